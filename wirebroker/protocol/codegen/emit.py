@@ -148,13 +148,22 @@ class StructCodec:
     def read_struct_into(self, o: str, temps: Temps) -> list[str]:
         """Lines that read this struct at `p` into a new object named `o`, leaving `p` after it."""
         lines = [f"{o} = _new({class_path(self.message, self.struct)})"]
-        for group in _fixed_runs(self.regular):
+        groups = _fixed_runs(self.regular)
+        prefix = None  # the next field's length or count, read by the fixed-width run before it
+        for i, group in enumerate(groups):
             if isinstance(group, list):
-                fmt = self.module.fmt(">" + "".join(_FIXED[f.type][0] for f in group))
-                lines.append(f"{', '.join(f'{o}.{f.attr}' for f in group)}, = {fmt}.unpack_from(b, p)")
-                lines.append(f"p += {sum(_FIXED[f.type][1] for f in group)}")
+                code = "".join(_FIXED[f.type][0] for f in group)
+                size = sum(_FIXED[f.type][1] for f in group)
+                targets = [f"{o}.{f.attr}" for f in group]
+                following = self.length_code(groups[i + 1]) if i + 1 < len(groups) else None
+                if following:
+                    prefix = temps("h")
+                    code, size, targets = code + following[0], size + following[1], [*targets, prefix]
+                lines.append(f"{', '.join(targets)}, = {self.module.fmt('>' + code)}.unpack_from(b, p)")
+                lines.append(f"p += {size}")
             else:
-                lines += self.read_value(group, f"{o}.{group.attr}", temps)
+                lines += self.read_value(group, f"{o}.{group.attr}", temps, prefix=prefix)
+                prefix = None
         for f in self.absent + self.tagged:
             lines += self.default_into(f, f"{o}.{f.attr}", temps)
         if not self.flexible:
@@ -177,11 +186,23 @@ class StructCodec:
             lines += self.default_into(sub, f"{item}.{sub.attr}", temps)
         return [*lines, f"{item}.unknown_tagged_fields = None", f"{target} = {item}"]
 
-    def read_length(self, f: Field, var: str, size_type: str) -> list[str]:
-        """Reads a length or count into `var`; compact forms store N+1, so the result is N (-1 for null)."""
+    def length_code(self, group: list[Field] | Field) -> tuple[str, int] | None:
+        """The struct code and size of the length or count that starts this field, if it has one: compact lengths
+        by their first byte (a longer varint is finished after it), the others whole."""
+        if isinstance(group, list) or (group.is_struct and not group.is_array):
+            return None
+        if self._compact(group):
+            return "B", 1
+        return ("h", 2) if group.type == "string" else ("i", 4)
+
+    def read_length(self, f: Field, var: str, size_type: str, prefix: str | None = None) -> list[str]:
+        """Reads a length or count into `var`; compact forms store N+1, so the result is N (-1 for null). With
+        `prefix`, the previous fixed-width run has read it (the first byte of a compact one) into that name."""
         if self._compact(f):
-            return [f"{var} = b[p] - 1", "p += 1", f"if {var} > 126:", f"    {var}, p = _uvt(b, p, {var} + 1)",
-                    f"    {var} -= 1"]
+            first = [f"{var} = {prefix} - 1"] if prefix else [f"{var} = b[p] - 1", "p += 1"]
+            return [*first, f"if {var} > 126:", f"    {var}, p = _uvt(b, p, {var} + 1)", f"    {var} -= 1"]
+        if prefix:
+            return [f"{var} = {prefix}"]
         struct_name = self.module.fmt(">" + _FIXED[size_type][0])
         return [f"{var}, = {struct_name}.unpack_from(b, p)", f"p += {_FIXED[size_type][1]}"]
 
@@ -190,13 +211,14 @@ class StructCodec:
             return [f"if {var} < 0:", f"    {target} = None", "else:"]
         return [f"if {var} < 0:", f"    raise DecodeError('{self.struct.name}.{f.name}: null where not nullable')", "else:"]
 
-    def read_value(self, f: Field, target: str, temps: Temps, element: bool = False) -> list[str]:
+    def read_value(self, f: Field, target: str, temps: Temps, element: bool = False,
+                   prefix: str | None = None) -> list[str]:
         kind = f.element_type if element else f.type
         if kind in _FIXED:
             fmt = self.module.fmt(">" + _FIXED[kind][0])
             return [f"{target}, = {fmt}.unpack_from(b, p)", f"p += {_FIXED[kind][1]}"]
         if f.is_array and not element:
-            return self.read_array(f, target, temps)
+            return self.read_array(f, target, temps, prefix)
         if f.is_struct:
             return self.read_struct(f, target, temps)
         n = temps("n")
@@ -207,7 +229,7 @@ class StructCodec:
             size_type, value = "int32", f"b[p:{q}]"
         else:
             size_type, value = "int32", f"bytes(b[p:{q}])"
-        lines = self.read_length(f, n, size_type)
+        lines = self.read_length(f, n, size_type, prefix)
         if element:
             lines += [f"if {n} < 0:", f"    raise DecodeError('{self.struct.name}.{f.name}: null element')", "else:"]
         else:
@@ -221,9 +243,9 @@ class StructCodec:
         ])
         return lines
 
-    def read_array(self, f: Field, target: str, temps: Temps) -> list[str]:
+    def read_array(self, f: Field, target: str, temps: Temps, prefix: str | None = None) -> list[str]:
         n = temps("n")
-        lines = self.read_length(f, n, "int32")
+        lines = self.read_length(f, n, "int32", prefix)
         lines += self.null_branch(f, target, n)
         past_end = [
             f"if {n} > bl - p:",

@@ -29,8 +29,10 @@ def _first(tag_and_bytes):
     return tag_and_bytes[0]
 
 _S0 = _struct.Struct('>h')
-_S1 = _struct.Struct('>qh')
-_S2 = _struct.Struct('>ih')
+_S1 = _struct.Struct('>qhh')
+_S2 = _struct.Struct('>qh')
+_S3 = _struct.Struct('>qhB')
+_S4 = _struct.Struct('>ih')
 
 
 class AddOffsetsToTxnRequest(Message):
@@ -80,18 +82,17 @@ def _r_AddOffsetsToTxnRequest_0(b, p):
             raise DecodeError('AddOffsetsToTxnRequest.TransactionalId: length ' + str(n1) + ' past the end')
         o.transactional_id = str(b[p:q2], 'utf-8')
         p = q2
-    o.producer_id, o.producer_epoch, = _S1.unpack_from(b, p)
-    p += 10
-    n3, = _S0.unpack_from(b, p)
-    p += 2
-    if n3 < 0:
+    o.producer_id, o.producer_epoch, h3, = _S1.unpack_from(b, p)
+    p += 12
+    n4 = h3
+    if n4 < 0:
         raise DecodeError('AddOffsetsToTxnRequest.GroupId: null where not nullable')
     else:
-        q4 = p + n3
-        if q4 > bl:
-            raise DecodeError('AddOffsetsToTxnRequest.GroupId: length ' + str(n3) + ' past the end')
-        o.group_id = str(b[p:q4], 'utf-8')
-        p = q4
+        q5 = p + n4
+        if q5 > bl:
+            raise DecodeError('AddOffsetsToTxnRequest.GroupId: length ' + str(n4) + ' past the end')
+        o.group_id = str(b[p:q5], 'utf-8')
+        p = q5
     o.unknown_tagged_fields = None
     return o, p
 
@@ -101,7 +102,7 @@ def _w_AddOffsetsToTxnRequest_0(o, w):
     v1 = v1.encode()
     w += _S0.pack(len(v1))
     w += v1
-    w += _S1.pack(o.producer_id, o.producer_epoch)
+    w += _S2.pack(o.producer_id, o.producer_epoch)
     v2 = o.group_id
     v2 = v2.encode()
     w += _S0.pack(len(v2))
@@ -147,21 +148,20 @@ def _r_AddOffsetsToTxnRequest_1(b, p):
             raise DecodeError('AddOffsetsToTxnRequest.TransactionalId: length ' + str(n1) + ' past the end')
         o.transactional_id = str(b[p:q2], 'utf-8')
         p = q2
-    o.producer_id, o.producer_epoch, = _S1.unpack_from(b, p)
-    p += 10
-    n3 = b[p] - 1
-    p += 1
-    if n3 > 126:
-        n3, p = _uvt(b, p, n3 + 1)
-        n3 -= 1
-    if n3 < 0:
+    o.producer_id, o.producer_epoch, h3, = _S3.unpack_from(b, p)
+    p += 11
+    n4 = h3 - 1
+    if n4 > 126:
+        n4, p = _uvt(b, p, n4 + 1)
+        n4 -= 1
+    if n4 < 0:
         raise DecodeError('AddOffsetsToTxnRequest.GroupId: null where not nullable')
     else:
-        q4 = p + n3
-        if q4 > bl:
-            raise DecodeError('AddOffsetsToTxnRequest.GroupId: length ' + str(n3) + ' past the end')
-        o.group_id = str(b[p:q4], 'utf-8')
-        p = q4
+        q5 = p + n4
+        if q5 > bl:
+            raise DecodeError('AddOffsetsToTxnRequest.GroupId: length ' + str(n4) + ' past the end')
+        o.group_id = str(b[p:q5], 'utf-8')
+        p = q5
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         p += 1
@@ -179,7 +179,7 @@ def _w_AddOffsetsToTxnRequest_1(o, w):
     else:
         _wuv(w, ln)
     w += v1
-    w += _S1.pack(o.producer_id, o.producer_epoch)
+    w += _S2.pack(o.producer_id, o.producer_epoch)
     v2 = o.group_id
     v2 = v2.encode()
     ln = len(v2) + 1
@@ -197,14 +197,14 @@ def _w_AddOffsetsToTxnRequest_1(o, w):
 def _r_AddOffsetsToTxnResponse_0(b, p):
     bl = len(b)
     o = _new(AddOffsetsToTxnResponse)
-    o.throttle_time_ms, o.error_code, = _S2.unpack_from(b, p)
+    o.throttle_time_ms, o.error_code, = _S4.unpack_from(b, p)
     p += 6
     o.unknown_tagged_fields = None
     return o, p
 
 
 def _w_AddOffsetsToTxnResponse_0(o, w):
-    w += _S2.pack(o.throttle_time_ms, o.error_code)
+    w += _S4.pack(o.throttle_time_ms, o.error_code)
 
 
 def _t_AddOffsetsToTxnResponse_0(b, p, o):
@@ -233,7 +233,7 @@ def _t_AddOffsetsToTxnResponse_0(b, p, o):
 def _r_AddOffsetsToTxnResponse_1(b, p):
     bl = len(b)
     o = _new(AddOffsetsToTxnResponse)
-    o.throttle_time_ms, o.error_code, = _S2.unpack_from(b, p)
+    o.throttle_time_ms, o.error_code, = _S4.unpack_from(b, p)
     p += 6
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
@@ -244,7 +244,7 @@ def _r_AddOffsetsToTxnResponse_1(b, p):
 
 
 def _w_AddOffsetsToTxnResponse_1(o, w):
-    w += _S2.pack(o.throttle_time_ms, o.error_code)
+    w += _S4.pack(o.throttle_time_ms, o.error_code)
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
     else:

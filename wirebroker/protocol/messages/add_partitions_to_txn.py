@@ -29,10 +29,16 @@ def _first(tag_and_bytes):
     return tag_and_bytes[0]
 
 _S0 = _struct.Struct('>h')
-_S1 = _struct.Struct('>qh')
+_S1 = _struct.Struct('>qhi')
 _S2 = _struct.Struct('>i')
-_S3 = _struct.Struct('>qh?')
-_S4 = _struct.Struct('>ih')
+_S3 = _struct.Struct('>qh')
+_S4 = _struct.Struct('>qhB')
+_S5 = _struct.Struct('>qh?B')
+_S6 = _struct.Struct('>qh?')
+_S7 = _struct.Struct('>ii')
+_S8 = _struct.Struct('>ih')
+_S9 = _struct.Struct('>iB')
+_S10 = _struct.Struct('>ihB')
 _ARRAY_i = tuple(_struct.Struct('>' + str(n) + 'i') for n in range(64))
 
 
@@ -144,43 +150,42 @@ def _r_AddPartitionsToTxnRequest_0(b, p):
             raise DecodeError('AddPartitionsToTxnRequest.V3AndBelowTransactionalId: length ' + str(n1) + ' past the end')
         o.v3_and_below_transactional_id = str(b[p:q2], 'utf-8')
         p = q2
-    o.v3_and_below_producer_id, o.v3_and_below_producer_epoch, = _S1.unpack_from(b, p)
-    p += 10
-    n3, = _S2.unpack_from(b, p)
-    p += 4
-    if n3 < 0:
+    o.v3_and_below_producer_id, o.v3_and_below_producer_epoch, h3, = _S1.unpack_from(b, p)
+    p += 14
+    n4 = h3
+    if n4 < 0:
         raise DecodeError('AddPartitionsToTxnRequest.V3AndBelowTopics: null where not nullable')
     else:
-        if n3 > bl - p:
-            raise DecodeError('AddPartitionsToTxnRequest.V3AndBelowTopics: count ' + str(n3) + ' past the end')
-        xs4 = []
-        for _ in range(n3):
-            e5 = _new(_AddPartitionsToTxnRequest_AddPartitionsToTxnTopic)
-            n6, = _S0.unpack_from(b, p)
+        if n4 > bl - p:
+            raise DecodeError('AddPartitionsToTxnRequest.V3AndBelowTopics: count ' + str(n4) + ' past the end')
+        xs5 = []
+        for _ in range(n4):
+            e6 = _new(_AddPartitionsToTxnRequest_AddPartitionsToTxnTopic)
+            n7, = _S0.unpack_from(b, p)
             p += 2
-            if n6 < 0:
+            if n7 < 0:
                 raise DecodeError('AddPartitionsToTxnTopic.Name: null where not nullable')
             else:
-                q7 = p + n6
-                if q7 > bl:
-                    raise DecodeError('AddPartitionsToTxnTopic.Name: length ' + str(n6) + ' past the end')
-                e5.name = str(b[p:q7], 'utf-8')
-                p = q7
-            n8, = _S2.unpack_from(b, p)
+                q8 = p + n7
+                if q8 > bl:
+                    raise DecodeError('AddPartitionsToTxnTopic.Name: length ' + str(n7) + ' past the end')
+                e6.name = str(b[p:q8], 'utf-8')
+                p = q8
+            n9, = _S2.unpack_from(b, p)
             p += 4
-            if n8 < 0:
+            if n9 < 0:
                 raise DecodeError('AddPartitionsToTxnTopic.Partitions: null where not nullable')
-            elif n8 < 64:
-                e5.partitions = list(_ARRAY_i[n8].unpack_from(b, p))
-                p += 4 * n8
+            elif n9 < 64:
+                e6.partitions = list(_ARRAY_i[n9].unpack_from(b, p))
+                p += 4 * n9
             else:
-                if n8 > bl - p:
-                    raise DecodeError('AddPartitionsToTxnTopic.Partitions: count ' + str(n8) + ' past the end')
-                e5.partitions = list(_struct.Struct('>' + str(n8) + 'i').unpack_from(b, p))
-                p += 4 * n8
-            e5.unknown_tagged_fields = None
-            xs4.append(e5)
-        o.v3_and_below_topics = xs4
+                if n9 > bl - p:
+                    raise DecodeError('AddPartitionsToTxnTopic.Partitions: count ' + str(n9) + ' past the end')
+                e6.partitions = list(_struct.Struct('>' + str(n9) + 'i').unpack_from(b, p))
+                p += 4 * n9
+            e6.unknown_tagged_fields = None
+            xs5.append(e6)
+        o.v3_and_below_topics = xs5
     o.transactions = []
     o.unknown_tagged_fields = None
     return o, p
@@ -193,7 +198,7 @@ def _w_AddPartitionsToTxnRequest_0(o, w):
     v1 = v1.encode()
     w += _S0.pack(len(v1))
     w += v1
-    w += _S1.pack(o.v3_and_below_producer_id, o.v3_and_below_producer_epoch)
+    w += _S3.pack(o.v3_and_below_producer_id, o.v3_and_below_producer_epoch)
     xs2 = o.v3_and_below_topics
     w += _S2.pack(len(xs2))
     for e3 in xs2:
@@ -271,56 +276,55 @@ def _r_AddPartitionsToTxnRequest_1(b, p):
             raise DecodeError('AddPartitionsToTxnRequest.V3AndBelowTransactionalId: length ' + str(n1) + ' past the end')
         o.v3_and_below_transactional_id = str(b[p:q2], 'utf-8')
         p = q2
-    o.v3_and_below_producer_id, o.v3_and_below_producer_epoch, = _S1.unpack_from(b, p)
-    p += 10
-    n3 = b[p] - 1
-    p += 1
-    if n3 > 126:
-        n3, p = _uvt(b, p, n3 + 1)
-        n3 -= 1
-    if n3 < 0:
+    o.v3_and_below_producer_id, o.v3_and_below_producer_epoch, h3, = _S4.unpack_from(b, p)
+    p += 11
+    n4 = h3 - 1
+    if n4 > 126:
+        n4, p = _uvt(b, p, n4 + 1)
+        n4 -= 1
+    if n4 < 0:
         raise DecodeError('AddPartitionsToTxnRequest.V3AndBelowTopics: null where not nullable')
     else:
-        if n3 > bl - p:
-            raise DecodeError('AddPartitionsToTxnRequest.V3AndBelowTopics: count ' + str(n3) + ' past the end')
-        xs4 = []
-        for _ in range(n3):
-            e5 = _new(_AddPartitionsToTxnRequest_AddPartitionsToTxnTopic)
-            n6 = b[p] - 1
+        if n4 > bl - p:
+            raise DecodeError('AddPartitionsToTxnRequest.V3AndBelowTopics: count ' + str(n4) + ' past the end')
+        xs5 = []
+        for _ in range(n4):
+            e6 = _new(_AddPartitionsToTxnRequest_AddPartitionsToTxnTopic)
+            n7 = b[p] - 1
             p += 1
-            if n6 > 126:
-                n6, p = _uvt(b, p, n6 + 1)
-                n6 -= 1
-            if n6 < 0:
+            if n7 > 126:
+                n7, p = _uvt(b, p, n7 + 1)
+                n7 -= 1
+            if n7 < 0:
                 raise DecodeError('AddPartitionsToTxnTopic.Name: null where not nullable')
             else:
-                q7 = p + n6
-                if q7 > bl:
-                    raise DecodeError('AddPartitionsToTxnTopic.Name: length ' + str(n6) + ' past the end')
-                e5.name = str(b[p:q7], 'utf-8')
-                p = q7
-            n8 = b[p] - 1
+                q8 = p + n7
+                if q8 > bl:
+                    raise DecodeError('AddPartitionsToTxnTopic.Name: length ' + str(n7) + ' past the end')
+                e6.name = str(b[p:q8], 'utf-8')
+                p = q8
+            n9 = b[p] - 1
             p += 1
-            if n8 > 126:
-                n8, p = _uvt(b, p, n8 + 1)
-                n8 -= 1
-            if n8 < 0:
+            if n9 > 126:
+                n9, p = _uvt(b, p, n9 + 1)
+                n9 -= 1
+            if n9 < 0:
                 raise DecodeError('AddPartitionsToTxnTopic.Partitions: null where not nullable')
-            elif n8 < 64:
-                e5.partitions = list(_ARRAY_i[n8].unpack_from(b, p))
-                p += 4 * n8
+            elif n9 < 64:
+                e6.partitions = list(_ARRAY_i[n9].unpack_from(b, p))
+                p += 4 * n9
             else:
-                if n8 > bl - p:
-                    raise DecodeError('AddPartitionsToTxnTopic.Partitions: count ' + str(n8) + ' past the end')
-                e5.partitions = list(_struct.Struct('>' + str(n8) + 'i').unpack_from(b, p))
-                p += 4 * n8
+                if n9 > bl - p:
+                    raise DecodeError('AddPartitionsToTxnTopic.Partitions: count ' + str(n9) + ' past the end')
+                e6.partitions = list(_struct.Struct('>' + str(n9) + 'i').unpack_from(b, p))
+                p += 4 * n9
             if b[p] == 0:  # no tagged fields, the common case
-                e5.unknown_tagged_fields = None
+                e6.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_AddPartitionsToTxnRequest_AddPartitionsToTxnTopic_0(b, p, e5)
-            xs4.append(e5)
-        o.v3_and_below_topics = xs4
+                p = _t_AddPartitionsToTxnRequest_AddPartitionsToTxnTopic_0(b, p, e6)
+            xs5.append(e6)
+        o.v3_and_below_topics = xs5
     o.transactions = []
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
@@ -341,7 +345,7 @@ def _w_AddPartitionsToTxnRequest_1(o, w):
     else:
         _wuv(w, ln)
     w += v1
-    w += _S1.pack(o.v3_and_below_producer_id, o.v3_and_below_producer_epoch)
+    w += _S3.pack(o.v3_and_below_producer_id, o.v3_and_below_producer_epoch)
     xs2 = o.v3_and_below_topics
     ln = len(xs2) + 1
     if ln < 128:
@@ -429,56 +433,55 @@ def _r_AddPartitionsToTxnRequest_2(b, p):
                     raise DecodeError('AddPartitionsToTxnTransaction.TransactionalId: length ' + str(n4) + ' past the end')
                 e3.transactional_id = str(b[p:q5], 'utf-8')
                 p = q5
-            e3.producer_id, e3.producer_epoch, e3.verify_only, = _S3.unpack_from(b, p)
-            p += 11
-            n6 = b[p] - 1
-            p += 1
-            if n6 > 126:
-                n6, p = _uvt(b, p, n6 + 1)
-                n6 -= 1
-            if n6 < 0:
+            e3.producer_id, e3.producer_epoch, e3.verify_only, h6, = _S5.unpack_from(b, p)
+            p += 12
+            n7 = h6 - 1
+            if n7 > 126:
+                n7, p = _uvt(b, p, n7 + 1)
+                n7 -= 1
+            if n7 < 0:
                 raise DecodeError('AddPartitionsToTxnTransaction.Topics: null where not nullable')
             else:
-                if n6 > bl - p:
-                    raise DecodeError('AddPartitionsToTxnTransaction.Topics: count ' + str(n6) + ' past the end')
-                xs7 = []
-                for _ in range(n6):
-                    e8 = _new(_AddPartitionsToTxnRequest_AddPartitionsToTxnTopic)
-                    n9 = b[p] - 1
+                if n7 > bl - p:
+                    raise DecodeError('AddPartitionsToTxnTransaction.Topics: count ' + str(n7) + ' past the end')
+                xs8 = []
+                for _ in range(n7):
+                    e9 = _new(_AddPartitionsToTxnRequest_AddPartitionsToTxnTopic)
+                    n10 = b[p] - 1
                     p += 1
-                    if n9 > 126:
-                        n9, p = _uvt(b, p, n9 + 1)
-                        n9 -= 1
-                    if n9 < 0:
+                    if n10 > 126:
+                        n10, p = _uvt(b, p, n10 + 1)
+                        n10 -= 1
+                    if n10 < 0:
                         raise DecodeError('AddPartitionsToTxnTopic.Name: null where not nullable')
                     else:
-                        q10 = p + n9
-                        if q10 > bl:
-                            raise DecodeError('AddPartitionsToTxnTopic.Name: length ' + str(n9) + ' past the end')
-                        e8.name = str(b[p:q10], 'utf-8')
-                        p = q10
-                    n11 = b[p] - 1
+                        q11 = p + n10
+                        if q11 > bl:
+                            raise DecodeError('AddPartitionsToTxnTopic.Name: length ' + str(n10) + ' past the end')
+                        e9.name = str(b[p:q11], 'utf-8')
+                        p = q11
+                    n12 = b[p] - 1
                     p += 1
-                    if n11 > 126:
-                        n11, p = _uvt(b, p, n11 + 1)
-                        n11 -= 1
-                    if n11 < 0:
+                    if n12 > 126:
+                        n12, p = _uvt(b, p, n12 + 1)
+                        n12 -= 1
+                    if n12 < 0:
                         raise DecodeError('AddPartitionsToTxnTopic.Partitions: null where not nullable')
-                    elif n11 < 64:
-                        e8.partitions = list(_ARRAY_i[n11].unpack_from(b, p))
-                        p += 4 * n11
+                    elif n12 < 64:
+                        e9.partitions = list(_ARRAY_i[n12].unpack_from(b, p))
+                        p += 4 * n12
                     else:
-                        if n11 > bl - p:
-                            raise DecodeError('AddPartitionsToTxnTopic.Partitions: count ' + str(n11) + ' past the end')
-                        e8.partitions = list(_struct.Struct('>' + str(n11) + 'i').unpack_from(b, p))
-                        p += 4 * n11
+                        if n12 > bl - p:
+                            raise DecodeError('AddPartitionsToTxnTopic.Partitions: count ' + str(n12) + ' past the end')
+                        e9.partitions = list(_struct.Struct('>' + str(n12) + 'i').unpack_from(b, p))
+                        p += 4 * n12
                     if b[p] == 0:  # no tagged fields, the common case
-                        e8.unknown_tagged_fields = None
+                        e9.unknown_tagged_fields = None
                         p += 1
                     else:
-                        p = _t_AddPartitionsToTxnRequest_AddPartitionsToTxnTopic_0(b, p, e8)
-                    xs7.append(e8)
-                e3.topics = xs7
+                        p = _t_AddPartitionsToTxnRequest_AddPartitionsToTxnTopic_0(b, p, e9)
+                    xs8.append(e9)
+                e3.topics = xs8
             if b[p] == 0:  # no tagged fields, the common case
                 e3.unknown_tagged_fields = None
                 p += 1
@@ -522,7 +525,7 @@ def _w_AddPartitionsToTxnRequest_2(o, w):
         else:
             _wuv(w, ln)
         w += v3
-        w += _S3.pack(e2.producer_id, e2.producer_epoch, e2.verify_only)
+        w += _S6.pack(e2.producer_id, e2.producer_epoch, e2.verify_only)
         xs4 = e2.topics
         ln = len(xs4) + 1
         if ln < 128:
@@ -565,46 +568,45 @@ def _w_AddPartitionsToTxnRequest_2(o, w):
 def _r_AddPartitionsToTxnResponse_0(b, p):
     bl = len(b)
     o = _new(AddPartitionsToTxnResponse)
-    o.throttle_time_ms, = _S2.unpack_from(b, p)
-    p += 4
-    n1, = _S2.unpack_from(b, p)
-    p += 4
-    if n1 < 0:
+    o.throttle_time_ms, h1, = _S7.unpack_from(b, p)
+    p += 8
+    n2 = h1
+    if n2 < 0:
         raise DecodeError('AddPartitionsToTxnResponse.ResultsByTopicV3AndBelow: null where not nullable')
     else:
-        if n1 > bl - p:
-            raise DecodeError('AddPartitionsToTxnResponse.ResultsByTopicV3AndBelow: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3 = _new(_AddPartitionsToTxnResponse_AddPartitionsToTxnTopicResult)
-            n4, = _S0.unpack_from(b, p)
+        if n2 > bl - p:
+            raise DecodeError('AddPartitionsToTxnResponse.ResultsByTopicV3AndBelow: count ' + str(n2) + ' past the end')
+        xs3 = []
+        for _ in range(n2):
+            e4 = _new(_AddPartitionsToTxnResponse_AddPartitionsToTxnTopicResult)
+            n5, = _S0.unpack_from(b, p)
             p += 2
-            if n4 < 0:
+            if n5 < 0:
                 raise DecodeError('AddPartitionsToTxnTopicResult.Name: null where not nullable')
             else:
-                q5 = p + n4
-                if q5 > bl:
-                    raise DecodeError('AddPartitionsToTxnTopicResult.Name: length ' + str(n4) + ' past the end')
-                e3.name = str(b[p:q5], 'utf-8')
-                p = q5
-            n6, = _S2.unpack_from(b, p)
+                q6 = p + n5
+                if q6 > bl:
+                    raise DecodeError('AddPartitionsToTxnTopicResult.Name: length ' + str(n5) + ' past the end')
+                e4.name = str(b[p:q6], 'utf-8')
+                p = q6
+            n7, = _S2.unpack_from(b, p)
             p += 4
-            if n6 < 0:
+            if n7 < 0:
                 raise DecodeError('AddPartitionsToTxnTopicResult.ResultsByPartition: null where not nullable')
             else:
-                if n6 > bl - p:
-                    raise DecodeError('AddPartitionsToTxnTopicResult.ResultsByPartition: count ' + str(n6) + ' past the end')
-                xs7 = []
-                for _ in range(n6):
-                    e8 = _new(_AddPartitionsToTxnResponse_AddPartitionsToTxnPartitionResult)
-                    e8.partition_index, e8.partition_error_code, = _S4.unpack_from(b, p)
+                if n7 > bl - p:
+                    raise DecodeError('AddPartitionsToTxnTopicResult.ResultsByPartition: count ' + str(n7) + ' past the end')
+                xs8 = []
+                for _ in range(n7):
+                    e9 = _new(_AddPartitionsToTxnResponse_AddPartitionsToTxnPartitionResult)
+                    e9.partition_index, e9.partition_error_code, = _S8.unpack_from(b, p)
                     p += 6
-                    e8.unknown_tagged_fields = None
-                    xs7.append(e8)
-                e3.results_by_partition = xs7
-            e3.unknown_tagged_fields = None
-            xs2.append(e3)
-        o.results_by_topic_v3_and_below = xs2
+                    e9.unknown_tagged_fields = None
+                    xs8.append(e9)
+                e4.results_by_partition = xs8
+            e4.unknown_tagged_fields = None
+            xs3.append(e4)
+        o.results_by_topic_v3_and_below = xs3
     o.error_code = 0
     o.results_by_transaction = []
     o.unknown_tagged_fields = None
@@ -625,7 +627,7 @@ def _w_AddPartitionsToTxnResponse_0(o, w):
         xs4 = e2.results_by_partition
         w += _S2.pack(len(xs4))
         for e5 in xs4:
-            w += _S4.pack(e5.partition_index, e5.partition_error_code)
+            w += _S8.pack(e5.partition_index, e5.partition_error_code)
 
 
 def _t_AddPartitionsToTxnResponse_AddPartitionsToTxnPartitionResult_0(b, p, o):
@@ -700,63 +702,62 @@ def _t_AddPartitionsToTxnResponse_0(b, p, o):
 def _r_AddPartitionsToTxnResponse_1(b, p):
     bl = len(b)
     o = _new(AddPartitionsToTxnResponse)
-    o.throttle_time_ms, = _S2.unpack_from(b, p)
-    p += 4
-    n1 = b[p] - 1
-    p += 1
-    if n1 > 126:
-        n1, p = _uvt(b, p, n1 + 1)
-        n1 -= 1
-    if n1 < 0:
+    o.throttle_time_ms, h1, = _S9.unpack_from(b, p)
+    p += 5
+    n2 = h1 - 1
+    if n2 > 126:
+        n2, p = _uvt(b, p, n2 + 1)
+        n2 -= 1
+    if n2 < 0:
         raise DecodeError('AddPartitionsToTxnResponse.ResultsByTopicV3AndBelow: null where not nullable')
     else:
-        if n1 > bl - p:
-            raise DecodeError('AddPartitionsToTxnResponse.ResultsByTopicV3AndBelow: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3 = _new(_AddPartitionsToTxnResponse_AddPartitionsToTxnTopicResult)
-            n4 = b[p] - 1
+        if n2 > bl - p:
+            raise DecodeError('AddPartitionsToTxnResponse.ResultsByTopicV3AndBelow: count ' + str(n2) + ' past the end')
+        xs3 = []
+        for _ in range(n2):
+            e4 = _new(_AddPartitionsToTxnResponse_AddPartitionsToTxnTopicResult)
+            n5 = b[p] - 1
             p += 1
-            if n4 > 126:
-                n4, p = _uvt(b, p, n4 + 1)
-                n4 -= 1
-            if n4 < 0:
+            if n5 > 126:
+                n5, p = _uvt(b, p, n5 + 1)
+                n5 -= 1
+            if n5 < 0:
                 raise DecodeError('AddPartitionsToTxnTopicResult.Name: null where not nullable')
             else:
-                q5 = p + n4
-                if q5 > bl:
-                    raise DecodeError('AddPartitionsToTxnTopicResult.Name: length ' + str(n4) + ' past the end')
-                e3.name = str(b[p:q5], 'utf-8')
-                p = q5
-            n6 = b[p] - 1
+                q6 = p + n5
+                if q6 > bl:
+                    raise DecodeError('AddPartitionsToTxnTopicResult.Name: length ' + str(n5) + ' past the end')
+                e4.name = str(b[p:q6], 'utf-8')
+                p = q6
+            n7 = b[p] - 1
             p += 1
-            if n6 > 126:
-                n6, p = _uvt(b, p, n6 + 1)
-                n6 -= 1
-            if n6 < 0:
+            if n7 > 126:
+                n7, p = _uvt(b, p, n7 + 1)
+                n7 -= 1
+            if n7 < 0:
                 raise DecodeError('AddPartitionsToTxnTopicResult.ResultsByPartition: null where not nullable')
             else:
-                if n6 > bl - p:
-                    raise DecodeError('AddPartitionsToTxnTopicResult.ResultsByPartition: count ' + str(n6) + ' past the end')
-                xs7 = []
-                for _ in range(n6):
-                    e8 = _new(_AddPartitionsToTxnResponse_AddPartitionsToTxnPartitionResult)
-                    e8.partition_index, e8.partition_error_code, = _S4.unpack_from(b, p)
+                if n7 > bl - p:
+                    raise DecodeError('AddPartitionsToTxnTopicResult.ResultsByPartition: count ' + str(n7) + ' past the end')
+                xs8 = []
+                for _ in range(n7):
+                    e9 = _new(_AddPartitionsToTxnResponse_AddPartitionsToTxnPartitionResult)
+                    e9.partition_index, e9.partition_error_code, = _S8.unpack_from(b, p)
                     p += 6
                     if b[p] == 0:  # no tagged fields, the common case
-                        e8.unknown_tagged_fields = None
+                        e9.unknown_tagged_fields = None
                         p += 1
                     else:
-                        p = _t_AddPartitionsToTxnResponse_AddPartitionsToTxnPartitionResult_0(b, p, e8)
-                    xs7.append(e8)
-                e3.results_by_partition = xs7
+                        p = _t_AddPartitionsToTxnResponse_AddPartitionsToTxnPartitionResult_0(b, p, e9)
+                    xs8.append(e9)
+                e4.results_by_partition = xs8
             if b[p] == 0:  # no tagged fields, the common case
-                e3.unknown_tagged_fields = None
+                e4.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_AddPartitionsToTxnResponse_AddPartitionsToTxnTopicResult_0(b, p, e3)
-            xs2.append(e3)
-        o.results_by_topic_v3_and_below = xs2
+                p = _t_AddPartitionsToTxnResponse_AddPartitionsToTxnTopicResult_0(b, p, e4)
+            xs3.append(e4)
+        o.results_by_topic_v3_and_below = xs3
     o.error_code = 0
     o.results_by_transaction = []
     if b[p] == 0:  # no tagged fields, the common case
@@ -793,7 +794,7 @@ def _w_AddPartitionsToTxnResponse_1(o, w):
         else:
             _wuv(w, ln)
         for e5 in xs4:
-            w += _S4.pack(e5.partition_index, e5.partition_error_code)
+            w += _S8.pack(e5.partition_index, e5.partition_error_code)
             if e5.unknown_tagged_fields:
                 _wtags(w, e5.unknown_tagged_fields)
             else:
@@ -834,96 +835,95 @@ def _t_AddPartitionsToTxnResponse_AddPartitionsToTxnResult_0(b, p, o):
 def _r_AddPartitionsToTxnResponse_2(b, p):
     bl = len(b)
     o = _new(AddPartitionsToTxnResponse)
-    o.throttle_time_ms, o.error_code, = _S4.unpack_from(b, p)
-    p += 6
-    n1 = b[p] - 1
-    p += 1
-    if n1 > 126:
-        n1, p = _uvt(b, p, n1 + 1)
-        n1 -= 1
-    if n1 < 0:
+    o.throttle_time_ms, o.error_code, h1, = _S10.unpack_from(b, p)
+    p += 7
+    n2 = h1 - 1
+    if n2 > 126:
+        n2, p = _uvt(b, p, n2 + 1)
+        n2 -= 1
+    if n2 < 0:
         raise DecodeError('AddPartitionsToTxnResponse.ResultsByTransaction: null where not nullable')
     else:
-        if n1 > bl - p:
-            raise DecodeError('AddPartitionsToTxnResponse.ResultsByTransaction: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3 = _new(_AddPartitionsToTxnResponse_AddPartitionsToTxnResult)
-            n4 = b[p] - 1
+        if n2 > bl - p:
+            raise DecodeError('AddPartitionsToTxnResponse.ResultsByTransaction: count ' + str(n2) + ' past the end')
+        xs3 = []
+        for _ in range(n2):
+            e4 = _new(_AddPartitionsToTxnResponse_AddPartitionsToTxnResult)
+            n5 = b[p] - 1
             p += 1
-            if n4 > 126:
-                n4, p = _uvt(b, p, n4 + 1)
-                n4 -= 1
-            if n4 < 0:
+            if n5 > 126:
+                n5, p = _uvt(b, p, n5 + 1)
+                n5 -= 1
+            if n5 < 0:
                 raise DecodeError('AddPartitionsToTxnResult.TransactionalId: null where not nullable')
             else:
-                q5 = p + n4
-                if q5 > bl:
-                    raise DecodeError('AddPartitionsToTxnResult.TransactionalId: length ' + str(n4) + ' past the end')
-                e3.transactional_id = str(b[p:q5], 'utf-8')
-                p = q5
-            n6 = b[p] - 1
+                q6 = p + n5
+                if q6 > bl:
+                    raise DecodeError('AddPartitionsToTxnResult.TransactionalId: length ' + str(n5) + ' past the end')
+                e4.transactional_id = str(b[p:q6], 'utf-8')
+                p = q6
+            n7 = b[p] - 1
             p += 1
-            if n6 > 126:
-                n6, p = _uvt(b, p, n6 + 1)
-                n6 -= 1
-            if n6 < 0:
+            if n7 > 126:
+                n7, p = _uvt(b, p, n7 + 1)
+                n7 -= 1
+            if n7 < 0:
                 raise DecodeError('AddPartitionsToTxnResult.TopicResults: null where not nullable')
             else:
-                if n6 > bl - p:
-                    raise DecodeError('AddPartitionsToTxnResult.TopicResults: count ' + str(n6) + ' past the end')
-                xs7 = []
-                for _ in range(n6):
-                    e8 = _new(_AddPartitionsToTxnResponse_AddPartitionsToTxnTopicResult)
-                    n9 = b[p] - 1
+                if n7 > bl - p:
+                    raise DecodeError('AddPartitionsToTxnResult.TopicResults: count ' + str(n7) + ' past the end')
+                xs8 = []
+                for _ in range(n7):
+                    e9 = _new(_AddPartitionsToTxnResponse_AddPartitionsToTxnTopicResult)
+                    n10 = b[p] - 1
                     p += 1
-                    if n9 > 126:
-                        n9, p = _uvt(b, p, n9 + 1)
-                        n9 -= 1
-                    if n9 < 0:
+                    if n10 > 126:
+                        n10, p = _uvt(b, p, n10 + 1)
+                        n10 -= 1
+                    if n10 < 0:
                         raise DecodeError('AddPartitionsToTxnTopicResult.Name: null where not nullable')
                     else:
-                        q10 = p + n9
-                        if q10 > bl:
-                            raise DecodeError('AddPartitionsToTxnTopicResult.Name: length ' + str(n9) + ' past the end')
-                        e8.name = str(b[p:q10], 'utf-8')
-                        p = q10
-                    n11 = b[p] - 1
+                        q11 = p + n10
+                        if q11 > bl:
+                            raise DecodeError('AddPartitionsToTxnTopicResult.Name: length ' + str(n10) + ' past the end')
+                        e9.name = str(b[p:q11], 'utf-8')
+                        p = q11
+                    n12 = b[p] - 1
                     p += 1
-                    if n11 > 126:
-                        n11, p = _uvt(b, p, n11 + 1)
-                        n11 -= 1
-                    if n11 < 0:
+                    if n12 > 126:
+                        n12, p = _uvt(b, p, n12 + 1)
+                        n12 -= 1
+                    if n12 < 0:
                         raise DecodeError('AddPartitionsToTxnTopicResult.ResultsByPartition: null where not nullable')
                     else:
-                        if n11 > bl - p:
-                            raise DecodeError('AddPartitionsToTxnTopicResult.ResultsByPartition: count ' + str(n11) + ' past the end')
-                        xs12 = []
-                        for _ in range(n11):
-                            e13 = _new(_AddPartitionsToTxnResponse_AddPartitionsToTxnPartitionResult)
-                            e13.partition_index, e13.partition_error_code, = _S4.unpack_from(b, p)
+                        if n12 > bl - p:
+                            raise DecodeError('AddPartitionsToTxnTopicResult.ResultsByPartition: count ' + str(n12) + ' past the end')
+                        xs13 = []
+                        for _ in range(n12):
+                            e14 = _new(_AddPartitionsToTxnResponse_AddPartitionsToTxnPartitionResult)
+                            e14.partition_index, e14.partition_error_code, = _S8.unpack_from(b, p)
                             p += 6
                             if b[p] == 0:  # no tagged fields, the common case
-                                e13.unknown_tagged_fields = None
+                                e14.unknown_tagged_fields = None
                                 p += 1
                             else:
-                                p = _t_AddPartitionsToTxnResponse_AddPartitionsToTxnPartitionResult_0(b, p, e13)
-                            xs12.append(e13)
-                        e8.results_by_partition = xs12
+                                p = _t_AddPartitionsToTxnResponse_AddPartitionsToTxnPartitionResult_0(b, p, e14)
+                            xs13.append(e14)
+                        e9.results_by_partition = xs13
                     if b[p] == 0:  # no tagged fields, the common case
-                        e8.unknown_tagged_fields = None
+                        e9.unknown_tagged_fields = None
                         p += 1
                     else:
-                        p = _t_AddPartitionsToTxnResponse_AddPartitionsToTxnTopicResult_0(b, p, e8)
-                    xs7.append(e8)
-                e3.topic_results = xs7
+                        p = _t_AddPartitionsToTxnResponse_AddPartitionsToTxnTopicResult_0(b, p, e9)
+                    xs8.append(e9)
+                e4.topic_results = xs8
             if b[p] == 0:  # no tagged fields, the common case
-                e3.unknown_tagged_fields = None
+                e4.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_AddPartitionsToTxnResponse_AddPartitionsToTxnResult_0(b, p, e3)
-            xs2.append(e3)
-        o.results_by_transaction = xs2
+                p = _t_AddPartitionsToTxnResponse_AddPartitionsToTxnResult_0(b, p, e4)
+            xs3.append(e4)
+        o.results_by_transaction = xs3
     o.results_by_topic_v3_and_below = []
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
@@ -936,7 +936,7 @@ def _r_AddPartitionsToTxnResponse_2(b, p):
 def _w_AddPartitionsToTxnResponse_2(o, w):
     if o.results_by_topic_v3_and_below:
         raise UnsupportedFieldError('AddPartitionsToTxnResponse.ResultsByTopicV3AndBelow exists only in versions 0-3')
-    w += _S4.pack(o.throttle_time_ms, o.error_code)
+    w += _S8.pack(o.throttle_time_ms, o.error_code)
     xs1 = o.results_by_transaction
     ln = len(xs1) + 1
     if ln < 128:
@@ -974,7 +974,7 @@ def _w_AddPartitionsToTxnResponse_2(o, w):
             else:
                 _wuv(w, ln)
             for e8 in xs7:
-                w += _S4.pack(e8.partition_index, e8.partition_error_code)
+                w += _S8.pack(e8.partition_index, e8.partition_error_code)
                 if e8.unknown_tagged_fields:
                     _wtags(w, e8.unknown_tagged_fields)
                 else:

@@ -28,10 +28,12 @@ _unpack_from = _struct.unpack_from
 def _first(tag_and_bytes):
     return tag_and_bytes[0]
 
-_S0 = _struct.Struct('>ii16s')
+_S0 = _struct.Struct('>ii16sB')
 _S1 = _struct.Struct('>H')
-_S2 = _struct.Struct('>?')
-_S3 = _struct.Struct('>ih')
+_S2 = _struct.Struct('>ii16s')
+_S3 = _struct.Struct('>?')
+_S4 = _struct.Struct('>ihB')
+_S5 = _struct.Struct('>ih')
 
 
 class AddRaftVoterRequest(Message):
@@ -145,56 +147,55 @@ def _r_AddRaftVoterRequest_0(b, p):
             raise DecodeError('AddRaftVoterRequest.ClusterId: length ' + str(n1) + ' past the end')
         o.cluster_id = str(b[p:q2], 'utf-8')
         p = q2
-    o.timeout_ms, o.voter_id, o.voter_directory_id, = _S0.unpack_from(b, p)
-    p += 24
-    n3 = b[p] - 1
-    p += 1
-    if n3 > 126:
-        n3, p = _uvt(b, p, n3 + 1)
-        n3 -= 1
-    if n3 < 0:
+    o.timeout_ms, o.voter_id, o.voter_directory_id, h3, = _S0.unpack_from(b, p)
+    p += 25
+    n4 = h3 - 1
+    if n4 > 126:
+        n4, p = _uvt(b, p, n4 + 1)
+        n4 -= 1
+    if n4 < 0:
         raise DecodeError('AddRaftVoterRequest.Listeners: null where not nullable')
     else:
-        if n3 > bl - p:
-            raise DecodeError('AddRaftVoterRequest.Listeners: count ' + str(n3) + ' past the end')
-        xs4 = []
-        for _ in range(n3):
-            e5 = _new(_AddRaftVoterRequest_Listener)
-            n6 = b[p] - 1
+        if n4 > bl - p:
+            raise DecodeError('AddRaftVoterRequest.Listeners: count ' + str(n4) + ' past the end')
+        xs5 = []
+        for _ in range(n4):
+            e6 = _new(_AddRaftVoterRequest_Listener)
+            n7 = b[p] - 1
             p += 1
-            if n6 > 126:
-                n6, p = _uvt(b, p, n6 + 1)
-                n6 -= 1
-            if n6 < 0:
+            if n7 > 126:
+                n7, p = _uvt(b, p, n7 + 1)
+                n7 -= 1
+            if n7 < 0:
                 raise DecodeError('Listener.Name: null where not nullable')
             else:
-                q7 = p + n6
-                if q7 > bl:
-                    raise DecodeError('Listener.Name: length ' + str(n6) + ' past the end')
-                e5.name = str(b[p:q7], 'utf-8')
-                p = q7
-            n8 = b[p] - 1
+                q8 = p + n7
+                if q8 > bl:
+                    raise DecodeError('Listener.Name: length ' + str(n7) + ' past the end')
+                e6.name = str(b[p:q8], 'utf-8')
+                p = q8
+            n9 = b[p] - 1
             p += 1
-            if n8 > 126:
-                n8, p = _uvt(b, p, n8 + 1)
-                n8 -= 1
-            if n8 < 0:
+            if n9 > 126:
+                n9, p = _uvt(b, p, n9 + 1)
+                n9 -= 1
+            if n9 < 0:
                 raise DecodeError('Listener.Host: null where not nullable')
             else:
-                q9 = p + n8
-                if q9 > bl:
-                    raise DecodeError('Listener.Host: length ' + str(n8) + ' past the end')
-                e5.host = str(b[p:q9], 'utf-8')
-                p = q9
-            e5.port, = _S1.unpack_from(b, p)
+                q10 = p + n9
+                if q10 > bl:
+                    raise DecodeError('Listener.Host: length ' + str(n9) + ' past the end')
+                e6.host = str(b[p:q10], 'utf-8')
+                p = q10
+            e6.port, = _S1.unpack_from(b, p)
             p += 2
             if b[p] == 0:  # no tagged fields, the common case
-                e5.unknown_tagged_fields = None
+                e6.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_AddRaftVoterRequest_Listener_0(b, p, e5)
-            xs4.append(e5)
-        o.listeners = xs4
+                p = _t_AddRaftVoterRequest_Listener_0(b, p, e6)
+            xs5.append(e6)
+        o.listeners = xs5
     o.ack_when_committed = True
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
@@ -218,7 +219,7 @@ def _w_AddRaftVoterRequest_0(o, w):
         else:
             _wuv(w, ln)
         w += v1
-    w += _S0.pack(o.timeout_ms, o.voter_id, o.voter_directory_id)
+    w += _S2.pack(o.timeout_ms, o.voter_id, o.voter_directory_id)
     xs2 = o.listeners
     ln = len(xs2) + 1
     if ln < 128:
@@ -269,57 +270,56 @@ def _r_AddRaftVoterRequest_1(b, p):
             raise DecodeError('AddRaftVoterRequest.ClusterId: length ' + str(n1) + ' past the end')
         o.cluster_id = str(b[p:q2], 'utf-8')
         p = q2
-    o.timeout_ms, o.voter_id, o.voter_directory_id, = _S0.unpack_from(b, p)
-    p += 24
-    n3 = b[p] - 1
-    p += 1
-    if n3 > 126:
-        n3, p = _uvt(b, p, n3 + 1)
-        n3 -= 1
-    if n3 < 0:
+    o.timeout_ms, o.voter_id, o.voter_directory_id, h3, = _S0.unpack_from(b, p)
+    p += 25
+    n4 = h3 - 1
+    if n4 > 126:
+        n4, p = _uvt(b, p, n4 + 1)
+        n4 -= 1
+    if n4 < 0:
         raise DecodeError('AddRaftVoterRequest.Listeners: null where not nullable')
     else:
-        if n3 > bl - p:
-            raise DecodeError('AddRaftVoterRequest.Listeners: count ' + str(n3) + ' past the end')
-        xs4 = []
-        for _ in range(n3):
-            e5 = _new(_AddRaftVoterRequest_Listener)
-            n6 = b[p] - 1
+        if n4 > bl - p:
+            raise DecodeError('AddRaftVoterRequest.Listeners: count ' + str(n4) + ' past the end')
+        xs5 = []
+        for _ in range(n4):
+            e6 = _new(_AddRaftVoterRequest_Listener)
+            n7 = b[p] - 1
             p += 1
-            if n6 > 126:
-                n6, p = _uvt(b, p, n6 + 1)
-                n6 -= 1
-            if n6 < 0:
+            if n7 > 126:
+                n7, p = _uvt(b, p, n7 + 1)
+                n7 -= 1
+            if n7 < 0:
                 raise DecodeError('Listener.Name: null where not nullable')
             else:
-                q7 = p + n6
-                if q7 > bl:
-                    raise DecodeError('Listener.Name: length ' + str(n6) + ' past the end')
-                e5.name = str(b[p:q7], 'utf-8')
-                p = q7
-            n8 = b[p] - 1
+                q8 = p + n7
+                if q8 > bl:
+                    raise DecodeError('Listener.Name: length ' + str(n7) + ' past the end')
+                e6.name = str(b[p:q8], 'utf-8')
+                p = q8
+            n9 = b[p] - 1
             p += 1
-            if n8 > 126:
-                n8, p = _uvt(b, p, n8 + 1)
-                n8 -= 1
-            if n8 < 0:
+            if n9 > 126:
+                n9, p = _uvt(b, p, n9 + 1)
+                n9 -= 1
+            if n9 < 0:
                 raise DecodeError('Listener.Host: null where not nullable')
             else:
-                q9 = p + n8
-                if q9 > bl:
-                    raise DecodeError('Listener.Host: length ' + str(n8) + ' past the end')
-                e5.host = str(b[p:q9], 'utf-8')
-                p = q9
-            e5.port, = _S1.unpack_from(b, p)
+                q10 = p + n9
+                if q10 > bl:
+                    raise DecodeError('Listener.Host: length ' + str(n9) + ' past the end')
+                e6.host = str(b[p:q10], 'utf-8')
+                p = q10
+            e6.port, = _S1.unpack_from(b, p)
             p += 2
             if b[p] == 0:  # no tagged fields, the common case
-                e5.unknown_tagged_fields = None
+                e6.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_AddRaftVoterRequest_Listener_0(b, p, e5)
-            xs4.append(e5)
-        o.listeners = xs4
-    o.ack_when_committed, = _S2.unpack_from(b, p)
+                p = _t_AddRaftVoterRequest_Listener_0(b, p, e6)
+            xs5.append(e6)
+        o.listeners = xs5
+    o.ack_when_committed, = _S3.unpack_from(b, p)
     p += 1
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
@@ -341,7 +341,7 @@ def _w_AddRaftVoterRequest_1(o, w):
         else:
             _wuv(w, ln)
         w += v1
-    w += _S0.pack(o.timeout_ms, o.voter_id, o.voter_directory_id)
+    w += _S2.pack(o.timeout_ms, o.voter_id, o.voter_directory_id)
     xs2 = o.listeners
     ln = len(xs2) + 1
     if ln < 128:
@@ -370,7 +370,7 @@ def _w_AddRaftVoterRequest_1(o, w):
             _wtags(w, e3.unknown_tagged_fields)
         else:
             w.append(0)
-    w += _S2.pack(o.ack_when_committed)
+    w += _S3.pack(o.ack_when_committed)
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
     else:
@@ -403,21 +403,20 @@ def _t_AddRaftVoterResponse_0(b, p, o):
 def _r_AddRaftVoterResponse_0(b, p):
     bl = len(b)
     o = _new(AddRaftVoterResponse)
-    o.throttle_time_ms, o.error_code, = _S3.unpack_from(b, p)
-    p += 6
-    n1 = b[p] - 1
-    p += 1
-    if n1 > 126:
-        n1, p = _uvt(b, p, n1 + 1)
-        n1 -= 1
-    if n1 < 0:
+    o.throttle_time_ms, o.error_code, h1, = _S4.unpack_from(b, p)
+    p += 7
+    n2 = h1 - 1
+    if n2 > 126:
+        n2, p = _uvt(b, p, n2 + 1)
+        n2 -= 1
+    if n2 < 0:
         o.error_message = None
     else:
-        q2 = p + n1
-        if q2 > bl:
-            raise DecodeError('AddRaftVoterResponse.ErrorMessage: length ' + str(n1) + ' past the end')
-        o.error_message = str(b[p:q2], 'utf-8')
-        p = q2
+        q3 = p + n2
+        if q3 > bl:
+            raise DecodeError('AddRaftVoterResponse.ErrorMessage: length ' + str(n2) + ' past the end')
+        o.error_message = str(b[p:q3], 'utf-8')
+        p = q3
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         p += 1
@@ -427,7 +426,7 @@ def _r_AddRaftVoterResponse_0(b, p):
 
 
 def _w_AddRaftVoterResponse_0(o, w):
-    w += _S3.pack(o.throttle_time_ms, o.error_code)
+    w += _S5.pack(o.throttle_time_ms, o.error_code)
     v1 = o.error_message
     if v1 is None:
         w.append(0)

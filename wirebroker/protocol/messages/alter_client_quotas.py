@@ -32,6 +32,10 @@ _S0 = _struct.Struct('>i')
 _S1 = _struct.Struct('>h')
 _S2 = _struct.Struct('>d?')
 _S3 = _struct.Struct('>?')
+_S4 = _struct.Struct('>ii')
+_S5 = _struct.Struct('>hh')
+_S6 = _struct.Struct('>iB')
+_S7 = _struct.Struct('>hB')
 
 
 class AlterClientQuotasRequest(Message):
@@ -510,66 +514,64 @@ def _w_AlterClientQuotasRequest_1(o, w):
 def _r_AlterClientQuotasResponse_0(b, p):
     bl = len(b)
     o = _new(AlterClientQuotasResponse)
-    o.throttle_time_ms, = _S0.unpack_from(b, p)
-    p += 4
-    n1, = _S0.unpack_from(b, p)
-    p += 4
-    if n1 < 0:
+    o.throttle_time_ms, h1, = _S4.unpack_from(b, p)
+    p += 8
+    n2 = h1
+    if n2 < 0:
         raise DecodeError('AlterClientQuotasResponse.Entries: null where not nullable')
     else:
-        if n1 > bl - p:
-            raise DecodeError('AlterClientQuotasResponse.Entries: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3 = _new(_AlterClientQuotasResponse_EntryData)
-            e3.error_code, = _S1.unpack_from(b, p)
-            p += 2
-            n4, = _S1.unpack_from(b, p)
-            p += 2
-            if n4 < 0:
-                e3.error_message = None
-            else:
-                q5 = p + n4
-                if q5 > bl:
-                    raise DecodeError('EntryData.ErrorMessage: length ' + str(n4) + ' past the end')
-                e3.error_message = str(b[p:q5], 'utf-8')
-                p = q5
-            n6, = _S0.unpack_from(b, p)
+        if n2 > bl - p:
+            raise DecodeError('AlterClientQuotasResponse.Entries: count ' + str(n2) + ' past the end')
+        xs3 = []
+        for _ in range(n2):
+            e4 = _new(_AlterClientQuotasResponse_EntryData)
+            e4.error_code, h5, = _S5.unpack_from(b, p)
             p += 4
+            n6 = h5
             if n6 < 0:
+                e4.error_message = None
+            else:
+                q7 = p + n6
+                if q7 > bl:
+                    raise DecodeError('EntryData.ErrorMessage: length ' + str(n6) + ' past the end')
+                e4.error_message = str(b[p:q7], 'utf-8')
+                p = q7
+            n8, = _S0.unpack_from(b, p)
+            p += 4
+            if n8 < 0:
                 raise DecodeError('EntryData.Entity: null where not nullable')
             else:
-                if n6 > bl - p:
-                    raise DecodeError('EntryData.Entity: count ' + str(n6) + ' past the end')
-                xs7 = []
-                for _ in range(n6):
-                    e8 = _new(_AlterClientQuotasResponse_EntityData)
-                    n9, = _S1.unpack_from(b, p)
-                    p += 2
-                    if n9 < 0:
-                        raise DecodeError('EntityData.EntityType: null where not nullable')
-                    else:
-                        q10 = p + n9
-                        if q10 > bl:
-                            raise DecodeError('EntityData.EntityType: length ' + str(n9) + ' past the end')
-                        e8.entity_type = str(b[p:q10], 'utf-8')
-                        p = q10
+                if n8 > bl - p:
+                    raise DecodeError('EntryData.Entity: count ' + str(n8) + ' past the end')
+                xs9 = []
+                for _ in range(n8):
+                    e10 = _new(_AlterClientQuotasResponse_EntityData)
                     n11, = _S1.unpack_from(b, p)
                     p += 2
                     if n11 < 0:
-                        e8.entity_name = None
+                        raise DecodeError('EntityData.EntityType: null where not nullable')
                     else:
                         q12 = p + n11
                         if q12 > bl:
-                            raise DecodeError('EntityData.EntityName: length ' + str(n11) + ' past the end')
-                        e8.entity_name = str(b[p:q12], 'utf-8')
+                            raise DecodeError('EntityData.EntityType: length ' + str(n11) + ' past the end')
+                        e10.entity_type = str(b[p:q12], 'utf-8')
                         p = q12
-                    e8.unknown_tagged_fields = None
-                    xs7.append(e8)
-                e3.entity = xs7
-            e3.unknown_tagged_fields = None
-            xs2.append(e3)
-        o.entries = xs2
+                    n13, = _S1.unpack_from(b, p)
+                    p += 2
+                    if n13 < 0:
+                        e10.entity_name = None
+                    else:
+                        q14 = p + n13
+                        if q14 > bl:
+                            raise DecodeError('EntityData.EntityName: length ' + str(n13) + ' past the end')
+                        e10.entity_name = str(b[p:q14], 'utf-8')
+                        p = q14
+                    e10.unknown_tagged_fields = None
+                    xs9.append(e10)
+                e4.entity = xs9
+            e4.unknown_tagged_fields = None
+            xs3.append(e4)
+        o.entries = xs3
     o.unknown_tagged_fields = None
     return o, p
 
@@ -629,89 +631,87 @@ def _t_AlterClientQuotasResponse_0(b, p, o):
 def _r_AlterClientQuotasResponse_1(b, p):
     bl = len(b)
     o = _new(AlterClientQuotasResponse)
-    o.throttle_time_ms, = _S0.unpack_from(b, p)
-    p += 4
-    n1 = b[p] - 1
-    p += 1
-    if n1 > 126:
-        n1, p = _uvt(b, p, n1 + 1)
-        n1 -= 1
-    if n1 < 0:
+    o.throttle_time_ms, h1, = _S6.unpack_from(b, p)
+    p += 5
+    n2 = h1 - 1
+    if n2 > 126:
+        n2, p = _uvt(b, p, n2 + 1)
+        n2 -= 1
+    if n2 < 0:
         raise DecodeError('AlterClientQuotasResponse.Entries: null where not nullable')
     else:
-        if n1 > bl - p:
-            raise DecodeError('AlterClientQuotasResponse.Entries: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3 = _new(_AlterClientQuotasResponse_EntryData)
-            e3.error_code, = _S1.unpack_from(b, p)
-            p += 2
-            n4 = b[p] - 1
-            p += 1
-            if n4 > 126:
-                n4, p = _uvt(b, p, n4 + 1)
-                n4 -= 1
-            if n4 < 0:
-                e3.error_message = None
-            else:
-                q5 = p + n4
-                if q5 > bl:
-                    raise DecodeError('EntryData.ErrorMessage: length ' + str(n4) + ' past the end')
-                e3.error_message = str(b[p:q5], 'utf-8')
-                p = q5
-            n6 = b[p] - 1
-            p += 1
+        if n2 > bl - p:
+            raise DecodeError('AlterClientQuotasResponse.Entries: count ' + str(n2) + ' past the end')
+        xs3 = []
+        for _ in range(n2):
+            e4 = _new(_AlterClientQuotasResponse_EntryData)
+            e4.error_code, h5, = _S7.unpack_from(b, p)
+            p += 3
+            n6 = h5 - 1
             if n6 > 126:
                 n6, p = _uvt(b, p, n6 + 1)
                 n6 -= 1
             if n6 < 0:
+                e4.error_message = None
+            else:
+                q7 = p + n6
+                if q7 > bl:
+                    raise DecodeError('EntryData.ErrorMessage: length ' + str(n6) + ' past the end')
+                e4.error_message = str(b[p:q7], 'utf-8')
+                p = q7
+            n8 = b[p] - 1
+            p += 1
+            if n8 > 126:
+                n8, p = _uvt(b, p, n8 + 1)
+                n8 -= 1
+            if n8 < 0:
                 raise DecodeError('EntryData.Entity: null where not nullable')
             else:
-                if n6 > bl - p:
-                    raise DecodeError('EntryData.Entity: count ' + str(n6) + ' past the end')
-                xs7 = []
-                for _ in range(n6):
-                    e8 = _new(_AlterClientQuotasResponse_EntityData)
-                    n9 = b[p] - 1
-                    p += 1
-                    if n9 > 126:
-                        n9, p = _uvt(b, p, n9 + 1)
-                        n9 -= 1
-                    if n9 < 0:
-                        raise DecodeError('EntityData.EntityType: null where not nullable')
-                    else:
-                        q10 = p + n9
-                        if q10 > bl:
-                            raise DecodeError('EntityData.EntityType: length ' + str(n9) + ' past the end')
-                        e8.entity_type = str(b[p:q10], 'utf-8')
-                        p = q10
+                if n8 > bl - p:
+                    raise DecodeError('EntryData.Entity: count ' + str(n8) + ' past the end')
+                xs9 = []
+                for _ in range(n8):
+                    e10 = _new(_AlterClientQuotasResponse_EntityData)
                     n11 = b[p] - 1
                     p += 1
                     if n11 > 126:
                         n11, p = _uvt(b, p, n11 + 1)
                         n11 -= 1
                     if n11 < 0:
-                        e8.entity_name = None
+                        raise DecodeError('EntityData.EntityType: null where not nullable')
                     else:
                         q12 = p + n11
                         if q12 > bl:
-                            raise DecodeError('EntityData.EntityName: length ' + str(n11) + ' past the end')
-                        e8.entity_name = str(b[p:q12], 'utf-8')
+                            raise DecodeError('EntityData.EntityType: length ' + str(n11) + ' past the end')
+                        e10.entity_type = str(b[p:q12], 'utf-8')
                         p = q12
+                    n13 = b[p] - 1
+                    p += 1
+                    if n13 > 126:
+                        n13, p = _uvt(b, p, n13 + 1)
+                        n13 -= 1
+                    if n13 < 0:
+                        e10.entity_name = None
+                    else:
+                        q14 = p + n13
+                        if q14 > bl:
+                            raise DecodeError('EntityData.EntityName: length ' + str(n13) + ' past the end')
+                        e10.entity_name = str(b[p:q14], 'utf-8')
+                        p = q14
                     if b[p] == 0:  # no tagged fields, the common case
-                        e8.unknown_tagged_fields = None
+                        e10.unknown_tagged_fields = None
                         p += 1
                     else:
-                        p = _t_AlterClientQuotasRequest_EntityData_0(b, p, e8)
-                    xs7.append(e8)
-                e3.entity = xs7
+                        p = _t_AlterClientQuotasRequest_EntityData_0(b, p, e10)
+                    xs9.append(e10)
+                e4.entity = xs9
             if b[p] == 0:  # no tagged fields, the common case
-                e3.unknown_tagged_fields = None
+                e4.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_AlterClientQuotasRequest_EntryData_0(b, p, e3)
-            xs2.append(e3)
-        o.entries = xs2
+                p = _t_AlterClientQuotasRequest_EntryData_0(b, p, e4)
+            xs3.append(e4)
+        o.entries = xs3
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         p += 1

@@ -29,9 +29,15 @@ def _first(tag_and_bytes):
     return tag_and_bytes[0]
 
 _S0 = _struct.Struct('>i')
-_S1 = _struct.Struct('>b')
+_S1 = _struct.Struct('>bh')
 _S2 = _struct.Struct('>h')
 _S3 = _struct.Struct('>?')
+_S4 = _struct.Struct('>b')
+_S5 = _struct.Struct('>bB')
+_S6 = _struct.Struct('>ii')
+_S7 = _struct.Struct('>hh')
+_S8 = _struct.Struct('>iB')
+_S9 = _struct.Struct('>hB')
 
 
 class AlterConfigsRequest(Message):
@@ -115,51 +121,50 @@ def _r_AlterConfigsRequest_0(b, p):
         xs2 = []
         for _ in range(n1):
             e3 = _new(_AlterConfigsRequest_AlterConfigsResource)
-            e3.resource_type, = _S1.unpack_from(b, p)
-            p += 1
-            n4, = _S2.unpack_from(b, p)
-            p += 2
-            if n4 < 0:
+            e3.resource_type, h4, = _S1.unpack_from(b, p)
+            p += 3
+            n5 = h4
+            if n5 < 0:
                 raise DecodeError('AlterConfigsResource.ResourceName: null where not nullable')
             else:
-                q5 = p + n4
-                if q5 > bl:
-                    raise DecodeError('AlterConfigsResource.ResourceName: length ' + str(n4) + ' past the end')
-                e3.resource_name = str(b[p:q5], 'utf-8')
-                p = q5
-            n6, = _S0.unpack_from(b, p)
+                q6 = p + n5
+                if q6 > bl:
+                    raise DecodeError('AlterConfigsResource.ResourceName: length ' + str(n5) + ' past the end')
+                e3.resource_name = str(b[p:q6], 'utf-8')
+                p = q6
+            n7, = _S0.unpack_from(b, p)
             p += 4
-            if n6 < 0:
+            if n7 < 0:
                 raise DecodeError('AlterConfigsResource.Configs: null where not nullable')
             else:
-                if n6 > bl - p:
-                    raise DecodeError('AlterConfigsResource.Configs: count ' + str(n6) + ' past the end')
-                xs7 = []
-                for _ in range(n6):
-                    e8 = _new(_AlterConfigsRequest_AlterableConfig)
-                    n9, = _S2.unpack_from(b, p)
+                if n7 > bl - p:
+                    raise DecodeError('AlterConfigsResource.Configs: count ' + str(n7) + ' past the end')
+                xs8 = []
+                for _ in range(n7):
+                    e9 = _new(_AlterConfigsRequest_AlterableConfig)
+                    n10, = _S2.unpack_from(b, p)
                     p += 2
-                    if n9 < 0:
+                    if n10 < 0:
                         raise DecodeError('AlterableConfig.Name: null where not nullable')
                     else:
-                        q10 = p + n9
-                        if q10 > bl:
-                            raise DecodeError('AlterableConfig.Name: length ' + str(n9) + ' past the end')
-                        e8.name = str(b[p:q10], 'utf-8')
-                        p = q10
-                    n11, = _S2.unpack_from(b, p)
+                        q11 = p + n10
+                        if q11 > bl:
+                            raise DecodeError('AlterableConfig.Name: length ' + str(n10) + ' past the end')
+                        e9.name = str(b[p:q11], 'utf-8')
+                        p = q11
+                    n12, = _S2.unpack_from(b, p)
                     p += 2
-                    if n11 < 0:
-                        e8.value = None
+                    if n12 < 0:
+                        e9.value = None
                     else:
-                        q12 = p + n11
-                        if q12 > bl:
-                            raise DecodeError('AlterableConfig.Value: length ' + str(n11) + ' past the end')
-                        e8.value = str(b[p:q12], 'utf-8')
-                        p = q12
-                    e8.unknown_tagged_fields = None
-                    xs7.append(e8)
-                e3.configs = xs7
+                        q13 = p + n12
+                        if q13 > bl:
+                            raise DecodeError('AlterableConfig.Value: length ' + str(n12) + ' past the end')
+                        e9.value = str(b[p:q13], 'utf-8')
+                        p = q13
+                    e9.unknown_tagged_fields = None
+                    xs8.append(e9)
+                e3.configs = xs8
             e3.unknown_tagged_fields = None
             xs2.append(e3)
         o.resources = xs2
@@ -173,7 +178,7 @@ def _w_AlterConfigsRequest_0(o, w):
     xs1 = o.resources
     w += _S0.pack(len(xs1))
     for e2 in xs1:
-        w += _S1.pack(e2.resource_type)
+        w += _S4.pack(e2.resource_type)
         v3 = e2.resource_name
         v3 = v3.encode()
         w += _S2.pack(len(v3))
@@ -280,67 +285,66 @@ def _r_AlterConfigsRequest_1(b, p):
         xs2 = []
         for _ in range(n1):
             e3 = _new(_AlterConfigsRequest_AlterConfigsResource)
-            e3.resource_type, = _S1.unpack_from(b, p)
-            p += 1
-            n4 = b[p] - 1
-            p += 1
-            if n4 > 126:
-                n4, p = _uvt(b, p, n4 + 1)
-                n4 -= 1
-            if n4 < 0:
+            e3.resource_type, h4, = _S5.unpack_from(b, p)
+            p += 2
+            n5 = h4 - 1
+            if n5 > 126:
+                n5, p = _uvt(b, p, n5 + 1)
+                n5 -= 1
+            if n5 < 0:
                 raise DecodeError('AlterConfigsResource.ResourceName: null where not nullable')
             else:
-                q5 = p + n4
-                if q5 > bl:
-                    raise DecodeError('AlterConfigsResource.ResourceName: length ' + str(n4) + ' past the end')
-                e3.resource_name = str(b[p:q5], 'utf-8')
-                p = q5
-            n6 = b[p] - 1
+                q6 = p + n5
+                if q6 > bl:
+                    raise DecodeError('AlterConfigsResource.ResourceName: length ' + str(n5) + ' past the end')
+                e3.resource_name = str(b[p:q6], 'utf-8')
+                p = q6
+            n7 = b[p] - 1
             p += 1
-            if n6 > 126:
-                n6, p = _uvt(b, p, n6 + 1)
-                n6 -= 1
-            if n6 < 0:
+            if n7 > 126:
+                n7, p = _uvt(b, p, n7 + 1)
+                n7 -= 1
+            if n7 < 0:
                 raise DecodeError('AlterConfigsResource.Configs: null where not nullable')
             else:
-                if n6 > bl - p:
-                    raise DecodeError('AlterConfigsResource.Configs: count ' + str(n6) + ' past the end')
-                xs7 = []
-                for _ in range(n6):
-                    e8 = _new(_AlterConfigsRequest_AlterableConfig)
-                    n9 = b[p] - 1
+                if n7 > bl - p:
+                    raise DecodeError('AlterConfigsResource.Configs: count ' + str(n7) + ' past the end')
+                xs8 = []
+                for _ in range(n7):
+                    e9 = _new(_AlterConfigsRequest_AlterableConfig)
+                    n10 = b[p] - 1
                     p += 1
-                    if n9 > 126:
-                        n9, p = _uvt(b, p, n9 + 1)
-                        n9 -= 1
-                    if n9 < 0:
+                    if n10 > 126:
+                        n10, p = _uvt(b, p, n10 + 1)
+                        n10 -= 1
+                    if n10 < 0:
                         raise DecodeError('AlterableConfig.Name: null where not nullable')
                     else:
-                        q10 = p + n9
-                        if q10 > bl:
-                            raise DecodeError('AlterableConfig.Name: length ' + str(n9) + ' past the end')
-                        e8.name = str(b[p:q10], 'utf-8')
-                        p = q10
-                    n11 = b[p] - 1
+                        q11 = p + n10
+                        if q11 > bl:
+                            raise DecodeError('AlterableConfig.Name: length ' + str(n10) + ' past the end')
+                        e9.name = str(b[p:q11], 'utf-8')
+                        p = q11
+                    n12 = b[p] - 1
                     p += 1
-                    if n11 > 126:
-                        n11, p = _uvt(b, p, n11 + 1)
-                        n11 -= 1
-                    if n11 < 0:
-                        e8.value = None
+                    if n12 > 126:
+                        n12, p = _uvt(b, p, n12 + 1)
+                        n12 -= 1
+                    if n12 < 0:
+                        e9.value = None
                     else:
-                        q12 = p + n11
-                        if q12 > bl:
-                            raise DecodeError('AlterableConfig.Value: length ' + str(n11) + ' past the end')
-                        e8.value = str(b[p:q12], 'utf-8')
-                        p = q12
+                        q13 = p + n12
+                        if q13 > bl:
+                            raise DecodeError('AlterableConfig.Value: length ' + str(n12) + ' past the end')
+                        e9.value = str(b[p:q13], 'utf-8')
+                        p = q13
                     if b[p] == 0:  # no tagged fields, the common case
-                        e8.unknown_tagged_fields = None
+                        e9.unknown_tagged_fields = None
                         p += 1
                     else:
-                        p = _t_AlterConfigsRequest_AlterableConfig_0(b, p, e8)
-                    xs7.append(e8)
-                e3.configs = xs7
+                        p = _t_AlterConfigsRequest_AlterableConfig_0(b, p, e9)
+                    xs8.append(e9)
+                e3.configs = xs8
             if b[p] == 0:  # no tagged fields, the common case
                 e3.unknown_tagged_fields = None
                 p += 1
@@ -366,7 +370,7 @@ def _w_AlterConfigsRequest_1(o, w):
     else:
         _wuv(w, ln)
     for e2 in xs1:
-        w += _S1.pack(e2.resource_type)
+        w += _S4.pack(e2.resource_type)
         v3 = e2.resource_name
         v3 = v3.encode()
         ln = len(v3) + 1
@@ -419,45 +423,42 @@ def _w_AlterConfigsRequest_1(o, w):
 def _r_AlterConfigsResponse_0(b, p):
     bl = len(b)
     o = _new(AlterConfigsResponse)
-    o.throttle_time_ms, = _S0.unpack_from(b, p)
-    p += 4
-    n1, = _S0.unpack_from(b, p)
-    p += 4
-    if n1 < 0:
+    o.throttle_time_ms, h1, = _S6.unpack_from(b, p)
+    p += 8
+    n2 = h1
+    if n2 < 0:
         raise DecodeError('AlterConfigsResponse.Responses: null where not nullable')
     else:
-        if n1 > bl - p:
-            raise DecodeError('AlterConfigsResponse.Responses: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3 = _new(_AlterConfigsResponse_AlterConfigsResourceResponse)
-            e3.error_code, = _S2.unpack_from(b, p)
-            p += 2
-            n4, = _S2.unpack_from(b, p)
-            p += 2
-            if n4 < 0:
-                e3.error_message = None
-            else:
-                q5 = p + n4
-                if q5 > bl:
-                    raise DecodeError('AlterConfigsResourceResponse.ErrorMessage: length ' + str(n4) + ' past the end')
-                e3.error_message = str(b[p:q5], 'utf-8')
-                p = q5
-            e3.resource_type, = _S1.unpack_from(b, p)
-            p += 1
-            n6, = _S2.unpack_from(b, p)
-            p += 2
+        if n2 > bl - p:
+            raise DecodeError('AlterConfigsResponse.Responses: count ' + str(n2) + ' past the end')
+        xs3 = []
+        for _ in range(n2):
+            e4 = _new(_AlterConfigsResponse_AlterConfigsResourceResponse)
+            e4.error_code, h5, = _S7.unpack_from(b, p)
+            p += 4
+            n6 = h5
             if n6 < 0:
-                raise DecodeError('AlterConfigsResourceResponse.ResourceName: null where not nullable')
+                e4.error_message = None
             else:
                 q7 = p + n6
                 if q7 > bl:
-                    raise DecodeError('AlterConfigsResourceResponse.ResourceName: length ' + str(n6) + ' past the end')
-                e3.resource_name = str(b[p:q7], 'utf-8')
+                    raise DecodeError('AlterConfigsResourceResponse.ErrorMessage: length ' + str(n6) + ' past the end')
+                e4.error_message = str(b[p:q7], 'utf-8')
                 p = q7
-            e3.unknown_tagged_fields = None
-            xs2.append(e3)
-        o.responses = xs2
+            e4.resource_type, h8, = _S1.unpack_from(b, p)
+            p += 3
+            n9 = h8
+            if n9 < 0:
+                raise DecodeError('AlterConfigsResourceResponse.ResourceName: null where not nullable')
+            else:
+                q10 = p + n9
+                if q10 > bl:
+                    raise DecodeError('AlterConfigsResourceResponse.ResourceName: length ' + str(n9) + ' past the end')
+                e4.resource_name = str(b[p:q10], 'utf-8')
+                p = q10
+            e4.unknown_tagged_fields = None
+            xs3.append(e4)
+        o.responses = xs3
     o.unknown_tagged_fields = None
     return o, p
 
@@ -475,7 +476,7 @@ def _w_AlterConfigsResponse_0(o, w):
             v3 = v3.encode()
             w += _S2.pack(len(v3))
             w += v3
-        w += _S1.pack(e2.resource_type)
+        w += _S4.pack(e2.resource_type)
         v4 = e2.resource_name
         v4 = v4.encode()
         w += _S2.pack(len(v4))
@@ -531,58 +532,55 @@ def _t_AlterConfigsResponse_0(b, p, o):
 def _r_AlterConfigsResponse_1(b, p):
     bl = len(b)
     o = _new(AlterConfigsResponse)
-    o.throttle_time_ms, = _S0.unpack_from(b, p)
-    p += 4
-    n1 = b[p] - 1
-    p += 1
-    if n1 > 126:
-        n1, p = _uvt(b, p, n1 + 1)
-        n1 -= 1
-    if n1 < 0:
+    o.throttle_time_ms, h1, = _S8.unpack_from(b, p)
+    p += 5
+    n2 = h1 - 1
+    if n2 > 126:
+        n2, p = _uvt(b, p, n2 + 1)
+        n2 -= 1
+    if n2 < 0:
         raise DecodeError('AlterConfigsResponse.Responses: null where not nullable')
     else:
-        if n1 > bl - p:
-            raise DecodeError('AlterConfigsResponse.Responses: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3 = _new(_AlterConfigsResponse_AlterConfigsResourceResponse)
-            e3.error_code, = _S2.unpack_from(b, p)
-            p += 2
-            n4 = b[p] - 1
-            p += 1
-            if n4 > 126:
-                n4, p = _uvt(b, p, n4 + 1)
-                n4 -= 1
-            if n4 < 0:
-                e3.error_message = None
-            else:
-                q5 = p + n4
-                if q5 > bl:
-                    raise DecodeError('AlterConfigsResourceResponse.ErrorMessage: length ' + str(n4) + ' past the end')
-                e3.error_message = str(b[p:q5], 'utf-8')
-                p = q5
-            e3.resource_type, = _S1.unpack_from(b, p)
-            p += 1
-            n6 = b[p] - 1
-            p += 1
+        if n2 > bl - p:
+            raise DecodeError('AlterConfigsResponse.Responses: count ' + str(n2) + ' past the end')
+        xs3 = []
+        for _ in range(n2):
+            e4 = _new(_AlterConfigsResponse_AlterConfigsResourceResponse)
+            e4.error_code, h5, = _S9.unpack_from(b, p)
+            p += 3
+            n6 = h5 - 1
             if n6 > 126:
                 n6, p = _uvt(b, p, n6 + 1)
                 n6 -= 1
             if n6 < 0:
-                raise DecodeError('AlterConfigsResourceResponse.ResourceName: null where not nullable')
+                e4.error_message = None
             else:
                 q7 = p + n6
                 if q7 > bl:
-                    raise DecodeError('AlterConfigsResourceResponse.ResourceName: length ' + str(n6) + ' past the end')
-                e3.resource_name = str(b[p:q7], 'utf-8')
+                    raise DecodeError('AlterConfigsResourceResponse.ErrorMessage: length ' + str(n6) + ' past the end')
+                e4.error_message = str(b[p:q7], 'utf-8')
                 p = q7
+            e4.resource_type, h8, = _S5.unpack_from(b, p)
+            p += 2
+            n9 = h8 - 1
+            if n9 > 126:
+                n9, p = _uvt(b, p, n9 + 1)
+                n9 -= 1
+            if n9 < 0:
+                raise DecodeError('AlterConfigsResourceResponse.ResourceName: null where not nullable')
+            else:
+                q10 = p + n9
+                if q10 > bl:
+                    raise DecodeError('AlterConfigsResourceResponse.ResourceName: length ' + str(n9) + ' past the end')
+                e4.resource_name = str(b[p:q10], 'utf-8')
+                p = q10
             if b[p] == 0:  # no tagged fields, the common case
-                e3.unknown_tagged_fields = None
+                e4.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_AlterConfigsResponse_AlterConfigsResourceResponse_0(b, p, e3)
-            xs2.append(e3)
-        o.responses = xs2
+                p = _t_AlterConfigsResponse_AlterConfigsResourceResponse_0(b, p, e4)
+            xs3.append(e4)
+        o.responses = xs3
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         p += 1
@@ -612,7 +610,7 @@ def _w_AlterConfigsResponse_1(o, w):
             else:
                 _wuv(w, ln)
             w += v3
-        w += _S1.pack(e2.resource_type)
+        w += _S4.pack(e2.resource_type)
         v4 = e2.resource_name
         v4 = v4.encode()
         ln = len(v4) + 1

@@ -28,13 +28,18 @@ _unpack_from = _struct.unpack_from
 def _first(tag_and_bytes):
     return tag_and_bytes[0]
 
-_S0 = _struct.Struct('>iq')
-_S1 = _struct.Struct('>ii')
+_S0 = _struct.Struct('>iqB')
+_S1 = _struct.Struct('>iiB')
 _S2 = _struct.Struct('>i')
-_S3 = _struct.Struct('>bi')
-_S4 = _struct.Struct('>16s')
-_S5 = _struct.Struct('>ih')
-_S6 = _struct.Struct('>ihii')
+_S3 = _struct.Struct('>iq')
+_S4 = _struct.Struct('>ii')
+_S5 = _struct.Struct('>bi')
+_S6 = _struct.Struct('>16sB')
+_S7 = _struct.Struct('>16s')
+_S8 = _struct.Struct('>ihB')
+_S9 = _struct.Struct('>ihiiB')
+_S10 = _struct.Struct('>ih')
+_S11 = _struct.Struct('>ihii')
 _ARRAY_i = tuple(_struct.Struct('>' + str(n) + 'i') for n in range(64))
 
 
@@ -210,83 +215,81 @@ def _t_AlterPartitionRequest_0(b, p, o):
 def _r_AlterPartitionRequest_0(b, p):
     bl = len(b)
     o = _new(AlterPartitionRequest)
-    o.broker_id, o.broker_epoch, = _S0.unpack_from(b, p)
-    p += 12
-    n1 = b[p] - 1
-    p += 1
-    if n1 > 126:
-        n1, p = _uvt(b, p, n1 + 1)
-        n1 -= 1
-    if n1 < 0:
+    o.broker_id, o.broker_epoch, h1, = _S0.unpack_from(b, p)
+    p += 13
+    n2 = h1 - 1
+    if n2 > 126:
+        n2, p = _uvt(b, p, n2 + 1)
+        n2 -= 1
+    if n2 < 0:
         raise DecodeError('AlterPartitionRequest.Topics: null where not nullable')
     else:
-        if n1 > bl - p:
-            raise DecodeError('AlterPartitionRequest.Topics: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3 = _new(_AlterPartitionRequest_TopicData)
-            n4 = b[p] - 1
+        if n2 > bl - p:
+            raise DecodeError('AlterPartitionRequest.Topics: count ' + str(n2) + ' past the end')
+        xs3 = []
+        for _ in range(n2):
+            e4 = _new(_AlterPartitionRequest_TopicData)
+            n5 = b[p] - 1
             p += 1
-            if n4 > 126:
-                n4, p = _uvt(b, p, n4 + 1)
-                n4 -= 1
-            if n4 < 0:
+            if n5 > 126:
+                n5, p = _uvt(b, p, n5 + 1)
+                n5 -= 1
+            if n5 < 0:
                 raise DecodeError('TopicData.TopicName: null where not nullable')
             else:
-                q5 = p + n4
-                if q5 > bl:
-                    raise DecodeError('TopicData.TopicName: length ' + str(n4) + ' past the end')
-                e3.topic_name = str(b[p:q5], 'utf-8')
-                p = q5
-            n6 = b[p] - 1
+                q6 = p + n5
+                if q6 > bl:
+                    raise DecodeError('TopicData.TopicName: length ' + str(n5) + ' past the end')
+                e4.topic_name = str(b[p:q6], 'utf-8')
+                p = q6
+            n7 = b[p] - 1
             p += 1
-            if n6 > 126:
-                n6, p = _uvt(b, p, n6 + 1)
-                n6 -= 1
-            if n6 < 0:
+            if n7 > 126:
+                n7, p = _uvt(b, p, n7 + 1)
+                n7 -= 1
+            if n7 < 0:
                 raise DecodeError('TopicData.Partitions: null where not nullable')
             else:
-                if n6 > bl - p:
-                    raise DecodeError('TopicData.Partitions: count ' + str(n6) + ' past the end')
-                xs7 = []
-                for _ in range(n6):
-                    e8 = _new(_AlterPartitionRequest_PartitionData)
-                    e8.partition_index, e8.leader_epoch, = _S1.unpack_from(b, p)
-                    p += 8
-                    n9 = b[p] - 1
-                    p += 1
-                    if n9 > 126:
-                        n9, p = _uvt(b, p, n9 + 1)
-                        n9 -= 1
-                    if n9 < 0:
+                if n7 > bl - p:
+                    raise DecodeError('TopicData.Partitions: count ' + str(n7) + ' past the end')
+                xs8 = []
+                for _ in range(n7):
+                    e9 = _new(_AlterPartitionRequest_PartitionData)
+                    e9.partition_index, e9.leader_epoch, h10, = _S1.unpack_from(b, p)
+                    p += 9
+                    n11 = h10 - 1
+                    if n11 > 126:
+                        n11, p = _uvt(b, p, n11 + 1)
+                        n11 -= 1
+                    if n11 < 0:
                         raise DecodeError('PartitionData.NewIsr: null where not nullable')
-                    elif n9 < 64:
-                        e8.new_isr = list(_ARRAY_i[n9].unpack_from(b, p))
-                        p += 4 * n9
+                    elif n11 < 64:
+                        e9.new_isr = list(_ARRAY_i[n11].unpack_from(b, p))
+                        p += 4 * n11
                     else:
-                        if n9 > bl - p:
-                            raise DecodeError('PartitionData.NewIsr: count ' + str(n9) + ' past the end')
-                        e8.new_isr = list(_struct.Struct('>' + str(n9) + 'i').unpack_from(b, p))
-                        p += 4 * n9
-                    e8.partition_epoch, = _S2.unpack_from(b, p)
+                        if n11 > bl - p:
+                            raise DecodeError('PartitionData.NewIsr: count ' + str(n11) + ' past the end')
+                        e9.new_isr = list(_struct.Struct('>' + str(n11) + 'i').unpack_from(b, p))
+                        p += 4 * n11
+                    e9.partition_epoch, = _S2.unpack_from(b, p)
                     p += 4
-                    e8.new_isr_with_epochs = []
-                    e8.leader_recovery_state = 0
+                    e9.new_isr_with_epochs = []
+                    e9.leader_recovery_state = 0
                     if b[p] == 0:  # no tagged fields, the common case
-                        e8.unknown_tagged_fields = None
+                        e9.unknown_tagged_fields = None
                         p += 1
                     else:
-                        p = _t_AlterPartitionRequest_PartitionData_0(b, p, e8)
-                    xs7.append(e8)
-                e3.partitions = xs7
-            e3.topic_id = UUID_ZERO
+                        p = _t_AlterPartitionRequest_PartitionData_0(b, p, e9)
+                    xs8.append(e9)
+                e4.partitions = xs8
+            e4.topic_id = UUID_ZERO
             if b[p] == 0:  # no tagged fields, the common case
-                e3.unknown_tagged_fields = None
+                e4.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_AlterPartitionRequest_TopicData_0(b, p, e3)
-            xs2.append(e3)
-        o.topics = xs2
+                p = _t_AlterPartitionRequest_TopicData_0(b, p, e4)
+            xs3.append(e4)
+        o.topics = xs3
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         p += 1
@@ -296,7 +299,7 @@ def _r_AlterPartitionRequest_0(b, p):
 
 
 def _w_AlterPartitionRequest_0(o, w):
-    w += _S0.pack(o.broker_id, o.broker_epoch)
+    w += _S3.pack(o.broker_id, o.broker_epoch)
     xs1 = o.topics
     ln = len(xs1) + 1
     if ln < 128:
@@ -323,7 +326,7 @@ def _w_AlterPartitionRequest_0(o, w):
                 raise UnsupportedFieldError('PartitionData.NewIsrWithEpochs exists only in versions 3+')
             if e5.leader_recovery_state != 0:
                 raise UnsupportedFieldError('PartitionData.LeaderRecoveryState exists only in versions 1+')
-            w += _S1.pack(e5.partition_index, e5.leader_epoch)
+            w += _S4.pack(e5.partition_index, e5.leader_epoch)
             xs6 = e5.new_isr
             ln = len(xs6) + 1
             if ln < 128:
@@ -352,82 +355,80 @@ def _w_AlterPartitionRequest_0(o, w):
 def _r_AlterPartitionRequest_1(b, p):
     bl = len(b)
     o = _new(AlterPartitionRequest)
-    o.broker_id, o.broker_epoch, = _S0.unpack_from(b, p)
-    p += 12
-    n1 = b[p] - 1
-    p += 1
-    if n1 > 126:
-        n1, p = _uvt(b, p, n1 + 1)
-        n1 -= 1
-    if n1 < 0:
+    o.broker_id, o.broker_epoch, h1, = _S0.unpack_from(b, p)
+    p += 13
+    n2 = h1 - 1
+    if n2 > 126:
+        n2, p = _uvt(b, p, n2 + 1)
+        n2 -= 1
+    if n2 < 0:
         raise DecodeError('AlterPartitionRequest.Topics: null where not nullable')
     else:
-        if n1 > bl - p:
-            raise DecodeError('AlterPartitionRequest.Topics: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3 = _new(_AlterPartitionRequest_TopicData)
-            n4 = b[p] - 1
+        if n2 > bl - p:
+            raise DecodeError('AlterPartitionRequest.Topics: count ' + str(n2) + ' past the end')
+        xs3 = []
+        for _ in range(n2):
+            e4 = _new(_AlterPartitionRequest_TopicData)
+            n5 = b[p] - 1
             p += 1
-            if n4 > 126:
-                n4, p = _uvt(b, p, n4 + 1)
-                n4 -= 1
-            if n4 < 0:
+            if n5 > 126:
+                n5, p = _uvt(b, p, n5 + 1)
+                n5 -= 1
+            if n5 < 0:
                 raise DecodeError('TopicData.TopicName: null where not nullable')
             else:
-                q5 = p + n4
-                if q5 > bl:
-                    raise DecodeError('TopicData.TopicName: length ' + str(n4) + ' past the end')
-                e3.topic_name = str(b[p:q5], 'utf-8')
-                p = q5
-            n6 = b[p] - 1
+                q6 = p + n5
+                if q6 > bl:
+                    raise DecodeError('TopicData.TopicName: length ' + str(n5) + ' past the end')
+                e4.topic_name = str(b[p:q6], 'utf-8')
+                p = q6
+            n7 = b[p] - 1
             p += 1
-            if n6 > 126:
-                n6, p = _uvt(b, p, n6 + 1)
-                n6 -= 1
-            if n6 < 0:
+            if n7 > 126:
+                n7, p = _uvt(b, p, n7 + 1)
+                n7 -= 1
+            if n7 < 0:
                 raise DecodeError('TopicData.Partitions: null where not nullable')
             else:
-                if n6 > bl - p:
-                    raise DecodeError('TopicData.Partitions: count ' + str(n6) + ' past the end')
-                xs7 = []
-                for _ in range(n6):
-                    e8 = _new(_AlterPartitionRequest_PartitionData)
-                    e8.partition_index, e8.leader_epoch, = _S1.unpack_from(b, p)
-                    p += 8
-                    n9 = b[p] - 1
-                    p += 1
-                    if n9 > 126:
-                        n9, p = _uvt(b, p, n9 + 1)
-                        n9 -= 1
-                    if n9 < 0:
+                if n7 > bl - p:
+                    raise DecodeError('TopicData.Partitions: count ' + str(n7) + ' past the end')
+                xs8 = []
+                for _ in range(n7):
+                    e9 = _new(_AlterPartitionRequest_PartitionData)
+                    e9.partition_index, e9.leader_epoch, h10, = _S1.unpack_from(b, p)
+                    p += 9
+                    n11 = h10 - 1
+                    if n11 > 126:
+                        n11, p = _uvt(b, p, n11 + 1)
+                        n11 -= 1
+                    if n11 < 0:
                         raise DecodeError('PartitionData.NewIsr: null where not nullable')
-                    elif n9 < 64:
-                        e8.new_isr = list(_ARRAY_i[n9].unpack_from(b, p))
-                        p += 4 * n9
+                    elif n11 < 64:
+                        e9.new_isr = list(_ARRAY_i[n11].unpack_from(b, p))
+                        p += 4 * n11
                     else:
-                        if n9 > bl - p:
-                            raise DecodeError('PartitionData.NewIsr: count ' + str(n9) + ' past the end')
-                        e8.new_isr = list(_struct.Struct('>' + str(n9) + 'i').unpack_from(b, p))
-                        p += 4 * n9
-                    e8.leader_recovery_state, e8.partition_epoch, = _S3.unpack_from(b, p)
+                        if n11 > bl - p:
+                            raise DecodeError('PartitionData.NewIsr: count ' + str(n11) + ' past the end')
+                        e9.new_isr = list(_struct.Struct('>' + str(n11) + 'i').unpack_from(b, p))
+                        p += 4 * n11
+                    e9.leader_recovery_state, e9.partition_epoch, = _S5.unpack_from(b, p)
                     p += 5
-                    e8.new_isr_with_epochs = []
+                    e9.new_isr_with_epochs = []
                     if b[p] == 0:  # no tagged fields, the common case
-                        e8.unknown_tagged_fields = None
+                        e9.unknown_tagged_fields = None
                         p += 1
                     else:
-                        p = _t_AlterPartitionRequest_PartitionData_0(b, p, e8)
-                    xs7.append(e8)
-                e3.partitions = xs7
-            e3.topic_id = UUID_ZERO
+                        p = _t_AlterPartitionRequest_PartitionData_0(b, p, e9)
+                    xs8.append(e9)
+                e4.partitions = xs8
+            e4.topic_id = UUID_ZERO
             if b[p] == 0:  # no tagged fields, the common case
-                e3.unknown_tagged_fields = None
+                e4.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_AlterPartitionRequest_TopicData_0(b, p, e3)
-            xs2.append(e3)
-        o.topics = xs2
+                p = _t_AlterPartitionRequest_TopicData_0(b, p, e4)
+            xs3.append(e4)
+        o.topics = xs3
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         p += 1
@@ -437,7 +438,7 @@ def _r_AlterPartitionRequest_1(b, p):
 
 
 def _w_AlterPartitionRequest_1(o, w):
-    w += _S0.pack(o.broker_id, o.broker_epoch)
+    w += _S3.pack(o.broker_id, o.broker_epoch)
     xs1 = o.topics
     ln = len(xs1) + 1
     if ln < 128:
@@ -462,7 +463,7 @@ def _w_AlterPartitionRequest_1(o, w):
         for e5 in xs4:
             if e5.new_isr_with_epochs:
                 raise UnsupportedFieldError('PartitionData.NewIsrWithEpochs exists only in versions 3+')
-            w += _S1.pack(e5.partition_index, e5.leader_epoch)
+            w += _S4.pack(e5.partition_index, e5.leader_epoch)
             xs6 = e5.new_isr
             ln = len(xs6) + 1
             if ln < 128:
@@ -473,7 +474,7 @@ def _w_AlterPartitionRequest_1(o, w):
                 w += _ARRAY_i[len(xs6)].pack(*xs6)
             else:
                 w += _pack('>' + str(len(xs6)) + 'i', *xs6)
-            w += _S3.pack(e5.leader_recovery_state, e5.partition_epoch)
+            w += _S5.pack(e5.leader_recovery_state, e5.partition_epoch)
             if e5.unknown_tagged_fields:
                 _wtags(w, e5.unknown_tagged_fields)
             else:
@@ -491,71 +492,68 @@ def _w_AlterPartitionRequest_1(o, w):
 def _r_AlterPartitionRequest_2(b, p):
     bl = len(b)
     o = _new(AlterPartitionRequest)
-    o.broker_id, o.broker_epoch, = _S0.unpack_from(b, p)
-    p += 12
-    n1 = b[p] - 1
-    p += 1
-    if n1 > 126:
-        n1, p = _uvt(b, p, n1 + 1)
-        n1 -= 1
-    if n1 < 0:
+    o.broker_id, o.broker_epoch, h1, = _S0.unpack_from(b, p)
+    p += 13
+    n2 = h1 - 1
+    if n2 > 126:
+        n2, p = _uvt(b, p, n2 + 1)
+        n2 -= 1
+    if n2 < 0:
         raise DecodeError('AlterPartitionRequest.Topics: null where not nullable')
     else:
-        if n1 > bl - p:
-            raise DecodeError('AlterPartitionRequest.Topics: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3 = _new(_AlterPartitionRequest_TopicData)
-            e3.topic_id, = _S4.unpack_from(b, p)
-            p += 16
-            n4 = b[p] - 1
-            p += 1
-            if n4 > 126:
-                n4, p = _uvt(b, p, n4 + 1)
-                n4 -= 1
-            if n4 < 0:
+        if n2 > bl - p:
+            raise DecodeError('AlterPartitionRequest.Topics: count ' + str(n2) + ' past the end')
+        xs3 = []
+        for _ in range(n2):
+            e4 = _new(_AlterPartitionRequest_TopicData)
+            e4.topic_id, h5, = _S6.unpack_from(b, p)
+            p += 17
+            n6 = h5 - 1
+            if n6 > 126:
+                n6, p = _uvt(b, p, n6 + 1)
+                n6 -= 1
+            if n6 < 0:
                 raise DecodeError('TopicData.Partitions: null where not nullable')
             else:
-                if n4 > bl - p:
-                    raise DecodeError('TopicData.Partitions: count ' + str(n4) + ' past the end')
-                xs5 = []
-                for _ in range(n4):
-                    e6 = _new(_AlterPartitionRequest_PartitionData)
-                    e6.partition_index, e6.leader_epoch, = _S1.unpack_from(b, p)
-                    p += 8
-                    n7 = b[p] - 1
-                    p += 1
-                    if n7 > 126:
-                        n7, p = _uvt(b, p, n7 + 1)
-                        n7 -= 1
-                    if n7 < 0:
+                if n6 > bl - p:
+                    raise DecodeError('TopicData.Partitions: count ' + str(n6) + ' past the end')
+                xs7 = []
+                for _ in range(n6):
+                    e8 = _new(_AlterPartitionRequest_PartitionData)
+                    e8.partition_index, e8.leader_epoch, h9, = _S1.unpack_from(b, p)
+                    p += 9
+                    n10 = h9 - 1
+                    if n10 > 126:
+                        n10, p = _uvt(b, p, n10 + 1)
+                        n10 -= 1
+                    if n10 < 0:
                         raise DecodeError('PartitionData.NewIsr: null where not nullable')
-                    elif n7 < 64:
-                        e6.new_isr = list(_ARRAY_i[n7].unpack_from(b, p))
-                        p += 4 * n7
+                    elif n10 < 64:
+                        e8.new_isr = list(_ARRAY_i[n10].unpack_from(b, p))
+                        p += 4 * n10
                     else:
-                        if n7 > bl - p:
-                            raise DecodeError('PartitionData.NewIsr: count ' + str(n7) + ' past the end')
-                        e6.new_isr = list(_struct.Struct('>' + str(n7) + 'i').unpack_from(b, p))
-                        p += 4 * n7
-                    e6.leader_recovery_state, e6.partition_epoch, = _S3.unpack_from(b, p)
+                        if n10 > bl - p:
+                            raise DecodeError('PartitionData.NewIsr: count ' + str(n10) + ' past the end')
+                        e8.new_isr = list(_struct.Struct('>' + str(n10) + 'i').unpack_from(b, p))
+                        p += 4 * n10
+                    e8.leader_recovery_state, e8.partition_epoch, = _S5.unpack_from(b, p)
                     p += 5
-                    e6.new_isr_with_epochs = []
+                    e8.new_isr_with_epochs = []
                     if b[p] == 0:  # no tagged fields, the common case
-                        e6.unknown_tagged_fields = None
+                        e8.unknown_tagged_fields = None
                         p += 1
                     else:
-                        p = _t_AlterPartitionRequest_PartitionData_0(b, p, e6)
-                    xs5.append(e6)
-                e3.partitions = xs5
-            e3.topic_name = ''
+                        p = _t_AlterPartitionRequest_PartitionData_0(b, p, e8)
+                    xs7.append(e8)
+                e4.partitions = xs7
+            e4.topic_name = ''
             if b[p] == 0:  # no tagged fields, the common case
-                e3.unknown_tagged_fields = None
+                e4.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_AlterPartitionRequest_TopicData_0(b, p, e3)
-            xs2.append(e3)
-        o.topics = xs2
+                p = _t_AlterPartitionRequest_TopicData_0(b, p, e4)
+            xs3.append(e4)
+        o.topics = xs3
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         p += 1
@@ -565,7 +563,7 @@ def _r_AlterPartitionRequest_2(b, p):
 
 
 def _w_AlterPartitionRequest_2(o, w):
-    w += _S0.pack(o.broker_id, o.broker_epoch)
+    w += _S3.pack(o.broker_id, o.broker_epoch)
     xs1 = o.topics
     ln = len(xs1) + 1
     if ln < 128:
@@ -573,7 +571,7 @@ def _w_AlterPartitionRequest_2(o, w):
     else:
         _wuv(w, ln)
     for e2 in xs1:
-        w += _S4.pack(e2.topic_id)
+        w += _S7.pack(e2.topic_id)
         xs3 = e2.partitions
         ln = len(xs3) + 1
         if ln < 128:
@@ -583,7 +581,7 @@ def _w_AlterPartitionRequest_2(o, w):
         for e4 in xs3:
             if e4.new_isr_with_epochs:
                 raise UnsupportedFieldError('PartitionData.NewIsrWithEpochs exists only in versions 3+')
-            w += _S1.pack(e4.partition_index, e4.leader_epoch)
+            w += _S4.pack(e4.partition_index, e4.leader_epoch)
             xs5 = e4.new_isr
             ln = len(xs5) + 1
             if ln < 128:
@@ -594,7 +592,7 @@ def _w_AlterPartitionRequest_2(o, w):
                 w += _ARRAY_i[len(xs5)].pack(*xs5)
             else:
                 w += _pack('>' + str(len(xs5)) + 'i', *xs5)
-            w += _S3.pack(e4.leader_recovery_state, e4.partition_epoch)
+            w += _S5.pack(e4.leader_recovery_state, e4.partition_epoch)
             if e4.unknown_tagged_fields:
                 _wtags(w, e4.unknown_tagged_fields)
             else:
@@ -635,78 +633,75 @@ def _t_AlterPartitionRequest_BrokerState_0(b, p, o):
 def _r_AlterPartitionRequest_3(b, p):
     bl = len(b)
     o = _new(AlterPartitionRequest)
-    o.broker_id, o.broker_epoch, = _S0.unpack_from(b, p)
-    p += 12
-    n1 = b[p] - 1
-    p += 1
-    if n1 > 126:
-        n1, p = _uvt(b, p, n1 + 1)
-        n1 -= 1
-    if n1 < 0:
+    o.broker_id, o.broker_epoch, h1, = _S0.unpack_from(b, p)
+    p += 13
+    n2 = h1 - 1
+    if n2 > 126:
+        n2, p = _uvt(b, p, n2 + 1)
+        n2 -= 1
+    if n2 < 0:
         raise DecodeError('AlterPartitionRequest.Topics: null where not nullable')
     else:
-        if n1 > bl - p:
-            raise DecodeError('AlterPartitionRequest.Topics: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3 = _new(_AlterPartitionRequest_TopicData)
-            e3.topic_id, = _S4.unpack_from(b, p)
-            p += 16
-            n4 = b[p] - 1
-            p += 1
-            if n4 > 126:
-                n4, p = _uvt(b, p, n4 + 1)
-                n4 -= 1
-            if n4 < 0:
+        if n2 > bl - p:
+            raise DecodeError('AlterPartitionRequest.Topics: count ' + str(n2) + ' past the end')
+        xs3 = []
+        for _ in range(n2):
+            e4 = _new(_AlterPartitionRequest_TopicData)
+            e4.topic_id, h5, = _S6.unpack_from(b, p)
+            p += 17
+            n6 = h5 - 1
+            if n6 > 126:
+                n6, p = _uvt(b, p, n6 + 1)
+                n6 -= 1
+            if n6 < 0:
                 raise DecodeError('TopicData.Partitions: null where not nullable')
             else:
-                if n4 > bl - p:
-                    raise DecodeError('TopicData.Partitions: count ' + str(n4) + ' past the end')
-                xs5 = []
-                for _ in range(n4):
-                    e6 = _new(_AlterPartitionRequest_PartitionData)
-                    e6.partition_index, e6.leader_epoch, = _S1.unpack_from(b, p)
-                    p += 8
-                    n7 = b[p] - 1
-                    p += 1
-                    if n7 > 126:
-                        n7, p = _uvt(b, p, n7 + 1)
-                        n7 -= 1
-                    if n7 < 0:
+                if n6 > bl - p:
+                    raise DecodeError('TopicData.Partitions: count ' + str(n6) + ' past the end')
+                xs7 = []
+                for _ in range(n6):
+                    e8 = _new(_AlterPartitionRequest_PartitionData)
+                    e8.partition_index, e8.leader_epoch, h9, = _S1.unpack_from(b, p)
+                    p += 9
+                    n10 = h9 - 1
+                    if n10 > 126:
+                        n10, p = _uvt(b, p, n10 + 1)
+                        n10 -= 1
+                    if n10 < 0:
                         raise DecodeError('PartitionData.NewIsrWithEpochs: null where not nullable')
                     else:
-                        if n7 > bl - p:
-                            raise DecodeError('PartitionData.NewIsrWithEpochs: count ' + str(n7) + ' past the end')
-                        xs8 = []
-                        for _ in range(n7):
-                            e9 = _new(_AlterPartitionRequest_BrokerState)
-                            e9.broker_id, e9.broker_epoch, = _S0.unpack_from(b, p)
+                        if n10 > bl - p:
+                            raise DecodeError('PartitionData.NewIsrWithEpochs: count ' + str(n10) + ' past the end')
+                        xs11 = []
+                        for _ in range(n10):
+                            e12 = _new(_AlterPartitionRequest_BrokerState)
+                            e12.broker_id, e12.broker_epoch, = _S3.unpack_from(b, p)
                             p += 12
                             if b[p] == 0:  # no tagged fields, the common case
-                                e9.unknown_tagged_fields = None
+                                e12.unknown_tagged_fields = None
                                 p += 1
                             else:
-                                p = _t_AlterPartitionRequest_BrokerState_0(b, p, e9)
-                            xs8.append(e9)
-                        e6.new_isr_with_epochs = xs8
-                    e6.leader_recovery_state, e6.partition_epoch, = _S3.unpack_from(b, p)
+                                p = _t_AlterPartitionRequest_BrokerState_0(b, p, e12)
+                            xs11.append(e12)
+                        e8.new_isr_with_epochs = xs11
+                    e8.leader_recovery_state, e8.partition_epoch, = _S5.unpack_from(b, p)
                     p += 5
-                    e6.new_isr = []
+                    e8.new_isr = []
                     if b[p] == 0:  # no tagged fields, the common case
-                        e6.unknown_tagged_fields = None
+                        e8.unknown_tagged_fields = None
                         p += 1
                     else:
-                        p = _t_AlterPartitionRequest_PartitionData_0(b, p, e6)
-                    xs5.append(e6)
-                e3.partitions = xs5
-            e3.topic_name = ''
+                        p = _t_AlterPartitionRequest_PartitionData_0(b, p, e8)
+                    xs7.append(e8)
+                e4.partitions = xs7
+            e4.topic_name = ''
             if b[p] == 0:  # no tagged fields, the common case
-                e3.unknown_tagged_fields = None
+                e4.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_AlterPartitionRequest_TopicData_0(b, p, e3)
-            xs2.append(e3)
-        o.topics = xs2
+                p = _t_AlterPartitionRequest_TopicData_0(b, p, e4)
+            xs3.append(e4)
+        o.topics = xs3
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         p += 1
@@ -716,7 +711,7 @@ def _r_AlterPartitionRequest_3(b, p):
 
 
 def _w_AlterPartitionRequest_3(o, w):
-    w += _S0.pack(o.broker_id, o.broker_epoch)
+    w += _S3.pack(o.broker_id, o.broker_epoch)
     xs1 = o.topics
     ln = len(xs1) + 1
     if ln < 128:
@@ -724,7 +719,7 @@ def _w_AlterPartitionRequest_3(o, w):
     else:
         _wuv(w, ln)
     for e2 in xs1:
-        w += _S4.pack(e2.topic_id)
+        w += _S7.pack(e2.topic_id)
         xs3 = e2.partitions
         ln = len(xs3) + 1
         if ln < 128:
@@ -734,7 +729,7 @@ def _w_AlterPartitionRequest_3(o, w):
         for e4 in xs3:
             if e4.new_isr:
                 raise UnsupportedFieldError('PartitionData.NewIsr exists only in versions 0-2')
-            w += _S1.pack(e4.partition_index, e4.leader_epoch)
+            w += _S4.pack(e4.partition_index, e4.leader_epoch)
             xs5 = e4.new_isr_with_epochs
             ln = len(xs5) + 1
             if ln < 128:
@@ -742,12 +737,12 @@ def _w_AlterPartitionRequest_3(o, w):
             else:
                 _wuv(w, ln)
             for e6 in xs5:
-                w += _S0.pack(e6.broker_id, e6.broker_epoch)
+                w += _S3.pack(e6.broker_id, e6.broker_epoch)
                 if e6.unknown_tagged_fields:
                     _wtags(w, e6.unknown_tagged_fields)
                 else:
                     w.append(0)
-            w += _S3.pack(e4.leader_recovery_state, e4.partition_epoch)
+            w += _S5.pack(e4.leader_recovery_state, e4.partition_epoch)
             if e4.unknown_tagged_fields:
                 _wtags(w, e4.unknown_tagged_fields)
             else:
@@ -788,82 +783,80 @@ def _t_AlterPartitionResponse_0(b, p, o):
 def _r_AlterPartitionResponse_0(b, p):
     bl = len(b)
     o = _new(AlterPartitionResponse)
-    o.throttle_time_ms, o.error_code, = _S5.unpack_from(b, p)
-    p += 6
-    n1 = b[p] - 1
-    p += 1
-    if n1 > 126:
-        n1, p = _uvt(b, p, n1 + 1)
-        n1 -= 1
-    if n1 < 0:
+    o.throttle_time_ms, o.error_code, h1, = _S8.unpack_from(b, p)
+    p += 7
+    n2 = h1 - 1
+    if n2 > 126:
+        n2, p = _uvt(b, p, n2 + 1)
+        n2 -= 1
+    if n2 < 0:
         raise DecodeError('AlterPartitionResponse.Topics: null where not nullable')
     else:
-        if n1 > bl - p:
-            raise DecodeError('AlterPartitionResponse.Topics: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3 = _new(_AlterPartitionResponse_TopicData)
-            n4 = b[p] - 1
+        if n2 > bl - p:
+            raise DecodeError('AlterPartitionResponse.Topics: count ' + str(n2) + ' past the end')
+        xs3 = []
+        for _ in range(n2):
+            e4 = _new(_AlterPartitionResponse_TopicData)
+            n5 = b[p] - 1
             p += 1
-            if n4 > 126:
-                n4, p = _uvt(b, p, n4 + 1)
-                n4 -= 1
-            if n4 < 0:
+            if n5 > 126:
+                n5, p = _uvt(b, p, n5 + 1)
+                n5 -= 1
+            if n5 < 0:
                 raise DecodeError('TopicData.TopicName: null where not nullable')
             else:
-                q5 = p + n4
-                if q5 > bl:
-                    raise DecodeError('TopicData.TopicName: length ' + str(n4) + ' past the end')
-                e3.topic_name = str(b[p:q5], 'utf-8')
-                p = q5
-            n6 = b[p] - 1
+                q6 = p + n5
+                if q6 > bl:
+                    raise DecodeError('TopicData.TopicName: length ' + str(n5) + ' past the end')
+                e4.topic_name = str(b[p:q6], 'utf-8')
+                p = q6
+            n7 = b[p] - 1
             p += 1
-            if n6 > 126:
-                n6, p = _uvt(b, p, n6 + 1)
-                n6 -= 1
-            if n6 < 0:
+            if n7 > 126:
+                n7, p = _uvt(b, p, n7 + 1)
+                n7 -= 1
+            if n7 < 0:
                 raise DecodeError('TopicData.Partitions: null where not nullable')
             else:
-                if n6 > bl - p:
-                    raise DecodeError('TopicData.Partitions: count ' + str(n6) + ' past the end')
-                xs7 = []
-                for _ in range(n6):
-                    e8 = _new(_AlterPartitionResponse_PartitionData)
-                    e8.partition_index, e8.error_code, e8.leader_id, e8.leader_epoch, = _S6.unpack_from(b, p)
-                    p += 14
-                    n9 = b[p] - 1
-                    p += 1
-                    if n9 > 126:
-                        n9, p = _uvt(b, p, n9 + 1)
-                        n9 -= 1
-                    if n9 < 0:
+                if n7 > bl - p:
+                    raise DecodeError('TopicData.Partitions: count ' + str(n7) + ' past the end')
+                xs8 = []
+                for _ in range(n7):
+                    e9 = _new(_AlterPartitionResponse_PartitionData)
+                    e9.partition_index, e9.error_code, e9.leader_id, e9.leader_epoch, h10, = _S9.unpack_from(b, p)
+                    p += 15
+                    n11 = h10 - 1
+                    if n11 > 126:
+                        n11, p = _uvt(b, p, n11 + 1)
+                        n11 -= 1
+                    if n11 < 0:
                         raise DecodeError('PartitionData.Isr: null where not nullable')
-                    elif n9 < 64:
-                        e8.isr = list(_ARRAY_i[n9].unpack_from(b, p))
-                        p += 4 * n9
+                    elif n11 < 64:
+                        e9.isr = list(_ARRAY_i[n11].unpack_from(b, p))
+                        p += 4 * n11
                     else:
-                        if n9 > bl - p:
-                            raise DecodeError('PartitionData.Isr: count ' + str(n9) + ' past the end')
-                        e8.isr = list(_struct.Struct('>' + str(n9) + 'i').unpack_from(b, p))
-                        p += 4 * n9
-                    e8.partition_epoch, = _S2.unpack_from(b, p)
+                        if n11 > bl - p:
+                            raise DecodeError('PartitionData.Isr: count ' + str(n11) + ' past the end')
+                        e9.isr = list(_struct.Struct('>' + str(n11) + 'i').unpack_from(b, p))
+                        p += 4 * n11
+                    e9.partition_epoch, = _S2.unpack_from(b, p)
                     p += 4
-                    e8.leader_recovery_state = 0
+                    e9.leader_recovery_state = 0
                     if b[p] == 0:  # no tagged fields, the common case
-                        e8.unknown_tagged_fields = None
+                        e9.unknown_tagged_fields = None
                         p += 1
                     else:
-                        p = _t_AlterPartitionRequest_PartitionData_0(b, p, e8)
-                    xs7.append(e8)
-                e3.partitions = xs7
-            e3.topic_id = UUID_ZERO
+                        p = _t_AlterPartitionRequest_PartitionData_0(b, p, e9)
+                    xs8.append(e9)
+                e4.partitions = xs8
+            e4.topic_id = UUID_ZERO
             if b[p] == 0:  # no tagged fields, the common case
-                e3.unknown_tagged_fields = None
+                e4.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_AlterPartitionRequest_TopicData_0(b, p, e3)
-            xs2.append(e3)
-        o.topics = xs2
+                p = _t_AlterPartitionRequest_TopicData_0(b, p, e4)
+            xs3.append(e4)
+        o.topics = xs3
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         p += 1
@@ -873,7 +866,7 @@ def _r_AlterPartitionResponse_0(b, p):
 
 
 def _w_AlterPartitionResponse_0(o, w):
-    w += _S5.pack(o.throttle_time_ms, o.error_code)
+    w += _S10.pack(o.throttle_time_ms, o.error_code)
     xs1 = o.topics
     ln = len(xs1) + 1
     if ln < 128:
@@ -896,7 +889,7 @@ def _w_AlterPartitionResponse_0(o, w):
         else:
             _wuv(w, ln)
         for e5 in xs4:
-            w += _S6.pack(e5.partition_index, e5.error_code, e5.leader_id, e5.leader_epoch)
+            w += _S11.pack(e5.partition_index, e5.error_code, e5.leader_id, e5.leader_epoch)
             xs6 = e5.isr
             ln = len(xs6) + 1
             if ln < 128:
@@ -925,81 +918,79 @@ def _w_AlterPartitionResponse_0(o, w):
 def _r_AlterPartitionResponse_1(b, p):
     bl = len(b)
     o = _new(AlterPartitionResponse)
-    o.throttle_time_ms, o.error_code, = _S5.unpack_from(b, p)
-    p += 6
-    n1 = b[p] - 1
-    p += 1
-    if n1 > 126:
-        n1, p = _uvt(b, p, n1 + 1)
-        n1 -= 1
-    if n1 < 0:
+    o.throttle_time_ms, o.error_code, h1, = _S8.unpack_from(b, p)
+    p += 7
+    n2 = h1 - 1
+    if n2 > 126:
+        n2, p = _uvt(b, p, n2 + 1)
+        n2 -= 1
+    if n2 < 0:
         raise DecodeError('AlterPartitionResponse.Topics: null where not nullable')
     else:
-        if n1 > bl - p:
-            raise DecodeError('AlterPartitionResponse.Topics: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3 = _new(_AlterPartitionResponse_TopicData)
-            n4 = b[p] - 1
+        if n2 > bl - p:
+            raise DecodeError('AlterPartitionResponse.Topics: count ' + str(n2) + ' past the end')
+        xs3 = []
+        for _ in range(n2):
+            e4 = _new(_AlterPartitionResponse_TopicData)
+            n5 = b[p] - 1
             p += 1
-            if n4 > 126:
-                n4, p = _uvt(b, p, n4 + 1)
-                n4 -= 1
-            if n4 < 0:
+            if n5 > 126:
+                n5, p = _uvt(b, p, n5 + 1)
+                n5 -= 1
+            if n5 < 0:
                 raise DecodeError('TopicData.TopicName: null where not nullable')
             else:
-                q5 = p + n4
-                if q5 > bl:
-                    raise DecodeError('TopicData.TopicName: length ' + str(n4) + ' past the end')
-                e3.topic_name = str(b[p:q5], 'utf-8')
-                p = q5
-            n6 = b[p] - 1
+                q6 = p + n5
+                if q6 > bl:
+                    raise DecodeError('TopicData.TopicName: length ' + str(n5) + ' past the end')
+                e4.topic_name = str(b[p:q6], 'utf-8')
+                p = q6
+            n7 = b[p] - 1
             p += 1
-            if n6 > 126:
-                n6, p = _uvt(b, p, n6 + 1)
-                n6 -= 1
-            if n6 < 0:
+            if n7 > 126:
+                n7, p = _uvt(b, p, n7 + 1)
+                n7 -= 1
+            if n7 < 0:
                 raise DecodeError('TopicData.Partitions: null where not nullable')
             else:
-                if n6 > bl - p:
-                    raise DecodeError('TopicData.Partitions: count ' + str(n6) + ' past the end')
-                xs7 = []
-                for _ in range(n6):
-                    e8 = _new(_AlterPartitionResponse_PartitionData)
-                    e8.partition_index, e8.error_code, e8.leader_id, e8.leader_epoch, = _S6.unpack_from(b, p)
-                    p += 14
-                    n9 = b[p] - 1
-                    p += 1
-                    if n9 > 126:
-                        n9, p = _uvt(b, p, n9 + 1)
-                        n9 -= 1
-                    if n9 < 0:
+                if n7 > bl - p:
+                    raise DecodeError('TopicData.Partitions: count ' + str(n7) + ' past the end')
+                xs8 = []
+                for _ in range(n7):
+                    e9 = _new(_AlterPartitionResponse_PartitionData)
+                    e9.partition_index, e9.error_code, e9.leader_id, e9.leader_epoch, h10, = _S9.unpack_from(b, p)
+                    p += 15
+                    n11 = h10 - 1
+                    if n11 > 126:
+                        n11, p = _uvt(b, p, n11 + 1)
+                        n11 -= 1
+                    if n11 < 0:
                         raise DecodeError('PartitionData.Isr: null where not nullable')
-                    elif n9 < 64:
-                        e8.isr = list(_ARRAY_i[n9].unpack_from(b, p))
-                        p += 4 * n9
+                    elif n11 < 64:
+                        e9.isr = list(_ARRAY_i[n11].unpack_from(b, p))
+                        p += 4 * n11
                     else:
-                        if n9 > bl - p:
-                            raise DecodeError('PartitionData.Isr: count ' + str(n9) + ' past the end')
-                        e8.isr = list(_struct.Struct('>' + str(n9) + 'i').unpack_from(b, p))
-                        p += 4 * n9
-                    e8.leader_recovery_state, e8.partition_epoch, = _S3.unpack_from(b, p)
+                        if n11 > bl - p:
+                            raise DecodeError('PartitionData.Isr: count ' + str(n11) + ' past the end')
+                        e9.isr = list(_struct.Struct('>' + str(n11) + 'i').unpack_from(b, p))
+                        p += 4 * n11
+                    e9.leader_recovery_state, e9.partition_epoch, = _S5.unpack_from(b, p)
                     p += 5
                     if b[p] == 0:  # no tagged fields, the common case
-                        e8.unknown_tagged_fields = None
+                        e9.unknown_tagged_fields = None
                         p += 1
                     else:
-                        p = _t_AlterPartitionRequest_PartitionData_0(b, p, e8)
-                    xs7.append(e8)
-                e3.partitions = xs7
-            e3.topic_id = UUID_ZERO
+                        p = _t_AlterPartitionRequest_PartitionData_0(b, p, e9)
+                    xs8.append(e9)
+                e4.partitions = xs8
+            e4.topic_id = UUID_ZERO
             if b[p] == 0:  # no tagged fields, the common case
-                e3.unknown_tagged_fields = None
+                e4.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_AlterPartitionRequest_TopicData_0(b, p, e3)
-            xs2.append(e3)
-        o.topics = xs2
+                p = _t_AlterPartitionRequest_TopicData_0(b, p, e4)
+            xs3.append(e4)
+        o.topics = xs3
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         p += 1
@@ -1009,7 +1000,7 @@ def _r_AlterPartitionResponse_1(b, p):
 
 
 def _w_AlterPartitionResponse_1(o, w):
-    w += _S5.pack(o.throttle_time_ms, o.error_code)
+    w += _S10.pack(o.throttle_time_ms, o.error_code)
     xs1 = o.topics
     ln = len(xs1) + 1
     if ln < 128:
@@ -1032,7 +1023,7 @@ def _w_AlterPartitionResponse_1(o, w):
         else:
             _wuv(w, ln)
         for e5 in xs4:
-            w += _S6.pack(e5.partition_index, e5.error_code, e5.leader_id, e5.leader_epoch)
+            w += _S11.pack(e5.partition_index, e5.error_code, e5.leader_id, e5.leader_epoch)
             xs6 = e5.isr
             ln = len(xs6) + 1
             if ln < 128:
@@ -1043,7 +1034,7 @@ def _w_AlterPartitionResponse_1(o, w):
                 w += _ARRAY_i[len(xs6)].pack(*xs6)
             else:
                 w += _pack('>' + str(len(xs6)) + 'i', *xs6)
-            w += _S3.pack(e5.leader_recovery_state, e5.partition_epoch)
+            w += _S5.pack(e5.leader_recovery_state, e5.partition_epoch)
             if e5.unknown_tagged_fields:
                 _wtags(w, e5.unknown_tagged_fields)
             else:
@@ -1061,70 +1052,67 @@ def _w_AlterPartitionResponse_1(o, w):
 def _r_AlterPartitionResponse_2(b, p):
     bl = len(b)
     o = _new(AlterPartitionResponse)
-    o.throttle_time_ms, o.error_code, = _S5.unpack_from(b, p)
-    p += 6
-    n1 = b[p] - 1
-    p += 1
-    if n1 > 126:
-        n1, p = _uvt(b, p, n1 + 1)
-        n1 -= 1
-    if n1 < 0:
+    o.throttle_time_ms, o.error_code, h1, = _S8.unpack_from(b, p)
+    p += 7
+    n2 = h1 - 1
+    if n2 > 126:
+        n2, p = _uvt(b, p, n2 + 1)
+        n2 -= 1
+    if n2 < 0:
         raise DecodeError('AlterPartitionResponse.Topics: null where not nullable')
     else:
-        if n1 > bl - p:
-            raise DecodeError('AlterPartitionResponse.Topics: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3 = _new(_AlterPartitionResponse_TopicData)
-            e3.topic_id, = _S4.unpack_from(b, p)
-            p += 16
-            n4 = b[p] - 1
-            p += 1
-            if n4 > 126:
-                n4, p = _uvt(b, p, n4 + 1)
-                n4 -= 1
-            if n4 < 0:
+        if n2 > bl - p:
+            raise DecodeError('AlterPartitionResponse.Topics: count ' + str(n2) + ' past the end')
+        xs3 = []
+        for _ in range(n2):
+            e4 = _new(_AlterPartitionResponse_TopicData)
+            e4.topic_id, h5, = _S6.unpack_from(b, p)
+            p += 17
+            n6 = h5 - 1
+            if n6 > 126:
+                n6, p = _uvt(b, p, n6 + 1)
+                n6 -= 1
+            if n6 < 0:
                 raise DecodeError('TopicData.Partitions: null where not nullable')
             else:
-                if n4 > bl - p:
-                    raise DecodeError('TopicData.Partitions: count ' + str(n4) + ' past the end')
-                xs5 = []
-                for _ in range(n4):
-                    e6 = _new(_AlterPartitionResponse_PartitionData)
-                    e6.partition_index, e6.error_code, e6.leader_id, e6.leader_epoch, = _S6.unpack_from(b, p)
-                    p += 14
-                    n7 = b[p] - 1
-                    p += 1
-                    if n7 > 126:
-                        n7, p = _uvt(b, p, n7 + 1)
-                        n7 -= 1
-                    if n7 < 0:
+                if n6 > bl - p:
+                    raise DecodeError('TopicData.Partitions: count ' + str(n6) + ' past the end')
+                xs7 = []
+                for _ in range(n6):
+                    e8 = _new(_AlterPartitionResponse_PartitionData)
+                    e8.partition_index, e8.error_code, e8.leader_id, e8.leader_epoch, h9, = _S9.unpack_from(b, p)
+                    p += 15
+                    n10 = h9 - 1
+                    if n10 > 126:
+                        n10, p = _uvt(b, p, n10 + 1)
+                        n10 -= 1
+                    if n10 < 0:
                         raise DecodeError('PartitionData.Isr: null where not nullable')
-                    elif n7 < 64:
-                        e6.isr = list(_ARRAY_i[n7].unpack_from(b, p))
-                        p += 4 * n7
+                    elif n10 < 64:
+                        e8.isr = list(_ARRAY_i[n10].unpack_from(b, p))
+                        p += 4 * n10
                     else:
-                        if n7 > bl - p:
-                            raise DecodeError('PartitionData.Isr: count ' + str(n7) + ' past the end')
-                        e6.isr = list(_struct.Struct('>' + str(n7) + 'i').unpack_from(b, p))
-                        p += 4 * n7
-                    e6.leader_recovery_state, e6.partition_epoch, = _S3.unpack_from(b, p)
+                        if n10 > bl - p:
+                            raise DecodeError('PartitionData.Isr: count ' + str(n10) + ' past the end')
+                        e8.isr = list(_struct.Struct('>' + str(n10) + 'i').unpack_from(b, p))
+                        p += 4 * n10
+                    e8.leader_recovery_state, e8.partition_epoch, = _S5.unpack_from(b, p)
                     p += 5
                     if b[p] == 0:  # no tagged fields, the common case
-                        e6.unknown_tagged_fields = None
+                        e8.unknown_tagged_fields = None
                         p += 1
                     else:
-                        p = _t_AlterPartitionRequest_PartitionData_0(b, p, e6)
-                    xs5.append(e6)
-                e3.partitions = xs5
-            e3.topic_name = ''
+                        p = _t_AlterPartitionRequest_PartitionData_0(b, p, e8)
+                    xs7.append(e8)
+                e4.partitions = xs7
+            e4.topic_name = ''
             if b[p] == 0:  # no tagged fields, the common case
-                e3.unknown_tagged_fields = None
+                e4.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_AlterPartitionRequest_TopicData_0(b, p, e3)
-            xs2.append(e3)
-        o.topics = xs2
+                p = _t_AlterPartitionRequest_TopicData_0(b, p, e4)
+            xs3.append(e4)
+        o.topics = xs3
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         p += 1
@@ -1134,7 +1122,7 @@ def _r_AlterPartitionResponse_2(b, p):
 
 
 def _w_AlterPartitionResponse_2(o, w):
-    w += _S5.pack(o.throttle_time_ms, o.error_code)
+    w += _S10.pack(o.throttle_time_ms, o.error_code)
     xs1 = o.topics
     ln = len(xs1) + 1
     if ln < 128:
@@ -1142,7 +1130,7 @@ def _w_AlterPartitionResponse_2(o, w):
     else:
         _wuv(w, ln)
     for e2 in xs1:
-        w += _S4.pack(e2.topic_id)
+        w += _S7.pack(e2.topic_id)
         xs3 = e2.partitions
         ln = len(xs3) + 1
         if ln < 128:
@@ -1150,7 +1138,7 @@ def _w_AlterPartitionResponse_2(o, w):
         else:
             _wuv(w, ln)
         for e4 in xs3:
-            w += _S6.pack(e4.partition_index, e4.error_code, e4.leader_id, e4.leader_epoch)
+            w += _S11.pack(e4.partition_index, e4.error_code, e4.leader_id, e4.leader_epoch)
             xs5 = e4.isr
             ln = len(xs5) + 1
             if ln < 128:
@@ -1161,7 +1149,7 @@ def _w_AlterPartitionResponse_2(o, w):
                 w += _ARRAY_i[len(xs5)].pack(*xs5)
             else:
                 w += _pack('>' + str(len(xs5)) + 'i', *xs5)
-            w += _S3.pack(e4.leader_recovery_state, e4.partition_epoch)
+            w += _S5.pack(e4.leader_recovery_state, e4.partition_epoch)
             if e4.unknown_tagged_fields:
                 _wtags(w, e4.unknown_tagged_fields)
             else:

@@ -28,10 +28,14 @@ _unpack_from = _struct.unpack_from
 def _first(tag_and_bytes):
     return tag_and_bytes[0]
 
-_S0 = _struct.Struct('>i')
-_S1 = _struct.Struct('>i?')
-_S2 = _struct.Struct('>ih')
-_S3 = _struct.Struct('>i?h')
+_S0 = _struct.Struct('>iB')
+_S1 = _struct.Struct('>i')
+_S2 = _struct.Struct('>i?B')
+_S3 = _struct.Struct('>i?')
+_S4 = _struct.Struct('>ihB')
+_S5 = _struct.Struct('>ih')
+_S6 = _struct.Struct('>i?hB')
+_S7 = _struct.Struct('>i?h')
 _ARRAY_i = tuple(_struct.Struct('>' + str(n) + 'i') for n in range(64))
 
 
@@ -188,78 +192,76 @@ def _t_AlterPartitionReassignmentsRequest_0(b, p, o):
 def _r_AlterPartitionReassignmentsRequest_0(b, p):
     bl = len(b)
     o = _new(AlterPartitionReassignmentsRequest)
-    o.timeout_ms, = _S0.unpack_from(b, p)
-    p += 4
-    n1 = b[p] - 1
-    p += 1
-    if n1 > 126:
-        n1, p = _uvt(b, p, n1 + 1)
-        n1 -= 1
-    if n1 < 0:
+    o.timeout_ms, h1, = _S0.unpack_from(b, p)
+    p += 5
+    n2 = h1 - 1
+    if n2 > 126:
+        n2, p = _uvt(b, p, n2 + 1)
+        n2 -= 1
+    if n2 < 0:
         raise DecodeError('AlterPartitionReassignmentsRequest.Topics: null where not nullable')
     else:
-        if n1 > bl - p:
-            raise DecodeError('AlterPartitionReassignmentsRequest.Topics: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3 = _new(_AlterPartitionReassignmentsRequest_ReassignableTopic)
-            n4 = b[p] - 1
+        if n2 > bl - p:
+            raise DecodeError('AlterPartitionReassignmentsRequest.Topics: count ' + str(n2) + ' past the end')
+        xs3 = []
+        for _ in range(n2):
+            e4 = _new(_AlterPartitionReassignmentsRequest_ReassignableTopic)
+            n5 = b[p] - 1
             p += 1
-            if n4 > 126:
-                n4, p = _uvt(b, p, n4 + 1)
-                n4 -= 1
-            if n4 < 0:
+            if n5 > 126:
+                n5, p = _uvt(b, p, n5 + 1)
+                n5 -= 1
+            if n5 < 0:
                 raise DecodeError('ReassignableTopic.Name: null where not nullable')
             else:
-                q5 = p + n4
-                if q5 > bl:
-                    raise DecodeError('ReassignableTopic.Name: length ' + str(n4) + ' past the end')
-                e3.name = str(b[p:q5], 'utf-8')
-                p = q5
-            n6 = b[p] - 1
+                q6 = p + n5
+                if q6 > bl:
+                    raise DecodeError('ReassignableTopic.Name: length ' + str(n5) + ' past the end')
+                e4.name = str(b[p:q6], 'utf-8')
+                p = q6
+            n7 = b[p] - 1
             p += 1
-            if n6 > 126:
-                n6, p = _uvt(b, p, n6 + 1)
-                n6 -= 1
-            if n6 < 0:
+            if n7 > 126:
+                n7, p = _uvt(b, p, n7 + 1)
+                n7 -= 1
+            if n7 < 0:
                 raise DecodeError('ReassignableTopic.Partitions: null where not nullable')
             else:
-                if n6 > bl - p:
-                    raise DecodeError('ReassignableTopic.Partitions: count ' + str(n6) + ' past the end')
-                xs7 = []
-                for _ in range(n6):
-                    e8 = _new(_AlterPartitionReassignmentsRequest_ReassignablePartition)
-                    e8.partition_index, = _S0.unpack_from(b, p)
-                    p += 4
-                    n9 = b[p] - 1
-                    p += 1
-                    if n9 > 126:
-                        n9, p = _uvt(b, p, n9 + 1)
-                        n9 -= 1
-                    if n9 < 0:
-                        e8.replicas = None
-                    elif n9 < 64:
-                        e8.replicas = list(_ARRAY_i[n9].unpack_from(b, p))
-                        p += 4 * n9
+                if n7 > bl - p:
+                    raise DecodeError('ReassignableTopic.Partitions: count ' + str(n7) + ' past the end')
+                xs8 = []
+                for _ in range(n7):
+                    e9 = _new(_AlterPartitionReassignmentsRequest_ReassignablePartition)
+                    e9.partition_index, h10, = _S0.unpack_from(b, p)
+                    p += 5
+                    n11 = h10 - 1
+                    if n11 > 126:
+                        n11, p = _uvt(b, p, n11 + 1)
+                        n11 -= 1
+                    if n11 < 0:
+                        e9.replicas = None
+                    elif n11 < 64:
+                        e9.replicas = list(_ARRAY_i[n11].unpack_from(b, p))
+                        p += 4 * n11
                     else:
-                        if n9 > bl - p:
-                            raise DecodeError('ReassignablePartition.Replicas: count ' + str(n9) + ' past the end')
-                        e8.replicas = list(_struct.Struct('>' + str(n9) + 'i').unpack_from(b, p))
-                        p += 4 * n9
+                        if n11 > bl - p:
+                            raise DecodeError('ReassignablePartition.Replicas: count ' + str(n11) + ' past the end')
+                        e9.replicas = list(_struct.Struct('>' + str(n11) + 'i').unpack_from(b, p))
+                        p += 4 * n11
                     if b[p] == 0:  # no tagged fields, the common case
-                        e8.unknown_tagged_fields = None
+                        e9.unknown_tagged_fields = None
                         p += 1
                     else:
-                        p = _t_AlterPartitionReassignmentsRequest_ReassignablePartition_0(b, p, e8)
-                    xs7.append(e8)
-                e3.partitions = xs7
+                        p = _t_AlterPartitionReassignmentsRequest_ReassignablePartition_0(b, p, e9)
+                    xs8.append(e9)
+                e4.partitions = xs8
             if b[p] == 0:  # no tagged fields, the common case
-                e3.unknown_tagged_fields = None
+                e4.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_AlterPartitionReassignmentsRequest_ReassignableTopic_0(b, p, e3)
-            xs2.append(e3)
-        o.topics = xs2
+                p = _t_AlterPartitionReassignmentsRequest_ReassignableTopic_0(b, p, e4)
+            xs3.append(e4)
+        o.topics = xs3
     o.allow_replication_factor_change = True
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
@@ -272,7 +274,7 @@ def _r_AlterPartitionReassignmentsRequest_0(b, p):
 def _w_AlterPartitionReassignmentsRequest_0(o, w):
     if o.allow_replication_factor_change != True:
         raise UnsupportedFieldError('AlterPartitionReassignmentsRequest.AllowReplicationFactorChange exists only in versions 1+')
-    w += _S0.pack(o.timeout_ms)
+    w += _S1.pack(o.timeout_ms)
     xs1 = o.topics
     ln = len(xs1) + 1
     if ln < 128:
@@ -295,7 +297,7 @@ def _w_AlterPartitionReassignmentsRequest_0(o, w):
         else:
             _wuv(w, ln)
         for e5 in xs4:
-            w += _S0.pack(e5.partition_index)
+            w += _S1.pack(e5.partition_index)
             xs6 = e5.replicas
             if xs6 is None:
                 w.append(0)
@@ -326,78 +328,76 @@ def _w_AlterPartitionReassignmentsRequest_0(o, w):
 def _r_AlterPartitionReassignmentsRequest_1(b, p):
     bl = len(b)
     o = _new(AlterPartitionReassignmentsRequest)
-    o.timeout_ms, o.allow_replication_factor_change, = _S1.unpack_from(b, p)
-    p += 5
-    n1 = b[p] - 1
-    p += 1
-    if n1 > 126:
-        n1, p = _uvt(b, p, n1 + 1)
-        n1 -= 1
-    if n1 < 0:
+    o.timeout_ms, o.allow_replication_factor_change, h1, = _S2.unpack_from(b, p)
+    p += 6
+    n2 = h1 - 1
+    if n2 > 126:
+        n2, p = _uvt(b, p, n2 + 1)
+        n2 -= 1
+    if n2 < 0:
         raise DecodeError('AlterPartitionReassignmentsRequest.Topics: null where not nullable')
     else:
-        if n1 > bl - p:
-            raise DecodeError('AlterPartitionReassignmentsRequest.Topics: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3 = _new(_AlterPartitionReassignmentsRequest_ReassignableTopic)
-            n4 = b[p] - 1
+        if n2 > bl - p:
+            raise DecodeError('AlterPartitionReassignmentsRequest.Topics: count ' + str(n2) + ' past the end')
+        xs3 = []
+        for _ in range(n2):
+            e4 = _new(_AlterPartitionReassignmentsRequest_ReassignableTopic)
+            n5 = b[p] - 1
             p += 1
-            if n4 > 126:
-                n4, p = _uvt(b, p, n4 + 1)
-                n4 -= 1
-            if n4 < 0:
+            if n5 > 126:
+                n5, p = _uvt(b, p, n5 + 1)
+                n5 -= 1
+            if n5 < 0:
                 raise DecodeError('ReassignableTopic.Name: null where not nullable')
             else:
-                q5 = p + n4
-                if q5 > bl:
-                    raise DecodeError('ReassignableTopic.Name: length ' + str(n4) + ' past the end')
-                e3.name = str(b[p:q5], 'utf-8')
-                p = q5
-            n6 = b[p] - 1
+                q6 = p + n5
+                if q6 > bl:
+                    raise DecodeError('ReassignableTopic.Name: length ' + str(n5) + ' past the end')
+                e4.name = str(b[p:q6], 'utf-8')
+                p = q6
+            n7 = b[p] - 1
             p += 1
-            if n6 > 126:
-                n6, p = _uvt(b, p, n6 + 1)
-                n6 -= 1
-            if n6 < 0:
+            if n7 > 126:
+                n7, p = _uvt(b, p, n7 + 1)
+                n7 -= 1
+            if n7 < 0:
                 raise DecodeError('ReassignableTopic.Partitions: null where not nullable')
             else:
-                if n6 > bl - p:
-                    raise DecodeError('ReassignableTopic.Partitions: count ' + str(n6) + ' past the end')
-                xs7 = []
-                for _ in range(n6):
-                    e8 = _new(_AlterPartitionReassignmentsRequest_ReassignablePartition)
-                    e8.partition_index, = _S0.unpack_from(b, p)
-                    p += 4
-                    n9 = b[p] - 1
-                    p += 1
-                    if n9 > 126:
-                        n9, p = _uvt(b, p, n9 + 1)
-                        n9 -= 1
-                    if n9 < 0:
-                        e8.replicas = None
-                    elif n9 < 64:
-                        e8.replicas = list(_ARRAY_i[n9].unpack_from(b, p))
-                        p += 4 * n9
+                if n7 > bl - p:
+                    raise DecodeError('ReassignableTopic.Partitions: count ' + str(n7) + ' past the end')
+                xs8 = []
+                for _ in range(n7):
+                    e9 = _new(_AlterPartitionReassignmentsRequest_ReassignablePartition)
+                    e9.partition_index, h10, = _S0.unpack_from(b, p)
+                    p += 5
+                    n11 = h10 - 1
+                    if n11 > 126:
+                        n11, p = _uvt(b, p, n11 + 1)
+                        n11 -= 1
+                    if n11 < 0:
+                        e9.replicas = None
+                    elif n11 < 64:
+                        e9.replicas = list(_ARRAY_i[n11].unpack_from(b, p))
+                        p += 4 * n11
                     else:
-                        if n9 > bl - p:
-                            raise DecodeError('ReassignablePartition.Replicas: count ' + str(n9) + ' past the end')
-                        e8.replicas = list(_struct.Struct('>' + str(n9) + 'i').unpack_from(b, p))
-                        p += 4 * n9
+                        if n11 > bl - p:
+                            raise DecodeError('ReassignablePartition.Replicas: count ' + str(n11) + ' past the end')
+                        e9.replicas = list(_struct.Struct('>' + str(n11) + 'i').unpack_from(b, p))
+                        p += 4 * n11
                     if b[p] == 0:  # no tagged fields, the common case
-                        e8.unknown_tagged_fields = None
+                        e9.unknown_tagged_fields = None
                         p += 1
                     else:
-                        p = _t_AlterPartitionReassignmentsRequest_ReassignablePartition_0(b, p, e8)
-                    xs7.append(e8)
-                e3.partitions = xs7
+                        p = _t_AlterPartitionReassignmentsRequest_ReassignablePartition_0(b, p, e9)
+                    xs8.append(e9)
+                e4.partitions = xs8
             if b[p] == 0:  # no tagged fields, the common case
-                e3.unknown_tagged_fields = None
+                e4.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_AlterPartitionReassignmentsRequest_ReassignableTopic_0(b, p, e3)
-            xs2.append(e3)
-        o.topics = xs2
+                p = _t_AlterPartitionReassignmentsRequest_ReassignableTopic_0(b, p, e4)
+            xs3.append(e4)
+        o.topics = xs3
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         p += 1
@@ -407,7 +407,7 @@ def _r_AlterPartitionReassignmentsRequest_1(b, p):
 
 
 def _w_AlterPartitionReassignmentsRequest_1(o, w):
-    w += _S1.pack(o.timeout_ms, o.allow_replication_factor_change)
+    w += _S3.pack(o.timeout_ms, o.allow_replication_factor_change)
     xs1 = o.topics
     ln = len(xs1) + 1
     if ln < 128:
@@ -430,7 +430,7 @@ def _w_AlterPartitionReassignmentsRequest_1(o, w):
         else:
             _wuv(w, ln)
         for e5 in xs4:
-            w += _S0.pack(e5.partition_index)
+            w += _S1.pack(e5.partition_index)
             xs6 = e5.replicas
             if xs6 is None:
                 w.append(0)
@@ -530,89 +530,87 @@ def _t_AlterPartitionReassignmentsResponse_0(b, p, o):
 def _r_AlterPartitionReassignmentsResponse_0(b, p):
     bl = len(b)
     o = _new(AlterPartitionReassignmentsResponse)
-    o.throttle_time_ms, o.error_code, = _S2.unpack_from(b, p)
-    p += 6
-    n1 = b[p] - 1
-    p += 1
-    if n1 > 126:
-        n1, p = _uvt(b, p, n1 + 1)
-        n1 -= 1
-    if n1 < 0:
+    o.throttle_time_ms, o.error_code, h1, = _S4.unpack_from(b, p)
+    p += 7
+    n2 = h1 - 1
+    if n2 > 126:
+        n2, p = _uvt(b, p, n2 + 1)
+        n2 -= 1
+    if n2 < 0:
         o.error_message = None
     else:
-        q2 = p + n1
-        if q2 > bl:
-            raise DecodeError('AlterPartitionReassignmentsResponse.ErrorMessage: length ' + str(n1) + ' past the end')
-        o.error_message = str(b[p:q2], 'utf-8')
-        p = q2
-    n3 = b[p] - 1
+        q3 = p + n2
+        if q3 > bl:
+            raise DecodeError('AlterPartitionReassignmentsResponse.ErrorMessage: length ' + str(n2) + ' past the end')
+        o.error_message = str(b[p:q3], 'utf-8')
+        p = q3
+    n4 = b[p] - 1
     p += 1
-    if n3 > 126:
-        n3, p = _uvt(b, p, n3 + 1)
-        n3 -= 1
-    if n3 < 0:
+    if n4 > 126:
+        n4, p = _uvt(b, p, n4 + 1)
+        n4 -= 1
+    if n4 < 0:
         raise DecodeError('AlterPartitionReassignmentsResponse.Responses: null where not nullable')
     else:
-        if n3 > bl - p:
-            raise DecodeError('AlterPartitionReassignmentsResponse.Responses: count ' + str(n3) + ' past the end')
-        xs4 = []
-        for _ in range(n3):
-            e5 = _new(_AlterPartitionReassignmentsResponse_ReassignableTopicResponse)
-            n6 = b[p] - 1
+        if n4 > bl - p:
+            raise DecodeError('AlterPartitionReassignmentsResponse.Responses: count ' + str(n4) + ' past the end')
+        xs5 = []
+        for _ in range(n4):
+            e6 = _new(_AlterPartitionReassignmentsResponse_ReassignableTopicResponse)
+            n7 = b[p] - 1
             p += 1
-            if n6 > 126:
-                n6, p = _uvt(b, p, n6 + 1)
-                n6 -= 1
-            if n6 < 0:
+            if n7 > 126:
+                n7, p = _uvt(b, p, n7 + 1)
+                n7 -= 1
+            if n7 < 0:
                 raise DecodeError('ReassignableTopicResponse.Name: null where not nullable')
             else:
-                q7 = p + n6
-                if q7 > bl:
-                    raise DecodeError('ReassignableTopicResponse.Name: length ' + str(n6) + ' past the end')
-                e5.name = str(b[p:q7], 'utf-8')
-                p = q7
-            n8 = b[p] - 1
+                q8 = p + n7
+                if q8 > bl:
+                    raise DecodeError('ReassignableTopicResponse.Name: length ' + str(n7) + ' past the end')
+                e6.name = str(b[p:q8], 'utf-8')
+                p = q8
+            n9 = b[p] - 1
             p += 1
-            if n8 > 126:
-                n8, p = _uvt(b, p, n8 + 1)
-                n8 -= 1
-            if n8 < 0:
+            if n9 > 126:
+                n9, p = _uvt(b, p, n9 + 1)
+                n9 -= 1
+            if n9 < 0:
                 raise DecodeError('ReassignableTopicResponse.Partitions: null where not nullable')
             else:
-                if n8 > bl - p:
-                    raise DecodeError('ReassignableTopicResponse.Partitions: count ' + str(n8) + ' past the end')
-                xs9 = []
-                for _ in range(n8):
-                    e10 = _new(_AlterPartitionReassignmentsResponse_ReassignablePartitionResponse)
-                    e10.partition_index, e10.error_code, = _S2.unpack_from(b, p)
-                    p += 6
-                    n11 = b[p] - 1
-                    p += 1
-                    if n11 > 126:
-                        n11, p = _uvt(b, p, n11 + 1)
-                        n11 -= 1
-                    if n11 < 0:
-                        e10.error_message = None
+                if n9 > bl - p:
+                    raise DecodeError('ReassignableTopicResponse.Partitions: count ' + str(n9) + ' past the end')
+                xs10 = []
+                for _ in range(n9):
+                    e11 = _new(_AlterPartitionReassignmentsResponse_ReassignablePartitionResponse)
+                    e11.partition_index, e11.error_code, h12, = _S4.unpack_from(b, p)
+                    p += 7
+                    n13 = h12 - 1
+                    if n13 > 126:
+                        n13, p = _uvt(b, p, n13 + 1)
+                        n13 -= 1
+                    if n13 < 0:
+                        e11.error_message = None
                     else:
-                        q12 = p + n11
-                        if q12 > bl:
-                            raise DecodeError('ReassignablePartitionResponse.ErrorMessage: length ' + str(n11) + ' past the end')
-                        e10.error_message = str(b[p:q12], 'utf-8')
-                        p = q12
+                        q14 = p + n13
+                        if q14 > bl:
+                            raise DecodeError('ReassignablePartitionResponse.ErrorMessage: length ' + str(n13) + ' past the end')
+                        e11.error_message = str(b[p:q14], 'utf-8')
+                        p = q14
                     if b[p] == 0:  # no tagged fields, the common case
-                        e10.unknown_tagged_fields = None
+                        e11.unknown_tagged_fields = None
                         p += 1
                     else:
-                        p = _t_AlterPartitionReassignmentsResponse_ReassignablePartitionResponse_0(b, p, e10)
-                    xs9.append(e10)
-                e5.partitions = xs9
+                        p = _t_AlterPartitionReassignmentsResponse_ReassignablePartitionResponse_0(b, p, e11)
+                    xs10.append(e11)
+                e6.partitions = xs10
             if b[p] == 0:  # no tagged fields, the common case
-                e5.unknown_tagged_fields = None
+                e6.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_AlterPartitionReassignmentsResponse_ReassignableTopicResponse_0(b, p, e5)
-            xs4.append(e5)
-        o.responses = xs4
+                p = _t_AlterPartitionReassignmentsResponse_ReassignableTopicResponse_0(b, p, e6)
+            xs5.append(e6)
+        o.responses = xs5
     o.allow_replication_factor_change = True
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
@@ -623,7 +621,7 @@ def _r_AlterPartitionReassignmentsResponse_0(b, p):
 
 
 def _w_AlterPartitionReassignmentsResponse_0(o, w):
-    w += _S2.pack(o.throttle_time_ms, o.error_code)
+    w += _S5.pack(o.throttle_time_ms, o.error_code)
     v1 = o.error_message
     if v1 is None:
         w.append(0)
@@ -657,7 +655,7 @@ def _w_AlterPartitionReassignmentsResponse_0(o, w):
         else:
             _wuv(w, ln)
         for e6 in xs5:
-            w += _S2.pack(e6.partition_index, e6.error_code)
+            w += _S5.pack(e6.partition_index, e6.error_code)
             v7 = e6.error_message
             if v7 is None:
                 w.append(0)
@@ -686,89 +684,87 @@ def _w_AlterPartitionReassignmentsResponse_0(o, w):
 def _r_AlterPartitionReassignmentsResponse_1(b, p):
     bl = len(b)
     o = _new(AlterPartitionReassignmentsResponse)
-    o.throttle_time_ms, o.allow_replication_factor_change, o.error_code, = _S3.unpack_from(b, p)
-    p += 7
-    n1 = b[p] - 1
-    p += 1
-    if n1 > 126:
-        n1, p = _uvt(b, p, n1 + 1)
-        n1 -= 1
-    if n1 < 0:
+    o.throttle_time_ms, o.allow_replication_factor_change, o.error_code, h1, = _S6.unpack_from(b, p)
+    p += 8
+    n2 = h1 - 1
+    if n2 > 126:
+        n2, p = _uvt(b, p, n2 + 1)
+        n2 -= 1
+    if n2 < 0:
         o.error_message = None
     else:
-        q2 = p + n1
-        if q2 > bl:
-            raise DecodeError('AlterPartitionReassignmentsResponse.ErrorMessage: length ' + str(n1) + ' past the end')
-        o.error_message = str(b[p:q2], 'utf-8')
-        p = q2
-    n3 = b[p] - 1
+        q3 = p + n2
+        if q3 > bl:
+            raise DecodeError('AlterPartitionReassignmentsResponse.ErrorMessage: length ' + str(n2) + ' past the end')
+        o.error_message = str(b[p:q3], 'utf-8')
+        p = q3
+    n4 = b[p] - 1
     p += 1
-    if n3 > 126:
-        n3, p = _uvt(b, p, n3 + 1)
-        n3 -= 1
-    if n3 < 0:
+    if n4 > 126:
+        n4, p = _uvt(b, p, n4 + 1)
+        n4 -= 1
+    if n4 < 0:
         raise DecodeError('AlterPartitionReassignmentsResponse.Responses: null where not nullable')
     else:
-        if n3 > bl - p:
-            raise DecodeError('AlterPartitionReassignmentsResponse.Responses: count ' + str(n3) + ' past the end')
-        xs4 = []
-        for _ in range(n3):
-            e5 = _new(_AlterPartitionReassignmentsResponse_ReassignableTopicResponse)
-            n6 = b[p] - 1
+        if n4 > bl - p:
+            raise DecodeError('AlterPartitionReassignmentsResponse.Responses: count ' + str(n4) + ' past the end')
+        xs5 = []
+        for _ in range(n4):
+            e6 = _new(_AlterPartitionReassignmentsResponse_ReassignableTopicResponse)
+            n7 = b[p] - 1
             p += 1
-            if n6 > 126:
-                n6, p = _uvt(b, p, n6 + 1)
-                n6 -= 1
-            if n6 < 0:
+            if n7 > 126:
+                n7, p = _uvt(b, p, n7 + 1)
+                n7 -= 1
+            if n7 < 0:
                 raise DecodeError('ReassignableTopicResponse.Name: null where not nullable')
             else:
-                q7 = p + n6
-                if q7 > bl:
-                    raise DecodeError('ReassignableTopicResponse.Name: length ' + str(n6) + ' past the end')
-                e5.name = str(b[p:q7], 'utf-8')
-                p = q7
-            n8 = b[p] - 1
+                q8 = p + n7
+                if q8 > bl:
+                    raise DecodeError('ReassignableTopicResponse.Name: length ' + str(n7) + ' past the end')
+                e6.name = str(b[p:q8], 'utf-8')
+                p = q8
+            n9 = b[p] - 1
             p += 1
-            if n8 > 126:
-                n8, p = _uvt(b, p, n8 + 1)
-                n8 -= 1
-            if n8 < 0:
+            if n9 > 126:
+                n9, p = _uvt(b, p, n9 + 1)
+                n9 -= 1
+            if n9 < 0:
                 raise DecodeError('ReassignableTopicResponse.Partitions: null where not nullable')
             else:
-                if n8 > bl - p:
-                    raise DecodeError('ReassignableTopicResponse.Partitions: count ' + str(n8) + ' past the end')
-                xs9 = []
-                for _ in range(n8):
-                    e10 = _new(_AlterPartitionReassignmentsResponse_ReassignablePartitionResponse)
-                    e10.partition_index, e10.error_code, = _S2.unpack_from(b, p)
-                    p += 6
-                    n11 = b[p] - 1
-                    p += 1
-                    if n11 > 126:
-                        n11, p = _uvt(b, p, n11 + 1)
-                        n11 -= 1
-                    if n11 < 0:
-                        e10.error_message = None
+                if n9 > bl - p:
+                    raise DecodeError('ReassignableTopicResponse.Partitions: count ' + str(n9) + ' past the end')
+                xs10 = []
+                for _ in range(n9):
+                    e11 = _new(_AlterPartitionReassignmentsResponse_ReassignablePartitionResponse)
+                    e11.partition_index, e11.error_code, h12, = _S4.unpack_from(b, p)
+                    p += 7
+                    n13 = h12 - 1
+                    if n13 > 126:
+                        n13, p = _uvt(b, p, n13 + 1)
+                        n13 -= 1
+                    if n13 < 0:
+                        e11.error_message = None
                     else:
-                        q12 = p + n11
-                        if q12 > bl:
-                            raise DecodeError('ReassignablePartitionResponse.ErrorMessage: length ' + str(n11) + ' past the end')
-                        e10.error_message = str(b[p:q12], 'utf-8')
-                        p = q12
+                        q14 = p + n13
+                        if q14 > bl:
+                            raise DecodeError('ReassignablePartitionResponse.ErrorMessage: length ' + str(n13) + ' past the end')
+                        e11.error_message = str(b[p:q14], 'utf-8')
+                        p = q14
                     if b[p] == 0:  # no tagged fields, the common case
-                        e10.unknown_tagged_fields = None
+                        e11.unknown_tagged_fields = None
                         p += 1
                     else:
-                        p = _t_AlterPartitionReassignmentsResponse_ReassignablePartitionResponse_0(b, p, e10)
-                    xs9.append(e10)
-                e5.partitions = xs9
+                        p = _t_AlterPartitionReassignmentsResponse_ReassignablePartitionResponse_0(b, p, e11)
+                    xs10.append(e11)
+                e6.partitions = xs10
             if b[p] == 0:  # no tagged fields, the common case
-                e5.unknown_tagged_fields = None
+                e6.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_AlterPartitionReassignmentsResponse_ReassignableTopicResponse_0(b, p, e5)
-            xs4.append(e5)
-        o.responses = xs4
+                p = _t_AlterPartitionReassignmentsResponse_ReassignableTopicResponse_0(b, p, e6)
+            xs5.append(e6)
+        o.responses = xs5
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         p += 1
@@ -778,7 +774,7 @@ def _r_AlterPartitionReassignmentsResponse_1(b, p):
 
 
 def _w_AlterPartitionReassignmentsResponse_1(o, w):
-    w += _S3.pack(o.throttle_time_ms, o.allow_replication_factor_change, o.error_code)
+    w += _S7.pack(o.throttle_time_ms, o.allow_replication_factor_change, o.error_code)
     v1 = o.error_message
     if v1 is None:
         w.append(0)
@@ -812,7 +808,7 @@ def _w_AlterPartitionReassignmentsResponse_1(o, w):
         else:
             _wuv(w, ln)
         for e6 in xs5:
-            w += _S2.pack(e6.partition_index, e6.error_code)
+            w += _S5.pack(e6.partition_index, e6.error_code)
             v7 = e6.error_message
             if v7 is None:
                 w.append(0)

@@ -30,7 +30,9 @@ def _first(tag_and_bytes):
 
 _S0 = _struct.Struct('>i')
 _S1 = _struct.Struct('>h')
-_S2 = _struct.Struct('>ih')
+_S2 = _struct.Struct('>ii')
+_S3 = _struct.Struct('>ih')
+_S4 = _struct.Struct('>iB')
 _ARRAY_i = tuple(_struct.Struct('>' + str(n) + 'i') for n in range(64))
 
 
@@ -416,46 +418,45 @@ def _w_AlterReplicaLogDirsRequest_1(o, w):
 def _r_AlterReplicaLogDirsResponse_0(b, p):
     bl = len(b)
     o = _new(AlterReplicaLogDirsResponse)
-    o.throttle_time_ms, = _S0.unpack_from(b, p)
-    p += 4
-    n1, = _S0.unpack_from(b, p)
-    p += 4
-    if n1 < 0:
+    o.throttle_time_ms, h1, = _S2.unpack_from(b, p)
+    p += 8
+    n2 = h1
+    if n2 < 0:
         raise DecodeError('AlterReplicaLogDirsResponse.Results: null where not nullable')
     else:
-        if n1 > bl - p:
-            raise DecodeError('AlterReplicaLogDirsResponse.Results: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3 = _new(_AlterReplicaLogDirsResponse_AlterReplicaLogDirTopicResult)
-            n4, = _S1.unpack_from(b, p)
+        if n2 > bl - p:
+            raise DecodeError('AlterReplicaLogDirsResponse.Results: count ' + str(n2) + ' past the end')
+        xs3 = []
+        for _ in range(n2):
+            e4 = _new(_AlterReplicaLogDirsResponse_AlterReplicaLogDirTopicResult)
+            n5, = _S1.unpack_from(b, p)
             p += 2
-            if n4 < 0:
+            if n5 < 0:
                 raise DecodeError('AlterReplicaLogDirTopicResult.TopicName: null where not nullable')
             else:
-                q5 = p + n4
-                if q5 > bl:
-                    raise DecodeError('AlterReplicaLogDirTopicResult.TopicName: length ' + str(n4) + ' past the end')
-                e3.topic_name = str(b[p:q5], 'utf-8')
-                p = q5
-            n6, = _S0.unpack_from(b, p)
+                q6 = p + n5
+                if q6 > bl:
+                    raise DecodeError('AlterReplicaLogDirTopicResult.TopicName: length ' + str(n5) + ' past the end')
+                e4.topic_name = str(b[p:q6], 'utf-8')
+                p = q6
+            n7, = _S0.unpack_from(b, p)
             p += 4
-            if n6 < 0:
+            if n7 < 0:
                 raise DecodeError('AlterReplicaLogDirTopicResult.Partitions: null where not nullable')
             else:
-                if n6 > bl - p:
-                    raise DecodeError('AlterReplicaLogDirTopicResult.Partitions: count ' + str(n6) + ' past the end')
-                xs7 = []
-                for _ in range(n6):
-                    e8 = _new(_AlterReplicaLogDirsResponse_AlterReplicaLogDirPartitionResult)
-                    e8.partition_index, e8.error_code, = _S2.unpack_from(b, p)
+                if n7 > bl - p:
+                    raise DecodeError('AlterReplicaLogDirTopicResult.Partitions: count ' + str(n7) + ' past the end')
+                xs8 = []
+                for _ in range(n7):
+                    e9 = _new(_AlterReplicaLogDirsResponse_AlterReplicaLogDirPartitionResult)
+                    e9.partition_index, e9.error_code, = _S3.unpack_from(b, p)
                     p += 6
-                    e8.unknown_tagged_fields = None
-                    xs7.append(e8)
-                e3.partitions = xs7
-            e3.unknown_tagged_fields = None
-            xs2.append(e3)
-        o.results = xs2
+                    e9.unknown_tagged_fields = None
+                    xs8.append(e9)
+                e4.partitions = xs8
+            e4.unknown_tagged_fields = None
+            xs3.append(e4)
+        o.results = xs3
     o.unknown_tagged_fields = None
     return o, p
 
@@ -472,7 +473,7 @@ def _w_AlterReplicaLogDirsResponse_0(o, w):
         xs4 = e2.partitions
         w += _S0.pack(len(xs4))
         for e5 in xs4:
-            w += _S2.pack(e5.partition_index, e5.error_code)
+            w += _S3.pack(e5.partition_index, e5.error_code)
 
 
 def _t_AlterReplicaLogDirsResponse_AlterReplicaLogDirPartitionResult_0(b, p, o):
@@ -547,63 +548,62 @@ def _t_AlterReplicaLogDirsResponse_0(b, p, o):
 def _r_AlterReplicaLogDirsResponse_1(b, p):
     bl = len(b)
     o = _new(AlterReplicaLogDirsResponse)
-    o.throttle_time_ms, = _S0.unpack_from(b, p)
-    p += 4
-    n1 = b[p] - 1
-    p += 1
-    if n1 > 126:
-        n1, p = _uvt(b, p, n1 + 1)
-        n1 -= 1
-    if n1 < 0:
+    o.throttle_time_ms, h1, = _S4.unpack_from(b, p)
+    p += 5
+    n2 = h1 - 1
+    if n2 > 126:
+        n2, p = _uvt(b, p, n2 + 1)
+        n2 -= 1
+    if n2 < 0:
         raise DecodeError('AlterReplicaLogDirsResponse.Results: null where not nullable')
     else:
-        if n1 > bl - p:
-            raise DecodeError('AlterReplicaLogDirsResponse.Results: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3 = _new(_AlterReplicaLogDirsResponse_AlterReplicaLogDirTopicResult)
-            n4 = b[p] - 1
+        if n2 > bl - p:
+            raise DecodeError('AlterReplicaLogDirsResponse.Results: count ' + str(n2) + ' past the end')
+        xs3 = []
+        for _ in range(n2):
+            e4 = _new(_AlterReplicaLogDirsResponse_AlterReplicaLogDirTopicResult)
+            n5 = b[p] - 1
             p += 1
-            if n4 > 126:
-                n4, p = _uvt(b, p, n4 + 1)
-                n4 -= 1
-            if n4 < 0:
+            if n5 > 126:
+                n5, p = _uvt(b, p, n5 + 1)
+                n5 -= 1
+            if n5 < 0:
                 raise DecodeError('AlterReplicaLogDirTopicResult.TopicName: null where not nullable')
             else:
-                q5 = p + n4
-                if q5 > bl:
-                    raise DecodeError('AlterReplicaLogDirTopicResult.TopicName: length ' + str(n4) + ' past the end')
-                e3.topic_name = str(b[p:q5], 'utf-8')
-                p = q5
-            n6 = b[p] - 1
+                q6 = p + n5
+                if q6 > bl:
+                    raise DecodeError('AlterReplicaLogDirTopicResult.TopicName: length ' + str(n5) + ' past the end')
+                e4.topic_name = str(b[p:q6], 'utf-8')
+                p = q6
+            n7 = b[p] - 1
             p += 1
-            if n6 > 126:
-                n6, p = _uvt(b, p, n6 + 1)
-                n6 -= 1
-            if n6 < 0:
+            if n7 > 126:
+                n7, p = _uvt(b, p, n7 + 1)
+                n7 -= 1
+            if n7 < 0:
                 raise DecodeError('AlterReplicaLogDirTopicResult.Partitions: null where not nullable')
             else:
-                if n6 > bl - p:
-                    raise DecodeError('AlterReplicaLogDirTopicResult.Partitions: count ' + str(n6) + ' past the end')
-                xs7 = []
-                for _ in range(n6):
-                    e8 = _new(_AlterReplicaLogDirsResponse_AlterReplicaLogDirPartitionResult)
-                    e8.partition_index, e8.error_code, = _S2.unpack_from(b, p)
+                if n7 > bl - p:
+                    raise DecodeError('AlterReplicaLogDirTopicResult.Partitions: count ' + str(n7) + ' past the end')
+                xs8 = []
+                for _ in range(n7):
+                    e9 = _new(_AlterReplicaLogDirsResponse_AlterReplicaLogDirPartitionResult)
+                    e9.partition_index, e9.error_code, = _S3.unpack_from(b, p)
                     p += 6
                     if b[p] == 0:  # no tagged fields, the common case
-                        e8.unknown_tagged_fields = None
+                        e9.unknown_tagged_fields = None
                         p += 1
                     else:
-                        p = _t_AlterReplicaLogDirsResponse_AlterReplicaLogDirPartitionResult_0(b, p, e8)
-                    xs7.append(e8)
-                e3.partitions = xs7
+                        p = _t_AlterReplicaLogDirsResponse_AlterReplicaLogDirPartitionResult_0(b, p, e9)
+                    xs8.append(e9)
+                e4.partitions = xs8
             if b[p] == 0:  # no tagged fields, the common case
-                e3.unknown_tagged_fields = None
+                e4.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_AlterReplicaLogDirsResponse_AlterReplicaLogDirTopicResult_0(b, p, e3)
-            xs2.append(e3)
-        o.results = xs2
+                p = _t_AlterReplicaLogDirsResponse_AlterReplicaLogDirTopicResult_0(b, p, e4)
+            xs3.append(e4)
+        o.results = xs3
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         p += 1
@@ -636,7 +636,7 @@ def _w_AlterReplicaLogDirsResponse_1(o, w):
         else:
             _wuv(w, ln)
         for e5 in xs4:
-            w += _S2.pack(e5.partition_index, e5.error_code)
+            w += _S3.pack(e5.partition_index, e5.error_code)
             if e5.unknown_tagged_fields:
                 _wtags(w, e5.unknown_tagged_fields)
             else:

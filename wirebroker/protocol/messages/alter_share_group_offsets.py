@@ -29,8 +29,10 @@ def _first(tag_and_bytes):
     return tag_and_bytes[0]
 
 _S0 = _struct.Struct('>iq')
-_S1 = _struct.Struct('>ih')
-_S2 = _struct.Struct('>16s')
+_S1 = _struct.Struct('>ihB')
+_S2 = _struct.Struct('>16sB')
+_S3 = _struct.Struct('>ih')
+_S4 = _struct.Struct('>16s')
 
 
 class AlterShareGroupOffsetsRequest(Message):
@@ -379,91 +381,88 @@ def _t_AlterShareGroupOffsetsResponse_0(b, p, o):
 def _r_AlterShareGroupOffsetsResponse_0(b, p):
     bl = len(b)
     o = _new(AlterShareGroupOffsetsResponse)
-    o.throttle_time_ms, o.error_code, = _S1.unpack_from(b, p)
-    p += 6
-    n1 = b[p] - 1
-    p += 1
-    if n1 > 126:
-        n1, p = _uvt(b, p, n1 + 1)
-        n1 -= 1
-    if n1 < 0:
+    o.throttle_time_ms, o.error_code, h1, = _S1.unpack_from(b, p)
+    p += 7
+    n2 = h1 - 1
+    if n2 > 126:
+        n2, p = _uvt(b, p, n2 + 1)
+        n2 -= 1
+    if n2 < 0:
         o.error_message = None
     else:
-        q2 = p + n1
-        if q2 > bl:
-            raise DecodeError('AlterShareGroupOffsetsResponse.ErrorMessage: length ' + str(n1) + ' past the end')
-        o.error_message = str(b[p:q2], 'utf-8')
-        p = q2
-    n3 = b[p] - 1
+        q3 = p + n2
+        if q3 > bl:
+            raise DecodeError('AlterShareGroupOffsetsResponse.ErrorMessage: length ' + str(n2) + ' past the end')
+        o.error_message = str(b[p:q3], 'utf-8')
+        p = q3
+    n4 = b[p] - 1
     p += 1
-    if n3 > 126:
-        n3, p = _uvt(b, p, n3 + 1)
-        n3 -= 1
-    if n3 < 0:
+    if n4 > 126:
+        n4, p = _uvt(b, p, n4 + 1)
+        n4 -= 1
+    if n4 < 0:
         raise DecodeError('AlterShareGroupOffsetsResponse.Responses: null where not nullable')
     else:
-        if n3 > bl - p:
-            raise DecodeError('AlterShareGroupOffsetsResponse.Responses: count ' + str(n3) + ' past the end')
-        xs4 = []
-        for _ in range(n3):
-            e5 = _new(_AlterShareGroupOffsetsResponse_AlterShareGroupOffsetsResponseTopic)
-            n6 = b[p] - 1
+        if n4 > bl - p:
+            raise DecodeError('AlterShareGroupOffsetsResponse.Responses: count ' + str(n4) + ' past the end')
+        xs5 = []
+        for _ in range(n4):
+            e6 = _new(_AlterShareGroupOffsetsResponse_AlterShareGroupOffsetsResponseTopic)
+            n7 = b[p] - 1
             p += 1
-            if n6 > 126:
-                n6, p = _uvt(b, p, n6 + 1)
-                n6 -= 1
-            if n6 < 0:
+            if n7 > 126:
+                n7, p = _uvt(b, p, n7 + 1)
+                n7 -= 1
+            if n7 < 0:
                 raise DecodeError('AlterShareGroupOffsetsResponseTopic.TopicName: null where not nullable')
             else:
-                q7 = p + n6
-                if q7 > bl:
-                    raise DecodeError('AlterShareGroupOffsetsResponseTopic.TopicName: length ' + str(n6) + ' past the end')
-                e5.topic_name = str(b[p:q7], 'utf-8')
-                p = q7
-            e5.topic_id, = _S2.unpack_from(b, p)
-            p += 16
-            n8 = b[p] - 1
-            p += 1
-            if n8 > 126:
-                n8, p = _uvt(b, p, n8 + 1)
-                n8 -= 1
-            if n8 < 0:
+                q8 = p + n7
+                if q8 > bl:
+                    raise DecodeError('AlterShareGroupOffsetsResponseTopic.TopicName: length ' + str(n7) + ' past the end')
+                e6.topic_name = str(b[p:q8], 'utf-8')
+                p = q8
+            e6.topic_id, h9, = _S2.unpack_from(b, p)
+            p += 17
+            n10 = h9 - 1
+            if n10 > 126:
+                n10, p = _uvt(b, p, n10 + 1)
+                n10 -= 1
+            if n10 < 0:
                 raise DecodeError('AlterShareGroupOffsetsResponseTopic.Partitions: null where not nullable')
             else:
-                if n8 > bl - p:
-                    raise DecodeError('AlterShareGroupOffsetsResponseTopic.Partitions: count ' + str(n8) + ' past the end')
-                xs9 = []
-                for _ in range(n8):
-                    e10 = _new(_AlterShareGroupOffsetsResponse_AlterShareGroupOffsetsResponsePartition)
-                    e10.partition_index, e10.error_code, = _S1.unpack_from(b, p)
-                    p += 6
-                    n11 = b[p] - 1
-                    p += 1
-                    if n11 > 126:
-                        n11, p = _uvt(b, p, n11 + 1)
-                        n11 -= 1
-                    if n11 < 0:
-                        e10.error_message = None
+                if n10 > bl - p:
+                    raise DecodeError('AlterShareGroupOffsetsResponseTopic.Partitions: count ' + str(n10) + ' past the end')
+                xs11 = []
+                for _ in range(n10):
+                    e12 = _new(_AlterShareGroupOffsetsResponse_AlterShareGroupOffsetsResponsePartition)
+                    e12.partition_index, e12.error_code, h13, = _S1.unpack_from(b, p)
+                    p += 7
+                    n14 = h13 - 1
+                    if n14 > 126:
+                        n14, p = _uvt(b, p, n14 + 1)
+                        n14 -= 1
+                    if n14 < 0:
+                        e12.error_message = None
                     else:
-                        q12 = p + n11
-                        if q12 > bl:
-                            raise DecodeError('AlterShareGroupOffsetsResponsePartition.ErrorMessage: length ' + str(n11) + ' past the end')
-                        e10.error_message = str(b[p:q12], 'utf-8')
-                        p = q12
+                        q15 = p + n14
+                        if q15 > bl:
+                            raise DecodeError('AlterShareGroupOffsetsResponsePartition.ErrorMessage: length ' + str(n14) + ' past the end')
+                        e12.error_message = str(b[p:q15], 'utf-8')
+                        p = q15
                     if b[p] == 0:  # no tagged fields, the common case
-                        e10.unknown_tagged_fields = None
+                        e12.unknown_tagged_fields = None
                         p += 1
                     else:
-                        p = _t_AlterShareGroupOffsetsResponse_AlterShareGroupOffsetsResponsePartition_0(b, p, e10)
-                    xs9.append(e10)
-                e5.partitions = xs9
+                        p = _t_AlterShareGroupOffsetsResponse_AlterShareGroupOffsetsResponsePartition_0(b, p, e12)
+                    xs11.append(e12)
+                e6.partitions = xs11
             if b[p] == 0:  # no tagged fields, the common case
-                e5.unknown_tagged_fields = None
+                e6.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_AlterShareGroupOffsetsResponse_AlterShareGroupOffsetsResponseTopic_0(b, p, e5)
-            xs4.append(e5)
-        o.responses = xs4
+                p = _t_AlterShareGroupOffsetsResponse_AlterShareGroupOffsetsResponseTopic_0(b, p, e6)
+            xs5.append(e6)
+        o.responses = xs5
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         p += 1
@@ -473,7 +472,7 @@ def _r_AlterShareGroupOffsetsResponse_0(b, p):
 
 
 def _w_AlterShareGroupOffsetsResponse_0(o, w):
-    w += _S1.pack(o.throttle_time_ms, o.error_code)
+    w += _S3.pack(o.throttle_time_ms, o.error_code)
     v1 = o.error_message
     if v1 is None:
         w.append(0)
@@ -500,7 +499,7 @@ def _w_AlterShareGroupOffsetsResponse_0(o, w):
         else:
             _wuv(w, ln)
         w += v4
-        w += _S2.pack(e3.topic_id)
+        w += _S4.pack(e3.topic_id)
         xs5 = e3.partitions
         ln = len(xs5) + 1
         if ln < 128:
@@ -508,7 +507,7 @@ def _w_AlterShareGroupOffsetsResponse_0(o, w):
         else:
             _wuv(w, ln)
         for e6 in xs5:
-            w += _S1.pack(e6.partition_index, e6.error_code)
+            w += _S3.pack(e6.partition_index, e6.error_code)
             v7 = e6.error_message
             if v7 is None:
                 w.append(0)

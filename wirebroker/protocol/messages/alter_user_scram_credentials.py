@@ -29,9 +29,12 @@ def _first(tag_and_bytes):
     return tag_and_bytes[0]
 
 _S0 = _struct.Struct('>b')
-_S1 = _struct.Struct('>bi')
-_S2 = _struct.Struct('>i')
-_S3 = _struct.Struct('>h')
+_S1 = _struct.Struct('>biB')
+_S2 = _struct.Struct('>bi')
+_S3 = _struct.Struct('>iB')
+_S4 = _struct.Struct('>hB')
+_S5 = _struct.Struct('>i')
+_S6 = _struct.Struct('>h')
 
 
 class AlterUserScramCredentialsRequest(Message):
@@ -236,34 +239,33 @@ def _r_AlterUserScramCredentialsRequest_0(b, p):
                     raise DecodeError('ScramCredentialUpsertion.Name: length ' + str(n9) + ' past the end')
                 e8.name = str(b[p:q10], 'utf-8')
                 p = q10
-            e8.mechanism, e8.iterations, = _S1.unpack_from(b, p)
-            p += 5
-            n11 = b[p] - 1
-            p += 1
-            if n11 > 126:
-                n11, p = _uvt(b, p, n11 + 1)
-                n11 -= 1
-            if n11 < 0:
+            e8.mechanism, e8.iterations, h11, = _S1.unpack_from(b, p)
+            p += 6
+            n12 = h11 - 1
+            if n12 > 126:
+                n12, p = _uvt(b, p, n12 + 1)
+                n12 -= 1
+            if n12 < 0:
                 raise DecodeError('ScramCredentialUpsertion.Salt: null where not nullable')
             else:
-                q12 = p + n11
-                if q12 > bl:
-                    raise DecodeError('ScramCredentialUpsertion.Salt: length ' + str(n11) + ' past the end')
-                e8.salt = bytes(b[p:q12])
-                p = q12
-            n13 = b[p] - 1
+                q13 = p + n12
+                if q13 > bl:
+                    raise DecodeError('ScramCredentialUpsertion.Salt: length ' + str(n12) + ' past the end')
+                e8.salt = bytes(b[p:q13])
+                p = q13
+            n14 = b[p] - 1
             p += 1
-            if n13 > 126:
-                n13, p = _uvt(b, p, n13 + 1)
-                n13 -= 1
-            if n13 < 0:
+            if n14 > 126:
+                n14, p = _uvt(b, p, n14 + 1)
+                n14 -= 1
+            if n14 < 0:
                 raise DecodeError('ScramCredentialUpsertion.SaltedPassword: null where not nullable')
             else:
-                q14 = p + n13
-                if q14 > bl:
-                    raise DecodeError('ScramCredentialUpsertion.SaltedPassword: length ' + str(n13) + ' past the end')
-                e8.salted_password = bytes(b[p:q14])
-                p = q14
+                q15 = p + n14
+                if q15 > bl:
+                    raise DecodeError('ScramCredentialUpsertion.SaltedPassword: length ' + str(n14) + ' past the end')
+                e8.salted_password = bytes(b[p:q15])
+                p = q15
             if b[p] == 0:  # no tagged fields, the common case
                 e8.unknown_tagged_fields = None
                 p += 1
@@ -315,7 +317,7 @@ def _w_AlterUserScramCredentialsRequest_0(o, w):
         else:
             _wuv(w, ln)
         w += v6
-        w += _S1.pack(e5.mechanism, e5.iterations)
+        w += _S2.pack(e5.mechanism, e5.iterations)
         v7 = e5.salt
         ln = len(v7) + 1
         if ln < 128:
@@ -389,56 +391,54 @@ def _t_AlterUserScramCredentialsResponse_0(b, p, o):
 def _r_AlterUserScramCredentialsResponse_0(b, p):
     bl = len(b)
     o = _new(AlterUserScramCredentialsResponse)
-    o.throttle_time_ms, = _S2.unpack_from(b, p)
-    p += 4
-    n1 = b[p] - 1
-    p += 1
-    if n1 > 126:
-        n1, p = _uvt(b, p, n1 + 1)
-        n1 -= 1
-    if n1 < 0:
+    o.throttle_time_ms, h1, = _S3.unpack_from(b, p)
+    p += 5
+    n2 = h1 - 1
+    if n2 > 126:
+        n2, p = _uvt(b, p, n2 + 1)
+        n2 -= 1
+    if n2 < 0:
         raise DecodeError('AlterUserScramCredentialsResponse.Results: null where not nullable')
     else:
-        if n1 > bl - p:
-            raise DecodeError('AlterUserScramCredentialsResponse.Results: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3 = _new(_AlterUserScramCredentialsResponse_AlterUserScramCredentialsResult)
-            n4 = b[p] - 1
+        if n2 > bl - p:
+            raise DecodeError('AlterUserScramCredentialsResponse.Results: count ' + str(n2) + ' past the end')
+        xs3 = []
+        for _ in range(n2):
+            e4 = _new(_AlterUserScramCredentialsResponse_AlterUserScramCredentialsResult)
+            n5 = b[p] - 1
             p += 1
-            if n4 > 126:
-                n4, p = _uvt(b, p, n4 + 1)
-                n4 -= 1
-            if n4 < 0:
+            if n5 > 126:
+                n5, p = _uvt(b, p, n5 + 1)
+                n5 -= 1
+            if n5 < 0:
                 raise DecodeError('AlterUserScramCredentialsResult.User: null where not nullable')
             else:
-                q5 = p + n4
-                if q5 > bl:
-                    raise DecodeError('AlterUserScramCredentialsResult.User: length ' + str(n4) + ' past the end')
-                e3.user = str(b[p:q5], 'utf-8')
-                p = q5
-            e3.error_code, = _S3.unpack_from(b, p)
-            p += 2
-            n6 = b[p] - 1
-            p += 1
-            if n6 > 126:
-                n6, p = _uvt(b, p, n6 + 1)
-                n6 -= 1
-            if n6 < 0:
-                e3.error_message = None
+                q6 = p + n5
+                if q6 > bl:
+                    raise DecodeError('AlterUserScramCredentialsResult.User: length ' + str(n5) + ' past the end')
+                e4.user = str(b[p:q6], 'utf-8')
+                p = q6
+            e4.error_code, h7, = _S4.unpack_from(b, p)
+            p += 3
+            n8 = h7 - 1
+            if n8 > 126:
+                n8, p = _uvt(b, p, n8 + 1)
+                n8 -= 1
+            if n8 < 0:
+                e4.error_message = None
             else:
-                q7 = p + n6
-                if q7 > bl:
-                    raise DecodeError('AlterUserScramCredentialsResult.ErrorMessage: length ' + str(n6) + ' past the end')
-                e3.error_message = str(b[p:q7], 'utf-8')
-                p = q7
+                q9 = p + n8
+                if q9 > bl:
+                    raise DecodeError('AlterUserScramCredentialsResult.ErrorMessage: length ' + str(n8) + ' past the end')
+                e4.error_message = str(b[p:q9], 'utf-8')
+                p = q9
             if b[p] == 0:  # no tagged fields, the common case
-                e3.unknown_tagged_fields = None
+                e4.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_AlterUserScramCredentialsResponse_AlterUserScramCredentialsResult_0(b, p, e3)
-            xs2.append(e3)
-        o.results = xs2
+                p = _t_AlterUserScramCredentialsResponse_AlterUserScramCredentialsResult_0(b, p, e4)
+            xs3.append(e4)
+        o.results = xs3
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         p += 1
@@ -448,7 +448,7 @@ def _r_AlterUserScramCredentialsResponse_0(b, p):
 
 
 def _w_AlterUserScramCredentialsResponse_0(o, w):
-    w += _S2.pack(o.throttle_time_ms)
+    w += _S5.pack(o.throttle_time_ms)
     xs1 = o.results
     ln = len(xs1) + 1
     if ln < 128:
@@ -464,7 +464,7 @@ def _w_AlterUserScramCredentialsResponse_0(o, w):
         else:
             _wuv(w, ln)
         w += v3
-        w += _S3.pack(e2.error_code)
+        w += _S6.pack(e2.error_code)
         v4 = e2.error_message
         if v4 is None:
             w.append(0)

@@ -28,12 +28,14 @@ _unpack_from = _struct.unpack_from
 def _first(tag_and_bytes):
     return tag_and_bytes[0]
 
-_S0 = _struct.Struct('>h')
-_S1 = _struct.Struct('>i')
-_S2 = _struct.Struct('>hhh')
-_S3 = _struct.Struct('>hh')
-_S4 = _struct.Struct('>q')
-_S5 = _struct.Struct('>?')
+_S0 = _struct.Struct('>hi')
+_S1 = _struct.Struct('>hhh')
+_S2 = _struct.Struct('>h')
+_S3 = _struct.Struct('>i')
+_S4 = _struct.Struct('>hB')
+_S5 = _struct.Struct('>hh')
+_S6 = _struct.Struct('>q')
+_S7 = _struct.Struct('>?')
 
 
 class ApiVersionsRequest(Message):
@@ -208,23 +210,22 @@ def _w_ApiVersionsRequest_1(o, w):
 def _r_ApiVersionsResponse_0(b, p):
     bl = len(b)
     o = _new(ApiVersionsResponse)
-    o.error_code, = _S0.unpack_from(b, p)
-    p += 2
-    n1, = _S1.unpack_from(b, p)
-    p += 4
-    if n1 < 0:
+    o.error_code, h1, = _S0.unpack_from(b, p)
+    p += 6
+    n2 = h1
+    if n2 < 0:
         raise DecodeError('ApiVersionsResponse.ApiKeys: null where not nullable')
     else:
-        if n1 > bl - p:
-            raise DecodeError('ApiVersionsResponse.ApiKeys: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3 = _new(_ApiVersionsResponse_ApiVersion)
-            e3.api_key, e3.min_version, e3.max_version, = _S2.unpack_from(b, p)
+        if n2 > bl - p:
+            raise DecodeError('ApiVersionsResponse.ApiKeys: count ' + str(n2) + ' past the end')
+        xs3 = []
+        for _ in range(n2):
+            e4 = _new(_ApiVersionsResponse_ApiVersion)
+            e4.api_key, e4.min_version, e4.max_version, = _S1.unpack_from(b, p)
             p += 6
-            e3.unknown_tagged_fields = None
-            xs2.append(e3)
-        o.api_keys = xs2
+            e4.unknown_tagged_fields = None
+            xs3.append(e4)
+        o.api_keys = xs3
     o.throttle_time_ms = 0
     o.supported_features = []
     o.finalized_features_epoch = -1
@@ -235,34 +236,33 @@ def _r_ApiVersionsResponse_0(b, p):
 
 
 def _w_ApiVersionsResponse_0(o, w):
-    w += _S0.pack(o.error_code)
+    w += _S2.pack(o.error_code)
     xs1 = o.api_keys
-    w += _S1.pack(len(xs1))
+    w += _S3.pack(len(xs1))
     for e2 in xs1:
-        w += _S2.pack(e2.api_key, e2.min_version, e2.max_version)
+        w += _S1.pack(e2.api_key, e2.min_version, e2.max_version)
 
 
 def _r_ApiVersionsResponse_1(b, p):
     bl = len(b)
     o = _new(ApiVersionsResponse)
-    o.error_code, = _S0.unpack_from(b, p)
-    p += 2
-    n1, = _S1.unpack_from(b, p)
-    p += 4
-    if n1 < 0:
+    o.error_code, h1, = _S0.unpack_from(b, p)
+    p += 6
+    n2 = h1
+    if n2 < 0:
         raise DecodeError('ApiVersionsResponse.ApiKeys: null where not nullable')
     else:
-        if n1 > bl - p:
-            raise DecodeError('ApiVersionsResponse.ApiKeys: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3 = _new(_ApiVersionsResponse_ApiVersion)
-            e3.api_key, e3.min_version, e3.max_version, = _S2.unpack_from(b, p)
+        if n2 > bl - p:
+            raise DecodeError('ApiVersionsResponse.ApiKeys: count ' + str(n2) + ' past the end')
+        xs3 = []
+        for _ in range(n2):
+            e4 = _new(_ApiVersionsResponse_ApiVersion)
+            e4.api_key, e4.min_version, e4.max_version, = _S1.unpack_from(b, p)
             p += 6
-            e3.unknown_tagged_fields = None
-            xs2.append(e3)
-        o.api_keys = xs2
-    o.throttle_time_ms, = _S1.unpack_from(b, p)
+            e4.unknown_tagged_fields = None
+            xs3.append(e4)
+        o.api_keys = xs3
+    o.throttle_time_ms, = _S3.unpack_from(b, p)
     p += 4
     o.supported_features = []
     o.finalized_features_epoch = -1
@@ -273,12 +273,12 @@ def _r_ApiVersionsResponse_1(b, p):
 
 
 def _w_ApiVersionsResponse_1(o, w):
-    w += _S0.pack(o.error_code)
+    w += _S2.pack(o.error_code)
     xs1 = o.api_keys
-    w += _S1.pack(len(xs1))
+    w += _S3.pack(len(xs1))
     for e2 in xs1:
-        w += _S2.pack(e2.api_key, e2.min_version, e2.max_version)
-    w += _S1.pack(o.throttle_time_ms)
+        w += _S1.pack(e2.api_key, e2.min_version, e2.max_version)
+    w += _S3.pack(o.throttle_time_ms)
 
 
 def _t_ApiVersionsResponse_ApiVersion_0(b, p, o):
@@ -392,7 +392,7 @@ def _t_ApiVersionsResponse_0(b, p, o):
                             raise DecodeError('SupportedFeatureKey.Name: length ' + str(n4) + ' past the end')
                         e3.name = str(b[p:q5], 'utf-8')
                         p = q5
-                    e3.min_version, e3.max_version, = _S3.unpack_from(b, p)
+                    e3.min_version, e3.max_version, = _S5.unpack_from(b, p)
                     p += 4
                     if b[p] == 0:  # no tagged fields, the common case
                         e3.unknown_tagged_fields = None
@@ -402,7 +402,7 @@ def _t_ApiVersionsResponse_0(b, p, o):
                     xs2.append(e3)
                 o.supported_features = xs2
         elif tag == 1:
-            o.finalized_features_epoch, = _S4.unpack_from(b, p)
+            o.finalized_features_epoch, = _S6.unpack_from(b, p)
             p += 8
         elif tag == 2:
             n6 = b[p] - 1
@@ -431,7 +431,7 @@ def _t_ApiVersionsResponse_0(b, p, o):
                             raise DecodeError('FinalizedFeatureKey.Name: length ' + str(n9) + ' past the end')
                         e8.name = str(b[p:q10], 'utf-8')
                         p = q10
-                    e8.max_version_level, e8.min_version_level, = _S3.unpack_from(b, p)
+                    e8.max_version_level, e8.min_version_level, = _S5.unpack_from(b, p)
                     p += 4
                     if b[p] == 0:  # no tagged fields, the common case
                         e8.unknown_tagged_fields = None
@@ -441,7 +441,7 @@ def _t_ApiVersionsResponse_0(b, p, o):
                     xs7.append(e8)
                 o.finalized_features = xs7
         elif tag == 3:
-            o.zk_migration_ready, = _S5.unpack_from(b, p)
+            o.zk_migration_ready, = _S7.unpack_from(b, p)
             p += 1
         else:
             if unknown is None:
@@ -455,31 +455,30 @@ def _t_ApiVersionsResponse_0(b, p, o):
 def _r_ApiVersionsResponse_2(b, p):
     bl = len(b)
     o = _new(ApiVersionsResponse)
-    o.error_code, = _S0.unpack_from(b, p)
-    p += 2
-    n1 = b[p] - 1
-    p += 1
-    if n1 > 126:
-        n1, p = _uvt(b, p, n1 + 1)
-        n1 -= 1
-    if n1 < 0:
+    o.error_code, h1, = _S4.unpack_from(b, p)
+    p += 3
+    n2 = h1 - 1
+    if n2 > 126:
+        n2, p = _uvt(b, p, n2 + 1)
+        n2 -= 1
+    if n2 < 0:
         raise DecodeError('ApiVersionsResponse.ApiKeys: null where not nullable')
     else:
-        if n1 > bl - p:
-            raise DecodeError('ApiVersionsResponse.ApiKeys: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3 = _new(_ApiVersionsResponse_ApiVersion)
-            e3.api_key, e3.min_version, e3.max_version, = _S2.unpack_from(b, p)
+        if n2 > bl - p:
+            raise DecodeError('ApiVersionsResponse.ApiKeys: count ' + str(n2) + ' past the end')
+        xs3 = []
+        for _ in range(n2):
+            e4 = _new(_ApiVersionsResponse_ApiVersion)
+            e4.api_key, e4.min_version, e4.max_version, = _S1.unpack_from(b, p)
             p += 6
             if b[p] == 0:  # no tagged fields, the common case
-                e3.unknown_tagged_fields = None
+                e4.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_ApiVersionsResponse_ApiVersion_0(b, p, e3)
-            xs2.append(e3)
-        o.api_keys = xs2
-    o.throttle_time_ms, = _S1.unpack_from(b, p)
+                p = _t_ApiVersionsResponse_ApiVersion_0(b, p, e4)
+            xs3.append(e4)
+        o.api_keys = xs3
+    o.throttle_time_ms, = _S3.unpack_from(b, p)
     p += 4
     o.supported_features = []
     o.finalized_features_epoch = -1
@@ -494,7 +493,7 @@ def _r_ApiVersionsResponse_2(b, p):
 
 
 def _w_ApiVersionsResponse_2(o, w):
-    w += _S0.pack(o.error_code)
+    w += _S2.pack(o.error_code)
     xs1 = o.api_keys
     ln = len(xs1) + 1
     if ln < 128:
@@ -502,12 +501,12 @@ def _w_ApiVersionsResponse_2(o, w):
     else:
         _wuv(w, ln)
     for e2 in xs1:
-        w += _S2.pack(e2.api_key, e2.min_version, e2.max_version)
+        w += _S1.pack(e2.api_key, e2.min_version, e2.max_version)
         if e2.unknown_tagged_fields:
             _wtags(w, e2.unknown_tagged_fields)
         else:
             w.append(0)
-    w += _S1.pack(o.throttle_time_ms)
+    w += _S3.pack(o.throttle_time_ms)
     tags3 = []
     if o.supported_features:
         t4 = bytearray()
@@ -526,7 +525,7 @@ def _w_ApiVersionsResponse_2(o, w):
             else:
                 _wuv(t4, ln)
             t4 += v7
-            t4 += _S3.pack(e6.min_version, e6.max_version)
+            t4 += _S5.pack(e6.min_version, e6.max_version)
             if e6.unknown_tagged_fields:
                 _wtags(t4, e6.unknown_tagged_fields)
             else:
@@ -534,7 +533,7 @@ def _w_ApiVersionsResponse_2(o, w):
         tags3.append((0, t4))
     if o.finalized_features_epoch != -1:
         t8 = bytearray()
-        t8 += _S4.pack(o.finalized_features_epoch)
+        t8 += _S6.pack(o.finalized_features_epoch)
         tags3.append((1, t8))
     if o.finalized_features:
         t9 = bytearray()
@@ -553,7 +552,7 @@ def _w_ApiVersionsResponse_2(o, w):
             else:
                 _wuv(t9, ln)
             t9 += v12
-            t9 += _S3.pack(e11.max_version_level, e11.min_version_level)
+            t9 += _S5.pack(e11.max_version_level, e11.min_version_level)
             if e11.unknown_tagged_fields:
                 _wtags(t9, e11.unknown_tagged_fields)
             else:
@@ -561,7 +560,7 @@ def _w_ApiVersionsResponse_2(o, w):
         tags3.append((2, t9))
     if o.zk_migration_ready != False:
         t13 = bytearray()
-        t13 += _S5.pack(o.zk_migration_ready)
+        t13 += _S7.pack(o.zk_migration_ready)
         tags3.append((3, t13))
     if o.unknown_tagged_fields:
         tags3 = sorted(tags3 + o.unknown_tagged_fields, key=_first)

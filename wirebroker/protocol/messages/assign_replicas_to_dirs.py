@@ -28,10 +28,13 @@ _unpack_from = _struct.unpack_from
 def _first(tag_and_bytes):
     return tag_and_bytes[0]
 
-_S0 = _struct.Struct('>iq')
-_S1 = _struct.Struct('>16s')
+_S0 = _struct.Struct('>iqB')
+_S1 = _struct.Struct('>16sB')
 _S2 = _struct.Struct('>i')
-_S3 = _struct.Struct('>ih')
+_S3 = _struct.Struct('>iq')
+_S4 = _struct.Struct('>16s')
+_S5 = _struct.Struct('>ihB')
+_S6 = _struct.Struct('>ih')
 
 
 class AssignReplicasToDirsRequest(Message):
@@ -228,74 +231,71 @@ def _t_AssignReplicasToDirsRequest_0(b, p, o):
 def _r_AssignReplicasToDirsRequest_0(b, p):
     bl = len(b)
     o = _new(AssignReplicasToDirsRequest)
-    o.broker_id, o.broker_epoch, = _S0.unpack_from(b, p)
-    p += 12
-    n1 = b[p] - 1
-    p += 1
-    if n1 > 126:
-        n1, p = _uvt(b, p, n1 + 1)
-        n1 -= 1
-    if n1 < 0:
+    o.broker_id, o.broker_epoch, h1, = _S0.unpack_from(b, p)
+    p += 13
+    n2 = h1 - 1
+    if n2 > 126:
+        n2, p = _uvt(b, p, n2 + 1)
+        n2 -= 1
+    if n2 < 0:
         raise DecodeError('AssignReplicasToDirsRequest.Directories: null where not nullable')
     else:
-        if n1 > bl - p:
-            raise DecodeError('AssignReplicasToDirsRequest.Directories: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3 = _new(_AssignReplicasToDirsRequest_DirectoryData)
-            e3.id, = _S1.unpack_from(b, p)
-            p += 16
-            n4 = b[p] - 1
-            p += 1
-            if n4 > 126:
-                n4, p = _uvt(b, p, n4 + 1)
-                n4 -= 1
-            if n4 < 0:
+        if n2 > bl - p:
+            raise DecodeError('AssignReplicasToDirsRequest.Directories: count ' + str(n2) + ' past the end')
+        xs3 = []
+        for _ in range(n2):
+            e4 = _new(_AssignReplicasToDirsRequest_DirectoryData)
+            e4.id, h5, = _S1.unpack_from(b, p)
+            p += 17
+            n6 = h5 - 1
+            if n6 > 126:
+                n6, p = _uvt(b, p, n6 + 1)
+                n6 -= 1
+            if n6 < 0:
                 raise DecodeError('DirectoryData.Topics: null where not nullable')
             else:
-                if n4 > bl - p:
-                    raise DecodeError('DirectoryData.Topics: count ' + str(n4) + ' past the end')
-                xs5 = []
-                for _ in range(n4):
-                    e6 = _new(_AssignReplicasToDirsRequest_TopicData)
-                    e6.topic_id, = _S1.unpack_from(b, p)
-                    p += 16
-                    n7 = b[p] - 1
-                    p += 1
-                    if n7 > 126:
-                        n7, p = _uvt(b, p, n7 + 1)
-                        n7 -= 1
-                    if n7 < 0:
+                if n6 > bl - p:
+                    raise DecodeError('DirectoryData.Topics: count ' + str(n6) + ' past the end')
+                xs7 = []
+                for _ in range(n6):
+                    e8 = _new(_AssignReplicasToDirsRequest_TopicData)
+                    e8.topic_id, h9, = _S1.unpack_from(b, p)
+                    p += 17
+                    n10 = h9 - 1
+                    if n10 > 126:
+                        n10, p = _uvt(b, p, n10 + 1)
+                        n10 -= 1
+                    if n10 < 0:
                         raise DecodeError('TopicData.Partitions: null where not nullable')
                     else:
-                        if n7 > bl - p:
-                            raise DecodeError('TopicData.Partitions: count ' + str(n7) + ' past the end')
-                        xs8 = []
-                        for _ in range(n7):
-                            e9 = _new(_AssignReplicasToDirsRequest_PartitionData)
-                            e9.partition_index, = _S2.unpack_from(b, p)
+                        if n10 > bl - p:
+                            raise DecodeError('TopicData.Partitions: count ' + str(n10) + ' past the end')
+                        xs11 = []
+                        for _ in range(n10):
+                            e12 = _new(_AssignReplicasToDirsRequest_PartitionData)
+                            e12.partition_index, = _S2.unpack_from(b, p)
                             p += 4
                             if b[p] == 0:  # no tagged fields, the common case
-                                e9.unknown_tagged_fields = None
+                                e12.unknown_tagged_fields = None
                                 p += 1
                             else:
-                                p = _t_AssignReplicasToDirsRequest_PartitionData_0(b, p, e9)
-                            xs8.append(e9)
-                        e6.partitions = xs8
+                                p = _t_AssignReplicasToDirsRequest_PartitionData_0(b, p, e12)
+                            xs11.append(e12)
+                        e8.partitions = xs11
                     if b[p] == 0:  # no tagged fields, the common case
-                        e6.unknown_tagged_fields = None
+                        e8.unknown_tagged_fields = None
                         p += 1
                     else:
-                        p = _t_AssignReplicasToDirsRequest_TopicData_0(b, p, e6)
-                    xs5.append(e6)
-                e3.topics = xs5
+                        p = _t_AssignReplicasToDirsRequest_TopicData_0(b, p, e8)
+                    xs7.append(e8)
+                e4.topics = xs7
             if b[p] == 0:  # no tagged fields, the common case
-                e3.unknown_tagged_fields = None
+                e4.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_AssignReplicasToDirsRequest_DirectoryData_0(b, p, e3)
-            xs2.append(e3)
-        o.directories = xs2
+                p = _t_AssignReplicasToDirsRequest_DirectoryData_0(b, p, e4)
+            xs3.append(e4)
+        o.directories = xs3
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         p += 1
@@ -305,7 +305,7 @@ def _r_AssignReplicasToDirsRequest_0(b, p):
 
 
 def _w_AssignReplicasToDirsRequest_0(o, w):
-    w += _S0.pack(o.broker_id, o.broker_epoch)
+    w += _S3.pack(o.broker_id, o.broker_epoch)
     xs1 = o.directories
     ln = len(xs1) + 1
     if ln < 128:
@@ -313,7 +313,7 @@ def _w_AssignReplicasToDirsRequest_0(o, w):
     else:
         _wuv(w, ln)
     for e2 in xs1:
-        w += _S1.pack(e2.id)
+        w += _S4.pack(e2.id)
         xs3 = e2.topics
         ln = len(xs3) + 1
         if ln < 128:
@@ -321,7 +321,7 @@ def _w_AssignReplicasToDirsRequest_0(o, w):
         else:
             _wuv(w, ln)
         for e4 in xs3:
-            w += _S1.pack(e4.topic_id)
+            w += _S4.pack(e4.topic_id)
             xs5 = e4.partitions
             ln = len(xs5) + 1
             if ln < 128:
@@ -374,74 +374,71 @@ def _t_AssignReplicasToDirsResponse_0(b, p, o):
 def _r_AssignReplicasToDirsResponse_0(b, p):
     bl = len(b)
     o = _new(AssignReplicasToDirsResponse)
-    o.throttle_time_ms, o.error_code, = _S3.unpack_from(b, p)
-    p += 6
-    n1 = b[p] - 1
-    p += 1
-    if n1 > 126:
-        n1, p = _uvt(b, p, n1 + 1)
-        n1 -= 1
-    if n1 < 0:
+    o.throttle_time_ms, o.error_code, h1, = _S5.unpack_from(b, p)
+    p += 7
+    n2 = h1 - 1
+    if n2 > 126:
+        n2, p = _uvt(b, p, n2 + 1)
+        n2 -= 1
+    if n2 < 0:
         raise DecodeError('AssignReplicasToDirsResponse.Directories: null where not nullable')
     else:
-        if n1 > bl - p:
-            raise DecodeError('AssignReplicasToDirsResponse.Directories: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3 = _new(_AssignReplicasToDirsResponse_DirectoryData)
-            e3.id, = _S1.unpack_from(b, p)
-            p += 16
-            n4 = b[p] - 1
-            p += 1
-            if n4 > 126:
-                n4, p = _uvt(b, p, n4 + 1)
-                n4 -= 1
-            if n4 < 0:
+        if n2 > bl - p:
+            raise DecodeError('AssignReplicasToDirsResponse.Directories: count ' + str(n2) + ' past the end')
+        xs3 = []
+        for _ in range(n2):
+            e4 = _new(_AssignReplicasToDirsResponse_DirectoryData)
+            e4.id, h5, = _S1.unpack_from(b, p)
+            p += 17
+            n6 = h5 - 1
+            if n6 > 126:
+                n6, p = _uvt(b, p, n6 + 1)
+                n6 -= 1
+            if n6 < 0:
                 raise DecodeError('DirectoryData.Topics: null where not nullable')
             else:
-                if n4 > bl - p:
-                    raise DecodeError('DirectoryData.Topics: count ' + str(n4) + ' past the end')
-                xs5 = []
-                for _ in range(n4):
-                    e6 = _new(_AssignReplicasToDirsResponse_TopicData)
-                    e6.topic_id, = _S1.unpack_from(b, p)
-                    p += 16
-                    n7 = b[p] - 1
-                    p += 1
-                    if n7 > 126:
-                        n7, p = _uvt(b, p, n7 + 1)
-                        n7 -= 1
-                    if n7 < 0:
+                if n6 > bl - p:
+                    raise DecodeError('DirectoryData.Topics: count ' + str(n6) + ' past the end')
+                xs7 = []
+                for _ in range(n6):
+                    e8 = _new(_AssignReplicasToDirsResponse_TopicData)
+                    e8.topic_id, h9, = _S1.unpack_from(b, p)
+                    p += 17
+                    n10 = h9 - 1
+                    if n10 > 126:
+                        n10, p = _uvt(b, p, n10 + 1)
+                        n10 -= 1
+                    if n10 < 0:
                         raise DecodeError('TopicData.Partitions: null where not nullable')
                     else:
-                        if n7 > bl - p:
-                            raise DecodeError('TopicData.Partitions: count ' + str(n7) + ' past the end')
-                        xs8 = []
-                        for _ in range(n7):
-                            e9 = _new(_AssignReplicasToDirsResponse_PartitionData)
-                            e9.partition_index, e9.error_code, = _S3.unpack_from(b, p)
+                        if n10 > bl - p:
+                            raise DecodeError('TopicData.Partitions: count ' + str(n10) + ' past the end')
+                        xs11 = []
+                        for _ in range(n10):
+                            e12 = _new(_AssignReplicasToDirsResponse_PartitionData)
+                            e12.partition_index, e12.error_code, = _S6.unpack_from(b, p)
                             p += 6
                             if b[p] == 0:  # no tagged fields, the common case
-                                e9.unknown_tagged_fields = None
+                                e12.unknown_tagged_fields = None
                                 p += 1
                             else:
-                                p = _t_AssignReplicasToDirsRequest_PartitionData_0(b, p, e9)
-                            xs8.append(e9)
-                        e6.partitions = xs8
+                                p = _t_AssignReplicasToDirsRequest_PartitionData_0(b, p, e12)
+                            xs11.append(e12)
+                        e8.partitions = xs11
                     if b[p] == 0:  # no tagged fields, the common case
-                        e6.unknown_tagged_fields = None
+                        e8.unknown_tagged_fields = None
                         p += 1
                     else:
-                        p = _t_AssignReplicasToDirsRequest_TopicData_0(b, p, e6)
-                    xs5.append(e6)
-                e3.topics = xs5
+                        p = _t_AssignReplicasToDirsRequest_TopicData_0(b, p, e8)
+                    xs7.append(e8)
+                e4.topics = xs7
             if b[p] == 0:  # no tagged fields, the common case
-                e3.unknown_tagged_fields = None
+                e4.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_AssignReplicasToDirsRequest_DirectoryData_0(b, p, e3)
-            xs2.append(e3)
-        o.directories = xs2
+                p = _t_AssignReplicasToDirsRequest_DirectoryData_0(b, p, e4)
+            xs3.append(e4)
+        o.directories = xs3
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         p += 1
@@ -451,7 +448,7 @@ def _r_AssignReplicasToDirsResponse_0(b, p):
 
 
 def _w_AssignReplicasToDirsResponse_0(o, w):
-    w += _S3.pack(o.throttle_time_ms, o.error_code)
+    w += _S6.pack(o.throttle_time_ms, o.error_code)
     xs1 = o.directories
     ln = len(xs1) + 1
     if ln < 128:
@@ -459,7 +456,7 @@ def _w_AssignReplicasToDirsResponse_0(o, w):
     else:
         _wuv(w, ln)
     for e2 in xs1:
-        w += _S1.pack(e2.id)
+        w += _S4.pack(e2.id)
         xs3 = e2.topics
         ln = len(xs3) + 1
         if ln < 128:
@@ -467,7 +464,7 @@ def _w_AssignReplicasToDirsResponse_0(o, w):
         else:
             _wuv(w, ln)
         for e4 in xs3:
-            w += _S1.pack(e4.topic_id)
+            w += _S4.pack(e4.topic_id)
             xs5 = e4.partitions
             ln = len(xs5) + 1
             if ln < 128:
@@ -475,7 +472,7 @@ def _w_AssignReplicasToDirsResponse_0(o, w):
             else:
                 _wuv(w, ln)
             for e6 in xs5:
-                w += _S3.pack(e6.partition_index, e6.error_code)
+                w += _S6.pack(e6.partition_index, e6.error_code)
                 if e6.unknown_tagged_fields:
                     _wtags(w, e6.unknown_tagged_fields)
                 else:

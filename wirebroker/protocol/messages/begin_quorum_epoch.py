@@ -31,9 +31,12 @@ def _first(tag_and_bytes):
 _S0 = _struct.Struct('>h')
 _S1 = _struct.Struct('>i')
 _S2 = _struct.Struct('>iii')
-_S3 = _struct.Struct('>i16sii')
-_S4 = _struct.Struct('>H')
-_S5 = _struct.Struct('>ihii')
+_S3 = _struct.Struct('>iB')
+_S4 = _struct.Struct('>i16sii')
+_S5 = _struct.Struct('>H')
+_S6 = _struct.Struct('>hi')
+_S7 = _struct.Struct('>ihii')
+_S8 = _struct.Struct('>hB')
 
 
 class BeginQuorumEpochRequest(Message):
@@ -330,111 +333,110 @@ def _r_BeginQuorumEpochRequest_1(b, p):
             raise DecodeError('BeginQuorumEpochRequest.ClusterId: length ' + str(n1) + ' past the end')
         o.cluster_id = str(b[p:q2], 'utf-8')
         p = q2
-    o.voter_id, = _S1.unpack_from(b, p)
-    p += 4
-    n3 = b[p] - 1
-    p += 1
-    if n3 > 126:
-        n3, p = _uvt(b, p, n3 + 1)
-        n3 -= 1
-    if n3 < 0:
+    o.voter_id, h3, = _S3.unpack_from(b, p)
+    p += 5
+    n4 = h3 - 1
+    if n4 > 126:
+        n4, p = _uvt(b, p, n4 + 1)
+        n4 -= 1
+    if n4 < 0:
         raise DecodeError('BeginQuorumEpochRequest.Topics: null where not nullable')
     else:
-        if n3 > bl - p:
-            raise DecodeError('BeginQuorumEpochRequest.Topics: count ' + str(n3) + ' past the end')
-        xs4 = []
-        for _ in range(n3):
-            e5 = _new(_BeginQuorumEpochRequest_TopicData)
-            n6 = b[p] - 1
+        if n4 > bl - p:
+            raise DecodeError('BeginQuorumEpochRequest.Topics: count ' + str(n4) + ' past the end')
+        xs5 = []
+        for _ in range(n4):
+            e6 = _new(_BeginQuorumEpochRequest_TopicData)
+            n7 = b[p] - 1
             p += 1
-            if n6 > 126:
-                n6, p = _uvt(b, p, n6 + 1)
-                n6 -= 1
-            if n6 < 0:
+            if n7 > 126:
+                n7, p = _uvt(b, p, n7 + 1)
+                n7 -= 1
+            if n7 < 0:
                 raise DecodeError('TopicData.TopicName: null where not nullable')
             else:
-                q7 = p + n6
-                if q7 > bl:
-                    raise DecodeError('TopicData.TopicName: length ' + str(n6) + ' past the end')
-                e5.topic_name = str(b[p:q7], 'utf-8')
-                p = q7
-            n8 = b[p] - 1
+                q8 = p + n7
+                if q8 > bl:
+                    raise DecodeError('TopicData.TopicName: length ' + str(n7) + ' past the end')
+                e6.topic_name = str(b[p:q8], 'utf-8')
+                p = q8
+            n9 = b[p] - 1
             p += 1
-            if n8 > 126:
-                n8, p = _uvt(b, p, n8 + 1)
-                n8 -= 1
-            if n8 < 0:
+            if n9 > 126:
+                n9, p = _uvt(b, p, n9 + 1)
+                n9 -= 1
+            if n9 < 0:
                 raise DecodeError('TopicData.Partitions: null where not nullable')
             else:
-                if n8 > bl - p:
-                    raise DecodeError('TopicData.Partitions: count ' + str(n8) + ' past the end')
-                xs9 = []
-                for _ in range(n8):
-                    e10 = _new(_BeginQuorumEpochRequest_PartitionData)
-                    e10.partition_index, e10.voter_directory_id, e10.leader_id, e10.leader_epoch, = _S3.unpack_from(b, p)
+                if n9 > bl - p:
+                    raise DecodeError('TopicData.Partitions: count ' + str(n9) + ' past the end')
+                xs10 = []
+                for _ in range(n9):
+                    e11 = _new(_BeginQuorumEpochRequest_PartitionData)
+                    e11.partition_index, e11.voter_directory_id, e11.leader_id, e11.leader_epoch, = _S4.unpack_from(b, p)
                     p += 28
                     if b[p] == 0:  # no tagged fields, the common case
-                        e10.unknown_tagged_fields = None
+                        e11.unknown_tagged_fields = None
                         p += 1
                     else:
-                        p = _t_BeginQuorumEpochRequest_PartitionData_0(b, p, e10)
-                    xs9.append(e10)
-                e5.partitions = xs9
+                        p = _t_BeginQuorumEpochRequest_PartitionData_0(b, p, e11)
+                    xs10.append(e11)
+                e6.partitions = xs10
             if b[p] == 0:  # no tagged fields, the common case
-                e5.unknown_tagged_fields = None
+                e6.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_BeginQuorumEpochRequest_TopicData_0(b, p, e5)
-            xs4.append(e5)
-        o.topics = xs4
-    n11 = b[p] - 1
+                p = _t_BeginQuorumEpochRequest_TopicData_0(b, p, e6)
+            xs5.append(e6)
+        o.topics = xs5
+    n12 = b[p] - 1
     p += 1
-    if n11 > 126:
-        n11, p = _uvt(b, p, n11 + 1)
-        n11 -= 1
-    if n11 < 0:
+    if n12 > 126:
+        n12, p = _uvt(b, p, n12 + 1)
+        n12 -= 1
+    if n12 < 0:
         raise DecodeError('BeginQuorumEpochRequest.LeaderEndpoints: null where not nullable')
     else:
-        if n11 > bl - p:
-            raise DecodeError('BeginQuorumEpochRequest.LeaderEndpoints: count ' + str(n11) + ' past the end')
-        xs12 = []
-        for _ in range(n11):
-            e13 = _new(_BeginQuorumEpochRequest_LeaderEndpoint)
-            n14 = b[p] - 1
+        if n12 > bl - p:
+            raise DecodeError('BeginQuorumEpochRequest.LeaderEndpoints: count ' + str(n12) + ' past the end')
+        xs13 = []
+        for _ in range(n12):
+            e14 = _new(_BeginQuorumEpochRequest_LeaderEndpoint)
+            n15 = b[p] - 1
             p += 1
-            if n14 > 126:
-                n14, p = _uvt(b, p, n14 + 1)
-                n14 -= 1
-            if n14 < 0:
+            if n15 > 126:
+                n15, p = _uvt(b, p, n15 + 1)
+                n15 -= 1
+            if n15 < 0:
                 raise DecodeError('LeaderEndpoint.Name: null where not nullable')
             else:
-                q15 = p + n14
-                if q15 > bl:
-                    raise DecodeError('LeaderEndpoint.Name: length ' + str(n14) + ' past the end')
-                e13.name = str(b[p:q15], 'utf-8')
-                p = q15
-            n16 = b[p] - 1
+                q16 = p + n15
+                if q16 > bl:
+                    raise DecodeError('LeaderEndpoint.Name: length ' + str(n15) + ' past the end')
+                e14.name = str(b[p:q16], 'utf-8')
+                p = q16
+            n17 = b[p] - 1
             p += 1
-            if n16 > 126:
-                n16, p = _uvt(b, p, n16 + 1)
-                n16 -= 1
-            if n16 < 0:
+            if n17 > 126:
+                n17, p = _uvt(b, p, n17 + 1)
+                n17 -= 1
+            if n17 < 0:
                 raise DecodeError('LeaderEndpoint.Host: null where not nullable')
             else:
-                q17 = p + n16
-                if q17 > bl:
-                    raise DecodeError('LeaderEndpoint.Host: length ' + str(n16) + ' past the end')
-                e13.host = str(b[p:q17], 'utf-8')
-                p = q17
-            e13.port, = _S4.unpack_from(b, p)
+                q18 = p + n17
+                if q18 > bl:
+                    raise DecodeError('LeaderEndpoint.Host: length ' + str(n17) + ' past the end')
+                e14.host = str(b[p:q18], 'utf-8')
+                p = q18
+            e14.port, = _S5.unpack_from(b, p)
             p += 2
             if b[p] == 0:  # no tagged fields, the common case
-                e13.unknown_tagged_fields = None
+                e14.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_BeginQuorumEpochRequest_LeaderEndpoint_0(b, p, e13)
-            xs12.append(e13)
-        o.leader_endpoints = xs12
+                p = _t_BeginQuorumEpochRequest_LeaderEndpoint_0(b, p, e14)
+            xs13.append(e14)
+        o.leader_endpoints = xs13
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         p += 1
@@ -478,7 +480,7 @@ def _w_BeginQuorumEpochRequest_1(o, w):
         else:
             _wuv(w, ln)
         for e6 in xs5:
-            w += _S3.pack(e6.partition_index, e6.voter_directory_id, e6.leader_id, e6.leader_epoch)
+            w += _S4.pack(e6.partition_index, e6.voter_directory_id, e6.leader_id, e6.leader_epoch)
             if e6.unknown_tagged_fields:
                 _wtags(w, e6.unknown_tagged_fields)
             else:
@@ -510,7 +512,7 @@ def _w_BeginQuorumEpochRequest_1(o, w):
         else:
             _wuv(w, ln)
         w += v10
-        w += _S4.pack(e8.port)
+        w += _S5.pack(e8.port)
         if e8.unknown_tagged_fields:
             _wtags(w, e8.unknown_tagged_fields)
         else:
@@ -524,46 +526,45 @@ def _w_BeginQuorumEpochRequest_1(o, w):
 def _r_BeginQuorumEpochResponse_0(b, p):
     bl = len(b)
     o = _new(BeginQuorumEpochResponse)
-    o.error_code, = _S0.unpack_from(b, p)
-    p += 2
-    n1, = _S1.unpack_from(b, p)
-    p += 4
-    if n1 < 0:
+    o.error_code, h1, = _S6.unpack_from(b, p)
+    p += 6
+    n2 = h1
+    if n2 < 0:
         raise DecodeError('BeginQuorumEpochResponse.Topics: null where not nullable')
     else:
-        if n1 > bl - p:
-            raise DecodeError('BeginQuorumEpochResponse.Topics: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3 = _new(_BeginQuorumEpochResponse_TopicData)
-            n4, = _S0.unpack_from(b, p)
+        if n2 > bl - p:
+            raise DecodeError('BeginQuorumEpochResponse.Topics: count ' + str(n2) + ' past the end')
+        xs3 = []
+        for _ in range(n2):
+            e4 = _new(_BeginQuorumEpochResponse_TopicData)
+            n5, = _S0.unpack_from(b, p)
             p += 2
-            if n4 < 0:
+            if n5 < 0:
                 raise DecodeError('TopicData.TopicName: null where not nullable')
             else:
-                q5 = p + n4
-                if q5 > bl:
-                    raise DecodeError('TopicData.TopicName: length ' + str(n4) + ' past the end')
-                e3.topic_name = str(b[p:q5], 'utf-8')
-                p = q5
-            n6, = _S1.unpack_from(b, p)
+                q6 = p + n5
+                if q6 > bl:
+                    raise DecodeError('TopicData.TopicName: length ' + str(n5) + ' past the end')
+                e4.topic_name = str(b[p:q6], 'utf-8')
+                p = q6
+            n7, = _S1.unpack_from(b, p)
             p += 4
-            if n6 < 0:
+            if n7 < 0:
                 raise DecodeError('TopicData.Partitions: null where not nullable')
             else:
-                if n6 > bl - p:
-                    raise DecodeError('TopicData.Partitions: count ' + str(n6) + ' past the end')
-                xs7 = []
-                for _ in range(n6):
-                    e8 = _new(_BeginQuorumEpochResponse_PartitionData)
-                    e8.partition_index, e8.error_code, e8.leader_id, e8.leader_epoch, = _S5.unpack_from(b, p)
+                if n7 > bl - p:
+                    raise DecodeError('TopicData.Partitions: count ' + str(n7) + ' past the end')
+                xs8 = []
+                for _ in range(n7):
+                    e9 = _new(_BeginQuorumEpochResponse_PartitionData)
+                    e9.partition_index, e9.error_code, e9.leader_id, e9.leader_epoch, = _S7.unpack_from(b, p)
                     p += 14
-                    e8.unknown_tagged_fields = None
-                    xs7.append(e8)
-                e3.partitions = xs7
-            e3.unknown_tagged_fields = None
-            xs2.append(e3)
-        o.topics = xs2
+                    e9.unknown_tagged_fields = None
+                    xs8.append(e9)
+                e4.partitions = xs8
+            e4.unknown_tagged_fields = None
+            xs3.append(e4)
+        o.topics = xs3
     o.node_endpoints = []
     o.unknown_tagged_fields = None
     return o, p
@@ -581,7 +582,7 @@ def _w_BeginQuorumEpochResponse_0(o, w):
         xs4 = e2.partitions
         w += _S1.pack(len(xs4))
         for e5 in xs4:
-            w += _S5.pack(e5.partition_index, e5.error_code, e5.leader_id, e5.leader_epoch)
+            w += _S7.pack(e5.partition_index, e5.error_code, e5.leader_id, e5.leader_epoch)
 
 
 def _t_BeginQuorumEpochResponse_NodeEndpoint_0(b, p, o):
@@ -636,22 +637,21 @@ def _t_BeginQuorumEpochResponse_0(b, p, o):
                 xs2 = []
                 for _ in range(n1):
                     e3 = _new(_BeginQuorumEpochResponse_NodeEndpoint)
-                    e3.node_id, = _S1.unpack_from(b, p)
-                    p += 4
-                    n4 = b[p] - 1
-                    p += 1
-                    if n4 > 126:
-                        n4, p = _uvt(b, p, n4 + 1)
-                        n4 -= 1
-                    if n4 < 0:
+                    e3.node_id, h4, = _S3.unpack_from(b, p)
+                    p += 5
+                    n5 = h4 - 1
+                    if n5 > 126:
+                        n5, p = _uvt(b, p, n5 + 1)
+                        n5 -= 1
+                    if n5 < 0:
                         raise DecodeError('NodeEndpoint.Host: null where not nullable')
                     else:
-                        q5 = p + n4
-                        if q5 > bl:
-                            raise DecodeError('NodeEndpoint.Host: length ' + str(n4) + ' past the end')
-                        e3.host = str(b[p:q5], 'utf-8')
-                        p = q5
-                    e3.port, = _S4.unpack_from(b, p)
+                        q6 = p + n5
+                        if q6 > bl:
+                            raise DecodeError('NodeEndpoint.Host: length ' + str(n5) + ' past the end')
+                        e3.host = str(b[p:q6], 'utf-8')
+                        p = q6
+                    e3.port, = _S5.unpack_from(b, p)
                     p += 2
                     if b[p] == 0:  # no tagged fields, the common case
                         e3.unknown_tagged_fields = None
@@ -672,63 +672,62 @@ def _t_BeginQuorumEpochResponse_0(b, p, o):
 def _r_BeginQuorumEpochResponse_1(b, p):
     bl = len(b)
     o = _new(BeginQuorumEpochResponse)
-    o.error_code, = _S0.unpack_from(b, p)
-    p += 2
-    n1 = b[p] - 1
-    p += 1
-    if n1 > 126:
-        n1, p = _uvt(b, p, n1 + 1)
-        n1 -= 1
-    if n1 < 0:
+    o.error_code, h1, = _S8.unpack_from(b, p)
+    p += 3
+    n2 = h1 - 1
+    if n2 > 126:
+        n2, p = _uvt(b, p, n2 + 1)
+        n2 -= 1
+    if n2 < 0:
         raise DecodeError('BeginQuorumEpochResponse.Topics: null where not nullable')
     else:
-        if n1 > bl - p:
-            raise DecodeError('BeginQuorumEpochResponse.Topics: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3 = _new(_BeginQuorumEpochResponse_TopicData)
-            n4 = b[p] - 1
+        if n2 > bl - p:
+            raise DecodeError('BeginQuorumEpochResponse.Topics: count ' + str(n2) + ' past the end')
+        xs3 = []
+        for _ in range(n2):
+            e4 = _new(_BeginQuorumEpochResponse_TopicData)
+            n5 = b[p] - 1
             p += 1
-            if n4 > 126:
-                n4, p = _uvt(b, p, n4 + 1)
-                n4 -= 1
-            if n4 < 0:
+            if n5 > 126:
+                n5, p = _uvt(b, p, n5 + 1)
+                n5 -= 1
+            if n5 < 0:
                 raise DecodeError('TopicData.TopicName: null where not nullable')
             else:
-                q5 = p + n4
-                if q5 > bl:
-                    raise DecodeError('TopicData.TopicName: length ' + str(n4) + ' past the end')
-                e3.topic_name = str(b[p:q5], 'utf-8')
-                p = q5
-            n6 = b[p] - 1
+                q6 = p + n5
+                if q6 > bl:
+                    raise DecodeError('TopicData.TopicName: length ' + str(n5) + ' past the end')
+                e4.topic_name = str(b[p:q6], 'utf-8')
+                p = q6
+            n7 = b[p] - 1
             p += 1
-            if n6 > 126:
-                n6, p = _uvt(b, p, n6 + 1)
-                n6 -= 1
-            if n6 < 0:
+            if n7 > 126:
+                n7, p = _uvt(b, p, n7 + 1)
+                n7 -= 1
+            if n7 < 0:
                 raise DecodeError('TopicData.Partitions: null where not nullable')
             else:
-                if n6 > bl - p:
-                    raise DecodeError('TopicData.Partitions: count ' + str(n6) + ' past the end')
-                xs7 = []
-                for _ in range(n6):
-                    e8 = _new(_BeginQuorumEpochResponse_PartitionData)
-                    e8.partition_index, e8.error_code, e8.leader_id, e8.leader_epoch, = _S5.unpack_from(b, p)
+                if n7 > bl - p:
+                    raise DecodeError('TopicData.Partitions: count ' + str(n7) + ' past the end')
+                xs8 = []
+                for _ in range(n7):
+                    e9 = _new(_BeginQuorumEpochResponse_PartitionData)
+                    e9.partition_index, e9.error_code, e9.leader_id, e9.leader_epoch, = _S7.unpack_from(b, p)
                     p += 14
                     if b[p] == 0:  # no tagged fields, the common case
-                        e8.unknown_tagged_fields = None
+                        e9.unknown_tagged_fields = None
                         p += 1
                     else:
-                        p = _t_BeginQuorumEpochRequest_PartitionData_0(b, p, e8)
-                    xs7.append(e8)
-                e3.partitions = xs7
+                        p = _t_BeginQuorumEpochRequest_PartitionData_0(b, p, e9)
+                    xs8.append(e9)
+                e4.partitions = xs8
             if b[p] == 0:  # no tagged fields, the common case
-                e3.unknown_tagged_fields = None
+                e4.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_BeginQuorumEpochRequest_TopicData_0(b, p, e3)
-            xs2.append(e3)
-        o.topics = xs2
+                p = _t_BeginQuorumEpochRequest_TopicData_0(b, p, e4)
+            xs3.append(e4)
+        o.topics = xs3
     o.node_endpoints = []
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
@@ -762,7 +761,7 @@ def _w_BeginQuorumEpochResponse_1(o, w):
         else:
             _wuv(w, ln)
         for e5 in xs4:
-            w += _S5.pack(e5.partition_index, e5.error_code, e5.leader_id, e5.leader_epoch)
+            w += _S7.pack(e5.partition_index, e5.error_code, e5.leader_id, e5.leader_epoch)
             if e5.unknown_tagged_fields:
                 _wtags(w, e5.unknown_tagged_fields)
             else:
@@ -790,7 +789,7 @@ def _w_BeginQuorumEpochResponse_1(o, w):
             else:
                 _wuv(t7, ln)
             t7 += v10
-            t7 += _S4.pack(e9.port)
+            t7 += _S5.pack(e9.port)
             if e9.unknown_tagged_fields:
                 _wtags(t7, e9.unknown_tagged_fields)
             else:

@@ -28,13 +28,16 @@ _unpack_from = _struct.unpack_from
 def _first(tag_and_bytes):
     return tag_and_bytes[0]
 
-_S0 = _struct.Struct('>i')
-_S1 = _struct.Struct('>16s')
+_S0 = _struct.Struct('>iB')
+_S1 = _struct.Struct('>16sB')
 _S2 = _struct.Struct('>Hh')
 _S3 = _struct.Struct('>hh')
-_S4 = _struct.Struct('>?')
-_S5 = _struct.Struct('>q')
-_S6 = _struct.Struct('>ihq')
+_S4 = _struct.Struct('>i')
+_S5 = _struct.Struct('>16s')
+_S6 = _struct.Struct('>?')
+_S7 = _struct.Struct('>?B')
+_S8 = _struct.Struct('>q')
+_S9 = _struct.Struct('>ihq')
 
 
 class BrokerRegistrationRequest(Message):
@@ -174,119 +177,117 @@ def _t_BrokerRegistrationRequest_0(b, p, o):
 def _r_BrokerRegistrationRequest_0(b, p):
     bl = len(b)
     o = _new(BrokerRegistrationRequest)
-    o.broker_id, = _S0.unpack_from(b, p)
-    p += 4
-    n1 = b[p] - 1
-    p += 1
-    if n1 > 126:
-        n1, p = _uvt(b, p, n1 + 1)
-        n1 -= 1
-    if n1 < 0:
+    o.broker_id, h1, = _S0.unpack_from(b, p)
+    p += 5
+    n2 = h1 - 1
+    if n2 > 126:
+        n2, p = _uvt(b, p, n2 + 1)
+        n2 -= 1
+    if n2 < 0:
         raise DecodeError('BrokerRegistrationRequest.ClusterId: null where not nullable')
     else:
-        q2 = p + n1
-        if q2 > bl:
-            raise DecodeError('BrokerRegistrationRequest.ClusterId: length ' + str(n1) + ' past the end')
-        o.cluster_id = str(b[p:q2], 'utf-8')
-        p = q2
-    o.incarnation_id, = _S1.unpack_from(b, p)
-    p += 16
-    n3 = b[p] - 1
-    p += 1
-    if n3 > 126:
-        n3, p = _uvt(b, p, n3 + 1)
-        n3 -= 1
-    if n3 < 0:
+        q3 = p + n2
+        if q3 > bl:
+            raise DecodeError('BrokerRegistrationRequest.ClusterId: length ' + str(n2) + ' past the end')
+        o.cluster_id = str(b[p:q3], 'utf-8')
+        p = q3
+    o.incarnation_id, h4, = _S1.unpack_from(b, p)
+    p += 17
+    n5 = h4 - 1
+    if n5 > 126:
+        n5, p = _uvt(b, p, n5 + 1)
+        n5 -= 1
+    if n5 < 0:
         raise DecodeError('BrokerRegistrationRequest.Listeners: null where not nullable')
     else:
-        if n3 > bl - p:
-            raise DecodeError('BrokerRegistrationRequest.Listeners: count ' + str(n3) + ' past the end')
-        xs4 = []
-        for _ in range(n3):
-            e5 = _new(_BrokerRegistrationRequest_Listener)
-            n6 = b[p] - 1
-            p += 1
-            if n6 > 126:
-                n6, p = _uvt(b, p, n6 + 1)
-                n6 -= 1
-            if n6 < 0:
-                raise DecodeError('Listener.Name: null where not nullable')
-            else:
-                q7 = p + n6
-                if q7 > bl:
-                    raise DecodeError('Listener.Name: length ' + str(n6) + ' past the end')
-                e5.name = str(b[p:q7], 'utf-8')
-                p = q7
+        if n5 > bl - p:
+            raise DecodeError('BrokerRegistrationRequest.Listeners: count ' + str(n5) + ' past the end')
+        xs6 = []
+        for _ in range(n5):
+            e7 = _new(_BrokerRegistrationRequest_Listener)
             n8 = b[p] - 1
             p += 1
             if n8 > 126:
                 n8, p = _uvt(b, p, n8 + 1)
                 n8 -= 1
             if n8 < 0:
-                raise DecodeError('Listener.Host: null where not nullable')
+                raise DecodeError('Listener.Name: null where not nullable')
             else:
                 q9 = p + n8
                 if q9 > bl:
-                    raise DecodeError('Listener.Host: length ' + str(n8) + ' past the end')
-                e5.host = str(b[p:q9], 'utf-8')
+                    raise DecodeError('Listener.Name: length ' + str(n8) + ' past the end')
+                e7.name = str(b[p:q9], 'utf-8')
                 p = q9
-            e5.port, e5.security_protocol, = _S2.unpack_from(b, p)
+            n10 = b[p] - 1
+            p += 1
+            if n10 > 126:
+                n10, p = _uvt(b, p, n10 + 1)
+                n10 -= 1
+            if n10 < 0:
+                raise DecodeError('Listener.Host: null where not nullable')
+            else:
+                q11 = p + n10
+                if q11 > bl:
+                    raise DecodeError('Listener.Host: length ' + str(n10) + ' past the end')
+                e7.host = str(b[p:q11], 'utf-8')
+                p = q11
+            e7.port, e7.security_protocol, = _S2.unpack_from(b, p)
             p += 4
             if b[p] == 0:  # no tagged fields, the common case
-                e5.unknown_tagged_fields = None
+                e7.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_BrokerRegistrationRequest_Listener_0(b, p, e5)
-            xs4.append(e5)
-        o.listeners = xs4
-    n10 = b[p] - 1
+                p = _t_BrokerRegistrationRequest_Listener_0(b, p, e7)
+            xs6.append(e7)
+        o.listeners = xs6
+    n12 = b[p] - 1
     p += 1
-    if n10 > 126:
-        n10, p = _uvt(b, p, n10 + 1)
-        n10 -= 1
-    if n10 < 0:
+    if n12 > 126:
+        n12, p = _uvt(b, p, n12 + 1)
+        n12 -= 1
+    if n12 < 0:
         raise DecodeError('BrokerRegistrationRequest.Features: null where not nullable')
     else:
-        if n10 > bl - p:
-            raise DecodeError('BrokerRegistrationRequest.Features: count ' + str(n10) + ' past the end')
-        xs11 = []
-        for _ in range(n10):
-            e12 = _new(_BrokerRegistrationRequest_Feature)
-            n13 = b[p] - 1
+        if n12 > bl - p:
+            raise DecodeError('BrokerRegistrationRequest.Features: count ' + str(n12) + ' past the end')
+        xs13 = []
+        for _ in range(n12):
+            e14 = _new(_BrokerRegistrationRequest_Feature)
+            n15 = b[p] - 1
             p += 1
-            if n13 > 126:
-                n13, p = _uvt(b, p, n13 + 1)
-                n13 -= 1
-            if n13 < 0:
+            if n15 > 126:
+                n15, p = _uvt(b, p, n15 + 1)
+                n15 -= 1
+            if n15 < 0:
                 raise DecodeError('Feature.Name: null where not nullable')
             else:
-                q14 = p + n13
-                if q14 > bl:
-                    raise DecodeError('Feature.Name: length ' + str(n13) + ' past the end')
-                e12.name = str(b[p:q14], 'utf-8')
-                p = q14
-            e12.min_supported_version, e12.max_supported_version, = _S3.unpack_from(b, p)
+                q16 = p + n15
+                if q16 > bl:
+                    raise DecodeError('Feature.Name: length ' + str(n15) + ' past the end')
+                e14.name = str(b[p:q16], 'utf-8')
+                p = q16
+            e14.min_supported_version, e14.max_supported_version, = _S3.unpack_from(b, p)
             p += 4
             if b[p] == 0:  # no tagged fields, the common case
-                e12.unknown_tagged_fields = None
+                e14.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_BrokerRegistrationRequest_Feature_0(b, p, e12)
-            xs11.append(e12)
-        o.features = xs11
-    n15 = b[p] - 1
+                p = _t_BrokerRegistrationRequest_Feature_0(b, p, e14)
+            xs13.append(e14)
+        o.features = xs13
+    n17 = b[p] - 1
     p += 1
-    if n15 > 126:
-        n15, p = _uvt(b, p, n15 + 1)
-        n15 -= 1
-    if n15 < 0:
+    if n17 > 126:
+        n17, p = _uvt(b, p, n17 + 1)
+        n17 -= 1
+    if n17 < 0:
         o.rack = None
     else:
-        q16 = p + n15
-        if q16 > bl:
-            raise DecodeError('BrokerRegistrationRequest.Rack: length ' + str(n15) + ' past the end')
-        o.rack = str(b[p:q16], 'utf-8')
-        p = q16
+        q18 = p + n17
+        if q18 > bl:
+            raise DecodeError('BrokerRegistrationRequest.Rack: length ' + str(n17) + ' past the end')
+        o.rack = str(b[p:q18], 'utf-8')
+        p = q18
     o.is_migrating_zk_broker = False
     o.log_dirs = []
     o.previous_broker_epoch = -1
@@ -301,7 +302,7 @@ def _r_BrokerRegistrationRequest_0(b, p):
 def _w_BrokerRegistrationRequest_0(o, w):
     if o.is_migrating_zk_broker != False:
         raise UnsupportedFieldError('BrokerRegistrationRequest.IsMigratingZkBroker exists only in versions 1+')
-    w += _S0.pack(o.broker_id)
+    w += _S4.pack(o.broker_id)
     v1 = o.cluster_id
     v1 = v1.encode()
     ln = len(v1) + 1
@@ -310,7 +311,7 @@ def _w_BrokerRegistrationRequest_0(o, w):
     else:
         _wuv(w, ln)
     w += v1
-    w += _S1.pack(o.incarnation_id)
+    w += _S5.pack(o.incarnation_id)
     xs2 = o.listeners
     ln = len(xs2) + 1
     if ln < 128:
@@ -379,120 +380,118 @@ def _w_BrokerRegistrationRequest_0(o, w):
 def _r_BrokerRegistrationRequest_1(b, p):
     bl = len(b)
     o = _new(BrokerRegistrationRequest)
-    o.broker_id, = _S0.unpack_from(b, p)
-    p += 4
-    n1 = b[p] - 1
-    p += 1
-    if n1 > 126:
-        n1, p = _uvt(b, p, n1 + 1)
-        n1 -= 1
-    if n1 < 0:
+    o.broker_id, h1, = _S0.unpack_from(b, p)
+    p += 5
+    n2 = h1 - 1
+    if n2 > 126:
+        n2, p = _uvt(b, p, n2 + 1)
+        n2 -= 1
+    if n2 < 0:
         raise DecodeError('BrokerRegistrationRequest.ClusterId: null where not nullable')
     else:
-        q2 = p + n1
-        if q2 > bl:
-            raise DecodeError('BrokerRegistrationRequest.ClusterId: length ' + str(n1) + ' past the end')
-        o.cluster_id = str(b[p:q2], 'utf-8')
-        p = q2
-    o.incarnation_id, = _S1.unpack_from(b, p)
-    p += 16
-    n3 = b[p] - 1
-    p += 1
-    if n3 > 126:
-        n3, p = _uvt(b, p, n3 + 1)
-        n3 -= 1
-    if n3 < 0:
+        q3 = p + n2
+        if q3 > bl:
+            raise DecodeError('BrokerRegistrationRequest.ClusterId: length ' + str(n2) + ' past the end')
+        o.cluster_id = str(b[p:q3], 'utf-8')
+        p = q3
+    o.incarnation_id, h4, = _S1.unpack_from(b, p)
+    p += 17
+    n5 = h4 - 1
+    if n5 > 126:
+        n5, p = _uvt(b, p, n5 + 1)
+        n5 -= 1
+    if n5 < 0:
         raise DecodeError('BrokerRegistrationRequest.Listeners: null where not nullable')
     else:
-        if n3 > bl - p:
-            raise DecodeError('BrokerRegistrationRequest.Listeners: count ' + str(n3) + ' past the end')
-        xs4 = []
-        for _ in range(n3):
-            e5 = _new(_BrokerRegistrationRequest_Listener)
-            n6 = b[p] - 1
-            p += 1
-            if n6 > 126:
-                n6, p = _uvt(b, p, n6 + 1)
-                n6 -= 1
-            if n6 < 0:
-                raise DecodeError('Listener.Name: null where not nullable')
-            else:
-                q7 = p + n6
-                if q7 > bl:
-                    raise DecodeError('Listener.Name: length ' + str(n6) + ' past the end')
-                e5.name = str(b[p:q7], 'utf-8')
-                p = q7
+        if n5 > bl - p:
+            raise DecodeError('BrokerRegistrationRequest.Listeners: count ' + str(n5) + ' past the end')
+        xs6 = []
+        for _ in range(n5):
+            e7 = _new(_BrokerRegistrationRequest_Listener)
             n8 = b[p] - 1
             p += 1
             if n8 > 126:
                 n8, p = _uvt(b, p, n8 + 1)
                 n8 -= 1
             if n8 < 0:
-                raise DecodeError('Listener.Host: null where not nullable')
+                raise DecodeError('Listener.Name: null where not nullable')
             else:
                 q9 = p + n8
                 if q9 > bl:
-                    raise DecodeError('Listener.Host: length ' + str(n8) + ' past the end')
-                e5.host = str(b[p:q9], 'utf-8')
+                    raise DecodeError('Listener.Name: length ' + str(n8) + ' past the end')
+                e7.name = str(b[p:q9], 'utf-8')
                 p = q9
-            e5.port, e5.security_protocol, = _S2.unpack_from(b, p)
+            n10 = b[p] - 1
+            p += 1
+            if n10 > 126:
+                n10, p = _uvt(b, p, n10 + 1)
+                n10 -= 1
+            if n10 < 0:
+                raise DecodeError('Listener.Host: null where not nullable')
+            else:
+                q11 = p + n10
+                if q11 > bl:
+                    raise DecodeError('Listener.Host: length ' + str(n10) + ' past the end')
+                e7.host = str(b[p:q11], 'utf-8')
+                p = q11
+            e7.port, e7.security_protocol, = _S2.unpack_from(b, p)
             p += 4
             if b[p] == 0:  # no tagged fields, the common case
-                e5.unknown_tagged_fields = None
+                e7.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_BrokerRegistrationRequest_Listener_0(b, p, e5)
-            xs4.append(e5)
-        o.listeners = xs4
-    n10 = b[p] - 1
+                p = _t_BrokerRegistrationRequest_Listener_0(b, p, e7)
+            xs6.append(e7)
+        o.listeners = xs6
+    n12 = b[p] - 1
     p += 1
-    if n10 > 126:
-        n10, p = _uvt(b, p, n10 + 1)
-        n10 -= 1
-    if n10 < 0:
+    if n12 > 126:
+        n12, p = _uvt(b, p, n12 + 1)
+        n12 -= 1
+    if n12 < 0:
         raise DecodeError('BrokerRegistrationRequest.Features: null where not nullable')
     else:
-        if n10 > bl - p:
-            raise DecodeError('BrokerRegistrationRequest.Features: count ' + str(n10) + ' past the end')
-        xs11 = []
-        for _ in range(n10):
-            e12 = _new(_BrokerRegistrationRequest_Feature)
-            n13 = b[p] - 1
+        if n12 > bl - p:
+            raise DecodeError('BrokerRegistrationRequest.Features: count ' + str(n12) + ' past the end')
+        xs13 = []
+        for _ in range(n12):
+            e14 = _new(_BrokerRegistrationRequest_Feature)
+            n15 = b[p] - 1
             p += 1
-            if n13 > 126:
-                n13, p = _uvt(b, p, n13 + 1)
-                n13 -= 1
-            if n13 < 0:
+            if n15 > 126:
+                n15, p = _uvt(b, p, n15 + 1)
+                n15 -= 1
+            if n15 < 0:
                 raise DecodeError('Feature.Name: null where not nullable')
             else:
-                q14 = p + n13
-                if q14 > bl:
-                    raise DecodeError('Feature.Name: length ' + str(n13) + ' past the end')
-                e12.name = str(b[p:q14], 'utf-8')
-                p = q14
-            e12.min_supported_version, e12.max_supported_version, = _S3.unpack_from(b, p)
+                q16 = p + n15
+                if q16 > bl:
+                    raise DecodeError('Feature.Name: length ' + str(n15) + ' past the end')
+                e14.name = str(b[p:q16], 'utf-8')
+                p = q16
+            e14.min_supported_version, e14.max_supported_version, = _S3.unpack_from(b, p)
             p += 4
             if b[p] == 0:  # no tagged fields, the common case
-                e12.unknown_tagged_fields = None
+                e14.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_BrokerRegistrationRequest_Feature_0(b, p, e12)
-            xs11.append(e12)
-        o.features = xs11
-    n15 = b[p] - 1
+                p = _t_BrokerRegistrationRequest_Feature_0(b, p, e14)
+            xs13.append(e14)
+        o.features = xs13
+    n17 = b[p] - 1
     p += 1
-    if n15 > 126:
-        n15, p = _uvt(b, p, n15 + 1)
-        n15 -= 1
-    if n15 < 0:
+    if n17 > 126:
+        n17, p = _uvt(b, p, n17 + 1)
+        n17 -= 1
+    if n17 < 0:
         o.rack = None
     else:
-        q16 = p + n15
-        if q16 > bl:
-            raise DecodeError('BrokerRegistrationRequest.Rack: length ' + str(n15) + ' past the end')
-        o.rack = str(b[p:q16], 'utf-8')
-        p = q16
-    o.is_migrating_zk_broker, = _S4.unpack_from(b, p)
+        q18 = p + n17
+        if q18 > bl:
+            raise DecodeError('BrokerRegistrationRequest.Rack: length ' + str(n17) + ' past the end')
+        o.rack = str(b[p:q18], 'utf-8')
+        p = q18
+    o.is_migrating_zk_broker, = _S6.unpack_from(b, p)
     p += 1
     o.log_dirs = []
     o.previous_broker_epoch = -1
@@ -505,7 +504,7 @@ def _r_BrokerRegistrationRequest_1(b, p):
 
 
 def _w_BrokerRegistrationRequest_1(o, w):
-    w += _S0.pack(o.broker_id)
+    w += _S4.pack(o.broker_id)
     v1 = o.cluster_id
     v1 = v1.encode()
     ln = len(v1) + 1
@@ -514,7 +513,7 @@ def _w_BrokerRegistrationRequest_1(o, w):
     else:
         _wuv(w, ln)
     w += v1
-    w += _S1.pack(o.incarnation_id)
+    w += _S5.pack(o.incarnation_id)
     xs2 = o.listeners
     ln = len(xs2) + 1
     if ln < 128:
@@ -574,7 +573,7 @@ def _w_BrokerRegistrationRequest_1(o, w):
         else:
             _wuv(w, ln)
         w += v9
-    w += _S4.pack(o.is_migrating_zk_broker)
+    w += _S6.pack(o.is_migrating_zk_broker)
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
     else:
@@ -584,137 +583,134 @@ def _w_BrokerRegistrationRequest_1(o, w):
 def _r_BrokerRegistrationRequest_2(b, p):
     bl = len(b)
     o = _new(BrokerRegistrationRequest)
-    o.broker_id, = _S0.unpack_from(b, p)
-    p += 4
-    n1 = b[p] - 1
-    p += 1
-    if n1 > 126:
-        n1, p = _uvt(b, p, n1 + 1)
-        n1 -= 1
-    if n1 < 0:
+    o.broker_id, h1, = _S0.unpack_from(b, p)
+    p += 5
+    n2 = h1 - 1
+    if n2 > 126:
+        n2, p = _uvt(b, p, n2 + 1)
+        n2 -= 1
+    if n2 < 0:
         raise DecodeError('BrokerRegistrationRequest.ClusterId: null where not nullable')
     else:
-        q2 = p + n1
-        if q2 > bl:
-            raise DecodeError('BrokerRegistrationRequest.ClusterId: length ' + str(n1) + ' past the end')
-        o.cluster_id = str(b[p:q2], 'utf-8')
-        p = q2
-    o.incarnation_id, = _S1.unpack_from(b, p)
-    p += 16
-    n3 = b[p] - 1
-    p += 1
-    if n3 > 126:
-        n3, p = _uvt(b, p, n3 + 1)
-        n3 -= 1
-    if n3 < 0:
+        q3 = p + n2
+        if q3 > bl:
+            raise DecodeError('BrokerRegistrationRequest.ClusterId: length ' + str(n2) + ' past the end')
+        o.cluster_id = str(b[p:q3], 'utf-8')
+        p = q3
+    o.incarnation_id, h4, = _S1.unpack_from(b, p)
+    p += 17
+    n5 = h4 - 1
+    if n5 > 126:
+        n5, p = _uvt(b, p, n5 + 1)
+        n5 -= 1
+    if n5 < 0:
         raise DecodeError('BrokerRegistrationRequest.Listeners: null where not nullable')
     else:
-        if n3 > bl - p:
-            raise DecodeError('BrokerRegistrationRequest.Listeners: count ' + str(n3) + ' past the end')
-        xs4 = []
-        for _ in range(n3):
-            e5 = _new(_BrokerRegistrationRequest_Listener)
-            n6 = b[p] - 1
-            p += 1
-            if n6 > 126:
-                n6, p = _uvt(b, p, n6 + 1)
-                n6 -= 1
-            if n6 < 0:
-                raise DecodeError('Listener.Name: null where not nullable')
-            else:
-                q7 = p + n6
-                if q7 > bl:
-                    raise DecodeError('Listener.Name: length ' + str(n6) + ' past the end')
-                e5.name = str(b[p:q7], 'utf-8')
-                p = q7
+        if n5 > bl - p:
+            raise DecodeError('BrokerRegistrationRequest.Listeners: count ' + str(n5) + ' past the end')
+        xs6 = []
+        for _ in range(n5):
+            e7 = _new(_BrokerRegistrationRequest_Listener)
             n8 = b[p] - 1
             p += 1
             if n8 > 126:
                 n8, p = _uvt(b, p, n8 + 1)
                 n8 -= 1
             if n8 < 0:
-                raise DecodeError('Listener.Host: null where not nullable')
+                raise DecodeError('Listener.Name: null where not nullable')
             else:
                 q9 = p + n8
                 if q9 > bl:
-                    raise DecodeError('Listener.Host: length ' + str(n8) + ' past the end')
-                e5.host = str(b[p:q9], 'utf-8')
+                    raise DecodeError('Listener.Name: length ' + str(n8) + ' past the end')
+                e7.name = str(b[p:q9], 'utf-8')
                 p = q9
-            e5.port, e5.security_protocol, = _S2.unpack_from(b, p)
+            n10 = b[p] - 1
+            p += 1
+            if n10 > 126:
+                n10, p = _uvt(b, p, n10 + 1)
+                n10 -= 1
+            if n10 < 0:
+                raise DecodeError('Listener.Host: null where not nullable')
+            else:
+                q11 = p + n10
+                if q11 > bl:
+                    raise DecodeError('Listener.Host: length ' + str(n10) + ' past the end')
+                e7.host = str(b[p:q11], 'utf-8')
+                p = q11
+            e7.port, e7.security_protocol, = _S2.unpack_from(b, p)
             p += 4
             if b[p] == 0:  # no tagged fields, the common case
-                e5.unknown_tagged_fields = None
+                e7.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_BrokerRegistrationRequest_Listener_0(b, p, e5)
-            xs4.append(e5)
-        o.listeners = xs4
-    n10 = b[p] - 1
+                p = _t_BrokerRegistrationRequest_Listener_0(b, p, e7)
+            xs6.append(e7)
+        o.listeners = xs6
+    n12 = b[p] - 1
     p += 1
-    if n10 > 126:
-        n10, p = _uvt(b, p, n10 + 1)
-        n10 -= 1
-    if n10 < 0:
+    if n12 > 126:
+        n12, p = _uvt(b, p, n12 + 1)
+        n12 -= 1
+    if n12 < 0:
         raise DecodeError('BrokerRegistrationRequest.Features: null where not nullable')
     else:
-        if n10 > bl - p:
-            raise DecodeError('BrokerRegistrationRequest.Features: count ' + str(n10) + ' past the end')
-        xs11 = []
-        for _ in range(n10):
-            e12 = _new(_BrokerRegistrationRequest_Feature)
-            n13 = b[p] - 1
+        if n12 > bl - p:
+            raise DecodeError('BrokerRegistrationRequest.Features: count ' + str(n12) + ' past the end')
+        xs13 = []
+        for _ in range(n12):
+            e14 = _new(_BrokerRegistrationRequest_Feature)
+            n15 = b[p] - 1
             p += 1
-            if n13 > 126:
-                n13, p = _uvt(b, p, n13 + 1)
-                n13 -= 1
-            if n13 < 0:
+            if n15 > 126:
+                n15, p = _uvt(b, p, n15 + 1)
+                n15 -= 1
+            if n15 < 0:
                 raise DecodeError('Feature.Name: null where not nullable')
             else:
-                q14 = p + n13
-                if q14 > bl:
-                    raise DecodeError('Feature.Name: length ' + str(n13) + ' past the end')
-                e12.name = str(b[p:q14], 'utf-8')
-                p = q14
-            e12.min_supported_version, e12.max_supported_version, = _S3.unpack_from(b, p)
+                q16 = p + n15
+                if q16 > bl:
+                    raise DecodeError('Feature.Name: length ' + str(n15) + ' past the end')
+                e14.name = str(b[p:q16], 'utf-8')
+                p = q16
+            e14.min_supported_version, e14.max_supported_version, = _S3.unpack_from(b, p)
             p += 4
             if b[p] == 0:  # no tagged fields, the common case
-                e12.unknown_tagged_fields = None
+                e14.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_BrokerRegistrationRequest_Feature_0(b, p, e12)
-            xs11.append(e12)
-        o.features = xs11
-    n15 = b[p] - 1
-    p += 1
-    if n15 > 126:
-        n15, p = _uvt(b, p, n15 + 1)
-        n15 -= 1
-    if n15 < 0:
-        o.rack = None
-    else:
-        q16 = p + n15
-        if q16 > bl:
-            raise DecodeError('BrokerRegistrationRequest.Rack: length ' + str(n15) + ' past the end')
-        o.rack = str(b[p:q16], 'utf-8')
-        p = q16
-    o.is_migrating_zk_broker, = _S4.unpack_from(b, p)
-    p += 1
+                p = _t_BrokerRegistrationRequest_Feature_0(b, p, e14)
+            xs13.append(e14)
+        o.features = xs13
     n17 = b[p] - 1
     p += 1
     if n17 > 126:
         n17, p = _uvt(b, p, n17 + 1)
         n17 -= 1
     if n17 < 0:
+        o.rack = None
+    else:
+        q18 = p + n17
+        if q18 > bl:
+            raise DecodeError('BrokerRegistrationRequest.Rack: length ' + str(n17) + ' past the end')
+        o.rack = str(b[p:q18], 'utf-8')
+        p = q18
+    o.is_migrating_zk_broker, h19, = _S7.unpack_from(b, p)
+    p += 2
+    n20 = h19 - 1
+    if n20 > 126:
+        n20, p = _uvt(b, p, n20 + 1)
+        n20 -= 1
+    if n20 < 0:
         raise DecodeError('BrokerRegistrationRequest.LogDirs: null where not nullable')
     else:
-        if n17 > bl - p:
-            raise DecodeError('BrokerRegistrationRequest.LogDirs: count ' + str(n17) + ' past the end')
-        xs18 = []
-        for _ in range(n17):
-            e19, = _S1.unpack_from(b, p)
+        if n20 > bl - p:
+            raise DecodeError('BrokerRegistrationRequest.LogDirs: count ' + str(n20) + ' past the end')
+        xs21 = []
+        for _ in range(n20):
+            e22, = _S5.unpack_from(b, p)
             p += 16
-            xs18.append(e19)
-        o.log_dirs = xs18
+            xs21.append(e22)
+        o.log_dirs = xs21
     o.previous_broker_epoch = -1
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
@@ -725,7 +721,7 @@ def _r_BrokerRegistrationRequest_2(b, p):
 
 
 def _w_BrokerRegistrationRequest_2(o, w):
-    w += _S0.pack(o.broker_id)
+    w += _S4.pack(o.broker_id)
     v1 = o.cluster_id
     v1 = v1.encode()
     ln = len(v1) + 1
@@ -734,7 +730,7 @@ def _w_BrokerRegistrationRequest_2(o, w):
     else:
         _wuv(w, ln)
     w += v1
-    w += _S1.pack(o.incarnation_id)
+    w += _S5.pack(o.incarnation_id)
     xs2 = o.listeners
     ln = len(xs2) + 1
     if ln < 128:
@@ -794,7 +790,7 @@ def _w_BrokerRegistrationRequest_2(o, w):
         else:
             _wuv(w, ln)
         w += v9
-    w += _S4.pack(o.is_migrating_zk_broker)
+    w += _S6.pack(o.is_migrating_zk_broker)
     xs10 = o.log_dirs
     ln = len(xs10) + 1
     if ln < 128:
@@ -802,7 +798,7 @@ def _w_BrokerRegistrationRequest_2(o, w):
     else:
         _wuv(w, ln)
     for e11 in xs10:
-        w += _S1.pack(e11)
+        w += _S5.pack(e11)
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
     else:
@@ -812,138 +808,135 @@ def _w_BrokerRegistrationRequest_2(o, w):
 def _r_BrokerRegistrationRequest_3(b, p):
     bl = len(b)
     o = _new(BrokerRegistrationRequest)
-    o.broker_id, = _S0.unpack_from(b, p)
-    p += 4
-    n1 = b[p] - 1
-    p += 1
-    if n1 > 126:
-        n1, p = _uvt(b, p, n1 + 1)
-        n1 -= 1
-    if n1 < 0:
+    o.broker_id, h1, = _S0.unpack_from(b, p)
+    p += 5
+    n2 = h1 - 1
+    if n2 > 126:
+        n2, p = _uvt(b, p, n2 + 1)
+        n2 -= 1
+    if n2 < 0:
         raise DecodeError('BrokerRegistrationRequest.ClusterId: null where not nullable')
     else:
-        q2 = p + n1
-        if q2 > bl:
-            raise DecodeError('BrokerRegistrationRequest.ClusterId: length ' + str(n1) + ' past the end')
-        o.cluster_id = str(b[p:q2], 'utf-8')
-        p = q2
-    o.incarnation_id, = _S1.unpack_from(b, p)
-    p += 16
-    n3 = b[p] - 1
-    p += 1
-    if n3 > 126:
-        n3, p = _uvt(b, p, n3 + 1)
-        n3 -= 1
-    if n3 < 0:
+        q3 = p + n2
+        if q3 > bl:
+            raise DecodeError('BrokerRegistrationRequest.ClusterId: length ' + str(n2) + ' past the end')
+        o.cluster_id = str(b[p:q3], 'utf-8')
+        p = q3
+    o.incarnation_id, h4, = _S1.unpack_from(b, p)
+    p += 17
+    n5 = h4 - 1
+    if n5 > 126:
+        n5, p = _uvt(b, p, n5 + 1)
+        n5 -= 1
+    if n5 < 0:
         raise DecodeError('BrokerRegistrationRequest.Listeners: null where not nullable')
     else:
-        if n3 > bl - p:
-            raise DecodeError('BrokerRegistrationRequest.Listeners: count ' + str(n3) + ' past the end')
-        xs4 = []
-        for _ in range(n3):
-            e5 = _new(_BrokerRegistrationRequest_Listener)
-            n6 = b[p] - 1
-            p += 1
-            if n6 > 126:
-                n6, p = _uvt(b, p, n6 + 1)
-                n6 -= 1
-            if n6 < 0:
-                raise DecodeError('Listener.Name: null where not nullable')
-            else:
-                q7 = p + n6
-                if q7 > bl:
-                    raise DecodeError('Listener.Name: length ' + str(n6) + ' past the end')
-                e5.name = str(b[p:q7], 'utf-8')
-                p = q7
+        if n5 > bl - p:
+            raise DecodeError('BrokerRegistrationRequest.Listeners: count ' + str(n5) + ' past the end')
+        xs6 = []
+        for _ in range(n5):
+            e7 = _new(_BrokerRegistrationRequest_Listener)
             n8 = b[p] - 1
             p += 1
             if n8 > 126:
                 n8, p = _uvt(b, p, n8 + 1)
                 n8 -= 1
             if n8 < 0:
-                raise DecodeError('Listener.Host: null where not nullable')
+                raise DecodeError('Listener.Name: null where not nullable')
             else:
                 q9 = p + n8
                 if q9 > bl:
-                    raise DecodeError('Listener.Host: length ' + str(n8) + ' past the end')
-                e5.host = str(b[p:q9], 'utf-8')
+                    raise DecodeError('Listener.Name: length ' + str(n8) + ' past the end')
+                e7.name = str(b[p:q9], 'utf-8')
                 p = q9
-            e5.port, e5.security_protocol, = _S2.unpack_from(b, p)
+            n10 = b[p] - 1
+            p += 1
+            if n10 > 126:
+                n10, p = _uvt(b, p, n10 + 1)
+                n10 -= 1
+            if n10 < 0:
+                raise DecodeError('Listener.Host: null where not nullable')
+            else:
+                q11 = p + n10
+                if q11 > bl:
+                    raise DecodeError('Listener.Host: length ' + str(n10) + ' past the end')
+                e7.host = str(b[p:q11], 'utf-8')
+                p = q11
+            e7.port, e7.security_protocol, = _S2.unpack_from(b, p)
             p += 4
             if b[p] == 0:  # no tagged fields, the common case
-                e5.unknown_tagged_fields = None
+                e7.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_BrokerRegistrationRequest_Listener_0(b, p, e5)
-            xs4.append(e5)
-        o.listeners = xs4
-    n10 = b[p] - 1
+                p = _t_BrokerRegistrationRequest_Listener_0(b, p, e7)
+            xs6.append(e7)
+        o.listeners = xs6
+    n12 = b[p] - 1
     p += 1
-    if n10 > 126:
-        n10, p = _uvt(b, p, n10 + 1)
-        n10 -= 1
-    if n10 < 0:
+    if n12 > 126:
+        n12, p = _uvt(b, p, n12 + 1)
+        n12 -= 1
+    if n12 < 0:
         raise DecodeError('BrokerRegistrationRequest.Features: null where not nullable')
     else:
-        if n10 > bl - p:
-            raise DecodeError('BrokerRegistrationRequest.Features: count ' + str(n10) + ' past the end')
-        xs11 = []
-        for _ in range(n10):
-            e12 = _new(_BrokerRegistrationRequest_Feature)
-            n13 = b[p] - 1
+        if n12 > bl - p:
+            raise DecodeError('BrokerRegistrationRequest.Features: count ' + str(n12) + ' past the end')
+        xs13 = []
+        for _ in range(n12):
+            e14 = _new(_BrokerRegistrationRequest_Feature)
+            n15 = b[p] - 1
             p += 1
-            if n13 > 126:
-                n13, p = _uvt(b, p, n13 + 1)
-                n13 -= 1
-            if n13 < 0:
+            if n15 > 126:
+                n15, p = _uvt(b, p, n15 + 1)
+                n15 -= 1
+            if n15 < 0:
                 raise DecodeError('Feature.Name: null where not nullable')
             else:
-                q14 = p + n13
-                if q14 > bl:
-                    raise DecodeError('Feature.Name: length ' + str(n13) + ' past the end')
-                e12.name = str(b[p:q14], 'utf-8')
-                p = q14
-            e12.min_supported_version, e12.max_supported_version, = _S3.unpack_from(b, p)
+                q16 = p + n15
+                if q16 > bl:
+                    raise DecodeError('Feature.Name: length ' + str(n15) + ' past the end')
+                e14.name = str(b[p:q16], 'utf-8')
+                p = q16
+            e14.min_supported_version, e14.max_supported_version, = _S3.unpack_from(b, p)
             p += 4
             if b[p] == 0:  # no tagged fields, the common case
-                e12.unknown_tagged_fields = None
+                e14.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_BrokerRegistrationRequest_Feature_0(b, p, e12)
-            xs11.append(e12)
-        o.features = xs11
-    n15 = b[p] - 1
-    p += 1
-    if n15 > 126:
-        n15, p = _uvt(b, p, n15 + 1)
-        n15 -= 1
-    if n15 < 0:
-        o.rack = None
-    else:
-        q16 = p + n15
-        if q16 > bl:
-            raise DecodeError('BrokerRegistrationRequest.Rack: length ' + str(n15) + ' past the end')
-        o.rack = str(b[p:q16], 'utf-8')
-        p = q16
-    o.is_migrating_zk_broker, = _S4.unpack_from(b, p)
-    p += 1
+                p = _t_BrokerRegistrationRequest_Feature_0(b, p, e14)
+            xs13.append(e14)
+        o.features = xs13
     n17 = b[p] - 1
     p += 1
     if n17 > 126:
         n17, p = _uvt(b, p, n17 + 1)
         n17 -= 1
     if n17 < 0:
+        o.rack = None
+    else:
+        q18 = p + n17
+        if q18 > bl:
+            raise DecodeError('BrokerRegistrationRequest.Rack: length ' + str(n17) + ' past the end')
+        o.rack = str(b[p:q18], 'utf-8')
+        p = q18
+    o.is_migrating_zk_broker, h19, = _S7.unpack_from(b, p)
+    p += 2
+    n20 = h19 - 1
+    if n20 > 126:
+        n20, p = _uvt(b, p, n20 + 1)
+        n20 -= 1
+    if n20 < 0:
         raise DecodeError('BrokerRegistrationRequest.LogDirs: null where not nullable')
     else:
-        if n17 > bl - p:
-            raise DecodeError('BrokerRegistrationRequest.LogDirs: count ' + str(n17) + ' past the end')
-        xs18 = []
-        for _ in range(n17):
-            e19, = _S1.unpack_from(b, p)
+        if n20 > bl - p:
+            raise DecodeError('BrokerRegistrationRequest.LogDirs: count ' + str(n20) + ' past the end')
+        xs21 = []
+        for _ in range(n20):
+            e22, = _S5.unpack_from(b, p)
             p += 16
-            xs18.append(e19)
-        o.log_dirs = xs18
-    o.previous_broker_epoch, = _S5.unpack_from(b, p)
+            xs21.append(e22)
+        o.log_dirs = xs21
+    o.previous_broker_epoch, = _S8.unpack_from(b, p)
     p += 8
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
@@ -954,7 +947,7 @@ def _r_BrokerRegistrationRequest_3(b, p):
 
 
 def _w_BrokerRegistrationRequest_3(o, w):
-    w += _S0.pack(o.broker_id)
+    w += _S4.pack(o.broker_id)
     v1 = o.cluster_id
     v1 = v1.encode()
     ln = len(v1) + 1
@@ -963,7 +956,7 @@ def _w_BrokerRegistrationRequest_3(o, w):
     else:
         _wuv(w, ln)
     w += v1
-    w += _S1.pack(o.incarnation_id)
+    w += _S5.pack(o.incarnation_id)
     xs2 = o.listeners
     ln = len(xs2) + 1
     if ln < 128:
@@ -1023,7 +1016,7 @@ def _w_BrokerRegistrationRequest_3(o, w):
         else:
             _wuv(w, ln)
         w += v9
-    w += _S4.pack(o.is_migrating_zk_broker)
+    w += _S6.pack(o.is_migrating_zk_broker)
     xs10 = o.log_dirs
     ln = len(xs10) + 1
     if ln < 128:
@@ -1031,8 +1024,8 @@ def _w_BrokerRegistrationRequest_3(o, w):
     else:
         _wuv(w, ln)
     for e11 in xs10:
-        w += _S1.pack(e11)
-    w += _S5.pack(o.previous_broker_epoch)
+        w += _S5.pack(e11)
+    w += _S8.pack(o.previous_broker_epoch)
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
     else:
@@ -1065,7 +1058,7 @@ def _t_BrokerRegistrationResponse_0(b, p, o):
 def _r_BrokerRegistrationResponse_0(b, p):
     bl = len(b)
     o = _new(BrokerRegistrationResponse)
-    o.throttle_time_ms, o.error_code, o.broker_epoch, = _S6.unpack_from(b, p)
+    o.throttle_time_ms, o.error_code, o.broker_epoch, = _S9.unpack_from(b, p)
     p += 14
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
@@ -1076,7 +1069,7 @@ def _r_BrokerRegistrationResponse_0(b, p):
 
 
 def _w_BrokerRegistrationResponse_0(o, w):
-    w += _S6.pack(o.throttle_time_ms, o.error_code, o.broker_epoch)
+    w += _S9.pack(o.throttle_time_ms, o.error_code, o.broker_epoch)
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
     else:

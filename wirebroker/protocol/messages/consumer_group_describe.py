@@ -29,11 +29,15 @@ def _first(tag_and_bytes):
     return tag_and_bytes[0]
 
 _S0 = _struct.Struct('>?')
-_S1 = _struct.Struct('>i')
-_S2 = _struct.Struct('>h')
-_S3 = _struct.Struct('>ii')
-_S4 = _struct.Struct('>16s')
-_S5 = _struct.Struct('>b')
+_S1 = _struct.Struct('>iB')
+_S2 = _struct.Struct('>hB')
+_S3 = _struct.Struct('>iiB')
+_S4 = _struct.Struct('>16sB')
+_S5 = _struct.Struct('>i')
+_S6 = _struct.Struct('>h')
+_S7 = _struct.Struct('>ii')
+_S8 = _struct.Struct('>16s')
+_S9 = _struct.Struct('>b')
 _ARRAY_i = tuple(_struct.Struct('>' + str(n) + 'i') for n in range(64))
 
 
@@ -333,48 +337,33 @@ def _t_ConsumerGroupDescribeResponse_0(b, p, o):
 def _r_ConsumerGroupDescribeResponse_0(b, p):
     bl = len(b)
     o = _new(ConsumerGroupDescribeResponse)
-    o.throttle_time_ms, = _S1.unpack_from(b, p)
-    p += 4
-    n1 = b[p] - 1
-    p += 1
-    if n1 > 126:
-        n1, p = _uvt(b, p, n1 + 1)
-        n1 -= 1
-    if n1 < 0:
+    o.throttle_time_ms, h1, = _S1.unpack_from(b, p)
+    p += 5
+    n2 = h1 - 1
+    if n2 > 126:
+        n2, p = _uvt(b, p, n2 + 1)
+        n2 -= 1
+    if n2 < 0:
         raise DecodeError('ConsumerGroupDescribeResponse.Groups: null where not nullable')
     else:
-        if n1 > bl - p:
-            raise DecodeError('ConsumerGroupDescribeResponse.Groups: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3 = _new(_ConsumerGroupDescribeResponse_DescribedGroup)
-            e3.error_code, = _S2.unpack_from(b, p)
-            p += 2
-            n4 = b[p] - 1
-            p += 1
-            if n4 > 126:
-                n4, p = _uvt(b, p, n4 + 1)
-                n4 -= 1
-            if n4 < 0:
-                e3.error_message = None
-            else:
-                q5 = p + n4
-                if q5 > bl:
-                    raise DecodeError('DescribedGroup.ErrorMessage: length ' + str(n4) + ' past the end')
-                e3.error_message = str(b[p:q5], 'utf-8')
-                p = q5
-            n6 = b[p] - 1
-            p += 1
+        if n2 > bl - p:
+            raise DecodeError('ConsumerGroupDescribeResponse.Groups: count ' + str(n2) + ' past the end')
+        xs3 = []
+        for _ in range(n2):
+            e4 = _new(_ConsumerGroupDescribeResponse_DescribedGroup)
+            e4.error_code, h5, = _S2.unpack_from(b, p)
+            p += 3
+            n6 = h5 - 1
             if n6 > 126:
                 n6, p = _uvt(b, p, n6 + 1)
                 n6 -= 1
             if n6 < 0:
-                raise DecodeError('DescribedGroup.GroupId: null where not nullable')
+                e4.error_message = None
             else:
                 q7 = p + n6
                 if q7 > bl:
-                    raise DecodeError('DescribedGroup.GroupId: length ' + str(n6) + ' past the end')
-                e3.group_id = str(b[p:q7], 'utf-8')
+                    raise DecodeError('DescribedGroup.ErrorMessage: length ' + str(n6) + ' past the end')
+                e4.error_message = str(b[p:q7], 'utf-8')
                 p = q7
             n8 = b[p] - 1
             p += 1
@@ -382,279 +371,288 @@ def _r_ConsumerGroupDescribeResponse_0(b, p):
                 n8, p = _uvt(b, p, n8 + 1)
                 n8 -= 1
             if n8 < 0:
-                raise DecodeError('DescribedGroup.GroupState: null where not nullable')
+                raise DecodeError('DescribedGroup.GroupId: null where not nullable')
             else:
                 q9 = p + n8
                 if q9 > bl:
-                    raise DecodeError('DescribedGroup.GroupState: length ' + str(n8) + ' past the end')
-                e3.group_state = str(b[p:q9], 'utf-8')
+                    raise DecodeError('DescribedGroup.GroupId: length ' + str(n8) + ' past the end')
+                e4.group_id = str(b[p:q9], 'utf-8')
                 p = q9
-            e3.group_epoch, e3.assignment_epoch, = _S3.unpack_from(b, p)
-            p += 8
             n10 = b[p] - 1
             p += 1
             if n10 > 126:
                 n10, p = _uvt(b, p, n10 + 1)
                 n10 -= 1
             if n10 < 0:
-                raise DecodeError('DescribedGroup.AssignorName: null where not nullable')
+                raise DecodeError('DescribedGroup.GroupState: null where not nullable')
             else:
                 q11 = p + n10
                 if q11 > bl:
-                    raise DecodeError('DescribedGroup.AssignorName: length ' + str(n10) + ' past the end')
-                e3.assignor_name = str(b[p:q11], 'utf-8')
+                    raise DecodeError('DescribedGroup.GroupState: length ' + str(n10) + ' past the end')
+                e4.group_state = str(b[p:q11], 'utf-8')
                 p = q11
-            n12 = b[p] - 1
+            e4.group_epoch, e4.assignment_epoch, h12, = _S3.unpack_from(b, p)
+            p += 9
+            n13 = h12 - 1
+            if n13 > 126:
+                n13, p = _uvt(b, p, n13 + 1)
+                n13 -= 1
+            if n13 < 0:
+                raise DecodeError('DescribedGroup.AssignorName: null where not nullable')
+            else:
+                q14 = p + n13
+                if q14 > bl:
+                    raise DecodeError('DescribedGroup.AssignorName: length ' + str(n13) + ' past the end')
+                e4.assignor_name = str(b[p:q14], 'utf-8')
+                p = q14
+            n15 = b[p] - 1
             p += 1
-            if n12 > 126:
-                n12, p = _uvt(b, p, n12 + 1)
-                n12 -= 1
-            if n12 < 0:
+            if n15 > 126:
+                n15, p = _uvt(b, p, n15 + 1)
+                n15 -= 1
+            if n15 < 0:
                 raise DecodeError('DescribedGroup.Members: null where not nullable')
             else:
-                if n12 > bl - p:
-                    raise DecodeError('DescribedGroup.Members: count ' + str(n12) + ' past the end')
-                xs13 = []
-                for _ in range(n12):
-                    e14 = _new(_ConsumerGroupDescribeResponse_Member)
-                    n15 = b[p] - 1
+                if n15 > bl - p:
+                    raise DecodeError('DescribedGroup.Members: count ' + str(n15) + ' past the end')
+                xs16 = []
+                for _ in range(n15):
+                    e17 = _new(_ConsumerGroupDescribeResponse_Member)
+                    n18 = b[p] - 1
                     p += 1
-                    if n15 > 126:
-                        n15, p = _uvt(b, p, n15 + 1)
-                        n15 -= 1
-                    if n15 < 0:
+                    if n18 > 126:
+                        n18, p = _uvt(b, p, n18 + 1)
+                        n18 -= 1
+                    if n18 < 0:
                         raise DecodeError('Member.MemberId: null where not nullable')
                     else:
-                        q16 = p + n15
-                        if q16 > bl:
-                            raise DecodeError('Member.MemberId: length ' + str(n15) + ' past the end')
-                        e14.member_id = str(b[p:q16], 'utf-8')
-                        p = q16
-                    n17 = b[p] - 1
+                        q19 = p + n18
+                        if q19 > bl:
+                            raise DecodeError('Member.MemberId: length ' + str(n18) + ' past the end')
+                        e17.member_id = str(b[p:q19], 'utf-8')
+                        p = q19
+                    n20 = b[p] - 1
                     p += 1
-                    if n17 > 126:
-                        n17, p = _uvt(b, p, n17 + 1)
-                        n17 -= 1
-                    if n17 < 0:
-                        e14.instance_id = None
+                    if n20 > 126:
+                        n20, p = _uvt(b, p, n20 + 1)
+                        n20 -= 1
+                    if n20 < 0:
+                        e17.instance_id = None
                     else:
-                        q18 = p + n17
-                        if q18 > bl:
-                            raise DecodeError('Member.InstanceId: length ' + str(n17) + ' past the end')
-                        e14.instance_id = str(b[p:q18], 'utf-8')
-                        p = q18
-                    n19 = b[p] - 1
+                        q21 = p + n20
+                        if q21 > bl:
+                            raise DecodeError('Member.InstanceId: length ' + str(n20) + ' past the end')
+                        e17.instance_id = str(b[p:q21], 'utf-8')
+                        p = q21
+                    n22 = b[p] - 1
                     p += 1
-                    if n19 > 126:
-                        n19, p = _uvt(b, p, n19 + 1)
-                        n19 -= 1
-                    if n19 < 0:
-                        e14.rack_id = None
+                    if n22 > 126:
+                        n22, p = _uvt(b, p, n22 + 1)
+                        n22 -= 1
+                    if n22 < 0:
+                        e17.rack_id = None
                     else:
-                        q20 = p + n19
-                        if q20 > bl:
-                            raise DecodeError('Member.RackId: length ' + str(n19) + ' past the end')
-                        e14.rack_id = str(b[p:q20], 'utf-8')
-                        p = q20
-                    e14.member_epoch, = _S1.unpack_from(b, p)
-                    p += 4
-                    n21 = b[p] - 1
-                    p += 1
-                    if n21 > 126:
-                        n21, p = _uvt(b, p, n21 + 1)
-                        n21 -= 1
-                    if n21 < 0:
-                        raise DecodeError('Member.ClientId: null where not nullable')
-                    else:
-                        q22 = p + n21
-                        if q22 > bl:
-                            raise DecodeError('Member.ClientId: length ' + str(n21) + ' past the end')
-                        e14.client_id = str(b[p:q22], 'utf-8')
-                        p = q22
-                    n23 = b[p] - 1
-                    p += 1
-                    if n23 > 126:
-                        n23, p = _uvt(b, p, n23 + 1)
-                        n23 -= 1
-                    if n23 < 0:
-                        raise DecodeError('Member.ClientHost: null where not nullable')
-                    else:
-                        q24 = p + n23
-                        if q24 > bl:
-                            raise DecodeError('Member.ClientHost: length ' + str(n23) + ' past the end')
-                        e14.client_host = str(b[p:q24], 'utf-8')
-                        p = q24
-                    n25 = b[p] - 1
-                    p += 1
+                        q23 = p + n22
+                        if q23 > bl:
+                            raise DecodeError('Member.RackId: length ' + str(n22) + ' past the end')
+                        e17.rack_id = str(b[p:q23], 'utf-8')
+                        p = q23
+                    e17.member_epoch, h24, = _S1.unpack_from(b, p)
+                    p += 5
+                    n25 = h24 - 1
                     if n25 > 126:
                         n25, p = _uvt(b, p, n25 + 1)
                         n25 -= 1
                     if n25 < 0:
+                        raise DecodeError('Member.ClientId: null where not nullable')
+                    else:
+                        q26 = p + n25
+                        if q26 > bl:
+                            raise DecodeError('Member.ClientId: length ' + str(n25) + ' past the end')
+                        e17.client_id = str(b[p:q26], 'utf-8')
+                        p = q26
+                    n27 = b[p] - 1
+                    p += 1
+                    if n27 > 126:
+                        n27, p = _uvt(b, p, n27 + 1)
+                        n27 -= 1
+                    if n27 < 0:
+                        raise DecodeError('Member.ClientHost: null where not nullable')
+                    else:
+                        q28 = p + n27
+                        if q28 > bl:
+                            raise DecodeError('Member.ClientHost: length ' + str(n27) + ' past the end')
+                        e17.client_host = str(b[p:q28], 'utf-8')
+                        p = q28
+                    n29 = b[p] - 1
+                    p += 1
+                    if n29 > 126:
+                        n29, p = _uvt(b, p, n29 + 1)
+                        n29 -= 1
+                    if n29 < 0:
                         raise DecodeError('Member.SubscribedTopicNames: null where not nullable')
                     else:
-                        if n25 > bl - p:
-                            raise DecodeError('Member.SubscribedTopicNames: count ' + str(n25) + ' past the end')
-                        xs26 = []
-                        for _ in range(n25):
-                            n28 = b[p] - 1
+                        if n29 > bl - p:
+                            raise DecodeError('Member.SubscribedTopicNames: count ' + str(n29) + ' past the end')
+                        xs30 = []
+                        for _ in range(n29):
+                            n32 = b[p] - 1
                             p += 1
-                            if n28 > 126:
-                                n28, p = _uvt(b, p, n28 + 1)
-                                n28 -= 1
-                            if n28 < 0:
+                            if n32 > 126:
+                                n32, p = _uvt(b, p, n32 + 1)
+                                n32 -= 1
+                            if n32 < 0:
                                 raise DecodeError('Member.SubscribedTopicNames: null element')
                             else:
-                                q29 = p + n28
-                                if q29 > bl:
-                                    raise DecodeError('Member.SubscribedTopicNames: length ' + str(n28) + ' past the end')
-                                e27 = str(b[p:q29], 'utf-8')
-                                p = q29
-                            xs26.append(e27)
-                        e14.subscribed_topic_names = xs26
-                    n30 = b[p] - 1
+                                q33 = p + n32
+                                if q33 > bl:
+                                    raise DecodeError('Member.SubscribedTopicNames: length ' + str(n32) + ' past the end')
+                                e31 = str(b[p:q33], 'utf-8')
+                                p = q33
+                            xs30.append(e31)
+                        e17.subscribed_topic_names = xs30
+                    n34 = b[p] - 1
                     p += 1
-                    if n30 > 126:
-                        n30, p = _uvt(b, p, n30 + 1)
-                        n30 -= 1
-                    if n30 < 0:
-                        e14.subscribed_topic_regex = None
+                    if n34 > 126:
+                        n34, p = _uvt(b, p, n34 + 1)
+                        n34 -= 1
+                    if n34 < 0:
+                        e17.subscribed_topic_regex = None
                     else:
-                        q31 = p + n30
-                        if q31 > bl:
-                            raise DecodeError('Member.SubscribedTopicRegex: length ' + str(n30) + ' past the end')
-                        e14.subscribed_topic_regex = str(b[p:q31], 'utf-8')
-                        p = q31
-                    s32 = _new(_ConsumerGroupDescribeResponse_Assignment)
-                    n33 = b[p] - 1
+                        q35 = p + n34
+                        if q35 > bl:
+                            raise DecodeError('Member.SubscribedTopicRegex: length ' + str(n34) + ' past the end')
+                        e17.subscribed_topic_regex = str(b[p:q35], 'utf-8')
+                        p = q35
+                    s36 = _new(_ConsumerGroupDescribeResponse_Assignment)
+                    n37 = b[p] - 1
                     p += 1
-                    if n33 > 126:
-                        n33, p = _uvt(b, p, n33 + 1)
-                        n33 -= 1
-                    if n33 < 0:
+                    if n37 > 126:
+                        n37, p = _uvt(b, p, n37 + 1)
+                        n37 -= 1
+                    if n37 < 0:
                         raise DecodeError('Assignment.TopicPartitions: null where not nullable')
                     else:
-                        if n33 > bl - p:
-                            raise DecodeError('Assignment.TopicPartitions: count ' + str(n33) + ' past the end')
-                        xs34 = []
-                        for _ in range(n33):
-                            e35 = _new(_ConsumerGroupDescribeResponse_TopicPartitions)
-                            e35.topic_id, = _S4.unpack_from(b, p)
-                            p += 16
-                            n36 = b[p] - 1
-                            p += 1
-                            if n36 > 126:
-                                n36, p = _uvt(b, p, n36 + 1)
-                                n36 -= 1
-                            if n36 < 0:
+                        if n37 > bl - p:
+                            raise DecodeError('Assignment.TopicPartitions: count ' + str(n37) + ' past the end')
+                        xs38 = []
+                        for _ in range(n37):
+                            e39 = _new(_ConsumerGroupDescribeResponse_TopicPartitions)
+                            e39.topic_id, h40, = _S4.unpack_from(b, p)
+                            p += 17
+                            n41 = h40 - 1
+                            if n41 > 126:
+                                n41, p = _uvt(b, p, n41 + 1)
+                                n41 -= 1
+                            if n41 < 0:
                                 raise DecodeError('TopicPartitions.TopicName: null where not nullable')
                             else:
-                                q37 = p + n36
-                                if q37 > bl:
-                                    raise DecodeError('TopicPartitions.TopicName: length ' + str(n36) + ' past the end')
-                                e35.topic_name = str(b[p:q37], 'utf-8')
-                                p = q37
-                            n38 = b[p] - 1
-                            p += 1
-                            if n38 > 126:
-                                n38, p = _uvt(b, p, n38 + 1)
-                                n38 -= 1
-                            if n38 < 0:
-                                raise DecodeError('TopicPartitions.Partitions: null where not nullable')
-                            elif n38 < 64:
-                                e35.partitions = list(_ARRAY_i[n38].unpack_from(b, p))
-                                p += 4 * n38
-                            else:
-                                if n38 > bl - p:
-                                    raise DecodeError('TopicPartitions.Partitions: count ' + str(n38) + ' past the end')
-                                e35.partitions = list(_struct.Struct('>' + str(n38) + 'i').unpack_from(b, p))
-                                p += 4 * n38
-                            if b[p] == 0:  # no tagged fields, the common case
-                                e35.unknown_tagged_fields = None
-                                p += 1
-                            else:
-                                p = _t_ConsumerGroupDescribeResponse_TopicPartitions_0(b, p, e35)
-                            xs34.append(e35)
-                        s32.topic_partitions = xs34
-                    if b[p] == 0:  # no tagged fields, the common case
-                        s32.unknown_tagged_fields = None
-                        p += 1
-                    else:
-                        p = _t_ConsumerGroupDescribeResponse_Assignment_0(b, p, s32)
-                    e14.assignment = s32
-                    s39 = _new(_ConsumerGroupDescribeResponse_Assignment)
-                    n40 = b[p] - 1
-                    p += 1
-                    if n40 > 126:
-                        n40, p = _uvt(b, p, n40 + 1)
-                        n40 -= 1
-                    if n40 < 0:
-                        raise DecodeError('Assignment.TopicPartitions: null where not nullable')
-                    else:
-                        if n40 > bl - p:
-                            raise DecodeError('Assignment.TopicPartitions: count ' + str(n40) + ' past the end')
-                        xs41 = []
-                        for _ in range(n40):
-                            e42 = _new(_ConsumerGroupDescribeResponse_TopicPartitions)
-                            e42.topic_id, = _S4.unpack_from(b, p)
-                            p += 16
+                                q42 = p + n41
+                                if q42 > bl:
+                                    raise DecodeError('TopicPartitions.TopicName: length ' + str(n41) + ' past the end')
+                                e39.topic_name = str(b[p:q42], 'utf-8')
+                                p = q42
                             n43 = b[p] - 1
                             p += 1
                             if n43 > 126:
                                 n43, p = _uvt(b, p, n43 + 1)
                                 n43 -= 1
                             if n43 < 0:
-                                raise DecodeError('TopicPartitions.TopicName: null where not nullable')
-                            else:
-                                q44 = p + n43
-                                if q44 > bl:
-                                    raise DecodeError('TopicPartitions.TopicName: length ' + str(n43) + ' past the end')
-                                e42.topic_name = str(b[p:q44], 'utf-8')
-                                p = q44
-                            n45 = b[p] - 1
-                            p += 1
-                            if n45 > 126:
-                                n45, p = _uvt(b, p, n45 + 1)
-                                n45 -= 1
-                            if n45 < 0:
                                 raise DecodeError('TopicPartitions.Partitions: null where not nullable')
-                            elif n45 < 64:
-                                e42.partitions = list(_ARRAY_i[n45].unpack_from(b, p))
-                                p += 4 * n45
+                            elif n43 < 64:
+                                e39.partitions = list(_ARRAY_i[n43].unpack_from(b, p))
+                                p += 4 * n43
                             else:
-                                if n45 > bl - p:
-                                    raise DecodeError('TopicPartitions.Partitions: count ' + str(n45) + ' past the end')
-                                e42.partitions = list(_struct.Struct('>' + str(n45) + 'i').unpack_from(b, p))
-                                p += 4 * n45
+                                if n43 > bl - p:
+                                    raise DecodeError('TopicPartitions.Partitions: count ' + str(n43) + ' past the end')
+                                e39.partitions = list(_struct.Struct('>' + str(n43) + 'i').unpack_from(b, p))
+                                p += 4 * n43
                             if b[p] == 0:  # no tagged fields, the common case
-                                e42.unknown_tagged_fields = None
+                                e39.unknown_tagged_fields = None
                                 p += 1
                             else:
-                                p = _t_ConsumerGroupDescribeResponse_TopicPartitions_0(b, p, e42)
-                            xs41.append(e42)
-                        s39.topic_partitions = xs41
+                                p = _t_ConsumerGroupDescribeResponse_TopicPartitions_0(b, p, e39)
+                            xs38.append(e39)
+                        s36.topic_partitions = xs38
                     if b[p] == 0:  # no tagged fields, the common case
-                        s39.unknown_tagged_fields = None
+                        s36.unknown_tagged_fields = None
                         p += 1
                     else:
-                        p = _t_ConsumerGroupDescribeResponse_Assignment_0(b, p, s39)
-                    e14.target_assignment = s39
-                    e14.member_type = -1
+                        p = _t_ConsumerGroupDescribeResponse_Assignment_0(b, p, s36)
+                    e17.assignment = s36
+                    s44 = _new(_ConsumerGroupDescribeResponse_Assignment)
+                    n45 = b[p] - 1
+                    p += 1
+                    if n45 > 126:
+                        n45, p = _uvt(b, p, n45 + 1)
+                        n45 -= 1
+                    if n45 < 0:
+                        raise DecodeError('Assignment.TopicPartitions: null where not nullable')
+                    else:
+                        if n45 > bl - p:
+                            raise DecodeError('Assignment.TopicPartitions: count ' + str(n45) + ' past the end')
+                        xs46 = []
+                        for _ in range(n45):
+                            e47 = _new(_ConsumerGroupDescribeResponse_TopicPartitions)
+                            e47.topic_id, h48, = _S4.unpack_from(b, p)
+                            p += 17
+                            n49 = h48 - 1
+                            if n49 > 126:
+                                n49, p = _uvt(b, p, n49 + 1)
+                                n49 -= 1
+                            if n49 < 0:
+                                raise DecodeError('TopicPartitions.TopicName: null where not nullable')
+                            else:
+                                q50 = p + n49
+                                if q50 > bl:
+                                    raise DecodeError('TopicPartitions.TopicName: length ' + str(n49) + ' past the end')
+                                e47.topic_name = str(b[p:q50], 'utf-8')
+                                p = q50
+                            n51 = b[p] - 1
+                            p += 1
+                            if n51 > 126:
+                                n51, p = _uvt(b, p, n51 + 1)
+                                n51 -= 1
+                            if n51 < 0:
+                                raise DecodeError('TopicPartitions.Partitions: null where not nullable')
+                            elif n51 < 64:
+                                e47.partitions = list(_ARRAY_i[n51].unpack_from(b, p))
+                                p += 4 * n51
+                            else:
+                                if n51 > bl - p:
+                                    raise DecodeError('TopicPartitions.Partitions: count ' + str(n51) + ' past the end')
+                                e47.partitions = list(_struct.Struct('>' + str(n51) + 'i').unpack_from(b, p))
+                                p += 4 * n51
+                            if b[p] == 0:  # no tagged fields, the common case
+                                e47.unknown_tagged_fields = None
+                                p += 1
+                            else:
+                                p = _t_ConsumerGroupDescribeResponse_TopicPartitions_0(b, p, e47)
+                            xs46.append(e47)
+                        s44.topic_partitions = xs46
                     if b[p] == 0:  # no tagged fields, the common case
-                        e14.unknown_tagged_fields = None
+                        s44.unknown_tagged_fields = None
                         p += 1
                     else:
-                        p = _t_ConsumerGroupDescribeResponse_Member_0(b, p, e14)
-                    xs13.append(e14)
-                e3.members = xs13
-            e3.authorized_operations, = _S1.unpack_from(b, p)
+                        p = _t_ConsumerGroupDescribeResponse_Assignment_0(b, p, s44)
+                    e17.target_assignment = s44
+                    e17.member_type = -1
+                    if b[p] == 0:  # no tagged fields, the common case
+                        e17.unknown_tagged_fields = None
+                        p += 1
+                    else:
+                        p = _t_ConsumerGroupDescribeResponse_Member_0(b, p, e17)
+                    xs16.append(e17)
+                e4.members = xs16
+            e4.authorized_operations, = _S5.unpack_from(b, p)
             p += 4
             if b[p] == 0:  # no tagged fields, the common case
-                e3.unknown_tagged_fields = None
+                e4.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_ConsumerGroupDescribeResponse_DescribedGroup_0(b, p, e3)
-            xs2.append(e3)
-        o.groups = xs2
+                p = _t_ConsumerGroupDescribeResponse_DescribedGroup_0(b, p, e4)
+            xs3.append(e4)
+        o.groups = xs3
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         p += 1
@@ -664,7 +662,7 @@ def _r_ConsumerGroupDescribeResponse_0(b, p):
 
 
 def _w_ConsumerGroupDescribeResponse_0(o, w):
-    w += _S1.pack(o.throttle_time_ms)
+    w += _S5.pack(o.throttle_time_ms)
     xs1 = o.groups
     ln = len(xs1) + 1
     if ln < 128:
@@ -672,7 +670,7 @@ def _w_ConsumerGroupDescribeResponse_0(o, w):
     else:
         _wuv(w, ln)
     for e2 in xs1:
-        w += _S2.pack(e2.error_code)
+        w += _S6.pack(e2.error_code)
         v3 = e2.error_message
         if v3 is None:
             w.append(0)
@@ -700,7 +698,7 @@ def _w_ConsumerGroupDescribeResponse_0(o, w):
         else:
             _wuv(w, ln)
         w += v5
-        w += _S3.pack(e2.group_epoch, e2.assignment_epoch)
+        w += _S7.pack(e2.group_epoch, e2.assignment_epoch)
         v6 = e2.assignor_name
         v6 = v6.encode()
         ln = len(v6) + 1
@@ -746,7 +744,7 @@ def _w_ConsumerGroupDescribeResponse_0(o, w):
                 else:
                     _wuv(w, ln)
                 w += v11
-            w += _S1.pack(e8.member_epoch)
+            w += _S5.pack(e8.member_epoch)
             v12 = e8.client_id
             v12 = v12.encode()
             ln = len(v12) + 1
@@ -797,7 +795,7 @@ def _w_ConsumerGroupDescribeResponse_0(o, w):
             else:
                 _wuv(w, ln)
             for e20 in xs19:
-                w += _S4.pack(e20.topic_id)
+                w += _S8.pack(e20.topic_id)
                 v21 = e20.topic_name
                 v21 = v21.encode()
                 ln = len(v21) + 1
@@ -832,7 +830,7 @@ def _w_ConsumerGroupDescribeResponse_0(o, w):
             else:
                 _wuv(w, ln)
             for e25 in xs24:
-                w += _S4.pack(e25.topic_id)
+                w += _S8.pack(e25.topic_id)
                 v26 = e25.topic_name
                 v26 = v26.encode()
                 ln = len(v26) + 1
@@ -863,7 +861,7 @@ def _w_ConsumerGroupDescribeResponse_0(o, w):
                 _wtags(w, e8.unknown_tagged_fields)
             else:
                 w.append(0)
-        w += _S1.pack(e2.authorized_operations)
+        w += _S5.pack(e2.authorized_operations)
         if e2.unknown_tagged_fields:
             _wtags(w, e2.unknown_tagged_fields)
         else:
@@ -877,48 +875,33 @@ def _w_ConsumerGroupDescribeResponse_0(o, w):
 def _r_ConsumerGroupDescribeResponse_1(b, p):
     bl = len(b)
     o = _new(ConsumerGroupDescribeResponse)
-    o.throttle_time_ms, = _S1.unpack_from(b, p)
-    p += 4
-    n1 = b[p] - 1
-    p += 1
-    if n1 > 126:
-        n1, p = _uvt(b, p, n1 + 1)
-        n1 -= 1
-    if n1 < 0:
+    o.throttle_time_ms, h1, = _S1.unpack_from(b, p)
+    p += 5
+    n2 = h1 - 1
+    if n2 > 126:
+        n2, p = _uvt(b, p, n2 + 1)
+        n2 -= 1
+    if n2 < 0:
         raise DecodeError('ConsumerGroupDescribeResponse.Groups: null where not nullable')
     else:
-        if n1 > bl - p:
-            raise DecodeError('ConsumerGroupDescribeResponse.Groups: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3 = _new(_ConsumerGroupDescribeResponse_DescribedGroup)
-            e3.error_code, = _S2.unpack_from(b, p)
-            p += 2
-            n4 = b[p] - 1
-            p += 1
-            if n4 > 126:
-                n4, p = _uvt(b, p, n4 + 1)
-                n4 -= 1
-            if n4 < 0:
-                e3.error_message = None
-            else:
-                q5 = p + n4
-                if q5 > bl:
-                    raise DecodeError('DescribedGroup.ErrorMessage: length ' + str(n4) + ' past the end')
-                e3.error_message = str(b[p:q5], 'utf-8')
-                p = q5
-            n6 = b[p] - 1
-            p += 1
+        if n2 > bl - p:
+            raise DecodeError('ConsumerGroupDescribeResponse.Groups: count ' + str(n2) + ' past the end')
+        xs3 = []
+        for _ in range(n2):
+            e4 = _new(_ConsumerGroupDescribeResponse_DescribedGroup)
+            e4.error_code, h5, = _S2.unpack_from(b, p)
+            p += 3
+            n6 = h5 - 1
             if n6 > 126:
                 n6, p = _uvt(b, p, n6 + 1)
                 n6 -= 1
             if n6 < 0:
-                raise DecodeError('DescribedGroup.GroupId: null where not nullable')
+                e4.error_message = None
             else:
                 q7 = p + n6
                 if q7 > bl:
-                    raise DecodeError('DescribedGroup.GroupId: length ' + str(n6) + ' past the end')
-                e3.group_id = str(b[p:q7], 'utf-8')
+                    raise DecodeError('DescribedGroup.ErrorMessage: length ' + str(n6) + ' past the end')
+                e4.error_message = str(b[p:q7], 'utf-8')
                 p = q7
             n8 = b[p] - 1
             p += 1
@@ -926,280 +909,289 @@ def _r_ConsumerGroupDescribeResponse_1(b, p):
                 n8, p = _uvt(b, p, n8 + 1)
                 n8 -= 1
             if n8 < 0:
-                raise DecodeError('DescribedGroup.GroupState: null where not nullable')
+                raise DecodeError('DescribedGroup.GroupId: null where not nullable')
             else:
                 q9 = p + n8
                 if q9 > bl:
-                    raise DecodeError('DescribedGroup.GroupState: length ' + str(n8) + ' past the end')
-                e3.group_state = str(b[p:q9], 'utf-8')
+                    raise DecodeError('DescribedGroup.GroupId: length ' + str(n8) + ' past the end')
+                e4.group_id = str(b[p:q9], 'utf-8')
                 p = q9
-            e3.group_epoch, e3.assignment_epoch, = _S3.unpack_from(b, p)
-            p += 8
             n10 = b[p] - 1
             p += 1
             if n10 > 126:
                 n10, p = _uvt(b, p, n10 + 1)
                 n10 -= 1
             if n10 < 0:
-                raise DecodeError('DescribedGroup.AssignorName: null where not nullable')
+                raise DecodeError('DescribedGroup.GroupState: null where not nullable')
             else:
                 q11 = p + n10
                 if q11 > bl:
-                    raise DecodeError('DescribedGroup.AssignorName: length ' + str(n10) + ' past the end')
-                e3.assignor_name = str(b[p:q11], 'utf-8')
+                    raise DecodeError('DescribedGroup.GroupState: length ' + str(n10) + ' past the end')
+                e4.group_state = str(b[p:q11], 'utf-8')
                 p = q11
-            n12 = b[p] - 1
+            e4.group_epoch, e4.assignment_epoch, h12, = _S3.unpack_from(b, p)
+            p += 9
+            n13 = h12 - 1
+            if n13 > 126:
+                n13, p = _uvt(b, p, n13 + 1)
+                n13 -= 1
+            if n13 < 0:
+                raise DecodeError('DescribedGroup.AssignorName: null where not nullable')
+            else:
+                q14 = p + n13
+                if q14 > bl:
+                    raise DecodeError('DescribedGroup.AssignorName: length ' + str(n13) + ' past the end')
+                e4.assignor_name = str(b[p:q14], 'utf-8')
+                p = q14
+            n15 = b[p] - 1
             p += 1
-            if n12 > 126:
-                n12, p = _uvt(b, p, n12 + 1)
-                n12 -= 1
-            if n12 < 0:
+            if n15 > 126:
+                n15, p = _uvt(b, p, n15 + 1)
+                n15 -= 1
+            if n15 < 0:
                 raise DecodeError('DescribedGroup.Members: null where not nullable')
             else:
-                if n12 > bl - p:
-                    raise DecodeError('DescribedGroup.Members: count ' + str(n12) + ' past the end')
-                xs13 = []
-                for _ in range(n12):
-                    e14 = _new(_ConsumerGroupDescribeResponse_Member)
-                    n15 = b[p] - 1
+                if n15 > bl - p:
+                    raise DecodeError('DescribedGroup.Members: count ' + str(n15) + ' past the end')
+                xs16 = []
+                for _ in range(n15):
+                    e17 = _new(_ConsumerGroupDescribeResponse_Member)
+                    n18 = b[p] - 1
                     p += 1
-                    if n15 > 126:
-                        n15, p = _uvt(b, p, n15 + 1)
-                        n15 -= 1
-                    if n15 < 0:
+                    if n18 > 126:
+                        n18, p = _uvt(b, p, n18 + 1)
+                        n18 -= 1
+                    if n18 < 0:
                         raise DecodeError('Member.MemberId: null where not nullable')
                     else:
-                        q16 = p + n15
-                        if q16 > bl:
-                            raise DecodeError('Member.MemberId: length ' + str(n15) + ' past the end')
-                        e14.member_id = str(b[p:q16], 'utf-8')
-                        p = q16
-                    n17 = b[p] - 1
+                        q19 = p + n18
+                        if q19 > bl:
+                            raise DecodeError('Member.MemberId: length ' + str(n18) + ' past the end')
+                        e17.member_id = str(b[p:q19], 'utf-8')
+                        p = q19
+                    n20 = b[p] - 1
                     p += 1
-                    if n17 > 126:
-                        n17, p = _uvt(b, p, n17 + 1)
-                        n17 -= 1
-                    if n17 < 0:
-                        e14.instance_id = None
+                    if n20 > 126:
+                        n20, p = _uvt(b, p, n20 + 1)
+                        n20 -= 1
+                    if n20 < 0:
+                        e17.instance_id = None
                     else:
-                        q18 = p + n17
-                        if q18 > bl:
-                            raise DecodeError('Member.InstanceId: length ' + str(n17) + ' past the end')
-                        e14.instance_id = str(b[p:q18], 'utf-8')
-                        p = q18
-                    n19 = b[p] - 1
+                        q21 = p + n20
+                        if q21 > bl:
+                            raise DecodeError('Member.InstanceId: length ' + str(n20) + ' past the end')
+                        e17.instance_id = str(b[p:q21], 'utf-8')
+                        p = q21
+                    n22 = b[p] - 1
                     p += 1
-                    if n19 > 126:
-                        n19, p = _uvt(b, p, n19 + 1)
-                        n19 -= 1
-                    if n19 < 0:
-                        e14.rack_id = None
+                    if n22 > 126:
+                        n22, p = _uvt(b, p, n22 + 1)
+                        n22 -= 1
+                    if n22 < 0:
+                        e17.rack_id = None
                     else:
-                        q20 = p + n19
-                        if q20 > bl:
-                            raise DecodeError('Member.RackId: length ' + str(n19) + ' past the end')
-                        e14.rack_id = str(b[p:q20], 'utf-8')
-                        p = q20
-                    e14.member_epoch, = _S1.unpack_from(b, p)
-                    p += 4
-                    n21 = b[p] - 1
-                    p += 1
-                    if n21 > 126:
-                        n21, p = _uvt(b, p, n21 + 1)
-                        n21 -= 1
-                    if n21 < 0:
-                        raise DecodeError('Member.ClientId: null where not nullable')
-                    else:
-                        q22 = p + n21
-                        if q22 > bl:
-                            raise DecodeError('Member.ClientId: length ' + str(n21) + ' past the end')
-                        e14.client_id = str(b[p:q22], 'utf-8')
-                        p = q22
-                    n23 = b[p] - 1
-                    p += 1
-                    if n23 > 126:
-                        n23, p = _uvt(b, p, n23 + 1)
-                        n23 -= 1
-                    if n23 < 0:
-                        raise DecodeError('Member.ClientHost: null where not nullable')
-                    else:
-                        q24 = p + n23
-                        if q24 > bl:
-                            raise DecodeError('Member.ClientHost: length ' + str(n23) + ' past the end')
-                        e14.client_host = str(b[p:q24], 'utf-8')
-                        p = q24
-                    n25 = b[p] - 1
-                    p += 1
+                        q23 = p + n22
+                        if q23 > bl:
+                            raise DecodeError('Member.RackId: length ' + str(n22) + ' past the end')
+                        e17.rack_id = str(b[p:q23], 'utf-8')
+                        p = q23
+                    e17.member_epoch, h24, = _S1.unpack_from(b, p)
+                    p += 5
+                    n25 = h24 - 1
                     if n25 > 126:
                         n25, p = _uvt(b, p, n25 + 1)
                         n25 -= 1
                     if n25 < 0:
+                        raise DecodeError('Member.ClientId: null where not nullable')
+                    else:
+                        q26 = p + n25
+                        if q26 > bl:
+                            raise DecodeError('Member.ClientId: length ' + str(n25) + ' past the end')
+                        e17.client_id = str(b[p:q26], 'utf-8')
+                        p = q26
+                    n27 = b[p] - 1
+                    p += 1
+                    if n27 > 126:
+                        n27, p = _uvt(b, p, n27 + 1)
+                        n27 -= 1
+                    if n27 < 0:
+                        raise DecodeError('Member.ClientHost: null where not nullable')
+                    else:
+                        q28 = p + n27
+                        if q28 > bl:
+                            raise DecodeError('Member.ClientHost: length ' + str(n27) + ' past the end')
+                        e17.client_host = str(b[p:q28], 'utf-8')
+                        p = q28
+                    n29 = b[p] - 1
+                    p += 1
+                    if n29 > 126:
+                        n29, p = _uvt(b, p, n29 + 1)
+                        n29 -= 1
+                    if n29 < 0:
                         raise DecodeError('Member.SubscribedTopicNames: null where not nullable')
                     else:
-                        if n25 > bl - p:
-                            raise DecodeError('Member.SubscribedTopicNames: count ' + str(n25) + ' past the end')
-                        xs26 = []
-                        for _ in range(n25):
-                            n28 = b[p] - 1
+                        if n29 > bl - p:
+                            raise DecodeError('Member.SubscribedTopicNames: count ' + str(n29) + ' past the end')
+                        xs30 = []
+                        for _ in range(n29):
+                            n32 = b[p] - 1
                             p += 1
-                            if n28 > 126:
-                                n28, p = _uvt(b, p, n28 + 1)
-                                n28 -= 1
-                            if n28 < 0:
+                            if n32 > 126:
+                                n32, p = _uvt(b, p, n32 + 1)
+                                n32 -= 1
+                            if n32 < 0:
                                 raise DecodeError('Member.SubscribedTopicNames: null element')
                             else:
-                                q29 = p + n28
-                                if q29 > bl:
-                                    raise DecodeError('Member.SubscribedTopicNames: length ' + str(n28) + ' past the end')
-                                e27 = str(b[p:q29], 'utf-8')
-                                p = q29
-                            xs26.append(e27)
-                        e14.subscribed_topic_names = xs26
-                    n30 = b[p] - 1
+                                q33 = p + n32
+                                if q33 > bl:
+                                    raise DecodeError('Member.SubscribedTopicNames: length ' + str(n32) + ' past the end')
+                                e31 = str(b[p:q33], 'utf-8')
+                                p = q33
+                            xs30.append(e31)
+                        e17.subscribed_topic_names = xs30
+                    n34 = b[p] - 1
                     p += 1
-                    if n30 > 126:
-                        n30, p = _uvt(b, p, n30 + 1)
-                        n30 -= 1
-                    if n30 < 0:
-                        e14.subscribed_topic_regex = None
+                    if n34 > 126:
+                        n34, p = _uvt(b, p, n34 + 1)
+                        n34 -= 1
+                    if n34 < 0:
+                        e17.subscribed_topic_regex = None
                     else:
-                        q31 = p + n30
-                        if q31 > bl:
-                            raise DecodeError('Member.SubscribedTopicRegex: length ' + str(n30) + ' past the end')
-                        e14.subscribed_topic_regex = str(b[p:q31], 'utf-8')
-                        p = q31
-                    s32 = _new(_ConsumerGroupDescribeResponse_Assignment)
-                    n33 = b[p] - 1
+                        q35 = p + n34
+                        if q35 > bl:
+                            raise DecodeError('Member.SubscribedTopicRegex: length ' + str(n34) + ' past the end')
+                        e17.subscribed_topic_regex = str(b[p:q35], 'utf-8')
+                        p = q35
+                    s36 = _new(_ConsumerGroupDescribeResponse_Assignment)
+                    n37 = b[p] - 1
                     p += 1
-                    if n33 > 126:
-                        n33, p = _uvt(b, p, n33 + 1)
-                        n33 -= 1
-                    if n33 < 0:
+                    if n37 > 126:
+                        n37, p = _uvt(b, p, n37 + 1)
+                        n37 -= 1
+                    if n37 < 0:
                         raise DecodeError('Assignment.TopicPartitions: null where not nullable')
                     else:
-                        if n33 > bl - p:
-                            raise DecodeError('Assignment.TopicPartitions: count ' + str(n33) + ' past the end')
-                        xs34 = []
-                        for _ in range(n33):
-                            e35 = _new(_ConsumerGroupDescribeResponse_TopicPartitions)
-                            e35.topic_id, = _S4.unpack_from(b, p)
-                            p += 16
-                            n36 = b[p] - 1
-                            p += 1
-                            if n36 > 126:
-                                n36, p = _uvt(b, p, n36 + 1)
-                                n36 -= 1
-                            if n36 < 0:
+                        if n37 > bl - p:
+                            raise DecodeError('Assignment.TopicPartitions: count ' + str(n37) + ' past the end')
+                        xs38 = []
+                        for _ in range(n37):
+                            e39 = _new(_ConsumerGroupDescribeResponse_TopicPartitions)
+                            e39.topic_id, h40, = _S4.unpack_from(b, p)
+                            p += 17
+                            n41 = h40 - 1
+                            if n41 > 126:
+                                n41, p = _uvt(b, p, n41 + 1)
+                                n41 -= 1
+                            if n41 < 0:
                                 raise DecodeError('TopicPartitions.TopicName: null where not nullable')
                             else:
-                                q37 = p + n36
-                                if q37 > bl:
-                                    raise DecodeError('TopicPartitions.TopicName: length ' + str(n36) + ' past the end')
-                                e35.topic_name = str(b[p:q37], 'utf-8')
-                                p = q37
-                            n38 = b[p] - 1
-                            p += 1
-                            if n38 > 126:
-                                n38, p = _uvt(b, p, n38 + 1)
-                                n38 -= 1
-                            if n38 < 0:
-                                raise DecodeError('TopicPartitions.Partitions: null where not nullable')
-                            elif n38 < 64:
-                                e35.partitions = list(_ARRAY_i[n38].unpack_from(b, p))
-                                p += 4 * n38
-                            else:
-                                if n38 > bl - p:
-                                    raise DecodeError('TopicPartitions.Partitions: count ' + str(n38) + ' past the end')
-                                e35.partitions = list(_struct.Struct('>' + str(n38) + 'i').unpack_from(b, p))
-                                p += 4 * n38
-                            if b[p] == 0:  # no tagged fields, the common case
-                                e35.unknown_tagged_fields = None
-                                p += 1
-                            else:
-                                p = _t_ConsumerGroupDescribeResponse_TopicPartitions_0(b, p, e35)
-                            xs34.append(e35)
-                        s32.topic_partitions = xs34
-                    if b[p] == 0:  # no tagged fields, the common case
-                        s32.unknown_tagged_fields = None
-                        p += 1
-                    else:
-                        p = _t_ConsumerGroupDescribeResponse_Assignment_0(b, p, s32)
-                    e14.assignment = s32
-                    s39 = _new(_ConsumerGroupDescribeResponse_Assignment)
-                    n40 = b[p] - 1
-                    p += 1
-                    if n40 > 126:
-                        n40, p = _uvt(b, p, n40 + 1)
-                        n40 -= 1
-                    if n40 < 0:
-                        raise DecodeError('Assignment.TopicPartitions: null where not nullable')
-                    else:
-                        if n40 > bl - p:
-                            raise DecodeError('Assignment.TopicPartitions: count ' + str(n40) + ' past the end')
-                        xs41 = []
-                        for _ in range(n40):
-                            e42 = _new(_ConsumerGroupDescribeResponse_TopicPartitions)
-                            e42.topic_id, = _S4.unpack_from(b, p)
-                            p += 16
+                                q42 = p + n41
+                                if q42 > bl:
+                                    raise DecodeError('TopicPartitions.TopicName: length ' + str(n41) + ' past the end')
+                                e39.topic_name = str(b[p:q42], 'utf-8')
+                                p = q42
                             n43 = b[p] - 1
                             p += 1
                             if n43 > 126:
                                 n43, p = _uvt(b, p, n43 + 1)
                                 n43 -= 1
                             if n43 < 0:
-                                raise DecodeError('TopicPartitions.TopicName: null where not nullable')
-                            else:
-                                q44 = p + n43
-                                if q44 > bl:
-                                    raise DecodeError('TopicPartitions.TopicName: length ' + str(n43) + ' past the end')
-                                e42.topic_name = str(b[p:q44], 'utf-8')
-                                p = q44
-                            n45 = b[p] - 1
-                            p += 1
-                            if n45 > 126:
-                                n45, p = _uvt(b, p, n45 + 1)
-                                n45 -= 1
-                            if n45 < 0:
                                 raise DecodeError('TopicPartitions.Partitions: null where not nullable')
-                            elif n45 < 64:
-                                e42.partitions = list(_ARRAY_i[n45].unpack_from(b, p))
-                                p += 4 * n45
+                            elif n43 < 64:
+                                e39.partitions = list(_ARRAY_i[n43].unpack_from(b, p))
+                                p += 4 * n43
                             else:
-                                if n45 > bl - p:
-                                    raise DecodeError('TopicPartitions.Partitions: count ' + str(n45) + ' past the end')
-                                e42.partitions = list(_struct.Struct('>' + str(n45) + 'i').unpack_from(b, p))
-                                p += 4 * n45
+                                if n43 > bl - p:
+                                    raise DecodeError('TopicPartitions.Partitions: count ' + str(n43) + ' past the end')
+                                e39.partitions = list(_struct.Struct('>' + str(n43) + 'i').unpack_from(b, p))
+                                p += 4 * n43
                             if b[p] == 0:  # no tagged fields, the common case
-                                e42.unknown_tagged_fields = None
+                                e39.unknown_tagged_fields = None
                                 p += 1
                             else:
-                                p = _t_ConsumerGroupDescribeResponse_TopicPartitions_0(b, p, e42)
-                            xs41.append(e42)
-                        s39.topic_partitions = xs41
+                                p = _t_ConsumerGroupDescribeResponse_TopicPartitions_0(b, p, e39)
+                            xs38.append(e39)
+                        s36.topic_partitions = xs38
                     if b[p] == 0:  # no tagged fields, the common case
-                        s39.unknown_tagged_fields = None
+                        s36.unknown_tagged_fields = None
                         p += 1
                     else:
-                        p = _t_ConsumerGroupDescribeResponse_Assignment_0(b, p, s39)
-                    e14.target_assignment = s39
-                    e14.member_type, = _S5.unpack_from(b, p)
+                        p = _t_ConsumerGroupDescribeResponse_Assignment_0(b, p, s36)
+                    e17.assignment = s36
+                    s44 = _new(_ConsumerGroupDescribeResponse_Assignment)
+                    n45 = b[p] - 1
+                    p += 1
+                    if n45 > 126:
+                        n45, p = _uvt(b, p, n45 + 1)
+                        n45 -= 1
+                    if n45 < 0:
+                        raise DecodeError('Assignment.TopicPartitions: null where not nullable')
+                    else:
+                        if n45 > bl - p:
+                            raise DecodeError('Assignment.TopicPartitions: count ' + str(n45) + ' past the end')
+                        xs46 = []
+                        for _ in range(n45):
+                            e47 = _new(_ConsumerGroupDescribeResponse_TopicPartitions)
+                            e47.topic_id, h48, = _S4.unpack_from(b, p)
+                            p += 17
+                            n49 = h48 - 1
+                            if n49 > 126:
+                                n49, p = _uvt(b, p, n49 + 1)
+                                n49 -= 1
+                            if n49 < 0:
+                                raise DecodeError('TopicPartitions.TopicName: null where not nullable')
+                            else:
+                                q50 = p + n49
+                                if q50 > bl:
+                                    raise DecodeError('TopicPartitions.TopicName: length ' + str(n49) + ' past the end')
+                                e47.topic_name = str(b[p:q50], 'utf-8')
+                                p = q50
+                            n51 = b[p] - 1
+                            p += 1
+                            if n51 > 126:
+                                n51, p = _uvt(b, p, n51 + 1)
+                                n51 -= 1
+                            if n51 < 0:
+                                raise DecodeError('TopicPartitions.Partitions: null where not nullable')
+                            elif n51 < 64:
+                                e47.partitions = list(_ARRAY_i[n51].unpack_from(b, p))
+                                p += 4 * n51
+                            else:
+                                if n51 > bl - p:
+                                    raise DecodeError('TopicPartitions.Partitions: count ' + str(n51) + ' past the end')
+                                e47.partitions = list(_struct.Struct('>' + str(n51) + 'i').unpack_from(b, p))
+                                p += 4 * n51
+                            if b[p] == 0:  # no tagged fields, the common case
+                                e47.unknown_tagged_fields = None
+                                p += 1
+                            else:
+                                p = _t_ConsumerGroupDescribeResponse_TopicPartitions_0(b, p, e47)
+                            xs46.append(e47)
+                        s44.topic_partitions = xs46
+                    if b[p] == 0:  # no tagged fields, the common case
+                        s44.unknown_tagged_fields = None
+                        p += 1
+                    else:
+                        p = _t_ConsumerGroupDescribeResponse_Assignment_0(b, p, s44)
+                    e17.target_assignment = s44
+                    e17.member_type, = _S9.unpack_from(b, p)
                     p += 1
                     if b[p] == 0:  # no tagged fields, the common case
-                        e14.unknown_tagged_fields = None
+                        e17.unknown_tagged_fields = None
                         p += 1
                     else:
-                        p = _t_ConsumerGroupDescribeResponse_Member_0(b, p, e14)
-                    xs13.append(e14)
-                e3.members = xs13
-            e3.authorized_operations, = _S1.unpack_from(b, p)
+                        p = _t_ConsumerGroupDescribeResponse_Member_0(b, p, e17)
+                    xs16.append(e17)
+                e4.members = xs16
+            e4.authorized_operations, = _S5.unpack_from(b, p)
             p += 4
             if b[p] == 0:  # no tagged fields, the common case
-                e3.unknown_tagged_fields = None
+                e4.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_ConsumerGroupDescribeResponse_DescribedGroup_0(b, p, e3)
-            xs2.append(e3)
-        o.groups = xs2
+                p = _t_ConsumerGroupDescribeResponse_DescribedGroup_0(b, p, e4)
+            xs3.append(e4)
+        o.groups = xs3
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         p += 1
@@ -1209,7 +1201,7 @@ def _r_ConsumerGroupDescribeResponse_1(b, p):
 
 
 def _w_ConsumerGroupDescribeResponse_1(o, w):
-    w += _S1.pack(o.throttle_time_ms)
+    w += _S5.pack(o.throttle_time_ms)
     xs1 = o.groups
     ln = len(xs1) + 1
     if ln < 128:
@@ -1217,7 +1209,7 @@ def _w_ConsumerGroupDescribeResponse_1(o, w):
     else:
         _wuv(w, ln)
     for e2 in xs1:
-        w += _S2.pack(e2.error_code)
+        w += _S6.pack(e2.error_code)
         v3 = e2.error_message
         if v3 is None:
             w.append(0)
@@ -1245,7 +1237,7 @@ def _w_ConsumerGroupDescribeResponse_1(o, w):
         else:
             _wuv(w, ln)
         w += v5
-        w += _S3.pack(e2.group_epoch, e2.assignment_epoch)
+        w += _S7.pack(e2.group_epoch, e2.assignment_epoch)
         v6 = e2.assignor_name
         v6 = v6.encode()
         ln = len(v6) + 1
@@ -1291,7 +1283,7 @@ def _w_ConsumerGroupDescribeResponse_1(o, w):
                 else:
                     _wuv(w, ln)
                 w += v11
-            w += _S1.pack(e8.member_epoch)
+            w += _S5.pack(e8.member_epoch)
             v12 = e8.client_id
             v12 = v12.encode()
             ln = len(v12) + 1
@@ -1342,7 +1334,7 @@ def _w_ConsumerGroupDescribeResponse_1(o, w):
             else:
                 _wuv(w, ln)
             for e20 in xs19:
-                w += _S4.pack(e20.topic_id)
+                w += _S8.pack(e20.topic_id)
                 v21 = e20.topic_name
                 v21 = v21.encode()
                 ln = len(v21) + 1
@@ -1377,7 +1369,7 @@ def _w_ConsumerGroupDescribeResponse_1(o, w):
             else:
                 _wuv(w, ln)
             for e25 in xs24:
-                w += _S4.pack(e25.topic_id)
+                w += _S8.pack(e25.topic_id)
                 v26 = e25.topic_name
                 v26 = v26.encode()
                 ln = len(v26) + 1
@@ -1404,12 +1396,12 @@ def _w_ConsumerGroupDescribeResponse_1(o, w):
                 _wtags(w, s23.unknown_tagged_fields)
             else:
                 w.append(0)
-            w += _S5.pack(e8.member_type)
+            w += _S9.pack(e8.member_type)
             if e8.unknown_tagged_fields:
                 _wtags(w, e8.unknown_tagged_fields)
             else:
                 w.append(0)
-        w += _S1.pack(e2.authorized_operations)
+        w += _S5.pack(e2.authorized_operations)
         if e2.unknown_tagged_fields:
             _wtags(w, e2.unknown_tagged_fields)
         else:

@@ -28,10 +28,13 @@ _unpack_from = _struct.unpack_from
 def _first(tag_and_bytes):
     return tag_and_bytes[0]
 
-_S0 = _struct.Struct('>i')
-_S1 = _struct.Struct('>16s')
-_S2 = _struct.Struct('>ih')
-_S3 = _struct.Struct('>ii')
+_S0 = _struct.Struct('>iB')
+_S1 = _struct.Struct('>16sB')
+_S2 = _struct.Struct('>i')
+_S3 = _struct.Struct('>16s')
+_S4 = _struct.Struct('>ihB')
+_S5 = _struct.Struct('>ii')
+_S6 = _struct.Struct('>ih')
 _ARRAY_i = tuple(_struct.Struct('>' + str(n) + 'i') for n in range(64))
 
 
@@ -187,113 +190,110 @@ def _r_ConsumerGroupHeartbeatRequest_0(b, p):
             raise DecodeError('ConsumerGroupHeartbeatRequest.MemberId: length ' + str(n3) + ' past the end')
         o.member_id = str(b[p:q4], 'utf-8')
         p = q4
-    o.member_epoch, = _S0.unpack_from(b, p)
-    p += 4
-    n5 = b[p] - 1
-    p += 1
-    if n5 > 126:
-        n5, p = _uvt(b, p, n5 + 1)
-        n5 -= 1
-    if n5 < 0:
+    o.member_epoch, h5, = _S0.unpack_from(b, p)
+    p += 5
+    n6 = h5 - 1
+    if n6 > 126:
+        n6, p = _uvt(b, p, n6 + 1)
+        n6 -= 1
+    if n6 < 0:
         o.instance_id = None
     else:
-        q6 = p + n5
-        if q6 > bl:
-            raise DecodeError('ConsumerGroupHeartbeatRequest.InstanceId: length ' + str(n5) + ' past the end')
-        o.instance_id = str(b[p:q6], 'utf-8')
-        p = q6
-    n7 = b[p] - 1
+        q7 = p + n6
+        if q7 > bl:
+            raise DecodeError('ConsumerGroupHeartbeatRequest.InstanceId: length ' + str(n6) + ' past the end')
+        o.instance_id = str(b[p:q7], 'utf-8')
+        p = q7
+    n8 = b[p] - 1
     p += 1
-    if n7 > 126:
-        n7, p = _uvt(b, p, n7 + 1)
-        n7 -= 1
-    if n7 < 0:
+    if n8 > 126:
+        n8, p = _uvt(b, p, n8 + 1)
+        n8 -= 1
+    if n8 < 0:
         o.rack_id = None
     else:
-        q8 = p + n7
-        if q8 > bl:
-            raise DecodeError('ConsumerGroupHeartbeatRequest.RackId: length ' + str(n7) + ' past the end')
-        o.rack_id = str(b[p:q8], 'utf-8')
-        p = q8
-    o.rebalance_timeout_ms, = _S0.unpack_from(b, p)
-    p += 4
-    n9 = b[p] - 1
-    p += 1
-    if n9 > 126:
-        n9, p = _uvt(b, p, n9 + 1)
-        n9 -= 1
-    if n9 < 0:
+        q9 = p + n8
+        if q9 > bl:
+            raise DecodeError('ConsumerGroupHeartbeatRequest.RackId: length ' + str(n8) + ' past the end')
+        o.rack_id = str(b[p:q9], 'utf-8')
+        p = q9
+    o.rebalance_timeout_ms, h10, = _S0.unpack_from(b, p)
+    p += 5
+    n11 = h10 - 1
+    if n11 > 126:
+        n11, p = _uvt(b, p, n11 + 1)
+        n11 -= 1
+    if n11 < 0:
         o.subscribed_topic_names = None
     else:
-        if n9 > bl - p:
-            raise DecodeError('ConsumerGroupHeartbeatRequest.SubscribedTopicNames: count ' + str(n9) + ' past the end')
-        xs10 = []
-        for _ in range(n9):
-            n12 = b[p] - 1
+        if n11 > bl - p:
+            raise DecodeError('ConsumerGroupHeartbeatRequest.SubscribedTopicNames: count ' + str(n11) + ' past the end')
+        xs12 = []
+        for _ in range(n11):
+            n14 = b[p] - 1
             p += 1
-            if n12 > 126:
-                n12, p = _uvt(b, p, n12 + 1)
-                n12 -= 1
-            if n12 < 0:
+            if n14 > 126:
+                n14, p = _uvt(b, p, n14 + 1)
+                n14 -= 1
+            if n14 < 0:
                 raise DecodeError('ConsumerGroupHeartbeatRequest.SubscribedTopicNames: null element')
             else:
-                q13 = p + n12
-                if q13 > bl:
-                    raise DecodeError('ConsumerGroupHeartbeatRequest.SubscribedTopicNames: length ' + str(n12) + ' past the end')
-                e11 = str(b[p:q13], 'utf-8')
-                p = q13
-            xs10.append(e11)
-        o.subscribed_topic_names = xs10
-    n14 = b[p] - 1
-    p += 1
-    if n14 > 126:
-        n14, p = _uvt(b, p, n14 + 1)
-        n14 -= 1
-    if n14 < 0:
-        o.server_assignor = None
-    else:
-        q15 = p + n14
-        if q15 > bl:
-            raise DecodeError('ConsumerGroupHeartbeatRequest.ServerAssignor: length ' + str(n14) + ' past the end')
-        o.server_assignor = str(b[p:q15], 'utf-8')
-        p = q15
+                q15 = p + n14
+                if q15 > bl:
+                    raise DecodeError('ConsumerGroupHeartbeatRequest.SubscribedTopicNames: length ' + str(n14) + ' past the end')
+                e13 = str(b[p:q15], 'utf-8')
+                p = q15
+            xs12.append(e13)
+        o.subscribed_topic_names = xs12
     n16 = b[p] - 1
     p += 1
     if n16 > 126:
         n16, p = _uvt(b, p, n16 + 1)
         n16 -= 1
     if n16 < 0:
+        o.server_assignor = None
+    else:
+        q17 = p + n16
+        if q17 > bl:
+            raise DecodeError('ConsumerGroupHeartbeatRequest.ServerAssignor: length ' + str(n16) + ' past the end')
+        o.server_assignor = str(b[p:q17], 'utf-8')
+        p = q17
+    n18 = b[p] - 1
+    p += 1
+    if n18 > 126:
+        n18, p = _uvt(b, p, n18 + 1)
+        n18 -= 1
+    if n18 < 0:
         o.topic_partitions = None
     else:
-        if n16 > bl - p:
-            raise DecodeError('ConsumerGroupHeartbeatRequest.TopicPartitions: count ' + str(n16) + ' past the end')
-        xs17 = []
-        for _ in range(n16):
-            e18 = _new(_ConsumerGroupHeartbeatRequest_TopicPartitions)
-            e18.topic_id, = _S1.unpack_from(b, p)
-            p += 16
-            n19 = b[p] - 1
-            p += 1
-            if n19 > 126:
-                n19, p = _uvt(b, p, n19 + 1)
-                n19 -= 1
-            if n19 < 0:
+        if n18 > bl - p:
+            raise DecodeError('ConsumerGroupHeartbeatRequest.TopicPartitions: count ' + str(n18) + ' past the end')
+        xs19 = []
+        for _ in range(n18):
+            e20 = _new(_ConsumerGroupHeartbeatRequest_TopicPartitions)
+            e20.topic_id, h21, = _S1.unpack_from(b, p)
+            p += 17
+            n22 = h21 - 1
+            if n22 > 126:
+                n22, p = _uvt(b, p, n22 + 1)
+                n22 -= 1
+            if n22 < 0:
                 raise DecodeError('TopicPartitions.Partitions: null where not nullable')
-            elif n19 < 64:
-                e18.partitions = list(_ARRAY_i[n19].unpack_from(b, p))
-                p += 4 * n19
+            elif n22 < 64:
+                e20.partitions = list(_ARRAY_i[n22].unpack_from(b, p))
+                p += 4 * n22
             else:
-                if n19 > bl - p:
-                    raise DecodeError('TopicPartitions.Partitions: count ' + str(n19) + ' past the end')
-                e18.partitions = list(_struct.Struct('>' + str(n19) + 'i').unpack_from(b, p))
-                p += 4 * n19
+                if n22 > bl - p:
+                    raise DecodeError('TopicPartitions.Partitions: count ' + str(n22) + ' past the end')
+                e20.partitions = list(_struct.Struct('>' + str(n22) + 'i').unpack_from(b, p))
+                p += 4 * n22
             if b[p] == 0:  # no tagged fields, the common case
-                e18.unknown_tagged_fields = None
+                e20.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_ConsumerGroupHeartbeatRequest_TopicPartitions_0(b, p, e18)
-            xs17.append(e18)
-        o.topic_partitions = xs17
+                p = _t_ConsumerGroupHeartbeatRequest_TopicPartitions_0(b, p, e20)
+            xs19.append(e20)
+        o.topic_partitions = xs19
     o.subscribed_topic_regex = None
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
@@ -322,7 +322,7 @@ def _w_ConsumerGroupHeartbeatRequest_0(o, w):
     else:
         _wuv(w, ln)
     w += v2
-    w += _S0.pack(o.member_epoch)
+    w += _S2.pack(o.member_epoch)
     v3 = o.instance_id
     if v3 is None:
         w.append(0)
@@ -345,7 +345,7 @@ def _w_ConsumerGroupHeartbeatRequest_0(o, w):
         else:
             _wuv(w, ln)
         w += v4
-    w += _S0.pack(o.rebalance_timeout_ms)
+    w += _S2.pack(o.rebalance_timeout_ms)
     xs5 = o.subscribed_topic_names
     if xs5 is None:
         w.append(0)
@@ -385,7 +385,7 @@ def _w_ConsumerGroupHeartbeatRequest_0(o, w):
         else:
             _wuv(w, ln)
         for e10 in xs9:
-            w += _S1.pack(e10.topic_id)
+            w += _S3.pack(e10.topic_id)
             xs11 = e10.partitions
             ln = len(xs11) + 1
             if ln < 128:
@@ -435,88 +435,73 @@ def _r_ConsumerGroupHeartbeatRequest_1(b, p):
             raise DecodeError('ConsumerGroupHeartbeatRequest.MemberId: length ' + str(n3) + ' past the end')
         o.member_id = str(b[p:q4], 'utf-8')
         p = q4
-    o.member_epoch, = _S0.unpack_from(b, p)
-    p += 4
-    n5 = b[p] - 1
-    p += 1
-    if n5 > 126:
-        n5, p = _uvt(b, p, n5 + 1)
-        n5 -= 1
-    if n5 < 0:
+    o.member_epoch, h5, = _S0.unpack_from(b, p)
+    p += 5
+    n6 = h5 - 1
+    if n6 > 126:
+        n6, p = _uvt(b, p, n6 + 1)
+        n6 -= 1
+    if n6 < 0:
         o.instance_id = None
     else:
-        q6 = p + n5
-        if q6 > bl:
-            raise DecodeError('ConsumerGroupHeartbeatRequest.InstanceId: length ' + str(n5) + ' past the end')
-        o.instance_id = str(b[p:q6], 'utf-8')
-        p = q6
-    n7 = b[p] - 1
+        q7 = p + n6
+        if q7 > bl:
+            raise DecodeError('ConsumerGroupHeartbeatRequest.InstanceId: length ' + str(n6) + ' past the end')
+        o.instance_id = str(b[p:q7], 'utf-8')
+        p = q7
+    n8 = b[p] - 1
     p += 1
-    if n7 > 126:
-        n7, p = _uvt(b, p, n7 + 1)
-        n7 -= 1
-    if n7 < 0:
+    if n8 > 126:
+        n8, p = _uvt(b, p, n8 + 1)
+        n8 -= 1
+    if n8 < 0:
         o.rack_id = None
     else:
-        q8 = p + n7
-        if q8 > bl:
-            raise DecodeError('ConsumerGroupHeartbeatRequest.RackId: length ' + str(n7) + ' past the end')
-        o.rack_id = str(b[p:q8], 'utf-8')
-        p = q8
-    o.rebalance_timeout_ms, = _S0.unpack_from(b, p)
-    p += 4
-    n9 = b[p] - 1
-    p += 1
-    if n9 > 126:
-        n9, p = _uvt(b, p, n9 + 1)
-        n9 -= 1
-    if n9 < 0:
+        q9 = p + n8
+        if q9 > bl:
+            raise DecodeError('ConsumerGroupHeartbeatRequest.RackId: length ' + str(n8) + ' past the end')
+        o.rack_id = str(b[p:q9], 'utf-8')
+        p = q9
+    o.rebalance_timeout_ms, h10, = _S0.unpack_from(b, p)
+    p += 5
+    n11 = h10 - 1
+    if n11 > 126:
+        n11, p = _uvt(b, p, n11 + 1)
+        n11 -= 1
+    if n11 < 0:
         o.subscribed_topic_names = None
     else:
-        if n9 > bl - p:
-            raise DecodeError('ConsumerGroupHeartbeatRequest.SubscribedTopicNames: count ' + str(n9) + ' past the end')
-        xs10 = []
-        for _ in range(n9):
-            n12 = b[p] - 1
+        if n11 > bl - p:
+            raise DecodeError('ConsumerGroupHeartbeatRequest.SubscribedTopicNames: count ' + str(n11) + ' past the end')
+        xs12 = []
+        for _ in range(n11):
+            n14 = b[p] - 1
             p += 1
-            if n12 > 126:
-                n12, p = _uvt(b, p, n12 + 1)
-                n12 -= 1
-            if n12 < 0:
+            if n14 > 126:
+                n14, p = _uvt(b, p, n14 + 1)
+                n14 -= 1
+            if n14 < 0:
                 raise DecodeError('ConsumerGroupHeartbeatRequest.SubscribedTopicNames: null element')
             else:
-                q13 = p + n12
-                if q13 > bl:
-                    raise DecodeError('ConsumerGroupHeartbeatRequest.SubscribedTopicNames: length ' + str(n12) + ' past the end')
-                e11 = str(b[p:q13], 'utf-8')
-                p = q13
-            xs10.append(e11)
-        o.subscribed_topic_names = xs10
-    n14 = b[p] - 1
-    p += 1
-    if n14 > 126:
-        n14, p = _uvt(b, p, n14 + 1)
-        n14 -= 1
-    if n14 < 0:
-        o.subscribed_topic_regex = None
-    else:
-        q15 = p + n14
-        if q15 > bl:
-            raise DecodeError('ConsumerGroupHeartbeatRequest.SubscribedTopicRegex: length ' + str(n14) + ' past the end')
-        o.subscribed_topic_regex = str(b[p:q15], 'utf-8')
-        p = q15
+                q15 = p + n14
+                if q15 > bl:
+                    raise DecodeError('ConsumerGroupHeartbeatRequest.SubscribedTopicNames: length ' + str(n14) + ' past the end')
+                e13 = str(b[p:q15], 'utf-8')
+                p = q15
+            xs12.append(e13)
+        o.subscribed_topic_names = xs12
     n16 = b[p] - 1
     p += 1
     if n16 > 126:
         n16, p = _uvt(b, p, n16 + 1)
         n16 -= 1
     if n16 < 0:
-        o.server_assignor = None
+        o.subscribed_topic_regex = None
     else:
         q17 = p + n16
         if q17 > bl:
-            raise DecodeError('ConsumerGroupHeartbeatRequest.ServerAssignor: length ' + str(n16) + ' past the end')
-        o.server_assignor = str(b[p:q17], 'utf-8')
+            raise DecodeError('ConsumerGroupHeartbeatRequest.SubscribedTopicRegex: length ' + str(n16) + ' past the end')
+        o.subscribed_topic_regex = str(b[p:q17], 'utf-8')
         p = q17
     n18 = b[p] - 1
     p += 1
@@ -524,37 +509,49 @@ def _r_ConsumerGroupHeartbeatRequest_1(b, p):
         n18, p = _uvt(b, p, n18 + 1)
         n18 -= 1
     if n18 < 0:
+        o.server_assignor = None
+    else:
+        q19 = p + n18
+        if q19 > bl:
+            raise DecodeError('ConsumerGroupHeartbeatRequest.ServerAssignor: length ' + str(n18) + ' past the end')
+        o.server_assignor = str(b[p:q19], 'utf-8')
+        p = q19
+    n20 = b[p] - 1
+    p += 1
+    if n20 > 126:
+        n20, p = _uvt(b, p, n20 + 1)
+        n20 -= 1
+    if n20 < 0:
         o.topic_partitions = None
     else:
-        if n18 > bl - p:
-            raise DecodeError('ConsumerGroupHeartbeatRequest.TopicPartitions: count ' + str(n18) + ' past the end')
-        xs19 = []
-        for _ in range(n18):
-            e20 = _new(_ConsumerGroupHeartbeatRequest_TopicPartitions)
-            e20.topic_id, = _S1.unpack_from(b, p)
-            p += 16
-            n21 = b[p] - 1
-            p += 1
-            if n21 > 126:
-                n21, p = _uvt(b, p, n21 + 1)
-                n21 -= 1
-            if n21 < 0:
+        if n20 > bl - p:
+            raise DecodeError('ConsumerGroupHeartbeatRequest.TopicPartitions: count ' + str(n20) + ' past the end')
+        xs21 = []
+        for _ in range(n20):
+            e22 = _new(_ConsumerGroupHeartbeatRequest_TopicPartitions)
+            e22.topic_id, h23, = _S1.unpack_from(b, p)
+            p += 17
+            n24 = h23 - 1
+            if n24 > 126:
+                n24, p = _uvt(b, p, n24 + 1)
+                n24 -= 1
+            if n24 < 0:
                 raise DecodeError('TopicPartitions.Partitions: null where not nullable')
-            elif n21 < 64:
-                e20.partitions = list(_ARRAY_i[n21].unpack_from(b, p))
-                p += 4 * n21
+            elif n24 < 64:
+                e22.partitions = list(_ARRAY_i[n24].unpack_from(b, p))
+                p += 4 * n24
             else:
-                if n21 > bl - p:
-                    raise DecodeError('TopicPartitions.Partitions: count ' + str(n21) + ' past the end')
-                e20.partitions = list(_struct.Struct('>' + str(n21) + 'i').unpack_from(b, p))
-                p += 4 * n21
+                if n24 > bl - p:
+                    raise DecodeError('TopicPartitions.Partitions: count ' + str(n24) + ' past the end')
+                e22.partitions = list(_struct.Struct('>' + str(n24) + 'i').unpack_from(b, p))
+                p += 4 * n24
             if b[p] == 0:  # no tagged fields, the common case
-                e20.unknown_tagged_fields = None
+                e22.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_ConsumerGroupHeartbeatRequest_TopicPartitions_0(b, p, e20)
-            xs19.append(e20)
-        o.topic_partitions = xs19
+                p = _t_ConsumerGroupHeartbeatRequest_TopicPartitions_0(b, p, e22)
+            xs21.append(e22)
+        o.topic_partitions = xs21
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         p += 1
@@ -580,7 +577,7 @@ def _w_ConsumerGroupHeartbeatRequest_1(o, w):
     else:
         _wuv(w, ln)
     w += v2
-    w += _S0.pack(o.member_epoch)
+    w += _S2.pack(o.member_epoch)
     v3 = o.instance_id
     if v3 is None:
         w.append(0)
@@ -603,7 +600,7 @@ def _w_ConsumerGroupHeartbeatRequest_1(o, w):
         else:
             _wuv(w, ln)
         w += v4
-    w += _S0.pack(o.rebalance_timeout_ms)
+    w += _S2.pack(o.rebalance_timeout_ms)
     xs5 = o.subscribed_topic_names
     if xs5 is None:
         w.append(0)
@@ -654,7 +651,7 @@ def _w_ConsumerGroupHeartbeatRequest_1(o, w):
         else:
             _wuv(w, ln)
         for e11 in xs10:
-            w += _S1.pack(e11.topic_id)
+            w += _S3.pack(e11.topic_id)
             xs12 = e11.partitions
             ln = len(xs12) + 1
             if ln < 128:
@@ -724,85 +721,83 @@ def _t_ConsumerGroupHeartbeatResponse_0(b, p, o):
 def _r_ConsumerGroupHeartbeatResponse_0(b, p):
     bl = len(b)
     o = _new(ConsumerGroupHeartbeatResponse)
-    o.throttle_time_ms, o.error_code, = _S2.unpack_from(b, p)
-    p += 6
-    n1 = b[p] - 1
-    p += 1
-    if n1 > 126:
-        n1, p = _uvt(b, p, n1 + 1)
-        n1 -= 1
-    if n1 < 0:
+    o.throttle_time_ms, o.error_code, h1, = _S4.unpack_from(b, p)
+    p += 7
+    n2 = h1 - 1
+    if n2 > 126:
+        n2, p = _uvt(b, p, n2 + 1)
+        n2 -= 1
+    if n2 < 0:
         o.error_message = None
     else:
-        q2 = p + n1
-        if q2 > bl:
-            raise DecodeError('ConsumerGroupHeartbeatResponse.ErrorMessage: length ' + str(n1) + ' past the end')
-        o.error_message = str(b[p:q2], 'utf-8')
-        p = q2
-    n3 = b[p] - 1
+        q3 = p + n2
+        if q3 > bl:
+            raise DecodeError('ConsumerGroupHeartbeatResponse.ErrorMessage: length ' + str(n2) + ' past the end')
+        o.error_message = str(b[p:q3], 'utf-8')
+        p = q3
+    n4 = b[p] - 1
     p += 1
-    if n3 > 126:
-        n3, p = _uvt(b, p, n3 + 1)
-        n3 -= 1
-    if n3 < 0:
+    if n4 > 126:
+        n4, p = _uvt(b, p, n4 + 1)
+        n4 -= 1
+    if n4 < 0:
         o.member_id = None
     else:
-        q4 = p + n3
-        if q4 > bl:
-            raise DecodeError('ConsumerGroupHeartbeatResponse.MemberId: length ' + str(n3) + ' past the end')
-        o.member_id = str(b[p:q4], 'utf-8')
-        p = q4
-    o.member_epoch, o.heartbeat_interval_ms, = _S3.unpack_from(b, p)
+        q5 = p + n4
+        if q5 > bl:
+            raise DecodeError('ConsumerGroupHeartbeatResponse.MemberId: length ' + str(n4) + ' past the end')
+        o.member_id = str(b[p:q5], 'utf-8')
+        p = q5
+    o.member_epoch, o.heartbeat_interval_ms, = _S5.unpack_from(b, p)
     p += 8
     if b[p] > 127:
         o.assignment = None
         p += 1
     else:
         p += 1
-        s5 = _new(_ConsumerGroupHeartbeatResponse_Assignment)
-        n6 = b[p] - 1
+        s6 = _new(_ConsumerGroupHeartbeatResponse_Assignment)
+        n7 = b[p] - 1
         p += 1
-        if n6 > 126:
-            n6, p = _uvt(b, p, n6 + 1)
-            n6 -= 1
-        if n6 < 0:
+        if n7 > 126:
+            n7, p = _uvt(b, p, n7 + 1)
+            n7 -= 1
+        if n7 < 0:
             raise DecodeError('Assignment.TopicPartitions: null where not nullable')
         else:
-            if n6 > bl - p:
-                raise DecodeError('Assignment.TopicPartitions: count ' + str(n6) + ' past the end')
-            xs7 = []
-            for _ in range(n6):
-                e8 = _new(_ConsumerGroupHeartbeatResponse_TopicPartitions)
-                e8.topic_id, = _S1.unpack_from(b, p)
-                p += 16
-                n9 = b[p] - 1
-                p += 1
-                if n9 > 126:
-                    n9, p = _uvt(b, p, n9 + 1)
-                    n9 -= 1
-                if n9 < 0:
+            if n7 > bl - p:
+                raise DecodeError('Assignment.TopicPartitions: count ' + str(n7) + ' past the end')
+            xs8 = []
+            for _ in range(n7):
+                e9 = _new(_ConsumerGroupHeartbeatResponse_TopicPartitions)
+                e9.topic_id, h10, = _S1.unpack_from(b, p)
+                p += 17
+                n11 = h10 - 1
+                if n11 > 126:
+                    n11, p = _uvt(b, p, n11 + 1)
+                    n11 -= 1
+                if n11 < 0:
                     raise DecodeError('TopicPartitions.Partitions: null where not nullable')
-                elif n9 < 64:
-                    e8.partitions = list(_ARRAY_i[n9].unpack_from(b, p))
-                    p += 4 * n9
+                elif n11 < 64:
+                    e9.partitions = list(_ARRAY_i[n11].unpack_from(b, p))
+                    p += 4 * n11
                 else:
-                    if n9 > bl - p:
-                        raise DecodeError('TopicPartitions.Partitions: count ' + str(n9) + ' past the end')
-                    e8.partitions = list(_struct.Struct('>' + str(n9) + 'i').unpack_from(b, p))
-                    p += 4 * n9
+                    if n11 > bl - p:
+                        raise DecodeError('TopicPartitions.Partitions: count ' + str(n11) + ' past the end')
+                    e9.partitions = list(_struct.Struct('>' + str(n11) + 'i').unpack_from(b, p))
+                    p += 4 * n11
                 if b[p] == 0:  # no tagged fields, the common case
-                    e8.unknown_tagged_fields = None
+                    e9.unknown_tagged_fields = None
                     p += 1
                 else:
-                    p = _t_ConsumerGroupHeartbeatRequest_TopicPartitions_0(b, p, e8)
-                xs7.append(e8)
-            s5.topic_partitions = xs7
+                    p = _t_ConsumerGroupHeartbeatRequest_TopicPartitions_0(b, p, e9)
+                xs8.append(e9)
+            s6.topic_partitions = xs8
         if b[p] == 0:  # no tagged fields, the common case
-            s5.unknown_tagged_fields = None
+            s6.unknown_tagged_fields = None
             p += 1
         else:
-            p = _t_ConsumerGroupHeartbeatResponse_Assignment_0(b, p, s5)
-        o.assignment = s5
+            p = _t_ConsumerGroupHeartbeatResponse_Assignment_0(b, p, s6)
+        o.assignment = s6
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         p += 1
@@ -812,7 +807,7 @@ def _r_ConsumerGroupHeartbeatResponse_0(b, p):
 
 
 def _w_ConsumerGroupHeartbeatResponse_0(o, w):
-    w += _S2.pack(o.throttle_time_ms, o.error_code)
+    w += _S6.pack(o.throttle_time_ms, o.error_code)
     v1 = o.error_message
     if v1 is None:
         w.append(0)
@@ -835,7 +830,7 @@ def _w_ConsumerGroupHeartbeatResponse_0(o, w):
         else:
             _wuv(w, ln)
         w += v2
-    w += _S3.pack(o.member_epoch, o.heartbeat_interval_ms)
+    w += _S5.pack(o.member_epoch, o.heartbeat_interval_ms)
     s3 = o.assignment
     if s3 is None:
         w.append(255)
@@ -848,7 +843,7 @@ def _w_ConsumerGroupHeartbeatResponse_0(o, w):
         else:
             _wuv(w, ln)
         for e5 in xs4:
-            w += _S1.pack(e5.topic_id)
+            w += _S3.pack(e5.topic_id)
             xs6 = e5.partitions
             ln = len(xs6) + 1
             if ln < 128:

@@ -28,7 +28,8 @@ _unpack_from = _struct.unpack_from
 def _first(tag_and_bytes):
     return tag_and_bytes[0]
 
-_S0 = _struct.Struct('>i')
+_S0 = _struct.Struct('>iB')
+_S1 = _struct.Struct('>i')
 
 
 class ConsumerGroupMemberMetadataValue(Message):
@@ -144,54 +145,53 @@ def _t_ConsumerGroupMemberMetadataValue_0(b, p, o):
             else:
                 p += 1
                 s1 = _new(_ConsumerGroupMemberMetadataValue_ClassicMemberMetadata)
-                s1.session_timeout_ms, = _S0.unpack_from(b, p)
-                p += 4
-                n2 = b[p] - 1
-                p += 1
-                if n2 > 126:
-                    n2, p = _uvt(b, p, n2 + 1)
-                    n2 -= 1
-                if n2 < 0:
+                s1.session_timeout_ms, h2, = _S0.unpack_from(b, p)
+                p += 5
+                n3 = h2 - 1
+                if n3 > 126:
+                    n3, p = _uvt(b, p, n3 + 1)
+                    n3 -= 1
+                if n3 < 0:
                     raise DecodeError('ClassicMemberMetadata.SupportedProtocols: null where not nullable')
                 else:
-                    if n2 > bl - p:
-                        raise DecodeError('ClassicMemberMetadata.SupportedProtocols: count ' + str(n2) + ' past the end')
-                    xs3 = []
-                    for _ in range(n2):
-                        e4 = _new(_ConsumerGroupMemberMetadataValue_ClassicProtocol)
-                        n5 = b[p] - 1
+                    if n3 > bl - p:
+                        raise DecodeError('ClassicMemberMetadata.SupportedProtocols: count ' + str(n3) + ' past the end')
+                    xs4 = []
+                    for _ in range(n3):
+                        e5 = _new(_ConsumerGroupMemberMetadataValue_ClassicProtocol)
+                        n6 = b[p] - 1
                         p += 1
-                        if n5 > 126:
-                            n5, p = _uvt(b, p, n5 + 1)
-                            n5 -= 1
-                        if n5 < 0:
+                        if n6 > 126:
+                            n6, p = _uvt(b, p, n6 + 1)
+                            n6 -= 1
+                        if n6 < 0:
                             raise DecodeError('ClassicProtocol.Name: null where not nullable')
                         else:
-                            q6 = p + n5
-                            if q6 > bl:
-                                raise DecodeError('ClassicProtocol.Name: length ' + str(n5) + ' past the end')
-                            e4.name = str(b[p:q6], 'utf-8')
-                            p = q6
-                        n7 = b[p] - 1
+                            q7 = p + n6
+                            if q7 > bl:
+                                raise DecodeError('ClassicProtocol.Name: length ' + str(n6) + ' past the end')
+                            e5.name = str(b[p:q7], 'utf-8')
+                            p = q7
+                        n8 = b[p] - 1
                         p += 1
-                        if n7 > 126:
-                            n7, p = _uvt(b, p, n7 + 1)
-                            n7 -= 1
-                        if n7 < 0:
+                        if n8 > 126:
+                            n8, p = _uvt(b, p, n8 + 1)
+                            n8 -= 1
+                        if n8 < 0:
                             raise DecodeError('ClassicProtocol.Metadata: null where not nullable')
                         else:
-                            q8 = p + n7
-                            if q8 > bl:
-                                raise DecodeError('ClassicProtocol.Metadata: length ' + str(n7) + ' past the end')
-                            e4.metadata = bytes(b[p:q8])
-                            p = q8
+                            q9 = p + n8
+                            if q9 > bl:
+                                raise DecodeError('ClassicProtocol.Metadata: length ' + str(n8) + ' past the end')
+                            e5.metadata = bytes(b[p:q9])
+                            p = q9
                         if b[p] == 0:  # no tagged fields, the common case
-                            e4.unknown_tagged_fields = None
+                            e5.unknown_tagged_fields = None
                             p += 1
                         else:
-                            p = _t_ConsumerGroupMemberMetadataValue_ClassicProtocol_0(b, p, e4)
-                        xs3.append(e4)
-                    s1.supported_protocols = xs3
+                            p = _t_ConsumerGroupMemberMetadataValue_ClassicProtocol_0(b, p, e5)
+                        xs4.append(e5)
+                    s1.supported_protocols = xs4
                 if b[p] == 0:  # no tagged fields, the common case
                     s1.unknown_tagged_fields = None
                     p += 1
@@ -302,21 +302,20 @@ def _r_ConsumerGroupMemberMetadataValue_0(b, p):
             raise DecodeError('ConsumerGroupMemberMetadataValue.SubscribedTopicRegex: length ' + str(n14) + ' past the end')
         o.subscribed_topic_regex = str(b[p:q15], 'utf-8')
         p = q15
-    o.rebalance_timeout_ms, = _S0.unpack_from(b, p)
-    p += 4
-    n16 = b[p] - 1
-    p += 1
-    if n16 > 126:
-        n16, p = _uvt(b, p, n16 + 1)
-        n16 -= 1
-    if n16 < 0:
+    o.rebalance_timeout_ms, h16, = _S0.unpack_from(b, p)
+    p += 5
+    n17 = h16 - 1
+    if n17 > 126:
+        n17, p = _uvt(b, p, n17 + 1)
+        n17 -= 1
+    if n17 < 0:
         o.server_assignor = None
     else:
-        q17 = p + n16
-        if q17 > bl:
-            raise DecodeError('ConsumerGroupMemberMetadataValue.ServerAssignor: length ' + str(n16) + ' past the end')
-        o.server_assignor = str(b[p:q17], 'utf-8')
-        p = q17
+        q18 = p + n17
+        if q18 > bl:
+            raise DecodeError('ConsumerGroupMemberMetadataValue.ServerAssignor: length ' + str(n17) + ' past the end')
+        o.server_assignor = str(b[p:q18], 'utf-8')
+        p = q18
     o.classic_member_metadata = None
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
@@ -391,7 +390,7 @@ def _w_ConsumerGroupMemberMetadataValue_0(o, w):
         else:
             _wuv(w, ln)
         w += v8
-    w += _S0.pack(o.rebalance_timeout_ms)
+    w += _S1.pack(o.rebalance_timeout_ms)
     v9 = o.server_assignor
     if v9 is None:
         w.append(0)
@@ -411,7 +410,7 @@ def _w_ConsumerGroupMemberMetadataValue_0(o, w):
             t11.append(255)
         else:
             t11.append(1)
-            t11 += _S0.pack(s12.session_timeout_ms)
+            t11 += _S1.pack(s12.session_timeout_ms)
             xs13 = s12.supported_protocols
             ln = len(xs13) + 1
             if ln < 128:

@@ -28,8 +28,10 @@ _unpack_from = _struct.unpack_from
 def _first(tag_and_bytes):
     return tag_and_bytes[0]
 
-_S0 = _struct.Struct('>16s')
-_S1 = _struct.Struct('>i')
+_S0 = _struct.Struct('>16sB')
+_S1 = _struct.Struct('>iB')
+_S2 = _struct.Struct('>16s')
+_S3 = _struct.Struct('>i')
 
 
 class ConsumerGroupPartitionMetadataValue(Message):
@@ -156,72 +158,69 @@ def _r_ConsumerGroupPartitionMetadataValue_0(b, p):
         xs2 = []
         for _ in range(n1):
             e3 = _new(_ConsumerGroupPartitionMetadataValue_TopicMetadata)
-            e3.topic_id, = _S0.unpack_from(b, p)
-            p += 16
-            n4 = b[p] - 1
-            p += 1
-            if n4 > 126:
-                n4, p = _uvt(b, p, n4 + 1)
-                n4 -= 1
-            if n4 < 0:
+            e3.topic_id, h4, = _S0.unpack_from(b, p)
+            p += 17
+            n5 = h4 - 1
+            if n5 > 126:
+                n5, p = _uvt(b, p, n5 + 1)
+                n5 -= 1
+            if n5 < 0:
                 raise DecodeError('TopicMetadata.TopicName: null where not nullable')
             else:
-                q5 = p + n4
-                if q5 > bl:
-                    raise DecodeError('TopicMetadata.TopicName: length ' + str(n4) + ' past the end')
-                e3.topic_name = str(b[p:q5], 'utf-8')
-                p = q5
-            e3.num_partitions, = _S1.unpack_from(b, p)
-            p += 4
-            n6 = b[p] - 1
-            p += 1
-            if n6 > 126:
-                n6, p = _uvt(b, p, n6 + 1)
-                n6 -= 1
-            if n6 < 0:
+                q6 = p + n5
+                if q6 > bl:
+                    raise DecodeError('TopicMetadata.TopicName: length ' + str(n5) + ' past the end')
+                e3.topic_name = str(b[p:q6], 'utf-8')
+                p = q6
+            e3.num_partitions, h7, = _S1.unpack_from(b, p)
+            p += 5
+            n8 = h7 - 1
+            if n8 > 126:
+                n8, p = _uvt(b, p, n8 + 1)
+                n8 -= 1
+            if n8 < 0:
                 raise DecodeError('TopicMetadata.PartitionMetadata: null where not nullable')
             else:
-                if n6 > bl - p:
-                    raise DecodeError('TopicMetadata.PartitionMetadata: count ' + str(n6) + ' past the end')
-                xs7 = []
-                for _ in range(n6):
-                    e8 = _new(_ConsumerGroupPartitionMetadataValue_PartitionMetadata)
-                    e8.partition, = _S1.unpack_from(b, p)
-                    p += 4
-                    n9 = b[p] - 1
-                    p += 1
-                    if n9 > 126:
-                        n9, p = _uvt(b, p, n9 + 1)
-                        n9 -= 1
-                    if n9 < 0:
+                if n8 > bl - p:
+                    raise DecodeError('TopicMetadata.PartitionMetadata: count ' + str(n8) + ' past the end')
+                xs9 = []
+                for _ in range(n8):
+                    e10 = _new(_ConsumerGroupPartitionMetadataValue_PartitionMetadata)
+                    e10.partition, h11, = _S1.unpack_from(b, p)
+                    p += 5
+                    n12 = h11 - 1
+                    if n12 > 126:
+                        n12, p = _uvt(b, p, n12 + 1)
+                        n12 -= 1
+                    if n12 < 0:
                         raise DecodeError('PartitionMetadata.Racks: null where not nullable')
                     else:
-                        if n9 > bl - p:
-                            raise DecodeError('PartitionMetadata.Racks: count ' + str(n9) + ' past the end')
-                        xs10 = []
-                        for _ in range(n9):
-                            n12 = b[p] - 1
+                        if n12 > bl - p:
+                            raise DecodeError('PartitionMetadata.Racks: count ' + str(n12) + ' past the end')
+                        xs13 = []
+                        for _ in range(n12):
+                            n15 = b[p] - 1
                             p += 1
-                            if n12 > 126:
-                                n12, p = _uvt(b, p, n12 + 1)
-                                n12 -= 1
-                            if n12 < 0:
+                            if n15 > 126:
+                                n15, p = _uvt(b, p, n15 + 1)
+                                n15 -= 1
+                            if n15 < 0:
                                 raise DecodeError('PartitionMetadata.Racks: null element')
                             else:
-                                q13 = p + n12
-                                if q13 > bl:
-                                    raise DecodeError('PartitionMetadata.Racks: length ' + str(n12) + ' past the end')
-                                e11 = str(b[p:q13], 'utf-8')
-                                p = q13
-                            xs10.append(e11)
-                        e8.racks = xs10
+                                q16 = p + n15
+                                if q16 > bl:
+                                    raise DecodeError('PartitionMetadata.Racks: length ' + str(n15) + ' past the end')
+                                e14 = str(b[p:q16], 'utf-8')
+                                p = q16
+                            xs13.append(e14)
+                        e10.racks = xs13
                     if b[p] == 0:  # no tagged fields, the common case
-                        e8.unknown_tagged_fields = None
+                        e10.unknown_tagged_fields = None
                         p += 1
                     else:
-                        p = _t_ConsumerGroupPartitionMetadataValue_PartitionMetadata_0(b, p, e8)
-                    xs7.append(e8)
-                e3.partition_metadata = xs7
+                        p = _t_ConsumerGroupPartitionMetadataValue_PartitionMetadata_0(b, p, e10)
+                    xs9.append(e10)
+                e3.partition_metadata = xs9
             if b[p] == 0:  # no tagged fields, the common case
                 e3.unknown_tagged_fields = None
                 p += 1
@@ -245,7 +244,7 @@ def _w_ConsumerGroupPartitionMetadataValue_0(o, w):
     else:
         _wuv(w, ln)
     for e2 in xs1:
-        w += _S0.pack(e2.topic_id)
+        w += _S2.pack(e2.topic_id)
         v3 = e2.topic_name
         v3 = v3.encode()
         ln = len(v3) + 1
@@ -254,7 +253,7 @@ def _w_ConsumerGroupPartitionMetadataValue_0(o, w):
         else:
             _wuv(w, ln)
         w += v3
-        w += _S1.pack(e2.num_partitions)
+        w += _S3.pack(e2.num_partitions)
         xs4 = e2.partition_metadata
         ln = len(xs4) + 1
         if ln < 128:
@@ -262,7 +261,7 @@ def _w_ConsumerGroupPartitionMetadataValue_0(o, w):
         else:
             _wuv(w, ln)
         for e5 in xs4:
-            w += _S1.pack(e5.partition)
+            w += _S3.pack(e5.partition)
             xs6 = e5.racks
             ln = len(xs6) + 1
             if ln < 128:

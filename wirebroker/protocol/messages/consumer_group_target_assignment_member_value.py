@@ -28,7 +28,8 @@ _unpack_from = _struct.unpack_from
 def _first(tag_and_bytes):
     return tag_and_bytes[0]
 
-_S0 = _struct.Struct('>16s')
+_S0 = _struct.Struct('>16sB')
+_S1 = _struct.Struct('>16s')
 _ARRAY_i = tuple(_struct.Struct('>' + str(n) + 'i') for n in range(64))
 
 
@@ -120,23 +121,22 @@ def _r_ConsumerGroupTargetAssignmentMemberValue_0(b, p):
         xs2 = []
         for _ in range(n1):
             e3 = _new(_ConsumerGroupTargetAssignmentMemberValue_TopicPartition)
-            e3.topic_id, = _S0.unpack_from(b, p)
-            p += 16
-            n4 = b[p] - 1
-            p += 1
-            if n4 > 126:
-                n4, p = _uvt(b, p, n4 + 1)
-                n4 -= 1
-            if n4 < 0:
+            e3.topic_id, h4, = _S0.unpack_from(b, p)
+            p += 17
+            n5 = h4 - 1
+            if n5 > 126:
+                n5, p = _uvt(b, p, n5 + 1)
+                n5 -= 1
+            if n5 < 0:
                 raise DecodeError('TopicPartition.Partitions: null where not nullable')
-            elif n4 < 64:
-                e3.partitions = list(_ARRAY_i[n4].unpack_from(b, p))
-                p += 4 * n4
+            elif n5 < 64:
+                e3.partitions = list(_ARRAY_i[n5].unpack_from(b, p))
+                p += 4 * n5
             else:
-                if n4 > bl - p:
-                    raise DecodeError('TopicPartition.Partitions: count ' + str(n4) + ' past the end')
-                e3.partitions = list(_struct.Struct('>' + str(n4) + 'i').unpack_from(b, p))
-                p += 4 * n4
+                if n5 > bl - p:
+                    raise DecodeError('TopicPartition.Partitions: count ' + str(n5) + ' past the end')
+                e3.partitions = list(_struct.Struct('>' + str(n5) + 'i').unpack_from(b, p))
+                p += 4 * n5
             if b[p] == 0:  # no tagged fields, the common case
                 e3.unknown_tagged_fields = None
                 p += 1
@@ -160,7 +160,7 @@ def _w_ConsumerGroupTargetAssignmentMemberValue_0(o, w):
     else:
         _wuv(w, ln)
     for e2 in xs1:
-        w += _S0.pack(e2.topic_id)
+        w += _S1.pack(e2.topic_id)
         xs3 = e2.partitions
         ln = len(xs3) + 1
         if ln < 128:

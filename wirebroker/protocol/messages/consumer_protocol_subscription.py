@@ -30,6 +30,7 @@ def _first(tag_and_bytes):
 
 _S0 = _struct.Struct('>i')
 _S1 = _struct.Struct('>h')
+_S2 = _struct.Struct('>ih')
 _ARRAY_i = tuple(_struct.Struct('>' + str(n) + 'i') for n in range(64))
 
 
@@ -399,18 +400,17 @@ def _r_ConsumerProtocolSubscription_3(b, p):
             e10.unknown_tagged_fields = None
             xs9.append(e10)
         o.owned_partitions = xs9
-    o.generation_id, = _S0.unpack_from(b, p)
-    p += 4
-    n14, = _S1.unpack_from(b, p)
-    p += 2
-    if n14 < 0:
+    o.generation_id, h14, = _S2.unpack_from(b, p)
+    p += 6
+    n15 = h14
+    if n15 < 0:
         o.rack_id = None
     else:
-        q15 = p + n14
-        if q15 > bl:
-            raise DecodeError('ConsumerProtocolSubscription.RackId: length ' + str(n14) + ' past the end')
-        o.rack_id = str(b[p:q15], 'utf-8')
-        p = q15
+        q16 = p + n15
+        if q16 > bl:
+            raise DecodeError('ConsumerProtocolSubscription.RackId: length ' + str(n15) + ' past the end')
+        o.rack_id = str(b[p:q16], 'utf-8')
+        p = q16
     o.unknown_tagged_fields = None
     return o, p
 

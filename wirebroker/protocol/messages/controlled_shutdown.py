@@ -30,7 +30,9 @@ def _first(tag_and_bytes):
 
 _S0 = _struct.Struct('>i')
 _S1 = _struct.Struct('>iq')
-_S2 = _struct.Struct('>h')
+_S2 = _struct.Struct('>hi')
+_S3 = _struct.Struct('>h')
+_S4 = _struct.Struct('>hB')
 
 
 class ControlledShutdownRequest(Message):
@@ -150,45 +152,44 @@ def _w_ControlledShutdownRequest_2(o, w):
 def _r_ControlledShutdownResponse_0(b, p):
     bl = len(b)
     o = _new(ControlledShutdownResponse)
-    o.error_code, = _S2.unpack_from(b, p)
-    p += 2
-    n1, = _S0.unpack_from(b, p)
-    p += 4
-    if n1 < 0:
+    o.error_code, h1, = _S2.unpack_from(b, p)
+    p += 6
+    n2 = h1
+    if n2 < 0:
         raise DecodeError('ControlledShutdownResponse.RemainingPartitions: null where not nullable')
     else:
-        if n1 > bl - p:
-            raise DecodeError('ControlledShutdownResponse.RemainingPartitions: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3 = _new(_ControlledShutdownResponse_RemainingPartition)
-            n4, = _S2.unpack_from(b, p)
+        if n2 > bl - p:
+            raise DecodeError('ControlledShutdownResponse.RemainingPartitions: count ' + str(n2) + ' past the end')
+        xs3 = []
+        for _ in range(n2):
+            e4 = _new(_ControlledShutdownResponse_RemainingPartition)
+            n5, = _S3.unpack_from(b, p)
             p += 2
-            if n4 < 0:
+            if n5 < 0:
                 raise DecodeError('RemainingPartition.TopicName: null where not nullable')
             else:
-                q5 = p + n4
-                if q5 > bl:
-                    raise DecodeError('RemainingPartition.TopicName: length ' + str(n4) + ' past the end')
-                e3.topic_name = str(b[p:q5], 'utf-8')
-                p = q5
-            e3.partition_index, = _S0.unpack_from(b, p)
+                q6 = p + n5
+                if q6 > bl:
+                    raise DecodeError('RemainingPartition.TopicName: length ' + str(n5) + ' past the end')
+                e4.topic_name = str(b[p:q6], 'utf-8')
+                p = q6
+            e4.partition_index, = _S0.unpack_from(b, p)
             p += 4
-            e3.unknown_tagged_fields = None
-            xs2.append(e3)
-        o.remaining_partitions = xs2
+            e4.unknown_tagged_fields = None
+            xs3.append(e4)
+        o.remaining_partitions = xs3
     o.unknown_tagged_fields = None
     return o, p
 
 
 def _w_ControlledShutdownResponse_0(o, w):
-    w += _S2.pack(o.error_code)
+    w += _S3.pack(o.error_code)
     xs1 = o.remaining_partitions
     w += _S0.pack(len(xs1))
     for e2 in xs1:
         v3 = e2.topic_name
         v3 = v3.encode()
-        w += _S2.pack(len(v3))
+        w += _S3.pack(len(v3))
         w += v3
         w += _S0.pack(e2.partition_index)
 
@@ -242,43 +243,42 @@ def _t_ControlledShutdownResponse_0(b, p, o):
 def _r_ControlledShutdownResponse_1(b, p):
     bl = len(b)
     o = _new(ControlledShutdownResponse)
-    o.error_code, = _S2.unpack_from(b, p)
-    p += 2
-    n1 = b[p] - 1
-    p += 1
-    if n1 > 126:
-        n1, p = _uvt(b, p, n1 + 1)
-        n1 -= 1
-    if n1 < 0:
+    o.error_code, h1, = _S4.unpack_from(b, p)
+    p += 3
+    n2 = h1 - 1
+    if n2 > 126:
+        n2, p = _uvt(b, p, n2 + 1)
+        n2 -= 1
+    if n2 < 0:
         raise DecodeError('ControlledShutdownResponse.RemainingPartitions: null where not nullable')
     else:
-        if n1 > bl - p:
-            raise DecodeError('ControlledShutdownResponse.RemainingPartitions: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3 = _new(_ControlledShutdownResponse_RemainingPartition)
-            n4 = b[p] - 1
+        if n2 > bl - p:
+            raise DecodeError('ControlledShutdownResponse.RemainingPartitions: count ' + str(n2) + ' past the end')
+        xs3 = []
+        for _ in range(n2):
+            e4 = _new(_ControlledShutdownResponse_RemainingPartition)
+            n5 = b[p] - 1
             p += 1
-            if n4 > 126:
-                n4, p = _uvt(b, p, n4 + 1)
-                n4 -= 1
-            if n4 < 0:
+            if n5 > 126:
+                n5, p = _uvt(b, p, n5 + 1)
+                n5 -= 1
+            if n5 < 0:
                 raise DecodeError('RemainingPartition.TopicName: null where not nullable')
             else:
-                q5 = p + n4
-                if q5 > bl:
-                    raise DecodeError('RemainingPartition.TopicName: length ' + str(n4) + ' past the end')
-                e3.topic_name = str(b[p:q5], 'utf-8')
-                p = q5
-            e3.partition_index, = _S0.unpack_from(b, p)
+                q6 = p + n5
+                if q6 > bl:
+                    raise DecodeError('RemainingPartition.TopicName: length ' + str(n5) + ' past the end')
+                e4.topic_name = str(b[p:q6], 'utf-8')
+                p = q6
+            e4.partition_index, = _S0.unpack_from(b, p)
             p += 4
             if b[p] == 0:  # no tagged fields, the common case
-                e3.unknown_tagged_fields = None
+                e4.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_ControlledShutdownResponse_RemainingPartition_0(b, p, e3)
-            xs2.append(e3)
-        o.remaining_partitions = xs2
+                p = _t_ControlledShutdownResponse_RemainingPartition_0(b, p, e4)
+            xs3.append(e4)
+        o.remaining_partitions = xs3
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         p += 1
@@ -288,7 +288,7 @@ def _r_ControlledShutdownResponse_1(b, p):
 
 
 def _w_ControlledShutdownResponse_1(o, w):
-    w += _S2.pack(o.error_code)
+    w += _S3.pack(o.error_code)
     xs1 = o.remaining_partitions
     ln = len(xs1) + 1
     if ln < 128:

@@ -28,10 +28,12 @@ _unpack_from = _struct.unpack_from
 def _first(tag_and_bytes):
     return tag_and_bytes[0]
 
-_S0 = _struct.Struct('>i16s?')
+_S0 = _struct.Struct('>i16s?B')
 _S1 = _struct.Struct('>Hh')
 _S2 = _struct.Struct('>hh')
-_S3 = _struct.Struct('>ih')
+_S3 = _struct.Struct('>i16s?')
+_S4 = _struct.Struct('>ihB')
+_S5 = _struct.Struct('>ih')
 
 
 class ControllerRegistrationRequest(Message):
@@ -167,91 +169,90 @@ def _t_ControllerRegistrationRequest_0(b, p, o):
 def _r_ControllerRegistrationRequest_0(b, p):
     bl = len(b)
     o = _new(ControllerRegistrationRequest)
-    o.controller_id, o.incarnation_id, o.zk_migration_ready, = _S0.unpack_from(b, p)
-    p += 21
-    n1 = b[p] - 1
-    p += 1
-    if n1 > 126:
-        n1, p = _uvt(b, p, n1 + 1)
-        n1 -= 1
-    if n1 < 0:
+    o.controller_id, o.incarnation_id, o.zk_migration_ready, h1, = _S0.unpack_from(b, p)
+    p += 22
+    n2 = h1 - 1
+    if n2 > 126:
+        n2, p = _uvt(b, p, n2 + 1)
+        n2 -= 1
+    if n2 < 0:
         raise DecodeError('ControllerRegistrationRequest.Listeners: null where not nullable')
     else:
-        if n1 > bl - p:
-            raise DecodeError('ControllerRegistrationRequest.Listeners: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3 = _new(_ControllerRegistrationRequest_Listener)
-            n4 = b[p] - 1
+        if n2 > bl - p:
+            raise DecodeError('ControllerRegistrationRequest.Listeners: count ' + str(n2) + ' past the end')
+        xs3 = []
+        for _ in range(n2):
+            e4 = _new(_ControllerRegistrationRequest_Listener)
+            n5 = b[p] - 1
             p += 1
-            if n4 > 126:
-                n4, p = _uvt(b, p, n4 + 1)
-                n4 -= 1
-            if n4 < 0:
+            if n5 > 126:
+                n5, p = _uvt(b, p, n5 + 1)
+                n5 -= 1
+            if n5 < 0:
                 raise DecodeError('Listener.Name: null where not nullable')
             else:
-                q5 = p + n4
-                if q5 > bl:
-                    raise DecodeError('Listener.Name: length ' + str(n4) + ' past the end')
-                e3.name = str(b[p:q5], 'utf-8')
-                p = q5
-            n6 = b[p] - 1
+                q6 = p + n5
+                if q6 > bl:
+                    raise DecodeError('Listener.Name: length ' + str(n5) + ' past the end')
+                e4.name = str(b[p:q6], 'utf-8')
+                p = q6
+            n7 = b[p] - 1
             p += 1
-            if n6 > 126:
-                n6, p = _uvt(b, p, n6 + 1)
-                n6 -= 1
-            if n6 < 0:
+            if n7 > 126:
+                n7, p = _uvt(b, p, n7 + 1)
+                n7 -= 1
+            if n7 < 0:
                 raise DecodeError('Listener.Host: null where not nullable')
             else:
-                q7 = p + n6
-                if q7 > bl:
-                    raise DecodeError('Listener.Host: length ' + str(n6) + ' past the end')
-                e3.host = str(b[p:q7], 'utf-8')
-                p = q7
-            e3.port, e3.security_protocol, = _S1.unpack_from(b, p)
+                q8 = p + n7
+                if q8 > bl:
+                    raise DecodeError('Listener.Host: length ' + str(n7) + ' past the end')
+                e4.host = str(b[p:q8], 'utf-8')
+                p = q8
+            e4.port, e4.security_protocol, = _S1.unpack_from(b, p)
             p += 4
             if b[p] == 0:  # no tagged fields, the common case
-                e3.unknown_tagged_fields = None
+                e4.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_ControllerRegistrationRequest_Listener_0(b, p, e3)
-            xs2.append(e3)
-        o.listeners = xs2
-    n8 = b[p] - 1
+                p = _t_ControllerRegistrationRequest_Listener_0(b, p, e4)
+            xs3.append(e4)
+        o.listeners = xs3
+    n9 = b[p] - 1
     p += 1
-    if n8 > 126:
-        n8, p = _uvt(b, p, n8 + 1)
-        n8 -= 1
-    if n8 < 0:
+    if n9 > 126:
+        n9, p = _uvt(b, p, n9 + 1)
+        n9 -= 1
+    if n9 < 0:
         raise DecodeError('ControllerRegistrationRequest.Features: null where not nullable')
     else:
-        if n8 > bl - p:
-            raise DecodeError('ControllerRegistrationRequest.Features: count ' + str(n8) + ' past the end')
-        xs9 = []
-        for _ in range(n8):
-            e10 = _new(_ControllerRegistrationRequest_Feature)
-            n11 = b[p] - 1
+        if n9 > bl - p:
+            raise DecodeError('ControllerRegistrationRequest.Features: count ' + str(n9) + ' past the end')
+        xs10 = []
+        for _ in range(n9):
+            e11 = _new(_ControllerRegistrationRequest_Feature)
+            n12 = b[p] - 1
             p += 1
-            if n11 > 126:
-                n11, p = _uvt(b, p, n11 + 1)
-                n11 -= 1
-            if n11 < 0:
+            if n12 > 126:
+                n12, p = _uvt(b, p, n12 + 1)
+                n12 -= 1
+            if n12 < 0:
                 raise DecodeError('Feature.Name: null where not nullable')
             else:
-                q12 = p + n11
-                if q12 > bl:
-                    raise DecodeError('Feature.Name: length ' + str(n11) + ' past the end')
-                e10.name = str(b[p:q12], 'utf-8')
-                p = q12
-            e10.min_supported_version, e10.max_supported_version, = _S2.unpack_from(b, p)
+                q13 = p + n12
+                if q13 > bl:
+                    raise DecodeError('Feature.Name: length ' + str(n12) + ' past the end')
+                e11.name = str(b[p:q13], 'utf-8')
+                p = q13
+            e11.min_supported_version, e11.max_supported_version, = _S2.unpack_from(b, p)
             p += 4
             if b[p] == 0:  # no tagged fields, the common case
-                e10.unknown_tagged_fields = None
+                e11.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_ControllerRegistrationRequest_Feature_0(b, p, e10)
-            xs9.append(e10)
-        o.features = xs9
+                p = _t_ControllerRegistrationRequest_Feature_0(b, p, e11)
+            xs10.append(e11)
+        o.features = xs10
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         p += 1
@@ -261,7 +262,7 @@ def _r_ControllerRegistrationRequest_0(b, p):
 
 
 def _w_ControllerRegistrationRequest_0(o, w):
-    w += _S0.pack(o.controller_id, o.incarnation_id, o.zk_migration_ready)
+    w += _S3.pack(o.controller_id, o.incarnation_id, o.zk_migration_ready)
     xs1 = o.listeners
     ln = len(xs1) + 1
     if ln < 128:
@@ -342,21 +343,20 @@ def _t_ControllerRegistrationResponse_0(b, p, o):
 def _r_ControllerRegistrationResponse_0(b, p):
     bl = len(b)
     o = _new(ControllerRegistrationResponse)
-    o.throttle_time_ms, o.error_code, = _S3.unpack_from(b, p)
-    p += 6
-    n1 = b[p] - 1
-    p += 1
-    if n1 > 126:
-        n1, p = _uvt(b, p, n1 + 1)
-        n1 -= 1
-    if n1 < 0:
+    o.throttle_time_ms, o.error_code, h1, = _S4.unpack_from(b, p)
+    p += 7
+    n2 = h1 - 1
+    if n2 > 126:
+        n2, p = _uvt(b, p, n2 + 1)
+        n2 -= 1
+    if n2 < 0:
         o.error_message = None
     else:
-        q2 = p + n1
-        if q2 > bl:
-            raise DecodeError('ControllerRegistrationResponse.ErrorMessage: length ' + str(n1) + ' past the end')
-        o.error_message = str(b[p:q2], 'utf-8')
-        p = q2
+        q3 = p + n2
+        if q3 > bl:
+            raise DecodeError('ControllerRegistrationResponse.ErrorMessage: length ' + str(n2) + ' past the end')
+        o.error_message = str(b[p:q3], 'utf-8')
+        p = q3
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         p += 1
@@ -366,7 +366,7 @@ def _r_ControllerRegistrationResponse_0(b, p):
 
 
 def _w_ControllerRegistrationResponse_0(o, w):
-    w += _S3.pack(o.throttle_time_ms, o.error_code)
+    w += _S5.pack(o.throttle_time_ms, o.error_code)
     v1 = o.error_message
     if v1 is None:
         w.append(0)

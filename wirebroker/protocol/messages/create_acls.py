@@ -29,9 +29,15 @@ def _first(tag_and_bytes):
     return tag_and_bytes[0]
 
 _S0 = _struct.Struct('>i')
-_S1 = _struct.Struct('>b')
+_S1 = _struct.Struct('>bh')
 _S2 = _struct.Struct('>h')
 _S3 = _struct.Struct('>bb')
+_S4 = _struct.Struct('>b')
+_S5 = _struct.Struct('>bB')
+_S6 = _struct.Struct('>ii')
+_S7 = _struct.Struct('>hh')
+_S8 = _struct.Struct('>iB')
+_S9 = _struct.Struct('>hB')
 
 
 class CreateAclsRequest(Message):
@@ -105,38 +111,37 @@ def _r_CreateAclsRequest_0(b, p):
         xs2 = []
         for _ in range(n1):
             e3 = _new(_CreateAclsRequest_AclCreation)
-            e3.resource_type, = _S1.unpack_from(b, p)
-            p += 1
-            n4, = _S2.unpack_from(b, p)
-            p += 2
-            if n4 < 0:
+            e3.resource_type, h4, = _S1.unpack_from(b, p)
+            p += 3
+            n5 = h4
+            if n5 < 0:
                 raise DecodeError('AclCreation.ResourceName: null where not nullable')
             else:
-                q5 = p + n4
-                if q5 > bl:
-                    raise DecodeError('AclCreation.ResourceName: length ' + str(n4) + ' past the end')
-                e3.resource_name = str(b[p:q5], 'utf-8')
-                p = q5
-            n6, = _S2.unpack_from(b, p)
+                q6 = p + n5
+                if q6 > bl:
+                    raise DecodeError('AclCreation.ResourceName: length ' + str(n5) + ' past the end')
+                e3.resource_name = str(b[p:q6], 'utf-8')
+                p = q6
+            n7, = _S2.unpack_from(b, p)
             p += 2
-            if n6 < 0:
+            if n7 < 0:
                 raise DecodeError('AclCreation.Principal: null where not nullable')
             else:
-                q7 = p + n6
-                if q7 > bl:
-                    raise DecodeError('AclCreation.Principal: length ' + str(n6) + ' past the end')
-                e3.principal = str(b[p:q7], 'utf-8')
-                p = q7
-            n8, = _S2.unpack_from(b, p)
+                q8 = p + n7
+                if q8 > bl:
+                    raise DecodeError('AclCreation.Principal: length ' + str(n7) + ' past the end')
+                e3.principal = str(b[p:q8], 'utf-8')
+                p = q8
+            n9, = _S2.unpack_from(b, p)
             p += 2
-            if n8 < 0:
+            if n9 < 0:
                 raise DecodeError('AclCreation.Host: null where not nullable')
             else:
-                q9 = p + n8
-                if q9 > bl:
-                    raise DecodeError('AclCreation.Host: length ' + str(n8) + ' past the end')
-                e3.host = str(b[p:q9], 'utf-8')
-                p = q9
+                q10 = p + n9
+                if q10 > bl:
+                    raise DecodeError('AclCreation.Host: length ' + str(n9) + ' past the end')
+                e3.host = str(b[p:q10], 'utf-8')
+                p = q10
             e3.operation, e3.permission_type, = _S3.unpack_from(b, p)
             p += 2
             e3.resource_pattern_type = 3
@@ -153,7 +158,7 @@ def _w_CreateAclsRequest_0(o, w):
     for e2 in xs1:
         if e2.resource_pattern_type != 3:
             raise UnsupportedFieldError('AclCreation.ResourcePatternType exists only in versions 1+')
-        w += _S1.pack(e2.resource_type)
+        w += _S4.pack(e2.resource_type)
         v3 = e2.resource_name
         v3 = v3.encode()
         w += _S2.pack(len(v3))
@@ -182,40 +187,38 @@ def _r_CreateAclsRequest_1(b, p):
         xs2 = []
         for _ in range(n1):
             e3 = _new(_CreateAclsRequest_AclCreation)
-            e3.resource_type, = _S1.unpack_from(b, p)
-            p += 1
-            n4, = _S2.unpack_from(b, p)
-            p += 2
-            if n4 < 0:
+            e3.resource_type, h4, = _S1.unpack_from(b, p)
+            p += 3
+            n5 = h4
+            if n5 < 0:
                 raise DecodeError('AclCreation.ResourceName: null where not nullable')
             else:
-                q5 = p + n4
-                if q5 > bl:
-                    raise DecodeError('AclCreation.ResourceName: length ' + str(n4) + ' past the end')
-                e3.resource_name = str(b[p:q5], 'utf-8')
-                p = q5
-            e3.resource_pattern_type, = _S1.unpack_from(b, p)
-            p += 1
-            n6, = _S2.unpack_from(b, p)
-            p += 2
-            if n6 < 0:
-                raise DecodeError('AclCreation.Principal: null where not nullable')
-            else:
-                q7 = p + n6
-                if q7 > bl:
-                    raise DecodeError('AclCreation.Principal: length ' + str(n6) + ' past the end')
-                e3.principal = str(b[p:q7], 'utf-8')
-                p = q7
-            n8, = _S2.unpack_from(b, p)
-            p += 2
+                q6 = p + n5
+                if q6 > bl:
+                    raise DecodeError('AclCreation.ResourceName: length ' + str(n5) + ' past the end')
+                e3.resource_name = str(b[p:q6], 'utf-8')
+                p = q6
+            e3.resource_pattern_type, h7, = _S1.unpack_from(b, p)
+            p += 3
+            n8 = h7
             if n8 < 0:
-                raise DecodeError('AclCreation.Host: null where not nullable')
+                raise DecodeError('AclCreation.Principal: null where not nullable')
             else:
                 q9 = p + n8
                 if q9 > bl:
-                    raise DecodeError('AclCreation.Host: length ' + str(n8) + ' past the end')
-                e3.host = str(b[p:q9], 'utf-8')
+                    raise DecodeError('AclCreation.Principal: length ' + str(n8) + ' past the end')
+                e3.principal = str(b[p:q9], 'utf-8')
                 p = q9
+            n10, = _S2.unpack_from(b, p)
+            p += 2
+            if n10 < 0:
+                raise DecodeError('AclCreation.Host: null where not nullable')
+            else:
+                q11 = p + n10
+                if q11 > bl:
+                    raise DecodeError('AclCreation.Host: length ' + str(n10) + ' past the end')
+                e3.host = str(b[p:q11], 'utf-8')
+                p = q11
             e3.operation, e3.permission_type, = _S3.unpack_from(b, p)
             p += 2
             e3.unknown_tagged_fields = None
@@ -229,12 +232,12 @@ def _w_CreateAclsRequest_1(o, w):
     xs1 = o.creations
     w += _S0.pack(len(xs1))
     for e2 in xs1:
-        w += _S1.pack(e2.resource_type)
+        w += _S4.pack(e2.resource_type)
         v3 = e2.resource_name
         v3 = v3.encode()
         w += _S2.pack(len(v3))
         w += v3
-        w += _S1.pack(e2.resource_pattern_type)
+        w += _S4.pack(e2.resource_pattern_type)
         v4 = e2.principal
         v4 = v4.encode()
         w += _S2.pack(len(v4))
@@ -308,49 +311,47 @@ def _r_CreateAclsRequest_2(b, p):
         xs2 = []
         for _ in range(n1):
             e3 = _new(_CreateAclsRequest_AclCreation)
-            e3.resource_type, = _S1.unpack_from(b, p)
-            p += 1
-            n4 = b[p] - 1
-            p += 1
-            if n4 > 126:
-                n4, p = _uvt(b, p, n4 + 1)
-                n4 -= 1
-            if n4 < 0:
+            e3.resource_type, h4, = _S5.unpack_from(b, p)
+            p += 2
+            n5 = h4 - 1
+            if n5 > 126:
+                n5, p = _uvt(b, p, n5 + 1)
+                n5 -= 1
+            if n5 < 0:
                 raise DecodeError('AclCreation.ResourceName: null where not nullable')
             else:
-                q5 = p + n4
-                if q5 > bl:
-                    raise DecodeError('AclCreation.ResourceName: length ' + str(n4) + ' past the end')
-                e3.resource_name = str(b[p:q5], 'utf-8')
-                p = q5
-            e3.resource_pattern_type, = _S1.unpack_from(b, p)
-            p += 1
-            n6 = b[p] - 1
-            p += 1
-            if n6 > 126:
-                n6, p = _uvt(b, p, n6 + 1)
-                n6 -= 1
-            if n6 < 0:
-                raise DecodeError('AclCreation.Principal: null where not nullable')
-            else:
-                q7 = p + n6
-                if q7 > bl:
-                    raise DecodeError('AclCreation.Principal: length ' + str(n6) + ' past the end')
-                e3.principal = str(b[p:q7], 'utf-8')
-                p = q7
-            n8 = b[p] - 1
-            p += 1
+                q6 = p + n5
+                if q6 > bl:
+                    raise DecodeError('AclCreation.ResourceName: length ' + str(n5) + ' past the end')
+                e3.resource_name = str(b[p:q6], 'utf-8')
+                p = q6
+            e3.resource_pattern_type, h7, = _S5.unpack_from(b, p)
+            p += 2
+            n8 = h7 - 1
             if n8 > 126:
                 n8, p = _uvt(b, p, n8 + 1)
                 n8 -= 1
             if n8 < 0:
-                raise DecodeError('AclCreation.Host: null where not nullable')
+                raise DecodeError('AclCreation.Principal: null where not nullable')
             else:
                 q9 = p + n8
                 if q9 > bl:
-                    raise DecodeError('AclCreation.Host: length ' + str(n8) + ' past the end')
-                e3.host = str(b[p:q9], 'utf-8')
+                    raise DecodeError('AclCreation.Principal: length ' + str(n8) + ' past the end')
+                e3.principal = str(b[p:q9], 'utf-8')
                 p = q9
+            n10 = b[p] - 1
+            p += 1
+            if n10 > 126:
+                n10, p = _uvt(b, p, n10 + 1)
+                n10 -= 1
+            if n10 < 0:
+                raise DecodeError('AclCreation.Host: null where not nullable')
+            else:
+                q11 = p + n10
+                if q11 > bl:
+                    raise DecodeError('AclCreation.Host: length ' + str(n10) + ' past the end')
+                e3.host = str(b[p:q11], 'utf-8')
+                p = q11
             e3.operation, e3.permission_type, = _S3.unpack_from(b, p)
             p += 2
             if b[p] == 0:  # no tagged fields, the common case
@@ -376,7 +377,7 @@ def _w_CreateAclsRequest_2(o, w):
     else:
         _wuv(w, ln)
     for e2 in xs1:
-        w += _S1.pack(e2.resource_type)
+        w += _S4.pack(e2.resource_type)
         v3 = e2.resource_name
         v3 = v3.encode()
         ln = len(v3) + 1
@@ -385,7 +386,7 @@ def _w_CreateAclsRequest_2(o, w):
         else:
             _wuv(w, ln)
         w += v3
-        w += _S1.pack(e2.resource_pattern_type)
+        w += _S4.pack(e2.resource_pattern_type)
         v4 = e2.principal
         v4 = v4.encode()
         ln = len(v4) + 1
@@ -416,33 +417,31 @@ def _w_CreateAclsRequest_2(o, w):
 def _r_CreateAclsResponse_0(b, p):
     bl = len(b)
     o = _new(CreateAclsResponse)
-    o.throttle_time_ms, = _S0.unpack_from(b, p)
-    p += 4
-    n1, = _S0.unpack_from(b, p)
-    p += 4
-    if n1 < 0:
+    o.throttle_time_ms, h1, = _S6.unpack_from(b, p)
+    p += 8
+    n2 = h1
+    if n2 < 0:
         raise DecodeError('CreateAclsResponse.Results: null where not nullable')
     else:
-        if n1 > bl - p:
-            raise DecodeError('CreateAclsResponse.Results: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3 = _new(_CreateAclsResponse_AclCreationResult)
-            e3.error_code, = _S2.unpack_from(b, p)
-            p += 2
-            n4, = _S2.unpack_from(b, p)
-            p += 2
-            if n4 < 0:
-                e3.error_message = None
+        if n2 > bl - p:
+            raise DecodeError('CreateAclsResponse.Results: count ' + str(n2) + ' past the end')
+        xs3 = []
+        for _ in range(n2):
+            e4 = _new(_CreateAclsResponse_AclCreationResult)
+            e4.error_code, h5, = _S7.unpack_from(b, p)
+            p += 4
+            n6 = h5
+            if n6 < 0:
+                e4.error_message = None
             else:
-                q5 = p + n4
-                if q5 > bl:
-                    raise DecodeError('AclCreationResult.ErrorMessage: length ' + str(n4) + ' past the end')
-                e3.error_message = str(b[p:q5], 'utf-8')
-                p = q5
-            e3.unknown_tagged_fields = None
-            xs2.append(e3)
-        o.results = xs2
+                q7 = p + n6
+                if q7 > bl:
+                    raise DecodeError('AclCreationResult.ErrorMessage: length ' + str(n6) + ' past the end')
+                e4.error_message = str(b[p:q7], 'utf-8')
+                p = q7
+            e4.unknown_tagged_fields = None
+            xs3.append(e4)
+        o.results = xs3
     o.unknown_tagged_fields = None
     return o, p
 
@@ -511,43 +510,41 @@ def _t_CreateAclsResponse_0(b, p, o):
 def _r_CreateAclsResponse_1(b, p):
     bl = len(b)
     o = _new(CreateAclsResponse)
-    o.throttle_time_ms, = _S0.unpack_from(b, p)
-    p += 4
-    n1 = b[p] - 1
-    p += 1
-    if n1 > 126:
-        n1, p = _uvt(b, p, n1 + 1)
-        n1 -= 1
-    if n1 < 0:
+    o.throttle_time_ms, h1, = _S8.unpack_from(b, p)
+    p += 5
+    n2 = h1 - 1
+    if n2 > 126:
+        n2, p = _uvt(b, p, n2 + 1)
+        n2 -= 1
+    if n2 < 0:
         raise DecodeError('CreateAclsResponse.Results: null where not nullable')
     else:
-        if n1 > bl - p:
-            raise DecodeError('CreateAclsResponse.Results: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3 = _new(_CreateAclsResponse_AclCreationResult)
-            e3.error_code, = _S2.unpack_from(b, p)
-            p += 2
-            n4 = b[p] - 1
-            p += 1
-            if n4 > 126:
-                n4, p = _uvt(b, p, n4 + 1)
-                n4 -= 1
-            if n4 < 0:
-                e3.error_message = None
+        if n2 > bl - p:
+            raise DecodeError('CreateAclsResponse.Results: count ' + str(n2) + ' past the end')
+        xs3 = []
+        for _ in range(n2):
+            e4 = _new(_CreateAclsResponse_AclCreationResult)
+            e4.error_code, h5, = _S9.unpack_from(b, p)
+            p += 3
+            n6 = h5 - 1
+            if n6 > 126:
+                n6, p = _uvt(b, p, n6 + 1)
+                n6 -= 1
+            if n6 < 0:
+                e4.error_message = None
             else:
-                q5 = p + n4
-                if q5 > bl:
-                    raise DecodeError('AclCreationResult.ErrorMessage: length ' + str(n4) + ' past the end')
-                e3.error_message = str(b[p:q5], 'utf-8')
-                p = q5
+                q7 = p + n6
+                if q7 > bl:
+                    raise DecodeError('AclCreationResult.ErrorMessage: length ' + str(n6) + ' past the end')
+                e4.error_message = str(b[p:q7], 'utf-8')
+                p = q7
             if b[p] == 0:  # no tagged fields, the common case
-                e3.unknown_tagged_fields = None
+                e4.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_CreateAclsResponse_AclCreationResult_0(b, p, e3)
-            xs2.append(e3)
-        o.results = xs2
+                p = _t_CreateAclsResponse_AclCreationResult_0(b, p, e4)
+            xs3.append(e4)
+        o.results = xs3
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         p += 1

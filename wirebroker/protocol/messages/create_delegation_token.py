@@ -31,7 +31,11 @@ def _first(tag_and_bytes):
 _S0 = _struct.Struct('>i')
 _S1 = _struct.Struct('>h')
 _S2 = _struct.Struct('>q')
-_S3 = _struct.Struct('>qqq')
+_S3 = _struct.Struct('>hh')
+_S4 = _struct.Struct('>qqqh')
+_S5 = _struct.Struct('>qqq')
+_S6 = _struct.Struct('>hB')
+_S7 = _struct.Struct('>qqqB')
 
 
 class CreateDelegationTokenRequest(Message):
@@ -442,50 +446,48 @@ def _w_CreateDelegationTokenRequest_2(o, w):
 def _r_CreateDelegationTokenResponse_0(b, p):
     bl = len(b)
     o = _new(CreateDelegationTokenResponse)
-    o.error_code, = _S1.unpack_from(b, p)
-    p += 2
-    n1, = _S1.unpack_from(b, p)
-    p += 2
-    if n1 < 0:
+    o.error_code, h1, = _S3.unpack_from(b, p)
+    p += 4
+    n2 = h1
+    if n2 < 0:
         raise DecodeError('CreateDelegationTokenResponse.PrincipalType: null where not nullable')
     else:
-        q2 = p + n1
-        if q2 > bl:
-            raise DecodeError('CreateDelegationTokenResponse.PrincipalType: length ' + str(n1) + ' past the end')
-        o.principal_type = str(b[p:q2], 'utf-8')
-        p = q2
-    n3, = _S1.unpack_from(b, p)
+        q3 = p + n2
+        if q3 > bl:
+            raise DecodeError('CreateDelegationTokenResponse.PrincipalType: length ' + str(n2) + ' past the end')
+        o.principal_type = str(b[p:q3], 'utf-8')
+        p = q3
+    n4, = _S1.unpack_from(b, p)
     p += 2
-    if n3 < 0:
+    if n4 < 0:
         raise DecodeError('CreateDelegationTokenResponse.PrincipalName: null where not nullable')
     else:
-        q4 = p + n3
-        if q4 > bl:
-            raise DecodeError('CreateDelegationTokenResponse.PrincipalName: length ' + str(n3) + ' past the end')
-        o.principal_name = str(b[p:q4], 'utf-8')
-        p = q4
-    o.issue_timestamp_ms, o.expiry_timestamp_ms, o.max_timestamp_ms, = _S3.unpack_from(b, p)
-    p += 24
-    n5, = _S1.unpack_from(b, p)
-    p += 2
-    if n5 < 0:
-        raise DecodeError('CreateDelegationTokenResponse.TokenId: null where not nullable')
-    else:
-        q6 = p + n5
-        if q6 > bl:
-            raise DecodeError('CreateDelegationTokenResponse.TokenId: length ' + str(n5) + ' past the end')
-        o.token_id = str(b[p:q6], 'utf-8')
-        p = q6
-    n7, = _S0.unpack_from(b, p)
-    p += 4
+        q5 = p + n4
+        if q5 > bl:
+            raise DecodeError('CreateDelegationTokenResponse.PrincipalName: length ' + str(n4) + ' past the end')
+        o.principal_name = str(b[p:q5], 'utf-8')
+        p = q5
+    o.issue_timestamp_ms, o.expiry_timestamp_ms, o.max_timestamp_ms, h6, = _S4.unpack_from(b, p)
+    p += 26
+    n7 = h6
     if n7 < 0:
-        raise DecodeError('CreateDelegationTokenResponse.Hmac: null where not nullable')
+        raise DecodeError('CreateDelegationTokenResponse.TokenId: null where not nullable')
     else:
         q8 = p + n7
         if q8 > bl:
-            raise DecodeError('CreateDelegationTokenResponse.Hmac: length ' + str(n7) + ' past the end')
-        o.hmac = bytes(b[p:q8])
+            raise DecodeError('CreateDelegationTokenResponse.TokenId: length ' + str(n7) + ' past the end')
+        o.token_id = str(b[p:q8], 'utf-8')
         p = q8
+    n9, = _S0.unpack_from(b, p)
+    p += 4
+    if n9 < 0:
+        raise DecodeError('CreateDelegationTokenResponse.Hmac: null where not nullable')
+    else:
+        q10 = p + n9
+        if q10 > bl:
+            raise DecodeError('CreateDelegationTokenResponse.Hmac: length ' + str(n9) + ' past the end')
+        o.hmac = bytes(b[p:q10])
+        p = q10
     o.throttle_time_ms, = _S0.unpack_from(b, p)
     p += 4
     o.token_requester_principal_type = ''
@@ -508,7 +510,7 @@ def _w_CreateDelegationTokenResponse_0(o, w):
     v2 = v2.encode()
     w += _S1.pack(len(v2))
     w += v2
-    w += _S3.pack(o.issue_timestamp_ms, o.expiry_timestamp_ms, o.max_timestamp_ms)
+    w += _S5.pack(o.issue_timestamp_ms, o.expiry_timestamp_ms, o.max_timestamp_ms)
     v3 = o.token_id
     v3 = v3.encode()
     w += _S1.pack(len(v3))
@@ -545,62 +547,60 @@ def _t_CreateDelegationTokenResponse_0(b, p, o):
 def _r_CreateDelegationTokenResponse_1(b, p):
     bl = len(b)
     o = _new(CreateDelegationTokenResponse)
-    o.error_code, = _S1.unpack_from(b, p)
-    p += 2
-    n1 = b[p] - 1
-    p += 1
-    if n1 > 126:
-        n1, p = _uvt(b, p, n1 + 1)
-        n1 -= 1
-    if n1 < 0:
+    o.error_code, h1, = _S6.unpack_from(b, p)
+    p += 3
+    n2 = h1 - 1
+    if n2 > 126:
+        n2, p = _uvt(b, p, n2 + 1)
+        n2 -= 1
+    if n2 < 0:
         raise DecodeError('CreateDelegationTokenResponse.PrincipalType: null where not nullable')
     else:
-        q2 = p + n1
-        if q2 > bl:
-            raise DecodeError('CreateDelegationTokenResponse.PrincipalType: length ' + str(n1) + ' past the end')
-        o.principal_type = str(b[p:q2], 'utf-8')
-        p = q2
-    n3 = b[p] - 1
+        q3 = p + n2
+        if q3 > bl:
+            raise DecodeError('CreateDelegationTokenResponse.PrincipalType: length ' + str(n2) + ' past the end')
+        o.principal_type = str(b[p:q3], 'utf-8')
+        p = q3
+    n4 = b[p] - 1
     p += 1
-    if n3 > 126:
-        n3, p = _uvt(b, p, n3 + 1)
-        n3 -= 1
-    if n3 < 0:
+    if n4 > 126:
+        n4, p = _uvt(b, p, n4 + 1)
+        n4 -= 1
+    if n4 < 0:
         raise DecodeError('CreateDelegationTokenResponse.PrincipalName: null where not nullable')
     else:
-        q4 = p + n3
-        if q4 > bl:
-            raise DecodeError('CreateDelegationTokenResponse.PrincipalName: length ' + str(n3) + ' past the end')
-        o.principal_name = str(b[p:q4], 'utf-8')
-        p = q4
-    o.issue_timestamp_ms, o.expiry_timestamp_ms, o.max_timestamp_ms, = _S3.unpack_from(b, p)
-    p += 24
-    n5 = b[p] - 1
-    p += 1
-    if n5 > 126:
-        n5, p = _uvt(b, p, n5 + 1)
-        n5 -= 1
-    if n5 < 0:
-        raise DecodeError('CreateDelegationTokenResponse.TokenId: null where not nullable')
-    else:
-        q6 = p + n5
-        if q6 > bl:
-            raise DecodeError('CreateDelegationTokenResponse.TokenId: length ' + str(n5) + ' past the end')
-        o.token_id = str(b[p:q6], 'utf-8')
-        p = q6
-    n7 = b[p] - 1
-    p += 1
+        q5 = p + n4
+        if q5 > bl:
+            raise DecodeError('CreateDelegationTokenResponse.PrincipalName: length ' + str(n4) + ' past the end')
+        o.principal_name = str(b[p:q5], 'utf-8')
+        p = q5
+    o.issue_timestamp_ms, o.expiry_timestamp_ms, o.max_timestamp_ms, h6, = _S7.unpack_from(b, p)
+    p += 25
+    n7 = h6 - 1
     if n7 > 126:
         n7, p = _uvt(b, p, n7 + 1)
         n7 -= 1
     if n7 < 0:
-        raise DecodeError('CreateDelegationTokenResponse.Hmac: null where not nullable')
+        raise DecodeError('CreateDelegationTokenResponse.TokenId: null where not nullable')
     else:
         q8 = p + n7
         if q8 > bl:
-            raise DecodeError('CreateDelegationTokenResponse.Hmac: length ' + str(n7) + ' past the end')
-        o.hmac = bytes(b[p:q8])
+            raise DecodeError('CreateDelegationTokenResponse.TokenId: length ' + str(n7) + ' past the end')
+        o.token_id = str(b[p:q8], 'utf-8')
         p = q8
+    n9 = b[p] - 1
+    p += 1
+    if n9 > 126:
+        n9, p = _uvt(b, p, n9 + 1)
+        n9 -= 1
+    if n9 < 0:
+        raise DecodeError('CreateDelegationTokenResponse.Hmac: null where not nullable')
+    else:
+        q10 = p + n9
+        if q10 > bl:
+            raise DecodeError('CreateDelegationTokenResponse.Hmac: length ' + str(n9) + ' past the end')
+        o.hmac = bytes(b[p:q10])
+        p = q10
     o.throttle_time_ms, = _S0.unpack_from(b, p)
     p += 4
     o.token_requester_principal_type = ''
@@ -635,7 +635,7 @@ def _w_CreateDelegationTokenResponse_1(o, w):
     else:
         _wuv(w, ln)
     w += v2
-    w += _S3.pack(o.issue_timestamp_ms, o.expiry_timestamp_ms, o.max_timestamp_ms)
+    w += _S5.pack(o.issue_timestamp_ms, o.expiry_timestamp_ms, o.max_timestamp_ms)
     v3 = o.token_id
     v3 = v3.encode()
     ln = len(v3) + 1
@@ -661,88 +661,86 @@ def _w_CreateDelegationTokenResponse_1(o, w):
 def _r_CreateDelegationTokenResponse_2(b, p):
     bl = len(b)
     o = _new(CreateDelegationTokenResponse)
-    o.error_code, = _S1.unpack_from(b, p)
-    p += 2
-    n1 = b[p] - 1
-    p += 1
-    if n1 > 126:
-        n1, p = _uvt(b, p, n1 + 1)
-        n1 -= 1
-    if n1 < 0:
+    o.error_code, h1, = _S6.unpack_from(b, p)
+    p += 3
+    n2 = h1 - 1
+    if n2 > 126:
+        n2, p = _uvt(b, p, n2 + 1)
+        n2 -= 1
+    if n2 < 0:
         raise DecodeError('CreateDelegationTokenResponse.PrincipalType: null where not nullable')
     else:
-        q2 = p + n1
-        if q2 > bl:
-            raise DecodeError('CreateDelegationTokenResponse.PrincipalType: length ' + str(n1) + ' past the end')
-        o.principal_type = str(b[p:q2], 'utf-8')
-        p = q2
-    n3 = b[p] - 1
+        q3 = p + n2
+        if q3 > bl:
+            raise DecodeError('CreateDelegationTokenResponse.PrincipalType: length ' + str(n2) + ' past the end')
+        o.principal_type = str(b[p:q3], 'utf-8')
+        p = q3
+    n4 = b[p] - 1
     p += 1
-    if n3 > 126:
-        n3, p = _uvt(b, p, n3 + 1)
-        n3 -= 1
-    if n3 < 0:
+    if n4 > 126:
+        n4, p = _uvt(b, p, n4 + 1)
+        n4 -= 1
+    if n4 < 0:
         raise DecodeError('CreateDelegationTokenResponse.PrincipalName: null where not nullable')
     else:
-        q4 = p + n3
-        if q4 > bl:
-            raise DecodeError('CreateDelegationTokenResponse.PrincipalName: length ' + str(n3) + ' past the end')
-        o.principal_name = str(b[p:q4], 'utf-8')
-        p = q4
-    n5 = b[p] - 1
+        q5 = p + n4
+        if q5 > bl:
+            raise DecodeError('CreateDelegationTokenResponse.PrincipalName: length ' + str(n4) + ' past the end')
+        o.principal_name = str(b[p:q5], 'utf-8')
+        p = q5
+    n6 = b[p] - 1
     p += 1
-    if n5 > 126:
-        n5, p = _uvt(b, p, n5 + 1)
-        n5 -= 1
-    if n5 < 0:
+    if n6 > 126:
+        n6, p = _uvt(b, p, n6 + 1)
+        n6 -= 1
+    if n6 < 0:
         raise DecodeError('CreateDelegationTokenResponse.TokenRequesterPrincipalType: null where not nullable')
     else:
-        q6 = p + n5
-        if q6 > bl:
-            raise DecodeError('CreateDelegationTokenResponse.TokenRequesterPrincipalType: length ' + str(n5) + ' past the end')
-        o.token_requester_principal_type = str(b[p:q6], 'utf-8')
-        p = q6
-    n7 = b[p] - 1
+        q7 = p + n6
+        if q7 > bl:
+            raise DecodeError('CreateDelegationTokenResponse.TokenRequesterPrincipalType: length ' + str(n6) + ' past the end')
+        o.token_requester_principal_type = str(b[p:q7], 'utf-8')
+        p = q7
+    n8 = b[p] - 1
     p += 1
-    if n7 > 126:
-        n7, p = _uvt(b, p, n7 + 1)
-        n7 -= 1
-    if n7 < 0:
+    if n8 > 126:
+        n8, p = _uvt(b, p, n8 + 1)
+        n8 -= 1
+    if n8 < 0:
         raise DecodeError('CreateDelegationTokenResponse.TokenRequesterPrincipalName: null where not nullable')
     else:
-        q8 = p + n7
-        if q8 > bl:
-            raise DecodeError('CreateDelegationTokenResponse.TokenRequesterPrincipalName: length ' + str(n7) + ' past the end')
-        o.token_requester_principal_name = str(b[p:q8], 'utf-8')
-        p = q8
-    o.issue_timestamp_ms, o.expiry_timestamp_ms, o.max_timestamp_ms, = _S3.unpack_from(b, p)
-    p += 24
-    n9 = b[p] - 1
-    p += 1
-    if n9 > 126:
-        n9, p = _uvt(b, p, n9 + 1)
-        n9 -= 1
-    if n9 < 0:
-        raise DecodeError('CreateDelegationTokenResponse.TokenId: null where not nullable')
-    else:
-        q10 = p + n9
-        if q10 > bl:
-            raise DecodeError('CreateDelegationTokenResponse.TokenId: length ' + str(n9) + ' past the end')
-        o.token_id = str(b[p:q10], 'utf-8')
-        p = q10
-    n11 = b[p] - 1
-    p += 1
+        q9 = p + n8
+        if q9 > bl:
+            raise DecodeError('CreateDelegationTokenResponse.TokenRequesterPrincipalName: length ' + str(n8) + ' past the end')
+        o.token_requester_principal_name = str(b[p:q9], 'utf-8')
+        p = q9
+    o.issue_timestamp_ms, o.expiry_timestamp_ms, o.max_timestamp_ms, h10, = _S7.unpack_from(b, p)
+    p += 25
+    n11 = h10 - 1
     if n11 > 126:
         n11, p = _uvt(b, p, n11 + 1)
         n11 -= 1
     if n11 < 0:
-        raise DecodeError('CreateDelegationTokenResponse.Hmac: null where not nullable')
+        raise DecodeError('CreateDelegationTokenResponse.TokenId: null where not nullable')
     else:
         q12 = p + n11
         if q12 > bl:
-            raise DecodeError('CreateDelegationTokenResponse.Hmac: length ' + str(n11) + ' past the end')
-        o.hmac = bytes(b[p:q12])
+            raise DecodeError('CreateDelegationTokenResponse.TokenId: length ' + str(n11) + ' past the end')
+        o.token_id = str(b[p:q12], 'utf-8')
         p = q12
+    n13 = b[p] - 1
+    p += 1
+    if n13 > 126:
+        n13, p = _uvt(b, p, n13 + 1)
+        n13 -= 1
+    if n13 < 0:
+        raise DecodeError('CreateDelegationTokenResponse.Hmac: null where not nullable')
+    else:
+        q14 = p + n13
+        if q14 > bl:
+            raise DecodeError('CreateDelegationTokenResponse.Hmac: length ' + str(n13) + ' past the end')
+        o.hmac = bytes(b[p:q14])
+        p = q14
     o.throttle_time_ms, = _S0.unpack_from(b, p)
     p += 4
     if b[p] == 0:  # no tagged fields, the common case
@@ -787,7 +785,7 @@ def _w_CreateDelegationTokenResponse_2(o, w):
     else:
         _wuv(w, ln)
     w += v4
-    w += _S3.pack(o.issue_timestamp_ms, o.expiry_timestamp_ms, o.max_timestamp_ms)
+    w += _S5.pack(o.issue_timestamp_ms, o.expiry_timestamp_ms, o.max_timestamp_ms)
     v5 = o.token_id
     v5 = v5.encode()
     ln = len(v5) + 1

@@ -30,7 +30,11 @@ def _first(tag_and_bytes):
 
 _S0 = _struct.Struct('>i')
 _S1 = _struct.Struct('>h')
-_S2 = _struct.Struct('>i?')
+_S2 = _struct.Struct('>ii')
+_S3 = _struct.Struct('>i?')
+_S4 = _struct.Struct('>iB')
+_S5 = _struct.Struct('>hh')
+_S6 = _struct.Struct('>hB')
 _ARRAY_i = tuple(_struct.Struct('>' + str(n) + 'i') for n in range(64))
 
 
@@ -124,37 +128,36 @@ def _r_CreatePartitionsRequest_0(b, p):
                     raise DecodeError('CreatePartitionsTopic.Name: length ' + str(n4) + ' past the end')
                 e3.name = str(b[p:q5], 'utf-8')
                 p = q5
-            e3.count, = _S0.unpack_from(b, p)
-            p += 4
-            n6, = _S0.unpack_from(b, p)
-            p += 4
-            if n6 < 0:
+            e3.count, h6, = _S2.unpack_from(b, p)
+            p += 8
+            n7 = h6
+            if n7 < 0:
                 e3.assignments = None
             else:
-                if n6 > bl - p:
-                    raise DecodeError('CreatePartitionsTopic.Assignments: count ' + str(n6) + ' past the end')
-                xs7 = []
-                for _ in range(n6):
-                    e8 = _new(_CreatePartitionsRequest_CreatePartitionsAssignment)
-                    n9, = _S0.unpack_from(b, p)
+                if n7 > bl - p:
+                    raise DecodeError('CreatePartitionsTopic.Assignments: count ' + str(n7) + ' past the end')
+                xs8 = []
+                for _ in range(n7):
+                    e9 = _new(_CreatePartitionsRequest_CreatePartitionsAssignment)
+                    n10, = _S0.unpack_from(b, p)
                     p += 4
-                    if n9 < 0:
+                    if n10 < 0:
                         raise DecodeError('CreatePartitionsAssignment.BrokerIds: null where not nullable')
-                    elif n9 < 64:
-                        e8.broker_ids = list(_ARRAY_i[n9].unpack_from(b, p))
-                        p += 4 * n9
+                    elif n10 < 64:
+                        e9.broker_ids = list(_ARRAY_i[n10].unpack_from(b, p))
+                        p += 4 * n10
                     else:
-                        if n9 > bl - p:
-                            raise DecodeError('CreatePartitionsAssignment.BrokerIds: count ' + str(n9) + ' past the end')
-                        e8.broker_ids = list(_struct.Struct('>' + str(n9) + 'i').unpack_from(b, p))
-                        p += 4 * n9
-                    e8.unknown_tagged_fields = None
-                    xs7.append(e8)
-                e3.assignments = xs7
+                        if n10 > bl - p:
+                            raise DecodeError('CreatePartitionsAssignment.BrokerIds: count ' + str(n10) + ' past the end')
+                        e9.broker_ids = list(_struct.Struct('>' + str(n10) + 'i').unpack_from(b, p))
+                        p += 4 * n10
+                    e9.unknown_tagged_fields = None
+                    xs8.append(e9)
+                e3.assignments = xs8
             e3.unknown_tagged_fields = None
             xs2.append(e3)
         o.topics = xs2
-    o.timeout_ms, o.validate_only, = _S2.unpack_from(b, p)
+    o.timeout_ms, o.validate_only, = _S3.unpack_from(b, p)
     p += 5
     o.unknown_tagged_fields = None
     return o, p
@@ -181,7 +184,7 @@ def _w_CreatePartitionsRequest_0(o, w):
                     w += _ARRAY_i[len(xs6)].pack(*xs6)
                 else:
                     w += _pack('>' + str(len(xs6)) + 'i', *xs6)
-    w += _S2.pack(o.timeout_ms, o.validate_only)
+    w += _S3.pack(o.timeout_ms, o.validate_only)
 
 
 def _t_CreatePartitionsRequest_CreatePartitionsAssignment_0(b, p, o):
@@ -282,43 +285,42 @@ def _r_CreatePartitionsRequest_1(b, p):
                     raise DecodeError('CreatePartitionsTopic.Name: length ' + str(n4) + ' past the end')
                 e3.name = str(b[p:q5], 'utf-8')
                 p = q5
-            e3.count, = _S0.unpack_from(b, p)
-            p += 4
-            n6 = b[p] - 1
-            p += 1
-            if n6 > 126:
-                n6, p = _uvt(b, p, n6 + 1)
-                n6 -= 1
-            if n6 < 0:
+            e3.count, h6, = _S4.unpack_from(b, p)
+            p += 5
+            n7 = h6 - 1
+            if n7 > 126:
+                n7, p = _uvt(b, p, n7 + 1)
+                n7 -= 1
+            if n7 < 0:
                 e3.assignments = None
             else:
-                if n6 > bl - p:
-                    raise DecodeError('CreatePartitionsTopic.Assignments: count ' + str(n6) + ' past the end')
-                xs7 = []
-                for _ in range(n6):
-                    e8 = _new(_CreatePartitionsRequest_CreatePartitionsAssignment)
-                    n9 = b[p] - 1
+                if n7 > bl - p:
+                    raise DecodeError('CreatePartitionsTopic.Assignments: count ' + str(n7) + ' past the end')
+                xs8 = []
+                for _ in range(n7):
+                    e9 = _new(_CreatePartitionsRequest_CreatePartitionsAssignment)
+                    n10 = b[p] - 1
                     p += 1
-                    if n9 > 126:
-                        n9, p = _uvt(b, p, n9 + 1)
-                        n9 -= 1
-                    if n9 < 0:
+                    if n10 > 126:
+                        n10, p = _uvt(b, p, n10 + 1)
+                        n10 -= 1
+                    if n10 < 0:
                         raise DecodeError('CreatePartitionsAssignment.BrokerIds: null where not nullable')
-                    elif n9 < 64:
-                        e8.broker_ids = list(_ARRAY_i[n9].unpack_from(b, p))
-                        p += 4 * n9
+                    elif n10 < 64:
+                        e9.broker_ids = list(_ARRAY_i[n10].unpack_from(b, p))
+                        p += 4 * n10
                     else:
-                        if n9 > bl - p:
-                            raise DecodeError('CreatePartitionsAssignment.BrokerIds: count ' + str(n9) + ' past the end')
-                        e8.broker_ids = list(_struct.Struct('>' + str(n9) + 'i').unpack_from(b, p))
-                        p += 4 * n9
+                        if n10 > bl - p:
+                            raise DecodeError('CreatePartitionsAssignment.BrokerIds: count ' + str(n10) + ' past the end')
+                        e9.broker_ids = list(_struct.Struct('>' + str(n10) + 'i').unpack_from(b, p))
+                        p += 4 * n10
                     if b[p] == 0:  # no tagged fields, the common case
-                        e8.unknown_tagged_fields = None
+                        e9.unknown_tagged_fields = None
                         p += 1
                     else:
-                        p = _t_CreatePartitionsRequest_CreatePartitionsAssignment_0(b, p, e8)
-                    xs7.append(e8)
-                e3.assignments = xs7
+                        p = _t_CreatePartitionsRequest_CreatePartitionsAssignment_0(b, p, e9)
+                    xs8.append(e9)
+                e3.assignments = xs8
             if b[p] == 0:  # no tagged fields, the common case
                 e3.unknown_tagged_fields = None
                 p += 1
@@ -326,7 +328,7 @@ def _r_CreatePartitionsRequest_1(b, p):
                 p = _t_CreatePartitionsRequest_CreatePartitionsTopic_0(b, p, e3)
             xs2.append(e3)
         o.topics = xs2
-    o.timeout_ms, o.validate_only, = _S2.unpack_from(b, p)
+    o.timeout_ms, o.validate_only, = _S3.unpack_from(b, p)
     p += 5
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
@@ -381,7 +383,7 @@ def _w_CreatePartitionsRequest_1(o, w):
             _wtags(w, e2.unknown_tagged_fields)
         else:
             w.append(0)
-    w += _S2.pack(o.timeout_ms, o.validate_only)
+    w += _S3.pack(o.timeout_ms, o.validate_only)
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
     else:
@@ -391,43 +393,41 @@ def _w_CreatePartitionsRequest_1(o, w):
 def _r_CreatePartitionsResponse_0(b, p):
     bl = len(b)
     o = _new(CreatePartitionsResponse)
-    o.throttle_time_ms, = _S0.unpack_from(b, p)
-    p += 4
-    n1, = _S0.unpack_from(b, p)
-    p += 4
-    if n1 < 0:
+    o.throttle_time_ms, h1, = _S2.unpack_from(b, p)
+    p += 8
+    n2 = h1
+    if n2 < 0:
         raise DecodeError('CreatePartitionsResponse.Results: null where not nullable')
     else:
-        if n1 > bl - p:
-            raise DecodeError('CreatePartitionsResponse.Results: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3 = _new(_CreatePartitionsResponse_CreatePartitionsTopicResult)
-            n4, = _S1.unpack_from(b, p)
+        if n2 > bl - p:
+            raise DecodeError('CreatePartitionsResponse.Results: count ' + str(n2) + ' past the end')
+        xs3 = []
+        for _ in range(n2):
+            e4 = _new(_CreatePartitionsResponse_CreatePartitionsTopicResult)
+            n5, = _S1.unpack_from(b, p)
             p += 2
-            if n4 < 0:
+            if n5 < 0:
                 raise DecodeError('CreatePartitionsTopicResult.Name: null where not nullable')
             else:
-                q5 = p + n4
-                if q5 > bl:
-                    raise DecodeError('CreatePartitionsTopicResult.Name: length ' + str(n4) + ' past the end')
-                e3.name = str(b[p:q5], 'utf-8')
-                p = q5
-            e3.error_code, = _S1.unpack_from(b, p)
-            p += 2
-            n6, = _S1.unpack_from(b, p)
-            p += 2
-            if n6 < 0:
-                e3.error_message = None
+                q6 = p + n5
+                if q6 > bl:
+                    raise DecodeError('CreatePartitionsTopicResult.Name: length ' + str(n5) + ' past the end')
+                e4.name = str(b[p:q6], 'utf-8')
+                p = q6
+            e4.error_code, h7, = _S5.unpack_from(b, p)
+            p += 4
+            n8 = h7
+            if n8 < 0:
+                e4.error_message = None
             else:
-                q7 = p + n6
-                if q7 > bl:
-                    raise DecodeError('CreatePartitionsTopicResult.ErrorMessage: length ' + str(n6) + ' past the end')
-                e3.error_message = str(b[p:q7], 'utf-8')
-                p = q7
-            e3.unknown_tagged_fields = None
-            xs2.append(e3)
-        o.results = xs2
+                q9 = p + n8
+                if q9 > bl:
+                    raise DecodeError('CreatePartitionsTopicResult.ErrorMessage: length ' + str(n8) + ' past the end')
+                e4.error_message = str(b[p:q9], 'utf-8')
+                p = q9
+            e4.unknown_tagged_fields = None
+            xs3.append(e4)
+        o.results = xs3
     o.unknown_tagged_fields = None
     return o, p
 
@@ -500,56 +500,54 @@ def _t_CreatePartitionsResponse_0(b, p, o):
 def _r_CreatePartitionsResponse_1(b, p):
     bl = len(b)
     o = _new(CreatePartitionsResponse)
-    o.throttle_time_ms, = _S0.unpack_from(b, p)
-    p += 4
-    n1 = b[p] - 1
-    p += 1
-    if n1 > 126:
-        n1, p = _uvt(b, p, n1 + 1)
-        n1 -= 1
-    if n1 < 0:
+    o.throttle_time_ms, h1, = _S4.unpack_from(b, p)
+    p += 5
+    n2 = h1 - 1
+    if n2 > 126:
+        n2, p = _uvt(b, p, n2 + 1)
+        n2 -= 1
+    if n2 < 0:
         raise DecodeError('CreatePartitionsResponse.Results: null where not nullable')
     else:
-        if n1 > bl - p:
-            raise DecodeError('CreatePartitionsResponse.Results: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3 = _new(_CreatePartitionsResponse_CreatePartitionsTopicResult)
-            n4 = b[p] - 1
+        if n2 > bl - p:
+            raise DecodeError('CreatePartitionsResponse.Results: count ' + str(n2) + ' past the end')
+        xs3 = []
+        for _ in range(n2):
+            e4 = _new(_CreatePartitionsResponse_CreatePartitionsTopicResult)
+            n5 = b[p] - 1
             p += 1
-            if n4 > 126:
-                n4, p = _uvt(b, p, n4 + 1)
-                n4 -= 1
-            if n4 < 0:
+            if n5 > 126:
+                n5, p = _uvt(b, p, n5 + 1)
+                n5 -= 1
+            if n5 < 0:
                 raise DecodeError('CreatePartitionsTopicResult.Name: null where not nullable')
             else:
-                q5 = p + n4
-                if q5 > bl:
-                    raise DecodeError('CreatePartitionsTopicResult.Name: length ' + str(n4) + ' past the end')
-                e3.name = str(b[p:q5], 'utf-8')
-                p = q5
-            e3.error_code, = _S1.unpack_from(b, p)
-            p += 2
-            n6 = b[p] - 1
-            p += 1
-            if n6 > 126:
-                n6, p = _uvt(b, p, n6 + 1)
-                n6 -= 1
-            if n6 < 0:
-                e3.error_message = None
+                q6 = p + n5
+                if q6 > bl:
+                    raise DecodeError('CreatePartitionsTopicResult.Name: length ' + str(n5) + ' past the end')
+                e4.name = str(b[p:q6], 'utf-8')
+                p = q6
+            e4.error_code, h7, = _S6.unpack_from(b, p)
+            p += 3
+            n8 = h7 - 1
+            if n8 > 126:
+                n8, p = _uvt(b, p, n8 + 1)
+                n8 -= 1
+            if n8 < 0:
+                e4.error_message = None
             else:
-                q7 = p + n6
-                if q7 > bl:
-                    raise DecodeError('CreatePartitionsTopicResult.ErrorMessage: length ' + str(n6) + ' past the end')
-                e3.error_message = str(b[p:q7], 'utf-8')
-                p = q7
+                q9 = p + n8
+                if q9 > bl:
+                    raise DecodeError('CreatePartitionsTopicResult.ErrorMessage: length ' + str(n8) + ' past the end')
+                e4.error_message = str(b[p:q9], 'utf-8')
+                p = q9
             if b[p] == 0:  # no tagged fields, the common case
-                e3.unknown_tagged_fields = None
+                e4.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_CreatePartitionsResponse_CreatePartitionsTopicResult_0(b, p, e3)
-            xs2.append(e3)
-        o.results = xs2
+                p = _t_CreatePartitionsResponse_CreatePartitionsTopicResult_0(b, p, e4)
+            xs3.append(e4)
+        o.results = xs3
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         p += 1

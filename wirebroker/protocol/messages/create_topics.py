@@ -30,10 +30,17 @@ def _first(tag_and_bytes):
 
 _S0 = _struct.Struct('>i')
 _S1 = _struct.Struct('>h')
-_S2 = _struct.Struct('>ih')
-_S3 = _struct.Struct('>i?')
-_S4 = _struct.Struct('>?b?')
-_S5 = _struct.Struct('>16sh')
+_S2 = _struct.Struct('>ihi')
+_S3 = _struct.Struct('>ii')
+_S4 = _struct.Struct('>ih')
+_S5 = _struct.Struct('>i?')
+_S6 = _struct.Struct('>ihB')
+_S7 = _struct.Struct('>iB')
+_S8 = _struct.Struct('>hh')
+_S9 = _struct.Struct('>hB')
+_S10 = _struct.Struct('>?b?')
+_S11 = _struct.Struct('>16shB')
+_S12 = _struct.Struct('>16sh')
 _ARRAY_i = tuple(_struct.Struct('>' + str(n) + 'i') for n in range(64))
 
 
@@ -160,68 +167,66 @@ def _r_CreateTopicsRequest_0(b, p):
                     raise DecodeError('CreatableTopic.Name: length ' + str(n4) + ' past the end')
                 e3.name = str(b[p:q5], 'utf-8')
                 p = q5
-            e3.num_partitions, e3.replication_factor, = _S2.unpack_from(b, p)
-            p += 6
-            n6, = _S0.unpack_from(b, p)
-            p += 4
-            if n6 < 0:
+            e3.num_partitions, e3.replication_factor, h6, = _S2.unpack_from(b, p)
+            p += 10
+            n7 = h6
+            if n7 < 0:
                 raise DecodeError('CreatableTopic.Assignments: null where not nullable')
             else:
-                if n6 > bl - p:
-                    raise DecodeError('CreatableTopic.Assignments: count ' + str(n6) + ' past the end')
-                xs7 = []
-                for _ in range(n6):
-                    e8 = _new(_CreateTopicsRequest_CreatableReplicaAssignment)
-                    e8.partition_index, = _S0.unpack_from(b, p)
-                    p += 4
-                    n9, = _S0.unpack_from(b, p)
-                    p += 4
-                    if n9 < 0:
+                if n7 > bl - p:
+                    raise DecodeError('CreatableTopic.Assignments: count ' + str(n7) + ' past the end')
+                xs8 = []
+                for _ in range(n7):
+                    e9 = _new(_CreateTopicsRequest_CreatableReplicaAssignment)
+                    e9.partition_index, h10, = _S3.unpack_from(b, p)
+                    p += 8
+                    n11 = h10
+                    if n11 < 0:
                         raise DecodeError('CreatableReplicaAssignment.BrokerIds: null where not nullable')
-                    elif n9 < 64:
-                        e8.broker_ids = list(_ARRAY_i[n9].unpack_from(b, p))
-                        p += 4 * n9
+                    elif n11 < 64:
+                        e9.broker_ids = list(_ARRAY_i[n11].unpack_from(b, p))
+                        p += 4 * n11
                     else:
-                        if n9 > bl - p:
-                            raise DecodeError('CreatableReplicaAssignment.BrokerIds: count ' + str(n9) + ' past the end')
-                        e8.broker_ids = list(_struct.Struct('>' + str(n9) + 'i').unpack_from(b, p))
-                        p += 4 * n9
-                    e8.unknown_tagged_fields = None
-                    xs7.append(e8)
-                e3.assignments = xs7
-            n10, = _S0.unpack_from(b, p)
+                        if n11 > bl - p:
+                            raise DecodeError('CreatableReplicaAssignment.BrokerIds: count ' + str(n11) + ' past the end')
+                        e9.broker_ids = list(_struct.Struct('>' + str(n11) + 'i').unpack_from(b, p))
+                        p += 4 * n11
+                    e9.unknown_tagged_fields = None
+                    xs8.append(e9)
+                e3.assignments = xs8
+            n12, = _S0.unpack_from(b, p)
             p += 4
-            if n10 < 0:
+            if n12 < 0:
                 raise DecodeError('CreatableTopic.Configs: null where not nullable')
             else:
-                if n10 > bl - p:
-                    raise DecodeError('CreatableTopic.Configs: count ' + str(n10) + ' past the end')
-                xs11 = []
-                for _ in range(n10):
-                    e12 = _new(_CreateTopicsRequest_CreatableTopicConfig)
-                    n13, = _S1.unpack_from(b, p)
-                    p += 2
-                    if n13 < 0:
-                        raise DecodeError('CreatableTopicConfig.Name: null where not nullable')
-                    else:
-                        q14 = p + n13
-                        if q14 > bl:
-                            raise DecodeError('CreatableTopicConfig.Name: length ' + str(n13) + ' past the end')
-                        e12.name = str(b[p:q14], 'utf-8')
-                        p = q14
+                if n12 > bl - p:
+                    raise DecodeError('CreatableTopic.Configs: count ' + str(n12) + ' past the end')
+                xs13 = []
+                for _ in range(n12):
+                    e14 = _new(_CreateTopicsRequest_CreatableTopicConfig)
                     n15, = _S1.unpack_from(b, p)
                     p += 2
                     if n15 < 0:
-                        e12.value = None
+                        raise DecodeError('CreatableTopicConfig.Name: null where not nullable')
                     else:
                         q16 = p + n15
                         if q16 > bl:
-                            raise DecodeError('CreatableTopicConfig.Value: length ' + str(n15) + ' past the end')
-                        e12.value = str(b[p:q16], 'utf-8')
+                            raise DecodeError('CreatableTopicConfig.Name: length ' + str(n15) + ' past the end')
+                        e14.name = str(b[p:q16], 'utf-8')
                         p = q16
-                    e12.unknown_tagged_fields = None
-                    xs11.append(e12)
-                e3.configs = xs11
+                    n17, = _S1.unpack_from(b, p)
+                    p += 2
+                    if n17 < 0:
+                        e14.value = None
+                    else:
+                        q18 = p + n17
+                        if q18 > bl:
+                            raise DecodeError('CreatableTopicConfig.Value: length ' + str(n17) + ' past the end')
+                        e14.value = str(b[p:q18], 'utf-8')
+                        p = q18
+                    e14.unknown_tagged_fields = None
+                    xs13.append(e14)
+                e3.configs = xs13
             e3.unknown_tagged_fields = None
             xs2.append(e3)
         o.topics = xs2
@@ -242,7 +247,7 @@ def _w_CreateTopicsRequest_0(o, w):
         v3 = v3.encode()
         w += _S1.pack(len(v3))
         w += v3
-        w += _S2.pack(e2.num_partitions, e2.replication_factor)
+        w += _S4.pack(e2.num_partitions, e2.replication_factor)
         xs4 = e2.assignments
         w += _S0.pack(len(xs4))
         for e5 in xs4:
@@ -293,72 +298,70 @@ def _r_CreateTopicsRequest_1(b, p):
                     raise DecodeError('CreatableTopic.Name: length ' + str(n4) + ' past the end')
                 e3.name = str(b[p:q5], 'utf-8')
                 p = q5
-            e3.num_partitions, e3.replication_factor, = _S2.unpack_from(b, p)
-            p += 6
-            n6, = _S0.unpack_from(b, p)
-            p += 4
-            if n6 < 0:
+            e3.num_partitions, e3.replication_factor, h6, = _S2.unpack_from(b, p)
+            p += 10
+            n7 = h6
+            if n7 < 0:
                 raise DecodeError('CreatableTopic.Assignments: null where not nullable')
             else:
-                if n6 > bl - p:
-                    raise DecodeError('CreatableTopic.Assignments: count ' + str(n6) + ' past the end')
-                xs7 = []
-                for _ in range(n6):
-                    e8 = _new(_CreateTopicsRequest_CreatableReplicaAssignment)
-                    e8.partition_index, = _S0.unpack_from(b, p)
-                    p += 4
-                    n9, = _S0.unpack_from(b, p)
-                    p += 4
-                    if n9 < 0:
+                if n7 > bl - p:
+                    raise DecodeError('CreatableTopic.Assignments: count ' + str(n7) + ' past the end')
+                xs8 = []
+                for _ in range(n7):
+                    e9 = _new(_CreateTopicsRequest_CreatableReplicaAssignment)
+                    e9.partition_index, h10, = _S3.unpack_from(b, p)
+                    p += 8
+                    n11 = h10
+                    if n11 < 0:
                         raise DecodeError('CreatableReplicaAssignment.BrokerIds: null where not nullable')
-                    elif n9 < 64:
-                        e8.broker_ids = list(_ARRAY_i[n9].unpack_from(b, p))
-                        p += 4 * n9
+                    elif n11 < 64:
+                        e9.broker_ids = list(_ARRAY_i[n11].unpack_from(b, p))
+                        p += 4 * n11
                     else:
-                        if n9 > bl - p:
-                            raise DecodeError('CreatableReplicaAssignment.BrokerIds: count ' + str(n9) + ' past the end')
-                        e8.broker_ids = list(_struct.Struct('>' + str(n9) + 'i').unpack_from(b, p))
-                        p += 4 * n9
-                    e8.unknown_tagged_fields = None
-                    xs7.append(e8)
-                e3.assignments = xs7
-            n10, = _S0.unpack_from(b, p)
+                        if n11 > bl - p:
+                            raise DecodeError('CreatableReplicaAssignment.BrokerIds: count ' + str(n11) + ' past the end')
+                        e9.broker_ids = list(_struct.Struct('>' + str(n11) + 'i').unpack_from(b, p))
+                        p += 4 * n11
+                    e9.unknown_tagged_fields = None
+                    xs8.append(e9)
+                e3.assignments = xs8
+            n12, = _S0.unpack_from(b, p)
             p += 4
-            if n10 < 0:
+            if n12 < 0:
                 raise DecodeError('CreatableTopic.Configs: null where not nullable')
             else:
-                if n10 > bl - p:
-                    raise DecodeError('CreatableTopic.Configs: count ' + str(n10) + ' past the end')
-                xs11 = []
-                for _ in range(n10):
-                    e12 = _new(_CreateTopicsRequest_CreatableTopicConfig)
-                    n13, = _S1.unpack_from(b, p)
-                    p += 2
-                    if n13 < 0:
-                        raise DecodeError('CreatableTopicConfig.Name: null where not nullable')
-                    else:
-                        q14 = p + n13
-                        if q14 > bl:
-                            raise DecodeError('CreatableTopicConfig.Name: length ' + str(n13) + ' past the end')
-                        e12.name = str(b[p:q14], 'utf-8')
-                        p = q14
+                if n12 > bl - p:
+                    raise DecodeError('CreatableTopic.Configs: count ' + str(n12) + ' past the end')
+                xs13 = []
+                for _ in range(n12):
+                    e14 = _new(_CreateTopicsRequest_CreatableTopicConfig)
                     n15, = _S1.unpack_from(b, p)
                     p += 2
                     if n15 < 0:
-                        e12.value = None
+                        raise DecodeError('CreatableTopicConfig.Name: null where not nullable')
                     else:
                         q16 = p + n15
                         if q16 > bl:
-                            raise DecodeError('CreatableTopicConfig.Value: length ' + str(n15) + ' past the end')
-                        e12.value = str(b[p:q16], 'utf-8')
+                            raise DecodeError('CreatableTopicConfig.Name: length ' + str(n15) + ' past the end')
+                        e14.name = str(b[p:q16], 'utf-8')
                         p = q16
-                    e12.unknown_tagged_fields = None
-                    xs11.append(e12)
-                e3.configs = xs11
+                    n17, = _S1.unpack_from(b, p)
+                    p += 2
+                    if n17 < 0:
+                        e14.value = None
+                    else:
+                        q18 = p + n17
+                        if q18 > bl:
+                            raise DecodeError('CreatableTopicConfig.Value: length ' + str(n17) + ' past the end')
+                        e14.value = str(b[p:q18], 'utf-8')
+                        p = q18
+                    e14.unknown_tagged_fields = None
+                    xs13.append(e14)
+                e3.configs = xs13
             e3.unknown_tagged_fields = None
             xs2.append(e3)
         o.topics = xs2
-    o.timeout_ms, o.validate_only, = _S3.unpack_from(b, p)
+    o.timeout_ms, o.validate_only, = _S5.unpack_from(b, p)
     p += 5
     o.unknown_tagged_fields = None
     return o, p
@@ -372,7 +375,7 @@ def _w_CreateTopicsRequest_1(o, w):
         v3 = v3.encode()
         w += _S1.pack(len(v3))
         w += v3
-        w += _S2.pack(e2.num_partitions, e2.replication_factor)
+        w += _S4.pack(e2.num_partitions, e2.replication_factor)
         xs4 = e2.assignments
         w += _S0.pack(len(xs4))
         for e5 in xs4:
@@ -397,7 +400,7 @@ def _w_CreateTopicsRequest_1(o, w):
                 v10 = v10.encode()
                 w += _S1.pack(len(v10))
                 w += v10
-    w += _S3.pack(o.timeout_ms, o.validate_only)
+    w += _S5.pack(o.timeout_ms, o.validate_only)
 
 
 def _t_CreateTopicsRequest_CreatableReplicaAssignment_0(b, p, o):
@@ -521,91 +524,89 @@ def _r_CreateTopicsRequest_2(b, p):
                     raise DecodeError('CreatableTopic.Name: length ' + str(n4) + ' past the end')
                 e3.name = str(b[p:q5], 'utf-8')
                 p = q5
-            e3.num_partitions, e3.replication_factor, = _S2.unpack_from(b, p)
-            p += 6
-            n6 = b[p] - 1
-            p += 1
-            if n6 > 126:
-                n6, p = _uvt(b, p, n6 + 1)
-                n6 -= 1
-            if n6 < 0:
+            e3.num_partitions, e3.replication_factor, h6, = _S6.unpack_from(b, p)
+            p += 7
+            n7 = h6 - 1
+            if n7 > 126:
+                n7, p = _uvt(b, p, n7 + 1)
+                n7 -= 1
+            if n7 < 0:
                 raise DecodeError('CreatableTopic.Assignments: null where not nullable')
             else:
-                if n6 > bl - p:
-                    raise DecodeError('CreatableTopic.Assignments: count ' + str(n6) + ' past the end')
-                xs7 = []
-                for _ in range(n6):
-                    e8 = _new(_CreateTopicsRequest_CreatableReplicaAssignment)
-                    e8.partition_index, = _S0.unpack_from(b, p)
-                    p += 4
-                    n9 = b[p] - 1
-                    p += 1
-                    if n9 > 126:
-                        n9, p = _uvt(b, p, n9 + 1)
-                        n9 -= 1
-                    if n9 < 0:
+                if n7 > bl - p:
+                    raise DecodeError('CreatableTopic.Assignments: count ' + str(n7) + ' past the end')
+                xs8 = []
+                for _ in range(n7):
+                    e9 = _new(_CreateTopicsRequest_CreatableReplicaAssignment)
+                    e9.partition_index, h10, = _S7.unpack_from(b, p)
+                    p += 5
+                    n11 = h10 - 1
+                    if n11 > 126:
+                        n11, p = _uvt(b, p, n11 + 1)
+                        n11 -= 1
+                    if n11 < 0:
                         raise DecodeError('CreatableReplicaAssignment.BrokerIds: null where not nullable')
-                    elif n9 < 64:
-                        e8.broker_ids = list(_ARRAY_i[n9].unpack_from(b, p))
-                        p += 4 * n9
+                    elif n11 < 64:
+                        e9.broker_ids = list(_ARRAY_i[n11].unpack_from(b, p))
+                        p += 4 * n11
                     else:
-                        if n9 > bl - p:
-                            raise DecodeError('CreatableReplicaAssignment.BrokerIds: count ' + str(n9) + ' past the end')
-                        e8.broker_ids = list(_struct.Struct('>' + str(n9) + 'i').unpack_from(b, p))
-                        p += 4 * n9
+                        if n11 > bl - p:
+                            raise DecodeError('CreatableReplicaAssignment.BrokerIds: count ' + str(n11) + ' past the end')
+                        e9.broker_ids = list(_struct.Struct('>' + str(n11) + 'i').unpack_from(b, p))
+                        p += 4 * n11
                     if b[p] == 0:  # no tagged fields, the common case
-                        e8.unknown_tagged_fields = None
+                        e9.unknown_tagged_fields = None
                         p += 1
                     else:
-                        p = _t_CreateTopicsRequest_CreatableReplicaAssignment_0(b, p, e8)
-                    xs7.append(e8)
-                e3.assignments = xs7
-            n10 = b[p] - 1
+                        p = _t_CreateTopicsRequest_CreatableReplicaAssignment_0(b, p, e9)
+                    xs8.append(e9)
+                e3.assignments = xs8
+            n12 = b[p] - 1
             p += 1
-            if n10 > 126:
-                n10, p = _uvt(b, p, n10 + 1)
-                n10 -= 1
-            if n10 < 0:
+            if n12 > 126:
+                n12, p = _uvt(b, p, n12 + 1)
+                n12 -= 1
+            if n12 < 0:
                 raise DecodeError('CreatableTopic.Configs: null where not nullable')
             else:
-                if n10 > bl - p:
-                    raise DecodeError('CreatableTopic.Configs: count ' + str(n10) + ' past the end')
-                xs11 = []
-                for _ in range(n10):
-                    e12 = _new(_CreateTopicsRequest_CreatableTopicConfig)
-                    n13 = b[p] - 1
-                    p += 1
-                    if n13 > 126:
-                        n13, p = _uvt(b, p, n13 + 1)
-                        n13 -= 1
-                    if n13 < 0:
-                        raise DecodeError('CreatableTopicConfig.Name: null where not nullable')
-                    else:
-                        q14 = p + n13
-                        if q14 > bl:
-                            raise DecodeError('CreatableTopicConfig.Name: length ' + str(n13) + ' past the end')
-                        e12.name = str(b[p:q14], 'utf-8')
-                        p = q14
+                if n12 > bl - p:
+                    raise DecodeError('CreatableTopic.Configs: count ' + str(n12) + ' past the end')
+                xs13 = []
+                for _ in range(n12):
+                    e14 = _new(_CreateTopicsRequest_CreatableTopicConfig)
                     n15 = b[p] - 1
                     p += 1
                     if n15 > 126:
                         n15, p = _uvt(b, p, n15 + 1)
                         n15 -= 1
                     if n15 < 0:
-                        e12.value = None
+                        raise DecodeError('CreatableTopicConfig.Name: null where not nullable')
                     else:
                         q16 = p + n15
                         if q16 > bl:
-                            raise DecodeError('CreatableTopicConfig.Value: length ' + str(n15) + ' past the end')
-                        e12.value = str(b[p:q16], 'utf-8')
+                            raise DecodeError('CreatableTopicConfig.Name: length ' + str(n15) + ' past the end')
+                        e14.name = str(b[p:q16], 'utf-8')
                         p = q16
+                    n17 = b[p] - 1
+                    p += 1
+                    if n17 > 126:
+                        n17, p = _uvt(b, p, n17 + 1)
+                        n17 -= 1
+                    if n17 < 0:
+                        e14.value = None
+                    else:
+                        q18 = p + n17
+                        if q18 > bl:
+                            raise DecodeError('CreatableTopicConfig.Value: length ' + str(n17) + ' past the end')
+                        e14.value = str(b[p:q18], 'utf-8')
+                        p = q18
                     if b[p] == 0:  # no tagged fields, the common case
-                        e12.unknown_tagged_fields = None
+                        e14.unknown_tagged_fields = None
                         p += 1
                     else:
-                        p = _t_CreateTopicsRequest_CreatableTopicConfig_0(b, p, e12)
-                    xs11.append(e12)
-                e3.configs = xs11
+                        p = _t_CreateTopicsRequest_CreatableTopicConfig_0(b, p, e14)
+                    xs13.append(e14)
+                e3.configs = xs13
             if b[p] == 0:  # no tagged fields, the common case
                 e3.unknown_tagged_fields = None
                 p += 1
@@ -613,7 +614,7 @@ def _r_CreateTopicsRequest_2(b, p):
                 p = _t_CreateTopicsRequest_CreatableTopic_0(b, p, e3)
             xs2.append(e3)
         o.topics = xs2
-    o.timeout_ms, o.validate_only, = _S3.unpack_from(b, p)
+    o.timeout_ms, o.validate_only, = _S5.unpack_from(b, p)
     p += 5
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
@@ -639,7 +640,7 @@ def _w_CreateTopicsRequest_2(o, w):
         else:
             _wuv(w, ln)
         w += v3
-        w += _S2.pack(e2.num_partitions, e2.replication_factor)
+        w += _S4.pack(e2.num_partitions, e2.replication_factor)
         xs4 = e2.assignments
         ln = len(xs4) + 1
         if ln < 128:
@@ -696,7 +697,7 @@ def _w_CreateTopicsRequest_2(o, w):
             _wtags(w, e2.unknown_tagged_fields)
         else:
             w.append(0)
-    w += _S3.pack(o.timeout_ms, o.validate_only)
+    w += _S5.pack(o.timeout_ms, o.validate_only)
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
     else:
@@ -776,18 +777,17 @@ def _r_CreateTopicsResponse_1(b, p):
                     raise DecodeError('CreatableTopicResult.Name: length ' + str(n4) + ' past the end')
                 e3.name = str(b[p:q5], 'utf-8')
                 p = q5
-            e3.error_code, = _S1.unpack_from(b, p)
-            p += 2
-            n6, = _S1.unpack_from(b, p)
-            p += 2
-            if n6 < 0:
+            e3.error_code, h6, = _S8.unpack_from(b, p)
+            p += 4
+            n7 = h6
+            if n7 < 0:
                 e3.error_message = None
             else:
-                q7 = p + n6
-                if q7 > bl:
-                    raise DecodeError('CreatableTopicResult.ErrorMessage: length ' + str(n6) + ' past the end')
-                e3.error_message = str(b[p:q7], 'utf-8')
-                p = q7
+                q8 = p + n7
+                if q8 > bl:
+                    raise DecodeError('CreatableTopicResult.ErrorMessage: length ' + str(n7) + ' past the end')
+                e3.error_message = str(b[p:q8], 'utf-8')
+                p = q8
             e3.topic_id = UUID_ZERO
             e3.topic_config_error_code = 0
             e3.num_partitions = -1
@@ -822,48 +822,46 @@ def _w_CreateTopicsResponse_1(o, w):
 def _r_CreateTopicsResponse_2(b, p):
     bl = len(b)
     o = _new(CreateTopicsResponse)
-    o.throttle_time_ms, = _S0.unpack_from(b, p)
-    p += 4
-    n1, = _S0.unpack_from(b, p)
-    p += 4
-    if n1 < 0:
+    o.throttle_time_ms, h1, = _S3.unpack_from(b, p)
+    p += 8
+    n2 = h1
+    if n2 < 0:
         raise DecodeError('CreateTopicsResponse.Topics: null where not nullable')
     else:
-        if n1 > bl - p:
-            raise DecodeError('CreateTopicsResponse.Topics: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3 = _new(_CreateTopicsResponse_CreatableTopicResult)
-            n4, = _S1.unpack_from(b, p)
+        if n2 > bl - p:
+            raise DecodeError('CreateTopicsResponse.Topics: count ' + str(n2) + ' past the end')
+        xs3 = []
+        for _ in range(n2):
+            e4 = _new(_CreateTopicsResponse_CreatableTopicResult)
+            n5, = _S1.unpack_from(b, p)
             p += 2
-            if n4 < 0:
+            if n5 < 0:
                 raise DecodeError('CreatableTopicResult.Name: null where not nullable')
             else:
-                q5 = p + n4
-                if q5 > bl:
-                    raise DecodeError('CreatableTopicResult.Name: length ' + str(n4) + ' past the end')
-                e3.name = str(b[p:q5], 'utf-8')
-                p = q5
-            e3.error_code, = _S1.unpack_from(b, p)
-            p += 2
-            n6, = _S1.unpack_from(b, p)
-            p += 2
-            if n6 < 0:
-                e3.error_message = None
+                q6 = p + n5
+                if q6 > bl:
+                    raise DecodeError('CreatableTopicResult.Name: length ' + str(n5) + ' past the end')
+                e4.name = str(b[p:q6], 'utf-8')
+                p = q6
+            e4.error_code, h7, = _S8.unpack_from(b, p)
+            p += 4
+            n8 = h7
+            if n8 < 0:
+                e4.error_message = None
             else:
-                q7 = p + n6
-                if q7 > bl:
-                    raise DecodeError('CreatableTopicResult.ErrorMessage: length ' + str(n6) + ' past the end')
-                e3.error_message = str(b[p:q7], 'utf-8')
-                p = q7
-            e3.topic_id = UUID_ZERO
-            e3.topic_config_error_code = 0
-            e3.num_partitions = -1
-            e3.replication_factor = -1
-            e3.configs = []
-            e3.unknown_tagged_fields = None
-            xs2.append(e3)
-        o.topics = xs2
+                q9 = p + n8
+                if q9 > bl:
+                    raise DecodeError('CreatableTopicResult.ErrorMessage: length ' + str(n8) + ' past the end')
+                e4.error_message = str(b[p:q9], 'utf-8')
+                p = q9
+            e4.topic_id = UUID_ZERO
+            e4.topic_config_error_code = 0
+            e4.num_partitions = -1
+            e4.replication_factor = -1
+            e4.configs = []
+            e4.unknown_tagged_fields = None
+            xs3.append(e4)
+        o.topics = xs3
     o.unknown_tagged_fields = None
     return o, p
 
@@ -963,108 +961,105 @@ def _t_CreateTopicsResponse_0(b, p, o):
 def _r_CreateTopicsResponse_3(b, p):
     bl = len(b)
     o = _new(CreateTopicsResponse)
-    o.throttle_time_ms, = _S0.unpack_from(b, p)
-    p += 4
-    n1 = b[p] - 1
-    p += 1
-    if n1 > 126:
-        n1, p = _uvt(b, p, n1 + 1)
-        n1 -= 1
-    if n1 < 0:
+    o.throttle_time_ms, h1, = _S7.unpack_from(b, p)
+    p += 5
+    n2 = h1 - 1
+    if n2 > 126:
+        n2, p = _uvt(b, p, n2 + 1)
+        n2 -= 1
+    if n2 < 0:
         raise DecodeError('CreateTopicsResponse.Topics: null where not nullable')
     else:
-        if n1 > bl - p:
-            raise DecodeError('CreateTopicsResponse.Topics: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3 = _new(_CreateTopicsResponse_CreatableTopicResult)
-            n4 = b[p] - 1
+        if n2 > bl - p:
+            raise DecodeError('CreateTopicsResponse.Topics: count ' + str(n2) + ' past the end')
+        xs3 = []
+        for _ in range(n2):
+            e4 = _new(_CreateTopicsResponse_CreatableTopicResult)
+            n5 = b[p] - 1
             p += 1
-            if n4 > 126:
-                n4, p = _uvt(b, p, n4 + 1)
-                n4 -= 1
-            if n4 < 0:
+            if n5 > 126:
+                n5, p = _uvt(b, p, n5 + 1)
+                n5 -= 1
+            if n5 < 0:
                 raise DecodeError('CreatableTopicResult.Name: null where not nullable')
             else:
-                q5 = p + n4
-                if q5 > bl:
-                    raise DecodeError('CreatableTopicResult.Name: length ' + str(n4) + ' past the end')
-                e3.name = str(b[p:q5], 'utf-8')
-                p = q5
-            e3.error_code, = _S1.unpack_from(b, p)
-            p += 2
-            n6 = b[p] - 1
-            p += 1
-            if n6 > 126:
-                n6, p = _uvt(b, p, n6 + 1)
-                n6 -= 1
-            if n6 < 0:
-                e3.error_message = None
-            else:
-                q7 = p + n6
-                if q7 > bl:
-                    raise DecodeError('CreatableTopicResult.ErrorMessage: length ' + str(n6) + ' past the end')
-                e3.error_message = str(b[p:q7], 'utf-8')
-                p = q7
-            e3.num_partitions, e3.replication_factor, = _S2.unpack_from(b, p)
-            p += 6
-            n8 = b[p] - 1
-            p += 1
+                q6 = p + n5
+                if q6 > bl:
+                    raise DecodeError('CreatableTopicResult.Name: length ' + str(n5) + ' past the end')
+                e4.name = str(b[p:q6], 'utf-8')
+                p = q6
+            e4.error_code, h7, = _S9.unpack_from(b, p)
+            p += 3
+            n8 = h7 - 1
             if n8 > 126:
                 n8, p = _uvt(b, p, n8 + 1)
                 n8 -= 1
             if n8 < 0:
-                e3.configs = None
+                e4.error_message = None
             else:
-                if n8 > bl - p:
-                    raise DecodeError('CreatableTopicResult.Configs: count ' + str(n8) + ' past the end')
-                xs9 = []
-                for _ in range(n8):
-                    e10 = _new(_CreateTopicsResponse_CreatableTopicConfigs)
-                    n11 = b[p] - 1
+                q9 = p + n8
+                if q9 > bl:
+                    raise DecodeError('CreatableTopicResult.ErrorMessage: length ' + str(n8) + ' past the end')
+                e4.error_message = str(b[p:q9], 'utf-8')
+                p = q9
+            e4.num_partitions, e4.replication_factor, h10, = _S6.unpack_from(b, p)
+            p += 7
+            n11 = h10 - 1
+            if n11 > 126:
+                n11, p = _uvt(b, p, n11 + 1)
+                n11 -= 1
+            if n11 < 0:
+                e4.configs = None
+            else:
+                if n11 > bl - p:
+                    raise DecodeError('CreatableTopicResult.Configs: count ' + str(n11) + ' past the end')
+                xs12 = []
+                for _ in range(n11):
+                    e13 = _new(_CreateTopicsResponse_CreatableTopicConfigs)
+                    n14 = b[p] - 1
                     p += 1
-                    if n11 > 126:
-                        n11, p = _uvt(b, p, n11 + 1)
-                        n11 -= 1
-                    if n11 < 0:
+                    if n14 > 126:
+                        n14, p = _uvt(b, p, n14 + 1)
+                        n14 -= 1
+                    if n14 < 0:
                         raise DecodeError('CreatableTopicConfigs.Name: null where not nullable')
                     else:
-                        q12 = p + n11
-                        if q12 > bl:
-                            raise DecodeError('CreatableTopicConfigs.Name: length ' + str(n11) + ' past the end')
-                        e10.name = str(b[p:q12], 'utf-8')
-                        p = q12
-                    n13 = b[p] - 1
+                        q15 = p + n14
+                        if q15 > bl:
+                            raise DecodeError('CreatableTopicConfigs.Name: length ' + str(n14) + ' past the end')
+                        e13.name = str(b[p:q15], 'utf-8')
+                        p = q15
+                    n16 = b[p] - 1
                     p += 1
-                    if n13 > 126:
-                        n13, p = _uvt(b, p, n13 + 1)
-                        n13 -= 1
-                    if n13 < 0:
-                        e10.value = None
+                    if n16 > 126:
+                        n16, p = _uvt(b, p, n16 + 1)
+                        n16 -= 1
+                    if n16 < 0:
+                        e13.value = None
                     else:
-                        q14 = p + n13
-                        if q14 > bl:
-                            raise DecodeError('CreatableTopicConfigs.Value: length ' + str(n13) + ' past the end')
-                        e10.value = str(b[p:q14], 'utf-8')
-                        p = q14
-                    e10.read_only, e10.config_source, e10.is_sensitive, = _S4.unpack_from(b, p)
+                        q17 = p + n16
+                        if q17 > bl:
+                            raise DecodeError('CreatableTopicConfigs.Value: length ' + str(n16) + ' past the end')
+                        e13.value = str(b[p:q17], 'utf-8')
+                        p = q17
+                    e13.read_only, e13.config_source, e13.is_sensitive, = _S10.unpack_from(b, p)
                     p += 3
                     if b[p] == 0:  # no tagged fields, the common case
-                        e10.unknown_tagged_fields = None
+                        e13.unknown_tagged_fields = None
                         p += 1
                     else:
-                        p = _t_CreateTopicsResponse_CreatableTopicConfigs_0(b, p, e10)
-                    xs9.append(e10)
-                e3.configs = xs9
-            e3.topic_id = UUID_ZERO
-            e3.topic_config_error_code = 0
+                        p = _t_CreateTopicsResponse_CreatableTopicConfigs_0(b, p, e13)
+                    xs12.append(e13)
+                e4.configs = xs12
+            e4.topic_id = UUID_ZERO
+            e4.topic_config_error_code = 0
             if b[p] == 0:  # no tagged fields, the common case
-                e3.unknown_tagged_fields = None
+                e4.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_CreateTopicsResponse_CreatableTopicResult_0(b, p, e3)
-            xs2.append(e3)
-        o.topics = xs2
+                p = _t_CreateTopicsResponse_CreatableTopicResult_0(b, p, e4)
+            xs3.append(e4)
+        o.topics = xs3
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         p += 1
@@ -1102,7 +1097,7 @@ def _w_CreateTopicsResponse_3(o, w):
             else:
                 _wuv(w, ln)
             w += v4
-        w += _S2.pack(e2.num_partitions, e2.replication_factor)
+        w += _S4.pack(e2.num_partitions, e2.replication_factor)
         xs5 = e2.configs
         if xs5 is None:
             w.append(0)
@@ -1132,7 +1127,7 @@ def _w_CreateTopicsResponse_3(o, w):
                     else:
                         _wuv(w, ln)
                     w += v8
-                w += _S4.pack(e6.read_only, e6.config_source, e6.is_sensitive)
+                w += _S10.pack(e6.read_only, e6.config_source, e6.is_sensitive)
                 if e6.unknown_tagged_fields:
                     _wtags(w, e6.unknown_tagged_fields)
                 else:
@@ -1157,107 +1152,104 @@ def _w_CreateTopicsResponse_3(o, w):
 def _r_CreateTopicsResponse_4(b, p):
     bl = len(b)
     o = _new(CreateTopicsResponse)
-    o.throttle_time_ms, = _S0.unpack_from(b, p)
-    p += 4
-    n1 = b[p] - 1
-    p += 1
-    if n1 > 126:
-        n1, p = _uvt(b, p, n1 + 1)
-        n1 -= 1
-    if n1 < 0:
+    o.throttle_time_ms, h1, = _S7.unpack_from(b, p)
+    p += 5
+    n2 = h1 - 1
+    if n2 > 126:
+        n2, p = _uvt(b, p, n2 + 1)
+        n2 -= 1
+    if n2 < 0:
         raise DecodeError('CreateTopicsResponse.Topics: null where not nullable')
     else:
-        if n1 > bl - p:
-            raise DecodeError('CreateTopicsResponse.Topics: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3 = _new(_CreateTopicsResponse_CreatableTopicResult)
-            n4 = b[p] - 1
+        if n2 > bl - p:
+            raise DecodeError('CreateTopicsResponse.Topics: count ' + str(n2) + ' past the end')
+        xs3 = []
+        for _ in range(n2):
+            e4 = _new(_CreateTopicsResponse_CreatableTopicResult)
+            n5 = b[p] - 1
             p += 1
-            if n4 > 126:
-                n4, p = _uvt(b, p, n4 + 1)
-                n4 -= 1
-            if n4 < 0:
+            if n5 > 126:
+                n5, p = _uvt(b, p, n5 + 1)
+                n5 -= 1
+            if n5 < 0:
                 raise DecodeError('CreatableTopicResult.Name: null where not nullable')
             else:
-                q5 = p + n4
-                if q5 > bl:
-                    raise DecodeError('CreatableTopicResult.Name: length ' + str(n4) + ' past the end')
-                e3.name = str(b[p:q5], 'utf-8')
-                p = q5
-            e3.topic_id, e3.error_code, = _S5.unpack_from(b, p)
-            p += 18
-            n6 = b[p] - 1
-            p += 1
-            if n6 > 126:
-                n6, p = _uvt(b, p, n6 + 1)
-                n6 -= 1
-            if n6 < 0:
-                e3.error_message = None
-            else:
-                q7 = p + n6
-                if q7 > bl:
-                    raise DecodeError('CreatableTopicResult.ErrorMessage: length ' + str(n6) + ' past the end')
-                e3.error_message = str(b[p:q7], 'utf-8')
-                p = q7
-            e3.num_partitions, e3.replication_factor, = _S2.unpack_from(b, p)
-            p += 6
-            n8 = b[p] - 1
-            p += 1
+                q6 = p + n5
+                if q6 > bl:
+                    raise DecodeError('CreatableTopicResult.Name: length ' + str(n5) + ' past the end')
+                e4.name = str(b[p:q6], 'utf-8')
+                p = q6
+            e4.topic_id, e4.error_code, h7, = _S11.unpack_from(b, p)
+            p += 19
+            n8 = h7 - 1
             if n8 > 126:
                 n8, p = _uvt(b, p, n8 + 1)
                 n8 -= 1
             if n8 < 0:
-                e3.configs = None
+                e4.error_message = None
             else:
-                if n8 > bl - p:
-                    raise DecodeError('CreatableTopicResult.Configs: count ' + str(n8) + ' past the end')
-                xs9 = []
-                for _ in range(n8):
-                    e10 = _new(_CreateTopicsResponse_CreatableTopicConfigs)
-                    n11 = b[p] - 1
+                q9 = p + n8
+                if q9 > bl:
+                    raise DecodeError('CreatableTopicResult.ErrorMessage: length ' + str(n8) + ' past the end')
+                e4.error_message = str(b[p:q9], 'utf-8')
+                p = q9
+            e4.num_partitions, e4.replication_factor, h10, = _S6.unpack_from(b, p)
+            p += 7
+            n11 = h10 - 1
+            if n11 > 126:
+                n11, p = _uvt(b, p, n11 + 1)
+                n11 -= 1
+            if n11 < 0:
+                e4.configs = None
+            else:
+                if n11 > bl - p:
+                    raise DecodeError('CreatableTopicResult.Configs: count ' + str(n11) + ' past the end')
+                xs12 = []
+                for _ in range(n11):
+                    e13 = _new(_CreateTopicsResponse_CreatableTopicConfigs)
+                    n14 = b[p] - 1
                     p += 1
-                    if n11 > 126:
-                        n11, p = _uvt(b, p, n11 + 1)
-                        n11 -= 1
-                    if n11 < 0:
+                    if n14 > 126:
+                        n14, p = _uvt(b, p, n14 + 1)
+                        n14 -= 1
+                    if n14 < 0:
                         raise DecodeError('CreatableTopicConfigs.Name: null where not nullable')
                     else:
-                        q12 = p + n11
-                        if q12 > bl:
-                            raise DecodeError('CreatableTopicConfigs.Name: length ' + str(n11) + ' past the end')
-                        e10.name = str(b[p:q12], 'utf-8')
-                        p = q12
-                    n13 = b[p] - 1
+                        q15 = p + n14
+                        if q15 > bl:
+                            raise DecodeError('CreatableTopicConfigs.Name: length ' + str(n14) + ' past the end')
+                        e13.name = str(b[p:q15], 'utf-8')
+                        p = q15
+                    n16 = b[p] - 1
                     p += 1
-                    if n13 > 126:
-                        n13, p = _uvt(b, p, n13 + 1)
-                        n13 -= 1
-                    if n13 < 0:
-                        e10.value = None
+                    if n16 > 126:
+                        n16, p = _uvt(b, p, n16 + 1)
+                        n16 -= 1
+                    if n16 < 0:
+                        e13.value = None
                     else:
-                        q14 = p + n13
-                        if q14 > bl:
-                            raise DecodeError('CreatableTopicConfigs.Value: length ' + str(n13) + ' past the end')
-                        e10.value = str(b[p:q14], 'utf-8')
-                        p = q14
-                    e10.read_only, e10.config_source, e10.is_sensitive, = _S4.unpack_from(b, p)
+                        q17 = p + n16
+                        if q17 > bl:
+                            raise DecodeError('CreatableTopicConfigs.Value: length ' + str(n16) + ' past the end')
+                        e13.value = str(b[p:q17], 'utf-8')
+                        p = q17
+                    e13.read_only, e13.config_source, e13.is_sensitive, = _S10.unpack_from(b, p)
                     p += 3
                     if b[p] == 0:  # no tagged fields, the common case
-                        e10.unknown_tagged_fields = None
+                        e13.unknown_tagged_fields = None
                         p += 1
                     else:
-                        p = _t_CreateTopicsResponse_CreatableTopicConfigs_0(b, p, e10)
-                    xs9.append(e10)
-                e3.configs = xs9
-            e3.topic_config_error_code = 0
+                        p = _t_CreateTopicsResponse_CreatableTopicConfigs_0(b, p, e13)
+                    xs12.append(e13)
+                e4.configs = xs12
+            e4.topic_config_error_code = 0
             if b[p] == 0:  # no tagged fields, the common case
-                e3.unknown_tagged_fields = None
+                e4.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_CreateTopicsResponse_CreatableTopicResult_0(b, p, e3)
-            xs2.append(e3)
-        o.topics = xs2
+                p = _t_CreateTopicsResponse_CreatableTopicResult_0(b, p, e4)
+            xs3.append(e4)
+        o.topics = xs3
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         p += 1
@@ -1283,7 +1275,7 @@ def _w_CreateTopicsResponse_4(o, w):
         else:
             _wuv(w, ln)
         w += v3
-        w += _S5.pack(e2.topic_id, e2.error_code)
+        w += _S12.pack(e2.topic_id, e2.error_code)
         v4 = e2.error_message
         if v4 is None:
             w.append(0)
@@ -1295,7 +1287,7 @@ def _w_CreateTopicsResponse_4(o, w):
             else:
                 _wuv(w, ln)
             w += v4
-        w += _S2.pack(e2.num_partitions, e2.replication_factor)
+        w += _S4.pack(e2.num_partitions, e2.replication_factor)
         xs5 = e2.configs
         if xs5 is None:
             w.append(0)
@@ -1325,7 +1317,7 @@ def _w_CreateTopicsResponse_4(o, w):
                     else:
                         _wuv(w, ln)
                     w += v8
-                w += _S4.pack(e6.read_only, e6.config_source, e6.is_sensitive)
+                w += _S10.pack(e6.read_only, e6.config_source, e6.is_sensitive)
                 if e6.unknown_tagged_fields:
                     _wtags(w, e6.unknown_tagged_fields)
                 else:

@@ -29,9 +29,15 @@ def _first(tag_and_bytes):
     return tag_and_bytes[0]
 
 _S0 = _struct.Struct('>i')
-_S1 = _struct.Struct('>b')
+_S1 = _struct.Struct('>bh')
 _S2 = _struct.Struct('>h')
 _S3 = _struct.Struct('>bb')
+_S4 = _struct.Struct('>b')
+_S5 = _struct.Struct('>bB')
+_S6 = _struct.Struct('>ii')
+_S7 = _struct.Struct('>hh')
+_S8 = _struct.Struct('>iB')
+_S9 = _struct.Struct('>hB')
 
 
 class DeleteAclsRequest(Message):
@@ -124,38 +130,37 @@ def _r_DeleteAclsRequest_0(b, p):
         xs2 = []
         for _ in range(n1):
             e3 = _new(_DeleteAclsRequest_DeleteAclsFilter)
-            e3.resource_type_filter, = _S1.unpack_from(b, p)
-            p += 1
-            n4, = _S2.unpack_from(b, p)
-            p += 2
-            if n4 < 0:
+            e3.resource_type_filter, h4, = _S1.unpack_from(b, p)
+            p += 3
+            n5 = h4
+            if n5 < 0:
                 e3.resource_name_filter = None
             else:
-                q5 = p + n4
-                if q5 > bl:
-                    raise DecodeError('DeleteAclsFilter.ResourceNameFilter: length ' + str(n4) + ' past the end')
-                e3.resource_name_filter = str(b[p:q5], 'utf-8')
-                p = q5
-            n6, = _S2.unpack_from(b, p)
+                q6 = p + n5
+                if q6 > bl:
+                    raise DecodeError('DeleteAclsFilter.ResourceNameFilter: length ' + str(n5) + ' past the end')
+                e3.resource_name_filter = str(b[p:q6], 'utf-8')
+                p = q6
+            n7, = _S2.unpack_from(b, p)
             p += 2
-            if n6 < 0:
+            if n7 < 0:
                 e3.principal_filter = None
             else:
-                q7 = p + n6
-                if q7 > bl:
-                    raise DecodeError('DeleteAclsFilter.PrincipalFilter: length ' + str(n6) + ' past the end')
-                e3.principal_filter = str(b[p:q7], 'utf-8')
-                p = q7
-            n8, = _S2.unpack_from(b, p)
+                q8 = p + n7
+                if q8 > bl:
+                    raise DecodeError('DeleteAclsFilter.PrincipalFilter: length ' + str(n7) + ' past the end')
+                e3.principal_filter = str(b[p:q8], 'utf-8')
+                p = q8
+            n9, = _S2.unpack_from(b, p)
             p += 2
-            if n8 < 0:
+            if n9 < 0:
                 e3.host_filter = None
             else:
-                q9 = p + n8
-                if q9 > bl:
-                    raise DecodeError('DeleteAclsFilter.HostFilter: length ' + str(n8) + ' past the end')
-                e3.host_filter = str(b[p:q9], 'utf-8')
-                p = q9
+                q10 = p + n9
+                if q10 > bl:
+                    raise DecodeError('DeleteAclsFilter.HostFilter: length ' + str(n9) + ' past the end')
+                e3.host_filter = str(b[p:q10], 'utf-8')
+                p = q10
             e3.operation, e3.permission_type, = _S3.unpack_from(b, p)
             p += 2
             e3.pattern_type_filter = 3
@@ -172,7 +177,7 @@ def _w_DeleteAclsRequest_0(o, w):
     for e2 in xs1:
         if e2.pattern_type_filter != 3:
             raise UnsupportedFieldError('DeleteAclsFilter.PatternTypeFilter exists only in versions 1+')
-        w += _S1.pack(e2.resource_type_filter)
+        w += _S4.pack(e2.resource_type_filter)
         v3 = e2.resource_name_filter
         if v3 is None:
             w += b'\xff\xff'
@@ -210,40 +215,38 @@ def _r_DeleteAclsRequest_1(b, p):
         xs2 = []
         for _ in range(n1):
             e3 = _new(_DeleteAclsRequest_DeleteAclsFilter)
-            e3.resource_type_filter, = _S1.unpack_from(b, p)
-            p += 1
-            n4, = _S2.unpack_from(b, p)
-            p += 2
-            if n4 < 0:
+            e3.resource_type_filter, h4, = _S1.unpack_from(b, p)
+            p += 3
+            n5 = h4
+            if n5 < 0:
                 e3.resource_name_filter = None
             else:
-                q5 = p + n4
-                if q5 > bl:
-                    raise DecodeError('DeleteAclsFilter.ResourceNameFilter: length ' + str(n4) + ' past the end')
-                e3.resource_name_filter = str(b[p:q5], 'utf-8')
-                p = q5
-            e3.pattern_type_filter, = _S1.unpack_from(b, p)
-            p += 1
-            n6, = _S2.unpack_from(b, p)
-            p += 2
-            if n6 < 0:
-                e3.principal_filter = None
-            else:
-                q7 = p + n6
-                if q7 > bl:
-                    raise DecodeError('DeleteAclsFilter.PrincipalFilter: length ' + str(n6) + ' past the end')
-                e3.principal_filter = str(b[p:q7], 'utf-8')
-                p = q7
-            n8, = _S2.unpack_from(b, p)
-            p += 2
+                q6 = p + n5
+                if q6 > bl:
+                    raise DecodeError('DeleteAclsFilter.ResourceNameFilter: length ' + str(n5) + ' past the end')
+                e3.resource_name_filter = str(b[p:q6], 'utf-8')
+                p = q6
+            e3.pattern_type_filter, h7, = _S1.unpack_from(b, p)
+            p += 3
+            n8 = h7
             if n8 < 0:
-                e3.host_filter = None
+                e3.principal_filter = None
             else:
                 q9 = p + n8
                 if q9 > bl:
-                    raise DecodeError('DeleteAclsFilter.HostFilter: length ' + str(n8) + ' past the end')
-                e3.host_filter = str(b[p:q9], 'utf-8')
+                    raise DecodeError('DeleteAclsFilter.PrincipalFilter: length ' + str(n8) + ' past the end')
+                e3.principal_filter = str(b[p:q9], 'utf-8')
                 p = q9
+            n10, = _S2.unpack_from(b, p)
+            p += 2
+            if n10 < 0:
+                e3.host_filter = None
+            else:
+                q11 = p + n10
+                if q11 > bl:
+                    raise DecodeError('DeleteAclsFilter.HostFilter: length ' + str(n10) + ' past the end')
+                e3.host_filter = str(b[p:q11], 'utf-8')
+                p = q11
             e3.operation, e3.permission_type, = _S3.unpack_from(b, p)
             p += 2
             e3.unknown_tagged_fields = None
@@ -257,7 +260,7 @@ def _w_DeleteAclsRequest_1(o, w):
     xs1 = o.filters
     w += _S0.pack(len(xs1))
     for e2 in xs1:
-        w += _S1.pack(e2.resource_type_filter)
+        w += _S4.pack(e2.resource_type_filter)
         v3 = e2.resource_name_filter
         if v3 is None:
             w += b'\xff\xff'
@@ -265,7 +268,7 @@ def _w_DeleteAclsRequest_1(o, w):
             v3 = v3.encode()
             w += _S2.pack(len(v3))
             w += v3
-        w += _S1.pack(e2.pattern_type_filter)
+        w += _S4.pack(e2.pattern_type_filter)
         v4 = e2.principal_filter
         if v4 is None:
             w += b'\xff\xff'
@@ -345,49 +348,47 @@ def _r_DeleteAclsRequest_2(b, p):
         xs2 = []
         for _ in range(n1):
             e3 = _new(_DeleteAclsRequest_DeleteAclsFilter)
-            e3.resource_type_filter, = _S1.unpack_from(b, p)
-            p += 1
-            n4 = b[p] - 1
-            p += 1
-            if n4 > 126:
-                n4, p = _uvt(b, p, n4 + 1)
-                n4 -= 1
-            if n4 < 0:
+            e3.resource_type_filter, h4, = _S5.unpack_from(b, p)
+            p += 2
+            n5 = h4 - 1
+            if n5 > 126:
+                n5, p = _uvt(b, p, n5 + 1)
+                n5 -= 1
+            if n5 < 0:
                 e3.resource_name_filter = None
             else:
-                q5 = p + n4
-                if q5 > bl:
-                    raise DecodeError('DeleteAclsFilter.ResourceNameFilter: length ' + str(n4) + ' past the end')
-                e3.resource_name_filter = str(b[p:q5], 'utf-8')
-                p = q5
-            e3.pattern_type_filter, = _S1.unpack_from(b, p)
-            p += 1
-            n6 = b[p] - 1
-            p += 1
-            if n6 > 126:
-                n6, p = _uvt(b, p, n6 + 1)
-                n6 -= 1
-            if n6 < 0:
-                e3.principal_filter = None
-            else:
-                q7 = p + n6
-                if q7 > bl:
-                    raise DecodeError('DeleteAclsFilter.PrincipalFilter: length ' + str(n6) + ' past the end')
-                e3.principal_filter = str(b[p:q7], 'utf-8')
-                p = q7
-            n8 = b[p] - 1
-            p += 1
+                q6 = p + n5
+                if q6 > bl:
+                    raise DecodeError('DeleteAclsFilter.ResourceNameFilter: length ' + str(n5) + ' past the end')
+                e3.resource_name_filter = str(b[p:q6], 'utf-8')
+                p = q6
+            e3.pattern_type_filter, h7, = _S5.unpack_from(b, p)
+            p += 2
+            n8 = h7 - 1
             if n8 > 126:
                 n8, p = _uvt(b, p, n8 + 1)
                 n8 -= 1
             if n8 < 0:
-                e3.host_filter = None
+                e3.principal_filter = None
             else:
                 q9 = p + n8
                 if q9 > bl:
-                    raise DecodeError('DeleteAclsFilter.HostFilter: length ' + str(n8) + ' past the end')
-                e3.host_filter = str(b[p:q9], 'utf-8')
+                    raise DecodeError('DeleteAclsFilter.PrincipalFilter: length ' + str(n8) + ' past the end')
+                e3.principal_filter = str(b[p:q9], 'utf-8')
                 p = q9
+            n10 = b[p] - 1
+            p += 1
+            if n10 > 126:
+                n10, p = _uvt(b, p, n10 + 1)
+                n10 -= 1
+            if n10 < 0:
+                e3.host_filter = None
+            else:
+                q11 = p + n10
+                if q11 > bl:
+                    raise DecodeError('DeleteAclsFilter.HostFilter: length ' + str(n10) + ' past the end')
+                e3.host_filter = str(b[p:q11], 'utf-8')
+                p = q11
             e3.operation, e3.permission_type, = _S3.unpack_from(b, p)
             p += 2
             if b[p] == 0:  # no tagged fields, the common case
@@ -413,7 +414,7 @@ def _w_DeleteAclsRequest_2(o, w):
     else:
         _wuv(w, ln)
     for e2 in xs1:
-        w += _S1.pack(e2.resource_type_filter)
+        w += _S4.pack(e2.resource_type_filter)
         v3 = e2.resource_name_filter
         if v3 is None:
             w.append(0)
@@ -425,7 +426,7 @@ def _w_DeleteAclsRequest_2(o, w):
             else:
                 _wuv(w, ln)
             w += v3
-        w += _S1.pack(e2.pattern_type_filter)
+        w += _S4.pack(e2.pattern_type_filter)
         v4 = e2.principal_filter
         if v4 is None:
             w.append(0)
@@ -462,93 +463,89 @@ def _w_DeleteAclsRequest_2(o, w):
 def _r_DeleteAclsResponse_0(b, p):
     bl = len(b)
     o = _new(DeleteAclsResponse)
-    o.throttle_time_ms, = _S0.unpack_from(b, p)
-    p += 4
-    n1, = _S0.unpack_from(b, p)
-    p += 4
-    if n1 < 0:
+    o.throttle_time_ms, h1, = _S6.unpack_from(b, p)
+    p += 8
+    n2 = h1
+    if n2 < 0:
         raise DecodeError('DeleteAclsResponse.FilterResults: null where not nullable')
     else:
-        if n1 > bl - p:
-            raise DecodeError('DeleteAclsResponse.FilterResults: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3 = _new(_DeleteAclsResponse_DeleteAclsFilterResult)
-            e3.error_code, = _S2.unpack_from(b, p)
-            p += 2
-            n4, = _S2.unpack_from(b, p)
-            p += 2
-            if n4 < 0:
-                e3.error_message = None
-            else:
-                q5 = p + n4
-                if q5 > bl:
-                    raise DecodeError('DeleteAclsFilterResult.ErrorMessage: length ' + str(n4) + ' past the end')
-                e3.error_message = str(b[p:q5], 'utf-8')
-                p = q5
-            n6, = _S0.unpack_from(b, p)
+        if n2 > bl - p:
+            raise DecodeError('DeleteAclsResponse.FilterResults: count ' + str(n2) + ' past the end')
+        xs3 = []
+        for _ in range(n2):
+            e4 = _new(_DeleteAclsResponse_DeleteAclsFilterResult)
+            e4.error_code, h5, = _S7.unpack_from(b, p)
             p += 4
+            n6 = h5
             if n6 < 0:
+                e4.error_message = None
+            else:
+                q7 = p + n6
+                if q7 > bl:
+                    raise DecodeError('DeleteAclsFilterResult.ErrorMessage: length ' + str(n6) + ' past the end')
+                e4.error_message = str(b[p:q7], 'utf-8')
+                p = q7
+            n8, = _S0.unpack_from(b, p)
+            p += 4
+            if n8 < 0:
                 raise DecodeError('DeleteAclsFilterResult.MatchingAcls: null where not nullable')
             else:
-                if n6 > bl - p:
-                    raise DecodeError('DeleteAclsFilterResult.MatchingAcls: count ' + str(n6) + ' past the end')
-                xs7 = []
-                for _ in range(n6):
-                    e8 = _new(_DeleteAclsResponse_DeleteAclsMatchingAcl)
-                    e8.error_code, = _S2.unpack_from(b, p)
-                    p += 2
-                    n9, = _S2.unpack_from(b, p)
-                    p += 2
-                    if n9 < 0:
-                        e8.error_message = None
+                if n8 > bl - p:
+                    raise DecodeError('DeleteAclsFilterResult.MatchingAcls: count ' + str(n8) + ' past the end')
+                xs9 = []
+                for _ in range(n8):
+                    e10 = _new(_DeleteAclsResponse_DeleteAclsMatchingAcl)
+                    e10.error_code, h11, = _S7.unpack_from(b, p)
+                    p += 4
+                    n12 = h11
+                    if n12 < 0:
+                        e10.error_message = None
                     else:
-                        q10 = p + n9
-                        if q10 > bl:
-                            raise DecodeError('DeleteAclsMatchingAcl.ErrorMessage: length ' + str(n9) + ' past the end')
-                        e8.error_message = str(b[p:q10], 'utf-8')
-                        p = q10
-                    e8.resource_type, = _S1.unpack_from(b, p)
-                    p += 1
-                    n11, = _S2.unpack_from(b, p)
-                    p += 2
-                    if n11 < 0:
-                        raise DecodeError('DeleteAclsMatchingAcl.ResourceName: null where not nullable')
-                    else:
-                        q12 = p + n11
-                        if q12 > bl:
-                            raise DecodeError('DeleteAclsMatchingAcl.ResourceName: length ' + str(n11) + ' past the end')
-                        e8.resource_name = str(b[p:q12], 'utf-8')
-                        p = q12
-                    n13, = _S2.unpack_from(b, p)
-                    p += 2
-                    if n13 < 0:
-                        raise DecodeError('DeleteAclsMatchingAcl.Principal: null where not nullable')
-                    else:
-                        q14 = p + n13
-                        if q14 > bl:
-                            raise DecodeError('DeleteAclsMatchingAcl.Principal: length ' + str(n13) + ' past the end')
-                        e8.principal = str(b[p:q14], 'utf-8')
-                        p = q14
-                    n15, = _S2.unpack_from(b, p)
-                    p += 2
+                        q13 = p + n12
+                        if q13 > bl:
+                            raise DecodeError('DeleteAclsMatchingAcl.ErrorMessage: length ' + str(n12) + ' past the end')
+                        e10.error_message = str(b[p:q13], 'utf-8')
+                        p = q13
+                    e10.resource_type, h14, = _S1.unpack_from(b, p)
+                    p += 3
+                    n15 = h14
                     if n15 < 0:
-                        raise DecodeError('DeleteAclsMatchingAcl.Host: null where not nullable')
+                        raise DecodeError('DeleteAclsMatchingAcl.ResourceName: null where not nullable')
                     else:
                         q16 = p + n15
                         if q16 > bl:
-                            raise DecodeError('DeleteAclsMatchingAcl.Host: length ' + str(n15) + ' past the end')
-                        e8.host = str(b[p:q16], 'utf-8')
+                            raise DecodeError('DeleteAclsMatchingAcl.ResourceName: length ' + str(n15) + ' past the end')
+                        e10.resource_name = str(b[p:q16], 'utf-8')
                         p = q16
-                    e8.operation, e8.permission_type, = _S3.unpack_from(b, p)
+                    n17, = _S2.unpack_from(b, p)
                     p += 2
-                    e8.pattern_type = 3
-                    e8.unknown_tagged_fields = None
-                    xs7.append(e8)
-                e3.matching_acls = xs7
-            e3.unknown_tagged_fields = None
-            xs2.append(e3)
-        o.filter_results = xs2
+                    if n17 < 0:
+                        raise DecodeError('DeleteAclsMatchingAcl.Principal: null where not nullable')
+                    else:
+                        q18 = p + n17
+                        if q18 > bl:
+                            raise DecodeError('DeleteAclsMatchingAcl.Principal: length ' + str(n17) + ' past the end')
+                        e10.principal = str(b[p:q18], 'utf-8')
+                        p = q18
+                    n19, = _S2.unpack_from(b, p)
+                    p += 2
+                    if n19 < 0:
+                        raise DecodeError('DeleteAclsMatchingAcl.Host: null where not nullable')
+                    else:
+                        q20 = p + n19
+                        if q20 > bl:
+                            raise DecodeError('DeleteAclsMatchingAcl.Host: length ' + str(n19) + ' past the end')
+                        e10.host = str(b[p:q20], 'utf-8')
+                        p = q20
+                    e10.operation, e10.permission_type, = _S3.unpack_from(b, p)
+                    p += 2
+                    e10.pattern_type = 3
+                    e10.unknown_tagged_fields = None
+                    xs9.append(e10)
+                e4.matching_acls = xs9
+            e4.unknown_tagged_fields = None
+            xs3.append(e4)
+        o.filter_results = xs3
     o.unknown_tagged_fields = None
     return o, p
 
@@ -579,7 +576,7 @@ def _w_DeleteAclsResponse_0(o, w):
                 v6 = v6.encode()
                 w += _S2.pack(len(v6))
                 w += v6
-            w += _S1.pack(e5.resource_type)
+            w += _S4.pack(e5.resource_type)
             v7 = e5.resource_name
             v7 = v7.encode()
             w += _S2.pack(len(v7))
@@ -598,94 +595,89 @@ def _w_DeleteAclsResponse_0(o, w):
 def _r_DeleteAclsResponse_1(b, p):
     bl = len(b)
     o = _new(DeleteAclsResponse)
-    o.throttle_time_ms, = _S0.unpack_from(b, p)
-    p += 4
-    n1, = _S0.unpack_from(b, p)
-    p += 4
-    if n1 < 0:
+    o.throttle_time_ms, h1, = _S6.unpack_from(b, p)
+    p += 8
+    n2 = h1
+    if n2 < 0:
         raise DecodeError('DeleteAclsResponse.FilterResults: null where not nullable')
     else:
-        if n1 > bl - p:
-            raise DecodeError('DeleteAclsResponse.FilterResults: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3 = _new(_DeleteAclsResponse_DeleteAclsFilterResult)
-            e3.error_code, = _S2.unpack_from(b, p)
-            p += 2
-            n4, = _S2.unpack_from(b, p)
-            p += 2
-            if n4 < 0:
-                e3.error_message = None
-            else:
-                q5 = p + n4
-                if q5 > bl:
-                    raise DecodeError('DeleteAclsFilterResult.ErrorMessage: length ' + str(n4) + ' past the end')
-                e3.error_message = str(b[p:q5], 'utf-8')
-                p = q5
-            n6, = _S0.unpack_from(b, p)
+        if n2 > bl - p:
+            raise DecodeError('DeleteAclsResponse.FilterResults: count ' + str(n2) + ' past the end')
+        xs3 = []
+        for _ in range(n2):
+            e4 = _new(_DeleteAclsResponse_DeleteAclsFilterResult)
+            e4.error_code, h5, = _S7.unpack_from(b, p)
             p += 4
+            n6 = h5
             if n6 < 0:
+                e4.error_message = None
+            else:
+                q7 = p + n6
+                if q7 > bl:
+                    raise DecodeError('DeleteAclsFilterResult.ErrorMessage: length ' + str(n6) + ' past the end')
+                e4.error_message = str(b[p:q7], 'utf-8')
+                p = q7
+            n8, = _S0.unpack_from(b, p)
+            p += 4
+            if n8 < 0:
                 raise DecodeError('DeleteAclsFilterResult.MatchingAcls: null where not nullable')
             else:
-                if n6 > bl - p:
-                    raise DecodeError('DeleteAclsFilterResult.MatchingAcls: count ' + str(n6) + ' past the end')
-                xs7 = []
-                for _ in range(n6):
-                    e8 = _new(_DeleteAclsResponse_DeleteAclsMatchingAcl)
-                    e8.error_code, = _S2.unpack_from(b, p)
-                    p += 2
-                    n9, = _S2.unpack_from(b, p)
-                    p += 2
-                    if n9 < 0:
-                        e8.error_message = None
+                if n8 > bl - p:
+                    raise DecodeError('DeleteAclsFilterResult.MatchingAcls: count ' + str(n8) + ' past the end')
+                xs9 = []
+                for _ in range(n8):
+                    e10 = _new(_DeleteAclsResponse_DeleteAclsMatchingAcl)
+                    e10.error_code, h11, = _S7.unpack_from(b, p)
+                    p += 4
+                    n12 = h11
+                    if n12 < 0:
+                        e10.error_message = None
                     else:
-                        q10 = p + n9
-                        if q10 > bl:
-                            raise DecodeError('DeleteAclsMatchingAcl.ErrorMessage: length ' + str(n9) + ' past the end')
-                        e8.error_message = str(b[p:q10], 'utf-8')
-                        p = q10
-                    e8.resource_type, = _S1.unpack_from(b, p)
-                    p += 1
-                    n11, = _S2.unpack_from(b, p)
-                    p += 2
-                    if n11 < 0:
-                        raise DecodeError('DeleteAclsMatchingAcl.ResourceName: null where not nullable')
-                    else:
-                        q12 = p + n11
-                        if q12 > bl:
-                            raise DecodeError('DeleteAclsMatchingAcl.ResourceName: length ' + str(n11) + ' past the end')
-                        e8.resource_name = str(b[p:q12], 'utf-8')
-                        p = q12
-                    e8.pattern_type, = _S1.unpack_from(b, p)
-                    p += 1
-                    n13, = _S2.unpack_from(b, p)
-                    p += 2
-                    if n13 < 0:
-                        raise DecodeError('DeleteAclsMatchingAcl.Principal: null where not nullable')
-                    else:
-                        q14 = p + n13
-                        if q14 > bl:
-                            raise DecodeError('DeleteAclsMatchingAcl.Principal: length ' + str(n13) + ' past the end')
-                        e8.principal = str(b[p:q14], 'utf-8')
-                        p = q14
-                    n15, = _S2.unpack_from(b, p)
-                    p += 2
+                        q13 = p + n12
+                        if q13 > bl:
+                            raise DecodeError('DeleteAclsMatchingAcl.ErrorMessage: length ' + str(n12) + ' past the end')
+                        e10.error_message = str(b[p:q13], 'utf-8')
+                        p = q13
+                    e10.resource_type, h14, = _S1.unpack_from(b, p)
+                    p += 3
+                    n15 = h14
                     if n15 < 0:
-                        raise DecodeError('DeleteAclsMatchingAcl.Host: null where not nullable')
+                        raise DecodeError('DeleteAclsMatchingAcl.ResourceName: null where not nullable')
                     else:
                         q16 = p + n15
                         if q16 > bl:
-                            raise DecodeError('DeleteAclsMatchingAcl.Host: length ' + str(n15) + ' past the end')
-                        e8.host = str(b[p:q16], 'utf-8')
+                            raise DecodeError('DeleteAclsMatchingAcl.ResourceName: length ' + str(n15) + ' past the end')
+                        e10.resource_name = str(b[p:q16], 'utf-8')
                         p = q16
-                    e8.operation, e8.permission_type, = _S3.unpack_from(b, p)
+                    e10.pattern_type, h17, = _S1.unpack_from(b, p)
+                    p += 3
+                    n18 = h17
+                    if n18 < 0:
+                        raise DecodeError('DeleteAclsMatchingAcl.Principal: null where not nullable')
+                    else:
+                        q19 = p + n18
+                        if q19 > bl:
+                            raise DecodeError('DeleteAclsMatchingAcl.Principal: length ' + str(n18) + ' past the end')
+                        e10.principal = str(b[p:q19], 'utf-8')
+                        p = q19
+                    n20, = _S2.unpack_from(b, p)
                     p += 2
-                    e8.unknown_tagged_fields = None
-                    xs7.append(e8)
-                e3.matching_acls = xs7
-            e3.unknown_tagged_fields = None
-            xs2.append(e3)
-        o.filter_results = xs2
+                    if n20 < 0:
+                        raise DecodeError('DeleteAclsMatchingAcl.Host: null where not nullable')
+                    else:
+                        q21 = p + n20
+                        if q21 > bl:
+                            raise DecodeError('DeleteAclsMatchingAcl.Host: length ' + str(n20) + ' past the end')
+                        e10.host = str(b[p:q21], 'utf-8')
+                        p = q21
+                    e10.operation, e10.permission_type, = _S3.unpack_from(b, p)
+                    p += 2
+                    e10.unknown_tagged_fields = None
+                    xs9.append(e10)
+                e4.matching_acls = xs9
+            e4.unknown_tagged_fields = None
+            xs3.append(e4)
+        o.filter_results = xs3
     o.unknown_tagged_fields = None
     return o, p
 
@@ -714,12 +706,12 @@ def _w_DeleteAclsResponse_1(o, w):
                 v6 = v6.encode()
                 w += _S2.pack(len(v6))
                 w += v6
-            w += _S1.pack(e5.resource_type)
+            w += _S4.pack(e5.resource_type)
             v7 = e5.resource_name
             v7 = v7.encode()
             w += _S2.pack(len(v7))
             w += v7
-            w += _S1.pack(e5.pattern_type)
+            w += _S4.pack(e5.pattern_type)
             v8 = e5.principal
             v8 = v8.encode()
             w += _S2.pack(len(v8))
@@ -803,123 +795,118 @@ def _t_DeleteAclsResponse_0(b, p, o):
 def _r_DeleteAclsResponse_2(b, p):
     bl = len(b)
     o = _new(DeleteAclsResponse)
-    o.throttle_time_ms, = _S0.unpack_from(b, p)
-    p += 4
-    n1 = b[p] - 1
-    p += 1
-    if n1 > 126:
-        n1, p = _uvt(b, p, n1 + 1)
-        n1 -= 1
-    if n1 < 0:
+    o.throttle_time_ms, h1, = _S8.unpack_from(b, p)
+    p += 5
+    n2 = h1 - 1
+    if n2 > 126:
+        n2, p = _uvt(b, p, n2 + 1)
+        n2 -= 1
+    if n2 < 0:
         raise DecodeError('DeleteAclsResponse.FilterResults: null where not nullable')
     else:
-        if n1 > bl - p:
-            raise DecodeError('DeleteAclsResponse.FilterResults: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3 = _new(_DeleteAclsResponse_DeleteAclsFilterResult)
-            e3.error_code, = _S2.unpack_from(b, p)
-            p += 2
-            n4 = b[p] - 1
-            p += 1
-            if n4 > 126:
-                n4, p = _uvt(b, p, n4 + 1)
-                n4 -= 1
-            if n4 < 0:
-                e3.error_message = None
-            else:
-                q5 = p + n4
-                if q5 > bl:
-                    raise DecodeError('DeleteAclsFilterResult.ErrorMessage: length ' + str(n4) + ' past the end')
-                e3.error_message = str(b[p:q5], 'utf-8')
-                p = q5
-            n6 = b[p] - 1
-            p += 1
+        if n2 > bl - p:
+            raise DecodeError('DeleteAclsResponse.FilterResults: count ' + str(n2) + ' past the end')
+        xs3 = []
+        for _ in range(n2):
+            e4 = _new(_DeleteAclsResponse_DeleteAclsFilterResult)
+            e4.error_code, h5, = _S9.unpack_from(b, p)
+            p += 3
+            n6 = h5 - 1
             if n6 > 126:
                 n6, p = _uvt(b, p, n6 + 1)
                 n6 -= 1
             if n6 < 0:
+                e4.error_message = None
+            else:
+                q7 = p + n6
+                if q7 > bl:
+                    raise DecodeError('DeleteAclsFilterResult.ErrorMessage: length ' + str(n6) + ' past the end')
+                e4.error_message = str(b[p:q7], 'utf-8')
+                p = q7
+            n8 = b[p] - 1
+            p += 1
+            if n8 > 126:
+                n8, p = _uvt(b, p, n8 + 1)
+                n8 -= 1
+            if n8 < 0:
                 raise DecodeError('DeleteAclsFilterResult.MatchingAcls: null where not nullable')
             else:
-                if n6 > bl - p:
-                    raise DecodeError('DeleteAclsFilterResult.MatchingAcls: count ' + str(n6) + ' past the end')
-                xs7 = []
-                for _ in range(n6):
-                    e8 = _new(_DeleteAclsResponse_DeleteAclsMatchingAcl)
-                    e8.error_code, = _S2.unpack_from(b, p)
+                if n8 > bl - p:
+                    raise DecodeError('DeleteAclsFilterResult.MatchingAcls: count ' + str(n8) + ' past the end')
+                xs9 = []
+                for _ in range(n8):
+                    e10 = _new(_DeleteAclsResponse_DeleteAclsMatchingAcl)
+                    e10.error_code, h11, = _S9.unpack_from(b, p)
+                    p += 3
+                    n12 = h11 - 1
+                    if n12 > 126:
+                        n12, p = _uvt(b, p, n12 + 1)
+                        n12 -= 1
+                    if n12 < 0:
+                        e10.error_message = None
+                    else:
+                        q13 = p + n12
+                        if q13 > bl:
+                            raise DecodeError('DeleteAclsMatchingAcl.ErrorMessage: length ' + str(n12) + ' past the end')
+                        e10.error_message = str(b[p:q13], 'utf-8')
+                        p = q13
+                    e10.resource_type, h14, = _S5.unpack_from(b, p)
                     p += 2
-                    n9 = b[p] - 1
-                    p += 1
-                    if n9 > 126:
-                        n9, p = _uvt(b, p, n9 + 1)
-                        n9 -= 1
-                    if n9 < 0:
-                        e8.error_message = None
-                    else:
-                        q10 = p + n9
-                        if q10 > bl:
-                            raise DecodeError('DeleteAclsMatchingAcl.ErrorMessage: length ' + str(n9) + ' past the end')
-                        e8.error_message = str(b[p:q10], 'utf-8')
-                        p = q10
-                    e8.resource_type, = _S1.unpack_from(b, p)
-                    p += 1
-                    n11 = b[p] - 1
-                    p += 1
-                    if n11 > 126:
-                        n11, p = _uvt(b, p, n11 + 1)
-                        n11 -= 1
-                    if n11 < 0:
-                        raise DecodeError('DeleteAclsMatchingAcl.ResourceName: null where not nullable')
-                    else:
-                        q12 = p + n11
-                        if q12 > bl:
-                            raise DecodeError('DeleteAclsMatchingAcl.ResourceName: length ' + str(n11) + ' past the end')
-                        e8.resource_name = str(b[p:q12], 'utf-8')
-                        p = q12
-                    e8.pattern_type, = _S1.unpack_from(b, p)
-                    p += 1
-                    n13 = b[p] - 1
-                    p += 1
-                    if n13 > 126:
-                        n13, p = _uvt(b, p, n13 + 1)
-                        n13 -= 1
-                    if n13 < 0:
-                        raise DecodeError('DeleteAclsMatchingAcl.Principal: null where not nullable')
-                    else:
-                        q14 = p + n13
-                        if q14 > bl:
-                            raise DecodeError('DeleteAclsMatchingAcl.Principal: length ' + str(n13) + ' past the end')
-                        e8.principal = str(b[p:q14], 'utf-8')
-                        p = q14
-                    n15 = b[p] - 1
-                    p += 1
+                    n15 = h14 - 1
                     if n15 > 126:
                         n15, p = _uvt(b, p, n15 + 1)
                         n15 -= 1
                     if n15 < 0:
-                        raise DecodeError('DeleteAclsMatchingAcl.Host: null where not nullable')
+                        raise DecodeError('DeleteAclsMatchingAcl.ResourceName: null where not nullable')
                     else:
                         q16 = p + n15
                         if q16 > bl:
-                            raise DecodeError('DeleteAclsMatchingAcl.Host: length ' + str(n15) + ' past the end')
-                        e8.host = str(b[p:q16], 'utf-8')
+                            raise DecodeError('DeleteAclsMatchingAcl.ResourceName: length ' + str(n15) + ' past the end')
+                        e10.resource_name = str(b[p:q16], 'utf-8')
                         p = q16
-                    e8.operation, e8.permission_type, = _S3.unpack_from(b, p)
+                    e10.pattern_type, h17, = _S5.unpack_from(b, p)
+                    p += 2
+                    n18 = h17 - 1
+                    if n18 > 126:
+                        n18, p = _uvt(b, p, n18 + 1)
+                        n18 -= 1
+                    if n18 < 0:
+                        raise DecodeError('DeleteAclsMatchingAcl.Principal: null where not nullable')
+                    else:
+                        q19 = p + n18
+                        if q19 > bl:
+                            raise DecodeError('DeleteAclsMatchingAcl.Principal: length ' + str(n18) + ' past the end')
+                        e10.principal = str(b[p:q19], 'utf-8')
+                        p = q19
+                    n20 = b[p] - 1
+                    p += 1
+                    if n20 > 126:
+                        n20, p = _uvt(b, p, n20 + 1)
+                        n20 -= 1
+                    if n20 < 0:
+                        raise DecodeError('DeleteAclsMatchingAcl.Host: null where not nullable')
+                    else:
+                        q21 = p + n20
+                        if q21 > bl:
+                            raise DecodeError('DeleteAclsMatchingAcl.Host: length ' + str(n20) + ' past the end')
+                        e10.host = str(b[p:q21], 'utf-8')
+                        p = q21
+                    e10.operation, e10.permission_type, = _S3.unpack_from(b, p)
                     p += 2
                     if b[p] == 0:  # no tagged fields, the common case
-                        e8.unknown_tagged_fields = None
+                        e10.unknown_tagged_fields = None
                         p += 1
                     else:
-                        p = _t_DeleteAclsResponse_DeleteAclsMatchingAcl_0(b, p, e8)
-                    xs7.append(e8)
-                e3.matching_acls = xs7
+                        p = _t_DeleteAclsResponse_DeleteAclsMatchingAcl_0(b, p, e10)
+                    xs9.append(e10)
+                e4.matching_acls = xs9
             if b[p] == 0:  # no tagged fields, the common case
-                e3.unknown_tagged_fields = None
+                e4.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_DeleteAclsResponse_DeleteAclsFilterResult_0(b, p, e3)
-            xs2.append(e3)
-        o.filter_results = xs2
+                p = _t_DeleteAclsResponse_DeleteAclsFilterResult_0(b, p, e4)
+            xs3.append(e4)
+        o.filter_results = xs3
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         p += 1
@@ -968,7 +955,7 @@ def _w_DeleteAclsResponse_2(o, w):
                 else:
                     _wuv(w, ln)
                 w += v6
-            w += _S1.pack(e5.resource_type)
+            w += _S4.pack(e5.resource_type)
             v7 = e5.resource_name
             v7 = v7.encode()
             ln = len(v7) + 1
@@ -977,7 +964,7 @@ def _w_DeleteAclsResponse_2(o, w):
             else:
                 _wuv(w, ln)
             w += v7
-            w += _S1.pack(e5.pattern_type)
+            w += _S4.pack(e5.pattern_type)
             v8 = e5.principal
             v8 = v8.encode()
             ln = len(v8) + 1

@@ -30,6 +30,8 @@ def _first(tag_and_bytes):
 
 _S0 = _struct.Struct('>i')
 _S1 = _struct.Struct('>h')
+_S2 = _struct.Struct('>ii')
+_S3 = _struct.Struct('>iB')
 
 
 class DeleteGroupsRequest(Message):
@@ -198,33 +200,32 @@ def _w_DeleteGroupsRequest_1(o, w):
 def _r_DeleteGroupsResponse_0(b, p):
     bl = len(b)
     o = _new(DeleteGroupsResponse)
-    o.throttle_time_ms, = _S0.unpack_from(b, p)
-    p += 4
-    n1, = _S0.unpack_from(b, p)
-    p += 4
-    if n1 < 0:
+    o.throttle_time_ms, h1, = _S2.unpack_from(b, p)
+    p += 8
+    n2 = h1
+    if n2 < 0:
         raise DecodeError('DeleteGroupsResponse.Results: null where not nullable')
     else:
-        if n1 > bl - p:
-            raise DecodeError('DeleteGroupsResponse.Results: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3 = _new(_DeleteGroupsResponse_DeletableGroupResult)
-            n4, = _S1.unpack_from(b, p)
+        if n2 > bl - p:
+            raise DecodeError('DeleteGroupsResponse.Results: count ' + str(n2) + ' past the end')
+        xs3 = []
+        for _ in range(n2):
+            e4 = _new(_DeleteGroupsResponse_DeletableGroupResult)
+            n5, = _S1.unpack_from(b, p)
             p += 2
-            if n4 < 0:
+            if n5 < 0:
                 raise DecodeError('DeletableGroupResult.GroupId: null where not nullable')
             else:
-                q5 = p + n4
-                if q5 > bl:
-                    raise DecodeError('DeletableGroupResult.GroupId: length ' + str(n4) + ' past the end')
-                e3.group_id = str(b[p:q5], 'utf-8')
-                p = q5
-            e3.error_code, = _S1.unpack_from(b, p)
+                q6 = p + n5
+                if q6 > bl:
+                    raise DecodeError('DeletableGroupResult.GroupId: length ' + str(n5) + ' past the end')
+                e4.group_id = str(b[p:q6], 'utf-8')
+                p = q6
+            e4.error_code, = _S1.unpack_from(b, p)
             p += 2
-            e3.unknown_tagged_fields = None
-            xs2.append(e3)
-        o.results = xs2
+            e4.unknown_tagged_fields = None
+            xs3.append(e4)
+        o.results = xs3
     o.unknown_tagged_fields = None
     return o, p
 
@@ -290,43 +291,42 @@ def _t_DeleteGroupsResponse_0(b, p, o):
 def _r_DeleteGroupsResponse_1(b, p):
     bl = len(b)
     o = _new(DeleteGroupsResponse)
-    o.throttle_time_ms, = _S0.unpack_from(b, p)
-    p += 4
-    n1 = b[p] - 1
-    p += 1
-    if n1 > 126:
-        n1, p = _uvt(b, p, n1 + 1)
-        n1 -= 1
-    if n1 < 0:
+    o.throttle_time_ms, h1, = _S3.unpack_from(b, p)
+    p += 5
+    n2 = h1 - 1
+    if n2 > 126:
+        n2, p = _uvt(b, p, n2 + 1)
+        n2 -= 1
+    if n2 < 0:
         raise DecodeError('DeleteGroupsResponse.Results: null where not nullable')
     else:
-        if n1 > bl - p:
-            raise DecodeError('DeleteGroupsResponse.Results: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3 = _new(_DeleteGroupsResponse_DeletableGroupResult)
-            n4 = b[p] - 1
+        if n2 > bl - p:
+            raise DecodeError('DeleteGroupsResponse.Results: count ' + str(n2) + ' past the end')
+        xs3 = []
+        for _ in range(n2):
+            e4 = _new(_DeleteGroupsResponse_DeletableGroupResult)
+            n5 = b[p] - 1
             p += 1
-            if n4 > 126:
-                n4, p = _uvt(b, p, n4 + 1)
-                n4 -= 1
-            if n4 < 0:
+            if n5 > 126:
+                n5, p = _uvt(b, p, n5 + 1)
+                n5 -= 1
+            if n5 < 0:
                 raise DecodeError('DeletableGroupResult.GroupId: null where not nullable')
             else:
-                q5 = p + n4
-                if q5 > bl:
-                    raise DecodeError('DeletableGroupResult.GroupId: length ' + str(n4) + ' past the end')
-                e3.group_id = str(b[p:q5], 'utf-8')
-                p = q5
-            e3.error_code, = _S1.unpack_from(b, p)
+                q6 = p + n5
+                if q6 > bl:
+                    raise DecodeError('DeletableGroupResult.GroupId: length ' + str(n5) + ' past the end')
+                e4.group_id = str(b[p:q6], 'utf-8')
+                p = q6
+            e4.error_code, = _S1.unpack_from(b, p)
             p += 2
             if b[p] == 0:  # no tagged fields, the common case
-                e3.unknown_tagged_fields = None
+                e4.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_DeleteGroupsResponse_DeletableGroupResult_0(b, p, e3)
-            xs2.append(e3)
-        o.results = xs2
+                p = _t_DeleteGroupsResponse_DeletableGroupResult_0(b, p, e4)
+            xs3.append(e4)
+        o.results = xs3
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         p += 1

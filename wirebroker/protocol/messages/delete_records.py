@@ -31,7 +31,9 @@ def _first(tag_and_bytes):
 _S0 = _struct.Struct('>i')
 _S1 = _struct.Struct('>h')
 _S2 = _struct.Struct('>iq')
-_S3 = _struct.Struct('>iqh')
+_S3 = _struct.Struct('>ii')
+_S4 = _struct.Struct('>iqh')
+_S5 = _struct.Struct('>iB')
 
 
 class DeleteRecordsRequest(Message):
@@ -352,46 +354,45 @@ def _w_DeleteRecordsRequest_1(o, w):
 def _r_DeleteRecordsResponse_0(b, p):
     bl = len(b)
     o = _new(DeleteRecordsResponse)
-    o.throttle_time_ms, = _S0.unpack_from(b, p)
-    p += 4
-    n1, = _S0.unpack_from(b, p)
-    p += 4
-    if n1 < 0:
+    o.throttle_time_ms, h1, = _S3.unpack_from(b, p)
+    p += 8
+    n2 = h1
+    if n2 < 0:
         raise DecodeError('DeleteRecordsResponse.Topics: null where not nullable')
     else:
-        if n1 > bl - p:
-            raise DecodeError('DeleteRecordsResponse.Topics: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3 = _new(_DeleteRecordsResponse_DeleteRecordsTopicResult)
-            n4, = _S1.unpack_from(b, p)
+        if n2 > bl - p:
+            raise DecodeError('DeleteRecordsResponse.Topics: count ' + str(n2) + ' past the end')
+        xs3 = []
+        for _ in range(n2):
+            e4 = _new(_DeleteRecordsResponse_DeleteRecordsTopicResult)
+            n5, = _S1.unpack_from(b, p)
             p += 2
-            if n4 < 0:
+            if n5 < 0:
                 raise DecodeError('DeleteRecordsTopicResult.Name: null where not nullable')
             else:
-                q5 = p + n4
-                if q5 > bl:
-                    raise DecodeError('DeleteRecordsTopicResult.Name: length ' + str(n4) + ' past the end')
-                e3.name = str(b[p:q5], 'utf-8')
-                p = q5
-            n6, = _S0.unpack_from(b, p)
+                q6 = p + n5
+                if q6 > bl:
+                    raise DecodeError('DeleteRecordsTopicResult.Name: length ' + str(n5) + ' past the end')
+                e4.name = str(b[p:q6], 'utf-8')
+                p = q6
+            n7, = _S0.unpack_from(b, p)
             p += 4
-            if n6 < 0:
+            if n7 < 0:
                 raise DecodeError('DeleteRecordsTopicResult.Partitions: null where not nullable')
             else:
-                if n6 > bl - p:
-                    raise DecodeError('DeleteRecordsTopicResult.Partitions: count ' + str(n6) + ' past the end')
-                xs7 = []
-                for _ in range(n6):
-                    e8 = _new(_DeleteRecordsResponse_DeleteRecordsPartitionResult)
-                    e8.partition_index, e8.low_watermark, e8.error_code, = _S3.unpack_from(b, p)
+                if n7 > bl - p:
+                    raise DecodeError('DeleteRecordsTopicResult.Partitions: count ' + str(n7) + ' past the end')
+                xs8 = []
+                for _ in range(n7):
+                    e9 = _new(_DeleteRecordsResponse_DeleteRecordsPartitionResult)
+                    e9.partition_index, e9.low_watermark, e9.error_code, = _S4.unpack_from(b, p)
                     p += 14
-                    e8.unknown_tagged_fields = None
-                    xs7.append(e8)
-                e3.partitions = xs7
-            e3.unknown_tagged_fields = None
-            xs2.append(e3)
-        o.topics = xs2
+                    e9.unknown_tagged_fields = None
+                    xs8.append(e9)
+                e4.partitions = xs8
+            e4.unknown_tagged_fields = None
+            xs3.append(e4)
+        o.topics = xs3
     o.unknown_tagged_fields = None
     return o, p
 
@@ -408,7 +409,7 @@ def _w_DeleteRecordsResponse_0(o, w):
         xs4 = e2.partitions
         w += _S0.pack(len(xs4))
         for e5 in xs4:
-            w += _S3.pack(e5.partition_index, e5.low_watermark, e5.error_code)
+            w += _S4.pack(e5.partition_index, e5.low_watermark, e5.error_code)
 
 
 def _t_DeleteRecordsResponse_DeleteRecordsPartitionResult_0(b, p, o):
@@ -483,63 +484,62 @@ def _t_DeleteRecordsResponse_0(b, p, o):
 def _r_DeleteRecordsResponse_1(b, p):
     bl = len(b)
     o = _new(DeleteRecordsResponse)
-    o.throttle_time_ms, = _S0.unpack_from(b, p)
-    p += 4
-    n1 = b[p] - 1
-    p += 1
-    if n1 > 126:
-        n1, p = _uvt(b, p, n1 + 1)
-        n1 -= 1
-    if n1 < 0:
+    o.throttle_time_ms, h1, = _S5.unpack_from(b, p)
+    p += 5
+    n2 = h1 - 1
+    if n2 > 126:
+        n2, p = _uvt(b, p, n2 + 1)
+        n2 -= 1
+    if n2 < 0:
         raise DecodeError('DeleteRecordsResponse.Topics: null where not nullable')
     else:
-        if n1 > bl - p:
-            raise DecodeError('DeleteRecordsResponse.Topics: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3 = _new(_DeleteRecordsResponse_DeleteRecordsTopicResult)
-            n4 = b[p] - 1
+        if n2 > bl - p:
+            raise DecodeError('DeleteRecordsResponse.Topics: count ' + str(n2) + ' past the end')
+        xs3 = []
+        for _ in range(n2):
+            e4 = _new(_DeleteRecordsResponse_DeleteRecordsTopicResult)
+            n5 = b[p] - 1
             p += 1
-            if n4 > 126:
-                n4, p = _uvt(b, p, n4 + 1)
-                n4 -= 1
-            if n4 < 0:
+            if n5 > 126:
+                n5, p = _uvt(b, p, n5 + 1)
+                n5 -= 1
+            if n5 < 0:
                 raise DecodeError('DeleteRecordsTopicResult.Name: null where not nullable')
             else:
-                q5 = p + n4
-                if q5 > bl:
-                    raise DecodeError('DeleteRecordsTopicResult.Name: length ' + str(n4) + ' past the end')
-                e3.name = str(b[p:q5], 'utf-8')
-                p = q5
-            n6 = b[p] - 1
+                q6 = p + n5
+                if q6 > bl:
+                    raise DecodeError('DeleteRecordsTopicResult.Name: length ' + str(n5) + ' past the end')
+                e4.name = str(b[p:q6], 'utf-8')
+                p = q6
+            n7 = b[p] - 1
             p += 1
-            if n6 > 126:
-                n6, p = _uvt(b, p, n6 + 1)
-                n6 -= 1
-            if n6 < 0:
+            if n7 > 126:
+                n7, p = _uvt(b, p, n7 + 1)
+                n7 -= 1
+            if n7 < 0:
                 raise DecodeError('DeleteRecordsTopicResult.Partitions: null where not nullable')
             else:
-                if n6 > bl - p:
-                    raise DecodeError('DeleteRecordsTopicResult.Partitions: count ' + str(n6) + ' past the end')
-                xs7 = []
-                for _ in range(n6):
-                    e8 = _new(_DeleteRecordsResponse_DeleteRecordsPartitionResult)
-                    e8.partition_index, e8.low_watermark, e8.error_code, = _S3.unpack_from(b, p)
+                if n7 > bl - p:
+                    raise DecodeError('DeleteRecordsTopicResult.Partitions: count ' + str(n7) + ' past the end')
+                xs8 = []
+                for _ in range(n7):
+                    e9 = _new(_DeleteRecordsResponse_DeleteRecordsPartitionResult)
+                    e9.partition_index, e9.low_watermark, e9.error_code, = _S4.unpack_from(b, p)
                     p += 14
                     if b[p] == 0:  # no tagged fields, the common case
-                        e8.unknown_tagged_fields = None
+                        e9.unknown_tagged_fields = None
                         p += 1
                     else:
-                        p = _t_DeleteRecordsResponse_DeleteRecordsPartitionResult_0(b, p, e8)
-                    xs7.append(e8)
-                e3.partitions = xs7
+                        p = _t_DeleteRecordsResponse_DeleteRecordsPartitionResult_0(b, p, e9)
+                    xs8.append(e9)
+                e4.partitions = xs8
             if b[p] == 0:  # no tagged fields, the common case
-                e3.unknown_tagged_fields = None
+                e4.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_DeleteRecordsResponse_DeleteRecordsTopicResult_0(b, p, e3)
-            xs2.append(e3)
-        o.topics = xs2
+                p = _t_DeleteRecordsResponse_DeleteRecordsTopicResult_0(b, p, e4)
+            xs3.append(e4)
+        o.topics = xs3
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         p += 1
@@ -572,7 +572,7 @@ def _w_DeleteRecordsResponse_1(o, w):
         else:
             _wuv(w, ln)
         for e5 in xs4:
-            w += _S3.pack(e5.partition_index, e5.low_watermark, e5.error_code)
+            w += _S4.pack(e5.partition_index, e5.low_watermark, e5.error_code)
             if e5.unknown_tagged_fields:
                 _wtags(w, e5.unknown_tagged_fields)
             else:

@@ -28,8 +28,10 @@ _unpack_from = _struct.unpack_from
 def _first(tag_and_bytes):
     return tag_and_bytes[0]
 
-_S0 = _struct.Struct('>ih')
-_S1 = _struct.Struct('>16sh')
+_S0 = _struct.Struct('>ihB')
+_S1 = _struct.Struct('>16shB')
+_S2 = _struct.Struct('>ih')
+_S3 = _struct.Struct('>16sh')
 
 
 class DeleteShareGroupOffsetsRequest(Message):
@@ -275,69 +277,67 @@ def _t_DeleteShareGroupOffsetsResponse_0(b, p, o):
 def _r_DeleteShareGroupOffsetsResponse_0(b, p):
     bl = len(b)
     o = _new(DeleteShareGroupOffsetsResponse)
-    o.throttle_time_ms, o.error_code, = _S0.unpack_from(b, p)
-    p += 6
-    n1 = b[p] - 1
-    p += 1
-    if n1 > 126:
-        n1, p = _uvt(b, p, n1 + 1)
-        n1 -= 1
-    if n1 < 0:
+    o.throttle_time_ms, o.error_code, h1, = _S0.unpack_from(b, p)
+    p += 7
+    n2 = h1 - 1
+    if n2 > 126:
+        n2, p = _uvt(b, p, n2 + 1)
+        n2 -= 1
+    if n2 < 0:
         o.error_message = None
     else:
-        q2 = p + n1
-        if q2 > bl:
-            raise DecodeError('DeleteShareGroupOffsetsResponse.ErrorMessage: length ' + str(n1) + ' past the end')
-        o.error_message = str(b[p:q2], 'utf-8')
-        p = q2
-    n3 = b[p] - 1
+        q3 = p + n2
+        if q3 > bl:
+            raise DecodeError('DeleteShareGroupOffsetsResponse.ErrorMessage: length ' + str(n2) + ' past the end')
+        o.error_message = str(b[p:q3], 'utf-8')
+        p = q3
+    n4 = b[p] - 1
     p += 1
-    if n3 > 126:
-        n3, p = _uvt(b, p, n3 + 1)
-        n3 -= 1
-    if n3 < 0:
+    if n4 > 126:
+        n4, p = _uvt(b, p, n4 + 1)
+        n4 -= 1
+    if n4 < 0:
         raise DecodeError('DeleteShareGroupOffsetsResponse.Responses: null where not nullable')
     else:
-        if n3 > bl - p:
-            raise DecodeError('DeleteShareGroupOffsetsResponse.Responses: count ' + str(n3) + ' past the end')
-        xs4 = []
-        for _ in range(n3):
-            e5 = _new(_DeleteShareGroupOffsetsResponse_DeleteShareGroupOffsetsResponseTopic)
-            n6 = b[p] - 1
+        if n4 > bl - p:
+            raise DecodeError('DeleteShareGroupOffsetsResponse.Responses: count ' + str(n4) + ' past the end')
+        xs5 = []
+        for _ in range(n4):
+            e6 = _new(_DeleteShareGroupOffsetsResponse_DeleteShareGroupOffsetsResponseTopic)
+            n7 = b[p] - 1
             p += 1
-            if n6 > 126:
-                n6, p = _uvt(b, p, n6 + 1)
-                n6 -= 1
-            if n6 < 0:
+            if n7 > 126:
+                n7, p = _uvt(b, p, n7 + 1)
+                n7 -= 1
+            if n7 < 0:
                 raise DecodeError('DeleteShareGroupOffsetsResponseTopic.TopicName: null where not nullable')
             else:
-                q7 = p + n6
-                if q7 > bl:
-                    raise DecodeError('DeleteShareGroupOffsetsResponseTopic.TopicName: length ' + str(n6) + ' past the end')
-                e5.topic_name = str(b[p:q7], 'utf-8')
-                p = q7
-            e5.topic_id, e5.error_code, = _S1.unpack_from(b, p)
-            p += 18
-            n8 = b[p] - 1
-            p += 1
-            if n8 > 126:
-                n8, p = _uvt(b, p, n8 + 1)
-                n8 -= 1
-            if n8 < 0:
-                e5.error_message = None
+                q8 = p + n7
+                if q8 > bl:
+                    raise DecodeError('DeleteShareGroupOffsetsResponseTopic.TopicName: length ' + str(n7) + ' past the end')
+                e6.topic_name = str(b[p:q8], 'utf-8')
+                p = q8
+            e6.topic_id, e6.error_code, h9, = _S1.unpack_from(b, p)
+            p += 19
+            n10 = h9 - 1
+            if n10 > 126:
+                n10, p = _uvt(b, p, n10 + 1)
+                n10 -= 1
+            if n10 < 0:
+                e6.error_message = None
             else:
-                q9 = p + n8
-                if q9 > bl:
-                    raise DecodeError('DeleteShareGroupOffsetsResponseTopic.ErrorMessage: length ' + str(n8) + ' past the end')
-                e5.error_message = str(b[p:q9], 'utf-8')
-                p = q9
+                q11 = p + n10
+                if q11 > bl:
+                    raise DecodeError('DeleteShareGroupOffsetsResponseTopic.ErrorMessage: length ' + str(n10) + ' past the end')
+                e6.error_message = str(b[p:q11], 'utf-8')
+                p = q11
             if b[p] == 0:  # no tagged fields, the common case
-                e5.unknown_tagged_fields = None
+                e6.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_DeleteShareGroupOffsetsResponse_DeleteShareGroupOffsetsResponseTopic_0(b, p, e5)
-            xs4.append(e5)
-        o.responses = xs4
+                p = _t_DeleteShareGroupOffsetsResponse_DeleteShareGroupOffsetsResponseTopic_0(b, p, e6)
+            xs5.append(e6)
+        o.responses = xs5
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         p += 1
@@ -347,7 +347,7 @@ def _r_DeleteShareGroupOffsetsResponse_0(b, p):
 
 
 def _w_DeleteShareGroupOffsetsResponse_0(o, w):
-    w += _S0.pack(o.throttle_time_ms, o.error_code)
+    w += _S2.pack(o.throttle_time_ms, o.error_code)
     v1 = o.error_message
     if v1 is None:
         w.append(0)
@@ -374,7 +374,7 @@ def _w_DeleteShareGroupOffsetsResponse_0(o, w):
         else:
             _wuv(w, ln)
         w += v4
-        w += _S1.pack(e3.topic_id, e3.error_code)
+        w += _S3.pack(e3.topic_id, e3.error_code)
         v5 = e3.error_message
         if v5 is None:
             w.append(0)

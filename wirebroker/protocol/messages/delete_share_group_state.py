@@ -28,9 +28,11 @@ _unpack_from = _struct.unpack_from
 def _first(tag_and_bytes):
     return tag_and_bytes[0]
 
-_S0 = _struct.Struct('>16s')
+_S0 = _struct.Struct('>16sB')
 _S1 = _struct.Struct('>i')
-_S2 = _struct.Struct('>ih')
+_S2 = _struct.Struct('>16s')
+_S3 = _struct.Struct('>ihB')
+_S4 = _struct.Struct('>ih')
 
 
 class DeleteShareGroupStateRequest(Message):
@@ -206,30 +208,29 @@ def _r_DeleteShareGroupStateRequest_0(b, p):
         xs4 = []
         for _ in range(n3):
             e5 = _new(_DeleteShareGroupStateRequest_DeleteStateData)
-            e5.topic_id, = _S0.unpack_from(b, p)
-            p += 16
-            n6 = b[p] - 1
-            p += 1
-            if n6 > 126:
-                n6, p = _uvt(b, p, n6 + 1)
-                n6 -= 1
-            if n6 < 0:
+            e5.topic_id, h6, = _S0.unpack_from(b, p)
+            p += 17
+            n7 = h6 - 1
+            if n7 > 126:
+                n7, p = _uvt(b, p, n7 + 1)
+                n7 -= 1
+            if n7 < 0:
                 raise DecodeError('DeleteStateData.Partitions: null where not nullable')
             else:
-                if n6 > bl - p:
-                    raise DecodeError('DeleteStateData.Partitions: count ' + str(n6) + ' past the end')
-                xs7 = []
-                for _ in range(n6):
-                    e8 = _new(_DeleteShareGroupStateRequest_PartitionData)
-                    e8.partition, = _S1.unpack_from(b, p)
+                if n7 > bl - p:
+                    raise DecodeError('DeleteStateData.Partitions: count ' + str(n7) + ' past the end')
+                xs8 = []
+                for _ in range(n7):
+                    e9 = _new(_DeleteShareGroupStateRequest_PartitionData)
+                    e9.partition, = _S1.unpack_from(b, p)
                     p += 4
                     if b[p] == 0:  # no tagged fields, the common case
-                        e8.unknown_tagged_fields = None
+                        e9.unknown_tagged_fields = None
                         p += 1
                     else:
-                        p = _t_DeleteShareGroupStateRequest_PartitionData_0(b, p, e8)
-                    xs7.append(e8)
-                e5.partitions = xs7
+                        p = _t_DeleteShareGroupStateRequest_PartitionData_0(b, p, e9)
+                    xs8.append(e9)
+                e5.partitions = xs8
             if b[p] == 0:  # no tagged fields, the common case
                 e5.unknown_tagged_fields = None
                 p += 1
@@ -261,7 +262,7 @@ def _w_DeleteShareGroupStateRequest_0(o, w):
     else:
         _wuv(w, ln)
     for e3 in xs2:
-        w += _S0.pack(e3.topic_id)
+        w += _S2.pack(e3.topic_id)
         xs4 = e3.partitions
         ln = len(xs4) + 1
         if ln < 128:
@@ -369,43 +370,41 @@ def _r_DeleteShareGroupStateResponse_0(b, p):
         xs2 = []
         for _ in range(n1):
             e3 = _new(_DeleteShareGroupStateResponse_DeleteStateResult)
-            e3.topic_id, = _S0.unpack_from(b, p)
-            p += 16
-            n4 = b[p] - 1
-            p += 1
-            if n4 > 126:
-                n4, p = _uvt(b, p, n4 + 1)
-                n4 -= 1
-            if n4 < 0:
+            e3.topic_id, h4, = _S0.unpack_from(b, p)
+            p += 17
+            n5 = h4 - 1
+            if n5 > 126:
+                n5, p = _uvt(b, p, n5 + 1)
+                n5 -= 1
+            if n5 < 0:
                 raise DecodeError('DeleteStateResult.Partitions: null where not nullable')
             else:
-                if n4 > bl - p:
-                    raise DecodeError('DeleteStateResult.Partitions: count ' + str(n4) + ' past the end')
-                xs5 = []
-                for _ in range(n4):
-                    e6 = _new(_DeleteShareGroupStateResponse_PartitionResult)
-                    e6.partition, e6.error_code, = _S2.unpack_from(b, p)
-                    p += 6
-                    n7 = b[p] - 1
-                    p += 1
-                    if n7 > 126:
-                        n7, p = _uvt(b, p, n7 + 1)
-                        n7 -= 1
-                    if n7 < 0:
-                        e6.error_message = None
+                if n5 > bl - p:
+                    raise DecodeError('DeleteStateResult.Partitions: count ' + str(n5) + ' past the end')
+                xs6 = []
+                for _ in range(n5):
+                    e7 = _new(_DeleteShareGroupStateResponse_PartitionResult)
+                    e7.partition, e7.error_code, h8, = _S3.unpack_from(b, p)
+                    p += 7
+                    n9 = h8 - 1
+                    if n9 > 126:
+                        n9, p = _uvt(b, p, n9 + 1)
+                        n9 -= 1
+                    if n9 < 0:
+                        e7.error_message = None
                     else:
-                        q8 = p + n7
-                        if q8 > bl:
-                            raise DecodeError('PartitionResult.ErrorMessage: length ' + str(n7) + ' past the end')
-                        e6.error_message = str(b[p:q8], 'utf-8')
-                        p = q8
+                        q10 = p + n9
+                        if q10 > bl:
+                            raise DecodeError('PartitionResult.ErrorMessage: length ' + str(n9) + ' past the end')
+                        e7.error_message = str(b[p:q10], 'utf-8')
+                        p = q10
                     if b[p] == 0:  # no tagged fields, the common case
-                        e6.unknown_tagged_fields = None
+                        e7.unknown_tagged_fields = None
                         p += 1
                     else:
-                        p = _t_DeleteShareGroupStateResponse_PartitionResult_0(b, p, e6)
-                    xs5.append(e6)
-                e3.partitions = xs5
+                        p = _t_DeleteShareGroupStateResponse_PartitionResult_0(b, p, e7)
+                    xs6.append(e7)
+                e3.partitions = xs6
             if b[p] == 0:  # no tagged fields, the common case
                 e3.unknown_tagged_fields = None
                 p += 1
@@ -429,7 +428,7 @@ def _w_DeleteShareGroupStateResponse_0(o, w):
     else:
         _wuv(w, ln)
     for e2 in xs1:
-        w += _S0.pack(e2.topic_id)
+        w += _S2.pack(e2.topic_id)
         xs3 = e2.partitions
         ln = len(xs3) + 1
         if ln < 128:
@@ -437,7 +436,7 @@ def _w_DeleteShareGroupStateResponse_0(o, w):
         else:
             _wuv(w, ln)
         for e4 in xs3:
-            w += _S2.pack(e4.partition, e4.error_code)
+            w += _S4.pack(e4.partition, e4.error_code)
             v5 = e4.error_message
             if v5 is None:
                 w.append(0)

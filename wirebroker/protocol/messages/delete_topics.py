@@ -31,7 +31,11 @@ def _first(tag_and_bytes):
 _S0 = _struct.Struct('>i')
 _S1 = _struct.Struct('>h')
 _S2 = _struct.Struct('>16s')
-_S3 = _struct.Struct('>16sh')
+_S3 = _struct.Struct('>ii')
+_S4 = _struct.Struct('>iB')
+_S5 = _struct.Struct('>hB')
+_S6 = _struct.Struct('>16shB')
+_S7 = _struct.Struct('>16sh')
 
 
 class DeleteTopicsRequest(Message):
@@ -376,35 +380,34 @@ def _w_DeleteTopicsResponse_0(o, w):
 def _r_DeleteTopicsResponse_1(b, p):
     bl = len(b)
     o = _new(DeleteTopicsResponse)
-    o.throttle_time_ms, = _S0.unpack_from(b, p)
-    p += 4
-    n1, = _S0.unpack_from(b, p)
-    p += 4
-    if n1 < 0:
+    o.throttle_time_ms, h1, = _S3.unpack_from(b, p)
+    p += 8
+    n2 = h1
+    if n2 < 0:
         raise DecodeError('DeleteTopicsResponse.Responses: null where not nullable')
     else:
-        if n1 > bl - p:
-            raise DecodeError('DeleteTopicsResponse.Responses: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3 = _new(_DeleteTopicsResponse_DeletableTopicResult)
-            n4, = _S1.unpack_from(b, p)
+        if n2 > bl - p:
+            raise DecodeError('DeleteTopicsResponse.Responses: count ' + str(n2) + ' past the end')
+        xs3 = []
+        for _ in range(n2):
+            e4 = _new(_DeleteTopicsResponse_DeletableTopicResult)
+            n5, = _S1.unpack_from(b, p)
             p += 2
-            if n4 < 0:
+            if n5 < 0:
                 raise DecodeError('DeletableTopicResult.Name: null where not nullable')
             else:
-                q5 = p + n4
-                if q5 > bl:
-                    raise DecodeError('DeletableTopicResult.Name: length ' + str(n4) + ' past the end')
-                e3.name = str(b[p:q5], 'utf-8')
-                p = q5
-            e3.error_code, = _S1.unpack_from(b, p)
+                q6 = p + n5
+                if q6 > bl:
+                    raise DecodeError('DeletableTopicResult.Name: length ' + str(n5) + ' past the end')
+                e4.name = str(b[p:q6], 'utf-8')
+                p = q6
+            e4.error_code, = _S1.unpack_from(b, p)
             p += 2
-            e3.topic_id = UUID_ZERO
-            e3.error_message = None
-            e3.unknown_tagged_fields = None
-            xs2.append(e3)
-        o.responses = xs2
+            e4.topic_id = UUID_ZERO
+            e4.error_message = None
+            e4.unknown_tagged_fields = None
+            xs3.append(e4)
+        o.responses = xs3
     o.unknown_tagged_fields = None
     return o, p
 
@@ -470,45 +473,44 @@ def _t_DeleteTopicsResponse_0(b, p, o):
 def _r_DeleteTopicsResponse_2(b, p):
     bl = len(b)
     o = _new(DeleteTopicsResponse)
-    o.throttle_time_ms, = _S0.unpack_from(b, p)
-    p += 4
-    n1 = b[p] - 1
-    p += 1
-    if n1 > 126:
-        n1, p = _uvt(b, p, n1 + 1)
-        n1 -= 1
-    if n1 < 0:
+    o.throttle_time_ms, h1, = _S4.unpack_from(b, p)
+    p += 5
+    n2 = h1 - 1
+    if n2 > 126:
+        n2, p = _uvt(b, p, n2 + 1)
+        n2 -= 1
+    if n2 < 0:
         raise DecodeError('DeleteTopicsResponse.Responses: null where not nullable')
     else:
-        if n1 > bl - p:
-            raise DecodeError('DeleteTopicsResponse.Responses: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3 = _new(_DeleteTopicsResponse_DeletableTopicResult)
-            n4 = b[p] - 1
+        if n2 > bl - p:
+            raise DecodeError('DeleteTopicsResponse.Responses: count ' + str(n2) + ' past the end')
+        xs3 = []
+        for _ in range(n2):
+            e4 = _new(_DeleteTopicsResponse_DeletableTopicResult)
+            n5 = b[p] - 1
             p += 1
-            if n4 > 126:
-                n4, p = _uvt(b, p, n4 + 1)
-                n4 -= 1
-            if n4 < 0:
+            if n5 > 126:
+                n5, p = _uvt(b, p, n5 + 1)
+                n5 -= 1
+            if n5 < 0:
                 raise DecodeError('DeletableTopicResult.Name: null where not nullable')
             else:
-                q5 = p + n4
-                if q5 > bl:
-                    raise DecodeError('DeletableTopicResult.Name: length ' + str(n4) + ' past the end')
-                e3.name = str(b[p:q5], 'utf-8')
-                p = q5
-            e3.error_code, = _S1.unpack_from(b, p)
+                q6 = p + n5
+                if q6 > bl:
+                    raise DecodeError('DeletableTopicResult.Name: length ' + str(n5) + ' past the end')
+                e4.name = str(b[p:q6], 'utf-8')
+                p = q6
+            e4.error_code, = _S1.unpack_from(b, p)
             p += 2
-            e3.topic_id = UUID_ZERO
-            e3.error_message = None
+            e4.topic_id = UUID_ZERO
+            e4.error_message = None
             if b[p] == 0:  # no tagged fields, the common case
-                e3.unknown_tagged_fields = None
+                e4.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_DeleteTopicsResponse_DeletableTopicResult_0(b, p, e3)
-            xs2.append(e3)
-        o.responses = xs2
+                p = _t_DeleteTopicsResponse_DeletableTopicResult_0(b, p, e4)
+            xs3.append(e4)
+        o.responses = xs3
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         p += 1
@@ -548,57 +550,55 @@ def _w_DeleteTopicsResponse_2(o, w):
 def _r_DeleteTopicsResponse_3(b, p):
     bl = len(b)
     o = _new(DeleteTopicsResponse)
-    o.throttle_time_ms, = _S0.unpack_from(b, p)
-    p += 4
-    n1 = b[p] - 1
-    p += 1
-    if n1 > 126:
-        n1, p = _uvt(b, p, n1 + 1)
-        n1 -= 1
-    if n1 < 0:
+    o.throttle_time_ms, h1, = _S4.unpack_from(b, p)
+    p += 5
+    n2 = h1 - 1
+    if n2 > 126:
+        n2, p = _uvt(b, p, n2 + 1)
+        n2 -= 1
+    if n2 < 0:
         raise DecodeError('DeleteTopicsResponse.Responses: null where not nullable')
     else:
-        if n1 > bl - p:
-            raise DecodeError('DeleteTopicsResponse.Responses: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3 = _new(_DeleteTopicsResponse_DeletableTopicResult)
-            n4 = b[p] - 1
+        if n2 > bl - p:
+            raise DecodeError('DeleteTopicsResponse.Responses: count ' + str(n2) + ' past the end')
+        xs3 = []
+        for _ in range(n2):
+            e4 = _new(_DeleteTopicsResponse_DeletableTopicResult)
+            n5 = b[p] - 1
             p += 1
-            if n4 > 126:
-                n4, p = _uvt(b, p, n4 + 1)
-                n4 -= 1
-            if n4 < 0:
+            if n5 > 126:
+                n5, p = _uvt(b, p, n5 + 1)
+                n5 -= 1
+            if n5 < 0:
                 raise DecodeError('DeletableTopicResult.Name: null where not nullable')
             else:
-                q5 = p + n4
-                if q5 > bl:
-                    raise DecodeError('DeletableTopicResult.Name: length ' + str(n4) + ' past the end')
-                e3.name = str(b[p:q5], 'utf-8')
-                p = q5
-            e3.error_code, = _S1.unpack_from(b, p)
-            p += 2
-            n6 = b[p] - 1
-            p += 1
-            if n6 > 126:
-                n6, p = _uvt(b, p, n6 + 1)
-                n6 -= 1
-            if n6 < 0:
-                e3.error_message = None
+                q6 = p + n5
+                if q6 > bl:
+                    raise DecodeError('DeletableTopicResult.Name: length ' + str(n5) + ' past the end')
+                e4.name = str(b[p:q6], 'utf-8')
+                p = q6
+            e4.error_code, h7, = _S5.unpack_from(b, p)
+            p += 3
+            n8 = h7 - 1
+            if n8 > 126:
+                n8, p = _uvt(b, p, n8 + 1)
+                n8 -= 1
+            if n8 < 0:
+                e4.error_message = None
             else:
-                q7 = p + n6
-                if q7 > bl:
-                    raise DecodeError('DeletableTopicResult.ErrorMessage: length ' + str(n6) + ' past the end')
-                e3.error_message = str(b[p:q7], 'utf-8')
-                p = q7
-            e3.topic_id = UUID_ZERO
+                q9 = p + n8
+                if q9 > bl:
+                    raise DecodeError('DeletableTopicResult.ErrorMessage: length ' + str(n8) + ' past the end')
+                e4.error_message = str(b[p:q9], 'utf-8')
+                p = q9
+            e4.topic_id = UUID_ZERO
             if b[p] == 0:  # no tagged fields, the common case
-                e3.unknown_tagged_fields = None
+                e4.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_DeleteTopicsResponse_DeletableTopicResult_0(b, p, e3)
-            xs2.append(e3)
-        o.responses = xs2
+                p = _t_DeleteTopicsResponse_DeletableTopicResult_0(b, p, e4)
+            xs3.append(e4)
+        o.responses = xs3
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         p += 1
@@ -649,56 +649,54 @@ def _w_DeleteTopicsResponse_3(o, w):
 def _r_DeleteTopicsResponse_4(b, p):
     bl = len(b)
     o = _new(DeleteTopicsResponse)
-    o.throttle_time_ms, = _S0.unpack_from(b, p)
-    p += 4
-    n1 = b[p] - 1
-    p += 1
-    if n1 > 126:
-        n1, p = _uvt(b, p, n1 + 1)
-        n1 -= 1
-    if n1 < 0:
+    o.throttle_time_ms, h1, = _S4.unpack_from(b, p)
+    p += 5
+    n2 = h1 - 1
+    if n2 > 126:
+        n2, p = _uvt(b, p, n2 + 1)
+        n2 -= 1
+    if n2 < 0:
         raise DecodeError('DeleteTopicsResponse.Responses: null where not nullable')
     else:
-        if n1 > bl - p:
-            raise DecodeError('DeleteTopicsResponse.Responses: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3 = _new(_DeleteTopicsResponse_DeletableTopicResult)
-            n4 = b[p] - 1
+        if n2 > bl - p:
+            raise DecodeError('DeleteTopicsResponse.Responses: count ' + str(n2) + ' past the end')
+        xs3 = []
+        for _ in range(n2):
+            e4 = _new(_DeleteTopicsResponse_DeletableTopicResult)
+            n5 = b[p] - 1
             p += 1
-            if n4 > 126:
-                n4, p = _uvt(b, p, n4 + 1)
-                n4 -= 1
-            if n4 < 0:
-                e3.name = None
+            if n5 > 126:
+                n5, p = _uvt(b, p, n5 + 1)
+                n5 -= 1
+            if n5 < 0:
+                e4.name = None
             else:
-                q5 = p + n4
-                if q5 > bl:
-                    raise DecodeError('DeletableTopicResult.Name: length ' + str(n4) + ' past the end')
-                e3.name = str(b[p:q5], 'utf-8')
-                p = q5
-            e3.topic_id, e3.error_code, = _S3.unpack_from(b, p)
-            p += 18
-            n6 = b[p] - 1
-            p += 1
-            if n6 > 126:
-                n6, p = _uvt(b, p, n6 + 1)
-                n6 -= 1
-            if n6 < 0:
-                e3.error_message = None
+                q6 = p + n5
+                if q6 > bl:
+                    raise DecodeError('DeletableTopicResult.Name: length ' + str(n5) + ' past the end')
+                e4.name = str(b[p:q6], 'utf-8')
+                p = q6
+            e4.topic_id, e4.error_code, h7, = _S6.unpack_from(b, p)
+            p += 19
+            n8 = h7 - 1
+            if n8 > 126:
+                n8, p = _uvt(b, p, n8 + 1)
+                n8 -= 1
+            if n8 < 0:
+                e4.error_message = None
             else:
-                q7 = p + n6
-                if q7 > bl:
-                    raise DecodeError('DeletableTopicResult.ErrorMessage: length ' + str(n6) + ' past the end')
-                e3.error_message = str(b[p:q7], 'utf-8')
-                p = q7
+                q9 = p + n8
+                if q9 > bl:
+                    raise DecodeError('DeletableTopicResult.ErrorMessage: length ' + str(n8) + ' past the end')
+                e4.error_message = str(b[p:q9], 'utf-8')
+                p = q9
             if b[p] == 0:  # no tagged fields, the common case
-                e3.unknown_tagged_fields = None
+                e4.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_DeleteTopicsResponse_DeletableTopicResult_0(b, p, e3)
-            xs2.append(e3)
-        o.responses = xs2
+                p = _t_DeleteTopicsResponse_DeletableTopicResult_0(b, p, e4)
+            xs3.append(e4)
+        o.responses = xs3
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         p += 1
@@ -727,7 +725,7 @@ def _w_DeleteTopicsResponse_4(o, w):
             else:
                 _wuv(w, ln)
             w += v3
-        w += _S3.pack(e2.topic_id, e2.error_code)
+        w += _S7.pack(e2.topic_id, e2.error_code)
         v4 = e2.error_message
         if v4 is None:
             w.append(0)

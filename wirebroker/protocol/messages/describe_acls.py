@@ -28,11 +28,16 @@ _unpack_from = _struct.unpack_from
 def _first(tag_and_bytes):
     return tag_and_bytes[0]
 
-_S0 = _struct.Struct('>b')
+_S0 = _struct.Struct('>bh')
 _S1 = _struct.Struct('>h')
 _S2 = _struct.Struct('>bb')
-_S3 = _struct.Struct('>ih')
-_S4 = _struct.Struct('>i')
+_S3 = _struct.Struct('>b')
+_S4 = _struct.Struct('>bB')
+_S5 = _struct.Struct('>ihh')
+_S6 = _struct.Struct('>i')
+_S7 = _struct.Struct('>ih')
+_S8 = _struct.Struct('>bi')
+_S9 = _struct.Struct('>ihB')
 
 
 class DescribeAclsRequest(Message):
@@ -103,38 +108,37 @@ _DescribeAclsResponse_DescribeAclsResource = DescribeAclsResponse.DescribeAclsRe
 def _r_DescribeAclsRequest_0(b, p):
     bl = len(b)
     o = _new(DescribeAclsRequest)
-    o.resource_type_filter, = _S0.unpack_from(b, p)
-    p += 1
-    n1, = _S1.unpack_from(b, p)
-    p += 2
-    if n1 < 0:
+    o.resource_type_filter, h1, = _S0.unpack_from(b, p)
+    p += 3
+    n2 = h1
+    if n2 < 0:
         o.resource_name_filter = None
     else:
-        q2 = p + n1
-        if q2 > bl:
-            raise DecodeError('DescribeAclsRequest.ResourceNameFilter: length ' + str(n1) + ' past the end')
-        o.resource_name_filter = str(b[p:q2], 'utf-8')
-        p = q2
-    n3, = _S1.unpack_from(b, p)
+        q3 = p + n2
+        if q3 > bl:
+            raise DecodeError('DescribeAclsRequest.ResourceNameFilter: length ' + str(n2) + ' past the end')
+        o.resource_name_filter = str(b[p:q3], 'utf-8')
+        p = q3
+    n4, = _S1.unpack_from(b, p)
     p += 2
-    if n3 < 0:
+    if n4 < 0:
         o.principal_filter = None
     else:
-        q4 = p + n3
-        if q4 > bl:
-            raise DecodeError('DescribeAclsRequest.PrincipalFilter: length ' + str(n3) + ' past the end')
-        o.principal_filter = str(b[p:q4], 'utf-8')
-        p = q4
-    n5, = _S1.unpack_from(b, p)
+        q5 = p + n4
+        if q5 > bl:
+            raise DecodeError('DescribeAclsRequest.PrincipalFilter: length ' + str(n4) + ' past the end')
+        o.principal_filter = str(b[p:q5], 'utf-8')
+        p = q5
+    n6, = _S1.unpack_from(b, p)
     p += 2
-    if n5 < 0:
+    if n6 < 0:
         o.host_filter = None
     else:
-        q6 = p + n5
-        if q6 > bl:
-            raise DecodeError('DescribeAclsRequest.HostFilter: length ' + str(n5) + ' past the end')
-        o.host_filter = str(b[p:q6], 'utf-8')
-        p = q6
+        q7 = p + n6
+        if q7 > bl:
+            raise DecodeError('DescribeAclsRequest.HostFilter: length ' + str(n6) + ' past the end')
+        o.host_filter = str(b[p:q7], 'utf-8')
+        p = q7
     o.operation, o.permission_type, = _S2.unpack_from(b, p)
     p += 2
     o.pattern_type_filter = 3
@@ -145,7 +149,7 @@ def _r_DescribeAclsRequest_0(b, p):
 def _w_DescribeAclsRequest_0(o, w):
     if o.pattern_type_filter != 3:
         raise UnsupportedFieldError('DescribeAclsRequest.PatternTypeFilter exists only in versions 1+')
-    w += _S0.pack(o.resource_type_filter)
+    w += _S3.pack(o.resource_type_filter)
     v1 = o.resource_name_filter
     if v1 is None:
         w += b'\xff\xff'
@@ -173,40 +177,38 @@ def _w_DescribeAclsRequest_0(o, w):
 def _r_DescribeAclsRequest_1(b, p):
     bl = len(b)
     o = _new(DescribeAclsRequest)
-    o.resource_type_filter, = _S0.unpack_from(b, p)
-    p += 1
-    n1, = _S1.unpack_from(b, p)
-    p += 2
-    if n1 < 0:
+    o.resource_type_filter, h1, = _S0.unpack_from(b, p)
+    p += 3
+    n2 = h1
+    if n2 < 0:
         o.resource_name_filter = None
     else:
-        q2 = p + n1
-        if q2 > bl:
-            raise DecodeError('DescribeAclsRequest.ResourceNameFilter: length ' + str(n1) + ' past the end')
-        o.resource_name_filter = str(b[p:q2], 'utf-8')
-        p = q2
-    o.pattern_type_filter, = _S0.unpack_from(b, p)
-    p += 1
-    n3, = _S1.unpack_from(b, p)
-    p += 2
-    if n3 < 0:
-        o.principal_filter = None
-    else:
-        q4 = p + n3
-        if q4 > bl:
-            raise DecodeError('DescribeAclsRequest.PrincipalFilter: length ' + str(n3) + ' past the end')
-        o.principal_filter = str(b[p:q4], 'utf-8')
-        p = q4
-    n5, = _S1.unpack_from(b, p)
-    p += 2
+        q3 = p + n2
+        if q3 > bl:
+            raise DecodeError('DescribeAclsRequest.ResourceNameFilter: length ' + str(n2) + ' past the end')
+        o.resource_name_filter = str(b[p:q3], 'utf-8')
+        p = q3
+    o.pattern_type_filter, h4, = _S0.unpack_from(b, p)
+    p += 3
+    n5 = h4
     if n5 < 0:
-        o.host_filter = None
+        o.principal_filter = None
     else:
         q6 = p + n5
         if q6 > bl:
-            raise DecodeError('DescribeAclsRequest.HostFilter: length ' + str(n5) + ' past the end')
-        o.host_filter = str(b[p:q6], 'utf-8')
+            raise DecodeError('DescribeAclsRequest.PrincipalFilter: length ' + str(n5) + ' past the end')
+        o.principal_filter = str(b[p:q6], 'utf-8')
         p = q6
+    n7, = _S1.unpack_from(b, p)
+    p += 2
+    if n7 < 0:
+        o.host_filter = None
+    else:
+        q8 = p + n7
+        if q8 > bl:
+            raise DecodeError('DescribeAclsRequest.HostFilter: length ' + str(n7) + ' past the end')
+        o.host_filter = str(b[p:q8], 'utf-8')
+        p = q8
     o.operation, o.permission_type, = _S2.unpack_from(b, p)
     p += 2
     o.unknown_tagged_fields = None
@@ -214,7 +216,7 @@ def _r_DescribeAclsRequest_1(b, p):
 
 
 def _w_DescribeAclsRequest_1(o, w):
-    w += _S0.pack(o.resource_type_filter)
+    w += _S3.pack(o.resource_type_filter)
     v1 = o.resource_name_filter
     if v1 is None:
         w += b'\xff\xff'
@@ -222,7 +224,7 @@ def _w_DescribeAclsRequest_1(o, w):
         v1 = v1.encode()
         w += _S1.pack(len(v1))
         w += v1
-    w += _S0.pack(o.pattern_type_filter)
+    w += _S3.pack(o.pattern_type_filter)
     v2 = o.principal_filter
     if v2 is None:
         w += b'\xff\xff'
@@ -266,49 +268,47 @@ def _t_DescribeAclsRequest_0(b, p, o):
 def _r_DescribeAclsRequest_2(b, p):
     bl = len(b)
     o = _new(DescribeAclsRequest)
-    o.resource_type_filter, = _S0.unpack_from(b, p)
-    p += 1
-    n1 = b[p] - 1
-    p += 1
-    if n1 > 126:
-        n1, p = _uvt(b, p, n1 + 1)
-        n1 -= 1
-    if n1 < 0:
+    o.resource_type_filter, h1, = _S4.unpack_from(b, p)
+    p += 2
+    n2 = h1 - 1
+    if n2 > 126:
+        n2, p = _uvt(b, p, n2 + 1)
+        n2 -= 1
+    if n2 < 0:
         o.resource_name_filter = None
     else:
-        q2 = p + n1
-        if q2 > bl:
-            raise DecodeError('DescribeAclsRequest.ResourceNameFilter: length ' + str(n1) + ' past the end')
-        o.resource_name_filter = str(b[p:q2], 'utf-8')
-        p = q2
-    o.pattern_type_filter, = _S0.unpack_from(b, p)
-    p += 1
-    n3 = b[p] - 1
-    p += 1
-    if n3 > 126:
-        n3, p = _uvt(b, p, n3 + 1)
-        n3 -= 1
-    if n3 < 0:
-        o.principal_filter = None
-    else:
-        q4 = p + n3
-        if q4 > bl:
-            raise DecodeError('DescribeAclsRequest.PrincipalFilter: length ' + str(n3) + ' past the end')
-        o.principal_filter = str(b[p:q4], 'utf-8')
-        p = q4
-    n5 = b[p] - 1
-    p += 1
+        q3 = p + n2
+        if q3 > bl:
+            raise DecodeError('DescribeAclsRequest.ResourceNameFilter: length ' + str(n2) + ' past the end')
+        o.resource_name_filter = str(b[p:q3], 'utf-8')
+        p = q3
+    o.pattern_type_filter, h4, = _S4.unpack_from(b, p)
+    p += 2
+    n5 = h4 - 1
     if n5 > 126:
         n5, p = _uvt(b, p, n5 + 1)
         n5 -= 1
     if n5 < 0:
-        o.host_filter = None
+        o.principal_filter = None
     else:
         q6 = p + n5
         if q6 > bl:
-            raise DecodeError('DescribeAclsRequest.HostFilter: length ' + str(n5) + ' past the end')
-        o.host_filter = str(b[p:q6], 'utf-8')
+            raise DecodeError('DescribeAclsRequest.PrincipalFilter: length ' + str(n5) + ' past the end')
+        o.principal_filter = str(b[p:q6], 'utf-8')
         p = q6
+    n7 = b[p] - 1
+    p += 1
+    if n7 > 126:
+        n7, p = _uvt(b, p, n7 + 1)
+        n7 -= 1
+    if n7 < 0:
+        o.host_filter = None
+    else:
+        q8 = p + n7
+        if q8 > bl:
+            raise DecodeError('DescribeAclsRequest.HostFilter: length ' + str(n7) + ' past the end')
+        o.host_filter = str(b[p:q8], 'utf-8')
+        p = q8
     o.operation, o.permission_type, = _S2.unpack_from(b, p)
     p += 2
     if b[p] == 0:  # no tagged fields, the common case
@@ -320,7 +320,7 @@ def _r_DescribeAclsRequest_2(b, p):
 
 
 def _w_DescribeAclsRequest_2(o, w):
-    w += _S0.pack(o.resource_type_filter)
+    w += _S3.pack(o.resource_type_filter)
     v1 = o.resource_name_filter
     if v1 is None:
         w.append(0)
@@ -332,7 +332,7 @@ def _w_DescribeAclsRequest_2(o, w):
         else:
             _wuv(w, ln)
         w += v1
-    w += _S0.pack(o.pattern_type_filter)
+    w += _S3.pack(o.pattern_type_filter)
     v2 = o.principal_filter
     if v2 is None:
         w.append(0)
@@ -365,85 +365,83 @@ def _w_DescribeAclsRequest_2(o, w):
 def _r_DescribeAclsResponse_0(b, p):
     bl = len(b)
     o = _new(DescribeAclsResponse)
-    o.throttle_time_ms, o.error_code, = _S3.unpack_from(b, p)
-    p += 6
-    n1, = _S1.unpack_from(b, p)
-    p += 2
-    if n1 < 0:
+    o.throttle_time_ms, o.error_code, h1, = _S5.unpack_from(b, p)
+    p += 8
+    n2 = h1
+    if n2 < 0:
         o.error_message = None
     else:
-        q2 = p + n1
-        if q2 > bl:
-            raise DecodeError('DescribeAclsResponse.ErrorMessage: length ' + str(n1) + ' past the end')
-        o.error_message = str(b[p:q2], 'utf-8')
-        p = q2
-    n3, = _S4.unpack_from(b, p)
+        q3 = p + n2
+        if q3 > bl:
+            raise DecodeError('DescribeAclsResponse.ErrorMessage: length ' + str(n2) + ' past the end')
+        o.error_message = str(b[p:q3], 'utf-8')
+        p = q3
+    n4, = _S6.unpack_from(b, p)
     p += 4
-    if n3 < 0:
+    if n4 < 0:
         raise DecodeError('DescribeAclsResponse.Resources: null where not nullable')
     else:
-        if n3 > bl - p:
-            raise DecodeError('DescribeAclsResponse.Resources: count ' + str(n3) + ' past the end')
-        xs4 = []
-        for _ in range(n3):
-            e5 = _new(_DescribeAclsResponse_DescribeAclsResource)
-            e5.resource_type, = _S0.unpack_from(b, p)
-            p += 1
-            n6, = _S1.unpack_from(b, p)
-            p += 2
-            if n6 < 0:
+        if n4 > bl - p:
+            raise DecodeError('DescribeAclsResponse.Resources: count ' + str(n4) + ' past the end')
+        xs5 = []
+        for _ in range(n4):
+            e6 = _new(_DescribeAclsResponse_DescribeAclsResource)
+            e6.resource_type, h7, = _S0.unpack_from(b, p)
+            p += 3
+            n8 = h7
+            if n8 < 0:
                 raise DecodeError('DescribeAclsResource.ResourceName: null where not nullable')
             else:
-                q7 = p + n6
-                if q7 > bl:
-                    raise DecodeError('DescribeAclsResource.ResourceName: length ' + str(n6) + ' past the end')
-                e5.resource_name = str(b[p:q7], 'utf-8')
-                p = q7
-            n8, = _S4.unpack_from(b, p)
+                q9 = p + n8
+                if q9 > bl:
+                    raise DecodeError('DescribeAclsResource.ResourceName: length ' + str(n8) + ' past the end')
+                e6.resource_name = str(b[p:q9], 'utf-8')
+                p = q9
+            n10, = _S6.unpack_from(b, p)
             p += 4
-            if n8 < 0:
+            if n10 < 0:
                 raise DecodeError('DescribeAclsResource.Acls: null where not nullable')
             else:
-                if n8 > bl - p:
-                    raise DecodeError('DescribeAclsResource.Acls: count ' + str(n8) + ' past the end')
-                xs9 = []
-                for _ in range(n8):
-                    e10 = _new(_DescribeAclsResponse_AclDescription)
-                    n11, = _S1.unpack_from(b, p)
-                    p += 2
-                    if n11 < 0:
-                        raise DecodeError('AclDescription.Principal: null where not nullable')
-                    else:
-                        q12 = p + n11
-                        if q12 > bl:
-                            raise DecodeError('AclDescription.Principal: length ' + str(n11) + ' past the end')
-                        e10.principal = str(b[p:q12], 'utf-8')
-                        p = q12
+                if n10 > bl - p:
+                    raise DecodeError('DescribeAclsResource.Acls: count ' + str(n10) + ' past the end')
+                xs11 = []
+                for _ in range(n10):
+                    e12 = _new(_DescribeAclsResponse_AclDescription)
                     n13, = _S1.unpack_from(b, p)
                     p += 2
                     if n13 < 0:
-                        raise DecodeError('AclDescription.Host: null where not nullable')
+                        raise DecodeError('AclDescription.Principal: null where not nullable')
                     else:
                         q14 = p + n13
                         if q14 > bl:
-                            raise DecodeError('AclDescription.Host: length ' + str(n13) + ' past the end')
-                        e10.host = str(b[p:q14], 'utf-8')
+                            raise DecodeError('AclDescription.Principal: length ' + str(n13) + ' past the end')
+                        e12.principal = str(b[p:q14], 'utf-8')
                         p = q14
-                    e10.operation, e10.permission_type, = _S2.unpack_from(b, p)
+                    n15, = _S1.unpack_from(b, p)
                     p += 2
-                    e10.unknown_tagged_fields = None
-                    xs9.append(e10)
-                e5.acls = xs9
-            e5.pattern_type = 3
-            e5.unknown_tagged_fields = None
-            xs4.append(e5)
-        o.resources = xs4
+                    if n15 < 0:
+                        raise DecodeError('AclDescription.Host: null where not nullable')
+                    else:
+                        q16 = p + n15
+                        if q16 > bl:
+                            raise DecodeError('AclDescription.Host: length ' + str(n15) + ' past the end')
+                        e12.host = str(b[p:q16], 'utf-8')
+                        p = q16
+                    e12.operation, e12.permission_type, = _S2.unpack_from(b, p)
+                    p += 2
+                    e12.unknown_tagged_fields = None
+                    xs11.append(e12)
+                e6.acls = xs11
+            e6.pattern_type = 3
+            e6.unknown_tagged_fields = None
+            xs5.append(e6)
+        o.resources = xs5
     o.unknown_tagged_fields = None
     return o, p
 
 
 def _w_DescribeAclsResponse_0(o, w):
-    w += _S3.pack(o.throttle_time_ms, o.error_code)
+    w += _S7.pack(o.throttle_time_ms, o.error_code)
     v1 = o.error_message
     if v1 is None:
         w += b'\xff\xff'
@@ -452,17 +450,17 @@ def _w_DescribeAclsResponse_0(o, w):
         w += _S1.pack(len(v1))
         w += v1
     xs2 = o.resources
-    w += _S4.pack(len(xs2))
+    w += _S6.pack(len(xs2))
     for e3 in xs2:
         if e3.pattern_type != 3:
             raise UnsupportedFieldError('DescribeAclsResource.PatternType exists only in versions 1+')
-        w += _S0.pack(e3.resource_type)
+        w += _S3.pack(e3.resource_type)
         v4 = e3.resource_name
         v4 = v4.encode()
         w += _S1.pack(len(v4))
         w += v4
         xs5 = e3.acls
-        w += _S4.pack(len(xs5))
+        w += _S6.pack(len(xs5))
         for e6 in xs5:
             v7 = e6.principal
             v7 = v7.encode()
@@ -478,86 +476,83 @@ def _w_DescribeAclsResponse_0(o, w):
 def _r_DescribeAclsResponse_1(b, p):
     bl = len(b)
     o = _new(DescribeAclsResponse)
-    o.throttle_time_ms, o.error_code, = _S3.unpack_from(b, p)
-    p += 6
-    n1, = _S1.unpack_from(b, p)
-    p += 2
-    if n1 < 0:
+    o.throttle_time_ms, o.error_code, h1, = _S5.unpack_from(b, p)
+    p += 8
+    n2 = h1
+    if n2 < 0:
         o.error_message = None
     else:
-        q2 = p + n1
-        if q2 > bl:
-            raise DecodeError('DescribeAclsResponse.ErrorMessage: length ' + str(n1) + ' past the end')
-        o.error_message = str(b[p:q2], 'utf-8')
-        p = q2
-    n3, = _S4.unpack_from(b, p)
+        q3 = p + n2
+        if q3 > bl:
+            raise DecodeError('DescribeAclsResponse.ErrorMessage: length ' + str(n2) + ' past the end')
+        o.error_message = str(b[p:q3], 'utf-8')
+        p = q3
+    n4, = _S6.unpack_from(b, p)
     p += 4
-    if n3 < 0:
+    if n4 < 0:
         raise DecodeError('DescribeAclsResponse.Resources: null where not nullable')
     else:
-        if n3 > bl - p:
-            raise DecodeError('DescribeAclsResponse.Resources: count ' + str(n3) + ' past the end')
-        xs4 = []
-        for _ in range(n3):
-            e5 = _new(_DescribeAclsResponse_DescribeAclsResource)
-            e5.resource_type, = _S0.unpack_from(b, p)
-            p += 1
-            n6, = _S1.unpack_from(b, p)
-            p += 2
-            if n6 < 0:
+        if n4 > bl - p:
+            raise DecodeError('DescribeAclsResponse.Resources: count ' + str(n4) + ' past the end')
+        xs5 = []
+        for _ in range(n4):
+            e6 = _new(_DescribeAclsResponse_DescribeAclsResource)
+            e6.resource_type, h7, = _S0.unpack_from(b, p)
+            p += 3
+            n8 = h7
+            if n8 < 0:
                 raise DecodeError('DescribeAclsResource.ResourceName: null where not nullable')
             else:
-                q7 = p + n6
-                if q7 > bl:
-                    raise DecodeError('DescribeAclsResource.ResourceName: length ' + str(n6) + ' past the end')
-                e5.resource_name = str(b[p:q7], 'utf-8')
-                p = q7
-            e5.pattern_type, = _S0.unpack_from(b, p)
-            p += 1
-            n8, = _S4.unpack_from(b, p)
-            p += 4
-            if n8 < 0:
+                q9 = p + n8
+                if q9 > bl:
+                    raise DecodeError('DescribeAclsResource.ResourceName: length ' + str(n8) + ' past the end')
+                e6.resource_name = str(b[p:q9], 'utf-8')
+                p = q9
+            e6.pattern_type, h10, = _S8.unpack_from(b, p)
+            p += 5
+            n11 = h10
+            if n11 < 0:
                 raise DecodeError('DescribeAclsResource.Acls: null where not nullable')
             else:
-                if n8 > bl - p:
-                    raise DecodeError('DescribeAclsResource.Acls: count ' + str(n8) + ' past the end')
-                xs9 = []
-                for _ in range(n8):
-                    e10 = _new(_DescribeAclsResponse_AclDescription)
-                    n11, = _S1.unpack_from(b, p)
+                if n11 > bl - p:
+                    raise DecodeError('DescribeAclsResource.Acls: count ' + str(n11) + ' past the end')
+                xs12 = []
+                for _ in range(n11):
+                    e13 = _new(_DescribeAclsResponse_AclDescription)
+                    n14, = _S1.unpack_from(b, p)
                     p += 2
-                    if n11 < 0:
+                    if n14 < 0:
                         raise DecodeError('AclDescription.Principal: null where not nullable')
                     else:
-                        q12 = p + n11
-                        if q12 > bl:
-                            raise DecodeError('AclDescription.Principal: length ' + str(n11) + ' past the end')
-                        e10.principal = str(b[p:q12], 'utf-8')
-                        p = q12
-                    n13, = _S1.unpack_from(b, p)
+                        q15 = p + n14
+                        if q15 > bl:
+                            raise DecodeError('AclDescription.Principal: length ' + str(n14) + ' past the end')
+                        e13.principal = str(b[p:q15], 'utf-8')
+                        p = q15
+                    n16, = _S1.unpack_from(b, p)
                     p += 2
-                    if n13 < 0:
+                    if n16 < 0:
                         raise DecodeError('AclDescription.Host: null where not nullable')
                     else:
-                        q14 = p + n13
-                        if q14 > bl:
-                            raise DecodeError('AclDescription.Host: length ' + str(n13) + ' past the end')
-                        e10.host = str(b[p:q14], 'utf-8')
-                        p = q14
-                    e10.operation, e10.permission_type, = _S2.unpack_from(b, p)
+                        q17 = p + n16
+                        if q17 > bl:
+                            raise DecodeError('AclDescription.Host: length ' + str(n16) + ' past the end')
+                        e13.host = str(b[p:q17], 'utf-8')
+                        p = q17
+                    e13.operation, e13.permission_type, = _S2.unpack_from(b, p)
                     p += 2
-                    e10.unknown_tagged_fields = None
-                    xs9.append(e10)
-                e5.acls = xs9
-            e5.unknown_tagged_fields = None
-            xs4.append(e5)
-        o.resources = xs4
+                    e13.unknown_tagged_fields = None
+                    xs12.append(e13)
+                e6.acls = xs12
+            e6.unknown_tagged_fields = None
+            xs5.append(e6)
+        o.resources = xs5
     o.unknown_tagged_fields = None
     return o, p
 
 
 def _w_DescribeAclsResponse_1(o, w):
-    w += _S3.pack(o.throttle_time_ms, o.error_code)
+    w += _S7.pack(o.throttle_time_ms, o.error_code)
     v1 = o.error_message
     if v1 is None:
         w += b'\xff\xff'
@@ -566,16 +561,16 @@ def _w_DescribeAclsResponse_1(o, w):
         w += _S1.pack(len(v1))
         w += v1
     xs2 = o.resources
-    w += _S4.pack(len(xs2))
+    w += _S6.pack(len(xs2))
     for e3 in xs2:
-        w += _S0.pack(e3.resource_type)
+        w += _S3.pack(e3.resource_type)
         v4 = e3.resource_name
         v4 = v4.encode()
         w += _S1.pack(len(v4))
         w += v4
-        w += _S0.pack(e3.pattern_type)
+        w += _S3.pack(e3.pattern_type)
         xs5 = e3.acls
-        w += _S4.pack(len(xs5))
+        w += _S6.pack(len(xs5))
         for e6 in xs5:
             v7 = e6.principal
             v7 = v7.encode()
@@ -660,106 +655,103 @@ def _t_DescribeAclsResponse_0(b, p, o):
 def _r_DescribeAclsResponse_2(b, p):
     bl = len(b)
     o = _new(DescribeAclsResponse)
-    o.throttle_time_ms, o.error_code, = _S3.unpack_from(b, p)
-    p += 6
-    n1 = b[p] - 1
-    p += 1
-    if n1 > 126:
-        n1, p = _uvt(b, p, n1 + 1)
-        n1 -= 1
-    if n1 < 0:
+    o.throttle_time_ms, o.error_code, h1, = _S9.unpack_from(b, p)
+    p += 7
+    n2 = h1 - 1
+    if n2 > 126:
+        n2, p = _uvt(b, p, n2 + 1)
+        n2 -= 1
+    if n2 < 0:
         o.error_message = None
     else:
-        q2 = p + n1
-        if q2 > bl:
-            raise DecodeError('DescribeAclsResponse.ErrorMessage: length ' + str(n1) + ' past the end')
-        o.error_message = str(b[p:q2], 'utf-8')
-        p = q2
-    n3 = b[p] - 1
+        q3 = p + n2
+        if q3 > bl:
+            raise DecodeError('DescribeAclsResponse.ErrorMessage: length ' + str(n2) + ' past the end')
+        o.error_message = str(b[p:q3], 'utf-8')
+        p = q3
+    n4 = b[p] - 1
     p += 1
-    if n3 > 126:
-        n3, p = _uvt(b, p, n3 + 1)
-        n3 -= 1
-    if n3 < 0:
+    if n4 > 126:
+        n4, p = _uvt(b, p, n4 + 1)
+        n4 -= 1
+    if n4 < 0:
         raise DecodeError('DescribeAclsResponse.Resources: null where not nullable')
     else:
-        if n3 > bl - p:
-            raise DecodeError('DescribeAclsResponse.Resources: count ' + str(n3) + ' past the end')
-        xs4 = []
-        for _ in range(n3):
-            e5 = _new(_DescribeAclsResponse_DescribeAclsResource)
-            e5.resource_type, = _S0.unpack_from(b, p)
-            p += 1
-            n6 = b[p] - 1
-            p += 1
-            if n6 > 126:
-                n6, p = _uvt(b, p, n6 + 1)
-                n6 -= 1
-            if n6 < 0:
-                raise DecodeError('DescribeAclsResource.ResourceName: null where not nullable')
-            else:
-                q7 = p + n6
-                if q7 > bl:
-                    raise DecodeError('DescribeAclsResource.ResourceName: length ' + str(n6) + ' past the end')
-                e5.resource_name = str(b[p:q7], 'utf-8')
-                p = q7
-            e5.pattern_type, = _S0.unpack_from(b, p)
-            p += 1
-            n8 = b[p] - 1
-            p += 1
+        if n4 > bl - p:
+            raise DecodeError('DescribeAclsResponse.Resources: count ' + str(n4) + ' past the end')
+        xs5 = []
+        for _ in range(n4):
+            e6 = _new(_DescribeAclsResponse_DescribeAclsResource)
+            e6.resource_type, h7, = _S4.unpack_from(b, p)
+            p += 2
+            n8 = h7 - 1
             if n8 > 126:
                 n8, p = _uvt(b, p, n8 + 1)
                 n8 -= 1
             if n8 < 0:
+                raise DecodeError('DescribeAclsResource.ResourceName: null where not nullable')
+            else:
+                q9 = p + n8
+                if q9 > bl:
+                    raise DecodeError('DescribeAclsResource.ResourceName: length ' + str(n8) + ' past the end')
+                e6.resource_name = str(b[p:q9], 'utf-8')
+                p = q9
+            e6.pattern_type, h10, = _S4.unpack_from(b, p)
+            p += 2
+            n11 = h10 - 1
+            if n11 > 126:
+                n11, p = _uvt(b, p, n11 + 1)
+                n11 -= 1
+            if n11 < 0:
                 raise DecodeError('DescribeAclsResource.Acls: null where not nullable')
             else:
-                if n8 > bl - p:
-                    raise DecodeError('DescribeAclsResource.Acls: count ' + str(n8) + ' past the end')
-                xs9 = []
-                for _ in range(n8):
-                    e10 = _new(_DescribeAclsResponse_AclDescription)
-                    n11 = b[p] - 1
+                if n11 > bl - p:
+                    raise DecodeError('DescribeAclsResource.Acls: count ' + str(n11) + ' past the end')
+                xs12 = []
+                for _ in range(n11):
+                    e13 = _new(_DescribeAclsResponse_AclDescription)
+                    n14 = b[p] - 1
                     p += 1
-                    if n11 > 126:
-                        n11, p = _uvt(b, p, n11 + 1)
-                        n11 -= 1
-                    if n11 < 0:
+                    if n14 > 126:
+                        n14, p = _uvt(b, p, n14 + 1)
+                        n14 -= 1
+                    if n14 < 0:
                         raise DecodeError('AclDescription.Principal: null where not nullable')
                     else:
-                        q12 = p + n11
-                        if q12 > bl:
-                            raise DecodeError('AclDescription.Principal: length ' + str(n11) + ' past the end')
-                        e10.principal = str(b[p:q12], 'utf-8')
-                        p = q12
-                    n13 = b[p] - 1
+                        q15 = p + n14
+                        if q15 > bl:
+                            raise DecodeError('AclDescription.Principal: length ' + str(n14) + ' past the end')
+                        e13.principal = str(b[p:q15], 'utf-8')
+                        p = q15
+                    n16 = b[p] - 1
                     p += 1
-                    if n13 > 126:
-                        n13, p = _uvt(b, p, n13 + 1)
-                        n13 -= 1
-                    if n13 < 0:
+                    if n16 > 126:
+                        n16, p = _uvt(b, p, n16 + 1)
+                        n16 -= 1
+                    if n16 < 0:
                         raise DecodeError('AclDescription.Host: null where not nullable')
                     else:
-                        q14 = p + n13
-                        if q14 > bl:
-                            raise DecodeError('AclDescription.Host: length ' + str(n13) + ' past the end')
-                        e10.host = str(b[p:q14], 'utf-8')
-                        p = q14
-                    e10.operation, e10.permission_type, = _S2.unpack_from(b, p)
+                        q17 = p + n16
+                        if q17 > bl:
+                            raise DecodeError('AclDescription.Host: length ' + str(n16) + ' past the end')
+                        e13.host = str(b[p:q17], 'utf-8')
+                        p = q17
+                    e13.operation, e13.permission_type, = _S2.unpack_from(b, p)
                     p += 2
                     if b[p] == 0:  # no tagged fields, the common case
-                        e10.unknown_tagged_fields = None
+                        e13.unknown_tagged_fields = None
                         p += 1
                     else:
-                        p = _t_DescribeAclsResponse_AclDescription_0(b, p, e10)
-                    xs9.append(e10)
-                e5.acls = xs9
+                        p = _t_DescribeAclsResponse_AclDescription_0(b, p, e13)
+                    xs12.append(e13)
+                e6.acls = xs12
             if b[p] == 0:  # no tagged fields, the common case
-                e5.unknown_tagged_fields = None
+                e6.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_DescribeAclsResponse_DescribeAclsResource_0(b, p, e5)
-            xs4.append(e5)
-        o.resources = xs4
+                p = _t_DescribeAclsResponse_DescribeAclsResource_0(b, p, e6)
+            xs5.append(e6)
+        o.resources = xs5
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         p += 1
@@ -769,7 +761,7 @@ def _r_DescribeAclsResponse_2(b, p):
 
 
 def _w_DescribeAclsResponse_2(o, w):
-    w += _S3.pack(o.throttle_time_ms, o.error_code)
+    w += _S7.pack(o.throttle_time_ms, o.error_code)
     v1 = o.error_message
     if v1 is None:
         w.append(0)
@@ -788,7 +780,7 @@ def _w_DescribeAclsResponse_2(o, w):
     else:
         _wuv(w, ln)
     for e3 in xs2:
-        w += _S0.pack(e3.resource_type)
+        w += _S3.pack(e3.resource_type)
         v4 = e3.resource_name
         v4 = v4.encode()
         ln = len(v4) + 1
@@ -797,7 +789,7 @@ def _w_DescribeAclsResponse_2(o, w):
         else:
             _wuv(w, ln)
         w += v4
-        w += _S0.pack(e3.pattern_type)
+        w += _S3.pack(e3.pattern_type)
         xs5 = e3.acls
         ln = len(xs5) + 1
         if ln < 128:

@@ -30,10 +30,14 @@ def _first(tag_and_bytes):
 
 _S0 = _struct.Struct('>i')
 _S1 = _struct.Struct('>h')
-_S2 = _struct.Struct('>b')
+_S2 = _struct.Struct('>bh')
 _S3 = _struct.Struct('>?')
-_S4 = _struct.Struct('>ih')
-_S5 = _struct.Struct('>d')
+_S4 = _struct.Struct('>b')
+_S5 = _struct.Struct('>bB')
+_S6 = _struct.Struct('>ihh')
+_S7 = _struct.Struct('>d')
+_S8 = _struct.Struct('>ih')
+_S9 = _struct.Struct('>ihB')
 
 
 class DescribeClientQuotasRequest(Message):
@@ -138,18 +142,17 @@ def _r_DescribeClientQuotasRequest_0(b, p):
                     raise DecodeError('ComponentData.EntityType: length ' + str(n4) + ' past the end')
                 e3.entity_type = str(b[p:q5], 'utf-8')
                 p = q5
-            e3.match_type, = _S2.unpack_from(b, p)
-            p += 1
-            n6, = _S1.unpack_from(b, p)
-            p += 2
-            if n6 < 0:
+            e3.match_type, h6, = _S2.unpack_from(b, p)
+            p += 3
+            n7 = h6
+            if n7 < 0:
                 e3.match = None
             else:
-                q7 = p + n6
-                if q7 > bl:
-                    raise DecodeError('ComponentData.Match: length ' + str(n6) + ' past the end')
-                e3.match = str(b[p:q7], 'utf-8')
-                p = q7
+                q8 = p + n7
+                if q8 > bl:
+                    raise DecodeError('ComponentData.Match: length ' + str(n7) + ' past the end')
+                e3.match = str(b[p:q8], 'utf-8')
+                p = q8
             e3.unknown_tagged_fields = None
             xs2.append(e3)
         o.components = xs2
@@ -167,7 +170,7 @@ def _w_DescribeClientQuotasRequest_0(o, w):
         v3 = v3.encode()
         w += _S1.pack(len(v3))
         w += v3
-        w += _S2.pack(e2.match_type)
+        w += _S4.pack(e2.match_type)
         v4 = e2.match
         if v4 is None:
             w += b'\xff\xff'
@@ -253,21 +256,20 @@ def _r_DescribeClientQuotasRequest_1(b, p):
                     raise DecodeError('ComponentData.EntityType: length ' + str(n4) + ' past the end')
                 e3.entity_type = str(b[p:q5], 'utf-8')
                 p = q5
-            e3.match_type, = _S2.unpack_from(b, p)
-            p += 1
-            n6 = b[p] - 1
-            p += 1
-            if n6 > 126:
-                n6, p = _uvt(b, p, n6 + 1)
-                n6 -= 1
-            if n6 < 0:
+            e3.match_type, h6, = _S5.unpack_from(b, p)
+            p += 2
+            n7 = h6 - 1
+            if n7 > 126:
+                n7, p = _uvt(b, p, n7 + 1)
+                n7 -= 1
+            if n7 < 0:
                 e3.match = None
             else:
-                q7 = p + n6
-                if q7 > bl:
-                    raise DecodeError('ComponentData.Match: length ' + str(n6) + ' past the end')
-                e3.match = str(b[p:q7], 'utf-8')
-                p = q7
+                q8 = p + n7
+                if q8 > bl:
+                    raise DecodeError('ComponentData.Match: length ' + str(n7) + ' past the end')
+                e3.match = str(b[p:q8], 'utf-8')
+                p = q8
             if b[p] == 0:  # no tagged fields, the common case
                 e3.unknown_tagged_fields = None
                 p += 1
@@ -301,7 +303,7 @@ def _w_DescribeClientQuotasRequest_1(o, w):
         else:
             _wuv(w, ln)
         w += v3
-        w += _S2.pack(e2.match_type)
+        w += _S4.pack(e2.match_type)
         v4 = e2.match
         if v4 is None:
             w.append(0)
@@ -327,95 +329,94 @@ def _w_DescribeClientQuotasRequest_1(o, w):
 def _r_DescribeClientQuotasResponse_0(b, p):
     bl = len(b)
     o = _new(DescribeClientQuotasResponse)
-    o.throttle_time_ms, o.error_code, = _S4.unpack_from(b, p)
-    p += 6
-    n1, = _S1.unpack_from(b, p)
-    p += 2
-    if n1 < 0:
+    o.throttle_time_ms, o.error_code, h1, = _S6.unpack_from(b, p)
+    p += 8
+    n2 = h1
+    if n2 < 0:
         o.error_message = None
     else:
-        q2 = p + n1
-        if q2 > bl:
-            raise DecodeError('DescribeClientQuotasResponse.ErrorMessage: length ' + str(n1) + ' past the end')
-        o.error_message = str(b[p:q2], 'utf-8')
-        p = q2
-    n3, = _S0.unpack_from(b, p)
+        q3 = p + n2
+        if q3 > bl:
+            raise DecodeError('DescribeClientQuotasResponse.ErrorMessage: length ' + str(n2) + ' past the end')
+        o.error_message = str(b[p:q3], 'utf-8')
+        p = q3
+    n4, = _S0.unpack_from(b, p)
     p += 4
-    if n3 < 0:
+    if n4 < 0:
         o.entries = None
     else:
-        if n3 > bl - p:
-            raise DecodeError('DescribeClientQuotasResponse.Entries: count ' + str(n3) + ' past the end')
-        xs4 = []
-        for _ in range(n3):
-            e5 = _new(_DescribeClientQuotasResponse_EntryData)
-            n6, = _S0.unpack_from(b, p)
+        if n4 > bl - p:
+            raise DecodeError('DescribeClientQuotasResponse.Entries: count ' + str(n4) + ' past the end')
+        xs5 = []
+        for _ in range(n4):
+            e6 = _new(_DescribeClientQuotasResponse_EntryData)
+            n7, = _S0.unpack_from(b, p)
             p += 4
-            if n6 < 0:
+            if n7 < 0:
                 raise DecodeError('EntryData.Entity: null where not nullable')
             else:
-                if n6 > bl - p:
-                    raise DecodeError('EntryData.Entity: count ' + str(n6) + ' past the end')
-                xs7 = []
-                for _ in range(n6):
-                    e8 = _new(_DescribeClientQuotasResponse_EntityData)
-                    n9, = _S1.unpack_from(b, p)
+                if n7 > bl - p:
+                    raise DecodeError('EntryData.Entity: count ' + str(n7) + ' past the end')
+                xs8 = []
+                for _ in range(n7):
+                    e9 = _new(_DescribeClientQuotasResponse_EntityData)
+                    n10, = _S1.unpack_from(b, p)
                     p += 2
-                    if n9 < 0:
+                    if n10 < 0:
                         raise DecodeError('EntityData.EntityType: null where not nullable')
                     else:
-                        q10 = p + n9
-                        if q10 > bl:
-                            raise DecodeError('EntityData.EntityType: length ' + str(n9) + ' past the end')
-                        e8.entity_type = str(b[p:q10], 'utf-8')
-                        p = q10
-                    n11, = _S1.unpack_from(b, p)
+                        q11 = p + n10
+                        if q11 > bl:
+                            raise DecodeError('EntityData.EntityType: length ' + str(n10) + ' past the end')
+                        e9.entity_type = str(b[p:q11], 'utf-8')
+                        p = q11
+                    n12, = _S1.unpack_from(b, p)
                     p += 2
-                    if n11 < 0:
-                        e8.entity_name = None
+                    if n12 < 0:
+                        e9.entity_name = None
                     else:
-                        q12 = p + n11
-                        if q12 > bl:
-                            raise DecodeError('EntityData.EntityName: length ' + str(n11) + ' past the end')
-                        e8.entity_name = str(b[p:q12], 'utf-8')
-                        p = q12
-                    e8.unknown_tagged_fields = None
-                    xs7.append(e8)
-                e5.entity = xs7
-            n13, = _S0.unpack_from(b, p)
+                        q13 = p + n12
+                        if q13 > bl:
+                            raise DecodeError('EntityData.EntityName: length ' + str(n12) + ' past the end')
+                        e9.entity_name = str(b[p:q13], 'utf-8')
+                        p = q13
+                    e9.unknown_tagged_fields = None
+                    xs8.append(e9)
+                e6.entity = xs8
+            n14, = _S0.unpack_from(b, p)
             p += 4
-            if n13 < 0:
+            if n14 < 0:
                 raise DecodeError('EntryData.Values: null where not nullable')
             else:
-                if n13 > bl - p:
-                    raise DecodeError('EntryData.Values: count ' + str(n13) + ' past the end')
-                xs14 = []
-                for _ in range(n13):
-                    e15 = _new(_DescribeClientQuotasResponse_ValueData)
-                    n16, = _S1.unpack_from(b, p)
+                if n14 > bl - p:
+                    raise DecodeError('EntryData.Values: count ' + str(n14) + ' past the end')
+                xs15 = []
+                for _ in range(n14):
+                    e16 = _new(_DescribeClientQuotasResponse_ValueData)
+                    n17, = _S1.unpack_from(b, p)
                     p += 2
-                    if n16 < 0:
+                    if n17 < 0:
                         raise DecodeError('ValueData.Key: null where not nullable')
                     else:
-                        q17 = p + n16
-                        if q17 > bl:
-                            raise DecodeError('ValueData.Key: length ' + str(n16) + ' past the end')
-                        e15.key = str(b[p:q17], 'utf-8')
-                        p = q17
-                    e15.value, = _S5.unpack_from(b, p)
+                        q18 = p + n17
+                        if q18 > bl:
+                            raise DecodeError('ValueData.Key: length ' + str(n17) + ' past the end')
+                        e16.key = str(b[p:q18], 'utf-8')
+                        p = q18
+                    e16.value, = _S7.unpack_from(b, p)
                     p += 8
-                    e15.unknown_tagged_fields = None
-                    xs14.append(e15)
-                e5.values = xs14
-            e5.unknown_tagged_fields = None
-            xs4.append(e5)
-        o.entries = xs4
+                    e16.unknown_tagged_fields = None
+                    xs15.append(e16)
+                e6.values = xs15
+            e6.unknown_tagged_fields = None
+            xs5.append(e6)
+        o.entries = xs5
     o.unknown_tagged_fields = None
     return o, p
 
 
 def _w_DescribeClientQuotasResponse_0(o, w):
-    w += _S4.pack(o.throttle_time_ms, o.error_code)
+    w += _S8.pack(o.throttle_time_ms, o.error_code)
     v1 = o.error_message
     if v1 is None:
         w += b'\xff\xff'
@@ -450,7 +451,7 @@ def _w_DescribeClientQuotasResponse_0(o, w):
                 v10 = v10.encode()
                 w += _S1.pack(len(v10))
                 w += v10
-                w += _S5.pack(e9.value)
+                w += _S7.pack(e9.value)
 
 
 def _t_DescribeClientQuotasResponse_EntityData_0(b, p, o):
@@ -548,122 +549,121 @@ def _t_DescribeClientQuotasResponse_0(b, p, o):
 def _r_DescribeClientQuotasResponse_1(b, p):
     bl = len(b)
     o = _new(DescribeClientQuotasResponse)
-    o.throttle_time_ms, o.error_code, = _S4.unpack_from(b, p)
-    p += 6
-    n1 = b[p] - 1
-    p += 1
-    if n1 > 126:
-        n1, p = _uvt(b, p, n1 + 1)
-        n1 -= 1
-    if n1 < 0:
+    o.throttle_time_ms, o.error_code, h1, = _S9.unpack_from(b, p)
+    p += 7
+    n2 = h1 - 1
+    if n2 > 126:
+        n2, p = _uvt(b, p, n2 + 1)
+        n2 -= 1
+    if n2 < 0:
         o.error_message = None
     else:
-        q2 = p + n1
-        if q2 > bl:
-            raise DecodeError('DescribeClientQuotasResponse.ErrorMessage: length ' + str(n1) + ' past the end')
-        o.error_message = str(b[p:q2], 'utf-8')
-        p = q2
-    n3 = b[p] - 1
+        q3 = p + n2
+        if q3 > bl:
+            raise DecodeError('DescribeClientQuotasResponse.ErrorMessage: length ' + str(n2) + ' past the end')
+        o.error_message = str(b[p:q3], 'utf-8')
+        p = q3
+    n4 = b[p] - 1
     p += 1
-    if n3 > 126:
-        n3, p = _uvt(b, p, n3 + 1)
-        n3 -= 1
-    if n3 < 0:
+    if n4 > 126:
+        n4, p = _uvt(b, p, n4 + 1)
+        n4 -= 1
+    if n4 < 0:
         o.entries = None
     else:
-        if n3 > bl - p:
-            raise DecodeError('DescribeClientQuotasResponse.Entries: count ' + str(n3) + ' past the end')
-        xs4 = []
-        for _ in range(n3):
-            e5 = _new(_DescribeClientQuotasResponse_EntryData)
-            n6 = b[p] - 1
+        if n4 > bl - p:
+            raise DecodeError('DescribeClientQuotasResponse.Entries: count ' + str(n4) + ' past the end')
+        xs5 = []
+        for _ in range(n4):
+            e6 = _new(_DescribeClientQuotasResponse_EntryData)
+            n7 = b[p] - 1
             p += 1
-            if n6 > 126:
-                n6, p = _uvt(b, p, n6 + 1)
-                n6 -= 1
-            if n6 < 0:
+            if n7 > 126:
+                n7, p = _uvt(b, p, n7 + 1)
+                n7 -= 1
+            if n7 < 0:
                 raise DecodeError('EntryData.Entity: null where not nullable')
             else:
-                if n6 > bl - p:
-                    raise DecodeError('EntryData.Entity: count ' + str(n6) + ' past the end')
-                xs7 = []
-                for _ in range(n6):
-                    e8 = _new(_DescribeClientQuotasResponse_EntityData)
-                    n9 = b[p] - 1
+                if n7 > bl - p:
+                    raise DecodeError('EntryData.Entity: count ' + str(n7) + ' past the end')
+                xs8 = []
+                for _ in range(n7):
+                    e9 = _new(_DescribeClientQuotasResponse_EntityData)
+                    n10 = b[p] - 1
                     p += 1
-                    if n9 > 126:
-                        n9, p = _uvt(b, p, n9 + 1)
-                        n9 -= 1
-                    if n9 < 0:
+                    if n10 > 126:
+                        n10, p = _uvt(b, p, n10 + 1)
+                        n10 -= 1
+                    if n10 < 0:
                         raise DecodeError('EntityData.EntityType: null where not nullable')
                     else:
-                        q10 = p + n9
-                        if q10 > bl:
-                            raise DecodeError('EntityData.EntityType: length ' + str(n9) + ' past the end')
-                        e8.entity_type = str(b[p:q10], 'utf-8')
-                        p = q10
-                    n11 = b[p] - 1
+                        q11 = p + n10
+                        if q11 > bl:
+                            raise DecodeError('EntityData.EntityType: length ' + str(n10) + ' past the end')
+                        e9.entity_type = str(b[p:q11], 'utf-8')
+                        p = q11
+                    n12 = b[p] - 1
                     p += 1
-                    if n11 > 126:
-                        n11, p = _uvt(b, p, n11 + 1)
-                        n11 -= 1
-                    if n11 < 0:
-                        e8.entity_name = None
+                    if n12 > 126:
+                        n12, p = _uvt(b, p, n12 + 1)
+                        n12 -= 1
+                    if n12 < 0:
+                        e9.entity_name = None
                     else:
-                        q12 = p + n11
-                        if q12 > bl:
-                            raise DecodeError('EntityData.EntityName: length ' + str(n11) + ' past the end')
-                        e8.entity_name = str(b[p:q12], 'utf-8')
-                        p = q12
+                        q13 = p + n12
+                        if q13 > bl:
+                            raise DecodeError('EntityData.EntityName: length ' + str(n12) + ' past the end')
+                        e9.entity_name = str(b[p:q13], 'utf-8')
+                        p = q13
                     if b[p] == 0:  # no tagged fields, the common case
-                        e8.unknown_tagged_fields = None
+                        e9.unknown_tagged_fields = None
                         p += 1
                     else:
-                        p = _t_DescribeClientQuotasResponse_EntityData_0(b, p, e8)
-                    xs7.append(e8)
-                e5.entity = xs7
-            n13 = b[p] - 1
+                        p = _t_DescribeClientQuotasResponse_EntityData_0(b, p, e9)
+                    xs8.append(e9)
+                e6.entity = xs8
+            n14 = b[p] - 1
             p += 1
-            if n13 > 126:
-                n13, p = _uvt(b, p, n13 + 1)
-                n13 -= 1
-            if n13 < 0:
+            if n14 > 126:
+                n14, p = _uvt(b, p, n14 + 1)
+                n14 -= 1
+            if n14 < 0:
                 raise DecodeError('EntryData.Values: null where not nullable')
             else:
-                if n13 > bl - p:
-                    raise DecodeError('EntryData.Values: count ' + str(n13) + ' past the end')
-                xs14 = []
-                for _ in range(n13):
-                    e15 = _new(_DescribeClientQuotasResponse_ValueData)
-                    n16 = b[p] - 1
+                if n14 > bl - p:
+                    raise DecodeError('EntryData.Values: count ' + str(n14) + ' past the end')
+                xs15 = []
+                for _ in range(n14):
+                    e16 = _new(_DescribeClientQuotasResponse_ValueData)
+                    n17 = b[p] - 1
                     p += 1
-                    if n16 > 126:
-                        n16, p = _uvt(b, p, n16 + 1)
-                        n16 -= 1
-                    if n16 < 0:
+                    if n17 > 126:
+                        n17, p = _uvt(b, p, n17 + 1)
+                        n17 -= 1
+                    if n17 < 0:
                         raise DecodeError('ValueData.Key: null where not nullable')
                     else:
-                        q17 = p + n16
-                        if q17 > bl:
-                            raise DecodeError('ValueData.Key: length ' + str(n16) + ' past the end')
-                        e15.key = str(b[p:q17], 'utf-8')
-                        p = q17
-                    e15.value, = _S5.unpack_from(b, p)
+                        q18 = p + n17
+                        if q18 > bl:
+                            raise DecodeError('ValueData.Key: length ' + str(n17) + ' past the end')
+                        e16.key = str(b[p:q18], 'utf-8')
+                        p = q18
+                    e16.value, = _S7.unpack_from(b, p)
                     p += 8
                     if b[p] == 0:  # no tagged fields, the common case
-                        e15.unknown_tagged_fields = None
+                        e16.unknown_tagged_fields = None
                         p += 1
                     else:
-                        p = _t_DescribeClientQuotasResponse_ValueData_0(b, p, e15)
-                    xs14.append(e15)
-                e5.values = xs14
+                        p = _t_DescribeClientQuotasResponse_ValueData_0(b, p, e16)
+                    xs15.append(e16)
+                e6.values = xs15
             if b[p] == 0:  # no tagged fields, the common case
-                e5.unknown_tagged_fields = None
+                e6.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_DescribeClientQuotasResponse_EntryData_0(b, p, e5)
-            xs4.append(e5)
-        o.entries = xs4
+                p = _t_DescribeClientQuotasResponse_EntryData_0(b, p, e6)
+            xs5.append(e6)
+        o.entries = xs5
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         p += 1
@@ -673,7 +673,7 @@ def _r_DescribeClientQuotasResponse_1(b, p):
 
 
 def _w_DescribeClientQuotasResponse_1(o, w):
-    w += _S4.pack(o.throttle_time_ms, o.error_code)
+    w += _S8.pack(o.throttle_time_ms, o.error_code)
     v1 = o.error_message
     if v1 is None:
         w.append(0)
@@ -740,7 +740,7 @@ def _w_DescribeClientQuotasResponse_1(o, w):
                 else:
                     _wuv(w, ln)
                 w += v10
-                w += _S5.pack(e9.value)
+                w += _S7.pack(e9.value)
                 if e9.unknown_tagged_fields:
                     _wtags(w, e9.unknown_tagged_fields)
                 else:

@@ -31,9 +31,12 @@ def _first(tag_and_bytes):
 _S0 = _struct.Struct('>?')
 _S1 = _struct.Struct('>?b')
 _S2 = _struct.Struct('>?b?')
-_S3 = _struct.Struct('>ih')
-_S4 = _struct.Struct('>i')
-_S5 = _struct.Struct('>b')
+_S3 = _struct.Struct('>ihB')
+_S4 = _struct.Struct('>iB')
+_S5 = _struct.Struct('>i')
+_S6 = _struct.Struct('>ih')
+_S7 = _struct.Struct('>bB')
+_S8 = _struct.Struct('>b')
 
 
 class DescribeClusterRequest(Message):
@@ -233,88 +236,84 @@ def _t_DescribeClusterResponse_0(b, p, o):
 def _r_DescribeClusterResponse_0(b, p):
     bl = len(b)
     o = _new(DescribeClusterResponse)
-    o.throttle_time_ms, o.error_code, = _S3.unpack_from(b, p)
-    p += 6
-    n1 = b[p] - 1
-    p += 1
-    if n1 > 126:
-        n1, p = _uvt(b, p, n1 + 1)
-        n1 -= 1
-    if n1 < 0:
+    o.throttle_time_ms, o.error_code, h1, = _S3.unpack_from(b, p)
+    p += 7
+    n2 = h1 - 1
+    if n2 > 126:
+        n2, p = _uvt(b, p, n2 + 1)
+        n2 -= 1
+    if n2 < 0:
         o.error_message = None
     else:
-        q2 = p + n1
-        if q2 > bl:
-            raise DecodeError('DescribeClusterResponse.ErrorMessage: length ' + str(n1) + ' past the end')
-        o.error_message = str(b[p:q2], 'utf-8')
-        p = q2
-    n3 = b[p] - 1
+        q3 = p + n2
+        if q3 > bl:
+            raise DecodeError('DescribeClusterResponse.ErrorMessage: length ' + str(n2) + ' past the end')
+        o.error_message = str(b[p:q3], 'utf-8')
+        p = q3
+    n4 = b[p] - 1
     p += 1
-    if n3 > 126:
-        n3, p = _uvt(b, p, n3 + 1)
-        n3 -= 1
-    if n3 < 0:
+    if n4 > 126:
+        n4, p = _uvt(b, p, n4 + 1)
+        n4 -= 1
+    if n4 < 0:
         raise DecodeError('DescribeClusterResponse.ClusterId: null where not nullable')
     else:
-        q4 = p + n3
-        if q4 > bl:
-            raise DecodeError('DescribeClusterResponse.ClusterId: length ' + str(n3) + ' past the end')
-        o.cluster_id = str(b[p:q4], 'utf-8')
-        p = q4
-    o.controller_id, = _S4.unpack_from(b, p)
-    p += 4
-    n5 = b[p] - 1
-    p += 1
-    if n5 > 126:
-        n5, p = _uvt(b, p, n5 + 1)
-        n5 -= 1
-    if n5 < 0:
+        q5 = p + n4
+        if q5 > bl:
+            raise DecodeError('DescribeClusterResponse.ClusterId: length ' + str(n4) + ' past the end')
+        o.cluster_id = str(b[p:q5], 'utf-8')
+        p = q5
+    o.controller_id, h6, = _S4.unpack_from(b, p)
+    p += 5
+    n7 = h6 - 1
+    if n7 > 126:
+        n7, p = _uvt(b, p, n7 + 1)
+        n7 -= 1
+    if n7 < 0:
         raise DecodeError('DescribeClusterResponse.Brokers: null where not nullable')
     else:
-        if n5 > bl - p:
-            raise DecodeError('DescribeClusterResponse.Brokers: count ' + str(n5) + ' past the end')
-        xs6 = []
-        for _ in range(n5):
-            e7 = _new(_DescribeClusterResponse_DescribeClusterBroker)
-            e7.broker_id, = _S4.unpack_from(b, p)
-            p += 4
-            n8 = b[p] - 1
-            p += 1
-            if n8 > 126:
-                n8, p = _uvt(b, p, n8 + 1)
-                n8 -= 1
-            if n8 < 0:
+        if n7 > bl - p:
+            raise DecodeError('DescribeClusterResponse.Brokers: count ' + str(n7) + ' past the end')
+        xs8 = []
+        for _ in range(n7):
+            e9 = _new(_DescribeClusterResponse_DescribeClusterBroker)
+            e9.broker_id, h10, = _S4.unpack_from(b, p)
+            p += 5
+            n11 = h10 - 1
+            if n11 > 126:
+                n11, p = _uvt(b, p, n11 + 1)
+                n11 -= 1
+            if n11 < 0:
                 raise DecodeError('DescribeClusterBroker.Host: null where not nullable')
             else:
-                q9 = p + n8
-                if q9 > bl:
-                    raise DecodeError('DescribeClusterBroker.Host: length ' + str(n8) + ' past the end')
-                e7.host = str(b[p:q9], 'utf-8')
-                p = q9
-            e7.port, = _S4.unpack_from(b, p)
-            p += 4
-            n10 = b[p] - 1
-            p += 1
-            if n10 > 126:
-                n10, p = _uvt(b, p, n10 + 1)
-                n10 -= 1
-            if n10 < 0:
-                e7.rack = None
+                q12 = p + n11
+                if q12 > bl:
+                    raise DecodeError('DescribeClusterBroker.Host: length ' + str(n11) + ' past the end')
+                e9.host = str(b[p:q12], 'utf-8')
+                p = q12
+            e9.port, h13, = _S4.unpack_from(b, p)
+            p += 5
+            n14 = h13 - 1
+            if n14 > 126:
+                n14, p = _uvt(b, p, n14 + 1)
+                n14 -= 1
+            if n14 < 0:
+                e9.rack = None
             else:
-                q11 = p + n10
-                if q11 > bl:
-                    raise DecodeError('DescribeClusterBroker.Rack: length ' + str(n10) + ' past the end')
-                e7.rack = str(b[p:q11], 'utf-8')
-                p = q11
-            e7.is_fenced = False
+                q15 = p + n14
+                if q15 > bl:
+                    raise DecodeError('DescribeClusterBroker.Rack: length ' + str(n14) + ' past the end')
+                e9.rack = str(b[p:q15], 'utf-8')
+                p = q15
+            e9.is_fenced = False
             if b[p] == 0:  # no tagged fields, the common case
-                e7.unknown_tagged_fields = None
+                e9.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_DescribeClusterResponse_DescribeClusterBroker_0(b, p, e7)
-            xs6.append(e7)
-        o.brokers = xs6
-    o.cluster_authorized_operations, = _S4.unpack_from(b, p)
+                p = _t_DescribeClusterResponse_DescribeClusterBroker_0(b, p, e9)
+            xs8.append(e9)
+        o.brokers = xs8
+    o.cluster_authorized_operations, = _S5.unpack_from(b, p)
     p += 4
     o.endpoint_type = 1
     if b[p] == 0:  # no tagged fields, the common case
@@ -328,7 +327,7 @@ def _r_DescribeClusterResponse_0(b, p):
 def _w_DescribeClusterResponse_0(o, w):
     if o.endpoint_type != 1:
         raise UnsupportedFieldError('DescribeClusterResponse.EndpointType exists only in versions 1+')
-    w += _S3.pack(o.throttle_time_ms, o.error_code)
+    w += _S6.pack(o.throttle_time_ms, o.error_code)
     v1 = o.error_message
     if v1 is None:
         w.append(0)
@@ -348,7 +347,7 @@ def _w_DescribeClusterResponse_0(o, w):
     else:
         _wuv(w, ln)
     w += v2
-    w += _S4.pack(o.controller_id)
+    w += _S5.pack(o.controller_id)
     xs3 = o.brokers
     ln = len(xs3) + 1
     if ln < 128:
@@ -358,7 +357,7 @@ def _w_DescribeClusterResponse_0(o, w):
     for e4 in xs3:
         if e4.is_fenced != False:
             raise UnsupportedFieldError('DescribeClusterBroker.IsFenced exists only in versions 2+')
-        w += _S4.pack(e4.broker_id)
+        w += _S5.pack(e4.broker_id)
         v5 = e4.host
         v5 = v5.encode()
         ln = len(v5) + 1
@@ -367,7 +366,7 @@ def _w_DescribeClusterResponse_0(o, w):
         else:
             _wuv(w, ln)
         w += v5
-        w += _S4.pack(e4.port)
+        w += _S5.pack(e4.port)
         v6 = e4.rack
         if v6 is None:
             w.append(0)
@@ -383,7 +382,7 @@ def _w_DescribeClusterResponse_0(o, w):
             _wtags(w, e4.unknown_tagged_fields)
         else:
             w.append(0)
-    w += _S4.pack(o.cluster_authorized_operations)
+    w += _S5.pack(o.cluster_authorized_operations)
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
     else:
@@ -393,90 +392,85 @@ def _w_DescribeClusterResponse_0(o, w):
 def _r_DescribeClusterResponse_1(b, p):
     bl = len(b)
     o = _new(DescribeClusterResponse)
-    o.throttle_time_ms, o.error_code, = _S3.unpack_from(b, p)
-    p += 6
-    n1 = b[p] - 1
-    p += 1
-    if n1 > 126:
-        n1, p = _uvt(b, p, n1 + 1)
-        n1 -= 1
-    if n1 < 0:
+    o.throttle_time_ms, o.error_code, h1, = _S3.unpack_from(b, p)
+    p += 7
+    n2 = h1 - 1
+    if n2 > 126:
+        n2, p = _uvt(b, p, n2 + 1)
+        n2 -= 1
+    if n2 < 0:
         o.error_message = None
     else:
-        q2 = p + n1
-        if q2 > bl:
-            raise DecodeError('DescribeClusterResponse.ErrorMessage: length ' + str(n1) + ' past the end')
-        o.error_message = str(b[p:q2], 'utf-8')
-        p = q2
-    o.endpoint_type, = _S5.unpack_from(b, p)
-    p += 1
-    n3 = b[p] - 1
-    p += 1
-    if n3 > 126:
-        n3, p = _uvt(b, p, n3 + 1)
-        n3 -= 1
-    if n3 < 0:
-        raise DecodeError('DescribeClusterResponse.ClusterId: null where not nullable')
-    else:
-        q4 = p + n3
-        if q4 > bl:
-            raise DecodeError('DescribeClusterResponse.ClusterId: length ' + str(n3) + ' past the end')
-        o.cluster_id = str(b[p:q4], 'utf-8')
-        p = q4
-    o.controller_id, = _S4.unpack_from(b, p)
-    p += 4
-    n5 = b[p] - 1
-    p += 1
+        q3 = p + n2
+        if q3 > bl:
+            raise DecodeError('DescribeClusterResponse.ErrorMessage: length ' + str(n2) + ' past the end')
+        o.error_message = str(b[p:q3], 'utf-8')
+        p = q3
+    o.endpoint_type, h4, = _S7.unpack_from(b, p)
+    p += 2
+    n5 = h4 - 1
     if n5 > 126:
         n5, p = _uvt(b, p, n5 + 1)
         n5 -= 1
     if n5 < 0:
+        raise DecodeError('DescribeClusterResponse.ClusterId: null where not nullable')
+    else:
+        q6 = p + n5
+        if q6 > bl:
+            raise DecodeError('DescribeClusterResponse.ClusterId: length ' + str(n5) + ' past the end')
+        o.cluster_id = str(b[p:q6], 'utf-8')
+        p = q6
+    o.controller_id, h7, = _S4.unpack_from(b, p)
+    p += 5
+    n8 = h7 - 1
+    if n8 > 126:
+        n8, p = _uvt(b, p, n8 + 1)
+        n8 -= 1
+    if n8 < 0:
         raise DecodeError('DescribeClusterResponse.Brokers: null where not nullable')
     else:
-        if n5 > bl - p:
-            raise DecodeError('DescribeClusterResponse.Brokers: count ' + str(n5) + ' past the end')
-        xs6 = []
-        for _ in range(n5):
-            e7 = _new(_DescribeClusterResponse_DescribeClusterBroker)
-            e7.broker_id, = _S4.unpack_from(b, p)
-            p += 4
-            n8 = b[p] - 1
-            p += 1
-            if n8 > 126:
-                n8, p = _uvt(b, p, n8 + 1)
-                n8 -= 1
-            if n8 < 0:
+        if n8 > bl - p:
+            raise DecodeError('DescribeClusterResponse.Brokers: count ' + str(n8) + ' past the end')
+        xs9 = []
+        for _ in range(n8):
+            e10 = _new(_DescribeClusterResponse_DescribeClusterBroker)
+            e10.broker_id, h11, = _S4.unpack_from(b, p)
+            p += 5
+            n12 = h11 - 1
+            if n12 > 126:
+                n12, p = _uvt(b, p, n12 + 1)
+                n12 -= 1
+            if n12 < 0:
                 raise DecodeError('DescribeClusterBroker.Host: null where not nullable')
             else:
-                q9 = p + n8
-                if q9 > bl:
-                    raise DecodeError('DescribeClusterBroker.Host: length ' + str(n8) + ' past the end')
-                e7.host = str(b[p:q9], 'utf-8')
-                p = q9
-            e7.port, = _S4.unpack_from(b, p)
-            p += 4
-            n10 = b[p] - 1
-            p += 1
-            if n10 > 126:
-                n10, p = _uvt(b, p, n10 + 1)
-                n10 -= 1
-            if n10 < 0:
-                e7.rack = None
+                q13 = p + n12
+                if q13 > bl:
+                    raise DecodeError('DescribeClusterBroker.Host: length ' + str(n12) + ' past the end')
+                e10.host = str(b[p:q13], 'utf-8')
+                p = q13
+            e10.port, h14, = _S4.unpack_from(b, p)
+            p += 5
+            n15 = h14 - 1
+            if n15 > 126:
+                n15, p = _uvt(b, p, n15 + 1)
+                n15 -= 1
+            if n15 < 0:
+                e10.rack = None
             else:
-                q11 = p + n10
-                if q11 > bl:
-                    raise DecodeError('DescribeClusterBroker.Rack: length ' + str(n10) + ' past the end')
-                e7.rack = str(b[p:q11], 'utf-8')
-                p = q11
-            e7.is_fenced = False
+                q16 = p + n15
+                if q16 > bl:
+                    raise DecodeError('DescribeClusterBroker.Rack: length ' + str(n15) + ' past the end')
+                e10.rack = str(b[p:q16], 'utf-8')
+                p = q16
+            e10.is_fenced = False
             if b[p] == 0:  # no tagged fields, the common case
-                e7.unknown_tagged_fields = None
+                e10.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_DescribeClusterResponse_DescribeClusterBroker_0(b, p, e7)
-            xs6.append(e7)
-        o.brokers = xs6
-    o.cluster_authorized_operations, = _S4.unpack_from(b, p)
+                p = _t_DescribeClusterResponse_DescribeClusterBroker_0(b, p, e10)
+            xs9.append(e10)
+        o.brokers = xs9
+    o.cluster_authorized_operations, = _S5.unpack_from(b, p)
     p += 4
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
@@ -487,7 +481,7 @@ def _r_DescribeClusterResponse_1(b, p):
 
 
 def _w_DescribeClusterResponse_1(o, w):
-    w += _S3.pack(o.throttle_time_ms, o.error_code)
+    w += _S6.pack(o.throttle_time_ms, o.error_code)
     v1 = o.error_message
     if v1 is None:
         w.append(0)
@@ -499,7 +493,7 @@ def _w_DescribeClusterResponse_1(o, w):
         else:
             _wuv(w, ln)
         w += v1
-    w += _S5.pack(o.endpoint_type)
+    w += _S8.pack(o.endpoint_type)
     v2 = o.cluster_id
     v2 = v2.encode()
     ln = len(v2) + 1
@@ -508,7 +502,7 @@ def _w_DescribeClusterResponse_1(o, w):
     else:
         _wuv(w, ln)
     w += v2
-    w += _S4.pack(o.controller_id)
+    w += _S5.pack(o.controller_id)
     xs3 = o.brokers
     ln = len(xs3) + 1
     if ln < 128:
@@ -518,7 +512,7 @@ def _w_DescribeClusterResponse_1(o, w):
     for e4 in xs3:
         if e4.is_fenced != False:
             raise UnsupportedFieldError('DescribeClusterBroker.IsFenced exists only in versions 2+')
-        w += _S4.pack(e4.broker_id)
+        w += _S5.pack(e4.broker_id)
         v5 = e4.host
         v5 = v5.encode()
         ln = len(v5) + 1
@@ -527,7 +521,7 @@ def _w_DescribeClusterResponse_1(o, w):
         else:
             _wuv(w, ln)
         w += v5
-        w += _S4.pack(e4.port)
+        w += _S5.pack(e4.port)
         v6 = e4.rack
         if v6 is None:
             w.append(0)
@@ -543,7 +537,7 @@ def _w_DescribeClusterResponse_1(o, w):
             _wtags(w, e4.unknown_tagged_fields)
         else:
             w.append(0)
-    w += _S4.pack(o.cluster_authorized_operations)
+    w += _S5.pack(o.cluster_authorized_operations)
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
     else:
@@ -553,91 +547,86 @@ def _w_DescribeClusterResponse_1(o, w):
 def _r_DescribeClusterResponse_2(b, p):
     bl = len(b)
     o = _new(DescribeClusterResponse)
-    o.throttle_time_ms, o.error_code, = _S3.unpack_from(b, p)
-    p += 6
-    n1 = b[p] - 1
-    p += 1
-    if n1 > 126:
-        n1, p = _uvt(b, p, n1 + 1)
-        n1 -= 1
-    if n1 < 0:
+    o.throttle_time_ms, o.error_code, h1, = _S3.unpack_from(b, p)
+    p += 7
+    n2 = h1 - 1
+    if n2 > 126:
+        n2, p = _uvt(b, p, n2 + 1)
+        n2 -= 1
+    if n2 < 0:
         o.error_message = None
     else:
-        q2 = p + n1
-        if q2 > bl:
-            raise DecodeError('DescribeClusterResponse.ErrorMessage: length ' + str(n1) + ' past the end')
-        o.error_message = str(b[p:q2], 'utf-8')
-        p = q2
-    o.endpoint_type, = _S5.unpack_from(b, p)
-    p += 1
-    n3 = b[p] - 1
-    p += 1
-    if n3 > 126:
-        n3, p = _uvt(b, p, n3 + 1)
-        n3 -= 1
-    if n3 < 0:
-        raise DecodeError('DescribeClusterResponse.ClusterId: null where not nullable')
-    else:
-        q4 = p + n3
-        if q4 > bl:
-            raise DecodeError('DescribeClusterResponse.ClusterId: length ' + str(n3) + ' past the end')
-        o.cluster_id = str(b[p:q4], 'utf-8')
-        p = q4
-    o.controller_id, = _S4.unpack_from(b, p)
-    p += 4
-    n5 = b[p] - 1
-    p += 1
+        q3 = p + n2
+        if q3 > bl:
+            raise DecodeError('DescribeClusterResponse.ErrorMessage: length ' + str(n2) + ' past the end')
+        o.error_message = str(b[p:q3], 'utf-8')
+        p = q3
+    o.endpoint_type, h4, = _S7.unpack_from(b, p)
+    p += 2
+    n5 = h4 - 1
     if n5 > 126:
         n5, p = _uvt(b, p, n5 + 1)
         n5 -= 1
     if n5 < 0:
+        raise DecodeError('DescribeClusterResponse.ClusterId: null where not nullable')
+    else:
+        q6 = p + n5
+        if q6 > bl:
+            raise DecodeError('DescribeClusterResponse.ClusterId: length ' + str(n5) + ' past the end')
+        o.cluster_id = str(b[p:q6], 'utf-8')
+        p = q6
+    o.controller_id, h7, = _S4.unpack_from(b, p)
+    p += 5
+    n8 = h7 - 1
+    if n8 > 126:
+        n8, p = _uvt(b, p, n8 + 1)
+        n8 -= 1
+    if n8 < 0:
         raise DecodeError('DescribeClusterResponse.Brokers: null where not nullable')
     else:
-        if n5 > bl - p:
-            raise DecodeError('DescribeClusterResponse.Brokers: count ' + str(n5) + ' past the end')
-        xs6 = []
-        for _ in range(n5):
-            e7 = _new(_DescribeClusterResponse_DescribeClusterBroker)
-            e7.broker_id, = _S4.unpack_from(b, p)
-            p += 4
-            n8 = b[p] - 1
-            p += 1
-            if n8 > 126:
-                n8, p = _uvt(b, p, n8 + 1)
-                n8 -= 1
-            if n8 < 0:
+        if n8 > bl - p:
+            raise DecodeError('DescribeClusterResponse.Brokers: count ' + str(n8) + ' past the end')
+        xs9 = []
+        for _ in range(n8):
+            e10 = _new(_DescribeClusterResponse_DescribeClusterBroker)
+            e10.broker_id, h11, = _S4.unpack_from(b, p)
+            p += 5
+            n12 = h11 - 1
+            if n12 > 126:
+                n12, p = _uvt(b, p, n12 + 1)
+                n12 -= 1
+            if n12 < 0:
                 raise DecodeError('DescribeClusterBroker.Host: null where not nullable')
             else:
-                q9 = p + n8
-                if q9 > bl:
-                    raise DecodeError('DescribeClusterBroker.Host: length ' + str(n8) + ' past the end')
-                e7.host = str(b[p:q9], 'utf-8')
-                p = q9
-            e7.port, = _S4.unpack_from(b, p)
-            p += 4
-            n10 = b[p] - 1
-            p += 1
-            if n10 > 126:
-                n10, p = _uvt(b, p, n10 + 1)
-                n10 -= 1
-            if n10 < 0:
-                e7.rack = None
+                q13 = p + n12
+                if q13 > bl:
+                    raise DecodeError('DescribeClusterBroker.Host: length ' + str(n12) + ' past the end')
+                e10.host = str(b[p:q13], 'utf-8')
+                p = q13
+            e10.port, h14, = _S4.unpack_from(b, p)
+            p += 5
+            n15 = h14 - 1
+            if n15 > 126:
+                n15, p = _uvt(b, p, n15 + 1)
+                n15 -= 1
+            if n15 < 0:
+                e10.rack = None
             else:
-                q11 = p + n10
-                if q11 > bl:
-                    raise DecodeError('DescribeClusterBroker.Rack: length ' + str(n10) + ' past the end')
-                e7.rack = str(b[p:q11], 'utf-8')
-                p = q11
-            e7.is_fenced, = _S0.unpack_from(b, p)
+                q16 = p + n15
+                if q16 > bl:
+                    raise DecodeError('DescribeClusterBroker.Rack: length ' + str(n15) + ' past the end')
+                e10.rack = str(b[p:q16], 'utf-8')
+                p = q16
+            e10.is_fenced, = _S0.unpack_from(b, p)
             p += 1
             if b[p] == 0:  # no tagged fields, the common case
-                e7.unknown_tagged_fields = None
+                e10.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_DescribeClusterResponse_DescribeClusterBroker_0(b, p, e7)
-            xs6.append(e7)
-        o.brokers = xs6
-    o.cluster_authorized_operations, = _S4.unpack_from(b, p)
+                p = _t_DescribeClusterResponse_DescribeClusterBroker_0(b, p, e10)
+            xs9.append(e10)
+        o.brokers = xs9
+    o.cluster_authorized_operations, = _S5.unpack_from(b, p)
     p += 4
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
@@ -648,7 +637,7 @@ def _r_DescribeClusterResponse_2(b, p):
 
 
 def _w_DescribeClusterResponse_2(o, w):
-    w += _S3.pack(o.throttle_time_ms, o.error_code)
+    w += _S6.pack(o.throttle_time_ms, o.error_code)
     v1 = o.error_message
     if v1 is None:
         w.append(0)
@@ -660,7 +649,7 @@ def _w_DescribeClusterResponse_2(o, w):
         else:
             _wuv(w, ln)
         w += v1
-    w += _S5.pack(o.endpoint_type)
+    w += _S8.pack(o.endpoint_type)
     v2 = o.cluster_id
     v2 = v2.encode()
     ln = len(v2) + 1
@@ -669,7 +658,7 @@ def _w_DescribeClusterResponse_2(o, w):
     else:
         _wuv(w, ln)
     w += v2
-    w += _S4.pack(o.controller_id)
+    w += _S5.pack(o.controller_id)
     xs3 = o.brokers
     ln = len(xs3) + 1
     if ln < 128:
@@ -677,7 +666,7 @@ def _w_DescribeClusterResponse_2(o, w):
     else:
         _wuv(w, ln)
     for e4 in xs3:
-        w += _S4.pack(e4.broker_id)
+        w += _S5.pack(e4.broker_id)
         v5 = e4.host
         v5 = v5.encode()
         ln = len(v5) + 1
@@ -686,7 +675,7 @@ def _w_DescribeClusterResponse_2(o, w):
         else:
             _wuv(w, ln)
         w += v5
-        w += _S4.pack(e4.port)
+        w += _S5.pack(e4.port)
         v6 = e4.rack
         if v6 is None:
             w.append(0)
@@ -703,7 +692,7 @@ def _w_DescribeClusterResponse_2(o, w):
             _wtags(w, e4.unknown_tagged_fields)
         else:
             w.append(0)
-    w += _S4.pack(o.cluster_authorized_operations)
+    w += _S5.pack(o.cluster_authorized_operations)
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
     else:

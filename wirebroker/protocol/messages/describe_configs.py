@@ -29,12 +29,20 @@ def _first(tag_and_bytes):
     return tag_and_bytes[0]
 
 _S0 = _struct.Struct('>i')
-_S1 = _struct.Struct('>b')
+_S1 = _struct.Struct('>bh')
 _S2 = _struct.Struct('>h')
-_S3 = _struct.Struct('>?')
-_S4 = _struct.Struct('>??')
-_S5 = _struct.Struct('>???')
-_S6 = _struct.Struct('>?b?')
+_S3 = _struct.Struct('>b')
+_S4 = _struct.Struct('>?')
+_S5 = _struct.Struct('>??')
+_S6 = _struct.Struct('>bB')
+_S7 = _struct.Struct('>ii')
+_S8 = _struct.Struct('>hh')
+_S9 = _struct.Struct('>???')
+_S10 = _struct.Struct('>?b?i')
+_S11 = _struct.Struct('>?b?')
+_S12 = _struct.Struct('>iB')
+_S13 = _struct.Struct('>hB')
+_S14 = _struct.Struct('>?b?B')
 
 
 class DescribeConfigsRequest(Message):
@@ -139,39 +147,38 @@ def _r_DescribeConfigsRequest_0(b, p):
         xs2 = []
         for _ in range(n1):
             e3 = _new(_DescribeConfigsRequest_DescribeConfigsResource)
-            e3.resource_type, = _S1.unpack_from(b, p)
-            p += 1
-            n4, = _S2.unpack_from(b, p)
-            p += 2
-            if n4 < 0:
+            e3.resource_type, h4, = _S1.unpack_from(b, p)
+            p += 3
+            n5 = h4
+            if n5 < 0:
                 raise DecodeError('DescribeConfigsResource.ResourceName: null where not nullable')
             else:
-                q5 = p + n4
-                if q5 > bl:
-                    raise DecodeError('DescribeConfigsResource.ResourceName: length ' + str(n4) + ' past the end')
-                e3.resource_name = str(b[p:q5], 'utf-8')
-                p = q5
-            n6, = _S0.unpack_from(b, p)
+                q6 = p + n5
+                if q6 > bl:
+                    raise DecodeError('DescribeConfigsResource.ResourceName: length ' + str(n5) + ' past the end')
+                e3.resource_name = str(b[p:q6], 'utf-8')
+                p = q6
+            n7, = _S0.unpack_from(b, p)
             p += 4
-            if n6 < 0:
+            if n7 < 0:
                 e3.configuration_keys = None
             else:
-                if n6 > bl - p:
-                    raise DecodeError('DescribeConfigsResource.ConfigurationKeys: count ' + str(n6) + ' past the end')
-                xs7 = []
-                for _ in range(n6):
-                    n9, = _S2.unpack_from(b, p)
+                if n7 > bl - p:
+                    raise DecodeError('DescribeConfigsResource.ConfigurationKeys: count ' + str(n7) + ' past the end')
+                xs8 = []
+                for _ in range(n7):
+                    n10, = _S2.unpack_from(b, p)
                     p += 2
-                    if n9 < 0:
+                    if n10 < 0:
                         raise DecodeError('DescribeConfigsResource.ConfigurationKeys: null element')
                     else:
-                        q10 = p + n9
-                        if q10 > bl:
-                            raise DecodeError('DescribeConfigsResource.ConfigurationKeys: length ' + str(n9) + ' past the end')
-                        e8 = str(b[p:q10], 'utf-8')
-                        p = q10
-                    xs7.append(e8)
-                e3.configuration_keys = xs7
+                        q11 = p + n10
+                        if q11 > bl:
+                            raise DecodeError('DescribeConfigsResource.ConfigurationKeys: length ' + str(n10) + ' past the end')
+                        e9 = str(b[p:q11], 'utf-8')
+                        p = q11
+                    xs8.append(e9)
+                e3.configuration_keys = xs8
             e3.unknown_tagged_fields = None
             xs2.append(e3)
         o.resources = xs2
@@ -189,7 +196,7 @@ def _w_DescribeConfigsRequest_0(o, w):
     xs1 = o.resources
     w += _S0.pack(len(xs1))
     for e2 in xs1:
-        w += _S1.pack(e2.resource_type)
+        w += _S3.pack(e2.resource_type)
         v3 = e2.resource_name
         v3 = v3.encode()
         w += _S2.pack(len(v3))
@@ -219,43 +226,42 @@ def _r_DescribeConfigsRequest_1(b, p):
         xs2 = []
         for _ in range(n1):
             e3 = _new(_DescribeConfigsRequest_DescribeConfigsResource)
-            e3.resource_type, = _S1.unpack_from(b, p)
-            p += 1
-            n4, = _S2.unpack_from(b, p)
-            p += 2
-            if n4 < 0:
+            e3.resource_type, h4, = _S1.unpack_from(b, p)
+            p += 3
+            n5 = h4
+            if n5 < 0:
                 raise DecodeError('DescribeConfigsResource.ResourceName: null where not nullable')
             else:
-                q5 = p + n4
-                if q5 > bl:
-                    raise DecodeError('DescribeConfigsResource.ResourceName: length ' + str(n4) + ' past the end')
-                e3.resource_name = str(b[p:q5], 'utf-8')
-                p = q5
-            n6, = _S0.unpack_from(b, p)
+                q6 = p + n5
+                if q6 > bl:
+                    raise DecodeError('DescribeConfigsResource.ResourceName: length ' + str(n5) + ' past the end')
+                e3.resource_name = str(b[p:q6], 'utf-8')
+                p = q6
+            n7, = _S0.unpack_from(b, p)
             p += 4
-            if n6 < 0:
+            if n7 < 0:
                 e3.configuration_keys = None
             else:
-                if n6 > bl - p:
-                    raise DecodeError('DescribeConfigsResource.ConfigurationKeys: count ' + str(n6) + ' past the end')
-                xs7 = []
-                for _ in range(n6):
-                    n9, = _S2.unpack_from(b, p)
+                if n7 > bl - p:
+                    raise DecodeError('DescribeConfigsResource.ConfigurationKeys: count ' + str(n7) + ' past the end')
+                xs8 = []
+                for _ in range(n7):
+                    n10, = _S2.unpack_from(b, p)
                     p += 2
-                    if n9 < 0:
+                    if n10 < 0:
                         raise DecodeError('DescribeConfigsResource.ConfigurationKeys: null element')
                     else:
-                        q10 = p + n9
-                        if q10 > bl:
-                            raise DecodeError('DescribeConfigsResource.ConfigurationKeys: length ' + str(n9) + ' past the end')
-                        e8 = str(b[p:q10], 'utf-8')
-                        p = q10
-                    xs7.append(e8)
-                e3.configuration_keys = xs7
+                        q11 = p + n10
+                        if q11 > bl:
+                            raise DecodeError('DescribeConfigsResource.ConfigurationKeys: length ' + str(n10) + ' past the end')
+                        e9 = str(b[p:q11], 'utf-8')
+                        p = q11
+                    xs8.append(e9)
+                e3.configuration_keys = xs8
             e3.unknown_tagged_fields = None
             xs2.append(e3)
         o.resources = xs2
-    o.include_synonyms, = _S3.unpack_from(b, p)
+    o.include_synonyms, = _S4.unpack_from(b, p)
     p += 1
     o.include_documentation = False
     o.unknown_tagged_fields = None
@@ -268,7 +274,7 @@ def _w_DescribeConfigsRequest_1(o, w):
     xs1 = o.resources
     w += _S0.pack(len(xs1))
     for e2 in xs1:
-        w += _S1.pack(e2.resource_type)
+        w += _S3.pack(e2.resource_type)
         v3 = e2.resource_name
         v3 = v3.encode()
         w += _S2.pack(len(v3))
@@ -283,7 +289,7 @@ def _w_DescribeConfigsRequest_1(o, w):
                 v6 = v6.encode()
                 w += _S2.pack(len(v6))
                 w += v6
-    w += _S3.pack(o.include_synonyms)
+    w += _S4.pack(o.include_synonyms)
 
 
 def _r_DescribeConfigsRequest_2(b, p):
@@ -299,43 +305,42 @@ def _r_DescribeConfigsRequest_2(b, p):
         xs2 = []
         for _ in range(n1):
             e3 = _new(_DescribeConfigsRequest_DescribeConfigsResource)
-            e3.resource_type, = _S1.unpack_from(b, p)
-            p += 1
-            n4, = _S2.unpack_from(b, p)
-            p += 2
-            if n4 < 0:
+            e3.resource_type, h4, = _S1.unpack_from(b, p)
+            p += 3
+            n5 = h4
+            if n5 < 0:
                 raise DecodeError('DescribeConfigsResource.ResourceName: null where not nullable')
             else:
-                q5 = p + n4
-                if q5 > bl:
-                    raise DecodeError('DescribeConfigsResource.ResourceName: length ' + str(n4) + ' past the end')
-                e3.resource_name = str(b[p:q5], 'utf-8')
-                p = q5
-            n6, = _S0.unpack_from(b, p)
+                q6 = p + n5
+                if q6 > bl:
+                    raise DecodeError('DescribeConfigsResource.ResourceName: length ' + str(n5) + ' past the end')
+                e3.resource_name = str(b[p:q6], 'utf-8')
+                p = q6
+            n7, = _S0.unpack_from(b, p)
             p += 4
-            if n6 < 0:
+            if n7 < 0:
                 e3.configuration_keys = None
             else:
-                if n6 > bl - p:
-                    raise DecodeError('DescribeConfigsResource.ConfigurationKeys: count ' + str(n6) + ' past the end')
-                xs7 = []
-                for _ in range(n6):
-                    n9, = _S2.unpack_from(b, p)
+                if n7 > bl - p:
+                    raise DecodeError('DescribeConfigsResource.ConfigurationKeys: count ' + str(n7) + ' past the end')
+                xs8 = []
+                for _ in range(n7):
+                    n10, = _S2.unpack_from(b, p)
                     p += 2
-                    if n9 < 0:
+                    if n10 < 0:
                         raise DecodeError('DescribeConfigsResource.ConfigurationKeys: null element')
                     else:
-                        q10 = p + n9
-                        if q10 > bl:
-                            raise DecodeError('DescribeConfigsResource.ConfigurationKeys: length ' + str(n9) + ' past the end')
-                        e8 = str(b[p:q10], 'utf-8')
-                        p = q10
-                    xs7.append(e8)
-                e3.configuration_keys = xs7
+                        q11 = p + n10
+                        if q11 > bl:
+                            raise DecodeError('DescribeConfigsResource.ConfigurationKeys: length ' + str(n10) + ' past the end')
+                        e9 = str(b[p:q11], 'utf-8')
+                        p = q11
+                    xs8.append(e9)
+                e3.configuration_keys = xs8
             e3.unknown_tagged_fields = None
             xs2.append(e3)
         o.resources = xs2
-    o.include_synonyms, o.include_documentation, = _S4.unpack_from(b, p)
+    o.include_synonyms, o.include_documentation, = _S5.unpack_from(b, p)
     p += 2
     o.unknown_tagged_fields = None
     return o, p
@@ -345,7 +350,7 @@ def _w_DescribeConfigsRequest_2(o, w):
     xs1 = o.resources
     w += _S0.pack(len(xs1))
     for e2 in xs1:
-        w += _S1.pack(e2.resource_type)
+        w += _S3.pack(e2.resource_type)
         v3 = e2.resource_name
         v3 = v3.encode()
         w += _S2.pack(len(v3))
@@ -360,7 +365,7 @@ def _w_DescribeConfigsRequest_2(o, w):
                 v6 = v6.encode()
                 w += _S2.pack(len(v6))
                 w += v6
-    w += _S4.pack(o.include_synonyms, o.include_documentation)
+    w += _S5.pack(o.include_synonyms, o.include_documentation)
 
 
 def _t_DescribeConfigsRequest_DescribeConfigsResource_0(b, p, o):
@@ -425,48 +430,47 @@ def _r_DescribeConfigsRequest_3(b, p):
         xs2 = []
         for _ in range(n1):
             e3 = _new(_DescribeConfigsRequest_DescribeConfigsResource)
-            e3.resource_type, = _S1.unpack_from(b, p)
-            p += 1
-            n4 = b[p] - 1
-            p += 1
-            if n4 > 126:
-                n4, p = _uvt(b, p, n4 + 1)
-                n4 -= 1
-            if n4 < 0:
+            e3.resource_type, h4, = _S6.unpack_from(b, p)
+            p += 2
+            n5 = h4 - 1
+            if n5 > 126:
+                n5, p = _uvt(b, p, n5 + 1)
+                n5 -= 1
+            if n5 < 0:
                 raise DecodeError('DescribeConfigsResource.ResourceName: null where not nullable')
             else:
-                q5 = p + n4
-                if q5 > bl:
-                    raise DecodeError('DescribeConfigsResource.ResourceName: length ' + str(n4) + ' past the end')
-                e3.resource_name = str(b[p:q5], 'utf-8')
-                p = q5
-            n6 = b[p] - 1
+                q6 = p + n5
+                if q6 > bl:
+                    raise DecodeError('DescribeConfigsResource.ResourceName: length ' + str(n5) + ' past the end')
+                e3.resource_name = str(b[p:q6], 'utf-8')
+                p = q6
+            n7 = b[p] - 1
             p += 1
-            if n6 > 126:
-                n6, p = _uvt(b, p, n6 + 1)
-                n6 -= 1
-            if n6 < 0:
+            if n7 > 126:
+                n7, p = _uvt(b, p, n7 + 1)
+                n7 -= 1
+            if n7 < 0:
                 e3.configuration_keys = None
             else:
-                if n6 > bl - p:
-                    raise DecodeError('DescribeConfigsResource.ConfigurationKeys: count ' + str(n6) + ' past the end')
-                xs7 = []
-                for _ in range(n6):
-                    n9 = b[p] - 1
+                if n7 > bl - p:
+                    raise DecodeError('DescribeConfigsResource.ConfigurationKeys: count ' + str(n7) + ' past the end')
+                xs8 = []
+                for _ in range(n7):
+                    n10 = b[p] - 1
                     p += 1
-                    if n9 > 126:
-                        n9, p = _uvt(b, p, n9 + 1)
-                        n9 -= 1
-                    if n9 < 0:
+                    if n10 > 126:
+                        n10, p = _uvt(b, p, n10 + 1)
+                        n10 -= 1
+                    if n10 < 0:
                         raise DecodeError('DescribeConfigsResource.ConfigurationKeys: null element')
                     else:
-                        q10 = p + n9
-                        if q10 > bl:
-                            raise DecodeError('DescribeConfigsResource.ConfigurationKeys: length ' + str(n9) + ' past the end')
-                        e8 = str(b[p:q10], 'utf-8')
-                        p = q10
-                    xs7.append(e8)
-                e3.configuration_keys = xs7
+                        q11 = p + n10
+                        if q11 > bl:
+                            raise DecodeError('DescribeConfigsResource.ConfigurationKeys: length ' + str(n10) + ' past the end')
+                        e9 = str(b[p:q11], 'utf-8')
+                        p = q11
+                    xs8.append(e9)
+                e3.configuration_keys = xs8
             if b[p] == 0:  # no tagged fields, the common case
                 e3.unknown_tagged_fields = None
                 p += 1
@@ -474,7 +478,7 @@ def _r_DescribeConfigsRequest_3(b, p):
                 p = _t_DescribeConfigsRequest_DescribeConfigsResource_0(b, p, e3)
             xs2.append(e3)
         o.resources = xs2
-    o.include_synonyms, o.include_documentation, = _S4.unpack_from(b, p)
+    o.include_synonyms, o.include_documentation, = _S5.unpack_from(b, p)
     p += 2
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
@@ -492,7 +496,7 @@ def _w_DescribeConfigsRequest_3(o, w):
     else:
         _wuv(w, ln)
     for e2 in xs1:
-        w += _S1.pack(e2.resource_type)
+        w += _S3.pack(e2.resource_type)
         v3 = e2.resource_name
         v3 = v3.encode()
         ln = len(v3) + 1
@@ -523,7 +527,7 @@ def _w_DescribeConfigsRequest_3(o, w):
             _wtags(w, e2.unknown_tagged_fields)
         else:
             w.append(0)
-    w += _S4.pack(o.include_synonyms, o.include_documentation)
+    w += _S5.pack(o.include_synonyms, o.include_documentation)
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
     else:
@@ -533,84 +537,81 @@ def _w_DescribeConfigsRequest_3(o, w):
 def _r_DescribeConfigsResponse_0(b, p):
     bl = len(b)
     o = _new(DescribeConfigsResponse)
-    o.throttle_time_ms, = _S0.unpack_from(b, p)
-    p += 4
-    n1, = _S0.unpack_from(b, p)
-    p += 4
-    if n1 < 0:
+    o.throttle_time_ms, h1, = _S7.unpack_from(b, p)
+    p += 8
+    n2 = h1
+    if n2 < 0:
         raise DecodeError('DescribeConfigsResponse.Results: null where not nullable')
     else:
-        if n1 > bl - p:
-            raise DecodeError('DescribeConfigsResponse.Results: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3 = _new(_DescribeConfigsResponse_DescribeConfigsResult)
-            e3.error_code, = _S2.unpack_from(b, p)
-            p += 2
-            n4, = _S2.unpack_from(b, p)
-            p += 2
-            if n4 < 0:
-                e3.error_message = None
-            else:
-                q5 = p + n4
-                if q5 > bl:
-                    raise DecodeError('DescribeConfigsResult.ErrorMessage: length ' + str(n4) + ' past the end')
-                e3.error_message = str(b[p:q5], 'utf-8')
-                p = q5
-            e3.resource_type, = _S1.unpack_from(b, p)
-            p += 1
-            n6, = _S2.unpack_from(b, p)
-            p += 2
+        if n2 > bl - p:
+            raise DecodeError('DescribeConfigsResponse.Results: count ' + str(n2) + ' past the end')
+        xs3 = []
+        for _ in range(n2):
+            e4 = _new(_DescribeConfigsResponse_DescribeConfigsResult)
+            e4.error_code, h5, = _S8.unpack_from(b, p)
+            p += 4
+            n6 = h5
             if n6 < 0:
-                raise DecodeError('DescribeConfigsResult.ResourceName: null where not nullable')
+                e4.error_message = None
             else:
                 q7 = p + n6
                 if q7 > bl:
-                    raise DecodeError('DescribeConfigsResult.ResourceName: length ' + str(n6) + ' past the end')
-                e3.resource_name = str(b[p:q7], 'utf-8')
+                    raise DecodeError('DescribeConfigsResult.ErrorMessage: length ' + str(n6) + ' past the end')
+                e4.error_message = str(b[p:q7], 'utf-8')
                 p = q7
-            n8, = _S0.unpack_from(b, p)
+            e4.resource_type, h8, = _S1.unpack_from(b, p)
+            p += 3
+            n9 = h8
+            if n9 < 0:
+                raise DecodeError('DescribeConfigsResult.ResourceName: null where not nullable')
+            else:
+                q10 = p + n9
+                if q10 > bl:
+                    raise DecodeError('DescribeConfigsResult.ResourceName: length ' + str(n9) + ' past the end')
+                e4.resource_name = str(b[p:q10], 'utf-8')
+                p = q10
+            n11, = _S0.unpack_from(b, p)
             p += 4
-            if n8 < 0:
+            if n11 < 0:
                 raise DecodeError('DescribeConfigsResult.Configs: null where not nullable')
             else:
-                if n8 > bl - p:
-                    raise DecodeError('DescribeConfigsResult.Configs: count ' + str(n8) + ' past the end')
-                xs9 = []
-                for _ in range(n8):
-                    e10 = _new(_DescribeConfigsResponse_DescribeConfigsResourceResult)
-                    n11, = _S2.unpack_from(b, p)
+                if n11 > bl - p:
+                    raise DecodeError('DescribeConfigsResult.Configs: count ' + str(n11) + ' past the end')
+                xs12 = []
+                for _ in range(n11):
+                    e13 = _new(_DescribeConfigsResponse_DescribeConfigsResourceResult)
+                    n14, = _S2.unpack_from(b, p)
                     p += 2
-                    if n11 < 0:
+                    if n14 < 0:
                         raise DecodeError('DescribeConfigsResourceResult.Name: null where not nullable')
                     else:
-                        q12 = p + n11
-                        if q12 > bl:
-                            raise DecodeError('DescribeConfigsResourceResult.Name: length ' + str(n11) + ' past the end')
-                        e10.name = str(b[p:q12], 'utf-8')
-                        p = q12
-                    n13, = _S2.unpack_from(b, p)
+                        q15 = p + n14
+                        if q15 > bl:
+                            raise DecodeError('DescribeConfigsResourceResult.Name: length ' + str(n14) + ' past the end')
+                        e13.name = str(b[p:q15], 'utf-8')
+                        p = q15
+                    n16, = _S2.unpack_from(b, p)
                     p += 2
-                    if n13 < 0:
-                        e10.value = None
+                    if n16 < 0:
+                        e13.value = None
                     else:
-                        q14 = p + n13
-                        if q14 > bl:
-                            raise DecodeError('DescribeConfigsResourceResult.Value: length ' + str(n13) + ' past the end')
-                        e10.value = str(b[p:q14], 'utf-8')
-                        p = q14
-                    e10.read_only, e10.is_default, e10.is_sensitive, = _S5.unpack_from(b, p)
+                        q17 = p + n16
+                        if q17 > bl:
+                            raise DecodeError('DescribeConfigsResourceResult.Value: length ' + str(n16) + ' past the end')
+                        e13.value = str(b[p:q17], 'utf-8')
+                        p = q17
+                    e13.read_only, e13.is_default, e13.is_sensitive, = _S9.unpack_from(b, p)
                     p += 3
-                    e10.config_source = -1
-                    e10.synonyms = []
-                    e10.config_type = 0
-                    e10.documentation = ''
-                    e10.unknown_tagged_fields = None
-                    xs9.append(e10)
-                e3.configs = xs9
-            e3.unknown_tagged_fields = None
-            xs2.append(e3)
-        o.results = xs2
+                    e13.config_source = -1
+                    e13.synonyms = []
+                    e13.config_type = 0
+                    e13.documentation = ''
+                    e13.unknown_tagged_fields = None
+                    xs12.append(e13)
+                e4.configs = xs12
+            e4.unknown_tagged_fields = None
+            xs3.append(e4)
+        o.results = xs3
     o.unknown_tagged_fields = None
     return o, p
 
@@ -628,7 +629,7 @@ def _w_DescribeConfigsResponse_0(o, w):
             v3 = v3.encode()
             w += _S2.pack(len(v3))
             w += v3
-        w += _S1.pack(e2.resource_type)
+        w += _S3.pack(e2.resource_type)
         v4 = e2.resource_name
         v4 = v4.encode()
         w += _S2.pack(len(v4))
@@ -647,124 +648,120 @@ def _w_DescribeConfigsResponse_0(o, w):
                 v8 = v8.encode()
                 w += _S2.pack(len(v8))
                 w += v8
-            w += _S5.pack(e6.read_only, e6.is_default, e6.is_sensitive)
+            w += _S9.pack(e6.read_only, e6.is_default, e6.is_sensitive)
 
 
 def _r_DescribeConfigsResponse_1(b, p):
     bl = len(b)
     o = _new(DescribeConfigsResponse)
-    o.throttle_time_ms, = _S0.unpack_from(b, p)
-    p += 4
-    n1, = _S0.unpack_from(b, p)
-    p += 4
-    if n1 < 0:
+    o.throttle_time_ms, h1, = _S7.unpack_from(b, p)
+    p += 8
+    n2 = h1
+    if n2 < 0:
         raise DecodeError('DescribeConfigsResponse.Results: null where not nullable')
     else:
-        if n1 > bl - p:
-            raise DecodeError('DescribeConfigsResponse.Results: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3 = _new(_DescribeConfigsResponse_DescribeConfigsResult)
-            e3.error_code, = _S2.unpack_from(b, p)
-            p += 2
-            n4, = _S2.unpack_from(b, p)
-            p += 2
-            if n4 < 0:
-                e3.error_message = None
-            else:
-                q5 = p + n4
-                if q5 > bl:
-                    raise DecodeError('DescribeConfigsResult.ErrorMessage: length ' + str(n4) + ' past the end')
-                e3.error_message = str(b[p:q5], 'utf-8')
-                p = q5
-            e3.resource_type, = _S1.unpack_from(b, p)
-            p += 1
-            n6, = _S2.unpack_from(b, p)
-            p += 2
+        if n2 > bl - p:
+            raise DecodeError('DescribeConfigsResponse.Results: count ' + str(n2) + ' past the end')
+        xs3 = []
+        for _ in range(n2):
+            e4 = _new(_DescribeConfigsResponse_DescribeConfigsResult)
+            e4.error_code, h5, = _S8.unpack_from(b, p)
+            p += 4
+            n6 = h5
             if n6 < 0:
-                raise DecodeError('DescribeConfigsResult.ResourceName: null where not nullable')
+                e4.error_message = None
             else:
                 q7 = p + n6
                 if q7 > bl:
-                    raise DecodeError('DescribeConfigsResult.ResourceName: length ' + str(n6) + ' past the end')
-                e3.resource_name = str(b[p:q7], 'utf-8')
+                    raise DecodeError('DescribeConfigsResult.ErrorMessage: length ' + str(n6) + ' past the end')
+                e4.error_message = str(b[p:q7], 'utf-8')
                 p = q7
-            n8, = _S0.unpack_from(b, p)
+            e4.resource_type, h8, = _S1.unpack_from(b, p)
+            p += 3
+            n9 = h8
+            if n9 < 0:
+                raise DecodeError('DescribeConfigsResult.ResourceName: null where not nullable')
+            else:
+                q10 = p + n9
+                if q10 > bl:
+                    raise DecodeError('DescribeConfigsResult.ResourceName: length ' + str(n9) + ' past the end')
+                e4.resource_name = str(b[p:q10], 'utf-8')
+                p = q10
+            n11, = _S0.unpack_from(b, p)
             p += 4
-            if n8 < 0:
+            if n11 < 0:
                 raise DecodeError('DescribeConfigsResult.Configs: null where not nullable')
             else:
-                if n8 > bl - p:
-                    raise DecodeError('DescribeConfigsResult.Configs: count ' + str(n8) + ' past the end')
-                xs9 = []
-                for _ in range(n8):
-                    e10 = _new(_DescribeConfigsResponse_DescribeConfigsResourceResult)
-                    n11, = _S2.unpack_from(b, p)
+                if n11 > bl - p:
+                    raise DecodeError('DescribeConfigsResult.Configs: count ' + str(n11) + ' past the end')
+                xs12 = []
+                for _ in range(n11):
+                    e13 = _new(_DescribeConfigsResponse_DescribeConfigsResourceResult)
+                    n14, = _S2.unpack_from(b, p)
                     p += 2
-                    if n11 < 0:
+                    if n14 < 0:
                         raise DecodeError('DescribeConfigsResourceResult.Name: null where not nullable')
                     else:
-                        q12 = p + n11
-                        if q12 > bl:
-                            raise DecodeError('DescribeConfigsResourceResult.Name: length ' + str(n11) + ' past the end')
-                        e10.name = str(b[p:q12], 'utf-8')
-                        p = q12
-                    n13, = _S2.unpack_from(b, p)
+                        q15 = p + n14
+                        if q15 > bl:
+                            raise DecodeError('DescribeConfigsResourceResult.Name: length ' + str(n14) + ' past the end')
+                        e13.name = str(b[p:q15], 'utf-8')
+                        p = q15
+                    n16, = _S2.unpack_from(b, p)
                     p += 2
-                    if n13 < 0:
-                        e10.value = None
+                    if n16 < 0:
+                        e13.value = None
                     else:
-                        q14 = p + n13
-                        if q14 > bl:
-                            raise DecodeError('DescribeConfigsResourceResult.Value: length ' + str(n13) + ' past the end')
-                        e10.value = str(b[p:q14], 'utf-8')
-                        p = q14
-                    e10.read_only, e10.config_source, e10.is_sensitive, = _S6.unpack_from(b, p)
-                    p += 3
-                    n15, = _S0.unpack_from(b, p)
-                    p += 4
-                    if n15 < 0:
+                        q17 = p + n16
+                        if q17 > bl:
+                            raise DecodeError('DescribeConfigsResourceResult.Value: length ' + str(n16) + ' past the end')
+                        e13.value = str(b[p:q17], 'utf-8')
+                        p = q17
+                    e13.read_only, e13.config_source, e13.is_sensitive, h18, = _S10.unpack_from(b, p)
+                    p += 7
+                    n19 = h18
+                    if n19 < 0:
                         raise DecodeError('DescribeConfigsResourceResult.Synonyms: null where not nullable')
                     else:
-                        if n15 > bl - p:
-                            raise DecodeError('DescribeConfigsResourceResult.Synonyms: count ' + str(n15) + ' past the end')
-                        xs16 = []
-                        for _ in range(n15):
-                            e17 = _new(_DescribeConfigsResponse_DescribeConfigsSynonym)
-                            n18, = _S2.unpack_from(b, p)
+                        if n19 > bl - p:
+                            raise DecodeError('DescribeConfigsResourceResult.Synonyms: count ' + str(n19) + ' past the end')
+                        xs20 = []
+                        for _ in range(n19):
+                            e21 = _new(_DescribeConfigsResponse_DescribeConfigsSynonym)
+                            n22, = _S2.unpack_from(b, p)
                             p += 2
-                            if n18 < 0:
+                            if n22 < 0:
                                 raise DecodeError('DescribeConfigsSynonym.Name: null where not nullable')
                             else:
-                                q19 = p + n18
-                                if q19 > bl:
-                                    raise DecodeError('DescribeConfigsSynonym.Name: length ' + str(n18) + ' past the end')
-                                e17.name = str(b[p:q19], 'utf-8')
-                                p = q19
-                            n20, = _S2.unpack_from(b, p)
+                                q23 = p + n22
+                                if q23 > bl:
+                                    raise DecodeError('DescribeConfigsSynonym.Name: length ' + str(n22) + ' past the end')
+                                e21.name = str(b[p:q23], 'utf-8')
+                                p = q23
+                            n24, = _S2.unpack_from(b, p)
                             p += 2
-                            if n20 < 0:
-                                e17.value = None
+                            if n24 < 0:
+                                e21.value = None
                             else:
-                                q21 = p + n20
-                                if q21 > bl:
-                                    raise DecodeError('DescribeConfigsSynonym.Value: length ' + str(n20) + ' past the end')
-                                e17.value = str(b[p:q21], 'utf-8')
-                                p = q21
-                            e17.source, = _S1.unpack_from(b, p)
+                                q25 = p + n24
+                                if q25 > bl:
+                                    raise DecodeError('DescribeConfigsSynonym.Value: length ' + str(n24) + ' past the end')
+                                e21.value = str(b[p:q25], 'utf-8')
+                                p = q25
+                            e21.source, = _S3.unpack_from(b, p)
                             p += 1
-                            e17.unknown_tagged_fields = None
-                            xs16.append(e17)
-                        e10.synonyms = xs16
-                    e10.is_default = False
-                    e10.config_type = 0
-                    e10.documentation = ''
-                    e10.unknown_tagged_fields = None
-                    xs9.append(e10)
-                e3.configs = xs9
-            e3.unknown_tagged_fields = None
-            xs2.append(e3)
-        o.results = xs2
+                            e21.unknown_tagged_fields = None
+                            xs20.append(e21)
+                        e13.synonyms = xs20
+                    e13.is_default = False
+                    e13.config_type = 0
+                    e13.documentation = ''
+                    e13.unknown_tagged_fields = None
+                    xs12.append(e13)
+                e4.configs = xs12
+            e4.unknown_tagged_fields = None
+            xs3.append(e4)
+        o.results = xs3
     o.unknown_tagged_fields = None
     return o, p
 
@@ -782,7 +779,7 @@ def _w_DescribeConfigsResponse_1(o, w):
             v3 = v3.encode()
             w += _S2.pack(len(v3))
             w += v3
-        w += _S1.pack(e2.resource_type)
+        w += _S3.pack(e2.resource_type)
         v4 = e2.resource_name
         v4 = v4.encode()
         w += _S2.pack(len(v4))
@@ -803,7 +800,7 @@ def _w_DescribeConfigsResponse_1(o, w):
                 v8 = v8.encode()
                 w += _S2.pack(len(v8))
                 w += v8
-            w += _S6.pack(e6.read_only, e6.config_source, e6.is_sensitive)
+            w += _S11.pack(e6.read_only, e6.config_source, e6.is_sensitive)
             xs9 = e6.synonyms
             w += _S0.pack(len(xs9))
             for e10 in xs9:
@@ -818,134 +815,129 @@ def _w_DescribeConfigsResponse_1(o, w):
                     v12 = v12.encode()
                     w += _S2.pack(len(v12))
                     w += v12
-                w += _S1.pack(e10.source)
+                w += _S3.pack(e10.source)
 
 
 def _r_DescribeConfigsResponse_2(b, p):
     bl = len(b)
     o = _new(DescribeConfigsResponse)
-    o.throttle_time_ms, = _S0.unpack_from(b, p)
-    p += 4
-    n1, = _S0.unpack_from(b, p)
-    p += 4
-    if n1 < 0:
+    o.throttle_time_ms, h1, = _S7.unpack_from(b, p)
+    p += 8
+    n2 = h1
+    if n2 < 0:
         raise DecodeError('DescribeConfigsResponse.Results: null where not nullable')
     else:
-        if n1 > bl - p:
-            raise DecodeError('DescribeConfigsResponse.Results: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3 = _new(_DescribeConfigsResponse_DescribeConfigsResult)
-            e3.error_code, = _S2.unpack_from(b, p)
-            p += 2
-            n4, = _S2.unpack_from(b, p)
-            p += 2
-            if n4 < 0:
-                e3.error_message = None
-            else:
-                q5 = p + n4
-                if q5 > bl:
-                    raise DecodeError('DescribeConfigsResult.ErrorMessage: length ' + str(n4) + ' past the end')
-                e3.error_message = str(b[p:q5], 'utf-8')
-                p = q5
-            e3.resource_type, = _S1.unpack_from(b, p)
-            p += 1
-            n6, = _S2.unpack_from(b, p)
-            p += 2
+        if n2 > bl - p:
+            raise DecodeError('DescribeConfigsResponse.Results: count ' + str(n2) + ' past the end')
+        xs3 = []
+        for _ in range(n2):
+            e4 = _new(_DescribeConfigsResponse_DescribeConfigsResult)
+            e4.error_code, h5, = _S8.unpack_from(b, p)
+            p += 4
+            n6 = h5
             if n6 < 0:
-                raise DecodeError('DescribeConfigsResult.ResourceName: null where not nullable')
+                e4.error_message = None
             else:
                 q7 = p + n6
                 if q7 > bl:
-                    raise DecodeError('DescribeConfigsResult.ResourceName: length ' + str(n6) + ' past the end')
-                e3.resource_name = str(b[p:q7], 'utf-8')
+                    raise DecodeError('DescribeConfigsResult.ErrorMessage: length ' + str(n6) + ' past the end')
+                e4.error_message = str(b[p:q7], 'utf-8')
                 p = q7
-            n8, = _S0.unpack_from(b, p)
+            e4.resource_type, h8, = _S1.unpack_from(b, p)
+            p += 3
+            n9 = h8
+            if n9 < 0:
+                raise DecodeError('DescribeConfigsResult.ResourceName: null where not nullable')
+            else:
+                q10 = p + n9
+                if q10 > bl:
+                    raise DecodeError('DescribeConfigsResult.ResourceName: length ' + str(n9) + ' past the end')
+                e4.resource_name = str(b[p:q10], 'utf-8')
+                p = q10
+            n11, = _S0.unpack_from(b, p)
             p += 4
-            if n8 < 0:
+            if n11 < 0:
                 raise DecodeError('DescribeConfigsResult.Configs: null where not nullable')
             else:
-                if n8 > bl - p:
-                    raise DecodeError('DescribeConfigsResult.Configs: count ' + str(n8) + ' past the end')
-                xs9 = []
-                for _ in range(n8):
-                    e10 = _new(_DescribeConfigsResponse_DescribeConfigsResourceResult)
-                    n11, = _S2.unpack_from(b, p)
+                if n11 > bl - p:
+                    raise DecodeError('DescribeConfigsResult.Configs: count ' + str(n11) + ' past the end')
+                xs12 = []
+                for _ in range(n11):
+                    e13 = _new(_DescribeConfigsResponse_DescribeConfigsResourceResult)
+                    n14, = _S2.unpack_from(b, p)
                     p += 2
-                    if n11 < 0:
+                    if n14 < 0:
                         raise DecodeError('DescribeConfigsResourceResult.Name: null where not nullable')
                     else:
-                        q12 = p + n11
-                        if q12 > bl:
-                            raise DecodeError('DescribeConfigsResourceResult.Name: length ' + str(n11) + ' past the end')
-                        e10.name = str(b[p:q12], 'utf-8')
-                        p = q12
-                    n13, = _S2.unpack_from(b, p)
+                        q15 = p + n14
+                        if q15 > bl:
+                            raise DecodeError('DescribeConfigsResourceResult.Name: length ' + str(n14) + ' past the end')
+                        e13.name = str(b[p:q15], 'utf-8')
+                        p = q15
+                    n16, = _S2.unpack_from(b, p)
                     p += 2
-                    if n13 < 0:
-                        e10.value = None
+                    if n16 < 0:
+                        e13.value = None
                     else:
-                        q14 = p + n13
-                        if q14 > bl:
-                            raise DecodeError('DescribeConfigsResourceResult.Value: length ' + str(n13) + ' past the end')
-                        e10.value = str(b[p:q14], 'utf-8')
-                        p = q14
-                    e10.read_only, e10.config_source, e10.is_sensitive, = _S6.unpack_from(b, p)
-                    p += 3
-                    n15, = _S0.unpack_from(b, p)
-                    p += 4
-                    if n15 < 0:
+                        q17 = p + n16
+                        if q17 > bl:
+                            raise DecodeError('DescribeConfigsResourceResult.Value: length ' + str(n16) + ' past the end')
+                        e13.value = str(b[p:q17], 'utf-8')
+                        p = q17
+                    e13.read_only, e13.config_source, e13.is_sensitive, h18, = _S10.unpack_from(b, p)
+                    p += 7
+                    n19 = h18
+                    if n19 < 0:
                         raise DecodeError('DescribeConfigsResourceResult.Synonyms: null where not nullable')
                     else:
-                        if n15 > bl - p:
-                            raise DecodeError('DescribeConfigsResourceResult.Synonyms: count ' + str(n15) + ' past the end')
-                        xs16 = []
-                        for _ in range(n15):
-                            e17 = _new(_DescribeConfigsResponse_DescribeConfigsSynonym)
-                            n18, = _S2.unpack_from(b, p)
+                        if n19 > bl - p:
+                            raise DecodeError('DescribeConfigsResourceResult.Synonyms: count ' + str(n19) + ' past the end')
+                        xs20 = []
+                        for _ in range(n19):
+                            e21 = _new(_DescribeConfigsResponse_DescribeConfigsSynonym)
+                            n22, = _S2.unpack_from(b, p)
                             p += 2
-                            if n18 < 0:
+                            if n22 < 0:
                                 raise DecodeError('DescribeConfigsSynonym.Name: null where not nullable')
                             else:
-                                q19 = p + n18
-                                if q19 > bl:
-                                    raise DecodeError('DescribeConfigsSynonym.Name: length ' + str(n18) + ' past the end')
-                                e17.name = str(b[p:q19], 'utf-8')
-                                p = q19
-                            n20, = _S2.unpack_from(b, p)
+                                q23 = p + n22
+                                if q23 > bl:
+                                    raise DecodeError('DescribeConfigsSynonym.Name: length ' + str(n22) + ' past the end')
+                                e21.name = str(b[p:q23], 'utf-8')
+                                p = q23
+                            n24, = _S2.unpack_from(b, p)
                             p += 2
-                            if n20 < 0:
-                                e17.value = None
+                            if n24 < 0:
+                                e21.value = None
                             else:
-                                q21 = p + n20
-                                if q21 > bl:
-                                    raise DecodeError('DescribeConfigsSynonym.Value: length ' + str(n20) + ' past the end')
-                                e17.value = str(b[p:q21], 'utf-8')
-                                p = q21
-                            e17.source, = _S1.unpack_from(b, p)
+                                q25 = p + n24
+                                if q25 > bl:
+                                    raise DecodeError('DescribeConfigsSynonym.Value: length ' + str(n24) + ' past the end')
+                                e21.value = str(b[p:q25], 'utf-8')
+                                p = q25
+                            e21.source, = _S3.unpack_from(b, p)
                             p += 1
-                            e17.unknown_tagged_fields = None
-                            xs16.append(e17)
-                        e10.synonyms = xs16
-                    e10.config_type, = _S1.unpack_from(b, p)
-                    p += 1
-                    n22, = _S2.unpack_from(b, p)
-                    p += 2
-                    if n22 < 0:
-                        e10.documentation = None
+                            e21.unknown_tagged_fields = None
+                            xs20.append(e21)
+                        e13.synonyms = xs20
+                    e13.config_type, h26, = _S1.unpack_from(b, p)
+                    p += 3
+                    n27 = h26
+                    if n27 < 0:
+                        e13.documentation = None
                     else:
-                        q23 = p + n22
-                        if q23 > bl:
-                            raise DecodeError('DescribeConfigsResourceResult.Documentation: length ' + str(n22) + ' past the end')
-                        e10.documentation = str(b[p:q23], 'utf-8')
-                        p = q23
-                    e10.is_default = False
-                    e10.unknown_tagged_fields = None
-                    xs9.append(e10)
-                e3.configs = xs9
-            e3.unknown_tagged_fields = None
-            xs2.append(e3)
-        o.results = xs2
+                        q28 = p + n27
+                        if q28 > bl:
+                            raise DecodeError('DescribeConfigsResourceResult.Documentation: length ' + str(n27) + ' past the end')
+                        e13.documentation = str(b[p:q28], 'utf-8')
+                        p = q28
+                    e13.is_default = False
+                    e13.unknown_tagged_fields = None
+                    xs12.append(e13)
+                e4.configs = xs12
+            e4.unknown_tagged_fields = None
+            xs3.append(e4)
+        o.results = xs3
     o.unknown_tagged_fields = None
     return o, p
 
@@ -963,7 +955,7 @@ def _w_DescribeConfigsResponse_2(o, w):
             v3 = v3.encode()
             w += _S2.pack(len(v3))
             w += v3
-        w += _S1.pack(e2.resource_type)
+        w += _S3.pack(e2.resource_type)
         v4 = e2.resource_name
         v4 = v4.encode()
         w += _S2.pack(len(v4))
@@ -984,7 +976,7 @@ def _w_DescribeConfigsResponse_2(o, w):
                 v8 = v8.encode()
                 w += _S2.pack(len(v8))
                 w += v8
-            w += _S6.pack(e6.read_only, e6.config_source, e6.is_sensitive)
+            w += _S11.pack(e6.read_only, e6.config_source, e6.is_sensitive)
             xs9 = e6.synonyms
             w += _S0.pack(len(xs9))
             for e10 in xs9:
@@ -999,8 +991,8 @@ def _w_DescribeConfigsResponse_2(o, w):
                     v12 = v12.encode()
                     w += _S2.pack(len(v12))
                     w += v12
-                w += _S1.pack(e10.source)
-            w += _S1.pack(e6.config_type)
+                w += _S3.pack(e10.source)
+            w += _S3.pack(e6.config_type)
             v13 = e6.documentation
             if v13 is None:
                 w += b'\xff\xff'
@@ -1105,170 +1097,165 @@ def _t_DescribeConfigsResponse_0(b, p, o):
 def _r_DescribeConfigsResponse_3(b, p):
     bl = len(b)
     o = _new(DescribeConfigsResponse)
-    o.throttle_time_ms, = _S0.unpack_from(b, p)
-    p += 4
-    n1 = b[p] - 1
-    p += 1
-    if n1 > 126:
-        n1, p = _uvt(b, p, n1 + 1)
-        n1 -= 1
-    if n1 < 0:
+    o.throttle_time_ms, h1, = _S12.unpack_from(b, p)
+    p += 5
+    n2 = h1 - 1
+    if n2 > 126:
+        n2, p = _uvt(b, p, n2 + 1)
+        n2 -= 1
+    if n2 < 0:
         raise DecodeError('DescribeConfigsResponse.Results: null where not nullable')
     else:
-        if n1 > bl - p:
-            raise DecodeError('DescribeConfigsResponse.Results: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3 = _new(_DescribeConfigsResponse_DescribeConfigsResult)
-            e3.error_code, = _S2.unpack_from(b, p)
-            p += 2
-            n4 = b[p] - 1
-            p += 1
-            if n4 > 126:
-                n4, p = _uvt(b, p, n4 + 1)
-                n4 -= 1
-            if n4 < 0:
-                e3.error_message = None
-            else:
-                q5 = p + n4
-                if q5 > bl:
-                    raise DecodeError('DescribeConfigsResult.ErrorMessage: length ' + str(n4) + ' past the end')
-                e3.error_message = str(b[p:q5], 'utf-8')
-                p = q5
-            e3.resource_type, = _S1.unpack_from(b, p)
-            p += 1
-            n6 = b[p] - 1
-            p += 1
+        if n2 > bl - p:
+            raise DecodeError('DescribeConfigsResponse.Results: count ' + str(n2) + ' past the end')
+        xs3 = []
+        for _ in range(n2):
+            e4 = _new(_DescribeConfigsResponse_DescribeConfigsResult)
+            e4.error_code, h5, = _S13.unpack_from(b, p)
+            p += 3
+            n6 = h5 - 1
             if n6 > 126:
                 n6, p = _uvt(b, p, n6 + 1)
                 n6 -= 1
             if n6 < 0:
-                raise DecodeError('DescribeConfigsResult.ResourceName: null where not nullable')
+                e4.error_message = None
             else:
                 q7 = p + n6
                 if q7 > bl:
-                    raise DecodeError('DescribeConfigsResult.ResourceName: length ' + str(n6) + ' past the end')
-                e3.resource_name = str(b[p:q7], 'utf-8')
+                    raise DecodeError('DescribeConfigsResult.ErrorMessage: length ' + str(n6) + ' past the end')
+                e4.error_message = str(b[p:q7], 'utf-8')
                 p = q7
-            n8 = b[p] - 1
+            e4.resource_type, h8, = _S6.unpack_from(b, p)
+            p += 2
+            n9 = h8 - 1
+            if n9 > 126:
+                n9, p = _uvt(b, p, n9 + 1)
+                n9 -= 1
+            if n9 < 0:
+                raise DecodeError('DescribeConfigsResult.ResourceName: null where not nullable')
+            else:
+                q10 = p + n9
+                if q10 > bl:
+                    raise DecodeError('DescribeConfigsResult.ResourceName: length ' + str(n9) + ' past the end')
+                e4.resource_name = str(b[p:q10], 'utf-8')
+                p = q10
+            n11 = b[p] - 1
             p += 1
-            if n8 > 126:
-                n8, p = _uvt(b, p, n8 + 1)
-                n8 -= 1
-            if n8 < 0:
+            if n11 > 126:
+                n11, p = _uvt(b, p, n11 + 1)
+                n11 -= 1
+            if n11 < 0:
                 raise DecodeError('DescribeConfigsResult.Configs: null where not nullable')
             else:
-                if n8 > bl - p:
-                    raise DecodeError('DescribeConfigsResult.Configs: count ' + str(n8) + ' past the end')
-                xs9 = []
-                for _ in range(n8):
-                    e10 = _new(_DescribeConfigsResponse_DescribeConfigsResourceResult)
-                    n11 = b[p] - 1
+                if n11 > bl - p:
+                    raise DecodeError('DescribeConfigsResult.Configs: count ' + str(n11) + ' past the end')
+                xs12 = []
+                for _ in range(n11):
+                    e13 = _new(_DescribeConfigsResponse_DescribeConfigsResourceResult)
+                    n14 = b[p] - 1
                     p += 1
-                    if n11 > 126:
-                        n11, p = _uvt(b, p, n11 + 1)
-                        n11 -= 1
-                    if n11 < 0:
+                    if n14 > 126:
+                        n14, p = _uvt(b, p, n14 + 1)
+                        n14 -= 1
+                    if n14 < 0:
                         raise DecodeError('DescribeConfigsResourceResult.Name: null where not nullable')
                     else:
-                        q12 = p + n11
-                        if q12 > bl:
-                            raise DecodeError('DescribeConfigsResourceResult.Name: length ' + str(n11) + ' past the end')
-                        e10.name = str(b[p:q12], 'utf-8')
-                        p = q12
-                    n13 = b[p] - 1
+                        q15 = p + n14
+                        if q15 > bl:
+                            raise DecodeError('DescribeConfigsResourceResult.Name: length ' + str(n14) + ' past the end')
+                        e13.name = str(b[p:q15], 'utf-8')
+                        p = q15
+                    n16 = b[p] - 1
                     p += 1
-                    if n13 > 126:
-                        n13, p = _uvt(b, p, n13 + 1)
-                        n13 -= 1
-                    if n13 < 0:
-                        e10.value = None
+                    if n16 > 126:
+                        n16, p = _uvt(b, p, n16 + 1)
+                        n16 -= 1
+                    if n16 < 0:
+                        e13.value = None
                     else:
-                        q14 = p + n13
-                        if q14 > bl:
-                            raise DecodeError('DescribeConfigsResourceResult.Value: length ' + str(n13) + ' past the end')
-                        e10.value = str(b[p:q14], 'utf-8')
-                        p = q14
-                    e10.read_only, e10.config_source, e10.is_sensitive, = _S6.unpack_from(b, p)
-                    p += 3
-                    n15 = b[p] - 1
-                    p += 1
-                    if n15 > 126:
-                        n15, p = _uvt(b, p, n15 + 1)
-                        n15 -= 1
-                    if n15 < 0:
+                        q17 = p + n16
+                        if q17 > bl:
+                            raise DecodeError('DescribeConfigsResourceResult.Value: length ' + str(n16) + ' past the end')
+                        e13.value = str(b[p:q17], 'utf-8')
+                        p = q17
+                    e13.read_only, e13.config_source, e13.is_sensitive, h18, = _S14.unpack_from(b, p)
+                    p += 4
+                    n19 = h18 - 1
+                    if n19 > 126:
+                        n19, p = _uvt(b, p, n19 + 1)
+                        n19 -= 1
+                    if n19 < 0:
                         raise DecodeError('DescribeConfigsResourceResult.Synonyms: null where not nullable')
                     else:
-                        if n15 > bl - p:
-                            raise DecodeError('DescribeConfigsResourceResult.Synonyms: count ' + str(n15) + ' past the end')
-                        xs16 = []
-                        for _ in range(n15):
-                            e17 = _new(_DescribeConfigsResponse_DescribeConfigsSynonym)
-                            n18 = b[p] - 1
+                        if n19 > bl - p:
+                            raise DecodeError('DescribeConfigsResourceResult.Synonyms: count ' + str(n19) + ' past the end')
+                        xs20 = []
+                        for _ in range(n19):
+                            e21 = _new(_DescribeConfigsResponse_DescribeConfigsSynonym)
+                            n22 = b[p] - 1
                             p += 1
-                            if n18 > 126:
-                                n18, p = _uvt(b, p, n18 + 1)
-                                n18 -= 1
-                            if n18 < 0:
+                            if n22 > 126:
+                                n22, p = _uvt(b, p, n22 + 1)
+                                n22 -= 1
+                            if n22 < 0:
                                 raise DecodeError('DescribeConfigsSynonym.Name: null where not nullable')
                             else:
-                                q19 = p + n18
-                                if q19 > bl:
-                                    raise DecodeError('DescribeConfigsSynonym.Name: length ' + str(n18) + ' past the end')
-                                e17.name = str(b[p:q19], 'utf-8')
-                                p = q19
-                            n20 = b[p] - 1
+                                q23 = p + n22
+                                if q23 > bl:
+                                    raise DecodeError('DescribeConfigsSynonym.Name: length ' + str(n22) + ' past the end')
+                                e21.name = str(b[p:q23], 'utf-8')
+                                p = q23
+                            n24 = b[p] - 1
                             p += 1
-                            if n20 > 126:
-                                n20, p = _uvt(b, p, n20 + 1)
-                                n20 -= 1
-                            if n20 < 0:
-                                e17.value = None
+                            if n24 > 126:
+                                n24, p = _uvt(b, p, n24 + 1)
+                                n24 -= 1
+                            if n24 < 0:
+                                e21.value = None
                             else:
-                                q21 = p + n20
-                                if q21 > bl:
-                                    raise DecodeError('DescribeConfigsSynonym.Value: length ' + str(n20) + ' past the end')
-                                e17.value = str(b[p:q21], 'utf-8')
-                                p = q21
-                            e17.source, = _S1.unpack_from(b, p)
+                                q25 = p + n24
+                                if q25 > bl:
+                                    raise DecodeError('DescribeConfigsSynonym.Value: length ' + str(n24) + ' past the end')
+                                e21.value = str(b[p:q25], 'utf-8')
+                                p = q25
+                            e21.source, = _S3.unpack_from(b, p)
                             p += 1
                             if b[p] == 0:  # no tagged fields, the common case
-                                e17.unknown_tagged_fields = None
+                                e21.unknown_tagged_fields = None
                                 p += 1
                             else:
-                                p = _t_DescribeConfigsResponse_DescribeConfigsSynonym_0(b, p, e17)
-                            xs16.append(e17)
-                        e10.synonyms = xs16
-                    e10.config_type, = _S1.unpack_from(b, p)
-                    p += 1
-                    n22 = b[p] - 1
-                    p += 1
-                    if n22 > 126:
-                        n22, p = _uvt(b, p, n22 + 1)
-                        n22 -= 1
-                    if n22 < 0:
-                        e10.documentation = None
+                                p = _t_DescribeConfigsResponse_DescribeConfigsSynonym_0(b, p, e21)
+                            xs20.append(e21)
+                        e13.synonyms = xs20
+                    e13.config_type, h26, = _S6.unpack_from(b, p)
+                    p += 2
+                    n27 = h26 - 1
+                    if n27 > 126:
+                        n27, p = _uvt(b, p, n27 + 1)
+                        n27 -= 1
+                    if n27 < 0:
+                        e13.documentation = None
                     else:
-                        q23 = p + n22
-                        if q23 > bl:
-                            raise DecodeError('DescribeConfigsResourceResult.Documentation: length ' + str(n22) + ' past the end')
-                        e10.documentation = str(b[p:q23], 'utf-8')
-                        p = q23
-                    e10.is_default = False
+                        q28 = p + n27
+                        if q28 > bl:
+                            raise DecodeError('DescribeConfigsResourceResult.Documentation: length ' + str(n27) + ' past the end')
+                        e13.documentation = str(b[p:q28], 'utf-8')
+                        p = q28
+                    e13.is_default = False
                     if b[p] == 0:  # no tagged fields, the common case
-                        e10.unknown_tagged_fields = None
+                        e13.unknown_tagged_fields = None
                         p += 1
                     else:
-                        p = _t_DescribeConfigsResponse_DescribeConfigsResourceResult_0(b, p, e10)
-                    xs9.append(e10)
-                e3.configs = xs9
+                        p = _t_DescribeConfigsResponse_DescribeConfigsResourceResult_0(b, p, e13)
+                    xs12.append(e13)
+                e4.configs = xs12
             if b[p] == 0:  # no tagged fields, the common case
-                e3.unknown_tagged_fields = None
+                e4.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_DescribeConfigsResponse_DescribeConfigsResult_0(b, p, e3)
-            xs2.append(e3)
-        o.results = xs2
+                p = _t_DescribeConfigsResponse_DescribeConfigsResult_0(b, p, e4)
+            xs3.append(e4)
+        o.results = xs3
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         p += 1
@@ -1298,7 +1285,7 @@ def _w_DescribeConfigsResponse_3(o, w):
             else:
                 _wuv(w, ln)
             w += v3
-        w += _S1.pack(e2.resource_type)
+        w += _S3.pack(e2.resource_type)
         v4 = e2.resource_name
         v4 = v4.encode()
         ln = len(v4) + 1
@@ -1335,7 +1322,7 @@ def _w_DescribeConfigsResponse_3(o, w):
                 else:
                     _wuv(w, ln)
                 w += v8
-            w += _S6.pack(e6.read_only, e6.config_source, e6.is_sensitive)
+            w += _S11.pack(e6.read_only, e6.config_source, e6.is_sensitive)
             xs9 = e6.synonyms
             ln = len(xs9) + 1
             if ln < 128:
@@ -1362,12 +1349,12 @@ def _w_DescribeConfigsResponse_3(o, w):
                     else:
                         _wuv(w, ln)
                     w += v12
-                w += _S1.pack(e10.source)
+                w += _S3.pack(e10.source)
                 if e10.unknown_tagged_fields:
                     _wtags(w, e10.unknown_tagged_fields)
                 else:
                     w.append(0)
-            w += _S1.pack(e6.config_type)
+            w += _S3.pack(e6.config_type)
             v13 = e6.documentation
             if v13 is None:
                 w.append(0)

@@ -30,7 +30,11 @@ def _first(tag_and_bytes):
 
 _S0 = _struct.Struct('>i')
 _S1 = _struct.Struct('>h')
-_S2 = _struct.Struct('>qqq')
+_S2 = _struct.Struct('>hi')
+_S3 = _struct.Struct('>qqqh')
+_S4 = _struct.Struct('>qqq')
+_S5 = _struct.Struct('>hB')
+_S6 = _struct.Struct('>qqqB')
 
 
 class DescribeDelegationTokenRequest(Message):
@@ -306,98 +310,96 @@ def _w_DescribeDelegationTokenRequest_1(o, w):
 def _r_DescribeDelegationTokenResponse_0(b, p):
     bl = len(b)
     o = _new(DescribeDelegationTokenResponse)
-    o.error_code, = _S1.unpack_from(b, p)
-    p += 2
-    n1, = _S0.unpack_from(b, p)
-    p += 4
-    if n1 < 0:
+    o.error_code, h1, = _S2.unpack_from(b, p)
+    p += 6
+    n2 = h1
+    if n2 < 0:
         raise DecodeError('DescribeDelegationTokenResponse.Tokens: null where not nullable')
     else:
-        if n1 > bl - p:
-            raise DecodeError('DescribeDelegationTokenResponse.Tokens: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3 = _new(_DescribeDelegationTokenResponse_DescribedDelegationToken)
-            n4, = _S1.unpack_from(b, p)
+        if n2 > bl - p:
+            raise DecodeError('DescribeDelegationTokenResponse.Tokens: count ' + str(n2) + ' past the end')
+        xs3 = []
+        for _ in range(n2):
+            e4 = _new(_DescribeDelegationTokenResponse_DescribedDelegationToken)
+            n5, = _S1.unpack_from(b, p)
             p += 2
-            if n4 < 0:
+            if n5 < 0:
                 raise DecodeError('DescribedDelegationToken.PrincipalType: null where not nullable')
             else:
-                q5 = p + n4
-                if q5 > bl:
-                    raise DecodeError('DescribedDelegationToken.PrincipalType: length ' + str(n4) + ' past the end')
-                e3.principal_type = str(b[p:q5], 'utf-8')
-                p = q5
-            n6, = _S1.unpack_from(b, p)
+                q6 = p + n5
+                if q6 > bl:
+                    raise DecodeError('DescribedDelegationToken.PrincipalType: length ' + str(n5) + ' past the end')
+                e4.principal_type = str(b[p:q6], 'utf-8')
+                p = q6
+            n7, = _S1.unpack_from(b, p)
             p += 2
-            if n6 < 0:
+            if n7 < 0:
                 raise DecodeError('DescribedDelegationToken.PrincipalName: null where not nullable')
             else:
-                q7 = p + n6
-                if q7 > bl:
-                    raise DecodeError('DescribedDelegationToken.PrincipalName: length ' + str(n6) + ' past the end')
-                e3.principal_name = str(b[p:q7], 'utf-8')
-                p = q7
-            e3.issue_timestamp, e3.expiry_timestamp, e3.max_timestamp, = _S2.unpack_from(b, p)
-            p += 24
-            n8, = _S1.unpack_from(b, p)
-            p += 2
-            if n8 < 0:
-                raise DecodeError('DescribedDelegationToken.TokenId: null where not nullable')
-            else:
-                q9 = p + n8
-                if q9 > bl:
-                    raise DecodeError('DescribedDelegationToken.TokenId: length ' + str(n8) + ' past the end')
-                e3.token_id = str(b[p:q9], 'utf-8')
-                p = q9
-            n10, = _S0.unpack_from(b, p)
-            p += 4
+                q8 = p + n7
+                if q8 > bl:
+                    raise DecodeError('DescribedDelegationToken.PrincipalName: length ' + str(n7) + ' past the end')
+                e4.principal_name = str(b[p:q8], 'utf-8')
+                p = q8
+            e4.issue_timestamp, e4.expiry_timestamp, e4.max_timestamp, h9, = _S3.unpack_from(b, p)
+            p += 26
+            n10 = h9
             if n10 < 0:
-                raise DecodeError('DescribedDelegationToken.Hmac: null where not nullable')
+                raise DecodeError('DescribedDelegationToken.TokenId: null where not nullable')
             else:
                 q11 = p + n10
                 if q11 > bl:
-                    raise DecodeError('DescribedDelegationToken.Hmac: length ' + str(n10) + ' past the end')
-                e3.hmac = bytes(b[p:q11])
+                    raise DecodeError('DescribedDelegationToken.TokenId: length ' + str(n10) + ' past the end')
+                e4.token_id = str(b[p:q11], 'utf-8')
                 p = q11
             n12, = _S0.unpack_from(b, p)
             p += 4
             if n12 < 0:
+                raise DecodeError('DescribedDelegationToken.Hmac: null where not nullable')
+            else:
+                q13 = p + n12
+                if q13 > bl:
+                    raise DecodeError('DescribedDelegationToken.Hmac: length ' + str(n12) + ' past the end')
+                e4.hmac = bytes(b[p:q13])
+                p = q13
+            n14, = _S0.unpack_from(b, p)
+            p += 4
+            if n14 < 0:
                 raise DecodeError('DescribedDelegationToken.Renewers: null where not nullable')
             else:
-                if n12 > bl - p:
-                    raise DecodeError('DescribedDelegationToken.Renewers: count ' + str(n12) + ' past the end')
-                xs13 = []
-                for _ in range(n12):
-                    e14 = _new(_DescribeDelegationTokenResponse_DescribedDelegationTokenRenewer)
-                    n15, = _S1.unpack_from(b, p)
-                    p += 2
-                    if n15 < 0:
-                        raise DecodeError('DescribedDelegationTokenRenewer.PrincipalType: null where not nullable')
-                    else:
-                        q16 = p + n15
-                        if q16 > bl:
-                            raise DecodeError('DescribedDelegationTokenRenewer.PrincipalType: length ' + str(n15) + ' past the end')
-                        e14.principal_type = str(b[p:q16], 'utf-8')
-                        p = q16
+                if n14 > bl - p:
+                    raise DecodeError('DescribedDelegationToken.Renewers: count ' + str(n14) + ' past the end')
+                xs15 = []
+                for _ in range(n14):
+                    e16 = _new(_DescribeDelegationTokenResponse_DescribedDelegationTokenRenewer)
                     n17, = _S1.unpack_from(b, p)
                     p += 2
                     if n17 < 0:
-                        raise DecodeError('DescribedDelegationTokenRenewer.PrincipalName: null where not nullable')
+                        raise DecodeError('DescribedDelegationTokenRenewer.PrincipalType: null where not nullable')
                     else:
                         q18 = p + n17
                         if q18 > bl:
-                            raise DecodeError('DescribedDelegationTokenRenewer.PrincipalName: length ' + str(n17) + ' past the end')
-                        e14.principal_name = str(b[p:q18], 'utf-8')
+                            raise DecodeError('DescribedDelegationTokenRenewer.PrincipalType: length ' + str(n17) + ' past the end')
+                        e16.principal_type = str(b[p:q18], 'utf-8')
                         p = q18
-                    e14.unknown_tagged_fields = None
-                    xs13.append(e14)
-                e3.renewers = xs13
-            e3.token_requester_principal_type = ''
-            e3.token_requester_principal_name = ''
-            e3.unknown_tagged_fields = None
-            xs2.append(e3)
-        o.tokens = xs2
+                    n19, = _S1.unpack_from(b, p)
+                    p += 2
+                    if n19 < 0:
+                        raise DecodeError('DescribedDelegationTokenRenewer.PrincipalName: null where not nullable')
+                    else:
+                        q20 = p + n19
+                        if q20 > bl:
+                            raise DecodeError('DescribedDelegationTokenRenewer.PrincipalName: length ' + str(n19) + ' past the end')
+                        e16.principal_name = str(b[p:q20], 'utf-8')
+                        p = q20
+                    e16.unknown_tagged_fields = None
+                    xs15.append(e16)
+                e4.renewers = xs15
+            e4.token_requester_principal_type = ''
+            e4.token_requester_principal_name = ''
+            e4.unknown_tagged_fields = None
+            xs3.append(e4)
+        o.tokens = xs3
     o.throttle_time_ms, = _S0.unpack_from(b, p)
     p += 4
     o.unknown_tagged_fields = None
@@ -421,7 +423,7 @@ def _w_DescribeDelegationTokenResponse_0(o, w):
         v4 = v4.encode()
         w += _S1.pack(len(v4))
         w += v4
-        w += _S2.pack(e2.issue_timestamp, e2.expiry_timestamp, e2.max_timestamp)
+        w += _S4.pack(e2.issue_timestamp, e2.expiry_timestamp, e2.max_timestamp)
         v5 = e2.token_id
         v5 = v5.encode()
         w += _S1.pack(len(v5))
@@ -515,74 +517,59 @@ def _t_DescribeDelegationTokenResponse_0(b, p, o):
 def _r_DescribeDelegationTokenResponse_1(b, p):
     bl = len(b)
     o = _new(DescribeDelegationTokenResponse)
-    o.error_code, = _S1.unpack_from(b, p)
-    p += 2
-    n1 = b[p] - 1
-    p += 1
-    if n1 > 126:
-        n1, p = _uvt(b, p, n1 + 1)
-        n1 -= 1
-    if n1 < 0:
+    o.error_code, h1, = _S5.unpack_from(b, p)
+    p += 3
+    n2 = h1 - 1
+    if n2 > 126:
+        n2, p = _uvt(b, p, n2 + 1)
+        n2 -= 1
+    if n2 < 0:
         raise DecodeError('DescribeDelegationTokenResponse.Tokens: null where not nullable')
     else:
-        if n1 > bl - p:
-            raise DecodeError('DescribeDelegationTokenResponse.Tokens: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3 = _new(_DescribeDelegationTokenResponse_DescribedDelegationToken)
-            n4 = b[p] - 1
+        if n2 > bl - p:
+            raise DecodeError('DescribeDelegationTokenResponse.Tokens: count ' + str(n2) + ' past the end')
+        xs3 = []
+        for _ in range(n2):
+            e4 = _new(_DescribeDelegationTokenResponse_DescribedDelegationToken)
+            n5 = b[p] - 1
             p += 1
-            if n4 > 126:
-                n4, p = _uvt(b, p, n4 + 1)
-                n4 -= 1
-            if n4 < 0:
+            if n5 > 126:
+                n5, p = _uvt(b, p, n5 + 1)
+                n5 -= 1
+            if n5 < 0:
                 raise DecodeError('DescribedDelegationToken.PrincipalType: null where not nullable')
             else:
-                q5 = p + n4
-                if q5 > bl:
-                    raise DecodeError('DescribedDelegationToken.PrincipalType: length ' + str(n4) + ' past the end')
-                e3.principal_type = str(b[p:q5], 'utf-8')
-                p = q5
-            n6 = b[p] - 1
+                q6 = p + n5
+                if q6 > bl:
+                    raise DecodeError('DescribedDelegationToken.PrincipalType: length ' + str(n5) + ' past the end')
+                e4.principal_type = str(b[p:q6], 'utf-8')
+                p = q6
+            n7 = b[p] - 1
             p += 1
-            if n6 > 126:
-                n6, p = _uvt(b, p, n6 + 1)
-                n6 -= 1
-            if n6 < 0:
+            if n7 > 126:
+                n7, p = _uvt(b, p, n7 + 1)
+                n7 -= 1
+            if n7 < 0:
                 raise DecodeError('DescribedDelegationToken.PrincipalName: null where not nullable')
             else:
-                q7 = p + n6
-                if q7 > bl:
-                    raise DecodeError('DescribedDelegationToken.PrincipalName: length ' + str(n6) + ' past the end')
-                e3.principal_name = str(b[p:q7], 'utf-8')
-                p = q7
-            e3.issue_timestamp, e3.expiry_timestamp, e3.max_timestamp, = _S2.unpack_from(b, p)
-            p += 24
-            n8 = b[p] - 1
-            p += 1
-            if n8 > 126:
-                n8, p = _uvt(b, p, n8 + 1)
-                n8 -= 1
-            if n8 < 0:
-                raise DecodeError('DescribedDelegationToken.TokenId: null where not nullable')
-            else:
-                q9 = p + n8
-                if q9 > bl:
-                    raise DecodeError('DescribedDelegationToken.TokenId: length ' + str(n8) + ' past the end')
-                e3.token_id = str(b[p:q9], 'utf-8')
-                p = q9
-            n10 = b[p] - 1
-            p += 1
+                q8 = p + n7
+                if q8 > bl:
+                    raise DecodeError('DescribedDelegationToken.PrincipalName: length ' + str(n7) + ' past the end')
+                e4.principal_name = str(b[p:q8], 'utf-8')
+                p = q8
+            e4.issue_timestamp, e4.expiry_timestamp, e4.max_timestamp, h9, = _S6.unpack_from(b, p)
+            p += 25
+            n10 = h9 - 1
             if n10 > 126:
                 n10, p = _uvt(b, p, n10 + 1)
                 n10 -= 1
             if n10 < 0:
-                raise DecodeError('DescribedDelegationToken.Hmac: null where not nullable')
+                raise DecodeError('DescribedDelegationToken.TokenId: null where not nullable')
             else:
                 q11 = p + n10
                 if q11 > bl:
-                    raise DecodeError('DescribedDelegationToken.Hmac: length ' + str(n10) + ' past the end')
-                e3.hmac = bytes(b[p:q11])
+                    raise DecodeError('DescribedDelegationToken.TokenId: length ' + str(n10) + ' past the end')
+                e4.token_id = str(b[p:q11], 'utf-8')
                 p = q11
             n12 = b[p] - 1
             p += 1
@@ -590,55 +577,68 @@ def _r_DescribeDelegationTokenResponse_1(b, p):
                 n12, p = _uvt(b, p, n12 + 1)
                 n12 -= 1
             if n12 < 0:
+                raise DecodeError('DescribedDelegationToken.Hmac: null where not nullable')
+            else:
+                q13 = p + n12
+                if q13 > bl:
+                    raise DecodeError('DescribedDelegationToken.Hmac: length ' + str(n12) + ' past the end')
+                e4.hmac = bytes(b[p:q13])
+                p = q13
+            n14 = b[p] - 1
+            p += 1
+            if n14 > 126:
+                n14, p = _uvt(b, p, n14 + 1)
+                n14 -= 1
+            if n14 < 0:
                 raise DecodeError('DescribedDelegationToken.Renewers: null where not nullable')
             else:
-                if n12 > bl - p:
-                    raise DecodeError('DescribedDelegationToken.Renewers: count ' + str(n12) + ' past the end')
-                xs13 = []
-                for _ in range(n12):
-                    e14 = _new(_DescribeDelegationTokenResponse_DescribedDelegationTokenRenewer)
-                    n15 = b[p] - 1
-                    p += 1
-                    if n15 > 126:
-                        n15, p = _uvt(b, p, n15 + 1)
-                        n15 -= 1
-                    if n15 < 0:
-                        raise DecodeError('DescribedDelegationTokenRenewer.PrincipalType: null where not nullable')
-                    else:
-                        q16 = p + n15
-                        if q16 > bl:
-                            raise DecodeError('DescribedDelegationTokenRenewer.PrincipalType: length ' + str(n15) + ' past the end')
-                        e14.principal_type = str(b[p:q16], 'utf-8')
-                        p = q16
+                if n14 > bl - p:
+                    raise DecodeError('DescribedDelegationToken.Renewers: count ' + str(n14) + ' past the end')
+                xs15 = []
+                for _ in range(n14):
+                    e16 = _new(_DescribeDelegationTokenResponse_DescribedDelegationTokenRenewer)
                     n17 = b[p] - 1
                     p += 1
                     if n17 > 126:
                         n17, p = _uvt(b, p, n17 + 1)
                         n17 -= 1
                     if n17 < 0:
-                        raise DecodeError('DescribedDelegationTokenRenewer.PrincipalName: null where not nullable')
+                        raise DecodeError('DescribedDelegationTokenRenewer.PrincipalType: null where not nullable')
                     else:
                         q18 = p + n17
                         if q18 > bl:
-                            raise DecodeError('DescribedDelegationTokenRenewer.PrincipalName: length ' + str(n17) + ' past the end')
-                        e14.principal_name = str(b[p:q18], 'utf-8')
+                            raise DecodeError('DescribedDelegationTokenRenewer.PrincipalType: length ' + str(n17) + ' past the end')
+                        e16.principal_type = str(b[p:q18], 'utf-8')
                         p = q18
+                    n19 = b[p] - 1
+                    p += 1
+                    if n19 > 126:
+                        n19, p = _uvt(b, p, n19 + 1)
+                        n19 -= 1
+                    if n19 < 0:
+                        raise DecodeError('DescribedDelegationTokenRenewer.PrincipalName: null where not nullable')
+                    else:
+                        q20 = p + n19
+                        if q20 > bl:
+                            raise DecodeError('DescribedDelegationTokenRenewer.PrincipalName: length ' + str(n19) + ' past the end')
+                        e16.principal_name = str(b[p:q20], 'utf-8')
+                        p = q20
                     if b[p] == 0:  # no tagged fields, the common case
-                        e14.unknown_tagged_fields = None
+                        e16.unknown_tagged_fields = None
                         p += 1
                     else:
-                        p = _t_DescribeDelegationTokenResponse_DescribedDelegationTokenRenewer_0(b, p, e14)
-                    xs13.append(e14)
-                e3.renewers = xs13
-            e3.token_requester_principal_type = ''
-            e3.token_requester_principal_name = ''
+                        p = _t_DescribeDelegationTokenResponse_DescribedDelegationTokenRenewer_0(b, p, e16)
+                    xs15.append(e16)
+                e4.renewers = xs15
+            e4.token_requester_principal_type = ''
+            e4.token_requester_principal_name = ''
             if b[p] == 0:  # no tagged fields, the common case
-                e3.unknown_tagged_fields = None
+                e4.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_DescribeDelegationTokenResponse_DescribedDelegationToken_0(b, p, e3)
-            xs2.append(e3)
-        o.tokens = xs2
+                p = _t_DescribeDelegationTokenResponse_DescribedDelegationToken_0(b, p, e4)
+            xs3.append(e4)
+        o.tokens = xs3
     o.throttle_time_ms, = _S0.unpack_from(b, p)
     p += 4
     if b[p] == 0:  # no tagged fields, the common case
@@ -678,7 +678,7 @@ def _w_DescribeDelegationTokenResponse_1(o, w):
         else:
             _wuv(w, ln)
         w += v4
-        w += _S2.pack(e2.issue_timestamp, e2.expiry_timestamp, e2.max_timestamp)
+        w += _S4.pack(e2.issue_timestamp, e2.expiry_timestamp, e2.max_timestamp)
         v5 = e2.token_id
         v5 = v5.encode()
         ln = len(v5) + 1
@@ -735,100 +735,85 @@ def _w_DescribeDelegationTokenResponse_1(o, w):
 def _r_DescribeDelegationTokenResponse_2(b, p):
     bl = len(b)
     o = _new(DescribeDelegationTokenResponse)
-    o.error_code, = _S1.unpack_from(b, p)
-    p += 2
-    n1 = b[p] - 1
-    p += 1
-    if n1 > 126:
-        n1, p = _uvt(b, p, n1 + 1)
-        n1 -= 1
-    if n1 < 0:
+    o.error_code, h1, = _S5.unpack_from(b, p)
+    p += 3
+    n2 = h1 - 1
+    if n2 > 126:
+        n2, p = _uvt(b, p, n2 + 1)
+        n2 -= 1
+    if n2 < 0:
         raise DecodeError('DescribeDelegationTokenResponse.Tokens: null where not nullable')
     else:
-        if n1 > bl - p:
-            raise DecodeError('DescribeDelegationTokenResponse.Tokens: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3 = _new(_DescribeDelegationTokenResponse_DescribedDelegationToken)
-            n4 = b[p] - 1
+        if n2 > bl - p:
+            raise DecodeError('DescribeDelegationTokenResponse.Tokens: count ' + str(n2) + ' past the end')
+        xs3 = []
+        for _ in range(n2):
+            e4 = _new(_DescribeDelegationTokenResponse_DescribedDelegationToken)
+            n5 = b[p] - 1
             p += 1
-            if n4 > 126:
-                n4, p = _uvt(b, p, n4 + 1)
-                n4 -= 1
-            if n4 < 0:
+            if n5 > 126:
+                n5, p = _uvt(b, p, n5 + 1)
+                n5 -= 1
+            if n5 < 0:
                 raise DecodeError('DescribedDelegationToken.PrincipalType: null where not nullable')
             else:
-                q5 = p + n4
-                if q5 > bl:
-                    raise DecodeError('DescribedDelegationToken.PrincipalType: length ' + str(n4) + ' past the end')
-                e3.principal_type = str(b[p:q5], 'utf-8')
-                p = q5
-            n6 = b[p] - 1
+                q6 = p + n5
+                if q6 > bl:
+                    raise DecodeError('DescribedDelegationToken.PrincipalType: length ' + str(n5) + ' past the end')
+                e4.principal_type = str(b[p:q6], 'utf-8')
+                p = q6
+            n7 = b[p] - 1
             p += 1
-            if n6 > 126:
-                n6, p = _uvt(b, p, n6 + 1)
-                n6 -= 1
-            if n6 < 0:
+            if n7 > 126:
+                n7, p = _uvt(b, p, n7 + 1)
+                n7 -= 1
+            if n7 < 0:
                 raise DecodeError('DescribedDelegationToken.PrincipalName: null where not nullable')
             else:
-                q7 = p + n6
-                if q7 > bl:
-                    raise DecodeError('DescribedDelegationToken.PrincipalName: length ' + str(n6) + ' past the end')
-                e3.principal_name = str(b[p:q7], 'utf-8')
-                p = q7
-            n8 = b[p] - 1
+                q8 = p + n7
+                if q8 > bl:
+                    raise DecodeError('DescribedDelegationToken.PrincipalName: length ' + str(n7) + ' past the end')
+                e4.principal_name = str(b[p:q8], 'utf-8')
+                p = q8
+            n9 = b[p] - 1
             p += 1
-            if n8 > 126:
-                n8, p = _uvt(b, p, n8 + 1)
-                n8 -= 1
-            if n8 < 0:
+            if n9 > 126:
+                n9, p = _uvt(b, p, n9 + 1)
+                n9 -= 1
+            if n9 < 0:
                 raise DecodeError('DescribedDelegationToken.TokenRequesterPrincipalType: null where not nullable')
             else:
-                q9 = p + n8
-                if q9 > bl:
-                    raise DecodeError('DescribedDelegationToken.TokenRequesterPrincipalType: length ' + str(n8) + ' past the end')
-                e3.token_requester_principal_type = str(b[p:q9], 'utf-8')
-                p = q9
-            n10 = b[p] - 1
+                q10 = p + n9
+                if q10 > bl:
+                    raise DecodeError('DescribedDelegationToken.TokenRequesterPrincipalType: length ' + str(n9) + ' past the end')
+                e4.token_requester_principal_type = str(b[p:q10], 'utf-8')
+                p = q10
+            n11 = b[p] - 1
             p += 1
-            if n10 > 126:
-                n10, p = _uvt(b, p, n10 + 1)
-                n10 -= 1
-            if n10 < 0:
+            if n11 > 126:
+                n11, p = _uvt(b, p, n11 + 1)
+                n11 -= 1
+            if n11 < 0:
                 raise DecodeError('DescribedDelegationToken.TokenRequesterPrincipalName: null where not nullable')
             else:
-                q11 = p + n10
-                if q11 > bl:
-                    raise DecodeError('DescribedDelegationToken.TokenRequesterPrincipalName: length ' + str(n10) + ' past the end')
-                e3.token_requester_principal_name = str(b[p:q11], 'utf-8')
-                p = q11
-            e3.issue_timestamp, e3.expiry_timestamp, e3.max_timestamp, = _S2.unpack_from(b, p)
-            p += 24
-            n12 = b[p] - 1
-            p += 1
-            if n12 > 126:
-                n12, p = _uvt(b, p, n12 + 1)
-                n12 -= 1
-            if n12 < 0:
-                raise DecodeError('DescribedDelegationToken.TokenId: null where not nullable')
-            else:
-                q13 = p + n12
-                if q13 > bl:
-                    raise DecodeError('DescribedDelegationToken.TokenId: length ' + str(n12) + ' past the end')
-                e3.token_id = str(b[p:q13], 'utf-8')
-                p = q13
-            n14 = b[p] - 1
-            p += 1
+                q12 = p + n11
+                if q12 > bl:
+                    raise DecodeError('DescribedDelegationToken.TokenRequesterPrincipalName: length ' + str(n11) + ' past the end')
+                e4.token_requester_principal_name = str(b[p:q12], 'utf-8')
+                p = q12
+            e4.issue_timestamp, e4.expiry_timestamp, e4.max_timestamp, h13, = _S6.unpack_from(b, p)
+            p += 25
+            n14 = h13 - 1
             if n14 > 126:
                 n14, p = _uvt(b, p, n14 + 1)
                 n14 -= 1
             if n14 < 0:
-                raise DecodeError('DescribedDelegationToken.Hmac: null where not nullable')
+                raise DecodeError('DescribedDelegationToken.TokenId: null where not nullable')
             else:
                 q15 = p + n14
                 if q15 > bl:
-                    raise DecodeError('DescribedDelegationToken.Hmac: length ' + str(n14) + ' past the end')
-                e3.hmac = bytes(b[p:q15])
+                    raise DecodeError('DescribedDelegationToken.TokenId: length ' + str(n14) + ' past the end')
+                e4.token_id = str(b[p:q15], 'utf-8')
                 p = q15
             n16 = b[p] - 1
             p += 1
@@ -836,53 +821,66 @@ def _r_DescribeDelegationTokenResponse_2(b, p):
                 n16, p = _uvt(b, p, n16 + 1)
                 n16 -= 1
             if n16 < 0:
+                raise DecodeError('DescribedDelegationToken.Hmac: null where not nullable')
+            else:
+                q17 = p + n16
+                if q17 > bl:
+                    raise DecodeError('DescribedDelegationToken.Hmac: length ' + str(n16) + ' past the end')
+                e4.hmac = bytes(b[p:q17])
+                p = q17
+            n18 = b[p] - 1
+            p += 1
+            if n18 > 126:
+                n18, p = _uvt(b, p, n18 + 1)
+                n18 -= 1
+            if n18 < 0:
                 raise DecodeError('DescribedDelegationToken.Renewers: null where not nullable')
             else:
-                if n16 > bl - p:
-                    raise DecodeError('DescribedDelegationToken.Renewers: count ' + str(n16) + ' past the end')
-                xs17 = []
-                for _ in range(n16):
-                    e18 = _new(_DescribeDelegationTokenResponse_DescribedDelegationTokenRenewer)
-                    n19 = b[p] - 1
-                    p += 1
-                    if n19 > 126:
-                        n19, p = _uvt(b, p, n19 + 1)
-                        n19 -= 1
-                    if n19 < 0:
-                        raise DecodeError('DescribedDelegationTokenRenewer.PrincipalType: null where not nullable')
-                    else:
-                        q20 = p + n19
-                        if q20 > bl:
-                            raise DecodeError('DescribedDelegationTokenRenewer.PrincipalType: length ' + str(n19) + ' past the end')
-                        e18.principal_type = str(b[p:q20], 'utf-8')
-                        p = q20
+                if n18 > bl - p:
+                    raise DecodeError('DescribedDelegationToken.Renewers: count ' + str(n18) + ' past the end')
+                xs19 = []
+                for _ in range(n18):
+                    e20 = _new(_DescribeDelegationTokenResponse_DescribedDelegationTokenRenewer)
                     n21 = b[p] - 1
                     p += 1
                     if n21 > 126:
                         n21, p = _uvt(b, p, n21 + 1)
                         n21 -= 1
                     if n21 < 0:
-                        raise DecodeError('DescribedDelegationTokenRenewer.PrincipalName: null where not nullable')
+                        raise DecodeError('DescribedDelegationTokenRenewer.PrincipalType: null where not nullable')
                     else:
                         q22 = p + n21
                         if q22 > bl:
-                            raise DecodeError('DescribedDelegationTokenRenewer.PrincipalName: length ' + str(n21) + ' past the end')
-                        e18.principal_name = str(b[p:q22], 'utf-8')
+                            raise DecodeError('DescribedDelegationTokenRenewer.PrincipalType: length ' + str(n21) + ' past the end')
+                        e20.principal_type = str(b[p:q22], 'utf-8')
                         p = q22
+                    n23 = b[p] - 1
+                    p += 1
+                    if n23 > 126:
+                        n23, p = _uvt(b, p, n23 + 1)
+                        n23 -= 1
+                    if n23 < 0:
+                        raise DecodeError('DescribedDelegationTokenRenewer.PrincipalName: null where not nullable')
+                    else:
+                        q24 = p + n23
+                        if q24 > bl:
+                            raise DecodeError('DescribedDelegationTokenRenewer.PrincipalName: length ' + str(n23) + ' past the end')
+                        e20.principal_name = str(b[p:q24], 'utf-8')
+                        p = q24
                     if b[p] == 0:  # no tagged fields, the common case
-                        e18.unknown_tagged_fields = None
+                        e20.unknown_tagged_fields = None
                         p += 1
                     else:
-                        p = _t_DescribeDelegationTokenResponse_DescribedDelegationTokenRenewer_0(b, p, e18)
-                    xs17.append(e18)
-                e3.renewers = xs17
+                        p = _t_DescribeDelegationTokenResponse_DescribedDelegationTokenRenewer_0(b, p, e20)
+                    xs19.append(e20)
+                e4.renewers = xs19
             if b[p] == 0:  # no tagged fields, the common case
-                e3.unknown_tagged_fields = None
+                e4.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_DescribeDelegationTokenResponse_DescribedDelegationToken_0(b, p, e3)
-            xs2.append(e3)
-        o.tokens = xs2
+                p = _t_DescribeDelegationTokenResponse_DescribedDelegationToken_0(b, p, e4)
+            xs3.append(e4)
+        o.tokens = xs3
     o.throttle_time_ms, = _S0.unpack_from(b, p)
     p += 4
     if b[p] == 0:  # no tagged fields, the common case
@@ -934,7 +932,7 @@ def _w_DescribeDelegationTokenResponse_2(o, w):
         else:
             _wuv(w, ln)
         w += v6
-        w += _S2.pack(e2.issue_timestamp, e2.expiry_timestamp, e2.max_timestamp)
+        w += _S4.pack(e2.issue_timestamp, e2.expiry_timestamp, e2.max_timestamp)
         v7 = e2.token_id
         v7 = v7.encode()
         ln = len(v7) + 1

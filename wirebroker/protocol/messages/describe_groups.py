@@ -31,6 +31,10 @@ def _first(tag_and_bytes):
 _S0 = _struct.Struct('>i')
 _S1 = _struct.Struct('>h')
 _S2 = _struct.Struct('>?')
+_S3 = _struct.Struct('>hh')
+_S4 = _struct.Struct('>ii')
+_S5 = _struct.Struct('>iB')
+_S6 = _struct.Struct('>hB')
 
 
 class DescribeGroupsRequest(Message):
@@ -278,112 +282,111 @@ def _r_DescribeGroupsResponse_0(b, p):
         xs2 = []
         for _ in range(n1):
             e3 = _new(_DescribeGroupsResponse_DescribedGroup)
-            e3.error_code, = _S1.unpack_from(b, p)
-            p += 2
-            n4, = _S1.unpack_from(b, p)
-            p += 2
-            if n4 < 0:
+            e3.error_code, h4, = _S3.unpack_from(b, p)
+            p += 4
+            n5 = h4
+            if n5 < 0:
                 raise DecodeError('DescribedGroup.GroupId: null where not nullable')
             else:
-                q5 = p + n4
-                if q5 > bl:
-                    raise DecodeError('DescribedGroup.GroupId: length ' + str(n4) + ' past the end')
-                e3.group_id = str(b[p:q5], 'utf-8')
-                p = q5
-            n6, = _S1.unpack_from(b, p)
+                q6 = p + n5
+                if q6 > bl:
+                    raise DecodeError('DescribedGroup.GroupId: length ' + str(n5) + ' past the end')
+                e3.group_id = str(b[p:q6], 'utf-8')
+                p = q6
+            n7, = _S1.unpack_from(b, p)
             p += 2
-            if n6 < 0:
+            if n7 < 0:
                 raise DecodeError('DescribedGroup.GroupState: null where not nullable')
             else:
-                q7 = p + n6
-                if q7 > bl:
-                    raise DecodeError('DescribedGroup.GroupState: length ' + str(n6) + ' past the end')
-                e3.group_state = str(b[p:q7], 'utf-8')
-                p = q7
-            n8, = _S1.unpack_from(b, p)
+                q8 = p + n7
+                if q8 > bl:
+                    raise DecodeError('DescribedGroup.GroupState: length ' + str(n7) + ' past the end')
+                e3.group_state = str(b[p:q8], 'utf-8')
+                p = q8
+            n9, = _S1.unpack_from(b, p)
             p += 2
-            if n8 < 0:
+            if n9 < 0:
                 raise DecodeError('DescribedGroup.ProtocolType: null where not nullable')
             else:
-                q9 = p + n8
-                if q9 > bl:
-                    raise DecodeError('DescribedGroup.ProtocolType: length ' + str(n8) + ' past the end')
-                e3.protocol_type = str(b[p:q9], 'utf-8')
-                p = q9
-            n10, = _S1.unpack_from(b, p)
+                q10 = p + n9
+                if q10 > bl:
+                    raise DecodeError('DescribedGroup.ProtocolType: length ' + str(n9) + ' past the end')
+                e3.protocol_type = str(b[p:q10], 'utf-8')
+                p = q10
+            n11, = _S1.unpack_from(b, p)
             p += 2
-            if n10 < 0:
+            if n11 < 0:
                 raise DecodeError('DescribedGroup.ProtocolData: null where not nullable')
             else:
-                q11 = p + n10
-                if q11 > bl:
-                    raise DecodeError('DescribedGroup.ProtocolData: length ' + str(n10) + ' past the end')
-                e3.protocol_data = str(b[p:q11], 'utf-8')
-                p = q11
-            n12, = _S0.unpack_from(b, p)
+                q12 = p + n11
+                if q12 > bl:
+                    raise DecodeError('DescribedGroup.ProtocolData: length ' + str(n11) + ' past the end')
+                e3.protocol_data = str(b[p:q12], 'utf-8')
+                p = q12
+            n13, = _S0.unpack_from(b, p)
             p += 4
-            if n12 < 0:
+            if n13 < 0:
                 raise DecodeError('DescribedGroup.Members: null where not nullable')
             else:
-                if n12 > bl - p:
-                    raise DecodeError('DescribedGroup.Members: count ' + str(n12) + ' past the end')
-                xs13 = []
-                for _ in range(n12):
-                    e14 = _new(_DescribeGroupsResponse_DescribedGroupMember)
-                    n15, = _S1.unpack_from(b, p)
+                if n13 > bl - p:
+                    raise DecodeError('DescribedGroup.Members: count ' + str(n13) + ' past the end')
+                xs14 = []
+                for _ in range(n13):
+                    e15 = _new(_DescribeGroupsResponse_DescribedGroupMember)
+                    n16, = _S1.unpack_from(b, p)
                     p += 2
-                    if n15 < 0:
+                    if n16 < 0:
                         raise DecodeError('DescribedGroupMember.MemberId: null where not nullable')
                     else:
-                        q16 = p + n15
-                        if q16 > bl:
-                            raise DecodeError('DescribedGroupMember.MemberId: length ' + str(n15) + ' past the end')
-                        e14.member_id = str(b[p:q16], 'utf-8')
-                        p = q16
-                    n17, = _S1.unpack_from(b, p)
+                        q17 = p + n16
+                        if q17 > bl:
+                            raise DecodeError('DescribedGroupMember.MemberId: length ' + str(n16) + ' past the end')
+                        e15.member_id = str(b[p:q17], 'utf-8')
+                        p = q17
+                    n18, = _S1.unpack_from(b, p)
                     p += 2
-                    if n17 < 0:
+                    if n18 < 0:
                         raise DecodeError('DescribedGroupMember.ClientId: null where not nullable')
                     else:
-                        q18 = p + n17
-                        if q18 > bl:
-                            raise DecodeError('DescribedGroupMember.ClientId: length ' + str(n17) + ' past the end')
-                        e14.client_id = str(b[p:q18], 'utf-8')
-                        p = q18
-                    n19, = _S1.unpack_from(b, p)
+                        q19 = p + n18
+                        if q19 > bl:
+                            raise DecodeError('DescribedGroupMember.ClientId: length ' + str(n18) + ' past the end')
+                        e15.client_id = str(b[p:q19], 'utf-8')
+                        p = q19
+                    n20, = _S1.unpack_from(b, p)
                     p += 2
-                    if n19 < 0:
+                    if n20 < 0:
                         raise DecodeError('DescribedGroupMember.ClientHost: null where not nullable')
                     else:
-                        q20 = p + n19
-                        if q20 > bl:
-                            raise DecodeError('DescribedGroupMember.ClientHost: length ' + str(n19) + ' past the end')
-                        e14.client_host = str(b[p:q20], 'utf-8')
-                        p = q20
-                    n21, = _S0.unpack_from(b, p)
+                        q21 = p + n20
+                        if q21 > bl:
+                            raise DecodeError('DescribedGroupMember.ClientHost: length ' + str(n20) + ' past the end')
+                        e15.client_host = str(b[p:q21], 'utf-8')
+                        p = q21
+                    n22, = _S0.unpack_from(b, p)
                     p += 4
-                    if n21 < 0:
+                    if n22 < 0:
                         raise DecodeError('DescribedGroupMember.MemberMetadata: null where not nullable')
                     else:
-                        q22 = p + n21
-                        if q22 > bl:
-                            raise DecodeError('DescribedGroupMember.MemberMetadata: length ' + str(n21) + ' past the end')
-                        e14.member_metadata = bytes(b[p:q22])
-                        p = q22
-                    n23, = _S0.unpack_from(b, p)
+                        q23 = p + n22
+                        if q23 > bl:
+                            raise DecodeError('DescribedGroupMember.MemberMetadata: length ' + str(n22) + ' past the end')
+                        e15.member_metadata = bytes(b[p:q23])
+                        p = q23
+                    n24, = _S0.unpack_from(b, p)
                     p += 4
-                    if n23 < 0:
+                    if n24 < 0:
                         raise DecodeError('DescribedGroupMember.MemberAssignment: null where not nullable')
                     else:
-                        q24 = p + n23
-                        if q24 > bl:
-                            raise DecodeError('DescribedGroupMember.MemberAssignment: length ' + str(n23) + ' past the end')
-                        e14.member_assignment = bytes(b[p:q24])
-                        p = q24
-                    e14.group_instance_id = None
-                    e14.unknown_tagged_fields = None
-                    xs13.append(e14)
-                e3.members = xs13
+                        q25 = p + n24
+                        if q25 > bl:
+                            raise DecodeError('DescribedGroupMember.MemberAssignment: length ' + str(n24) + ' past the end')
+                        e15.member_assignment = bytes(b[p:q25])
+                        p = q25
+                    e15.group_instance_id = None
+                    e15.unknown_tagged_fields = None
+                    xs14.append(e15)
+                e3.members = xs14
             e3.error_message = None
             e3.authorized_operations = -2147483648
             e3.unknown_tagged_fields = None
@@ -445,129 +448,127 @@ def _w_DescribeGroupsResponse_0(o, w):
 def _r_DescribeGroupsResponse_1(b, p):
     bl = len(b)
     o = _new(DescribeGroupsResponse)
-    o.throttle_time_ms, = _S0.unpack_from(b, p)
-    p += 4
-    n1, = _S0.unpack_from(b, p)
-    p += 4
-    if n1 < 0:
+    o.throttle_time_ms, h1, = _S4.unpack_from(b, p)
+    p += 8
+    n2 = h1
+    if n2 < 0:
         raise DecodeError('DescribeGroupsResponse.Groups: null where not nullable')
     else:
-        if n1 > bl - p:
-            raise DecodeError('DescribeGroupsResponse.Groups: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3 = _new(_DescribeGroupsResponse_DescribedGroup)
-            e3.error_code, = _S1.unpack_from(b, p)
-            p += 2
-            n4, = _S1.unpack_from(b, p)
-            p += 2
-            if n4 < 0:
-                raise DecodeError('DescribedGroup.GroupId: null where not nullable')
-            else:
-                q5 = p + n4
-                if q5 > bl:
-                    raise DecodeError('DescribedGroup.GroupId: length ' + str(n4) + ' past the end')
-                e3.group_id = str(b[p:q5], 'utf-8')
-                p = q5
-            n6, = _S1.unpack_from(b, p)
-            p += 2
+        if n2 > bl - p:
+            raise DecodeError('DescribeGroupsResponse.Groups: count ' + str(n2) + ' past the end')
+        xs3 = []
+        for _ in range(n2):
+            e4 = _new(_DescribeGroupsResponse_DescribedGroup)
+            e4.error_code, h5, = _S3.unpack_from(b, p)
+            p += 4
+            n6 = h5
             if n6 < 0:
-                raise DecodeError('DescribedGroup.GroupState: null where not nullable')
+                raise DecodeError('DescribedGroup.GroupId: null where not nullable')
             else:
                 q7 = p + n6
                 if q7 > bl:
-                    raise DecodeError('DescribedGroup.GroupState: length ' + str(n6) + ' past the end')
-                e3.group_state = str(b[p:q7], 'utf-8')
+                    raise DecodeError('DescribedGroup.GroupId: length ' + str(n6) + ' past the end')
+                e4.group_id = str(b[p:q7], 'utf-8')
                 p = q7
             n8, = _S1.unpack_from(b, p)
             p += 2
             if n8 < 0:
-                raise DecodeError('DescribedGroup.ProtocolType: null where not nullable')
+                raise DecodeError('DescribedGroup.GroupState: null where not nullable')
             else:
                 q9 = p + n8
                 if q9 > bl:
-                    raise DecodeError('DescribedGroup.ProtocolType: length ' + str(n8) + ' past the end')
-                e3.protocol_type = str(b[p:q9], 'utf-8')
+                    raise DecodeError('DescribedGroup.GroupState: length ' + str(n8) + ' past the end')
+                e4.group_state = str(b[p:q9], 'utf-8')
                 p = q9
             n10, = _S1.unpack_from(b, p)
             p += 2
             if n10 < 0:
-                raise DecodeError('DescribedGroup.ProtocolData: null where not nullable')
+                raise DecodeError('DescribedGroup.ProtocolType: null where not nullable')
             else:
                 q11 = p + n10
                 if q11 > bl:
-                    raise DecodeError('DescribedGroup.ProtocolData: length ' + str(n10) + ' past the end')
-                e3.protocol_data = str(b[p:q11], 'utf-8')
+                    raise DecodeError('DescribedGroup.ProtocolType: length ' + str(n10) + ' past the end')
+                e4.protocol_type = str(b[p:q11], 'utf-8')
                 p = q11
-            n12, = _S0.unpack_from(b, p)
-            p += 4
+            n12, = _S1.unpack_from(b, p)
+            p += 2
             if n12 < 0:
+                raise DecodeError('DescribedGroup.ProtocolData: null where not nullable')
+            else:
+                q13 = p + n12
+                if q13 > bl:
+                    raise DecodeError('DescribedGroup.ProtocolData: length ' + str(n12) + ' past the end')
+                e4.protocol_data = str(b[p:q13], 'utf-8')
+                p = q13
+            n14, = _S0.unpack_from(b, p)
+            p += 4
+            if n14 < 0:
                 raise DecodeError('DescribedGroup.Members: null where not nullable')
             else:
-                if n12 > bl - p:
-                    raise DecodeError('DescribedGroup.Members: count ' + str(n12) + ' past the end')
-                xs13 = []
-                for _ in range(n12):
-                    e14 = _new(_DescribeGroupsResponse_DescribedGroupMember)
-                    n15, = _S1.unpack_from(b, p)
-                    p += 2
-                    if n15 < 0:
-                        raise DecodeError('DescribedGroupMember.MemberId: null where not nullable')
-                    else:
-                        q16 = p + n15
-                        if q16 > bl:
-                            raise DecodeError('DescribedGroupMember.MemberId: length ' + str(n15) + ' past the end')
-                        e14.member_id = str(b[p:q16], 'utf-8')
-                        p = q16
+                if n14 > bl - p:
+                    raise DecodeError('DescribedGroup.Members: count ' + str(n14) + ' past the end')
+                xs15 = []
+                for _ in range(n14):
+                    e16 = _new(_DescribeGroupsResponse_DescribedGroupMember)
                     n17, = _S1.unpack_from(b, p)
                     p += 2
                     if n17 < 0:
-                        raise DecodeError('DescribedGroupMember.ClientId: null where not nullable')
+                        raise DecodeError('DescribedGroupMember.MemberId: null where not nullable')
                     else:
                         q18 = p + n17
                         if q18 > bl:
-                            raise DecodeError('DescribedGroupMember.ClientId: length ' + str(n17) + ' past the end')
-                        e14.client_id = str(b[p:q18], 'utf-8')
+                            raise DecodeError('DescribedGroupMember.MemberId: length ' + str(n17) + ' past the end')
+                        e16.member_id = str(b[p:q18], 'utf-8')
                         p = q18
                     n19, = _S1.unpack_from(b, p)
                     p += 2
                     if n19 < 0:
-                        raise DecodeError('DescribedGroupMember.ClientHost: null where not nullable')
+                        raise DecodeError('DescribedGroupMember.ClientId: null where not nullable')
                     else:
                         q20 = p + n19
                         if q20 > bl:
-                            raise DecodeError('DescribedGroupMember.ClientHost: length ' + str(n19) + ' past the end')
-                        e14.client_host = str(b[p:q20], 'utf-8')
+                            raise DecodeError('DescribedGroupMember.ClientId: length ' + str(n19) + ' past the end')
+                        e16.client_id = str(b[p:q20], 'utf-8')
                         p = q20
-                    n21, = _S0.unpack_from(b, p)
-                    p += 4
+                    n21, = _S1.unpack_from(b, p)
+                    p += 2
                     if n21 < 0:
-                        raise DecodeError('DescribedGroupMember.MemberMetadata: null where not nullable')
+                        raise DecodeError('DescribedGroupMember.ClientHost: null where not nullable')
                     else:
                         q22 = p + n21
                         if q22 > bl:
-                            raise DecodeError('DescribedGroupMember.MemberMetadata: length ' + str(n21) + ' past the end')
-                        e14.member_metadata = bytes(b[p:q22])
+                            raise DecodeError('DescribedGroupMember.ClientHost: length ' + str(n21) + ' past the end')
+                        e16.client_host = str(b[p:q22], 'utf-8')
                         p = q22
                     n23, = _S0.unpack_from(b, p)
                     p += 4
                     if n23 < 0:
-                        raise DecodeError('DescribedGroupMember.MemberAssignment: null where not nullable')
+                        raise DecodeError('DescribedGroupMember.MemberMetadata: null where not nullable')
                     else:
                         q24 = p + n23
                         if q24 > bl:
-                            raise DecodeError('DescribedGroupMember.MemberAssignment: length ' + str(n23) + ' past the end')
-                        e14.member_assignment = bytes(b[p:q24])
+                            raise DecodeError('DescribedGroupMember.MemberMetadata: length ' + str(n23) + ' past the end')
+                        e16.member_metadata = bytes(b[p:q24])
                         p = q24
-                    e14.group_instance_id = None
-                    e14.unknown_tagged_fields = None
-                    xs13.append(e14)
-                e3.members = xs13
-            e3.error_message = None
-            e3.authorized_operations = -2147483648
-            e3.unknown_tagged_fields = None
-            xs2.append(e3)
-        o.groups = xs2
+                    n25, = _S0.unpack_from(b, p)
+                    p += 4
+                    if n25 < 0:
+                        raise DecodeError('DescribedGroupMember.MemberAssignment: null where not nullable')
+                    else:
+                        q26 = p + n25
+                        if q26 > bl:
+                            raise DecodeError('DescribedGroupMember.MemberAssignment: length ' + str(n25) + ' past the end')
+                        e16.member_assignment = bytes(b[p:q26])
+                        p = q26
+                    e16.group_instance_id = None
+                    e16.unknown_tagged_fields = None
+                    xs15.append(e16)
+                e4.members = xs15
+            e4.error_message = None
+            e4.authorized_operations = -2147483648
+            e4.unknown_tagged_fields = None
+            xs3.append(e4)
+        o.groups = xs3
     o.unknown_tagged_fields = None
     return o, p
 
@@ -624,130 +625,128 @@ def _w_DescribeGroupsResponse_1(o, w):
 def _r_DescribeGroupsResponse_2(b, p):
     bl = len(b)
     o = _new(DescribeGroupsResponse)
-    o.throttle_time_ms, = _S0.unpack_from(b, p)
-    p += 4
-    n1, = _S0.unpack_from(b, p)
-    p += 4
-    if n1 < 0:
+    o.throttle_time_ms, h1, = _S4.unpack_from(b, p)
+    p += 8
+    n2 = h1
+    if n2 < 0:
         raise DecodeError('DescribeGroupsResponse.Groups: null where not nullable')
     else:
-        if n1 > bl - p:
-            raise DecodeError('DescribeGroupsResponse.Groups: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3 = _new(_DescribeGroupsResponse_DescribedGroup)
-            e3.error_code, = _S1.unpack_from(b, p)
-            p += 2
-            n4, = _S1.unpack_from(b, p)
-            p += 2
-            if n4 < 0:
-                raise DecodeError('DescribedGroup.GroupId: null where not nullable')
-            else:
-                q5 = p + n4
-                if q5 > bl:
-                    raise DecodeError('DescribedGroup.GroupId: length ' + str(n4) + ' past the end')
-                e3.group_id = str(b[p:q5], 'utf-8')
-                p = q5
-            n6, = _S1.unpack_from(b, p)
-            p += 2
+        if n2 > bl - p:
+            raise DecodeError('DescribeGroupsResponse.Groups: count ' + str(n2) + ' past the end')
+        xs3 = []
+        for _ in range(n2):
+            e4 = _new(_DescribeGroupsResponse_DescribedGroup)
+            e4.error_code, h5, = _S3.unpack_from(b, p)
+            p += 4
+            n6 = h5
             if n6 < 0:
-                raise DecodeError('DescribedGroup.GroupState: null where not nullable')
+                raise DecodeError('DescribedGroup.GroupId: null where not nullable')
             else:
                 q7 = p + n6
                 if q7 > bl:
-                    raise DecodeError('DescribedGroup.GroupState: length ' + str(n6) + ' past the end')
-                e3.group_state = str(b[p:q7], 'utf-8')
+                    raise DecodeError('DescribedGroup.GroupId: length ' + str(n6) + ' past the end')
+                e4.group_id = str(b[p:q7], 'utf-8')
                 p = q7
             n8, = _S1.unpack_from(b, p)
             p += 2
             if n8 < 0:
-                raise DecodeError('DescribedGroup.ProtocolType: null where not nullable')
+                raise DecodeError('DescribedGroup.GroupState: null where not nullable')
             else:
                 q9 = p + n8
                 if q9 > bl:
-                    raise DecodeError('DescribedGroup.ProtocolType: length ' + str(n8) + ' past the end')
-                e3.protocol_type = str(b[p:q9], 'utf-8')
+                    raise DecodeError('DescribedGroup.GroupState: length ' + str(n8) + ' past the end')
+                e4.group_state = str(b[p:q9], 'utf-8')
                 p = q9
             n10, = _S1.unpack_from(b, p)
             p += 2
             if n10 < 0:
-                raise DecodeError('DescribedGroup.ProtocolData: null where not nullable')
+                raise DecodeError('DescribedGroup.ProtocolType: null where not nullable')
             else:
                 q11 = p + n10
                 if q11 > bl:
-                    raise DecodeError('DescribedGroup.ProtocolData: length ' + str(n10) + ' past the end')
-                e3.protocol_data = str(b[p:q11], 'utf-8')
+                    raise DecodeError('DescribedGroup.ProtocolType: length ' + str(n10) + ' past the end')
+                e4.protocol_type = str(b[p:q11], 'utf-8')
                 p = q11
-            n12, = _S0.unpack_from(b, p)
-            p += 4
+            n12, = _S1.unpack_from(b, p)
+            p += 2
             if n12 < 0:
+                raise DecodeError('DescribedGroup.ProtocolData: null where not nullable')
+            else:
+                q13 = p + n12
+                if q13 > bl:
+                    raise DecodeError('DescribedGroup.ProtocolData: length ' + str(n12) + ' past the end')
+                e4.protocol_data = str(b[p:q13], 'utf-8')
+                p = q13
+            n14, = _S0.unpack_from(b, p)
+            p += 4
+            if n14 < 0:
                 raise DecodeError('DescribedGroup.Members: null where not nullable')
             else:
-                if n12 > bl - p:
-                    raise DecodeError('DescribedGroup.Members: count ' + str(n12) + ' past the end')
-                xs13 = []
-                for _ in range(n12):
-                    e14 = _new(_DescribeGroupsResponse_DescribedGroupMember)
-                    n15, = _S1.unpack_from(b, p)
-                    p += 2
-                    if n15 < 0:
-                        raise DecodeError('DescribedGroupMember.MemberId: null where not nullable')
-                    else:
-                        q16 = p + n15
-                        if q16 > bl:
-                            raise DecodeError('DescribedGroupMember.MemberId: length ' + str(n15) + ' past the end')
-                        e14.member_id = str(b[p:q16], 'utf-8')
-                        p = q16
+                if n14 > bl - p:
+                    raise DecodeError('DescribedGroup.Members: count ' + str(n14) + ' past the end')
+                xs15 = []
+                for _ in range(n14):
+                    e16 = _new(_DescribeGroupsResponse_DescribedGroupMember)
                     n17, = _S1.unpack_from(b, p)
                     p += 2
                     if n17 < 0:
-                        raise DecodeError('DescribedGroupMember.ClientId: null where not nullable')
+                        raise DecodeError('DescribedGroupMember.MemberId: null where not nullable')
                     else:
                         q18 = p + n17
                         if q18 > bl:
-                            raise DecodeError('DescribedGroupMember.ClientId: length ' + str(n17) + ' past the end')
-                        e14.client_id = str(b[p:q18], 'utf-8')
+                            raise DecodeError('DescribedGroupMember.MemberId: length ' + str(n17) + ' past the end')
+                        e16.member_id = str(b[p:q18], 'utf-8')
                         p = q18
                     n19, = _S1.unpack_from(b, p)
                     p += 2
                     if n19 < 0:
-                        raise DecodeError('DescribedGroupMember.ClientHost: null where not nullable')
+                        raise DecodeError('DescribedGroupMember.ClientId: null where not nullable')
                     else:
                         q20 = p + n19
                         if q20 > bl:
-                            raise DecodeError('DescribedGroupMember.ClientHost: length ' + str(n19) + ' past the end')
-                        e14.client_host = str(b[p:q20], 'utf-8')
+                            raise DecodeError('DescribedGroupMember.ClientId: length ' + str(n19) + ' past the end')
+                        e16.client_id = str(b[p:q20], 'utf-8')
                         p = q20
-                    n21, = _S0.unpack_from(b, p)
-                    p += 4
+                    n21, = _S1.unpack_from(b, p)
+                    p += 2
                     if n21 < 0:
-                        raise DecodeError('DescribedGroupMember.MemberMetadata: null where not nullable')
+                        raise DecodeError('DescribedGroupMember.ClientHost: null where not nullable')
                     else:
                         q22 = p + n21
                         if q22 > bl:
-                            raise DecodeError('DescribedGroupMember.MemberMetadata: length ' + str(n21) + ' past the end')
-                        e14.member_metadata = bytes(b[p:q22])
+                            raise DecodeError('DescribedGroupMember.ClientHost: length ' + str(n21) + ' past the end')
+                        e16.client_host = str(b[p:q22], 'utf-8')
                         p = q22
                     n23, = _S0.unpack_from(b, p)
                     p += 4
                     if n23 < 0:
-                        raise DecodeError('DescribedGroupMember.MemberAssignment: null where not nullable')
+                        raise DecodeError('DescribedGroupMember.MemberMetadata: null where not nullable')
                     else:
                         q24 = p + n23
                         if q24 > bl:
-                            raise DecodeError('DescribedGroupMember.MemberAssignment: length ' + str(n23) + ' past the end')
-                        e14.member_assignment = bytes(b[p:q24])
+                            raise DecodeError('DescribedGroupMember.MemberMetadata: length ' + str(n23) + ' past the end')
+                        e16.member_metadata = bytes(b[p:q24])
                         p = q24
-                    e14.group_instance_id = None
-                    e14.unknown_tagged_fields = None
-                    xs13.append(e14)
-                e3.members = xs13
-            e3.authorized_operations, = _S0.unpack_from(b, p)
+                    n25, = _S0.unpack_from(b, p)
+                    p += 4
+                    if n25 < 0:
+                        raise DecodeError('DescribedGroupMember.MemberAssignment: null where not nullable')
+                    else:
+                        q26 = p + n25
+                        if q26 > bl:
+                            raise DecodeError('DescribedGroupMember.MemberAssignment: length ' + str(n25) + ' past the end')
+                        e16.member_assignment = bytes(b[p:q26])
+                        p = q26
+                    e16.group_instance_id = None
+                    e16.unknown_tagged_fields = None
+                    xs15.append(e16)
+                e4.members = xs15
+            e4.authorized_operations, = _S0.unpack_from(b, p)
             p += 4
-            e3.error_message = None
-            e3.unknown_tagged_fields = None
-            xs2.append(e3)
-        o.groups = xs2
+            e4.error_message = None
+            e4.unknown_tagged_fields = None
+            xs3.append(e4)
+        o.groups = xs3
     o.unknown_tagged_fields = None
     return o, p
 
@@ -803,139 +802,137 @@ def _w_DescribeGroupsResponse_2(o, w):
 def _r_DescribeGroupsResponse_3(b, p):
     bl = len(b)
     o = _new(DescribeGroupsResponse)
-    o.throttle_time_ms, = _S0.unpack_from(b, p)
-    p += 4
-    n1, = _S0.unpack_from(b, p)
-    p += 4
-    if n1 < 0:
+    o.throttle_time_ms, h1, = _S4.unpack_from(b, p)
+    p += 8
+    n2 = h1
+    if n2 < 0:
         raise DecodeError('DescribeGroupsResponse.Groups: null where not nullable')
     else:
-        if n1 > bl - p:
-            raise DecodeError('DescribeGroupsResponse.Groups: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3 = _new(_DescribeGroupsResponse_DescribedGroup)
-            e3.error_code, = _S1.unpack_from(b, p)
-            p += 2
-            n4, = _S1.unpack_from(b, p)
-            p += 2
-            if n4 < 0:
-                raise DecodeError('DescribedGroup.GroupId: null where not nullable')
-            else:
-                q5 = p + n4
-                if q5 > bl:
-                    raise DecodeError('DescribedGroup.GroupId: length ' + str(n4) + ' past the end')
-                e3.group_id = str(b[p:q5], 'utf-8')
-                p = q5
-            n6, = _S1.unpack_from(b, p)
-            p += 2
+        if n2 > bl - p:
+            raise DecodeError('DescribeGroupsResponse.Groups: count ' + str(n2) + ' past the end')
+        xs3 = []
+        for _ in range(n2):
+            e4 = _new(_DescribeGroupsResponse_DescribedGroup)
+            e4.error_code, h5, = _S3.unpack_from(b, p)
+            p += 4
+            n6 = h5
             if n6 < 0:
-                raise DecodeError('DescribedGroup.GroupState: null where not nullable')
+                raise DecodeError('DescribedGroup.GroupId: null where not nullable')
             else:
                 q7 = p + n6
                 if q7 > bl:
-                    raise DecodeError('DescribedGroup.GroupState: length ' + str(n6) + ' past the end')
-                e3.group_state = str(b[p:q7], 'utf-8')
+                    raise DecodeError('DescribedGroup.GroupId: length ' + str(n6) + ' past the end')
+                e4.group_id = str(b[p:q7], 'utf-8')
                 p = q7
             n8, = _S1.unpack_from(b, p)
             p += 2
             if n8 < 0:
-                raise DecodeError('DescribedGroup.ProtocolType: null where not nullable')
+                raise DecodeError('DescribedGroup.GroupState: null where not nullable')
             else:
                 q9 = p + n8
                 if q9 > bl:
-                    raise DecodeError('DescribedGroup.ProtocolType: length ' + str(n8) + ' past the end')
-                e3.protocol_type = str(b[p:q9], 'utf-8')
+                    raise DecodeError('DescribedGroup.GroupState: length ' + str(n8) + ' past the end')
+                e4.group_state = str(b[p:q9], 'utf-8')
                 p = q9
             n10, = _S1.unpack_from(b, p)
             p += 2
             if n10 < 0:
-                raise DecodeError('DescribedGroup.ProtocolData: null where not nullable')
+                raise DecodeError('DescribedGroup.ProtocolType: null where not nullable')
             else:
                 q11 = p + n10
                 if q11 > bl:
-                    raise DecodeError('DescribedGroup.ProtocolData: length ' + str(n10) + ' past the end')
-                e3.protocol_data = str(b[p:q11], 'utf-8')
+                    raise DecodeError('DescribedGroup.ProtocolType: length ' + str(n10) + ' past the end')
+                e4.protocol_type = str(b[p:q11], 'utf-8')
                 p = q11
-            n12, = _S0.unpack_from(b, p)
-            p += 4
+            n12, = _S1.unpack_from(b, p)
+            p += 2
             if n12 < 0:
+                raise DecodeError('DescribedGroup.ProtocolData: null where not nullable')
+            else:
+                q13 = p + n12
+                if q13 > bl:
+                    raise DecodeError('DescribedGroup.ProtocolData: length ' + str(n12) + ' past the end')
+                e4.protocol_data = str(b[p:q13], 'utf-8')
+                p = q13
+            n14, = _S0.unpack_from(b, p)
+            p += 4
+            if n14 < 0:
                 raise DecodeError('DescribedGroup.Members: null where not nullable')
             else:
-                if n12 > bl - p:
-                    raise DecodeError('DescribedGroup.Members: count ' + str(n12) + ' past the end')
-                xs13 = []
-                for _ in range(n12):
-                    e14 = _new(_DescribeGroupsResponse_DescribedGroupMember)
-                    n15, = _S1.unpack_from(b, p)
-                    p += 2
-                    if n15 < 0:
-                        raise DecodeError('DescribedGroupMember.MemberId: null where not nullable')
-                    else:
-                        q16 = p + n15
-                        if q16 > bl:
-                            raise DecodeError('DescribedGroupMember.MemberId: length ' + str(n15) + ' past the end')
-                        e14.member_id = str(b[p:q16], 'utf-8')
-                        p = q16
+                if n14 > bl - p:
+                    raise DecodeError('DescribedGroup.Members: count ' + str(n14) + ' past the end')
+                xs15 = []
+                for _ in range(n14):
+                    e16 = _new(_DescribeGroupsResponse_DescribedGroupMember)
                     n17, = _S1.unpack_from(b, p)
                     p += 2
                     if n17 < 0:
-                        e14.group_instance_id = None
+                        raise DecodeError('DescribedGroupMember.MemberId: null where not nullable')
                     else:
                         q18 = p + n17
                         if q18 > bl:
-                            raise DecodeError('DescribedGroupMember.GroupInstanceId: length ' + str(n17) + ' past the end')
-                        e14.group_instance_id = str(b[p:q18], 'utf-8')
+                            raise DecodeError('DescribedGroupMember.MemberId: length ' + str(n17) + ' past the end')
+                        e16.member_id = str(b[p:q18], 'utf-8')
                         p = q18
                     n19, = _S1.unpack_from(b, p)
                     p += 2
                     if n19 < 0:
-                        raise DecodeError('DescribedGroupMember.ClientId: null where not nullable')
+                        e16.group_instance_id = None
                     else:
                         q20 = p + n19
                         if q20 > bl:
-                            raise DecodeError('DescribedGroupMember.ClientId: length ' + str(n19) + ' past the end')
-                        e14.client_id = str(b[p:q20], 'utf-8')
+                            raise DecodeError('DescribedGroupMember.GroupInstanceId: length ' + str(n19) + ' past the end')
+                        e16.group_instance_id = str(b[p:q20], 'utf-8')
                         p = q20
                     n21, = _S1.unpack_from(b, p)
                     p += 2
                     if n21 < 0:
-                        raise DecodeError('DescribedGroupMember.ClientHost: null where not nullable')
+                        raise DecodeError('DescribedGroupMember.ClientId: null where not nullable')
                     else:
                         q22 = p + n21
                         if q22 > bl:
-                            raise DecodeError('DescribedGroupMember.ClientHost: length ' + str(n21) + ' past the end')
-                        e14.client_host = str(b[p:q22], 'utf-8')
+                            raise DecodeError('DescribedGroupMember.ClientId: length ' + str(n21) + ' past the end')
+                        e16.client_id = str(b[p:q22], 'utf-8')
                         p = q22
-                    n23, = _S0.unpack_from(b, p)
-                    p += 4
+                    n23, = _S1.unpack_from(b, p)
+                    p += 2
                     if n23 < 0:
-                        raise DecodeError('DescribedGroupMember.MemberMetadata: null where not nullable')
+                        raise DecodeError('DescribedGroupMember.ClientHost: null where not nullable')
                     else:
                         q24 = p + n23
                         if q24 > bl:
-                            raise DecodeError('DescribedGroupMember.MemberMetadata: length ' + str(n23) + ' past the end')
-                        e14.member_metadata = bytes(b[p:q24])
+                            raise DecodeError('DescribedGroupMember.ClientHost: length ' + str(n23) + ' past the end')
+                        e16.client_host = str(b[p:q24], 'utf-8')
                         p = q24
                     n25, = _S0.unpack_from(b, p)
                     p += 4
                     if n25 < 0:
-                        raise DecodeError('DescribedGroupMember.MemberAssignment: null where not nullable')
+                        raise DecodeError('DescribedGroupMember.MemberMetadata: null where not nullable')
                     else:
                         q26 = p + n25
                         if q26 > bl:
-                            raise DecodeError('DescribedGroupMember.MemberAssignment: length ' + str(n25) + ' past the end')
-                        e14.member_assignment = bytes(b[p:q26])
+                            raise DecodeError('DescribedGroupMember.MemberMetadata: length ' + str(n25) + ' past the end')
+                        e16.member_metadata = bytes(b[p:q26])
                         p = q26
-                    e14.unknown_tagged_fields = None
-                    xs13.append(e14)
-                e3.members = xs13
-            e3.authorized_operations, = _S0.unpack_from(b, p)
+                    n27, = _S0.unpack_from(b, p)
+                    p += 4
+                    if n27 < 0:
+                        raise DecodeError('DescribedGroupMember.MemberAssignment: null where not nullable')
+                    else:
+                        q28 = p + n27
+                        if q28 > bl:
+                            raise DecodeError('DescribedGroupMember.MemberAssignment: length ' + str(n27) + ' past the end')
+                        e16.member_assignment = bytes(b[p:q28])
+                        p = q28
+                    e16.unknown_tagged_fields = None
+                    xs15.append(e16)
+                e4.members = xs15
+            e4.authorized_operations, = _S0.unpack_from(b, p)
             p += 4
-            e3.error_message = None
-            e3.unknown_tagged_fields = None
-            xs2.append(e3)
-        o.groups = xs2
+            e4.error_message = None
+            e4.unknown_tagged_fields = None
+            xs3.append(e4)
+        o.groups = xs3
     o.unknown_tagged_fields = None
     return o, p
 
@@ -1067,48 +1064,33 @@ def _t_DescribeGroupsResponse_0(b, p, o):
 def _r_DescribeGroupsResponse_4(b, p):
     bl = len(b)
     o = _new(DescribeGroupsResponse)
-    o.throttle_time_ms, = _S0.unpack_from(b, p)
-    p += 4
-    n1 = b[p] - 1
-    p += 1
-    if n1 > 126:
-        n1, p = _uvt(b, p, n1 + 1)
-        n1 -= 1
-    if n1 < 0:
+    o.throttle_time_ms, h1, = _S5.unpack_from(b, p)
+    p += 5
+    n2 = h1 - 1
+    if n2 > 126:
+        n2, p = _uvt(b, p, n2 + 1)
+        n2 -= 1
+    if n2 < 0:
         raise DecodeError('DescribeGroupsResponse.Groups: null where not nullable')
     else:
-        if n1 > bl - p:
-            raise DecodeError('DescribeGroupsResponse.Groups: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3 = _new(_DescribeGroupsResponse_DescribedGroup)
-            e3.error_code, = _S1.unpack_from(b, p)
-            p += 2
-            n4 = b[p] - 1
-            p += 1
-            if n4 > 126:
-                n4, p = _uvt(b, p, n4 + 1)
-                n4 -= 1
-            if n4 < 0:
-                raise DecodeError('DescribedGroup.GroupId: null where not nullable')
-            else:
-                q5 = p + n4
-                if q5 > bl:
-                    raise DecodeError('DescribedGroup.GroupId: length ' + str(n4) + ' past the end')
-                e3.group_id = str(b[p:q5], 'utf-8')
-                p = q5
-            n6 = b[p] - 1
-            p += 1
+        if n2 > bl - p:
+            raise DecodeError('DescribeGroupsResponse.Groups: count ' + str(n2) + ' past the end')
+        xs3 = []
+        for _ in range(n2):
+            e4 = _new(_DescribeGroupsResponse_DescribedGroup)
+            e4.error_code, h5, = _S6.unpack_from(b, p)
+            p += 3
+            n6 = h5 - 1
             if n6 > 126:
                 n6, p = _uvt(b, p, n6 + 1)
                 n6 -= 1
             if n6 < 0:
-                raise DecodeError('DescribedGroup.GroupState: null where not nullable')
+                raise DecodeError('DescribedGroup.GroupId: null where not nullable')
             else:
                 q7 = p + n6
                 if q7 > bl:
-                    raise DecodeError('DescribedGroup.GroupState: length ' + str(n6) + ' past the end')
-                e3.group_state = str(b[p:q7], 'utf-8')
+                    raise DecodeError('DescribedGroup.GroupId: length ' + str(n6) + ' past the end')
+                e4.group_id = str(b[p:q7], 'utf-8')
                 p = q7
             n8 = b[p] - 1
             p += 1
@@ -1116,12 +1098,12 @@ def _r_DescribeGroupsResponse_4(b, p):
                 n8, p = _uvt(b, p, n8 + 1)
                 n8 -= 1
             if n8 < 0:
-                raise DecodeError('DescribedGroup.ProtocolType: null where not nullable')
+                raise DecodeError('DescribedGroup.GroupState: null where not nullable')
             else:
                 q9 = p + n8
                 if q9 > bl:
-                    raise DecodeError('DescribedGroup.ProtocolType: length ' + str(n8) + ' past the end')
-                e3.protocol_type = str(b[p:q9], 'utf-8')
+                    raise DecodeError('DescribedGroup.GroupState: length ' + str(n8) + ' past the end')
+                e4.group_state = str(b[p:q9], 'utf-8')
                 p = q9
             n10 = b[p] - 1
             p += 1
@@ -1129,12 +1111,12 @@ def _r_DescribeGroupsResponse_4(b, p):
                 n10, p = _uvt(b, p, n10 + 1)
                 n10 -= 1
             if n10 < 0:
-                raise DecodeError('DescribedGroup.ProtocolData: null where not nullable')
+                raise DecodeError('DescribedGroup.ProtocolType: null where not nullable')
             else:
                 q11 = p + n10
                 if q11 > bl:
-                    raise DecodeError('DescribedGroup.ProtocolData: length ' + str(n10) + ' past the end')
-                e3.protocol_data = str(b[p:q11], 'utf-8')
+                    raise DecodeError('DescribedGroup.ProtocolType: length ' + str(n10) + ' past the end')
+                e4.protocol_type = str(b[p:q11], 'utf-8')
                 p = q11
             n12 = b[p] - 1
             p += 1
@@ -1142,38 +1124,38 @@ def _r_DescribeGroupsResponse_4(b, p):
                 n12, p = _uvt(b, p, n12 + 1)
                 n12 -= 1
             if n12 < 0:
+                raise DecodeError('DescribedGroup.ProtocolData: null where not nullable')
+            else:
+                q13 = p + n12
+                if q13 > bl:
+                    raise DecodeError('DescribedGroup.ProtocolData: length ' + str(n12) + ' past the end')
+                e4.protocol_data = str(b[p:q13], 'utf-8')
+                p = q13
+            n14 = b[p] - 1
+            p += 1
+            if n14 > 126:
+                n14, p = _uvt(b, p, n14 + 1)
+                n14 -= 1
+            if n14 < 0:
                 raise DecodeError('DescribedGroup.Members: null where not nullable')
             else:
-                if n12 > bl - p:
-                    raise DecodeError('DescribedGroup.Members: count ' + str(n12) + ' past the end')
-                xs13 = []
-                for _ in range(n12):
-                    e14 = _new(_DescribeGroupsResponse_DescribedGroupMember)
-                    n15 = b[p] - 1
-                    p += 1
-                    if n15 > 126:
-                        n15, p = _uvt(b, p, n15 + 1)
-                        n15 -= 1
-                    if n15 < 0:
-                        raise DecodeError('DescribedGroupMember.MemberId: null where not nullable')
-                    else:
-                        q16 = p + n15
-                        if q16 > bl:
-                            raise DecodeError('DescribedGroupMember.MemberId: length ' + str(n15) + ' past the end')
-                        e14.member_id = str(b[p:q16], 'utf-8')
-                        p = q16
+                if n14 > bl - p:
+                    raise DecodeError('DescribedGroup.Members: count ' + str(n14) + ' past the end')
+                xs15 = []
+                for _ in range(n14):
+                    e16 = _new(_DescribeGroupsResponse_DescribedGroupMember)
                     n17 = b[p] - 1
                     p += 1
                     if n17 > 126:
                         n17, p = _uvt(b, p, n17 + 1)
                         n17 -= 1
                     if n17 < 0:
-                        e14.group_instance_id = None
+                        raise DecodeError('DescribedGroupMember.MemberId: null where not nullable')
                     else:
                         q18 = p + n17
                         if q18 > bl:
-                            raise DecodeError('DescribedGroupMember.GroupInstanceId: length ' + str(n17) + ' past the end')
-                        e14.group_instance_id = str(b[p:q18], 'utf-8')
+                            raise DecodeError('DescribedGroupMember.MemberId: length ' + str(n17) + ' past the end')
+                        e16.member_id = str(b[p:q18], 'utf-8')
                         p = q18
                     n19 = b[p] - 1
                     p += 1
@@ -1181,12 +1163,12 @@ def _r_DescribeGroupsResponse_4(b, p):
                         n19, p = _uvt(b, p, n19 + 1)
                         n19 -= 1
                     if n19 < 0:
-                        raise DecodeError('DescribedGroupMember.ClientId: null where not nullable')
+                        e16.group_instance_id = None
                     else:
                         q20 = p + n19
                         if q20 > bl:
-                            raise DecodeError('DescribedGroupMember.ClientId: length ' + str(n19) + ' past the end')
-                        e14.client_id = str(b[p:q20], 'utf-8')
+                            raise DecodeError('DescribedGroupMember.GroupInstanceId: length ' + str(n19) + ' past the end')
+                        e16.group_instance_id = str(b[p:q20], 'utf-8')
                         p = q20
                     n21 = b[p] - 1
                     p += 1
@@ -1194,12 +1176,12 @@ def _r_DescribeGroupsResponse_4(b, p):
                         n21, p = _uvt(b, p, n21 + 1)
                         n21 -= 1
                     if n21 < 0:
-                        raise DecodeError('DescribedGroupMember.ClientHost: null where not nullable')
+                        raise DecodeError('DescribedGroupMember.ClientId: null where not nullable')
                     else:
                         q22 = p + n21
                         if q22 > bl:
-                            raise DecodeError('DescribedGroupMember.ClientHost: length ' + str(n21) + ' past the end')
-                        e14.client_host = str(b[p:q22], 'utf-8')
+                            raise DecodeError('DescribedGroupMember.ClientId: length ' + str(n21) + ' past the end')
+                        e16.client_id = str(b[p:q22], 'utf-8')
                         p = q22
                     n23 = b[p] - 1
                     p += 1
@@ -1207,12 +1189,12 @@ def _r_DescribeGroupsResponse_4(b, p):
                         n23, p = _uvt(b, p, n23 + 1)
                         n23 -= 1
                     if n23 < 0:
-                        raise DecodeError('DescribedGroupMember.MemberMetadata: null where not nullable')
+                        raise DecodeError('DescribedGroupMember.ClientHost: null where not nullable')
                     else:
                         q24 = p + n23
                         if q24 > bl:
-                            raise DecodeError('DescribedGroupMember.MemberMetadata: length ' + str(n23) + ' past the end')
-                        e14.member_metadata = bytes(b[p:q24])
+                            raise DecodeError('DescribedGroupMember.ClientHost: length ' + str(n23) + ' past the end')
+                        e16.client_host = str(b[p:q24], 'utf-8')
                         p = q24
                     n25 = b[p] - 1
                     p += 1
@@ -1220,30 +1202,43 @@ def _r_DescribeGroupsResponse_4(b, p):
                         n25, p = _uvt(b, p, n25 + 1)
                         n25 -= 1
                     if n25 < 0:
-                        raise DecodeError('DescribedGroupMember.MemberAssignment: null where not nullable')
+                        raise DecodeError('DescribedGroupMember.MemberMetadata: null where not nullable')
                     else:
                         q26 = p + n25
                         if q26 > bl:
-                            raise DecodeError('DescribedGroupMember.MemberAssignment: length ' + str(n25) + ' past the end')
-                        e14.member_assignment = bytes(b[p:q26])
+                            raise DecodeError('DescribedGroupMember.MemberMetadata: length ' + str(n25) + ' past the end')
+                        e16.member_metadata = bytes(b[p:q26])
                         p = q26
+                    n27 = b[p] - 1
+                    p += 1
+                    if n27 > 126:
+                        n27, p = _uvt(b, p, n27 + 1)
+                        n27 -= 1
+                    if n27 < 0:
+                        raise DecodeError('DescribedGroupMember.MemberAssignment: null where not nullable')
+                    else:
+                        q28 = p + n27
+                        if q28 > bl:
+                            raise DecodeError('DescribedGroupMember.MemberAssignment: length ' + str(n27) + ' past the end')
+                        e16.member_assignment = bytes(b[p:q28])
+                        p = q28
                     if b[p] == 0:  # no tagged fields, the common case
-                        e14.unknown_tagged_fields = None
+                        e16.unknown_tagged_fields = None
                         p += 1
                     else:
-                        p = _t_DescribeGroupsResponse_DescribedGroupMember_0(b, p, e14)
-                    xs13.append(e14)
-                e3.members = xs13
-            e3.authorized_operations, = _S0.unpack_from(b, p)
+                        p = _t_DescribeGroupsResponse_DescribedGroupMember_0(b, p, e16)
+                    xs15.append(e16)
+                e4.members = xs15
+            e4.authorized_operations, = _S0.unpack_from(b, p)
             p += 4
-            e3.error_message = None
+            e4.error_message = None
             if b[p] == 0:  # no tagged fields, the common case
-                e3.unknown_tagged_fields = None
+                e4.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_DescribeGroupsResponse_DescribedGroup_0(b, p, e3)
-            xs2.append(e3)
-        o.groups = xs2
+                p = _t_DescribeGroupsResponse_DescribedGroup_0(b, p, e4)
+            xs3.append(e4)
+        o.groups = xs3
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         p += 1
@@ -1370,48 +1365,33 @@ def _w_DescribeGroupsResponse_4(o, w):
 def _r_DescribeGroupsResponse_5(b, p):
     bl = len(b)
     o = _new(DescribeGroupsResponse)
-    o.throttle_time_ms, = _S0.unpack_from(b, p)
-    p += 4
-    n1 = b[p] - 1
-    p += 1
-    if n1 > 126:
-        n1, p = _uvt(b, p, n1 + 1)
-        n1 -= 1
-    if n1 < 0:
+    o.throttle_time_ms, h1, = _S5.unpack_from(b, p)
+    p += 5
+    n2 = h1 - 1
+    if n2 > 126:
+        n2, p = _uvt(b, p, n2 + 1)
+        n2 -= 1
+    if n2 < 0:
         raise DecodeError('DescribeGroupsResponse.Groups: null where not nullable')
     else:
-        if n1 > bl - p:
-            raise DecodeError('DescribeGroupsResponse.Groups: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3 = _new(_DescribeGroupsResponse_DescribedGroup)
-            e3.error_code, = _S1.unpack_from(b, p)
-            p += 2
-            n4 = b[p] - 1
-            p += 1
-            if n4 > 126:
-                n4, p = _uvt(b, p, n4 + 1)
-                n4 -= 1
-            if n4 < 0:
-                e3.error_message = None
-            else:
-                q5 = p + n4
-                if q5 > bl:
-                    raise DecodeError('DescribedGroup.ErrorMessage: length ' + str(n4) + ' past the end')
-                e3.error_message = str(b[p:q5], 'utf-8')
-                p = q5
-            n6 = b[p] - 1
-            p += 1
+        if n2 > bl - p:
+            raise DecodeError('DescribeGroupsResponse.Groups: count ' + str(n2) + ' past the end')
+        xs3 = []
+        for _ in range(n2):
+            e4 = _new(_DescribeGroupsResponse_DescribedGroup)
+            e4.error_code, h5, = _S6.unpack_from(b, p)
+            p += 3
+            n6 = h5 - 1
             if n6 > 126:
                 n6, p = _uvt(b, p, n6 + 1)
                 n6 -= 1
             if n6 < 0:
-                raise DecodeError('DescribedGroup.GroupId: null where not nullable')
+                e4.error_message = None
             else:
                 q7 = p + n6
                 if q7 > bl:
-                    raise DecodeError('DescribedGroup.GroupId: length ' + str(n6) + ' past the end')
-                e3.group_id = str(b[p:q7], 'utf-8')
+                    raise DecodeError('DescribedGroup.ErrorMessage: length ' + str(n6) + ' past the end')
+                e4.error_message = str(b[p:q7], 'utf-8')
                 p = q7
             n8 = b[p] - 1
             p += 1
@@ -1419,12 +1399,12 @@ def _r_DescribeGroupsResponse_5(b, p):
                 n8, p = _uvt(b, p, n8 + 1)
                 n8 -= 1
             if n8 < 0:
-                raise DecodeError('DescribedGroup.GroupState: null where not nullable')
+                raise DecodeError('DescribedGroup.GroupId: null where not nullable')
             else:
                 q9 = p + n8
                 if q9 > bl:
-                    raise DecodeError('DescribedGroup.GroupState: length ' + str(n8) + ' past the end')
-                e3.group_state = str(b[p:q9], 'utf-8')
+                    raise DecodeError('DescribedGroup.GroupId: length ' + str(n8) + ' past the end')
+                e4.group_id = str(b[p:q9], 'utf-8')
                 p = q9
             n10 = b[p] - 1
             p += 1
@@ -1432,12 +1412,12 @@ def _r_DescribeGroupsResponse_5(b, p):
                 n10, p = _uvt(b, p, n10 + 1)
                 n10 -= 1
             if n10 < 0:
-                raise DecodeError('DescribedGroup.ProtocolType: null where not nullable')
+                raise DecodeError('DescribedGroup.GroupState: null where not nullable')
             else:
                 q11 = p + n10
                 if q11 > bl:
-                    raise DecodeError('DescribedGroup.ProtocolType: length ' + str(n10) + ' past the end')
-                e3.protocol_type = str(b[p:q11], 'utf-8')
+                    raise DecodeError('DescribedGroup.GroupState: length ' + str(n10) + ' past the end')
+                e4.group_state = str(b[p:q11], 'utf-8')
                 p = q11
             n12 = b[p] - 1
             p += 1
@@ -1445,12 +1425,12 @@ def _r_DescribeGroupsResponse_5(b, p):
                 n12, p = _uvt(b, p, n12 + 1)
                 n12 -= 1
             if n12 < 0:
-                raise DecodeError('DescribedGroup.ProtocolData: null where not nullable')
+                raise DecodeError('DescribedGroup.ProtocolType: null where not nullable')
             else:
                 q13 = p + n12
                 if q13 > bl:
-                    raise DecodeError('DescribedGroup.ProtocolData: length ' + str(n12) + ' past the end')
-                e3.protocol_data = str(b[p:q13], 'utf-8')
+                    raise DecodeError('DescribedGroup.ProtocolType: length ' + str(n12) + ' past the end')
+                e4.protocol_type = str(b[p:q13], 'utf-8')
                 p = q13
             n14 = b[p] - 1
             p += 1
@@ -1458,38 +1438,38 @@ def _r_DescribeGroupsResponse_5(b, p):
                 n14, p = _uvt(b, p, n14 + 1)
                 n14 -= 1
             if n14 < 0:
+                raise DecodeError('DescribedGroup.ProtocolData: null where not nullable')
+            else:
+                q15 = p + n14
+                if q15 > bl:
+                    raise DecodeError('DescribedGroup.ProtocolData: length ' + str(n14) + ' past the end')
+                e4.protocol_data = str(b[p:q15], 'utf-8')
+                p = q15
+            n16 = b[p] - 1
+            p += 1
+            if n16 > 126:
+                n16, p = _uvt(b, p, n16 + 1)
+                n16 -= 1
+            if n16 < 0:
                 raise DecodeError('DescribedGroup.Members: null where not nullable')
             else:
-                if n14 > bl - p:
-                    raise DecodeError('DescribedGroup.Members: count ' + str(n14) + ' past the end')
-                xs15 = []
-                for _ in range(n14):
-                    e16 = _new(_DescribeGroupsResponse_DescribedGroupMember)
-                    n17 = b[p] - 1
-                    p += 1
-                    if n17 > 126:
-                        n17, p = _uvt(b, p, n17 + 1)
-                        n17 -= 1
-                    if n17 < 0:
-                        raise DecodeError('DescribedGroupMember.MemberId: null where not nullable')
-                    else:
-                        q18 = p + n17
-                        if q18 > bl:
-                            raise DecodeError('DescribedGroupMember.MemberId: length ' + str(n17) + ' past the end')
-                        e16.member_id = str(b[p:q18], 'utf-8')
-                        p = q18
+                if n16 > bl - p:
+                    raise DecodeError('DescribedGroup.Members: count ' + str(n16) + ' past the end')
+                xs17 = []
+                for _ in range(n16):
+                    e18 = _new(_DescribeGroupsResponse_DescribedGroupMember)
                     n19 = b[p] - 1
                     p += 1
                     if n19 > 126:
                         n19, p = _uvt(b, p, n19 + 1)
                         n19 -= 1
                     if n19 < 0:
-                        e16.group_instance_id = None
+                        raise DecodeError('DescribedGroupMember.MemberId: null where not nullable')
                     else:
                         q20 = p + n19
                         if q20 > bl:
-                            raise DecodeError('DescribedGroupMember.GroupInstanceId: length ' + str(n19) + ' past the end')
-                        e16.group_instance_id = str(b[p:q20], 'utf-8')
+                            raise DecodeError('DescribedGroupMember.MemberId: length ' + str(n19) + ' past the end')
+                        e18.member_id = str(b[p:q20], 'utf-8')
                         p = q20
                     n21 = b[p] - 1
                     p += 1
@@ -1497,12 +1477,12 @@ def _r_DescribeGroupsResponse_5(b, p):
                         n21, p = _uvt(b, p, n21 + 1)
                         n21 -= 1
                     if n21 < 0:
-                        raise DecodeError('DescribedGroupMember.ClientId: null where not nullable')
+                        e18.group_instance_id = None
                     else:
                         q22 = p + n21
                         if q22 > bl:
-                            raise DecodeError('DescribedGroupMember.ClientId: length ' + str(n21) + ' past the end')
-                        e16.client_id = str(b[p:q22], 'utf-8')
+                            raise DecodeError('DescribedGroupMember.GroupInstanceId: length ' + str(n21) + ' past the end')
+                        e18.group_instance_id = str(b[p:q22], 'utf-8')
                         p = q22
                     n23 = b[p] - 1
                     p += 1
@@ -1510,12 +1490,12 @@ def _r_DescribeGroupsResponse_5(b, p):
                         n23, p = _uvt(b, p, n23 + 1)
                         n23 -= 1
                     if n23 < 0:
-                        raise DecodeError('DescribedGroupMember.ClientHost: null where not nullable')
+                        raise DecodeError('DescribedGroupMember.ClientId: null where not nullable')
                     else:
                         q24 = p + n23
                         if q24 > bl:
-                            raise DecodeError('DescribedGroupMember.ClientHost: length ' + str(n23) + ' past the end')
-                        e16.client_host = str(b[p:q24], 'utf-8')
+                            raise DecodeError('DescribedGroupMember.ClientId: length ' + str(n23) + ' past the end')
+                        e18.client_id = str(b[p:q24], 'utf-8')
                         p = q24
                     n25 = b[p] - 1
                     p += 1
@@ -1523,12 +1503,12 @@ def _r_DescribeGroupsResponse_5(b, p):
                         n25, p = _uvt(b, p, n25 + 1)
                         n25 -= 1
                     if n25 < 0:
-                        raise DecodeError('DescribedGroupMember.MemberMetadata: null where not nullable')
+                        raise DecodeError('DescribedGroupMember.ClientHost: null where not nullable')
                     else:
                         q26 = p + n25
                         if q26 > bl:
-                            raise DecodeError('DescribedGroupMember.MemberMetadata: length ' + str(n25) + ' past the end')
-                        e16.member_metadata = bytes(b[p:q26])
+                            raise DecodeError('DescribedGroupMember.ClientHost: length ' + str(n25) + ' past the end')
+                        e18.client_host = str(b[p:q26], 'utf-8')
                         p = q26
                     n27 = b[p] - 1
                     p += 1
@@ -1536,29 +1516,42 @@ def _r_DescribeGroupsResponse_5(b, p):
                         n27, p = _uvt(b, p, n27 + 1)
                         n27 -= 1
                     if n27 < 0:
-                        raise DecodeError('DescribedGroupMember.MemberAssignment: null where not nullable')
+                        raise DecodeError('DescribedGroupMember.MemberMetadata: null where not nullable')
                     else:
                         q28 = p + n27
                         if q28 > bl:
-                            raise DecodeError('DescribedGroupMember.MemberAssignment: length ' + str(n27) + ' past the end')
-                        e16.member_assignment = bytes(b[p:q28])
+                            raise DecodeError('DescribedGroupMember.MemberMetadata: length ' + str(n27) + ' past the end')
+                        e18.member_metadata = bytes(b[p:q28])
                         p = q28
+                    n29 = b[p] - 1
+                    p += 1
+                    if n29 > 126:
+                        n29, p = _uvt(b, p, n29 + 1)
+                        n29 -= 1
+                    if n29 < 0:
+                        raise DecodeError('DescribedGroupMember.MemberAssignment: null where not nullable')
+                    else:
+                        q30 = p + n29
+                        if q30 > bl:
+                            raise DecodeError('DescribedGroupMember.MemberAssignment: length ' + str(n29) + ' past the end')
+                        e18.member_assignment = bytes(b[p:q30])
+                        p = q30
                     if b[p] == 0:  # no tagged fields, the common case
-                        e16.unknown_tagged_fields = None
+                        e18.unknown_tagged_fields = None
                         p += 1
                     else:
-                        p = _t_DescribeGroupsResponse_DescribedGroupMember_0(b, p, e16)
-                    xs15.append(e16)
-                e3.members = xs15
-            e3.authorized_operations, = _S0.unpack_from(b, p)
+                        p = _t_DescribeGroupsResponse_DescribedGroupMember_0(b, p, e18)
+                    xs17.append(e18)
+                e4.members = xs17
+            e4.authorized_operations, = _S0.unpack_from(b, p)
             p += 4
             if b[p] == 0:  # no tagged fields, the common case
-                e3.unknown_tagged_fields = None
+                e4.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_DescribeGroupsResponse_DescribedGroup_0(b, p, e3)
-            xs2.append(e3)
-        o.groups = xs2
+                p = _t_DescribeGroupsResponse_DescribedGroup_0(b, p, e4)
+            xs3.append(e4)
+        o.groups = xs3
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         p += 1

@@ -30,10 +30,15 @@ def _first(tag_and_bytes):
 
 _S0 = _struct.Struct('>i')
 _S1 = _struct.Struct('>h')
-_S2 = _struct.Struct('>iqq?')
-_S3 = _struct.Struct('>ih')
-_S4 = _struct.Struct('>qq')
-_S5 = _struct.Struct('>qq?')
+_S2 = _struct.Struct('>ii')
+_S3 = _struct.Struct('>hh')
+_S4 = _struct.Struct('>iqq?')
+_S5 = _struct.Struct('>iB')
+_S6 = _struct.Struct('>hB')
+_S7 = _struct.Struct('>ihB')
+_S8 = _struct.Struct('>ih')
+_S9 = _struct.Struct('>qq')
+_S10 = _struct.Struct('>qq?')
 _ARRAY_i = tuple(_struct.Struct('>' + str(n) + 'i') for n in range(64))
 
 
@@ -327,74 +332,72 @@ def _w_DescribeLogDirsRequest_1(o, w):
 def _r_DescribeLogDirsResponse_0(b, p):
     bl = len(b)
     o = _new(DescribeLogDirsResponse)
-    o.throttle_time_ms, = _S0.unpack_from(b, p)
-    p += 4
-    n1, = _S0.unpack_from(b, p)
-    p += 4
-    if n1 < 0:
+    o.throttle_time_ms, h1, = _S2.unpack_from(b, p)
+    p += 8
+    n2 = h1
+    if n2 < 0:
         raise DecodeError('DescribeLogDirsResponse.Results: null where not nullable')
     else:
-        if n1 > bl - p:
-            raise DecodeError('DescribeLogDirsResponse.Results: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3 = _new(_DescribeLogDirsResponse_DescribeLogDirsResult)
-            e3.error_code, = _S1.unpack_from(b, p)
-            p += 2
-            n4, = _S1.unpack_from(b, p)
-            p += 2
-            if n4 < 0:
+        if n2 > bl - p:
+            raise DecodeError('DescribeLogDirsResponse.Results: count ' + str(n2) + ' past the end')
+        xs3 = []
+        for _ in range(n2):
+            e4 = _new(_DescribeLogDirsResponse_DescribeLogDirsResult)
+            e4.error_code, h5, = _S3.unpack_from(b, p)
+            p += 4
+            n6 = h5
+            if n6 < 0:
                 raise DecodeError('DescribeLogDirsResult.LogDir: null where not nullable')
             else:
-                q5 = p + n4
-                if q5 > bl:
-                    raise DecodeError('DescribeLogDirsResult.LogDir: length ' + str(n4) + ' past the end')
-                e3.log_dir = str(b[p:q5], 'utf-8')
-                p = q5
-            n6, = _S0.unpack_from(b, p)
+                q7 = p + n6
+                if q7 > bl:
+                    raise DecodeError('DescribeLogDirsResult.LogDir: length ' + str(n6) + ' past the end')
+                e4.log_dir = str(b[p:q7], 'utf-8')
+                p = q7
+            n8, = _S0.unpack_from(b, p)
             p += 4
-            if n6 < 0:
+            if n8 < 0:
                 raise DecodeError('DescribeLogDirsResult.Topics: null where not nullable')
             else:
-                if n6 > bl - p:
-                    raise DecodeError('DescribeLogDirsResult.Topics: count ' + str(n6) + ' past the end')
-                xs7 = []
-                for _ in range(n6):
-                    e8 = _new(_DescribeLogDirsResponse_DescribeLogDirsTopic)
-                    n9, = _S1.unpack_from(b, p)
+                if n8 > bl - p:
+                    raise DecodeError('DescribeLogDirsResult.Topics: count ' + str(n8) + ' past the end')
+                xs9 = []
+                for _ in range(n8):
+                    e10 = _new(_DescribeLogDirsResponse_DescribeLogDirsTopic)
+                    n11, = _S1.unpack_from(b, p)
                     p += 2
-                    if n9 < 0:
+                    if n11 < 0:
                         raise DecodeError('DescribeLogDirsTopic.Name: null where not nullable')
                     else:
-                        q10 = p + n9
-                        if q10 > bl:
-                            raise DecodeError('DescribeLogDirsTopic.Name: length ' + str(n9) + ' past the end')
-                        e8.name = str(b[p:q10], 'utf-8')
-                        p = q10
-                    n11, = _S0.unpack_from(b, p)
+                        q12 = p + n11
+                        if q12 > bl:
+                            raise DecodeError('DescribeLogDirsTopic.Name: length ' + str(n11) + ' past the end')
+                        e10.name = str(b[p:q12], 'utf-8')
+                        p = q12
+                    n13, = _S0.unpack_from(b, p)
                     p += 4
-                    if n11 < 0:
+                    if n13 < 0:
                         raise DecodeError('DescribeLogDirsTopic.Partitions: null where not nullable')
                     else:
-                        if n11 > bl - p:
-                            raise DecodeError('DescribeLogDirsTopic.Partitions: count ' + str(n11) + ' past the end')
-                        xs12 = []
-                        for _ in range(n11):
-                            e13 = _new(_DescribeLogDirsResponse_DescribeLogDirsPartition)
-                            e13.partition_index, e13.partition_size, e13.offset_lag, e13.is_future_key, = _S2.unpack_from(b, p)
+                        if n13 > bl - p:
+                            raise DecodeError('DescribeLogDirsTopic.Partitions: count ' + str(n13) + ' past the end')
+                        xs14 = []
+                        for _ in range(n13):
+                            e15 = _new(_DescribeLogDirsResponse_DescribeLogDirsPartition)
+                            e15.partition_index, e15.partition_size, e15.offset_lag, e15.is_future_key, = _S4.unpack_from(b, p)
                             p += 21
-                            e13.unknown_tagged_fields = None
-                            xs12.append(e13)
-                        e8.partitions = xs12
-                    e8.unknown_tagged_fields = None
-                    xs7.append(e8)
-                e3.topics = xs7
-            e3.total_bytes = -1
-            e3.usable_bytes = -1
-            e3.is_cordoned = False
-            e3.unknown_tagged_fields = None
-            xs2.append(e3)
-        o.results = xs2
+                            e15.unknown_tagged_fields = None
+                            xs14.append(e15)
+                        e10.partitions = xs14
+                    e10.unknown_tagged_fields = None
+                    xs9.append(e10)
+                e4.topics = xs9
+            e4.total_bytes = -1
+            e4.usable_bytes = -1
+            e4.is_cordoned = False
+            e4.unknown_tagged_fields = None
+            xs3.append(e4)
+        o.results = xs3
     o.error_code = 0
     o.unknown_tagged_fields = None
     return o, p
@@ -420,7 +423,7 @@ def _w_DescribeLogDirsResponse_0(o, w):
             xs7 = e5.partitions
             w += _S0.pack(len(xs7))
             for e8 in xs7:
-                w += _S2.pack(e8.partition_index, e8.partition_size, e8.offset_lag, e8.is_future_key)
+                w += _S4.pack(e8.partition_index, e8.partition_size, e8.offset_lag, e8.is_future_key)
 
 
 def _t_DescribeLogDirsResponse_DescribeLogDirsPartition_0(b, p, o):
@@ -518,101 +521,99 @@ def _t_DescribeLogDirsResponse_0(b, p, o):
 def _r_DescribeLogDirsResponse_1(b, p):
     bl = len(b)
     o = _new(DescribeLogDirsResponse)
-    o.throttle_time_ms, = _S0.unpack_from(b, p)
-    p += 4
-    n1 = b[p] - 1
-    p += 1
-    if n1 > 126:
-        n1, p = _uvt(b, p, n1 + 1)
-        n1 -= 1
-    if n1 < 0:
+    o.throttle_time_ms, h1, = _S5.unpack_from(b, p)
+    p += 5
+    n2 = h1 - 1
+    if n2 > 126:
+        n2, p = _uvt(b, p, n2 + 1)
+        n2 -= 1
+    if n2 < 0:
         raise DecodeError('DescribeLogDirsResponse.Results: null where not nullable')
     else:
-        if n1 > bl - p:
-            raise DecodeError('DescribeLogDirsResponse.Results: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3 = _new(_DescribeLogDirsResponse_DescribeLogDirsResult)
-            e3.error_code, = _S1.unpack_from(b, p)
-            p += 2
-            n4 = b[p] - 1
-            p += 1
-            if n4 > 126:
-                n4, p = _uvt(b, p, n4 + 1)
-                n4 -= 1
-            if n4 < 0:
-                raise DecodeError('DescribeLogDirsResult.LogDir: null where not nullable')
-            else:
-                q5 = p + n4
-                if q5 > bl:
-                    raise DecodeError('DescribeLogDirsResult.LogDir: length ' + str(n4) + ' past the end')
-                e3.log_dir = str(b[p:q5], 'utf-8')
-                p = q5
-            n6 = b[p] - 1
-            p += 1
+        if n2 > bl - p:
+            raise DecodeError('DescribeLogDirsResponse.Results: count ' + str(n2) + ' past the end')
+        xs3 = []
+        for _ in range(n2):
+            e4 = _new(_DescribeLogDirsResponse_DescribeLogDirsResult)
+            e4.error_code, h5, = _S6.unpack_from(b, p)
+            p += 3
+            n6 = h5 - 1
             if n6 > 126:
                 n6, p = _uvt(b, p, n6 + 1)
                 n6 -= 1
             if n6 < 0:
+                raise DecodeError('DescribeLogDirsResult.LogDir: null where not nullable')
+            else:
+                q7 = p + n6
+                if q7 > bl:
+                    raise DecodeError('DescribeLogDirsResult.LogDir: length ' + str(n6) + ' past the end')
+                e4.log_dir = str(b[p:q7], 'utf-8')
+                p = q7
+            n8 = b[p] - 1
+            p += 1
+            if n8 > 126:
+                n8, p = _uvt(b, p, n8 + 1)
+                n8 -= 1
+            if n8 < 0:
                 raise DecodeError('DescribeLogDirsResult.Topics: null where not nullable')
             else:
-                if n6 > bl - p:
-                    raise DecodeError('DescribeLogDirsResult.Topics: count ' + str(n6) + ' past the end')
-                xs7 = []
-                for _ in range(n6):
-                    e8 = _new(_DescribeLogDirsResponse_DescribeLogDirsTopic)
-                    n9 = b[p] - 1
-                    p += 1
-                    if n9 > 126:
-                        n9, p = _uvt(b, p, n9 + 1)
-                        n9 -= 1
-                    if n9 < 0:
-                        raise DecodeError('DescribeLogDirsTopic.Name: null where not nullable')
-                    else:
-                        q10 = p + n9
-                        if q10 > bl:
-                            raise DecodeError('DescribeLogDirsTopic.Name: length ' + str(n9) + ' past the end')
-                        e8.name = str(b[p:q10], 'utf-8')
-                        p = q10
+                if n8 > bl - p:
+                    raise DecodeError('DescribeLogDirsResult.Topics: count ' + str(n8) + ' past the end')
+                xs9 = []
+                for _ in range(n8):
+                    e10 = _new(_DescribeLogDirsResponse_DescribeLogDirsTopic)
                     n11 = b[p] - 1
                     p += 1
                     if n11 > 126:
                         n11, p = _uvt(b, p, n11 + 1)
                         n11 -= 1
                     if n11 < 0:
+                        raise DecodeError('DescribeLogDirsTopic.Name: null where not nullable')
+                    else:
+                        q12 = p + n11
+                        if q12 > bl:
+                            raise DecodeError('DescribeLogDirsTopic.Name: length ' + str(n11) + ' past the end')
+                        e10.name = str(b[p:q12], 'utf-8')
+                        p = q12
+                    n13 = b[p] - 1
+                    p += 1
+                    if n13 > 126:
+                        n13, p = _uvt(b, p, n13 + 1)
+                        n13 -= 1
+                    if n13 < 0:
                         raise DecodeError('DescribeLogDirsTopic.Partitions: null where not nullable')
                     else:
-                        if n11 > bl - p:
-                            raise DecodeError('DescribeLogDirsTopic.Partitions: count ' + str(n11) + ' past the end')
-                        xs12 = []
-                        for _ in range(n11):
-                            e13 = _new(_DescribeLogDirsResponse_DescribeLogDirsPartition)
-                            e13.partition_index, e13.partition_size, e13.offset_lag, e13.is_future_key, = _S2.unpack_from(b, p)
+                        if n13 > bl - p:
+                            raise DecodeError('DescribeLogDirsTopic.Partitions: count ' + str(n13) + ' past the end')
+                        xs14 = []
+                        for _ in range(n13):
+                            e15 = _new(_DescribeLogDirsResponse_DescribeLogDirsPartition)
+                            e15.partition_index, e15.partition_size, e15.offset_lag, e15.is_future_key, = _S4.unpack_from(b, p)
                             p += 21
                             if b[p] == 0:  # no tagged fields, the common case
-                                e13.unknown_tagged_fields = None
+                                e15.unknown_tagged_fields = None
                                 p += 1
                             else:
-                                p = _t_DescribeLogDirsResponse_DescribeLogDirsPartition_0(b, p, e13)
-                            xs12.append(e13)
-                        e8.partitions = xs12
+                                p = _t_DescribeLogDirsResponse_DescribeLogDirsPartition_0(b, p, e15)
+                            xs14.append(e15)
+                        e10.partitions = xs14
                     if b[p] == 0:  # no tagged fields, the common case
-                        e8.unknown_tagged_fields = None
+                        e10.unknown_tagged_fields = None
                         p += 1
                     else:
-                        p = _t_DescribeLogDirsResponse_DescribeLogDirsTopic_0(b, p, e8)
-                    xs7.append(e8)
-                e3.topics = xs7
-            e3.total_bytes = -1
-            e3.usable_bytes = -1
-            e3.is_cordoned = False
+                        p = _t_DescribeLogDirsResponse_DescribeLogDirsTopic_0(b, p, e10)
+                    xs9.append(e10)
+                e4.topics = xs9
+            e4.total_bytes = -1
+            e4.usable_bytes = -1
+            e4.is_cordoned = False
             if b[p] == 0:  # no tagged fields, the common case
-                e3.unknown_tagged_fields = None
+                e4.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_DescribeLogDirsResponse_DescribeLogDirsResult_0(b, p, e3)
-            xs2.append(e3)
-        o.results = xs2
+                p = _t_DescribeLogDirsResponse_DescribeLogDirsResult_0(b, p, e4)
+            xs3.append(e4)
+        o.results = xs3
     o.error_code = 0
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
@@ -662,7 +663,7 @@ def _w_DescribeLogDirsResponse_1(o, w):
             else:
                 _wuv(w, ln)
             for e8 in xs7:
-                w += _S2.pack(e8.partition_index, e8.partition_size, e8.offset_lag, e8.is_future_key)
+                w += _S4.pack(e8.partition_index, e8.partition_size, e8.offset_lag, e8.is_future_key)
                 if e8.unknown_tagged_fields:
                     _wtags(w, e8.unknown_tagged_fields)
                 else:
@@ -684,101 +685,99 @@ def _w_DescribeLogDirsResponse_1(o, w):
 def _r_DescribeLogDirsResponse_2(b, p):
     bl = len(b)
     o = _new(DescribeLogDirsResponse)
-    o.throttle_time_ms, o.error_code, = _S3.unpack_from(b, p)
-    p += 6
-    n1 = b[p] - 1
-    p += 1
-    if n1 > 126:
-        n1, p = _uvt(b, p, n1 + 1)
-        n1 -= 1
-    if n1 < 0:
+    o.throttle_time_ms, o.error_code, h1, = _S7.unpack_from(b, p)
+    p += 7
+    n2 = h1 - 1
+    if n2 > 126:
+        n2, p = _uvt(b, p, n2 + 1)
+        n2 -= 1
+    if n2 < 0:
         raise DecodeError('DescribeLogDirsResponse.Results: null where not nullable')
     else:
-        if n1 > bl - p:
-            raise DecodeError('DescribeLogDirsResponse.Results: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3 = _new(_DescribeLogDirsResponse_DescribeLogDirsResult)
-            e3.error_code, = _S1.unpack_from(b, p)
-            p += 2
-            n4 = b[p] - 1
-            p += 1
-            if n4 > 126:
-                n4, p = _uvt(b, p, n4 + 1)
-                n4 -= 1
-            if n4 < 0:
-                raise DecodeError('DescribeLogDirsResult.LogDir: null where not nullable')
-            else:
-                q5 = p + n4
-                if q5 > bl:
-                    raise DecodeError('DescribeLogDirsResult.LogDir: length ' + str(n4) + ' past the end')
-                e3.log_dir = str(b[p:q5], 'utf-8')
-                p = q5
-            n6 = b[p] - 1
-            p += 1
+        if n2 > bl - p:
+            raise DecodeError('DescribeLogDirsResponse.Results: count ' + str(n2) + ' past the end')
+        xs3 = []
+        for _ in range(n2):
+            e4 = _new(_DescribeLogDirsResponse_DescribeLogDirsResult)
+            e4.error_code, h5, = _S6.unpack_from(b, p)
+            p += 3
+            n6 = h5 - 1
             if n6 > 126:
                 n6, p = _uvt(b, p, n6 + 1)
                 n6 -= 1
             if n6 < 0:
+                raise DecodeError('DescribeLogDirsResult.LogDir: null where not nullable')
+            else:
+                q7 = p + n6
+                if q7 > bl:
+                    raise DecodeError('DescribeLogDirsResult.LogDir: length ' + str(n6) + ' past the end')
+                e4.log_dir = str(b[p:q7], 'utf-8')
+                p = q7
+            n8 = b[p] - 1
+            p += 1
+            if n8 > 126:
+                n8, p = _uvt(b, p, n8 + 1)
+                n8 -= 1
+            if n8 < 0:
                 raise DecodeError('DescribeLogDirsResult.Topics: null where not nullable')
             else:
-                if n6 > bl - p:
-                    raise DecodeError('DescribeLogDirsResult.Topics: count ' + str(n6) + ' past the end')
-                xs7 = []
-                for _ in range(n6):
-                    e8 = _new(_DescribeLogDirsResponse_DescribeLogDirsTopic)
-                    n9 = b[p] - 1
-                    p += 1
-                    if n9 > 126:
-                        n9, p = _uvt(b, p, n9 + 1)
-                        n9 -= 1
-                    if n9 < 0:
-                        raise DecodeError('DescribeLogDirsTopic.Name: null where not nullable')
-                    else:
-                        q10 = p + n9
-                        if q10 > bl:
-                            raise DecodeError('DescribeLogDirsTopic.Name: length ' + str(n9) + ' past the end')
-                        e8.name = str(b[p:q10], 'utf-8')
-                        p = q10
+                if n8 > bl - p:
+                    raise DecodeError('DescribeLogDirsResult.Topics: count ' + str(n8) + ' past the end')
+                xs9 = []
+                for _ in range(n8):
+                    e10 = _new(_DescribeLogDirsResponse_DescribeLogDirsTopic)
                     n11 = b[p] - 1
                     p += 1
                     if n11 > 126:
                         n11, p = _uvt(b, p, n11 + 1)
                         n11 -= 1
                     if n11 < 0:
+                        raise DecodeError('DescribeLogDirsTopic.Name: null where not nullable')
+                    else:
+                        q12 = p + n11
+                        if q12 > bl:
+                            raise DecodeError('DescribeLogDirsTopic.Name: length ' + str(n11) + ' past the end')
+                        e10.name = str(b[p:q12], 'utf-8')
+                        p = q12
+                    n13 = b[p] - 1
+                    p += 1
+                    if n13 > 126:
+                        n13, p = _uvt(b, p, n13 + 1)
+                        n13 -= 1
+                    if n13 < 0:
                         raise DecodeError('DescribeLogDirsTopic.Partitions: null where not nullable')
                     else:
-                        if n11 > bl - p:
-                            raise DecodeError('DescribeLogDirsTopic.Partitions: count ' + str(n11) + ' past the end')
-                        xs12 = []
-                        for _ in range(n11):
-                            e13 = _new(_DescribeLogDirsResponse_DescribeLogDirsPartition)
-                            e13.partition_index, e13.partition_size, e13.offset_lag, e13.is_future_key, = _S2.unpack_from(b, p)
+                        if n13 > bl - p:
+                            raise DecodeError('DescribeLogDirsTopic.Partitions: count ' + str(n13) + ' past the end')
+                        xs14 = []
+                        for _ in range(n13):
+                            e15 = _new(_DescribeLogDirsResponse_DescribeLogDirsPartition)
+                            e15.partition_index, e15.partition_size, e15.offset_lag, e15.is_future_key, = _S4.unpack_from(b, p)
                             p += 21
                             if b[p] == 0:  # no tagged fields, the common case
-                                e13.unknown_tagged_fields = None
+                                e15.unknown_tagged_fields = None
                                 p += 1
                             else:
-                                p = _t_DescribeLogDirsResponse_DescribeLogDirsPartition_0(b, p, e13)
-                            xs12.append(e13)
-                        e8.partitions = xs12
+                                p = _t_DescribeLogDirsResponse_DescribeLogDirsPartition_0(b, p, e15)
+                            xs14.append(e15)
+                        e10.partitions = xs14
                     if b[p] == 0:  # no tagged fields, the common case
-                        e8.unknown_tagged_fields = None
+                        e10.unknown_tagged_fields = None
                         p += 1
                     else:
-                        p = _t_DescribeLogDirsResponse_DescribeLogDirsTopic_0(b, p, e8)
-                    xs7.append(e8)
-                e3.topics = xs7
-            e3.total_bytes = -1
-            e3.usable_bytes = -1
-            e3.is_cordoned = False
+                        p = _t_DescribeLogDirsResponse_DescribeLogDirsTopic_0(b, p, e10)
+                    xs9.append(e10)
+                e4.topics = xs9
+            e4.total_bytes = -1
+            e4.usable_bytes = -1
+            e4.is_cordoned = False
             if b[p] == 0:  # no tagged fields, the common case
-                e3.unknown_tagged_fields = None
+                e4.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_DescribeLogDirsResponse_DescribeLogDirsResult_0(b, p, e3)
-            xs2.append(e3)
-        o.results = xs2
+                p = _t_DescribeLogDirsResponse_DescribeLogDirsResult_0(b, p, e4)
+            xs3.append(e4)
+        o.results = xs3
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         p += 1
@@ -788,7 +787,7 @@ def _r_DescribeLogDirsResponse_2(b, p):
 
 
 def _w_DescribeLogDirsResponse_2(o, w):
-    w += _S3.pack(o.throttle_time_ms, o.error_code)
+    w += _S8.pack(o.throttle_time_ms, o.error_code)
     xs1 = o.results
     ln = len(xs1) + 1
     if ln < 128:
@@ -827,7 +826,7 @@ def _w_DescribeLogDirsResponse_2(o, w):
             else:
                 _wuv(w, ln)
             for e8 in xs7:
-                w += _S2.pack(e8.partition_index, e8.partition_size, e8.offset_lag, e8.is_future_key)
+                w += _S4.pack(e8.partition_index, e8.partition_size, e8.offset_lag, e8.is_future_key)
                 if e8.unknown_tagged_fields:
                     _wtags(w, e8.unknown_tagged_fields)
                 else:
@@ -849,101 +848,99 @@ def _w_DescribeLogDirsResponse_2(o, w):
 def _r_DescribeLogDirsResponse_3(b, p):
     bl = len(b)
     o = _new(DescribeLogDirsResponse)
-    o.throttle_time_ms, o.error_code, = _S3.unpack_from(b, p)
-    p += 6
-    n1 = b[p] - 1
-    p += 1
-    if n1 > 126:
-        n1, p = _uvt(b, p, n1 + 1)
-        n1 -= 1
-    if n1 < 0:
+    o.throttle_time_ms, o.error_code, h1, = _S7.unpack_from(b, p)
+    p += 7
+    n2 = h1 - 1
+    if n2 > 126:
+        n2, p = _uvt(b, p, n2 + 1)
+        n2 -= 1
+    if n2 < 0:
         raise DecodeError('DescribeLogDirsResponse.Results: null where not nullable')
     else:
-        if n1 > bl - p:
-            raise DecodeError('DescribeLogDirsResponse.Results: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3 = _new(_DescribeLogDirsResponse_DescribeLogDirsResult)
-            e3.error_code, = _S1.unpack_from(b, p)
-            p += 2
-            n4 = b[p] - 1
-            p += 1
-            if n4 > 126:
-                n4, p = _uvt(b, p, n4 + 1)
-                n4 -= 1
-            if n4 < 0:
-                raise DecodeError('DescribeLogDirsResult.LogDir: null where not nullable')
-            else:
-                q5 = p + n4
-                if q5 > bl:
-                    raise DecodeError('DescribeLogDirsResult.LogDir: length ' + str(n4) + ' past the end')
-                e3.log_dir = str(b[p:q5], 'utf-8')
-                p = q5
-            n6 = b[p] - 1
-            p += 1
+        if n2 > bl - p:
+            raise DecodeError('DescribeLogDirsResponse.Results: count ' + str(n2) + ' past the end')
+        xs3 = []
+        for _ in range(n2):
+            e4 = _new(_DescribeLogDirsResponse_DescribeLogDirsResult)
+            e4.error_code, h5, = _S6.unpack_from(b, p)
+            p += 3
+            n6 = h5 - 1
             if n6 > 126:
                 n6, p = _uvt(b, p, n6 + 1)
                 n6 -= 1
             if n6 < 0:
+                raise DecodeError('DescribeLogDirsResult.LogDir: null where not nullable')
+            else:
+                q7 = p + n6
+                if q7 > bl:
+                    raise DecodeError('DescribeLogDirsResult.LogDir: length ' + str(n6) + ' past the end')
+                e4.log_dir = str(b[p:q7], 'utf-8')
+                p = q7
+            n8 = b[p] - 1
+            p += 1
+            if n8 > 126:
+                n8, p = _uvt(b, p, n8 + 1)
+                n8 -= 1
+            if n8 < 0:
                 raise DecodeError('DescribeLogDirsResult.Topics: null where not nullable')
             else:
-                if n6 > bl - p:
-                    raise DecodeError('DescribeLogDirsResult.Topics: count ' + str(n6) + ' past the end')
-                xs7 = []
-                for _ in range(n6):
-                    e8 = _new(_DescribeLogDirsResponse_DescribeLogDirsTopic)
-                    n9 = b[p] - 1
-                    p += 1
-                    if n9 > 126:
-                        n9, p = _uvt(b, p, n9 + 1)
-                        n9 -= 1
-                    if n9 < 0:
-                        raise DecodeError('DescribeLogDirsTopic.Name: null where not nullable')
-                    else:
-                        q10 = p + n9
-                        if q10 > bl:
-                            raise DecodeError('DescribeLogDirsTopic.Name: length ' + str(n9) + ' past the end')
-                        e8.name = str(b[p:q10], 'utf-8')
-                        p = q10
+                if n8 > bl - p:
+                    raise DecodeError('DescribeLogDirsResult.Topics: count ' + str(n8) + ' past the end')
+                xs9 = []
+                for _ in range(n8):
+                    e10 = _new(_DescribeLogDirsResponse_DescribeLogDirsTopic)
                     n11 = b[p] - 1
                     p += 1
                     if n11 > 126:
                         n11, p = _uvt(b, p, n11 + 1)
                         n11 -= 1
                     if n11 < 0:
+                        raise DecodeError('DescribeLogDirsTopic.Name: null where not nullable')
+                    else:
+                        q12 = p + n11
+                        if q12 > bl:
+                            raise DecodeError('DescribeLogDirsTopic.Name: length ' + str(n11) + ' past the end')
+                        e10.name = str(b[p:q12], 'utf-8')
+                        p = q12
+                    n13 = b[p] - 1
+                    p += 1
+                    if n13 > 126:
+                        n13, p = _uvt(b, p, n13 + 1)
+                        n13 -= 1
+                    if n13 < 0:
                         raise DecodeError('DescribeLogDirsTopic.Partitions: null where not nullable')
                     else:
-                        if n11 > bl - p:
-                            raise DecodeError('DescribeLogDirsTopic.Partitions: count ' + str(n11) + ' past the end')
-                        xs12 = []
-                        for _ in range(n11):
-                            e13 = _new(_DescribeLogDirsResponse_DescribeLogDirsPartition)
-                            e13.partition_index, e13.partition_size, e13.offset_lag, e13.is_future_key, = _S2.unpack_from(b, p)
+                        if n13 > bl - p:
+                            raise DecodeError('DescribeLogDirsTopic.Partitions: count ' + str(n13) + ' past the end')
+                        xs14 = []
+                        for _ in range(n13):
+                            e15 = _new(_DescribeLogDirsResponse_DescribeLogDirsPartition)
+                            e15.partition_index, e15.partition_size, e15.offset_lag, e15.is_future_key, = _S4.unpack_from(b, p)
                             p += 21
                             if b[p] == 0:  # no tagged fields, the common case
-                                e13.unknown_tagged_fields = None
+                                e15.unknown_tagged_fields = None
                                 p += 1
                             else:
-                                p = _t_DescribeLogDirsResponse_DescribeLogDirsPartition_0(b, p, e13)
-                            xs12.append(e13)
-                        e8.partitions = xs12
+                                p = _t_DescribeLogDirsResponse_DescribeLogDirsPartition_0(b, p, e15)
+                            xs14.append(e15)
+                        e10.partitions = xs14
                     if b[p] == 0:  # no tagged fields, the common case
-                        e8.unknown_tagged_fields = None
+                        e10.unknown_tagged_fields = None
                         p += 1
                     else:
-                        p = _t_DescribeLogDirsResponse_DescribeLogDirsTopic_0(b, p, e8)
-                    xs7.append(e8)
-                e3.topics = xs7
-            e3.total_bytes, e3.usable_bytes, = _S4.unpack_from(b, p)
+                        p = _t_DescribeLogDirsResponse_DescribeLogDirsTopic_0(b, p, e10)
+                    xs9.append(e10)
+                e4.topics = xs9
+            e4.total_bytes, e4.usable_bytes, = _S9.unpack_from(b, p)
             p += 16
-            e3.is_cordoned = False
+            e4.is_cordoned = False
             if b[p] == 0:  # no tagged fields, the common case
-                e3.unknown_tagged_fields = None
+                e4.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_DescribeLogDirsResponse_DescribeLogDirsResult_0(b, p, e3)
-            xs2.append(e3)
-        o.results = xs2
+                p = _t_DescribeLogDirsResponse_DescribeLogDirsResult_0(b, p, e4)
+            xs3.append(e4)
+        o.results = xs3
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         p += 1
@@ -953,7 +950,7 @@ def _r_DescribeLogDirsResponse_3(b, p):
 
 
 def _w_DescribeLogDirsResponse_3(o, w):
-    w += _S3.pack(o.throttle_time_ms, o.error_code)
+    w += _S8.pack(o.throttle_time_ms, o.error_code)
     xs1 = o.results
     ln = len(xs1) + 1
     if ln < 128:
@@ -992,7 +989,7 @@ def _w_DescribeLogDirsResponse_3(o, w):
             else:
                 _wuv(w, ln)
             for e8 in xs7:
-                w += _S2.pack(e8.partition_index, e8.partition_size, e8.offset_lag, e8.is_future_key)
+                w += _S4.pack(e8.partition_index, e8.partition_size, e8.offset_lag, e8.is_future_key)
                 if e8.unknown_tagged_fields:
                     _wtags(w, e8.unknown_tagged_fields)
                 else:
@@ -1001,7 +998,7 @@ def _w_DescribeLogDirsResponse_3(o, w):
                 _wtags(w, e5.unknown_tagged_fields)
             else:
                 w.append(0)
-        w += _S4.pack(e2.total_bytes, e2.usable_bytes)
+        w += _S9.pack(e2.total_bytes, e2.usable_bytes)
         if e2.unknown_tagged_fields:
             _wtags(w, e2.unknown_tagged_fields)
         else:
@@ -1015,100 +1012,98 @@ def _w_DescribeLogDirsResponse_3(o, w):
 def _r_DescribeLogDirsResponse_4(b, p):
     bl = len(b)
     o = _new(DescribeLogDirsResponse)
-    o.throttle_time_ms, o.error_code, = _S3.unpack_from(b, p)
-    p += 6
-    n1 = b[p] - 1
-    p += 1
-    if n1 > 126:
-        n1, p = _uvt(b, p, n1 + 1)
-        n1 -= 1
-    if n1 < 0:
+    o.throttle_time_ms, o.error_code, h1, = _S7.unpack_from(b, p)
+    p += 7
+    n2 = h1 - 1
+    if n2 > 126:
+        n2, p = _uvt(b, p, n2 + 1)
+        n2 -= 1
+    if n2 < 0:
         raise DecodeError('DescribeLogDirsResponse.Results: null where not nullable')
     else:
-        if n1 > bl - p:
-            raise DecodeError('DescribeLogDirsResponse.Results: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3 = _new(_DescribeLogDirsResponse_DescribeLogDirsResult)
-            e3.error_code, = _S1.unpack_from(b, p)
-            p += 2
-            n4 = b[p] - 1
-            p += 1
-            if n4 > 126:
-                n4, p = _uvt(b, p, n4 + 1)
-                n4 -= 1
-            if n4 < 0:
-                raise DecodeError('DescribeLogDirsResult.LogDir: null where not nullable')
-            else:
-                q5 = p + n4
-                if q5 > bl:
-                    raise DecodeError('DescribeLogDirsResult.LogDir: length ' + str(n4) + ' past the end')
-                e3.log_dir = str(b[p:q5], 'utf-8')
-                p = q5
-            n6 = b[p] - 1
-            p += 1
+        if n2 > bl - p:
+            raise DecodeError('DescribeLogDirsResponse.Results: count ' + str(n2) + ' past the end')
+        xs3 = []
+        for _ in range(n2):
+            e4 = _new(_DescribeLogDirsResponse_DescribeLogDirsResult)
+            e4.error_code, h5, = _S6.unpack_from(b, p)
+            p += 3
+            n6 = h5 - 1
             if n6 > 126:
                 n6, p = _uvt(b, p, n6 + 1)
                 n6 -= 1
             if n6 < 0:
+                raise DecodeError('DescribeLogDirsResult.LogDir: null where not nullable')
+            else:
+                q7 = p + n6
+                if q7 > bl:
+                    raise DecodeError('DescribeLogDirsResult.LogDir: length ' + str(n6) + ' past the end')
+                e4.log_dir = str(b[p:q7], 'utf-8')
+                p = q7
+            n8 = b[p] - 1
+            p += 1
+            if n8 > 126:
+                n8, p = _uvt(b, p, n8 + 1)
+                n8 -= 1
+            if n8 < 0:
                 raise DecodeError('DescribeLogDirsResult.Topics: null where not nullable')
             else:
-                if n6 > bl - p:
-                    raise DecodeError('DescribeLogDirsResult.Topics: count ' + str(n6) + ' past the end')
-                xs7 = []
-                for _ in range(n6):
-                    e8 = _new(_DescribeLogDirsResponse_DescribeLogDirsTopic)
-                    n9 = b[p] - 1
-                    p += 1
-                    if n9 > 126:
-                        n9, p = _uvt(b, p, n9 + 1)
-                        n9 -= 1
-                    if n9 < 0:
-                        raise DecodeError('DescribeLogDirsTopic.Name: null where not nullable')
-                    else:
-                        q10 = p + n9
-                        if q10 > bl:
-                            raise DecodeError('DescribeLogDirsTopic.Name: length ' + str(n9) + ' past the end')
-                        e8.name = str(b[p:q10], 'utf-8')
-                        p = q10
+                if n8 > bl - p:
+                    raise DecodeError('DescribeLogDirsResult.Topics: count ' + str(n8) + ' past the end')
+                xs9 = []
+                for _ in range(n8):
+                    e10 = _new(_DescribeLogDirsResponse_DescribeLogDirsTopic)
                     n11 = b[p] - 1
                     p += 1
                     if n11 > 126:
                         n11, p = _uvt(b, p, n11 + 1)
                         n11 -= 1
                     if n11 < 0:
+                        raise DecodeError('DescribeLogDirsTopic.Name: null where not nullable')
+                    else:
+                        q12 = p + n11
+                        if q12 > bl:
+                            raise DecodeError('DescribeLogDirsTopic.Name: length ' + str(n11) + ' past the end')
+                        e10.name = str(b[p:q12], 'utf-8')
+                        p = q12
+                    n13 = b[p] - 1
+                    p += 1
+                    if n13 > 126:
+                        n13, p = _uvt(b, p, n13 + 1)
+                        n13 -= 1
+                    if n13 < 0:
                         raise DecodeError('DescribeLogDirsTopic.Partitions: null where not nullable')
                     else:
-                        if n11 > bl - p:
-                            raise DecodeError('DescribeLogDirsTopic.Partitions: count ' + str(n11) + ' past the end')
-                        xs12 = []
-                        for _ in range(n11):
-                            e13 = _new(_DescribeLogDirsResponse_DescribeLogDirsPartition)
-                            e13.partition_index, e13.partition_size, e13.offset_lag, e13.is_future_key, = _S2.unpack_from(b, p)
+                        if n13 > bl - p:
+                            raise DecodeError('DescribeLogDirsTopic.Partitions: count ' + str(n13) + ' past the end')
+                        xs14 = []
+                        for _ in range(n13):
+                            e15 = _new(_DescribeLogDirsResponse_DescribeLogDirsPartition)
+                            e15.partition_index, e15.partition_size, e15.offset_lag, e15.is_future_key, = _S4.unpack_from(b, p)
                             p += 21
                             if b[p] == 0:  # no tagged fields, the common case
-                                e13.unknown_tagged_fields = None
+                                e15.unknown_tagged_fields = None
                                 p += 1
                             else:
-                                p = _t_DescribeLogDirsResponse_DescribeLogDirsPartition_0(b, p, e13)
-                            xs12.append(e13)
-                        e8.partitions = xs12
+                                p = _t_DescribeLogDirsResponse_DescribeLogDirsPartition_0(b, p, e15)
+                            xs14.append(e15)
+                        e10.partitions = xs14
                     if b[p] == 0:  # no tagged fields, the common case
-                        e8.unknown_tagged_fields = None
+                        e10.unknown_tagged_fields = None
                         p += 1
                     else:
-                        p = _t_DescribeLogDirsResponse_DescribeLogDirsTopic_0(b, p, e8)
-                    xs7.append(e8)
-                e3.topics = xs7
-            e3.total_bytes, e3.usable_bytes, e3.is_cordoned, = _S5.unpack_from(b, p)
+                        p = _t_DescribeLogDirsResponse_DescribeLogDirsTopic_0(b, p, e10)
+                    xs9.append(e10)
+                e4.topics = xs9
+            e4.total_bytes, e4.usable_bytes, e4.is_cordoned, = _S10.unpack_from(b, p)
             p += 17
             if b[p] == 0:  # no tagged fields, the common case
-                e3.unknown_tagged_fields = None
+                e4.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_DescribeLogDirsResponse_DescribeLogDirsResult_0(b, p, e3)
-            xs2.append(e3)
-        o.results = xs2
+                p = _t_DescribeLogDirsResponse_DescribeLogDirsResult_0(b, p, e4)
+            xs3.append(e4)
+        o.results = xs3
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         p += 1
@@ -1118,7 +1113,7 @@ def _r_DescribeLogDirsResponse_4(b, p):
 
 
 def _w_DescribeLogDirsResponse_4(o, w):
-    w += _S3.pack(o.throttle_time_ms, o.error_code)
+    w += _S8.pack(o.throttle_time_ms, o.error_code)
     xs1 = o.results
     ln = len(xs1) + 1
     if ln < 128:
@@ -1157,7 +1152,7 @@ def _w_DescribeLogDirsResponse_4(o, w):
             else:
                 _wuv(w, ln)
             for e8 in xs7:
-                w += _S2.pack(e8.partition_index, e8.partition_size, e8.offset_lag, e8.is_future_key)
+                w += _S4.pack(e8.partition_index, e8.partition_size, e8.offset_lag, e8.is_future_key)
                 if e8.unknown_tagged_fields:
                     _wtags(w, e8.unknown_tagged_fields)
                 else:
@@ -1166,7 +1161,7 @@ def _w_DescribeLogDirsResponse_4(o, w):
                 _wtags(w, e5.unknown_tagged_fields)
             else:
                 w.append(0)
-        w += _S5.pack(e2.total_bytes, e2.usable_bytes, e2.is_cordoned)
+        w += _S10.pack(e2.total_bytes, e2.usable_bytes, e2.is_cordoned)
         if e2.unknown_tagged_fields:
             _wtags(w, e2.unknown_tagged_fields)
         else:

@@ -28,9 +28,11 @@ _unpack_from = _struct.unpack_from
 def _first(tag_and_bytes):
     return tag_and_bytes[0]
 
-_S0 = _struct.Struct('>i')
-_S1 = _struct.Struct('>ih')
+_S0 = _struct.Struct('>iB')
+_S1 = _struct.Struct('>ihB')
 _S2 = _struct.Struct('>qiiqiq')
+_S3 = _struct.Struct('>i')
+_S4 = _struct.Struct('>ih')
 _ARRAY_i = tuple(_struct.Struct('>' + str(n) + 'i') for n in range(64))
 
 
@@ -351,98 +353,96 @@ def _t_DescribeProducersResponse_0(b, p, o):
 def _r_DescribeProducersResponse_0(b, p):
     bl = len(b)
     o = _new(DescribeProducersResponse)
-    o.throttle_time_ms, = _S0.unpack_from(b, p)
-    p += 4
-    n1 = b[p] - 1
-    p += 1
-    if n1 > 126:
-        n1, p = _uvt(b, p, n1 + 1)
-        n1 -= 1
-    if n1 < 0:
+    o.throttle_time_ms, h1, = _S0.unpack_from(b, p)
+    p += 5
+    n2 = h1 - 1
+    if n2 > 126:
+        n2, p = _uvt(b, p, n2 + 1)
+        n2 -= 1
+    if n2 < 0:
         raise DecodeError('DescribeProducersResponse.Topics: null where not nullable')
     else:
-        if n1 > bl - p:
-            raise DecodeError('DescribeProducersResponse.Topics: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3 = _new(_DescribeProducersResponse_TopicResponse)
-            n4 = b[p] - 1
+        if n2 > bl - p:
+            raise DecodeError('DescribeProducersResponse.Topics: count ' + str(n2) + ' past the end')
+        xs3 = []
+        for _ in range(n2):
+            e4 = _new(_DescribeProducersResponse_TopicResponse)
+            n5 = b[p] - 1
             p += 1
-            if n4 > 126:
-                n4, p = _uvt(b, p, n4 + 1)
-                n4 -= 1
-            if n4 < 0:
+            if n5 > 126:
+                n5, p = _uvt(b, p, n5 + 1)
+                n5 -= 1
+            if n5 < 0:
                 raise DecodeError('TopicResponse.Name: null where not nullable')
             else:
-                q5 = p + n4
-                if q5 > bl:
-                    raise DecodeError('TopicResponse.Name: length ' + str(n4) + ' past the end')
-                e3.name = str(b[p:q5], 'utf-8')
-                p = q5
-            n6 = b[p] - 1
+                q6 = p + n5
+                if q6 > bl:
+                    raise DecodeError('TopicResponse.Name: length ' + str(n5) + ' past the end')
+                e4.name = str(b[p:q6], 'utf-8')
+                p = q6
+            n7 = b[p] - 1
             p += 1
-            if n6 > 126:
-                n6, p = _uvt(b, p, n6 + 1)
-                n6 -= 1
-            if n6 < 0:
+            if n7 > 126:
+                n7, p = _uvt(b, p, n7 + 1)
+                n7 -= 1
+            if n7 < 0:
                 raise DecodeError('TopicResponse.Partitions: null where not nullable')
             else:
-                if n6 > bl - p:
-                    raise DecodeError('TopicResponse.Partitions: count ' + str(n6) + ' past the end')
-                xs7 = []
-                for _ in range(n6):
-                    e8 = _new(_DescribeProducersResponse_PartitionResponse)
-                    e8.partition_index, e8.error_code, = _S1.unpack_from(b, p)
-                    p += 6
-                    n9 = b[p] - 1
-                    p += 1
-                    if n9 > 126:
-                        n9, p = _uvt(b, p, n9 + 1)
-                        n9 -= 1
-                    if n9 < 0:
-                        e8.error_message = None
-                    else:
-                        q10 = p + n9
-                        if q10 > bl:
-                            raise DecodeError('PartitionResponse.ErrorMessage: length ' + str(n9) + ' past the end')
-                        e8.error_message = str(b[p:q10], 'utf-8')
-                        p = q10
-                    n11 = b[p] - 1
-                    p += 1
+                if n7 > bl - p:
+                    raise DecodeError('TopicResponse.Partitions: count ' + str(n7) + ' past the end')
+                xs8 = []
+                for _ in range(n7):
+                    e9 = _new(_DescribeProducersResponse_PartitionResponse)
+                    e9.partition_index, e9.error_code, h10, = _S1.unpack_from(b, p)
+                    p += 7
+                    n11 = h10 - 1
                     if n11 > 126:
                         n11, p = _uvt(b, p, n11 + 1)
                         n11 -= 1
                     if n11 < 0:
+                        e9.error_message = None
+                    else:
+                        q12 = p + n11
+                        if q12 > bl:
+                            raise DecodeError('PartitionResponse.ErrorMessage: length ' + str(n11) + ' past the end')
+                        e9.error_message = str(b[p:q12], 'utf-8')
+                        p = q12
+                    n13 = b[p] - 1
+                    p += 1
+                    if n13 > 126:
+                        n13, p = _uvt(b, p, n13 + 1)
+                        n13 -= 1
+                    if n13 < 0:
                         raise DecodeError('PartitionResponse.ActiveProducers: null where not nullable')
                     else:
-                        if n11 > bl - p:
-                            raise DecodeError('PartitionResponse.ActiveProducers: count ' + str(n11) + ' past the end')
-                        xs12 = []
-                        for _ in range(n11):
-                            e13 = _new(_DescribeProducersResponse_ProducerState)
-                            e13.producer_id, e13.producer_epoch, e13.last_sequence, e13.last_timestamp, e13.coordinator_epoch, e13.current_txn_start_offset, = _S2.unpack_from(b, p)
+                        if n13 > bl - p:
+                            raise DecodeError('PartitionResponse.ActiveProducers: count ' + str(n13) + ' past the end')
+                        xs14 = []
+                        for _ in range(n13):
+                            e15 = _new(_DescribeProducersResponse_ProducerState)
+                            e15.producer_id, e15.producer_epoch, e15.last_sequence, e15.last_timestamp, e15.coordinator_epoch, e15.current_txn_start_offset, = _S2.unpack_from(b, p)
                             p += 36
                             if b[p] == 0:  # no tagged fields, the common case
-                                e13.unknown_tagged_fields = None
+                                e15.unknown_tagged_fields = None
                                 p += 1
                             else:
-                                p = _t_DescribeProducersResponse_ProducerState_0(b, p, e13)
-                            xs12.append(e13)
-                        e8.active_producers = xs12
+                                p = _t_DescribeProducersResponse_ProducerState_0(b, p, e15)
+                            xs14.append(e15)
+                        e9.active_producers = xs14
                     if b[p] == 0:  # no tagged fields, the common case
-                        e8.unknown_tagged_fields = None
+                        e9.unknown_tagged_fields = None
                         p += 1
                     else:
-                        p = _t_DescribeProducersResponse_PartitionResponse_0(b, p, e8)
-                    xs7.append(e8)
-                e3.partitions = xs7
+                        p = _t_DescribeProducersResponse_PartitionResponse_0(b, p, e9)
+                    xs8.append(e9)
+                e4.partitions = xs8
             if b[p] == 0:  # no tagged fields, the common case
-                e3.unknown_tagged_fields = None
+                e4.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_DescribeProducersResponse_TopicResponse_0(b, p, e3)
-            xs2.append(e3)
-        o.topics = xs2
+                p = _t_DescribeProducersResponse_TopicResponse_0(b, p, e4)
+            xs3.append(e4)
+        o.topics = xs3
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         p += 1
@@ -452,7 +452,7 @@ def _r_DescribeProducersResponse_0(b, p):
 
 
 def _w_DescribeProducersResponse_0(o, w):
-    w += _S0.pack(o.throttle_time_ms)
+    w += _S3.pack(o.throttle_time_ms)
     xs1 = o.topics
     ln = len(xs1) + 1
     if ln < 128:
@@ -475,7 +475,7 @@ def _w_DescribeProducersResponse_0(o, w):
         else:
             _wuv(w, ln)
         for e5 in xs4:
-            w += _S1.pack(e5.partition_index, e5.error_code)
+            w += _S4.pack(e5.partition_index, e5.error_code)
             v6 = e5.error_message
             if v6 is None:
                 w.append(0)

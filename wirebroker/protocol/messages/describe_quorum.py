@@ -29,14 +29,19 @@ def _first(tag_and_bytes):
     return tag_and_bytes[0]
 
 _S0 = _struct.Struct('>i')
-_S1 = _struct.Struct('>h')
-_S2 = _struct.Struct('>ihiiq')
+_S1 = _struct.Struct('>hB')
+_S2 = _struct.Struct('>ihiiqB')
 _S3 = _struct.Struct('>iq')
-_S4 = _struct.Struct('>iqqq')
-_S5 = _struct.Struct('>ih')
-_S6 = _struct.Struct('>iiq')
-_S7 = _struct.Struct('>i16sqqq')
-_S8 = _struct.Struct('>H')
+_S4 = _struct.Struct('>h')
+_S5 = _struct.Struct('>ihiiq')
+_S6 = _struct.Struct('>iqqq')
+_S7 = _struct.Struct('>ihB')
+_S8 = _struct.Struct('>iiqB')
+_S9 = _struct.Struct('>i16sqqq')
+_S10 = _struct.Struct('>iB')
+_S11 = _struct.Struct('>H')
+_S12 = _struct.Struct('>ih')
+_S13 = _struct.Struct('>iiq')
 
 
 class DescribeQuorumRequest(Message):
@@ -380,114 +385,112 @@ def _t_DescribeQuorumResponse_0(b, p, o):
 def _r_DescribeQuorumResponse_0(b, p):
     bl = len(b)
     o = _new(DescribeQuorumResponse)
-    o.error_code, = _S1.unpack_from(b, p)
-    p += 2
-    n1 = b[p] - 1
-    p += 1
-    if n1 > 126:
-        n1, p = _uvt(b, p, n1 + 1)
-        n1 -= 1
-    if n1 < 0:
+    o.error_code, h1, = _S1.unpack_from(b, p)
+    p += 3
+    n2 = h1 - 1
+    if n2 > 126:
+        n2, p = _uvt(b, p, n2 + 1)
+        n2 -= 1
+    if n2 < 0:
         raise DecodeError('DescribeQuorumResponse.Topics: null where not nullable')
     else:
-        if n1 > bl - p:
-            raise DecodeError('DescribeQuorumResponse.Topics: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3 = _new(_DescribeQuorumResponse_TopicData)
-            n4 = b[p] - 1
+        if n2 > bl - p:
+            raise DecodeError('DescribeQuorumResponse.Topics: count ' + str(n2) + ' past the end')
+        xs3 = []
+        for _ in range(n2):
+            e4 = _new(_DescribeQuorumResponse_TopicData)
+            n5 = b[p] - 1
             p += 1
-            if n4 > 126:
-                n4, p = _uvt(b, p, n4 + 1)
-                n4 -= 1
-            if n4 < 0:
+            if n5 > 126:
+                n5, p = _uvt(b, p, n5 + 1)
+                n5 -= 1
+            if n5 < 0:
                 raise DecodeError('TopicData.TopicName: null where not nullable')
             else:
-                q5 = p + n4
-                if q5 > bl:
-                    raise DecodeError('TopicData.TopicName: length ' + str(n4) + ' past the end')
-                e3.topic_name = str(b[p:q5], 'utf-8')
-                p = q5
-            n6 = b[p] - 1
+                q6 = p + n5
+                if q6 > bl:
+                    raise DecodeError('TopicData.TopicName: length ' + str(n5) + ' past the end')
+                e4.topic_name = str(b[p:q6], 'utf-8')
+                p = q6
+            n7 = b[p] - 1
             p += 1
-            if n6 > 126:
-                n6, p = _uvt(b, p, n6 + 1)
-                n6 -= 1
-            if n6 < 0:
+            if n7 > 126:
+                n7, p = _uvt(b, p, n7 + 1)
+                n7 -= 1
+            if n7 < 0:
                 raise DecodeError('TopicData.Partitions: null where not nullable')
             else:
-                if n6 > bl - p:
-                    raise DecodeError('TopicData.Partitions: count ' + str(n6) + ' past the end')
-                xs7 = []
-                for _ in range(n6):
-                    e8 = _new(_DescribeQuorumResponse_PartitionData)
-                    e8.partition_index, e8.error_code, e8.leader_id, e8.leader_epoch, e8.high_watermark, = _S2.unpack_from(b, p)
-                    p += 22
-                    n9 = b[p] - 1
-                    p += 1
-                    if n9 > 126:
-                        n9, p = _uvt(b, p, n9 + 1)
-                        n9 -= 1
-                    if n9 < 0:
+                if n7 > bl - p:
+                    raise DecodeError('TopicData.Partitions: count ' + str(n7) + ' past the end')
+                xs8 = []
+                for _ in range(n7):
+                    e9 = _new(_DescribeQuorumResponse_PartitionData)
+                    e9.partition_index, e9.error_code, e9.leader_id, e9.leader_epoch, e9.high_watermark, h10, = _S2.unpack_from(b, p)
+                    p += 23
+                    n11 = h10 - 1
+                    if n11 > 126:
+                        n11, p = _uvt(b, p, n11 + 1)
+                        n11 -= 1
+                    if n11 < 0:
                         raise DecodeError('PartitionData.CurrentVoters: null where not nullable')
                     else:
-                        if n9 > bl - p:
-                            raise DecodeError('PartitionData.CurrentVoters: count ' + str(n9) + ' past the end')
-                        xs10 = []
-                        for _ in range(n9):
-                            e11 = _new(_DescribeQuorumResponse_ReplicaState)
-                            e11.replica_id, e11.log_end_offset, = _S3.unpack_from(b, p)
+                        if n11 > bl - p:
+                            raise DecodeError('PartitionData.CurrentVoters: count ' + str(n11) + ' past the end')
+                        xs12 = []
+                        for _ in range(n11):
+                            e13 = _new(_DescribeQuorumResponse_ReplicaState)
+                            e13.replica_id, e13.log_end_offset, = _S3.unpack_from(b, p)
                             p += 12
-                            e11.replica_directory_id = UUID_ZERO
-                            e11.last_fetch_timestamp = -1
-                            e11.last_caught_up_timestamp = -1
+                            e13.replica_directory_id = UUID_ZERO
+                            e13.last_fetch_timestamp = -1
+                            e13.last_caught_up_timestamp = -1
                             if b[p] == 0:  # no tagged fields, the common case
-                                e11.unknown_tagged_fields = None
+                                e13.unknown_tagged_fields = None
                                 p += 1
                             else:
-                                p = _t_DescribeQuorumResponse_ReplicaState_0(b, p, e11)
-                            xs10.append(e11)
-                        e8.current_voters = xs10
-                    n12 = b[p] - 1
+                                p = _t_DescribeQuorumResponse_ReplicaState_0(b, p, e13)
+                            xs12.append(e13)
+                        e9.current_voters = xs12
+                    n14 = b[p] - 1
                     p += 1
-                    if n12 > 126:
-                        n12, p = _uvt(b, p, n12 + 1)
-                        n12 -= 1
-                    if n12 < 0:
+                    if n14 > 126:
+                        n14, p = _uvt(b, p, n14 + 1)
+                        n14 -= 1
+                    if n14 < 0:
                         raise DecodeError('PartitionData.Observers: null where not nullable')
                     else:
-                        if n12 > bl - p:
-                            raise DecodeError('PartitionData.Observers: count ' + str(n12) + ' past the end')
-                        xs13 = []
-                        for _ in range(n12):
-                            e14 = _new(_DescribeQuorumResponse_ReplicaState)
-                            e14.replica_id, e14.log_end_offset, = _S3.unpack_from(b, p)
+                        if n14 > bl - p:
+                            raise DecodeError('PartitionData.Observers: count ' + str(n14) + ' past the end')
+                        xs15 = []
+                        for _ in range(n14):
+                            e16 = _new(_DescribeQuorumResponse_ReplicaState)
+                            e16.replica_id, e16.log_end_offset, = _S3.unpack_from(b, p)
                             p += 12
-                            e14.replica_directory_id = UUID_ZERO
-                            e14.last_fetch_timestamp = -1
-                            e14.last_caught_up_timestamp = -1
+                            e16.replica_directory_id = UUID_ZERO
+                            e16.last_fetch_timestamp = -1
+                            e16.last_caught_up_timestamp = -1
                             if b[p] == 0:  # no tagged fields, the common case
-                                e14.unknown_tagged_fields = None
+                                e16.unknown_tagged_fields = None
                                 p += 1
                             else:
-                                p = _t_DescribeQuorumResponse_ReplicaState_0(b, p, e14)
-                            xs13.append(e14)
-                        e8.observers = xs13
-                    e8.error_message = ''
+                                p = _t_DescribeQuorumResponse_ReplicaState_0(b, p, e16)
+                            xs15.append(e16)
+                        e9.observers = xs15
+                    e9.error_message = ''
                     if b[p] == 0:  # no tagged fields, the common case
-                        e8.unknown_tagged_fields = None
+                        e9.unknown_tagged_fields = None
                         p += 1
                     else:
-                        p = _t_DescribeQuorumRequest_PartitionData_0(b, p, e8)
-                    xs7.append(e8)
-                e3.partitions = xs7
+                        p = _t_DescribeQuorumRequest_PartitionData_0(b, p, e9)
+                    xs8.append(e9)
+                e4.partitions = xs8
             if b[p] == 0:  # no tagged fields, the common case
-                e3.unknown_tagged_fields = None
+                e4.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_DescribeQuorumRequest_TopicData_0(b, p, e3)
-            xs2.append(e3)
-        o.topics = xs2
+                p = _t_DescribeQuorumRequest_TopicData_0(b, p, e4)
+            xs3.append(e4)
+        o.topics = xs3
     o.error_message = ''
     o.nodes = []
     if b[p] == 0:  # no tagged fields, the common case
@@ -501,7 +504,7 @@ def _r_DescribeQuorumResponse_0(b, p):
 def _w_DescribeQuorumResponse_0(o, w):
     if o.nodes:
         raise UnsupportedFieldError('DescribeQuorumResponse.Nodes exists only in versions 2+')
-    w += _S1.pack(o.error_code)
+    w += _S4.pack(o.error_code)
     xs1 = o.topics
     ln = len(xs1) + 1
     if ln < 128:
@@ -524,7 +527,7 @@ def _w_DescribeQuorumResponse_0(o, w):
         else:
             _wuv(w, ln)
         for e5 in xs4:
-            w += _S2.pack(e5.partition_index, e5.error_code, e5.leader_id, e5.leader_epoch, e5.high_watermark)
+            w += _S5.pack(e5.partition_index, e5.error_code, e5.leader_id, e5.leader_epoch, e5.high_watermark)
             xs6 = e5.current_voters
             ln = len(xs6) + 1
             if ln < 128:
@@ -570,110 +573,108 @@ def _w_DescribeQuorumResponse_0(o, w):
 def _r_DescribeQuorumResponse_1(b, p):
     bl = len(b)
     o = _new(DescribeQuorumResponse)
-    o.error_code, = _S1.unpack_from(b, p)
-    p += 2
-    n1 = b[p] - 1
-    p += 1
-    if n1 > 126:
-        n1, p = _uvt(b, p, n1 + 1)
-        n1 -= 1
-    if n1 < 0:
+    o.error_code, h1, = _S1.unpack_from(b, p)
+    p += 3
+    n2 = h1 - 1
+    if n2 > 126:
+        n2, p = _uvt(b, p, n2 + 1)
+        n2 -= 1
+    if n2 < 0:
         raise DecodeError('DescribeQuorumResponse.Topics: null where not nullable')
     else:
-        if n1 > bl - p:
-            raise DecodeError('DescribeQuorumResponse.Topics: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3 = _new(_DescribeQuorumResponse_TopicData)
-            n4 = b[p] - 1
+        if n2 > bl - p:
+            raise DecodeError('DescribeQuorumResponse.Topics: count ' + str(n2) + ' past the end')
+        xs3 = []
+        for _ in range(n2):
+            e4 = _new(_DescribeQuorumResponse_TopicData)
+            n5 = b[p] - 1
             p += 1
-            if n4 > 126:
-                n4, p = _uvt(b, p, n4 + 1)
-                n4 -= 1
-            if n4 < 0:
+            if n5 > 126:
+                n5, p = _uvt(b, p, n5 + 1)
+                n5 -= 1
+            if n5 < 0:
                 raise DecodeError('TopicData.TopicName: null where not nullable')
             else:
-                q5 = p + n4
-                if q5 > bl:
-                    raise DecodeError('TopicData.TopicName: length ' + str(n4) + ' past the end')
-                e3.topic_name = str(b[p:q5], 'utf-8')
-                p = q5
-            n6 = b[p] - 1
+                q6 = p + n5
+                if q6 > bl:
+                    raise DecodeError('TopicData.TopicName: length ' + str(n5) + ' past the end')
+                e4.topic_name = str(b[p:q6], 'utf-8')
+                p = q6
+            n7 = b[p] - 1
             p += 1
-            if n6 > 126:
-                n6, p = _uvt(b, p, n6 + 1)
-                n6 -= 1
-            if n6 < 0:
+            if n7 > 126:
+                n7, p = _uvt(b, p, n7 + 1)
+                n7 -= 1
+            if n7 < 0:
                 raise DecodeError('TopicData.Partitions: null where not nullable')
             else:
-                if n6 > bl - p:
-                    raise DecodeError('TopicData.Partitions: count ' + str(n6) + ' past the end')
-                xs7 = []
-                for _ in range(n6):
-                    e8 = _new(_DescribeQuorumResponse_PartitionData)
-                    e8.partition_index, e8.error_code, e8.leader_id, e8.leader_epoch, e8.high_watermark, = _S2.unpack_from(b, p)
-                    p += 22
-                    n9 = b[p] - 1
-                    p += 1
-                    if n9 > 126:
-                        n9, p = _uvt(b, p, n9 + 1)
-                        n9 -= 1
-                    if n9 < 0:
+                if n7 > bl - p:
+                    raise DecodeError('TopicData.Partitions: count ' + str(n7) + ' past the end')
+                xs8 = []
+                for _ in range(n7):
+                    e9 = _new(_DescribeQuorumResponse_PartitionData)
+                    e9.partition_index, e9.error_code, e9.leader_id, e9.leader_epoch, e9.high_watermark, h10, = _S2.unpack_from(b, p)
+                    p += 23
+                    n11 = h10 - 1
+                    if n11 > 126:
+                        n11, p = _uvt(b, p, n11 + 1)
+                        n11 -= 1
+                    if n11 < 0:
                         raise DecodeError('PartitionData.CurrentVoters: null where not nullable')
                     else:
-                        if n9 > bl - p:
-                            raise DecodeError('PartitionData.CurrentVoters: count ' + str(n9) + ' past the end')
-                        xs10 = []
-                        for _ in range(n9):
-                            e11 = _new(_DescribeQuorumResponse_ReplicaState)
-                            e11.replica_id, e11.log_end_offset, e11.last_fetch_timestamp, e11.last_caught_up_timestamp, = _S4.unpack_from(b, p)
+                        if n11 > bl - p:
+                            raise DecodeError('PartitionData.CurrentVoters: count ' + str(n11) + ' past the end')
+                        xs12 = []
+                        for _ in range(n11):
+                            e13 = _new(_DescribeQuorumResponse_ReplicaState)
+                            e13.replica_id, e13.log_end_offset, e13.last_fetch_timestamp, e13.last_caught_up_timestamp, = _S6.unpack_from(b, p)
                             p += 28
-                            e11.replica_directory_id = UUID_ZERO
+                            e13.replica_directory_id = UUID_ZERO
                             if b[p] == 0:  # no tagged fields, the common case
-                                e11.unknown_tagged_fields = None
+                                e13.unknown_tagged_fields = None
                                 p += 1
                             else:
-                                p = _t_DescribeQuorumResponse_ReplicaState_0(b, p, e11)
-                            xs10.append(e11)
-                        e8.current_voters = xs10
-                    n12 = b[p] - 1
+                                p = _t_DescribeQuorumResponse_ReplicaState_0(b, p, e13)
+                            xs12.append(e13)
+                        e9.current_voters = xs12
+                    n14 = b[p] - 1
                     p += 1
-                    if n12 > 126:
-                        n12, p = _uvt(b, p, n12 + 1)
-                        n12 -= 1
-                    if n12 < 0:
+                    if n14 > 126:
+                        n14, p = _uvt(b, p, n14 + 1)
+                        n14 -= 1
+                    if n14 < 0:
                         raise DecodeError('PartitionData.Observers: null where not nullable')
                     else:
-                        if n12 > bl - p:
-                            raise DecodeError('PartitionData.Observers: count ' + str(n12) + ' past the end')
-                        xs13 = []
-                        for _ in range(n12):
-                            e14 = _new(_DescribeQuorumResponse_ReplicaState)
-                            e14.replica_id, e14.log_end_offset, e14.last_fetch_timestamp, e14.last_caught_up_timestamp, = _S4.unpack_from(b, p)
+                        if n14 > bl - p:
+                            raise DecodeError('PartitionData.Observers: count ' + str(n14) + ' past the end')
+                        xs15 = []
+                        for _ in range(n14):
+                            e16 = _new(_DescribeQuorumResponse_ReplicaState)
+                            e16.replica_id, e16.log_end_offset, e16.last_fetch_timestamp, e16.last_caught_up_timestamp, = _S6.unpack_from(b, p)
                             p += 28
-                            e14.replica_directory_id = UUID_ZERO
+                            e16.replica_directory_id = UUID_ZERO
                             if b[p] == 0:  # no tagged fields, the common case
-                                e14.unknown_tagged_fields = None
+                                e16.unknown_tagged_fields = None
                                 p += 1
                             else:
-                                p = _t_DescribeQuorumResponse_ReplicaState_0(b, p, e14)
-                            xs13.append(e14)
-                        e8.observers = xs13
-                    e8.error_message = ''
+                                p = _t_DescribeQuorumResponse_ReplicaState_0(b, p, e16)
+                            xs15.append(e16)
+                        e9.observers = xs15
+                    e9.error_message = ''
                     if b[p] == 0:  # no tagged fields, the common case
-                        e8.unknown_tagged_fields = None
+                        e9.unknown_tagged_fields = None
                         p += 1
                     else:
-                        p = _t_DescribeQuorumRequest_PartitionData_0(b, p, e8)
-                    xs7.append(e8)
-                e3.partitions = xs7
+                        p = _t_DescribeQuorumRequest_PartitionData_0(b, p, e9)
+                    xs8.append(e9)
+                e4.partitions = xs8
             if b[p] == 0:  # no tagged fields, the common case
-                e3.unknown_tagged_fields = None
+                e4.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_DescribeQuorumRequest_TopicData_0(b, p, e3)
-            xs2.append(e3)
-        o.topics = xs2
+                p = _t_DescribeQuorumRequest_TopicData_0(b, p, e4)
+            xs3.append(e4)
+        o.topics = xs3
     o.error_message = ''
     o.nodes = []
     if b[p] == 0:  # no tagged fields, the common case
@@ -687,7 +688,7 @@ def _r_DescribeQuorumResponse_1(b, p):
 def _w_DescribeQuorumResponse_1(o, w):
     if o.nodes:
         raise UnsupportedFieldError('DescribeQuorumResponse.Nodes exists only in versions 2+')
-    w += _S1.pack(o.error_code)
+    w += _S4.pack(o.error_code)
     xs1 = o.topics
     ln = len(xs1) + 1
     if ln < 128:
@@ -710,7 +711,7 @@ def _w_DescribeQuorumResponse_1(o, w):
         else:
             _wuv(w, ln)
         for e5 in xs4:
-            w += _S2.pack(e5.partition_index, e5.error_code, e5.leader_id, e5.leader_epoch, e5.high_watermark)
+            w += _S5.pack(e5.partition_index, e5.error_code, e5.leader_id, e5.leader_epoch, e5.high_watermark)
             xs6 = e5.current_voters
             ln = len(xs6) + 1
             if ln < 128:
@@ -720,7 +721,7 @@ def _w_DescribeQuorumResponse_1(o, w):
             for e7 in xs6:
                 if e7.replica_directory_id != UUID_ZERO:
                     raise UnsupportedFieldError('ReplicaState.ReplicaDirectoryId exists only in versions 2+')
-                w += _S4.pack(e7.replica_id, e7.log_end_offset, e7.last_fetch_timestamp, e7.last_caught_up_timestamp)
+                w += _S6.pack(e7.replica_id, e7.log_end_offset, e7.last_fetch_timestamp, e7.last_caught_up_timestamp)
                 if e7.unknown_tagged_fields:
                     _wtags(w, e7.unknown_tagged_fields)
                 else:
@@ -734,7 +735,7 @@ def _w_DescribeQuorumResponse_1(o, w):
             for e9 in xs8:
                 if e9.replica_directory_id != UUID_ZERO:
                     raise UnsupportedFieldError('ReplicaState.ReplicaDirectoryId exists only in versions 2+')
-                w += _S4.pack(e9.replica_id, e9.log_end_offset, e9.last_fetch_timestamp, e9.last_caught_up_timestamp)
+                w += _S6.pack(e9.replica_id, e9.log_end_offset, e9.last_fetch_timestamp, e9.last_caught_up_timestamp)
                 if e9.unknown_tagged_fields:
                     _wtags(w, e9.unknown_tagged_fields)
                 else:
@@ -802,113 +803,88 @@ def _t_DescribeQuorumResponse_Node_0(b, p, o):
 def _r_DescribeQuorumResponse_2(b, p):
     bl = len(b)
     o = _new(DescribeQuorumResponse)
-    o.error_code, = _S1.unpack_from(b, p)
-    p += 2
-    n1 = b[p] - 1
-    p += 1
-    if n1 > 126:
-        n1, p = _uvt(b, p, n1 + 1)
-        n1 -= 1
-    if n1 < 0:
+    o.error_code, h1, = _S1.unpack_from(b, p)
+    p += 3
+    n2 = h1 - 1
+    if n2 > 126:
+        n2, p = _uvt(b, p, n2 + 1)
+        n2 -= 1
+    if n2 < 0:
         o.error_message = None
     else:
-        q2 = p + n1
-        if q2 > bl:
-            raise DecodeError('DescribeQuorumResponse.ErrorMessage: length ' + str(n1) + ' past the end')
-        o.error_message = str(b[p:q2], 'utf-8')
-        p = q2
-    n3 = b[p] - 1
+        q3 = p + n2
+        if q3 > bl:
+            raise DecodeError('DescribeQuorumResponse.ErrorMessage: length ' + str(n2) + ' past the end')
+        o.error_message = str(b[p:q3], 'utf-8')
+        p = q3
+    n4 = b[p] - 1
     p += 1
-    if n3 > 126:
-        n3, p = _uvt(b, p, n3 + 1)
-        n3 -= 1
-    if n3 < 0:
+    if n4 > 126:
+        n4, p = _uvt(b, p, n4 + 1)
+        n4 -= 1
+    if n4 < 0:
         raise DecodeError('DescribeQuorumResponse.Topics: null where not nullable')
     else:
-        if n3 > bl - p:
-            raise DecodeError('DescribeQuorumResponse.Topics: count ' + str(n3) + ' past the end')
-        xs4 = []
-        for _ in range(n3):
-            e5 = _new(_DescribeQuorumResponse_TopicData)
-            n6 = b[p] - 1
+        if n4 > bl - p:
+            raise DecodeError('DescribeQuorumResponse.Topics: count ' + str(n4) + ' past the end')
+        xs5 = []
+        for _ in range(n4):
+            e6 = _new(_DescribeQuorumResponse_TopicData)
+            n7 = b[p] - 1
             p += 1
-            if n6 > 126:
-                n6, p = _uvt(b, p, n6 + 1)
-                n6 -= 1
-            if n6 < 0:
+            if n7 > 126:
+                n7, p = _uvt(b, p, n7 + 1)
+                n7 -= 1
+            if n7 < 0:
                 raise DecodeError('TopicData.TopicName: null where not nullable')
             else:
-                q7 = p + n6
-                if q7 > bl:
-                    raise DecodeError('TopicData.TopicName: length ' + str(n6) + ' past the end')
-                e5.topic_name = str(b[p:q7], 'utf-8')
-                p = q7
-            n8 = b[p] - 1
+                q8 = p + n7
+                if q8 > bl:
+                    raise DecodeError('TopicData.TopicName: length ' + str(n7) + ' past the end')
+                e6.topic_name = str(b[p:q8], 'utf-8')
+                p = q8
+            n9 = b[p] - 1
             p += 1
-            if n8 > 126:
-                n8, p = _uvt(b, p, n8 + 1)
-                n8 -= 1
-            if n8 < 0:
+            if n9 > 126:
+                n9, p = _uvt(b, p, n9 + 1)
+                n9 -= 1
+            if n9 < 0:
                 raise DecodeError('TopicData.Partitions: null where not nullable')
             else:
-                if n8 > bl - p:
-                    raise DecodeError('TopicData.Partitions: count ' + str(n8) + ' past the end')
-                xs9 = []
-                for _ in range(n8):
-                    e10 = _new(_DescribeQuorumResponse_PartitionData)
-                    e10.partition_index, e10.error_code, = _S5.unpack_from(b, p)
-                    p += 6
-                    n11 = b[p] - 1
-                    p += 1
-                    if n11 > 126:
-                        n11, p = _uvt(b, p, n11 + 1)
-                        n11 -= 1
-                    if n11 < 0:
-                        e10.error_message = None
-                    else:
-                        q12 = p + n11
-                        if q12 > bl:
-                            raise DecodeError('PartitionData.ErrorMessage: length ' + str(n11) + ' past the end')
-                        e10.error_message = str(b[p:q12], 'utf-8')
-                        p = q12
-                    e10.leader_id, e10.leader_epoch, e10.high_watermark, = _S6.unpack_from(b, p)
-                    p += 16
-                    n13 = b[p] - 1
-                    p += 1
+                if n9 > bl - p:
+                    raise DecodeError('TopicData.Partitions: count ' + str(n9) + ' past the end')
+                xs10 = []
+                for _ in range(n9):
+                    e11 = _new(_DescribeQuorumResponse_PartitionData)
+                    e11.partition_index, e11.error_code, h12, = _S7.unpack_from(b, p)
+                    p += 7
+                    n13 = h12 - 1
                     if n13 > 126:
                         n13, p = _uvt(b, p, n13 + 1)
                         n13 -= 1
                     if n13 < 0:
-                        raise DecodeError('PartitionData.CurrentVoters: null where not nullable')
+                        e11.error_message = None
                     else:
-                        if n13 > bl - p:
-                            raise DecodeError('PartitionData.CurrentVoters: count ' + str(n13) + ' past the end')
-                        xs14 = []
-                        for _ in range(n13):
-                            e15 = _new(_DescribeQuorumResponse_ReplicaState)
-                            e15.replica_id, e15.replica_directory_id, e15.log_end_offset, e15.last_fetch_timestamp, e15.last_caught_up_timestamp, = _S7.unpack_from(b, p)
-                            p += 44
-                            if b[p] == 0:  # no tagged fields, the common case
-                                e15.unknown_tagged_fields = None
-                                p += 1
-                            else:
-                                p = _t_DescribeQuorumResponse_ReplicaState_0(b, p, e15)
-                            xs14.append(e15)
-                        e10.current_voters = xs14
-                    n16 = b[p] - 1
-                    p += 1
+                        q14 = p + n13
+                        if q14 > bl:
+                            raise DecodeError('PartitionData.ErrorMessage: length ' + str(n13) + ' past the end')
+                        e11.error_message = str(b[p:q14], 'utf-8')
+                        p = q14
+                    e11.leader_id, e11.leader_epoch, e11.high_watermark, h15, = _S8.unpack_from(b, p)
+                    p += 17
+                    n16 = h15 - 1
                     if n16 > 126:
                         n16, p = _uvt(b, p, n16 + 1)
                         n16 -= 1
                     if n16 < 0:
-                        raise DecodeError('PartitionData.Observers: null where not nullable')
+                        raise DecodeError('PartitionData.CurrentVoters: null where not nullable')
                     else:
                         if n16 > bl - p:
-                            raise DecodeError('PartitionData.Observers: count ' + str(n16) + ' past the end')
+                            raise DecodeError('PartitionData.CurrentVoters: count ' + str(n16) + ' past the end')
                         xs17 = []
                         for _ in range(n16):
                             e18 = _new(_DescribeQuorumResponse_ReplicaState)
-                            e18.replica_id, e18.replica_directory_id, e18.log_end_offset, e18.last_fetch_timestamp, e18.last_caught_up_timestamp, = _S7.unpack_from(b, p)
+                            e18.replica_id, e18.replica_directory_id, e18.log_end_offset, e18.last_fetch_timestamp, e18.last_caught_up_timestamp, = _S9.unpack_from(b, p)
                             p += 44
                             if b[p] == 0:  # no tagged fields, the common case
                                 e18.unknown_tagged_fields = None
@@ -916,91 +892,112 @@ def _r_DescribeQuorumResponse_2(b, p):
                             else:
                                 p = _t_DescribeQuorumResponse_ReplicaState_0(b, p, e18)
                             xs17.append(e18)
-                        e10.observers = xs17
+                        e11.current_voters = xs17
+                    n19 = b[p] - 1
+                    p += 1
+                    if n19 > 126:
+                        n19, p = _uvt(b, p, n19 + 1)
+                        n19 -= 1
+                    if n19 < 0:
+                        raise DecodeError('PartitionData.Observers: null where not nullable')
+                    else:
+                        if n19 > bl - p:
+                            raise DecodeError('PartitionData.Observers: count ' + str(n19) + ' past the end')
+                        xs20 = []
+                        for _ in range(n19):
+                            e21 = _new(_DescribeQuorumResponse_ReplicaState)
+                            e21.replica_id, e21.replica_directory_id, e21.log_end_offset, e21.last_fetch_timestamp, e21.last_caught_up_timestamp, = _S9.unpack_from(b, p)
+                            p += 44
+                            if b[p] == 0:  # no tagged fields, the common case
+                                e21.unknown_tagged_fields = None
+                                p += 1
+                            else:
+                                p = _t_DescribeQuorumResponse_ReplicaState_0(b, p, e21)
+                            xs20.append(e21)
+                        e11.observers = xs20
                     if b[p] == 0:  # no tagged fields, the common case
-                        e10.unknown_tagged_fields = None
+                        e11.unknown_tagged_fields = None
                         p += 1
                     else:
-                        p = _t_DescribeQuorumRequest_PartitionData_0(b, p, e10)
-                    xs9.append(e10)
-                e5.partitions = xs9
+                        p = _t_DescribeQuorumRequest_PartitionData_0(b, p, e11)
+                    xs10.append(e11)
+                e6.partitions = xs10
             if b[p] == 0:  # no tagged fields, the common case
-                e5.unknown_tagged_fields = None
+                e6.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_DescribeQuorumRequest_TopicData_0(b, p, e5)
-            xs4.append(e5)
-        o.topics = xs4
-    n19 = b[p] - 1
+                p = _t_DescribeQuorumRequest_TopicData_0(b, p, e6)
+            xs5.append(e6)
+        o.topics = xs5
+    n22 = b[p] - 1
     p += 1
-    if n19 > 126:
-        n19, p = _uvt(b, p, n19 + 1)
-        n19 -= 1
-    if n19 < 0:
+    if n22 > 126:
+        n22, p = _uvt(b, p, n22 + 1)
+        n22 -= 1
+    if n22 < 0:
         raise DecodeError('DescribeQuorumResponse.Nodes: null where not nullable')
     else:
-        if n19 > bl - p:
-            raise DecodeError('DescribeQuorumResponse.Nodes: count ' + str(n19) + ' past the end')
-        xs20 = []
-        for _ in range(n19):
-            e21 = _new(_DescribeQuorumResponse_Node)
-            e21.node_id, = _S0.unpack_from(b, p)
-            p += 4
-            n22 = b[p] - 1
-            p += 1
-            if n22 > 126:
-                n22, p = _uvt(b, p, n22 + 1)
-                n22 -= 1
-            if n22 < 0:
+        if n22 > bl - p:
+            raise DecodeError('DescribeQuorumResponse.Nodes: count ' + str(n22) + ' past the end')
+        xs23 = []
+        for _ in range(n22):
+            e24 = _new(_DescribeQuorumResponse_Node)
+            e24.node_id, h25, = _S10.unpack_from(b, p)
+            p += 5
+            n26 = h25 - 1
+            if n26 > 126:
+                n26, p = _uvt(b, p, n26 + 1)
+                n26 -= 1
+            if n26 < 0:
                 raise DecodeError('Node.Listeners: null where not nullable')
             else:
-                if n22 > bl - p:
-                    raise DecodeError('Node.Listeners: count ' + str(n22) + ' past the end')
-                xs23 = []
-                for _ in range(n22):
-                    e24 = _new(_DescribeQuorumResponse_Listener)
-                    n25 = b[p] - 1
+                if n26 > bl - p:
+                    raise DecodeError('Node.Listeners: count ' + str(n26) + ' past the end')
+                xs27 = []
+                for _ in range(n26):
+                    e28 = _new(_DescribeQuorumResponse_Listener)
+                    n29 = b[p] - 1
                     p += 1
-                    if n25 > 126:
-                        n25, p = _uvt(b, p, n25 + 1)
-                        n25 -= 1
-                    if n25 < 0:
+                    if n29 > 126:
+                        n29, p = _uvt(b, p, n29 + 1)
+                        n29 -= 1
+                    if n29 < 0:
                         raise DecodeError('Listener.Name: null where not nullable')
                     else:
-                        q26 = p + n25
-                        if q26 > bl:
-                            raise DecodeError('Listener.Name: length ' + str(n25) + ' past the end')
-                        e24.name = str(b[p:q26], 'utf-8')
-                        p = q26
-                    n27 = b[p] - 1
+                        q30 = p + n29
+                        if q30 > bl:
+                            raise DecodeError('Listener.Name: length ' + str(n29) + ' past the end')
+                        e28.name = str(b[p:q30], 'utf-8')
+                        p = q30
+                    n31 = b[p] - 1
                     p += 1
-                    if n27 > 126:
-                        n27, p = _uvt(b, p, n27 + 1)
-                        n27 -= 1
-                    if n27 < 0:
+                    if n31 > 126:
+                        n31, p = _uvt(b, p, n31 + 1)
+                        n31 -= 1
+                    if n31 < 0:
                         raise DecodeError('Listener.Host: null where not nullable')
                     else:
-                        q28 = p + n27
-                        if q28 > bl:
-                            raise DecodeError('Listener.Host: length ' + str(n27) + ' past the end')
-                        e24.host = str(b[p:q28], 'utf-8')
-                        p = q28
-                    e24.port, = _S8.unpack_from(b, p)
+                        q32 = p + n31
+                        if q32 > bl:
+                            raise DecodeError('Listener.Host: length ' + str(n31) + ' past the end')
+                        e28.host = str(b[p:q32], 'utf-8')
+                        p = q32
+                    e28.port, = _S11.unpack_from(b, p)
                     p += 2
                     if b[p] == 0:  # no tagged fields, the common case
-                        e24.unknown_tagged_fields = None
+                        e28.unknown_tagged_fields = None
                         p += 1
                     else:
-                        p = _t_DescribeQuorumResponse_Listener_0(b, p, e24)
-                    xs23.append(e24)
-                e21.listeners = xs23
+                        p = _t_DescribeQuorumResponse_Listener_0(b, p, e28)
+                    xs27.append(e28)
+                e24.listeners = xs27
             if b[p] == 0:  # no tagged fields, the common case
-                e21.unknown_tagged_fields = None
+                e24.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_DescribeQuorumResponse_Node_0(b, p, e21)
-            xs20.append(e21)
-        o.nodes = xs20
+                p = _t_DescribeQuorumResponse_Node_0(b, p, e24)
+            xs23.append(e24)
+        o.nodes = xs23
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         p += 1
@@ -1010,7 +1007,7 @@ def _r_DescribeQuorumResponse_2(b, p):
 
 
 def _w_DescribeQuorumResponse_2(o, w):
-    w += _S1.pack(o.error_code)
+    w += _S4.pack(o.error_code)
     v1 = o.error_message
     if v1 is None:
         w.append(0)
@@ -1044,7 +1041,7 @@ def _w_DescribeQuorumResponse_2(o, w):
         else:
             _wuv(w, ln)
         for e6 in xs5:
-            w += _S5.pack(e6.partition_index, e6.error_code)
+            w += _S12.pack(e6.partition_index, e6.error_code)
             v7 = e6.error_message
             if v7 is None:
                 w.append(0)
@@ -1056,7 +1053,7 @@ def _w_DescribeQuorumResponse_2(o, w):
                 else:
                     _wuv(w, ln)
                 w += v7
-            w += _S6.pack(e6.leader_id, e6.leader_epoch, e6.high_watermark)
+            w += _S13.pack(e6.leader_id, e6.leader_epoch, e6.high_watermark)
             xs8 = e6.current_voters
             ln = len(xs8) + 1
             if ln < 128:
@@ -1064,7 +1061,7 @@ def _w_DescribeQuorumResponse_2(o, w):
             else:
                 _wuv(w, ln)
             for e9 in xs8:
-                w += _S7.pack(e9.replica_id, e9.replica_directory_id, e9.log_end_offset, e9.last_fetch_timestamp, e9.last_caught_up_timestamp)
+                w += _S9.pack(e9.replica_id, e9.replica_directory_id, e9.log_end_offset, e9.last_fetch_timestamp, e9.last_caught_up_timestamp)
                 if e9.unknown_tagged_fields:
                     _wtags(w, e9.unknown_tagged_fields)
                 else:
@@ -1076,7 +1073,7 @@ def _w_DescribeQuorumResponse_2(o, w):
             else:
                 _wuv(w, ln)
             for e11 in xs10:
-                w += _S7.pack(e11.replica_id, e11.replica_directory_id, e11.log_end_offset, e11.last_fetch_timestamp, e11.last_caught_up_timestamp)
+                w += _S9.pack(e11.replica_id, e11.replica_directory_id, e11.log_end_offset, e11.last_fetch_timestamp, e11.last_caught_up_timestamp)
                 if e11.unknown_tagged_fields:
                     _wtags(w, e11.unknown_tagged_fields)
                 else:
@@ -1120,7 +1117,7 @@ def _w_DescribeQuorumResponse_2(o, w):
             else:
                 _wuv(w, ln)
             w += v17
-            w += _S8.pack(e15.port)
+            w += _S11.pack(e15.port)
             if e15.unknown_tagged_fields:
                 _wtags(w, e15.unknown_tagged_fields)
             else:

@@ -28,11 +28,16 @@ _unpack_from = _struct.unpack_from
 def _first(tag_and_bytes):
     return tag_and_bytes[0]
 
-_S0 = _struct.Struct('>i')
-_S1 = _struct.Struct('>16s')
-_S2 = _struct.Struct('>iqih')
-_S3 = _struct.Struct('>h')
-_S4 = _struct.Struct('>iqiqh')
+_S0 = _struct.Struct('>iB')
+_S1 = _struct.Struct('>16sB')
+_S2 = _struct.Struct('>iqihB')
+_S3 = _struct.Struct('>hB')
+_S4 = _struct.Struct('>i')
+_S5 = _struct.Struct('>16s')
+_S6 = _struct.Struct('>iqih')
+_S7 = _struct.Struct('>h')
+_S8 = _struct.Struct('>iqiqhB')
+_S9 = _struct.Struct('>iqiqh')
 _ARRAY_i = tuple(_struct.Struct('>' + str(n) + 'i') for n in range(64))
 
 
@@ -443,127 +448,123 @@ def _t_DescribeShareGroupOffsetsResponse_0(b, p, o):
 def _r_DescribeShareGroupOffsetsResponse_0(b, p):
     bl = len(b)
     o = _new(DescribeShareGroupOffsetsResponse)
-    o.throttle_time_ms, = _S0.unpack_from(b, p)
-    p += 4
-    n1 = b[p] - 1
-    p += 1
-    if n1 > 126:
-        n1, p = _uvt(b, p, n1 + 1)
-        n1 -= 1
-    if n1 < 0:
+    o.throttle_time_ms, h1, = _S0.unpack_from(b, p)
+    p += 5
+    n2 = h1 - 1
+    if n2 > 126:
+        n2, p = _uvt(b, p, n2 + 1)
+        n2 -= 1
+    if n2 < 0:
         raise DecodeError('DescribeShareGroupOffsetsResponse.Groups: null where not nullable')
     else:
-        if n1 > bl - p:
-            raise DecodeError('DescribeShareGroupOffsetsResponse.Groups: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3 = _new(_DescribeShareGroupOffsetsResponse_DescribeShareGroupOffsetsResponseGroup)
-            n4 = b[p] - 1
+        if n2 > bl - p:
+            raise DecodeError('DescribeShareGroupOffsetsResponse.Groups: count ' + str(n2) + ' past the end')
+        xs3 = []
+        for _ in range(n2):
+            e4 = _new(_DescribeShareGroupOffsetsResponse_DescribeShareGroupOffsetsResponseGroup)
+            n5 = b[p] - 1
             p += 1
-            if n4 > 126:
-                n4, p = _uvt(b, p, n4 + 1)
-                n4 -= 1
-            if n4 < 0:
+            if n5 > 126:
+                n5, p = _uvt(b, p, n5 + 1)
+                n5 -= 1
+            if n5 < 0:
                 raise DecodeError('DescribeShareGroupOffsetsResponseGroup.GroupId: null where not nullable')
             else:
-                q5 = p + n4
-                if q5 > bl:
-                    raise DecodeError('DescribeShareGroupOffsetsResponseGroup.GroupId: length ' + str(n4) + ' past the end')
-                e3.group_id = str(b[p:q5], 'utf-8')
-                p = q5
-            n6 = b[p] - 1
+                q6 = p + n5
+                if q6 > bl:
+                    raise DecodeError('DescribeShareGroupOffsetsResponseGroup.GroupId: length ' + str(n5) + ' past the end')
+                e4.group_id = str(b[p:q6], 'utf-8')
+                p = q6
+            n7 = b[p] - 1
             p += 1
-            if n6 > 126:
-                n6, p = _uvt(b, p, n6 + 1)
-                n6 -= 1
-            if n6 < 0:
+            if n7 > 126:
+                n7, p = _uvt(b, p, n7 + 1)
+                n7 -= 1
+            if n7 < 0:
                 raise DecodeError('DescribeShareGroupOffsetsResponseGroup.Topics: null where not nullable')
             else:
-                if n6 > bl - p:
-                    raise DecodeError('DescribeShareGroupOffsetsResponseGroup.Topics: count ' + str(n6) + ' past the end')
-                xs7 = []
-                for _ in range(n6):
-                    e8 = _new(_DescribeShareGroupOffsetsResponse_DescribeShareGroupOffsetsResponseTopic)
-                    n9 = b[p] - 1
+                if n7 > bl - p:
+                    raise DecodeError('DescribeShareGroupOffsetsResponseGroup.Topics: count ' + str(n7) + ' past the end')
+                xs8 = []
+                for _ in range(n7):
+                    e9 = _new(_DescribeShareGroupOffsetsResponse_DescribeShareGroupOffsetsResponseTopic)
+                    n10 = b[p] - 1
                     p += 1
-                    if n9 > 126:
-                        n9, p = _uvt(b, p, n9 + 1)
-                        n9 -= 1
-                    if n9 < 0:
+                    if n10 > 126:
+                        n10, p = _uvt(b, p, n10 + 1)
+                        n10 -= 1
+                    if n10 < 0:
                         raise DecodeError('DescribeShareGroupOffsetsResponseTopic.TopicName: null where not nullable')
                     else:
-                        q10 = p + n9
-                        if q10 > bl:
-                            raise DecodeError('DescribeShareGroupOffsetsResponseTopic.TopicName: length ' + str(n9) + ' past the end')
-                        e8.topic_name = str(b[p:q10], 'utf-8')
-                        p = q10
-                    e8.topic_id, = _S1.unpack_from(b, p)
-                    p += 16
-                    n11 = b[p] - 1
-                    p += 1
-                    if n11 > 126:
-                        n11, p = _uvt(b, p, n11 + 1)
-                        n11 -= 1
-                    if n11 < 0:
+                        q11 = p + n10
+                        if q11 > bl:
+                            raise DecodeError('DescribeShareGroupOffsetsResponseTopic.TopicName: length ' + str(n10) + ' past the end')
+                        e9.topic_name = str(b[p:q11], 'utf-8')
+                        p = q11
+                    e9.topic_id, h12, = _S1.unpack_from(b, p)
+                    p += 17
+                    n13 = h12 - 1
+                    if n13 > 126:
+                        n13, p = _uvt(b, p, n13 + 1)
+                        n13 -= 1
+                    if n13 < 0:
                         raise DecodeError('DescribeShareGroupOffsetsResponseTopic.Partitions: null where not nullable')
                     else:
-                        if n11 > bl - p:
-                            raise DecodeError('DescribeShareGroupOffsetsResponseTopic.Partitions: count ' + str(n11) + ' past the end')
-                        xs12 = []
-                        for _ in range(n11):
-                            e13 = _new(_DescribeShareGroupOffsetsResponse_DescribeShareGroupOffsetsResponsePartition)
-                            e13.partition_index, e13.start_offset, e13.leader_epoch, e13.error_code, = _S2.unpack_from(b, p)
-                            p += 18
-                            n14 = b[p] - 1
-                            p += 1
-                            if n14 > 126:
-                                n14, p = _uvt(b, p, n14 + 1)
-                                n14 -= 1
-                            if n14 < 0:
-                                e13.error_message = None
+                        if n13 > bl - p:
+                            raise DecodeError('DescribeShareGroupOffsetsResponseTopic.Partitions: count ' + str(n13) + ' past the end')
+                        xs14 = []
+                        for _ in range(n13):
+                            e15 = _new(_DescribeShareGroupOffsetsResponse_DescribeShareGroupOffsetsResponsePartition)
+                            e15.partition_index, e15.start_offset, e15.leader_epoch, e15.error_code, h16, = _S2.unpack_from(b, p)
+                            p += 19
+                            n17 = h16 - 1
+                            if n17 > 126:
+                                n17, p = _uvt(b, p, n17 + 1)
+                                n17 -= 1
+                            if n17 < 0:
+                                e15.error_message = None
                             else:
-                                q15 = p + n14
-                                if q15 > bl:
-                                    raise DecodeError('DescribeShareGroupOffsetsResponsePartition.ErrorMessage: length ' + str(n14) + ' past the end')
-                                e13.error_message = str(b[p:q15], 'utf-8')
-                                p = q15
-                            e13.lag = -1
+                                q18 = p + n17
+                                if q18 > bl:
+                                    raise DecodeError('DescribeShareGroupOffsetsResponsePartition.ErrorMessage: length ' + str(n17) + ' past the end')
+                                e15.error_message = str(b[p:q18], 'utf-8')
+                                p = q18
+                            e15.lag = -1
                             if b[p] == 0:  # no tagged fields, the common case
-                                e13.unknown_tagged_fields = None
+                                e15.unknown_tagged_fields = None
                                 p += 1
                             else:
-                                p = _t_DescribeShareGroupOffsetsResponse_DescribeShareGroupOffsetsResponsePartition_0(b, p, e13)
-                            xs12.append(e13)
-                        e8.partitions = xs12
+                                p = _t_DescribeShareGroupOffsetsResponse_DescribeShareGroupOffsetsResponsePartition_0(b, p, e15)
+                            xs14.append(e15)
+                        e9.partitions = xs14
                     if b[p] == 0:  # no tagged fields, the common case
-                        e8.unknown_tagged_fields = None
+                        e9.unknown_tagged_fields = None
                         p += 1
                     else:
-                        p = _t_DescribeShareGroupOffsetsResponse_DescribeShareGroupOffsetsResponseTopic_0(b, p, e8)
-                    xs7.append(e8)
-                e3.topics = xs7
-            e3.error_code, = _S3.unpack_from(b, p)
-            p += 2
-            n16 = b[p] - 1
-            p += 1
-            if n16 > 126:
-                n16, p = _uvt(b, p, n16 + 1)
-                n16 -= 1
-            if n16 < 0:
-                e3.error_message = None
+                        p = _t_DescribeShareGroupOffsetsResponse_DescribeShareGroupOffsetsResponseTopic_0(b, p, e9)
+                    xs8.append(e9)
+                e4.topics = xs8
+            e4.error_code, h19, = _S3.unpack_from(b, p)
+            p += 3
+            n20 = h19 - 1
+            if n20 > 126:
+                n20, p = _uvt(b, p, n20 + 1)
+                n20 -= 1
+            if n20 < 0:
+                e4.error_message = None
             else:
-                q17 = p + n16
-                if q17 > bl:
-                    raise DecodeError('DescribeShareGroupOffsetsResponseGroup.ErrorMessage: length ' + str(n16) + ' past the end')
-                e3.error_message = str(b[p:q17], 'utf-8')
-                p = q17
+                q21 = p + n20
+                if q21 > bl:
+                    raise DecodeError('DescribeShareGroupOffsetsResponseGroup.ErrorMessage: length ' + str(n20) + ' past the end')
+                e4.error_message = str(b[p:q21], 'utf-8')
+                p = q21
             if b[p] == 0:  # no tagged fields, the common case
-                e3.unknown_tagged_fields = None
+                e4.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_DescribeShareGroupOffsetsResponse_DescribeShareGroupOffsetsResponseGroup_0(b, p, e3)
-            xs2.append(e3)
-        o.groups = xs2
+                p = _t_DescribeShareGroupOffsetsResponse_DescribeShareGroupOffsetsResponseGroup_0(b, p, e4)
+            xs3.append(e4)
+        o.groups = xs3
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         p += 1
@@ -573,7 +574,7 @@ def _r_DescribeShareGroupOffsetsResponse_0(b, p):
 
 
 def _w_DescribeShareGroupOffsetsResponse_0(o, w):
-    w += _S0.pack(o.throttle_time_ms)
+    w += _S4.pack(o.throttle_time_ms)
     xs1 = o.groups
     ln = len(xs1) + 1
     if ln < 128:
@@ -604,7 +605,7 @@ def _w_DescribeShareGroupOffsetsResponse_0(o, w):
             else:
                 _wuv(w, ln)
             w += v6
-            w += _S1.pack(e5.topic_id)
+            w += _S5.pack(e5.topic_id)
             xs7 = e5.partitions
             ln = len(xs7) + 1
             if ln < 128:
@@ -612,7 +613,7 @@ def _w_DescribeShareGroupOffsetsResponse_0(o, w):
             else:
                 _wuv(w, ln)
             for e8 in xs7:
-                w += _S2.pack(e8.partition_index, e8.start_offset, e8.leader_epoch, e8.error_code)
+                w += _S6.pack(e8.partition_index, e8.start_offset, e8.leader_epoch, e8.error_code)
                 v9 = e8.error_message
                 if v9 is None:
                     w.append(0)
@@ -632,7 +633,7 @@ def _w_DescribeShareGroupOffsetsResponse_0(o, w):
                 _wtags(w, e5.unknown_tagged_fields)
             else:
                 w.append(0)
-        w += _S3.pack(e2.error_code)
+        w += _S7.pack(e2.error_code)
         v10 = e2.error_message
         if v10 is None:
             w.append(0)
@@ -657,126 +658,122 @@ def _w_DescribeShareGroupOffsetsResponse_0(o, w):
 def _r_DescribeShareGroupOffsetsResponse_1(b, p):
     bl = len(b)
     o = _new(DescribeShareGroupOffsetsResponse)
-    o.throttle_time_ms, = _S0.unpack_from(b, p)
-    p += 4
-    n1 = b[p] - 1
-    p += 1
-    if n1 > 126:
-        n1, p = _uvt(b, p, n1 + 1)
-        n1 -= 1
-    if n1 < 0:
+    o.throttle_time_ms, h1, = _S0.unpack_from(b, p)
+    p += 5
+    n2 = h1 - 1
+    if n2 > 126:
+        n2, p = _uvt(b, p, n2 + 1)
+        n2 -= 1
+    if n2 < 0:
         raise DecodeError('DescribeShareGroupOffsetsResponse.Groups: null where not nullable')
     else:
-        if n1 > bl - p:
-            raise DecodeError('DescribeShareGroupOffsetsResponse.Groups: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3 = _new(_DescribeShareGroupOffsetsResponse_DescribeShareGroupOffsetsResponseGroup)
-            n4 = b[p] - 1
+        if n2 > bl - p:
+            raise DecodeError('DescribeShareGroupOffsetsResponse.Groups: count ' + str(n2) + ' past the end')
+        xs3 = []
+        for _ in range(n2):
+            e4 = _new(_DescribeShareGroupOffsetsResponse_DescribeShareGroupOffsetsResponseGroup)
+            n5 = b[p] - 1
             p += 1
-            if n4 > 126:
-                n4, p = _uvt(b, p, n4 + 1)
-                n4 -= 1
-            if n4 < 0:
+            if n5 > 126:
+                n5, p = _uvt(b, p, n5 + 1)
+                n5 -= 1
+            if n5 < 0:
                 raise DecodeError('DescribeShareGroupOffsetsResponseGroup.GroupId: null where not nullable')
             else:
-                q5 = p + n4
-                if q5 > bl:
-                    raise DecodeError('DescribeShareGroupOffsetsResponseGroup.GroupId: length ' + str(n4) + ' past the end')
-                e3.group_id = str(b[p:q5], 'utf-8')
-                p = q5
-            n6 = b[p] - 1
+                q6 = p + n5
+                if q6 > bl:
+                    raise DecodeError('DescribeShareGroupOffsetsResponseGroup.GroupId: length ' + str(n5) + ' past the end')
+                e4.group_id = str(b[p:q6], 'utf-8')
+                p = q6
+            n7 = b[p] - 1
             p += 1
-            if n6 > 126:
-                n6, p = _uvt(b, p, n6 + 1)
-                n6 -= 1
-            if n6 < 0:
+            if n7 > 126:
+                n7, p = _uvt(b, p, n7 + 1)
+                n7 -= 1
+            if n7 < 0:
                 raise DecodeError('DescribeShareGroupOffsetsResponseGroup.Topics: null where not nullable')
             else:
-                if n6 > bl - p:
-                    raise DecodeError('DescribeShareGroupOffsetsResponseGroup.Topics: count ' + str(n6) + ' past the end')
-                xs7 = []
-                for _ in range(n6):
-                    e8 = _new(_DescribeShareGroupOffsetsResponse_DescribeShareGroupOffsetsResponseTopic)
-                    n9 = b[p] - 1
+                if n7 > bl - p:
+                    raise DecodeError('DescribeShareGroupOffsetsResponseGroup.Topics: count ' + str(n7) + ' past the end')
+                xs8 = []
+                for _ in range(n7):
+                    e9 = _new(_DescribeShareGroupOffsetsResponse_DescribeShareGroupOffsetsResponseTopic)
+                    n10 = b[p] - 1
                     p += 1
-                    if n9 > 126:
-                        n9, p = _uvt(b, p, n9 + 1)
-                        n9 -= 1
-                    if n9 < 0:
+                    if n10 > 126:
+                        n10, p = _uvt(b, p, n10 + 1)
+                        n10 -= 1
+                    if n10 < 0:
                         raise DecodeError('DescribeShareGroupOffsetsResponseTopic.TopicName: null where not nullable')
                     else:
-                        q10 = p + n9
-                        if q10 > bl:
-                            raise DecodeError('DescribeShareGroupOffsetsResponseTopic.TopicName: length ' + str(n9) + ' past the end')
-                        e8.topic_name = str(b[p:q10], 'utf-8')
-                        p = q10
-                    e8.topic_id, = _S1.unpack_from(b, p)
-                    p += 16
-                    n11 = b[p] - 1
-                    p += 1
-                    if n11 > 126:
-                        n11, p = _uvt(b, p, n11 + 1)
-                        n11 -= 1
-                    if n11 < 0:
+                        q11 = p + n10
+                        if q11 > bl:
+                            raise DecodeError('DescribeShareGroupOffsetsResponseTopic.TopicName: length ' + str(n10) + ' past the end')
+                        e9.topic_name = str(b[p:q11], 'utf-8')
+                        p = q11
+                    e9.topic_id, h12, = _S1.unpack_from(b, p)
+                    p += 17
+                    n13 = h12 - 1
+                    if n13 > 126:
+                        n13, p = _uvt(b, p, n13 + 1)
+                        n13 -= 1
+                    if n13 < 0:
                         raise DecodeError('DescribeShareGroupOffsetsResponseTopic.Partitions: null where not nullable')
                     else:
-                        if n11 > bl - p:
-                            raise DecodeError('DescribeShareGroupOffsetsResponseTopic.Partitions: count ' + str(n11) + ' past the end')
-                        xs12 = []
-                        for _ in range(n11):
-                            e13 = _new(_DescribeShareGroupOffsetsResponse_DescribeShareGroupOffsetsResponsePartition)
-                            e13.partition_index, e13.start_offset, e13.leader_epoch, e13.lag, e13.error_code, = _S4.unpack_from(b, p)
-                            p += 26
-                            n14 = b[p] - 1
-                            p += 1
-                            if n14 > 126:
-                                n14, p = _uvt(b, p, n14 + 1)
-                                n14 -= 1
-                            if n14 < 0:
-                                e13.error_message = None
+                        if n13 > bl - p:
+                            raise DecodeError('DescribeShareGroupOffsetsResponseTopic.Partitions: count ' + str(n13) + ' past the end')
+                        xs14 = []
+                        for _ in range(n13):
+                            e15 = _new(_DescribeShareGroupOffsetsResponse_DescribeShareGroupOffsetsResponsePartition)
+                            e15.partition_index, e15.start_offset, e15.leader_epoch, e15.lag, e15.error_code, h16, = _S8.unpack_from(b, p)
+                            p += 27
+                            n17 = h16 - 1
+                            if n17 > 126:
+                                n17, p = _uvt(b, p, n17 + 1)
+                                n17 -= 1
+                            if n17 < 0:
+                                e15.error_message = None
                             else:
-                                q15 = p + n14
-                                if q15 > bl:
-                                    raise DecodeError('DescribeShareGroupOffsetsResponsePartition.ErrorMessage: length ' + str(n14) + ' past the end')
-                                e13.error_message = str(b[p:q15], 'utf-8')
-                                p = q15
+                                q18 = p + n17
+                                if q18 > bl:
+                                    raise DecodeError('DescribeShareGroupOffsetsResponsePartition.ErrorMessage: length ' + str(n17) + ' past the end')
+                                e15.error_message = str(b[p:q18], 'utf-8')
+                                p = q18
                             if b[p] == 0:  # no tagged fields, the common case
-                                e13.unknown_tagged_fields = None
+                                e15.unknown_tagged_fields = None
                                 p += 1
                             else:
-                                p = _t_DescribeShareGroupOffsetsResponse_DescribeShareGroupOffsetsResponsePartition_0(b, p, e13)
-                            xs12.append(e13)
-                        e8.partitions = xs12
+                                p = _t_DescribeShareGroupOffsetsResponse_DescribeShareGroupOffsetsResponsePartition_0(b, p, e15)
+                            xs14.append(e15)
+                        e9.partitions = xs14
                     if b[p] == 0:  # no tagged fields, the common case
-                        e8.unknown_tagged_fields = None
+                        e9.unknown_tagged_fields = None
                         p += 1
                     else:
-                        p = _t_DescribeShareGroupOffsetsResponse_DescribeShareGroupOffsetsResponseTopic_0(b, p, e8)
-                    xs7.append(e8)
-                e3.topics = xs7
-            e3.error_code, = _S3.unpack_from(b, p)
-            p += 2
-            n16 = b[p] - 1
-            p += 1
-            if n16 > 126:
-                n16, p = _uvt(b, p, n16 + 1)
-                n16 -= 1
-            if n16 < 0:
-                e3.error_message = None
+                        p = _t_DescribeShareGroupOffsetsResponse_DescribeShareGroupOffsetsResponseTopic_0(b, p, e9)
+                    xs8.append(e9)
+                e4.topics = xs8
+            e4.error_code, h19, = _S3.unpack_from(b, p)
+            p += 3
+            n20 = h19 - 1
+            if n20 > 126:
+                n20, p = _uvt(b, p, n20 + 1)
+                n20 -= 1
+            if n20 < 0:
+                e4.error_message = None
             else:
-                q17 = p + n16
-                if q17 > bl:
-                    raise DecodeError('DescribeShareGroupOffsetsResponseGroup.ErrorMessage: length ' + str(n16) + ' past the end')
-                e3.error_message = str(b[p:q17], 'utf-8')
-                p = q17
+                q21 = p + n20
+                if q21 > bl:
+                    raise DecodeError('DescribeShareGroupOffsetsResponseGroup.ErrorMessage: length ' + str(n20) + ' past the end')
+                e4.error_message = str(b[p:q21], 'utf-8')
+                p = q21
             if b[p] == 0:  # no tagged fields, the common case
-                e3.unknown_tagged_fields = None
+                e4.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_DescribeShareGroupOffsetsResponse_DescribeShareGroupOffsetsResponseGroup_0(b, p, e3)
-            xs2.append(e3)
-        o.groups = xs2
+                p = _t_DescribeShareGroupOffsetsResponse_DescribeShareGroupOffsetsResponseGroup_0(b, p, e4)
+            xs3.append(e4)
+        o.groups = xs3
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         p += 1
@@ -786,7 +783,7 @@ def _r_DescribeShareGroupOffsetsResponse_1(b, p):
 
 
 def _w_DescribeShareGroupOffsetsResponse_1(o, w):
-    w += _S0.pack(o.throttle_time_ms)
+    w += _S4.pack(o.throttle_time_ms)
     xs1 = o.groups
     ln = len(xs1) + 1
     if ln < 128:
@@ -817,7 +814,7 @@ def _w_DescribeShareGroupOffsetsResponse_1(o, w):
             else:
                 _wuv(w, ln)
             w += v6
-            w += _S1.pack(e5.topic_id)
+            w += _S5.pack(e5.topic_id)
             xs7 = e5.partitions
             ln = len(xs7) + 1
             if ln < 128:
@@ -825,7 +822,7 @@ def _w_DescribeShareGroupOffsetsResponse_1(o, w):
             else:
                 _wuv(w, ln)
             for e8 in xs7:
-                w += _S4.pack(e8.partition_index, e8.start_offset, e8.leader_epoch, e8.lag, e8.error_code)
+                w += _S9.pack(e8.partition_index, e8.start_offset, e8.leader_epoch, e8.lag, e8.error_code)
                 v9 = e8.error_message
                 if v9 is None:
                     w.append(0)
@@ -845,7 +842,7 @@ def _w_DescribeShareGroupOffsetsResponse_1(o, w):
                 _wtags(w, e5.unknown_tagged_fields)
             else:
                 w.append(0)
-        w += _S3.pack(e2.error_code)
+        w += _S7.pack(e2.error_code)
         v10 = e2.error_message
         if v10 is None:
             w.append(0)

@@ -29,9 +29,13 @@ def _first(tag_and_bytes):
     return tag_and_bytes[0]
 
 _S0 = _struct.Struct('>i')
-_S1 = _struct.Struct('>h')
-_S2 = _struct.Struct('>16s?')
-_S3 = _struct.Struct('>hiii')
+_S1 = _struct.Struct('>iB')
+_S2 = _struct.Struct('>hB')
+_S3 = _struct.Struct('>16s?B')
+_S4 = _struct.Struct('>hiiiB')
+_S5 = _struct.Struct('>h')
+_S6 = _struct.Struct('>16s?')
+_S7 = _struct.Struct('>hiii')
 _ARRAY_i = tuple(_struct.Struct('>' + str(n) + 'i') for n in range(64))
 
 
@@ -393,171 +397,167 @@ def _t_DescribeTopicPartitionsResponse_0(b, p, o):
 def _r_DescribeTopicPartitionsResponse_0(b, p):
     bl = len(b)
     o = _new(DescribeTopicPartitionsResponse)
-    o.throttle_time_ms, = _S0.unpack_from(b, p)
-    p += 4
-    n1 = b[p] - 1
-    p += 1
-    if n1 > 126:
-        n1, p = _uvt(b, p, n1 + 1)
-        n1 -= 1
-    if n1 < 0:
+    o.throttle_time_ms, h1, = _S1.unpack_from(b, p)
+    p += 5
+    n2 = h1 - 1
+    if n2 > 126:
+        n2, p = _uvt(b, p, n2 + 1)
+        n2 -= 1
+    if n2 < 0:
         raise DecodeError('DescribeTopicPartitionsResponse.Topics: null where not nullable')
     else:
-        if n1 > bl - p:
-            raise DecodeError('DescribeTopicPartitionsResponse.Topics: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3 = _new(_DescribeTopicPartitionsResponse_DescribeTopicPartitionsResponseTopic)
-            e3.error_code, = _S1.unpack_from(b, p)
-            p += 2
-            n4 = b[p] - 1
-            p += 1
-            if n4 > 126:
-                n4, p = _uvt(b, p, n4 + 1)
-                n4 -= 1
-            if n4 < 0:
-                e3.name = None
-            else:
-                q5 = p + n4
-                if q5 > bl:
-                    raise DecodeError('DescribeTopicPartitionsResponseTopic.Name: length ' + str(n4) + ' past the end')
-                e3.name = str(b[p:q5], 'utf-8')
-                p = q5
-            e3.topic_id, e3.is_internal, = _S2.unpack_from(b, p)
-            p += 17
-            n6 = b[p] - 1
-            p += 1
+        if n2 > bl - p:
+            raise DecodeError('DescribeTopicPartitionsResponse.Topics: count ' + str(n2) + ' past the end')
+        xs3 = []
+        for _ in range(n2):
+            e4 = _new(_DescribeTopicPartitionsResponse_DescribeTopicPartitionsResponseTopic)
+            e4.error_code, h5, = _S2.unpack_from(b, p)
+            p += 3
+            n6 = h5 - 1
             if n6 > 126:
                 n6, p = _uvt(b, p, n6 + 1)
                 n6 -= 1
             if n6 < 0:
+                e4.name = None
+            else:
+                q7 = p + n6
+                if q7 > bl:
+                    raise DecodeError('DescribeTopicPartitionsResponseTopic.Name: length ' + str(n6) + ' past the end')
+                e4.name = str(b[p:q7], 'utf-8')
+                p = q7
+            e4.topic_id, e4.is_internal, h8, = _S3.unpack_from(b, p)
+            p += 18
+            n9 = h8 - 1
+            if n9 > 126:
+                n9, p = _uvt(b, p, n9 + 1)
+                n9 -= 1
+            if n9 < 0:
                 raise DecodeError('DescribeTopicPartitionsResponseTopic.Partitions: null where not nullable')
             else:
-                if n6 > bl - p:
-                    raise DecodeError('DescribeTopicPartitionsResponseTopic.Partitions: count ' + str(n6) + ' past the end')
-                xs7 = []
-                for _ in range(n6):
-                    e8 = _new(_DescribeTopicPartitionsResponse_DescribeTopicPartitionsResponsePartition)
-                    e8.error_code, e8.partition_index, e8.leader_id, e8.leader_epoch, = _S3.unpack_from(b, p)
-                    p += 14
-                    n9 = b[p] - 1
-                    p += 1
-                    if n9 > 126:
-                        n9, p = _uvt(b, p, n9 + 1)
-                        n9 -= 1
-                    if n9 < 0:
-                        raise DecodeError('DescribeTopicPartitionsResponsePartition.ReplicaNodes: null where not nullable')
-                    elif n9 < 64:
-                        e8.replica_nodes = list(_ARRAY_i[n9].unpack_from(b, p))
-                        p += 4 * n9
-                    else:
-                        if n9 > bl - p:
-                            raise DecodeError('DescribeTopicPartitionsResponsePartition.ReplicaNodes: count ' + str(n9) + ' past the end')
-                        e8.replica_nodes = list(_struct.Struct('>' + str(n9) + 'i').unpack_from(b, p))
-                        p += 4 * n9
-                    n10 = b[p] - 1
-                    p += 1
-                    if n10 > 126:
-                        n10, p = _uvt(b, p, n10 + 1)
-                        n10 -= 1
-                    if n10 < 0:
-                        raise DecodeError('DescribeTopicPartitionsResponsePartition.IsrNodes: null where not nullable')
-                    elif n10 < 64:
-                        e8.isr_nodes = list(_ARRAY_i[n10].unpack_from(b, p))
-                        p += 4 * n10
-                    else:
-                        if n10 > bl - p:
-                            raise DecodeError('DescribeTopicPartitionsResponsePartition.IsrNodes: count ' + str(n10) + ' past the end')
-                        e8.isr_nodes = list(_struct.Struct('>' + str(n10) + 'i').unpack_from(b, p))
-                        p += 4 * n10
-                    n11 = b[p] - 1
-                    p += 1
-                    if n11 > 126:
-                        n11, p = _uvt(b, p, n11 + 1)
-                        n11 -= 1
-                    if n11 < 0:
-                        e8.eligible_leader_replicas = None
-                    elif n11 < 64:
-                        e8.eligible_leader_replicas = list(_ARRAY_i[n11].unpack_from(b, p))
-                        p += 4 * n11
-                    else:
-                        if n11 > bl - p:
-                            raise DecodeError('DescribeTopicPartitionsResponsePartition.EligibleLeaderReplicas: count ' + str(n11) + ' past the end')
-                        e8.eligible_leader_replicas = list(_struct.Struct('>' + str(n11) + 'i').unpack_from(b, p))
-                        p += 4 * n11
-                    n12 = b[p] - 1
-                    p += 1
-                    if n12 > 126:
-                        n12, p = _uvt(b, p, n12 + 1)
-                        n12 -= 1
-                    if n12 < 0:
-                        e8.last_known_elr = None
-                    elif n12 < 64:
-                        e8.last_known_elr = list(_ARRAY_i[n12].unpack_from(b, p))
-                        p += 4 * n12
-                    else:
-                        if n12 > bl - p:
-                            raise DecodeError('DescribeTopicPartitionsResponsePartition.LastKnownElr: count ' + str(n12) + ' past the end')
-                        e8.last_known_elr = list(_struct.Struct('>' + str(n12) + 'i').unpack_from(b, p))
-                        p += 4 * n12
-                    n13 = b[p] - 1
-                    p += 1
+                if n9 > bl - p:
+                    raise DecodeError('DescribeTopicPartitionsResponseTopic.Partitions: count ' + str(n9) + ' past the end')
+                xs10 = []
+                for _ in range(n9):
+                    e11 = _new(_DescribeTopicPartitionsResponse_DescribeTopicPartitionsResponsePartition)
+                    e11.error_code, e11.partition_index, e11.leader_id, e11.leader_epoch, h12, = _S4.unpack_from(b, p)
+                    p += 15
+                    n13 = h12 - 1
                     if n13 > 126:
                         n13, p = _uvt(b, p, n13 + 1)
                         n13 -= 1
                     if n13 < 0:
-                        raise DecodeError('DescribeTopicPartitionsResponsePartition.OfflineReplicas: null where not nullable')
+                        raise DecodeError('DescribeTopicPartitionsResponsePartition.ReplicaNodes: null where not nullable')
                     elif n13 < 64:
-                        e8.offline_replicas = list(_ARRAY_i[n13].unpack_from(b, p))
+                        e11.replica_nodes = list(_ARRAY_i[n13].unpack_from(b, p))
                         p += 4 * n13
                     else:
                         if n13 > bl - p:
-                            raise DecodeError('DescribeTopicPartitionsResponsePartition.OfflineReplicas: count ' + str(n13) + ' past the end')
-                        e8.offline_replicas = list(_struct.Struct('>' + str(n13) + 'i').unpack_from(b, p))
+                            raise DecodeError('DescribeTopicPartitionsResponsePartition.ReplicaNodes: count ' + str(n13) + ' past the end')
+                        e11.replica_nodes = list(_struct.Struct('>' + str(n13) + 'i').unpack_from(b, p))
                         p += 4 * n13
+                    n14 = b[p] - 1
+                    p += 1
+                    if n14 > 126:
+                        n14, p = _uvt(b, p, n14 + 1)
+                        n14 -= 1
+                    if n14 < 0:
+                        raise DecodeError('DescribeTopicPartitionsResponsePartition.IsrNodes: null where not nullable')
+                    elif n14 < 64:
+                        e11.isr_nodes = list(_ARRAY_i[n14].unpack_from(b, p))
+                        p += 4 * n14
+                    else:
+                        if n14 > bl - p:
+                            raise DecodeError('DescribeTopicPartitionsResponsePartition.IsrNodes: count ' + str(n14) + ' past the end')
+                        e11.isr_nodes = list(_struct.Struct('>' + str(n14) + 'i').unpack_from(b, p))
+                        p += 4 * n14
+                    n15 = b[p] - 1
+                    p += 1
+                    if n15 > 126:
+                        n15, p = _uvt(b, p, n15 + 1)
+                        n15 -= 1
+                    if n15 < 0:
+                        e11.eligible_leader_replicas = None
+                    elif n15 < 64:
+                        e11.eligible_leader_replicas = list(_ARRAY_i[n15].unpack_from(b, p))
+                        p += 4 * n15
+                    else:
+                        if n15 > bl - p:
+                            raise DecodeError('DescribeTopicPartitionsResponsePartition.EligibleLeaderReplicas: count ' + str(n15) + ' past the end')
+                        e11.eligible_leader_replicas = list(_struct.Struct('>' + str(n15) + 'i').unpack_from(b, p))
+                        p += 4 * n15
+                    n16 = b[p] - 1
+                    p += 1
+                    if n16 > 126:
+                        n16, p = _uvt(b, p, n16 + 1)
+                        n16 -= 1
+                    if n16 < 0:
+                        e11.last_known_elr = None
+                    elif n16 < 64:
+                        e11.last_known_elr = list(_ARRAY_i[n16].unpack_from(b, p))
+                        p += 4 * n16
+                    else:
+                        if n16 > bl - p:
+                            raise DecodeError('DescribeTopicPartitionsResponsePartition.LastKnownElr: count ' + str(n16) + ' past the end')
+                        e11.last_known_elr = list(_struct.Struct('>' + str(n16) + 'i').unpack_from(b, p))
+                        p += 4 * n16
+                    n17 = b[p] - 1
+                    p += 1
+                    if n17 > 126:
+                        n17, p = _uvt(b, p, n17 + 1)
+                        n17 -= 1
+                    if n17 < 0:
+                        raise DecodeError('DescribeTopicPartitionsResponsePartition.OfflineReplicas: null where not nullable')
+                    elif n17 < 64:
+                        e11.offline_replicas = list(_ARRAY_i[n17].unpack_from(b, p))
+                        p += 4 * n17
+                    else:
+                        if n17 > bl - p:
+                            raise DecodeError('DescribeTopicPartitionsResponsePartition.OfflineReplicas: count ' + str(n17) + ' past the end')
+                        e11.offline_replicas = list(_struct.Struct('>' + str(n17) + 'i').unpack_from(b, p))
+                        p += 4 * n17
                     if b[p] == 0:  # no tagged fields, the common case
-                        e8.unknown_tagged_fields = None
+                        e11.unknown_tagged_fields = None
                         p += 1
                     else:
-                        p = _t_DescribeTopicPartitionsResponse_DescribeTopicPartitionsResponsePartition_0(b, p, e8)
-                    xs7.append(e8)
-                e3.partitions = xs7
-            e3.topic_authorized_operations, = _S0.unpack_from(b, p)
+                        p = _t_DescribeTopicPartitionsResponse_DescribeTopicPartitionsResponsePartition_0(b, p, e11)
+                    xs10.append(e11)
+                e4.partitions = xs10
+            e4.topic_authorized_operations, = _S0.unpack_from(b, p)
             p += 4
             if b[p] == 0:  # no tagged fields, the common case
-                e3.unknown_tagged_fields = None
+                e4.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_DescribeTopicPartitionsResponse_DescribeTopicPartitionsResponseTopic_0(b, p, e3)
-            xs2.append(e3)
-        o.topics = xs2
+                p = _t_DescribeTopicPartitionsResponse_DescribeTopicPartitionsResponseTopic_0(b, p, e4)
+            xs3.append(e4)
+        o.topics = xs3
     if b[p] > 127:
         o.next_cursor = None
         p += 1
     else:
         p += 1
-        s14 = _new(_DescribeTopicPartitionsResponse_Cursor)
-        n15 = b[p] - 1
+        s18 = _new(_DescribeTopicPartitionsResponse_Cursor)
+        n19 = b[p] - 1
         p += 1
-        if n15 > 126:
-            n15, p = _uvt(b, p, n15 + 1)
-            n15 -= 1
-        if n15 < 0:
+        if n19 > 126:
+            n19, p = _uvt(b, p, n19 + 1)
+            n19 -= 1
+        if n19 < 0:
             raise DecodeError('Cursor.TopicName: null where not nullable')
         else:
-            q16 = p + n15
-            if q16 > bl:
-                raise DecodeError('Cursor.TopicName: length ' + str(n15) + ' past the end')
-            s14.topic_name = str(b[p:q16], 'utf-8')
-            p = q16
-        s14.partition_index, = _S0.unpack_from(b, p)
+            q20 = p + n19
+            if q20 > bl:
+                raise DecodeError('Cursor.TopicName: length ' + str(n19) + ' past the end')
+            s18.topic_name = str(b[p:q20], 'utf-8')
+            p = q20
+        s18.partition_index, = _S0.unpack_from(b, p)
         p += 4
         if b[p] == 0:  # no tagged fields, the common case
-            s14.unknown_tagged_fields = None
+            s18.unknown_tagged_fields = None
             p += 1
         else:
-            p = _t_DescribeTopicPartitionsRequest_Cursor_0(b, p, s14)
-        o.next_cursor = s14
+            p = _t_DescribeTopicPartitionsRequest_Cursor_0(b, p, s18)
+        o.next_cursor = s18
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         p += 1
@@ -575,7 +575,7 @@ def _w_DescribeTopicPartitionsResponse_0(o, w):
     else:
         _wuv(w, ln)
     for e2 in xs1:
-        w += _S1.pack(e2.error_code)
+        w += _S5.pack(e2.error_code)
         v3 = e2.name
         if v3 is None:
             w.append(0)
@@ -587,7 +587,7 @@ def _w_DescribeTopicPartitionsResponse_0(o, w):
             else:
                 _wuv(w, ln)
             w += v3
-        w += _S2.pack(e2.topic_id, e2.is_internal)
+        w += _S6.pack(e2.topic_id, e2.is_internal)
         xs4 = e2.partitions
         ln = len(xs4) + 1
         if ln < 128:
@@ -595,7 +595,7 @@ def _w_DescribeTopicPartitionsResponse_0(o, w):
         else:
             _wuv(w, ln)
         for e5 in xs4:
-            w += _S3.pack(e5.error_code, e5.partition_index, e5.leader_id, e5.leader_epoch)
+            w += _S7.pack(e5.error_code, e5.partition_index, e5.leader_id, e5.leader_epoch)
             xs6 = e5.replica_nodes
             ln = len(xs6) + 1
             if ln < 128:

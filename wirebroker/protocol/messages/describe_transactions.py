@@ -28,9 +28,12 @@ _unpack_from = _struct.unpack_from
 def _first(tag_and_bytes):
     return tag_and_bytes[0]
 
-_S0 = _struct.Struct('>i')
-_S1 = _struct.Struct('>h')
-_S2 = _struct.Struct('>iqqh')
+_S0 = _struct.Struct('>iB')
+_S1 = _struct.Struct('>hB')
+_S2 = _struct.Struct('>iqqhB')
+_S3 = _struct.Struct('>i')
+_S4 = _struct.Struct('>h')
+_S5 = _struct.Struct('>iqqh')
 _ARRAY_i = tuple(_struct.Struct('>' + str(n) + 'i') for n in range(64))
 
 
@@ -248,106 +251,103 @@ def _t_DescribeTransactionsResponse_0(b, p, o):
 def _r_DescribeTransactionsResponse_0(b, p):
     bl = len(b)
     o = _new(DescribeTransactionsResponse)
-    o.throttle_time_ms, = _S0.unpack_from(b, p)
-    p += 4
-    n1 = b[p] - 1
-    p += 1
-    if n1 > 126:
-        n1, p = _uvt(b, p, n1 + 1)
-        n1 -= 1
-    if n1 < 0:
+    o.throttle_time_ms, h1, = _S0.unpack_from(b, p)
+    p += 5
+    n2 = h1 - 1
+    if n2 > 126:
+        n2, p = _uvt(b, p, n2 + 1)
+        n2 -= 1
+    if n2 < 0:
         raise DecodeError('DescribeTransactionsResponse.TransactionStates: null where not nullable')
     else:
-        if n1 > bl - p:
-            raise DecodeError('DescribeTransactionsResponse.TransactionStates: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3 = _new(_DescribeTransactionsResponse_TransactionState)
-            e3.error_code, = _S1.unpack_from(b, p)
-            p += 2
-            n4 = b[p] - 1
-            p += 1
-            if n4 > 126:
-                n4, p = _uvt(b, p, n4 + 1)
-                n4 -= 1
-            if n4 < 0:
-                raise DecodeError('TransactionState.TransactionalId: null where not nullable')
-            else:
-                q5 = p + n4
-                if q5 > bl:
-                    raise DecodeError('TransactionState.TransactionalId: length ' + str(n4) + ' past the end')
-                e3.transactional_id = str(b[p:q5], 'utf-8')
-                p = q5
-            n6 = b[p] - 1
-            p += 1
+        if n2 > bl - p:
+            raise DecodeError('DescribeTransactionsResponse.TransactionStates: count ' + str(n2) + ' past the end')
+        xs3 = []
+        for _ in range(n2):
+            e4 = _new(_DescribeTransactionsResponse_TransactionState)
+            e4.error_code, h5, = _S1.unpack_from(b, p)
+            p += 3
+            n6 = h5 - 1
             if n6 > 126:
                 n6, p = _uvt(b, p, n6 + 1)
                 n6 -= 1
             if n6 < 0:
-                raise DecodeError('TransactionState.TransactionState: null where not nullable')
+                raise DecodeError('TransactionState.TransactionalId: null where not nullable')
             else:
                 q7 = p + n6
                 if q7 > bl:
-                    raise DecodeError('TransactionState.TransactionState: length ' + str(n6) + ' past the end')
-                e3.transaction_state = str(b[p:q7], 'utf-8')
+                    raise DecodeError('TransactionState.TransactionalId: length ' + str(n6) + ' past the end')
+                e4.transactional_id = str(b[p:q7], 'utf-8')
                 p = q7
-            e3.transaction_timeout_ms, e3.transaction_start_time_ms, e3.producer_id, e3.producer_epoch, = _S2.unpack_from(b, p)
-            p += 22
             n8 = b[p] - 1
             p += 1
             if n8 > 126:
                 n8, p = _uvt(b, p, n8 + 1)
                 n8 -= 1
             if n8 < 0:
+                raise DecodeError('TransactionState.TransactionState: null where not nullable')
+            else:
+                q9 = p + n8
+                if q9 > bl:
+                    raise DecodeError('TransactionState.TransactionState: length ' + str(n8) + ' past the end')
+                e4.transaction_state = str(b[p:q9], 'utf-8')
+                p = q9
+            e4.transaction_timeout_ms, e4.transaction_start_time_ms, e4.producer_id, e4.producer_epoch, h10, = _S2.unpack_from(b, p)
+            p += 23
+            n11 = h10 - 1
+            if n11 > 126:
+                n11, p = _uvt(b, p, n11 + 1)
+                n11 -= 1
+            if n11 < 0:
                 raise DecodeError('TransactionState.Topics: null where not nullable')
             else:
-                if n8 > bl - p:
-                    raise DecodeError('TransactionState.Topics: count ' + str(n8) + ' past the end')
-                xs9 = []
-                for _ in range(n8):
-                    e10 = _new(_DescribeTransactionsResponse_TopicData)
-                    n11 = b[p] - 1
+                if n11 > bl - p:
+                    raise DecodeError('TransactionState.Topics: count ' + str(n11) + ' past the end')
+                xs12 = []
+                for _ in range(n11):
+                    e13 = _new(_DescribeTransactionsResponse_TopicData)
+                    n14 = b[p] - 1
                     p += 1
-                    if n11 > 126:
-                        n11, p = _uvt(b, p, n11 + 1)
-                        n11 -= 1
-                    if n11 < 0:
+                    if n14 > 126:
+                        n14, p = _uvt(b, p, n14 + 1)
+                        n14 -= 1
+                    if n14 < 0:
                         raise DecodeError('TopicData.Topic: null where not nullable')
                     else:
-                        q12 = p + n11
-                        if q12 > bl:
-                            raise DecodeError('TopicData.Topic: length ' + str(n11) + ' past the end')
-                        e10.topic = str(b[p:q12], 'utf-8')
-                        p = q12
-                    n13 = b[p] - 1
+                        q15 = p + n14
+                        if q15 > bl:
+                            raise DecodeError('TopicData.Topic: length ' + str(n14) + ' past the end')
+                        e13.topic = str(b[p:q15], 'utf-8')
+                        p = q15
+                    n16 = b[p] - 1
                     p += 1
-                    if n13 > 126:
-                        n13, p = _uvt(b, p, n13 + 1)
-                        n13 -= 1
-                    if n13 < 0:
+                    if n16 > 126:
+                        n16, p = _uvt(b, p, n16 + 1)
+                        n16 -= 1
+                    if n16 < 0:
                         raise DecodeError('TopicData.Partitions: null where not nullable')
-                    elif n13 < 64:
-                        e10.partitions = list(_ARRAY_i[n13].unpack_from(b, p))
-                        p += 4 * n13
+                    elif n16 < 64:
+                        e13.partitions = list(_ARRAY_i[n16].unpack_from(b, p))
+                        p += 4 * n16
                     else:
-                        if n13 > bl - p:
-                            raise DecodeError('TopicData.Partitions: count ' + str(n13) + ' past the end')
-                        e10.partitions = list(_struct.Struct('>' + str(n13) + 'i').unpack_from(b, p))
-                        p += 4 * n13
+                        if n16 > bl - p:
+                            raise DecodeError('TopicData.Partitions: count ' + str(n16) + ' past the end')
+                        e13.partitions = list(_struct.Struct('>' + str(n16) + 'i').unpack_from(b, p))
+                        p += 4 * n16
                     if b[p] == 0:  # no tagged fields, the common case
-                        e10.unknown_tagged_fields = None
+                        e13.unknown_tagged_fields = None
                         p += 1
                     else:
-                        p = _t_DescribeTransactionsResponse_TopicData_0(b, p, e10)
-                    xs9.append(e10)
-                e3.topics = xs9
+                        p = _t_DescribeTransactionsResponse_TopicData_0(b, p, e13)
+                    xs12.append(e13)
+                e4.topics = xs12
             if b[p] == 0:  # no tagged fields, the common case
-                e3.unknown_tagged_fields = None
+                e4.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_DescribeTransactionsResponse_TransactionState_0(b, p, e3)
-            xs2.append(e3)
-        o.transaction_states = xs2
+                p = _t_DescribeTransactionsResponse_TransactionState_0(b, p, e4)
+            xs3.append(e4)
+        o.transaction_states = xs3
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         p += 1
@@ -357,7 +357,7 @@ def _r_DescribeTransactionsResponse_0(b, p):
 
 
 def _w_DescribeTransactionsResponse_0(o, w):
-    w += _S0.pack(o.throttle_time_ms)
+    w += _S3.pack(o.throttle_time_ms)
     xs1 = o.transaction_states
     ln = len(xs1) + 1
     if ln < 128:
@@ -365,7 +365,7 @@ def _w_DescribeTransactionsResponse_0(o, w):
     else:
         _wuv(w, ln)
     for e2 in xs1:
-        w += _S1.pack(e2.error_code)
+        w += _S4.pack(e2.error_code)
         v3 = e2.transactional_id
         v3 = v3.encode()
         ln = len(v3) + 1
@@ -382,7 +382,7 @@ def _w_DescribeTransactionsResponse_0(o, w):
         else:
             _wuv(w, ln)
         w += v4
-        w += _S2.pack(e2.transaction_timeout_ms, e2.transaction_start_time_ms, e2.producer_id, e2.producer_epoch)
+        w += _S5.pack(e2.transaction_timeout_ms, e2.transaction_start_time_ms, e2.producer_id, e2.producer_epoch)
         xs5 = e2.topics
         ln = len(xs5) + 1
         if ln < 128:

@@ -28,9 +28,11 @@ _unpack_from = _struct.unpack_from
 def _first(tag_and_bytes):
     return tag_and_bytes[0]
 
-_S0 = _struct.Struct('>ih')
-_S1 = _struct.Struct('>h')
+_S0 = _struct.Struct('>ihB')
+_S1 = _struct.Struct('>hB')
 _S2 = _struct.Struct('>bi')
+_S3 = _struct.Struct('>ih')
+_S4 = _struct.Struct('>h')
 
 
 class DescribeUserScramCredentialsRequest(Message):
@@ -291,91 +293,89 @@ def _t_DescribeUserScramCredentialsResponse_0(b, p, o):
 def _r_DescribeUserScramCredentialsResponse_0(b, p):
     bl = len(b)
     o = _new(DescribeUserScramCredentialsResponse)
-    o.throttle_time_ms, o.error_code, = _S0.unpack_from(b, p)
-    p += 6
-    n1 = b[p] - 1
-    p += 1
-    if n1 > 126:
-        n1, p = _uvt(b, p, n1 + 1)
-        n1 -= 1
-    if n1 < 0:
+    o.throttle_time_ms, o.error_code, h1, = _S0.unpack_from(b, p)
+    p += 7
+    n2 = h1 - 1
+    if n2 > 126:
+        n2, p = _uvt(b, p, n2 + 1)
+        n2 -= 1
+    if n2 < 0:
         o.error_message = None
     else:
-        q2 = p + n1
-        if q2 > bl:
-            raise DecodeError('DescribeUserScramCredentialsResponse.ErrorMessage: length ' + str(n1) + ' past the end')
-        o.error_message = str(b[p:q2], 'utf-8')
-        p = q2
-    n3 = b[p] - 1
+        q3 = p + n2
+        if q3 > bl:
+            raise DecodeError('DescribeUserScramCredentialsResponse.ErrorMessage: length ' + str(n2) + ' past the end')
+        o.error_message = str(b[p:q3], 'utf-8')
+        p = q3
+    n4 = b[p] - 1
     p += 1
-    if n3 > 126:
-        n3, p = _uvt(b, p, n3 + 1)
-        n3 -= 1
-    if n3 < 0:
+    if n4 > 126:
+        n4, p = _uvt(b, p, n4 + 1)
+        n4 -= 1
+    if n4 < 0:
         raise DecodeError('DescribeUserScramCredentialsResponse.Results: null where not nullable')
     else:
-        if n3 > bl - p:
-            raise DecodeError('DescribeUserScramCredentialsResponse.Results: count ' + str(n3) + ' past the end')
-        xs4 = []
-        for _ in range(n3):
-            e5 = _new(_DescribeUserScramCredentialsResponse_DescribeUserScramCredentialsResult)
-            n6 = b[p] - 1
+        if n4 > bl - p:
+            raise DecodeError('DescribeUserScramCredentialsResponse.Results: count ' + str(n4) + ' past the end')
+        xs5 = []
+        for _ in range(n4):
+            e6 = _new(_DescribeUserScramCredentialsResponse_DescribeUserScramCredentialsResult)
+            n7 = b[p] - 1
             p += 1
-            if n6 > 126:
-                n6, p = _uvt(b, p, n6 + 1)
-                n6 -= 1
-            if n6 < 0:
+            if n7 > 126:
+                n7, p = _uvt(b, p, n7 + 1)
+                n7 -= 1
+            if n7 < 0:
                 raise DecodeError('DescribeUserScramCredentialsResult.User: null where not nullable')
             else:
-                q7 = p + n6
-                if q7 > bl:
-                    raise DecodeError('DescribeUserScramCredentialsResult.User: length ' + str(n6) + ' past the end')
-                e5.user = str(b[p:q7], 'utf-8')
-                p = q7
-            e5.error_code, = _S1.unpack_from(b, p)
-            p += 2
-            n8 = b[p] - 1
-            p += 1
-            if n8 > 126:
-                n8, p = _uvt(b, p, n8 + 1)
-                n8 -= 1
-            if n8 < 0:
-                e5.error_message = None
-            else:
-                q9 = p + n8
-                if q9 > bl:
-                    raise DecodeError('DescribeUserScramCredentialsResult.ErrorMessage: length ' + str(n8) + ' past the end')
-                e5.error_message = str(b[p:q9], 'utf-8')
-                p = q9
-            n10 = b[p] - 1
-            p += 1
+                q8 = p + n7
+                if q8 > bl:
+                    raise DecodeError('DescribeUserScramCredentialsResult.User: length ' + str(n7) + ' past the end')
+                e6.user = str(b[p:q8], 'utf-8')
+                p = q8
+            e6.error_code, h9, = _S1.unpack_from(b, p)
+            p += 3
+            n10 = h9 - 1
             if n10 > 126:
                 n10, p = _uvt(b, p, n10 + 1)
                 n10 -= 1
             if n10 < 0:
+                e6.error_message = None
+            else:
+                q11 = p + n10
+                if q11 > bl:
+                    raise DecodeError('DescribeUserScramCredentialsResult.ErrorMessage: length ' + str(n10) + ' past the end')
+                e6.error_message = str(b[p:q11], 'utf-8')
+                p = q11
+            n12 = b[p] - 1
+            p += 1
+            if n12 > 126:
+                n12, p = _uvt(b, p, n12 + 1)
+                n12 -= 1
+            if n12 < 0:
                 raise DecodeError('DescribeUserScramCredentialsResult.CredentialInfos: null where not nullable')
             else:
-                if n10 > bl - p:
-                    raise DecodeError('DescribeUserScramCredentialsResult.CredentialInfos: count ' + str(n10) + ' past the end')
-                xs11 = []
-                for _ in range(n10):
-                    e12 = _new(_DescribeUserScramCredentialsResponse_CredentialInfo)
-                    e12.mechanism, e12.iterations, = _S2.unpack_from(b, p)
+                if n12 > bl - p:
+                    raise DecodeError('DescribeUserScramCredentialsResult.CredentialInfos: count ' + str(n12) + ' past the end')
+                xs13 = []
+                for _ in range(n12):
+                    e14 = _new(_DescribeUserScramCredentialsResponse_CredentialInfo)
+                    e14.mechanism, e14.iterations, = _S2.unpack_from(b, p)
                     p += 5
                     if b[p] == 0:  # no tagged fields, the common case
-                        e12.unknown_tagged_fields = None
+                        e14.unknown_tagged_fields = None
                         p += 1
                     else:
-                        p = _t_DescribeUserScramCredentialsResponse_CredentialInfo_0(b, p, e12)
-                    xs11.append(e12)
-                e5.credential_infos = xs11
+                        p = _t_DescribeUserScramCredentialsResponse_CredentialInfo_0(b, p, e14)
+                    xs13.append(e14)
+                e6.credential_infos = xs13
             if b[p] == 0:  # no tagged fields, the common case
-                e5.unknown_tagged_fields = None
+                e6.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_DescribeUserScramCredentialsResponse_DescribeUserScramCredentialsResult_0(b, p, e5)
-            xs4.append(e5)
-        o.results = xs4
+                p = _t_DescribeUserScramCredentialsResponse_DescribeUserScramCredentialsResult_0(b, p, e6)
+            xs5.append(e6)
+        o.results = xs5
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         p += 1
@@ -385,7 +385,7 @@ def _r_DescribeUserScramCredentialsResponse_0(b, p):
 
 
 def _w_DescribeUserScramCredentialsResponse_0(o, w):
-    w += _S0.pack(o.throttle_time_ms, o.error_code)
+    w += _S3.pack(o.throttle_time_ms, o.error_code)
     v1 = o.error_message
     if v1 is None:
         w.append(0)
@@ -412,7 +412,7 @@ def _w_DescribeUserScramCredentialsResponse_0(o, w):
         else:
             _wuv(w, ln)
         w += v4
-        w += _S1.pack(e3.error_code)
+        w += _S4.pack(e3.error_code)
         v5 = e3.error_message
         if v5 is None:
             w.append(0)

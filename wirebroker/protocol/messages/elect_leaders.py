@@ -30,8 +30,14 @@ def _first(tag_and_bytes):
 
 _S0 = _struct.Struct('>i')
 _S1 = _struct.Struct('>h')
-_S2 = _struct.Struct('>b')
-_S3 = _struct.Struct('>ih')
+_S2 = _struct.Struct('>bi')
+_S3 = _struct.Struct('>b')
+_S4 = _struct.Struct('>bB')
+_S5 = _struct.Struct('>ii')
+_S6 = _struct.Struct('>ihh')
+_S7 = _struct.Struct('>ih')
+_S8 = _struct.Struct('>ihi')
+_S9 = _struct.Struct('>ihB')
 _ARRAY_i = tuple(_struct.Struct('>' + str(n) + 'i') for n in range(64))
 
 
@@ -173,43 +179,42 @@ def _w_ElectLeadersRequest_0(o, w):
 def _r_ElectLeadersRequest_1(b, p):
     bl = len(b)
     o = _new(ElectLeadersRequest)
-    o.election_type, = _S2.unpack_from(b, p)
-    p += 1
-    n1, = _S0.unpack_from(b, p)
-    p += 4
-    if n1 < 0:
+    o.election_type, h1, = _S2.unpack_from(b, p)
+    p += 5
+    n2 = h1
+    if n2 < 0:
         o.topic_partitions = None
     else:
-        if n1 > bl - p:
-            raise DecodeError('ElectLeadersRequest.TopicPartitions: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3 = _new(_ElectLeadersRequest_TopicPartitions)
-            n4, = _S1.unpack_from(b, p)
+        if n2 > bl - p:
+            raise DecodeError('ElectLeadersRequest.TopicPartitions: count ' + str(n2) + ' past the end')
+        xs3 = []
+        for _ in range(n2):
+            e4 = _new(_ElectLeadersRequest_TopicPartitions)
+            n5, = _S1.unpack_from(b, p)
             p += 2
-            if n4 < 0:
+            if n5 < 0:
                 raise DecodeError('TopicPartitions.Topic: null where not nullable')
             else:
-                q5 = p + n4
-                if q5 > bl:
-                    raise DecodeError('TopicPartitions.Topic: length ' + str(n4) + ' past the end')
-                e3.topic = str(b[p:q5], 'utf-8')
-                p = q5
-            n6, = _S0.unpack_from(b, p)
+                q6 = p + n5
+                if q6 > bl:
+                    raise DecodeError('TopicPartitions.Topic: length ' + str(n5) + ' past the end')
+                e4.topic = str(b[p:q6], 'utf-8')
+                p = q6
+            n7, = _S0.unpack_from(b, p)
             p += 4
-            if n6 < 0:
+            if n7 < 0:
                 raise DecodeError('TopicPartitions.Partitions: null where not nullable')
-            elif n6 < 64:
-                e3.partitions = list(_ARRAY_i[n6].unpack_from(b, p))
-                p += 4 * n6
+            elif n7 < 64:
+                e4.partitions = list(_ARRAY_i[n7].unpack_from(b, p))
+                p += 4 * n7
             else:
-                if n6 > bl - p:
-                    raise DecodeError('TopicPartitions.Partitions: count ' + str(n6) + ' past the end')
-                e3.partitions = list(_struct.Struct('>' + str(n6) + 'i').unpack_from(b, p))
-                p += 4 * n6
-            e3.unknown_tagged_fields = None
-            xs2.append(e3)
-        o.topic_partitions = xs2
+                if n7 > bl - p:
+                    raise DecodeError('TopicPartitions.Partitions: count ' + str(n7) + ' past the end')
+                e4.partitions = list(_struct.Struct('>' + str(n7) + 'i').unpack_from(b, p))
+                p += 4 * n7
+            e4.unknown_tagged_fields = None
+            xs3.append(e4)
+        o.topic_partitions = xs3
     o.timeout_ms, = _S0.unpack_from(b, p)
     p += 4
     o.unknown_tagged_fields = None
@@ -217,7 +222,7 @@ def _r_ElectLeadersRequest_1(b, p):
 
 
 def _w_ElectLeadersRequest_1(o, w):
-    w += _S2.pack(o.election_type)
+    w += _S3.pack(o.election_type)
     xs1 = o.topic_partitions
     if xs1 is None:
         w += b'\xff\xff\xff\xff'
@@ -286,56 +291,55 @@ def _t_ElectLeadersRequest_0(b, p, o):
 def _r_ElectLeadersRequest_2(b, p):
     bl = len(b)
     o = _new(ElectLeadersRequest)
-    o.election_type, = _S2.unpack_from(b, p)
-    p += 1
-    n1 = b[p] - 1
-    p += 1
-    if n1 > 126:
-        n1, p = _uvt(b, p, n1 + 1)
-        n1 -= 1
-    if n1 < 0:
+    o.election_type, h1, = _S4.unpack_from(b, p)
+    p += 2
+    n2 = h1 - 1
+    if n2 > 126:
+        n2, p = _uvt(b, p, n2 + 1)
+        n2 -= 1
+    if n2 < 0:
         o.topic_partitions = None
     else:
-        if n1 > bl - p:
-            raise DecodeError('ElectLeadersRequest.TopicPartitions: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3 = _new(_ElectLeadersRequest_TopicPartitions)
-            n4 = b[p] - 1
+        if n2 > bl - p:
+            raise DecodeError('ElectLeadersRequest.TopicPartitions: count ' + str(n2) + ' past the end')
+        xs3 = []
+        for _ in range(n2):
+            e4 = _new(_ElectLeadersRequest_TopicPartitions)
+            n5 = b[p] - 1
             p += 1
-            if n4 > 126:
-                n4, p = _uvt(b, p, n4 + 1)
-                n4 -= 1
-            if n4 < 0:
+            if n5 > 126:
+                n5, p = _uvt(b, p, n5 + 1)
+                n5 -= 1
+            if n5 < 0:
                 raise DecodeError('TopicPartitions.Topic: null where not nullable')
             else:
-                q5 = p + n4
-                if q5 > bl:
-                    raise DecodeError('TopicPartitions.Topic: length ' + str(n4) + ' past the end')
-                e3.topic = str(b[p:q5], 'utf-8')
-                p = q5
-            n6 = b[p] - 1
+                q6 = p + n5
+                if q6 > bl:
+                    raise DecodeError('TopicPartitions.Topic: length ' + str(n5) + ' past the end')
+                e4.topic = str(b[p:q6], 'utf-8')
+                p = q6
+            n7 = b[p] - 1
             p += 1
-            if n6 > 126:
-                n6, p = _uvt(b, p, n6 + 1)
-                n6 -= 1
-            if n6 < 0:
+            if n7 > 126:
+                n7, p = _uvt(b, p, n7 + 1)
+                n7 -= 1
+            if n7 < 0:
                 raise DecodeError('TopicPartitions.Partitions: null where not nullable')
-            elif n6 < 64:
-                e3.partitions = list(_ARRAY_i[n6].unpack_from(b, p))
-                p += 4 * n6
+            elif n7 < 64:
+                e4.partitions = list(_ARRAY_i[n7].unpack_from(b, p))
+                p += 4 * n7
             else:
-                if n6 > bl - p:
-                    raise DecodeError('TopicPartitions.Partitions: count ' + str(n6) + ' past the end')
-                e3.partitions = list(_struct.Struct('>' + str(n6) + 'i').unpack_from(b, p))
-                p += 4 * n6
+                if n7 > bl - p:
+                    raise DecodeError('TopicPartitions.Partitions: count ' + str(n7) + ' past the end')
+                e4.partitions = list(_struct.Struct('>' + str(n7) + 'i').unpack_from(b, p))
+                p += 4 * n7
             if b[p] == 0:  # no tagged fields, the common case
-                e3.unknown_tagged_fields = None
+                e4.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_ElectLeadersRequest_TopicPartitions_0(b, p, e3)
-            xs2.append(e3)
-        o.topic_partitions = xs2
+                p = _t_ElectLeadersRequest_TopicPartitions_0(b, p, e4)
+            xs3.append(e4)
+        o.topic_partitions = xs3
     o.timeout_ms, = _S0.unpack_from(b, p)
     p += 4
     if b[p] == 0:  # no tagged fields, the common case
@@ -347,7 +351,7 @@ def _r_ElectLeadersRequest_2(b, p):
 
 
 def _w_ElectLeadersRequest_2(o, w):
-    w += _S2.pack(o.election_type)
+    w += _S3.pack(o.election_type)
     xs1 = o.topic_partitions
     if xs1 is None:
         w.append(0)
@@ -390,56 +394,54 @@ def _w_ElectLeadersRequest_2(o, w):
 def _r_ElectLeadersResponse_0(b, p):
     bl = len(b)
     o = _new(ElectLeadersResponse)
-    o.throttle_time_ms, = _S0.unpack_from(b, p)
-    p += 4
-    n1, = _S0.unpack_from(b, p)
-    p += 4
-    if n1 < 0:
+    o.throttle_time_ms, h1, = _S5.unpack_from(b, p)
+    p += 8
+    n2 = h1
+    if n2 < 0:
         raise DecodeError('ElectLeadersResponse.ReplicaElectionResults: null where not nullable')
     else:
-        if n1 > bl - p:
-            raise DecodeError('ElectLeadersResponse.ReplicaElectionResults: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3 = _new(_ElectLeadersResponse_ReplicaElectionResult)
-            n4, = _S1.unpack_from(b, p)
+        if n2 > bl - p:
+            raise DecodeError('ElectLeadersResponse.ReplicaElectionResults: count ' + str(n2) + ' past the end')
+        xs3 = []
+        for _ in range(n2):
+            e4 = _new(_ElectLeadersResponse_ReplicaElectionResult)
+            n5, = _S1.unpack_from(b, p)
             p += 2
-            if n4 < 0:
+            if n5 < 0:
                 raise DecodeError('ReplicaElectionResult.Topic: null where not nullable')
             else:
-                q5 = p + n4
-                if q5 > bl:
-                    raise DecodeError('ReplicaElectionResult.Topic: length ' + str(n4) + ' past the end')
-                e3.topic = str(b[p:q5], 'utf-8')
-                p = q5
-            n6, = _S0.unpack_from(b, p)
+                q6 = p + n5
+                if q6 > bl:
+                    raise DecodeError('ReplicaElectionResult.Topic: length ' + str(n5) + ' past the end')
+                e4.topic = str(b[p:q6], 'utf-8')
+                p = q6
+            n7, = _S0.unpack_from(b, p)
             p += 4
-            if n6 < 0:
+            if n7 < 0:
                 raise DecodeError('ReplicaElectionResult.PartitionResult: null where not nullable')
             else:
-                if n6 > bl - p:
-                    raise DecodeError('ReplicaElectionResult.PartitionResult: count ' + str(n6) + ' past the end')
-                xs7 = []
-                for _ in range(n6):
-                    e8 = _new(_ElectLeadersResponse_PartitionResult)
-                    e8.partition_id, e8.error_code, = _S3.unpack_from(b, p)
-                    p += 6
-                    n9, = _S1.unpack_from(b, p)
-                    p += 2
-                    if n9 < 0:
-                        e8.error_message = None
+                if n7 > bl - p:
+                    raise DecodeError('ReplicaElectionResult.PartitionResult: count ' + str(n7) + ' past the end')
+                xs8 = []
+                for _ in range(n7):
+                    e9 = _new(_ElectLeadersResponse_PartitionResult)
+                    e9.partition_id, e9.error_code, h10, = _S6.unpack_from(b, p)
+                    p += 8
+                    n11 = h10
+                    if n11 < 0:
+                        e9.error_message = None
                     else:
-                        q10 = p + n9
-                        if q10 > bl:
-                            raise DecodeError('PartitionResult.ErrorMessage: length ' + str(n9) + ' past the end')
-                        e8.error_message = str(b[p:q10], 'utf-8')
-                        p = q10
-                    e8.unknown_tagged_fields = None
-                    xs7.append(e8)
-                e3.partition_result = xs7
-            e3.unknown_tagged_fields = None
-            xs2.append(e3)
-        o.replica_election_results = xs2
+                        q12 = p + n11
+                        if q12 > bl:
+                            raise DecodeError('PartitionResult.ErrorMessage: length ' + str(n11) + ' past the end')
+                        e9.error_message = str(b[p:q12], 'utf-8')
+                        p = q12
+                    e9.unknown_tagged_fields = None
+                    xs8.append(e9)
+                e4.partition_result = xs8
+            e4.unknown_tagged_fields = None
+            xs3.append(e4)
+        o.replica_election_results = xs3
     o.error_code = 0
     o.unknown_tagged_fields = None
     return o, p
@@ -459,7 +461,7 @@ def _w_ElectLeadersResponse_0(o, w):
         xs4 = e2.partition_result
         w += _S0.pack(len(xs4))
         for e5 in xs4:
-            w += _S3.pack(e5.partition_id, e5.error_code)
+            w += _S7.pack(e5.partition_id, e5.error_code)
             v6 = e5.error_message
             if v6 is None:
                 w += b'\xff\xff'
@@ -472,62 +474,60 @@ def _w_ElectLeadersResponse_0(o, w):
 def _r_ElectLeadersResponse_1(b, p):
     bl = len(b)
     o = _new(ElectLeadersResponse)
-    o.throttle_time_ms, o.error_code, = _S3.unpack_from(b, p)
-    p += 6
-    n1, = _S0.unpack_from(b, p)
-    p += 4
-    if n1 < 0:
+    o.throttle_time_ms, o.error_code, h1, = _S8.unpack_from(b, p)
+    p += 10
+    n2 = h1
+    if n2 < 0:
         raise DecodeError('ElectLeadersResponse.ReplicaElectionResults: null where not nullable')
     else:
-        if n1 > bl - p:
-            raise DecodeError('ElectLeadersResponse.ReplicaElectionResults: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3 = _new(_ElectLeadersResponse_ReplicaElectionResult)
-            n4, = _S1.unpack_from(b, p)
+        if n2 > bl - p:
+            raise DecodeError('ElectLeadersResponse.ReplicaElectionResults: count ' + str(n2) + ' past the end')
+        xs3 = []
+        for _ in range(n2):
+            e4 = _new(_ElectLeadersResponse_ReplicaElectionResult)
+            n5, = _S1.unpack_from(b, p)
             p += 2
-            if n4 < 0:
+            if n5 < 0:
                 raise DecodeError('ReplicaElectionResult.Topic: null where not nullable')
             else:
-                q5 = p + n4
-                if q5 > bl:
-                    raise DecodeError('ReplicaElectionResult.Topic: length ' + str(n4) + ' past the end')
-                e3.topic = str(b[p:q5], 'utf-8')
-                p = q5
-            n6, = _S0.unpack_from(b, p)
+                q6 = p + n5
+                if q6 > bl:
+                    raise DecodeError('ReplicaElectionResult.Topic: length ' + str(n5) + ' past the end')
+                e4.topic = str(b[p:q6], 'utf-8')
+                p = q6
+            n7, = _S0.unpack_from(b, p)
             p += 4
-            if n6 < 0:
+            if n7 < 0:
                 raise DecodeError('ReplicaElectionResult.PartitionResult: null where not nullable')
             else:
-                if n6 > bl - p:
-                    raise DecodeError('ReplicaElectionResult.PartitionResult: count ' + str(n6) + ' past the end')
-                xs7 = []
-                for _ in range(n6):
-                    e8 = _new(_ElectLeadersResponse_PartitionResult)
-                    e8.partition_id, e8.error_code, = _S3.unpack_from(b, p)
-                    p += 6
-                    n9, = _S1.unpack_from(b, p)
-                    p += 2
-                    if n9 < 0:
-                        e8.error_message = None
+                if n7 > bl - p:
+                    raise DecodeError('ReplicaElectionResult.PartitionResult: count ' + str(n7) + ' past the end')
+                xs8 = []
+                for _ in range(n7):
+                    e9 = _new(_ElectLeadersResponse_PartitionResult)
+                    e9.partition_id, e9.error_code, h10, = _S6.unpack_from(b, p)
+                    p += 8
+                    n11 = h10
+                    if n11 < 0:
+                        e9.error_message = None
                     else:
-                        q10 = p + n9
-                        if q10 > bl:
-                            raise DecodeError('PartitionResult.ErrorMessage: length ' + str(n9) + ' past the end')
-                        e8.error_message = str(b[p:q10], 'utf-8')
-                        p = q10
-                    e8.unknown_tagged_fields = None
-                    xs7.append(e8)
-                e3.partition_result = xs7
-            e3.unknown_tagged_fields = None
-            xs2.append(e3)
-        o.replica_election_results = xs2
+                        q12 = p + n11
+                        if q12 > bl:
+                            raise DecodeError('PartitionResult.ErrorMessage: length ' + str(n11) + ' past the end')
+                        e9.error_message = str(b[p:q12], 'utf-8')
+                        p = q12
+                    e9.unknown_tagged_fields = None
+                    xs8.append(e9)
+                e4.partition_result = xs8
+            e4.unknown_tagged_fields = None
+            xs3.append(e4)
+        o.replica_election_results = xs3
     o.unknown_tagged_fields = None
     return o, p
 
 
 def _w_ElectLeadersResponse_1(o, w):
-    w += _S3.pack(o.throttle_time_ms, o.error_code)
+    w += _S7.pack(o.throttle_time_ms, o.error_code)
     xs1 = o.replica_election_results
     w += _S0.pack(len(xs1))
     for e2 in xs1:
@@ -538,7 +538,7 @@ def _w_ElectLeadersResponse_1(o, w):
         xs4 = e2.partition_result
         w += _S0.pack(len(xs4))
         for e5 in xs4:
-            w += _S3.pack(e5.partition_id, e5.error_code)
+            w += _S7.pack(e5.partition_id, e5.error_code)
             v6 = e5.error_message
             if v6 is None:
                 w += b'\xff\xff'
@@ -620,76 +620,74 @@ def _t_ElectLeadersResponse_0(b, p, o):
 def _r_ElectLeadersResponse_2(b, p):
     bl = len(b)
     o = _new(ElectLeadersResponse)
-    o.throttle_time_ms, o.error_code, = _S3.unpack_from(b, p)
-    p += 6
-    n1 = b[p] - 1
-    p += 1
-    if n1 > 126:
-        n1, p = _uvt(b, p, n1 + 1)
-        n1 -= 1
-    if n1 < 0:
+    o.throttle_time_ms, o.error_code, h1, = _S9.unpack_from(b, p)
+    p += 7
+    n2 = h1 - 1
+    if n2 > 126:
+        n2, p = _uvt(b, p, n2 + 1)
+        n2 -= 1
+    if n2 < 0:
         raise DecodeError('ElectLeadersResponse.ReplicaElectionResults: null where not nullable')
     else:
-        if n1 > bl - p:
-            raise DecodeError('ElectLeadersResponse.ReplicaElectionResults: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3 = _new(_ElectLeadersResponse_ReplicaElectionResult)
-            n4 = b[p] - 1
+        if n2 > bl - p:
+            raise DecodeError('ElectLeadersResponse.ReplicaElectionResults: count ' + str(n2) + ' past the end')
+        xs3 = []
+        for _ in range(n2):
+            e4 = _new(_ElectLeadersResponse_ReplicaElectionResult)
+            n5 = b[p] - 1
             p += 1
-            if n4 > 126:
-                n4, p = _uvt(b, p, n4 + 1)
-                n4 -= 1
-            if n4 < 0:
+            if n5 > 126:
+                n5, p = _uvt(b, p, n5 + 1)
+                n5 -= 1
+            if n5 < 0:
                 raise DecodeError('ReplicaElectionResult.Topic: null where not nullable')
             else:
-                q5 = p + n4
-                if q5 > bl:
-                    raise DecodeError('ReplicaElectionResult.Topic: length ' + str(n4) + ' past the end')
-                e3.topic = str(b[p:q5], 'utf-8')
-                p = q5
-            n6 = b[p] - 1
+                q6 = p + n5
+                if q6 > bl:
+                    raise DecodeError('ReplicaElectionResult.Topic: length ' + str(n5) + ' past the end')
+                e4.topic = str(b[p:q6], 'utf-8')
+                p = q6
+            n7 = b[p] - 1
             p += 1
-            if n6 > 126:
-                n6, p = _uvt(b, p, n6 + 1)
-                n6 -= 1
-            if n6 < 0:
+            if n7 > 126:
+                n7, p = _uvt(b, p, n7 + 1)
+                n7 -= 1
+            if n7 < 0:
                 raise DecodeError('ReplicaElectionResult.PartitionResult: null where not nullable')
             else:
-                if n6 > bl - p:
-                    raise DecodeError('ReplicaElectionResult.PartitionResult: count ' + str(n6) + ' past the end')
-                xs7 = []
-                for _ in range(n6):
-                    e8 = _new(_ElectLeadersResponse_PartitionResult)
-                    e8.partition_id, e8.error_code, = _S3.unpack_from(b, p)
-                    p += 6
-                    n9 = b[p] - 1
-                    p += 1
-                    if n9 > 126:
-                        n9, p = _uvt(b, p, n9 + 1)
-                        n9 -= 1
-                    if n9 < 0:
-                        e8.error_message = None
+                if n7 > bl - p:
+                    raise DecodeError('ReplicaElectionResult.PartitionResult: count ' + str(n7) + ' past the end')
+                xs8 = []
+                for _ in range(n7):
+                    e9 = _new(_ElectLeadersResponse_PartitionResult)
+                    e9.partition_id, e9.error_code, h10, = _S9.unpack_from(b, p)
+                    p += 7
+                    n11 = h10 - 1
+                    if n11 > 126:
+                        n11, p = _uvt(b, p, n11 + 1)
+                        n11 -= 1
+                    if n11 < 0:
+                        e9.error_message = None
                     else:
-                        q10 = p + n9
-                        if q10 > bl:
-                            raise DecodeError('PartitionResult.ErrorMessage: length ' + str(n9) + ' past the end')
-                        e8.error_message = str(b[p:q10], 'utf-8')
-                        p = q10
+                        q12 = p + n11
+                        if q12 > bl:
+                            raise DecodeError('PartitionResult.ErrorMessage: length ' + str(n11) + ' past the end')
+                        e9.error_message = str(b[p:q12], 'utf-8')
+                        p = q12
                     if b[p] == 0:  # no tagged fields, the common case
-                        e8.unknown_tagged_fields = None
+                        e9.unknown_tagged_fields = None
                         p += 1
                     else:
-                        p = _t_ElectLeadersResponse_PartitionResult_0(b, p, e8)
-                    xs7.append(e8)
-                e3.partition_result = xs7
+                        p = _t_ElectLeadersResponse_PartitionResult_0(b, p, e9)
+                    xs8.append(e9)
+                e4.partition_result = xs8
             if b[p] == 0:  # no tagged fields, the common case
-                e3.unknown_tagged_fields = None
+                e4.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_ElectLeadersResponse_ReplicaElectionResult_0(b, p, e3)
-            xs2.append(e3)
-        o.replica_election_results = xs2
+                p = _t_ElectLeadersResponse_ReplicaElectionResult_0(b, p, e4)
+            xs3.append(e4)
+        o.replica_election_results = xs3
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         p += 1
@@ -699,7 +697,7 @@ def _r_ElectLeadersResponse_2(b, p):
 
 
 def _w_ElectLeadersResponse_2(o, w):
-    w += _S3.pack(o.throttle_time_ms, o.error_code)
+    w += _S7.pack(o.throttle_time_ms, o.error_code)
     xs1 = o.replica_election_results
     ln = len(xs1) + 1
     if ln < 128:
@@ -722,7 +720,7 @@ def _w_ElectLeadersResponse_2(o, w):
         else:
             _wuv(w, ln)
         for e5 in xs4:
-            w += _S3.pack(e5.partition_id, e5.error_code)
+            w += _S7.pack(e5.partition_id, e5.error_code)
             v6 = e5.error_message
             if v6 is None:
                 w.append(0)

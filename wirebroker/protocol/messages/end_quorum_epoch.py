@@ -30,10 +30,15 @@ def _first(tag_and_bytes):
 
 _S0 = _struct.Struct('>h')
 _S1 = _struct.Struct('>i')
-_S2 = _struct.Struct('>iii')
-_S3 = _struct.Struct('>i16s')
-_S4 = _struct.Struct('>H')
-_S5 = _struct.Struct('>ihii')
+_S2 = _struct.Struct('>iiii')
+_S3 = _struct.Struct('>iii')
+_S4 = _struct.Struct('>iiiB')
+_S5 = _struct.Struct('>i16s')
+_S6 = _struct.Struct('>H')
+_S7 = _struct.Struct('>hi')
+_S8 = _struct.Struct('>ihii')
+_S9 = _struct.Struct('>hB')
+_S10 = _struct.Struct('>iB')
 _ARRAY_i = tuple(_struct.Struct('>' + str(n) + 'i') for n in range(64))
 
 
@@ -198,20 +203,19 @@ def _r_EndQuorumEpochRequest_0(b, p):
                 xs9 = []
                 for _ in range(n8):
                     e10 = _new(_EndQuorumEpochRequest_PartitionData)
-                    e10.partition_index, e10.leader_id, e10.leader_epoch, = _S2.unpack_from(b, p)
-                    p += 12
-                    n11, = _S1.unpack_from(b, p)
-                    p += 4
-                    if n11 < 0:
+                    e10.partition_index, e10.leader_id, e10.leader_epoch, h11, = _S2.unpack_from(b, p)
+                    p += 16
+                    n12 = h11
+                    if n12 < 0:
                         raise DecodeError('PartitionData.PreferredSuccessors: null where not nullable')
-                    elif n11 < 64:
-                        e10.preferred_successors = list(_ARRAY_i[n11].unpack_from(b, p))
-                        p += 4 * n11
+                    elif n12 < 64:
+                        e10.preferred_successors = list(_ARRAY_i[n12].unpack_from(b, p))
+                        p += 4 * n12
                     else:
-                        if n11 > bl - p:
-                            raise DecodeError('PartitionData.PreferredSuccessors: count ' + str(n11) + ' past the end')
-                        e10.preferred_successors = list(_struct.Struct('>' + str(n11) + 'i').unpack_from(b, p))
-                        p += 4 * n11
+                        if n12 > bl - p:
+                            raise DecodeError('PartitionData.PreferredSuccessors: count ' + str(n12) + ' past the end')
+                        e10.preferred_successors = list(_struct.Struct('>' + str(n12) + 'i').unpack_from(b, p))
+                        p += 4 * n12
                     e10.preferred_candidates = []
                     e10.unknown_tagged_fields = None
                     xs9.append(e10)
@@ -242,7 +246,7 @@ def _w_EndQuorumEpochRequest_0(o, w):
         xs5 = e3.partitions
         w += _S1.pack(len(xs5))
         for e6 in xs5:
-            w += _S2.pack(e6.partition_index, e6.leader_id, e6.leader_epoch)
+            w += _S3.pack(e6.partition_index, e6.leader_id, e6.leader_epoch)
             xs7 = e6.preferred_successors
             w += _S1.pack(len(xs7))
             if len(xs7) < 64:
@@ -421,30 +425,29 @@ def _r_EndQuorumEpochRequest_1(b, p):
                 xs9 = []
                 for _ in range(n8):
                     e10 = _new(_EndQuorumEpochRequest_PartitionData)
-                    e10.partition_index, e10.leader_id, e10.leader_epoch, = _S2.unpack_from(b, p)
-                    p += 12
-                    n11 = b[p] - 1
-                    p += 1
-                    if n11 > 126:
-                        n11, p = _uvt(b, p, n11 + 1)
-                        n11 -= 1
-                    if n11 < 0:
+                    e10.partition_index, e10.leader_id, e10.leader_epoch, h11, = _S4.unpack_from(b, p)
+                    p += 13
+                    n12 = h11 - 1
+                    if n12 > 126:
+                        n12, p = _uvt(b, p, n12 + 1)
+                        n12 -= 1
+                    if n12 < 0:
                         raise DecodeError('PartitionData.PreferredCandidates: null where not nullable')
                     else:
-                        if n11 > bl - p:
-                            raise DecodeError('PartitionData.PreferredCandidates: count ' + str(n11) + ' past the end')
-                        xs12 = []
-                        for _ in range(n11):
-                            e13 = _new(_EndQuorumEpochRequest_ReplicaInfo)
-                            e13.candidate_id, e13.candidate_directory_id, = _S3.unpack_from(b, p)
+                        if n12 > bl - p:
+                            raise DecodeError('PartitionData.PreferredCandidates: count ' + str(n12) + ' past the end')
+                        xs13 = []
+                        for _ in range(n12):
+                            e14 = _new(_EndQuorumEpochRequest_ReplicaInfo)
+                            e14.candidate_id, e14.candidate_directory_id, = _S5.unpack_from(b, p)
                             p += 20
                             if b[p] == 0:  # no tagged fields, the common case
-                                e13.unknown_tagged_fields = None
+                                e14.unknown_tagged_fields = None
                                 p += 1
                             else:
-                                p = _t_EndQuorumEpochRequest_ReplicaInfo_0(b, p, e13)
-                            xs12.append(e13)
-                        e10.preferred_candidates = xs12
+                                p = _t_EndQuorumEpochRequest_ReplicaInfo_0(b, p, e14)
+                            xs13.append(e14)
+                        e10.preferred_candidates = xs13
                     e10.preferred_successors = []
                     if b[p] == 0:  # no tagged fields, the common case
                         e10.unknown_tagged_fields = None
@@ -460,54 +463,54 @@ def _r_EndQuorumEpochRequest_1(b, p):
                 p = _t_EndQuorumEpochRequest_TopicData_0(b, p, e5)
             xs4.append(e5)
         o.topics = xs4
-    n14 = b[p] - 1
+    n15 = b[p] - 1
     p += 1
-    if n14 > 126:
-        n14, p = _uvt(b, p, n14 + 1)
-        n14 -= 1
-    if n14 < 0:
+    if n15 > 126:
+        n15, p = _uvt(b, p, n15 + 1)
+        n15 -= 1
+    if n15 < 0:
         raise DecodeError('EndQuorumEpochRequest.LeaderEndpoints: null where not nullable')
     else:
-        if n14 > bl - p:
-            raise DecodeError('EndQuorumEpochRequest.LeaderEndpoints: count ' + str(n14) + ' past the end')
-        xs15 = []
-        for _ in range(n14):
-            e16 = _new(_EndQuorumEpochRequest_LeaderEndpoint)
-            n17 = b[p] - 1
+        if n15 > bl - p:
+            raise DecodeError('EndQuorumEpochRequest.LeaderEndpoints: count ' + str(n15) + ' past the end')
+        xs16 = []
+        for _ in range(n15):
+            e17 = _new(_EndQuorumEpochRequest_LeaderEndpoint)
+            n18 = b[p] - 1
             p += 1
-            if n17 > 126:
-                n17, p = _uvt(b, p, n17 + 1)
-                n17 -= 1
-            if n17 < 0:
+            if n18 > 126:
+                n18, p = _uvt(b, p, n18 + 1)
+                n18 -= 1
+            if n18 < 0:
                 raise DecodeError('LeaderEndpoint.Name: null where not nullable')
             else:
-                q18 = p + n17
-                if q18 > bl:
-                    raise DecodeError('LeaderEndpoint.Name: length ' + str(n17) + ' past the end')
-                e16.name = str(b[p:q18], 'utf-8')
-                p = q18
-            n19 = b[p] - 1
+                q19 = p + n18
+                if q19 > bl:
+                    raise DecodeError('LeaderEndpoint.Name: length ' + str(n18) + ' past the end')
+                e17.name = str(b[p:q19], 'utf-8')
+                p = q19
+            n20 = b[p] - 1
             p += 1
-            if n19 > 126:
-                n19, p = _uvt(b, p, n19 + 1)
-                n19 -= 1
-            if n19 < 0:
+            if n20 > 126:
+                n20, p = _uvt(b, p, n20 + 1)
+                n20 -= 1
+            if n20 < 0:
                 raise DecodeError('LeaderEndpoint.Host: null where not nullable')
             else:
-                q20 = p + n19
-                if q20 > bl:
-                    raise DecodeError('LeaderEndpoint.Host: length ' + str(n19) + ' past the end')
-                e16.host = str(b[p:q20], 'utf-8')
-                p = q20
-            e16.port, = _S4.unpack_from(b, p)
+                q21 = p + n20
+                if q21 > bl:
+                    raise DecodeError('LeaderEndpoint.Host: length ' + str(n20) + ' past the end')
+                e17.host = str(b[p:q21], 'utf-8')
+                p = q21
+            e17.port, = _S6.unpack_from(b, p)
             p += 2
             if b[p] == 0:  # no tagged fields, the common case
-                e16.unknown_tagged_fields = None
+                e17.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_EndQuorumEpochRequest_LeaderEndpoint_0(b, p, e16)
-            xs15.append(e16)
-        o.leader_endpoints = xs15
+                p = _t_EndQuorumEpochRequest_LeaderEndpoint_0(b, p, e17)
+            xs16.append(e17)
+        o.leader_endpoints = xs16
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         p += 1
@@ -550,7 +553,7 @@ def _w_EndQuorumEpochRequest_1(o, w):
         else:
             _wuv(w, ln)
         for e6 in xs5:
-            w += _S2.pack(e6.partition_index, e6.leader_id, e6.leader_epoch)
+            w += _S3.pack(e6.partition_index, e6.leader_id, e6.leader_epoch)
             xs7 = e6.preferred_candidates
             ln = len(xs7) + 1
             if ln < 128:
@@ -558,7 +561,7 @@ def _w_EndQuorumEpochRequest_1(o, w):
             else:
                 _wuv(w, ln)
             for e8 in xs7:
-                w += _S3.pack(e8.candidate_id, e8.candidate_directory_id)
+                w += _S5.pack(e8.candidate_id, e8.candidate_directory_id)
                 if e8.unknown_tagged_fields:
                     _wtags(w, e8.unknown_tagged_fields)
                 else:
@@ -594,7 +597,7 @@ def _w_EndQuorumEpochRequest_1(o, w):
         else:
             _wuv(w, ln)
         w += v12
-        w += _S4.pack(e10.port)
+        w += _S6.pack(e10.port)
         if e10.unknown_tagged_fields:
             _wtags(w, e10.unknown_tagged_fields)
         else:
@@ -608,46 +611,45 @@ def _w_EndQuorumEpochRequest_1(o, w):
 def _r_EndQuorumEpochResponse_0(b, p):
     bl = len(b)
     o = _new(EndQuorumEpochResponse)
-    o.error_code, = _S0.unpack_from(b, p)
-    p += 2
-    n1, = _S1.unpack_from(b, p)
-    p += 4
-    if n1 < 0:
+    o.error_code, h1, = _S7.unpack_from(b, p)
+    p += 6
+    n2 = h1
+    if n2 < 0:
         raise DecodeError('EndQuorumEpochResponse.Topics: null where not nullable')
     else:
-        if n1 > bl - p:
-            raise DecodeError('EndQuorumEpochResponse.Topics: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3 = _new(_EndQuorumEpochResponse_TopicData)
-            n4, = _S0.unpack_from(b, p)
+        if n2 > bl - p:
+            raise DecodeError('EndQuorumEpochResponse.Topics: count ' + str(n2) + ' past the end')
+        xs3 = []
+        for _ in range(n2):
+            e4 = _new(_EndQuorumEpochResponse_TopicData)
+            n5, = _S0.unpack_from(b, p)
             p += 2
-            if n4 < 0:
+            if n5 < 0:
                 raise DecodeError('TopicData.TopicName: null where not nullable')
             else:
-                q5 = p + n4
-                if q5 > bl:
-                    raise DecodeError('TopicData.TopicName: length ' + str(n4) + ' past the end')
-                e3.topic_name = str(b[p:q5], 'utf-8')
-                p = q5
-            n6, = _S1.unpack_from(b, p)
+                q6 = p + n5
+                if q6 > bl:
+                    raise DecodeError('TopicData.TopicName: length ' + str(n5) + ' past the end')
+                e4.topic_name = str(b[p:q6], 'utf-8')
+                p = q6
+            n7, = _S1.unpack_from(b, p)
             p += 4
-            if n6 < 0:
+            if n7 < 0:
                 raise DecodeError('TopicData.Partitions: null where not nullable')
             else:
-                if n6 > bl - p:
-                    raise DecodeError('TopicData.Partitions: count ' + str(n6) + ' past the end')
-                xs7 = []
-                for _ in range(n6):
-                    e8 = _new(_EndQuorumEpochResponse_PartitionData)
-                    e8.partition_index, e8.error_code, e8.leader_id, e8.leader_epoch, = _S5.unpack_from(b, p)
+                if n7 > bl - p:
+                    raise DecodeError('TopicData.Partitions: count ' + str(n7) + ' past the end')
+                xs8 = []
+                for _ in range(n7):
+                    e9 = _new(_EndQuorumEpochResponse_PartitionData)
+                    e9.partition_index, e9.error_code, e9.leader_id, e9.leader_epoch, = _S8.unpack_from(b, p)
                     p += 14
-                    e8.unknown_tagged_fields = None
-                    xs7.append(e8)
-                e3.partitions = xs7
-            e3.unknown_tagged_fields = None
-            xs2.append(e3)
-        o.topics = xs2
+                    e9.unknown_tagged_fields = None
+                    xs8.append(e9)
+                e4.partitions = xs8
+            e4.unknown_tagged_fields = None
+            xs3.append(e4)
+        o.topics = xs3
     o.node_endpoints = []
     o.unknown_tagged_fields = None
     return o, p
@@ -665,7 +667,7 @@ def _w_EndQuorumEpochResponse_0(o, w):
         xs4 = e2.partitions
         w += _S1.pack(len(xs4))
         for e5 in xs4:
-            w += _S5.pack(e5.partition_index, e5.error_code, e5.leader_id, e5.leader_epoch)
+            w += _S8.pack(e5.partition_index, e5.error_code, e5.leader_id, e5.leader_epoch)
 
 
 def _t_EndQuorumEpochResponse_NodeEndpoint_0(b, p, o):
@@ -720,22 +722,21 @@ def _t_EndQuorumEpochResponse_0(b, p, o):
                 xs2 = []
                 for _ in range(n1):
                     e3 = _new(_EndQuorumEpochResponse_NodeEndpoint)
-                    e3.node_id, = _S1.unpack_from(b, p)
-                    p += 4
-                    n4 = b[p] - 1
-                    p += 1
-                    if n4 > 126:
-                        n4, p = _uvt(b, p, n4 + 1)
-                        n4 -= 1
-                    if n4 < 0:
+                    e3.node_id, h4, = _S10.unpack_from(b, p)
+                    p += 5
+                    n5 = h4 - 1
+                    if n5 > 126:
+                        n5, p = _uvt(b, p, n5 + 1)
+                        n5 -= 1
+                    if n5 < 0:
                         raise DecodeError('NodeEndpoint.Host: null where not nullable')
                     else:
-                        q5 = p + n4
-                        if q5 > bl:
-                            raise DecodeError('NodeEndpoint.Host: length ' + str(n4) + ' past the end')
-                        e3.host = str(b[p:q5], 'utf-8')
-                        p = q5
-                    e3.port, = _S4.unpack_from(b, p)
+                        q6 = p + n5
+                        if q6 > bl:
+                            raise DecodeError('NodeEndpoint.Host: length ' + str(n5) + ' past the end')
+                        e3.host = str(b[p:q6], 'utf-8')
+                        p = q6
+                    e3.port, = _S6.unpack_from(b, p)
                     p += 2
                     if b[p] == 0:  # no tagged fields, the common case
                         e3.unknown_tagged_fields = None
@@ -756,63 +757,62 @@ def _t_EndQuorumEpochResponse_0(b, p, o):
 def _r_EndQuorumEpochResponse_1(b, p):
     bl = len(b)
     o = _new(EndQuorumEpochResponse)
-    o.error_code, = _S0.unpack_from(b, p)
-    p += 2
-    n1 = b[p] - 1
-    p += 1
-    if n1 > 126:
-        n1, p = _uvt(b, p, n1 + 1)
-        n1 -= 1
-    if n1 < 0:
+    o.error_code, h1, = _S9.unpack_from(b, p)
+    p += 3
+    n2 = h1 - 1
+    if n2 > 126:
+        n2, p = _uvt(b, p, n2 + 1)
+        n2 -= 1
+    if n2 < 0:
         raise DecodeError('EndQuorumEpochResponse.Topics: null where not nullable')
     else:
-        if n1 > bl - p:
-            raise DecodeError('EndQuorumEpochResponse.Topics: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3 = _new(_EndQuorumEpochResponse_TopicData)
-            n4 = b[p] - 1
+        if n2 > bl - p:
+            raise DecodeError('EndQuorumEpochResponse.Topics: count ' + str(n2) + ' past the end')
+        xs3 = []
+        for _ in range(n2):
+            e4 = _new(_EndQuorumEpochResponse_TopicData)
+            n5 = b[p] - 1
             p += 1
-            if n4 > 126:
-                n4, p = _uvt(b, p, n4 + 1)
-                n4 -= 1
-            if n4 < 0:
+            if n5 > 126:
+                n5, p = _uvt(b, p, n5 + 1)
+                n5 -= 1
+            if n5 < 0:
                 raise DecodeError('TopicData.TopicName: null where not nullable')
             else:
-                q5 = p + n4
-                if q5 > bl:
-                    raise DecodeError('TopicData.TopicName: length ' + str(n4) + ' past the end')
-                e3.topic_name = str(b[p:q5], 'utf-8')
-                p = q5
-            n6 = b[p] - 1
+                q6 = p + n5
+                if q6 > bl:
+                    raise DecodeError('TopicData.TopicName: length ' + str(n5) + ' past the end')
+                e4.topic_name = str(b[p:q6], 'utf-8')
+                p = q6
+            n7 = b[p] - 1
             p += 1
-            if n6 > 126:
-                n6, p = _uvt(b, p, n6 + 1)
-                n6 -= 1
-            if n6 < 0:
+            if n7 > 126:
+                n7, p = _uvt(b, p, n7 + 1)
+                n7 -= 1
+            if n7 < 0:
                 raise DecodeError('TopicData.Partitions: null where not nullable')
             else:
-                if n6 > bl - p:
-                    raise DecodeError('TopicData.Partitions: count ' + str(n6) + ' past the end')
-                xs7 = []
-                for _ in range(n6):
-                    e8 = _new(_EndQuorumEpochResponse_PartitionData)
-                    e8.partition_index, e8.error_code, e8.leader_id, e8.leader_epoch, = _S5.unpack_from(b, p)
+                if n7 > bl - p:
+                    raise DecodeError('TopicData.Partitions: count ' + str(n7) + ' past the end')
+                xs8 = []
+                for _ in range(n7):
+                    e9 = _new(_EndQuorumEpochResponse_PartitionData)
+                    e9.partition_index, e9.error_code, e9.leader_id, e9.leader_epoch, = _S8.unpack_from(b, p)
                     p += 14
                     if b[p] == 0:  # no tagged fields, the common case
-                        e8.unknown_tagged_fields = None
+                        e9.unknown_tagged_fields = None
                         p += 1
                     else:
-                        p = _t_EndQuorumEpochRequest_PartitionData_0(b, p, e8)
-                    xs7.append(e8)
-                e3.partitions = xs7
+                        p = _t_EndQuorumEpochRequest_PartitionData_0(b, p, e9)
+                    xs8.append(e9)
+                e4.partitions = xs8
             if b[p] == 0:  # no tagged fields, the common case
-                e3.unknown_tagged_fields = None
+                e4.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_EndQuorumEpochRequest_TopicData_0(b, p, e3)
-            xs2.append(e3)
-        o.topics = xs2
+                p = _t_EndQuorumEpochRequest_TopicData_0(b, p, e4)
+            xs3.append(e4)
+        o.topics = xs3
     o.node_endpoints = []
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
@@ -846,7 +846,7 @@ def _w_EndQuorumEpochResponse_1(o, w):
         else:
             _wuv(w, ln)
         for e5 in xs4:
-            w += _S5.pack(e5.partition_index, e5.error_code, e5.leader_id, e5.leader_epoch)
+            w += _S8.pack(e5.partition_index, e5.error_code, e5.leader_id, e5.leader_epoch)
             if e5.unknown_tagged_fields:
                 _wtags(w, e5.unknown_tagged_fields)
             else:
@@ -874,7 +874,7 @@ def _w_EndQuorumEpochResponse_1(o, w):
             else:
                 _wuv(t7, ln)
             t7 += v10
-            t7 += _S4.pack(e9.port)
+            t7 += _S6.pack(e9.port)
             if e9.unknown_tagged_fields:
                 _wtags(t7, e9.unknown_tagged_fields)
             else:

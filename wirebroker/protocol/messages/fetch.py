@@ -28,27 +28,40 @@ _unpack_from = _struct.unpack_from
 def _first(tag_and_bytes):
     return tag_and_bytes[0]
 
-_S0 = _struct.Struct('>iii')
-_S1 = _struct.Struct('>i')
-_S2 = _struct.Struct('>h')
+_S0 = _struct.Struct('>iiii')
+_S1 = _struct.Struct('>h')
+_S2 = _struct.Struct('>i')
 _S3 = _struct.Struct('>iqi')
-_S4 = _struct.Struct('>iiii')
-_S5 = _struct.Struct('>iiiib')
-_S6 = _struct.Struct('>iqqi')
-_S7 = _struct.Struct('>iiiibii')
-_S8 = _struct.Struct('>iiqqi')
-_S9 = _struct.Struct('>iiqiqi')
-_S10 = _struct.Struct('>16s')
-_S11 = _struct.Struct('>iiibii')
-_S12 = _struct.Struct('>iq')
-_S13 = _struct.Struct('>q')
-_S14 = _struct.Struct('>ihq')
-_S15 = _struct.Struct('>ihqq')
-_S16 = _struct.Struct('>qq')
-_S17 = _struct.Struct('>ihqqq')
-_S18 = _struct.Struct('>ihi')
-_S19 = _struct.Struct('>ii')
-_S20 = _struct.Struct('>qi')
+_S4 = _struct.Struct('>iii')
+_S5 = _struct.Struct('>iiiii')
+_S6 = _struct.Struct('>iiiibi')
+_S7 = _struct.Struct('>iiiib')
+_S8 = _struct.Struct('>iqqi')
+_S9 = _struct.Struct('>iiiibiii')
+_S10 = _struct.Struct('>iiiibii')
+_S11 = _struct.Struct('>iiqqi')
+_S12 = _struct.Struct('>iiiibiiB')
+_S13 = _struct.Struct('>iiqiqi')
+_S14 = _struct.Struct('>16sB')
+_S15 = _struct.Struct('>16s')
+_S16 = _struct.Struct('>iiibiiB')
+_S17 = _struct.Struct('>iq')
+_S18 = _struct.Struct('>iiibii')
+_S19 = _struct.Struct('>q')
+_S20 = _struct.Struct('>ihqi')
+_S21 = _struct.Struct('>ihq')
+_S22 = _struct.Struct('>ii')
+_S23 = _struct.Struct('>ihqqi')
+_S24 = _struct.Struct('>qq')
+_S25 = _struct.Struct('>ihqq')
+_S26 = _struct.Struct('>ihqqqi')
+_S27 = _struct.Struct('>ihqqq')
+_S28 = _struct.Struct('>ihii')
+_S29 = _struct.Struct('>ihi')
+_S30 = _struct.Struct('>ihiB')
+_S31 = _struct.Struct('>ihqqqB')
+_S32 = _struct.Struct('>iB')
+_S33 = _struct.Struct('>qi')
 _ARRAY_i = tuple(_struct.Struct('>' + str(n) + 'i') for n in range(64))
 
 
@@ -241,58 +254,57 @@ _FetchResponse_NodeEndpoint = FetchResponse.NodeEndpoint
 def _r_FetchRequest_0(b, p):
     bl = len(b)
     o = _new(FetchRequest)
-    o.replica_id, o.max_wait_ms, o.min_bytes, = _S0.unpack_from(b, p)
-    p += 12
-    n1, = _S1.unpack_from(b, p)
-    p += 4
-    if n1 < 0:
+    o.replica_id, o.max_wait_ms, o.min_bytes, h1, = _S0.unpack_from(b, p)
+    p += 16
+    n2 = h1
+    if n2 < 0:
         raise DecodeError('FetchRequest.Topics: null where not nullable')
     else:
-        if n1 > bl - p:
-            raise DecodeError('FetchRequest.Topics: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3 = _new(_FetchRequest_FetchTopic)
-            n4, = _S2.unpack_from(b, p)
+        if n2 > bl - p:
+            raise DecodeError('FetchRequest.Topics: count ' + str(n2) + ' past the end')
+        xs3 = []
+        for _ in range(n2):
+            e4 = _new(_FetchRequest_FetchTopic)
+            n5, = _S1.unpack_from(b, p)
             p += 2
-            if n4 < 0:
+            if n5 < 0:
                 raise DecodeError('FetchTopic.Topic: null where not nullable')
             else:
-                q5 = p + n4
-                if q5 > bl:
-                    raise DecodeError('FetchTopic.Topic: length ' + str(n4) + ' past the end')
-                e3.topic = str(b[p:q5], 'utf-8')
-                p = q5
-            n6, = _S1.unpack_from(b, p)
+                q6 = p + n5
+                if q6 > bl:
+                    raise DecodeError('FetchTopic.Topic: length ' + str(n5) + ' past the end')
+                e4.topic = str(b[p:q6], 'utf-8')
+                p = q6
+            n7, = _S2.unpack_from(b, p)
             p += 4
-            if n6 < 0:
+            if n7 < 0:
                 raise DecodeError('FetchTopic.Partitions: null where not nullable')
             else:
-                if n6 > bl - p:
-                    raise DecodeError('FetchTopic.Partitions: count ' + str(n6) + ' past the end')
-                xs7 = []
-                for _ in range(n6):
-                    e8 = _new(_FetchRequest_FetchPartition)
-                    e8.partition, e8.fetch_offset, e8.partition_max_bytes, = _S3.unpack_from(b, p)
+                if n7 > bl - p:
+                    raise DecodeError('FetchTopic.Partitions: count ' + str(n7) + ' past the end')
+                xs8 = []
+                for _ in range(n7):
+                    e9 = _new(_FetchRequest_FetchPartition)
+                    e9.partition, e9.fetch_offset, e9.partition_max_bytes, = _S3.unpack_from(b, p)
                     p += 16
-                    e8.current_leader_epoch = -1
-                    e8.last_fetched_epoch = -1
-                    e8.log_start_offset = -1
-                    e8.replica_directory_id = UUID_ZERO
-                    e8.high_watermark = 9223372036854775807
-                    e8.unknown_tagged_fields = None
-                    xs7.append(e8)
-                e3.partitions = xs7
-            e3.topic_id = UUID_ZERO
-            e3.unknown_tagged_fields = None
-            xs2.append(e3)
-        o.topics = xs2
+                    e9.current_leader_epoch = -1
+                    e9.last_fetched_epoch = -1
+                    e9.log_start_offset = -1
+                    e9.replica_directory_id = UUID_ZERO
+                    e9.high_watermark = 9223372036854775807
+                    e9.unknown_tagged_fields = None
+                    xs8.append(e9)
+                e4.partitions = xs8
+            e4.topic_id = UUID_ZERO
+            e4.unknown_tagged_fields = None
+            xs3.append(e4)
+        o.topics = xs3
     o.cluster_id = None
-    d9 = _new(_FetchRequest_ReplicaState)
-    d9.replica_id = -1
-    d9.replica_epoch = -1
-    d9.unknown_tagged_fields = None
-    o.replica_state = d9
+    d10 = _new(_FetchRequest_ReplicaState)
+    d10.replica_id = -1
+    d10.replica_epoch = -1
+    d10.unknown_tagged_fields = None
+    o.replica_state = d10
     o.max_bytes = 2147483647
     o.isolation_level = 0
     o.session_id = 0
@@ -306,16 +318,16 @@ def _r_FetchRequest_0(b, p):
 def _w_FetchRequest_0(o, w):
     if o.forgotten_topics_data:
         raise UnsupportedFieldError('FetchRequest.ForgottenTopicsData exists only in versions 7+')
-    w += _S0.pack(o.replica_id, o.max_wait_ms, o.min_bytes)
+    w += _S4.pack(o.replica_id, o.max_wait_ms, o.min_bytes)
     xs1 = o.topics
-    w += _S1.pack(len(xs1))
+    w += _S2.pack(len(xs1))
     for e2 in xs1:
         v3 = e2.topic
         v3 = v3.encode()
-        w += _S2.pack(len(v3))
+        w += _S1.pack(len(v3))
         w += v3
         xs4 = e2.partitions
-        w += _S1.pack(len(xs4))
+        w += _S2.pack(len(xs4))
         for e5 in xs4:
             if e5.last_fetched_epoch != -1:
                 raise UnsupportedFieldError('FetchPartition.LastFetchedEpoch exists only in versions 12+')
@@ -325,58 +337,57 @@ def _w_FetchRequest_0(o, w):
 def _r_FetchRequest_1(b, p):
     bl = len(b)
     o = _new(FetchRequest)
-    o.replica_id, o.max_wait_ms, o.min_bytes, o.max_bytes, = _S4.unpack_from(b, p)
-    p += 16
-    n1, = _S1.unpack_from(b, p)
-    p += 4
-    if n1 < 0:
+    o.replica_id, o.max_wait_ms, o.min_bytes, o.max_bytes, h1, = _S5.unpack_from(b, p)
+    p += 20
+    n2 = h1
+    if n2 < 0:
         raise DecodeError('FetchRequest.Topics: null where not nullable')
     else:
-        if n1 > bl - p:
-            raise DecodeError('FetchRequest.Topics: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3 = _new(_FetchRequest_FetchTopic)
-            n4, = _S2.unpack_from(b, p)
+        if n2 > bl - p:
+            raise DecodeError('FetchRequest.Topics: count ' + str(n2) + ' past the end')
+        xs3 = []
+        for _ in range(n2):
+            e4 = _new(_FetchRequest_FetchTopic)
+            n5, = _S1.unpack_from(b, p)
             p += 2
-            if n4 < 0:
+            if n5 < 0:
                 raise DecodeError('FetchTopic.Topic: null where not nullable')
             else:
-                q5 = p + n4
-                if q5 > bl:
-                    raise DecodeError('FetchTopic.Topic: length ' + str(n4) + ' past the end')
-                e3.topic = str(b[p:q5], 'utf-8')
-                p = q5
-            n6, = _S1.unpack_from(b, p)
+                q6 = p + n5
+                if q6 > bl:
+                    raise DecodeError('FetchTopic.Topic: length ' + str(n5) + ' past the end')
+                e4.topic = str(b[p:q6], 'utf-8')
+                p = q6
+            n7, = _S2.unpack_from(b, p)
             p += 4
-            if n6 < 0:
+            if n7 < 0:
                 raise DecodeError('FetchTopic.Partitions: null where not nullable')
             else:
-                if n6 > bl - p:
-                    raise DecodeError('FetchTopic.Partitions: count ' + str(n6) + ' past the end')
-                xs7 = []
-                for _ in range(n6):
-                    e8 = _new(_FetchRequest_FetchPartition)
-                    e8.partition, e8.fetch_offset, e8.partition_max_bytes, = _S3.unpack_from(b, p)
+                if n7 > bl - p:
+                    raise DecodeError('FetchTopic.Partitions: count ' + str(n7) + ' past the end')
+                xs8 = []
+                for _ in range(n7):
+                    e9 = _new(_FetchRequest_FetchPartition)
+                    e9.partition, e9.fetch_offset, e9.partition_max_bytes, = _S3.unpack_from(b, p)
                     p += 16
-                    e8.current_leader_epoch = -1
-                    e8.last_fetched_epoch = -1
-                    e8.log_start_offset = -1
-                    e8.replica_directory_id = UUID_ZERO
-                    e8.high_watermark = 9223372036854775807
-                    e8.unknown_tagged_fields = None
-                    xs7.append(e8)
-                e3.partitions = xs7
-            e3.topic_id = UUID_ZERO
-            e3.unknown_tagged_fields = None
-            xs2.append(e3)
-        o.topics = xs2
+                    e9.current_leader_epoch = -1
+                    e9.last_fetched_epoch = -1
+                    e9.log_start_offset = -1
+                    e9.replica_directory_id = UUID_ZERO
+                    e9.high_watermark = 9223372036854775807
+                    e9.unknown_tagged_fields = None
+                    xs8.append(e9)
+                e4.partitions = xs8
+            e4.topic_id = UUID_ZERO
+            e4.unknown_tagged_fields = None
+            xs3.append(e4)
+        o.topics = xs3
     o.cluster_id = None
-    d9 = _new(_FetchRequest_ReplicaState)
-    d9.replica_id = -1
-    d9.replica_epoch = -1
-    d9.unknown_tagged_fields = None
-    o.replica_state = d9
+    d10 = _new(_FetchRequest_ReplicaState)
+    d10.replica_id = -1
+    d10.replica_epoch = -1
+    d10.unknown_tagged_fields = None
+    o.replica_state = d10
     o.isolation_level = 0
     o.session_id = 0
     o.session_epoch = -1
@@ -389,16 +400,16 @@ def _r_FetchRequest_1(b, p):
 def _w_FetchRequest_1(o, w):
     if o.forgotten_topics_data:
         raise UnsupportedFieldError('FetchRequest.ForgottenTopicsData exists only in versions 7+')
-    w += _S4.pack(o.replica_id, o.max_wait_ms, o.min_bytes, o.max_bytes)
+    w += _S0.pack(o.replica_id, o.max_wait_ms, o.min_bytes, o.max_bytes)
     xs1 = o.topics
-    w += _S1.pack(len(xs1))
+    w += _S2.pack(len(xs1))
     for e2 in xs1:
         v3 = e2.topic
         v3 = v3.encode()
-        w += _S2.pack(len(v3))
+        w += _S1.pack(len(v3))
         w += v3
         xs4 = e2.partitions
-        w += _S1.pack(len(xs4))
+        w += _S2.pack(len(xs4))
         for e5 in xs4:
             if e5.last_fetched_epoch != -1:
                 raise UnsupportedFieldError('FetchPartition.LastFetchedEpoch exists only in versions 12+')
@@ -408,58 +419,57 @@ def _w_FetchRequest_1(o, w):
 def _r_FetchRequest_2(b, p):
     bl = len(b)
     o = _new(FetchRequest)
-    o.replica_id, o.max_wait_ms, o.min_bytes, o.max_bytes, o.isolation_level, = _S5.unpack_from(b, p)
-    p += 17
-    n1, = _S1.unpack_from(b, p)
-    p += 4
-    if n1 < 0:
+    o.replica_id, o.max_wait_ms, o.min_bytes, o.max_bytes, o.isolation_level, h1, = _S6.unpack_from(b, p)
+    p += 21
+    n2 = h1
+    if n2 < 0:
         raise DecodeError('FetchRequest.Topics: null where not nullable')
     else:
-        if n1 > bl - p:
-            raise DecodeError('FetchRequest.Topics: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3 = _new(_FetchRequest_FetchTopic)
-            n4, = _S2.unpack_from(b, p)
+        if n2 > bl - p:
+            raise DecodeError('FetchRequest.Topics: count ' + str(n2) + ' past the end')
+        xs3 = []
+        for _ in range(n2):
+            e4 = _new(_FetchRequest_FetchTopic)
+            n5, = _S1.unpack_from(b, p)
             p += 2
-            if n4 < 0:
+            if n5 < 0:
                 raise DecodeError('FetchTopic.Topic: null where not nullable')
             else:
-                q5 = p + n4
-                if q5 > bl:
-                    raise DecodeError('FetchTopic.Topic: length ' + str(n4) + ' past the end')
-                e3.topic = str(b[p:q5], 'utf-8')
-                p = q5
-            n6, = _S1.unpack_from(b, p)
+                q6 = p + n5
+                if q6 > bl:
+                    raise DecodeError('FetchTopic.Topic: length ' + str(n5) + ' past the end')
+                e4.topic = str(b[p:q6], 'utf-8')
+                p = q6
+            n7, = _S2.unpack_from(b, p)
             p += 4
-            if n6 < 0:
+            if n7 < 0:
                 raise DecodeError('FetchTopic.Partitions: null where not nullable')
             else:
-                if n6 > bl - p:
-                    raise DecodeError('FetchTopic.Partitions: count ' + str(n6) + ' past the end')
-                xs7 = []
-                for _ in range(n6):
-                    e8 = _new(_FetchRequest_FetchPartition)
-                    e8.partition, e8.fetch_offset, e8.partition_max_bytes, = _S3.unpack_from(b, p)
+                if n7 > bl - p:
+                    raise DecodeError('FetchTopic.Partitions: count ' + str(n7) + ' past the end')
+                xs8 = []
+                for _ in range(n7):
+                    e9 = _new(_FetchRequest_FetchPartition)
+                    e9.partition, e9.fetch_offset, e9.partition_max_bytes, = _S3.unpack_from(b, p)
                     p += 16
-                    e8.current_leader_epoch = -1
-                    e8.last_fetched_epoch = -1
-                    e8.log_start_offset = -1
-                    e8.replica_directory_id = UUID_ZERO
-                    e8.high_watermark = 9223372036854775807
-                    e8.unknown_tagged_fields = None
-                    xs7.append(e8)
-                e3.partitions = xs7
-            e3.topic_id = UUID_ZERO
-            e3.unknown_tagged_fields = None
-            xs2.append(e3)
-        o.topics = xs2
+                    e9.current_leader_epoch = -1
+                    e9.last_fetched_epoch = -1
+                    e9.log_start_offset = -1
+                    e9.replica_directory_id = UUID_ZERO
+                    e9.high_watermark = 9223372036854775807
+                    e9.unknown_tagged_fields = None
+                    xs8.append(e9)
+                e4.partitions = xs8
+            e4.topic_id = UUID_ZERO
+            e4.unknown_tagged_fields = None
+            xs3.append(e4)
+        o.topics = xs3
     o.cluster_id = None
-    d9 = _new(_FetchRequest_ReplicaState)
-    d9.replica_id = -1
-    d9.replica_epoch = -1
-    d9.unknown_tagged_fields = None
-    o.replica_state = d9
+    d10 = _new(_FetchRequest_ReplicaState)
+    d10.replica_id = -1
+    d10.replica_epoch = -1
+    d10.unknown_tagged_fields = None
+    o.replica_state = d10
     o.session_id = 0
     o.session_epoch = -1
     o.forgotten_topics_data = []
@@ -471,16 +481,16 @@ def _r_FetchRequest_2(b, p):
 def _w_FetchRequest_2(o, w):
     if o.forgotten_topics_data:
         raise UnsupportedFieldError('FetchRequest.ForgottenTopicsData exists only in versions 7+')
-    w += _S5.pack(o.replica_id, o.max_wait_ms, o.min_bytes, o.max_bytes, o.isolation_level)
+    w += _S7.pack(o.replica_id, o.max_wait_ms, o.min_bytes, o.max_bytes, o.isolation_level)
     xs1 = o.topics
-    w += _S1.pack(len(xs1))
+    w += _S2.pack(len(xs1))
     for e2 in xs1:
         v3 = e2.topic
         v3 = v3.encode()
-        w += _S2.pack(len(v3))
+        w += _S1.pack(len(v3))
         w += v3
         xs4 = e2.partitions
-        w += _S1.pack(len(xs4))
+        w += _S2.pack(len(xs4))
         for e5 in xs4:
             if e5.last_fetched_epoch != -1:
                 raise UnsupportedFieldError('FetchPartition.LastFetchedEpoch exists only in versions 12+')
@@ -490,57 +500,56 @@ def _w_FetchRequest_2(o, w):
 def _r_FetchRequest_3(b, p):
     bl = len(b)
     o = _new(FetchRequest)
-    o.replica_id, o.max_wait_ms, o.min_bytes, o.max_bytes, o.isolation_level, = _S5.unpack_from(b, p)
-    p += 17
-    n1, = _S1.unpack_from(b, p)
-    p += 4
-    if n1 < 0:
+    o.replica_id, o.max_wait_ms, o.min_bytes, o.max_bytes, o.isolation_level, h1, = _S6.unpack_from(b, p)
+    p += 21
+    n2 = h1
+    if n2 < 0:
         raise DecodeError('FetchRequest.Topics: null where not nullable')
     else:
-        if n1 > bl - p:
-            raise DecodeError('FetchRequest.Topics: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3 = _new(_FetchRequest_FetchTopic)
-            n4, = _S2.unpack_from(b, p)
+        if n2 > bl - p:
+            raise DecodeError('FetchRequest.Topics: count ' + str(n2) + ' past the end')
+        xs3 = []
+        for _ in range(n2):
+            e4 = _new(_FetchRequest_FetchTopic)
+            n5, = _S1.unpack_from(b, p)
             p += 2
-            if n4 < 0:
+            if n5 < 0:
                 raise DecodeError('FetchTopic.Topic: null where not nullable')
             else:
-                q5 = p + n4
-                if q5 > bl:
-                    raise DecodeError('FetchTopic.Topic: length ' + str(n4) + ' past the end')
-                e3.topic = str(b[p:q5], 'utf-8')
-                p = q5
-            n6, = _S1.unpack_from(b, p)
+                q6 = p + n5
+                if q6 > bl:
+                    raise DecodeError('FetchTopic.Topic: length ' + str(n5) + ' past the end')
+                e4.topic = str(b[p:q6], 'utf-8')
+                p = q6
+            n7, = _S2.unpack_from(b, p)
             p += 4
-            if n6 < 0:
+            if n7 < 0:
                 raise DecodeError('FetchTopic.Partitions: null where not nullable')
             else:
-                if n6 > bl - p:
-                    raise DecodeError('FetchTopic.Partitions: count ' + str(n6) + ' past the end')
-                xs7 = []
-                for _ in range(n6):
-                    e8 = _new(_FetchRequest_FetchPartition)
-                    e8.partition, e8.fetch_offset, e8.log_start_offset, e8.partition_max_bytes, = _S6.unpack_from(b, p)
+                if n7 > bl - p:
+                    raise DecodeError('FetchTopic.Partitions: count ' + str(n7) + ' past the end')
+                xs8 = []
+                for _ in range(n7):
+                    e9 = _new(_FetchRequest_FetchPartition)
+                    e9.partition, e9.fetch_offset, e9.log_start_offset, e9.partition_max_bytes, = _S8.unpack_from(b, p)
                     p += 24
-                    e8.current_leader_epoch = -1
-                    e8.last_fetched_epoch = -1
-                    e8.replica_directory_id = UUID_ZERO
-                    e8.high_watermark = 9223372036854775807
-                    e8.unknown_tagged_fields = None
-                    xs7.append(e8)
-                e3.partitions = xs7
-            e3.topic_id = UUID_ZERO
-            e3.unknown_tagged_fields = None
-            xs2.append(e3)
-        o.topics = xs2
+                    e9.current_leader_epoch = -1
+                    e9.last_fetched_epoch = -1
+                    e9.replica_directory_id = UUID_ZERO
+                    e9.high_watermark = 9223372036854775807
+                    e9.unknown_tagged_fields = None
+                    xs8.append(e9)
+                e4.partitions = xs8
+            e4.topic_id = UUID_ZERO
+            e4.unknown_tagged_fields = None
+            xs3.append(e4)
+        o.topics = xs3
     o.cluster_id = None
-    d9 = _new(_FetchRequest_ReplicaState)
-    d9.replica_id = -1
-    d9.replica_epoch = -1
-    d9.unknown_tagged_fields = None
-    o.replica_state = d9
+    d10 = _new(_FetchRequest_ReplicaState)
+    d10.replica_id = -1
+    d10.replica_epoch = -1
+    d10.unknown_tagged_fields = None
+    o.replica_state = d10
     o.session_id = 0
     o.session_epoch = -1
     o.forgotten_topics_data = []
@@ -552,141 +561,140 @@ def _r_FetchRequest_3(b, p):
 def _w_FetchRequest_3(o, w):
     if o.forgotten_topics_data:
         raise UnsupportedFieldError('FetchRequest.ForgottenTopicsData exists only in versions 7+')
-    w += _S5.pack(o.replica_id, o.max_wait_ms, o.min_bytes, o.max_bytes, o.isolation_level)
+    w += _S7.pack(o.replica_id, o.max_wait_ms, o.min_bytes, o.max_bytes, o.isolation_level)
     xs1 = o.topics
-    w += _S1.pack(len(xs1))
+    w += _S2.pack(len(xs1))
     for e2 in xs1:
         v3 = e2.topic
         v3 = v3.encode()
-        w += _S2.pack(len(v3))
+        w += _S1.pack(len(v3))
         w += v3
         xs4 = e2.partitions
-        w += _S1.pack(len(xs4))
+        w += _S2.pack(len(xs4))
         for e5 in xs4:
             if e5.last_fetched_epoch != -1:
                 raise UnsupportedFieldError('FetchPartition.LastFetchedEpoch exists only in versions 12+')
-            w += _S6.pack(e5.partition, e5.fetch_offset, e5.log_start_offset, e5.partition_max_bytes)
+            w += _S8.pack(e5.partition, e5.fetch_offset, e5.log_start_offset, e5.partition_max_bytes)
 
 
 def _r_FetchRequest_4(b, p):
     bl = len(b)
     o = _new(FetchRequest)
-    o.replica_id, o.max_wait_ms, o.min_bytes, o.max_bytes, o.isolation_level, o.session_id, o.session_epoch, = _S7.unpack_from(b, p)
-    p += 25
-    n1, = _S1.unpack_from(b, p)
-    p += 4
-    if n1 < 0:
+    o.replica_id, o.max_wait_ms, o.min_bytes, o.max_bytes, o.isolation_level, o.session_id, o.session_epoch, h1, = _S9.unpack_from(b, p)
+    p += 29
+    n2 = h1
+    if n2 < 0:
         raise DecodeError('FetchRequest.Topics: null where not nullable')
     else:
-        if n1 > bl - p:
-            raise DecodeError('FetchRequest.Topics: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3 = _new(_FetchRequest_FetchTopic)
-            n4, = _S2.unpack_from(b, p)
+        if n2 > bl - p:
+            raise DecodeError('FetchRequest.Topics: count ' + str(n2) + ' past the end')
+        xs3 = []
+        for _ in range(n2):
+            e4 = _new(_FetchRequest_FetchTopic)
+            n5, = _S1.unpack_from(b, p)
             p += 2
-            if n4 < 0:
+            if n5 < 0:
                 raise DecodeError('FetchTopic.Topic: null where not nullable')
             else:
-                q5 = p + n4
-                if q5 > bl:
-                    raise DecodeError('FetchTopic.Topic: length ' + str(n4) + ' past the end')
-                e3.topic = str(b[p:q5], 'utf-8')
-                p = q5
-            n6, = _S1.unpack_from(b, p)
+                q6 = p + n5
+                if q6 > bl:
+                    raise DecodeError('FetchTopic.Topic: length ' + str(n5) + ' past the end')
+                e4.topic = str(b[p:q6], 'utf-8')
+                p = q6
+            n7, = _S2.unpack_from(b, p)
             p += 4
-            if n6 < 0:
+            if n7 < 0:
                 raise DecodeError('FetchTopic.Partitions: null where not nullable')
             else:
-                if n6 > bl - p:
-                    raise DecodeError('FetchTopic.Partitions: count ' + str(n6) + ' past the end')
-                xs7 = []
-                for _ in range(n6):
-                    e8 = _new(_FetchRequest_FetchPartition)
-                    e8.partition, e8.fetch_offset, e8.log_start_offset, e8.partition_max_bytes, = _S6.unpack_from(b, p)
+                if n7 > bl - p:
+                    raise DecodeError('FetchTopic.Partitions: count ' + str(n7) + ' past the end')
+                xs8 = []
+                for _ in range(n7):
+                    e9 = _new(_FetchRequest_FetchPartition)
+                    e9.partition, e9.fetch_offset, e9.log_start_offset, e9.partition_max_bytes, = _S8.unpack_from(b, p)
                     p += 24
-                    e8.current_leader_epoch = -1
-                    e8.last_fetched_epoch = -1
-                    e8.replica_directory_id = UUID_ZERO
-                    e8.high_watermark = 9223372036854775807
-                    e8.unknown_tagged_fields = None
-                    xs7.append(e8)
-                e3.partitions = xs7
-            e3.topic_id = UUID_ZERO
-            e3.unknown_tagged_fields = None
-            xs2.append(e3)
-        o.topics = xs2
-    n9, = _S1.unpack_from(b, p)
+                    e9.current_leader_epoch = -1
+                    e9.last_fetched_epoch = -1
+                    e9.replica_directory_id = UUID_ZERO
+                    e9.high_watermark = 9223372036854775807
+                    e9.unknown_tagged_fields = None
+                    xs8.append(e9)
+                e4.partitions = xs8
+            e4.topic_id = UUID_ZERO
+            e4.unknown_tagged_fields = None
+            xs3.append(e4)
+        o.topics = xs3
+    n10, = _S2.unpack_from(b, p)
     p += 4
-    if n9 < 0:
+    if n10 < 0:
         raise DecodeError('FetchRequest.ForgottenTopicsData: null where not nullable')
     else:
-        if n9 > bl - p:
-            raise DecodeError('FetchRequest.ForgottenTopicsData: count ' + str(n9) + ' past the end')
-        xs10 = []
-        for _ in range(n9):
-            e11 = _new(_FetchRequest_ForgottenTopic)
-            n12, = _S2.unpack_from(b, p)
+        if n10 > bl - p:
+            raise DecodeError('FetchRequest.ForgottenTopicsData: count ' + str(n10) + ' past the end')
+        xs11 = []
+        for _ in range(n10):
+            e12 = _new(_FetchRequest_ForgottenTopic)
+            n13, = _S1.unpack_from(b, p)
             p += 2
-            if n12 < 0:
+            if n13 < 0:
                 raise DecodeError('ForgottenTopic.Topic: null where not nullable')
             else:
-                q13 = p + n12
-                if q13 > bl:
-                    raise DecodeError('ForgottenTopic.Topic: length ' + str(n12) + ' past the end')
-                e11.topic = str(b[p:q13], 'utf-8')
-                p = q13
-            n14, = _S1.unpack_from(b, p)
+                q14 = p + n13
+                if q14 > bl:
+                    raise DecodeError('ForgottenTopic.Topic: length ' + str(n13) + ' past the end')
+                e12.topic = str(b[p:q14], 'utf-8')
+                p = q14
+            n15, = _S2.unpack_from(b, p)
             p += 4
-            if n14 < 0:
+            if n15 < 0:
                 raise DecodeError('ForgottenTopic.Partitions: null where not nullable')
-            elif n14 < 64:
-                e11.partitions = list(_ARRAY_i[n14].unpack_from(b, p))
-                p += 4 * n14
+            elif n15 < 64:
+                e12.partitions = list(_ARRAY_i[n15].unpack_from(b, p))
+                p += 4 * n15
             else:
-                if n14 > bl - p:
-                    raise DecodeError('ForgottenTopic.Partitions: count ' + str(n14) + ' past the end')
-                e11.partitions = list(_struct.Struct('>' + str(n14) + 'i').unpack_from(b, p))
-                p += 4 * n14
-            e11.topic_id = UUID_ZERO
-            e11.unknown_tagged_fields = None
-            xs10.append(e11)
-        o.forgotten_topics_data = xs10
+                if n15 > bl - p:
+                    raise DecodeError('ForgottenTopic.Partitions: count ' + str(n15) + ' past the end')
+                e12.partitions = list(_struct.Struct('>' + str(n15) + 'i').unpack_from(b, p))
+                p += 4 * n15
+            e12.topic_id = UUID_ZERO
+            e12.unknown_tagged_fields = None
+            xs11.append(e12)
+        o.forgotten_topics_data = xs11
     o.cluster_id = None
-    d15 = _new(_FetchRequest_ReplicaState)
-    d15.replica_id = -1
-    d15.replica_epoch = -1
-    d15.unknown_tagged_fields = None
-    o.replica_state = d15
+    d16 = _new(_FetchRequest_ReplicaState)
+    d16.replica_id = -1
+    d16.replica_epoch = -1
+    d16.unknown_tagged_fields = None
+    o.replica_state = d16
     o.rack_id = ''
     o.unknown_tagged_fields = None
     return o, p
 
 
 def _w_FetchRequest_4(o, w):
-    w += _S7.pack(o.replica_id, o.max_wait_ms, o.min_bytes, o.max_bytes, o.isolation_level, o.session_id, o.session_epoch)
+    w += _S10.pack(o.replica_id, o.max_wait_ms, o.min_bytes, o.max_bytes, o.isolation_level, o.session_id, o.session_epoch)
     xs1 = o.topics
-    w += _S1.pack(len(xs1))
+    w += _S2.pack(len(xs1))
     for e2 in xs1:
         v3 = e2.topic
         v3 = v3.encode()
-        w += _S2.pack(len(v3))
+        w += _S1.pack(len(v3))
         w += v3
         xs4 = e2.partitions
-        w += _S1.pack(len(xs4))
+        w += _S2.pack(len(xs4))
         for e5 in xs4:
             if e5.last_fetched_epoch != -1:
                 raise UnsupportedFieldError('FetchPartition.LastFetchedEpoch exists only in versions 12+')
-            w += _S6.pack(e5.partition, e5.fetch_offset, e5.log_start_offset, e5.partition_max_bytes)
+            w += _S8.pack(e5.partition, e5.fetch_offset, e5.log_start_offset, e5.partition_max_bytes)
     xs6 = o.forgotten_topics_data
-    w += _S1.pack(len(xs6))
+    w += _S2.pack(len(xs6))
     for e7 in xs6:
         v8 = e7.topic
         v8 = v8.encode()
-        w += _S2.pack(len(v8))
+        w += _S1.pack(len(v8))
         w += v8
         xs9 = e7.partitions
-        w += _S1.pack(len(xs9))
+        w += _S2.pack(len(xs9))
         if len(xs9) < 64:
             w += _ARRAY_i[len(xs9)].pack(*xs9)
         else:
@@ -696,121 +704,120 @@ def _w_FetchRequest_4(o, w):
 def _r_FetchRequest_5(b, p):
     bl = len(b)
     o = _new(FetchRequest)
-    o.replica_id, o.max_wait_ms, o.min_bytes, o.max_bytes, o.isolation_level, o.session_id, o.session_epoch, = _S7.unpack_from(b, p)
-    p += 25
-    n1, = _S1.unpack_from(b, p)
-    p += 4
-    if n1 < 0:
+    o.replica_id, o.max_wait_ms, o.min_bytes, o.max_bytes, o.isolation_level, o.session_id, o.session_epoch, h1, = _S9.unpack_from(b, p)
+    p += 29
+    n2 = h1
+    if n2 < 0:
         raise DecodeError('FetchRequest.Topics: null where not nullable')
     else:
-        if n1 > bl - p:
-            raise DecodeError('FetchRequest.Topics: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3 = _new(_FetchRequest_FetchTopic)
-            n4, = _S2.unpack_from(b, p)
+        if n2 > bl - p:
+            raise DecodeError('FetchRequest.Topics: count ' + str(n2) + ' past the end')
+        xs3 = []
+        for _ in range(n2):
+            e4 = _new(_FetchRequest_FetchTopic)
+            n5, = _S1.unpack_from(b, p)
             p += 2
-            if n4 < 0:
+            if n5 < 0:
                 raise DecodeError('FetchTopic.Topic: null where not nullable')
             else:
-                q5 = p + n4
-                if q5 > bl:
-                    raise DecodeError('FetchTopic.Topic: length ' + str(n4) + ' past the end')
-                e3.topic = str(b[p:q5], 'utf-8')
-                p = q5
-            n6, = _S1.unpack_from(b, p)
+                q6 = p + n5
+                if q6 > bl:
+                    raise DecodeError('FetchTopic.Topic: length ' + str(n5) + ' past the end')
+                e4.topic = str(b[p:q6], 'utf-8')
+                p = q6
+            n7, = _S2.unpack_from(b, p)
             p += 4
-            if n6 < 0:
+            if n7 < 0:
                 raise DecodeError('FetchTopic.Partitions: null where not nullable')
             else:
-                if n6 > bl - p:
-                    raise DecodeError('FetchTopic.Partitions: count ' + str(n6) + ' past the end')
-                xs7 = []
-                for _ in range(n6):
-                    e8 = _new(_FetchRequest_FetchPartition)
-                    e8.partition, e8.current_leader_epoch, e8.fetch_offset, e8.log_start_offset, e8.partition_max_bytes, = _S8.unpack_from(b, p)
+                if n7 > bl - p:
+                    raise DecodeError('FetchTopic.Partitions: count ' + str(n7) + ' past the end')
+                xs8 = []
+                for _ in range(n7):
+                    e9 = _new(_FetchRequest_FetchPartition)
+                    e9.partition, e9.current_leader_epoch, e9.fetch_offset, e9.log_start_offset, e9.partition_max_bytes, = _S11.unpack_from(b, p)
                     p += 28
-                    e8.last_fetched_epoch = -1
-                    e8.replica_directory_id = UUID_ZERO
-                    e8.high_watermark = 9223372036854775807
-                    e8.unknown_tagged_fields = None
-                    xs7.append(e8)
-                e3.partitions = xs7
-            e3.topic_id = UUID_ZERO
-            e3.unknown_tagged_fields = None
-            xs2.append(e3)
-        o.topics = xs2
-    n9, = _S1.unpack_from(b, p)
+                    e9.last_fetched_epoch = -1
+                    e9.replica_directory_id = UUID_ZERO
+                    e9.high_watermark = 9223372036854775807
+                    e9.unknown_tagged_fields = None
+                    xs8.append(e9)
+                e4.partitions = xs8
+            e4.topic_id = UUID_ZERO
+            e4.unknown_tagged_fields = None
+            xs3.append(e4)
+        o.topics = xs3
+    n10, = _S2.unpack_from(b, p)
     p += 4
-    if n9 < 0:
+    if n10 < 0:
         raise DecodeError('FetchRequest.ForgottenTopicsData: null where not nullable')
     else:
-        if n9 > bl - p:
-            raise DecodeError('FetchRequest.ForgottenTopicsData: count ' + str(n9) + ' past the end')
-        xs10 = []
-        for _ in range(n9):
-            e11 = _new(_FetchRequest_ForgottenTopic)
-            n12, = _S2.unpack_from(b, p)
+        if n10 > bl - p:
+            raise DecodeError('FetchRequest.ForgottenTopicsData: count ' + str(n10) + ' past the end')
+        xs11 = []
+        for _ in range(n10):
+            e12 = _new(_FetchRequest_ForgottenTopic)
+            n13, = _S1.unpack_from(b, p)
             p += 2
-            if n12 < 0:
+            if n13 < 0:
                 raise DecodeError('ForgottenTopic.Topic: null where not nullable')
             else:
-                q13 = p + n12
-                if q13 > bl:
-                    raise DecodeError('ForgottenTopic.Topic: length ' + str(n12) + ' past the end')
-                e11.topic = str(b[p:q13], 'utf-8')
-                p = q13
-            n14, = _S1.unpack_from(b, p)
+                q14 = p + n13
+                if q14 > bl:
+                    raise DecodeError('ForgottenTopic.Topic: length ' + str(n13) + ' past the end')
+                e12.topic = str(b[p:q14], 'utf-8')
+                p = q14
+            n15, = _S2.unpack_from(b, p)
             p += 4
-            if n14 < 0:
+            if n15 < 0:
                 raise DecodeError('ForgottenTopic.Partitions: null where not nullable')
-            elif n14 < 64:
-                e11.partitions = list(_ARRAY_i[n14].unpack_from(b, p))
-                p += 4 * n14
+            elif n15 < 64:
+                e12.partitions = list(_ARRAY_i[n15].unpack_from(b, p))
+                p += 4 * n15
             else:
-                if n14 > bl - p:
-                    raise DecodeError('ForgottenTopic.Partitions: count ' + str(n14) + ' past the end')
-                e11.partitions = list(_struct.Struct('>' + str(n14) + 'i').unpack_from(b, p))
-                p += 4 * n14
-            e11.topic_id = UUID_ZERO
-            e11.unknown_tagged_fields = None
-            xs10.append(e11)
-        o.forgotten_topics_data = xs10
+                if n15 > bl - p:
+                    raise DecodeError('ForgottenTopic.Partitions: count ' + str(n15) + ' past the end')
+                e12.partitions = list(_struct.Struct('>' + str(n15) + 'i').unpack_from(b, p))
+                p += 4 * n15
+            e12.topic_id = UUID_ZERO
+            e12.unknown_tagged_fields = None
+            xs11.append(e12)
+        o.forgotten_topics_data = xs11
     o.cluster_id = None
-    d15 = _new(_FetchRequest_ReplicaState)
-    d15.replica_id = -1
-    d15.replica_epoch = -1
-    d15.unknown_tagged_fields = None
-    o.replica_state = d15
+    d16 = _new(_FetchRequest_ReplicaState)
+    d16.replica_id = -1
+    d16.replica_epoch = -1
+    d16.unknown_tagged_fields = None
+    o.replica_state = d16
     o.rack_id = ''
     o.unknown_tagged_fields = None
     return o, p
 
 
 def _w_FetchRequest_5(o, w):
-    w += _S7.pack(o.replica_id, o.max_wait_ms, o.min_bytes, o.max_bytes, o.isolation_level, o.session_id, o.session_epoch)
+    w += _S10.pack(o.replica_id, o.max_wait_ms, o.min_bytes, o.max_bytes, o.isolation_level, o.session_id, o.session_epoch)
     xs1 = o.topics
-    w += _S1.pack(len(xs1))
+    w += _S2.pack(len(xs1))
     for e2 in xs1:
         v3 = e2.topic
         v3 = v3.encode()
-        w += _S2.pack(len(v3))
+        w += _S1.pack(len(v3))
         w += v3
         xs4 = e2.partitions
-        w += _S1.pack(len(xs4))
+        w += _S2.pack(len(xs4))
         for e5 in xs4:
             if e5.last_fetched_epoch != -1:
                 raise UnsupportedFieldError('FetchPartition.LastFetchedEpoch exists only in versions 12+')
-            w += _S8.pack(e5.partition, e5.current_leader_epoch, e5.fetch_offset, e5.log_start_offset, e5.partition_max_bytes)
+            w += _S11.pack(e5.partition, e5.current_leader_epoch, e5.fetch_offset, e5.log_start_offset, e5.partition_max_bytes)
     xs6 = o.forgotten_topics_data
-    w += _S1.pack(len(xs6))
+    w += _S2.pack(len(xs6))
     for e7 in xs6:
         v8 = e7.topic
         v8 = v8.encode()
-        w += _S2.pack(len(v8))
+        w += _S1.pack(len(v8))
         w += v8
         xs9 = e7.partitions
-        w += _S1.pack(len(xs9))
+        w += _S2.pack(len(xs9))
         if len(xs9) < 64:
             w += _ARRAY_i[len(xs9)].pack(*xs9)
         else:
@@ -820,137 +827,136 @@ def _w_FetchRequest_5(o, w):
 def _r_FetchRequest_6(b, p):
     bl = len(b)
     o = _new(FetchRequest)
-    o.replica_id, o.max_wait_ms, o.min_bytes, o.max_bytes, o.isolation_level, o.session_id, o.session_epoch, = _S7.unpack_from(b, p)
-    p += 25
-    n1, = _S1.unpack_from(b, p)
-    p += 4
-    if n1 < 0:
+    o.replica_id, o.max_wait_ms, o.min_bytes, o.max_bytes, o.isolation_level, o.session_id, o.session_epoch, h1, = _S9.unpack_from(b, p)
+    p += 29
+    n2 = h1
+    if n2 < 0:
         raise DecodeError('FetchRequest.Topics: null where not nullable')
     else:
-        if n1 > bl - p:
-            raise DecodeError('FetchRequest.Topics: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3 = _new(_FetchRequest_FetchTopic)
-            n4, = _S2.unpack_from(b, p)
+        if n2 > bl - p:
+            raise DecodeError('FetchRequest.Topics: count ' + str(n2) + ' past the end')
+        xs3 = []
+        for _ in range(n2):
+            e4 = _new(_FetchRequest_FetchTopic)
+            n5, = _S1.unpack_from(b, p)
             p += 2
-            if n4 < 0:
+            if n5 < 0:
                 raise DecodeError('FetchTopic.Topic: null where not nullable')
             else:
-                q5 = p + n4
-                if q5 > bl:
-                    raise DecodeError('FetchTopic.Topic: length ' + str(n4) + ' past the end')
-                e3.topic = str(b[p:q5], 'utf-8')
-                p = q5
-            n6, = _S1.unpack_from(b, p)
+                q6 = p + n5
+                if q6 > bl:
+                    raise DecodeError('FetchTopic.Topic: length ' + str(n5) + ' past the end')
+                e4.topic = str(b[p:q6], 'utf-8')
+                p = q6
+            n7, = _S2.unpack_from(b, p)
             p += 4
-            if n6 < 0:
+            if n7 < 0:
                 raise DecodeError('FetchTopic.Partitions: null where not nullable')
             else:
-                if n6 > bl - p:
-                    raise DecodeError('FetchTopic.Partitions: count ' + str(n6) + ' past the end')
-                xs7 = []
-                for _ in range(n6):
-                    e8 = _new(_FetchRequest_FetchPartition)
-                    e8.partition, e8.current_leader_epoch, e8.fetch_offset, e8.log_start_offset, e8.partition_max_bytes, = _S8.unpack_from(b, p)
+                if n7 > bl - p:
+                    raise DecodeError('FetchTopic.Partitions: count ' + str(n7) + ' past the end')
+                xs8 = []
+                for _ in range(n7):
+                    e9 = _new(_FetchRequest_FetchPartition)
+                    e9.partition, e9.current_leader_epoch, e9.fetch_offset, e9.log_start_offset, e9.partition_max_bytes, = _S11.unpack_from(b, p)
                     p += 28
-                    e8.last_fetched_epoch = -1
-                    e8.replica_directory_id = UUID_ZERO
-                    e8.high_watermark = 9223372036854775807
-                    e8.unknown_tagged_fields = None
-                    xs7.append(e8)
-                e3.partitions = xs7
-            e3.topic_id = UUID_ZERO
-            e3.unknown_tagged_fields = None
-            xs2.append(e3)
-        o.topics = xs2
-    n9, = _S1.unpack_from(b, p)
+                    e9.last_fetched_epoch = -1
+                    e9.replica_directory_id = UUID_ZERO
+                    e9.high_watermark = 9223372036854775807
+                    e9.unknown_tagged_fields = None
+                    xs8.append(e9)
+                e4.partitions = xs8
+            e4.topic_id = UUID_ZERO
+            e4.unknown_tagged_fields = None
+            xs3.append(e4)
+        o.topics = xs3
+    n10, = _S2.unpack_from(b, p)
     p += 4
-    if n9 < 0:
+    if n10 < 0:
         raise DecodeError('FetchRequest.ForgottenTopicsData: null where not nullable')
     else:
-        if n9 > bl - p:
-            raise DecodeError('FetchRequest.ForgottenTopicsData: count ' + str(n9) + ' past the end')
-        xs10 = []
-        for _ in range(n9):
-            e11 = _new(_FetchRequest_ForgottenTopic)
-            n12, = _S2.unpack_from(b, p)
+        if n10 > bl - p:
+            raise DecodeError('FetchRequest.ForgottenTopicsData: count ' + str(n10) + ' past the end')
+        xs11 = []
+        for _ in range(n10):
+            e12 = _new(_FetchRequest_ForgottenTopic)
+            n13, = _S1.unpack_from(b, p)
             p += 2
-            if n12 < 0:
+            if n13 < 0:
                 raise DecodeError('ForgottenTopic.Topic: null where not nullable')
             else:
-                q13 = p + n12
-                if q13 > bl:
-                    raise DecodeError('ForgottenTopic.Topic: length ' + str(n12) + ' past the end')
-                e11.topic = str(b[p:q13], 'utf-8')
-                p = q13
-            n14, = _S1.unpack_from(b, p)
+                q14 = p + n13
+                if q14 > bl:
+                    raise DecodeError('ForgottenTopic.Topic: length ' + str(n13) + ' past the end')
+                e12.topic = str(b[p:q14], 'utf-8')
+                p = q14
+            n15, = _S2.unpack_from(b, p)
             p += 4
-            if n14 < 0:
+            if n15 < 0:
                 raise DecodeError('ForgottenTopic.Partitions: null where not nullable')
-            elif n14 < 64:
-                e11.partitions = list(_ARRAY_i[n14].unpack_from(b, p))
-                p += 4 * n14
+            elif n15 < 64:
+                e12.partitions = list(_ARRAY_i[n15].unpack_from(b, p))
+                p += 4 * n15
             else:
-                if n14 > bl - p:
-                    raise DecodeError('ForgottenTopic.Partitions: count ' + str(n14) + ' past the end')
-                e11.partitions = list(_struct.Struct('>' + str(n14) + 'i').unpack_from(b, p))
-                p += 4 * n14
-            e11.topic_id = UUID_ZERO
-            e11.unknown_tagged_fields = None
-            xs10.append(e11)
-        o.forgotten_topics_data = xs10
-    n15, = _S2.unpack_from(b, p)
+                if n15 > bl - p:
+                    raise DecodeError('ForgottenTopic.Partitions: count ' + str(n15) + ' past the end')
+                e12.partitions = list(_struct.Struct('>' + str(n15) + 'i').unpack_from(b, p))
+                p += 4 * n15
+            e12.topic_id = UUID_ZERO
+            e12.unknown_tagged_fields = None
+            xs11.append(e12)
+        o.forgotten_topics_data = xs11
+    n16, = _S1.unpack_from(b, p)
     p += 2
-    if n15 < 0:
+    if n16 < 0:
         raise DecodeError('FetchRequest.RackId: null where not nullable')
     else:
-        q16 = p + n15
-        if q16 > bl:
-            raise DecodeError('FetchRequest.RackId: length ' + str(n15) + ' past the end')
-        o.rack_id = str(b[p:q16], 'utf-8')
-        p = q16
+        q17 = p + n16
+        if q17 > bl:
+            raise DecodeError('FetchRequest.RackId: length ' + str(n16) + ' past the end')
+        o.rack_id = str(b[p:q17], 'utf-8')
+        p = q17
     o.cluster_id = None
-    d17 = _new(_FetchRequest_ReplicaState)
-    d17.replica_id = -1
-    d17.replica_epoch = -1
-    d17.unknown_tagged_fields = None
-    o.replica_state = d17
+    d18 = _new(_FetchRequest_ReplicaState)
+    d18.replica_id = -1
+    d18.replica_epoch = -1
+    d18.unknown_tagged_fields = None
+    o.replica_state = d18
     o.unknown_tagged_fields = None
     return o, p
 
 
 def _w_FetchRequest_6(o, w):
-    w += _S7.pack(o.replica_id, o.max_wait_ms, o.min_bytes, o.max_bytes, o.isolation_level, o.session_id, o.session_epoch)
+    w += _S10.pack(o.replica_id, o.max_wait_ms, o.min_bytes, o.max_bytes, o.isolation_level, o.session_id, o.session_epoch)
     xs1 = o.topics
-    w += _S1.pack(len(xs1))
+    w += _S2.pack(len(xs1))
     for e2 in xs1:
         v3 = e2.topic
         v3 = v3.encode()
-        w += _S2.pack(len(v3))
+        w += _S1.pack(len(v3))
         w += v3
         xs4 = e2.partitions
-        w += _S1.pack(len(xs4))
+        w += _S2.pack(len(xs4))
         for e5 in xs4:
             if e5.last_fetched_epoch != -1:
                 raise UnsupportedFieldError('FetchPartition.LastFetchedEpoch exists only in versions 12+')
-            w += _S8.pack(e5.partition, e5.current_leader_epoch, e5.fetch_offset, e5.log_start_offset, e5.partition_max_bytes)
+            w += _S11.pack(e5.partition, e5.current_leader_epoch, e5.fetch_offset, e5.log_start_offset, e5.partition_max_bytes)
     xs6 = o.forgotten_topics_data
-    w += _S1.pack(len(xs6))
+    w += _S2.pack(len(xs6))
     for e7 in xs6:
         v8 = e7.topic
         v8 = v8.encode()
-        w += _S2.pack(len(v8))
+        w += _S1.pack(len(v8))
         w += v8
         xs9 = e7.partitions
-        w += _S1.pack(len(xs9))
+        w += _S2.pack(len(xs9))
         if len(xs9) < 64:
             w += _ARRAY_i[len(xs9)].pack(*xs9)
         else:
             w += _pack('>' + str(len(xs9)) + 'i', *xs9)
     v10 = o.rack_id
     v10 = v10.encode()
-    w += _S2.pack(len(v10))
+    w += _S1.pack(len(v10))
     w += v10
 
 
@@ -1064,133 +1070,132 @@ def _t_FetchRequest_0(b, p, o):
 def _r_FetchRequest_7(b, p):
     bl = len(b)
     o = _new(FetchRequest)
-    o.replica_id, o.max_wait_ms, o.min_bytes, o.max_bytes, o.isolation_level, o.session_id, o.session_epoch, = _S7.unpack_from(b, p)
-    p += 25
-    n1 = b[p] - 1
-    p += 1
-    if n1 > 126:
-        n1, p = _uvt(b, p, n1 + 1)
-        n1 -= 1
-    if n1 < 0:
+    o.replica_id, o.max_wait_ms, o.min_bytes, o.max_bytes, o.isolation_level, o.session_id, o.session_epoch, h1, = _S12.unpack_from(b, p)
+    p += 26
+    n2 = h1 - 1
+    if n2 > 126:
+        n2, p = _uvt(b, p, n2 + 1)
+        n2 -= 1
+    if n2 < 0:
         raise DecodeError('FetchRequest.Topics: null where not nullable')
     else:
-        if n1 > bl - p:
-            raise DecodeError('FetchRequest.Topics: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3 = _new(_FetchRequest_FetchTopic)
-            n4 = b[p] - 1
+        if n2 > bl - p:
+            raise DecodeError('FetchRequest.Topics: count ' + str(n2) + ' past the end')
+        xs3 = []
+        for _ in range(n2):
+            e4 = _new(_FetchRequest_FetchTopic)
+            n5 = b[p] - 1
             p += 1
-            if n4 > 126:
-                n4, p = _uvt(b, p, n4 + 1)
-                n4 -= 1
-            if n4 < 0:
+            if n5 > 126:
+                n5, p = _uvt(b, p, n5 + 1)
+                n5 -= 1
+            if n5 < 0:
                 raise DecodeError('FetchTopic.Topic: null where not nullable')
             else:
-                q5 = p + n4
-                if q5 > bl:
-                    raise DecodeError('FetchTopic.Topic: length ' + str(n4) + ' past the end')
-                e3.topic = str(b[p:q5], 'utf-8')
-                p = q5
-            n6 = b[p] - 1
+                q6 = p + n5
+                if q6 > bl:
+                    raise DecodeError('FetchTopic.Topic: length ' + str(n5) + ' past the end')
+                e4.topic = str(b[p:q6], 'utf-8')
+                p = q6
+            n7 = b[p] - 1
             p += 1
-            if n6 > 126:
-                n6, p = _uvt(b, p, n6 + 1)
-                n6 -= 1
-            if n6 < 0:
+            if n7 > 126:
+                n7, p = _uvt(b, p, n7 + 1)
+                n7 -= 1
+            if n7 < 0:
                 raise DecodeError('FetchTopic.Partitions: null where not nullable')
             else:
-                if n6 > bl - p:
-                    raise DecodeError('FetchTopic.Partitions: count ' + str(n6) + ' past the end')
-                xs7 = []
-                for _ in range(n6):
-                    e8 = _new(_FetchRequest_FetchPartition)
-                    e8.partition, e8.current_leader_epoch, e8.fetch_offset, e8.last_fetched_epoch, e8.log_start_offset, e8.partition_max_bytes, = _S9.unpack_from(b, p)
+                if n7 > bl - p:
+                    raise DecodeError('FetchTopic.Partitions: count ' + str(n7) + ' past the end')
+                xs8 = []
+                for _ in range(n7):
+                    e9 = _new(_FetchRequest_FetchPartition)
+                    e9.partition, e9.current_leader_epoch, e9.fetch_offset, e9.last_fetched_epoch, e9.log_start_offset, e9.partition_max_bytes, = _S13.unpack_from(b, p)
                     p += 32
-                    e8.replica_directory_id = UUID_ZERO
-                    e8.high_watermark = 9223372036854775807
+                    e9.replica_directory_id = UUID_ZERO
+                    e9.high_watermark = 9223372036854775807
                     if b[p] == 0:  # no tagged fields, the common case
-                        e8.unknown_tagged_fields = None
+                        e9.unknown_tagged_fields = None
                         p += 1
                     else:
-                        p = _t_FetchRequest_FetchPartition_0(b, p, e8)
-                    xs7.append(e8)
-                e3.partitions = xs7
-            e3.topic_id = UUID_ZERO
+                        p = _t_FetchRequest_FetchPartition_0(b, p, e9)
+                    xs8.append(e9)
+                e4.partitions = xs8
+            e4.topic_id = UUID_ZERO
             if b[p] == 0:  # no tagged fields, the common case
-                e3.unknown_tagged_fields = None
+                e4.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_FetchRequest_FetchTopic_0(b, p, e3)
-            xs2.append(e3)
-        o.topics = xs2
-    n9 = b[p] - 1
+                p = _t_FetchRequest_FetchTopic_0(b, p, e4)
+            xs3.append(e4)
+        o.topics = xs3
+    n10 = b[p] - 1
     p += 1
-    if n9 > 126:
-        n9, p = _uvt(b, p, n9 + 1)
-        n9 -= 1
-    if n9 < 0:
+    if n10 > 126:
+        n10, p = _uvt(b, p, n10 + 1)
+        n10 -= 1
+    if n10 < 0:
         raise DecodeError('FetchRequest.ForgottenTopicsData: null where not nullable')
     else:
-        if n9 > bl - p:
-            raise DecodeError('FetchRequest.ForgottenTopicsData: count ' + str(n9) + ' past the end')
-        xs10 = []
-        for _ in range(n9):
-            e11 = _new(_FetchRequest_ForgottenTopic)
-            n12 = b[p] - 1
+        if n10 > bl - p:
+            raise DecodeError('FetchRequest.ForgottenTopicsData: count ' + str(n10) + ' past the end')
+        xs11 = []
+        for _ in range(n10):
+            e12 = _new(_FetchRequest_ForgottenTopic)
+            n13 = b[p] - 1
             p += 1
-            if n12 > 126:
-                n12, p = _uvt(b, p, n12 + 1)
-                n12 -= 1
-            if n12 < 0:
+            if n13 > 126:
+                n13, p = _uvt(b, p, n13 + 1)
+                n13 -= 1
+            if n13 < 0:
                 raise DecodeError('ForgottenTopic.Topic: null where not nullable')
             else:
-                q13 = p + n12
-                if q13 > bl:
-                    raise DecodeError('ForgottenTopic.Topic: length ' + str(n12) + ' past the end')
-                e11.topic = str(b[p:q13], 'utf-8')
-                p = q13
-            n14 = b[p] - 1
+                q14 = p + n13
+                if q14 > bl:
+                    raise DecodeError('ForgottenTopic.Topic: length ' + str(n13) + ' past the end')
+                e12.topic = str(b[p:q14], 'utf-8')
+                p = q14
+            n15 = b[p] - 1
             p += 1
-            if n14 > 126:
-                n14, p = _uvt(b, p, n14 + 1)
-                n14 -= 1
-            if n14 < 0:
+            if n15 > 126:
+                n15, p = _uvt(b, p, n15 + 1)
+                n15 -= 1
+            if n15 < 0:
                 raise DecodeError('ForgottenTopic.Partitions: null where not nullable')
-            elif n14 < 64:
-                e11.partitions = list(_ARRAY_i[n14].unpack_from(b, p))
-                p += 4 * n14
+            elif n15 < 64:
+                e12.partitions = list(_ARRAY_i[n15].unpack_from(b, p))
+                p += 4 * n15
             else:
-                if n14 > bl - p:
-                    raise DecodeError('ForgottenTopic.Partitions: count ' + str(n14) + ' past the end')
-                e11.partitions = list(_struct.Struct('>' + str(n14) + 'i').unpack_from(b, p))
-                p += 4 * n14
-            e11.topic_id = UUID_ZERO
+                if n15 > bl - p:
+                    raise DecodeError('ForgottenTopic.Partitions: count ' + str(n15) + ' past the end')
+                e12.partitions = list(_struct.Struct('>' + str(n15) + 'i').unpack_from(b, p))
+                p += 4 * n15
+            e12.topic_id = UUID_ZERO
             if b[p] == 0:  # no tagged fields, the common case
-                e11.unknown_tagged_fields = None
+                e12.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_FetchRequest_ForgottenTopic_0(b, p, e11)
-            xs10.append(e11)
-        o.forgotten_topics_data = xs10
-    n15 = b[p] - 1
+                p = _t_FetchRequest_ForgottenTopic_0(b, p, e12)
+            xs11.append(e12)
+        o.forgotten_topics_data = xs11
+    n16 = b[p] - 1
     p += 1
-    if n15 > 126:
-        n15, p = _uvt(b, p, n15 + 1)
-        n15 -= 1
-    if n15 < 0:
+    if n16 > 126:
+        n16, p = _uvt(b, p, n16 + 1)
+        n16 -= 1
+    if n16 < 0:
         raise DecodeError('FetchRequest.RackId: null where not nullable')
     else:
-        q16 = p + n15
-        if q16 > bl:
-            raise DecodeError('FetchRequest.RackId: length ' + str(n15) + ' past the end')
-        o.rack_id = str(b[p:q16], 'utf-8')
-        p = q16
-    d17 = _new(_FetchRequest_ReplicaState)
-    d17.replica_id = -1
-    d17.replica_epoch = -1
-    d17.unknown_tagged_fields = None
-    o.replica_state = d17
+        q17 = p + n16
+        if q17 > bl:
+            raise DecodeError('FetchRequest.RackId: length ' + str(n16) + ' past the end')
+        o.rack_id = str(b[p:q17], 'utf-8')
+        p = q17
+    d18 = _new(_FetchRequest_ReplicaState)
+    d18.replica_id = -1
+    d18.replica_epoch = -1
+    d18.unknown_tagged_fields = None
+    o.replica_state = d18
     o.cluster_id = None
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
@@ -1201,7 +1206,7 @@ def _r_FetchRequest_7(b, p):
 
 
 def _w_FetchRequest_7(o, w):
-    w += _S7.pack(o.replica_id, o.max_wait_ms, o.min_bytes, o.max_bytes, o.isolation_level, o.session_id, o.session_epoch)
+    w += _S10.pack(o.replica_id, o.max_wait_ms, o.min_bytes, o.max_bytes, o.isolation_level, o.session_id, o.session_epoch)
     xs1 = o.topics
     ln = len(xs1) + 1
     if ln < 128:
@@ -1224,7 +1229,7 @@ def _w_FetchRequest_7(o, w):
         else:
             _wuv(w, ln)
         for e5 in xs4:
-            w += _S9.pack(e5.partition, e5.current_leader_epoch, e5.fetch_offset, e5.last_fetched_epoch, e5.log_start_offset, e5.partition_max_bytes)
+            w += _S13.pack(e5.partition, e5.current_leader_epoch, e5.fetch_offset, e5.last_fetched_epoch, e5.log_start_offset, e5.partition_max_bytes)
             if e5.unknown_tagged_fields:
                 _wtags(w, e5.unknown_tagged_fields)
             else:
@@ -1296,111 +1301,108 @@ def _w_FetchRequest_7(o, w):
 def _r_FetchRequest_8(b, p):
     bl = len(b)
     o = _new(FetchRequest)
-    o.replica_id, o.max_wait_ms, o.min_bytes, o.max_bytes, o.isolation_level, o.session_id, o.session_epoch, = _S7.unpack_from(b, p)
-    p += 25
-    n1 = b[p] - 1
-    p += 1
-    if n1 > 126:
-        n1, p = _uvt(b, p, n1 + 1)
-        n1 -= 1
-    if n1 < 0:
+    o.replica_id, o.max_wait_ms, o.min_bytes, o.max_bytes, o.isolation_level, o.session_id, o.session_epoch, h1, = _S12.unpack_from(b, p)
+    p += 26
+    n2 = h1 - 1
+    if n2 > 126:
+        n2, p = _uvt(b, p, n2 + 1)
+        n2 -= 1
+    if n2 < 0:
         raise DecodeError('FetchRequest.Topics: null where not nullable')
     else:
-        if n1 > bl - p:
-            raise DecodeError('FetchRequest.Topics: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3 = _new(_FetchRequest_FetchTopic)
-            e3.topic_id, = _S10.unpack_from(b, p)
-            p += 16
-            n4 = b[p] - 1
-            p += 1
-            if n4 > 126:
-                n4, p = _uvt(b, p, n4 + 1)
-                n4 -= 1
-            if n4 < 0:
+        if n2 > bl - p:
+            raise DecodeError('FetchRequest.Topics: count ' + str(n2) + ' past the end')
+        xs3 = []
+        for _ in range(n2):
+            e4 = _new(_FetchRequest_FetchTopic)
+            e4.topic_id, h5, = _S14.unpack_from(b, p)
+            p += 17
+            n6 = h5 - 1
+            if n6 > 126:
+                n6, p = _uvt(b, p, n6 + 1)
+                n6 -= 1
+            if n6 < 0:
                 raise DecodeError('FetchTopic.Partitions: null where not nullable')
             else:
-                if n4 > bl - p:
-                    raise DecodeError('FetchTopic.Partitions: count ' + str(n4) + ' past the end')
-                xs5 = []
-                for _ in range(n4):
-                    e6 = _new(_FetchRequest_FetchPartition)
-                    e6.partition, e6.current_leader_epoch, e6.fetch_offset, e6.last_fetched_epoch, e6.log_start_offset, e6.partition_max_bytes, = _S9.unpack_from(b, p)
+                if n6 > bl - p:
+                    raise DecodeError('FetchTopic.Partitions: count ' + str(n6) + ' past the end')
+                xs7 = []
+                for _ in range(n6):
+                    e8 = _new(_FetchRequest_FetchPartition)
+                    e8.partition, e8.current_leader_epoch, e8.fetch_offset, e8.last_fetched_epoch, e8.log_start_offset, e8.partition_max_bytes, = _S13.unpack_from(b, p)
                     p += 32
-                    e6.replica_directory_id = UUID_ZERO
-                    e6.high_watermark = 9223372036854775807
+                    e8.replica_directory_id = UUID_ZERO
+                    e8.high_watermark = 9223372036854775807
                     if b[p] == 0:  # no tagged fields, the common case
-                        e6.unknown_tagged_fields = None
+                        e8.unknown_tagged_fields = None
                         p += 1
                     else:
-                        p = _t_FetchRequest_FetchPartition_0(b, p, e6)
-                    xs5.append(e6)
-                e3.partitions = xs5
-            e3.topic = ''
+                        p = _t_FetchRequest_FetchPartition_0(b, p, e8)
+                    xs7.append(e8)
+                e4.partitions = xs7
+            e4.topic = ''
             if b[p] == 0:  # no tagged fields, the common case
-                e3.unknown_tagged_fields = None
+                e4.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_FetchRequest_FetchTopic_0(b, p, e3)
-            xs2.append(e3)
-        o.topics = xs2
-    n7 = b[p] - 1
+                p = _t_FetchRequest_FetchTopic_0(b, p, e4)
+            xs3.append(e4)
+        o.topics = xs3
+    n9 = b[p] - 1
     p += 1
-    if n7 > 126:
-        n7, p = _uvt(b, p, n7 + 1)
-        n7 -= 1
-    if n7 < 0:
+    if n9 > 126:
+        n9, p = _uvt(b, p, n9 + 1)
+        n9 -= 1
+    if n9 < 0:
         raise DecodeError('FetchRequest.ForgottenTopicsData: null where not nullable')
     else:
-        if n7 > bl - p:
-            raise DecodeError('FetchRequest.ForgottenTopicsData: count ' + str(n7) + ' past the end')
-        xs8 = []
-        for _ in range(n7):
-            e9 = _new(_FetchRequest_ForgottenTopic)
-            e9.topic_id, = _S10.unpack_from(b, p)
-            p += 16
-            n10 = b[p] - 1
-            p += 1
-            if n10 > 126:
-                n10, p = _uvt(b, p, n10 + 1)
-                n10 -= 1
-            if n10 < 0:
+        if n9 > bl - p:
+            raise DecodeError('FetchRequest.ForgottenTopicsData: count ' + str(n9) + ' past the end')
+        xs10 = []
+        for _ in range(n9):
+            e11 = _new(_FetchRequest_ForgottenTopic)
+            e11.topic_id, h12, = _S14.unpack_from(b, p)
+            p += 17
+            n13 = h12 - 1
+            if n13 > 126:
+                n13, p = _uvt(b, p, n13 + 1)
+                n13 -= 1
+            if n13 < 0:
                 raise DecodeError('ForgottenTopic.Partitions: null where not nullable')
-            elif n10 < 64:
-                e9.partitions = list(_ARRAY_i[n10].unpack_from(b, p))
-                p += 4 * n10
+            elif n13 < 64:
+                e11.partitions = list(_ARRAY_i[n13].unpack_from(b, p))
+                p += 4 * n13
             else:
-                if n10 > bl - p:
-                    raise DecodeError('ForgottenTopic.Partitions: count ' + str(n10) + ' past the end')
-                e9.partitions = list(_struct.Struct('>' + str(n10) + 'i').unpack_from(b, p))
-                p += 4 * n10
-            e9.topic = ''
+                if n13 > bl - p:
+                    raise DecodeError('ForgottenTopic.Partitions: count ' + str(n13) + ' past the end')
+                e11.partitions = list(_struct.Struct('>' + str(n13) + 'i').unpack_from(b, p))
+                p += 4 * n13
+            e11.topic = ''
             if b[p] == 0:  # no tagged fields, the common case
-                e9.unknown_tagged_fields = None
+                e11.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_FetchRequest_ForgottenTopic_0(b, p, e9)
-            xs8.append(e9)
-        o.forgotten_topics_data = xs8
-    n11 = b[p] - 1
+                p = _t_FetchRequest_ForgottenTopic_0(b, p, e11)
+            xs10.append(e11)
+        o.forgotten_topics_data = xs10
+    n14 = b[p] - 1
     p += 1
-    if n11 > 126:
-        n11, p = _uvt(b, p, n11 + 1)
-        n11 -= 1
-    if n11 < 0:
+    if n14 > 126:
+        n14, p = _uvt(b, p, n14 + 1)
+        n14 -= 1
+    if n14 < 0:
         raise DecodeError('FetchRequest.RackId: null where not nullable')
     else:
-        q12 = p + n11
-        if q12 > bl:
-            raise DecodeError('FetchRequest.RackId: length ' + str(n11) + ' past the end')
-        o.rack_id = str(b[p:q12], 'utf-8')
-        p = q12
-    d13 = _new(_FetchRequest_ReplicaState)
-    d13.replica_id = -1
-    d13.replica_epoch = -1
-    d13.unknown_tagged_fields = None
-    o.replica_state = d13
+        q15 = p + n14
+        if q15 > bl:
+            raise DecodeError('FetchRequest.RackId: length ' + str(n14) + ' past the end')
+        o.rack_id = str(b[p:q15], 'utf-8')
+        p = q15
+    d16 = _new(_FetchRequest_ReplicaState)
+    d16.replica_id = -1
+    d16.replica_epoch = -1
+    d16.unknown_tagged_fields = None
+    o.replica_state = d16
     o.cluster_id = None
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
@@ -1411,7 +1413,7 @@ def _r_FetchRequest_8(b, p):
 
 
 def _w_FetchRequest_8(o, w):
-    w += _S7.pack(o.replica_id, o.max_wait_ms, o.min_bytes, o.max_bytes, o.isolation_level, o.session_id, o.session_epoch)
+    w += _S10.pack(o.replica_id, o.max_wait_ms, o.min_bytes, o.max_bytes, o.isolation_level, o.session_id, o.session_epoch)
     xs1 = o.topics
     ln = len(xs1) + 1
     if ln < 128:
@@ -1419,7 +1421,7 @@ def _w_FetchRequest_8(o, w):
     else:
         _wuv(w, ln)
     for e2 in xs1:
-        w += _S10.pack(e2.topic_id)
+        w += _S15.pack(e2.topic_id)
         xs3 = e2.partitions
         ln = len(xs3) + 1
         if ln < 128:
@@ -1427,7 +1429,7 @@ def _w_FetchRequest_8(o, w):
         else:
             _wuv(w, ln)
         for e4 in xs3:
-            w += _S9.pack(e4.partition, e4.current_leader_epoch, e4.fetch_offset, e4.last_fetched_epoch, e4.log_start_offset, e4.partition_max_bytes)
+            w += _S13.pack(e4.partition, e4.current_leader_epoch, e4.fetch_offset, e4.last_fetched_epoch, e4.log_start_offset, e4.partition_max_bytes)
             if e4.unknown_tagged_fields:
                 _wtags(w, e4.unknown_tagged_fields)
             else:
@@ -1443,7 +1445,7 @@ def _w_FetchRequest_8(o, w):
     else:
         _wuv(w, ln)
     for e6 in xs5:
-        w += _S10.pack(e6.topic_id)
+        w += _S15.pack(e6.topic_id)
         xs7 = e6.partitions
         ln = len(xs7) + 1
         if ln < 128:
@@ -1543,7 +1545,7 @@ def _t_FetchRequest_1(b, p, o):
                 p = q2
         elif tag == 1:
             s3 = _new(_FetchRequest_ReplicaState)
-            s3.replica_id, s3.replica_epoch, = _S12.unpack_from(b, p)
+            s3.replica_id, s3.replica_epoch, = _S17.unpack_from(b, p)
             p += 12
             if b[p] == 0:  # no tagged fields, the common case
                 s3.unknown_tagged_fields = None
@@ -1563,113 +1565,110 @@ def _t_FetchRequest_1(b, p, o):
 def _r_FetchRequest_9(b, p):
     bl = len(b)
     o = _new(FetchRequest)
-    o.max_wait_ms, o.min_bytes, o.max_bytes, o.isolation_level, o.session_id, o.session_epoch, = _S11.unpack_from(b, p)
-    p += 21
-    n1 = b[p] - 1
-    p += 1
-    if n1 > 126:
-        n1, p = _uvt(b, p, n1 + 1)
-        n1 -= 1
-    if n1 < 0:
+    o.max_wait_ms, o.min_bytes, o.max_bytes, o.isolation_level, o.session_id, o.session_epoch, h1, = _S16.unpack_from(b, p)
+    p += 22
+    n2 = h1 - 1
+    if n2 > 126:
+        n2, p = _uvt(b, p, n2 + 1)
+        n2 -= 1
+    if n2 < 0:
         raise DecodeError('FetchRequest.Topics: null where not nullable')
     else:
-        if n1 > bl - p:
-            raise DecodeError('FetchRequest.Topics: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3 = _new(_FetchRequest_FetchTopic)
-            e3.topic_id, = _S10.unpack_from(b, p)
-            p += 16
-            n4 = b[p] - 1
-            p += 1
-            if n4 > 126:
-                n4, p = _uvt(b, p, n4 + 1)
-                n4 -= 1
-            if n4 < 0:
+        if n2 > bl - p:
+            raise DecodeError('FetchRequest.Topics: count ' + str(n2) + ' past the end')
+        xs3 = []
+        for _ in range(n2):
+            e4 = _new(_FetchRequest_FetchTopic)
+            e4.topic_id, h5, = _S14.unpack_from(b, p)
+            p += 17
+            n6 = h5 - 1
+            if n6 > 126:
+                n6, p = _uvt(b, p, n6 + 1)
+                n6 -= 1
+            if n6 < 0:
                 raise DecodeError('FetchTopic.Partitions: null where not nullable')
             else:
-                if n4 > bl - p:
-                    raise DecodeError('FetchTopic.Partitions: count ' + str(n4) + ' past the end')
-                xs5 = []
-                for _ in range(n4):
-                    e6 = _new(_FetchRequest_FetchPartition)
-                    e6.partition, e6.current_leader_epoch, e6.fetch_offset, e6.last_fetched_epoch, e6.log_start_offset, e6.partition_max_bytes, = _S9.unpack_from(b, p)
+                if n6 > bl - p:
+                    raise DecodeError('FetchTopic.Partitions: count ' + str(n6) + ' past the end')
+                xs7 = []
+                for _ in range(n6):
+                    e8 = _new(_FetchRequest_FetchPartition)
+                    e8.partition, e8.current_leader_epoch, e8.fetch_offset, e8.last_fetched_epoch, e8.log_start_offset, e8.partition_max_bytes, = _S13.unpack_from(b, p)
                     p += 32
-                    e6.replica_directory_id = UUID_ZERO
-                    e6.high_watermark = 9223372036854775807
+                    e8.replica_directory_id = UUID_ZERO
+                    e8.high_watermark = 9223372036854775807
                     if b[p] == 0:  # no tagged fields, the common case
-                        e6.unknown_tagged_fields = None
+                        e8.unknown_tagged_fields = None
                         p += 1
                     else:
-                        p = _t_FetchRequest_FetchPartition_0(b, p, e6)
-                    xs5.append(e6)
-                e3.partitions = xs5
-            e3.topic = ''
+                        p = _t_FetchRequest_FetchPartition_0(b, p, e8)
+                    xs7.append(e8)
+                e4.partitions = xs7
+            e4.topic = ''
             if b[p] == 0:  # no tagged fields, the common case
-                e3.unknown_tagged_fields = None
+                e4.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_FetchRequest_FetchTopic_0(b, p, e3)
-            xs2.append(e3)
-        o.topics = xs2
-    n7 = b[p] - 1
+                p = _t_FetchRequest_FetchTopic_0(b, p, e4)
+            xs3.append(e4)
+        o.topics = xs3
+    n9 = b[p] - 1
     p += 1
-    if n7 > 126:
-        n7, p = _uvt(b, p, n7 + 1)
-        n7 -= 1
-    if n7 < 0:
+    if n9 > 126:
+        n9, p = _uvt(b, p, n9 + 1)
+        n9 -= 1
+    if n9 < 0:
         raise DecodeError('FetchRequest.ForgottenTopicsData: null where not nullable')
     else:
-        if n7 > bl - p:
-            raise DecodeError('FetchRequest.ForgottenTopicsData: count ' + str(n7) + ' past the end')
-        xs8 = []
-        for _ in range(n7):
-            e9 = _new(_FetchRequest_ForgottenTopic)
-            e9.topic_id, = _S10.unpack_from(b, p)
-            p += 16
-            n10 = b[p] - 1
-            p += 1
-            if n10 > 126:
-                n10, p = _uvt(b, p, n10 + 1)
-                n10 -= 1
-            if n10 < 0:
+        if n9 > bl - p:
+            raise DecodeError('FetchRequest.ForgottenTopicsData: count ' + str(n9) + ' past the end')
+        xs10 = []
+        for _ in range(n9):
+            e11 = _new(_FetchRequest_ForgottenTopic)
+            e11.topic_id, h12, = _S14.unpack_from(b, p)
+            p += 17
+            n13 = h12 - 1
+            if n13 > 126:
+                n13, p = _uvt(b, p, n13 + 1)
+                n13 -= 1
+            if n13 < 0:
                 raise DecodeError('ForgottenTopic.Partitions: null where not nullable')
-            elif n10 < 64:
-                e9.partitions = list(_ARRAY_i[n10].unpack_from(b, p))
-                p += 4 * n10
+            elif n13 < 64:
+                e11.partitions = list(_ARRAY_i[n13].unpack_from(b, p))
+                p += 4 * n13
             else:
-                if n10 > bl - p:
-                    raise DecodeError('ForgottenTopic.Partitions: count ' + str(n10) + ' past the end')
-                e9.partitions = list(_struct.Struct('>' + str(n10) + 'i').unpack_from(b, p))
-                p += 4 * n10
-            e9.topic = ''
+                if n13 > bl - p:
+                    raise DecodeError('ForgottenTopic.Partitions: count ' + str(n13) + ' past the end')
+                e11.partitions = list(_struct.Struct('>' + str(n13) + 'i').unpack_from(b, p))
+                p += 4 * n13
+            e11.topic = ''
             if b[p] == 0:  # no tagged fields, the common case
-                e9.unknown_tagged_fields = None
+                e11.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_FetchRequest_ForgottenTopic_0(b, p, e9)
-            xs8.append(e9)
-        o.forgotten_topics_data = xs8
-    n11 = b[p] - 1
+                p = _t_FetchRequest_ForgottenTopic_0(b, p, e11)
+            xs10.append(e11)
+        o.forgotten_topics_data = xs10
+    n14 = b[p] - 1
     p += 1
-    if n11 > 126:
-        n11, p = _uvt(b, p, n11 + 1)
-        n11 -= 1
-    if n11 < 0:
+    if n14 > 126:
+        n14, p = _uvt(b, p, n14 + 1)
+        n14 -= 1
+    if n14 < 0:
         raise DecodeError('FetchRequest.RackId: null where not nullable')
     else:
-        q12 = p + n11
-        if q12 > bl:
-            raise DecodeError('FetchRequest.RackId: length ' + str(n11) + ' past the end')
-        o.rack_id = str(b[p:q12], 'utf-8')
-        p = q12
+        q15 = p + n14
+        if q15 > bl:
+            raise DecodeError('FetchRequest.RackId: length ' + str(n14) + ' past the end')
+        o.rack_id = str(b[p:q15], 'utf-8')
+        p = q15
     o.replica_id = -1
     o.cluster_id = None
-    d13 = _new(_FetchRequest_ReplicaState)
-    d13.replica_id = -1
-    d13.replica_epoch = -1
-    d13.unknown_tagged_fields = None
-    o.replica_state = d13
+    d16 = _new(_FetchRequest_ReplicaState)
+    d16.replica_id = -1
+    d16.replica_epoch = -1
+    d16.unknown_tagged_fields = None
+    o.replica_state = d16
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         p += 1
@@ -1681,7 +1680,7 @@ def _r_FetchRequest_9(b, p):
 def _w_FetchRequest_9(o, w):
     if o.replica_id != -1:
         raise UnsupportedFieldError('FetchRequest.ReplicaId exists only in versions 0-14')
-    w += _S11.pack(o.max_wait_ms, o.min_bytes, o.max_bytes, o.isolation_level, o.session_id, o.session_epoch)
+    w += _S18.pack(o.max_wait_ms, o.min_bytes, o.max_bytes, o.isolation_level, o.session_id, o.session_epoch)
     xs1 = o.topics
     ln = len(xs1) + 1
     if ln < 128:
@@ -1689,7 +1688,7 @@ def _w_FetchRequest_9(o, w):
     else:
         _wuv(w, ln)
     for e2 in xs1:
-        w += _S10.pack(e2.topic_id)
+        w += _S15.pack(e2.topic_id)
         xs3 = e2.partitions
         ln = len(xs3) + 1
         if ln < 128:
@@ -1697,7 +1696,7 @@ def _w_FetchRequest_9(o, w):
         else:
             _wuv(w, ln)
         for e4 in xs3:
-            w += _S9.pack(e4.partition, e4.current_leader_epoch, e4.fetch_offset, e4.last_fetched_epoch, e4.log_start_offset, e4.partition_max_bytes)
+            w += _S13.pack(e4.partition, e4.current_leader_epoch, e4.fetch_offset, e4.last_fetched_epoch, e4.log_start_offset, e4.partition_max_bytes)
             if e4.unknown_tagged_fields:
                 _wtags(w, e4.unknown_tagged_fields)
             else:
@@ -1713,7 +1712,7 @@ def _w_FetchRequest_9(o, w):
     else:
         _wuv(w, ln)
     for e6 in xs5:
-        w += _S10.pack(e6.topic_id)
+        w += _S15.pack(e6.topic_id)
         xs7 = e6.partitions
         ln = len(xs7) + 1
         if ln < 128:
@@ -1754,7 +1753,7 @@ def _w_FetchRequest_9(o, w):
     if (o.replica_state.replica_id != -1) or (o.replica_state.replica_epoch != -1) or o.replica_state.unknown_tagged_fields:
         t12 = bytearray()
         s13 = o.replica_state
-        t12 += _S12.pack(s13.replica_id, s13.replica_epoch)
+        t12 += _S17.pack(s13.replica_id, s13.replica_epoch)
         if s13.unknown_tagged_fields:
             _wtags(t12, s13.unknown_tagged_fields)
         else:
@@ -1784,7 +1783,7 @@ def _t_FetchRequest_FetchPartition_1(b, p, o):
         if end > bl:
             raise DecodeError('FetchPartition: tagged field past the end')
         if tag == 0:
-            o.replica_directory_id, = _S10.unpack_from(b, p)
+            o.replica_directory_id, = _S15.unpack_from(b, p)
             p += 16
         else:
             if unknown is None:
@@ -1798,113 +1797,110 @@ def _t_FetchRequest_FetchPartition_1(b, p, o):
 def _r_FetchRequest_10(b, p):
     bl = len(b)
     o = _new(FetchRequest)
-    o.max_wait_ms, o.min_bytes, o.max_bytes, o.isolation_level, o.session_id, o.session_epoch, = _S11.unpack_from(b, p)
-    p += 21
-    n1 = b[p] - 1
-    p += 1
-    if n1 > 126:
-        n1, p = _uvt(b, p, n1 + 1)
-        n1 -= 1
-    if n1 < 0:
+    o.max_wait_ms, o.min_bytes, o.max_bytes, o.isolation_level, o.session_id, o.session_epoch, h1, = _S16.unpack_from(b, p)
+    p += 22
+    n2 = h1 - 1
+    if n2 > 126:
+        n2, p = _uvt(b, p, n2 + 1)
+        n2 -= 1
+    if n2 < 0:
         raise DecodeError('FetchRequest.Topics: null where not nullable')
     else:
-        if n1 > bl - p:
-            raise DecodeError('FetchRequest.Topics: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3 = _new(_FetchRequest_FetchTopic)
-            e3.topic_id, = _S10.unpack_from(b, p)
-            p += 16
-            n4 = b[p] - 1
-            p += 1
-            if n4 > 126:
-                n4, p = _uvt(b, p, n4 + 1)
-                n4 -= 1
-            if n4 < 0:
+        if n2 > bl - p:
+            raise DecodeError('FetchRequest.Topics: count ' + str(n2) + ' past the end')
+        xs3 = []
+        for _ in range(n2):
+            e4 = _new(_FetchRequest_FetchTopic)
+            e4.topic_id, h5, = _S14.unpack_from(b, p)
+            p += 17
+            n6 = h5 - 1
+            if n6 > 126:
+                n6, p = _uvt(b, p, n6 + 1)
+                n6 -= 1
+            if n6 < 0:
                 raise DecodeError('FetchTopic.Partitions: null where not nullable')
             else:
-                if n4 > bl - p:
-                    raise DecodeError('FetchTopic.Partitions: count ' + str(n4) + ' past the end')
-                xs5 = []
-                for _ in range(n4):
-                    e6 = _new(_FetchRequest_FetchPartition)
-                    e6.partition, e6.current_leader_epoch, e6.fetch_offset, e6.last_fetched_epoch, e6.log_start_offset, e6.partition_max_bytes, = _S9.unpack_from(b, p)
+                if n6 > bl - p:
+                    raise DecodeError('FetchTopic.Partitions: count ' + str(n6) + ' past the end')
+                xs7 = []
+                for _ in range(n6):
+                    e8 = _new(_FetchRequest_FetchPartition)
+                    e8.partition, e8.current_leader_epoch, e8.fetch_offset, e8.last_fetched_epoch, e8.log_start_offset, e8.partition_max_bytes, = _S13.unpack_from(b, p)
                     p += 32
-                    e6.high_watermark = 9223372036854775807
-                    e6.replica_directory_id = UUID_ZERO
+                    e8.high_watermark = 9223372036854775807
+                    e8.replica_directory_id = UUID_ZERO
                     if b[p] == 0:  # no tagged fields, the common case
-                        e6.unknown_tagged_fields = None
+                        e8.unknown_tagged_fields = None
                         p += 1
                     else:
-                        p = _t_FetchRequest_FetchPartition_1(b, p, e6)
-                    xs5.append(e6)
-                e3.partitions = xs5
-            e3.topic = ''
+                        p = _t_FetchRequest_FetchPartition_1(b, p, e8)
+                    xs7.append(e8)
+                e4.partitions = xs7
+            e4.topic = ''
             if b[p] == 0:  # no tagged fields, the common case
-                e3.unknown_tagged_fields = None
+                e4.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_FetchRequest_FetchTopic_0(b, p, e3)
-            xs2.append(e3)
-        o.topics = xs2
-    n7 = b[p] - 1
+                p = _t_FetchRequest_FetchTopic_0(b, p, e4)
+            xs3.append(e4)
+        o.topics = xs3
+    n9 = b[p] - 1
     p += 1
-    if n7 > 126:
-        n7, p = _uvt(b, p, n7 + 1)
-        n7 -= 1
-    if n7 < 0:
+    if n9 > 126:
+        n9, p = _uvt(b, p, n9 + 1)
+        n9 -= 1
+    if n9 < 0:
         raise DecodeError('FetchRequest.ForgottenTopicsData: null where not nullable')
     else:
-        if n7 > bl - p:
-            raise DecodeError('FetchRequest.ForgottenTopicsData: count ' + str(n7) + ' past the end')
-        xs8 = []
-        for _ in range(n7):
-            e9 = _new(_FetchRequest_ForgottenTopic)
-            e9.topic_id, = _S10.unpack_from(b, p)
-            p += 16
-            n10 = b[p] - 1
-            p += 1
-            if n10 > 126:
-                n10, p = _uvt(b, p, n10 + 1)
-                n10 -= 1
-            if n10 < 0:
+        if n9 > bl - p:
+            raise DecodeError('FetchRequest.ForgottenTopicsData: count ' + str(n9) + ' past the end')
+        xs10 = []
+        for _ in range(n9):
+            e11 = _new(_FetchRequest_ForgottenTopic)
+            e11.topic_id, h12, = _S14.unpack_from(b, p)
+            p += 17
+            n13 = h12 - 1
+            if n13 > 126:
+                n13, p = _uvt(b, p, n13 + 1)
+                n13 -= 1
+            if n13 < 0:
                 raise DecodeError('ForgottenTopic.Partitions: null where not nullable')
-            elif n10 < 64:
-                e9.partitions = list(_ARRAY_i[n10].unpack_from(b, p))
-                p += 4 * n10
+            elif n13 < 64:
+                e11.partitions = list(_ARRAY_i[n13].unpack_from(b, p))
+                p += 4 * n13
             else:
-                if n10 > bl - p:
-                    raise DecodeError('ForgottenTopic.Partitions: count ' + str(n10) + ' past the end')
-                e9.partitions = list(_struct.Struct('>' + str(n10) + 'i').unpack_from(b, p))
-                p += 4 * n10
-            e9.topic = ''
+                if n13 > bl - p:
+                    raise DecodeError('ForgottenTopic.Partitions: count ' + str(n13) + ' past the end')
+                e11.partitions = list(_struct.Struct('>' + str(n13) + 'i').unpack_from(b, p))
+                p += 4 * n13
+            e11.topic = ''
             if b[p] == 0:  # no tagged fields, the common case
-                e9.unknown_tagged_fields = None
+                e11.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_FetchRequest_ForgottenTopic_0(b, p, e9)
-            xs8.append(e9)
-        o.forgotten_topics_data = xs8
-    n11 = b[p] - 1
+                p = _t_FetchRequest_ForgottenTopic_0(b, p, e11)
+            xs10.append(e11)
+        o.forgotten_topics_data = xs10
+    n14 = b[p] - 1
     p += 1
-    if n11 > 126:
-        n11, p = _uvt(b, p, n11 + 1)
-        n11 -= 1
-    if n11 < 0:
+    if n14 > 126:
+        n14, p = _uvt(b, p, n14 + 1)
+        n14 -= 1
+    if n14 < 0:
         raise DecodeError('FetchRequest.RackId: null where not nullable')
     else:
-        q12 = p + n11
-        if q12 > bl:
-            raise DecodeError('FetchRequest.RackId: length ' + str(n11) + ' past the end')
-        o.rack_id = str(b[p:q12], 'utf-8')
-        p = q12
+        q15 = p + n14
+        if q15 > bl:
+            raise DecodeError('FetchRequest.RackId: length ' + str(n14) + ' past the end')
+        o.rack_id = str(b[p:q15], 'utf-8')
+        p = q15
     o.replica_id = -1
     o.cluster_id = None
-    d13 = _new(_FetchRequest_ReplicaState)
-    d13.replica_id = -1
-    d13.replica_epoch = -1
-    d13.unknown_tagged_fields = None
-    o.replica_state = d13
+    d16 = _new(_FetchRequest_ReplicaState)
+    d16.replica_id = -1
+    d16.replica_epoch = -1
+    d16.unknown_tagged_fields = None
+    o.replica_state = d16
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         p += 1
@@ -1916,7 +1912,7 @@ def _r_FetchRequest_10(b, p):
 def _w_FetchRequest_10(o, w):
     if o.replica_id != -1:
         raise UnsupportedFieldError('FetchRequest.ReplicaId exists only in versions 0-14')
-    w += _S11.pack(o.max_wait_ms, o.min_bytes, o.max_bytes, o.isolation_level, o.session_id, o.session_epoch)
+    w += _S18.pack(o.max_wait_ms, o.min_bytes, o.max_bytes, o.isolation_level, o.session_id, o.session_epoch)
     xs1 = o.topics
     ln = len(xs1) + 1
     if ln < 128:
@@ -1924,7 +1920,7 @@ def _w_FetchRequest_10(o, w):
     else:
         _wuv(w, ln)
     for e2 in xs1:
-        w += _S10.pack(e2.topic_id)
+        w += _S15.pack(e2.topic_id)
         xs3 = e2.partitions
         ln = len(xs3) + 1
         if ln < 128:
@@ -1932,11 +1928,11 @@ def _w_FetchRequest_10(o, w):
         else:
             _wuv(w, ln)
         for e4 in xs3:
-            w += _S9.pack(e4.partition, e4.current_leader_epoch, e4.fetch_offset, e4.last_fetched_epoch, e4.log_start_offset, e4.partition_max_bytes)
+            w += _S13.pack(e4.partition, e4.current_leader_epoch, e4.fetch_offset, e4.last_fetched_epoch, e4.log_start_offset, e4.partition_max_bytes)
             tags5 = []
             if e4.replica_directory_id != UUID_ZERO:
                 t6 = bytearray()
-                t6 += _S10.pack(e4.replica_directory_id)
+                t6 += _S15.pack(e4.replica_directory_id)
                 tags5.append((0, t6))
             if e4.unknown_tagged_fields:
                 tags5 = sorted(tags5 + e4.unknown_tagged_fields, key=_first)
@@ -1955,7 +1951,7 @@ def _w_FetchRequest_10(o, w):
     else:
         _wuv(w, ln)
     for e8 in xs7:
-        w += _S10.pack(e8.topic_id)
+        w += _S15.pack(e8.topic_id)
         xs9 = e8.partitions
         ln = len(xs9) + 1
         if ln < 128:
@@ -1996,7 +1992,7 @@ def _w_FetchRequest_10(o, w):
     if (o.replica_state.replica_id != -1) or (o.replica_state.replica_epoch != -1) or o.replica_state.unknown_tagged_fields:
         t14 = bytearray()
         s15 = o.replica_state
-        t14 += _S12.pack(s15.replica_id, s15.replica_epoch)
+        t14 += _S17.pack(s15.replica_id, s15.replica_epoch)
         if s15.unknown_tagged_fields:
             _wtags(t14, s15.unknown_tagged_fields)
         else:
@@ -2026,10 +2022,10 @@ def _t_FetchRequest_FetchPartition_2(b, p, o):
         if end > bl:
             raise DecodeError('FetchPartition: tagged field past the end')
         if tag == 0:
-            o.replica_directory_id, = _S10.unpack_from(b, p)
+            o.replica_directory_id, = _S15.unpack_from(b, p)
             p += 16
         elif tag == 1:
-            o.high_watermark, = _S13.unpack_from(b, p)
+            o.high_watermark, = _S19.unpack_from(b, p)
             p += 8
         else:
             if unknown is None:
@@ -2043,113 +2039,110 @@ def _t_FetchRequest_FetchPartition_2(b, p, o):
 def _r_FetchRequest_11(b, p):
     bl = len(b)
     o = _new(FetchRequest)
-    o.max_wait_ms, o.min_bytes, o.max_bytes, o.isolation_level, o.session_id, o.session_epoch, = _S11.unpack_from(b, p)
-    p += 21
-    n1 = b[p] - 1
-    p += 1
-    if n1 > 126:
-        n1, p = _uvt(b, p, n1 + 1)
-        n1 -= 1
-    if n1 < 0:
+    o.max_wait_ms, o.min_bytes, o.max_bytes, o.isolation_level, o.session_id, o.session_epoch, h1, = _S16.unpack_from(b, p)
+    p += 22
+    n2 = h1 - 1
+    if n2 > 126:
+        n2, p = _uvt(b, p, n2 + 1)
+        n2 -= 1
+    if n2 < 0:
         raise DecodeError('FetchRequest.Topics: null where not nullable')
     else:
-        if n1 > bl - p:
-            raise DecodeError('FetchRequest.Topics: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3 = _new(_FetchRequest_FetchTopic)
-            e3.topic_id, = _S10.unpack_from(b, p)
-            p += 16
-            n4 = b[p] - 1
-            p += 1
-            if n4 > 126:
-                n4, p = _uvt(b, p, n4 + 1)
-                n4 -= 1
-            if n4 < 0:
+        if n2 > bl - p:
+            raise DecodeError('FetchRequest.Topics: count ' + str(n2) + ' past the end')
+        xs3 = []
+        for _ in range(n2):
+            e4 = _new(_FetchRequest_FetchTopic)
+            e4.topic_id, h5, = _S14.unpack_from(b, p)
+            p += 17
+            n6 = h5 - 1
+            if n6 > 126:
+                n6, p = _uvt(b, p, n6 + 1)
+                n6 -= 1
+            if n6 < 0:
                 raise DecodeError('FetchTopic.Partitions: null where not nullable')
             else:
-                if n4 > bl - p:
-                    raise DecodeError('FetchTopic.Partitions: count ' + str(n4) + ' past the end')
-                xs5 = []
-                for _ in range(n4):
-                    e6 = _new(_FetchRequest_FetchPartition)
-                    e6.partition, e6.current_leader_epoch, e6.fetch_offset, e6.last_fetched_epoch, e6.log_start_offset, e6.partition_max_bytes, = _S9.unpack_from(b, p)
+                if n6 > bl - p:
+                    raise DecodeError('FetchTopic.Partitions: count ' + str(n6) + ' past the end')
+                xs7 = []
+                for _ in range(n6):
+                    e8 = _new(_FetchRequest_FetchPartition)
+                    e8.partition, e8.current_leader_epoch, e8.fetch_offset, e8.last_fetched_epoch, e8.log_start_offset, e8.partition_max_bytes, = _S13.unpack_from(b, p)
                     p += 32
-                    e6.replica_directory_id = UUID_ZERO
-                    e6.high_watermark = 9223372036854775807
+                    e8.replica_directory_id = UUID_ZERO
+                    e8.high_watermark = 9223372036854775807
                     if b[p] == 0:  # no tagged fields, the common case
-                        e6.unknown_tagged_fields = None
+                        e8.unknown_tagged_fields = None
                         p += 1
                     else:
-                        p = _t_FetchRequest_FetchPartition_2(b, p, e6)
-                    xs5.append(e6)
-                e3.partitions = xs5
-            e3.topic = ''
+                        p = _t_FetchRequest_FetchPartition_2(b, p, e8)
+                    xs7.append(e8)
+                e4.partitions = xs7
+            e4.topic = ''
             if b[p] == 0:  # no tagged fields, the common case
-                e3.unknown_tagged_fields = None
+                e4.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_FetchRequest_FetchTopic_0(b, p, e3)
-            xs2.append(e3)
-        o.topics = xs2
-    n7 = b[p] - 1
+                p = _t_FetchRequest_FetchTopic_0(b, p, e4)
+            xs3.append(e4)
+        o.topics = xs3
+    n9 = b[p] - 1
     p += 1
-    if n7 > 126:
-        n7, p = _uvt(b, p, n7 + 1)
-        n7 -= 1
-    if n7 < 0:
+    if n9 > 126:
+        n9, p = _uvt(b, p, n9 + 1)
+        n9 -= 1
+    if n9 < 0:
         raise DecodeError('FetchRequest.ForgottenTopicsData: null where not nullable')
     else:
-        if n7 > bl - p:
-            raise DecodeError('FetchRequest.ForgottenTopicsData: count ' + str(n7) + ' past the end')
-        xs8 = []
-        for _ in range(n7):
-            e9 = _new(_FetchRequest_ForgottenTopic)
-            e9.topic_id, = _S10.unpack_from(b, p)
-            p += 16
-            n10 = b[p] - 1
-            p += 1
-            if n10 > 126:
-                n10, p = _uvt(b, p, n10 + 1)
-                n10 -= 1
-            if n10 < 0:
+        if n9 > bl - p:
+            raise DecodeError('FetchRequest.ForgottenTopicsData: count ' + str(n9) + ' past the end')
+        xs10 = []
+        for _ in range(n9):
+            e11 = _new(_FetchRequest_ForgottenTopic)
+            e11.topic_id, h12, = _S14.unpack_from(b, p)
+            p += 17
+            n13 = h12 - 1
+            if n13 > 126:
+                n13, p = _uvt(b, p, n13 + 1)
+                n13 -= 1
+            if n13 < 0:
                 raise DecodeError('ForgottenTopic.Partitions: null where not nullable')
-            elif n10 < 64:
-                e9.partitions = list(_ARRAY_i[n10].unpack_from(b, p))
-                p += 4 * n10
+            elif n13 < 64:
+                e11.partitions = list(_ARRAY_i[n13].unpack_from(b, p))
+                p += 4 * n13
             else:
-                if n10 > bl - p:
-                    raise DecodeError('ForgottenTopic.Partitions: count ' + str(n10) + ' past the end')
-                e9.partitions = list(_struct.Struct('>' + str(n10) + 'i').unpack_from(b, p))
-                p += 4 * n10
-            e9.topic = ''
+                if n13 > bl - p:
+                    raise DecodeError('ForgottenTopic.Partitions: count ' + str(n13) + ' past the end')
+                e11.partitions = list(_struct.Struct('>' + str(n13) + 'i').unpack_from(b, p))
+                p += 4 * n13
+            e11.topic = ''
             if b[p] == 0:  # no tagged fields, the common case
-                e9.unknown_tagged_fields = None
+                e11.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_FetchRequest_ForgottenTopic_0(b, p, e9)
-            xs8.append(e9)
-        o.forgotten_topics_data = xs8
-    n11 = b[p] - 1
+                p = _t_FetchRequest_ForgottenTopic_0(b, p, e11)
+            xs10.append(e11)
+        o.forgotten_topics_data = xs10
+    n14 = b[p] - 1
     p += 1
-    if n11 > 126:
-        n11, p = _uvt(b, p, n11 + 1)
-        n11 -= 1
-    if n11 < 0:
+    if n14 > 126:
+        n14, p = _uvt(b, p, n14 + 1)
+        n14 -= 1
+    if n14 < 0:
         raise DecodeError('FetchRequest.RackId: null where not nullable')
     else:
-        q12 = p + n11
-        if q12 > bl:
-            raise DecodeError('FetchRequest.RackId: length ' + str(n11) + ' past the end')
-        o.rack_id = str(b[p:q12], 'utf-8')
-        p = q12
+        q15 = p + n14
+        if q15 > bl:
+            raise DecodeError('FetchRequest.RackId: length ' + str(n14) + ' past the end')
+        o.rack_id = str(b[p:q15], 'utf-8')
+        p = q15
     o.replica_id = -1
     o.cluster_id = None
-    d13 = _new(_FetchRequest_ReplicaState)
-    d13.replica_id = -1
-    d13.replica_epoch = -1
-    d13.unknown_tagged_fields = None
-    o.replica_state = d13
+    d16 = _new(_FetchRequest_ReplicaState)
+    d16.replica_id = -1
+    d16.replica_epoch = -1
+    d16.unknown_tagged_fields = None
+    o.replica_state = d16
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         p += 1
@@ -2161,7 +2154,7 @@ def _r_FetchRequest_11(b, p):
 def _w_FetchRequest_11(o, w):
     if o.replica_id != -1:
         raise UnsupportedFieldError('FetchRequest.ReplicaId exists only in versions 0-14')
-    w += _S11.pack(o.max_wait_ms, o.min_bytes, o.max_bytes, o.isolation_level, o.session_id, o.session_epoch)
+    w += _S18.pack(o.max_wait_ms, o.min_bytes, o.max_bytes, o.isolation_level, o.session_id, o.session_epoch)
     xs1 = o.topics
     ln = len(xs1) + 1
     if ln < 128:
@@ -2169,7 +2162,7 @@ def _w_FetchRequest_11(o, w):
     else:
         _wuv(w, ln)
     for e2 in xs1:
-        w += _S10.pack(e2.topic_id)
+        w += _S15.pack(e2.topic_id)
         xs3 = e2.partitions
         ln = len(xs3) + 1
         if ln < 128:
@@ -2177,15 +2170,15 @@ def _w_FetchRequest_11(o, w):
         else:
             _wuv(w, ln)
         for e4 in xs3:
-            w += _S9.pack(e4.partition, e4.current_leader_epoch, e4.fetch_offset, e4.last_fetched_epoch, e4.log_start_offset, e4.partition_max_bytes)
+            w += _S13.pack(e4.partition, e4.current_leader_epoch, e4.fetch_offset, e4.last_fetched_epoch, e4.log_start_offset, e4.partition_max_bytes)
             tags5 = []
             if e4.replica_directory_id != UUID_ZERO:
                 t6 = bytearray()
-                t6 += _S10.pack(e4.replica_directory_id)
+                t6 += _S15.pack(e4.replica_directory_id)
                 tags5.append((0, t6))
             if e4.high_watermark != 9223372036854775807:
                 t7 = bytearray()
-                t7 += _S13.pack(e4.high_watermark)
+                t7 += _S19.pack(e4.high_watermark)
                 tags5.append((1, t7))
             if e4.unknown_tagged_fields:
                 tags5 = sorted(tags5 + e4.unknown_tagged_fields, key=_first)
@@ -2204,7 +2197,7 @@ def _w_FetchRequest_11(o, w):
     else:
         _wuv(w, ln)
     for e9 in xs8:
-        w += _S10.pack(e9.topic_id)
+        w += _S15.pack(e9.topic_id)
         xs10 = e9.partitions
         ln = len(xs10) + 1
         if ln < 128:
@@ -2245,7 +2238,7 @@ def _w_FetchRequest_11(o, w):
     if (o.replica_state.replica_id != -1) or (o.replica_state.replica_epoch != -1) or o.replica_state.unknown_tagged_fields:
         t15 = bytearray()
         s16 = o.replica_state
-        t15 += _S12.pack(s16.replica_id, s16.replica_epoch)
+        t15 += _S17.pack(s16.replica_id, s16.replica_epoch)
         if s16.unknown_tagged_fields:
             _wtags(t15, s16.unknown_tagged_fields)
         else:
@@ -2262,7 +2255,7 @@ def _w_FetchRequest_11(o, w):
 def _r_FetchResponse_0(b, p):
     bl = len(b)
     o = _new(FetchResponse)
-    n1, = _S1.unpack_from(b, p)
+    n1, = _S2.unpack_from(b, p)
     p += 4
     if n1 < 0:
         raise DecodeError('FetchResponse.Responses: null where not nullable')
@@ -2272,7 +2265,7 @@ def _r_FetchResponse_0(b, p):
         xs2 = []
         for _ in range(n1):
             e3 = _new(_FetchResponse_FetchableTopicResponse)
-            n4, = _S2.unpack_from(b, p)
+            n4, = _S1.unpack_from(b, p)
             p += 2
             if n4 < 0:
                 raise DecodeError('FetchableTopicResponse.Topic: null where not nullable')
@@ -2282,7 +2275,7 @@ def _r_FetchResponse_0(b, p):
                     raise DecodeError('FetchableTopicResponse.Topic: length ' + str(n4) + ' past the end')
                 e3.topic = str(b[p:q5], 'utf-8')
                 p = q5
-            n6, = _S1.unpack_from(b, p)
+            n6, = _S2.unpack_from(b, p)
             p += 4
             if n6 < 0:
                 raise DecodeError('FetchableTopicResponse.Partitions: null where not nullable')
@@ -2292,35 +2285,34 @@ def _r_FetchResponse_0(b, p):
                 xs7 = []
                 for _ in range(n6):
                     e8 = _new(_FetchResponse_PartitionData)
-                    e8.partition_index, e8.error_code, e8.high_watermark, = _S14.unpack_from(b, p)
-                    p += 14
-                    n9, = _S1.unpack_from(b, p)
-                    p += 4
-                    if n9 < 0:
+                    e8.partition_index, e8.error_code, e8.high_watermark, h9, = _S20.unpack_from(b, p)
+                    p += 18
+                    n10 = h9
+                    if n10 < 0:
                         e8.records = None
                     else:
-                        q10 = p + n9
-                        if q10 > bl:
-                            raise DecodeError('PartitionData.Records: length ' + str(n9) + ' past the end')
-                        e8.records = b[p:q10]
-                        p = q10
+                        q11 = p + n10
+                        if q11 > bl:
+                            raise DecodeError('PartitionData.Records: length ' + str(n10) + ' past the end')
+                        e8.records = b[p:q11]
+                        p = q11
                     e8.last_stable_offset = -1
                     e8.log_start_offset = -1
-                    d11 = _new(_FetchResponse_EpochEndOffset)
-                    d11.epoch = -1
-                    d11.end_offset = -1
-                    d11.unknown_tagged_fields = None
-                    e8.diverging_epoch = d11
-                    d12 = _new(_FetchResponse_LeaderIdAndEpoch)
-                    d12.leader_id = -1
-                    d12.leader_epoch = -1
+                    d12 = _new(_FetchResponse_EpochEndOffset)
+                    d12.epoch = -1
+                    d12.end_offset = -1
                     d12.unknown_tagged_fields = None
-                    e8.current_leader = d12
-                    d13 = _new(_FetchResponse_SnapshotId)
-                    d13.end_offset = -1
-                    d13.epoch = -1
+                    e8.diverging_epoch = d12
+                    d13 = _new(_FetchResponse_LeaderIdAndEpoch)
+                    d13.leader_id = -1
+                    d13.leader_epoch = -1
                     d13.unknown_tagged_fields = None
-                    e8.snapshot_id = d13
+                    e8.current_leader = d13
+                    d14 = _new(_FetchResponse_SnapshotId)
+                    d14.end_offset = -1
+                    d14.epoch = -1
+                    d14.unknown_tagged_fields = None
+                    e8.snapshot_id = d14
                     e8.aborted_transactions = []
                     e8.preferred_read_replica = -1
                     e8.unknown_tagged_fields = None
@@ -2342,99 +2334,97 @@ def _w_FetchResponse_0(o, w):
     if o.session_id != 0:
         raise UnsupportedFieldError('FetchResponse.SessionId exists only in versions 7+')
     xs1 = o.responses
-    w += _S1.pack(len(xs1))
+    w += _S2.pack(len(xs1))
     for e2 in xs1:
         v3 = e2.topic
         v3 = v3.encode()
-        w += _S2.pack(len(v3))
+        w += _S1.pack(len(v3))
         w += v3
         xs4 = e2.partitions
-        w += _S1.pack(len(xs4))
+        w += _S2.pack(len(xs4))
         for e5 in xs4:
             if e5.preferred_read_replica != -1:
                 raise UnsupportedFieldError('PartitionData.PreferredReadReplica exists only in versions 11+')
-            w += _S14.pack(e5.partition_index, e5.error_code, e5.high_watermark)
+            w += _S21.pack(e5.partition_index, e5.error_code, e5.high_watermark)
             v6 = e5.records
             if v6 is None:
                 w += b'\xff\xff\xff\xff'
             else:
-                w += _S1.pack(len(v6))
+                w += _S2.pack(len(v6))
                 _wrec(w, v6)
 
 
 def _r_FetchResponse_1(b, p):
     bl = len(b)
     o = _new(FetchResponse)
-    o.throttle_time_ms, = _S1.unpack_from(b, p)
-    p += 4
-    n1, = _S1.unpack_from(b, p)
-    p += 4
-    if n1 < 0:
+    o.throttle_time_ms, h1, = _S22.unpack_from(b, p)
+    p += 8
+    n2 = h1
+    if n2 < 0:
         raise DecodeError('FetchResponse.Responses: null where not nullable')
     else:
-        if n1 > bl - p:
-            raise DecodeError('FetchResponse.Responses: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3 = _new(_FetchResponse_FetchableTopicResponse)
-            n4, = _S2.unpack_from(b, p)
+        if n2 > bl - p:
+            raise DecodeError('FetchResponse.Responses: count ' + str(n2) + ' past the end')
+        xs3 = []
+        for _ in range(n2):
+            e4 = _new(_FetchResponse_FetchableTopicResponse)
+            n5, = _S1.unpack_from(b, p)
             p += 2
-            if n4 < 0:
+            if n5 < 0:
                 raise DecodeError('FetchableTopicResponse.Topic: null where not nullable')
             else:
-                q5 = p + n4
-                if q5 > bl:
-                    raise DecodeError('FetchableTopicResponse.Topic: length ' + str(n4) + ' past the end')
-                e3.topic = str(b[p:q5], 'utf-8')
-                p = q5
-            n6, = _S1.unpack_from(b, p)
+                q6 = p + n5
+                if q6 > bl:
+                    raise DecodeError('FetchableTopicResponse.Topic: length ' + str(n5) + ' past the end')
+                e4.topic = str(b[p:q6], 'utf-8')
+                p = q6
+            n7, = _S2.unpack_from(b, p)
             p += 4
-            if n6 < 0:
+            if n7 < 0:
                 raise DecodeError('FetchableTopicResponse.Partitions: null where not nullable')
             else:
-                if n6 > bl - p:
-                    raise DecodeError('FetchableTopicResponse.Partitions: count ' + str(n6) + ' past the end')
-                xs7 = []
-                for _ in range(n6):
-                    e8 = _new(_FetchResponse_PartitionData)
-                    e8.partition_index, e8.error_code, e8.high_watermark, = _S14.unpack_from(b, p)
-                    p += 14
-                    n9, = _S1.unpack_from(b, p)
-                    p += 4
-                    if n9 < 0:
-                        e8.records = None
+                if n7 > bl - p:
+                    raise DecodeError('FetchableTopicResponse.Partitions: count ' + str(n7) + ' past the end')
+                xs8 = []
+                for _ in range(n7):
+                    e9 = _new(_FetchResponse_PartitionData)
+                    e9.partition_index, e9.error_code, e9.high_watermark, h10, = _S20.unpack_from(b, p)
+                    p += 18
+                    n11 = h10
+                    if n11 < 0:
+                        e9.records = None
                     else:
-                        q10 = p + n9
-                        if q10 > bl:
-                            raise DecodeError('PartitionData.Records: length ' + str(n9) + ' past the end')
-                        e8.records = b[p:q10]
-                        p = q10
-                    e8.last_stable_offset = -1
-                    e8.log_start_offset = -1
-                    d11 = _new(_FetchResponse_EpochEndOffset)
-                    d11.epoch = -1
-                    d11.end_offset = -1
-                    d11.unknown_tagged_fields = None
-                    e8.diverging_epoch = d11
-                    d12 = _new(_FetchResponse_LeaderIdAndEpoch)
-                    d12.leader_id = -1
-                    d12.leader_epoch = -1
-                    d12.unknown_tagged_fields = None
-                    e8.current_leader = d12
-                    d13 = _new(_FetchResponse_SnapshotId)
-                    d13.end_offset = -1
+                        q12 = p + n11
+                        if q12 > bl:
+                            raise DecodeError('PartitionData.Records: length ' + str(n11) + ' past the end')
+                        e9.records = b[p:q12]
+                        p = q12
+                    e9.last_stable_offset = -1
+                    e9.log_start_offset = -1
+                    d13 = _new(_FetchResponse_EpochEndOffset)
                     d13.epoch = -1
+                    d13.end_offset = -1
                     d13.unknown_tagged_fields = None
-                    e8.snapshot_id = d13
-                    e8.aborted_transactions = []
-                    e8.preferred_read_replica = -1
-                    e8.unknown_tagged_fields = None
-                    xs7.append(e8)
-                e3.partitions = xs7
-            e3.topic_id = UUID_ZERO
-            e3.unknown_tagged_fields = None
-            xs2.append(e3)
-        o.responses = xs2
+                    e9.diverging_epoch = d13
+                    d14 = _new(_FetchResponse_LeaderIdAndEpoch)
+                    d14.leader_id = -1
+                    d14.leader_epoch = -1
+                    d14.unknown_tagged_fields = None
+                    e9.current_leader = d14
+                    d15 = _new(_FetchResponse_SnapshotId)
+                    d15.end_offset = -1
+                    d15.epoch = -1
+                    d15.unknown_tagged_fields = None
+                    e9.snapshot_id = d15
+                    e9.aborted_transactions = []
+                    e9.preferred_read_replica = -1
+                    e9.unknown_tagged_fields = None
+                    xs8.append(e9)
+                e4.partitions = xs8
+            e4.topic_id = UUID_ZERO
+            e4.unknown_tagged_fields = None
+            xs3.append(e4)
+        o.responses = xs3
     o.error_code = 0
     o.session_id = 0
     o.node_endpoints = []
@@ -2445,114 +2435,112 @@ def _r_FetchResponse_1(b, p):
 def _w_FetchResponse_1(o, w):
     if o.session_id != 0:
         raise UnsupportedFieldError('FetchResponse.SessionId exists only in versions 7+')
-    w += _S1.pack(o.throttle_time_ms)
+    w += _S2.pack(o.throttle_time_ms)
     xs1 = o.responses
-    w += _S1.pack(len(xs1))
+    w += _S2.pack(len(xs1))
     for e2 in xs1:
         v3 = e2.topic
         v3 = v3.encode()
-        w += _S2.pack(len(v3))
+        w += _S1.pack(len(v3))
         w += v3
         xs4 = e2.partitions
-        w += _S1.pack(len(xs4))
+        w += _S2.pack(len(xs4))
         for e5 in xs4:
             if e5.preferred_read_replica != -1:
                 raise UnsupportedFieldError('PartitionData.PreferredReadReplica exists only in versions 11+')
-            w += _S14.pack(e5.partition_index, e5.error_code, e5.high_watermark)
+            w += _S21.pack(e5.partition_index, e5.error_code, e5.high_watermark)
             v6 = e5.records
             if v6 is None:
                 w += b'\xff\xff\xff\xff'
             else:
-                w += _S1.pack(len(v6))
+                w += _S2.pack(len(v6))
                 _wrec(w, v6)
 
 
 def _r_FetchResponse_2(b, p):
     bl = len(b)
     o = _new(FetchResponse)
-    o.throttle_time_ms, = _S1.unpack_from(b, p)
-    p += 4
-    n1, = _S1.unpack_from(b, p)
-    p += 4
-    if n1 < 0:
+    o.throttle_time_ms, h1, = _S22.unpack_from(b, p)
+    p += 8
+    n2 = h1
+    if n2 < 0:
         raise DecodeError('FetchResponse.Responses: null where not nullable')
     else:
-        if n1 > bl - p:
-            raise DecodeError('FetchResponse.Responses: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3 = _new(_FetchResponse_FetchableTopicResponse)
-            n4, = _S2.unpack_from(b, p)
+        if n2 > bl - p:
+            raise DecodeError('FetchResponse.Responses: count ' + str(n2) + ' past the end')
+        xs3 = []
+        for _ in range(n2):
+            e4 = _new(_FetchResponse_FetchableTopicResponse)
+            n5, = _S1.unpack_from(b, p)
             p += 2
-            if n4 < 0:
+            if n5 < 0:
                 raise DecodeError('FetchableTopicResponse.Topic: null where not nullable')
             else:
-                q5 = p + n4
-                if q5 > bl:
-                    raise DecodeError('FetchableTopicResponse.Topic: length ' + str(n4) + ' past the end')
-                e3.topic = str(b[p:q5], 'utf-8')
-                p = q5
-            n6, = _S1.unpack_from(b, p)
+                q6 = p + n5
+                if q6 > bl:
+                    raise DecodeError('FetchableTopicResponse.Topic: length ' + str(n5) + ' past the end')
+                e4.topic = str(b[p:q6], 'utf-8')
+                p = q6
+            n7, = _S2.unpack_from(b, p)
             p += 4
-            if n6 < 0:
+            if n7 < 0:
                 raise DecodeError('FetchableTopicResponse.Partitions: null where not nullable')
             else:
-                if n6 > bl - p:
-                    raise DecodeError('FetchableTopicResponse.Partitions: count ' + str(n6) + ' past the end')
-                xs7 = []
-                for _ in range(n6):
-                    e8 = _new(_FetchResponse_PartitionData)
-                    e8.partition_index, e8.error_code, e8.high_watermark, e8.last_stable_offset, = _S15.unpack_from(b, p)
-                    p += 22
-                    n9, = _S1.unpack_from(b, p)
-                    p += 4
-                    if n9 < 0:
-                        e8.aborted_transactions = None
+                if n7 > bl - p:
+                    raise DecodeError('FetchableTopicResponse.Partitions: count ' + str(n7) + ' past the end')
+                xs8 = []
+                for _ in range(n7):
+                    e9 = _new(_FetchResponse_PartitionData)
+                    e9.partition_index, e9.error_code, e9.high_watermark, e9.last_stable_offset, h10, = _S23.unpack_from(b, p)
+                    p += 26
+                    n11 = h10
+                    if n11 < 0:
+                        e9.aborted_transactions = None
                     else:
-                        if n9 > bl - p:
-                            raise DecodeError('PartitionData.AbortedTransactions: count ' + str(n9) + ' past the end')
-                        xs10 = []
-                        for _ in range(n9):
-                            e11 = _new(_FetchResponse_AbortedTransaction)
-                            e11.producer_id, e11.first_offset, = _S16.unpack_from(b, p)
+                        if n11 > bl - p:
+                            raise DecodeError('PartitionData.AbortedTransactions: count ' + str(n11) + ' past the end')
+                        xs12 = []
+                        for _ in range(n11):
+                            e13 = _new(_FetchResponse_AbortedTransaction)
+                            e13.producer_id, e13.first_offset, = _S24.unpack_from(b, p)
                             p += 16
-                            e11.unknown_tagged_fields = None
-                            xs10.append(e11)
-                        e8.aborted_transactions = xs10
-                    n12, = _S1.unpack_from(b, p)
+                            e13.unknown_tagged_fields = None
+                            xs12.append(e13)
+                        e9.aborted_transactions = xs12
+                    n14, = _S2.unpack_from(b, p)
                     p += 4
-                    if n12 < 0:
-                        e8.records = None
+                    if n14 < 0:
+                        e9.records = None
                     else:
-                        q13 = p + n12
-                        if q13 > bl:
-                            raise DecodeError('PartitionData.Records: length ' + str(n12) + ' past the end')
-                        e8.records = b[p:q13]
-                        p = q13
-                    e8.log_start_offset = -1
-                    d14 = _new(_FetchResponse_EpochEndOffset)
-                    d14.epoch = -1
-                    d14.end_offset = -1
-                    d14.unknown_tagged_fields = None
-                    e8.diverging_epoch = d14
-                    d15 = _new(_FetchResponse_LeaderIdAndEpoch)
-                    d15.leader_id = -1
-                    d15.leader_epoch = -1
-                    d15.unknown_tagged_fields = None
-                    e8.current_leader = d15
-                    d16 = _new(_FetchResponse_SnapshotId)
-                    d16.end_offset = -1
+                        q15 = p + n14
+                        if q15 > bl:
+                            raise DecodeError('PartitionData.Records: length ' + str(n14) + ' past the end')
+                        e9.records = b[p:q15]
+                        p = q15
+                    e9.log_start_offset = -1
+                    d16 = _new(_FetchResponse_EpochEndOffset)
                     d16.epoch = -1
+                    d16.end_offset = -1
                     d16.unknown_tagged_fields = None
-                    e8.snapshot_id = d16
-                    e8.preferred_read_replica = -1
-                    e8.unknown_tagged_fields = None
-                    xs7.append(e8)
-                e3.partitions = xs7
-            e3.topic_id = UUID_ZERO
-            e3.unknown_tagged_fields = None
-            xs2.append(e3)
-        o.responses = xs2
+                    e9.diverging_epoch = d16
+                    d17 = _new(_FetchResponse_LeaderIdAndEpoch)
+                    d17.leader_id = -1
+                    d17.leader_epoch = -1
+                    d17.unknown_tagged_fields = None
+                    e9.current_leader = d17
+                    d18 = _new(_FetchResponse_SnapshotId)
+                    d18.end_offset = -1
+                    d18.epoch = -1
+                    d18.unknown_tagged_fields = None
+                    e9.snapshot_id = d18
+                    e9.preferred_read_replica = -1
+                    e9.unknown_tagged_fields = None
+                    xs8.append(e9)
+                e4.partitions = xs8
+            e4.topic_id = UUID_ZERO
+            e4.unknown_tagged_fields = None
+            xs3.append(e4)
+        o.responses = xs3
     o.error_code = 0
     o.session_id = 0
     o.node_endpoints = []
@@ -2563,120 +2551,118 @@ def _r_FetchResponse_2(b, p):
 def _w_FetchResponse_2(o, w):
     if o.session_id != 0:
         raise UnsupportedFieldError('FetchResponse.SessionId exists only in versions 7+')
-    w += _S1.pack(o.throttle_time_ms)
+    w += _S2.pack(o.throttle_time_ms)
     xs1 = o.responses
-    w += _S1.pack(len(xs1))
+    w += _S2.pack(len(xs1))
     for e2 in xs1:
         v3 = e2.topic
         v3 = v3.encode()
-        w += _S2.pack(len(v3))
+        w += _S1.pack(len(v3))
         w += v3
         xs4 = e2.partitions
-        w += _S1.pack(len(xs4))
+        w += _S2.pack(len(xs4))
         for e5 in xs4:
             if e5.preferred_read_replica != -1:
                 raise UnsupportedFieldError('PartitionData.PreferredReadReplica exists only in versions 11+')
-            w += _S15.pack(e5.partition_index, e5.error_code, e5.high_watermark, e5.last_stable_offset)
+            w += _S25.pack(e5.partition_index, e5.error_code, e5.high_watermark, e5.last_stable_offset)
             xs6 = e5.aborted_transactions
             if xs6 is None:
                 w += b'\xff\xff\xff\xff'
             else:
-                w += _S1.pack(len(xs6))
+                w += _S2.pack(len(xs6))
                 for e7 in xs6:
-                    w += _S16.pack(e7.producer_id, e7.first_offset)
+                    w += _S24.pack(e7.producer_id, e7.first_offset)
             v8 = e5.records
             if v8 is None:
                 w += b'\xff\xff\xff\xff'
             else:
-                w += _S1.pack(len(v8))
+                w += _S2.pack(len(v8))
                 _wrec(w, v8)
 
 
 def _r_FetchResponse_3(b, p):
     bl = len(b)
     o = _new(FetchResponse)
-    o.throttle_time_ms, = _S1.unpack_from(b, p)
-    p += 4
-    n1, = _S1.unpack_from(b, p)
-    p += 4
-    if n1 < 0:
+    o.throttle_time_ms, h1, = _S22.unpack_from(b, p)
+    p += 8
+    n2 = h1
+    if n2 < 0:
         raise DecodeError('FetchResponse.Responses: null where not nullable')
     else:
-        if n1 > bl - p:
-            raise DecodeError('FetchResponse.Responses: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3 = _new(_FetchResponse_FetchableTopicResponse)
-            n4, = _S2.unpack_from(b, p)
+        if n2 > bl - p:
+            raise DecodeError('FetchResponse.Responses: count ' + str(n2) + ' past the end')
+        xs3 = []
+        for _ in range(n2):
+            e4 = _new(_FetchResponse_FetchableTopicResponse)
+            n5, = _S1.unpack_from(b, p)
             p += 2
-            if n4 < 0:
+            if n5 < 0:
                 raise DecodeError('FetchableTopicResponse.Topic: null where not nullable')
             else:
-                q5 = p + n4
-                if q5 > bl:
-                    raise DecodeError('FetchableTopicResponse.Topic: length ' + str(n4) + ' past the end')
-                e3.topic = str(b[p:q5], 'utf-8')
-                p = q5
-            n6, = _S1.unpack_from(b, p)
+                q6 = p + n5
+                if q6 > bl:
+                    raise DecodeError('FetchableTopicResponse.Topic: length ' + str(n5) + ' past the end')
+                e4.topic = str(b[p:q6], 'utf-8')
+                p = q6
+            n7, = _S2.unpack_from(b, p)
             p += 4
-            if n6 < 0:
+            if n7 < 0:
                 raise DecodeError('FetchableTopicResponse.Partitions: null where not nullable')
             else:
-                if n6 > bl - p:
-                    raise DecodeError('FetchableTopicResponse.Partitions: count ' + str(n6) + ' past the end')
-                xs7 = []
-                for _ in range(n6):
-                    e8 = _new(_FetchResponse_PartitionData)
-                    e8.partition_index, e8.error_code, e8.high_watermark, e8.last_stable_offset, e8.log_start_offset, = _S17.unpack_from(b, p)
-                    p += 30
-                    n9, = _S1.unpack_from(b, p)
-                    p += 4
-                    if n9 < 0:
-                        e8.aborted_transactions = None
+                if n7 > bl - p:
+                    raise DecodeError('FetchableTopicResponse.Partitions: count ' + str(n7) + ' past the end')
+                xs8 = []
+                for _ in range(n7):
+                    e9 = _new(_FetchResponse_PartitionData)
+                    e9.partition_index, e9.error_code, e9.high_watermark, e9.last_stable_offset, e9.log_start_offset, h10, = _S26.unpack_from(b, p)
+                    p += 34
+                    n11 = h10
+                    if n11 < 0:
+                        e9.aborted_transactions = None
                     else:
-                        if n9 > bl - p:
-                            raise DecodeError('PartitionData.AbortedTransactions: count ' + str(n9) + ' past the end')
-                        xs10 = []
-                        for _ in range(n9):
-                            e11 = _new(_FetchResponse_AbortedTransaction)
-                            e11.producer_id, e11.first_offset, = _S16.unpack_from(b, p)
+                        if n11 > bl - p:
+                            raise DecodeError('PartitionData.AbortedTransactions: count ' + str(n11) + ' past the end')
+                        xs12 = []
+                        for _ in range(n11):
+                            e13 = _new(_FetchResponse_AbortedTransaction)
+                            e13.producer_id, e13.first_offset, = _S24.unpack_from(b, p)
                             p += 16
-                            e11.unknown_tagged_fields = None
-                            xs10.append(e11)
-                        e8.aborted_transactions = xs10
-                    n12, = _S1.unpack_from(b, p)
+                            e13.unknown_tagged_fields = None
+                            xs12.append(e13)
+                        e9.aborted_transactions = xs12
+                    n14, = _S2.unpack_from(b, p)
                     p += 4
-                    if n12 < 0:
-                        e8.records = None
+                    if n14 < 0:
+                        e9.records = None
                     else:
-                        q13 = p + n12
-                        if q13 > bl:
-                            raise DecodeError('PartitionData.Records: length ' + str(n12) + ' past the end')
-                        e8.records = b[p:q13]
-                        p = q13
-                    d14 = _new(_FetchResponse_EpochEndOffset)
-                    d14.epoch = -1
-                    d14.end_offset = -1
-                    d14.unknown_tagged_fields = None
-                    e8.diverging_epoch = d14
-                    d15 = _new(_FetchResponse_LeaderIdAndEpoch)
-                    d15.leader_id = -1
-                    d15.leader_epoch = -1
-                    d15.unknown_tagged_fields = None
-                    e8.current_leader = d15
-                    d16 = _new(_FetchResponse_SnapshotId)
-                    d16.end_offset = -1
+                        q15 = p + n14
+                        if q15 > bl:
+                            raise DecodeError('PartitionData.Records: length ' + str(n14) + ' past the end')
+                        e9.records = b[p:q15]
+                        p = q15
+                    d16 = _new(_FetchResponse_EpochEndOffset)
                     d16.epoch = -1
+                    d16.end_offset = -1
                     d16.unknown_tagged_fields = None
-                    e8.snapshot_id = d16
-                    e8.preferred_read_replica = -1
-                    e8.unknown_tagged_fields = None
-                    xs7.append(e8)
-                e3.partitions = xs7
-            e3.topic_id = UUID_ZERO
-            e3.unknown_tagged_fields = None
-            xs2.append(e3)
-        o.responses = xs2
+                    e9.diverging_epoch = d16
+                    d17 = _new(_FetchResponse_LeaderIdAndEpoch)
+                    d17.leader_id = -1
+                    d17.leader_epoch = -1
+                    d17.unknown_tagged_fields = None
+                    e9.current_leader = d17
+                    d18 = _new(_FetchResponse_SnapshotId)
+                    d18.end_offset = -1
+                    d18.epoch = -1
+                    d18.unknown_tagged_fields = None
+                    e9.snapshot_id = d18
+                    e9.preferred_read_replica = -1
+                    e9.unknown_tagged_fields = None
+                    xs8.append(e9)
+                e4.partitions = xs8
+            e4.topic_id = UUID_ZERO
+            e4.unknown_tagged_fields = None
+            xs3.append(e4)
+        o.responses = xs3
     o.error_code = 0
     o.session_id = 0
     o.node_endpoints = []
@@ -2687,272 +2673,267 @@ def _r_FetchResponse_3(b, p):
 def _w_FetchResponse_3(o, w):
     if o.session_id != 0:
         raise UnsupportedFieldError('FetchResponse.SessionId exists only in versions 7+')
-    w += _S1.pack(o.throttle_time_ms)
+    w += _S2.pack(o.throttle_time_ms)
     xs1 = o.responses
-    w += _S1.pack(len(xs1))
+    w += _S2.pack(len(xs1))
     for e2 in xs1:
         v3 = e2.topic
         v3 = v3.encode()
-        w += _S2.pack(len(v3))
+        w += _S1.pack(len(v3))
         w += v3
         xs4 = e2.partitions
-        w += _S1.pack(len(xs4))
+        w += _S2.pack(len(xs4))
         for e5 in xs4:
             if e5.preferred_read_replica != -1:
                 raise UnsupportedFieldError('PartitionData.PreferredReadReplica exists only in versions 11+')
-            w += _S17.pack(e5.partition_index, e5.error_code, e5.high_watermark, e5.last_stable_offset, e5.log_start_offset)
+            w += _S27.pack(e5.partition_index, e5.error_code, e5.high_watermark, e5.last_stable_offset, e5.log_start_offset)
             xs6 = e5.aborted_transactions
             if xs6 is None:
                 w += b'\xff\xff\xff\xff'
             else:
-                w += _S1.pack(len(xs6))
+                w += _S2.pack(len(xs6))
                 for e7 in xs6:
-                    w += _S16.pack(e7.producer_id, e7.first_offset)
+                    w += _S24.pack(e7.producer_id, e7.first_offset)
             v8 = e5.records
             if v8 is None:
                 w += b'\xff\xff\xff\xff'
             else:
-                w += _S1.pack(len(v8))
+                w += _S2.pack(len(v8))
                 _wrec(w, v8)
 
 
 def _r_FetchResponse_4(b, p):
     bl = len(b)
     o = _new(FetchResponse)
-    o.throttle_time_ms, o.error_code, o.session_id, = _S18.unpack_from(b, p)
-    p += 10
-    n1, = _S1.unpack_from(b, p)
-    p += 4
-    if n1 < 0:
+    o.throttle_time_ms, o.error_code, o.session_id, h1, = _S28.unpack_from(b, p)
+    p += 14
+    n2 = h1
+    if n2 < 0:
         raise DecodeError('FetchResponse.Responses: null where not nullable')
     else:
-        if n1 > bl - p:
-            raise DecodeError('FetchResponse.Responses: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3 = _new(_FetchResponse_FetchableTopicResponse)
-            n4, = _S2.unpack_from(b, p)
+        if n2 > bl - p:
+            raise DecodeError('FetchResponse.Responses: count ' + str(n2) + ' past the end')
+        xs3 = []
+        for _ in range(n2):
+            e4 = _new(_FetchResponse_FetchableTopicResponse)
+            n5, = _S1.unpack_from(b, p)
             p += 2
-            if n4 < 0:
+            if n5 < 0:
                 raise DecodeError('FetchableTopicResponse.Topic: null where not nullable')
             else:
-                q5 = p + n4
-                if q5 > bl:
-                    raise DecodeError('FetchableTopicResponse.Topic: length ' + str(n4) + ' past the end')
-                e3.topic = str(b[p:q5], 'utf-8')
-                p = q5
-            n6, = _S1.unpack_from(b, p)
+                q6 = p + n5
+                if q6 > bl:
+                    raise DecodeError('FetchableTopicResponse.Topic: length ' + str(n5) + ' past the end')
+                e4.topic = str(b[p:q6], 'utf-8')
+                p = q6
+            n7, = _S2.unpack_from(b, p)
             p += 4
-            if n6 < 0:
+            if n7 < 0:
                 raise DecodeError('FetchableTopicResponse.Partitions: null where not nullable')
             else:
-                if n6 > bl - p:
-                    raise DecodeError('FetchableTopicResponse.Partitions: count ' + str(n6) + ' past the end')
-                xs7 = []
-                for _ in range(n6):
-                    e8 = _new(_FetchResponse_PartitionData)
-                    e8.partition_index, e8.error_code, e8.high_watermark, e8.last_stable_offset, e8.log_start_offset, = _S17.unpack_from(b, p)
-                    p += 30
-                    n9, = _S1.unpack_from(b, p)
-                    p += 4
-                    if n9 < 0:
-                        e8.aborted_transactions = None
+                if n7 > bl - p:
+                    raise DecodeError('FetchableTopicResponse.Partitions: count ' + str(n7) + ' past the end')
+                xs8 = []
+                for _ in range(n7):
+                    e9 = _new(_FetchResponse_PartitionData)
+                    e9.partition_index, e9.error_code, e9.high_watermark, e9.last_stable_offset, e9.log_start_offset, h10, = _S26.unpack_from(b, p)
+                    p += 34
+                    n11 = h10
+                    if n11 < 0:
+                        e9.aborted_transactions = None
                     else:
-                        if n9 > bl - p:
-                            raise DecodeError('PartitionData.AbortedTransactions: count ' + str(n9) + ' past the end')
-                        xs10 = []
-                        for _ in range(n9):
-                            e11 = _new(_FetchResponse_AbortedTransaction)
-                            e11.producer_id, e11.first_offset, = _S16.unpack_from(b, p)
+                        if n11 > bl - p:
+                            raise DecodeError('PartitionData.AbortedTransactions: count ' + str(n11) + ' past the end')
+                        xs12 = []
+                        for _ in range(n11):
+                            e13 = _new(_FetchResponse_AbortedTransaction)
+                            e13.producer_id, e13.first_offset, = _S24.unpack_from(b, p)
                             p += 16
-                            e11.unknown_tagged_fields = None
-                            xs10.append(e11)
-                        e8.aborted_transactions = xs10
-                    n12, = _S1.unpack_from(b, p)
+                            e13.unknown_tagged_fields = None
+                            xs12.append(e13)
+                        e9.aborted_transactions = xs12
+                    n14, = _S2.unpack_from(b, p)
                     p += 4
-                    if n12 < 0:
-                        e8.records = None
+                    if n14 < 0:
+                        e9.records = None
                     else:
-                        q13 = p + n12
-                        if q13 > bl:
-                            raise DecodeError('PartitionData.Records: length ' + str(n12) + ' past the end')
-                        e8.records = b[p:q13]
-                        p = q13
-                    d14 = _new(_FetchResponse_EpochEndOffset)
-                    d14.epoch = -1
-                    d14.end_offset = -1
-                    d14.unknown_tagged_fields = None
-                    e8.diverging_epoch = d14
-                    d15 = _new(_FetchResponse_LeaderIdAndEpoch)
-                    d15.leader_id = -1
-                    d15.leader_epoch = -1
-                    d15.unknown_tagged_fields = None
-                    e8.current_leader = d15
-                    d16 = _new(_FetchResponse_SnapshotId)
-                    d16.end_offset = -1
+                        q15 = p + n14
+                        if q15 > bl:
+                            raise DecodeError('PartitionData.Records: length ' + str(n14) + ' past the end')
+                        e9.records = b[p:q15]
+                        p = q15
+                    d16 = _new(_FetchResponse_EpochEndOffset)
                     d16.epoch = -1
+                    d16.end_offset = -1
                     d16.unknown_tagged_fields = None
-                    e8.snapshot_id = d16
-                    e8.preferred_read_replica = -1
-                    e8.unknown_tagged_fields = None
-                    xs7.append(e8)
-                e3.partitions = xs7
-            e3.topic_id = UUID_ZERO
-            e3.unknown_tagged_fields = None
-            xs2.append(e3)
-        o.responses = xs2
+                    e9.diverging_epoch = d16
+                    d17 = _new(_FetchResponse_LeaderIdAndEpoch)
+                    d17.leader_id = -1
+                    d17.leader_epoch = -1
+                    d17.unknown_tagged_fields = None
+                    e9.current_leader = d17
+                    d18 = _new(_FetchResponse_SnapshotId)
+                    d18.end_offset = -1
+                    d18.epoch = -1
+                    d18.unknown_tagged_fields = None
+                    e9.snapshot_id = d18
+                    e9.preferred_read_replica = -1
+                    e9.unknown_tagged_fields = None
+                    xs8.append(e9)
+                e4.partitions = xs8
+            e4.topic_id = UUID_ZERO
+            e4.unknown_tagged_fields = None
+            xs3.append(e4)
+        o.responses = xs3
     o.node_endpoints = []
     o.unknown_tagged_fields = None
     return o, p
 
 
 def _w_FetchResponse_4(o, w):
-    w += _S18.pack(o.throttle_time_ms, o.error_code, o.session_id)
+    w += _S29.pack(o.throttle_time_ms, o.error_code, o.session_id)
     xs1 = o.responses
-    w += _S1.pack(len(xs1))
+    w += _S2.pack(len(xs1))
     for e2 in xs1:
         v3 = e2.topic
         v3 = v3.encode()
-        w += _S2.pack(len(v3))
+        w += _S1.pack(len(v3))
         w += v3
         xs4 = e2.partitions
-        w += _S1.pack(len(xs4))
+        w += _S2.pack(len(xs4))
         for e5 in xs4:
             if e5.preferred_read_replica != -1:
                 raise UnsupportedFieldError('PartitionData.PreferredReadReplica exists only in versions 11+')
-            w += _S17.pack(e5.partition_index, e5.error_code, e5.high_watermark, e5.last_stable_offset, e5.log_start_offset)
+            w += _S27.pack(e5.partition_index, e5.error_code, e5.high_watermark, e5.last_stable_offset, e5.log_start_offset)
             xs6 = e5.aborted_transactions
             if xs6 is None:
                 w += b'\xff\xff\xff\xff'
             else:
-                w += _S1.pack(len(xs6))
+                w += _S2.pack(len(xs6))
                 for e7 in xs6:
-                    w += _S16.pack(e7.producer_id, e7.first_offset)
+                    w += _S24.pack(e7.producer_id, e7.first_offset)
             v8 = e5.records
             if v8 is None:
                 w += b'\xff\xff\xff\xff'
             else:
-                w += _S1.pack(len(v8))
+                w += _S2.pack(len(v8))
                 _wrec(w, v8)
 
 
 def _r_FetchResponse_5(b, p):
     bl = len(b)
     o = _new(FetchResponse)
-    o.throttle_time_ms, o.error_code, o.session_id, = _S18.unpack_from(b, p)
-    p += 10
-    n1, = _S1.unpack_from(b, p)
-    p += 4
-    if n1 < 0:
+    o.throttle_time_ms, o.error_code, o.session_id, h1, = _S28.unpack_from(b, p)
+    p += 14
+    n2 = h1
+    if n2 < 0:
         raise DecodeError('FetchResponse.Responses: null where not nullable')
     else:
-        if n1 > bl - p:
-            raise DecodeError('FetchResponse.Responses: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3 = _new(_FetchResponse_FetchableTopicResponse)
-            n4, = _S2.unpack_from(b, p)
+        if n2 > bl - p:
+            raise DecodeError('FetchResponse.Responses: count ' + str(n2) + ' past the end')
+        xs3 = []
+        for _ in range(n2):
+            e4 = _new(_FetchResponse_FetchableTopicResponse)
+            n5, = _S1.unpack_from(b, p)
             p += 2
-            if n4 < 0:
+            if n5 < 0:
                 raise DecodeError('FetchableTopicResponse.Topic: null where not nullable')
             else:
-                q5 = p + n4
-                if q5 > bl:
-                    raise DecodeError('FetchableTopicResponse.Topic: length ' + str(n4) + ' past the end')
-                e3.topic = str(b[p:q5], 'utf-8')
-                p = q5
-            n6, = _S1.unpack_from(b, p)
+                q6 = p + n5
+                if q6 > bl:
+                    raise DecodeError('FetchableTopicResponse.Topic: length ' + str(n5) + ' past the end')
+                e4.topic = str(b[p:q6], 'utf-8')
+                p = q6
+            n7, = _S2.unpack_from(b, p)
             p += 4
-            if n6 < 0:
+            if n7 < 0:
                 raise DecodeError('FetchableTopicResponse.Partitions: null where not nullable')
             else:
-                if n6 > bl - p:
-                    raise DecodeError('FetchableTopicResponse.Partitions: count ' + str(n6) + ' past the end')
-                xs7 = []
-                for _ in range(n6):
-                    e8 = _new(_FetchResponse_PartitionData)
-                    e8.partition_index, e8.error_code, e8.high_watermark, e8.last_stable_offset, e8.log_start_offset, = _S17.unpack_from(b, p)
-                    p += 30
-                    n9, = _S1.unpack_from(b, p)
-                    p += 4
-                    if n9 < 0:
-                        e8.aborted_transactions = None
+                if n7 > bl - p:
+                    raise DecodeError('FetchableTopicResponse.Partitions: count ' + str(n7) + ' past the end')
+                xs8 = []
+                for _ in range(n7):
+                    e9 = _new(_FetchResponse_PartitionData)
+                    e9.partition_index, e9.error_code, e9.high_watermark, e9.last_stable_offset, e9.log_start_offset, h10, = _S26.unpack_from(b, p)
+                    p += 34
+                    n11 = h10
+                    if n11 < 0:
+                        e9.aborted_transactions = None
                     else:
-                        if n9 > bl - p:
-                            raise DecodeError('PartitionData.AbortedTransactions: count ' + str(n9) + ' past the end')
-                        xs10 = []
-                        for _ in range(n9):
-                            e11 = _new(_FetchResponse_AbortedTransaction)
-                            e11.producer_id, e11.first_offset, = _S16.unpack_from(b, p)
+                        if n11 > bl - p:
+                            raise DecodeError('PartitionData.AbortedTransactions: count ' + str(n11) + ' past the end')
+                        xs12 = []
+                        for _ in range(n11):
+                            e13 = _new(_FetchResponse_AbortedTransaction)
+                            e13.producer_id, e13.first_offset, = _S24.unpack_from(b, p)
                             p += 16
-                            e11.unknown_tagged_fields = None
-                            xs10.append(e11)
-                        e8.aborted_transactions = xs10
-                    e8.preferred_read_replica, = _S1.unpack_from(b, p)
-                    p += 4
-                    n12, = _S1.unpack_from(b, p)
-                    p += 4
-                    if n12 < 0:
-                        e8.records = None
+                            e13.unknown_tagged_fields = None
+                            xs12.append(e13)
+                        e9.aborted_transactions = xs12
+                    e9.preferred_read_replica, h14, = _S22.unpack_from(b, p)
+                    p += 8
+                    n15 = h14
+                    if n15 < 0:
+                        e9.records = None
                     else:
-                        q13 = p + n12
-                        if q13 > bl:
-                            raise DecodeError('PartitionData.Records: length ' + str(n12) + ' past the end')
-                        e8.records = b[p:q13]
-                        p = q13
-                    d14 = _new(_FetchResponse_EpochEndOffset)
-                    d14.epoch = -1
-                    d14.end_offset = -1
-                    d14.unknown_tagged_fields = None
-                    e8.diverging_epoch = d14
-                    d15 = _new(_FetchResponse_LeaderIdAndEpoch)
-                    d15.leader_id = -1
-                    d15.leader_epoch = -1
-                    d15.unknown_tagged_fields = None
-                    e8.current_leader = d15
-                    d16 = _new(_FetchResponse_SnapshotId)
-                    d16.end_offset = -1
-                    d16.epoch = -1
-                    d16.unknown_tagged_fields = None
-                    e8.snapshot_id = d16
-                    e8.unknown_tagged_fields = None
-                    xs7.append(e8)
-                e3.partitions = xs7
-            e3.topic_id = UUID_ZERO
-            e3.unknown_tagged_fields = None
-            xs2.append(e3)
-        o.responses = xs2
+                        q16 = p + n15
+                        if q16 > bl:
+                            raise DecodeError('PartitionData.Records: length ' + str(n15) + ' past the end')
+                        e9.records = b[p:q16]
+                        p = q16
+                    d17 = _new(_FetchResponse_EpochEndOffset)
+                    d17.epoch = -1
+                    d17.end_offset = -1
+                    d17.unknown_tagged_fields = None
+                    e9.diverging_epoch = d17
+                    d18 = _new(_FetchResponse_LeaderIdAndEpoch)
+                    d18.leader_id = -1
+                    d18.leader_epoch = -1
+                    d18.unknown_tagged_fields = None
+                    e9.current_leader = d18
+                    d19 = _new(_FetchResponse_SnapshotId)
+                    d19.end_offset = -1
+                    d19.epoch = -1
+                    d19.unknown_tagged_fields = None
+                    e9.snapshot_id = d19
+                    e9.unknown_tagged_fields = None
+                    xs8.append(e9)
+                e4.partitions = xs8
+            e4.topic_id = UUID_ZERO
+            e4.unknown_tagged_fields = None
+            xs3.append(e4)
+        o.responses = xs3
     o.node_endpoints = []
     o.unknown_tagged_fields = None
     return o, p
 
 
 def _w_FetchResponse_5(o, w):
-    w += _S18.pack(o.throttle_time_ms, o.error_code, o.session_id)
+    w += _S29.pack(o.throttle_time_ms, o.error_code, o.session_id)
     xs1 = o.responses
-    w += _S1.pack(len(xs1))
+    w += _S2.pack(len(xs1))
     for e2 in xs1:
         v3 = e2.topic
         v3 = v3.encode()
-        w += _S2.pack(len(v3))
+        w += _S1.pack(len(v3))
         w += v3
         xs4 = e2.partitions
-        w += _S1.pack(len(xs4))
+        w += _S2.pack(len(xs4))
         for e5 in xs4:
-            w += _S17.pack(e5.partition_index, e5.error_code, e5.high_watermark, e5.last_stable_offset, e5.log_start_offset)
+            w += _S27.pack(e5.partition_index, e5.error_code, e5.high_watermark, e5.last_stable_offset, e5.log_start_offset)
             xs6 = e5.aborted_transactions
             if xs6 is None:
                 w += b'\xff\xff\xff\xff'
             else:
-                w += _S1.pack(len(xs6))
+                w += _S2.pack(len(xs6))
                 for e7 in xs6:
-                    w += _S16.pack(e7.producer_id, e7.first_offset)
-            w += _S1.pack(e5.preferred_read_replica)
+                    w += _S24.pack(e7.producer_id, e7.first_offset)
+            w += _S2.pack(e5.preferred_read_replica)
             v8 = e5.records
             if v8 is None:
                 w += b'\xff\xff\xff\xff'
             else:
-                w += _S1.pack(len(v8))
+                w += _S2.pack(len(v8))
                 _wrec(w, v8)
 
 
@@ -3065,7 +3046,7 @@ def _t_FetchResponse_PartitionData_0(b, p, o):
             raise DecodeError('PartitionData: tagged field past the end')
         if tag == 0:
             s1 = _new(_FetchResponse_EpochEndOffset)
-            s1.epoch, s1.end_offset, = _S12.unpack_from(b, p)
+            s1.epoch, s1.end_offset, = _S17.unpack_from(b, p)
             p += 12
             if b[p] == 0:  # no tagged fields, the common case
                 s1.unknown_tagged_fields = None
@@ -3075,7 +3056,7 @@ def _t_FetchResponse_PartitionData_0(b, p, o):
             o.diverging_epoch = s1
         elif tag == 1:
             s2 = _new(_FetchResponse_LeaderIdAndEpoch)
-            s2.leader_id, s2.leader_epoch, = _S19.unpack_from(b, p)
+            s2.leader_id, s2.leader_epoch, = _S22.unpack_from(b, p)
             p += 8
             if b[p] == 0:  # no tagged fields, the common case
                 s2.unknown_tagged_fields = None
@@ -3085,7 +3066,7 @@ def _t_FetchResponse_PartitionData_0(b, p, o):
             o.current_leader = s2
         elif tag == 2:
             s3 = _new(_FetchResponse_SnapshotId)
-            s3.end_offset, s3.epoch, = _S20.unpack_from(b, p)
+            s3.end_offset, s3.epoch, = _S33.unpack_from(b, p)
             p += 12
             if b[p] == 0:  # no tagged fields, the common case
                 s3.unknown_tagged_fields = None
@@ -3151,116 +3132,113 @@ def _t_FetchResponse_0(b, p, o):
 def _r_FetchResponse_6(b, p):
     bl = len(b)
     o = _new(FetchResponse)
-    o.throttle_time_ms, o.error_code, o.session_id, = _S18.unpack_from(b, p)
-    p += 10
-    n1 = b[p] - 1
-    p += 1
-    if n1 > 126:
-        n1, p = _uvt(b, p, n1 + 1)
-        n1 -= 1
-    if n1 < 0:
+    o.throttle_time_ms, o.error_code, o.session_id, h1, = _S30.unpack_from(b, p)
+    p += 11
+    n2 = h1 - 1
+    if n2 > 126:
+        n2, p = _uvt(b, p, n2 + 1)
+        n2 -= 1
+    if n2 < 0:
         raise DecodeError('FetchResponse.Responses: null where not nullable')
     else:
-        if n1 > bl - p:
-            raise DecodeError('FetchResponse.Responses: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3 = _new(_FetchResponse_FetchableTopicResponse)
-            n4 = b[p] - 1
+        if n2 > bl - p:
+            raise DecodeError('FetchResponse.Responses: count ' + str(n2) + ' past the end')
+        xs3 = []
+        for _ in range(n2):
+            e4 = _new(_FetchResponse_FetchableTopicResponse)
+            n5 = b[p] - 1
             p += 1
-            if n4 > 126:
-                n4, p = _uvt(b, p, n4 + 1)
-                n4 -= 1
-            if n4 < 0:
+            if n5 > 126:
+                n5, p = _uvt(b, p, n5 + 1)
+                n5 -= 1
+            if n5 < 0:
                 raise DecodeError('FetchableTopicResponse.Topic: null where not nullable')
             else:
-                q5 = p + n4
-                if q5 > bl:
-                    raise DecodeError('FetchableTopicResponse.Topic: length ' + str(n4) + ' past the end')
-                e3.topic = str(b[p:q5], 'utf-8')
-                p = q5
-            n6 = b[p] - 1
+                q6 = p + n5
+                if q6 > bl:
+                    raise DecodeError('FetchableTopicResponse.Topic: length ' + str(n5) + ' past the end')
+                e4.topic = str(b[p:q6], 'utf-8')
+                p = q6
+            n7 = b[p] - 1
             p += 1
-            if n6 > 126:
-                n6, p = _uvt(b, p, n6 + 1)
-                n6 -= 1
-            if n6 < 0:
+            if n7 > 126:
+                n7, p = _uvt(b, p, n7 + 1)
+                n7 -= 1
+            if n7 < 0:
                 raise DecodeError('FetchableTopicResponse.Partitions: null where not nullable')
             else:
-                if n6 > bl - p:
-                    raise DecodeError('FetchableTopicResponse.Partitions: count ' + str(n6) + ' past the end')
-                xs7 = []
-                for _ in range(n6):
-                    e8 = _new(_FetchResponse_PartitionData)
-                    e8.partition_index, e8.error_code, e8.high_watermark, e8.last_stable_offset, e8.log_start_offset, = _S17.unpack_from(b, p)
-                    p += 30
-                    n9 = b[p] - 1
-                    p += 1
-                    if n9 > 126:
-                        n9, p = _uvt(b, p, n9 + 1)
-                        n9 -= 1
-                    if n9 < 0:
-                        e8.aborted_transactions = None
+                if n7 > bl - p:
+                    raise DecodeError('FetchableTopicResponse.Partitions: count ' + str(n7) + ' past the end')
+                xs8 = []
+                for _ in range(n7):
+                    e9 = _new(_FetchResponse_PartitionData)
+                    e9.partition_index, e9.error_code, e9.high_watermark, e9.last_stable_offset, e9.log_start_offset, h10, = _S31.unpack_from(b, p)
+                    p += 31
+                    n11 = h10 - 1
+                    if n11 > 126:
+                        n11, p = _uvt(b, p, n11 + 1)
+                        n11 -= 1
+                    if n11 < 0:
+                        e9.aborted_transactions = None
                     else:
-                        if n9 > bl - p:
-                            raise DecodeError('PartitionData.AbortedTransactions: count ' + str(n9) + ' past the end')
-                        xs10 = []
-                        for _ in range(n9):
-                            e11 = _new(_FetchResponse_AbortedTransaction)
-                            e11.producer_id, e11.first_offset, = _S16.unpack_from(b, p)
+                        if n11 > bl - p:
+                            raise DecodeError('PartitionData.AbortedTransactions: count ' + str(n11) + ' past the end')
+                        xs12 = []
+                        for _ in range(n11):
+                            e13 = _new(_FetchResponse_AbortedTransaction)
+                            e13.producer_id, e13.first_offset, = _S24.unpack_from(b, p)
                             p += 16
                             if b[p] == 0:  # no tagged fields, the common case
-                                e11.unknown_tagged_fields = None
+                                e13.unknown_tagged_fields = None
                                 p += 1
                             else:
-                                p = _t_FetchResponse_AbortedTransaction_0(b, p, e11)
-                            xs10.append(e11)
-                        e8.aborted_transactions = xs10
-                    e8.preferred_read_replica, = _S1.unpack_from(b, p)
-                    p += 4
-                    n12 = b[p] - 1
-                    p += 1
-                    if n12 > 126:
-                        n12, p = _uvt(b, p, n12 + 1)
-                        n12 -= 1
-                    if n12 < 0:
-                        e8.records = None
+                                p = _t_FetchResponse_AbortedTransaction_0(b, p, e13)
+                            xs12.append(e13)
+                        e9.aborted_transactions = xs12
+                    e9.preferred_read_replica, h14, = _S32.unpack_from(b, p)
+                    p += 5
+                    n15 = h14 - 1
+                    if n15 > 126:
+                        n15, p = _uvt(b, p, n15 + 1)
+                        n15 -= 1
+                    if n15 < 0:
+                        e9.records = None
                     else:
-                        q13 = p + n12
-                        if q13 > bl:
-                            raise DecodeError('PartitionData.Records: length ' + str(n12) + ' past the end')
-                        e8.records = b[p:q13]
-                        p = q13
-                    d14 = _new(_FetchResponse_EpochEndOffset)
-                    d14.epoch = -1
-                    d14.end_offset = -1
-                    d14.unknown_tagged_fields = None
-                    e8.diverging_epoch = d14
-                    d15 = _new(_FetchResponse_LeaderIdAndEpoch)
-                    d15.leader_id = -1
-                    d15.leader_epoch = -1
-                    d15.unknown_tagged_fields = None
-                    e8.current_leader = d15
-                    d16 = _new(_FetchResponse_SnapshotId)
-                    d16.end_offset = -1
-                    d16.epoch = -1
-                    d16.unknown_tagged_fields = None
-                    e8.snapshot_id = d16
+                        q16 = p + n15
+                        if q16 > bl:
+                            raise DecodeError('PartitionData.Records: length ' + str(n15) + ' past the end')
+                        e9.records = b[p:q16]
+                        p = q16
+                    d17 = _new(_FetchResponse_EpochEndOffset)
+                    d17.epoch = -1
+                    d17.end_offset = -1
+                    d17.unknown_tagged_fields = None
+                    e9.diverging_epoch = d17
+                    d18 = _new(_FetchResponse_LeaderIdAndEpoch)
+                    d18.leader_id = -1
+                    d18.leader_epoch = -1
+                    d18.unknown_tagged_fields = None
+                    e9.current_leader = d18
+                    d19 = _new(_FetchResponse_SnapshotId)
+                    d19.end_offset = -1
+                    d19.epoch = -1
+                    d19.unknown_tagged_fields = None
+                    e9.snapshot_id = d19
                     if b[p] == 0:  # no tagged fields, the common case
-                        e8.unknown_tagged_fields = None
+                        e9.unknown_tagged_fields = None
                         p += 1
                     else:
-                        p = _t_FetchResponse_PartitionData_0(b, p, e8)
-                    xs7.append(e8)
-                e3.partitions = xs7
-            e3.topic_id = UUID_ZERO
+                        p = _t_FetchResponse_PartitionData_0(b, p, e9)
+                    xs8.append(e9)
+                e4.partitions = xs8
+            e4.topic_id = UUID_ZERO
             if b[p] == 0:  # no tagged fields, the common case
-                e3.unknown_tagged_fields = None
+                e4.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_FetchResponse_FetchableTopicResponse_0(b, p, e3)
-            xs2.append(e3)
-        o.responses = xs2
+                p = _t_FetchResponse_FetchableTopicResponse_0(b, p, e4)
+            xs3.append(e4)
+        o.responses = xs3
     o.node_endpoints = []
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
@@ -3271,7 +3249,7 @@ def _r_FetchResponse_6(b, p):
 
 
 def _w_FetchResponse_6(o, w):
-    w += _S18.pack(o.throttle_time_ms, o.error_code, o.session_id)
+    w += _S29.pack(o.throttle_time_ms, o.error_code, o.session_id)
     xs1 = o.responses
     ln = len(xs1) + 1
     if ln < 128:
@@ -3294,7 +3272,7 @@ def _w_FetchResponse_6(o, w):
         else:
             _wuv(w, ln)
         for e5 in xs4:
-            w += _S17.pack(e5.partition_index, e5.error_code, e5.high_watermark, e5.last_stable_offset, e5.log_start_offset)
+            w += _S27.pack(e5.partition_index, e5.error_code, e5.high_watermark, e5.last_stable_offset, e5.log_start_offset)
             xs6 = e5.aborted_transactions
             if xs6 is None:
                 w.append(0)
@@ -3305,12 +3283,12 @@ def _w_FetchResponse_6(o, w):
                 else:
                     _wuv(w, ln)
                 for e7 in xs6:
-                    w += _S16.pack(e7.producer_id, e7.first_offset)
+                    w += _S24.pack(e7.producer_id, e7.first_offset)
                     if e7.unknown_tagged_fields:
                         _wtags(w, e7.unknown_tagged_fields)
                     else:
                         w.append(0)
-            w += _S1.pack(e5.preferred_read_replica)
+            w += _S2.pack(e5.preferred_read_replica)
             v8 = e5.records
             if v8 is None:
                 w.append(0)
@@ -3325,7 +3303,7 @@ def _w_FetchResponse_6(o, w):
             if (e5.diverging_epoch.epoch != -1) or (e5.diverging_epoch.end_offset != -1) or e5.diverging_epoch.unknown_tagged_fields:
                 t10 = bytearray()
                 s11 = e5.diverging_epoch
-                t10 += _S12.pack(s11.epoch, s11.end_offset)
+                t10 += _S17.pack(s11.epoch, s11.end_offset)
                 if s11.unknown_tagged_fields:
                     _wtags(t10, s11.unknown_tagged_fields)
                 else:
@@ -3334,7 +3312,7 @@ def _w_FetchResponse_6(o, w):
             if (e5.current_leader.leader_id != -1) or (e5.current_leader.leader_epoch != -1) or e5.current_leader.unknown_tagged_fields:
                 t12 = bytearray()
                 s13 = e5.current_leader
-                t12 += _S19.pack(s13.leader_id, s13.leader_epoch)
+                t12 += _S22.pack(s13.leader_id, s13.leader_epoch)
                 if s13.unknown_tagged_fields:
                     _wtags(t12, s13.unknown_tagged_fields)
                 else:
@@ -3343,7 +3321,7 @@ def _w_FetchResponse_6(o, w):
             if (e5.snapshot_id.end_offset != -1) or (e5.snapshot_id.epoch != -1) or e5.snapshot_id.unknown_tagged_fields:
                 t14 = bytearray()
                 s15 = e5.snapshot_id
-                t14 += _S20.pack(s15.end_offset, s15.epoch)
+                t14 += _S33.pack(s15.end_offset, s15.epoch)
                 if s15.unknown_tagged_fields:
                     _wtags(t14, s15.unknown_tagged_fields)
                 else:
@@ -3368,105 +3346,101 @@ def _w_FetchResponse_6(o, w):
 def _r_FetchResponse_7(b, p):
     bl = len(b)
     o = _new(FetchResponse)
-    o.throttle_time_ms, o.error_code, o.session_id, = _S18.unpack_from(b, p)
-    p += 10
-    n1 = b[p] - 1
-    p += 1
-    if n1 > 126:
-        n1, p = _uvt(b, p, n1 + 1)
-        n1 -= 1
-    if n1 < 0:
+    o.throttle_time_ms, o.error_code, o.session_id, h1, = _S30.unpack_from(b, p)
+    p += 11
+    n2 = h1 - 1
+    if n2 > 126:
+        n2, p = _uvt(b, p, n2 + 1)
+        n2 -= 1
+    if n2 < 0:
         raise DecodeError('FetchResponse.Responses: null where not nullable')
     else:
-        if n1 > bl - p:
-            raise DecodeError('FetchResponse.Responses: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3 = _new(_FetchResponse_FetchableTopicResponse)
-            e3.topic_id, = _S10.unpack_from(b, p)
-            p += 16
-            n4 = b[p] - 1
-            p += 1
-            if n4 > 126:
-                n4, p = _uvt(b, p, n4 + 1)
-                n4 -= 1
-            if n4 < 0:
+        if n2 > bl - p:
+            raise DecodeError('FetchResponse.Responses: count ' + str(n2) + ' past the end')
+        xs3 = []
+        for _ in range(n2):
+            e4 = _new(_FetchResponse_FetchableTopicResponse)
+            e4.topic_id, h5, = _S14.unpack_from(b, p)
+            p += 17
+            n6 = h5 - 1
+            if n6 > 126:
+                n6, p = _uvt(b, p, n6 + 1)
+                n6 -= 1
+            if n6 < 0:
                 raise DecodeError('FetchableTopicResponse.Partitions: null where not nullable')
             else:
-                if n4 > bl - p:
-                    raise DecodeError('FetchableTopicResponse.Partitions: count ' + str(n4) + ' past the end')
-                xs5 = []
-                for _ in range(n4):
-                    e6 = _new(_FetchResponse_PartitionData)
-                    e6.partition_index, e6.error_code, e6.high_watermark, e6.last_stable_offset, e6.log_start_offset, = _S17.unpack_from(b, p)
-                    p += 30
-                    n7 = b[p] - 1
-                    p += 1
-                    if n7 > 126:
-                        n7, p = _uvt(b, p, n7 + 1)
-                        n7 -= 1
-                    if n7 < 0:
-                        e6.aborted_transactions = None
-                    else:
-                        if n7 > bl - p:
-                            raise DecodeError('PartitionData.AbortedTransactions: count ' + str(n7) + ' past the end')
-                        xs8 = []
-                        for _ in range(n7):
-                            e9 = _new(_FetchResponse_AbortedTransaction)
-                            e9.producer_id, e9.first_offset, = _S16.unpack_from(b, p)
-                            p += 16
-                            if b[p] == 0:  # no tagged fields, the common case
-                                e9.unknown_tagged_fields = None
-                                p += 1
-                            else:
-                                p = _t_FetchResponse_AbortedTransaction_0(b, p, e9)
-                            xs8.append(e9)
-                        e6.aborted_transactions = xs8
-                    e6.preferred_read_replica, = _S1.unpack_from(b, p)
-                    p += 4
-                    n10 = b[p] - 1
-                    p += 1
+                if n6 > bl - p:
+                    raise DecodeError('FetchableTopicResponse.Partitions: count ' + str(n6) + ' past the end')
+                xs7 = []
+                for _ in range(n6):
+                    e8 = _new(_FetchResponse_PartitionData)
+                    e8.partition_index, e8.error_code, e8.high_watermark, e8.last_stable_offset, e8.log_start_offset, h9, = _S31.unpack_from(b, p)
+                    p += 31
+                    n10 = h9 - 1
                     if n10 > 126:
                         n10, p = _uvt(b, p, n10 + 1)
                         n10 -= 1
                     if n10 < 0:
-                        e6.records = None
+                        e8.aborted_transactions = None
                     else:
-                        q11 = p + n10
-                        if q11 > bl:
-                            raise DecodeError('PartitionData.Records: length ' + str(n10) + ' past the end')
-                        e6.records = b[p:q11]
-                        p = q11
-                    d12 = _new(_FetchResponse_EpochEndOffset)
-                    d12.epoch = -1
-                    d12.end_offset = -1
-                    d12.unknown_tagged_fields = None
-                    e6.diverging_epoch = d12
-                    d13 = _new(_FetchResponse_LeaderIdAndEpoch)
-                    d13.leader_id = -1
-                    d13.leader_epoch = -1
-                    d13.unknown_tagged_fields = None
-                    e6.current_leader = d13
-                    d14 = _new(_FetchResponse_SnapshotId)
-                    d14.end_offset = -1
-                    d14.epoch = -1
-                    d14.unknown_tagged_fields = None
-                    e6.snapshot_id = d14
+                        if n10 > bl - p:
+                            raise DecodeError('PartitionData.AbortedTransactions: count ' + str(n10) + ' past the end')
+                        xs11 = []
+                        for _ in range(n10):
+                            e12 = _new(_FetchResponse_AbortedTransaction)
+                            e12.producer_id, e12.first_offset, = _S24.unpack_from(b, p)
+                            p += 16
+                            if b[p] == 0:  # no tagged fields, the common case
+                                e12.unknown_tagged_fields = None
+                                p += 1
+                            else:
+                                p = _t_FetchResponse_AbortedTransaction_0(b, p, e12)
+                            xs11.append(e12)
+                        e8.aborted_transactions = xs11
+                    e8.preferred_read_replica, h13, = _S32.unpack_from(b, p)
+                    p += 5
+                    n14 = h13 - 1
+                    if n14 > 126:
+                        n14, p = _uvt(b, p, n14 + 1)
+                        n14 -= 1
+                    if n14 < 0:
+                        e8.records = None
+                    else:
+                        q15 = p + n14
+                        if q15 > bl:
+                            raise DecodeError('PartitionData.Records: length ' + str(n14) + ' past the end')
+                        e8.records = b[p:q15]
+                        p = q15
+                    d16 = _new(_FetchResponse_EpochEndOffset)
+                    d16.epoch = -1
+                    d16.end_offset = -1
+                    d16.unknown_tagged_fields = None
+                    e8.diverging_epoch = d16
+                    d17 = _new(_FetchResponse_LeaderIdAndEpoch)
+                    d17.leader_id = -1
+                    d17.leader_epoch = -1
+                    d17.unknown_tagged_fields = None
+                    e8.current_leader = d17
+                    d18 = _new(_FetchResponse_SnapshotId)
+                    d18.end_offset = -1
+                    d18.epoch = -1
+                    d18.unknown_tagged_fields = None
+                    e8.snapshot_id = d18
                     if b[p] == 0:  # no tagged fields, the common case
-                        e6.unknown_tagged_fields = None
+                        e8.unknown_tagged_fields = None
                         p += 1
                     else:
-                        p = _t_FetchResponse_PartitionData_0(b, p, e6)
-                    xs5.append(e6)
-                e3.partitions = xs5
-            e3.topic = ''
+                        p = _t_FetchResponse_PartitionData_0(b, p, e8)
+                    xs7.append(e8)
+                e4.partitions = xs7
+            e4.topic = ''
             if b[p] == 0:  # no tagged fields, the common case
-                e3.unknown_tagged_fields = None
+                e4.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_FetchResponse_FetchableTopicResponse_0(b, p, e3)
-            xs2.append(e3)
-        o.responses = xs2
+                p = _t_FetchResponse_FetchableTopicResponse_0(b, p, e4)
+            xs3.append(e4)
+        o.responses = xs3
     o.node_endpoints = []
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
@@ -3477,7 +3451,7 @@ def _r_FetchResponse_7(b, p):
 
 
 def _w_FetchResponse_7(o, w):
-    w += _S18.pack(o.throttle_time_ms, o.error_code, o.session_id)
+    w += _S29.pack(o.throttle_time_ms, o.error_code, o.session_id)
     xs1 = o.responses
     ln = len(xs1) + 1
     if ln < 128:
@@ -3485,7 +3459,7 @@ def _w_FetchResponse_7(o, w):
     else:
         _wuv(w, ln)
     for e2 in xs1:
-        w += _S10.pack(e2.topic_id)
+        w += _S15.pack(e2.topic_id)
         xs3 = e2.partitions
         ln = len(xs3) + 1
         if ln < 128:
@@ -3493,7 +3467,7 @@ def _w_FetchResponse_7(o, w):
         else:
             _wuv(w, ln)
         for e4 in xs3:
-            w += _S17.pack(e4.partition_index, e4.error_code, e4.high_watermark, e4.last_stable_offset, e4.log_start_offset)
+            w += _S27.pack(e4.partition_index, e4.error_code, e4.high_watermark, e4.last_stable_offset, e4.log_start_offset)
             xs5 = e4.aborted_transactions
             if xs5 is None:
                 w.append(0)
@@ -3504,12 +3478,12 @@ def _w_FetchResponse_7(o, w):
                 else:
                     _wuv(w, ln)
                 for e6 in xs5:
-                    w += _S16.pack(e6.producer_id, e6.first_offset)
+                    w += _S24.pack(e6.producer_id, e6.first_offset)
                     if e6.unknown_tagged_fields:
                         _wtags(w, e6.unknown_tagged_fields)
                     else:
                         w.append(0)
-            w += _S1.pack(e4.preferred_read_replica)
+            w += _S2.pack(e4.preferred_read_replica)
             v7 = e4.records
             if v7 is None:
                 w.append(0)
@@ -3524,7 +3498,7 @@ def _w_FetchResponse_7(o, w):
             if (e4.diverging_epoch.epoch != -1) or (e4.diverging_epoch.end_offset != -1) or e4.diverging_epoch.unknown_tagged_fields:
                 t9 = bytearray()
                 s10 = e4.diverging_epoch
-                t9 += _S12.pack(s10.epoch, s10.end_offset)
+                t9 += _S17.pack(s10.epoch, s10.end_offset)
                 if s10.unknown_tagged_fields:
                     _wtags(t9, s10.unknown_tagged_fields)
                 else:
@@ -3533,7 +3507,7 @@ def _w_FetchResponse_7(o, w):
             if (e4.current_leader.leader_id != -1) or (e4.current_leader.leader_epoch != -1) or e4.current_leader.unknown_tagged_fields:
                 t11 = bytearray()
                 s12 = e4.current_leader
-                t11 += _S19.pack(s12.leader_id, s12.leader_epoch)
+                t11 += _S22.pack(s12.leader_id, s12.leader_epoch)
                 if s12.unknown_tagged_fields:
                     _wtags(t11, s12.unknown_tagged_fields)
                 else:
@@ -3542,7 +3516,7 @@ def _w_FetchResponse_7(o, w):
             if (e4.snapshot_id.end_offset != -1) or (e4.snapshot_id.epoch != -1) or e4.snapshot_id.unknown_tagged_fields:
                 t13 = bytearray()
                 s14 = e4.snapshot_id
-                t13 += _S20.pack(s14.end_offset, s14.epoch)
+                t13 += _S33.pack(s14.end_offset, s14.epoch)
                 if s14.unknown_tagged_fields:
                     _wtags(t13, s14.unknown_tagged_fields)
                 else:
@@ -3616,36 +3590,34 @@ def _t_FetchResponse_1(b, p, o):
                 xs2 = []
                 for _ in range(n1):
                     e3 = _new(_FetchResponse_NodeEndpoint)
-                    e3.node_id, = _S1.unpack_from(b, p)
-                    p += 4
-                    n4 = b[p] - 1
-                    p += 1
-                    if n4 > 126:
-                        n4, p = _uvt(b, p, n4 + 1)
-                        n4 -= 1
-                    if n4 < 0:
+                    e3.node_id, h4, = _S32.unpack_from(b, p)
+                    p += 5
+                    n5 = h4 - 1
+                    if n5 > 126:
+                        n5, p = _uvt(b, p, n5 + 1)
+                        n5 -= 1
+                    if n5 < 0:
                         raise DecodeError('NodeEndpoint.Host: null where not nullable')
                     else:
-                        q5 = p + n4
-                        if q5 > bl:
-                            raise DecodeError('NodeEndpoint.Host: length ' + str(n4) + ' past the end')
-                        e3.host = str(b[p:q5], 'utf-8')
-                        p = q5
-                    e3.port, = _S1.unpack_from(b, p)
-                    p += 4
-                    n6 = b[p] - 1
-                    p += 1
-                    if n6 > 126:
-                        n6, p = _uvt(b, p, n6 + 1)
-                        n6 -= 1
-                    if n6 < 0:
+                        q6 = p + n5
+                        if q6 > bl:
+                            raise DecodeError('NodeEndpoint.Host: length ' + str(n5) + ' past the end')
+                        e3.host = str(b[p:q6], 'utf-8')
+                        p = q6
+                    e3.port, h7, = _S32.unpack_from(b, p)
+                    p += 5
+                    n8 = h7 - 1
+                    if n8 > 126:
+                        n8, p = _uvt(b, p, n8 + 1)
+                        n8 -= 1
+                    if n8 < 0:
                         e3.rack = None
                     else:
-                        q7 = p + n6
-                        if q7 > bl:
-                            raise DecodeError('NodeEndpoint.Rack: length ' + str(n6) + ' past the end')
-                        e3.rack = str(b[p:q7], 'utf-8')
-                        p = q7
+                        q9 = p + n8
+                        if q9 > bl:
+                            raise DecodeError('NodeEndpoint.Rack: length ' + str(n8) + ' past the end')
+                        e3.rack = str(b[p:q9], 'utf-8')
+                        p = q9
                     if b[p] == 0:  # no tagged fields, the common case
                         e3.unknown_tagged_fields = None
                         p += 1
@@ -3665,105 +3637,101 @@ def _t_FetchResponse_1(b, p, o):
 def _r_FetchResponse_8(b, p):
     bl = len(b)
     o = _new(FetchResponse)
-    o.throttle_time_ms, o.error_code, o.session_id, = _S18.unpack_from(b, p)
-    p += 10
-    n1 = b[p] - 1
-    p += 1
-    if n1 > 126:
-        n1, p = _uvt(b, p, n1 + 1)
-        n1 -= 1
-    if n1 < 0:
+    o.throttle_time_ms, o.error_code, o.session_id, h1, = _S30.unpack_from(b, p)
+    p += 11
+    n2 = h1 - 1
+    if n2 > 126:
+        n2, p = _uvt(b, p, n2 + 1)
+        n2 -= 1
+    if n2 < 0:
         raise DecodeError('FetchResponse.Responses: null where not nullable')
     else:
-        if n1 > bl - p:
-            raise DecodeError('FetchResponse.Responses: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3 = _new(_FetchResponse_FetchableTopicResponse)
-            e3.topic_id, = _S10.unpack_from(b, p)
-            p += 16
-            n4 = b[p] - 1
-            p += 1
-            if n4 > 126:
-                n4, p = _uvt(b, p, n4 + 1)
-                n4 -= 1
-            if n4 < 0:
+        if n2 > bl - p:
+            raise DecodeError('FetchResponse.Responses: count ' + str(n2) + ' past the end')
+        xs3 = []
+        for _ in range(n2):
+            e4 = _new(_FetchResponse_FetchableTopicResponse)
+            e4.topic_id, h5, = _S14.unpack_from(b, p)
+            p += 17
+            n6 = h5 - 1
+            if n6 > 126:
+                n6, p = _uvt(b, p, n6 + 1)
+                n6 -= 1
+            if n6 < 0:
                 raise DecodeError('FetchableTopicResponse.Partitions: null where not nullable')
             else:
-                if n4 > bl - p:
-                    raise DecodeError('FetchableTopicResponse.Partitions: count ' + str(n4) + ' past the end')
-                xs5 = []
-                for _ in range(n4):
-                    e6 = _new(_FetchResponse_PartitionData)
-                    e6.partition_index, e6.error_code, e6.high_watermark, e6.last_stable_offset, e6.log_start_offset, = _S17.unpack_from(b, p)
-                    p += 30
-                    n7 = b[p] - 1
-                    p += 1
-                    if n7 > 126:
-                        n7, p = _uvt(b, p, n7 + 1)
-                        n7 -= 1
-                    if n7 < 0:
-                        e6.aborted_transactions = None
-                    else:
-                        if n7 > bl - p:
-                            raise DecodeError('PartitionData.AbortedTransactions: count ' + str(n7) + ' past the end')
-                        xs8 = []
-                        for _ in range(n7):
-                            e9 = _new(_FetchResponse_AbortedTransaction)
-                            e9.producer_id, e9.first_offset, = _S16.unpack_from(b, p)
-                            p += 16
-                            if b[p] == 0:  # no tagged fields, the common case
-                                e9.unknown_tagged_fields = None
-                                p += 1
-                            else:
-                                p = _t_FetchResponse_AbortedTransaction_0(b, p, e9)
-                            xs8.append(e9)
-                        e6.aborted_transactions = xs8
-                    e6.preferred_read_replica, = _S1.unpack_from(b, p)
-                    p += 4
-                    n10 = b[p] - 1
-                    p += 1
+                if n6 > bl - p:
+                    raise DecodeError('FetchableTopicResponse.Partitions: count ' + str(n6) + ' past the end')
+                xs7 = []
+                for _ in range(n6):
+                    e8 = _new(_FetchResponse_PartitionData)
+                    e8.partition_index, e8.error_code, e8.high_watermark, e8.last_stable_offset, e8.log_start_offset, h9, = _S31.unpack_from(b, p)
+                    p += 31
+                    n10 = h9 - 1
                     if n10 > 126:
                         n10, p = _uvt(b, p, n10 + 1)
                         n10 -= 1
                     if n10 < 0:
-                        e6.records = None
+                        e8.aborted_transactions = None
                     else:
-                        q11 = p + n10
-                        if q11 > bl:
-                            raise DecodeError('PartitionData.Records: length ' + str(n10) + ' past the end')
-                        e6.records = b[p:q11]
-                        p = q11
-                    d12 = _new(_FetchResponse_EpochEndOffset)
-                    d12.epoch = -1
-                    d12.end_offset = -1
-                    d12.unknown_tagged_fields = None
-                    e6.diverging_epoch = d12
-                    d13 = _new(_FetchResponse_LeaderIdAndEpoch)
-                    d13.leader_id = -1
-                    d13.leader_epoch = -1
-                    d13.unknown_tagged_fields = None
-                    e6.current_leader = d13
-                    d14 = _new(_FetchResponse_SnapshotId)
-                    d14.end_offset = -1
-                    d14.epoch = -1
-                    d14.unknown_tagged_fields = None
-                    e6.snapshot_id = d14
+                        if n10 > bl - p:
+                            raise DecodeError('PartitionData.AbortedTransactions: count ' + str(n10) + ' past the end')
+                        xs11 = []
+                        for _ in range(n10):
+                            e12 = _new(_FetchResponse_AbortedTransaction)
+                            e12.producer_id, e12.first_offset, = _S24.unpack_from(b, p)
+                            p += 16
+                            if b[p] == 0:  # no tagged fields, the common case
+                                e12.unknown_tagged_fields = None
+                                p += 1
+                            else:
+                                p = _t_FetchResponse_AbortedTransaction_0(b, p, e12)
+                            xs11.append(e12)
+                        e8.aborted_transactions = xs11
+                    e8.preferred_read_replica, h13, = _S32.unpack_from(b, p)
+                    p += 5
+                    n14 = h13 - 1
+                    if n14 > 126:
+                        n14, p = _uvt(b, p, n14 + 1)
+                        n14 -= 1
+                    if n14 < 0:
+                        e8.records = None
+                    else:
+                        q15 = p + n14
+                        if q15 > bl:
+                            raise DecodeError('PartitionData.Records: length ' + str(n14) + ' past the end')
+                        e8.records = b[p:q15]
+                        p = q15
+                    d16 = _new(_FetchResponse_EpochEndOffset)
+                    d16.epoch = -1
+                    d16.end_offset = -1
+                    d16.unknown_tagged_fields = None
+                    e8.diverging_epoch = d16
+                    d17 = _new(_FetchResponse_LeaderIdAndEpoch)
+                    d17.leader_id = -1
+                    d17.leader_epoch = -1
+                    d17.unknown_tagged_fields = None
+                    e8.current_leader = d17
+                    d18 = _new(_FetchResponse_SnapshotId)
+                    d18.end_offset = -1
+                    d18.epoch = -1
+                    d18.unknown_tagged_fields = None
+                    e8.snapshot_id = d18
                     if b[p] == 0:  # no tagged fields, the common case
-                        e6.unknown_tagged_fields = None
+                        e8.unknown_tagged_fields = None
                         p += 1
                     else:
-                        p = _t_FetchResponse_PartitionData_0(b, p, e6)
-                    xs5.append(e6)
-                e3.partitions = xs5
-            e3.topic = ''
+                        p = _t_FetchResponse_PartitionData_0(b, p, e8)
+                    xs7.append(e8)
+                e4.partitions = xs7
+            e4.topic = ''
             if b[p] == 0:  # no tagged fields, the common case
-                e3.unknown_tagged_fields = None
+                e4.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_FetchResponse_FetchableTopicResponse_0(b, p, e3)
-            xs2.append(e3)
-        o.responses = xs2
+                p = _t_FetchResponse_FetchableTopicResponse_0(b, p, e4)
+            xs3.append(e4)
+        o.responses = xs3
     o.node_endpoints = []
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
@@ -3774,7 +3742,7 @@ def _r_FetchResponse_8(b, p):
 
 
 def _w_FetchResponse_8(o, w):
-    w += _S18.pack(o.throttle_time_ms, o.error_code, o.session_id)
+    w += _S29.pack(o.throttle_time_ms, o.error_code, o.session_id)
     xs1 = o.responses
     ln = len(xs1) + 1
     if ln < 128:
@@ -3782,7 +3750,7 @@ def _w_FetchResponse_8(o, w):
     else:
         _wuv(w, ln)
     for e2 in xs1:
-        w += _S10.pack(e2.topic_id)
+        w += _S15.pack(e2.topic_id)
         xs3 = e2.partitions
         ln = len(xs3) + 1
         if ln < 128:
@@ -3790,7 +3758,7 @@ def _w_FetchResponse_8(o, w):
         else:
             _wuv(w, ln)
         for e4 in xs3:
-            w += _S17.pack(e4.partition_index, e4.error_code, e4.high_watermark, e4.last_stable_offset, e4.log_start_offset)
+            w += _S27.pack(e4.partition_index, e4.error_code, e4.high_watermark, e4.last_stable_offset, e4.log_start_offset)
             xs5 = e4.aborted_transactions
             if xs5 is None:
                 w.append(0)
@@ -3801,12 +3769,12 @@ def _w_FetchResponse_8(o, w):
                 else:
                     _wuv(w, ln)
                 for e6 in xs5:
-                    w += _S16.pack(e6.producer_id, e6.first_offset)
+                    w += _S24.pack(e6.producer_id, e6.first_offset)
                     if e6.unknown_tagged_fields:
                         _wtags(w, e6.unknown_tagged_fields)
                     else:
                         w.append(0)
-            w += _S1.pack(e4.preferred_read_replica)
+            w += _S2.pack(e4.preferred_read_replica)
             v7 = e4.records
             if v7 is None:
                 w.append(0)
@@ -3821,7 +3789,7 @@ def _w_FetchResponse_8(o, w):
             if (e4.diverging_epoch.epoch != -1) or (e4.diverging_epoch.end_offset != -1) or e4.diverging_epoch.unknown_tagged_fields:
                 t9 = bytearray()
                 s10 = e4.diverging_epoch
-                t9 += _S12.pack(s10.epoch, s10.end_offset)
+                t9 += _S17.pack(s10.epoch, s10.end_offset)
                 if s10.unknown_tagged_fields:
                     _wtags(t9, s10.unknown_tagged_fields)
                 else:
@@ -3830,7 +3798,7 @@ def _w_FetchResponse_8(o, w):
             if (e4.current_leader.leader_id != -1) or (e4.current_leader.leader_epoch != -1) or e4.current_leader.unknown_tagged_fields:
                 t11 = bytearray()
                 s12 = e4.current_leader
-                t11 += _S19.pack(s12.leader_id, s12.leader_epoch)
+                t11 += _S22.pack(s12.leader_id, s12.leader_epoch)
                 if s12.unknown_tagged_fields:
                     _wtags(t11, s12.unknown_tagged_fields)
                 else:
@@ -3839,7 +3807,7 @@ def _w_FetchResponse_8(o, w):
             if (e4.snapshot_id.end_offset != -1) or (e4.snapshot_id.epoch != -1) or e4.snapshot_id.unknown_tagged_fields:
                 t13 = bytearray()
                 s14 = e4.snapshot_id
-                t13 += _S20.pack(s14.end_offset, s14.epoch)
+                t13 += _S33.pack(s14.end_offset, s14.epoch)
                 if s14.unknown_tagged_fields:
                     _wtags(t13, s14.unknown_tagged_fields)
                 else:
@@ -3865,7 +3833,7 @@ def _w_FetchResponse_8(o, w):
         else:
             _wuv(t16, ln)
         for e18 in xs17:
-            t16 += _S1.pack(e18.node_id)
+            t16 += _S2.pack(e18.node_id)
             v19 = e18.host
             v19 = v19.encode()
             ln = len(v19) + 1
@@ -3874,7 +3842,7 @@ def _w_FetchResponse_8(o, w):
             else:
                 _wuv(t16, ln)
             t16 += v19
-            t16 += _S1.pack(e18.port)
+            t16 += _S2.pack(e18.port)
             v20 = e18.rack
             if v20 is None:
                 t16.append(0)

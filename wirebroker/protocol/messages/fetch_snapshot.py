@@ -28,14 +28,18 @@ _unpack_from = _struct.unpack_from
 def _first(tag_and_bytes):
     return tag_and_bytes[0]
 
-_S0 = _struct.Struct('>ii')
-_S1 = _struct.Struct('>qi')
-_S2 = _struct.Struct('>q')
-_S3 = _struct.Struct('>16s')
-_S4 = _struct.Struct('>ih')
-_S5 = _struct.Struct('>qq')
-_S6 = _struct.Struct('>i')
-_S7 = _struct.Struct('>H')
+_S0 = _struct.Struct('>iiB')
+_S1 = _struct.Struct('>ii')
+_S2 = _struct.Struct('>qi')
+_S3 = _struct.Struct('>q')
+_S4 = _struct.Struct('>16s')
+_S5 = _struct.Struct('>ihB')
+_S6 = _struct.Struct('>ih')
+_S7 = _struct.Struct('>qqB')
+_S8 = _struct.Struct('>qq')
+_S9 = _struct.Struct('>iB')
+_S10 = _struct.Struct('>H')
+_S11 = _struct.Struct('>i')
 
 
 class FetchSnapshotRequest(Message):
@@ -281,75 +285,74 @@ def _t_FetchSnapshotRequest_0(b, p, o):
 def _r_FetchSnapshotRequest_0(b, p):
     bl = len(b)
     o = _new(FetchSnapshotRequest)
-    o.replica_id, o.max_bytes, = _S0.unpack_from(b, p)
-    p += 8
-    n1 = b[p] - 1
-    p += 1
-    if n1 > 126:
-        n1, p = _uvt(b, p, n1 + 1)
-        n1 -= 1
-    if n1 < 0:
+    o.replica_id, o.max_bytes, h1, = _S0.unpack_from(b, p)
+    p += 9
+    n2 = h1 - 1
+    if n2 > 126:
+        n2, p = _uvt(b, p, n2 + 1)
+        n2 -= 1
+    if n2 < 0:
         raise DecodeError('FetchSnapshotRequest.Topics: null where not nullable')
     else:
-        if n1 > bl - p:
-            raise DecodeError('FetchSnapshotRequest.Topics: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3 = _new(_FetchSnapshotRequest_TopicSnapshot)
-            n4 = b[p] - 1
+        if n2 > bl - p:
+            raise DecodeError('FetchSnapshotRequest.Topics: count ' + str(n2) + ' past the end')
+        xs3 = []
+        for _ in range(n2):
+            e4 = _new(_FetchSnapshotRequest_TopicSnapshot)
+            n5 = b[p] - 1
             p += 1
-            if n4 > 126:
-                n4, p = _uvt(b, p, n4 + 1)
-                n4 -= 1
-            if n4 < 0:
+            if n5 > 126:
+                n5, p = _uvt(b, p, n5 + 1)
+                n5 -= 1
+            if n5 < 0:
                 raise DecodeError('TopicSnapshot.Name: null where not nullable')
             else:
-                q5 = p + n4
-                if q5 > bl:
-                    raise DecodeError('TopicSnapshot.Name: length ' + str(n4) + ' past the end')
-                e3.name = str(b[p:q5], 'utf-8')
-                p = q5
-            n6 = b[p] - 1
+                q6 = p + n5
+                if q6 > bl:
+                    raise DecodeError('TopicSnapshot.Name: length ' + str(n5) + ' past the end')
+                e4.name = str(b[p:q6], 'utf-8')
+                p = q6
+            n7 = b[p] - 1
             p += 1
-            if n6 > 126:
-                n6, p = _uvt(b, p, n6 + 1)
-                n6 -= 1
-            if n6 < 0:
+            if n7 > 126:
+                n7, p = _uvt(b, p, n7 + 1)
+                n7 -= 1
+            if n7 < 0:
                 raise DecodeError('TopicSnapshot.Partitions: null where not nullable')
             else:
-                if n6 > bl - p:
-                    raise DecodeError('TopicSnapshot.Partitions: count ' + str(n6) + ' past the end')
-                xs7 = []
-                for _ in range(n6):
-                    e8 = _new(_FetchSnapshotRequest_PartitionSnapshot)
-                    e8.partition, e8.current_leader_epoch, = _S0.unpack_from(b, p)
+                if n7 > bl - p:
+                    raise DecodeError('TopicSnapshot.Partitions: count ' + str(n7) + ' past the end')
+                xs8 = []
+                for _ in range(n7):
+                    e9 = _new(_FetchSnapshotRequest_PartitionSnapshot)
+                    e9.partition, e9.current_leader_epoch, = _S1.unpack_from(b, p)
                     p += 8
-                    s9 = _new(_FetchSnapshotRequest_SnapshotId)
-                    s9.end_offset, s9.epoch, = _S1.unpack_from(b, p)
+                    s10 = _new(_FetchSnapshotRequest_SnapshotId)
+                    s10.end_offset, s10.epoch, = _S2.unpack_from(b, p)
                     p += 12
                     if b[p] == 0:  # no tagged fields, the common case
-                        s9.unknown_tagged_fields = None
+                        s10.unknown_tagged_fields = None
                         p += 1
                     else:
-                        p = _t_FetchSnapshotRequest_SnapshotId_0(b, p, s9)
-                    e8.snapshot_id = s9
-                    e8.position, = _S2.unpack_from(b, p)
+                        p = _t_FetchSnapshotRequest_SnapshotId_0(b, p, s10)
+                    e9.snapshot_id = s10
+                    e9.position, = _S3.unpack_from(b, p)
                     p += 8
-                    e8.replica_directory_id = UUID_ZERO
+                    e9.replica_directory_id = UUID_ZERO
                     if b[p] == 0:  # no tagged fields, the common case
-                        e8.unknown_tagged_fields = None
+                        e9.unknown_tagged_fields = None
                         p += 1
                     else:
-                        p = _t_FetchSnapshotRequest_PartitionSnapshot_0(b, p, e8)
-                    xs7.append(e8)
-                e3.partitions = xs7
+                        p = _t_FetchSnapshotRequest_PartitionSnapshot_0(b, p, e9)
+                    xs8.append(e9)
+                e4.partitions = xs8
             if b[p] == 0:  # no tagged fields, the common case
-                e3.unknown_tagged_fields = None
+                e4.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_FetchSnapshotRequest_TopicSnapshot_0(b, p, e3)
-            xs2.append(e3)
-        o.topics = xs2
+                p = _t_FetchSnapshotRequest_TopicSnapshot_0(b, p, e4)
+            xs3.append(e4)
+        o.topics = xs3
     o.cluster_id = None
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
@@ -360,7 +363,7 @@ def _r_FetchSnapshotRequest_0(b, p):
 
 
 def _w_FetchSnapshotRequest_0(o, w):
-    w += _S0.pack(o.replica_id, o.max_bytes)
+    w += _S1.pack(o.replica_id, o.max_bytes)
     xs1 = o.topics
     ln = len(xs1) + 1
     if ln < 128:
@@ -383,14 +386,14 @@ def _w_FetchSnapshotRequest_0(o, w):
         else:
             _wuv(w, ln)
         for e5 in xs4:
-            w += _S0.pack(e5.partition, e5.current_leader_epoch)
+            w += _S1.pack(e5.partition, e5.current_leader_epoch)
             s6 = e5.snapshot_id
-            w += _S1.pack(s6.end_offset, s6.epoch)
+            w += _S2.pack(s6.end_offset, s6.epoch)
             if s6.unknown_tagged_fields:
                 _wtags(w, s6.unknown_tagged_fields)
             else:
                 w.append(0)
-            w += _S2.pack(e5.position)
+            w += _S3.pack(e5.position)
             if e5.unknown_tagged_fields:
                 _wtags(w, e5.unknown_tagged_fields)
             else:
@@ -438,7 +441,7 @@ def _t_FetchSnapshotRequest_PartitionSnapshot_1(b, p, o):
         if end > bl:
             raise DecodeError('PartitionSnapshot: tagged field past the end')
         if tag == 0:
-            o.replica_directory_id, = _S3.unpack_from(b, p)
+            o.replica_directory_id, = _S4.unpack_from(b, p)
             p += 16
         else:
             if unknown is None:
@@ -452,75 +455,74 @@ def _t_FetchSnapshotRequest_PartitionSnapshot_1(b, p, o):
 def _r_FetchSnapshotRequest_1(b, p):
     bl = len(b)
     o = _new(FetchSnapshotRequest)
-    o.replica_id, o.max_bytes, = _S0.unpack_from(b, p)
-    p += 8
-    n1 = b[p] - 1
-    p += 1
-    if n1 > 126:
-        n1, p = _uvt(b, p, n1 + 1)
-        n1 -= 1
-    if n1 < 0:
+    o.replica_id, o.max_bytes, h1, = _S0.unpack_from(b, p)
+    p += 9
+    n2 = h1 - 1
+    if n2 > 126:
+        n2, p = _uvt(b, p, n2 + 1)
+        n2 -= 1
+    if n2 < 0:
         raise DecodeError('FetchSnapshotRequest.Topics: null where not nullable')
     else:
-        if n1 > bl - p:
-            raise DecodeError('FetchSnapshotRequest.Topics: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3 = _new(_FetchSnapshotRequest_TopicSnapshot)
-            n4 = b[p] - 1
+        if n2 > bl - p:
+            raise DecodeError('FetchSnapshotRequest.Topics: count ' + str(n2) + ' past the end')
+        xs3 = []
+        for _ in range(n2):
+            e4 = _new(_FetchSnapshotRequest_TopicSnapshot)
+            n5 = b[p] - 1
             p += 1
-            if n4 > 126:
-                n4, p = _uvt(b, p, n4 + 1)
-                n4 -= 1
-            if n4 < 0:
+            if n5 > 126:
+                n5, p = _uvt(b, p, n5 + 1)
+                n5 -= 1
+            if n5 < 0:
                 raise DecodeError('TopicSnapshot.Name: null where not nullable')
             else:
-                q5 = p + n4
-                if q5 > bl:
-                    raise DecodeError('TopicSnapshot.Name: length ' + str(n4) + ' past the end')
-                e3.name = str(b[p:q5], 'utf-8')
-                p = q5
-            n6 = b[p] - 1
+                q6 = p + n5
+                if q6 > bl:
+                    raise DecodeError('TopicSnapshot.Name: length ' + str(n5) + ' past the end')
+                e4.name = str(b[p:q6], 'utf-8')
+                p = q6
+            n7 = b[p] - 1
             p += 1
-            if n6 > 126:
-                n6, p = _uvt(b, p, n6 + 1)
-                n6 -= 1
-            if n6 < 0:
+            if n7 > 126:
+                n7, p = _uvt(b, p, n7 + 1)
+                n7 -= 1
+            if n7 < 0:
                 raise DecodeError('TopicSnapshot.Partitions: null where not nullable')
             else:
-                if n6 > bl - p:
-                    raise DecodeError('TopicSnapshot.Partitions: count ' + str(n6) + ' past the end')
-                xs7 = []
-                for _ in range(n6):
-                    e8 = _new(_FetchSnapshotRequest_PartitionSnapshot)
-                    e8.partition, e8.current_leader_epoch, = _S0.unpack_from(b, p)
+                if n7 > bl - p:
+                    raise DecodeError('TopicSnapshot.Partitions: count ' + str(n7) + ' past the end')
+                xs8 = []
+                for _ in range(n7):
+                    e9 = _new(_FetchSnapshotRequest_PartitionSnapshot)
+                    e9.partition, e9.current_leader_epoch, = _S1.unpack_from(b, p)
                     p += 8
-                    s9 = _new(_FetchSnapshotRequest_SnapshotId)
-                    s9.end_offset, s9.epoch, = _S1.unpack_from(b, p)
+                    s10 = _new(_FetchSnapshotRequest_SnapshotId)
+                    s10.end_offset, s10.epoch, = _S2.unpack_from(b, p)
                     p += 12
                     if b[p] == 0:  # no tagged fields, the common case
-                        s9.unknown_tagged_fields = None
+                        s10.unknown_tagged_fields = None
                         p += 1
                     else:
-                        p = _t_FetchSnapshotRequest_SnapshotId_0(b, p, s9)
-                    e8.snapshot_id = s9
-                    e8.position, = _S2.unpack_from(b, p)
+                        p = _t_FetchSnapshotRequest_SnapshotId_0(b, p, s10)
+                    e9.snapshot_id = s10
+                    e9.position, = _S3.unpack_from(b, p)
                     p += 8
-                    e8.replica_directory_id = UUID_ZERO
+                    e9.replica_directory_id = UUID_ZERO
                     if b[p] == 0:  # no tagged fields, the common case
-                        e8.unknown_tagged_fields = None
+                        e9.unknown_tagged_fields = None
                         p += 1
                     else:
-                        p = _t_FetchSnapshotRequest_PartitionSnapshot_1(b, p, e8)
-                    xs7.append(e8)
-                e3.partitions = xs7
+                        p = _t_FetchSnapshotRequest_PartitionSnapshot_1(b, p, e9)
+                    xs8.append(e9)
+                e4.partitions = xs8
             if b[p] == 0:  # no tagged fields, the common case
-                e3.unknown_tagged_fields = None
+                e4.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_FetchSnapshotRequest_TopicSnapshot_0(b, p, e3)
-            xs2.append(e3)
-        o.topics = xs2
+                p = _t_FetchSnapshotRequest_TopicSnapshot_0(b, p, e4)
+            xs3.append(e4)
+        o.topics = xs3
     o.cluster_id = None
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
@@ -531,7 +533,7 @@ def _r_FetchSnapshotRequest_1(b, p):
 
 
 def _w_FetchSnapshotRequest_1(o, w):
-    w += _S0.pack(o.replica_id, o.max_bytes)
+    w += _S1.pack(o.replica_id, o.max_bytes)
     xs1 = o.topics
     ln = len(xs1) + 1
     if ln < 128:
@@ -554,18 +556,18 @@ def _w_FetchSnapshotRequest_1(o, w):
         else:
             _wuv(w, ln)
         for e5 in xs4:
-            w += _S0.pack(e5.partition, e5.current_leader_epoch)
+            w += _S1.pack(e5.partition, e5.current_leader_epoch)
             s6 = e5.snapshot_id
-            w += _S1.pack(s6.end_offset, s6.epoch)
+            w += _S2.pack(s6.end_offset, s6.epoch)
             if s6.unknown_tagged_fields:
                 _wtags(w, s6.unknown_tagged_fields)
             else:
                 w.append(0)
-            w += _S2.pack(e5.position)
+            w += _S3.pack(e5.position)
             tags7 = []
             if e5.replica_directory_id != UUID_ZERO:
                 t8 = bytearray()
-                t8 += _S3.pack(e5.replica_directory_id)
+                t8 += _S4.pack(e5.replica_directory_id)
                 tags7.append((0, t8))
             if e5.unknown_tagged_fields:
                 tags7 = sorted(tags7 + e5.unknown_tagged_fields, key=_first)
@@ -640,7 +642,7 @@ def _t_FetchSnapshotResponse_PartitionSnapshot_0(b, p, o):
             raise DecodeError('PartitionSnapshot: tagged field past the end')
         if tag == 0:
             s1 = _new(_FetchSnapshotResponse_LeaderIdAndEpoch)
-            s1.leader_id, s1.leader_epoch, = _S0.unpack_from(b, p)
+            s1.leader_id, s1.leader_epoch, = _S1.unpack_from(b, p)
             p += 8
             if b[p] == 0:  # no tagged fields, the common case
                 s1.unknown_tagged_fields = None
@@ -683,92 +685,90 @@ def _t_FetchSnapshotResponse_0(b, p, o):
 def _r_FetchSnapshotResponse_0(b, p):
     bl = len(b)
     o = _new(FetchSnapshotResponse)
-    o.throttle_time_ms, o.error_code, = _S4.unpack_from(b, p)
-    p += 6
-    n1 = b[p] - 1
-    p += 1
-    if n1 > 126:
-        n1, p = _uvt(b, p, n1 + 1)
-        n1 -= 1
-    if n1 < 0:
+    o.throttle_time_ms, o.error_code, h1, = _S5.unpack_from(b, p)
+    p += 7
+    n2 = h1 - 1
+    if n2 > 126:
+        n2, p = _uvt(b, p, n2 + 1)
+        n2 -= 1
+    if n2 < 0:
         raise DecodeError('FetchSnapshotResponse.Topics: null where not nullable')
     else:
-        if n1 > bl - p:
-            raise DecodeError('FetchSnapshotResponse.Topics: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3 = _new(_FetchSnapshotResponse_TopicSnapshot)
-            n4 = b[p] - 1
+        if n2 > bl - p:
+            raise DecodeError('FetchSnapshotResponse.Topics: count ' + str(n2) + ' past the end')
+        xs3 = []
+        for _ in range(n2):
+            e4 = _new(_FetchSnapshotResponse_TopicSnapshot)
+            n5 = b[p] - 1
             p += 1
-            if n4 > 126:
-                n4, p = _uvt(b, p, n4 + 1)
-                n4 -= 1
-            if n4 < 0:
+            if n5 > 126:
+                n5, p = _uvt(b, p, n5 + 1)
+                n5 -= 1
+            if n5 < 0:
                 raise DecodeError('TopicSnapshot.Name: null where not nullable')
             else:
-                q5 = p + n4
-                if q5 > bl:
-                    raise DecodeError('TopicSnapshot.Name: length ' + str(n4) + ' past the end')
-                e3.name = str(b[p:q5], 'utf-8')
-                p = q5
-            n6 = b[p] - 1
+                q6 = p + n5
+                if q6 > bl:
+                    raise DecodeError('TopicSnapshot.Name: length ' + str(n5) + ' past the end')
+                e4.name = str(b[p:q6], 'utf-8')
+                p = q6
+            n7 = b[p] - 1
             p += 1
-            if n6 > 126:
-                n6, p = _uvt(b, p, n6 + 1)
-                n6 -= 1
-            if n6 < 0:
+            if n7 > 126:
+                n7, p = _uvt(b, p, n7 + 1)
+                n7 -= 1
+            if n7 < 0:
                 raise DecodeError('TopicSnapshot.Partitions: null where not nullable')
             else:
-                if n6 > bl - p:
-                    raise DecodeError('TopicSnapshot.Partitions: count ' + str(n6) + ' past the end')
-                xs7 = []
-                for _ in range(n6):
-                    e8 = _new(_FetchSnapshotResponse_PartitionSnapshot)
-                    e8.index, e8.error_code, = _S4.unpack_from(b, p)
+                if n7 > bl - p:
+                    raise DecodeError('TopicSnapshot.Partitions: count ' + str(n7) + ' past the end')
+                xs8 = []
+                for _ in range(n7):
+                    e9 = _new(_FetchSnapshotResponse_PartitionSnapshot)
+                    e9.index, e9.error_code, = _S6.unpack_from(b, p)
                     p += 6
-                    s9 = _new(_FetchSnapshotResponse_SnapshotId)
-                    s9.end_offset, s9.epoch, = _S1.unpack_from(b, p)
+                    s10 = _new(_FetchSnapshotResponse_SnapshotId)
+                    s10.end_offset, s10.epoch, = _S2.unpack_from(b, p)
                     p += 12
                     if b[p] == 0:  # no tagged fields, the common case
-                        s9.unknown_tagged_fields = None
+                        s10.unknown_tagged_fields = None
                         p += 1
                     else:
-                        p = _t_FetchSnapshotRequest_SnapshotId_0(b, p, s9)
-                    e8.snapshot_id = s9
-                    e8.size, e8.position, = _S5.unpack_from(b, p)
-                    p += 16
-                    n10 = b[p] - 1
-                    p += 1
-                    if n10 > 126:
-                        n10, p = _uvt(b, p, n10 + 1)
-                        n10 -= 1
-                    if n10 < 0:
+                        p = _t_FetchSnapshotRequest_SnapshotId_0(b, p, s10)
+                    e9.snapshot_id = s10
+                    e9.size, e9.position, h11, = _S7.unpack_from(b, p)
+                    p += 17
+                    n12 = h11 - 1
+                    if n12 > 126:
+                        n12, p = _uvt(b, p, n12 + 1)
+                        n12 -= 1
+                    if n12 < 0:
                         raise DecodeError('PartitionSnapshot.UnalignedRecords: null where not nullable')
                     else:
-                        q11 = p + n10
-                        if q11 > bl:
-                            raise DecodeError('PartitionSnapshot.UnalignedRecords: length ' + str(n10) + ' past the end')
-                        e8.unaligned_records = b[p:q11]
-                        p = q11
-                    d12 = _new(_FetchSnapshotResponse_LeaderIdAndEpoch)
-                    d12.leader_id = 0
-                    d12.leader_epoch = 0
-                    d12.unknown_tagged_fields = None
-                    e8.current_leader = d12
+                        q13 = p + n12
+                        if q13 > bl:
+                            raise DecodeError('PartitionSnapshot.UnalignedRecords: length ' + str(n12) + ' past the end')
+                        e9.unaligned_records = b[p:q13]
+                        p = q13
+                    d14 = _new(_FetchSnapshotResponse_LeaderIdAndEpoch)
+                    d14.leader_id = 0
+                    d14.leader_epoch = 0
+                    d14.unknown_tagged_fields = None
+                    e9.current_leader = d14
                     if b[p] == 0:  # no tagged fields, the common case
-                        e8.unknown_tagged_fields = None
+                        e9.unknown_tagged_fields = None
                         p += 1
                     else:
-                        p = _t_FetchSnapshotResponse_PartitionSnapshot_0(b, p, e8)
-                    xs7.append(e8)
-                e3.partitions = xs7
+                        p = _t_FetchSnapshotResponse_PartitionSnapshot_0(b, p, e9)
+                    xs8.append(e9)
+                e4.partitions = xs8
             if b[p] == 0:  # no tagged fields, the common case
-                e3.unknown_tagged_fields = None
+                e4.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_FetchSnapshotRequest_TopicSnapshot_0(b, p, e3)
-            xs2.append(e3)
-        o.topics = xs2
+                p = _t_FetchSnapshotRequest_TopicSnapshot_0(b, p, e4)
+            xs3.append(e4)
+        o.topics = xs3
     o.node_endpoints = []
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
@@ -779,7 +779,7 @@ def _r_FetchSnapshotResponse_0(b, p):
 
 
 def _w_FetchSnapshotResponse_0(o, w):
-    w += _S4.pack(o.throttle_time_ms, o.error_code)
+    w += _S6.pack(o.throttle_time_ms, o.error_code)
     xs1 = o.topics
     ln = len(xs1) + 1
     if ln < 128:
@@ -802,14 +802,14 @@ def _w_FetchSnapshotResponse_0(o, w):
         else:
             _wuv(w, ln)
         for e5 in xs4:
-            w += _S4.pack(e5.index, e5.error_code)
+            w += _S6.pack(e5.index, e5.error_code)
             s6 = e5.snapshot_id
-            w += _S1.pack(s6.end_offset, s6.epoch)
+            w += _S2.pack(s6.end_offset, s6.epoch)
             if s6.unknown_tagged_fields:
                 _wtags(w, s6.unknown_tagged_fields)
             else:
                 w.append(0)
-            w += _S5.pack(e5.size, e5.position)
+            w += _S8.pack(e5.size, e5.position)
             v7 = e5.unaligned_records
             ln = len(v7) + 1
             if ln < 128:
@@ -821,7 +821,7 @@ def _w_FetchSnapshotResponse_0(o, w):
             if (e5.current_leader.leader_id != 0) or (e5.current_leader.leader_epoch != 0) or e5.current_leader.unknown_tagged_fields:
                 t9 = bytearray()
                 s10 = e5.current_leader
-                t9 += _S0.pack(s10.leader_id, s10.leader_epoch)
+                t9 += _S1.pack(s10.leader_id, s10.leader_epoch)
                 if s10.unknown_tagged_fields:
                     _wtags(t9, s10.unknown_tagged_fields)
                 else:
@@ -895,22 +895,21 @@ def _t_FetchSnapshotResponse_1(b, p, o):
                 xs2 = []
                 for _ in range(n1):
                     e3 = _new(_FetchSnapshotResponse_NodeEndpoint)
-                    e3.node_id, = _S6.unpack_from(b, p)
-                    p += 4
-                    n4 = b[p] - 1
-                    p += 1
-                    if n4 > 126:
-                        n4, p = _uvt(b, p, n4 + 1)
-                        n4 -= 1
-                    if n4 < 0:
+                    e3.node_id, h4, = _S9.unpack_from(b, p)
+                    p += 5
+                    n5 = h4 - 1
+                    if n5 > 126:
+                        n5, p = _uvt(b, p, n5 + 1)
+                        n5 -= 1
+                    if n5 < 0:
                         raise DecodeError('NodeEndpoint.Host: null where not nullable')
                     else:
-                        q5 = p + n4
-                        if q5 > bl:
-                            raise DecodeError('NodeEndpoint.Host: length ' + str(n4) + ' past the end')
-                        e3.host = str(b[p:q5], 'utf-8')
-                        p = q5
-                    e3.port, = _S7.unpack_from(b, p)
+                        q6 = p + n5
+                        if q6 > bl:
+                            raise DecodeError('NodeEndpoint.Host: length ' + str(n5) + ' past the end')
+                        e3.host = str(b[p:q6], 'utf-8')
+                        p = q6
+                    e3.port, = _S10.unpack_from(b, p)
                     p += 2
                     if b[p] == 0:  # no tagged fields, the common case
                         e3.unknown_tagged_fields = None
@@ -931,92 +930,90 @@ def _t_FetchSnapshotResponse_1(b, p, o):
 def _r_FetchSnapshotResponse_1(b, p):
     bl = len(b)
     o = _new(FetchSnapshotResponse)
-    o.throttle_time_ms, o.error_code, = _S4.unpack_from(b, p)
-    p += 6
-    n1 = b[p] - 1
-    p += 1
-    if n1 > 126:
-        n1, p = _uvt(b, p, n1 + 1)
-        n1 -= 1
-    if n1 < 0:
+    o.throttle_time_ms, o.error_code, h1, = _S5.unpack_from(b, p)
+    p += 7
+    n2 = h1 - 1
+    if n2 > 126:
+        n2, p = _uvt(b, p, n2 + 1)
+        n2 -= 1
+    if n2 < 0:
         raise DecodeError('FetchSnapshotResponse.Topics: null where not nullable')
     else:
-        if n1 > bl - p:
-            raise DecodeError('FetchSnapshotResponse.Topics: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3 = _new(_FetchSnapshotResponse_TopicSnapshot)
-            n4 = b[p] - 1
+        if n2 > bl - p:
+            raise DecodeError('FetchSnapshotResponse.Topics: count ' + str(n2) + ' past the end')
+        xs3 = []
+        for _ in range(n2):
+            e4 = _new(_FetchSnapshotResponse_TopicSnapshot)
+            n5 = b[p] - 1
             p += 1
-            if n4 > 126:
-                n4, p = _uvt(b, p, n4 + 1)
-                n4 -= 1
-            if n4 < 0:
+            if n5 > 126:
+                n5, p = _uvt(b, p, n5 + 1)
+                n5 -= 1
+            if n5 < 0:
                 raise DecodeError('TopicSnapshot.Name: null where not nullable')
             else:
-                q5 = p + n4
-                if q5 > bl:
-                    raise DecodeError('TopicSnapshot.Name: length ' + str(n4) + ' past the end')
-                e3.name = str(b[p:q5], 'utf-8')
-                p = q5
-            n6 = b[p] - 1
+                q6 = p + n5
+                if q6 > bl:
+                    raise DecodeError('TopicSnapshot.Name: length ' + str(n5) + ' past the end')
+                e4.name = str(b[p:q6], 'utf-8')
+                p = q6
+            n7 = b[p] - 1
             p += 1
-            if n6 > 126:
-                n6, p = _uvt(b, p, n6 + 1)
-                n6 -= 1
-            if n6 < 0:
+            if n7 > 126:
+                n7, p = _uvt(b, p, n7 + 1)
+                n7 -= 1
+            if n7 < 0:
                 raise DecodeError('TopicSnapshot.Partitions: null where not nullable')
             else:
-                if n6 > bl - p:
-                    raise DecodeError('TopicSnapshot.Partitions: count ' + str(n6) + ' past the end')
-                xs7 = []
-                for _ in range(n6):
-                    e8 = _new(_FetchSnapshotResponse_PartitionSnapshot)
-                    e8.index, e8.error_code, = _S4.unpack_from(b, p)
+                if n7 > bl - p:
+                    raise DecodeError('TopicSnapshot.Partitions: count ' + str(n7) + ' past the end')
+                xs8 = []
+                for _ in range(n7):
+                    e9 = _new(_FetchSnapshotResponse_PartitionSnapshot)
+                    e9.index, e9.error_code, = _S6.unpack_from(b, p)
                     p += 6
-                    s9 = _new(_FetchSnapshotResponse_SnapshotId)
-                    s9.end_offset, s9.epoch, = _S1.unpack_from(b, p)
+                    s10 = _new(_FetchSnapshotResponse_SnapshotId)
+                    s10.end_offset, s10.epoch, = _S2.unpack_from(b, p)
                     p += 12
                     if b[p] == 0:  # no tagged fields, the common case
-                        s9.unknown_tagged_fields = None
+                        s10.unknown_tagged_fields = None
                         p += 1
                     else:
-                        p = _t_FetchSnapshotRequest_SnapshotId_0(b, p, s9)
-                    e8.snapshot_id = s9
-                    e8.size, e8.position, = _S5.unpack_from(b, p)
-                    p += 16
-                    n10 = b[p] - 1
-                    p += 1
-                    if n10 > 126:
-                        n10, p = _uvt(b, p, n10 + 1)
-                        n10 -= 1
-                    if n10 < 0:
+                        p = _t_FetchSnapshotRequest_SnapshotId_0(b, p, s10)
+                    e9.snapshot_id = s10
+                    e9.size, e9.position, h11, = _S7.unpack_from(b, p)
+                    p += 17
+                    n12 = h11 - 1
+                    if n12 > 126:
+                        n12, p = _uvt(b, p, n12 + 1)
+                        n12 -= 1
+                    if n12 < 0:
                         raise DecodeError('PartitionSnapshot.UnalignedRecords: null where not nullable')
                     else:
-                        q11 = p + n10
-                        if q11 > bl:
-                            raise DecodeError('PartitionSnapshot.UnalignedRecords: length ' + str(n10) + ' past the end')
-                        e8.unaligned_records = b[p:q11]
-                        p = q11
-                    d12 = _new(_FetchSnapshotResponse_LeaderIdAndEpoch)
-                    d12.leader_id = 0
-                    d12.leader_epoch = 0
-                    d12.unknown_tagged_fields = None
-                    e8.current_leader = d12
+                        q13 = p + n12
+                        if q13 > bl:
+                            raise DecodeError('PartitionSnapshot.UnalignedRecords: length ' + str(n12) + ' past the end')
+                        e9.unaligned_records = b[p:q13]
+                        p = q13
+                    d14 = _new(_FetchSnapshotResponse_LeaderIdAndEpoch)
+                    d14.leader_id = 0
+                    d14.leader_epoch = 0
+                    d14.unknown_tagged_fields = None
+                    e9.current_leader = d14
                     if b[p] == 0:  # no tagged fields, the common case
-                        e8.unknown_tagged_fields = None
+                        e9.unknown_tagged_fields = None
                         p += 1
                     else:
-                        p = _t_FetchSnapshotResponse_PartitionSnapshot_0(b, p, e8)
-                    xs7.append(e8)
-                e3.partitions = xs7
+                        p = _t_FetchSnapshotResponse_PartitionSnapshot_0(b, p, e9)
+                    xs8.append(e9)
+                e4.partitions = xs8
             if b[p] == 0:  # no tagged fields, the common case
-                e3.unknown_tagged_fields = None
+                e4.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_FetchSnapshotRequest_TopicSnapshot_0(b, p, e3)
-            xs2.append(e3)
-        o.topics = xs2
+                p = _t_FetchSnapshotRequest_TopicSnapshot_0(b, p, e4)
+            xs3.append(e4)
+        o.topics = xs3
     o.node_endpoints = []
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
@@ -1027,7 +1024,7 @@ def _r_FetchSnapshotResponse_1(b, p):
 
 
 def _w_FetchSnapshotResponse_1(o, w):
-    w += _S4.pack(o.throttle_time_ms, o.error_code)
+    w += _S6.pack(o.throttle_time_ms, o.error_code)
     xs1 = o.topics
     ln = len(xs1) + 1
     if ln < 128:
@@ -1050,14 +1047,14 @@ def _w_FetchSnapshotResponse_1(o, w):
         else:
             _wuv(w, ln)
         for e5 in xs4:
-            w += _S4.pack(e5.index, e5.error_code)
+            w += _S6.pack(e5.index, e5.error_code)
             s6 = e5.snapshot_id
-            w += _S1.pack(s6.end_offset, s6.epoch)
+            w += _S2.pack(s6.end_offset, s6.epoch)
             if s6.unknown_tagged_fields:
                 _wtags(w, s6.unknown_tagged_fields)
             else:
                 w.append(0)
-            w += _S5.pack(e5.size, e5.position)
+            w += _S8.pack(e5.size, e5.position)
             v7 = e5.unaligned_records
             ln = len(v7) + 1
             if ln < 128:
@@ -1069,7 +1066,7 @@ def _w_FetchSnapshotResponse_1(o, w):
             if (e5.current_leader.leader_id != 0) or (e5.current_leader.leader_epoch != 0) or e5.current_leader.unknown_tagged_fields:
                 t9 = bytearray()
                 s10 = e5.current_leader
-                t9 += _S0.pack(s10.leader_id, s10.leader_epoch)
+                t9 += _S1.pack(s10.leader_id, s10.leader_epoch)
                 if s10.unknown_tagged_fields:
                     _wtags(t9, s10.unknown_tagged_fields)
                 else:
@@ -1095,7 +1092,7 @@ def _w_FetchSnapshotResponse_1(o, w):
         else:
             _wuv(t12, ln)
         for e14 in xs13:
-            t12 += _S6.pack(e14.node_id)
+            t12 += _S11.pack(e14.node_id)
             v15 = e14.host
             v15 = v15.encode()
             ln = len(v15) + 1
@@ -1104,7 +1101,7 @@ def _w_FetchSnapshotResponse_1(o, w):
             else:
                 _wuv(t12, ln)
             t12 += v15
-            t12 += _S7.pack(e14.port)
+            t12 += _S10.pack(e14.port)
             if e14.unknown_tagged_fields:
                 _wtags(t12, e14.unknown_tagged_fields)
             else:

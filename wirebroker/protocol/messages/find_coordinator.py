@@ -30,9 +30,14 @@ def _first(tag_and_bytes):
 
 _S0 = _struct.Struct('>h')
 _S1 = _struct.Struct('>b')
-_S2 = _struct.Struct('>hi')
-_S3 = _struct.Struct('>i')
-_S4 = _struct.Struct('>ih')
+_S2 = _struct.Struct('>bB')
+_S3 = _struct.Struct('>hih')
+_S4 = _struct.Struct('>i')
+_S5 = _struct.Struct('>hi')
+_S6 = _struct.Struct('>ihh')
+_S7 = _struct.Struct('>ih')
+_S8 = _struct.Struct('>ihB')
+_S9 = _struct.Struct('>iB')
 
 
 class FindCoordinatorRequest(Message):
@@ -219,35 +224,34 @@ def _w_FindCoordinatorRequest_2(o, w):
 def _r_FindCoordinatorRequest_3(b, p):
     bl = len(b)
     o = _new(FindCoordinatorRequest)
-    o.key_type, = _S1.unpack_from(b, p)
-    p += 1
-    n1 = b[p] - 1
-    p += 1
-    if n1 > 126:
-        n1, p = _uvt(b, p, n1 + 1)
-        n1 -= 1
-    if n1 < 0:
+    o.key_type, h1, = _S2.unpack_from(b, p)
+    p += 2
+    n2 = h1 - 1
+    if n2 > 126:
+        n2, p = _uvt(b, p, n2 + 1)
+        n2 -= 1
+    if n2 < 0:
         raise DecodeError('FindCoordinatorRequest.CoordinatorKeys: null where not nullable')
     else:
-        if n1 > bl - p:
-            raise DecodeError('FindCoordinatorRequest.CoordinatorKeys: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            n4 = b[p] - 1
+        if n2 > bl - p:
+            raise DecodeError('FindCoordinatorRequest.CoordinatorKeys: count ' + str(n2) + ' past the end')
+        xs3 = []
+        for _ in range(n2):
+            n5 = b[p] - 1
             p += 1
-            if n4 > 126:
-                n4, p = _uvt(b, p, n4 + 1)
-                n4 -= 1
-            if n4 < 0:
+            if n5 > 126:
+                n5, p = _uvt(b, p, n5 + 1)
+                n5 -= 1
+            if n5 < 0:
                 raise DecodeError('FindCoordinatorRequest.CoordinatorKeys: null element')
             else:
-                q5 = p + n4
-                if q5 > bl:
-                    raise DecodeError('FindCoordinatorRequest.CoordinatorKeys: length ' + str(n4) + ' past the end')
-                e3 = str(b[p:q5], 'utf-8')
-                p = q5
-            xs2.append(e3)
-        o.coordinator_keys = xs2
+                q6 = p + n5
+                if q6 > bl:
+                    raise DecodeError('FindCoordinatorRequest.CoordinatorKeys: length ' + str(n5) + ' past the end')
+                e4 = str(b[p:q6], 'utf-8')
+                p = q6
+            xs3.append(e4)
+        o.coordinator_keys = xs3
     o.key = ''
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
@@ -285,19 +289,18 @@ def _w_FindCoordinatorRequest_3(o, w):
 def _r_FindCoordinatorResponse_0(b, p):
     bl = len(b)
     o = _new(FindCoordinatorResponse)
-    o.error_code, o.node_id, = _S2.unpack_from(b, p)
-    p += 6
-    n1, = _S0.unpack_from(b, p)
-    p += 2
-    if n1 < 0:
+    o.error_code, o.node_id, h1, = _S3.unpack_from(b, p)
+    p += 8
+    n2 = h1
+    if n2 < 0:
         raise DecodeError('FindCoordinatorResponse.Host: null where not nullable')
     else:
-        q2 = p + n1
-        if q2 > bl:
-            raise DecodeError('FindCoordinatorResponse.Host: length ' + str(n1) + ' past the end')
-        o.host = str(b[p:q2], 'utf-8')
-        p = q2
-    o.port, = _S3.unpack_from(b, p)
+        q3 = p + n2
+        if q3 > bl:
+            raise DecodeError('FindCoordinatorResponse.Host: length ' + str(n2) + ' past the end')
+        o.host = str(b[p:q3], 'utf-8')
+        p = q3
+    o.port, = _S4.unpack_from(b, p)
     p += 4
     o.throttle_time_ms = 0
     o.error_message = ''
@@ -309,42 +312,40 @@ def _r_FindCoordinatorResponse_0(b, p):
 def _w_FindCoordinatorResponse_0(o, w):
     if o.coordinators:
         raise UnsupportedFieldError('FindCoordinatorResponse.Coordinators exists only in versions 4+')
-    w += _S2.pack(o.error_code, o.node_id)
+    w += _S5.pack(o.error_code, o.node_id)
     v1 = o.host
     v1 = v1.encode()
     w += _S0.pack(len(v1))
     w += v1
-    w += _S3.pack(o.port)
+    w += _S4.pack(o.port)
 
 
 def _r_FindCoordinatorResponse_1(b, p):
     bl = len(b)
     o = _new(FindCoordinatorResponse)
-    o.throttle_time_ms, o.error_code, = _S4.unpack_from(b, p)
-    p += 6
-    n1, = _S0.unpack_from(b, p)
-    p += 2
-    if n1 < 0:
+    o.throttle_time_ms, o.error_code, h1, = _S6.unpack_from(b, p)
+    p += 8
+    n2 = h1
+    if n2 < 0:
         o.error_message = None
     else:
-        q2 = p + n1
-        if q2 > bl:
-            raise DecodeError('FindCoordinatorResponse.ErrorMessage: length ' + str(n1) + ' past the end')
-        o.error_message = str(b[p:q2], 'utf-8')
-        p = q2
-    o.node_id, = _S3.unpack_from(b, p)
-    p += 4
-    n3, = _S0.unpack_from(b, p)
-    p += 2
-    if n3 < 0:
+        q3 = p + n2
+        if q3 > bl:
+            raise DecodeError('FindCoordinatorResponse.ErrorMessage: length ' + str(n2) + ' past the end')
+        o.error_message = str(b[p:q3], 'utf-8')
+        p = q3
+    o.node_id, h4, = _S7.unpack_from(b, p)
+    p += 6
+    n5 = h4
+    if n5 < 0:
         raise DecodeError('FindCoordinatorResponse.Host: null where not nullable')
     else:
-        q4 = p + n3
-        if q4 > bl:
-            raise DecodeError('FindCoordinatorResponse.Host: length ' + str(n3) + ' past the end')
-        o.host = str(b[p:q4], 'utf-8')
-        p = q4
-    o.port, = _S3.unpack_from(b, p)
+        q6 = p + n5
+        if q6 > bl:
+            raise DecodeError('FindCoordinatorResponse.Host: length ' + str(n5) + ' past the end')
+        o.host = str(b[p:q6], 'utf-8')
+        p = q6
+    o.port, = _S4.unpack_from(b, p)
     p += 4
     o.coordinators = []
     o.unknown_tagged_fields = None
@@ -354,7 +355,7 @@ def _r_FindCoordinatorResponse_1(b, p):
 def _w_FindCoordinatorResponse_1(o, w):
     if o.coordinators:
         raise UnsupportedFieldError('FindCoordinatorResponse.Coordinators exists only in versions 4+')
-    w += _S4.pack(o.throttle_time_ms, o.error_code)
+    w += _S7.pack(o.throttle_time_ms, o.error_code)
     v1 = o.error_message
     if v1 is None:
         w += b'\xff\xff'
@@ -362,12 +363,12 @@ def _w_FindCoordinatorResponse_1(o, w):
         v1 = v1.encode()
         w += _S0.pack(len(v1))
         w += v1
-    w += _S3.pack(o.node_id)
+    w += _S4.pack(o.node_id)
     v2 = o.host
     v2 = v2.encode()
     w += _S0.pack(len(v2))
     w += v2
-    w += _S3.pack(o.port)
+    w += _S4.pack(o.port)
 
 
 def _t_FindCoordinatorResponse_0(b, p, o):
@@ -396,37 +397,35 @@ def _t_FindCoordinatorResponse_0(b, p, o):
 def _r_FindCoordinatorResponse_2(b, p):
     bl = len(b)
     o = _new(FindCoordinatorResponse)
-    o.throttle_time_ms, o.error_code, = _S4.unpack_from(b, p)
-    p += 6
-    n1 = b[p] - 1
-    p += 1
-    if n1 > 126:
-        n1, p = _uvt(b, p, n1 + 1)
-        n1 -= 1
-    if n1 < 0:
+    o.throttle_time_ms, o.error_code, h1, = _S8.unpack_from(b, p)
+    p += 7
+    n2 = h1 - 1
+    if n2 > 126:
+        n2, p = _uvt(b, p, n2 + 1)
+        n2 -= 1
+    if n2 < 0:
         o.error_message = None
     else:
-        q2 = p + n1
-        if q2 > bl:
-            raise DecodeError('FindCoordinatorResponse.ErrorMessage: length ' + str(n1) + ' past the end')
-        o.error_message = str(b[p:q2], 'utf-8')
-        p = q2
-    o.node_id, = _S3.unpack_from(b, p)
-    p += 4
-    n3 = b[p] - 1
-    p += 1
-    if n3 > 126:
-        n3, p = _uvt(b, p, n3 + 1)
-        n3 -= 1
-    if n3 < 0:
+        q3 = p + n2
+        if q3 > bl:
+            raise DecodeError('FindCoordinatorResponse.ErrorMessage: length ' + str(n2) + ' past the end')
+        o.error_message = str(b[p:q3], 'utf-8')
+        p = q3
+    o.node_id, h4, = _S9.unpack_from(b, p)
+    p += 5
+    n5 = h4 - 1
+    if n5 > 126:
+        n5, p = _uvt(b, p, n5 + 1)
+        n5 -= 1
+    if n5 < 0:
         raise DecodeError('FindCoordinatorResponse.Host: null where not nullable')
     else:
-        q4 = p + n3
-        if q4 > bl:
-            raise DecodeError('FindCoordinatorResponse.Host: length ' + str(n3) + ' past the end')
-        o.host = str(b[p:q4], 'utf-8')
-        p = q4
-    o.port, = _S3.unpack_from(b, p)
+        q6 = p + n5
+        if q6 > bl:
+            raise DecodeError('FindCoordinatorResponse.Host: length ' + str(n5) + ' past the end')
+        o.host = str(b[p:q6], 'utf-8')
+        p = q6
+    o.port, = _S4.unpack_from(b, p)
     p += 4
     o.coordinators = []
     if b[p] == 0:  # no tagged fields, the common case
@@ -440,7 +439,7 @@ def _r_FindCoordinatorResponse_2(b, p):
 def _w_FindCoordinatorResponse_2(o, w):
     if o.coordinators:
         raise UnsupportedFieldError('FindCoordinatorResponse.Coordinators exists only in versions 4+')
-    w += _S4.pack(o.throttle_time_ms, o.error_code)
+    w += _S7.pack(o.throttle_time_ms, o.error_code)
     v1 = o.error_message
     if v1 is None:
         w.append(0)
@@ -452,7 +451,7 @@ def _w_FindCoordinatorResponse_2(o, w):
         else:
             _wuv(w, ln)
         w += v1
-    w += _S3.pack(o.node_id)
+    w += _S4.pack(o.node_id)
     v2 = o.host
     v2 = v2.encode()
     ln = len(v2) + 1
@@ -461,7 +460,7 @@ def _w_FindCoordinatorResponse_2(o, w):
     else:
         _wuv(w, ln)
     w += v2
-    w += _S3.pack(o.port)
+    w += _S4.pack(o.port)
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
     else:
@@ -494,71 +493,68 @@ def _t_FindCoordinatorResponse_Coordinator_0(b, p, o):
 def _r_FindCoordinatorResponse_3(b, p):
     bl = len(b)
     o = _new(FindCoordinatorResponse)
-    o.throttle_time_ms, = _S3.unpack_from(b, p)
-    p += 4
-    n1 = b[p] - 1
-    p += 1
-    if n1 > 126:
-        n1, p = _uvt(b, p, n1 + 1)
-        n1 -= 1
-    if n1 < 0:
+    o.throttle_time_ms, h1, = _S9.unpack_from(b, p)
+    p += 5
+    n2 = h1 - 1
+    if n2 > 126:
+        n2, p = _uvt(b, p, n2 + 1)
+        n2 -= 1
+    if n2 < 0:
         raise DecodeError('FindCoordinatorResponse.Coordinators: null where not nullable')
     else:
-        if n1 > bl - p:
-            raise DecodeError('FindCoordinatorResponse.Coordinators: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3 = _new(_FindCoordinatorResponse_Coordinator)
-            n4 = b[p] - 1
+        if n2 > bl - p:
+            raise DecodeError('FindCoordinatorResponse.Coordinators: count ' + str(n2) + ' past the end')
+        xs3 = []
+        for _ in range(n2):
+            e4 = _new(_FindCoordinatorResponse_Coordinator)
+            n5 = b[p] - 1
             p += 1
-            if n4 > 126:
-                n4, p = _uvt(b, p, n4 + 1)
-                n4 -= 1
-            if n4 < 0:
+            if n5 > 126:
+                n5, p = _uvt(b, p, n5 + 1)
+                n5 -= 1
+            if n5 < 0:
                 raise DecodeError('Coordinator.Key: null where not nullable')
             else:
-                q5 = p + n4
-                if q5 > bl:
-                    raise DecodeError('Coordinator.Key: length ' + str(n4) + ' past the end')
-                e3.key = str(b[p:q5], 'utf-8')
-                p = q5
-            e3.node_id, = _S3.unpack_from(b, p)
-            p += 4
-            n6 = b[p] - 1
-            p += 1
-            if n6 > 126:
-                n6, p = _uvt(b, p, n6 + 1)
-                n6 -= 1
-            if n6 < 0:
-                raise DecodeError('Coordinator.Host: null where not nullable')
-            else:
-                q7 = p + n6
-                if q7 > bl:
-                    raise DecodeError('Coordinator.Host: length ' + str(n6) + ' past the end')
-                e3.host = str(b[p:q7], 'utf-8')
-                p = q7
-            e3.port, e3.error_code, = _S4.unpack_from(b, p)
-            p += 6
-            n8 = b[p] - 1
-            p += 1
+                q6 = p + n5
+                if q6 > bl:
+                    raise DecodeError('Coordinator.Key: length ' + str(n5) + ' past the end')
+                e4.key = str(b[p:q6], 'utf-8')
+                p = q6
+            e4.node_id, h7, = _S9.unpack_from(b, p)
+            p += 5
+            n8 = h7 - 1
             if n8 > 126:
                 n8, p = _uvt(b, p, n8 + 1)
                 n8 -= 1
             if n8 < 0:
-                e3.error_message = None
+                raise DecodeError('Coordinator.Host: null where not nullable')
             else:
                 q9 = p + n8
                 if q9 > bl:
-                    raise DecodeError('Coordinator.ErrorMessage: length ' + str(n8) + ' past the end')
-                e3.error_message = str(b[p:q9], 'utf-8')
+                    raise DecodeError('Coordinator.Host: length ' + str(n8) + ' past the end')
+                e4.host = str(b[p:q9], 'utf-8')
                 p = q9
+            e4.port, e4.error_code, h10, = _S8.unpack_from(b, p)
+            p += 7
+            n11 = h10 - 1
+            if n11 > 126:
+                n11, p = _uvt(b, p, n11 + 1)
+                n11 -= 1
+            if n11 < 0:
+                e4.error_message = None
+            else:
+                q12 = p + n11
+                if q12 > bl:
+                    raise DecodeError('Coordinator.ErrorMessage: length ' + str(n11) + ' past the end')
+                e4.error_message = str(b[p:q12], 'utf-8')
+                p = q12
             if b[p] == 0:  # no tagged fields, the common case
-                e3.unknown_tagged_fields = None
+                e4.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_FindCoordinatorResponse_Coordinator_0(b, p, e3)
-            xs2.append(e3)
-        o.coordinators = xs2
+                p = _t_FindCoordinatorResponse_Coordinator_0(b, p, e4)
+            xs3.append(e4)
+        o.coordinators = xs3
     o.error_code = 0
     o.error_message = ''
     o.node_id = 0
@@ -581,7 +577,7 @@ def _w_FindCoordinatorResponse_3(o, w):
         raise UnsupportedFieldError('FindCoordinatorResponse.Host exists only in versions 0-3')
     if o.port != 0:
         raise UnsupportedFieldError('FindCoordinatorResponse.Port exists only in versions 0-3')
-    w += _S3.pack(o.throttle_time_ms)
+    w += _S4.pack(o.throttle_time_ms)
     xs1 = o.coordinators
     ln = len(xs1) + 1
     if ln < 128:
@@ -597,7 +593,7 @@ def _w_FindCoordinatorResponse_3(o, w):
         else:
             _wuv(w, ln)
         w += v3
-        w += _S3.pack(e2.node_id)
+        w += _S4.pack(e2.node_id)
         v4 = e2.host
         v4 = v4.encode()
         ln = len(v4) + 1
@@ -606,7 +602,7 @@ def _w_FindCoordinatorResponse_3(o, w):
         else:
             _wuv(w, ln)
         w += v4
-        w += _S4.pack(e2.port, e2.error_code)
+        w += _S7.pack(e2.port, e2.error_code)
         v5 = e2.error_message
         if v5 is None:
             w.append(0)

@@ -29,8 +29,10 @@ def _first(tag_and_bytes):
     return tag_and_bytes[0]
 
 _S0 = _struct.Struct('>16s')
-_S1 = _struct.Struct('>ih16si')
-_S2 = _struct.Struct('>ii?')
+_S1 = _struct.Struct('>ih16siB')
+_S2 = _struct.Struct('>ii?B')
+_S3 = _struct.Struct('>ih16si')
+_S4 = _struct.Struct('>ii?')
 _ARRAY_b = tuple(_struct.Struct('>' + str(n) + 'b') for n in range(64))
 
 
@@ -142,52 +144,50 @@ def _t_GetTelemetrySubscriptionsResponse_0(b, p, o):
 def _r_GetTelemetrySubscriptionsResponse_0(b, p):
     bl = len(b)
     o = _new(GetTelemetrySubscriptionsResponse)
-    o.throttle_time_ms, o.error_code, o.client_instance_id, o.subscription_id, = _S1.unpack_from(b, p)
-    p += 26
-    n1 = b[p] - 1
-    p += 1
-    if n1 > 126:
-        n1, p = _uvt(b, p, n1 + 1)
-        n1 -= 1
-    if n1 < 0:
-        raise DecodeError('GetTelemetrySubscriptionsResponse.AcceptedCompressionTypes: null where not nullable')
-    elif n1 < 64:
-        o.accepted_compression_types = list(_ARRAY_b[n1].unpack_from(b, p))
-        p += 1 * n1
-    else:
-        if n1 > bl - p:
-            raise DecodeError('GetTelemetrySubscriptionsResponse.AcceptedCompressionTypes: count ' + str(n1) + ' past the end')
-        o.accepted_compression_types = list(_struct.Struct('>' + str(n1) + 'b').unpack_from(b, p))
-        p += 1 * n1
-    o.push_interval_ms, o.telemetry_max_bytes, o.delta_temporality, = _S2.unpack_from(b, p)
-    p += 9
-    n2 = b[p] - 1
-    p += 1
+    o.throttle_time_ms, o.error_code, o.client_instance_id, o.subscription_id, h1, = _S1.unpack_from(b, p)
+    p += 27
+    n2 = h1 - 1
     if n2 > 126:
         n2, p = _uvt(b, p, n2 + 1)
         n2 -= 1
     if n2 < 0:
-        raise DecodeError('GetTelemetrySubscriptionsResponse.RequestedMetrics: null where not nullable')
+        raise DecodeError('GetTelemetrySubscriptionsResponse.AcceptedCompressionTypes: null where not nullable')
+    elif n2 < 64:
+        o.accepted_compression_types = list(_ARRAY_b[n2].unpack_from(b, p))
+        p += 1 * n2
     else:
         if n2 > bl - p:
-            raise DecodeError('GetTelemetrySubscriptionsResponse.RequestedMetrics: count ' + str(n2) + ' past the end')
-        xs3 = []
-        for _ in range(n2):
-            n5 = b[p] - 1
+            raise DecodeError('GetTelemetrySubscriptionsResponse.AcceptedCompressionTypes: count ' + str(n2) + ' past the end')
+        o.accepted_compression_types = list(_struct.Struct('>' + str(n2) + 'b').unpack_from(b, p))
+        p += 1 * n2
+    o.push_interval_ms, o.telemetry_max_bytes, o.delta_temporality, h3, = _S2.unpack_from(b, p)
+    p += 10
+    n4 = h3 - 1
+    if n4 > 126:
+        n4, p = _uvt(b, p, n4 + 1)
+        n4 -= 1
+    if n4 < 0:
+        raise DecodeError('GetTelemetrySubscriptionsResponse.RequestedMetrics: null where not nullable')
+    else:
+        if n4 > bl - p:
+            raise DecodeError('GetTelemetrySubscriptionsResponse.RequestedMetrics: count ' + str(n4) + ' past the end')
+        xs5 = []
+        for _ in range(n4):
+            n7 = b[p] - 1
             p += 1
-            if n5 > 126:
-                n5, p = _uvt(b, p, n5 + 1)
-                n5 -= 1
-            if n5 < 0:
+            if n7 > 126:
+                n7, p = _uvt(b, p, n7 + 1)
+                n7 -= 1
+            if n7 < 0:
                 raise DecodeError('GetTelemetrySubscriptionsResponse.RequestedMetrics: null element')
             else:
-                q6 = p + n5
-                if q6 > bl:
-                    raise DecodeError('GetTelemetrySubscriptionsResponse.RequestedMetrics: length ' + str(n5) + ' past the end')
-                e4 = str(b[p:q6], 'utf-8')
-                p = q6
-            xs3.append(e4)
-        o.requested_metrics = xs3
+                q8 = p + n7
+                if q8 > bl:
+                    raise DecodeError('GetTelemetrySubscriptionsResponse.RequestedMetrics: length ' + str(n7) + ' past the end')
+                e6 = str(b[p:q8], 'utf-8')
+                p = q8
+            xs5.append(e6)
+        o.requested_metrics = xs5
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         p += 1
@@ -197,7 +197,7 @@ def _r_GetTelemetrySubscriptionsResponse_0(b, p):
 
 
 def _w_GetTelemetrySubscriptionsResponse_0(o, w):
-    w += _S1.pack(o.throttle_time_ms, o.error_code, o.client_instance_id, o.subscription_id)
+    w += _S3.pack(o.throttle_time_ms, o.error_code, o.client_instance_id, o.subscription_id)
     xs1 = o.accepted_compression_types
     ln = len(xs1) + 1
     if ln < 128:
@@ -208,7 +208,7 @@ def _w_GetTelemetrySubscriptionsResponse_0(o, w):
         w += _ARRAY_b[len(xs1)].pack(*xs1)
     else:
         w += _pack('>' + str(len(xs1)) + 'b', *xs1)
-    w += _S2.pack(o.push_interval_ms, o.telemetry_max_bytes, o.delta_temporality)
+    w += _S4.pack(o.push_interval_ms, o.telemetry_max_bytes, o.delta_temporality)
     xs2 = o.requested_metrics
     ln = len(xs2) + 1
     if ln < 128:

@@ -29,9 +29,15 @@ def _first(tag_and_bytes):
     return tag_and_bytes[0]
 
 _S0 = _struct.Struct('>h')
-_S1 = _struct.Struct('>i')
-_S2 = _struct.Struct('>ii')
-_S3 = _struct.Struct('>q')
+_S1 = _struct.Struct('>ih')
+_S2 = _struct.Struct('>i')
+_S3 = _struct.Struct('>ii')
+_S4 = _struct.Struct('>iii')
+_S5 = _struct.Struct('>qi')
+_S6 = _struct.Struct('>q')
+_S7 = _struct.Struct('>iB')
+_S8 = _struct.Struct('>qB')
+_S9 = _struct.Struct('>iiB')
 
 
 class GroupMetadataValue(Message):
@@ -84,95 +90,93 @@ def _r_GroupMetadataValue_0(b, p):
             raise DecodeError('GroupMetadataValue.protocolType: length ' + str(n1) + ' past the end')
         o.protocol_type = str(b[p:q2], 'utf-8')
         p = q2
-    o.generation, = _S1.unpack_from(b, p)
-    p += 4
-    n3, = _S0.unpack_from(b, p)
-    p += 2
-    if n3 < 0:
+    o.generation, h3, = _S1.unpack_from(b, p)
+    p += 6
+    n4 = h3
+    if n4 < 0:
         o.protocol = None
     else:
-        q4 = p + n3
-        if q4 > bl:
-            raise DecodeError('GroupMetadataValue.protocol: length ' + str(n3) + ' past the end')
-        o.protocol = str(b[p:q4], 'utf-8')
-        p = q4
-    n5, = _S0.unpack_from(b, p)
+        q5 = p + n4
+        if q5 > bl:
+            raise DecodeError('GroupMetadataValue.protocol: length ' + str(n4) + ' past the end')
+        o.protocol = str(b[p:q5], 'utf-8')
+        p = q5
+    n6, = _S0.unpack_from(b, p)
     p += 2
-    if n5 < 0:
+    if n6 < 0:
         o.leader = None
     else:
-        q6 = p + n5
-        if q6 > bl:
-            raise DecodeError('GroupMetadataValue.leader: length ' + str(n5) + ' past the end')
-        o.leader = str(b[p:q6], 'utf-8')
-        p = q6
-    n7, = _S1.unpack_from(b, p)
+        q7 = p + n6
+        if q7 > bl:
+            raise DecodeError('GroupMetadataValue.leader: length ' + str(n6) + ' past the end')
+        o.leader = str(b[p:q7], 'utf-8')
+        p = q7
+    n8, = _S2.unpack_from(b, p)
     p += 4
-    if n7 < 0:
+    if n8 < 0:
         raise DecodeError('GroupMetadataValue.members: null where not nullable')
     else:
-        if n7 > bl - p:
-            raise DecodeError('GroupMetadataValue.members: count ' + str(n7) + ' past the end')
-        xs8 = []
-        for _ in range(n7):
-            e9 = _new(_GroupMetadataValue_MemberMetadata)
-            n10, = _S0.unpack_from(b, p)
+        if n8 > bl - p:
+            raise DecodeError('GroupMetadataValue.members: count ' + str(n8) + ' past the end')
+        xs9 = []
+        for _ in range(n8):
+            e10 = _new(_GroupMetadataValue_MemberMetadata)
+            n11, = _S0.unpack_from(b, p)
             p += 2
-            if n10 < 0:
+            if n11 < 0:
                 raise DecodeError('MemberMetadata.memberId: null where not nullable')
             else:
-                q11 = p + n10
-                if q11 > bl:
-                    raise DecodeError('MemberMetadata.memberId: length ' + str(n10) + ' past the end')
-                e9.member_id = str(b[p:q11], 'utf-8')
-                p = q11
-            n12, = _S0.unpack_from(b, p)
+                q12 = p + n11
+                if q12 > bl:
+                    raise DecodeError('MemberMetadata.memberId: length ' + str(n11) + ' past the end')
+                e10.member_id = str(b[p:q12], 'utf-8')
+                p = q12
+            n13, = _S0.unpack_from(b, p)
             p += 2
-            if n12 < 0:
+            if n13 < 0:
                 raise DecodeError('MemberMetadata.clientId: null where not nullable')
             else:
-                q13 = p + n12
-                if q13 > bl:
-                    raise DecodeError('MemberMetadata.clientId: length ' + str(n12) + ' past the end')
-                e9.client_id = str(b[p:q13], 'utf-8')
-                p = q13
-            n14, = _S0.unpack_from(b, p)
+                q14 = p + n13
+                if q14 > bl:
+                    raise DecodeError('MemberMetadata.clientId: length ' + str(n13) + ' past the end')
+                e10.client_id = str(b[p:q14], 'utf-8')
+                p = q14
+            n15, = _S0.unpack_from(b, p)
             p += 2
-            if n14 < 0:
+            if n15 < 0:
                 raise DecodeError('MemberMetadata.clientHost: null where not nullable')
             else:
-                q15 = p + n14
-                if q15 > bl:
-                    raise DecodeError('MemberMetadata.clientHost: length ' + str(n14) + ' past the end')
-                e9.client_host = str(b[p:q15], 'utf-8')
-                p = q15
-            e9.session_timeout, = _S1.unpack_from(b, p)
-            p += 4
-            n16, = _S1.unpack_from(b, p)
-            p += 4
-            if n16 < 0:
-                raise DecodeError('MemberMetadata.subscription: null where not nullable')
-            else:
-                q17 = p + n16
-                if q17 > bl:
-                    raise DecodeError('MemberMetadata.subscription: length ' + str(n16) + ' past the end')
-                e9.subscription = bytes(b[p:q17])
-                p = q17
-            n18, = _S1.unpack_from(b, p)
-            p += 4
+                q16 = p + n15
+                if q16 > bl:
+                    raise DecodeError('MemberMetadata.clientHost: length ' + str(n15) + ' past the end')
+                e10.client_host = str(b[p:q16], 'utf-8')
+                p = q16
+            e10.session_timeout, h17, = _S3.unpack_from(b, p)
+            p += 8
+            n18 = h17
             if n18 < 0:
-                raise DecodeError('MemberMetadata.assignment: null where not nullable')
+                raise DecodeError('MemberMetadata.subscription: null where not nullable')
             else:
                 q19 = p + n18
                 if q19 > bl:
-                    raise DecodeError('MemberMetadata.assignment: length ' + str(n18) + ' past the end')
-                e9.assignment = bytes(b[p:q19])
+                    raise DecodeError('MemberMetadata.subscription: length ' + str(n18) + ' past the end')
+                e10.subscription = bytes(b[p:q19])
                 p = q19
-            e9.group_instance_id = None
-            e9.rebalance_timeout = -1
-            e9.unknown_tagged_fields = None
-            xs8.append(e9)
-        o.members = xs8
+            n20, = _S2.unpack_from(b, p)
+            p += 4
+            if n20 < 0:
+                raise DecodeError('MemberMetadata.assignment: null where not nullable')
+            else:
+                q21 = p + n20
+                if q21 > bl:
+                    raise DecodeError('MemberMetadata.assignment: length ' + str(n20) + ' past the end')
+                e10.assignment = bytes(b[p:q21])
+                p = q21
+            e10.group_instance_id = None
+            e10.rebalance_timeout = -1
+            e10.unknown_tagged_fields = None
+            xs9.append(e10)
+        o.members = xs9
     o.current_state_timestamp = -1
     o.unknown_tagged_fields = None
     return o, p
@@ -183,7 +187,7 @@ def _w_GroupMetadataValue_0(o, w):
     v1 = v1.encode()
     w += _S0.pack(len(v1))
     w += v1
-    w += _S1.pack(o.generation)
+    w += _S2.pack(o.generation)
     v2 = o.protocol
     if v2 is None:
         w += b'\xff\xff'
@@ -199,7 +203,7 @@ def _w_GroupMetadataValue_0(o, w):
         w += _S0.pack(len(v3))
         w += v3
     xs4 = o.members
-    w += _S1.pack(len(xs4))
+    w += _S2.pack(len(xs4))
     for e5 in xs4:
         v6 = e5.member_id
         v6 = v6.encode()
@@ -213,12 +217,12 @@ def _w_GroupMetadataValue_0(o, w):
         v8 = v8.encode()
         w += _S0.pack(len(v8))
         w += v8
-        w += _S1.pack(e5.session_timeout)
+        w += _S2.pack(e5.session_timeout)
         v9 = e5.subscription
-        w += _S1.pack(len(v9))
+        w += _S2.pack(len(v9))
         w += v9
         v10 = e5.assignment
-        w += _S1.pack(len(v10))
+        w += _S2.pack(len(v10))
         w += v10
 
 
@@ -235,94 +239,92 @@ def _r_GroupMetadataValue_1(b, p):
             raise DecodeError('GroupMetadataValue.protocolType: length ' + str(n1) + ' past the end')
         o.protocol_type = str(b[p:q2], 'utf-8')
         p = q2
-    o.generation, = _S1.unpack_from(b, p)
-    p += 4
-    n3, = _S0.unpack_from(b, p)
-    p += 2
-    if n3 < 0:
+    o.generation, h3, = _S1.unpack_from(b, p)
+    p += 6
+    n4 = h3
+    if n4 < 0:
         o.protocol = None
     else:
-        q4 = p + n3
-        if q4 > bl:
-            raise DecodeError('GroupMetadataValue.protocol: length ' + str(n3) + ' past the end')
-        o.protocol = str(b[p:q4], 'utf-8')
-        p = q4
-    n5, = _S0.unpack_from(b, p)
+        q5 = p + n4
+        if q5 > bl:
+            raise DecodeError('GroupMetadataValue.protocol: length ' + str(n4) + ' past the end')
+        o.protocol = str(b[p:q5], 'utf-8')
+        p = q5
+    n6, = _S0.unpack_from(b, p)
     p += 2
-    if n5 < 0:
+    if n6 < 0:
         o.leader = None
     else:
-        q6 = p + n5
-        if q6 > bl:
-            raise DecodeError('GroupMetadataValue.leader: length ' + str(n5) + ' past the end')
-        o.leader = str(b[p:q6], 'utf-8')
-        p = q6
-    n7, = _S1.unpack_from(b, p)
+        q7 = p + n6
+        if q7 > bl:
+            raise DecodeError('GroupMetadataValue.leader: length ' + str(n6) + ' past the end')
+        o.leader = str(b[p:q7], 'utf-8')
+        p = q7
+    n8, = _S2.unpack_from(b, p)
     p += 4
-    if n7 < 0:
+    if n8 < 0:
         raise DecodeError('GroupMetadataValue.members: null where not nullable')
     else:
-        if n7 > bl - p:
-            raise DecodeError('GroupMetadataValue.members: count ' + str(n7) + ' past the end')
-        xs8 = []
-        for _ in range(n7):
-            e9 = _new(_GroupMetadataValue_MemberMetadata)
-            n10, = _S0.unpack_from(b, p)
+        if n8 > bl - p:
+            raise DecodeError('GroupMetadataValue.members: count ' + str(n8) + ' past the end')
+        xs9 = []
+        for _ in range(n8):
+            e10 = _new(_GroupMetadataValue_MemberMetadata)
+            n11, = _S0.unpack_from(b, p)
             p += 2
-            if n10 < 0:
+            if n11 < 0:
                 raise DecodeError('MemberMetadata.memberId: null where not nullable')
             else:
-                q11 = p + n10
-                if q11 > bl:
-                    raise DecodeError('MemberMetadata.memberId: length ' + str(n10) + ' past the end')
-                e9.member_id = str(b[p:q11], 'utf-8')
-                p = q11
-            n12, = _S0.unpack_from(b, p)
+                q12 = p + n11
+                if q12 > bl:
+                    raise DecodeError('MemberMetadata.memberId: length ' + str(n11) + ' past the end')
+                e10.member_id = str(b[p:q12], 'utf-8')
+                p = q12
+            n13, = _S0.unpack_from(b, p)
             p += 2
-            if n12 < 0:
+            if n13 < 0:
                 raise DecodeError('MemberMetadata.clientId: null where not nullable')
             else:
-                q13 = p + n12
-                if q13 > bl:
-                    raise DecodeError('MemberMetadata.clientId: length ' + str(n12) + ' past the end')
-                e9.client_id = str(b[p:q13], 'utf-8')
-                p = q13
-            n14, = _S0.unpack_from(b, p)
+                q14 = p + n13
+                if q14 > bl:
+                    raise DecodeError('MemberMetadata.clientId: length ' + str(n13) + ' past the end')
+                e10.client_id = str(b[p:q14], 'utf-8')
+                p = q14
+            n15, = _S0.unpack_from(b, p)
             p += 2
-            if n14 < 0:
+            if n15 < 0:
                 raise DecodeError('MemberMetadata.clientHost: null where not nullable')
             else:
-                q15 = p + n14
-                if q15 > bl:
-                    raise DecodeError('MemberMetadata.clientHost: length ' + str(n14) + ' past the end')
-                e9.client_host = str(b[p:q15], 'utf-8')
-                p = q15
-            e9.rebalance_timeout, e9.session_timeout, = _S2.unpack_from(b, p)
-            p += 8
-            n16, = _S1.unpack_from(b, p)
-            p += 4
-            if n16 < 0:
-                raise DecodeError('MemberMetadata.subscription: null where not nullable')
-            else:
-                q17 = p + n16
-                if q17 > bl:
-                    raise DecodeError('MemberMetadata.subscription: length ' + str(n16) + ' past the end')
-                e9.subscription = bytes(b[p:q17])
-                p = q17
-            n18, = _S1.unpack_from(b, p)
-            p += 4
+                q16 = p + n15
+                if q16 > bl:
+                    raise DecodeError('MemberMetadata.clientHost: length ' + str(n15) + ' past the end')
+                e10.client_host = str(b[p:q16], 'utf-8')
+                p = q16
+            e10.rebalance_timeout, e10.session_timeout, h17, = _S4.unpack_from(b, p)
+            p += 12
+            n18 = h17
             if n18 < 0:
-                raise DecodeError('MemberMetadata.assignment: null where not nullable')
+                raise DecodeError('MemberMetadata.subscription: null where not nullable')
             else:
                 q19 = p + n18
                 if q19 > bl:
-                    raise DecodeError('MemberMetadata.assignment: length ' + str(n18) + ' past the end')
-                e9.assignment = bytes(b[p:q19])
+                    raise DecodeError('MemberMetadata.subscription: length ' + str(n18) + ' past the end')
+                e10.subscription = bytes(b[p:q19])
                 p = q19
-            e9.group_instance_id = None
-            e9.unknown_tagged_fields = None
-            xs8.append(e9)
-        o.members = xs8
+            n20, = _S2.unpack_from(b, p)
+            p += 4
+            if n20 < 0:
+                raise DecodeError('MemberMetadata.assignment: null where not nullable')
+            else:
+                q21 = p + n20
+                if q21 > bl:
+                    raise DecodeError('MemberMetadata.assignment: length ' + str(n20) + ' past the end')
+                e10.assignment = bytes(b[p:q21])
+                p = q21
+            e10.group_instance_id = None
+            e10.unknown_tagged_fields = None
+            xs9.append(e10)
+        o.members = xs9
     o.current_state_timestamp = -1
     o.unknown_tagged_fields = None
     return o, p
@@ -333,7 +335,7 @@ def _w_GroupMetadataValue_1(o, w):
     v1 = v1.encode()
     w += _S0.pack(len(v1))
     w += v1
-    w += _S1.pack(o.generation)
+    w += _S2.pack(o.generation)
     v2 = o.protocol
     if v2 is None:
         w += b'\xff\xff'
@@ -349,7 +351,7 @@ def _w_GroupMetadataValue_1(o, w):
         w += _S0.pack(len(v3))
         w += v3
     xs4 = o.members
-    w += _S1.pack(len(xs4))
+    w += _S2.pack(len(xs4))
     for e5 in xs4:
         v6 = e5.member_id
         v6 = v6.encode()
@@ -363,12 +365,12 @@ def _w_GroupMetadataValue_1(o, w):
         v8 = v8.encode()
         w += _S0.pack(len(v8))
         w += v8
-        w += _S2.pack(e5.rebalance_timeout, e5.session_timeout)
+        w += _S3.pack(e5.rebalance_timeout, e5.session_timeout)
         v9 = e5.subscription
-        w += _S1.pack(len(v9))
+        w += _S2.pack(len(v9))
         w += v9
         v10 = e5.assignment
-        w += _S1.pack(len(v10))
+        w += _S2.pack(len(v10))
         w += v10
 
 
@@ -385,96 +387,93 @@ def _r_GroupMetadataValue_2(b, p):
             raise DecodeError('GroupMetadataValue.protocolType: length ' + str(n1) + ' past the end')
         o.protocol_type = str(b[p:q2], 'utf-8')
         p = q2
-    o.generation, = _S1.unpack_from(b, p)
-    p += 4
-    n3, = _S0.unpack_from(b, p)
-    p += 2
-    if n3 < 0:
+    o.generation, h3, = _S1.unpack_from(b, p)
+    p += 6
+    n4 = h3
+    if n4 < 0:
         o.protocol = None
     else:
-        q4 = p + n3
-        if q4 > bl:
-            raise DecodeError('GroupMetadataValue.protocol: length ' + str(n3) + ' past the end')
-        o.protocol = str(b[p:q4], 'utf-8')
-        p = q4
-    n5, = _S0.unpack_from(b, p)
+        q5 = p + n4
+        if q5 > bl:
+            raise DecodeError('GroupMetadataValue.protocol: length ' + str(n4) + ' past the end')
+        o.protocol = str(b[p:q5], 'utf-8')
+        p = q5
+    n6, = _S0.unpack_from(b, p)
     p += 2
-    if n5 < 0:
+    if n6 < 0:
         o.leader = None
     else:
-        q6 = p + n5
-        if q6 > bl:
-            raise DecodeError('GroupMetadataValue.leader: length ' + str(n5) + ' past the end')
-        o.leader = str(b[p:q6], 'utf-8')
-        p = q6
-    o.current_state_timestamp, = _S3.unpack_from(b, p)
-    p += 8
-    n7, = _S1.unpack_from(b, p)
-    p += 4
-    if n7 < 0:
+        q7 = p + n6
+        if q7 > bl:
+            raise DecodeError('GroupMetadataValue.leader: length ' + str(n6) + ' past the end')
+        o.leader = str(b[p:q7], 'utf-8')
+        p = q7
+    o.current_state_timestamp, h8, = _S5.unpack_from(b, p)
+    p += 12
+    n9 = h8
+    if n9 < 0:
         raise DecodeError('GroupMetadataValue.members: null where not nullable')
     else:
-        if n7 > bl - p:
-            raise DecodeError('GroupMetadataValue.members: count ' + str(n7) + ' past the end')
-        xs8 = []
-        for _ in range(n7):
-            e9 = _new(_GroupMetadataValue_MemberMetadata)
-            n10, = _S0.unpack_from(b, p)
-            p += 2
-            if n10 < 0:
-                raise DecodeError('MemberMetadata.memberId: null where not nullable')
-            else:
-                q11 = p + n10
-                if q11 > bl:
-                    raise DecodeError('MemberMetadata.memberId: length ' + str(n10) + ' past the end')
-                e9.member_id = str(b[p:q11], 'utf-8')
-                p = q11
+        if n9 > bl - p:
+            raise DecodeError('GroupMetadataValue.members: count ' + str(n9) + ' past the end')
+        xs10 = []
+        for _ in range(n9):
+            e11 = _new(_GroupMetadataValue_MemberMetadata)
             n12, = _S0.unpack_from(b, p)
             p += 2
             if n12 < 0:
-                raise DecodeError('MemberMetadata.clientId: null where not nullable')
+                raise DecodeError('MemberMetadata.memberId: null where not nullable')
             else:
                 q13 = p + n12
                 if q13 > bl:
-                    raise DecodeError('MemberMetadata.clientId: length ' + str(n12) + ' past the end')
-                e9.client_id = str(b[p:q13], 'utf-8')
+                    raise DecodeError('MemberMetadata.memberId: length ' + str(n12) + ' past the end')
+                e11.member_id = str(b[p:q13], 'utf-8')
                 p = q13
             n14, = _S0.unpack_from(b, p)
             p += 2
             if n14 < 0:
-                raise DecodeError('MemberMetadata.clientHost: null where not nullable')
+                raise DecodeError('MemberMetadata.clientId: null where not nullable')
             else:
                 q15 = p + n14
                 if q15 > bl:
-                    raise DecodeError('MemberMetadata.clientHost: length ' + str(n14) + ' past the end')
-                e9.client_host = str(b[p:q15], 'utf-8')
+                    raise DecodeError('MemberMetadata.clientId: length ' + str(n14) + ' past the end')
+                e11.client_id = str(b[p:q15], 'utf-8')
                 p = q15
-            e9.rebalance_timeout, e9.session_timeout, = _S2.unpack_from(b, p)
-            p += 8
-            n16, = _S1.unpack_from(b, p)
-            p += 4
+            n16, = _S0.unpack_from(b, p)
+            p += 2
             if n16 < 0:
-                raise DecodeError('MemberMetadata.subscription: null where not nullable')
+                raise DecodeError('MemberMetadata.clientHost: null where not nullable')
             else:
                 q17 = p + n16
                 if q17 > bl:
-                    raise DecodeError('MemberMetadata.subscription: length ' + str(n16) + ' past the end')
-                e9.subscription = bytes(b[p:q17])
+                    raise DecodeError('MemberMetadata.clientHost: length ' + str(n16) + ' past the end')
+                e11.client_host = str(b[p:q17], 'utf-8')
                 p = q17
-            n18, = _S1.unpack_from(b, p)
+            e11.rebalance_timeout, e11.session_timeout, h18, = _S4.unpack_from(b, p)
+            p += 12
+            n19 = h18
+            if n19 < 0:
+                raise DecodeError('MemberMetadata.subscription: null where not nullable')
+            else:
+                q20 = p + n19
+                if q20 > bl:
+                    raise DecodeError('MemberMetadata.subscription: length ' + str(n19) + ' past the end')
+                e11.subscription = bytes(b[p:q20])
+                p = q20
+            n21, = _S2.unpack_from(b, p)
             p += 4
-            if n18 < 0:
+            if n21 < 0:
                 raise DecodeError('MemberMetadata.assignment: null where not nullable')
             else:
-                q19 = p + n18
-                if q19 > bl:
-                    raise DecodeError('MemberMetadata.assignment: length ' + str(n18) + ' past the end')
-                e9.assignment = bytes(b[p:q19])
-                p = q19
-            e9.group_instance_id = None
-            e9.unknown_tagged_fields = None
-            xs8.append(e9)
-        o.members = xs8
+                q22 = p + n21
+                if q22 > bl:
+                    raise DecodeError('MemberMetadata.assignment: length ' + str(n21) + ' past the end')
+                e11.assignment = bytes(b[p:q22])
+                p = q22
+            e11.group_instance_id = None
+            e11.unknown_tagged_fields = None
+            xs10.append(e11)
+        o.members = xs10
     o.unknown_tagged_fields = None
     return o, p
 
@@ -484,7 +483,7 @@ def _w_GroupMetadataValue_2(o, w):
     v1 = v1.encode()
     w += _S0.pack(len(v1))
     w += v1
-    w += _S1.pack(o.generation)
+    w += _S2.pack(o.generation)
     v2 = o.protocol
     if v2 is None:
         w += b'\xff\xff'
@@ -499,9 +498,9 @@ def _w_GroupMetadataValue_2(o, w):
         v3 = v3.encode()
         w += _S0.pack(len(v3))
         w += v3
-    w += _S3.pack(o.current_state_timestamp)
+    w += _S6.pack(o.current_state_timestamp)
     xs4 = o.members
-    w += _S1.pack(len(xs4))
+    w += _S2.pack(len(xs4))
     for e5 in xs4:
         v6 = e5.member_id
         v6 = v6.encode()
@@ -515,12 +514,12 @@ def _w_GroupMetadataValue_2(o, w):
         v8 = v8.encode()
         w += _S0.pack(len(v8))
         w += v8
-        w += _S2.pack(e5.rebalance_timeout, e5.session_timeout)
+        w += _S3.pack(e5.rebalance_timeout, e5.session_timeout)
         v9 = e5.subscription
-        w += _S1.pack(len(v9))
+        w += _S2.pack(len(v9))
         w += v9
         v10 = e5.assignment
-        w += _S1.pack(len(v10))
+        w += _S2.pack(len(v10))
         w += v10
 
 
@@ -537,105 +536,102 @@ def _r_GroupMetadataValue_3(b, p):
             raise DecodeError('GroupMetadataValue.protocolType: length ' + str(n1) + ' past the end')
         o.protocol_type = str(b[p:q2], 'utf-8')
         p = q2
-    o.generation, = _S1.unpack_from(b, p)
-    p += 4
-    n3, = _S0.unpack_from(b, p)
-    p += 2
-    if n3 < 0:
+    o.generation, h3, = _S1.unpack_from(b, p)
+    p += 6
+    n4 = h3
+    if n4 < 0:
         o.protocol = None
     else:
-        q4 = p + n3
-        if q4 > bl:
-            raise DecodeError('GroupMetadataValue.protocol: length ' + str(n3) + ' past the end')
-        o.protocol = str(b[p:q4], 'utf-8')
-        p = q4
-    n5, = _S0.unpack_from(b, p)
+        q5 = p + n4
+        if q5 > bl:
+            raise DecodeError('GroupMetadataValue.protocol: length ' + str(n4) + ' past the end')
+        o.protocol = str(b[p:q5], 'utf-8')
+        p = q5
+    n6, = _S0.unpack_from(b, p)
     p += 2
-    if n5 < 0:
+    if n6 < 0:
         o.leader = None
     else:
-        q6 = p + n5
-        if q6 > bl:
-            raise DecodeError('GroupMetadataValue.leader: length ' + str(n5) + ' past the end')
-        o.leader = str(b[p:q6], 'utf-8')
-        p = q6
-    o.current_state_timestamp, = _S3.unpack_from(b, p)
-    p += 8
-    n7, = _S1.unpack_from(b, p)
-    p += 4
-    if n7 < 0:
+        q7 = p + n6
+        if q7 > bl:
+            raise DecodeError('GroupMetadataValue.leader: length ' + str(n6) + ' past the end')
+        o.leader = str(b[p:q7], 'utf-8')
+        p = q7
+    o.current_state_timestamp, h8, = _S5.unpack_from(b, p)
+    p += 12
+    n9 = h8
+    if n9 < 0:
         raise DecodeError('GroupMetadataValue.members: null where not nullable')
     else:
-        if n7 > bl - p:
-            raise DecodeError('GroupMetadataValue.members: count ' + str(n7) + ' past the end')
-        xs8 = []
-        for _ in range(n7):
-            e9 = _new(_GroupMetadataValue_MemberMetadata)
-            n10, = _S0.unpack_from(b, p)
-            p += 2
-            if n10 < 0:
-                raise DecodeError('MemberMetadata.memberId: null where not nullable')
-            else:
-                q11 = p + n10
-                if q11 > bl:
-                    raise DecodeError('MemberMetadata.memberId: length ' + str(n10) + ' past the end')
-                e9.member_id = str(b[p:q11], 'utf-8')
-                p = q11
+        if n9 > bl - p:
+            raise DecodeError('GroupMetadataValue.members: count ' + str(n9) + ' past the end')
+        xs10 = []
+        for _ in range(n9):
+            e11 = _new(_GroupMetadataValue_MemberMetadata)
             n12, = _S0.unpack_from(b, p)
             p += 2
             if n12 < 0:
-                e9.group_instance_id = None
+                raise DecodeError('MemberMetadata.memberId: null where not nullable')
             else:
                 q13 = p + n12
                 if q13 > bl:
-                    raise DecodeError('MemberMetadata.groupInstanceId: length ' + str(n12) + ' past the end')
-                e9.group_instance_id = str(b[p:q13], 'utf-8')
+                    raise DecodeError('MemberMetadata.memberId: length ' + str(n12) + ' past the end')
+                e11.member_id = str(b[p:q13], 'utf-8')
                 p = q13
             n14, = _S0.unpack_from(b, p)
             p += 2
             if n14 < 0:
-                raise DecodeError('MemberMetadata.clientId: null where not nullable')
+                e11.group_instance_id = None
             else:
                 q15 = p + n14
                 if q15 > bl:
-                    raise DecodeError('MemberMetadata.clientId: length ' + str(n14) + ' past the end')
-                e9.client_id = str(b[p:q15], 'utf-8')
+                    raise DecodeError('MemberMetadata.groupInstanceId: length ' + str(n14) + ' past the end')
+                e11.group_instance_id = str(b[p:q15], 'utf-8')
                 p = q15
             n16, = _S0.unpack_from(b, p)
             p += 2
             if n16 < 0:
-                raise DecodeError('MemberMetadata.clientHost: null where not nullable')
+                raise DecodeError('MemberMetadata.clientId: null where not nullable')
             else:
                 q17 = p + n16
                 if q17 > bl:
-                    raise DecodeError('MemberMetadata.clientHost: length ' + str(n16) + ' past the end')
-                e9.client_host = str(b[p:q17], 'utf-8')
+                    raise DecodeError('MemberMetadata.clientId: length ' + str(n16) + ' past the end')
+                e11.client_id = str(b[p:q17], 'utf-8')
                 p = q17
-            e9.rebalance_timeout, e9.session_timeout, = _S2.unpack_from(b, p)
-            p += 8
-            n18, = _S1.unpack_from(b, p)
-            p += 4
+            n18, = _S0.unpack_from(b, p)
+            p += 2
             if n18 < 0:
-                raise DecodeError('MemberMetadata.subscription: null where not nullable')
+                raise DecodeError('MemberMetadata.clientHost: null where not nullable')
             else:
                 q19 = p + n18
                 if q19 > bl:
-                    raise DecodeError('MemberMetadata.subscription: length ' + str(n18) + ' past the end')
-                e9.subscription = bytes(b[p:q19])
+                    raise DecodeError('MemberMetadata.clientHost: length ' + str(n18) + ' past the end')
+                e11.client_host = str(b[p:q19], 'utf-8')
                 p = q19
-            n20, = _S1.unpack_from(b, p)
+            e11.rebalance_timeout, e11.session_timeout, h20, = _S4.unpack_from(b, p)
+            p += 12
+            n21 = h20
+            if n21 < 0:
+                raise DecodeError('MemberMetadata.subscription: null where not nullable')
+            else:
+                q22 = p + n21
+                if q22 > bl:
+                    raise DecodeError('MemberMetadata.subscription: length ' + str(n21) + ' past the end')
+                e11.subscription = bytes(b[p:q22])
+                p = q22
+            n23, = _S2.unpack_from(b, p)
             p += 4
-            if n20 < 0:
+            if n23 < 0:
                 raise DecodeError('MemberMetadata.assignment: null where not nullable')
             else:
-                q21 = p + n20
-                if q21 > bl:
-                    raise DecodeError('MemberMetadata.assignment: length ' + str(n20) + ' past the end')
-                e9.assignment = bytes(b[p:q21])
-                p = q21
-            e9.unknown_tagged_fields = None
-            xs8.append(e9)
-        o.members = xs8
+                q24 = p + n23
+                if q24 > bl:
+                    raise DecodeError('MemberMetadata.assignment: length ' + str(n23) + ' past the end')
+                e11.assignment = bytes(b[p:q24])
+                p = q24
+            e11.unknown_tagged_fields = None
+            xs10.append(e11)
+        o.members = xs10
     o.unknown_tagged_fields = None
     return o, p
 
@@ -645,7 +641,7 @@ def _w_GroupMetadataValue_3(o, w):
     v1 = v1.encode()
     w += _S0.pack(len(v1))
     w += v1
-    w += _S1.pack(o.generation)
+    w += _S2.pack(o.generation)
     v2 = o.protocol
     if v2 is None:
         w += b'\xff\xff'
@@ -660,9 +656,9 @@ def _w_GroupMetadataValue_3(o, w):
         v3 = v3.encode()
         w += _S0.pack(len(v3))
         w += v3
-    w += _S3.pack(o.current_state_timestamp)
+    w += _S6.pack(o.current_state_timestamp)
     xs4 = o.members
-    w += _S1.pack(len(xs4))
+    w += _S2.pack(len(xs4))
     for e5 in xs4:
         v6 = e5.member_id
         v6 = v6.encode()
@@ -683,12 +679,12 @@ def _w_GroupMetadataValue_3(o, w):
         v9 = v9.encode()
         w += _S0.pack(len(v9))
         w += v9
-        w += _S2.pack(e5.rebalance_timeout, e5.session_timeout)
+        w += _S3.pack(e5.rebalance_timeout, e5.session_timeout)
         v10 = e5.subscription
-        w += _S1.pack(len(v10))
+        w += _S2.pack(len(v10))
         w += v10
         v11 = e5.assignment
-        w += _S1.pack(len(v11))
+        w += _S2.pack(len(v11))
         w += v11
 
 
@@ -754,74 +750,59 @@ def _r_GroupMetadataValue_4(b, p):
             raise DecodeError('GroupMetadataValue.protocolType: length ' + str(n1) + ' past the end')
         o.protocol_type = str(b[p:q2], 'utf-8')
         p = q2
-    o.generation, = _S1.unpack_from(b, p)
-    p += 4
-    n3 = b[p] - 1
-    p += 1
-    if n3 > 126:
-        n3, p = _uvt(b, p, n3 + 1)
-        n3 -= 1
-    if n3 < 0:
+    o.generation, h3, = _S7.unpack_from(b, p)
+    p += 5
+    n4 = h3 - 1
+    if n4 > 126:
+        n4, p = _uvt(b, p, n4 + 1)
+        n4 -= 1
+    if n4 < 0:
         o.protocol = None
     else:
-        q4 = p + n3
-        if q4 > bl:
-            raise DecodeError('GroupMetadataValue.protocol: length ' + str(n3) + ' past the end')
-        o.protocol = str(b[p:q4], 'utf-8')
-        p = q4
-    n5 = b[p] - 1
+        q5 = p + n4
+        if q5 > bl:
+            raise DecodeError('GroupMetadataValue.protocol: length ' + str(n4) + ' past the end')
+        o.protocol = str(b[p:q5], 'utf-8')
+        p = q5
+    n6 = b[p] - 1
     p += 1
-    if n5 > 126:
-        n5, p = _uvt(b, p, n5 + 1)
-        n5 -= 1
-    if n5 < 0:
+    if n6 > 126:
+        n6, p = _uvt(b, p, n6 + 1)
+        n6 -= 1
+    if n6 < 0:
         o.leader = None
     else:
-        q6 = p + n5
-        if q6 > bl:
-            raise DecodeError('GroupMetadataValue.leader: length ' + str(n5) + ' past the end')
-        o.leader = str(b[p:q6], 'utf-8')
-        p = q6
-    o.current_state_timestamp, = _S3.unpack_from(b, p)
-    p += 8
-    n7 = b[p] - 1
-    p += 1
-    if n7 > 126:
-        n7, p = _uvt(b, p, n7 + 1)
-        n7 -= 1
-    if n7 < 0:
+        q7 = p + n6
+        if q7 > bl:
+            raise DecodeError('GroupMetadataValue.leader: length ' + str(n6) + ' past the end')
+        o.leader = str(b[p:q7], 'utf-8')
+        p = q7
+    o.current_state_timestamp, h8, = _S8.unpack_from(b, p)
+    p += 9
+    n9 = h8 - 1
+    if n9 > 126:
+        n9, p = _uvt(b, p, n9 + 1)
+        n9 -= 1
+    if n9 < 0:
         raise DecodeError('GroupMetadataValue.members: null where not nullable')
     else:
-        if n7 > bl - p:
-            raise DecodeError('GroupMetadataValue.members: count ' + str(n7) + ' past the end')
-        xs8 = []
-        for _ in range(n7):
-            e9 = _new(_GroupMetadataValue_MemberMetadata)
-            n10 = b[p] - 1
-            p += 1
-            if n10 > 126:
-                n10, p = _uvt(b, p, n10 + 1)
-                n10 -= 1
-            if n10 < 0:
-                raise DecodeError('MemberMetadata.memberId: null where not nullable')
-            else:
-                q11 = p + n10
-                if q11 > bl:
-                    raise DecodeError('MemberMetadata.memberId: length ' + str(n10) + ' past the end')
-                e9.member_id = str(b[p:q11], 'utf-8')
-                p = q11
+        if n9 > bl - p:
+            raise DecodeError('GroupMetadataValue.members: count ' + str(n9) + ' past the end')
+        xs10 = []
+        for _ in range(n9):
+            e11 = _new(_GroupMetadataValue_MemberMetadata)
             n12 = b[p] - 1
             p += 1
             if n12 > 126:
                 n12, p = _uvt(b, p, n12 + 1)
                 n12 -= 1
             if n12 < 0:
-                e9.group_instance_id = None
+                raise DecodeError('MemberMetadata.memberId: null where not nullable')
             else:
                 q13 = p + n12
                 if q13 > bl:
-                    raise DecodeError('MemberMetadata.groupInstanceId: length ' + str(n12) + ' past the end')
-                e9.group_instance_id = str(b[p:q13], 'utf-8')
+                    raise DecodeError('MemberMetadata.memberId: length ' + str(n12) + ' past the end')
+                e11.member_id = str(b[p:q13], 'utf-8')
                 p = q13
             n14 = b[p] - 1
             p += 1
@@ -829,12 +810,12 @@ def _r_GroupMetadataValue_4(b, p):
                 n14, p = _uvt(b, p, n14 + 1)
                 n14 -= 1
             if n14 < 0:
-                raise DecodeError('MemberMetadata.clientId: null where not nullable')
+                e11.group_instance_id = None
             else:
                 q15 = p + n14
                 if q15 > bl:
-                    raise DecodeError('MemberMetadata.clientId: length ' + str(n14) + ' past the end')
-                e9.client_id = str(b[p:q15], 'utf-8')
+                    raise DecodeError('MemberMetadata.groupInstanceId: length ' + str(n14) + ' past the end')
+                e11.group_instance_id = str(b[p:q15], 'utf-8')
                 p = q15
             n16 = b[p] - 1
             p += 1
@@ -842,48 +823,60 @@ def _r_GroupMetadataValue_4(b, p):
                 n16, p = _uvt(b, p, n16 + 1)
                 n16 -= 1
             if n16 < 0:
-                raise DecodeError('MemberMetadata.clientHost: null where not nullable')
+                raise DecodeError('MemberMetadata.clientId: null where not nullable')
             else:
                 q17 = p + n16
                 if q17 > bl:
-                    raise DecodeError('MemberMetadata.clientHost: length ' + str(n16) + ' past the end')
-                e9.client_host = str(b[p:q17], 'utf-8')
+                    raise DecodeError('MemberMetadata.clientId: length ' + str(n16) + ' past the end')
+                e11.client_id = str(b[p:q17], 'utf-8')
                 p = q17
-            e9.rebalance_timeout, e9.session_timeout, = _S2.unpack_from(b, p)
-            p += 8
             n18 = b[p] - 1
             p += 1
             if n18 > 126:
                 n18, p = _uvt(b, p, n18 + 1)
                 n18 -= 1
             if n18 < 0:
-                raise DecodeError('MemberMetadata.subscription: null where not nullable')
+                raise DecodeError('MemberMetadata.clientHost: null where not nullable')
             else:
                 q19 = p + n18
                 if q19 > bl:
-                    raise DecodeError('MemberMetadata.subscription: length ' + str(n18) + ' past the end')
-                e9.subscription = bytes(b[p:q19])
+                    raise DecodeError('MemberMetadata.clientHost: length ' + str(n18) + ' past the end')
+                e11.client_host = str(b[p:q19], 'utf-8')
                 p = q19
-            n20 = b[p] - 1
+            e11.rebalance_timeout, e11.session_timeout, h20, = _S9.unpack_from(b, p)
+            p += 9
+            n21 = h20 - 1
+            if n21 > 126:
+                n21, p = _uvt(b, p, n21 + 1)
+                n21 -= 1
+            if n21 < 0:
+                raise DecodeError('MemberMetadata.subscription: null where not nullable')
+            else:
+                q22 = p + n21
+                if q22 > bl:
+                    raise DecodeError('MemberMetadata.subscription: length ' + str(n21) + ' past the end')
+                e11.subscription = bytes(b[p:q22])
+                p = q22
+            n23 = b[p] - 1
             p += 1
-            if n20 > 126:
-                n20, p = _uvt(b, p, n20 + 1)
-                n20 -= 1
-            if n20 < 0:
+            if n23 > 126:
+                n23, p = _uvt(b, p, n23 + 1)
+                n23 -= 1
+            if n23 < 0:
                 raise DecodeError('MemberMetadata.assignment: null where not nullable')
             else:
-                q21 = p + n20
-                if q21 > bl:
-                    raise DecodeError('MemberMetadata.assignment: length ' + str(n20) + ' past the end')
-                e9.assignment = bytes(b[p:q21])
-                p = q21
+                q24 = p + n23
+                if q24 > bl:
+                    raise DecodeError('MemberMetadata.assignment: length ' + str(n23) + ' past the end')
+                e11.assignment = bytes(b[p:q24])
+                p = q24
             if b[p] == 0:  # no tagged fields, the common case
-                e9.unknown_tagged_fields = None
+                e11.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_GroupMetadataValue_MemberMetadata_0(b, p, e9)
-            xs8.append(e9)
-        o.members = xs8
+                p = _t_GroupMetadataValue_MemberMetadata_0(b, p, e11)
+            xs10.append(e11)
+        o.members = xs10
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         p += 1
@@ -901,7 +894,7 @@ def _w_GroupMetadataValue_4(o, w):
     else:
         _wuv(w, ln)
     w += v1
-    w += _S1.pack(o.generation)
+    w += _S2.pack(o.generation)
     v2 = o.protocol
     if v2 is None:
         w.append(0)
@@ -924,7 +917,7 @@ def _w_GroupMetadataValue_4(o, w):
         else:
             _wuv(w, ln)
         w += v3
-    w += _S3.pack(o.current_state_timestamp)
+    w += _S6.pack(o.current_state_timestamp)
     xs4 = o.members
     ln = len(xs4) + 1
     if ln < 128:
@@ -967,7 +960,7 @@ def _w_GroupMetadataValue_4(o, w):
         else:
             _wuv(w, ln)
         w += v9
-        w += _S2.pack(e5.rebalance_timeout, e5.session_timeout)
+        w += _S3.pack(e5.rebalance_timeout, e5.session_timeout)
         v10 = e5.subscription
         ln = len(v10) + 1
         if ln < 128:

@@ -29,8 +29,9 @@ def _first(tag_and_bytes):
     return tag_and_bytes[0]
 
 _S0 = _struct.Struct('>h')
-_S1 = _struct.Struct('>i')
-_S2 = _struct.Struct('>ih')
+_S1 = _struct.Struct('>ih')
+_S2 = _struct.Struct('>i')
+_S3 = _struct.Struct('>iB')
 
 
 class HeartbeatRequest(Message):
@@ -80,18 +81,17 @@ def _r_HeartbeatRequest_0(b, p):
             raise DecodeError('HeartbeatRequest.GroupId: length ' + str(n1) + ' past the end')
         o.group_id = str(b[p:q2], 'utf-8')
         p = q2
-    o.generation_id, = _S1.unpack_from(b, p)
-    p += 4
-    n3, = _S0.unpack_from(b, p)
-    p += 2
-    if n3 < 0:
+    o.generation_id, h3, = _S1.unpack_from(b, p)
+    p += 6
+    n4 = h3
+    if n4 < 0:
         raise DecodeError('HeartbeatRequest.MemberId: null where not nullable')
     else:
-        q4 = p + n3
-        if q4 > bl:
-            raise DecodeError('HeartbeatRequest.MemberId: length ' + str(n3) + ' past the end')
-        o.member_id = str(b[p:q4], 'utf-8')
-        p = q4
+        q5 = p + n4
+        if q5 > bl:
+            raise DecodeError('HeartbeatRequest.MemberId: length ' + str(n4) + ' past the end')
+        o.member_id = str(b[p:q5], 'utf-8')
+        p = q5
     o.group_instance_id = None
     o.unknown_tagged_fields = None
     return o, p
@@ -104,7 +104,7 @@ def _w_HeartbeatRequest_0(o, w):
     v1 = v1.encode()
     w += _S0.pack(len(v1))
     w += v1
-    w += _S1.pack(o.generation_id)
+    w += _S2.pack(o.generation_id)
     v2 = o.member_id
     v2 = v2.encode()
     w += _S0.pack(len(v2))
@@ -124,28 +124,27 @@ def _r_HeartbeatRequest_1(b, p):
             raise DecodeError('HeartbeatRequest.GroupId: length ' + str(n1) + ' past the end')
         o.group_id = str(b[p:q2], 'utf-8')
         p = q2
-    o.generation_id, = _S1.unpack_from(b, p)
-    p += 4
-    n3, = _S0.unpack_from(b, p)
-    p += 2
-    if n3 < 0:
+    o.generation_id, h3, = _S1.unpack_from(b, p)
+    p += 6
+    n4 = h3
+    if n4 < 0:
         raise DecodeError('HeartbeatRequest.MemberId: null where not nullable')
     else:
-        q4 = p + n3
-        if q4 > bl:
-            raise DecodeError('HeartbeatRequest.MemberId: length ' + str(n3) + ' past the end')
-        o.member_id = str(b[p:q4], 'utf-8')
-        p = q4
-    n5, = _S0.unpack_from(b, p)
+        q5 = p + n4
+        if q5 > bl:
+            raise DecodeError('HeartbeatRequest.MemberId: length ' + str(n4) + ' past the end')
+        o.member_id = str(b[p:q5], 'utf-8')
+        p = q5
+    n6, = _S0.unpack_from(b, p)
     p += 2
-    if n5 < 0:
+    if n6 < 0:
         o.group_instance_id = None
     else:
-        q6 = p + n5
-        if q6 > bl:
-            raise DecodeError('HeartbeatRequest.GroupInstanceId: length ' + str(n5) + ' past the end')
-        o.group_instance_id = str(b[p:q6], 'utf-8')
-        p = q6
+        q7 = p + n6
+        if q7 > bl:
+            raise DecodeError('HeartbeatRequest.GroupInstanceId: length ' + str(n6) + ' past the end')
+        o.group_instance_id = str(b[p:q7], 'utf-8')
+        p = q7
     o.unknown_tagged_fields = None
     return o, p
 
@@ -155,7 +154,7 @@ def _w_HeartbeatRequest_1(o, w):
     v1 = v1.encode()
     w += _S0.pack(len(v1))
     w += v1
-    w += _S1.pack(o.generation_id)
+    w += _S2.pack(o.generation_id)
     v2 = o.member_id
     v2 = v2.encode()
     w += _S0.pack(len(v2))
@@ -208,34 +207,33 @@ def _r_HeartbeatRequest_2(b, p):
             raise DecodeError('HeartbeatRequest.GroupId: length ' + str(n1) + ' past the end')
         o.group_id = str(b[p:q2], 'utf-8')
         p = q2
-    o.generation_id, = _S1.unpack_from(b, p)
-    p += 4
-    n3 = b[p] - 1
-    p += 1
-    if n3 > 126:
-        n3, p = _uvt(b, p, n3 + 1)
-        n3 -= 1
-    if n3 < 0:
+    o.generation_id, h3, = _S3.unpack_from(b, p)
+    p += 5
+    n4 = h3 - 1
+    if n4 > 126:
+        n4, p = _uvt(b, p, n4 + 1)
+        n4 -= 1
+    if n4 < 0:
         raise DecodeError('HeartbeatRequest.MemberId: null where not nullable')
     else:
-        q4 = p + n3
-        if q4 > bl:
-            raise DecodeError('HeartbeatRequest.MemberId: length ' + str(n3) + ' past the end')
-        o.member_id = str(b[p:q4], 'utf-8')
-        p = q4
-    n5 = b[p] - 1
+        q5 = p + n4
+        if q5 > bl:
+            raise DecodeError('HeartbeatRequest.MemberId: length ' + str(n4) + ' past the end')
+        o.member_id = str(b[p:q5], 'utf-8')
+        p = q5
+    n6 = b[p] - 1
     p += 1
-    if n5 > 126:
-        n5, p = _uvt(b, p, n5 + 1)
-        n5 -= 1
-    if n5 < 0:
+    if n6 > 126:
+        n6, p = _uvt(b, p, n6 + 1)
+        n6 -= 1
+    if n6 < 0:
         o.group_instance_id = None
     else:
-        q6 = p + n5
-        if q6 > bl:
-            raise DecodeError('HeartbeatRequest.GroupInstanceId: length ' + str(n5) + ' past the end')
-        o.group_instance_id = str(b[p:q6], 'utf-8')
-        p = q6
+        q7 = p + n6
+        if q7 > bl:
+            raise DecodeError('HeartbeatRequest.GroupInstanceId: length ' + str(n6) + ' past the end')
+        o.group_instance_id = str(b[p:q7], 'utf-8')
+        p = q7
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         p += 1
@@ -253,7 +251,7 @@ def _w_HeartbeatRequest_2(o, w):
     else:
         _wuv(w, ln)
     w += v1
-    w += _S1.pack(o.generation_id)
+    w += _S2.pack(o.generation_id)
     v2 = o.member_id
     v2 = v2.encode()
     ln = len(v2) + 1
@@ -296,14 +294,14 @@ def _w_HeartbeatResponse_0(o, w):
 def _r_HeartbeatResponse_1(b, p):
     bl = len(b)
     o = _new(HeartbeatResponse)
-    o.throttle_time_ms, o.error_code, = _S2.unpack_from(b, p)
+    o.throttle_time_ms, o.error_code, = _S1.unpack_from(b, p)
     p += 6
     o.unknown_tagged_fields = None
     return o, p
 
 
 def _w_HeartbeatResponse_1(o, w):
-    w += _S2.pack(o.throttle_time_ms, o.error_code)
+    w += _S1.pack(o.throttle_time_ms, o.error_code)
 
 
 def _t_HeartbeatResponse_0(b, p, o):
@@ -332,7 +330,7 @@ def _t_HeartbeatResponse_0(b, p, o):
 def _r_HeartbeatResponse_2(b, p):
     bl = len(b)
     o = _new(HeartbeatResponse)
-    o.throttle_time_ms, o.error_code, = _S2.unpack_from(b, p)
+    o.throttle_time_ms, o.error_code, = _S1.unpack_from(b, p)
     p += 6
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
@@ -343,7 +341,7 @@ def _r_HeartbeatResponse_2(b, p):
 
 
 def _w_HeartbeatResponse_2(o, w):
-    w += _S2.pack(o.throttle_time_ms, o.error_code)
+    w += _S1.pack(o.throttle_time_ms, o.error_code)
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
     else:

@@ -29,11 +29,18 @@ def _first(tag_and_bytes):
     return tag_and_bytes[0]
 
 _S0 = _struct.Struct('>h')
-_S1 = _struct.Struct('>i')
-_S2 = _struct.Struct('>ii')
-_S3 = _struct.Struct('>hi')
-_S4 = _struct.Struct('>ihi')
-_S5 = _struct.Struct('>?')
+_S1 = _struct.Struct('>ih')
+_S2 = _struct.Struct('>i')
+_S3 = _struct.Struct('>iih')
+_S4 = _struct.Struct('>ii')
+_S5 = _struct.Struct('>iiB')
+_S6 = _struct.Struct('>hih')
+_S7 = _struct.Struct('>hi')
+_S8 = _struct.Struct('>ihih')
+_S9 = _struct.Struct('>ihi')
+_S10 = _struct.Struct('>ihiB')
+_S11 = _struct.Struct('>?B')
+_S12 = _struct.Struct('>?')
 
 
 class JoinGroupRequest(Message):
@@ -117,61 +124,60 @@ def _r_JoinGroupRequest_0(b, p):
             raise DecodeError('JoinGroupRequest.GroupId: length ' + str(n1) + ' past the end')
         o.group_id = str(b[p:q2], 'utf-8')
         p = q2
-    o.session_timeout_ms, = _S1.unpack_from(b, p)
-    p += 4
-    n3, = _S0.unpack_from(b, p)
-    p += 2
-    if n3 < 0:
+    o.session_timeout_ms, h3, = _S1.unpack_from(b, p)
+    p += 6
+    n4 = h3
+    if n4 < 0:
         raise DecodeError('JoinGroupRequest.MemberId: null where not nullable')
     else:
-        q4 = p + n3
-        if q4 > bl:
-            raise DecodeError('JoinGroupRequest.MemberId: length ' + str(n3) + ' past the end')
-        o.member_id = str(b[p:q4], 'utf-8')
-        p = q4
-    n5, = _S0.unpack_from(b, p)
+        q5 = p + n4
+        if q5 > bl:
+            raise DecodeError('JoinGroupRequest.MemberId: length ' + str(n4) + ' past the end')
+        o.member_id = str(b[p:q5], 'utf-8')
+        p = q5
+    n6, = _S0.unpack_from(b, p)
     p += 2
-    if n5 < 0:
+    if n6 < 0:
         raise DecodeError('JoinGroupRequest.ProtocolType: null where not nullable')
     else:
-        q6 = p + n5
-        if q6 > bl:
-            raise DecodeError('JoinGroupRequest.ProtocolType: length ' + str(n5) + ' past the end')
-        o.protocol_type = str(b[p:q6], 'utf-8')
-        p = q6
-    n7, = _S1.unpack_from(b, p)
+        q7 = p + n6
+        if q7 > bl:
+            raise DecodeError('JoinGroupRequest.ProtocolType: length ' + str(n6) + ' past the end')
+        o.protocol_type = str(b[p:q7], 'utf-8')
+        p = q7
+    n8, = _S2.unpack_from(b, p)
     p += 4
-    if n7 < 0:
+    if n8 < 0:
         raise DecodeError('JoinGroupRequest.Protocols: null where not nullable')
     else:
-        if n7 > bl - p:
-            raise DecodeError('JoinGroupRequest.Protocols: count ' + str(n7) + ' past the end')
-        xs8 = []
-        for _ in range(n7):
-            e9 = _new(_JoinGroupRequest_JoinGroupRequestProtocol)
-            n10, = _S0.unpack_from(b, p)
+        if n8 > bl - p:
+            raise DecodeError('JoinGroupRequest.Protocols: count ' + str(n8) + ' past the end')
+        xs9 = []
+        for _ in range(n8):
+            e10 = _new(_JoinGroupRequest_JoinGroupRequestProtocol)
+            n11, = _S0.unpack_from(b, p)
             p += 2
-            if n10 < 0:
+            if n11 < 0:
                 raise DecodeError('JoinGroupRequestProtocol.Name: null where not nullable')
             else:
-                q11 = p + n10
-                if q11 > bl:
-                    raise DecodeError('JoinGroupRequestProtocol.Name: length ' + str(n10) + ' past the end')
-                e9.name = str(b[p:q11], 'utf-8')
-                p = q11
-            n12, = _S1.unpack_from(b, p)
+                q12 = p + n11
+                if q12 > bl:
+                    raise DecodeError('JoinGroupRequestProtocol.Name: length ' + str(n11) + ' past the end')
+                e10.name = str(b[p:q12], 'utf-8')
+                p = q12
+            n13, = _S2.unpack_from(b, p)
             p += 4
-            if n12 < 0:
+            if n13 < 0:
                 raise DecodeError('JoinGroupRequestProtocol.Metadata: null where not nullable')
             else:
-                q13 = p + n12
-                if q13 > bl:
-                    raise DecodeError('JoinGroupRequestProtocol.Metadata: length ' + str(n12) + ' past the end')
-                e9.metadata = bytes(b[p:q13])
-                p = q13
-            e9.unknown_tagged_fields = None
-            xs8.append(e9)
-        o.protocols = xs8
+                q14 = p + n13
+                if q14 > bl:
+                    raise DecodeError('JoinGroupRequestProtocol.Metadata: length ' + str(n13) + ' past the end')
+                e10.metadata = bytes(b[p:q14])
+                p = q14
+            e10.unknown_tagged_fields = None
+            xs9.append(e10)
+        o.protocols = xs9
     o.rebalance_timeout_ms = -1
     o.group_instance_id = None
     o.reason = None
@@ -186,7 +192,7 @@ def _w_JoinGroupRequest_0(o, w):
     v1 = v1.encode()
     w += _S0.pack(len(v1))
     w += v1
-    w += _S1.pack(o.session_timeout_ms)
+    w += _S2.pack(o.session_timeout_ms)
     v2 = o.member_id
     v2 = v2.encode()
     w += _S0.pack(len(v2))
@@ -196,14 +202,14 @@ def _w_JoinGroupRequest_0(o, w):
     w += _S0.pack(len(v3))
     w += v3
     xs4 = o.protocols
-    w += _S1.pack(len(xs4))
+    w += _S2.pack(len(xs4))
     for e5 in xs4:
         v6 = e5.name
         v6 = v6.encode()
         w += _S0.pack(len(v6))
         w += v6
         v7 = e5.metadata
-        w += _S1.pack(len(v7))
+        w += _S2.pack(len(v7))
         w += v7
 
 
@@ -220,61 +226,60 @@ def _r_JoinGroupRequest_1(b, p):
             raise DecodeError('JoinGroupRequest.GroupId: length ' + str(n1) + ' past the end')
         o.group_id = str(b[p:q2], 'utf-8')
         p = q2
-    o.session_timeout_ms, o.rebalance_timeout_ms, = _S2.unpack_from(b, p)
-    p += 8
-    n3, = _S0.unpack_from(b, p)
-    p += 2
-    if n3 < 0:
+    o.session_timeout_ms, o.rebalance_timeout_ms, h3, = _S3.unpack_from(b, p)
+    p += 10
+    n4 = h3
+    if n4 < 0:
         raise DecodeError('JoinGroupRequest.MemberId: null where not nullable')
     else:
-        q4 = p + n3
-        if q4 > bl:
-            raise DecodeError('JoinGroupRequest.MemberId: length ' + str(n3) + ' past the end')
-        o.member_id = str(b[p:q4], 'utf-8')
-        p = q4
-    n5, = _S0.unpack_from(b, p)
+        q5 = p + n4
+        if q5 > bl:
+            raise DecodeError('JoinGroupRequest.MemberId: length ' + str(n4) + ' past the end')
+        o.member_id = str(b[p:q5], 'utf-8')
+        p = q5
+    n6, = _S0.unpack_from(b, p)
     p += 2
-    if n5 < 0:
+    if n6 < 0:
         raise DecodeError('JoinGroupRequest.ProtocolType: null where not nullable')
     else:
-        q6 = p + n5
-        if q6 > bl:
-            raise DecodeError('JoinGroupRequest.ProtocolType: length ' + str(n5) + ' past the end')
-        o.protocol_type = str(b[p:q6], 'utf-8')
-        p = q6
-    n7, = _S1.unpack_from(b, p)
+        q7 = p + n6
+        if q7 > bl:
+            raise DecodeError('JoinGroupRequest.ProtocolType: length ' + str(n6) + ' past the end')
+        o.protocol_type = str(b[p:q7], 'utf-8')
+        p = q7
+    n8, = _S2.unpack_from(b, p)
     p += 4
-    if n7 < 0:
+    if n8 < 0:
         raise DecodeError('JoinGroupRequest.Protocols: null where not nullable')
     else:
-        if n7 > bl - p:
-            raise DecodeError('JoinGroupRequest.Protocols: count ' + str(n7) + ' past the end')
-        xs8 = []
-        for _ in range(n7):
-            e9 = _new(_JoinGroupRequest_JoinGroupRequestProtocol)
-            n10, = _S0.unpack_from(b, p)
+        if n8 > bl - p:
+            raise DecodeError('JoinGroupRequest.Protocols: count ' + str(n8) + ' past the end')
+        xs9 = []
+        for _ in range(n8):
+            e10 = _new(_JoinGroupRequest_JoinGroupRequestProtocol)
+            n11, = _S0.unpack_from(b, p)
             p += 2
-            if n10 < 0:
+            if n11 < 0:
                 raise DecodeError('JoinGroupRequestProtocol.Name: null where not nullable')
             else:
-                q11 = p + n10
-                if q11 > bl:
-                    raise DecodeError('JoinGroupRequestProtocol.Name: length ' + str(n10) + ' past the end')
-                e9.name = str(b[p:q11], 'utf-8')
-                p = q11
-            n12, = _S1.unpack_from(b, p)
+                q12 = p + n11
+                if q12 > bl:
+                    raise DecodeError('JoinGroupRequestProtocol.Name: length ' + str(n11) + ' past the end')
+                e10.name = str(b[p:q12], 'utf-8')
+                p = q12
+            n13, = _S2.unpack_from(b, p)
             p += 4
-            if n12 < 0:
+            if n13 < 0:
                 raise DecodeError('JoinGroupRequestProtocol.Metadata: null where not nullable')
             else:
-                q13 = p + n12
-                if q13 > bl:
-                    raise DecodeError('JoinGroupRequestProtocol.Metadata: length ' + str(n12) + ' past the end')
-                e9.metadata = bytes(b[p:q13])
-                p = q13
-            e9.unknown_tagged_fields = None
-            xs8.append(e9)
-        o.protocols = xs8
+                q14 = p + n13
+                if q14 > bl:
+                    raise DecodeError('JoinGroupRequestProtocol.Metadata: length ' + str(n13) + ' past the end')
+                e10.metadata = bytes(b[p:q14])
+                p = q14
+            e10.unknown_tagged_fields = None
+            xs9.append(e10)
+        o.protocols = xs9
     o.group_instance_id = None
     o.reason = None
     o.unknown_tagged_fields = None
@@ -288,7 +293,7 @@ def _w_JoinGroupRequest_1(o, w):
     v1 = v1.encode()
     w += _S0.pack(len(v1))
     w += v1
-    w += _S2.pack(o.session_timeout_ms, o.rebalance_timeout_ms)
+    w += _S4.pack(o.session_timeout_ms, o.rebalance_timeout_ms)
     v2 = o.member_id
     v2 = v2.encode()
     w += _S0.pack(len(v2))
@@ -298,14 +303,14 @@ def _w_JoinGroupRequest_1(o, w):
     w += _S0.pack(len(v3))
     w += v3
     xs4 = o.protocols
-    w += _S1.pack(len(xs4))
+    w += _S2.pack(len(xs4))
     for e5 in xs4:
         v6 = e5.name
         v6 = v6.encode()
         w += _S0.pack(len(v6))
         w += v6
         v7 = e5.metadata
-        w += _S1.pack(len(v7))
+        w += _S2.pack(len(v7))
         w += v7
 
 
@@ -322,71 +327,70 @@ def _r_JoinGroupRequest_2(b, p):
             raise DecodeError('JoinGroupRequest.GroupId: length ' + str(n1) + ' past the end')
         o.group_id = str(b[p:q2], 'utf-8')
         p = q2
-    o.session_timeout_ms, o.rebalance_timeout_ms, = _S2.unpack_from(b, p)
-    p += 8
-    n3, = _S0.unpack_from(b, p)
-    p += 2
-    if n3 < 0:
+    o.session_timeout_ms, o.rebalance_timeout_ms, h3, = _S3.unpack_from(b, p)
+    p += 10
+    n4 = h3
+    if n4 < 0:
         raise DecodeError('JoinGroupRequest.MemberId: null where not nullable')
     else:
-        q4 = p + n3
-        if q4 > bl:
-            raise DecodeError('JoinGroupRequest.MemberId: length ' + str(n3) + ' past the end')
-        o.member_id = str(b[p:q4], 'utf-8')
-        p = q4
-    n5, = _S0.unpack_from(b, p)
+        q5 = p + n4
+        if q5 > bl:
+            raise DecodeError('JoinGroupRequest.MemberId: length ' + str(n4) + ' past the end')
+        o.member_id = str(b[p:q5], 'utf-8')
+        p = q5
+    n6, = _S0.unpack_from(b, p)
     p += 2
-    if n5 < 0:
+    if n6 < 0:
         o.group_instance_id = None
     else:
-        q6 = p + n5
-        if q6 > bl:
-            raise DecodeError('JoinGroupRequest.GroupInstanceId: length ' + str(n5) + ' past the end')
-        o.group_instance_id = str(b[p:q6], 'utf-8')
-        p = q6
-    n7, = _S0.unpack_from(b, p)
+        q7 = p + n6
+        if q7 > bl:
+            raise DecodeError('JoinGroupRequest.GroupInstanceId: length ' + str(n6) + ' past the end')
+        o.group_instance_id = str(b[p:q7], 'utf-8')
+        p = q7
+    n8, = _S0.unpack_from(b, p)
     p += 2
-    if n7 < 0:
+    if n8 < 0:
         raise DecodeError('JoinGroupRequest.ProtocolType: null where not nullable')
     else:
-        q8 = p + n7
-        if q8 > bl:
-            raise DecodeError('JoinGroupRequest.ProtocolType: length ' + str(n7) + ' past the end')
-        o.protocol_type = str(b[p:q8], 'utf-8')
-        p = q8
-    n9, = _S1.unpack_from(b, p)
+        q9 = p + n8
+        if q9 > bl:
+            raise DecodeError('JoinGroupRequest.ProtocolType: length ' + str(n8) + ' past the end')
+        o.protocol_type = str(b[p:q9], 'utf-8')
+        p = q9
+    n10, = _S2.unpack_from(b, p)
     p += 4
-    if n9 < 0:
+    if n10 < 0:
         raise DecodeError('JoinGroupRequest.Protocols: null where not nullable')
     else:
-        if n9 > bl - p:
-            raise DecodeError('JoinGroupRequest.Protocols: count ' + str(n9) + ' past the end')
-        xs10 = []
-        for _ in range(n9):
-            e11 = _new(_JoinGroupRequest_JoinGroupRequestProtocol)
-            n12, = _S0.unpack_from(b, p)
+        if n10 > bl - p:
+            raise DecodeError('JoinGroupRequest.Protocols: count ' + str(n10) + ' past the end')
+        xs11 = []
+        for _ in range(n10):
+            e12 = _new(_JoinGroupRequest_JoinGroupRequestProtocol)
+            n13, = _S0.unpack_from(b, p)
             p += 2
-            if n12 < 0:
+            if n13 < 0:
                 raise DecodeError('JoinGroupRequestProtocol.Name: null where not nullable')
             else:
-                q13 = p + n12
-                if q13 > bl:
-                    raise DecodeError('JoinGroupRequestProtocol.Name: length ' + str(n12) + ' past the end')
-                e11.name = str(b[p:q13], 'utf-8')
-                p = q13
-            n14, = _S1.unpack_from(b, p)
+                q14 = p + n13
+                if q14 > bl:
+                    raise DecodeError('JoinGroupRequestProtocol.Name: length ' + str(n13) + ' past the end')
+                e12.name = str(b[p:q14], 'utf-8')
+                p = q14
+            n15, = _S2.unpack_from(b, p)
             p += 4
-            if n14 < 0:
+            if n15 < 0:
                 raise DecodeError('JoinGroupRequestProtocol.Metadata: null where not nullable')
             else:
-                q15 = p + n14
-                if q15 > bl:
-                    raise DecodeError('JoinGroupRequestProtocol.Metadata: length ' + str(n14) + ' past the end')
-                e11.metadata = bytes(b[p:q15])
-                p = q15
-            e11.unknown_tagged_fields = None
-            xs10.append(e11)
-        o.protocols = xs10
+                q16 = p + n15
+                if q16 > bl:
+                    raise DecodeError('JoinGroupRequestProtocol.Metadata: length ' + str(n15) + ' past the end')
+                e12.metadata = bytes(b[p:q16])
+                p = q16
+            e12.unknown_tagged_fields = None
+            xs11.append(e12)
+        o.protocols = xs11
     o.reason = None
     o.unknown_tagged_fields = None
     return o, p
@@ -397,7 +401,7 @@ def _w_JoinGroupRequest_2(o, w):
     v1 = v1.encode()
     w += _S0.pack(len(v1))
     w += v1
-    w += _S2.pack(o.session_timeout_ms, o.rebalance_timeout_ms)
+    w += _S4.pack(o.session_timeout_ms, o.rebalance_timeout_ms)
     v2 = o.member_id
     v2 = v2.encode()
     w += _S0.pack(len(v2))
@@ -414,14 +418,14 @@ def _w_JoinGroupRequest_2(o, w):
     w += _S0.pack(len(v4))
     w += v4
     xs5 = o.protocols
-    w += _S1.pack(len(xs5))
+    w += _S2.pack(len(xs5))
     for e6 in xs5:
         v7 = e6.name
         v7 = v7.encode()
         w += _S0.pack(len(v7))
         w += v7
         v8 = e6.metadata
-        w += _S1.pack(len(v8))
+        w += _S2.pack(len(v8))
         w += v8
 
 
@@ -487,93 +491,92 @@ def _r_JoinGroupRequest_3(b, p):
             raise DecodeError('JoinGroupRequest.GroupId: length ' + str(n1) + ' past the end')
         o.group_id = str(b[p:q2], 'utf-8')
         p = q2
-    o.session_timeout_ms, o.rebalance_timeout_ms, = _S2.unpack_from(b, p)
-    p += 8
-    n3 = b[p] - 1
-    p += 1
-    if n3 > 126:
-        n3, p = _uvt(b, p, n3 + 1)
-        n3 -= 1
-    if n3 < 0:
+    o.session_timeout_ms, o.rebalance_timeout_ms, h3, = _S5.unpack_from(b, p)
+    p += 9
+    n4 = h3 - 1
+    if n4 > 126:
+        n4, p = _uvt(b, p, n4 + 1)
+        n4 -= 1
+    if n4 < 0:
         raise DecodeError('JoinGroupRequest.MemberId: null where not nullable')
     else:
-        q4 = p + n3
-        if q4 > bl:
-            raise DecodeError('JoinGroupRequest.MemberId: length ' + str(n3) + ' past the end')
-        o.member_id = str(b[p:q4], 'utf-8')
-        p = q4
-    n5 = b[p] - 1
+        q5 = p + n4
+        if q5 > bl:
+            raise DecodeError('JoinGroupRequest.MemberId: length ' + str(n4) + ' past the end')
+        o.member_id = str(b[p:q5], 'utf-8')
+        p = q5
+    n6 = b[p] - 1
     p += 1
-    if n5 > 126:
-        n5, p = _uvt(b, p, n5 + 1)
-        n5 -= 1
-    if n5 < 0:
+    if n6 > 126:
+        n6, p = _uvt(b, p, n6 + 1)
+        n6 -= 1
+    if n6 < 0:
         o.group_instance_id = None
     else:
-        q6 = p + n5
-        if q6 > bl:
-            raise DecodeError('JoinGroupRequest.GroupInstanceId: length ' + str(n5) + ' past the end')
-        o.group_instance_id = str(b[p:q6], 'utf-8')
-        p = q6
-    n7 = b[p] - 1
+        q7 = p + n6
+        if q7 > bl:
+            raise DecodeError('JoinGroupRequest.GroupInstanceId: length ' + str(n6) + ' past the end')
+        o.group_instance_id = str(b[p:q7], 'utf-8')
+        p = q7
+    n8 = b[p] - 1
     p += 1
-    if n7 > 126:
-        n7, p = _uvt(b, p, n7 + 1)
-        n7 -= 1
-    if n7 < 0:
+    if n8 > 126:
+        n8, p = _uvt(b, p, n8 + 1)
+        n8 -= 1
+    if n8 < 0:
         raise DecodeError('JoinGroupRequest.ProtocolType: null where not nullable')
     else:
-        q8 = p + n7
-        if q8 > bl:
-            raise DecodeError('JoinGroupRequest.ProtocolType: length ' + str(n7) + ' past the end')
-        o.protocol_type = str(b[p:q8], 'utf-8')
-        p = q8
-    n9 = b[p] - 1
+        q9 = p + n8
+        if q9 > bl:
+            raise DecodeError('JoinGroupRequest.ProtocolType: length ' + str(n8) + ' past the end')
+        o.protocol_type = str(b[p:q9], 'utf-8')
+        p = q9
+    n10 = b[p] - 1
     p += 1
-    if n9 > 126:
-        n9, p = _uvt(b, p, n9 + 1)
-        n9 -= 1
-    if n9 < 0:
+    if n10 > 126:
+        n10, p = _uvt(b, p, n10 + 1)
+        n10 -= 1
+    if n10 < 0:
         raise DecodeError('JoinGroupRequest.Protocols: null where not nullable')
     else:
-        if n9 > bl - p:
-            raise DecodeError('JoinGroupRequest.Protocols: count ' + str(n9) + ' past the end')
-        xs10 = []
-        for _ in range(n9):
-            e11 = _new(_JoinGroupRequest_JoinGroupRequestProtocol)
-            n12 = b[p] - 1
+        if n10 > bl - p:
+            raise DecodeError('JoinGroupRequest.Protocols: count ' + str(n10) + ' past the end')
+        xs11 = []
+        for _ in range(n10):
+            e12 = _new(_JoinGroupRequest_JoinGroupRequestProtocol)
+            n13 = b[p] - 1
             p += 1
-            if n12 > 126:
-                n12, p = _uvt(b, p, n12 + 1)
-                n12 -= 1
-            if n12 < 0:
+            if n13 > 126:
+                n13, p = _uvt(b, p, n13 + 1)
+                n13 -= 1
+            if n13 < 0:
                 raise DecodeError('JoinGroupRequestProtocol.Name: null where not nullable')
             else:
-                q13 = p + n12
-                if q13 > bl:
-                    raise DecodeError('JoinGroupRequestProtocol.Name: length ' + str(n12) + ' past the end')
-                e11.name = str(b[p:q13], 'utf-8')
-                p = q13
-            n14 = b[p] - 1
+                q14 = p + n13
+                if q14 > bl:
+                    raise DecodeError('JoinGroupRequestProtocol.Name: length ' + str(n13) + ' past the end')
+                e12.name = str(b[p:q14], 'utf-8')
+                p = q14
+            n15 = b[p] - 1
             p += 1
-            if n14 > 126:
-                n14, p = _uvt(b, p, n14 + 1)
-                n14 -= 1
-            if n14 < 0:
+            if n15 > 126:
+                n15, p = _uvt(b, p, n15 + 1)
+                n15 -= 1
+            if n15 < 0:
                 raise DecodeError('JoinGroupRequestProtocol.Metadata: null where not nullable')
             else:
-                q15 = p + n14
-                if q15 > bl:
-                    raise DecodeError('JoinGroupRequestProtocol.Metadata: length ' + str(n14) + ' past the end')
-                e11.metadata = bytes(b[p:q15])
-                p = q15
+                q16 = p + n15
+                if q16 > bl:
+                    raise DecodeError('JoinGroupRequestProtocol.Metadata: length ' + str(n15) + ' past the end')
+                e12.metadata = bytes(b[p:q16])
+                p = q16
             if b[p] == 0:  # no tagged fields, the common case
-                e11.unknown_tagged_fields = None
+                e12.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_JoinGroupRequest_JoinGroupRequestProtocol_0(b, p, e11)
-            xs10.append(e11)
-        o.protocols = xs10
+                p = _t_JoinGroupRequest_JoinGroupRequestProtocol_0(b, p, e12)
+            xs11.append(e12)
+        o.protocols = xs11
     o.reason = None
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
@@ -592,7 +595,7 @@ def _w_JoinGroupRequest_3(o, w):
     else:
         _wuv(w, ln)
     w += v1
-    w += _S2.pack(o.session_timeout_ms, o.rebalance_timeout_ms)
+    w += _S4.pack(o.session_timeout_ms, o.rebalance_timeout_ms)
     v2 = o.member_id
     v2 = v2.encode()
     ln = len(v2) + 1
@@ -668,106 +671,105 @@ def _r_JoinGroupRequest_4(b, p):
             raise DecodeError('JoinGroupRequest.GroupId: length ' + str(n1) + ' past the end')
         o.group_id = str(b[p:q2], 'utf-8')
         p = q2
-    o.session_timeout_ms, o.rebalance_timeout_ms, = _S2.unpack_from(b, p)
-    p += 8
-    n3 = b[p] - 1
-    p += 1
-    if n3 > 126:
-        n3, p = _uvt(b, p, n3 + 1)
-        n3 -= 1
-    if n3 < 0:
+    o.session_timeout_ms, o.rebalance_timeout_ms, h3, = _S5.unpack_from(b, p)
+    p += 9
+    n4 = h3 - 1
+    if n4 > 126:
+        n4, p = _uvt(b, p, n4 + 1)
+        n4 -= 1
+    if n4 < 0:
         raise DecodeError('JoinGroupRequest.MemberId: null where not nullable')
     else:
-        q4 = p + n3
-        if q4 > bl:
-            raise DecodeError('JoinGroupRequest.MemberId: length ' + str(n3) + ' past the end')
-        o.member_id = str(b[p:q4], 'utf-8')
-        p = q4
-    n5 = b[p] - 1
+        q5 = p + n4
+        if q5 > bl:
+            raise DecodeError('JoinGroupRequest.MemberId: length ' + str(n4) + ' past the end')
+        o.member_id = str(b[p:q5], 'utf-8')
+        p = q5
+    n6 = b[p] - 1
     p += 1
-    if n5 > 126:
-        n5, p = _uvt(b, p, n5 + 1)
-        n5 -= 1
-    if n5 < 0:
+    if n6 > 126:
+        n6, p = _uvt(b, p, n6 + 1)
+        n6 -= 1
+    if n6 < 0:
         o.group_instance_id = None
     else:
-        q6 = p + n5
-        if q6 > bl:
-            raise DecodeError('JoinGroupRequest.GroupInstanceId: length ' + str(n5) + ' past the end')
-        o.group_instance_id = str(b[p:q6], 'utf-8')
-        p = q6
-    n7 = b[p] - 1
+        q7 = p + n6
+        if q7 > bl:
+            raise DecodeError('JoinGroupRequest.GroupInstanceId: length ' + str(n6) + ' past the end')
+        o.group_instance_id = str(b[p:q7], 'utf-8')
+        p = q7
+    n8 = b[p] - 1
     p += 1
-    if n7 > 126:
-        n7, p = _uvt(b, p, n7 + 1)
-        n7 -= 1
-    if n7 < 0:
+    if n8 > 126:
+        n8, p = _uvt(b, p, n8 + 1)
+        n8 -= 1
+    if n8 < 0:
         raise DecodeError('JoinGroupRequest.ProtocolType: null where not nullable')
     else:
-        q8 = p + n7
-        if q8 > bl:
-            raise DecodeError('JoinGroupRequest.ProtocolType: length ' + str(n7) + ' past the end')
-        o.protocol_type = str(b[p:q8], 'utf-8')
-        p = q8
-    n9 = b[p] - 1
+        q9 = p + n8
+        if q9 > bl:
+            raise DecodeError('JoinGroupRequest.ProtocolType: length ' + str(n8) + ' past the end')
+        o.protocol_type = str(b[p:q9], 'utf-8')
+        p = q9
+    n10 = b[p] - 1
     p += 1
-    if n9 > 126:
-        n9, p = _uvt(b, p, n9 + 1)
-        n9 -= 1
-    if n9 < 0:
+    if n10 > 126:
+        n10, p = _uvt(b, p, n10 + 1)
+        n10 -= 1
+    if n10 < 0:
         raise DecodeError('JoinGroupRequest.Protocols: null where not nullable')
     else:
-        if n9 > bl - p:
-            raise DecodeError('JoinGroupRequest.Protocols: count ' + str(n9) + ' past the end')
-        xs10 = []
-        for _ in range(n9):
-            e11 = _new(_JoinGroupRequest_JoinGroupRequestProtocol)
-            n12 = b[p] - 1
+        if n10 > bl - p:
+            raise DecodeError('JoinGroupRequest.Protocols: count ' + str(n10) + ' past the end')
+        xs11 = []
+        for _ in range(n10):
+            e12 = _new(_JoinGroupRequest_JoinGroupRequestProtocol)
+            n13 = b[p] - 1
             p += 1
-            if n12 > 126:
-                n12, p = _uvt(b, p, n12 + 1)
-                n12 -= 1
-            if n12 < 0:
+            if n13 > 126:
+                n13, p = _uvt(b, p, n13 + 1)
+                n13 -= 1
+            if n13 < 0:
                 raise DecodeError('JoinGroupRequestProtocol.Name: null where not nullable')
             else:
-                q13 = p + n12
-                if q13 > bl:
-                    raise DecodeError('JoinGroupRequestProtocol.Name: length ' + str(n12) + ' past the end')
-                e11.name = str(b[p:q13], 'utf-8')
-                p = q13
-            n14 = b[p] - 1
+                q14 = p + n13
+                if q14 > bl:
+                    raise DecodeError('JoinGroupRequestProtocol.Name: length ' + str(n13) + ' past the end')
+                e12.name = str(b[p:q14], 'utf-8')
+                p = q14
+            n15 = b[p] - 1
             p += 1
-            if n14 > 126:
-                n14, p = _uvt(b, p, n14 + 1)
-                n14 -= 1
-            if n14 < 0:
+            if n15 > 126:
+                n15, p = _uvt(b, p, n15 + 1)
+                n15 -= 1
+            if n15 < 0:
                 raise DecodeError('JoinGroupRequestProtocol.Metadata: null where not nullable')
             else:
-                q15 = p + n14
-                if q15 > bl:
-                    raise DecodeError('JoinGroupRequestProtocol.Metadata: length ' + str(n14) + ' past the end')
-                e11.metadata = bytes(b[p:q15])
-                p = q15
+                q16 = p + n15
+                if q16 > bl:
+                    raise DecodeError('JoinGroupRequestProtocol.Metadata: length ' + str(n15) + ' past the end')
+                e12.metadata = bytes(b[p:q16])
+                p = q16
             if b[p] == 0:  # no tagged fields, the common case
-                e11.unknown_tagged_fields = None
+                e12.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_JoinGroupRequest_JoinGroupRequestProtocol_0(b, p, e11)
-            xs10.append(e11)
-        o.protocols = xs10
-    n16 = b[p] - 1
+                p = _t_JoinGroupRequest_JoinGroupRequestProtocol_0(b, p, e12)
+            xs11.append(e12)
+        o.protocols = xs11
+    n17 = b[p] - 1
     p += 1
-    if n16 > 126:
-        n16, p = _uvt(b, p, n16 + 1)
-        n16 -= 1
-    if n16 < 0:
+    if n17 > 126:
+        n17, p = _uvt(b, p, n17 + 1)
+        n17 -= 1
+    if n17 < 0:
         o.reason = None
     else:
-        q17 = p + n16
-        if q17 > bl:
-            raise DecodeError('JoinGroupRequest.Reason: length ' + str(n16) + ' past the end')
-        o.reason = str(b[p:q17], 'utf-8')
-        p = q17
+        q18 = p + n17
+        if q18 > bl:
+            raise DecodeError('JoinGroupRequest.Reason: length ' + str(n17) + ' past the end')
+        o.reason = str(b[p:q18], 'utf-8')
+        p = q18
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         p += 1
@@ -785,7 +787,7 @@ def _w_JoinGroupRequest_4(o, w):
     else:
         _wuv(w, ln)
     w += v1
-    w += _S2.pack(o.session_timeout_ms, o.rebalance_timeout_ms)
+    w += _S4.pack(o.session_timeout_ms, o.rebalance_timeout_ms)
     v2 = o.member_id
     v2 = v2.encode()
     ln = len(v2) + 1
@@ -859,72 +861,71 @@ def _w_JoinGroupRequest_4(o, w):
 def _r_JoinGroupResponse_0(b, p):
     bl = len(b)
     o = _new(JoinGroupResponse)
-    o.error_code, o.generation_id, = _S3.unpack_from(b, p)
-    p += 6
-    n1, = _S0.unpack_from(b, p)
-    p += 2
-    if n1 < 0:
+    o.error_code, o.generation_id, h1, = _S6.unpack_from(b, p)
+    p += 8
+    n2 = h1
+    if n2 < 0:
         raise DecodeError('JoinGroupResponse.ProtocolName: null where not nullable')
     else:
-        q2 = p + n1
-        if q2 > bl:
-            raise DecodeError('JoinGroupResponse.ProtocolName: length ' + str(n1) + ' past the end')
-        o.protocol_name = str(b[p:q2], 'utf-8')
-        p = q2
-    n3, = _S0.unpack_from(b, p)
+        q3 = p + n2
+        if q3 > bl:
+            raise DecodeError('JoinGroupResponse.ProtocolName: length ' + str(n2) + ' past the end')
+        o.protocol_name = str(b[p:q3], 'utf-8')
+        p = q3
+    n4, = _S0.unpack_from(b, p)
     p += 2
-    if n3 < 0:
+    if n4 < 0:
         raise DecodeError('JoinGroupResponse.Leader: null where not nullable')
     else:
-        q4 = p + n3
-        if q4 > bl:
-            raise DecodeError('JoinGroupResponse.Leader: length ' + str(n3) + ' past the end')
-        o.leader = str(b[p:q4], 'utf-8')
-        p = q4
-    n5, = _S0.unpack_from(b, p)
+        q5 = p + n4
+        if q5 > bl:
+            raise DecodeError('JoinGroupResponse.Leader: length ' + str(n4) + ' past the end')
+        o.leader = str(b[p:q5], 'utf-8')
+        p = q5
+    n6, = _S0.unpack_from(b, p)
     p += 2
-    if n5 < 0:
+    if n6 < 0:
         raise DecodeError('JoinGroupResponse.MemberId: null where not nullable')
     else:
-        q6 = p + n5
-        if q6 > bl:
-            raise DecodeError('JoinGroupResponse.MemberId: length ' + str(n5) + ' past the end')
-        o.member_id = str(b[p:q6], 'utf-8')
-        p = q6
-    n7, = _S1.unpack_from(b, p)
+        q7 = p + n6
+        if q7 > bl:
+            raise DecodeError('JoinGroupResponse.MemberId: length ' + str(n6) + ' past the end')
+        o.member_id = str(b[p:q7], 'utf-8')
+        p = q7
+    n8, = _S2.unpack_from(b, p)
     p += 4
-    if n7 < 0:
+    if n8 < 0:
         raise DecodeError('JoinGroupResponse.Members: null where not nullable')
     else:
-        if n7 > bl - p:
-            raise DecodeError('JoinGroupResponse.Members: count ' + str(n7) + ' past the end')
-        xs8 = []
-        for _ in range(n7):
-            e9 = _new(_JoinGroupResponse_JoinGroupResponseMember)
-            n10, = _S0.unpack_from(b, p)
+        if n8 > bl - p:
+            raise DecodeError('JoinGroupResponse.Members: count ' + str(n8) + ' past the end')
+        xs9 = []
+        for _ in range(n8):
+            e10 = _new(_JoinGroupResponse_JoinGroupResponseMember)
+            n11, = _S0.unpack_from(b, p)
             p += 2
-            if n10 < 0:
+            if n11 < 0:
                 raise DecodeError('JoinGroupResponseMember.MemberId: null where not nullable')
             else:
-                q11 = p + n10
-                if q11 > bl:
-                    raise DecodeError('JoinGroupResponseMember.MemberId: length ' + str(n10) + ' past the end')
-                e9.member_id = str(b[p:q11], 'utf-8')
-                p = q11
-            n12, = _S1.unpack_from(b, p)
+                q12 = p + n11
+                if q12 > bl:
+                    raise DecodeError('JoinGroupResponseMember.MemberId: length ' + str(n11) + ' past the end')
+                e10.member_id = str(b[p:q12], 'utf-8')
+                p = q12
+            n13, = _S2.unpack_from(b, p)
             p += 4
-            if n12 < 0:
+            if n13 < 0:
                 raise DecodeError('JoinGroupResponseMember.Metadata: null where not nullable')
             else:
-                q13 = p + n12
-                if q13 > bl:
-                    raise DecodeError('JoinGroupResponseMember.Metadata: length ' + str(n12) + ' past the end')
-                e9.metadata = bytes(b[p:q13])
-                p = q13
-            e9.group_instance_id = None
-            e9.unknown_tagged_fields = None
-            xs8.append(e9)
-        o.members = xs8
+                q14 = p + n13
+                if q14 > bl:
+                    raise DecodeError('JoinGroupResponseMember.Metadata: length ' + str(n13) + ' past the end')
+                e10.metadata = bytes(b[p:q14])
+                p = q14
+            e10.group_instance_id = None
+            e10.unknown_tagged_fields = None
+            xs9.append(e10)
+        o.members = xs9
     o.throttle_time_ms = 0
     o.protocol_type = None
     o.skip_assignment = False
@@ -935,7 +936,7 @@ def _r_JoinGroupResponse_0(b, p):
 def _w_JoinGroupResponse_0(o, w):
     if o.skip_assignment != False:
         raise UnsupportedFieldError('JoinGroupResponse.SkipAssignment exists only in versions 9+')
-    w += _S3.pack(o.error_code, o.generation_id)
+    w += _S7.pack(o.error_code, o.generation_id)
     v1 = o.protocol_name
     v1 = v1.encode()
     w += _S0.pack(len(v1))
@@ -949,86 +950,85 @@ def _w_JoinGroupResponse_0(o, w):
     w += _S0.pack(len(v3))
     w += v3
     xs4 = o.members
-    w += _S1.pack(len(xs4))
+    w += _S2.pack(len(xs4))
     for e5 in xs4:
         v6 = e5.member_id
         v6 = v6.encode()
         w += _S0.pack(len(v6))
         w += v6
         v7 = e5.metadata
-        w += _S1.pack(len(v7))
+        w += _S2.pack(len(v7))
         w += v7
 
 
 def _r_JoinGroupResponse_1(b, p):
     bl = len(b)
     o = _new(JoinGroupResponse)
-    o.throttle_time_ms, o.error_code, o.generation_id, = _S4.unpack_from(b, p)
-    p += 10
-    n1, = _S0.unpack_from(b, p)
-    p += 2
-    if n1 < 0:
+    o.throttle_time_ms, o.error_code, o.generation_id, h1, = _S8.unpack_from(b, p)
+    p += 12
+    n2 = h1
+    if n2 < 0:
         raise DecodeError('JoinGroupResponse.ProtocolName: null where not nullable')
     else:
-        q2 = p + n1
-        if q2 > bl:
-            raise DecodeError('JoinGroupResponse.ProtocolName: length ' + str(n1) + ' past the end')
-        o.protocol_name = str(b[p:q2], 'utf-8')
-        p = q2
-    n3, = _S0.unpack_from(b, p)
+        q3 = p + n2
+        if q3 > bl:
+            raise DecodeError('JoinGroupResponse.ProtocolName: length ' + str(n2) + ' past the end')
+        o.protocol_name = str(b[p:q3], 'utf-8')
+        p = q3
+    n4, = _S0.unpack_from(b, p)
     p += 2
-    if n3 < 0:
+    if n4 < 0:
         raise DecodeError('JoinGroupResponse.Leader: null where not nullable')
     else:
-        q4 = p + n3
-        if q4 > bl:
-            raise DecodeError('JoinGroupResponse.Leader: length ' + str(n3) + ' past the end')
-        o.leader = str(b[p:q4], 'utf-8')
-        p = q4
-    n5, = _S0.unpack_from(b, p)
+        q5 = p + n4
+        if q5 > bl:
+            raise DecodeError('JoinGroupResponse.Leader: length ' + str(n4) + ' past the end')
+        o.leader = str(b[p:q5], 'utf-8')
+        p = q5
+    n6, = _S0.unpack_from(b, p)
     p += 2
-    if n5 < 0:
+    if n6 < 0:
         raise DecodeError('JoinGroupResponse.MemberId: null where not nullable')
     else:
-        q6 = p + n5
-        if q6 > bl:
-            raise DecodeError('JoinGroupResponse.MemberId: length ' + str(n5) + ' past the end')
-        o.member_id = str(b[p:q6], 'utf-8')
-        p = q6
-    n7, = _S1.unpack_from(b, p)
+        q7 = p + n6
+        if q7 > bl:
+            raise DecodeError('JoinGroupResponse.MemberId: length ' + str(n6) + ' past the end')
+        o.member_id = str(b[p:q7], 'utf-8')
+        p = q7
+    n8, = _S2.unpack_from(b, p)
     p += 4
-    if n7 < 0:
+    if n8 < 0:
         raise DecodeError('JoinGroupResponse.Members: null where not nullable')
     else:
-        if n7 > bl - p:
-            raise DecodeError('JoinGroupResponse.Members: count ' + str(n7) + ' past the end')
-        xs8 = []
-        for _ in range(n7):
-            e9 = _new(_JoinGroupResponse_JoinGroupResponseMember)
-            n10, = _S0.unpack_from(b, p)
+        if n8 > bl - p:
+            raise DecodeError('JoinGroupResponse.Members: count ' + str(n8) + ' past the end')
+        xs9 = []
+        for _ in range(n8):
+            e10 = _new(_JoinGroupResponse_JoinGroupResponseMember)
+            n11, = _S0.unpack_from(b, p)
             p += 2
-            if n10 < 0:
+            if n11 < 0:
                 raise DecodeError('JoinGroupResponseMember.MemberId: null where not nullable')
             else:
-                q11 = p + n10
-                if q11 > bl:
-                    raise DecodeError('JoinGroupResponseMember.MemberId: length ' + str(n10) + ' past the end')
-                e9.member_id = str(b[p:q11], 'utf-8')
-                p = q11
-            n12, = _S1.unpack_from(b, p)
+                q12 = p + n11
+                if q12 > bl:
+                    raise DecodeError('JoinGroupResponseMember.MemberId: length ' + str(n11) + ' past the end')
+                e10.member_id = str(b[p:q12], 'utf-8')
+                p = q12
+            n13, = _S2.unpack_from(b, p)
             p += 4
-            if n12 < 0:
+            if n13 < 0:
                 raise DecodeError('JoinGroupResponseMember.Metadata: null where not nullable')
             else:
-                q13 = p + n12
-                if q13 > bl:
-                    raise DecodeError('JoinGroupResponseMember.Metadata: length ' + str(n12) + ' past the end')
-                e9.metadata = bytes(b[p:q13])
-                p = q13
-            e9.group_instance_id = None
-            e9.unknown_tagged_fields = None
-            xs8.append(e9)
-        o.members = xs8
+                q14 = p + n13
+                if q14 > bl:
+                    raise DecodeError('JoinGroupResponseMember.Metadata: length ' + str(n13) + ' past the end')
+                e10.metadata = bytes(b[p:q14])
+                p = q14
+            e10.group_instance_id = None
+            e10.unknown_tagged_fields = None
+            xs9.append(e10)
+        o.members = xs9
     o.protocol_type = None
     o.skip_assignment = False
     o.unknown_tagged_fields = None
@@ -1038,7 +1038,7 @@ def _r_JoinGroupResponse_1(b, p):
 def _w_JoinGroupResponse_1(o, w):
     if o.skip_assignment != False:
         raise UnsupportedFieldError('JoinGroupResponse.SkipAssignment exists only in versions 9+')
-    w += _S4.pack(o.throttle_time_ms, o.error_code, o.generation_id)
+    w += _S9.pack(o.throttle_time_ms, o.error_code, o.generation_id)
     v1 = o.protocol_name
     v1 = v1.encode()
     w += _S0.pack(len(v1))
@@ -1052,95 +1052,94 @@ def _w_JoinGroupResponse_1(o, w):
     w += _S0.pack(len(v3))
     w += v3
     xs4 = o.members
-    w += _S1.pack(len(xs4))
+    w += _S2.pack(len(xs4))
     for e5 in xs4:
         v6 = e5.member_id
         v6 = v6.encode()
         w += _S0.pack(len(v6))
         w += v6
         v7 = e5.metadata
-        w += _S1.pack(len(v7))
+        w += _S2.pack(len(v7))
         w += v7
 
 
 def _r_JoinGroupResponse_2(b, p):
     bl = len(b)
     o = _new(JoinGroupResponse)
-    o.throttle_time_ms, o.error_code, o.generation_id, = _S4.unpack_from(b, p)
-    p += 10
-    n1, = _S0.unpack_from(b, p)
-    p += 2
-    if n1 < 0:
+    o.throttle_time_ms, o.error_code, o.generation_id, h1, = _S8.unpack_from(b, p)
+    p += 12
+    n2 = h1
+    if n2 < 0:
         raise DecodeError('JoinGroupResponse.ProtocolName: null where not nullable')
     else:
-        q2 = p + n1
-        if q2 > bl:
-            raise DecodeError('JoinGroupResponse.ProtocolName: length ' + str(n1) + ' past the end')
-        o.protocol_name = str(b[p:q2], 'utf-8')
-        p = q2
-    n3, = _S0.unpack_from(b, p)
+        q3 = p + n2
+        if q3 > bl:
+            raise DecodeError('JoinGroupResponse.ProtocolName: length ' + str(n2) + ' past the end')
+        o.protocol_name = str(b[p:q3], 'utf-8')
+        p = q3
+    n4, = _S0.unpack_from(b, p)
     p += 2
-    if n3 < 0:
+    if n4 < 0:
         raise DecodeError('JoinGroupResponse.Leader: null where not nullable')
     else:
-        q4 = p + n3
-        if q4 > bl:
-            raise DecodeError('JoinGroupResponse.Leader: length ' + str(n3) + ' past the end')
-        o.leader = str(b[p:q4], 'utf-8')
-        p = q4
-    n5, = _S0.unpack_from(b, p)
+        q5 = p + n4
+        if q5 > bl:
+            raise DecodeError('JoinGroupResponse.Leader: length ' + str(n4) + ' past the end')
+        o.leader = str(b[p:q5], 'utf-8')
+        p = q5
+    n6, = _S0.unpack_from(b, p)
     p += 2
-    if n5 < 0:
+    if n6 < 0:
         raise DecodeError('JoinGroupResponse.MemberId: null where not nullable')
     else:
-        q6 = p + n5
-        if q6 > bl:
-            raise DecodeError('JoinGroupResponse.MemberId: length ' + str(n5) + ' past the end')
-        o.member_id = str(b[p:q6], 'utf-8')
-        p = q6
-    n7, = _S1.unpack_from(b, p)
+        q7 = p + n6
+        if q7 > bl:
+            raise DecodeError('JoinGroupResponse.MemberId: length ' + str(n6) + ' past the end')
+        o.member_id = str(b[p:q7], 'utf-8')
+        p = q7
+    n8, = _S2.unpack_from(b, p)
     p += 4
-    if n7 < 0:
+    if n8 < 0:
         raise DecodeError('JoinGroupResponse.Members: null where not nullable')
     else:
-        if n7 > bl - p:
-            raise DecodeError('JoinGroupResponse.Members: count ' + str(n7) + ' past the end')
-        xs8 = []
-        for _ in range(n7):
-            e9 = _new(_JoinGroupResponse_JoinGroupResponseMember)
-            n10, = _S0.unpack_from(b, p)
+        if n8 > bl - p:
+            raise DecodeError('JoinGroupResponse.Members: count ' + str(n8) + ' past the end')
+        xs9 = []
+        for _ in range(n8):
+            e10 = _new(_JoinGroupResponse_JoinGroupResponseMember)
+            n11, = _S0.unpack_from(b, p)
             p += 2
-            if n10 < 0:
+            if n11 < 0:
                 raise DecodeError('JoinGroupResponseMember.MemberId: null where not nullable')
             else:
-                q11 = p + n10
-                if q11 > bl:
-                    raise DecodeError('JoinGroupResponseMember.MemberId: length ' + str(n10) + ' past the end')
-                e9.member_id = str(b[p:q11], 'utf-8')
-                p = q11
-            n12, = _S0.unpack_from(b, p)
+                q12 = p + n11
+                if q12 > bl:
+                    raise DecodeError('JoinGroupResponseMember.MemberId: length ' + str(n11) + ' past the end')
+                e10.member_id = str(b[p:q12], 'utf-8')
+                p = q12
+            n13, = _S0.unpack_from(b, p)
             p += 2
-            if n12 < 0:
-                e9.group_instance_id = None
+            if n13 < 0:
+                e10.group_instance_id = None
             else:
-                q13 = p + n12
-                if q13 > bl:
-                    raise DecodeError('JoinGroupResponseMember.GroupInstanceId: length ' + str(n12) + ' past the end')
-                e9.group_instance_id = str(b[p:q13], 'utf-8')
-                p = q13
-            n14, = _S1.unpack_from(b, p)
+                q14 = p + n13
+                if q14 > bl:
+                    raise DecodeError('JoinGroupResponseMember.GroupInstanceId: length ' + str(n13) + ' past the end')
+                e10.group_instance_id = str(b[p:q14], 'utf-8')
+                p = q14
+            n15, = _S2.unpack_from(b, p)
             p += 4
-            if n14 < 0:
+            if n15 < 0:
                 raise DecodeError('JoinGroupResponseMember.Metadata: null where not nullable')
             else:
-                q15 = p + n14
-                if q15 > bl:
-                    raise DecodeError('JoinGroupResponseMember.Metadata: length ' + str(n14) + ' past the end')
-                e9.metadata = bytes(b[p:q15])
-                p = q15
-            e9.unknown_tagged_fields = None
-            xs8.append(e9)
-        o.members = xs8
+                q16 = p + n15
+                if q16 > bl:
+                    raise DecodeError('JoinGroupResponseMember.Metadata: length ' + str(n15) + ' past the end')
+                e10.metadata = bytes(b[p:q16])
+                p = q16
+            e10.unknown_tagged_fields = None
+            xs9.append(e10)
+        o.members = xs9
     o.protocol_type = None
     o.skip_assignment = False
     o.unknown_tagged_fields = None
@@ -1150,7 +1149,7 @@ def _r_JoinGroupResponse_2(b, p):
 def _w_JoinGroupResponse_2(o, w):
     if o.skip_assignment != False:
         raise UnsupportedFieldError('JoinGroupResponse.SkipAssignment exists only in versions 9+')
-    w += _S4.pack(o.throttle_time_ms, o.error_code, o.generation_id)
+    w += _S9.pack(o.throttle_time_ms, o.error_code, o.generation_id)
     v1 = o.protocol_name
     v1 = v1.encode()
     w += _S0.pack(len(v1))
@@ -1164,7 +1163,7 @@ def _w_JoinGroupResponse_2(o, w):
     w += _S0.pack(len(v3))
     w += v3
     xs4 = o.members
-    w += _S1.pack(len(xs4))
+    w += _S2.pack(len(xs4))
     for e5 in xs4:
         v6 = e5.member_id
         v6 = v6.encode()
@@ -1178,7 +1177,7 @@ def _w_JoinGroupResponse_2(o, w):
             w += _S0.pack(len(v7))
             w += v7
         v8 = e5.metadata
-        w += _S1.pack(len(v8))
+        w += _S2.pack(len(v8))
         w += v8
 
 
@@ -1231,106 +1230,105 @@ def _t_JoinGroupResponse_0(b, p, o):
 def _r_JoinGroupResponse_3(b, p):
     bl = len(b)
     o = _new(JoinGroupResponse)
-    o.throttle_time_ms, o.error_code, o.generation_id, = _S4.unpack_from(b, p)
-    p += 10
-    n1 = b[p] - 1
-    p += 1
-    if n1 > 126:
-        n1, p = _uvt(b, p, n1 + 1)
-        n1 -= 1
-    if n1 < 0:
+    o.throttle_time_ms, o.error_code, o.generation_id, h1, = _S10.unpack_from(b, p)
+    p += 11
+    n2 = h1 - 1
+    if n2 > 126:
+        n2, p = _uvt(b, p, n2 + 1)
+        n2 -= 1
+    if n2 < 0:
         raise DecodeError('JoinGroupResponse.ProtocolName: null where not nullable')
     else:
-        q2 = p + n1
-        if q2 > bl:
-            raise DecodeError('JoinGroupResponse.ProtocolName: length ' + str(n1) + ' past the end')
-        o.protocol_name = str(b[p:q2], 'utf-8')
-        p = q2
-    n3 = b[p] - 1
+        q3 = p + n2
+        if q3 > bl:
+            raise DecodeError('JoinGroupResponse.ProtocolName: length ' + str(n2) + ' past the end')
+        o.protocol_name = str(b[p:q3], 'utf-8')
+        p = q3
+    n4 = b[p] - 1
     p += 1
-    if n3 > 126:
-        n3, p = _uvt(b, p, n3 + 1)
-        n3 -= 1
-    if n3 < 0:
+    if n4 > 126:
+        n4, p = _uvt(b, p, n4 + 1)
+        n4 -= 1
+    if n4 < 0:
         raise DecodeError('JoinGroupResponse.Leader: null where not nullable')
     else:
-        q4 = p + n3
-        if q4 > bl:
-            raise DecodeError('JoinGroupResponse.Leader: length ' + str(n3) + ' past the end')
-        o.leader = str(b[p:q4], 'utf-8')
-        p = q4
-    n5 = b[p] - 1
+        q5 = p + n4
+        if q5 > bl:
+            raise DecodeError('JoinGroupResponse.Leader: length ' + str(n4) + ' past the end')
+        o.leader = str(b[p:q5], 'utf-8')
+        p = q5
+    n6 = b[p] - 1
     p += 1
-    if n5 > 126:
-        n5, p = _uvt(b, p, n5 + 1)
-        n5 -= 1
-    if n5 < 0:
+    if n6 > 126:
+        n6, p = _uvt(b, p, n6 + 1)
+        n6 -= 1
+    if n6 < 0:
         raise DecodeError('JoinGroupResponse.MemberId: null where not nullable')
     else:
-        q6 = p + n5
-        if q6 > bl:
-            raise DecodeError('JoinGroupResponse.MemberId: length ' + str(n5) + ' past the end')
-        o.member_id = str(b[p:q6], 'utf-8')
-        p = q6
-    n7 = b[p] - 1
+        q7 = p + n6
+        if q7 > bl:
+            raise DecodeError('JoinGroupResponse.MemberId: length ' + str(n6) + ' past the end')
+        o.member_id = str(b[p:q7], 'utf-8')
+        p = q7
+    n8 = b[p] - 1
     p += 1
-    if n7 > 126:
-        n7, p = _uvt(b, p, n7 + 1)
-        n7 -= 1
-    if n7 < 0:
+    if n8 > 126:
+        n8, p = _uvt(b, p, n8 + 1)
+        n8 -= 1
+    if n8 < 0:
         raise DecodeError('JoinGroupResponse.Members: null where not nullable')
     else:
-        if n7 > bl - p:
-            raise DecodeError('JoinGroupResponse.Members: count ' + str(n7) + ' past the end')
-        xs8 = []
-        for _ in range(n7):
-            e9 = _new(_JoinGroupResponse_JoinGroupResponseMember)
-            n10 = b[p] - 1
+        if n8 > bl - p:
+            raise DecodeError('JoinGroupResponse.Members: count ' + str(n8) + ' past the end')
+        xs9 = []
+        for _ in range(n8):
+            e10 = _new(_JoinGroupResponse_JoinGroupResponseMember)
+            n11 = b[p] - 1
             p += 1
-            if n10 > 126:
-                n10, p = _uvt(b, p, n10 + 1)
-                n10 -= 1
-            if n10 < 0:
+            if n11 > 126:
+                n11, p = _uvt(b, p, n11 + 1)
+                n11 -= 1
+            if n11 < 0:
                 raise DecodeError('JoinGroupResponseMember.MemberId: null where not nullable')
             else:
-                q11 = p + n10
-                if q11 > bl:
-                    raise DecodeError('JoinGroupResponseMember.MemberId: length ' + str(n10) + ' past the end')
-                e9.member_id = str(b[p:q11], 'utf-8')
-                p = q11
-            n12 = b[p] - 1
+                q12 = p + n11
+                if q12 > bl:
+                    raise DecodeError('JoinGroupResponseMember.MemberId: length ' + str(n11) + ' past the end')
+                e10.member_id = str(b[p:q12], 'utf-8')
+                p = q12
+            n13 = b[p] - 1
             p += 1
-            if n12 > 126:
-                n12, p = _uvt(b, p, n12 + 1)
-                n12 -= 1
-            if n12 < 0:
-                e9.group_instance_id = None
+            if n13 > 126:
+                n13, p = _uvt(b, p, n13 + 1)
+                n13 -= 1
+            if n13 < 0:
+                e10.group_instance_id = None
             else:
-                q13 = p + n12
-                if q13 > bl:
-                    raise DecodeError('JoinGroupResponseMember.GroupInstanceId: length ' + str(n12) + ' past the end')
-                e9.group_instance_id = str(b[p:q13], 'utf-8')
-                p = q13
-            n14 = b[p] - 1
+                q14 = p + n13
+                if q14 > bl:
+                    raise DecodeError('JoinGroupResponseMember.GroupInstanceId: length ' + str(n13) + ' past the end')
+                e10.group_instance_id = str(b[p:q14], 'utf-8')
+                p = q14
+            n15 = b[p] - 1
             p += 1
-            if n14 > 126:
-                n14, p = _uvt(b, p, n14 + 1)
-                n14 -= 1
-            if n14 < 0:
+            if n15 > 126:
+                n15, p = _uvt(b, p, n15 + 1)
+                n15 -= 1
+            if n15 < 0:
                 raise DecodeError('JoinGroupResponseMember.Metadata: null where not nullable')
             else:
-                q15 = p + n14
-                if q15 > bl:
-                    raise DecodeError('JoinGroupResponseMember.Metadata: length ' + str(n14) + ' past the end')
-                e9.metadata = bytes(b[p:q15])
-                p = q15
+                q16 = p + n15
+                if q16 > bl:
+                    raise DecodeError('JoinGroupResponseMember.Metadata: length ' + str(n15) + ' past the end')
+                e10.metadata = bytes(b[p:q16])
+                p = q16
             if b[p] == 0:  # no tagged fields, the common case
-                e9.unknown_tagged_fields = None
+                e10.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_JoinGroupResponse_JoinGroupResponseMember_0(b, p, e9)
-            xs8.append(e9)
-        o.members = xs8
+                p = _t_JoinGroupResponse_JoinGroupResponseMember_0(b, p, e10)
+            xs9.append(e10)
+        o.members = xs9
     o.protocol_type = None
     o.skip_assignment = False
     if b[p] == 0:  # no tagged fields, the common case
@@ -1344,7 +1342,7 @@ def _r_JoinGroupResponse_3(b, p):
 def _w_JoinGroupResponse_3(o, w):
     if o.skip_assignment != False:
         raise UnsupportedFieldError('JoinGroupResponse.SkipAssignment exists only in versions 9+')
-    w += _S4.pack(o.throttle_time_ms, o.error_code, o.generation_id)
+    w += _S9.pack(o.throttle_time_ms, o.error_code, o.generation_id)
     v1 = o.protocol_name
     v1 = v1.encode()
     ln = len(v1) + 1
@@ -1415,119 +1413,118 @@ def _w_JoinGroupResponse_3(o, w):
 def _r_JoinGroupResponse_4(b, p):
     bl = len(b)
     o = _new(JoinGroupResponse)
-    o.throttle_time_ms, o.error_code, o.generation_id, = _S4.unpack_from(b, p)
-    p += 10
-    n1 = b[p] - 1
-    p += 1
-    if n1 > 126:
-        n1, p = _uvt(b, p, n1 + 1)
-        n1 -= 1
-    if n1 < 0:
+    o.throttle_time_ms, o.error_code, o.generation_id, h1, = _S10.unpack_from(b, p)
+    p += 11
+    n2 = h1 - 1
+    if n2 > 126:
+        n2, p = _uvt(b, p, n2 + 1)
+        n2 -= 1
+    if n2 < 0:
         o.protocol_type = None
     else:
-        q2 = p + n1
-        if q2 > bl:
-            raise DecodeError('JoinGroupResponse.ProtocolType: length ' + str(n1) + ' past the end')
-        o.protocol_type = str(b[p:q2], 'utf-8')
-        p = q2
-    n3 = b[p] - 1
+        q3 = p + n2
+        if q3 > bl:
+            raise DecodeError('JoinGroupResponse.ProtocolType: length ' + str(n2) + ' past the end')
+        o.protocol_type = str(b[p:q3], 'utf-8')
+        p = q3
+    n4 = b[p] - 1
     p += 1
-    if n3 > 126:
-        n3, p = _uvt(b, p, n3 + 1)
-        n3 -= 1
-    if n3 < 0:
+    if n4 > 126:
+        n4, p = _uvt(b, p, n4 + 1)
+        n4 -= 1
+    if n4 < 0:
         o.protocol_name = None
     else:
-        q4 = p + n3
-        if q4 > bl:
-            raise DecodeError('JoinGroupResponse.ProtocolName: length ' + str(n3) + ' past the end')
-        o.protocol_name = str(b[p:q4], 'utf-8')
-        p = q4
-    n5 = b[p] - 1
+        q5 = p + n4
+        if q5 > bl:
+            raise DecodeError('JoinGroupResponse.ProtocolName: length ' + str(n4) + ' past the end')
+        o.protocol_name = str(b[p:q5], 'utf-8')
+        p = q5
+    n6 = b[p] - 1
     p += 1
-    if n5 > 126:
-        n5, p = _uvt(b, p, n5 + 1)
-        n5 -= 1
-    if n5 < 0:
+    if n6 > 126:
+        n6, p = _uvt(b, p, n6 + 1)
+        n6 -= 1
+    if n6 < 0:
         raise DecodeError('JoinGroupResponse.Leader: null where not nullable')
     else:
-        q6 = p + n5
-        if q6 > bl:
-            raise DecodeError('JoinGroupResponse.Leader: length ' + str(n5) + ' past the end')
-        o.leader = str(b[p:q6], 'utf-8')
-        p = q6
-    n7 = b[p] - 1
+        q7 = p + n6
+        if q7 > bl:
+            raise DecodeError('JoinGroupResponse.Leader: length ' + str(n6) + ' past the end')
+        o.leader = str(b[p:q7], 'utf-8')
+        p = q7
+    n8 = b[p] - 1
     p += 1
-    if n7 > 126:
-        n7, p = _uvt(b, p, n7 + 1)
-        n7 -= 1
-    if n7 < 0:
+    if n8 > 126:
+        n8, p = _uvt(b, p, n8 + 1)
+        n8 -= 1
+    if n8 < 0:
         raise DecodeError('JoinGroupResponse.MemberId: null where not nullable')
     else:
-        q8 = p + n7
-        if q8 > bl:
-            raise DecodeError('JoinGroupResponse.MemberId: length ' + str(n7) + ' past the end')
-        o.member_id = str(b[p:q8], 'utf-8')
-        p = q8
-    n9 = b[p] - 1
+        q9 = p + n8
+        if q9 > bl:
+            raise DecodeError('JoinGroupResponse.MemberId: length ' + str(n8) + ' past the end')
+        o.member_id = str(b[p:q9], 'utf-8')
+        p = q9
+    n10 = b[p] - 1
     p += 1
-    if n9 > 126:
-        n9, p = _uvt(b, p, n9 + 1)
-        n9 -= 1
-    if n9 < 0:
+    if n10 > 126:
+        n10, p = _uvt(b, p, n10 + 1)
+        n10 -= 1
+    if n10 < 0:
         raise DecodeError('JoinGroupResponse.Members: null where not nullable')
     else:
-        if n9 > bl - p:
-            raise DecodeError('JoinGroupResponse.Members: count ' + str(n9) + ' past the end')
-        xs10 = []
-        for _ in range(n9):
-            e11 = _new(_JoinGroupResponse_JoinGroupResponseMember)
-            n12 = b[p] - 1
+        if n10 > bl - p:
+            raise DecodeError('JoinGroupResponse.Members: count ' + str(n10) + ' past the end')
+        xs11 = []
+        for _ in range(n10):
+            e12 = _new(_JoinGroupResponse_JoinGroupResponseMember)
+            n13 = b[p] - 1
             p += 1
-            if n12 > 126:
-                n12, p = _uvt(b, p, n12 + 1)
-                n12 -= 1
-            if n12 < 0:
+            if n13 > 126:
+                n13, p = _uvt(b, p, n13 + 1)
+                n13 -= 1
+            if n13 < 0:
                 raise DecodeError('JoinGroupResponseMember.MemberId: null where not nullable')
             else:
-                q13 = p + n12
-                if q13 > bl:
-                    raise DecodeError('JoinGroupResponseMember.MemberId: length ' + str(n12) + ' past the end')
-                e11.member_id = str(b[p:q13], 'utf-8')
-                p = q13
-            n14 = b[p] - 1
+                q14 = p + n13
+                if q14 > bl:
+                    raise DecodeError('JoinGroupResponseMember.MemberId: length ' + str(n13) + ' past the end')
+                e12.member_id = str(b[p:q14], 'utf-8')
+                p = q14
+            n15 = b[p] - 1
             p += 1
-            if n14 > 126:
-                n14, p = _uvt(b, p, n14 + 1)
-                n14 -= 1
-            if n14 < 0:
-                e11.group_instance_id = None
+            if n15 > 126:
+                n15, p = _uvt(b, p, n15 + 1)
+                n15 -= 1
+            if n15 < 0:
+                e12.group_instance_id = None
             else:
-                q15 = p + n14
-                if q15 > bl:
-                    raise DecodeError('JoinGroupResponseMember.GroupInstanceId: length ' + str(n14) + ' past the end')
-                e11.group_instance_id = str(b[p:q15], 'utf-8')
-                p = q15
-            n16 = b[p] - 1
+                q16 = p + n15
+                if q16 > bl:
+                    raise DecodeError('JoinGroupResponseMember.GroupInstanceId: length ' + str(n15) + ' past the end')
+                e12.group_instance_id = str(b[p:q16], 'utf-8')
+                p = q16
+            n17 = b[p] - 1
             p += 1
-            if n16 > 126:
-                n16, p = _uvt(b, p, n16 + 1)
-                n16 -= 1
-            if n16 < 0:
+            if n17 > 126:
+                n17, p = _uvt(b, p, n17 + 1)
+                n17 -= 1
+            if n17 < 0:
                 raise DecodeError('JoinGroupResponseMember.Metadata: null where not nullable')
             else:
-                q17 = p + n16
-                if q17 > bl:
-                    raise DecodeError('JoinGroupResponseMember.Metadata: length ' + str(n16) + ' past the end')
-                e11.metadata = bytes(b[p:q17])
-                p = q17
+                q18 = p + n17
+                if q18 > bl:
+                    raise DecodeError('JoinGroupResponseMember.Metadata: length ' + str(n17) + ' past the end')
+                e12.metadata = bytes(b[p:q18])
+                p = q18
             if b[p] == 0:  # no tagged fields, the common case
-                e11.unknown_tagged_fields = None
+                e12.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_JoinGroupResponse_JoinGroupResponseMember_0(b, p, e11)
-            xs10.append(e11)
-        o.members = xs10
+                p = _t_JoinGroupResponse_JoinGroupResponseMember_0(b, p, e12)
+            xs11.append(e12)
+        o.members = xs11
     o.skip_assignment = False
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
@@ -1540,7 +1537,7 @@ def _r_JoinGroupResponse_4(b, p):
 def _w_JoinGroupResponse_4(o, w):
     if o.skip_assignment != False:
         raise UnsupportedFieldError('JoinGroupResponse.SkipAssignment exists only in versions 9+')
-    w += _S4.pack(o.throttle_time_ms, o.error_code, o.generation_id)
+    w += _S9.pack(o.throttle_time_ms, o.error_code, o.generation_id)
     v1 = o.protocol_type
     if v1 is None:
         w.append(0)
@@ -1625,100 +1622,85 @@ def _w_JoinGroupResponse_4(o, w):
 def _r_JoinGroupResponse_5(b, p):
     bl = len(b)
     o = _new(JoinGroupResponse)
-    o.throttle_time_ms, o.error_code, o.generation_id, = _S4.unpack_from(b, p)
-    p += 10
-    n1 = b[p] - 1
-    p += 1
-    if n1 > 126:
-        n1, p = _uvt(b, p, n1 + 1)
-        n1 -= 1
-    if n1 < 0:
+    o.throttle_time_ms, o.error_code, o.generation_id, h1, = _S10.unpack_from(b, p)
+    p += 11
+    n2 = h1 - 1
+    if n2 > 126:
+        n2, p = _uvt(b, p, n2 + 1)
+        n2 -= 1
+    if n2 < 0:
         o.protocol_type = None
     else:
-        q2 = p + n1
-        if q2 > bl:
-            raise DecodeError('JoinGroupResponse.ProtocolType: length ' + str(n1) + ' past the end')
-        o.protocol_type = str(b[p:q2], 'utf-8')
-        p = q2
-    n3 = b[p] - 1
+        q3 = p + n2
+        if q3 > bl:
+            raise DecodeError('JoinGroupResponse.ProtocolType: length ' + str(n2) + ' past the end')
+        o.protocol_type = str(b[p:q3], 'utf-8')
+        p = q3
+    n4 = b[p] - 1
     p += 1
-    if n3 > 126:
-        n3, p = _uvt(b, p, n3 + 1)
-        n3 -= 1
-    if n3 < 0:
+    if n4 > 126:
+        n4, p = _uvt(b, p, n4 + 1)
+        n4 -= 1
+    if n4 < 0:
         o.protocol_name = None
     else:
-        q4 = p + n3
-        if q4 > bl:
-            raise DecodeError('JoinGroupResponse.ProtocolName: length ' + str(n3) + ' past the end')
-        o.protocol_name = str(b[p:q4], 'utf-8')
-        p = q4
-    n5 = b[p] - 1
+        q5 = p + n4
+        if q5 > bl:
+            raise DecodeError('JoinGroupResponse.ProtocolName: length ' + str(n4) + ' past the end')
+        o.protocol_name = str(b[p:q5], 'utf-8')
+        p = q5
+    n6 = b[p] - 1
     p += 1
-    if n5 > 126:
-        n5, p = _uvt(b, p, n5 + 1)
-        n5 -= 1
-    if n5 < 0:
+    if n6 > 126:
+        n6, p = _uvt(b, p, n6 + 1)
+        n6 -= 1
+    if n6 < 0:
         raise DecodeError('JoinGroupResponse.Leader: null where not nullable')
     else:
-        q6 = p + n5
-        if q6 > bl:
-            raise DecodeError('JoinGroupResponse.Leader: length ' + str(n5) + ' past the end')
-        o.leader = str(b[p:q6], 'utf-8')
-        p = q6
-    o.skip_assignment, = _S5.unpack_from(b, p)
-    p += 1
-    n7 = b[p] - 1
-    p += 1
-    if n7 > 126:
-        n7, p = _uvt(b, p, n7 + 1)
-        n7 -= 1
-    if n7 < 0:
-        raise DecodeError('JoinGroupResponse.MemberId: null where not nullable')
-    else:
-        q8 = p + n7
-        if q8 > bl:
-            raise DecodeError('JoinGroupResponse.MemberId: length ' + str(n7) + ' past the end')
-        o.member_id = str(b[p:q8], 'utf-8')
-        p = q8
-    n9 = b[p] - 1
-    p += 1
+        q7 = p + n6
+        if q7 > bl:
+            raise DecodeError('JoinGroupResponse.Leader: length ' + str(n6) + ' past the end')
+        o.leader = str(b[p:q7], 'utf-8')
+        p = q7
+    o.skip_assignment, h8, = _S11.unpack_from(b, p)
+    p += 2
+    n9 = h8 - 1
     if n9 > 126:
         n9, p = _uvt(b, p, n9 + 1)
         n9 -= 1
     if n9 < 0:
+        raise DecodeError('JoinGroupResponse.MemberId: null where not nullable')
+    else:
+        q10 = p + n9
+        if q10 > bl:
+            raise DecodeError('JoinGroupResponse.MemberId: length ' + str(n9) + ' past the end')
+        o.member_id = str(b[p:q10], 'utf-8')
+        p = q10
+    n11 = b[p] - 1
+    p += 1
+    if n11 > 126:
+        n11, p = _uvt(b, p, n11 + 1)
+        n11 -= 1
+    if n11 < 0:
         raise DecodeError('JoinGroupResponse.Members: null where not nullable')
     else:
-        if n9 > bl - p:
-            raise DecodeError('JoinGroupResponse.Members: count ' + str(n9) + ' past the end')
-        xs10 = []
-        for _ in range(n9):
-            e11 = _new(_JoinGroupResponse_JoinGroupResponseMember)
-            n12 = b[p] - 1
-            p += 1
-            if n12 > 126:
-                n12, p = _uvt(b, p, n12 + 1)
-                n12 -= 1
-            if n12 < 0:
-                raise DecodeError('JoinGroupResponseMember.MemberId: null where not nullable')
-            else:
-                q13 = p + n12
-                if q13 > bl:
-                    raise DecodeError('JoinGroupResponseMember.MemberId: length ' + str(n12) + ' past the end')
-                e11.member_id = str(b[p:q13], 'utf-8')
-                p = q13
+        if n11 > bl - p:
+            raise DecodeError('JoinGroupResponse.Members: count ' + str(n11) + ' past the end')
+        xs12 = []
+        for _ in range(n11):
+            e13 = _new(_JoinGroupResponse_JoinGroupResponseMember)
             n14 = b[p] - 1
             p += 1
             if n14 > 126:
                 n14, p = _uvt(b, p, n14 + 1)
                 n14 -= 1
             if n14 < 0:
-                e11.group_instance_id = None
+                raise DecodeError('JoinGroupResponseMember.MemberId: null where not nullable')
             else:
                 q15 = p + n14
                 if q15 > bl:
-                    raise DecodeError('JoinGroupResponseMember.GroupInstanceId: length ' + str(n14) + ' past the end')
-                e11.group_instance_id = str(b[p:q15], 'utf-8')
+                    raise DecodeError('JoinGroupResponseMember.MemberId: length ' + str(n14) + ' past the end')
+                e13.member_id = str(b[p:q15], 'utf-8')
                 p = q15
             n16 = b[p] - 1
             p += 1
@@ -1726,20 +1708,33 @@ def _r_JoinGroupResponse_5(b, p):
                 n16, p = _uvt(b, p, n16 + 1)
                 n16 -= 1
             if n16 < 0:
-                raise DecodeError('JoinGroupResponseMember.Metadata: null where not nullable')
+                e13.group_instance_id = None
             else:
                 q17 = p + n16
                 if q17 > bl:
-                    raise DecodeError('JoinGroupResponseMember.Metadata: length ' + str(n16) + ' past the end')
-                e11.metadata = bytes(b[p:q17])
+                    raise DecodeError('JoinGroupResponseMember.GroupInstanceId: length ' + str(n16) + ' past the end')
+                e13.group_instance_id = str(b[p:q17], 'utf-8')
                 p = q17
+            n18 = b[p] - 1
+            p += 1
+            if n18 > 126:
+                n18, p = _uvt(b, p, n18 + 1)
+                n18 -= 1
+            if n18 < 0:
+                raise DecodeError('JoinGroupResponseMember.Metadata: null where not nullable')
+            else:
+                q19 = p + n18
+                if q19 > bl:
+                    raise DecodeError('JoinGroupResponseMember.Metadata: length ' + str(n18) + ' past the end')
+                e13.metadata = bytes(b[p:q19])
+                p = q19
             if b[p] == 0:  # no tagged fields, the common case
-                e11.unknown_tagged_fields = None
+                e13.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_JoinGroupResponse_JoinGroupResponseMember_0(b, p, e11)
-            xs10.append(e11)
-        o.members = xs10
+                p = _t_JoinGroupResponse_JoinGroupResponseMember_0(b, p, e13)
+            xs12.append(e13)
+        o.members = xs12
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         p += 1
@@ -1749,7 +1744,7 @@ def _r_JoinGroupResponse_5(b, p):
 
 
 def _w_JoinGroupResponse_5(o, w):
-    w += _S4.pack(o.throttle_time_ms, o.error_code, o.generation_id)
+    w += _S9.pack(o.throttle_time_ms, o.error_code, o.generation_id)
     v1 = o.protocol_type
     if v1 is None:
         w.append(0)
@@ -1780,7 +1775,7 @@ def _w_JoinGroupResponse_5(o, w):
     else:
         _wuv(w, ln)
     w += v3
-    w += _S5.pack(o.skip_assignment)
+    w += _S12.pack(o.skip_assignment)
     v4 = o.member_id
     v4 = v4.encode()
     ln = len(v4) + 1

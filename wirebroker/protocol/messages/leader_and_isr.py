@@ -28,17 +28,28 @@ _unpack_from = _struct.unpack_from
 def _first(tag_and_bytes):
     return tag_and_bytes[0]
 
-_S0 = _struct.Struct('>ii')
-_S1 = _struct.Struct('>i')
-_S2 = _struct.Struct('>h')
-_S3 = _struct.Struct('>iiii')
-_S4 = _struct.Struct('>?')
-_S5 = _struct.Struct('>iiq')
-_S6 = _struct.Struct('>iiqb')
-_S7 = _struct.Struct('>16s')
-_S8 = _struct.Struct('>?b')
-_S9 = _struct.Struct('>i?iqb')
-_S10 = _struct.Struct('>ih')
+_S0 = _struct.Struct('>iii')
+_S1 = _struct.Struct('>h')
+_S2 = _struct.Struct('>iiiii')
+_S3 = _struct.Struct('>ii')
+_S4 = _struct.Struct('>i')
+_S5 = _struct.Struct('>ih')
+_S6 = _struct.Struct('>iiii')
+_S7 = _struct.Struct('>?')
+_S8 = _struct.Struct('>iiqi')
+_S9 = _struct.Struct('>iiq')
+_S10 = _struct.Struct('>iiqB')
+_S11 = _struct.Struct('>iiiiB')
+_S12 = _struct.Struct('>iB')
+_S13 = _struct.Struct('>iiqbB')
+_S14 = _struct.Struct('>16sB')
+_S15 = _struct.Struct('>iiqb')
+_S16 = _struct.Struct('>16s')
+_S17 = _struct.Struct('>?b')
+_S18 = _struct.Struct('>i?iqbB')
+_S19 = _struct.Struct('>i?iqb')
+_S20 = _struct.Struct('>hi')
+_S21 = _struct.Struct('>hB')
 _ARRAY_i = tuple(_struct.Struct('>' + str(n) + 'i') for n in range(64))
 
 
@@ -152,90 +163,86 @@ _LeaderAndIsrResponse_LeaderAndIsrTopicError = LeaderAndIsrResponse.LeaderAndIsr
 def _r_LeaderAndIsrRequest_0(b, p):
     bl = len(b)
     o = _new(LeaderAndIsrRequest)
-    o.controller_id, o.controller_epoch, = _S0.unpack_from(b, p)
-    p += 8
-    n1, = _S1.unpack_from(b, p)
-    p += 4
-    if n1 < 0:
+    o.controller_id, o.controller_epoch, h1, = _S0.unpack_from(b, p)
+    p += 12
+    n2 = h1
+    if n2 < 0:
         raise DecodeError('LeaderAndIsrRequest.UngroupedPartitionStates: null where not nullable')
     else:
-        if n1 > bl - p:
-            raise DecodeError('LeaderAndIsrRequest.UngroupedPartitionStates: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3 = _new(_LeaderAndIsrRequest_LeaderAndIsrPartitionState)
-            n4, = _S2.unpack_from(b, p)
+        if n2 > bl - p:
+            raise DecodeError('LeaderAndIsrRequest.UngroupedPartitionStates: count ' + str(n2) + ' past the end')
+        xs3 = []
+        for _ in range(n2):
+            e4 = _new(_LeaderAndIsrRequest_LeaderAndIsrPartitionState)
+            n5, = _S1.unpack_from(b, p)
             p += 2
-            if n4 < 0:
+            if n5 < 0:
                 raise DecodeError('LeaderAndIsrPartitionState.TopicName: null where not nullable')
             else:
-                q5 = p + n4
-                if q5 > bl:
-                    raise DecodeError('LeaderAndIsrPartitionState.TopicName: length ' + str(n4) + ' past the end')
-                e3.topic_name = str(b[p:q5], 'utf-8')
-                p = q5
-            e3.partition_index, e3.controller_epoch, e3.leader, e3.leader_epoch, = _S3.unpack_from(b, p)
-            p += 16
-            n6, = _S1.unpack_from(b, p)
-            p += 4
-            if n6 < 0:
+                q6 = p + n5
+                if q6 > bl:
+                    raise DecodeError('LeaderAndIsrPartitionState.TopicName: length ' + str(n5) + ' past the end')
+                e4.topic_name = str(b[p:q6], 'utf-8')
+                p = q6
+            e4.partition_index, e4.controller_epoch, e4.leader, e4.leader_epoch, h7, = _S2.unpack_from(b, p)
+            p += 20
+            n8 = h7
+            if n8 < 0:
                 raise DecodeError('LeaderAndIsrPartitionState.Isr: null where not nullable')
-            elif n6 < 64:
-                e3.isr = list(_ARRAY_i[n6].unpack_from(b, p))
-                p += 4 * n6
+            elif n8 < 64:
+                e4.isr = list(_ARRAY_i[n8].unpack_from(b, p))
+                p += 4 * n8
             else:
-                if n6 > bl - p:
-                    raise DecodeError('LeaderAndIsrPartitionState.Isr: count ' + str(n6) + ' past the end')
-                e3.isr = list(_struct.Struct('>' + str(n6) + 'i').unpack_from(b, p))
-                p += 4 * n6
-            e3.partition_epoch, = _S1.unpack_from(b, p)
-            p += 4
-            n7, = _S1.unpack_from(b, p)
-            p += 4
-            if n7 < 0:
+                if n8 > bl - p:
+                    raise DecodeError('LeaderAndIsrPartitionState.Isr: count ' + str(n8) + ' past the end')
+                e4.isr = list(_struct.Struct('>' + str(n8) + 'i').unpack_from(b, p))
+                p += 4 * n8
+            e4.partition_epoch, h9, = _S3.unpack_from(b, p)
+            p += 8
+            n10 = h9
+            if n10 < 0:
                 raise DecodeError('LeaderAndIsrPartitionState.Replicas: null where not nullable')
-            elif n7 < 64:
-                e3.replicas = list(_ARRAY_i[n7].unpack_from(b, p))
-                p += 4 * n7
+            elif n10 < 64:
+                e4.replicas = list(_ARRAY_i[n10].unpack_from(b, p))
+                p += 4 * n10
             else:
-                if n7 > bl - p:
-                    raise DecodeError('LeaderAndIsrPartitionState.Replicas: count ' + str(n7) + ' past the end')
-                e3.replicas = list(_struct.Struct('>' + str(n7) + 'i').unpack_from(b, p))
-                p += 4 * n7
-            e3.adding_replicas = []
-            e3.removing_replicas = []
-            e3.is_new = False
-            e3.leader_recovery_state = 0
-            e3.unknown_tagged_fields = None
-            xs2.append(e3)
-        o.ungrouped_partition_states = xs2
-    n8, = _S1.unpack_from(b, p)
+                if n10 > bl - p:
+                    raise DecodeError('LeaderAndIsrPartitionState.Replicas: count ' + str(n10) + ' past the end')
+                e4.replicas = list(_struct.Struct('>' + str(n10) + 'i').unpack_from(b, p))
+                p += 4 * n10
+            e4.adding_replicas = []
+            e4.removing_replicas = []
+            e4.is_new = False
+            e4.leader_recovery_state = 0
+            e4.unknown_tagged_fields = None
+            xs3.append(e4)
+        o.ungrouped_partition_states = xs3
+    n11, = _S4.unpack_from(b, p)
     p += 4
-    if n8 < 0:
+    if n11 < 0:
         raise DecodeError('LeaderAndIsrRequest.LiveLeaders: null where not nullable')
     else:
-        if n8 > bl - p:
-            raise DecodeError('LeaderAndIsrRequest.LiveLeaders: count ' + str(n8) + ' past the end')
-        xs9 = []
-        for _ in range(n8):
-            e10 = _new(_LeaderAndIsrRequest_LeaderAndIsrLiveLeader)
-            e10.broker_id, = _S1.unpack_from(b, p)
-            p += 4
-            n11, = _S2.unpack_from(b, p)
-            p += 2
-            if n11 < 0:
+        if n11 > bl - p:
+            raise DecodeError('LeaderAndIsrRequest.LiveLeaders: count ' + str(n11) + ' past the end')
+        xs12 = []
+        for _ in range(n11):
+            e13 = _new(_LeaderAndIsrRequest_LeaderAndIsrLiveLeader)
+            e13.broker_id, h14, = _S5.unpack_from(b, p)
+            p += 6
+            n15 = h14
+            if n15 < 0:
                 raise DecodeError('LeaderAndIsrLiveLeader.HostName: null where not nullable')
             else:
-                q12 = p + n11
-                if q12 > bl:
-                    raise DecodeError('LeaderAndIsrLiveLeader.HostName: length ' + str(n11) + ' past the end')
-                e10.host_name = str(b[p:q12], 'utf-8')
-                p = q12
-            e10.port, = _S1.unpack_from(b, p)
+                q16 = p + n15
+                if q16 > bl:
+                    raise DecodeError('LeaderAndIsrLiveLeader.HostName: length ' + str(n15) + ' past the end')
+                e13.host_name = str(b[p:q16], 'utf-8')
+                p = q16
+            e13.port, = _S4.unpack_from(b, p)
             p += 4
-            e10.unknown_tagged_fields = None
-            xs9.append(e10)
-        o.live_leaders = xs9
+            e13.unknown_tagged_fields = None
+            xs12.append(e13)
+        o.live_leaders = xs12
     o.is_k_raft_controller = False
     o.broker_epoch = -1
     o.type = 0
@@ -251,129 +258,125 @@ def _w_LeaderAndIsrRequest_0(o, w):
         raise UnsupportedFieldError('LeaderAndIsrRequest.Type exists only in versions 5+')
     if o.topic_states:
         raise UnsupportedFieldError('LeaderAndIsrRequest.TopicStates exists only in versions 2+')
-    w += _S0.pack(o.controller_id, o.controller_epoch)
+    w += _S3.pack(o.controller_id, o.controller_epoch)
     xs1 = o.ungrouped_partition_states
-    w += _S1.pack(len(xs1))
+    w += _S4.pack(len(xs1))
     for e2 in xs1:
         if e2.leader_recovery_state != 0:
             raise UnsupportedFieldError('LeaderAndIsrPartitionState.LeaderRecoveryState exists only in versions 6+')
         v3 = e2.topic_name
         v3 = v3.encode()
-        w += _S2.pack(len(v3))
+        w += _S1.pack(len(v3))
         w += v3
-        w += _S3.pack(e2.partition_index, e2.controller_epoch, e2.leader, e2.leader_epoch)
+        w += _S6.pack(e2.partition_index, e2.controller_epoch, e2.leader, e2.leader_epoch)
         xs4 = e2.isr
-        w += _S1.pack(len(xs4))
+        w += _S4.pack(len(xs4))
         if len(xs4) < 64:
             w += _ARRAY_i[len(xs4)].pack(*xs4)
         else:
             w += _pack('>' + str(len(xs4)) + 'i', *xs4)
-        w += _S1.pack(e2.partition_epoch)
+        w += _S4.pack(e2.partition_epoch)
         xs5 = e2.replicas
-        w += _S1.pack(len(xs5))
+        w += _S4.pack(len(xs5))
         if len(xs5) < 64:
             w += _ARRAY_i[len(xs5)].pack(*xs5)
         else:
             w += _pack('>' + str(len(xs5)) + 'i', *xs5)
     xs6 = o.live_leaders
-    w += _S1.pack(len(xs6))
+    w += _S4.pack(len(xs6))
     for e7 in xs6:
-        w += _S1.pack(e7.broker_id)
+        w += _S4.pack(e7.broker_id)
         v8 = e7.host_name
         v8 = v8.encode()
-        w += _S2.pack(len(v8))
+        w += _S1.pack(len(v8))
         w += v8
-        w += _S1.pack(e7.port)
+        w += _S4.pack(e7.port)
 
 
 def _r_LeaderAndIsrRequest_1(b, p):
     bl = len(b)
     o = _new(LeaderAndIsrRequest)
-    o.controller_id, o.controller_epoch, = _S0.unpack_from(b, p)
-    p += 8
-    n1, = _S1.unpack_from(b, p)
-    p += 4
-    if n1 < 0:
+    o.controller_id, o.controller_epoch, h1, = _S0.unpack_from(b, p)
+    p += 12
+    n2 = h1
+    if n2 < 0:
         raise DecodeError('LeaderAndIsrRequest.UngroupedPartitionStates: null where not nullable')
     else:
-        if n1 > bl - p:
-            raise DecodeError('LeaderAndIsrRequest.UngroupedPartitionStates: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3 = _new(_LeaderAndIsrRequest_LeaderAndIsrPartitionState)
-            n4, = _S2.unpack_from(b, p)
+        if n2 > bl - p:
+            raise DecodeError('LeaderAndIsrRequest.UngroupedPartitionStates: count ' + str(n2) + ' past the end')
+        xs3 = []
+        for _ in range(n2):
+            e4 = _new(_LeaderAndIsrRequest_LeaderAndIsrPartitionState)
+            n5, = _S1.unpack_from(b, p)
             p += 2
-            if n4 < 0:
+            if n5 < 0:
                 raise DecodeError('LeaderAndIsrPartitionState.TopicName: null where not nullable')
             else:
-                q5 = p + n4
-                if q5 > bl:
-                    raise DecodeError('LeaderAndIsrPartitionState.TopicName: length ' + str(n4) + ' past the end')
-                e3.topic_name = str(b[p:q5], 'utf-8')
-                p = q5
-            e3.partition_index, e3.controller_epoch, e3.leader, e3.leader_epoch, = _S3.unpack_from(b, p)
-            p += 16
-            n6, = _S1.unpack_from(b, p)
-            p += 4
-            if n6 < 0:
+                q6 = p + n5
+                if q6 > bl:
+                    raise DecodeError('LeaderAndIsrPartitionState.TopicName: length ' + str(n5) + ' past the end')
+                e4.topic_name = str(b[p:q6], 'utf-8')
+                p = q6
+            e4.partition_index, e4.controller_epoch, e4.leader, e4.leader_epoch, h7, = _S2.unpack_from(b, p)
+            p += 20
+            n8 = h7
+            if n8 < 0:
                 raise DecodeError('LeaderAndIsrPartitionState.Isr: null where not nullable')
-            elif n6 < 64:
-                e3.isr = list(_ARRAY_i[n6].unpack_from(b, p))
-                p += 4 * n6
+            elif n8 < 64:
+                e4.isr = list(_ARRAY_i[n8].unpack_from(b, p))
+                p += 4 * n8
             else:
-                if n6 > bl - p:
-                    raise DecodeError('LeaderAndIsrPartitionState.Isr: count ' + str(n6) + ' past the end')
-                e3.isr = list(_struct.Struct('>' + str(n6) + 'i').unpack_from(b, p))
-                p += 4 * n6
-            e3.partition_epoch, = _S1.unpack_from(b, p)
-            p += 4
-            n7, = _S1.unpack_from(b, p)
-            p += 4
-            if n7 < 0:
+                if n8 > bl - p:
+                    raise DecodeError('LeaderAndIsrPartitionState.Isr: count ' + str(n8) + ' past the end')
+                e4.isr = list(_struct.Struct('>' + str(n8) + 'i').unpack_from(b, p))
+                p += 4 * n8
+            e4.partition_epoch, h9, = _S3.unpack_from(b, p)
+            p += 8
+            n10 = h9
+            if n10 < 0:
                 raise DecodeError('LeaderAndIsrPartitionState.Replicas: null where not nullable')
-            elif n7 < 64:
-                e3.replicas = list(_ARRAY_i[n7].unpack_from(b, p))
-                p += 4 * n7
+            elif n10 < 64:
+                e4.replicas = list(_ARRAY_i[n10].unpack_from(b, p))
+                p += 4 * n10
             else:
-                if n7 > bl - p:
-                    raise DecodeError('LeaderAndIsrPartitionState.Replicas: count ' + str(n7) + ' past the end')
-                e3.replicas = list(_struct.Struct('>' + str(n7) + 'i').unpack_from(b, p))
-                p += 4 * n7
-            e3.is_new, = _S4.unpack_from(b, p)
+                if n10 > bl - p:
+                    raise DecodeError('LeaderAndIsrPartitionState.Replicas: count ' + str(n10) + ' past the end')
+                e4.replicas = list(_struct.Struct('>' + str(n10) + 'i').unpack_from(b, p))
+                p += 4 * n10
+            e4.is_new, = _S7.unpack_from(b, p)
             p += 1
-            e3.adding_replicas = []
-            e3.removing_replicas = []
-            e3.leader_recovery_state = 0
-            e3.unknown_tagged_fields = None
-            xs2.append(e3)
-        o.ungrouped_partition_states = xs2
-    n8, = _S1.unpack_from(b, p)
+            e4.adding_replicas = []
+            e4.removing_replicas = []
+            e4.leader_recovery_state = 0
+            e4.unknown_tagged_fields = None
+            xs3.append(e4)
+        o.ungrouped_partition_states = xs3
+    n11, = _S4.unpack_from(b, p)
     p += 4
-    if n8 < 0:
+    if n11 < 0:
         raise DecodeError('LeaderAndIsrRequest.LiveLeaders: null where not nullable')
     else:
-        if n8 > bl - p:
-            raise DecodeError('LeaderAndIsrRequest.LiveLeaders: count ' + str(n8) + ' past the end')
-        xs9 = []
-        for _ in range(n8):
-            e10 = _new(_LeaderAndIsrRequest_LeaderAndIsrLiveLeader)
-            e10.broker_id, = _S1.unpack_from(b, p)
-            p += 4
-            n11, = _S2.unpack_from(b, p)
-            p += 2
-            if n11 < 0:
+        if n11 > bl - p:
+            raise DecodeError('LeaderAndIsrRequest.LiveLeaders: count ' + str(n11) + ' past the end')
+        xs12 = []
+        for _ in range(n11):
+            e13 = _new(_LeaderAndIsrRequest_LeaderAndIsrLiveLeader)
+            e13.broker_id, h14, = _S5.unpack_from(b, p)
+            p += 6
+            n15 = h14
+            if n15 < 0:
                 raise DecodeError('LeaderAndIsrLiveLeader.HostName: null where not nullable')
             else:
-                q12 = p + n11
-                if q12 > bl:
-                    raise DecodeError('LeaderAndIsrLiveLeader.HostName: length ' + str(n11) + ' past the end')
-                e10.host_name = str(b[p:q12], 'utf-8')
-                p = q12
-            e10.port, = _S1.unpack_from(b, p)
+                q16 = p + n15
+                if q16 > bl:
+                    raise DecodeError('LeaderAndIsrLiveLeader.HostName: length ' + str(n15) + ' past the end')
+                e13.host_name = str(b[p:q16], 'utf-8')
+                p = q16
+            e13.port, = _S4.unpack_from(b, p)
             p += 4
-            e10.unknown_tagged_fields = None
-            xs9.append(e10)
-        o.live_leaders = xs9
+            e13.unknown_tagged_fields = None
+            xs12.append(e13)
+        o.live_leaders = xs12
     o.is_k_raft_controller = False
     o.broker_epoch = -1
     o.type = 0
@@ -389,145 +392,141 @@ def _w_LeaderAndIsrRequest_1(o, w):
         raise UnsupportedFieldError('LeaderAndIsrRequest.Type exists only in versions 5+')
     if o.topic_states:
         raise UnsupportedFieldError('LeaderAndIsrRequest.TopicStates exists only in versions 2+')
-    w += _S0.pack(o.controller_id, o.controller_epoch)
+    w += _S3.pack(o.controller_id, o.controller_epoch)
     xs1 = o.ungrouped_partition_states
-    w += _S1.pack(len(xs1))
+    w += _S4.pack(len(xs1))
     for e2 in xs1:
         if e2.leader_recovery_state != 0:
             raise UnsupportedFieldError('LeaderAndIsrPartitionState.LeaderRecoveryState exists only in versions 6+')
         v3 = e2.topic_name
         v3 = v3.encode()
-        w += _S2.pack(len(v3))
+        w += _S1.pack(len(v3))
         w += v3
-        w += _S3.pack(e2.partition_index, e2.controller_epoch, e2.leader, e2.leader_epoch)
+        w += _S6.pack(e2.partition_index, e2.controller_epoch, e2.leader, e2.leader_epoch)
         xs4 = e2.isr
-        w += _S1.pack(len(xs4))
+        w += _S4.pack(len(xs4))
         if len(xs4) < 64:
             w += _ARRAY_i[len(xs4)].pack(*xs4)
         else:
             w += _pack('>' + str(len(xs4)) + 'i', *xs4)
-        w += _S1.pack(e2.partition_epoch)
+        w += _S4.pack(e2.partition_epoch)
         xs5 = e2.replicas
-        w += _S1.pack(len(xs5))
+        w += _S4.pack(len(xs5))
         if len(xs5) < 64:
             w += _ARRAY_i[len(xs5)].pack(*xs5)
         else:
             w += _pack('>' + str(len(xs5)) + 'i', *xs5)
-        w += _S4.pack(e2.is_new)
+        w += _S7.pack(e2.is_new)
     xs6 = o.live_leaders
-    w += _S1.pack(len(xs6))
+    w += _S4.pack(len(xs6))
     for e7 in xs6:
-        w += _S1.pack(e7.broker_id)
+        w += _S4.pack(e7.broker_id)
         v8 = e7.host_name
         v8 = v8.encode()
-        w += _S2.pack(len(v8))
+        w += _S1.pack(len(v8))
         w += v8
-        w += _S1.pack(e7.port)
+        w += _S4.pack(e7.port)
 
 
 def _r_LeaderAndIsrRequest_2(b, p):
     bl = len(b)
     o = _new(LeaderAndIsrRequest)
-    o.controller_id, o.controller_epoch, o.broker_epoch, = _S5.unpack_from(b, p)
-    p += 16
-    n1, = _S1.unpack_from(b, p)
-    p += 4
-    if n1 < 0:
+    o.controller_id, o.controller_epoch, o.broker_epoch, h1, = _S8.unpack_from(b, p)
+    p += 20
+    n2 = h1
+    if n2 < 0:
         raise DecodeError('LeaderAndIsrRequest.TopicStates: null where not nullable')
     else:
-        if n1 > bl - p:
-            raise DecodeError('LeaderAndIsrRequest.TopicStates: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3 = _new(_LeaderAndIsrRequest_LeaderAndIsrTopicState)
-            n4, = _S2.unpack_from(b, p)
+        if n2 > bl - p:
+            raise DecodeError('LeaderAndIsrRequest.TopicStates: count ' + str(n2) + ' past the end')
+        xs3 = []
+        for _ in range(n2):
+            e4 = _new(_LeaderAndIsrRequest_LeaderAndIsrTopicState)
+            n5, = _S1.unpack_from(b, p)
             p += 2
-            if n4 < 0:
+            if n5 < 0:
                 raise DecodeError('LeaderAndIsrTopicState.TopicName: null where not nullable')
             else:
-                q5 = p + n4
-                if q5 > bl:
-                    raise DecodeError('LeaderAndIsrTopicState.TopicName: length ' + str(n4) + ' past the end')
-                e3.topic_name = str(b[p:q5], 'utf-8')
-                p = q5
-            n6, = _S1.unpack_from(b, p)
+                q6 = p + n5
+                if q6 > bl:
+                    raise DecodeError('LeaderAndIsrTopicState.TopicName: length ' + str(n5) + ' past the end')
+                e4.topic_name = str(b[p:q6], 'utf-8')
+                p = q6
+            n7, = _S4.unpack_from(b, p)
             p += 4
-            if n6 < 0:
+            if n7 < 0:
                 raise DecodeError('LeaderAndIsrTopicState.PartitionStates: null where not nullable')
             else:
-                if n6 > bl - p:
-                    raise DecodeError('LeaderAndIsrTopicState.PartitionStates: count ' + str(n6) + ' past the end')
-                xs7 = []
-                for _ in range(n6):
-                    e8 = _new(_LeaderAndIsrRequest_LeaderAndIsrPartitionState)
-                    e8.partition_index, e8.controller_epoch, e8.leader, e8.leader_epoch, = _S3.unpack_from(b, p)
-                    p += 16
-                    n9, = _S1.unpack_from(b, p)
-                    p += 4
-                    if n9 < 0:
+                if n7 > bl - p:
+                    raise DecodeError('LeaderAndIsrTopicState.PartitionStates: count ' + str(n7) + ' past the end')
+                xs8 = []
+                for _ in range(n7):
+                    e9 = _new(_LeaderAndIsrRequest_LeaderAndIsrPartitionState)
+                    e9.partition_index, e9.controller_epoch, e9.leader, e9.leader_epoch, h10, = _S2.unpack_from(b, p)
+                    p += 20
+                    n11 = h10
+                    if n11 < 0:
                         raise DecodeError('LeaderAndIsrPartitionState.Isr: null where not nullable')
-                    elif n9 < 64:
-                        e8.isr = list(_ARRAY_i[n9].unpack_from(b, p))
-                        p += 4 * n9
+                    elif n11 < 64:
+                        e9.isr = list(_ARRAY_i[n11].unpack_from(b, p))
+                        p += 4 * n11
                     else:
-                        if n9 > bl - p:
-                            raise DecodeError('LeaderAndIsrPartitionState.Isr: count ' + str(n9) + ' past the end')
-                        e8.isr = list(_struct.Struct('>' + str(n9) + 'i').unpack_from(b, p))
-                        p += 4 * n9
-                    e8.partition_epoch, = _S1.unpack_from(b, p)
-                    p += 4
-                    n10, = _S1.unpack_from(b, p)
-                    p += 4
-                    if n10 < 0:
+                        if n11 > bl - p:
+                            raise DecodeError('LeaderAndIsrPartitionState.Isr: count ' + str(n11) + ' past the end')
+                        e9.isr = list(_struct.Struct('>' + str(n11) + 'i').unpack_from(b, p))
+                        p += 4 * n11
+                    e9.partition_epoch, h12, = _S3.unpack_from(b, p)
+                    p += 8
+                    n13 = h12
+                    if n13 < 0:
                         raise DecodeError('LeaderAndIsrPartitionState.Replicas: null where not nullable')
-                    elif n10 < 64:
-                        e8.replicas = list(_ARRAY_i[n10].unpack_from(b, p))
-                        p += 4 * n10
+                    elif n13 < 64:
+                        e9.replicas = list(_ARRAY_i[n13].unpack_from(b, p))
+                        p += 4 * n13
                     else:
-                        if n10 > bl - p:
-                            raise DecodeError('LeaderAndIsrPartitionState.Replicas: count ' + str(n10) + ' past the end')
-                        e8.replicas = list(_struct.Struct('>' + str(n10) + 'i').unpack_from(b, p))
-                        p += 4 * n10
-                    e8.is_new, = _S4.unpack_from(b, p)
+                        if n13 > bl - p:
+                            raise DecodeError('LeaderAndIsrPartitionState.Replicas: count ' + str(n13) + ' past the end')
+                        e9.replicas = list(_struct.Struct('>' + str(n13) + 'i').unpack_from(b, p))
+                        p += 4 * n13
+                    e9.is_new, = _S7.unpack_from(b, p)
                     p += 1
-                    e8.topic_name = ''
-                    e8.adding_replicas = []
-                    e8.removing_replicas = []
-                    e8.leader_recovery_state = 0
-                    e8.unknown_tagged_fields = None
-                    xs7.append(e8)
-                e3.partition_states = xs7
-            e3.topic_id = UUID_ZERO
-            e3.unknown_tagged_fields = None
-            xs2.append(e3)
-        o.topic_states = xs2
-    n11, = _S1.unpack_from(b, p)
+                    e9.topic_name = ''
+                    e9.adding_replicas = []
+                    e9.removing_replicas = []
+                    e9.leader_recovery_state = 0
+                    e9.unknown_tagged_fields = None
+                    xs8.append(e9)
+                e4.partition_states = xs8
+            e4.topic_id = UUID_ZERO
+            e4.unknown_tagged_fields = None
+            xs3.append(e4)
+        o.topic_states = xs3
+    n14, = _S4.unpack_from(b, p)
     p += 4
-    if n11 < 0:
+    if n14 < 0:
         raise DecodeError('LeaderAndIsrRequest.LiveLeaders: null where not nullable')
     else:
-        if n11 > bl - p:
-            raise DecodeError('LeaderAndIsrRequest.LiveLeaders: count ' + str(n11) + ' past the end')
-        xs12 = []
-        for _ in range(n11):
-            e13 = _new(_LeaderAndIsrRequest_LeaderAndIsrLiveLeader)
-            e13.broker_id, = _S1.unpack_from(b, p)
-            p += 4
-            n14, = _S2.unpack_from(b, p)
-            p += 2
-            if n14 < 0:
+        if n14 > bl - p:
+            raise DecodeError('LeaderAndIsrRequest.LiveLeaders: count ' + str(n14) + ' past the end')
+        xs15 = []
+        for _ in range(n14):
+            e16 = _new(_LeaderAndIsrRequest_LeaderAndIsrLiveLeader)
+            e16.broker_id, h17, = _S5.unpack_from(b, p)
+            p += 6
+            n18 = h17
+            if n18 < 0:
                 raise DecodeError('LeaderAndIsrLiveLeader.HostName: null where not nullable')
             else:
-                q15 = p + n14
-                if q15 > bl:
-                    raise DecodeError('LeaderAndIsrLiveLeader.HostName: length ' + str(n14) + ' past the end')
-                e13.host_name = str(b[p:q15], 'utf-8')
-                p = q15
-            e13.port, = _S1.unpack_from(b, p)
+                q19 = p + n18
+                if q19 > bl:
+                    raise DecodeError('LeaderAndIsrLiveLeader.HostName: length ' + str(n18) + ' past the end')
+                e16.host_name = str(b[p:q19], 'utf-8')
+                p = q19
+            e16.port, = _S4.unpack_from(b, p)
             p += 4
-            e13.unknown_tagged_fields = None
-            xs12.append(e13)
-        o.live_leaders = xs12
+            e16.unknown_tagged_fields = None
+            xs15.append(e16)
+        o.live_leaders = xs15
     o.is_k_raft_controller = False
     o.type = 0
     o.ungrouped_partition_states = []
@@ -542,170 +541,166 @@ def _w_LeaderAndIsrRequest_2(o, w):
         raise UnsupportedFieldError('LeaderAndIsrRequest.Type exists only in versions 5+')
     if o.ungrouped_partition_states:
         raise UnsupportedFieldError('LeaderAndIsrRequest.UngroupedPartitionStates exists only in versions 0-1')
-    w += _S5.pack(o.controller_id, o.controller_epoch, o.broker_epoch)
+    w += _S9.pack(o.controller_id, o.controller_epoch, o.broker_epoch)
     xs1 = o.topic_states
-    w += _S1.pack(len(xs1))
+    w += _S4.pack(len(xs1))
     for e2 in xs1:
         v3 = e2.topic_name
         v3 = v3.encode()
-        w += _S2.pack(len(v3))
+        w += _S1.pack(len(v3))
         w += v3
         xs4 = e2.partition_states
-        w += _S1.pack(len(xs4))
+        w += _S4.pack(len(xs4))
         for e5 in xs4:
             if e5.leader_recovery_state != 0:
                 raise UnsupportedFieldError('LeaderAndIsrPartitionState.LeaderRecoveryState exists only in versions 6+')
-            w += _S3.pack(e5.partition_index, e5.controller_epoch, e5.leader, e5.leader_epoch)
+            w += _S6.pack(e5.partition_index, e5.controller_epoch, e5.leader, e5.leader_epoch)
             xs6 = e5.isr
-            w += _S1.pack(len(xs6))
+            w += _S4.pack(len(xs6))
             if len(xs6) < 64:
                 w += _ARRAY_i[len(xs6)].pack(*xs6)
             else:
                 w += _pack('>' + str(len(xs6)) + 'i', *xs6)
-            w += _S1.pack(e5.partition_epoch)
+            w += _S4.pack(e5.partition_epoch)
             xs7 = e5.replicas
-            w += _S1.pack(len(xs7))
+            w += _S4.pack(len(xs7))
             if len(xs7) < 64:
                 w += _ARRAY_i[len(xs7)].pack(*xs7)
             else:
                 w += _pack('>' + str(len(xs7)) + 'i', *xs7)
-            w += _S4.pack(e5.is_new)
+            w += _S7.pack(e5.is_new)
     xs8 = o.live_leaders
-    w += _S1.pack(len(xs8))
+    w += _S4.pack(len(xs8))
     for e9 in xs8:
-        w += _S1.pack(e9.broker_id)
+        w += _S4.pack(e9.broker_id)
         v10 = e9.host_name
         v10 = v10.encode()
-        w += _S2.pack(len(v10))
+        w += _S1.pack(len(v10))
         w += v10
-        w += _S1.pack(e9.port)
+        w += _S4.pack(e9.port)
 
 
 def _r_LeaderAndIsrRequest_3(b, p):
     bl = len(b)
     o = _new(LeaderAndIsrRequest)
-    o.controller_id, o.controller_epoch, o.broker_epoch, = _S5.unpack_from(b, p)
-    p += 16
-    n1, = _S1.unpack_from(b, p)
-    p += 4
-    if n1 < 0:
+    o.controller_id, o.controller_epoch, o.broker_epoch, h1, = _S8.unpack_from(b, p)
+    p += 20
+    n2 = h1
+    if n2 < 0:
         raise DecodeError('LeaderAndIsrRequest.TopicStates: null where not nullable')
     else:
-        if n1 > bl - p:
-            raise DecodeError('LeaderAndIsrRequest.TopicStates: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3 = _new(_LeaderAndIsrRequest_LeaderAndIsrTopicState)
-            n4, = _S2.unpack_from(b, p)
+        if n2 > bl - p:
+            raise DecodeError('LeaderAndIsrRequest.TopicStates: count ' + str(n2) + ' past the end')
+        xs3 = []
+        for _ in range(n2):
+            e4 = _new(_LeaderAndIsrRequest_LeaderAndIsrTopicState)
+            n5, = _S1.unpack_from(b, p)
             p += 2
-            if n4 < 0:
+            if n5 < 0:
                 raise DecodeError('LeaderAndIsrTopicState.TopicName: null where not nullable')
             else:
-                q5 = p + n4
-                if q5 > bl:
-                    raise DecodeError('LeaderAndIsrTopicState.TopicName: length ' + str(n4) + ' past the end')
-                e3.topic_name = str(b[p:q5], 'utf-8')
-                p = q5
-            n6, = _S1.unpack_from(b, p)
+                q6 = p + n5
+                if q6 > bl:
+                    raise DecodeError('LeaderAndIsrTopicState.TopicName: length ' + str(n5) + ' past the end')
+                e4.topic_name = str(b[p:q6], 'utf-8')
+                p = q6
+            n7, = _S4.unpack_from(b, p)
             p += 4
-            if n6 < 0:
+            if n7 < 0:
                 raise DecodeError('LeaderAndIsrTopicState.PartitionStates: null where not nullable')
             else:
-                if n6 > bl - p:
-                    raise DecodeError('LeaderAndIsrTopicState.PartitionStates: count ' + str(n6) + ' past the end')
-                xs7 = []
-                for _ in range(n6):
-                    e8 = _new(_LeaderAndIsrRequest_LeaderAndIsrPartitionState)
-                    e8.partition_index, e8.controller_epoch, e8.leader, e8.leader_epoch, = _S3.unpack_from(b, p)
-                    p += 16
-                    n9, = _S1.unpack_from(b, p)
-                    p += 4
-                    if n9 < 0:
-                        raise DecodeError('LeaderAndIsrPartitionState.Isr: null where not nullable')
-                    elif n9 < 64:
-                        e8.isr = list(_ARRAY_i[n9].unpack_from(b, p))
-                        p += 4 * n9
-                    else:
-                        if n9 > bl - p:
-                            raise DecodeError('LeaderAndIsrPartitionState.Isr: count ' + str(n9) + ' past the end')
-                        e8.isr = list(_struct.Struct('>' + str(n9) + 'i').unpack_from(b, p))
-                        p += 4 * n9
-                    e8.partition_epoch, = _S1.unpack_from(b, p)
-                    p += 4
-                    n10, = _S1.unpack_from(b, p)
-                    p += 4
-                    if n10 < 0:
-                        raise DecodeError('LeaderAndIsrPartitionState.Replicas: null where not nullable')
-                    elif n10 < 64:
-                        e8.replicas = list(_ARRAY_i[n10].unpack_from(b, p))
-                        p += 4 * n10
-                    else:
-                        if n10 > bl - p:
-                            raise DecodeError('LeaderAndIsrPartitionState.Replicas: count ' + str(n10) + ' past the end')
-                        e8.replicas = list(_struct.Struct('>' + str(n10) + 'i').unpack_from(b, p))
-                        p += 4 * n10
-                    n11, = _S1.unpack_from(b, p)
-                    p += 4
+                if n7 > bl - p:
+                    raise DecodeError('LeaderAndIsrTopicState.PartitionStates: count ' + str(n7) + ' past the end')
+                xs8 = []
+                for _ in range(n7):
+                    e9 = _new(_LeaderAndIsrRequest_LeaderAndIsrPartitionState)
+                    e9.partition_index, e9.controller_epoch, e9.leader, e9.leader_epoch, h10, = _S2.unpack_from(b, p)
+                    p += 20
+                    n11 = h10
                     if n11 < 0:
-                        raise DecodeError('LeaderAndIsrPartitionState.AddingReplicas: null where not nullable')
+                        raise DecodeError('LeaderAndIsrPartitionState.Isr: null where not nullable')
                     elif n11 < 64:
-                        e8.adding_replicas = list(_ARRAY_i[n11].unpack_from(b, p))
+                        e9.isr = list(_ARRAY_i[n11].unpack_from(b, p))
                         p += 4 * n11
                     else:
                         if n11 > bl - p:
-                            raise DecodeError('LeaderAndIsrPartitionState.AddingReplicas: count ' + str(n11) + ' past the end')
-                        e8.adding_replicas = list(_struct.Struct('>' + str(n11) + 'i').unpack_from(b, p))
+                            raise DecodeError('LeaderAndIsrPartitionState.Isr: count ' + str(n11) + ' past the end')
+                        e9.isr = list(_struct.Struct('>' + str(n11) + 'i').unpack_from(b, p))
                         p += 4 * n11
-                    n12, = _S1.unpack_from(b, p)
-                    p += 4
-                    if n12 < 0:
-                        raise DecodeError('LeaderAndIsrPartitionState.RemovingReplicas: null where not nullable')
-                    elif n12 < 64:
-                        e8.removing_replicas = list(_ARRAY_i[n12].unpack_from(b, p))
-                        p += 4 * n12
+                    e9.partition_epoch, h12, = _S3.unpack_from(b, p)
+                    p += 8
+                    n13 = h12
+                    if n13 < 0:
+                        raise DecodeError('LeaderAndIsrPartitionState.Replicas: null where not nullable')
+                    elif n13 < 64:
+                        e9.replicas = list(_ARRAY_i[n13].unpack_from(b, p))
+                        p += 4 * n13
                     else:
-                        if n12 > bl - p:
-                            raise DecodeError('LeaderAndIsrPartitionState.RemovingReplicas: count ' + str(n12) + ' past the end')
-                        e8.removing_replicas = list(_struct.Struct('>' + str(n12) + 'i').unpack_from(b, p))
-                        p += 4 * n12
-                    e8.is_new, = _S4.unpack_from(b, p)
+                        if n13 > bl - p:
+                            raise DecodeError('LeaderAndIsrPartitionState.Replicas: count ' + str(n13) + ' past the end')
+                        e9.replicas = list(_struct.Struct('>' + str(n13) + 'i').unpack_from(b, p))
+                        p += 4 * n13
+                    n14, = _S4.unpack_from(b, p)
+                    p += 4
+                    if n14 < 0:
+                        raise DecodeError('LeaderAndIsrPartitionState.AddingReplicas: null where not nullable')
+                    elif n14 < 64:
+                        e9.adding_replicas = list(_ARRAY_i[n14].unpack_from(b, p))
+                        p += 4 * n14
+                    else:
+                        if n14 > bl - p:
+                            raise DecodeError('LeaderAndIsrPartitionState.AddingReplicas: count ' + str(n14) + ' past the end')
+                        e9.adding_replicas = list(_struct.Struct('>' + str(n14) + 'i').unpack_from(b, p))
+                        p += 4 * n14
+                    n15, = _S4.unpack_from(b, p)
+                    p += 4
+                    if n15 < 0:
+                        raise DecodeError('LeaderAndIsrPartitionState.RemovingReplicas: null where not nullable')
+                    elif n15 < 64:
+                        e9.removing_replicas = list(_ARRAY_i[n15].unpack_from(b, p))
+                        p += 4 * n15
+                    else:
+                        if n15 > bl - p:
+                            raise DecodeError('LeaderAndIsrPartitionState.RemovingReplicas: count ' + str(n15) + ' past the end')
+                        e9.removing_replicas = list(_struct.Struct('>' + str(n15) + 'i').unpack_from(b, p))
+                        p += 4 * n15
+                    e9.is_new, = _S7.unpack_from(b, p)
                     p += 1
-                    e8.topic_name = ''
-                    e8.leader_recovery_state = 0
-                    e8.unknown_tagged_fields = None
-                    xs7.append(e8)
-                e3.partition_states = xs7
-            e3.topic_id = UUID_ZERO
-            e3.unknown_tagged_fields = None
-            xs2.append(e3)
-        o.topic_states = xs2
-    n13, = _S1.unpack_from(b, p)
+                    e9.topic_name = ''
+                    e9.leader_recovery_state = 0
+                    e9.unknown_tagged_fields = None
+                    xs8.append(e9)
+                e4.partition_states = xs8
+            e4.topic_id = UUID_ZERO
+            e4.unknown_tagged_fields = None
+            xs3.append(e4)
+        o.topic_states = xs3
+    n16, = _S4.unpack_from(b, p)
     p += 4
-    if n13 < 0:
+    if n16 < 0:
         raise DecodeError('LeaderAndIsrRequest.LiveLeaders: null where not nullable')
     else:
-        if n13 > bl - p:
-            raise DecodeError('LeaderAndIsrRequest.LiveLeaders: count ' + str(n13) + ' past the end')
-        xs14 = []
-        for _ in range(n13):
-            e15 = _new(_LeaderAndIsrRequest_LeaderAndIsrLiveLeader)
-            e15.broker_id, = _S1.unpack_from(b, p)
-            p += 4
-            n16, = _S2.unpack_from(b, p)
-            p += 2
-            if n16 < 0:
+        if n16 > bl - p:
+            raise DecodeError('LeaderAndIsrRequest.LiveLeaders: count ' + str(n16) + ' past the end')
+        xs17 = []
+        for _ in range(n16):
+            e18 = _new(_LeaderAndIsrRequest_LeaderAndIsrLiveLeader)
+            e18.broker_id, h19, = _S5.unpack_from(b, p)
+            p += 6
+            n20 = h19
+            if n20 < 0:
                 raise DecodeError('LeaderAndIsrLiveLeader.HostName: null where not nullable')
             else:
-                q17 = p + n16
-                if q17 > bl:
-                    raise DecodeError('LeaderAndIsrLiveLeader.HostName: length ' + str(n16) + ' past the end')
-                e15.host_name = str(b[p:q17], 'utf-8')
-                p = q17
-            e15.port, = _S1.unpack_from(b, p)
+                q21 = p + n20
+                if q21 > bl:
+                    raise DecodeError('LeaderAndIsrLiveLeader.HostName: length ' + str(n20) + ' past the end')
+                e18.host_name = str(b[p:q21], 'utf-8')
+                p = q21
+            e18.port, = _S4.unpack_from(b, p)
             p += 4
-            e15.unknown_tagged_fields = None
-            xs14.append(e15)
-        o.live_leaders = xs14
+            e18.unknown_tagged_fields = None
+            xs17.append(e18)
+        o.live_leaders = xs17
     o.is_k_raft_controller = False
     o.type = 0
     o.ungrouped_partition_states = []
@@ -720,55 +715,55 @@ def _w_LeaderAndIsrRequest_3(o, w):
         raise UnsupportedFieldError('LeaderAndIsrRequest.Type exists only in versions 5+')
     if o.ungrouped_partition_states:
         raise UnsupportedFieldError('LeaderAndIsrRequest.UngroupedPartitionStates exists only in versions 0-1')
-    w += _S5.pack(o.controller_id, o.controller_epoch, o.broker_epoch)
+    w += _S9.pack(o.controller_id, o.controller_epoch, o.broker_epoch)
     xs1 = o.topic_states
-    w += _S1.pack(len(xs1))
+    w += _S4.pack(len(xs1))
     for e2 in xs1:
         v3 = e2.topic_name
         v3 = v3.encode()
-        w += _S2.pack(len(v3))
+        w += _S1.pack(len(v3))
         w += v3
         xs4 = e2.partition_states
-        w += _S1.pack(len(xs4))
+        w += _S4.pack(len(xs4))
         for e5 in xs4:
             if e5.leader_recovery_state != 0:
                 raise UnsupportedFieldError('LeaderAndIsrPartitionState.LeaderRecoveryState exists only in versions 6+')
-            w += _S3.pack(e5.partition_index, e5.controller_epoch, e5.leader, e5.leader_epoch)
+            w += _S6.pack(e5.partition_index, e5.controller_epoch, e5.leader, e5.leader_epoch)
             xs6 = e5.isr
-            w += _S1.pack(len(xs6))
+            w += _S4.pack(len(xs6))
             if len(xs6) < 64:
                 w += _ARRAY_i[len(xs6)].pack(*xs6)
             else:
                 w += _pack('>' + str(len(xs6)) + 'i', *xs6)
-            w += _S1.pack(e5.partition_epoch)
+            w += _S4.pack(e5.partition_epoch)
             xs7 = e5.replicas
-            w += _S1.pack(len(xs7))
+            w += _S4.pack(len(xs7))
             if len(xs7) < 64:
                 w += _ARRAY_i[len(xs7)].pack(*xs7)
             else:
                 w += _pack('>' + str(len(xs7)) + 'i', *xs7)
             xs8 = e5.adding_replicas
-            w += _S1.pack(len(xs8))
+            w += _S4.pack(len(xs8))
             if len(xs8) < 64:
                 w += _ARRAY_i[len(xs8)].pack(*xs8)
             else:
                 w += _pack('>' + str(len(xs8)) + 'i', *xs8)
             xs9 = e5.removing_replicas
-            w += _S1.pack(len(xs9))
+            w += _S4.pack(len(xs9))
             if len(xs9) < 64:
                 w += _ARRAY_i[len(xs9)].pack(*xs9)
             else:
                 w += _pack('>' + str(len(xs9)) + 'i', *xs9)
-            w += _S4.pack(e5.is_new)
+            w += _S7.pack(e5.is_new)
     xs10 = o.live_leaders
-    w += _S1.pack(len(xs10))
+    w += _S4.pack(len(xs10))
     for e11 in xs10:
-        w += _S1.pack(e11.broker_id)
+        w += _S4.pack(e11.broker_id)
         v12 = e11.host_name
         v12 = v12.encode()
-        w += _S2.pack(len(v12))
+        w += _S1.pack(len(v12))
         w += v12
-        w += _S1.pack(e11.port)
+        w += _S4.pack(e11.port)
 
 
 def _t_LeaderAndIsrRequest_LeaderAndIsrPartitionState_0(b, p, o):
@@ -866,167 +861,163 @@ def _t_LeaderAndIsrRequest_0(b, p, o):
 def _r_LeaderAndIsrRequest_4(b, p):
     bl = len(b)
     o = _new(LeaderAndIsrRequest)
-    o.controller_id, o.controller_epoch, o.broker_epoch, = _S5.unpack_from(b, p)
-    p += 16
-    n1 = b[p] - 1
-    p += 1
-    if n1 > 126:
-        n1, p = _uvt(b, p, n1 + 1)
-        n1 -= 1
-    if n1 < 0:
+    o.controller_id, o.controller_epoch, o.broker_epoch, h1, = _S10.unpack_from(b, p)
+    p += 17
+    n2 = h1 - 1
+    if n2 > 126:
+        n2, p = _uvt(b, p, n2 + 1)
+        n2 -= 1
+    if n2 < 0:
         raise DecodeError('LeaderAndIsrRequest.TopicStates: null where not nullable')
     else:
-        if n1 > bl - p:
-            raise DecodeError('LeaderAndIsrRequest.TopicStates: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3 = _new(_LeaderAndIsrRequest_LeaderAndIsrTopicState)
-            n4 = b[p] - 1
+        if n2 > bl - p:
+            raise DecodeError('LeaderAndIsrRequest.TopicStates: count ' + str(n2) + ' past the end')
+        xs3 = []
+        for _ in range(n2):
+            e4 = _new(_LeaderAndIsrRequest_LeaderAndIsrTopicState)
+            n5 = b[p] - 1
             p += 1
-            if n4 > 126:
-                n4, p = _uvt(b, p, n4 + 1)
-                n4 -= 1
-            if n4 < 0:
+            if n5 > 126:
+                n5, p = _uvt(b, p, n5 + 1)
+                n5 -= 1
+            if n5 < 0:
                 raise DecodeError('LeaderAndIsrTopicState.TopicName: null where not nullable')
             else:
-                q5 = p + n4
-                if q5 > bl:
-                    raise DecodeError('LeaderAndIsrTopicState.TopicName: length ' + str(n4) + ' past the end')
-                e3.topic_name = str(b[p:q5], 'utf-8')
-                p = q5
-            n6 = b[p] - 1
+                q6 = p + n5
+                if q6 > bl:
+                    raise DecodeError('LeaderAndIsrTopicState.TopicName: length ' + str(n5) + ' past the end')
+                e4.topic_name = str(b[p:q6], 'utf-8')
+                p = q6
+            n7 = b[p] - 1
             p += 1
-            if n6 > 126:
-                n6, p = _uvt(b, p, n6 + 1)
-                n6 -= 1
-            if n6 < 0:
+            if n7 > 126:
+                n7, p = _uvt(b, p, n7 + 1)
+                n7 -= 1
+            if n7 < 0:
                 raise DecodeError('LeaderAndIsrTopicState.PartitionStates: null where not nullable')
             else:
-                if n6 > bl - p:
-                    raise DecodeError('LeaderAndIsrTopicState.PartitionStates: count ' + str(n6) + ' past the end')
-                xs7 = []
-                for _ in range(n6):
-                    e8 = _new(_LeaderAndIsrRequest_LeaderAndIsrPartitionState)
-                    e8.partition_index, e8.controller_epoch, e8.leader, e8.leader_epoch, = _S3.unpack_from(b, p)
-                    p += 16
-                    n9 = b[p] - 1
-                    p += 1
-                    if n9 > 126:
-                        n9, p = _uvt(b, p, n9 + 1)
-                        n9 -= 1
-                    if n9 < 0:
-                        raise DecodeError('LeaderAndIsrPartitionState.Isr: null where not nullable')
-                    elif n9 < 64:
-                        e8.isr = list(_ARRAY_i[n9].unpack_from(b, p))
-                        p += 4 * n9
-                    else:
-                        if n9 > bl - p:
-                            raise DecodeError('LeaderAndIsrPartitionState.Isr: count ' + str(n9) + ' past the end')
-                        e8.isr = list(_struct.Struct('>' + str(n9) + 'i').unpack_from(b, p))
-                        p += 4 * n9
-                    e8.partition_epoch, = _S1.unpack_from(b, p)
-                    p += 4
-                    n10 = b[p] - 1
-                    p += 1
-                    if n10 > 126:
-                        n10, p = _uvt(b, p, n10 + 1)
-                        n10 -= 1
-                    if n10 < 0:
-                        raise DecodeError('LeaderAndIsrPartitionState.Replicas: null where not nullable')
-                    elif n10 < 64:
-                        e8.replicas = list(_ARRAY_i[n10].unpack_from(b, p))
-                        p += 4 * n10
-                    else:
-                        if n10 > bl - p:
-                            raise DecodeError('LeaderAndIsrPartitionState.Replicas: count ' + str(n10) + ' past the end')
-                        e8.replicas = list(_struct.Struct('>' + str(n10) + 'i').unpack_from(b, p))
-                        p += 4 * n10
-                    n11 = b[p] - 1
-                    p += 1
+                if n7 > bl - p:
+                    raise DecodeError('LeaderAndIsrTopicState.PartitionStates: count ' + str(n7) + ' past the end')
+                xs8 = []
+                for _ in range(n7):
+                    e9 = _new(_LeaderAndIsrRequest_LeaderAndIsrPartitionState)
+                    e9.partition_index, e9.controller_epoch, e9.leader, e9.leader_epoch, h10, = _S11.unpack_from(b, p)
+                    p += 17
+                    n11 = h10 - 1
                     if n11 > 126:
                         n11, p = _uvt(b, p, n11 + 1)
                         n11 -= 1
                     if n11 < 0:
-                        raise DecodeError('LeaderAndIsrPartitionState.AddingReplicas: null where not nullable')
+                        raise DecodeError('LeaderAndIsrPartitionState.Isr: null where not nullable')
                     elif n11 < 64:
-                        e8.adding_replicas = list(_ARRAY_i[n11].unpack_from(b, p))
+                        e9.isr = list(_ARRAY_i[n11].unpack_from(b, p))
                         p += 4 * n11
                     else:
                         if n11 > bl - p:
-                            raise DecodeError('LeaderAndIsrPartitionState.AddingReplicas: count ' + str(n11) + ' past the end')
-                        e8.adding_replicas = list(_struct.Struct('>' + str(n11) + 'i').unpack_from(b, p))
+                            raise DecodeError('LeaderAndIsrPartitionState.Isr: count ' + str(n11) + ' past the end')
+                        e9.isr = list(_struct.Struct('>' + str(n11) + 'i').unpack_from(b, p))
                         p += 4 * n11
-                    n12 = b[p] - 1
-                    p += 1
-                    if n12 > 126:
-                        n12, p = _uvt(b, p, n12 + 1)
-                        n12 -= 1
-                    if n12 < 0:
-                        raise DecodeError('LeaderAndIsrPartitionState.RemovingReplicas: null where not nullable')
-                    elif n12 < 64:
-                        e8.removing_replicas = list(_ARRAY_i[n12].unpack_from(b, p))
-                        p += 4 * n12
+                    e9.partition_epoch, h12, = _S12.unpack_from(b, p)
+                    p += 5
+                    n13 = h12 - 1
+                    if n13 > 126:
+                        n13, p = _uvt(b, p, n13 + 1)
+                        n13 -= 1
+                    if n13 < 0:
+                        raise DecodeError('LeaderAndIsrPartitionState.Replicas: null where not nullable')
+                    elif n13 < 64:
+                        e9.replicas = list(_ARRAY_i[n13].unpack_from(b, p))
+                        p += 4 * n13
                     else:
-                        if n12 > bl - p:
-                            raise DecodeError('LeaderAndIsrPartitionState.RemovingReplicas: count ' + str(n12) + ' past the end')
-                        e8.removing_replicas = list(_struct.Struct('>' + str(n12) + 'i').unpack_from(b, p))
-                        p += 4 * n12
-                    e8.is_new, = _S4.unpack_from(b, p)
+                        if n13 > bl - p:
+                            raise DecodeError('LeaderAndIsrPartitionState.Replicas: count ' + str(n13) + ' past the end')
+                        e9.replicas = list(_struct.Struct('>' + str(n13) + 'i').unpack_from(b, p))
+                        p += 4 * n13
+                    n14 = b[p] - 1
                     p += 1
-                    e8.topic_name = ''
-                    e8.leader_recovery_state = 0
+                    if n14 > 126:
+                        n14, p = _uvt(b, p, n14 + 1)
+                        n14 -= 1
+                    if n14 < 0:
+                        raise DecodeError('LeaderAndIsrPartitionState.AddingReplicas: null where not nullable')
+                    elif n14 < 64:
+                        e9.adding_replicas = list(_ARRAY_i[n14].unpack_from(b, p))
+                        p += 4 * n14
+                    else:
+                        if n14 > bl - p:
+                            raise DecodeError('LeaderAndIsrPartitionState.AddingReplicas: count ' + str(n14) + ' past the end')
+                        e9.adding_replicas = list(_struct.Struct('>' + str(n14) + 'i').unpack_from(b, p))
+                        p += 4 * n14
+                    n15 = b[p] - 1
+                    p += 1
+                    if n15 > 126:
+                        n15, p = _uvt(b, p, n15 + 1)
+                        n15 -= 1
+                    if n15 < 0:
+                        raise DecodeError('LeaderAndIsrPartitionState.RemovingReplicas: null where not nullable')
+                    elif n15 < 64:
+                        e9.removing_replicas = list(_ARRAY_i[n15].unpack_from(b, p))
+                        p += 4 * n15
+                    else:
+                        if n15 > bl - p:
+                            raise DecodeError('LeaderAndIsrPartitionState.RemovingReplicas: count ' + str(n15) + ' past the end')
+                        e9.removing_replicas = list(_struct.Struct('>' + str(n15) + 'i').unpack_from(b, p))
+                        p += 4 * n15
+                    e9.is_new, = _S7.unpack_from(b, p)
+                    p += 1
+                    e9.topic_name = ''
+                    e9.leader_recovery_state = 0
                     if b[p] == 0:  # no tagged fields, the common case
-                        e8.unknown_tagged_fields = None
+                        e9.unknown_tagged_fields = None
                         p += 1
                     else:
-                        p = _t_LeaderAndIsrRequest_LeaderAndIsrPartitionState_0(b, p, e8)
-                    xs7.append(e8)
-                e3.partition_states = xs7
-            e3.topic_id = UUID_ZERO
+                        p = _t_LeaderAndIsrRequest_LeaderAndIsrPartitionState_0(b, p, e9)
+                    xs8.append(e9)
+                e4.partition_states = xs8
+            e4.topic_id = UUID_ZERO
             if b[p] == 0:  # no tagged fields, the common case
-                e3.unknown_tagged_fields = None
+                e4.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_LeaderAndIsrRequest_LeaderAndIsrTopicState_0(b, p, e3)
-            xs2.append(e3)
-        o.topic_states = xs2
-    n13 = b[p] - 1
+                p = _t_LeaderAndIsrRequest_LeaderAndIsrTopicState_0(b, p, e4)
+            xs3.append(e4)
+        o.topic_states = xs3
+    n16 = b[p] - 1
     p += 1
-    if n13 > 126:
-        n13, p = _uvt(b, p, n13 + 1)
-        n13 -= 1
-    if n13 < 0:
+    if n16 > 126:
+        n16, p = _uvt(b, p, n16 + 1)
+        n16 -= 1
+    if n16 < 0:
         raise DecodeError('LeaderAndIsrRequest.LiveLeaders: null where not nullable')
     else:
-        if n13 > bl - p:
-            raise DecodeError('LeaderAndIsrRequest.LiveLeaders: count ' + str(n13) + ' past the end')
-        xs14 = []
-        for _ in range(n13):
-            e15 = _new(_LeaderAndIsrRequest_LeaderAndIsrLiveLeader)
-            e15.broker_id, = _S1.unpack_from(b, p)
-            p += 4
-            n16 = b[p] - 1
-            p += 1
-            if n16 > 126:
-                n16, p = _uvt(b, p, n16 + 1)
-                n16 -= 1
-            if n16 < 0:
+        if n16 > bl - p:
+            raise DecodeError('LeaderAndIsrRequest.LiveLeaders: count ' + str(n16) + ' past the end')
+        xs17 = []
+        for _ in range(n16):
+            e18 = _new(_LeaderAndIsrRequest_LeaderAndIsrLiveLeader)
+            e18.broker_id, h19, = _S12.unpack_from(b, p)
+            p += 5
+            n20 = h19 - 1
+            if n20 > 126:
+                n20, p = _uvt(b, p, n20 + 1)
+                n20 -= 1
+            if n20 < 0:
                 raise DecodeError('LeaderAndIsrLiveLeader.HostName: null where not nullable')
             else:
-                q17 = p + n16
-                if q17 > bl:
-                    raise DecodeError('LeaderAndIsrLiveLeader.HostName: length ' + str(n16) + ' past the end')
-                e15.host_name = str(b[p:q17], 'utf-8')
-                p = q17
-            e15.port, = _S1.unpack_from(b, p)
+                q21 = p + n20
+                if q21 > bl:
+                    raise DecodeError('LeaderAndIsrLiveLeader.HostName: length ' + str(n20) + ' past the end')
+                e18.host_name = str(b[p:q21], 'utf-8')
+                p = q21
+            e18.port, = _S4.unpack_from(b, p)
             p += 4
             if b[p] == 0:  # no tagged fields, the common case
-                e15.unknown_tagged_fields = None
+                e18.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_LeaderAndIsrRequest_LeaderAndIsrLiveLeader_0(b, p, e15)
-            xs14.append(e15)
-        o.live_leaders = xs14
+                p = _t_LeaderAndIsrRequest_LeaderAndIsrLiveLeader_0(b, p, e18)
+            xs17.append(e18)
+        o.live_leaders = xs17
     o.is_k_raft_controller = False
     o.type = 0
     o.ungrouped_partition_states = []
@@ -1045,7 +1036,7 @@ def _w_LeaderAndIsrRequest_4(o, w):
         raise UnsupportedFieldError('LeaderAndIsrRequest.Type exists only in versions 5+')
     if o.ungrouped_partition_states:
         raise UnsupportedFieldError('LeaderAndIsrRequest.UngroupedPartitionStates exists only in versions 0-1')
-    w += _S5.pack(o.controller_id, o.controller_epoch, o.broker_epoch)
+    w += _S9.pack(o.controller_id, o.controller_epoch, o.broker_epoch)
     xs1 = o.topic_states
     ln = len(xs1) + 1
     if ln < 128:
@@ -1070,7 +1061,7 @@ def _w_LeaderAndIsrRequest_4(o, w):
         for e5 in xs4:
             if e5.leader_recovery_state != 0:
                 raise UnsupportedFieldError('LeaderAndIsrPartitionState.LeaderRecoveryState exists only in versions 6+')
-            w += _S3.pack(e5.partition_index, e5.controller_epoch, e5.leader, e5.leader_epoch)
+            w += _S6.pack(e5.partition_index, e5.controller_epoch, e5.leader, e5.leader_epoch)
             xs6 = e5.isr
             ln = len(xs6) + 1
             if ln < 128:
@@ -1081,7 +1072,7 @@ def _w_LeaderAndIsrRequest_4(o, w):
                 w += _ARRAY_i[len(xs6)].pack(*xs6)
             else:
                 w += _pack('>' + str(len(xs6)) + 'i', *xs6)
-            w += _S1.pack(e5.partition_epoch)
+            w += _S4.pack(e5.partition_epoch)
             xs7 = e5.replicas
             ln = len(xs7) + 1
             if ln < 128:
@@ -1112,7 +1103,7 @@ def _w_LeaderAndIsrRequest_4(o, w):
                 w += _ARRAY_i[len(xs9)].pack(*xs9)
             else:
                 w += _pack('>' + str(len(xs9)) + 'i', *xs9)
-            w += _S4.pack(e5.is_new)
+            w += _S7.pack(e5.is_new)
             if e5.unknown_tagged_fields:
                 _wtags(w, e5.unknown_tagged_fields)
             else:
@@ -1128,7 +1119,7 @@ def _w_LeaderAndIsrRequest_4(o, w):
     else:
         _wuv(w, ln)
     for e11 in xs10:
-        w += _S1.pack(e11.broker_id)
+        w += _S4.pack(e11.broker_id)
         v12 = e11.host_name
         v12 = v12.encode()
         ln = len(v12) + 1
@@ -1137,7 +1128,7 @@ def _w_LeaderAndIsrRequest_4(o, w):
         else:
             _wuv(w, ln)
         w += v12
-        w += _S1.pack(e11.port)
+        w += _S4.pack(e11.port)
         if e11.unknown_tagged_fields:
             _wtags(w, e11.unknown_tagged_fields)
         else:
@@ -1151,168 +1142,163 @@ def _w_LeaderAndIsrRequest_4(o, w):
 def _r_LeaderAndIsrRequest_5(b, p):
     bl = len(b)
     o = _new(LeaderAndIsrRequest)
-    o.controller_id, o.controller_epoch, o.broker_epoch, o.type, = _S6.unpack_from(b, p)
-    p += 17
-    n1 = b[p] - 1
-    p += 1
-    if n1 > 126:
-        n1, p = _uvt(b, p, n1 + 1)
-        n1 -= 1
-    if n1 < 0:
+    o.controller_id, o.controller_epoch, o.broker_epoch, o.type, h1, = _S13.unpack_from(b, p)
+    p += 18
+    n2 = h1 - 1
+    if n2 > 126:
+        n2, p = _uvt(b, p, n2 + 1)
+        n2 -= 1
+    if n2 < 0:
         raise DecodeError('LeaderAndIsrRequest.TopicStates: null where not nullable')
     else:
-        if n1 > bl - p:
-            raise DecodeError('LeaderAndIsrRequest.TopicStates: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3 = _new(_LeaderAndIsrRequest_LeaderAndIsrTopicState)
-            n4 = b[p] - 1
+        if n2 > bl - p:
+            raise DecodeError('LeaderAndIsrRequest.TopicStates: count ' + str(n2) + ' past the end')
+        xs3 = []
+        for _ in range(n2):
+            e4 = _new(_LeaderAndIsrRequest_LeaderAndIsrTopicState)
+            n5 = b[p] - 1
             p += 1
-            if n4 > 126:
-                n4, p = _uvt(b, p, n4 + 1)
-                n4 -= 1
-            if n4 < 0:
+            if n5 > 126:
+                n5, p = _uvt(b, p, n5 + 1)
+                n5 -= 1
+            if n5 < 0:
                 raise DecodeError('LeaderAndIsrTopicState.TopicName: null where not nullable')
             else:
-                q5 = p + n4
-                if q5 > bl:
-                    raise DecodeError('LeaderAndIsrTopicState.TopicName: length ' + str(n4) + ' past the end')
-                e3.topic_name = str(b[p:q5], 'utf-8')
-                p = q5
-            e3.topic_id, = _S7.unpack_from(b, p)
-            p += 16
-            n6 = b[p] - 1
-            p += 1
-            if n6 > 126:
-                n6, p = _uvt(b, p, n6 + 1)
-                n6 -= 1
-            if n6 < 0:
+                q6 = p + n5
+                if q6 > bl:
+                    raise DecodeError('LeaderAndIsrTopicState.TopicName: length ' + str(n5) + ' past the end')
+                e4.topic_name = str(b[p:q6], 'utf-8')
+                p = q6
+            e4.topic_id, h7, = _S14.unpack_from(b, p)
+            p += 17
+            n8 = h7 - 1
+            if n8 > 126:
+                n8, p = _uvt(b, p, n8 + 1)
+                n8 -= 1
+            if n8 < 0:
                 raise DecodeError('LeaderAndIsrTopicState.PartitionStates: null where not nullable')
             else:
-                if n6 > bl - p:
-                    raise DecodeError('LeaderAndIsrTopicState.PartitionStates: count ' + str(n6) + ' past the end')
-                xs7 = []
-                for _ in range(n6):
-                    e8 = _new(_LeaderAndIsrRequest_LeaderAndIsrPartitionState)
-                    e8.partition_index, e8.controller_epoch, e8.leader, e8.leader_epoch, = _S3.unpack_from(b, p)
-                    p += 16
-                    n9 = b[p] - 1
-                    p += 1
-                    if n9 > 126:
-                        n9, p = _uvt(b, p, n9 + 1)
-                        n9 -= 1
-                    if n9 < 0:
-                        raise DecodeError('LeaderAndIsrPartitionState.Isr: null where not nullable')
-                    elif n9 < 64:
-                        e8.isr = list(_ARRAY_i[n9].unpack_from(b, p))
-                        p += 4 * n9
-                    else:
-                        if n9 > bl - p:
-                            raise DecodeError('LeaderAndIsrPartitionState.Isr: count ' + str(n9) + ' past the end')
-                        e8.isr = list(_struct.Struct('>' + str(n9) + 'i').unpack_from(b, p))
-                        p += 4 * n9
-                    e8.partition_epoch, = _S1.unpack_from(b, p)
-                    p += 4
-                    n10 = b[p] - 1
-                    p += 1
-                    if n10 > 126:
-                        n10, p = _uvt(b, p, n10 + 1)
-                        n10 -= 1
-                    if n10 < 0:
-                        raise DecodeError('LeaderAndIsrPartitionState.Replicas: null where not nullable')
-                    elif n10 < 64:
-                        e8.replicas = list(_ARRAY_i[n10].unpack_from(b, p))
-                        p += 4 * n10
-                    else:
-                        if n10 > bl - p:
-                            raise DecodeError('LeaderAndIsrPartitionState.Replicas: count ' + str(n10) + ' past the end')
-                        e8.replicas = list(_struct.Struct('>' + str(n10) + 'i').unpack_from(b, p))
-                        p += 4 * n10
-                    n11 = b[p] - 1
-                    p += 1
-                    if n11 > 126:
-                        n11, p = _uvt(b, p, n11 + 1)
-                        n11 -= 1
-                    if n11 < 0:
-                        raise DecodeError('LeaderAndIsrPartitionState.AddingReplicas: null where not nullable')
-                    elif n11 < 64:
-                        e8.adding_replicas = list(_ARRAY_i[n11].unpack_from(b, p))
-                        p += 4 * n11
-                    else:
-                        if n11 > bl - p:
-                            raise DecodeError('LeaderAndIsrPartitionState.AddingReplicas: count ' + str(n11) + ' past the end')
-                        e8.adding_replicas = list(_struct.Struct('>' + str(n11) + 'i').unpack_from(b, p))
-                        p += 4 * n11
-                    n12 = b[p] - 1
-                    p += 1
+                if n8 > bl - p:
+                    raise DecodeError('LeaderAndIsrTopicState.PartitionStates: count ' + str(n8) + ' past the end')
+                xs9 = []
+                for _ in range(n8):
+                    e10 = _new(_LeaderAndIsrRequest_LeaderAndIsrPartitionState)
+                    e10.partition_index, e10.controller_epoch, e10.leader, e10.leader_epoch, h11, = _S11.unpack_from(b, p)
+                    p += 17
+                    n12 = h11 - 1
                     if n12 > 126:
                         n12, p = _uvt(b, p, n12 + 1)
                         n12 -= 1
                     if n12 < 0:
-                        raise DecodeError('LeaderAndIsrPartitionState.RemovingReplicas: null where not nullable')
+                        raise DecodeError('LeaderAndIsrPartitionState.Isr: null where not nullable')
                     elif n12 < 64:
-                        e8.removing_replicas = list(_ARRAY_i[n12].unpack_from(b, p))
+                        e10.isr = list(_ARRAY_i[n12].unpack_from(b, p))
                         p += 4 * n12
                     else:
                         if n12 > bl - p:
-                            raise DecodeError('LeaderAndIsrPartitionState.RemovingReplicas: count ' + str(n12) + ' past the end')
-                        e8.removing_replicas = list(_struct.Struct('>' + str(n12) + 'i').unpack_from(b, p))
+                            raise DecodeError('LeaderAndIsrPartitionState.Isr: count ' + str(n12) + ' past the end')
+                        e10.isr = list(_struct.Struct('>' + str(n12) + 'i').unpack_from(b, p))
                         p += 4 * n12
-                    e8.is_new, = _S4.unpack_from(b, p)
+                    e10.partition_epoch, h13, = _S12.unpack_from(b, p)
+                    p += 5
+                    n14 = h13 - 1
+                    if n14 > 126:
+                        n14, p = _uvt(b, p, n14 + 1)
+                        n14 -= 1
+                    if n14 < 0:
+                        raise DecodeError('LeaderAndIsrPartitionState.Replicas: null where not nullable')
+                    elif n14 < 64:
+                        e10.replicas = list(_ARRAY_i[n14].unpack_from(b, p))
+                        p += 4 * n14
+                    else:
+                        if n14 > bl - p:
+                            raise DecodeError('LeaderAndIsrPartitionState.Replicas: count ' + str(n14) + ' past the end')
+                        e10.replicas = list(_struct.Struct('>' + str(n14) + 'i').unpack_from(b, p))
+                        p += 4 * n14
+                    n15 = b[p] - 1
                     p += 1
-                    e8.topic_name = ''
-                    e8.leader_recovery_state = 0
+                    if n15 > 126:
+                        n15, p = _uvt(b, p, n15 + 1)
+                        n15 -= 1
+                    if n15 < 0:
+                        raise DecodeError('LeaderAndIsrPartitionState.AddingReplicas: null where not nullable')
+                    elif n15 < 64:
+                        e10.adding_replicas = list(_ARRAY_i[n15].unpack_from(b, p))
+                        p += 4 * n15
+                    else:
+                        if n15 > bl - p:
+                            raise DecodeError('LeaderAndIsrPartitionState.AddingReplicas: count ' + str(n15) + ' past the end')
+                        e10.adding_replicas = list(_struct.Struct('>' + str(n15) + 'i').unpack_from(b, p))
+                        p += 4 * n15
+                    n16 = b[p] - 1
+                    p += 1
+                    if n16 > 126:
+                        n16, p = _uvt(b, p, n16 + 1)
+                        n16 -= 1
+                    if n16 < 0:
+                        raise DecodeError('LeaderAndIsrPartitionState.RemovingReplicas: null where not nullable')
+                    elif n16 < 64:
+                        e10.removing_replicas = list(_ARRAY_i[n16].unpack_from(b, p))
+                        p += 4 * n16
+                    else:
+                        if n16 > bl - p:
+                            raise DecodeError('LeaderAndIsrPartitionState.RemovingReplicas: count ' + str(n16) + ' past the end')
+                        e10.removing_replicas = list(_struct.Struct('>' + str(n16) + 'i').unpack_from(b, p))
+                        p += 4 * n16
+                    e10.is_new, = _S7.unpack_from(b, p)
+                    p += 1
+                    e10.topic_name = ''
+                    e10.leader_recovery_state = 0
                     if b[p] == 0:  # no tagged fields, the common case
-                        e8.unknown_tagged_fields = None
+                        e10.unknown_tagged_fields = None
                         p += 1
                     else:
-                        p = _t_LeaderAndIsrRequest_LeaderAndIsrPartitionState_0(b, p, e8)
-                    xs7.append(e8)
-                e3.partition_states = xs7
+                        p = _t_LeaderAndIsrRequest_LeaderAndIsrPartitionState_0(b, p, e10)
+                    xs9.append(e10)
+                e4.partition_states = xs9
             if b[p] == 0:  # no tagged fields, the common case
-                e3.unknown_tagged_fields = None
+                e4.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_LeaderAndIsrRequest_LeaderAndIsrTopicState_0(b, p, e3)
-            xs2.append(e3)
-        o.topic_states = xs2
-    n13 = b[p] - 1
+                p = _t_LeaderAndIsrRequest_LeaderAndIsrTopicState_0(b, p, e4)
+            xs3.append(e4)
+        o.topic_states = xs3
+    n17 = b[p] - 1
     p += 1
-    if n13 > 126:
-        n13, p = _uvt(b, p, n13 + 1)
-        n13 -= 1
-    if n13 < 0:
+    if n17 > 126:
+        n17, p = _uvt(b, p, n17 + 1)
+        n17 -= 1
+    if n17 < 0:
         raise DecodeError('LeaderAndIsrRequest.LiveLeaders: null where not nullable')
     else:
-        if n13 > bl - p:
-            raise DecodeError('LeaderAndIsrRequest.LiveLeaders: count ' + str(n13) + ' past the end')
-        xs14 = []
-        for _ in range(n13):
-            e15 = _new(_LeaderAndIsrRequest_LeaderAndIsrLiveLeader)
-            e15.broker_id, = _S1.unpack_from(b, p)
-            p += 4
-            n16 = b[p] - 1
-            p += 1
-            if n16 > 126:
-                n16, p = _uvt(b, p, n16 + 1)
-                n16 -= 1
-            if n16 < 0:
+        if n17 > bl - p:
+            raise DecodeError('LeaderAndIsrRequest.LiveLeaders: count ' + str(n17) + ' past the end')
+        xs18 = []
+        for _ in range(n17):
+            e19 = _new(_LeaderAndIsrRequest_LeaderAndIsrLiveLeader)
+            e19.broker_id, h20, = _S12.unpack_from(b, p)
+            p += 5
+            n21 = h20 - 1
+            if n21 > 126:
+                n21, p = _uvt(b, p, n21 + 1)
+                n21 -= 1
+            if n21 < 0:
                 raise DecodeError('LeaderAndIsrLiveLeader.HostName: null where not nullable')
             else:
-                q17 = p + n16
-                if q17 > bl:
-                    raise DecodeError('LeaderAndIsrLiveLeader.HostName: length ' + str(n16) + ' past the end')
-                e15.host_name = str(b[p:q17], 'utf-8')
-                p = q17
-            e15.port, = _S1.unpack_from(b, p)
+                q22 = p + n21
+                if q22 > bl:
+                    raise DecodeError('LeaderAndIsrLiveLeader.HostName: length ' + str(n21) + ' past the end')
+                e19.host_name = str(b[p:q22], 'utf-8')
+                p = q22
+            e19.port, = _S4.unpack_from(b, p)
             p += 4
             if b[p] == 0:  # no tagged fields, the common case
-                e15.unknown_tagged_fields = None
+                e19.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_LeaderAndIsrRequest_LeaderAndIsrLiveLeader_0(b, p, e15)
-            xs14.append(e15)
-        o.live_leaders = xs14
+                p = _t_LeaderAndIsrRequest_LeaderAndIsrLiveLeader_0(b, p, e19)
+            xs18.append(e19)
+        o.live_leaders = xs18
     o.is_k_raft_controller = False
     o.ungrouped_partition_states = []
     if b[p] == 0:  # no tagged fields, the common case
@@ -1328,7 +1314,7 @@ def _w_LeaderAndIsrRequest_5(o, w):
         raise UnsupportedFieldError('LeaderAndIsrRequest.isKRaftController exists only in versions 7+')
     if o.ungrouped_partition_states:
         raise UnsupportedFieldError('LeaderAndIsrRequest.UngroupedPartitionStates exists only in versions 0-1')
-    w += _S6.pack(o.controller_id, o.controller_epoch, o.broker_epoch, o.type)
+    w += _S15.pack(o.controller_id, o.controller_epoch, o.broker_epoch, o.type)
     xs1 = o.topic_states
     ln = len(xs1) + 1
     if ln < 128:
@@ -1344,7 +1330,7 @@ def _w_LeaderAndIsrRequest_5(o, w):
         else:
             _wuv(w, ln)
         w += v3
-        w += _S7.pack(e2.topic_id)
+        w += _S16.pack(e2.topic_id)
         xs4 = e2.partition_states
         ln = len(xs4) + 1
         if ln < 128:
@@ -1354,7 +1340,7 @@ def _w_LeaderAndIsrRequest_5(o, w):
         for e5 in xs4:
             if e5.leader_recovery_state != 0:
                 raise UnsupportedFieldError('LeaderAndIsrPartitionState.LeaderRecoveryState exists only in versions 6+')
-            w += _S3.pack(e5.partition_index, e5.controller_epoch, e5.leader, e5.leader_epoch)
+            w += _S6.pack(e5.partition_index, e5.controller_epoch, e5.leader, e5.leader_epoch)
             xs6 = e5.isr
             ln = len(xs6) + 1
             if ln < 128:
@@ -1365,7 +1351,7 @@ def _w_LeaderAndIsrRequest_5(o, w):
                 w += _ARRAY_i[len(xs6)].pack(*xs6)
             else:
                 w += _pack('>' + str(len(xs6)) + 'i', *xs6)
-            w += _S1.pack(e5.partition_epoch)
+            w += _S4.pack(e5.partition_epoch)
             xs7 = e5.replicas
             ln = len(xs7) + 1
             if ln < 128:
@@ -1396,7 +1382,7 @@ def _w_LeaderAndIsrRequest_5(o, w):
                 w += _ARRAY_i[len(xs9)].pack(*xs9)
             else:
                 w += _pack('>' + str(len(xs9)) + 'i', *xs9)
-            w += _S4.pack(e5.is_new)
+            w += _S7.pack(e5.is_new)
             if e5.unknown_tagged_fields:
                 _wtags(w, e5.unknown_tagged_fields)
             else:
@@ -1412,7 +1398,7 @@ def _w_LeaderAndIsrRequest_5(o, w):
     else:
         _wuv(w, ln)
     for e11 in xs10:
-        w += _S1.pack(e11.broker_id)
+        w += _S4.pack(e11.broker_id)
         v12 = e11.host_name
         v12 = v12.encode()
         ln = len(v12) + 1
@@ -1421,7 +1407,7 @@ def _w_LeaderAndIsrRequest_5(o, w):
         else:
             _wuv(w, ln)
         w += v12
-        w += _S1.pack(e11.port)
+        w += _S4.pack(e11.port)
         if e11.unknown_tagged_fields:
             _wtags(w, e11.unknown_tagged_fields)
         else:
@@ -1435,167 +1421,162 @@ def _w_LeaderAndIsrRequest_5(o, w):
 def _r_LeaderAndIsrRequest_6(b, p):
     bl = len(b)
     o = _new(LeaderAndIsrRequest)
-    o.controller_id, o.controller_epoch, o.broker_epoch, o.type, = _S6.unpack_from(b, p)
-    p += 17
-    n1 = b[p] - 1
-    p += 1
-    if n1 > 126:
-        n1, p = _uvt(b, p, n1 + 1)
-        n1 -= 1
-    if n1 < 0:
+    o.controller_id, o.controller_epoch, o.broker_epoch, o.type, h1, = _S13.unpack_from(b, p)
+    p += 18
+    n2 = h1 - 1
+    if n2 > 126:
+        n2, p = _uvt(b, p, n2 + 1)
+        n2 -= 1
+    if n2 < 0:
         raise DecodeError('LeaderAndIsrRequest.TopicStates: null where not nullable')
     else:
-        if n1 > bl - p:
-            raise DecodeError('LeaderAndIsrRequest.TopicStates: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3 = _new(_LeaderAndIsrRequest_LeaderAndIsrTopicState)
-            n4 = b[p] - 1
+        if n2 > bl - p:
+            raise DecodeError('LeaderAndIsrRequest.TopicStates: count ' + str(n2) + ' past the end')
+        xs3 = []
+        for _ in range(n2):
+            e4 = _new(_LeaderAndIsrRequest_LeaderAndIsrTopicState)
+            n5 = b[p] - 1
             p += 1
-            if n4 > 126:
-                n4, p = _uvt(b, p, n4 + 1)
-                n4 -= 1
-            if n4 < 0:
+            if n5 > 126:
+                n5, p = _uvt(b, p, n5 + 1)
+                n5 -= 1
+            if n5 < 0:
                 raise DecodeError('LeaderAndIsrTopicState.TopicName: null where not nullable')
             else:
-                q5 = p + n4
-                if q5 > bl:
-                    raise DecodeError('LeaderAndIsrTopicState.TopicName: length ' + str(n4) + ' past the end')
-                e3.topic_name = str(b[p:q5], 'utf-8')
-                p = q5
-            e3.topic_id, = _S7.unpack_from(b, p)
-            p += 16
-            n6 = b[p] - 1
-            p += 1
-            if n6 > 126:
-                n6, p = _uvt(b, p, n6 + 1)
-                n6 -= 1
-            if n6 < 0:
+                q6 = p + n5
+                if q6 > bl:
+                    raise DecodeError('LeaderAndIsrTopicState.TopicName: length ' + str(n5) + ' past the end')
+                e4.topic_name = str(b[p:q6], 'utf-8')
+                p = q6
+            e4.topic_id, h7, = _S14.unpack_from(b, p)
+            p += 17
+            n8 = h7 - 1
+            if n8 > 126:
+                n8, p = _uvt(b, p, n8 + 1)
+                n8 -= 1
+            if n8 < 0:
                 raise DecodeError('LeaderAndIsrTopicState.PartitionStates: null where not nullable')
             else:
-                if n6 > bl - p:
-                    raise DecodeError('LeaderAndIsrTopicState.PartitionStates: count ' + str(n6) + ' past the end')
-                xs7 = []
-                for _ in range(n6):
-                    e8 = _new(_LeaderAndIsrRequest_LeaderAndIsrPartitionState)
-                    e8.partition_index, e8.controller_epoch, e8.leader, e8.leader_epoch, = _S3.unpack_from(b, p)
-                    p += 16
-                    n9 = b[p] - 1
-                    p += 1
-                    if n9 > 126:
-                        n9, p = _uvt(b, p, n9 + 1)
-                        n9 -= 1
-                    if n9 < 0:
-                        raise DecodeError('LeaderAndIsrPartitionState.Isr: null where not nullable')
-                    elif n9 < 64:
-                        e8.isr = list(_ARRAY_i[n9].unpack_from(b, p))
-                        p += 4 * n9
-                    else:
-                        if n9 > bl - p:
-                            raise DecodeError('LeaderAndIsrPartitionState.Isr: count ' + str(n9) + ' past the end')
-                        e8.isr = list(_struct.Struct('>' + str(n9) + 'i').unpack_from(b, p))
-                        p += 4 * n9
-                    e8.partition_epoch, = _S1.unpack_from(b, p)
-                    p += 4
-                    n10 = b[p] - 1
-                    p += 1
-                    if n10 > 126:
-                        n10, p = _uvt(b, p, n10 + 1)
-                        n10 -= 1
-                    if n10 < 0:
-                        raise DecodeError('LeaderAndIsrPartitionState.Replicas: null where not nullable')
-                    elif n10 < 64:
-                        e8.replicas = list(_ARRAY_i[n10].unpack_from(b, p))
-                        p += 4 * n10
-                    else:
-                        if n10 > bl - p:
-                            raise DecodeError('LeaderAndIsrPartitionState.Replicas: count ' + str(n10) + ' past the end')
-                        e8.replicas = list(_struct.Struct('>' + str(n10) + 'i').unpack_from(b, p))
-                        p += 4 * n10
-                    n11 = b[p] - 1
-                    p += 1
-                    if n11 > 126:
-                        n11, p = _uvt(b, p, n11 + 1)
-                        n11 -= 1
-                    if n11 < 0:
-                        raise DecodeError('LeaderAndIsrPartitionState.AddingReplicas: null where not nullable')
-                    elif n11 < 64:
-                        e8.adding_replicas = list(_ARRAY_i[n11].unpack_from(b, p))
-                        p += 4 * n11
-                    else:
-                        if n11 > bl - p:
-                            raise DecodeError('LeaderAndIsrPartitionState.AddingReplicas: count ' + str(n11) + ' past the end')
-                        e8.adding_replicas = list(_struct.Struct('>' + str(n11) + 'i').unpack_from(b, p))
-                        p += 4 * n11
-                    n12 = b[p] - 1
-                    p += 1
+                if n8 > bl - p:
+                    raise DecodeError('LeaderAndIsrTopicState.PartitionStates: count ' + str(n8) + ' past the end')
+                xs9 = []
+                for _ in range(n8):
+                    e10 = _new(_LeaderAndIsrRequest_LeaderAndIsrPartitionState)
+                    e10.partition_index, e10.controller_epoch, e10.leader, e10.leader_epoch, h11, = _S11.unpack_from(b, p)
+                    p += 17
+                    n12 = h11 - 1
                     if n12 > 126:
                         n12, p = _uvt(b, p, n12 + 1)
                         n12 -= 1
                     if n12 < 0:
-                        raise DecodeError('LeaderAndIsrPartitionState.RemovingReplicas: null where not nullable')
+                        raise DecodeError('LeaderAndIsrPartitionState.Isr: null where not nullable')
                     elif n12 < 64:
-                        e8.removing_replicas = list(_ARRAY_i[n12].unpack_from(b, p))
+                        e10.isr = list(_ARRAY_i[n12].unpack_from(b, p))
                         p += 4 * n12
                     else:
                         if n12 > bl - p:
-                            raise DecodeError('LeaderAndIsrPartitionState.RemovingReplicas: count ' + str(n12) + ' past the end')
-                        e8.removing_replicas = list(_struct.Struct('>' + str(n12) + 'i').unpack_from(b, p))
+                            raise DecodeError('LeaderAndIsrPartitionState.Isr: count ' + str(n12) + ' past the end')
+                        e10.isr = list(_struct.Struct('>' + str(n12) + 'i').unpack_from(b, p))
                         p += 4 * n12
-                    e8.is_new, e8.leader_recovery_state, = _S8.unpack_from(b, p)
+                    e10.partition_epoch, h13, = _S12.unpack_from(b, p)
+                    p += 5
+                    n14 = h13 - 1
+                    if n14 > 126:
+                        n14, p = _uvt(b, p, n14 + 1)
+                        n14 -= 1
+                    if n14 < 0:
+                        raise DecodeError('LeaderAndIsrPartitionState.Replicas: null where not nullable')
+                    elif n14 < 64:
+                        e10.replicas = list(_ARRAY_i[n14].unpack_from(b, p))
+                        p += 4 * n14
+                    else:
+                        if n14 > bl - p:
+                            raise DecodeError('LeaderAndIsrPartitionState.Replicas: count ' + str(n14) + ' past the end')
+                        e10.replicas = list(_struct.Struct('>' + str(n14) + 'i').unpack_from(b, p))
+                        p += 4 * n14
+                    n15 = b[p] - 1
+                    p += 1
+                    if n15 > 126:
+                        n15, p = _uvt(b, p, n15 + 1)
+                        n15 -= 1
+                    if n15 < 0:
+                        raise DecodeError('LeaderAndIsrPartitionState.AddingReplicas: null where not nullable')
+                    elif n15 < 64:
+                        e10.adding_replicas = list(_ARRAY_i[n15].unpack_from(b, p))
+                        p += 4 * n15
+                    else:
+                        if n15 > bl - p:
+                            raise DecodeError('LeaderAndIsrPartitionState.AddingReplicas: count ' + str(n15) + ' past the end')
+                        e10.adding_replicas = list(_struct.Struct('>' + str(n15) + 'i').unpack_from(b, p))
+                        p += 4 * n15
+                    n16 = b[p] - 1
+                    p += 1
+                    if n16 > 126:
+                        n16, p = _uvt(b, p, n16 + 1)
+                        n16 -= 1
+                    if n16 < 0:
+                        raise DecodeError('LeaderAndIsrPartitionState.RemovingReplicas: null where not nullable')
+                    elif n16 < 64:
+                        e10.removing_replicas = list(_ARRAY_i[n16].unpack_from(b, p))
+                        p += 4 * n16
+                    else:
+                        if n16 > bl - p:
+                            raise DecodeError('LeaderAndIsrPartitionState.RemovingReplicas: count ' + str(n16) + ' past the end')
+                        e10.removing_replicas = list(_struct.Struct('>' + str(n16) + 'i').unpack_from(b, p))
+                        p += 4 * n16
+                    e10.is_new, e10.leader_recovery_state, = _S17.unpack_from(b, p)
                     p += 2
-                    e8.topic_name = ''
+                    e10.topic_name = ''
                     if b[p] == 0:  # no tagged fields, the common case
-                        e8.unknown_tagged_fields = None
+                        e10.unknown_tagged_fields = None
                         p += 1
                     else:
-                        p = _t_LeaderAndIsrRequest_LeaderAndIsrPartitionState_0(b, p, e8)
-                    xs7.append(e8)
-                e3.partition_states = xs7
+                        p = _t_LeaderAndIsrRequest_LeaderAndIsrPartitionState_0(b, p, e10)
+                    xs9.append(e10)
+                e4.partition_states = xs9
             if b[p] == 0:  # no tagged fields, the common case
-                e3.unknown_tagged_fields = None
+                e4.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_LeaderAndIsrRequest_LeaderAndIsrTopicState_0(b, p, e3)
-            xs2.append(e3)
-        o.topic_states = xs2
-    n13 = b[p] - 1
+                p = _t_LeaderAndIsrRequest_LeaderAndIsrTopicState_0(b, p, e4)
+            xs3.append(e4)
+        o.topic_states = xs3
+    n17 = b[p] - 1
     p += 1
-    if n13 > 126:
-        n13, p = _uvt(b, p, n13 + 1)
-        n13 -= 1
-    if n13 < 0:
+    if n17 > 126:
+        n17, p = _uvt(b, p, n17 + 1)
+        n17 -= 1
+    if n17 < 0:
         raise DecodeError('LeaderAndIsrRequest.LiveLeaders: null where not nullable')
     else:
-        if n13 > bl - p:
-            raise DecodeError('LeaderAndIsrRequest.LiveLeaders: count ' + str(n13) + ' past the end')
-        xs14 = []
-        for _ in range(n13):
-            e15 = _new(_LeaderAndIsrRequest_LeaderAndIsrLiveLeader)
-            e15.broker_id, = _S1.unpack_from(b, p)
-            p += 4
-            n16 = b[p] - 1
-            p += 1
-            if n16 > 126:
-                n16, p = _uvt(b, p, n16 + 1)
-                n16 -= 1
-            if n16 < 0:
+        if n17 > bl - p:
+            raise DecodeError('LeaderAndIsrRequest.LiveLeaders: count ' + str(n17) + ' past the end')
+        xs18 = []
+        for _ in range(n17):
+            e19 = _new(_LeaderAndIsrRequest_LeaderAndIsrLiveLeader)
+            e19.broker_id, h20, = _S12.unpack_from(b, p)
+            p += 5
+            n21 = h20 - 1
+            if n21 > 126:
+                n21, p = _uvt(b, p, n21 + 1)
+                n21 -= 1
+            if n21 < 0:
                 raise DecodeError('LeaderAndIsrLiveLeader.HostName: null where not nullable')
             else:
-                q17 = p + n16
-                if q17 > bl:
-                    raise DecodeError('LeaderAndIsrLiveLeader.HostName: length ' + str(n16) + ' past the end')
-                e15.host_name = str(b[p:q17], 'utf-8')
-                p = q17
-            e15.port, = _S1.unpack_from(b, p)
+                q22 = p + n21
+                if q22 > bl:
+                    raise DecodeError('LeaderAndIsrLiveLeader.HostName: length ' + str(n21) + ' past the end')
+                e19.host_name = str(b[p:q22], 'utf-8')
+                p = q22
+            e19.port, = _S4.unpack_from(b, p)
             p += 4
             if b[p] == 0:  # no tagged fields, the common case
-                e15.unknown_tagged_fields = None
+                e19.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_LeaderAndIsrRequest_LeaderAndIsrLiveLeader_0(b, p, e15)
-            xs14.append(e15)
-        o.live_leaders = xs14
+                p = _t_LeaderAndIsrRequest_LeaderAndIsrLiveLeader_0(b, p, e19)
+            xs18.append(e19)
+        o.live_leaders = xs18
     o.is_k_raft_controller = False
     o.ungrouped_partition_states = []
     if b[p] == 0:  # no tagged fields, the common case
@@ -1611,7 +1592,7 @@ def _w_LeaderAndIsrRequest_6(o, w):
         raise UnsupportedFieldError('LeaderAndIsrRequest.isKRaftController exists only in versions 7+')
     if o.ungrouped_partition_states:
         raise UnsupportedFieldError('LeaderAndIsrRequest.UngroupedPartitionStates exists only in versions 0-1')
-    w += _S6.pack(o.controller_id, o.controller_epoch, o.broker_epoch, o.type)
+    w += _S15.pack(o.controller_id, o.controller_epoch, o.broker_epoch, o.type)
     xs1 = o.topic_states
     ln = len(xs1) + 1
     if ln < 128:
@@ -1627,7 +1608,7 @@ def _w_LeaderAndIsrRequest_6(o, w):
         else:
             _wuv(w, ln)
         w += v3
-        w += _S7.pack(e2.topic_id)
+        w += _S16.pack(e2.topic_id)
         xs4 = e2.partition_states
         ln = len(xs4) + 1
         if ln < 128:
@@ -1635,7 +1616,7 @@ def _w_LeaderAndIsrRequest_6(o, w):
         else:
             _wuv(w, ln)
         for e5 in xs4:
-            w += _S3.pack(e5.partition_index, e5.controller_epoch, e5.leader, e5.leader_epoch)
+            w += _S6.pack(e5.partition_index, e5.controller_epoch, e5.leader, e5.leader_epoch)
             xs6 = e5.isr
             ln = len(xs6) + 1
             if ln < 128:
@@ -1646,7 +1627,7 @@ def _w_LeaderAndIsrRequest_6(o, w):
                 w += _ARRAY_i[len(xs6)].pack(*xs6)
             else:
                 w += _pack('>' + str(len(xs6)) + 'i', *xs6)
-            w += _S1.pack(e5.partition_epoch)
+            w += _S4.pack(e5.partition_epoch)
             xs7 = e5.replicas
             ln = len(xs7) + 1
             if ln < 128:
@@ -1677,7 +1658,7 @@ def _w_LeaderAndIsrRequest_6(o, w):
                 w += _ARRAY_i[len(xs9)].pack(*xs9)
             else:
                 w += _pack('>' + str(len(xs9)) + 'i', *xs9)
-            w += _S8.pack(e5.is_new, e5.leader_recovery_state)
+            w += _S17.pack(e5.is_new, e5.leader_recovery_state)
             if e5.unknown_tagged_fields:
                 _wtags(w, e5.unknown_tagged_fields)
             else:
@@ -1693,7 +1674,7 @@ def _w_LeaderAndIsrRequest_6(o, w):
     else:
         _wuv(w, ln)
     for e11 in xs10:
-        w += _S1.pack(e11.broker_id)
+        w += _S4.pack(e11.broker_id)
         v12 = e11.host_name
         v12 = v12.encode()
         ln = len(v12) + 1
@@ -1702,7 +1683,7 @@ def _w_LeaderAndIsrRequest_6(o, w):
         else:
             _wuv(w, ln)
         w += v12
-        w += _S1.pack(e11.port)
+        w += _S4.pack(e11.port)
         if e11.unknown_tagged_fields:
             _wtags(w, e11.unknown_tagged_fields)
         else:
@@ -1716,167 +1697,162 @@ def _w_LeaderAndIsrRequest_6(o, w):
 def _r_LeaderAndIsrRequest_7(b, p):
     bl = len(b)
     o = _new(LeaderAndIsrRequest)
-    o.controller_id, o.is_k_raft_controller, o.controller_epoch, o.broker_epoch, o.type, = _S9.unpack_from(b, p)
-    p += 18
-    n1 = b[p] - 1
-    p += 1
-    if n1 > 126:
-        n1, p = _uvt(b, p, n1 + 1)
-        n1 -= 1
-    if n1 < 0:
+    o.controller_id, o.is_k_raft_controller, o.controller_epoch, o.broker_epoch, o.type, h1, = _S18.unpack_from(b, p)
+    p += 19
+    n2 = h1 - 1
+    if n2 > 126:
+        n2, p = _uvt(b, p, n2 + 1)
+        n2 -= 1
+    if n2 < 0:
         raise DecodeError('LeaderAndIsrRequest.TopicStates: null where not nullable')
     else:
-        if n1 > bl - p:
-            raise DecodeError('LeaderAndIsrRequest.TopicStates: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3 = _new(_LeaderAndIsrRequest_LeaderAndIsrTopicState)
-            n4 = b[p] - 1
+        if n2 > bl - p:
+            raise DecodeError('LeaderAndIsrRequest.TopicStates: count ' + str(n2) + ' past the end')
+        xs3 = []
+        for _ in range(n2):
+            e4 = _new(_LeaderAndIsrRequest_LeaderAndIsrTopicState)
+            n5 = b[p] - 1
             p += 1
-            if n4 > 126:
-                n4, p = _uvt(b, p, n4 + 1)
-                n4 -= 1
-            if n4 < 0:
+            if n5 > 126:
+                n5, p = _uvt(b, p, n5 + 1)
+                n5 -= 1
+            if n5 < 0:
                 raise DecodeError('LeaderAndIsrTopicState.TopicName: null where not nullable')
             else:
-                q5 = p + n4
-                if q5 > bl:
-                    raise DecodeError('LeaderAndIsrTopicState.TopicName: length ' + str(n4) + ' past the end')
-                e3.topic_name = str(b[p:q5], 'utf-8')
-                p = q5
-            e3.topic_id, = _S7.unpack_from(b, p)
-            p += 16
-            n6 = b[p] - 1
-            p += 1
-            if n6 > 126:
-                n6, p = _uvt(b, p, n6 + 1)
-                n6 -= 1
-            if n6 < 0:
+                q6 = p + n5
+                if q6 > bl:
+                    raise DecodeError('LeaderAndIsrTopicState.TopicName: length ' + str(n5) + ' past the end')
+                e4.topic_name = str(b[p:q6], 'utf-8')
+                p = q6
+            e4.topic_id, h7, = _S14.unpack_from(b, p)
+            p += 17
+            n8 = h7 - 1
+            if n8 > 126:
+                n8, p = _uvt(b, p, n8 + 1)
+                n8 -= 1
+            if n8 < 0:
                 raise DecodeError('LeaderAndIsrTopicState.PartitionStates: null where not nullable')
             else:
-                if n6 > bl - p:
-                    raise DecodeError('LeaderAndIsrTopicState.PartitionStates: count ' + str(n6) + ' past the end')
-                xs7 = []
-                for _ in range(n6):
-                    e8 = _new(_LeaderAndIsrRequest_LeaderAndIsrPartitionState)
-                    e8.partition_index, e8.controller_epoch, e8.leader, e8.leader_epoch, = _S3.unpack_from(b, p)
-                    p += 16
-                    n9 = b[p] - 1
-                    p += 1
-                    if n9 > 126:
-                        n9, p = _uvt(b, p, n9 + 1)
-                        n9 -= 1
-                    if n9 < 0:
-                        raise DecodeError('LeaderAndIsrPartitionState.Isr: null where not nullable')
-                    elif n9 < 64:
-                        e8.isr = list(_ARRAY_i[n9].unpack_from(b, p))
-                        p += 4 * n9
-                    else:
-                        if n9 > bl - p:
-                            raise DecodeError('LeaderAndIsrPartitionState.Isr: count ' + str(n9) + ' past the end')
-                        e8.isr = list(_struct.Struct('>' + str(n9) + 'i').unpack_from(b, p))
-                        p += 4 * n9
-                    e8.partition_epoch, = _S1.unpack_from(b, p)
-                    p += 4
-                    n10 = b[p] - 1
-                    p += 1
-                    if n10 > 126:
-                        n10, p = _uvt(b, p, n10 + 1)
-                        n10 -= 1
-                    if n10 < 0:
-                        raise DecodeError('LeaderAndIsrPartitionState.Replicas: null where not nullable')
-                    elif n10 < 64:
-                        e8.replicas = list(_ARRAY_i[n10].unpack_from(b, p))
-                        p += 4 * n10
-                    else:
-                        if n10 > bl - p:
-                            raise DecodeError('LeaderAndIsrPartitionState.Replicas: count ' + str(n10) + ' past the end')
-                        e8.replicas = list(_struct.Struct('>' + str(n10) + 'i').unpack_from(b, p))
-                        p += 4 * n10
-                    n11 = b[p] - 1
-                    p += 1
-                    if n11 > 126:
-                        n11, p = _uvt(b, p, n11 + 1)
-                        n11 -= 1
-                    if n11 < 0:
-                        raise DecodeError('LeaderAndIsrPartitionState.AddingReplicas: null where not nullable')
-                    elif n11 < 64:
-                        e8.adding_replicas = list(_ARRAY_i[n11].unpack_from(b, p))
-                        p += 4 * n11
-                    else:
-                        if n11 > bl - p:
-                            raise DecodeError('LeaderAndIsrPartitionState.AddingReplicas: count ' + str(n11) + ' past the end')
-                        e8.adding_replicas = list(_struct.Struct('>' + str(n11) + 'i').unpack_from(b, p))
-                        p += 4 * n11
-                    n12 = b[p] - 1
-                    p += 1
+                if n8 > bl - p:
+                    raise DecodeError('LeaderAndIsrTopicState.PartitionStates: count ' + str(n8) + ' past the end')
+                xs9 = []
+                for _ in range(n8):
+                    e10 = _new(_LeaderAndIsrRequest_LeaderAndIsrPartitionState)
+                    e10.partition_index, e10.controller_epoch, e10.leader, e10.leader_epoch, h11, = _S11.unpack_from(b, p)
+                    p += 17
+                    n12 = h11 - 1
                     if n12 > 126:
                         n12, p = _uvt(b, p, n12 + 1)
                         n12 -= 1
                     if n12 < 0:
-                        raise DecodeError('LeaderAndIsrPartitionState.RemovingReplicas: null where not nullable')
+                        raise DecodeError('LeaderAndIsrPartitionState.Isr: null where not nullable')
                     elif n12 < 64:
-                        e8.removing_replicas = list(_ARRAY_i[n12].unpack_from(b, p))
+                        e10.isr = list(_ARRAY_i[n12].unpack_from(b, p))
                         p += 4 * n12
                     else:
                         if n12 > bl - p:
-                            raise DecodeError('LeaderAndIsrPartitionState.RemovingReplicas: count ' + str(n12) + ' past the end')
-                        e8.removing_replicas = list(_struct.Struct('>' + str(n12) + 'i').unpack_from(b, p))
+                            raise DecodeError('LeaderAndIsrPartitionState.Isr: count ' + str(n12) + ' past the end')
+                        e10.isr = list(_struct.Struct('>' + str(n12) + 'i').unpack_from(b, p))
                         p += 4 * n12
-                    e8.is_new, e8.leader_recovery_state, = _S8.unpack_from(b, p)
+                    e10.partition_epoch, h13, = _S12.unpack_from(b, p)
+                    p += 5
+                    n14 = h13 - 1
+                    if n14 > 126:
+                        n14, p = _uvt(b, p, n14 + 1)
+                        n14 -= 1
+                    if n14 < 0:
+                        raise DecodeError('LeaderAndIsrPartitionState.Replicas: null where not nullable')
+                    elif n14 < 64:
+                        e10.replicas = list(_ARRAY_i[n14].unpack_from(b, p))
+                        p += 4 * n14
+                    else:
+                        if n14 > bl - p:
+                            raise DecodeError('LeaderAndIsrPartitionState.Replicas: count ' + str(n14) + ' past the end')
+                        e10.replicas = list(_struct.Struct('>' + str(n14) + 'i').unpack_from(b, p))
+                        p += 4 * n14
+                    n15 = b[p] - 1
+                    p += 1
+                    if n15 > 126:
+                        n15, p = _uvt(b, p, n15 + 1)
+                        n15 -= 1
+                    if n15 < 0:
+                        raise DecodeError('LeaderAndIsrPartitionState.AddingReplicas: null where not nullable')
+                    elif n15 < 64:
+                        e10.adding_replicas = list(_ARRAY_i[n15].unpack_from(b, p))
+                        p += 4 * n15
+                    else:
+                        if n15 > bl - p:
+                            raise DecodeError('LeaderAndIsrPartitionState.AddingReplicas: count ' + str(n15) + ' past the end')
+                        e10.adding_replicas = list(_struct.Struct('>' + str(n15) + 'i').unpack_from(b, p))
+                        p += 4 * n15
+                    n16 = b[p] - 1
+                    p += 1
+                    if n16 > 126:
+                        n16, p = _uvt(b, p, n16 + 1)
+                        n16 -= 1
+                    if n16 < 0:
+                        raise DecodeError('LeaderAndIsrPartitionState.RemovingReplicas: null where not nullable')
+                    elif n16 < 64:
+                        e10.removing_replicas = list(_ARRAY_i[n16].unpack_from(b, p))
+                        p += 4 * n16
+                    else:
+                        if n16 > bl - p:
+                            raise DecodeError('LeaderAndIsrPartitionState.RemovingReplicas: count ' + str(n16) + ' past the end')
+                        e10.removing_replicas = list(_struct.Struct('>' + str(n16) + 'i').unpack_from(b, p))
+                        p += 4 * n16
+                    e10.is_new, e10.leader_recovery_state, = _S17.unpack_from(b, p)
                     p += 2
-                    e8.topic_name = ''
+                    e10.topic_name = ''
                     if b[p] == 0:  # no tagged fields, the common case
-                        e8.unknown_tagged_fields = None
+                        e10.unknown_tagged_fields = None
                         p += 1
                     else:
-                        p = _t_LeaderAndIsrRequest_LeaderAndIsrPartitionState_0(b, p, e8)
-                    xs7.append(e8)
-                e3.partition_states = xs7
+                        p = _t_LeaderAndIsrRequest_LeaderAndIsrPartitionState_0(b, p, e10)
+                    xs9.append(e10)
+                e4.partition_states = xs9
             if b[p] == 0:  # no tagged fields, the common case
-                e3.unknown_tagged_fields = None
+                e4.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_LeaderAndIsrRequest_LeaderAndIsrTopicState_0(b, p, e3)
-            xs2.append(e3)
-        o.topic_states = xs2
-    n13 = b[p] - 1
+                p = _t_LeaderAndIsrRequest_LeaderAndIsrTopicState_0(b, p, e4)
+            xs3.append(e4)
+        o.topic_states = xs3
+    n17 = b[p] - 1
     p += 1
-    if n13 > 126:
-        n13, p = _uvt(b, p, n13 + 1)
-        n13 -= 1
-    if n13 < 0:
+    if n17 > 126:
+        n17, p = _uvt(b, p, n17 + 1)
+        n17 -= 1
+    if n17 < 0:
         raise DecodeError('LeaderAndIsrRequest.LiveLeaders: null where not nullable')
     else:
-        if n13 > bl - p:
-            raise DecodeError('LeaderAndIsrRequest.LiveLeaders: count ' + str(n13) + ' past the end')
-        xs14 = []
-        for _ in range(n13):
-            e15 = _new(_LeaderAndIsrRequest_LeaderAndIsrLiveLeader)
-            e15.broker_id, = _S1.unpack_from(b, p)
-            p += 4
-            n16 = b[p] - 1
-            p += 1
-            if n16 > 126:
-                n16, p = _uvt(b, p, n16 + 1)
-                n16 -= 1
-            if n16 < 0:
+        if n17 > bl - p:
+            raise DecodeError('LeaderAndIsrRequest.LiveLeaders: count ' + str(n17) + ' past the end')
+        xs18 = []
+        for _ in range(n17):
+            e19 = _new(_LeaderAndIsrRequest_LeaderAndIsrLiveLeader)
+            e19.broker_id, h20, = _S12.unpack_from(b, p)
+            p += 5
+            n21 = h20 - 1
+            if n21 > 126:
+                n21, p = _uvt(b, p, n21 + 1)
+                n21 -= 1
+            if n21 < 0:
                 raise DecodeError('LeaderAndIsrLiveLeader.HostName: null where not nullable')
             else:
-                q17 = p + n16
-                if q17 > bl:
-                    raise DecodeError('LeaderAndIsrLiveLeader.HostName: length ' + str(n16) + ' past the end')
-                e15.host_name = str(b[p:q17], 'utf-8')
-                p = q17
-            e15.port, = _S1.unpack_from(b, p)
+                q22 = p + n21
+                if q22 > bl:
+                    raise DecodeError('LeaderAndIsrLiveLeader.HostName: length ' + str(n21) + ' past the end')
+                e19.host_name = str(b[p:q22], 'utf-8')
+                p = q22
+            e19.port, = _S4.unpack_from(b, p)
             p += 4
             if b[p] == 0:  # no tagged fields, the common case
-                e15.unknown_tagged_fields = None
+                e19.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_LeaderAndIsrRequest_LeaderAndIsrLiveLeader_0(b, p, e15)
-            xs14.append(e15)
-        o.live_leaders = xs14
+                p = _t_LeaderAndIsrRequest_LeaderAndIsrLiveLeader_0(b, p, e19)
+            xs18.append(e19)
+        o.live_leaders = xs18
     o.ungrouped_partition_states = []
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
@@ -1889,7 +1865,7 @@ def _r_LeaderAndIsrRequest_7(b, p):
 def _w_LeaderAndIsrRequest_7(o, w):
     if o.ungrouped_partition_states:
         raise UnsupportedFieldError('LeaderAndIsrRequest.UngroupedPartitionStates exists only in versions 0-1')
-    w += _S9.pack(o.controller_id, o.is_k_raft_controller, o.controller_epoch, o.broker_epoch, o.type)
+    w += _S19.pack(o.controller_id, o.is_k_raft_controller, o.controller_epoch, o.broker_epoch, o.type)
     xs1 = o.topic_states
     ln = len(xs1) + 1
     if ln < 128:
@@ -1905,7 +1881,7 @@ def _w_LeaderAndIsrRequest_7(o, w):
         else:
             _wuv(w, ln)
         w += v3
-        w += _S7.pack(e2.topic_id)
+        w += _S16.pack(e2.topic_id)
         xs4 = e2.partition_states
         ln = len(xs4) + 1
         if ln < 128:
@@ -1913,7 +1889,7 @@ def _w_LeaderAndIsrRequest_7(o, w):
         else:
             _wuv(w, ln)
         for e5 in xs4:
-            w += _S3.pack(e5.partition_index, e5.controller_epoch, e5.leader, e5.leader_epoch)
+            w += _S6.pack(e5.partition_index, e5.controller_epoch, e5.leader, e5.leader_epoch)
             xs6 = e5.isr
             ln = len(xs6) + 1
             if ln < 128:
@@ -1924,7 +1900,7 @@ def _w_LeaderAndIsrRequest_7(o, w):
                 w += _ARRAY_i[len(xs6)].pack(*xs6)
             else:
                 w += _pack('>' + str(len(xs6)) + 'i', *xs6)
-            w += _S1.pack(e5.partition_epoch)
+            w += _S4.pack(e5.partition_epoch)
             xs7 = e5.replicas
             ln = len(xs7) + 1
             if ln < 128:
@@ -1955,7 +1931,7 @@ def _w_LeaderAndIsrRequest_7(o, w):
                 w += _ARRAY_i[len(xs9)].pack(*xs9)
             else:
                 w += _pack('>' + str(len(xs9)) + 'i', *xs9)
-            w += _S8.pack(e5.is_new, e5.leader_recovery_state)
+            w += _S17.pack(e5.is_new, e5.leader_recovery_state)
             if e5.unknown_tagged_fields:
                 _wtags(w, e5.unknown_tagged_fields)
             else:
@@ -1971,7 +1947,7 @@ def _w_LeaderAndIsrRequest_7(o, w):
     else:
         _wuv(w, ln)
     for e11 in xs10:
-        w += _S1.pack(e11.broker_id)
+        w += _S4.pack(e11.broker_id)
         v12 = e11.host_name
         v12 = v12.encode()
         ln = len(v12) + 1
@@ -1980,7 +1956,7 @@ def _w_LeaderAndIsrRequest_7(o, w):
         else:
             _wuv(w, ln)
         w += v12
-        w += _S1.pack(e11.port)
+        w += _S4.pack(e11.port)
         if e11.unknown_tagged_fields:
             _wtags(w, e11.unknown_tagged_fields)
         else:
@@ -1994,33 +1970,32 @@ def _w_LeaderAndIsrRequest_7(o, w):
 def _r_LeaderAndIsrResponse_0(b, p):
     bl = len(b)
     o = _new(LeaderAndIsrResponse)
-    o.error_code, = _S2.unpack_from(b, p)
-    p += 2
-    n1, = _S1.unpack_from(b, p)
-    p += 4
-    if n1 < 0:
+    o.error_code, h1, = _S20.unpack_from(b, p)
+    p += 6
+    n2 = h1
+    if n2 < 0:
         raise DecodeError('LeaderAndIsrResponse.PartitionErrors: null where not nullable')
     else:
-        if n1 > bl - p:
-            raise DecodeError('LeaderAndIsrResponse.PartitionErrors: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3 = _new(_LeaderAndIsrResponse_LeaderAndIsrPartitionError)
-            n4, = _S2.unpack_from(b, p)
+        if n2 > bl - p:
+            raise DecodeError('LeaderAndIsrResponse.PartitionErrors: count ' + str(n2) + ' past the end')
+        xs3 = []
+        for _ in range(n2):
+            e4 = _new(_LeaderAndIsrResponse_LeaderAndIsrPartitionError)
+            n5, = _S1.unpack_from(b, p)
             p += 2
-            if n4 < 0:
+            if n5 < 0:
                 raise DecodeError('LeaderAndIsrPartitionError.TopicName: null where not nullable')
             else:
-                q5 = p + n4
-                if q5 > bl:
-                    raise DecodeError('LeaderAndIsrPartitionError.TopicName: length ' + str(n4) + ' past the end')
-                e3.topic_name = str(b[p:q5], 'utf-8')
-                p = q5
-            e3.partition_index, e3.error_code, = _S10.unpack_from(b, p)
+                q6 = p + n5
+                if q6 > bl:
+                    raise DecodeError('LeaderAndIsrPartitionError.TopicName: length ' + str(n5) + ' past the end')
+                e4.topic_name = str(b[p:q6], 'utf-8')
+                p = q6
+            e4.partition_index, e4.error_code, = _S5.unpack_from(b, p)
             p += 6
-            e3.unknown_tagged_fields = None
-            xs2.append(e3)
-        o.partition_errors = xs2
+            e4.unknown_tagged_fields = None
+            xs3.append(e4)
+        o.partition_errors = xs3
     o.topics = []
     o.unknown_tagged_fields = None
     return o, p
@@ -2029,15 +2004,15 @@ def _r_LeaderAndIsrResponse_0(b, p):
 def _w_LeaderAndIsrResponse_0(o, w):
     if o.topics:
         raise UnsupportedFieldError('LeaderAndIsrResponse.Topics exists only in versions 5+')
-    w += _S2.pack(o.error_code)
+    w += _S1.pack(o.error_code)
     xs1 = o.partition_errors
-    w += _S1.pack(len(xs1))
+    w += _S4.pack(len(xs1))
     for e2 in xs1:
         v3 = e2.topic_name
         v3 = v3.encode()
-        w += _S2.pack(len(v3))
+        w += _S1.pack(len(v3))
         w += v3
-        w += _S10.pack(e2.partition_index, e2.error_code)
+        w += _S5.pack(e2.partition_index, e2.error_code)
 
 
 def _t_LeaderAndIsrResponse_LeaderAndIsrPartitionError_0(b, p, o):
@@ -2089,43 +2064,42 @@ def _t_LeaderAndIsrResponse_0(b, p, o):
 def _r_LeaderAndIsrResponse_1(b, p):
     bl = len(b)
     o = _new(LeaderAndIsrResponse)
-    o.error_code, = _S2.unpack_from(b, p)
-    p += 2
-    n1 = b[p] - 1
-    p += 1
-    if n1 > 126:
-        n1, p = _uvt(b, p, n1 + 1)
-        n1 -= 1
-    if n1 < 0:
+    o.error_code, h1, = _S21.unpack_from(b, p)
+    p += 3
+    n2 = h1 - 1
+    if n2 > 126:
+        n2, p = _uvt(b, p, n2 + 1)
+        n2 -= 1
+    if n2 < 0:
         raise DecodeError('LeaderAndIsrResponse.PartitionErrors: null where not nullable')
     else:
-        if n1 > bl - p:
-            raise DecodeError('LeaderAndIsrResponse.PartitionErrors: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3 = _new(_LeaderAndIsrResponse_LeaderAndIsrPartitionError)
-            n4 = b[p] - 1
+        if n2 > bl - p:
+            raise DecodeError('LeaderAndIsrResponse.PartitionErrors: count ' + str(n2) + ' past the end')
+        xs3 = []
+        for _ in range(n2):
+            e4 = _new(_LeaderAndIsrResponse_LeaderAndIsrPartitionError)
+            n5 = b[p] - 1
             p += 1
-            if n4 > 126:
-                n4, p = _uvt(b, p, n4 + 1)
-                n4 -= 1
-            if n4 < 0:
+            if n5 > 126:
+                n5, p = _uvt(b, p, n5 + 1)
+                n5 -= 1
+            if n5 < 0:
                 raise DecodeError('LeaderAndIsrPartitionError.TopicName: null where not nullable')
             else:
-                q5 = p + n4
-                if q5 > bl:
-                    raise DecodeError('LeaderAndIsrPartitionError.TopicName: length ' + str(n4) + ' past the end')
-                e3.topic_name = str(b[p:q5], 'utf-8')
-                p = q5
-            e3.partition_index, e3.error_code, = _S10.unpack_from(b, p)
+                q6 = p + n5
+                if q6 > bl:
+                    raise DecodeError('LeaderAndIsrPartitionError.TopicName: length ' + str(n5) + ' past the end')
+                e4.topic_name = str(b[p:q6], 'utf-8')
+                p = q6
+            e4.partition_index, e4.error_code, = _S5.unpack_from(b, p)
             p += 6
             if b[p] == 0:  # no tagged fields, the common case
-                e3.unknown_tagged_fields = None
+                e4.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_LeaderAndIsrResponse_LeaderAndIsrPartitionError_0(b, p, e3)
-            xs2.append(e3)
-        o.partition_errors = xs2
+                p = _t_LeaderAndIsrResponse_LeaderAndIsrPartitionError_0(b, p, e4)
+            xs3.append(e4)
+        o.partition_errors = xs3
     o.topics = []
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
@@ -2138,7 +2112,7 @@ def _r_LeaderAndIsrResponse_1(b, p):
 def _w_LeaderAndIsrResponse_1(o, w):
     if o.topics:
         raise UnsupportedFieldError('LeaderAndIsrResponse.Topics exists only in versions 5+')
-    w += _S2.pack(o.error_code)
+    w += _S1.pack(o.error_code)
     xs1 = o.partition_errors
     ln = len(xs1) + 1
     if ln < 128:
@@ -2154,7 +2128,7 @@ def _w_LeaderAndIsrResponse_1(o, w):
         else:
             _wuv(w, ln)
         w += v3
-        w += _S10.pack(e2.partition_index, e2.error_code)
+        w += _S5.pack(e2.partition_index, e2.error_code)
         if e2.unknown_tagged_fields:
             _wtags(w, e2.unknown_tagged_fields)
         else:
@@ -2191,53 +2165,51 @@ def _t_LeaderAndIsrResponse_LeaderAndIsrTopicError_0(b, p, o):
 def _r_LeaderAndIsrResponse_2(b, p):
     bl = len(b)
     o = _new(LeaderAndIsrResponse)
-    o.error_code, = _S2.unpack_from(b, p)
-    p += 2
-    n1 = b[p] - 1
-    p += 1
-    if n1 > 126:
-        n1, p = _uvt(b, p, n1 + 1)
-        n1 -= 1
-    if n1 < 0:
+    o.error_code, h1, = _S21.unpack_from(b, p)
+    p += 3
+    n2 = h1 - 1
+    if n2 > 126:
+        n2, p = _uvt(b, p, n2 + 1)
+        n2 -= 1
+    if n2 < 0:
         raise DecodeError('LeaderAndIsrResponse.Topics: null where not nullable')
     else:
-        if n1 > bl - p:
-            raise DecodeError('LeaderAndIsrResponse.Topics: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3 = _new(_LeaderAndIsrResponse_LeaderAndIsrTopicError)
-            e3.topic_id, = _S7.unpack_from(b, p)
-            p += 16
-            n4 = b[p] - 1
-            p += 1
-            if n4 > 126:
-                n4, p = _uvt(b, p, n4 + 1)
-                n4 -= 1
-            if n4 < 0:
+        if n2 > bl - p:
+            raise DecodeError('LeaderAndIsrResponse.Topics: count ' + str(n2) + ' past the end')
+        xs3 = []
+        for _ in range(n2):
+            e4 = _new(_LeaderAndIsrResponse_LeaderAndIsrTopicError)
+            e4.topic_id, h5, = _S14.unpack_from(b, p)
+            p += 17
+            n6 = h5 - 1
+            if n6 > 126:
+                n6, p = _uvt(b, p, n6 + 1)
+                n6 -= 1
+            if n6 < 0:
                 raise DecodeError('LeaderAndIsrTopicError.PartitionErrors: null where not nullable')
             else:
-                if n4 > bl - p:
-                    raise DecodeError('LeaderAndIsrTopicError.PartitionErrors: count ' + str(n4) + ' past the end')
-                xs5 = []
-                for _ in range(n4):
-                    e6 = _new(_LeaderAndIsrResponse_LeaderAndIsrPartitionError)
-                    e6.partition_index, e6.error_code, = _S10.unpack_from(b, p)
+                if n6 > bl - p:
+                    raise DecodeError('LeaderAndIsrTopicError.PartitionErrors: count ' + str(n6) + ' past the end')
+                xs7 = []
+                for _ in range(n6):
+                    e8 = _new(_LeaderAndIsrResponse_LeaderAndIsrPartitionError)
+                    e8.partition_index, e8.error_code, = _S5.unpack_from(b, p)
                     p += 6
-                    e6.topic_name = ''
+                    e8.topic_name = ''
                     if b[p] == 0:  # no tagged fields, the common case
-                        e6.unknown_tagged_fields = None
+                        e8.unknown_tagged_fields = None
                         p += 1
                     else:
-                        p = _t_LeaderAndIsrResponse_LeaderAndIsrPartitionError_0(b, p, e6)
-                    xs5.append(e6)
-                e3.partition_errors = xs5
+                        p = _t_LeaderAndIsrResponse_LeaderAndIsrPartitionError_0(b, p, e8)
+                    xs7.append(e8)
+                e4.partition_errors = xs7
             if b[p] == 0:  # no tagged fields, the common case
-                e3.unknown_tagged_fields = None
+                e4.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_LeaderAndIsrResponse_LeaderAndIsrTopicError_0(b, p, e3)
-            xs2.append(e3)
-        o.topics = xs2
+                p = _t_LeaderAndIsrResponse_LeaderAndIsrTopicError_0(b, p, e4)
+            xs3.append(e4)
+        o.topics = xs3
     o.partition_errors = []
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
@@ -2250,7 +2222,7 @@ def _r_LeaderAndIsrResponse_2(b, p):
 def _w_LeaderAndIsrResponse_2(o, w):
     if o.partition_errors:
         raise UnsupportedFieldError('LeaderAndIsrResponse.PartitionErrors exists only in versions 0-4')
-    w += _S2.pack(o.error_code)
+    w += _S1.pack(o.error_code)
     xs1 = o.topics
     ln = len(xs1) + 1
     if ln < 128:
@@ -2258,7 +2230,7 @@ def _w_LeaderAndIsrResponse_2(o, w):
     else:
         _wuv(w, ln)
     for e2 in xs1:
-        w += _S7.pack(e2.topic_id)
+        w += _S16.pack(e2.topic_id)
         xs3 = e2.partition_errors
         ln = len(xs3) + 1
         if ln < 128:
@@ -2266,7 +2238,7 @@ def _w_LeaderAndIsrResponse_2(o, w):
         else:
             _wuv(w, ln)
         for e4 in xs3:
-            w += _S10.pack(e4.partition_index, e4.error_code)
+            w += _S5.pack(e4.partition_index, e4.error_code)
             if e4.unknown_tagged_fields:
                 _wtags(w, e4.unknown_tagged_fields)
             else:

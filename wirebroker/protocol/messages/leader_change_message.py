@@ -28,9 +28,10 @@ _unpack_from = _struct.unpack_from
 def _first(tag_and_bytes):
     return tag_and_bytes[0]
 
-_S0 = _struct.Struct('>hi')
+_S0 = _struct.Struct('>hiB')
 _S1 = _struct.Struct('>i')
-_S2 = _struct.Struct('>i16s')
+_S2 = _struct.Struct('>hi')
+_S3 = _struct.Struct('>i16s')
 
 
 class LeaderChangeMessage(Message):
@@ -111,54 +112,53 @@ def _t_LeaderChangeMessage_0(b, p, o):
 def _r_LeaderChangeMessage_0(b, p):
     bl = len(b)
     o = _new(LeaderChangeMessage)
-    o.version, o.leader_id, = _S0.unpack_from(b, p)
-    p += 6
-    n1 = b[p] - 1
-    p += 1
-    if n1 > 126:
-        n1, p = _uvt(b, p, n1 + 1)
-        n1 -= 1
-    if n1 < 0:
+    o.version, o.leader_id, h1, = _S0.unpack_from(b, p)
+    p += 7
+    n2 = h1 - 1
+    if n2 > 126:
+        n2, p = _uvt(b, p, n2 + 1)
+        n2 -= 1
+    if n2 < 0:
         raise DecodeError('LeaderChangeMessage.Voters: null where not nullable')
     else:
-        if n1 > bl - p:
-            raise DecodeError('LeaderChangeMessage.Voters: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3 = _new(_LeaderChangeMessage_Voter)
-            e3.voter_id, = _S1.unpack_from(b, p)
+        if n2 > bl - p:
+            raise DecodeError('LeaderChangeMessage.Voters: count ' + str(n2) + ' past the end')
+        xs3 = []
+        for _ in range(n2):
+            e4 = _new(_LeaderChangeMessage_Voter)
+            e4.voter_id, = _S1.unpack_from(b, p)
             p += 4
-            e3.voter_directory_id = UUID_ZERO
+            e4.voter_directory_id = UUID_ZERO
             if b[p] == 0:  # no tagged fields, the common case
-                e3.unknown_tagged_fields = None
+                e4.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_LeaderChangeMessage_Voter_0(b, p, e3)
-            xs2.append(e3)
-        o.voters = xs2
-    n4 = b[p] - 1
+                p = _t_LeaderChangeMessage_Voter_0(b, p, e4)
+            xs3.append(e4)
+        o.voters = xs3
+    n5 = b[p] - 1
     p += 1
-    if n4 > 126:
-        n4, p = _uvt(b, p, n4 + 1)
-        n4 -= 1
-    if n4 < 0:
+    if n5 > 126:
+        n5, p = _uvt(b, p, n5 + 1)
+        n5 -= 1
+    if n5 < 0:
         raise DecodeError('LeaderChangeMessage.GrantingVoters: null where not nullable')
     else:
-        if n4 > bl - p:
-            raise DecodeError('LeaderChangeMessage.GrantingVoters: count ' + str(n4) + ' past the end')
-        xs5 = []
-        for _ in range(n4):
-            e6 = _new(_LeaderChangeMessage_Voter)
-            e6.voter_id, = _S1.unpack_from(b, p)
+        if n5 > bl - p:
+            raise DecodeError('LeaderChangeMessage.GrantingVoters: count ' + str(n5) + ' past the end')
+        xs6 = []
+        for _ in range(n5):
+            e7 = _new(_LeaderChangeMessage_Voter)
+            e7.voter_id, = _S1.unpack_from(b, p)
             p += 4
-            e6.voter_directory_id = UUID_ZERO
+            e7.voter_directory_id = UUID_ZERO
             if b[p] == 0:  # no tagged fields, the common case
-                e6.unknown_tagged_fields = None
+                e7.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_LeaderChangeMessage_Voter_0(b, p, e6)
-            xs5.append(e6)
-        o.granting_voters = xs5
+                p = _t_LeaderChangeMessage_Voter_0(b, p, e7)
+            xs6.append(e7)
+        o.granting_voters = xs6
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         p += 1
@@ -168,7 +168,7 @@ def _r_LeaderChangeMessage_0(b, p):
 
 
 def _w_LeaderChangeMessage_0(o, w):
-    w += _S0.pack(o.version, o.leader_id)
+    w += _S2.pack(o.version, o.leader_id)
     xs1 = o.voters
     ln = len(xs1) + 1
     if ln < 128:
@@ -206,52 +206,51 @@ def _w_LeaderChangeMessage_0(o, w):
 def _r_LeaderChangeMessage_1(b, p):
     bl = len(b)
     o = _new(LeaderChangeMessage)
-    o.version, o.leader_id, = _S0.unpack_from(b, p)
-    p += 6
-    n1 = b[p] - 1
-    p += 1
-    if n1 > 126:
-        n1, p = _uvt(b, p, n1 + 1)
-        n1 -= 1
-    if n1 < 0:
+    o.version, o.leader_id, h1, = _S0.unpack_from(b, p)
+    p += 7
+    n2 = h1 - 1
+    if n2 > 126:
+        n2, p = _uvt(b, p, n2 + 1)
+        n2 -= 1
+    if n2 < 0:
         raise DecodeError('LeaderChangeMessage.Voters: null where not nullable')
     else:
-        if n1 > bl - p:
-            raise DecodeError('LeaderChangeMessage.Voters: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3 = _new(_LeaderChangeMessage_Voter)
-            e3.voter_id, e3.voter_directory_id, = _S2.unpack_from(b, p)
+        if n2 > bl - p:
+            raise DecodeError('LeaderChangeMessage.Voters: count ' + str(n2) + ' past the end')
+        xs3 = []
+        for _ in range(n2):
+            e4 = _new(_LeaderChangeMessage_Voter)
+            e4.voter_id, e4.voter_directory_id, = _S3.unpack_from(b, p)
             p += 20
             if b[p] == 0:  # no tagged fields, the common case
-                e3.unknown_tagged_fields = None
+                e4.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_LeaderChangeMessage_Voter_0(b, p, e3)
-            xs2.append(e3)
-        o.voters = xs2
-    n4 = b[p] - 1
+                p = _t_LeaderChangeMessage_Voter_0(b, p, e4)
+            xs3.append(e4)
+        o.voters = xs3
+    n5 = b[p] - 1
     p += 1
-    if n4 > 126:
-        n4, p = _uvt(b, p, n4 + 1)
-        n4 -= 1
-    if n4 < 0:
+    if n5 > 126:
+        n5, p = _uvt(b, p, n5 + 1)
+        n5 -= 1
+    if n5 < 0:
         raise DecodeError('LeaderChangeMessage.GrantingVoters: null where not nullable')
     else:
-        if n4 > bl - p:
-            raise DecodeError('LeaderChangeMessage.GrantingVoters: count ' + str(n4) + ' past the end')
-        xs5 = []
-        for _ in range(n4):
-            e6 = _new(_LeaderChangeMessage_Voter)
-            e6.voter_id, e6.voter_directory_id, = _S2.unpack_from(b, p)
+        if n5 > bl - p:
+            raise DecodeError('LeaderChangeMessage.GrantingVoters: count ' + str(n5) + ' past the end')
+        xs6 = []
+        for _ in range(n5):
+            e7 = _new(_LeaderChangeMessage_Voter)
+            e7.voter_id, e7.voter_directory_id, = _S3.unpack_from(b, p)
             p += 20
             if b[p] == 0:  # no tagged fields, the common case
-                e6.unknown_tagged_fields = None
+                e7.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_LeaderChangeMessage_Voter_0(b, p, e6)
-            xs5.append(e6)
-        o.granting_voters = xs5
+                p = _t_LeaderChangeMessage_Voter_0(b, p, e7)
+            xs6.append(e7)
+        o.granting_voters = xs6
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         p += 1
@@ -261,7 +260,7 @@ def _r_LeaderChangeMessage_1(b, p):
 
 
 def _w_LeaderChangeMessage_1(o, w):
-    w += _S0.pack(o.version, o.leader_id)
+    w += _S2.pack(o.version, o.leader_id)
     xs1 = o.voters
     ln = len(xs1) + 1
     if ln < 128:
@@ -269,7 +268,7 @@ def _w_LeaderChangeMessage_1(o, w):
     else:
         _wuv(w, ln)
     for e2 in xs1:
-        w += _S2.pack(e2.voter_id, e2.voter_directory_id)
+        w += _S3.pack(e2.voter_id, e2.voter_directory_id)
         if e2.unknown_tagged_fields:
             _wtags(w, e2.unknown_tagged_fields)
         else:
@@ -281,7 +280,7 @@ def _w_LeaderChangeMessage_1(o, w):
     else:
         _wuv(w, ln)
     for e4 in xs3:
-        w += _S2.pack(e4.voter_id, e4.voter_directory_id)
+        w += _S3.pack(e4.voter_id, e4.voter_directory_id)
         if e4.unknown_tagged_fields:
             _wtags(w, e4.unknown_tagged_fields)
         else:

@@ -31,6 +31,8 @@ def _first(tag_and_bytes):
 _S0 = _struct.Struct('>h')
 _S1 = _struct.Struct('>i')
 _S2 = _struct.Struct('>ih')
+_S3 = _struct.Struct('>ihi')
+_S4 = _struct.Struct('>ihB')
 
 
 class LeaveGroupRequest(Message):
@@ -550,43 +552,42 @@ def _w_LeaveGroupResponse_1(o, w):
 def _r_LeaveGroupResponse_2(b, p):
     bl = len(b)
     o = _new(LeaveGroupResponse)
-    o.throttle_time_ms, o.error_code, = _S2.unpack_from(b, p)
-    p += 6
-    n1, = _S1.unpack_from(b, p)
-    p += 4
-    if n1 < 0:
+    o.throttle_time_ms, o.error_code, h1, = _S3.unpack_from(b, p)
+    p += 10
+    n2 = h1
+    if n2 < 0:
         raise DecodeError('LeaveGroupResponse.Members: null where not nullable')
     else:
-        if n1 > bl - p:
-            raise DecodeError('LeaveGroupResponse.Members: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3 = _new(_LeaveGroupResponse_MemberResponse)
-            n4, = _S0.unpack_from(b, p)
+        if n2 > bl - p:
+            raise DecodeError('LeaveGroupResponse.Members: count ' + str(n2) + ' past the end')
+        xs3 = []
+        for _ in range(n2):
+            e4 = _new(_LeaveGroupResponse_MemberResponse)
+            n5, = _S0.unpack_from(b, p)
             p += 2
-            if n4 < 0:
+            if n5 < 0:
                 raise DecodeError('MemberResponse.MemberId: null where not nullable')
             else:
-                q5 = p + n4
-                if q5 > bl:
-                    raise DecodeError('MemberResponse.MemberId: length ' + str(n4) + ' past the end')
-                e3.member_id = str(b[p:q5], 'utf-8')
-                p = q5
-            n6, = _S0.unpack_from(b, p)
+                q6 = p + n5
+                if q6 > bl:
+                    raise DecodeError('MemberResponse.MemberId: length ' + str(n5) + ' past the end')
+                e4.member_id = str(b[p:q6], 'utf-8')
+                p = q6
+            n7, = _S0.unpack_from(b, p)
             p += 2
-            if n6 < 0:
-                e3.group_instance_id = None
+            if n7 < 0:
+                e4.group_instance_id = None
             else:
-                q7 = p + n6
-                if q7 > bl:
-                    raise DecodeError('MemberResponse.GroupInstanceId: length ' + str(n6) + ' past the end')
-                e3.group_instance_id = str(b[p:q7], 'utf-8')
-                p = q7
-            e3.error_code, = _S0.unpack_from(b, p)
+                q8 = p + n7
+                if q8 > bl:
+                    raise DecodeError('MemberResponse.GroupInstanceId: length ' + str(n7) + ' past the end')
+                e4.group_instance_id = str(b[p:q8], 'utf-8')
+                p = q8
+            e4.error_code, = _S0.unpack_from(b, p)
             p += 2
-            e3.unknown_tagged_fields = None
-            xs2.append(e3)
-        o.members = xs2
+            e4.unknown_tagged_fields = None
+            xs3.append(e4)
+        o.members = xs3
     o.unknown_tagged_fields = None
     return o, p
 
@@ -659,56 +660,55 @@ def _t_LeaveGroupResponse_0(b, p, o):
 def _r_LeaveGroupResponse_3(b, p):
     bl = len(b)
     o = _new(LeaveGroupResponse)
-    o.throttle_time_ms, o.error_code, = _S2.unpack_from(b, p)
-    p += 6
-    n1 = b[p] - 1
-    p += 1
-    if n1 > 126:
-        n1, p = _uvt(b, p, n1 + 1)
-        n1 -= 1
-    if n1 < 0:
+    o.throttle_time_ms, o.error_code, h1, = _S4.unpack_from(b, p)
+    p += 7
+    n2 = h1 - 1
+    if n2 > 126:
+        n2, p = _uvt(b, p, n2 + 1)
+        n2 -= 1
+    if n2 < 0:
         raise DecodeError('LeaveGroupResponse.Members: null where not nullable')
     else:
-        if n1 > bl - p:
-            raise DecodeError('LeaveGroupResponse.Members: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3 = _new(_LeaveGroupResponse_MemberResponse)
-            n4 = b[p] - 1
+        if n2 > bl - p:
+            raise DecodeError('LeaveGroupResponse.Members: count ' + str(n2) + ' past the end')
+        xs3 = []
+        for _ in range(n2):
+            e4 = _new(_LeaveGroupResponse_MemberResponse)
+            n5 = b[p] - 1
             p += 1
-            if n4 > 126:
-                n4, p = _uvt(b, p, n4 + 1)
-                n4 -= 1
-            if n4 < 0:
+            if n5 > 126:
+                n5, p = _uvt(b, p, n5 + 1)
+                n5 -= 1
+            if n5 < 0:
                 raise DecodeError('MemberResponse.MemberId: null where not nullable')
             else:
-                q5 = p + n4
-                if q5 > bl:
-                    raise DecodeError('MemberResponse.MemberId: length ' + str(n4) + ' past the end')
-                e3.member_id = str(b[p:q5], 'utf-8')
-                p = q5
-            n6 = b[p] - 1
+                q6 = p + n5
+                if q6 > bl:
+                    raise DecodeError('MemberResponse.MemberId: length ' + str(n5) + ' past the end')
+                e4.member_id = str(b[p:q6], 'utf-8')
+                p = q6
+            n7 = b[p] - 1
             p += 1
-            if n6 > 126:
-                n6, p = _uvt(b, p, n6 + 1)
-                n6 -= 1
-            if n6 < 0:
-                e3.group_instance_id = None
+            if n7 > 126:
+                n7, p = _uvt(b, p, n7 + 1)
+                n7 -= 1
+            if n7 < 0:
+                e4.group_instance_id = None
             else:
-                q7 = p + n6
-                if q7 > bl:
-                    raise DecodeError('MemberResponse.GroupInstanceId: length ' + str(n6) + ' past the end')
-                e3.group_instance_id = str(b[p:q7], 'utf-8')
-                p = q7
-            e3.error_code, = _S0.unpack_from(b, p)
+                q8 = p + n7
+                if q8 > bl:
+                    raise DecodeError('MemberResponse.GroupInstanceId: length ' + str(n7) + ' past the end')
+                e4.group_instance_id = str(b[p:q8], 'utf-8')
+                p = q8
+            e4.error_code, = _S0.unpack_from(b, p)
             p += 2
             if b[p] == 0:  # no tagged fields, the common case
-                e3.unknown_tagged_fields = None
+                e4.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_LeaveGroupResponse_MemberResponse_0(b, p, e3)
-            xs2.append(e3)
-        o.members = xs2
+                p = _t_LeaveGroupResponse_MemberResponse_0(b, p, e4)
+            xs3.append(e4)
+        o.members = xs3
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         p += 1

@@ -28,8 +28,9 @@ _unpack_from = _struct.unpack_from
 def _first(tag_and_bytes):
     return tag_and_bytes[0]
 
-_S0 = _struct.Struct('>q')
-_S1 = _struct.Struct('>h')
+_S0 = _struct.Struct('>qh')
+_S1 = _struct.Struct('>q')
+_S2 = _struct.Struct('>h')
 
 
 class LegacyOffsetCommitValue(Message):
@@ -52,31 +53,30 @@ class LegacyOffsetCommitValue(Message):
 def _r_LegacyOffsetCommitValue_0(b, p):
     bl = len(b)
     o = _new(LegacyOffsetCommitValue)
-    o.offset, = _S0.unpack_from(b, p)
-    p += 8
-    n1, = _S1.unpack_from(b, p)
-    p += 2
-    if n1 < 0:
+    o.offset, h1, = _S0.unpack_from(b, p)
+    p += 10
+    n2 = h1
+    if n2 < 0:
         raise DecodeError('LegacyOffsetCommitValue.metadata: null where not nullable')
     else:
-        q2 = p + n1
-        if q2 > bl:
-            raise DecodeError('LegacyOffsetCommitValue.metadata: length ' + str(n1) + ' past the end')
-        o.metadata = str(b[p:q2], 'utf-8')
-        p = q2
-    o.commit_timestamp, = _S0.unpack_from(b, p)
+        q3 = p + n2
+        if q3 > bl:
+            raise DecodeError('LegacyOffsetCommitValue.metadata: length ' + str(n2) + ' past the end')
+        o.metadata = str(b[p:q3], 'utf-8')
+        p = q3
+    o.commit_timestamp, = _S1.unpack_from(b, p)
     p += 8
     o.unknown_tagged_fields = None
     return o, p
 
 
 def _w_LegacyOffsetCommitValue_0(o, w):
-    w += _S0.pack(o.offset)
+    w += _S1.pack(o.offset)
     v1 = o.metadata
     v1 = v1.encode()
-    w += _S1.pack(len(v1))
+    w += _S2.pack(len(v1))
     w += v1
-    w += _S0.pack(o.commit_timestamp)
+    w += _S1.pack(o.commit_timestamp)
 
 
 LegacyOffsetCommitValue._READERS = (_r_LegacyOffsetCommitValue_0,)

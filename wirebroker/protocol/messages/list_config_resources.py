@@ -28,8 +28,9 @@ _unpack_from = _struct.unpack_from
 def _first(tag_and_bytes):
     return tag_and_bytes[0]
 
-_S0 = _struct.Struct('>ih')
-_S1 = _struct.Struct('>b')
+_S0 = _struct.Struct('>ihB')
+_S1 = _struct.Struct('>ih')
+_S2 = _struct.Struct('>b')
 _ARRAY_b = tuple(_struct.Struct('>' + str(n) + 'b') for n in range(64))
 
 
@@ -212,42 +213,41 @@ def _t_ListConfigResourcesResponse_0(b, p, o):
 def _r_ListConfigResourcesResponse_0(b, p):
     bl = len(b)
     o = _new(ListConfigResourcesResponse)
-    o.throttle_time_ms, o.error_code, = _S0.unpack_from(b, p)
-    p += 6
-    n1 = b[p] - 1
-    p += 1
-    if n1 > 126:
-        n1, p = _uvt(b, p, n1 + 1)
-        n1 -= 1
-    if n1 < 0:
+    o.throttle_time_ms, o.error_code, h1, = _S0.unpack_from(b, p)
+    p += 7
+    n2 = h1 - 1
+    if n2 > 126:
+        n2, p = _uvt(b, p, n2 + 1)
+        n2 -= 1
+    if n2 < 0:
         raise DecodeError('ListConfigResourcesResponse.ConfigResources: null where not nullable')
     else:
-        if n1 > bl - p:
-            raise DecodeError('ListConfigResourcesResponse.ConfigResources: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3 = _new(_ListConfigResourcesResponse_ConfigResource)
-            n4 = b[p] - 1
+        if n2 > bl - p:
+            raise DecodeError('ListConfigResourcesResponse.ConfigResources: count ' + str(n2) + ' past the end')
+        xs3 = []
+        for _ in range(n2):
+            e4 = _new(_ListConfigResourcesResponse_ConfigResource)
+            n5 = b[p] - 1
             p += 1
-            if n4 > 126:
-                n4, p = _uvt(b, p, n4 + 1)
-                n4 -= 1
-            if n4 < 0:
+            if n5 > 126:
+                n5, p = _uvt(b, p, n5 + 1)
+                n5 -= 1
+            if n5 < 0:
                 raise DecodeError('ConfigResource.ResourceName: null where not nullable')
             else:
-                q5 = p + n4
-                if q5 > bl:
-                    raise DecodeError('ConfigResource.ResourceName: length ' + str(n4) + ' past the end')
-                e3.resource_name = str(b[p:q5], 'utf-8')
-                p = q5
-            e3.resource_type = 16
+                q6 = p + n5
+                if q6 > bl:
+                    raise DecodeError('ConfigResource.ResourceName: length ' + str(n5) + ' past the end')
+                e4.resource_name = str(b[p:q6], 'utf-8')
+                p = q6
+            e4.resource_type = 16
             if b[p] == 0:  # no tagged fields, the common case
-                e3.unknown_tagged_fields = None
+                e4.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_ListConfigResourcesResponse_ConfigResource_0(b, p, e3)
-            xs2.append(e3)
-        o.config_resources = xs2
+                p = _t_ListConfigResourcesResponse_ConfigResource_0(b, p, e4)
+            xs3.append(e4)
+        o.config_resources = xs3
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         p += 1
@@ -257,7 +257,7 @@ def _r_ListConfigResourcesResponse_0(b, p):
 
 
 def _w_ListConfigResourcesResponse_0(o, w):
-    w += _S0.pack(o.throttle_time_ms, o.error_code)
+    w += _S1.pack(o.throttle_time_ms, o.error_code)
     xs1 = o.config_resources
     ln = len(xs1) + 1
     if ln < 128:
@@ -286,43 +286,42 @@ def _w_ListConfigResourcesResponse_0(o, w):
 def _r_ListConfigResourcesResponse_1(b, p):
     bl = len(b)
     o = _new(ListConfigResourcesResponse)
-    o.throttle_time_ms, o.error_code, = _S0.unpack_from(b, p)
-    p += 6
-    n1 = b[p] - 1
-    p += 1
-    if n1 > 126:
-        n1, p = _uvt(b, p, n1 + 1)
-        n1 -= 1
-    if n1 < 0:
+    o.throttle_time_ms, o.error_code, h1, = _S0.unpack_from(b, p)
+    p += 7
+    n2 = h1 - 1
+    if n2 > 126:
+        n2, p = _uvt(b, p, n2 + 1)
+        n2 -= 1
+    if n2 < 0:
         raise DecodeError('ListConfigResourcesResponse.ConfigResources: null where not nullable')
     else:
-        if n1 > bl - p:
-            raise DecodeError('ListConfigResourcesResponse.ConfigResources: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3 = _new(_ListConfigResourcesResponse_ConfigResource)
-            n4 = b[p] - 1
+        if n2 > bl - p:
+            raise DecodeError('ListConfigResourcesResponse.ConfigResources: count ' + str(n2) + ' past the end')
+        xs3 = []
+        for _ in range(n2):
+            e4 = _new(_ListConfigResourcesResponse_ConfigResource)
+            n5 = b[p] - 1
             p += 1
-            if n4 > 126:
-                n4, p = _uvt(b, p, n4 + 1)
-                n4 -= 1
-            if n4 < 0:
+            if n5 > 126:
+                n5, p = _uvt(b, p, n5 + 1)
+                n5 -= 1
+            if n5 < 0:
                 raise DecodeError('ConfigResource.ResourceName: null where not nullable')
             else:
-                q5 = p + n4
-                if q5 > bl:
-                    raise DecodeError('ConfigResource.ResourceName: length ' + str(n4) + ' past the end')
-                e3.resource_name = str(b[p:q5], 'utf-8')
-                p = q5
-            e3.resource_type, = _S1.unpack_from(b, p)
+                q6 = p + n5
+                if q6 > bl:
+                    raise DecodeError('ConfigResource.ResourceName: length ' + str(n5) + ' past the end')
+                e4.resource_name = str(b[p:q6], 'utf-8')
+                p = q6
+            e4.resource_type, = _S2.unpack_from(b, p)
             p += 1
             if b[p] == 0:  # no tagged fields, the common case
-                e3.unknown_tagged_fields = None
+                e4.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_ListConfigResourcesResponse_ConfigResource_0(b, p, e3)
-            xs2.append(e3)
-        o.config_resources = xs2
+                p = _t_ListConfigResourcesResponse_ConfigResource_0(b, p, e4)
+            xs3.append(e4)
+        o.config_resources = xs3
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         p += 1
@@ -332,7 +331,7 @@ def _r_ListConfigResourcesResponse_1(b, p):
 
 
 def _w_ListConfigResourcesResponse_1(o, w):
-    w += _S0.pack(o.throttle_time_ms, o.error_code)
+    w += _S1.pack(o.throttle_time_ms, o.error_code)
     xs1 = o.config_resources
     ln = len(xs1) + 1
     if ln < 128:
@@ -348,7 +347,7 @@ def _w_ListConfigResourcesResponse_1(o, w):
         else:
             _wuv(w, ln)
         w += v3
-        w += _S1.pack(e2.resource_type)
+        w += _S2.pack(e2.resource_type)
         if e2.unknown_tagged_fields:
             _wtags(w, e2.unknown_tagged_fields)
         else:

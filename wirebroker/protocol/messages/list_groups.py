@@ -28,9 +28,12 @@ _unpack_from = _struct.unpack_from
 def _first(tag_and_bytes):
     return tag_and_bytes[0]
 
-_S0 = _struct.Struct('>h')
-_S1 = _struct.Struct('>i')
-_S2 = _struct.Struct('>ih')
+_S0 = _struct.Struct('>hi')
+_S1 = _struct.Struct('>h')
+_S2 = _struct.Struct('>i')
+_S3 = _struct.Struct('>ihi')
+_S4 = _struct.Struct('>ih')
+_S5 = _struct.Struct('>ihB')
 
 
 class ListGroupsRequest(Message):
@@ -310,119 +313,117 @@ def _w_ListGroupsRequest_3(o, w):
 def _r_ListGroupsResponse_0(b, p):
     bl = len(b)
     o = _new(ListGroupsResponse)
-    o.error_code, = _S0.unpack_from(b, p)
-    p += 2
-    n1, = _S1.unpack_from(b, p)
-    p += 4
-    if n1 < 0:
+    o.error_code, h1, = _S0.unpack_from(b, p)
+    p += 6
+    n2 = h1
+    if n2 < 0:
         raise DecodeError('ListGroupsResponse.Groups: null where not nullable')
     else:
-        if n1 > bl - p:
-            raise DecodeError('ListGroupsResponse.Groups: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3 = _new(_ListGroupsResponse_ListedGroup)
-            n4, = _S0.unpack_from(b, p)
+        if n2 > bl - p:
+            raise DecodeError('ListGroupsResponse.Groups: count ' + str(n2) + ' past the end')
+        xs3 = []
+        for _ in range(n2):
+            e4 = _new(_ListGroupsResponse_ListedGroup)
+            n5, = _S1.unpack_from(b, p)
             p += 2
-            if n4 < 0:
+            if n5 < 0:
                 raise DecodeError('ListedGroup.GroupId: null where not nullable')
             else:
-                q5 = p + n4
-                if q5 > bl:
-                    raise DecodeError('ListedGroup.GroupId: length ' + str(n4) + ' past the end')
-                e3.group_id = str(b[p:q5], 'utf-8')
-                p = q5
-            n6, = _S0.unpack_from(b, p)
+                q6 = p + n5
+                if q6 > bl:
+                    raise DecodeError('ListedGroup.GroupId: length ' + str(n5) + ' past the end')
+                e4.group_id = str(b[p:q6], 'utf-8')
+                p = q6
+            n7, = _S1.unpack_from(b, p)
             p += 2
-            if n6 < 0:
+            if n7 < 0:
                 raise DecodeError('ListedGroup.ProtocolType: null where not nullable')
             else:
-                q7 = p + n6
-                if q7 > bl:
-                    raise DecodeError('ListedGroup.ProtocolType: length ' + str(n6) + ' past the end')
-                e3.protocol_type = str(b[p:q7], 'utf-8')
-                p = q7
-            e3.group_state = ''
-            e3.group_type = ''
-            e3.unknown_tagged_fields = None
-            xs2.append(e3)
-        o.groups = xs2
+                q8 = p + n7
+                if q8 > bl:
+                    raise DecodeError('ListedGroup.ProtocolType: length ' + str(n7) + ' past the end')
+                e4.protocol_type = str(b[p:q8], 'utf-8')
+                p = q8
+            e4.group_state = ''
+            e4.group_type = ''
+            e4.unknown_tagged_fields = None
+            xs3.append(e4)
+        o.groups = xs3
     o.throttle_time_ms = 0
     o.unknown_tagged_fields = None
     return o, p
 
 
 def _w_ListGroupsResponse_0(o, w):
-    w += _S0.pack(o.error_code)
+    w += _S1.pack(o.error_code)
     xs1 = o.groups
-    w += _S1.pack(len(xs1))
+    w += _S2.pack(len(xs1))
     for e2 in xs1:
         v3 = e2.group_id
         v3 = v3.encode()
-        w += _S0.pack(len(v3))
+        w += _S1.pack(len(v3))
         w += v3
         v4 = e2.protocol_type
         v4 = v4.encode()
-        w += _S0.pack(len(v4))
+        w += _S1.pack(len(v4))
         w += v4
 
 
 def _r_ListGroupsResponse_1(b, p):
     bl = len(b)
     o = _new(ListGroupsResponse)
-    o.throttle_time_ms, o.error_code, = _S2.unpack_from(b, p)
-    p += 6
-    n1, = _S1.unpack_from(b, p)
-    p += 4
-    if n1 < 0:
+    o.throttle_time_ms, o.error_code, h1, = _S3.unpack_from(b, p)
+    p += 10
+    n2 = h1
+    if n2 < 0:
         raise DecodeError('ListGroupsResponse.Groups: null where not nullable')
     else:
-        if n1 > bl - p:
-            raise DecodeError('ListGroupsResponse.Groups: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3 = _new(_ListGroupsResponse_ListedGroup)
-            n4, = _S0.unpack_from(b, p)
+        if n2 > bl - p:
+            raise DecodeError('ListGroupsResponse.Groups: count ' + str(n2) + ' past the end')
+        xs3 = []
+        for _ in range(n2):
+            e4 = _new(_ListGroupsResponse_ListedGroup)
+            n5, = _S1.unpack_from(b, p)
             p += 2
-            if n4 < 0:
+            if n5 < 0:
                 raise DecodeError('ListedGroup.GroupId: null where not nullable')
             else:
-                q5 = p + n4
-                if q5 > bl:
-                    raise DecodeError('ListedGroup.GroupId: length ' + str(n4) + ' past the end')
-                e3.group_id = str(b[p:q5], 'utf-8')
-                p = q5
-            n6, = _S0.unpack_from(b, p)
+                q6 = p + n5
+                if q6 > bl:
+                    raise DecodeError('ListedGroup.GroupId: length ' + str(n5) + ' past the end')
+                e4.group_id = str(b[p:q6], 'utf-8')
+                p = q6
+            n7, = _S1.unpack_from(b, p)
             p += 2
-            if n6 < 0:
+            if n7 < 0:
                 raise DecodeError('ListedGroup.ProtocolType: null where not nullable')
             else:
-                q7 = p + n6
-                if q7 > bl:
-                    raise DecodeError('ListedGroup.ProtocolType: length ' + str(n6) + ' past the end')
-                e3.protocol_type = str(b[p:q7], 'utf-8')
-                p = q7
-            e3.group_state = ''
-            e3.group_type = ''
-            e3.unknown_tagged_fields = None
-            xs2.append(e3)
-        o.groups = xs2
+                q8 = p + n7
+                if q8 > bl:
+                    raise DecodeError('ListedGroup.ProtocolType: length ' + str(n7) + ' past the end')
+                e4.protocol_type = str(b[p:q8], 'utf-8')
+                p = q8
+            e4.group_state = ''
+            e4.group_type = ''
+            e4.unknown_tagged_fields = None
+            xs3.append(e4)
+        o.groups = xs3
     o.unknown_tagged_fields = None
     return o, p
 
 
 def _w_ListGroupsResponse_1(o, w):
-    w += _S2.pack(o.throttle_time_ms, o.error_code)
+    w += _S4.pack(o.throttle_time_ms, o.error_code)
     xs1 = o.groups
-    w += _S1.pack(len(xs1))
+    w += _S2.pack(len(xs1))
     for e2 in xs1:
         v3 = e2.group_id
         v3 = v3.encode()
-        w += _S0.pack(len(v3))
+        w += _S1.pack(len(v3))
         w += v3
         v4 = e2.protocol_type
         v4 = v4.encode()
-        w += _S0.pack(len(v4))
+        w += _S1.pack(len(v4))
         w += v4
 
 
@@ -475,56 +476,55 @@ def _t_ListGroupsResponse_0(b, p, o):
 def _r_ListGroupsResponse_2(b, p):
     bl = len(b)
     o = _new(ListGroupsResponse)
-    o.throttle_time_ms, o.error_code, = _S2.unpack_from(b, p)
-    p += 6
-    n1 = b[p] - 1
-    p += 1
-    if n1 > 126:
-        n1, p = _uvt(b, p, n1 + 1)
-        n1 -= 1
-    if n1 < 0:
+    o.throttle_time_ms, o.error_code, h1, = _S5.unpack_from(b, p)
+    p += 7
+    n2 = h1 - 1
+    if n2 > 126:
+        n2, p = _uvt(b, p, n2 + 1)
+        n2 -= 1
+    if n2 < 0:
         raise DecodeError('ListGroupsResponse.Groups: null where not nullable')
     else:
-        if n1 > bl - p:
-            raise DecodeError('ListGroupsResponse.Groups: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3 = _new(_ListGroupsResponse_ListedGroup)
-            n4 = b[p] - 1
+        if n2 > bl - p:
+            raise DecodeError('ListGroupsResponse.Groups: count ' + str(n2) + ' past the end')
+        xs3 = []
+        for _ in range(n2):
+            e4 = _new(_ListGroupsResponse_ListedGroup)
+            n5 = b[p] - 1
             p += 1
-            if n4 > 126:
-                n4, p = _uvt(b, p, n4 + 1)
-                n4 -= 1
-            if n4 < 0:
+            if n5 > 126:
+                n5, p = _uvt(b, p, n5 + 1)
+                n5 -= 1
+            if n5 < 0:
                 raise DecodeError('ListedGroup.GroupId: null where not nullable')
             else:
-                q5 = p + n4
-                if q5 > bl:
-                    raise DecodeError('ListedGroup.GroupId: length ' + str(n4) + ' past the end')
-                e3.group_id = str(b[p:q5], 'utf-8')
-                p = q5
-            n6 = b[p] - 1
+                q6 = p + n5
+                if q6 > bl:
+                    raise DecodeError('ListedGroup.GroupId: length ' + str(n5) + ' past the end')
+                e4.group_id = str(b[p:q6], 'utf-8')
+                p = q6
+            n7 = b[p] - 1
             p += 1
-            if n6 > 126:
-                n6, p = _uvt(b, p, n6 + 1)
-                n6 -= 1
-            if n6 < 0:
+            if n7 > 126:
+                n7, p = _uvt(b, p, n7 + 1)
+                n7 -= 1
+            if n7 < 0:
                 raise DecodeError('ListedGroup.ProtocolType: null where not nullable')
             else:
-                q7 = p + n6
-                if q7 > bl:
-                    raise DecodeError('ListedGroup.ProtocolType: length ' + str(n6) + ' past the end')
-                e3.protocol_type = str(b[p:q7], 'utf-8')
-                p = q7
-            e3.group_state = ''
-            e3.group_type = ''
+                q8 = p + n7
+                if q8 > bl:
+                    raise DecodeError('ListedGroup.ProtocolType: length ' + str(n7) + ' past the end')
+                e4.protocol_type = str(b[p:q8], 'utf-8')
+                p = q8
+            e4.group_state = ''
+            e4.group_type = ''
             if b[p] == 0:  # no tagged fields, the common case
-                e3.unknown_tagged_fields = None
+                e4.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_ListGroupsResponse_ListedGroup_0(b, p, e3)
-            xs2.append(e3)
-        o.groups = xs2
+                p = _t_ListGroupsResponse_ListedGroup_0(b, p, e4)
+            xs3.append(e4)
+        o.groups = xs3
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         p += 1
@@ -534,7 +534,7 @@ def _r_ListGroupsResponse_2(b, p):
 
 
 def _w_ListGroupsResponse_2(o, w):
-    w += _S2.pack(o.throttle_time_ms, o.error_code)
+    w += _S4.pack(o.throttle_time_ms, o.error_code)
     xs1 = o.groups
     ln = len(xs1) + 1
     if ln < 128:
@@ -571,68 +571,67 @@ def _w_ListGroupsResponse_2(o, w):
 def _r_ListGroupsResponse_3(b, p):
     bl = len(b)
     o = _new(ListGroupsResponse)
-    o.throttle_time_ms, o.error_code, = _S2.unpack_from(b, p)
-    p += 6
-    n1 = b[p] - 1
-    p += 1
-    if n1 > 126:
-        n1, p = _uvt(b, p, n1 + 1)
-        n1 -= 1
-    if n1 < 0:
+    o.throttle_time_ms, o.error_code, h1, = _S5.unpack_from(b, p)
+    p += 7
+    n2 = h1 - 1
+    if n2 > 126:
+        n2, p = _uvt(b, p, n2 + 1)
+        n2 -= 1
+    if n2 < 0:
         raise DecodeError('ListGroupsResponse.Groups: null where not nullable')
     else:
-        if n1 > bl - p:
-            raise DecodeError('ListGroupsResponse.Groups: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3 = _new(_ListGroupsResponse_ListedGroup)
-            n4 = b[p] - 1
+        if n2 > bl - p:
+            raise DecodeError('ListGroupsResponse.Groups: count ' + str(n2) + ' past the end')
+        xs3 = []
+        for _ in range(n2):
+            e4 = _new(_ListGroupsResponse_ListedGroup)
+            n5 = b[p] - 1
             p += 1
-            if n4 > 126:
-                n4, p = _uvt(b, p, n4 + 1)
-                n4 -= 1
-            if n4 < 0:
+            if n5 > 126:
+                n5, p = _uvt(b, p, n5 + 1)
+                n5 -= 1
+            if n5 < 0:
                 raise DecodeError('ListedGroup.GroupId: null where not nullable')
             else:
-                q5 = p + n4
-                if q5 > bl:
-                    raise DecodeError('ListedGroup.GroupId: length ' + str(n4) + ' past the end')
-                e3.group_id = str(b[p:q5], 'utf-8')
-                p = q5
-            n6 = b[p] - 1
+                q6 = p + n5
+                if q6 > bl:
+                    raise DecodeError('ListedGroup.GroupId: length ' + str(n5) + ' past the end')
+                e4.group_id = str(b[p:q6], 'utf-8')
+                p = q6
+            n7 = b[p] - 1
             p += 1
-            if n6 > 126:
-                n6, p = _uvt(b, p, n6 + 1)
-                n6 -= 1
-            if n6 < 0:
+            if n7 > 126:
+                n7, p = _uvt(b, p, n7 + 1)
+                n7 -= 1
+            if n7 < 0:
                 raise DecodeError('ListedGroup.ProtocolType: null where not nullable')
             else:
-                q7 = p + n6
-                if q7 > bl:
-                    raise DecodeError('ListedGroup.ProtocolType: length ' + str(n6) + ' past the end')
-                e3.protocol_type = str(b[p:q7], 'utf-8')
-                p = q7
-            n8 = b[p] - 1
+                q8 = p + n7
+                if q8 > bl:
+                    raise DecodeError('ListedGroup.ProtocolType: length ' + str(n7) + ' past the end')
+                e4.protocol_type = str(b[p:q8], 'utf-8')
+                p = q8
+            n9 = b[p] - 1
             p += 1
-            if n8 > 126:
-                n8, p = _uvt(b, p, n8 + 1)
-                n8 -= 1
-            if n8 < 0:
+            if n9 > 126:
+                n9, p = _uvt(b, p, n9 + 1)
+                n9 -= 1
+            if n9 < 0:
                 raise DecodeError('ListedGroup.GroupState: null where not nullable')
             else:
-                q9 = p + n8
-                if q9 > bl:
-                    raise DecodeError('ListedGroup.GroupState: length ' + str(n8) + ' past the end')
-                e3.group_state = str(b[p:q9], 'utf-8')
-                p = q9
-            e3.group_type = ''
+                q10 = p + n9
+                if q10 > bl:
+                    raise DecodeError('ListedGroup.GroupState: length ' + str(n9) + ' past the end')
+                e4.group_state = str(b[p:q10], 'utf-8')
+                p = q10
+            e4.group_type = ''
             if b[p] == 0:  # no tagged fields, the common case
-                e3.unknown_tagged_fields = None
+                e4.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_ListGroupsResponse_ListedGroup_0(b, p, e3)
-            xs2.append(e3)
-        o.groups = xs2
+                p = _t_ListGroupsResponse_ListedGroup_0(b, p, e4)
+            xs3.append(e4)
+        o.groups = xs3
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         p += 1
@@ -642,7 +641,7 @@ def _r_ListGroupsResponse_3(b, p):
 
 
 def _w_ListGroupsResponse_3(o, w):
-    w += _S2.pack(o.throttle_time_ms, o.error_code)
+    w += _S4.pack(o.throttle_time_ms, o.error_code)
     xs1 = o.groups
     ln = len(xs1) + 1
     if ln < 128:
@@ -687,80 +686,79 @@ def _w_ListGroupsResponse_3(o, w):
 def _r_ListGroupsResponse_4(b, p):
     bl = len(b)
     o = _new(ListGroupsResponse)
-    o.throttle_time_ms, o.error_code, = _S2.unpack_from(b, p)
-    p += 6
-    n1 = b[p] - 1
-    p += 1
-    if n1 > 126:
-        n1, p = _uvt(b, p, n1 + 1)
-        n1 -= 1
-    if n1 < 0:
+    o.throttle_time_ms, o.error_code, h1, = _S5.unpack_from(b, p)
+    p += 7
+    n2 = h1 - 1
+    if n2 > 126:
+        n2, p = _uvt(b, p, n2 + 1)
+        n2 -= 1
+    if n2 < 0:
         raise DecodeError('ListGroupsResponse.Groups: null where not nullable')
     else:
-        if n1 > bl - p:
-            raise DecodeError('ListGroupsResponse.Groups: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3 = _new(_ListGroupsResponse_ListedGroup)
-            n4 = b[p] - 1
+        if n2 > bl - p:
+            raise DecodeError('ListGroupsResponse.Groups: count ' + str(n2) + ' past the end')
+        xs3 = []
+        for _ in range(n2):
+            e4 = _new(_ListGroupsResponse_ListedGroup)
+            n5 = b[p] - 1
             p += 1
-            if n4 > 126:
-                n4, p = _uvt(b, p, n4 + 1)
-                n4 -= 1
-            if n4 < 0:
+            if n5 > 126:
+                n5, p = _uvt(b, p, n5 + 1)
+                n5 -= 1
+            if n5 < 0:
                 raise DecodeError('ListedGroup.GroupId: null where not nullable')
             else:
-                q5 = p + n4
-                if q5 > bl:
-                    raise DecodeError('ListedGroup.GroupId: length ' + str(n4) + ' past the end')
-                e3.group_id = str(b[p:q5], 'utf-8')
-                p = q5
-            n6 = b[p] - 1
+                q6 = p + n5
+                if q6 > bl:
+                    raise DecodeError('ListedGroup.GroupId: length ' + str(n5) + ' past the end')
+                e4.group_id = str(b[p:q6], 'utf-8')
+                p = q6
+            n7 = b[p] - 1
             p += 1
-            if n6 > 126:
-                n6, p = _uvt(b, p, n6 + 1)
-                n6 -= 1
-            if n6 < 0:
+            if n7 > 126:
+                n7, p = _uvt(b, p, n7 + 1)
+                n7 -= 1
+            if n7 < 0:
                 raise DecodeError('ListedGroup.ProtocolType: null where not nullable')
             else:
-                q7 = p + n6
-                if q7 > bl:
-                    raise DecodeError('ListedGroup.ProtocolType: length ' + str(n6) + ' past the end')
-                e3.protocol_type = str(b[p:q7], 'utf-8')
-                p = q7
-            n8 = b[p] - 1
+                q8 = p + n7
+                if q8 > bl:
+                    raise DecodeError('ListedGroup.ProtocolType: length ' + str(n7) + ' past the end')
+                e4.protocol_type = str(b[p:q8], 'utf-8')
+                p = q8
+            n9 = b[p] - 1
             p += 1
-            if n8 > 126:
-                n8, p = _uvt(b, p, n8 + 1)
-                n8 -= 1
-            if n8 < 0:
+            if n9 > 126:
+                n9, p = _uvt(b, p, n9 + 1)
+                n9 -= 1
+            if n9 < 0:
                 raise DecodeError('ListedGroup.GroupState: null where not nullable')
             else:
-                q9 = p + n8
-                if q9 > bl:
-                    raise DecodeError('ListedGroup.GroupState: length ' + str(n8) + ' past the end')
-                e3.group_state = str(b[p:q9], 'utf-8')
-                p = q9
-            n10 = b[p] - 1
+                q10 = p + n9
+                if q10 > bl:
+                    raise DecodeError('ListedGroup.GroupState: length ' + str(n9) + ' past the end')
+                e4.group_state = str(b[p:q10], 'utf-8')
+                p = q10
+            n11 = b[p] - 1
             p += 1
-            if n10 > 126:
-                n10, p = _uvt(b, p, n10 + 1)
-                n10 -= 1
-            if n10 < 0:
+            if n11 > 126:
+                n11, p = _uvt(b, p, n11 + 1)
+                n11 -= 1
+            if n11 < 0:
                 raise DecodeError('ListedGroup.GroupType: null where not nullable')
             else:
-                q11 = p + n10
-                if q11 > bl:
-                    raise DecodeError('ListedGroup.GroupType: length ' + str(n10) + ' past the end')
-                e3.group_type = str(b[p:q11], 'utf-8')
-                p = q11
+                q12 = p + n11
+                if q12 > bl:
+                    raise DecodeError('ListedGroup.GroupType: length ' + str(n11) + ' past the end')
+                e4.group_type = str(b[p:q12], 'utf-8')
+                p = q12
             if b[p] == 0:  # no tagged fields, the common case
-                e3.unknown_tagged_fields = None
+                e4.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_ListGroupsResponse_ListedGroup_0(b, p, e3)
-            xs2.append(e3)
-        o.groups = xs2
+                p = _t_ListGroupsResponse_ListedGroup_0(b, p, e4)
+            xs3.append(e4)
+        o.groups = xs3
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         p += 1
@@ -770,7 +768,7 @@ def _r_ListGroupsResponse_4(b, p):
 
 
 def _w_ListGroupsResponse_4(o, w):
-    w += _S2.pack(o.throttle_time_ms, o.error_code)
+    w += _S4.pack(o.throttle_time_ms, o.error_code)
     xs1 = o.groups
     ln = len(xs1) + 1
     if ln < 128:

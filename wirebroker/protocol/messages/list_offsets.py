@@ -28,15 +28,20 @@ _unpack_from = _struct.unpack_from
 def _first(tag_and_bytes):
     return tag_and_bytes[0]
 
-_S0 = _struct.Struct('>i')
+_S0 = _struct.Struct('>ii')
 _S1 = _struct.Struct('>h')
-_S2 = _struct.Struct('>iqi')
-_S3 = _struct.Struct('>iq')
-_S4 = _struct.Struct('>ib')
-_S5 = _struct.Struct('>iiq')
-_S6 = _struct.Struct('>ih')
-_S7 = _struct.Struct('>ihqq')
-_S8 = _struct.Struct('>ihqqi')
+_S2 = _struct.Struct('>i')
+_S3 = _struct.Struct('>iqi')
+_S4 = _struct.Struct('>iq')
+_S5 = _struct.Struct('>ibi')
+_S6 = _struct.Struct('>ib')
+_S7 = _struct.Struct('>iiq')
+_S8 = _struct.Struct('>ibB')
+_S9 = _struct.Struct('>ihi')
+_S10 = _struct.Struct('>ih')
+_S11 = _struct.Struct('>ihqq')
+_S12 = _struct.Struct('>ihqqi')
+_S13 = _struct.Struct('>iB')
 _ARRAY_q = tuple(_struct.Struct('>' + str(n) + 'q') for n in range(64))
 
 
@@ -127,47 +132,46 @@ _ListOffsetsResponse_ListOffsetsTopicResponse = ListOffsetsResponse.ListOffsetsT
 def _r_ListOffsetsRequest_0(b, p):
     bl = len(b)
     o = _new(ListOffsetsRequest)
-    o.replica_id, = _S0.unpack_from(b, p)
-    p += 4
-    n1, = _S0.unpack_from(b, p)
-    p += 4
-    if n1 < 0:
+    o.replica_id, h1, = _S0.unpack_from(b, p)
+    p += 8
+    n2 = h1
+    if n2 < 0:
         raise DecodeError('ListOffsetsRequest.Topics: null where not nullable')
     else:
-        if n1 > bl - p:
-            raise DecodeError('ListOffsetsRequest.Topics: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3 = _new(_ListOffsetsRequest_ListOffsetsTopic)
-            n4, = _S1.unpack_from(b, p)
+        if n2 > bl - p:
+            raise DecodeError('ListOffsetsRequest.Topics: count ' + str(n2) + ' past the end')
+        xs3 = []
+        for _ in range(n2):
+            e4 = _new(_ListOffsetsRequest_ListOffsetsTopic)
+            n5, = _S1.unpack_from(b, p)
             p += 2
-            if n4 < 0:
+            if n5 < 0:
                 raise DecodeError('ListOffsetsTopic.Name: null where not nullable')
             else:
-                q5 = p + n4
-                if q5 > bl:
-                    raise DecodeError('ListOffsetsTopic.Name: length ' + str(n4) + ' past the end')
-                e3.name = str(b[p:q5], 'utf-8')
-                p = q5
-            n6, = _S0.unpack_from(b, p)
+                q6 = p + n5
+                if q6 > bl:
+                    raise DecodeError('ListOffsetsTopic.Name: length ' + str(n5) + ' past the end')
+                e4.name = str(b[p:q6], 'utf-8')
+                p = q6
+            n7, = _S2.unpack_from(b, p)
             p += 4
-            if n6 < 0:
+            if n7 < 0:
                 raise DecodeError('ListOffsetsTopic.Partitions: null where not nullable')
             else:
-                if n6 > bl - p:
-                    raise DecodeError('ListOffsetsTopic.Partitions: count ' + str(n6) + ' past the end')
-                xs7 = []
-                for _ in range(n6):
-                    e8 = _new(_ListOffsetsRequest_ListOffsetsPartition)
-                    e8.partition_index, e8.timestamp, e8.max_num_offsets, = _S2.unpack_from(b, p)
+                if n7 > bl - p:
+                    raise DecodeError('ListOffsetsTopic.Partitions: count ' + str(n7) + ' past the end')
+                xs8 = []
+                for _ in range(n7):
+                    e9 = _new(_ListOffsetsRequest_ListOffsetsPartition)
+                    e9.partition_index, e9.timestamp, e9.max_num_offsets, = _S3.unpack_from(b, p)
                     p += 16
-                    e8.current_leader_epoch = -1
-                    e8.unknown_tagged_fields = None
-                    xs7.append(e8)
-                e3.partitions = xs7
-            e3.unknown_tagged_fields = None
-            xs2.append(e3)
-        o.topics = xs2
+                    e9.current_leader_epoch = -1
+                    e9.unknown_tagged_fields = None
+                    xs8.append(e9)
+                e4.partitions = xs8
+            e4.unknown_tagged_fields = None
+            xs3.append(e4)
+        o.topics = xs3
     o.isolation_level = 0
     o.timeout_ms = 0
     o.unknown_tagged_fields = None
@@ -177,65 +181,64 @@ def _r_ListOffsetsRequest_0(b, p):
 def _w_ListOffsetsRequest_0(o, w):
     if o.isolation_level != 0:
         raise UnsupportedFieldError('ListOffsetsRequest.IsolationLevel exists only in versions 2+')
-    w += _S0.pack(o.replica_id)
+    w += _S2.pack(o.replica_id)
     xs1 = o.topics
-    w += _S0.pack(len(xs1))
+    w += _S2.pack(len(xs1))
     for e2 in xs1:
         v3 = e2.name
         v3 = v3.encode()
         w += _S1.pack(len(v3))
         w += v3
         xs4 = e2.partitions
-        w += _S0.pack(len(xs4))
+        w += _S2.pack(len(xs4))
         for e5 in xs4:
-            w += _S2.pack(e5.partition_index, e5.timestamp, e5.max_num_offsets)
+            w += _S3.pack(e5.partition_index, e5.timestamp, e5.max_num_offsets)
 
 
 def _r_ListOffsetsRequest_1(b, p):
     bl = len(b)
     o = _new(ListOffsetsRequest)
-    o.replica_id, = _S0.unpack_from(b, p)
-    p += 4
-    n1, = _S0.unpack_from(b, p)
-    p += 4
-    if n1 < 0:
+    o.replica_id, h1, = _S0.unpack_from(b, p)
+    p += 8
+    n2 = h1
+    if n2 < 0:
         raise DecodeError('ListOffsetsRequest.Topics: null where not nullable')
     else:
-        if n1 > bl - p:
-            raise DecodeError('ListOffsetsRequest.Topics: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3 = _new(_ListOffsetsRequest_ListOffsetsTopic)
-            n4, = _S1.unpack_from(b, p)
+        if n2 > bl - p:
+            raise DecodeError('ListOffsetsRequest.Topics: count ' + str(n2) + ' past the end')
+        xs3 = []
+        for _ in range(n2):
+            e4 = _new(_ListOffsetsRequest_ListOffsetsTopic)
+            n5, = _S1.unpack_from(b, p)
             p += 2
-            if n4 < 0:
+            if n5 < 0:
                 raise DecodeError('ListOffsetsTopic.Name: null where not nullable')
             else:
-                q5 = p + n4
-                if q5 > bl:
-                    raise DecodeError('ListOffsetsTopic.Name: length ' + str(n4) + ' past the end')
-                e3.name = str(b[p:q5], 'utf-8')
-                p = q5
-            n6, = _S0.unpack_from(b, p)
+                q6 = p + n5
+                if q6 > bl:
+                    raise DecodeError('ListOffsetsTopic.Name: length ' + str(n5) + ' past the end')
+                e4.name = str(b[p:q6], 'utf-8')
+                p = q6
+            n7, = _S2.unpack_from(b, p)
             p += 4
-            if n6 < 0:
+            if n7 < 0:
                 raise DecodeError('ListOffsetsTopic.Partitions: null where not nullable')
             else:
-                if n6 > bl - p:
-                    raise DecodeError('ListOffsetsTopic.Partitions: count ' + str(n6) + ' past the end')
-                xs7 = []
-                for _ in range(n6):
-                    e8 = _new(_ListOffsetsRequest_ListOffsetsPartition)
-                    e8.partition_index, e8.timestamp, = _S3.unpack_from(b, p)
+                if n7 > bl - p:
+                    raise DecodeError('ListOffsetsTopic.Partitions: count ' + str(n7) + ' past the end')
+                xs8 = []
+                for _ in range(n7):
+                    e9 = _new(_ListOffsetsRequest_ListOffsetsPartition)
+                    e9.partition_index, e9.timestamp, = _S4.unpack_from(b, p)
                     p += 12
-                    e8.current_leader_epoch = -1
-                    e8.max_num_offsets = 1
-                    e8.unknown_tagged_fields = None
-                    xs7.append(e8)
-                e3.partitions = xs7
-            e3.unknown_tagged_fields = None
-            xs2.append(e3)
-        o.topics = xs2
+                    e9.current_leader_epoch = -1
+                    e9.max_num_offsets = 1
+                    e9.unknown_tagged_fields = None
+                    xs8.append(e9)
+                e4.partitions = xs8
+            e4.unknown_tagged_fields = None
+            xs3.append(e4)
+        o.topics = xs3
     o.isolation_level = 0
     o.timeout_ms = 0
     o.unknown_tagged_fields = None
@@ -245,153 +248,151 @@ def _r_ListOffsetsRequest_1(b, p):
 def _w_ListOffsetsRequest_1(o, w):
     if o.isolation_level != 0:
         raise UnsupportedFieldError('ListOffsetsRequest.IsolationLevel exists only in versions 2+')
-    w += _S0.pack(o.replica_id)
+    w += _S2.pack(o.replica_id)
     xs1 = o.topics
-    w += _S0.pack(len(xs1))
+    w += _S2.pack(len(xs1))
     for e2 in xs1:
         v3 = e2.name
         v3 = v3.encode()
         w += _S1.pack(len(v3))
         w += v3
         xs4 = e2.partitions
-        w += _S0.pack(len(xs4))
+        w += _S2.pack(len(xs4))
         for e5 in xs4:
             if e5.max_num_offsets != 1:
                 raise UnsupportedFieldError('ListOffsetsPartition.MaxNumOffsets exists only in versions 0-0')
-            w += _S3.pack(e5.partition_index, e5.timestamp)
+            w += _S4.pack(e5.partition_index, e5.timestamp)
 
 
 def _r_ListOffsetsRequest_2(b, p):
     bl = len(b)
     o = _new(ListOffsetsRequest)
-    o.replica_id, o.isolation_level, = _S4.unpack_from(b, p)
-    p += 5
-    n1, = _S0.unpack_from(b, p)
-    p += 4
-    if n1 < 0:
+    o.replica_id, o.isolation_level, h1, = _S5.unpack_from(b, p)
+    p += 9
+    n2 = h1
+    if n2 < 0:
         raise DecodeError('ListOffsetsRequest.Topics: null where not nullable')
     else:
-        if n1 > bl - p:
-            raise DecodeError('ListOffsetsRequest.Topics: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3 = _new(_ListOffsetsRequest_ListOffsetsTopic)
-            n4, = _S1.unpack_from(b, p)
+        if n2 > bl - p:
+            raise DecodeError('ListOffsetsRequest.Topics: count ' + str(n2) + ' past the end')
+        xs3 = []
+        for _ in range(n2):
+            e4 = _new(_ListOffsetsRequest_ListOffsetsTopic)
+            n5, = _S1.unpack_from(b, p)
             p += 2
-            if n4 < 0:
+            if n5 < 0:
                 raise DecodeError('ListOffsetsTopic.Name: null where not nullable')
             else:
-                q5 = p + n4
-                if q5 > bl:
-                    raise DecodeError('ListOffsetsTopic.Name: length ' + str(n4) + ' past the end')
-                e3.name = str(b[p:q5], 'utf-8')
-                p = q5
-            n6, = _S0.unpack_from(b, p)
+                q6 = p + n5
+                if q6 > bl:
+                    raise DecodeError('ListOffsetsTopic.Name: length ' + str(n5) + ' past the end')
+                e4.name = str(b[p:q6], 'utf-8')
+                p = q6
+            n7, = _S2.unpack_from(b, p)
             p += 4
-            if n6 < 0:
+            if n7 < 0:
                 raise DecodeError('ListOffsetsTopic.Partitions: null where not nullable')
             else:
-                if n6 > bl - p:
-                    raise DecodeError('ListOffsetsTopic.Partitions: count ' + str(n6) + ' past the end')
-                xs7 = []
-                for _ in range(n6):
-                    e8 = _new(_ListOffsetsRequest_ListOffsetsPartition)
-                    e8.partition_index, e8.timestamp, = _S3.unpack_from(b, p)
+                if n7 > bl - p:
+                    raise DecodeError('ListOffsetsTopic.Partitions: count ' + str(n7) + ' past the end')
+                xs8 = []
+                for _ in range(n7):
+                    e9 = _new(_ListOffsetsRequest_ListOffsetsPartition)
+                    e9.partition_index, e9.timestamp, = _S4.unpack_from(b, p)
                     p += 12
-                    e8.current_leader_epoch = -1
-                    e8.max_num_offsets = 1
-                    e8.unknown_tagged_fields = None
-                    xs7.append(e8)
-                e3.partitions = xs7
-            e3.unknown_tagged_fields = None
-            xs2.append(e3)
-        o.topics = xs2
+                    e9.current_leader_epoch = -1
+                    e9.max_num_offsets = 1
+                    e9.unknown_tagged_fields = None
+                    xs8.append(e9)
+                e4.partitions = xs8
+            e4.unknown_tagged_fields = None
+            xs3.append(e4)
+        o.topics = xs3
     o.timeout_ms = 0
     o.unknown_tagged_fields = None
     return o, p
 
 
 def _w_ListOffsetsRequest_2(o, w):
-    w += _S4.pack(o.replica_id, o.isolation_level)
+    w += _S6.pack(o.replica_id, o.isolation_level)
     xs1 = o.topics
-    w += _S0.pack(len(xs1))
+    w += _S2.pack(len(xs1))
     for e2 in xs1:
         v3 = e2.name
         v3 = v3.encode()
         w += _S1.pack(len(v3))
         w += v3
         xs4 = e2.partitions
-        w += _S0.pack(len(xs4))
+        w += _S2.pack(len(xs4))
         for e5 in xs4:
             if e5.max_num_offsets != 1:
                 raise UnsupportedFieldError('ListOffsetsPartition.MaxNumOffsets exists only in versions 0-0')
-            w += _S3.pack(e5.partition_index, e5.timestamp)
+            w += _S4.pack(e5.partition_index, e5.timestamp)
 
 
 def _r_ListOffsetsRequest_3(b, p):
     bl = len(b)
     o = _new(ListOffsetsRequest)
-    o.replica_id, o.isolation_level, = _S4.unpack_from(b, p)
-    p += 5
-    n1, = _S0.unpack_from(b, p)
-    p += 4
-    if n1 < 0:
+    o.replica_id, o.isolation_level, h1, = _S5.unpack_from(b, p)
+    p += 9
+    n2 = h1
+    if n2 < 0:
         raise DecodeError('ListOffsetsRequest.Topics: null where not nullable')
     else:
-        if n1 > bl - p:
-            raise DecodeError('ListOffsetsRequest.Topics: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3 = _new(_ListOffsetsRequest_ListOffsetsTopic)
-            n4, = _S1.unpack_from(b, p)
+        if n2 > bl - p:
+            raise DecodeError('ListOffsetsRequest.Topics: count ' + str(n2) + ' past the end')
+        xs3 = []
+        for _ in range(n2):
+            e4 = _new(_ListOffsetsRequest_ListOffsetsTopic)
+            n5, = _S1.unpack_from(b, p)
             p += 2
-            if n4 < 0:
+            if n5 < 0:
                 raise DecodeError('ListOffsetsTopic.Name: null where not nullable')
             else:
-                q5 = p + n4
-                if q5 > bl:
-                    raise DecodeError('ListOffsetsTopic.Name: length ' + str(n4) + ' past the end')
-                e3.name = str(b[p:q5], 'utf-8')
-                p = q5
-            n6, = _S0.unpack_from(b, p)
+                q6 = p + n5
+                if q6 > bl:
+                    raise DecodeError('ListOffsetsTopic.Name: length ' + str(n5) + ' past the end')
+                e4.name = str(b[p:q6], 'utf-8')
+                p = q6
+            n7, = _S2.unpack_from(b, p)
             p += 4
-            if n6 < 0:
+            if n7 < 0:
                 raise DecodeError('ListOffsetsTopic.Partitions: null where not nullable')
             else:
-                if n6 > bl - p:
-                    raise DecodeError('ListOffsetsTopic.Partitions: count ' + str(n6) + ' past the end')
-                xs7 = []
-                for _ in range(n6):
-                    e8 = _new(_ListOffsetsRequest_ListOffsetsPartition)
-                    e8.partition_index, e8.current_leader_epoch, e8.timestamp, = _S5.unpack_from(b, p)
+                if n7 > bl - p:
+                    raise DecodeError('ListOffsetsTopic.Partitions: count ' + str(n7) + ' past the end')
+                xs8 = []
+                for _ in range(n7):
+                    e9 = _new(_ListOffsetsRequest_ListOffsetsPartition)
+                    e9.partition_index, e9.current_leader_epoch, e9.timestamp, = _S7.unpack_from(b, p)
                     p += 16
-                    e8.max_num_offsets = 1
-                    e8.unknown_tagged_fields = None
-                    xs7.append(e8)
-                e3.partitions = xs7
-            e3.unknown_tagged_fields = None
-            xs2.append(e3)
-        o.topics = xs2
+                    e9.max_num_offsets = 1
+                    e9.unknown_tagged_fields = None
+                    xs8.append(e9)
+                e4.partitions = xs8
+            e4.unknown_tagged_fields = None
+            xs3.append(e4)
+        o.topics = xs3
     o.timeout_ms = 0
     o.unknown_tagged_fields = None
     return o, p
 
 
 def _w_ListOffsetsRequest_3(o, w):
-    w += _S4.pack(o.replica_id, o.isolation_level)
+    w += _S6.pack(o.replica_id, o.isolation_level)
     xs1 = o.topics
-    w += _S0.pack(len(xs1))
+    w += _S2.pack(len(xs1))
     for e2 in xs1:
         v3 = e2.name
         v3 = v3.encode()
         w += _S1.pack(len(v3))
         w += v3
         xs4 = e2.partitions
-        w += _S0.pack(len(xs4))
+        w += _S2.pack(len(xs4))
         for e5 in xs4:
             if e5.max_num_offsets != 1:
                 raise UnsupportedFieldError('ListOffsetsPartition.MaxNumOffsets exists only in versions 0-0')
-            w += _S5.pack(e5.partition_index, e5.current_leader_epoch, e5.timestamp)
+            w += _S7.pack(e5.partition_index, e5.current_leader_epoch, e5.timestamp)
 
 
 def _t_ListOffsetsRequest_ListOffsetsPartition_0(b, p, o):
@@ -466,64 +467,63 @@ def _t_ListOffsetsRequest_0(b, p, o):
 def _r_ListOffsetsRequest_4(b, p):
     bl = len(b)
     o = _new(ListOffsetsRequest)
-    o.replica_id, o.isolation_level, = _S4.unpack_from(b, p)
-    p += 5
-    n1 = b[p] - 1
-    p += 1
-    if n1 > 126:
-        n1, p = _uvt(b, p, n1 + 1)
-        n1 -= 1
-    if n1 < 0:
+    o.replica_id, o.isolation_level, h1, = _S8.unpack_from(b, p)
+    p += 6
+    n2 = h1 - 1
+    if n2 > 126:
+        n2, p = _uvt(b, p, n2 + 1)
+        n2 -= 1
+    if n2 < 0:
         raise DecodeError('ListOffsetsRequest.Topics: null where not nullable')
     else:
-        if n1 > bl - p:
-            raise DecodeError('ListOffsetsRequest.Topics: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3 = _new(_ListOffsetsRequest_ListOffsetsTopic)
-            n4 = b[p] - 1
+        if n2 > bl - p:
+            raise DecodeError('ListOffsetsRequest.Topics: count ' + str(n2) + ' past the end')
+        xs3 = []
+        for _ in range(n2):
+            e4 = _new(_ListOffsetsRequest_ListOffsetsTopic)
+            n5 = b[p] - 1
             p += 1
-            if n4 > 126:
-                n4, p = _uvt(b, p, n4 + 1)
-                n4 -= 1
-            if n4 < 0:
+            if n5 > 126:
+                n5, p = _uvt(b, p, n5 + 1)
+                n5 -= 1
+            if n5 < 0:
                 raise DecodeError('ListOffsetsTopic.Name: null where not nullable')
             else:
-                q5 = p + n4
-                if q5 > bl:
-                    raise DecodeError('ListOffsetsTopic.Name: length ' + str(n4) + ' past the end')
-                e3.name = str(b[p:q5], 'utf-8')
-                p = q5
-            n6 = b[p] - 1
+                q6 = p + n5
+                if q6 > bl:
+                    raise DecodeError('ListOffsetsTopic.Name: length ' + str(n5) + ' past the end')
+                e4.name = str(b[p:q6], 'utf-8')
+                p = q6
+            n7 = b[p] - 1
             p += 1
-            if n6 > 126:
-                n6, p = _uvt(b, p, n6 + 1)
-                n6 -= 1
-            if n6 < 0:
+            if n7 > 126:
+                n7, p = _uvt(b, p, n7 + 1)
+                n7 -= 1
+            if n7 < 0:
                 raise DecodeError('ListOffsetsTopic.Partitions: null where not nullable')
             else:
-                if n6 > bl - p:
-                    raise DecodeError('ListOffsetsTopic.Partitions: count ' + str(n6) + ' past the end')
-                xs7 = []
-                for _ in range(n6):
-                    e8 = _new(_ListOffsetsRequest_ListOffsetsPartition)
-                    e8.partition_index, e8.current_leader_epoch, e8.timestamp, = _S5.unpack_from(b, p)
+                if n7 > bl - p:
+                    raise DecodeError('ListOffsetsTopic.Partitions: count ' + str(n7) + ' past the end')
+                xs8 = []
+                for _ in range(n7):
+                    e9 = _new(_ListOffsetsRequest_ListOffsetsPartition)
+                    e9.partition_index, e9.current_leader_epoch, e9.timestamp, = _S7.unpack_from(b, p)
                     p += 16
-                    e8.max_num_offsets = 1
+                    e9.max_num_offsets = 1
                     if b[p] == 0:  # no tagged fields, the common case
-                        e8.unknown_tagged_fields = None
+                        e9.unknown_tagged_fields = None
                         p += 1
                     else:
-                        p = _t_ListOffsetsRequest_ListOffsetsPartition_0(b, p, e8)
-                    xs7.append(e8)
-                e3.partitions = xs7
+                        p = _t_ListOffsetsRequest_ListOffsetsPartition_0(b, p, e9)
+                    xs8.append(e9)
+                e4.partitions = xs8
             if b[p] == 0:  # no tagged fields, the common case
-                e3.unknown_tagged_fields = None
+                e4.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_ListOffsetsRequest_ListOffsetsTopic_0(b, p, e3)
-            xs2.append(e3)
-        o.topics = xs2
+                p = _t_ListOffsetsRequest_ListOffsetsTopic_0(b, p, e4)
+            xs3.append(e4)
+        o.topics = xs3
     o.timeout_ms = 0
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
@@ -534,7 +534,7 @@ def _r_ListOffsetsRequest_4(b, p):
 
 
 def _w_ListOffsetsRequest_4(o, w):
-    w += _S4.pack(o.replica_id, o.isolation_level)
+    w += _S6.pack(o.replica_id, o.isolation_level)
     xs1 = o.topics
     ln = len(xs1) + 1
     if ln < 128:
@@ -559,7 +559,7 @@ def _w_ListOffsetsRequest_4(o, w):
         for e5 in xs4:
             if e5.max_num_offsets != 1:
                 raise UnsupportedFieldError('ListOffsetsPartition.MaxNumOffsets exists only in versions 0-0')
-            w += _S5.pack(e5.partition_index, e5.current_leader_epoch, e5.timestamp)
+            w += _S7.pack(e5.partition_index, e5.current_leader_epoch, e5.timestamp)
             if e5.unknown_tagged_fields:
                 _wtags(w, e5.unknown_tagged_fields)
             else:
@@ -577,65 +577,64 @@ def _w_ListOffsetsRequest_4(o, w):
 def _r_ListOffsetsRequest_5(b, p):
     bl = len(b)
     o = _new(ListOffsetsRequest)
-    o.replica_id, o.isolation_level, = _S4.unpack_from(b, p)
-    p += 5
-    n1 = b[p] - 1
-    p += 1
-    if n1 > 126:
-        n1, p = _uvt(b, p, n1 + 1)
-        n1 -= 1
-    if n1 < 0:
+    o.replica_id, o.isolation_level, h1, = _S8.unpack_from(b, p)
+    p += 6
+    n2 = h1 - 1
+    if n2 > 126:
+        n2, p = _uvt(b, p, n2 + 1)
+        n2 -= 1
+    if n2 < 0:
         raise DecodeError('ListOffsetsRequest.Topics: null where not nullable')
     else:
-        if n1 > bl - p:
-            raise DecodeError('ListOffsetsRequest.Topics: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3 = _new(_ListOffsetsRequest_ListOffsetsTopic)
-            n4 = b[p] - 1
+        if n2 > bl - p:
+            raise DecodeError('ListOffsetsRequest.Topics: count ' + str(n2) + ' past the end')
+        xs3 = []
+        for _ in range(n2):
+            e4 = _new(_ListOffsetsRequest_ListOffsetsTopic)
+            n5 = b[p] - 1
             p += 1
-            if n4 > 126:
-                n4, p = _uvt(b, p, n4 + 1)
-                n4 -= 1
-            if n4 < 0:
+            if n5 > 126:
+                n5, p = _uvt(b, p, n5 + 1)
+                n5 -= 1
+            if n5 < 0:
                 raise DecodeError('ListOffsetsTopic.Name: null where not nullable')
             else:
-                q5 = p + n4
-                if q5 > bl:
-                    raise DecodeError('ListOffsetsTopic.Name: length ' + str(n4) + ' past the end')
-                e3.name = str(b[p:q5], 'utf-8')
-                p = q5
-            n6 = b[p] - 1
+                q6 = p + n5
+                if q6 > bl:
+                    raise DecodeError('ListOffsetsTopic.Name: length ' + str(n5) + ' past the end')
+                e4.name = str(b[p:q6], 'utf-8')
+                p = q6
+            n7 = b[p] - 1
             p += 1
-            if n6 > 126:
-                n6, p = _uvt(b, p, n6 + 1)
-                n6 -= 1
-            if n6 < 0:
+            if n7 > 126:
+                n7, p = _uvt(b, p, n7 + 1)
+                n7 -= 1
+            if n7 < 0:
                 raise DecodeError('ListOffsetsTopic.Partitions: null where not nullable')
             else:
-                if n6 > bl - p:
-                    raise DecodeError('ListOffsetsTopic.Partitions: count ' + str(n6) + ' past the end')
-                xs7 = []
-                for _ in range(n6):
-                    e8 = _new(_ListOffsetsRequest_ListOffsetsPartition)
-                    e8.partition_index, e8.current_leader_epoch, e8.timestamp, = _S5.unpack_from(b, p)
+                if n7 > bl - p:
+                    raise DecodeError('ListOffsetsTopic.Partitions: count ' + str(n7) + ' past the end')
+                xs8 = []
+                for _ in range(n7):
+                    e9 = _new(_ListOffsetsRequest_ListOffsetsPartition)
+                    e9.partition_index, e9.current_leader_epoch, e9.timestamp, = _S7.unpack_from(b, p)
                     p += 16
-                    e8.max_num_offsets = 1
+                    e9.max_num_offsets = 1
                     if b[p] == 0:  # no tagged fields, the common case
-                        e8.unknown_tagged_fields = None
+                        e9.unknown_tagged_fields = None
                         p += 1
                     else:
-                        p = _t_ListOffsetsRequest_ListOffsetsPartition_0(b, p, e8)
-                    xs7.append(e8)
-                e3.partitions = xs7
+                        p = _t_ListOffsetsRequest_ListOffsetsPartition_0(b, p, e9)
+                    xs8.append(e9)
+                e4.partitions = xs8
             if b[p] == 0:  # no tagged fields, the common case
-                e3.unknown_tagged_fields = None
+                e4.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_ListOffsetsRequest_ListOffsetsTopic_0(b, p, e3)
-            xs2.append(e3)
-        o.topics = xs2
-    o.timeout_ms, = _S0.unpack_from(b, p)
+                p = _t_ListOffsetsRequest_ListOffsetsTopic_0(b, p, e4)
+            xs3.append(e4)
+        o.topics = xs3
+    o.timeout_ms, = _S2.unpack_from(b, p)
     p += 4
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
@@ -646,7 +645,7 @@ def _r_ListOffsetsRequest_5(b, p):
 
 
 def _w_ListOffsetsRequest_5(o, w):
-    w += _S4.pack(o.replica_id, o.isolation_level)
+    w += _S6.pack(o.replica_id, o.isolation_level)
     xs1 = o.topics
     ln = len(xs1) + 1
     if ln < 128:
@@ -671,7 +670,7 @@ def _w_ListOffsetsRequest_5(o, w):
         for e5 in xs4:
             if e5.max_num_offsets != 1:
                 raise UnsupportedFieldError('ListOffsetsPartition.MaxNumOffsets exists only in versions 0-0')
-            w += _S5.pack(e5.partition_index, e5.current_leader_epoch, e5.timestamp)
+            w += _S7.pack(e5.partition_index, e5.current_leader_epoch, e5.timestamp)
             if e5.unknown_tagged_fields:
                 _wtags(w, e5.unknown_tagged_fields)
             else:
@@ -680,7 +679,7 @@ def _w_ListOffsetsRequest_5(o, w):
             _wtags(w, e2.unknown_tagged_fields)
         else:
             w.append(0)
-    w += _S0.pack(o.timeout_ms)
+    w += _S2.pack(o.timeout_ms)
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
     else:
@@ -690,7 +689,7 @@ def _w_ListOffsetsRequest_5(o, w):
 def _r_ListOffsetsResponse_0(b, p):
     bl = len(b)
     o = _new(ListOffsetsResponse)
-    n1, = _S0.unpack_from(b, p)
+    n1, = _S2.unpack_from(b, p)
     p += 4
     if n1 < 0:
         raise DecodeError('ListOffsetsResponse.Topics: null where not nullable')
@@ -710,7 +709,7 @@ def _r_ListOffsetsResponse_0(b, p):
                     raise DecodeError('ListOffsetsTopicResponse.Name: length ' + str(n4) + ' past the end')
                 e3.name = str(b[p:q5], 'utf-8')
                 p = q5
-            n6, = _S0.unpack_from(b, p)
+            n6, = _S2.unpack_from(b, p)
             p += 4
             if n6 < 0:
                 raise DecodeError('ListOffsetsTopicResponse.Partitions: null where not nullable')
@@ -720,20 +719,19 @@ def _r_ListOffsetsResponse_0(b, p):
                 xs7 = []
                 for _ in range(n6):
                     e8 = _new(_ListOffsetsResponse_ListOffsetsPartitionResponse)
-                    e8.partition_index, e8.error_code, = _S6.unpack_from(b, p)
-                    p += 6
-                    n9, = _S0.unpack_from(b, p)
-                    p += 4
-                    if n9 < 0:
+                    e8.partition_index, e8.error_code, h9, = _S9.unpack_from(b, p)
+                    p += 10
+                    n10 = h9
+                    if n10 < 0:
                         raise DecodeError('ListOffsetsPartitionResponse.OldStyleOffsets: null where not nullable')
-                    elif n9 < 64:
-                        e8.old_style_offsets = list(_ARRAY_q[n9].unpack_from(b, p))
-                        p += 8 * n9
+                    elif n10 < 64:
+                        e8.old_style_offsets = list(_ARRAY_q[n10].unpack_from(b, p))
+                        p += 8 * n10
                     else:
-                        if n9 > bl - p:
-                            raise DecodeError('ListOffsetsPartitionResponse.OldStyleOffsets: count ' + str(n9) + ' past the end')
-                        e8.old_style_offsets = list(_struct.Struct('>' + str(n9) + 'q').unpack_from(b, p))
-                        p += 8 * n9
+                        if n10 > bl - p:
+                            raise DecodeError('ListOffsetsPartitionResponse.OldStyleOffsets: count ' + str(n10) + ' past the end')
+                        e8.old_style_offsets = list(_struct.Struct('>' + str(n10) + 'q').unpack_from(b, p))
+                        p += 8 * n10
                     e8.timestamp = -1
                     e8.offset = -1
                     e8.leader_epoch = -1
@@ -750,14 +748,14 @@ def _r_ListOffsetsResponse_0(b, p):
 
 def _w_ListOffsetsResponse_0(o, w):
     xs1 = o.topics
-    w += _S0.pack(len(xs1))
+    w += _S2.pack(len(xs1))
     for e2 in xs1:
         v3 = e2.name
         v3 = v3.encode()
         w += _S1.pack(len(v3))
         w += v3
         xs4 = e2.partitions
-        w += _S0.pack(len(xs4))
+        w += _S2.pack(len(xs4))
         for e5 in xs4:
             if e5.timestamp != -1:
                 raise UnsupportedFieldError('ListOffsetsPartitionResponse.Timestamp exists only in versions 1+')
@@ -765,9 +763,9 @@ def _w_ListOffsetsResponse_0(o, w):
                 raise UnsupportedFieldError('ListOffsetsPartitionResponse.Offset exists only in versions 1+')
             if e5.leader_epoch != -1:
                 raise UnsupportedFieldError('ListOffsetsPartitionResponse.LeaderEpoch exists only in versions 4+')
-            w += _S6.pack(e5.partition_index, e5.error_code)
+            w += _S10.pack(e5.partition_index, e5.error_code)
             xs6 = e5.old_style_offsets
-            w += _S0.pack(len(xs6))
+            w += _S2.pack(len(xs6))
             if len(xs6) < 64:
                 w += _ARRAY_q[len(xs6)].pack(*xs6)
             else:
@@ -777,7 +775,7 @@ def _w_ListOffsetsResponse_0(o, w):
 def _r_ListOffsetsResponse_1(b, p):
     bl = len(b)
     o = _new(ListOffsetsResponse)
-    n1, = _S0.unpack_from(b, p)
+    n1, = _S2.unpack_from(b, p)
     p += 4
     if n1 < 0:
         raise DecodeError('ListOffsetsResponse.Topics: null where not nullable')
@@ -797,7 +795,7 @@ def _r_ListOffsetsResponse_1(b, p):
                     raise DecodeError('ListOffsetsTopicResponse.Name: length ' + str(n4) + ' past the end')
                 e3.name = str(b[p:q5], 'utf-8')
                 p = q5
-            n6, = _S0.unpack_from(b, p)
+            n6, = _S2.unpack_from(b, p)
             p += 4
             if n6 < 0:
                 raise DecodeError('ListOffsetsTopicResponse.Partitions: null where not nullable')
@@ -807,7 +805,7 @@ def _r_ListOffsetsResponse_1(b, p):
                 xs7 = []
                 for _ in range(n6):
                     e8 = _new(_ListOffsetsResponse_ListOffsetsPartitionResponse)
-                    e8.partition_index, e8.error_code, e8.timestamp, e8.offset, = _S7.unpack_from(b, p)
+                    e8.partition_index, e8.error_code, e8.timestamp, e8.offset, = _S11.unpack_from(b, p)
                     p += 22
                     e8.old_style_offsets = []
                     e8.leader_epoch = -1
@@ -824,153 +822,151 @@ def _r_ListOffsetsResponse_1(b, p):
 
 def _w_ListOffsetsResponse_1(o, w):
     xs1 = o.topics
-    w += _S0.pack(len(xs1))
+    w += _S2.pack(len(xs1))
     for e2 in xs1:
         v3 = e2.name
         v3 = v3.encode()
         w += _S1.pack(len(v3))
         w += v3
         xs4 = e2.partitions
-        w += _S0.pack(len(xs4))
+        w += _S2.pack(len(xs4))
         for e5 in xs4:
             if e5.old_style_offsets:
                 raise UnsupportedFieldError('ListOffsetsPartitionResponse.OldStyleOffsets exists only in versions 0-0')
             if e5.leader_epoch != -1:
                 raise UnsupportedFieldError('ListOffsetsPartitionResponse.LeaderEpoch exists only in versions 4+')
-            w += _S7.pack(e5.partition_index, e5.error_code, e5.timestamp, e5.offset)
+            w += _S11.pack(e5.partition_index, e5.error_code, e5.timestamp, e5.offset)
 
 
 def _r_ListOffsetsResponse_2(b, p):
     bl = len(b)
     o = _new(ListOffsetsResponse)
-    o.throttle_time_ms, = _S0.unpack_from(b, p)
-    p += 4
-    n1, = _S0.unpack_from(b, p)
-    p += 4
-    if n1 < 0:
+    o.throttle_time_ms, h1, = _S0.unpack_from(b, p)
+    p += 8
+    n2 = h1
+    if n2 < 0:
         raise DecodeError('ListOffsetsResponse.Topics: null where not nullable')
     else:
-        if n1 > bl - p:
-            raise DecodeError('ListOffsetsResponse.Topics: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3 = _new(_ListOffsetsResponse_ListOffsetsTopicResponse)
-            n4, = _S1.unpack_from(b, p)
+        if n2 > bl - p:
+            raise DecodeError('ListOffsetsResponse.Topics: count ' + str(n2) + ' past the end')
+        xs3 = []
+        for _ in range(n2):
+            e4 = _new(_ListOffsetsResponse_ListOffsetsTopicResponse)
+            n5, = _S1.unpack_from(b, p)
             p += 2
-            if n4 < 0:
+            if n5 < 0:
                 raise DecodeError('ListOffsetsTopicResponse.Name: null where not nullable')
             else:
-                q5 = p + n4
-                if q5 > bl:
-                    raise DecodeError('ListOffsetsTopicResponse.Name: length ' + str(n4) + ' past the end')
-                e3.name = str(b[p:q5], 'utf-8')
-                p = q5
-            n6, = _S0.unpack_from(b, p)
+                q6 = p + n5
+                if q6 > bl:
+                    raise DecodeError('ListOffsetsTopicResponse.Name: length ' + str(n5) + ' past the end')
+                e4.name = str(b[p:q6], 'utf-8')
+                p = q6
+            n7, = _S2.unpack_from(b, p)
             p += 4
-            if n6 < 0:
+            if n7 < 0:
                 raise DecodeError('ListOffsetsTopicResponse.Partitions: null where not nullable')
             else:
-                if n6 > bl - p:
-                    raise DecodeError('ListOffsetsTopicResponse.Partitions: count ' + str(n6) + ' past the end')
-                xs7 = []
-                for _ in range(n6):
-                    e8 = _new(_ListOffsetsResponse_ListOffsetsPartitionResponse)
-                    e8.partition_index, e8.error_code, e8.timestamp, e8.offset, = _S7.unpack_from(b, p)
+                if n7 > bl - p:
+                    raise DecodeError('ListOffsetsTopicResponse.Partitions: count ' + str(n7) + ' past the end')
+                xs8 = []
+                for _ in range(n7):
+                    e9 = _new(_ListOffsetsResponse_ListOffsetsPartitionResponse)
+                    e9.partition_index, e9.error_code, e9.timestamp, e9.offset, = _S11.unpack_from(b, p)
                     p += 22
-                    e8.old_style_offsets = []
-                    e8.leader_epoch = -1
-                    e8.unknown_tagged_fields = None
-                    xs7.append(e8)
-                e3.partitions = xs7
-            e3.unknown_tagged_fields = None
-            xs2.append(e3)
-        o.topics = xs2
+                    e9.old_style_offsets = []
+                    e9.leader_epoch = -1
+                    e9.unknown_tagged_fields = None
+                    xs8.append(e9)
+                e4.partitions = xs8
+            e4.unknown_tagged_fields = None
+            xs3.append(e4)
+        o.topics = xs3
     o.unknown_tagged_fields = None
     return o, p
 
 
 def _w_ListOffsetsResponse_2(o, w):
-    w += _S0.pack(o.throttle_time_ms)
+    w += _S2.pack(o.throttle_time_ms)
     xs1 = o.topics
-    w += _S0.pack(len(xs1))
+    w += _S2.pack(len(xs1))
     for e2 in xs1:
         v3 = e2.name
         v3 = v3.encode()
         w += _S1.pack(len(v3))
         w += v3
         xs4 = e2.partitions
-        w += _S0.pack(len(xs4))
+        w += _S2.pack(len(xs4))
         for e5 in xs4:
             if e5.old_style_offsets:
                 raise UnsupportedFieldError('ListOffsetsPartitionResponse.OldStyleOffsets exists only in versions 0-0')
             if e5.leader_epoch != -1:
                 raise UnsupportedFieldError('ListOffsetsPartitionResponse.LeaderEpoch exists only in versions 4+')
-            w += _S7.pack(e5.partition_index, e5.error_code, e5.timestamp, e5.offset)
+            w += _S11.pack(e5.partition_index, e5.error_code, e5.timestamp, e5.offset)
 
 
 def _r_ListOffsetsResponse_3(b, p):
     bl = len(b)
     o = _new(ListOffsetsResponse)
-    o.throttle_time_ms, = _S0.unpack_from(b, p)
-    p += 4
-    n1, = _S0.unpack_from(b, p)
-    p += 4
-    if n1 < 0:
+    o.throttle_time_ms, h1, = _S0.unpack_from(b, p)
+    p += 8
+    n2 = h1
+    if n2 < 0:
         raise DecodeError('ListOffsetsResponse.Topics: null where not nullable')
     else:
-        if n1 > bl - p:
-            raise DecodeError('ListOffsetsResponse.Topics: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3 = _new(_ListOffsetsResponse_ListOffsetsTopicResponse)
-            n4, = _S1.unpack_from(b, p)
+        if n2 > bl - p:
+            raise DecodeError('ListOffsetsResponse.Topics: count ' + str(n2) + ' past the end')
+        xs3 = []
+        for _ in range(n2):
+            e4 = _new(_ListOffsetsResponse_ListOffsetsTopicResponse)
+            n5, = _S1.unpack_from(b, p)
             p += 2
-            if n4 < 0:
+            if n5 < 0:
                 raise DecodeError('ListOffsetsTopicResponse.Name: null where not nullable')
             else:
-                q5 = p + n4
-                if q5 > bl:
-                    raise DecodeError('ListOffsetsTopicResponse.Name: length ' + str(n4) + ' past the end')
-                e3.name = str(b[p:q5], 'utf-8')
-                p = q5
-            n6, = _S0.unpack_from(b, p)
+                q6 = p + n5
+                if q6 > bl:
+                    raise DecodeError('ListOffsetsTopicResponse.Name: length ' + str(n5) + ' past the end')
+                e4.name = str(b[p:q6], 'utf-8')
+                p = q6
+            n7, = _S2.unpack_from(b, p)
             p += 4
-            if n6 < 0:
+            if n7 < 0:
                 raise DecodeError('ListOffsetsTopicResponse.Partitions: null where not nullable')
             else:
-                if n6 > bl - p:
-                    raise DecodeError('ListOffsetsTopicResponse.Partitions: count ' + str(n6) + ' past the end')
-                xs7 = []
-                for _ in range(n6):
-                    e8 = _new(_ListOffsetsResponse_ListOffsetsPartitionResponse)
-                    e8.partition_index, e8.error_code, e8.timestamp, e8.offset, e8.leader_epoch, = _S8.unpack_from(b, p)
+                if n7 > bl - p:
+                    raise DecodeError('ListOffsetsTopicResponse.Partitions: count ' + str(n7) + ' past the end')
+                xs8 = []
+                for _ in range(n7):
+                    e9 = _new(_ListOffsetsResponse_ListOffsetsPartitionResponse)
+                    e9.partition_index, e9.error_code, e9.timestamp, e9.offset, e9.leader_epoch, = _S12.unpack_from(b, p)
                     p += 26
-                    e8.old_style_offsets = []
-                    e8.unknown_tagged_fields = None
-                    xs7.append(e8)
-                e3.partitions = xs7
-            e3.unknown_tagged_fields = None
-            xs2.append(e3)
-        o.topics = xs2
+                    e9.old_style_offsets = []
+                    e9.unknown_tagged_fields = None
+                    xs8.append(e9)
+                e4.partitions = xs8
+            e4.unknown_tagged_fields = None
+            xs3.append(e4)
+        o.topics = xs3
     o.unknown_tagged_fields = None
     return o, p
 
 
 def _w_ListOffsetsResponse_3(o, w):
-    w += _S0.pack(o.throttle_time_ms)
+    w += _S2.pack(o.throttle_time_ms)
     xs1 = o.topics
-    w += _S0.pack(len(xs1))
+    w += _S2.pack(len(xs1))
     for e2 in xs1:
         v3 = e2.name
         v3 = v3.encode()
         w += _S1.pack(len(v3))
         w += v3
         xs4 = e2.partitions
-        w += _S0.pack(len(xs4))
+        w += _S2.pack(len(xs4))
         for e5 in xs4:
             if e5.old_style_offsets:
                 raise UnsupportedFieldError('ListOffsetsPartitionResponse.OldStyleOffsets exists only in versions 0-0')
-            w += _S8.pack(e5.partition_index, e5.error_code, e5.timestamp, e5.offset, e5.leader_epoch)
+            w += _S12.pack(e5.partition_index, e5.error_code, e5.timestamp, e5.offset, e5.leader_epoch)
 
 
 def _t_ListOffsetsResponse_ListOffsetsPartitionResponse_0(b, p, o):
@@ -1045,64 +1041,63 @@ def _t_ListOffsetsResponse_0(b, p, o):
 def _r_ListOffsetsResponse_4(b, p):
     bl = len(b)
     o = _new(ListOffsetsResponse)
-    o.throttle_time_ms, = _S0.unpack_from(b, p)
-    p += 4
-    n1 = b[p] - 1
-    p += 1
-    if n1 > 126:
-        n1, p = _uvt(b, p, n1 + 1)
-        n1 -= 1
-    if n1 < 0:
+    o.throttle_time_ms, h1, = _S13.unpack_from(b, p)
+    p += 5
+    n2 = h1 - 1
+    if n2 > 126:
+        n2, p = _uvt(b, p, n2 + 1)
+        n2 -= 1
+    if n2 < 0:
         raise DecodeError('ListOffsetsResponse.Topics: null where not nullable')
     else:
-        if n1 > bl - p:
-            raise DecodeError('ListOffsetsResponse.Topics: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3 = _new(_ListOffsetsResponse_ListOffsetsTopicResponse)
-            n4 = b[p] - 1
+        if n2 > bl - p:
+            raise DecodeError('ListOffsetsResponse.Topics: count ' + str(n2) + ' past the end')
+        xs3 = []
+        for _ in range(n2):
+            e4 = _new(_ListOffsetsResponse_ListOffsetsTopicResponse)
+            n5 = b[p] - 1
             p += 1
-            if n4 > 126:
-                n4, p = _uvt(b, p, n4 + 1)
-                n4 -= 1
-            if n4 < 0:
+            if n5 > 126:
+                n5, p = _uvt(b, p, n5 + 1)
+                n5 -= 1
+            if n5 < 0:
                 raise DecodeError('ListOffsetsTopicResponse.Name: null where not nullable')
             else:
-                q5 = p + n4
-                if q5 > bl:
-                    raise DecodeError('ListOffsetsTopicResponse.Name: length ' + str(n4) + ' past the end')
-                e3.name = str(b[p:q5], 'utf-8')
-                p = q5
-            n6 = b[p] - 1
+                q6 = p + n5
+                if q6 > bl:
+                    raise DecodeError('ListOffsetsTopicResponse.Name: length ' + str(n5) + ' past the end')
+                e4.name = str(b[p:q6], 'utf-8')
+                p = q6
+            n7 = b[p] - 1
             p += 1
-            if n6 > 126:
-                n6, p = _uvt(b, p, n6 + 1)
-                n6 -= 1
-            if n6 < 0:
+            if n7 > 126:
+                n7, p = _uvt(b, p, n7 + 1)
+                n7 -= 1
+            if n7 < 0:
                 raise DecodeError('ListOffsetsTopicResponse.Partitions: null where not nullable')
             else:
-                if n6 > bl - p:
-                    raise DecodeError('ListOffsetsTopicResponse.Partitions: count ' + str(n6) + ' past the end')
-                xs7 = []
-                for _ in range(n6):
-                    e8 = _new(_ListOffsetsResponse_ListOffsetsPartitionResponse)
-                    e8.partition_index, e8.error_code, e8.timestamp, e8.offset, e8.leader_epoch, = _S8.unpack_from(b, p)
+                if n7 > bl - p:
+                    raise DecodeError('ListOffsetsTopicResponse.Partitions: count ' + str(n7) + ' past the end')
+                xs8 = []
+                for _ in range(n7):
+                    e9 = _new(_ListOffsetsResponse_ListOffsetsPartitionResponse)
+                    e9.partition_index, e9.error_code, e9.timestamp, e9.offset, e9.leader_epoch, = _S12.unpack_from(b, p)
                     p += 26
-                    e8.old_style_offsets = []
+                    e9.old_style_offsets = []
                     if b[p] == 0:  # no tagged fields, the common case
-                        e8.unknown_tagged_fields = None
+                        e9.unknown_tagged_fields = None
                         p += 1
                     else:
-                        p = _t_ListOffsetsResponse_ListOffsetsPartitionResponse_0(b, p, e8)
-                    xs7.append(e8)
-                e3.partitions = xs7
+                        p = _t_ListOffsetsResponse_ListOffsetsPartitionResponse_0(b, p, e9)
+                    xs8.append(e9)
+                e4.partitions = xs8
             if b[p] == 0:  # no tagged fields, the common case
-                e3.unknown_tagged_fields = None
+                e4.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_ListOffsetsResponse_ListOffsetsTopicResponse_0(b, p, e3)
-            xs2.append(e3)
-        o.topics = xs2
+                p = _t_ListOffsetsResponse_ListOffsetsTopicResponse_0(b, p, e4)
+            xs3.append(e4)
+        o.topics = xs3
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         p += 1
@@ -1112,7 +1107,7 @@ def _r_ListOffsetsResponse_4(b, p):
 
 
 def _w_ListOffsetsResponse_4(o, w):
-    w += _S0.pack(o.throttle_time_ms)
+    w += _S2.pack(o.throttle_time_ms)
     xs1 = o.topics
     ln = len(xs1) + 1
     if ln < 128:
@@ -1137,7 +1132,7 @@ def _w_ListOffsetsResponse_4(o, w):
         for e5 in xs4:
             if e5.old_style_offsets:
                 raise UnsupportedFieldError('ListOffsetsPartitionResponse.OldStyleOffsets exists only in versions 0-0')
-            w += _S8.pack(e5.partition_index, e5.error_code, e5.timestamp, e5.offset, e5.leader_epoch)
+            w += _S12.pack(e5.partition_index, e5.error_code, e5.timestamp, e5.offset, e5.leader_epoch)
             if e5.unknown_tagged_fields:
                 _wtags(w, e5.unknown_tagged_fields)
             else:

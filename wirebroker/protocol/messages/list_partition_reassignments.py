@@ -28,8 +28,10 @@ _unpack_from = _struct.unpack_from
 def _first(tag_and_bytes):
     return tag_and_bytes[0]
 
-_S0 = _struct.Struct('>i')
-_S1 = _struct.Struct('>ih')
+_S0 = _struct.Struct('>iB')
+_S1 = _struct.Struct('>i')
+_S2 = _struct.Struct('>ihB')
+_S3 = _struct.Struct('>ih')
 _ARRAY_i = tuple(_struct.Struct('>' + str(n) + 'i') for n in range(64))
 
 
@@ -151,56 +153,55 @@ def _t_ListPartitionReassignmentsRequest_0(b, p, o):
 def _r_ListPartitionReassignmentsRequest_0(b, p):
     bl = len(b)
     o = _new(ListPartitionReassignmentsRequest)
-    o.timeout_ms, = _S0.unpack_from(b, p)
-    p += 4
-    n1 = b[p] - 1
-    p += 1
-    if n1 > 126:
-        n1, p = _uvt(b, p, n1 + 1)
-        n1 -= 1
-    if n1 < 0:
+    o.timeout_ms, h1, = _S0.unpack_from(b, p)
+    p += 5
+    n2 = h1 - 1
+    if n2 > 126:
+        n2, p = _uvt(b, p, n2 + 1)
+        n2 -= 1
+    if n2 < 0:
         o.topics = None
     else:
-        if n1 > bl - p:
-            raise DecodeError('ListPartitionReassignmentsRequest.Topics: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3 = _new(_ListPartitionReassignmentsRequest_ListPartitionReassignmentsTopics)
-            n4 = b[p] - 1
+        if n2 > bl - p:
+            raise DecodeError('ListPartitionReassignmentsRequest.Topics: count ' + str(n2) + ' past the end')
+        xs3 = []
+        for _ in range(n2):
+            e4 = _new(_ListPartitionReassignmentsRequest_ListPartitionReassignmentsTopics)
+            n5 = b[p] - 1
             p += 1
-            if n4 > 126:
-                n4, p = _uvt(b, p, n4 + 1)
-                n4 -= 1
-            if n4 < 0:
+            if n5 > 126:
+                n5, p = _uvt(b, p, n5 + 1)
+                n5 -= 1
+            if n5 < 0:
                 raise DecodeError('ListPartitionReassignmentsTopics.Name: null where not nullable')
             else:
-                q5 = p + n4
-                if q5 > bl:
-                    raise DecodeError('ListPartitionReassignmentsTopics.Name: length ' + str(n4) + ' past the end')
-                e3.name = str(b[p:q5], 'utf-8')
-                p = q5
-            n6 = b[p] - 1
+                q6 = p + n5
+                if q6 > bl:
+                    raise DecodeError('ListPartitionReassignmentsTopics.Name: length ' + str(n5) + ' past the end')
+                e4.name = str(b[p:q6], 'utf-8')
+                p = q6
+            n7 = b[p] - 1
             p += 1
-            if n6 > 126:
-                n6, p = _uvt(b, p, n6 + 1)
-                n6 -= 1
-            if n6 < 0:
+            if n7 > 126:
+                n7, p = _uvt(b, p, n7 + 1)
+                n7 -= 1
+            if n7 < 0:
                 raise DecodeError('ListPartitionReassignmentsTopics.PartitionIndexes: null where not nullable')
-            elif n6 < 64:
-                e3.partition_indexes = list(_ARRAY_i[n6].unpack_from(b, p))
-                p += 4 * n6
+            elif n7 < 64:
+                e4.partition_indexes = list(_ARRAY_i[n7].unpack_from(b, p))
+                p += 4 * n7
             else:
-                if n6 > bl - p:
-                    raise DecodeError('ListPartitionReassignmentsTopics.PartitionIndexes: count ' + str(n6) + ' past the end')
-                e3.partition_indexes = list(_struct.Struct('>' + str(n6) + 'i').unpack_from(b, p))
-                p += 4 * n6
+                if n7 > bl - p:
+                    raise DecodeError('ListPartitionReassignmentsTopics.PartitionIndexes: count ' + str(n7) + ' past the end')
+                e4.partition_indexes = list(_struct.Struct('>' + str(n7) + 'i').unpack_from(b, p))
+                p += 4 * n7
             if b[p] == 0:  # no tagged fields, the common case
-                e3.unknown_tagged_fields = None
+                e4.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_ListPartitionReassignmentsRequest_ListPartitionReassignmentsTopics_0(b, p, e3)
-            xs2.append(e3)
-        o.topics = xs2
+                p = _t_ListPartitionReassignmentsRequest_ListPartitionReassignmentsTopics_0(b, p, e4)
+            xs3.append(e4)
+        o.topics = xs3
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         p += 1
@@ -210,7 +211,7 @@ def _r_ListPartitionReassignmentsRequest_0(b, p):
 
 
 def _w_ListPartitionReassignmentsRequest_0(o, w):
-    w += _S0.pack(o.timeout_ms)
+    w += _S1.pack(o.timeout_ms)
     xs1 = o.topics
     if xs1 is None:
         w.append(0)
@@ -321,121 +322,119 @@ def _t_ListPartitionReassignmentsResponse_0(b, p, o):
 def _r_ListPartitionReassignmentsResponse_0(b, p):
     bl = len(b)
     o = _new(ListPartitionReassignmentsResponse)
-    o.throttle_time_ms, o.error_code, = _S1.unpack_from(b, p)
-    p += 6
-    n1 = b[p] - 1
-    p += 1
-    if n1 > 126:
-        n1, p = _uvt(b, p, n1 + 1)
-        n1 -= 1
-    if n1 < 0:
+    o.throttle_time_ms, o.error_code, h1, = _S2.unpack_from(b, p)
+    p += 7
+    n2 = h1 - 1
+    if n2 > 126:
+        n2, p = _uvt(b, p, n2 + 1)
+        n2 -= 1
+    if n2 < 0:
         o.error_message = None
     else:
-        q2 = p + n1
-        if q2 > bl:
-            raise DecodeError('ListPartitionReassignmentsResponse.ErrorMessage: length ' + str(n1) + ' past the end')
-        o.error_message = str(b[p:q2], 'utf-8')
-        p = q2
-    n3 = b[p] - 1
+        q3 = p + n2
+        if q3 > bl:
+            raise DecodeError('ListPartitionReassignmentsResponse.ErrorMessage: length ' + str(n2) + ' past the end')
+        o.error_message = str(b[p:q3], 'utf-8')
+        p = q3
+    n4 = b[p] - 1
     p += 1
-    if n3 > 126:
-        n3, p = _uvt(b, p, n3 + 1)
-        n3 -= 1
-    if n3 < 0:
+    if n4 > 126:
+        n4, p = _uvt(b, p, n4 + 1)
+        n4 -= 1
+    if n4 < 0:
         raise DecodeError('ListPartitionReassignmentsResponse.Topics: null where not nullable')
     else:
-        if n3 > bl - p:
-            raise DecodeError('ListPartitionReassignmentsResponse.Topics: count ' + str(n3) + ' past the end')
-        xs4 = []
-        for _ in range(n3):
-            e5 = _new(_ListPartitionReassignmentsResponse_OngoingTopicReassignment)
-            n6 = b[p] - 1
+        if n4 > bl - p:
+            raise DecodeError('ListPartitionReassignmentsResponse.Topics: count ' + str(n4) + ' past the end')
+        xs5 = []
+        for _ in range(n4):
+            e6 = _new(_ListPartitionReassignmentsResponse_OngoingTopicReassignment)
+            n7 = b[p] - 1
             p += 1
-            if n6 > 126:
-                n6, p = _uvt(b, p, n6 + 1)
-                n6 -= 1
-            if n6 < 0:
+            if n7 > 126:
+                n7, p = _uvt(b, p, n7 + 1)
+                n7 -= 1
+            if n7 < 0:
                 raise DecodeError('OngoingTopicReassignment.Name: null where not nullable')
             else:
-                q7 = p + n6
-                if q7 > bl:
-                    raise DecodeError('OngoingTopicReassignment.Name: length ' + str(n6) + ' past the end')
-                e5.name = str(b[p:q7], 'utf-8')
-                p = q7
-            n8 = b[p] - 1
+                q8 = p + n7
+                if q8 > bl:
+                    raise DecodeError('OngoingTopicReassignment.Name: length ' + str(n7) + ' past the end')
+                e6.name = str(b[p:q8], 'utf-8')
+                p = q8
+            n9 = b[p] - 1
             p += 1
-            if n8 > 126:
-                n8, p = _uvt(b, p, n8 + 1)
-                n8 -= 1
-            if n8 < 0:
+            if n9 > 126:
+                n9, p = _uvt(b, p, n9 + 1)
+                n9 -= 1
+            if n9 < 0:
                 raise DecodeError('OngoingTopicReassignment.Partitions: null where not nullable')
             else:
-                if n8 > bl - p:
-                    raise DecodeError('OngoingTopicReassignment.Partitions: count ' + str(n8) + ' past the end')
-                xs9 = []
-                for _ in range(n8):
-                    e10 = _new(_ListPartitionReassignmentsResponse_OngoingPartitionReassignment)
-                    e10.partition_index, = _S0.unpack_from(b, p)
-                    p += 4
-                    n11 = b[p] - 1
-                    p += 1
-                    if n11 > 126:
-                        n11, p = _uvt(b, p, n11 + 1)
-                        n11 -= 1
-                    if n11 < 0:
-                        raise DecodeError('OngoingPartitionReassignment.Replicas: null where not nullable')
-                    elif n11 < 64:
-                        e10.replicas = list(_ARRAY_i[n11].unpack_from(b, p))
-                        p += 4 * n11
-                    else:
-                        if n11 > bl - p:
-                            raise DecodeError('OngoingPartitionReassignment.Replicas: count ' + str(n11) + ' past the end')
-                        e10.replicas = list(_struct.Struct('>' + str(n11) + 'i').unpack_from(b, p))
-                        p += 4 * n11
-                    n12 = b[p] - 1
-                    p += 1
-                    if n12 > 126:
-                        n12, p = _uvt(b, p, n12 + 1)
-                        n12 -= 1
-                    if n12 < 0:
-                        raise DecodeError('OngoingPartitionReassignment.AddingReplicas: null where not nullable')
-                    elif n12 < 64:
-                        e10.adding_replicas = list(_ARRAY_i[n12].unpack_from(b, p))
-                        p += 4 * n12
-                    else:
-                        if n12 > bl - p:
-                            raise DecodeError('OngoingPartitionReassignment.AddingReplicas: count ' + str(n12) + ' past the end')
-                        e10.adding_replicas = list(_struct.Struct('>' + str(n12) + 'i').unpack_from(b, p))
-                        p += 4 * n12
-                    n13 = b[p] - 1
-                    p += 1
+                if n9 > bl - p:
+                    raise DecodeError('OngoingTopicReassignment.Partitions: count ' + str(n9) + ' past the end')
+                xs10 = []
+                for _ in range(n9):
+                    e11 = _new(_ListPartitionReassignmentsResponse_OngoingPartitionReassignment)
+                    e11.partition_index, h12, = _S0.unpack_from(b, p)
+                    p += 5
+                    n13 = h12 - 1
                     if n13 > 126:
                         n13, p = _uvt(b, p, n13 + 1)
                         n13 -= 1
                     if n13 < 0:
-                        raise DecodeError('OngoingPartitionReassignment.RemovingReplicas: null where not nullable')
+                        raise DecodeError('OngoingPartitionReassignment.Replicas: null where not nullable')
                     elif n13 < 64:
-                        e10.removing_replicas = list(_ARRAY_i[n13].unpack_from(b, p))
+                        e11.replicas = list(_ARRAY_i[n13].unpack_from(b, p))
                         p += 4 * n13
                     else:
                         if n13 > bl - p:
-                            raise DecodeError('OngoingPartitionReassignment.RemovingReplicas: count ' + str(n13) + ' past the end')
-                        e10.removing_replicas = list(_struct.Struct('>' + str(n13) + 'i').unpack_from(b, p))
+                            raise DecodeError('OngoingPartitionReassignment.Replicas: count ' + str(n13) + ' past the end')
+                        e11.replicas = list(_struct.Struct('>' + str(n13) + 'i').unpack_from(b, p))
                         p += 4 * n13
+                    n14 = b[p] - 1
+                    p += 1
+                    if n14 > 126:
+                        n14, p = _uvt(b, p, n14 + 1)
+                        n14 -= 1
+                    if n14 < 0:
+                        raise DecodeError('OngoingPartitionReassignment.AddingReplicas: null where not nullable')
+                    elif n14 < 64:
+                        e11.adding_replicas = list(_ARRAY_i[n14].unpack_from(b, p))
+                        p += 4 * n14
+                    else:
+                        if n14 > bl - p:
+                            raise DecodeError('OngoingPartitionReassignment.AddingReplicas: count ' + str(n14) + ' past the end')
+                        e11.adding_replicas = list(_struct.Struct('>' + str(n14) + 'i').unpack_from(b, p))
+                        p += 4 * n14
+                    n15 = b[p] - 1
+                    p += 1
+                    if n15 > 126:
+                        n15, p = _uvt(b, p, n15 + 1)
+                        n15 -= 1
+                    if n15 < 0:
+                        raise DecodeError('OngoingPartitionReassignment.RemovingReplicas: null where not nullable')
+                    elif n15 < 64:
+                        e11.removing_replicas = list(_ARRAY_i[n15].unpack_from(b, p))
+                        p += 4 * n15
+                    else:
+                        if n15 > bl - p:
+                            raise DecodeError('OngoingPartitionReassignment.RemovingReplicas: count ' + str(n15) + ' past the end')
+                        e11.removing_replicas = list(_struct.Struct('>' + str(n15) + 'i').unpack_from(b, p))
+                        p += 4 * n15
                     if b[p] == 0:  # no tagged fields, the common case
-                        e10.unknown_tagged_fields = None
+                        e11.unknown_tagged_fields = None
                         p += 1
                     else:
-                        p = _t_ListPartitionReassignmentsResponse_OngoingPartitionReassignment_0(b, p, e10)
-                    xs9.append(e10)
-                e5.partitions = xs9
+                        p = _t_ListPartitionReassignmentsResponse_OngoingPartitionReassignment_0(b, p, e11)
+                    xs10.append(e11)
+                e6.partitions = xs10
             if b[p] == 0:  # no tagged fields, the common case
-                e5.unknown_tagged_fields = None
+                e6.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_ListPartitionReassignmentsResponse_OngoingTopicReassignment_0(b, p, e5)
-            xs4.append(e5)
-        o.topics = xs4
+                p = _t_ListPartitionReassignmentsResponse_OngoingTopicReassignment_0(b, p, e6)
+            xs5.append(e6)
+        o.topics = xs5
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         p += 1
@@ -445,7 +444,7 @@ def _r_ListPartitionReassignmentsResponse_0(b, p):
 
 
 def _w_ListPartitionReassignmentsResponse_0(o, w):
-    w += _S1.pack(o.throttle_time_ms, o.error_code)
+    w += _S3.pack(o.throttle_time_ms, o.error_code)
     v1 = o.error_message
     if v1 is None:
         w.append(0)
@@ -479,7 +478,7 @@ def _w_ListPartitionReassignmentsResponse_0(o, w):
         else:
             _wuv(w, ln)
         for e6 in xs5:
-            w += _S0.pack(e6.partition_index)
+            w += _S1.pack(e6.partition_index)
             xs7 = e6.replicas
             ln = len(xs7) + 1
             if ln < 128:

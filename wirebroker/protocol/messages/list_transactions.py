@@ -29,7 +29,9 @@ def _first(tag_and_bytes):
     return tag_and_bytes[0]
 
 _S0 = _struct.Struct('>q')
-_S1 = _struct.Struct('>ih')
+_S1 = _struct.Struct('>qB')
+_S2 = _struct.Struct('>ihB')
+_S3 = _struct.Struct('>ih')
 _ARRAY_q = tuple(_struct.Struct('>' + str(n) + 'q') for n in range(64))
 
 
@@ -331,21 +333,20 @@ def _r_ListTransactionsRequest_2(b, p):
             raise DecodeError('ListTransactionsRequest.ProducerIdFilters: count ' + str(n6) + ' past the end')
         o.producer_id_filters = list(_struct.Struct('>' + str(n6) + 'q').unpack_from(b, p))
         p += 8 * n6
-    o.duration_filter, = _S0.unpack_from(b, p)
-    p += 8
-    n7 = b[p] - 1
-    p += 1
-    if n7 > 126:
-        n7, p = _uvt(b, p, n7 + 1)
-        n7 -= 1
-    if n7 < 0:
+    o.duration_filter, h7, = _S1.unpack_from(b, p)
+    p += 9
+    n8 = h7 - 1
+    if n8 > 126:
+        n8, p = _uvt(b, p, n8 + 1)
+        n8 -= 1
+    if n8 < 0:
         o.transactional_id_pattern = None
     else:
-        q8 = p + n7
-        if q8 > bl:
-            raise DecodeError('ListTransactionsRequest.TransactionalIdPattern: length ' + str(n7) + ' past the end')
-        o.transactional_id_pattern = str(b[p:q8], 'utf-8')
-        p = q8
+        q9 = p + n8
+        if q9 > bl:
+            raise DecodeError('ListTransactionsRequest.TransactionalIdPattern: length ' + str(n8) + ' past the end')
+        o.transactional_id_pattern = str(b[p:q9], 'utf-8')
+        p = q9
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         p += 1
@@ -447,83 +448,81 @@ def _t_ListTransactionsResponse_0(b, p, o):
 def _r_ListTransactionsResponse_0(b, p):
     bl = len(b)
     o = _new(ListTransactionsResponse)
-    o.throttle_time_ms, o.error_code, = _S1.unpack_from(b, p)
-    p += 6
-    n1 = b[p] - 1
-    p += 1
-    if n1 > 126:
-        n1, p = _uvt(b, p, n1 + 1)
-        n1 -= 1
-    if n1 < 0:
+    o.throttle_time_ms, o.error_code, h1, = _S2.unpack_from(b, p)
+    p += 7
+    n2 = h1 - 1
+    if n2 > 126:
+        n2, p = _uvt(b, p, n2 + 1)
+        n2 -= 1
+    if n2 < 0:
         raise DecodeError('ListTransactionsResponse.UnknownStateFilters: null where not nullable')
     else:
-        if n1 > bl - p:
-            raise DecodeError('ListTransactionsResponse.UnknownStateFilters: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            n4 = b[p] - 1
+        if n2 > bl - p:
+            raise DecodeError('ListTransactionsResponse.UnknownStateFilters: count ' + str(n2) + ' past the end')
+        xs3 = []
+        for _ in range(n2):
+            n5 = b[p] - 1
             p += 1
-            if n4 > 126:
-                n4, p = _uvt(b, p, n4 + 1)
-                n4 -= 1
-            if n4 < 0:
+            if n5 > 126:
+                n5, p = _uvt(b, p, n5 + 1)
+                n5 -= 1
+            if n5 < 0:
                 raise DecodeError('ListTransactionsResponse.UnknownStateFilters: null element')
             else:
-                q5 = p + n4
-                if q5 > bl:
-                    raise DecodeError('ListTransactionsResponse.UnknownStateFilters: length ' + str(n4) + ' past the end')
-                e3 = str(b[p:q5], 'utf-8')
-                p = q5
-            xs2.append(e3)
-        o.unknown_state_filters = xs2
-    n6 = b[p] - 1
+                q6 = p + n5
+                if q6 > bl:
+                    raise DecodeError('ListTransactionsResponse.UnknownStateFilters: length ' + str(n5) + ' past the end')
+                e4 = str(b[p:q6], 'utf-8')
+                p = q6
+            xs3.append(e4)
+        o.unknown_state_filters = xs3
+    n7 = b[p] - 1
     p += 1
-    if n6 > 126:
-        n6, p = _uvt(b, p, n6 + 1)
-        n6 -= 1
-    if n6 < 0:
+    if n7 > 126:
+        n7, p = _uvt(b, p, n7 + 1)
+        n7 -= 1
+    if n7 < 0:
         raise DecodeError('ListTransactionsResponse.TransactionStates: null where not nullable')
     else:
-        if n6 > bl - p:
-            raise DecodeError('ListTransactionsResponse.TransactionStates: count ' + str(n6) + ' past the end')
-        xs7 = []
-        for _ in range(n6):
-            e8 = _new(_ListTransactionsResponse_TransactionState)
-            n9 = b[p] - 1
+        if n7 > bl - p:
+            raise DecodeError('ListTransactionsResponse.TransactionStates: count ' + str(n7) + ' past the end')
+        xs8 = []
+        for _ in range(n7):
+            e9 = _new(_ListTransactionsResponse_TransactionState)
+            n10 = b[p] - 1
             p += 1
-            if n9 > 126:
-                n9, p = _uvt(b, p, n9 + 1)
-                n9 -= 1
-            if n9 < 0:
+            if n10 > 126:
+                n10, p = _uvt(b, p, n10 + 1)
+                n10 -= 1
+            if n10 < 0:
                 raise DecodeError('TransactionState.TransactionalId: null where not nullable')
             else:
-                q10 = p + n9
-                if q10 > bl:
-                    raise DecodeError('TransactionState.TransactionalId: length ' + str(n9) + ' past the end')
-                e8.transactional_id = str(b[p:q10], 'utf-8')
-                p = q10
-            e8.producer_id, = _S0.unpack_from(b, p)
-            p += 8
-            n11 = b[p] - 1
-            p += 1
-            if n11 > 126:
-                n11, p = _uvt(b, p, n11 + 1)
-                n11 -= 1
-            if n11 < 0:
+                q11 = p + n10
+                if q11 > bl:
+                    raise DecodeError('TransactionState.TransactionalId: length ' + str(n10) + ' past the end')
+                e9.transactional_id = str(b[p:q11], 'utf-8')
+                p = q11
+            e9.producer_id, h12, = _S1.unpack_from(b, p)
+            p += 9
+            n13 = h12 - 1
+            if n13 > 126:
+                n13, p = _uvt(b, p, n13 + 1)
+                n13 -= 1
+            if n13 < 0:
                 raise DecodeError('TransactionState.TransactionState: null where not nullable')
             else:
-                q12 = p + n11
-                if q12 > bl:
-                    raise DecodeError('TransactionState.TransactionState: length ' + str(n11) + ' past the end')
-                e8.transaction_state = str(b[p:q12], 'utf-8')
-                p = q12
+                q14 = p + n13
+                if q14 > bl:
+                    raise DecodeError('TransactionState.TransactionState: length ' + str(n13) + ' past the end')
+                e9.transaction_state = str(b[p:q14], 'utf-8')
+                p = q14
             if b[p] == 0:  # no tagged fields, the common case
-                e8.unknown_tagged_fields = None
+                e9.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_ListTransactionsResponse_TransactionState_0(b, p, e8)
-            xs7.append(e8)
-        o.transaction_states = xs7
+                p = _t_ListTransactionsResponse_TransactionState_0(b, p, e9)
+            xs8.append(e9)
+        o.transaction_states = xs8
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         p += 1
@@ -533,7 +532,7 @@ def _r_ListTransactionsResponse_0(b, p):
 
 
 def _w_ListTransactionsResponse_0(o, w):
-    w += _S1.pack(o.throttle_time_ms, o.error_code)
+    w += _S3.pack(o.throttle_time_ms, o.error_code)
     xs1 = o.unknown_state_filters
     ln = len(xs1) + 1
     if ln < 128:

@@ -32,11 +32,22 @@ _S0 = _struct.Struct('>i')
 _S1 = _struct.Struct('>h')
 _S2 = _struct.Struct('>?')
 _S3 = _struct.Struct('>???')
-_S4 = _struct.Struct('>16s')
-_S5 = _struct.Struct('>??')
-_S6 = _struct.Struct('>hii')
-_S7 = _struct.Struct('>hiii')
-_S8 = _struct.Struct('>16s?')
+_S4 = _struct.Struct('>16sB')
+_S5 = _struct.Struct('>16s')
+_S6 = _struct.Struct('>??')
+_S7 = _struct.Struct('>ih')
+_S8 = _struct.Struct('>hh')
+_S9 = _struct.Struct('>hiii')
+_S10 = _struct.Struct('>hii')
+_S11 = _struct.Struct('>ii')
+_S12 = _struct.Struct('>?i')
+_S13 = _struct.Struct('>hiiii')
+_S14 = _struct.Struct('>iB')
+_S15 = _struct.Struct('>hB')
+_S16 = _struct.Struct('>?B')
+_S17 = _struct.Struct('>hiiiB')
+_S18 = _struct.Struct('>16s?B')
+_S19 = _struct.Struct('>16s?')
 _ARRAY_i = tuple(_struct.Struct('>' + str(n) + 'i') for n in range(64))
 
 
@@ -476,21 +487,20 @@ def _r_MetadataRequest_5(b, p):
         xs2 = []
         for _ in range(n1):
             e3 = _new(_MetadataRequest_MetadataRequestTopic)
-            e3.topic_id, = _S4.unpack_from(b, p)
-            p += 16
-            n4 = b[p] - 1
-            p += 1
-            if n4 > 126:
-                n4, p = _uvt(b, p, n4 + 1)
-                n4 -= 1
-            if n4 < 0:
+            e3.topic_id, h4, = _S4.unpack_from(b, p)
+            p += 17
+            n5 = h4 - 1
+            if n5 > 126:
+                n5, p = _uvt(b, p, n5 + 1)
+                n5 -= 1
+            if n5 < 0:
                 e3.name = None
             else:
-                q5 = p + n4
-                if q5 > bl:
-                    raise DecodeError('MetadataRequestTopic.Name: length ' + str(n4) + ' past the end')
-                e3.name = str(b[p:q5], 'utf-8')
-                p = q5
+                q6 = p + n5
+                if q6 > bl:
+                    raise DecodeError('MetadataRequestTopic.Name: length ' + str(n5) + ' past the end')
+                e3.name = str(b[p:q6], 'utf-8')
+                p = q6
             if b[p] == 0:  # no tagged fields, the common case
                 e3.unknown_tagged_fields = None
                 p += 1
@@ -519,7 +529,7 @@ def _w_MetadataRequest_5(o, w):
         else:
             _wuv(w, ln)
         for e2 in xs1:
-            w += _S4.pack(e2.topic_id)
+            w += _S5.pack(e2.topic_id)
             v3 = e2.name
             if v3 is None:
                 w.append(0)
@@ -558,21 +568,20 @@ def _r_MetadataRequest_6(b, p):
         xs2 = []
         for _ in range(n1):
             e3 = _new(_MetadataRequest_MetadataRequestTopic)
-            e3.topic_id, = _S4.unpack_from(b, p)
-            p += 16
-            n4 = b[p] - 1
-            p += 1
-            if n4 > 126:
-                n4, p = _uvt(b, p, n4 + 1)
-                n4 -= 1
-            if n4 < 0:
+            e3.topic_id, h4, = _S4.unpack_from(b, p)
+            p += 17
+            n5 = h4 - 1
+            if n5 > 126:
+                n5, p = _uvt(b, p, n5 + 1)
+                n5 -= 1
+            if n5 < 0:
                 e3.name = None
             else:
-                q5 = p + n4
-                if q5 > bl:
-                    raise DecodeError('MetadataRequestTopic.Name: length ' + str(n4) + ' past the end')
-                e3.name = str(b[p:q5], 'utf-8')
-                p = q5
+                q6 = p + n5
+                if q6 > bl:
+                    raise DecodeError('MetadataRequestTopic.Name: length ' + str(n5) + ' past the end')
+                e3.name = str(b[p:q6], 'utf-8')
+                p = q6
             if b[p] == 0:  # no tagged fields, the common case
                 e3.unknown_tagged_fields = None
                 p += 1
@@ -580,7 +589,7 @@ def _r_MetadataRequest_6(b, p):
                 p = _t_MetadataRequest_MetadataRequestTopic_0(b, p, e3)
             xs2.append(e3)
         o.topics = xs2
-    o.allow_auto_topic_creation, o.include_topic_authorized_operations, = _S5.unpack_from(b, p)
+    o.allow_auto_topic_creation, o.include_topic_authorized_operations, = _S6.unpack_from(b, p)
     p += 2
     o.include_cluster_authorized_operations = False
     if b[p] == 0:  # no tagged fields, the common case
@@ -604,7 +613,7 @@ def _w_MetadataRequest_6(o, w):
         else:
             _wuv(w, ln)
         for e2 in xs1:
-            w += _S4.pack(e2.topic_id)
+            w += _S5.pack(e2.topic_id)
             v3 = e2.name
             if v3 is None:
                 w.append(0)
@@ -620,7 +629,7 @@ def _w_MetadataRequest_6(o, w):
                 _wtags(w, e2.unknown_tagged_fields)
             else:
                 w.append(0)
-    w += _S5.pack(o.allow_auto_topic_creation, o.include_topic_authorized_operations)
+    w += _S6.pack(o.allow_auto_topic_creation, o.include_topic_authorized_operations)
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
     else:
@@ -640,93 +649,90 @@ def _r_MetadataResponse_0(b, p):
         xs2 = []
         for _ in range(n1):
             e3 = _new(_MetadataResponse_MetadataResponseBroker)
-            e3.node_id, = _S0.unpack_from(b, p)
-            p += 4
-            n4, = _S1.unpack_from(b, p)
-            p += 2
-            if n4 < 0:
+            e3.node_id, h4, = _S7.unpack_from(b, p)
+            p += 6
+            n5 = h4
+            if n5 < 0:
                 raise DecodeError('MetadataResponseBroker.Host: null where not nullable')
             else:
-                q5 = p + n4
-                if q5 > bl:
-                    raise DecodeError('MetadataResponseBroker.Host: length ' + str(n4) + ' past the end')
-                e3.host = str(b[p:q5], 'utf-8')
-                p = q5
+                q6 = p + n5
+                if q6 > bl:
+                    raise DecodeError('MetadataResponseBroker.Host: length ' + str(n5) + ' past the end')
+                e3.host = str(b[p:q6], 'utf-8')
+                p = q6
             e3.port, = _S0.unpack_from(b, p)
             p += 4
             e3.rack = None
             e3.unknown_tagged_fields = None
             xs2.append(e3)
         o.brokers = xs2
-    n6, = _S0.unpack_from(b, p)
+    n7, = _S0.unpack_from(b, p)
     p += 4
-    if n6 < 0:
+    if n7 < 0:
         raise DecodeError('MetadataResponse.Topics: null where not nullable')
     else:
-        if n6 > bl - p:
-            raise DecodeError('MetadataResponse.Topics: count ' + str(n6) + ' past the end')
-        xs7 = []
-        for _ in range(n6):
-            e8 = _new(_MetadataResponse_MetadataResponseTopic)
-            e8.error_code, = _S1.unpack_from(b, p)
-            p += 2
-            n9, = _S1.unpack_from(b, p)
-            p += 2
-            if n9 < 0:
+        if n7 > bl - p:
+            raise DecodeError('MetadataResponse.Topics: count ' + str(n7) + ' past the end')
+        xs8 = []
+        for _ in range(n7):
+            e9 = _new(_MetadataResponse_MetadataResponseTopic)
+            e9.error_code, h10, = _S8.unpack_from(b, p)
+            p += 4
+            n11 = h10
+            if n11 < 0:
                 raise DecodeError('MetadataResponseTopic.Name: null where not nullable')
             else:
-                q10 = p + n9
-                if q10 > bl:
-                    raise DecodeError('MetadataResponseTopic.Name: length ' + str(n9) + ' past the end')
-                e8.name = str(b[p:q10], 'utf-8')
-                p = q10
-            n11, = _S0.unpack_from(b, p)
+                q12 = p + n11
+                if q12 > bl:
+                    raise DecodeError('MetadataResponseTopic.Name: length ' + str(n11) + ' past the end')
+                e9.name = str(b[p:q12], 'utf-8')
+                p = q12
+            n13, = _S0.unpack_from(b, p)
             p += 4
-            if n11 < 0:
+            if n13 < 0:
                 raise DecodeError('MetadataResponseTopic.Partitions: null where not nullable')
             else:
-                if n11 > bl - p:
-                    raise DecodeError('MetadataResponseTopic.Partitions: count ' + str(n11) + ' past the end')
-                xs12 = []
-                for _ in range(n11):
-                    e13 = _new(_MetadataResponse_MetadataResponsePartition)
-                    e13.error_code, e13.partition_index, e13.leader_id, = _S6.unpack_from(b, p)
-                    p += 10
-                    n14, = _S0.unpack_from(b, p)
-                    p += 4
-                    if n14 < 0:
+                if n13 > bl - p:
+                    raise DecodeError('MetadataResponseTopic.Partitions: count ' + str(n13) + ' past the end')
+                xs14 = []
+                for _ in range(n13):
+                    e15 = _new(_MetadataResponse_MetadataResponsePartition)
+                    e15.error_code, e15.partition_index, e15.leader_id, h16, = _S9.unpack_from(b, p)
+                    p += 14
+                    n17 = h16
+                    if n17 < 0:
                         raise DecodeError('MetadataResponsePartition.ReplicaNodes: null where not nullable')
-                    elif n14 < 64:
-                        e13.replica_nodes = list(_ARRAY_i[n14].unpack_from(b, p))
-                        p += 4 * n14
+                    elif n17 < 64:
+                        e15.replica_nodes = list(_ARRAY_i[n17].unpack_from(b, p))
+                        p += 4 * n17
                     else:
-                        if n14 > bl - p:
-                            raise DecodeError('MetadataResponsePartition.ReplicaNodes: count ' + str(n14) + ' past the end')
-                        e13.replica_nodes = list(_struct.Struct('>' + str(n14) + 'i').unpack_from(b, p))
-                        p += 4 * n14
-                    n15, = _S0.unpack_from(b, p)
+                        if n17 > bl - p:
+                            raise DecodeError('MetadataResponsePartition.ReplicaNodes: count ' + str(n17) + ' past the end')
+                        e15.replica_nodes = list(_struct.Struct('>' + str(n17) + 'i').unpack_from(b, p))
+                        p += 4 * n17
+                    n18, = _S0.unpack_from(b, p)
                     p += 4
-                    if n15 < 0:
+                    if n18 < 0:
                         raise DecodeError('MetadataResponsePartition.IsrNodes: null where not nullable')
-                    elif n15 < 64:
-                        e13.isr_nodes = list(_ARRAY_i[n15].unpack_from(b, p))
-                        p += 4 * n15
+                    elif n18 < 64:
+                        e15.isr_nodes = list(_ARRAY_i[n18].unpack_from(b, p))
+                        p += 4 * n18
                     else:
-                        if n15 > bl - p:
-                            raise DecodeError('MetadataResponsePartition.IsrNodes: count ' + str(n15) + ' past the end')
-                        e13.isr_nodes = list(_struct.Struct('>' + str(n15) + 'i').unpack_from(b, p))
-                        p += 4 * n15
-                    e13.leader_epoch = -1
-                    e13.offline_replicas = []
-                    e13.unknown_tagged_fields = None
-                    xs12.append(e13)
-                e8.partitions = xs12
-            e8.topic_id = UUID_ZERO
-            e8.is_internal = False
-            e8.topic_authorized_operations = -2147483648
-            e8.unknown_tagged_fields = None
-            xs7.append(e8)
-        o.topics = xs7
+                        if n18 > bl - p:
+                            raise DecodeError('MetadataResponsePartition.IsrNodes: count ' + str(n18) + ' past the end')
+                        e15.isr_nodes = list(_struct.Struct('>' + str(n18) + 'i').unpack_from(b, p))
+                        p += 4 * n18
+                    e15.leader_epoch = -1
+                    e15.offline_replicas = []
+                    e15.unknown_tagged_fields = None
+                    xs14.append(e15)
+                e9.partitions = xs14
+            e9.topic_id = UUID_ZERO
+            e9.is_internal = False
+            e9.topic_authorized_operations = -2147483648
+            e9.unknown_tagged_fields = None
+            xs8.append(e9)
+        o.topics = xs8
     o.throttle_time_ms = 0
     o.cluster_id = None
     o.controller_id = -1
@@ -761,7 +767,7 @@ def _w_MetadataResponse_0(o, w):
         xs7 = e5.partitions
         w += _S0.pack(len(xs7))
         for e8 in xs7:
-            w += _S6.pack(e8.error_code, e8.partition_index, e8.leader_id)
+            w += _S10.pack(e8.error_code, e8.partition_index, e8.leader_id)
             xs9 = e8.replica_nodes
             w += _S0.pack(len(xs9))
             if len(xs9) < 64:
@@ -789,105 +795,99 @@ def _r_MetadataResponse_1(b, p):
         xs2 = []
         for _ in range(n1):
             e3 = _new(_MetadataResponse_MetadataResponseBroker)
-            e3.node_id, = _S0.unpack_from(b, p)
-            p += 4
-            n4, = _S1.unpack_from(b, p)
-            p += 2
-            if n4 < 0:
+            e3.node_id, h4, = _S7.unpack_from(b, p)
+            p += 6
+            n5 = h4
+            if n5 < 0:
                 raise DecodeError('MetadataResponseBroker.Host: null where not nullable')
             else:
-                q5 = p + n4
-                if q5 > bl:
-                    raise DecodeError('MetadataResponseBroker.Host: length ' + str(n4) + ' past the end')
-                e3.host = str(b[p:q5], 'utf-8')
-                p = q5
-            e3.port, = _S0.unpack_from(b, p)
-            p += 4
-            n6, = _S1.unpack_from(b, p)
-            p += 2
-            if n6 < 0:
+                q6 = p + n5
+                if q6 > bl:
+                    raise DecodeError('MetadataResponseBroker.Host: length ' + str(n5) + ' past the end')
+                e3.host = str(b[p:q6], 'utf-8')
+                p = q6
+            e3.port, h7, = _S7.unpack_from(b, p)
+            p += 6
+            n8 = h7
+            if n8 < 0:
                 e3.rack = None
             else:
-                q7 = p + n6
-                if q7 > bl:
-                    raise DecodeError('MetadataResponseBroker.Rack: length ' + str(n6) + ' past the end')
-                e3.rack = str(b[p:q7], 'utf-8')
-                p = q7
+                q9 = p + n8
+                if q9 > bl:
+                    raise DecodeError('MetadataResponseBroker.Rack: length ' + str(n8) + ' past the end')
+                e3.rack = str(b[p:q9], 'utf-8')
+                p = q9
             e3.unknown_tagged_fields = None
             xs2.append(e3)
         o.brokers = xs2
-    o.controller_id, = _S0.unpack_from(b, p)
-    p += 4
-    n8, = _S0.unpack_from(b, p)
-    p += 4
-    if n8 < 0:
+    o.controller_id, h10, = _S11.unpack_from(b, p)
+    p += 8
+    n11 = h10
+    if n11 < 0:
         raise DecodeError('MetadataResponse.Topics: null where not nullable')
     else:
-        if n8 > bl - p:
-            raise DecodeError('MetadataResponse.Topics: count ' + str(n8) + ' past the end')
-        xs9 = []
-        for _ in range(n8):
-            e10 = _new(_MetadataResponse_MetadataResponseTopic)
-            e10.error_code, = _S1.unpack_from(b, p)
-            p += 2
-            n11, = _S1.unpack_from(b, p)
-            p += 2
-            if n11 < 0:
+        if n11 > bl - p:
+            raise DecodeError('MetadataResponse.Topics: count ' + str(n11) + ' past the end')
+        xs12 = []
+        for _ in range(n11):
+            e13 = _new(_MetadataResponse_MetadataResponseTopic)
+            e13.error_code, h14, = _S8.unpack_from(b, p)
+            p += 4
+            n15 = h14
+            if n15 < 0:
                 raise DecodeError('MetadataResponseTopic.Name: null where not nullable')
             else:
-                q12 = p + n11
-                if q12 > bl:
-                    raise DecodeError('MetadataResponseTopic.Name: length ' + str(n11) + ' past the end')
-                e10.name = str(b[p:q12], 'utf-8')
-                p = q12
-            e10.is_internal, = _S2.unpack_from(b, p)
-            p += 1
-            n13, = _S0.unpack_from(b, p)
-            p += 4
-            if n13 < 0:
+                q16 = p + n15
+                if q16 > bl:
+                    raise DecodeError('MetadataResponseTopic.Name: length ' + str(n15) + ' past the end')
+                e13.name = str(b[p:q16], 'utf-8')
+                p = q16
+            e13.is_internal, h17, = _S12.unpack_from(b, p)
+            p += 5
+            n18 = h17
+            if n18 < 0:
                 raise DecodeError('MetadataResponseTopic.Partitions: null where not nullable')
             else:
-                if n13 > bl - p:
-                    raise DecodeError('MetadataResponseTopic.Partitions: count ' + str(n13) + ' past the end')
-                xs14 = []
-                for _ in range(n13):
-                    e15 = _new(_MetadataResponse_MetadataResponsePartition)
-                    e15.error_code, e15.partition_index, e15.leader_id, = _S6.unpack_from(b, p)
-                    p += 10
-                    n16, = _S0.unpack_from(b, p)
-                    p += 4
-                    if n16 < 0:
+                if n18 > bl - p:
+                    raise DecodeError('MetadataResponseTopic.Partitions: count ' + str(n18) + ' past the end')
+                xs19 = []
+                for _ in range(n18):
+                    e20 = _new(_MetadataResponse_MetadataResponsePartition)
+                    e20.error_code, e20.partition_index, e20.leader_id, h21, = _S9.unpack_from(b, p)
+                    p += 14
+                    n22 = h21
+                    if n22 < 0:
                         raise DecodeError('MetadataResponsePartition.ReplicaNodes: null where not nullable')
-                    elif n16 < 64:
-                        e15.replica_nodes = list(_ARRAY_i[n16].unpack_from(b, p))
-                        p += 4 * n16
+                    elif n22 < 64:
+                        e20.replica_nodes = list(_ARRAY_i[n22].unpack_from(b, p))
+                        p += 4 * n22
                     else:
-                        if n16 > bl - p:
-                            raise DecodeError('MetadataResponsePartition.ReplicaNodes: count ' + str(n16) + ' past the end')
-                        e15.replica_nodes = list(_struct.Struct('>' + str(n16) + 'i').unpack_from(b, p))
-                        p += 4 * n16
-                    n17, = _S0.unpack_from(b, p)
+                        if n22 > bl - p:
+                            raise DecodeError('MetadataResponsePartition.ReplicaNodes: count ' + str(n22) + ' past the end')
+                        e20.replica_nodes = list(_struct.Struct('>' + str(n22) + 'i').unpack_from(b, p))
+                        p += 4 * n22
+                    n23, = _S0.unpack_from(b, p)
                     p += 4
-                    if n17 < 0:
+                    if n23 < 0:
                         raise DecodeError('MetadataResponsePartition.IsrNodes: null where not nullable')
-                    elif n17 < 64:
-                        e15.isr_nodes = list(_ARRAY_i[n17].unpack_from(b, p))
-                        p += 4 * n17
+                    elif n23 < 64:
+                        e20.isr_nodes = list(_ARRAY_i[n23].unpack_from(b, p))
+                        p += 4 * n23
                     else:
-                        if n17 > bl - p:
-                            raise DecodeError('MetadataResponsePartition.IsrNodes: count ' + str(n17) + ' past the end')
-                        e15.isr_nodes = list(_struct.Struct('>' + str(n17) + 'i').unpack_from(b, p))
-                        p += 4 * n17
-                    e15.leader_epoch = -1
-                    e15.offline_replicas = []
-                    e15.unknown_tagged_fields = None
-                    xs14.append(e15)
-                e10.partitions = xs14
-            e10.topic_id = UUID_ZERO
-            e10.topic_authorized_operations = -2147483648
-            e10.unknown_tagged_fields = None
-            xs9.append(e10)
-        o.topics = xs9
+                        if n23 > bl - p:
+                            raise DecodeError('MetadataResponsePartition.IsrNodes: count ' + str(n23) + ' past the end')
+                        e20.isr_nodes = list(_struct.Struct('>' + str(n23) + 'i').unpack_from(b, p))
+                        p += 4 * n23
+                    e20.leader_epoch = -1
+                    e20.offline_replicas = []
+                    e20.unknown_tagged_fields = None
+                    xs19.append(e20)
+                e13.partitions = xs19
+            e13.topic_id = UUID_ZERO
+            e13.topic_authorized_operations = -2147483648
+            e13.unknown_tagged_fields = None
+            xs12.append(e13)
+        o.topics = xs12
     o.throttle_time_ms = 0
     o.cluster_id = None
     o.cluster_authorized_operations = -2147483648
@@ -930,7 +930,7 @@ def _w_MetadataResponse_1(o, w):
         xs8 = e6.partitions
         w += _S0.pack(len(xs8))
         for e9 in xs8:
-            w += _S6.pack(e9.error_code, e9.partition_index, e9.leader_id)
+            w += _S10.pack(e9.error_code, e9.partition_index, e9.leader_id)
             xs10 = e9.replica_nodes
             w += _S0.pack(len(xs10))
             if len(xs10) < 64:
@@ -958,115 +958,109 @@ def _r_MetadataResponse_2(b, p):
         xs2 = []
         for _ in range(n1):
             e3 = _new(_MetadataResponse_MetadataResponseBroker)
-            e3.node_id, = _S0.unpack_from(b, p)
-            p += 4
-            n4, = _S1.unpack_from(b, p)
-            p += 2
-            if n4 < 0:
+            e3.node_id, h4, = _S7.unpack_from(b, p)
+            p += 6
+            n5 = h4
+            if n5 < 0:
                 raise DecodeError('MetadataResponseBroker.Host: null where not nullable')
             else:
-                q5 = p + n4
-                if q5 > bl:
-                    raise DecodeError('MetadataResponseBroker.Host: length ' + str(n4) + ' past the end')
-                e3.host = str(b[p:q5], 'utf-8')
-                p = q5
-            e3.port, = _S0.unpack_from(b, p)
-            p += 4
-            n6, = _S1.unpack_from(b, p)
-            p += 2
-            if n6 < 0:
+                q6 = p + n5
+                if q6 > bl:
+                    raise DecodeError('MetadataResponseBroker.Host: length ' + str(n5) + ' past the end')
+                e3.host = str(b[p:q6], 'utf-8')
+                p = q6
+            e3.port, h7, = _S7.unpack_from(b, p)
+            p += 6
+            n8 = h7
+            if n8 < 0:
                 e3.rack = None
             else:
-                q7 = p + n6
-                if q7 > bl:
-                    raise DecodeError('MetadataResponseBroker.Rack: length ' + str(n6) + ' past the end')
-                e3.rack = str(b[p:q7], 'utf-8')
-                p = q7
+                q9 = p + n8
+                if q9 > bl:
+                    raise DecodeError('MetadataResponseBroker.Rack: length ' + str(n8) + ' past the end')
+                e3.rack = str(b[p:q9], 'utf-8')
+                p = q9
             e3.unknown_tagged_fields = None
             xs2.append(e3)
         o.brokers = xs2
-    n8, = _S1.unpack_from(b, p)
+    n10, = _S1.unpack_from(b, p)
     p += 2
-    if n8 < 0:
+    if n10 < 0:
         o.cluster_id = None
     else:
-        q9 = p + n8
-        if q9 > bl:
-            raise DecodeError('MetadataResponse.ClusterId: length ' + str(n8) + ' past the end')
-        o.cluster_id = str(b[p:q9], 'utf-8')
-        p = q9
-    o.controller_id, = _S0.unpack_from(b, p)
-    p += 4
-    n10, = _S0.unpack_from(b, p)
-    p += 4
-    if n10 < 0:
+        q11 = p + n10
+        if q11 > bl:
+            raise DecodeError('MetadataResponse.ClusterId: length ' + str(n10) + ' past the end')
+        o.cluster_id = str(b[p:q11], 'utf-8')
+        p = q11
+    o.controller_id, h12, = _S11.unpack_from(b, p)
+    p += 8
+    n13 = h12
+    if n13 < 0:
         raise DecodeError('MetadataResponse.Topics: null where not nullable')
     else:
-        if n10 > bl - p:
-            raise DecodeError('MetadataResponse.Topics: count ' + str(n10) + ' past the end')
-        xs11 = []
-        for _ in range(n10):
-            e12 = _new(_MetadataResponse_MetadataResponseTopic)
-            e12.error_code, = _S1.unpack_from(b, p)
-            p += 2
-            n13, = _S1.unpack_from(b, p)
-            p += 2
-            if n13 < 0:
+        if n13 > bl - p:
+            raise DecodeError('MetadataResponse.Topics: count ' + str(n13) + ' past the end')
+        xs14 = []
+        for _ in range(n13):
+            e15 = _new(_MetadataResponse_MetadataResponseTopic)
+            e15.error_code, h16, = _S8.unpack_from(b, p)
+            p += 4
+            n17 = h16
+            if n17 < 0:
                 raise DecodeError('MetadataResponseTopic.Name: null where not nullable')
             else:
-                q14 = p + n13
-                if q14 > bl:
-                    raise DecodeError('MetadataResponseTopic.Name: length ' + str(n13) + ' past the end')
-                e12.name = str(b[p:q14], 'utf-8')
-                p = q14
-            e12.is_internal, = _S2.unpack_from(b, p)
-            p += 1
-            n15, = _S0.unpack_from(b, p)
-            p += 4
-            if n15 < 0:
+                q18 = p + n17
+                if q18 > bl:
+                    raise DecodeError('MetadataResponseTopic.Name: length ' + str(n17) + ' past the end')
+                e15.name = str(b[p:q18], 'utf-8')
+                p = q18
+            e15.is_internal, h19, = _S12.unpack_from(b, p)
+            p += 5
+            n20 = h19
+            if n20 < 0:
                 raise DecodeError('MetadataResponseTopic.Partitions: null where not nullable')
             else:
-                if n15 > bl - p:
-                    raise DecodeError('MetadataResponseTopic.Partitions: count ' + str(n15) + ' past the end')
-                xs16 = []
-                for _ in range(n15):
-                    e17 = _new(_MetadataResponse_MetadataResponsePartition)
-                    e17.error_code, e17.partition_index, e17.leader_id, = _S6.unpack_from(b, p)
-                    p += 10
-                    n18, = _S0.unpack_from(b, p)
-                    p += 4
-                    if n18 < 0:
+                if n20 > bl - p:
+                    raise DecodeError('MetadataResponseTopic.Partitions: count ' + str(n20) + ' past the end')
+                xs21 = []
+                for _ in range(n20):
+                    e22 = _new(_MetadataResponse_MetadataResponsePartition)
+                    e22.error_code, e22.partition_index, e22.leader_id, h23, = _S9.unpack_from(b, p)
+                    p += 14
+                    n24 = h23
+                    if n24 < 0:
                         raise DecodeError('MetadataResponsePartition.ReplicaNodes: null where not nullable')
-                    elif n18 < 64:
-                        e17.replica_nodes = list(_ARRAY_i[n18].unpack_from(b, p))
-                        p += 4 * n18
+                    elif n24 < 64:
+                        e22.replica_nodes = list(_ARRAY_i[n24].unpack_from(b, p))
+                        p += 4 * n24
                     else:
-                        if n18 > bl - p:
-                            raise DecodeError('MetadataResponsePartition.ReplicaNodes: count ' + str(n18) + ' past the end')
-                        e17.replica_nodes = list(_struct.Struct('>' + str(n18) + 'i').unpack_from(b, p))
-                        p += 4 * n18
-                    n19, = _S0.unpack_from(b, p)
+                        if n24 > bl - p:
+                            raise DecodeError('MetadataResponsePartition.ReplicaNodes: count ' + str(n24) + ' past the end')
+                        e22.replica_nodes = list(_struct.Struct('>' + str(n24) + 'i').unpack_from(b, p))
+                        p += 4 * n24
+                    n25, = _S0.unpack_from(b, p)
                     p += 4
-                    if n19 < 0:
+                    if n25 < 0:
                         raise DecodeError('MetadataResponsePartition.IsrNodes: null where not nullable')
-                    elif n19 < 64:
-                        e17.isr_nodes = list(_ARRAY_i[n19].unpack_from(b, p))
-                        p += 4 * n19
+                    elif n25 < 64:
+                        e22.isr_nodes = list(_ARRAY_i[n25].unpack_from(b, p))
+                        p += 4 * n25
                     else:
-                        if n19 > bl - p:
-                            raise DecodeError('MetadataResponsePartition.IsrNodes: count ' + str(n19) + ' past the end')
-                        e17.isr_nodes = list(_struct.Struct('>' + str(n19) + 'i').unpack_from(b, p))
-                        p += 4 * n19
-                    e17.leader_epoch = -1
-                    e17.offline_replicas = []
-                    e17.unknown_tagged_fields = None
-                    xs16.append(e17)
-                e12.partitions = xs16
-            e12.topic_id = UUID_ZERO
-            e12.topic_authorized_operations = -2147483648
-            e12.unknown_tagged_fields = None
-            xs11.append(e12)
-        o.topics = xs11
+                        if n25 > bl - p:
+                            raise DecodeError('MetadataResponsePartition.IsrNodes: count ' + str(n25) + ' past the end')
+                        e22.isr_nodes = list(_struct.Struct('>' + str(n25) + 'i').unpack_from(b, p))
+                        p += 4 * n25
+                    e22.leader_epoch = -1
+                    e22.offline_replicas = []
+                    e22.unknown_tagged_fields = None
+                    xs21.append(e22)
+                e15.partitions = xs21
+            e15.topic_id = UUID_ZERO
+            e15.topic_authorized_operations = -2147483648
+            e15.unknown_tagged_fields = None
+            xs14.append(e15)
+        o.topics = xs14
     o.throttle_time_ms = 0
     o.cluster_authorized_operations = -2147483648
     o.error_code = 0
@@ -1115,7 +1109,7 @@ def _w_MetadataResponse_2(o, w):
         xs9 = e7.partitions
         w += _S0.pack(len(xs9))
         for e10 in xs9:
-            w += _S6.pack(e10.error_code, e10.partition_index, e10.leader_id)
+            w += _S10.pack(e10.error_code, e10.partition_index, e10.leader_id)
             xs11 = e10.replica_nodes
             w += _S0.pack(len(xs11))
             if len(xs11) < 64:
@@ -1133,127 +1127,120 @@ def _w_MetadataResponse_2(o, w):
 def _r_MetadataResponse_3(b, p):
     bl = len(b)
     o = _new(MetadataResponse)
-    o.throttle_time_ms, = _S0.unpack_from(b, p)
-    p += 4
-    n1, = _S0.unpack_from(b, p)
-    p += 4
-    if n1 < 0:
+    o.throttle_time_ms, h1, = _S11.unpack_from(b, p)
+    p += 8
+    n2 = h1
+    if n2 < 0:
         raise DecodeError('MetadataResponse.Brokers: null where not nullable')
     else:
-        if n1 > bl - p:
-            raise DecodeError('MetadataResponse.Brokers: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3 = _new(_MetadataResponse_MetadataResponseBroker)
-            e3.node_id, = _S0.unpack_from(b, p)
-            p += 4
-            n4, = _S1.unpack_from(b, p)
-            p += 2
-            if n4 < 0:
-                raise DecodeError('MetadataResponseBroker.Host: null where not nullable')
-            else:
-                q5 = p + n4
-                if q5 > bl:
-                    raise DecodeError('MetadataResponseBroker.Host: length ' + str(n4) + ' past the end')
-                e3.host = str(b[p:q5], 'utf-8')
-                p = q5
-            e3.port, = _S0.unpack_from(b, p)
-            p += 4
-            n6, = _S1.unpack_from(b, p)
-            p += 2
+        if n2 > bl - p:
+            raise DecodeError('MetadataResponse.Brokers: count ' + str(n2) + ' past the end')
+        xs3 = []
+        for _ in range(n2):
+            e4 = _new(_MetadataResponse_MetadataResponseBroker)
+            e4.node_id, h5, = _S7.unpack_from(b, p)
+            p += 6
+            n6 = h5
             if n6 < 0:
-                e3.rack = None
+                raise DecodeError('MetadataResponseBroker.Host: null where not nullable')
             else:
                 q7 = p + n6
                 if q7 > bl:
-                    raise DecodeError('MetadataResponseBroker.Rack: length ' + str(n6) + ' past the end')
-                e3.rack = str(b[p:q7], 'utf-8')
+                    raise DecodeError('MetadataResponseBroker.Host: length ' + str(n6) + ' past the end')
+                e4.host = str(b[p:q7], 'utf-8')
                 p = q7
-            e3.unknown_tagged_fields = None
-            xs2.append(e3)
-        o.brokers = xs2
-    n8, = _S1.unpack_from(b, p)
+            e4.port, h8, = _S7.unpack_from(b, p)
+            p += 6
+            n9 = h8
+            if n9 < 0:
+                e4.rack = None
+            else:
+                q10 = p + n9
+                if q10 > bl:
+                    raise DecodeError('MetadataResponseBroker.Rack: length ' + str(n9) + ' past the end')
+                e4.rack = str(b[p:q10], 'utf-8')
+                p = q10
+            e4.unknown_tagged_fields = None
+            xs3.append(e4)
+        o.brokers = xs3
+    n11, = _S1.unpack_from(b, p)
     p += 2
-    if n8 < 0:
+    if n11 < 0:
         o.cluster_id = None
     else:
-        q9 = p + n8
-        if q9 > bl:
-            raise DecodeError('MetadataResponse.ClusterId: length ' + str(n8) + ' past the end')
-        o.cluster_id = str(b[p:q9], 'utf-8')
-        p = q9
-    o.controller_id, = _S0.unpack_from(b, p)
-    p += 4
-    n10, = _S0.unpack_from(b, p)
-    p += 4
-    if n10 < 0:
+        q12 = p + n11
+        if q12 > bl:
+            raise DecodeError('MetadataResponse.ClusterId: length ' + str(n11) + ' past the end')
+        o.cluster_id = str(b[p:q12], 'utf-8')
+        p = q12
+    o.controller_id, h13, = _S11.unpack_from(b, p)
+    p += 8
+    n14 = h13
+    if n14 < 0:
         raise DecodeError('MetadataResponse.Topics: null where not nullable')
     else:
-        if n10 > bl - p:
-            raise DecodeError('MetadataResponse.Topics: count ' + str(n10) + ' past the end')
-        xs11 = []
-        for _ in range(n10):
-            e12 = _new(_MetadataResponse_MetadataResponseTopic)
-            e12.error_code, = _S1.unpack_from(b, p)
-            p += 2
-            n13, = _S1.unpack_from(b, p)
-            p += 2
-            if n13 < 0:
+        if n14 > bl - p:
+            raise DecodeError('MetadataResponse.Topics: count ' + str(n14) + ' past the end')
+        xs15 = []
+        for _ in range(n14):
+            e16 = _new(_MetadataResponse_MetadataResponseTopic)
+            e16.error_code, h17, = _S8.unpack_from(b, p)
+            p += 4
+            n18 = h17
+            if n18 < 0:
                 raise DecodeError('MetadataResponseTopic.Name: null where not nullable')
             else:
-                q14 = p + n13
-                if q14 > bl:
-                    raise DecodeError('MetadataResponseTopic.Name: length ' + str(n13) + ' past the end')
-                e12.name = str(b[p:q14], 'utf-8')
-                p = q14
-            e12.is_internal, = _S2.unpack_from(b, p)
-            p += 1
-            n15, = _S0.unpack_from(b, p)
-            p += 4
-            if n15 < 0:
+                q19 = p + n18
+                if q19 > bl:
+                    raise DecodeError('MetadataResponseTopic.Name: length ' + str(n18) + ' past the end')
+                e16.name = str(b[p:q19], 'utf-8')
+                p = q19
+            e16.is_internal, h20, = _S12.unpack_from(b, p)
+            p += 5
+            n21 = h20
+            if n21 < 0:
                 raise DecodeError('MetadataResponseTopic.Partitions: null where not nullable')
             else:
-                if n15 > bl - p:
-                    raise DecodeError('MetadataResponseTopic.Partitions: count ' + str(n15) + ' past the end')
-                xs16 = []
-                for _ in range(n15):
-                    e17 = _new(_MetadataResponse_MetadataResponsePartition)
-                    e17.error_code, e17.partition_index, e17.leader_id, = _S6.unpack_from(b, p)
-                    p += 10
-                    n18, = _S0.unpack_from(b, p)
-                    p += 4
-                    if n18 < 0:
+                if n21 > bl - p:
+                    raise DecodeError('MetadataResponseTopic.Partitions: count ' + str(n21) + ' past the end')
+                xs22 = []
+                for _ in range(n21):
+                    e23 = _new(_MetadataResponse_MetadataResponsePartition)
+                    e23.error_code, e23.partition_index, e23.leader_id, h24, = _S9.unpack_from(b, p)
+                    p += 14
+                    n25 = h24
+                    if n25 < 0:
                         raise DecodeError('MetadataResponsePartition.ReplicaNodes: null where not nullable')
-                    elif n18 < 64:
-                        e17.replica_nodes = list(_ARRAY_i[n18].unpack_from(b, p))
-                        p += 4 * n18
+                    elif n25 < 64:
+                        e23.replica_nodes = list(_ARRAY_i[n25].unpack_from(b, p))
+                        p += 4 * n25
                     else:
-                        if n18 > bl - p:
-                            raise DecodeError('MetadataResponsePartition.ReplicaNodes: count ' + str(n18) + ' past the end')
-                        e17.replica_nodes = list(_struct.Struct('>' + str(n18) + 'i').unpack_from(b, p))
-                        p += 4 * n18
-                    n19, = _S0.unpack_from(b, p)
+                        if n25 > bl - p:
+                            raise DecodeError('MetadataResponsePartition.ReplicaNodes: count ' + str(n25) + ' past the end')
+                        e23.replica_nodes = list(_struct.Struct('>' + str(n25) + 'i').unpack_from(b, p))
+                        p += 4 * n25
+                    n26, = _S0.unpack_from(b, p)
                     p += 4
-                    if n19 < 0:
+                    if n26 < 0:
                         raise DecodeError('MetadataResponsePartition.IsrNodes: null where not nullable')
-                    elif n19 < 64:
-                        e17.isr_nodes = list(_ARRAY_i[n19].unpack_from(b, p))
-                        p += 4 * n19
+                    elif n26 < 64:
+                        e23.isr_nodes = list(_ARRAY_i[n26].unpack_from(b, p))
+                        p += 4 * n26
                     else:
-                        if n19 > bl - p:
-                            raise DecodeError('MetadataResponsePartition.IsrNodes: count ' + str(n19) + ' past the end')
-                        e17.isr_nodes = list(_struct.Struct('>' + str(n19) + 'i').unpack_from(b, p))
-                        p += 4 * n19
-                    e17.leader_epoch = -1
-                    e17.offline_replicas = []
-                    e17.unknown_tagged_fields = None
-                    xs16.append(e17)
-                e12.partitions = xs16
-            e12.topic_id = UUID_ZERO
-            e12.topic_authorized_operations = -2147483648
-            e12.unknown_tagged_fields = None
-            xs11.append(e12)
-        o.topics = xs11
+                        if n26 > bl - p:
+                            raise DecodeError('MetadataResponsePartition.IsrNodes: count ' + str(n26) + ' past the end')
+                        e23.isr_nodes = list(_struct.Struct('>' + str(n26) + 'i').unpack_from(b, p))
+                        p += 4 * n26
+                    e23.leader_epoch = -1
+                    e23.offline_replicas = []
+                    e23.unknown_tagged_fields = None
+                    xs22.append(e23)
+                e16.partitions = xs22
+            e16.topic_id = UUID_ZERO
+            e16.topic_authorized_operations = -2147483648
+            e16.unknown_tagged_fields = None
+            xs15.append(e16)
+        o.topics = xs15
     o.cluster_authorized_operations = -2147483648
     o.error_code = 0
     o.unknown_tagged_fields = None
@@ -1302,7 +1289,7 @@ def _w_MetadataResponse_3(o, w):
         xs9 = e7.partitions
         w += _S0.pack(len(xs9))
         for e10 in xs9:
-            w += _S6.pack(e10.error_code, e10.partition_index, e10.leader_id)
+            w += _S10.pack(e10.error_code, e10.partition_index, e10.leader_id)
             xs11 = e10.replica_nodes
             w += _S0.pack(len(xs11))
             if len(xs11) < 64:
@@ -1320,138 +1307,131 @@ def _w_MetadataResponse_3(o, w):
 def _r_MetadataResponse_4(b, p):
     bl = len(b)
     o = _new(MetadataResponse)
-    o.throttle_time_ms, = _S0.unpack_from(b, p)
-    p += 4
-    n1, = _S0.unpack_from(b, p)
-    p += 4
-    if n1 < 0:
+    o.throttle_time_ms, h1, = _S11.unpack_from(b, p)
+    p += 8
+    n2 = h1
+    if n2 < 0:
         raise DecodeError('MetadataResponse.Brokers: null where not nullable')
     else:
-        if n1 > bl - p:
-            raise DecodeError('MetadataResponse.Brokers: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3 = _new(_MetadataResponse_MetadataResponseBroker)
-            e3.node_id, = _S0.unpack_from(b, p)
-            p += 4
-            n4, = _S1.unpack_from(b, p)
-            p += 2
-            if n4 < 0:
-                raise DecodeError('MetadataResponseBroker.Host: null where not nullable')
-            else:
-                q5 = p + n4
-                if q5 > bl:
-                    raise DecodeError('MetadataResponseBroker.Host: length ' + str(n4) + ' past the end')
-                e3.host = str(b[p:q5], 'utf-8')
-                p = q5
-            e3.port, = _S0.unpack_from(b, p)
-            p += 4
-            n6, = _S1.unpack_from(b, p)
-            p += 2
+        if n2 > bl - p:
+            raise DecodeError('MetadataResponse.Brokers: count ' + str(n2) + ' past the end')
+        xs3 = []
+        for _ in range(n2):
+            e4 = _new(_MetadataResponse_MetadataResponseBroker)
+            e4.node_id, h5, = _S7.unpack_from(b, p)
+            p += 6
+            n6 = h5
             if n6 < 0:
-                e3.rack = None
+                raise DecodeError('MetadataResponseBroker.Host: null where not nullable')
             else:
                 q7 = p + n6
                 if q7 > bl:
-                    raise DecodeError('MetadataResponseBroker.Rack: length ' + str(n6) + ' past the end')
-                e3.rack = str(b[p:q7], 'utf-8')
+                    raise DecodeError('MetadataResponseBroker.Host: length ' + str(n6) + ' past the end')
+                e4.host = str(b[p:q7], 'utf-8')
                 p = q7
-            e3.unknown_tagged_fields = None
-            xs2.append(e3)
-        o.brokers = xs2
-    n8, = _S1.unpack_from(b, p)
+            e4.port, h8, = _S7.unpack_from(b, p)
+            p += 6
+            n9 = h8
+            if n9 < 0:
+                e4.rack = None
+            else:
+                q10 = p + n9
+                if q10 > bl:
+                    raise DecodeError('MetadataResponseBroker.Rack: length ' + str(n9) + ' past the end')
+                e4.rack = str(b[p:q10], 'utf-8')
+                p = q10
+            e4.unknown_tagged_fields = None
+            xs3.append(e4)
+        o.brokers = xs3
+    n11, = _S1.unpack_from(b, p)
     p += 2
-    if n8 < 0:
+    if n11 < 0:
         o.cluster_id = None
     else:
-        q9 = p + n8
-        if q9 > bl:
-            raise DecodeError('MetadataResponse.ClusterId: length ' + str(n8) + ' past the end')
-        o.cluster_id = str(b[p:q9], 'utf-8')
-        p = q9
-    o.controller_id, = _S0.unpack_from(b, p)
-    p += 4
-    n10, = _S0.unpack_from(b, p)
-    p += 4
-    if n10 < 0:
+        q12 = p + n11
+        if q12 > bl:
+            raise DecodeError('MetadataResponse.ClusterId: length ' + str(n11) + ' past the end')
+        o.cluster_id = str(b[p:q12], 'utf-8')
+        p = q12
+    o.controller_id, h13, = _S11.unpack_from(b, p)
+    p += 8
+    n14 = h13
+    if n14 < 0:
         raise DecodeError('MetadataResponse.Topics: null where not nullable')
     else:
-        if n10 > bl - p:
-            raise DecodeError('MetadataResponse.Topics: count ' + str(n10) + ' past the end')
-        xs11 = []
-        for _ in range(n10):
-            e12 = _new(_MetadataResponse_MetadataResponseTopic)
-            e12.error_code, = _S1.unpack_from(b, p)
-            p += 2
-            n13, = _S1.unpack_from(b, p)
-            p += 2
-            if n13 < 0:
+        if n14 > bl - p:
+            raise DecodeError('MetadataResponse.Topics: count ' + str(n14) + ' past the end')
+        xs15 = []
+        for _ in range(n14):
+            e16 = _new(_MetadataResponse_MetadataResponseTopic)
+            e16.error_code, h17, = _S8.unpack_from(b, p)
+            p += 4
+            n18 = h17
+            if n18 < 0:
                 raise DecodeError('MetadataResponseTopic.Name: null where not nullable')
             else:
-                q14 = p + n13
-                if q14 > bl:
-                    raise DecodeError('MetadataResponseTopic.Name: length ' + str(n13) + ' past the end')
-                e12.name = str(b[p:q14], 'utf-8')
-                p = q14
-            e12.is_internal, = _S2.unpack_from(b, p)
-            p += 1
-            n15, = _S0.unpack_from(b, p)
-            p += 4
-            if n15 < 0:
+                q19 = p + n18
+                if q19 > bl:
+                    raise DecodeError('MetadataResponseTopic.Name: length ' + str(n18) + ' past the end')
+                e16.name = str(b[p:q19], 'utf-8')
+                p = q19
+            e16.is_internal, h20, = _S12.unpack_from(b, p)
+            p += 5
+            n21 = h20
+            if n21 < 0:
                 raise DecodeError('MetadataResponseTopic.Partitions: null where not nullable')
             else:
-                if n15 > bl - p:
-                    raise DecodeError('MetadataResponseTopic.Partitions: count ' + str(n15) + ' past the end')
-                xs16 = []
-                for _ in range(n15):
-                    e17 = _new(_MetadataResponse_MetadataResponsePartition)
-                    e17.error_code, e17.partition_index, e17.leader_id, = _S6.unpack_from(b, p)
-                    p += 10
-                    n18, = _S0.unpack_from(b, p)
-                    p += 4
-                    if n18 < 0:
+                if n21 > bl - p:
+                    raise DecodeError('MetadataResponseTopic.Partitions: count ' + str(n21) + ' past the end')
+                xs22 = []
+                for _ in range(n21):
+                    e23 = _new(_MetadataResponse_MetadataResponsePartition)
+                    e23.error_code, e23.partition_index, e23.leader_id, h24, = _S9.unpack_from(b, p)
+                    p += 14
+                    n25 = h24
+                    if n25 < 0:
                         raise DecodeError('MetadataResponsePartition.ReplicaNodes: null where not nullable')
-                    elif n18 < 64:
-                        e17.replica_nodes = list(_ARRAY_i[n18].unpack_from(b, p))
-                        p += 4 * n18
+                    elif n25 < 64:
+                        e23.replica_nodes = list(_ARRAY_i[n25].unpack_from(b, p))
+                        p += 4 * n25
                     else:
-                        if n18 > bl - p:
-                            raise DecodeError('MetadataResponsePartition.ReplicaNodes: count ' + str(n18) + ' past the end')
-                        e17.replica_nodes = list(_struct.Struct('>' + str(n18) + 'i').unpack_from(b, p))
-                        p += 4 * n18
-                    n19, = _S0.unpack_from(b, p)
+                        if n25 > bl - p:
+                            raise DecodeError('MetadataResponsePartition.ReplicaNodes: count ' + str(n25) + ' past the end')
+                        e23.replica_nodes = list(_struct.Struct('>' + str(n25) + 'i').unpack_from(b, p))
+                        p += 4 * n25
+                    n26, = _S0.unpack_from(b, p)
                     p += 4
-                    if n19 < 0:
+                    if n26 < 0:
                         raise DecodeError('MetadataResponsePartition.IsrNodes: null where not nullable')
-                    elif n19 < 64:
-                        e17.isr_nodes = list(_ARRAY_i[n19].unpack_from(b, p))
-                        p += 4 * n19
+                    elif n26 < 64:
+                        e23.isr_nodes = list(_ARRAY_i[n26].unpack_from(b, p))
+                        p += 4 * n26
                     else:
-                        if n19 > bl - p:
-                            raise DecodeError('MetadataResponsePartition.IsrNodes: count ' + str(n19) + ' past the end')
-                        e17.isr_nodes = list(_struct.Struct('>' + str(n19) + 'i').unpack_from(b, p))
-                        p += 4 * n19
-                    n20, = _S0.unpack_from(b, p)
+                        if n26 > bl - p:
+                            raise DecodeError('MetadataResponsePartition.IsrNodes: count ' + str(n26) + ' past the end')
+                        e23.isr_nodes = list(_struct.Struct('>' + str(n26) + 'i').unpack_from(b, p))
+                        p += 4 * n26
+                    n27, = _S0.unpack_from(b, p)
                     p += 4
-                    if n20 < 0:
+                    if n27 < 0:
                         raise DecodeError('MetadataResponsePartition.OfflineReplicas: null where not nullable')
-                    elif n20 < 64:
-                        e17.offline_replicas = list(_ARRAY_i[n20].unpack_from(b, p))
-                        p += 4 * n20
+                    elif n27 < 64:
+                        e23.offline_replicas = list(_ARRAY_i[n27].unpack_from(b, p))
+                        p += 4 * n27
                     else:
-                        if n20 > bl - p:
-                            raise DecodeError('MetadataResponsePartition.OfflineReplicas: count ' + str(n20) + ' past the end')
-                        e17.offline_replicas = list(_struct.Struct('>' + str(n20) + 'i').unpack_from(b, p))
-                        p += 4 * n20
-                    e17.leader_epoch = -1
-                    e17.unknown_tagged_fields = None
-                    xs16.append(e17)
-                e12.partitions = xs16
-            e12.topic_id = UUID_ZERO
-            e12.topic_authorized_operations = -2147483648
-            e12.unknown_tagged_fields = None
-            xs11.append(e12)
-        o.topics = xs11
+                        if n27 > bl - p:
+                            raise DecodeError('MetadataResponsePartition.OfflineReplicas: count ' + str(n27) + ' past the end')
+                        e23.offline_replicas = list(_struct.Struct('>' + str(n27) + 'i').unpack_from(b, p))
+                        p += 4 * n27
+                    e23.leader_epoch = -1
+                    e23.unknown_tagged_fields = None
+                    xs22.append(e23)
+                e16.partitions = xs22
+            e16.topic_id = UUID_ZERO
+            e16.topic_authorized_operations = -2147483648
+            e16.unknown_tagged_fields = None
+            xs15.append(e16)
+        o.topics = xs15
     o.cluster_authorized_operations = -2147483648
     o.error_code = 0
     o.unknown_tagged_fields = None
@@ -1500,7 +1480,7 @@ def _w_MetadataResponse_4(o, w):
         xs9 = e7.partitions
         w += _S0.pack(len(xs9))
         for e10 in xs9:
-            w += _S6.pack(e10.error_code, e10.partition_index, e10.leader_id)
+            w += _S10.pack(e10.error_code, e10.partition_index, e10.leader_id)
             xs11 = e10.replica_nodes
             w += _S0.pack(len(xs11))
             if len(xs11) < 64:
@@ -1524,137 +1504,130 @@ def _w_MetadataResponse_4(o, w):
 def _r_MetadataResponse_5(b, p):
     bl = len(b)
     o = _new(MetadataResponse)
-    o.throttle_time_ms, = _S0.unpack_from(b, p)
-    p += 4
-    n1, = _S0.unpack_from(b, p)
-    p += 4
-    if n1 < 0:
+    o.throttle_time_ms, h1, = _S11.unpack_from(b, p)
+    p += 8
+    n2 = h1
+    if n2 < 0:
         raise DecodeError('MetadataResponse.Brokers: null where not nullable')
     else:
-        if n1 > bl - p:
-            raise DecodeError('MetadataResponse.Brokers: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3 = _new(_MetadataResponse_MetadataResponseBroker)
-            e3.node_id, = _S0.unpack_from(b, p)
-            p += 4
-            n4, = _S1.unpack_from(b, p)
-            p += 2
-            if n4 < 0:
-                raise DecodeError('MetadataResponseBroker.Host: null where not nullable')
-            else:
-                q5 = p + n4
-                if q5 > bl:
-                    raise DecodeError('MetadataResponseBroker.Host: length ' + str(n4) + ' past the end')
-                e3.host = str(b[p:q5], 'utf-8')
-                p = q5
-            e3.port, = _S0.unpack_from(b, p)
-            p += 4
-            n6, = _S1.unpack_from(b, p)
-            p += 2
+        if n2 > bl - p:
+            raise DecodeError('MetadataResponse.Brokers: count ' + str(n2) + ' past the end')
+        xs3 = []
+        for _ in range(n2):
+            e4 = _new(_MetadataResponse_MetadataResponseBroker)
+            e4.node_id, h5, = _S7.unpack_from(b, p)
+            p += 6
+            n6 = h5
             if n6 < 0:
-                e3.rack = None
+                raise DecodeError('MetadataResponseBroker.Host: null where not nullable')
             else:
                 q7 = p + n6
                 if q7 > bl:
-                    raise DecodeError('MetadataResponseBroker.Rack: length ' + str(n6) + ' past the end')
-                e3.rack = str(b[p:q7], 'utf-8')
+                    raise DecodeError('MetadataResponseBroker.Host: length ' + str(n6) + ' past the end')
+                e4.host = str(b[p:q7], 'utf-8')
                 p = q7
-            e3.unknown_tagged_fields = None
-            xs2.append(e3)
-        o.brokers = xs2
-    n8, = _S1.unpack_from(b, p)
+            e4.port, h8, = _S7.unpack_from(b, p)
+            p += 6
+            n9 = h8
+            if n9 < 0:
+                e4.rack = None
+            else:
+                q10 = p + n9
+                if q10 > bl:
+                    raise DecodeError('MetadataResponseBroker.Rack: length ' + str(n9) + ' past the end')
+                e4.rack = str(b[p:q10], 'utf-8')
+                p = q10
+            e4.unknown_tagged_fields = None
+            xs3.append(e4)
+        o.brokers = xs3
+    n11, = _S1.unpack_from(b, p)
     p += 2
-    if n8 < 0:
+    if n11 < 0:
         o.cluster_id = None
     else:
-        q9 = p + n8
-        if q9 > bl:
-            raise DecodeError('MetadataResponse.ClusterId: length ' + str(n8) + ' past the end')
-        o.cluster_id = str(b[p:q9], 'utf-8')
-        p = q9
-    o.controller_id, = _S0.unpack_from(b, p)
-    p += 4
-    n10, = _S0.unpack_from(b, p)
-    p += 4
-    if n10 < 0:
+        q12 = p + n11
+        if q12 > bl:
+            raise DecodeError('MetadataResponse.ClusterId: length ' + str(n11) + ' past the end')
+        o.cluster_id = str(b[p:q12], 'utf-8')
+        p = q12
+    o.controller_id, h13, = _S11.unpack_from(b, p)
+    p += 8
+    n14 = h13
+    if n14 < 0:
         raise DecodeError('MetadataResponse.Topics: null where not nullable')
     else:
-        if n10 > bl - p:
-            raise DecodeError('MetadataResponse.Topics: count ' + str(n10) + ' past the end')
-        xs11 = []
-        for _ in range(n10):
-            e12 = _new(_MetadataResponse_MetadataResponseTopic)
-            e12.error_code, = _S1.unpack_from(b, p)
-            p += 2
-            n13, = _S1.unpack_from(b, p)
-            p += 2
-            if n13 < 0:
+        if n14 > bl - p:
+            raise DecodeError('MetadataResponse.Topics: count ' + str(n14) + ' past the end')
+        xs15 = []
+        for _ in range(n14):
+            e16 = _new(_MetadataResponse_MetadataResponseTopic)
+            e16.error_code, h17, = _S8.unpack_from(b, p)
+            p += 4
+            n18 = h17
+            if n18 < 0:
                 raise DecodeError('MetadataResponseTopic.Name: null where not nullable')
             else:
-                q14 = p + n13
-                if q14 > bl:
-                    raise DecodeError('MetadataResponseTopic.Name: length ' + str(n13) + ' past the end')
-                e12.name = str(b[p:q14], 'utf-8')
-                p = q14
-            e12.is_internal, = _S2.unpack_from(b, p)
-            p += 1
-            n15, = _S0.unpack_from(b, p)
-            p += 4
-            if n15 < 0:
+                q19 = p + n18
+                if q19 > bl:
+                    raise DecodeError('MetadataResponseTopic.Name: length ' + str(n18) + ' past the end')
+                e16.name = str(b[p:q19], 'utf-8')
+                p = q19
+            e16.is_internal, h20, = _S12.unpack_from(b, p)
+            p += 5
+            n21 = h20
+            if n21 < 0:
                 raise DecodeError('MetadataResponseTopic.Partitions: null where not nullable')
             else:
-                if n15 > bl - p:
-                    raise DecodeError('MetadataResponseTopic.Partitions: count ' + str(n15) + ' past the end')
-                xs16 = []
-                for _ in range(n15):
-                    e17 = _new(_MetadataResponse_MetadataResponsePartition)
-                    e17.error_code, e17.partition_index, e17.leader_id, e17.leader_epoch, = _S7.unpack_from(b, p)
-                    p += 14
-                    n18, = _S0.unpack_from(b, p)
-                    p += 4
-                    if n18 < 0:
+                if n21 > bl - p:
+                    raise DecodeError('MetadataResponseTopic.Partitions: count ' + str(n21) + ' past the end')
+                xs22 = []
+                for _ in range(n21):
+                    e23 = _new(_MetadataResponse_MetadataResponsePartition)
+                    e23.error_code, e23.partition_index, e23.leader_id, e23.leader_epoch, h24, = _S13.unpack_from(b, p)
+                    p += 18
+                    n25 = h24
+                    if n25 < 0:
                         raise DecodeError('MetadataResponsePartition.ReplicaNodes: null where not nullable')
-                    elif n18 < 64:
-                        e17.replica_nodes = list(_ARRAY_i[n18].unpack_from(b, p))
-                        p += 4 * n18
+                    elif n25 < 64:
+                        e23.replica_nodes = list(_ARRAY_i[n25].unpack_from(b, p))
+                        p += 4 * n25
                     else:
-                        if n18 > bl - p:
-                            raise DecodeError('MetadataResponsePartition.ReplicaNodes: count ' + str(n18) + ' past the end')
-                        e17.replica_nodes = list(_struct.Struct('>' + str(n18) + 'i').unpack_from(b, p))
-                        p += 4 * n18
-                    n19, = _S0.unpack_from(b, p)
+                        if n25 > bl - p:
+                            raise DecodeError('MetadataResponsePartition.ReplicaNodes: count ' + str(n25) + ' past the end')
+                        e23.replica_nodes = list(_struct.Struct('>' + str(n25) + 'i').unpack_from(b, p))
+                        p += 4 * n25
+                    n26, = _S0.unpack_from(b, p)
                     p += 4
-                    if n19 < 0:
+                    if n26 < 0:
                         raise DecodeError('MetadataResponsePartition.IsrNodes: null where not nullable')
-                    elif n19 < 64:
-                        e17.isr_nodes = list(_ARRAY_i[n19].unpack_from(b, p))
-                        p += 4 * n19
+                    elif n26 < 64:
+                        e23.isr_nodes = list(_ARRAY_i[n26].unpack_from(b, p))
+                        p += 4 * n26
                     else:
-                        if n19 > bl - p:
-                            raise DecodeError('MetadataResponsePartition.IsrNodes: count ' + str(n19) + ' past the end')
-                        e17.isr_nodes = list(_struct.Struct('>' + str(n19) + 'i').unpack_from(b, p))
-                        p += 4 * n19
-                    n20, = _S0.unpack_from(b, p)
+                        if n26 > bl - p:
+                            raise DecodeError('MetadataResponsePartition.IsrNodes: count ' + str(n26) + ' past the end')
+                        e23.isr_nodes = list(_struct.Struct('>' + str(n26) + 'i').unpack_from(b, p))
+                        p += 4 * n26
+                    n27, = _S0.unpack_from(b, p)
                     p += 4
-                    if n20 < 0:
+                    if n27 < 0:
                         raise DecodeError('MetadataResponsePartition.OfflineReplicas: null where not nullable')
-                    elif n20 < 64:
-                        e17.offline_replicas = list(_ARRAY_i[n20].unpack_from(b, p))
-                        p += 4 * n20
+                    elif n27 < 64:
+                        e23.offline_replicas = list(_ARRAY_i[n27].unpack_from(b, p))
+                        p += 4 * n27
                     else:
-                        if n20 > bl - p:
-                            raise DecodeError('MetadataResponsePartition.OfflineReplicas: count ' + str(n20) + ' past the end')
-                        e17.offline_replicas = list(_struct.Struct('>' + str(n20) + 'i').unpack_from(b, p))
-                        p += 4 * n20
-                    e17.unknown_tagged_fields = None
-                    xs16.append(e17)
-                e12.partitions = xs16
-            e12.topic_id = UUID_ZERO
-            e12.topic_authorized_operations = -2147483648
-            e12.unknown_tagged_fields = None
-            xs11.append(e12)
-        o.topics = xs11
+                        if n27 > bl - p:
+                            raise DecodeError('MetadataResponsePartition.OfflineReplicas: count ' + str(n27) + ' past the end')
+                        e23.offline_replicas = list(_struct.Struct('>' + str(n27) + 'i').unpack_from(b, p))
+                        p += 4 * n27
+                    e23.unknown_tagged_fields = None
+                    xs22.append(e23)
+                e16.partitions = xs22
+            e16.topic_id = UUID_ZERO
+            e16.topic_authorized_operations = -2147483648
+            e16.unknown_tagged_fields = None
+            xs15.append(e16)
+        o.topics = xs15
     o.cluster_authorized_operations = -2147483648
     o.error_code = 0
     o.unknown_tagged_fields = None
@@ -1703,7 +1676,7 @@ def _w_MetadataResponse_5(o, w):
         xs9 = e7.partitions
         w += _S0.pack(len(xs9))
         for e10 in xs9:
-            w += _S7.pack(e10.error_code, e10.partition_index, e10.leader_id, e10.leader_epoch)
+            w += _S9.pack(e10.error_code, e10.partition_index, e10.leader_id, e10.leader_epoch)
             xs11 = e10.replica_nodes
             w += _S0.pack(len(xs11))
             if len(xs11) < 64:
@@ -1727,138 +1700,131 @@ def _w_MetadataResponse_5(o, w):
 def _r_MetadataResponse_6(b, p):
     bl = len(b)
     o = _new(MetadataResponse)
-    o.throttle_time_ms, = _S0.unpack_from(b, p)
-    p += 4
-    n1, = _S0.unpack_from(b, p)
-    p += 4
-    if n1 < 0:
+    o.throttle_time_ms, h1, = _S11.unpack_from(b, p)
+    p += 8
+    n2 = h1
+    if n2 < 0:
         raise DecodeError('MetadataResponse.Brokers: null where not nullable')
     else:
-        if n1 > bl - p:
-            raise DecodeError('MetadataResponse.Brokers: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3 = _new(_MetadataResponse_MetadataResponseBroker)
-            e3.node_id, = _S0.unpack_from(b, p)
-            p += 4
-            n4, = _S1.unpack_from(b, p)
-            p += 2
-            if n4 < 0:
-                raise DecodeError('MetadataResponseBroker.Host: null where not nullable')
-            else:
-                q5 = p + n4
-                if q5 > bl:
-                    raise DecodeError('MetadataResponseBroker.Host: length ' + str(n4) + ' past the end')
-                e3.host = str(b[p:q5], 'utf-8')
-                p = q5
-            e3.port, = _S0.unpack_from(b, p)
-            p += 4
-            n6, = _S1.unpack_from(b, p)
-            p += 2
+        if n2 > bl - p:
+            raise DecodeError('MetadataResponse.Brokers: count ' + str(n2) + ' past the end')
+        xs3 = []
+        for _ in range(n2):
+            e4 = _new(_MetadataResponse_MetadataResponseBroker)
+            e4.node_id, h5, = _S7.unpack_from(b, p)
+            p += 6
+            n6 = h5
             if n6 < 0:
-                e3.rack = None
+                raise DecodeError('MetadataResponseBroker.Host: null where not nullable')
             else:
                 q7 = p + n6
                 if q7 > bl:
-                    raise DecodeError('MetadataResponseBroker.Rack: length ' + str(n6) + ' past the end')
-                e3.rack = str(b[p:q7], 'utf-8')
+                    raise DecodeError('MetadataResponseBroker.Host: length ' + str(n6) + ' past the end')
+                e4.host = str(b[p:q7], 'utf-8')
                 p = q7
-            e3.unknown_tagged_fields = None
-            xs2.append(e3)
-        o.brokers = xs2
-    n8, = _S1.unpack_from(b, p)
+            e4.port, h8, = _S7.unpack_from(b, p)
+            p += 6
+            n9 = h8
+            if n9 < 0:
+                e4.rack = None
+            else:
+                q10 = p + n9
+                if q10 > bl:
+                    raise DecodeError('MetadataResponseBroker.Rack: length ' + str(n9) + ' past the end')
+                e4.rack = str(b[p:q10], 'utf-8')
+                p = q10
+            e4.unknown_tagged_fields = None
+            xs3.append(e4)
+        o.brokers = xs3
+    n11, = _S1.unpack_from(b, p)
     p += 2
-    if n8 < 0:
+    if n11 < 0:
         o.cluster_id = None
     else:
-        q9 = p + n8
-        if q9 > bl:
-            raise DecodeError('MetadataResponse.ClusterId: length ' + str(n8) + ' past the end')
-        o.cluster_id = str(b[p:q9], 'utf-8')
-        p = q9
-    o.controller_id, = _S0.unpack_from(b, p)
-    p += 4
-    n10, = _S0.unpack_from(b, p)
-    p += 4
-    if n10 < 0:
+        q12 = p + n11
+        if q12 > bl:
+            raise DecodeError('MetadataResponse.ClusterId: length ' + str(n11) + ' past the end')
+        o.cluster_id = str(b[p:q12], 'utf-8')
+        p = q12
+    o.controller_id, h13, = _S11.unpack_from(b, p)
+    p += 8
+    n14 = h13
+    if n14 < 0:
         raise DecodeError('MetadataResponse.Topics: null where not nullable')
     else:
-        if n10 > bl - p:
-            raise DecodeError('MetadataResponse.Topics: count ' + str(n10) + ' past the end')
-        xs11 = []
-        for _ in range(n10):
-            e12 = _new(_MetadataResponse_MetadataResponseTopic)
-            e12.error_code, = _S1.unpack_from(b, p)
-            p += 2
-            n13, = _S1.unpack_from(b, p)
-            p += 2
-            if n13 < 0:
+        if n14 > bl - p:
+            raise DecodeError('MetadataResponse.Topics: count ' + str(n14) + ' past the end')
+        xs15 = []
+        for _ in range(n14):
+            e16 = _new(_MetadataResponse_MetadataResponseTopic)
+            e16.error_code, h17, = _S8.unpack_from(b, p)
+            p += 4
+            n18 = h17
+            if n18 < 0:
                 raise DecodeError('MetadataResponseTopic.Name: null where not nullable')
             else:
-                q14 = p + n13
-                if q14 > bl:
-                    raise DecodeError('MetadataResponseTopic.Name: length ' + str(n13) + ' past the end')
-                e12.name = str(b[p:q14], 'utf-8')
-                p = q14
-            e12.is_internal, = _S2.unpack_from(b, p)
-            p += 1
-            n15, = _S0.unpack_from(b, p)
-            p += 4
-            if n15 < 0:
+                q19 = p + n18
+                if q19 > bl:
+                    raise DecodeError('MetadataResponseTopic.Name: length ' + str(n18) + ' past the end')
+                e16.name = str(b[p:q19], 'utf-8')
+                p = q19
+            e16.is_internal, h20, = _S12.unpack_from(b, p)
+            p += 5
+            n21 = h20
+            if n21 < 0:
                 raise DecodeError('MetadataResponseTopic.Partitions: null where not nullable')
             else:
-                if n15 > bl - p:
-                    raise DecodeError('MetadataResponseTopic.Partitions: count ' + str(n15) + ' past the end')
-                xs16 = []
-                for _ in range(n15):
-                    e17 = _new(_MetadataResponse_MetadataResponsePartition)
-                    e17.error_code, e17.partition_index, e17.leader_id, e17.leader_epoch, = _S7.unpack_from(b, p)
-                    p += 14
-                    n18, = _S0.unpack_from(b, p)
-                    p += 4
-                    if n18 < 0:
+                if n21 > bl - p:
+                    raise DecodeError('MetadataResponseTopic.Partitions: count ' + str(n21) + ' past the end')
+                xs22 = []
+                for _ in range(n21):
+                    e23 = _new(_MetadataResponse_MetadataResponsePartition)
+                    e23.error_code, e23.partition_index, e23.leader_id, e23.leader_epoch, h24, = _S13.unpack_from(b, p)
+                    p += 18
+                    n25 = h24
+                    if n25 < 0:
                         raise DecodeError('MetadataResponsePartition.ReplicaNodes: null where not nullable')
-                    elif n18 < 64:
-                        e17.replica_nodes = list(_ARRAY_i[n18].unpack_from(b, p))
-                        p += 4 * n18
+                    elif n25 < 64:
+                        e23.replica_nodes = list(_ARRAY_i[n25].unpack_from(b, p))
+                        p += 4 * n25
                     else:
-                        if n18 > bl - p:
-                            raise DecodeError('MetadataResponsePartition.ReplicaNodes: count ' + str(n18) + ' past the end')
-                        e17.replica_nodes = list(_struct.Struct('>' + str(n18) + 'i').unpack_from(b, p))
-                        p += 4 * n18
-                    n19, = _S0.unpack_from(b, p)
+                        if n25 > bl - p:
+                            raise DecodeError('MetadataResponsePartition.ReplicaNodes: count ' + str(n25) + ' past the end')
+                        e23.replica_nodes = list(_struct.Struct('>' + str(n25) + 'i').unpack_from(b, p))
+                        p += 4 * n25
+                    n26, = _S0.unpack_from(b, p)
                     p += 4
-                    if n19 < 0:
+                    if n26 < 0:
                         raise DecodeError('MetadataResponsePartition.IsrNodes: null where not nullable')
-                    elif n19 < 64:
-                        e17.isr_nodes = list(_ARRAY_i[n19].unpack_from(b, p))
-                        p += 4 * n19
+                    elif n26 < 64:
+                        e23.isr_nodes = list(_ARRAY_i[n26].unpack_from(b, p))
+                        p += 4 * n26
                     else:
-                        if n19 > bl - p:
-                            raise DecodeError('MetadataResponsePartition.IsrNodes: count ' + str(n19) + ' past the end')
-                        e17.isr_nodes = list(_struct.Struct('>' + str(n19) + 'i').unpack_from(b, p))
-                        p += 4 * n19
-                    n20, = _S0.unpack_from(b, p)
+                        if n26 > bl - p:
+                            raise DecodeError('MetadataResponsePartition.IsrNodes: count ' + str(n26) + ' past the end')
+                        e23.isr_nodes = list(_struct.Struct('>' + str(n26) + 'i').unpack_from(b, p))
+                        p += 4 * n26
+                    n27, = _S0.unpack_from(b, p)
                     p += 4
-                    if n20 < 0:
+                    if n27 < 0:
                         raise DecodeError('MetadataResponsePartition.OfflineReplicas: null where not nullable')
-                    elif n20 < 64:
-                        e17.offline_replicas = list(_ARRAY_i[n20].unpack_from(b, p))
-                        p += 4 * n20
+                    elif n27 < 64:
+                        e23.offline_replicas = list(_ARRAY_i[n27].unpack_from(b, p))
+                        p += 4 * n27
                     else:
-                        if n20 > bl - p:
-                            raise DecodeError('MetadataResponsePartition.OfflineReplicas: count ' + str(n20) + ' past the end')
-                        e17.offline_replicas = list(_struct.Struct('>' + str(n20) + 'i').unpack_from(b, p))
-                        p += 4 * n20
-                    e17.unknown_tagged_fields = None
-                    xs16.append(e17)
-                e12.partitions = xs16
-            e12.topic_authorized_operations, = _S0.unpack_from(b, p)
+                        if n27 > bl - p:
+                            raise DecodeError('MetadataResponsePartition.OfflineReplicas: count ' + str(n27) + ' past the end')
+                        e23.offline_replicas = list(_struct.Struct('>' + str(n27) + 'i').unpack_from(b, p))
+                        p += 4 * n27
+                    e23.unknown_tagged_fields = None
+                    xs22.append(e23)
+                e16.partitions = xs22
+            e16.topic_authorized_operations, = _S0.unpack_from(b, p)
             p += 4
-            e12.topic_id = UUID_ZERO
-            e12.unknown_tagged_fields = None
-            xs11.append(e12)
-        o.topics = xs11
+            e16.topic_id = UUID_ZERO
+            e16.unknown_tagged_fields = None
+            xs15.append(e16)
+        o.topics = xs15
     o.cluster_authorized_operations, = _S0.unpack_from(b, p)
     p += 4
     o.error_code = 0
@@ -1904,7 +1870,7 @@ def _w_MetadataResponse_6(o, w):
         xs9 = e7.partitions
         w += _S0.pack(len(xs9))
         for e10 in xs9:
-            w += _S7.pack(e10.error_code, e10.partition_index, e10.leader_id, e10.leader_epoch)
+            w += _S9.pack(e10.error_code, e10.partition_index, e10.leader_id, e10.leader_epoch)
             xs11 = e10.replica_nodes
             w += _S0.pack(len(xs11))
             if len(xs11) < 64:
@@ -2022,180 +1988,173 @@ def _t_MetadataResponse_0(b, p, o):
 def _r_MetadataResponse_7(b, p):
     bl = len(b)
     o = _new(MetadataResponse)
-    o.throttle_time_ms, = _S0.unpack_from(b, p)
-    p += 4
-    n1 = b[p] - 1
-    p += 1
-    if n1 > 126:
-        n1, p = _uvt(b, p, n1 + 1)
-        n1 -= 1
-    if n1 < 0:
+    o.throttle_time_ms, h1, = _S14.unpack_from(b, p)
+    p += 5
+    n2 = h1 - 1
+    if n2 > 126:
+        n2, p = _uvt(b, p, n2 + 1)
+        n2 -= 1
+    if n2 < 0:
         raise DecodeError('MetadataResponse.Brokers: null where not nullable')
     else:
-        if n1 > bl - p:
-            raise DecodeError('MetadataResponse.Brokers: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3 = _new(_MetadataResponse_MetadataResponseBroker)
-            e3.node_id, = _S0.unpack_from(b, p)
-            p += 4
-            n4 = b[p] - 1
-            p += 1
-            if n4 > 126:
-                n4, p = _uvt(b, p, n4 + 1)
-                n4 -= 1
-            if n4 < 0:
-                raise DecodeError('MetadataResponseBroker.Host: null where not nullable')
-            else:
-                q5 = p + n4
-                if q5 > bl:
-                    raise DecodeError('MetadataResponseBroker.Host: length ' + str(n4) + ' past the end')
-                e3.host = str(b[p:q5], 'utf-8')
-                p = q5
-            e3.port, = _S0.unpack_from(b, p)
-            p += 4
-            n6 = b[p] - 1
-            p += 1
+        if n2 > bl - p:
+            raise DecodeError('MetadataResponse.Brokers: count ' + str(n2) + ' past the end')
+        xs3 = []
+        for _ in range(n2):
+            e4 = _new(_MetadataResponse_MetadataResponseBroker)
+            e4.node_id, h5, = _S14.unpack_from(b, p)
+            p += 5
+            n6 = h5 - 1
             if n6 > 126:
                 n6, p = _uvt(b, p, n6 + 1)
                 n6 -= 1
             if n6 < 0:
-                e3.rack = None
+                raise DecodeError('MetadataResponseBroker.Host: null where not nullable')
             else:
                 q7 = p + n6
                 if q7 > bl:
-                    raise DecodeError('MetadataResponseBroker.Rack: length ' + str(n6) + ' past the end')
-                e3.rack = str(b[p:q7], 'utf-8')
+                    raise DecodeError('MetadataResponseBroker.Host: length ' + str(n6) + ' past the end')
+                e4.host = str(b[p:q7], 'utf-8')
                 p = q7
+            e4.port, h8, = _S14.unpack_from(b, p)
+            p += 5
+            n9 = h8 - 1
+            if n9 > 126:
+                n9, p = _uvt(b, p, n9 + 1)
+                n9 -= 1
+            if n9 < 0:
+                e4.rack = None
+            else:
+                q10 = p + n9
+                if q10 > bl:
+                    raise DecodeError('MetadataResponseBroker.Rack: length ' + str(n9) + ' past the end')
+                e4.rack = str(b[p:q10], 'utf-8')
+                p = q10
             if b[p] == 0:  # no tagged fields, the common case
-                e3.unknown_tagged_fields = None
+                e4.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_MetadataResponse_MetadataResponseBroker_0(b, p, e3)
-            xs2.append(e3)
-        o.brokers = xs2
-    n8 = b[p] - 1
+                p = _t_MetadataResponse_MetadataResponseBroker_0(b, p, e4)
+            xs3.append(e4)
+        o.brokers = xs3
+    n11 = b[p] - 1
     p += 1
-    if n8 > 126:
-        n8, p = _uvt(b, p, n8 + 1)
-        n8 -= 1
-    if n8 < 0:
+    if n11 > 126:
+        n11, p = _uvt(b, p, n11 + 1)
+        n11 -= 1
+    if n11 < 0:
         o.cluster_id = None
     else:
-        q9 = p + n8
-        if q9 > bl:
-            raise DecodeError('MetadataResponse.ClusterId: length ' + str(n8) + ' past the end')
-        o.cluster_id = str(b[p:q9], 'utf-8')
-        p = q9
-    o.controller_id, = _S0.unpack_from(b, p)
-    p += 4
-    n10 = b[p] - 1
-    p += 1
-    if n10 > 126:
-        n10, p = _uvt(b, p, n10 + 1)
-        n10 -= 1
-    if n10 < 0:
+        q12 = p + n11
+        if q12 > bl:
+            raise DecodeError('MetadataResponse.ClusterId: length ' + str(n11) + ' past the end')
+        o.cluster_id = str(b[p:q12], 'utf-8')
+        p = q12
+    o.controller_id, h13, = _S14.unpack_from(b, p)
+    p += 5
+    n14 = h13 - 1
+    if n14 > 126:
+        n14, p = _uvt(b, p, n14 + 1)
+        n14 -= 1
+    if n14 < 0:
         raise DecodeError('MetadataResponse.Topics: null where not nullable')
     else:
-        if n10 > bl - p:
-            raise DecodeError('MetadataResponse.Topics: count ' + str(n10) + ' past the end')
-        xs11 = []
-        for _ in range(n10):
-            e12 = _new(_MetadataResponse_MetadataResponseTopic)
-            e12.error_code, = _S1.unpack_from(b, p)
-            p += 2
-            n13 = b[p] - 1
-            p += 1
-            if n13 > 126:
-                n13, p = _uvt(b, p, n13 + 1)
-                n13 -= 1
-            if n13 < 0:
+        if n14 > bl - p:
+            raise DecodeError('MetadataResponse.Topics: count ' + str(n14) + ' past the end')
+        xs15 = []
+        for _ in range(n14):
+            e16 = _new(_MetadataResponse_MetadataResponseTopic)
+            e16.error_code, h17, = _S15.unpack_from(b, p)
+            p += 3
+            n18 = h17 - 1
+            if n18 > 126:
+                n18, p = _uvt(b, p, n18 + 1)
+                n18 -= 1
+            if n18 < 0:
                 raise DecodeError('MetadataResponseTopic.Name: null where not nullable')
             else:
-                q14 = p + n13
-                if q14 > bl:
-                    raise DecodeError('MetadataResponseTopic.Name: length ' + str(n13) + ' past the end')
-                e12.name = str(b[p:q14], 'utf-8')
-                p = q14
-            e12.is_internal, = _S2.unpack_from(b, p)
-            p += 1
-            n15 = b[p] - 1
-            p += 1
-            if n15 > 126:
-                n15, p = _uvt(b, p, n15 + 1)
-                n15 -= 1
-            if n15 < 0:
+                q19 = p + n18
+                if q19 > bl:
+                    raise DecodeError('MetadataResponseTopic.Name: length ' + str(n18) + ' past the end')
+                e16.name = str(b[p:q19], 'utf-8')
+                p = q19
+            e16.is_internal, h20, = _S16.unpack_from(b, p)
+            p += 2
+            n21 = h20 - 1
+            if n21 > 126:
+                n21, p = _uvt(b, p, n21 + 1)
+                n21 -= 1
+            if n21 < 0:
                 raise DecodeError('MetadataResponseTopic.Partitions: null where not nullable')
             else:
-                if n15 > bl - p:
-                    raise DecodeError('MetadataResponseTopic.Partitions: count ' + str(n15) + ' past the end')
-                xs16 = []
-                for _ in range(n15):
-                    e17 = _new(_MetadataResponse_MetadataResponsePartition)
-                    e17.error_code, e17.partition_index, e17.leader_id, e17.leader_epoch, = _S7.unpack_from(b, p)
-                    p += 14
-                    n18 = b[p] - 1
-                    p += 1
-                    if n18 > 126:
-                        n18, p = _uvt(b, p, n18 + 1)
-                        n18 -= 1
-                    if n18 < 0:
+                if n21 > bl - p:
+                    raise DecodeError('MetadataResponseTopic.Partitions: count ' + str(n21) + ' past the end')
+                xs22 = []
+                for _ in range(n21):
+                    e23 = _new(_MetadataResponse_MetadataResponsePartition)
+                    e23.error_code, e23.partition_index, e23.leader_id, e23.leader_epoch, h24, = _S17.unpack_from(b, p)
+                    p += 15
+                    n25 = h24 - 1
+                    if n25 > 126:
+                        n25, p = _uvt(b, p, n25 + 1)
+                        n25 -= 1
+                    if n25 < 0:
                         raise DecodeError('MetadataResponsePartition.ReplicaNodes: null where not nullable')
-                    elif n18 < 64:
-                        e17.replica_nodes = list(_ARRAY_i[n18].unpack_from(b, p))
-                        p += 4 * n18
+                    elif n25 < 64:
+                        e23.replica_nodes = list(_ARRAY_i[n25].unpack_from(b, p))
+                        p += 4 * n25
                     else:
-                        if n18 > bl - p:
-                            raise DecodeError('MetadataResponsePartition.ReplicaNodes: count ' + str(n18) + ' past the end')
-                        e17.replica_nodes = list(_struct.Struct('>' + str(n18) + 'i').unpack_from(b, p))
-                        p += 4 * n18
-                    n19 = b[p] - 1
+                        if n25 > bl - p:
+                            raise DecodeError('MetadataResponsePartition.ReplicaNodes: count ' + str(n25) + ' past the end')
+                        e23.replica_nodes = list(_struct.Struct('>' + str(n25) + 'i').unpack_from(b, p))
+                        p += 4 * n25
+                    n26 = b[p] - 1
                     p += 1
-                    if n19 > 126:
-                        n19, p = _uvt(b, p, n19 + 1)
-                        n19 -= 1
-                    if n19 < 0:
+                    if n26 > 126:
+                        n26, p = _uvt(b, p, n26 + 1)
+                        n26 -= 1
+                    if n26 < 0:
                         raise DecodeError('MetadataResponsePartition.IsrNodes: null where not nullable')
-                    elif n19 < 64:
-                        e17.isr_nodes = list(_ARRAY_i[n19].unpack_from(b, p))
-                        p += 4 * n19
+                    elif n26 < 64:
+                        e23.isr_nodes = list(_ARRAY_i[n26].unpack_from(b, p))
+                        p += 4 * n26
                     else:
-                        if n19 > bl - p:
-                            raise DecodeError('MetadataResponsePartition.IsrNodes: count ' + str(n19) + ' past the end')
-                        e17.isr_nodes = list(_struct.Struct('>' + str(n19) + 'i').unpack_from(b, p))
-                        p += 4 * n19
-                    n20 = b[p] - 1
+                        if n26 > bl - p:
+                            raise DecodeError('MetadataResponsePartition.IsrNodes: count ' + str(n26) + ' past the end')
+                        e23.isr_nodes = list(_struct.Struct('>' + str(n26) + 'i').unpack_from(b, p))
+                        p += 4 * n26
+                    n27 = b[p] - 1
                     p += 1
-                    if n20 > 126:
-                        n20, p = _uvt(b, p, n20 + 1)
-                        n20 -= 1
-                    if n20 < 0:
+                    if n27 > 126:
+                        n27, p = _uvt(b, p, n27 + 1)
+                        n27 -= 1
+                    if n27 < 0:
                         raise DecodeError('MetadataResponsePartition.OfflineReplicas: null where not nullable')
-                    elif n20 < 64:
-                        e17.offline_replicas = list(_ARRAY_i[n20].unpack_from(b, p))
-                        p += 4 * n20
+                    elif n27 < 64:
+                        e23.offline_replicas = list(_ARRAY_i[n27].unpack_from(b, p))
+                        p += 4 * n27
                     else:
-                        if n20 > bl - p:
-                            raise DecodeError('MetadataResponsePartition.OfflineReplicas: count ' + str(n20) + ' past the end')
-                        e17.offline_replicas = list(_struct.Struct('>' + str(n20) + 'i').unpack_from(b, p))
-                        p += 4 * n20
+                        if n27 > bl - p:
+                            raise DecodeError('MetadataResponsePartition.OfflineReplicas: count ' + str(n27) + ' past the end')
+                        e23.offline_replicas = list(_struct.Struct('>' + str(n27) + 'i').unpack_from(b, p))
+                        p += 4 * n27
                     if b[p] == 0:  # no tagged fields, the common case
-                        e17.unknown_tagged_fields = None
+                        e23.unknown_tagged_fields = None
                         p += 1
                     else:
-                        p = _t_MetadataResponse_MetadataResponsePartition_0(b, p, e17)
-                    xs16.append(e17)
-                e12.partitions = xs16
-            e12.topic_authorized_operations, = _S0.unpack_from(b, p)
+                        p = _t_MetadataResponse_MetadataResponsePartition_0(b, p, e23)
+                    xs22.append(e23)
+                e16.partitions = xs22
+            e16.topic_authorized_operations, = _S0.unpack_from(b, p)
             p += 4
-            e12.topic_id = UUID_ZERO
+            e16.topic_id = UUID_ZERO
             if b[p] == 0:  # no tagged fields, the common case
-                e12.unknown_tagged_fields = None
+                e16.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_MetadataResponse_MetadataResponseTopic_0(b, p, e12)
-            xs11.append(e12)
-        o.topics = xs11
+                p = _t_MetadataResponse_MetadataResponseTopic_0(b, p, e16)
+            xs15.append(e16)
+        o.topics = xs15
     o.cluster_authorized_operations, = _S0.unpack_from(b, p)
     p += 4
     o.error_code = 0
@@ -2277,7 +2236,7 @@ def _w_MetadataResponse_7(o, w):
         else:
             _wuv(w, ln)
         for e10 in xs9:
-            w += _S7.pack(e10.error_code, e10.partition_index, e10.leader_id, e10.leader_epoch)
+            w += _S9.pack(e10.error_code, e10.partition_index, e10.leader_id, e10.leader_epoch)
             xs11 = e10.replica_nodes
             ln = len(xs11) + 1
             if ln < 128:
@@ -2327,179 +2286,172 @@ def _w_MetadataResponse_7(o, w):
 def _r_MetadataResponse_8(b, p):
     bl = len(b)
     o = _new(MetadataResponse)
-    o.throttle_time_ms, = _S0.unpack_from(b, p)
-    p += 4
-    n1 = b[p] - 1
-    p += 1
-    if n1 > 126:
-        n1, p = _uvt(b, p, n1 + 1)
-        n1 -= 1
-    if n1 < 0:
+    o.throttle_time_ms, h1, = _S14.unpack_from(b, p)
+    p += 5
+    n2 = h1 - 1
+    if n2 > 126:
+        n2, p = _uvt(b, p, n2 + 1)
+        n2 -= 1
+    if n2 < 0:
         raise DecodeError('MetadataResponse.Brokers: null where not nullable')
     else:
-        if n1 > bl - p:
-            raise DecodeError('MetadataResponse.Brokers: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3 = _new(_MetadataResponse_MetadataResponseBroker)
-            e3.node_id, = _S0.unpack_from(b, p)
-            p += 4
-            n4 = b[p] - 1
-            p += 1
-            if n4 > 126:
-                n4, p = _uvt(b, p, n4 + 1)
-                n4 -= 1
-            if n4 < 0:
-                raise DecodeError('MetadataResponseBroker.Host: null where not nullable')
-            else:
-                q5 = p + n4
-                if q5 > bl:
-                    raise DecodeError('MetadataResponseBroker.Host: length ' + str(n4) + ' past the end')
-                e3.host = str(b[p:q5], 'utf-8')
-                p = q5
-            e3.port, = _S0.unpack_from(b, p)
-            p += 4
-            n6 = b[p] - 1
-            p += 1
+        if n2 > bl - p:
+            raise DecodeError('MetadataResponse.Brokers: count ' + str(n2) + ' past the end')
+        xs3 = []
+        for _ in range(n2):
+            e4 = _new(_MetadataResponse_MetadataResponseBroker)
+            e4.node_id, h5, = _S14.unpack_from(b, p)
+            p += 5
+            n6 = h5 - 1
             if n6 > 126:
                 n6, p = _uvt(b, p, n6 + 1)
                 n6 -= 1
             if n6 < 0:
-                e3.rack = None
+                raise DecodeError('MetadataResponseBroker.Host: null where not nullable')
             else:
                 q7 = p + n6
                 if q7 > bl:
-                    raise DecodeError('MetadataResponseBroker.Rack: length ' + str(n6) + ' past the end')
-                e3.rack = str(b[p:q7], 'utf-8')
+                    raise DecodeError('MetadataResponseBroker.Host: length ' + str(n6) + ' past the end')
+                e4.host = str(b[p:q7], 'utf-8')
                 p = q7
+            e4.port, h8, = _S14.unpack_from(b, p)
+            p += 5
+            n9 = h8 - 1
+            if n9 > 126:
+                n9, p = _uvt(b, p, n9 + 1)
+                n9 -= 1
+            if n9 < 0:
+                e4.rack = None
+            else:
+                q10 = p + n9
+                if q10 > bl:
+                    raise DecodeError('MetadataResponseBroker.Rack: length ' + str(n9) + ' past the end')
+                e4.rack = str(b[p:q10], 'utf-8')
+                p = q10
             if b[p] == 0:  # no tagged fields, the common case
-                e3.unknown_tagged_fields = None
+                e4.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_MetadataResponse_MetadataResponseBroker_0(b, p, e3)
-            xs2.append(e3)
-        o.brokers = xs2
-    n8 = b[p] - 1
+                p = _t_MetadataResponse_MetadataResponseBroker_0(b, p, e4)
+            xs3.append(e4)
+        o.brokers = xs3
+    n11 = b[p] - 1
     p += 1
-    if n8 > 126:
-        n8, p = _uvt(b, p, n8 + 1)
-        n8 -= 1
-    if n8 < 0:
+    if n11 > 126:
+        n11, p = _uvt(b, p, n11 + 1)
+        n11 -= 1
+    if n11 < 0:
         o.cluster_id = None
     else:
-        q9 = p + n8
-        if q9 > bl:
-            raise DecodeError('MetadataResponse.ClusterId: length ' + str(n8) + ' past the end')
-        o.cluster_id = str(b[p:q9], 'utf-8')
-        p = q9
-    o.controller_id, = _S0.unpack_from(b, p)
-    p += 4
-    n10 = b[p] - 1
-    p += 1
-    if n10 > 126:
-        n10, p = _uvt(b, p, n10 + 1)
-        n10 -= 1
-    if n10 < 0:
+        q12 = p + n11
+        if q12 > bl:
+            raise DecodeError('MetadataResponse.ClusterId: length ' + str(n11) + ' past the end')
+        o.cluster_id = str(b[p:q12], 'utf-8')
+        p = q12
+    o.controller_id, h13, = _S14.unpack_from(b, p)
+    p += 5
+    n14 = h13 - 1
+    if n14 > 126:
+        n14, p = _uvt(b, p, n14 + 1)
+        n14 -= 1
+    if n14 < 0:
         raise DecodeError('MetadataResponse.Topics: null where not nullable')
     else:
-        if n10 > bl - p:
-            raise DecodeError('MetadataResponse.Topics: count ' + str(n10) + ' past the end')
-        xs11 = []
-        for _ in range(n10):
-            e12 = _new(_MetadataResponse_MetadataResponseTopic)
-            e12.error_code, = _S1.unpack_from(b, p)
-            p += 2
-            n13 = b[p] - 1
-            p += 1
-            if n13 > 126:
-                n13, p = _uvt(b, p, n13 + 1)
-                n13 -= 1
-            if n13 < 0:
+        if n14 > bl - p:
+            raise DecodeError('MetadataResponse.Topics: count ' + str(n14) + ' past the end')
+        xs15 = []
+        for _ in range(n14):
+            e16 = _new(_MetadataResponse_MetadataResponseTopic)
+            e16.error_code, h17, = _S15.unpack_from(b, p)
+            p += 3
+            n18 = h17 - 1
+            if n18 > 126:
+                n18, p = _uvt(b, p, n18 + 1)
+                n18 -= 1
+            if n18 < 0:
                 raise DecodeError('MetadataResponseTopic.Name: null where not nullable')
             else:
-                q14 = p + n13
-                if q14 > bl:
-                    raise DecodeError('MetadataResponseTopic.Name: length ' + str(n13) + ' past the end')
-                e12.name = str(b[p:q14], 'utf-8')
-                p = q14
-            e12.topic_id, e12.is_internal, = _S8.unpack_from(b, p)
-            p += 17
-            n15 = b[p] - 1
-            p += 1
-            if n15 > 126:
-                n15, p = _uvt(b, p, n15 + 1)
-                n15 -= 1
-            if n15 < 0:
+                q19 = p + n18
+                if q19 > bl:
+                    raise DecodeError('MetadataResponseTopic.Name: length ' + str(n18) + ' past the end')
+                e16.name = str(b[p:q19], 'utf-8')
+                p = q19
+            e16.topic_id, e16.is_internal, h20, = _S18.unpack_from(b, p)
+            p += 18
+            n21 = h20 - 1
+            if n21 > 126:
+                n21, p = _uvt(b, p, n21 + 1)
+                n21 -= 1
+            if n21 < 0:
                 raise DecodeError('MetadataResponseTopic.Partitions: null where not nullable')
             else:
-                if n15 > bl - p:
-                    raise DecodeError('MetadataResponseTopic.Partitions: count ' + str(n15) + ' past the end')
-                xs16 = []
-                for _ in range(n15):
-                    e17 = _new(_MetadataResponse_MetadataResponsePartition)
-                    e17.error_code, e17.partition_index, e17.leader_id, e17.leader_epoch, = _S7.unpack_from(b, p)
-                    p += 14
-                    n18 = b[p] - 1
-                    p += 1
-                    if n18 > 126:
-                        n18, p = _uvt(b, p, n18 + 1)
-                        n18 -= 1
-                    if n18 < 0:
+                if n21 > bl - p:
+                    raise DecodeError('MetadataResponseTopic.Partitions: count ' + str(n21) + ' past the end')
+                xs22 = []
+                for _ in range(n21):
+                    e23 = _new(_MetadataResponse_MetadataResponsePartition)
+                    e23.error_code, e23.partition_index, e23.leader_id, e23.leader_epoch, h24, = _S17.unpack_from(b, p)
+                    p += 15
+                    n25 = h24 - 1
+                    if n25 > 126:
+                        n25, p = _uvt(b, p, n25 + 1)
+                        n25 -= 1
+                    if n25 < 0:
                         raise DecodeError('MetadataResponsePartition.ReplicaNodes: null where not nullable')
-                    elif n18 < 64:
-                        e17.replica_nodes = list(_ARRAY_i[n18].unpack_from(b, p))
-                        p += 4 * n18
+                    elif n25 < 64:
+                        e23.replica_nodes = list(_ARRAY_i[n25].unpack_from(b, p))
+                        p += 4 * n25
                     else:
-                        if n18 > bl - p:
-                            raise DecodeError('MetadataResponsePartition.ReplicaNodes: count ' + str(n18) + ' past the end')
-                        e17.replica_nodes = list(_struct.Struct('>' + str(n18) + 'i').unpack_from(b, p))
-                        p += 4 * n18
-                    n19 = b[p] - 1
+                        if n25 > bl - p:
+                            raise DecodeError('MetadataResponsePartition.ReplicaNodes: count ' + str(n25) + ' past the end')
+                        e23.replica_nodes = list(_struct.Struct('>' + str(n25) + 'i').unpack_from(b, p))
+                        p += 4 * n25
+                    n26 = b[p] - 1
                     p += 1
-                    if n19 > 126:
-                        n19, p = _uvt(b, p, n19 + 1)
-                        n19 -= 1
-                    if n19 < 0:
+                    if n26 > 126:
+                        n26, p = _uvt(b, p, n26 + 1)
+                        n26 -= 1
+                    if n26 < 0:
                         raise DecodeError('MetadataResponsePartition.IsrNodes: null where not nullable')
-                    elif n19 < 64:
-                        e17.isr_nodes = list(_ARRAY_i[n19].unpack_from(b, p))
-                        p += 4 * n19
+                    elif n26 < 64:
+                        e23.isr_nodes = list(_ARRAY_i[n26].unpack_from(b, p))
+                        p += 4 * n26
                     else:
-                        if n19 > bl - p:
-                            raise DecodeError('MetadataResponsePartition.IsrNodes: count ' + str(n19) + ' past the end')
-                        e17.isr_nodes = list(_struct.Struct('>' + str(n19) + 'i').unpack_from(b, p))
-                        p += 4 * n19
-                    n20 = b[p] - 1
+                        if n26 > bl - p:
+                            raise DecodeError('MetadataResponsePartition.IsrNodes: count ' + str(n26) + ' past the end')
+                        e23.isr_nodes = list(_struct.Struct('>' + str(n26) + 'i').unpack_from(b, p))
+                        p += 4 * n26
+                    n27 = b[p] - 1
                     p += 1
-                    if n20 > 126:
-                        n20, p = _uvt(b, p, n20 + 1)
-                        n20 -= 1
-                    if n20 < 0:
+                    if n27 > 126:
+                        n27, p = _uvt(b, p, n27 + 1)
+                        n27 -= 1
+                    if n27 < 0:
                         raise DecodeError('MetadataResponsePartition.OfflineReplicas: null where not nullable')
-                    elif n20 < 64:
-                        e17.offline_replicas = list(_ARRAY_i[n20].unpack_from(b, p))
-                        p += 4 * n20
+                    elif n27 < 64:
+                        e23.offline_replicas = list(_ARRAY_i[n27].unpack_from(b, p))
+                        p += 4 * n27
                     else:
-                        if n20 > bl - p:
-                            raise DecodeError('MetadataResponsePartition.OfflineReplicas: count ' + str(n20) + ' past the end')
-                        e17.offline_replicas = list(_struct.Struct('>' + str(n20) + 'i').unpack_from(b, p))
-                        p += 4 * n20
+                        if n27 > bl - p:
+                            raise DecodeError('MetadataResponsePartition.OfflineReplicas: count ' + str(n27) + ' past the end')
+                        e23.offline_replicas = list(_struct.Struct('>' + str(n27) + 'i').unpack_from(b, p))
+                        p += 4 * n27
                     if b[p] == 0:  # no tagged fields, the common case
-                        e17.unknown_tagged_fields = None
+                        e23.unknown_tagged_fields = None
                         p += 1
                     else:
-                        p = _t_MetadataResponse_MetadataResponsePartition_0(b, p, e17)
-                    xs16.append(e17)
-                e12.partitions = xs16
-            e12.topic_authorized_operations, = _S0.unpack_from(b, p)
+                        p = _t_MetadataResponse_MetadataResponsePartition_0(b, p, e23)
+                    xs22.append(e23)
+                e16.partitions = xs22
+            e16.topic_authorized_operations, = _S0.unpack_from(b, p)
             p += 4
             if b[p] == 0:  # no tagged fields, the common case
-                e12.unknown_tagged_fields = None
+                e16.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_MetadataResponse_MetadataResponseTopic_0(b, p, e12)
-            xs11.append(e12)
-        o.topics = xs11
+                p = _t_MetadataResponse_MetadataResponseTopic_0(b, p, e16)
+            xs15.append(e16)
+        o.topics = xs15
     o.cluster_authorized_operations, = _S0.unpack_from(b, p)
     p += 4
     o.error_code = 0
@@ -2573,7 +2525,7 @@ def _w_MetadataResponse_8(o, w):
         else:
             _wuv(w, ln)
         w += v8
-        w += _S8.pack(e7.topic_id, e7.is_internal)
+        w += _S19.pack(e7.topic_id, e7.is_internal)
         xs9 = e7.partitions
         ln = len(xs9) + 1
         if ln < 128:
@@ -2581,7 +2533,7 @@ def _w_MetadataResponse_8(o, w):
         else:
             _wuv(w, ln)
         for e10 in xs9:
-            w += _S7.pack(e10.error_code, e10.partition_index, e10.leader_id, e10.leader_epoch)
+            w += _S9.pack(e10.error_code, e10.partition_index, e10.leader_id, e10.leader_epoch)
             xs11 = e10.replica_nodes
             ln = len(xs11) + 1
             if ln < 128:
@@ -2631,179 +2583,172 @@ def _w_MetadataResponse_8(o, w):
 def _r_MetadataResponse_9(b, p):
     bl = len(b)
     o = _new(MetadataResponse)
-    o.throttle_time_ms, = _S0.unpack_from(b, p)
-    p += 4
-    n1 = b[p] - 1
-    p += 1
-    if n1 > 126:
-        n1, p = _uvt(b, p, n1 + 1)
-        n1 -= 1
-    if n1 < 0:
+    o.throttle_time_ms, h1, = _S14.unpack_from(b, p)
+    p += 5
+    n2 = h1 - 1
+    if n2 > 126:
+        n2, p = _uvt(b, p, n2 + 1)
+        n2 -= 1
+    if n2 < 0:
         raise DecodeError('MetadataResponse.Brokers: null where not nullable')
     else:
-        if n1 > bl - p:
-            raise DecodeError('MetadataResponse.Brokers: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3 = _new(_MetadataResponse_MetadataResponseBroker)
-            e3.node_id, = _S0.unpack_from(b, p)
-            p += 4
-            n4 = b[p] - 1
-            p += 1
-            if n4 > 126:
-                n4, p = _uvt(b, p, n4 + 1)
-                n4 -= 1
-            if n4 < 0:
-                raise DecodeError('MetadataResponseBroker.Host: null where not nullable')
-            else:
-                q5 = p + n4
-                if q5 > bl:
-                    raise DecodeError('MetadataResponseBroker.Host: length ' + str(n4) + ' past the end')
-                e3.host = str(b[p:q5], 'utf-8')
-                p = q5
-            e3.port, = _S0.unpack_from(b, p)
-            p += 4
-            n6 = b[p] - 1
-            p += 1
+        if n2 > bl - p:
+            raise DecodeError('MetadataResponse.Brokers: count ' + str(n2) + ' past the end')
+        xs3 = []
+        for _ in range(n2):
+            e4 = _new(_MetadataResponse_MetadataResponseBroker)
+            e4.node_id, h5, = _S14.unpack_from(b, p)
+            p += 5
+            n6 = h5 - 1
             if n6 > 126:
                 n6, p = _uvt(b, p, n6 + 1)
                 n6 -= 1
             if n6 < 0:
-                e3.rack = None
+                raise DecodeError('MetadataResponseBroker.Host: null where not nullable')
             else:
                 q7 = p + n6
                 if q7 > bl:
-                    raise DecodeError('MetadataResponseBroker.Rack: length ' + str(n6) + ' past the end')
-                e3.rack = str(b[p:q7], 'utf-8')
+                    raise DecodeError('MetadataResponseBroker.Host: length ' + str(n6) + ' past the end')
+                e4.host = str(b[p:q7], 'utf-8')
                 p = q7
+            e4.port, h8, = _S14.unpack_from(b, p)
+            p += 5
+            n9 = h8 - 1
+            if n9 > 126:
+                n9, p = _uvt(b, p, n9 + 1)
+                n9 -= 1
+            if n9 < 0:
+                e4.rack = None
+            else:
+                q10 = p + n9
+                if q10 > bl:
+                    raise DecodeError('MetadataResponseBroker.Rack: length ' + str(n9) + ' past the end')
+                e4.rack = str(b[p:q10], 'utf-8')
+                p = q10
             if b[p] == 0:  # no tagged fields, the common case
-                e3.unknown_tagged_fields = None
+                e4.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_MetadataResponse_MetadataResponseBroker_0(b, p, e3)
-            xs2.append(e3)
-        o.brokers = xs2
-    n8 = b[p] - 1
+                p = _t_MetadataResponse_MetadataResponseBroker_0(b, p, e4)
+            xs3.append(e4)
+        o.brokers = xs3
+    n11 = b[p] - 1
     p += 1
-    if n8 > 126:
-        n8, p = _uvt(b, p, n8 + 1)
-        n8 -= 1
-    if n8 < 0:
+    if n11 > 126:
+        n11, p = _uvt(b, p, n11 + 1)
+        n11 -= 1
+    if n11 < 0:
         o.cluster_id = None
     else:
-        q9 = p + n8
-        if q9 > bl:
-            raise DecodeError('MetadataResponse.ClusterId: length ' + str(n8) + ' past the end')
-        o.cluster_id = str(b[p:q9], 'utf-8')
-        p = q9
-    o.controller_id, = _S0.unpack_from(b, p)
-    p += 4
-    n10 = b[p] - 1
-    p += 1
-    if n10 > 126:
-        n10, p = _uvt(b, p, n10 + 1)
-        n10 -= 1
-    if n10 < 0:
+        q12 = p + n11
+        if q12 > bl:
+            raise DecodeError('MetadataResponse.ClusterId: length ' + str(n11) + ' past the end')
+        o.cluster_id = str(b[p:q12], 'utf-8')
+        p = q12
+    o.controller_id, h13, = _S14.unpack_from(b, p)
+    p += 5
+    n14 = h13 - 1
+    if n14 > 126:
+        n14, p = _uvt(b, p, n14 + 1)
+        n14 -= 1
+    if n14 < 0:
         raise DecodeError('MetadataResponse.Topics: null where not nullable')
     else:
-        if n10 > bl - p:
-            raise DecodeError('MetadataResponse.Topics: count ' + str(n10) + ' past the end')
-        xs11 = []
-        for _ in range(n10):
-            e12 = _new(_MetadataResponse_MetadataResponseTopic)
-            e12.error_code, = _S1.unpack_from(b, p)
-            p += 2
-            n13 = b[p] - 1
-            p += 1
-            if n13 > 126:
-                n13, p = _uvt(b, p, n13 + 1)
-                n13 -= 1
-            if n13 < 0:
+        if n14 > bl - p:
+            raise DecodeError('MetadataResponse.Topics: count ' + str(n14) + ' past the end')
+        xs15 = []
+        for _ in range(n14):
+            e16 = _new(_MetadataResponse_MetadataResponseTopic)
+            e16.error_code, h17, = _S15.unpack_from(b, p)
+            p += 3
+            n18 = h17 - 1
+            if n18 > 126:
+                n18, p = _uvt(b, p, n18 + 1)
+                n18 -= 1
+            if n18 < 0:
                 raise DecodeError('MetadataResponseTopic.Name: null where not nullable')
             else:
-                q14 = p + n13
-                if q14 > bl:
-                    raise DecodeError('MetadataResponseTopic.Name: length ' + str(n13) + ' past the end')
-                e12.name = str(b[p:q14], 'utf-8')
-                p = q14
-            e12.topic_id, e12.is_internal, = _S8.unpack_from(b, p)
-            p += 17
-            n15 = b[p] - 1
-            p += 1
-            if n15 > 126:
-                n15, p = _uvt(b, p, n15 + 1)
-                n15 -= 1
-            if n15 < 0:
+                q19 = p + n18
+                if q19 > bl:
+                    raise DecodeError('MetadataResponseTopic.Name: length ' + str(n18) + ' past the end')
+                e16.name = str(b[p:q19], 'utf-8')
+                p = q19
+            e16.topic_id, e16.is_internal, h20, = _S18.unpack_from(b, p)
+            p += 18
+            n21 = h20 - 1
+            if n21 > 126:
+                n21, p = _uvt(b, p, n21 + 1)
+                n21 -= 1
+            if n21 < 0:
                 raise DecodeError('MetadataResponseTopic.Partitions: null where not nullable')
             else:
-                if n15 > bl - p:
-                    raise DecodeError('MetadataResponseTopic.Partitions: count ' + str(n15) + ' past the end')
-                xs16 = []
-                for _ in range(n15):
-                    e17 = _new(_MetadataResponse_MetadataResponsePartition)
-                    e17.error_code, e17.partition_index, e17.leader_id, e17.leader_epoch, = _S7.unpack_from(b, p)
-                    p += 14
-                    n18 = b[p] - 1
-                    p += 1
-                    if n18 > 126:
-                        n18, p = _uvt(b, p, n18 + 1)
-                        n18 -= 1
-                    if n18 < 0:
+                if n21 > bl - p:
+                    raise DecodeError('MetadataResponseTopic.Partitions: count ' + str(n21) + ' past the end')
+                xs22 = []
+                for _ in range(n21):
+                    e23 = _new(_MetadataResponse_MetadataResponsePartition)
+                    e23.error_code, e23.partition_index, e23.leader_id, e23.leader_epoch, h24, = _S17.unpack_from(b, p)
+                    p += 15
+                    n25 = h24 - 1
+                    if n25 > 126:
+                        n25, p = _uvt(b, p, n25 + 1)
+                        n25 -= 1
+                    if n25 < 0:
                         raise DecodeError('MetadataResponsePartition.ReplicaNodes: null where not nullable')
-                    elif n18 < 64:
-                        e17.replica_nodes = list(_ARRAY_i[n18].unpack_from(b, p))
-                        p += 4 * n18
+                    elif n25 < 64:
+                        e23.replica_nodes = list(_ARRAY_i[n25].unpack_from(b, p))
+                        p += 4 * n25
                     else:
-                        if n18 > bl - p:
-                            raise DecodeError('MetadataResponsePartition.ReplicaNodes: count ' + str(n18) + ' past the end')
-                        e17.replica_nodes = list(_struct.Struct('>' + str(n18) + 'i').unpack_from(b, p))
-                        p += 4 * n18
-                    n19 = b[p] - 1
+                        if n25 > bl - p:
+                            raise DecodeError('MetadataResponsePartition.ReplicaNodes: count ' + str(n25) + ' past the end')
+                        e23.replica_nodes = list(_struct.Struct('>' + str(n25) + 'i').unpack_from(b, p))
+                        p += 4 * n25
+                    n26 = b[p] - 1
                     p += 1
-                    if n19 > 126:
-                        n19, p = _uvt(b, p, n19 + 1)
-                        n19 -= 1
-                    if n19 < 0:
+                    if n26 > 126:
+                        n26, p = _uvt(b, p, n26 + 1)
+                        n26 -= 1
+                    if n26 < 0:
                         raise DecodeError('MetadataResponsePartition.IsrNodes: null where not nullable')
-                    elif n19 < 64:
-                        e17.isr_nodes = list(_ARRAY_i[n19].unpack_from(b, p))
-                        p += 4 * n19
+                    elif n26 < 64:
+                        e23.isr_nodes = list(_ARRAY_i[n26].unpack_from(b, p))
+                        p += 4 * n26
                     else:
-                        if n19 > bl - p:
-                            raise DecodeError('MetadataResponsePartition.IsrNodes: count ' + str(n19) + ' past the end')
-                        e17.isr_nodes = list(_struct.Struct('>' + str(n19) + 'i').unpack_from(b, p))
-                        p += 4 * n19
-                    n20 = b[p] - 1
+                        if n26 > bl - p:
+                            raise DecodeError('MetadataResponsePartition.IsrNodes: count ' + str(n26) + ' past the end')
+                        e23.isr_nodes = list(_struct.Struct('>' + str(n26) + 'i').unpack_from(b, p))
+                        p += 4 * n26
+                    n27 = b[p] - 1
                     p += 1
-                    if n20 > 126:
-                        n20, p = _uvt(b, p, n20 + 1)
-                        n20 -= 1
-                    if n20 < 0:
+                    if n27 > 126:
+                        n27, p = _uvt(b, p, n27 + 1)
+                        n27 -= 1
+                    if n27 < 0:
                         raise DecodeError('MetadataResponsePartition.OfflineReplicas: null where not nullable')
-                    elif n20 < 64:
-                        e17.offline_replicas = list(_ARRAY_i[n20].unpack_from(b, p))
-                        p += 4 * n20
+                    elif n27 < 64:
+                        e23.offline_replicas = list(_ARRAY_i[n27].unpack_from(b, p))
+                        p += 4 * n27
                     else:
-                        if n20 > bl - p:
-                            raise DecodeError('MetadataResponsePartition.OfflineReplicas: count ' + str(n20) + ' past the end')
-                        e17.offline_replicas = list(_struct.Struct('>' + str(n20) + 'i').unpack_from(b, p))
-                        p += 4 * n20
+                        if n27 > bl - p:
+                            raise DecodeError('MetadataResponsePartition.OfflineReplicas: count ' + str(n27) + ' past the end')
+                        e23.offline_replicas = list(_struct.Struct('>' + str(n27) + 'i').unpack_from(b, p))
+                        p += 4 * n27
                     if b[p] == 0:  # no tagged fields, the common case
-                        e17.unknown_tagged_fields = None
+                        e23.unknown_tagged_fields = None
                         p += 1
                     else:
-                        p = _t_MetadataResponse_MetadataResponsePartition_0(b, p, e17)
-                    xs16.append(e17)
-                e12.partitions = xs16
-            e12.topic_authorized_operations, = _S0.unpack_from(b, p)
+                        p = _t_MetadataResponse_MetadataResponsePartition_0(b, p, e23)
+                    xs22.append(e23)
+                e16.partitions = xs22
+            e16.topic_authorized_operations, = _S0.unpack_from(b, p)
             p += 4
             if b[p] == 0:  # no tagged fields, the common case
-                e12.unknown_tagged_fields = None
+                e16.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_MetadataResponse_MetadataResponseTopic_0(b, p, e12)
-            xs11.append(e12)
-        o.topics = xs11
+                p = _t_MetadataResponse_MetadataResponseTopic_0(b, p, e16)
+            xs15.append(e16)
+        o.topics = xs15
     o.cluster_authorized_operations = -2147483648
     o.error_code = 0
     if b[p] == 0:  # no tagged fields, the common case
@@ -2878,7 +2823,7 @@ def _w_MetadataResponse_9(o, w):
         else:
             _wuv(w, ln)
         w += v8
-        w += _S8.pack(e7.topic_id, e7.is_internal)
+        w += _S19.pack(e7.topic_id, e7.is_internal)
         xs9 = e7.partitions
         ln = len(xs9) + 1
         if ln < 128:
@@ -2886,7 +2831,7 @@ def _w_MetadataResponse_9(o, w):
         else:
             _wuv(w, ln)
         for e10 in xs9:
-            w += _S7.pack(e10.error_code, e10.partition_index, e10.leader_id, e10.leader_epoch)
+            w += _S9.pack(e10.error_code, e10.partition_index, e10.leader_id, e10.leader_epoch)
             xs11 = e10.replica_nodes
             ln = len(xs11) + 1
             if ln < 128:
@@ -2935,179 +2880,172 @@ def _w_MetadataResponse_9(o, w):
 def _r_MetadataResponse_10(b, p):
     bl = len(b)
     o = _new(MetadataResponse)
-    o.throttle_time_ms, = _S0.unpack_from(b, p)
-    p += 4
-    n1 = b[p] - 1
-    p += 1
-    if n1 > 126:
-        n1, p = _uvt(b, p, n1 + 1)
-        n1 -= 1
-    if n1 < 0:
+    o.throttle_time_ms, h1, = _S14.unpack_from(b, p)
+    p += 5
+    n2 = h1 - 1
+    if n2 > 126:
+        n2, p = _uvt(b, p, n2 + 1)
+        n2 -= 1
+    if n2 < 0:
         raise DecodeError('MetadataResponse.Brokers: null where not nullable')
     else:
-        if n1 > bl - p:
-            raise DecodeError('MetadataResponse.Brokers: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3 = _new(_MetadataResponse_MetadataResponseBroker)
-            e3.node_id, = _S0.unpack_from(b, p)
-            p += 4
-            n4 = b[p] - 1
-            p += 1
-            if n4 > 126:
-                n4, p = _uvt(b, p, n4 + 1)
-                n4 -= 1
-            if n4 < 0:
-                raise DecodeError('MetadataResponseBroker.Host: null where not nullable')
-            else:
-                q5 = p + n4
-                if q5 > bl:
-                    raise DecodeError('MetadataResponseBroker.Host: length ' + str(n4) + ' past the end')
-                e3.host = str(b[p:q5], 'utf-8')
-                p = q5
-            e3.port, = _S0.unpack_from(b, p)
-            p += 4
-            n6 = b[p] - 1
-            p += 1
+        if n2 > bl - p:
+            raise DecodeError('MetadataResponse.Brokers: count ' + str(n2) + ' past the end')
+        xs3 = []
+        for _ in range(n2):
+            e4 = _new(_MetadataResponse_MetadataResponseBroker)
+            e4.node_id, h5, = _S14.unpack_from(b, p)
+            p += 5
+            n6 = h5 - 1
             if n6 > 126:
                 n6, p = _uvt(b, p, n6 + 1)
                 n6 -= 1
             if n6 < 0:
-                e3.rack = None
+                raise DecodeError('MetadataResponseBroker.Host: null where not nullable')
             else:
                 q7 = p + n6
                 if q7 > bl:
-                    raise DecodeError('MetadataResponseBroker.Rack: length ' + str(n6) + ' past the end')
-                e3.rack = str(b[p:q7], 'utf-8')
+                    raise DecodeError('MetadataResponseBroker.Host: length ' + str(n6) + ' past the end')
+                e4.host = str(b[p:q7], 'utf-8')
                 p = q7
+            e4.port, h8, = _S14.unpack_from(b, p)
+            p += 5
+            n9 = h8 - 1
+            if n9 > 126:
+                n9, p = _uvt(b, p, n9 + 1)
+                n9 -= 1
+            if n9 < 0:
+                e4.rack = None
+            else:
+                q10 = p + n9
+                if q10 > bl:
+                    raise DecodeError('MetadataResponseBroker.Rack: length ' + str(n9) + ' past the end')
+                e4.rack = str(b[p:q10], 'utf-8')
+                p = q10
             if b[p] == 0:  # no tagged fields, the common case
-                e3.unknown_tagged_fields = None
+                e4.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_MetadataResponse_MetadataResponseBroker_0(b, p, e3)
-            xs2.append(e3)
-        o.brokers = xs2
-    n8 = b[p] - 1
+                p = _t_MetadataResponse_MetadataResponseBroker_0(b, p, e4)
+            xs3.append(e4)
+        o.brokers = xs3
+    n11 = b[p] - 1
     p += 1
-    if n8 > 126:
-        n8, p = _uvt(b, p, n8 + 1)
-        n8 -= 1
-    if n8 < 0:
+    if n11 > 126:
+        n11, p = _uvt(b, p, n11 + 1)
+        n11 -= 1
+    if n11 < 0:
         o.cluster_id = None
     else:
-        q9 = p + n8
-        if q9 > bl:
-            raise DecodeError('MetadataResponse.ClusterId: length ' + str(n8) + ' past the end')
-        o.cluster_id = str(b[p:q9], 'utf-8')
-        p = q9
-    o.controller_id, = _S0.unpack_from(b, p)
-    p += 4
-    n10 = b[p] - 1
-    p += 1
-    if n10 > 126:
-        n10, p = _uvt(b, p, n10 + 1)
-        n10 -= 1
-    if n10 < 0:
+        q12 = p + n11
+        if q12 > bl:
+            raise DecodeError('MetadataResponse.ClusterId: length ' + str(n11) + ' past the end')
+        o.cluster_id = str(b[p:q12], 'utf-8')
+        p = q12
+    o.controller_id, h13, = _S14.unpack_from(b, p)
+    p += 5
+    n14 = h13 - 1
+    if n14 > 126:
+        n14, p = _uvt(b, p, n14 + 1)
+        n14 -= 1
+    if n14 < 0:
         raise DecodeError('MetadataResponse.Topics: null where not nullable')
     else:
-        if n10 > bl - p:
-            raise DecodeError('MetadataResponse.Topics: count ' + str(n10) + ' past the end')
-        xs11 = []
-        for _ in range(n10):
-            e12 = _new(_MetadataResponse_MetadataResponseTopic)
-            e12.error_code, = _S1.unpack_from(b, p)
-            p += 2
-            n13 = b[p] - 1
-            p += 1
-            if n13 > 126:
-                n13, p = _uvt(b, p, n13 + 1)
-                n13 -= 1
-            if n13 < 0:
-                e12.name = None
+        if n14 > bl - p:
+            raise DecodeError('MetadataResponse.Topics: count ' + str(n14) + ' past the end')
+        xs15 = []
+        for _ in range(n14):
+            e16 = _new(_MetadataResponse_MetadataResponseTopic)
+            e16.error_code, h17, = _S15.unpack_from(b, p)
+            p += 3
+            n18 = h17 - 1
+            if n18 > 126:
+                n18, p = _uvt(b, p, n18 + 1)
+                n18 -= 1
+            if n18 < 0:
+                e16.name = None
             else:
-                q14 = p + n13
-                if q14 > bl:
-                    raise DecodeError('MetadataResponseTopic.Name: length ' + str(n13) + ' past the end')
-                e12.name = str(b[p:q14], 'utf-8')
-                p = q14
-            e12.topic_id, e12.is_internal, = _S8.unpack_from(b, p)
-            p += 17
-            n15 = b[p] - 1
-            p += 1
-            if n15 > 126:
-                n15, p = _uvt(b, p, n15 + 1)
-                n15 -= 1
-            if n15 < 0:
+                q19 = p + n18
+                if q19 > bl:
+                    raise DecodeError('MetadataResponseTopic.Name: length ' + str(n18) + ' past the end')
+                e16.name = str(b[p:q19], 'utf-8')
+                p = q19
+            e16.topic_id, e16.is_internal, h20, = _S18.unpack_from(b, p)
+            p += 18
+            n21 = h20 - 1
+            if n21 > 126:
+                n21, p = _uvt(b, p, n21 + 1)
+                n21 -= 1
+            if n21 < 0:
                 raise DecodeError('MetadataResponseTopic.Partitions: null where not nullable')
             else:
-                if n15 > bl - p:
-                    raise DecodeError('MetadataResponseTopic.Partitions: count ' + str(n15) + ' past the end')
-                xs16 = []
-                for _ in range(n15):
-                    e17 = _new(_MetadataResponse_MetadataResponsePartition)
-                    e17.error_code, e17.partition_index, e17.leader_id, e17.leader_epoch, = _S7.unpack_from(b, p)
-                    p += 14
-                    n18 = b[p] - 1
-                    p += 1
-                    if n18 > 126:
-                        n18, p = _uvt(b, p, n18 + 1)
-                        n18 -= 1
-                    if n18 < 0:
+                if n21 > bl - p:
+                    raise DecodeError('MetadataResponseTopic.Partitions: count ' + str(n21) + ' past the end')
+                xs22 = []
+                for _ in range(n21):
+                    e23 = _new(_MetadataResponse_MetadataResponsePartition)
+                    e23.error_code, e23.partition_index, e23.leader_id, e23.leader_epoch, h24, = _S17.unpack_from(b, p)
+                    p += 15
+                    n25 = h24 - 1
+                    if n25 > 126:
+                        n25, p = _uvt(b, p, n25 + 1)
+                        n25 -= 1
+                    if n25 < 0:
                         raise DecodeError('MetadataResponsePartition.ReplicaNodes: null where not nullable')
-                    elif n18 < 64:
-                        e17.replica_nodes = list(_ARRAY_i[n18].unpack_from(b, p))
-                        p += 4 * n18
+                    elif n25 < 64:
+                        e23.replica_nodes = list(_ARRAY_i[n25].unpack_from(b, p))
+                        p += 4 * n25
                     else:
-                        if n18 > bl - p:
-                            raise DecodeError('MetadataResponsePartition.ReplicaNodes: count ' + str(n18) + ' past the end')
-                        e17.replica_nodes = list(_struct.Struct('>' + str(n18) + 'i').unpack_from(b, p))
-                        p += 4 * n18
-                    n19 = b[p] - 1
+                        if n25 > bl - p:
+                            raise DecodeError('MetadataResponsePartition.ReplicaNodes: count ' + str(n25) + ' past the end')
+                        e23.replica_nodes = list(_struct.Struct('>' + str(n25) + 'i').unpack_from(b, p))
+                        p += 4 * n25
+                    n26 = b[p] - 1
                     p += 1
-                    if n19 > 126:
-                        n19, p = _uvt(b, p, n19 + 1)
-                        n19 -= 1
-                    if n19 < 0:
+                    if n26 > 126:
+                        n26, p = _uvt(b, p, n26 + 1)
+                        n26 -= 1
+                    if n26 < 0:
                         raise DecodeError('MetadataResponsePartition.IsrNodes: null where not nullable')
-                    elif n19 < 64:
-                        e17.isr_nodes = list(_ARRAY_i[n19].unpack_from(b, p))
-                        p += 4 * n19
+                    elif n26 < 64:
+                        e23.isr_nodes = list(_ARRAY_i[n26].unpack_from(b, p))
+                        p += 4 * n26
                     else:
-                        if n19 > bl - p:
-                            raise DecodeError('MetadataResponsePartition.IsrNodes: count ' + str(n19) + ' past the end')
-                        e17.isr_nodes = list(_struct.Struct('>' + str(n19) + 'i').unpack_from(b, p))
-                        p += 4 * n19
-                    n20 = b[p] - 1
+                        if n26 > bl - p:
+                            raise DecodeError('MetadataResponsePartition.IsrNodes: count ' + str(n26) + ' past the end')
+                        e23.isr_nodes = list(_struct.Struct('>' + str(n26) + 'i').unpack_from(b, p))
+                        p += 4 * n26
+                    n27 = b[p] - 1
                     p += 1
-                    if n20 > 126:
-                        n20, p = _uvt(b, p, n20 + 1)
-                        n20 -= 1
-                    if n20 < 0:
+                    if n27 > 126:
+                        n27, p = _uvt(b, p, n27 + 1)
+                        n27 -= 1
+                    if n27 < 0:
                         raise DecodeError('MetadataResponsePartition.OfflineReplicas: null where not nullable')
-                    elif n20 < 64:
-                        e17.offline_replicas = list(_ARRAY_i[n20].unpack_from(b, p))
-                        p += 4 * n20
+                    elif n27 < 64:
+                        e23.offline_replicas = list(_ARRAY_i[n27].unpack_from(b, p))
+                        p += 4 * n27
                     else:
-                        if n20 > bl - p:
-                            raise DecodeError('MetadataResponsePartition.OfflineReplicas: count ' + str(n20) + ' past the end')
-                        e17.offline_replicas = list(_struct.Struct('>' + str(n20) + 'i').unpack_from(b, p))
-                        p += 4 * n20
+                        if n27 > bl - p:
+                            raise DecodeError('MetadataResponsePartition.OfflineReplicas: count ' + str(n27) + ' past the end')
+                        e23.offline_replicas = list(_struct.Struct('>' + str(n27) + 'i').unpack_from(b, p))
+                        p += 4 * n27
                     if b[p] == 0:  # no tagged fields, the common case
-                        e17.unknown_tagged_fields = None
+                        e23.unknown_tagged_fields = None
                         p += 1
                     else:
-                        p = _t_MetadataResponse_MetadataResponsePartition_0(b, p, e17)
-                    xs16.append(e17)
-                e12.partitions = xs16
-            e12.topic_authorized_operations, = _S0.unpack_from(b, p)
+                        p = _t_MetadataResponse_MetadataResponsePartition_0(b, p, e23)
+                    xs22.append(e23)
+                e16.partitions = xs22
+            e16.topic_authorized_operations, = _S0.unpack_from(b, p)
             p += 4
             if b[p] == 0:  # no tagged fields, the common case
-                e12.unknown_tagged_fields = None
+                e16.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_MetadataResponse_MetadataResponseTopic_0(b, p, e12)
-            xs11.append(e12)
-        o.topics = xs11
+                p = _t_MetadataResponse_MetadataResponseTopic_0(b, p, e16)
+            xs15.append(e16)
+        o.topics = xs15
     o.cluster_authorized_operations = -2147483648
     o.error_code = 0
     if b[p] == 0:  # no tagged fields, the common case
@@ -3185,7 +3123,7 @@ def _w_MetadataResponse_10(o, w):
             else:
                 _wuv(w, ln)
             w += v8
-        w += _S8.pack(e7.topic_id, e7.is_internal)
+        w += _S19.pack(e7.topic_id, e7.is_internal)
         xs9 = e7.partitions
         ln = len(xs9) + 1
         if ln < 128:
@@ -3193,7 +3131,7 @@ def _w_MetadataResponse_10(o, w):
         else:
             _wuv(w, ln)
         for e10 in xs9:
-            w += _S7.pack(e10.error_code, e10.partition_index, e10.leader_id, e10.leader_epoch)
+            w += _S9.pack(e10.error_code, e10.partition_index, e10.leader_id, e10.leader_epoch)
             xs11 = e10.replica_nodes
             ln = len(xs11) + 1
             if ln < 128:
@@ -3242,179 +3180,172 @@ def _w_MetadataResponse_10(o, w):
 def _r_MetadataResponse_11(b, p):
     bl = len(b)
     o = _new(MetadataResponse)
-    o.throttle_time_ms, = _S0.unpack_from(b, p)
-    p += 4
-    n1 = b[p] - 1
-    p += 1
-    if n1 > 126:
-        n1, p = _uvt(b, p, n1 + 1)
-        n1 -= 1
-    if n1 < 0:
+    o.throttle_time_ms, h1, = _S14.unpack_from(b, p)
+    p += 5
+    n2 = h1 - 1
+    if n2 > 126:
+        n2, p = _uvt(b, p, n2 + 1)
+        n2 -= 1
+    if n2 < 0:
         raise DecodeError('MetadataResponse.Brokers: null where not nullable')
     else:
-        if n1 > bl - p:
-            raise DecodeError('MetadataResponse.Brokers: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3 = _new(_MetadataResponse_MetadataResponseBroker)
-            e3.node_id, = _S0.unpack_from(b, p)
-            p += 4
-            n4 = b[p] - 1
-            p += 1
-            if n4 > 126:
-                n4, p = _uvt(b, p, n4 + 1)
-                n4 -= 1
-            if n4 < 0:
-                raise DecodeError('MetadataResponseBroker.Host: null where not nullable')
-            else:
-                q5 = p + n4
-                if q5 > bl:
-                    raise DecodeError('MetadataResponseBroker.Host: length ' + str(n4) + ' past the end')
-                e3.host = str(b[p:q5], 'utf-8')
-                p = q5
-            e3.port, = _S0.unpack_from(b, p)
-            p += 4
-            n6 = b[p] - 1
-            p += 1
+        if n2 > bl - p:
+            raise DecodeError('MetadataResponse.Brokers: count ' + str(n2) + ' past the end')
+        xs3 = []
+        for _ in range(n2):
+            e4 = _new(_MetadataResponse_MetadataResponseBroker)
+            e4.node_id, h5, = _S14.unpack_from(b, p)
+            p += 5
+            n6 = h5 - 1
             if n6 > 126:
                 n6, p = _uvt(b, p, n6 + 1)
                 n6 -= 1
             if n6 < 0:
-                e3.rack = None
+                raise DecodeError('MetadataResponseBroker.Host: null where not nullable')
             else:
                 q7 = p + n6
                 if q7 > bl:
-                    raise DecodeError('MetadataResponseBroker.Rack: length ' + str(n6) + ' past the end')
-                e3.rack = str(b[p:q7], 'utf-8')
+                    raise DecodeError('MetadataResponseBroker.Host: length ' + str(n6) + ' past the end')
+                e4.host = str(b[p:q7], 'utf-8')
                 p = q7
+            e4.port, h8, = _S14.unpack_from(b, p)
+            p += 5
+            n9 = h8 - 1
+            if n9 > 126:
+                n9, p = _uvt(b, p, n9 + 1)
+                n9 -= 1
+            if n9 < 0:
+                e4.rack = None
+            else:
+                q10 = p + n9
+                if q10 > bl:
+                    raise DecodeError('MetadataResponseBroker.Rack: length ' + str(n9) + ' past the end')
+                e4.rack = str(b[p:q10], 'utf-8')
+                p = q10
             if b[p] == 0:  # no tagged fields, the common case
-                e3.unknown_tagged_fields = None
+                e4.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_MetadataResponse_MetadataResponseBroker_0(b, p, e3)
-            xs2.append(e3)
-        o.brokers = xs2
-    n8 = b[p] - 1
+                p = _t_MetadataResponse_MetadataResponseBroker_0(b, p, e4)
+            xs3.append(e4)
+        o.brokers = xs3
+    n11 = b[p] - 1
     p += 1
-    if n8 > 126:
-        n8, p = _uvt(b, p, n8 + 1)
-        n8 -= 1
-    if n8 < 0:
+    if n11 > 126:
+        n11, p = _uvt(b, p, n11 + 1)
+        n11 -= 1
+    if n11 < 0:
         o.cluster_id = None
     else:
-        q9 = p + n8
-        if q9 > bl:
-            raise DecodeError('MetadataResponse.ClusterId: length ' + str(n8) + ' past the end')
-        o.cluster_id = str(b[p:q9], 'utf-8')
-        p = q9
-    o.controller_id, = _S0.unpack_from(b, p)
-    p += 4
-    n10 = b[p] - 1
-    p += 1
-    if n10 > 126:
-        n10, p = _uvt(b, p, n10 + 1)
-        n10 -= 1
-    if n10 < 0:
+        q12 = p + n11
+        if q12 > bl:
+            raise DecodeError('MetadataResponse.ClusterId: length ' + str(n11) + ' past the end')
+        o.cluster_id = str(b[p:q12], 'utf-8')
+        p = q12
+    o.controller_id, h13, = _S14.unpack_from(b, p)
+    p += 5
+    n14 = h13 - 1
+    if n14 > 126:
+        n14, p = _uvt(b, p, n14 + 1)
+        n14 -= 1
+    if n14 < 0:
         raise DecodeError('MetadataResponse.Topics: null where not nullable')
     else:
-        if n10 > bl - p:
-            raise DecodeError('MetadataResponse.Topics: count ' + str(n10) + ' past the end')
-        xs11 = []
-        for _ in range(n10):
-            e12 = _new(_MetadataResponse_MetadataResponseTopic)
-            e12.error_code, = _S1.unpack_from(b, p)
-            p += 2
-            n13 = b[p] - 1
-            p += 1
-            if n13 > 126:
-                n13, p = _uvt(b, p, n13 + 1)
-                n13 -= 1
-            if n13 < 0:
-                e12.name = None
+        if n14 > bl - p:
+            raise DecodeError('MetadataResponse.Topics: count ' + str(n14) + ' past the end')
+        xs15 = []
+        for _ in range(n14):
+            e16 = _new(_MetadataResponse_MetadataResponseTopic)
+            e16.error_code, h17, = _S15.unpack_from(b, p)
+            p += 3
+            n18 = h17 - 1
+            if n18 > 126:
+                n18, p = _uvt(b, p, n18 + 1)
+                n18 -= 1
+            if n18 < 0:
+                e16.name = None
             else:
-                q14 = p + n13
-                if q14 > bl:
-                    raise DecodeError('MetadataResponseTopic.Name: length ' + str(n13) + ' past the end')
-                e12.name = str(b[p:q14], 'utf-8')
-                p = q14
-            e12.topic_id, e12.is_internal, = _S8.unpack_from(b, p)
-            p += 17
-            n15 = b[p] - 1
-            p += 1
-            if n15 > 126:
-                n15, p = _uvt(b, p, n15 + 1)
-                n15 -= 1
-            if n15 < 0:
+                q19 = p + n18
+                if q19 > bl:
+                    raise DecodeError('MetadataResponseTopic.Name: length ' + str(n18) + ' past the end')
+                e16.name = str(b[p:q19], 'utf-8')
+                p = q19
+            e16.topic_id, e16.is_internal, h20, = _S18.unpack_from(b, p)
+            p += 18
+            n21 = h20 - 1
+            if n21 > 126:
+                n21, p = _uvt(b, p, n21 + 1)
+                n21 -= 1
+            if n21 < 0:
                 raise DecodeError('MetadataResponseTopic.Partitions: null where not nullable')
             else:
-                if n15 > bl - p:
-                    raise DecodeError('MetadataResponseTopic.Partitions: count ' + str(n15) + ' past the end')
-                xs16 = []
-                for _ in range(n15):
-                    e17 = _new(_MetadataResponse_MetadataResponsePartition)
-                    e17.error_code, e17.partition_index, e17.leader_id, e17.leader_epoch, = _S7.unpack_from(b, p)
-                    p += 14
-                    n18 = b[p] - 1
-                    p += 1
-                    if n18 > 126:
-                        n18, p = _uvt(b, p, n18 + 1)
-                        n18 -= 1
-                    if n18 < 0:
+                if n21 > bl - p:
+                    raise DecodeError('MetadataResponseTopic.Partitions: count ' + str(n21) + ' past the end')
+                xs22 = []
+                for _ in range(n21):
+                    e23 = _new(_MetadataResponse_MetadataResponsePartition)
+                    e23.error_code, e23.partition_index, e23.leader_id, e23.leader_epoch, h24, = _S17.unpack_from(b, p)
+                    p += 15
+                    n25 = h24 - 1
+                    if n25 > 126:
+                        n25, p = _uvt(b, p, n25 + 1)
+                        n25 -= 1
+                    if n25 < 0:
                         raise DecodeError('MetadataResponsePartition.ReplicaNodes: null where not nullable')
-                    elif n18 < 64:
-                        e17.replica_nodes = list(_ARRAY_i[n18].unpack_from(b, p))
-                        p += 4 * n18
+                    elif n25 < 64:
+                        e23.replica_nodes = list(_ARRAY_i[n25].unpack_from(b, p))
+                        p += 4 * n25
                     else:
-                        if n18 > bl - p:
-                            raise DecodeError('MetadataResponsePartition.ReplicaNodes: count ' + str(n18) + ' past the end')
-                        e17.replica_nodes = list(_struct.Struct('>' + str(n18) + 'i').unpack_from(b, p))
-                        p += 4 * n18
-                    n19 = b[p] - 1
+                        if n25 > bl - p:
+                            raise DecodeError('MetadataResponsePartition.ReplicaNodes: count ' + str(n25) + ' past the end')
+                        e23.replica_nodes = list(_struct.Struct('>' + str(n25) + 'i').unpack_from(b, p))
+                        p += 4 * n25
+                    n26 = b[p] - 1
                     p += 1
-                    if n19 > 126:
-                        n19, p = _uvt(b, p, n19 + 1)
-                        n19 -= 1
-                    if n19 < 0:
+                    if n26 > 126:
+                        n26, p = _uvt(b, p, n26 + 1)
+                        n26 -= 1
+                    if n26 < 0:
                         raise DecodeError('MetadataResponsePartition.IsrNodes: null where not nullable')
-                    elif n19 < 64:
-                        e17.isr_nodes = list(_ARRAY_i[n19].unpack_from(b, p))
-                        p += 4 * n19
+                    elif n26 < 64:
+                        e23.isr_nodes = list(_ARRAY_i[n26].unpack_from(b, p))
+                        p += 4 * n26
                     else:
-                        if n19 > bl - p:
-                            raise DecodeError('MetadataResponsePartition.IsrNodes: count ' + str(n19) + ' past the end')
-                        e17.isr_nodes = list(_struct.Struct('>' + str(n19) + 'i').unpack_from(b, p))
-                        p += 4 * n19
-                    n20 = b[p] - 1
+                        if n26 > bl - p:
+                            raise DecodeError('MetadataResponsePartition.IsrNodes: count ' + str(n26) + ' past the end')
+                        e23.isr_nodes = list(_struct.Struct('>' + str(n26) + 'i').unpack_from(b, p))
+                        p += 4 * n26
+                    n27 = b[p] - 1
                     p += 1
-                    if n20 > 126:
-                        n20, p = _uvt(b, p, n20 + 1)
-                        n20 -= 1
-                    if n20 < 0:
+                    if n27 > 126:
+                        n27, p = _uvt(b, p, n27 + 1)
+                        n27 -= 1
+                    if n27 < 0:
                         raise DecodeError('MetadataResponsePartition.OfflineReplicas: null where not nullable')
-                    elif n20 < 64:
-                        e17.offline_replicas = list(_ARRAY_i[n20].unpack_from(b, p))
-                        p += 4 * n20
+                    elif n27 < 64:
+                        e23.offline_replicas = list(_ARRAY_i[n27].unpack_from(b, p))
+                        p += 4 * n27
                     else:
-                        if n20 > bl - p:
-                            raise DecodeError('MetadataResponsePartition.OfflineReplicas: count ' + str(n20) + ' past the end')
-                        e17.offline_replicas = list(_struct.Struct('>' + str(n20) + 'i').unpack_from(b, p))
-                        p += 4 * n20
+                        if n27 > bl - p:
+                            raise DecodeError('MetadataResponsePartition.OfflineReplicas: count ' + str(n27) + ' past the end')
+                        e23.offline_replicas = list(_struct.Struct('>' + str(n27) + 'i').unpack_from(b, p))
+                        p += 4 * n27
                     if b[p] == 0:  # no tagged fields, the common case
-                        e17.unknown_tagged_fields = None
+                        e23.unknown_tagged_fields = None
                         p += 1
                     else:
-                        p = _t_MetadataResponse_MetadataResponsePartition_0(b, p, e17)
-                    xs16.append(e17)
-                e12.partitions = xs16
-            e12.topic_authorized_operations, = _S0.unpack_from(b, p)
+                        p = _t_MetadataResponse_MetadataResponsePartition_0(b, p, e23)
+                    xs22.append(e23)
+                e16.partitions = xs22
+            e16.topic_authorized_operations, = _S0.unpack_from(b, p)
             p += 4
             if b[p] == 0:  # no tagged fields, the common case
-                e12.unknown_tagged_fields = None
+                e16.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_MetadataResponse_MetadataResponseTopic_0(b, p, e12)
-            xs11.append(e12)
-        o.topics = xs11
+                p = _t_MetadataResponse_MetadataResponseTopic_0(b, p, e16)
+            xs15.append(e16)
+        o.topics = xs15
     o.error_code, = _S1.unpack_from(b, p)
     p += 2
     o.cluster_authorized_operations = -2147483648
@@ -3493,7 +3424,7 @@ def _w_MetadataResponse_11(o, w):
             else:
                 _wuv(w, ln)
             w += v8
-        w += _S8.pack(e7.topic_id, e7.is_internal)
+        w += _S19.pack(e7.topic_id, e7.is_internal)
         xs9 = e7.partitions
         ln = len(xs9) + 1
         if ln < 128:
@@ -3501,7 +3432,7 @@ def _w_MetadataResponse_11(o, w):
         else:
             _wuv(w, ln)
         for e10 in xs9:
-            w += _S7.pack(e10.error_code, e10.partition_index, e10.leader_id, e10.leader_epoch)
+            w += _S9.pack(e10.error_code, e10.partition_index, e10.leader_id, e10.leader_epoch)
             xs11 = e10.replica_nodes
             ln = len(xs11) + 1
             if ln < 128:

@@ -30,12 +30,20 @@ def _first(tag_and_bytes):
 
 _S0 = _struct.Struct('>h')
 _S1 = _struct.Struct('>i')
-_S2 = _struct.Struct('>iq')
-_S3 = _struct.Struct('>iqq')
-_S4 = _struct.Struct('>q')
-_S5 = _struct.Struct('>iqi')
-_S6 = _struct.Struct('>16s')
-_S7 = _struct.Struct('>ih')
+_S2 = _struct.Struct('>iqh')
+_S3 = _struct.Struct('>iq')
+_S4 = _struct.Struct('>ih')
+_S5 = _struct.Struct('>iqqh')
+_S6 = _struct.Struct('>iqq')
+_S7 = _struct.Struct('>qi')
+_S8 = _struct.Struct('>q')
+_S9 = _struct.Struct('>iqih')
+_S10 = _struct.Struct('>iqi')
+_S11 = _struct.Struct('>iB')
+_S12 = _struct.Struct('>iqiB')
+_S13 = _struct.Struct('>16sB')
+_S14 = _struct.Struct('>16s')
+_S15 = _struct.Struct('>ii')
 
 
 class OffsetCommitRequest(Message):
@@ -166,18 +174,17 @@ def _r_OffsetCommitRequest_0(b, p):
                 xs9 = []
                 for _ in range(n8):
                     e10 = _new(_OffsetCommitRequest_OffsetCommitRequestPartition)
-                    e10.partition_index, e10.committed_offset, = _S2.unpack_from(b, p)
-                    p += 12
-                    n11, = _S0.unpack_from(b, p)
-                    p += 2
-                    if n11 < 0:
+                    e10.partition_index, e10.committed_offset, h11, = _S2.unpack_from(b, p)
+                    p += 14
+                    n12 = h11
+                    if n12 < 0:
                         e10.committed_metadata = None
                     else:
-                        q12 = p + n11
-                        if q12 > bl:
-                            raise DecodeError('OffsetCommitRequestPartition.CommittedMetadata: length ' + str(n11) + ' past the end')
-                        e10.committed_metadata = str(b[p:q12], 'utf-8')
-                        p = q12
+                        q13 = p + n12
+                        if q13 > bl:
+                            raise DecodeError('OffsetCommitRequestPartition.CommittedMetadata: length ' + str(n12) + ' past the end')
+                        e10.committed_metadata = str(b[p:q13], 'utf-8')
+                        p = q13
                     e10.committed_leader_epoch = -1
                     e10.commit_timestamp = -1
                     e10.unknown_tagged_fields = None
@@ -214,7 +221,7 @@ def _w_OffsetCommitRequest_0(o, w):
         for e6 in xs5:
             if e6.commit_timestamp != -1:
                 raise UnsupportedFieldError('OffsetCommitRequestPartition.CommitTimestamp exists only in versions 1-1')
-            w += _S2.pack(e6.partition_index, e6.committed_offset)
+            w += _S3.pack(e6.partition_index, e6.committed_offset)
             v7 = e6.committed_metadata
             if v7 is None:
                 w += b'\xff\xff'
@@ -237,68 +244,66 @@ def _r_OffsetCommitRequest_1(b, p):
             raise DecodeError('OffsetCommitRequest.GroupId: length ' + str(n1) + ' past the end')
         o.group_id = str(b[p:q2], 'utf-8')
         p = q2
-    o.generation_id_or_member_epoch, = _S1.unpack_from(b, p)
-    p += 4
-    n3, = _S0.unpack_from(b, p)
-    p += 2
-    if n3 < 0:
+    o.generation_id_or_member_epoch, h3, = _S4.unpack_from(b, p)
+    p += 6
+    n4 = h3
+    if n4 < 0:
         raise DecodeError('OffsetCommitRequest.MemberId: null where not nullable')
     else:
-        q4 = p + n3
-        if q4 > bl:
-            raise DecodeError('OffsetCommitRequest.MemberId: length ' + str(n3) + ' past the end')
-        o.member_id = str(b[p:q4], 'utf-8')
-        p = q4
-    n5, = _S1.unpack_from(b, p)
+        q5 = p + n4
+        if q5 > bl:
+            raise DecodeError('OffsetCommitRequest.MemberId: length ' + str(n4) + ' past the end')
+        o.member_id = str(b[p:q5], 'utf-8')
+        p = q5
+    n6, = _S1.unpack_from(b, p)
     p += 4
-    if n5 < 0:
+    if n6 < 0:
         raise DecodeError('OffsetCommitRequest.Topics: null where not nullable')
     else:
-        if n5 > bl - p:
-            raise DecodeError('OffsetCommitRequest.Topics: count ' + str(n5) + ' past the end')
-        xs6 = []
-        for _ in range(n5):
-            e7 = _new(_OffsetCommitRequest_OffsetCommitRequestTopic)
-            n8, = _S0.unpack_from(b, p)
+        if n6 > bl - p:
+            raise DecodeError('OffsetCommitRequest.Topics: count ' + str(n6) + ' past the end')
+        xs7 = []
+        for _ in range(n6):
+            e8 = _new(_OffsetCommitRequest_OffsetCommitRequestTopic)
+            n9, = _S0.unpack_from(b, p)
             p += 2
-            if n8 < 0:
+            if n9 < 0:
                 raise DecodeError('OffsetCommitRequestTopic.Name: null where not nullable')
             else:
-                q9 = p + n8
-                if q9 > bl:
-                    raise DecodeError('OffsetCommitRequestTopic.Name: length ' + str(n8) + ' past the end')
-                e7.name = str(b[p:q9], 'utf-8')
-                p = q9
-            n10, = _S1.unpack_from(b, p)
+                q10 = p + n9
+                if q10 > bl:
+                    raise DecodeError('OffsetCommitRequestTopic.Name: length ' + str(n9) + ' past the end')
+                e8.name = str(b[p:q10], 'utf-8')
+                p = q10
+            n11, = _S1.unpack_from(b, p)
             p += 4
-            if n10 < 0:
+            if n11 < 0:
                 raise DecodeError('OffsetCommitRequestTopic.Partitions: null where not nullable')
             else:
-                if n10 > bl - p:
-                    raise DecodeError('OffsetCommitRequestTopic.Partitions: count ' + str(n10) + ' past the end')
-                xs11 = []
-                for _ in range(n10):
-                    e12 = _new(_OffsetCommitRequest_OffsetCommitRequestPartition)
-                    e12.partition_index, e12.committed_offset, e12.commit_timestamp, = _S3.unpack_from(b, p)
-                    p += 20
-                    n13, = _S0.unpack_from(b, p)
-                    p += 2
-                    if n13 < 0:
-                        e12.committed_metadata = None
+                if n11 > bl - p:
+                    raise DecodeError('OffsetCommitRequestTopic.Partitions: count ' + str(n11) + ' past the end')
+                xs12 = []
+                for _ in range(n11):
+                    e13 = _new(_OffsetCommitRequest_OffsetCommitRequestPartition)
+                    e13.partition_index, e13.committed_offset, e13.commit_timestamp, h14, = _S5.unpack_from(b, p)
+                    p += 22
+                    n15 = h14
+                    if n15 < 0:
+                        e13.committed_metadata = None
                     else:
-                        q14 = p + n13
-                        if q14 > bl:
-                            raise DecodeError('OffsetCommitRequestPartition.CommittedMetadata: length ' + str(n13) + ' past the end')
-                        e12.committed_metadata = str(b[p:q14], 'utf-8')
-                        p = q14
-                    e12.committed_leader_epoch = -1
-                    e12.unknown_tagged_fields = None
-                    xs11.append(e12)
-                e7.partitions = xs11
-            e7.topic_id = UUID_ZERO
-            e7.unknown_tagged_fields = None
-            xs6.append(e7)
-        o.topics = xs6
+                        q16 = p + n15
+                        if q16 > bl:
+                            raise DecodeError('OffsetCommitRequestPartition.CommittedMetadata: length ' + str(n15) + ' past the end')
+                        e13.committed_metadata = str(b[p:q16], 'utf-8')
+                        p = q16
+                    e13.committed_leader_epoch = -1
+                    e13.unknown_tagged_fields = None
+                    xs12.append(e13)
+                e8.partitions = xs12
+            e8.topic_id = UUID_ZERO
+            e8.unknown_tagged_fields = None
+            xs7.append(e8)
+        o.topics = xs7
     o.group_instance_id = None
     o.retention_time_ms = -1
     o.unknown_tagged_fields = None
@@ -327,7 +332,7 @@ def _w_OffsetCommitRequest_1(o, w):
         xs6 = e4.partitions
         w += _S1.pack(len(xs6))
         for e7 in xs6:
-            w += _S3.pack(e7.partition_index, e7.committed_offset, e7.commit_timestamp)
+            w += _S6.pack(e7.partition_index, e7.committed_offset, e7.commit_timestamp)
             v8 = e7.committed_metadata
             if v8 is None:
                 w += b'\xff\xff'
@@ -350,71 +355,68 @@ def _r_OffsetCommitRequest_2(b, p):
             raise DecodeError('OffsetCommitRequest.GroupId: length ' + str(n1) + ' past the end')
         o.group_id = str(b[p:q2], 'utf-8')
         p = q2
-    o.generation_id_or_member_epoch, = _S1.unpack_from(b, p)
-    p += 4
-    n3, = _S0.unpack_from(b, p)
-    p += 2
-    if n3 < 0:
+    o.generation_id_or_member_epoch, h3, = _S4.unpack_from(b, p)
+    p += 6
+    n4 = h3
+    if n4 < 0:
         raise DecodeError('OffsetCommitRequest.MemberId: null where not nullable')
     else:
-        q4 = p + n3
-        if q4 > bl:
-            raise DecodeError('OffsetCommitRequest.MemberId: length ' + str(n3) + ' past the end')
-        o.member_id = str(b[p:q4], 'utf-8')
-        p = q4
-    o.retention_time_ms, = _S4.unpack_from(b, p)
-    p += 8
-    n5, = _S1.unpack_from(b, p)
-    p += 4
-    if n5 < 0:
+        q5 = p + n4
+        if q5 > bl:
+            raise DecodeError('OffsetCommitRequest.MemberId: length ' + str(n4) + ' past the end')
+        o.member_id = str(b[p:q5], 'utf-8')
+        p = q5
+    o.retention_time_ms, h6, = _S7.unpack_from(b, p)
+    p += 12
+    n7 = h6
+    if n7 < 0:
         raise DecodeError('OffsetCommitRequest.Topics: null where not nullable')
     else:
-        if n5 > bl - p:
-            raise DecodeError('OffsetCommitRequest.Topics: count ' + str(n5) + ' past the end')
-        xs6 = []
-        for _ in range(n5):
-            e7 = _new(_OffsetCommitRequest_OffsetCommitRequestTopic)
-            n8, = _S0.unpack_from(b, p)
+        if n7 > bl - p:
+            raise DecodeError('OffsetCommitRequest.Topics: count ' + str(n7) + ' past the end')
+        xs8 = []
+        for _ in range(n7):
+            e9 = _new(_OffsetCommitRequest_OffsetCommitRequestTopic)
+            n10, = _S0.unpack_from(b, p)
             p += 2
-            if n8 < 0:
+            if n10 < 0:
                 raise DecodeError('OffsetCommitRequestTopic.Name: null where not nullable')
             else:
-                q9 = p + n8
-                if q9 > bl:
-                    raise DecodeError('OffsetCommitRequestTopic.Name: length ' + str(n8) + ' past the end')
-                e7.name = str(b[p:q9], 'utf-8')
-                p = q9
-            n10, = _S1.unpack_from(b, p)
+                q11 = p + n10
+                if q11 > bl:
+                    raise DecodeError('OffsetCommitRequestTopic.Name: length ' + str(n10) + ' past the end')
+                e9.name = str(b[p:q11], 'utf-8')
+                p = q11
+            n12, = _S1.unpack_from(b, p)
             p += 4
-            if n10 < 0:
+            if n12 < 0:
                 raise DecodeError('OffsetCommitRequestTopic.Partitions: null where not nullable')
             else:
-                if n10 > bl - p:
-                    raise DecodeError('OffsetCommitRequestTopic.Partitions: count ' + str(n10) + ' past the end')
-                xs11 = []
-                for _ in range(n10):
-                    e12 = _new(_OffsetCommitRequest_OffsetCommitRequestPartition)
-                    e12.partition_index, e12.committed_offset, = _S2.unpack_from(b, p)
-                    p += 12
-                    n13, = _S0.unpack_from(b, p)
-                    p += 2
-                    if n13 < 0:
-                        e12.committed_metadata = None
+                if n12 > bl - p:
+                    raise DecodeError('OffsetCommitRequestTopic.Partitions: count ' + str(n12) + ' past the end')
+                xs13 = []
+                for _ in range(n12):
+                    e14 = _new(_OffsetCommitRequest_OffsetCommitRequestPartition)
+                    e14.partition_index, e14.committed_offset, h15, = _S2.unpack_from(b, p)
+                    p += 14
+                    n16 = h15
+                    if n16 < 0:
+                        e14.committed_metadata = None
                     else:
-                        q14 = p + n13
-                        if q14 > bl:
-                            raise DecodeError('OffsetCommitRequestPartition.CommittedMetadata: length ' + str(n13) + ' past the end')
-                        e12.committed_metadata = str(b[p:q14], 'utf-8')
-                        p = q14
-                    e12.committed_leader_epoch = -1
-                    e12.commit_timestamp = -1
-                    e12.unknown_tagged_fields = None
-                    xs11.append(e12)
-                e7.partitions = xs11
-            e7.topic_id = UUID_ZERO
-            e7.unknown_tagged_fields = None
-            xs6.append(e7)
-        o.topics = xs6
+                        q17 = p + n16
+                        if q17 > bl:
+                            raise DecodeError('OffsetCommitRequestPartition.CommittedMetadata: length ' + str(n16) + ' past the end')
+                        e14.committed_metadata = str(b[p:q17], 'utf-8')
+                        p = q17
+                    e14.committed_leader_epoch = -1
+                    e14.commit_timestamp = -1
+                    e14.unknown_tagged_fields = None
+                    xs13.append(e14)
+                e9.partitions = xs13
+            e9.topic_id = UUID_ZERO
+            e9.unknown_tagged_fields = None
+            xs8.append(e9)
+        o.topics = xs8
     o.group_instance_id = None
     o.unknown_tagged_fields = None
     return o, p
@@ -432,7 +434,7 @@ def _w_OffsetCommitRequest_2(o, w):
     v2 = v2.encode()
     w += _S0.pack(len(v2))
     w += v2
-    w += _S4.pack(o.retention_time_ms)
+    w += _S8.pack(o.retention_time_ms)
     xs3 = o.topics
     w += _S1.pack(len(xs3))
     for e4 in xs3:
@@ -445,7 +447,7 @@ def _w_OffsetCommitRequest_2(o, w):
         for e7 in xs6:
             if e7.commit_timestamp != -1:
                 raise UnsupportedFieldError('OffsetCommitRequestPartition.CommitTimestamp exists only in versions 1-1')
-            w += _S2.pack(e7.partition_index, e7.committed_offset)
+            w += _S3.pack(e7.partition_index, e7.committed_offset)
             v8 = e7.committed_metadata
             if v8 is None:
                 w += b'\xff\xff'
@@ -468,69 +470,67 @@ def _r_OffsetCommitRequest_3(b, p):
             raise DecodeError('OffsetCommitRequest.GroupId: length ' + str(n1) + ' past the end')
         o.group_id = str(b[p:q2], 'utf-8')
         p = q2
-    o.generation_id_or_member_epoch, = _S1.unpack_from(b, p)
-    p += 4
-    n3, = _S0.unpack_from(b, p)
-    p += 2
-    if n3 < 0:
+    o.generation_id_or_member_epoch, h3, = _S4.unpack_from(b, p)
+    p += 6
+    n4 = h3
+    if n4 < 0:
         raise DecodeError('OffsetCommitRequest.MemberId: null where not nullable')
     else:
-        q4 = p + n3
-        if q4 > bl:
-            raise DecodeError('OffsetCommitRequest.MemberId: length ' + str(n3) + ' past the end')
-        o.member_id = str(b[p:q4], 'utf-8')
-        p = q4
-    n5, = _S1.unpack_from(b, p)
+        q5 = p + n4
+        if q5 > bl:
+            raise DecodeError('OffsetCommitRequest.MemberId: length ' + str(n4) + ' past the end')
+        o.member_id = str(b[p:q5], 'utf-8')
+        p = q5
+    n6, = _S1.unpack_from(b, p)
     p += 4
-    if n5 < 0:
+    if n6 < 0:
         raise DecodeError('OffsetCommitRequest.Topics: null where not nullable')
     else:
-        if n5 > bl - p:
-            raise DecodeError('OffsetCommitRequest.Topics: count ' + str(n5) + ' past the end')
-        xs6 = []
-        for _ in range(n5):
-            e7 = _new(_OffsetCommitRequest_OffsetCommitRequestTopic)
-            n8, = _S0.unpack_from(b, p)
+        if n6 > bl - p:
+            raise DecodeError('OffsetCommitRequest.Topics: count ' + str(n6) + ' past the end')
+        xs7 = []
+        for _ in range(n6):
+            e8 = _new(_OffsetCommitRequest_OffsetCommitRequestTopic)
+            n9, = _S0.unpack_from(b, p)
             p += 2
-            if n8 < 0:
+            if n9 < 0:
                 raise DecodeError('OffsetCommitRequestTopic.Name: null where not nullable')
             else:
-                q9 = p + n8
-                if q9 > bl:
-                    raise DecodeError('OffsetCommitRequestTopic.Name: length ' + str(n8) + ' past the end')
-                e7.name = str(b[p:q9], 'utf-8')
-                p = q9
-            n10, = _S1.unpack_from(b, p)
+                q10 = p + n9
+                if q10 > bl:
+                    raise DecodeError('OffsetCommitRequestTopic.Name: length ' + str(n9) + ' past the end')
+                e8.name = str(b[p:q10], 'utf-8')
+                p = q10
+            n11, = _S1.unpack_from(b, p)
             p += 4
-            if n10 < 0:
+            if n11 < 0:
                 raise DecodeError('OffsetCommitRequestTopic.Partitions: null where not nullable')
             else:
-                if n10 > bl - p:
-                    raise DecodeError('OffsetCommitRequestTopic.Partitions: count ' + str(n10) + ' past the end')
-                xs11 = []
-                for _ in range(n10):
-                    e12 = _new(_OffsetCommitRequest_OffsetCommitRequestPartition)
-                    e12.partition_index, e12.committed_offset, = _S2.unpack_from(b, p)
-                    p += 12
-                    n13, = _S0.unpack_from(b, p)
-                    p += 2
-                    if n13 < 0:
-                        e12.committed_metadata = None
+                if n11 > bl - p:
+                    raise DecodeError('OffsetCommitRequestTopic.Partitions: count ' + str(n11) + ' past the end')
+                xs12 = []
+                for _ in range(n11):
+                    e13 = _new(_OffsetCommitRequest_OffsetCommitRequestPartition)
+                    e13.partition_index, e13.committed_offset, h14, = _S2.unpack_from(b, p)
+                    p += 14
+                    n15 = h14
+                    if n15 < 0:
+                        e13.committed_metadata = None
                     else:
-                        q14 = p + n13
-                        if q14 > bl:
-                            raise DecodeError('OffsetCommitRequestPartition.CommittedMetadata: length ' + str(n13) + ' past the end')
-                        e12.committed_metadata = str(b[p:q14], 'utf-8')
-                        p = q14
-                    e12.committed_leader_epoch = -1
-                    e12.commit_timestamp = -1
-                    e12.unknown_tagged_fields = None
-                    xs11.append(e12)
-                e7.partitions = xs11
-            e7.topic_id = UUID_ZERO
-            e7.unknown_tagged_fields = None
-            xs6.append(e7)
-        o.topics = xs6
+                        q16 = p + n15
+                        if q16 > bl:
+                            raise DecodeError('OffsetCommitRequestPartition.CommittedMetadata: length ' + str(n15) + ' past the end')
+                        e13.committed_metadata = str(b[p:q16], 'utf-8')
+                        p = q16
+                    e13.committed_leader_epoch = -1
+                    e13.commit_timestamp = -1
+                    e13.unknown_tagged_fields = None
+                    xs12.append(e13)
+                e8.partitions = xs12
+            e8.topic_id = UUID_ZERO
+            e8.unknown_tagged_fields = None
+            xs7.append(e8)
+        o.topics = xs7
     o.group_instance_id = None
     o.retention_time_ms = -1
     o.unknown_tagged_fields = None
@@ -561,7 +561,7 @@ def _w_OffsetCommitRequest_3(o, w):
         for e7 in xs6:
             if e7.commit_timestamp != -1:
                 raise UnsupportedFieldError('OffsetCommitRequestPartition.CommitTimestamp exists only in versions 1-1')
-            w += _S2.pack(e7.partition_index, e7.committed_offset)
+            w += _S3.pack(e7.partition_index, e7.committed_offset)
             v8 = e7.committed_metadata
             if v8 is None:
                 w += b'\xff\xff'
@@ -584,68 +584,66 @@ def _r_OffsetCommitRequest_4(b, p):
             raise DecodeError('OffsetCommitRequest.GroupId: length ' + str(n1) + ' past the end')
         o.group_id = str(b[p:q2], 'utf-8')
         p = q2
-    o.generation_id_or_member_epoch, = _S1.unpack_from(b, p)
-    p += 4
-    n3, = _S0.unpack_from(b, p)
-    p += 2
-    if n3 < 0:
+    o.generation_id_or_member_epoch, h3, = _S4.unpack_from(b, p)
+    p += 6
+    n4 = h3
+    if n4 < 0:
         raise DecodeError('OffsetCommitRequest.MemberId: null where not nullable')
     else:
-        q4 = p + n3
-        if q4 > bl:
-            raise DecodeError('OffsetCommitRequest.MemberId: length ' + str(n3) + ' past the end')
-        o.member_id = str(b[p:q4], 'utf-8')
-        p = q4
-    n5, = _S1.unpack_from(b, p)
+        q5 = p + n4
+        if q5 > bl:
+            raise DecodeError('OffsetCommitRequest.MemberId: length ' + str(n4) + ' past the end')
+        o.member_id = str(b[p:q5], 'utf-8')
+        p = q5
+    n6, = _S1.unpack_from(b, p)
     p += 4
-    if n5 < 0:
+    if n6 < 0:
         raise DecodeError('OffsetCommitRequest.Topics: null where not nullable')
     else:
-        if n5 > bl - p:
-            raise DecodeError('OffsetCommitRequest.Topics: count ' + str(n5) + ' past the end')
-        xs6 = []
-        for _ in range(n5):
-            e7 = _new(_OffsetCommitRequest_OffsetCommitRequestTopic)
-            n8, = _S0.unpack_from(b, p)
+        if n6 > bl - p:
+            raise DecodeError('OffsetCommitRequest.Topics: count ' + str(n6) + ' past the end')
+        xs7 = []
+        for _ in range(n6):
+            e8 = _new(_OffsetCommitRequest_OffsetCommitRequestTopic)
+            n9, = _S0.unpack_from(b, p)
             p += 2
-            if n8 < 0:
+            if n9 < 0:
                 raise DecodeError('OffsetCommitRequestTopic.Name: null where not nullable')
             else:
-                q9 = p + n8
-                if q9 > bl:
-                    raise DecodeError('OffsetCommitRequestTopic.Name: length ' + str(n8) + ' past the end')
-                e7.name = str(b[p:q9], 'utf-8')
-                p = q9
-            n10, = _S1.unpack_from(b, p)
+                q10 = p + n9
+                if q10 > bl:
+                    raise DecodeError('OffsetCommitRequestTopic.Name: length ' + str(n9) + ' past the end')
+                e8.name = str(b[p:q10], 'utf-8')
+                p = q10
+            n11, = _S1.unpack_from(b, p)
             p += 4
-            if n10 < 0:
+            if n11 < 0:
                 raise DecodeError('OffsetCommitRequestTopic.Partitions: null where not nullable')
             else:
-                if n10 > bl - p:
-                    raise DecodeError('OffsetCommitRequestTopic.Partitions: count ' + str(n10) + ' past the end')
-                xs11 = []
-                for _ in range(n10):
-                    e12 = _new(_OffsetCommitRequest_OffsetCommitRequestPartition)
-                    e12.partition_index, e12.committed_offset, e12.committed_leader_epoch, = _S5.unpack_from(b, p)
-                    p += 16
-                    n13, = _S0.unpack_from(b, p)
-                    p += 2
-                    if n13 < 0:
-                        e12.committed_metadata = None
+                if n11 > bl - p:
+                    raise DecodeError('OffsetCommitRequestTopic.Partitions: count ' + str(n11) + ' past the end')
+                xs12 = []
+                for _ in range(n11):
+                    e13 = _new(_OffsetCommitRequest_OffsetCommitRequestPartition)
+                    e13.partition_index, e13.committed_offset, e13.committed_leader_epoch, h14, = _S9.unpack_from(b, p)
+                    p += 18
+                    n15 = h14
+                    if n15 < 0:
+                        e13.committed_metadata = None
                     else:
-                        q14 = p + n13
-                        if q14 > bl:
-                            raise DecodeError('OffsetCommitRequestPartition.CommittedMetadata: length ' + str(n13) + ' past the end')
-                        e12.committed_metadata = str(b[p:q14], 'utf-8')
-                        p = q14
-                    e12.commit_timestamp = -1
-                    e12.unknown_tagged_fields = None
-                    xs11.append(e12)
-                e7.partitions = xs11
-            e7.topic_id = UUID_ZERO
-            e7.unknown_tagged_fields = None
-            xs6.append(e7)
-        o.topics = xs6
+                        q16 = p + n15
+                        if q16 > bl:
+                            raise DecodeError('OffsetCommitRequestPartition.CommittedMetadata: length ' + str(n15) + ' past the end')
+                        e13.committed_metadata = str(b[p:q16], 'utf-8')
+                        p = q16
+                    e13.commit_timestamp = -1
+                    e13.unknown_tagged_fields = None
+                    xs12.append(e13)
+                e8.partitions = xs12
+            e8.topic_id = UUID_ZERO
+            e8.unknown_tagged_fields = None
+            xs7.append(e8)
+        o.topics = xs7
     o.group_instance_id = None
     o.retention_time_ms = -1
     o.unknown_tagged_fields = None
@@ -676,7 +674,7 @@ def _w_OffsetCommitRequest_4(o, w):
         for e7 in xs6:
             if e7.commit_timestamp != -1:
                 raise UnsupportedFieldError('OffsetCommitRequestPartition.CommitTimestamp exists only in versions 1-1')
-            w += _S5.pack(e7.partition_index, e7.committed_offset, e7.committed_leader_epoch)
+            w += _S10.pack(e7.partition_index, e7.committed_offset, e7.committed_leader_epoch)
             v8 = e7.committed_metadata
             if v8 is None:
                 w += b'\xff\xff'
@@ -699,78 +697,76 @@ def _r_OffsetCommitRequest_5(b, p):
             raise DecodeError('OffsetCommitRequest.GroupId: length ' + str(n1) + ' past the end')
         o.group_id = str(b[p:q2], 'utf-8')
         p = q2
-    o.generation_id_or_member_epoch, = _S1.unpack_from(b, p)
-    p += 4
-    n3, = _S0.unpack_from(b, p)
-    p += 2
-    if n3 < 0:
+    o.generation_id_or_member_epoch, h3, = _S4.unpack_from(b, p)
+    p += 6
+    n4 = h3
+    if n4 < 0:
         raise DecodeError('OffsetCommitRequest.MemberId: null where not nullable')
     else:
-        q4 = p + n3
-        if q4 > bl:
-            raise DecodeError('OffsetCommitRequest.MemberId: length ' + str(n3) + ' past the end')
-        o.member_id = str(b[p:q4], 'utf-8')
-        p = q4
-    n5, = _S0.unpack_from(b, p)
+        q5 = p + n4
+        if q5 > bl:
+            raise DecodeError('OffsetCommitRequest.MemberId: length ' + str(n4) + ' past the end')
+        o.member_id = str(b[p:q5], 'utf-8')
+        p = q5
+    n6, = _S0.unpack_from(b, p)
     p += 2
-    if n5 < 0:
+    if n6 < 0:
         o.group_instance_id = None
     else:
-        q6 = p + n5
-        if q6 > bl:
-            raise DecodeError('OffsetCommitRequest.GroupInstanceId: length ' + str(n5) + ' past the end')
-        o.group_instance_id = str(b[p:q6], 'utf-8')
-        p = q6
-    n7, = _S1.unpack_from(b, p)
+        q7 = p + n6
+        if q7 > bl:
+            raise DecodeError('OffsetCommitRequest.GroupInstanceId: length ' + str(n6) + ' past the end')
+        o.group_instance_id = str(b[p:q7], 'utf-8')
+        p = q7
+    n8, = _S1.unpack_from(b, p)
     p += 4
-    if n7 < 0:
+    if n8 < 0:
         raise DecodeError('OffsetCommitRequest.Topics: null where not nullable')
     else:
-        if n7 > bl - p:
-            raise DecodeError('OffsetCommitRequest.Topics: count ' + str(n7) + ' past the end')
-        xs8 = []
-        for _ in range(n7):
-            e9 = _new(_OffsetCommitRequest_OffsetCommitRequestTopic)
-            n10, = _S0.unpack_from(b, p)
+        if n8 > bl - p:
+            raise DecodeError('OffsetCommitRequest.Topics: count ' + str(n8) + ' past the end')
+        xs9 = []
+        for _ in range(n8):
+            e10 = _new(_OffsetCommitRequest_OffsetCommitRequestTopic)
+            n11, = _S0.unpack_from(b, p)
             p += 2
-            if n10 < 0:
+            if n11 < 0:
                 raise DecodeError('OffsetCommitRequestTopic.Name: null where not nullable')
             else:
-                q11 = p + n10
-                if q11 > bl:
-                    raise DecodeError('OffsetCommitRequestTopic.Name: length ' + str(n10) + ' past the end')
-                e9.name = str(b[p:q11], 'utf-8')
-                p = q11
-            n12, = _S1.unpack_from(b, p)
+                q12 = p + n11
+                if q12 > bl:
+                    raise DecodeError('OffsetCommitRequestTopic.Name: length ' + str(n11) + ' past the end')
+                e10.name = str(b[p:q12], 'utf-8')
+                p = q12
+            n13, = _S1.unpack_from(b, p)
             p += 4
-            if n12 < 0:
+            if n13 < 0:
                 raise DecodeError('OffsetCommitRequestTopic.Partitions: null where not nullable')
             else:
-                if n12 > bl - p:
-                    raise DecodeError('OffsetCommitRequestTopic.Partitions: count ' + str(n12) + ' past the end')
-                xs13 = []
-                for _ in range(n12):
-                    e14 = _new(_OffsetCommitRequest_OffsetCommitRequestPartition)
-                    e14.partition_index, e14.committed_offset, e14.committed_leader_epoch, = _S5.unpack_from(b, p)
-                    p += 16
-                    n15, = _S0.unpack_from(b, p)
-                    p += 2
-                    if n15 < 0:
-                        e14.committed_metadata = None
+                if n13 > bl - p:
+                    raise DecodeError('OffsetCommitRequestTopic.Partitions: count ' + str(n13) + ' past the end')
+                xs14 = []
+                for _ in range(n13):
+                    e15 = _new(_OffsetCommitRequest_OffsetCommitRequestPartition)
+                    e15.partition_index, e15.committed_offset, e15.committed_leader_epoch, h16, = _S9.unpack_from(b, p)
+                    p += 18
+                    n17 = h16
+                    if n17 < 0:
+                        e15.committed_metadata = None
                     else:
-                        q16 = p + n15
-                        if q16 > bl:
-                            raise DecodeError('OffsetCommitRequestPartition.CommittedMetadata: length ' + str(n15) + ' past the end')
-                        e14.committed_metadata = str(b[p:q16], 'utf-8')
-                        p = q16
-                    e14.commit_timestamp = -1
-                    e14.unknown_tagged_fields = None
-                    xs13.append(e14)
-                e9.partitions = xs13
-            e9.topic_id = UUID_ZERO
-            e9.unknown_tagged_fields = None
-            xs8.append(e9)
-        o.topics = xs8
+                        q18 = p + n17
+                        if q18 > bl:
+                            raise DecodeError('OffsetCommitRequestPartition.CommittedMetadata: length ' + str(n17) + ' past the end')
+                        e15.committed_metadata = str(b[p:q18], 'utf-8')
+                        p = q18
+                    e15.commit_timestamp = -1
+                    e15.unknown_tagged_fields = None
+                    xs14.append(e15)
+                e10.partitions = xs14
+            e10.topic_id = UUID_ZERO
+            e10.unknown_tagged_fields = None
+            xs9.append(e10)
+        o.topics = xs9
     o.retention_time_ms = -1
     o.unknown_tagged_fields = None
     return o, p
@@ -805,7 +801,7 @@ def _w_OffsetCommitRequest_5(o, w):
         for e8 in xs7:
             if e8.commit_timestamp != -1:
                 raise UnsupportedFieldError('OffsetCommitRequestPartition.CommitTimestamp exists only in versions 1-1')
-            w += _S5.pack(e8.partition_index, e8.committed_offset, e8.committed_leader_epoch)
+            w += _S10.pack(e8.partition_index, e8.committed_offset, e8.committed_leader_epoch)
             v9 = e8.committed_metadata
             if v9 is None:
                 w += b'\xff\xff'
@@ -900,104 +896,102 @@ def _r_OffsetCommitRequest_6(b, p):
             raise DecodeError('OffsetCommitRequest.GroupId: length ' + str(n1) + ' past the end')
         o.group_id = str(b[p:q2], 'utf-8')
         p = q2
-    o.generation_id_or_member_epoch, = _S1.unpack_from(b, p)
-    p += 4
-    n3 = b[p] - 1
-    p += 1
-    if n3 > 126:
-        n3, p = _uvt(b, p, n3 + 1)
-        n3 -= 1
-    if n3 < 0:
+    o.generation_id_or_member_epoch, h3, = _S11.unpack_from(b, p)
+    p += 5
+    n4 = h3 - 1
+    if n4 > 126:
+        n4, p = _uvt(b, p, n4 + 1)
+        n4 -= 1
+    if n4 < 0:
         raise DecodeError('OffsetCommitRequest.MemberId: null where not nullable')
     else:
-        q4 = p + n3
-        if q4 > bl:
-            raise DecodeError('OffsetCommitRequest.MemberId: length ' + str(n3) + ' past the end')
-        o.member_id = str(b[p:q4], 'utf-8')
-        p = q4
-    n5 = b[p] - 1
+        q5 = p + n4
+        if q5 > bl:
+            raise DecodeError('OffsetCommitRequest.MemberId: length ' + str(n4) + ' past the end')
+        o.member_id = str(b[p:q5], 'utf-8')
+        p = q5
+    n6 = b[p] - 1
     p += 1
-    if n5 > 126:
-        n5, p = _uvt(b, p, n5 + 1)
-        n5 -= 1
-    if n5 < 0:
+    if n6 > 126:
+        n6, p = _uvt(b, p, n6 + 1)
+        n6 -= 1
+    if n6 < 0:
         o.group_instance_id = None
     else:
-        q6 = p + n5
-        if q6 > bl:
-            raise DecodeError('OffsetCommitRequest.GroupInstanceId: length ' + str(n5) + ' past the end')
-        o.group_instance_id = str(b[p:q6], 'utf-8')
-        p = q6
-    n7 = b[p] - 1
+        q7 = p + n6
+        if q7 > bl:
+            raise DecodeError('OffsetCommitRequest.GroupInstanceId: length ' + str(n6) + ' past the end')
+        o.group_instance_id = str(b[p:q7], 'utf-8')
+        p = q7
+    n8 = b[p] - 1
     p += 1
-    if n7 > 126:
-        n7, p = _uvt(b, p, n7 + 1)
-        n7 -= 1
-    if n7 < 0:
+    if n8 > 126:
+        n8, p = _uvt(b, p, n8 + 1)
+        n8 -= 1
+    if n8 < 0:
         raise DecodeError('OffsetCommitRequest.Topics: null where not nullable')
     else:
-        if n7 > bl - p:
-            raise DecodeError('OffsetCommitRequest.Topics: count ' + str(n7) + ' past the end')
-        xs8 = []
-        for _ in range(n7):
-            e9 = _new(_OffsetCommitRequest_OffsetCommitRequestTopic)
-            n10 = b[p] - 1
+        if n8 > bl - p:
+            raise DecodeError('OffsetCommitRequest.Topics: count ' + str(n8) + ' past the end')
+        xs9 = []
+        for _ in range(n8):
+            e10 = _new(_OffsetCommitRequest_OffsetCommitRequestTopic)
+            n11 = b[p] - 1
             p += 1
-            if n10 > 126:
-                n10, p = _uvt(b, p, n10 + 1)
-                n10 -= 1
-            if n10 < 0:
+            if n11 > 126:
+                n11, p = _uvt(b, p, n11 + 1)
+                n11 -= 1
+            if n11 < 0:
                 raise DecodeError('OffsetCommitRequestTopic.Name: null where not nullable')
             else:
-                q11 = p + n10
-                if q11 > bl:
-                    raise DecodeError('OffsetCommitRequestTopic.Name: length ' + str(n10) + ' past the end')
-                e9.name = str(b[p:q11], 'utf-8')
-                p = q11
-            n12 = b[p] - 1
+                q12 = p + n11
+                if q12 > bl:
+                    raise DecodeError('OffsetCommitRequestTopic.Name: length ' + str(n11) + ' past the end')
+                e10.name = str(b[p:q12], 'utf-8')
+                p = q12
+            n13 = b[p] - 1
             p += 1
-            if n12 > 126:
-                n12, p = _uvt(b, p, n12 + 1)
-                n12 -= 1
-            if n12 < 0:
+            if n13 > 126:
+                n13, p = _uvt(b, p, n13 + 1)
+                n13 -= 1
+            if n13 < 0:
                 raise DecodeError('OffsetCommitRequestTopic.Partitions: null where not nullable')
             else:
-                if n12 > bl - p:
-                    raise DecodeError('OffsetCommitRequestTopic.Partitions: count ' + str(n12) + ' past the end')
-                xs13 = []
-                for _ in range(n12):
-                    e14 = _new(_OffsetCommitRequest_OffsetCommitRequestPartition)
-                    e14.partition_index, e14.committed_offset, e14.committed_leader_epoch, = _S5.unpack_from(b, p)
-                    p += 16
-                    n15 = b[p] - 1
-                    p += 1
-                    if n15 > 126:
-                        n15, p = _uvt(b, p, n15 + 1)
-                        n15 -= 1
-                    if n15 < 0:
-                        e14.committed_metadata = None
+                if n13 > bl - p:
+                    raise DecodeError('OffsetCommitRequestTopic.Partitions: count ' + str(n13) + ' past the end')
+                xs14 = []
+                for _ in range(n13):
+                    e15 = _new(_OffsetCommitRequest_OffsetCommitRequestPartition)
+                    e15.partition_index, e15.committed_offset, e15.committed_leader_epoch, h16, = _S12.unpack_from(b, p)
+                    p += 17
+                    n17 = h16 - 1
+                    if n17 > 126:
+                        n17, p = _uvt(b, p, n17 + 1)
+                        n17 -= 1
+                    if n17 < 0:
+                        e15.committed_metadata = None
                     else:
-                        q16 = p + n15
-                        if q16 > bl:
-                            raise DecodeError('OffsetCommitRequestPartition.CommittedMetadata: length ' + str(n15) + ' past the end')
-                        e14.committed_metadata = str(b[p:q16], 'utf-8')
-                        p = q16
-                    e14.commit_timestamp = -1
+                        q18 = p + n17
+                        if q18 > bl:
+                            raise DecodeError('OffsetCommitRequestPartition.CommittedMetadata: length ' + str(n17) + ' past the end')
+                        e15.committed_metadata = str(b[p:q18], 'utf-8')
+                        p = q18
+                    e15.commit_timestamp = -1
                     if b[p] == 0:  # no tagged fields, the common case
-                        e14.unknown_tagged_fields = None
+                        e15.unknown_tagged_fields = None
                         p += 1
                     else:
-                        p = _t_OffsetCommitRequest_OffsetCommitRequestPartition_0(b, p, e14)
-                    xs13.append(e14)
-                e9.partitions = xs13
-            e9.topic_id = UUID_ZERO
+                        p = _t_OffsetCommitRequest_OffsetCommitRequestPartition_0(b, p, e15)
+                    xs14.append(e15)
+                e10.partitions = xs14
+            e10.topic_id = UUID_ZERO
             if b[p] == 0:  # no tagged fields, the common case
-                e9.unknown_tagged_fields = None
+                e10.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_OffsetCommitRequest_OffsetCommitRequestTopic_0(b, p, e9)
-            xs8.append(e9)
-        o.topics = xs8
+                p = _t_OffsetCommitRequest_OffsetCommitRequestTopic_0(b, p, e10)
+            xs9.append(e10)
+        o.topics = xs9
     o.retention_time_ms = -1
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
@@ -1060,7 +1054,7 @@ def _w_OffsetCommitRequest_6(o, w):
         for e8 in xs7:
             if e8.commit_timestamp != -1:
                 raise UnsupportedFieldError('OffsetCommitRequestPartition.CommitTimestamp exists only in versions 1-1')
-            w += _S5.pack(e8.partition_index, e8.committed_offset, e8.committed_leader_epoch)
+            w += _S10.pack(e8.partition_index, e8.committed_offset, e8.committed_leader_epoch)
             v9 = e8.committed_metadata
             if v9 is None:
                 w.append(0)
@@ -1102,93 +1096,90 @@ def _r_OffsetCommitRequest_7(b, p):
             raise DecodeError('OffsetCommitRequest.GroupId: length ' + str(n1) + ' past the end')
         o.group_id = str(b[p:q2], 'utf-8')
         p = q2
-    o.generation_id_or_member_epoch, = _S1.unpack_from(b, p)
-    p += 4
-    n3 = b[p] - 1
-    p += 1
-    if n3 > 126:
-        n3, p = _uvt(b, p, n3 + 1)
-        n3 -= 1
-    if n3 < 0:
+    o.generation_id_or_member_epoch, h3, = _S11.unpack_from(b, p)
+    p += 5
+    n4 = h3 - 1
+    if n4 > 126:
+        n4, p = _uvt(b, p, n4 + 1)
+        n4 -= 1
+    if n4 < 0:
         raise DecodeError('OffsetCommitRequest.MemberId: null where not nullable')
     else:
-        q4 = p + n3
-        if q4 > bl:
-            raise DecodeError('OffsetCommitRequest.MemberId: length ' + str(n3) + ' past the end')
-        o.member_id = str(b[p:q4], 'utf-8')
-        p = q4
-    n5 = b[p] - 1
+        q5 = p + n4
+        if q5 > bl:
+            raise DecodeError('OffsetCommitRequest.MemberId: length ' + str(n4) + ' past the end')
+        o.member_id = str(b[p:q5], 'utf-8')
+        p = q5
+    n6 = b[p] - 1
     p += 1
-    if n5 > 126:
-        n5, p = _uvt(b, p, n5 + 1)
-        n5 -= 1
-    if n5 < 0:
+    if n6 > 126:
+        n6, p = _uvt(b, p, n6 + 1)
+        n6 -= 1
+    if n6 < 0:
         o.group_instance_id = None
     else:
-        q6 = p + n5
-        if q6 > bl:
-            raise DecodeError('OffsetCommitRequest.GroupInstanceId: length ' + str(n5) + ' past the end')
-        o.group_instance_id = str(b[p:q6], 'utf-8')
-        p = q6
-    n7 = b[p] - 1
+        q7 = p + n6
+        if q7 > bl:
+            raise DecodeError('OffsetCommitRequest.GroupInstanceId: length ' + str(n6) + ' past the end')
+        o.group_instance_id = str(b[p:q7], 'utf-8')
+        p = q7
+    n8 = b[p] - 1
     p += 1
-    if n7 > 126:
-        n7, p = _uvt(b, p, n7 + 1)
-        n7 -= 1
-    if n7 < 0:
+    if n8 > 126:
+        n8, p = _uvt(b, p, n8 + 1)
+        n8 -= 1
+    if n8 < 0:
         raise DecodeError('OffsetCommitRequest.Topics: null where not nullable')
     else:
-        if n7 > bl - p:
-            raise DecodeError('OffsetCommitRequest.Topics: count ' + str(n7) + ' past the end')
-        xs8 = []
-        for _ in range(n7):
-            e9 = _new(_OffsetCommitRequest_OffsetCommitRequestTopic)
-            e9.topic_id, = _S6.unpack_from(b, p)
-            p += 16
-            n10 = b[p] - 1
-            p += 1
-            if n10 > 126:
-                n10, p = _uvt(b, p, n10 + 1)
-                n10 -= 1
-            if n10 < 0:
+        if n8 > bl - p:
+            raise DecodeError('OffsetCommitRequest.Topics: count ' + str(n8) + ' past the end')
+        xs9 = []
+        for _ in range(n8):
+            e10 = _new(_OffsetCommitRequest_OffsetCommitRequestTopic)
+            e10.topic_id, h11, = _S13.unpack_from(b, p)
+            p += 17
+            n12 = h11 - 1
+            if n12 > 126:
+                n12, p = _uvt(b, p, n12 + 1)
+                n12 -= 1
+            if n12 < 0:
                 raise DecodeError('OffsetCommitRequestTopic.Partitions: null where not nullable')
             else:
-                if n10 > bl - p:
-                    raise DecodeError('OffsetCommitRequestTopic.Partitions: count ' + str(n10) + ' past the end')
-                xs11 = []
-                for _ in range(n10):
-                    e12 = _new(_OffsetCommitRequest_OffsetCommitRequestPartition)
-                    e12.partition_index, e12.committed_offset, e12.committed_leader_epoch, = _S5.unpack_from(b, p)
-                    p += 16
-                    n13 = b[p] - 1
-                    p += 1
-                    if n13 > 126:
-                        n13, p = _uvt(b, p, n13 + 1)
-                        n13 -= 1
-                    if n13 < 0:
-                        e12.committed_metadata = None
+                if n12 > bl - p:
+                    raise DecodeError('OffsetCommitRequestTopic.Partitions: count ' + str(n12) + ' past the end')
+                xs13 = []
+                for _ in range(n12):
+                    e14 = _new(_OffsetCommitRequest_OffsetCommitRequestPartition)
+                    e14.partition_index, e14.committed_offset, e14.committed_leader_epoch, h15, = _S12.unpack_from(b, p)
+                    p += 17
+                    n16 = h15 - 1
+                    if n16 > 126:
+                        n16, p = _uvt(b, p, n16 + 1)
+                        n16 -= 1
+                    if n16 < 0:
+                        e14.committed_metadata = None
                     else:
-                        q14 = p + n13
-                        if q14 > bl:
-                            raise DecodeError('OffsetCommitRequestPartition.CommittedMetadata: length ' + str(n13) + ' past the end')
-                        e12.committed_metadata = str(b[p:q14], 'utf-8')
-                        p = q14
-                    e12.commit_timestamp = -1
+                        q17 = p + n16
+                        if q17 > bl:
+                            raise DecodeError('OffsetCommitRequestPartition.CommittedMetadata: length ' + str(n16) + ' past the end')
+                        e14.committed_metadata = str(b[p:q17], 'utf-8')
+                        p = q17
+                    e14.commit_timestamp = -1
                     if b[p] == 0:  # no tagged fields, the common case
-                        e12.unknown_tagged_fields = None
+                        e14.unknown_tagged_fields = None
                         p += 1
                     else:
-                        p = _t_OffsetCommitRequest_OffsetCommitRequestPartition_0(b, p, e12)
-                    xs11.append(e12)
-                e9.partitions = xs11
-            e9.name = ''
+                        p = _t_OffsetCommitRequest_OffsetCommitRequestPartition_0(b, p, e14)
+                    xs13.append(e14)
+                e10.partitions = xs13
+            e10.name = ''
             if b[p] == 0:  # no tagged fields, the common case
-                e9.unknown_tagged_fields = None
+                e10.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_OffsetCommitRequest_OffsetCommitRequestTopic_0(b, p, e9)
-            xs8.append(e9)
-        o.topics = xs8
+                p = _t_OffsetCommitRequest_OffsetCommitRequestTopic_0(b, p, e10)
+            xs9.append(e10)
+        o.topics = xs9
     o.retention_time_ms = -1
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
@@ -1234,7 +1225,7 @@ def _w_OffsetCommitRequest_7(o, w):
     else:
         _wuv(w, ln)
     for e5 in xs4:
-        w += _S6.pack(e5.topic_id)
+        w += _S14.pack(e5.topic_id)
         xs6 = e5.partitions
         ln = len(xs6) + 1
         if ln < 128:
@@ -1244,7 +1235,7 @@ def _w_OffsetCommitRequest_7(o, w):
         for e7 in xs6:
             if e7.commit_timestamp != -1:
                 raise UnsupportedFieldError('OffsetCommitRequestPartition.CommitTimestamp exists only in versions 1-1')
-            w += _S5.pack(e7.partition_index, e7.committed_offset, e7.committed_leader_epoch)
+            w += _S10.pack(e7.partition_index, e7.committed_offset, e7.committed_leader_epoch)
             v8 = e7.committed_metadata
             if v8 is None:
                 w.append(0)
@@ -1303,7 +1294,7 @@ def _r_OffsetCommitResponse_0(b, p):
                 xs7 = []
                 for _ in range(n6):
                     e8 = _new(_OffsetCommitResponse_OffsetCommitResponsePartition)
-                    e8.partition_index, e8.error_code, = _S7.unpack_from(b, p)
+                    e8.partition_index, e8.error_code, = _S4.unpack_from(b, p)
                     p += 6
                     e8.unknown_tagged_fields = None
                     xs7.append(e8)
@@ -1328,53 +1319,52 @@ def _w_OffsetCommitResponse_0(o, w):
         xs4 = e2.partitions
         w += _S1.pack(len(xs4))
         for e5 in xs4:
-            w += _S7.pack(e5.partition_index, e5.error_code)
+            w += _S4.pack(e5.partition_index, e5.error_code)
 
 
 def _r_OffsetCommitResponse_1(b, p):
     bl = len(b)
     o = _new(OffsetCommitResponse)
-    o.throttle_time_ms, = _S1.unpack_from(b, p)
-    p += 4
-    n1, = _S1.unpack_from(b, p)
-    p += 4
-    if n1 < 0:
+    o.throttle_time_ms, h1, = _S15.unpack_from(b, p)
+    p += 8
+    n2 = h1
+    if n2 < 0:
         raise DecodeError('OffsetCommitResponse.Topics: null where not nullable')
     else:
-        if n1 > bl - p:
-            raise DecodeError('OffsetCommitResponse.Topics: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3 = _new(_OffsetCommitResponse_OffsetCommitResponseTopic)
-            n4, = _S0.unpack_from(b, p)
+        if n2 > bl - p:
+            raise DecodeError('OffsetCommitResponse.Topics: count ' + str(n2) + ' past the end')
+        xs3 = []
+        for _ in range(n2):
+            e4 = _new(_OffsetCommitResponse_OffsetCommitResponseTopic)
+            n5, = _S0.unpack_from(b, p)
             p += 2
-            if n4 < 0:
+            if n5 < 0:
                 raise DecodeError('OffsetCommitResponseTopic.Name: null where not nullable')
             else:
-                q5 = p + n4
-                if q5 > bl:
-                    raise DecodeError('OffsetCommitResponseTopic.Name: length ' + str(n4) + ' past the end')
-                e3.name = str(b[p:q5], 'utf-8')
-                p = q5
-            n6, = _S1.unpack_from(b, p)
+                q6 = p + n5
+                if q6 > bl:
+                    raise DecodeError('OffsetCommitResponseTopic.Name: length ' + str(n5) + ' past the end')
+                e4.name = str(b[p:q6], 'utf-8')
+                p = q6
+            n7, = _S1.unpack_from(b, p)
             p += 4
-            if n6 < 0:
+            if n7 < 0:
                 raise DecodeError('OffsetCommitResponseTopic.Partitions: null where not nullable')
             else:
-                if n6 > bl - p:
-                    raise DecodeError('OffsetCommitResponseTopic.Partitions: count ' + str(n6) + ' past the end')
-                xs7 = []
-                for _ in range(n6):
-                    e8 = _new(_OffsetCommitResponse_OffsetCommitResponsePartition)
-                    e8.partition_index, e8.error_code, = _S7.unpack_from(b, p)
+                if n7 > bl - p:
+                    raise DecodeError('OffsetCommitResponseTopic.Partitions: count ' + str(n7) + ' past the end')
+                xs8 = []
+                for _ in range(n7):
+                    e9 = _new(_OffsetCommitResponse_OffsetCommitResponsePartition)
+                    e9.partition_index, e9.error_code, = _S4.unpack_from(b, p)
                     p += 6
-                    e8.unknown_tagged_fields = None
-                    xs7.append(e8)
-                e3.partitions = xs7
-            e3.topic_id = UUID_ZERO
-            e3.unknown_tagged_fields = None
-            xs2.append(e3)
-        o.topics = xs2
+                    e9.unknown_tagged_fields = None
+                    xs8.append(e9)
+                e4.partitions = xs8
+            e4.topic_id = UUID_ZERO
+            e4.unknown_tagged_fields = None
+            xs3.append(e4)
+        o.topics = xs3
     o.unknown_tagged_fields = None
     return o, p
 
@@ -1391,7 +1381,7 @@ def _w_OffsetCommitResponse_1(o, w):
         xs4 = e2.partitions
         w += _S1.pack(len(xs4))
         for e5 in xs4:
-            w += _S7.pack(e5.partition_index, e5.error_code)
+            w += _S4.pack(e5.partition_index, e5.error_code)
 
 
 def _t_OffsetCommitResponse_OffsetCommitResponsePartition_0(b, p, o):
@@ -1466,64 +1456,63 @@ def _t_OffsetCommitResponse_0(b, p, o):
 def _r_OffsetCommitResponse_2(b, p):
     bl = len(b)
     o = _new(OffsetCommitResponse)
-    o.throttle_time_ms, = _S1.unpack_from(b, p)
-    p += 4
-    n1 = b[p] - 1
-    p += 1
-    if n1 > 126:
-        n1, p = _uvt(b, p, n1 + 1)
-        n1 -= 1
-    if n1 < 0:
+    o.throttle_time_ms, h1, = _S11.unpack_from(b, p)
+    p += 5
+    n2 = h1 - 1
+    if n2 > 126:
+        n2, p = _uvt(b, p, n2 + 1)
+        n2 -= 1
+    if n2 < 0:
         raise DecodeError('OffsetCommitResponse.Topics: null where not nullable')
     else:
-        if n1 > bl - p:
-            raise DecodeError('OffsetCommitResponse.Topics: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3 = _new(_OffsetCommitResponse_OffsetCommitResponseTopic)
-            n4 = b[p] - 1
+        if n2 > bl - p:
+            raise DecodeError('OffsetCommitResponse.Topics: count ' + str(n2) + ' past the end')
+        xs3 = []
+        for _ in range(n2):
+            e4 = _new(_OffsetCommitResponse_OffsetCommitResponseTopic)
+            n5 = b[p] - 1
             p += 1
-            if n4 > 126:
-                n4, p = _uvt(b, p, n4 + 1)
-                n4 -= 1
-            if n4 < 0:
+            if n5 > 126:
+                n5, p = _uvt(b, p, n5 + 1)
+                n5 -= 1
+            if n5 < 0:
                 raise DecodeError('OffsetCommitResponseTopic.Name: null where not nullable')
             else:
-                q5 = p + n4
-                if q5 > bl:
-                    raise DecodeError('OffsetCommitResponseTopic.Name: length ' + str(n4) + ' past the end')
-                e3.name = str(b[p:q5], 'utf-8')
-                p = q5
-            n6 = b[p] - 1
+                q6 = p + n5
+                if q6 > bl:
+                    raise DecodeError('OffsetCommitResponseTopic.Name: length ' + str(n5) + ' past the end')
+                e4.name = str(b[p:q6], 'utf-8')
+                p = q6
+            n7 = b[p] - 1
             p += 1
-            if n6 > 126:
-                n6, p = _uvt(b, p, n6 + 1)
-                n6 -= 1
-            if n6 < 0:
+            if n7 > 126:
+                n7, p = _uvt(b, p, n7 + 1)
+                n7 -= 1
+            if n7 < 0:
                 raise DecodeError('OffsetCommitResponseTopic.Partitions: null where not nullable')
             else:
-                if n6 > bl - p:
-                    raise DecodeError('OffsetCommitResponseTopic.Partitions: count ' + str(n6) + ' past the end')
-                xs7 = []
-                for _ in range(n6):
-                    e8 = _new(_OffsetCommitResponse_OffsetCommitResponsePartition)
-                    e8.partition_index, e8.error_code, = _S7.unpack_from(b, p)
+                if n7 > bl - p:
+                    raise DecodeError('OffsetCommitResponseTopic.Partitions: count ' + str(n7) + ' past the end')
+                xs8 = []
+                for _ in range(n7):
+                    e9 = _new(_OffsetCommitResponse_OffsetCommitResponsePartition)
+                    e9.partition_index, e9.error_code, = _S4.unpack_from(b, p)
                     p += 6
                     if b[p] == 0:  # no tagged fields, the common case
-                        e8.unknown_tagged_fields = None
+                        e9.unknown_tagged_fields = None
                         p += 1
                     else:
-                        p = _t_OffsetCommitResponse_OffsetCommitResponsePartition_0(b, p, e8)
-                    xs7.append(e8)
-                e3.partitions = xs7
-            e3.topic_id = UUID_ZERO
+                        p = _t_OffsetCommitResponse_OffsetCommitResponsePartition_0(b, p, e9)
+                    xs8.append(e9)
+                e4.partitions = xs8
+            e4.topic_id = UUID_ZERO
             if b[p] == 0:  # no tagged fields, the common case
-                e3.unknown_tagged_fields = None
+                e4.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_OffsetCommitResponse_OffsetCommitResponseTopic_0(b, p, e3)
-            xs2.append(e3)
-        o.topics = xs2
+                p = _t_OffsetCommitResponse_OffsetCommitResponseTopic_0(b, p, e4)
+            xs3.append(e4)
+        o.topics = xs3
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         p += 1
@@ -1556,7 +1545,7 @@ def _w_OffsetCommitResponse_2(o, w):
         else:
             _wuv(w, ln)
         for e5 in xs4:
-            w += _S7.pack(e5.partition_index, e5.error_code)
+            w += _S4.pack(e5.partition_index, e5.error_code)
             if e5.unknown_tagged_fields:
                 _wtags(w, e5.unknown_tagged_fields)
             else:
@@ -1574,53 +1563,51 @@ def _w_OffsetCommitResponse_2(o, w):
 def _r_OffsetCommitResponse_3(b, p):
     bl = len(b)
     o = _new(OffsetCommitResponse)
-    o.throttle_time_ms, = _S1.unpack_from(b, p)
-    p += 4
-    n1 = b[p] - 1
-    p += 1
-    if n1 > 126:
-        n1, p = _uvt(b, p, n1 + 1)
-        n1 -= 1
-    if n1 < 0:
+    o.throttle_time_ms, h1, = _S11.unpack_from(b, p)
+    p += 5
+    n2 = h1 - 1
+    if n2 > 126:
+        n2, p = _uvt(b, p, n2 + 1)
+        n2 -= 1
+    if n2 < 0:
         raise DecodeError('OffsetCommitResponse.Topics: null where not nullable')
     else:
-        if n1 > bl - p:
-            raise DecodeError('OffsetCommitResponse.Topics: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3 = _new(_OffsetCommitResponse_OffsetCommitResponseTopic)
-            e3.topic_id, = _S6.unpack_from(b, p)
-            p += 16
-            n4 = b[p] - 1
-            p += 1
-            if n4 > 126:
-                n4, p = _uvt(b, p, n4 + 1)
-                n4 -= 1
-            if n4 < 0:
+        if n2 > bl - p:
+            raise DecodeError('OffsetCommitResponse.Topics: count ' + str(n2) + ' past the end')
+        xs3 = []
+        for _ in range(n2):
+            e4 = _new(_OffsetCommitResponse_OffsetCommitResponseTopic)
+            e4.topic_id, h5, = _S13.unpack_from(b, p)
+            p += 17
+            n6 = h5 - 1
+            if n6 > 126:
+                n6, p = _uvt(b, p, n6 + 1)
+                n6 -= 1
+            if n6 < 0:
                 raise DecodeError('OffsetCommitResponseTopic.Partitions: null where not nullable')
             else:
-                if n4 > bl - p:
-                    raise DecodeError('OffsetCommitResponseTopic.Partitions: count ' + str(n4) + ' past the end')
-                xs5 = []
-                for _ in range(n4):
-                    e6 = _new(_OffsetCommitResponse_OffsetCommitResponsePartition)
-                    e6.partition_index, e6.error_code, = _S7.unpack_from(b, p)
+                if n6 > bl - p:
+                    raise DecodeError('OffsetCommitResponseTopic.Partitions: count ' + str(n6) + ' past the end')
+                xs7 = []
+                for _ in range(n6):
+                    e8 = _new(_OffsetCommitResponse_OffsetCommitResponsePartition)
+                    e8.partition_index, e8.error_code, = _S4.unpack_from(b, p)
                     p += 6
                     if b[p] == 0:  # no tagged fields, the common case
-                        e6.unknown_tagged_fields = None
+                        e8.unknown_tagged_fields = None
                         p += 1
                     else:
-                        p = _t_OffsetCommitResponse_OffsetCommitResponsePartition_0(b, p, e6)
-                    xs5.append(e6)
-                e3.partitions = xs5
-            e3.name = ''
+                        p = _t_OffsetCommitResponse_OffsetCommitResponsePartition_0(b, p, e8)
+                    xs7.append(e8)
+                e4.partitions = xs7
+            e4.name = ''
             if b[p] == 0:  # no tagged fields, the common case
-                e3.unknown_tagged_fields = None
+                e4.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_OffsetCommitResponse_OffsetCommitResponseTopic_0(b, p, e3)
-            xs2.append(e3)
-        o.topics = xs2
+                p = _t_OffsetCommitResponse_OffsetCommitResponseTopic_0(b, p, e4)
+            xs3.append(e4)
+        o.topics = xs3
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         p += 1
@@ -1638,7 +1625,7 @@ def _w_OffsetCommitResponse_3(o, w):
     else:
         _wuv(w, ln)
     for e2 in xs1:
-        w += _S6.pack(e2.topic_id)
+        w += _S14.pack(e2.topic_id)
         xs3 = e2.partitions
         ln = len(xs3) + 1
         if ln < 128:
@@ -1646,7 +1633,7 @@ def _w_OffsetCommitResponse_3(o, w):
         else:
             _wuv(w, ln)
         for e4 in xs3:
-            w += _S7.pack(e4.partition_index, e4.error_code)
+            w += _S4.pack(e4.partition_index, e4.error_code)
             if e4.unknown_tagged_fields:
                 _wtags(w, e4.unknown_tagged_fields)
             else:

@@ -28,11 +28,14 @@ _unpack_from = _struct.unpack_from
 def _first(tag_and_bytes):
     return tag_and_bytes[0]
 
-_S0 = _struct.Struct('>q')
-_S1 = _struct.Struct('>h')
-_S2 = _struct.Struct('>qq')
-_S3 = _struct.Struct('>qi')
-_S4 = _struct.Struct('>16s')
+_S0 = _struct.Struct('>qh')
+_S1 = _struct.Struct('>q')
+_S2 = _struct.Struct('>h')
+_S3 = _struct.Struct('>qq')
+_S4 = _struct.Struct('>qih')
+_S5 = _struct.Struct('>qi')
+_S6 = _struct.Struct('>qiB')
+_S7 = _struct.Struct('>16s')
 
 
 class OffsetCommitValue(Message):
@@ -58,19 +61,18 @@ class OffsetCommitValue(Message):
 def _r_OffsetCommitValue_0(b, p):
     bl = len(b)
     o = _new(OffsetCommitValue)
-    o.offset, = _S0.unpack_from(b, p)
-    p += 8
-    n1, = _S1.unpack_from(b, p)
-    p += 2
-    if n1 < 0:
+    o.offset, h1, = _S0.unpack_from(b, p)
+    p += 10
+    n2 = h1
+    if n2 < 0:
         raise DecodeError('OffsetCommitValue.metadata: null where not nullable')
     else:
-        q2 = p + n1
-        if q2 > bl:
-            raise DecodeError('OffsetCommitValue.metadata: length ' + str(n1) + ' past the end')
-        o.metadata = str(b[p:q2], 'utf-8')
-        p = q2
-    o.commit_timestamp, = _S0.unpack_from(b, p)
+        q3 = p + n2
+        if q3 > bl:
+            raise DecodeError('OffsetCommitValue.metadata: length ' + str(n2) + ' past the end')
+        o.metadata = str(b[p:q3], 'utf-8')
+        p = q3
+    o.commit_timestamp, = _S1.unpack_from(b, p)
     p += 8
     o.leader_epoch = -1
     o.expire_timestamp = -1
@@ -80,30 +82,29 @@ def _r_OffsetCommitValue_0(b, p):
 
 
 def _w_OffsetCommitValue_0(o, w):
-    w += _S0.pack(o.offset)
+    w += _S1.pack(o.offset)
     v1 = o.metadata
     v1 = v1.encode()
-    w += _S1.pack(len(v1))
+    w += _S2.pack(len(v1))
     w += v1
-    w += _S0.pack(o.commit_timestamp)
+    w += _S1.pack(o.commit_timestamp)
 
 
 def _r_OffsetCommitValue_1(b, p):
     bl = len(b)
     o = _new(OffsetCommitValue)
-    o.offset, = _S0.unpack_from(b, p)
-    p += 8
-    n1, = _S1.unpack_from(b, p)
-    p += 2
-    if n1 < 0:
+    o.offset, h1, = _S0.unpack_from(b, p)
+    p += 10
+    n2 = h1
+    if n2 < 0:
         raise DecodeError('OffsetCommitValue.metadata: null where not nullable')
     else:
-        q2 = p + n1
-        if q2 > bl:
-            raise DecodeError('OffsetCommitValue.metadata: length ' + str(n1) + ' past the end')
-        o.metadata = str(b[p:q2], 'utf-8')
-        p = q2
-    o.commit_timestamp, o.expire_timestamp, = _S2.unpack_from(b, p)
+        q3 = p + n2
+        if q3 > bl:
+            raise DecodeError('OffsetCommitValue.metadata: length ' + str(n2) + ' past the end')
+        o.metadata = str(b[p:q3], 'utf-8')
+        p = q3
+    o.commit_timestamp, o.expire_timestamp, = _S3.unpack_from(b, p)
     p += 16
     o.leader_epoch = -1
     o.topic_id = UUID_ZERO
@@ -112,30 +113,29 @@ def _r_OffsetCommitValue_1(b, p):
 
 
 def _w_OffsetCommitValue_1(o, w):
-    w += _S0.pack(o.offset)
+    w += _S1.pack(o.offset)
     v1 = o.metadata
     v1 = v1.encode()
-    w += _S1.pack(len(v1))
+    w += _S2.pack(len(v1))
     w += v1
-    w += _S2.pack(o.commit_timestamp, o.expire_timestamp)
+    w += _S3.pack(o.commit_timestamp, o.expire_timestamp)
 
 
 def _r_OffsetCommitValue_2(b, p):
     bl = len(b)
     o = _new(OffsetCommitValue)
-    o.offset, o.leader_epoch, = _S3.unpack_from(b, p)
-    p += 12
-    n1, = _S1.unpack_from(b, p)
-    p += 2
-    if n1 < 0:
+    o.offset, o.leader_epoch, h1, = _S4.unpack_from(b, p)
+    p += 14
+    n2 = h1
+    if n2 < 0:
         raise DecodeError('OffsetCommitValue.metadata: null where not nullable')
     else:
-        q2 = p + n1
-        if q2 > bl:
-            raise DecodeError('OffsetCommitValue.metadata: length ' + str(n1) + ' past the end')
-        o.metadata = str(b[p:q2], 'utf-8')
-        p = q2
-    o.commit_timestamp, = _S0.unpack_from(b, p)
+        q3 = p + n2
+        if q3 > bl:
+            raise DecodeError('OffsetCommitValue.metadata: length ' + str(n2) + ' past the end')
+        o.metadata = str(b[p:q3], 'utf-8')
+        p = q3
+    o.commit_timestamp, = _S1.unpack_from(b, p)
     p += 8
     o.expire_timestamp = -1
     o.topic_id = UUID_ZERO
@@ -144,12 +144,12 @@ def _r_OffsetCommitValue_2(b, p):
 
 
 def _w_OffsetCommitValue_2(o, w):
-    w += _S3.pack(o.offset, o.leader_epoch)
+    w += _S5.pack(o.offset, o.leader_epoch)
     v1 = o.metadata
     v1 = v1.encode()
-    w += _S1.pack(len(v1))
+    w += _S2.pack(len(v1))
     w += v1
-    w += _S0.pack(o.commit_timestamp)
+    w += _S1.pack(o.commit_timestamp)
 
 
 def _t_OffsetCommitValue_0(b, p, o):
@@ -168,7 +168,7 @@ def _t_OffsetCommitValue_0(b, p, o):
         if end > bl:
             raise DecodeError('OffsetCommitValue: tagged field past the end')
         if tag == 0:
-            o.topic_id, = _S4.unpack_from(b, p)
+            o.topic_id, = _S7.unpack_from(b, p)
             p += 16
         else:
             if unknown is None:
@@ -182,22 +182,21 @@ def _t_OffsetCommitValue_0(b, p, o):
 def _r_OffsetCommitValue_3(b, p):
     bl = len(b)
     o = _new(OffsetCommitValue)
-    o.offset, o.leader_epoch, = _S3.unpack_from(b, p)
-    p += 12
-    n1 = b[p] - 1
-    p += 1
-    if n1 > 126:
-        n1, p = _uvt(b, p, n1 + 1)
-        n1 -= 1
-    if n1 < 0:
+    o.offset, o.leader_epoch, h1, = _S6.unpack_from(b, p)
+    p += 13
+    n2 = h1 - 1
+    if n2 > 126:
+        n2, p = _uvt(b, p, n2 + 1)
+        n2 -= 1
+    if n2 < 0:
         raise DecodeError('OffsetCommitValue.metadata: null where not nullable')
     else:
-        q2 = p + n1
-        if q2 > bl:
-            raise DecodeError('OffsetCommitValue.metadata: length ' + str(n1) + ' past the end')
-        o.metadata = str(b[p:q2], 'utf-8')
-        p = q2
-    o.commit_timestamp, = _S0.unpack_from(b, p)
+        q3 = p + n2
+        if q3 > bl:
+            raise DecodeError('OffsetCommitValue.metadata: length ' + str(n2) + ' past the end')
+        o.metadata = str(b[p:q3], 'utf-8')
+        p = q3
+    o.commit_timestamp, = _S1.unpack_from(b, p)
     p += 8
     o.expire_timestamp = -1
     o.topic_id = UUID_ZERO
@@ -210,7 +209,7 @@ def _r_OffsetCommitValue_3(b, p):
 
 
 def _w_OffsetCommitValue_3(o, w):
-    w += _S3.pack(o.offset, o.leader_epoch)
+    w += _S5.pack(o.offset, o.leader_epoch)
     v1 = o.metadata
     v1 = v1.encode()
     ln = len(v1) + 1
@@ -219,11 +218,11 @@ def _w_OffsetCommitValue_3(o, w):
     else:
         _wuv(w, ln)
     w += v1
-    w += _S0.pack(o.commit_timestamp)
+    w += _S1.pack(o.commit_timestamp)
     tags2 = []
     if o.topic_id != UUID_ZERO:
         t3 = bytearray()
-        t3 += _S4.pack(o.topic_id)
+        t3 += _S7.pack(o.topic_id)
         tags2.append((0, t3))
     if o.unknown_tagged_fields:
         tags2 = sorted(tags2 + o.unknown_tagged_fields, key=_first)

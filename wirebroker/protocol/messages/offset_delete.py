@@ -30,8 +30,9 @@ def _first(tag_and_bytes):
 
 _S0 = _struct.Struct('>h')
 _S1 = _struct.Struct('>i')
-_S2 = _struct.Struct('>hi')
+_S2 = _struct.Struct('>hii')
 _S3 = _struct.Struct('>ih')
+_S4 = _struct.Struct('>hi')
 
 
 class OffsetDeleteRequest(Message):
@@ -186,52 +187,51 @@ def _w_OffsetDeleteRequest_0(o, w):
 def _r_OffsetDeleteResponse_0(b, p):
     bl = len(b)
     o = _new(OffsetDeleteResponse)
-    o.error_code, o.throttle_time_ms, = _S2.unpack_from(b, p)
-    p += 6
-    n1, = _S1.unpack_from(b, p)
-    p += 4
-    if n1 < 0:
+    o.error_code, o.throttle_time_ms, h1, = _S2.unpack_from(b, p)
+    p += 10
+    n2 = h1
+    if n2 < 0:
         raise DecodeError('OffsetDeleteResponse.Topics: null where not nullable')
     else:
-        if n1 > bl - p:
-            raise DecodeError('OffsetDeleteResponse.Topics: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3 = _new(_OffsetDeleteResponse_OffsetDeleteResponseTopic)
-            n4, = _S0.unpack_from(b, p)
+        if n2 > bl - p:
+            raise DecodeError('OffsetDeleteResponse.Topics: count ' + str(n2) + ' past the end')
+        xs3 = []
+        for _ in range(n2):
+            e4 = _new(_OffsetDeleteResponse_OffsetDeleteResponseTopic)
+            n5, = _S0.unpack_from(b, p)
             p += 2
-            if n4 < 0:
+            if n5 < 0:
                 raise DecodeError('OffsetDeleteResponseTopic.Name: null where not nullable')
             else:
-                q5 = p + n4
-                if q5 > bl:
-                    raise DecodeError('OffsetDeleteResponseTopic.Name: length ' + str(n4) + ' past the end')
-                e3.name = str(b[p:q5], 'utf-8')
-                p = q5
-            n6, = _S1.unpack_from(b, p)
+                q6 = p + n5
+                if q6 > bl:
+                    raise DecodeError('OffsetDeleteResponseTopic.Name: length ' + str(n5) + ' past the end')
+                e4.name = str(b[p:q6], 'utf-8')
+                p = q6
+            n7, = _S1.unpack_from(b, p)
             p += 4
-            if n6 < 0:
+            if n7 < 0:
                 raise DecodeError('OffsetDeleteResponseTopic.Partitions: null where not nullable')
             else:
-                if n6 > bl - p:
-                    raise DecodeError('OffsetDeleteResponseTopic.Partitions: count ' + str(n6) + ' past the end')
-                xs7 = []
-                for _ in range(n6):
-                    e8 = _new(_OffsetDeleteResponse_OffsetDeleteResponsePartition)
-                    e8.partition_index, e8.error_code, = _S3.unpack_from(b, p)
+                if n7 > bl - p:
+                    raise DecodeError('OffsetDeleteResponseTopic.Partitions: count ' + str(n7) + ' past the end')
+                xs8 = []
+                for _ in range(n7):
+                    e9 = _new(_OffsetDeleteResponse_OffsetDeleteResponsePartition)
+                    e9.partition_index, e9.error_code, = _S3.unpack_from(b, p)
                     p += 6
-                    e8.unknown_tagged_fields = None
-                    xs7.append(e8)
-                e3.partitions = xs7
-            e3.unknown_tagged_fields = None
-            xs2.append(e3)
-        o.topics = xs2
+                    e9.unknown_tagged_fields = None
+                    xs8.append(e9)
+                e4.partitions = xs8
+            e4.unknown_tagged_fields = None
+            xs3.append(e4)
+        o.topics = xs3
     o.unknown_tagged_fields = None
     return o, p
 
 
 def _w_OffsetDeleteResponse_0(o, w):
-    w += _S2.pack(o.error_code, o.throttle_time_ms)
+    w += _S4.pack(o.error_code, o.throttle_time_ms)
     xs1 = o.topics
     w += _S1.pack(len(xs1))
     for e2 in xs1:

@@ -31,9 +31,15 @@ def _first(tag_and_bytes):
 _S0 = _struct.Struct('>h')
 _S1 = _struct.Struct('>i')
 _S2 = _struct.Struct('>?')
-_S3 = _struct.Struct('>16s')
-_S4 = _struct.Struct('>iq')
-_S5 = _struct.Struct('>iqi')
+_S3 = _struct.Struct('>iB')
+_S4 = _struct.Struct('>16sB')
+_S5 = _struct.Struct('>16s')
+_S6 = _struct.Struct('>iqh')
+_S7 = _struct.Struct('>iq')
+_S8 = _struct.Struct('>ii')
+_S9 = _struct.Struct('>iqih')
+_S10 = _struct.Struct('>iqi')
+_S11 = _struct.Struct('>iqiB')
 _ARRAY_i = tuple(_struct.Struct('>' + str(n) + 'i') for n in range(64))
 
 
@@ -877,57 +883,56 @@ def _r_OffsetFetchRequest_5(b, p):
                     raise DecodeError('OffsetFetchRequestGroup.MemberId: length ' + str(n6) + ' past the end')
                 e3.member_id = str(b[p:q7], 'utf-8')
                 p = q7
-            e3.member_epoch, = _S1.unpack_from(b, p)
-            p += 4
-            n8 = b[p] - 1
-            p += 1
-            if n8 > 126:
-                n8, p = _uvt(b, p, n8 + 1)
-                n8 -= 1
-            if n8 < 0:
+            e3.member_epoch, h8, = _S3.unpack_from(b, p)
+            p += 5
+            n9 = h8 - 1
+            if n9 > 126:
+                n9, p = _uvt(b, p, n9 + 1)
+                n9 -= 1
+            if n9 < 0:
                 e3.topics = None
             else:
-                if n8 > bl - p:
-                    raise DecodeError('OffsetFetchRequestGroup.Topics: count ' + str(n8) + ' past the end')
-                xs9 = []
-                for _ in range(n8):
-                    e10 = _new(_OffsetFetchRequest_OffsetFetchRequestTopics)
-                    n11 = b[p] - 1
+                if n9 > bl - p:
+                    raise DecodeError('OffsetFetchRequestGroup.Topics: count ' + str(n9) + ' past the end')
+                xs10 = []
+                for _ in range(n9):
+                    e11 = _new(_OffsetFetchRequest_OffsetFetchRequestTopics)
+                    n12 = b[p] - 1
                     p += 1
-                    if n11 > 126:
-                        n11, p = _uvt(b, p, n11 + 1)
-                        n11 -= 1
-                    if n11 < 0:
+                    if n12 > 126:
+                        n12, p = _uvt(b, p, n12 + 1)
+                        n12 -= 1
+                    if n12 < 0:
                         raise DecodeError('OffsetFetchRequestTopics.Name: null where not nullable')
                     else:
-                        q12 = p + n11
-                        if q12 > bl:
-                            raise DecodeError('OffsetFetchRequestTopics.Name: length ' + str(n11) + ' past the end')
-                        e10.name = str(b[p:q12], 'utf-8')
-                        p = q12
-                    n13 = b[p] - 1
+                        q13 = p + n12
+                        if q13 > bl:
+                            raise DecodeError('OffsetFetchRequestTopics.Name: length ' + str(n12) + ' past the end')
+                        e11.name = str(b[p:q13], 'utf-8')
+                        p = q13
+                    n14 = b[p] - 1
                     p += 1
-                    if n13 > 126:
-                        n13, p = _uvt(b, p, n13 + 1)
-                        n13 -= 1
-                    if n13 < 0:
+                    if n14 > 126:
+                        n14, p = _uvt(b, p, n14 + 1)
+                        n14 -= 1
+                    if n14 < 0:
                         raise DecodeError('OffsetFetchRequestTopics.PartitionIndexes: null where not nullable')
-                    elif n13 < 64:
-                        e10.partition_indexes = list(_ARRAY_i[n13].unpack_from(b, p))
-                        p += 4 * n13
+                    elif n14 < 64:
+                        e11.partition_indexes = list(_ARRAY_i[n14].unpack_from(b, p))
+                        p += 4 * n14
                     else:
-                        if n13 > bl - p:
-                            raise DecodeError('OffsetFetchRequestTopics.PartitionIndexes: count ' + str(n13) + ' past the end')
-                        e10.partition_indexes = list(_struct.Struct('>' + str(n13) + 'i').unpack_from(b, p))
-                        p += 4 * n13
-                    e10.topic_id = UUID_ZERO
+                        if n14 > bl - p:
+                            raise DecodeError('OffsetFetchRequestTopics.PartitionIndexes: count ' + str(n14) + ' past the end')
+                        e11.partition_indexes = list(_struct.Struct('>' + str(n14) + 'i').unpack_from(b, p))
+                        p += 4 * n14
+                    e11.topic_id = UUID_ZERO
                     if b[p] == 0:  # no tagged fields, the common case
-                        e10.unknown_tagged_fields = None
+                        e11.unknown_tagged_fields = None
                         p += 1
                     else:
-                        p = _t_OffsetFetchRequest_OffsetFetchRequestTopics_0(b, p, e10)
-                    xs9.append(e10)
-                e3.topics = xs9
+                        p = _t_OffsetFetchRequest_OffsetFetchRequestTopics_0(b, p, e11)
+                    xs10.append(e11)
+                e3.topics = xs10
             if b[p] == 0:  # no tagged fields, the common case
                 e3.unknown_tagged_fields = None
                 p += 1
@@ -1064,46 +1069,44 @@ def _r_OffsetFetchRequest_6(b, p):
                     raise DecodeError('OffsetFetchRequestGroup.MemberId: length ' + str(n6) + ' past the end')
                 e3.member_id = str(b[p:q7], 'utf-8')
                 p = q7
-            e3.member_epoch, = _S1.unpack_from(b, p)
-            p += 4
-            n8 = b[p] - 1
-            p += 1
-            if n8 > 126:
-                n8, p = _uvt(b, p, n8 + 1)
-                n8 -= 1
-            if n8 < 0:
+            e3.member_epoch, h8, = _S3.unpack_from(b, p)
+            p += 5
+            n9 = h8 - 1
+            if n9 > 126:
+                n9, p = _uvt(b, p, n9 + 1)
+                n9 -= 1
+            if n9 < 0:
                 e3.topics = None
             else:
-                if n8 > bl - p:
-                    raise DecodeError('OffsetFetchRequestGroup.Topics: count ' + str(n8) + ' past the end')
-                xs9 = []
-                for _ in range(n8):
-                    e10 = _new(_OffsetFetchRequest_OffsetFetchRequestTopics)
-                    e10.topic_id, = _S3.unpack_from(b, p)
-                    p += 16
-                    n11 = b[p] - 1
-                    p += 1
-                    if n11 > 126:
-                        n11, p = _uvt(b, p, n11 + 1)
-                        n11 -= 1
-                    if n11 < 0:
+                if n9 > bl - p:
+                    raise DecodeError('OffsetFetchRequestGroup.Topics: count ' + str(n9) + ' past the end')
+                xs10 = []
+                for _ in range(n9):
+                    e11 = _new(_OffsetFetchRequest_OffsetFetchRequestTopics)
+                    e11.topic_id, h12, = _S4.unpack_from(b, p)
+                    p += 17
+                    n13 = h12 - 1
+                    if n13 > 126:
+                        n13, p = _uvt(b, p, n13 + 1)
+                        n13 -= 1
+                    if n13 < 0:
                         raise DecodeError('OffsetFetchRequestTopics.PartitionIndexes: null where not nullable')
-                    elif n11 < 64:
-                        e10.partition_indexes = list(_ARRAY_i[n11].unpack_from(b, p))
-                        p += 4 * n11
+                    elif n13 < 64:
+                        e11.partition_indexes = list(_ARRAY_i[n13].unpack_from(b, p))
+                        p += 4 * n13
                     else:
-                        if n11 > bl - p:
-                            raise DecodeError('OffsetFetchRequestTopics.PartitionIndexes: count ' + str(n11) + ' past the end')
-                        e10.partition_indexes = list(_struct.Struct('>' + str(n11) + 'i').unpack_from(b, p))
-                        p += 4 * n11
-                    e10.name = ''
+                        if n13 > bl - p:
+                            raise DecodeError('OffsetFetchRequestTopics.PartitionIndexes: count ' + str(n13) + ' past the end')
+                        e11.partition_indexes = list(_struct.Struct('>' + str(n13) + 'i').unpack_from(b, p))
+                        p += 4 * n13
+                    e11.name = ''
                     if b[p] == 0:  # no tagged fields, the common case
-                        e10.unknown_tagged_fields = None
+                        e11.unknown_tagged_fields = None
                         p += 1
                     else:
-                        p = _t_OffsetFetchRequest_OffsetFetchRequestTopics_0(b, p, e10)
-                    xs9.append(e10)
-                e3.topics = xs9
+                        p = _t_OffsetFetchRequest_OffsetFetchRequestTopics_0(b, p, e11)
+                    xs10.append(e11)
+                e3.topics = xs10
             if b[p] == 0:  # no tagged fields, the common case
                 e3.unknown_tagged_fields = None
                 p += 1
@@ -1165,7 +1168,7 @@ def _w_OffsetFetchRequest_6(o, w):
             else:
                 _wuv(w, ln)
             for e6 in xs5:
-                w += _S3.pack(e6.topic_id)
+                w += _S5.pack(e6.topic_id)
                 xs7 = e6.partition_indexes
                 ln = len(xs7) + 1
                 if ln < 128:
@@ -1224,18 +1227,17 @@ def _r_OffsetFetchResponse_0(b, p):
                 xs7 = []
                 for _ in range(n6):
                     e8 = _new(_OffsetFetchResponse_OffsetFetchResponsePartition)
-                    e8.partition_index, e8.committed_offset, = _S4.unpack_from(b, p)
-                    p += 12
-                    n9, = _S0.unpack_from(b, p)
-                    p += 2
-                    if n9 < 0:
+                    e8.partition_index, e8.committed_offset, h9, = _S6.unpack_from(b, p)
+                    p += 14
+                    n10 = h9
+                    if n10 < 0:
                         e8.metadata = None
                     else:
-                        q10 = p + n9
-                        if q10 > bl:
-                            raise DecodeError('OffsetFetchResponsePartition.Metadata: length ' + str(n9) + ' past the end')
-                        e8.metadata = str(b[p:q10], 'utf-8')
-                        p = q10
+                        q11 = p + n10
+                        if q11 > bl:
+                            raise DecodeError('OffsetFetchResponsePartition.Metadata: length ' + str(n10) + ' past the end')
+                        e8.metadata = str(b[p:q11], 'utf-8')
+                        p = q11
                     e8.error_code, = _S0.unpack_from(b, p)
                     p += 2
                     e8.committed_leader_epoch = -1
@@ -1265,7 +1267,7 @@ def _w_OffsetFetchResponse_0(o, w):
         xs4 = e2.partitions
         w += _S1.pack(len(xs4))
         for e5 in xs4:
-            w += _S4.pack(e5.partition_index, e5.committed_offset)
+            w += _S7.pack(e5.partition_index, e5.committed_offset)
             v6 = e5.metadata
             if v6 is None:
                 w += b'\xff\xff'
@@ -1309,18 +1311,17 @@ def _r_OffsetFetchResponse_1(b, p):
                 xs7 = []
                 for _ in range(n6):
                     e8 = _new(_OffsetFetchResponse_OffsetFetchResponsePartition)
-                    e8.partition_index, e8.committed_offset, = _S4.unpack_from(b, p)
-                    p += 12
-                    n9, = _S0.unpack_from(b, p)
-                    p += 2
-                    if n9 < 0:
+                    e8.partition_index, e8.committed_offset, h9, = _S6.unpack_from(b, p)
+                    p += 14
+                    n10 = h9
+                    if n10 < 0:
                         e8.metadata = None
                     else:
-                        q10 = p + n9
-                        if q10 > bl:
-                            raise DecodeError('OffsetFetchResponsePartition.Metadata: length ' + str(n9) + ' past the end')
-                        e8.metadata = str(b[p:q10], 'utf-8')
-                        p = q10
+                        q11 = p + n10
+                        if q11 > bl:
+                            raise DecodeError('OffsetFetchResponsePartition.Metadata: length ' + str(n10) + ' past the end')
+                        e8.metadata = str(b[p:q11], 'utf-8')
+                        p = q11
                     e8.error_code, = _S0.unpack_from(b, p)
                     p += 2
                     e8.committed_leader_epoch = -1
@@ -1351,7 +1352,7 @@ def _w_OffsetFetchResponse_1(o, w):
         xs4 = e2.partitions
         w += _S1.pack(len(xs4))
         for e5 in xs4:
-            w += _S4.pack(e5.partition_index, e5.committed_offset)
+            w += _S7.pack(e5.partition_index, e5.committed_offset)
             v6 = e5.metadata
             if v6 is None:
                 w += b'\xff\xff'
@@ -1366,59 +1367,57 @@ def _w_OffsetFetchResponse_1(o, w):
 def _r_OffsetFetchResponse_2(b, p):
     bl = len(b)
     o = _new(OffsetFetchResponse)
-    o.throttle_time_ms, = _S1.unpack_from(b, p)
-    p += 4
-    n1, = _S1.unpack_from(b, p)
-    p += 4
-    if n1 < 0:
+    o.throttle_time_ms, h1, = _S8.unpack_from(b, p)
+    p += 8
+    n2 = h1
+    if n2 < 0:
         raise DecodeError('OffsetFetchResponse.Topics: null where not nullable')
     else:
-        if n1 > bl - p:
-            raise DecodeError('OffsetFetchResponse.Topics: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3 = _new(_OffsetFetchResponse_OffsetFetchResponseTopic)
-            n4, = _S0.unpack_from(b, p)
+        if n2 > bl - p:
+            raise DecodeError('OffsetFetchResponse.Topics: count ' + str(n2) + ' past the end')
+        xs3 = []
+        for _ in range(n2):
+            e4 = _new(_OffsetFetchResponse_OffsetFetchResponseTopic)
+            n5, = _S0.unpack_from(b, p)
             p += 2
-            if n4 < 0:
+            if n5 < 0:
                 raise DecodeError('OffsetFetchResponseTopic.Name: null where not nullable')
             else:
-                q5 = p + n4
-                if q5 > bl:
-                    raise DecodeError('OffsetFetchResponseTopic.Name: length ' + str(n4) + ' past the end')
-                e3.name = str(b[p:q5], 'utf-8')
-                p = q5
-            n6, = _S1.unpack_from(b, p)
+                q6 = p + n5
+                if q6 > bl:
+                    raise DecodeError('OffsetFetchResponseTopic.Name: length ' + str(n5) + ' past the end')
+                e4.name = str(b[p:q6], 'utf-8')
+                p = q6
+            n7, = _S1.unpack_from(b, p)
             p += 4
-            if n6 < 0:
+            if n7 < 0:
                 raise DecodeError('OffsetFetchResponseTopic.Partitions: null where not nullable')
             else:
-                if n6 > bl - p:
-                    raise DecodeError('OffsetFetchResponseTopic.Partitions: count ' + str(n6) + ' past the end')
-                xs7 = []
-                for _ in range(n6):
-                    e8 = _new(_OffsetFetchResponse_OffsetFetchResponsePartition)
-                    e8.partition_index, e8.committed_offset, = _S4.unpack_from(b, p)
-                    p += 12
-                    n9, = _S0.unpack_from(b, p)
-                    p += 2
-                    if n9 < 0:
-                        e8.metadata = None
+                if n7 > bl - p:
+                    raise DecodeError('OffsetFetchResponseTopic.Partitions: count ' + str(n7) + ' past the end')
+                xs8 = []
+                for _ in range(n7):
+                    e9 = _new(_OffsetFetchResponse_OffsetFetchResponsePartition)
+                    e9.partition_index, e9.committed_offset, h10, = _S6.unpack_from(b, p)
+                    p += 14
+                    n11 = h10
+                    if n11 < 0:
+                        e9.metadata = None
                     else:
-                        q10 = p + n9
-                        if q10 > bl:
-                            raise DecodeError('OffsetFetchResponsePartition.Metadata: length ' + str(n9) + ' past the end')
-                        e8.metadata = str(b[p:q10], 'utf-8')
-                        p = q10
-                    e8.error_code, = _S0.unpack_from(b, p)
+                        q12 = p + n11
+                        if q12 > bl:
+                            raise DecodeError('OffsetFetchResponsePartition.Metadata: length ' + str(n11) + ' past the end')
+                        e9.metadata = str(b[p:q12], 'utf-8')
+                        p = q12
+                    e9.error_code, = _S0.unpack_from(b, p)
                     p += 2
-                    e8.committed_leader_epoch = -1
-                    e8.unknown_tagged_fields = None
-                    xs7.append(e8)
-                e3.partitions = xs7
-            e3.unknown_tagged_fields = None
-            xs2.append(e3)
-        o.topics = xs2
+                    e9.committed_leader_epoch = -1
+                    e9.unknown_tagged_fields = None
+                    xs8.append(e9)
+                e4.partitions = xs8
+            e4.unknown_tagged_fields = None
+            xs3.append(e4)
+        o.topics = xs3
     o.error_code, = _S0.unpack_from(b, p)
     p += 2
     o.groups = []
@@ -1440,7 +1439,7 @@ def _w_OffsetFetchResponse_2(o, w):
         xs4 = e2.partitions
         w += _S1.pack(len(xs4))
         for e5 in xs4:
-            w += _S4.pack(e5.partition_index, e5.committed_offset)
+            w += _S7.pack(e5.partition_index, e5.committed_offset)
             v6 = e5.metadata
             if v6 is None:
                 w += b'\xff\xff'
@@ -1455,58 +1454,56 @@ def _w_OffsetFetchResponse_2(o, w):
 def _r_OffsetFetchResponse_3(b, p):
     bl = len(b)
     o = _new(OffsetFetchResponse)
-    o.throttle_time_ms, = _S1.unpack_from(b, p)
-    p += 4
-    n1, = _S1.unpack_from(b, p)
-    p += 4
-    if n1 < 0:
+    o.throttle_time_ms, h1, = _S8.unpack_from(b, p)
+    p += 8
+    n2 = h1
+    if n2 < 0:
         raise DecodeError('OffsetFetchResponse.Topics: null where not nullable')
     else:
-        if n1 > bl - p:
-            raise DecodeError('OffsetFetchResponse.Topics: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3 = _new(_OffsetFetchResponse_OffsetFetchResponseTopic)
-            n4, = _S0.unpack_from(b, p)
+        if n2 > bl - p:
+            raise DecodeError('OffsetFetchResponse.Topics: count ' + str(n2) + ' past the end')
+        xs3 = []
+        for _ in range(n2):
+            e4 = _new(_OffsetFetchResponse_OffsetFetchResponseTopic)
+            n5, = _S0.unpack_from(b, p)
             p += 2
-            if n4 < 0:
+            if n5 < 0:
                 raise DecodeError('OffsetFetchResponseTopic.Name: null where not nullable')
             else:
-                q5 = p + n4
-                if q5 > bl:
-                    raise DecodeError('OffsetFetchResponseTopic.Name: length ' + str(n4) + ' past the end')
-                e3.name = str(b[p:q5], 'utf-8')
-                p = q5
-            n6, = _S1.unpack_from(b, p)
+                q6 = p + n5
+                if q6 > bl:
+                    raise DecodeError('OffsetFetchResponseTopic.Name: length ' + str(n5) + ' past the end')
+                e4.name = str(b[p:q6], 'utf-8')
+                p = q6
+            n7, = _S1.unpack_from(b, p)
             p += 4
-            if n6 < 0:
+            if n7 < 0:
                 raise DecodeError('OffsetFetchResponseTopic.Partitions: null where not nullable')
             else:
-                if n6 > bl - p:
-                    raise DecodeError('OffsetFetchResponseTopic.Partitions: count ' + str(n6) + ' past the end')
-                xs7 = []
-                for _ in range(n6):
-                    e8 = _new(_OffsetFetchResponse_OffsetFetchResponsePartition)
-                    e8.partition_index, e8.committed_offset, e8.committed_leader_epoch, = _S5.unpack_from(b, p)
-                    p += 16
-                    n9, = _S0.unpack_from(b, p)
-                    p += 2
-                    if n9 < 0:
-                        e8.metadata = None
+                if n7 > bl - p:
+                    raise DecodeError('OffsetFetchResponseTopic.Partitions: count ' + str(n7) + ' past the end')
+                xs8 = []
+                for _ in range(n7):
+                    e9 = _new(_OffsetFetchResponse_OffsetFetchResponsePartition)
+                    e9.partition_index, e9.committed_offset, e9.committed_leader_epoch, h10, = _S9.unpack_from(b, p)
+                    p += 18
+                    n11 = h10
+                    if n11 < 0:
+                        e9.metadata = None
                     else:
-                        q10 = p + n9
-                        if q10 > bl:
-                            raise DecodeError('OffsetFetchResponsePartition.Metadata: length ' + str(n9) + ' past the end')
-                        e8.metadata = str(b[p:q10], 'utf-8')
-                        p = q10
-                    e8.error_code, = _S0.unpack_from(b, p)
+                        q12 = p + n11
+                        if q12 > bl:
+                            raise DecodeError('OffsetFetchResponsePartition.Metadata: length ' + str(n11) + ' past the end')
+                        e9.metadata = str(b[p:q12], 'utf-8')
+                        p = q12
+                    e9.error_code, = _S0.unpack_from(b, p)
                     p += 2
-                    e8.unknown_tagged_fields = None
-                    xs7.append(e8)
-                e3.partitions = xs7
-            e3.unknown_tagged_fields = None
-            xs2.append(e3)
-        o.topics = xs2
+                    e9.unknown_tagged_fields = None
+                    xs8.append(e9)
+                e4.partitions = xs8
+            e4.unknown_tagged_fields = None
+            xs3.append(e4)
+        o.topics = xs3
     o.error_code, = _S0.unpack_from(b, p)
     p += 2
     o.groups = []
@@ -1528,7 +1525,7 @@ def _w_OffsetFetchResponse_3(o, w):
         xs4 = e2.partitions
         w += _S1.pack(len(xs4))
         for e5 in xs4:
-            w += _S5.pack(e5.partition_index, e5.committed_offset, e5.committed_leader_epoch)
+            w += _S10.pack(e5.partition_index, e5.committed_offset, e5.committed_leader_epoch)
             v6 = e5.metadata
             if v6 is None:
                 w += b'\xff\xff'
@@ -1612,78 +1609,76 @@ def _t_OffsetFetchResponse_0(b, p, o):
 def _r_OffsetFetchResponse_4(b, p):
     bl = len(b)
     o = _new(OffsetFetchResponse)
-    o.throttle_time_ms, = _S1.unpack_from(b, p)
-    p += 4
-    n1 = b[p] - 1
-    p += 1
-    if n1 > 126:
-        n1, p = _uvt(b, p, n1 + 1)
-        n1 -= 1
-    if n1 < 0:
+    o.throttle_time_ms, h1, = _S3.unpack_from(b, p)
+    p += 5
+    n2 = h1 - 1
+    if n2 > 126:
+        n2, p = _uvt(b, p, n2 + 1)
+        n2 -= 1
+    if n2 < 0:
         raise DecodeError('OffsetFetchResponse.Topics: null where not nullable')
     else:
-        if n1 > bl - p:
-            raise DecodeError('OffsetFetchResponse.Topics: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3 = _new(_OffsetFetchResponse_OffsetFetchResponseTopic)
-            n4 = b[p] - 1
+        if n2 > bl - p:
+            raise DecodeError('OffsetFetchResponse.Topics: count ' + str(n2) + ' past the end')
+        xs3 = []
+        for _ in range(n2):
+            e4 = _new(_OffsetFetchResponse_OffsetFetchResponseTopic)
+            n5 = b[p] - 1
             p += 1
-            if n4 > 126:
-                n4, p = _uvt(b, p, n4 + 1)
-                n4 -= 1
-            if n4 < 0:
+            if n5 > 126:
+                n5, p = _uvt(b, p, n5 + 1)
+                n5 -= 1
+            if n5 < 0:
                 raise DecodeError('OffsetFetchResponseTopic.Name: null where not nullable')
             else:
-                q5 = p + n4
-                if q5 > bl:
-                    raise DecodeError('OffsetFetchResponseTopic.Name: length ' + str(n4) + ' past the end')
-                e3.name = str(b[p:q5], 'utf-8')
-                p = q5
-            n6 = b[p] - 1
+                q6 = p + n5
+                if q6 > bl:
+                    raise DecodeError('OffsetFetchResponseTopic.Name: length ' + str(n5) + ' past the end')
+                e4.name = str(b[p:q6], 'utf-8')
+                p = q6
+            n7 = b[p] - 1
             p += 1
-            if n6 > 126:
-                n6, p = _uvt(b, p, n6 + 1)
-                n6 -= 1
-            if n6 < 0:
+            if n7 > 126:
+                n7, p = _uvt(b, p, n7 + 1)
+                n7 -= 1
+            if n7 < 0:
                 raise DecodeError('OffsetFetchResponseTopic.Partitions: null where not nullable')
             else:
-                if n6 > bl - p:
-                    raise DecodeError('OffsetFetchResponseTopic.Partitions: count ' + str(n6) + ' past the end')
-                xs7 = []
-                for _ in range(n6):
-                    e8 = _new(_OffsetFetchResponse_OffsetFetchResponsePartition)
-                    e8.partition_index, e8.committed_offset, e8.committed_leader_epoch, = _S5.unpack_from(b, p)
-                    p += 16
-                    n9 = b[p] - 1
-                    p += 1
-                    if n9 > 126:
-                        n9, p = _uvt(b, p, n9 + 1)
-                        n9 -= 1
-                    if n9 < 0:
-                        e8.metadata = None
+                if n7 > bl - p:
+                    raise DecodeError('OffsetFetchResponseTopic.Partitions: count ' + str(n7) + ' past the end')
+                xs8 = []
+                for _ in range(n7):
+                    e9 = _new(_OffsetFetchResponse_OffsetFetchResponsePartition)
+                    e9.partition_index, e9.committed_offset, e9.committed_leader_epoch, h10, = _S11.unpack_from(b, p)
+                    p += 17
+                    n11 = h10 - 1
+                    if n11 > 126:
+                        n11, p = _uvt(b, p, n11 + 1)
+                        n11 -= 1
+                    if n11 < 0:
+                        e9.metadata = None
                     else:
-                        q10 = p + n9
-                        if q10 > bl:
-                            raise DecodeError('OffsetFetchResponsePartition.Metadata: length ' + str(n9) + ' past the end')
-                        e8.metadata = str(b[p:q10], 'utf-8')
-                        p = q10
-                    e8.error_code, = _S0.unpack_from(b, p)
+                        q12 = p + n11
+                        if q12 > bl:
+                            raise DecodeError('OffsetFetchResponsePartition.Metadata: length ' + str(n11) + ' past the end')
+                        e9.metadata = str(b[p:q12], 'utf-8')
+                        p = q12
+                    e9.error_code, = _S0.unpack_from(b, p)
                     p += 2
                     if b[p] == 0:  # no tagged fields, the common case
-                        e8.unknown_tagged_fields = None
+                        e9.unknown_tagged_fields = None
                         p += 1
                     else:
-                        p = _t_OffsetFetchResponse_OffsetFetchResponsePartition_0(b, p, e8)
-                    xs7.append(e8)
-                e3.partitions = xs7
+                        p = _t_OffsetFetchResponse_OffsetFetchResponsePartition_0(b, p, e9)
+                    xs8.append(e9)
+                e4.partitions = xs8
             if b[p] == 0:  # no tagged fields, the common case
-                e3.unknown_tagged_fields = None
+                e4.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_OffsetFetchResponse_OffsetFetchResponseTopic_0(b, p, e3)
-            xs2.append(e3)
-        o.topics = xs2
+                p = _t_OffsetFetchResponse_OffsetFetchResponseTopic_0(b, p, e4)
+            xs3.append(e4)
+        o.topics = xs3
     o.error_code, = _S0.unpack_from(b, p)
     p += 2
     o.groups = []
@@ -1721,7 +1716,7 @@ def _w_OffsetFetchResponse_4(o, w):
         else:
             _wuv(w, ln)
         for e5 in xs4:
-            w += _S5.pack(e5.partition_index, e5.committed_offset, e5.committed_leader_epoch)
+            w += _S10.pack(e5.partition_index, e5.committed_offset, e5.committed_leader_epoch)
             v6 = e5.metadata
             if v6 is None:
                 w.append(0)
@@ -1821,114 +1816,112 @@ def _t_OffsetFetchResponse_OffsetFetchResponseGroup_0(b, p, o):
 def _r_OffsetFetchResponse_5(b, p):
     bl = len(b)
     o = _new(OffsetFetchResponse)
-    o.throttle_time_ms, = _S1.unpack_from(b, p)
-    p += 4
-    n1 = b[p] - 1
-    p += 1
-    if n1 > 126:
-        n1, p = _uvt(b, p, n1 + 1)
-        n1 -= 1
-    if n1 < 0:
+    o.throttle_time_ms, h1, = _S3.unpack_from(b, p)
+    p += 5
+    n2 = h1 - 1
+    if n2 > 126:
+        n2, p = _uvt(b, p, n2 + 1)
+        n2 -= 1
+    if n2 < 0:
         raise DecodeError('OffsetFetchResponse.Groups: null where not nullable')
     else:
-        if n1 > bl - p:
-            raise DecodeError('OffsetFetchResponse.Groups: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3 = _new(_OffsetFetchResponse_OffsetFetchResponseGroup)
-            n4 = b[p] - 1
+        if n2 > bl - p:
+            raise DecodeError('OffsetFetchResponse.Groups: count ' + str(n2) + ' past the end')
+        xs3 = []
+        for _ in range(n2):
+            e4 = _new(_OffsetFetchResponse_OffsetFetchResponseGroup)
+            n5 = b[p] - 1
             p += 1
-            if n4 > 126:
-                n4, p = _uvt(b, p, n4 + 1)
-                n4 -= 1
-            if n4 < 0:
+            if n5 > 126:
+                n5, p = _uvt(b, p, n5 + 1)
+                n5 -= 1
+            if n5 < 0:
                 raise DecodeError('OffsetFetchResponseGroup.GroupId: null where not nullable')
             else:
-                q5 = p + n4
-                if q5 > bl:
-                    raise DecodeError('OffsetFetchResponseGroup.GroupId: length ' + str(n4) + ' past the end')
-                e3.group_id = str(b[p:q5], 'utf-8')
-                p = q5
-            n6 = b[p] - 1
+                q6 = p + n5
+                if q6 > bl:
+                    raise DecodeError('OffsetFetchResponseGroup.GroupId: length ' + str(n5) + ' past the end')
+                e4.group_id = str(b[p:q6], 'utf-8')
+                p = q6
+            n7 = b[p] - 1
             p += 1
-            if n6 > 126:
-                n6, p = _uvt(b, p, n6 + 1)
-                n6 -= 1
-            if n6 < 0:
+            if n7 > 126:
+                n7, p = _uvt(b, p, n7 + 1)
+                n7 -= 1
+            if n7 < 0:
                 raise DecodeError('OffsetFetchResponseGroup.Topics: null where not nullable')
             else:
-                if n6 > bl - p:
-                    raise DecodeError('OffsetFetchResponseGroup.Topics: count ' + str(n6) + ' past the end')
-                xs7 = []
-                for _ in range(n6):
-                    e8 = _new(_OffsetFetchResponse_OffsetFetchResponseTopics)
-                    n9 = b[p] - 1
+                if n7 > bl - p:
+                    raise DecodeError('OffsetFetchResponseGroup.Topics: count ' + str(n7) + ' past the end')
+                xs8 = []
+                for _ in range(n7):
+                    e9 = _new(_OffsetFetchResponse_OffsetFetchResponseTopics)
+                    n10 = b[p] - 1
                     p += 1
-                    if n9 > 126:
-                        n9, p = _uvt(b, p, n9 + 1)
-                        n9 -= 1
-                    if n9 < 0:
+                    if n10 > 126:
+                        n10, p = _uvt(b, p, n10 + 1)
+                        n10 -= 1
+                    if n10 < 0:
                         raise DecodeError('OffsetFetchResponseTopics.Name: null where not nullable')
                     else:
-                        q10 = p + n9
-                        if q10 > bl:
-                            raise DecodeError('OffsetFetchResponseTopics.Name: length ' + str(n9) + ' past the end')
-                        e8.name = str(b[p:q10], 'utf-8')
-                        p = q10
-                    n11 = b[p] - 1
+                        q11 = p + n10
+                        if q11 > bl:
+                            raise DecodeError('OffsetFetchResponseTopics.Name: length ' + str(n10) + ' past the end')
+                        e9.name = str(b[p:q11], 'utf-8')
+                        p = q11
+                    n12 = b[p] - 1
                     p += 1
-                    if n11 > 126:
-                        n11, p = _uvt(b, p, n11 + 1)
-                        n11 -= 1
-                    if n11 < 0:
+                    if n12 > 126:
+                        n12, p = _uvt(b, p, n12 + 1)
+                        n12 -= 1
+                    if n12 < 0:
                         raise DecodeError('OffsetFetchResponseTopics.Partitions: null where not nullable')
                     else:
-                        if n11 > bl - p:
-                            raise DecodeError('OffsetFetchResponseTopics.Partitions: count ' + str(n11) + ' past the end')
-                        xs12 = []
-                        for _ in range(n11):
-                            e13 = _new(_OffsetFetchResponse_OffsetFetchResponsePartitions)
-                            e13.partition_index, e13.committed_offset, e13.committed_leader_epoch, = _S5.unpack_from(b, p)
-                            p += 16
-                            n14 = b[p] - 1
-                            p += 1
-                            if n14 > 126:
-                                n14, p = _uvt(b, p, n14 + 1)
-                                n14 -= 1
-                            if n14 < 0:
-                                e13.metadata = None
+                        if n12 > bl - p:
+                            raise DecodeError('OffsetFetchResponseTopics.Partitions: count ' + str(n12) + ' past the end')
+                        xs13 = []
+                        for _ in range(n12):
+                            e14 = _new(_OffsetFetchResponse_OffsetFetchResponsePartitions)
+                            e14.partition_index, e14.committed_offset, e14.committed_leader_epoch, h15, = _S11.unpack_from(b, p)
+                            p += 17
+                            n16 = h15 - 1
+                            if n16 > 126:
+                                n16, p = _uvt(b, p, n16 + 1)
+                                n16 -= 1
+                            if n16 < 0:
+                                e14.metadata = None
                             else:
-                                q15 = p + n14
-                                if q15 > bl:
-                                    raise DecodeError('OffsetFetchResponsePartitions.Metadata: length ' + str(n14) + ' past the end')
-                                e13.metadata = str(b[p:q15], 'utf-8')
-                                p = q15
-                            e13.error_code, = _S0.unpack_from(b, p)
+                                q17 = p + n16
+                                if q17 > bl:
+                                    raise DecodeError('OffsetFetchResponsePartitions.Metadata: length ' + str(n16) + ' past the end')
+                                e14.metadata = str(b[p:q17], 'utf-8')
+                                p = q17
+                            e14.error_code, = _S0.unpack_from(b, p)
                             p += 2
                             if b[p] == 0:  # no tagged fields, the common case
-                                e13.unknown_tagged_fields = None
+                                e14.unknown_tagged_fields = None
                                 p += 1
                             else:
-                                p = _t_OffsetFetchResponse_OffsetFetchResponsePartitions_0(b, p, e13)
-                            xs12.append(e13)
-                        e8.partitions = xs12
-                    e8.topic_id = UUID_ZERO
+                                p = _t_OffsetFetchResponse_OffsetFetchResponsePartitions_0(b, p, e14)
+                            xs13.append(e14)
+                        e9.partitions = xs13
+                    e9.topic_id = UUID_ZERO
                     if b[p] == 0:  # no tagged fields, the common case
-                        e8.unknown_tagged_fields = None
+                        e9.unknown_tagged_fields = None
                         p += 1
                     else:
-                        p = _t_OffsetFetchResponse_OffsetFetchResponseTopics_0(b, p, e8)
-                    xs7.append(e8)
-                e3.topics = xs7
-            e3.error_code, = _S0.unpack_from(b, p)
+                        p = _t_OffsetFetchResponse_OffsetFetchResponseTopics_0(b, p, e9)
+                    xs8.append(e9)
+                e4.topics = xs8
+            e4.error_code, = _S0.unpack_from(b, p)
             p += 2
             if b[p] == 0:  # no tagged fields, the common case
-                e3.unknown_tagged_fields = None
+                e4.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_OffsetFetchResponse_OffsetFetchResponseGroup_0(b, p, e3)
-            xs2.append(e3)
-        o.groups = xs2
+                p = _t_OffsetFetchResponse_OffsetFetchResponseGroup_0(b, p, e4)
+            xs3.append(e4)
+        o.groups = xs3
     o.topics = []
     o.error_code = 0
     if b[p] == 0:  # no tagged fields, the common case
@@ -1980,7 +1973,7 @@ def _w_OffsetFetchResponse_5(o, w):
             else:
                 _wuv(w, ln)
             for e8 in xs7:
-                w += _S5.pack(e8.partition_index, e8.committed_offset, e8.committed_leader_epoch)
+                w += _S10.pack(e8.partition_index, e8.committed_offset, e8.committed_leader_epoch)
                 v9 = e8.metadata
                 if v9 is None:
                     w.append(0)
@@ -2015,103 +2008,100 @@ def _w_OffsetFetchResponse_5(o, w):
 def _r_OffsetFetchResponse_6(b, p):
     bl = len(b)
     o = _new(OffsetFetchResponse)
-    o.throttle_time_ms, = _S1.unpack_from(b, p)
-    p += 4
-    n1 = b[p] - 1
-    p += 1
-    if n1 > 126:
-        n1, p = _uvt(b, p, n1 + 1)
-        n1 -= 1
-    if n1 < 0:
+    o.throttle_time_ms, h1, = _S3.unpack_from(b, p)
+    p += 5
+    n2 = h1 - 1
+    if n2 > 126:
+        n2, p = _uvt(b, p, n2 + 1)
+        n2 -= 1
+    if n2 < 0:
         raise DecodeError('OffsetFetchResponse.Groups: null where not nullable')
     else:
-        if n1 > bl - p:
-            raise DecodeError('OffsetFetchResponse.Groups: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3 = _new(_OffsetFetchResponse_OffsetFetchResponseGroup)
-            n4 = b[p] - 1
+        if n2 > bl - p:
+            raise DecodeError('OffsetFetchResponse.Groups: count ' + str(n2) + ' past the end')
+        xs3 = []
+        for _ in range(n2):
+            e4 = _new(_OffsetFetchResponse_OffsetFetchResponseGroup)
+            n5 = b[p] - 1
             p += 1
-            if n4 > 126:
-                n4, p = _uvt(b, p, n4 + 1)
-                n4 -= 1
-            if n4 < 0:
+            if n5 > 126:
+                n5, p = _uvt(b, p, n5 + 1)
+                n5 -= 1
+            if n5 < 0:
                 raise DecodeError('OffsetFetchResponseGroup.GroupId: null where not nullable')
             else:
-                q5 = p + n4
-                if q5 > bl:
-                    raise DecodeError('OffsetFetchResponseGroup.GroupId: length ' + str(n4) + ' past the end')
-                e3.group_id = str(b[p:q5], 'utf-8')
-                p = q5
-            n6 = b[p] - 1
+                q6 = p + n5
+                if q6 > bl:
+                    raise DecodeError('OffsetFetchResponseGroup.GroupId: length ' + str(n5) + ' past the end')
+                e4.group_id = str(b[p:q6], 'utf-8')
+                p = q6
+            n7 = b[p] - 1
             p += 1
-            if n6 > 126:
-                n6, p = _uvt(b, p, n6 + 1)
-                n6 -= 1
-            if n6 < 0:
+            if n7 > 126:
+                n7, p = _uvt(b, p, n7 + 1)
+                n7 -= 1
+            if n7 < 0:
                 raise DecodeError('OffsetFetchResponseGroup.Topics: null where not nullable')
             else:
-                if n6 > bl - p:
-                    raise DecodeError('OffsetFetchResponseGroup.Topics: count ' + str(n6) + ' past the end')
-                xs7 = []
-                for _ in range(n6):
-                    e8 = _new(_OffsetFetchResponse_OffsetFetchResponseTopics)
-                    e8.topic_id, = _S3.unpack_from(b, p)
-                    p += 16
-                    n9 = b[p] - 1
-                    p += 1
-                    if n9 > 126:
-                        n9, p = _uvt(b, p, n9 + 1)
-                        n9 -= 1
-                    if n9 < 0:
+                if n7 > bl - p:
+                    raise DecodeError('OffsetFetchResponseGroup.Topics: count ' + str(n7) + ' past the end')
+                xs8 = []
+                for _ in range(n7):
+                    e9 = _new(_OffsetFetchResponse_OffsetFetchResponseTopics)
+                    e9.topic_id, h10, = _S4.unpack_from(b, p)
+                    p += 17
+                    n11 = h10 - 1
+                    if n11 > 126:
+                        n11, p = _uvt(b, p, n11 + 1)
+                        n11 -= 1
+                    if n11 < 0:
                         raise DecodeError('OffsetFetchResponseTopics.Partitions: null where not nullable')
                     else:
-                        if n9 > bl - p:
-                            raise DecodeError('OffsetFetchResponseTopics.Partitions: count ' + str(n9) + ' past the end')
-                        xs10 = []
-                        for _ in range(n9):
-                            e11 = _new(_OffsetFetchResponse_OffsetFetchResponsePartitions)
-                            e11.partition_index, e11.committed_offset, e11.committed_leader_epoch, = _S5.unpack_from(b, p)
-                            p += 16
-                            n12 = b[p] - 1
-                            p += 1
-                            if n12 > 126:
-                                n12, p = _uvt(b, p, n12 + 1)
-                                n12 -= 1
-                            if n12 < 0:
-                                e11.metadata = None
+                        if n11 > bl - p:
+                            raise DecodeError('OffsetFetchResponseTopics.Partitions: count ' + str(n11) + ' past the end')
+                        xs12 = []
+                        for _ in range(n11):
+                            e13 = _new(_OffsetFetchResponse_OffsetFetchResponsePartitions)
+                            e13.partition_index, e13.committed_offset, e13.committed_leader_epoch, h14, = _S11.unpack_from(b, p)
+                            p += 17
+                            n15 = h14 - 1
+                            if n15 > 126:
+                                n15, p = _uvt(b, p, n15 + 1)
+                                n15 -= 1
+                            if n15 < 0:
+                                e13.metadata = None
                             else:
-                                q13 = p + n12
-                                if q13 > bl:
-                                    raise DecodeError('OffsetFetchResponsePartitions.Metadata: length ' + str(n12) + ' past the end')
-                                e11.metadata = str(b[p:q13], 'utf-8')
-                                p = q13
-                            e11.error_code, = _S0.unpack_from(b, p)
+                                q16 = p + n15
+                                if q16 > bl:
+                                    raise DecodeError('OffsetFetchResponsePartitions.Metadata: length ' + str(n15) + ' past the end')
+                                e13.metadata = str(b[p:q16], 'utf-8')
+                                p = q16
+                            e13.error_code, = _S0.unpack_from(b, p)
                             p += 2
                             if b[p] == 0:  # no tagged fields, the common case
-                                e11.unknown_tagged_fields = None
+                                e13.unknown_tagged_fields = None
                                 p += 1
                             else:
-                                p = _t_OffsetFetchResponse_OffsetFetchResponsePartitions_0(b, p, e11)
-                            xs10.append(e11)
-                        e8.partitions = xs10
-                    e8.name = ''
+                                p = _t_OffsetFetchResponse_OffsetFetchResponsePartitions_0(b, p, e13)
+                            xs12.append(e13)
+                        e9.partitions = xs12
+                    e9.name = ''
                     if b[p] == 0:  # no tagged fields, the common case
-                        e8.unknown_tagged_fields = None
+                        e9.unknown_tagged_fields = None
                         p += 1
                     else:
-                        p = _t_OffsetFetchResponse_OffsetFetchResponseTopics_0(b, p, e8)
-                    xs7.append(e8)
-                e3.topics = xs7
-            e3.error_code, = _S0.unpack_from(b, p)
+                        p = _t_OffsetFetchResponse_OffsetFetchResponseTopics_0(b, p, e9)
+                    xs8.append(e9)
+                e4.topics = xs8
+            e4.error_code, = _S0.unpack_from(b, p)
             p += 2
             if b[p] == 0:  # no tagged fields, the common case
-                e3.unknown_tagged_fields = None
+                e4.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_OffsetFetchResponse_OffsetFetchResponseGroup_0(b, p, e3)
-            xs2.append(e3)
-        o.groups = xs2
+                p = _t_OffsetFetchResponse_OffsetFetchResponseGroup_0(b, p, e4)
+            xs3.append(e4)
+        o.groups = xs3
     o.topics = []
     o.error_code = 0
     if b[p] == 0:  # no tagged fields, the common case
@@ -2148,7 +2138,7 @@ def _w_OffsetFetchResponse_6(o, w):
         else:
             _wuv(w, ln)
         for e5 in xs4:
-            w += _S3.pack(e5.topic_id)
+            w += _S5.pack(e5.topic_id)
             xs6 = e5.partitions
             ln = len(xs6) + 1
             if ln < 128:
@@ -2156,7 +2146,7 @@ def _w_OffsetFetchResponse_6(o, w):
             else:
                 _wuv(w, ln)
             for e7 in xs6:
-                w += _S5.pack(e7.partition_index, e7.committed_offset, e7.committed_leader_epoch)
+                w += _S10.pack(e7.partition_index, e7.committed_offset, e7.committed_leader_epoch)
                 v8 = e7.metadata
                 if v8 is None:
                     w.append(0)

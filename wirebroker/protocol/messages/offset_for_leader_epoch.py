@@ -32,8 +32,9 @@ _S0 = _struct.Struct('>i')
 _S1 = _struct.Struct('>h')
 _S2 = _struct.Struct('>ii')
 _S3 = _struct.Struct('>iii')
-_S4 = _struct.Struct('>hiq')
-_S5 = _struct.Struct('>hiiq')
+_S4 = _struct.Struct('>iB')
+_S5 = _struct.Struct('>hiq')
+_S6 = _struct.Struct('>hiiq')
 
 
 class OffsetForLeaderEpochRequest(Message):
@@ -239,46 +240,45 @@ def _w_OffsetForLeaderEpochRequest_1(o, w):
 def _r_OffsetForLeaderEpochRequest_2(b, p):
     bl = len(b)
     o = _new(OffsetForLeaderEpochRequest)
-    o.replica_id, = _S0.unpack_from(b, p)
-    p += 4
-    n1, = _S0.unpack_from(b, p)
-    p += 4
-    if n1 < 0:
+    o.replica_id, h1, = _S2.unpack_from(b, p)
+    p += 8
+    n2 = h1
+    if n2 < 0:
         raise DecodeError('OffsetForLeaderEpochRequest.Topics: null where not nullable')
     else:
-        if n1 > bl - p:
-            raise DecodeError('OffsetForLeaderEpochRequest.Topics: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3 = _new(_OffsetForLeaderEpochRequest_OffsetForLeaderTopic)
-            n4, = _S1.unpack_from(b, p)
+        if n2 > bl - p:
+            raise DecodeError('OffsetForLeaderEpochRequest.Topics: count ' + str(n2) + ' past the end')
+        xs3 = []
+        for _ in range(n2):
+            e4 = _new(_OffsetForLeaderEpochRequest_OffsetForLeaderTopic)
+            n5, = _S1.unpack_from(b, p)
             p += 2
-            if n4 < 0:
+            if n5 < 0:
                 raise DecodeError('OffsetForLeaderTopic.Topic: null where not nullable')
             else:
-                q5 = p + n4
-                if q5 > bl:
-                    raise DecodeError('OffsetForLeaderTopic.Topic: length ' + str(n4) + ' past the end')
-                e3.topic = str(b[p:q5], 'utf-8')
-                p = q5
-            n6, = _S0.unpack_from(b, p)
+                q6 = p + n5
+                if q6 > bl:
+                    raise DecodeError('OffsetForLeaderTopic.Topic: length ' + str(n5) + ' past the end')
+                e4.topic = str(b[p:q6], 'utf-8')
+                p = q6
+            n7, = _S0.unpack_from(b, p)
             p += 4
-            if n6 < 0:
+            if n7 < 0:
                 raise DecodeError('OffsetForLeaderTopic.Partitions: null where not nullable')
             else:
-                if n6 > bl - p:
-                    raise DecodeError('OffsetForLeaderTopic.Partitions: count ' + str(n6) + ' past the end')
-                xs7 = []
-                for _ in range(n6):
-                    e8 = _new(_OffsetForLeaderEpochRequest_OffsetForLeaderPartition)
-                    e8.partition, e8.current_leader_epoch, e8.leader_epoch, = _S3.unpack_from(b, p)
+                if n7 > bl - p:
+                    raise DecodeError('OffsetForLeaderTopic.Partitions: count ' + str(n7) + ' past the end')
+                xs8 = []
+                for _ in range(n7):
+                    e9 = _new(_OffsetForLeaderEpochRequest_OffsetForLeaderPartition)
+                    e9.partition, e9.current_leader_epoch, e9.leader_epoch, = _S3.unpack_from(b, p)
                     p += 12
-                    e8.unknown_tagged_fields = None
-                    xs7.append(e8)
-                e3.partitions = xs7
-            e3.unknown_tagged_fields = None
-            xs2.append(e3)
-        o.topics = xs2
+                    e9.unknown_tagged_fields = None
+                    xs8.append(e9)
+                e4.partitions = xs8
+            e4.unknown_tagged_fields = None
+            xs3.append(e4)
+        o.topics = xs3
     o.unknown_tagged_fields = None
     return o, p
 
@@ -370,63 +370,62 @@ def _t_OffsetForLeaderEpochRequest_0(b, p, o):
 def _r_OffsetForLeaderEpochRequest_3(b, p):
     bl = len(b)
     o = _new(OffsetForLeaderEpochRequest)
-    o.replica_id, = _S0.unpack_from(b, p)
-    p += 4
-    n1 = b[p] - 1
-    p += 1
-    if n1 > 126:
-        n1, p = _uvt(b, p, n1 + 1)
-        n1 -= 1
-    if n1 < 0:
+    o.replica_id, h1, = _S4.unpack_from(b, p)
+    p += 5
+    n2 = h1 - 1
+    if n2 > 126:
+        n2, p = _uvt(b, p, n2 + 1)
+        n2 -= 1
+    if n2 < 0:
         raise DecodeError('OffsetForLeaderEpochRequest.Topics: null where not nullable')
     else:
-        if n1 > bl - p:
-            raise DecodeError('OffsetForLeaderEpochRequest.Topics: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3 = _new(_OffsetForLeaderEpochRequest_OffsetForLeaderTopic)
-            n4 = b[p] - 1
+        if n2 > bl - p:
+            raise DecodeError('OffsetForLeaderEpochRequest.Topics: count ' + str(n2) + ' past the end')
+        xs3 = []
+        for _ in range(n2):
+            e4 = _new(_OffsetForLeaderEpochRequest_OffsetForLeaderTopic)
+            n5 = b[p] - 1
             p += 1
-            if n4 > 126:
-                n4, p = _uvt(b, p, n4 + 1)
-                n4 -= 1
-            if n4 < 0:
+            if n5 > 126:
+                n5, p = _uvt(b, p, n5 + 1)
+                n5 -= 1
+            if n5 < 0:
                 raise DecodeError('OffsetForLeaderTopic.Topic: null where not nullable')
             else:
-                q5 = p + n4
-                if q5 > bl:
-                    raise DecodeError('OffsetForLeaderTopic.Topic: length ' + str(n4) + ' past the end')
-                e3.topic = str(b[p:q5], 'utf-8')
-                p = q5
-            n6 = b[p] - 1
+                q6 = p + n5
+                if q6 > bl:
+                    raise DecodeError('OffsetForLeaderTopic.Topic: length ' + str(n5) + ' past the end')
+                e4.topic = str(b[p:q6], 'utf-8')
+                p = q6
+            n7 = b[p] - 1
             p += 1
-            if n6 > 126:
-                n6, p = _uvt(b, p, n6 + 1)
-                n6 -= 1
-            if n6 < 0:
+            if n7 > 126:
+                n7, p = _uvt(b, p, n7 + 1)
+                n7 -= 1
+            if n7 < 0:
                 raise DecodeError('OffsetForLeaderTopic.Partitions: null where not nullable')
             else:
-                if n6 > bl - p:
-                    raise DecodeError('OffsetForLeaderTopic.Partitions: count ' + str(n6) + ' past the end')
-                xs7 = []
-                for _ in range(n6):
-                    e8 = _new(_OffsetForLeaderEpochRequest_OffsetForLeaderPartition)
-                    e8.partition, e8.current_leader_epoch, e8.leader_epoch, = _S3.unpack_from(b, p)
+                if n7 > bl - p:
+                    raise DecodeError('OffsetForLeaderTopic.Partitions: count ' + str(n7) + ' past the end')
+                xs8 = []
+                for _ in range(n7):
+                    e9 = _new(_OffsetForLeaderEpochRequest_OffsetForLeaderPartition)
+                    e9.partition, e9.current_leader_epoch, e9.leader_epoch, = _S3.unpack_from(b, p)
                     p += 12
                     if b[p] == 0:  # no tagged fields, the common case
-                        e8.unknown_tagged_fields = None
+                        e9.unknown_tagged_fields = None
                         p += 1
                     else:
-                        p = _t_OffsetForLeaderEpochRequest_OffsetForLeaderPartition_0(b, p, e8)
-                    xs7.append(e8)
-                e3.partitions = xs7
+                        p = _t_OffsetForLeaderEpochRequest_OffsetForLeaderPartition_0(b, p, e9)
+                    xs8.append(e9)
+                e4.partitions = xs8
             if b[p] == 0:  # no tagged fields, the common case
-                e3.unknown_tagged_fields = None
+                e4.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_OffsetForLeaderEpochRequest_OffsetForLeaderTopic_0(b, p, e3)
-            xs2.append(e3)
-        o.topics = xs2
+                p = _t_OffsetForLeaderEpochRequest_OffsetForLeaderTopic_0(b, p, e4)
+            xs3.append(e4)
+        o.topics = xs3
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         p += 1
@@ -507,7 +506,7 @@ def _r_OffsetForLeaderEpochResponse_0(b, p):
                 xs7 = []
                 for _ in range(n6):
                     e8 = _new(_OffsetForLeaderEpochResponse_EpochEndOffset)
-                    e8.error_code, e8.partition, e8.end_offset, = _S4.unpack_from(b, p)
+                    e8.error_code, e8.partition, e8.end_offset, = _S5.unpack_from(b, p)
                     p += 14
                     e8.leader_epoch = -1
                     e8.unknown_tagged_fields = None
@@ -532,7 +531,7 @@ def _w_OffsetForLeaderEpochResponse_0(o, w):
         xs4 = e2.partitions
         w += _S0.pack(len(xs4))
         for e5 in xs4:
-            w += _S4.pack(e5.error_code, e5.partition, e5.end_offset)
+            w += _S5.pack(e5.error_code, e5.partition, e5.end_offset)
 
 
 def _r_OffsetForLeaderEpochResponse_1(b, p):
@@ -568,7 +567,7 @@ def _r_OffsetForLeaderEpochResponse_1(b, p):
                 xs7 = []
                 for _ in range(n6):
                     e8 = _new(_OffsetForLeaderEpochResponse_EpochEndOffset)
-                    e8.error_code, e8.partition, e8.leader_epoch, e8.end_offset, = _S5.unpack_from(b, p)
+                    e8.error_code, e8.partition, e8.leader_epoch, e8.end_offset, = _S6.unpack_from(b, p)
                     p += 18
                     e8.unknown_tagged_fields = None
                     xs7.append(e8)
@@ -592,52 +591,51 @@ def _w_OffsetForLeaderEpochResponse_1(o, w):
         xs4 = e2.partitions
         w += _S0.pack(len(xs4))
         for e5 in xs4:
-            w += _S5.pack(e5.error_code, e5.partition, e5.leader_epoch, e5.end_offset)
+            w += _S6.pack(e5.error_code, e5.partition, e5.leader_epoch, e5.end_offset)
 
 
 def _r_OffsetForLeaderEpochResponse_2(b, p):
     bl = len(b)
     o = _new(OffsetForLeaderEpochResponse)
-    o.throttle_time_ms, = _S0.unpack_from(b, p)
-    p += 4
-    n1, = _S0.unpack_from(b, p)
-    p += 4
-    if n1 < 0:
+    o.throttle_time_ms, h1, = _S2.unpack_from(b, p)
+    p += 8
+    n2 = h1
+    if n2 < 0:
         raise DecodeError('OffsetForLeaderEpochResponse.Topics: null where not nullable')
     else:
-        if n1 > bl - p:
-            raise DecodeError('OffsetForLeaderEpochResponse.Topics: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3 = _new(_OffsetForLeaderEpochResponse_OffsetForLeaderTopicResult)
-            n4, = _S1.unpack_from(b, p)
+        if n2 > bl - p:
+            raise DecodeError('OffsetForLeaderEpochResponse.Topics: count ' + str(n2) + ' past the end')
+        xs3 = []
+        for _ in range(n2):
+            e4 = _new(_OffsetForLeaderEpochResponse_OffsetForLeaderTopicResult)
+            n5, = _S1.unpack_from(b, p)
             p += 2
-            if n4 < 0:
+            if n5 < 0:
                 raise DecodeError('OffsetForLeaderTopicResult.Topic: null where not nullable')
             else:
-                q5 = p + n4
-                if q5 > bl:
-                    raise DecodeError('OffsetForLeaderTopicResult.Topic: length ' + str(n4) + ' past the end')
-                e3.topic = str(b[p:q5], 'utf-8')
-                p = q5
-            n6, = _S0.unpack_from(b, p)
+                q6 = p + n5
+                if q6 > bl:
+                    raise DecodeError('OffsetForLeaderTopicResult.Topic: length ' + str(n5) + ' past the end')
+                e4.topic = str(b[p:q6], 'utf-8')
+                p = q6
+            n7, = _S0.unpack_from(b, p)
             p += 4
-            if n6 < 0:
+            if n7 < 0:
                 raise DecodeError('OffsetForLeaderTopicResult.Partitions: null where not nullable')
             else:
-                if n6 > bl - p:
-                    raise DecodeError('OffsetForLeaderTopicResult.Partitions: count ' + str(n6) + ' past the end')
-                xs7 = []
-                for _ in range(n6):
-                    e8 = _new(_OffsetForLeaderEpochResponse_EpochEndOffset)
-                    e8.error_code, e8.partition, e8.leader_epoch, e8.end_offset, = _S5.unpack_from(b, p)
+                if n7 > bl - p:
+                    raise DecodeError('OffsetForLeaderTopicResult.Partitions: count ' + str(n7) + ' past the end')
+                xs8 = []
+                for _ in range(n7):
+                    e9 = _new(_OffsetForLeaderEpochResponse_EpochEndOffset)
+                    e9.error_code, e9.partition, e9.leader_epoch, e9.end_offset, = _S6.unpack_from(b, p)
                     p += 18
-                    e8.unknown_tagged_fields = None
-                    xs7.append(e8)
-                e3.partitions = xs7
-            e3.unknown_tagged_fields = None
-            xs2.append(e3)
-        o.topics = xs2
+                    e9.unknown_tagged_fields = None
+                    xs8.append(e9)
+                e4.partitions = xs8
+            e4.unknown_tagged_fields = None
+            xs3.append(e4)
+        o.topics = xs3
     o.unknown_tagged_fields = None
     return o, p
 
@@ -654,7 +652,7 @@ def _w_OffsetForLeaderEpochResponse_2(o, w):
         xs4 = e2.partitions
         w += _S0.pack(len(xs4))
         for e5 in xs4:
-            w += _S5.pack(e5.error_code, e5.partition, e5.leader_epoch, e5.end_offset)
+            w += _S6.pack(e5.error_code, e5.partition, e5.leader_epoch, e5.end_offset)
 
 
 def _t_OffsetForLeaderEpochResponse_EpochEndOffset_0(b, p, o):
@@ -729,63 +727,62 @@ def _t_OffsetForLeaderEpochResponse_0(b, p, o):
 def _r_OffsetForLeaderEpochResponse_3(b, p):
     bl = len(b)
     o = _new(OffsetForLeaderEpochResponse)
-    o.throttle_time_ms, = _S0.unpack_from(b, p)
-    p += 4
-    n1 = b[p] - 1
-    p += 1
-    if n1 > 126:
-        n1, p = _uvt(b, p, n1 + 1)
-        n1 -= 1
-    if n1 < 0:
+    o.throttle_time_ms, h1, = _S4.unpack_from(b, p)
+    p += 5
+    n2 = h1 - 1
+    if n2 > 126:
+        n2, p = _uvt(b, p, n2 + 1)
+        n2 -= 1
+    if n2 < 0:
         raise DecodeError('OffsetForLeaderEpochResponse.Topics: null where not nullable')
     else:
-        if n1 > bl - p:
-            raise DecodeError('OffsetForLeaderEpochResponse.Topics: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3 = _new(_OffsetForLeaderEpochResponse_OffsetForLeaderTopicResult)
-            n4 = b[p] - 1
+        if n2 > bl - p:
+            raise DecodeError('OffsetForLeaderEpochResponse.Topics: count ' + str(n2) + ' past the end')
+        xs3 = []
+        for _ in range(n2):
+            e4 = _new(_OffsetForLeaderEpochResponse_OffsetForLeaderTopicResult)
+            n5 = b[p] - 1
             p += 1
-            if n4 > 126:
-                n4, p = _uvt(b, p, n4 + 1)
-                n4 -= 1
-            if n4 < 0:
+            if n5 > 126:
+                n5, p = _uvt(b, p, n5 + 1)
+                n5 -= 1
+            if n5 < 0:
                 raise DecodeError('OffsetForLeaderTopicResult.Topic: null where not nullable')
             else:
-                q5 = p + n4
-                if q5 > bl:
-                    raise DecodeError('OffsetForLeaderTopicResult.Topic: length ' + str(n4) + ' past the end')
-                e3.topic = str(b[p:q5], 'utf-8')
-                p = q5
-            n6 = b[p] - 1
+                q6 = p + n5
+                if q6 > bl:
+                    raise DecodeError('OffsetForLeaderTopicResult.Topic: length ' + str(n5) + ' past the end')
+                e4.topic = str(b[p:q6], 'utf-8')
+                p = q6
+            n7 = b[p] - 1
             p += 1
-            if n6 > 126:
-                n6, p = _uvt(b, p, n6 + 1)
-                n6 -= 1
-            if n6 < 0:
+            if n7 > 126:
+                n7, p = _uvt(b, p, n7 + 1)
+                n7 -= 1
+            if n7 < 0:
                 raise DecodeError('OffsetForLeaderTopicResult.Partitions: null where not nullable')
             else:
-                if n6 > bl - p:
-                    raise DecodeError('OffsetForLeaderTopicResult.Partitions: count ' + str(n6) + ' past the end')
-                xs7 = []
-                for _ in range(n6):
-                    e8 = _new(_OffsetForLeaderEpochResponse_EpochEndOffset)
-                    e8.error_code, e8.partition, e8.leader_epoch, e8.end_offset, = _S5.unpack_from(b, p)
+                if n7 > bl - p:
+                    raise DecodeError('OffsetForLeaderTopicResult.Partitions: count ' + str(n7) + ' past the end')
+                xs8 = []
+                for _ in range(n7):
+                    e9 = _new(_OffsetForLeaderEpochResponse_EpochEndOffset)
+                    e9.error_code, e9.partition, e9.leader_epoch, e9.end_offset, = _S6.unpack_from(b, p)
                     p += 18
                     if b[p] == 0:  # no tagged fields, the common case
-                        e8.unknown_tagged_fields = None
+                        e9.unknown_tagged_fields = None
                         p += 1
                     else:
-                        p = _t_OffsetForLeaderEpochResponse_EpochEndOffset_0(b, p, e8)
-                    xs7.append(e8)
-                e3.partitions = xs7
+                        p = _t_OffsetForLeaderEpochResponse_EpochEndOffset_0(b, p, e9)
+                    xs8.append(e9)
+                e4.partitions = xs8
             if b[p] == 0:  # no tagged fields, the common case
-                e3.unknown_tagged_fields = None
+                e4.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_OffsetForLeaderEpochResponse_OffsetForLeaderTopicResult_0(b, p, e3)
-            xs2.append(e3)
-        o.topics = xs2
+                p = _t_OffsetForLeaderEpochResponse_OffsetForLeaderTopicResult_0(b, p, e4)
+            xs3.append(e4)
+        o.topics = xs3
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         p += 1
@@ -818,7 +815,7 @@ def _w_OffsetForLeaderEpochResponse_3(o, w):
         else:
             _wuv(w, ln)
         for e5 in xs4:
-            w += _S5.pack(e5.error_code, e5.partition, e5.leader_epoch, e5.end_offset)
+            w += _S6.pack(e5.error_code, e5.partition, e5.leader_epoch, e5.end_offset)
             if e5.unknown_tagged_fields:
                 _wtags(w, e5.unknown_tagged_fields)
             else:

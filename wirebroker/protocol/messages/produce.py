@@ -28,14 +28,21 @@ _unpack_from = _struct.unpack_from
 def _first(tag_and_bytes):
     return tag_and_bytes[0]
 
-_S0 = _struct.Struct('>hi')
-_S1 = _struct.Struct('>i')
-_S2 = _struct.Struct('>h')
-_S3 = _struct.Struct('>16s')
-_S4 = _struct.Struct('>ihq')
-_S5 = _struct.Struct('>ihqq')
-_S6 = _struct.Struct('>ihqqq')
-_S7 = _struct.Struct('>ii')
+_S0 = _struct.Struct('>hii')
+_S1 = _struct.Struct('>h')
+_S2 = _struct.Struct('>i')
+_S3 = _struct.Struct('>ii')
+_S4 = _struct.Struct('>hi')
+_S5 = _struct.Struct('>hiB')
+_S6 = _struct.Struct('>iB')
+_S7 = _struct.Struct('>16sB')
+_S8 = _struct.Struct('>16s')
+_S9 = _struct.Struct('>ihq')
+_S10 = _struct.Struct('>ihqq')
+_S11 = _struct.Struct('>ihqqq')
+_S12 = _struct.Struct('>ihqqqi')
+_S13 = _struct.Struct('>ih')
+_S14 = _struct.Struct('>ihqqqB')
 
 
 class ProduceRequest(Message):
@@ -163,57 +170,55 @@ _ProduceResponse_NodeEndpoint = ProduceResponse.NodeEndpoint
 def _r_ProduceRequest_0(b, p):
     bl = len(b)
     o = _new(ProduceRequest)
-    o.acks, o.timeout_ms, = _S0.unpack_from(b, p)
-    p += 6
-    n1, = _S1.unpack_from(b, p)
-    p += 4
-    if n1 < 0:
+    o.acks, o.timeout_ms, h1, = _S0.unpack_from(b, p)
+    p += 10
+    n2 = h1
+    if n2 < 0:
         raise DecodeError('ProduceRequest.TopicData: null where not nullable')
     else:
-        if n1 > bl - p:
-            raise DecodeError('ProduceRequest.TopicData: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3 = _new(_ProduceRequest_TopicProduceData)
-            n4, = _S2.unpack_from(b, p)
+        if n2 > bl - p:
+            raise DecodeError('ProduceRequest.TopicData: count ' + str(n2) + ' past the end')
+        xs3 = []
+        for _ in range(n2):
+            e4 = _new(_ProduceRequest_TopicProduceData)
+            n5, = _S1.unpack_from(b, p)
             p += 2
-            if n4 < 0:
+            if n5 < 0:
                 raise DecodeError('TopicProduceData.Name: null where not nullable')
             else:
-                q5 = p + n4
-                if q5 > bl:
-                    raise DecodeError('TopicProduceData.Name: length ' + str(n4) + ' past the end')
-                e3.name = str(b[p:q5], 'utf-8')
-                p = q5
-            n6, = _S1.unpack_from(b, p)
+                q6 = p + n5
+                if q6 > bl:
+                    raise DecodeError('TopicProduceData.Name: length ' + str(n5) + ' past the end')
+                e4.name = str(b[p:q6], 'utf-8')
+                p = q6
+            n7, = _S2.unpack_from(b, p)
             p += 4
-            if n6 < 0:
+            if n7 < 0:
                 raise DecodeError('TopicProduceData.PartitionData: null where not nullable')
             else:
-                if n6 > bl - p:
-                    raise DecodeError('TopicProduceData.PartitionData: count ' + str(n6) + ' past the end')
-                xs7 = []
-                for _ in range(n6):
-                    e8 = _new(_ProduceRequest_PartitionProduceData)
-                    e8.index, = _S1.unpack_from(b, p)
-                    p += 4
-                    n9, = _S1.unpack_from(b, p)
-                    p += 4
-                    if n9 < 0:
-                        e8.records = None
+                if n7 > bl - p:
+                    raise DecodeError('TopicProduceData.PartitionData: count ' + str(n7) + ' past the end')
+                xs8 = []
+                for _ in range(n7):
+                    e9 = _new(_ProduceRequest_PartitionProduceData)
+                    e9.index, h10, = _S3.unpack_from(b, p)
+                    p += 8
+                    n11 = h10
+                    if n11 < 0:
+                        e9.records = None
                     else:
-                        q10 = p + n9
-                        if q10 > bl:
-                            raise DecodeError('PartitionProduceData.Records: length ' + str(n9) + ' past the end')
-                        e8.records = b[p:q10]
-                        p = q10
-                    e8.unknown_tagged_fields = None
-                    xs7.append(e8)
-                e3.partition_data = xs7
-            e3.topic_id = UUID_ZERO
-            e3.unknown_tagged_fields = None
-            xs2.append(e3)
-        o.topic_data = xs2
+                        q12 = p + n11
+                        if q12 > bl:
+                            raise DecodeError('PartitionProduceData.Records: length ' + str(n11) + ' past the end')
+                        e9.records = b[p:q12]
+                        p = q12
+                    e9.unknown_tagged_fields = None
+                    xs8.append(e9)
+                e4.partition_data = xs8
+            e4.topic_id = UUID_ZERO
+            e4.unknown_tagged_fields = None
+            xs3.append(e4)
+        o.topic_data = xs3
     o.transactional_id = None
     o.unknown_tagged_fields = None
     return o, p
@@ -222,30 +227,30 @@ def _r_ProduceRequest_0(b, p):
 def _w_ProduceRequest_0(o, w):
     if o.transactional_id is not None:
         raise UnsupportedFieldError('ProduceRequest.TransactionalId exists only in versions 3+')
-    w += _S0.pack(o.acks, o.timeout_ms)
+    w += _S4.pack(o.acks, o.timeout_ms)
     xs1 = o.topic_data
-    w += _S1.pack(len(xs1))
+    w += _S2.pack(len(xs1))
     for e2 in xs1:
         v3 = e2.name
         v3 = v3.encode()
-        w += _S2.pack(len(v3))
+        w += _S1.pack(len(v3))
         w += v3
         xs4 = e2.partition_data
-        w += _S1.pack(len(xs4))
+        w += _S2.pack(len(xs4))
         for e5 in xs4:
-            w += _S1.pack(e5.index)
+            w += _S2.pack(e5.index)
             v6 = e5.records
             if v6 is None:
                 w += b'\xff\xff\xff\xff'
             else:
-                w += _S1.pack(len(v6))
+                w += _S2.pack(len(v6))
                 _wrec(w, v6)
 
 
 def _r_ProduceRequest_1(b, p):
     bl = len(b)
     o = _new(ProduceRequest)
-    n1, = _S2.unpack_from(b, p)
+    n1, = _S1.unpack_from(b, p)
     p += 2
     if n1 < 0:
         o.transactional_id = None
@@ -255,57 +260,55 @@ def _r_ProduceRequest_1(b, p):
             raise DecodeError('ProduceRequest.TransactionalId: length ' + str(n1) + ' past the end')
         o.transactional_id = str(b[p:q2], 'utf-8')
         p = q2
-    o.acks, o.timeout_ms, = _S0.unpack_from(b, p)
-    p += 6
-    n3, = _S1.unpack_from(b, p)
-    p += 4
-    if n3 < 0:
+    o.acks, o.timeout_ms, h3, = _S0.unpack_from(b, p)
+    p += 10
+    n4 = h3
+    if n4 < 0:
         raise DecodeError('ProduceRequest.TopicData: null where not nullable')
     else:
-        if n3 > bl - p:
-            raise DecodeError('ProduceRequest.TopicData: count ' + str(n3) + ' past the end')
-        xs4 = []
-        for _ in range(n3):
-            e5 = _new(_ProduceRequest_TopicProduceData)
-            n6, = _S2.unpack_from(b, p)
+        if n4 > bl - p:
+            raise DecodeError('ProduceRequest.TopicData: count ' + str(n4) + ' past the end')
+        xs5 = []
+        for _ in range(n4):
+            e6 = _new(_ProduceRequest_TopicProduceData)
+            n7, = _S1.unpack_from(b, p)
             p += 2
-            if n6 < 0:
+            if n7 < 0:
                 raise DecodeError('TopicProduceData.Name: null where not nullable')
             else:
-                q7 = p + n6
-                if q7 > bl:
-                    raise DecodeError('TopicProduceData.Name: length ' + str(n6) + ' past the end')
-                e5.name = str(b[p:q7], 'utf-8')
-                p = q7
-            n8, = _S1.unpack_from(b, p)
+                q8 = p + n7
+                if q8 > bl:
+                    raise DecodeError('TopicProduceData.Name: length ' + str(n7) + ' past the end')
+                e6.name = str(b[p:q8], 'utf-8')
+                p = q8
+            n9, = _S2.unpack_from(b, p)
             p += 4
-            if n8 < 0:
+            if n9 < 0:
                 raise DecodeError('TopicProduceData.PartitionData: null where not nullable')
             else:
-                if n8 > bl - p:
-                    raise DecodeError('TopicProduceData.PartitionData: count ' + str(n8) + ' past the end')
-                xs9 = []
-                for _ in range(n8):
-                    e10 = _new(_ProduceRequest_PartitionProduceData)
-                    e10.index, = _S1.unpack_from(b, p)
-                    p += 4
-                    n11, = _S1.unpack_from(b, p)
-                    p += 4
-                    if n11 < 0:
-                        e10.records = None
+                if n9 > bl - p:
+                    raise DecodeError('TopicProduceData.PartitionData: count ' + str(n9) + ' past the end')
+                xs10 = []
+                for _ in range(n9):
+                    e11 = _new(_ProduceRequest_PartitionProduceData)
+                    e11.index, h12, = _S3.unpack_from(b, p)
+                    p += 8
+                    n13 = h12
+                    if n13 < 0:
+                        e11.records = None
                     else:
-                        q12 = p + n11
-                        if q12 > bl:
-                            raise DecodeError('PartitionProduceData.Records: length ' + str(n11) + ' past the end')
-                        e10.records = b[p:q12]
-                        p = q12
-                    e10.unknown_tagged_fields = None
-                    xs9.append(e10)
-                e5.partition_data = xs9
-            e5.topic_id = UUID_ZERO
-            e5.unknown_tagged_fields = None
-            xs4.append(e5)
-        o.topic_data = xs4
+                        q14 = p + n13
+                        if q14 > bl:
+                            raise DecodeError('PartitionProduceData.Records: length ' + str(n13) + ' past the end')
+                        e11.records = b[p:q14]
+                        p = q14
+                    e11.unknown_tagged_fields = None
+                    xs10.append(e11)
+                e6.partition_data = xs10
+            e6.topic_id = UUID_ZERO
+            e6.unknown_tagged_fields = None
+            xs5.append(e6)
+        o.topic_data = xs5
     o.unknown_tagged_fields = None
     return o, p
 
@@ -316,25 +319,25 @@ def _w_ProduceRequest_1(o, w):
         w += b'\xff\xff'
     else:
         v1 = v1.encode()
-        w += _S2.pack(len(v1))
+        w += _S1.pack(len(v1))
         w += v1
-    w += _S0.pack(o.acks, o.timeout_ms)
+    w += _S4.pack(o.acks, o.timeout_ms)
     xs2 = o.topic_data
-    w += _S1.pack(len(xs2))
+    w += _S2.pack(len(xs2))
     for e3 in xs2:
         v4 = e3.name
         v4 = v4.encode()
-        w += _S2.pack(len(v4))
+        w += _S1.pack(len(v4))
         w += v4
         xs5 = e3.partition_data
-        w += _S1.pack(len(xs5))
+        w += _S2.pack(len(xs5))
         for e6 in xs5:
-            w += _S1.pack(e6.index)
+            w += _S2.pack(e6.index)
             v7 = e6.records
             if v7 is None:
                 w += b'\xff\xff\xff\xff'
             else:
-                w += _S1.pack(len(v7))
+                w += _S2.pack(len(v7))
                 _wrec(w, v7)
 
 
@@ -423,77 +426,75 @@ def _r_ProduceRequest_2(b, p):
             raise DecodeError('ProduceRequest.TransactionalId: length ' + str(n1) + ' past the end')
         o.transactional_id = str(b[p:q2], 'utf-8')
         p = q2
-    o.acks, o.timeout_ms, = _S0.unpack_from(b, p)
-    p += 6
-    n3 = b[p] - 1
-    p += 1
-    if n3 > 126:
-        n3, p = _uvt(b, p, n3 + 1)
-        n3 -= 1
-    if n3 < 0:
+    o.acks, o.timeout_ms, h3, = _S5.unpack_from(b, p)
+    p += 7
+    n4 = h3 - 1
+    if n4 > 126:
+        n4, p = _uvt(b, p, n4 + 1)
+        n4 -= 1
+    if n4 < 0:
         raise DecodeError('ProduceRequest.TopicData: null where not nullable')
     else:
-        if n3 > bl - p:
-            raise DecodeError('ProduceRequest.TopicData: count ' + str(n3) + ' past the end')
-        xs4 = []
-        for _ in range(n3):
-            e5 = _new(_ProduceRequest_TopicProduceData)
-            n6 = b[p] - 1
+        if n4 > bl - p:
+            raise DecodeError('ProduceRequest.TopicData: count ' + str(n4) + ' past the end')
+        xs5 = []
+        for _ in range(n4):
+            e6 = _new(_ProduceRequest_TopicProduceData)
+            n7 = b[p] - 1
             p += 1
-            if n6 > 126:
-                n6, p = _uvt(b, p, n6 + 1)
-                n6 -= 1
-            if n6 < 0:
+            if n7 > 126:
+                n7, p = _uvt(b, p, n7 + 1)
+                n7 -= 1
+            if n7 < 0:
                 raise DecodeError('TopicProduceData.Name: null where not nullable')
             else:
-                q7 = p + n6
-                if q7 > bl:
-                    raise DecodeError('TopicProduceData.Name: length ' + str(n6) + ' past the end')
-                e5.name = str(b[p:q7], 'utf-8')
-                p = q7
-            n8 = b[p] - 1
+                q8 = p + n7
+                if q8 > bl:
+                    raise DecodeError('TopicProduceData.Name: length ' + str(n7) + ' past the end')
+                e6.name = str(b[p:q8], 'utf-8')
+                p = q8
+            n9 = b[p] - 1
             p += 1
-            if n8 > 126:
-                n8, p = _uvt(b, p, n8 + 1)
-                n8 -= 1
-            if n8 < 0:
+            if n9 > 126:
+                n9, p = _uvt(b, p, n9 + 1)
+                n9 -= 1
+            if n9 < 0:
                 raise DecodeError('TopicProduceData.PartitionData: null where not nullable')
             else:
-                if n8 > bl - p:
-                    raise DecodeError('TopicProduceData.PartitionData: count ' + str(n8) + ' past the end')
-                xs9 = []
-                for _ in range(n8):
-                    e10 = _new(_ProduceRequest_PartitionProduceData)
-                    e10.index, = _S1.unpack_from(b, p)
-                    p += 4
-                    n11 = b[p] - 1
-                    p += 1
-                    if n11 > 126:
-                        n11, p = _uvt(b, p, n11 + 1)
-                        n11 -= 1
-                    if n11 < 0:
-                        e10.records = None
+                if n9 > bl - p:
+                    raise DecodeError('TopicProduceData.PartitionData: count ' + str(n9) + ' past the end')
+                xs10 = []
+                for _ in range(n9):
+                    e11 = _new(_ProduceRequest_PartitionProduceData)
+                    e11.index, h12, = _S6.unpack_from(b, p)
+                    p += 5
+                    n13 = h12 - 1
+                    if n13 > 126:
+                        n13, p = _uvt(b, p, n13 + 1)
+                        n13 -= 1
+                    if n13 < 0:
+                        e11.records = None
                     else:
-                        q12 = p + n11
-                        if q12 > bl:
-                            raise DecodeError('PartitionProduceData.Records: length ' + str(n11) + ' past the end')
-                        e10.records = b[p:q12]
-                        p = q12
+                        q14 = p + n13
+                        if q14 > bl:
+                            raise DecodeError('PartitionProduceData.Records: length ' + str(n13) + ' past the end')
+                        e11.records = b[p:q14]
+                        p = q14
                     if b[p] == 0:  # no tagged fields, the common case
-                        e10.unknown_tagged_fields = None
+                        e11.unknown_tagged_fields = None
                         p += 1
                     else:
-                        p = _t_ProduceRequest_PartitionProduceData_0(b, p, e10)
-                    xs9.append(e10)
-                e5.partition_data = xs9
-            e5.topic_id = UUID_ZERO
+                        p = _t_ProduceRequest_PartitionProduceData_0(b, p, e11)
+                    xs10.append(e11)
+                e6.partition_data = xs10
+            e6.topic_id = UUID_ZERO
             if b[p] == 0:  # no tagged fields, the common case
-                e5.unknown_tagged_fields = None
+                e6.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_ProduceRequest_TopicProduceData_0(b, p, e5)
-            xs4.append(e5)
-        o.topic_data = xs4
+                p = _t_ProduceRequest_TopicProduceData_0(b, p, e6)
+            xs5.append(e6)
+        o.topic_data = xs5
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         p += 1
@@ -514,7 +515,7 @@ def _w_ProduceRequest_2(o, w):
         else:
             _wuv(w, ln)
         w += v1
-    w += _S0.pack(o.acks, o.timeout_ms)
+    w += _S4.pack(o.acks, o.timeout_ms)
     xs2 = o.topic_data
     ln = len(xs2) + 1
     if ln < 128:
@@ -537,7 +538,7 @@ def _w_ProduceRequest_2(o, w):
         else:
             _wuv(w, ln)
         for e6 in xs5:
-            w += _S1.pack(e6.index)
+            w += _S2.pack(e6.index)
             v7 = e6.records
             if v7 is None:
                 w.append(0)
@@ -578,66 +579,63 @@ def _r_ProduceRequest_3(b, p):
             raise DecodeError('ProduceRequest.TransactionalId: length ' + str(n1) + ' past the end')
         o.transactional_id = str(b[p:q2], 'utf-8')
         p = q2
-    o.acks, o.timeout_ms, = _S0.unpack_from(b, p)
-    p += 6
-    n3 = b[p] - 1
-    p += 1
-    if n3 > 126:
-        n3, p = _uvt(b, p, n3 + 1)
-        n3 -= 1
-    if n3 < 0:
+    o.acks, o.timeout_ms, h3, = _S5.unpack_from(b, p)
+    p += 7
+    n4 = h3 - 1
+    if n4 > 126:
+        n4, p = _uvt(b, p, n4 + 1)
+        n4 -= 1
+    if n4 < 0:
         raise DecodeError('ProduceRequest.TopicData: null where not nullable')
     else:
-        if n3 > bl - p:
-            raise DecodeError('ProduceRequest.TopicData: count ' + str(n3) + ' past the end')
-        xs4 = []
-        for _ in range(n3):
-            e5 = _new(_ProduceRequest_TopicProduceData)
-            e5.topic_id, = _S3.unpack_from(b, p)
-            p += 16
-            n6 = b[p] - 1
-            p += 1
-            if n6 > 126:
-                n6, p = _uvt(b, p, n6 + 1)
-                n6 -= 1
-            if n6 < 0:
+        if n4 > bl - p:
+            raise DecodeError('ProduceRequest.TopicData: count ' + str(n4) + ' past the end')
+        xs5 = []
+        for _ in range(n4):
+            e6 = _new(_ProduceRequest_TopicProduceData)
+            e6.topic_id, h7, = _S7.unpack_from(b, p)
+            p += 17
+            n8 = h7 - 1
+            if n8 > 126:
+                n8, p = _uvt(b, p, n8 + 1)
+                n8 -= 1
+            if n8 < 0:
                 raise DecodeError('TopicProduceData.PartitionData: null where not nullable')
             else:
-                if n6 > bl - p:
-                    raise DecodeError('TopicProduceData.PartitionData: count ' + str(n6) + ' past the end')
-                xs7 = []
-                for _ in range(n6):
-                    e8 = _new(_ProduceRequest_PartitionProduceData)
-                    e8.index, = _S1.unpack_from(b, p)
-                    p += 4
-                    n9 = b[p] - 1
-                    p += 1
-                    if n9 > 126:
-                        n9, p = _uvt(b, p, n9 + 1)
-                        n9 -= 1
-                    if n9 < 0:
-                        e8.records = None
+                if n8 > bl - p:
+                    raise DecodeError('TopicProduceData.PartitionData: count ' + str(n8) + ' past the end')
+                xs9 = []
+                for _ in range(n8):
+                    e10 = _new(_ProduceRequest_PartitionProduceData)
+                    e10.index, h11, = _S6.unpack_from(b, p)
+                    p += 5
+                    n12 = h11 - 1
+                    if n12 > 126:
+                        n12, p = _uvt(b, p, n12 + 1)
+                        n12 -= 1
+                    if n12 < 0:
+                        e10.records = None
                     else:
-                        q10 = p + n9
-                        if q10 > bl:
-                            raise DecodeError('PartitionProduceData.Records: length ' + str(n9) + ' past the end')
-                        e8.records = b[p:q10]
-                        p = q10
+                        q13 = p + n12
+                        if q13 > bl:
+                            raise DecodeError('PartitionProduceData.Records: length ' + str(n12) + ' past the end')
+                        e10.records = b[p:q13]
+                        p = q13
                     if b[p] == 0:  # no tagged fields, the common case
-                        e8.unknown_tagged_fields = None
+                        e10.unknown_tagged_fields = None
                         p += 1
                     else:
-                        p = _t_ProduceRequest_PartitionProduceData_0(b, p, e8)
-                    xs7.append(e8)
-                e5.partition_data = xs7
-            e5.name = ''
+                        p = _t_ProduceRequest_PartitionProduceData_0(b, p, e10)
+                    xs9.append(e10)
+                e6.partition_data = xs9
+            e6.name = ''
             if b[p] == 0:  # no tagged fields, the common case
-                e5.unknown_tagged_fields = None
+                e6.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_ProduceRequest_TopicProduceData_0(b, p, e5)
-            xs4.append(e5)
-        o.topic_data = xs4
+                p = _t_ProduceRequest_TopicProduceData_0(b, p, e6)
+            xs5.append(e6)
+        o.topic_data = xs5
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         p += 1
@@ -658,7 +656,7 @@ def _w_ProduceRequest_3(o, w):
         else:
             _wuv(w, ln)
         w += v1
-    w += _S0.pack(o.acks, o.timeout_ms)
+    w += _S4.pack(o.acks, o.timeout_ms)
     xs2 = o.topic_data
     ln = len(xs2) + 1
     if ln < 128:
@@ -666,7 +664,7 @@ def _w_ProduceRequest_3(o, w):
     else:
         _wuv(w, ln)
     for e3 in xs2:
-        w += _S3.pack(e3.topic_id)
+        w += _S8.pack(e3.topic_id)
         xs4 = e3.partition_data
         ln = len(xs4) + 1
         if ln < 128:
@@ -674,7 +672,7 @@ def _w_ProduceRequest_3(o, w):
         else:
             _wuv(w, ln)
         for e5 in xs4:
-            w += _S1.pack(e5.index)
+            w += _S2.pack(e5.index)
             v6 = e5.records
             if v6 is None:
                 w.append(0)
@@ -702,7 +700,7 @@ def _w_ProduceRequest_3(o, w):
 def _r_ProduceResponse_0(b, p):
     bl = len(b)
     o = _new(ProduceResponse)
-    n1, = _S1.unpack_from(b, p)
+    n1, = _S2.unpack_from(b, p)
     p += 4
     if n1 < 0:
         raise DecodeError('ProduceResponse.Responses: null where not nullable')
@@ -712,7 +710,7 @@ def _r_ProduceResponse_0(b, p):
         xs2 = []
         for _ in range(n1):
             e3 = _new(_ProduceResponse_TopicProduceResponse)
-            n4, = _S2.unpack_from(b, p)
+            n4, = _S1.unpack_from(b, p)
             p += 2
             if n4 < 0:
                 raise DecodeError('TopicProduceResponse.Name: null where not nullable')
@@ -722,7 +720,7 @@ def _r_ProduceResponse_0(b, p):
                     raise DecodeError('TopicProduceResponse.Name: length ' + str(n4) + ' past the end')
                 e3.name = str(b[p:q5], 'utf-8')
                 p = q5
-            n6, = _S1.unpack_from(b, p)
+            n6, = _S2.unpack_from(b, p)
             p += 4
             if n6 < 0:
                 raise DecodeError('TopicProduceResponse.PartitionResponses: null where not nullable')
@@ -732,7 +730,7 @@ def _r_ProduceResponse_0(b, p):
                 xs7 = []
                 for _ in range(n6):
                     e8 = _new(_ProduceResponse_PartitionProduceResponse)
-                    e8.index, e8.error_code, e8.base_offset, = _S4.unpack_from(b, p)
+                    e8.index, e8.error_code, e8.base_offset, = _S9.unpack_from(b, p)
                     p += 14
                     e8.log_append_time_ms = -1
                     e8.log_start_offset = -1
@@ -758,22 +756,22 @@ def _r_ProduceResponse_0(b, p):
 
 def _w_ProduceResponse_0(o, w):
     xs1 = o.responses
-    w += _S1.pack(len(xs1))
+    w += _S2.pack(len(xs1))
     for e2 in xs1:
         v3 = e2.name
         v3 = v3.encode()
-        w += _S2.pack(len(v3))
+        w += _S1.pack(len(v3))
         w += v3
         xs4 = e2.partition_responses
-        w += _S1.pack(len(xs4))
+        w += _S2.pack(len(xs4))
         for e5 in xs4:
-            w += _S4.pack(e5.index, e5.error_code, e5.base_offset)
+            w += _S9.pack(e5.index, e5.error_code, e5.base_offset)
 
 
 def _r_ProduceResponse_1(b, p):
     bl = len(b)
     o = _new(ProduceResponse)
-    n1, = _S1.unpack_from(b, p)
+    n1, = _S2.unpack_from(b, p)
     p += 4
     if n1 < 0:
         raise DecodeError('ProduceResponse.Responses: null where not nullable')
@@ -783,7 +781,7 @@ def _r_ProduceResponse_1(b, p):
         xs2 = []
         for _ in range(n1):
             e3 = _new(_ProduceResponse_TopicProduceResponse)
-            n4, = _S2.unpack_from(b, p)
+            n4, = _S1.unpack_from(b, p)
             p += 2
             if n4 < 0:
                 raise DecodeError('TopicProduceResponse.Name: null where not nullable')
@@ -793,7 +791,7 @@ def _r_ProduceResponse_1(b, p):
                     raise DecodeError('TopicProduceResponse.Name: length ' + str(n4) + ' past the end')
                 e3.name = str(b[p:q5], 'utf-8')
                 p = q5
-            n6, = _S1.unpack_from(b, p)
+            n6, = _S2.unpack_from(b, p)
             p += 4
             if n6 < 0:
                 raise DecodeError('TopicProduceResponse.PartitionResponses: null where not nullable')
@@ -803,7 +801,7 @@ def _r_ProduceResponse_1(b, p):
                 xs7 = []
                 for _ in range(n6):
                     e8 = _new(_ProduceResponse_PartitionProduceResponse)
-                    e8.index, e8.error_code, e8.base_offset, = _S4.unpack_from(b, p)
+                    e8.index, e8.error_code, e8.base_offset, = _S9.unpack_from(b, p)
                     p += 14
                     e8.log_append_time_ms = -1
                     e8.log_start_offset = -1
@@ -821,7 +819,7 @@ def _r_ProduceResponse_1(b, p):
             e3.unknown_tagged_fields = None
             xs2.append(e3)
         o.responses = xs2
-    o.throttle_time_ms, = _S1.unpack_from(b, p)
+    o.throttle_time_ms, = _S2.unpack_from(b, p)
     p += 4
     o.node_endpoints = []
     o.unknown_tagged_fields = None
@@ -830,23 +828,23 @@ def _r_ProduceResponse_1(b, p):
 
 def _w_ProduceResponse_1(o, w):
     xs1 = o.responses
-    w += _S1.pack(len(xs1))
+    w += _S2.pack(len(xs1))
     for e2 in xs1:
         v3 = e2.name
         v3 = v3.encode()
-        w += _S2.pack(len(v3))
+        w += _S1.pack(len(v3))
         w += v3
         xs4 = e2.partition_responses
-        w += _S1.pack(len(xs4))
+        w += _S2.pack(len(xs4))
         for e5 in xs4:
-            w += _S4.pack(e5.index, e5.error_code, e5.base_offset)
-    w += _S1.pack(o.throttle_time_ms)
+            w += _S9.pack(e5.index, e5.error_code, e5.base_offset)
+    w += _S2.pack(o.throttle_time_ms)
 
 
 def _r_ProduceResponse_2(b, p):
     bl = len(b)
     o = _new(ProduceResponse)
-    n1, = _S1.unpack_from(b, p)
+    n1, = _S2.unpack_from(b, p)
     p += 4
     if n1 < 0:
         raise DecodeError('ProduceResponse.Responses: null where not nullable')
@@ -856,7 +854,7 @@ def _r_ProduceResponse_2(b, p):
         xs2 = []
         for _ in range(n1):
             e3 = _new(_ProduceResponse_TopicProduceResponse)
-            n4, = _S2.unpack_from(b, p)
+            n4, = _S1.unpack_from(b, p)
             p += 2
             if n4 < 0:
                 raise DecodeError('TopicProduceResponse.Name: null where not nullable')
@@ -866,7 +864,7 @@ def _r_ProduceResponse_2(b, p):
                     raise DecodeError('TopicProduceResponse.Name: length ' + str(n4) + ' past the end')
                 e3.name = str(b[p:q5], 'utf-8')
                 p = q5
-            n6, = _S1.unpack_from(b, p)
+            n6, = _S2.unpack_from(b, p)
             p += 4
             if n6 < 0:
                 raise DecodeError('TopicProduceResponse.PartitionResponses: null where not nullable')
@@ -876,7 +874,7 @@ def _r_ProduceResponse_2(b, p):
                 xs7 = []
                 for _ in range(n6):
                     e8 = _new(_ProduceResponse_PartitionProduceResponse)
-                    e8.index, e8.error_code, e8.base_offset, e8.log_append_time_ms, = _S5.unpack_from(b, p)
+                    e8.index, e8.error_code, e8.base_offset, e8.log_append_time_ms, = _S10.unpack_from(b, p)
                     p += 22
                     e8.log_start_offset = -1
                     e8.record_errors = []
@@ -893,7 +891,7 @@ def _r_ProduceResponse_2(b, p):
             e3.unknown_tagged_fields = None
             xs2.append(e3)
         o.responses = xs2
-    o.throttle_time_ms, = _S1.unpack_from(b, p)
+    o.throttle_time_ms, = _S2.unpack_from(b, p)
     p += 4
     o.node_endpoints = []
     o.unknown_tagged_fields = None
@@ -902,23 +900,23 @@ def _r_ProduceResponse_2(b, p):
 
 def _w_ProduceResponse_2(o, w):
     xs1 = o.responses
-    w += _S1.pack(len(xs1))
+    w += _S2.pack(len(xs1))
     for e2 in xs1:
         v3 = e2.name
         v3 = v3.encode()
-        w += _S2.pack(len(v3))
+        w += _S1.pack(len(v3))
         w += v3
         xs4 = e2.partition_responses
-        w += _S1.pack(len(xs4))
+        w += _S2.pack(len(xs4))
         for e5 in xs4:
-            w += _S5.pack(e5.index, e5.error_code, e5.base_offset, e5.log_append_time_ms)
-    w += _S1.pack(o.throttle_time_ms)
+            w += _S10.pack(e5.index, e5.error_code, e5.base_offset, e5.log_append_time_ms)
+    w += _S2.pack(o.throttle_time_ms)
 
 
 def _r_ProduceResponse_3(b, p):
     bl = len(b)
     o = _new(ProduceResponse)
-    n1, = _S1.unpack_from(b, p)
+    n1, = _S2.unpack_from(b, p)
     p += 4
     if n1 < 0:
         raise DecodeError('ProduceResponse.Responses: null where not nullable')
@@ -928,7 +926,7 @@ def _r_ProduceResponse_3(b, p):
         xs2 = []
         for _ in range(n1):
             e3 = _new(_ProduceResponse_TopicProduceResponse)
-            n4, = _S2.unpack_from(b, p)
+            n4, = _S1.unpack_from(b, p)
             p += 2
             if n4 < 0:
                 raise DecodeError('TopicProduceResponse.Name: null where not nullable')
@@ -938,7 +936,7 @@ def _r_ProduceResponse_3(b, p):
                     raise DecodeError('TopicProduceResponse.Name: length ' + str(n4) + ' past the end')
                 e3.name = str(b[p:q5], 'utf-8')
                 p = q5
-            n6, = _S1.unpack_from(b, p)
+            n6, = _S2.unpack_from(b, p)
             p += 4
             if n6 < 0:
                 raise DecodeError('TopicProduceResponse.PartitionResponses: null where not nullable')
@@ -948,7 +946,7 @@ def _r_ProduceResponse_3(b, p):
                 xs7 = []
                 for _ in range(n6):
                     e8 = _new(_ProduceResponse_PartitionProduceResponse)
-                    e8.index, e8.error_code, e8.base_offset, e8.log_append_time_ms, e8.log_start_offset, = _S6.unpack_from(b, p)
+                    e8.index, e8.error_code, e8.base_offset, e8.log_append_time_ms, e8.log_start_offset, = _S11.unpack_from(b, p)
                     p += 30
                     e8.record_errors = []
                     e8.error_message = None
@@ -964,7 +962,7 @@ def _r_ProduceResponse_3(b, p):
             e3.unknown_tagged_fields = None
             xs2.append(e3)
         o.responses = xs2
-    o.throttle_time_ms, = _S1.unpack_from(b, p)
+    o.throttle_time_ms, = _S2.unpack_from(b, p)
     p += 4
     o.node_endpoints = []
     o.unknown_tagged_fields = None
@@ -973,23 +971,23 @@ def _r_ProduceResponse_3(b, p):
 
 def _w_ProduceResponse_3(o, w):
     xs1 = o.responses
-    w += _S1.pack(len(xs1))
+    w += _S2.pack(len(xs1))
     for e2 in xs1:
         v3 = e2.name
         v3 = v3.encode()
-        w += _S2.pack(len(v3))
+        w += _S1.pack(len(v3))
         w += v3
         xs4 = e2.partition_responses
-        w += _S1.pack(len(xs4))
+        w += _S2.pack(len(xs4))
         for e5 in xs4:
-            w += _S6.pack(e5.index, e5.error_code, e5.base_offset, e5.log_append_time_ms, e5.log_start_offset)
-    w += _S1.pack(o.throttle_time_ms)
+            w += _S11.pack(e5.index, e5.error_code, e5.base_offset, e5.log_append_time_ms, e5.log_start_offset)
+    w += _S2.pack(o.throttle_time_ms)
 
 
 def _r_ProduceResponse_4(b, p):
     bl = len(b)
     o = _new(ProduceResponse)
-    n1, = _S1.unpack_from(b, p)
+    n1, = _S2.unpack_from(b, p)
     p += 4
     if n1 < 0:
         raise DecodeError('ProduceResponse.Responses: null where not nullable')
@@ -999,7 +997,7 @@ def _r_ProduceResponse_4(b, p):
         xs2 = []
         for _ in range(n1):
             e3 = _new(_ProduceResponse_TopicProduceResponse)
-            n4, = _S2.unpack_from(b, p)
+            n4, = _S1.unpack_from(b, p)
             p += 2
             if n4 < 0:
                 raise DecodeError('TopicProduceResponse.Name: null where not nullable')
@@ -1009,7 +1007,7 @@ def _r_ProduceResponse_4(b, p):
                     raise DecodeError('TopicProduceResponse.Name: length ' + str(n4) + ' past the end')
                 e3.name = str(b[p:q5], 'utf-8')
                 p = q5
-            n6, = _S1.unpack_from(b, p)
+            n6, = _S2.unpack_from(b, p)
             p += 4
             if n6 < 0:
                 raise DecodeError('TopicProduceResponse.PartitionResponses: null where not nullable')
@@ -1019,48 +1017,46 @@ def _r_ProduceResponse_4(b, p):
                 xs7 = []
                 for _ in range(n6):
                     e8 = _new(_ProduceResponse_PartitionProduceResponse)
-                    e8.index, e8.error_code, e8.base_offset, e8.log_append_time_ms, e8.log_start_offset, = _S6.unpack_from(b, p)
-                    p += 30
-                    n9, = _S1.unpack_from(b, p)
-                    p += 4
-                    if n9 < 0:
+                    e8.index, e8.error_code, e8.base_offset, e8.log_append_time_ms, e8.log_start_offset, h9, = _S12.unpack_from(b, p)
+                    p += 34
+                    n10 = h9
+                    if n10 < 0:
                         raise DecodeError('PartitionProduceResponse.RecordErrors: null where not nullable')
                     else:
-                        if n9 > bl - p:
-                            raise DecodeError('PartitionProduceResponse.RecordErrors: count ' + str(n9) + ' past the end')
-                        xs10 = []
-                        for _ in range(n9):
-                            e11 = _new(_ProduceResponse_BatchIndexAndErrorMessage)
-                            e11.batch_index, = _S1.unpack_from(b, p)
-                            p += 4
-                            n12, = _S2.unpack_from(b, p)
-                            p += 2
-                            if n12 < 0:
-                                e11.batch_index_error_message = None
+                        if n10 > bl - p:
+                            raise DecodeError('PartitionProduceResponse.RecordErrors: count ' + str(n10) + ' past the end')
+                        xs11 = []
+                        for _ in range(n10):
+                            e12 = _new(_ProduceResponse_BatchIndexAndErrorMessage)
+                            e12.batch_index, h13, = _S13.unpack_from(b, p)
+                            p += 6
+                            n14 = h13
+                            if n14 < 0:
+                                e12.batch_index_error_message = None
                             else:
-                                q13 = p + n12
-                                if q13 > bl:
-                                    raise DecodeError('BatchIndexAndErrorMessage.BatchIndexErrorMessage: length ' + str(n12) + ' past the end')
-                                e11.batch_index_error_message = str(b[p:q13], 'utf-8')
-                                p = q13
-                            e11.unknown_tagged_fields = None
-                            xs10.append(e11)
-                        e8.record_errors = xs10
-                    n14, = _S2.unpack_from(b, p)
+                                q15 = p + n14
+                                if q15 > bl:
+                                    raise DecodeError('BatchIndexAndErrorMessage.BatchIndexErrorMessage: length ' + str(n14) + ' past the end')
+                                e12.batch_index_error_message = str(b[p:q15], 'utf-8')
+                                p = q15
+                            e12.unknown_tagged_fields = None
+                            xs11.append(e12)
+                        e8.record_errors = xs11
+                    n16, = _S1.unpack_from(b, p)
                     p += 2
-                    if n14 < 0:
+                    if n16 < 0:
                         e8.error_message = None
                     else:
-                        q15 = p + n14
-                        if q15 > bl:
-                            raise DecodeError('PartitionProduceResponse.ErrorMessage: length ' + str(n14) + ' past the end')
-                        e8.error_message = str(b[p:q15], 'utf-8')
-                        p = q15
-                    d16 = _new(_ProduceResponse_LeaderIdAndEpoch)
-                    d16.leader_id = -1
-                    d16.leader_epoch = -1
-                    d16.unknown_tagged_fields = None
-                    e8.current_leader = d16
+                        q17 = p + n16
+                        if q17 > bl:
+                            raise DecodeError('PartitionProduceResponse.ErrorMessage: length ' + str(n16) + ' past the end')
+                        e8.error_message = str(b[p:q17], 'utf-8')
+                        p = q17
+                    d18 = _new(_ProduceResponse_LeaderIdAndEpoch)
+                    d18.leader_id = -1
+                    d18.leader_epoch = -1
+                    d18.unknown_tagged_fields = None
+                    e8.current_leader = d18
                     e8.unknown_tagged_fields = None
                     xs7.append(e8)
                 e3.partition_responses = xs7
@@ -1068,7 +1064,7 @@ def _r_ProduceResponse_4(b, p):
             e3.unknown_tagged_fields = None
             xs2.append(e3)
         o.responses = xs2
-    o.throttle_time_ms, = _S1.unpack_from(b, p)
+    o.throttle_time_ms, = _S2.unpack_from(b, p)
     p += 4
     o.node_endpoints = []
     o.unknown_tagged_fields = None
@@ -1077,35 +1073,35 @@ def _r_ProduceResponse_4(b, p):
 
 def _w_ProduceResponse_4(o, w):
     xs1 = o.responses
-    w += _S1.pack(len(xs1))
+    w += _S2.pack(len(xs1))
     for e2 in xs1:
         v3 = e2.name
         v3 = v3.encode()
-        w += _S2.pack(len(v3))
+        w += _S1.pack(len(v3))
         w += v3
         xs4 = e2.partition_responses
-        w += _S1.pack(len(xs4))
+        w += _S2.pack(len(xs4))
         for e5 in xs4:
-            w += _S6.pack(e5.index, e5.error_code, e5.base_offset, e5.log_append_time_ms, e5.log_start_offset)
+            w += _S11.pack(e5.index, e5.error_code, e5.base_offset, e5.log_append_time_ms, e5.log_start_offset)
             xs6 = e5.record_errors
-            w += _S1.pack(len(xs6))
+            w += _S2.pack(len(xs6))
             for e7 in xs6:
-                w += _S1.pack(e7.batch_index)
+                w += _S2.pack(e7.batch_index)
                 v8 = e7.batch_index_error_message
                 if v8 is None:
                     w += b'\xff\xff'
                 else:
                     v8 = v8.encode()
-                    w += _S2.pack(len(v8))
+                    w += _S1.pack(len(v8))
                     w += v8
             v9 = e5.error_message
             if v9 is None:
                 w += b'\xff\xff'
             else:
                 v9 = v9.encode()
-                w += _S2.pack(len(v9))
+                w += _S1.pack(len(v9))
                 w += v9
-    w += _S1.pack(o.throttle_time_ms)
+    w += _S2.pack(o.throttle_time_ms)
 
 
 def _t_ProduceResponse_BatchIndexAndErrorMessage_0(b, p, o):
@@ -1242,61 +1238,59 @@ def _r_ProduceResponse_5(b, p):
                 xs7 = []
                 for _ in range(n6):
                     e8 = _new(_ProduceResponse_PartitionProduceResponse)
-                    e8.index, e8.error_code, e8.base_offset, e8.log_append_time_ms, e8.log_start_offset, = _S6.unpack_from(b, p)
-                    p += 30
-                    n9 = b[p] - 1
-                    p += 1
-                    if n9 > 126:
-                        n9, p = _uvt(b, p, n9 + 1)
-                        n9 -= 1
-                    if n9 < 0:
+                    e8.index, e8.error_code, e8.base_offset, e8.log_append_time_ms, e8.log_start_offset, h9, = _S14.unpack_from(b, p)
+                    p += 31
+                    n10 = h9 - 1
+                    if n10 > 126:
+                        n10, p = _uvt(b, p, n10 + 1)
+                        n10 -= 1
+                    if n10 < 0:
                         raise DecodeError('PartitionProduceResponse.RecordErrors: null where not nullable')
                     else:
-                        if n9 > bl - p:
-                            raise DecodeError('PartitionProduceResponse.RecordErrors: count ' + str(n9) + ' past the end')
-                        xs10 = []
-                        for _ in range(n9):
-                            e11 = _new(_ProduceResponse_BatchIndexAndErrorMessage)
-                            e11.batch_index, = _S1.unpack_from(b, p)
-                            p += 4
-                            n12 = b[p] - 1
-                            p += 1
-                            if n12 > 126:
-                                n12, p = _uvt(b, p, n12 + 1)
-                                n12 -= 1
-                            if n12 < 0:
-                                e11.batch_index_error_message = None
+                        if n10 > bl - p:
+                            raise DecodeError('PartitionProduceResponse.RecordErrors: count ' + str(n10) + ' past the end')
+                        xs11 = []
+                        for _ in range(n10):
+                            e12 = _new(_ProduceResponse_BatchIndexAndErrorMessage)
+                            e12.batch_index, h13, = _S6.unpack_from(b, p)
+                            p += 5
+                            n14 = h13 - 1
+                            if n14 > 126:
+                                n14, p = _uvt(b, p, n14 + 1)
+                                n14 -= 1
+                            if n14 < 0:
+                                e12.batch_index_error_message = None
                             else:
-                                q13 = p + n12
-                                if q13 > bl:
-                                    raise DecodeError('BatchIndexAndErrorMessage.BatchIndexErrorMessage: length ' + str(n12) + ' past the end')
-                                e11.batch_index_error_message = str(b[p:q13], 'utf-8')
-                                p = q13
+                                q15 = p + n14
+                                if q15 > bl:
+                                    raise DecodeError('BatchIndexAndErrorMessage.BatchIndexErrorMessage: length ' + str(n14) + ' past the end')
+                                e12.batch_index_error_message = str(b[p:q15], 'utf-8')
+                                p = q15
                             if b[p] == 0:  # no tagged fields, the common case
-                                e11.unknown_tagged_fields = None
+                                e12.unknown_tagged_fields = None
                                 p += 1
                             else:
-                                p = _t_ProduceResponse_BatchIndexAndErrorMessage_0(b, p, e11)
-                            xs10.append(e11)
-                        e8.record_errors = xs10
-                    n14 = b[p] - 1
+                                p = _t_ProduceResponse_BatchIndexAndErrorMessage_0(b, p, e12)
+                            xs11.append(e12)
+                        e8.record_errors = xs11
+                    n16 = b[p] - 1
                     p += 1
-                    if n14 > 126:
-                        n14, p = _uvt(b, p, n14 + 1)
-                        n14 -= 1
-                    if n14 < 0:
+                    if n16 > 126:
+                        n16, p = _uvt(b, p, n16 + 1)
+                        n16 -= 1
+                    if n16 < 0:
                         e8.error_message = None
                     else:
-                        q15 = p + n14
-                        if q15 > bl:
-                            raise DecodeError('PartitionProduceResponse.ErrorMessage: length ' + str(n14) + ' past the end')
-                        e8.error_message = str(b[p:q15], 'utf-8')
-                        p = q15
-                    d16 = _new(_ProduceResponse_LeaderIdAndEpoch)
-                    d16.leader_id = -1
-                    d16.leader_epoch = -1
-                    d16.unknown_tagged_fields = None
-                    e8.current_leader = d16
+                        q17 = p + n16
+                        if q17 > bl:
+                            raise DecodeError('PartitionProduceResponse.ErrorMessage: length ' + str(n16) + ' past the end')
+                        e8.error_message = str(b[p:q17], 'utf-8')
+                        p = q17
+                    d18 = _new(_ProduceResponse_LeaderIdAndEpoch)
+                    d18.leader_id = -1
+                    d18.leader_epoch = -1
+                    d18.unknown_tagged_fields = None
+                    e8.current_leader = d18
                     if b[p] == 0:  # no tagged fields, the common case
                         e8.unknown_tagged_fields = None
                         p += 1
@@ -1312,7 +1306,7 @@ def _r_ProduceResponse_5(b, p):
                 p = _t_ProduceResponse_TopicProduceResponse_0(b, p, e3)
             xs2.append(e3)
         o.responses = xs2
-    o.throttle_time_ms, = _S1.unpack_from(b, p)
+    o.throttle_time_ms, = _S2.unpack_from(b, p)
     p += 4
     o.node_endpoints = []
     if b[p] == 0:  # no tagged fields, the common case
@@ -1346,7 +1340,7 @@ def _w_ProduceResponse_5(o, w):
         else:
             _wuv(w, ln)
         for e5 in xs4:
-            w += _S6.pack(e5.index, e5.error_code, e5.base_offset, e5.log_append_time_ms, e5.log_start_offset)
+            w += _S11.pack(e5.index, e5.error_code, e5.base_offset, e5.log_append_time_ms, e5.log_start_offset)
             xs6 = e5.record_errors
             ln = len(xs6) + 1
             if ln < 128:
@@ -1354,7 +1348,7 @@ def _w_ProduceResponse_5(o, w):
             else:
                 _wuv(w, ln)
             for e7 in xs6:
-                w += _S1.pack(e7.batch_index)
+                w += _S2.pack(e7.batch_index)
                 v8 = e7.batch_index_error_message
                 if v8 is None:
                     w.append(0)
@@ -1389,7 +1383,7 @@ def _w_ProduceResponse_5(o, w):
             _wtags(w, e2.unknown_tagged_fields)
         else:
             w.append(0)
-    w += _S1.pack(o.throttle_time_ms)
+    w += _S2.pack(o.throttle_time_ms)
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
     else:
@@ -1436,7 +1430,7 @@ def _t_ProduceResponse_PartitionProduceResponse_1(b, p, o):
             raise DecodeError('PartitionProduceResponse: tagged field past the end')
         if tag == 0:
             s1 = _new(_ProduceResponse_LeaderIdAndEpoch)
-            s1.leader_id, s1.leader_epoch, = _S7.unpack_from(b, p)
+            s1.leader_id, s1.leader_epoch, = _S3.unpack_from(b, p)
             p += 8
             if b[p] == 0:  # no tagged fields, the common case
                 s1.unknown_tagged_fields = None
@@ -1505,36 +1499,34 @@ def _t_ProduceResponse_1(b, p, o):
                 xs2 = []
                 for _ in range(n1):
                     e3 = _new(_ProduceResponse_NodeEndpoint)
-                    e3.node_id, = _S1.unpack_from(b, p)
-                    p += 4
-                    n4 = b[p] - 1
-                    p += 1
-                    if n4 > 126:
-                        n4, p = _uvt(b, p, n4 + 1)
-                        n4 -= 1
-                    if n4 < 0:
+                    e3.node_id, h4, = _S6.unpack_from(b, p)
+                    p += 5
+                    n5 = h4 - 1
+                    if n5 > 126:
+                        n5, p = _uvt(b, p, n5 + 1)
+                        n5 -= 1
+                    if n5 < 0:
                         raise DecodeError('NodeEndpoint.Host: null where not nullable')
                     else:
-                        q5 = p + n4
-                        if q5 > bl:
-                            raise DecodeError('NodeEndpoint.Host: length ' + str(n4) + ' past the end')
-                        e3.host = str(b[p:q5], 'utf-8')
-                        p = q5
-                    e3.port, = _S1.unpack_from(b, p)
-                    p += 4
-                    n6 = b[p] - 1
-                    p += 1
-                    if n6 > 126:
-                        n6, p = _uvt(b, p, n6 + 1)
-                        n6 -= 1
-                    if n6 < 0:
+                        q6 = p + n5
+                        if q6 > bl:
+                            raise DecodeError('NodeEndpoint.Host: length ' + str(n5) + ' past the end')
+                        e3.host = str(b[p:q6], 'utf-8')
+                        p = q6
+                    e3.port, h7, = _S6.unpack_from(b, p)
+                    p += 5
+                    n8 = h7 - 1
+                    if n8 > 126:
+                        n8, p = _uvt(b, p, n8 + 1)
+                        n8 -= 1
+                    if n8 < 0:
                         e3.rack = None
                     else:
-                        q7 = p + n6
-                        if q7 > bl:
-                            raise DecodeError('NodeEndpoint.Rack: length ' + str(n6) + ' past the end')
-                        e3.rack = str(b[p:q7], 'utf-8')
-                        p = q7
+                        q9 = p + n8
+                        if q9 > bl:
+                            raise DecodeError('NodeEndpoint.Rack: length ' + str(n8) + ' past the end')
+                        e3.rack = str(b[p:q9], 'utf-8')
+                        p = q9
                     if b[p] == 0:  # no tagged fields, the common case
                         e3.unknown_tagged_fields = None
                         p += 1
@@ -1593,61 +1585,59 @@ def _r_ProduceResponse_6(b, p):
                 xs7 = []
                 for _ in range(n6):
                     e8 = _new(_ProduceResponse_PartitionProduceResponse)
-                    e8.index, e8.error_code, e8.base_offset, e8.log_append_time_ms, e8.log_start_offset, = _S6.unpack_from(b, p)
-                    p += 30
-                    n9 = b[p] - 1
-                    p += 1
-                    if n9 > 126:
-                        n9, p = _uvt(b, p, n9 + 1)
-                        n9 -= 1
-                    if n9 < 0:
+                    e8.index, e8.error_code, e8.base_offset, e8.log_append_time_ms, e8.log_start_offset, h9, = _S14.unpack_from(b, p)
+                    p += 31
+                    n10 = h9 - 1
+                    if n10 > 126:
+                        n10, p = _uvt(b, p, n10 + 1)
+                        n10 -= 1
+                    if n10 < 0:
                         raise DecodeError('PartitionProduceResponse.RecordErrors: null where not nullable')
                     else:
-                        if n9 > bl - p:
-                            raise DecodeError('PartitionProduceResponse.RecordErrors: count ' + str(n9) + ' past the end')
-                        xs10 = []
-                        for _ in range(n9):
-                            e11 = _new(_ProduceResponse_BatchIndexAndErrorMessage)
-                            e11.batch_index, = _S1.unpack_from(b, p)
-                            p += 4
-                            n12 = b[p] - 1
-                            p += 1
-                            if n12 > 126:
-                                n12, p = _uvt(b, p, n12 + 1)
-                                n12 -= 1
-                            if n12 < 0:
-                                e11.batch_index_error_message = None
+                        if n10 > bl - p:
+                            raise DecodeError('PartitionProduceResponse.RecordErrors: count ' + str(n10) + ' past the end')
+                        xs11 = []
+                        for _ in range(n10):
+                            e12 = _new(_ProduceResponse_BatchIndexAndErrorMessage)
+                            e12.batch_index, h13, = _S6.unpack_from(b, p)
+                            p += 5
+                            n14 = h13 - 1
+                            if n14 > 126:
+                                n14, p = _uvt(b, p, n14 + 1)
+                                n14 -= 1
+                            if n14 < 0:
+                                e12.batch_index_error_message = None
                             else:
-                                q13 = p + n12
-                                if q13 > bl:
-                                    raise DecodeError('BatchIndexAndErrorMessage.BatchIndexErrorMessage: length ' + str(n12) + ' past the end')
-                                e11.batch_index_error_message = str(b[p:q13], 'utf-8')
-                                p = q13
+                                q15 = p + n14
+                                if q15 > bl:
+                                    raise DecodeError('BatchIndexAndErrorMessage.BatchIndexErrorMessage: length ' + str(n14) + ' past the end')
+                                e12.batch_index_error_message = str(b[p:q15], 'utf-8')
+                                p = q15
                             if b[p] == 0:  # no tagged fields, the common case
-                                e11.unknown_tagged_fields = None
+                                e12.unknown_tagged_fields = None
                                 p += 1
                             else:
-                                p = _t_ProduceResponse_BatchIndexAndErrorMessage_0(b, p, e11)
-                            xs10.append(e11)
-                        e8.record_errors = xs10
-                    n14 = b[p] - 1
+                                p = _t_ProduceResponse_BatchIndexAndErrorMessage_0(b, p, e12)
+                            xs11.append(e12)
+                        e8.record_errors = xs11
+                    n16 = b[p] - 1
                     p += 1
-                    if n14 > 126:
-                        n14, p = _uvt(b, p, n14 + 1)
-                        n14 -= 1
-                    if n14 < 0:
+                    if n16 > 126:
+                        n16, p = _uvt(b, p, n16 + 1)
+                        n16 -= 1
+                    if n16 < 0:
                         e8.error_message = None
                     else:
-                        q15 = p + n14
-                        if q15 > bl:
-                            raise DecodeError('PartitionProduceResponse.ErrorMessage: length ' + str(n14) + ' past the end')
-                        e8.error_message = str(b[p:q15], 'utf-8')
-                        p = q15
-                    d16 = _new(_ProduceResponse_LeaderIdAndEpoch)
-                    d16.leader_id = -1
-                    d16.leader_epoch = -1
-                    d16.unknown_tagged_fields = None
-                    e8.current_leader = d16
+                        q17 = p + n16
+                        if q17 > bl:
+                            raise DecodeError('PartitionProduceResponse.ErrorMessage: length ' + str(n16) + ' past the end')
+                        e8.error_message = str(b[p:q17], 'utf-8')
+                        p = q17
+                    d18 = _new(_ProduceResponse_LeaderIdAndEpoch)
+                    d18.leader_id = -1
+                    d18.leader_epoch = -1
+                    d18.unknown_tagged_fields = None
+                    e8.current_leader = d18
                     if b[p] == 0:  # no tagged fields, the common case
                         e8.unknown_tagged_fields = None
                         p += 1
@@ -1663,7 +1653,7 @@ def _r_ProduceResponse_6(b, p):
                 p = _t_ProduceResponse_TopicProduceResponse_0(b, p, e3)
             xs2.append(e3)
         o.responses = xs2
-    o.throttle_time_ms, = _S1.unpack_from(b, p)
+    o.throttle_time_ms, = _S2.unpack_from(b, p)
     p += 4
     o.node_endpoints = []
     if b[p] == 0:  # no tagged fields, the common case
@@ -1697,7 +1687,7 @@ def _w_ProduceResponse_6(o, w):
         else:
             _wuv(w, ln)
         for e5 in xs4:
-            w += _S6.pack(e5.index, e5.error_code, e5.base_offset, e5.log_append_time_ms, e5.log_start_offset)
+            w += _S11.pack(e5.index, e5.error_code, e5.base_offset, e5.log_append_time_ms, e5.log_start_offset)
             xs6 = e5.record_errors
             ln = len(xs6) + 1
             if ln < 128:
@@ -1705,7 +1695,7 @@ def _w_ProduceResponse_6(o, w):
             else:
                 _wuv(w, ln)
             for e7 in xs6:
-                w += _S1.pack(e7.batch_index)
+                w += _S2.pack(e7.batch_index)
                 v8 = e7.batch_index_error_message
                 if v8 is None:
                     w.append(0)
@@ -1736,7 +1726,7 @@ def _w_ProduceResponse_6(o, w):
             if (e5.current_leader.leader_id != -1) or (e5.current_leader.leader_epoch != -1) or e5.current_leader.unknown_tagged_fields:
                 t11 = bytearray()
                 s12 = e5.current_leader
-                t11 += _S7.pack(s12.leader_id, s12.leader_epoch)
+                t11 += _S3.pack(s12.leader_id, s12.leader_epoch)
                 if s12.unknown_tagged_fields:
                     _wtags(t11, s12.unknown_tagged_fields)
                 else:
@@ -1752,7 +1742,7 @@ def _w_ProduceResponse_6(o, w):
             _wtags(w, e2.unknown_tagged_fields)
         else:
             w.append(0)
-    w += _S1.pack(o.throttle_time_ms)
+    w += _S2.pack(o.throttle_time_ms)
     tags13 = []
     if o.node_endpoints:
         t14 = bytearray()
@@ -1763,7 +1753,7 @@ def _w_ProduceResponse_6(o, w):
         else:
             _wuv(t14, ln)
         for e16 in xs15:
-            t14 += _S1.pack(e16.node_id)
+            t14 += _S2.pack(e16.node_id)
             v17 = e16.host
             v17 = v17.encode()
             ln = len(v17) + 1
@@ -1772,7 +1762,7 @@ def _w_ProduceResponse_6(o, w):
             else:
                 _wuv(t14, ln)
             t14 += v17
-            t14 += _S1.pack(e16.port)
+            t14 += _S2.pack(e16.port)
             v18 = e16.rack
             if v18 is None:
                 t14.append(0)
@@ -1813,83 +1803,80 @@ def _r_ProduceResponse_7(b, p):
         xs2 = []
         for _ in range(n1):
             e3 = _new(_ProduceResponse_TopicProduceResponse)
-            e3.topic_id, = _S3.unpack_from(b, p)
-            p += 16
-            n4 = b[p] - 1
-            p += 1
-            if n4 > 126:
-                n4, p = _uvt(b, p, n4 + 1)
-                n4 -= 1
-            if n4 < 0:
+            e3.topic_id, h4, = _S7.unpack_from(b, p)
+            p += 17
+            n5 = h4 - 1
+            if n5 > 126:
+                n5, p = _uvt(b, p, n5 + 1)
+                n5 -= 1
+            if n5 < 0:
                 raise DecodeError('TopicProduceResponse.PartitionResponses: null where not nullable')
             else:
-                if n4 > bl - p:
-                    raise DecodeError('TopicProduceResponse.PartitionResponses: count ' + str(n4) + ' past the end')
-                xs5 = []
-                for _ in range(n4):
-                    e6 = _new(_ProduceResponse_PartitionProduceResponse)
-                    e6.index, e6.error_code, e6.base_offset, e6.log_append_time_ms, e6.log_start_offset, = _S6.unpack_from(b, p)
-                    p += 30
-                    n7 = b[p] - 1
-                    p += 1
-                    if n7 > 126:
-                        n7, p = _uvt(b, p, n7 + 1)
-                        n7 -= 1
-                    if n7 < 0:
+                if n5 > bl - p:
+                    raise DecodeError('TopicProduceResponse.PartitionResponses: count ' + str(n5) + ' past the end')
+                xs6 = []
+                for _ in range(n5):
+                    e7 = _new(_ProduceResponse_PartitionProduceResponse)
+                    e7.index, e7.error_code, e7.base_offset, e7.log_append_time_ms, e7.log_start_offset, h8, = _S14.unpack_from(b, p)
+                    p += 31
+                    n9 = h8 - 1
+                    if n9 > 126:
+                        n9, p = _uvt(b, p, n9 + 1)
+                        n9 -= 1
+                    if n9 < 0:
                         raise DecodeError('PartitionProduceResponse.RecordErrors: null where not nullable')
                     else:
-                        if n7 > bl - p:
-                            raise DecodeError('PartitionProduceResponse.RecordErrors: count ' + str(n7) + ' past the end')
-                        xs8 = []
-                        for _ in range(n7):
-                            e9 = _new(_ProduceResponse_BatchIndexAndErrorMessage)
-                            e9.batch_index, = _S1.unpack_from(b, p)
-                            p += 4
-                            n10 = b[p] - 1
-                            p += 1
-                            if n10 > 126:
-                                n10, p = _uvt(b, p, n10 + 1)
-                                n10 -= 1
-                            if n10 < 0:
-                                e9.batch_index_error_message = None
+                        if n9 > bl - p:
+                            raise DecodeError('PartitionProduceResponse.RecordErrors: count ' + str(n9) + ' past the end')
+                        xs10 = []
+                        for _ in range(n9):
+                            e11 = _new(_ProduceResponse_BatchIndexAndErrorMessage)
+                            e11.batch_index, h12, = _S6.unpack_from(b, p)
+                            p += 5
+                            n13 = h12 - 1
+                            if n13 > 126:
+                                n13, p = _uvt(b, p, n13 + 1)
+                                n13 -= 1
+                            if n13 < 0:
+                                e11.batch_index_error_message = None
                             else:
-                                q11 = p + n10
-                                if q11 > bl:
-                                    raise DecodeError('BatchIndexAndErrorMessage.BatchIndexErrorMessage: length ' + str(n10) + ' past the end')
-                                e9.batch_index_error_message = str(b[p:q11], 'utf-8')
-                                p = q11
+                                q14 = p + n13
+                                if q14 > bl:
+                                    raise DecodeError('BatchIndexAndErrorMessage.BatchIndexErrorMessage: length ' + str(n13) + ' past the end')
+                                e11.batch_index_error_message = str(b[p:q14], 'utf-8')
+                                p = q14
                             if b[p] == 0:  # no tagged fields, the common case
-                                e9.unknown_tagged_fields = None
+                                e11.unknown_tagged_fields = None
                                 p += 1
                             else:
-                                p = _t_ProduceResponse_BatchIndexAndErrorMessage_0(b, p, e9)
-                            xs8.append(e9)
-                        e6.record_errors = xs8
-                    n12 = b[p] - 1
+                                p = _t_ProduceResponse_BatchIndexAndErrorMessage_0(b, p, e11)
+                            xs10.append(e11)
+                        e7.record_errors = xs10
+                    n15 = b[p] - 1
                     p += 1
-                    if n12 > 126:
-                        n12, p = _uvt(b, p, n12 + 1)
-                        n12 -= 1
-                    if n12 < 0:
-                        e6.error_message = None
+                    if n15 > 126:
+                        n15, p = _uvt(b, p, n15 + 1)
+                        n15 -= 1
+                    if n15 < 0:
+                        e7.error_message = None
                     else:
-                        q13 = p + n12
-                        if q13 > bl:
-                            raise DecodeError('PartitionProduceResponse.ErrorMessage: length ' + str(n12) + ' past the end')
-                        e6.error_message = str(b[p:q13], 'utf-8')
-                        p = q13
-                    d14 = _new(_ProduceResponse_LeaderIdAndEpoch)
-                    d14.leader_id = -1
-                    d14.leader_epoch = -1
-                    d14.unknown_tagged_fields = None
-                    e6.current_leader = d14
+                        q16 = p + n15
+                        if q16 > bl:
+                            raise DecodeError('PartitionProduceResponse.ErrorMessage: length ' + str(n15) + ' past the end')
+                        e7.error_message = str(b[p:q16], 'utf-8')
+                        p = q16
+                    d17 = _new(_ProduceResponse_LeaderIdAndEpoch)
+                    d17.leader_id = -1
+                    d17.leader_epoch = -1
+                    d17.unknown_tagged_fields = None
+                    e7.current_leader = d17
                     if b[p] == 0:  # no tagged fields, the common case
-                        e6.unknown_tagged_fields = None
+                        e7.unknown_tagged_fields = None
                         p += 1
                     else:
-                        p = _t_ProduceResponse_PartitionProduceResponse_1(b, p, e6)
-                    xs5.append(e6)
-                e3.partition_responses = xs5
+                        p = _t_ProduceResponse_PartitionProduceResponse_1(b, p, e7)
+                    xs6.append(e7)
+                e3.partition_responses = xs6
             e3.name = ''
             if b[p] == 0:  # no tagged fields, the common case
                 e3.unknown_tagged_fields = None
@@ -1898,7 +1885,7 @@ def _r_ProduceResponse_7(b, p):
                 p = _t_ProduceResponse_TopicProduceResponse_0(b, p, e3)
             xs2.append(e3)
         o.responses = xs2
-    o.throttle_time_ms, = _S1.unpack_from(b, p)
+    o.throttle_time_ms, = _S2.unpack_from(b, p)
     p += 4
     o.node_endpoints = []
     if b[p] == 0:  # no tagged fields, the common case
@@ -1917,7 +1904,7 @@ def _w_ProduceResponse_7(o, w):
     else:
         _wuv(w, ln)
     for e2 in xs1:
-        w += _S3.pack(e2.topic_id)
+        w += _S8.pack(e2.topic_id)
         xs3 = e2.partition_responses
         ln = len(xs3) + 1
         if ln < 128:
@@ -1925,7 +1912,7 @@ def _w_ProduceResponse_7(o, w):
         else:
             _wuv(w, ln)
         for e4 in xs3:
-            w += _S6.pack(e4.index, e4.error_code, e4.base_offset, e4.log_append_time_ms, e4.log_start_offset)
+            w += _S11.pack(e4.index, e4.error_code, e4.base_offset, e4.log_append_time_ms, e4.log_start_offset)
             xs5 = e4.record_errors
             ln = len(xs5) + 1
             if ln < 128:
@@ -1933,7 +1920,7 @@ def _w_ProduceResponse_7(o, w):
             else:
                 _wuv(w, ln)
             for e6 in xs5:
-                w += _S1.pack(e6.batch_index)
+                w += _S2.pack(e6.batch_index)
                 v7 = e6.batch_index_error_message
                 if v7 is None:
                     w.append(0)
@@ -1964,7 +1951,7 @@ def _w_ProduceResponse_7(o, w):
             if (e4.current_leader.leader_id != -1) or (e4.current_leader.leader_epoch != -1) or e4.current_leader.unknown_tagged_fields:
                 t10 = bytearray()
                 s11 = e4.current_leader
-                t10 += _S7.pack(s11.leader_id, s11.leader_epoch)
+                t10 += _S3.pack(s11.leader_id, s11.leader_epoch)
                 if s11.unknown_tagged_fields:
                     _wtags(t10, s11.unknown_tagged_fields)
                 else:
@@ -1980,7 +1967,7 @@ def _w_ProduceResponse_7(o, w):
             _wtags(w, e2.unknown_tagged_fields)
         else:
             w.append(0)
-    w += _S1.pack(o.throttle_time_ms)
+    w += _S2.pack(o.throttle_time_ms)
     tags12 = []
     if o.node_endpoints:
         t13 = bytearray()
@@ -1991,7 +1978,7 @@ def _w_ProduceResponse_7(o, w):
         else:
             _wuv(t13, ln)
         for e15 in xs14:
-            t13 += _S1.pack(e15.node_id)
+            t13 += _S2.pack(e15.node_id)
             v16 = e15.host
             v16 = v16.encode()
             ln = len(v16) + 1
@@ -2000,7 +1987,7 @@ def _w_ProduceResponse_7(o, w):
             else:
                 _wuv(t13, ln)
             t13 += v16
-            t13 += _S1.pack(e15.port)
+            t13 += _S2.pack(e15.port)
             v17 = e15.rack
             if v17 is None:
                 t13.append(0)

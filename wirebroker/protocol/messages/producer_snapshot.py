@@ -28,9 +28,10 @@ _unpack_from = _struct.unpack_from
 def _first(tag_and_bytes):
     return tag_and_bytes[0]
 
-_S0 = _struct.Struct('>I')
-_S1 = _struct.Struct('>i')
-_S2 = _struct.Struct('>qhiqiqiq')
+_S0 = _struct.Struct('>Ii')
+_S1 = _struct.Struct('>qhiqiqiq')
+_S2 = _struct.Struct('>I')
+_S3 = _struct.Struct('>i')
 
 
 class ProducerSnapshot(Message):
@@ -69,33 +70,32 @@ _ProducerSnapshot_ProducerEntry = ProducerSnapshot.ProducerEntry
 def _r_ProducerSnapshot_0(b, p):
     bl = len(b)
     o = _new(ProducerSnapshot)
-    o.crc, = _S0.unpack_from(b, p)
-    p += 4
-    n1, = _S1.unpack_from(b, p)
-    p += 4
-    if n1 < 0:
+    o.crc, h1, = _S0.unpack_from(b, p)
+    p += 8
+    n2 = h1
+    if n2 < 0:
         raise DecodeError('ProducerSnapshot.ProducerEntries: null where not nullable')
     else:
-        if n1 > bl - p:
-            raise DecodeError('ProducerSnapshot.ProducerEntries: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3 = _new(_ProducerSnapshot_ProducerEntry)
-            e3.producer_id, e3.epoch, e3.last_sequence, e3.last_offset, e3.offset_delta, e3.timestamp, e3.coordinator_epoch, e3.current_txn_first_offset, = _S2.unpack_from(b, p)
+        if n2 > bl - p:
+            raise DecodeError('ProducerSnapshot.ProducerEntries: count ' + str(n2) + ' past the end')
+        xs3 = []
+        for _ in range(n2):
+            e4 = _new(_ProducerSnapshot_ProducerEntry)
+            e4.producer_id, e4.epoch, e4.last_sequence, e4.last_offset, e4.offset_delta, e4.timestamp, e4.coordinator_epoch, e4.current_txn_first_offset, = _S1.unpack_from(b, p)
             p += 46
-            e3.unknown_tagged_fields = None
-            xs2.append(e3)
-        o.producer_entries = xs2
+            e4.unknown_tagged_fields = None
+            xs3.append(e4)
+        o.producer_entries = xs3
     o.unknown_tagged_fields = None
     return o, p
 
 
 def _w_ProducerSnapshot_0(o, w):
-    w += _S0.pack(o.crc)
+    w += _S2.pack(o.crc)
     xs1 = o.producer_entries
-    w += _S1.pack(len(xs1))
+    w += _S3.pack(len(xs1))
     for e2 in xs1:
-        w += _S2.pack(e2.producer_id, e2.epoch, e2.last_sequence, e2.last_offset, e2.offset_delta, e2.timestamp, e2.coordinator_epoch, e2.current_txn_first_offset)
+        w += _S1.pack(e2.producer_id, e2.epoch, e2.last_sequence, e2.last_offset, e2.offset_delta, e2.timestamp, e2.coordinator_epoch, e2.current_txn_first_offset)
 
 
 ProducerSnapshot._READERS = (None, _r_ProducerSnapshot_0,)

@@ -28,8 +28,9 @@ _unpack_from = _struct.unpack_from
 def _first(tag_and_bytes):
     return tag_and_bytes[0]
 
-_S0 = _struct.Struct('>16si?b')
-_S1 = _struct.Struct('>ih')
+_S0 = _struct.Struct('>16si?bB')
+_S1 = _struct.Struct('>16si?b')
+_S2 = _struct.Struct('>ih')
 
 
 class PushTelemetryRequest(Message):
@@ -93,21 +94,20 @@ def _t_PushTelemetryRequest_0(b, p, o):
 def _r_PushTelemetryRequest_0(b, p):
     bl = len(b)
     o = _new(PushTelemetryRequest)
-    o.client_instance_id, o.subscription_id, o.terminating, o.compression_type, = _S0.unpack_from(b, p)
-    p += 22
-    n1 = b[p] - 1
-    p += 1
-    if n1 > 126:
-        n1, p = _uvt(b, p, n1 + 1)
-        n1 -= 1
-    if n1 < 0:
+    o.client_instance_id, o.subscription_id, o.terminating, o.compression_type, h1, = _S0.unpack_from(b, p)
+    p += 23
+    n2 = h1 - 1
+    if n2 > 126:
+        n2, p = _uvt(b, p, n2 + 1)
+        n2 -= 1
+    if n2 < 0:
         raise DecodeError('PushTelemetryRequest.Metrics: null where not nullable')
     else:
-        q2 = p + n1
-        if q2 > bl:
-            raise DecodeError('PushTelemetryRequest.Metrics: length ' + str(n1) + ' past the end')
-        o.metrics = b[p:q2]
-        p = q2
+        q3 = p + n2
+        if q3 > bl:
+            raise DecodeError('PushTelemetryRequest.Metrics: length ' + str(n2) + ' past the end')
+        o.metrics = b[p:q3]
+        p = q3
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         p += 1
@@ -117,7 +117,7 @@ def _r_PushTelemetryRequest_0(b, p):
 
 
 def _w_PushTelemetryRequest_0(o, w):
-    w += _S0.pack(o.client_instance_id, o.subscription_id, o.terminating, o.compression_type)
+    w += _S1.pack(o.client_instance_id, o.subscription_id, o.terminating, o.compression_type)
     v1 = o.metrics
     ln = len(v1) + 1
     if ln < 128:
@@ -157,7 +157,7 @@ def _t_PushTelemetryResponse_0(b, p, o):
 def _r_PushTelemetryResponse_0(b, p):
     bl = len(b)
     o = _new(PushTelemetryResponse)
-    o.throttle_time_ms, o.error_code, = _S1.unpack_from(b, p)
+    o.throttle_time_ms, o.error_code, = _S2.unpack_from(b, p)
     p += 6
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
@@ -168,7 +168,7 @@ def _r_PushTelemetryResponse_0(b, p):
 
 
 def _w_PushTelemetryResponse_0(o, w):
-    w += _S1.pack(o.throttle_time_ms, o.error_code)
+    w += _S2.pack(o.throttle_time_ms, o.error_code)
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
     else:

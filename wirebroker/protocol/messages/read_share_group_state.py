@@ -28,11 +28,14 @@ _unpack_from = _struct.unpack_from
 def _first(tag_and_bytes):
     return tag_and_bytes[0]
 
-_S0 = _struct.Struct('>16s')
+_S0 = _struct.Struct('>16sB')
 _S1 = _struct.Struct('>ii')
-_S2 = _struct.Struct('>ih')
-_S3 = _struct.Struct('>iq')
-_S4 = _struct.Struct('>qqbh')
+_S2 = _struct.Struct('>16s')
+_S3 = _struct.Struct('>ihB')
+_S4 = _struct.Struct('>iqB')
+_S5 = _struct.Struct('>qqbh')
+_S6 = _struct.Struct('>ih')
+_S7 = _struct.Struct('>iq')
 
 
 class ReadShareGroupStateRequest(Message):
@@ -225,30 +228,29 @@ def _r_ReadShareGroupStateRequest_0(b, p):
         xs4 = []
         for _ in range(n3):
             e5 = _new(_ReadShareGroupStateRequest_ReadStateData)
-            e5.topic_id, = _S0.unpack_from(b, p)
-            p += 16
-            n6 = b[p] - 1
-            p += 1
-            if n6 > 126:
-                n6, p = _uvt(b, p, n6 + 1)
-                n6 -= 1
-            if n6 < 0:
+            e5.topic_id, h6, = _S0.unpack_from(b, p)
+            p += 17
+            n7 = h6 - 1
+            if n7 > 126:
+                n7, p = _uvt(b, p, n7 + 1)
+                n7 -= 1
+            if n7 < 0:
                 raise DecodeError('ReadStateData.Partitions: null where not nullable')
             else:
-                if n6 > bl - p:
-                    raise DecodeError('ReadStateData.Partitions: count ' + str(n6) + ' past the end')
-                xs7 = []
-                for _ in range(n6):
-                    e8 = _new(_ReadShareGroupStateRequest_PartitionData)
-                    e8.partition, e8.leader_epoch, = _S1.unpack_from(b, p)
+                if n7 > bl - p:
+                    raise DecodeError('ReadStateData.Partitions: count ' + str(n7) + ' past the end')
+                xs8 = []
+                for _ in range(n7):
+                    e9 = _new(_ReadShareGroupStateRequest_PartitionData)
+                    e9.partition, e9.leader_epoch, = _S1.unpack_from(b, p)
                     p += 8
                     if b[p] == 0:  # no tagged fields, the common case
-                        e8.unknown_tagged_fields = None
+                        e9.unknown_tagged_fields = None
                         p += 1
                     else:
-                        p = _t_ReadShareGroupStateRequest_PartitionData_0(b, p, e8)
-                    xs7.append(e8)
-                e5.partitions = xs7
+                        p = _t_ReadShareGroupStateRequest_PartitionData_0(b, p, e9)
+                    xs8.append(e9)
+                e5.partitions = xs8
             if b[p] == 0:  # no tagged fields, the common case
                 e5.unknown_tagged_fields = None
                 p += 1
@@ -280,7 +282,7 @@ def _w_ReadShareGroupStateRequest_0(o, w):
     else:
         _wuv(w, ln)
     for e3 in xs2:
-        w += _S0.pack(e3.topic_id)
+        w += _S2.pack(e3.topic_id)
         xs4 = e3.partitions
         ln = len(xs4) + 1
         if ln < 128:
@@ -411,67 +413,64 @@ def _r_ReadShareGroupStateResponse_0(b, p):
         xs2 = []
         for _ in range(n1):
             e3 = _new(_ReadShareGroupStateResponse_ReadStateResult)
-            e3.topic_id, = _S0.unpack_from(b, p)
-            p += 16
-            n4 = b[p] - 1
-            p += 1
-            if n4 > 126:
-                n4, p = _uvt(b, p, n4 + 1)
-                n4 -= 1
-            if n4 < 0:
+            e3.topic_id, h4, = _S0.unpack_from(b, p)
+            p += 17
+            n5 = h4 - 1
+            if n5 > 126:
+                n5, p = _uvt(b, p, n5 + 1)
+                n5 -= 1
+            if n5 < 0:
                 raise DecodeError('ReadStateResult.Partitions: null where not nullable')
             else:
-                if n4 > bl - p:
-                    raise DecodeError('ReadStateResult.Partitions: count ' + str(n4) + ' past the end')
-                xs5 = []
-                for _ in range(n4):
-                    e6 = _new(_ReadShareGroupStateResponse_PartitionResult)
-                    e6.partition, e6.error_code, = _S2.unpack_from(b, p)
-                    p += 6
-                    n7 = b[p] - 1
-                    p += 1
-                    if n7 > 126:
-                        n7, p = _uvt(b, p, n7 + 1)
-                        n7 -= 1
-                    if n7 < 0:
-                        e6.error_message = None
-                    else:
-                        q8 = p + n7
-                        if q8 > bl:
-                            raise DecodeError('PartitionResult.ErrorMessage: length ' + str(n7) + ' past the end')
-                        e6.error_message = str(b[p:q8], 'utf-8')
-                        p = q8
-                    e6.state_epoch, e6.start_offset, = _S3.unpack_from(b, p)
-                    p += 12
-                    n9 = b[p] - 1
-                    p += 1
+                if n5 > bl - p:
+                    raise DecodeError('ReadStateResult.Partitions: count ' + str(n5) + ' past the end')
+                xs6 = []
+                for _ in range(n5):
+                    e7 = _new(_ReadShareGroupStateResponse_PartitionResult)
+                    e7.partition, e7.error_code, h8, = _S3.unpack_from(b, p)
+                    p += 7
+                    n9 = h8 - 1
                     if n9 > 126:
                         n9, p = _uvt(b, p, n9 + 1)
                         n9 -= 1
                     if n9 < 0:
+                        e7.error_message = None
+                    else:
+                        q10 = p + n9
+                        if q10 > bl:
+                            raise DecodeError('PartitionResult.ErrorMessage: length ' + str(n9) + ' past the end')
+                        e7.error_message = str(b[p:q10], 'utf-8')
+                        p = q10
+                    e7.state_epoch, e7.start_offset, h11, = _S4.unpack_from(b, p)
+                    p += 13
+                    n12 = h11 - 1
+                    if n12 > 126:
+                        n12, p = _uvt(b, p, n12 + 1)
+                        n12 -= 1
+                    if n12 < 0:
                         raise DecodeError('PartitionResult.StateBatches: null where not nullable')
                     else:
-                        if n9 > bl - p:
-                            raise DecodeError('PartitionResult.StateBatches: count ' + str(n9) + ' past the end')
-                        xs10 = []
-                        for _ in range(n9):
-                            e11 = _new(_ReadShareGroupStateResponse_StateBatch)
-                            e11.first_offset, e11.last_offset, e11.delivery_state, e11.delivery_count, = _S4.unpack_from(b, p)
+                        if n12 > bl - p:
+                            raise DecodeError('PartitionResult.StateBatches: count ' + str(n12) + ' past the end')
+                        xs13 = []
+                        for _ in range(n12):
+                            e14 = _new(_ReadShareGroupStateResponse_StateBatch)
+                            e14.first_offset, e14.last_offset, e14.delivery_state, e14.delivery_count, = _S5.unpack_from(b, p)
                             p += 19
                             if b[p] == 0:  # no tagged fields, the common case
-                                e11.unknown_tagged_fields = None
+                                e14.unknown_tagged_fields = None
                                 p += 1
                             else:
-                                p = _t_ReadShareGroupStateResponse_StateBatch_0(b, p, e11)
-                            xs10.append(e11)
-                        e6.state_batches = xs10
+                                p = _t_ReadShareGroupStateResponse_StateBatch_0(b, p, e14)
+                            xs13.append(e14)
+                        e7.state_batches = xs13
                     if b[p] == 0:  # no tagged fields, the common case
-                        e6.unknown_tagged_fields = None
+                        e7.unknown_tagged_fields = None
                         p += 1
                     else:
-                        p = _t_ReadShareGroupStateResponse_PartitionResult_0(b, p, e6)
-                    xs5.append(e6)
-                e3.partitions = xs5
+                        p = _t_ReadShareGroupStateResponse_PartitionResult_0(b, p, e7)
+                    xs6.append(e7)
+                e3.partitions = xs6
             if b[p] == 0:  # no tagged fields, the common case
                 e3.unknown_tagged_fields = None
                 p += 1
@@ -495,7 +494,7 @@ def _w_ReadShareGroupStateResponse_0(o, w):
     else:
         _wuv(w, ln)
     for e2 in xs1:
-        w += _S0.pack(e2.topic_id)
+        w += _S2.pack(e2.topic_id)
         xs3 = e2.partitions
         ln = len(xs3) + 1
         if ln < 128:
@@ -503,7 +502,7 @@ def _w_ReadShareGroupStateResponse_0(o, w):
         else:
             _wuv(w, ln)
         for e4 in xs3:
-            w += _S2.pack(e4.partition, e4.error_code)
+            w += _S6.pack(e4.partition, e4.error_code)
             v5 = e4.error_message
             if v5 is None:
                 w.append(0)
@@ -515,7 +514,7 @@ def _w_ReadShareGroupStateResponse_0(o, w):
                 else:
                     _wuv(w, ln)
                 w += v5
-            w += _S3.pack(e4.state_epoch, e4.start_offset)
+            w += _S7.pack(e4.state_epoch, e4.start_offset)
             xs6 = e4.state_batches
             ln = len(xs6) + 1
             if ln < 128:
@@ -523,7 +522,7 @@ def _w_ReadShareGroupStateResponse_0(o, w):
             else:
                 _wuv(w, ln)
             for e7 in xs6:
-                w += _S4.pack(e7.first_offset, e7.last_offset, e7.delivery_state, e7.delivery_count)
+                w += _S5.pack(e7.first_offset, e7.last_offset, e7.delivery_state, e7.delivery_count)
                 if e7.unknown_tagged_fields:
                     _wtags(w, e7.unknown_tagged_fields)
                 else:

@@ -28,11 +28,13 @@ _unpack_from = _struct.unpack_from
 def _first(tag_and_bytes):
     return tag_and_bytes[0]
 
-_S0 = _struct.Struct('>16s')
+_S0 = _struct.Struct('>16sB')
 _S1 = _struct.Struct('>ii')
-_S2 = _struct.Struct('>ih')
-_S3 = _struct.Struct('>iiq')
-_S4 = _struct.Struct('>iiqi')
+_S2 = _struct.Struct('>16s')
+_S3 = _struct.Struct('>ihB')
+_S4 = _struct.Struct('>iiq')
+_S5 = _struct.Struct('>ih')
+_S6 = _struct.Struct('>iiqi')
 
 
 class ReadShareGroupStateSummaryRequest(Message):
@@ -213,30 +215,29 @@ def _r_ReadShareGroupStateSummaryRequest_0(b, p):
         xs4 = []
         for _ in range(n3):
             e5 = _new(_ReadShareGroupStateSummaryRequest_ReadStateSummaryData)
-            e5.topic_id, = _S0.unpack_from(b, p)
-            p += 16
-            n6 = b[p] - 1
-            p += 1
-            if n6 > 126:
-                n6, p = _uvt(b, p, n6 + 1)
-                n6 -= 1
-            if n6 < 0:
+            e5.topic_id, h6, = _S0.unpack_from(b, p)
+            p += 17
+            n7 = h6 - 1
+            if n7 > 126:
+                n7, p = _uvt(b, p, n7 + 1)
+                n7 -= 1
+            if n7 < 0:
                 raise DecodeError('ReadStateSummaryData.Partitions: null where not nullable')
             else:
-                if n6 > bl - p:
-                    raise DecodeError('ReadStateSummaryData.Partitions: count ' + str(n6) + ' past the end')
-                xs7 = []
-                for _ in range(n6):
-                    e8 = _new(_ReadShareGroupStateSummaryRequest_PartitionData)
-                    e8.partition, e8.leader_epoch, = _S1.unpack_from(b, p)
+                if n7 > bl - p:
+                    raise DecodeError('ReadStateSummaryData.Partitions: count ' + str(n7) + ' past the end')
+                xs8 = []
+                for _ in range(n7):
+                    e9 = _new(_ReadShareGroupStateSummaryRequest_PartitionData)
+                    e9.partition, e9.leader_epoch, = _S1.unpack_from(b, p)
                     p += 8
                     if b[p] == 0:  # no tagged fields, the common case
-                        e8.unknown_tagged_fields = None
+                        e9.unknown_tagged_fields = None
                         p += 1
                     else:
-                        p = _t_ReadShareGroupStateSummaryRequest_PartitionData_0(b, p, e8)
-                    xs7.append(e8)
-                e5.partitions = xs7
+                        p = _t_ReadShareGroupStateSummaryRequest_PartitionData_0(b, p, e9)
+                    xs8.append(e9)
+                e5.partitions = xs8
             if b[p] == 0:  # no tagged fields, the common case
                 e5.unknown_tagged_fields = None
                 p += 1
@@ -268,7 +269,7 @@ def _w_ReadShareGroupStateSummaryRequest_0(o, w):
     else:
         _wuv(w, ln)
     for e3 in xs2:
-        w += _S0.pack(e3.topic_id)
+        w += _S2.pack(e3.topic_id)
         xs4 = e3.partitions
         ln = len(xs4) + 1
         if ln < 128:
@@ -376,46 +377,44 @@ def _r_ReadShareGroupStateSummaryResponse_0(b, p):
         xs2 = []
         for _ in range(n1):
             e3 = _new(_ReadShareGroupStateSummaryResponse_ReadStateSummaryResult)
-            e3.topic_id, = _S0.unpack_from(b, p)
-            p += 16
-            n4 = b[p] - 1
-            p += 1
-            if n4 > 126:
-                n4, p = _uvt(b, p, n4 + 1)
-                n4 -= 1
-            if n4 < 0:
+            e3.topic_id, h4, = _S0.unpack_from(b, p)
+            p += 17
+            n5 = h4 - 1
+            if n5 > 126:
+                n5, p = _uvt(b, p, n5 + 1)
+                n5 -= 1
+            if n5 < 0:
                 raise DecodeError('ReadStateSummaryResult.Partitions: null where not nullable')
             else:
-                if n4 > bl - p:
-                    raise DecodeError('ReadStateSummaryResult.Partitions: count ' + str(n4) + ' past the end')
-                xs5 = []
-                for _ in range(n4):
-                    e6 = _new(_ReadShareGroupStateSummaryResponse_PartitionResult)
-                    e6.partition, e6.error_code, = _S2.unpack_from(b, p)
-                    p += 6
-                    n7 = b[p] - 1
-                    p += 1
-                    if n7 > 126:
-                        n7, p = _uvt(b, p, n7 + 1)
-                        n7 -= 1
-                    if n7 < 0:
-                        e6.error_message = None
+                if n5 > bl - p:
+                    raise DecodeError('ReadStateSummaryResult.Partitions: count ' + str(n5) + ' past the end')
+                xs6 = []
+                for _ in range(n5):
+                    e7 = _new(_ReadShareGroupStateSummaryResponse_PartitionResult)
+                    e7.partition, e7.error_code, h8, = _S3.unpack_from(b, p)
+                    p += 7
+                    n9 = h8 - 1
+                    if n9 > 126:
+                        n9, p = _uvt(b, p, n9 + 1)
+                        n9 -= 1
+                    if n9 < 0:
+                        e7.error_message = None
                     else:
-                        q8 = p + n7
-                        if q8 > bl:
-                            raise DecodeError('PartitionResult.ErrorMessage: length ' + str(n7) + ' past the end')
-                        e6.error_message = str(b[p:q8], 'utf-8')
-                        p = q8
-                    e6.state_epoch, e6.leader_epoch, e6.start_offset, = _S3.unpack_from(b, p)
+                        q10 = p + n9
+                        if q10 > bl:
+                            raise DecodeError('PartitionResult.ErrorMessage: length ' + str(n9) + ' past the end')
+                        e7.error_message = str(b[p:q10], 'utf-8')
+                        p = q10
+                    e7.state_epoch, e7.leader_epoch, e7.start_offset, = _S4.unpack_from(b, p)
                     p += 16
-                    e6.delivery_complete_count = -1
+                    e7.delivery_complete_count = -1
                     if b[p] == 0:  # no tagged fields, the common case
-                        e6.unknown_tagged_fields = None
+                        e7.unknown_tagged_fields = None
                         p += 1
                     else:
-                        p = _t_ReadShareGroupStateSummaryResponse_PartitionResult_0(b, p, e6)
-                    xs5.append(e6)
-                e3.partitions = xs5
+                        p = _t_ReadShareGroupStateSummaryResponse_PartitionResult_0(b, p, e7)
+                    xs6.append(e7)
+                e3.partitions = xs6
             if b[p] == 0:  # no tagged fields, the common case
                 e3.unknown_tagged_fields = None
                 p += 1
@@ -439,7 +438,7 @@ def _w_ReadShareGroupStateSummaryResponse_0(o, w):
     else:
         _wuv(w, ln)
     for e2 in xs1:
-        w += _S0.pack(e2.topic_id)
+        w += _S2.pack(e2.topic_id)
         xs3 = e2.partitions
         ln = len(xs3) + 1
         if ln < 128:
@@ -447,7 +446,7 @@ def _w_ReadShareGroupStateSummaryResponse_0(o, w):
         else:
             _wuv(w, ln)
         for e4 in xs3:
-            w += _S2.pack(e4.partition, e4.error_code)
+            w += _S5.pack(e4.partition, e4.error_code)
             v5 = e4.error_message
             if v5 is None:
                 w.append(0)
@@ -459,7 +458,7 @@ def _w_ReadShareGroupStateSummaryResponse_0(o, w):
                 else:
                     _wuv(w, ln)
                 w += v5
-            w += _S3.pack(e4.state_epoch, e4.leader_epoch, e4.start_offset)
+            w += _S4.pack(e4.state_epoch, e4.leader_epoch, e4.start_offset)
             if e4.unknown_tagged_fields:
                 _wtags(w, e4.unknown_tagged_fields)
             else:
@@ -490,45 +489,43 @@ def _r_ReadShareGroupStateSummaryResponse_1(b, p):
         xs2 = []
         for _ in range(n1):
             e3 = _new(_ReadShareGroupStateSummaryResponse_ReadStateSummaryResult)
-            e3.topic_id, = _S0.unpack_from(b, p)
-            p += 16
-            n4 = b[p] - 1
-            p += 1
-            if n4 > 126:
-                n4, p = _uvt(b, p, n4 + 1)
-                n4 -= 1
-            if n4 < 0:
+            e3.topic_id, h4, = _S0.unpack_from(b, p)
+            p += 17
+            n5 = h4 - 1
+            if n5 > 126:
+                n5, p = _uvt(b, p, n5 + 1)
+                n5 -= 1
+            if n5 < 0:
                 raise DecodeError('ReadStateSummaryResult.Partitions: null where not nullable')
             else:
-                if n4 > bl - p:
-                    raise DecodeError('ReadStateSummaryResult.Partitions: count ' + str(n4) + ' past the end')
-                xs5 = []
-                for _ in range(n4):
-                    e6 = _new(_ReadShareGroupStateSummaryResponse_PartitionResult)
-                    e6.partition, e6.error_code, = _S2.unpack_from(b, p)
-                    p += 6
-                    n7 = b[p] - 1
-                    p += 1
-                    if n7 > 126:
-                        n7, p = _uvt(b, p, n7 + 1)
-                        n7 -= 1
-                    if n7 < 0:
-                        e6.error_message = None
+                if n5 > bl - p:
+                    raise DecodeError('ReadStateSummaryResult.Partitions: count ' + str(n5) + ' past the end')
+                xs6 = []
+                for _ in range(n5):
+                    e7 = _new(_ReadShareGroupStateSummaryResponse_PartitionResult)
+                    e7.partition, e7.error_code, h8, = _S3.unpack_from(b, p)
+                    p += 7
+                    n9 = h8 - 1
+                    if n9 > 126:
+                        n9, p = _uvt(b, p, n9 + 1)
+                        n9 -= 1
+                    if n9 < 0:
+                        e7.error_message = None
                     else:
-                        q8 = p + n7
-                        if q8 > bl:
-                            raise DecodeError('PartitionResult.ErrorMessage: length ' + str(n7) + ' past the end')
-                        e6.error_message = str(b[p:q8], 'utf-8')
-                        p = q8
-                    e6.state_epoch, e6.leader_epoch, e6.start_offset, e6.delivery_complete_count, = _S4.unpack_from(b, p)
+                        q10 = p + n9
+                        if q10 > bl:
+                            raise DecodeError('PartitionResult.ErrorMessage: length ' + str(n9) + ' past the end')
+                        e7.error_message = str(b[p:q10], 'utf-8')
+                        p = q10
+                    e7.state_epoch, e7.leader_epoch, e7.start_offset, e7.delivery_complete_count, = _S6.unpack_from(b, p)
                     p += 20
                     if b[p] == 0:  # no tagged fields, the common case
-                        e6.unknown_tagged_fields = None
+                        e7.unknown_tagged_fields = None
                         p += 1
                     else:
-                        p = _t_ReadShareGroupStateSummaryResponse_PartitionResult_0(b, p, e6)
-                    xs5.append(e6)
-                e3.partitions = xs5
+                        p = _t_ReadShareGroupStateSummaryResponse_PartitionResult_0(b, p, e7)
+                    xs6.append(e7)
+                e3.partitions = xs6
             if b[p] == 0:  # no tagged fields, the common case
                 e3.unknown_tagged_fields = None
                 p += 1
@@ -552,7 +549,7 @@ def _w_ReadShareGroupStateSummaryResponse_1(o, w):
     else:
         _wuv(w, ln)
     for e2 in xs1:
-        w += _S0.pack(e2.topic_id)
+        w += _S2.pack(e2.topic_id)
         xs3 = e2.partitions
         ln = len(xs3) + 1
         if ln < 128:
@@ -560,7 +557,7 @@ def _w_ReadShareGroupStateSummaryResponse_1(o, w):
         else:
             _wuv(w, ln)
         for e4 in xs3:
-            w += _S2.pack(e4.partition, e4.error_code)
+            w += _S5.pack(e4.partition, e4.error_code)
             v5 = e4.error_message
             if v5 is None:
                 w.append(0)
@@ -572,7 +569,7 @@ def _w_ReadShareGroupStateSummaryResponse_1(o, w):
                 else:
                     _wuv(w, ln)
                 w += v5
-            w += _S4.pack(e4.state_epoch, e4.leader_epoch, e4.start_offset, e4.delivery_complete_count)
+            w += _S6.pack(e4.state_epoch, e4.leader_epoch, e4.start_offset, e4.delivery_complete_count)
             if e4.unknown_tagged_fields:
                 _wtags(w, e4.unknown_tagged_fields)
             else:

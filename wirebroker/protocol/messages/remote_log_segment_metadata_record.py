@@ -30,11 +30,13 @@ def _first(tag_and_bytes):
 
 _S0 = _struct.Struct('>16si')
 _S1 = _struct.Struct('>16s')
-_S2 = _struct.Struct('>qqiqq')
+_S2 = _struct.Struct('>qqiqqB')
 _S3 = _struct.Struct('>iq')
-_S4 = _struct.Struct('>i')
+_S4 = _struct.Struct('>iB')
 _S5 = _struct.Struct('>b')
 _S6 = _struct.Struct('>?')
+_S7 = _struct.Struct('>qqiqq')
+_S8 = _struct.Struct('>i')
 
 
 class RemoteLogSegmentMetadataRecord(Message):
@@ -226,45 +228,43 @@ def _r_RemoteLogSegmentMetadataRecord_0(b, p):
     else:
         p = _t_RemoteLogSegmentMetadataRecord_RemoteLogSegmentIdEntry_0(b, p, s1)
     o.remote_log_segment_id = s1
-    o.start_offset, o.end_offset, o.broker_id, o.max_timestamp_ms, o.event_timestamp_ms, = _S2.unpack_from(b, p)
-    p += 36
-    n5 = b[p] - 1
-    p += 1
-    if n5 > 126:
-        n5, p = _uvt(b, p, n5 + 1)
-        n5 -= 1
-    if n5 < 0:
+    o.start_offset, o.end_offset, o.broker_id, o.max_timestamp_ms, o.event_timestamp_ms, h5, = _S2.unpack_from(b, p)
+    p += 37
+    n6 = h5 - 1
+    if n6 > 126:
+        n6, p = _uvt(b, p, n6 + 1)
+        n6 -= 1
+    if n6 < 0:
         raise DecodeError('RemoteLogSegmentMetadataRecord.SegmentLeaderEpochs: null where not nullable')
     else:
-        if n5 > bl - p:
-            raise DecodeError('RemoteLogSegmentMetadataRecord.SegmentLeaderEpochs: count ' + str(n5) + ' past the end')
-        xs6 = []
-        for _ in range(n5):
-            e7 = _new(_RemoteLogSegmentMetadataRecord_SegmentLeaderEpochEntry)
-            e7.leader_epoch, e7.offset, = _S3.unpack_from(b, p)
+        if n6 > bl - p:
+            raise DecodeError('RemoteLogSegmentMetadataRecord.SegmentLeaderEpochs: count ' + str(n6) + ' past the end')
+        xs7 = []
+        for _ in range(n6):
+            e8 = _new(_RemoteLogSegmentMetadataRecord_SegmentLeaderEpochEntry)
+            e8.leader_epoch, e8.offset, = _S3.unpack_from(b, p)
             p += 12
             if b[p] == 0:  # no tagged fields, the common case
-                e7.unknown_tagged_fields = None
+                e8.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_RemoteLogSegmentMetadataRecord_SegmentLeaderEpochEntry_0(b, p, e7)
-            xs6.append(e7)
-        o.segment_leader_epochs = xs6
-    o.segment_size_in_bytes, = _S4.unpack_from(b, p)
-    p += 4
-    n8 = b[p] - 1
-    p += 1
-    if n8 > 126:
-        n8, p = _uvt(b, p, n8 + 1)
-        n8 -= 1
-    if n8 < 0:
+                p = _t_RemoteLogSegmentMetadataRecord_SegmentLeaderEpochEntry_0(b, p, e8)
+            xs7.append(e8)
+        o.segment_leader_epochs = xs7
+    o.segment_size_in_bytes, h9, = _S4.unpack_from(b, p)
+    p += 5
+    n10 = h9 - 1
+    if n10 > 126:
+        n10, p = _uvt(b, p, n10 + 1)
+        n10 -= 1
+    if n10 < 0:
         o.custom_metadata = None
     else:
-        q9 = p + n8
-        if q9 > bl:
-            raise DecodeError('RemoteLogSegmentMetadataRecord.CustomMetadata: length ' + str(n8) + ' past the end')
-        o.custom_metadata = bytes(b[p:q9])
-        p = q9
+        q11 = p + n10
+        if q11 > bl:
+            raise DecodeError('RemoteLogSegmentMetadataRecord.CustomMetadata: length ' + str(n10) + ' past the end')
+        o.custom_metadata = bytes(b[p:q11])
+        p = q11
     o.remote_log_segment_state, = _S5.unpack_from(b, p)
     p += 1
     o.txn_index_empty = False
@@ -297,7 +297,7 @@ def _w_RemoteLogSegmentMetadataRecord_0(o, w):
         _wtags(w, s1.unknown_tagged_fields)
     else:
         w.append(0)
-    w += _S2.pack(o.start_offset, o.end_offset, o.broker_id, o.max_timestamp_ms, o.event_timestamp_ms)
+    w += _S7.pack(o.start_offset, o.end_offset, o.broker_id, o.max_timestamp_ms, o.event_timestamp_ms)
     xs4 = o.segment_leader_epochs
     ln = len(xs4) + 1
     if ln < 128:
@@ -310,7 +310,7 @@ def _w_RemoteLogSegmentMetadataRecord_0(o, w):
             _wtags(w, e5.unknown_tagged_fields)
         else:
             w.append(0)
-    w += _S4.pack(o.segment_size_in_bytes)
+    w += _S8.pack(o.segment_size_in_bytes)
     v6 = o.custom_metadata
     if v6 is None:
         w.append(0)

@@ -28,11 +28,13 @@ _unpack_from = _struct.unpack_from
 def _first(tag_and_bytes):
     return tag_and_bytes[0]
 
-_S0 = _struct.Struct('>16sqqiqq')
+_S0 = _struct.Struct('>16sqqiqqB')
 _S1 = _struct.Struct('>iq')
-_S2 = _struct.Struct('>i')
+_S2 = _struct.Struct('>iB')
 _S3 = _struct.Struct('>b')
 _S4 = _struct.Struct('>?')
+_S5 = _struct.Struct('>16sqqiqq')
+_S6 = _struct.Struct('>i')
 
 
 class RemoteLogSegmentMetadataSnapshotRecord(Message):
@@ -124,45 +126,43 @@ def _t_RemoteLogSegmentMetadataSnapshotRecord_0(b, p, o):
 def _r_RemoteLogSegmentMetadataSnapshotRecord_0(b, p):
     bl = len(b)
     o = _new(RemoteLogSegmentMetadataSnapshotRecord)
-    o.segment_id, o.start_offset, o.end_offset, o.broker_id, o.max_timestamp_ms, o.event_timestamp_ms, = _S0.unpack_from(b, p)
-    p += 52
-    n1 = b[p] - 1
-    p += 1
-    if n1 > 126:
-        n1, p = _uvt(b, p, n1 + 1)
-        n1 -= 1
-    if n1 < 0:
+    o.segment_id, o.start_offset, o.end_offset, o.broker_id, o.max_timestamp_ms, o.event_timestamp_ms, h1, = _S0.unpack_from(b, p)
+    p += 53
+    n2 = h1 - 1
+    if n2 > 126:
+        n2, p = _uvt(b, p, n2 + 1)
+        n2 -= 1
+    if n2 < 0:
         raise DecodeError('RemoteLogSegmentMetadataSnapshotRecord.SegmentLeaderEpochs: null where not nullable')
     else:
-        if n1 > bl - p:
-            raise DecodeError('RemoteLogSegmentMetadataSnapshotRecord.SegmentLeaderEpochs: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3 = _new(_RemoteLogSegmentMetadataSnapshotRecord_SegmentLeaderEpochEntry)
-            e3.leader_epoch, e3.offset, = _S1.unpack_from(b, p)
+        if n2 > bl - p:
+            raise DecodeError('RemoteLogSegmentMetadataSnapshotRecord.SegmentLeaderEpochs: count ' + str(n2) + ' past the end')
+        xs3 = []
+        for _ in range(n2):
+            e4 = _new(_RemoteLogSegmentMetadataSnapshotRecord_SegmentLeaderEpochEntry)
+            e4.leader_epoch, e4.offset, = _S1.unpack_from(b, p)
             p += 12
             if b[p] == 0:  # no tagged fields, the common case
-                e3.unknown_tagged_fields = None
+                e4.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_RemoteLogSegmentMetadataSnapshotRecord_SegmentLeaderEpochEntry_0(b, p, e3)
-            xs2.append(e3)
-        o.segment_leader_epochs = xs2
-    o.segment_size_in_bytes, = _S2.unpack_from(b, p)
-    p += 4
-    n4 = b[p] - 1
-    p += 1
-    if n4 > 126:
-        n4, p = _uvt(b, p, n4 + 1)
-        n4 -= 1
-    if n4 < 0:
+                p = _t_RemoteLogSegmentMetadataSnapshotRecord_SegmentLeaderEpochEntry_0(b, p, e4)
+            xs3.append(e4)
+        o.segment_leader_epochs = xs3
+    o.segment_size_in_bytes, h5, = _S2.unpack_from(b, p)
+    p += 5
+    n6 = h5 - 1
+    if n6 > 126:
+        n6, p = _uvt(b, p, n6 + 1)
+        n6 -= 1
+    if n6 < 0:
         o.custom_metadata = None
     else:
-        q5 = p + n4
-        if q5 > bl:
-            raise DecodeError('RemoteLogSegmentMetadataSnapshotRecord.CustomMetadata: length ' + str(n4) + ' past the end')
-        o.custom_metadata = bytes(b[p:q5])
-        p = q5
+        q7 = p + n6
+        if q7 > bl:
+            raise DecodeError('RemoteLogSegmentMetadataSnapshotRecord.CustomMetadata: length ' + str(n6) + ' past the end')
+        o.custom_metadata = bytes(b[p:q7])
+        p = q7
     o.remote_log_segment_state, = _S3.unpack_from(b, p)
     p += 1
     o.txn_index_empty = False
@@ -175,7 +175,7 @@ def _r_RemoteLogSegmentMetadataSnapshotRecord_0(b, p):
 
 
 def _w_RemoteLogSegmentMetadataSnapshotRecord_0(o, w):
-    w += _S0.pack(o.segment_id, o.start_offset, o.end_offset, o.broker_id, o.max_timestamp_ms, o.event_timestamp_ms)
+    w += _S5.pack(o.segment_id, o.start_offset, o.end_offset, o.broker_id, o.max_timestamp_ms, o.event_timestamp_ms)
     xs1 = o.segment_leader_epochs
     ln = len(xs1) + 1
     if ln < 128:
@@ -188,7 +188,7 @@ def _w_RemoteLogSegmentMetadataSnapshotRecord_0(o, w):
             _wtags(w, e2.unknown_tagged_fields)
         else:
             w.append(0)
-    w += _S2.pack(o.segment_size_in_bytes)
+    w += _S6.pack(o.segment_size_in_bytes)
     v3 = o.custom_metadata
     if v3 is None:
         w.append(0)

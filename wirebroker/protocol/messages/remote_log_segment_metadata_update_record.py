@@ -30,8 +30,9 @@ def _first(tag_and_bytes):
 
 _S0 = _struct.Struct('>16si')
 _S1 = _struct.Struct('>16s')
-_S2 = _struct.Struct('>iq')
+_S2 = _struct.Struct('>iqB')
 _S3 = _struct.Struct('>b')
+_S4 = _struct.Struct('>iq')
 
 
 class RemoteLogSegmentMetadataUpdateRecord(Message):
@@ -179,21 +180,20 @@ def _r_RemoteLogSegmentMetadataUpdateRecord_0(b, p):
     else:
         p = _t_RemoteLogSegmentMetadataUpdateRecord_RemoteLogSegmentIdEntry_0(b, p, s1)
     o.remote_log_segment_id = s1
-    o.broker_id, o.event_timestamp_ms, = _S2.unpack_from(b, p)
-    p += 12
-    n5 = b[p] - 1
-    p += 1
-    if n5 > 126:
-        n5, p = _uvt(b, p, n5 + 1)
-        n5 -= 1
-    if n5 < 0:
+    o.broker_id, o.event_timestamp_ms, h5, = _S2.unpack_from(b, p)
+    p += 13
+    n6 = h5 - 1
+    if n6 > 126:
+        n6, p = _uvt(b, p, n6 + 1)
+        n6 -= 1
+    if n6 < 0:
         o.custom_metadata = None
     else:
-        q6 = p + n5
-        if q6 > bl:
-            raise DecodeError('RemoteLogSegmentMetadataUpdateRecord.CustomMetadata: length ' + str(n5) + ' past the end')
-        o.custom_metadata = bytes(b[p:q6])
-        p = q6
+        q7 = p + n6
+        if q7 > bl:
+            raise DecodeError('RemoteLogSegmentMetadataUpdateRecord.CustomMetadata: length ' + str(n6) + ' past the end')
+        o.custom_metadata = bytes(b[p:q7])
+        p = q7
     o.remote_log_segment_state, = _S3.unpack_from(b, p)
     p += 1
     if b[p] == 0:  # no tagged fields, the common case
@@ -225,7 +225,7 @@ def _w_RemoteLogSegmentMetadataUpdateRecord_0(o, w):
         _wtags(w, s1.unknown_tagged_fields)
     else:
         w.append(0)
-    w += _S2.pack(o.broker_id, o.event_timestamp_ms)
+    w += _S4.pack(o.broker_id, o.event_timestamp_ms)
     v4 = o.custom_metadata
     if v4 is None:
         w.append(0)

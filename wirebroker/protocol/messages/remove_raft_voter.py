@@ -29,7 +29,8 @@ def _first(tag_and_bytes):
     return tag_and_bytes[0]
 
 _S0 = _struct.Struct('>i16s')
-_S1 = _struct.Struct('>ih')
+_S1 = _struct.Struct('>ihB')
+_S2 = _struct.Struct('>ih')
 
 
 class RemoveRaftVoterRequest(Message):
@@ -160,21 +161,20 @@ def _t_RemoveRaftVoterResponse_0(b, p, o):
 def _r_RemoveRaftVoterResponse_0(b, p):
     bl = len(b)
     o = _new(RemoveRaftVoterResponse)
-    o.throttle_time_ms, o.error_code, = _S1.unpack_from(b, p)
-    p += 6
-    n1 = b[p] - 1
-    p += 1
-    if n1 > 126:
-        n1, p = _uvt(b, p, n1 + 1)
-        n1 -= 1
-    if n1 < 0:
+    o.throttle_time_ms, o.error_code, h1, = _S1.unpack_from(b, p)
+    p += 7
+    n2 = h1 - 1
+    if n2 > 126:
+        n2, p = _uvt(b, p, n2 + 1)
+        n2 -= 1
+    if n2 < 0:
         o.error_message = None
     else:
-        q2 = p + n1
-        if q2 > bl:
-            raise DecodeError('RemoveRaftVoterResponse.ErrorMessage: length ' + str(n1) + ' past the end')
-        o.error_message = str(b[p:q2], 'utf-8')
-        p = q2
+        q3 = p + n2
+        if q3 > bl:
+            raise DecodeError('RemoveRaftVoterResponse.ErrorMessage: length ' + str(n2) + ' past the end')
+        o.error_message = str(b[p:q3], 'utf-8')
+        p = q3
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         p += 1
@@ -184,7 +184,7 @@ def _r_RemoveRaftVoterResponse_0(b, p):
 
 
 def _w_RemoveRaftVoterResponse_0(o, w):
-    w += _S1.pack(o.throttle_time_ms, o.error_code)
+    w += _S2.pack(o.throttle_time_ms, o.error_code)
     v1 = o.error_message
     if v1 is None:
         w.append(0)

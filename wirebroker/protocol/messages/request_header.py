@@ -29,7 +29,8 @@ def _first(tag_and_bytes):
     return tag_and_bytes[0]
 
 _S0 = _struct.Struct('>hhi')
-_S1 = _struct.Struct('>h')
+_S1 = _struct.Struct('>hhih')
+_S2 = _struct.Struct('>h')
 
 
 class RequestHeader(Message):
@@ -69,18 +70,17 @@ def _w_RequestHeader_0(o, w):
 def _r_RequestHeader_1(b, p):
     bl = len(b)
     o = _new(RequestHeader)
-    o.request_api_key, o.request_api_version, o.correlation_id, = _S0.unpack_from(b, p)
-    p += 8
-    n1, = _S1.unpack_from(b, p)
-    p += 2
-    if n1 < 0:
+    o.request_api_key, o.request_api_version, o.correlation_id, h1, = _S1.unpack_from(b, p)
+    p += 10
+    n2 = h1
+    if n2 < 0:
         o.client_id = None
     else:
-        q2 = p + n1
-        if q2 > bl:
-            raise DecodeError('RequestHeader.ClientId: length ' + str(n1) + ' past the end')
-        o.client_id = str(b[p:q2], 'utf-8')
-        p = q2
+        q3 = p + n2
+        if q3 > bl:
+            raise DecodeError('RequestHeader.ClientId: length ' + str(n2) + ' past the end')
+        o.client_id = str(b[p:q3], 'utf-8')
+        p = q3
     o.unknown_tagged_fields = None
     return o, p
 
@@ -92,7 +92,7 @@ def _w_RequestHeader_1(o, w):
         w += b'\xff\xff'
     else:
         v1 = v1.encode()
-        w += _S1.pack(len(v1))
+        w += _S2.pack(len(v1))
         w += v1
 
 
@@ -122,18 +122,17 @@ def _t_RequestHeader_0(b, p, o):
 def _r_RequestHeader_2(b, p):
     bl = len(b)
     o = _new(RequestHeader)
-    o.request_api_key, o.request_api_version, o.correlation_id, = _S0.unpack_from(b, p)
-    p += 8
-    n1, = _S1.unpack_from(b, p)
-    p += 2
-    if n1 < 0:
+    o.request_api_key, o.request_api_version, o.correlation_id, h1, = _S1.unpack_from(b, p)
+    p += 10
+    n2 = h1
+    if n2 < 0:
         o.client_id = None
     else:
-        q2 = p + n1
-        if q2 > bl:
-            raise DecodeError('RequestHeader.ClientId: length ' + str(n1) + ' past the end')
-        o.client_id = str(b[p:q2], 'utf-8')
-        p = q2
+        q3 = p + n2
+        if q3 > bl:
+            raise DecodeError('RequestHeader.ClientId: length ' + str(n2) + ' past the end')
+        o.client_id = str(b[p:q3], 'utf-8')
+        p = q3
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         p += 1
@@ -149,7 +148,7 @@ def _w_RequestHeader_2(o, w):
         w += b'\xff\xff'
     else:
         v1 = v1.encode()
-        w += _S1.pack(len(v1))
+        w += _S2.pack(len(v1))
         w += v1
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)

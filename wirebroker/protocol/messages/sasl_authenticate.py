@@ -29,8 +29,10 @@ def _first(tag_and_bytes):
     return tag_and_bytes[0]
 
 _S0 = _struct.Struct('>i')
-_S1 = _struct.Struct('>h')
-_S2 = _struct.Struct('>q')
+_S1 = _struct.Struct('>hh')
+_S2 = _struct.Struct('>h')
+_S3 = _struct.Struct('>q')
+_S4 = _struct.Struct('>hB')
 
 
 class SaslAuthenticateRequest(Message):
@@ -153,41 +155,40 @@ def _w_SaslAuthenticateRequest_1(o, w):
 def _r_SaslAuthenticateResponse_0(b, p):
     bl = len(b)
     o = _new(SaslAuthenticateResponse)
-    o.error_code, = _S1.unpack_from(b, p)
-    p += 2
-    n1, = _S1.unpack_from(b, p)
-    p += 2
-    if n1 < 0:
+    o.error_code, h1, = _S1.unpack_from(b, p)
+    p += 4
+    n2 = h1
+    if n2 < 0:
         o.error_message = None
     else:
-        q2 = p + n1
-        if q2 > bl:
-            raise DecodeError('SaslAuthenticateResponse.ErrorMessage: length ' + str(n1) + ' past the end')
-        o.error_message = str(b[p:q2], 'utf-8')
-        p = q2
-    n3, = _S0.unpack_from(b, p)
+        q3 = p + n2
+        if q3 > bl:
+            raise DecodeError('SaslAuthenticateResponse.ErrorMessage: length ' + str(n2) + ' past the end')
+        o.error_message = str(b[p:q3], 'utf-8')
+        p = q3
+    n4, = _S0.unpack_from(b, p)
     p += 4
-    if n3 < 0:
+    if n4 < 0:
         raise DecodeError('SaslAuthenticateResponse.AuthBytes: null where not nullable')
     else:
-        q4 = p + n3
-        if q4 > bl:
-            raise DecodeError('SaslAuthenticateResponse.AuthBytes: length ' + str(n3) + ' past the end')
-        o.auth_bytes = bytes(b[p:q4])
-        p = q4
+        q5 = p + n4
+        if q5 > bl:
+            raise DecodeError('SaslAuthenticateResponse.AuthBytes: length ' + str(n4) + ' past the end')
+        o.auth_bytes = bytes(b[p:q5])
+        p = q5
     o.session_lifetime_ms = 0
     o.unknown_tagged_fields = None
     return o, p
 
 
 def _w_SaslAuthenticateResponse_0(o, w):
-    w += _S1.pack(o.error_code)
+    w += _S2.pack(o.error_code)
     v1 = o.error_message
     if v1 is None:
         w += b'\xff\xff'
     else:
         v1 = v1.encode()
-        w += _S1.pack(len(v1))
+        w += _S2.pack(len(v1))
         w += v1
     v2 = o.auth_bytes
     w += _S0.pack(len(v2))
@@ -197,47 +198,46 @@ def _w_SaslAuthenticateResponse_0(o, w):
 def _r_SaslAuthenticateResponse_1(b, p):
     bl = len(b)
     o = _new(SaslAuthenticateResponse)
-    o.error_code, = _S1.unpack_from(b, p)
-    p += 2
-    n1, = _S1.unpack_from(b, p)
-    p += 2
-    if n1 < 0:
+    o.error_code, h1, = _S1.unpack_from(b, p)
+    p += 4
+    n2 = h1
+    if n2 < 0:
         o.error_message = None
     else:
-        q2 = p + n1
-        if q2 > bl:
-            raise DecodeError('SaslAuthenticateResponse.ErrorMessage: length ' + str(n1) + ' past the end')
-        o.error_message = str(b[p:q2], 'utf-8')
-        p = q2
-    n3, = _S0.unpack_from(b, p)
+        q3 = p + n2
+        if q3 > bl:
+            raise DecodeError('SaslAuthenticateResponse.ErrorMessage: length ' + str(n2) + ' past the end')
+        o.error_message = str(b[p:q3], 'utf-8')
+        p = q3
+    n4, = _S0.unpack_from(b, p)
     p += 4
-    if n3 < 0:
+    if n4 < 0:
         raise DecodeError('SaslAuthenticateResponse.AuthBytes: null where not nullable')
     else:
-        q4 = p + n3
-        if q4 > bl:
-            raise DecodeError('SaslAuthenticateResponse.AuthBytes: length ' + str(n3) + ' past the end')
-        o.auth_bytes = bytes(b[p:q4])
-        p = q4
-    o.session_lifetime_ms, = _S2.unpack_from(b, p)
+        q5 = p + n4
+        if q5 > bl:
+            raise DecodeError('SaslAuthenticateResponse.AuthBytes: length ' + str(n4) + ' past the end')
+        o.auth_bytes = bytes(b[p:q5])
+        p = q5
+    o.session_lifetime_ms, = _S3.unpack_from(b, p)
     p += 8
     o.unknown_tagged_fields = None
     return o, p
 
 
 def _w_SaslAuthenticateResponse_1(o, w):
-    w += _S1.pack(o.error_code)
+    w += _S2.pack(o.error_code)
     v1 = o.error_message
     if v1 is None:
         w += b'\xff\xff'
     else:
         v1 = v1.encode()
-        w += _S1.pack(len(v1))
+        w += _S2.pack(len(v1))
         w += v1
     v2 = o.auth_bytes
     w += _S0.pack(len(v2))
     w += v2
-    w += _S2.pack(o.session_lifetime_ms)
+    w += _S3.pack(o.session_lifetime_ms)
 
 
 def _t_SaslAuthenticateResponse_0(b, p, o):
@@ -266,35 +266,34 @@ def _t_SaslAuthenticateResponse_0(b, p, o):
 def _r_SaslAuthenticateResponse_2(b, p):
     bl = len(b)
     o = _new(SaslAuthenticateResponse)
-    o.error_code, = _S1.unpack_from(b, p)
-    p += 2
-    n1 = b[p] - 1
-    p += 1
-    if n1 > 126:
-        n1, p = _uvt(b, p, n1 + 1)
-        n1 -= 1
-    if n1 < 0:
+    o.error_code, h1, = _S4.unpack_from(b, p)
+    p += 3
+    n2 = h1 - 1
+    if n2 > 126:
+        n2, p = _uvt(b, p, n2 + 1)
+        n2 -= 1
+    if n2 < 0:
         o.error_message = None
     else:
-        q2 = p + n1
-        if q2 > bl:
-            raise DecodeError('SaslAuthenticateResponse.ErrorMessage: length ' + str(n1) + ' past the end')
-        o.error_message = str(b[p:q2], 'utf-8')
-        p = q2
-    n3 = b[p] - 1
+        q3 = p + n2
+        if q3 > bl:
+            raise DecodeError('SaslAuthenticateResponse.ErrorMessage: length ' + str(n2) + ' past the end')
+        o.error_message = str(b[p:q3], 'utf-8')
+        p = q3
+    n4 = b[p] - 1
     p += 1
-    if n3 > 126:
-        n3, p = _uvt(b, p, n3 + 1)
-        n3 -= 1
-    if n3 < 0:
+    if n4 > 126:
+        n4, p = _uvt(b, p, n4 + 1)
+        n4 -= 1
+    if n4 < 0:
         raise DecodeError('SaslAuthenticateResponse.AuthBytes: null where not nullable')
     else:
-        q4 = p + n3
-        if q4 > bl:
-            raise DecodeError('SaslAuthenticateResponse.AuthBytes: length ' + str(n3) + ' past the end')
-        o.auth_bytes = bytes(b[p:q4])
-        p = q4
-    o.session_lifetime_ms, = _S2.unpack_from(b, p)
+        q5 = p + n4
+        if q5 > bl:
+            raise DecodeError('SaslAuthenticateResponse.AuthBytes: length ' + str(n4) + ' past the end')
+        o.auth_bytes = bytes(b[p:q5])
+        p = q5
+    o.session_lifetime_ms, = _S3.unpack_from(b, p)
     p += 8
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
@@ -305,7 +304,7 @@ def _r_SaslAuthenticateResponse_2(b, p):
 
 
 def _w_SaslAuthenticateResponse_2(o, w):
-    w += _S1.pack(o.error_code)
+    w += _S2.pack(o.error_code)
     v1 = o.error_message
     if v1 is None:
         w.append(0)
@@ -324,7 +323,7 @@ def _w_SaslAuthenticateResponse_2(o, w):
     else:
         _wuv(w, ln)
     w += v2
-    w += _S2.pack(o.session_lifetime_ms)
+    w += _S3.pack(o.session_lifetime_ms)
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
     else:

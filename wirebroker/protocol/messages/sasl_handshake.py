@@ -29,7 +29,8 @@ def _first(tag_and_bytes):
     return tag_and_bytes[0]
 
 _S0 = _struct.Struct('>h')
-_S1 = _struct.Struct('>i')
+_S1 = _struct.Struct('>hi')
+_S2 = _struct.Struct('>i')
 
 
 class SaslHandshakeRequest(Message):
@@ -90,29 +91,28 @@ def _w_SaslHandshakeRequest_0(o, w):
 def _r_SaslHandshakeResponse_0(b, p):
     bl = len(b)
     o = _new(SaslHandshakeResponse)
-    o.error_code, = _S0.unpack_from(b, p)
-    p += 2
-    n1, = _S1.unpack_from(b, p)
-    p += 4
-    if n1 < 0:
+    o.error_code, h1, = _S1.unpack_from(b, p)
+    p += 6
+    n2 = h1
+    if n2 < 0:
         raise DecodeError('SaslHandshakeResponse.Mechanisms: null where not nullable')
     else:
-        if n1 > bl - p:
-            raise DecodeError('SaslHandshakeResponse.Mechanisms: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            n4, = _S0.unpack_from(b, p)
+        if n2 > bl - p:
+            raise DecodeError('SaslHandshakeResponse.Mechanisms: count ' + str(n2) + ' past the end')
+        xs3 = []
+        for _ in range(n2):
+            n5, = _S0.unpack_from(b, p)
             p += 2
-            if n4 < 0:
+            if n5 < 0:
                 raise DecodeError('SaslHandshakeResponse.Mechanisms: null element')
             else:
-                q5 = p + n4
-                if q5 > bl:
-                    raise DecodeError('SaslHandshakeResponse.Mechanisms: length ' + str(n4) + ' past the end')
-                e3 = str(b[p:q5], 'utf-8')
-                p = q5
-            xs2.append(e3)
-        o.mechanisms = xs2
+                q6 = p + n5
+                if q6 > bl:
+                    raise DecodeError('SaslHandshakeResponse.Mechanisms: length ' + str(n5) + ' past the end')
+                e4 = str(b[p:q6], 'utf-8')
+                p = q6
+            xs3.append(e4)
+        o.mechanisms = xs3
     o.unknown_tagged_fields = None
     return o, p
 
@@ -120,7 +120,7 @@ def _r_SaslHandshakeResponse_0(b, p):
 def _w_SaslHandshakeResponse_0(o, w):
     w += _S0.pack(o.error_code)
     xs1 = o.mechanisms
-    w += _S1.pack(len(xs1))
+    w += _S2.pack(len(xs1))
     for e2 in xs1:
         v3 = e2
         v3 = v3.encode()

@@ -28,12 +28,17 @@ _unpack_from = _struct.unpack_from
 def _first(tag_and_bytes):
     return tag_and_bytes[0]
 
-_S0 = _struct.Struct('>i')
-_S1 = _struct.Struct('>16s')
-_S2 = _struct.Struct('>qq')
-_S3 = _struct.Struct('>i?')
-_S4 = _struct.Struct('>ih')
-_S5 = _struct.Struct('>ii')
+_S0 = _struct.Struct('>iB')
+_S1 = _struct.Struct('>16sB')
+_S2 = _struct.Struct('>qqB')
+_S3 = _struct.Struct('>i')
+_S4 = _struct.Struct('>16s')
+_S5 = _struct.Struct('>qq')
+_S6 = _struct.Struct('>i?B')
+_S7 = _struct.Struct('>i?')
+_S8 = _struct.Struct('>ihB')
+_S9 = _struct.Struct('>ii')
+_S10 = _struct.Struct('>ih')
 _ARRAY_b = tuple(_struct.Struct('>' + str(n) + 'b') for n in range(64))
 
 
@@ -279,89 +284,85 @@ def _r_ShareAcknowledgeRequest_0(b, p):
             raise DecodeError('ShareAcknowledgeRequest.MemberId: length ' + str(n3) + ' past the end')
         o.member_id = str(b[p:q4], 'utf-8')
         p = q4
-    o.share_session_epoch, = _S0.unpack_from(b, p)
-    p += 4
-    n5 = b[p] - 1
-    p += 1
-    if n5 > 126:
-        n5, p = _uvt(b, p, n5 + 1)
-        n5 -= 1
-    if n5 < 0:
+    o.share_session_epoch, h5, = _S0.unpack_from(b, p)
+    p += 5
+    n6 = h5 - 1
+    if n6 > 126:
+        n6, p = _uvt(b, p, n6 + 1)
+        n6 -= 1
+    if n6 < 0:
         raise DecodeError('ShareAcknowledgeRequest.Topics: null where not nullable')
     else:
-        if n5 > bl - p:
-            raise DecodeError('ShareAcknowledgeRequest.Topics: count ' + str(n5) + ' past the end')
-        xs6 = []
-        for _ in range(n5):
-            e7 = _new(_ShareAcknowledgeRequest_AcknowledgeTopic)
-            e7.topic_id, = _S1.unpack_from(b, p)
-            p += 16
-            n8 = b[p] - 1
-            p += 1
-            if n8 > 126:
-                n8, p = _uvt(b, p, n8 + 1)
-                n8 -= 1
-            if n8 < 0:
+        if n6 > bl - p:
+            raise DecodeError('ShareAcknowledgeRequest.Topics: count ' + str(n6) + ' past the end')
+        xs7 = []
+        for _ in range(n6):
+            e8 = _new(_ShareAcknowledgeRequest_AcknowledgeTopic)
+            e8.topic_id, h9, = _S1.unpack_from(b, p)
+            p += 17
+            n10 = h9 - 1
+            if n10 > 126:
+                n10, p = _uvt(b, p, n10 + 1)
+                n10 -= 1
+            if n10 < 0:
                 raise DecodeError('AcknowledgeTopic.Partitions: null where not nullable')
             else:
-                if n8 > bl - p:
-                    raise DecodeError('AcknowledgeTopic.Partitions: count ' + str(n8) + ' past the end')
-                xs9 = []
-                for _ in range(n8):
-                    e10 = _new(_ShareAcknowledgeRequest_AcknowledgePartition)
-                    e10.partition_index, = _S0.unpack_from(b, p)
-                    p += 4
-                    n11 = b[p] - 1
-                    p += 1
-                    if n11 > 126:
-                        n11, p = _uvt(b, p, n11 + 1)
-                        n11 -= 1
-                    if n11 < 0:
+                if n10 > bl - p:
+                    raise DecodeError('AcknowledgeTopic.Partitions: count ' + str(n10) + ' past the end')
+                xs11 = []
+                for _ in range(n10):
+                    e12 = _new(_ShareAcknowledgeRequest_AcknowledgePartition)
+                    e12.partition_index, h13, = _S0.unpack_from(b, p)
+                    p += 5
+                    n14 = h13 - 1
+                    if n14 > 126:
+                        n14, p = _uvt(b, p, n14 + 1)
+                        n14 -= 1
+                    if n14 < 0:
                         raise DecodeError('AcknowledgePartition.AcknowledgementBatches: null where not nullable')
                     else:
-                        if n11 > bl - p:
-                            raise DecodeError('AcknowledgePartition.AcknowledgementBatches: count ' + str(n11) + ' past the end')
-                        xs12 = []
-                        for _ in range(n11):
-                            e13 = _new(_ShareAcknowledgeRequest_AcknowledgementBatch)
-                            e13.first_offset, e13.last_offset, = _S2.unpack_from(b, p)
-                            p += 16
-                            n14 = b[p] - 1
-                            p += 1
-                            if n14 > 126:
-                                n14, p = _uvt(b, p, n14 + 1)
-                                n14 -= 1
-                            if n14 < 0:
+                        if n14 > bl - p:
+                            raise DecodeError('AcknowledgePartition.AcknowledgementBatches: count ' + str(n14) + ' past the end')
+                        xs15 = []
+                        for _ in range(n14):
+                            e16 = _new(_ShareAcknowledgeRequest_AcknowledgementBatch)
+                            e16.first_offset, e16.last_offset, h17, = _S2.unpack_from(b, p)
+                            p += 17
+                            n18 = h17 - 1
+                            if n18 > 126:
+                                n18, p = _uvt(b, p, n18 + 1)
+                                n18 -= 1
+                            if n18 < 0:
                                 raise DecodeError('AcknowledgementBatch.AcknowledgeTypes: null where not nullable')
-                            elif n14 < 64:
-                                e13.acknowledge_types = list(_ARRAY_b[n14].unpack_from(b, p))
-                                p += 1 * n14
+                            elif n18 < 64:
+                                e16.acknowledge_types = list(_ARRAY_b[n18].unpack_from(b, p))
+                                p += 1 * n18
                             else:
-                                if n14 > bl - p:
-                                    raise DecodeError('AcknowledgementBatch.AcknowledgeTypes: count ' + str(n14) + ' past the end')
-                                e13.acknowledge_types = list(_struct.Struct('>' + str(n14) + 'b').unpack_from(b, p))
-                                p += 1 * n14
+                                if n18 > bl - p:
+                                    raise DecodeError('AcknowledgementBatch.AcknowledgeTypes: count ' + str(n18) + ' past the end')
+                                e16.acknowledge_types = list(_struct.Struct('>' + str(n18) + 'b').unpack_from(b, p))
+                                p += 1 * n18
                             if b[p] == 0:  # no tagged fields, the common case
-                                e13.unknown_tagged_fields = None
+                                e16.unknown_tagged_fields = None
                                 p += 1
                             else:
-                                p = _t_ShareAcknowledgeRequest_AcknowledgementBatch_0(b, p, e13)
-                            xs12.append(e13)
-                        e10.acknowledgement_batches = xs12
+                                p = _t_ShareAcknowledgeRequest_AcknowledgementBatch_0(b, p, e16)
+                            xs15.append(e16)
+                        e12.acknowledgement_batches = xs15
                     if b[p] == 0:  # no tagged fields, the common case
-                        e10.unknown_tagged_fields = None
+                        e12.unknown_tagged_fields = None
                         p += 1
                     else:
-                        p = _t_ShareAcknowledgeRequest_AcknowledgePartition_0(b, p, e10)
-                    xs9.append(e10)
-                e7.partitions = xs9
+                        p = _t_ShareAcknowledgeRequest_AcknowledgePartition_0(b, p, e12)
+                    xs11.append(e12)
+                e8.partitions = xs11
             if b[p] == 0:  # no tagged fields, the common case
-                e7.unknown_tagged_fields = None
+                e8.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_ShareAcknowledgeRequest_AcknowledgeTopic_0(b, p, e7)
-            xs6.append(e7)
-        o.topics = xs6
+                p = _t_ShareAcknowledgeRequest_AcknowledgeTopic_0(b, p, e8)
+            xs7.append(e8)
+        o.topics = xs7
     o.is_renew_ack = False
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
@@ -396,7 +397,7 @@ def _w_ShareAcknowledgeRequest_0(o, w):
         else:
             _wuv(w, ln)
         w += v2
-    w += _S0.pack(o.share_session_epoch)
+    w += _S3.pack(o.share_session_epoch)
     xs3 = o.topics
     ln = len(xs3) + 1
     if ln < 128:
@@ -404,7 +405,7 @@ def _w_ShareAcknowledgeRequest_0(o, w):
     else:
         _wuv(w, ln)
     for e4 in xs3:
-        w += _S1.pack(e4.topic_id)
+        w += _S4.pack(e4.topic_id)
         xs5 = e4.partitions
         ln = len(xs5) + 1
         if ln < 128:
@@ -412,7 +413,7 @@ def _w_ShareAcknowledgeRequest_0(o, w):
         else:
             _wuv(w, ln)
         for e6 in xs5:
-            w += _S0.pack(e6.partition_index)
+            w += _S3.pack(e6.partition_index)
             xs7 = e6.acknowledgement_batches
             ln = len(xs7) + 1
             if ln < 128:
@@ -420,7 +421,7 @@ def _w_ShareAcknowledgeRequest_0(o, w):
             else:
                 _wuv(w, ln)
             for e8 in xs7:
-                w += _S2.pack(e8.first_offset, e8.last_offset)
+                w += _S5.pack(e8.first_offset, e8.last_offset)
                 xs9 = e8.acknowledge_types
                 ln = len(xs9) + 1
                 if ln < 128:
@@ -478,89 +479,85 @@ def _r_ShareAcknowledgeRequest_1(b, p):
             raise DecodeError('ShareAcknowledgeRequest.MemberId: length ' + str(n3) + ' past the end')
         o.member_id = str(b[p:q4], 'utf-8')
         p = q4
-    o.share_session_epoch, o.is_renew_ack, = _S3.unpack_from(b, p)
-    p += 5
-    n5 = b[p] - 1
-    p += 1
-    if n5 > 126:
-        n5, p = _uvt(b, p, n5 + 1)
-        n5 -= 1
-    if n5 < 0:
+    o.share_session_epoch, o.is_renew_ack, h5, = _S6.unpack_from(b, p)
+    p += 6
+    n6 = h5 - 1
+    if n6 > 126:
+        n6, p = _uvt(b, p, n6 + 1)
+        n6 -= 1
+    if n6 < 0:
         raise DecodeError('ShareAcknowledgeRequest.Topics: null where not nullable')
     else:
-        if n5 > bl - p:
-            raise DecodeError('ShareAcknowledgeRequest.Topics: count ' + str(n5) + ' past the end')
-        xs6 = []
-        for _ in range(n5):
-            e7 = _new(_ShareAcknowledgeRequest_AcknowledgeTopic)
-            e7.topic_id, = _S1.unpack_from(b, p)
-            p += 16
-            n8 = b[p] - 1
-            p += 1
-            if n8 > 126:
-                n8, p = _uvt(b, p, n8 + 1)
-                n8 -= 1
-            if n8 < 0:
+        if n6 > bl - p:
+            raise DecodeError('ShareAcknowledgeRequest.Topics: count ' + str(n6) + ' past the end')
+        xs7 = []
+        for _ in range(n6):
+            e8 = _new(_ShareAcknowledgeRequest_AcknowledgeTopic)
+            e8.topic_id, h9, = _S1.unpack_from(b, p)
+            p += 17
+            n10 = h9 - 1
+            if n10 > 126:
+                n10, p = _uvt(b, p, n10 + 1)
+                n10 -= 1
+            if n10 < 0:
                 raise DecodeError('AcknowledgeTopic.Partitions: null where not nullable')
             else:
-                if n8 > bl - p:
-                    raise DecodeError('AcknowledgeTopic.Partitions: count ' + str(n8) + ' past the end')
-                xs9 = []
-                for _ in range(n8):
-                    e10 = _new(_ShareAcknowledgeRequest_AcknowledgePartition)
-                    e10.partition_index, = _S0.unpack_from(b, p)
-                    p += 4
-                    n11 = b[p] - 1
-                    p += 1
-                    if n11 > 126:
-                        n11, p = _uvt(b, p, n11 + 1)
-                        n11 -= 1
-                    if n11 < 0:
+                if n10 > bl - p:
+                    raise DecodeError('AcknowledgeTopic.Partitions: count ' + str(n10) + ' past the end')
+                xs11 = []
+                for _ in range(n10):
+                    e12 = _new(_ShareAcknowledgeRequest_AcknowledgePartition)
+                    e12.partition_index, h13, = _S0.unpack_from(b, p)
+                    p += 5
+                    n14 = h13 - 1
+                    if n14 > 126:
+                        n14, p = _uvt(b, p, n14 + 1)
+                        n14 -= 1
+                    if n14 < 0:
                         raise DecodeError('AcknowledgePartition.AcknowledgementBatches: null where not nullable')
                     else:
-                        if n11 > bl - p:
-                            raise DecodeError('AcknowledgePartition.AcknowledgementBatches: count ' + str(n11) + ' past the end')
-                        xs12 = []
-                        for _ in range(n11):
-                            e13 = _new(_ShareAcknowledgeRequest_AcknowledgementBatch)
-                            e13.first_offset, e13.last_offset, = _S2.unpack_from(b, p)
-                            p += 16
-                            n14 = b[p] - 1
-                            p += 1
-                            if n14 > 126:
-                                n14, p = _uvt(b, p, n14 + 1)
-                                n14 -= 1
-                            if n14 < 0:
+                        if n14 > bl - p:
+                            raise DecodeError('AcknowledgePartition.AcknowledgementBatches: count ' + str(n14) + ' past the end')
+                        xs15 = []
+                        for _ in range(n14):
+                            e16 = _new(_ShareAcknowledgeRequest_AcknowledgementBatch)
+                            e16.first_offset, e16.last_offset, h17, = _S2.unpack_from(b, p)
+                            p += 17
+                            n18 = h17 - 1
+                            if n18 > 126:
+                                n18, p = _uvt(b, p, n18 + 1)
+                                n18 -= 1
+                            if n18 < 0:
                                 raise DecodeError('AcknowledgementBatch.AcknowledgeTypes: null where not nullable')
-                            elif n14 < 64:
-                                e13.acknowledge_types = list(_ARRAY_b[n14].unpack_from(b, p))
-                                p += 1 * n14
+                            elif n18 < 64:
+                                e16.acknowledge_types = list(_ARRAY_b[n18].unpack_from(b, p))
+                                p += 1 * n18
                             else:
-                                if n14 > bl - p:
-                                    raise DecodeError('AcknowledgementBatch.AcknowledgeTypes: count ' + str(n14) + ' past the end')
-                                e13.acknowledge_types = list(_struct.Struct('>' + str(n14) + 'b').unpack_from(b, p))
-                                p += 1 * n14
+                                if n18 > bl - p:
+                                    raise DecodeError('AcknowledgementBatch.AcknowledgeTypes: count ' + str(n18) + ' past the end')
+                                e16.acknowledge_types = list(_struct.Struct('>' + str(n18) + 'b').unpack_from(b, p))
+                                p += 1 * n18
                             if b[p] == 0:  # no tagged fields, the common case
-                                e13.unknown_tagged_fields = None
+                                e16.unknown_tagged_fields = None
                                 p += 1
                             else:
-                                p = _t_ShareAcknowledgeRequest_AcknowledgementBatch_0(b, p, e13)
-                            xs12.append(e13)
-                        e10.acknowledgement_batches = xs12
+                                p = _t_ShareAcknowledgeRequest_AcknowledgementBatch_0(b, p, e16)
+                            xs15.append(e16)
+                        e12.acknowledgement_batches = xs15
                     if b[p] == 0:  # no tagged fields, the common case
-                        e10.unknown_tagged_fields = None
+                        e12.unknown_tagged_fields = None
                         p += 1
                     else:
-                        p = _t_ShareAcknowledgeRequest_AcknowledgePartition_0(b, p, e10)
-                    xs9.append(e10)
-                e7.partitions = xs9
+                        p = _t_ShareAcknowledgeRequest_AcknowledgePartition_0(b, p, e12)
+                    xs11.append(e12)
+                e8.partitions = xs11
             if b[p] == 0:  # no tagged fields, the common case
-                e7.unknown_tagged_fields = None
+                e8.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_ShareAcknowledgeRequest_AcknowledgeTopic_0(b, p, e7)
-            xs6.append(e7)
-        o.topics = xs6
+                p = _t_ShareAcknowledgeRequest_AcknowledgeTopic_0(b, p, e8)
+            xs7.append(e8)
+        o.topics = xs7
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         p += 1
@@ -592,7 +589,7 @@ def _w_ShareAcknowledgeRequest_1(o, w):
         else:
             _wuv(w, ln)
         w += v2
-    w += _S3.pack(o.share_session_epoch, o.is_renew_ack)
+    w += _S7.pack(o.share_session_epoch, o.is_renew_ack)
     xs3 = o.topics
     ln = len(xs3) + 1
     if ln < 128:
@@ -600,7 +597,7 @@ def _w_ShareAcknowledgeRequest_1(o, w):
     else:
         _wuv(w, ln)
     for e4 in xs3:
-        w += _S1.pack(e4.topic_id)
+        w += _S4.pack(e4.topic_id)
         xs5 = e4.partitions
         ln = len(xs5) + 1
         if ln < 128:
@@ -608,7 +605,7 @@ def _w_ShareAcknowledgeRequest_1(o, w):
         else:
             _wuv(w, ln)
         for e6 in xs5:
-            w += _S0.pack(e6.partition_index)
+            w += _S3.pack(e6.partition_index)
             xs7 = e6.acknowledgement_batches
             ln = len(xs7) + 1
             if ln < 128:
@@ -616,7 +613,7 @@ def _w_ShareAcknowledgeRequest_1(o, w):
             else:
                 _wuv(w, ln)
             for e8 in xs7:
-                w += _S2.pack(e8.first_offset, e8.last_offset)
+                w += _S5.pack(e8.first_offset, e8.last_offset)
                 xs9 = e8.acknowledge_types
                 ln = len(xs9) + 1
                 if ln < 128:
@@ -763,137 +760,132 @@ def _t_ShareAcknowledgeResponse_0(b, p, o):
 def _r_ShareAcknowledgeResponse_0(b, p):
     bl = len(b)
     o = _new(ShareAcknowledgeResponse)
-    o.throttle_time_ms, o.error_code, = _S4.unpack_from(b, p)
-    p += 6
-    n1 = b[p] - 1
-    p += 1
-    if n1 > 126:
-        n1, p = _uvt(b, p, n1 + 1)
-        n1 -= 1
-    if n1 < 0:
+    o.throttle_time_ms, o.error_code, h1, = _S8.unpack_from(b, p)
+    p += 7
+    n2 = h1 - 1
+    if n2 > 126:
+        n2, p = _uvt(b, p, n2 + 1)
+        n2 -= 1
+    if n2 < 0:
         o.error_message = None
     else:
-        q2 = p + n1
-        if q2 > bl:
-            raise DecodeError('ShareAcknowledgeResponse.ErrorMessage: length ' + str(n1) + ' past the end')
-        o.error_message = str(b[p:q2], 'utf-8')
-        p = q2
-    n3 = b[p] - 1
+        q3 = p + n2
+        if q3 > bl:
+            raise DecodeError('ShareAcknowledgeResponse.ErrorMessage: length ' + str(n2) + ' past the end')
+        o.error_message = str(b[p:q3], 'utf-8')
+        p = q3
+    n4 = b[p] - 1
     p += 1
-    if n3 > 126:
-        n3, p = _uvt(b, p, n3 + 1)
-        n3 -= 1
-    if n3 < 0:
+    if n4 > 126:
+        n4, p = _uvt(b, p, n4 + 1)
+        n4 -= 1
+    if n4 < 0:
         raise DecodeError('ShareAcknowledgeResponse.Responses: null where not nullable')
     else:
-        if n3 > bl - p:
-            raise DecodeError('ShareAcknowledgeResponse.Responses: count ' + str(n3) + ' past the end')
-        xs4 = []
-        for _ in range(n3):
-            e5 = _new(_ShareAcknowledgeResponse_ShareAcknowledgeTopicResponse)
-            e5.topic_id, = _S1.unpack_from(b, p)
-            p += 16
-            n6 = b[p] - 1
-            p += 1
-            if n6 > 126:
-                n6, p = _uvt(b, p, n6 + 1)
-                n6 -= 1
-            if n6 < 0:
+        if n4 > bl - p:
+            raise DecodeError('ShareAcknowledgeResponse.Responses: count ' + str(n4) + ' past the end')
+        xs5 = []
+        for _ in range(n4):
+            e6 = _new(_ShareAcknowledgeResponse_ShareAcknowledgeTopicResponse)
+            e6.topic_id, h7, = _S1.unpack_from(b, p)
+            p += 17
+            n8 = h7 - 1
+            if n8 > 126:
+                n8, p = _uvt(b, p, n8 + 1)
+                n8 -= 1
+            if n8 < 0:
                 raise DecodeError('ShareAcknowledgeTopicResponse.Partitions: null where not nullable')
             else:
-                if n6 > bl - p:
-                    raise DecodeError('ShareAcknowledgeTopicResponse.Partitions: count ' + str(n6) + ' past the end')
-                xs7 = []
-                for _ in range(n6):
-                    e8 = _new(_ShareAcknowledgeResponse_PartitionData)
-                    e8.partition_index, e8.error_code, = _S4.unpack_from(b, p)
-                    p += 6
-                    n9 = b[p] - 1
-                    p += 1
-                    if n9 > 126:
-                        n9, p = _uvt(b, p, n9 + 1)
-                        n9 -= 1
-                    if n9 < 0:
-                        e8.error_message = None
+                if n8 > bl - p:
+                    raise DecodeError('ShareAcknowledgeTopicResponse.Partitions: count ' + str(n8) + ' past the end')
+                xs9 = []
+                for _ in range(n8):
+                    e10 = _new(_ShareAcknowledgeResponse_PartitionData)
+                    e10.partition_index, e10.error_code, h11, = _S8.unpack_from(b, p)
+                    p += 7
+                    n12 = h11 - 1
+                    if n12 > 126:
+                        n12, p = _uvt(b, p, n12 + 1)
+                        n12 -= 1
+                    if n12 < 0:
+                        e10.error_message = None
                     else:
-                        q10 = p + n9
-                        if q10 > bl:
-                            raise DecodeError('PartitionData.ErrorMessage: length ' + str(n9) + ' past the end')
-                        e8.error_message = str(b[p:q10], 'utf-8')
-                        p = q10
-                    s11 = _new(_ShareAcknowledgeResponse_LeaderIdAndEpoch)
-                    s11.leader_id, s11.leader_epoch, = _S5.unpack_from(b, p)
+                        q13 = p + n12
+                        if q13 > bl:
+                            raise DecodeError('PartitionData.ErrorMessage: length ' + str(n12) + ' past the end')
+                        e10.error_message = str(b[p:q13], 'utf-8')
+                        p = q13
+                    s14 = _new(_ShareAcknowledgeResponse_LeaderIdAndEpoch)
+                    s14.leader_id, s14.leader_epoch, = _S9.unpack_from(b, p)
                     p += 8
                     if b[p] == 0:  # no tagged fields, the common case
-                        s11.unknown_tagged_fields = None
+                        s14.unknown_tagged_fields = None
                         p += 1
                     else:
-                        p = _t_ShareAcknowledgeResponse_LeaderIdAndEpoch_0(b, p, s11)
-                    e8.current_leader = s11
+                        p = _t_ShareAcknowledgeResponse_LeaderIdAndEpoch_0(b, p, s14)
+                    e10.current_leader = s14
                     if b[p] == 0:  # no tagged fields, the common case
-                        e8.unknown_tagged_fields = None
+                        e10.unknown_tagged_fields = None
                         p += 1
                     else:
-                        p = _t_ShareAcknowledgeResponse_PartitionData_0(b, p, e8)
-                    xs7.append(e8)
-                e5.partitions = xs7
+                        p = _t_ShareAcknowledgeResponse_PartitionData_0(b, p, e10)
+                    xs9.append(e10)
+                e6.partitions = xs9
             if b[p] == 0:  # no tagged fields, the common case
-                e5.unknown_tagged_fields = None
+                e6.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_ShareAcknowledgeResponse_ShareAcknowledgeTopicResponse_0(b, p, e5)
-            xs4.append(e5)
-        o.responses = xs4
-    n12 = b[p] - 1
+                p = _t_ShareAcknowledgeResponse_ShareAcknowledgeTopicResponse_0(b, p, e6)
+            xs5.append(e6)
+        o.responses = xs5
+    n15 = b[p] - 1
     p += 1
-    if n12 > 126:
-        n12, p = _uvt(b, p, n12 + 1)
-        n12 -= 1
-    if n12 < 0:
+    if n15 > 126:
+        n15, p = _uvt(b, p, n15 + 1)
+        n15 -= 1
+    if n15 < 0:
         raise DecodeError('ShareAcknowledgeResponse.NodeEndpoints: null where not nullable')
     else:
-        if n12 > bl - p:
-            raise DecodeError('ShareAcknowledgeResponse.NodeEndpoints: count ' + str(n12) + ' past the end')
-        xs13 = []
-        for _ in range(n12):
-            e14 = _new(_ShareAcknowledgeResponse_NodeEndpoint)
-            e14.node_id, = _S0.unpack_from(b, p)
-            p += 4
-            n15 = b[p] - 1
-            p += 1
-            if n15 > 126:
-                n15, p = _uvt(b, p, n15 + 1)
-                n15 -= 1
-            if n15 < 0:
+        if n15 > bl - p:
+            raise DecodeError('ShareAcknowledgeResponse.NodeEndpoints: count ' + str(n15) + ' past the end')
+        xs16 = []
+        for _ in range(n15):
+            e17 = _new(_ShareAcknowledgeResponse_NodeEndpoint)
+            e17.node_id, h18, = _S0.unpack_from(b, p)
+            p += 5
+            n19 = h18 - 1
+            if n19 > 126:
+                n19, p = _uvt(b, p, n19 + 1)
+                n19 -= 1
+            if n19 < 0:
                 raise DecodeError('NodeEndpoint.Host: null where not nullable')
             else:
-                q16 = p + n15
-                if q16 > bl:
-                    raise DecodeError('NodeEndpoint.Host: length ' + str(n15) + ' past the end')
-                e14.host = str(b[p:q16], 'utf-8')
-                p = q16
-            e14.port, = _S0.unpack_from(b, p)
-            p += 4
-            n17 = b[p] - 1
-            p += 1
-            if n17 > 126:
-                n17, p = _uvt(b, p, n17 + 1)
-                n17 -= 1
-            if n17 < 0:
-                e14.rack = None
+                q20 = p + n19
+                if q20 > bl:
+                    raise DecodeError('NodeEndpoint.Host: length ' + str(n19) + ' past the end')
+                e17.host = str(b[p:q20], 'utf-8')
+                p = q20
+            e17.port, h21, = _S0.unpack_from(b, p)
+            p += 5
+            n22 = h21 - 1
+            if n22 > 126:
+                n22, p = _uvt(b, p, n22 + 1)
+                n22 -= 1
+            if n22 < 0:
+                e17.rack = None
             else:
-                q18 = p + n17
-                if q18 > bl:
-                    raise DecodeError('NodeEndpoint.Rack: length ' + str(n17) + ' past the end')
-                e14.rack = str(b[p:q18], 'utf-8')
-                p = q18
+                q23 = p + n22
+                if q23 > bl:
+                    raise DecodeError('NodeEndpoint.Rack: length ' + str(n22) + ' past the end')
+                e17.rack = str(b[p:q23], 'utf-8')
+                p = q23
             if b[p] == 0:  # no tagged fields, the common case
-                e14.unknown_tagged_fields = None
+                e17.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_ShareAcknowledgeResponse_NodeEndpoint_0(b, p, e14)
-            xs13.append(e14)
-        o.node_endpoints = xs13
+                p = _t_ShareAcknowledgeResponse_NodeEndpoint_0(b, p, e17)
+            xs16.append(e17)
+        o.node_endpoints = xs16
     o.acquisition_lock_timeout_ms = 0
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
@@ -904,7 +896,7 @@ def _r_ShareAcknowledgeResponse_0(b, p):
 
 
 def _w_ShareAcknowledgeResponse_0(o, w):
-    w += _S4.pack(o.throttle_time_ms, o.error_code)
+    w += _S10.pack(o.throttle_time_ms, o.error_code)
     v1 = o.error_message
     if v1 is None:
         w.append(0)
@@ -923,7 +915,7 @@ def _w_ShareAcknowledgeResponse_0(o, w):
     else:
         _wuv(w, ln)
     for e3 in xs2:
-        w += _S1.pack(e3.topic_id)
+        w += _S4.pack(e3.topic_id)
         xs4 = e3.partitions
         ln = len(xs4) + 1
         if ln < 128:
@@ -931,7 +923,7 @@ def _w_ShareAcknowledgeResponse_0(o, w):
         else:
             _wuv(w, ln)
         for e5 in xs4:
-            w += _S4.pack(e5.partition_index, e5.error_code)
+            w += _S10.pack(e5.partition_index, e5.error_code)
             v6 = e5.error_message
             if v6 is None:
                 w.append(0)
@@ -944,7 +936,7 @@ def _w_ShareAcknowledgeResponse_0(o, w):
                     _wuv(w, ln)
                 w += v6
             s7 = e5.current_leader
-            w += _S5.pack(s7.leader_id, s7.leader_epoch)
+            w += _S9.pack(s7.leader_id, s7.leader_epoch)
             if s7.unknown_tagged_fields:
                 _wtags(w, s7.unknown_tagged_fields)
             else:
@@ -964,7 +956,7 @@ def _w_ShareAcknowledgeResponse_0(o, w):
     else:
         _wuv(w, ln)
     for e9 in xs8:
-        w += _S0.pack(e9.node_id)
+        w += _S3.pack(e9.node_id)
         v10 = e9.host
         v10 = v10.encode()
         ln = len(v10) + 1
@@ -973,7 +965,7 @@ def _w_ShareAcknowledgeResponse_0(o, w):
         else:
             _wuv(w, ln)
         w += v10
-        w += _S0.pack(e9.port)
+        w += _S3.pack(e9.port)
         v11 = e9.rack
         if v11 is None:
             w.append(0)
@@ -998,139 +990,133 @@ def _w_ShareAcknowledgeResponse_0(o, w):
 def _r_ShareAcknowledgeResponse_1(b, p):
     bl = len(b)
     o = _new(ShareAcknowledgeResponse)
-    o.throttle_time_ms, o.error_code, = _S4.unpack_from(b, p)
-    p += 6
-    n1 = b[p] - 1
-    p += 1
-    if n1 > 126:
-        n1, p = _uvt(b, p, n1 + 1)
-        n1 -= 1
-    if n1 < 0:
+    o.throttle_time_ms, o.error_code, h1, = _S8.unpack_from(b, p)
+    p += 7
+    n2 = h1 - 1
+    if n2 > 126:
+        n2, p = _uvt(b, p, n2 + 1)
+        n2 -= 1
+    if n2 < 0:
         o.error_message = None
     else:
-        q2 = p + n1
-        if q2 > bl:
-            raise DecodeError('ShareAcknowledgeResponse.ErrorMessage: length ' + str(n1) + ' past the end')
-        o.error_message = str(b[p:q2], 'utf-8')
-        p = q2
-    o.acquisition_lock_timeout_ms, = _S0.unpack_from(b, p)
-    p += 4
-    n3 = b[p] - 1
-    p += 1
-    if n3 > 126:
-        n3, p = _uvt(b, p, n3 + 1)
-        n3 -= 1
-    if n3 < 0:
+        q3 = p + n2
+        if q3 > bl:
+            raise DecodeError('ShareAcknowledgeResponse.ErrorMessage: length ' + str(n2) + ' past the end')
+        o.error_message = str(b[p:q3], 'utf-8')
+        p = q3
+    o.acquisition_lock_timeout_ms, h4, = _S0.unpack_from(b, p)
+    p += 5
+    n5 = h4 - 1
+    if n5 > 126:
+        n5, p = _uvt(b, p, n5 + 1)
+        n5 -= 1
+    if n5 < 0:
         raise DecodeError('ShareAcknowledgeResponse.Responses: null where not nullable')
     else:
-        if n3 > bl - p:
-            raise DecodeError('ShareAcknowledgeResponse.Responses: count ' + str(n3) + ' past the end')
-        xs4 = []
-        for _ in range(n3):
-            e5 = _new(_ShareAcknowledgeResponse_ShareAcknowledgeTopicResponse)
-            e5.topic_id, = _S1.unpack_from(b, p)
-            p += 16
-            n6 = b[p] - 1
-            p += 1
-            if n6 > 126:
-                n6, p = _uvt(b, p, n6 + 1)
-                n6 -= 1
-            if n6 < 0:
+        if n5 > bl - p:
+            raise DecodeError('ShareAcknowledgeResponse.Responses: count ' + str(n5) + ' past the end')
+        xs6 = []
+        for _ in range(n5):
+            e7 = _new(_ShareAcknowledgeResponse_ShareAcknowledgeTopicResponse)
+            e7.topic_id, h8, = _S1.unpack_from(b, p)
+            p += 17
+            n9 = h8 - 1
+            if n9 > 126:
+                n9, p = _uvt(b, p, n9 + 1)
+                n9 -= 1
+            if n9 < 0:
                 raise DecodeError('ShareAcknowledgeTopicResponse.Partitions: null where not nullable')
             else:
-                if n6 > bl - p:
-                    raise DecodeError('ShareAcknowledgeTopicResponse.Partitions: count ' + str(n6) + ' past the end')
-                xs7 = []
-                for _ in range(n6):
-                    e8 = _new(_ShareAcknowledgeResponse_PartitionData)
-                    e8.partition_index, e8.error_code, = _S4.unpack_from(b, p)
-                    p += 6
-                    n9 = b[p] - 1
-                    p += 1
-                    if n9 > 126:
-                        n9, p = _uvt(b, p, n9 + 1)
-                        n9 -= 1
-                    if n9 < 0:
-                        e8.error_message = None
+                if n9 > bl - p:
+                    raise DecodeError('ShareAcknowledgeTopicResponse.Partitions: count ' + str(n9) + ' past the end')
+                xs10 = []
+                for _ in range(n9):
+                    e11 = _new(_ShareAcknowledgeResponse_PartitionData)
+                    e11.partition_index, e11.error_code, h12, = _S8.unpack_from(b, p)
+                    p += 7
+                    n13 = h12 - 1
+                    if n13 > 126:
+                        n13, p = _uvt(b, p, n13 + 1)
+                        n13 -= 1
+                    if n13 < 0:
+                        e11.error_message = None
                     else:
-                        q10 = p + n9
-                        if q10 > bl:
-                            raise DecodeError('PartitionData.ErrorMessage: length ' + str(n9) + ' past the end')
-                        e8.error_message = str(b[p:q10], 'utf-8')
-                        p = q10
-                    s11 = _new(_ShareAcknowledgeResponse_LeaderIdAndEpoch)
-                    s11.leader_id, s11.leader_epoch, = _S5.unpack_from(b, p)
+                        q14 = p + n13
+                        if q14 > bl:
+                            raise DecodeError('PartitionData.ErrorMessage: length ' + str(n13) + ' past the end')
+                        e11.error_message = str(b[p:q14], 'utf-8')
+                        p = q14
+                    s15 = _new(_ShareAcknowledgeResponse_LeaderIdAndEpoch)
+                    s15.leader_id, s15.leader_epoch, = _S9.unpack_from(b, p)
                     p += 8
                     if b[p] == 0:  # no tagged fields, the common case
-                        s11.unknown_tagged_fields = None
+                        s15.unknown_tagged_fields = None
                         p += 1
                     else:
-                        p = _t_ShareAcknowledgeResponse_LeaderIdAndEpoch_0(b, p, s11)
-                    e8.current_leader = s11
+                        p = _t_ShareAcknowledgeResponse_LeaderIdAndEpoch_0(b, p, s15)
+                    e11.current_leader = s15
                     if b[p] == 0:  # no tagged fields, the common case
-                        e8.unknown_tagged_fields = None
+                        e11.unknown_tagged_fields = None
                         p += 1
                     else:
-                        p = _t_ShareAcknowledgeResponse_PartitionData_0(b, p, e8)
-                    xs7.append(e8)
-                e5.partitions = xs7
+                        p = _t_ShareAcknowledgeResponse_PartitionData_0(b, p, e11)
+                    xs10.append(e11)
+                e7.partitions = xs10
             if b[p] == 0:  # no tagged fields, the common case
-                e5.unknown_tagged_fields = None
+                e7.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_ShareAcknowledgeResponse_ShareAcknowledgeTopicResponse_0(b, p, e5)
-            xs4.append(e5)
-        o.responses = xs4
-    n12 = b[p] - 1
+                p = _t_ShareAcknowledgeResponse_ShareAcknowledgeTopicResponse_0(b, p, e7)
+            xs6.append(e7)
+        o.responses = xs6
+    n16 = b[p] - 1
     p += 1
-    if n12 > 126:
-        n12, p = _uvt(b, p, n12 + 1)
-        n12 -= 1
-    if n12 < 0:
+    if n16 > 126:
+        n16, p = _uvt(b, p, n16 + 1)
+        n16 -= 1
+    if n16 < 0:
         raise DecodeError('ShareAcknowledgeResponse.NodeEndpoints: null where not nullable')
     else:
-        if n12 > bl - p:
-            raise DecodeError('ShareAcknowledgeResponse.NodeEndpoints: count ' + str(n12) + ' past the end')
-        xs13 = []
-        for _ in range(n12):
-            e14 = _new(_ShareAcknowledgeResponse_NodeEndpoint)
-            e14.node_id, = _S0.unpack_from(b, p)
-            p += 4
-            n15 = b[p] - 1
-            p += 1
-            if n15 > 126:
-                n15, p = _uvt(b, p, n15 + 1)
-                n15 -= 1
-            if n15 < 0:
+        if n16 > bl - p:
+            raise DecodeError('ShareAcknowledgeResponse.NodeEndpoints: count ' + str(n16) + ' past the end')
+        xs17 = []
+        for _ in range(n16):
+            e18 = _new(_ShareAcknowledgeResponse_NodeEndpoint)
+            e18.node_id, h19, = _S0.unpack_from(b, p)
+            p += 5
+            n20 = h19 - 1
+            if n20 > 126:
+                n20, p = _uvt(b, p, n20 + 1)
+                n20 -= 1
+            if n20 < 0:
                 raise DecodeError('NodeEndpoint.Host: null where not nullable')
             else:
-                q16 = p + n15
-                if q16 > bl:
-                    raise DecodeError('NodeEndpoint.Host: length ' + str(n15) + ' past the end')
-                e14.host = str(b[p:q16], 'utf-8')
-                p = q16
-            e14.port, = _S0.unpack_from(b, p)
-            p += 4
-            n17 = b[p] - 1
-            p += 1
-            if n17 > 126:
-                n17, p = _uvt(b, p, n17 + 1)
-                n17 -= 1
-            if n17 < 0:
-                e14.rack = None
+                q21 = p + n20
+                if q21 > bl:
+                    raise DecodeError('NodeEndpoint.Host: length ' + str(n20) + ' past the end')
+                e18.host = str(b[p:q21], 'utf-8')
+                p = q21
+            e18.port, h22, = _S0.unpack_from(b, p)
+            p += 5
+            n23 = h22 - 1
+            if n23 > 126:
+                n23, p = _uvt(b, p, n23 + 1)
+                n23 -= 1
+            if n23 < 0:
+                e18.rack = None
             else:
-                q18 = p + n17
-                if q18 > bl:
-                    raise DecodeError('NodeEndpoint.Rack: length ' + str(n17) + ' past the end')
-                e14.rack = str(b[p:q18], 'utf-8')
-                p = q18
+                q24 = p + n23
+                if q24 > bl:
+                    raise DecodeError('NodeEndpoint.Rack: length ' + str(n23) + ' past the end')
+                e18.rack = str(b[p:q24], 'utf-8')
+                p = q24
             if b[p] == 0:  # no tagged fields, the common case
-                e14.unknown_tagged_fields = None
+                e18.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_ShareAcknowledgeResponse_NodeEndpoint_0(b, p, e14)
-            xs13.append(e14)
-        o.node_endpoints = xs13
+                p = _t_ShareAcknowledgeResponse_NodeEndpoint_0(b, p, e18)
+            xs17.append(e18)
+        o.node_endpoints = xs17
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         p += 1
@@ -1140,7 +1126,7 @@ def _r_ShareAcknowledgeResponse_1(b, p):
 
 
 def _w_ShareAcknowledgeResponse_1(o, w):
-    w += _S4.pack(o.throttle_time_ms, o.error_code)
+    w += _S10.pack(o.throttle_time_ms, o.error_code)
     v1 = o.error_message
     if v1 is None:
         w.append(0)
@@ -1152,7 +1138,7 @@ def _w_ShareAcknowledgeResponse_1(o, w):
         else:
             _wuv(w, ln)
         w += v1
-    w += _S0.pack(o.acquisition_lock_timeout_ms)
+    w += _S3.pack(o.acquisition_lock_timeout_ms)
     xs2 = o.responses
     ln = len(xs2) + 1
     if ln < 128:
@@ -1160,7 +1146,7 @@ def _w_ShareAcknowledgeResponse_1(o, w):
     else:
         _wuv(w, ln)
     for e3 in xs2:
-        w += _S1.pack(e3.topic_id)
+        w += _S4.pack(e3.topic_id)
         xs4 = e3.partitions
         ln = len(xs4) + 1
         if ln < 128:
@@ -1168,7 +1154,7 @@ def _w_ShareAcknowledgeResponse_1(o, w):
         else:
             _wuv(w, ln)
         for e5 in xs4:
-            w += _S4.pack(e5.partition_index, e5.error_code)
+            w += _S10.pack(e5.partition_index, e5.error_code)
             v6 = e5.error_message
             if v6 is None:
                 w.append(0)
@@ -1181,7 +1167,7 @@ def _w_ShareAcknowledgeResponse_1(o, w):
                     _wuv(w, ln)
                 w += v6
             s7 = e5.current_leader
-            w += _S5.pack(s7.leader_id, s7.leader_epoch)
+            w += _S9.pack(s7.leader_id, s7.leader_epoch)
             if s7.unknown_tagged_fields:
                 _wtags(w, s7.unknown_tagged_fields)
             else:
@@ -1201,7 +1187,7 @@ def _w_ShareAcknowledgeResponse_1(o, w):
     else:
         _wuv(w, ln)
     for e9 in xs8:
-        w += _S0.pack(e9.node_id)
+        w += _S3.pack(e9.node_id)
         v10 = e9.host
         v10 = v10.encode()
         ln = len(v10) + 1
@@ -1210,7 +1196,7 @@ def _w_ShareAcknowledgeResponse_1(o, w):
         else:
             _wuv(w, ln)
         w += v10
-        w += _S0.pack(e9.port)
+        w += _S3.pack(e9.port)
         v11 = e9.rack
         if v11 is None:
             w.append(0)

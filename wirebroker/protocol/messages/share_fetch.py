@@ -28,15 +28,22 @@ _unpack_from = _struct.unpack_from
 def _first(tag_and_bytes):
     return tag_and_bytes[0]
 
-_S0 = _struct.Struct('>iiiiii')
-_S1 = _struct.Struct('>16s')
-_S2 = _struct.Struct('>i')
-_S3 = _struct.Struct('>qq')
-_S4 = _struct.Struct('>iiiiiib?')
-_S5 = _struct.Struct('>ih')
-_S6 = _struct.Struct('>h')
-_S7 = _struct.Struct('>ii')
-_S8 = _struct.Struct('>qqh')
+_S0 = _struct.Struct('>iiiiiiB')
+_S1 = _struct.Struct('>16sB')
+_S2 = _struct.Struct('>iB')
+_S3 = _struct.Struct('>qqB')
+_S4 = _struct.Struct('>iiiiii')
+_S5 = _struct.Struct('>16s')
+_S6 = _struct.Struct('>i')
+_S7 = _struct.Struct('>qq')
+_S8 = _struct.Struct('>iiiiiib?B')
+_S9 = _struct.Struct('>iiiiiib?')
+_S10 = _struct.Struct('>ihB')
+_S11 = _struct.Struct('>hB')
+_S12 = _struct.Struct('>ii')
+_S13 = _struct.Struct('>qqh')
+_S14 = _struct.Struct('>ih')
+_S15 = _struct.Struct('>h')
 _ARRAY_b = tuple(_struct.Struct('>' + str(n) + 'b') for n in range(64))
 _ARRAY_i = tuple(_struct.Struct('>' + str(n) + 'i') for n in range(64))
 
@@ -341,127 +348,122 @@ def _r_ShareFetchRequest_0(b, p):
             raise DecodeError('ShareFetchRequest.MemberId: length ' + str(n3) + ' past the end')
         o.member_id = str(b[p:q4], 'utf-8')
         p = q4
-    o.share_session_epoch, o.max_wait_ms, o.min_bytes, o.max_bytes, o.max_records, o.batch_size, = _S0.unpack_from(b, p)
-    p += 24
-    n5 = b[p] - 1
-    p += 1
-    if n5 > 126:
-        n5, p = _uvt(b, p, n5 + 1)
-        n5 -= 1
-    if n5 < 0:
+    o.share_session_epoch, o.max_wait_ms, o.min_bytes, o.max_bytes, o.max_records, o.batch_size, h5, = _S0.unpack_from(b, p)
+    p += 25
+    n6 = h5 - 1
+    if n6 > 126:
+        n6, p = _uvt(b, p, n6 + 1)
+        n6 -= 1
+    if n6 < 0:
         raise DecodeError('ShareFetchRequest.Topics: null where not nullable')
     else:
-        if n5 > bl - p:
-            raise DecodeError('ShareFetchRequest.Topics: count ' + str(n5) + ' past the end')
-        xs6 = []
-        for _ in range(n5):
-            e7 = _new(_ShareFetchRequest_FetchTopic)
-            e7.topic_id, = _S1.unpack_from(b, p)
-            p += 16
-            n8 = b[p] - 1
-            p += 1
-            if n8 > 126:
-                n8, p = _uvt(b, p, n8 + 1)
-                n8 -= 1
-            if n8 < 0:
+        if n6 > bl - p:
+            raise DecodeError('ShareFetchRequest.Topics: count ' + str(n6) + ' past the end')
+        xs7 = []
+        for _ in range(n6):
+            e8 = _new(_ShareFetchRequest_FetchTopic)
+            e8.topic_id, h9, = _S1.unpack_from(b, p)
+            p += 17
+            n10 = h9 - 1
+            if n10 > 126:
+                n10, p = _uvt(b, p, n10 + 1)
+                n10 -= 1
+            if n10 < 0:
                 raise DecodeError('FetchTopic.Partitions: null where not nullable')
             else:
-                if n8 > bl - p:
-                    raise DecodeError('FetchTopic.Partitions: count ' + str(n8) + ' past the end')
-                xs9 = []
-                for _ in range(n8):
-                    e10 = _new(_ShareFetchRequest_FetchPartition)
-                    e10.partition_index, = _S2.unpack_from(b, p)
-                    p += 4
-                    n11 = b[p] - 1
-                    p += 1
-                    if n11 > 126:
-                        n11, p = _uvt(b, p, n11 + 1)
-                        n11 -= 1
-                    if n11 < 0:
+                if n10 > bl - p:
+                    raise DecodeError('FetchTopic.Partitions: count ' + str(n10) + ' past the end')
+                xs11 = []
+                for _ in range(n10):
+                    e12 = _new(_ShareFetchRequest_FetchPartition)
+                    e12.partition_index, h13, = _S2.unpack_from(b, p)
+                    p += 5
+                    n14 = h13 - 1
+                    if n14 > 126:
+                        n14, p = _uvt(b, p, n14 + 1)
+                        n14 -= 1
+                    if n14 < 0:
                         raise DecodeError('FetchPartition.AcknowledgementBatches: null where not nullable')
                     else:
-                        if n11 > bl - p:
-                            raise DecodeError('FetchPartition.AcknowledgementBatches: count ' + str(n11) + ' past the end')
-                        xs12 = []
-                        for _ in range(n11):
-                            e13 = _new(_ShareFetchRequest_AcknowledgementBatch)
-                            e13.first_offset, e13.last_offset, = _S3.unpack_from(b, p)
-                            p += 16
-                            n14 = b[p] - 1
-                            p += 1
-                            if n14 > 126:
-                                n14, p = _uvt(b, p, n14 + 1)
-                                n14 -= 1
-                            if n14 < 0:
+                        if n14 > bl - p:
+                            raise DecodeError('FetchPartition.AcknowledgementBatches: count ' + str(n14) + ' past the end')
+                        xs15 = []
+                        for _ in range(n14):
+                            e16 = _new(_ShareFetchRequest_AcknowledgementBatch)
+                            e16.first_offset, e16.last_offset, h17, = _S3.unpack_from(b, p)
+                            p += 17
+                            n18 = h17 - 1
+                            if n18 > 126:
+                                n18, p = _uvt(b, p, n18 + 1)
+                                n18 -= 1
+                            if n18 < 0:
                                 raise DecodeError('AcknowledgementBatch.AcknowledgeTypes: null where not nullable')
-                            elif n14 < 64:
-                                e13.acknowledge_types = list(_ARRAY_b[n14].unpack_from(b, p))
-                                p += 1 * n14
+                            elif n18 < 64:
+                                e16.acknowledge_types = list(_ARRAY_b[n18].unpack_from(b, p))
+                                p += 1 * n18
                             else:
-                                if n14 > bl - p:
-                                    raise DecodeError('AcknowledgementBatch.AcknowledgeTypes: count ' + str(n14) + ' past the end')
-                                e13.acknowledge_types = list(_struct.Struct('>' + str(n14) + 'b').unpack_from(b, p))
-                                p += 1 * n14
+                                if n18 > bl - p:
+                                    raise DecodeError('AcknowledgementBatch.AcknowledgeTypes: count ' + str(n18) + ' past the end')
+                                e16.acknowledge_types = list(_struct.Struct('>' + str(n18) + 'b').unpack_from(b, p))
+                                p += 1 * n18
                             if b[p] == 0:  # no tagged fields, the common case
-                                e13.unknown_tagged_fields = None
+                                e16.unknown_tagged_fields = None
                                 p += 1
                             else:
-                                p = _t_ShareFetchRequest_AcknowledgementBatch_0(b, p, e13)
-                            xs12.append(e13)
-                        e10.acknowledgement_batches = xs12
-                    e10.partition_max_bytes = 0
+                                p = _t_ShareFetchRequest_AcknowledgementBatch_0(b, p, e16)
+                            xs15.append(e16)
+                        e12.acknowledgement_batches = xs15
+                    e12.partition_max_bytes = 0
                     if b[p] == 0:  # no tagged fields, the common case
-                        e10.unknown_tagged_fields = None
+                        e12.unknown_tagged_fields = None
                         p += 1
                     else:
-                        p = _t_ShareFetchRequest_FetchPartition_0(b, p, e10)
-                    xs9.append(e10)
-                e7.partitions = xs9
+                        p = _t_ShareFetchRequest_FetchPartition_0(b, p, e12)
+                    xs11.append(e12)
+                e8.partitions = xs11
             if b[p] == 0:  # no tagged fields, the common case
-                e7.unknown_tagged_fields = None
+                e8.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_ShareFetchRequest_FetchTopic_0(b, p, e7)
-            xs6.append(e7)
-        o.topics = xs6
-    n15 = b[p] - 1
+                p = _t_ShareFetchRequest_FetchTopic_0(b, p, e8)
+            xs7.append(e8)
+        o.topics = xs7
+    n19 = b[p] - 1
     p += 1
-    if n15 > 126:
-        n15, p = _uvt(b, p, n15 + 1)
-        n15 -= 1
-    if n15 < 0:
+    if n19 > 126:
+        n19, p = _uvt(b, p, n19 + 1)
+        n19 -= 1
+    if n19 < 0:
         raise DecodeError('ShareFetchRequest.ForgottenTopicsData: null where not nullable')
     else:
-        if n15 > bl - p:
-            raise DecodeError('ShareFetchRequest.ForgottenTopicsData: count ' + str(n15) + ' past the end')
-        xs16 = []
-        for _ in range(n15):
-            e17 = _new(_ShareFetchRequest_ForgottenTopic)
-            e17.topic_id, = _S1.unpack_from(b, p)
-            p += 16
-            n18 = b[p] - 1
-            p += 1
-            if n18 > 126:
-                n18, p = _uvt(b, p, n18 + 1)
-                n18 -= 1
-            if n18 < 0:
+        if n19 > bl - p:
+            raise DecodeError('ShareFetchRequest.ForgottenTopicsData: count ' + str(n19) + ' past the end')
+        xs20 = []
+        for _ in range(n19):
+            e21 = _new(_ShareFetchRequest_ForgottenTopic)
+            e21.topic_id, h22, = _S1.unpack_from(b, p)
+            p += 17
+            n23 = h22 - 1
+            if n23 > 126:
+                n23, p = _uvt(b, p, n23 + 1)
+                n23 -= 1
+            if n23 < 0:
                 raise DecodeError('ForgottenTopic.Partitions: null where not nullable')
-            elif n18 < 64:
-                e17.partitions = list(_ARRAY_i[n18].unpack_from(b, p))
-                p += 4 * n18
+            elif n23 < 64:
+                e21.partitions = list(_ARRAY_i[n23].unpack_from(b, p))
+                p += 4 * n23
             else:
-                if n18 > bl - p:
-                    raise DecodeError('ForgottenTopic.Partitions: count ' + str(n18) + ' past the end')
-                e17.partitions = list(_struct.Struct('>' + str(n18) + 'i').unpack_from(b, p))
-                p += 4 * n18
+                if n23 > bl - p:
+                    raise DecodeError('ForgottenTopic.Partitions: count ' + str(n23) + ' past the end')
+                e21.partitions = list(_struct.Struct('>' + str(n23) + 'i').unpack_from(b, p))
+                p += 4 * n23
             if b[p] == 0:  # no tagged fields, the common case
-                e17.unknown_tagged_fields = None
+                e21.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_ShareFetchRequest_ForgottenTopic_0(b, p, e17)
-            xs16.append(e17)
-        o.forgotten_topics_data = xs16
+                p = _t_ShareFetchRequest_ForgottenTopic_0(b, p, e21)
+            xs20.append(e21)
+        o.forgotten_topics_data = xs20
     o.share_acquire_mode = 0
     o.is_renew_ack = False
     if b[p] == 0:  # no tagged fields, the common case
@@ -497,7 +499,7 @@ def _w_ShareFetchRequest_0(o, w):
         else:
             _wuv(w, ln)
         w += v2
-    w += _S0.pack(o.share_session_epoch, o.max_wait_ms, o.min_bytes, o.max_bytes, o.max_records, o.batch_size)
+    w += _S4.pack(o.share_session_epoch, o.max_wait_ms, o.min_bytes, o.max_bytes, o.max_records, o.batch_size)
     xs3 = o.topics
     ln = len(xs3) + 1
     if ln < 128:
@@ -505,7 +507,7 @@ def _w_ShareFetchRequest_0(o, w):
     else:
         _wuv(w, ln)
     for e4 in xs3:
-        w += _S1.pack(e4.topic_id)
+        w += _S5.pack(e4.topic_id)
         xs5 = e4.partitions
         ln = len(xs5) + 1
         if ln < 128:
@@ -515,7 +517,7 @@ def _w_ShareFetchRequest_0(o, w):
         for e6 in xs5:
             if e6.partition_max_bytes != 0:
                 raise UnsupportedFieldError('FetchPartition.PartitionMaxBytes exists only in versions 0-0')
-            w += _S2.pack(e6.partition_index)
+            w += _S6.pack(e6.partition_index)
             xs7 = e6.acknowledgement_batches
             ln = len(xs7) + 1
             if ln < 128:
@@ -523,7 +525,7 @@ def _w_ShareFetchRequest_0(o, w):
             else:
                 _wuv(w, ln)
             for e8 in xs7:
-                w += _S3.pack(e8.first_offset, e8.last_offset)
+                w += _S7.pack(e8.first_offset, e8.last_offset)
                 xs9 = e8.acknowledge_types
                 ln = len(xs9) + 1
                 if ln < 128:
@@ -553,7 +555,7 @@ def _w_ShareFetchRequest_0(o, w):
     else:
         _wuv(w, ln)
     for e11 in xs10:
-        w += _S1.pack(e11.topic_id)
+        w += _S5.pack(e11.topic_id)
         xs12 = e11.partitions
         ln = len(xs12) + 1
         if ln < 128:
@@ -603,127 +605,122 @@ def _r_ShareFetchRequest_1(b, p):
             raise DecodeError('ShareFetchRequest.MemberId: length ' + str(n3) + ' past the end')
         o.member_id = str(b[p:q4], 'utf-8')
         p = q4
-    o.share_session_epoch, o.max_wait_ms, o.min_bytes, o.max_bytes, o.max_records, o.batch_size, o.share_acquire_mode, o.is_renew_ack, = _S4.unpack_from(b, p)
-    p += 26
-    n5 = b[p] - 1
-    p += 1
-    if n5 > 126:
-        n5, p = _uvt(b, p, n5 + 1)
-        n5 -= 1
-    if n5 < 0:
+    o.share_session_epoch, o.max_wait_ms, o.min_bytes, o.max_bytes, o.max_records, o.batch_size, o.share_acquire_mode, o.is_renew_ack, h5, = _S8.unpack_from(b, p)
+    p += 27
+    n6 = h5 - 1
+    if n6 > 126:
+        n6, p = _uvt(b, p, n6 + 1)
+        n6 -= 1
+    if n6 < 0:
         raise DecodeError('ShareFetchRequest.Topics: null where not nullable')
     else:
-        if n5 > bl - p:
-            raise DecodeError('ShareFetchRequest.Topics: count ' + str(n5) + ' past the end')
-        xs6 = []
-        for _ in range(n5):
-            e7 = _new(_ShareFetchRequest_FetchTopic)
-            e7.topic_id, = _S1.unpack_from(b, p)
-            p += 16
-            n8 = b[p] - 1
-            p += 1
-            if n8 > 126:
-                n8, p = _uvt(b, p, n8 + 1)
-                n8 -= 1
-            if n8 < 0:
+        if n6 > bl - p:
+            raise DecodeError('ShareFetchRequest.Topics: count ' + str(n6) + ' past the end')
+        xs7 = []
+        for _ in range(n6):
+            e8 = _new(_ShareFetchRequest_FetchTopic)
+            e8.topic_id, h9, = _S1.unpack_from(b, p)
+            p += 17
+            n10 = h9 - 1
+            if n10 > 126:
+                n10, p = _uvt(b, p, n10 + 1)
+                n10 -= 1
+            if n10 < 0:
                 raise DecodeError('FetchTopic.Partitions: null where not nullable')
             else:
-                if n8 > bl - p:
-                    raise DecodeError('FetchTopic.Partitions: count ' + str(n8) + ' past the end')
-                xs9 = []
-                for _ in range(n8):
-                    e10 = _new(_ShareFetchRequest_FetchPartition)
-                    e10.partition_index, = _S2.unpack_from(b, p)
-                    p += 4
-                    n11 = b[p] - 1
-                    p += 1
-                    if n11 > 126:
-                        n11, p = _uvt(b, p, n11 + 1)
-                        n11 -= 1
-                    if n11 < 0:
+                if n10 > bl - p:
+                    raise DecodeError('FetchTopic.Partitions: count ' + str(n10) + ' past the end')
+                xs11 = []
+                for _ in range(n10):
+                    e12 = _new(_ShareFetchRequest_FetchPartition)
+                    e12.partition_index, h13, = _S2.unpack_from(b, p)
+                    p += 5
+                    n14 = h13 - 1
+                    if n14 > 126:
+                        n14, p = _uvt(b, p, n14 + 1)
+                        n14 -= 1
+                    if n14 < 0:
                         raise DecodeError('FetchPartition.AcknowledgementBatches: null where not nullable')
                     else:
-                        if n11 > bl - p:
-                            raise DecodeError('FetchPartition.AcknowledgementBatches: count ' + str(n11) + ' past the end')
-                        xs12 = []
-                        for _ in range(n11):
-                            e13 = _new(_ShareFetchRequest_AcknowledgementBatch)
-                            e13.first_offset, e13.last_offset, = _S3.unpack_from(b, p)
-                            p += 16
-                            n14 = b[p] - 1
-                            p += 1
-                            if n14 > 126:
-                                n14, p = _uvt(b, p, n14 + 1)
-                                n14 -= 1
-                            if n14 < 0:
+                        if n14 > bl - p:
+                            raise DecodeError('FetchPartition.AcknowledgementBatches: count ' + str(n14) + ' past the end')
+                        xs15 = []
+                        for _ in range(n14):
+                            e16 = _new(_ShareFetchRequest_AcknowledgementBatch)
+                            e16.first_offset, e16.last_offset, h17, = _S3.unpack_from(b, p)
+                            p += 17
+                            n18 = h17 - 1
+                            if n18 > 126:
+                                n18, p = _uvt(b, p, n18 + 1)
+                                n18 -= 1
+                            if n18 < 0:
                                 raise DecodeError('AcknowledgementBatch.AcknowledgeTypes: null where not nullable')
-                            elif n14 < 64:
-                                e13.acknowledge_types = list(_ARRAY_b[n14].unpack_from(b, p))
-                                p += 1 * n14
+                            elif n18 < 64:
+                                e16.acknowledge_types = list(_ARRAY_b[n18].unpack_from(b, p))
+                                p += 1 * n18
                             else:
-                                if n14 > bl - p:
-                                    raise DecodeError('AcknowledgementBatch.AcknowledgeTypes: count ' + str(n14) + ' past the end')
-                                e13.acknowledge_types = list(_struct.Struct('>' + str(n14) + 'b').unpack_from(b, p))
-                                p += 1 * n14
+                                if n18 > bl - p:
+                                    raise DecodeError('AcknowledgementBatch.AcknowledgeTypes: count ' + str(n18) + ' past the end')
+                                e16.acknowledge_types = list(_struct.Struct('>' + str(n18) + 'b').unpack_from(b, p))
+                                p += 1 * n18
                             if b[p] == 0:  # no tagged fields, the common case
-                                e13.unknown_tagged_fields = None
+                                e16.unknown_tagged_fields = None
                                 p += 1
                             else:
-                                p = _t_ShareFetchRequest_AcknowledgementBatch_0(b, p, e13)
-                            xs12.append(e13)
-                        e10.acknowledgement_batches = xs12
-                    e10.partition_max_bytes = 0
+                                p = _t_ShareFetchRequest_AcknowledgementBatch_0(b, p, e16)
+                            xs15.append(e16)
+                        e12.acknowledgement_batches = xs15
+                    e12.partition_max_bytes = 0
                     if b[p] == 0:  # no tagged fields, the common case
-                        e10.unknown_tagged_fields = None
+                        e12.unknown_tagged_fields = None
                         p += 1
                     else:
-                        p = _t_ShareFetchRequest_FetchPartition_0(b, p, e10)
-                    xs9.append(e10)
-                e7.partitions = xs9
+                        p = _t_ShareFetchRequest_FetchPartition_0(b, p, e12)
+                    xs11.append(e12)
+                e8.partitions = xs11
             if b[p] == 0:  # no tagged fields, the common case
-                e7.unknown_tagged_fields = None
+                e8.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_ShareFetchRequest_FetchTopic_0(b, p, e7)
-            xs6.append(e7)
-        o.topics = xs6
-    n15 = b[p] - 1
+                p = _t_ShareFetchRequest_FetchTopic_0(b, p, e8)
+            xs7.append(e8)
+        o.topics = xs7
+    n19 = b[p] - 1
     p += 1
-    if n15 > 126:
-        n15, p = _uvt(b, p, n15 + 1)
-        n15 -= 1
-    if n15 < 0:
+    if n19 > 126:
+        n19, p = _uvt(b, p, n19 + 1)
+        n19 -= 1
+    if n19 < 0:
         raise DecodeError('ShareFetchRequest.ForgottenTopicsData: null where not nullable')
     else:
-        if n15 > bl - p:
-            raise DecodeError('ShareFetchRequest.ForgottenTopicsData: count ' + str(n15) + ' past the end')
-        xs16 = []
-        for _ in range(n15):
-            e17 = _new(_ShareFetchRequest_ForgottenTopic)
-            e17.topic_id, = _S1.unpack_from(b, p)
-            p += 16
-            n18 = b[p] - 1
-            p += 1
-            if n18 > 126:
-                n18, p = _uvt(b, p, n18 + 1)
-                n18 -= 1
-            if n18 < 0:
+        if n19 > bl - p:
+            raise DecodeError('ShareFetchRequest.ForgottenTopicsData: count ' + str(n19) + ' past the end')
+        xs20 = []
+        for _ in range(n19):
+            e21 = _new(_ShareFetchRequest_ForgottenTopic)
+            e21.topic_id, h22, = _S1.unpack_from(b, p)
+            p += 17
+            n23 = h22 - 1
+            if n23 > 126:
+                n23, p = _uvt(b, p, n23 + 1)
+                n23 -= 1
+            if n23 < 0:
                 raise DecodeError('ForgottenTopic.Partitions: null where not nullable')
-            elif n18 < 64:
-                e17.partitions = list(_ARRAY_i[n18].unpack_from(b, p))
-                p += 4 * n18
+            elif n23 < 64:
+                e21.partitions = list(_ARRAY_i[n23].unpack_from(b, p))
+                p += 4 * n23
             else:
-                if n18 > bl - p:
-                    raise DecodeError('ForgottenTopic.Partitions: count ' + str(n18) + ' past the end')
-                e17.partitions = list(_struct.Struct('>' + str(n18) + 'i').unpack_from(b, p))
-                p += 4 * n18
+                if n23 > bl - p:
+                    raise DecodeError('ForgottenTopic.Partitions: count ' + str(n23) + ' past the end')
+                e21.partitions = list(_struct.Struct('>' + str(n23) + 'i').unpack_from(b, p))
+                p += 4 * n23
             if b[p] == 0:  # no tagged fields, the common case
-                e17.unknown_tagged_fields = None
+                e21.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_ShareFetchRequest_ForgottenTopic_0(b, p, e17)
-            xs16.append(e17)
-        o.forgotten_topics_data = xs16
+                p = _t_ShareFetchRequest_ForgottenTopic_0(b, p, e21)
+            xs20.append(e21)
+        o.forgotten_topics_data = xs20
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         p += 1
@@ -755,7 +752,7 @@ def _w_ShareFetchRequest_1(o, w):
         else:
             _wuv(w, ln)
         w += v2
-    w += _S4.pack(o.share_session_epoch, o.max_wait_ms, o.min_bytes, o.max_bytes, o.max_records, o.batch_size, o.share_acquire_mode, o.is_renew_ack)
+    w += _S9.pack(o.share_session_epoch, o.max_wait_ms, o.min_bytes, o.max_bytes, o.max_records, o.batch_size, o.share_acquire_mode, o.is_renew_ack)
     xs3 = o.topics
     ln = len(xs3) + 1
     if ln < 128:
@@ -763,7 +760,7 @@ def _w_ShareFetchRequest_1(o, w):
     else:
         _wuv(w, ln)
     for e4 in xs3:
-        w += _S1.pack(e4.topic_id)
+        w += _S5.pack(e4.topic_id)
         xs5 = e4.partitions
         ln = len(xs5) + 1
         if ln < 128:
@@ -773,7 +770,7 @@ def _w_ShareFetchRequest_1(o, w):
         for e6 in xs5:
             if e6.partition_max_bytes != 0:
                 raise UnsupportedFieldError('FetchPartition.PartitionMaxBytes exists only in versions 0-0')
-            w += _S2.pack(e6.partition_index)
+            w += _S6.pack(e6.partition_index)
             xs7 = e6.acknowledgement_batches
             ln = len(xs7) + 1
             if ln < 128:
@@ -781,7 +778,7 @@ def _w_ShareFetchRequest_1(o, w):
             else:
                 _wuv(w, ln)
             for e8 in xs7:
-                w += _S3.pack(e8.first_offset, e8.last_offset)
+                w += _S7.pack(e8.first_offset, e8.last_offset)
                 xs9 = e8.acknowledge_types
                 ln = len(xs9) + 1
                 if ln < 128:
@@ -811,7 +808,7 @@ def _w_ShareFetchRequest_1(o, w):
     else:
         _wuv(w, ln)
     for e11 in xs10:
-        w += _S1.pack(e11.topic_id)
+        w += _S5.pack(e11.topic_id)
         xs12 = e11.partitions
         ln = len(xs12) + 1
         if ln < 128:
@@ -973,189 +970,182 @@ def _t_ShareFetchResponse_0(b, p, o):
 def _r_ShareFetchResponse_0(b, p):
     bl = len(b)
     o = _new(ShareFetchResponse)
-    o.throttle_time_ms, o.error_code, = _S5.unpack_from(b, p)
-    p += 6
-    n1 = b[p] - 1
-    p += 1
-    if n1 > 126:
-        n1, p = _uvt(b, p, n1 + 1)
-        n1 -= 1
-    if n1 < 0:
+    o.throttle_time_ms, o.error_code, h1, = _S10.unpack_from(b, p)
+    p += 7
+    n2 = h1 - 1
+    if n2 > 126:
+        n2, p = _uvt(b, p, n2 + 1)
+        n2 -= 1
+    if n2 < 0:
         o.error_message = None
     else:
-        q2 = p + n1
-        if q2 > bl:
-            raise DecodeError('ShareFetchResponse.ErrorMessage: length ' + str(n1) + ' past the end')
-        o.error_message = str(b[p:q2], 'utf-8')
-        p = q2
-    o.acquisition_lock_timeout_ms, = _S2.unpack_from(b, p)
-    p += 4
-    n3 = b[p] - 1
-    p += 1
-    if n3 > 126:
-        n3, p = _uvt(b, p, n3 + 1)
-        n3 -= 1
-    if n3 < 0:
+        q3 = p + n2
+        if q3 > bl:
+            raise DecodeError('ShareFetchResponse.ErrorMessage: length ' + str(n2) + ' past the end')
+        o.error_message = str(b[p:q3], 'utf-8')
+        p = q3
+    o.acquisition_lock_timeout_ms, h4, = _S2.unpack_from(b, p)
+    p += 5
+    n5 = h4 - 1
+    if n5 > 126:
+        n5, p = _uvt(b, p, n5 + 1)
+        n5 -= 1
+    if n5 < 0:
         raise DecodeError('ShareFetchResponse.Responses: null where not nullable')
     else:
-        if n3 > bl - p:
-            raise DecodeError('ShareFetchResponse.Responses: count ' + str(n3) + ' past the end')
-        xs4 = []
-        for _ in range(n3):
-            e5 = _new(_ShareFetchResponse_ShareFetchableTopicResponse)
-            e5.topic_id, = _S1.unpack_from(b, p)
-            p += 16
-            n6 = b[p] - 1
-            p += 1
-            if n6 > 126:
-                n6, p = _uvt(b, p, n6 + 1)
-                n6 -= 1
-            if n6 < 0:
+        if n5 > bl - p:
+            raise DecodeError('ShareFetchResponse.Responses: count ' + str(n5) + ' past the end')
+        xs6 = []
+        for _ in range(n5):
+            e7 = _new(_ShareFetchResponse_ShareFetchableTopicResponse)
+            e7.topic_id, h8, = _S1.unpack_from(b, p)
+            p += 17
+            n9 = h8 - 1
+            if n9 > 126:
+                n9, p = _uvt(b, p, n9 + 1)
+                n9 -= 1
+            if n9 < 0:
                 raise DecodeError('ShareFetchableTopicResponse.Partitions: null where not nullable')
             else:
-                if n6 > bl - p:
-                    raise DecodeError('ShareFetchableTopicResponse.Partitions: count ' + str(n6) + ' past the end')
-                xs7 = []
-                for _ in range(n6):
-                    e8 = _new(_ShareFetchResponse_PartitionData)
-                    e8.partition_index, e8.error_code, = _S5.unpack_from(b, p)
-                    p += 6
-                    n9 = b[p] - 1
-                    p += 1
-                    if n9 > 126:
-                        n9, p = _uvt(b, p, n9 + 1)
-                        n9 -= 1
-                    if n9 < 0:
-                        e8.error_message = None
+                if n9 > bl - p:
+                    raise DecodeError('ShareFetchableTopicResponse.Partitions: count ' + str(n9) + ' past the end')
+                xs10 = []
+                for _ in range(n9):
+                    e11 = _new(_ShareFetchResponse_PartitionData)
+                    e11.partition_index, e11.error_code, h12, = _S10.unpack_from(b, p)
+                    p += 7
+                    n13 = h12 - 1
+                    if n13 > 126:
+                        n13, p = _uvt(b, p, n13 + 1)
+                        n13 -= 1
+                    if n13 < 0:
+                        e11.error_message = None
                     else:
-                        q10 = p + n9
-                        if q10 > bl:
-                            raise DecodeError('PartitionData.ErrorMessage: length ' + str(n9) + ' past the end')
-                        e8.error_message = str(b[p:q10], 'utf-8')
-                        p = q10
-                    e8.acknowledge_error_code, = _S6.unpack_from(b, p)
-                    p += 2
-                    n11 = b[p] - 1
-                    p += 1
-                    if n11 > 126:
-                        n11, p = _uvt(b, p, n11 + 1)
-                        n11 -= 1
-                    if n11 < 0:
-                        e8.acknowledge_error_message = None
-                    else:
-                        q12 = p + n11
-                        if q12 > bl:
-                            raise DecodeError('PartitionData.AcknowledgeErrorMessage: length ' + str(n11) + ' past the end')
-                        e8.acknowledge_error_message = str(b[p:q12], 'utf-8')
-                        p = q12
-                    s13 = _new(_ShareFetchResponse_LeaderIdAndEpoch)
-                    s13.leader_id, s13.leader_epoch, = _S7.unpack_from(b, p)
-                    p += 8
-                    if b[p] == 0:  # no tagged fields, the common case
-                        s13.unknown_tagged_fields = None
-                        p += 1
-                    else:
-                        p = _t_ShareFetchResponse_LeaderIdAndEpoch_0(b, p, s13)
-                    e8.current_leader = s13
-                    n14 = b[p] - 1
-                    p += 1
-                    if n14 > 126:
-                        n14, p = _uvt(b, p, n14 + 1)
-                        n14 -= 1
-                    if n14 < 0:
-                        raise DecodeError('PartitionData.Records: null where not nullable')
-                    else:
-                        q15 = p + n14
-                        if q15 > bl:
-                            raise DecodeError('PartitionData.Records: length ' + str(n14) + ' past the end')
-                        e8.records = b[p:q15]
-                        p = q15
-                    n16 = b[p] - 1
-                    p += 1
+                        q14 = p + n13
+                        if q14 > bl:
+                            raise DecodeError('PartitionData.ErrorMessage: length ' + str(n13) + ' past the end')
+                        e11.error_message = str(b[p:q14], 'utf-8')
+                        p = q14
+                    e11.acknowledge_error_code, h15, = _S11.unpack_from(b, p)
+                    p += 3
+                    n16 = h15 - 1
                     if n16 > 126:
                         n16, p = _uvt(b, p, n16 + 1)
                         n16 -= 1
                     if n16 < 0:
-                        raise DecodeError('PartitionData.AcquiredRecords: null where not nullable')
+                        e11.acknowledge_error_message = None
                     else:
-                        if n16 > bl - p:
-                            raise DecodeError('PartitionData.AcquiredRecords: count ' + str(n16) + ' past the end')
-                        xs17 = []
-                        for _ in range(n16):
-                            e18 = _new(_ShareFetchResponse_AcquiredRecords)
-                            e18.first_offset, e18.last_offset, e18.delivery_count, = _S8.unpack_from(b, p)
-                            p += 18
-                            if b[p] == 0:  # no tagged fields, the common case
-                                e18.unknown_tagged_fields = None
-                                p += 1
-                            else:
-                                p = _t_ShareFetchResponse_AcquiredRecords_0(b, p, e18)
-                            xs17.append(e18)
-                        e8.acquired_records = xs17
+                        q17 = p + n16
+                        if q17 > bl:
+                            raise DecodeError('PartitionData.AcknowledgeErrorMessage: length ' + str(n16) + ' past the end')
+                        e11.acknowledge_error_message = str(b[p:q17], 'utf-8')
+                        p = q17
+                    s18 = _new(_ShareFetchResponse_LeaderIdAndEpoch)
+                    s18.leader_id, s18.leader_epoch, = _S12.unpack_from(b, p)
+                    p += 8
                     if b[p] == 0:  # no tagged fields, the common case
-                        e8.unknown_tagged_fields = None
+                        s18.unknown_tagged_fields = None
                         p += 1
                     else:
-                        p = _t_ShareFetchResponse_PartitionData_0(b, p, e8)
-                    xs7.append(e8)
-                e5.partitions = xs7
+                        p = _t_ShareFetchResponse_LeaderIdAndEpoch_0(b, p, s18)
+                    e11.current_leader = s18
+                    n19 = b[p] - 1
+                    p += 1
+                    if n19 > 126:
+                        n19, p = _uvt(b, p, n19 + 1)
+                        n19 -= 1
+                    if n19 < 0:
+                        raise DecodeError('PartitionData.Records: null where not nullable')
+                    else:
+                        q20 = p + n19
+                        if q20 > bl:
+                            raise DecodeError('PartitionData.Records: length ' + str(n19) + ' past the end')
+                        e11.records = b[p:q20]
+                        p = q20
+                    n21 = b[p] - 1
+                    p += 1
+                    if n21 > 126:
+                        n21, p = _uvt(b, p, n21 + 1)
+                        n21 -= 1
+                    if n21 < 0:
+                        raise DecodeError('PartitionData.AcquiredRecords: null where not nullable')
+                    else:
+                        if n21 > bl - p:
+                            raise DecodeError('PartitionData.AcquiredRecords: count ' + str(n21) + ' past the end')
+                        xs22 = []
+                        for _ in range(n21):
+                            e23 = _new(_ShareFetchResponse_AcquiredRecords)
+                            e23.first_offset, e23.last_offset, e23.delivery_count, = _S13.unpack_from(b, p)
+                            p += 18
+                            if b[p] == 0:  # no tagged fields, the common case
+                                e23.unknown_tagged_fields = None
+                                p += 1
+                            else:
+                                p = _t_ShareFetchResponse_AcquiredRecords_0(b, p, e23)
+                            xs22.append(e23)
+                        e11.acquired_records = xs22
+                    if b[p] == 0:  # no tagged fields, the common case
+                        e11.unknown_tagged_fields = None
+                        p += 1
+                    else:
+                        p = _t_ShareFetchResponse_PartitionData_0(b, p, e11)
+                    xs10.append(e11)
+                e7.partitions = xs10
             if b[p] == 0:  # no tagged fields, the common case
-                e5.unknown_tagged_fields = None
+                e7.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_ShareFetchResponse_ShareFetchableTopicResponse_0(b, p, e5)
-            xs4.append(e5)
-        o.responses = xs4
-    n19 = b[p] - 1
+                p = _t_ShareFetchResponse_ShareFetchableTopicResponse_0(b, p, e7)
+            xs6.append(e7)
+        o.responses = xs6
+    n24 = b[p] - 1
     p += 1
-    if n19 > 126:
-        n19, p = _uvt(b, p, n19 + 1)
-        n19 -= 1
-    if n19 < 0:
+    if n24 > 126:
+        n24, p = _uvt(b, p, n24 + 1)
+        n24 -= 1
+    if n24 < 0:
         raise DecodeError('ShareFetchResponse.NodeEndpoints: null where not nullable')
     else:
-        if n19 > bl - p:
-            raise DecodeError('ShareFetchResponse.NodeEndpoints: count ' + str(n19) + ' past the end')
-        xs20 = []
-        for _ in range(n19):
-            e21 = _new(_ShareFetchResponse_NodeEndpoint)
-            e21.node_id, = _S2.unpack_from(b, p)
-            p += 4
-            n22 = b[p] - 1
-            p += 1
-            if n22 > 126:
-                n22, p = _uvt(b, p, n22 + 1)
-                n22 -= 1
-            if n22 < 0:
+        if n24 > bl - p:
+            raise DecodeError('ShareFetchResponse.NodeEndpoints: count ' + str(n24) + ' past the end')
+        xs25 = []
+        for _ in range(n24):
+            e26 = _new(_ShareFetchResponse_NodeEndpoint)
+            e26.node_id, h27, = _S2.unpack_from(b, p)
+            p += 5
+            n28 = h27 - 1
+            if n28 > 126:
+                n28, p = _uvt(b, p, n28 + 1)
+                n28 -= 1
+            if n28 < 0:
                 raise DecodeError('NodeEndpoint.Host: null where not nullable')
             else:
-                q23 = p + n22
-                if q23 > bl:
-                    raise DecodeError('NodeEndpoint.Host: length ' + str(n22) + ' past the end')
-                e21.host = str(b[p:q23], 'utf-8')
-                p = q23
-            e21.port, = _S2.unpack_from(b, p)
-            p += 4
-            n24 = b[p] - 1
-            p += 1
-            if n24 > 126:
-                n24, p = _uvt(b, p, n24 + 1)
-                n24 -= 1
-            if n24 < 0:
-                e21.rack = None
+                q29 = p + n28
+                if q29 > bl:
+                    raise DecodeError('NodeEndpoint.Host: length ' + str(n28) + ' past the end')
+                e26.host = str(b[p:q29], 'utf-8')
+                p = q29
+            e26.port, h30, = _S2.unpack_from(b, p)
+            p += 5
+            n31 = h30 - 1
+            if n31 > 126:
+                n31, p = _uvt(b, p, n31 + 1)
+                n31 -= 1
+            if n31 < 0:
+                e26.rack = None
             else:
-                q25 = p + n24
-                if q25 > bl:
-                    raise DecodeError('NodeEndpoint.Rack: length ' + str(n24) + ' past the end')
-                e21.rack = str(b[p:q25], 'utf-8')
-                p = q25
+                q32 = p + n31
+                if q32 > bl:
+                    raise DecodeError('NodeEndpoint.Rack: length ' + str(n31) + ' past the end')
+                e26.rack = str(b[p:q32], 'utf-8')
+                p = q32
             if b[p] == 0:  # no tagged fields, the common case
-                e21.unknown_tagged_fields = None
+                e26.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_ShareFetchResponse_NodeEndpoint_0(b, p, e21)
-            xs20.append(e21)
-        o.node_endpoints = xs20
+                p = _t_ShareFetchResponse_NodeEndpoint_0(b, p, e26)
+            xs25.append(e26)
+        o.node_endpoints = xs25
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         p += 1
@@ -1165,7 +1155,7 @@ def _r_ShareFetchResponse_0(b, p):
 
 
 def _w_ShareFetchResponse_0(o, w):
-    w += _S5.pack(o.throttle_time_ms, o.error_code)
+    w += _S14.pack(o.throttle_time_ms, o.error_code)
     v1 = o.error_message
     if v1 is None:
         w.append(0)
@@ -1177,7 +1167,7 @@ def _w_ShareFetchResponse_0(o, w):
         else:
             _wuv(w, ln)
         w += v1
-    w += _S2.pack(o.acquisition_lock_timeout_ms)
+    w += _S6.pack(o.acquisition_lock_timeout_ms)
     xs2 = o.responses
     ln = len(xs2) + 1
     if ln < 128:
@@ -1185,7 +1175,7 @@ def _w_ShareFetchResponse_0(o, w):
     else:
         _wuv(w, ln)
     for e3 in xs2:
-        w += _S1.pack(e3.topic_id)
+        w += _S5.pack(e3.topic_id)
         xs4 = e3.partitions
         ln = len(xs4) + 1
         if ln < 128:
@@ -1193,7 +1183,7 @@ def _w_ShareFetchResponse_0(o, w):
         else:
             _wuv(w, ln)
         for e5 in xs4:
-            w += _S5.pack(e5.partition_index, e5.error_code)
+            w += _S14.pack(e5.partition_index, e5.error_code)
             v6 = e5.error_message
             if v6 is None:
                 w.append(0)
@@ -1205,7 +1195,7 @@ def _w_ShareFetchResponse_0(o, w):
                 else:
                     _wuv(w, ln)
                 w += v6
-            w += _S6.pack(e5.acknowledge_error_code)
+            w += _S15.pack(e5.acknowledge_error_code)
             v7 = e5.acknowledge_error_message
             if v7 is None:
                 w.append(0)
@@ -1218,7 +1208,7 @@ def _w_ShareFetchResponse_0(o, w):
                     _wuv(w, ln)
                 w += v7
             s8 = e5.current_leader
-            w += _S7.pack(s8.leader_id, s8.leader_epoch)
+            w += _S12.pack(s8.leader_id, s8.leader_epoch)
             if s8.unknown_tagged_fields:
                 _wtags(w, s8.unknown_tagged_fields)
             else:
@@ -1237,7 +1227,7 @@ def _w_ShareFetchResponse_0(o, w):
             else:
                 _wuv(w, ln)
             for e11 in xs10:
-                w += _S8.pack(e11.first_offset, e11.last_offset, e11.delivery_count)
+                w += _S13.pack(e11.first_offset, e11.last_offset, e11.delivery_count)
                 if e11.unknown_tagged_fields:
                     _wtags(w, e11.unknown_tagged_fields)
                 else:
@@ -1257,7 +1247,7 @@ def _w_ShareFetchResponse_0(o, w):
     else:
         _wuv(w, ln)
     for e13 in xs12:
-        w += _S2.pack(e13.node_id)
+        w += _S6.pack(e13.node_id)
         v14 = e13.host
         v14 = v14.encode()
         ln = len(v14) + 1
@@ -1266,7 +1256,7 @@ def _w_ShareFetchResponse_0(o, w):
         else:
             _wuv(w, ln)
         w += v14
-        w += _S2.pack(e13.port)
+        w += _S6.pack(e13.port)
         v15 = e13.rack
         if v15 is None:
             w.append(0)

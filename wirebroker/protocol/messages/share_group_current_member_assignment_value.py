@@ -28,8 +28,10 @@ _unpack_from = _struct.unpack_from
 def _first(tag_and_bytes):
     return tag_and_bytes[0]
 
-_S0 = _struct.Struct('>iib')
-_S1 = _struct.Struct('>16s')
+_S0 = _struct.Struct('>iibB')
+_S1 = _struct.Struct('>16sB')
+_S2 = _struct.Struct('>iib')
+_S3 = _struct.Struct('>16s')
 _ARRAY_i = tuple(_struct.Struct('>' + str(n) + 'i') for n in range(64))
 
 
@@ -111,45 +113,43 @@ def _t_ShareGroupCurrentMemberAssignmentValue_0(b, p, o):
 def _r_ShareGroupCurrentMemberAssignmentValue_0(b, p):
     bl = len(b)
     o = _new(ShareGroupCurrentMemberAssignmentValue)
-    o.member_epoch, o.previous_member_epoch, o.state, = _S0.unpack_from(b, p)
-    p += 9
-    n1 = b[p] - 1
-    p += 1
-    if n1 > 126:
-        n1, p = _uvt(b, p, n1 + 1)
-        n1 -= 1
-    if n1 < 0:
+    o.member_epoch, o.previous_member_epoch, o.state, h1, = _S0.unpack_from(b, p)
+    p += 10
+    n2 = h1 - 1
+    if n2 > 126:
+        n2, p = _uvt(b, p, n2 + 1)
+        n2 -= 1
+    if n2 < 0:
         raise DecodeError('ShareGroupCurrentMemberAssignmentValue.AssignedPartitions: null where not nullable')
     else:
-        if n1 > bl - p:
-            raise DecodeError('ShareGroupCurrentMemberAssignmentValue.AssignedPartitions: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3 = _new(_ShareGroupCurrentMemberAssignmentValue_TopicPartitions)
-            e3.topic_id, = _S1.unpack_from(b, p)
-            p += 16
-            n4 = b[p] - 1
-            p += 1
-            if n4 > 126:
-                n4, p = _uvt(b, p, n4 + 1)
-                n4 -= 1
-            if n4 < 0:
+        if n2 > bl - p:
+            raise DecodeError('ShareGroupCurrentMemberAssignmentValue.AssignedPartitions: count ' + str(n2) + ' past the end')
+        xs3 = []
+        for _ in range(n2):
+            e4 = _new(_ShareGroupCurrentMemberAssignmentValue_TopicPartitions)
+            e4.topic_id, h5, = _S1.unpack_from(b, p)
+            p += 17
+            n6 = h5 - 1
+            if n6 > 126:
+                n6, p = _uvt(b, p, n6 + 1)
+                n6 -= 1
+            if n6 < 0:
                 raise DecodeError('TopicPartitions.Partitions: null where not nullable')
-            elif n4 < 64:
-                e3.partitions = list(_ARRAY_i[n4].unpack_from(b, p))
-                p += 4 * n4
+            elif n6 < 64:
+                e4.partitions = list(_ARRAY_i[n6].unpack_from(b, p))
+                p += 4 * n6
             else:
-                if n4 > bl - p:
-                    raise DecodeError('TopicPartitions.Partitions: count ' + str(n4) + ' past the end')
-                e3.partitions = list(_struct.Struct('>' + str(n4) + 'i').unpack_from(b, p))
-                p += 4 * n4
+                if n6 > bl - p:
+                    raise DecodeError('TopicPartitions.Partitions: count ' + str(n6) + ' past the end')
+                e4.partitions = list(_struct.Struct('>' + str(n6) + 'i').unpack_from(b, p))
+                p += 4 * n6
             if b[p] == 0:  # no tagged fields, the common case
-                e3.unknown_tagged_fields = None
+                e4.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_ShareGroupCurrentMemberAssignmentValue_TopicPartitions_0(b, p, e3)
-            xs2.append(e3)
-        o.assigned_partitions = xs2
+                p = _t_ShareGroupCurrentMemberAssignmentValue_TopicPartitions_0(b, p, e4)
+            xs3.append(e4)
+        o.assigned_partitions = xs3
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         p += 1
@@ -159,7 +159,7 @@ def _r_ShareGroupCurrentMemberAssignmentValue_0(b, p):
 
 
 def _w_ShareGroupCurrentMemberAssignmentValue_0(o, w):
-    w += _S0.pack(o.member_epoch, o.previous_member_epoch, o.state)
+    w += _S2.pack(o.member_epoch, o.previous_member_epoch, o.state)
     xs1 = o.assigned_partitions
     ln = len(xs1) + 1
     if ln < 128:
@@ -167,7 +167,7 @@ def _w_ShareGroupCurrentMemberAssignmentValue_0(o, w):
     else:
         _wuv(w, ln)
     for e2 in xs1:
-        w += _S1.pack(e2.topic_id)
+        w += _S3.pack(e2.topic_id)
         xs3 = e2.partitions
         ln = len(xs3) + 1
         if ln < 128:

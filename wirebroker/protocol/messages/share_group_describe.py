@@ -29,10 +29,14 @@ def _first(tag_and_bytes):
     return tag_and_bytes[0]
 
 _S0 = _struct.Struct('>?')
-_S1 = _struct.Struct('>i')
-_S2 = _struct.Struct('>h')
-_S3 = _struct.Struct('>ii')
-_S4 = _struct.Struct('>16s')
+_S1 = _struct.Struct('>iB')
+_S2 = _struct.Struct('>hB')
+_S3 = _struct.Struct('>iiB')
+_S4 = _struct.Struct('>16sB')
+_S5 = _struct.Struct('>i')
+_S6 = _struct.Struct('>h')
+_S7 = _struct.Struct('>ii')
+_S8 = _struct.Struct('>16s')
 _ARRAY_i = tuple(_struct.Struct('>' + str(n) + 'i') for n in range(64))
 
 
@@ -328,48 +332,33 @@ def _t_ShareGroupDescribeResponse_0(b, p, o):
 def _r_ShareGroupDescribeResponse_0(b, p):
     bl = len(b)
     o = _new(ShareGroupDescribeResponse)
-    o.throttle_time_ms, = _S1.unpack_from(b, p)
-    p += 4
-    n1 = b[p] - 1
-    p += 1
-    if n1 > 126:
-        n1, p = _uvt(b, p, n1 + 1)
-        n1 -= 1
-    if n1 < 0:
+    o.throttle_time_ms, h1, = _S1.unpack_from(b, p)
+    p += 5
+    n2 = h1 - 1
+    if n2 > 126:
+        n2, p = _uvt(b, p, n2 + 1)
+        n2 -= 1
+    if n2 < 0:
         raise DecodeError('ShareGroupDescribeResponse.Groups: null where not nullable')
     else:
-        if n1 > bl - p:
-            raise DecodeError('ShareGroupDescribeResponse.Groups: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3 = _new(_ShareGroupDescribeResponse_DescribedGroup)
-            e3.error_code, = _S2.unpack_from(b, p)
-            p += 2
-            n4 = b[p] - 1
-            p += 1
-            if n4 > 126:
-                n4, p = _uvt(b, p, n4 + 1)
-                n4 -= 1
-            if n4 < 0:
-                e3.error_message = None
-            else:
-                q5 = p + n4
-                if q5 > bl:
-                    raise DecodeError('DescribedGroup.ErrorMessage: length ' + str(n4) + ' past the end')
-                e3.error_message = str(b[p:q5], 'utf-8')
-                p = q5
-            n6 = b[p] - 1
-            p += 1
+        if n2 > bl - p:
+            raise DecodeError('ShareGroupDescribeResponse.Groups: count ' + str(n2) + ' past the end')
+        xs3 = []
+        for _ in range(n2):
+            e4 = _new(_ShareGroupDescribeResponse_DescribedGroup)
+            e4.error_code, h5, = _S2.unpack_from(b, p)
+            p += 3
+            n6 = h5 - 1
             if n6 > 126:
                 n6, p = _uvt(b, p, n6 + 1)
                 n6 -= 1
             if n6 < 0:
-                raise DecodeError('DescribedGroup.GroupId: null where not nullable')
+                e4.error_message = None
             else:
                 q7 = p + n6
                 if q7 > bl:
-                    raise DecodeError('DescribedGroup.GroupId: length ' + str(n6) + ' past the end')
-                e3.group_id = str(b[p:q7], 'utf-8')
+                    raise DecodeError('DescribedGroup.ErrorMessage: length ' + str(n6) + ' past the end')
+                e4.error_message = str(b[p:q7], 'utf-8')
                 p = q7
             n8 = b[p] - 1
             p += 1
@@ -377,195 +366,205 @@ def _r_ShareGroupDescribeResponse_0(b, p):
                 n8, p = _uvt(b, p, n8 + 1)
                 n8 -= 1
             if n8 < 0:
-                raise DecodeError('DescribedGroup.GroupState: null where not nullable')
+                raise DecodeError('DescribedGroup.GroupId: null where not nullable')
             else:
                 q9 = p + n8
                 if q9 > bl:
-                    raise DecodeError('DescribedGroup.GroupState: length ' + str(n8) + ' past the end')
-                e3.group_state = str(b[p:q9], 'utf-8')
+                    raise DecodeError('DescribedGroup.GroupId: length ' + str(n8) + ' past the end')
+                e4.group_id = str(b[p:q9], 'utf-8')
                 p = q9
-            e3.group_epoch, e3.assignment_epoch, = _S3.unpack_from(b, p)
-            p += 8
             n10 = b[p] - 1
             p += 1
             if n10 > 126:
                 n10, p = _uvt(b, p, n10 + 1)
                 n10 -= 1
             if n10 < 0:
-                raise DecodeError('DescribedGroup.AssignorName: null where not nullable')
+                raise DecodeError('DescribedGroup.GroupState: null where not nullable')
             else:
                 q11 = p + n10
                 if q11 > bl:
-                    raise DecodeError('DescribedGroup.AssignorName: length ' + str(n10) + ' past the end')
-                e3.assignor_name = str(b[p:q11], 'utf-8')
+                    raise DecodeError('DescribedGroup.GroupState: length ' + str(n10) + ' past the end')
+                e4.group_state = str(b[p:q11], 'utf-8')
                 p = q11
-            n12 = b[p] - 1
+            e4.group_epoch, e4.assignment_epoch, h12, = _S3.unpack_from(b, p)
+            p += 9
+            n13 = h12 - 1
+            if n13 > 126:
+                n13, p = _uvt(b, p, n13 + 1)
+                n13 -= 1
+            if n13 < 0:
+                raise DecodeError('DescribedGroup.AssignorName: null where not nullable')
+            else:
+                q14 = p + n13
+                if q14 > bl:
+                    raise DecodeError('DescribedGroup.AssignorName: length ' + str(n13) + ' past the end')
+                e4.assignor_name = str(b[p:q14], 'utf-8')
+                p = q14
+            n15 = b[p] - 1
             p += 1
-            if n12 > 126:
-                n12, p = _uvt(b, p, n12 + 1)
-                n12 -= 1
-            if n12 < 0:
+            if n15 > 126:
+                n15, p = _uvt(b, p, n15 + 1)
+                n15 -= 1
+            if n15 < 0:
                 raise DecodeError('DescribedGroup.Members: null where not nullable')
             else:
-                if n12 > bl - p:
-                    raise DecodeError('DescribedGroup.Members: count ' + str(n12) + ' past the end')
-                xs13 = []
-                for _ in range(n12):
-                    e14 = _new(_ShareGroupDescribeResponse_Member)
-                    n15 = b[p] - 1
+                if n15 > bl - p:
+                    raise DecodeError('DescribedGroup.Members: count ' + str(n15) + ' past the end')
+                xs16 = []
+                for _ in range(n15):
+                    e17 = _new(_ShareGroupDescribeResponse_Member)
+                    n18 = b[p] - 1
                     p += 1
-                    if n15 > 126:
-                        n15, p = _uvt(b, p, n15 + 1)
-                        n15 -= 1
-                    if n15 < 0:
+                    if n18 > 126:
+                        n18, p = _uvt(b, p, n18 + 1)
+                        n18 -= 1
+                    if n18 < 0:
                         raise DecodeError('Member.MemberId: null where not nullable')
                     else:
-                        q16 = p + n15
-                        if q16 > bl:
-                            raise DecodeError('Member.MemberId: length ' + str(n15) + ' past the end')
-                        e14.member_id = str(b[p:q16], 'utf-8')
-                        p = q16
-                    n17 = b[p] - 1
+                        q19 = p + n18
+                        if q19 > bl:
+                            raise DecodeError('Member.MemberId: length ' + str(n18) + ' past the end')
+                        e17.member_id = str(b[p:q19], 'utf-8')
+                        p = q19
+                    n20 = b[p] - 1
                     p += 1
-                    if n17 > 126:
-                        n17, p = _uvt(b, p, n17 + 1)
-                        n17 -= 1
-                    if n17 < 0:
-                        e14.rack_id = None
+                    if n20 > 126:
+                        n20, p = _uvt(b, p, n20 + 1)
+                        n20 -= 1
+                    if n20 < 0:
+                        e17.rack_id = None
                     else:
-                        q18 = p + n17
-                        if q18 > bl:
-                            raise DecodeError('Member.RackId: length ' + str(n17) + ' past the end')
-                        e14.rack_id = str(b[p:q18], 'utf-8')
-                        p = q18
-                    e14.member_epoch, = _S1.unpack_from(b, p)
-                    p += 4
-                    n19 = b[p] - 1
-                    p += 1
-                    if n19 > 126:
-                        n19, p = _uvt(b, p, n19 + 1)
-                        n19 -= 1
-                    if n19 < 0:
-                        raise DecodeError('Member.ClientId: null where not nullable')
-                    else:
-                        q20 = p + n19
-                        if q20 > bl:
-                            raise DecodeError('Member.ClientId: length ' + str(n19) + ' past the end')
-                        e14.client_id = str(b[p:q20], 'utf-8')
-                        p = q20
-                    n21 = b[p] - 1
-                    p += 1
-                    if n21 > 126:
-                        n21, p = _uvt(b, p, n21 + 1)
-                        n21 -= 1
-                    if n21 < 0:
-                        raise DecodeError('Member.ClientHost: null where not nullable')
-                    else:
-                        q22 = p + n21
-                        if q22 > bl:
-                            raise DecodeError('Member.ClientHost: length ' + str(n21) + ' past the end')
-                        e14.client_host = str(b[p:q22], 'utf-8')
-                        p = q22
-                    n23 = b[p] - 1
-                    p += 1
+                        q21 = p + n20
+                        if q21 > bl:
+                            raise DecodeError('Member.RackId: length ' + str(n20) + ' past the end')
+                        e17.rack_id = str(b[p:q21], 'utf-8')
+                        p = q21
+                    e17.member_epoch, h22, = _S1.unpack_from(b, p)
+                    p += 5
+                    n23 = h22 - 1
                     if n23 > 126:
                         n23, p = _uvt(b, p, n23 + 1)
                         n23 -= 1
                     if n23 < 0:
+                        raise DecodeError('Member.ClientId: null where not nullable')
+                    else:
+                        q24 = p + n23
+                        if q24 > bl:
+                            raise DecodeError('Member.ClientId: length ' + str(n23) + ' past the end')
+                        e17.client_id = str(b[p:q24], 'utf-8')
+                        p = q24
+                    n25 = b[p] - 1
+                    p += 1
+                    if n25 > 126:
+                        n25, p = _uvt(b, p, n25 + 1)
+                        n25 -= 1
+                    if n25 < 0:
+                        raise DecodeError('Member.ClientHost: null where not nullable')
+                    else:
+                        q26 = p + n25
+                        if q26 > bl:
+                            raise DecodeError('Member.ClientHost: length ' + str(n25) + ' past the end')
+                        e17.client_host = str(b[p:q26], 'utf-8')
+                        p = q26
+                    n27 = b[p] - 1
+                    p += 1
+                    if n27 > 126:
+                        n27, p = _uvt(b, p, n27 + 1)
+                        n27 -= 1
+                    if n27 < 0:
                         raise DecodeError('Member.SubscribedTopicNames: null where not nullable')
                     else:
-                        if n23 > bl - p:
-                            raise DecodeError('Member.SubscribedTopicNames: count ' + str(n23) + ' past the end')
-                        xs24 = []
-                        for _ in range(n23):
-                            n26 = b[p] - 1
+                        if n27 > bl - p:
+                            raise DecodeError('Member.SubscribedTopicNames: count ' + str(n27) + ' past the end')
+                        xs28 = []
+                        for _ in range(n27):
+                            n30 = b[p] - 1
                             p += 1
-                            if n26 > 126:
-                                n26, p = _uvt(b, p, n26 + 1)
-                                n26 -= 1
-                            if n26 < 0:
+                            if n30 > 126:
+                                n30, p = _uvt(b, p, n30 + 1)
+                                n30 -= 1
+                            if n30 < 0:
                                 raise DecodeError('Member.SubscribedTopicNames: null element')
                             else:
-                                q27 = p + n26
-                                if q27 > bl:
-                                    raise DecodeError('Member.SubscribedTopicNames: length ' + str(n26) + ' past the end')
-                                e25 = str(b[p:q27], 'utf-8')
-                                p = q27
-                            xs24.append(e25)
-                        e14.subscribed_topic_names = xs24
-                    s28 = _new(_ShareGroupDescribeResponse_Assignment)
-                    n29 = b[p] - 1
+                                q31 = p + n30
+                                if q31 > bl:
+                                    raise DecodeError('Member.SubscribedTopicNames: length ' + str(n30) + ' past the end')
+                                e29 = str(b[p:q31], 'utf-8')
+                                p = q31
+                            xs28.append(e29)
+                        e17.subscribed_topic_names = xs28
+                    s32 = _new(_ShareGroupDescribeResponse_Assignment)
+                    n33 = b[p] - 1
                     p += 1
-                    if n29 > 126:
-                        n29, p = _uvt(b, p, n29 + 1)
-                        n29 -= 1
-                    if n29 < 0:
+                    if n33 > 126:
+                        n33, p = _uvt(b, p, n33 + 1)
+                        n33 -= 1
+                    if n33 < 0:
                         raise DecodeError('Assignment.TopicPartitions: null where not nullable')
                     else:
-                        if n29 > bl - p:
-                            raise DecodeError('Assignment.TopicPartitions: count ' + str(n29) + ' past the end')
-                        xs30 = []
-                        for _ in range(n29):
-                            e31 = _new(_ShareGroupDescribeResponse_TopicPartitions)
-                            e31.topic_id, = _S4.unpack_from(b, p)
-                            p += 16
-                            n32 = b[p] - 1
-                            p += 1
-                            if n32 > 126:
-                                n32, p = _uvt(b, p, n32 + 1)
-                                n32 -= 1
-                            if n32 < 0:
+                        if n33 > bl - p:
+                            raise DecodeError('Assignment.TopicPartitions: count ' + str(n33) + ' past the end')
+                        xs34 = []
+                        for _ in range(n33):
+                            e35 = _new(_ShareGroupDescribeResponse_TopicPartitions)
+                            e35.topic_id, h36, = _S4.unpack_from(b, p)
+                            p += 17
+                            n37 = h36 - 1
+                            if n37 > 126:
+                                n37, p = _uvt(b, p, n37 + 1)
+                                n37 -= 1
+                            if n37 < 0:
                                 raise DecodeError('TopicPartitions.TopicName: null where not nullable')
                             else:
-                                q33 = p + n32
-                                if q33 > bl:
-                                    raise DecodeError('TopicPartitions.TopicName: length ' + str(n32) + ' past the end')
-                                e31.topic_name = str(b[p:q33], 'utf-8')
-                                p = q33
-                            n34 = b[p] - 1
+                                q38 = p + n37
+                                if q38 > bl:
+                                    raise DecodeError('TopicPartitions.TopicName: length ' + str(n37) + ' past the end')
+                                e35.topic_name = str(b[p:q38], 'utf-8')
+                                p = q38
+                            n39 = b[p] - 1
                             p += 1
-                            if n34 > 126:
-                                n34, p = _uvt(b, p, n34 + 1)
-                                n34 -= 1
-                            if n34 < 0:
+                            if n39 > 126:
+                                n39, p = _uvt(b, p, n39 + 1)
+                                n39 -= 1
+                            if n39 < 0:
                                 raise DecodeError('TopicPartitions.Partitions: null where not nullable')
-                            elif n34 < 64:
-                                e31.partitions = list(_ARRAY_i[n34].unpack_from(b, p))
-                                p += 4 * n34
+                            elif n39 < 64:
+                                e35.partitions = list(_ARRAY_i[n39].unpack_from(b, p))
+                                p += 4 * n39
                             else:
-                                if n34 > bl - p:
-                                    raise DecodeError('TopicPartitions.Partitions: count ' + str(n34) + ' past the end')
-                                e31.partitions = list(_struct.Struct('>' + str(n34) + 'i').unpack_from(b, p))
-                                p += 4 * n34
+                                if n39 > bl - p:
+                                    raise DecodeError('TopicPartitions.Partitions: count ' + str(n39) + ' past the end')
+                                e35.partitions = list(_struct.Struct('>' + str(n39) + 'i').unpack_from(b, p))
+                                p += 4 * n39
                             if b[p] == 0:  # no tagged fields, the common case
-                                e31.unknown_tagged_fields = None
+                                e35.unknown_tagged_fields = None
                                 p += 1
                             else:
-                                p = _t_ShareGroupDescribeResponse_TopicPartitions_0(b, p, e31)
-                            xs30.append(e31)
-                        s28.topic_partitions = xs30
+                                p = _t_ShareGroupDescribeResponse_TopicPartitions_0(b, p, e35)
+                            xs34.append(e35)
+                        s32.topic_partitions = xs34
                     if b[p] == 0:  # no tagged fields, the common case
-                        s28.unknown_tagged_fields = None
+                        s32.unknown_tagged_fields = None
                         p += 1
                     else:
-                        p = _t_ShareGroupDescribeResponse_Assignment_0(b, p, s28)
-                    e14.assignment = s28
+                        p = _t_ShareGroupDescribeResponse_Assignment_0(b, p, s32)
+                    e17.assignment = s32
                     if b[p] == 0:  # no tagged fields, the common case
-                        e14.unknown_tagged_fields = None
+                        e17.unknown_tagged_fields = None
                         p += 1
                     else:
-                        p = _t_ShareGroupDescribeResponse_Member_0(b, p, e14)
-                    xs13.append(e14)
-                e3.members = xs13
-            e3.authorized_operations, = _S1.unpack_from(b, p)
+                        p = _t_ShareGroupDescribeResponse_Member_0(b, p, e17)
+                    xs16.append(e17)
+                e4.members = xs16
+            e4.authorized_operations, = _S5.unpack_from(b, p)
             p += 4
             if b[p] == 0:  # no tagged fields, the common case
-                e3.unknown_tagged_fields = None
+                e4.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_ShareGroupDescribeResponse_DescribedGroup_0(b, p, e3)
-            xs2.append(e3)
-        o.groups = xs2
+                p = _t_ShareGroupDescribeResponse_DescribedGroup_0(b, p, e4)
+            xs3.append(e4)
+        o.groups = xs3
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         p += 1
@@ -575,7 +574,7 @@ def _r_ShareGroupDescribeResponse_0(b, p):
 
 
 def _w_ShareGroupDescribeResponse_0(o, w):
-    w += _S1.pack(o.throttle_time_ms)
+    w += _S5.pack(o.throttle_time_ms)
     xs1 = o.groups
     ln = len(xs1) + 1
     if ln < 128:
@@ -583,7 +582,7 @@ def _w_ShareGroupDescribeResponse_0(o, w):
     else:
         _wuv(w, ln)
     for e2 in xs1:
-        w += _S2.pack(e2.error_code)
+        w += _S6.pack(e2.error_code)
         v3 = e2.error_message
         if v3 is None:
             w.append(0)
@@ -611,7 +610,7 @@ def _w_ShareGroupDescribeResponse_0(o, w):
         else:
             _wuv(w, ln)
         w += v5
-        w += _S3.pack(e2.group_epoch, e2.assignment_epoch)
+        w += _S7.pack(e2.group_epoch, e2.assignment_epoch)
         v6 = e2.assignor_name
         v6 = v6.encode()
         ln = len(v6) + 1
@@ -646,7 +645,7 @@ def _w_ShareGroupDescribeResponse_0(o, w):
                 else:
                     _wuv(w, ln)
                 w += v10
-            w += _S1.pack(e8.member_epoch)
+            w += _S5.pack(e8.member_epoch)
             v11 = e8.client_id
             v11 = v11.encode()
             ln = len(v11) + 1
@@ -686,7 +685,7 @@ def _w_ShareGroupDescribeResponse_0(o, w):
             else:
                 _wuv(w, ln)
             for e18 in xs17:
-                w += _S4.pack(e18.topic_id)
+                w += _S8.pack(e18.topic_id)
                 v19 = e18.topic_name
                 v19 = v19.encode()
                 ln = len(v19) + 1
@@ -717,7 +716,7 @@ def _w_ShareGroupDescribeResponse_0(o, w):
                 _wtags(w, e8.unknown_tagged_fields)
             else:
                 w.append(0)
-        w += _S1.pack(e2.authorized_operations)
+        w += _S5.pack(e2.authorized_operations)
         if e2.unknown_tagged_fields:
             _wtags(w, e2.unknown_tagged_fields)
         else:

@@ -28,10 +28,13 @@ _unpack_from = _struct.unpack_from
 def _first(tag_and_bytes):
     return tag_and_bytes[0]
 
-_S0 = _struct.Struct('>i')
-_S1 = _struct.Struct('>ih')
-_S2 = _struct.Struct('>ii')
-_S3 = _struct.Struct('>16s')
+_S0 = _struct.Struct('>iB')
+_S1 = _struct.Struct('>i')
+_S2 = _struct.Struct('>ihB')
+_S3 = _struct.Struct('>ii')
+_S4 = _struct.Struct('>16sB')
+_S5 = _struct.Struct('>ih')
+_S6 = _struct.Struct('>16s')
 _ARRAY_i = tuple(_struct.Struct('>' + str(n) + 'i') for n in range(64))
 
 
@@ -148,48 +151,47 @@ def _r_ShareGroupHeartbeatRequest_0(b, p):
             raise DecodeError('ShareGroupHeartbeatRequest.MemberId: length ' + str(n3) + ' past the end')
         o.member_id = str(b[p:q4], 'utf-8')
         p = q4
-    o.member_epoch, = _S0.unpack_from(b, p)
-    p += 4
-    n5 = b[p] - 1
-    p += 1
-    if n5 > 126:
-        n5, p = _uvt(b, p, n5 + 1)
-        n5 -= 1
-    if n5 < 0:
+    o.member_epoch, h5, = _S0.unpack_from(b, p)
+    p += 5
+    n6 = h5 - 1
+    if n6 > 126:
+        n6, p = _uvt(b, p, n6 + 1)
+        n6 -= 1
+    if n6 < 0:
         o.rack_id = None
     else:
-        q6 = p + n5
-        if q6 > bl:
-            raise DecodeError('ShareGroupHeartbeatRequest.RackId: length ' + str(n5) + ' past the end')
-        o.rack_id = str(b[p:q6], 'utf-8')
-        p = q6
-    n7 = b[p] - 1
+        q7 = p + n6
+        if q7 > bl:
+            raise DecodeError('ShareGroupHeartbeatRequest.RackId: length ' + str(n6) + ' past the end')
+        o.rack_id = str(b[p:q7], 'utf-8')
+        p = q7
+    n8 = b[p] - 1
     p += 1
-    if n7 > 126:
-        n7, p = _uvt(b, p, n7 + 1)
-        n7 -= 1
-    if n7 < 0:
+    if n8 > 126:
+        n8, p = _uvt(b, p, n8 + 1)
+        n8 -= 1
+    if n8 < 0:
         o.subscribed_topic_names = None
     else:
-        if n7 > bl - p:
-            raise DecodeError('ShareGroupHeartbeatRequest.SubscribedTopicNames: count ' + str(n7) + ' past the end')
-        xs8 = []
-        for _ in range(n7):
-            n10 = b[p] - 1
+        if n8 > bl - p:
+            raise DecodeError('ShareGroupHeartbeatRequest.SubscribedTopicNames: count ' + str(n8) + ' past the end')
+        xs9 = []
+        for _ in range(n8):
+            n11 = b[p] - 1
             p += 1
-            if n10 > 126:
-                n10, p = _uvt(b, p, n10 + 1)
-                n10 -= 1
-            if n10 < 0:
+            if n11 > 126:
+                n11, p = _uvt(b, p, n11 + 1)
+                n11 -= 1
+            if n11 < 0:
                 raise DecodeError('ShareGroupHeartbeatRequest.SubscribedTopicNames: null element')
             else:
-                q11 = p + n10
-                if q11 > bl:
-                    raise DecodeError('ShareGroupHeartbeatRequest.SubscribedTopicNames: length ' + str(n10) + ' past the end')
-                e9 = str(b[p:q11], 'utf-8')
-                p = q11
-            xs8.append(e9)
-        o.subscribed_topic_names = xs8
+                q12 = p + n11
+                if q12 > bl:
+                    raise DecodeError('ShareGroupHeartbeatRequest.SubscribedTopicNames: length ' + str(n11) + ' past the end')
+                e10 = str(b[p:q12], 'utf-8')
+                p = q12
+            xs9.append(e10)
+        o.subscribed_topic_names = xs9
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         p += 1
@@ -215,7 +217,7 @@ def _w_ShareGroupHeartbeatRequest_0(o, w):
     else:
         _wuv(w, ln)
     w += v2
-    w += _S0.pack(o.member_epoch)
+    w += _S1.pack(o.member_epoch)
     v3 = o.rack_id
     if v3 is None:
         w.append(0)
@@ -323,85 +325,83 @@ def _t_ShareGroupHeartbeatResponse_0(b, p, o):
 def _r_ShareGroupHeartbeatResponse_0(b, p):
     bl = len(b)
     o = _new(ShareGroupHeartbeatResponse)
-    o.throttle_time_ms, o.error_code, = _S1.unpack_from(b, p)
-    p += 6
-    n1 = b[p] - 1
-    p += 1
-    if n1 > 126:
-        n1, p = _uvt(b, p, n1 + 1)
-        n1 -= 1
-    if n1 < 0:
+    o.throttle_time_ms, o.error_code, h1, = _S2.unpack_from(b, p)
+    p += 7
+    n2 = h1 - 1
+    if n2 > 126:
+        n2, p = _uvt(b, p, n2 + 1)
+        n2 -= 1
+    if n2 < 0:
         o.error_message = None
     else:
-        q2 = p + n1
-        if q2 > bl:
-            raise DecodeError('ShareGroupHeartbeatResponse.ErrorMessage: length ' + str(n1) + ' past the end')
-        o.error_message = str(b[p:q2], 'utf-8')
-        p = q2
-    n3 = b[p] - 1
+        q3 = p + n2
+        if q3 > bl:
+            raise DecodeError('ShareGroupHeartbeatResponse.ErrorMessage: length ' + str(n2) + ' past the end')
+        o.error_message = str(b[p:q3], 'utf-8')
+        p = q3
+    n4 = b[p] - 1
     p += 1
-    if n3 > 126:
-        n3, p = _uvt(b, p, n3 + 1)
-        n3 -= 1
-    if n3 < 0:
+    if n4 > 126:
+        n4, p = _uvt(b, p, n4 + 1)
+        n4 -= 1
+    if n4 < 0:
         o.member_id = None
     else:
-        q4 = p + n3
-        if q4 > bl:
-            raise DecodeError('ShareGroupHeartbeatResponse.MemberId: length ' + str(n3) + ' past the end')
-        o.member_id = str(b[p:q4], 'utf-8')
-        p = q4
-    o.member_epoch, o.heartbeat_interval_ms, = _S2.unpack_from(b, p)
+        q5 = p + n4
+        if q5 > bl:
+            raise DecodeError('ShareGroupHeartbeatResponse.MemberId: length ' + str(n4) + ' past the end')
+        o.member_id = str(b[p:q5], 'utf-8')
+        p = q5
+    o.member_epoch, o.heartbeat_interval_ms, = _S3.unpack_from(b, p)
     p += 8
     if b[p] > 127:
         o.assignment = None
         p += 1
     else:
         p += 1
-        s5 = _new(_ShareGroupHeartbeatResponse_Assignment)
-        n6 = b[p] - 1
+        s6 = _new(_ShareGroupHeartbeatResponse_Assignment)
+        n7 = b[p] - 1
         p += 1
-        if n6 > 126:
-            n6, p = _uvt(b, p, n6 + 1)
-            n6 -= 1
-        if n6 < 0:
+        if n7 > 126:
+            n7, p = _uvt(b, p, n7 + 1)
+            n7 -= 1
+        if n7 < 0:
             raise DecodeError('Assignment.TopicPartitions: null where not nullable')
         else:
-            if n6 > bl - p:
-                raise DecodeError('Assignment.TopicPartitions: count ' + str(n6) + ' past the end')
-            xs7 = []
-            for _ in range(n6):
-                e8 = _new(_ShareGroupHeartbeatResponse_TopicPartitions)
-                e8.topic_id, = _S3.unpack_from(b, p)
-                p += 16
-                n9 = b[p] - 1
-                p += 1
-                if n9 > 126:
-                    n9, p = _uvt(b, p, n9 + 1)
-                    n9 -= 1
-                if n9 < 0:
+            if n7 > bl - p:
+                raise DecodeError('Assignment.TopicPartitions: count ' + str(n7) + ' past the end')
+            xs8 = []
+            for _ in range(n7):
+                e9 = _new(_ShareGroupHeartbeatResponse_TopicPartitions)
+                e9.topic_id, h10, = _S4.unpack_from(b, p)
+                p += 17
+                n11 = h10 - 1
+                if n11 > 126:
+                    n11, p = _uvt(b, p, n11 + 1)
+                    n11 -= 1
+                if n11 < 0:
                     raise DecodeError('TopicPartitions.Partitions: null where not nullable')
-                elif n9 < 64:
-                    e8.partitions = list(_ARRAY_i[n9].unpack_from(b, p))
-                    p += 4 * n9
+                elif n11 < 64:
+                    e9.partitions = list(_ARRAY_i[n11].unpack_from(b, p))
+                    p += 4 * n11
                 else:
-                    if n9 > bl - p:
-                        raise DecodeError('TopicPartitions.Partitions: count ' + str(n9) + ' past the end')
-                    e8.partitions = list(_struct.Struct('>' + str(n9) + 'i').unpack_from(b, p))
-                    p += 4 * n9
+                    if n11 > bl - p:
+                        raise DecodeError('TopicPartitions.Partitions: count ' + str(n11) + ' past the end')
+                    e9.partitions = list(_struct.Struct('>' + str(n11) + 'i').unpack_from(b, p))
+                    p += 4 * n11
                 if b[p] == 0:  # no tagged fields, the common case
-                    e8.unknown_tagged_fields = None
+                    e9.unknown_tagged_fields = None
                     p += 1
                 else:
-                    p = _t_ShareGroupHeartbeatResponse_TopicPartitions_0(b, p, e8)
-                xs7.append(e8)
-            s5.topic_partitions = xs7
+                    p = _t_ShareGroupHeartbeatResponse_TopicPartitions_0(b, p, e9)
+                xs8.append(e9)
+            s6.topic_partitions = xs8
         if b[p] == 0:  # no tagged fields, the common case
-            s5.unknown_tagged_fields = None
+            s6.unknown_tagged_fields = None
             p += 1
         else:
-            p = _t_ShareGroupHeartbeatResponse_Assignment_0(b, p, s5)
-        o.assignment = s5
+            p = _t_ShareGroupHeartbeatResponse_Assignment_0(b, p, s6)
+        o.assignment = s6
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         p += 1
@@ -411,7 +411,7 @@ def _r_ShareGroupHeartbeatResponse_0(b, p):
 
 
 def _w_ShareGroupHeartbeatResponse_0(o, w):
-    w += _S1.pack(o.throttle_time_ms, o.error_code)
+    w += _S5.pack(o.throttle_time_ms, o.error_code)
     v1 = o.error_message
     if v1 is None:
         w.append(0)
@@ -434,7 +434,7 @@ def _w_ShareGroupHeartbeatResponse_0(o, w):
         else:
             _wuv(w, ln)
         w += v2
-    w += _S2.pack(o.member_epoch, o.heartbeat_interval_ms)
+    w += _S3.pack(o.member_epoch, o.heartbeat_interval_ms)
     s3 = o.assignment
     if s3 is None:
         w.append(255)
@@ -447,7 +447,7 @@ def _w_ShareGroupHeartbeatResponse_0(o, w):
         else:
             _wuv(w, ln)
         for e5 in xs4:
-            w += _S3.pack(e5.topic_id)
+            w += _S6.pack(e5.topic_id)
             xs6 = e5.partitions
             ln = len(xs6) + 1
             if ln < 128:

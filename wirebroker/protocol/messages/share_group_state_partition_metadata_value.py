@@ -28,7 +28,8 @@ _unpack_from = _struct.unpack_from
 def _first(tag_and_bytes):
     return tag_and_bytes[0]
 
-_S0 = _struct.Struct('>16s')
+_S0 = _struct.Struct('>16sB')
+_S1 = _struct.Struct('>16s')
 _ARRAY_i = tuple(_struct.Struct('>' + str(n) + 'i') for n in range(64))
 
 
@@ -157,36 +158,35 @@ def _r_ShareGroupStatePartitionMetadataValue_0(b, p):
         xs2 = []
         for _ in range(n1):
             e3 = _new(_ShareGroupStatePartitionMetadataValue_TopicPartitionsInfo)
-            e3.topic_id, = _S0.unpack_from(b, p)
-            p += 16
-            n4 = b[p] - 1
-            p += 1
-            if n4 > 126:
-                n4, p = _uvt(b, p, n4 + 1)
-                n4 -= 1
-            if n4 < 0:
+            e3.topic_id, h4, = _S0.unpack_from(b, p)
+            p += 17
+            n5 = h4 - 1
+            if n5 > 126:
+                n5, p = _uvt(b, p, n5 + 1)
+                n5 -= 1
+            if n5 < 0:
                 raise DecodeError('TopicPartitionsInfo.TopicName: null where not nullable')
             else:
-                q5 = p + n4
-                if q5 > bl:
-                    raise DecodeError('TopicPartitionsInfo.TopicName: length ' + str(n4) + ' past the end')
-                e3.topic_name = str(b[p:q5], 'utf-8')
-                p = q5
-            n6 = b[p] - 1
+                q6 = p + n5
+                if q6 > bl:
+                    raise DecodeError('TopicPartitionsInfo.TopicName: length ' + str(n5) + ' past the end')
+                e3.topic_name = str(b[p:q6], 'utf-8')
+                p = q6
+            n7 = b[p] - 1
             p += 1
-            if n6 > 126:
-                n6, p = _uvt(b, p, n6 + 1)
-                n6 -= 1
-            if n6 < 0:
+            if n7 > 126:
+                n7, p = _uvt(b, p, n7 + 1)
+                n7 -= 1
+            if n7 < 0:
                 raise DecodeError('TopicPartitionsInfo.Partitions: null where not nullable')
-            elif n6 < 64:
-                e3.partitions = list(_ARRAY_i[n6].unpack_from(b, p))
-                p += 4 * n6
+            elif n7 < 64:
+                e3.partitions = list(_ARRAY_i[n7].unpack_from(b, p))
+                p += 4 * n7
             else:
-                if n6 > bl - p:
-                    raise DecodeError('TopicPartitionsInfo.Partitions: count ' + str(n6) + ' past the end')
-                e3.partitions = list(_struct.Struct('>' + str(n6) + 'i').unpack_from(b, p))
-                p += 4 * n6
+                if n7 > bl - p:
+                    raise DecodeError('TopicPartitionsInfo.Partitions: count ' + str(n7) + ' past the end')
+                e3.partitions = list(_struct.Struct('>' + str(n7) + 'i').unpack_from(b, p))
+                p += 4 * n7
             if b[p] == 0:  # no tagged fields, the common case
                 e3.unknown_tagged_fields = None
                 p += 1
@@ -194,91 +194,89 @@ def _r_ShareGroupStatePartitionMetadataValue_0(b, p):
                 p = _t_ShareGroupStatePartitionMetadataValue_TopicPartitionsInfo_0(b, p, e3)
             xs2.append(e3)
         o.initializing_topics = xs2
-    n7 = b[p] - 1
+    n8 = b[p] - 1
     p += 1
-    if n7 > 126:
-        n7, p = _uvt(b, p, n7 + 1)
-        n7 -= 1
-    if n7 < 0:
+    if n8 > 126:
+        n8, p = _uvt(b, p, n8 + 1)
+        n8 -= 1
+    if n8 < 0:
         raise DecodeError('ShareGroupStatePartitionMetadataValue.InitializedTopics: null where not nullable')
     else:
-        if n7 > bl - p:
-            raise DecodeError('ShareGroupStatePartitionMetadataValue.InitializedTopics: count ' + str(n7) + ' past the end')
-        xs8 = []
-        for _ in range(n7):
-            e9 = _new(_ShareGroupStatePartitionMetadataValue_TopicPartitionsInfo)
-            e9.topic_id, = _S0.unpack_from(b, p)
-            p += 16
-            n10 = b[p] - 1
-            p += 1
-            if n10 > 126:
-                n10, p = _uvt(b, p, n10 + 1)
-                n10 -= 1
-            if n10 < 0:
-                raise DecodeError('TopicPartitionsInfo.TopicName: null where not nullable')
-            else:
-                q11 = p + n10
-                if q11 > bl:
-                    raise DecodeError('TopicPartitionsInfo.TopicName: length ' + str(n10) + ' past the end')
-                e9.topic_name = str(b[p:q11], 'utf-8')
-                p = q11
-            n12 = b[p] - 1
-            p += 1
+        if n8 > bl - p:
+            raise DecodeError('ShareGroupStatePartitionMetadataValue.InitializedTopics: count ' + str(n8) + ' past the end')
+        xs9 = []
+        for _ in range(n8):
+            e10 = _new(_ShareGroupStatePartitionMetadataValue_TopicPartitionsInfo)
+            e10.topic_id, h11, = _S0.unpack_from(b, p)
+            p += 17
+            n12 = h11 - 1
             if n12 > 126:
                 n12, p = _uvt(b, p, n12 + 1)
                 n12 -= 1
             if n12 < 0:
-                raise DecodeError('TopicPartitionsInfo.Partitions: null where not nullable')
-            elif n12 < 64:
-                e9.partitions = list(_ARRAY_i[n12].unpack_from(b, p))
-                p += 4 * n12
+                raise DecodeError('TopicPartitionsInfo.TopicName: null where not nullable')
             else:
-                if n12 > bl - p:
-                    raise DecodeError('TopicPartitionsInfo.Partitions: count ' + str(n12) + ' past the end')
-                e9.partitions = list(_struct.Struct('>' + str(n12) + 'i').unpack_from(b, p))
-                p += 4 * n12
+                q13 = p + n12
+                if q13 > bl:
+                    raise DecodeError('TopicPartitionsInfo.TopicName: length ' + str(n12) + ' past the end')
+                e10.topic_name = str(b[p:q13], 'utf-8')
+                p = q13
+            n14 = b[p] - 1
+            p += 1
+            if n14 > 126:
+                n14, p = _uvt(b, p, n14 + 1)
+                n14 -= 1
+            if n14 < 0:
+                raise DecodeError('TopicPartitionsInfo.Partitions: null where not nullable')
+            elif n14 < 64:
+                e10.partitions = list(_ARRAY_i[n14].unpack_from(b, p))
+                p += 4 * n14
+            else:
+                if n14 > bl - p:
+                    raise DecodeError('TopicPartitionsInfo.Partitions: count ' + str(n14) + ' past the end')
+                e10.partitions = list(_struct.Struct('>' + str(n14) + 'i').unpack_from(b, p))
+                p += 4 * n14
             if b[p] == 0:  # no tagged fields, the common case
-                e9.unknown_tagged_fields = None
+                e10.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_ShareGroupStatePartitionMetadataValue_TopicPartitionsInfo_0(b, p, e9)
-            xs8.append(e9)
-        o.initialized_topics = xs8
-    n13 = b[p] - 1
+                p = _t_ShareGroupStatePartitionMetadataValue_TopicPartitionsInfo_0(b, p, e10)
+            xs9.append(e10)
+        o.initialized_topics = xs9
+    n15 = b[p] - 1
     p += 1
-    if n13 > 126:
-        n13, p = _uvt(b, p, n13 + 1)
-        n13 -= 1
-    if n13 < 0:
+    if n15 > 126:
+        n15, p = _uvt(b, p, n15 + 1)
+        n15 -= 1
+    if n15 < 0:
         raise DecodeError('ShareGroupStatePartitionMetadataValue.DeletingTopics: null where not nullable')
     else:
-        if n13 > bl - p:
-            raise DecodeError('ShareGroupStatePartitionMetadataValue.DeletingTopics: count ' + str(n13) + ' past the end')
-        xs14 = []
-        for _ in range(n13):
-            e15 = _new(_ShareGroupStatePartitionMetadataValue_TopicInfo)
-            e15.topic_id, = _S0.unpack_from(b, p)
-            p += 16
-            n16 = b[p] - 1
-            p += 1
-            if n16 > 126:
-                n16, p = _uvt(b, p, n16 + 1)
-                n16 -= 1
-            if n16 < 0:
+        if n15 > bl - p:
+            raise DecodeError('ShareGroupStatePartitionMetadataValue.DeletingTopics: count ' + str(n15) + ' past the end')
+        xs16 = []
+        for _ in range(n15):
+            e17 = _new(_ShareGroupStatePartitionMetadataValue_TopicInfo)
+            e17.topic_id, h18, = _S0.unpack_from(b, p)
+            p += 17
+            n19 = h18 - 1
+            if n19 > 126:
+                n19, p = _uvt(b, p, n19 + 1)
+                n19 -= 1
+            if n19 < 0:
                 raise DecodeError('TopicInfo.TopicName: null where not nullable')
             else:
-                q17 = p + n16
-                if q17 > bl:
-                    raise DecodeError('TopicInfo.TopicName: length ' + str(n16) + ' past the end')
-                e15.topic_name = str(b[p:q17], 'utf-8')
-                p = q17
+                q20 = p + n19
+                if q20 > bl:
+                    raise DecodeError('TopicInfo.TopicName: length ' + str(n19) + ' past the end')
+                e17.topic_name = str(b[p:q20], 'utf-8')
+                p = q20
             if b[p] == 0:  # no tagged fields, the common case
-                e15.unknown_tagged_fields = None
+                e17.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_ShareGroupStatePartitionMetadataValue_TopicInfo_0(b, p, e15)
-            xs14.append(e15)
-        o.deleting_topics = xs14
+                p = _t_ShareGroupStatePartitionMetadataValue_TopicInfo_0(b, p, e17)
+            xs16.append(e17)
+        o.deleting_topics = xs16
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         p += 1
@@ -295,7 +293,7 @@ def _w_ShareGroupStatePartitionMetadataValue_0(o, w):
     else:
         _wuv(w, ln)
     for e2 in xs1:
-        w += _S0.pack(e2.topic_id)
+        w += _S1.pack(e2.topic_id)
         v3 = e2.topic_name
         v3 = v3.encode()
         ln = len(v3) + 1
@@ -325,7 +323,7 @@ def _w_ShareGroupStatePartitionMetadataValue_0(o, w):
     else:
         _wuv(w, ln)
     for e6 in xs5:
-        w += _S0.pack(e6.topic_id)
+        w += _S1.pack(e6.topic_id)
         v7 = e6.topic_name
         v7 = v7.encode()
         ln = len(v7) + 1
@@ -355,7 +353,7 @@ def _w_ShareGroupStatePartitionMetadataValue_0(o, w):
     else:
         _wuv(w, ln)
     for e10 in xs9:
-        w += _S0.pack(e10.topic_id)
+        w += _S1.pack(e10.topic_id)
         v11 = e10.topic_name
         v11 = v11.encode()
         ln = len(v11) + 1

@@ -28,9 +28,10 @@ _unpack_from = _struct.unpack_from
 def _first(tag_and_bytes):
     return tag_and_bytes[0]
 
-_S0 = _struct.Struct('>iiiqqq')
+_S0 = _struct.Struct('>iiiqqqB')
 _S1 = _struct.Struct('>qqbh')
 _S2 = _struct.Struct('>i')
+_S3 = _struct.Struct('>iiiqqq')
 
 
 class ShareSnapshotValue(Message):
@@ -121,30 +122,29 @@ def _t_ShareSnapshotValue_0(b, p, o):
 def _r_ShareSnapshotValue_0(b, p):
     bl = len(b)
     o = _new(ShareSnapshotValue)
-    o.snapshot_epoch, o.state_epoch, o.leader_epoch, o.start_offset, o.create_timestamp, o.write_timestamp, = _S0.unpack_from(b, p)
-    p += 36
-    n1 = b[p] - 1
-    p += 1
-    if n1 > 126:
-        n1, p = _uvt(b, p, n1 + 1)
-        n1 -= 1
-    if n1 < 0:
+    o.snapshot_epoch, o.state_epoch, o.leader_epoch, o.start_offset, o.create_timestamp, o.write_timestamp, h1, = _S0.unpack_from(b, p)
+    p += 37
+    n2 = h1 - 1
+    if n2 > 126:
+        n2, p = _uvt(b, p, n2 + 1)
+        n2 -= 1
+    if n2 < 0:
         raise DecodeError('ShareSnapshotValue.StateBatches: null where not nullable')
     else:
-        if n1 > bl - p:
-            raise DecodeError('ShareSnapshotValue.StateBatches: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3 = _new(_ShareSnapshotValue_StateBatch)
-            e3.first_offset, e3.last_offset, e3.delivery_state, e3.delivery_count, = _S1.unpack_from(b, p)
+        if n2 > bl - p:
+            raise DecodeError('ShareSnapshotValue.StateBatches: count ' + str(n2) + ' past the end')
+        xs3 = []
+        for _ in range(n2):
+            e4 = _new(_ShareSnapshotValue_StateBatch)
+            e4.first_offset, e4.last_offset, e4.delivery_state, e4.delivery_count, = _S1.unpack_from(b, p)
             p += 19
             if b[p] == 0:  # no tagged fields, the common case
-                e3.unknown_tagged_fields = None
+                e4.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_ShareSnapshotValue_StateBatch_0(b, p, e3)
-            xs2.append(e3)
-        o.state_batches = xs2
+                p = _t_ShareSnapshotValue_StateBatch_0(b, p, e4)
+            xs3.append(e4)
+        o.state_batches = xs3
     o.delivery_complete_count = -1
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
@@ -155,7 +155,7 @@ def _r_ShareSnapshotValue_0(b, p):
 
 
 def _w_ShareSnapshotValue_0(o, w):
-    w += _S0.pack(o.snapshot_epoch, o.state_epoch, o.leader_epoch, o.start_offset, o.create_timestamp, o.write_timestamp)
+    w += _S3.pack(o.snapshot_epoch, o.state_epoch, o.leader_epoch, o.start_offset, o.create_timestamp, o.write_timestamp)
     xs1 = o.state_batches
     ln = len(xs1) + 1
     if ln < 128:

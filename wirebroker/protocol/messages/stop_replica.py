@@ -28,13 +28,20 @@ _unpack_from = _struct.unpack_from
 def _first(tag_and_bytes):
     return tag_and_bytes[0]
 
-_S0 = _struct.Struct('>ii?')
-_S1 = _struct.Struct('>i')
-_S2 = _struct.Struct('>h')
-_S3 = _struct.Struct('>iiq?')
-_S4 = _struct.Struct('>iiq')
-_S5 = _struct.Struct('>i?iq')
-_S6 = _struct.Struct('>ih')
+_S0 = _struct.Struct('>ii?i')
+_S1 = _struct.Struct('>h')
+_S2 = _struct.Struct('>i')
+_S3 = _struct.Struct('>ii?')
+_S4 = _struct.Struct('>iiq?i')
+_S5 = _struct.Struct('>iiq?')
+_S6 = _struct.Struct('>iiq?B')
+_S7 = _struct.Struct('>iiqB')
+_S8 = _struct.Struct('>iiq')
+_S9 = _struct.Struct('>i?iqB')
+_S10 = _struct.Struct('>i?iq')
+_S11 = _struct.Struct('>hi')
+_S12 = _struct.Struct('>ih')
+_S13 = _struct.Struct('>hB')
 _ARRAY_i = tuple(_struct.Struct('>' + str(n) + 'i') for n in range(64))
 
 
@@ -136,33 +143,32 @@ _StopReplicaResponse_StopReplicaPartitionError = StopReplicaResponse.StopReplica
 def _r_StopReplicaRequest_0(b, p):
     bl = len(b)
     o = _new(StopReplicaRequest)
-    o.controller_id, o.controller_epoch, o.delete_partitions, = _S0.unpack_from(b, p)
-    p += 9
-    n1, = _S1.unpack_from(b, p)
-    p += 4
-    if n1 < 0:
+    o.controller_id, o.controller_epoch, o.delete_partitions, h1, = _S0.unpack_from(b, p)
+    p += 13
+    n2 = h1
+    if n2 < 0:
         raise DecodeError('StopReplicaRequest.UngroupedPartitions: null where not nullable')
     else:
-        if n1 > bl - p:
-            raise DecodeError('StopReplicaRequest.UngroupedPartitions: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3 = _new(_StopReplicaRequest_StopReplicaPartitionV0)
-            n4, = _S2.unpack_from(b, p)
+        if n2 > bl - p:
+            raise DecodeError('StopReplicaRequest.UngroupedPartitions: count ' + str(n2) + ' past the end')
+        xs3 = []
+        for _ in range(n2):
+            e4 = _new(_StopReplicaRequest_StopReplicaPartitionV0)
+            n5, = _S1.unpack_from(b, p)
             p += 2
-            if n4 < 0:
+            if n5 < 0:
                 raise DecodeError('StopReplicaPartitionV0.TopicName: null where not nullable')
             else:
-                q5 = p + n4
-                if q5 > bl:
-                    raise DecodeError('StopReplicaPartitionV0.TopicName: length ' + str(n4) + ' past the end')
-                e3.topic_name = str(b[p:q5], 'utf-8')
-                p = q5
-            e3.partition_index, = _S1.unpack_from(b, p)
+                q6 = p + n5
+                if q6 > bl:
+                    raise DecodeError('StopReplicaPartitionV0.TopicName: length ' + str(n5) + ' past the end')
+                e4.topic_name = str(b[p:q6], 'utf-8')
+                p = q6
+            e4.partition_index, = _S2.unpack_from(b, p)
             p += 4
-            e3.unknown_tagged_fields = None
-            xs2.append(e3)
-        o.ungrouped_partitions = xs2
+            e4.unknown_tagged_fields = None
+            xs3.append(e4)
+        o.ungrouped_partitions = xs3
     o.is_k_raft_controller = False
     o.broker_epoch = -1
     o.topics = []
@@ -178,57 +184,56 @@ def _w_StopReplicaRequest_0(o, w):
         raise UnsupportedFieldError('StopReplicaRequest.Topics exists only in versions 1-2')
     if o.topic_states:
         raise UnsupportedFieldError('StopReplicaRequest.TopicStates exists only in versions 3+')
-    w += _S0.pack(o.controller_id, o.controller_epoch, o.delete_partitions)
+    w += _S3.pack(o.controller_id, o.controller_epoch, o.delete_partitions)
     xs1 = o.ungrouped_partitions
-    w += _S1.pack(len(xs1))
+    w += _S2.pack(len(xs1))
     for e2 in xs1:
         v3 = e2.topic_name
         v3 = v3.encode()
-        w += _S2.pack(len(v3))
+        w += _S1.pack(len(v3))
         w += v3
-        w += _S1.pack(e2.partition_index)
+        w += _S2.pack(e2.partition_index)
 
 
 def _r_StopReplicaRequest_1(b, p):
     bl = len(b)
     o = _new(StopReplicaRequest)
-    o.controller_id, o.controller_epoch, o.broker_epoch, o.delete_partitions, = _S3.unpack_from(b, p)
-    p += 17
-    n1, = _S1.unpack_from(b, p)
-    p += 4
-    if n1 < 0:
+    o.controller_id, o.controller_epoch, o.broker_epoch, o.delete_partitions, h1, = _S4.unpack_from(b, p)
+    p += 21
+    n2 = h1
+    if n2 < 0:
         raise DecodeError('StopReplicaRequest.Topics: null where not nullable')
     else:
-        if n1 > bl - p:
-            raise DecodeError('StopReplicaRequest.Topics: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3 = _new(_StopReplicaRequest_StopReplicaTopicV1)
-            n4, = _S2.unpack_from(b, p)
+        if n2 > bl - p:
+            raise DecodeError('StopReplicaRequest.Topics: count ' + str(n2) + ' past the end')
+        xs3 = []
+        for _ in range(n2):
+            e4 = _new(_StopReplicaRequest_StopReplicaTopicV1)
+            n5, = _S1.unpack_from(b, p)
             p += 2
-            if n4 < 0:
+            if n5 < 0:
                 raise DecodeError('StopReplicaTopicV1.Name: null where not nullable')
             else:
-                q5 = p + n4
-                if q5 > bl:
-                    raise DecodeError('StopReplicaTopicV1.Name: length ' + str(n4) + ' past the end')
-                e3.name = str(b[p:q5], 'utf-8')
-                p = q5
-            n6, = _S1.unpack_from(b, p)
+                q6 = p + n5
+                if q6 > bl:
+                    raise DecodeError('StopReplicaTopicV1.Name: length ' + str(n5) + ' past the end')
+                e4.name = str(b[p:q6], 'utf-8')
+                p = q6
+            n7, = _S2.unpack_from(b, p)
             p += 4
-            if n6 < 0:
+            if n7 < 0:
                 raise DecodeError('StopReplicaTopicV1.PartitionIndexes: null where not nullable')
-            elif n6 < 64:
-                e3.partition_indexes = list(_ARRAY_i[n6].unpack_from(b, p))
-                p += 4 * n6
+            elif n7 < 64:
+                e4.partition_indexes = list(_ARRAY_i[n7].unpack_from(b, p))
+                p += 4 * n7
             else:
-                if n6 > bl - p:
-                    raise DecodeError('StopReplicaTopicV1.PartitionIndexes: count ' + str(n6) + ' past the end')
-                e3.partition_indexes = list(_struct.Struct('>' + str(n6) + 'i').unpack_from(b, p))
-                p += 4 * n6
-            e3.unknown_tagged_fields = None
-            xs2.append(e3)
-        o.topics = xs2
+                if n7 > bl - p:
+                    raise DecodeError('StopReplicaTopicV1.PartitionIndexes: count ' + str(n7) + ' past the end')
+                e4.partition_indexes = list(_struct.Struct('>' + str(n7) + 'i').unpack_from(b, p))
+                p += 4 * n7
+            e4.unknown_tagged_fields = None
+            xs3.append(e4)
+        o.topics = xs3
     o.is_k_raft_controller = False
     o.ungrouped_partitions = []
     o.topic_states = []
@@ -243,16 +248,16 @@ def _w_StopReplicaRequest_1(o, w):
         raise UnsupportedFieldError('StopReplicaRequest.UngroupedPartitions exists only in versions 0-0')
     if o.topic_states:
         raise UnsupportedFieldError('StopReplicaRequest.TopicStates exists only in versions 3+')
-    w += _S3.pack(o.controller_id, o.controller_epoch, o.broker_epoch, o.delete_partitions)
+    w += _S5.pack(o.controller_id, o.controller_epoch, o.broker_epoch, o.delete_partitions)
     xs1 = o.topics
-    w += _S1.pack(len(xs1))
+    w += _S2.pack(len(xs1))
     for e2 in xs1:
         v3 = e2.name
         v3 = v3.encode()
-        w += _S2.pack(len(v3))
+        w += _S1.pack(len(v3))
         w += v3
         xs4 = e2.partition_indexes
-        w += _S1.pack(len(xs4))
+        w += _S2.pack(len(xs4))
         if len(xs4) < 64:
             w += _ARRAY_i[len(xs4)].pack(*xs4)
         else:
@@ -308,56 +313,55 @@ def _t_StopReplicaRequest_0(b, p, o):
 def _r_StopReplicaRequest_2(b, p):
     bl = len(b)
     o = _new(StopReplicaRequest)
-    o.controller_id, o.controller_epoch, o.broker_epoch, o.delete_partitions, = _S3.unpack_from(b, p)
-    p += 17
-    n1 = b[p] - 1
-    p += 1
-    if n1 > 126:
-        n1, p = _uvt(b, p, n1 + 1)
-        n1 -= 1
-    if n1 < 0:
+    o.controller_id, o.controller_epoch, o.broker_epoch, o.delete_partitions, h1, = _S6.unpack_from(b, p)
+    p += 18
+    n2 = h1 - 1
+    if n2 > 126:
+        n2, p = _uvt(b, p, n2 + 1)
+        n2 -= 1
+    if n2 < 0:
         raise DecodeError('StopReplicaRequest.Topics: null where not nullable')
     else:
-        if n1 > bl - p:
-            raise DecodeError('StopReplicaRequest.Topics: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3 = _new(_StopReplicaRequest_StopReplicaTopicV1)
-            n4 = b[p] - 1
+        if n2 > bl - p:
+            raise DecodeError('StopReplicaRequest.Topics: count ' + str(n2) + ' past the end')
+        xs3 = []
+        for _ in range(n2):
+            e4 = _new(_StopReplicaRequest_StopReplicaTopicV1)
+            n5 = b[p] - 1
             p += 1
-            if n4 > 126:
-                n4, p = _uvt(b, p, n4 + 1)
-                n4 -= 1
-            if n4 < 0:
+            if n5 > 126:
+                n5, p = _uvt(b, p, n5 + 1)
+                n5 -= 1
+            if n5 < 0:
                 raise DecodeError('StopReplicaTopicV1.Name: null where not nullable')
             else:
-                q5 = p + n4
-                if q5 > bl:
-                    raise DecodeError('StopReplicaTopicV1.Name: length ' + str(n4) + ' past the end')
-                e3.name = str(b[p:q5], 'utf-8')
-                p = q5
-            n6 = b[p] - 1
+                q6 = p + n5
+                if q6 > bl:
+                    raise DecodeError('StopReplicaTopicV1.Name: length ' + str(n5) + ' past the end')
+                e4.name = str(b[p:q6], 'utf-8')
+                p = q6
+            n7 = b[p] - 1
             p += 1
-            if n6 > 126:
-                n6, p = _uvt(b, p, n6 + 1)
-                n6 -= 1
-            if n6 < 0:
+            if n7 > 126:
+                n7, p = _uvt(b, p, n7 + 1)
+                n7 -= 1
+            if n7 < 0:
                 raise DecodeError('StopReplicaTopicV1.PartitionIndexes: null where not nullable')
-            elif n6 < 64:
-                e3.partition_indexes = list(_ARRAY_i[n6].unpack_from(b, p))
-                p += 4 * n6
+            elif n7 < 64:
+                e4.partition_indexes = list(_ARRAY_i[n7].unpack_from(b, p))
+                p += 4 * n7
             else:
-                if n6 > bl - p:
-                    raise DecodeError('StopReplicaTopicV1.PartitionIndexes: count ' + str(n6) + ' past the end')
-                e3.partition_indexes = list(_struct.Struct('>' + str(n6) + 'i').unpack_from(b, p))
-                p += 4 * n6
+                if n7 > bl - p:
+                    raise DecodeError('StopReplicaTopicV1.PartitionIndexes: count ' + str(n7) + ' past the end')
+                e4.partition_indexes = list(_struct.Struct('>' + str(n7) + 'i').unpack_from(b, p))
+                p += 4 * n7
             if b[p] == 0:  # no tagged fields, the common case
-                e3.unknown_tagged_fields = None
+                e4.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_StopReplicaRequest_StopReplicaTopicV1_0(b, p, e3)
-            xs2.append(e3)
-        o.topics = xs2
+                p = _t_StopReplicaRequest_StopReplicaTopicV1_0(b, p, e4)
+            xs3.append(e4)
+        o.topics = xs3
     o.is_k_raft_controller = False
     o.ungrouped_partitions = []
     o.topic_states = []
@@ -376,7 +380,7 @@ def _w_StopReplicaRequest_2(o, w):
         raise UnsupportedFieldError('StopReplicaRequest.UngroupedPartitions exists only in versions 0-0')
     if o.topic_states:
         raise UnsupportedFieldError('StopReplicaRequest.TopicStates exists only in versions 3+')
-    w += _S3.pack(o.controller_id, o.controller_epoch, o.broker_epoch, o.delete_partitions)
+    w += _S5.pack(o.controller_id, o.controller_epoch, o.broker_epoch, o.delete_partitions)
     xs1 = o.topics
     ln = len(xs1) + 1
     if ln < 128:
@@ -461,63 +465,62 @@ def _t_StopReplicaRequest_StopReplicaTopicState_0(b, p, o):
 def _r_StopReplicaRequest_3(b, p):
     bl = len(b)
     o = _new(StopReplicaRequest)
-    o.controller_id, o.controller_epoch, o.broker_epoch, = _S4.unpack_from(b, p)
-    p += 16
-    n1 = b[p] - 1
-    p += 1
-    if n1 > 126:
-        n1, p = _uvt(b, p, n1 + 1)
-        n1 -= 1
-    if n1 < 0:
+    o.controller_id, o.controller_epoch, o.broker_epoch, h1, = _S7.unpack_from(b, p)
+    p += 17
+    n2 = h1 - 1
+    if n2 > 126:
+        n2, p = _uvt(b, p, n2 + 1)
+        n2 -= 1
+    if n2 < 0:
         raise DecodeError('StopReplicaRequest.TopicStates: null where not nullable')
     else:
-        if n1 > bl - p:
-            raise DecodeError('StopReplicaRequest.TopicStates: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3 = _new(_StopReplicaRequest_StopReplicaTopicState)
-            n4 = b[p] - 1
+        if n2 > bl - p:
+            raise DecodeError('StopReplicaRequest.TopicStates: count ' + str(n2) + ' past the end')
+        xs3 = []
+        for _ in range(n2):
+            e4 = _new(_StopReplicaRequest_StopReplicaTopicState)
+            n5 = b[p] - 1
             p += 1
-            if n4 > 126:
-                n4, p = _uvt(b, p, n4 + 1)
-                n4 -= 1
-            if n4 < 0:
+            if n5 > 126:
+                n5, p = _uvt(b, p, n5 + 1)
+                n5 -= 1
+            if n5 < 0:
                 raise DecodeError('StopReplicaTopicState.TopicName: null where not nullable')
             else:
-                q5 = p + n4
-                if q5 > bl:
-                    raise DecodeError('StopReplicaTopicState.TopicName: length ' + str(n4) + ' past the end')
-                e3.topic_name = str(b[p:q5], 'utf-8')
-                p = q5
-            n6 = b[p] - 1
+                q6 = p + n5
+                if q6 > bl:
+                    raise DecodeError('StopReplicaTopicState.TopicName: length ' + str(n5) + ' past the end')
+                e4.topic_name = str(b[p:q6], 'utf-8')
+                p = q6
+            n7 = b[p] - 1
             p += 1
-            if n6 > 126:
-                n6, p = _uvt(b, p, n6 + 1)
-                n6 -= 1
-            if n6 < 0:
+            if n7 > 126:
+                n7, p = _uvt(b, p, n7 + 1)
+                n7 -= 1
+            if n7 < 0:
                 raise DecodeError('StopReplicaTopicState.PartitionStates: null where not nullable')
             else:
-                if n6 > bl - p:
-                    raise DecodeError('StopReplicaTopicState.PartitionStates: count ' + str(n6) + ' past the end')
-                xs7 = []
-                for _ in range(n6):
-                    e8 = _new(_StopReplicaRequest_StopReplicaPartitionState)
-                    e8.partition_index, e8.leader_epoch, e8.delete_partition, = _S0.unpack_from(b, p)
+                if n7 > bl - p:
+                    raise DecodeError('StopReplicaTopicState.PartitionStates: count ' + str(n7) + ' past the end')
+                xs8 = []
+                for _ in range(n7):
+                    e9 = _new(_StopReplicaRequest_StopReplicaPartitionState)
+                    e9.partition_index, e9.leader_epoch, e9.delete_partition, = _S3.unpack_from(b, p)
                     p += 9
                     if b[p] == 0:  # no tagged fields, the common case
-                        e8.unknown_tagged_fields = None
+                        e9.unknown_tagged_fields = None
                         p += 1
                     else:
-                        p = _t_StopReplicaRequest_StopReplicaPartitionState_0(b, p, e8)
-                    xs7.append(e8)
-                e3.partition_states = xs7
+                        p = _t_StopReplicaRequest_StopReplicaPartitionState_0(b, p, e9)
+                    xs8.append(e9)
+                e4.partition_states = xs8
             if b[p] == 0:  # no tagged fields, the common case
-                e3.unknown_tagged_fields = None
+                e4.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_StopReplicaRequest_StopReplicaTopicState_0(b, p, e3)
-            xs2.append(e3)
-        o.topic_states = xs2
+                p = _t_StopReplicaRequest_StopReplicaTopicState_0(b, p, e4)
+            xs3.append(e4)
+        o.topic_states = xs3
     o.is_k_raft_controller = False
     o.delete_partitions = False
     o.ungrouped_partitions = []
@@ -539,7 +542,7 @@ def _w_StopReplicaRequest_3(o, w):
         raise UnsupportedFieldError('StopReplicaRequest.UngroupedPartitions exists only in versions 0-0')
     if o.topics:
         raise UnsupportedFieldError('StopReplicaRequest.Topics exists only in versions 1-2')
-    w += _S4.pack(o.controller_id, o.controller_epoch, o.broker_epoch)
+    w += _S8.pack(o.controller_id, o.controller_epoch, o.broker_epoch)
     xs1 = o.topic_states
     ln = len(xs1) + 1
     if ln < 128:
@@ -562,7 +565,7 @@ def _w_StopReplicaRequest_3(o, w):
         else:
             _wuv(w, ln)
         for e5 in xs4:
-            w += _S0.pack(e5.partition_index, e5.leader_epoch, e5.delete_partition)
+            w += _S3.pack(e5.partition_index, e5.leader_epoch, e5.delete_partition)
             if e5.unknown_tagged_fields:
                 _wtags(w, e5.unknown_tagged_fields)
             else:
@@ -580,63 +583,62 @@ def _w_StopReplicaRequest_3(o, w):
 def _r_StopReplicaRequest_4(b, p):
     bl = len(b)
     o = _new(StopReplicaRequest)
-    o.controller_id, o.is_k_raft_controller, o.controller_epoch, o.broker_epoch, = _S5.unpack_from(b, p)
-    p += 17
-    n1 = b[p] - 1
-    p += 1
-    if n1 > 126:
-        n1, p = _uvt(b, p, n1 + 1)
-        n1 -= 1
-    if n1 < 0:
+    o.controller_id, o.is_k_raft_controller, o.controller_epoch, o.broker_epoch, h1, = _S9.unpack_from(b, p)
+    p += 18
+    n2 = h1 - 1
+    if n2 > 126:
+        n2, p = _uvt(b, p, n2 + 1)
+        n2 -= 1
+    if n2 < 0:
         raise DecodeError('StopReplicaRequest.TopicStates: null where not nullable')
     else:
-        if n1 > bl - p:
-            raise DecodeError('StopReplicaRequest.TopicStates: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3 = _new(_StopReplicaRequest_StopReplicaTopicState)
-            n4 = b[p] - 1
+        if n2 > bl - p:
+            raise DecodeError('StopReplicaRequest.TopicStates: count ' + str(n2) + ' past the end')
+        xs3 = []
+        for _ in range(n2):
+            e4 = _new(_StopReplicaRequest_StopReplicaTopicState)
+            n5 = b[p] - 1
             p += 1
-            if n4 > 126:
-                n4, p = _uvt(b, p, n4 + 1)
-                n4 -= 1
-            if n4 < 0:
+            if n5 > 126:
+                n5, p = _uvt(b, p, n5 + 1)
+                n5 -= 1
+            if n5 < 0:
                 raise DecodeError('StopReplicaTopicState.TopicName: null where not nullable')
             else:
-                q5 = p + n4
-                if q5 > bl:
-                    raise DecodeError('StopReplicaTopicState.TopicName: length ' + str(n4) + ' past the end')
-                e3.topic_name = str(b[p:q5], 'utf-8')
-                p = q5
-            n6 = b[p] - 1
+                q6 = p + n5
+                if q6 > bl:
+                    raise DecodeError('StopReplicaTopicState.TopicName: length ' + str(n5) + ' past the end')
+                e4.topic_name = str(b[p:q6], 'utf-8')
+                p = q6
+            n7 = b[p] - 1
             p += 1
-            if n6 > 126:
-                n6, p = _uvt(b, p, n6 + 1)
-                n6 -= 1
-            if n6 < 0:
+            if n7 > 126:
+                n7, p = _uvt(b, p, n7 + 1)
+                n7 -= 1
+            if n7 < 0:
                 raise DecodeError('StopReplicaTopicState.PartitionStates: null where not nullable')
             else:
-                if n6 > bl - p:
-                    raise DecodeError('StopReplicaTopicState.PartitionStates: count ' + str(n6) + ' past the end')
-                xs7 = []
-                for _ in range(n6):
-                    e8 = _new(_StopReplicaRequest_StopReplicaPartitionState)
-                    e8.partition_index, e8.leader_epoch, e8.delete_partition, = _S0.unpack_from(b, p)
+                if n7 > bl - p:
+                    raise DecodeError('StopReplicaTopicState.PartitionStates: count ' + str(n7) + ' past the end')
+                xs8 = []
+                for _ in range(n7):
+                    e9 = _new(_StopReplicaRequest_StopReplicaPartitionState)
+                    e9.partition_index, e9.leader_epoch, e9.delete_partition, = _S3.unpack_from(b, p)
                     p += 9
                     if b[p] == 0:  # no tagged fields, the common case
-                        e8.unknown_tagged_fields = None
+                        e9.unknown_tagged_fields = None
                         p += 1
                     else:
-                        p = _t_StopReplicaRequest_StopReplicaPartitionState_0(b, p, e8)
-                    xs7.append(e8)
-                e3.partition_states = xs7
+                        p = _t_StopReplicaRequest_StopReplicaPartitionState_0(b, p, e9)
+                    xs8.append(e9)
+                e4.partition_states = xs8
             if b[p] == 0:  # no tagged fields, the common case
-                e3.unknown_tagged_fields = None
+                e4.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_StopReplicaRequest_StopReplicaTopicState_0(b, p, e3)
-            xs2.append(e3)
-        o.topic_states = xs2
+                p = _t_StopReplicaRequest_StopReplicaTopicState_0(b, p, e4)
+            xs3.append(e4)
+        o.topic_states = xs3
     o.delete_partitions = False
     o.ungrouped_partitions = []
     o.topics = []
@@ -655,7 +657,7 @@ def _w_StopReplicaRequest_4(o, w):
         raise UnsupportedFieldError('StopReplicaRequest.UngroupedPartitions exists only in versions 0-0')
     if o.topics:
         raise UnsupportedFieldError('StopReplicaRequest.Topics exists only in versions 1-2')
-    w += _S5.pack(o.controller_id, o.is_k_raft_controller, o.controller_epoch, o.broker_epoch)
+    w += _S10.pack(o.controller_id, o.is_k_raft_controller, o.controller_epoch, o.broker_epoch)
     xs1 = o.topic_states
     ln = len(xs1) + 1
     if ln < 128:
@@ -678,7 +680,7 @@ def _w_StopReplicaRequest_4(o, w):
         else:
             _wuv(w, ln)
         for e5 in xs4:
-            w += _S0.pack(e5.partition_index, e5.leader_epoch, e5.delete_partition)
+            w += _S3.pack(e5.partition_index, e5.leader_epoch, e5.delete_partition)
             if e5.unknown_tagged_fields:
                 _wtags(w, e5.unknown_tagged_fields)
             else:
@@ -696,47 +698,46 @@ def _w_StopReplicaRequest_4(o, w):
 def _r_StopReplicaResponse_0(b, p):
     bl = len(b)
     o = _new(StopReplicaResponse)
-    o.error_code, = _S2.unpack_from(b, p)
-    p += 2
-    n1, = _S1.unpack_from(b, p)
-    p += 4
-    if n1 < 0:
+    o.error_code, h1, = _S11.unpack_from(b, p)
+    p += 6
+    n2 = h1
+    if n2 < 0:
         raise DecodeError('StopReplicaResponse.PartitionErrors: null where not nullable')
     else:
-        if n1 > bl - p:
-            raise DecodeError('StopReplicaResponse.PartitionErrors: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3 = _new(_StopReplicaResponse_StopReplicaPartitionError)
-            n4, = _S2.unpack_from(b, p)
+        if n2 > bl - p:
+            raise DecodeError('StopReplicaResponse.PartitionErrors: count ' + str(n2) + ' past the end')
+        xs3 = []
+        for _ in range(n2):
+            e4 = _new(_StopReplicaResponse_StopReplicaPartitionError)
+            n5, = _S1.unpack_from(b, p)
             p += 2
-            if n4 < 0:
+            if n5 < 0:
                 raise DecodeError('StopReplicaPartitionError.TopicName: null where not nullable')
             else:
-                q5 = p + n4
-                if q5 > bl:
-                    raise DecodeError('StopReplicaPartitionError.TopicName: length ' + str(n4) + ' past the end')
-                e3.topic_name = str(b[p:q5], 'utf-8')
-                p = q5
-            e3.partition_index, e3.error_code, = _S6.unpack_from(b, p)
+                q6 = p + n5
+                if q6 > bl:
+                    raise DecodeError('StopReplicaPartitionError.TopicName: length ' + str(n5) + ' past the end')
+                e4.topic_name = str(b[p:q6], 'utf-8')
+                p = q6
+            e4.partition_index, e4.error_code, = _S12.unpack_from(b, p)
             p += 6
-            e3.unknown_tagged_fields = None
-            xs2.append(e3)
-        o.partition_errors = xs2
+            e4.unknown_tagged_fields = None
+            xs3.append(e4)
+        o.partition_errors = xs3
     o.unknown_tagged_fields = None
     return o, p
 
 
 def _w_StopReplicaResponse_0(o, w):
-    w += _S2.pack(o.error_code)
+    w += _S1.pack(o.error_code)
     xs1 = o.partition_errors
-    w += _S1.pack(len(xs1))
+    w += _S2.pack(len(xs1))
     for e2 in xs1:
         v3 = e2.topic_name
         v3 = v3.encode()
-        w += _S2.pack(len(v3))
+        w += _S1.pack(len(v3))
         w += v3
-        w += _S6.pack(e2.partition_index, e2.error_code)
+        w += _S12.pack(e2.partition_index, e2.error_code)
 
 
 def _t_StopReplicaResponse_StopReplicaPartitionError_0(b, p, o):
@@ -788,43 +789,42 @@ def _t_StopReplicaResponse_0(b, p, o):
 def _r_StopReplicaResponse_1(b, p):
     bl = len(b)
     o = _new(StopReplicaResponse)
-    o.error_code, = _S2.unpack_from(b, p)
-    p += 2
-    n1 = b[p] - 1
-    p += 1
-    if n1 > 126:
-        n1, p = _uvt(b, p, n1 + 1)
-        n1 -= 1
-    if n1 < 0:
+    o.error_code, h1, = _S13.unpack_from(b, p)
+    p += 3
+    n2 = h1 - 1
+    if n2 > 126:
+        n2, p = _uvt(b, p, n2 + 1)
+        n2 -= 1
+    if n2 < 0:
         raise DecodeError('StopReplicaResponse.PartitionErrors: null where not nullable')
     else:
-        if n1 > bl - p:
-            raise DecodeError('StopReplicaResponse.PartitionErrors: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3 = _new(_StopReplicaResponse_StopReplicaPartitionError)
-            n4 = b[p] - 1
+        if n2 > bl - p:
+            raise DecodeError('StopReplicaResponse.PartitionErrors: count ' + str(n2) + ' past the end')
+        xs3 = []
+        for _ in range(n2):
+            e4 = _new(_StopReplicaResponse_StopReplicaPartitionError)
+            n5 = b[p] - 1
             p += 1
-            if n4 > 126:
-                n4, p = _uvt(b, p, n4 + 1)
-                n4 -= 1
-            if n4 < 0:
+            if n5 > 126:
+                n5, p = _uvt(b, p, n5 + 1)
+                n5 -= 1
+            if n5 < 0:
                 raise DecodeError('StopReplicaPartitionError.TopicName: null where not nullable')
             else:
-                q5 = p + n4
-                if q5 > bl:
-                    raise DecodeError('StopReplicaPartitionError.TopicName: length ' + str(n4) + ' past the end')
-                e3.topic_name = str(b[p:q5], 'utf-8')
-                p = q5
-            e3.partition_index, e3.error_code, = _S6.unpack_from(b, p)
+                q6 = p + n5
+                if q6 > bl:
+                    raise DecodeError('StopReplicaPartitionError.TopicName: length ' + str(n5) + ' past the end')
+                e4.topic_name = str(b[p:q6], 'utf-8')
+                p = q6
+            e4.partition_index, e4.error_code, = _S12.unpack_from(b, p)
             p += 6
             if b[p] == 0:  # no tagged fields, the common case
-                e3.unknown_tagged_fields = None
+                e4.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_StopReplicaResponse_StopReplicaPartitionError_0(b, p, e3)
-            xs2.append(e3)
-        o.partition_errors = xs2
+                p = _t_StopReplicaResponse_StopReplicaPartitionError_0(b, p, e4)
+            xs3.append(e4)
+        o.partition_errors = xs3
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         p += 1
@@ -834,7 +834,7 @@ def _r_StopReplicaResponse_1(b, p):
 
 
 def _w_StopReplicaResponse_1(o, w):
-    w += _S2.pack(o.error_code)
+    w += _S1.pack(o.error_code)
     xs1 = o.partition_errors
     ln = len(xs1) + 1
     if ln < 128:
@@ -850,7 +850,7 @@ def _w_StopReplicaResponse_1(o, w):
         else:
             _wuv(w, ln)
         w += v3
-        w += _S6.pack(e2.partition_index, e2.error_code)
+        w += _S12.pack(e2.partition_index, e2.error_code)
         if e2.unknown_tagged_fields:
             _wtags(w, e2.unknown_tagged_fields)
         else:

@@ -28,7 +28,8 @@ _unpack_from = _struct.unpack_from
 def _first(tag_and_bytes):
     return tag_and_bytes[0]
 
-_S0 = _struct.Struct('>iib')
+_S0 = _struct.Struct('>iibB')
+_S1 = _struct.Struct('>iib')
 _ARRAY_i = tuple(_struct.Struct('>' + str(n) + 'i') for n in range(64))
 
 
@@ -133,302 +134,301 @@ def _t_StreamsGroupCurrentMemberAssignmentValue_0(b, p, o):
 def _r_StreamsGroupCurrentMemberAssignmentValue_0(b, p):
     bl = len(b)
     o = _new(StreamsGroupCurrentMemberAssignmentValue)
-    o.member_epoch, o.previous_member_epoch, o.state, = _S0.unpack_from(b, p)
-    p += 9
-    n1 = b[p] - 1
-    p += 1
-    if n1 > 126:
-        n1, p = _uvt(b, p, n1 + 1)
-        n1 -= 1
-    if n1 < 0:
+    o.member_epoch, o.previous_member_epoch, o.state, h1, = _S0.unpack_from(b, p)
+    p += 10
+    n2 = h1 - 1
+    if n2 > 126:
+        n2, p = _uvt(b, p, n2 + 1)
+        n2 -= 1
+    if n2 < 0:
         raise DecodeError('StreamsGroupCurrentMemberAssignmentValue.ActiveTasks: null where not nullable')
     else:
-        if n1 > bl - p:
-            raise DecodeError('StreamsGroupCurrentMemberAssignmentValue.ActiveTasks: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3 = _new(_StreamsGroupCurrentMemberAssignmentValue_TaskIds)
-            n4 = b[p] - 1
+        if n2 > bl - p:
+            raise DecodeError('StreamsGroupCurrentMemberAssignmentValue.ActiveTasks: count ' + str(n2) + ' past the end')
+        xs3 = []
+        for _ in range(n2):
+            e4 = _new(_StreamsGroupCurrentMemberAssignmentValue_TaskIds)
+            n5 = b[p] - 1
             p += 1
-            if n4 > 126:
-                n4, p = _uvt(b, p, n4 + 1)
-                n4 -= 1
-            if n4 < 0:
+            if n5 > 126:
+                n5, p = _uvt(b, p, n5 + 1)
+                n5 -= 1
+            if n5 < 0:
                 raise DecodeError('TaskIds.SubtopologyId: null where not nullable')
             else:
-                q5 = p + n4
-                if q5 > bl:
-                    raise DecodeError('TaskIds.SubtopologyId: length ' + str(n4) + ' past the end')
-                e3.subtopology_id = str(b[p:q5], 'utf-8')
-                p = q5
-            n6 = b[p] - 1
+                q6 = p + n5
+                if q6 > bl:
+                    raise DecodeError('TaskIds.SubtopologyId: length ' + str(n5) + ' past the end')
+                e4.subtopology_id = str(b[p:q6], 'utf-8')
+                p = q6
+            n7 = b[p] - 1
             p += 1
-            if n6 > 126:
-                n6, p = _uvt(b, p, n6 + 1)
-                n6 -= 1
-            if n6 < 0:
+            if n7 > 126:
+                n7, p = _uvt(b, p, n7 + 1)
+                n7 -= 1
+            if n7 < 0:
                 raise DecodeError('TaskIds.Partitions: null where not nullable')
-            elif n6 < 64:
-                e3.partitions = list(_ARRAY_i[n6].unpack_from(b, p))
-                p += 4 * n6
+            elif n7 < 64:
+                e4.partitions = list(_ARRAY_i[n7].unpack_from(b, p))
+                p += 4 * n7
             else:
-                if n6 > bl - p:
-                    raise DecodeError('TaskIds.Partitions: count ' + str(n6) + ' past the end')
-                e3.partitions = list(_struct.Struct('>' + str(n6) + 'i').unpack_from(b, p))
-                p += 4 * n6
-            e3.assignment_epochs = None
+                if n7 > bl - p:
+                    raise DecodeError('TaskIds.Partitions: count ' + str(n7) + ' past the end')
+                e4.partitions = list(_struct.Struct('>' + str(n7) + 'i').unpack_from(b, p))
+                p += 4 * n7
+            e4.assignment_epochs = None
             if b[p] == 0:  # no tagged fields, the common case
-                e3.unknown_tagged_fields = None
+                e4.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_StreamsGroupCurrentMemberAssignmentValue_TaskIds_0(b, p, e3)
-            xs2.append(e3)
-        o.active_tasks = xs2
-    n7 = b[p] - 1
+                p = _t_StreamsGroupCurrentMemberAssignmentValue_TaskIds_0(b, p, e4)
+            xs3.append(e4)
+        o.active_tasks = xs3
+    n8 = b[p] - 1
     p += 1
-    if n7 > 126:
-        n7, p = _uvt(b, p, n7 + 1)
-        n7 -= 1
-    if n7 < 0:
+    if n8 > 126:
+        n8, p = _uvt(b, p, n8 + 1)
+        n8 -= 1
+    if n8 < 0:
         raise DecodeError('StreamsGroupCurrentMemberAssignmentValue.StandbyTasks: null where not nullable')
     else:
-        if n7 > bl - p:
-            raise DecodeError('StreamsGroupCurrentMemberAssignmentValue.StandbyTasks: count ' + str(n7) + ' past the end')
-        xs8 = []
-        for _ in range(n7):
-            e9 = _new(_StreamsGroupCurrentMemberAssignmentValue_TaskIds)
-            n10 = b[p] - 1
+        if n8 > bl - p:
+            raise DecodeError('StreamsGroupCurrentMemberAssignmentValue.StandbyTasks: count ' + str(n8) + ' past the end')
+        xs9 = []
+        for _ in range(n8):
+            e10 = _new(_StreamsGroupCurrentMemberAssignmentValue_TaskIds)
+            n11 = b[p] - 1
             p += 1
-            if n10 > 126:
-                n10, p = _uvt(b, p, n10 + 1)
-                n10 -= 1
-            if n10 < 0:
+            if n11 > 126:
+                n11, p = _uvt(b, p, n11 + 1)
+                n11 -= 1
+            if n11 < 0:
                 raise DecodeError('TaskIds.SubtopologyId: null where not nullable')
             else:
-                q11 = p + n10
-                if q11 > bl:
-                    raise DecodeError('TaskIds.SubtopologyId: length ' + str(n10) + ' past the end')
-                e9.subtopology_id = str(b[p:q11], 'utf-8')
-                p = q11
-            n12 = b[p] - 1
+                q12 = p + n11
+                if q12 > bl:
+                    raise DecodeError('TaskIds.SubtopologyId: length ' + str(n11) + ' past the end')
+                e10.subtopology_id = str(b[p:q12], 'utf-8')
+                p = q12
+            n13 = b[p] - 1
             p += 1
-            if n12 > 126:
-                n12, p = _uvt(b, p, n12 + 1)
-                n12 -= 1
-            if n12 < 0:
+            if n13 > 126:
+                n13, p = _uvt(b, p, n13 + 1)
+                n13 -= 1
+            if n13 < 0:
                 raise DecodeError('TaskIds.Partitions: null where not nullable')
-            elif n12 < 64:
-                e9.partitions = list(_ARRAY_i[n12].unpack_from(b, p))
-                p += 4 * n12
+            elif n13 < 64:
+                e10.partitions = list(_ARRAY_i[n13].unpack_from(b, p))
+                p += 4 * n13
             else:
-                if n12 > bl - p:
-                    raise DecodeError('TaskIds.Partitions: count ' + str(n12) + ' past the end')
-                e9.partitions = list(_struct.Struct('>' + str(n12) + 'i').unpack_from(b, p))
-                p += 4 * n12
-            e9.assignment_epochs = None
+                if n13 > bl - p:
+                    raise DecodeError('TaskIds.Partitions: count ' + str(n13) + ' past the end')
+                e10.partitions = list(_struct.Struct('>' + str(n13) + 'i').unpack_from(b, p))
+                p += 4 * n13
+            e10.assignment_epochs = None
             if b[p] == 0:  # no tagged fields, the common case
-                e9.unknown_tagged_fields = None
+                e10.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_StreamsGroupCurrentMemberAssignmentValue_TaskIds_0(b, p, e9)
-            xs8.append(e9)
-        o.standby_tasks = xs8
-    n13 = b[p] - 1
+                p = _t_StreamsGroupCurrentMemberAssignmentValue_TaskIds_0(b, p, e10)
+            xs9.append(e10)
+        o.standby_tasks = xs9
+    n14 = b[p] - 1
     p += 1
-    if n13 > 126:
-        n13, p = _uvt(b, p, n13 + 1)
-        n13 -= 1
-    if n13 < 0:
+    if n14 > 126:
+        n14, p = _uvt(b, p, n14 + 1)
+        n14 -= 1
+    if n14 < 0:
         raise DecodeError('StreamsGroupCurrentMemberAssignmentValue.WarmupTasks: null where not nullable')
     else:
-        if n13 > bl - p:
-            raise DecodeError('StreamsGroupCurrentMemberAssignmentValue.WarmupTasks: count ' + str(n13) + ' past the end')
-        xs14 = []
-        for _ in range(n13):
-            e15 = _new(_StreamsGroupCurrentMemberAssignmentValue_TaskIds)
-            n16 = b[p] - 1
+        if n14 > bl - p:
+            raise DecodeError('StreamsGroupCurrentMemberAssignmentValue.WarmupTasks: count ' + str(n14) + ' past the end')
+        xs15 = []
+        for _ in range(n14):
+            e16 = _new(_StreamsGroupCurrentMemberAssignmentValue_TaskIds)
+            n17 = b[p] - 1
             p += 1
-            if n16 > 126:
-                n16, p = _uvt(b, p, n16 + 1)
-                n16 -= 1
-            if n16 < 0:
+            if n17 > 126:
+                n17, p = _uvt(b, p, n17 + 1)
+                n17 -= 1
+            if n17 < 0:
                 raise DecodeError('TaskIds.SubtopologyId: null where not nullable')
             else:
-                q17 = p + n16
-                if q17 > bl:
-                    raise DecodeError('TaskIds.SubtopologyId: length ' + str(n16) + ' past the end')
-                e15.subtopology_id = str(b[p:q17], 'utf-8')
-                p = q17
-            n18 = b[p] - 1
+                q18 = p + n17
+                if q18 > bl:
+                    raise DecodeError('TaskIds.SubtopologyId: length ' + str(n17) + ' past the end')
+                e16.subtopology_id = str(b[p:q18], 'utf-8')
+                p = q18
+            n19 = b[p] - 1
             p += 1
-            if n18 > 126:
-                n18, p = _uvt(b, p, n18 + 1)
-                n18 -= 1
-            if n18 < 0:
+            if n19 > 126:
+                n19, p = _uvt(b, p, n19 + 1)
+                n19 -= 1
+            if n19 < 0:
                 raise DecodeError('TaskIds.Partitions: null where not nullable')
-            elif n18 < 64:
-                e15.partitions = list(_ARRAY_i[n18].unpack_from(b, p))
-                p += 4 * n18
+            elif n19 < 64:
+                e16.partitions = list(_ARRAY_i[n19].unpack_from(b, p))
+                p += 4 * n19
             else:
-                if n18 > bl - p:
-                    raise DecodeError('TaskIds.Partitions: count ' + str(n18) + ' past the end')
-                e15.partitions = list(_struct.Struct('>' + str(n18) + 'i').unpack_from(b, p))
-                p += 4 * n18
-            e15.assignment_epochs = None
+                if n19 > bl - p:
+                    raise DecodeError('TaskIds.Partitions: count ' + str(n19) + ' past the end')
+                e16.partitions = list(_struct.Struct('>' + str(n19) + 'i').unpack_from(b, p))
+                p += 4 * n19
+            e16.assignment_epochs = None
             if b[p] == 0:  # no tagged fields, the common case
-                e15.unknown_tagged_fields = None
+                e16.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_StreamsGroupCurrentMemberAssignmentValue_TaskIds_0(b, p, e15)
-            xs14.append(e15)
-        o.warmup_tasks = xs14
-    n19 = b[p] - 1
+                p = _t_StreamsGroupCurrentMemberAssignmentValue_TaskIds_0(b, p, e16)
+            xs15.append(e16)
+        o.warmup_tasks = xs15
+    n20 = b[p] - 1
     p += 1
-    if n19 > 126:
-        n19, p = _uvt(b, p, n19 + 1)
-        n19 -= 1
-    if n19 < 0:
+    if n20 > 126:
+        n20, p = _uvt(b, p, n20 + 1)
+        n20 -= 1
+    if n20 < 0:
         raise DecodeError('StreamsGroupCurrentMemberAssignmentValue.ActiveTasksPendingRevocation: null where not nullable')
     else:
-        if n19 > bl - p:
-            raise DecodeError('StreamsGroupCurrentMemberAssignmentValue.ActiveTasksPendingRevocation: count ' + str(n19) + ' past the end')
-        xs20 = []
-        for _ in range(n19):
-            e21 = _new(_StreamsGroupCurrentMemberAssignmentValue_TaskIds)
-            n22 = b[p] - 1
+        if n20 > bl - p:
+            raise DecodeError('StreamsGroupCurrentMemberAssignmentValue.ActiveTasksPendingRevocation: count ' + str(n20) + ' past the end')
+        xs21 = []
+        for _ in range(n20):
+            e22 = _new(_StreamsGroupCurrentMemberAssignmentValue_TaskIds)
+            n23 = b[p] - 1
             p += 1
-            if n22 > 126:
-                n22, p = _uvt(b, p, n22 + 1)
-                n22 -= 1
-            if n22 < 0:
+            if n23 > 126:
+                n23, p = _uvt(b, p, n23 + 1)
+                n23 -= 1
+            if n23 < 0:
                 raise DecodeError('TaskIds.SubtopologyId: null where not nullable')
             else:
-                q23 = p + n22
-                if q23 > bl:
-                    raise DecodeError('TaskIds.SubtopologyId: length ' + str(n22) + ' past the end')
-                e21.subtopology_id = str(b[p:q23], 'utf-8')
-                p = q23
-            n24 = b[p] - 1
+                q24 = p + n23
+                if q24 > bl:
+                    raise DecodeError('TaskIds.SubtopologyId: length ' + str(n23) + ' past the end')
+                e22.subtopology_id = str(b[p:q24], 'utf-8')
+                p = q24
+            n25 = b[p] - 1
             p += 1
-            if n24 > 126:
-                n24, p = _uvt(b, p, n24 + 1)
-                n24 -= 1
-            if n24 < 0:
+            if n25 > 126:
+                n25, p = _uvt(b, p, n25 + 1)
+                n25 -= 1
+            if n25 < 0:
                 raise DecodeError('TaskIds.Partitions: null where not nullable')
-            elif n24 < 64:
-                e21.partitions = list(_ARRAY_i[n24].unpack_from(b, p))
-                p += 4 * n24
+            elif n25 < 64:
+                e22.partitions = list(_ARRAY_i[n25].unpack_from(b, p))
+                p += 4 * n25
             else:
-                if n24 > bl - p:
-                    raise DecodeError('TaskIds.Partitions: count ' + str(n24) + ' past the end')
-                e21.partitions = list(_struct.Struct('>' + str(n24) + 'i').unpack_from(b, p))
-                p += 4 * n24
-            e21.assignment_epochs = None
+                if n25 > bl - p:
+                    raise DecodeError('TaskIds.Partitions: count ' + str(n25) + ' past the end')
+                e22.partitions = list(_struct.Struct('>' + str(n25) + 'i').unpack_from(b, p))
+                p += 4 * n25
+            e22.assignment_epochs = None
             if b[p] == 0:  # no tagged fields, the common case
-                e21.unknown_tagged_fields = None
+                e22.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_StreamsGroupCurrentMemberAssignmentValue_TaskIds_0(b, p, e21)
-            xs20.append(e21)
-        o.active_tasks_pending_revocation = xs20
-    n25 = b[p] - 1
+                p = _t_StreamsGroupCurrentMemberAssignmentValue_TaskIds_0(b, p, e22)
+            xs21.append(e22)
+        o.active_tasks_pending_revocation = xs21
+    n26 = b[p] - 1
     p += 1
-    if n25 > 126:
-        n25, p = _uvt(b, p, n25 + 1)
-        n25 -= 1
-    if n25 < 0:
+    if n26 > 126:
+        n26, p = _uvt(b, p, n26 + 1)
+        n26 -= 1
+    if n26 < 0:
         raise DecodeError('StreamsGroupCurrentMemberAssignmentValue.StandbyTasksPendingRevocation: null where not nullable')
     else:
-        if n25 > bl - p:
-            raise DecodeError('StreamsGroupCurrentMemberAssignmentValue.StandbyTasksPendingRevocation: count ' + str(n25) + ' past the end')
-        xs26 = []
-        for _ in range(n25):
-            e27 = _new(_StreamsGroupCurrentMemberAssignmentValue_TaskIds)
-            n28 = b[p] - 1
+        if n26 > bl - p:
+            raise DecodeError('StreamsGroupCurrentMemberAssignmentValue.StandbyTasksPendingRevocation: count ' + str(n26) + ' past the end')
+        xs27 = []
+        for _ in range(n26):
+            e28 = _new(_StreamsGroupCurrentMemberAssignmentValue_TaskIds)
+            n29 = b[p] - 1
             p += 1
-            if n28 > 126:
-                n28, p = _uvt(b, p, n28 + 1)
-                n28 -= 1
-            if n28 < 0:
+            if n29 > 126:
+                n29, p = _uvt(b, p, n29 + 1)
+                n29 -= 1
+            if n29 < 0:
                 raise DecodeError('TaskIds.SubtopologyId: null where not nullable')
             else:
-                q29 = p + n28
-                if q29 > bl:
-                    raise DecodeError('TaskIds.SubtopologyId: length ' + str(n28) + ' past the end')
-                e27.subtopology_id = str(b[p:q29], 'utf-8')
-                p = q29
-            n30 = b[p] - 1
+                q30 = p + n29
+                if q30 > bl:
+                    raise DecodeError('TaskIds.SubtopologyId: length ' + str(n29) + ' past the end')
+                e28.subtopology_id = str(b[p:q30], 'utf-8')
+                p = q30
+            n31 = b[p] - 1
             p += 1
-            if n30 > 126:
-                n30, p = _uvt(b, p, n30 + 1)
-                n30 -= 1
-            if n30 < 0:
+            if n31 > 126:
+                n31, p = _uvt(b, p, n31 + 1)
+                n31 -= 1
+            if n31 < 0:
                 raise DecodeError('TaskIds.Partitions: null where not nullable')
-            elif n30 < 64:
-                e27.partitions = list(_ARRAY_i[n30].unpack_from(b, p))
-                p += 4 * n30
+            elif n31 < 64:
+                e28.partitions = list(_ARRAY_i[n31].unpack_from(b, p))
+                p += 4 * n31
             else:
-                if n30 > bl - p:
-                    raise DecodeError('TaskIds.Partitions: count ' + str(n30) + ' past the end')
-                e27.partitions = list(_struct.Struct('>' + str(n30) + 'i').unpack_from(b, p))
-                p += 4 * n30
-            e27.assignment_epochs = None
+                if n31 > bl - p:
+                    raise DecodeError('TaskIds.Partitions: count ' + str(n31) + ' past the end')
+                e28.partitions = list(_struct.Struct('>' + str(n31) + 'i').unpack_from(b, p))
+                p += 4 * n31
+            e28.assignment_epochs = None
             if b[p] == 0:  # no tagged fields, the common case
-                e27.unknown_tagged_fields = None
+                e28.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_StreamsGroupCurrentMemberAssignmentValue_TaskIds_0(b, p, e27)
-            xs26.append(e27)
-        o.standby_tasks_pending_revocation = xs26
-    n31 = b[p] - 1
+                p = _t_StreamsGroupCurrentMemberAssignmentValue_TaskIds_0(b, p, e28)
+            xs27.append(e28)
+        o.standby_tasks_pending_revocation = xs27
+    n32 = b[p] - 1
     p += 1
-    if n31 > 126:
-        n31, p = _uvt(b, p, n31 + 1)
-        n31 -= 1
-    if n31 < 0:
+    if n32 > 126:
+        n32, p = _uvt(b, p, n32 + 1)
+        n32 -= 1
+    if n32 < 0:
         raise DecodeError('StreamsGroupCurrentMemberAssignmentValue.WarmupTasksPendingRevocation: null where not nullable')
     else:
-        if n31 > bl - p:
-            raise DecodeError('StreamsGroupCurrentMemberAssignmentValue.WarmupTasksPendingRevocation: count ' + str(n31) + ' past the end')
-        xs32 = []
-        for _ in range(n31):
-            e33 = _new(_StreamsGroupCurrentMemberAssignmentValue_TaskIds)
-            n34 = b[p] - 1
+        if n32 > bl - p:
+            raise DecodeError('StreamsGroupCurrentMemberAssignmentValue.WarmupTasksPendingRevocation: count ' + str(n32) + ' past the end')
+        xs33 = []
+        for _ in range(n32):
+            e34 = _new(_StreamsGroupCurrentMemberAssignmentValue_TaskIds)
+            n35 = b[p] - 1
             p += 1
-            if n34 > 126:
-                n34, p = _uvt(b, p, n34 + 1)
-                n34 -= 1
-            if n34 < 0:
+            if n35 > 126:
+                n35, p = _uvt(b, p, n35 + 1)
+                n35 -= 1
+            if n35 < 0:
                 raise DecodeError('TaskIds.SubtopologyId: null where not nullable')
             else:
-                q35 = p + n34
-                if q35 > bl:
-                    raise DecodeError('TaskIds.SubtopologyId: length ' + str(n34) + ' past the end')
-                e33.subtopology_id = str(b[p:q35], 'utf-8')
-                p = q35
-            n36 = b[p] - 1
+                q36 = p + n35
+                if q36 > bl:
+                    raise DecodeError('TaskIds.SubtopologyId: length ' + str(n35) + ' past the end')
+                e34.subtopology_id = str(b[p:q36], 'utf-8')
+                p = q36
+            n37 = b[p] - 1
             p += 1
-            if n36 > 126:
-                n36, p = _uvt(b, p, n36 + 1)
-                n36 -= 1
-            if n36 < 0:
+            if n37 > 126:
+                n37, p = _uvt(b, p, n37 + 1)
+                n37 -= 1
+            if n37 < 0:
                 raise DecodeError('TaskIds.Partitions: null where not nullable')
-            elif n36 < 64:
-                e33.partitions = list(_ARRAY_i[n36].unpack_from(b, p))
-                p += 4 * n36
+            elif n37 < 64:
+                e34.partitions = list(_ARRAY_i[n37].unpack_from(b, p))
+                p += 4 * n37
             else:
-                if n36 > bl - p:
-                    raise DecodeError('TaskIds.Partitions: count ' + str(n36) + ' past the end')
-                e33.partitions = list(_struct.Struct('>' + str(n36) + 'i').unpack_from(b, p))
-                p += 4 * n36
-            e33.assignment_epochs = None
+                if n37 > bl - p:
+                    raise DecodeError('TaskIds.Partitions: count ' + str(n37) + ' past the end')
+                e34.partitions = list(_struct.Struct('>' + str(n37) + 'i').unpack_from(b, p))
+                p += 4 * n37
+            e34.assignment_epochs = None
             if b[p] == 0:  # no tagged fields, the common case
-                e33.unknown_tagged_fields = None
+                e34.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_StreamsGroupCurrentMemberAssignmentValue_TaskIds_0(b, p, e33)
-            xs32.append(e33)
-        o.warmup_tasks_pending_revocation = xs32
+                p = _t_StreamsGroupCurrentMemberAssignmentValue_TaskIds_0(b, p, e34)
+            xs33.append(e34)
+        o.warmup_tasks_pending_revocation = xs33
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         p += 1
@@ -438,7 +438,7 @@ def _r_StreamsGroupCurrentMemberAssignmentValue_0(b, p):
 
 
 def _w_StreamsGroupCurrentMemberAssignmentValue_0(o, w):
-    w += _S0.pack(o.member_epoch, o.previous_member_epoch, o.state)
+    w += _S1.pack(o.member_epoch, o.previous_member_epoch, o.state)
     xs1 = o.active_tasks
     ln = len(xs1) + 1
     if ln < 128:

@@ -29,12 +29,15 @@ def _first(tag_and_bytes):
     return tag_and_bytes[0]
 
 _S0 = _struct.Struct('>?')
-_S1 = _struct.Struct('>i')
-_S2 = _struct.Struct('>h')
+_S1 = _struct.Struct('>iB')
+_S2 = _struct.Struct('>hB')
 _S3 = _struct.Struct('>ii')
-_S4 = _struct.Struct('>ih')
+_S4 = _struct.Struct('>ihB')
 _S5 = _struct.Struct('>H')
 _S6 = _struct.Struct('>iq')
+_S7 = _struct.Struct('>i')
+_S8 = _struct.Struct('>h')
+_S9 = _struct.Struct('>ih')
 _ARRAY_i = tuple(_struct.Struct('>' + str(n) + 'i') for n in range(64))
 
 
@@ -549,48 +552,33 @@ def _t_StreamsGroupDescribeResponse_0(b, p, o):
 def _r_StreamsGroupDescribeResponse_0(b, p):
     bl = len(b)
     o = _new(StreamsGroupDescribeResponse)
-    o.throttle_time_ms, = _S1.unpack_from(b, p)
-    p += 4
-    n1 = b[p] - 1
-    p += 1
-    if n1 > 126:
-        n1, p = _uvt(b, p, n1 + 1)
-        n1 -= 1
-    if n1 < 0:
+    o.throttle_time_ms, h1, = _S1.unpack_from(b, p)
+    p += 5
+    n2 = h1 - 1
+    if n2 > 126:
+        n2, p = _uvt(b, p, n2 + 1)
+        n2 -= 1
+    if n2 < 0:
         raise DecodeError('StreamsGroupDescribeResponse.Groups: null where not nullable')
     else:
-        if n1 > bl - p:
-            raise DecodeError('StreamsGroupDescribeResponse.Groups: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3 = _new(_StreamsGroupDescribeResponse_DescribedGroup)
-            e3.error_code, = _S2.unpack_from(b, p)
-            p += 2
-            n4 = b[p] - 1
-            p += 1
-            if n4 > 126:
-                n4, p = _uvt(b, p, n4 + 1)
-                n4 -= 1
-            if n4 < 0:
-                e3.error_message = None
-            else:
-                q5 = p + n4
-                if q5 > bl:
-                    raise DecodeError('DescribedGroup.ErrorMessage: length ' + str(n4) + ' past the end')
-                e3.error_message = str(b[p:q5], 'utf-8')
-                p = q5
-            n6 = b[p] - 1
-            p += 1
+        if n2 > bl - p:
+            raise DecodeError('StreamsGroupDescribeResponse.Groups: count ' + str(n2) + ' past the end')
+        xs3 = []
+        for _ in range(n2):
+            e4 = _new(_StreamsGroupDescribeResponse_DescribedGroup)
+            e4.error_code, h5, = _S2.unpack_from(b, p)
+            p += 3
+            n6 = h5 - 1
             if n6 > 126:
                 n6, p = _uvt(b, p, n6 + 1)
                 n6 -= 1
             if n6 < 0:
-                raise DecodeError('DescribedGroup.GroupId: null where not nullable')
+                e4.error_message = None
             else:
                 q7 = p + n6
                 if q7 > bl:
-                    raise DecodeError('DescribedGroup.GroupId: length ' + str(n6) + ' past the end')
-                e3.group_id = str(b[p:q7], 'utf-8')
+                    raise DecodeError('DescribedGroup.ErrorMessage: length ' + str(n6) + ' past the end')
+                e4.error_message = str(b[p:q7], 'utf-8')
                 p = q7
             n8 = b[p] - 1
             p += 1
@@ -598,678 +586,631 @@ def _r_StreamsGroupDescribeResponse_0(b, p):
                 n8, p = _uvt(b, p, n8 + 1)
                 n8 -= 1
             if n8 < 0:
-                raise DecodeError('DescribedGroup.GroupState: null where not nullable')
+                raise DecodeError('DescribedGroup.GroupId: null where not nullable')
             else:
                 q9 = p + n8
                 if q9 > bl:
-                    raise DecodeError('DescribedGroup.GroupState: length ' + str(n8) + ' past the end')
-                e3.group_state = str(b[p:q9], 'utf-8')
+                    raise DecodeError('DescribedGroup.GroupId: length ' + str(n8) + ' past the end')
+                e4.group_id = str(b[p:q9], 'utf-8')
                 p = q9
-            e3.group_epoch, e3.assignment_epoch, = _S3.unpack_from(b, p)
+            n10 = b[p] - 1
+            p += 1
+            if n10 > 126:
+                n10, p = _uvt(b, p, n10 + 1)
+                n10 -= 1
+            if n10 < 0:
+                raise DecodeError('DescribedGroup.GroupState: null where not nullable')
+            else:
+                q11 = p + n10
+                if q11 > bl:
+                    raise DecodeError('DescribedGroup.GroupState: length ' + str(n10) + ' past the end')
+                e4.group_state = str(b[p:q11], 'utf-8')
+                p = q11
+            e4.group_epoch, e4.assignment_epoch, = _S3.unpack_from(b, p)
             p += 8
             if b[p] > 127:
-                e3.topology = None
+                e4.topology = None
                 p += 1
             else:
                 p += 1
-                s10 = _new(_StreamsGroupDescribeResponse_Topology)
-                s10.epoch, = _S1.unpack_from(b, p)
-                p += 4
-                n11 = b[p] - 1
-                p += 1
-                if n11 > 126:
-                    n11, p = _uvt(b, p, n11 + 1)
-                    n11 -= 1
-                if n11 < 0:
-                    s10.subtopologies = None
+                s12 = _new(_StreamsGroupDescribeResponse_Topology)
+                s12.epoch, h13, = _S1.unpack_from(b, p)
+                p += 5
+                n14 = h13 - 1
+                if n14 > 126:
+                    n14, p = _uvt(b, p, n14 + 1)
+                    n14 -= 1
+                if n14 < 0:
+                    s12.subtopologies = None
                 else:
-                    if n11 > bl - p:
-                        raise DecodeError('Topology.Subtopologies: count ' + str(n11) + ' past the end')
-                    xs12 = []
-                    for _ in range(n11):
-                        e13 = _new(_StreamsGroupDescribeResponse_Subtopology)
-                        n14 = b[p] - 1
+                    if n14 > bl - p:
+                        raise DecodeError('Topology.Subtopologies: count ' + str(n14) + ' past the end')
+                    xs15 = []
+                    for _ in range(n14):
+                        e16 = _new(_StreamsGroupDescribeResponse_Subtopology)
+                        n17 = b[p] - 1
                         p += 1
-                        if n14 > 126:
-                            n14, p = _uvt(b, p, n14 + 1)
-                            n14 -= 1
-                        if n14 < 0:
+                        if n17 > 126:
+                            n17, p = _uvt(b, p, n17 + 1)
+                            n17 -= 1
+                        if n17 < 0:
                             raise DecodeError('Subtopology.SubtopologyId: null where not nullable')
                         else:
-                            q15 = p + n14
-                            if q15 > bl:
-                                raise DecodeError('Subtopology.SubtopologyId: length ' + str(n14) + ' past the end')
-                            e13.subtopology_id = str(b[p:q15], 'utf-8')
-                            p = q15
-                        n16 = b[p] - 1
+                            q18 = p + n17
+                            if q18 > bl:
+                                raise DecodeError('Subtopology.SubtopologyId: length ' + str(n17) + ' past the end')
+                            e16.subtopology_id = str(b[p:q18], 'utf-8')
+                            p = q18
+                        n19 = b[p] - 1
                         p += 1
-                        if n16 > 126:
-                            n16, p = _uvt(b, p, n16 + 1)
-                            n16 -= 1
-                        if n16 < 0:
+                        if n19 > 126:
+                            n19, p = _uvt(b, p, n19 + 1)
+                            n19 -= 1
+                        if n19 < 0:
                             raise DecodeError('Subtopology.SourceTopics: null where not nullable')
                         else:
-                            if n16 > bl - p:
-                                raise DecodeError('Subtopology.SourceTopics: count ' + str(n16) + ' past the end')
-                            xs17 = []
-                            for _ in range(n16):
-                                n19 = b[p] - 1
+                            if n19 > bl - p:
+                                raise DecodeError('Subtopology.SourceTopics: count ' + str(n19) + ' past the end')
+                            xs20 = []
+                            for _ in range(n19):
+                                n22 = b[p] - 1
                                 p += 1
-                                if n19 > 126:
-                                    n19, p = _uvt(b, p, n19 + 1)
-                                    n19 -= 1
-                                if n19 < 0:
+                                if n22 > 126:
+                                    n22, p = _uvt(b, p, n22 + 1)
+                                    n22 -= 1
+                                if n22 < 0:
                                     raise DecodeError('Subtopology.SourceTopics: null element')
                                 else:
-                                    q20 = p + n19
-                                    if q20 > bl:
-                                        raise DecodeError('Subtopology.SourceTopics: length ' + str(n19) + ' past the end')
-                                    e18 = str(b[p:q20], 'utf-8')
-                                    p = q20
-                                xs17.append(e18)
-                            e13.source_topics = xs17
-                        n21 = b[p] - 1
+                                    q23 = p + n22
+                                    if q23 > bl:
+                                        raise DecodeError('Subtopology.SourceTopics: length ' + str(n22) + ' past the end')
+                                    e21 = str(b[p:q23], 'utf-8')
+                                    p = q23
+                                xs20.append(e21)
+                            e16.source_topics = xs20
+                        n24 = b[p] - 1
                         p += 1
-                        if n21 > 126:
-                            n21, p = _uvt(b, p, n21 + 1)
-                            n21 -= 1
-                        if n21 < 0:
+                        if n24 > 126:
+                            n24, p = _uvt(b, p, n24 + 1)
+                            n24 -= 1
+                        if n24 < 0:
                             raise DecodeError('Subtopology.RepartitionSinkTopics: null where not nullable')
                         else:
-                            if n21 > bl - p:
-                                raise DecodeError('Subtopology.RepartitionSinkTopics: count ' + str(n21) + ' past the end')
-                            xs22 = []
-                            for _ in range(n21):
-                                n24 = b[p] - 1
+                            if n24 > bl - p:
+                                raise DecodeError('Subtopology.RepartitionSinkTopics: count ' + str(n24) + ' past the end')
+                            xs25 = []
+                            for _ in range(n24):
+                                n27 = b[p] - 1
                                 p += 1
-                                if n24 > 126:
-                                    n24, p = _uvt(b, p, n24 + 1)
-                                    n24 -= 1
-                                if n24 < 0:
+                                if n27 > 126:
+                                    n27, p = _uvt(b, p, n27 + 1)
+                                    n27 -= 1
+                                if n27 < 0:
                                     raise DecodeError('Subtopology.RepartitionSinkTopics: null element')
                                 else:
-                                    q25 = p + n24
-                                    if q25 > bl:
-                                        raise DecodeError('Subtopology.RepartitionSinkTopics: length ' + str(n24) + ' past the end')
-                                    e23 = str(b[p:q25], 'utf-8')
-                                    p = q25
-                                xs22.append(e23)
-                            e13.repartition_sink_topics = xs22
-                        n26 = b[p] - 1
+                                    q28 = p + n27
+                                    if q28 > bl:
+                                        raise DecodeError('Subtopology.RepartitionSinkTopics: length ' + str(n27) + ' past the end')
+                                    e26 = str(b[p:q28], 'utf-8')
+                                    p = q28
+                                xs25.append(e26)
+                            e16.repartition_sink_topics = xs25
+                        n29 = b[p] - 1
                         p += 1
-                        if n26 > 126:
-                            n26, p = _uvt(b, p, n26 + 1)
-                            n26 -= 1
-                        if n26 < 0:
+                        if n29 > 126:
+                            n29, p = _uvt(b, p, n29 + 1)
+                            n29 -= 1
+                        if n29 < 0:
                             raise DecodeError('Subtopology.StateChangelogTopics: null where not nullable')
                         else:
-                            if n26 > bl - p:
-                                raise DecodeError('Subtopology.StateChangelogTopics: count ' + str(n26) + ' past the end')
-                            xs27 = []
-                            for _ in range(n26):
-                                e28 = _new(_StreamsGroupDescribeResponse_TopicInfo)
-                                n29 = b[p] - 1
+                            if n29 > bl - p:
+                                raise DecodeError('Subtopology.StateChangelogTopics: count ' + str(n29) + ' past the end')
+                            xs30 = []
+                            for _ in range(n29):
+                                e31 = _new(_StreamsGroupDescribeResponse_TopicInfo)
+                                n32 = b[p] - 1
                                 p += 1
-                                if n29 > 126:
-                                    n29, p = _uvt(b, p, n29 + 1)
-                                    n29 -= 1
-                                if n29 < 0:
+                                if n32 > 126:
+                                    n32, p = _uvt(b, p, n32 + 1)
+                                    n32 -= 1
+                                if n32 < 0:
                                     raise DecodeError('TopicInfo.Name: null where not nullable')
                                 else:
-                                    q30 = p + n29
-                                    if q30 > bl:
-                                        raise DecodeError('TopicInfo.Name: length ' + str(n29) + ' past the end')
-                                    e28.name = str(b[p:q30], 'utf-8')
-                                    p = q30
-                                e28.partitions, e28.replication_factor, = _S4.unpack_from(b, p)
-                                p += 6
-                                n31 = b[p] - 1
-                                p += 1
-                                if n31 > 126:
-                                    n31, p = _uvt(b, p, n31 + 1)
-                                    n31 -= 1
-                                if n31 < 0:
+                                    q33 = p + n32
+                                    if q33 > bl:
+                                        raise DecodeError('TopicInfo.Name: length ' + str(n32) + ' past the end')
+                                    e31.name = str(b[p:q33], 'utf-8')
+                                    p = q33
+                                e31.partitions, e31.replication_factor, h34, = _S4.unpack_from(b, p)
+                                p += 7
+                                n35 = h34 - 1
+                                if n35 > 126:
+                                    n35, p = _uvt(b, p, n35 + 1)
+                                    n35 -= 1
+                                if n35 < 0:
                                     raise DecodeError('TopicInfo.TopicConfigs: null where not nullable')
                                 else:
-                                    if n31 > bl - p:
-                                        raise DecodeError('TopicInfo.TopicConfigs: count ' + str(n31) + ' past the end')
-                                    xs32 = []
-                                    for _ in range(n31):
-                                        e33 = _new(_StreamsGroupDescribeResponse_KeyValue)
-                                        n34 = b[p] - 1
+                                    if n35 > bl - p:
+                                        raise DecodeError('TopicInfo.TopicConfigs: count ' + str(n35) + ' past the end')
+                                    xs36 = []
+                                    for _ in range(n35):
+                                        e37 = _new(_StreamsGroupDescribeResponse_KeyValue)
+                                        n38 = b[p] - 1
                                         p += 1
-                                        if n34 > 126:
-                                            n34, p = _uvt(b, p, n34 + 1)
-                                            n34 -= 1
-                                        if n34 < 0:
+                                        if n38 > 126:
+                                            n38, p = _uvt(b, p, n38 + 1)
+                                            n38 -= 1
+                                        if n38 < 0:
                                             raise DecodeError('KeyValue.Key: null where not nullable')
                                         else:
-                                            q35 = p + n34
-                                            if q35 > bl:
-                                                raise DecodeError('KeyValue.Key: length ' + str(n34) + ' past the end')
-                                            e33.key = str(b[p:q35], 'utf-8')
-                                            p = q35
-                                        n36 = b[p] - 1
+                                            q39 = p + n38
+                                            if q39 > bl:
+                                                raise DecodeError('KeyValue.Key: length ' + str(n38) + ' past the end')
+                                            e37.key = str(b[p:q39], 'utf-8')
+                                            p = q39
+                                        n40 = b[p] - 1
                                         p += 1
-                                        if n36 > 126:
-                                            n36, p = _uvt(b, p, n36 + 1)
-                                            n36 -= 1
-                                        if n36 < 0:
+                                        if n40 > 126:
+                                            n40, p = _uvt(b, p, n40 + 1)
+                                            n40 -= 1
+                                        if n40 < 0:
                                             raise DecodeError('KeyValue.Value: null where not nullable')
                                         else:
-                                            q37 = p + n36
-                                            if q37 > bl:
-                                                raise DecodeError('KeyValue.Value: length ' + str(n36) + ' past the end')
-                                            e33.value = str(b[p:q37], 'utf-8')
-                                            p = q37
+                                            q41 = p + n40
+                                            if q41 > bl:
+                                                raise DecodeError('KeyValue.Value: length ' + str(n40) + ' past the end')
+                                            e37.value = str(b[p:q41], 'utf-8')
+                                            p = q41
                                         if b[p] == 0:  # no tagged fields, the common case
-                                            e33.unknown_tagged_fields = None
+                                            e37.unknown_tagged_fields = None
                                             p += 1
                                         else:
-                                            p = _t_StreamsGroupDescribeResponse_KeyValue_0(b, p, e33)
-                                        xs32.append(e33)
-                                    e28.topic_configs = xs32
+                                            p = _t_StreamsGroupDescribeResponse_KeyValue_0(b, p, e37)
+                                        xs36.append(e37)
+                                    e31.topic_configs = xs36
                                 if b[p] == 0:  # no tagged fields, the common case
-                                    e28.unknown_tagged_fields = None
+                                    e31.unknown_tagged_fields = None
                                     p += 1
                                 else:
-                                    p = _t_StreamsGroupDescribeResponse_TopicInfo_0(b, p, e28)
-                                xs27.append(e28)
-                            e13.state_changelog_topics = xs27
-                        n38 = b[p] - 1
+                                    p = _t_StreamsGroupDescribeResponse_TopicInfo_0(b, p, e31)
+                                xs30.append(e31)
+                            e16.state_changelog_topics = xs30
+                        n42 = b[p] - 1
                         p += 1
-                        if n38 > 126:
-                            n38, p = _uvt(b, p, n38 + 1)
-                            n38 -= 1
-                        if n38 < 0:
+                        if n42 > 126:
+                            n42, p = _uvt(b, p, n42 + 1)
+                            n42 -= 1
+                        if n42 < 0:
                             raise DecodeError('Subtopology.RepartitionSourceTopics: null where not nullable')
                         else:
-                            if n38 > bl - p:
-                                raise DecodeError('Subtopology.RepartitionSourceTopics: count ' + str(n38) + ' past the end')
-                            xs39 = []
-                            for _ in range(n38):
-                                e40 = _new(_StreamsGroupDescribeResponse_TopicInfo)
-                                n41 = b[p] - 1
+                            if n42 > bl - p:
+                                raise DecodeError('Subtopology.RepartitionSourceTopics: count ' + str(n42) + ' past the end')
+                            xs43 = []
+                            for _ in range(n42):
+                                e44 = _new(_StreamsGroupDescribeResponse_TopicInfo)
+                                n45 = b[p] - 1
                                 p += 1
-                                if n41 > 126:
-                                    n41, p = _uvt(b, p, n41 + 1)
-                                    n41 -= 1
-                                if n41 < 0:
+                                if n45 > 126:
+                                    n45, p = _uvt(b, p, n45 + 1)
+                                    n45 -= 1
+                                if n45 < 0:
                                     raise DecodeError('TopicInfo.Name: null where not nullable')
                                 else:
-                                    q42 = p + n41
-                                    if q42 > bl:
-                                        raise DecodeError('TopicInfo.Name: length ' + str(n41) + ' past the end')
-                                    e40.name = str(b[p:q42], 'utf-8')
-                                    p = q42
-                                e40.partitions, e40.replication_factor, = _S4.unpack_from(b, p)
-                                p += 6
-                                n43 = b[p] - 1
-                                p += 1
-                                if n43 > 126:
-                                    n43, p = _uvt(b, p, n43 + 1)
-                                    n43 -= 1
-                                if n43 < 0:
+                                    q46 = p + n45
+                                    if q46 > bl:
+                                        raise DecodeError('TopicInfo.Name: length ' + str(n45) + ' past the end')
+                                    e44.name = str(b[p:q46], 'utf-8')
+                                    p = q46
+                                e44.partitions, e44.replication_factor, h47, = _S4.unpack_from(b, p)
+                                p += 7
+                                n48 = h47 - 1
+                                if n48 > 126:
+                                    n48, p = _uvt(b, p, n48 + 1)
+                                    n48 -= 1
+                                if n48 < 0:
                                     raise DecodeError('TopicInfo.TopicConfigs: null where not nullable')
                                 else:
-                                    if n43 > bl - p:
-                                        raise DecodeError('TopicInfo.TopicConfigs: count ' + str(n43) + ' past the end')
-                                    xs44 = []
-                                    for _ in range(n43):
-                                        e45 = _new(_StreamsGroupDescribeResponse_KeyValue)
-                                        n46 = b[p] - 1
+                                    if n48 > bl - p:
+                                        raise DecodeError('TopicInfo.TopicConfigs: count ' + str(n48) + ' past the end')
+                                    xs49 = []
+                                    for _ in range(n48):
+                                        e50 = _new(_StreamsGroupDescribeResponse_KeyValue)
+                                        n51 = b[p] - 1
                                         p += 1
-                                        if n46 > 126:
-                                            n46, p = _uvt(b, p, n46 + 1)
-                                            n46 -= 1
-                                        if n46 < 0:
+                                        if n51 > 126:
+                                            n51, p = _uvt(b, p, n51 + 1)
+                                            n51 -= 1
+                                        if n51 < 0:
                                             raise DecodeError('KeyValue.Key: null where not nullable')
                                         else:
-                                            q47 = p + n46
-                                            if q47 > bl:
-                                                raise DecodeError('KeyValue.Key: length ' + str(n46) + ' past the end')
-                                            e45.key = str(b[p:q47], 'utf-8')
-                                            p = q47
-                                        n48 = b[p] - 1
+                                            q52 = p + n51
+                                            if q52 > bl:
+                                                raise DecodeError('KeyValue.Key: length ' + str(n51) + ' past the end')
+                                            e50.key = str(b[p:q52], 'utf-8')
+                                            p = q52
+                                        n53 = b[p] - 1
                                         p += 1
-                                        if n48 > 126:
-                                            n48, p = _uvt(b, p, n48 + 1)
-                                            n48 -= 1
-                                        if n48 < 0:
+                                        if n53 > 126:
+                                            n53, p = _uvt(b, p, n53 + 1)
+                                            n53 -= 1
+                                        if n53 < 0:
                                             raise DecodeError('KeyValue.Value: null where not nullable')
                                         else:
-                                            q49 = p + n48
-                                            if q49 > bl:
-                                                raise DecodeError('KeyValue.Value: length ' + str(n48) + ' past the end')
-                                            e45.value = str(b[p:q49], 'utf-8')
-                                            p = q49
+                                            q54 = p + n53
+                                            if q54 > bl:
+                                                raise DecodeError('KeyValue.Value: length ' + str(n53) + ' past the end')
+                                            e50.value = str(b[p:q54], 'utf-8')
+                                            p = q54
                                         if b[p] == 0:  # no tagged fields, the common case
-                                            e45.unknown_tagged_fields = None
+                                            e50.unknown_tagged_fields = None
                                             p += 1
                                         else:
-                                            p = _t_StreamsGroupDescribeResponse_KeyValue_0(b, p, e45)
-                                        xs44.append(e45)
-                                    e40.topic_configs = xs44
+                                            p = _t_StreamsGroupDescribeResponse_KeyValue_0(b, p, e50)
+                                        xs49.append(e50)
+                                    e44.topic_configs = xs49
                                 if b[p] == 0:  # no tagged fields, the common case
-                                    e40.unknown_tagged_fields = None
+                                    e44.unknown_tagged_fields = None
                                     p += 1
                                 else:
-                                    p = _t_StreamsGroupDescribeResponse_TopicInfo_0(b, p, e40)
-                                xs39.append(e40)
-                            e13.repartition_source_topics = xs39
+                                    p = _t_StreamsGroupDescribeResponse_TopicInfo_0(b, p, e44)
+                                xs43.append(e44)
+                            e16.repartition_source_topics = xs43
                         if b[p] == 0:  # no tagged fields, the common case
-                            e13.unknown_tagged_fields = None
+                            e16.unknown_tagged_fields = None
                             p += 1
                         else:
-                            p = _t_StreamsGroupDescribeResponse_Subtopology_0(b, p, e13)
-                        xs12.append(e13)
-                    s10.subtopologies = xs12
+                            p = _t_StreamsGroupDescribeResponse_Subtopology_0(b, p, e16)
+                        xs15.append(e16)
+                    s12.subtopologies = xs15
                 if b[p] == 0:  # no tagged fields, the common case
-                    s10.unknown_tagged_fields = None
+                    s12.unknown_tagged_fields = None
                     p += 1
                 else:
-                    p = _t_StreamsGroupDescribeResponse_Topology_0(b, p, s10)
-                e3.topology = s10
-            n50 = b[p] - 1
+                    p = _t_StreamsGroupDescribeResponse_Topology_0(b, p, s12)
+                e4.topology = s12
+            n55 = b[p] - 1
             p += 1
-            if n50 > 126:
-                n50, p = _uvt(b, p, n50 + 1)
-                n50 -= 1
-            if n50 < 0:
+            if n55 > 126:
+                n55, p = _uvt(b, p, n55 + 1)
+                n55 -= 1
+            if n55 < 0:
                 raise DecodeError('DescribedGroup.Members: null where not nullable')
             else:
-                if n50 > bl - p:
-                    raise DecodeError('DescribedGroup.Members: count ' + str(n50) + ' past the end')
-                xs51 = []
-                for _ in range(n50):
-                    e52 = _new(_StreamsGroupDescribeResponse_Member)
-                    n53 = b[p] - 1
+                if n55 > bl - p:
+                    raise DecodeError('DescribedGroup.Members: count ' + str(n55) + ' past the end')
+                xs56 = []
+                for _ in range(n55):
+                    e57 = _new(_StreamsGroupDescribeResponse_Member)
+                    n58 = b[p] - 1
                     p += 1
-                    if n53 > 126:
-                        n53, p = _uvt(b, p, n53 + 1)
-                        n53 -= 1
-                    if n53 < 0:
+                    if n58 > 126:
+                        n58, p = _uvt(b, p, n58 + 1)
+                        n58 -= 1
+                    if n58 < 0:
                         raise DecodeError('Member.MemberId: null where not nullable')
                     else:
-                        q54 = p + n53
-                        if q54 > bl:
-                            raise DecodeError('Member.MemberId: length ' + str(n53) + ' past the end')
-                        e52.member_id = str(b[p:q54], 'utf-8')
-                        p = q54
-                    e52.member_epoch, = _S1.unpack_from(b, p)
-                    p += 4
-                    n55 = b[p] - 1
-                    p += 1
-                    if n55 > 126:
-                        n55, p = _uvt(b, p, n55 + 1)
-                        n55 -= 1
-                    if n55 < 0:
-                        e52.instance_id = None
-                    else:
-                        q56 = p + n55
-                        if q56 > bl:
-                            raise DecodeError('Member.InstanceId: length ' + str(n55) + ' past the end')
-                        e52.instance_id = str(b[p:q56], 'utf-8')
-                        p = q56
-                    n57 = b[p] - 1
-                    p += 1
-                    if n57 > 126:
-                        n57, p = _uvt(b, p, n57 + 1)
-                        n57 -= 1
-                    if n57 < 0:
-                        e52.rack_id = None
-                    else:
-                        q58 = p + n57
-                        if q58 > bl:
-                            raise DecodeError('Member.RackId: length ' + str(n57) + ' past the end')
-                        e52.rack_id = str(b[p:q58], 'utf-8')
-                        p = q58
-                    n59 = b[p] - 1
-                    p += 1
-                    if n59 > 126:
-                        n59, p = _uvt(b, p, n59 + 1)
-                        n59 -= 1
-                    if n59 < 0:
-                        raise DecodeError('Member.ClientId: null where not nullable')
-                    else:
-                        q60 = p + n59
-                        if q60 > bl:
-                            raise DecodeError('Member.ClientId: length ' + str(n59) + ' past the end')
-                        e52.client_id = str(b[p:q60], 'utf-8')
-                        p = q60
-                    n61 = b[p] - 1
-                    p += 1
+                        q59 = p + n58
+                        if q59 > bl:
+                            raise DecodeError('Member.MemberId: length ' + str(n58) + ' past the end')
+                        e57.member_id = str(b[p:q59], 'utf-8')
+                        p = q59
+                    e57.member_epoch, h60, = _S1.unpack_from(b, p)
+                    p += 5
+                    n61 = h60 - 1
                     if n61 > 126:
                         n61, p = _uvt(b, p, n61 + 1)
                         n61 -= 1
                     if n61 < 0:
-                        raise DecodeError('Member.ClientHost: null where not nullable')
+                        e57.instance_id = None
                     else:
                         q62 = p + n61
                         if q62 > bl:
-                            raise DecodeError('Member.ClientHost: length ' + str(n61) + ' past the end')
-                        e52.client_host = str(b[p:q62], 'utf-8')
+                            raise DecodeError('Member.InstanceId: length ' + str(n61) + ' past the end')
+                        e57.instance_id = str(b[p:q62], 'utf-8')
                         p = q62
-                    e52.topology_epoch, = _S1.unpack_from(b, p)
-                    p += 4
                     n63 = b[p] - 1
                     p += 1
                     if n63 > 126:
                         n63, p = _uvt(b, p, n63 + 1)
                         n63 -= 1
                     if n63 < 0:
-                        raise DecodeError('Member.ProcessId: null where not nullable')
+                        e57.rack_id = None
                     else:
                         q64 = p + n63
                         if q64 > bl:
-                            raise DecodeError('Member.ProcessId: length ' + str(n63) + ' past the end')
-                        e52.process_id = str(b[p:q64], 'utf-8')
+                            raise DecodeError('Member.RackId: length ' + str(n63) + ' past the end')
+                        e57.rack_id = str(b[p:q64], 'utf-8')
                         p = q64
+                    n65 = b[p] - 1
+                    p += 1
+                    if n65 > 126:
+                        n65, p = _uvt(b, p, n65 + 1)
+                        n65 -= 1
+                    if n65 < 0:
+                        raise DecodeError('Member.ClientId: null where not nullable')
+                    else:
+                        q66 = p + n65
+                        if q66 > bl:
+                            raise DecodeError('Member.ClientId: length ' + str(n65) + ' past the end')
+                        e57.client_id = str(b[p:q66], 'utf-8')
+                        p = q66
+                    n67 = b[p] - 1
+                    p += 1
+                    if n67 > 126:
+                        n67, p = _uvt(b, p, n67 + 1)
+                        n67 -= 1
+                    if n67 < 0:
+                        raise DecodeError('Member.ClientHost: null where not nullable')
+                    else:
+                        q68 = p + n67
+                        if q68 > bl:
+                            raise DecodeError('Member.ClientHost: length ' + str(n67) + ' past the end')
+                        e57.client_host = str(b[p:q68], 'utf-8')
+                        p = q68
+                    e57.topology_epoch, h69, = _S1.unpack_from(b, p)
+                    p += 5
+                    n70 = h69 - 1
+                    if n70 > 126:
+                        n70, p = _uvt(b, p, n70 + 1)
+                        n70 -= 1
+                    if n70 < 0:
+                        raise DecodeError('Member.ProcessId: null where not nullable')
+                    else:
+                        q71 = p + n70
+                        if q71 > bl:
+                            raise DecodeError('Member.ProcessId: length ' + str(n70) + ' past the end')
+                        e57.process_id = str(b[p:q71], 'utf-8')
+                        p = q71
                     if b[p] > 127:
-                        e52.user_endpoint = None
+                        e57.user_endpoint = None
                         p += 1
                     else:
                         p += 1
-                        s65 = _new(_StreamsGroupDescribeResponse_Endpoint)
-                        n66 = b[p] - 1
+                        s72 = _new(_StreamsGroupDescribeResponse_Endpoint)
+                        n73 = b[p] - 1
                         p += 1
-                        if n66 > 126:
-                            n66, p = _uvt(b, p, n66 + 1)
-                            n66 -= 1
-                        if n66 < 0:
+                        if n73 > 126:
+                            n73, p = _uvt(b, p, n73 + 1)
+                            n73 -= 1
+                        if n73 < 0:
                             raise DecodeError('Endpoint.Host: null where not nullable')
                         else:
-                            q67 = p + n66
-                            if q67 > bl:
-                                raise DecodeError('Endpoint.Host: length ' + str(n66) + ' past the end')
-                            s65.host = str(b[p:q67], 'utf-8')
-                            p = q67
-                        s65.port, = _S5.unpack_from(b, p)
+                            q74 = p + n73
+                            if q74 > bl:
+                                raise DecodeError('Endpoint.Host: length ' + str(n73) + ' past the end')
+                            s72.host = str(b[p:q74], 'utf-8')
+                            p = q74
+                        s72.port, = _S5.unpack_from(b, p)
                         p += 2
                         if b[p] == 0:  # no tagged fields, the common case
-                            s65.unknown_tagged_fields = None
+                            s72.unknown_tagged_fields = None
                             p += 1
                         else:
-                            p = _t_StreamsGroupDescribeResponse_Endpoint_0(b, p, s65)
-                        e52.user_endpoint = s65
-                    n68 = b[p] - 1
-                    p += 1
-                    if n68 > 126:
-                        n68, p = _uvt(b, p, n68 + 1)
-                        n68 -= 1
-                    if n68 < 0:
-                        raise DecodeError('Member.ClientTags: null where not nullable')
-                    else:
-                        if n68 > bl - p:
-                            raise DecodeError('Member.ClientTags: count ' + str(n68) + ' past the end')
-                        xs69 = []
-                        for _ in range(n68):
-                            e70 = _new(_StreamsGroupDescribeResponse_KeyValue)
-                            n71 = b[p] - 1
-                            p += 1
-                            if n71 > 126:
-                                n71, p = _uvt(b, p, n71 + 1)
-                                n71 -= 1
-                            if n71 < 0:
-                                raise DecodeError('KeyValue.Key: null where not nullable')
-                            else:
-                                q72 = p + n71
-                                if q72 > bl:
-                                    raise DecodeError('KeyValue.Key: length ' + str(n71) + ' past the end')
-                                e70.key = str(b[p:q72], 'utf-8')
-                                p = q72
-                            n73 = b[p] - 1
-                            p += 1
-                            if n73 > 126:
-                                n73, p = _uvt(b, p, n73 + 1)
-                                n73 -= 1
-                            if n73 < 0:
-                                raise DecodeError('KeyValue.Value: null where not nullable')
-                            else:
-                                q74 = p + n73
-                                if q74 > bl:
-                                    raise DecodeError('KeyValue.Value: length ' + str(n73) + ' past the end')
-                                e70.value = str(b[p:q74], 'utf-8')
-                                p = q74
-                            if b[p] == 0:  # no tagged fields, the common case
-                                e70.unknown_tagged_fields = None
-                                p += 1
-                            else:
-                                p = _t_StreamsGroupDescribeResponse_KeyValue_0(b, p, e70)
-                            xs69.append(e70)
-                        e52.client_tags = xs69
+                            p = _t_StreamsGroupDescribeResponse_Endpoint_0(b, p, s72)
+                        e57.user_endpoint = s72
                     n75 = b[p] - 1
                     p += 1
                     if n75 > 126:
                         n75, p = _uvt(b, p, n75 + 1)
                         n75 -= 1
                     if n75 < 0:
-                        raise DecodeError('Member.TaskOffsets: null where not nullable')
+                        raise DecodeError('Member.ClientTags: null where not nullable')
                     else:
                         if n75 > bl - p:
-                            raise DecodeError('Member.TaskOffsets: count ' + str(n75) + ' past the end')
+                            raise DecodeError('Member.ClientTags: count ' + str(n75) + ' past the end')
                         xs76 = []
                         for _ in range(n75):
-                            e77 = _new(_StreamsGroupDescribeResponse_TaskOffset)
+                            e77 = _new(_StreamsGroupDescribeResponse_KeyValue)
                             n78 = b[p] - 1
                             p += 1
                             if n78 > 126:
                                 n78, p = _uvt(b, p, n78 + 1)
                                 n78 -= 1
                             if n78 < 0:
-                                raise DecodeError('TaskOffset.SubtopologyId: null where not nullable')
+                                raise DecodeError('KeyValue.Key: null where not nullable')
                             else:
                                 q79 = p + n78
                                 if q79 > bl:
-                                    raise DecodeError('TaskOffset.SubtopologyId: length ' + str(n78) + ' past the end')
-                                e77.subtopology_id = str(b[p:q79], 'utf-8')
+                                    raise DecodeError('KeyValue.Key: length ' + str(n78) + ' past the end')
+                                e77.key = str(b[p:q79], 'utf-8')
                                 p = q79
-                            e77.partition, e77.offset, = _S6.unpack_from(b, p)
-                            p += 12
+                            n80 = b[p] - 1
+                            p += 1
+                            if n80 > 126:
+                                n80, p = _uvt(b, p, n80 + 1)
+                                n80 -= 1
+                            if n80 < 0:
+                                raise DecodeError('KeyValue.Value: null where not nullable')
+                            else:
+                                q81 = p + n80
+                                if q81 > bl:
+                                    raise DecodeError('KeyValue.Value: length ' + str(n80) + ' past the end')
+                                e77.value = str(b[p:q81], 'utf-8')
+                                p = q81
                             if b[p] == 0:  # no tagged fields, the common case
                                 e77.unknown_tagged_fields = None
                                 p += 1
                             else:
-                                p = _t_StreamsGroupDescribeResponse_TaskOffset_0(b, p, e77)
+                                p = _t_StreamsGroupDescribeResponse_KeyValue_0(b, p, e77)
                             xs76.append(e77)
-                        e52.task_offsets = xs76
-                    n80 = b[p] - 1
+                        e57.client_tags = xs76
+                    n82 = b[p] - 1
                     p += 1
-                    if n80 > 126:
-                        n80, p = _uvt(b, p, n80 + 1)
-                        n80 -= 1
-                    if n80 < 0:
-                        raise DecodeError('Member.TaskEndOffsets: null where not nullable')
+                    if n82 > 126:
+                        n82, p = _uvt(b, p, n82 + 1)
+                        n82 -= 1
+                    if n82 < 0:
+                        raise DecodeError('Member.TaskOffsets: null where not nullable')
                     else:
-                        if n80 > bl - p:
-                            raise DecodeError('Member.TaskEndOffsets: count ' + str(n80) + ' past the end')
-                        xs81 = []
-                        for _ in range(n80):
-                            e82 = _new(_StreamsGroupDescribeResponse_TaskOffset)
-                            n83 = b[p] - 1
+                        if n82 > bl - p:
+                            raise DecodeError('Member.TaskOffsets: count ' + str(n82) + ' past the end')
+                        xs83 = []
+                        for _ in range(n82):
+                            e84 = _new(_StreamsGroupDescribeResponse_TaskOffset)
+                            n85 = b[p] - 1
                             p += 1
-                            if n83 > 126:
-                                n83, p = _uvt(b, p, n83 + 1)
-                                n83 -= 1
-                            if n83 < 0:
+                            if n85 > 126:
+                                n85, p = _uvt(b, p, n85 + 1)
+                                n85 -= 1
+                            if n85 < 0:
                                 raise DecodeError('TaskOffset.SubtopologyId: null where not nullable')
                             else:
-                                q84 = p + n83
-                                if q84 > bl:
-                                    raise DecodeError('TaskOffset.SubtopologyId: length ' + str(n83) + ' past the end')
-                                e82.subtopology_id = str(b[p:q84], 'utf-8')
-                                p = q84
-                            e82.partition, e82.offset, = _S6.unpack_from(b, p)
+                                q86 = p + n85
+                                if q86 > bl:
+                                    raise DecodeError('TaskOffset.SubtopologyId: length ' + str(n85) + ' past the end')
+                                e84.subtopology_id = str(b[p:q86], 'utf-8')
+                                p = q86
+                            e84.partition, e84.offset, = _S6.unpack_from(b, p)
                             p += 12
                             if b[p] == 0:  # no tagged fields, the common case
-                                e82.unknown_tagged_fields = None
+                                e84.unknown_tagged_fields = None
                                 p += 1
                             else:
-                                p = _t_StreamsGroupDescribeResponse_TaskOffset_0(b, p, e82)
-                            xs81.append(e82)
-                        e52.task_end_offsets = xs81
-                    s85 = _new(_StreamsGroupDescribeResponse_Assignment)
-                    n86 = b[p] - 1
+                                p = _t_StreamsGroupDescribeResponse_TaskOffset_0(b, p, e84)
+                            xs83.append(e84)
+                        e57.task_offsets = xs83
+                    n87 = b[p] - 1
                     p += 1
-                    if n86 > 126:
-                        n86, p = _uvt(b, p, n86 + 1)
-                        n86 -= 1
-                    if n86 < 0:
+                    if n87 > 126:
+                        n87, p = _uvt(b, p, n87 + 1)
+                        n87 -= 1
+                    if n87 < 0:
+                        raise DecodeError('Member.TaskEndOffsets: null where not nullable')
+                    else:
+                        if n87 > bl - p:
+                            raise DecodeError('Member.TaskEndOffsets: count ' + str(n87) + ' past the end')
+                        xs88 = []
+                        for _ in range(n87):
+                            e89 = _new(_StreamsGroupDescribeResponse_TaskOffset)
+                            n90 = b[p] - 1
+                            p += 1
+                            if n90 > 126:
+                                n90, p = _uvt(b, p, n90 + 1)
+                                n90 -= 1
+                            if n90 < 0:
+                                raise DecodeError('TaskOffset.SubtopologyId: null where not nullable')
+                            else:
+                                q91 = p + n90
+                                if q91 > bl:
+                                    raise DecodeError('TaskOffset.SubtopologyId: length ' + str(n90) + ' past the end')
+                                e89.subtopology_id = str(b[p:q91], 'utf-8')
+                                p = q91
+                            e89.partition, e89.offset, = _S6.unpack_from(b, p)
+                            p += 12
+                            if b[p] == 0:  # no tagged fields, the common case
+                                e89.unknown_tagged_fields = None
+                                p += 1
+                            else:
+                                p = _t_StreamsGroupDescribeResponse_TaskOffset_0(b, p, e89)
+                            xs88.append(e89)
+                        e57.task_end_offsets = xs88
+                    s92 = _new(_StreamsGroupDescribeResponse_Assignment)
+                    n93 = b[p] - 1
+                    p += 1
+                    if n93 > 126:
+                        n93, p = _uvt(b, p, n93 + 1)
+                        n93 -= 1
+                    if n93 < 0:
                         raise DecodeError('Assignment.ActiveTasks: null where not nullable')
                     else:
-                        if n86 > bl - p:
-                            raise DecodeError('Assignment.ActiveTasks: count ' + str(n86) + ' past the end')
-                        xs87 = []
-                        for _ in range(n86):
-                            e88 = _new(_StreamsGroupDescribeResponse_TaskIds)
-                            n89 = b[p] - 1
+                        if n93 > bl - p:
+                            raise DecodeError('Assignment.ActiveTasks: count ' + str(n93) + ' past the end')
+                        xs94 = []
+                        for _ in range(n93):
+                            e95 = _new(_StreamsGroupDescribeResponse_TaskIds)
+                            n96 = b[p] - 1
                             p += 1
-                            if n89 > 126:
-                                n89, p = _uvt(b, p, n89 + 1)
-                                n89 -= 1
-                            if n89 < 0:
+                            if n96 > 126:
+                                n96, p = _uvt(b, p, n96 + 1)
+                                n96 -= 1
+                            if n96 < 0:
                                 raise DecodeError('TaskIds.SubtopologyId: null where not nullable')
                             else:
-                                q90 = p + n89
-                                if q90 > bl:
-                                    raise DecodeError('TaskIds.SubtopologyId: length ' + str(n89) + ' past the end')
-                                e88.subtopology_id = str(b[p:q90], 'utf-8')
-                                p = q90
-                            n91 = b[p] - 1
+                                q97 = p + n96
+                                if q97 > bl:
+                                    raise DecodeError('TaskIds.SubtopologyId: length ' + str(n96) + ' past the end')
+                                e95.subtopology_id = str(b[p:q97], 'utf-8')
+                                p = q97
+                            n98 = b[p] - 1
                             p += 1
-                            if n91 > 126:
-                                n91, p = _uvt(b, p, n91 + 1)
-                                n91 -= 1
-                            if n91 < 0:
+                            if n98 > 126:
+                                n98, p = _uvt(b, p, n98 + 1)
+                                n98 -= 1
+                            if n98 < 0:
                                 raise DecodeError('TaskIds.Partitions: null where not nullable')
-                            elif n91 < 64:
-                                e88.partitions = list(_ARRAY_i[n91].unpack_from(b, p))
-                                p += 4 * n91
+                            elif n98 < 64:
+                                e95.partitions = list(_ARRAY_i[n98].unpack_from(b, p))
+                                p += 4 * n98
                             else:
-                                if n91 > bl - p:
-                                    raise DecodeError('TaskIds.Partitions: count ' + str(n91) + ' past the end')
-                                e88.partitions = list(_struct.Struct('>' + str(n91) + 'i').unpack_from(b, p))
-                                p += 4 * n91
+                                if n98 > bl - p:
+                                    raise DecodeError('TaskIds.Partitions: count ' + str(n98) + ' past the end')
+                                e95.partitions = list(_struct.Struct('>' + str(n98) + 'i').unpack_from(b, p))
+                                p += 4 * n98
                             if b[p] == 0:  # no tagged fields, the common case
-                                e88.unknown_tagged_fields = None
+                                e95.unknown_tagged_fields = None
                                 p += 1
                             else:
-                                p = _t_StreamsGroupDescribeResponse_TaskIds_0(b, p, e88)
-                            xs87.append(e88)
-                        s85.active_tasks = xs87
-                    n92 = b[p] - 1
+                                p = _t_StreamsGroupDescribeResponse_TaskIds_0(b, p, e95)
+                            xs94.append(e95)
+                        s92.active_tasks = xs94
+                    n99 = b[p] - 1
                     p += 1
-                    if n92 > 126:
-                        n92, p = _uvt(b, p, n92 + 1)
-                        n92 -= 1
-                    if n92 < 0:
+                    if n99 > 126:
+                        n99, p = _uvt(b, p, n99 + 1)
+                        n99 -= 1
+                    if n99 < 0:
                         raise DecodeError('Assignment.StandbyTasks: null where not nullable')
                     else:
-                        if n92 > bl - p:
-                            raise DecodeError('Assignment.StandbyTasks: count ' + str(n92) + ' past the end')
-                        xs93 = []
-                        for _ in range(n92):
-                            e94 = _new(_StreamsGroupDescribeResponse_TaskIds)
-                            n95 = b[p] - 1
+                        if n99 > bl - p:
+                            raise DecodeError('Assignment.StandbyTasks: count ' + str(n99) + ' past the end')
+                        xs100 = []
+                        for _ in range(n99):
+                            e101 = _new(_StreamsGroupDescribeResponse_TaskIds)
+                            n102 = b[p] - 1
                             p += 1
-                            if n95 > 126:
-                                n95, p = _uvt(b, p, n95 + 1)
-                                n95 -= 1
-                            if n95 < 0:
+                            if n102 > 126:
+                                n102, p = _uvt(b, p, n102 + 1)
+                                n102 -= 1
+                            if n102 < 0:
                                 raise DecodeError('TaskIds.SubtopologyId: null where not nullable')
                             else:
-                                q96 = p + n95
-                                if q96 > bl:
-                                    raise DecodeError('TaskIds.SubtopologyId: length ' + str(n95) + ' past the end')
-                                e94.subtopology_id = str(b[p:q96], 'utf-8')
-                                p = q96
-                            n97 = b[p] - 1
+                                q103 = p + n102
+                                if q103 > bl:
+                                    raise DecodeError('TaskIds.SubtopologyId: length ' + str(n102) + ' past the end')
+                                e101.subtopology_id = str(b[p:q103], 'utf-8')
+                                p = q103
+                            n104 = b[p] - 1
                             p += 1
-                            if n97 > 126:
-                                n97, p = _uvt(b, p, n97 + 1)
-                                n97 -= 1
-                            if n97 < 0:
+                            if n104 > 126:
+                                n104, p = _uvt(b, p, n104 + 1)
+                                n104 -= 1
+                            if n104 < 0:
                                 raise DecodeError('TaskIds.Partitions: null where not nullable')
-                            elif n97 < 64:
-                                e94.partitions = list(_ARRAY_i[n97].unpack_from(b, p))
-                                p += 4 * n97
+                            elif n104 < 64:
+                                e101.partitions = list(_ARRAY_i[n104].unpack_from(b, p))
+                                p += 4 * n104
                             else:
-                                if n97 > bl - p:
-                                    raise DecodeError('TaskIds.Partitions: count ' + str(n97) + ' past the end')
-                                e94.partitions = list(_struct.Struct('>' + str(n97) + 'i').unpack_from(b, p))
-                                p += 4 * n97
+                                if n104 > bl - p:
+                                    raise DecodeError('TaskIds.Partitions: count ' + str(n104) + ' past the end')
+                                e101.partitions = list(_struct.Struct('>' + str(n104) + 'i').unpack_from(b, p))
+                                p += 4 * n104
                             if b[p] == 0:  # no tagged fields, the common case
-                                e94.unknown_tagged_fields = None
+                                e101.unknown_tagged_fields = None
                                 p += 1
                             else:
-                                p = _t_StreamsGroupDescribeResponse_TaskIds_0(b, p, e94)
-                            xs93.append(e94)
-                        s85.standby_tasks = xs93
-                    n98 = b[p] - 1
-                    p += 1
-                    if n98 > 126:
-                        n98, p = _uvt(b, p, n98 + 1)
-                        n98 -= 1
-                    if n98 < 0:
-                        raise DecodeError('Assignment.WarmupTasks: null where not nullable')
-                    else:
-                        if n98 > bl - p:
-                            raise DecodeError('Assignment.WarmupTasks: count ' + str(n98) + ' past the end')
-                        xs99 = []
-                        for _ in range(n98):
-                            e100 = _new(_StreamsGroupDescribeResponse_TaskIds)
-                            n101 = b[p] - 1
-                            p += 1
-                            if n101 > 126:
-                                n101, p = _uvt(b, p, n101 + 1)
-                                n101 -= 1
-                            if n101 < 0:
-                                raise DecodeError('TaskIds.SubtopologyId: null where not nullable')
-                            else:
-                                q102 = p + n101
-                                if q102 > bl:
-                                    raise DecodeError('TaskIds.SubtopologyId: length ' + str(n101) + ' past the end')
-                                e100.subtopology_id = str(b[p:q102], 'utf-8')
-                                p = q102
-                            n103 = b[p] - 1
-                            p += 1
-                            if n103 > 126:
-                                n103, p = _uvt(b, p, n103 + 1)
-                                n103 -= 1
-                            if n103 < 0:
-                                raise DecodeError('TaskIds.Partitions: null where not nullable')
-                            elif n103 < 64:
-                                e100.partitions = list(_ARRAY_i[n103].unpack_from(b, p))
-                                p += 4 * n103
-                            else:
-                                if n103 > bl - p:
-                                    raise DecodeError('TaskIds.Partitions: count ' + str(n103) + ' past the end')
-                                e100.partitions = list(_struct.Struct('>' + str(n103) + 'i').unpack_from(b, p))
-                                p += 4 * n103
-                            if b[p] == 0:  # no tagged fields, the common case
-                                e100.unknown_tagged_fields = None
-                                p += 1
-                            else:
-                                p = _t_StreamsGroupDescribeResponse_TaskIds_0(b, p, e100)
-                            xs99.append(e100)
-                        s85.warmup_tasks = xs99
-                    if b[p] == 0:  # no tagged fields, the common case
-                        s85.unknown_tagged_fields = None
-                        p += 1
-                    else:
-                        p = _t_StreamsGroupDescribeResponse_Assignment_0(b, p, s85)
-                    e52.assignment = s85
-                    s104 = _new(_StreamsGroupDescribeResponse_Assignment)
+                                p = _t_StreamsGroupDescribeResponse_TaskIds_0(b, p, e101)
+                            xs100.append(e101)
+                        s92.standby_tasks = xs100
                     n105 = b[p] - 1
                     p += 1
                     if n105 > 126:
                         n105, p = _uvt(b, p, n105 + 1)
                         n105 -= 1
                     if n105 < 0:
-                        raise DecodeError('Assignment.ActiveTasks: null where not nullable')
+                        raise DecodeError('Assignment.WarmupTasks: null where not nullable')
                     else:
                         if n105 > bl - p:
-                            raise DecodeError('Assignment.ActiveTasks: count ' + str(n105) + ' past the end')
+                            raise DecodeError('Assignment.WarmupTasks: count ' + str(n105) + ' past the end')
                         xs106 = []
                         for _ in range(n105):
                             e107 = _new(_StreamsGroupDescribeResponse_TaskIds)
@@ -1307,127 +1248,182 @@ def _r_StreamsGroupDescribeResponse_0(b, p):
                             else:
                                 p = _t_StreamsGroupDescribeResponse_TaskIds_0(b, p, e107)
                             xs106.append(e107)
-                        s104.active_tasks = xs106
-                    n111 = b[p] - 1
+                        s92.warmup_tasks = xs106
+                    if b[p] == 0:  # no tagged fields, the common case
+                        s92.unknown_tagged_fields = None
+                        p += 1
+                    else:
+                        p = _t_StreamsGroupDescribeResponse_Assignment_0(b, p, s92)
+                    e57.assignment = s92
+                    s111 = _new(_StreamsGroupDescribeResponse_Assignment)
+                    n112 = b[p] - 1
                     p += 1
-                    if n111 > 126:
-                        n111, p = _uvt(b, p, n111 + 1)
-                        n111 -= 1
-                    if n111 < 0:
+                    if n112 > 126:
+                        n112, p = _uvt(b, p, n112 + 1)
+                        n112 -= 1
+                    if n112 < 0:
+                        raise DecodeError('Assignment.ActiveTasks: null where not nullable')
+                    else:
+                        if n112 > bl - p:
+                            raise DecodeError('Assignment.ActiveTasks: count ' + str(n112) + ' past the end')
+                        xs113 = []
+                        for _ in range(n112):
+                            e114 = _new(_StreamsGroupDescribeResponse_TaskIds)
+                            n115 = b[p] - 1
+                            p += 1
+                            if n115 > 126:
+                                n115, p = _uvt(b, p, n115 + 1)
+                                n115 -= 1
+                            if n115 < 0:
+                                raise DecodeError('TaskIds.SubtopologyId: null where not nullable')
+                            else:
+                                q116 = p + n115
+                                if q116 > bl:
+                                    raise DecodeError('TaskIds.SubtopologyId: length ' + str(n115) + ' past the end')
+                                e114.subtopology_id = str(b[p:q116], 'utf-8')
+                                p = q116
+                            n117 = b[p] - 1
+                            p += 1
+                            if n117 > 126:
+                                n117, p = _uvt(b, p, n117 + 1)
+                                n117 -= 1
+                            if n117 < 0:
+                                raise DecodeError('TaskIds.Partitions: null where not nullable')
+                            elif n117 < 64:
+                                e114.partitions = list(_ARRAY_i[n117].unpack_from(b, p))
+                                p += 4 * n117
+                            else:
+                                if n117 > bl - p:
+                                    raise DecodeError('TaskIds.Partitions: count ' + str(n117) + ' past the end')
+                                e114.partitions = list(_struct.Struct('>' + str(n117) + 'i').unpack_from(b, p))
+                                p += 4 * n117
+                            if b[p] == 0:  # no tagged fields, the common case
+                                e114.unknown_tagged_fields = None
+                                p += 1
+                            else:
+                                p = _t_StreamsGroupDescribeResponse_TaskIds_0(b, p, e114)
+                            xs113.append(e114)
+                        s111.active_tasks = xs113
+                    n118 = b[p] - 1
+                    p += 1
+                    if n118 > 126:
+                        n118, p = _uvt(b, p, n118 + 1)
+                        n118 -= 1
+                    if n118 < 0:
                         raise DecodeError('Assignment.StandbyTasks: null where not nullable')
                     else:
-                        if n111 > bl - p:
-                            raise DecodeError('Assignment.StandbyTasks: count ' + str(n111) + ' past the end')
-                        xs112 = []
-                        for _ in range(n111):
-                            e113 = _new(_StreamsGroupDescribeResponse_TaskIds)
-                            n114 = b[p] - 1
+                        if n118 > bl - p:
+                            raise DecodeError('Assignment.StandbyTasks: count ' + str(n118) + ' past the end')
+                        xs119 = []
+                        for _ in range(n118):
+                            e120 = _new(_StreamsGroupDescribeResponse_TaskIds)
+                            n121 = b[p] - 1
                             p += 1
-                            if n114 > 126:
-                                n114, p = _uvt(b, p, n114 + 1)
-                                n114 -= 1
-                            if n114 < 0:
+                            if n121 > 126:
+                                n121, p = _uvt(b, p, n121 + 1)
+                                n121 -= 1
+                            if n121 < 0:
                                 raise DecodeError('TaskIds.SubtopologyId: null where not nullable')
                             else:
-                                q115 = p + n114
-                                if q115 > bl:
-                                    raise DecodeError('TaskIds.SubtopologyId: length ' + str(n114) + ' past the end')
-                                e113.subtopology_id = str(b[p:q115], 'utf-8')
-                                p = q115
-                            n116 = b[p] - 1
+                                q122 = p + n121
+                                if q122 > bl:
+                                    raise DecodeError('TaskIds.SubtopologyId: length ' + str(n121) + ' past the end')
+                                e120.subtopology_id = str(b[p:q122], 'utf-8')
+                                p = q122
+                            n123 = b[p] - 1
                             p += 1
-                            if n116 > 126:
-                                n116, p = _uvt(b, p, n116 + 1)
-                                n116 -= 1
-                            if n116 < 0:
+                            if n123 > 126:
+                                n123, p = _uvt(b, p, n123 + 1)
+                                n123 -= 1
+                            if n123 < 0:
                                 raise DecodeError('TaskIds.Partitions: null where not nullable')
-                            elif n116 < 64:
-                                e113.partitions = list(_ARRAY_i[n116].unpack_from(b, p))
-                                p += 4 * n116
+                            elif n123 < 64:
+                                e120.partitions = list(_ARRAY_i[n123].unpack_from(b, p))
+                                p += 4 * n123
                             else:
-                                if n116 > bl - p:
-                                    raise DecodeError('TaskIds.Partitions: count ' + str(n116) + ' past the end')
-                                e113.partitions = list(_struct.Struct('>' + str(n116) + 'i').unpack_from(b, p))
-                                p += 4 * n116
+                                if n123 > bl - p:
+                                    raise DecodeError('TaskIds.Partitions: count ' + str(n123) + ' past the end')
+                                e120.partitions = list(_struct.Struct('>' + str(n123) + 'i').unpack_from(b, p))
+                                p += 4 * n123
                             if b[p] == 0:  # no tagged fields, the common case
-                                e113.unknown_tagged_fields = None
+                                e120.unknown_tagged_fields = None
                                 p += 1
                             else:
-                                p = _t_StreamsGroupDescribeResponse_TaskIds_0(b, p, e113)
-                            xs112.append(e113)
-                        s104.standby_tasks = xs112
-                    n117 = b[p] - 1
+                                p = _t_StreamsGroupDescribeResponse_TaskIds_0(b, p, e120)
+                            xs119.append(e120)
+                        s111.standby_tasks = xs119
+                    n124 = b[p] - 1
                     p += 1
-                    if n117 > 126:
-                        n117, p = _uvt(b, p, n117 + 1)
-                        n117 -= 1
-                    if n117 < 0:
+                    if n124 > 126:
+                        n124, p = _uvt(b, p, n124 + 1)
+                        n124 -= 1
+                    if n124 < 0:
                         raise DecodeError('Assignment.WarmupTasks: null where not nullable')
                     else:
-                        if n117 > bl - p:
-                            raise DecodeError('Assignment.WarmupTasks: count ' + str(n117) + ' past the end')
-                        xs118 = []
-                        for _ in range(n117):
-                            e119 = _new(_StreamsGroupDescribeResponse_TaskIds)
-                            n120 = b[p] - 1
+                        if n124 > bl - p:
+                            raise DecodeError('Assignment.WarmupTasks: count ' + str(n124) + ' past the end')
+                        xs125 = []
+                        for _ in range(n124):
+                            e126 = _new(_StreamsGroupDescribeResponse_TaskIds)
+                            n127 = b[p] - 1
                             p += 1
-                            if n120 > 126:
-                                n120, p = _uvt(b, p, n120 + 1)
-                                n120 -= 1
-                            if n120 < 0:
+                            if n127 > 126:
+                                n127, p = _uvt(b, p, n127 + 1)
+                                n127 -= 1
+                            if n127 < 0:
                                 raise DecodeError('TaskIds.SubtopologyId: null where not nullable')
                             else:
-                                q121 = p + n120
-                                if q121 > bl:
-                                    raise DecodeError('TaskIds.SubtopologyId: length ' + str(n120) + ' past the end')
-                                e119.subtopology_id = str(b[p:q121], 'utf-8')
-                                p = q121
-                            n122 = b[p] - 1
+                                q128 = p + n127
+                                if q128 > bl:
+                                    raise DecodeError('TaskIds.SubtopologyId: length ' + str(n127) + ' past the end')
+                                e126.subtopology_id = str(b[p:q128], 'utf-8')
+                                p = q128
+                            n129 = b[p] - 1
                             p += 1
-                            if n122 > 126:
-                                n122, p = _uvt(b, p, n122 + 1)
-                                n122 -= 1
-                            if n122 < 0:
+                            if n129 > 126:
+                                n129, p = _uvt(b, p, n129 + 1)
+                                n129 -= 1
+                            if n129 < 0:
                                 raise DecodeError('TaskIds.Partitions: null where not nullable')
-                            elif n122 < 64:
-                                e119.partitions = list(_ARRAY_i[n122].unpack_from(b, p))
-                                p += 4 * n122
+                            elif n129 < 64:
+                                e126.partitions = list(_ARRAY_i[n129].unpack_from(b, p))
+                                p += 4 * n129
                             else:
-                                if n122 > bl - p:
-                                    raise DecodeError('TaskIds.Partitions: count ' + str(n122) + ' past the end')
-                                e119.partitions = list(_struct.Struct('>' + str(n122) + 'i').unpack_from(b, p))
-                                p += 4 * n122
+                                if n129 > bl - p:
+                                    raise DecodeError('TaskIds.Partitions: count ' + str(n129) + ' past the end')
+                                e126.partitions = list(_struct.Struct('>' + str(n129) + 'i').unpack_from(b, p))
+                                p += 4 * n129
                             if b[p] == 0:  # no tagged fields, the common case
-                                e119.unknown_tagged_fields = None
+                                e126.unknown_tagged_fields = None
                                 p += 1
                             else:
-                                p = _t_StreamsGroupDescribeResponse_TaskIds_0(b, p, e119)
-                            xs118.append(e119)
-                        s104.warmup_tasks = xs118
+                                p = _t_StreamsGroupDescribeResponse_TaskIds_0(b, p, e126)
+                            xs125.append(e126)
+                        s111.warmup_tasks = xs125
                     if b[p] == 0:  # no tagged fields, the common case
-                        s104.unknown_tagged_fields = None
+                        s111.unknown_tagged_fields = None
                         p += 1
                     else:
-                        p = _t_StreamsGroupDescribeResponse_Assignment_0(b, p, s104)
-                    e52.target_assignment = s104
-                    e52.is_classic, = _S0.unpack_from(b, p)
+                        p = _t_StreamsGroupDescribeResponse_Assignment_0(b, p, s111)
+                    e57.target_assignment = s111
+                    e57.is_classic, = _S0.unpack_from(b, p)
                     p += 1
                     if b[p] == 0:  # no tagged fields, the common case
-                        e52.unknown_tagged_fields = None
+                        e57.unknown_tagged_fields = None
                         p += 1
                     else:
-                        p = _t_StreamsGroupDescribeResponse_Member_0(b, p, e52)
-                    xs51.append(e52)
-                e3.members = xs51
-            e3.authorized_operations, = _S1.unpack_from(b, p)
+                        p = _t_StreamsGroupDescribeResponse_Member_0(b, p, e57)
+                    xs56.append(e57)
+                e4.members = xs56
+            e4.authorized_operations, = _S7.unpack_from(b, p)
             p += 4
             if b[p] == 0:  # no tagged fields, the common case
-                e3.unknown_tagged_fields = None
+                e4.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_StreamsGroupDescribeResponse_DescribedGroup_0(b, p, e3)
-            xs2.append(e3)
-        o.groups = xs2
+                p = _t_StreamsGroupDescribeResponse_DescribedGroup_0(b, p, e4)
+            xs3.append(e4)
+        o.groups = xs3
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         p += 1
@@ -1437,7 +1433,7 @@ def _r_StreamsGroupDescribeResponse_0(b, p):
 
 
 def _w_StreamsGroupDescribeResponse_0(o, w):
-    w += _S1.pack(o.throttle_time_ms)
+    w += _S7.pack(o.throttle_time_ms)
     xs1 = o.groups
     ln = len(xs1) + 1
     if ln < 128:
@@ -1445,7 +1441,7 @@ def _w_StreamsGroupDescribeResponse_0(o, w):
     else:
         _wuv(w, ln)
     for e2 in xs1:
-        w += _S2.pack(e2.error_code)
+        w += _S8.pack(e2.error_code)
         v3 = e2.error_message
         if v3 is None:
             w.append(0)
@@ -1479,7 +1475,7 @@ def _w_StreamsGroupDescribeResponse_0(o, w):
             w.append(255)
         else:
             w.append(1)
-            w += _S1.pack(s6.epoch)
+            w += _S7.pack(s6.epoch)
             xs7 = s6.subtopologies
             if xs7 is None:
                 w.append(0)
@@ -1543,7 +1539,7 @@ def _w_StreamsGroupDescribeResponse_0(o, w):
                         else:
                             _wuv(w, ln)
                         w += v18
-                        w += _S4.pack(e17.partitions, e17.replication_factor)
+                        w += _S9.pack(e17.partitions, e17.replication_factor)
                         xs19 = e17.topic_configs
                         ln = len(xs19) + 1
                         if ln < 128:
@@ -1590,7 +1586,7 @@ def _w_StreamsGroupDescribeResponse_0(o, w):
                         else:
                             _wuv(w, ln)
                         w += v25
-                        w += _S4.pack(e24.partitions, e24.replication_factor)
+                        w += _S9.pack(e24.partitions, e24.replication_factor)
                         xs26 = e24.topic_configs
                         ln = len(xs26) + 1
                         if ln < 128:
@@ -1645,7 +1641,7 @@ def _w_StreamsGroupDescribeResponse_0(o, w):
             else:
                 _wuv(w, ln)
             w += v32
-            w += _S1.pack(e31.member_epoch)
+            w += _S7.pack(e31.member_epoch)
             v33 = e31.instance_id
             if v33 is None:
                 w.append(0)
@@ -1684,7 +1680,7 @@ def _w_StreamsGroupDescribeResponse_0(o, w):
             else:
                 _wuv(w, ln)
             w += v36
-            w += _S1.pack(e31.topology_epoch)
+            w += _S7.pack(e31.topology_epoch)
             v37 = e31.process_id
             v37 = v37.encode()
             ln = len(v37) + 1
@@ -1967,7 +1963,7 @@ def _w_StreamsGroupDescribeResponse_0(o, w):
                 _wtags(w, e31.unknown_tagged_fields)
             else:
                 w.append(0)
-        w += _S1.pack(e2.authorized_operations)
+        w += _S7.pack(e2.authorized_operations)
         if e2.unknown_tagged_fields:
             _wtags(w, e2.unknown_tagged_fields)
         else:

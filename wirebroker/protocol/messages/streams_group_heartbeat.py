@@ -28,14 +28,19 @@ _unpack_from = _struct.unpack_from
 def _first(tag_and_bytes):
     return tag_and_bytes[0]
 
-_S0 = _struct.Struct('>ii')
+_S0 = _struct.Struct('>iiB')
 _S1 = _struct.Struct('>i')
-_S2 = _struct.Struct('>ih')
-_S3 = _struct.Struct('>H')
-_S4 = _struct.Struct('>iq')
-_S5 = _struct.Struct('>?')
-_S6 = _struct.Struct('>iiii')
-_S7 = _struct.Struct('>b')
+_S2 = _struct.Struct('>iB')
+_S3 = _struct.Struct('>ihB')
+_S4 = _struct.Struct('>H')
+_S5 = _struct.Struct('>iq')
+_S6 = _struct.Struct('>?')
+_S7 = _struct.Struct('>ii')
+_S8 = _struct.Struct('>ih')
+_S9 = _struct.Struct('>iiiiB')
+_S10 = _struct.Struct('>bB')
+_S11 = _struct.Struct('>iiii')
+_S12 = _struct.Struct('>b')
 _ARRAY_h = tuple(_struct.Struct('>' + str(n) + 'h') for n in range(64))
 _ARRAY_i = tuple(_struct.Struct('>' + str(n) + 'i') for n in range(64))
 
@@ -488,34 +493,33 @@ def _r_StreamsGroupHeartbeatRequest_0(b, p):
             raise DecodeError('StreamsGroupHeartbeatRequest.MemberId: length ' + str(n3) + ' past the end')
         o.member_id = str(b[p:q4], 'utf-8')
         p = q4
-    o.member_epoch, o.endpoint_information_epoch, = _S0.unpack_from(b, p)
-    p += 8
-    n5 = b[p] - 1
-    p += 1
-    if n5 > 126:
-        n5, p = _uvt(b, p, n5 + 1)
-        n5 -= 1
-    if n5 < 0:
+    o.member_epoch, o.endpoint_information_epoch, h5, = _S0.unpack_from(b, p)
+    p += 9
+    n6 = h5 - 1
+    if n6 > 126:
+        n6, p = _uvt(b, p, n6 + 1)
+        n6 -= 1
+    if n6 < 0:
         o.instance_id = None
     else:
-        q6 = p + n5
-        if q6 > bl:
-            raise DecodeError('StreamsGroupHeartbeatRequest.InstanceId: length ' + str(n5) + ' past the end')
-        o.instance_id = str(b[p:q6], 'utf-8')
-        p = q6
-    n7 = b[p] - 1
+        q7 = p + n6
+        if q7 > bl:
+            raise DecodeError('StreamsGroupHeartbeatRequest.InstanceId: length ' + str(n6) + ' past the end')
+        o.instance_id = str(b[p:q7], 'utf-8')
+        p = q7
+    n8 = b[p] - 1
     p += 1
-    if n7 > 126:
-        n7, p = _uvt(b, p, n7 + 1)
-        n7 -= 1
-    if n7 < 0:
+    if n8 > 126:
+        n8, p = _uvt(b, p, n8 + 1)
+        n8 -= 1
+    if n8 < 0:
         o.rack_id = None
     else:
-        q8 = p + n7
-        if q8 > bl:
-            raise DecodeError('StreamsGroupHeartbeatRequest.RackId: length ' + str(n7) + ' past the end')
-        o.rack_id = str(b[p:q8], 'utf-8')
-        p = q8
+        q9 = p + n8
+        if q9 > bl:
+            raise DecodeError('StreamsGroupHeartbeatRequest.RackId: length ' + str(n8) + ' past the end')
+        o.rack_id = str(b[p:q9], 'utf-8')
+        p = q9
     o.rebalance_timeout_ms, = _S1.unpack_from(b, p)
     p += 4
     if b[p] > 127:
@@ -523,657 +527,654 @@ def _r_StreamsGroupHeartbeatRequest_0(b, p):
         p += 1
     else:
         p += 1
-        s9 = _new(_StreamsGroupHeartbeatRequest_Topology)
-        s9.epoch, = _S1.unpack_from(b, p)
-        p += 4
-        n10 = b[p] - 1
-        p += 1
-        if n10 > 126:
-            n10, p = _uvt(b, p, n10 + 1)
-            n10 -= 1
-        if n10 < 0:
+        s10 = _new(_StreamsGroupHeartbeatRequest_Topology)
+        s10.epoch, h11, = _S2.unpack_from(b, p)
+        p += 5
+        n12 = h11 - 1
+        if n12 > 126:
+            n12, p = _uvt(b, p, n12 + 1)
+            n12 -= 1
+        if n12 < 0:
             raise DecodeError('Topology.Subtopologies: null where not nullable')
         else:
-            if n10 > bl - p:
-                raise DecodeError('Topology.Subtopologies: count ' + str(n10) + ' past the end')
-            xs11 = []
-            for _ in range(n10):
-                e12 = _new(_StreamsGroupHeartbeatRequest_Subtopology)
-                n13 = b[p] - 1
-                p += 1
-                if n13 > 126:
-                    n13, p = _uvt(b, p, n13 + 1)
-                    n13 -= 1
-                if n13 < 0:
-                    raise DecodeError('Subtopology.SubtopologyId: null where not nullable')
-                else:
-                    q14 = p + n13
-                    if q14 > bl:
-                        raise DecodeError('Subtopology.SubtopologyId: length ' + str(n13) + ' past the end')
-                    e12.subtopology_id = str(b[p:q14], 'utf-8')
-                    p = q14
+            if n12 > bl - p:
+                raise DecodeError('Topology.Subtopologies: count ' + str(n12) + ' past the end')
+            xs13 = []
+            for _ in range(n12):
+                e14 = _new(_StreamsGroupHeartbeatRequest_Subtopology)
                 n15 = b[p] - 1
                 p += 1
                 if n15 > 126:
                     n15, p = _uvt(b, p, n15 + 1)
                     n15 -= 1
                 if n15 < 0:
+                    raise DecodeError('Subtopology.SubtopologyId: null where not nullable')
+                else:
+                    q16 = p + n15
+                    if q16 > bl:
+                        raise DecodeError('Subtopology.SubtopologyId: length ' + str(n15) + ' past the end')
+                    e14.subtopology_id = str(b[p:q16], 'utf-8')
+                    p = q16
+                n17 = b[p] - 1
+                p += 1
+                if n17 > 126:
+                    n17, p = _uvt(b, p, n17 + 1)
+                    n17 -= 1
+                if n17 < 0:
                     raise DecodeError('Subtopology.SourceTopics: null where not nullable')
                 else:
-                    if n15 > bl - p:
-                        raise DecodeError('Subtopology.SourceTopics: count ' + str(n15) + ' past the end')
-                    xs16 = []
-                    for _ in range(n15):
-                        n18 = b[p] - 1
+                    if n17 > bl - p:
+                        raise DecodeError('Subtopology.SourceTopics: count ' + str(n17) + ' past the end')
+                    xs18 = []
+                    for _ in range(n17):
+                        n20 = b[p] - 1
                         p += 1
-                        if n18 > 126:
-                            n18, p = _uvt(b, p, n18 + 1)
-                            n18 -= 1
-                        if n18 < 0:
+                        if n20 > 126:
+                            n20, p = _uvt(b, p, n20 + 1)
+                            n20 -= 1
+                        if n20 < 0:
                             raise DecodeError('Subtopology.SourceTopics: null element')
                         else:
-                            q19 = p + n18
-                            if q19 > bl:
-                                raise DecodeError('Subtopology.SourceTopics: length ' + str(n18) + ' past the end')
-                            e17 = str(b[p:q19], 'utf-8')
-                            p = q19
-                        xs16.append(e17)
-                    e12.source_topics = xs16
-                n20 = b[p] - 1
+                            q21 = p + n20
+                            if q21 > bl:
+                                raise DecodeError('Subtopology.SourceTopics: length ' + str(n20) + ' past the end')
+                            e19 = str(b[p:q21], 'utf-8')
+                            p = q21
+                        xs18.append(e19)
+                    e14.source_topics = xs18
+                n22 = b[p] - 1
                 p += 1
-                if n20 > 126:
-                    n20, p = _uvt(b, p, n20 + 1)
-                    n20 -= 1
-                if n20 < 0:
+                if n22 > 126:
+                    n22, p = _uvt(b, p, n22 + 1)
+                    n22 -= 1
+                if n22 < 0:
                     raise DecodeError('Subtopology.SourceTopicRegex: null where not nullable')
                 else:
-                    if n20 > bl - p:
-                        raise DecodeError('Subtopology.SourceTopicRegex: count ' + str(n20) + ' past the end')
-                    xs21 = []
-                    for _ in range(n20):
-                        n23 = b[p] - 1
+                    if n22 > bl - p:
+                        raise DecodeError('Subtopology.SourceTopicRegex: count ' + str(n22) + ' past the end')
+                    xs23 = []
+                    for _ in range(n22):
+                        n25 = b[p] - 1
                         p += 1
-                        if n23 > 126:
-                            n23, p = _uvt(b, p, n23 + 1)
-                            n23 -= 1
-                        if n23 < 0:
+                        if n25 > 126:
+                            n25, p = _uvt(b, p, n25 + 1)
+                            n25 -= 1
+                        if n25 < 0:
                             raise DecodeError('Subtopology.SourceTopicRegex: null element')
                         else:
-                            q24 = p + n23
-                            if q24 > bl:
-                                raise DecodeError('Subtopology.SourceTopicRegex: length ' + str(n23) + ' past the end')
-                            e22 = str(b[p:q24], 'utf-8')
-                            p = q24
-                        xs21.append(e22)
-                    e12.source_topic_regex = xs21
-                n25 = b[p] - 1
+                            q26 = p + n25
+                            if q26 > bl:
+                                raise DecodeError('Subtopology.SourceTopicRegex: length ' + str(n25) + ' past the end')
+                            e24 = str(b[p:q26], 'utf-8')
+                            p = q26
+                        xs23.append(e24)
+                    e14.source_topic_regex = xs23
+                n27 = b[p] - 1
                 p += 1
-                if n25 > 126:
-                    n25, p = _uvt(b, p, n25 + 1)
-                    n25 -= 1
-                if n25 < 0:
+                if n27 > 126:
+                    n27, p = _uvt(b, p, n27 + 1)
+                    n27 -= 1
+                if n27 < 0:
                     raise DecodeError('Subtopology.StateChangelogTopics: null where not nullable')
                 else:
-                    if n25 > bl - p:
-                        raise DecodeError('Subtopology.StateChangelogTopics: count ' + str(n25) + ' past the end')
-                    xs26 = []
-                    for _ in range(n25):
-                        e27 = _new(_StreamsGroupHeartbeatRequest_TopicInfo)
-                        n28 = b[p] - 1
-                        p += 1
-                        if n28 > 126:
-                            n28, p = _uvt(b, p, n28 + 1)
-                            n28 -= 1
-                        if n28 < 0:
-                            raise DecodeError('TopicInfo.Name: null where not nullable')
-                        else:
-                            q29 = p + n28
-                            if q29 > bl:
-                                raise DecodeError('TopicInfo.Name: length ' + str(n28) + ' past the end')
-                            e27.name = str(b[p:q29], 'utf-8')
-                            p = q29
-                        e27.partitions, e27.replication_factor, = _S2.unpack_from(b, p)
-                        p += 6
+                    if n27 > bl - p:
+                        raise DecodeError('Subtopology.StateChangelogTopics: count ' + str(n27) + ' past the end')
+                    xs28 = []
+                    for _ in range(n27):
+                        e29 = _new(_StreamsGroupHeartbeatRequest_TopicInfo)
                         n30 = b[p] - 1
                         p += 1
                         if n30 > 126:
                             n30, p = _uvt(b, p, n30 + 1)
                             n30 -= 1
                         if n30 < 0:
-                            raise DecodeError('TopicInfo.TopicConfigs: null where not nullable')
-                        else:
-                            if n30 > bl - p:
-                                raise DecodeError('TopicInfo.TopicConfigs: count ' + str(n30) + ' past the end')
-                            xs31 = []
-                            for _ in range(n30):
-                                e32 = _new(_StreamsGroupHeartbeatRequest_KeyValue)
-                                n33 = b[p] - 1
-                                p += 1
-                                if n33 > 126:
-                                    n33, p = _uvt(b, p, n33 + 1)
-                                    n33 -= 1
-                                if n33 < 0:
-                                    raise DecodeError('KeyValue.Key: null where not nullable')
-                                else:
-                                    q34 = p + n33
-                                    if q34 > bl:
-                                        raise DecodeError('KeyValue.Key: length ' + str(n33) + ' past the end')
-                                    e32.key = str(b[p:q34], 'utf-8')
-                                    p = q34
-                                n35 = b[p] - 1
-                                p += 1
-                                if n35 > 126:
-                                    n35, p = _uvt(b, p, n35 + 1)
-                                    n35 -= 1
-                                if n35 < 0:
-                                    raise DecodeError('KeyValue.Value: null where not nullable')
-                                else:
-                                    q36 = p + n35
-                                    if q36 > bl:
-                                        raise DecodeError('KeyValue.Value: length ' + str(n35) + ' past the end')
-                                    e32.value = str(b[p:q36], 'utf-8')
-                                    p = q36
-                                if b[p] == 0:  # no tagged fields, the common case
-                                    e32.unknown_tagged_fields = None
-                                    p += 1
-                                else:
-                                    p = _t_StreamsGroupHeartbeatRequest_KeyValue_0(b, p, e32)
-                                xs31.append(e32)
-                            e27.topic_configs = xs31
-                        if b[p] == 0:  # no tagged fields, the common case
-                            e27.unknown_tagged_fields = None
-                            p += 1
-                        else:
-                            p = _t_StreamsGroupHeartbeatRequest_TopicInfo_0(b, p, e27)
-                        xs26.append(e27)
-                    e12.state_changelog_topics = xs26
-                n37 = b[p] - 1
-                p += 1
-                if n37 > 126:
-                    n37, p = _uvt(b, p, n37 + 1)
-                    n37 -= 1
-                if n37 < 0:
-                    raise DecodeError('Subtopology.RepartitionSinkTopics: null where not nullable')
-                else:
-                    if n37 > bl - p:
-                        raise DecodeError('Subtopology.RepartitionSinkTopics: count ' + str(n37) + ' past the end')
-                    xs38 = []
-                    for _ in range(n37):
-                        n40 = b[p] - 1
-                        p += 1
-                        if n40 > 126:
-                            n40, p = _uvt(b, p, n40 + 1)
-                            n40 -= 1
-                        if n40 < 0:
-                            raise DecodeError('Subtopology.RepartitionSinkTopics: null element')
-                        else:
-                            q41 = p + n40
-                            if q41 > bl:
-                                raise DecodeError('Subtopology.RepartitionSinkTopics: length ' + str(n40) + ' past the end')
-                            e39 = str(b[p:q41], 'utf-8')
-                            p = q41
-                        xs38.append(e39)
-                    e12.repartition_sink_topics = xs38
-                n42 = b[p] - 1
-                p += 1
-                if n42 > 126:
-                    n42, p = _uvt(b, p, n42 + 1)
-                    n42 -= 1
-                if n42 < 0:
-                    raise DecodeError('Subtopology.RepartitionSourceTopics: null where not nullable')
-                else:
-                    if n42 > bl - p:
-                        raise DecodeError('Subtopology.RepartitionSourceTopics: count ' + str(n42) + ' past the end')
-                    xs43 = []
-                    for _ in range(n42):
-                        e44 = _new(_StreamsGroupHeartbeatRequest_TopicInfo)
-                        n45 = b[p] - 1
-                        p += 1
-                        if n45 > 126:
-                            n45, p = _uvt(b, p, n45 + 1)
-                            n45 -= 1
-                        if n45 < 0:
                             raise DecodeError('TopicInfo.Name: null where not nullable')
                         else:
-                            q46 = p + n45
-                            if q46 > bl:
-                                raise DecodeError('TopicInfo.Name: length ' + str(n45) + ' past the end')
-                            e44.name = str(b[p:q46], 'utf-8')
-                            p = q46
-                        e44.partitions, e44.replication_factor, = _S2.unpack_from(b, p)
-                        p += 6
-                        n47 = b[p] - 1
-                        p += 1
-                        if n47 > 126:
-                            n47, p = _uvt(b, p, n47 + 1)
-                            n47 -= 1
-                        if n47 < 0:
+                            q31 = p + n30
+                            if q31 > bl:
+                                raise DecodeError('TopicInfo.Name: length ' + str(n30) + ' past the end')
+                            e29.name = str(b[p:q31], 'utf-8')
+                            p = q31
+                        e29.partitions, e29.replication_factor, h32, = _S3.unpack_from(b, p)
+                        p += 7
+                        n33 = h32 - 1
+                        if n33 > 126:
+                            n33, p = _uvt(b, p, n33 + 1)
+                            n33 -= 1
+                        if n33 < 0:
                             raise DecodeError('TopicInfo.TopicConfigs: null where not nullable')
                         else:
-                            if n47 > bl - p:
-                                raise DecodeError('TopicInfo.TopicConfigs: count ' + str(n47) + ' past the end')
-                            xs48 = []
-                            for _ in range(n47):
-                                e49 = _new(_StreamsGroupHeartbeatRequest_KeyValue)
-                                n50 = b[p] - 1
+                            if n33 > bl - p:
+                                raise DecodeError('TopicInfo.TopicConfigs: count ' + str(n33) + ' past the end')
+                            xs34 = []
+                            for _ in range(n33):
+                                e35 = _new(_StreamsGroupHeartbeatRequest_KeyValue)
+                                n36 = b[p] - 1
                                 p += 1
-                                if n50 > 126:
-                                    n50, p = _uvt(b, p, n50 + 1)
-                                    n50 -= 1
-                                if n50 < 0:
+                                if n36 > 126:
+                                    n36, p = _uvt(b, p, n36 + 1)
+                                    n36 -= 1
+                                if n36 < 0:
                                     raise DecodeError('KeyValue.Key: null where not nullable')
                                 else:
-                                    q51 = p + n50
-                                    if q51 > bl:
-                                        raise DecodeError('KeyValue.Key: length ' + str(n50) + ' past the end')
-                                    e49.key = str(b[p:q51], 'utf-8')
-                                    p = q51
-                                n52 = b[p] - 1
+                                    q37 = p + n36
+                                    if q37 > bl:
+                                        raise DecodeError('KeyValue.Key: length ' + str(n36) + ' past the end')
+                                    e35.key = str(b[p:q37], 'utf-8')
+                                    p = q37
+                                n38 = b[p] - 1
                                 p += 1
-                                if n52 > 126:
-                                    n52, p = _uvt(b, p, n52 + 1)
-                                    n52 -= 1
-                                if n52 < 0:
+                                if n38 > 126:
+                                    n38, p = _uvt(b, p, n38 + 1)
+                                    n38 -= 1
+                                if n38 < 0:
                                     raise DecodeError('KeyValue.Value: null where not nullable')
                                 else:
-                                    q53 = p + n52
-                                    if q53 > bl:
-                                        raise DecodeError('KeyValue.Value: length ' + str(n52) + ' past the end')
-                                    e49.value = str(b[p:q53], 'utf-8')
-                                    p = q53
+                                    q39 = p + n38
+                                    if q39 > bl:
+                                        raise DecodeError('KeyValue.Value: length ' + str(n38) + ' past the end')
+                                    e35.value = str(b[p:q39], 'utf-8')
+                                    p = q39
                                 if b[p] == 0:  # no tagged fields, the common case
-                                    e49.unknown_tagged_fields = None
+                                    e35.unknown_tagged_fields = None
                                     p += 1
                                 else:
-                                    p = _t_StreamsGroupHeartbeatRequest_KeyValue_0(b, p, e49)
-                                xs48.append(e49)
-                            e44.topic_configs = xs48
+                                    p = _t_StreamsGroupHeartbeatRequest_KeyValue_0(b, p, e35)
+                                xs34.append(e35)
+                            e29.topic_configs = xs34
                         if b[p] == 0:  # no tagged fields, the common case
-                            e44.unknown_tagged_fields = None
+                            e29.unknown_tagged_fields = None
                             p += 1
                         else:
-                            p = _t_StreamsGroupHeartbeatRequest_TopicInfo_0(b, p, e44)
-                        xs43.append(e44)
-                    e12.repartition_source_topics = xs43
-                n54 = b[p] - 1
+                            p = _t_StreamsGroupHeartbeatRequest_TopicInfo_0(b, p, e29)
+                        xs28.append(e29)
+                    e14.state_changelog_topics = xs28
+                n40 = b[p] - 1
                 p += 1
-                if n54 > 126:
-                    n54, p = _uvt(b, p, n54 + 1)
-                    n54 -= 1
-                if n54 < 0:
+                if n40 > 126:
+                    n40, p = _uvt(b, p, n40 + 1)
+                    n40 -= 1
+                if n40 < 0:
+                    raise DecodeError('Subtopology.RepartitionSinkTopics: null where not nullable')
+                else:
+                    if n40 > bl - p:
+                        raise DecodeError('Subtopology.RepartitionSinkTopics: count ' + str(n40) + ' past the end')
+                    xs41 = []
+                    for _ in range(n40):
+                        n43 = b[p] - 1
+                        p += 1
+                        if n43 > 126:
+                            n43, p = _uvt(b, p, n43 + 1)
+                            n43 -= 1
+                        if n43 < 0:
+                            raise DecodeError('Subtopology.RepartitionSinkTopics: null element')
+                        else:
+                            q44 = p + n43
+                            if q44 > bl:
+                                raise DecodeError('Subtopology.RepartitionSinkTopics: length ' + str(n43) + ' past the end')
+                            e42 = str(b[p:q44], 'utf-8')
+                            p = q44
+                        xs41.append(e42)
+                    e14.repartition_sink_topics = xs41
+                n45 = b[p] - 1
+                p += 1
+                if n45 > 126:
+                    n45, p = _uvt(b, p, n45 + 1)
+                    n45 -= 1
+                if n45 < 0:
+                    raise DecodeError('Subtopology.RepartitionSourceTopics: null where not nullable')
+                else:
+                    if n45 > bl - p:
+                        raise DecodeError('Subtopology.RepartitionSourceTopics: count ' + str(n45) + ' past the end')
+                    xs46 = []
+                    for _ in range(n45):
+                        e47 = _new(_StreamsGroupHeartbeatRequest_TopicInfo)
+                        n48 = b[p] - 1
+                        p += 1
+                        if n48 > 126:
+                            n48, p = _uvt(b, p, n48 + 1)
+                            n48 -= 1
+                        if n48 < 0:
+                            raise DecodeError('TopicInfo.Name: null where not nullable')
+                        else:
+                            q49 = p + n48
+                            if q49 > bl:
+                                raise DecodeError('TopicInfo.Name: length ' + str(n48) + ' past the end')
+                            e47.name = str(b[p:q49], 'utf-8')
+                            p = q49
+                        e47.partitions, e47.replication_factor, h50, = _S3.unpack_from(b, p)
+                        p += 7
+                        n51 = h50 - 1
+                        if n51 > 126:
+                            n51, p = _uvt(b, p, n51 + 1)
+                            n51 -= 1
+                        if n51 < 0:
+                            raise DecodeError('TopicInfo.TopicConfigs: null where not nullable')
+                        else:
+                            if n51 > bl - p:
+                                raise DecodeError('TopicInfo.TopicConfigs: count ' + str(n51) + ' past the end')
+                            xs52 = []
+                            for _ in range(n51):
+                                e53 = _new(_StreamsGroupHeartbeatRequest_KeyValue)
+                                n54 = b[p] - 1
+                                p += 1
+                                if n54 > 126:
+                                    n54, p = _uvt(b, p, n54 + 1)
+                                    n54 -= 1
+                                if n54 < 0:
+                                    raise DecodeError('KeyValue.Key: null where not nullable')
+                                else:
+                                    q55 = p + n54
+                                    if q55 > bl:
+                                        raise DecodeError('KeyValue.Key: length ' + str(n54) + ' past the end')
+                                    e53.key = str(b[p:q55], 'utf-8')
+                                    p = q55
+                                n56 = b[p] - 1
+                                p += 1
+                                if n56 > 126:
+                                    n56, p = _uvt(b, p, n56 + 1)
+                                    n56 -= 1
+                                if n56 < 0:
+                                    raise DecodeError('KeyValue.Value: null where not nullable')
+                                else:
+                                    q57 = p + n56
+                                    if q57 > bl:
+                                        raise DecodeError('KeyValue.Value: length ' + str(n56) + ' past the end')
+                                    e53.value = str(b[p:q57], 'utf-8')
+                                    p = q57
+                                if b[p] == 0:  # no tagged fields, the common case
+                                    e53.unknown_tagged_fields = None
+                                    p += 1
+                                else:
+                                    p = _t_StreamsGroupHeartbeatRequest_KeyValue_0(b, p, e53)
+                                xs52.append(e53)
+                            e47.topic_configs = xs52
+                        if b[p] == 0:  # no tagged fields, the common case
+                            e47.unknown_tagged_fields = None
+                            p += 1
+                        else:
+                            p = _t_StreamsGroupHeartbeatRequest_TopicInfo_0(b, p, e47)
+                        xs46.append(e47)
+                    e14.repartition_source_topics = xs46
+                n58 = b[p] - 1
+                p += 1
+                if n58 > 126:
+                    n58, p = _uvt(b, p, n58 + 1)
+                    n58 -= 1
+                if n58 < 0:
                     raise DecodeError('Subtopology.CopartitionGroups: null where not nullable')
                 else:
-                    if n54 > bl - p:
-                        raise DecodeError('Subtopology.CopartitionGroups: count ' + str(n54) + ' past the end')
-                    xs55 = []
-                    for _ in range(n54):
-                        e56 = _new(_StreamsGroupHeartbeatRequest_CopartitionGroup)
-                        n57 = b[p] - 1
+                    if n58 > bl - p:
+                        raise DecodeError('Subtopology.CopartitionGroups: count ' + str(n58) + ' past the end')
+                    xs59 = []
+                    for _ in range(n58):
+                        e60 = _new(_StreamsGroupHeartbeatRequest_CopartitionGroup)
+                        n61 = b[p] - 1
                         p += 1
-                        if n57 > 126:
-                            n57, p = _uvt(b, p, n57 + 1)
-                            n57 -= 1
-                        if n57 < 0:
+                        if n61 > 126:
+                            n61, p = _uvt(b, p, n61 + 1)
+                            n61 -= 1
+                        if n61 < 0:
                             raise DecodeError('CopartitionGroup.SourceTopics: null where not nullable')
-                        elif n57 < 64:
-                            e56.source_topics = list(_ARRAY_h[n57].unpack_from(b, p))
-                            p += 2 * n57
+                        elif n61 < 64:
+                            e60.source_topics = list(_ARRAY_h[n61].unpack_from(b, p))
+                            p += 2 * n61
                         else:
-                            if n57 > bl - p:
-                                raise DecodeError('CopartitionGroup.SourceTopics: count ' + str(n57) + ' past the end')
-                            e56.source_topics = list(_struct.Struct('>' + str(n57) + 'h').unpack_from(b, p))
-                            p += 2 * n57
-                        n58 = b[p] - 1
+                            if n61 > bl - p:
+                                raise DecodeError('CopartitionGroup.SourceTopics: count ' + str(n61) + ' past the end')
+                            e60.source_topics = list(_struct.Struct('>' + str(n61) + 'h').unpack_from(b, p))
+                            p += 2 * n61
+                        n62 = b[p] - 1
                         p += 1
-                        if n58 > 126:
-                            n58, p = _uvt(b, p, n58 + 1)
-                            n58 -= 1
-                        if n58 < 0:
+                        if n62 > 126:
+                            n62, p = _uvt(b, p, n62 + 1)
+                            n62 -= 1
+                        if n62 < 0:
                             raise DecodeError('CopartitionGroup.SourceTopicRegex: null where not nullable')
-                        elif n58 < 64:
-                            e56.source_topic_regex = list(_ARRAY_h[n58].unpack_from(b, p))
-                            p += 2 * n58
+                        elif n62 < 64:
+                            e60.source_topic_regex = list(_ARRAY_h[n62].unpack_from(b, p))
+                            p += 2 * n62
                         else:
-                            if n58 > bl - p:
-                                raise DecodeError('CopartitionGroup.SourceTopicRegex: count ' + str(n58) + ' past the end')
-                            e56.source_topic_regex = list(_struct.Struct('>' + str(n58) + 'h').unpack_from(b, p))
-                            p += 2 * n58
-                        n59 = b[p] - 1
+                            if n62 > bl - p:
+                                raise DecodeError('CopartitionGroup.SourceTopicRegex: count ' + str(n62) + ' past the end')
+                            e60.source_topic_regex = list(_struct.Struct('>' + str(n62) + 'h').unpack_from(b, p))
+                            p += 2 * n62
+                        n63 = b[p] - 1
                         p += 1
-                        if n59 > 126:
-                            n59, p = _uvt(b, p, n59 + 1)
-                            n59 -= 1
-                        if n59 < 0:
+                        if n63 > 126:
+                            n63, p = _uvt(b, p, n63 + 1)
+                            n63 -= 1
+                        if n63 < 0:
                             raise DecodeError('CopartitionGroup.RepartitionSourceTopics: null where not nullable')
-                        elif n59 < 64:
-                            e56.repartition_source_topics = list(_ARRAY_h[n59].unpack_from(b, p))
-                            p += 2 * n59
+                        elif n63 < 64:
+                            e60.repartition_source_topics = list(_ARRAY_h[n63].unpack_from(b, p))
+                            p += 2 * n63
                         else:
-                            if n59 > bl - p:
-                                raise DecodeError('CopartitionGroup.RepartitionSourceTopics: count ' + str(n59) + ' past the end')
-                            e56.repartition_source_topics = list(_struct.Struct('>' + str(n59) + 'h').unpack_from(b, p))
-                            p += 2 * n59
+                            if n63 > bl - p:
+                                raise DecodeError('CopartitionGroup.RepartitionSourceTopics: count ' + str(n63) + ' past the end')
+                            e60.repartition_source_topics = list(_struct.Struct('>' + str(n63) + 'h').unpack_from(b, p))
+                            p += 2 * n63
                         if b[p] == 0:  # no tagged fields, the common case
-                            e56.unknown_tagged_fields = None
+                            e60.unknown_tagged_fields = None
                             p += 1
                         else:
-                            p = _t_StreamsGroupHeartbeatRequest_CopartitionGroup_0(b, p, e56)
-                        xs55.append(e56)
-                    e12.copartition_groups = xs55
+                            p = _t_StreamsGroupHeartbeatRequest_CopartitionGroup_0(b, p, e60)
+                        xs59.append(e60)
+                    e14.copartition_groups = xs59
                 if b[p] == 0:  # no tagged fields, the common case
-                    e12.unknown_tagged_fields = None
+                    e14.unknown_tagged_fields = None
                     p += 1
                 else:
-                    p = _t_StreamsGroupHeartbeatRequest_Subtopology_0(b, p, e12)
-                xs11.append(e12)
-            s9.subtopologies = xs11
+                    p = _t_StreamsGroupHeartbeatRequest_Subtopology_0(b, p, e14)
+                xs13.append(e14)
+            s10.subtopologies = xs13
         if b[p] == 0:  # no tagged fields, the common case
-            s9.unknown_tagged_fields = None
+            s10.unknown_tagged_fields = None
             p += 1
         else:
-            p = _t_StreamsGroupHeartbeatRequest_Topology_0(b, p, s9)
-        o.topology = s9
-    n60 = b[p] - 1
+            p = _t_StreamsGroupHeartbeatRequest_Topology_0(b, p, s10)
+        o.topology = s10
+    n64 = b[p] - 1
     p += 1
-    if n60 > 126:
-        n60, p = _uvt(b, p, n60 + 1)
-        n60 -= 1
-    if n60 < 0:
+    if n64 > 126:
+        n64, p = _uvt(b, p, n64 + 1)
+        n64 -= 1
+    if n64 < 0:
         o.active_tasks = None
     else:
-        if n60 > bl - p:
-            raise DecodeError('StreamsGroupHeartbeatRequest.ActiveTasks: count ' + str(n60) + ' past the end')
-        xs61 = []
-        for _ in range(n60):
-            e62 = _new(_StreamsGroupHeartbeatRequest_TaskIds)
-            n63 = b[p] - 1
+        if n64 > bl - p:
+            raise DecodeError('StreamsGroupHeartbeatRequest.ActiveTasks: count ' + str(n64) + ' past the end')
+        xs65 = []
+        for _ in range(n64):
+            e66 = _new(_StreamsGroupHeartbeatRequest_TaskIds)
+            n67 = b[p] - 1
             p += 1
-            if n63 > 126:
-                n63, p = _uvt(b, p, n63 + 1)
-                n63 -= 1
-            if n63 < 0:
+            if n67 > 126:
+                n67, p = _uvt(b, p, n67 + 1)
+                n67 -= 1
+            if n67 < 0:
                 raise DecodeError('TaskIds.SubtopologyId: null where not nullable')
             else:
-                q64 = p + n63
-                if q64 > bl:
-                    raise DecodeError('TaskIds.SubtopologyId: length ' + str(n63) + ' past the end')
-                e62.subtopology_id = str(b[p:q64], 'utf-8')
-                p = q64
-            n65 = b[p] - 1
-            p += 1
-            if n65 > 126:
-                n65, p = _uvt(b, p, n65 + 1)
-                n65 -= 1
-            if n65 < 0:
-                raise DecodeError('TaskIds.Partitions: null where not nullable')
-            elif n65 < 64:
-                e62.partitions = list(_ARRAY_i[n65].unpack_from(b, p))
-                p += 4 * n65
-            else:
-                if n65 > bl - p:
-                    raise DecodeError('TaskIds.Partitions: count ' + str(n65) + ' past the end')
-                e62.partitions = list(_struct.Struct('>' + str(n65) + 'i').unpack_from(b, p))
-                p += 4 * n65
-            if b[p] == 0:  # no tagged fields, the common case
-                e62.unknown_tagged_fields = None
-                p += 1
-            else:
-                p = _t_StreamsGroupHeartbeatRequest_TaskIds_0(b, p, e62)
-            xs61.append(e62)
-        o.active_tasks = xs61
-    n66 = b[p] - 1
-    p += 1
-    if n66 > 126:
-        n66, p = _uvt(b, p, n66 + 1)
-        n66 -= 1
-    if n66 < 0:
-        o.standby_tasks = None
-    else:
-        if n66 > bl - p:
-            raise DecodeError('StreamsGroupHeartbeatRequest.StandbyTasks: count ' + str(n66) + ' past the end')
-        xs67 = []
-        for _ in range(n66):
-            e68 = _new(_StreamsGroupHeartbeatRequest_TaskIds)
+                q68 = p + n67
+                if q68 > bl:
+                    raise DecodeError('TaskIds.SubtopologyId: length ' + str(n67) + ' past the end')
+                e66.subtopology_id = str(b[p:q68], 'utf-8')
+                p = q68
             n69 = b[p] - 1
             p += 1
             if n69 > 126:
                 n69, p = _uvt(b, p, n69 + 1)
                 n69 -= 1
             if n69 < 0:
-                raise DecodeError('TaskIds.SubtopologyId: null where not nullable')
-            else:
-                q70 = p + n69
-                if q70 > bl:
-                    raise DecodeError('TaskIds.SubtopologyId: length ' + str(n69) + ' past the end')
-                e68.subtopology_id = str(b[p:q70], 'utf-8')
-                p = q70
-            n71 = b[p] - 1
-            p += 1
-            if n71 > 126:
-                n71, p = _uvt(b, p, n71 + 1)
-                n71 -= 1
-            if n71 < 0:
                 raise DecodeError('TaskIds.Partitions: null where not nullable')
-            elif n71 < 64:
-                e68.partitions = list(_ARRAY_i[n71].unpack_from(b, p))
-                p += 4 * n71
+            elif n69 < 64:
+                e66.partitions = list(_ARRAY_i[n69].unpack_from(b, p))
+                p += 4 * n69
             else:
-                if n71 > bl - p:
-                    raise DecodeError('TaskIds.Partitions: count ' + str(n71) + ' past the end')
-                e68.partitions = list(_struct.Struct('>' + str(n71) + 'i').unpack_from(b, p))
-                p += 4 * n71
+                if n69 > bl - p:
+                    raise DecodeError('TaskIds.Partitions: count ' + str(n69) + ' past the end')
+                e66.partitions = list(_struct.Struct('>' + str(n69) + 'i').unpack_from(b, p))
+                p += 4 * n69
             if b[p] == 0:  # no tagged fields, the common case
-                e68.unknown_tagged_fields = None
+                e66.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_StreamsGroupHeartbeatRequest_TaskIds_0(b, p, e68)
-            xs67.append(e68)
-        o.standby_tasks = xs67
-    n72 = b[p] - 1
+                p = _t_StreamsGroupHeartbeatRequest_TaskIds_0(b, p, e66)
+            xs65.append(e66)
+        o.active_tasks = xs65
+    n70 = b[p] - 1
     p += 1
-    if n72 > 126:
-        n72, p = _uvt(b, p, n72 + 1)
-        n72 -= 1
-    if n72 < 0:
-        o.warmup_tasks = None
+    if n70 > 126:
+        n70, p = _uvt(b, p, n70 + 1)
+        n70 -= 1
+    if n70 < 0:
+        o.standby_tasks = None
     else:
-        if n72 > bl - p:
-            raise DecodeError('StreamsGroupHeartbeatRequest.WarmupTasks: count ' + str(n72) + ' past the end')
-        xs73 = []
-        for _ in range(n72):
-            e74 = _new(_StreamsGroupHeartbeatRequest_TaskIds)
+        if n70 > bl - p:
+            raise DecodeError('StreamsGroupHeartbeatRequest.StandbyTasks: count ' + str(n70) + ' past the end')
+        xs71 = []
+        for _ in range(n70):
+            e72 = _new(_StreamsGroupHeartbeatRequest_TaskIds)
+            n73 = b[p] - 1
+            p += 1
+            if n73 > 126:
+                n73, p = _uvt(b, p, n73 + 1)
+                n73 -= 1
+            if n73 < 0:
+                raise DecodeError('TaskIds.SubtopologyId: null where not nullable')
+            else:
+                q74 = p + n73
+                if q74 > bl:
+                    raise DecodeError('TaskIds.SubtopologyId: length ' + str(n73) + ' past the end')
+                e72.subtopology_id = str(b[p:q74], 'utf-8')
+                p = q74
             n75 = b[p] - 1
             p += 1
             if n75 > 126:
                 n75, p = _uvt(b, p, n75 + 1)
                 n75 -= 1
             if n75 < 0:
-                raise DecodeError('TaskIds.SubtopologyId: null where not nullable')
-            else:
-                q76 = p + n75
-                if q76 > bl:
-                    raise DecodeError('TaskIds.SubtopologyId: length ' + str(n75) + ' past the end')
-                e74.subtopology_id = str(b[p:q76], 'utf-8')
-                p = q76
-            n77 = b[p] - 1
-            p += 1
-            if n77 > 126:
-                n77, p = _uvt(b, p, n77 + 1)
-                n77 -= 1
-            if n77 < 0:
                 raise DecodeError('TaskIds.Partitions: null where not nullable')
-            elif n77 < 64:
-                e74.partitions = list(_ARRAY_i[n77].unpack_from(b, p))
-                p += 4 * n77
+            elif n75 < 64:
+                e72.partitions = list(_ARRAY_i[n75].unpack_from(b, p))
+                p += 4 * n75
             else:
-                if n77 > bl - p:
-                    raise DecodeError('TaskIds.Partitions: count ' + str(n77) + ' past the end')
-                e74.partitions = list(_struct.Struct('>' + str(n77) + 'i').unpack_from(b, p))
-                p += 4 * n77
+                if n75 > bl - p:
+                    raise DecodeError('TaskIds.Partitions: count ' + str(n75) + ' past the end')
+                e72.partitions = list(_struct.Struct('>' + str(n75) + 'i').unpack_from(b, p))
+                p += 4 * n75
             if b[p] == 0:  # no tagged fields, the common case
-                e74.unknown_tagged_fields = None
+                e72.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_StreamsGroupHeartbeatRequest_TaskIds_0(b, p, e74)
-            xs73.append(e74)
-        o.warmup_tasks = xs73
-    n78 = b[p] - 1
+                p = _t_StreamsGroupHeartbeatRequest_TaskIds_0(b, p, e72)
+            xs71.append(e72)
+        o.standby_tasks = xs71
+    n76 = b[p] - 1
     p += 1
-    if n78 > 126:
-        n78, p = _uvt(b, p, n78 + 1)
-        n78 -= 1
-    if n78 < 0:
+    if n76 > 126:
+        n76, p = _uvt(b, p, n76 + 1)
+        n76 -= 1
+    if n76 < 0:
+        o.warmup_tasks = None
+    else:
+        if n76 > bl - p:
+            raise DecodeError('StreamsGroupHeartbeatRequest.WarmupTasks: count ' + str(n76) + ' past the end')
+        xs77 = []
+        for _ in range(n76):
+            e78 = _new(_StreamsGroupHeartbeatRequest_TaskIds)
+            n79 = b[p] - 1
+            p += 1
+            if n79 > 126:
+                n79, p = _uvt(b, p, n79 + 1)
+                n79 -= 1
+            if n79 < 0:
+                raise DecodeError('TaskIds.SubtopologyId: null where not nullable')
+            else:
+                q80 = p + n79
+                if q80 > bl:
+                    raise DecodeError('TaskIds.SubtopologyId: length ' + str(n79) + ' past the end')
+                e78.subtopology_id = str(b[p:q80], 'utf-8')
+                p = q80
+            n81 = b[p] - 1
+            p += 1
+            if n81 > 126:
+                n81, p = _uvt(b, p, n81 + 1)
+                n81 -= 1
+            if n81 < 0:
+                raise DecodeError('TaskIds.Partitions: null where not nullable')
+            elif n81 < 64:
+                e78.partitions = list(_ARRAY_i[n81].unpack_from(b, p))
+                p += 4 * n81
+            else:
+                if n81 > bl - p:
+                    raise DecodeError('TaskIds.Partitions: count ' + str(n81) + ' past the end')
+                e78.partitions = list(_struct.Struct('>' + str(n81) + 'i').unpack_from(b, p))
+                p += 4 * n81
+            if b[p] == 0:  # no tagged fields, the common case
+                e78.unknown_tagged_fields = None
+                p += 1
+            else:
+                p = _t_StreamsGroupHeartbeatRequest_TaskIds_0(b, p, e78)
+            xs77.append(e78)
+        o.warmup_tasks = xs77
+    n82 = b[p] - 1
+    p += 1
+    if n82 > 126:
+        n82, p = _uvt(b, p, n82 + 1)
+        n82 -= 1
+    if n82 < 0:
         o.process_id = None
     else:
-        q79 = p + n78
-        if q79 > bl:
-            raise DecodeError('StreamsGroupHeartbeatRequest.ProcessId: length ' + str(n78) + ' past the end')
-        o.process_id = str(b[p:q79], 'utf-8')
-        p = q79
+        q83 = p + n82
+        if q83 > bl:
+            raise DecodeError('StreamsGroupHeartbeatRequest.ProcessId: length ' + str(n82) + ' past the end')
+        o.process_id = str(b[p:q83], 'utf-8')
+        p = q83
     if b[p] > 127:
         o.user_endpoint = None
         p += 1
     else:
         p += 1
-        s80 = _new(_StreamsGroupHeartbeatRequest_Endpoint)
-        n81 = b[p] - 1
+        s84 = _new(_StreamsGroupHeartbeatRequest_Endpoint)
+        n85 = b[p] - 1
         p += 1
-        if n81 > 126:
-            n81, p = _uvt(b, p, n81 + 1)
-            n81 -= 1
-        if n81 < 0:
+        if n85 > 126:
+            n85, p = _uvt(b, p, n85 + 1)
+            n85 -= 1
+        if n85 < 0:
             raise DecodeError('Endpoint.Host: null where not nullable')
         else:
-            q82 = p + n81
-            if q82 > bl:
-                raise DecodeError('Endpoint.Host: length ' + str(n81) + ' past the end')
-            s80.host = str(b[p:q82], 'utf-8')
-            p = q82
-        s80.port, = _S3.unpack_from(b, p)
+            q86 = p + n85
+            if q86 > bl:
+                raise DecodeError('Endpoint.Host: length ' + str(n85) + ' past the end')
+            s84.host = str(b[p:q86], 'utf-8')
+            p = q86
+        s84.port, = _S4.unpack_from(b, p)
         p += 2
         if b[p] == 0:  # no tagged fields, the common case
-            s80.unknown_tagged_fields = None
+            s84.unknown_tagged_fields = None
             p += 1
         else:
-            p = _t_StreamsGroupHeartbeatRequest_Endpoint_0(b, p, s80)
-        o.user_endpoint = s80
-    n83 = b[p] - 1
+            p = _t_StreamsGroupHeartbeatRequest_Endpoint_0(b, p, s84)
+        o.user_endpoint = s84
+    n87 = b[p] - 1
     p += 1
-    if n83 > 126:
-        n83, p = _uvt(b, p, n83 + 1)
-        n83 -= 1
-    if n83 < 0:
+    if n87 > 126:
+        n87, p = _uvt(b, p, n87 + 1)
+        n87 -= 1
+    if n87 < 0:
         o.client_tags = None
     else:
-        if n83 > bl - p:
-            raise DecodeError('StreamsGroupHeartbeatRequest.ClientTags: count ' + str(n83) + ' past the end')
-        xs84 = []
-        for _ in range(n83):
-            e85 = _new(_StreamsGroupHeartbeatRequest_KeyValue)
-            n86 = b[p] - 1
+        if n87 > bl - p:
+            raise DecodeError('StreamsGroupHeartbeatRequest.ClientTags: count ' + str(n87) + ' past the end')
+        xs88 = []
+        for _ in range(n87):
+            e89 = _new(_StreamsGroupHeartbeatRequest_KeyValue)
+            n90 = b[p] - 1
             p += 1
-            if n86 > 126:
-                n86, p = _uvt(b, p, n86 + 1)
-                n86 -= 1
-            if n86 < 0:
+            if n90 > 126:
+                n90, p = _uvt(b, p, n90 + 1)
+                n90 -= 1
+            if n90 < 0:
                 raise DecodeError('KeyValue.Key: null where not nullable')
             else:
-                q87 = p + n86
-                if q87 > bl:
-                    raise DecodeError('KeyValue.Key: length ' + str(n86) + ' past the end')
-                e85.key = str(b[p:q87], 'utf-8')
-                p = q87
-            n88 = b[p] - 1
+                q91 = p + n90
+                if q91 > bl:
+                    raise DecodeError('KeyValue.Key: length ' + str(n90) + ' past the end')
+                e89.key = str(b[p:q91], 'utf-8')
+                p = q91
+            n92 = b[p] - 1
             p += 1
-            if n88 > 126:
-                n88, p = _uvt(b, p, n88 + 1)
-                n88 -= 1
-            if n88 < 0:
+            if n92 > 126:
+                n92, p = _uvt(b, p, n92 + 1)
+                n92 -= 1
+            if n92 < 0:
                 raise DecodeError('KeyValue.Value: null where not nullable')
             else:
-                q89 = p + n88
-                if q89 > bl:
-                    raise DecodeError('KeyValue.Value: length ' + str(n88) + ' past the end')
-                e85.value = str(b[p:q89], 'utf-8')
-                p = q89
+                q93 = p + n92
+                if q93 > bl:
+                    raise DecodeError('KeyValue.Value: length ' + str(n92) + ' past the end')
+                e89.value = str(b[p:q93], 'utf-8')
+                p = q93
             if b[p] == 0:  # no tagged fields, the common case
-                e85.unknown_tagged_fields = None
+                e89.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_StreamsGroupHeartbeatRequest_KeyValue_0(b, p, e85)
-            xs84.append(e85)
-        o.client_tags = xs84
-    n90 = b[p] - 1
+                p = _t_StreamsGroupHeartbeatRequest_KeyValue_0(b, p, e89)
+            xs88.append(e89)
+        o.client_tags = xs88
+    n94 = b[p] - 1
     p += 1
-    if n90 > 126:
-        n90, p = _uvt(b, p, n90 + 1)
-        n90 -= 1
-    if n90 < 0:
+    if n94 > 126:
+        n94, p = _uvt(b, p, n94 + 1)
+        n94 -= 1
+    if n94 < 0:
         o.task_offsets = None
     else:
-        if n90 > bl - p:
-            raise DecodeError('StreamsGroupHeartbeatRequest.TaskOffsets: count ' + str(n90) + ' past the end')
-        xs91 = []
-        for _ in range(n90):
-            e92 = _new(_StreamsGroupHeartbeatRequest_TaskOffset)
-            n93 = b[p] - 1
+        if n94 > bl - p:
+            raise DecodeError('StreamsGroupHeartbeatRequest.TaskOffsets: count ' + str(n94) + ' past the end')
+        xs95 = []
+        for _ in range(n94):
+            e96 = _new(_StreamsGroupHeartbeatRequest_TaskOffset)
+            n97 = b[p] - 1
             p += 1
-            if n93 > 126:
-                n93, p = _uvt(b, p, n93 + 1)
-                n93 -= 1
-            if n93 < 0:
+            if n97 > 126:
+                n97, p = _uvt(b, p, n97 + 1)
+                n97 -= 1
+            if n97 < 0:
                 raise DecodeError('TaskOffset.SubtopologyId: null where not nullable')
             else:
-                q94 = p + n93
-                if q94 > bl:
-                    raise DecodeError('TaskOffset.SubtopologyId: length ' + str(n93) + ' past the end')
-                e92.subtopology_id = str(b[p:q94], 'utf-8')
-                p = q94
-            e92.partition, e92.offset, = _S4.unpack_from(b, p)
+                q98 = p + n97
+                if q98 > bl:
+                    raise DecodeError('TaskOffset.SubtopologyId: length ' + str(n97) + ' past the end')
+                e96.subtopology_id = str(b[p:q98], 'utf-8')
+                p = q98
+            e96.partition, e96.offset, = _S5.unpack_from(b, p)
             p += 12
             if b[p] == 0:  # no tagged fields, the common case
-                e92.unknown_tagged_fields = None
+                e96.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_StreamsGroupHeartbeatRequest_TaskOffset_0(b, p, e92)
-            xs91.append(e92)
-        o.task_offsets = xs91
-    n95 = b[p] - 1
+                p = _t_StreamsGroupHeartbeatRequest_TaskOffset_0(b, p, e96)
+            xs95.append(e96)
+        o.task_offsets = xs95
+    n99 = b[p] - 1
     p += 1
-    if n95 > 126:
-        n95, p = _uvt(b, p, n95 + 1)
-        n95 -= 1
-    if n95 < 0:
+    if n99 > 126:
+        n99, p = _uvt(b, p, n99 + 1)
+        n99 -= 1
+    if n99 < 0:
         o.task_end_offsets = None
     else:
-        if n95 > bl - p:
-            raise DecodeError('StreamsGroupHeartbeatRequest.TaskEndOffsets: count ' + str(n95) + ' past the end')
-        xs96 = []
-        for _ in range(n95):
-            e97 = _new(_StreamsGroupHeartbeatRequest_TaskOffset)
-            n98 = b[p] - 1
+        if n99 > bl - p:
+            raise DecodeError('StreamsGroupHeartbeatRequest.TaskEndOffsets: count ' + str(n99) + ' past the end')
+        xs100 = []
+        for _ in range(n99):
+            e101 = _new(_StreamsGroupHeartbeatRequest_TaskOffset)
+            n102 = b[p] - 1
             p += 1
-            if n98 > 126:
-                n98, p = _uvt(b, p, n98 + 1)
-                n98 -= 1
-            if n98 < 0:
+            if n102 > 126:
+                n102, p = _uvt(b, p, n102 + 1)
+                n102 -= 1
+            if n102 < 0:
                 raise DecodeError('TaskOffset.SubtopologyId: null where not nullable')
             else:
-                q99 = p + n98
-                if q99 > bl:
-                    raise DecodeError('TaskOffset.SubtopologyId: length ' + str(n98) + ' past the end')
-                e97.subtopology_id = str(b[p:q99], 'utf-8')
-                p = q99
-            e97.partition, e97.offset, = _S4.unpack_from(b, p)
+                q103 = p + n102
+                if q103 > bl:
+                    raise DecodeError('TaskOffset.SubtopologyId: length ' + str(n102) + ' past the end')
+                e101.subtopology_id = str(b[p:q103], 'utf-8')
+                p = q103
+            e101.partition, e101.offset, = _S5.unpack_from(b, p)
             p += 12
             if b[p] == 0:  # no tagged fields, the common case
-                e97.unknown_tagged_fields = None
+                e101.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_StreamsGroupHeartbeatRequest_TaskOffset_0(b, p, e97)
-            xs96.append(e97)
-        o.task_end_offsets = xs96
-    o.shutdown_application, = _S5.unpack_from(b, p)
+                p = _t_StreamsGroupHeartbeatRequest_TaskOffset_0(b, p, e101)
+            xs100.append(e101)
+        o.task_end_offsets = xs100
+    o.shutdown_application, = _S6.unpack_from(b, p)
     p += 1
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
@@ -1200,7 +1201,7 @@ def _w_StreamsGroupHeartbeatRequest_0(o, w):
     else:
         _wuv(w, ln)
     w += v2
-    w += _S0.pack(o.member_epoch, o.endpoint_information_epoch)
+    w += _S7.pack(o.member_epoch, o.endpoint_information_epoch)
     v3 = o.instance_id
     if v3 is None:
         w.append(0)
@@ -1290,7 +1291,7 @@ def _w_StreamsGroupHeartbeatRequest_0(o, w):
                 else:
                     _wuv(w, ln)
                 w += v17
-                w += _S2.pack(e16.partitions, e16.replication_factor)
+                w += _S8.pack(e16.partitions, e16.replication_factor)
                 xs18 = e16.topic_configs
                 ln = len(xs18) + 1
                 if ln < 128:
@@ -1352,7 +1353,7 @@ def _w_StreamsGroupHeartbeatRequest_0(o, w):
                 else:
                     _wuv(w, ln)
                 w += v27
-                w += _S2.pack(e26.partitions, e26.replication_factor)
+                w += _S8.pack(e26.partitions, e26.replication_factor)
                 xs28 = e26.topic_configs
                 ln = len(xs28) + 1
                 if ln < 128:
@@ -1553,7 +1554,7 @@ def _w_StreamsGroupHeartbeatRequest_0(o, w):
         else:
             _wuv(w, ln)
         w += v51
-        w += _S3.pack(s50.port)
+        w += _S4.pack(s50.port)
         if s50.unknown_tagged_fields:
             _wtags(w, s50.unknown_tagged_fields)
         else:
@@ -1606,7 +1607,7 @@ def _w_StreamsGroupHeartbeatRequest_0(o, w):
             else:
                 _wuv(w, ln)
             w += v58
-            w += _S4.pack(e57.partition, e57.offset)
+            w += _S5.pack(e57.partition, e57.offset)
             if e57.unknown_tagged_fields:
                 _wtags(w, e57.unknown_tagged_fields)
             else:
@@ -1629,12 +1630,12 @@ def _w_StreamsGroupHeartbeatRequest_0(o, w):
             else:
                 _wuv(w, ln)
             w += v61
-            w += _S4.pack(e60.partition, e60.offset)
+            w += _S5.pack(e60.partition, e60.offset)
             if e60.unknown_tagged_fields:
                 _wtags(w, e60.unknown_tagged_fields)
             else:
                 w.append(0)
-    w += _S5.pack(o.shutdown_application)
+    w += _S6.pack(o.shutdown_application)
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
     else:
@@ -1736,355 +1737,351 @@ def _t_StreamsGroupHeartbeatResponse_0(b, p, o):
 def _r_StreamsGroupHeartbeatResponse_0(b, p):
     bl = len(b)
     o = _new(StreamsGroupHeartbeatResponse)
-    o.throttle_time_ms, o.error_code, = _S2.unpack_from(b, p)
-    p += 6
-    n1 = b[p] - 1
-    p += 1
-    if n1 > 126:
-        n1, p = _uvt(b, p, n1 + 1)
-        n1 -= 1
-    if n1 < 0:
+    o.throttle_time_ms, o.error_code, h1, = _S3.unpack_from(b, p)
+    p += 7
+    n2 = h1 - 1
+    if n2 > 126:
+        n2, p = _uvt(b, p, n2 + 1)
+        n2 -= 1
+    if n2 < 0:
         o.error_message = None
     else:
-        q2 = p + n1
-        if q2 > bl:
-            raise DecodeError('StreamsGroupHeartbeatResponse.ErrorMessage: length ' + str(n1) + ' past the end')
-        o.error_message = str(b[p:q2], 'utf-8')
-        p = q2
-    n3 = b[p] - 1
+        q3 = p + n2
+        if q3 > bl:
+            raise DecodeError('StreamsGroupHeartbeatResponse.ErrorMessage: length ' + str(n2) + ' past the end')
+        o.error_message = str(b[p:q3], 'utf-8')
+        p = q3
+    n4 = b[p] - 1
     p += 1
-    if n3 > 126:
-        n3, p = _uvt(b, p, n3 + 1)
-        n3 -= 1
-    if n3 < 0:
+    if n4 > 126:
+        n4, p = _uvt(b, p, n4 + 1)
+        n4 -= 1
+    if n4 < 0:
         raise DecodeError('StreamsGroupHeartbeatResponse.MemberId: null where not nullable')
     else:
-        q4 = p + n3
-        if q4 > bl:
-            raise DecodeError('StreamsGroupHeartbeatResponse.MemberId: length ' + str(n3) + ' past the end')
-        o.member_id = str(b[p:q4], 'utf-8')
-        p = q4
-    o.member_epoch, o.heartbeat_interval_ms, o.acceptable_recovery_lag, o.task_offset_interval_ms, = _S6.unpack_from(b, p)
-    p += 16
-    n5 = b[p] - 1
-    p += 1
-    if n5 > 126:
-        n5, p = _uvt(b, p, n5 + 1)
-        n5 -= 1
-    if n5 < 0:
+        q5 = p + n4
+        if q5 > bl:
+            raise DecodeError('StreamsGroupHeartbeatResponse.MemberId: length ' + str(n4) + ' past the end')
+        o.member_id = str(b[p:q5], 'utf-8')
+        p = q5
+    o.member_epoch, o.heartbeat_interval_ms, o.acceptable_recovery_lag, o.task_offset_interval_ms, h6, = _S9.unpack_from(b, p)
+    p += 17
+    n7 = h6 - 1
+    if n7 > 126:
+        n7, p = _uvt(b, p, n7 + 1)
+        n7 -= 1
+    if n7 < 0:
         o.status = None
     else:
-        if n5 > bl - p:
-            raise DecodeError('StreamsGroupHeartbeatResponse.Status: count ' + str(n5) + ' past the end')
-        xs6 = []
-        for _ in range(n5):
-            e7 = _new(_StreamsGroupHeartbeatResponse_Status)
-            e7.status_code, = _S7.unpack_from(b, p)
-            p += 1
-            n8 = b[p] - 1
-            p += 1
-            if n8 > 126:
-                n8, p = _uvt(b, p, n8 + 1)
-                n8 -= 1
-            if n8 < 0:
+        if n7 > bl - p:
+            raise DecodeError('StreamsGroupHeartbeatResponse.Status: count ' + str(n7) + ' past the end')
+        xs8 = []
+        for _ in range(n7):
+            e9 = _new(_StreamsGroupHeartbeatResponse_Status)
+            e9.status_code, h10, = _S10.unpack_from(b, p)
+            p += 2
+            n11 = h10 - 1
+            if n11 > 126:
+                n11, p = _uvt(b, p, n11 + 1)
+                n11 -= 1
+            if n11 < 0:
                 raise DecodeError('Status.StatusDetail: null where not nullable')
             else:
-                q9 = p + n8
-                if q9 > bl:
-                    raise DecodeError('Status.StatusDetail: length ' + str(n8) + ' past the end')
-                e7.status_detail = str(b[p:q9], 'utf-8')
-                p = q9
+                q12 = p + n11
+                if q12 > bl:
+                    raise DecodeError('Status.StatusDetail: length ' + str(n11) + ' past the end')
+                e9.status_detail = str(b[p:q12], 'utf-8')
+                p = q12
             if b[p] == 0:  # no tagged fields, the common case
-                e7.unknown_tagged_fields = None
+                e9.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_StreamsGroupHeartbeatResponse_Status_0(b, p, e7)
-            xs6.append(e7)
-        o.status = xs6
-    n10 = b[p] - 1
+                p = _t_StreamsGroupHeartbeatResponse_Status_0(b, p, e9)
+            xs8.append(e9)
+        o.status = xs8
+    n13 = b[p] - 1
     p += 1
-    if n10 > 126:
-        n10, p = _uvt(b, p, n10 + 1)
-        n10 -= 1
-    if n10 < 0:
+    if n13 > 126:
+        n13, p = _uvt(b, p, n13 + 1)
+        n13 -= 1
+    if n13 < 0:
         o.active_tasks = None
     else:
-        if n10 > bl - p:
-            raise DecodeError('StreamsGroupHeartbeatResponse.ActiveTasks: count ' + str(n10) + ' past the end')
-        xs11 = []
-        for _ in range(n10):
-            e12 = _new(_StreamsGroupHeartbeatResponse_TaskIds)
-            n13 = b[p] - 1
+        if n13 > bl - p:
+            raise DecodeError('StreamsGroupHeartbeatResponse.ActiveTasks: count ' + str(n13) + ' past the end')
+        xs14 = []
+        for _ in range(n13):
+            e15 = _new(_StreamsGroupHeartbeatResponse_TaskIds)
+            n16 = b[p] - 1
             p += 1
-            if n13 > 126:
-                n13, p = _uvt(b, p, n13 + 1)
-                n13 -= 1
-            if n13 < 0:
+            if n16 > 126:
+                n16, p = _uvt(b, p, n16 + 1)
+                n16 -= 1
+            if n16 < 0:
                 raise DecodeError('TaskIds.SubtopologyId: null where not nullable')
             else:
-                q14 = p + n13
-                if q14 > bl:
-                    raise DecodeError('TaskIds.SubtopologyId: length ' + str(n13) + ' past the end')
-                e12.subtopology_id = str(b[p:q14], 'utf-8')
-                p = q14
-            n15 = b[p] - 1
+                q17 = p + n16
+                if q17 > bl:
+                    raise DecodeError('TaskIds.SubtopologyId: length ' + str(n16) + ' past the end')
+                e15.subtopology_id = str(b[p:q17], 'utf-8')
+                p = q17
+            n18 = b[p] - 1
             p += 1
-            if n15 > 126:
-                n15, p = _uvt(b, p, n15 + 1)
-                n15 -= 1
-            if n15 < 0:
+            if n18 > 126:
+                n18, p = _uvt(b, p, n18 + 1)
+                n18 -= 1
+            if n18 < 0:
                 raise DecodeError('TaskIds.Partitions: null where not nullable')
-            elif n15 < 64:
-                e12.partitions = list(_ARRAY_i[n15].unpack_from(b, p))
-                p += 4 * n15
+            elif n18 < 64:
+                e15.partitions = list(_ARRAY_i[n18].unpack_from(b, p))
+                p += 4 * n18
             else:
-                if n15 > bl - p:
-                    raise DecodeError('TaskIds.Partitions: count ' + str(n15) + ' past the end')
-                e12.partitions = list(_struct.Struct('>' + str(n15) + 'i').unpack_from(b, p))
-                p += 4 * n15
+                if n18 > bl - p:
+                    raise DecodeError('TaskIds.Partitions: count ' + str(n18) + ' past the end')
+                e15.partitions = list(_struct.Struct('>' + str(n18) + 'i').unpack_from(b, p))
+                p += 4 * n18
             if b[p] == 0:  # no tagged fields, the common case
-                e12.unknown_tagged_fields = None
+                e15.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_StreamsGroupHeartbeatRequest_TaskIds_0(b, p, e12)
-            xs11.append(e12)
-        o.active_tasks = xs11
-    n16 = b[p] - 1
+                p = _t_StreamsGroupHeartbeatRequest_TaskIds_0(b, p, e15)
+            xs14.append(e15)
+        o.active_tasks = xs14
+    n19 = b[p] - 1
     p += 1
-    if n16 > 126:
-        n16, p = _uvt(b, p, n16 + 1)
-        n16 -= 1
-    if n16 < 0:
+    if n19 > 126:
+        n19, p = _uvt(b, p, n19 + 1)
+        n19 -= 1
+    if n19 < 0:
         o.standby_tasks = None
     else:
-        if n16 > bl - p:
-            raise DecodeError('StreamsGroupHeartbeatResponse.StandbyTasks: count ' + str(n16) + ' past the end')
-        xs17 = []
-        for _ in range(n16):
-            e18 = _new(_StreamsGroupHeartbeatResponse_TaskIds)
-            n19 = b[p] - 1
+        if n19 > bl - p:
+            raise DecodeError('StreamsGroupHeartbeatResponse.StandbyTasks: count ' + str(n19) + ' past the end')
+        xs20 = []
+        for _ in range(n19):
+            e21 = _new(_StreamsGroupHeartbeatResponse_TaskIds)
+            n22 = b[p] - 1
             p += 1
-            if n19 > 126:
-                n19, p = _uvt(b, p, n19 + 1)
-                n19 -= 1
-            if n19 < 0:
+            if n22 > 126:
+                n22, p = _uvt(b, p, n22 + 1)
+                n22 -= 1
+            if n22 < 0:
                 raise DecodeError('TaskIds.SubtopologyId: null where not nullable')
             else:
-                q20 = p + n19
-                if q20 > bl:
-                    raise DecodeError('TaskIds.SubtopologyId: length ' + str(n19) + ' past the end')
-                e18.subtopology_id = str(b[p:q20], 'utf-8')
-                p = q20
-            n21 = b[p] - 1
+                q23 = p + n22
+                if q23 > bl:
+                    raise DecodeError('TaskIds.SubtopologyId: length ' + str(n22) + ' past the end')
+                e21.subtopology_id = str(b[p:q23], 'utf-8')
+                p = q23
+            n24 = b[p] - 1
             p += 1
-            if n21 > 126:
-                n21, p = _uvt(b, p, n21 + 1)
-                n21 -= 1
-            if n21 < 0:
+            if n24 > 126:
+                n24, p = _uvt(b, p, n24 + 1)
+                n24 -= 1
+            if n24 < 0:
                 raise DecodeError('TaskIds.Partitions: null where not nullable')
-            elif n21 < 64:
-                e18.partitions = list(_ARRAY_i[n21].unpack_from(b, p))
-                p += 4 * n21
+            elif n24 < 64:
+                e21.partitions = list(_ARRAY_i[n24].unpack_from(b, p))
+                p += 4 * n24
             else:
-                if n21 > bl - p:
-                    raise DecodeError('TaskIds.Partitions: count ' + str(n21) + ' past the end')
-                e18.partitions = list(_struct.Struct('>' + str(n21) + 'i').unpack_from(b, p))
-                p += 4 * n21
+                if n24 > bl - p:
+                    raise DecodeError('TaskIds.Partitions: count ' + str(n24) + ' past the end')
+                e21.partitions = list(_struct.Struct('>' + str(n24) + 'i').unpack_from(b, p))
+                p += 4 * n24
             if b[p] == 0:  # no tagged fields, the common case
-                e18.unknown_tagged_fields = None
+                e21.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_StreamsGroupHeartbeatRequest_TaskIds_0(b, p, e18)
-            xs17.append(e18)
-        o.standby_tasks = xs17
-    n22 = b[p] - 1
+                p = _t_StreamsGroupHeartbeatRequest_TaskIds_0(b, p, e21)
+            xs20.append(e21)
+        o.standby_tasks = xs20
+    n25 = b[p] - 1
     p += 1
-    if n22 > 126:
-        n22, p = _uvt(b, p, n22 + 1)
-        n22 -= 1
-    if n22 < 0:
+    if n25 > 126:
+        n25, p = _uvt(b, p, n25 + 1)
+        n25 -= 1
+    if n25 < 0:
         o.warmup_tasks = None
     else:
-        if n22 > bl - p:
-            raise DecodeError('StreamsGroupHeartbeatResponse.WarmupTasks: count ' + str(n22) + ' past the end')
-        xs23 = []
-        for _ in range(n22):
-            e24 = _new(_StreamsGroupHeartbeatResponse_TaskIds)
-            n25 = b[p] - 1
+        if n25 > bl - p:
+            raise DecodeError('StreamsGroupHeartbeatResponse.WarmupTasks: count ' + str(n25) + ' past the end')
+        xs26 = []
+        for _ in range(n25):
+            e27 = _new(_StreamsGroupHeartbeatResponse_TaskIds)
+            n28 = b[p] - 1
             p += 1
-            if n25 > 126:
-                n25, p = _uvt(b, p, n25 + 1)
-                n25 -= 1
-            if n25 < 0:
+            if n28 > 126:
+                n28, p = _uvt(b, p, n28 + 1)
+                n28 -= 1
+            if n28 < 0:
                 raise DecodeError('TaskIds.SubtopologyId: null where not nullable')
             else:
-                q26 = p + n25
-                if q26 > bl:
-                    raise DecodeError('TaskIds.SubtopologyId: length ' + str(n25) + ' past the end')
-                e24.subtopology_id = str(b[p:q26], 'utf-8')
-                p = q26
-            n27 = b[p] - 1
+                q29 = p + n28
+                if q29 > bl:
+                    raise DecodeError('TaskIds.SubtopologyId: length ' + str(n28) + ' past the end')
+                e27.subtopology_id = str(b[p:q29], 'utf-8')
+                p = q29
+            n30 = b[p] - 1
             p += 1
-            if n27 > 126:
-                n27, p = _uvt(b, p, n27 + 1)
-                n27 -= 1
-            if n27 < 0:
+            if n30 > 126:
+                n30, p = _uvt(b, p, n30 + 1)
+                n30 -= 1
+            if n30 < 0:
                 raise DecodeError('TaskIds.Partitions: null where not nullable')
-            elif n27 < 64:
-                e24.partitions = list(_ARRAY_i[n27].unpack_from(b, p))
-                p += 4 * n27
+            elif n30 < 64:
+                e27.partitions = list(_ARRAY_i[n30].unpack_from(b, p))
+                p += 4 * n30
             else:
-                if n27 > bl - p:
-                    raise DecodeError('TaskIds.Partitions: count ' + str(n27) + ' past the end')
-                e24.partitions = list(_struct.Struct('>' + str(n27) + 'i').unpack_from(b, p))
-                p += 4 * n27
+                if n30 > bl - p:
+                    raise DecodeError('TaskIds.Partitions: count ' + str(n30) + ' past the end')
+                e27.partitions = list(_struct.Struct('>' + str(n30) + 'i').unpack_from(b, p))
+                p += 4 * n30
             if b[p] == 0:  # no tagged fields, the common case
-                e24.unknown_tagged_fields = None
+                e27.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_StreamsGroupHeartbeatRequest_TaskIds_0(b, p, e24)
-            xs23.append(e24)
-        o.warmup_tasks = xs23
-    o.endpoint_information_epoch, = _S1.unpack_from(b, p)
-    p += 4
-    n28 = b[p] - 1
-    p += 1
-    if n28 > 126:
-        n28, p = _uvt(b, p, n28 + 1)
-        n28 -= 1
-    if n28 < 0:
+                p = _t_StreamsGroupHeartbeatRequest_TaskIds_0(b, p, e27)
+            xs26.append(e27)
+        o.warmup_tasks = xs26
+    o.endpoint_information_epoch, h31, = _S2.unpack_from(b, p)
+    p += 5
+    n32 = h31 - 1
+    if n32 > 126:
+        n32, p = _uvt(b, p, n32 + 1)
+        n32 -= 1
+    if n32 < 0:
         o.partitions_by_user_endpoint = None
     else:
-        if n28 > bl - p:
-            raise DecodeError('StreamsGroupHeartbeatResponse.PartitionsByUserEndpoint: count ' + str(n28) + ' past the end')
-        xs29 = []
-        for _ in range(n28):
-            e30 = _new(_StreamsGroupHeartbeatResponse_EndpointToPartitions)
-            s31 = _new(_StreamsGroupHeartbeatResponse_Endpoint)
-            n32 = b[p] - 1
+        if n32 > bl - p:
+            raise DecodeError('StreamsGroupHeartbeatResponse.PartitionsByUserEndpoint: count ' + str(n32) + ' past the end')
+        xs33 = []
+        for _ in range(n32):
+            e34 = _new(_StreamsGroupHeartbeatResponse_EndpointToPartitions)
+            s35 = _new(_StreamsGroupHeartbeatResponse_Endpoint)
+            n36 = b[p] - 1
             p += 1
-            if n32 > 126:
-                n32, p = _uvt(b, p, n32 + 1)
-                n32 -= 1
-            if n32 < 0:
+            if n36 > 126:
+                n36, p = _uvt(b, p, n36 + 1)
+                n36 -= 1
+            if n36 < 0:
                 raise DecodeError('Endpoint.Host: null where not nullable')
             else:
-                q33 = p + n32
-                if q33 > bl:
-                    raise DecodeError('Endpoint.Host: length ' + str(n32) + ' past the end')
-                s31.host = str(b[p:q33], 'utf-8')
-                p = q33
-            s31.port, = _S3.unpack_from(b, p)
+                q37 = p + n36
+                if q37 > bl:
+                    raise DecodeError('Endpoint.Host: length ' + str(n36) + ' past the end')
+                s35.host = str(b[p:q37], 'utf-8')
+                p = q37
+            s35.port, = _S4.unpack_from(b, p)
             p += 2
             if b[p] == 0:  # no tagged fields, the common case
-                s31.unknown_tagged_fields = None
+                s35.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_StreamsGroupHeartbeatRequest_Endpoint_0(b, p, s31)
-            e30.user_endpoint = s31
-            n34 = b[p] - 1
+                p = _t_StreamsGroupHeartbeatRequest_Endpoint_0(b, p, s35)
+            e34.user_endpoint = s35
+            n38 = b[p] - 1
             p += 1
-            if n34 > 126:
-                n34, p = _uvt(b, p, n34 + 1)
-                n34 -= 1
-            if n34 < 0:
+            if n38 > 126:
+                n38, p = _uvt(b, p, n38 + 1)
+                n38 -= 1
+            if n38 < 0:
                 raise DecodeError('EndpointToPartitions.ActivePartitions: null where not nullable')
             else:
-                if n34 > bl - p:
-                    raise DecodeError('EndpointToPartitions.ActivePartitions: count ' + str(n34) + ' past the end')
-                xs35 = []
-                for _ in range(n34):
-                    e36 = _new(_StreamsGroupHeartbeatResponse_TopicPartition)
-                    n37 = b[p] - 1
+                if n38 > bl - p:
+                    raise DecodeError('EndpointToPartitions.ActivePartitions: count ' + str(n38) + ' past the end')
+                xs39 = []
+                for _ in range(n38):
+                    e40 = _new(_StreamsGroupHeartbeatResponse_TopicPartition)
+                    n41 = b[p] - 1
                     p += 1
-                    if n37 > 126:
-                        n37, p = _uvt(b, p, n37 + 1)
-                        n37 -= 1
-                    if n37 < 0:
+                    if n41 > 126:
+                        n41, p = _uvt(b, p, n41 + 1)
+                        n41 -= 1
+                    if n41 < 0:
                         raise DecodeError('TopicPartition.Topic: null where not nullable')
                     else:
-                        q38 = p + n37
-                        if q38 > bl:
-                            raise DecodeError('TopicPartition.Topic: length ' + str(n37) + ' past the end')
-                        e36.topic = str(b[p:q38], 'utf-8')
-                        p = q38
-                    n39 = b[p] - 1
-                    p += 1
-                    if n39 > 126:
-                        n39, p = _uvt(b, p, n39 + 1)
-                        n39 -= 1
-                    if n39 < 0:
-                        raise DecodeError('TopicPartition.Partitions: null where not nullable')
-                    elif n39 < 64:
-                        e36.partitions = list(_ARRAY_i[n39].unpack_from(b, p))
-                        p += 4 * n39
-                    else:
-                        if n39 > bl - p:
-                            raise DecodeError('TopicPartition.Partitions: count ' + str(n39) + ' past the end')
-                        e36.partitions = list(_struct.Struct('>' + str(n39) + 'i').unpack_from(b, p))
-                        p += 4 * n39
-                    if b[p] == 0:  # no tagged fields, the common case
-                        e36.unknown_tagged_fields = None
-                        p += 1
-                    else:
-                        p = _t_StreamsGroupHeartbeatResponse_TopicPartition_0(b, p, e36)
-                    xs35.append(e36)
-                e30.active_partitions = xs35
-            n40 = b[p] - 1
-            p += 1
-            if n40 > 126:
-                n40, p = _uvt(b, p, n40 + 1)
-                n40 -= 1
-            if n40 < 0:
-                raise DecodeError('EndpointToPartitions.StandbyPartitions: null where not nullable')
-            else:
-                if n40 > bl - p:
-                    raise DecodeError('EndpointToPartitions.StandbyPartitions: count ' + str(n40) + ' past the end')
-                xs41 = []
-                for _ in range(n40):
-                    e42 = _new(_StreamsGroupHeartbeatResponse_TopicPartition)
+                        q42 = p + n41
+                        if q42 > bl:
+                            raise DecodeError('TopicPartition.Topic: length ' + str(n41) + ' past the end')
+                        e40.topic = str(b[p:q42], 'utf-8')
+                        p = q42
                     n43 = b[p] - 1
                     p += 1
                     if n43 > 126:
                         n43, p = _uvt(b, p, n43 + 1)
                         n43 -= 1
                     if n43 < 0:
-                        raise DecodeError('TopicPartition.Topic: null where not nullable')
-                    else:
-                        q44 = p + n43
-                        if q44 > bl:
-                            raise DecodeError('TopicPartition.Topic: length ' + str(n43) + ' past the end')
-                        e42.topic = str(b[p:q44], 'utf-8')
-                        p = q44
-                    n45 = b[p] - 1
-                    p += 1
-                    if n45 > 126:
-                        n45, p = _uvt(b, p, n45 + 1)
-                        n45 -= 1
-                    if n45 < 0:
                         raise DecodeError('TopicPartition.Partitions: null where not nullable')
-                    elif n45 < 64:
-                        e42.partitions = list(_ARRAY_i[n45].unpack_from(b, p))
-                        p += 4 * n45
+                    elif n43 < 64:
+                        e40.partitions = list(_ARRAY_i[n43].unpack_from(b, p))
+                        p += 4 * n43
                     else:
-                        if n45 > bl - p:
-                            raise DecodeError('TopicPartition.Partitions: count ' + str(n45) + ' past the end')
-                        e42.partitions = list(_struct.Struct('>' + str(n45) + 'i').unpack_from(b, p))
-                        p += 4 * n45
+                        if n43 > bl - p:
+                            raise DecodeError('TopicPartition.Partitions: count ' + str(n43) + ' past the end')
+                        e40.partitions = list(_struct.Struct('>' + str(n43) + 'i').unpack_from(b, p))
+                        p += 4 * n43
                     if b[p] == 0:  # no tagged fields, the common case
-                        e42.unknown_tagged_fields = None
+                        e40.unknown_tagged_fields = None
                         p += 1
                     else:
-                        p = _t_StreamsGroupHeartbeatResponse_TopicPartition_0(b, p, e42)
-                    xs41.append(e42)
-                e30.standby_partitions = xs41
+                        p = _t_StreamsGroupHeartbeatResponse_TopicPartition_0(b, p, e40)
+                    xs39.append(e40)
+                e34.active_partitions = xs39
+            n44 = b[p] - 1
+            p += 1
+            if n44 > 126:
+                n44, p = _uvt(b, p, n44 + 1)
+                n44 -= 1
+            if n44 < 0:
+                raise DecodeError('EndpointToPartitions.StandbyPartitions: null where not nullable')
+            else:
+                if n44 > bl - p:
+                    raise DecodeError('EndpointToPartitions.StandbyPartitions: count ' + str(n44) + ' past the end')
+                xs45 = []
+                for _ in range(n44):
+                    e46 = _new(_StreamsGroupHeartbeatResponse_TopicPartition)
+                    n47 = b[p] - 1
+                    p += 1
+                    if n47 > 126:
+                        n47, p = _uvt(b, p, n47 + 1)
+                        n47 -= 1
+                    if n47 < 0:
+                        raise DecodeError('TopicPartition.Topic: null where not nullable')
+                    else:
+                        q48 = p + n47
+                        if q48 > bl:
+                            raise DecodeError('TopicPartition.Topic: length ' + str(n47) + ' past the end')
+                        e46.topic = str(b[p:q48], 'utf-8')
+                        p = q48
+                    n49 = b[p] - 1
+                    p += 1
+                    if n49 > 126:
+                        n49, p = _uvt(b, p, n49 + 1)
+                        n49 -= 1
+                    if n49 < 0:
+                        raise DecodeError('TopicPartition.Partitions: null where not nullable')
+                    elif n49 < 64:
+                        e46.partitions = list(_ARRAY_i[n49].unpack_from(b, p))
+                        p += 4 * n49
+                    else:
+                        if n49 > bl - p:
+                            raise DecodeError('TopicPartition.Partitions: count ' + str(n49) + ' past the end')
+                        e46.partitions = list(_struct.Struct('>' + str(n49) + 'i').unpack_from(b, p))
+                        p += 4 * n49
+                    if b[p] == 0:  # no tagged fields, the common case
+                        e46.unknown_tagged_fields = None
+                        p += 1
+                    else:
+                        p = _t_StreamsGroupHeartbeatResponse_TopicPartition_0(b, p, e46)
+                    xs45.append(e46)
+                e34.standby_partitions = xs45
             if b[p] == 0:  # no tagged fields, the common case
-                e30.unknown_tagged_fields = None
+                e34.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_StreamsGroupHeartbeatResponse_EndpointToPartitions_0(b, p, e30)
-            xs29.append(e30)
-        o.partitions_by_user_endpoint = xs29
+                p = _t_StreamsGroupHeartbeatResponse_EndpointToPartitions_0(b, p, e34)
+            xs33.append(e34)
+        o.partitions_by_user_endpoint = xs33
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         p += 1
@@ -2094,7 +2091,7 @@ def _r_StreamsGroupHeartbeatResponse_0(b, p):
 
 
 def _w_StreamsGroupHeartbeatResponse_0(o, w):
-    w += _S2.pack(o.throttle_time_ms, o.error_code)
+    w += _S8.pack(o.throttle_time_ms, o.error_code)
     v1 = o.error_message
     if v1 is None:
         w.append(0)
@@ -2114,7 +2111,7 @@ def _w_StreamsGroupHeartbeatResponse_0(o, w):
     else:
         _wuv(w, ln)
     w += v2
-    w += _S6.pack(o.member_epoch, o.heartbeat_interval_ms, o.acceptable_recovery_lag, o.task_offset_interval_ms)
+    w += _S11.pack(o.member_epoch, o.heartbeat_interval_ms, o.acceptable_recovery_lag, o.task_offset_interval_ms)
     xs3 = o.status
     if xs3 is None:
         w.append(0)
@@ -2125,7 +2122,7 @@ def _w_StreamsGroupHeartbeatResponse_0(o, w):
         else:
             _wuv(w, ln)
         for e4 in xs3:
-            w += _S7.pack(e4.status_code)
+            w += _S12.pack(e4.status_code)
             v5 = e4.status_detail
             v5 = v5.encode()
             ln = len(v5) + 1
@@ -2254,7 +2251,7 @@ def _w_StreamsGroupHeartbeatResponse_0(o, w):
             else:
                 _wuv(w, ln)
             w += v21
-            w += _S3.pack(s20.port)
+            w += _S4.pack(s20.port)
             if s20.unknown_tagged_fields:
                 _wtags(w, s20.unknown_tagged_fields)
             else:

@@ -28,8 +28,9 @@ _unpack_from = _struct.unpack_from
 def _first(tag_and_bytes):
     return tag_and_bytes[0]
 
-_S0 = _struct.Struct('>ii')
+_S0 = _struct.Struct('>iiB')
 _S1 = _struct.Struct('>H')
+_S2 = _struct.Struct('>ii')
 
 
 class StreamsGroupMemberMetadataValue(Message):
@@ -201,94 +202,93 @@ def _r_StreamsGroupMemberMetadataValue_0(b, p):
             raise DecodeError('StreamsGroupMemberMetadataValue.ClientHost: length ' + str(n7) + ' past the end')
         o.client_host = str(b[p:q8], 'utf-8')
         p = q8
-    o.rebalance_timeout_ms, o.topology_epoch, = _S0.unpack_from(b, p)
-    p += 8
-    n9 = b[p] - 1
-    p += 1
-    if n9 > 126:
-        n9, p = _uvt(b, p, n9 + 1)
-        n9 -= 1
-    if n9 < 0:
+    o.rebalance_timeout_ms, o.topology_epoch, h9, = _S0.unpack_from(b, p)
+    p += 9
+    n10 = h9 - 1
+    if n10 > 126:
+        n10, p = _uvt(b, p, n10 + 1)
+        n10 -= 1
+    if n10 < 0:
         raise DecodeError('StreamsGroupMemberMetadataValue.ProcessId: null where not nullable')
     else:
-        q10 = p + n9
-        if q10 > bl:
-            raise DecodeError('StreamsGroupMemberMetadataValue.ProcessId: length ' + str(n9) + ' past the end')
-        o.process_id = str(b[p:q10], 'utf-8')
-        p = q10
+        q11 = p + n10
+        if q11 > bl:
+            raise DecodeError('StreamsGroupMemberMetadataValue.ProcessId: length ' + str(n10) + ' past the end')
+        o.process_id = str(b[p:q11], 'utf-8')
+        p = q11
     if b[p] > 127:
         o.user_endpoint = None
         p += 1
     else:
         p += 1
-        s11 = _new(_StreamsGroupMemberMetadataValue_Endpoint)
-        n12 = b[p] - 1
+        s12 = _new(_StreamsGroupMemberMetadataValue_Endpoint)
+        n13 = b[p] - 1
         p += 1
-        if n12 > 126:
-            n12, p = _uvt(b, p, n12 + 1)
-            n12 -= 1
-        if n12 < 0:
+        if n13 > 126:
+            n13, p = _uvt(b, p, n13 + 1)
+            n13 -= 1
+        if n13 < 0:
             raise DecodeError('Endpoint.Host: null where not nullable')
         else:
-            q13 = p + n12
-            if q13 > bl:
-                raise DecodeError('Endpoint.Host: length ' + str(n12) + ' past the end')
-            s11.host = str(b[p:q13], 'utf-8')
-            p = q13
-        s11.port, = _S1.unpack_from(b, p)
+            q14 = p + n13
+            if q14 > bl:
+                raise DecodeError('Endpoint.Host: length ' + str(n13) + ' past the end')
+            s12.host = str(b[p:q14], 'utf-8')
+            p = q14
+        s12.port, = _S1.unpack_from(b, p)
         p += 2
         if b[p] == 0:  # no tagged fields, the common case
-            s11.unknown_tagged_fields = None
+            s12.unknown_tagged_fields = None
             p += 1
         else:
-            p = _t_StreamsGroupMemberMetadataValue_Endpoint_0(b, p, s11)
-        o.user_endpoint = s11
-    n14 = b[p] - 1
+            p = _t_StreamsGroupMemberMetadataValue_Endpoint_0(b, p, s12)
+        o.user_endpoint = s12
+    n15 = b[p] - 1
     p += 1
-    if n14 > 126:
-        n14, p = _uvt(b, p, n14 + 1)
-        n14 -= 1
-    if n14 < 0:
+    if n15 > 126:
+        n15, p = _uvt(b, p, n15 + 1)
+        n15 -= 1
+    if n15 < 0:
         raise DecodeError('StreamsGroupMemberMetadataValue.ClientTags: null where not nullable')
     else:
-        if n14 > bl - p:
-            raise DecodeError('StreamsGroupMemberMetadataValue.ClientTags: count ' + str(n14) + ' past the end')
-        xs15 = []
-        for _ in range(n14):
-            e16 = _new(_StreamsGroupMemberMetadataValue_KeyValue)
-            n17 = b[p] - 1
+        if n15 > bl - p:
+            raise DecodeError('StreamsGroupMemberMetadataValue.ClientTags: count ' + str(n15) + ' past the end')
+        xs16 = []
+        for _ in range(n15):
+            e17 = _new(_StreamsGroupMemberMetadataValue_KeyValue)
+            n18 = b[p] - 1
             p += 1
-            if n17 > 126:
-                n17, p = _uvt(b, p, n17 + 1)
-                n17 -= 1
-            if n17 < 0:
+            if n18 > 126:
+                n18, p = _uvt(b, p, n18 + 1)
+                n18 -= 1
+            if n18 < 0:
                 raise DecodeError('KeyValue.Key: null where not nullable')
             else:
-                q18 = p + n17
-                if q18 > bl:
-                    raise DecodeError('KeyValue.Key: length ' + str(n17) + ' past the end')
-                e16.key = str(b[p:q18], 'utf-8')
-                p = q18
-            n19 = b[p] - 1
+                q19 = p + n18
+                if q19 > bl:
+                    raise DecodeError('KeyValue.Key: length ' + str(n18) + ' past the end')
+                e17.key = str(b[p:q19], 'utf-8')
+                p = q19
+            n20 = b[p] - 1
             p += 1
-            if n19 > 126:
-                n19, p = _uvt(b, p, n19 + 1)
-                n19 -= 1
-            if n19 < 0:
+            if n20 > 126:
+                n20, p = _uvt(b, p, n20 + 1)
+                n20 -= 1
+            if n20 < 0:
                 raise DecodeError('KeyValue.Value: null where not nullable')
             else:
-                q20 = p + n19
-                if q20 > bl:
-                    raise DecodeError('KeyValue.Value: length ' + str(n19) + ' past the end')
-                e16.value = str(b[p:q20], 'utf-8')
-                p = q20
+                q21 = p + n20
+                if q21 > bl:
+                    raise DecodeError('KeyValue.Value: length ' + str(n20) + ' past the end')
+                e17.value = str(b[p:q21], 'utf-8')
+                p = q21
             if b[p] == 0:  # no tagged fields, the common case
-                e16.unknown_tagged_fields = None
+                e17.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_StreamsGroupMemberMetadataValue_KeyValue_0(b, p, e16)
-            xs15.append(e16)
-        o.client_tags = xs15
+                p = _t_StreamsGroupMemberMetadataValue_KeyValue_0(b, p, e17)
+            xs16.append(e17)
+        o.client_tags = xs16
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         p += 1
@@ -336,7 +336,7 @@ def _w_StreamsGroupMemberMetadataValue_0(o, w):
     else:
         _wuv(w, ln)
     w += v4
-    w += _S0.pack(o.rebalance_timeout_ms, o.topology_epoch)
+    w += _S2.pack(o.rebalance_timeout_ms, o.topology_epoch)
     v5 = o.process_id
     v5 = v5.encode()
     ln = len(v5) + 1

@@ -28,8 +28,10 @@ _unpack_from = _struct.unpack_from
 def _first(tag_and_bytes):
     return tag_and_bytes[0]
 
-_S0 = _struct.Struct('>i')
-_S1 = _struct.Struct('>ih')
+_S0 = _struct.Struct('>iB')
+_S1 = _struct.Struct('>ihB')
+_S2 = _struct.Struct('>i')
+_S3 = _struct.Struct('>ih')
 _ARRAY_h = tuple(_struct.Struct('>' + str(n) + 'h') for n in range(64))
 
 
@@ -219,349 +221,346 @@ def _t_StreamsGroupTopologyValue_0(b, p, o):
 def _r_StreamsGroupTopologyValue_0(b, p):
     bl = len(b)
     o = _new(StreamsGroupTopologyValue)
-    o.epoch, = _S0.unpack_from(b, p)
-    p += 4
-    n1 = b[p] - 1
-    p += 1
-    if n1 > 126:
-        n1, p = _uvt(b, p, n1 + 1)
-        n1 -= 1
-    if n1 < 0:
+    o.epoch, h1, = _S0.unpack_from(b, p)
+    p += 5
+    n2 = h1 - 1
+    if n2 > 126:
+        n2, p = _uvt(b, p, n2 + 1)
+        n2 -= 1
+    if n2 < 0:
         raise DecodeError('StreamsGroupTopologyValue.Subtopologies: null where not nullable')
     else:
-        if n1 > bl - p:
-            raise DecodeError('StreamsGroupTopologyValue.Subtopologies: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3 = _new(_StreamsGroupTopologyValue_Subtopology)
-            n4 = b[p] - 1
+        if n2 > bl - p:
+            raise DecodeError('StreamsGroupTopologyValue.Subtopologies: count ' + str(n2) + ' past the end')
+        xs3 = []
+        for _ in range(n2):
+            e4 = _new(_StreamsGroupTopologyValue_Subtopology)
+            n5 = b[p] - 1
             p += 1
-            if n4 > 126:
-                n4, p = _uvt(b, p, n4 + 1)
-                n4 -= 1
-            if n4 < 0:
+            if n5 > 126:
+                n5, p = _uvt(b, p, n5 + 1)
+                n5 -= 1
+            if n5 < 0:
                 raise DecodeError('Subtopology.SubtopologyId: null where not nullable')
             else:
-                q5 = p + n4
-                if q5 > bl:
-                    raise DecodeError('Subtopology.SubtopologyId: length ' + str(n4) + ' past the end')
-                e3.subtopology_id = str(b[p:q5], 'utf-8')
-                p = q5
-            n6 = b[p] - 1
+                q6 = p + n5
+                if q6 > bl:
+                    raise DecodeError('Subtopology.SubtopologyId: length ' + str(n5) + ' past the end')
+                e4.subtopology_id = str(b[p:q6], 'utf-8')
+                p = q6
+            n7 = b[p] - 1
             p += 1
-            if n6 > 126:
-                n6, p = _uvt(b, p, n6 + 1)
-                n6 -= 1
-            if n6 < 0:
+            if n7 > 126:
+                n7, p = _uvt(b, p, n7 + 1)
+                n7 -= 1
+            if n7 < 0:
                 raise DecodeError('Subtopology.SourceTopics: null where not nullable')
             else:
-                if n6 > bl - p:
-                    raise DecodeError('Subtopology.SourceTopics: count ' + str(n6) + ' past the end')
-                xs7 = []
-                for _ in range(n6):
-                    n9 = b[p] - 1
+                if n7 > bl - p:
+                    raise DecodeError('Subtopology.SourceTopics: count ' + str(n7) + ' past the end')
+                xs8 = []
+                for _ in range(n7):
+                    n10 = b[p] - 1
                     p += 1
-                    if n9 > 126:
-                        n9, p = _uvt(b, p, n9 + 1)
-                        n9 -= 1
-                    if n9 < 0:
+                    if n10 > 126:
+                        n10, p = _uvt(b, p, n10 + 1)
+                        n10 -= 1
+                    if n10 < 0:
                         raise DecodeError('Subtopology.SourceTopics: null element')
                     else:
-                        q10 = p + n9
-                        if q10 > bl:
-                            raise DecodeError('Subtopology.SourceTopics: length ' + str(n9) + ' past the end')
-                        e8 = str(b[p:q10], 'utf-8')
-                        p = q10
-                    xs7.append(e8)
-                e3.source_topics = xs7
-            n11 = b[p] - 1
+                        q11 = p + n10
+                        if q11 > bl:
+                            raise DecodeError('Subtopology.SourceTopics: length ' + str(n10) + ' past the end')
+                        e9 = str(b[p:q11], 'utf-8')
+                        p = q11
+                    xs8.append(e9)
+                e4.source_topics = xs8
+            n12 = b[p] - 1
             p += 1
-            if n11 > 126:
-                n11, p = _uvt(b, p, n11 + 1)
-                n11 -= 1
-            if n11 < 0:
+            if n12 > 126:
+                n12, p = _uvt(b, p, n12 + 1)
+                n12 -= 1
+            if n12 < 0:
                 raise DecodeError('Subtopology.SourceTopicRegex: null where not nullable')
             else:
-                if n11 > bl - p:
-                    raise DecodeError('Subtopology.SourceTopicRegex: count ' + str(n11) + ' past the end')
-                xs12 = []
-                for _ in range(n11):
-                    n14 = b[p] - 1
+                if n12 > bl - p:
+                    raise DecodeError('Subtopology.SourceTopicRegex: count ' + str(n12) + ' past the end')
+                xs13 = []
+                for _ in range(n12):
+                    n15 = b[p] - 1
                     p += 1
-                    if n14 > 126:
-                        n14, p = _uvt(b, p, n14 + 1)
-                        n14 -= 1
-                    if n14 < 0:
+                    if n15 > 126:
+                        n15, p = _uvt(b, p, n15 + 1)
+                        n15 -= 1
+                    if n15 < 0:
                         raise DecodeError('Subtopology.SourceTopicRegex: null element')
                     else:
-                        q15 = p + n14
-                        if q15 > bl:
-                            raise DecodeError('Subtopology.SourceTopicRegex: length ' + str(n14) + ' past the end')
-                        e13 = str(b[p:q15], 'utf-8')
-                        p = q15
-                    xs12.append(e13)
-                e3.source_topic_regex = xs12
-            n16 = b[p] - 1
+                        q16 = p + n15
+                        if q16 > bl:
+                            raise DecodeError('Subtopology.SourceTopicRegex: length ' + str(n15) + ' past the end')
+                        e14 = str(b[p:q16], 'utf-8')
+                        p = q16
+                    xs13.append(e14)
+                e4.source_topic_regex = xs13
+            n17 = b[p] - 1
             p += 1
-            if n16 > 126:
-                n16, p = _uvt(b, p, n16 + 1)
-                n16 -= 1
-            if n16 < 0:
+            if n17 > 126:
+                n17, p = _uvt(b, p, n17 + 1)
+                n17 -= 1
+            if n17 < 0:
                 raise DecodeError('Subtopology.StateChangelogTopics: null where not nullable')
             else:
-                if n16 > bl - p:
-                    raise DecodeError('Subtopology.StateChangelogTopics: count ' + str(n16) + ' past the end')
-                xs17 = []
-                for _ in range(n16):
-                    e18 = _new(_StreamsGroupTopologyValue_TopicInfo)
-                    n19 = b[p] - 1
+                if n17 > bl - p:
+                    raise DecodeError('Subtopology.StateChangelogTopics: count ' + str(n17) + ' past the end')
+                xs18 = []
+                for _ in range(n17):
+                    e19 = _new(_StreamsGroupTopologyValue_TopicInfo)
+                    n20 = b[p] - 1
                     p += 1
-                    if n19 > 126:
-                        n19, p = _uvt(b, p, n19 + 1)
-                        n19 -= 1
-                    if n19 < 0:
+                    if n20 > 126:
+                        n20, p = _uvt(b, p, n20 + 1)
+                        n20 -= 1
+                    if n20 < 0:
                         raise DecodeError('TopicInfo.Name: null where not nullable')
                     else:
-                        q20 = p + n19
-                        if q20 > bl:
-                            raise DecodeError('TopicInfo.Name: length ' + str(n19) + ' past the end')
-                        e18.name = str(b[p:q20], 'utf-8')
-                        p = q20
-                    e18.partitions, e18.replication_factor, = _S1.unpack_from(b, p)
-                    p += 6
-                    n21 = b[p] - 1
-                    p += 1
-                    if n21 > 126:
-                        n21, p = _uvt(b, p, n21 + 1)
-                        n21 -= 1
-                    if n21 < 0:
+                        q21 = p + n20
+                        if q21 > bl:
+                            raise DecodeError('TopicInfo.Name: length ' + str(n20) + ' past the end')
+                        e19.name = str(b[p:q21], 'utf-8')
+                        p = q21
+                    e19.partitions, e19.replication_factor, h22, = _S1.unpack_from(b, p)
+                    p += 7
+                    n23 = h22 - 1
+                    if n23 > 126:
+                        n23, p = _uvt(b, p, n23 + 1)
+                        n23 -= 1
+                    if n23 < 0:
                         raise DecodeError('TopicInfo.TopicConfigs: null where not nullable')
                     else:
-                        if n21 > bl - p:
-                            raise DecodeError('TopicInfo.TopicConfigs: count ' + str(n21) + ' past the end')
-                        xs22 = []
-                        for _ in range(n21):
-                            e23 = _new(_StreamsGroupTopologyValue_TopicConfig)
-                            n24 = b[p] - 1
-                            p += 1
-                            if n24 > 126:
-                                n24, p = _uvt(b, p, n24 + 1)
-                                n24 -= 1
-                            if n24 < 0:
-                                raise DecodeError('TopicConfig.key: null where not nullable')
-                            else:
-                                q25 = p + n24
-                                if q25 > bl:
-                                    raise DecodeError('TopicConfig.key: length ' + str(n24) + ' past the end')
-                                e23.key = str(b[p:q25], 'utf-8')
-                                p = q25
+                        if n23 > bl - p:
+                            raise DecodeError('TopicInfo.TopicConfigs: count ' + str(n23) + ' past the end')
+                        xs24 = []
+                        for _ in range(n23):
+                            e25 = _new(_StreamsGroupTopologyValue_TopicConfig)
                             n26 = b[p] - 1
                             p += 1
                             if n26 > 126:
                                 n26, p = _uvt(b, p, n26 + 1)
                                 n26 -= 1
                             if n26 < 0:
-                                raise DecodeError('TopicConfig.value: null where not nullable')
+                                raise DecodeError('TopicConfig.key: null where not nullable')
                             else:
                                 q27 = p + n26
                                 if q27 > bl:
-                                    raise DecodeError('TopicConfig.value: length ' + str(n26) + ' past the end')
-                                e23.value = str(b[p:q27], 'utf-8')
+                                    raise DecodeError('TopicConfig.key: length ' + str(n26) + ' past the end')
+                                e25.key = str(b[p:q27], 'utf-8')
                                 p = q27
+                            n28 = b[p] - 1
+                            p += 1
+                            if n28 > 126:
+                                n28, p = _uvt(b, p, n28 + 1)
+                                n28 -= 1
+                            if n28 < 0:
+                                raise DecodeError('TopicConfig.value: null where not nullable')
+                            else:
+                                q29 = p + n28
+                                if q29 > bl:
+                                    raise DecodeError('TopicConfig.value: length ' + str(n28) + ' past the end')
+                                e25.value = str(b[p:q29], 'utf-8')
+                                p = q29
                             if b[p] == 0:  # no tagged fields, the common case
-                                e23.unknown_tagged_fields = None
+                                e25.unknown_tagged_fields = None
                                 p += 1
                             else:
-                                p = _t_StreamsGroupTopologyValue_TopicConfig_0(b, p, e23)
-                            xs22.append(e23)
-                        e18.topic_configs = xs22
+                                p = _t_StreamsGroupTopologyValue_TopicConfig_0(b, p, e25)
+                            xs24.append(e25)
+                        e19.topic_configs = xs24
                     if b[p] == 0:  # no tagged fields, the common case
-                        e18.unknown_tagged_fields = None
+                        e19.unknown_tagged_fields = None
                         p += 1
                     else:
-                        p = _t_StreamsGroupTopologyValue_TopicInfo_0(b, p, e18)
-                    xs17.append(e18)
-                e3.state_changelog_topics = xs17
-            n28 = b[p] - 1
+                        p = _t_StreamsGroupTopologyValue_TopicInfo_0(b, p, e19)
+                    xs18.append(e19)
+                e4.state_changelog_topics = xs18
+            n30 = b[p] - 1
             p += 1
-            if n28 > 126:
-                n28, p = _uvt(b, p, n28 + 1)
-                n28 -= 1
-            if n28 < 0:
+            if n30 > 126:
+                n30, p = _uvt(b, p, n30 + 1)
+                n30 -= 1
+            if n30 < 0:
                 raise DecodeError('Subtopology.RepartitionSinkTopics: null where not nullable')
             else:
-                if n28 > bl - p:
-                    raise DecodeError('Subtopology.RepartitionSinkTopics: count ' + str(n28) + ' past the end')
-                xs29 = []
-                for _ in range(n28):
-                    n31 = b[p] - 1
+                if n30 > bl - p:
+                    raise DecodeError('Subtopology.RepartitionSinkTopics: count ' + str(n30) + ' past the end')
+                xs31 = []
+                for _ in range(n30):
+                    n33 = b[p] - 1
                     p += 1
-                    if n31 > 126:
-                        n31, p = _uvt(b, p, n31 + 1)
-                        n31 -= 1
-                    if n31 < 0:
+                    if n33 > 126:
+                        n33, p = _uvt(b, p, n33 + 1)
+                        n33 -= 1
+                    if n33 < 0:
                         raise DecodeError('Subtopology.RepartitionSinkTopics: null element')
                     else:
-                        q32 = p + n31
-                        if q32 > bl:
-                            raise DecodeError('Subtopology.RepartitionSinkTopics: length ' + str(n31) + ' past the end')
-                        e30 = str(b[p:q32], 'utf-8')
-                        p = q32
-                    xs29.append(e30)
-                e3.repartition_sink_topics = xs29
-            n33 = b[p] - 1
+                        q34 = p + n33
+                        if q34 > bl:
+                            raise DecodeError('Subtopology.RepartitionSinkTopics: length ' + str(n33) + ' past the end')
+                        e32 = str(b[p:q34], 'utf-8')
+                        p = q34
+                    xs31.append(e32)
+                e4.repartition_sink_topics = xs31
+            n35 = b[p] - 1
             p += 1
-            if n33 > 126:
-                n33, p = _uvt(b, p, n33 + 1)
-                n33 -= 1
-            if n33 < 0:
+            if n35 > 126:
+                n35, p = _uvt(b, p, n35 + 1)
+                n35 -= 1
+            if n35 < 0:
                 raise DecodeError('Subtopology.RepartitionSourceTopics: null where not nullable')
             else:
-                if n33 > bl - p:
-                    raise DecodeError('Subtopology.RepartitionSourceTopics: count ' + str(n33) + ' past the end')
-                xs34 = []
-                for _ in range(n33):
-                    e35 = _new(_StreamsGroupTopologyValue_TopicInfo)
-                    n36 = b[p] - 1
-                    p += 1
-                    if n36 > 126:
-                        n36, p = _uvt(b, p, n36 + 1)
-                        n36 -= 1
-                    if n36 < 0:
-                        raise DecodeError('TopicInfo.Name: null where not nullable')
-                    else:
-                        q37 = p + n36
-                        if q37 > bl:
-                            raise DecodeError('TopicInfo.Name: length ' + str(n36) + ' past the end')
-                        e35.name = str(b[p:q37], 'utf-8')
-                        p = q37
-                    e35.partitions, e35.replication_factor, = _S1.unpack_from(b, p)
-                    p += 6
+                if n35 > bl - p:
+                    raise DecodeError('Subtopology.RepartitionSourceTopics: count ' + str(n35) + ' past the end')
+                xs36 = []
+                for _ in range(n35):
+                    e37 = _new(_StreamsGroupTopologyValue_TopicInfo)
                     n38 = b[p] - 1
                     p += 1
                     if n38 > 126:
                         n38, p = _uvt(b, p, n38 + 1)
                         n38 -= 1
                     if n38 < 0:
+                        raise DecodeError('TopicInfo.Name: null where not nullable')
+                    else:
+                        q39 = p + n38
+                        if q39 > bl:
+                            raise DecodeError('TopicInfo.Name: length ' + str(n38) + ' past the end')
+                        e37.name = str(b[p:q39], 'utf-8')
+                        p = q39
+                    e37.partitions, e37.replication_factor, h40, = _S1.unpack_from(b, p)
+                    p += 7
+                    n41 = h40 - 1
+                    if n41 > 126:
+                        n41, p = _uvt(b, p, n41 + 1)
+                        n41 -= 1
+                    if n41 < 0:
                         raise DecodeError('TopicInfo.TopicConfigs: null where not nullable')
                     else:
-                        if n38 > bl - p:
-                            raise DecodeError('TopicInfo.TopicConfigs: count ' + str(n38) + ' past the end')
-                        xs39 = []
-                        for _ in range(n38):
-                            e40 = _new(_StreamsGroupTopologyValue_TopicConfig)
-                            n41 = b[p] - 1
+                        if n41 > bl - p:
+                            raise DecodeError('TopicInfo.TopicConfigs: count ' + str(n41) + ' past the end')
+                        xs42 = []
+                        for _ in range(n41):
+                            e43 = _new(_StreamsGroupTopologyValue_TopicConfig)
+                            n44 = b[p] - 1
                             p += 1
-                            if n41 > 126:
-                                n41, p = _uvt(b, p, n41 + 1)
-                                n41 -= 1
-                            if n41 < 0:
+                            if n44 > 126:
+                                n44, p = _uvt(b, p, n44 + 1)
+                                n44 -= 1
+                            if n44 < 0:
                                 raise DecodeError('TopicConfig.key: null where not nullable')
                             else:
-                                q42 = p + n41
-                                if q42 > bl:
-                                    raise DecodeError('TopicConfig.key: length ' + str(n41) + ' past the end')
-                                e40.key = str(b[p:q42], 'utf-8')
-                                p = q42
-                            n43 = b[p] - 1
+                                q45 = p + n44
+                                if q45 > bl:
+                                    raise DecodeError('TopicConfig.key: length ' + str(n44) + ' past the end')
+                                e43.key = str(b[p:q45], 'utf-8')
+                                p = q45
+                            n46 = b[p] - 1
                             p += 1
-                            if n43 > 126:
-                                n43, p = _uvt(b, p, n43 + 1)
-                                n43 -= 1
-                            if n43 < 0:
+                            if n46 > 126:
+                                n46, p = _uvt(b, p, n46 + 1)
+                                n46 -= 1
+                            if n46 < 0:
                                 raise DecodeError('TopicConfig.value: null where not nullable')
                             else:
-                                q44 = p + n43
-                                if q44 > bl:
-                                    raise DecodeError('TopicConfig.value: length ' + str(n43) + ' past the end')
-                                e40.value = str(b[p:q44], 'utf-8')
-                                p = q44
+                                q47 = p + n46
+                                if q47 > bl:
+                                    raise DecodeError('TopicConfig.value: length ' + str(n46) + ' past the end')
+                                e43.value = str(b[p:q47], 'utf-8')
+                                p = q47
                             if b[p] == 0:  # no tagged fields, the common case
-                                e40.unknown_tagged_fields = None
+                                e43.unknown_tagged_fields = None
                                 p += 1
                             else:
-                                p = _t_StreamsGroupTopologyValue_TopicConfig_0(b, p, e40)
-                            xs39.append(e40)
-                        e35.topic_configs = xs39
+                                p = _t_StreamsGroupTopologyValue_TopicConfig_0(b, p, e43)
+                            xs42.append(e43)
+                        e37.topic_configs = xs42
                     if b[p] == 0:  # no tagged fields, the common case
-                        e35.unknown_tagged_fields = None
+                        e37.unknown_tagged_fields = None
                         p += 1
                     else:
-                        p = _t_StreamsGroupTopologyValue_TopicInfo_0(b, p, e35)
-                    xs34.append(e35)
-                e3.repartition_source_topics = xs34
-            n45 = b[p] - 1
+                        p = _t_StreamsGroupTopologyValue_TopicInfo_0(b, p, e37)
+                    xs36.append(e37)
+                e4.repartition_source_topics = xs36
+            n48 = b[p] - 1
             p += 1
-            if n45 > 126:
-                n45, p = _uvt(b, p, n45 + 1)
-                n45 -= 1
-            if n45 < 0:
+            if n48 > 126:
+                n48, p = _uvt(b, p, n48 + 1)
+                n48 -= 1
+            if n48 < 0:
                 raise DecodeError('Subtopology.CopartitionGroups: null where not nullable')
             else:
-                if n45 > bl - p:
-                    raise DecodeError('Subtopology.CopartitionGroups: count ' + str(n45) + ' past the end')
-                xs46 = []
-                for _ in range(n45):
-                    e47 = _new(_StreamsGroupTopologyValue_CopartitionGroup)
-                    n48 = b[p] - 1
+                if n48 > bl - p:
+                    raise DecodeError('Subtopology.CopartitionGroups: count ' + str(n48) + ' past the end')
+                xs49 = []
+                for _ in range(n48):
+                    e50 = _new(_StreamsGroupTopologyValue_CopartitionGroup)
+                    n51 = b[p] - 1
                     p += 1
-                    if n48 > 126:
-                        n48, p = _uvt(b, p, n48 + 1)
-                        n48 -= 1
-                    if n48 < 0:
+                    if n51 > 126:
+                        n51, p = _uvt(b, p, n51 + 1)
+                        n51 -= 1
+                    if n51 < 0:
                         raise DecodeError('CopartitionGroup.SourceTopics: null where not nullable')
-                    elif n48 < 64:
-                        e47.source_topics = list(_ARRAY_h[n48].unpack_from(b, p))
-                        p += 2 * n48
+                    elif n51 < 64:
+                        e50.source_topics = list(_ARRAY_h[n51].unpack_from(b, p))
+                        p += 2 * n51
                     else:
-                        if n48 > bl - p:
-                            raise DecodeError('CopartitionGroup.SourceTopics: count ' + str(n48) + ' past the end')
-                        e47.source_topics = list(_struct.Struct('>' + str(n48) + 'h').unpack_from(b, p))
-                        p += 2 * n48
-                    n49 = b[p] - 1
+                        if n51 > bl - p:
+                            raise DecodeError('CopartitionGroup.SourceTopics: count ' + str(n51) + ' past the end')
+                        e50.source_topics = list(_struct.Struct('>' + str(n51) + 'h').unpack_from(b, p))
+                        p += 2 * n51
+                    n52 = b[p] - 1
                     p += 1
-                    if n49 > 126:
-                        n49, p = _uvt(b, p, n49 + 1)
-                        n49 -= 1
-                    if n49 < 0:
+                    if n52 > 126:
+                        n52, p = _uvt(b, p, n52 + 1)
+                        n52 -= 1
+                    if n52 < 0:
                         raise DecodeError('CopartitionGroup.SourceTopicRegex: null where not nullable')
-                    elif n49 < 64:
-                        e47.source_topic_regex = list(_ARRAY_h[n49].unpack_from(b, p))
-                        p += 2 * n49
+                    elif n52 < 64:
+                        e50.source_topic_regex = list(_ARRAY_h[n52].unpack_from(b, p))
+                        p += 2 * n52
                     else:
-                        if n49 > bl - p:
-                            raise DecodeError('CopartitionGroup.SourceTopicRegex: count ' + str(n49) + ' past the end')
-                        e47.source_topic_regex = list(_struct.Struct('>' + str(n49) + 'h').unpack_from(b, p))
-                        p += 2 * n49
-                    n50 = b[p] - 1
+                        if n52 > bl - p:
+                            raise DecodeError('CopartitionGroup.SourceTopicRegex: count ' + str(n52) + ' past the end')
+                        e50.source_topic_regex = list(_struct.Struct('>' + str(n52) + 'h').unpack_from(b, p))
+                        p += 2 * n52
+                    n53 = b[p] - 1
                     p += 1
-                    if n50 > 126:
-                        n50, p = _uvt(b, p, n50 + 1)
-                        n50 -= 1
-                    if n50 < 0:
+                    if n53 > 126:
+                        n53, p = _uvt(b, p, n53 + 1)
+                        n53 -= 1
+                    if n53 < 0:
                         raise DecodeError('CopartitionGroup.RepartitionSourceTopics: null where not nullable')
-                    elif n50 < 64:
-                        e47.repartition_source_topics = list(_ARRAY_h[n50].unpack_from(b, p))
-                        p += 2 * n50
+                    elif n53 < 64:
+                        e50.repartition_source_topics = list(_ARRAY_h[n53].unpack_from(b, p))
+                        p += 2 * n53
                     else:
-                        if n50 > bl - p:
-                            raise DecodeError('CopartitionGroup.RepartitionSourceTopics: count ' + str(n50) + ' past the end')
-                        e47.repartition_source_topics = list(_struct.Struct('>' + str(n50) + 'h').unpack_from(b, p))
-                        p += 2 * n50
+                        if n53 > bl - p:
+                            raise DecodeError('CopartitionGroup.RepartitionSourceTopics: count ' + str(n53) + ' past the end')
+                        e50.repartition_source_topics = list(_struct.Struct('>' + str(n53) + 'h').unpack_from(b, p))
+                        p += 2 * n53
                     if b[p] == 0:  # no tagged fields, the common case
-                        e47.unknown_tagged_fields = None
+                        e50.unknown_tagged_fields = None
                         p += 1
                     else:
-                        p = _t_StreamsGroupTopologyValue_CopartitionGroup_0(b, p, e47)
-                    xs46.append(e47)
-                e3.copartition_groups = xs46
+                        p = _t_StreamsGroupTopologyValue_CopartitionGroup_0(b, p, e50)
+                    xs49.append(e50)
+                e4.copartition_groups = xs49
             if b[p] == 0:  # no tagged fields, the common case
-                e3.unknown_tagged_fields = None
+                e4.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_StreamsGroupTopologyValue_Subtopology_0(b, p, e3)
-            xs2.append(e3)
-        o.subtopologies = xs2
+                p = _t_StreamsGroupTopologyValue_Subtopology_0(b, p, e4)
+            xs3.append(e4)
+        o.subtopologies = xs3
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         p += 1
@@ -571,7 +570,7 @@ def _r_StreamsGroupTopologyValue_0(b, p):
 
 
 def _w_StreamsGroupTopologyValue_0(o, w):
-    w += _S0.pack(o.epoch)
+    w += _S2.pack(o.epoch)
     xs1 = o.subtopologies
     ln = len(xs1) + 1
     if ln < 128:
@@ -632,7 +631,7 @@ def _w_StreamsGroupTopologyValue_0(o, w):
             else:
                 _wuv(w, ln)
             w += v12
-            w += _S1.pack(e11.partitions, e11.replication_factor)
+            w += _S3.pack(e11.partitions, e11.replication_factor)
             xs13 = e11.topic_configs
             ln = len(xs13) + 1
             if ln < 128:
@@ -694,7 +693,7 @@ def _w_StreamsGroupTopologyValue_0(o, w):
             else:
                 _wuv(w, ln)
             w += v22
-            w += _S1.pack(e21.partitions, e21.replication_factor)
+            w += _S3.pack(e21.partitions, e21.replication_factor)
             xs23 = e21.topic_configs
             ln = len(xs23) + 1
             if ln < 128:

@@ -29,8 +29,12 @@ def _first(tag_and_bytes):
     return tag_and_bytes[0]
 
 _S0 = _struct.Struct('>h')
-_S1 = _struct.Struct('>i')
-_S2 = _struct.Struct('>ih')
+_S1 = _struct.Struct('>ih')
+_S2 = _struct.Struct('>i')
+_S3 = _struct.Struct('>iB')
+_S4 = _struct.Struct('>hi')
+_S5 = _struct.Struct('>ihi')
+_S6 = _struct.Struct('>ihB')
 
 
 class SyncGroupRequest(Message):
@@ -97,51 +101,50 @@ def _r_SyncGroupRequest_0(b, p):
             raise DecodeError('SyncGroupRequest.GroupId: length ' + str(n1) + ' past the end')
         o.group_id = str(b[p:q2], 'utf-8')
         p = q2
-    o.generation_id, = _S1.unpack_from(b, p)
-    p += 4
-    n3, = _S0.unpack_from(b, p)
-    p += 2
-    if n3 < 0:
+    o.generation_id, h3, = _S1.unpack_from(b, p)
+    p += 6
+    n4 = h3
+    if n4 < 0:
         raise DecodeError('SyncGroupRequest.MemberId: null where not nullable')
     else:
-        q4 = p + n3
-        if q4 > bl:
-            raise DecodeError('SyncGroupRequest.MemberId: length ' + str(n3) + ' past the end')
-        o.member_id = str(b[p:q4], 'utf-8')
-        p = q4
-    n5, = _S1.unpack_from(b, p)
+        q5 = p + n4
+        if q5 > bl:
+            raise DecodeError('SyncGroupRequest.MemberId: length ' + str(n4) + ' past the end')
+        o.member_id = str(b[p:q5], 'utf-8')
+        p = q5
+    n6, = _S2.unpack_from(b, p)
     p += 4
-    if n5 < 0:
+    if n6 < 0:
         raise DecodeError('SyncGroupRequest.Assignments: null where not nullable')
     else:
-        if n5 > bl - p:
-            raise DecodeError('SyncGroupRequest.Assignments: count ' + str(n5) + ' past the end')
-        xs6 = []
-        for _ in range(n5):
-            e7 = _new(_SyncGroupRequest_SyncGroupRequestAssignment)
-            n8, = _S0.unpack_from(b, p)
+        if n6 > bl - p:
+            raise DecodeError('SyncGroupRequest.Assignments: count ' + str(n6) + ' past the end')
+        xs7 = []
+        for _ in range(n6):
+            e8 = _new(_SyncGroupRequest_SyncGroupRequestAssignment)
+            n9, = _S0.unpack_from(b, p)
             p += 2
-            if n8 < 0:
+            if n9 < 0:
                 raise DecodeError('SyncGroupRequestAssignment.MemberId: null where not nullable')
             else:
-                q9 = p + n8
-                if q9 > bl:
-                    raise DecodeError('SyncGroupRequestAssignment.MemberId: length ' + str(n8) + ' past the end')
-                e7.member_id = str(b[p:q9], 'utf-8')
-                p = q9
-            n10, = _S1.unpack_from(b, p)
+                q10 = p + n9
+                if q10 > bl:
+                    raise DecodeError('SyncGroupRequestAssignment.MemberId: length ' + str(n9) + ' past the end')
+                e8.member_id = str(b[p:q10], 'utf-8')
+                p = q10
+            n11, = _S2.unpack_from(b, p)
             p += 4
-            if n10 < 0:
+            if n11 < 0:
                 raise DecodeError('SyncGroupRequestAssignment.Assignment: null where not nullable')
             else:
-                q11 = p + n10
-                if q11 > bl:
-                    raise DecodeError('SyncGroupRequestAssignment.Assignment: length ' + str(n10) + ' past the end')
-                e7.assignment = bytes(b[p:q11])
-                p = q11
-            e7.unknown_tagged_fields = None
-            xs6.append(e7)
-        o.assignments = xs6
+                q12 = p + n11
+                if q12 > bl:
+                    raise DecodeError('SyncGroupRequestAssignment.Assignment: length ' + str(n11) + ' past the end')
+                e8.assignment = bytes(b[p:q12])
+                p = q12
+            e8.unknown_tagged_fields = None
+            xs7.append(e8)
+        o.assignments = xs7
     o.group_instance_id = None
     o.protocol_type = None
     o.protocol_name = None
@@ -156,20 +159,20 @@ def _w_SyncGroupRequest_0(o, w):
     v1 = v1.encode()
     w += _S0.pack(len(v1))
     w += v1
-    w += _S1.pack(o.generation_id)
+    w += _S2.pack(o.generation_id)
     v2 = o.member_id
     v2 = v2.encode()
     w += _S0.pack(len(v2))
     w += v2
     xs3 = o.assignments
-    w += _S1.pack(len(xs3))
+    w += _S2.pack(len(xs3))
     for e4 in xs3:
         v5 = e4.member_id
         v5 = v5.encode()
         w += _S0.pack(len(v5))
         w += v5
         v6 = e4.assignment
-        w += _S1.pack(len(v6))
+        w += _S2.pack(len(v6))
         w += v6
 
 
@@ -186,61 +189,60 @@ def _r_SyncGroupRequest_1(b, p):
             raise DecodeError('SyncGroupRequest.GroupId: length ' + str(n1) + ' past the end')
         o.group_id = str(b[p:q2], 'utf-8')
         p = q2
-    o.generation_id, = _S1.unpack_from(b, p)
-    p += 4
-    n3, = _S0.unpack_from(b, p)
-    p += 2
-    if n3 < 0:
+    o.generation_id, h3, = _S1.unpack_from(b, p)
+    p += 6
+    n4 = h3
+    if n4 < 0:
         raise DecodeError('SyncGroupRequest.MemberId: null where not nullable')
     else:
-        q4 = p + n3
-        if q4 > bl:
-            raise DecodeError('SyncGroupRequest.MemberId: length ' + str(n3) + ' past the end')
-        o.member_id = str(b[p:q4], 'utf-8')
-        p = q4
-    n5, = _S0.unpack_from(b, p)
+        q5 = p + n4
+        if q5 > bl:
+            raise DecodeError('SyncGroupRequest.MemberId: length ' + str(n4) + ' past the end')
+        o.member_id = str(b[p:q5], 'utf-8')
+        p = q5
+    n6, = _S0.unpack_from(b, p)
     p += 2
-    if n5 < 0:
+    if n6 < 0:
         o.group_instance_id = None
     else:
-        q6 = p + n5
-        if q6 > bl:
-            raise DecodeError('SyncGroupRequest.GroupInstanceId: length ' + str(n5) + ' past the end')
-        o.group_instance_id = str(b[p:q6], 'utf-8')
-        p = q6
-    n7, = _S1.unpack_from(b, p)
+        q7 = p + n6
+        if q7 > bl:
+            raise DecodeError('SyncGroupRequest.GroupInstanceId: length ' + str(n6) + ' past the end')
+        o.group_instance_id = str(b[p:q7], 'utf-8')
+        p = q7
+    n8, = _S2.unpack_from(b, p)
     p += 4
-    if n7 < 0:
+    if n8 < 0:
         raise DecodeError('SyncGroupRequest.Assignments: null where not nullable')
     else:
-        if n7 > bl - p:
-            raise DecodeError('SyncGroupRequest.Assignments: count ' + str(n7) + ' past the end')
-        xs8 = []
-        for _ in range(n7):
-            e9 = _new(_SyncGroupRequest_SyncGroupRequestAssignment)
-            n10, = _S0.unpack_from(b, p)
+        if n8 > bl - p:
+            raise DecodeError('SyncGroupRequest.Assignments: count ' + str(n8) + ' past the end')
+        xs9 = []
+        for _ in range(n8):
+            e10 = _new(_SyncGroupRequest_SyncGroupRequestAssignment)
+            n11, = _S0.unpack_from(b, p)
             p += 2
-            if n10 < 0:
+            if n11 < 0:
                 raise DecodeError('SyncGroupRequestAssignment.MemberId: null where not nullable')
             else:
-                q11 = p + n10
-                if q11 > bl:
-                    raise DecodeError('SyncGroupRequestAssignment.MemberId: length ' + str(n10) + ' past the end')
-                e9.member_id = str(b[p:q11], 'utf-8')
-                p = q11
-            n12, = _S1.unpack_from(b, p)
+                q12 = p + n11
+                if q12 > bl:
+                    raise DecodeError('SyncGroupRequestAssignment.MemberId: length ' + str(n11) + ' past the end')
+                e10.member_id = str(b[p:q12], 'utf-8')
+                p = q12
+            n13, = _S2.unpack_from(b, p)
             p += 4
-            if n12 < 0:
+            if n13 < 0:
                 raise DecodeError('SyncGroupRequestAssignment.Assignment: null where not nullable')
             else:
-                q13 = p + n12
-                if q13 > bl:
-                    raise DecodeError('SyncGroupRequestAssignment.Assignment: length ' + str(n12) + ' past the end')
-                e9.assignment = bytes(b[p:q13])
-                p = q13
-            e9.unknown_tagged_fields = None
-            xs8.append(e9)
-        o.assignments = xs8
+                q14 = p + n13
+                if q14 > bl:
+                    raise DecodeError('SyncGroupRequestAssignment.Assignment: length ' + str(n13) + ' past the end')
+                e10.assignment = bytes(b[p:q14])
+                p = q14
+            e10.unknown_tagged_fields = None
+            xs9.append(e10)
+        o.assignments = xs9
     o.protocol_type = None
     o.protocol_name = None
     o.unknown_tagged_fields = None
@@ -252,7 +254,7 @@ def _w_SyncGroupRequest_1(o, w):
     v1 = v1.encode()
     w += _S0.pack(len(v1))
     w += v1
-    w += _S1.pack(o.generation_id)
+    w += _S2.pack(o.generation_id)
     v2 = o.member_id
     v2 = v2.encode()
     w += _S0.pack(len(v2))
@@ -265,14 +267,14 @@ def _w_SyncGroupRequest_1(o, w):
         w += _S0.pack(len(v3))
         w += v3
     xs4 = o.assignments
-    w += _S1.pack(len(xs4))
+    w += _S2.pack(len(xs4))
     for e5 in xs4:
         v6 = e5.member_id
         v6 = v6.encode()
         w += _S0.pack(len(v6))
         w += v6
         v7 = e5.assignment
-        w += _S1.pack(len(v7))
+        w += _S2.pack(len(v7))
         w += v7
 
 
@@ -338,80 +340,79 @@ def _r_SyncGroupRequest_2(b, p):
             raise DecodeError('SyncGroupRequest.GroupId: length ' + str(n1) + ' past the end')
         o.group_id = str(b[p:q2], 'utf-8')
         p = q2
-    o.generation_id, = _S1.unpack_from(b, p)
-    p += 4
-    n3 = b[p] - 1
-    p += 1
-    if n3 > 126:
-        n3, p = _uvt(b, p, n3 + 1)
-        n3 -= 1
-    if n3 < 0:
+    o.generation_id, h3, = _S3.unpack_from(b, p)
+    p += 5
+    n4 = h3 - 1
+    if n4 > 126:
+        n4, p = _uvt(b, p, n4 + 1)
+        n4 -= 1
+    if n4 < 0:
         raise DecodeError('SyncGroupRequest.MemberId: null where not nullable')
     else:
-        q4 = p + n3
-        if q4 > bl:
-            raise DecodeError('SyncGroupRequest.MemberId: length ' + str(n3) + ' past the end')
-        o.member_id = str(b[p:q4], 'utf-8')
-        p = q4
-    n5 = b[p] - 1
+        q5 = p + n4
+        if q5 > bl:
+            raise DecodeError('SyncGroupRequest.MemberId: length ' + str(n4) + ' past the end')
+        o.member_id = str(b[p:q5], 'utf-8')
+        p = q5
+    n6 = b[p] - 1
     p += 1
-    if n5 > 126:
-        n5, p = _uvt(b, p, n5 + 1)
-        n5 -= 1
-    if n5 < 0:
+    if n6 > 126:
+        n6, p = _uvt(b, p, n6 + 1)
+        n6 -= 1
+    if n6 < 0:
         o.group_instance_id = None
     else:
-        q6 = p + n5
-        if q6 > bl:
-            raise DecodeError('SyncGroupRequest.GroupInstanceId: length ' + str(n5) + ' past the end')
-        o.group_instance_id = str(b[p:q6], 'utf-8')
-        p = q6
-    n7 = b[p] - 1
+        q7 = p + n6
+        if q7 > bl:
+            raise DecodeError('SyncGroupRequest.GroupInstanceId: length ' + str(n6) + ' past the end')
+        o.group_instance_id = str(b[p:q7], 'utf-8')
+        p = q7
+    n8 = b[p] - 1
     p += 1
-    if n7 > 126:
-        n7, p = _uvt(b, p, n7 + 1)
-        n7 -= 1
-    if n7 < 0:
+    if n8 > 126:
+        n8, p = _uvt(b, p, n8 + 1)
+        n8 -= 1
+    if n8 < 0:
         raise DecodeError('SyncGroupRequest.Assignments: null where not nullable')
     else:
-        if n7 > bl - p:
-            raise DecodeError('SyncGroupRequest.Assignments: count ' + str(n7) + ' past the end')
-        xs8 = []
-        for _ in range(n7):
-            e9 = _new(_SyncGroupRequest_SyncGroupRequestAssignment)
-            n10 = b[p] - 1
+        if n8 > bl - p:
+            raise DecodeError('SyncGroupRequest.Assignments: count ' + str(n8) + ' past the end')
+        xs9 = []
+        for _ in range(n8):
+            e10 = _new(_SyncGroupRequest_SyncGroupRequestAssignment)
+            n11 = b[p] - 1
             p += 1
-            if n10 > 126:
-                n10, p = _uvt(b, p, n10 + 1)
-                n10 -= 1
-            if n10 < 0:
+            if n11 > 126:
+                n11, p = _uvt(b, p, n11 + 1)
+                n11 -= 1
+            if n11 < 0:
                 raise DecodeError('SyncGroupRequestAssignment.MemberId: null where not nullable')
             else:
-                q11 = p + n10
-                if q11 > bl:
-                    raise DecodeError('SyncGroupRequestAssignment.MemberId: length ' + str(n10) + ' past the end')
-                e9.member_id = str(b[p:q11], 'utf-8')
-                p = q11
-            n12 = b[p] - 1
+                q12 = p + n11
+                if q12 > bl:
+                    raise DecodeError('SyncGroupRequestAssignment.MemberId: length ' + str(n11) + ' past the end')
+                e10.member_id = str(b[p:q12], 'utf-8')
+                p = q12
+            n13 = b[p] - 1
             p += 1
-            if n12 > 126:
-                n12, p = _uvt(b, p, n12 + 1)
-                n12 -= 1
-            if n12 < 0:
+            if n13 > 126:
+                n13, p = _uvt(b, p, n13 + 1)
+                n13 -= 1
+            if n13 < 0:
                 raise DecodeError('SyncGroupRequestAssignment.Assignment: null where not nullable')
             else:
-                q13 = p + n12
-                if q13 > bl:
-                    raise DecodeError('SyncGroupRequestAssignment.Assignment: length ' + str(n12) + ' past the end')
-                e9.assignment = bytes(b[p:q13])
-                p = q13
+                q14 = p + n13
+                if q14 > bl:
+                    raise DecodeError('SyncGroupRequestAssignment.Assignment: length ' + str(n13) + ' past the end')
+                e10.assignment = bytes(b[p:q14])
+                p = q14
             if b[p] == 0:  # no tagged fields, the common case
-                e9.unknown_tagged_fields = None
+                e10.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_SyncGroupRequest_SyncGroupRequestAssignment_0(b, p, e9)
-            xs8.append(e9)
-        o.assignments = xs8
+                p = _t_SyncGroupRequest_SyncGroupRequestAssignment_0(b, p, e10)
+            xs9.append(e10)
+        o.assignments = xs9
     o.protocol_type = None
     o.protocol_name = None
     if b[p] == 0:  # no tagged fields, the common case
@@ -431,7 +432,7 @@ def _w_SyncGroupRequest_2(o, w):
     else:
         _wuv(w, ln)
     w += v1
-    w += _S1.pack(o.generation_id)
+    w += _S2.pack(o.generation_id)
     v2 = o.member_id
     v2 = v2.encode()
     ln = len(v2) + 1
@@ -499,106 +500,105 @@ def _r_SyncGroupRequest_3(b, p):
             raise DecodeError('SyncGroupRequest.GroupId: length ' + str(n1) + ' past the end')
         o.group_id = str(b[p:q2], 'utf-8')
         p = q2
-    o.generation_id, = _S1.unpack_from(b, p)
-    p += 4
-    n3 = b[p] - 1
-    p += 1
-    if n3 > 126:
-        n3, p = _uvt(b, p, n3 + 1)
-        n3 -= 1
-    if n3 < 0:
+    o.generation_id, h3, = _S3.unpack_from(b, p)
+    p += 5
+    n4 = h3 - 1
+    if n4 > 126:
+        n4, p = _uvt(b, p, n4 + 1)
+        n4 -= 1
+    if n4 < 0:
         raise DecodeError('SyncGroupRequest.MemberId: null where not nullable')
     else:
-        q4 = p + n3
-        if q4 > bl:
-            raise DecodeError('SyncGroupRequest.MemberId: length ' + str(n3) + ' past the end')
-        o.member_id = str(b[p:q4], 'utf-8')
-        p = q4
-    n5 = b[p] - 1
+        q5 = p + n4
+        if q5 > bl:
+            raise DecodeError('SyncGroupRequest.MemberId: length ' + str(n4) + ' past the end')
+        o.member_id = str(b[p:q5], 'utf-8')
+        p = q5
+    n6 = b[p] - 1
     p += 1
-    if n5 > 126:
-        n5, p = _uvt(b, p, n5 + 1)
-        n5 -= 1
-    if n5 < 0:
+    if n6 > 126:
+        n6, p = _uvt(b, p, n6 + 1)
+        n6 -= 1
+    if n6 < 0:
         o.group_instance_id = None
     else:
-        q6 = p + n5
-        if q6 > bl:
-            raise DecodeError('SyncGroupRequest.GroupInstanceId: length ' + str(n5) + ' past the end')
-        o.group_instance_id = str(b[p:q6], 'utf-8')
-        p = q6
-    n7 = b[p] - 1
+        q7 = p + n6
+        if q7 > bl:
+            raise DecodeError('SyncGroupRequest.GroupInstanceId: length ' + str(n6) + ' past the end')
+        o.group_instance_id = str(b[p:q7], 'utf-8')
+        p = q7
+    n8 = b[p] - 1
     p += 1
-    if n7 > 126:
-        n7, p = _uvt(b, p, n7 + 1)
-        n7 -= 1
-    if n7 < 0:
+    if n8 > 126:
+        n8, p = _uvt(b, p, n8 + 1)
+        n8 -= 1
+    if n8 < 0:
         o.protocol_type = None
     else:
-        q8 = p + n7
-        if q8 > bl:
-            raise DecodeError('SyncGroupRequest.ProtocolType: length ' + str(n7) + ' past the end')
-        o.protocol_type = str(b[p:q8], 'utf-8')
-        p = q8
-    n9 = b[p] - 1
+        q9 = p + n8
+        if q9 > bl:
+            raise DecodeError('SyncGroupRequest.ProtocolType: length ' + str(n8) + ' past the end')
+        o.protocol_type = str(b[p:q9], 'utf-8')
+        p = q9
+    n10 = b[p] - 1
     p += 1
-    if n9 > 126:
-        n9, p = _uvt(b, p, n9 + 1)
-        n9 -= 1
-    if n9 < 0:
+    if n10 > 126:
+        n10, p = _uvt(b, p, n10 + 1)
+        n10 -= 1
+    if n10 < 0:
         o.protocol_name = None
     else:
-        q10 = p + n9
-        if q10 > bl:
-            raise DecodeError('SyncGroupRequest.ProtocolName: length ' + str(n9) + ' past the end')
-        o.protocol_name = str(b[p:q10], 'utf-8')
-        p = q10
-    n11 = b[p] - 1
+        q11 = p + n10
+        if q11 > bl:
+            raise DecodeError('SyncGroupRequest.ProtocolName: length ' + str(n10) + ' past the end')
+        o.protocol_name = str(b[p:q11], 'utf-8')
+        p = q11
+    n12 = b[p] - 1
     p += 1
-    if n11 > 126:
-        n11, p = _uvt(b, p, n11 + 1)
-        n11 -= 1
-    if n11 < 0:
+    if n12 > 126:
+        n12, p = _uvt(b, p, n12 + 1)
+        n12 -= 1
+    if n12 < 0:
         raise DecodeError('SyncGroupRequest.Assignments: null where not nullable')
     else:
-        if n11 > bl - p:
-            raise DecodeError('SyncGroupRequest.Assignments: count ' + str(n11) + ' past the end')
-        xs12 = []
-        for _ in range(n11):
-            e13 = _new(_SyncGroupRequest_SyncGroupRequestAssignment)
-            n14 = b[p] - 1
+        if n12 > bl - p:
+            raise DecodeError('SyncGroupRequest.Assignments: count ' + str(n12) + ' past the end')
+        xs13 = []
+        for _ in range(n12):
+            e14 = _new(_SyncGroupRequest_SyncGroupRequestAssignment)
+            n15 = b[p] - 1
             p += 1
-            if n14 > 126:
-                n14, p = _uvt(b, p, n14 + 1)
-                n14 -= 1
-            if n14 < 0:
+            if n15 > 126:
+                n15, p = _uvt(b, p, n15 + 1)
+                n15 -= 1
+            if n15 < 0:
                 raise DecodeError('SyncGroupRequestAssignment.MemberId: null where not nullable')
             else:
-                q15 = p + n14
-                if q15 > bl:
-                    raise DecodeError('SyncGroupRequestAssignment.MemberId: length ' + str(n14) + ' past the end')
-                e13.member_id = str(b[p:q15], 'utf-8')
-                p = q15
-            n16 = b[p] - 1
+                q16 = p + n15
+                if q16 > bl:
+                    raise DecodeError('SyncGroupRequestAssignment.MemberId: length ' + str(n15) + ' past the end')
+                e14.member_id = str(b[p:q16], 'utf-8')
+                p = q16
+            n17 = b[p] - 1
             p += 1
-            if n16 > 126:
-                n16, p = _uvt(b, p, n16 + 1)
-                n16 -= 1
-            if n16 < 0:
+            if n17 > 126:
+                n17, p = _uvt(b, p, n17 + 1)
+                n17 -= 1
+            if n17 < 0:
                 raise DecodeError('SyncGroupRequestAssignment.Assignment: null where not nullable')
             else:
-                q17 = p + n16
-                if q17 > bl:
-                    raise DecodeError('SyncGroupRequestAssignment.Assignment: length ' + str(n16) + ' past the end')
-                e13.assignment = bytes(b[p:q17])
-                p = q17
+                q18 = p + n17
+                if q18 > bl:
+                    raise DecodeError('SyncGroupRequestAssignment.Assignment: length ' + str(n17) + ' past the end')
+                e14.assignment = bytes(b[p:q18])
+                p = q18
             if b[p] == 0:  # no tagged fields, the common case
-                e13.unknown_tagged_fields = None
+                e14.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_SyncGroupRequest_SyncGroupRequestAssignment_0(b, p, e13)
-            xs12.append(e13)
-        o.assignments = xs12
+                p = _t_SyncGroupRequest_SyncGroupRequestAssignment_0(b, p, e14)
+            xs13.append(e14)
+        o.assignments = xs13
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         p += 1
@@ -616,7 +616,7 @@ def _w_SyncGroupRequest_3(o, w):
     else:
         _wuv(w, ln)
     w += v1
-    w += _S1.pack(o.generation_id)
+    w += _S2.pack(o.generation_id)
     v2 = o.member_id
     v2 = v2.encode()
     ln = len(v2) + 1
@@ -693,18 +693,17 @@ def _w_SyncGroupRequest_3(o, w):
 def _r_SyncGroupResponse_0(b, p):
     bl = len(b)
     o = _new(SyncGroupResponse)
-    o.error_code, = _S0.unpack_from(b, p)
-    p += 2
-    n1, = _S1.unpack_from(b, p)
-    p += 4
-    if n1 < 0:
+    o.error_code, h1, = _S4.unpack_from(b, p)
+    p += 6
+    n2 = h1
+    if n2 < 0:
         raise DecodeError('SyncGroupResponse.Assignment: null where not nullable')
     else:
-        q2 = p + n1
-        if q2 > bl:
-            raise DecodeError('SyncGroupResponse.Assignment: length ' + str(n1) + ' past the end')
-        o.assignment = bytes(b[p:q2])
-        p = q2
+        q3 = p + n2
+        if q3 > bl:
+            raise DecodeError('SyncGroupResponse.Assignment: length ' + str(n2) + ' past the end')
+        o.assignment = bytes(b[p:q3])
+        p = q3
     o.throttle_time_ms = 0
     o.protocol_type = None
     o.protocol_name = None
@@ -715,25 +714,24 @@ def _r_SyncGroupResponse_0(b, p):
 def _w_SyncGroupResponse_0(o, w):
     w += _S0.pack(o.error_code)
     v1 = o.assignment
-    w += _S1.pack(len(v1))
+    w += _S2.pack(len(v1))
     w += v1
 
 
 def _r_SyncGroupResponse_1(b, p):
     bl = len(b)
     o = _new(SyncGroupResponse)
-    o.throttle_time_ms, o.error_code, = _S2.unpack_from(b, p)
-    p += 6
-    n1, = _S1.unpack_from(b, p)
-    p += 4
-    if n1 < 0:
+    o.throttle_time_ms, o.error_code, h1, = _S5.unpack_from(b, p)
+    p += 10
+    n2 = h1
+    if n2 < 0:
         raise DecodeError('SyncGroupResponse.Assignment: null where not nullable')
     else:
-        q2 = p + n1
-        if q2 > bl:
-            raise DecodeError('SyncGroupResponse.Assignment: length ' + str(n1) + ' past the end')
-        o.assignment = bytes(b[p:q2])
-        p = q2
+        q3 = p + n2
+        if q3 > bl:
+            raise DecodeError('SyncGroupResponse.Assignment: length ' + str(n2) + ' past the end')
+        o.assignment = bytes(b[p:q3])
+        p = q3
     o.protocol_type = None
     o.protocol_name = None
     o.unknown_tagged_fields = None
@@ -741,9 +739,9 @@ def _r_SyncGroupResponse_1(b, p):
 
 
 def _w_SyncGroupResponse_1(o, w):
-    w += _S2.pack(o.throttle_time_ms, o.error_code)
+    w += _S1.pack(o.throttle_time_ms, o.error_code)
     v1 = o.assignment
-    w += _S1.pack(len(v1))
+    w += _S2.pack(len(v1))
     w += v1
 
 
@@ -773,21 +771,20 @@ def _t_SyncGroupResponse_0(b, p, o):
 def _r_SyncGroupResponse_2(b, p):
     bl = len(b)
     o = _new(SyncGroupResponse)
-    o.throttle_time_ms, o.error_code, = _S2.unpack_from(b, p)
-    p += 6
-    n1 = b[p] - 1
-    p += 1
-    if n1 > 126:
-        n1, p = _uvt(b, p, n1 + 1)
-        n1 -= 1
-    if n1 < 0:
+    o.throttle_time_ms, o.error_code, h1, = _S6.unpack_from(b, p)
+    p += 7
+    n2 = h1 - 1
+    if n2 > 126:
+        n2, p = _uvt(b, p, n2 + 1)
+        n2 -= 1
+    if n2 < 0:
         raise DecodeError('SyncGroupResponse.Assignment: null where not nullable')
     else:
-        q2 = p + n1
-        if q2 > bl:
-            raise DecodeError('SyncGroupResponse.Assignment: length ' + str(n1) + ' past the end')
-        o.assignment = bytes(b[p:q2])
-        p = q2
+        q3 = p + n2
+        if q3 > bl:
+            raise DecodeError('SyncGroupResponse.Assignment: length ' + str(n2) + ' past the end')
+        o.assignment = bytes(b[p:q3])
+        p = q3
     o.protocol_type = None
     o.protocol_name = None
     if b[p] == 0:  # no tagged fields, the common case
@@ -799,7 +796,7 @@ def _r_SyncGroupResponse_2(b, p):
 
 
 def _w_SyncGroupResponse_2(o, w):
-    w += _S2.pack(o.throttle_time_ms, o.error_code)
+    w += _S1.pack(o.throttle_time_ms, o.error_code)
     v1 = o.assignment
     ln = len(v1) + 1
     if ln < 128:
@@ -816,47 +813,46 @@ def _w_SyncGroupResponse_2(o, w):
 def _r_SyncGroupResponse_3(b, p):
     bl = len(b)
     o = _new(SyncGroupResponse)
-    o.throttle_time_ms, o.error_code, = _S2.unpack_from(b, p)
-    p += 6
-    n1 = b[p] - 1
-    p += 1
-    if n1 > 126:
-        n1, p = _uvt(b, p, n1 + 1)
-        n1 -= 1
-    if n1 < 0:
+    o.throttle_time_ms, o.error_code, h1, = _S6.unpack_from(b, p)
+    p += 7
+    n2 = h1 - 1
+    if n2 > 126:
+        n2, p = _uvt(b, p, n2 + 1)
+        n2 -= 1
+    if n2 < 0:
         o.protocol_type = None
     else:
-        q2 = p + n1
-        if q2 > bl:
-            raise DecodeError('SyncGroupResponse.ProtocolType: length ' + str(n1) + ' past the end')
-        o.protocol_type = str(b[p:q2], 'utf-8')
-        p = q2
-    n3 = b[p] - 1
+        q3 = p + n2
+        if q3 > bl:
+            raise DecodeError('SyncGroupResponse.ProtocolType: length ' + str(n2) + ' past the end')
+        o.protocol_type = str(b[p:q3], 'utf-8')
+        p = q3
+    n4 = b[p] - 1
     p += 1
-    if n3 > 126:
-        n3, p = _uvt(b, p, n3 + 1)
-        n3 -= 1
-    if n3 < 0:
+    if n4 > 126:
+        n4, p = _uvt(b, p, n4 + 1)
+        n4 -= 1
+    if n4 < 0:
         o.protocol_name = None
     else:
-        q4 = p + n3
-        if q4 > bl:
-            raise DecodeError('SyncGroupResponse.ProtocolName: length ' + str(n3) + ' past the end')
-        o.protocol_name = str(b[p:q4], 'utf-8')
-        p = q4
-    n5 = b[p] - 1
+        q5 = p + n4
+        if q5 > bl:
+            raise DecodeError('SyncGroupResponse.ProtocolName: length ' + str(n4) + ' past the end')
+        o.protocol_name = str(b[p:q5], 'utf-8')
+        p = q5
+    n6 = b[p] - 1
     p += 1
-    if n5 > 126:
-        n5, p = _uvt(b, p, n5 + 1)
-        n5 -= 1
-    if n5 < 0:
+    if n6 > 126:
+        n6, p = _uvt(b, p, n6 + 1)
+        n6 -= 1
+    if n6 < 0:
         raise DecodeError('SyncGroupResponse.Assignment: null where not nullable')
     else:
-        q6 = p + n5
-        if q6 > bl:
-            raise DecodeError('SyncGroupResponse.Assignment: length ' + str(n5) + ' past the end')
-        o.assignment = bytes(b[p:q6])
-        p = q6
+        q7 = p + n6
+        if q7 > bl:
+            raise DecodeError('SyncGroupResponse.Assignment: length ' + str(n6) + ' past the end')
+        o.assignment = bytes(b[p:q7])
+        p = q7
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         p += 1
@@ -866,7 +862,7 @@ def _r_SyncGroupResponse_3(b, p):
 
 
 def _w_SyncGroupResponse_3(o, w):
-    w += _S2.pack(o.throttle_time_ms, o.error_code)
+    w += _S1.pack(o.throttle_time_ms, o.error_code)
     v1 = o.protocol_type
     if v1 is None:
         w.append(0)

@@ -28,10 +28,12 @@ _unpack_from = _struct.unpack_from
 def _first(tag_and_bytes):
     return tag_and_bytes[0]
 
-_S0 = _struct.Struct('>qhib')
-_S1 = _struct.Struct('>i')
-_S2 = _struct.Struct('>h')
+_S0 = _struct.Struct('>qhibi')
+_S1 = _struct.Struct('>h')
+_S2 = _struct.Struct('>i')
 _S3 = _struct.Struct('>qq')
+_S4 = _struct.Struct('>qhib')
+_S5 = _struct.Struct('>qhibB')
 _ARRAY_i = tuple(_struct.Struct('>' + str(n) + 'i') for n in range(64))
 
 
@@ -74,43 +76,42 @@ _TransactionLogValue_PartitionsSchema = TransactionLogValue.PartitionsSchema
 def _r_TransactionLogValue_0(b, p):
     bl = len(b)
     o = _new(TransactionLogValue)
-    o.producer_id, o.producer_epoch, o.transaction_timeout_ms, o.transaction_status, = _S0.unpack_from(b, p)
-    p += 15
-    n1, = _S1.unpack_from(b, p)
-    p += 4
-    if n1 < 0:
+    o.producer_id, o.producer_epoch, o.transaction_timeout_ms, o.transaction_status, h1, = _S0.unpack_from(b, p)
+    p += 19
+    n2 = h1
+    if n2 < 0:
         o.transaction_partitions = None
     else:
-        if n1 > bl - p:
-            raise DecodeError('TransactionLogValue.TransactionPartitions: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3 = _new(_TransactionLogValue_PartitionsSchema)
-            n4, = _S2.unpack_from(b, p)
+        if n2 > bl - p:
+            raise DecodeError('TransactionLogValue.TransactionPartitions: count ' + str(n2) + ' past the end')
+        xs3 = []
+        for _ in range(n2):
+            e4 = _new(_TransactionLogValue_PartitionsSchema)
+            n5, = _S1.unpack_from(b, p)
             p += 2
-            if n4 < 0:
+            if n5 < 0:
                 raise DecodeError('PartitionsSchema.Topic: null where not nullable')
             else:
-                q5 = p + n4
-                if q5 > bl:
-                    raise DecodeError('PartitionsSchema.Topic: length ' + str(n4) + ' past the end')
-                e3.topic = str(b[p:q5], 'utf-8')
-                p = q5
-            n6, = _S1.unpack_from(b, p)
+                q6 = p + n5
+                if q6 > bl:
+                    raise DecodeError('PartitionsSchema.Topic: length ' + str(n5) + ' past the end')
+                e4.topic = str(b[p:q6], 'utf-8')
+                p = q6
+            n7, = _S2.unpack_from(b, p)
             p += 4
-            if n6 < 0:
+            if n7 < 0:
                 raise DecodeError('PartitionsSchema.PartitionIds: null where not nullable')
-            elif n6 < 64:
-                e3.partition_ids = list(_ARRAY_i[n6].unpack_from(b, p))
-                p += 4 * n6
+            elif n7 < 64:
+                e4.partition_ids = list(_ARRAY_i[n7].unpack_from(b, p))
+                p += 4 * n7
             else:
-                if n6 > bl - p:
-                    raise DecodeError('PartitionsSchema.PartitionIds: count ' + str(n6) + ' past the end')
-                e3.partition_ids = list(_struct.Struct('>' + str(n6) + 'i').unpack_from(b, p))
-                p += 4 * n6
-            e3.unknown_tagged_fields = None
-            xs2.append(e3)
-        o.transaction_partitions = xs2
+                if n7 > bl - p:
+                    raise DecodeError('PartitionsSchema.PartitionIds: count ' + str(n7) + ' past the end')
+                e4.partition_ids = list(_struct.Struct('>' + str(n7) + 'i').unpack_from(b, p))
+                p += 4 * n7
+            e4.unknown_tagged_fields = None
+            xs3.append(e4)
+        o.transaction_partitions = xs3
     o.transaction_last_update_timestamp_ms, o.transaction_start_timestamp_ms, = _S3.unpack_from(b, p)
     p += 16
     o.previous_producer_id = -1
@@ -122,19 +123,19 @@ def _r_TransactionLogValue_0(b, p):
 
 
 def _w_TransactionLogValue_0(o, w):
-    w += _S0.pack(o.producer_id, o.producer_epoch, o.transaction_timeout_ms, o.transaction_status)
+    w += _S4.pack(o.producer_id, o.producer_epoch, o.transaction_timeout_ms, o.transaction_status)
     xs1 = o.transaction_partitions
     if xs1 is None:
         w += b'\xff\xff\xff\xff'
     else:
-        w += _S1.pack(len(xs1))
+        w += _S2.pack(len(xs1))
         for e2 in xs1:
             v3 = e2.topic
             v3 = v3.encode()
-            w += _S2.pack(len(v3))
+            w += _S1.pack(len(v3))
             w += v3
             xs4 = e2.partition_ids
-            w += _S1.pack(len(xs4))
+            w += _S2.pack(len(xs4))
             if len(xs4) < 64:
                 w += _ARRAY_i[len(xs4)].pack(*xs4)
             else:
@@ -191,56 +192,55 @@ def _t_TransactionLogValue_0(b, p, o):
 def _r_TransactionLogValue_1(b, p):
     bl = len(b)
     o = _new(TransactionLogValue)
-    o.producer_id, o.producer_epoch, o.transaction_timeout_ms, o.transaction_status, = _S0.unpack_from(b, p)
-    p += 15
-    n1 = b[p] - 1
-    p += 1
-    if n1 > 126:
-        n1, p = _uvt(b, p, n1 + 1)
-        n1 -= 1
-    if n1 < 0:
+    o.producer_id, o.producer_epoch, o.transaction_timeout_ms, o.transaction_status, h1, = _S5.unpack_from(b, p)
+    p += 16
+    n2 = h1 - 1
+    if n2 > 126:
+        n2, p = _uvt(b, p, n2 + 1)
+        n2 -= 1
+    if n2 < 0:
         o.transaction_partitions = None
     else:
-        if n1 > bl - p:
-            raise DecodeError('TransactionLogValue.TransactionPartitions: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3 = _new(_TransactionLogValue_PartitionsSchema)
-            n4 = b[p] - 1
+        if n2 > bl - p:
+            raise DecodeError('TransactionLogValue.TransactionPartitions: count ' + str(n2) + ' past the end')
+        xs3 = []
+        for _ in range(n2):
+            e4 = _new(_TransactionLogValue_PartitionsSchema)
+            n5 = b[p] - 1
             p += 1
-            if n4 > 126:
-                n4, p = _uvt(b, p, n4 + 1)
-                n4 -= 1
-            if n4 < 0:
+            if n5 > 126:
+                n5, p = _uvt(b, p, n5 + 1)
+                n5 -= 1
+            if n5 < 0:
                 raise DecodeError('PartitionsSchema.Topic: null where not nullable')
             else:
-                q5 = p + n4
-                if q5 > bl:
-                    raise DecodeError('PartitionsSchema.Topic: length ' + str(n4) + ' past the end')
-                e3.topic = str(b[p:q5], 'utf-8')
-                p = q5
-            n6 = b[p] - 1
+                q6 = p + n5
+                if q6 > bl:
+                    raise DecodeError('PartitionsSchema.Topic: length ' + str(n5) + ' past the end')
+                e4.topic = str(b[p:q6], 'utf-8')
+                p = q6
+            n7 = b[p] - 1
             p += 1
-            if n6 > 126:
-                n6, p = _uvt(b, p, n6 + 1)
-                n6 -= 1
-            if n6 < 0:
+            if n7 > 126:
+                n7, p = _uvt(b, p, n7 + 1)
+                n7 -= 1
+            if n7 < 0:
                 raise DecodeError('PartitionsSchema.PartitionIds: null where not nullable')
-            elif n6 < 64:
-                e3.partition_ids = list(_ARRAY_i[n6].unpack_from(b, p))
-                p += 4 * n6
+            elif n7 < 64:
+                e4.partition_ids = list(_ARRAY_i[n7].unpack_from(b, p))
+                p += 4 * n7
             else:
-                if n6 > bl - p:
-                    raise DecodeError('PartitionsSchema.PartitionIds: count ' + str(n6) + ' past the end')
-                e3.partition_ids = list(_struct.Struct('>' + str(n6) + 'i').unpack_from(b, p))
-                p += 4 * n6
+                if n7 > bl - p:
+                    raise DecodeError('PartitionsSchema.PartitionIds: count ' + str(n7) + ' past the end')
+                e4.partition_ids = list(_struct.Struct('>' + str(n7) + 'i').unpack_from(b, p))
+                p += 4 * n7
             if b[p] == 0:  # no tagged fields, the common case
-                e3.unknown_tagged_fields = None
+                e4.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_TransactionLogValue_PartitionsSchema_0(b, p, e3)
-            xs2.append(e3)
-        o.transaction_partitions = xs2
+                p = _t_TransactionLogValue_PartitionsSchema_0(b, p, e4)
+            xs3.append(e4)
+        o.transaction_partitions = xs3
     o.transaction_last_update_timestamp_ms, o.transaction_start_timestamp_ms, = _S3.unpack_from(b, p)
     p += 16
     o.previous_producer_id = -1
@@ -256,7 +256,7 @@ def _r_TransactionLogValue_1(b, p):
 
 
 def _w_TransactionLogValue_1(o, w):
-    w += _S0.pack(o.producer_id, o.producer_epoch, o.transaction_timeout_ms, o.transaction_status)
+    w += _S4.pack(o.producer_id, o.producer_epoch, o.transaction_timeout_ms, o.transaction_status)
     xs1 = o.transaction_partitions
     if xs1 is None:
         w.append(0)

@@ -29,12 +29,18 @@ def _first(tag_and_bytes):
     return tag_and_bytes[0]
 
 _S0 = _struct.Struct('>h')
-_S1 = _struct.Struct('>qh')
+_S1 = _struct.Struct('>qhi')
 _S2 = _struct.Struct('>i')
-_S3 = _struct.Struct('>iq')
-_S4 = _struct.Struct('>iqi')
-_S5 = _struct.Struct('>qhi')
-_S6 = _struct.Struct('>ih')
+_S3 = _struct.Struct('>iqh')
+_S4 = _struct.Struct('>qh')
+_S5 = _struct.Struct('>iq')
+_S6 = _struct.Struct('>iqih')
+_S7 = _struct.Struct('>iqi')
+_S8 = _struct.Struct('>qhiB')
+_S9 = _struct.Struct('>iqiB')
+_S10 = _struct.Struct('>ii')
+_S11 = _struct.Struct('>ih')
+_S12 = _struct.Struct('>iB')
 
 
 class TxnOffsetCommitRequest(Message):
@@ -144,57 +150,55 @@ def _r_TxnOffsetCommitRequest_0(b, p):
             raise DecodeError('TxnOffsetCommitRequest.GroupId: length ' + str(n3) + ' past the end')
         o.group_id = str(b[p:q4], 'utf-8')
         p = q4
-    o.producer_id, o.producer_epoch, = _S1.unpack_from(b, p)
-    p += 10
-    n5, = _S2.unpack_from(b, p)
-    p += 4
-    if n5 < 0:
+    o.producer_id, o.producer_epoch, h5, = _S1.unpack_from(b, p)
+    p += 14
+    n6 = h5
+    if n6 < 0:
         raise DecodeError('TxnOffsetCommitRequest.Topics: null where not nullable')
     else:
-        if n5 > bl - p:
-            raise DecodeError('TxnOffsetCommitRequest.Topics: count ' + str(n5) + ' past the end')
-        xs6 = []
-        for _ in range(n5):
-            e7 = _new(_TxnOffsetCommitRequest_TxnOffsetCommitRequestTopic)
-            n8, = _S0.unpack_from(b, p)
+        if n6 > bl - p:
+            raise DecodeError('TxnOffsetCommitRequest.Topics: count ' + str(n6) + ' past the end')
+        xs7 = []
+        for _ in range(n6):
+            e8 = _new(_TxnOffsetCommitRequest_TxnOffsetCommitRequestTopic)
+            n9, = _S0.unpack_from(b, p)
             p += 2
-            if n8 < 0:
+            if n9 < 0:
                 raise DecodeError('TxnOffsetCommitRequestTopic.Name: null where not nullable')
             else:
-                q9 = p + n8
-                if q9 > bl:
-                    raise DecodeError('TxnOffsetCommitRequestTopic.Name: length ' + str(n8) + ' past the end')
-                e7.name = str(b[p:q9], 'utf-8')
-                p = q9
-            n10, = _S2.unpack_from(b, p)
+                q10 = p + n9
+                if q10 > bl:
+                    raise DecodeError('TxnOffsetCommitRequestTopic.Name: length ' + str(n9) + ' past the end')
+                e8.name = str(b[p:q10], 'utf-8')
+                p = q10
+            n11, = _S2.unpack_from(b, p)
             p += 4
-            if n10 < 0:
+            if n11 < 0:
                 raise DecodeError('TxnOffsetCommitRequestTopic.Partitions: null where not nullable')
             else:
-                if n10 > bl - p:
-                    raise DecodeError('TxnOffsetCommitRequestTopic.Partitions: count ' + str(n10) + ' past the end')
-                xs11 = []
-                for _ in range(n10):
-                    e12 = _new(_TxnOffsetCommitRequest_TxnOffsetCommitRequestPartition)
-                    e12.partition_index, e12.committed_offset, = _S3.unpack_from(b, p)
-                    p += 12
-                    n13, = _S0.unpack_from(b, p)
-                    p += 2
-                    if n13 < 0:
-                        e12.committed_metadata = None
+                if n11 > bl - p:
+                    raise DecodeError('TxnOffsetCommitRequestTopic.Partitions: count ' + str(n11) + ' past the end')
+                xs12 = []
+                for _ in range(n11):
+                    e13 = _new(_TxnOffsetCommitRequest_TxnOffsetCommitRequestPartition)
+                    e13.partition_index, e13.committed_offset, h14, = _S3.unpack_from(b, p)
+                    p += 14
+                    n15 = h14
+                    if n15 < 0:
+                        e13.committed_metadata = None
                     else:
-                        q14 = p + n13
-                        if q14 > bl:
-                            raise DecodeError('TxnOffsetCommitRequestPartition.CommittedMetadata: length ' + str(n13) + ' past the end')
-                        e12.committed_metadata = str(b[p:q14], 'utf-8')
-                        p = q14
-                    e12.committed_leader_epoch = -1
-                    e12.unknown_tagged_fields = None
-                    xs11.append(e12)
-                e7.partitions = xs11
-            e7.unknown_tagged_fields = None
-            xs6.append(e7)
-        o.topics = xs6
+                        q16 = p + n15
+                        if q16 > bl:
+                            raise DecodeError('TxnOffsetCommitRequestPartition.CommittedMetadata: length ' + str(n15) + ' past the end')
+                        e13.committed_metadata = str(b[p:q16], 'utf-8')
+                        p = q16
+                    e13.committed_leader_epoch = -1
+                    e13.unknown_tagged_fields = None
+                    xs12.append(e13)
+                e8.partitions = xs12
+            e8.unknown_tagged_fields = None
+            xs7.append(e8)
+        o.topics = xs7
     o.generation_id = -1
     o.member_id = ''
     o.group_instance_id = None
@@ -217,7 +221,7 @@ def _w_TxnOffsetCommitRequest_0(o, w):
     v2 = v2.encode()
     w += _S0.pack(len(v2))
     w += v2
-    w += _S1.pack(o.producer_id, o.producer_epoch)
+    w += _S4.pack(o.producer_id, o.producer_epoch)
     xs3 = o.topics
     w += _S2.pack(len(xs3))
     for e4 in xs3:
@@ -228,7 +232,7 @@ def _w_TxnOffsetCommitRequest_0(o, w):
         xs6 = e4.partitions
         w += _S2.pack(len(xs6))
         for e7 in xs6:
-            w += _S3.pack(e7.partition_index, e7.committed_offset)
+            w += _S5.pack(e7.partition_index, e7.committed_offset)
             v8 = e7.committed_metadata
             if v8 is None:
                 w += b'\xff\xff'
@@ -261,56 +265,54 @@ def _r_TxnOffsetCommitRequest_1(b, p):
             raise DecodeError('TxnOffsetCommitRequest.GroupId: length ' + str(n3) + ' past the end')
         o.group_id = str(b[p:q4], 'utf-8')
         p = q4
-    o.producer_id, o.producer_epoch, = _S1.unpack_from(b, p)
-    p += 10
-    n5, = _S2.unpack_from(b, p)
-    p += 4
-    if n5 < 0:
+    o.producer_id, o.producer_epoch, h5, = _S1.unpack_from(b, p)
+    p += 14
+    n6 = h5
+    if n6 < 0:
         raise DecodeError('TxnOffsetCommitRequest.Topics: null where not nullable')
     else:
-        if n5 > bl - p:
-            raise DecodeError('TxnOffsetCommitRequest.Topics: count ' + str(n5) + ' past the end')
-        xs6 = []
-        for _ in range(n5):
-            e7 = _new(_TxnOffsetCommitRequest_TxnOffsetCommitRequestTopic)
-            n8, = _S0.unpack_from(b, p)
+        if n6 > bl - p:
+            raise DecodeError('TxnOffsetCommitRequest.Topics: count ' + str(n6) + ' past the end')
+        xs7 = []
+        for _ in range(n6):
+            e8 = _new(_TxnOffsetCommitRequest_TxnOffsetCommitRequestTopic)
+            n9, = _S0.unpack_from(b, p)
             p += 2
-            if n8 < 0:
+            if n9 < 0:
                 raise DecodeError('TxnOffsetCommitRequestTopic.Name: null where not nullable')
             else:
-                q9 = p + n8
-                if q9 > bl:
-                    raise DecodeError('TxnOffsetCommitRequestTopic.Name: length ' + str(n8) + ' past the end')
-                e7.name = str(b[p:q9], 'utf-8')
-                p = q9
-            n10, = _S2.unpack_from(b, p)
+                q10 = p + n9
+                if q10 > bl:
+                    raise DecodeError('TxnOffsetCommitRequestTopic.Name: length ' + str(n9) + ' past the end')
+                e8.name = str(b[p:q10], 'utf-8')
+                p = q10
+            n11, = _S2.unpack_from(b, p)
             p += 4
-            if n10 < 0:
+            if n11 < 0:
                 raise DecodeError('TxnOffsetCommitRequestTopic.Partitions: null where not nullable')
             else:
-                if n10 > bl - p:
-                    raise DecodeError('TxnOffsetCommitRequestTopic.Partitions: count ' + str(n10) + ' past the end')
-                xs11 = []
-                for _ in range(n10):
-                    e12 = _new(_TxnOffsetCommitRequest_TxnOffsetCommitRequestPartition)
-                    e12.partition_index, e12.committed_offset, e12.committed_leader_epoch, = _S4.unpack_from(b, p)
-                    p += 16
-                    n13, = _S0.unpack_from(b, p)
-                    p += 2
-                    if n13 < 0:
-                        e12.committed_metadata = None
+                if n11 > bl - p:
+                    raise DecodeError('TxnOffsetCommitRequestTopic.Partitions: count ' + str(n11) + ' past the end')
+                xs12 = []
+                for _ in range(n11):
+                    e13 = _new(_TxnOffsetCommitRequest_TxnOffsetCommitRequestPartition)
+                    e13.partition_index, e13.committed_offset, e13.committed_leader_epoch, h14, = _S6.unpack_from(b, p)
+                    p += 18
+                    n15 = h14
+                    if n15 < 0:
+                        e13.committed_metadata = None
                     else:
-                        q14 = p + n13
-                        if q14 > bl:
-                            raise DecodeError('TxnOffsetCommitRequestPartition.CommittedMetadata: length ' + str(n13) + ' past the end')
-                        e12.committed_metadata = str(b[p:q14], 'utf-8')
-                        p = q14
-                    e12.unknown_tagged_fields = None
-                    xs11.append(e12)
-                e7.partitions = xs11
-            e7.unknown_tagged_fields = None
-            xs6.append(e7)
-        o.topics = xs6
+                        q16 = p + n15
+                        if q16 > bl:
+                            raise DecodeError('TxnOffsetCommitRequestPartition.CommittedMetadata: length ' + str(n15) + ' past the end')
+                        e13.committed_metadata = str(b[p:q16], 'utf-8')
+                        p = q16
+                    e13.unknown_tagged_fields = None
+                    xs12.append(e13)
+                e8.partitions = xs12
+            e8.unknown_tagged_fields = None
+            xs7.append(e8)
+        o.topics = xs7
     o.generation_id = -1
     o.member_id = ''
     o.group_instance_id = None
@@ -333,7 +335,7 @@ def _w_TxnOffsetCommitRequest_1(o, w):
     v2 = v2.encode()
     w += _S0.pack(len(v2))
     w += v2
-    w += _S1.pack(o.producer_id, o.producer_epoch)
+    w += _S4.pack(o.producer_id, o.producer_epoch)
     xs3 = o.topics
     w += _S2.pack(len(xs3))
     for e4 in xs3:
@@ -344,7 +346,7 @@ def _w_TxnOffsetCommitRequest_1(o, w):
         xs6 = e4.partitions
         w += _S2.pack(len(xs6))
         for e7 in xs6:
-            w += _S4.pack(e7.partition_index, e7.committed_offset, e7.committed_leader_epoch)
+            w += _S7.pack(e7.partition_index, e7.committed_offset, e7.committed_leader_epoch)
             v8 = e7.committed_metadata
             if v8 is None:
                 w += b'\xff\xff'
@@ -452,102 +454,100 @@ def _r_TxnOffsetCommitRequest_2(b, p):
             raise DecodeError('TxnOffsetCommitRequest.GroupId: length ' + str(n3) + ' past the end')
         o.group_id = str(b[p:q4], 'utf-8')
         p = q4
-    o.producer_id, o.producer_epoch, o.generation_id, = _S5.unpack_from(b, p)
-    p += 14
-    n5 = b[p] - 1
-    p += 1
-    if n5 > 126:
-        n5, p = _uvt(b, p, n5 + 1)
-        n5 -= 1
-    if n5 < 0:
+    o.producer_id, o.producer_epoch, o.generation_id, h5, = _S8.unpack_from(b, p)
+    p += 15
+    n6 = h5 - 1
+    if n6 > 126:
+        n6, p = _uvt(b, p, n6 + 1)
+        n6 -= 1
+    if n6 < 0:
         raise DecodeError('TxnOffsetCommitRequest.MemberId: null where not nullable')
     else:
-        q6 = p + n5
-        if q6 > bl:
-            raise DecodeError('TxnOffsetCommitRequest.MemberId: length ' + str(n5) + ' past the end')
-        o.member_id = str(b[p:q6], 'utf-8')
-        p = q6
-    n7 = b[p] - 1
+        q7 = p + n6
+        if q7 > bl:
+            raise DecodeError('TxnOffsetCommitRequest.MemberId: length ' + str(n6) + ' past the end')
+        o.member_id = str(b[p:q7], 'utf-8')
+        p = q7
+    n8 = b[p] - 1
     p += 1
-    if n7 > 126:
-        n7, p = _uvt(b, p, n7 + 1)
-        n7 -= 1
-    if n7 < 0:
+    if n8 > 126:
+        n8, p = _uvt(b, p, n8 + 1)
+        n8 -= 1
+    if n8 < 0:
         o.group_instance_id = None
     else:
-        q8 = p + n7
-        if q8 > bl:
-            raise DecodeError('TxnOffsetCommitRequest.GroupInstanceId: length ' + str(n7) + ' past the end')
-        o.group_instance_id = str(b[p:q8], 'utf-8')
-        p = q8
-    n9 = b[p] - 1
+        q9 = p + n8
+        if q9 > bl:
+            raise DecodeError('TxnOffsetCommitRequest.GroupInstanceId: length ' + str(n8) + ' past the end')
+        o.group_instance_id = str(b[p:q9], 'utf-8')
+        p = q9
+    n10 = b[p] - 1
     p += 1
-    if n9 > 126:
-        n9, p = _uvt(b, p, n9 + 1)
-        n9 -= 1
-    if n9 < 0:
+    if n10 > 126:
+        n10, p = _uvt(b, p, n10 + 1)
+        n10 -= 1
+    if n10 < 0:
         raise DecodeError('TxnOffsetCommitRequest.Topics: null where not nullable')
     else:
-        if n9 > bl - p:
-            raise DecodeError('TxnOffsetCommitRequest.Topics: count ' + str(n9) + ' past the end')
-        xs10 = []
-        for _ in range(n9):
-            e11 = _new(_TxnOffsetCommitRequest_TxnOffsetCommitRequestTopic)
-            n12 = b[p] - 1
+        if n10 > bl - p:
+            raise DecodeError('TxnOffsetCommitRequest.Topics: count ' + str(n10) + ' past the end')
+        xs11 = []
+        for _ in range(n10):
+            e12 = _new(_TxnOffsetCommitRequest_TxnOffsetCommitRequestTopic)
+            n13 = b[p] - 1
             p += 1
-            if n12 > 126:
-                n12, p = _uvt(b, p, n12 + 1)
-                n12 -= 1
-            if n12 < 0:
+            if n13 > 126:
+                n13, p = _uvt(b, p, n13 + 1)
+                n13 -= 1
+            if n13 < 0:
                 raise DecodeError('TxnOffsetCommitRequestTopic.Name: null where not nullable')
             else:
-                q13 = p + n12
-                if q13 > bl:
-                    raise DecodeError('TxnOffsetCommitRequestTopic.Name: length ' + str(n12) + ' past the end')
-                e11.name = str(b[p:q13], 'utf-8')
-                p = q13
-            n14 = b[p] - 1
+                q14 = p + n13
+                if q14 > bl:
+                    raise DecodeError('TxnOffsetCommitRequestTopic.Name: length ' + str(n13) + ' past the end')
+                e12.name = str(b[p:q14], 'utf-8')
+                p = q14
+            n15 = b[p] - 1
             p += 1
-            if n14 > 126:
-                n14, p = _uvt(b, p, n14 + 1)
-                n14 -= 1
-            if n14 < 0:
+            if n15 > 126:
+                n15, p = _uvt(b, p, n15 + 1)
+                n15 -= 1
+            if n15 < 0:
                 raise DecodeError('TxnOffsetCommitRequestTopic.Partitions: null where not nullable')
             else:
-                if n14 > bl - p:
-                    raise DecodeError('TxnOffsetCommitRequestTopic.Partitions: count ' + str(n14) + ' past the end')
-                xs15 = []
-                for _ in range(n14):
-                    e16 = _new(_TxnOffsetCommitRequest_TxnOffsetCommitRequestPartition)
-                    e16.partition_index, e16.committed_offset, e16.committed_leader_epoch, = _S4.unpack_from(b, p)
-                    p += 16
-                    n17 = b[p] - 1
-                    p += 1
-                    if n17 > 126:
-                        n17, p = _uvt(b, p, n17 + 1)
-                        n17 -= 1
-                    if n17 < 0:
-                        e16.committed_metadata = None
+                if n15 > bl - p:
+                    raise DecodeError('TxnOffsetCommitRequestTopic.Partitions: count ' + str(n15) + ' past the end')
+                xs16 = []
+                for _ in range(n15):
+                    e17 = _new(_TxnOffsetCommitRequest_TxnOffsetCommitRequestPartition)
+                    e17.partition_index, e17.committed_offset, e17.committed_leader_epoch, h18, = _S9.unpack_from(b, p)
+                    p += 17
+                    n19 = h18 - 1
+                    if n19 > 126:
+                        n19, p = _uvt(b, p, n19 + 1)
+                        n19 -= 1
+                    if n19 < 0:
+                        e17.committed_metadata = None
                     else:
-                        q18 = p + n17
-                        if q18 > bl:
-                            raise DecodeError('TxnOffsetCommitRequestPartition.CommittedMetadata: length ' + str(n17) + ' past the end')
-                        e16.committed_metadata = str(b[p:q18], 'utf-8')
-                        p = q18
+                        q20 = p + n19
+                        if q20 > bl:
+                            raise DecodeError('TxnOffsetCommitRequestPartition.CommittedMetadata: length ' + str(n19) + ' past the end')
+                        e17.committed_metadata = str(b[p:q20], 'utf-8')
+                        p = q20
                     if b[p] == 0:  # no tagged fields, the common case
-                        e16.unknown_tagged_fields = None
+                        e17.unknown_tagged_fields = None
                         p += 1
                     else:
-                        p = _t_TxnOffsetCommitRequest_TxnOffsetCommitRequestPartition_0(b, p, e16)
-                    xs15.append(e16)
-                e11.partitions = xs15
+                        p = _t_TxnOffsetCommitRequest_TxnOffsetCommitRequestPartition_0(b, p, e17)
+                    xs16.append(e17)
+                e12.partitions = xs16
             if b[p] == 0:  # no tagged fields, the common case
-                e11.unknown_tagged_fields = None
+                e12.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_TxnOffsetCommitRequest_TxnOffsetCommitRequestTopic_0(b, p, e11)
-            xs10.append(e11)
-        o.topics = xs10
+                p = _t_TxnOffsetCommitRequest_TxnOffsetCommitRequestTopic_0(b, p, e12)
+            xs11.append(e12)
+        o.topics = xs11
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         p += 1
@@ -573,7 +573,7 @@ def _w_TxnOffsetCommitRequest_2(o, w):
     else:
         _wuv(w, ln)
     w += v2
-    w += _S5.pack(o.producer_id, o.producer_epoch, o.generation_id)
+    w += _S1.pack(o.producer_id, o.producer_epoch, o.generation_id)
     v3 = o.member_id
     v3 = v3.encode()
     ln = len(v3) + 1
@@ -615,7 +615,7 @@ def _w_TxnOffsetCommitRequest_2(o, w):
         else:
             _wuv(w, ln)
         for e9 in xs8:
-            w += _S4.pack(e9.partition_index, e9.committed_offset, e9.committed_leader_epoch)
+            w += _S7.pack(e9.partition_index, e9.committed_offset, e9.committed_leader_epoch)
             v10 = e9.committed_metadata
             if v10 is None:
                 w.append(0)
@@ -644,46 +644,45 @@ def _w_TxnOffsetCommitRequest_2(o, w):
 def _r_TxnOffsetCommitResponse_0(b, p):
     bl = len(b)
     o = _new(TxnOffsetCommitResponse)
-    o.throttle_time_ms, = _S2.unpack_from(b, p)
-    p += 4
-    n1, = _S2.unpack_from(b, p)
-    p += 4
-    if n1 < 0:
+    o.throttle_time_ms, h1, = _S10.unpack_from(b, p)
+    p += 8
+    n2 = h1
+    if n2 < 0:
         raise DecodeError('TxnOffsetCommitResponse.Topics: null where not nullable')
     else:
-        if n1 > bl - p:
-            raise DecodeError('TxnOffsetCommitResponse.Topics: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3 = _new(_TxnOffsetCommitResponse_TxnOffsetCommitResponseTopic)
-            n4, = _S0.unpack_from(b, p)
+        if n2 > bl - p:
+            raise DecodeError('TxnOffsetCommitResponse.Topics: count ' + str(n2) + ' past the end')
+        xs3 = []
+        for _ in range(n2):
+            e4 = _new(_TxnOffsetCommitResponse_TxnOffsetCommitResponseTopic)
+            n5, = _S0.unpack_from(b, p)
             p += 2
-            if n4 < 0:
+            if n5 < 0:
                 raise DecodeError('TxnOffsetCommitResponseTopic.Name: null where not nullable')
             else:
-                q5 = p + n4
-                if q5 > bl:
-                    raise DecodeError('TxnOffsetCommitResponseTopic.Name: length ' + str(n4) + ' past the end')
-                e3.name = str(b[p:q5], 'utf-8')
-                p = q5
-            n6, = _S2.unpack_from(b, p)
+                q6 = p + n5
+                if q6 > bl:
+                    raise DecodeError('TxnOffsetCommitResponseTopic.Name: length ' + str(n5) + ' past the end')
+                e4.name = str(b[p:q6], 'utf-8')
+                p = q6
+            n7, = _S2.unpack_from(b, p)
             p += 4
-            if n6 < 0:
+            if n7 < 0:
                 raise DecodeError('TxnOffsetCommitResponseTopic.Partitions: null where not nullable')
             else:
-                if n6 > bl - p:
-                    raise DecodeError('TxnOffsetCommitResponseTopic.Partitions: count ' + str(n6) + ' past the end')
-                xs7 = []
-                for _ in range(n6):
-                    e8 = _new(_TxnOffsetCommitResponse_TxnOffsetCommitResponsePartition)
-                    e8.partition_index, e8.error_code, = _S6.unpack_from(b, p)
+                if n7 > bl - p:
+                    raise DecodeError('TxnOffsetCommitResponseTopic.Partitions: count ' + str(n7) + ' past the end')
+                xs8 = []
+                for _ in range(n7):
+                    e9 = _new(_TxnOffsetCommitResponse_TxnOffsetCommitResponsePartition)
+                    e9.partition_index, e9.error_code, = _S11.unpack_from(b, p)
                     p += 6
-                    e8.unknown_tagged_fields = None
-                    xs7.append(e8)
-                e3.partitions = xs7
-            e3.unknown_tagged_fields = None
-            xs2.append(e3)
-        o.topics = xs2
+                    e9.unknown_tagged_fields = None
+                    xs8.append(e9)
+                e4.partitions = xs8
+            e4.unknown_tagged_fields = None
+            xs3.append(e4)
+        o.topics = xs3
     o.unknown_tagged_fields = None
     return o, p
 
@@ -700,7 +699,7 @@ def _w_TxnOffsetCommitResponse_0(o, w):
         xs4 = e2.partitions
         w += _S2.pack(len(xs4))
         for e5 in xs4:
-            w += _S6.pack(e5.partition_index, e5.error_code)
+            w += _S11.pack(e5.partition_index, e5.error_code)
 
 
 def _t_TxnOffsetCommitResponse_TxnOffsetCommitResponsePartition_0(b, p, o):
@@ -775,63 +774,62 @@ def _t_TxnOffsetCommitResponse_0(b, p, o):
 def _r_TxnOffsetCommitResponse_1(b, p):
     bl = len(b)
     o = _new(TxnOffsetCommitResponse)
-    o.throttle_time_ms, = _S2.unpack_from(b, p)
-    p += 4
-    n1 = b[p] - 1
-    p += 1
-    if n1 > 126:
-        n1, p = _uvt(b, p, n1 + 1)
-        n1 -= 1
-    if n1 < 0:
+    o.throttle_time_ms, h1, = _S12.unpack_from(b, p)
+    p += 5
+    n2 = h1 - 1
+    if n2 > 126:
+        n2, p = _uvt(b, p, n2 + 1)
+        n2 -= 1
+    if n2 < 0:
         raise DecodeError('TxnOffsetCommitResponse.Topics: null where not nullable')
     else:
-        if n1 > bl - p:
-            raise DecodeError('TxnOffsetCommitResponse.Topics: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3 = _new(_TxnOffsetCommitResponse_TxnOffsetCommitResponseTopic)
-            n4 = b[p] - 1
+        if n2 > bl - p:
+            raise DecodeError('TxnOffsetCommitResponse.Topics: count ' + str(n2) + ' past the end')
+        xs3 = []
+        for _ in range(n2):
+            e4 = _new(_TxnOffsetCommitResponse_TxnOffsetCommitResponseTopic)
+            n5 = b[p] - 1
             p += 1
-            if n4 > 126:
-                n4, p = _uvt(b, p, n4 + 1)
-                n4 -= 1
-            if n4 < 0:
+            if n5 > 126:
+                n5, p = _uvt(b, p, n5 + 1)
+                n5 -= 1
+            if n5 < 0:
                 raise DecodeError('TxnOffsetCommitResponseTopic.Name: null where not nullable')
             else:
-                q5 = p + n4
-                if q5 > bl:
-                    raise DecodeError('TxnOffsetCommitResponseTopic.Name: length ' + str(n4) + ' past the end')
-                e3.name = str(b[p:q5], 'utf-8')
-                p = q5
-            n6 = b[p] - 1
+                q6 = p + n5
+                if q6 > bl:
+                    raise DecodeError('TxnOffsetCommitResponseTopic.Name: length ' + str(n5) + ' past the end')
+                e4.name = str(b[p:q6], 'utf-8')
+                p = q6
+            n7 = b[p] - 1
             p += 1
-            if n6 > 126:
-                n6, p = _uvt(b, p, n6 + 1)
-                n6 -= 1
-            if n6 < 0:
+            if n7 > 126:
+                n7, p = _uvt(b, p, n7 + 1)
+                n7 -= 1
+            if n7 < 0:
                 raise DecodeError('TxnOffsetCommitResponseTopic.Partitions: null where not nullable')
             else:
-                if n6 > bl - p:
-                    raise DecodeError('TxnOffsetCommitResponseTopic.Partitions: count ' + str(n6) + ' past the end')
-                xs7 = []
-                for _ in range(n6):
-                    e8 = _new(_TxnOffsetCommitResponse_TxnOffsetCommitResponsePartition)
-                    e8.partition_index, e8.error_code, = _S6.unpack_from(b, p)
+                if n7 > bl - p:
+                    raise DecodeError('TxnOffsetCommitResponseTopic.Partitions: count ' + str(n7) + ' past the end')
+                xs8 = []
+                for _ in range(n7):
+                    e9 = _new(_TxnOffsetCommitResponse_TxnOffsetCommitResponsePartition)
+                    e9.partition_index, e9.error_code, = _S11.unpack_from(b, p)
                     p += 6
                     if b[p] == 0:  # no tagged fields, the common case
-                        e8.unknown_tagged_fields = None
+                        e9.unknown_tagged_fields = None
                         p += 1
                     else:
-                        p = _t_TxnOffsetCommitResponse_TxnOffsetCommitResponsePartition_0(b, p, e8)
-                    xs7.append(e8)
-                e3.partitions = xs7
+                        p = _t_TxnOffsetCommitResponse_TxnOffsetCommitResponsePartition_0(b, p, e9)
+                    xs8.append(e9)
+                e4.partitions = xs8
             if b[p] == 0:  # no tagged fields, the common case
-                e3.unknown_tagged_fields = None
+                e4.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_TxnOffsetCommitResponse_TxnOffsetCommitResponseTopic_0(b, p, e3)
-            xs2.append(e3)
-        o.topics = xs2
+                p = _t_TxnOffsetCommitResponse_TxnOffsetCommitResponseTopic_0(b, p, e4)
+            xs3.append(e4)
+        o.topics = xs3
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         p += 1
@@ -864,7 +862,7 @@ def _w_TxnOffsetCommitResponse_1(o, w):
         else:
             _wuv(w, ln)
         for e5 in xs4:
-            w += _S6.pack(e5.partition_index, e5.error_code)
+            w += _S11.pack(e5.partition_index, e5.error_code)
             if e5.unknown_tagged_fields:
                 _wtags(w, e5.unknown_tagged_fields)
             else:

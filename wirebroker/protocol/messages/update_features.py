@@ -28,12 +28,15 @@ _unpack_from = _struct.unpack_from
 def _first(tag_and_bytes):
     return tag_and_bytes[0]
 
-_S0 = _struct.Struct('>i')
+_S0 = _struct.Struct('>iB')
 _S1 = _struct.Struct('>h?')
-_S2 = _struct.Struct('>hb')
-_S3 = _struct.Struct('>?')
-_S4 = _struct.Struct('>ih')
-_S5 = _struct.Struct('>h')
+_S2 = _struct.Struct('>i')
+_S3 = _struct.Struct('>hb')
+_S4 = _struct.Struct('>?')
+_S5 = _struct.Struct('>ihB')
+_S6 = _struct.Struct('>hB')
+_S7 = _struct.Struct('>ih')
+_S8 = _struct.Struct('>h')
 
 
 class UpdateFeaturesRequest(Message):
@@ -145,44 +148,43 @@ def _t_UpdateFeaturesRequest_0(b, p, o):
 def _r_UpdateFeaturesRequest_0(b, p):
     bl = len(b)
     o = _new(UpdateFeaturesRequest)
-    o.timeout_ms, = _S0.unpack_from(b, p)
-    p += 4
-    n1 = b[p] - 1
-    p += 1
-    if n1 > 126:
-        n1, p = _uvt(b, p, n1 + 1)
-        n1 -= 1
-    if n1 < 0:
+    o.timeout_ms, h1, = _S0.unpack_from(b, p)
+    p += 5
+    n2 = h1 - 1
+    if n2 > 126:
+        n2, p = _uvt(b, p, n2 + 1)
+        n2 -= 1
+    if n2 < 0:
         raise DecodeError('UpdateFeaturesRequest.FeatureUpdates: null where not nullable')
     else:
-        if n1 > bl - p:
-            raise DecodeError('UpdateFeaturesRequest.FeatureUpdates: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3 = _new(_UpdateFeaturesRequest_FeatureUpdateKey)
-            n4 = b[p] - 1
+        if n2 > bl - p:
+            raise DecodeError('UpdateFeaturesRequest.FeatureUpdates: count ' + str(n2) + ' past the end')
+        xs3 = []
+        for _ in range(n2):
+            e4 = _new(_UpdateFeaturesRequest_FeatureUpdateKey)
+            n5 = b[p] - 1
             p += 1
-            if n4 > 126:
-                n4, p = _uvt(b, p, n4 + 1)
-                n4 -= 1
-            if n4 < 0:
+            if n5 > 126:
+                n5, p = _uvt(b, p, n5 + 1)
+                n5 -= 1
+            if n5 < 0:
                 raise DecodeError('FeatureUpdateKey.Feature: null where not nullable')
             else:
-                q5 = p + n4
-                if q5 > bl:
-                    raise DecodeError('FeatureUpdateKey.Feature: length ' + str(n4) + ' past the end')
-                e3.feature = str(b[p:q5], 'utf-8')
-                p = q5
-            e3.max_version_level, e3.allow_downgrade, = _S1.unpack_from(b, p)
+                q6 = p + n5
+                if q6 > bl:
+                    raise DecodeError('FeatureUpdateKey.Feature: length ' + str(n5) + ' past the end')
+                e4.feature = str(b[p:q6], 'utf-8')
+                p = q6
+            e4.max_version_level, e4.allow_downgrade, = _S1.unpack_from(b, p)
             p += 3
-            e3.upgrade_type = 1
+            e4.upgrade_type = 1
             if b[p] == 0:  # no tagged fields, the common case
-                e3.unknown_tagged_fields = None
+                e4.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_UpdateFeaturesRequest_FeatureUpdateKey_0(b, p, e3)
-            xs2.append(e3)
-        o.feature_updates = xs2
+                p = _t_UpdateFeaturesRequest_FeatureUpdateKey_0(b, p, e4)
+            xs3.append(e4)
+        o.feature_updates = xs3
     o.validate_only = False
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
@@ -195,7 +197,7 @@ def _r_UpdateFeaturesRequest_0(b, p):
 def _w_UpdateFeaturesRequest_0(o, w):
     if o.validate_only != False:
         raise UnsupportedFieldError('UpdateFeaturesRequest.ValidateOnly exists only in versions 1+')
-    w += _S0.pack(o.timeout_ms)
+    w += _S2.pack(o.timeout_ms)
     xs1 = o.feature_updates
     ln = len(xs1) + 1
     if ln < 128:
@@ -227,45 +229,44 @@ def _w_UpdateFeaturesRequest_0(o, w):
 def _r_UpdateFeaturesRequest_1(b, p):
     bl = len(b)
     o = _new(UpdateFeaturesRequest)
-    o.timeout_ms, = _S0.unpack_from(b, p)
-    p += 4
-    n1 = b[p] - 1
-    p += 1
-    if n1 > 126:
-        n1, p = _uvt(b, p, n1 + 1)
-        n1 -= 1
-    if n1 < 0:
+    o.timeout_ms, h1, = _S0.unpack_from(b, p)
+    p += 5
+    n2 = h1 - 1
+    if n2 > 126:
+        n2, p = _uvt(b, p, n2 + 1)
+        n2 -= 1
+    if n2 < 0:
         raise DecodeError('UpdateFeaturesRequest.FeatureUpdates: null where not nullable')
     else:
-        if n1 > bl - p:
-            raise DecodeError('UpdateFeaturesRequest.FeatureUpdates: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3 = _new(_UpdateFeaturesRequest_FeatureUpdateKey)
-            n4 = b[p] - 1
+        if n2 > bl - p:
+            raise DecodeError('UpdateFeaturesRequest.FeatureUpdates: count ' + str(n2) + ' past the end')
+        xs3 = []
+        for _ in range(n2):
+            e4 = _new(_UpdateFeaturesRequest_FeatureUpdateKey)
+            n5 = b[p] - 1
             p += 1
-            if n4 > 126:
-                n4, p = _uvt(b, p, n4 + 1)
-                n4 -= 1
-            if n4 < 0:
+            if n5 > 126:
+                n5, p = _uvt(b, p, n5 + 1)
+                n5 -= 1
+            if n5 < 0:
                 raise DecodeError('FeatureUpdateKey.Feature: null where not nullable')
             else:
-                q5 = p + n4
-                if q5 > bl:
-                    raise DecodeError('FeatureUpdateKey.Feature: length ' + str(n4) + ' past the end')
-                e3.feature = str(b[p:q5], 'utf-8')
-                p = q5
-            e3.max_version_level, e3.upgrade_type, = _S2.unpack_from(b, p)
+                q6 = p + n5
+                if q6 > bl:
+                    raise DecodeError('FeatureUpdateKey.Feature: length ' + str(n5) + ' past the end')
+                e4.feature = str(b[p:q6], 'utf-8')
+                p = q6
+            e4.max_version_level, e4.upgrade_type, = _S3.unpack_from(b, p)
             p += 3
-            e3.allow_downgrade = False
+            e4.allow_downgrade = False
             if b[p] == 0:  # no tagged fields, the common case
-                e3.unknown_tagged_fields = None
+                e4.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_UpdateFeaturesRequest_FeatureUpdateKey_0(b, p, e3)
-            xs2.append(e3)
-        o.feature_updates = xs2
-    o.validate_only, = _S3.unpack_from(b, p)
+                p = _t_UpdateFeaturesRequest_FeatureUpdateKey_0(b, p, e4)
+            xs3.append(e4)
+        o.feature_updates = xs3
+    o.validate_only, = _S4.unpack_from(b, p)
     p += 1
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
@@ -276,7 +277,7 @@ def _r_UpdateFeaturesRequest_1(b, p):
 
 
 def _w_UpdateFeaturesRequest_1(o, w):
-    w += _S0.pack(o.timeout_ms)
+    w += _S2.pack(o.timeout_ms)
     xs1 = o.feature_updates
     ln = len(xs1) + 1
     if ln < 128:
@@ -294,12 +295,12 @@ def _w_UpdateFeaturesRequest_1(o, w):
         else:
             _wuv(w, ln)
         w += v3
-        w += _S2.pack(e2.max_version_level, e2.upgrade_type)
+        w += _S3.pack(e2.max_version_level, e2.upgrade_type)
         if e2.unknown_tagged_fields:
             _wtags(w, e2.unknown_tagged_fields)
         else:
             w.append(0)
-    w += _S3.pack(o.validate_only)
+    w += _S4.pack(o.validate_only)
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
     else:
@@ -355,69 +356,67 @@ def _t_UpdateFeaturesResponse_0(b, p, o):
 def _r_UpdateFeaturesResponse_0(b, p):
     bl = len(b)
     o = _new(UpdateFeaturesResponse)
-    o.throttle_time_ms, o.error_code, = _S4.unpack_from(b, p)
-    p += 6
-    n1 = b[p] - 1
-    p += 1
-    if n1 > 126:
-        n1, p = _uvt(b, p, n1 + 1)
-        n1 -= 1
-    if n1 < 0:
+    o.throttle_time_ms, o.error_code, h1, = _S5.unpack_from(b, p)
+    p += 7
+    n2 = h1 - 1
+    if n2 > 126:
+        n2, p = _uvt(b, p, n2 + 1)
+        n2 -= 1
+    if n2 < 0:
         o.error_message = None
     else:
-        q2 = p + n1
-        if q2 > bl:
-            raise DecodeError('UpdateFeaturesResponse.ErrorMessage: length ' + str(n1) + ' past the end')
-        o.error_message = str(b[p:q2], 'utf-8')
-        p = q2
-    n3 = b[p] - 1
+        q3 = p + n2
+        if q3 > bl:
+            raise DecodeError('UpdateFeaturesResponse.ErrorMessage: length ' + str(n2) + ' past the end')
+        o.error_message = str(b[p:q3], 'utf-8')
+        p = q3
+    n4 = b[p] - 1
     p += 1
-    if n3 > 126:
-        n3, p = _uvt(b, p, n3 + 1)
-        n3 -= 1
-    if n3 < 0:
+    if n4 > 126:
+        n4, p = _uvt(b, p, n4 + 1)
+        n4 -= 1
+    if n4 < 0:
         raise DecodeError('UpdateFeaturesResponse.Results: null where not nullable')
     else:
-        if n3 > bl - p:
-            raise DecodeError('UpdateFeaturesResponse.Results: count ' + str(n3) + ' past the end')
-        xs4 = []
-        for _ in range(n3):
-            e5 = _new(_UpdateFeaturesResponse_UpdatableFeatureResult)
-            n6 = b[p] - 1
+        if n4 > bl - p:
+            raise DecodeError('UpdateFeaturesResponse.Results: count ' + str(n4) + ' past the end')
+        xs5 = []
+        for _ in range(n4):
+            e6 = _new(_UpdateFeaturesResponse_UpdatableFeatureResult)
+            n7 = b[p] - 1
             p += 1
-            if n6 > 126:
-                n6, p = _uvt(b, p, n6 + 1)
-                n6 -= 1
-            if n6 < 0:
+            if n7 > 126:
+                n7, p = _uvt(b, p, n7 + 1)
+                n7 -= 1
+            if n7 < 0:
                 raise DecodeError('UpdatableFeatureResult.Feature: null where not nullable')
             else:
-                q7 = p + n6
-                if q7 > bl:
-                    raise DecodeError('UpdatableFeatureResult.Feature: length ' + str(n6) + ' past the end')
-                e5.feature = str(b[p:q7], 'utf-8')
-                p = q7
-            e5.error_code, = _S5.unpack_from(b, p)
-            p += 2
-            n8 = b[p] - 1
-            p += 1
-            if n8 > 126:
-                n8, p = _uvt(b, p, n8 + 1)
-                n8 -= 1
-            if n8 < 0:
-                e5.error_message = None
+                q8 = p + n7
+                if q8 > bl:
+                    raise DecodeError('UpdatableFeatureResult.Feature: length ' + str(n7) + ' past the end')
+                e6.feature = str(b[p:q8], 'utf-8')
+                p = q8
+            e6.error_code, h9, = _S6.unpack_from(b, p)
+            p += 3
+            n10 = h9 - 1
+            if n10 > 126:
+                n10, p = _uvt(b, p, n10 + 1)
+                n10 -= 1
+            if n10 < 0:
+                e6.error_message = None
             else:
-                q9 = p + n8
-                if q9 > bl:
-                    raise DecodeError('UpdatableFeatureResult.ErrorMessage: length ' + str(n8) + ' past the end')
-                e5.error_message = str(b[p:q9], 'utf-8')
-                p = q9
+                q11 = p + n10
+                if q11 > bl:
+                    raise DecodeError('UpdatableFeatureResult.ErrorMessage: length ' + str(n10) + ' past the end')
+                e6.error_message = str(b[p:q11], 'utf-8')
+                p = q11
             if b[p] == 0:  # no tagged fields, the common case
-                e5.unknown_tagged_fields = None
+                e6.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_UpdateFeaturesResponse_UpdatableFeatureResult_0(b, p, e5)
-            xs4.append(e5)
-        o.results = xs4
+                p = _t_UpdateFeaturesResponse_UpdatableFeatureResult_0(b, p, e6)
+            xs5.append(e6)
+        o.results = xs5
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         p += 1
@@ -427,7 +426,7 @@ def _r_UpdateFeaturesResponse_0(b, p):
 
 
 def _w_UpdateFeaturesResponse_0(o, w):
-    w += _S4.pack(o.throttle_time_ms, o.error_code)
+    w += _S7.pack(o.throttle_time_ms, o.error_code)
     v1 = o.error_message
     if v1 is None:
         w.append(0)
@@ -454,7 +453,7 @@ def _w_UpdateFeaturesResponse_0(o, w):
         else:
             _wuv(w, ln)
         w += v4
-        w += _S5.pack(e3.error_code)
+        w += _S8.pack(e3.error_code)
         v5 = e3.error_message
         if v5 is None:
             w.append(0)
@@ -479,21 +478,20 @@ def _w_UpdateFeaturesResponse_0(o, w):
 def _r_UpdateFeaturesResponse_1(b, p):
     bl = len(b)
     o = _new(UpdateFeaturesResponse)
-    o.throttle_time_ms, o.error_code, = _S4.unpack_from(b, p)
-    p += 6
-    n1 = b[p] - 1
-    p += 1
-    if n1 > 126:
-        n1, p = _uvt(b, p, n1 + 1)
-        n1 -= 1
-    if n1 < 0:
+    o.throttle_time_ms, o.error_code, h1, = _S5.unpack_from(b, p)
+    p += 7
+    n2 = h1 - 1
+    if n2 > 126:
+        n2, p = _uvt(b, p, n2 + 1)
+        n2 -= 1
+    if n2 < 0:
         o.error_message = None
     else:
-        q2 = p + n1
-        if q2 > bl:
-            raise DecodeError('UpdateFeaturesResponse.ErrorMessage: length ' + str(n1) + ' past the end')
-        o.error_message = str(b[p:q2], 'utf-8')
-        p = q2
+        q3 = p + n2
+        if q3 > bl:
+            raise DecodeError('UpdateFeaturesResponse.ErrorMessage: length ' + str(n2) + ' past the end')
+        o.error_message = str(b[p:q3], 'utf-8')
+        p = q3
     o.results = []
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
@@ -504,7 +502,7 @@ def _r_UpdateFeaturesResponse_1(b, p):
 
 
 def _w_UpdateFeaturesResponse_1(o, w):
-    w += _S4.pack(o.throttle_time_ms, o.error_code)
+    w += _S7.pack(o.throttle_time_ms, o.error_code)
     v1 = o.error_message
     if v1 is None:
         w.append(0)

@@ -28,14 +28,23 @@ _unpack_from = _struct.unpack_from
 def _first(tag_and_bytes):
     return tag_and_bytes[0]
 
-_S0 = _struct.Struct('>ii')
-_S1 = _struct.Struct('>i')
-_S2 = _struct.Struct('>h')
-_S3 = _struct.Struct('>iiii')
-_S4 = _struct.Struct('>iiq')
-_S5 = _struct.Struct('>16s')
-_S6 = _struct.Struct('>i?iq')
-_S7 = _struct.Struct('>b')
+_S0 = _struct.Struct('>iii')
+_S1 = _struct.Struct('>h')
+_S2 = _struct.Struct('>iiiii')
+_S3 = _struct.Struct('>ii')
+_S4 = _struct.Struct('>i')
+_S5 = _struct.Struct('>ih')
+_S6 = _struct.Struct('>iiii')
+_S7 = _struct.Struct('>iiqi')
+_S8 = _struct.Struct('>iiq')
+_S9 = _struct.Struct('>iiqB')
+_S10 = _struct.Struct('>iiiiB')
+_S11 = _struct.Struct('>iB')
+_S12 = _struct.Struct('>16sB')
+_S13 = _struct.Struct('>16s')
+_S14 = _struct.Struct('>i?iqB')
+_S15 = _struct.Struct('>b')
+_S16 = _struct.Struct('>i?iq')
 _ARRAY_i = tuple(_struct.Struct('>' + str(n) + 'i') for n in range(64))
 
 
@@ -136,89 +145,85 @@ class UpdateMetadataResponse(Message):
 def _r_UpdateMetadataRequest_0(b, p):
     bl = len(b)
     o = _new(UpdateMetadataRequest)
-    o.controller_id, o.controller_epoch, = _S0.unpack_from(b, p)
-    p += 8
-    n1, = _S1.unpack_from(b, p)
-    p += 4
-    if n1 < 0:
+    o.controller_id, o.controller_epoch, h1, = _S0.unpack_from(b, p)
+    p += 12
+    n2 = h1
+    if n2 < 0:
         raise DecodeError('UpdateMetadataRequest.UngroupedPartitionStates: null where not nullable')
     else:
-        if n1 > bl - p:
-            raise DecodeError('UpdateMetadataRequest.UngroupedPartitionStates: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3 = _new(_UpdateMetadataRequest_UpdateMetadataPartitionState)
-            n4, = _S2.unpack_from(b, p)
+        if n2 > bl - p:
+            raise DecodeError('UpdateMetadataRequest.UngroupedPartitionStates: count ' + str(n2) + ' past the end')
+        xs3 = []
+        for _ in range(n2):
+            e4 = _new(_UpdateMetadataRequest_UpdateMetadataPartitionState)
+            n5, = _S1.unpack_from(b, p)
             p += 2
-            if n4 < 0:
+            if n5 < 0:
                 raise DecodeError('UpdateMetadataPartitionState.TopicName: null where not nullable')
             else:
-                q5 = p + n4
-                if q5 > bl:
-                    raise DecodeError('UpdateMetadataPartitionState.TopicName: length ' + str(n4) + ' past the end')
-                e3.topic_name = str(b[p:q5], 'utf-8')
-                p = q5
-            e3.partition_index, e3.controller_epoch, e3.leader, e3.leader_epoch, = _S3.unpack_from(b, p)
-            p += 16
-            n6, = _S1.unpack_from(b, p)
-            p += 4
-            if n6 < 0:
+                q6 = p + n5
+                if q6 > bl:
+                    raise DecodeError('UpdateMetadataPartitionState.TopicName: length ' + str(n5) + ' past the end')
+                e4.topic_name = str(b[p:q6], 'utf-8')
+                p = q6
+            e4.partition_index, e4.controller_epoch, e4.leader, e4.leader_epoch, h7, = _S2.unpack_from(b, p)
+            p += 20
+            n8 = h7
+            if n8 < 0:
                 raise DecodeError('UpdateMetadataPartitionState.Isr: null where not nullable')
-            elif n6 < 64:
-                e3.isr = list(_ARRAY_i[n6].unpack_from(b, p))
-                p += 4 * n6
+            elif n8 < 64:
+                e4.isr = list(_ARRAY_i[n8].unpack_from(b, p))
+                p += 4 * n8
             else:
-                if n6 > bl - p:
-                    raise DecodeError('UpdateMetadataPartitionState.Isr: count ' + str(n6) + ' past the end')
-                e3.isr = list(_struct.Struct('>' + str(n6) + 'i').unpack_from(b, p))
-                p += 4 * n6
-            e3.zk_version, = _S1.unpack_from(b, p)
-            p += 4
-            n7, = _S1.unpack_from(b, p)
-            p += 4
-            if n7 < 0:
+                if n8 > bl - p:
+                    raise DecodeError('UpdateMetadataPartitionState.Isr: count ' + str(n8) + ' past the end')
+                e4.isr = list(_struct.Struct('>' + str(n8) + 'i').unpack_from(b, p))
+                p += 4 * n8
+            e4.zk_version, h9, = _S3.unpack_from(b, p)
+            p += 8
+            n10 = h9
+            if n10 < 0:
                 raise DecodeError('UpdateMetadataPartitionState.Replicas: null where not nullable')
-            elif n7 < 64:
-                e3.replicas = list(_ARRAY_i[n7].unpack_from(b, p))
-                p += 4 * n7
+            elif n10 < 64:
+                e4.replicas = list(_ARRAY_i[n10].unpack_from(b, p))
+                p += 4 * n10
             else:
-                if n7 > bl - p:
-                    raise DecodeError('UpdateMetadataPartitionState.Replicas: count ' + str(n7) + ' past the end')
-                e3.replicas = list(_struct.Struct('>' + str(n7) + 'i').unpack_from(b, p))
-                p += 4 * n7
-            e3.offline_replicas = []
-            e3.unknown_tagged_fields = None
-            xs2.append(e3)
-        o.ungrouped_partition_states = xs2
-    n8, = _S1.unpack_from(b, p)
+                if n10 > bl - p:
+                    raise DecodeError('UpdateMetadataPartitionState.Replicas: count ' + str(n10) + ' past the end')
+                e4.replicas = list(_struct.Struct('>' + str(n10) + 'i').unpack_from(b, p))
+                p += 4 * n10
+            e4.offline_replicas = []
+            e4.unknown_tagged_fields = None
+            xs3.append(e4)
+        o.ungrouped_partition_states = xs3
+    n11, = _S4.unpack_from(b, p)
     p += 4
-    if n8 < 0:
+    if n11 < 0:
         raise DecodeError('UpdateMetadataRequest.LiveBrokers: null where not nullable')
     else:
-        if n8 > bl - p:
-            raise DecodeError('UpdateMetadataRequest.LiveBrokers: count ' + str(n8) + ' past the end')
-        xs9 = []
-        for _ in range(n8):
-            e10 = _new(_UpdateMetadataRequest_UpdateMetadataBroker)
-            e10.id, = _S1.unpack_from(b, p)
-            p += 4
-            n11, = _S2.unpack_from(b, p)
-            p += 2
-            if n11 < 0:
+        if n11 > bl - p:
+            raise DecodeError('UpdateMetadataRequest.LiveBrokers: count ' + str(n11) + ' past the end')
+        xs12 = []
+        for _ in range(n11):
+            e13 = _new(_UpdateMetadataRequest_UpdateMetadataBroker)
+            e13.id, h14, = _S5.unpack_from(b, p)
+            p += 6
+            n15 = h14
+            if n15 < 0:
                 raise DecodeError('UpdateMetadataBroker.V0Host: null where not nullable')
             else:
-                q12 = p + n11
-                if q12 > bl:
-                    raise DecodeError('UpdateMetadataBroker.V0Host: length ' + str(n11) + ' past the end')
-                e10.v0_host = str(b[p:q12], 'utf-8')
-                p = q12
-            e10.v0_port, = _S1.unpack_from(b, p)
+                q16 = p + n15
+                if q16 > bl:
+                    raise DecodeError('UpdateMetadataBroker.V0Host: length ' + str(n15) + ' past the end')
+                e13.v0_host = str(b[p:q16], 'utf-8')
+                p = q16
+            e13.v0_port, = _S4.unpack_from(b, p)
             p += 4
-            e10.endpoints = []
-            e10.rack = ''
-            e10.unknown_tagged_fields = None
-            xs9.append(e10)
-        o.live_brokers = xs9
+            e13.endpoints = []
+            e13.rack = ''
+            e13.unknown_tagged_fields = None
+            xs12.append(e13)
+        o.live_brokers = xs12
     o.is_k_raft_controller = False
     o.type = 0
     o.broker_epoch = -1
@@ -232,142 +237,137 @@ def _w_UpdateMetadataRequest_0(o, w):
         raise UnsupportedFieldError('UpdateMetadataRequest.isKRaftController exists only in versions 8+')
     if o.topic_states:
         raise UnsupportedFieldError('UpdateMetadataRequest.TopicStates exists only in versions 5+')
-    w += _S0.pack(o.controller_id, o.controller_epoch)
+    w += _S3.pack(o.controller_id, o.controller_epoch)
     xs1 = o.ungrouped_partition_states
-    w += _S1.pack(len(xs1))
+    w += _S4.pack(len(xs1))
     for e2 in xs1:
         v3 = e2.topic_name
         v3 = v3.encode()
-        w += _S2.pack(len(v3))
+        w += _S1.pack(len(v3))
         w += v3
-        w += _S3.pack(e2.partition_index, e2.controller_epoch, e2.leader, e2.leader_epoch)
+        w += _S6.pack(e2.partition_index, e2.controller_epoch, e2.leader, e2.leader_epoch)
         xs4 = e2.isr
-        w += _S1.pack(len(xs4))
+        w += _S4.pack(len(xs4))
         if len(xs4) < 64:
             w += _ARRAY_i[len(xs4)].pack(*xs4)
         else:
             w += _pack('>' + str(len(xs4)) + 'i', *xs4)
-        w += _S1.pack(e2.zk_version)
+        w += _S4.pack(e2.zk_version)
         xs5 = e2.replicas
-        w += _S1.pack(len(xs5))
+        w += _S4.pack(len(xs5))
         if len(xs5) < 64:
             w += _ARRAY_i[len(xs5)].pack(*xs5)
         else:
             w += _pack('>' + str(len(xs5)) + 'i', *xs5)
     xs6 = o.live_brokers
-    w += _S1.pack(len(xs6))
+    w += _S4.pack(len(xs6))
     for e7 in xs6:
-        w += _S1.pack(e7.id)
+        w += _S4.pack(e7.id)
         v8 = e7.v0_host
         v8 = v8.encode()
-        w += _S2.pack(len(v8))
+        w += _S1.pack(len(v8))
         w += v8
-        w += _S1.pack(e7.v0_port)
+        w += _S4.pack(e7.v0_port)
 
 
 def _r_UpdateMetadataRequest_1(b, p):
     bl = len(b)
     o = _new(UpdateMetadataRequest)
-    o.controller_id, o.controller_epoch, = _S0.unpack_from(b, p)
-    p += 8
-    n1, = _S1.unpack_from(b, p)
-    p += 4
-    if n1 < 0:
+    o.controller_id, o.controller_epoch, h1, = _S0.unpack_from(b, p)
+    p += 12
+    n2 = h1
+    if n2 < 0:
         raise DecodeError('UpdateMetadataRequest.UngroupedPartitionStates: null where not nullable')
     else:
-        if n1 > bl - p:
-            raise DecodeError('UpdateMetadataRequest.UngroupedPartitionStates: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3 = _new(_UpdateMetadataRequest_UpdateMetadataPartitionState)
-            n4, = _S2.unpack_from(b, p)
+        if n2 > bl - p:
+            raise DecodeError('UpdateMetadataRequest.UngroupedPartitionStates: count ' + str(n2) + ' past the end')
+        xs3 = []
+        for _ in range(n2):
+            e4 = _new(_UpdateMetadataRequest_UpdateMetadataPartitionState)
+            n5, = _S1.unpack_from(b, p)
             p += 2
-            if n4 < 0:
+            if n5 < 0:
                 raise DecodeError('UpdateMetadataPartitionState.TopicName: null where not nullable')
             else:
-                q5 = p + n4
-                if q5 > bl:
-                    raise DecodeError('UpdateMetadataPartitionState.TopicName: length ' + str(n4) + ' past the end')
-                e3.topic_name = str(b[p:q5], 'utf-8')
-                p = q5
-            e3.partition_index, e3.controller_epoch, e3.leader, e3.leader_epoch, = _S3.unpack_from(b, p)
-            p += 16
-            n6, = _S1.unpack_from(b, p)
-            p += 4
-            if n6 < 0:
+                q6 = p + n5
+                if q6 > bl:
+                    raise DecodeError('UpdateMetadataPartitionState.TopicName: length ' + str(n5) + ' past the end')
+                e4.topic_name = str(b[p:q6], 'utf-8')
+                p = q6
+            e4.partition_index, e4.controller_epoch, e4.leader, e4.leader_epoch, h7, = _S2.unpack_from(b, p)
+            p += 20
+            n8 = h7
+            if n8 < 0:
                 raise DecodeError('UpdateMetadataPartitionState.Isr: null where not nullable')
-            elif n6 < 64:
-                e3.isr = list(_ARRAY_i[n6].unpack_from(b, p))
-                p += 4 * n6
+            elif n8 < 64:
+                e4.isr = list(_ARRAY_i[n8].unpack_from(b, p))
+                p += 4 * n8
             else:
-                if n6 > bl - p:
-                    raise DecodeError('UpdateMetadataPartitionState.Isr: count ' + str(n6) + ' past the end')
-                e3.isr = list(_struct.Struct('>' + str(n6) + 'i').unpack_from(b, p))
-                p += 4 * n6
-            e3.zk_version, = _S1.unpack_from(b, p)
-            p += 4
-            n7, = _S1.unpack_from(b, p)
-            p += 4
-            if n7 < 0:
+                if n8 > bl - p:
+                    raise DecodeError('UpdateMetadataPartitionState.Isr: count ' + str(n8) + ' past the end')
+                e4.isr = list(_struct.Struct('>' + str(n8) + 'i').unpack_from(b, p))
+                p += 4 * n8
+            e4.zk_version, h9, = _S3.unpack_from(b, p)
+            p += 8
+            n10 = h9
+            if n10 < 0:
                 raise DecodeError('UpdateMetadataPartitionState.Replicas: null where not nullable')
-            elif n7 < 64:
-                e3.replicas = list(_ARRAY_i[n7].unpack_from(b, p))
-                p += 4 * n7
+            elif n10 < 64:
+                e4.replicas = list(_ARRAY_i[n10].unpack_from(b, p))
+                p += 4 * n10
             else:
-                if n7 > bl - p:
-                    raise DecodeError('UpdateMetadataPartitionState.Replicas: count ' + str(n7) + ' past the end')
-                e3.replicas = list(_struct.Struct('>' + str(n7) + 'i').unpack_from(b, p))
-                p += 4 * n7
-            e3.offline_replicas = []
-            e3.unknown_tagged_fields = None
-            xs2.append(e3)
-        o.ungrouped_partition_states = xs2
-    n8, = _S1.unpack_from(b, p)
+                if n10 > bl - p:
+                    raise DecodeError('UpdateMetadataPartitionState.Replicas: count ' + str(n10) + ' past the end')
+                e4.replicas = list(_struct.Struct('>' + str(n10) + 'i').unpack_from(b, p))
+                p += 4 * n10
+            e4.offline_replicas = []
+            e4.unknown_tagged_fields = None
+            xs3.append(e4)
+        o.ungrouped_partition_states = xs3
+    n11, = _S4.unpack_from(b, p)
     p += 4
-    if n8 < 0:
+    if n11 < 0:
         raise DecodeError('UpdateMetadataRequest.LiveBrokers: null where not nullable')
     else:
-        if n8 > bl - p:
-            raise DecodeError('UpdateMetadataRequest.LiveBrokers: count ' + str(n8) + ' past the end')
-        xs9 = []
-        for _ in range(n8):
-            e10 = _new(_UpdateMetadataRequest_UpdateMetadataBroker)
-            e10.id, = _S1.unpack_from(b, p)
-            p += 4
-            n11, = _S1.unpack_from(b, p)
-            p += 4
-            if n11 < 0:
+        if n11 > bl - p:
+            raise DecodeError('UpdateMetadataRequest.LiveBrokers: count ' + str(n11) + ' past the end')
+        xs12 = []
+        for _ in range(n11):
+            e13 = _new(_UpdateMetadataRequest_UpdateMetadataBroker)
+            e13.id, h14, = _S3.unpack_from(b, p)
+            p += 8
+            n15 = h14
+            if n15 < 0:
                 raise DecodeError('UpdateMetadataBroker.Endpoints: null where not nullable')
             else:
-                if n11 > bl - p:
-                    raise DecodeError('UpdateMetadataBroker.Endpoints: count ' + str(n11) + ' past the end')
-                xs12 = []
-                for _ in range(n11):
-                    e13 = _new(_UpdateMetadataRequest_UpdateMetadataEndpoint)
-                    e13.port, = _S1.unpack_from(b, p)
-                    p += 4
-                    n14, = _S2.unpack_from(b, p)
-                    p += 2
-                    if n14 < 0:
+                if n15 > bl - p:
+                    raise DecodeError('UpdateMetadataBroker.Endpoints: count ' + str(n15) + ' past the end')
+                xs16 = []
+                for _ in range(n15):
+                    e17 = _new(_UpdateMetadataRequest_UpdateMetadataEndpoint)
+                    e17.port, h18, = _S5.unpack_from(b, p)
+                    p += 6
+                    n19 = h18
+                    if n19 < 0:
                         raise DecodeError('UpdateMetadataEndpoint.Host: null where not nullable')
                     else:
-                        q15 = p + n14
-                        if q15 > bl:
-                            raise DecodeError('UpdateMetadataEndpoint.Host: length ' + str(n14) + ' past the end')
-                        e13.host = str(b[p:q15], 'utf-8')
-                        p = q15
-                    e13.security_protocol, = _S2.unpack_from(b, p)
+                        q20 = p + n19
+                        if q20 > bl:
+                            raise DecodeError('UpdateMetadataEndpoint.Host: length ' + str(n19) + ' past the end')
+                        e17.host = str(b[p:q20], 'utf-8')
+                        p = q20
+                    e17.security_protocol, = _S1.unpack_from(b, p)
                     p += 2
-                    e13.listener = ''
-                    e13.unknown_tagged_fields = None
-                    xs12.append(e13)
-                e10.endpoints = xs12
-            e10.v0_host = ''
-            e10.v0_port = 0
-            e10.rack = ''
-            e10.unknown_tagged_fields = None
-            xs9.append(e10)
-        o.live_brokers = xs9
+                    e17.listener = ''
+                    e17.unknown_tagged_fields = None
+                    xs16.append(e17)
+                e13.endpoints = xs16
+            e13.v0_host = ''
+            e13.v0_port = 0
+            e13.rack = ''
+            e13.unknown_tagged_fields = None
+            xs12.append(e13)
+        o.live_brokers = xs12
     o.is_k_raft_controller = False
     o.type = 0
     o.broker_epoch = -1
@@ -381,155 +381,150 @@ def _w_UpdateMetadataRequest_1(o, w):
         raise UnsupportedFieldError('UpdateMetadataRequest.isKRaftController exists only in versions 8+')
     if o.topic_states:
         raise UnsupportedFieldError('UpdateMetadataRequest.TopicStates exists only in versions 5+')
-    w += _S0.pack(o.controller_id, o.controller_epoch)
+    w += _S3.pack(o.controller_id, o.controller_epoch)
     xs1 = o.ungrouped_partition_states
-    w += _S1.pack(len(xs1))
+    w += _S4.pack(len(xs1))
     for e2 in xs1:
         v3 = e2.topic_name
         v3 = v3.encode()
-        w += _S2.pack(len(v3))
+        w += _S1.pack(len(v3))
         w += v3
-        w += _S3.pack(e2.partition_index, e2.controller_epoch, e2.leader, e2.leader_epoch)
+        w += _S6.pack(e2.partition_index, e2.controller_epoch, e2.leader, e2.leader_epoch)
         xs4 = e2.isr
-        w += _S1.pack(len(xs4))
+        w += _S4.pack(len(xs4))
         if len(xs4) < 64:
             w += _ARRAY_i[len(xs4)].pack(*xs4)
         else:
             w += _pack('>' + str(len(xs4)) + 'i', *xs4)
-        w += _S1.pack(e2.zk_version)
+        w += _S4.pack(e2.zk_version)
         xs5 = e2.replicas
-        w += _S1.pack(len(xs5))
+        w += _S4.pack(len(xs5))
         if len(xs5) < 64:
             w += _ARRAY_i[len(xs5)].pack(*xs5)
         else:
             w += _pack('>' + str(len(xs5)) + 'i', *xs5)
     xs6 = o.live_brokers
-    w += _S1.pack(len(xs6))
+    w += _S4.pack(len(xs6))
     for e7 in xs6:
-        w += _S1.pack(e7.id)
+        w += _S4.pack(e7.id)
         xs8 = e7.endpoints
-        w += _S1.pack(len(xs8))
+        w += _S4.pack(len(xs8))
         for e9 in xs8:
-            w += _S1.pack(e9.port)
+            w += _S4.pack(e9.port)
             v10 = e9.host
             v10 = v10.encode()
-            w += _S2.pack(len(v10))
+            w += _S1.pack(len(v10))
             w += v10
-            w += _S2.pack(e9.security_protocol)
+            w += _S1.pack(e9.security_protocol)
 
 
 def _r_UpdateMetadataRequest_2(b, p):
     bl = len(b)
     o = _new(UpdateMetadataRequest)
-    o.controller_id, o.controller_epoch, = _S0.unpack_from(b, p)
-    p += 8
-    n1, = _S1.unpack_from(b, p)
-    p += 4
-    if n1 < 0:
+    o.controller_id, o.controller_epoch, h1, = _S0.unpack_from(b, p)
+    p += 12
+    n2 = h1
+    if n2 < 0:
         raise DecodeError('UpdateMetadataRequest.UngroupedPartitionStates: null where not nullable')
     else:
-        if n1 > bl - p:
-            raise DecodeError('UpdateMetadataRequest.UngroupedPartitionStates: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3 = _new(_UpdateMetadataRequest_UpdateMetadataPartitionState)
-            n4, = _S2.unpack_from(b, p)
+        if n2 > bl - p:
+            raise DecodeError('UpdateMetadataRequest.UngroupedPartitionStates: count ' + str(n2) + ' past the end')
+        xs3 = []
+        for _ in range(n2):
+            e4 = _new(_UpdateMetadataRequest_UpdateMetadataPartitionState)
+            n5, = _S1.unpack_from(b, p)
             p += 2
-            if n4 < 0:
+            if n5 < 0:
                 raise DecodeError('UpdateMetadataPartitionState.TopicName: null where not nullable')
             else:
-                q5 = p + n4
-                if q5 > bl:
-                    raise DecodeError('UpdateMetadataPartitionState.TopicName: length ' + str(n4) + ' past the end')
-                e3.topic_name = str(b[p:q5], 'utf-8')
-                p = q5
-            e3.partition_index, e3.controller_epoch, e3.leader, e3.leader_epoch, = _S3.unpack_from(b, p)
-            p += 16
-            n6, = _S1.unpack_from(b, p)
-            p += 4
-            if n6 < 0:
+                q6 = p + n5
+                if q6 > bl:
+                    raise DecodeError('UpdateMetadataPartitionState.TopicName: length ' + str(n5) + ' past the end')
+                e4.topic_name = str(b[p:q6], 'utf-8')
+                p = q6
+            e4.partition_index, e4.controller_epoch, e4.leader, e4.leader_epoch, h7, = _S2.unpack_from(b, p)
+            p += 20
+            n8 = h7
+            if n8 < 0:
                 raise DecodeError('UpdateMetadataPartitionState.Isr: null where not nullable')
-            elif n6 < 64:
-                e3.isr = list(_ARRAY_i[n6].unpack_from(b, p))
-                p += 4 * n6
+            elif n8 < 64:
+                e4.isr = list(_ARRAY_i[n8].unpack_from(b, p))
+                p += 4 * n8
             else:
-                if n6 > bl - p:
-                    raise DecodeError('UpdateMetadataPartitionState.Isr: count ' + str(n6) + ' past the end')
-                e3.isr = list(_struct.Struct('>' + str(n6) + 'i').unpack_from(b, p))
-                p += 4 * n6
-            e3.zk_version, = _S1.unpack_from(b, p)
-            p += 4
-            n7, = _S1.unpack_from(b, p)
-            p += 4
-            if n7 < 0:
+                if n8 > bl - p:
+                    raise DecodeError('UpdateMetadataPartitionState.Isr: count ' + str(n8) + ' past the end')
+                e4.isr = list(_struct.Struct('>' + str(n8) + 'i').unpack_from(b, p))
+                p += 4 * n8
+            e4.zk_version, h9, = _S3.unpack_from(b, p)
+            p += 8
+            n10 = h9
+            if n10 < 0:
                 raise DecodeError('UpdateMetadataPartitionState.Replicas: null where not nullable')
-            elif n7 < 64:
-                e3.replicas = list(_ARRAY_i[n7].unpack_from(b, p))
-                p += 4 * n7
+            elif n10 < 64:
+                e4.replicas = list(_ARRAY_i[n10].unpack_from(b, p))
+                p += 4 * n10
             else:
-                if n7 > bl - p:
-                    raise DecodeError('UpdateMetadataPartitionState.Replicas: count ' + str(n7) + ' past the end')
-                e3.replicas = list(_struct.Struct('>' + str(n7) + 'i').unpack_from(b, p))
-                p += 4 * n7
-            e3.offline_replicas = []
-            e3.unknown_tagged_fields = None
-            xs2.append(e3)
-        o.ungrouped_partition_states = xs2
-    n8, = _S1.unpack_from(b, p)
+                if n10 > bl - p:
+                    raise DecodeError('UpdateMetadataPartitionState.Replicas: count ' + str(n10) + ' past the end')
+                e4.replicas = list(_struct.Struct('>' + str(n10) + 'i').unpack_from(b, p))
+                p += 4 * n10
+            e4.offline_replicas = []
+            e4.unknown_tagged_fields = None
+            xs3.append(e4)
+        o.ungrouped_partition_states = xs3
+    n11, = _S4.unpack_from(b, p)
     p += 4
-    if n8 < 0:
+    if n11 < 0:
         raise DecodeError('UpdateMetadataRequest.LiveBrokers: null where not nullable')
     else:
-        if n8 > bl - p:
-            raise DecodeError('UpdateMetadataRequest.LiveBrokers: count ' + str(n8) + ' past the end')
-        xs9 = []
-        for _ in range(n8):
-            e10 = _new(_UpdateMetadataRequest_UpdateMetadataBroker)
-            e10.id, = _S1.unpack_from(b, p)
-            p += 4
-            n11, = _S1.unpack_from(b, p)
-            p += 4
-            if n11 < 0:
+        if n11 > bl - p:
+            raise DecodeError('UpdateMetadataRequest.LiveBrokers: count ' + str(n11) + ' past the end')
+        xs12 = []
+        for _ in range(n11):
+            e13 = _new(_UpdateMetadataRequest_UpdateMetadataBroker)
+            e13.id, h14, = _S3.unpack_from(b, p)
+            p += 8
+            n15 = h14
+            if n15 < 0:
                 raise DecodeError('UpdateMetadataBroker.Endpoints: null where not nullable')
             else:
-                if n11 > bl - p:
-                    raise DecodeError('UpdateMetadataBroker.Endpoints: count ' + str(n11) + ' past the end')
-                xs12 = []
-                for _ in range(n11):
-                    e13 = _new(_UpdateMetadataRequest_UpdateMetadataEndpoint)
-                    e13.port, = _S1.unpack_from(b, p)
-                    p += 4
-                    n14, = _S2.unpack_from(b, p)
-                    p += 2
-                    if n14 < 0:
+                if n15 > bl - p:
+                    raise DecodeError('UpdateMetadataBroker.Endpoints: count ' + str(n15) + ' past the end')
+                xs16 = []
+                for _ in range(n15):
+                    e17 = _new(_UpdateMetadataRequest_UpdateMetadataEndpoint)
+                    e17.port, h18, = _S5.unpack_from(b, p)
+                    p += 6
+                    n19 = h18
+                    if n19 < 0:
                         raise DecodeError('UpdateMetadataEndpoint.Host: null where not nullable')
                     else:
-                        q15 = p + n14
-                        if q15 > bl:
-                            raise DecodeError('UpdateMetadataEndpoint.Host: length ' + str(n14) + ' past the end')
-                        e13.host = str(b[p:q15], 'utf-8')
-                        p = q15
-                    e13.security_protocol, = _S2.unpack_from(b, p)
+                        q20 = p + n19
+                        if q20 > bl:
+                            raise DecodeError('UpdateMetadataEndpoint.Host: length ' + str(n19) + ' past the end')
+                        e17.host = str(b[p:q20], 'utf-8')
+                        p = q20
+                    e17.security_protocol, = _S1.unpack_from(b, p)
                     p += 2
-                    e13.listener = ''
-                    e13.unknown_tagged_fields = None
-                    xs12.append(e13)
-                e10.endpoints = xs12
-            n16, = _S2.unpack_from(b, p)
+                    e17.listener = ''
+                    e17.unknown_tagged_fields = None
+                    xs16.append(e17)
+                e13.endpoints = xs16
+            n21, = _S1.unpack_from(b, p)
             p += 2
-            if n16 < 0:
-                e10.rack = None
+            if n21 < 0:
+                e13.rack = None
             else:
-                q17 = p + n16
-                if q17 > bl:
-                    raise DecodeError('UpdateMetadataBroker.Rack: length ' + str(n16) + ' past the end')
-                e10.rack = str(b[p:q17], 'utf-8')
-                p = q17
-            e10.v0_host = ''
-            e10.v0_port = 0
-            e10.unknown_tagged_fields = None
-            xs9.append(e10)
-        o.live_brokers = xs9
+                q22 = p + n21
+                if q22 > bl:
+                    raise DecodeError('UpdateMetadataBroker.Rack: length ' + str(n21) + ' past the end')
+                e13.rack = str(b[p:q22], 'utf-8')
+                p = q22
+            e13.v0_host = ''
+            e13.v0_port = 0
+            e13.unknown_tagged_fields = None
+            xs12.append(e13)
+        o.live_brokers = xs12
     o.is_k_raft_controller = False
     o.type = 0
     o.broker_epoch = -1
@@ -543,171 +538,166 @@ def _w_UpdateMetadataRequest_2(o, w):
         raise UnsupportedFieldError('UpdateMetadataRequest.isKRaftController exists only in versions 8+')
     if o.topic_states:
         raise UnsupportedFieldError('UpdateMetadataRequest.TopicStates exists only in versions 5+')
-    w += _S0.pack(o.controller_id, o.controller_epoch)
+    w += _S3.pack(o.controller_id, o.controller_epoch)
     xs1 = o.ungrouped_partition_states
-    w += _S1.pack(len(xs1))
+    w += _S4.pack(len(xs1))
     for e2 in xs1:
         v3 = e2.topic_name
         v3 = v3.encode()
-        w += _S2.pack(len(v3))
+        w += _S1.pack(len(v3))
         w += v3
-        w += _S3.pack(e2.partition_index, e2.controller_epoch, e2.leader, e2.leader_epoch)
+        w += _S6.pack(e2.partition_index, e2.controller_epoch, e2.leader, e2.leader_epoch)
         xs4 = e2.isr
-        w += _S1.pack(len(xs4))
+        w += _S4.pack(len(xs4))
         if len(xs4) < 64:
             w += _ARRAY_i[len(xs4)].pack(*xs4)
         else:
             w += _pack('>' + str(len(xs4)) + 'i', *xs4)
-        w += _S1.pack(e2.zk_version)
+        w += _S4.pack(e2.zk_version)
         xs5 = e2.replicas
-        w += _S1.pack(len(xs5))
+        w += _S4.pack(len(xs5))
         if len(xs5) < 64:
             w += _ARRAY_i[len(xs5)].pack(*xs5)
         else:
             w += _pack('>' + str(len(xs5)) + 'i', *xs5)
     xs6 = o.live_brokers
-    w += _S1.pack(len(xs6))
+    w += _S4.pack(len(xs6))
     for e7 in xs6:
-        w += _S1.pack(e7.id)
+        w += _S4.pack(e7.id)
         xs8 = e7.endpoints
-        w += _S1.pack(len(xs8))
+        w += _S4.pack(len(xs8))
         for e9 in xs8:
-            w += _S1.pack(e9.port)
+            w += _S4.pack(e9.port)
             v10 = e9.host
             v10 = v10.encode()
-            w += _S2.pack(len(v10))
+            w += _S1.pack(len(v10))
             w += v10
-            w += _S2.pack(e9.security_protocol)
+            w += _S1.pack(e9.security_protocol)
         v11 = e7.rack
         if v11 is None:
             w += b'\xff\xff'
         else:
             v11 = v11.encode()
-            w += _S2.pack(len(v11))
+            w += _S1.pack(len(v11))
             w += v11
 
 
 def _r_UpdateMetadataRequest_3(b, p):
     bl = len(b)
     o = _new(UpdateMetadataRequest)
-    o.controller_id, o.controller_epoch, = _S0.unpack_from(b, p)
-    p += 8
-    n1, = _S1.unpack_from(b, p)
-    p += 4
-    if n1 < 0:
+    o.controller_id, o.controller_epoch, h1, = _S0.unpack_from(b, p)
+    p += 12
+    n2 = h1
+    if n2 < 0:
         raise DecodeError('UpdateMetadataRequest.UngroupedPartitionStates: null where not nullable')
     else:
-        if n1 > bl - p:
-            raise DecodeError('UpdateMetadataRequest.UngroupedPartitionStates: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3 = _new(_UpdateMetadataRequest_UpdateMetadataPartitionState)
-            n4, = _S2.unpack_from(b, p)
+        if n2 > bl - p:
+            raise DecodeError('UpdateMetadataRequest.UngroupedPartitionStates: count ' + str(n2) + ' past the end')
+        xs3 = []
+        for _ in range(n2):
+            e4 = _new(_UpdateMetadataRequest_UpdateMetadataPartitionState)
+            n5, = _S1.unpack_from(b, p)
             p += 2
-            if n4 < 0:
+            if n5 < 0:
                 raise DecodeError('UpdateMetadataPartitionState.TopicName: null where not nullable')
             else:
-                q5 = p + n4
-                if q5 > bl:
-                    raise DecodeError('UpdateMetadataPartitionState.TopicName: length ' + str(n4) + ' past the end')
-                e3.topic_name = str(b[p:q5], 'utf-8')
-                p = q5
-            e3.partition_index, e3.controller_epoch, e3.leader, e3.leader_epoch, = _S3.unpack_from(b, p)
-            p += 16
-            n6, = _S1.unpack_from(b, p)
-            p += 4
-            if n6 < 0:
+                q6 = p + n5
+                if q6 > bl:
+                    raise DecodeError('UpdateMetadataPartitionState.TopicName: length ' + str(n5) + ' past the end')
+                e4.topic_name = str(b[p:q6], 'utf-8')
+                p = q6
+            e4.partition_index, e4.controller_epoch, e4.leader, e4.leader_epoch, h7, = _S2.unpack_from(b, p)
+            p += 20
+            n8 = h7
+            if n8 < 0:
                 raise DecodeError('UpdateMetadataPartitionState.Isr: null where not nullable')
-            elif n6 < 64:
-                e3.isr = list(_ARRAY_i[n6].unpack_from(b, p))
-                p += 4 * n6
+            elif n8 < 64:
+                e4.isr = list(_ARRAY_i[n8].unpack_from(b, p))
+                p += 4 * n8
             else:
-                if n6 > bl - p:
-                    raise DecodeError('UpdateMetadataPartitionState.Isr: count ' + str(n6) + ' past the end')
-                e3.isr = list(_struct.Struct('>' + str(n6) + 'i').unpack_from(b, p))
-                p += 4 * n6
-            e3.zk_version, = _S1.unpack_from(b, p)
-            p += 4
-            n7, = _S1.unpack_from(b, p)
-            p += 4
-            if n7 < 0:
+                if n8 > bl - p:
+                    raise DecodeError('UpdateMetadataPartitionState.Isr: count ' + str(n8) + ' past the end')
+                e4.isr = list(_struct.Struct('>' + str(n8) + 'i').unpack_from(b, p))
+                p += 4 * n8
+            e4.zk_version, h9, = _S3.unpack_from(b, p)
+            p += 8
+            n10 = h9
+            if n10 < 0:
                 raise DecodeError('UpdateMetadataPartitionState.Replicas: null where not nullable')
-            elif n7 < 64:
-                e3.replicas = list(_ARRAY_i[n7].unpack_from(b, p))
-                p += 4 * n7
+            elif n10 < 64:
+                e4.replicas = list(_ARRAY_i[n10].unpack_from(b, p))
+                p += 4 * n10
             else:
-                if n7 > bl - p:
-                    raise DecodeError('UpdateMetadataPartitionState.Replicas: count ' + str(n7) + ' past the end')
-                e3.replicas = list(_struct.Struct('>' + str(n7) + 'i').unpack_from(b, p))
-                p += 4 * n7
-            e3.offline_replicas = []
-            e3.unknown_tagged_fields = None
-            xs2.append(e3)
-        o.ungrouped_partition_states = xs2
-    n8, = _S1.unpack_from(b, p)
+                if n10 > bl - p:
+                    raise DecodeError('UpdateMetadataPartitionState.Replicas: count ' + str(n10) + ' past the end')
+                e4.replicas = list(_struct.Struct('>' + str(n10) + 'i').unpack_from(b, p))
+                p += 4 * n10
+            e4.offline_replicas = []
+            e4.unknown_tagged_fields = None
+            xs3.append(e4)
+        o.ungrouped_partition_states = xs3
+    n11, = _S4.unpack_from(b, p)
     p += 4
-    if n8 < 0:
+    if n11 < 0:
         raise DecodeError('UpdateMetadataRequest.LiveBrokers: null where not nullable')
     else:
-        if n8 > bl - p:
-            raise DecodeError('UpdateMetadataRequest.LiveBrokers: count ' + str(n8) + ' past the end')
-        xs9 = []
-        for _ in range(n8):
-            e10 = _new(_UpdateMetadataRequest_UpdateMetadataBroker)
-            e10.id, = _S1.unpack_from(b, p)
-            p += 4
-            n11, = _S1.unpack_from(b, p)
-            p += 4
-            if n11 < 0:
+        if n11 > bl - p:
+            raise DecodeError('UpdateMetadataRequest.LiveBrokers: count ' + str(n11) + ' past the end')
+        xs12 = []
+        for _ in range(n11):
+            e13 = _new(_UpdateMetadataRequest_UpdateMetadataBroker)
+            e13.id, h14, = _S3.unpack_from(b, p)
+            p += 8
+            n15 = h14
+            if n15 < 0:
                 raise DecodeError('UpdateMetadataBroker.Endpoints: null where not nullable')
             else:
-                if n11 > bl - p:
-                    raise DecodeError('UpdateMetadataBroker.Endpoints: count ' + str(n11) + ' past the end')
-                xs12 = []
-                for _ in range(n11):
-                    e13 = _new(_UpdateMetadataRequest_UpdateMetadataEndpoint)
-                    e13.port, = _S1.unpack_from(b, p)
-                    p += 4
-                    n14, = _S2.unpack_from(b, p)
-                    p += 2
-                    if n14 < 0:
+                if n15 > bl - p:
+                    raise DecodeError('UpdateMetadataBroker.Endpoints: count ' + str(n15) + ' past the end')
+                xs16 = []
+                for _ in range(n15):
+                    e17 = _new(_UpdateMetadataRequest_UpdateMetadataEndpoint)
+                    e17.port, h18, = _S5.unpack_from(b, p)
+                    p += 6
+                    n19 = h18
+                    if n19 < 0:
                         raise DecodeError('UpdateMetadataEndpoint.Host: null where not nullable')
                     else:
-                        q15 = p + n14
-                        if q15 > bl:
-                            raise DecodeError('UpdateMetadataEndpoint.Host: length ' + str(n14) + ' past the end')
-                        e13.host = str(b[p:q15], 'utf-8')
-                        p = q15
-                    n16, = _S2.unpack_from(b, p)
+                        q20 = p + n19
+                        if q20 > bl:
+                            raise DecodeError('UpdateMetadataEndpoint.Host: length ' + str(n19) + ' past the end')
+                        e17.host = str(b[p:q20], 'utf-8')
+                        p = q20
+                    n21, = _S1.unpack_from(b, p)
                     p += 2
-                    if n16 < 0:
+                    if n21 < 0:
                         raise DecodeError('UpdateMetadataEndpoint.Listener: null where not nullable')
                     else:
-                        q17 = p + n16
-                        if q17 > bl:
-                            raise DecodeError('UpdateMetadataEndpoint.Listener: length ' + str(n16) + ' past the end')
-                        e13.listener = str(b[p:q17], 'utf-8')
-                        p = q17
-                    e13.security_protocol, = _S2.unpack_from(b, p)
+                        q22 = p + n21
+                        if q22 > bl:
+                            raise DecodeError('UpdateMetadataEndpoint.Listener: length ' + str(n21) + ' past the end')
+                        e17.listener = str(b[p:q22], 'utf-8')
+                        p = q22
+                    e17.security_protocol, = _S1.unpack_from(b, p)
                     p += 2
-                    e13.unknown_tagged_fields = None
-                    xs12.append(e13)
-                e10.endpoints = xs12
-            n18, = _S2.unpack_from(b, p)
+                    e17.unknown_tagged_fields = None
+                    xs16.append(e17)
+                e13.endpoints = xs16
+            n23, = _S1.unpack_from(b, p)
             p += 2
-            if n18 < 0:
-                e10.rack = None
+            if n23 < 0:
+                e13.rack = None
             else:
-                q19 = p + n18
-                if q19 > bl:
-                    raise DecodeError('UpdateMetadataBroker.Rack: length ' + str(n18) + ' past the end')
-                e10.rack = str(b[p:q19], 'utf-8')
-                p = q19
-            e10.v0_host = ''
-            e10.v0_port = 0
-            e10.unknown_tagged_fields = None
-            xs9.append(e10)
-        o.live_brokers = xs9
+                q24 = p + n23
+                if q24 > bl:
+                    raise DecodeError('UpdateMetadataBroker.Rack: length ' + str(n23) + ' past the end')
+                e13.rack = str(b[p:q24], 'utf-8')
+                p = q24
+            e13.v0_host = ''
+            e13.v0_port = 0
+            e13.unknown_tagged_fields = None
+            xs12.append(e13)
+        o.live_brokers = xs12
     o.is_k_raft_controller = False
     o.type = 0
     o.broker_epoch = -1
@@ -721,186 +711,181 @@ def _w_UpdateMetadataRequest_3(o, w):
         raise UnsupportedFieldError('UpdateMetadataRequest.isKRaftController exists only in versions 8+')
     if o.topic_states:
         raise UnsupportedFieldError('UpdateMetadataRequest.TopicStates exists only in versions 5+')
-    w += _S0.pack(o.controller_id, o.controller_epoch)
+    w += _S3.pack(o.controller_id, o.controller_epoch)
     xs1 = o.ungrouped_partition_states
-    w += _S1.pack(len(xs1))
+    w += _S4.pack(len(xs1))
     for e2 in xs1:
         v3 = e2.topic_name
         v3 = v3.encode()
-        w += _S2.pack(len(v3))
+        w += _S1.pack(len(v3))
         w += v3
-        w += _S3.pack(e2.partition_index, e2.controller_epoch, e2.leader, e2.leader_epoch)
+        w += _S6.pack(e2.partition_index, e2.controller_epoch, e2.leader, e2.leader_epoch)
         xs4 = e2.isr
-        w += _S1.pack(len(xs4))
+        w += _S4.pack(len(xs4))
         if len(xs4) < 64:
             w += _ARRAY_i[len(xs4)].pack(*xs4)
         else:
             w += _pack('>' + str(len(xs4)) + 'i', *xs4)
-        w += _S1.pack(e2.zk_version)
+        w += _S4.pack(e2.zk_version)
         xs5 = e2.replicas
-        w += _S1.pack(len(xs5))
+        w += _S4.pack(len(xs5))
         if len(xs5) < 64:
             w += _ARRAY_i[len(xs5)].pack(*xs5)
         else:
             w += _pack('>' + str(len(xs5)) + 'i', *xs5)
     xs6 = o.live_brokers
-    w += _S1.pack(len(xs6))
+    w += _S4.pack(len(xs6))
     for e7 in xs6:
-        w += _S1.pack(e7.id)
+        w += _S4.pack(e7.id)
         xs8 = e7.endpoints
-        w += _S1.pack(len(xs8))
+        w += _S4.pack(len(xs8))
         for e9 in xs8:
-            w += _S1.pack(e9.port)
+            w += _S4.pack(e9.port)
             v10 = e9.host
             v10 = v10.encode()
-            w += _S2.pack(len(v10))
+            w += _S1.pack(len(v10))
             w += v10
             v11 = e9.listener
             v11 = v11.encode()
-            w += _S2.pack(len(v11))
+            w += _S1.pack(len(v11))
             w += v11
-            w += _S2.pack(e9.security_protocol)
+            w += _S1.pack(e9.security_protocol)
         v12 = e7.rack
         if v12 is None:
             w += b'\xff\xff'
         else:
             v12 = v12.encode()
-            w += _S2.pack(len(v12))
+            w += _S1.pack(len(v12))
             w += v12
 
 
 def _r_UpdateMetadataRequest_4(b, p):
     bl = len(b)
     o = _new(UpdateMetadataRequest)
-    o.controller_id, o.controller_epoch, = _S0.unpack_from(b, p)
-    p += 8
-    n1, = _S1.unpack_from(b, p)
-    p += 4
-    if n1 < 0:
+    o.controller_id, o.controller_epoch, h1, = _S0.unpack_from(b, p)
+    p += 12
+    n2 = h1
+    if n2 < 0:
         raise DecodeError('UpdateMetadataRequest.UngroupedPartitionStates: null where not nullable')
     else:
-        if n1 > bl - p:
-            raise DecodeError('UpdateMetadataRequest.UngroupedPartitionStates: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3 = _new(_UpdateMetadataRequest_UpdateMetadataPartitionState)
-            n4, = _S2.unpack_from(b, p)
+        if n2 > bl - p:
+            raise DecodeError('UpdateMetadataRequest.UngroupedPartitionStates: count ' + str(n2) + ' past the end')
+        xs3 = []
+        for _ in range(n2):
+            e4 = _new(_UpdateMetadataRequest_UpdateMetadataPartitionState)
+            n5, = _S1.unpack_from(b, p)
             p += 2
-            if n4 < 0:
+            if n5 < 0:
                 raise DecodeError('UpdateMetadataPartitionState.TopicName: null where not nullable')
             else:
-                q5 = p + n4
-                if q5 > bl:
-                    raise DecodeError('UpdateMetadataPartitionState.TopicName: length ' + str(n4) + ' past the end')
-                e3.topic_name = str(b[p:q5], 'utf-8')
-                p = q5
-            e3.partition_index, e3.controller_epoch, e3.leader, e3.leader_epoch, = _S3.unpack_from(b, p)
-            p += 16
-            n6, = _S1.unpack_from(b, p)
-            p += 4
-            if n6 < 0:
-                raise DecodeError('UpdateMetadataPartitionState.Isr: null where not nullable')
-            elif n6 < 64:
-                e3.isr = list(_ARRAY_i[n6].unpack_from(b, p))
-                p += 4 * n6
-            else:
-                if n6 > bl - p:
-                    raise DecodeError('UpdateMetadataPartitionState.Isr: count ' + str(n6) + ' past the end')
-                e3.isr = list(_struct.Struct('>' + str(n6) + 'i').unpack_from(b, p))
-                p += 4 * n6
-            e3.zk_version, = _S1.unpack_from(b, p)
-            p += 4
-            n7, = _S1.unpack_from(b, p)
-            p += 4
-            if n7 < 0:
-                raise DecodeError('UpdateMetadataPartitionState.Replicas: null where not nullable')
-            elif n7 < 64:
-                e3.replicas = list(_ARRAY_i[n7].unpack_from(b, p))
-                p += 4 * n7
-            else:
-                if n7 > bl - p:
-                    raise DecodeError('UpdateMetadataPartitionState.Replicas: count ' + str(n7) + ' past the end')
-                e3.replicas = list(_struct.Struct('>' + str(n7) + 'i').unpack_from(b, p))
-                p += 4 * n7
-            n8, = _S1.unpack_from(b, p)
-            p += 4
+                q6 = p + n5
+                if q6 > bl:
+                    raise DecodeError('UpdateMetadataPartitionState.TopicName: length ' + str(n5) + ' past the end')
+                e4.topic_name = str(b[p:q6], 'utf-8')
+                p = q6
+            e4.partition_index, e4.controller_epoch, e4.leader, e4.leader_epoch, h7, = _S2.unpack_from(b, p)
+            p += 20
+            n8 = h7
             if n8 < 0:
-                raise DecodeError('UpdateMetadataPartitionState.OfflineReplicas: null where not nullable')
+                raise DecodeError('UpdateMetadataPartitionState.Isr: null where not nullable')
             elif n8 < 64:
-                e3.offline_replicas = list(_ARRAY_i[n8].unpack_from(b, p))
+                e4.isr = list(_ARRAY_i[n8].unpack_from(b, p))
                 p += 4 * n8
             else:
                 if n8 > bl - p:
-                    raise DecodeError('UpdateMetadataPartitionState.OfflineReplicas: count ' + str(n8) + ' past the end')
-                e3.offline_replicas = list(_struct.Struct('>' + str(n8) + 'i').unpack_from(b, p))
+                    raise DecodeError('UpdateMetadataPartitionState.Isr: count ' + str(n8) + ' past the end')
+                e4.isr = list(_struct.Struct('>' + str(n8) + 'i').unpack_from(b, p))
                 p += 4 * n8
-            e3.unknown_tagged_fields = None
-            xs2.append(e3)
-        o.ungrouped_partition_states = xs2
-    n9, = _S1.unpack_from(b, p)
+            e4.zk_version, h9, = _S3.unpack_from(b, p)
+            p += 8
+            n10 = h9
+            if n10 < 0:
+                raise DecodeError('UpdateMetadataPartitionState.Replicas: null where not nullable')
+            elif n10 < 64:
+                e4.replicas = list(_ARRAY_i[n10].unpack_from(b, p))
+                p += 4 * n10
+            else:
+                if n10 > bl - p:
+                    raise DecodeError('UpdateMetadataPartitionState.Replicas: count ' + str(n10) + ' past the end')
+                e4.replicas = list(_struct.Struct('>' + str(n10) + 'i').unpack_from(b, p))
+                p += 4 * n10
+            n11, = _S4.unpack_from(b, p)
+            p += 4
+            if n11 < 0:
+                raise DecodeError('UpdateMetadataPartitionState.OfflineReplicas: null where not nullable')
+            elif n11 < 64:
+                e4.offline_replicas = list(_ARRAY_i[n11].unpack_from(b, p))
+                p += 4 * n11
+            else:
+                if n11 > bl - p:
+                    raise DecodeError('UpdateMetadataPartitionState.OfflineReplicas: count ' + str(n11) + ' past the end')
+                e4.offline_replicas = list(_struct.Struct('>' + str(n11) + 'i').unpack_from(b, p))
+                p += 4 * n11
+            e4.unknown_tagged_fields = None
+            xs3.append(e4)
+        o.ungrouped_partition_states = xs3
+    n12, = _S4.unpack_from(b, p)
     p += 4
-    if n9 < 0:
+    if n12 < 0:
         raise DecodeError('UpdateMetadataRequest.LiveBrokers: null where not nullable')
     else:
-        if n9 > bl - p:
-            raise DecodeError('UpdateMetadataRequest.LiveBrokers: count ' + str(n9) + ' past the end')
-        xs10 = []
-        for _ in range(n9):
-            e11 = _new(_UpdateMetadataRequest_UpdateMetadataBroker)
-            e11.id, = _S1.unpack_from(b, p)
-            p += 4
-            n12, = _S1.unpack_from(b, p)
-            p += 4
-            if n12 < 0:
+        if n12 > bl - p:
+            raise DecodeError('UpdateMetadataRequest.LiveBrokers: count ' + str(n12) + ' past the end')
+        xs13 = []
+        for _ in range(n12):
+            e14 = _new(_UpdateMetadataRequest_UpdateMetadataBroker)
+            e14.id, h15, = _S3.unpack_from(b, p)
+            p += 8
+            n16 = h15
+            if n16 < 0:
                 raise DecodeError('UpdateMetadataBroker.Endpoints: null where not nullable')
             else:
-                if n12 > bl - p:
-                    raise DecodeError('UpdateMetadataBroker.Endpoints: count ' + str(n12) + ' past the end')
-                xs13 = []
-                for _ in range(n12):
-                    e14 = _new(_UpdateMetadataRequest_UpdateMetadataEndpoint)
-                    e14.port, = _S1.unpack_from(b, p)
-                    p += 4
-                    n15, = _S2.unpack_from(b, p)
-                    p += 2
-                    if n15 < 0:
+                if n16 > bl - p:
+                    raise DecodeError('UpdateMetadataBroker.Endpoints: count ' + str(n16) + ' past the end')
+                xs17 = []
+                for _ in range(n16):
+                    e18 = _new(_UpdateMetadataRequest_UpdateMetadataEndpoint)
+                    e18.port, h19, = _S5.unpack_from(b, p)
+                    p += 6
+                    n20 = h19
+                    if n20 < 0:
                         raise DecodeError('UpdateMetadataEndpoint.Host: null where not nullable')
                     else:
-                        q16 = p + n15
-                        if q16 > bl:
-                            raise DecodeError('UpdateMetadataEndpoint.Host: length ' + str(n15) + ' past the end')
-                        e14.host = str(b[p:q16], 'utf-8')
-                        p = q16
-                    n17, = _S2.unpack_from(b, p)
+                        q21 = p + n20
+                        if q21 > bl:
+                            raise DecodeError('UpdateMetadataEndpoint.Host: length ' + str(n20) + ' past the end')
+                        e18.host = str(b[p:q21], 'utf-8')
+                        p = q21
+                    n22, = _S1.unpack_from(b, p)
                     p += 2
-                    if n17 < 0:
+                    if n22 < 0:
                         raise DecodeError('UpdateMetadataEndpoint.Listener: null where not nullable')
                     else:
-                        q18 = p + n17
-                        if q18 > bl:
-                            raise DecodeError('UpdateMetadataEndpoint.Listener: length ' + str(n17) + ' past the end')
-                        e14.listener = str(b[p:q18], 'utf-8')
-                        p = q18
-                    e14.security_protocol, = _S2.unpack_from(b, p)
+                        q23 = p + n22
+                        if q23 > bl:
+                            raise DecodeError('UpdateMetadataEndpoint.Listener: length ' + str(n22) + ' past the end')
+                        e18.listener = str(b[p:q23], 'utf-8')
+                        p = q23
+                    e18.security_protocol, = _S1.unpack_from(b, p)
                     p += 2
-                    e14.unknown_tagged_fields = None
-                    xs13.append(e14)
-                e11.endpoints = xs13
-            n19, = _S2.unpack_from(b, p)
+                    e18.unknown_tagged_fields = None
+                    xs17.append(e18)
+                e14.endpoints = xs17
+            n24, = _S1.unpack_from(b, p)
             p += 2
-            if n19 < 0:
-                e11.rack = None
+            if n24 < 0:
+                e14.rack = None
             else:
-                q20 = p + n19
-                if q20 > bl:
-                    raise DecodeError('UpdateMetadataBroker.Rack: length ' + str(n19) + ' past the end')
-                e11.rack = str(b[p:q20], 'utf-8')
-                p = q20
-            e11.v0_host = ''
-            e11.v0_port = 0
-            e11.unknown_tagged_fields = None
-            xs10.append(e11)
-        o.live_brokers = xs10
+                q25 = p + n24
+                if q25 > bl:
+                    raise DecodeError('UpdateMetadataBroker.Rack: length ' + str(n24) + ' past the end')
+                e14.rack = str(b[p:q25], 'utf-8')
+                p = q25
+            e14.v0_host = ''
+            e14.v0_port = 0
+            e14.unknown_tagged_fields = None
+            xs13.append(e14)
+        o.live_brokers = xs13
     o.is_k_raft_controller = False
     o.type = 0
     o.broker_epoch = -1
@@ -914,207 +899,202 @@ def _w_UpdateMetadataRequest_4(o, w):
         raise UnsupportedFieldError('UpdateMetadataRequest.isKRaftController exists only in versions 8+')
     if o.topic_states:
         raise UnsupportedFieldError('UpdateMetadataRequest.TopicStates exists only in versions 5+')
-    w += _S0.pack(o.controller_id, o.controller_epoch)
+    w += _S3.pack(o.controller_id, o.controller_epoch)
     xs1 = o.ungrouped_partition_states
-    w += _S1.pack(len(xs1))
+    w += _S4.pack(len(xs1))
     for e2 in xs1:
         v3 = e2.topic_name
         v3 = v3.encode()
-        w += _S2.pack(len(v3))
+        w += _S1.pack(len(v3))
         w += v3
-        w += _S3.pack(e2.partition_index, e2.controller_epoch, e2.leader, e2.leader_epoch)
+        w += _S6.pack(e2.partition_index, e2.controller_epoch, e2.leader, e2.leader_epoch)
         xs4 = e2.isr
-        w += _S1.pack(len(xs4))
+        w += _S4.pack(len(xs4))
         if len(xs4) < 64:
             w += _ARRAY_i[len(xs4)].pack(*xs4)
         else:
             w += _pack('>' + str(len(xs4)) + 'i', *xs4)
-        w += _S1.pack(e2.zk_version)
+        w += _S4.pack(e2.zk_version)
         xs5 = e2.replicas
-        w += _S1.pack(len(xs5))
+        w += _S4.pack(len(xs5))
         if len(xs5) < 64:
             w += _ARRAY_i[len(xs5)].pack(*xs5)
         else:
             w += _pack('>' + str(len(xs5)) + 'i', *xs5)
         xs6 = e2.offline_replicas
-        w += _S1.pack(len(xs6))
+        w += _S4.pack(len(xs6))
         if len(xs6) < 64:
             w += _ARRAY_i[len(xs6)].pack(*xs6)
         else:
             w += _pack('>' + str(len(xs6)) + 'i', *xs6)
     xs7 = o.live_brokers
-    w += _S1.pack(len(xs7))
+    w += _S4.pack(len(xs7))
     for e8 in xs7:
-        w += _S1.pack(e8.id)
+        w += _S4.pack(e8.id)
         xs9 = e8.endpoints
-        w += _S1.pack(len(xs9))
+        w += _S4.pack(len(xs9))
         for e10 in xs9:
-            w += _S1.pack(e10.port)
+            w += _S4.pack(e10.port)
             v11 = e10.host
             v11 = v11.encode()
-            w += _S2.pack(len(v11))
+            w += _S1.pack(len(v11))
             w += v11
             v12 = e10.listener
             v12 = v12.encode()
-            w += _S2.pack(len(v12))
+            w += _S1.pack(len(v12))
             w += v12
-            w += _S2.pack(e10.security_protocol)
+            w += _S1.pack(e10.security_protocol)
         v13 = e8.rack
         if v13 is None:
             w += b'\xff\xff'
         else:
             v13 = v13.encode()
-            w += _S2.pack(len(v13))
+            w += _S1.pack(len(v13))
             w += v13
 
 
 def _r_UpdateMetadataRequest_5(b, p):
     bl = len(b)
     o = _new(UpdateMetadataRequest)
-    o.controller_id, o.controller_epoch, o.broker_epoch, = _S4.unpack_from(b, p)
-    p += 16
-    n1, = _S1.unpack_from(b, p)
-    p += 4
-    if n1 < 0:
+    o.controller_id, o.controller_epoch, o.broker_epoch, h1, = _S7.unpack_from(b, p)
+    p += 20
+    n2 = h1
+    if n2 < 0:
         raise DecodeError('UpdateMetadataRequest.TopicStates: null where not nullable')
     else:
-        if n1 > bl - p:
-            raise DecodeError('UpdateMetadataRequest.TopicStates: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3 = _new(_UpdateMetadataRequest_UpdateMetadataTopicState)
-            n4, = _S2.unpack_from(b, p)
+        if n2 > bl - p:
+            raise DecodeError('UpdateMetadataRequest.TopicStates: count ' + str(n2) + ' past the end')
+        xs3 = []
+        for _ in range(n2):
+            e4 = _new(_UpdateMetadataRequest_UpdateMetadataTopicState)
+            n5, = _S1.unpack_from(b, p)
             p += 2
-            if n4 < 0:
+            if n5 < 0:
                 raise DecodeError('UpdateMetadataTopicState.TopicName: null where not nullable')
             else:
-                q5 = p + n4
-                if q5 > bl:
-                    raise DecodeError('UpdateMetadataTopicState.TopicName: length ' + str(n4) + ' past the end')
-                e3.topic_name = str(b[p:q5], 'utf-8')
-                p = q5
-            n6, = _S1.unpack_from(b, p)
+                q6 = p + n5
+                if q6 > bl:
+                    raise DecodeError('UpdateMetadataTopicState.TopicName: length ' + str(n5) + ' past the end')
+                e4.topic_name = str(b[p:q6], 'utf-8')
+                p = q6
+            n7, = _S4.unpack_from(b, p)
             p += 4
-            if n6 < 0:
+            if n7 < 0:
                 raise DecodeError('UpdateMetadataTopicState.PartitionStates: null where not nullable')
             else:
-                if n6 > bl - p:
-                    raise DecodeError('UpdateMetadataTopicState.PartitionStates: count ' + str(n6) + ' past the end')
-                xs7 = []
-                for _ in range(n6):
-                    e8 = _new(_UpdateMetadataRequest_UpdateMetadataPartitionState)
-                    e8.partition_index, e8.controller_epoch, e8.leader, e8.leader_epoch, = _S3.unpack_from(b, p)
-                    p += 16
-                    n9, = _S1.unpack_from(b, p)
-                    p += 4
-                    if n9 < 0:
-                        raise DecodeError('UpdateMetadataPartitionState.Isr: null where not nullable')
-                    elif n9 < 64:
-                        e8.isr = list(_ARRAY_i[n9].unpack_from(b, p))
-                        p += 4 * n9
-                    else:
-                        if n9 > bl - p:
-                            raise DecodeError('UpdateMetadataPartitionState.Isr: count ' + str(n9) + ' past the end')
-                        e8.isr = list(_struct.Struct('>' + str(n9) + 'i').unpack_from(b, p))
-                        p += 4 * n9
-                    e8.zk_version, = _S1.unpack_from(b, p)
-                    p += 4
-                    n10, = _S1.unpack_from(b, p)
-                    p += 4
-                    if n10 < 0:
-                        raise DecodeError('UpdateMetadataPartitionState.Replicas: null where not nullable')
-                    elif n10 < 64:
-                        e8.replicas = list(_ARRAY_i[n10].unpack_from(b, p))
-                        p += 4 * n10
-                    else:
-                        if n10 > bl - p:
-                            raise DecodeError('UpdateMetadataPartitionState.Replicas: count ' + str(n10) + ' past the end')
-                        e8.replicas = list(_struct.Struct('>' + str(n10) + 'i').unpack_from(b, p))
-                        p += 4 * n10
-                    n11, = _S1.unpack_from(b, p)
-                    p += 4
+                if n7 > bl - p:
+                    raise DecodeError('UpdateMetadataTopicState.PartitionStates: count ' + str(n7) + ' past the end')
+                xs8 = []
+                for _ in range(n7):
+                    e9 = _new(_UpdateMetadataRequest_UpdateMetadataPartitionState)
+                    e9.partition_index, e9.controller_epoch, e9.leader, e9.leader_epoch, h10, = _S2.unpack_from(b, p)
+                    p += 20
+                    n11 = h10
                     if n11 < 0:
-                        raise DecodeError('UpdateMetadataPartitionState.OfflineReplicas: null where not nullable')
+                        raise DecodeError('UpdateMetadataPartitionState.Isr: null where not nullable')
                     elif n11 < 64:
-                        e8.offline_replicas = list(_ARRAY_i[n11].unpack_from(b, p))
+                        e9.isr = list(_ARRAY_i[n11].unpack_from(b, p))
                         p += 4 * n11
                     else:
                         if n11 > bl - p:
-                            raise DecodeError('UpdateMetadataPartitionState.OfflineReplicas: count ' + str(n11) + ' past the end')
-                        e8.offline_replicas = list(_struct.Struct('>' + str(n11) + 'i').unpack_from(b, p))
+                            raise DecodeError('UpdateMetadataPartitionState.Isr: count ' + str(n11) + ' past the end')
+                        e9.isr = list(_struct.Struct('>' + str(n11) + 'i').unpack_from(b, p))
                         p += 4 * n11
-                    e8.topic_name = ''
-                    e8.unknown_tagged_fields = None
-                    xs7.append(e8)
-                e3.partition_states = xs7
-            e3.topic_id = UUID_ZERO
-            e3.unknown_tagged_fields = None
-            xs2.append(e3)
-        o.topic_states = xs2
-    n12, = _S1.unpack_from(b, p)
+                    e9.zk_version, h12, = _S3.unpack_from(b, p)
+                    p += 8
+                    n13 = h12
+                    if n13 < 0:
+                        raise DecodeError('UpdateMetadataPartitionState.Replicas: null where not nullable')
+                    elif n13 < 64:
+                        e9.replicas = list(_ARRAY_i[n13].unpack_from(b, p))
+                        p += 4 * n13
+                    else:
+                        if n13 > bl - p:
+                            raise DecodeError('UpdateMetadataPartitionState.Replicas: count ' + str(n13) + ' past the end')
+                        e9.replicas = list(_struct.Struct('>' + str(n13) + 'i').unpack_from(b, p))
+                        p += 4 * n13
+                    n14, = _S4.unpack_from(b, p)
+                    p += 4
+                    if n14 < 0:
+                        raise DecodeError('UpdateMetadataPartitionState.OfflineReplicas: null where not nullable')
+                    elif n14 < 64:
+                        e9.offline_replicas = list(_ARRAY_i[n14].unpack_from(b, p))
+                        p += 4 * n14
+                    else:
+                        if n14 > bl - p:
+                            raise DecodeError('UpdateMetadataPartitionState.OfflineReplicas: count ' + str(n14) + ' past the end')
+                        e9.offline_replicas = list(_struct.Struct('>' + str(n14) + 'i').unpack_from(b, p))
+                        p += 4 * n14
+                    e9.topic_name = ''
+                    e9.unknown_tagged_fields = None
+                    xs8.append(e9)
+                e4.partition_states = xs8
+            e4.topic_id = UUID_ZERO
+            e4.unknown_tagged_fields = None
+            xs3.append(e4)
+        o.topic_states = xs3
+    n15, = _S4.unpack_from(b, p)
     p += 4
-    if n12 < 0:
+    if n15 < 0:
         raise DecodeError('UpdateMetadataRequest.LiveBrokers: null where not nullable')
     else:
-        if n12 > bl - p:
-            raise DecodeError('UpdateMetadataRequest.LiveBrokers: count ' + str(n12) + ' past the end')
-        xs13 = []
-        for _ in range(n12):
-            e14 = _new(_UpdateMetadataRequest_UpdateMetadataBroker)
-            e14.id, = _S1.unpack_from(b, p)
-            p += 4
-            n15, = _S1.unpack_from(b, p)
-            p += 4
-            if n15 < 0:
+        if n15 > bl - p:
+            raise DecodeError('UpdateMetadataRequest.LiveBrokers: count ' + str(n15) + ' past the end')
+        xs16 = []
+        for _ in range(n15):
+            e17 = _new(_UpdateMetadataRequest_UpdateMetadataBroker)
+            e17.id, h18, = _S3.unpack_from(b, p)
+            p += 8
+            n19 = h18
+            if n19 < 0:
                 raise DecodeError('UpdateMetadataBroker.Endpoints: null where not nullable')
             else:
-                if n15 > bl - p:
-                    raise DecodeError('UpdateMetadataBroker.Endpoints: count ' + str(n15) + ' past the end')
-                xs16 = []
-                for _ in range(n15):
-                    e17 = _new(_UpdateMetadataRequest_UpdateMetadataEndpoint)
-                    e17.port, = _S1.unpack_from(b, p)
-                    p += 4
-                    n18, = _S2.unpack_from(b, p)
-                    p += 2
-                    if n18 < 0:
+                if n19 > bl - p:
+                    raise DecodeError('UpdateMetadataBroker.Endpoints: count ' + str(n19) + ' past the end')
+                xs20 = []
+                for _ in range(n19):
+                    e21 = _new(_UpdateMetadataRequest_UpdateMetadataEndpoint)
+                    e21.port, h22, = _S5.unpack_from(b, p)
+                    p += 6
+                    n23 = h22
+                    if n23 < 0:
                         raise DecodeError('UpdateMetadataEndpoint.Host: null where not nullable')
                     else:
-                        q19 = p + n18
-                        if q19 > bl:
-                            raise DecodeError('UpdateMetadataEndpoint.Host: length ' + str(n18) + ' past the end')
-                        e17.host = str(b[p:q19], 'utf-8')
-                        p = q19
-                    n20, = _S2.unpack_from(b, p)
+                        q24 = p + n23
+                        if q24 > bl:
+                            raise DecodeError('UpdateMetadataEndpoint.Host: length ' + str(n23) + ' past the end')
+                        e21.host = str(b[p:q24], 'utf-8')
+                        p = q24
+                    n25, = _S1.unpack_from(b, p)
                     p += 2
-                    if n20 < 0:
+                    if n25 < 0:
                         raise DecodeError('UpdateMetadataEndpoint.Listener: null where not nullable')
                     else:
-                        q21 = p + n20
-                        if q21 > bl:
-                            raise DecodeError('UpdateMetadataEndpoint.Listener: length ' + str(n20) + ' past the end')
-                        e17.listener = str(b[p:q21], 'utf-8')
-                        p = q21
-                    e17.security_protocol, = _S2.unpack_from(b, p)
+                        q26 = p + n25
+                        if q26 > bl:
+                            raise DecodeError('UpdateMetadataEndpoint.Listener: length ' + str(n25) + ' past the end')
+                        e21.listener = str(b[p:q26], 'utf-8')
+                        p = q26
+                    e21.security_protocol, = _S1.unpack_from(b, p)
                     p += 2
-                    e17.unknown_tagged_fields = None
-                    xs16.append(e17)
-                e14.endpoints = xs16
-            n22, = _S2.unpack_from(b, p)
+                    e21.unknown_tagged_fields = None
+                    xs20.append(e21)
+                e17.endpoints = xs20
+            n27, = _S1.unpack_from(b, p)
             p += 2
-            if n22 < 0:
-                e14.rack = None
+            if n27 < 0:
+                e17.rack = None
             else:
-                q23 = p + n22
-                if q23 > bl:
-                    raise DecodeError('UpdateMetadataBroker.Rack: length ' + str(n22) + ' past the end')
-                e14.rack = str(b[p:q23], 'utf-8')
-                p = q23
-            e14.v0_host = ''
-            e14.v0_port = 0
-            e14.unknown_tagged_fields = None
-            xs13.append(e14)
-        o.live_brokers = xs13
+                q28 = p + n27
+                if q28 > bl:
+                    raise DecodeError('UpdateMetadataBroker.Rack: length ' + str(n27) + ' past the end')
+                e17.rack = str(b[p:q28], 'utf-8')
+                p = q28
+            e17.v0_host = ''
+            e17.v0_port = 0
+            e17.unknown_tagged_fields = None
+            xs16.append(e17)
+        o.live_brokers = xs16
     o.is_k_raft_controller = False
     o.type = 0
     o.ungrouped_partition_states = []
@@ -1127,60 +1107,60 @@ def _w_UpdateMetadataRequest_5(o, w):
         raise UnsupportedFieldError('UpdateMetadataRequest.isKRaftController exists only in versions 8+')
     if o.ungrouped_partition_states:
         raise UnsupportedFieldError('UpdateMetadataRequest.UngroupedPartitionStates exists only in versions 0-4')
-    w += _S4.pack(o.controller_id, o.controller_epoch, o.broker_epoch)
+    w += _S8.pack(o.controller_id, o.controller_epoch, o.broker_epoch)
     xs1 = o.topic_states
-    w += _S1.pack(len(xs1))
+    w += _S4.pack(len(xs1))
     for e2 in xs1:
         v3 = e2.topic_name
         v3 = v3.encode()
-        w += _S2.pack(len(v3))
+        w += _S1.pack(len(v3))
         w += v3
         xs4 = e2.partition_states
-        w += _S1.pack(len(xs4))
+        w += _S4.pack(len(xs4))
         for e5 in xs4:
-            w += _S3.pack(e5.partition_index, e5.controller_epoch, e5.leader, e5.leader_epoch)
+            w += _S6.pack(e5.partition_index, e5.controller_epoch, e5.leader, e5.leader_epoch)
             xs6 = e5.isr
-            w += _S1.pack(len(xs6))
+            w += _S4.pack(len(xs6))
             if len(xs6) < 64:
                 w += _ARRAY_i[len(xs6)].pack(*xs6)
             else:
                 w += _pack('>' + str(len(xs6)) + 'i', *xs6)
-            w += _S1.pack(e5.zk_version)
+            w += _S4.pack(e5.zk_version)
             xs7 = e5.replicas
-            w += _S1.pack(len(xs7))
+            w += _S4.pack(len(xs7))
             if len(xs7) < 64:
                 w += _ARRAY_i[len(xs7)].pack(*xs7)
             else:
                 w += _pack('>' + str(len(xs7)) + 'i', *xs7)
             xs8 = e5.offline_replicas
-            w += _S1.pack(len(xs8))
+            w += _S4.pack(len(xs8))
             if len(xs8) < 64:
                 w += _ARRAY_i[len(xs8)].pack(*xs8)
             else:
                 w += _pack('>' + str(len(xs8)) + 'i', *xs8)
     xs9 = o.live_brokers
-    w += _S1.pack(len(xs9))
+    w += _S4.pack(len(xs9))
     for e10 in xs9:
-        w += _S1.pack(e10.id)
+        w += _S4.pack(e10.id)
         xs11 = e10.endpoints
-        w += _S1.pack(len(xs11))
+        w += _S4.pack(len(xs11))
         for e12 in xs11:
-            w += _S1.pack(e12.port)
+            w += _S4.pack(e12.port)
             v13 = e12.host
             v13 = v13.encode()
-            w += _S2.pack(len(v13))
+            w += _S1.pack(len(v13))
             w += v13
             v14 = e12.listener
             v14 = v14.encode()
-            w += _S2.pack(len(v14))
+            w += _S1.pack(len(v14))
             w += v14
-            w += _S2.pack(e12.security_protocol)
+            w += _S1.pack(e12.security_protocol)
         v15 = e10.rack
         if v15 is None:
             w += b'\xff\xff'
         else:
             v15 = v15.encode()
-            w += _S2.pack(len(v15))
+            w += _S1.pack(len(v15))
             w += v15
 
 
@@ -1302,199 +1282,194 @@ def _t_UpdateMetadataRequest_0(b, p, o):
 def _r_UpdateMetadataRequest_6(b, p):
     bl = len(b)
     o = _new(UpdateMetadataRequest)
-    o.controller_id, o.controller_epoch, o.broker_epoch, = _S4.unpack_from(b, p)
-    p += 16
-    n1 = b[p] - 1
-    p += 1
-    if n1 > 126:
-        n1, p = _uvt(b, p, n1 + 1)
-        n1 -= 1
-    if n1 < 0:
+    o.controller_id, o.controller_epoch, o.broker_epoch, h1, = _S9.unpack_from(b, p)
+    p += 17
+    n2 = h1 - 1
+    if n2 > 126:
+        n2, p = _uvt(b, p, n2 + 1)
+        n2 -= 1
+    if n2 < 0:
         raise DecodeError('UpdateMetadataRequest.TopicStates: null where not nullable')
     else:
-        if n1 > bl - p:
-            raise DecodeError('UpdateMetadataRequest.TopicStates: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3 = _new(_UpdateMetadataRequest_UpdateMetadataTopicState)
-            n4 = b[p] - 1
+        if n2 > bl - p:
+            raise DecodeError('UpdateMetadataRequest.TopicStates: count ' + str(n2) + ' past the end')
+        xs3 = []
+        for _ in range(n2):
+            e4 = _new(_UpdateMetadataRequest_UpdateMetadataTopicState)
+            n5 = b[p] - 1
             p += 1
-            if n4 > 126:
-                n4, p = _uvt(b, p, n4 + 1)
-                n4 -= 1
-            if n4 < 0:
+            if n5 > 126:
+                n5, p = _uvt(b, p, n5 + 1)
+                n5 -= 1
+            if n5 < 0:
                 raise DecodeError('UpdateMetadataTopicState.TopicName: null where not nullable')
             else:
-                q5 = p + n4
-                if q5 > bl:
-                    raise DecodeError('UpdateMetadataTopicState.TopicName: length ' + str(n4) + ' past the end')
-                e3.topic_name = str(b[p:q5], 'utf-8')
-                p = q5
-            n6 = b[p] - 1
+                q6 = p + n5
+                if q6 > bl:
+                    raise DecodeError('UpdateMetadataTopicState.TopicName: length ' + str(n5) + ' past the end')
+                e4.topic_name = str(b[p:q6], 'utf-8')
+                p = q6
+            n7 = b[p] - 1
             p += 1
-            if n6 > 126:
-                n6, p = _uvt(b, p, n6 + 1)
-                n6 -= 1
-            if n6 < 0:
+            if n7 > 126:
+                n7, p = _uvt(b, p, n7 + 1)
+                n7 -= 1
+            if n7 < 0:
                 raise DecodeError('UpdateMetadataTopicState.PartitionStates: null where not nullable')
             else:
-                if n6 > bl - p:
-                    raise DecodeError('UpdateMetadataTopicState.PartitionStates: count ' + str(n6) + ' past the end')
-                xs7 = []
-                for _ in range(n6):
-                    e8 = _new(_UpdateMetadataRequest_UpdateMetadataPartitionState)
-                    e8.partition_index, e8.controller_epoch, e8.leader, e8.leader_epoch, = _S3.unpack_from(b, p)
-                    p += 16
-                    n9 = b[p] - 1
-                    p += 1
-                    if n9 > 126:
-                        n9, p = _uvt(b, p, n9 + 1)
-                        n9 -= 1
-                    if n9 < 0:
-                        raise DecodeError('UpdateMetadataPartitionState.Isr: null where not nullable')
-                    elif n9 < 64:
-                        e8.isr = list(_ARRAY_i[n9].unpack_from(b, p))
-                        p += 4 * n9
-                    else:
-                        if n9 > bl - p:
-                            raise DecodeError('UpdateMetadataPartitionState.Isr: count ' + str(n9) + ' past the end')
-                        e8.isr = list(_struct.Struct('>' + str(n9) + 'i').unpack_from(b, p))
-                        p += 4 * n9
-                    e8.zk_version, = _S1.unpack_from(b, p)
-                    p += 4
-                    n10 = b[p] - 1
-                    p += 1
-                    if n10 > 126:
-                        n10, p = _uvt(b, p, n10 + 1)
-                        n10 -= 1
-                    if n10 < 0:
-                        raise DecodeError('UpdateMetadataPartitionState.Replicas: null where not nullable')
-                    elif n10 < 64:
-                        e8.replicas = list(_ARRAY_i[n10].unpack_from(b, p))
-                        p += 4 * n10
-                    else:
-                        if n10 > bl - p:
-                            raise DecodeError('UpdateMetadataPartitionState.Replicas: count ' + str(n10) + ' past the end')
-                        e8.replicas = list(_struct.Struct('>' + str(n10) + 'i').unpack_from(b, p))
-                        p += 4 * n10
-                    n11 = b[p] - 1
-                    p += 1
+                if n7 > bl - p:
+                    raise DecodeError('UpdateMetadataTopicState.PartitionStates: count ' + str(n7) + ' past the end')
+                xs8 = []
+                for _ in range(n7):
+                    e9 = _new(_UpdateMetadataRequest_UpdateMetadataPartitionState)
+                    e9.partition_index, e9.controller_epoch, e9.leader, e9.leader_epoch, h10, = _S10.unpack_from(b, p)
+                    p += 17
+                    n11 = h10 - 1
                     if n11 > 126:
                         n11, p = _uvt(b, p, n11 + 1)
                         n11 -= 1
                     if n11 < 0:
-                        raise DecodeError('UpdateMetadataPartitionState.OfflineReplicas: null where not nullable')
+                        raise DecodeError('UpdateMetadataPartitionState.Isr: null where not nullable')
                     elif n11 < 64:
-                        e8.offline_replicas = list(_ARRAY_i[n11].unpack_from(b, p))
+                        e9.isr = list(_ARRAY_i[n11].unpack_from(b, p))
                         p += 4 * n11
                     else:
                         if n11 > bl - p:
-                            raise DecodeError('UpdateMetadataPartitionState.OfflineReplicas: count ' + str(n11) + ' past the end')
-                        e8.offline_replicas = list(_struct.Struct('>' + str(n11) + 'i').unpack_from(b, p))
+                            raise DecodeError('UpdateMetadataPartitionState.Isr: count ' + str(n11) + ' past the end')
+                        e9.isr = list(_struct.Struct('>' + str(n11) + 'i').unpack_from(b, p))
                         p += 4 * n11
-                    e8.topic_name = ''
+                    e9.zk_version, h12, = _S11.unpack_from(b, p)
+                    p += 5
+                    n13 = h12 - 1
+                    if n13 > 126:
+                        n13, p = _uvt(b, p, n13 + 1)
+                        n13 -= 1
+                    if n13 < 0:
+                        raise DecodeError('UpdateMetadataPartitionState.Replicas: null where not nullable')
+                    elif n13 < 64:
+                        e9.replicas = list(_ARRAY_i[n13].unpack_from(b, p))
+                        p += 4 * n13
+                    else:
+                        if n13 > bl - p:
+                            raise DecodeError('UpdateMetadataPartitionState.Replicas: count ' + str(n13) + ' past the end')
+                        e9.replicas = list(_struct.Struct('>' + str(n13) + 'i').unpack_from(b, p))
+                        p += 4 * n13
+                    n14 = b[p] - 1
+                    p += 1
+                    if n14 > 126:
+                        n14, p = _uvt(b, p, n14 + 1)
+                        n14 -= 1
+                    if n14 < 0:
+                        raise DecodeError('UpdateMetadataPartitionState.OfflineReplicas: null where not nullable')
+                    elif n14 < 64:
+                        e9.offline_replicas = list(_ARRAY_i[n14].unpack_from(b, p))
+                        p += 4 * n14
+                    else:
+                        if n14 > bl - p:
+                            raise DecodeError('UpdateMetadataPartitionState.OfflineReplicas: count ' + str(n14) + ' past the end')
+                        e9.offline_replicas = list(_struct.Struct('>' + str(n14) + 'i').unpack_from(b, p))
+                        p += 4 * n14
+                    e9.topic_name = ''
                     if b[p] == 0:  # no tagged fields, the common case
-                        e8.unknown_tagged_fields = None
+                        e9.unknown_tagged_fields = None
                         p += 1
                     else:
-                        p = _t_UpdateMetadataRequest_UpdateMetadataPartitionState_0(b, p, e8)
-                    xs7.append(e8)
-                e3.partition_states = xs7
-            e3.topic_id = UUID_ZERO
+                        p = _t_UpdateMetadataRequest_UpdateMetadataPartitionState_0(b, p, e9)
+                    xs8.append(e9)
+                e4.partition_states = xs8
+            e4.topic_id = UUID_ZERO
             if b[p] == 0:  # no tagged fields, the common case
-                e3.unknown_tagged_fields = None
+                e4.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_UpdateMetadataRequest_UpdateMetadataTopicState_0(b, p, e3)
-            xs2.append(e3)
-        o.topic_states = xs2
-    n12 = b[p] - 1
+                p = _t_UpdateMetadataRequest_UpdateMetadataTopicState_0(b, p, e4)
+            xs3.append(e4)
+        o.topic_states = xs3
+    n15 = b[p] - 1
     p += 1
-    if n12 > 126:
-        n12, p = _uvt(b, p, n12 + 1)
-        n12 -= 1
-    if n12 < 0:
+    if n15 > 126:
+        n15, p = _uvt(b, p, n15 + 1)
+        n15 -= 1
+    if n15 < 0:
         raise DecodeError('UpdateMetadataRequest.LiveBrokers: null where not nullable')
     else:
-        if n12 > bl - p:
-            raise DecodeError('UpdateMetadataRequest.LiveBrokers: count ' + str(n12) + ' past the end')
-        xs13 = []
-        for _ in range(n12):
-            e14 = _new(_UpdateMetadataRequest_UpdateMetadataBroker)
-            e14.id, = _S1.unpack_from(b, p)
-            p += 4
-            n15 = b[p] - 1
-            p += 1
-            if n15 > 126:
-                n15, p = _uvt(b, p, n15 + 1)
-                n15 -= 1
-            if n15 < 0:
+        if n15 > bl - p:
+            raise DecodeError('UpdateMetadataRequest.LiveBrokers: count ' + str(n15) + ' past the end')
+        xs16 = []
+        for _ in range(n15):
+            e17 = _new(_UpdateMetadataRequest_UpdateMetadataBroker)
+            e17.id, h18, = _S11.unpack_from(b, p)
+            p += 5
+            n19 = h18 - 1
+            if n19 > 126:
+                n19, p = _uvt(b, p, n19 + 1)
+                n19 -= 1
+            if n19 < 0:
                 raise DecodeError('UpdateMetadataBroker.Endpoints: null where not nullable')
             else:
-                if n15 > bl - p:
-                    raise DecodeError('UpdateMetadataBroker.Endpoints: count ' + str(n15) + ' past the end')
-                xs16 = []
-                for _ in range(n15):
-                    e17 = _new(_UpdateMetadataRequest_UpdateMetadataEndpoint)
-                    e17.port, = _S1.unpack_from(b, p)
-                    p += 4
-                    n18 = b[p] - 1
-                    p += 1
-                    if n18 > 126:
-                        n18, p = _uvt(b, p, n18 + 1)
-                        n18 -= 1
-                    if n18 < 0:
+                if n19 > bl - p:
+                    raise DecodeError('UpdateMetadataBroker.Endpoints: count ' + str(n19) + ' past the end')
+                xs20 = []
+                for _ in range(n19):
+                    e21 = _new(_UpdateMetadataRequest_UpdateMetadataEndpoint)
+                    e21.port, h22, = _S11.unpack_from(b, p)
+                    p += 5
+                    n23 = h22 - 1
+                    if n23 > 126:
+                        n23, p = _uvt(b, p, n23 + 1)
+                        n23 -= 1
+                    if n23 < 0:
                         raise DecodeError('UpdateMetadataEndpoint.Host: null where not nullable')
                     else:
-                        q19 = p + n18
-                        if q19 > bl:
-                            raise DecodeError('UpdateMetadataEndpoint.Host: length ' + str(n18) + ' past the end')
-                        e17.host = str(b[p:q19], 'utf-8')
-                        p = q19
-                    n20 = b[p] - 1
+                        q24 = p + n23
+                        if q24 > bl:
+                            raise DecodeError('UpdateMetadataEndpoint.Host: length ' + str(n23) + ' past the end')
+                        e21.host = str(b[p:q24], 'utf-8')
+                        p = q24
+                    n25 = b[p] - 1
                     p += 1
-                    if n20 > 126:
-                        n20, p = _uvt(b, p, n20 + 1)
-                        n20 -= 1
-                    if n20 < 0:
+                    if n25 > 126:
+                        n25, p = _uvt(b, p, n25 + 1)
+                        n25 -= 1
+                    if n25 < 0:
                         raise DecodeError('UpdateMetadataEndpoint.Listener: null where not nullable')
                     else:
-                        q21 = p + n20
-                        if q21 > bl:
-                            raise DecodeError('UpdateMetadataEndpoint.Listener: length ' + str(n20) + ' past the end')
-                        e17.listener = str(b[p:q21], 'utf-8')
-                        p = q21
-                    e17.security_protocol, = _S2.unpack_from(b, p)
+                        q26 = p + n25
+                        if q26 > bl:
+                            raise DecodeError('UpdateMetadataEndpoint.Listener: length ' + str(n25) + ' past the end')
+                        e21.listener = str(b[p:q26], 'utf-8')
+                        p = q26
+                    e21.security_protocol, = _S1.unpack_from(b, p)
                     p += 2
                     if b[p] == 0:  # no tagged fields, the common case
-                        e17.unknown_tagged_fields = None
+                        e21.unknown_tagged_fields = None
                         p += 1
                     else:
-                        p = _t_UpdateMetadataRequest_UpdateMetadataEndpoint_0(b, p, e17)
-                    xs16.append(e17)
-                e14.endpoints = xs16
-            n22 = b[p] - 1
+                        p = _t_UpdateMetadataRequest_UpdateMetadataEndpoint_0(b, p, e21)
+                    xs20.append(e21)
+                e17.endpoints = xs20
+            n27 = b[p] - 1
             p += 1
-            if n22 > 126:
-                n22, p = _uvt(b, p, n22 + 1)
-                n22 -= 1
-            if n22 < 0:
-                e14.rack = None
+            if n27 > 126:
+                n27, p = _uvt(b, p, n27 + 1)
+                n27 -= 1
+            if n27 < 0:
+                e17.rack = None
             else:
-                q23 = p + n22
-                if q23 > bl:
-                    raise DecodeError('UpdateMetadataBroker.Rack: length ' + str(n22) + ' past the end')
-                e14.rack = str(b[p:q23], 'utf-8')
-                p = q23
-            e14.v0_host = ''
-            e14.v0_port = 0
+                q28 = p + n27
+                if q28 > bl:
+                    raise DecodeError('UpdateMetadataBroker.Rack: length ' + str(n27) + ' past the end')
+                e17.rack = str(b[p:q28], 'utf-8')
+                p = q28
+            e17.v0_host = ''
+            e17.v0_port = 0
             if b[p] == 0:  # no tagged fields, the common case
-                e14.unknown_tagged_fields = None
+                e17.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_UpdateMetadataRequest_UpdateMetadataBroker_0(b, p, e14)
-            xs13.append(e14)
-        o.live_brokers = xs13
+                p = _t_UpdateMetadataRequest_UpdateMetadataBroker_0(b, p, e17)
+            xs16.append(e17)
+        o.live_brokers = xs16
     o.is_k_raft_controller = False
     o.type = 0
     o.ungrouped_partition_states = []
@@ -1511,7 +1486,7 @@ def _w_UpdateMetadataRequest_6(o, w):
         raise UnsupportedFieldError('UpdateMetadataRequest.isKRaftController exists only in versions 8+')
     if o.ungrouped_partition_states:
         raise UnsupportedFieldError('UpdateMetadataRequest.UngroupedPartitionStates exists only in versions 0-4')
-    w += _S4.pack(o.controller_id, o.controller_epoch, o.broker_epoch)
+    w += _S8.pack(o.controller_id, o.controller_epoch, o.broker_epoch)
     xs1 = o.topic_states
     ln = len(xs1) + 1
     if ln < 128:
@@ -1534,7 +1509,7 @@ def _w_UpdateMetadataRequest_6(o, w):
         else:
             _wuv(w, ln)
         for e5 in xs4:
-            w += _S3.pack(e5.partition_index, e5.controller_epoch, e5.leader, e5.leader_epoch)
+            w += _S6.pack(e5.partition_index, e5.controller_epoch, e5.leader, e5.leader_epoch)
             xs6 = e5.isr
             ln = len(xs6) + 1
             if ln < 128:
@@ -1545,7 +1520,7 @@ def _w_UpdateMetadataRequest_6(o, w):
                 w += _ARRAY_i[len(xs6)].pack(*xs6)
             else:
                 w += _pack('>' + str(len(xs6)) + 'i', *xs6)
-            w += _S1.pack(e5.zk_version)
+            w += _S4.pack(e5.zk_version)
             xs7 = e5.replicas
             ln = len(xs7) + 1
             if ln < 128:
@@ -1581,7 +1556,7 @@ def _w_UpdateMetadataRequest_6(o, w):
     else:
         _wuv(w, ln)
     for e10 in xs9:
-        w += _S1.pack(e10.id)
+        w += _S4.pack(e10.id)
         xs11 = e10.endpoints
         ln = len(xs11) + 1
         if ln < 128:
@@ -1589,7 +1564,7 @@ def _w_UpdateMetadataRequest_6(o, w):
         else:
             _wuv(w, ln)
         for e12 in xs11:
-            w += _S1.pack(e12.port)
+            w += _S4.pack(e12.port)
             v13 = e12.host
             v13 = v13.encode()
             ln = len(v13) + 1
@@ -1606,7 +1581,7 @@ def _w_UpdateMetadataRequest_6(o, w):
             else:
                 _wuv(w, ln)
             w += v14
-            w += _S2.pack(e12.security_protocol)
+            w += _S1.pack(e12.security_protocol)
             if e12.unknown_tagged_fields:
                 _wtags(w, e12.unknown_tagged_fields)
             else:
@@ -1635,200 +1610,194 @@ def _w_UpdateMetadataRequest_6(o, w):
 def _r_UpdateMetadataRequest_7(b, p):
     bl = len(b)
     o = _new(UpdateMetadataRequest)
-    o.controller_id, o.controller_epoch, o.broker_epoch, = _S4.unpack_from(b, p)
-    p += 16
-    n1 = b[p] - 1
-    p += 1
-    if n1 > 126:
-        n1, p = _uvt(b, p, n1 + 1)
-        n1 -= 1
-    if n1 < 0:
+    o.controller_id, o.controller_epoch, o.broker_epoch, h1, = _S9.unpack_from(b, p)
+    p += 17
+    n2 = h1 - 1
+    if n2 > 126:
+        n2, p = _uvt(b, p, n2 + 1)
+        n2 -= 1
+    if n2 < 0:
         raise DecodeError('UpdateMetadataRequest.TopicStates: null where not nullable')
     else:
-        if n1 > bl - p:
-            raise DecodeError('UpdateMetadataRequest.TopicStates: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3 = _new(_UpdateMetadataRequest_UpdateMetadataTopicState)
-            n4 = b[p] - 1
+        if n2 > bl - p:
+            raise DecodeError('UpdateMetadataRequest.TopicStates: count ' + str(n2) + ' past the end')
+        xs3 = []
+        for _ in range(n2):
+            e4 = _new(_UpdateMetadataRequest_UpdateMetadataTopicState)
+            n5 = b[p] - 1
             p += 1
-            if n4 > 126:
-                n4, p = _uvt(b, p, n4 + 1)
-                n4 -= 1
-            if n4 < 0:
+            if n5 > 126:
+                n5, p = _uvt(b, p, n5 + 1)
+                n5 -= 1
+            if n5 < 0:
                 raise DecodeError('UpdateMetadataTopicState.TopicName: null where not nullable')
             else:
-                q5 = p + n4
-                if q5 > bl:
-                    raise DecodeError('UpdateMetadataTopicState.TopicName: length ' + str(n4) + ' past the end')
-                e3.topic_name = str(b[p:q5], 'utf-8')
-                p = q5
-            e3.topic_id, = _S5.unpack_from(b, p)
-            p += 16
-            n6 = b[p] - 1
-            p += 1
-            if n6 > 126:
-                n6, p = _uvt(b, p, n6 + 1)
-                n6 -= 1
-            if n6 < 0:
+                q6 = p + n5
+                if q6 > bl:
+                    raise DecodeError('UpdateMetadataTopicState.TopicName: length ' + str(n5) + ' past the end')
+                e4.topic_name = str(b[p:q6], 'utf-8')
+                p = q6
+            e4.topic_id, h7, = _S12.unpack_from(b, p)
+            p += 17
+            n8 = h7 - 1
+            if n8 > 126:
+                n8, p = _uvt(b, p, n8 + 1)
+                n8 -= 1
+            if n8 < 0:
                 raise DecodeError('UpdateMetadataTopicState.PartitionStates: null where not nullable')
             else:
-                if n6 > bl - p:
-                    raise DecodeError('UpdateMetadataTopicState.PartitionStates: count ' + str(n6) + ' past the end')
-                xs7 = []
-                for _ in range(n6):
-                    e8 = _new(_UpdateMetadataRequest_UpdateMetadataPartitionState)
-                    e8.partition_index, e8.controller_epoch, e8.leader, e8.leader_epoch, = _S3.unpack_from(b, p)
-                    p += 16
-                    n9 = b[p] - 1
-                    p += 1
-                    if n9 > 126:
-                        n9, p = _uvt(b, p, n9 + 1)
-                        n9 -= 1
-                    if n9 < 0:
+                if n8 > bl - p:
+                    raise DecodeError('UpdateMetadataTopicState.PartitionStates: count ' + str(n8) + ' past the end')
+                xs9 = []
+                for _ in range(n8):
+                    e10 = _new(_UpdateMetadataRequest_UpdateMetadataPartitionState)
+                    e10.partition_index, e10.controller_epoch, e10.leader, e10.leader_epoch, h11, = _S10.unpack_from(b, p)
+                    p += 17
+                    n12 = h11 - 1
+                    if n12 > 126:
+                        n12, p = _uvt(b, p, n12 + 1)
+                        n12 -= 1
+                    if n12 < 0:
                         raise DecodeError('UpdateMetadataPartitionState.Isr: null where not nullable')
-                    elif n9 < 64:
-                        e8.isr = list(_ARRAY_i[n9].unpack_from(b, p))
-                        p += 4 * n9
+                    elif n12 < 64:
+                        e10.isr = list(_ARRAY_i[n12].unpack_from(b, p))
+                        p += 4 * n12
                     else:
-                        if n9 > bl - p:
-                            raise DecodeError('UpdateMetadataPartitionState.Isr: count ' + str(n9) + ' past the end')
-                        e8.isr = list(_struct.Struct('>' + str(n9) + 'i').unpack_from(b, p))
-                        p += 4 * n9
-                    e8.zk_version, = _S1.unpack_from(b, p)
-                    p += 4
-                    n10 = b[p] - 1
-                    p += 1
-                    if n10 > 126:
-                        n10, p = _uvt(b, p, n10 + 1)
-                        n10 -= 1
-                    if n10 < 0:
+                        if n12 > bl - p:
+                            raise DecodeError('UpdateMetadataPartitionState.Isr: count ' + str(n12) + ' past the end')
+                        e10.isr = list(_struct.Struct('>' + str(n12) + 'i').unpack_from(b, p))
+                        p += 4 * n12
+                    e10.zk_version, h13, = _S11.unpack_from(b, p)
+                    p += 5
+                    n14 = h13 - 1
+                    if n14 > 126:
+                        n14, p = _uvt(b, p, n14 + 1)
+                        n14 -= 1
+                    if n14 < 0:
                         raise DecodeError('UpdateMetadataPartitionState.Replicas: null where not nullable')
-                    elif n10 < 64:
-                        e8.replicas = list(_ARRAY_i[n10].unpack_from(b, p))
-                        p += 4 * n10
+                    elif n14 < 64:
+                        e10.replicas = list(_ARRAY_i[n14].unpack_from(b, p))
+                        p += 4 * n14
                     else:
-                        if n10 > bl - p:
-                            raise DecodeError('UpdateMetadataPartitionState.Replicas: count ' + str(n10) + ' past the end')
-                        e8.replicas = list(_struct.Struct('>' + str(n10) + 'i').unpack_from(b, p))
-                        p += 4 * n10
-                    n11 = b[p] - 1
+                        if n14 > bl - p:
+                            raise DecodeError('UpdateMetadataPartitionState.Replicas: count ' + str(n14) + ' past the end')
+                        e10.replicas = list(_struct.Struct('>' + str(n14) + 'i').unpack_from(b, p))
+                        p += 4 * n14
+                    n15 = b[p] - 1
                     p += 1
-                    if n11 > 126:
-                        n11, p = _uvt(b, p, n11 + 1)
-                        n11 -= 1
-                    if n11 < 0:
+                    if n15 > 126:
+                        n15, p = _uvt(b, p, n15 + 1)
+                        n15 -= 1
+                    if n15 < 0:
                         raise DecodeError('UpdateMetadataPartitionState.OfflineReplicas: null where not nullable')
-                    elif n11 < 64:
-                        e8.offline_replicas = list(_ARRAY_i[n11].unpack_from(b, p))
-                        p += 4 * n11
+                    elif n15 < 64:
+                        e10.offline_replicas = list(_ARRAY_i[n15].unpack_from(b, p))
+                        p += 4 * n15
                     else:
-                        if n11 > bl - p:
-                            raise DecodeError('UpdateMetadataPartitionState.OfflineReplicas: count ' + str(n11) + ' past the end')
-                        e8.offline_replicas = list(_struct.Struct('>' + str(n11) + 'i').unpack_from(b, p))
-                        p += 4 * n11
-                    e8.topic_name = ''
+                        if n15 > bl - p:
+                            raise DecodeError('UpdateMetadataPartitionState.OfflineReplicas: count ' + str(n15) + ' past the end')
+                        e10.offline_replicas = list(_struct.Struct('>' + str(n15) + 'i').unpack_from(b, p))
+                        p += 4 * n15
+                    e10.topic_name = ''
                     if b[p] == 0:  # no tagged fields, the common case
-                        e8.unknown_tagged_fields = None
+                        e10.unknown_tagged_fields = None
                         p += 1
                     else:
-                        p = _t_UpdateMetadataRequest_UpdateMetadataPartitionState_0(b, p, e8)
-                    xs7.append(e8)
-                e3.partition_states = xs7
+                        p = _t_UpdateMetadataRequest_UpdateMetadataPartitionState_0(b, p, e10)
+                    xs9.append(e10)
+                e4.partition_states = xs9
             if b[p] == 0:  # no tagged fields, the common case
-                e3.unknown_tagged_fields = None
+                e4.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_UpdateMetadataRequest_UpdateMetadataTopicState_0(b, p, e3)
-            xs2.append(e3)
-        o.topic_states = xs2
-    n12 = b[p] - 1
+                p = _t_UpdateMetadataRequest_UpdateMetadataTopicState_0(b, p, e4)
+            xs3.append(e4)
+        o.topic_states = xs3
+    n16 = b[p] - 1
     p += 1
-    if n12 > 126:
-        n12, p = _uvt(b, p, n12 + 1)
-        n12 -= 1
-    if n12 < 0:
+    if n16 > 126:
+        n16, p = _uvt(b, p, n16 + 1)
+        n16 -= 1
+    if n16 < 0:
         raise DecodeError('UpdateMetadataRequest.LiveBrokers: null where not nullable')
     else:
-        if n12 > bl - p:
-            raise DecodeError('UpdateMetadataRequest.LiveBrokers: count ' + str(n12) + ' past the end')
-        xs13 = []
-        for _ in range(n12):
-            e14 = _new(_UpdateMetadataRequest_UpdateMetadataBroker)
-            e14.id, = _S1.unpack_from(b, p)
-            p += 4
-            n15 = b[p] - 1
-            p += 1
-            if n15 > 126:
-                n15, p = _uvt(b, p, n15 + 1)
-                n15 -= 1
-            if n15 < 0:
+        if n16 > bl - p:
+            raise DecodeError('UpdateMetadataRequest.LiveBrokers: count ' + str(n16) + ' past the end')
+        xs17 = []
+        for _ in range(n16):
+            e18 = _new(_UpdateMetadataRequest_UpdateMetadataBroker)
+            e18.id, h19, = _S11.unpack_from(b, p)
+            p += 5
+            n20 = h19 - 1
+            if n20 > 126:
+                n20, p = _uvt(b, p, n20 + 1)
+                n20 -= 1
+            if n20 < 0:
                 raise DecodeError('UpdateMetadataBroker.Endpoints: null where not nullable')
             else:
-                if n15 > bl - p:
-                    raise DecodeError('UpdateMetadataBroker.Endpoints: count ' + str(n15) + ' past the end')
-                xs16 = []
-                for _ in range(n15):
-                    e17 = _new(_UpdateMetadataRequest_UpdateMetadataEndpoint)
-                    e17.port, = _S1.unpack_from(b, p)
-                    p += 4
-                    n18 = b[p] - 1
-                    p += 1
-                    if n18 > 126:
-                        n18, p = _uvt(b, p, n18 + 1)
-                        n18 -= 1
-                    if n18 < 0:
+                if n20 > bl - p:
+                    raise DecodeError('UpdateMetadataBroker.Endpoints: count ' + str(n20) + ' past the end')
+                xs21 = []
+                for _ in range(n20):
+                    e22 = _new(_UpdateMetadataRequest_UpdateMetadataEndpoint)
+                    e22.port, h23, = _S11.unpack_from(b, p)
+                    p += 5
+                    n24 = h23 - 1
+                    if n24 > 126:
+                        n24, p = _uvt(b, p, n24 + 1)
+                        n24 -= 1
+                    if n24 < 0:
                         raise DecodeError('UpdateMetadataEndpoint.Host: null where not nullable')
                     else:
-                        q19 = p + n18
-                        if q19 > bl:
-                            raise DecodeError('UpdateMetadataEndpoint.Host: length ' + str(n18) + ' past the end')
-                        e17.host = str(b[p:q19], 'utf-8')
-                        p = q19
-                    n20 = b[p] - 1
+                        q25 = p + n24
+                        if q25 > bl:
+                            raise DecodeError('UpdateMetadataEndpoint.Host: length ' + str(n24) + ' past the end')
+                        e22.host = str(b[p:q25], 'utf-8')
+                        p = q25
+                    n26 = b[p] - 1
                     p += 1
-                    if n20 > 126:
-                        n20, p = _uvt(b, p, n20 + 1)
-                        n20 -= 1
-                    if n20 < 0:
+                    if n26 > 126:
+                        n26, p = _uvt(b, p, n26 + 1)
+                        n26 -= 1
+                    if n26 < 0:
                         raise DecodeError('UpdateMetadataEndpoint.Listener: null where not nullable')
                     else:
-                        q21 = p + n20
-                        if q21 > bl:
-                            raise DecodeError('UpdateMetadataEndpoint.Listener: length ' + str(n20) + ' past the end')
-                        e17.listener = str(b[p:q21], 'utf-8')
-                        p = q21
-                    e17.security_protocol, = _S2.unpack_from(b, p)
+                        q27 = p + n26
+                        if q27 > bl:
+                            raise DecodeError('UpdateMetadataEndpoint.Listener: length ' + str(n26) + ' past the end')
+                        e22.listener = str(b[p:q27], 'utf-8')
+                        p = q27
+                    e22.security_protocol, = _S1.unpack_from(b, p)
                     p += 2
                     if b[p] == 0:  # no tagged fields, the common case
-                        e17.unknown_tagged_fields = None
+                        e22.unknown_tagged_fields = None
                         p += 1
                     else:
-                        p = _t_UpdateMetadataRequest_UpdateMetadataEndpoint_0(b, p, e17)
-                    xs16.append(e17)
-                e14.endpoints = xs16
-            n22 = b[p] - 1
+                        p = _t_UpdateMetadataRequest_UpdateMetadataEndpoint_0(b, p, e22)
+                    xs21.append(e22)
+                e18.endpoints = xs21
+            n28 = b[p] - 1
             p += 1
-            if n22 > 126:
-                n22, p = _uvt(b, p, n22 + 1)
-                n22 -= 1
-            if n22 < 0:
-                e14.rack = None
+            if n28 > 126:
+                n28, p = _uvt(b, p, n28 + 1)
+                n28 -= 1
+            if n28 < 0:
+                e18.rack = None
             else:
-                q23 = p + n22
-                if q23 > bl:
-                    raise DecodeError('UpdateMetadataBroker.Rack: length ' + str(n22) + ' past the end')
-                e14.rack = str(b[p:q23], 'utf-8')
-                p = q23
-            e14.v0_host = ''
-            e14.v0_port = 0
+                q29 = p + n28
+                if q29 > bl:
+                    raise DecodeError('UpdateMetadataBroker.Rack: length ' + str(n28) + ' past the end')
+                e18.rack = str(b[p:q29], 'utf-8')
+                p = q29
+            e18.v0_host = ''
+            e18.v0_port = 0
             if b[p] == 0:  # no tagged fields, the common case
-                e14.unknown_tagged_fields = None
+                e18.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_UpdateMetadataRequest_UpdateMetadataBroker_0(b, p, e14)
-            xs13.append(e14)
-        o.live_brokers = xs13
+                p = _t_UpdateMetadataRequest_UpdateMetadataBroker_0(b, p, e18)
+            xs17.append(e18)
+        o.live_brokers = xs17
     o.is_k_raft_controller = False
     o.type = 0
     o.ungrouped_partition_states = []
@@ -1845,7 +1814,7 @@ def _w_UpdateMetadataRequest_7(o, w):
         raise UnsupportedFieldError('UpdateMetadataRequest.isKRaftController exists only in versions 8+')
     if o.ungrouped_partition_states:
         raise UnsupportedFieldError('UpdateMetadataRequest.UngroupedPartitionStates exists only in versions 0-4')
-    w += _S4.pack(o.controller_id, o.controller_epoch, o.broker_epoch)
+    w += _S8.pack(o.controller_id, o.controller_epoch, o.broker_epoch)
     xs1 = o.topic_states
     ln = len(xs1) + 1
     if ln < 128:
@@ -1861,7 +1830,7 @@ def _w_UpdateMetadataRequest_7(o, w):
         else:
             _wuv(w, ln)
         w += v3
-        w += _S5.pack(e2.topic_id)
+        w += _S13.pack(e2.topic_id)
         xs4 = e2.partition_states
         ln = len(xs4) + 1
         if ln < 128:
@@ -1869,7 +1838,7 @@ def _w_UpdateMetadataRequest_7(o, w):
         else:
             _wuv(w, ln)
         for e5 in xs4:
-            w += _S3.pack(e5.partition_index, e5.controller_epoch, e5.leader, e5.leader_epoch)
+            w += _S6.pack(e5.partition_index, e5.controller_epoch, e5.leader, e5.leader_epoch)
             xs6 = e5.isr
             ln = len(xs6) + 1
             if ln < 128:
@@ -1880,7 +1849,7 @@ def _w_UpdateMetadataRequest_7(o, w):
                 w += _ARRAY_i[len(xs6)].pack(*xs6)
             else:
                 w += _pack('>' + str(len(xs6)) + 'i', *xs6)
-            w += _S1.pack(e5.zk_version)
+            w += _S4.pack(e5.zk_version)
             xs7 = e5.replicas
             ln = len(xs7) + 1
             if ln < 128:
@@ -1916,7 +1885,7 @@ def _w_UpdateMetadataRequest_7(o, w):
     else:
         _wuv(w, ln)
     for e10 in xs9:
-        w += _S1.pack(e10.id)
+        w += _S4.pack(e10.id)
         xs11 = e10.endpoints
         ln = len(xs11) + 1
         if ln < 128:
@@ -1924,7 +1893,7 @@ def _w_UpdateMetadataRequest_7(o, w):
         else:
             _wuv(w, ln)
         for e12 in xs11:
-            w += _S1.pack(e12.port)
+            w += _S4.pack(e12.port)
             v13 = e12.host
             v13 = v13.encode()
             ln = len(v13) + 1
@@ -1941,7 +1910,7 @@ def _w_UpdateMetadataRequest_7(o, w):
             else:
                 _wuv(w, ln)
             w += v14
-            w += _S2.pack(e12.security_protocol)
+            w += _S1.pack(e12.security_protocol)
             if e12.unknown_tagged_fields:
                 _wtags(w, e12.unknown_tagged_fields)
             else:
@@ -1983,7 +1952,7 @@ def _t_UpdateMetadataRequest_1(b, p, o):
         if end > bl:
             raise DecodeError('UpdateMetadataRequest: tagged field past the end')
         if tag == 0:
-            o.type, = _S7.unpack_from(b, p)
+            o.type, = _S15.unpack_from(b, p)
             p += 1
         else:
             if unknown is None:
@@ -1997,200 +1966,194 @@ def _t_UpdateMetadataRequest_1(b, p, o):
 def _r_UpdateMetadataRequest_8(b, p):
     bl = len(b)
     o = _new(UpdateMetadataRequest)
-    o.controller_id, o.is_k_raft_controller, o.controller_epoch, o.broker_epoch, = _S6.unpack_from(b, p)
-    p += 17
-    n1 = b[p] - 1
-    p += 1
-    if n1 > 126:
-        n1, p = _uvt(b, p, n1 + 1)
-        n1 -= 1
-    if n1 < 0:
+    o.controller_id, o.is_k_raft_controller, o.controller_epoch, o.broker_epoch, h1, = _S14.unpack_from(b, p)
+    p += 18
+    n2 = h1 - 1
+    if n2 > 126:
+        n2, p = _uvt(b, p, n2 + 1)
+        n2 -= 1
+    if n2 < 0:
         raise DecodeError('UpdateMetadataRequest.TopicStates: null where not nullable')
     else:
-        if n1 > bl - p:
-            raise DecodeError('UpdateMetadataRequest.TopicStates: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3 = _new(_UpdateMetadataRequest_UpdateMetadataTopicState)
-            n4 = b[p] - 1
+        if n2 > bl - p:
+            raise DecodeError('UpdateMetadataRequest.TopicStates: count ' + str(n2) + ' past the end')
+        xs3 = []
+        for _ in range(n2):
+            e4 = _new(_UpdateMetadataRequest_UpdateMetadataTopicState)
+            n5 = b[p] - 1
             p += 1
-            if n4 > 126:
-                n4, p = _uvt(b, p, n4 + 1)
-                n4 -= 1
-            if n4 < 0:
+            if n5 > 126:
+                n5, p = _uvt(b, p, n5 + 1)
+                n5 -= 1
+            if n5 < 0:
                 raise DecodeError('UpdateMetadataTopicState.TopicName: null where not nullable')
             else:
-                q5 = p + n4
-                if q5 > bl:
-                    raise DecodeError('UpdateMetadataTopicState.TopicName: length ' + str(n4) + ' past the end')
-                e3.topic_name = str(b[p:q5], 'utf-8')
-                p = q5
-            e3.topic_id, = _S5.unpack_from(b, p)
-            p += 16
-            n6 = b[p] - 1
-            p += 1
-            if n6 > 126:
-                n6, p = _uvt(b, p, n6 + 1)
-                n6 -= 1
-            if n6 < 0:
+                q6 = p + n5
+                if q6 > bl:
+                    raise DecodeError('UpdateMetadataTopicState.TopicName: length ' + str(n5) + ' past the end')
+                e4.topic_name = str(b[p:q6], 'utf-8')
+                p = q6
+            e4.topic_id, h7, = _S12.unpack_from(b, p)
+            p += 17
+            n8 = h7 - 1
+            if n8 > 126:
+                n8, p = _uvt(b, p, n8 + 1)
+                n8 -= 1
+            if n8 < 0:
                 raise DecodeError('UpdateMetadataTopicState.PartitionStates: null where not nullable')
             else:
-                if n6 > bl - p:
-                    raise DecodeError('UpdateMetadataTopicState.PartitionStates: count ' + str(n6) + ' past the end')
-                xs7 = []
-                for _ in range(n6):
-                    e8 = _new(_UpdateMetadataRequest_UpdateMetadataPartitionState)
-                    e8.partition_index, e8.controller_epoch, e8.leader, e8.leader_epoch, = _S3.unpack_from(b, p)
-                    p += 16
-                    n9 = b[p] - 1
-                    p += 1
-                    if n9 > 126:
-                        n9, p = _uvt(b, p, n9 + 1)
-                        n9 -= 1
-                    if n9 < 0:
+                if n8 > bl - p:
+                    raise DecodeError('UpdateMetadataTopicState.PartitionStates: count ' + str(n8) + ' past the end')
+                xs9 = []
+                for _ in range(n8):
+                    e10 = _new(_UpdateMetadataRequest_UpdateMetadataPartitionState)
+                    e10.partition_index, e10.controller_epoch, e10.leader, e10.leader_epoch, h11, = _S10.unpack_from(b, p)
+                    p += 17
+                    n12 = h11 - 1
+                    if n12 > 126:
+                        n12, p = _uvt(b, p, n12 + 1)
+                        n12 -= 1
+                    if n12 < 0:
                         raise DecodeError('UpdateMetadataPartitionState.Isr: null where not nullable')
-                    elif n9 < 64:
-                        e8.isr = list(_ARRAY_i[n9].unpack_from(b, p))
-                        p += 4 * n9
+                    elif n12 < 64:
+                        e10.isr = list(_ARRAY_i[n12].unpack_from(b, p))
+                        p += 4 * n12
                     else:
-                        if n9 > bl - p:
-                            raise DecodeError('UpdateMetadataPartitionState.Isr: count ' + str(n9) + ' past the end')
-                        e8.isr = list(_struct.Struct('>' + str(n9) + 'i').unpack_from(b, p))
-                        p += 4 * n9
-                    e8.zk_version, = _S1.unpack_from(b, p)
-                    p += 4
-                    n10 = b[p] - 1
-                    p += 1
-                    if n10 > 126:
-                        n10, p = _uvt(b, p, n10 + 1)
-                        n10 -= 1
-                    if n10 < 0:
+                        if n12 > bl - p:
+                            raise DecodeError('UpdateMetadataPartitionState.Isr: count ' + str(n12) + ' past the end')
+                        e10.isr = list(_struct.Struct('>' + str(n12) + 'i').unpack_from(b, p))
+                        p += 4 * n12
+                    e10.zk_version, h13, = _S11.unpack_from(b, p)
+                    p += 5
+                    n14 = h13 - 1
+                    if n14 > 126:
+                        n14, p = _uvt(b, p, n14 + 1)
+                        n14 -= 1
+                    if n14 < 0:
                         raise DecodeError('UpdateMetadataPartitionState.Replicas: null where not nullable')
-                    elif n10 < 64:
-                        e8.replicas = list(_ARRAY_i[n10].unpack_from(b, p))
-                        p += 4 * n10
+                    elif n14 < 64:
+                        e10.replicas = list(_ARRAY_i[n14].unpack_from(b, p))
+                        p += 4 * n14
                     else:
-                        if n10 > bl - p:
-                            raise DecodeError('UpdateMetadataPartitionState.Replicas: count ' + str(n10) + ' past the end')
-                        e8.replicas = list(_struct.Struct('>' + str(n10) + 'i').unpack_from(b, p))
-                        p += 4 * n10
-                    n11 = b[p] - 1
+                        if n14 > bl - p:
+                            raise DecodeError('UpdateMetadataPartitionState.Replicas: count ' + str(n14) + ' past the end')
+                        e10.replicas = list(_struct.Struct('>' + str(n14) + 'i').unpack_from(b, p))
+                        p += 4 * n14
+                    n15 = b[p] - 1
                     p += 1
-                    if n11 > 126:
-                        n11, p = _uvt(b, p, n11 + 1)
-                        n11 -= 1
-                    if n11 < 0:
+                    if n15 > 126:
+                        n15, p = _uvt(b, p, n15 + 1)
+                        n15 -= 1
+                    if n15 < 0:
                         raise DecodeError('UpdateMetadataPartitionState.OfflineReplicas: null where not nullable')
-                    elif n11 < 64:
-                        e8.offline_replicas = list(_ARRAY_i[n11].unpack_from(b, p))
-                        p += 4 * n11
+                    elif n15 < 64:
+                        e10.offline_replicas = list(_ARRAY_i[n15].unpack_from(b, p))
+                        p += 4 * n15
                     else:
-                        if n11 > bl - p:
-                            raise DecodeError('UpdateMetadataPartitionState.OfflineReplicas: count ' + str(n11) + ' past the end')
-                        e8.offline_replicas = list(_struct.Struct('>' + str(n11) + 'i').unpack_from(b, p))
-                        p += 4 * n11
-                    e8.topic_name = ''
+                        if n15 > bl - p:
+                            raise DecodeError('UpdateMetadataPartitionState.OfflineReplicas: count ' + str(n15) + ' past the end')
+                        e10.offline_replicas = list(_struct.Struct('>' + str(n15) + 'i').unpack_from(b, p))
+                        p += 4 * n15
+                    e10.topic_name = ''
                     if b[p] == 0:  # no tagged fields, the common case
-                        e8.unknown_tagged_fields = None
+                        e10.unknown_tagged_fields = None
                         p += 1
                     else:
-                        p = _t_UpdateMetadataRequest_UpdateMetadataPartitionState_0(b, p, e8)
-                    xs7.append(e8)
-                e3.partition_states = xs7
+                        p = _t_UpdateMetadataRequest_UpdateMetadataPartitionState_0(b, p, e10)
+                    xs9.append(e10)
+                e4.partition_states = xs9
             if b[p] == 0:  # no tagged fields, the common case
-                e3.unknown_tagged_fields = None
+                e4.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_UpdateMetadataRequest_UpdateMetadataTopicState_0(b, p, e3)
-            xs2.append(e3)
-        o.topic_states = xs2
-    n12 = b[p] - 1
+                p = _t_UpdateMetadataRequest_UpdateMetadataTopicState_0(b, p, e4)
+            xs3.append(e4)
+        o.topic_states = xs3
+    n16 = b[p] - 1
     p += 1
-    if n12 > 126:
-        n12, p = _uvt(b, p, n12 + 1)
-        n12 -= 1
-    if n12 < 0:
+    if n16 > 126:
+        n16, p = _uvt(b, p, n16 + 1)
+        n16 -= 1
+    if n16 < 0:
         raise DecodeError('UpdateMetadataRequest.LiveBrokers: null where not nullable')
     else:
-        if n12 > bl - p:
-            raise DecodeError('UpdateMetadataRequest.LiveBrokers: count ' + str(n12) + ' past the end')
-        xs13 = []
-        for _ in range(n12):
-            e14 = _new(_UpdateMetadataRequest_UpdateMetadataBroker)
-            e14.id, = _S1.unpack_from(b, p)
-            p += 4
-            n15 = b[p] - 1
-            p += 1
-            if n15 > 126:
-                n15, p = _uvt(b, p, n15 + 1)
-                n15 -= 1
-            if n15 < 0:
+        if n16 > bl - p:
+            raise DecodeError('UpdateMetadataRequest.LiveBrokers: count ' + str(n16) + ' past the end')
+        xs17 = []
+        for _ in range(n16):
+            e18 = _new(_UpdateMetadataRequest_UpdateMetadataBroker)
+            e18.id, h19, = _S11.unpack_from(b, p)
+            p += 5
+            n20 = h19 - 1
+            if n20 > 126:
+                n20, p = _uvt(b, p, n20 + 1)
+                n20 -= 1
+            if n20 < 0:
                 raise DecodeError('UpdateMetadataBroker.Endpoints: null where not nullable')
             else:
-                if n15 > bl - p:
-                    raise DecodeError('UpdateMetadataBroker.Endpoints: count ' + str(n15) + ' past the end')
-                xs16 = []
-                for _ in range(n15):
-                    e17 = _new(_UpdateMetadataRequest_UpdateMetadataEndpoint)
-                    e17.port, = _S1.unpack_from(b, p)
-                    p += 4
-                    n18 = b[p] - 1
-                    p += 1
-                    if n18 > 126:
-                        n18, p = _uvt(b, p, n18 + 1)
-                        n18 -= 1
-                    if n18 < 0:
+                if n20 > bl - p:
+                    raise DecodeError('UpdateMetadataBroker.Endpoints: count ' + str(n20) + ' past the end')
+                xs21 = []
+                for _ in range(n20):
+                    e22 = _new(_UpdateMetadataRequest_UpdateMetadataEndpoint)
+                    e22.port, h23, = _S11.unpack_from(b, p)
+                    p += 5
+                    n24 = h23 - 1
+                    if n24 > 126:
+                        n24, p = _uvt(b, p, n24 + 1)
+                        n24 -= 1
+                    if n24 < 0:
                         raise DecodeError('UpdateMetadataEndpoint.Host: null where not nullable')
                     else:
-                        q19 = p + n18
-                        if q19 > bl:
-                            raise DecodeError('UpdateMetadataEndpoint.Host: length ' + str(n18) + ' past the end')
-                        e17.host = str(b[p:q19], 'utf-8')
-                        p = q19
-                    n20 = b[p] - 1
+                        q25 = p + n24
+                        if q25 > bl:
+                            raise DecodeError('UpdateMetadataEndpoint.Host: length ' + str(n24) + ' past the end')
+                        e22.host = str(b[p:q25], 'utf-8')
+                        p = q25
+                    n26 = b[p] - 1
                     p += 1
-                    if n20 > 126:
-                        n20, p = _uvt(b, p, n20 + 1)
-                        n20 -= 1
-                    if n20 < 0:
+                    if n26 > 126:
+                        n26, p = _uvt(b, p, n26 + 1)
+                        n26 -= 1
+                    if n26 < 0:
                         raise DecodeError('UpdateMetadataEndpoint.Listener: null where not nullable')
                     else:
-                        q21 = p + n20
-                        if q21 > bl:
-                            raise DecodeError('UpdateMetadataEndpoint.Listener: length ' + str(n20) + ' past the end')
-                        e17.listener = str(b[p:q21], 'utf-8')
-                        p = q21
-                    e17.security_protocol, = _S2.unpack_from(b, p)
+                        q27 = p + n26
+                        if q27 > bl:
+                            raise DecodeError('UpdateMetadataEndpoint.Listener: length ' + str(n26) + ' past the end')
+                        e22.listener = str(b[p:q27], 'utf-8')
+                        p = q27
+                    e22.security_protocol, = _S1.unpack_from(b, p)
                     p += 2
                     if b[p] == 0:  # no tagged fields, the common case
-                        e17.unknown_tagged_fields = None
+                        e22.unknown_tagged_fields = None
                         p += 1
                     else:
-                        p = _t_UpdateMetadataRequest_UpdateMetadataEndpoint_0(b, p, e17)
-                    xs16.append(e17)
-                e14.endpoints = xs16
-            n22 = b[p] - 1
+                        p = _t_UpdateMetadataRequest_UpdateMetadataEndpoint_0(b, p, e22)
+                    xs21.append(e22)
+                e18.endpoints = xs21
+            n28 = b[p] - 1
             p += 1
-            if n22 > 126:
-                n22, p = _uvt(b, p, n22 + 1)
-                n22 -= 1
-            if n22 < 0:
-                e14.rack = None
+            if n28 > 126:
+                n28, p = _uvt(b, p, n28 + 1)
+                n28 -= 1
+            if n28 < 0:
+                e18.rack = None
             else:
-                q23 = p + n22
-                if q23 > bl:
-                    raise DecodeError('UpdateMetadataBroker.Rack: length ' + str(n22) + ' past the end')
-                e14.rack = str(b[p:q23], 'utf-8')
-                p = q23
-            e14.v0_host = ''
-            e14.v0_port = 0
+                q29 = p + n28
+                if q29 > bl:
+                    raise DecodeError('UpdateMetadataBroker.Rack: length ' + str(n28) + ' past the end')
+                e18.rack = str(b[p:q29], 'utf-8')
+                p = q29
+            e18.v0_host = ''
+            e18.v0_port = 0
             if b[p] == 0:  # no tagged fields, the common case
-                e14.unknown_tagged_fields = None
+                e18.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_UpdateMetadataRequest_UpdateMetadataBroker_0(b, p, e14)
-            xs13.append(e14)
-        o.live_brokers = xs13
+                p = _t_UpdateMetadataRequest_UpdateMetadataBroker_0(b, p, e18)
+            xs17.append(e18)
+        o.live_brokers = xs17
     o.ungrouped_partition_states = []
     o.type = 0
     if b[p] == 0:  # no tagged fields, the common case
@@ -2204,7 +2167,7 @@ def _r_UpdateMetadataRequest_8(b, p):
 def _w_UpdateMetadataRequest_8(o, w):
     if o.ungrouped_partition_states:
         raise UnsupportedFieldError('UpdateMetadataRequest.UngroupedPartitionStates exists only in versions 0-4')
-    w += _S6.pack(o.controller_id, o.is_k_raft_controller, o.controller_epoch, o.broker_epoch)
+    w += _S16.pack(o.controller_id, o.is_k_raft_controller, o.controller_epoch, o.broker_epoch)
     xs1 = o.topic_states
     ln = len(xs1) + 1
     if ln < 128:
@@ -2220,7 +2183,7 @@ def _w_UpdateMetadataRequest_8(o, w):
         else:
             _wuv(w, ln)
         w += v3
-        w += _S5.pack(e2.topic_id)
+        w += _S13.pack(e2.topic_id)
         xs4 = e2.partition_states
         ln = len(xs4) + 1
         if ln < 128:
@@ -2228,7 +2191,7 @@ def _w_UpdateMetadataRequest_8(o, w):
         else:
             _wuv(w, ln)
         for e5 in xs4:
-            w += _S3.pack(e5.partition_index, e5.controller_epoch, e5.leader, e5.leader_epoch)
+            w += _S6.pack(e5.partition_index, e5.controller_epoch, e5.leader, e5.leader_epoch)
             xs6 = e5.isr
             ln = len(xs6) + 1
             if ln < 128:
@@ -2239,7 +2202,7 @@ def _w_UpdateMetadataRequest_8(o, w):
                 w += _ARRAY_i[len(xs6)].pack(*xs6)
             else:
                 w += _pack('>' + str(len(xs6)) + 'i', *xs6)
-            w += _S1.pack(e5.zk_version)
+            w += _S4.pack(e5.zk_version)
             xs7 = e5.replicas
             ln = len(xs7) + 1
             if ln < 128:
@@ -2275,7 +2238,7 @@ def _w_UpdateMetadataRequest_8(o, w):
     else:
         _wuv(w, ln)
     for e10 in xs9:
-        w += _S1.pack(e10.id)
+        w += _S4.pack(e10.id)
         xs11 = e10.endpoints
         ln = len(xs11) + 1
         if ln < 128:
@@ -2283,7 +2246,7 @@ def _w_UpdateMetadataRequest_8(o, w):
         else:
             _wuv(w, ln)
         for e12 in xs11:
-            w += _S1.pack(e12.port)
+            w += _S4.pack(e12.port)
             v13 = e12.host
             v13 = v13.encode()
             ln = len(v13) + 1
@@ -2300,7 +2263,7 @@ def _w_UpdateMetadataRequest_8(o, w):
             else:
                 _wuv(w, ln)
             w += v14
-            w += _S2.pack(e12.security_protocol)
+            w += _S1.pack(e12.security_protocol)
             if e12.unknown_tagged_fields:
                 _wtags(w, e12.unknown_tagged_fields)
             else:
@@ -2323,7 +2286,7 @@ def _w_UpdateMetadataRequest_8(o, w):
     tags16 = []
     if o.type != 0:
         t17 = bytearray()
-        t17 += _S7.pack(o.type)
+        t17 += _S15.pack(o.type)
         tags16.append((0, t17))
     if o.unknown_tagged_fields:
         tags16 = sorted(tags16 + o.unknown_tagged_fields, key=_first)
@@ -2336,14 +2299,14 @@ def _w_UpdateMetadataRequest_8(o, w):
 def _r_UpdateMetadataResponse_0(b, p):
     bl = len(b)
     o = _new(UpdateMetadataResponse)
-    o.error_code, = _S2.unpack_from(b, p)
+    o.error_code, = _S1.unpack_from(b, p)
     p += 2
     o.unknown_tagged_fields = None
     return o, p
 
 
 def _w_UpdateMetadataResponse_0(o, w):
-    w += _S2.pack(o.error_code)
+    w += _S1.pack(o.error_code)
 
 
 def _t_UpdateMetadataResponse_0(b, p, o):
@@ -2372,7 +2335,7 @@ def _t_UpdateMetadataResponse_0(b, p, o):
 def _r_UpdateMetadataResponse_1(b, p):
     bl = len(b)
     o = _new(UpdateMetadataResponse)
-    o.error_code, = _S2.unpack_from(b, p)
+    o.error_code, = _S1.unpack_from(b, p)
     p += 2
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
@@ -2383,7 +2346,7 @@ def _r_UpdateMetadataResponse_1(b, p):
 
 
 def _w_UpdateMetadataResponse_1(o, w):
-    w += _S2.pack(o.error_code)
+    w += _S1.pack(o.error_code)
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
     else:

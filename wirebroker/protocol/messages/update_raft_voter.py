@@ -28,12 +28,14 @@ _unpack_from = _struct.unpack_from
 def _first(tag_and_bytes):
     return tag_and_bytes[0]
 
-_S0 = _struct.Struct('>ii16s')
+_S0 = _struct.Struct('>ii16sB')
 _S1 = _struct.Struct('>H')
 _S2 = _struct.Struct('>hh')
-_S3 = _struct.Struct('>ih')
-_S4 = _struct.Struct('>ii')
-_S5 = _struct.Struct('>i')
+_S3 = _struct.Struct('>ii16s')
+_S4 = _struct.Struct('>ih')
+_S5 = _struct.Struct('>iiB')
+_S6 = _struct.Struct('>i')
+_S7 = _struct.Struct('>ii')
 
 
 class UpdateRaftVoterRequest(Message):
@@ -194,65 +196,64 @@ def _r_UpdateRaftVoterRequest_0(b, p):
             raise DecodeError('UpdateRaftVoterRequest.ClusterId: length ' + str(n1) + ' past the end')
         o.cluster_id = str(b[p:q2], 'utf-8')
         p = q2
-    o.current_leader_epoch, o.voter_id, o.voter_directory_id, = _S0.unpack_from(b, p)
-    p += 24
-    n3 = b[p] - 1
-    p += 1
-    if n3 > 126:
-        n3, p = _uvt(b, p, n3 + 1)
-        n3 -= 1
-    if n3 < 0:
+    o.current_leader_epoch, o.voter_id, o.voter_directory_id, h3, = _S0.unpack_from(b, p)
+    p += 25
+    n4 = h3 - 1
+    if n4 > 126:
+        n4, p = _uvt(b, p, n4 + 1)
+        n4 -= 1
+    if n4 < 0:
         raise DecodeError('UpdateRaftVoterRequest.Listeners: null where not nullable')
     else:
-        if n3 > bl - p:
-            raise DecodeError('UpdateRaftVoterRequest.Listeners: count ' + str(n3) + ' past the end')
-        xs4 = []
-        for _ in range(n3):
-            e5 = _new(_UpdateRaftVoterRequest_Listener)
-            n6 = b[p] - 1
+        if n4 > bl - p:
+            raise DecodeError('UpdateRaftVoterRequest.Listeners: count ' + str(n4) + ' past the end')
+        xs5 = []
+        for _ in range(n4):
+            e6 = _new(_UpdateRaftVoterRequest_Listener)
+            n7 = b[p] - 1
             p += 1
-            if n6 > 126:
-                n6, p = _uvt(b, p, n6 + 1)
-                n6 -= 1
-            if n6 < 0:
+            if n7 > 126:
+                n7, p = _uvt(b, p, n7 + 1)
+                n7 -= 1
+            if n7 < 0:
                 raise DecodeError('Listener.Name: null where not nullable')
             else:
-                q7 = p + n6
-                if q7 > bl:
-                    raise DecodeError('Listener.Name: length ' + str(n6) + ' past the end')
-                e5.name = str(b[p:q7], 'utf-8')
-                p = q7
-            n8 = b[p] - 1
+                q8 = p + n7
+                if q8 > bl:
+                    raise DecodeError('Listener.Name: length ' + str(n7) + ' past the end')
+                e6.name = str(b[p:q8], 'utf-8')
+                p = q8
+            n9 = b[p] - 1
             p += 1
-            if n8 > 126:
-                n8, p = _uvt(b, p, n8 + 1)
-                n8 -= 1
-            if n8 < 0:
+            if n9 > 126:
+                n9, p = _uvt(b, p, n9 + 1)
+                n9 -= 1
+            if n9 < 0:
                 raise DecodeError('Listener.Host: null where not nullable')
             else:
-                q9 = p + n8
-                if q9 > bl:
-                    raise DecodeError('Listener.Host: length ' + str(n8) + ' past the end')
-                e5.host = str(b[p:q9], 'utf-8')
-                p = q9
-            e5.port, = _S1.unpack_from(b, p)
+                q10 = p + n9
+                if q10 > bl:
+                    raise DecodeError('Listener.Host: length ' + str(n9) + ' past the end')
+                e6.host = str(b[p:q10], 'utf-8')
+                p = q10
+            e6.port, = _S1.unpack_from(b, p)
             p += 2
             if b[p] == 0:  # no tagged fields, the common case
-                e5.unknown_tagged_fields = None
+                e6.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_UpdateRaftVoterRequest_Listener_0(b, p, e5)
-            xs4.append(e5)
-        o.listeners = xs4
-    s10 = _new(_UpdateRaftVoterRequest_KRaftVersionFeature)
-    s10.min_supported_version, s10.max_supported_version, = _S2.unpack_from(b, p)
+                p = _t_UpdateRaftVoterRequest_Listener_0(b, p, e6)
+            xs5.append(e6)
+        o.listeners = xs5
+    s11 = _new(_UpdateRaftVoterRequest_KRaftVersionFeature)
+    s11.min_supported_version, s11.max_supported_version, = _S2.unpack_from(b, p)
     p += 4
     if b[p] == 0:  # no tagged fields, the common case
-        s10.unknown_tagged_fields = None
+        s11.unknown_tagged_fields = None
         p += 1
     else:
-        p = _t_UpdateRaftVoterRequest_KRaftVersionFeature_0(b, p, s10)
-    o.k_raft_version_feature = s10
+        p = _t_UpdateRaftVoterRequest_KRaftVersionFeature_0(b, p, s11)
+    o.k_raft_version_feature = s11
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         p += 1
@@ -273,7 +274,7 @@ def _w_UpdateRaftVoterRequest_0(o, w):
         else:
             _wuv(w, ln)
         w += v1
-    w += _S0.pack(o.current_leader_epoch, o.voter_id, o.voter_directory_id)
+    w += _S3.pack(o.current_leader_epoch, o.voter_id, o.voter_directory_id)
     xs2 = o.listeners
     ln = len(xs2) + 1
     if ln < 128:
@@ -354,22 +355,21 @@ def _t_UpdateRaftVoterResponse_0(b, p, o):
             raise DecodeError('UpdateRaftVoterResponse: tagged field past the end')
         if tag == 0:
             s1 = _new(_UpdateRaftVoterResponse_CurrentLeader)
-            s1.leader_id, s1.leader_epoch, = _S4.unpack_from(b, p)
-            p += 8
-            n2 = b[p] - 1
-            p += 1
-            if n2 > 126:
-                n2, p = _uvt(b, p, n2 + 1)
-                n2 -= 1
-            if n2 < 0:
+            s1.leader_id, s1.leader_epoch, h2, = _S5.unpack_from(b, p)
+            p += 9
+            n3 = h2 - 1
+            if n3 > 126:
+                n3, p = _uvt(b, p, n3 + 1)
+                n3 -= 1
+            if n3 < 0:
                 raise DecodeError('CurrentLeader.Host: null where not nullable')
             else:
-                q3 = p + n2
-                if q3 > bl:
-                    raise DecodeError('CurrentLeader.Host: length ' + str(n2) + ' past the end')
-                s1.host = str(b[p:q3], 'utf-8')
-                p = q3
-            s1.port, = _S5.unpack_from(b, p)
+                q4 = p + n3
+                if q4 > bl:
+                    raise DecodeError('CurrentLeader.Host: length ' + str(n3) + ' past the end')
+                s1.host = str(b[p:q4], 'utf-8')
+                p = q4
+            s1.port, = _S6.unpack_from(b, p)
             p += 4
             if b[p] == 0:  # no tagged fields, the common case
                 s1.unknown_tagged_fields = None
@@ -389,7 +389,7 @@ def _t_UpdateRaftVoterResponse_0(b, p, o):
 def _r_UpdateRaftVoterResponse_0(b, p):
     bl = len(b)
     o = _new(UpdateRaftVoterResponse)
-    o.throttle_time_ms, o.error_code, = _S3.unpack_from(b, p)
+    o.throttle_time_ms, o.error_code, = _S4.unpack_from(b, p)
     p += 6
     d1 = _new(_UpdateRaftVoterResponse_CurrentLeader)
     d1.leader_id = -1
@@ -407,12 +407,12 @@ def _r_UpdateRaftVoterResponse_0(b, p):
 
 
 def _w_UpdateRaftVoterResponse_0(o, w):
-    w += _S3.pack(o.throttle_time_ms, o.error_code)
+    w += _S4.pack(o.throttle_time_ms, o.error_code)
     tags1 = []
     if (o.current_leader.leader_id != -1) or (o.current_leader.leader_epoch != -1) or (o.current_leader.host) or (o.current_leader.port != 0) or o.current_leader.unknown_tagged_fields:
         t2 = bytearray()
         s3 = o.current_leader
-        t2 += _S4.pack(s3.leader_id, s3.leader_epoch)
+        t2 += _S7.pack(s3.leader_id, s3.leader_epoch)
         v4 = s3.host
         v4 = v4.encode()
         ln = len(v4) + 1
@@ -421,7 +421,7 @@ def _w_UpdateRaftVoterResponse_0(o, w):
         else:
             _wuv(t2, ln)
         t2 += v4
-        t2 += _S5.pack(s3.port)
+        t2 += _S6.pack(s3.port)
         if s3.unknown_tagged_fields:
             _wtags(t2, s3.unknown_tagged_fields)
         else:

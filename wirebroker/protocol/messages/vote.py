@@ -29,12 +29,14 @@ def _first(tag_and_bytes):
     return tag_and_bytes[0]
 
 _S0 = _struct.Struct('>iiiiq')
-_S1 = _struct.Struct('>i')
+_S1 = _struct.Struct('>iB')
 _S2 = _struct.Struct('>iii16s16siq')
-_S3 = _struct.Struct('>iii16s16siq?')
-_S4 = _struct.Struct('>h')
-_S5 = _struct.Struct('>ihii?')
-_S6 = _struct.Struct('>H')
+_S3 = _struct.Struct('>i')
+_S4 = _struct.Struct('>iii16s16siq?')
+_S5 = _struct.Struct('>hB')
+_S6 = _struct.Struct('>ihii?')
+_S7 = _struct.Struct('>h')
+_S8 = _struct.Struct('>H')
 
 
 class VoteRequest(Message):
@@ -355,64 +357,63 @@ def _r_VoteRequest_1(b, p):
             raise DecodeError('VoteRequest.ClusterId: length ' + str(n1) + ' past the end')
         o.cluster_id = str(b[p:q2], 'utf-8')
         p = q2
-    o.voter_id, = _S1.unpack_from(b, p)
-    p += 4
-    n3 = b[p] - 1
-    p += 1
-    if n3 > 126:
-        n3, p = _uvt(b, p, n3 + 1)
-        n3 -= 1
-    if n3 < 0:
+    o.voter_id, h3, = _S1.unpack_from(b, p)
+    p += 5
+    n4 = h3 - 1
+    if n4 > 126:
+        n4, p = _uvt(b, p, n4 + 1)
+        n4 -= 1
+    if n4 < 0:
         raise DecodeError('VoteRequest.Topics: null where not nullable')
     else:
-        if n3 > bl - p:
-            raise DecodeError('VoteRequest.Topics: count ' + str(n3) + ' past the end')
-        xs4 = []
-        for _ in range(n3):
-            e5 = _new(_VoteRequest_TopicData)
-            n6 = b[p] - 1
+        if n4 > bl - p:
+            raise DecodeError('VoteRequest.Topics: count ' + str(n4) + ' past the end')
+        xs5 = []
+        for _ in range(n4):
+            e6 = _new(_VoteRequest_TopicData)
+            n7 = b[p] - 1
             p += 1
-            if n6 > 126:
-                n6, p = _uvt(b, p, n6 + 1)
-                n6 -= 1
-            if n6 < 0:
+            if n7 > 126:
+                n7, p = _uvt(b, p, n7 + 1)
+                n7 -= 1
+            if n7 < 0:
                 raise DecodeError('TopicData.TopicName: null where not nullable')
             else:
-                q7 = p + n6
-                if q7 > bl:
-                    raise DecodeError('TopicData.TopicName: length ' + str(n6) + ' past the end')
-                e5.topic_name = str(b[p:q7], 'utf-8')
-                p = q7
-            n8 = b[p] - 1
+                q8 = p + n7
+                if q8 > bl:
+                    raise DecodeError('TopicData.TopicName: length ' + str(n7) + ' past the end')
+                e6.topic_name = str(b[p:q8], 'utf-8')
+                p = q8
+            n9 = b[p] - 1
             p += 1
-            if n8 > 126:
-                n8, p = _uvt(b, p, n8 + 1)
-                n8 -= 1
-            if n8 < 0:
+            if n9 > 126:
+                n9, p = _uvt(b, p, n9 + 1)
+                n9 -= 1
+            if n9 < 0:
                 raise DecodeError('TopicData.Partitions: null where not nullable')
             else:
-                if n8 > bl - p:
-                    raise DecodeError('TopicData.Partitions: count ' + str(n8) + ' past the end')
-                xs9 = []
-                for _ in range(n8):
-                    e10 = _new(_VoteRequest_PartitionData)
-                    e10.partition_index, e10.replica_epoch, e10.replica_id, e10.replica_directory_id, e10.voter_directory_id, e10.last_offset_epoch, e10.last_offset, = _S2.unpack_from(b, p)
+                if n9 > bl - p:
+                    raise DecodeError('TopicData.Partitions: count ' + str(n9) + ' past the end')
+                xs10 = []
+                for _ in range(n9):
+                    e11 = _new(_VoteRequest_PartitionData)
+                    e11.partition_index, e11.replica_epoch, e11.replica_id, e11.replica_directory_id, e11.voter_directory_id, e11.last_offset_epoch, e11.last_offset, = _S2.unpack_from(b, p)
                     p += 56
-                    e10.pre_vote = False
+                    e11.pre_vote = False
                     if b[p] == 0:  # no tagged fields, the common case
-                        e10.unknown_tagged_fields = None
+                        e11.unknown_tagged_fields = None
                         p += 1
                     else:
-                        p = _t_VoteRequest_PartitionData_0(b, p, e10)
-                    xs9.append(e10)
-                e5.partitions = xs9
+                        p = _t_VoteRequest_PartitionData_0(b, p, e11)
+                    xs10.append(e11)
+                e6.partitions = xs10
             if b[p] == 0:  # no tagged fields, the common case
-                e5.unknown_tagged_fields = None
+                e6.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_VoteRequest_TopicData_0(b, p, e5)
-            xs4.append(e5)
-        o.topics = xs4
+                p = _t_VoteRequest_TopicData_0(b, p, e6)
+            xs5.append(e6)
+        o.topics = xs5
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         p += 1
@@ -433,7 +434,7 @@ def _w_VoteRequest_1(o, w):
         else:
             _wuv(w, ln)
         w += v1
-    w += _S1.pack(o.voter_id)
+    w += _S3.pack(o.voter_id)
     xs2 = o.topics
     ln = len(xs2) + 1
     if ln < 128:
@@ -489,63 +490,62 @@ def _r_VoteRequest_2(b, p):
             raise DecodeError('VoteRequest.ClusterId: length ' + str(n1) + ' past the end')
         o.cluster_id = str(b[p:q2], 'utf-8')
         p = q2
-    o.voter_id, = _S1.unpack_from(b, p)
-    p += 4
-    n3 = b[p] - 1
-    p += 1
-    if n3 > 126:
-        n3, p = _uvt(b, p, n3 + 1)
-        n3 -= 1
-    if n3 < 0:
+    o.voter_id, h3, = _S1.unpack_from(b, p)
+    p += 5
+    n4 = h3 - 1
+    if n4 > 126:
+        n4, p = _uvt(b, p, n4 + 1)
+        n4 -= 1
+    if n4 < 0:
         raise DecodeError('VoteRequest.Topics: null where not nullable')
     else:
-        if n3 > bl - p:
-            raise DecodeError('VoteRequest.Topics: count ' + str(n3) + ' past the end')
-        xs4 = []
-        for _ in range(n3):
-            e5 = _new(_VoteRequest_TopicData)
-            n6 = b[p] - 1
+        if n4 > bl - p:
+            raise DecodeError('VoteRequest.Topics: count ' + str(n4) + ' past the end')
+        xs5 = []
+        for _ in range(n4):
+            e6 = _new(_VoteRequest_TopicData)
+            n7 = b[p] - 1
             p += 1
-            if n6 > 126:
-                n6, p = _uvt(b, p, n6 + 1)
-                n6 -= 1
-            if n6 < 0:
+            if n7 > 126:
+                n7, p = _uvt(b, p, n7 + 1)
+                n7 -= 1
+            if n7 < 0:
                 raise DecodeError('TopicData.TopicName: null where not nullable')
             else:
-                q7 = p + n6
-                if q7 > bl:
-                    raise DecodeError('TopicData.TopicName: length ' + str(n6) + ' past the end')
-                e5.topic_name = str(b[p:q7], 'utf-8')
-                p = q7
-            n8 = b[p] - 1
+                q8 = p + n7
+                if q8 > bl:
+                    raise DecodeError('TopicData.TopicName: length ' + str(n7) + ' past the end')
+                e6.topic_name = str(b[p:q8], 'utf-8')
+                p = q8
+            n9 = b[p] - 1
             p += 1
-            if n8 > 126:
-                n8, p = _uvt(b, p, n8 + 1)
-                n8 -= 1
-            if n8 < 0:
+            if n9 > 126:
+                n9, p = _uvt(b, p, n9 + 1)
+                n9 -= 1
+            if n9 < 0:
                 raise DecodeError('TopicData.Partitions: null where not nullable')
             else:
-                if n8 > bl - p:
-                    raise DecodeError('TopicData.Partitions: count ' + str(n8) + ' past the end')
-                xs9 = []
-                for _ in range(n8):
-                    e10 = _new(_VoteRequest_PartitionData)
-                    e10.partition_index, e10.replica_epoch, e10.replica_id, e10.replica_directory_id, e10.voter_directory_id, e10.last_offset_epoch, e10.last_offset, e10.pre_vote, = _S3.unpack_from(b, p)
+                if n9 > bl - p:
+                    raise DecodeError('TopicData.Partitions: count ' + str(n9) + ' past the end')
+                xs10 = []
+                for _ in range(n9):
+                    e11 = _new(_VoteRequest_PartitionData)
+                    e11.partition_index, e11.replica_epoch, e11.replica_id, e11.replica_directory_id, e11.voter_directory_id, e11.last_offset_epoch, e11.last_offset, e11.pre_vote, = _S4.unpack_from(b, p)
                     p += 57
                     if b[p] == 0:  # no tagged fields, the common case
-                        e10.unknown_tagged_fields = None
+                        e11.unknown_tagged_fields = None
                         p += 1
                     else:
-                        p = _t_VoteRequest_PartitionData_0(b, p, e10)
-                    xs9.append(e10)
-                e5.partitions = xs9
+                        p = _t_VoteRequest_PartitionData_0(b, p, e11)
+                    xs10.append(e11)
+                e6.partitions = xs10
             if b[p] == 0:  # no tagged fields, the common case
-                e5.unknown_tagged_fields = None
+                e6.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_VoteRequest_TopicData_0(b, p, e5)
-            xs4.append(e5)
-        o.topics = xs4
+                p = _t_VoteRequest_TopicData_0(b, p, e6)
+            xs5.append(e6)
+        o.topics = xs5
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         p += 1
@@ -566,7 +566,7 @@ def _w_VoteRequest_2(o, w):
         else:
             _wuv(w, ln)
         w += v1
-    w += _S1.pack(o.voter_id)
+    w += _S3.pack(o.voter_id)
     xs2 = o.topics
     ln = len(xs2) + 1
     if ln < 128:
@@ -589,7 +589,7 @@ def _w_VoteRequest_2(o, w):
         else:
             _wuv(w, ln)
         for e6 in xs5:
-            w += _S3.pack(e6.partition_index, e6.replica_epoch, e6.replica_id, e6.replica_directory_id, e6.voter_directory_id, e6.last_offset_epoch, e6.last_offset, e6.pre_vote)
+            w += _S4.pack(e6.partition_index, e6.replica_epoch, e6.replica_id, e6.replica_directory_id, e6.voter_directory_id, e6.last_offset_epoch, e6.last_offset, e6.pre_vote)
             if e6.unknown_tagged_fields:
                 _wtags(w, e6.unknown_tagged_fields)
             else:
@@ -630,63 +630,62 @@ def _t_VoteResponse_0(b, p, o):
 def _r_VoteResponse_0(b, p):
     bl = len(b)
     o = _new(VoteResponse)
-    o.error_code, = _S4.unpack_from(b, p)
-    p += 2
-    n1 = b[p] - 1
-    p += 1
-    if n1 > 126:
-        n1, p = _uvt(b, p, n1 + 1)
-        n1 -= 1
-    if n1 < 0:
+    o.error_code, h1, = _S5.unpack_from(b, p)
+    p += 3
+    n2 = h1 - 1
+    if n2 > 126:
+        n2, p = _uvt(b, p, n2 + 1)
+        n2 -= 1
+    if n2 < 0:
         raise DecodeError('VoteResponse.Topics: null where not nullable')
     else:
-        if n1 > bl - p:
-            raise DecodeError('VoteResponse.Topics: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3 = _new(_VoteResponse_TopicData)
-            n4 = b[p] - 1
+        if n2 > bl - p:
+            raise DecodeError('VoteResponse.Topics: count ' + str(n2) + ' past the end')
+        xs3 = []
+        for _ in range(n2):
+            e4 = _new(_VoteResponse_TopicData)
+            n5 = b[p] - 1
             p += 1
-            if n4 > 126:
-                n4, p = _uvt(b, p, n4 + 1)
-                n4 -= 1
-            if n4 < 0:
+            if n5 > 126:
+                n5, p = _uvt(b, p, n5 + 1)
+                n5 -= 1
+            if n5 < 0:
                 raise DecodeError('TopicData.TopicName: null where not nullable')
             else:
-                q5 = p + n4
-                if q5 > bl:
-                    raise DecodeError('TopicData.TopicName: length ' + str(n4) + ' past the end')
-                e3.topic_name = str(b[p:q5], 'utf-8')
-                p = q5
-            n6 = b[p] - 1
+                q6 = p + n5
+                if q6 > bl:
+                    raise DecodeError('TopicData.TopicName: length ' + str(n5) + ' past the end')
+                e4.topic_name = str(b[p:q6], 'utf-8')
+                p = q6
+            n7 = b[p] - 1
             p += 1
-            if n6 > 126:
-                n6, p = _uvt(b, p, n6 + 1)
-                n6 -= 1
-            if n6 < 0:
+            if n7 > 126:
+                n7, p = _uvt(b, p, n7 + 1)
+                n7 -= 1
+            if n7 < 0:
                 raise DecodeError('TopicData.Partitions: null where not nullable')
             else:
-                if n6 > bl - p:
-                    raise DecodeError('TopicData.Partitions: count ' + str(n6) + ' past the end')
-                xs7 = []
-                for _ in range(n6):
-                    e8 = _new(_VoteResponse_PartitionData)
-                    e8.partition_index, e8.error_code, e8.leader_id, e8.leader_epoch, e8.vote_granted, = _S5.unpack_from(b, p)
+                if n7 > bl - p:
+                    raise DecodeError('TopicData.Partitions: count ' + str(n7) + ' past the end')
+                xs8 = []
+                for _ in range(n7):
+                    e9 = _new(_VoteResponse_PartitionData)
+                    e9.partition_index, e9.error_code, e9.leader_id, e9.leader_epoch, e9.vote_granted, = _S6.unpack_from(b, p)
                     p += 15
                     if b[p] == 0:  # no tagged fields, the common case
-                        e8.unknown_tagged_fields = None
+                        e9.unknown_tagged_fields = None
                         p += 1
                     else:
-                        p = _t_VoteRequest_PartitionData_0(b, p, e8)
-                    xs7.append(e8)
-                e3.partitions = xs7
+                        p = _t_VoteRequest_PartitionData_0(b, p, e9)
+                    xs8.append(e9)
+                e4.partitions = xs8
             if b[p] == 0:  # no tagged fields, the common case
-                e3.unknown_tagged_fields = None
+                e4.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_VoteRequest_TopicData_0(b, p, e3)
-            xs2.append(e3)
-        o.topics = xs2
+                p = _t_VoteRequest_TopicData_0(b, p, e4)
+            xs3.append(e4)
+        o.topics = xs3
     o.node_endpoints = []
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
@@ -697,7 +696,7 @@ def _r_VoteResponse_0(b, p):
 
 
 def _w_VoteResponse_0(o, w):
-    w += _S4.pack(o.error_code)
+    w += _S7.pack(o.error_code)
     xs1 = o.topics
     ln = len(xs1) + 1
     if ln < 128:
@@ -720,7 +719,7 @@ def _w_VoteResponse_0(o, w):
         else:
             _wuv(w, ln)
         for e5 in xs4:
-            w += _S5.pack(e5.partition_index, e5.error_code, e5.leader_id, e5.leader_epoch, e5.vote_granted)
+            w += _S6.pack(e5.partition_index, e5.error_code, e5.leader_id, e5.leader_epoch, e5.vote_granted)
             if e5.unknown_tagged_fields:
                 _wtags(w, e5.unknown_tagged_fields)
             else:
@@ -787,22 +786,21 @@ def _t_VoteResponse_1(b, p, o):
                 xs2 = []
                 for _ in range(n1):
                     e3 = _new(_VoteResponse_NodeEndpoint)
-                    e3.node_id, = _S1.unpack_from(b, p)
-                    p += 4
-                    n4 = b[p] - 1
-                    p += 1
-                    if n4 > 126:
-                        n4, p = _uvt(b, p, n4 + 1)
-                        n4 -= 1
-                    if n4 < 0:
+                    e3.node_id, h4, = _S1.unpack_from(b, p)
+                    p += 5
+                    n5 = h4 - 1
+                    if n5 > 126:
+                        n5, p = _uvt(b, p, n5 + 1)
+                        n5 -= 1
+                    if n5 < 0:
                         raise DecodeError('NodeEndpoint.Host: null where not nullable')
                     else:
-                        q5 = p + n4
-                        if q5 > bl:
-                            raise DecodeError('NodeEndpoint.Host: length ' + str(n4) + ' past the end')
-                        e3.host = str(b[p:q5], 'utf-8')
-                        p = q5
-                    e3.port, = _S6.unpack_from(b, p)
+                        q6 = p + n5
+                        if q6 > bl:
+                            raise DecodeError('NodeEndpoint.Host: length ' + str(n5) + ' past the end')
+                        e3.host = str(b[p:q6], 'utf-8')
+                        p = q6
+                    e3.port, = _S8.unpack_from(b, p)
                     p += 2
                     if b[p] == 0:  # no tagged fields, the common case
                         e3.unknown_tagged_fields = None
@@ -823,63 +821,62 @@ def _t_VoteResponse_1(b, p, o):
 def _r_VoteResponse_1(b, p):
     bl = len(b)
     o = _new(VoteResponse)
-    o.error_code, = _S4.unpack_from(b, p)
-    p += 2
-    n1 = b[p] - 1
-    p += 1
-    if n1 > 126:
-        n1, p = _uvt(b, p, n1 + 1)
-        n1 -= 1
-    if n1 < 0:
+    o.error_code, h1, = _S5.unpack_from(b, p)
+    p += 3
+    n2 = h1 - 1
+    if n2 > 126:
+        n2, p = _uvt(b, p, n2 + 1)
+        n2 -= 1
+    if n2 < 0:
         raise DecodeError('VoteResponse.Topics: null where not nullable')
     else:
-        if n1 > bl - p:
-            raise DecodeError('VoteResponse.Topics: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3 = _new(_VoteResponse_TopicData)
-            n4 = b[p] - 1
+        if n2 > bl - p:
+            raise DecodeError('VoteResponse.Topics: count ' + str(n2) + ' past the end')
+        xs3 = []
+        for _ in range(n2):
+            e4 = _new(_VoteResponse_TopicData)
+            n5 = b[p] - 1
             p += 1
-            if n4 > 126:
-                n4, p = _uvt(b, p, n4 + 1)
-                n4 -= 1
-            if n4 < 0:
+            if n5 > 126:
+                n5, p = _uvt(b, p, n5 + 1)
+                n5 -= 1
+            if n5 < 0:
                 raise DecodeError('TopicData.TopicName: null where not nullable')
             else:
-                q5 = p + n4
-                if q5 > bl:
-                    raise DecodeError('TopicData.TopicName: length ' + str(n4) + ' past the end')
-                e3.topic_name = str(b[p:q5], 'utf-8')
-                p = q5
-            n6 = b[p] - 1
+                q6 = p + n5
+                if q6 > bl:
+                    raise DecodeError('TopicData.TopicName: length ' + str(n5) + ' past the end')
+                e4.topic_name = str(b[p:q6], 'utf-8')
+                p = q6
+            n7 = b[p] - 1
             p += 1
-            if n6 > 126:
-                n6, p = _uvt(b, p, n6 + 1)
-                n6 -= 1
-            if n6 < 0:
+            if n7 > 126:
+                n7, p = _uvt(b, p, n7 + 1)
+                n7 -= 1
+            if n7 < 0:
                 raise DecodeError('TopicData.Partitions: null where not nullable')
             else:
-                if n6 > bl - p:
-                    raise DecodeError('TopicData.Partitions: count ' + str(n6) + ' past the end')
-                xs7 = []
-                for _ in range(n6):
-                    e8 = _new(_VoteResponse_PartitionData)
-                    e8.partition_index, e8.error_code, e8.leader_id, e8.leader_epoch, e8.vote_granted, = _S5.unpack_from(b, p)
+                if n7 > bl - p:
+                    raise DecodeError('TopicData.Partitions: count ' + str(n7) + ' past the end')
+                xs8 = []
+                for _ in range(n7):
+                    e9 = _new(_VoteResponse_PartitionData)
+                    e9.partition_index, e9.error_code, e9.leader_id, e9.leader_epoch, e9.vote_granted, = _S6.unpack_from(b, p)
                     p += 15
                     if b[p] == 0:  # no tagged fields, the common case
-                        e8.unknown_tagged_fields = None
+                        e9.unknown_tagged_fields = None
                         p += 1
                     else:
-                        p = _t_VoteRequest_PartitionData_0(b, p, e8)
-                    xs7.append(e8)
-                e3.partitions = xs7
+                        p = _t_VoteRequest_PartitionData_0(b, p, e9)
+                    xs8.append(e9)
+                e4.partitions = xs8
             if b[p] == 0:  # no tagged fields, the common case
-                e3.unknown_tagged_fields = None
+                e4.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_VoteRequest_TopicData_0(b, p, e3)
-            xs2.append(e3)
-        o.topics = xs2
+                p = _t_VoteRequest_TopicData_0(b, p, e4)
+            xs3.append(e4)
+        o.topics = xs3
     o.node_endpoints = []
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
@@ -890,7 +887,7 @@ def _r_VoteResponse_1(b, p):
 
 
 def _w_VoteResponse_1(o, w):
-    w += _S4.pack(o.error_code)
+    w += _S7.pack(o.error_code)
     xs1 = o.topics
     ln = len(xs1) + 1
     if ln < 128:
@@ -913,7 +910,7 @@ def _w_VoteResponse_1(o, w):
         else:
             _wuv(w, ln)
         for e5 in xs4:
-            w += _S5.pack(e5.partition_index, e5.error_code, e5.leader_id, e5.leader_epoch, e5.vote_granted)
+            w += _S6.pack(e5.partition_index, e5.error_code, e5.leader_id, e5.leader_epoch, e5.vote_granted)
             if e5.unknown_tagged_fields:
                 _wtags(w, e5.unknown_tagged_fields)
             else:
@@ -932,7 +929,7 @@ def _w_VoteResponse_1(o, w):
         else:
             _wuv(t7, ln)
         for e9 in xs8:
-            t7 += _S1.pack(e9.node_id)
+            t7 += _S3.pack(e9.node_id)
             v10 = e9.host
             v10 = v10.encode()
             ln = len(v10) + 1
@@ -941,7 +938,7 @@ def _w_VoteResponse_1(o, w):
             else:
                 _wuv(t7, ln)
             t7 += v10
-            t7 += _S6.pack(e9.port)
+            t7 += _S8.pack(e9.port)
             if e9.unknown_tagged_fields:
                 _wtags(t7, e9.unknown_tagged_fields)
             else:

@@ -28,10 +28,12 @@ _unpack_from = _struct.unpack_from
 def _first(tag_and_bytes):
     return tag_and_bytes[0]
 
-_S0 = _struct.Struct('>h')
-_S1 = _struct.Struct('>i16s')
+_S0 = _struct.Struct('>hB')
+_S1 = _struct.Struct('>i16sB')
 _S2 = _struct.Struct('>H')
 _S3 = _struct.Struct('>hh')
+_S4 = _struct.Struct('>h')
+_S5 = _struct.Struct('>i16s')
 
 
 class VotersRecord(Message):
@@ -181,87 +183,85 @@ def _t_VotersRecord_0(b, p, o):
 def _r_VotersRecord_0(b, p):
     bl = len(b)
     o = _new(VotersRecord)
-    o.version, = _S0.unpack_from(b, p)
-    p += 2
-    n1 = b[p] - 1
-    p += 1
-    if n1 > 126:
-        n1, p = _uvt(b, p, n1 + 1)
-        n1 -= 1
-    if n1 < 0:
+    o.version, h1, = _S0.unpack_from(b, p)
+    p += 3
+    n2 = h1 - 1
+    if n2 > 126:
+        n2, p = _uvt(b, p, n2 + 1)
+        n2 -= 1
+    if n2 < 0:
         raise DecodeError('VotersRecord.Voters: null where not nullable')
     else:
-        if n1 > bl - p:
-            raise DecodeError('VotersRecord.Voters: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3 = _new(_VotersRecord_Voter)
-            e3.voter_id, e3.voter_directory_id, = _S1.unpack_from(b, p)
-            p += 20
-            n4 = b[p] - 1
-            p += 1
-            if n4 > 126:
-                n4, p = _uvt(b, p, n4 + 1)
-                n4 -= 1
-            if n4 < 0:
+        if n2 > bl - p:
+            raise DecodeError('VotersRecord.Voters: count ' + str(n2) + ' past the end')
+        xs3 = []
+        for _ in range(n2):
+            e4 = _new(_VotersRecord_Voter)
+            e4.voter_id, e4.voter_directory_id, h5, = _S1.unpack_from(b, p)
+            p += 21
+            n6 = h5 - 1
+            if n6 > 126:
+                n6, p = _uvt(b, p, n6 + 1)
+                n6 -= 1
+            if n6 < 0:
                 raise DecodeError('Voter.Endpoints: null where not nullable')
             else:
-                if n4 > bl - p:
-                    raise DecodeError('Voter.Endpoints: count ' + str(n4) + ' past the end')
-                xs5 = []
-                for _ in range(n4):
-                    e6 = _new(_VotersRecord_Endpoint)
-                    n7 = b[p] - 1
-                    p += 1
-                    if n7 > 126:
-                        n7, p = _uvt(b, p, n7 + 1)
-                        n7 -= 1
-                    if n7 < 0:
-                        raise DecodeError('Endpoint.Name: null where not nullable')
-                    else:
-                        q8 = p + n7
-                        if q8 > bl:
-                            raise DecodeError('Endpoint.Name: length ' + str(n7) + ' past the end')
-                        e6.name = str(b[p:q8], 'utf-8')
-                        p = q8
+                if n6 > bl - p:
+                    raise DecodeError('Voter.Endpoints: count ' + str(n6) + ' past the end')
+                xs7 = []
+                for _ in range(n6):
+                    e8 = _new(_VotersRecord_Endpoint)
                     n9 = b[p] - 1
                     p += 1
                     if n9 > 126:
                         n9, p = _uvt(b, p, n9 + 1)
                         n9 -= 1
                     if n9 < 0:
-                        raise DecodeError('Endpoint.Host: null where not nullable')
+                        raise DecodeError('Endpoint.Name: null where not nullable')
                     else:
                         q10 = p + n9
                         if q10 > bl:
-                            raise DecodeError('Endpoint.Host: length ' + str(n9) + ' past the end')
-                        e6.host = str(b[p:q10], 'utf-8')
+                            raise DecodeError('Endpoint.Name: length ' + str(n9) + ' past the end')
+                        e8.name = str(b[p:q10], 'utf-8')
                         p = q10
-                    e6.port, = _S2.unpack_from(b, p)
+                    n11 = b[p] - 1
+                    p += 1
+                    if n11 > 126:
+                        n11, p = _uvt(b, p, n11 + 1)
+                        n11 -= 1
+                    if n11 < 0:
+                        raise DecodeError('Endpoint.Host: null where not nullable')
+                    else:
+                        q12 = p + n11
+                        if q12 > bl:
+                            raise DecodeError('Endpoint.Host: length ' + str(n11) + ' past the end')
+                        e8.host = str(b[p:q12], 'utf-8')
+                        p = q12
+                    e8.port, = _S2.unpack_from(b, p)
                     p += 2
                     if b[p] == 0:  # no tagged fields, the common case
-                        e6.unknown_tagged_fields = None
+                        e8.unknown_tagged_fields = None
                         p += 1
                     else:
-                        p = _t_VotersRecord_Endpoint_0(b, p, e6)
-                    xs5.append(e6)
-                e3.endpoints = xs5
-            s11 = _new(_VotersRecord_KRaftVersionFeature)
-            s11.min_supported_version, s11.max_supported_version, = _S3.unpack_from(b, p)
+                        p = _t_VotersRecord_Endpoint_0(b, p, e8)
+                    xs7.append(e8)
+                e4.endpoints = xs7
+            s13 = _new(_VotersRecord_KRaftVersionFeature)
+            s13.min_supported_version, s13.max_supported_version, = _S3.unpack_from(b, p)
             p += 4
             if b[p] == 0:  # no tagged fields, the common case
-                s11.unknown_tagged_fields = None
+                s13.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_VotersRecord_KRaftVersionFeature_0(b, p, s11)
-            e3.k_raft_version_feature = s11
+                p = _t_VotersRecord_KRaftVersionFeature_0(b, p, s13)
+            e4.k_raft_version_feature = s13
             if b[p] == 0:  # no tagged fields, the common case
-                e3.unknown_tagged_fields = None
+                e4.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_VotersRecord_Voter_0(b, p, e3)
-            xs2.append(e3)
-        o.voters = xs2
+                p = _t_VotersRecord_Voter_0(b, p, e4)
+            xs3.append(e4)
+        o.voters = xs3
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         p += 1
@@ -271,7 +271,7 @@ def _r_VotersRecord_0(b, p):
 
 
 def _w_VotersRecord_0(o, w):
-    w += _S0.pack(o.version)
+    w += _S4.pack(o.version)
     xs1 = o.voters
     ln = len(xs1) + 1
     if ln < 128:
@@ -279,7 +279,7 @@ def _w_VotersRecord_0(o, w):
     else:
         _wuv(w, ln)
     for e2 in xs1:
-        w += _S1.pack(e2.voter_id, e2.voter_directory_id)
+        w += _S5.pack(e2.voter_id, e2.voter_directory_id)
         xs3 = e2.endpoints
         ln = len(xs3) + 1
         if ln < 128:

@@ -28,11 +28,15 @@ _unpack_from = _struct.unpack_from
 def _first(tag_and_bytes):
     return tag_and_bytes[0]
 
-_S0 = _struct.Struct('>16s')
-_S1 = _struct.Struct('>iiiq')
+_S0 = _struct.Struct('>16sB')
+_S1 = _struct.Struct('>iiiqB')
 _S2 = _struct.Struct('>qqbh')
-_S3 = _struct.Struct('>iiiqi')
-_S4 = _struct.Struct('>ih')
+_S3 = _struct.Struct('>16s')
+_S4 = _struct.Struct('>iiiq')
+_S5 = _struct.Struct('>iiiqiB')
+_S6 = _struct.Struct('>iiiqi')
+_S7 = _struct.Struct('>ihB')
+_S8 = _struct.Struct('>ih')
 
 
 class WriteShareGroupStateRequest(Message):
@@ -249,53 +253,51 @@ def _r_WriteShareGroupStateRequest_0(b, p):
         xs4 = []
         for _ in range(n3):
             e5 = _new(_WriteShareGroupStateRequest_WriteStateData)
-            e5.topic_id, = _S0.unpack_from(b, p)
-            p += 16
-            n6 = b[p] - 1
-            p += 1
-            if n6 > 126:
-                n6, p = _uvt(b, p, n6 + 1)
-                n6 -= 1
-            if n6 < 0:
+            e5.topic_id, h6, = _S0.unpack_from(b, p)
+            p += 17
+            n7 = h6 - 1
+            if n7 > 126:
+                n7, p = _uvt(b, p, n7 + 1)
+                n7 -= 1
+            if n7 < 0:
                 raise DecodeError('WriteStateData.Partitions: null where not nullable')
             else:
-                if n6 > bl - p:
-                    raise DecodeError('WriteStateData.Partitions: count ' + str(n6) + ' past the end')
-                xs7 = []
-                for _ in range(n6):
-                    e8 = _new(_WriteShareGroupStateRequest_PartitionData)
-                    e8.partition, e8.state_epoch, e8.leader_epoch, e8.start_offset, = _S1.unpack_from(b, p)
-                    p += 20
-                    n9 = b[p] - 1
-                    p += 1
-                    if n9 > 126:
-                        n9, p = _uvt(b, p, n9 + 1)
-                        n9 -= 1
-                    if n9 < 0:
+                if n7 > bl - p:
+                    raise DecodeError('WriteStateData.Partitions: count ' + str(n7) + ' past the end')
+                xs8 = []
+                for _ in range(n7):
+                    e9 = _new(_WriteShareGroupStateRequest_PartitionData)
+                    e9.partition, e9.state_epoch, e9.leader_epoch, e9.start_offset, h10, = _S1.unpack_from(b, p)
+                    p += 21
+                    n11 = h10 - 1
+                    if n11 > 126:
+                        n11, p = _uvt(b, p, n11 + 1)
+                        n11 -= 1
+                    if n11 < 0:
                         raise DecodeError('PartitionData.StateBatches: null where not nullable')
                     else:
-                        if n9 > bl - p:
-                            raise DecodeError('PartitionData.StateBatches: count ' + str(n9) + ' past the end')
-                        xs10 = []
-                        for _ in range(n9):
-                            e11 = _new(_WriteShareGroupStateRequest_StateBatch)
-                            e11.first_offset, e11.last_offset, e11.delivery_state, e11.delivery_count, = _S2.unpack_from(b, p)
+                        if n11 > bl - p:
+                            raise DecodeError('PartitionData.StateBatches: count ' + str(n11) + ' past the end')
+                        xs12 = []
+                        for _ in range(n11):
+                            e13 = _new(_WriteShareGroupStateRequest_StateBatch)
+                            e13.first_offset, e13.last_offset, e13.delivery_state, e13.delivery_count, = _S2.unpack_from(b, p)
                             p += 19
                             if b[p] == 0:  # no tagged fields, the common case
-                                e11.unknown_tagged_fields = None
+                                e13.unknown_tagged_fields = None
                                 p += 1
                             else:
-                                p = _t_WriteShareGroupStateRequest_StateBatch_0(b, p, e11)
-                            xs10.append(e11)
-                        e8.state_batches = xs10
-                    e8.delivery_complete_count = -1
+                                p = _t_WriteShareGroupStateRequest_StateBatch_0(b, p, e13)
+                            xs12.append(e13)
+                        e9.state_batches = xs12
+                    e9.delivery_complete_count = -1
                     if b[p] == 0:  # no tagged fields, the common case
-                        e8.unknown_tagged_fields = None
+                        e9.unknown_tagged_fields = None
                         p += 1
                     else:
-                        p = _t_WriteShareGroupStateRequest_PartitionData_0(b, p, e8)
-                    xs7.append(e8)
-                e5.partitions = xs7
+                        p = _t_WriteShareGroupStateRequest_PartitionData_0(b, p, e9)
+                    xs8.append(e9)
+                e5.partitions = xs8
             if b[p] == 0:  # no tagged fields, the common case
                 e5.unknown_tagged_fields = None
                 p += 1
@@ -327,7 +329,7 @@ def _w_WriteShareGroupStateRequest_0(o, w):
     else:
         _wuv(w, ln)
     for e3 in xs2:
-        w += _S0.pack(e3.topic_id)
+        w += _S3.pack(e3.topic_id)
         xs4 = e3.partitions
         ln = len(xs4) + 1
         if ln < 128:
@@ -335,7 +337,7 @@ def _w_WriteShareGroupStateRequest_0(o, w):
         else:
             _wuv(w, ln)
         for e5 in xs4:
-            w += _S1.pack(e5.partition, e5.state_epoch, e5.leader_epoch, e5.start_offset)
+            w += _S4.pack(e5.partition, e5.state_epoch, e5.leader_epoch, e5.start_offset)
             xs6 = e5.state_batches
             ln = len(xs6) + 1
             if ln < 128:
@@ -391,52 +393,50 @@ def _r_WriteShareGroupStateRequest_1(b, p):
         xs4 = []
         for _ in range(n3):
             e5 = _new(_WriteShareGroupStateRequest_WriteStateData)
-            e5.topic_id, = _S0.unpack_from(b, p)
-            p += 16
-            n6 = b[p] - 1
-            p += 1
-            if n6 > 126:
-                n6, p = _uvt(b, p, n6 + 1)
-                n6 -= 1
-            if n6 < 0:
+            e5.topic_id, h6, = _S0.unpack_from(b, p)
+            p += 17
+            n7 = h6 - 1
+            if n7 > 126:
+                n7, p = _uvt(b, p, n7 + 1)
+                n7 -= 1
+            if n7 < 0:
                 raise DecodeError('WriteStateData.Partitions: null where not nullable')
             else:
-                if n6 > bl - p:
-                    raise DecodeError('WriteStateData.Partitions: count ' + str(n6) + ' past the end')
-                xs7 = []
-                for _ in range(n6):
-                    e8 = _new(_WriteShareGroupStateRequest_PartitionData)
-                    e8.partition, e8.state_epoch, e8.leader_epoch, e8.start_offset, e8.delivery_complete_count, = _S3.unpack_from(b, p)
-                    p += 24
-                    n9 = b[p] - 1
-                    p += 1
-                    if n9 > 126:
-                        n9, p = _uvt(b, p, n9 + 1)
-                        n9 -= 1
-                    if n9 < 0:
+                if n7 > bl - p:
+                    raise DecodeError('WriteStateData.Partitions: count ' + str(n7) + ' past the end')
+                xs8 = []
+                for _ in range(n7):
+                    e9 = _new(_WriteShareGroupStateRequest_PartitionData)
+                    e9.partition, e9.state_epoch, e9.leader_epoch, e9.start_offset, e9.delivery_complete_count, h10, = _S5.unpack_from(b, p)
+                    p += 25
+                    n11 = h10 - 1
+                    if n11 > 126:
+                        n11, p = _uvt(b, p, n11 + 1)
+                        n11 -= 1
+                    if n11 < 0:
                         raise DecodeError('PartitionData.StateBatches: null where not nullable')
                     else:
-                        if n9 > bl - p:
-                            raise DecodeError('PartitionData.StateBatches: count ' + str(n9) + ' past the end')
-                        xs10 = []
-                        for _ in range(n9):
-                            e11 = _new(_WriteShareGroupStateRequest_StateBatch)
-                            e11.first_offset, e11.last_offset, e11.delivery_state, e11.delivery_count, = _S2.unpack_from(b, p)
+                        if n11 > bl - p:
+                            raise DecodeError('PartitionData.StateBatches: count ' + str(n11) + ' past the end')
+                        xs12 = []
+                        for _ in range(n11):
+                            e13 = _new(_WriteShareGroupStateRequest_StateBatch)
+                            e13.first_offset, e13.last_offset, e13.delivery_state, e13.delivery_count, = _S2.unpack_from(b, p)
                             p += 19
                             if b[p] == 0:  # no tagged fields, the common case
-                                e11.unknown_tagged_fields = None
+                                e13.unknown_tagged_fields = None
                                 p += 1
                             else:
-                                p = _t_WriteShareGroupStateRequest_StateBatch_0(b, p, e11)
-                            xs10.append(e11)
-                        e8.state_batches = xs10
+                                p = _t_WriteShareGroupStateRequest_StateBatch_0(b, p, e13)
+                            xs12.append(e13)
+                        e9.state_batches = xs12
                     if b[p] == 0:  # no tagged fields, the common case
-                        e8.unknown_tagged_fields = None
+                        e9.unknown_tagged_fields = None
                         p += 1
                     else:
-                        p = _t_WriteShareGroupStateRequest_PartitionData_0(b, p, e8)
-                    xs7.append(e8)
-                e5.partitions = xs7
+                        p = _t_WriteShareGroupStateRequest_PartitionData_0(b, p, e9)
+                    xs8.append(e9)
+                e5.partitions = xs8
             if b[p] == 0:  # no tagged fields, the common case
                 e5.unknown_tagged_fields = None
                 p += 1
@@ -468,7 +468,7 @@ def _w_WriteShareGroupStateRequest_1(o, w):
     else:
         _wuv(w, ln)
     for e3 in xs2:
-        w += _S0.pack(e3.topic_id)
+        w += _S3.pack(e3.topic_id)
         xs4 = e3.partitions
         ln = len(xs4) + 1
         if ln < 128:
@@ -476,7 +476,7 @@ def _w_WriteShareGroupStateRequest_1(o, w):
         else:
             _wuv(w, ln)
         for e5 in xs4:
-            w += _S3.pack(e5.partition, e5.state_epoch, e5.leader_epoch, e5.start_offset, e5.delivery_complete_count)
+            w += _S6.pack(e5.partition, e5.state_epoch, e5.leader_epoch, e5.start_offset, e5.delivery_complete_count)
             xs6 = e5.state_batches
             ln = len(xs6) + 1
             if ln < 128:
@@ -588,43 +588,41 @@ def _r_WriteShareGroupStateResponse_0(b, p):
         xs2 = []
         for _ in range(n1):
             e3 = _new(_WriteShareGroupStateResponse_WriteStateResult)
-            e3.topic_id, = _S0.unpack_from(b, p)
-            p += 16
-            n4 = b[p] - 1
-            p += 1
-            if n4 > 126:
-                n4, p = _uvt(b, p, n4 + 1)
-                n4 -= 1
-            if n4 < 0:
+            e3.topic_id, h4, = _S0.unpack_from(b, p)
+            p += 17
+            n5 = h4 - 1
+            if n5 > 126:
+                n5, p = _uvt(b, p, n5 + 1)
+                n5 -= 1
+            if n5 < 0:
                 raise DecodeError('WriteStateResult.Partitions: null where not nullable')
             else:
-                if n4 > bl - p:
-                    raise DecodeError('WriteStateResult.Partitions: count ' + str(n4) + ' past the end')
-                xs5 = []
-                for _ in range(n4):
-                    e6 = _new(_WriteShareGroupStateResponse_PartitionResult)
-                    e6.partition, e6.error_code, = _S4.unpack_from(b, p)
-                    p += 6
-                    n7 = b[p] - 1
-                    p += 1
-                    if n7 > 126:
-                        n7, p = _uvt(b, p, n7 + 1)
-                        n7 -= 1
-                    if n7 < 0:
-                        e6.error_message = None
+                if n5 > bl - p:
+                    raise DecodeError('WriteStateResult.Partitions: count ' + str(n5) + ' past the end')
+                xs6 = []
+                for _ in range(n5):
+                    e7 = _new(_WriteShareGroupStateResponse_PartitionResult)
+                    e7.partition, e7.error_code, h8, = _S7.unpack_from(b, p)
+                    p += 7
+                    n9 = h8 - 1
+                    if n9 > 126:
+                        n9, p = _uvt(b, p, n9 + 1)
+                        n9 -= 1
+                    if n9 < 0:
+                        e7.error_message = None
                     else:
-                        q8 = p + n7
-                        if q8 > bl:
-                            raise DecodeError('PartitionResult.ErrorMessage: length ' + str(n7) + ' past the end')
-                        e6.error_message = str(b[p:q8], 'utf-8')
-                        p = q8
+                        q10 = p + n9
+                        if q10 > bl:
+                            raise DecodeError('PartitionResult.ErrorMessage: length ' + str(n9) + ' past the end')
+                        e7.error_message = str(b[p:q10], 'utf-8')
+                        p = q10
                     if b[p] == 0:  # no tagged fields, the common case
-                        e6.unknown_tagged_fields = None
+                        e7.unknown_tagged_fields = None
                         p += 1
                     else:
-                        p = _t_WriteShareGroupStateResponse_PartitionResult_0(b, p, e6)
-                    xs5.append(e6)
-                e3.partitions = xs5
+                        p = _t_WriteShareGroupStateResponse_PartitionResult_0(b, p, e7)
+                    xs6.append(e7)
+                e3.partitions = xs6
             if b[p] == 0:  # no tagged fields, the common case
                 e3.unknown_tagged_fields = None
                 p += 1
@@ -648,7 +646,7 @@ def _w_WriteShareGroupStateResponse_0(o, w):
     else:
         _wuv(w, ln)
     for e2 in xs1:
-        w += _S0.pack(e2.topic_id)
+        w += _S3.pack(e2.topic_id)
         xs3 = e2.partitions
         ln = len(xs3) + 1
         if ln < 128:
@@ -656,7 +654,7 @@ def _w_WriteShareGroupStateResponse_0(o, w):
         else:
             _wuv(w, ln)
         for e4 in xs3:
-            w += _S4.pack(e4.partition, e4.error_code)
+            w += _S8.pack(e4.partition, e4.error_code)
             v5 = e4.error_message
             if v5 is None:
                 w.append(0)

@@ -29,11 +29,15 @@ def _first(tag_and_bytes):
     return tag_and_bytes[0]
 
 _S0 = _struct.Struct('>i')
-_S1 = _struct.Struct('>qh?')
+_S1 = _struct.Struct('>qh?i')
 _S2 = _struct.Struct('>h')
-_S3 = _struct.Struct('>ib')
-_S4 = _struct.Struct('>q')
-_S5 = _struct.Struct('>ih')
+_S3 = _struct.Struct('>qh?')
+_S4 = _struct.Struct('>qh?B')
+_S5 = _struct.Struct('>ib')
+_S6 = _struct.Struct('>qi')
+_S7 = _struct.Struct('>ih')
+_S8 = _struct.Struct('>q')
+_S9 = _struct.Struct('>qB')
 _ARRAY_i = tuple(_struct.Struct('>' + str(n) + 'i') for n in range(64))
 
 
@@ -139,43 +143,42 @@ def _r_WriteTxnMarkersRequest_0(b, p):
         xs2 = []
         for _ in range(n1):
             e3 = _new(_WriteTxnMarkersRequest_WritableTxnMarker)
-            e3.producer_id, e3.producer_epoch, e3.transaction_result, = _S1.unpack_from(b, p)
-            p += 11
-            n4, = _S0.unpack_from(b, p)
-            p += 4
-            if n4 < 0:
+            e3.producer_id, e3.producer_epoch, e3.transaction_result, h4, = _S1.unpack_from(b, p)
+            p += 15
+            n5 = h4
+            if n5 < 0:
                 raise DecodeError('WritableTxnMarker.Topics: null where not nullable')
             else:
-                if n4 > bl - p:
-                    raise DecodeError('WritableTxnMarker.Topics: count ' + str(n4) + ' past the end')
-                xs5 = []
-                for _ in range(n4):
-                    e6 = _new(_WriteTxnMarkersRequest_WritableTxnMarkerTopic)
-                    n7, = _S2.unpack_from(b, p)
+                if n5 > bl - p:
+                    raise DecodeError('WritableTxnMarker.Topics: count ' + str(n5) + ' past the end')
+                xs6 = []
+                for _ in range(n5):
+                    e7 = _new(_WriteTxnMarkersRequest_WritableTxnMarkerTopic)
+                    n8, = _S2.unpack_from(b, p)
                     p += 2
-                    if n7 < 0:
+                    if n8 < 0:
                         raise DecodeError('WritableTxnMarkerTopic.Name: null where not nullable')
                     else:
-                        q8 = p + n7
-                        if q8 > bl:
-                            raise DecodeError('WritableTxnMarkerTopic.Name: length ' + str(n7) + ' past the end')
-                        e6.name = str(b[p:q8], 'utf-8')
-                        p = q8
-                    n9, = _S0.unpack_from(b, p)
+                        q9 = p + n8
+                        if q9 > bl:
+                            raise DecodeError('WritableTxnMarkerTopic.Name: length ' + str(n8) + ' past the end')
+                        e7.name = str(b[p:q9], 'utf-8')
+                        p = q9
+                    n10, = _S0.unpack_from(b, p)
                     p += 4
-                    if n9 < 0:
+                    if n10 < 0:
                         raise DecodeError('WritableTxnMarkerTopic.PartitionIndexes: null where not nullable')
-                    elif n9 < 64:
-                        e6.partition_indexes = list(_ARRAY_i[n9].unpack_from(b, p))
-                        p += 4 * n9
+                    elif n10 < 64:
+                        e7.partition_indexes = list(_ARRAY_i[n10].unpack_from(b, p))
+                        p += 4 * n10
                     else:
-                        if n9 > bl - p:
-                            raise DecodeError('WritableTxnMarkerTopic.PartitionIndexes: count ' + str(n9) + ' past the end')
-                        e6.partition_indexes = list(_struct.Struct('>' + str(n9) + 'i').unpack_from(b, p))
-                        p += 4 * n9
-                    e6.unknown_tagged_fields = None
-                    xs5.append(e6)
-                e3.topics = xs5
+                        if n10 > bl - p:
+                            raise DecodeError('WritableTxnMarkerTopic.PartitionIndexes: count ' + str(n10) + ' past the end')
+                        e7.partition_indexes = list(_struct.Struct('>' + str(n10) + 'i').unpack_from(b, p))
+                        p += 4 * n10
+                    e7.unknown_tagged_fields = None
+                    xs6.append(e7)
+                e3.topics = xs6
             e3.coordinator_epoch, = _S0.unpack_from(b, p)
             p += 4
             e3.transaction_version = 0
@@ -190,7 +193,7 @@ def _w_WriteTxnMarkersRequest_0(o, w):
     xs1 = o.markers
     w += _S0.pack(len(xs1))
     for e2 in xs1:
-        w += _S1.pack(e2.producer_id, e2.producer_epoch, e2.transaction_result)
+        w += _S3.pack(e2.producer_id, e2.producer_epoch, e2.transaction_result)
         xs3 = e2.topics
         w += _S0.pack(len(xs3))
         for e4 in xs3:
@@ -292,56 +295,55 @@ def _r_WriteTxnMarkersRequest_1(b, p):
         xs2 = []
         for _ in range(n1):
             e3 = _new(_WriteTxnMarkersRequest_WritableTxnMarker)
-            e3.producer_id, e3.producer_epoch, e3.transaction_result, = _S1.unpack_from(b, p)
-            p += 11
-            n4 = b[p] - 1
-            p += 1
-            if n4 > 126:
-                n4, p = _uvt(b, p, n4 + 1)
-                n4 -= 1
-            if n4 < 0:
+            e3.producer_id, e3.producer_epoch, e3.transaction_result, h4, = _S4.unpack_from(b, p)
+            p += 12
+            n5 = h4 - 1
+            if n5 > 126:
+                n5, p = _uvt(b, p, n5 + 1)
+                n5 -= 1
+            if n5 < 0:
                 raise DecodeError('WritableTxnMarker.Topics: null where not nullable')
             else:
-                if n4 > bl - p:
-                    raise DecodeError('WritableTxnMarker.Topics: count ' + str(n4) + ' past the end')
-                xs5 = []
-                for _ in range(n4):
-                    e6 = _new(_WriteTxnMarkersRequest_WritableTxnMarkerTopic)
-                    n7 = b[p] - 1
+                if n5 > bl - p:
+                    raise DecodeError('WritableTxnMarker.Topics: count ' + str(n5) + ' past the end')
+                xs6 = []
+                for _ in range(n5):
+                    e7 = _new(_WriteTxnMarkersRequest_WritableTxnMarkerTopic)
+                    n8 = b[p] - 1
                     p += 1
-                    if n7 > 126:
-                        n7, p = _uvt(b, p, n7 + 1)
-                        n7 -= 1
-                    if n7 < 0:
+                    if n8 > 126:
+                        n8, p = _uvt(b, p, n8 + 1)
+                        n8 -= 1
+                    if n8 < 0:
                         raise DecodeError('WritableTxnMarkerTopic.Name: null where not nullable')
                     else:
-                        q8 = p + n7
-                        if q8 > bl:
-                            raise DecodeError('WritableTxnMarkerTopic.Name: length ' + str(n7) + ' past the end')
-                        e6.name = str(b[p:q8], 'utf-8')
-                        p = q8
-                    n9 = b[p] - 1
+                        q9 = p + n8
+                        if q9 > bl:
+                            raise DecodeError('WritableTxnMarkerTopic.Name: length ' + str(n8) + ' past the end')
+                        e7.name = str(b[p:q9], 'utf-8')
+                        p = q9
+                    n10 = b[p] - 1
                     p += 1
-                    if n9 > 126:
-                        n9, p = _uvt(b, p, n9 + 1)
-                        n9 -= 1
-                    if n9 < 0:
+                    if n10 > 126:
+                        n10, p = _uvt(b, p, n10 + 1)
+                        n10 -= 1
+                    if n10 < 0:
                         raise DecodeError('WritableTxnMarkerTopic.PartitionIndexes: null where not nullable')
-                    elif n9 < 64:
-                        e6.partition_indexes = list(_ARRAY_i[n9].unpack_from(b, p))
-                        p += 4 * n9
+                    elif n10 < 64:
+                        e7.partition_indexes = list(_ARRAY_i[n10].unpack_from(b, p))
+                        p += 4 * n10
                     else:
-                        if n9 > bl - p:
-                            raise DecodeError('WritableTxnMarkerTopic.PartitionIndexes: count ' + str(n9) + ' past the end')
-                        e6.partition_indexes = list(_struct.Struct('>' + str(n9) + 'i').unpack_from(b, p))
-                        p += 4 * n9
+                        if n10 > bl - p:
+                            raise DecodeError('WritableTxnMarkerTopic.PartitionIndexes: count ' + str(n10) + ' past the end')
+                        e7.partition_indexes = list(_struct.Struct('>' + str(n10) + 'i').unpack_from(b, p))
+                        p += 4 * n10
                     if b[p] == 0:  # no tagged fields, the common case
-                        e6.unknown_tagged_fields = None
+                        e7.unknown_tagged_fields = None
                         p += 1
                     else:
-                        p = _t_WriteTxnMarkersRequest_WritableTxnMarkerTopic_0(b, p, e6)
-                    xs5.append(e6)
-                e3.topics = xs5
+                        p = _t_WriteTxnMarkersRequest_WritableTxnMarkerTopic_0(b, p, e7)
+                    xs6.append(e7)
+                e3.topics = xs6
             e3.coordinator_epoch, = _S0.unpack_from(b, p)
             p += 4
             e3.transaction_version = 0
@@ -368,7 +370,7 @@ def _w_WriteTxnMarkersRequest_1(o, w):
     else:
         _wuv(w, ln)
     for e2 in xs1:
-        w += _S1.pack(e2.producer_id, e2.producer_epoch, e2.transaction_result)
+        w += _S3.pack(e2.producer_id, e2.producer_epoch, e2.transaction_result)
         xs3 = e2.topics
         ln = len(xs3) + 1
         if ln < 128:
@@ -425,57 +427,56 @@ def _r_WriteTxnMarkersRequest_2(b, p):
         xs2 = []
         for _ in range(n1):
             e3 = _new(_WriteTxnMarkersRequest_WritableTxnMarker)
-            e3.producer_id, e3.producer_epoch, e3.transaction_result, = _S1.unpack_from(b, p)
-            p += 11
-            n4 = b[p] - 1
-            p += 1
-            if n4 > 126:
-                n4, p = _uvt(b, p, n4 + 1)
-                n4 -= 1
-            if n4 < 0:
+            e3.producer_id, e3.producer_epoch, e3.transaction_result, h4, = _S4.unpack_from(b, p)
+            p += 12
+            n5 = h4 - 1
+            if n5 > 126:
+                n5, p = _uvt(b, p, n5 + 1)
+                n5 -= 1
+            if n5 < 0:
                 raise DecodeError('WritableTxnMarker.Topics: null where not nullable')
             else:
-                if n4 > bl - p:
-                    raise DecodeError('WritableTxnMarker.Topics: count ' + str(n4) + ' past the end')
-                xs5 = []
-                for _ in range(n4):
-                    e6 = _new(_WriteTxnMarkersRequest_WritableTxnMarkerTopic)
-                    n7 = b[p] - 1
+                if n5 > bl - p:
+                    raise DecodeError('WritableTxnMarker.Topics: count ' + str(n5) + ' past the end')
+                xs6 = []
+                for _ in range(n5):
+                    e7 = _new(_WriteTxnMarkersRequest_WritableTxnMarkerTopic)
+                    n8 = b[p] - 1
                     p += 1
-                    if n7 > 126:
-                        n7, p = _uvt(b, p, n7 + 1)
-                        n7 -= 1
-                    if n7 < 0:
+                    if n8 > 126:
+                        n8, p = _uvt(b, p, n8 + 1)
+                        n8 -= 1
+                    if n8 < 0:
                         raise DecodeError('WritableTxnMarkerTopic.Name: null where not nullable')
                     else:
-                        q8 = p + n7
-                        if q8 > bl:
-                            raise DecodeError('WritableTxnMarkerTopic.Name: length ' + str(n7) + ' past the end')
-                        e6.name = str(b[p:q8], 'utf-8')
-                        p = q8
-                    n9 = b[p] - 1
+                        q9 = p + n8
+                        if q9 > bl:
+                            raise DecodeError('WritableTxnMarkerTopic.Name: length ' + str(n8) + ' past the end')
+                        e7.name = str(b[p:q9], 'utf-8')
+                        p = q9
+                    n10 = b[p] - 1
                     p += 1
-                    if n9 > 126:
-                        n9, p = _uvt(b, p, n9 + 1)
-                        n9 -= 1
-                    if n9 < 0:
+                    if n10 > 126:
+                        n10, p = _uvt(b, p, n10 + 1)
+                        n10 -= 1
+                    if n10 < 0:
                         raise DecodeError('WritableTxnMarkerTopic.PartitionIndexes: null where not nullable')
-                    elif n9 < 64:
-                        e6.partition_indexes = list(_ARRAY_i[n9].unpack_from(b, p))
-                        p += 4 * n9
+                    elif n10 < 64:
+                        e7.partition_indexes = list(_ARRAY_i[n10].unpack_from(b, p))
+                        p += 4 * n10
                     else:
-                        if n9 > bl - p:
-                            raise DecodeError('WritableTxnMarkerTopic.PartitionIndexes: count ' + str(n9) + ' past the end')
-                        e6.partition_indexes = list(_struct.Struct('>' + str(n9) + 'i').unpack_from(b, p))
-                        p += 4 * n9
+                        if n10 > bl - p:
+                            raise DecodeError('WritableTxnMarkerTopic.PartitionIndexes: count ' + str(n10) + ' past the end')
+                        e7.partition_indexes = list(_struct.Struct('>' + str(n10) + 'i').unpack_from(b, p))
+                        p += 4 * n10
                     if b[p] == 0:  # no tagged fields, the common case
-                        e6.unknown_tagged_fields = None
+                        e7.unknown_tagged_fields = None
                         p += 1
                     else:
-                        p = _t_WriteTxnMarkersRequest_WritableTxnMarkerTopic_0(b, p, e6)
-                    xs5.append(e6)
-                e3.topics = xs5
-            e3.coordinator_epoch, e3.transaction_version, = _S3.unpack_from(b, p)
+                        p = _t_WriteTxnMarkersRequest_WritableTxnMarkerTopic_0(b, p, e7)
+                    xs6.append(e7)
+                e3.topics = xs6
+            e3.coordinator_epoch, e3.transaction_version, = _S5.unpack_from(b, p)
             p += 5
             if b[p] == 0:  # no tagged fields, the common case
                 e3.unknown_tagged_fields = None
@@ -500,7 +501,7 @@ def _w_WriteTxnMarkersRequest_2(o, w):
     else:
         _wuv(w, ln)
     for e2 in xs1:
-        w += _S1.pack(e2.producer_id, e2.producer_epoch, e2.transaction_result)
+        w += _S3.pack(e2.producer_id, e2.producer_epoch, e2.transaction_result)
         xs3 = e2.topics
         ln = len(xs3) + 1
         if ln < 128:
@@ -530,7 +531,7 @@ def _w_WriteTxnMarkersRequest_2(o, w):
                 _wtags(w, e4.unknown_tagged_fields)
             else:
                 w.append(0)
-        w += _S3.pack(e2.coordinator_epoch, e2.transaction_version)
+        w += _S5.pack(e2.coordinator_epoch, e2.transaction_version)
         if e2.unknown_tagged_fields:
             _wtags(w, e2.unknown_tagged_fields)
         else:
@@ -554,46 +555,45 @@ def _r_WriteTxnMarkersResponse_0(b, p):
         xs2 = []
         for _ in range(n1):
             e3 = _new(_WriteTxnMarkersResponse_WritableTxnMarkerResult)
-            e3.producer_id, = _S4.unpack_from(b, p)
-            p += 8
-            n4, = _S0.unpack_from(b, p)
-            p += 4
-            if n4 < 0:
+            e3.producer_id, h4, = _S6.unpack_from(b, p)
+            p += 12
+            n5 = h4
+            if n5 < 0:
                 raise DecodeError('WritableTxnMarkerResult.Topics: null where not nullable')
             else:
-                if n4 > bl - p:
-                    raise DecodeError('WritableTxnMarkerResult.Topics: count ' + str(n4) + ' past the end')
-                xs5 = []
-                for _ in range(n4):
-                    e6 = _new(_WriteTxnMarkersResponse_WritableTxnMarkerTopicResult)
-                    n7, = _S2.unpack_from(b, p)
+                if n5 > bl - p:
+                    raise DecodeError('WritableTxnMarkerResult.Topics: count ' + str(n5) + ' past the end')
+                xs6 = []
+                for _ in range(n5):
+                    e7 = _new(_WriteTxnMarkersResponse_WritableTxnMarkerTopicResult)
+                    n8, = _S2.unpack_from(b, p)
                     p += 2
-                    if n7 < 0:
+                    if n8 < 0:
                         raise DecodeError('WritableTxnMarkerTopicResult.Name: null where not nullable')
                     else:
-                        q8 = p + n7
-                        if q8 > bl:
-                            raise DecodeError('WritableTxnMarkerTopicResult.Name: length ' + str(n7) + ' past the end')
-                        e6.name = str(b[p:q8], 'utf-8')
-                        p = q8
-                    n9, = _S0.unpack_from(b, p)
+                        q9 = p + n8
+                        if q9 > bl:
+                            raise DecodeError('WritableTxnMarkerTopicResult.Name: length ' + str(n8) + ' past the end')
+                        e7.name = str(b[p:q9], 'utf-8')
+                        p = q9
+                    n10, = _S0.unpack_from(b, p)
                     p += 4
-                    if n9 < 0:
+                    if n10 < 0:
                         raise DecodeError('WritableTxnMarkerTopicResult.Partitions: null where not nullable')
                     else:
-                        if n9 > bl - p:
-                            raise DecodeError('WritableTxnMarkerTopicResult.Partitions: count ' + str(n9) + ' past the end')
-                        xs10 = []
-                        for _ in range(n9):
-                            e11 = _new(_WriteTxnMarkersResponse_WritableTxnMarkerPartitionResult)
-                            e11.partition_index, e11.error_code, = _S5.unpack_from(b, p)
+                        if n10 > bl - p:
+                            raise DecodeError('WritableTxnMarkerTopicResult.Partitions: count ' + str(n10) + ' past the end')
+                        xs11 = []
+                        for _ in range(n10):
+                            e12 = _new(_WriteTxnMarkersResponse_WritableTxnMarkerPartitionResult)
+                            e12.partition_index, e12.error_code, = _S7.unpack_from(b, p)
                             p += 6
-                            e11.unknown_tagged_fields = None
-                            xs10.append(e11)
-                        e6.partitions = xs10
-                    e6.unknown_tagged_fields = None
-                    xs5.append(e6)
-                e3.topics = xs5
+                            e12.unknown_tagged_fields = None
+                            xs11.append(e12)
+                        e7.partitions = xs11
+                    e7.unknown_tagged_fields = None
+                    xs6.append(e7)
+                e3.topics = xs6
             e3.unknown_tagged_fields = None
             xs2.append(e3)
         o.markers = xs2
@@ -605,7 +605,7 @@ def _w_WriteTxnMarkersResponse_0(o, w):
     xs1 = o.markers
     w += _S0.pack(len(xs1))
     for e2 in xs1:
-        w += _S4.pack(e2.producer_id)
+        w += _S8.pack(e2.producer_id)
         xs3 = e2.topics
         w += _S0.pack(len(xs3))
         for e4 in xs3:
@@ -616,7 +616,7 @@ def _w_WriteTxnMarkersResponse_0(o, w):
             xs6 = e4.partitions
             w += _S0.pack(len(xs6))
             for e7 in xs6:
-                w += _S5.pack(e7.partition_index, e7.error_code)
+                w += _S7.pack(e7.partition_index, e7.error_code)
 
 
 def _t_WriteTxnMarkersResponse_WritableTxnMarkerPartitionResult_0(b, p, o):
@@ -727,63 +727,62 @@ def _r_WriteTxnMarkersResponse_1(b, p):
         xs2 = []
         for _ in range(n1):
             e3 = _new(_WriteTxnMarkersResponse_WritableTxnMarkerResult)
-            e3.producer_id, = _S4.unpack_from(b, p)
-            p += 8
-            n4 = b[p] - 1
-            p += 1
-            if n4 > 126:
-                n4, p = _uvt(b, p, n4 + 1)
-                n4 -= 1
-            if n4 < 0:
+            e3.producer_id, h4, = _S9.unpack_from(b, p)
+            p += 9
+            n5 = h4 - 1
+            if n5 > 126:
+                n5, p = _uvt(b, p, n5 + 1)
+                n5 -= 1
+            if n5 < 0:
                 raise DecodeError('WritableTxnMarkerResult.Topics: null where not nullable')
             else:
-                if n4 > bl - p:
-                    raise DecodeError('WritableTxnMarkerResult.Topics: count ' + str(n4) + ' past the end')
-                xs5 = []
-                for _ in range(n4):
-                    e6 = _new(_WriteTxnMarkersResponse_WritableTxnMarkerTopicResult)
-                    n7 = b[p] - 1
+                if n5 > bl - p:
+                    raise DecodeError('WritableTxnMarkerResult.Topics: count ' + str(n5) + ' past the end')
+                xs6 = []
+                for _ in range(n5):
+                    e7 = _new(_WriteTxnMarkersResponse_WritableTxnMarkerTopicResult)
+                    n8 = b[p] - 1
                     p += 1
-                    if n7 > 126:
-                        n7, p = _uvt(b, p, n7 + 1)
-                        n7 -= 1
-                    if n7 < 0:
+                    if n8 > 126:
+                        n8, p = _uvt(b, p, n8 + 1)
+                        n8 -= 1
+                    if n8 < 0:
                         raise DecodeError('WritableTxnMarkerTopicResult.Name: null where not nullable')
                     else:
-                        q8 = p + n7
-                        if q8 > bl:
-                            raise DecodeError('WritableTxnMarkerTopicResult.Name: length ' + str(n7) + ' past the end')
-                        e6.name = str(b[p:q8], 'utf-8')
-                        p = q8
-                    n9 = b[p] - 1
+                        q9 = p + n8
+                        if q9 > bl:
+                            raise DecodeError('WritableTxnMarkerTopicResult.Name: length ' + str(n8) + ' past the end')
+                        e7.name = str(b[p:q9], 'utf-8')
+                        p = q9
+                    n10 = b[p] - 1
                     p += 1
-                    if n9 > 126:
-                        n9, p = _uvt(b, p, n9 + 1)
-                        n9 -= 1
-                    if n9 < 0:
+                    if n10 > 126:
+                        n10, p = _uvt(b, p, n10 + 1)
+                        n10 -= 1
+                    if n10 < 0:
                         raise DecodeError('WritableTxnMarkerTopicResult.Partitions: null where not nullable')
                     else:
-                        if n9 > bl - p:
-                            raise DecodeError('WritableTxnMarkerTopicResult.Partitions: count ' + str(n9) + ' past the end')
-                        xs10 = []
-                        for _ in range(n9):
-                            e11 = _new(_WriteTxnMarkersResponse_WritableTxnMarkerPartitionResult)
-                            e11.partition_index, e11.error_code, = _S5.unpack_from(b, p)
+                        if n10 > bl - p:
+                            raise DecodeError('WritableTxnMarkerTopicResult.Partitions: count ' + str(n10) + ' past the end')
+                        xs11 = []
+                        for _ in range(n10):
+                            e12 = _new(_WriteTxnMarkersResponse_WritableTxnMarkerPartitionResult)
+                            e12.partition_index, e12.error_code, = _S7.unpack_from(b, p)
                             p += 6
                             if b[p] == 0:  # no tagged fields, the common case
-                                e11.unknown_tagged_fields = None
+                                e12.unknown_tagged_fields = None
                                 p += 1
                             else:
-                                p = _t_WriteTxnMarkersResponse_WritableTxnMarkerPartitionResult_0(b, p, e11)
-                            xs10.append(e11)
-                        e6.partitions = xs10
+                                p = _t_WriteTxnMarkersResponse_WritableTxnMarkerPartitionResult_0(b, p, e12)
+                            xs11.append(e12)
+                        e7.partitions = xs11
                     if b[p] == 0:  # no tagged fields, the common case
-                        e6.unknown_tagged_fields = None
+                        e7.unknown_tagged_fields = None
                         p += 1
                     else:
-                        p = _t_WriteTxnMarkersResponse_WritableTxnMarkerTopicResult_0(b, p, e6)
-                    xs5.append(e6)
-                e3.topics = xs5
+                        p = _t_WriteTxnMarkersResponse_WritableTxnMarkerTopicResult_0(b, p, e7)
+                    xs6.append(e7)
+                e3.topics = xs6
             if b[p] == 0:  # no tagged fields, the common case
                 e3.unknown_tagged_fields = None
                 p += 1
@@ -807,7 +806,7 @@ def _w_WriteTxnMarkersResponse_1(o, w):
     else:
         _wuv(w, ln)
     for e2 in xs1:
-        w += _S4.pack(e2.producer_id)
+        w += _S8.pack(e2.producer_id)
         xs3 = e2.topics
         ln = len(xs3) + 1
         if ln < 128:
@@ -830,7 +829,7 @@ def _w_WriteTxnMarkersResponse_1(o, w):
             else:
                 _wuv(w, ln)
             for e7 in xs6:
-                w += _S5.pack(e7.partition_index, e7.error_code)
+                w += _S7.pack(e7.partition_index, e7.error_code)
                 if e7.unknown_tagged_fields:
                     _wtags(w, e7.unknown_tagged_fields)
                 else:
