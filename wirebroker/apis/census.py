@@ -23,7 +23,6 @@ from wirebroker.protocol.messages import (
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "api-census.md"
 
-_SHARE_GROUPS = "issue 17 item 3: share groups (KIP-932)"
 _SECURITY = "issue 14: security (SASL, delegation tokens, SCRAM credentials, quotas)"
 _KRAFT = "KRaft controller API: this broker's cluster is coordinated by ZooKeeper (issue 11), not by a KRaft quorum"
 _TRANSACTIONS = "issue 12: transactions; the newest version is not honoured yet"
@@ -58,18 +57,6 @@ GAP_REASONS = {
     "UnregisterBroker": _KRAFT,
     "AddRaftVoter": _KRAFT,
     "RemoveRaftVoter": _KRAFT,
-    "ShareGroupHeartbeat": _SHARE_GROUPS,
-    "ShareGroupDescribe": _SHARE_GROUPS,
-    "ShareFetch": _SHARE_GROUPS,
-    "ShareAcknowledge": _SHARE_GROUPS,
-    "InitializeShareGroupState": _SHARE_GROUPS,
-    "ReadShareGroupState": _SHARE_GROUPS,
-    "WriteShareGroupState": _SHARE_GROUPS,
-    "DeleteShareGroupState": _SHARE_GROUPS,
-    "ReadShareGroupStateSummary": _SHARE_GROUPS,
-    "DescribeShareGroupOffsets": _SHARE_GROUPS,
-    "AlterShareGroupOffsets": _SHARE_GROUPS,
-    "DeleteShareGroupOffsets": _SHARE_GROUPS,
     "StreamsGroupHeartbeat": "no issue yet: streams groups (KIP-1071) are not planned",
     "StreamsGroupDescribe": "no issue yet: streams groups (KIP-1071) are not planned",
 }
