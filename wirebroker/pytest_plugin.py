@@ -4,7 +4,8 @@ Fixtures:
 - `wirebroker`: a fresh broker for the test (embedded.Broker, started and torn down around it), configured by the
   ini options and then by `@pytest.mark.wirebroker(num_partitions=3, process=True, ...)` on the test, its class
   or its module (the nearest marker wins for a key it names).
-- `wirebroker_session`: one broker for the whole session, configured by the ini options only (tests share it).
+- `wirebroker_session`: one broker for the whole session, configured by the ini options only (tests share it);
+  fault rules a test sets on it end with the test.
 - `wirebroker_topic_prefix`: a prefix of the test's own for names on the shared broker (topics, groups,
   transactional ids), so tests neither see nor disturb each other's.
 - `wirebroker_topic`: a topic of the test's own on `wirebroker_session`, with the marker's num_partitions if it
@@ -59,6 +60,14 @@ def wirebroker_session(request: pytest.FixtureRequest) -> Iterator[Broker]:
     """One broker for the session: use `wirebroker_topic` or `wirebroker_topic_prefix` for names of the test's own."""
     with _broker(request.config, {}) as broker:
         yield broker
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_teardown(item: pytest.Item) -> None:
+    """Fault rules a test set on the session's broker end with the test, so they never reach the next one."""
+    broker = getattr(item, "funcargs", {}).get("wirebroker_session")
+    if broker is not None and (broker.server is not None or broker.http_url):
+        broker.faults.clear()
 
 
 @pytest.fixture

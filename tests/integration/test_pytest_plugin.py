@@ -86,6 +86,13 @@ def test_three(wirebroker_session, wirebroker_topic):
     assert asyncio.run(round_trip()) == b"three"
     seen.append((wirebroker_session.bootstrap_servers, wirebroker_topic))
 
+def test_sets_a_fault_rule(wirebroker_session):
+    wirebroker_session.faults.inject(api="Produce", error="NOT_LEADER_OR_FOLLOWER", count=1000)
+
+def test_finds_no_rule_of_the_test_before(wirebroker_session, wirebroker_topic):
+    assert wirebroker_session.faults.rules() == []
+    assert wirebroker_session.produce(wirebroker_topic, [b"four"]) == [0]
+
 def test_one_broker_three_namespaces():
     brokers, topics = zip(*seen)
     assert len(set(brokers)) == 1 and len(set(topics)) == 3
@@ -99,7 +106,7 @@ def test_fresh_brokers_configured_by_markers(pytester):
 
 def test_a_session_broker_with_a_namespace_per_test(pytester):
     pytester.makepyfile(SHARED_BROKER)
-    pytester.runpytest("-p", "no:cacheprovider").assert_outcomes(passed=4)
+    pytester.runpytest("-p", "no:cacheprovider").assert_outcomes(passed=6)
 
 
 def test_ini_options_choose_the_mode_and_the_configuration(pytester):
