@@ -9,6 +9,8 @@ Behaviour:
   `unsupported_version_response` for it, without decoding the body.
 - v3+: client_software_name/version must match Kafka's pattern, else INVALID_REQUEST (KIP-511).
 Version notes:
+- The answer depends only on the API table, the version and the error code: each is built and encoded once
+  (`EncodedMessage`), and every later request gets those bytes.
 - v1+ carries throttle_time_ms; v3+ is flexible and adds the feature fields (tagged): empty for this broker, which
   finalizes no feature levels; the emulated release's when emulating, where v3 leaves out the supported features
   whose min version is 0 as Kafka does (v4 lists them, KAFKA-17011).
@@ -22,6 +24,7 @@ from wirebroker.apis.context import RequestContext
 from wirebroker.apis.emulation import ApiTable, api_table
 from wirebroker.apis.registry import serve
 from wirebroker.config import EMULATE_KEY
+from wirebroker.protocol.encoded import EncodedMessage
 from wirebroker.protocol.errors import ErrorCode
 from wirebroker.protocol.messages.api_versions import ApiVersionsRequest, ApiVersionsResponse
 
@@ -34,7 +37,20 @@ HIDES_NO_FEATURE_VERSION = 4
 _SOFTWARE_PATTERN = re.compile(r"^[a-zA-Z0-9](?:[a-zA-Z0-9\-.]*[a-zA-Z0-9])?$")
 
 
-def _response(table: ApiTable, error_code: int, version: int = 0) -> ApiVersionsResponse:
+# (id of the table, version, error code) -> (the table, its answer). The tables live as long as the process
+# (emulation.api_table builds each once), and the entry holds its table, so an id is never reused for another.
+_ENCODED: dict[tuple[int, int, int], tuple[ApiTable, EncodedMessage]] = {}
+
+
+def _encoded(table: ApiTable, error_code: int, version: int) -> EncodedMessage:
+    key = (id(table), version, error_code)
+    entry = _ENCODED.get(key)
+    if entry is None or entry[0] is not table:
+        entry = _ENCODED[key] = (table, EncodedMessage(_response(table, error_code, version), version))
+    return entry[1]
+
+
+def _response(table: ApiTable, error_code: int, version: int) -> ApiVersionsResponse:
     supported = [f for f in table.supported_features if version >= HIDES_NO_FEATURE_VERSION or f.min_version > 0]
     return ApiVersionsResponse(
         error_code=error_code,
@@ -50,18 +66,19 @@ def _response(table: ApiTable, error_code: int, version: int = 0) -> ApiVersions
     )
 
 
-def handle(ctx: RequestContext, request: ApiVersionsRequest) -> ApiVersionsResponse:
+def handle(ctx: RequestContext, request: ApiVersionsRequest) -> EncodedMessage:
     table = api_table(ctx.broker.config[EMULATE_KEY])
     if ctx.api_version >= 3 and not (
         _SOFTWARE_PATTERN.match(request.client_software_name)
         and _SOFTWARE_PATTERN.match(request.client_software_version)
     ):
-        return _response(table, ErrorCode.INVALID_REQUEST, ctx.api_version)
-    return _response(table, ErrorCode.NONE, ctx.api_version)
+        return _encoded(table, ErrorCode.INVALID_REQUEST, ctx.api_version)
+    return _encoded(table, ErrorCode.NONE, ctx.api_version)
 
 
-def unsupported_version_response(table: ApiTable) -> ApiVersionsResponse:
-    return _response(table, ErrorCode.UNSUPPORTED_VERSION)
+def unsupported_version_response(table: ApiTable) -> EncodedMessage:
+    """The answer at v0 to a request at a version newer than the broker knows."""
+    return _encoded(table, ErrorCode.UNSUPPORTED_VERSION, 0)
 
 
 serve(API_KEY, handle)
