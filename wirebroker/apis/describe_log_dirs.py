@@ -2,9 +2,11 @@
 
 Behaviour (Kafka's KafkaApis.handleDescribeLogDirsRequest and ReplicaManager.describeLogDirs):
 - One result per configured log dir, named by its absolute path, with the requested partitions whose logs it
-  holds: their size in bytes (every segment), offset lag max(high watermark - log end offset, 0), and
-  is_future_key false (this broker moves no replica between dirs). Topics with no requested partition in a dir
-  are left out of it. A null topic list asks for every log, the internal topics' included.
+  holds: their size in bytes (Kafka's log.size: every live segment, so a cleaning's swap shrinks it at once; the
+  .cleaned files being written and the .deleted ones awaiting file.delete.delay.ms do not count), offset lag
+  max(high watermark - log end offset, 0), and is_future_key false (this broker moves no replica between dirs).
+  Topics with no requested partition in a dir are left out of it. A null topic list asks for every log, the
+  internal topics' included.
 - v4+ the total and usable bytes of the file system holding the dir. A dir whose file system cannot be read
   answers KAFKA_STORAGE_ERROR, as Kafka answers for an offline dir.
 - The caller needs DESCRIBE on the cluster, else CLUSTER_AUTHORIZATION_FAILED and no results.

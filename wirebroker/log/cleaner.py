@@ -87,6 +87,8 @@ class LogCleaner:
         self._throttle: SharedThrottle | None = None
         self._throttle_lock = threading.Lock()
         self._threads: list[_CleanerThread] = []
+        # Each cleaner thread's last cleaning, by thread id: what Kafka's LogCleaner gauges read (lastStats).
+        self.last_stats: dict[int, CleanerStats] = {}
 
     def startup(self) -> None:
         log.info("Starting the log cleaner with %d thread(s)", self.config.num_threads)
@@ -148,7 +150,12 @@ class LogCleaner:
             self.manager.cleaning_failed(tp, aborted=False)
             return
         self.manager.done_cleaning(tp, os.path.dirname(log_.dir), result.end_offset)
+        self.last_stats[cleaner.cleaner_id] = result.stats
         _log_stats(cleaner.cleaner_id, to_clean, result.end_offset, result.stats)
+
+    def dead_thread_count(self) -> int:
+        """Cleaner threads that stopped while the cleaner runs (Kafka's DeadThreadCount)."""
+        return sum(1 for thread in self._threads if not thread.is_alive())
 
     # --- the log manager's hooks ---
 

@@ -28,6 +28,7 @@ from wirebroker.log.checkpoints import (
 )
 from wirebroker.log.compaction import LogCleaningAbortedError
 from wirebroker.log.files import TopicPartition
+from wirebroker.log.local_log import now_ms
 from wirebroker.log.log import Log
 from wirebroker.log.segment import LogSegment
 
@@ -73,7 +74,9 @@ class LogCleanerManager:
         self._uncleanable: set[TopicPartition] = set()
         self._lock = threading.RLock()
         self._paused_cleaning = threading.Condition(self._lock)
+        # Read by the broker's metrics (Kafka's max-dirty-percent and time-since-last-run-ms gauges).
         self.dirtiest_log_cleanable_ratio = 0.0
+        self.time_of_last_run = now_ms()
 
     def set_logs(self, logs: dict[TopicPartition, Log]) -> None:
         with self._lock:
@@ -117,6 +120,7 @@ class LogCleanerManager:
     def grab_filthiest_compacted_log(self, now: int) -> LogToClean | None:
         """The dirtiest cleanable compacted log, marked in progress; None when no log needs cleaning."""
         with self._lock:
+            self.time_of_last_run = now
             last_clean = self.all_cleaner_checkpoints()
             dirty_logs = []
             for tp, log_ in list(self._logs.items()):
@@ -143,6 +147,17 @@ class LogCleanerManager:
             filthiest = max(cleanable, key=lambda ltc: ltc.cleanable_ratio)
             self._in_progress[filthiest.topic_partition] = CleaningState.IN_PROGRESS
             return filthiest
+
+    def uncleanable_partitions_count(self) -> dict[str, int]:
+        """Per log dir, how many of its partitions a failed cleaning marked uncleanable (Kafka's
+        uncleanable-partitions-count gauge, tagged logDirectory)."""
+        with self._lock:
+            counts = dict.fromkeys(self.log_dirs, 0)
+            for tp in self._uncleanable:
+                log_ = self._logs.get(tp)
+                if log_ is not None and os.path.dirname(log_.dir) in counts:
+                    counts[os.path.dirname(log_.dir)] += 1
+            return counts
 
     # --- progress, abort, pause ---
 

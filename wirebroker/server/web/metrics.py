@@ -17,6 +17,7 @@ scraper asks.
     kafka_log_log_logstartoffset / _logendoffset{topic,partition}   each hosted partition's offsets
     kafka_server_socket_server_metrics_connection_count{listener}   open client connections
     kafka_server_group_coordinator_metrics_group_count{protocol,state}  groups by protocol (classic, consumer), state
+    kafka_log_logcleaner_* / kafka_log_logcleanermanager_*          the log cleaner's gauges (cleaner_metrics.py)
     process_*                                                       prometheus_client's process collector
 
 The per-topic counters live on the partitions: a deleted topic's counts go with it, as Kafka removes its metrics.
@@ -44,6 +45,7 @@ from prometheus_client.registry import Collector
 from prometheus_client.utils import floatToGoString
 
 from wirebroker.protocol.messages import API_SPECS
+from wirebroker.server.web.cleaner_metrics import cleaner_gauges
 from wirebroker.server.web.request_metrics import (
     FIRST_BUCKET,
     LATENCY_BUCKETS_MS,
@@ -76,6 +78,7 @@ class BrokerCollector(Collector):
         yield from self._topics()
         yield from self._requests()
         yield from self._broker_gauges()
+        yield from cleaner_gauges(self.broker.log_manager.cleaner)
 
     def _topics(self) -> Iterator[Metric]:
         partitions = self.broker.replica_manager.all_partitions()
