@@ -8,6 +8,7 @@ of the package is in use; ApiVersions advertises exactly these. A cluster member
 from wirebroker.apis import (  # noqa: F401  (imported to register)
     add_offsets_to_txn,
     add_partitions_to_txn,
+    alter_client_quotas,
     alter_configs,
     alter_partition_reassignments,
     alter_replica_log_dirs,
@@ -26,6 +27,7 @@ from wirebroker.apis import (  # noqa: F401  (imported to register)
     delete_share_group_state,
     delete_topics,
     describe_acls,
+    describe_client_quotas,
     describe_cluster,
     describe_configs,
     describe_groups,

@@ -12,6 +12,7 @@ from wirebroker.cluster.acls import (
     AclStore,
     ResourceType,
 )
+from wirebroker.cluster.client_quota_store import ClientQuotaStore
 from wirebroker.cluster.cluster_view import ClusterView
 from wirebroker.cluster.controller import TopicAdmin
 from wirebroker.cluster.metadata import MetadataStore, TopicMetadata
@@ -45,6 +46,7 @@ class BrokerServices(Protocol):
     controller: TopicAdmin  # the single-node Controller, or ZkAdmin in ZooKeeper mode
     acls: AclStore
     scram_credentials: ScramCredentialStore  # SCRAM-SHA-256/512 users (Describe/AlterUserScramCredentials, SASL)
+    client_quotas: ClientQuotaStore  # Describe/AlterClientQuotas; throttling (server/quotas.py) once one is set
     authorizer: Authorizer | None  # with authorizer.class.name: the ACLs enforced (cluster/authorizer.py)
     log_manager: LogManager
     replica_manager: ReplicaManager

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 from wirebroker.apis.emulation import api_table
 from wirebroker.cluster.acls import AclStore
+from wirebroker.cluster.client_quota_store import ClientQuotaStore
 from wirebroker.cluster.cluster_view import SingleNodeView
 from wirebroker.cluster.controller import Change, Controller
 from wirebroker.cluster.metadata import MetadataStore, TopicMetadata
@@ -74,6 +75,7 @@ class Broker:
         self.controller = Controller(self.metadata, config["num.partitions"], config["default.replication.factor"])
         self.acls = AclStore(config.log_dirs[0])
         self.scram_credentials = ScramCredentialStore(config.log_dirs[0])
+        self.client_quotas = ClientQuotaStore(config.log_dirs[0])
         self.inter_broker_security = self._inter_broker_security()  # the transaction markers' TLS/SASL, if any
         self.authorizer = _build_authorizer(config, self.acls)
         self.replica_manager = ReplicaManager(self.log_manager, config.log_config, config.node_id,
