@@ -16,7 +16,6 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Callable
-from functools import partial
 from typing import Any
 
 from wirebroker.apis import api_versions
@@ -25,6 +24,7 @@ from wirebroker.apis.emulation import ApiTable, api_table
 from wirebroker.apis.registry import SERVED, Api
 from wirebroker.network.request_channel import Request, RequestChannel, Response
 from wirebroker.protocol.api_messages import request_class, response_class
+from wirebroker.protocol.encoded import EncodedMessage
 from wirebroker.protocol.errors import ErrorCode, KafkaError
 from wirebroker.protocol.headers import (
     API_VERSIONS_KEY,
@@ -52,29 +52,42 @@ class _AnswerNow:
     """Routes `ctx.respond`: kept for the dispatcher while the handler runs, sent through the channel after.
 
     A purgatory may complete a request on another thread before its handler has returned; the lock makes the
-    answer go out exactly once, one way or the other.
+    answer go out exactly once, one way or the other. One object per request carries what turns the answer into
+    a Response (`finish`, or the dispatcher's encoding), so that no closure is built per request.
     """
 
-    __slots__ = ("_lock", "_handling", "_answer", "_send_later")
+    __slots__ = ("_lock", "_handling", "_answer", "_dispatcher", "_request", "_header", "_finish")
 
-    def __init__(self, send_later: Any) -> None:
+    def __init__(self, dispatcher: Dispatcher, request: Request, header: RequestHeader,
+                 finish: Callable[[Any], Response | None] | None) -> None:
         self._lock = threading.Lock()
         self._handling = True
         self._answer: Any = None
-        self._send_later = send_later
+        self._dispatcher = dispatcher
+        self._request = request
+        self._header = header
+        self._finish = finish
 
     def respond(self, answer: Any) -> None:
         with self._lock:
             if self._handling:
                 self._answer = answer
                 return
-        self._send_later(answer)
+        response = self.finish(answer)
+        if response is not None:
+            self._dispatcher.channel.send_response(response)
 
     def handler_returned(self) -> Any:
         """The answer given while the handler ran, or None if it is still to come."""
         with self._lock:
             self._handling = False
             return self._answer
+
+    def finish(self, answer: Any) -> Response | None:
+        """The Response for the handler's answer: `finish`'s, or by default the answer encoded."""
+        if self._finish is not None:
+            return self._finish(answer)
+        return self._dispatcher._response(self._request, self._header, answer)
 
 
 class Dispatcher:
@@ -110,9 +123,7 @@ class Dispatcher:
                finish: Callable[[Any], Response | None] | None = None) -> Response | None:
         """Run the API's handler on a decoded request. `finish` turns its answer (now or later) into the Response
         to send, None for none yet; by default the answer is encoded (fault injection shapes, delays or drops it)."""
-        if finish is None:
-            finish = partial(self._response, request, header)
-        answer_now = _AnswerNow(lambda answer: self._send_later(finish(answer)))
+        answer_now = _AnswerNow(self, request, header, finish)
         ctx = RequestContext(
             header=header,
             client_address=request.client_address,
@@ -127,15 +138,11 @@ class Dispatcher:
             answer = api.handle(ctx, body)
             if answer is None:
                 answer = answer_now.handler_returned()
+                if answer is None:
+                    return None
         except Exception as exc:  # noqa: BLE001  (the API boundary: every failure is an answer, _failed logs it)
-            return finish(exc)
-        if answer is None:
-            return None
-        return finish(answer)
-
-    def _send_later(self, response: Response | None) -> None:
-        if response is not None:
-            self.channel.send_response(response)
+            answer = exc
+        return answer_now.finish(answer)
 
     def _response(self, request: Request, header: RequestHeader, answer: Any) -> Response:
         """The frame for a handler's answer: a response, NO_RESPONSE, CloseConnection, or the exception it failed
@@ -161,7 +168,8 @@ class Dispatcher:
                   request.client_address, header.client_id, exc_info=exc)
         return self._error(request, header, ErrorCode.UNKNOWN_SERVER_ERROR)
 
-    def _send(self, request: Request, header: RequestHeader, body: Message, version: int | None = None) -> Response:
+    def _send(self, request: Request, header: RequestHeader, body: Message | EncodedMessage,
+              version: int | None = None) -> Response:
         try:
             return Response(request, response_frame_parts(header, body, version))
         except UnsupportedFieldError as exc:
