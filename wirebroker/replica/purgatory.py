@@ -84,6 +84,10 @@ class DelayedOperationPurgatory:
 
     def check_and_complete(self, key: Hashable) -> int:
         """Ask the operations watched under `key` to complete; returns how many did."""
+        if key not in self._watchers:
+            # Nothing waits (every acks=1 produce, every fetch answered at once): no lock. A dict lookup is atomic,
+            # and an operation being watched right now tries again once it is watched (try_complete_else_watch).
+            return 0
         with self._lock:
             watched = self._watchers.get(key)
             if not watched:
