@@ -29,6 +29,7 @@ func main() {
 		"consumer_group":     consumerGroup,
 		"admin":              admin,
 		"transactions":       transactions,
+		"compacted":          compacted,
 		"sasl_scram":         secured("sasl_scram", "COMPAT_SASL_BOOTSTRAP", withScram),
 		"tls":                secured("tls", "COMPAT_TLS_BOOTSTRAP", withTLS),
 	})
@@ -321,6 +322,70 @@ func idempotent(bootstrap, prefix string) (string, error) {
 		return "", errors.Join(err, c.Failf("log end offset %d, expected %d (duplicates?)", end, c.IdempotentCount))
 	}
 	return c.CheckValues(values(got), want, "idempotent")
+}
+
+// compacted: a compacted topic read back as a table after the cleaner ran (common.CompactedScenario).
+func compacted(bootstrap, prefix string) (string, error) {
+	topic := c.TopicName(prefix, "compacted")
+	configs := map[string]*string{}
+	for key, value := range c.CompactedConfig {
+		configs[key] = &value
+	}
+	err := withAdmin(bootstrap, func(adm sarama.ClusterAdmin) error {
+		return adm.CreateTopic(topic, &sarama.TopicDetail{NumPartitions: 1, ReplicationFactor: 1,
+			ConfigEntries: configs}, false)
+	})
+	if err != nil {
+		return "", err
+	}
+	send := func(kvs []c.KV) error {
+		messages := make([]*sarama.ProducerMessage, len(kvs))
+		for i, kv := range kvs {
+			messages[i] = &sarama.ProducerMessage{Topic: topic, Partition: 0, Key: sarama.ByteEncoder(kv.Key)}
+			if kv.Value != nil { // a nil Value is a tombstone
+				messages[i].Value = sarama.ByteEncoder(kv.Value)
+			}
+		}
+		return produce(bootstrap, config(), messages)
+	}
+	return c.CompactedScenario(send, func() ([]c.KV, error) { return readToEnd(bootstrap, topic) })
+}
+
+// readToEnd reads partition 0 of topic from its start to its log end offset (offsets have gaps once compacted).
+func readToEnd(bootstrap, topic string) ([]c.KV, error) {
+	client, err := sarama.NewClient([]string{bootstrap}, config())
+	if err != nil {
+		return nil, err
+	}
+	end, err := client.GetOffset(topic, 0, sarama.OffsetNewest)
+	client.Close()
+	if err != nil {
+		return nil, err
+	}
+	consumer, err := sarama.NewConsumer([]string{bootstrap}, config())
+	if err != nil {
+		return nil, err
+	}
+	defer consumer.Close()
+	pc, err := consumer.ConsumePartition(topic, 0, sarama.OffsetOldest)
+	if err != nil {
+		return nil, err
+	}
+	defer pc.Close()
+	var out []c.KV
+	timeout := time.After(c.Deadline)
+	for next := int64(0); next < end; {
+		select {
+		case msg := <-pc.Messages():
+			out = append(out, c.KV{Key: msg.Key, Value: msg.Value})
+			next = msg.Offset + 1
+		case cerr := <-pc.Errors():
+			return out, cerr
+		case <-timeout:
+			return out, c.Failf("offset %d not reached", end)
+		}
+	}
+	return out, nil
 }
 
 // member is one consumer of the group; its handler records claims and marks+commits every message.
