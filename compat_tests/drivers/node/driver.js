@@ -26,6 +26,15 @@ const SEEK_STEP_MS = 1000;
 const SEEK_TARGET_INDEX = 5;
 const RETENTION_MS = '3600000';
 const DEADLINE_MS = 60000;
+// The compacted scenario (driver_common.py's COMPACTED_* explain them).
+const COMPACTED_CONFIG = { 'cleanup.policy': 'compact', 'segment.ms': '100', 'min.cleanable.dirty.ratio': '0.01',
+  'delete.retention.ms': '1000' };
+const COMPACTED_KEYS = 20;
+const COMPACTED_ROUNDS = 5;
+const COMPACTED_DELETED = 5;
+const COMPACTED_FILLER_KEY = 'filler';
+const COMPACTED_FILLER_INTERVAL_MS = 500;
+const COMPACTED_DEADLINE_MS = 120000;
 // A short fetch wait: disconnect() waits for the fetch in flight (kafkajs' default is 5 s).
 const FETCH_MAX_WAIT_MS = 200;
 const ZSTD_LEVEL = 3;
@@ -92,9 +101,9 @@ async function withAdmin(bootstrap, fn) {
   }
 }
 
-async function createTopic(bootstrap, topic, numPartitions = 1) {
+async function createTopic(bootstrap, topic, numPartitions = 1, configEntries = []) {
   const created = await withAdmin(bootstrap, (admin) =>
-    admin.createTopics({ topics: [{ topic, numPartitions, replicationFactor: 1 }], waitForLeaders: true }));
+    admin.createTopics({ topics: [{ topic, numPartitions, replicationFactor: 1, configEntries }], waitForLeaders: true }));
   expect(created, `createTopics did not create ${topic}`);
 }
 
@@ -110,9 +119,9 @@ async function produce(bootstrap, topic, messages, options = {}) {
   }
 }
 
-// Reads partition 0 of topic from `start` (an offset string, or fromBeginning) until `count` messages came.
-// kafkajs has group consumers only, so each read uses a group of its own that never commits.
-async function consume(bootstrap, topic, count, { start, between, security } = {}) {
+// Reads partition 0 of topic from `start` (an offset string, or fromBeginning) until `count` messages came, or
+// until `done(messages)`. kafkajs has group consumers only, so each read uses a group of its own that never commits.
+async function consume(bootstrap, topic, count, { start, between, security, done = (m) => m.length >= count } = {}) {
   const consumer = kafka(bootstrap, security).consumer({ groupId: `${topic}.reader.${crypto.randomUUID()}`, maxWaitTimeInMs: FETCH_MAX_WAIT_MS });
   const messages = [];
   await consumer.connect();
@@ -128,7 +137,7 @@ async function consume(bootstrap, topic, count, { start, between, security } = {
       await between();
     }
     const until = Date.now() + DEADLINE_MS;
-    while (messages.length < count && Date.now() < until) await sleep(50);
+    while (!done(messages) && Date.now() < until) await sleep(50);
   } finally {
     await consumer.disconnect();
   }
@@ -300,6 +309,58 @@ async function admin(bootstrap, prefix) {
   });
 }
 
+function compactedRecords() {
+  const records = [];
+  for (let r = 0; r < COMPACTED_ROUNDS; r++) {
+    for (let k = 0; k < COMPACTED_KEYS; k++) records.push({ key: `key-${k}`, value: `value-${k}-${r}` });
+  }
+  for (let k = COMPACTED_KEYS - COMPACTED_DELETED; k < COMPACTED_KEYS; k++) records.push({ key: `key-${k}`, value: null });
+  return records;
+}
+
+// What in the messages read from offset 0 (fillers aside) is not yet the compacted table, or null
+// (driver_common.compacted_leftovers); a live key not at its latest value fails the scenario.
+function compactedLeftovers(messages) {
+  const table = messages.filter((m) => m.key.toString() !== COMPACTED_FILLER_KEY);
+  const latest = new Map(table.map((m) => [m.key.toString(), m.value === null ? null : m.value.toString()]));
+  const live = COMPACTED_KEYS - COMPACTED_DELETED;
+  for (let k = 0; k < live; k++) {
+    expect(latest.get(`key-${k}`) === `value-${k}-${COMPACTED_ROUNDS - 1}`, `key-${k} is not at its latest value`);
+  }
+  if (table.length > latest.size) return `${table.length - latest.size} superseded records`;
+  return latest.size > live ? `${latest.size - live} deleted keys still there` : null;
+}
+
+// Partition 0 of topic from its start to its log end offset (offsets have gaps once compacted).
+async function readToEnd(bootstrap, topic) {
+  const [end] = await withAdmin(bootstrap, (admin) => admin.fetchTopicOffsets(topic));
+  const reached = (m) => m.length > 0 && BigInt(m[m.length - 1].offset) + 1n >= BigInt(end.high);
+  const messages = await consume(bootstrap, topic, Infinity, { done: reached });
+  expect(reached(messages), `offset ${end.high} not reached`);
+  return messages;
+}
+
+// A compacted topic: the table written, then a filler record at a time until the log read from offset 0 is the
+// table (driver_common.compacted_scenario).
+async function compacted(bootstrap, prefix) {
+  const topic = `${prefix}.compacted`;
+  await createTopic(bootstrap, topic, 1, Object.entries(COMPACTED_CONFIG).map(([name, value]) => ({ name, value })));
+  const started = Date.now();
+  const send = (records) => produce(bootstrap, topic, records.map((r) => ({ ...r, partition: 0 })));
+  await send(compactedRecords());
+  let fillers = 0;
+  for (;;) {
+    const leftover = compactedLeftovers(await readToEnd(bootstrap, topic));
+    if (leftover === null) break;
+    expect(Date.now() - started < COMPACTED_DEADLINE_MS, `not compacted after ${fillers} filler segments: ${leftover}`);
+    await sleep(COMPACTED_FILLER_INTERVAL_MS);
+    await send([{ key: COMPACTED_FILLER_KEY, value: String(fillers) }]);
+    fillers += 1;
+  }
+  return `${COMPACTED_KEYS - COMPACTED_DELETED} keys at their latest value only, ${COMPACTED_DELETED} deleted keys ` +
+    `gone, after ${Math.round((Date.now() - started) / 1000)} s (${fillers} filler segments)`;
+}
+
 // The sasl_scram and tls cells: 10 records through a secured listener.
 function secured(scenario, bootstrapVariable, security) {
   return async (bootstrap, prefix) => {
@@ -327,6 +388,7 @@ const SCENARIOS = {
   idempotent,
   consumer_group: consumerGroup,
   admin,
+  compacted,
   sasl_scram: secured('sasl_scram', 'COMPAT_SASL_BOOTSTRAP', () => ({ sasl: { mechanism: 'scram-sha-512',
     username: process.env.COMPAT_SCRAM_USER, password: process.env.COMPAT_SCRAM_PASSWORD } })),
   tls: secured('tls', 'COMPAT_TLS_BOOTSTRAP', () => ({ ssl: { ca: [fs.readFileSync(process.env.COMPAT_TLS_CA)] } })),
