@@ -2,7 +2,9 @@
 
 kcat (Debian's, librdkafka 2.0.2) cannot create topics: its topics are auto-created by the broker on the Metadata
 request kcat makes before producing (Kafka auto-creates on Metadata, never on Produce), with the broker's
-num.partitions, and the scenarios write to partition 0. It has no admin commands, so it has no admin cell.
+num.partitions, and the scenarios write to partition 0. It has no admin commands, so it has no admin cell, and no
+compacted cell: it can write keys (-K) and tombstones (-Z), but the topics it auto-creates take the broker's
+cleanup.policy (delete) and it cannot set a topic's config.
 """
 from __future__ import annotations
 
