@@ -16,6 +16,7 @@ the key's type, checks the key's range and raises InvalidConfigError naming the 
 from __future__ import annotations
 
 import dataclasses
+import functools
 import random
 from collections.abc import Callable, Mapping
 from typing import NamedTuple
@@ -250,24 +251,26 @@ class LogConfig:
         merged_overrides = {k: base[k] for k in self.overridden if k in base} | dict(props)
         return LogConfig.from_props(merged_overrides, base)
 
-    @property
+    # The derived values below are read on every append: each is computed once (the config is frozen, and
+    # cached_property keeps the value in the instance's __dict__, past the frozen __setattr__).
+    @functools.cached_property
     def segment_size(self) -> int:
         """segment.bytes, unless the test-only internal.segment.bytes is set."""
         return self.internal_segment_bytes if self.internal_segment_bytes is not None else self.segment_bytes
 
-    @property
+    @functools.cached_property
     def compact(self) -> bool:
         return CLEANUP_POLICY_COMPACT in (p.lower() for p in self.cleanup_policy)
 
-    @property
+    @functools.cached_property
     def delete(self) -> bool:
         return CLEANUP_POLICY_DELETE in (p.lower() for p in self.cleanup_policy)
 
-    @property
+    @functools.cached_property
     def log_append_time(self) -> bool:
         return self.message_timestamp_type == LOG_APPEND_TIME
 
-    @property
+    @functools.cached_property
     def max_segment_ms(self) -> int:
         if self.compact and self.max_compaction_lag_ms > 0:
             return min(self.max_compaction_lag_ms, self.segment_ms)
