@@ -89,8 +89,8 @@ def main(argv: list[str] | None = None) -> int:
 def _load(workload, bootstrap: str, jars: Path) -> dict:
     create_topic(bootstrap, workload.name, workload.partitions)
     if workload.kind == "consume":
-        fill_topic(workload, bootstrap, jars)
-    return run_load(workload, bootstrap, jars)
+        fill_topic(workload, bootstrap, jars, workload.name)
+    return run_load(workload, bootstrap, jars, workload.name)
 
 
 def record(pid: int, folded: Path, seconds: float, gil_only: bool, lines: bool) -> None:

@@ -23,8 +23,12 @@ from wirebroker import cli
 def main(argv: list[str]) -> int:
     pstats_path, broker_args = argv[0], argv[1:]
     for module in pkgutil.walk_packages(wirebroker.__path__, "wirebroker."):
-        if not module.name.endswith(".__main__"):  # importing __main__ would run a broker
+        if module.name.endswith(".__main__"):  # importing __main__ would run a broker
+            continue
+        try:
             importlib.import_module(module.name)
+        except ModuleNotFoundError:  # an optional extra's module (wirebroker.spark without pyarrow): never used here
+            pass
     yappi.set_clock_type("cpu")
     yappi.start(builtins=False, profile_threads=True)
     try:
