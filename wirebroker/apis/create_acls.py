@@ -34,7 +34,6 @@ from wirebroker.cluster.acls import (
     AclPermissionType,
     PatternType,
     ResourceType,
-    validate_new_binding,
 )
 from wirebroker.protocol.errors import ErrorCode, KafkaError
 from wirebroker.protocol.messages.create_acls import (
@@ -64,7 +63,7 @@ def handle(ctx: RequestContext, request: CreateAclsRequest) -> CreateAclsRespons
         log.info("CreateAcls from %s names an ANY or MATCH where a binding needs a value: failing every creation",
                  ctx.client)
         return _all_failed(len(creations), ErrorCode.UNKNOWN_SERVER_ERROR, None)
-    errors = [error_of(validate_new_binding, b) for b in bindings]
+    errors = [error_of(ctx.broker.acls.validate, b) for b in bindings]
     ctx.broker.acls.create(b for b, error in zip(bindings, errors, strict=True) if error is None)
     for binding, error in zip(bindings, errors, strict=True):
         if error is None:

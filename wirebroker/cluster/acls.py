@@ -2,9 +2,9 @@
 
 Bindings are created, described and deleted (CreateAcls, DescribeAcls, DeleteAcls) and matched by filters exactly as
 Kafka matches them (ResourcePatternFilter, AccessControlEntryFilter); with `authorizer.class.name` the authorizer
-(cluster/authorizer.py) checks every request against them, reading them here at each question. Each broker keeps
-its own file: in a cluster, bindings created through one broker are enforced by that broker only (Kafka keeps them
-in its metadata log, or ZooKeeper, for every broker).
+(cluster/authorizer.py) checks every request against them, reading them here at each question. A single node
+keeps them in a file; a ZooKeeper cluster keeps them where Kafka's AclAuthorizer does, for every broker
+(cluster/zk/acls.py, the same interface).
 
 File `<first log dir>/acls.json`, rewritten atomically (temporary file, fsync, rename) on every change, bindings in
 creation order, each enum by its Kafka name (Kafka's AccessControlEntryRecord carries the same seven fields):
@@ -162,19 +162,30 @@ def validate_filter(binding_filter: AclBindingFilter) -> None:
         raise InvalidRequestError("Unknown entryFilter.")
 
 
-class AclStore:
-    """The bindings, in creation order, each once; persisted on every change. Reads take no lock."""
+class AclSnapshot:
+    """What every ACL store answers from: an immutable tuple of bindings, replaced whole on every change, so reads
+    take no lock (the authorizer on every request, DescribeAcls)."""
 
-    def __init__(self, log_dir: Path) -> None:
-        self.path = log_dir / ACLS_FILE
-        self._lock = threading.Lock()
-        self._bindings: tuple[AclBinding, ...] = self._load()
+    _bindings: tuple[AclBinding, ...] = ()
 
     def bindings(self) -> tuple[AclBinding, ...]:
         return self._bindings
 
     def describe(self, binding_filter: AclBindingFilter) -> list[AclBinding]:
         return [b for b in self._bindings if binding_filter.matches(b)]
+
+    def validate(self, binding: AclBinding) -> None:
+        """Raise InvalidRequestError unless the binding may be stored (CreateAcls, per binding)."""
+        validate_new_binding(binding)
+
+
+class AclStore(AclSnapshot):
+    """The bindings, in creation order, each once; persisted on every change."""
+
+    def __init__(self, log_dir: Path) -> None:
+        self.path = log_dir / ACLS_FILE
+        self._lock = threading.Lock()
+        self._bindings = self._load()
 
     def create(self, bindings: Iterable[AclBinding]) -> None:
         """Store each binding not stored yet (creating an existing binding succeeds and changes nothing)."""

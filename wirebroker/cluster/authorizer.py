@@ -29,7 +29,7 @@ from wirebroker.cluster.acls import (
     AclBinding,
     AclOperation,
     AclPermissionType,
-    AclStore,
+    AclSnapshot,
     PatternType,
     ResourceType,
 )
@@ -62,7 +62,7 @@ class Authorizer:
     """Answers one question per resource; the bindings are read from the ACL store at every question, indexed by
     resource type once per change of the store."""
 
-    def __init__(self, acls: AclStore, super_users: Iterable[str], allow_everyone_if_no_acl_found: bool) -> None:
+    def __init__(self, acls: AclSnapshot, super_users: Iterable[str], allow_everyone_if_no_acl_found: bool) -> None:
         self._acls = acls
         self.super_users = frozenset(super_users)
         self.allow_everyone_if_no_acl_found = allow_everyone_if_no_acl_found
@@ -70,7 +70,7 @@ class Authorizer:
 
     @classmethod
     def from_config(cls, class_name: str, super_users: str | None, allow_everyone_if_no_acl_found: bool,
-                    acls: AclStore) -> Authorizer:
+                    acls: AclSnapshot) -> Authorizer:
         if class_name not in AUTHORIZER_CLASS_NAMES:
             raise UnknownAuthorizerError(
                 f"authorizer.class.name={class_name} is not an authorizer this broker provides; "

@@ -33,6 +33,7 @@ from kazoo.handlers.threading import KazooTimeoutError
 
 from wirebroker.cluster.controller import Change
 from wirebroker.cluster.metadata import TopicMetadata
+from wirebroker.cluster.zk.acls import ZkAclStore
 from wirebroker.cluster.zk.admin import ConfigChangeListener, ZkAdmin
 from wirebroker.cluster.zk.brokers import (
     BrokerIdInUseError,
@@ -99,6 +100,10 @@ class ZkMode:
         self.controller: KafkaController | None = None
         self.config_changes: ConfigChangeListener | None = None
         self._inter_broker_security: Any = None  # the broker's, once started: controlled shutdown uses it
+
+    def acl_store(self) -> ZkAclStore:
+        """The cluster's ACL bindings, in ZooKeeper as Kafka's AclAuthorizer keeps them (before the authorizer)."""
+        return ZkAclStore(self.zk)
 
     def install(self, broker: Any) -> None:
         """ZooKeeper-backed topic administration and topic metadata for `broker`, before its coordinators start."""

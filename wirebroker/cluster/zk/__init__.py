@@ -16,6 +16,9 @@
     controller_channel.py  the controller's queue and sender thread per broker
     controller.py          the controller's event loop (KafkaController): watches, elections, requests
     admin.py               topic administration through ZooKeeper (any broker) and config change notifications
+    change_notifications.py  sequential change notifications: writing one, and every broker's listener
+    scram_credentials.py   SCRAM credentials under /config/users
+    acls.py                ACL bindings under /kafka-acl and /kafka-acl-extended (AclAuthorizer's layout)
     topic_metadata.py      a broker's topics in ZooKeeper mode, and producer-id blocks
 
 The pure modules (data, assignment, leader_election) do not need kazoo.

@@ -20,19 +20,21 @@ from __future__ import annotations
 
 import json
 import logging
-import threading
 import uuid
 from collections.abc import Mapping, Sequence
 
-from kazoo.client import KazooClient, KazooState
+from kazoo.client import KazooClient
 from kazoo.exceptions import BadVersionError, NoNodeError
-from kazoo.protocol.states import WatchedEvent
 
 from wirebroker.cluster.controller import USE_DEFAULT, Change, TopicAdmin
 from wirebroker.cluster.metadata import TopicMetadata
 from wirebroker.cluster.zk import paths
 from wirebroker.cluster.zk.assignment import BrokerMetadata, assign_replicas_to_brokers
 from wirebroker.cluster.zk.brokers import get_live_brokers
+from wirebroker.cluster.zk.change_notifications import (
+    ChangeNotificationListener,
+    notify,
+)
 from wirebroker.cluster.zk.controller_requests import topic_id_bytes
 from wirebroker.cluster.zk.data import ReplicaAssignment, TopicAssignment
 from wirebroker.cluster.zk.topics import (
@@ -133,9 +135,9 @@ class ZkAdmin(TopicAdmin):
         if validate_only:
             return topic
         set_topic_config(self.zk, name, configs)
-        self.zk.create(f"{paths.CONFIG_CHANGES}/{paths.CONFIG_CHANGE_PREFIX}",
-                       json.dumps({"version": CONFIG_CHANGE_VERSION, "entity_path": f"{TOPICS_ENTITY}/{name}"},
-                                  separators=(",", ":")).encode(), sequence=True, makepath=True)
+        notify(self.zk, paths.CONFIG_CHANGES, paths.CONFIG_CHANGE_PREFIX,
+               json.dumps({"version": CONFIG_CHANGE_VERSION, "entity_path": f"{TOPICS_ENTITY}/{name}"},
+                          separators=(",", ":")).encode())
         self._publish(Change.CONFIGS_CHANGED, topic)  # here at once; other brokers through the notification
         return topic
 
@@ -156,37 +158,13 @@ class ConfigChangeListener:
     def __init__(self, zk: KazooClient, admin: ZkAdmin) -> None:
         self.zk = zk
         self.admin = admin
-        self._last_seen = ""
-        self._lock = threading.Lock()  # one pass over the notifications at a time
+        self._notifications = ChangeNotificationListener(zk, paths.CONFIG_CHANGES, paths.CONFIG_CHANGE_PREFIX,
+                                                         self._apply)
 
     def start(self) -> None:
-        self.zk.ensure_path(paths.CONFIG_CHANGES)
-        self._last_seen = max(self._children(watch=False), default="")
-        self._children(watch=True)
-        # A new session (after an expiry) has lost the watch: look again, and leave a new one.
-        self.zk.add_listener(lambda state: self._on_change(None) if state == KazooState.CONNECTED else None)
+        self._notifications.start()
 
-    def _children(self, watch: bool) -> list[str]:
-        return self.zk.get_children(paths.CONFIG_CHANGES, watch=self._on_change if watch else None)
-
-    def _on_change(self, _: WatchedEvent | None) -> None:
-        # Kazoo's watch and state callbacks may not block on ZooKeeper calls: do the reads on a worker.
-        self.zk.handler.spawn(self._process)
-
-    def _process(self) -> None:
-        with self._lock:
-            try:
-                for child in sorted(c for c in self._children(watch=True) if c > self._last_seen):
-                    self._apply(child)
-                    self._last_seen = child
-            except Exception:
-                log.exception("Processing config change notifications in %s failed", paths.CONFIG_CHANGES)
-
-    def _apply(self, child: str) -> None:
-        try:
-            data, _ = self.zk.get(f"{paths.CONFIG_CHANGES}/{child}")
-        except NoNodeError:
-            return
+    def _apply(self, data: bytes) -> None:
         entity_type, _, name = json.loads(data).get("entity_path", "").partition("/")
         if entity_type != TOPICS_ENTITY:
             return

@@ -22,6 +22,7 @@ from kazoo.exceptions import BadVersionError, NodeExistsError, NoNodeError
 from kazoo.recipe.watchers import ChildrenWatch, DataWatch
 
 from wirebroker.cluster.zk import paths
+from wirebroker.cluster.zk.change_notifications import notify
 from wirebroker.security.scram_credential import MECHANISMS, ScramCredential
 
 log = logging.getLogger(__name__)
@@ -54,9 +55,8 @@ class ZkScramCredentialStore:
             changes.setdefault(user, {})[mechanism] = credential
         for user, mechanisms in changes.items():
             self._write_user(user, mechanisms)
-            self.zk.create(f"{paths.CONFIG_CHANGES}/{paths.CONFIG_CHANGE_PREFIX}",
-                           json.dumps({"version": 2, "entity_path": f"{USERS_ENTITY}/{user}"}).encode(),
-                           sequence=True, makepath=True)
+            notify(self.zk, paths.CONFIG_CHANGES, paths.CONFIG_CHANGE_PREFIX,
+                   json.dumps({"version": 2, "entity_path": f"{USERS_ENTITY}/{user}"}).encode())
             self._user_changed(user, self._read_user(user))  # visible here at once, not only when the watch fires
 
     def _write_user(self, user: str, mechanisms: dict[str, ScramCredential | None]) -> None:
