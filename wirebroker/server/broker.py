@@ -73,7 +73,8 @@ class Broker:
         self.cluster_id = self.log_manager.cluster_id
         self.metadata = MetadataStore(config.log_dirs[0], self.cluster_id, self.node_id)
         self.controller = Controller(self.metadata, config["num.partitions"], config["default.replication.factor"])
-        self.acls = AclStore(config.log_dirs[0])
+        # A ZooKeeper cluster keeps its ACLs in ZooKeeper, for every broker (before the authorizer reads them).
+        self.acls = AclStore(config.log_dirs[0]) if self.zk_mode is None else self.zk_mode.acl_store()
         self.scram_credentials = ScramCredentialStore(config.log_dirs[0])
         self.client_quotas = ClientQuotaStore(config.log_dirs[0])
         self.inter_broker_security = self._inter_broker_security()  # the transaction markers' TLS/SASL, if any
