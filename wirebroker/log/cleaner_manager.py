@@ -148,16 +148,22 @@ class LogCleanerManager:
             self._in_progress[filthiest.topic_partition] = CleaningState.IN_PROGRESS
             return filthiest
 
-    def uncleanable_partitions_count(self) -> dict[str, int]:
-        """Per log dir, how many of its partitions a failed cleaning marked uncleanable (Kafka's
-        uncleanable-partitions-count gauge, tagged logDirectory)."""
+    def uncleanable_partitions(self, now: int) -> dict[str, tuple[int, int]]:
+        """Per log dir, how many of its partitions a failed cleaning marked uncleanable and the bytes they leave
+        dirty (Kafka's uncleanable-partitions-count and uncleanable-bytes gauges, tagged logDirectory)."""
         with self._lock:
-            counts = dict.fromkeys(self.log_dirs, 0)
+            found = dict.fromkeys(self.log_dirs, (0, 0))
+            last_clean = self.all_cleaner_checkpoints() if self._uncleanable else {}
             for tp in self._uncleanable:
                 log_ = self._logs.get(tp)
-                if log_ is not None and os.path.dirname(log_.dir) in counts:
-                    counts[os.path.dirname(log_.dir)] += 1
-            return counts
+                log_dir = os.path.dirname(log_.dir) if log_ is not None else None
+                if log_ is None or log_dir not in found:
+                    continue
+                first_dirty, first_uncleanable, _ = cleanable_offsets(log_, last_clean.get(tp), now)
+                dirty = log_to_clean(tp, log_, first_dirty, first_uncleanable, False).cleanable_bytes
+                count, size = found[log_dir]
+                found[log_dir] = (count + 1, size + dirty)
+            return found
 
     # --- progress, abort, pause ---
 

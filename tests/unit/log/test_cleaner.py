@@ -464,3 +464,17 @@ def test_a_cleaner_process_cleans_aborts_and_is_started_again_after_dying(open_l
         unthrottled.stop()
     swap_in(prepared, result)
     assert table(log_) == expected and len(records(log_)) == 7
+
+
+def test_a_failed_cleaning_counts_its_partition_and_dirty_bytes_as_uncleanable(tmp_path, open_log):
+    log_ = open_log(COMPACT)
+    for i in range(20):
+        produce(log_, [(b"k%d" % (i % 5), b"v" * 100)])
+    log_.roll(NOW)
+    manager = LogCleanerManager([str(tmp_path)], {TP: log_})
+    assert manager.uncleanable_partitions(NOW) == {str(tmp_path): (0, 0)}
+    to_clean = manager.grab_filthiest_compacted_log(NOW)
+    assert to_clean is not None and to_clean.cleanable_bytes > 0
+    manager.cleaning_failed(TP, aborted=False)
+    assert manager.uncleanable_partitions(NOW) == {str(tmp_path): (1, to_clean.cleanable_bytes)}
+    assert manager.grab_filthiest_compacted_log(NOW) is None  # set aside until the broker restarts

@@ -5,14 +5,17 @@ type=LogCleanerManager, computed as Kafka's LogCleaner and LogCleanerManager reg
                                                                     last choice, in whole percent
     kafka_log_logcleanermanager_time_since_last_run_ms              since a cleaner thread last chose a log
     kafka_log_logcleanermanager_uncleanable_partitions_count{logdirectory}  partitions a failed cleaning set aside
+    kafka_log_logcleanermanager_uncleanable_bytes{logdirectory}     the bytes those partitions leave dirty
     kafka_log_logcleaner_cleaner_recopy_percent                     bytes written / bytes read over each thread's last
                                                                     cleaning, in whole percent
     kafka_log_logcleaner_max_clean_time_secs                        the longest of the threads' last cleanings
     kafka_log_logcleaner_max_buffer_utilization_percent             the fullest offset map of the threads' last cleanings
     kafka_log_logcleaner_deadthreadcount                            cleaner threads that stopped
 
-Every figure is one the cleaner keeps anyway (its manager's last choice, each thread's last CleanerStats): a scrape
-reads them and the cleaner does no work for it. A broker with log.cleaner.enable=false has no cleaner and no gauges.
+Every figure but uncleanable-bytes is one the cleaner keeps anyway (its manager's last choice, each thread's last
+CleanerStats): a scrape reads them and the cleaner does no work for it. uncleanable-bytes is worked out at the scrape,
+as Kafka's gauge does, and only for the partitions marked uncleanable (normally none). A broker with
+log.cleaner.enable=false has no cleaner and no gauges.
 """
 
 from __future__ import annotations
@@ -43,9 +46,14 @@ def cleaner_gauges(cleaner: LogCleaner | None) -> Iterator[Metric]:
     uncleanable = GaugeMetricFamily("kafka_log_logcleanermanager_uncleanable_partitions_count",
                                     "Partitions of the log dir that a failed cleaning marked uncleanable",
                                     labels=["logdirectory"])
-    for log_dir, count in sorted(manager.uncleanable_partitions_count().items()):
+    uncleanable_bytes = GaugeMetricFamily("kafka_log_logcleanermanager_uncleanable_bytes",
+                                          "Cleanable bytes of the log dir's uncleanable partitions",
+                                          labels=["logdirectory"])
+    for log_dir, (count, size) in sorted(manager.uncleanable_partitions(now_ms()).items()):
         uncleanable.add_metric([log_dir], count)
+        uncleanable_bytes.add_metric([log_dir], size)
     yield uncleanable
+    yield uncleanable_bytes
     stats = list(cleaner.last_stats.values())
     recopy = sum(s.bytes_written for s in stats) / max(sum(s.bytes_read for s in stats), 1)
     yield GaugeMetricFamily("kafka_log_logcleaner_cleaner_recopy_percent",
