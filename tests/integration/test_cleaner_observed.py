@@ -67,6 +67,7 @@ def test_describe_log_dirs_and_metrics_show_the_cleaned_log(broker_factory):
     assert 0 < gauge["logcleaner_max_buffer_utilization_percent"] <= 100
     assert 0 < gauge["logcleaner_cleaner_recopy_percent"] < 100  # the last cleaning dropped the older values
     assert gauge["logcleaner_max_clean_time_secs"] >= 0
+    assert gauge["logcleaner_max_compaction_delay_secs"] == 0  # max.compaction.lag.ms is unbounded by default
     assert gauge["logcleaner_deadthreadcount"] == 0
     for name in ("uncleanable_partitions_count", "uncleanable_bytes"):
         assert metrics[(f"kafka_log_logcleanermanager_{name}", (("logdirectory", log_dir),))] == 0

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from wirebroker.log.cleaner_jobs import discard, prepare_cleaning, swap_in
-from wirebroker.log.cleaner_manager import LogCleanerManager, LogToClean
+from wirebroker.log.cleaner_manager import LogCleanerManager, LogToClean, PreCleanStats
 from wirebroker.log.compaction import CleanerStats, LogCleaningAbortedError
 from wirebroker.log.files import TopicPartition
 from wirebroker.log.local_log import now_ms
@@ -87,8 +87,10 @@ class LogCleaner:
         self._throttle: SharedThrottle | None = None
         self._throttle_lock = threading.Lock()
         self._threads: list[_CleanerThread] = []
-        # Each cleaner thread's last cleaning, by thread id: what Kafka's LogCleaner gauges read (lastStats).
+        # Each cleaner thread's last cleaning and what its choice saw, by thread id: what Kafka's LogCleaner gauges
+        # read (lastStats, lastPreCleanStats).
         self.last_stats: dict[int, CleanerStats] = {}
+        self.last_pre_clean_stats: dict[int, PreCleanStats] = {}
 
     def startup(self) -> None:
         log.info("Starting the log cleaner with %d thread(s)", self.config.num_threads)
@@ -123,10 +125,13 @@ class LogCleaner:
     def clean_filthiest_log(self, cleaner: Callable[[], CleanerProcess]) -> bool:
         """One round: clean the dirtiest cleanable log, if any, with `cleaner()`; whether one was cleaned."""
         self.manager.set_logs(self._logs())
-        to_clean = self.manager.grab_filthiest_compacted_log(now_ms())
+        pre_clean_stats = PreCleanStats()
+        to_clean = self.manager.grab_filthiest_compacted_log(now_ms(), pre_clean_stats)
         if to_clean is None:
             return False
-        self.clean_log(cleaner(), to_clean)
+        process = cleaner()
+        self.last_pre_clean_stats[process.cleaner_id] = pre_clean_stats
+        self.clean_log(process, to_clean)
         return True
 
     def clean_log(self, cleaner: CleanerProcess, to_clean: LogToClean) -> None:

@@ -65,6 +65,14 @@ class LogToClean:
         return self.cleanable_bytes / self.total_bytes if self.total_bytes else 0.0
 
 
+@dataclass
+class PreCleanStats:
+    """What one choice of log saw (Kafka's PreCleanStats): how long past max.compaction.lag.ms the most overdue
+    compacted log was, in ms (0: none overdue)."""
+
+    max_compaction_delay_ms: int = 0
+
+
 class LogCleanerManager:
     def __init__(self, log_dirs: list[str], logs: dict[TopicPartition, Log] | None = None) -> None:
         self.log_dirs = log_dirs
@@ -117,8 +125,10 @@ class LogCleanerManager:
 
     # --- choosing ---
 
-    def grab_filthiest_compacted_log(self, now: int) -> LogToClean | None:
-        """The dirtiest cleanable compacted log, marked in progress; None when no log needs cleaning."""
+    def grab_filthiest_compacted_log(self, now: int, pre_clean_stats: PreCleanStats | None = None
+                                     ) -> LogToClean | None:
+        """The dirtiest cleanable compacted log, marked in progress; None when no log needs cleaning. What the choice
+        saw goes into `pre_clean_stats`."""
         with self._lock:
             self.time_of_last_run = now
             last_clean = self.all_cleaner_checkpoints()
@@ -134,8 +144,10 @@ class LogCleanerManager:
                 first_dirty, first_uncleanable, force_update = cleanable_offsets(log_, last_clean_offset, now)
                 if force_update:
                     self.update_checkpoints(os.path.dirname(log_.dir), update=(tp, first_dirty))
-                to_clean = log_to_clean(tp, log_, first_dirty, first_uncleanable,
-                                        max_compaction_delay(log_, first_dirty, now) > 0)
+                delay = max_compaction_delay(log_, first_dirty, now)
+                if pre_clean_stats is not None:
+                    pre_clean_stats.max_compaction_delay_ms = max(pre_clean_stats.max_compaction_delay_ms, delay)
+                to_clean = log_to_clean(tp, log_, first_dirty, first_uncleanable, delay > 0)
                 if to_clean.total_bytes > 0:
                     dirty_logs.append(to_clean)
             self.dirtiest_log_cleanable_ratio = max((ltc.cleanable_ratio for ltc in dirty_logs), default=0.0)

@@ -12,6 +12,7 @@ from wirebroker.log.cleaner_jobs import prepare_cleaning, swap_in
 from wirebroker.log.cleaner_manager import (
     CLEANER_OFFSET_CHECKPOINT_FILE,
     LogCleanerManager,
+    PreCleanStats,
     cleanable_offsets,
     log_to_clean,
 )
@@ -342,8 +343,10 @@ def test_max_compaction_lag_makes_a_log_cleanable_below_the_dirty_ratio(tmp_path
     produce(log_, [(b"k0", b"v" * 100)])  # a little dirt, far below the ratio
     log_.roll(NOW)
     assert manager.grab_filthiest_compacted_log(NOW + 59_000) is None
-    chosen = manager.grab_filthiest_compacted_log(NOW + 61_000)  # its first batch is now older than the lag
+    seen = PreCleanStats()
+    chosen = manager.grab_filthiest_compacted_log(NOW + 61_000, seen)  # its first batch is now older than the lag
     assert chosen is not None and chosen.need_compaction_now
+    assert seen.max_compaction_delay_ms == 1_000  # max-compaction-delay-secs
 
 
 def test_throttler_holds_the_rate():

@@ -10,10 +10,12 @@ type=LogCleanerManager, computed as Kafka's LogCleaner and LogCleanerManager reg
                                                                     cleaning, in whole percent
     kafka_log_logcleaner_max_clean_time_secs                        the longest of the threads' last cleanings
     kafka_log_logcleaner_max_buffer_utilization_percent             the fullest offset map of the threads' last cleanings
+    kafka_log_logcleaner_max_compaction_delay_secs                  how long past max.compaction.lag.ms the most overdue
+                                                                    log was at the threads' last choices
     kafka_log_logcleaner_deadthreadcount                            cleaner threads that stopped
 
 Every figure but uncleanable-bytes is one the cleaner keeps anyway (its manager's last choice, each thread's last
-CleanerStats): a scrape reads them and the cleaner does no work for it. uncleanable-bytes is worked out at the scrape,
+CleanerStats and PreCleanStats): a scrape reads them and the cleaner does no work for it. uncleanable-bytes is worked out at the scrape,
 as Kafka's gauge does, and only for the partitions marked uncleanable (normally none). A broker with
 log.cleaner.enable=false has no cleaner and no gauges.
 """
@@ -65,5 +67,9 @@ def cleaner_gauges(cleaner: LogCleaner | None) -> Iterator[Metric]:
     yield GaugeMetricFamily("kafka_log_logcleaner_max_buffer_utilization_percent",
                             "Fullest offset map of the cleaner threads' last cleanings, in percent",
                             value=int(100 * max((s.buffer_utilization for s in stats), default=0.0)))
+    delays = [s.max_compaction_delay_ms for s in cleaner.last_pre_clean_stats.values()]
+    yield GaugeMetricFamily("kafka_log_logcleaner_max_compaction_delay_secs",
+                            "Seconds past max.compaction.lag.ms of the most overdue log at the threads' last choices",
+                            value=int(max(delays, default=0) / 1000))
     yield GaugeMetricFamily("kafka_log_logcleaner_deadthreadcount", "Cleaner threads that stopped",
                             value=cleaner.dead_thread_count())
