@@ -27,6 +27,7 @@ import logging
 import os
 import threading
 import uuid
+from operator import attrgetter
 from typing import NamedTuple
 
 from wirebroker.log.config import LogConfig
@@ -66,6 +67,8 @@ from wirebroker.protocol.errors import OffsetOutOfRangeError, RecordListTooLarge
 from wirebroker.protocol.records import validate_batches
 
 log = logging.getLogger(__name__)
+
+_max_timestamp = attrgetter("max_timestamp")
 
 NO_TIMESTAMP = -1
 
@@ -252,21 +255,23 @@ class Log:
             raise RecordListTooLargeError(f"Message batch size is {len(view)} bytes in append to partition "
                                           f"{self.name}, which exceeds the maximum configured segment size of "
                                           f"{self.config.segment_size}")
-        first, last = batches[0].header, batches[-1].header
-        max_batch = max(batches, key=lambda b: b.header.max_timestamp)  # the first batch on ties
-        segment = self._maybe_roll(len(view), max_batch.header.max_timestamp, last.last_offset, now)
+        # Each header value once (the header's offsets are properties); a client's append holds one batch.
+        headers = [batch.header for batch in batches]
+        first, last = headers[0], headers[-1]
+        last_offset = last.last_offset
+        max_header = max(headers, key=_max_timestamp)  # the first batch on ties
+        max_timestamp, offset_of_max_timestamp = max_header.max_timestamp, max_header.last_offset
+        segment = self._maybe_roll(len(view), max_timestamp, last_offset, now)
         producer_updates, completed_txns = analyze_and_validate_producer_state(self.producer_state, view, batches,
                                                                               origin)
-        for batch in batches:
-            if batch.header.partition_leader_epoch >= 0:
-                self.leader_epoch_cache.assign(batch.header.partition_leader_epoch, batch.header.base_offset)
-        self._local.append(segment, last.last_offset, max_batch.header.max_timestamp, max_batch.header.last_offset,
-                           view)
-        self._apply_producer_state(segment, producer_updates, completed_txns, last.next_offset)
-        info = LogAppendInfo(first.base_offset, last.last_offset, max_batch.header.max_timestamp,
-                             max_batch.header.last_offset, now if self.config.log_append_time else NO_TIMESTAMP,
-                             self._log_start_offset, len(view), sum(b.header.records_count for b in batches),
-                             last.partition_leader_epoch)
+        for header in headers:
+            if header.partition_leader_epoch >= 0:
+                self.leader_epoch_cache.assign(header.partition_leader_epoch, header.base_offset)
+        self._local.append(segment, last_offset, max_timestamp, offset_of_max_timestamp, view)
+        self._apply_producer_state(segment, producer_updates, completed_txns, last_offset + 1)
+        info = LogAppendInfo(first.base_offset, last_offset, max_timestamp, offset_of_max_timestamp,
+                             now if self.config.log_append_time else NO_TIMESTAMP, self._log_start_offset, len(view),
+                             sum(header.records_count for header in headers), last.partition_leader_epoch)
         if self._local.unflushed_messages() >= self.config.flush_messages:
             self.flush()
         return info
