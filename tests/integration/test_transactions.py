@@ -198,6 +198,15 @@ def test_list_transactions_filters(broker):
     with RawClient(broker.bootstrap) as client:
         ongoing = client.request(LIST_TRANSACTIONS, 1, state_filters=["Ongoing"], producer_id_filters=[], duration_filter=-1)
         everything = client.request(LIST_TRANSACTIONS, 0, state_filters=[], producer_id_filters=[])
+        # v2 (KIP-1152): the pattern must match the whole id; null or empty lists all; a broken one is refused.
+        by_pattern = {pattern: client.request(LIST_TRANSACTIONS, 2, state_filters=[], producer_id_filters=[],
+                                              duration_filter=-1, transactional_id_pattern=pattern)
+                      for pattern in ("done-.*", "one", "(open|done)-o.e", "", None, "[")}
+    assert {pattern: (r.error_code, [t.transactional_id for t in r.transaction_states])
+            for pattern, r in by_pattern.items()} == {
+        "done-.*": (ErrorCode.NONE, ["done-one"]), "one": (ErrorCode.NONE, []),
+        "(open|done)-o.e": (ErrorCode.NONE, ["done-one", "open-one"]), "": (ErrorCode.NONE, ["done-one", "open-one"]),
+        None: (ErrorCode.NONE, ["done-one", "open-one"]), "[": (ErrorCode.INVALID_REGULAR_EXPRESSION, [])}
     assert [t.transactional_id for t in ongoing.transaction_states] == ["open-one"]
     assert [t.transactional_id for t in everything.transaction_states] == ["done-one", "open-one"]
     state = describe(broker.bootstrap, "open-one")

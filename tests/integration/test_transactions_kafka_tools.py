@@ -40,6 +40,11 @@ def test_kafka_tools_read_our_transactions(broker_factory):
                            check=True).stdout)
     assert listed[0][:4] == ["TransactionalId", "Coordinator", "ProducerId", "TransactionState"]
     assert [(row[0], row[3]) for row in listed[1:]] == [("tools-txn", "Ongoing")]
+    # KIP-1152: the admin client sends the pattern in ListTransactions v2; it must match the whole id.
+    by_pattern = {pattern: [row[0] for row in rows(run_tool(
+        jars, TRANSACTIONS_COMMAND, ["--bootstrap-server", broker.bootstrap, "list", "--transactional-id-pattern",
+                                     pattern], check=True).stdout)[1:]] for pattern in ("tools-.*", "tools")}
+    assert by_pattern == {"tools-.*": ["tools-txn"], "tools": []}
     described = rows(run_tool(jars, TRANSACTIONS_COMMAND, ["--bootstrap-server", broker.bootstrap, "describe",
                                                            "--transactional-id", "tools-txn"], check=True).stdout)
     header, row = described[0], described[1]

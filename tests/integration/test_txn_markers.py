@@ -81,7 +81,33 @@ def test_marker_errors_per_partition(broker):
         # A marker for a producer the partition never saw is written (nothing to complete).
         assert write_txn_marker(client, 424242, 0, True, [("txn", 0)]) == {("txn", 0): ErrorCode.NONE}
         versions = {k.api_key: (k.min_version, k.max_version) for k in client.request(API_VERSIONS, 3).api_keys}
-        assert versions[27] == (1, 1)  # advertised as Kafka 4.3.1 does
+        assert versions[27] == (1, 2)  # advertised as Kafka 4.3.1 does
+
+
+def test_transaction_version_2_markers_need_a_bumped_epoch(broker):
+    """v2's transaction_version 2 (KIP-890 part 2): the marker's epoch must be above the producer's; at 0 (a
+    transaction ended by EndTxn v0-4) the same epoch is enough, as Kafka's appendEndTxnMarker checks."""
+    with RawClient(broker.bootstrap) as client:
+        create_topic(client, "tv2")
+        txn = RawTransactions(client, "tv2")
+        epoch = txn.producer_epoch
+        txn.send([b"a"])
+        assert write_txn_marker(client, txn.producer_id, epoch, False, [("tv2", 0)], version=2,
+                                transaction_version=2) == {("tv2", 0): ErrorCode.INVALID_PRODUCER_EPOCH}
+        assert latest_offset(client, "tv2", READ_COMMITTED) == 0  # nothing written: still open
+        assert write_txn_marker(client, txn.producer_id, epoch + 1, True, [("tv2", 0)], version=2,
+                                transaction_version=2) == {("tv2", 0): ErrorCode.NONE}
+        assert latest_offset(client, "tv2", READ_COMMITTED) == 2
+        # A producer the partition never saw has no epoch to be above.
+        assert write_txn_marker(client, 434343, 0, True, [("tv2", 0)], version=2, transaction_version=2) == {
+            ("tv2", 0): ErrorCode.NONE}
+        # Transaction version 0 at v2: the same epoch ends the next transaction.
+        txn.producer_epoch, txn.sequence = epoch + 1, 0
+        txn.send([b"b"])
+        assert write_txn_marker(client, txn.producer_id, epoch + 1, True, [("tv2", 0)], version=2) == {
+            ("tv2", 0): ErrorCode.NONE}
+        assert latest_offset(client, "tv2", READ_COMMITTED) == 5
+    assert consume_all(broker.bootstrap, "tv2", "read_committed") == [b"a", b"b"]
 
 
 def test_consumer_offsets_markers_go_to_the_group_coordinator(broker):

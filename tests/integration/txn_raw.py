@@ -65,17 +65,18 @@ class RawTransactions:
 
 
 def write_txn_marker(client: RawClient, producer_id: int, producer_epoch: int, commit: bool,
-                     partitions: list[tuple[str, int]], coordinator_epoch: int = 0) -> dict[tuple[str, int], int]:
-    """Send one marker; the error code of each partition."""
+                     partitions: list[tuple[str, int]], coordinator_epoch: int = 0, version: int = 1,
+                     transaction_version: int = 0) -> dict[tuple[str, int], int]:
+    """Send one marker (`transaction_version` only from v2); the error code of each partition."""
     by_topic: dict[str, list[int]] = {}
     for topic, index in partitions:
         by_topic.setdefault(topic, []).append(index)
     marker = WriteTxnMarkersRequest.WritableTxnMarker(
         producer_id=producer_id, producer_epoch=producer_epoch, transaction_result=commit,
-        coordinator_epoch=coordinator_epoch,
+        coordinator_epoch=coordinator_epoch, transaction_version=transaction_version,
         topics=[WriteTxnMarkersRequest.WritableTxnMarkerTopic(name=t, partition_indexes=p)
                 for t, p in by_topic.items()])
-    response = client.request(WRITE_TXN_MARKERS, 1, markers=[marker])
+    response = client.request(WRITE_TXN_MARKERS, version, markers=[marker])
     assert [m.producer_id for m in response.markers] == [producer_id]
     return {(t.name, p.partition_index): p.error_code for t in response.markers[0].topics for p in t.partitions}
 

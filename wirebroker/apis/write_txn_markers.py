@@ -1,4 +1,4 @@
-"""WriteTxnMarkers: API key 27, version 1 (Kafka 4 removed v0, KIP-896); sent by a transaction coordinator to the
+"""WriteTxnMarkers: API key 27, versions 1-2 (Kafka 4 removed v0, KIP-896); sent by a transaction coordinator to the
 leaders of a transaction's partitions once the transaction commits or aborts.
 
 Behaviour (Kafka's KafkaApis.handleWriteTxnMarkersRequest):
@@ -11,6 +11,9 @@ Behaviour (Kafka's KafkaApis.handleWriteTxnMarkersRequest):
   broker does not lead it; NOT_ENOUGH_REPLICAS(_AFTER_APPEND) below min.insync.replicas; INVALID_PRODUCER_EPOCH when
   the marker's producer epoch is older than the partition's producer state has; TRANSACTION_COORDINATOR_FENCED for
   an older coordinator epoch than the last marker's.
+- A marker of transaction version 2 (v2's `transaction_version`, KIP-890 part 2) must carry a producer epoch above
+  the one the partition has (the coordinator bumped it when the transaction ended), else INVALID_PRODUCER_EPOCH, as
+  Kafka's ProducerAppendInfo.appendEndTxnMarker checks it; at versions 0 and 1 the same epoch is enough.
 - Markers for `__consumer_offsets` go to the group coordinator (Kafka's completeTransaction), which writes the
   marker and makes the producer's pending transactional offsets committed or drops them; its "not ready" errors
   (NOT_COORDINATOR, COORDINATOR_NOT_AVAILABLE, COORDINATOR_LOAD_IN_PROGRESS) are answered NOT_LEADER_OR_FOLLOWER, the
@@ -18,6 +21,7 @@ Behaviour (Kafka's KafkaApis.handleWriteTxnMarkersRequest):
   (apis/group_requests.py says why).
 - The answer groups the partitions by producer id, as Kafka's does. It is an inter-broker API; served (and
   advertised, as Kafka 4.3.1's brokers list it) on every listener, as ZooKeeper-era Kafka did.
+Version notes: v1 flexible; v2 each marker's `transaction_version` (KIP-890 part 2), checked as above.
 
 In-process callers (a transaction coordinator on this broker) can call `ReplicaManager.append_txn_markers`
 directly for data partitions, and `GroupCoordinator.complete_transaction` for `__consumer_offsets` partitions.
@@ -40,6 +44,7 @@ from wirebroker.protocol.messages.write_txn_markers import (
     WriteTxnMarkersRequest,
     WriteTxnMarkersResponse,
 )
+from wirebroker.replica.partition import Partition
 
 log = logging.getLogger(__name__)
 
@@ -48,6 +53,7 @@ API_KEY = 27
 GROUP_COORDINATOR_NOT_READY = frozenset({ErrorCode.NOT_COORDINATOR, ErrorCode.COORDINATOR_NOT_AVAILABLE,
                                          ErrorCode.COORDINATOR_LOAD_IN_PROGRESS})
 
+TRANSACTION_VERSION_2 = 2  # transaction.version 2: ending a transaction bumps the producer epoch
 _Marker = WriteTxnMarkersRequest.WritableTxnMarker
 Errors = dict[tuple[str, int], int]
 
@@ -104,19 +110,22 @@ def handle(ctx: RequestContext, request: WriteTxnMarkersRequest) -> None:
     timeout_ms = ctx.broker.config["request.timeout.ms"]  # Kafka's acks=all wait for the markers
     plans = []
     for marker in request.markers:
-        unknown, data, offsets = {}, [], []
+        refused, data, offsets = {}, [], []
         for topic in marker.topics:
             for index in topic.partition_indexes:
-                if replica_manager.partition(topic.name, index) is None:
-                    unknown[(topic.name, index)] = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+                partition = replica_manager.partition(topic.name, index)
+                if partition is None:
+                    refused[(topic.name, index)] = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+                elif _epoch_not_bumped(partition, marker):
+                    refused[(topic.name, index)] = ErrorCode.INVALID_PRODUCER_EPOCH
                 elif topic.name == OFFSETS_TOPIC:
                     offsets.append(index)
                 else:
                     data.append((topic.name, index))
-        plans.append((marker, unknown, data, offsets))
+        plans.append((marker, refused, data, offsets))
     answer = _Answer(ctx, request.markers, 1 + sum(bool(data) + bool(offsets) for _, _, data, offsets in plans))
-    for i, (marker, unknown, data, offsets) in enumerate(plans):
-        answer.add(i, unknown)
+    for i, (marker, refused, data, offsets) in enumerate(plans):
+        answer.add(i, refused)
         if data:
             replica_manager.append_txn_markers(marker.producer_id, marker.producer_epoch, marker.coordinator_epoch,
                                                marker.transaction_result, data, timeout_ms,
@@ -125,6 +134,14 @@ def handle(ctx: RequestContext, request: WriteTxnMarkersRequest) -> None:
             _off_network_thread(ctx, lambda i=i, marker=marker, offsets=offsets: answer.done(
                 i, _complete_offsets_transaction(ctx, marker, offsets)))
     answer.done(None, {})  # answered now if nothing waits
+
+
+def _epoch_not_bumped(partition: Partition, marker: _Marker) -> bool:
+    """A transaction version 2 marker whose epoch is not above the producer's on this partition."""
+    if marker.transaction_version < TRANSACTION_VERSION_2:
+        return False
+    entry = partition.log.producer_state.last_entry(marker.producer_id)
+    return entry is not None and entry.producer_epoch >= marker.producer_epoch
 
 
 def _complete_offsets_transaction(ctx: RequestContext, marker: _Marker, partitions: list[int]) -> Errors:

@@ -5,7 +5,7 @@ Once PrepareCommit or PrepareAbort is in `__transaction_state`, the coordinator 
 producer id, the epoch the markers carry, commit or abort, the coordinator epoch (the leader epoch of its
 `__transaction_state` partition) and the partitions, the `__consumer_offsets` partition of AddOffsetsToTxn
 included. One sender thread groups what is pending by partition leader and sends each leader one WriteTxnMarkers
-(v1, the only version Kafka 4.x serves) over the inter-broker listener; on a single broker the leader is this broker
+(v2, as Kafka 4.3.1's brokers send it, each marker with its transaction version) over the inter-broker listener; on a single broker the leader is this broker
 itself, reached over loopback as Kafka does, so a marker is always written by the leader's own WriteTxnMarkers
 handler and never by reaching into a log. Per partition, as Kafka's completion handler:
 - NONE: the marker is written there;
@@ -36,7 +36,10 @@ from wirebroker.protocol.messages.write_txn_markers import (
 
 log = logging.getLogger(__name__)
 
-WRITE_TXN_MARKERS_VERSION = 1  # Kafka 4.x serves v1 only (KIP-896 removed v0)
+WRITE_TXN_MARKERS_VERSION = 2  # Kafka 4.3.1 serves v1-2 (KIP-896 removed v0; v2 carries the transaction version)
+# The transaction version a marker carries: Kafka's coordinator sends the one the client ended the transaction with,
+# 0 for EndTxn v0-4 (TransactionVersion.transactionVersionForEndTxn), the only versions this coordinator serves.
+MARKER_TRANSACTION_VERSION = 0
 RETRIABLE = frozenset({
     ErrorCode.NOT_LEADER_OR_FOLLOWER, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, ErrorCode.NOT_ENOUGH_REPLICAS,
     ErrorCode.NOT_ENOUGH_REPLICAS_AFTER_APPEND, ErrorCode.REQUEST_TIMED_OUT, ErrorCode.KAFKA_STORAGE_ERROR,
@@ -202,6 +205,7 @@ def _marker(markers: TxnMarkers, partitions: list[TopicPartition]) -> WriteTxnMa
     return WriteTxnMarkersRequest.WritableTxnMarker(
         producer_id=markers.producer_id, producer_epoch=markers.producer_epoch,
         transaction_result=markers.committed, coordinator_epoch=markers.coordinator_epoch,
+        transaction_version=MARKER_TRANSACTION_VERSION,
         topics=[WriteTxnMarkersRequest.WritableTxnMarkerTopic(name=name, partition_indexes=indexes)
                 for name, indexes in by_topic.items()])
 

@@ -140,7 +140,7 @@ ADVERTISABLE_VERSIONS: dict[int, tuple[int, int]] = {
     24: (0, 5),  # AddPartitionsToTxn
     25: (0, 4),  # AddOffsetsToTxn
     26: (0, 4),  # EndTxn
-    27: (1, 1),  # WriteTxnMarkers
+    27: (1, 2),  # WriteTxnMarkers
     28: (0, 4),  # TxnOffsetCommit
     29: (1, 3),  # DescribeAcls
     30: (1, 3),  # CreateAcls
@@ -171,7 +171,7 @@ ADVERTISABLE_VERSIONS: dict[int, tuple[int, int]] = {
     61: (0, 0),  # DescribeProducers
     64: (0, 0),  # UnregisterBroker
     65: (0, 0),  # DescribeTransactions
-    66: (0, 1),  # ListTransactions
+    66: (0, 2),  # ListTransactions
     68: (0, 1),  # ConsumerGroupHeartbeat
     69: (0, 1),  # ConsumerGroupDescribe
     71: (0, 0),  # GetTelemetrySubscriptions
