@@ -117,7 +117,8 @@ class IndexFile:
         return self.entries * self.ENTRY.size
 
     def is_full(self) -> bool:
-        return self.entries >= self.max_entries
+        # Asked twice per append (LogSegment.should_roll): one load check, no property calls.
+        return len(self._loaded()[0]) >= self._length // self.ENTRY.size
 
     def relative_offset(self, offset: int) -> int:
         relative = offset - self.base_offset
