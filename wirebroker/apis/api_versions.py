@@ -11,9 +11,10 @@ Behaviour:
 Version notes:
 - The answer depends only on the API table, the version and the error code: each is built and encoded once
   (`EncodedMessage`), and every later request gets those bytes.
-- v1+ carries throttle_time_ms; v3+ is flexible and adds the feature fields (tagged): empty for this broker, which
-  finalizes no feature levels; the emulated release's when emulating, where v3 leaves out the supported features
-  whose min version is 0 as Kafka does (v4 lists them, KAFKA-17011).
+- v1+ carries throttle_time_ms; v3+ is flexible and adds the feature fields (tagged): this broker's
+  (emulation.OWN_FEATURE_LEVELS: share.version and group.version at 1, as Kafka 4.3.1 finalizes them), the emulated
+  release's when emulating; v3 leaves out the supported features whose min version is 0 as Kafka does (v4 lists
+  them, KAFKA-17011).
 """
 
 from __future__ import annotations

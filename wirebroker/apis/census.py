@@ -56,7 +56,8 @@ GAP_REASONS = {
     "AlterClientQuotas": _SECURITY,
     "DescribeUserScramCredentials": _SECURITY,
     "AlterUserScramCredentials": _SECURITY,
-    "UpdateFeatures": "no issue: this broker finalizes no feature levels, so there are none to update",
+    "UpdateFeatures": ("no issue: the levels this broker finalizes (share.version and group.version at 1, "
+                       "emulation.OWN_FEATURE_LEVELS) are the only ones it serves, so there are none to update"),
     "UnregisterBroker": _KRAFT,
     "AddRaftVoter": _KRAFT,
     "RemoveRaftVoter": _KRAFT,

@@ -12,7 +12,7 @@ answered to ApiVersions on its broker listener (gathered by `python -m compat_te
 - ApiVersions v3+ reports the release's supported features and its finalized feature levels (a fresh cluster's),
   except a level whose protocol this broker does not serve in the emulated table: clients switch protocol on them
   (a Java 4.x producer uses transactions v2, EndTxn v5, when transaction.version is 2; KIP-890).
-Without emulation: the registry's versions (apis/registry.py) and no features, as before.
+Without emulation: the registry's versions (apis/registry.py) and OWN_FEATURE_LEVELS below.
 """
 
 from __future__ import annotations
@@ -34,6 +34,16 @@ END_TXN_KEY = 26
 LEVEL_NEEDS: dict[tuple[str, int], tuple[int, int]] = {
     ("transaction.version", 2): (END_TXN_KEY, 5),  # KIP-890 part 2: the producer ends transactions with EndTxn v5
 }
+
+
+# The features this broker reports without emulation: those of Kafka 4.3.1's list whose level it honours, each
+# supported from 0 to that level and finalized at it (Kafka 4.3.1 lists both so). share.version 1: share groups
+# (KIP-932, apis/share_*.py); group.version 1: the consumer group protocol (KIP-848, ConsumerGroupHeartbeat).
+# Left out: metadata.version and kraft.version (KRaft's levels: this broker's cluster is coordinated by ZooKeeper),
+# eligible.leader.replicas.version (KIP-966 is not served), streams.version (KIP-1071 is not served) and
+# transaction.version (level 1 writes the flexible `__transaction_state` records, level 2 is KIP-890 part 2; this
+# coordinator is level 0, which Kafka does not list as finalized).
+OWN_FEATURE_LEVELS = {"group.version": 1, "share.version": 1}
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,7 +82,9 @@ def _api_table(emulate: str | None, _registered: int) -> ApiTable:
     own = {key: (api.min_version, api.max_version) for key, api in sorted(SERVED.items())}
     advertised = {key: own[key] for key, api in sorted(SERVED.items()) if api.advertised}
     if emulate is None:
-        return ApiTable(own, advertised)
+        return ApiTable(own, advertised,
+                        tuple(Feature(name, 0, level) for name, level in OWN_FEATURE_LEVELS.items()),
+                        tuple(Feature(name, level, level) for name, level in OWN_FEATURE_LEVELS.items()))
     release = read_release(emulate)
     emulated = {}
     for key, (low, high) in release_versions(release).items():

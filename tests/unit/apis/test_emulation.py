@@ -67,7 +67,15 @@ def test_without_emulation_the_registry_is_the_table():
     table = api_table(None)
     assert dict(table.advertised) == supported_versions()
     assert dict(table.served) == {key: (api.min_version, api.max_version) for key, api in SERVED.items()}
-    assert table.finalized_features == () and table.finalized_features_epoch == -1
+    # Kafka 4.3.1's features whose level this broker honours, supported and finalized as the 4.3.1 broker lists them.
+    release = read_release(".".join(KAFKA_VERSION.split(".")[:2]))
+    honoured = {"share.version", "group.version"}
+    assert {(f.name, f.min_version, f.max_version) for f in table.supported_features} == {
+        (f["name"], f["min_version"], f["max_version"]) for f in release["supported_features"] if f["name"] in honoured}
+    assert {(f.name, f.min_version, f.max_version) for f in table.finalized_features} == {
+        (f["name"], f["min_version_level"], f["max_version_level"]) for f in release["finalized_features"]
+        if f["name"] in honoured}
+    assert table.finalized_features_epoch == 1
 
 
 @pytest.mark.parametrize("line", EMULATED_KAFKA_VERSIONS)
