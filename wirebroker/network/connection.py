@@ -32,6 +32,7 @@ class Connection:
         "muted",
         "send",
         "close_after_send",
+        "throttle_ms",
         "waiting_request",
         "registered_events",
         "last_active",
@@ -50,6 +51,7 @@ class Connection:
         self.muted = False  # a request is being handled: read nothing more until its response is out
         self.send: ResponseSend | None = None  # the response being written
         self.close_after_send = False
+        self.throttle_ms = 0  # the response being written asks to stay muted this long after it (client quotas)
         self.waiting_request: Request | None = None  # read, but refused by a full request queue
         self.registered_events = 0  # what the processor's selector watches for on this socket
         self.last_active = now

@@ -49,11 +49,13 @@ class Response:
     `fileno`, `position` and `size` (protocol.records.FileRegion) sent with os.sendfile. None: send nothing and read
     the next request (produce with acks=0).
     close_connection: close the connection after writing `parts` (at once if there are none).
+    throttle_ms: keep the connection muted this long after `parts` are written (a client over its quota).
     """
 
     request: Request
     parts: Sequence[Any] | None
     close_connection: bool = False
+    throttle_ms: int = 0
 
 
 class ResponseReceiver(Protocol):
