@@ -72,6 +72,8 @@ class Processor(threading.Thread):
         # slows password guessing): (when, sequence, response), earliest first.
         self._delayed: list[tuple[float, int, Response]] = []
         self._delayed_sequence = itertools.count()
+        # Connections muted for their client's quota after a response (KIP-219): (until, sequence, connection).
+        self._throttled: list[tuple[float, int, Connection]] = []
         self._connections: OrderedDict[str, Connection] = OrderedDict()  # least recently active first
         self._waiting: deque[Connection] = deque()  # their requests were refused by a full queue, oldest first
         self._reads_paused = False
@@ -132,6 +134,8 @@ class Processor(threading.Thread):
         self._configure_new_connections()
         while self._delayed and self._delayed[0][0] <= self._now:
             self._responses.append(heapq.heappop(self._delayed)[2])
+        while self._throttled and self._throttled[0][0] <= self._now:
+            self._end_throttle(heapq.heappop(self._throttled)[2])
         self._process_new_responses()
         self._retry_waiting_requests()
         events = self._selector.select(self._poll_timeout())
@@ -144,9 +148,11 @@ class Processor(threading.Thread):
         self._close_idle_connections()
 
     def _poll_timeout(self) -> float:
-        if self._delayed:
-            return min(self._idle_poll_timeout(), max(0.0, self._delayed[0][0] - self._now))
-        return self._idle_poll_timeout()
+        timeout = self._idle_poll_timeout()
+        for timers in (self._delayed, self._throttled):
+            if timers:
+                timeout = min(timeout, max(0.0, timers[0][0] - self._now))
+        return timeout
 
     def _idle_poll_timeout(self) -> float:
         if self._responses or self._new_connections:
@@ -286,12 +292,15 @@ class Processor(threading.Thread):
         if response.parts is None:
             if response.close_connection:
                 self._close(conn, logging.DEBUG, "the request handler asked to close it")
+            elif response.throttle_ms:
+                self._throttle(conn, response.throttle_ms)
             else:
                 conn.muted = False
                 self._resume_reading(conn)
             return
         conn.send = (ResponseSend if conn.security is None else conn.security.send_class)(response.parts)
         conn.close_after_send = response.close_connection
+        conn.throttle_ms = response.throttle_ms
         self._write(conn)
 
     def _write(self, conn: Connection) -> None:
@@ -303,8 +312,25 @@ class Processor(threading.Thread):
         if conn.close_after_send:
             self._close(conn, logging.DEBUG, "the request handler asked to close it after its response")
             return
+        if conn.throttle_ms:
+            self._throttle(conn, conn.throttle_ms)
+            return
         conn.muted = False
         self._resume_reading(conn)
+
+    def _throttle(self, conn: Connection, throttle_ms: int) -> None:
+        """Keep the connection muted for `throttle_ms` (Kafka's ThrottledChannel): its client is over a quota."""
+        conn.throttle_ms = 0
+        heapq.heappush(self._throttled, (self._now + throttle_ms / 1000, next(self._delayed_sequence), conn))
+
+    def _end_throttle(self, conn: Connection) -> None:
+        if self._connections.get(conn.id) is not conn:
+            return  # closed meanwhile
+        conn.muted = False
+        try:
+            self._resume_reading(conn)
+        except Exception as e:
+            self._close_after_error(conn, e)
 
     # -- bookkeeping ---------------------------------------------------------------------------------------------
 
