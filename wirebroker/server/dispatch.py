@@ -99,6 +99,8 @@ class Dispatcher:
         self.faults: Any = None  # a FaultInjector (server/faults.py) while a test has fault rules set, else None
         # A RequestMetrics (server/web/request_metrics.py) while the HTTP port is on, else None: one check per answer.
         self.request_metrics: Any = None
+        # ClientQuotaManagers (server/quota_managers.py) while a client quota is set (server/broker.py), else None.
+        self.quotas: Any = None
 
     def __call__(self, request: Request) -> Response | None:
         try:
@@ -123,6 +125,11 @@ class Dispatcher:
                finish: Callable[[Any], Response | None] | None = None) -> Response | None:
         """Run the API's handler on a decoded request. `finish` turns its answer (now or later) into the Response
         to send, None for none yet; by default the answer is encoded (fault injection shapes, delays or drops it)."""
+        if self.quotas is not None:
+            from wirebroker.server.request_throttling import throttled  # loaded once a quota is set
+
+            finish = throttled(self.quotas, request, header, body,
+                               finish or (lambda answer: self._response(request, header, answer)))
         answer_now = _AnswerNow(self, request, header, finish)
         ctx = RequestContext(
             header=header,
