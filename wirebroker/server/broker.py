@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 from wirebroker.apis.emulation import api_table
 from wirebroker.cluster.acls import AclStore
 from wirebroker.cluster.client_quota_store import ClientQuotaStore
+from wirebroker.cluster.client_quotas import Quotas
 from wirebroker.cluster.cluster_view import SingleNodeView
 from wirebroker.cluster.controller import Change, Controller
 from wirebroker.cluster.metadata import MetadataStore, TopicMetadata
@@ -104,6 +105,8 @@ class Broker:
         self.fetch_sessions = FetchSessionCache(config["max.incremental.fetch.session.cache.slots"])
         self.channel = RequestChannel(max_queued=config["queued.max.requests"])
         self.dispatcher = Dispatcher(self, self.channel, api_table(config[EMULATE_KEY]))
+        self.client_quotas.listeners.append(self._client_quotas_changed)
+        self._client_quotas_changed(self.client_quotas.quotas())
         self.handler_pool = HandlerPool(self.channel, self.dispatcher, num_threads=config["num.io.threads"])
         self.socket_server = SocketServer(
             [(listener.name, listener.host, listener.port) for listener in config.listeners],
@@ -126,6 +129,16 @@ class Broker:
             self.http_server = start_http_server(self, config["http.listener"])
         if self.zk_mode is not None:
             self.kafka_controller = self.zk_mode.start(self)
+
+    def _client_quotas_changed(self, quotas: Quotas) -> None:
+        """Throttle by the client quotas once one is set (server/quota_managers.py loads only then)."""
+        if self.dispatcher.quotas is None and not quotas:
+            return
+        from wirebroker.server.quota_managers import ClientQuotaManagers
+
+        managers = self.dispatcher.quotas or ClientQuotaManagers()
+        managers.update(quotas)
+        self.dispatcher.quotas = managers if managers.enabled else None
 
     def _listener_security(self) -> dict | None:
         """TLS and SASL for the listeners that are not PLAINTEXT (none: nothing of it is imported)."""
