@@ -69,6 +69,15 @@ def test_a_broker_loads_the_cleaner_process_at_its_first_cleaning_not_at_start()
     assert [m for m in _single_node_imports()["modules"] if m.startswith(CLEANING_ONLY)] == []
 
 
+# loaded once a client quota (producer/consumer byte rate, request percentage) is set (issue 14)
+CLIENT_QUOTAS_ONLY = ("wirebroker.server.quota_managers", "wirebroker.server.quota_rate",
+                      "wirebroker.server.request_throttling")
+
+
+def test_a_broker_without_client_quotas_loads_no_throttling():
+    assert [m for m in _single_node_imports()["modules"] if m.startswith(CLIENT_QUOTAS_ONLY)] == []
+
+
 def test_a_broker_never_loads_the_spark_data_source():
     assert [m for m in _single_node_imports()["modules"] if m.startswith(("wirebroker.spark", "pyspark", "pyarrow"))] \
         == []
