@@ -23,7 +23,9 @@ ListGroups, InitProducerId, DescribeAcls, CreateAcls, DescribeCluster and Descri
 probe); DeleteTopics (by name, existing or not), CreatePartitions, IncrementalAlterConfigs and AlterConfigs (validate
 only), DeleteGroups, OffsetDelete, EndTxn, AddOffsetsToTxn, TxnOffsetCommit and AddPartitionsToTxn (another's
 transactional id), DescribeTransactions, ListTransactions, DescribeProducers, OffsetForLeaderEpoch, ElectLeaders,
-ListPartitionReassignments, DescribeTopicPartitions and ConsumerGroupDescribe (probe_admin).
+ListPartitionReassignments, DescribeTopicPartitions and ConsumerGroupDescribe (probe_admin); Describe- and
+AlterUserScramCredentials, the share-group APIs, the share-state APIs 83-87 and FindCoordinator for a share-partition
+key (compat_tests/acl_probes_share.py).
 """
 
 from __future__ import annotations
@@ -55,6 +57,7 @@ from compat_tests.acl_probes import (
     produce,
     until_ready,
 )
+from compat_tests.acl_probes_share import probe_share, topic_ids
 from compat_tests.brokers import BrokerProcess, free_port
 from compat_tests.reference_kafka import ReferenceKafka
 from compat_tests.wirebroker_broker import Wirebroker
@@ -168,10 +171,11 @@ def answers_of(kind: str, work_dir: Path) -> dict[str, dict[str, Any]]:
     """Each principal's answers, as JSON reads them back (so that recorded and live answers compare alike)."""
     with running(kind, work_dir) as (plaintext, sasl):
         set_up(plaintext)
+        ids = topic_ids(plaintext)
         result = {}
         for user in USERS:
             with authenticated(sasl, user) as client:
-                result[user] = {**probe(client, user), **probe_admin(client, user)}
+                result[user] = {**probe(client, user), **probe_admin(client, user), **probe_share(client, user, ids)}
         return json.loads(json.dumps(result))
 
 

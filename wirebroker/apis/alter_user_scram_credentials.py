@@ -9,6 +9,8 @@ Behaviour (Kafka's ScramControlManager.alterCredentials):
   4096-16384: UNACCEPTABLE_CREDENTIAL; the same user and mechanism twice in the request: DUPLICATE_RESOURCE;
   deleting a credential that does not exist: RESOURCE_NOT_FOUND.
 - One result per user named, in the order first named.
+- With an authorizer the caller needs ALTER on the cluster, else every user named gets CLUSTER_AUTHORIZATION_FAILED,
+  users in name order (Kafka's controller refuses it; the request's getErrorResponse).
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from collections import Counter
 
 from wirebroker.apis.context import RequestContext
 from wirebroker.apis.registry import serve
+from wirebroker.cluster.acls import AclOperation
 from wirebroker.protocol.errors import ErrorCode
 from wirebroker.protocol.messages.alter_user_scram_credentials import (
     AlterUserScramCredentialsRequest,
@@ -31,6 +34,12 @@ def handle(ctx: RequestContext, request: AlterUserScramCredentialsRequest) -> Al
     store = ctx.broker.scram_credentials
     alterations = [(d.name, d.mechanism) for d in request.deletions] + [(u.name, u.mechanism)
                                                                           for u in request.upsertions]
+    if not ctx.authorize(AclOperation.ALTER):
+        # Kafka's message names its request object ("Request ... is not authorized."): ours names what we know.
+        message = f"Request AlterUserScramCredentials from {ctx.principal} is not authorized."
+        return AlterUserScramCredentialsResponse(results=[
+            _Result(user=user, error_code=ErrorCode.CLUSTER_AUTHORIZATION_FAILED, error_message=message)
+            for user in sorted({user for user, _ in alterations})])
     counts = Counter(alterations)
     errors: dict[str, tuple[int, str]] = {}  # user -> its first error
 

@@ -4,8 +4,9 @@ Behaviour:
 - For each share group, the share-partition start offset of each partition asked for (no topics: every
   share-partition the group has started), from the share coordinator's state; -1 for a partition the group has
   not started. The leader epoch is the partition's.
-- Group errors: GROUP_ID_NOT_FOUND (unknown, or a group of another kind), NOT_COORDINATOR,
-  COORDINATOR_LOAD_IN_PROGRESS. An unknown topic answers UNKNOWN_TOPIC_OR_PARTITION in each of its partitions.
+- Group errors: GROUP_ID_NOT_FOUND (unknown, or a group of another kind) when no topics are named (named topics
+  are read from the share state whatever the group, as Kafka's coordinator reads them from its persister),
+  NOT_COORDINATOR, COORDINATOR_LOAD_IN_PROGRESS. An unknown topic answers UNKNOWN_TOPIC_OR_PARTITION in each of its partitions.
 Authorization (with an authorizer): DESCRIBE on the group, else GROUP_AUTHORIZATION_FAILED for it; DESCRIBE on
 each topic, else TOPIC_AUTHORIZATION_FAILED in its partitions.
 Version notes:
@@ -54,10 +55,10 @@ def handle(ctx: RequestContext, request: DescribeShareGroupOffsetsRequest) -> De
 
 def _describe(ctx: RequestContext, asked: DescribeShareGroupOffsetsRequest.DescribeShareGroupOffsetsRequestGroup
               ) -> _Group:
-    ctx.broker.group_coordinator.share_group(asked.group_id)  # GROUP_ID_NOT_FOUND unless a share group
     offsets = share_services(ctx.broker).partitions.start_offsets(asked.group_id)
     metadata = ctx.broker.metadata
     if asked.topics is None:
+        ctx.broker.group_coordinator.share_group(asked.group_id)  # GROUP_ID_NOT_FOUND unless a share group
         wanted: dict[str, list[int]] = {}
         for topic_id, index in sorted(offsets):
             topic = metadata.topic_by_id(topic_id)
