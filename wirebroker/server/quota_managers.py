@@ -27,7 +27,7 @@ from wirebroker.cluster.client_quotas import (
     Entity,
     Quotas,
 )
-from wirebroker.server.quota_rate import (
+from wirebroker.network.quota_rate import (
     QUOTA_WINDOW_NUM,
     QUOTA_WINDOW_SIZE_MS,
     QuotaRate,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from wirebroker.cluster.client_quotas import entity_of
 from wirebroker.server.quota_managers import ClientQuotaManager
-from wirebroker.server.quota_rate import QuotaRate
+from wirebroker.network.quota_rate import QuotaRate
 
 
 def test_a_fresh_rate_spans_ten_windows_so_a_first_burst_is_measured_over_them():
