@@ -70,7 +70,7 @@ def test_a_broker_loads_the_cleaner_process_at_its_first_cleaning_not_at_start()
 
 
 # loaded once a client quota (producer/consumer byte rate, request percentage) is set (issue 14)
-CLIENT_QUOTAS_ONLY = ("wirebroker.server.quota_managers", "wirebroker.server.quota_rate",
+CLIENT_QUOTAS_ONLY = ("wirebroker.server.quota_managers", "wirebroker.network.quota_rate",
                       "wirebroker.server.request_throttling")
 
 
