@@ -84,6 +84,9 @@ BROKER_KEYS: dict[str, BrokerKey] = {
     "queued.max.requests": BrokerKey(INT, "500"),
     "connections.max.idle.ms": BrokerKey(INT, str(10 * 60 * 1000)),
     "max.connections": BrokerKey(INT, str(2**31 - 1)),
+    "max.connections.per.ip": BrokerKey(INT, str(2**31 - 1)),
+    "max.connections.per.ip.overrides": BrokerKey(STRING, ""),  # "host:count,..." (network/connection_quotas.py)
+    "max.connection.creation.rate": BrokerKey(INT, str(2**31 - 1)),
     "replica.fetch.max.bytes": BrokerKey(INT, str(1024 * 1024)),
     "replica.fetch.response.max.bytes": BrokerKey(INT, str(10 * 1024 * 1024)),
     "replica.fetch.wait.max.ms": BrokerKey(INT, "500"),
