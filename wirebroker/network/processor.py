@@ -171,7 +171,7 @@ class Processor(threading.Thread):
             except OSError as e:  # the client left before we got to it
                 log.debug("Dropping a connection whose client already left: %s", e)
                 sock.close()
-                self._quotas.dec()
+                self._quotas.dec(sock)
                 continue
             self._next_connection_index += 1
             self._connections[conn.id] = conn
@@ -391,14 +391,15 @@ class Processor(threading.Thread):
         conn.waiting_request = None
         conn.send = None
         conn.sock.close()
-        self._quotas.dec()
+        self._quotas.dec(conn.sock)
         self._channel.connection_closed(conn.id)
 
     def _close_all(self) -> None:
         for conn in list(self._connections.values()):
             self._close(conn, logging.DEBUG, "the broker is shutting down")
         while self._new_connections:
-            self._new_connections.popleft().close()
-            self._quotas.dec()
+            sock = self._new_connections.popleft()[0]
+            sock.close()
+            self._quotas.dec(sock)
         self._selector.close()
         self._wakeup.close()
