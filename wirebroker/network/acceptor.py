@@ -6,7 +6,8 @@ clients overflow a listen backlog of Kafka's size (50) and wait a second for the
 
 Each accepted socket is made non-blocking with TCP_NODELAY and SO_KEEPALIVE (as Kafka does) and the configured send
 buffer; the receive buffer comes from the listening socket. At max.connections the acceptor waits for a slot
-before accepting again, leaving new clients in the listen backlog.
+before accepting again, leaving new clients in the listen backlog; over max.connection.creation.rate it waits out the
+throttle; a connection over its IP's limits (max.connections.per.ip, connection_creation_rate) is closed at once.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ import time
 from collections.abc import Sequence
 
 from wirebroker.network.connection import format_address
-from wirebroker.network.connection_quotas import ConnectionQuotas
+from wirebroker.network.connection_quotas import ConnectionQuotas, ConnectionRefused
 from wirebroker.network.processor import Processor
 
 log = logging.getLogger(__name__)
@@ -75,11 +76,17 @@ class Acceptor(threading.Thread):
             return
         try:
             self._configure(sock)
+            ip = sock.getpeername()[0]
         except OSError as e:
             log.debug("Dropping a connection the client closed while it was being set up: %s", e)
             sock.close()
             return
-        self._quotas.inc()
+        try:
+            self._quotas.inc(sock, ip)
+        except ConnectionRefused as e:
+            log.info("%s", e)
+            sock.close()
+            return
         processor = self._processors[self._next_processor]
         self._next_processor = (self._next_processor + 1) % len(self._processors)
         processor.accept(sock, self._listener)

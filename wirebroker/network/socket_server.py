@@ -19,7 +19,12 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from wirebroker.network.acceptor import Acceptor
-from wirebroker.network.connection_quotas import MAX_CONNECTIONS, ConnectionQuotas
+from wirebroker.network.connection_quotas import (
+    MAX_CONNECTION_CREATION_RATE,
+    MAX_CONNECTIONS,
+    MAX_CONNECTIONS_PER_IP,
+    ConnectionQuotas,
+)
 from wirebroker.network.listeners import SOCKET_LISTEN_BACKLOG_SIZE, open_listener
 from wirebroker.network.processor import Processor
 from wirebroker.network.request_channel import RequestChannel
@@ -47,6 +52,9 @@ class SocketServer:
         socket_receive_buffer_bytes: int = SOCKET_RECEIVE_BUFFER_BYTES,
         socket_listen_backlog_size: int = SOCKET_LISTEN_BACKLOG_SIZE,
         max_connections: int = MAX_CONNECTIONS,
+        max_connections_per_ip: int = MAX_CONNECTIONS_PER_IP,
+        max_connections_per_ip_overrides: Mapping[str, int] | None = None,  # IP -> its own maximum
+        max_connection_creation_rate: int = MAX_CONNECTION_CREATION_RATE,
         listener_security: Mapping[str, Any] | None = None,  # name -> ListenerSecurity, for non-PLAINTEXT listeners
     ) -> None:
         if not listeners:
@@ -61,7 +69,9 @@ class SocketServer:
         self._socket_send_buffer_bytes = socket_send_buffer_bytes
         self._socket_receive_buffer_bytes = socket_receive_buffer_bytes
         self._socket_listen_backlog_size = socket_listen_backlog_size
-        self._quotas = ConnectionQuotas(max_connections)
+        self.connection_quotas = ConnectionQuotas(max_connections, max_connections_per_ip=max_connections_per_ip,
+                                                  per_ip_overrides=max_connections_per_ip_overrides,
+                                                  max_connection_creation_rate=max_connection_creation_rate)
         self._listener_security = listener_security
         self._listen_sockets: list[list[socket.socket]] = []  # per listener
         self._bound_addresses: list[list[tuple[str, int]]] = []  # per listener, kept after shutdown for logs
@@ -91,7 +101,7 @@ class SocketServer:
             Processor(
                 processor_id,
                 self._channel,
-                self._quotas,
+                self.connection_quotas,
                 max_request_size=self._socket_request_max_bytes,
                 connections_max_idle_ms=self._connections_max_idle_ms,
                 listener_security=self._listener_security,
@@ -102,7 +112,8 @@ class SocketServer:
             self._channel.register_processor(processor)
             processor.start()
         self._acceptors = [
-            Acceptor(sock, name, self._processors, self._quotas, send_buffer_bytes=self._socket_send_buffer_bytes)
+            Acceptor(sock, name, self._processors, self.connection_quotas,
+                     send_buffer_bytes=self._socket_send_buffer_bytes)
             for (name, _, _), socks in zip(self._listeners, self._listen_sockets, strict=True)
             for sock in socks
         ]
@@ -120,7 +131,7 @@ class SocketServer:
     @property
     def connection_count(self) -> int:
         """Connections accepted and not yet closed, across all processors."""
-        return self._quotas.count
+        return self.connection_quotas.count
 
     def connections_per_listener(self) -> dict[str, int]:
         """Open connections by listener name, every listener named (Kafka's connection-count per listener)."""
