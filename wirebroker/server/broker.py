@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 from wirebroker.apis.emulation import api_table
 from wirebroker.cluster.acls import AclStore
 from wirebroker.cluster.client_quota_store import ClientQuotaStore
-from wirebroker.cluster.client_quotas import Quotas
+from wirebroker.cluster.client_quotas import CONNECTION_CREATION_RATE, IP, Quotas
 from wirebroker.cluster.cluster_view import SingleNodeView
 from wirebroker.cluster.controller import Change, Controller
 from wirebroker.cluster.metadata import MetadataStore, TopicMetadata
@@ -29,6 +29,7 @@ from wirebroker.coordinator.timer import SystemTimer
 from wirebroker.log.clock import SYSTEM_CLOCK, VirtualClock
 from wirebroker.log.manager import LogManager
 from wirebroker.network.handler_pool import HandlerPool
+from wirebroker.network.connection_quotas import parse_per_ip_overrides
 from wirebroker.network.request_channel import RequestChannel
 from wirebroker.network.socket_server import SocketServer
 from wirebroker.replica.fetch_session import FetchSessionCache
@@ -117,8 +118,13 @@ class Broker:
             socket_send_buffer_bytes=config["socket.send.buffer.bytes"],
             socket_receive_buffer_bytes=config["socket.receive.buffer.bytes"],
             max_connections=config["max.connections"],
+            max_connections_per_ip=config["max.connections.per.ip"],
+            max_connections_per_ip_overrides=parse_per_ip_overrides(config["max.connections.per.ip.overrides"]),
+            max_connection_creation_rate=config["max.connection.creation.rate"],
             listener_security=self._listener_security(),
         )
+        self.client_quotas.listeners.append(self._ip_quotas_changed)
+        self._ip_quotas_changed(self.client_quotas.quotas())
         self.handler_pool.start()
         self.socket_server.start()
         self._bound_ports = self.socket_server.bound_ports()
@@ -139,6 +145,12 @@ class Broker:
         managers = self.dispatcher.quotas or ClientQuotaManagers()
         managers.update(quotas)
         self.dispatcher.quotas = managers if managers.enabled else None
+
+    def _ip_quotas_changed(self, quotas: Quotas) -> None:
+        """The connection_creation_rate of ip entities goes to the acceptors' connection quotas."""
+        self.socket_server.connection_quotas.set_ip_connection_rates({
+            dict(entity)[IP]: values[CONNECTION_CREATION_RATE] for entity, values in quotas.items()
+            if entity[0][0] == IP and CONNECTION_CREATION_RATE in values})
 
     def _listener_security(self) -> dict | None:
         """TLS and SASL for the listeners that are not PLAINTEXT (none: nothing of it is imported)."""
