@@ -18,11 +18,12 @@ from collections.abc import Iterable
 from functools import partial
 
 from kazoo.client import KazooClient
-from kazoo.exceptions import BadVersionError, NodeExistsError, NoNodeError
+from kazoo.exceptions import NoNodeError
 from kazoo.recipe.watchers import ChildrenWatch, DataWatch
 
 from wirebroker.cluster.zk import paths
 from wirebroker.cluster.zk.change_notifications import notify
+from wirebroker.cluster.zk.config_nodes import update_config_node
 from wirebroker.security.scram_credential import MECHANISMS, ScramCredential
 
 log = logging.getLogger(__name__)
@@ -60,29 +61,10 @@ class ZkScramCredentialStore:
             self._user_changed(user, self._read_user(user))  # visible here at once, not only when the watch fires
 
     def _write_user(self, user: str, mechanisms: dict[str, ScramCredential | None]) -> None:
-        """Read-modify-write the user's node, keeping its other configs (quotas live there too in Kafka)."""
-        path = f"{CONFIG_USERS}/{user}"
-        while True:
-            try:
-                data, stat = self.zk.get(path)
-                node = json.loads(data) if data else {"version": 1, "config": {}}
-            except NoNodeError:
-                node, stat = {"version": 1, "config": {}}, None
-            config = node.setdefault("config", {})
-            for mechanism, credential in mechanisms.items():
-                if credential is None:
-                    config.pop(mechanism, None)
-                else:
-                    config[mechanism] = credential.to_kafka_string()
-            encoded = json.dumps(node).encode()
-            try:
-                if stat is None:
-                    self.zk.create(path, encoded, makepath=True)
-                else:
-                    self.zk.set(path, encoded, version=stat.version)
-                return
-            except (NodeExistsError, NoNodeError, BadVersionError):
-                continue  # another broker wrote it meanwhile: read again
+        """Change the user's node, keeping its other configs (quotas live there too in Kafka)."""
+        update_config_node(self.zk, f"{CONFIG_USERS}/{user}", {
+            mechanism: None if credential is None else credential.to_kafka_string()
+            for mechanism, credential in mechanisms.items()})
 
     def _read_user(self, user: str) -> dict[str, ScramCredential]:
         try:
