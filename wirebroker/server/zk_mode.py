@@ -42,6 +42,7 @@ from wirebroker.cluster.zk.brokers import (
     get_broker,
     get_or_create_cluster_id,
 )
+from wirebroker.cluster.zk.client_quotas import ZkClientQuotaStore
 from wirebroker.cluster.zk.controller import ControllerSettings, KafkaController
 from wirebroker.cluster.zk.controller_election import get_controller_id
 from wirebroker.cluster.zk.controller_requests import endpoint_for
@@ -120,6 +121,7 @@ class ZkMode:
         broker.metadata = metadata
         broker.replica_manager.topic_configs = lambda topic: get_topic_config(self.zk, topic)
         broker.scram_credentials = ZkScramCredentialStore(self.zk)  # /config/users, as Kafka keeps them
+        broker.client_quotas = ZkClientQuotaStore(self.zk)  # /config/users, /config/clients, /config/ips
         self.config_changes = ConfigChangeListener(self.zk, admin)
         self.config_changes.start()
 
