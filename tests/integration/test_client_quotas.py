@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from tests.integration.raw_client import RawClient
+from tests.integration.test_authorizer import OP, cluster, secured  # noqa: F401  (secured: a fixture)
 from wirebroker.protocol.errors import ErrorCode
 from wirebroker.protocol.messages.alter_client_quotas import AlterClientQuotasRequest
 from wirebroker.protocol.messages.describe_client_quotas import (
@@ -135,3 +136,16 @@ def test_kafka_configs_alters_and_describes_client_quotas(broker):
     out = configs("--describe", "--entity-type", "users", "--entity-name", "alice", "--entity-type", "clients")
     assert ("Quota configs for user-principal 'alice', client-id 'app' are consumer_byte_rate=2097152.0, "
             "producer_byte_rate=1048576.0") in out, out
+
+
+def test_an_authorizer_asks_describe_configs_and_alter_configs_on_the_cluster(secured):  # noqa: F811
+    refused = secured()
+    with RawClient(refused.bootstrap) as client:
+        assert alter(client, alteration({"user": "u"}, producer_byte_rate=1.0),
+                     alteration({"client-id": "c"}, producer_byte_rate=1.0)) == [
+            (ErrorCode.CLUSTER_AUTHORIZATION_FAILED, None)] * 2
+        assert describe(client)[0] == ErrorCode.CLUSTER_AUTHORIZATION_FAILED
+    allowed = secured(cluster(OP.ALTER_CONFIGS), cluster(OP.DESCRIBE_CONFIGS))
+    with RawClient(allowed.bootstrap) as client:
+        assert alter(client, alteration({"user": "u"}, producer_byte_rate=1.0)) == [(0, None)]
+        assert describe(client) == {(("user", "u"),): {"producer_byte_rate": 1.0}}

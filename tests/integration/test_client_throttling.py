@@ -97,3 +97,18 @@ def _topic_data(topic: str, batch: bytes):
     from wirebroker.protocol.messages.produce import ProduceRequest as P
 
     return [P.TopicProduceData(name=topic, partition_data=[P.PartitionProduceData(index=0, records=batch)])][0]
+
+
+def test_request_percentage_throttles_by_handler_time_at_most_one_window(broker):
+    """request_percentage=0.5: 5 ms of handler time per second, 50 ms over a fresh 10 s span; Metadata requests
+    soon exceed it, and a request quota throttles for at most one window (1 s), as Kafka bounds it."""
+    with RawClient(broker.bootstrap, client_id="busy") as client:
+        assert alter(client, alteration({"client-id": "busy"}, request_percentage=0.5)) == [(0, None)]
+        throttles = []
+        deadline = time.monotonic() + 20
+        while not any(throttles) and time.monotonic() < deadline:
+            throttles.append(client.request(3, 12, topics=None).throttle_time_ms)
+        assert any(throttles), len(throttles)
+        assert 0 < max(throttles) <= 1000
+    with RawClient(broker.bootstrap, client_id="idle") as other:  # another client id: no quota
+        assert other.request(3, 12, topics=None).throttle_time_ms == 0
