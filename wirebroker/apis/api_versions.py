@@ -10,7 +10,7 @@ Behaviour:
 - v3+: client_software_name/version must match Kafka's pattern, else INVALID_REQUEST (KIP-511).
 Version notes:
 - The answer depends only on the API table, the version and the error code: each is built and encoded once
-  (`EncodedMessage`), and every later request gets those bytes.
+  (`EncodedMessage`), and every later request gets those bytes (a throttled answer is encoded afresh).
 - v1+ carries throttle_time_ms; v3+ is flexible and adds the feature fields (tagged): this broker's
   (emulation.OWN_FEATURE_LEVELS: share.version and group.version at 1, as Kafka 4.3.1 finalizes them), the emulated
   release's when emulating; v3 leaves out the supported features whose min version is 0 as Kafka does (v4 lists
@@ -25,7 +25,7 @@ from wirebroker.apis.context import RequestContext
 from wirebroker.apis.emulation import ApiTable, api_table
 from wirebroker.apis.registry import serve
 from wirebroker.config import EMULATE_KEY
-from wirebroker.protocol.encoded import EncodedMessage
+from wirebroker.protocol.encoded import EncodedAnswer, EncodedMessage
 from wirebroker.protocol.errors import ErrorCode
 from wirebroker.protocol.messages.api_versions import ApiVersionsRequest, ApiVersionsResponse
 
@@ -43,12 +43,12 @@ _SOFTWARE_PATTERN = re.compile(r"^[a-zA-Z0-9](?:[a-zA-Z0-9\-.]*[a-zA-Z0-9])?$")
 _ENCODED: dict[tuple[int, int, int], tuple[ApiTable, EncodedMessage]] = {}
 
 
-def _encoded(table: ApiTable, error_code: int, version: int) -> EncodedMessage:
+def _encoded(table: ApiTable, error_code: int, version: int) -> EncodedAnswer:
     key = (id(table), version, error_code)
     entry = _ENCODED.get(key)
     if entry is None or entry[0] is not table:
         entry = _ENCODED[key] = (table, EncodedMessage(_response(table, error_code, version), version))
-    return entry[1]
+    return entry[1].answer()
 
 
 def _response(table: ApiTable, error_code: int, version: int) -> ApiVersionsResponse:
@@ -67,7 +67,7 @@ def _response(table: ApiTable, error_code: int, version: int) -> ApiVersionsResp
     )
 
 
-def handle(ctx: RequestContext, request: ApiVersionsRequest) -> EncodedMessage:
+def handle(ctx: RequestContext, request: ApiVersionsRequest) -> EncodedAnswer:
     table = api_table(ctx.broker.config[EMULATE_KEY])
     if ctx.api_version >= 3 and not (
         _SOFTWARE_PATTERN.match(request.client_software_name)
@@ -77,7 +77,7 @@ def handle(ctx: RequestContext, request: ApiVersionsRequest) -> EncodedMessage:
     return _encoded(table, ErrorCode.NONE, ctx.api_version)
 
 
-def unsupported_version_response(table: ApiTable) -> EncodedMessage:
+def unsupported_version_response(table: ApiTable) -> EncodedAnswer:
     """The answer at v0 to a request at a version newer than the broker knows."""
     return _encoded(table, ErrorCode.UNSUPPORTED_VERSION, 0)
 
