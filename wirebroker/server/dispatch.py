@@ -24,7 +24,7 @@ from wirebroker.apis.emulation import ApiTable, api_table
 from wirebroker.apis.registry import SERVED, Api
 from wirebroker.network.request_channel import Request, RequestChannel, Response
 from wirebroker.protocol.api_messages import request_class, response_class
-from wirebroker.protocol.encoded import EncodedMessage
+from wirebroker.protocol.encoded import EncodedAnswer
 from wirebroker.protocol.errors import ErrorCode, KafkaError
 from wirebroker.protocol.headers import (
     API_VERSIONS_KEY,
@@ -175,7 +175,7 @@ class Dispatcher:
                   request.client_address, header.client_id, exc_info=exc)
         return self._error(request, header, ErrorCode.UNKNOWN_SERVER_ERROR)
 
-    def _send(self, request: Request, header: RequestHeader, body: Message | EncodedMessage,
+    def _send(self, request: Request, header: RequestHeader, body: Message | EncodedAnswer,
               version: int | None = None) -> Response:
         try:
             return Response(request, response_frame_parts(header, body, version))
