@@ -6,7 +6,8 @@ DescribeUserScramCredentials (DESCRIBE on the cluster, with Kafka's error messag
 on the cluster); ShareGroupHeartbeat (READ on the group, DESCRIBE on the subscribed topics), ShareGroupDescribe and
 DescribeShareGroupOffsets (DESCRIBE), ShareFetch and ShareAcknowledge (READ on the group and the topics),
 AlterShareGroupOffsets (READ), DeleteShareGroupOffsets (DELETE), the share-state APIs 83-87 and FindCoordinator for
-a share-partition key (CLUSTER_ACTION).
+a share-partition key (CLUSTER_ACTION); and the error message of whole requests refused (none where Kafka keeps its
+default one to itself, the default where Kafka writes it out).
 """
 
 from __future__ import annotations
@@ -50,11 +51,11 @@ from wirebroker.protocol.messages.write_share_group_state import (
     WriteShareGroupStateRequest,
 )
 
-(METADATA, FIND_COORDINATOR, DESCRIBE_USER_SCRAM_CREDENTIALS, ALTER_USER_SCRAM_CREDENTIALS, SHARE_GROUP_HEARTBEAT,
- SHARE_GROUP_DESCRIBE, SHARE_FETCH, SHARE_ACKNOWLEDGE, INITIALIZE_SHARE_GROUP_STATE, READ_SHARE_GROUP_STATE,
- WRITE_SHARE_GROUP_STATE, DELETE_SHARE_GROUP_STATE, READ_SHARE_GROUP_STATE_SUMMARY, DESCRIBE_SHARE_GROUP_OFFSETS,
- ALTER_SHARE_GROUP_OFFSETS, DELETE_SHARE_GROUP_OFFSETS) = (3, 10, 50, 51, 76, 77, 78, 79, 83, 84, 85, 86, 87, 90,
-                                                           91, 92)
+(METADATA, FIND_COORDINATOR, LIST_PARTITION_REASSIGNMENTS, DESCRIBE_USER_SCRAM_CREDENTIALS,
+ ALTER_USER_SCRAM_CREDENTIALS, DESCRIBE_CLUSTER, CONSUMER_GROUP_HEARTBEAT, SHARE_GROUP_HEARTBEAT, SHARE_GROUP_DESCRIBE,
+ SHARE_FETCH, SHARE_ACKNOWLEDGE, INITIALIZE_SHARE_GROUP_STATE, READ_SHARE_GROUP_STATE, WRITE_SHARE_GROUP_STATE,
+ DELETE_SHARE_GROUP_STATE, READ_SHARE_GROUP_STATE_SUMMARY, DESCRIBE_SHARE_GROUP_OFFSETS, ALTER_SHARE_GROUP_OFFSETS,
+ DELETE_SHARE_GROUP_OFFSETS) = (3, 10, 46, 50, 51, 60, 68, 76, 77, 78, 79, 83, 84, 85, 86, 87, 90, 91, 92)
 SHARE_GROUP = "team-a-share"  # alice may READ it (the PREFIXED team-a binding), bob nothing
 SHARE_TOPICS = ("orders", "public-b")  # alice may READ orders, not public-b; bob may READ both
 SCRAM_SHA_256 = 1
@@ -111,6 +112,39 @@ def probe_share(client: RawClient, user: str, ids: dict[str, bytes]) -> dict[str
     coordinator = client.request(FIND_COORDINATOR, 6, key_type=2,
                                  coordinator_keys=[f"{SHARE_GROUP}:{_base64_id(ids['orders'])}:0"])
     answers["find_coordinator.share"] = coordinator.coordinators[0].error_code
+    answers["refusal_messages"] = _refusal_messages(client)
+    return answers
+
+
+def _refusal_messages(client: RawClient) -> dict[str, list[Any]]:
+    """Whole requests refused, with the error message (None when Kafka keeps its default one to itself; True for
+    Kafka's "Request <its request object> is not authorized.", which no other broker can spell)."""
+    answers = {}
+    for name, response in {
+        "share_group_heartbeat": client.request(
+            SHARE_GROUP_HEARTBEAT, 1, group_id=SHARE_GROUP, member_id=MEMBER_ID, member_epoch=0, rack_id=None,
+            subscribed_topic_names=["public-b"]),
+        "consumer_group_heartbeat": client.request(
+            CONSUMER_GROUP_HEARTBEAT, 0, group_id="team-a-next", member_id=MEMBER_ID, member_epoch=0,
+            instance_id=None, rack_id=None, rebalance_timeout_ms=30_000, subscribed_topic_names=["public-b"],
+            server_assignor=None, topic_partitions=[]),
+        "delete_share_group_offsets": client.request(DELETE_SHARE_GROUP_OFFSETS, 0, group_id=SHARE_GROUP, topics=[]),
+        "alter_share_group_offsets": client.request(ALTER_SHARE_GROUP_OFFSETS, 0, group_id="other-group", topics=[]),
+        "describe_cluster": client.request(DESCRIBE_CLUSTER, 1, include_cluster_authorized_operations=False,
+                                           endpoint_type=1),
+        "list_partition_reassignments": client.request(LIST_PARTITION_REASSIGNMENTS, 0, timeout_ms=10_000,
+                                                       topics=None),
+    }.items():
+        message = response.error_message
+        if message is not None and message.startswith("Request ") and message.endswith(
+                (" is not authorized.", " permission.")):
+            message = True
+        answers[name] = [response.error_code, message]
+    described = client.request(SHARE_GROUP_DESCRIBE, 1, group_ids=["other-group"], include_authorized_operations=False)
+    answers["share_group_describe"] = [[g.error_code, g.error_message] for g in described.groups]
+    offsets = client.request(DESCRIBE_SHARE_GROUP_OFFSETS, 0, groups=[
+        DescribeShareGroupOffsetsRequest.DescribeShareGroupOffsetsRequestGroup(group_id="other-group", topics=[])])
+    answers["describe_share_group_offsets"] = [[g.error_code, g.error_message] for g in offsets.groups]
     return answers
 
 

@@ -13,14 +13,17 @@ TOPIC_AUTHORIZATION_FAILED in its partitions.
 
 from __future__ import annotations
 
-from wirebroker.apis.authorization import require
 from wirebroker.apis.context import RequestContext
 from wirebroker.apis.group_requests import off_network_thread
 from wirebroker.apis.registry import serve
 from wirebroker.apis.share_group_admin import on_empty_share_group
 from wirebroker.apis.share_services import share_services
 from wirebroker.cluster.acls import AclOperation, ResourceType
-from wirebroker.protocol.errors import ErrorCode, KafkaError
+from wirebroker.protocol.errors import (
+    ErrorCode,
+    GroupAuthorizationFailedError,
+    KafkaError,
+)
 from wirebroker.protocol.messages.alter_share_group_offsets import (
     AlterShareGroupOffsetsRequest,
     AlterShareGroupOffsetsResponse,
@@ -33,7 +36,10 @@ _Partition = AlterShareGroupOffsetsResponse.AlterShareGroupOffsetsResponsePartit
 
 
 def handle(ctx: RequestContext, request: AlterShareGroupOffsetsRequest) -> AlterShareGroupOffsetsResponse:
-    require(ctx, AclOperation.READ, ResourceType.GROUP, request.group_id)
+    if not ctx.authorize(AclOperation.READ, ResourceType.GROUP, request.group_id):
+        # Kafka answers with its default message here (getErrorResponse(Errors)), not without one.
+        return AlterShareGroupOffsetsResponse(error_code=ErrorCode.GROUP_AUTHORIZATION_FAILED,
+                                              error_message=str(GroupAuthorizationFailedError()), responses=[])
     readable = ctx.authorized(AclOperation.READ, ResourceType.TOPIC, (t.topic_name for t in request.topics))
 
     def alter() -> AlterShareGroupOffsetsResponse:

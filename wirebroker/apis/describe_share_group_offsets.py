@@ -23,7 +23,6 @@ from wirebroker.apis.share_services import share_services
 from wirebroker.cluster.acls import AclOperation, ResourceType
 from wirebroker.protocol.errors import (
     ErrorCode,
-    GroupAuthorizationFailedError,
     KafkaError,
 )
 from wirebroker.protocol.messages.describe_share_group_offsets import (
@@ -49,8 +48,13 @@ def handle(ctx: RequestContext, request: DescribeShareGroupOffsetsRequest) -> De
     return DescribeShareGroupOffsetsResponse(groups=[
         coordinator.serve_share(group.group_id, lambda group=group: _describe(ctx, group),
                                 lambda exc, group=group: error(group.group_id, exc))
-        if group.group_id in allowed else error(group.group_id, GroupAuthorizationFailedError())
+        if group.group_id in allowed else _refused(group.group_id)
         for group in request.groups])
+
+
+def _refused(group_id: str) -> _Group:
+    """No message, as Kafka's KafkaApis answers a group it may not describe."""
+    return _Group(group_id=group_id, topics=[], error_code=ErrorCode.GROUP_AUTHORIZATION_FAILED, error_message=None)
 
 
 def _describe(ctx: RequestContext, asked: DescribeShareGroupOffsetsRequest.DescribeShareGroupOffsetsRequestGroup

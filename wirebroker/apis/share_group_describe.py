@@ -19,7 +19,6 @@ from wirebroker.apis.registry import serve
 from wirebroker.cluster.acls import AclOperation, ResourceType
 from wirebroker.protocol.errors import (
     ErrorCode,
-    GroupAuthorizationFailedError,
     KafkaError,
 )
 from wirebroker.protocol.messages.share_group_describe import (
@@ -39,8 +38,14 @@ def handle(ctx: RequestContext, request: ShareGroupDescribeRequest) -> ShareGrou
     return ShareGroupDescribeResponse(groups=[
         coordinator.serve_share(group_id, lambda group_id=group_id: _describe(ctx, coordinator.share_group(group_id)),
                                 lambda exc, group_id=group_id: _error(group_id, exc))
-        if group_id in allowed else _error(group_id, GroupAuthorizationFailedError())
+        if group_id in allowed else _refused(group_id)
         for group_id in request.group_ids])
+
+
+def _refused(group_id: str) -> _Described:
+    """No message, as Kafka's KafkaApis answers a group it may not describe."""
+    return _Described(group_id=group_id, error_code=ErrorCode.GROUP_AUTHORIZATION_FAILED, error_message=None,
+                      group_state="", assignor_name="")
 
 
 def _error(group_id: str, exc: KafkaError) -> _Described:
