@@ -36,6 +36,11 @@ from wirebroker.network.quota_rate import (
 NANOS_TO_PERCENTAGE_PER_SECOND = 100.0 / 1e9  # Kafka's ClientRequestQuotaManager: thread time as % of one second
 REQUEST_MAX_THROTTLE_MS = QUOTA_WINDOW_SIZE_MS  # a request quota throttles for at most one window (Kafka's bound)
 
+# Past this many clients tracked, sensors with nothing in their windows are dropped (their rate is 0 anyway) and
+# the resolution cache starts again: a client making up a new client id per connection cannot grow them unbounded
+# (Kafka expires sensors idle for an hour).
+MAX_TRACKED_CLIENTS = 10_000
+
 Tags = tuple[str, str]  # (user, client-id) of a sensor; "" where the quota's entity leaves that part out
 
 
@@ -80,6 +85,8 @@ class ClientQuotaManager:
         resolved = self._resolved.get((user, client_id), False)
         if resolved is False:
             with self._lock:
+                if len(self._resolved) >= MAX_TRACKED_CLIENTS:
+                    self._resolved = {}
                 resolved = self._resolved[(user, client_id)] = self._resolve(user, client_id)
         if resolved is None:
             return 0
@@ -87,6 +94,8 @@ class ClientQuotaManager:
         with self._lock:
             sensor = self._sensors.get(tags)
             if sensor is None:
+                if len(self._sensors) >= MAX_TRACKED_CLIENTS:
+                    self._sensors = {t: s for t, s in self._sensors.items() if s.measure(now_ms)[0] > 0}
                 sensor = self._sensors[tags] = QuotaRate(bound)
             sensor.bound = bound
             throttle_ms = sensor.record(value, now_ms)

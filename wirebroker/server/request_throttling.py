@@ -8,7 +8,9 @@ around the dispatcher's `finish` while client quotas are set (server/dispatch.py
   quota throttles, the bytes are taken back and the answer is an empty response (no partitions, the session kept)
   with the throttle time, as Kafka's getThrottledResponse. Followers (replica id >= 0) are not throttled.
 - Every request: the handler thread's time spent on it counts against request_percentage (100 = one thread all the
-  time). Time a request waits in a purgatory is no thread's time and does not count.
+  time). Time a request waits in a purgatory is no thread's time and does not count. Exempt, as Kafka exempts
+  cluster actions: the inter-broker APIs (LeaderAndIsr, UpdateMetadata, WriteTxnMarkers, ...) and follower fetches,
+  so a default user quota never slows replication (inter-broker principals are often ANONYMOUS on PLAINTEXT).
 - The response carries throttle_time_ms (the larger throttle), and the network processor keeps the connection muted
   that long after sending it (KIP-219: the client waits too).
 """
@@ -33,6 +35,10 @@ from wirebroker.server.quota_managers import (
 
 Finish = Callable[[Any], Response | None]
 
+# Kafka's cluster-action APIs (ApiKeys with clusterAction=true): LeaderAndIsr, StopReplica, UpdateMetadata,
+# ControlledShutdown, WriteTxnMarkers, AlterPartition.
+CLUSTER_ACTION_APIS = frozenset({4, 5, 6, 7, 27, 56})
+
 
 def quota_user(principal: str) -> str:
     """The user a quota names: the principal's name ("User:alice" -> "alice")."""
@@ -45,6 +51,8 @@ def throttled(quotas: ClientQuotaManagers, request: Request, header: RequestHead
     user, client_id = quota_user(request.principal), header.client_id or ""
     api_key = header.api_key
     consumer_fetch = api_key == FetchRequest.API_KEY and _replica_id(body) < 0
+    if api_key in CLUSTER_ACTION_APIS or (api_key == FetchRequest.API_KEY and not consumer_fetch):
+        return finish
     if consumer_fetch and quotas.fetch.enabled:
         most = quotas.fetch.max_value_in_window(user, client_id)
         if most is not None:

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from wirebroker.cluster.client_quotas import entity_of
-from wirebroker.server.quota_managers import ClientQuotaManager
 from wirebroker.network.quota_rate import QuotaRate
+from wirebroker.server.quota_managers import ClientQuotaManager
 
 
 def test_a_fresh_rate_spans_ten_windows_so_a_first_burst_is_measured_over_them():
@@ -44,3 +44,15 @@ def test_resolution_follows_kafkas_precedence_and_sharing():
     assert manager.max_value_in_window("bob", "app") == 500.0
     manager.update({})
     assert not manager.enabled and manager.record("alice", "special", 10**9, 0) == 0
+
+
+def test_idle_sensors_go_once_too_many_clients_are_tracked(monkeypatch):
+    from wirebroker.server import quota_managers
+
+    monkeypatch.setattr(quota_managers, "MAX_TRACKED_CLIENTS", 3)
+    manager = ClientQuotaManager("producer_byte_rate")
+    manager.update({entity_of([("client-id", None)]): {"producer_byte_rate": 100.0}})
+    for n in range(3):
+        manager.record("u", f"c{n}", 10, 0)
+    manager.record("u", "late", 10, 20_000)  # the first three have nothing in their windows by now
+    assert set(manager._sensors) == {("", "late")}
