@@ -62,3 +62,18 @@ def test_an_ip_over_its_connection_creation_rate_is_refused(broker):
         assert not is_served(connect(broker.bootstrap))
         assert wait_for_log(broker, "Refused connection from 127.0.0.1: over its connection_creation_rate quota")
         assert client.request(18, 0).error_code == 0  # connections already open are not touched
+
+
+def test_max_connection_creation_rate_slows_the_acceptor(broker_factory):
+    """1 connection/s: a fresh rate spans 10 s, so ~10 connections come at once; past them, the acceptor waits out
+    each throttle before accepting the next, and the connections wait in the listen backlog meanwhile."""
+    broker = broker_factory(**{"max.connection.creation.rate": "1"})
+    waits = []
+    socks = []
+    for _ in range(12):
+        started = time.monotonic()
+        socks.append(connect(broker.bootstrap))
+        assert is_served(socks[-1])
+        waits.append(time.monotonic() - started)
+    assert max(waits[:8]) < 0.5, waits  # the broker's own start-up probe may have used a slot or two
+    assert max(waits[10:]) >= 0.5, waits

@@ -1,4 +1,4 @@
-"""Kafka's windowed quota rate, throttle time and quota resolution (server/quota_rate.py, server/quota_managers.py)."""
+"""Kafka's windowed quota rate, throttle time and quota resolution (network/quota_rate.py, server/quota_managers.py)."""
 
 from __future__ import annotations
 
