@@ -51,11 +51,12 @@ from wirebroker.protocol.messages.write_share_group_state import (
     WriteShareGroupStateRequest,
 )
 
-(METADATA, FIND_COORDINATOR, LIST_PARTITION_REASSIGNMENTS, DESCRIBE_USER_SCRAM_CREDENTIALS,
- ALTER_USER_SCRAM_CREDENTIALS, DESCRIBE_CLUSTER, CONSUMER_GROUP_HEARTBEAT, SHARE_GROUP_HEARTBEAT, SHARE_GROUP_DESCRIBE,
- SHARE_FETCH, SHARE_ACKNOWLEDGE, INITIALIZE_SHARE_GROUP_STATE, READ_SHARE_GROUP_STATE, WRITE_SHARE_GROUP_STATE,
- DELETE_SHARE_GROUP_STATE, READ_SHARE_GROUP_STATE_SUMMARY, DESCRIBE_SHARE_GROUP_OFFSETS, ALTER_SHARE_GROUP_OFFSETS,
- DELETE_SHARE_GROUP_OFFSETS) = (3, 10, 46, 50, 51, 60, 68, 76, 77, 78, 79, 83, 84, 85, 86, 87, 90, 91, 92)
+(METADATA, FIND_COORDINATOR, DESCRIBE_ACLS, ALTER_PARTITION_REASSIGNMENTS, LIST_PARTITION_REASSIGNMENTS,
+ DESCRIBE_USER_SCRAM_CREDENTIALS, ALTER_USER_SCRAM_CREDENTIALS, DESCRIBE_CLUSTER, CONSUMER_GROUP_HEARTBEAT,
+ SHARE_GROUP_HEARTBEAT, SHARE_GROUP_DESCRIBE, SHARE_FETCH, SHARE_ACKNOWLEDGE, INITIALIZE_SHARE_GROUP_STATE,
+ READ_SHARE_GROUP_STATE, WRITE_SHARE_GROUP_STATE, DELETE_SHARE_GROUP_STATE, READ_SHARE_GROUP_STATE_SUMMARY,
+ DESCRIBE_SHARE_GROUP_OFFSETS, ALTER_SHARE_GROUP_OFFSETS, DELETE_SHARE_GROUP_OFFSETS) = (
+    3, 10, 29, 45, 46, 50, 51, 60, 68, 76, 77, 78, 79, 83, 84, 85, 86, 87, 90, 91, 92)
 SHARE_GROUP = "team-a-share"  # alice may READ it (the PREFIXED team-a binding), bob nothing
 SHARE_TOPICS = ("orders", "public-b")  # alice may READ orders, not public-b; bob may READ both
 SCRAM_SHA_256 = 1
@@ -134,6 +135,16 @@ def _refusal_messages(client: RawClient) -> dict[str, list[Any]]:
                                            endpoint_type=1),
         "list_partition_reassignments": client.request(LIST_PARTITION_REASSIGNMENTS, 0, timeout_ms=10_000,
                                                        topics=None),
+        "alter_partition_reassignments": client.request(ALTER_PARTITION_REASSIGNMENTS, 0, timeout_ms=10_000,
+                                                        topics=[]),
+        "describe_acls": client.request(DESCRIBE_ACLS, 3, resource_type_filter=1, resource_name_filter=None,
+                                        pattern_type_filter=1, principal_filter=None, host_filter=None, operation=1,
+                                        permission_type=1),
+        "share_fetch": client.request(SHARE_FETCH, 1, group_id="other-group", member_id=MEMBER_ID,
+                                      share_session_epoch=0, max_wait_ms=0, min_bytes=1, max_bytes=1 << 20,
+                                      max_records=10, batch_size=10, topics=[], forgotten_topics_data=[]),
+        "share_acknowledge": client.request(SHARE_ACKNOWLEDGE, 1, group_id="other-group", member_id=MEMBER_ID,
+                                            share_session_epoch=1, topics=[]),
     }.items():
         message = response.error_message
         if message is not None and message.startswith("Request ") and message.endswith(

@@ -28,13 +28,14 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING
 
-from wirebroker.apis.authorization import require
+from wirebroker.apis.authorization import refused_request_message
 from wirebroker.apis.context import RequestContext
 from wirebroker.apis.registry import serve
 from wirebroker.apis.replica_assignment import check_manual_assignment
 from wirebroker.cluster.acls import AclOperation
 from wirebroker.log.files import TopicPartition
 from wirebroker.protocol.errors import (
+    ClusterAuthorizationFailedError,
     ErrorCode,
     InvalidReplicationFactorError,
     KafkaError,
@@ -61,7 +62,8 @@ _Partition = AlterPartitionReassignmentsRequest.ReassignablePartition
 
 def handle(ctx: RequestContext,
            request: AlterPartitionReassignmentsRequest) -> AlterPartitionReassignmentsResponse | None:
-    require(ctx, AclOperation.ALTER)
+    if not ctx.authorize(AclOperation.ALTER):
+        return _response(request, ClusterAuthorizationFailedError(refused_request_message(ctx)))
     if ctx.broker.kafka_controller is not None:
         return _reassign_in_cluster(ctx, request)
     return _response(request, responses=[

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from collections import Counter
 
+from wirebroker.apis.authorization import refused_request_message
 from wirebroker.apis.context import RequestContext
 from wirebroker.apis.registry import serve
 from wirebroker.cluster.acls import AclOperation
@@ -35,8 +36,7 @@ def handle(ctx: RequestContext, request: AlterUserScramCredentialsRequest) -> Al
     alterations = [(d.name, d.mechanism) for d in request.deletions] + [(u.name, u.mechanism)
                                                                           for u in request.upsertions]
     if not ctx.authorize(AclOperation.ALTER):
-        # Kafka's message names its request object ("Request ... is not authorized."): ours names what we know.
-        message = f"Request AlterUserScramCredentials from {ctx.principal} is not authorized."
+        message = refused_request_message(ctx)
         return AlterUserScramCredentialsResponse(results=[
             _Result(user=user, error_code=ErrorCode.CLUSTER_AUTHORIZATION_FAILED, error_message=message)
             for user in sorted({user for user, _ in alterations})])

@@ -16,6 +16,7 @@ from wirebroker.protocol.errors import (
     TopicAuthorizationFailedError,
     TransactionalIdAuthorizationFailedError,
 )
+from wirebroker.protocol.messages import API_SPECS
 
 REFUSALS: dict[ResourceType, type[KafkaError]] = {
     ResourceType.TOPIC: TopicAuthorizationFailedError,
@@ -30,6 +31,15 @@ def require(ctx: RequestContext, operation: AclOperation, resource_type: Resourc
     """Raise the resource type's authorization error unless this request may do `operation` to the resource."""
     if not ctx.authorize(operation, resource_type, name):  # the authorizer logs who was refused what
         raise REFUSALS[resource_type]()  # Kafka's default message ("Topic authorization failed.")
+
+
+def refused_request_message(ctx: RequestContext, needs: AclOperation | None = None) -> str:
+    """The message of the ClusterAuthorizationException Kafka answers a whole request with when its controller or
+    AclApis refuses it: "Request <request> is not authorized." (AuthHelper.authorizeClusterOperation), or "Request
+    <request> needs <OPERATION> permission.". Kafka prints its request object there; we name the API and the
+    principal."""
+    request = f"Request {API_SPECS[ctx.header.api_key].name} from {ctx.principal}"
+    return f"{request} needs {needs.name} permission." if needs is not None else f"{request} is not authorized."
 
 
 def refusal_code(resource_type: ResourceType) -> int:

@@ -19,7 +19,7 @@ from wirebroker.apis.acl_filters import (
     filter_codes,
     names_unknown,
 )
-from wirebroker.apis.authorization import require
+from wirebroker.apis.authorization import refused_request_message
 from wirebroker.apis.context import CloseConnection, RequestContext
 from wirebroker.apis.registry import serve
 from wirebroker.cluster.acls import AclBinding, AclOperation
@@ -38,7 +38,9 @@ _Acl = DescribeAclsResponse.AclDescription
 def handle(ctx: RequestContext, request: DescribeAclsRequest) -> DescribeAclsResponse | CloseConnection:
     if names_unknown(*filter_codes(request)):
         return CloseConnection("DescribeAclsRequest contains UNKNOWN elements")
-    require(ctx, AclOperation.DESCRIBE)
+    if not ctx.authorize(AclOperation.DESCRIBE):
+        return DescribeAclsResponse(error_code=ErrorCode.CLUSTER_AUTHORIZATION_FAILED,
+                                    error_message=refused_request_message(ctx), resources=[])
     if not authorizer_configured(ctx):
         return DescribeAclsResponse(error_code=ErrorCode.SECURITY_DISABLED,
                                     error_message="No Authorizer is configured on the broker")

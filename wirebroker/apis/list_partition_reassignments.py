@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from wirebroker.apis.authorization import refused_request_message
 from wirebroker.apis.context import RequestContext
 from wirebroker.apis.registry import serve
 from wirebroker.cluster.acls import AclOperation
@@ -37,10 +38,8 @@ _Ongoing = ListPartitionReassignmentsResponse.OngoingPartitionReassignment
 def handle(ctx: RequestContext,
            request: ListPartitionReassignmentsRequest) -> ListPartitionReassignmentsResponse | None:
     if not ctx.authorize(AclOperation.DESCRIBE):
-        # Kafka's controller names its request object in the message; ours names what we know of it.
-        return ListPartitionReassignmentsResponse(
-            error_code=ErrorCode.CLUSTER_AUTHORIZATION_FAILED, topics=[],
-            error_message=f"Request ListPartitionReassignments from {ctx.principal} needs DESCRIBE permission.")
+        return ListPartitionReassignmentsResponse(error_code=ErrorCode.CLUSTER_AUTHORIZATION_FAILED, topics=[],
+                                                  error_message=refused_request_message(ctx, AclOperation.DESCRIBE))
     controller = ctx.broker.kafka_controller
     if controller is None:
         return ListPartitionReassignmentsResponse(error_code=ErrorCode.NONE, error_message=None, topics=[])
