@@ -111,7 +111,7 @@ def _check_value(keys: Mapping[str, str], key: str, value: float) -> None:
     if kind == _LONG and abs(int(value + _EPSILON) - value) > _EPSILON:
         raise ClientQuotaError(f"Configuration {key} must be a Long value")
     if kind == _INT:
-        if abs(int(value + _EPSILON) - value) > _EPSILON or value > _INT_MAX:
+        if abs(round(value) - value) > _EPSILON or value > _INT_MAX:
             raise ClientQuotaError(f"Configuration {key} must be a Int value")
         if value < 0:
             raise ClientQuotaError(f"Invalid value {value} for configuration {key}: Value must be at least 0")
