@@ -70,31 +70,52 @@ def test_alter_then_describe_with_kafkas_match_rules(broker, version):
 
 
 def test_refusals_are_kafkas(broker):
+    """The messages are Apache Kafka 4.3.1's for the same requests (one result per entity, as its map gives)."""
     invalid = ErrorCode.INVALID_REQUEST
     with RawClient(broker.bootstrap) as client:
-        assert alter(client,
-                     alteration({}, producer_byte_rate=1.0),
-                     alteration({"group": "g"}, producer_byte_rate=1.0),
-                     alteration({"user": ""}, producer_byte_rate=1.0),
-                     alteration({"user": "u", "ip": "127.0.0.1"}, producer_byte_rate=1.0),
-                     alteration({"user": "u"}, producer_byte_rate=1.5),
-                     alteration({"user": "v"}, connection_creation_rate=1.0),
-                     alteration({"ip": "127.0.0.1"}, producer_byte_rate=1.0),
-                     alteration({"ip": "no-such-host.invalid"}, connection_creation_rate=1.0),
-                     alteration({"client-id": "c"}, request_percentage=12.5),
-                     alteration({"client-id": "c"}, request_percentage=10.0)) == [
+        assert sorted(alter(client,
+                            alteration({}, producer_byte_rate=1.0),
+                            alteration({"group": "g"}, producer_byte_rate=1.0),
+                            alteration({"user": ""}, producer_byte_rate=1.0),
+                            alteration({"user": "u", "ip": "127.0.0.1"}, producer_byte_rate=1.0),
+                            alteration({"user": "u"}, producer_byte_rate=1.5),
+                            alteration({"user": "v"}, connection_creation_rate=1.0),
+                            alteration({"ip": "127.0.0.1"}, producer_byte_rate=1.0),
+                            alteration({"ip": "no-such-host.invalid"}, connection_creation_rate=1.0),
+                            alteration({"client-id": "c"}, request_percentage=12.5),
+                            alteration({"client-id": "c"}, request_percentage=10.0),
+                            alteration({"ip": "127.0.0.2"}, connection_creation_rate=2.5),
+                            alteration({"ip": "127.0.0.3"}, connection_creation_rate=0.0),
+                            alteration({"ip": "127.0.0.5"}, connection_creation_rate=3e9),
+                            alteration({"user": "w"}, producer_byte_rate=-1.0),
+                            alteration({"user": "x"}, request_percentage=0.0),
+                            alteration({"user": "y"}, producer_byte_rate=1e20),
+                            alteration({"user": "z"}, **{"SCRAM-SHA-256": 1.0}),
+                            alteration({"client-id": "fine"}, controller_mutation_rate=0.5)), key=str) == sorted([
             (invalid, "Invalid empty client quota entity"),
             (invalid, "Unhandled client quota entity type: group"),
             (invalid, "Empty user not supported"),
-            (invalid, "Invalid empty client quota entity"),
-            (invalid, "Configuration producer_byte_rate must be a Long value"),
+            (invalid, "Invalid quota entity combination, IP entity shouldnot be combined with User or ClientId"),
+            (invalid, "producer_byte_rate cannot be a fractional value."),
             (invalid, "Invalid configuration key connection_creation_rate"),
             (invalid, "Invalid configuration key producer_byte_rate"),
             (invalid, "no-such-host.invalid is not a valid IP or resolvable host."),
-            (0, None),
             (invalid, "Ignoring duplicate entity ClientQuotaEntity(entries={client-id=c})"),
-        ]
-        assert describe(client) == {(("client-id", "c"),): {"request_percentage": 12.5}}  # only the valid one
+            (invalid, "connection_creation_rate cannot be a fractional value."),
+            (invalid, "Quota connection_creation_rate must be greater than 0"),
+            (invalid, "Proposed value for connection_creation_rate is too large for an INT."),
+            (invalid, "Quota producer_byte_rate must be greater than 0"),
+            (invalid, "Quota request_percentage must be greater than 0"),
+            (invalid, "Proposed value for producer_byte_rate is too large for a LONG."),
+            (invalid, "Invalid configuration key SCRAM-SHA-256"),
+            (0, None),
+        ], key=str)
+        assert describe(client) == {(("client-id", "fine"),): {"controller_mutation_rate": 0.5}}  # the valid one
+        # a type named twice in one entity keeps its last name, as Kafka's map does
+        entry = alteration({"user": "k"}, producer_byte_rate=1.0)
+        entry.entity.append(AlterClientQuotasRequest.EntityData(entity_type="user", entity_name="l"))
+        assert alter(client, entry) == [(0, None)]
+        assert describe(client, ("user", SPECIFIED, None)) == {(("user", "l"),): {"producer_byte_rate": 1.0}}
         assert describe(client, ("user", EXACT, None)) == (
             invalid, "Request specified MATCH_TYPE_EXACT, but set match string to null.")
         assert describe(client, ("user", DEFAULT, "x")) == (
@@ -106,6 +127,7 @@ def test_refusals_are_kafkas(broker):
                      "user or clientId filter component."))
         assert describe(client, ("group", SPECIFIED, None)) == (
             ErrorCode.UNSUPPORTED_VERSION, "Unsupported entity type group")
+        assert describe(client, ("user", 7, None)) == (invalid, "Unknown match type 7")
 
 
 def test_quotas_survive_a_restart(broker):

@@ -6,7 +6,7 @@ Behaviour (Kafka's ClientQuotasImage.describe):
   default entity (match must be null), MATCH_TYPE_SPECIFIED any entity having that type (match null). With `strict`
   an entity must have no other types; without components every entity matches unless strict.
 - A bad filter (empty or repeated type, a null/non-null match where the type forbids it, ip with user or client-id)
-  is INVALID_REQUEST with Kafka's message; an unknown entity type or match type is UNSUPPORTED_VERSION. The error
+  is INVALID_REQUEST with Kafka's message (unknown match types too); an unknown entity type is UNSUPPORTED_VERSION. The error
   is the response's, with no entries.
 - With an authorizer: DESCRIBE_CONFIGS on the cluster, else CLUSTER_AUTHORIZATION_FAILED.
 

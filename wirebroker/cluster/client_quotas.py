@@ -28,8 +28,7 @@ _LONG, _DOUBLE, _INT = "LONG", "DOUBLE", "INT"
 CLIENT_KEYS = {PRODUCER_BYTE_RATE: _LONG, CONSUMER_BYTE_RATE: _LONG, REQUEST_PERCENTAGE: _DOUBLE,
                CONTROLLER_MUTATION_RATE: _DOUBLE}
 IP_KEYS = {CONNECTION_CREATION_RATE: _INT}
-_INT_MAX = 2**31 - 1
-_EPSILON = 1e-6  # Kafka's tolerance when it checks that a double is a whole number
+_LARGEST = {_INT: (2**31 - 1, "an INT"), _LONG: (2**63 - 1, "a LONG")}
 
 # DescribeClientQuotas component match types (ComponentData.matchType)
 MATCH_TYPE_EXACT, MATCH_TYPE_DEFAULT, MATCH_TYPE_SPECIFIED = 0, 1, 2
@@ -55,20 +54,22 @@ def describe_entity(entity: Entity) -> str:
     return "ClientQuotaEntity(entries={" + ", ".join(f"{t}={n}" for t, n in entity) + "})"
 
 
-def check_alteration(entity_pairs: list[tuple[str, str | None]], ops: list[tuple[str, float | None]]) -> Entity:
-    """The entity, or ClientQuotaError as ClientQuotaControlManager refuses it (ops: key, value or None to remove)."""
-    if not entity_pairs:
+def entity_from_request(entity_pairs: list[tuple[str, str | None]]) -> Entity:
+    """A request's entity as Kafka reads it into a map: a type named twice keeps its last name."""
+    return entity_of(dict(entity_pairs).items())
+
+
+def check_alteration(entity: Entity, ops: list[tuple[str, float | None]]) -> None:
+    """ClientQuotaError as Kafka 4.3.1 refuses the alteration (ops: key, value or None to remove); messages checked
+    against it."""
+    if not entity:
         raise ClientQuotaError("Invalid empty client quota entity")
-    names: dict[str, str | None] = {}
-    for entity_type, name in entity_pairs:
-        if entity_type in names:
-            raise ClientQuotaError(f"Invalid empty client quota entity, duplicate entity entry {entity_type}")
+    names = dict(entity)
+    for entity_type, name in entity:
         if entity_type not in ENTITY_TYPES:
             raise ClientQuotaError(f"Unhandled client quota entity type: {entity_type}")
         if name is not None and not name:
             raise ClientQuotaError(f"Empty {entity_type} not supported")
-        names[entity_type] = name
-    entity = entity_of(names.items())
     keys = _keys_for(names)
     seen: set[str] = set()
     for key, value in ops:
@@ -78,13 +79,13 @@ def check_alteration(entity_pairs: list[tuple[str, str | None]], ops: list[tuple
         seen.add(key)
         if value is not None:
             _check_value(keys, key, value)
-    return entity
 
 
 def _keys_for(names: Mapping[str, str | None]) -> Mapping[str, str]:
     if IP in names:
         if len(names) > 1:
-            raise ClientQuotaError("Invalid empty client quota entity")
+            raise ClientQuotaError("Invalid quota entity combination, IP entity shouldnot be combined with User or "
+                                   "ClientId")  # sic
         if names[IP] is not None and not _resolvable(names[IP]):
             raise ClientQuotaError(f"{names[IP]} is not a valid IP or resolvable host.")
         return IP_KEYS
@@ -108,13 +109,14 @@ def _check_value(keys: Mapping[str, str], key: str, value: float) -> None:
     kind = keys.get(key)
     if kind is None:
         raise ClientQuotaError(f"Invalid configuration key {key}")
-    if kind == _LONG and abs(int(value + _EPSILON) - value) > _EPSILON:
-        raise ClientQuotaError(f"Configuration {key} must be a Long value")
-    if kind == _INT:
-        if abs(round(value) - value) > _EPSILON or value > _INT_MAX:
-            raise ClientQuotaError(f"Configuration {key} must be a Int value")
-        if value < 0:
-            raise ClientQuotaError(f"Invalid value {value} for configuration {key}: Value must be at least 0")
+    if value <= 0:
+        raise ClientQuotaError(f"Quota {key} must be greater than 0")
+    if kind in _LARGEST:
+        largest, name = _LARGEST[kind]
+        if value > largest:
+            raise ClientQuotaError(f"Proposed value for {key} is too large for {name}.")
+        if value != int(value):
+            raise ClientQuotaError(f"{key} cannot be a fractional value.")
 
 
 def check_filter(components: list[tuple[str, int, str | None]]) -> tuple[dict[str, str | None], set[str]]:
@@ -142,7 +144,7 @@ def check_filter(components: list[tuple[str, int, str | None]]) -> tuple[dict[st
                 raise ClientQuotaError("Request specified MATCH_TYPE_SPECIFIED, but also specified a match string.")
             specified.add(entity_type)
         else:
-            raise ClientQuotaError(f"Unknown match type {match_type}", "UNSUPPORTED_VERSION")
+            raise ClientQuotaError(f"Unknown match type {match_type}")
     named = exact.keys() | specified
     if IP in named and (USER in named or CLIENT_ID in named):
         raise ClientQuotaError("Invalid entity filter component combination. IP filter component should not be used "
