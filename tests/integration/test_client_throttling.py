@@ -17,7 +17,9 @@ confluent_kafka = pytest.importorskip("confluent_kafka")
 QUOTA = 300_000  # bytes/s for the throttled client id
 # Kafka's rate spans 11 one-second samples, and a fresh one at least 10: a client starting cold may send ~10 s of
 # quota at once, then trickles until that sample expires, then bursts again: a sawtooth with an 11 s period whose
-# average is the quota. So the throttled rate is measured over one whole period after the first burst.
+# average is the quota. So the throttled rate is measured over one whole period after the first burst. (Apache Kafka
+# 4.3.1 with this producer and quota: 3.31 MB acknowledged after 1 s, 3.71 MB at 12 s, 6.54 MB at 13 s; wirebroker:
+# 3.28, 3.74, 6.63 MB.)
 WARM_UP_S, PERIOD_S = 2.0, 11.0
 VALUE = b"x" * 1000
 
