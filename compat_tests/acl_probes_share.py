@@ -16,6 +16,12 @@ import base64
 from typing import Any
 
 from tests.integration.raw_client import RawClient
+from wirebroker.cluster.acls import (
+    AclOperation,
+    AclPermissionType,
+    PatternType,
+    ResourceType,
+)
 from wirebroker.protocol.errors import ErrorCode
 from wirebroker.protocol.messages.alter_share_group_offsets import (
     AlterShareGroupOffsetsRequest,
@@ -23,6 +29,8 @@ from wirebroker.protocol.messages.alter_share_group_offsets import (
 from wirebroker.protocol.messages.alter_user_scram_credentials import (
     AlterUserScramCredentialsRequest,
 )
+from wirebroker.protocol.messages.create_acls import CreateAclsRequest
+from wirebroker.protocol.messages.delete_acls import DeleteAclsRequest
 from wirebroker.protocol.messages.delete_share_group_offsets import (
     DeleteShareGroupOffsetsRequest,
 )
@@ -51,12 +59,12 @@ from wirebroker.protocol.messages.write_share_group_state import (
     WriteShareGroupStateRequest,
 )
 
-(METADATA, FIND_COORDINATOR, DESCRIBE_ACLS, ALTER_PARTITION_REASSIGNMENTS, LIST_PARTITION_REASSIGNMENTS,
- DESCRIBE_USER_SCRAM_CREDENTIALS, ALTER_USER_SCRAM_CREDENTIALS, DESCRIBE_CLUSTER, CONSUMER_GROUP_HEARTBEAT,
- SHARE_GROUP_HEARTBEAT, SHARE_GROUP_DESCRIBE, SHARE_FETCH, SHARE_ACKNOWLEDGE, INITIALIZE_SHARE_GROUP_STATE,
- READ_SHARE_GROUP_STATE, WRITE_SHARE_GROUP_STATE, DELETE_SHARE_GROUP_STATE, READ_SHARE_GROUP_STATE_SUMMARY,
- DESCRIBE_SHARE_GROUP_OFFSETS, ALTER_SHARE_GROUP_OFFSETS, DELETE_SHARE_GROUP_OFFSETS) = (
-    3, 10, 29, 45, 46, 50, 51, 60, 68, 76, 77, 78, 79, 83, 84, 85, 86, 87, 90, 91, 92)
+(METADATA, FIND_COORDINATOR, DESCRIBE_ACLS, CREATE_ACLS, DELETE_ACLS, ALTER_PARTITION_REASSIGNMENTS,
+ LIST_PARTITION_REASSIGNMENTS, DESCRIBE_USER_SCRAM_CREDENTIALS, ALTER_USER_SCRAM_CREDENTIALS, DESCRIBE_CLUSTER,
+ CONSUMER_GROUP_HEARTBEAT, SHARE_GROUP_HEARTBEAT, SHARE_GROUP_DESCRIBE, SHARE_FETCH, SHARE_ACKNOWLEDGE,
+ INITIALIZE_SHARE_GROUP_STATE, READ_SHARE_GROUP_STATE, WRITE_SHARE_GROUP_STATE, DELETE_SHARE_GROUP_STATE,
+ READ_SHARE_GROUP_STATE_SUMMARY, DESCRIBE_SHARE_GROUP_OFFSETS, ALTER_SHARE_GROUP_OFFSETS, DELETE_SHARE_GROUP_OFFSETS) = (
+    3, 10, 29, 30, 31, 45, 46, 50, 51, 60, 68, 76, 77, 78, 79, 83, 84, 85, 86, 87, 90, 91, 92)
 SHARE_GROUP = "team-a-share"  # alice may READ it (the PREFIXED team-a binding), bob nothing
 SHARE_TOPICS = ("orders", "public-b")  # alice may READ orders, not public-b; bob may READ both
 SCRAM_SHA_256 = 1
@@ -146,17 +154,30 @@ def _refusal_messages(client: RawClient) -> dict[str, list[Any]]:
         "share_acknowledge": client.request(SHARE_ACKNOWLEDGE, 1, group_id="other-group", member_id=MEMBER_ID,
                                             share_session_epoch=1, topics=[]),
     }.items():
-        message = response.error_message
-        if message is not None and message.startswith("Request ") and message.endswith(
-                (" is not authorized.", " permission.")):
-            message = True
-        answers[name] = [response.error_code, message]
+        answers[name] = [response.error_code, _named_request(response.error_message)]
+    created = client.request(CREATE_ACLS, 3, creations=[CreateAclsRequest.AclCreation(
+        principal="User:nobody", resource_type=ResourceType.TOPIC, resource_name="anything", host="*",
+        resource_pattern_type=PatternType.LITERAL, operation=AclOperation.READ, permission_type=AclPermissionType.ALLOW)])
+    deleted = client.request(DELETE_ACLS, 3, filters=[DeleteAclsRequest.DeleteAclsFilter(
+        resource_type_filter=ResourceType.TOPIC, resource_name_filter="anything", pattern_type_filter=PatternType.ANY,
+        principal_filter=None, host_filter=None, operation=AclOperation.ANY, permission_type=AclPermissionType.ANY)])
+    answers["create_acls"] = [[r.error_code, _named_request(r.error_message)] for r in created.results]
+    answers["delete_acls"] = [[r.error_code, _named_request(r.error_message)] for r in deleted.filter_results]
     described = client.request(SHARE_GROUP_DESCRIBE, 1, group_ids=["other-group"], include_authorized_operations=False)
     answers["share_group_describe"] = [[g.error_code, g.error_message] for g in described.groups]
     offsets = client.request(DESCRIBE_SHARE_GROUP_OFFSETS, 0, groups=[
         DescribeShareGroupOffsetsRequest.DescribeShareGroupOffsetsRequestGroup(group_id="other-group", topics=[])])
     answers["describe_share_group_offsets"] = [[g.error_code, g.error_message] for g in offsets.groups]
     return answers
+
+
+def _named_request(message: str | None) -> str | bool | None:
+    """True for a message naming the refused request ("Request ... is not authorized.", "Request ... needs DESCRIBE
+    permission."): Kafka prints its request object there, which no other broker can spell."""
+    if message is not None and message.startswith("Request ") and message.endswith(
+            (" is not authorized.", " permission.")):
+        return True
+    return message
 
 
 def topic_ids(bootstrap: str) -> dict[str, bytes]:

@@ -23,7 +23,6 @@ from wirebroker.protocol.errors import KafkaError
 T = TypeVar("T")
 
 NO_AUTHORIZER = "No Authorizer is configured."
-NOT_AUTHORIZED = "Cluster authorization failed."  # Kafka names the whole request here; its default message
 UNKNOWN_CODE = 0  # the UNKNOWN of every ACL enum
 
 

@@ -20,12 +20,12 @@ import logging
 
 from wirebroker.apis.acl_filters import (
     NO_AUTHORIZER,
-    NOT_AUTHORIZED,
     authorizer_configured,
     error_of,
     names_unknown,
     typed,
 )
+from wirebroker.apis.authorization import refused_request_message
 from wirebroker.apis.context import CloseConnection, RequestContext
 from wirebroker.apis.registry import serve
 from wirebroker.cluster.acls import (
@@ -55,7 +55,8 @@ def handle(ctx: RequestContext, request: CreateAclsRequest) -> CreateAclsRespons
            for c in creations):
         return CloseConnection("CreatableAcls contain unknown elements")
     if not ctx.authorize(AclOperation.ALTER):
-        return _all_failed(len(creations), ErrorCode.CLUSTER_AUTHORIZATION_FAILED, NOT_AUTHORIZED)
+        return _all_failed(len(creations), ErrorCode.CLUSTER_AUTHORIZATION_FAILED,
+                           refused_request_message(ctx))
     if not authorizer_configured(ctx):
         return _all_failed(len(creations), ErrorCode.SECURITY_DISABLED, NO_AUTHORIZER)
     bindings = [_binding(c) for c in creations]

@@ -18,13 +18,13 @@ import logging
 
 from wirebroker.apis.acl_filters import (
     NO_AUTHORIZER,
-    NOT_AUTHORIZED,
     authorizer_configured,
     binding_filter,
     error_of,
     filter_codes,
     names_unknown,
 )
+from wirebroker.apis.authorization import refused_request_message
 from wirebroker.apis.context import CloseConnection, RequestContext
 from wirebroker.apis.registry import serve
 from wirebroker.cluster.acls import AclBinding, AclOperation, validate_filter
@@ -47,7 +47,7 @@ def handle(ctx: RequestContext, request: DeleteAclsRequest) -> DeleteAclsRespons
         return CloseConnection("Filters contain UNKNOWN elements")
     if not ctx.authorize(AclOperation.ALTER):
         return DeleteAclsResponse(filter_results=[
-            _FilterResult(error_code=ErrorCode.CLUSTER_AUTHORIZATION_FAILED, error_message=NOT_AUTHORIZED)
+            _FilterResult(error_code=ErrorCode.CLUSTER_AUTHORIZATION_FAILED, error_message=refused_request_message(ctx))
             for _ in request.filters])
     if not authorizer_configured(ctx):
         return DeleteAclsResponse(filter_results=[
