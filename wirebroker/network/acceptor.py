@@ -7,11 +7,14 @@ clients overflow a listen backlog of Kafka's size (50) and wait a second for the
 Each accepted socket is made non-blocking with TCP_NODELAY and SO_KEEPALIVE (as Kafka does) and the configured send
 buffer; the receive buffer comes from the listening socket. At max.connections the acceptor waits for a slot
 before accepting again, leaving new clients in the listen backlog; over max.connection.creation.rate it waits out the
-throttle; a connection over its IP's limits (max.connections.per.ip, connection_creation_rate) is closed at once.
+throttle; a connection over max.connections.per.ip is closed at once, one over its IP's connection_creation_rate
+once its throttle time is over (Kafka's DelayedCloseSocket).
 """
 
 from __future__ import annotations
 
+import heapq
+import itertools
 import logging
 import socket
 import threading
@@ -45,6 +48,9 @@ class Acceptor(threading.Thread):
         self._quotas = quotas
         self._send_buffer_bytes = send_buffer_bytes
         self._next_processor = 0
+        # Connections over their IP's creation rate, closed when their throttle ends: (when, sequence, socket).
+        self._throttled: list[tuple[float, int, socket.socket]] = []
+        self._sequence = itertools.count()
         self._running = True
 
     def stop(self) -> None:
@@ -65,10 +71,24 @@ class Acceptor(threading.Thread):
                     log.exception("Acceptor on %s got an unexpected error; it keeps running", self._address)
         finally:
             self._listen_socket.close()
+            for _, _, sock in self._throttled:
+                sock.close()
+
+    def _close_throttled(self) -> None:
+        """Close the connections whose IP was over its creation rate once their throttle is over; accept() waits
+        no longer than the next of them."""
+        now = time.monotonic()
+        while self._throttled and self._throttled[0][0] <= now:
+            heapq.heappop(self._throttled)[2].close()
+        self._listen_socket.settimeout(self._throttled[0][0] - now if self._throttled else None)
 
     def _accept_one(self) -> None:
+        if self._throttled or self._listen_socket.gettimeout() is not None:
+            self._close_throttled()
         try:
             sock, _ = self._listen_socket.accept()
+        except TimeoutError:
+            return  # a throttled connection is due to be closed
         except OSError as e:
             if self._running:
                 log.error("Error while accepting connection on %s: %s", self._address, e)
@@ -84,8 +104,12 @@ class Acceptor(threading.Thread):
         try:
             self._quotas.inc(sock, ip)
         except ConnectionRefused as e:
-            log.info("%s", e)
-            sock.close()
+            if e.throttle_ms:
+                log.debug("%s", e)
+                heapq.heappush(self._throttled, (time.monotonic() + e.throttle_ms / 1000, next(self._sequence), sock))
+            else:
+                log.info("%s", e)
+                sock.close()
             return
         processor = self._processors[self._next_processor]
         self._next_processor = (self._next_processor + 1) % len(self._processors)

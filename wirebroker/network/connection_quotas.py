@@ -9,8 +9,7 @@ which connections are created, broker-wide and per IP.
 - max.connections.per.ip, with max.connections.per.ip.overrides ("host:count,..."): a connection from an IP that
   already has its maximum is closed at once, with a log line naming the IP (Kafka's TooManyConnectionsException).
 - connection_creation_rate quotas of ip entities (AlterClientQuotas, the default ip entity for every other IP): a
-  connection over its IP's rate is closed at once, with a log line (Kafka also delays that close by the throttle
-  time; here it is immediate).
+  connection over its IP's rate is not served and is closed once the throttle time is over (network/acceptor.py).
 """
 
 from __future__ import annotations
@@ -30,7 +29,13 @@ MAX_CONNECTION_CREATION_RATE = 2**31 - 1  # Kafka's default max.connection.creat
 
 
 class ConnectionRefused(Exception):
-    """An accepted connection its IP may not have; the message says why, for the log."""
+    """An accepted connection its IP may not have; the message says why, for the log. `throttle_ms` > 0: the IP is
+    over its creation rate, and the connection is to be closed only after that long (Kafka's
+    ConnectionThrottledException: a client reconnecting in a loop is slowed down, not fed fresh refusals)."""
+
+    def __init__(self, message: str, throttle_ms: int = 0) -> None:
+        super().__init__(message)
+        self.throttle_ms = throttle_ms
 
 
 def parse_per_ip_overrides(text: str) -> dict[str, int]:
@@ -136,8 +141,8 @@ class ConnectionQuotas:
             rate = self._ip_rates[ip] = _rate(bound)
         throttle_ms = rate.record(1, _now_ms())
         if throttle_ms:
-            raise ConnectionRefused(f"Refused connection from {ip}: over its connection_creation_rate quota of "
-                                    f"{rate.bound:g}/s (throttled for {throttle_ms} ms)")
+            raise ConnectionRefused(f"Delaying closing of connection from {ip} for {throttle_ms} ms: over its "
+                                    f"connection_creation_rate quota of {rate.bound:g}/s", throttle_ms)
 
     def _ip_rate_limit(self, ip: str) -> float | None:
         limits = self._ip_rate_limits
