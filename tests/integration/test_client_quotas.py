@@ -158,6 +158,10 @@ def test_kafka_configs_alters_and_describes_client_quotas(broker):
     out = configs("--describe", "--entity-type", "users", "--entity-name", "alice", "--entity-type", "clients")
     assert ("Quota configs for user-principal 'alice', client-id 'app' are consumer_byte_rate=2097152.0, "
             "producer_byte_rate=1048576.0") in out, out
+    configs("--alter", "--entity-type", "ips", "--entity-name", "127.0.0.1", "--add-config",
+            "connection_creation_rate=100")
+    out = configs("--describe", "--entity-type", "ips")
+    assert "Quota configs for ip '127.0.0.1' are connection_creation_rate=100.0" in out, out
 
 
 def test_an_authorizer_asks_describe_configs_and_alter_configs_on_the_cluster(secured):  # noqa: F811
