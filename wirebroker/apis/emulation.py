@@ -29,10 +29,12 @@ RELEASES_DIR = Path(__file__).resolve().parent / "releases"
 # Kafka reports the metadata offset at which the features were finalized; an emulated cluster's is fixed.
 EMULATED_FEATURES_EPOCH = 1
 NO_FEATURES_EPOCH = -1  # Kafka's value when no feature is finalized
-END_TXN_KEY = 26
-# A finalized feature level -> the (API key, version) a client then needs, for levels that change the client's protocol.
-LEVEL_NEEDS: dict[tuple[str, int], tuple[int, int]] = {
-    ("transaction.version", 2): (END_TXN_KEY, 5),  # KIP-890 part 2: the producer ends transactions with EndTxn v5
+END_TXN_KEY, TXN_OFFSET_COMMIT_KEY = 26, 28
+# A finalized feature level -> the (API key, version)s a client then needs, for levels that change its protocol.
+LEVEL_NEEDS: dict[tuple[str, int], tuple[tuple[int, int], ...]] = {
+    # KIP-890 part 2: the producer ends transactions with EndTxn v5 and adds no partition itself: the offsets
+    # partition joins with TxnOffsetCommit v5 (capped at v4 while that and Produce's implicit add are not served)
+    ("transaction.version", 2): ((END_TXN_KEY, 5), (TXN_OFFSET_COMMIT_KEY, 5)),
 }
 
 
@@ -41,8 +43,9 @@ LEVEL_NEEDS: dict[tuple[str, int], tuple[int, int]] = {
 # (KIP-932, apis/share_*.py); group.version 1: the consumer group protocol (KIP-848, ConsumerGroupHeartbeat).
 # Left out: metadata.version and kraft.version (KRaft's levels: this broker's cluster is coordinated by ZooKeeper),
 # eligible.leader.replicas.version (KIP-966 is not served), streams.version (KIP-1071 is not served) and
-# transaction.version (level 1 writes the flexible `__transaction_state` records, level 2 is KIP-890 part 2; this
-# coordinator is level 0, which Kafka does not list as finalized).
+# transaction.version (level 1 writes the flexible `__transaction_state` records, level 2 is KIP-890 part 2: this
+# coordinator serves EndTxn v5's epoch bump, but level 2 would also tell producers to leave adding partitions to the
+# broker, which it does not do yet; LEVEL_NEEDS).
 OWN_FEATURE_LEVELS = {"group.version": 1, "share.version": 1}
 
 
@@ -116,5 +119,4 @@ def _servable(feature: Feature, advertised: Mapping[int, tuple[int, int]]) -> Fe
 
 
 def _level_served(name: str, level: int, advertised: Mapping[int, tuple[int, int]]) -> bool:
-    need = LEVEL_NEEDS.get((name, level))
-    return need is None or (need[0] in advertised and advertised[need[0]][1] >= need[1])
+    return all(key in advertised and advertised[key][1] >= version for key, version in LEVEL_NEEDS.get((name, level), ()))

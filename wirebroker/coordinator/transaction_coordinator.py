@@ -1,4 +1,5 @@
-"""The transaction coordinator (Kafka's TransactionCoordinator and TransactionStateManager, transaction protocol 1).
+"""The transaction coordinator (Kafka's TransactionCoordinator and TransactionStateManager, transaction protocols 1
+and 2: the EndTxn's version picks one per request, as Kafka's TransactionVersion.transactionVersionForEndTxn).
 
 It owns the transactional ids of the `__transaction_state` partitions this broker leads (an id lives in the partition
 its hash names, as a group in `__consumer_offsets`): all of them on a single broker; in a cluster those it is
@@ -16,6 +17,10 @@ CONCURRENT_TRANSACTIONS), written to `__transaction_state` outside it, then appl
 - EndTxn: PrepareCommit or PrepareAbort is written and answered; the markers then go to every partition's leader
   (transaction_markers.py), and when all are written CompleteCommit or CompleteAbort. A retried EndTxn of a
   completed transaction is answered NONE; one of the other outcome INVALID_TXN_STATE.
+- EndTxn under protocol 2 (v5, KIP-890 part 2): Prepare* is written with the epoch bumped (and a next producer id
+  when the epoch is exhausted, taken at Complete*), the markers carry that epoch and transaction version 2, and the
+  answer the producer id and epoch to go on with. A retry comes with the epoch before the bump (or the old id at its
+  last epoch after a rotation); an abort is allowed with nothing open. The records are TransactionLogValue v1.
 - Every `transaction.abort.timed.out.transaction.cleanup.interval.ms` an Ongoing transaction older than its timeout
   is aborted with a bumped epoch (its producer is fenced, as in Kafka); every
   `transaction.remove.expired.transaction.cleanup.interval.ms` an id idle past `transactional.id.expiration.ms` with
@@ -40,6 +45,9 @@ from wirebroker.coordinator.partition_ownership import (
 )
 from wirebroker.coordinator.transaction_markers import TxnMarkers
 from wirebroker.coordinator.transaction_state import (
+    MAX_PRODUCER_EPOCH,
+    NO_PRODUCER_ID,
+    TRANSACTION_VERSION_2,
     TopicPartition,
     TransactionMetadata,
     TransactionState,
@@ -258,7 +266,8 @@ class TransactionCoordinator:
             owned = self._owned.get(self.state_log.partition_for(metadata.transactional_id))
             coordinator_epoch = owned.leader_epoch if owned is not None else 0
         markers = TxnMarkers(metadata.transactional_id, transit.producer_id, transit.producer_epoch,
-                             transit.state is _S.PREPARE_COMMIT, coordinator_epoch, transit.partitions)
+                             transit.state is _S.PREPARE_COMMIT, coordinator_epoch, transit.partitions,
+                             transit.client_transaction_version)
         self.markers.send(markers, lambda: self._complete(metadata, transit))
 
     def _complete(self, metadata: TransactionMetadata, prepared: TxnTransit) -> None:
@@ -368,31 +377,82 @@ class TransactionCoordinator:
                 raise ProducerFencedError(f"epoch {producer_epoch} of {transactional_id} is fenced")
             return {tp: metadata.state is _S.ONGOING and tp in metadata.partitions for tp in partitions}
 
-    def end_transaction(self, transactional_id: str, producer_id: int, producer_epoch: int, commit: bool) -> None:
-        """EndTxn: answered once PrepareCommit/PrepareAbort is written; the markers follow."""
+    def end_transaction(self, transactional_id: str, producer_id: int, producer_epoch: int, commit: bool,
+                        transaction_version: int = 0) -> tuple[int, int]:
+        """EndTxn: answered once PrepareCommit/PrepareAbort is written (the markers follow) with the producer id and
+        epoch the producer goes on with (bumped under transaction protocol 2, `transaction_version` 2)."""
         with self._lock:
             if not transactional_id:
                 raise InvalidRequestError("the transactional id is empty")
             metadata = self._metadata(transactional_id)
-            if metadata is None or metadata.producer_id != producer_id:
-                raise InvalidProducerIdMappingError(f"producer id {producer_id} is not the one of {transactional_id}")
-            if metadata.producer_epoch != producer_epoch:
-                raise ProducerFencedError(f"epoch {producer_epoch} of {transactional_id} is fenced by epoch "
-                                          f"{metadata.producer_epoch}")
-            if metadata.pending_state is not None:
-                raise ConcurrentTransactionsError(f"transactional id {transactional_id} is changing state")
-            state = metadata.state
-            wanted, done = ((_S.PREPARE_COMMIT, _S.COMPLETE_COMMIT) if commit
-                            else (_S.PREPARE_ABORT, _S.COMPLETE_ABORT))
-            if state is done:
-                return  # a retry of an EndTxn that completed
-            if state is wanted:
-                raise ConcurrentTransactionsError(f"transactional id {transactional_id} is completing a transaction")
-            if state is not _S.ONGOING:
-                raise InvalidTxnStateError(f"transactional id {transactional_id} is {state.state_name}: cannot "
-                                           f"{'commit' if commit else 'abort'}")
-            transit = metadata.prepare_abort_or_commit(wanted, self.timer.now_ms())
+            if transaction_version >= TRANSACTION_VERSION_2:
+                transit = self._prepare_end_tv2(metadata, transactional_id, producer_id, producer_epoch, commit)
+            else:
+                transit = self._prepare_end_tv1(metadata, transactional_id, producer_id, producer_epoch, commit)
+            if transit is None:  # a retry of an EndTxn that completed
+                return metadata.producer_id, metadata.producer_epoch
         self._end_with_markers(metadata, transit)
+        return transit.producer_id, transit.producer_epoch
+
+    def _prepare_end_tv1(self, metadata: TransactionMetadata | None, transactional_id: str, producer_id: int,
+                         producer_epoch: int, commit: bool) -> TxnTransit | None:
+        """Kafka's endTransactionWithTV1: the epoch must be the current one; None for a retry. Under the lock."""
+        if metadata is None or metadata.producer_id != producer_id:
+            raise InvalidProducerIdMappingError(f"producer id {producer_id} is not the one of {transactional_id}")
+        if metadata.producer_epoch != producer_epoch:
+            raise ProducerFencedError(f"epoch {producer_epoch} of {transactional_id} is fenced by epoch "
+                                      f"{metadata.producer_epoch}")
+        self._check_not_changing(metadata)
+        wanted, done = _end_states(commit)
+        if metadata.state is done:
+            return None
+        if metadata.state is wanted:
+            raise ConcurrentTransactionsError(f"transactional id {transactional_id} is completing a transaction")
+        if metadata.state is not _S.ONGOING:
+            raise _cannot_end(metadata, commit)
+        return metadata.prepare_abort_or_commit(wanted, self.timer.now_ms())
+
+    def _prepare_end_tv2(self, metadata: TransactionMetadata | None, transactional_id: str, producer_id: int,
+                         producer_epoch: int, commit: bool) -> TxnTransit | None:
+        """Kafka's endTransaction under transaction protocol 2 (KIP-890): every end bumps the epoch, so a retry of an
+        end that went through comes with the epoch before the current one (or, after the producer id was rotated,
+        with the old id at the last epoch it had); an abort is allowed with no transaction open. None for a retry
+        of a completed end. Under the lock."""
+        if metadata is None:
+            raise InvalidProducerIdMappingError(f"producer id {producer_id} is not the one of {transactional_id}")
+        retry_on_overflow = (metadata.previous_producer_id == producer_id and metadata.producer_epoch == 0
+                             and producer_epoch == MAX_PRODUCER_EPOCH - 1)
+        retry_on_bump = metadata.producer_epoch == producer_epoch + 1
+        state = metadata.state
+        if state in (_S.PREPARE_COMMIT, _S.PREPARE_ABORT):
+            valid_epoch = retry_on_bump
+        elif state in (_S.COMPLETE_COMMIT, _S.COMPLETE_ABORT):
+            valid_epoch = retry_on_bump or retry_on_overflow or producer_epoch == metadata.producer_epoch
+        else:
+            valid_epoch = producer_epoch == metadata.producer_epoch
+        if metadata.producer_id != producer_id and not retry_on_overflow:
+            raise InvalidProducerIdMappingError(f"producer id {producer_id} is not the one of {transactional_id}")
+        if not valid_epoch:
+            raise ProducerFencedError(f"epoch {producer_epoch} of {transactional_id} is fenced by epoch "
+                                      f"{metadata.producer_epoch}")
+        self._check_not_changing(metadata)
+        is_retry = retry_on_bump or retry_on_overflow
+        wanted, done = _end_states(commit)
+        if state is wanted:
+            raise ConcurrentTransactionsError(f"transactional id {transactional_id} is completing a transaction")
+        if state is done and is_retry:
+            return None
+        if state is _S.ONGOING or (not commit and not is_retry and state in (_S.EMPTY, _S.COMPLETE_COMMIT,
+                                                                             _S.COMPLETE_ABORT)):
+            next_producer_id = self._allocate_producer_id() if metadata.is_epoch_exhausted else NO_PRODUCER_ID
+            return metadata.prepare_abort_or_commit(wanted, self.timer.now_ms(), TRANSACTION_VERSION_2,
+                                                    next_producer_id)
+        raise _cannot_end(metadata, commit)
+
+    @staticmethod
+    def _check_not_changing(metadata: TransactionMetadata) -> None:
+        if metadata.pending_state is not None:
+            raise ConcurrentTransactionsError(f"transactional id {metadata.transactional_id} is changing state")
 
     def describe(self, transactional_id: str) -> TransactionMetadata:
         with self._lock:
@@ -449,3 +509,13 @@ class TransactionCoordinator:
                          metadata.transactional_id, self.config.transactional_id_expiration_ms)
             except KafkaError as exc:
                 log.warning("Removing the expired transactional id %r failed (%s)", metadata.transactional_id, exc)
+
+
+def _end_states(commit: bool) -> tuple[TransactionState, TransactionState]:
+    """The Prepare and the Complete state of ending a transaction with this outcome."""
+    return (_S.PREPARE_COMMIT, _S.COMPLETE_COMMIT) if commit else (_S.PREPARE_ABORT, _S.COMPLETE_ABORT)
+
+
+def _cannot_end(metadata: TransactionMetadata, commit: bool) -> InvalidTxnStateError:
+    return InvalidTxnStateError(f"transactional id {metadata.transactional_id} is {metadata.state.state_name}: cannot "
+                                f"{'commit' if commit else 'abort'}")

@@ -37,9 +37,6 @@ from wirebroker.protocol.messages.write_txn_markers import (
 log = logging.getLogger(__name__)
 
 WRITE_TXN_MARKERS_VERSION = 2  # Kafka 4.3.1 serves v1-2 (KIP-896 removed v0; v2 carries the transaction version)
-# The transaction version a marker carries: Kafka's coordinator sends the one the client ended the transaction with,
-# 0 for EndTxn v0-4 (TransactionVersion.transactionVersionForEndTxn), the only versions this coordinator serves.
-MARKER_TRANSACTION_VERSION = 0
 RETRIABLE = frozenset({
     ErrorCode.NOT_LEADER_OR_FOLLOWER, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, ErrorCode.NOT_ENOUGH_REPLICAS,
     ErrorCode.NOT_ENOUGH_REPLICAS_AFTER_APPEND, ErrorCode.REQUEST_TIMED_OUT, ErrorCode.KAFKA_STORAGE_ERROR,
@@ -63,6 +60,9 @@ class TxnMarkers:
     committed: bool
     coordinator_epoch: int
     partitions: frozenset[TopicPartition]
+    # the version the client ended the transaction with (0 for EndTxn v0-4, 2 for v5+: the partition leader then
+    # checks that the marker's epoch is above the producer's)
+    transaction_version: int = 0
 
 
 @dataclass(slots=True, eq=False)
@@ -205,7 +205,7 @@ def _marker(markers: TxnMarkers, partitions: list[TopicPartition]) -> WriteTxnMa
     return WriteTxnMarkersRequest.WritableTxnMarker(
         producer_id=markers.producer_id, producer_epoch=markers.producer_epoch,
         transaction_result=markers.committed, coordinator_epoch=markers.coordinator_epoch,
-        transaction_version=MARKER_TRANSACTION_VERSION,
+        transaction_version=markers.transaction_version,
         topics=[WriteTxnMarkersRequest.WritableTxnMarkerTopic(name=name, partition_indexes=indexes)
                 for name, indexes in by_topic.items()])
 

@@ -30,6 +30,7 @@ from dataclasses import dataclass, replace
 NO_PRODUCER_ID = -1
 NO_PRODUCER_EPOCH = -1
 MAX_PRODUCER_EPOCH = 2**15 - 1  # Short.MAX_VALUE
+TRANSACTION_VERSION_2 = 2  # KIP-890 part 2: EndTxn v5+ (Kafka's TransactionVersion.TV_2)
 
 TopicPartition = tuple[str, int]
 
@@ -106,6 +107,10 @@ class TxnTransit:
     partitions: frozenset[TopicPartition]
     txn_start_timestamp: int
     txn_last_update_timestamp: int
+    # Transaction protocol 2 (KIP-890): the producer id the transaction's end rotates to (its epoch was exhausted),
+    # and the version of the EndTxn that ended it (2: the epoch was bumped, the markers carry version 2).
+    next_producer_id: int = NO_PRODUCER_ID
+    client_transaction_version: int = 0
 
 
 class TransactionMetadata:
@@ -137,12 +142,14 @@ class TransactionMetadata:
         self.partitions = set(transit.partitions)
         self.txn_start_timestamp = transit.txn_start_timestamp
         self.txn_last_update_timestamp = transit.txn_last_update_timestamp
+        self.next_producer_id = transit.next_producer_id
+        self.client_transaction_version = transit.client_transaction_version
 
     @property
     def current(self) -> TxnTransit:
         return TxnTransit(self.producer_id, self.previous_producer_id, self.producer_epoch, self.last_producer_epoch,
                           self.txn_timeout_ms, self.state, frozenset(self.partitions), self.txn_start_timestamp,
-                          self.txn_last_update_timestamp)
+                          self.txn_last_update_timestamp, self.next_producer_id, self.client_transaction_version)
 
     @property
     def is_epoch_exhausted(self) -> bool:
@@ -213,9 +220,22 @@ class TransactionMetadata:
                                      txn_start_timestamp=now_ms if starts else self.txn_start_timestamp,
                                      txn_last_update_timestamp=now_ms))
 
-    def prepare_abort_or_commit(self, state: TransactionState, now_ms: int) -> TxnTransit:
-        """EndTxn: PrepareCommit or PrepareAbort, the partitions kept for the markers."""
-        return self._prepare(replace(self.current, state=state, txn_last_update_timestamp=now_ms))
+    def prepare_abort_or_commit(self, state: TransactionState, now_ms: int, transaction_version: int = 0,
+                                next_producer_id: int = NO_PRODUCER_ID) -> TxnTransit:
+        """EndTxn: PrepareCommit or PrepareAbort, the partitions kept for the markers. Under transaction protocol 2
+        every end bumps the epoch (the markers carry it; the epoch ended with is kept as the last one, so that a
+        retry can be recognised), and an abort may come with no transaction open (its start is then now)."""
+        if transaction_version < TRANSACTION_VERSION_2:
+            return self._prepare(replace(self.current, state=state, client_transaction_version=transaction_version,
+                                         txn_last_update_timestamp=now_ms))
+        # at Short.MAX_VALUE (only after a bug) an abort goes through unbumped, so that the producer can recover
+        epoch = self.producer_epoch if self.producer_epoch >= MAX_PRODUCER_EPOCH else self.producer_epoch + 1
+        opened = self.state is TransactionState.ONGOING
+        return self._prepare(replace(self.current, state=state, producer_epoch=epoch,
+                                     last_producer_epoch=self.producer_epoch, next_producer_id=next_producer_id,
+                                     client_transaction_version=transaction_version,
+                                     txn_start_timestamp=self.txn_start_timestamp if opened else now_ms,
+                                     txn_last_update_timestamp=now_ms))
 
     def prepare_fenced_abort(self, now_ms: int) -> TxnTransit:
         """Abort the open transaction with the epoch bumped (a new producer took the transactional id over, or the
@@ -230,8 +250,14 @@ class TransactionMetadata:
         """Every marker is written: CompleteCommit or CompleteAbort, no partitions left."""
         state = (TransactionState.COMPLETE_COMMIT if self.state is TransactionState.PREPARE_COMMIT
                  else TransactionState.COMPLETE_ABORT)
+        rotated: dict[str, int] = {}
+        if self.client_transaction_version >= TRANSACTION_VERSION_2 and self.next_producer_id != NO_PRODUCER_ID:
+            # the epoch was exhausted: the producer goes on with the next producer id at epoch 0 (the last epoch
+            # stays the one the client last saw, so that its retry is recognised)
+            rotated = {"producer_id": self.next_producer_id, "previous_producer_id": self.producer_id,
+                       "producer_epoch": 0}
         return self._prepare(replace(self.current, state=state, partitions=frozenset(),
-                                     txn_last_update_timestamp=now_ms))
+                                     next_producer_id=NO_PRODUCER_ID, txn_last_update_timestamp=now_ms, **rotated))
 
     def prepare_dead(self) -> TxnTransit:
         """transactional.id.expiration.ms passed with nothing open: the id goes (a tombstone in the log)."""

@@ -24,7 +24,7 @@ from wirebroker.protocol.messages import (
     KAFKA_VERSION,
 )
 
-API_VERSIONS, END_TXN = 18, 26
+API_VERSIONS, END_TXN, TXN_OFFSET_COMMIT = 18, 26, 28
 
 
 def test_a_table_is_stored_for_every_release_the_config_accepts():
@@ -89,7 +89,8 @@ def test_an_emulated_table_is_the_release_narrowed_to_what_is_served(line):
     unadvertised = {key for key, api in SERVED.items() if not api.advertised}
     assert unadvertised and all(key in table.served for key in unadvertised)  # inter-broker APIs stay served
     names = {f.name for f in table.finalized_features}
-    assert ("transaction.version" in names) == (table.advertised.get(END_TXN, (0, 0))[1] >= 5)  # KIP-890 needs v5
+    kip_890 = table.advertised.get(END_TXN, (0, 0))[1] >= 5 and table.advertised.get(TXN_OFFSET_COMMIT, (0, 0))[1] >= 5
+    assert ("transaction.version" in names) == kip_890
     assert {f.name for f in table.supported_features} == {f["name"] for f in read_release(line)["supported_features"]}
 
 

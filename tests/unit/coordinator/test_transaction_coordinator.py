@@ -182,3 +182,58 @@ def test_timeouts_and_list_filters(env):
     assert [m.transactional_id for m in coordinator.list_transactions({S.ONGOING}, set())] == ["t"]
     assert [m.transactional_id for m in coordinator.list_transactions(set(), {pid})] == ["t"]
     assert coordinator.verify_partitions("t", pid, epoch, {("a", 0), ("a", 1)}) == {("a", 0): True, ("a", 1): False}
+
+
+TV2 = 2  # EndTxn v5 (KIP-890 part 2)
+
+
+def test_transaction_version_2_bumps_the_epoch_at_every_end(env):
+    coordinator, state_log, _, markers, new_coordinator = env
+    pid, epoch = coordinator.init_producer_id("t", TIMEOUT)
+    coordinator.add_partitions("t", pid, epoch, {("a", 0)})
+    assert coordinator.end_transaction("t", pid, epoch, commit=True, transaction_version=TV2) == (pid, epoch + 1)
+    with pytest.raises(ConcurrentTransactionsError):  # a retry (the epoch before the bump) while completing
+        coordinator.end_transaction("t", pid, epoch, commit=True, transaction_version=TV2)
+    [sent] = markers.deliver_all()
+    assert (sent.producer_epoch, sent.transaction_version, sent.committed) == (epoch + 1, TV2, True)
+    assert coordinator.end_transaction("t", pid, epoch, commit=True, transaction_version=TV2) == (pid, epoch + 1)
+    with pytest.raises(InvalidTxnStateError):  # a retry, but of the other outcome
+        coordinator.end_transaction("t", pid, epoch, commit=False, transaction_version=TV2)
+    with pytest.raises(ProducerFencedError):
+        coordinator.add_partitions("t", pid, epoch, {("a", 0)})
+    coordinator.add_partitions("t", pid, epoch + 1, {("a", 1)})  # the next transaction, at the new epoch
+    assert coordinator.end_transaction("t", pid, epoch + 1, commit=False, transaction_version=TV2) == (pid, epoch + 2)
+    [sent] = markers.deliver_all()
+    assert (sent.producer_epoch, sent.committed, sent.partitions) == (epoch + 2, False, {("a", 1)})
+    # the bumped epochs and the client's transaction version are in the log: a reloaded coordinator knows the retry
+    restarted = new_coordinator()
+    assert restarted.end_transaction("t", pid, epoch + 1, commit=False, transaction_version=TV2) == (pid, epoch + 2)
+    with pytest.raises(ProducerFencedError):
+        restarted.end_transaction("t", pid, epoch, commit=False, transaction_version=TV2)
+    last = transaction_log.decode(*state_log.records[state_log.partition_for("t")][-1]).transit
+    assert (last.state, last.producer_epoch, last.client_transaction_version) == (S.COMPLETE_ABORT, epoch + 2, TV2)
+
+
+def test_transaction_version_2_aborts_with_nothing_open_and_rotates_an_exhausted_epoch(env):
+    coordinator, _, _, markers, _ = env
+    pid, epoch = coordinator.init_producer_id("t", TIMEOUT)
+    with pytest.raises(InvalidTxnStateError):
+        coordinator.end_transaction("t", pid, epoch, commit=True, transaction_version=TV2)
+    assert coordinator.end_transaction("t", pid, epoch, commit=False, transaction_version=TV2) == (pid, epoch + 1)
+    [sent] = markers.deliver_all()
+    assert (sent.producer_epoch, sent.partitions) == (epoch + 1, frozenset())
+    assert coordinator.describe("t").state is S.COMPLETE_ABORT
+    last_epoch = 32766  # Short.MAX_VALUE - 1: the end bumps to the maximum and the producer goes on with a new id
+    coordinator.describe("t").producer_epoch = last_epoch
+    coordinator.add_partitions("t", pid, last_epoch, {("a", 0)})
+    assert coordinator.end_transaction("t", pid, last_epoch, commit=True,
+                                       transaction_version=TV2) == (pid, last_epoch + 1)
+    [sent] = markers.deliver_all()
+    assert (sent.producer_id, sent.producer_epoch) == (pid, last_epoch + 1)
+    rotated = coordinator.describe("t")
+    assert (rotated.producer_id, rotated.previous_producer_id, rotated.producer_epoch) == (1001, pid, 0)
+    # the retry of the old id at its last epoch is answered with the new id
+    assert coordinator.end_transaction("t", pid, last_epoch, commit=True, transaction_version=TV2) == (1001, 0)
+    coordinator.add_partitions("t", 1001, 0, {("a", 0)})
+    with pytest.raises(InvalidProducerIdMappingError):
+        coordinator.end_transaction("t", pid, 0, commit=True, transaction_version=TV2)

@@ -37,11 +37,10 @@ DROPPED_KEYS = frozenset({"about"})
 KEPT_OLD_FLOORS = frozenset({"Produce", "Fetch", "ListOffsets", "OffsetCommit", "OffsetFetch"})
 
 # The highest version each handler honours where Kafka 4.3.1 serves more: raise one only with the handler (and a
-# test of the new version's fields), then `make schemas` (issue 17). EndTxn v5 and TxnOffsetCommit v5 are transaction
-# version 2's (KIP-890 part 2): Kafka takes a v5 request as a TV2 client's whatever the cluster finalized
-# (TransactionVersion.transactionVersionForEndTxn), so serving them means ending every transaction with an epoch bump.
+# test of the new version's fields), then `make schemas` (issue 17). TxnOffsetCommit v5 is transaction version 2's
+# (KIP-890 part 2): Kafka takes a v5 request as a TV2 client's whatever the cluster finalized, and its offsets need
+# the partition-side verification of transaction protocol 2 (EndTxn v5, the epoch bump, is served).
 HONOURED_MAX_VERSIONS = {
-    "EndTxn": 4,
     "TxnOffsetCommit": 4,
 }
 

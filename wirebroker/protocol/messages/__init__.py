@@ -139,7 +139,7 @@ ADVERTISABLE_VERSIONS: dict[int, tuple[int, int]] = {
     23: (2, 4),  # OffsetForLeaderEpoch
     24: (0, 5),  # AddPartitionsToTxn
     25: (0, 4),  # AddOffsetsToTxn
-    26: (0, 4),  # EndTxn
+    26: (0, 5),  # EndTxn
     27: (1, 2),  # WriteTxnMarkers
     28: (0, 4),  # TxnOffsetCommit
     29: (1, 3),  # DescribeAcls
