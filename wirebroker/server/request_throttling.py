@@ -5,8 +5,9 @@ around the dispatcher's `finish` while client quotas are set (server/dispatch.py
   is still muted).
 - Fetch from a consumer: max_bytes is first capped to what the quota allows in one window (Kafka's
   maxValueInQuotaWindow); the encoded response's size counts against consumer_byte_rate. If that or the request
-  quota throttles, the bytes are taken back and the answer is an empty response (no partitions, the session kept)
-  with the throttle time, as Kafka's getThrottledResponse. Followers (replica id >= 0) are not throttled.
+  quota throttles, the bytes are taken back and the answer is an empty response with the throttle time, as Kafka's
+  getThrottledResponse (an incremental session keeps its id, a full fetch gets none). Unlike Kafka, the fetch
+  session has already noted what the unsent response held. Followers (replica id >= 0) are not throttled.
 - Every request: the handler thread's time spent on it counts against request_percentage (100 = one thread all the
   time). Time a request waits in a purgatory is no thread's time and does not count. Exempt, as Kafka exempts
   cluster actions: the inter-broker APIs (LeaderAndIsr, UpdateMetadata, WriteTxnMarkers, ...) and follower fetches,
@@ -78,7 +79,9 @@ def throttled(quotas: ClientQuotaManagers, request: Request, header: RequestHead
             if not throttle_ms:
                 return response
             quotas.fetch.unrecord(user, client_id, size, now_ms)
-            answer = FetchResponse(error_code=answer.error_code, session_id=answer.session_id, responses=[])
+            # Kafka's getThrottledResponse: an incremental session keeps its id, a full fetch is answered without one
+            session_id = answer.session_id if body.session_epoch > 0 else 0
+            answer = FetchResponse(error_code=answer.error_code, session_id=session_id, responses=[])
         throttle_ms = max(bandwidth_ms, request_ms)
         if throttle_ms and answer is not NO_RESPONSE and hasattr(answer, "throttle_time_ms"):
             answer.throttle_time_ms = max(answer.throttle_time_ms, throttle_ms)
