@@ -37,6 +37,7 @@ from wirebroker.protocol.messages.delete_share_group_offsets import (
 from wirebroker.protocol.messages.delete_share_group_state import (
     DeleteShareGroupStateRequest,
 )
+from wirebroker.protocol.messages.describe_quorum import DescribeQuorumRequest
 from wirebroker.protocol.messages.describe_share_group_offsets import (
     DescribeShareGroupOffsetsRequest,
 )
@@ -59,12 +60,12 @@ from wirebroker.protocol.messages.write_share_group_state import (
     WriteShareGroupStateRequest,
 )
 
-(METADATA, FIND_COORDINATOR, DESCRIBE_ACLS, CREATE_ACLS, DELETE_ACLS, ALTER_PARTITION_REASSIGNMENTS,
+(METADATA, FIND_COORDINATOR, DESCRIBE_ACLS, DESCRIBE_QUORUM, CREATE_ACLS, DELETE_ACLS, ALTER_PARTITION_REASSIGNMENTS,
  LIST_PARTITION_REASSIGNMENTS, DESCRIBE_USER_SCRAM_CREDENTIALS, ALTER_USER_SCRAM_CREDENTIALS, DESCRIBE_CLUSTER,
  CONSUMER_GROUP_HEARTBEAT, SHARE_GROUP_HEARTBEAT, SHARE_GROUP_DESCRIBE, SHARE_FETCH, SHARE_ACKNOWLEDGE,
  INITIALIZE_SHARE_GROUP_STATE, READ_SHARE_GROUP_STATE, WRITE_SHARE_GROUP_STATE, DELETE_SHARE_GROUP_STATE,
  READ_SHARE_GROUP_STATE_SUMMARY, DESCRIBE_SHARE_GROUP_OFFSETS, ALTER_SHARE_GROUP_OFFSETS, DELETE_SHARE_GROUP_OFFSETS) = (
-    3, 10, 29, 30, 31, 45, 46, 50, 51, 60, 68, 76, 77, 78, 79, 83, 84, 85, 86, 87, 90, 91, 92)
+    3, 10, 29, 55, 30, 31, 45, 46, 50, 51, 60, 68, 76, 77, 78, 79, 83, 84, 85, 86, 87, 90, 91, 92)
 SHARE_GROUP = "team-a-share"  # alice may READ it (the PREFIXED team-a binding), bob nothing
 SHARE_TOPICS = ("orders", "public-b")  # alice may READ orders, not public-b; bob may READ both
 SCRAM_SHA_256 = 1
@@ -161,6 +162,10 @@ def _refusal_messages(client: RawClient) -> dict[str, list[Any]]:
     deleted = client.request(DELETE_ACLS, 3, filters=[DeleteAclsRequest.DeleteAclsFilter(
         resource_type_filter=ResourceType.TOPIC, resource_name_filter="anything", pattern_type_filter=PatternType.ANY,
         principal_filter=None, host_filter=None, operation=AclOperation.ANY, permission_type=AclPermissionType.ANY)])
+    quorum = client.request(DESCRIBE_QUORUM, 2, topics=[DescribeQuorumRequest.TopicData(
+        topic_name="__cluster_metadata", partitions=[DescribeQuorumRequest.PartitionData(partition_index=0)])])
+    refused = quorum.error_code == ErrorCode.CLUSTER_AUTHORIZATION_FAILED  # allowed, the quorums differ
+    answers["describe_quorum"] = [quorum.error_code, _named_request(quorum.error_message)] if refused else "allowed"
     answers["create_acls"] = [[r.error_code, _named_request(r.error_message)] for r in created.results]
     answers["delete_acls"] = [[r.error_code, _named_request(r.error_message)] for r in deleted.filter_results]
     described = client.request(SHARE_GROUP_DESCRIBE, 1, group_ids=["other-group"], include_authorized_operations=False)

@@ -9,7 +9,7 @@ Behaviour (Kafka's KafkaRaftClient.handleDescribeQuorumRequest and RaftUtil.sing
   partition it names (DescribeQuorumRequest.getPartitionLevelErrorResponse).
 - Otherwise the leader's answer: this node leads; it is the one voter, fetched and caught up now (Kafka stamps
   the leader with the current time); no observers.
-- The caller needs DESCRIBE on the cluster, else CLUSTER_AUTHORIZATION_FAILED.
+- The caller needs DESCRIBE on the cluster, else CLUSTER_AUTHORIZATION_FAILED with Kafka's default message.
 Version notes:
 - v0 flexible from the start; v1+ last fetch and last caught-up timestamps (KIP-836); v2+ error messages, the
   voter's directory id and its listeners (KIP-853): this node's listeners at their advertised addresses.
@@ -19,12 +19,15 @@ from __future__ import annotations
 
 import time
 
-from wirebroker.apis.authorization import require
 from wirebroker.apis.context import RequestContext
 from wirebroker.apis.registry import serve
 from wirebroker.cluster.acls import AclOperation
 from wirebroker.log.metadata_files import read_meta_properties
-from wirebroker.protocol.errors import ErrorCode, UnknownTopicOrPartitionError
+from wirebroker.protocol.errors import (
+    ClusterAuthorizationFailedError,
+    ErrorCode,
+    UnknownTopicOrPartitionError,
+)
 from wirebroker.protocol.messages.describe_quorum import (
     DescribeQuorumRequest,
     DescribeQuorumResponse,
@@ -44,7 +47,9 @@ _Partition = DescribeQuorumResponse.PartitionData
 
 
 def handle(ctx: RequestContext, request: DescribeQuorumRequest) -> DescribeQuorumResponse:
-    require(ctx, AclOperation.DESCRIBE)
+    if not ctx.authorize(AclOperation.DESCRIBE):
+        refused = ClusterAuthorizationFailedError()  # Kafka's raft client answers with the default message
+        return DescribeQuorumResponse(error_code=refused.code, error_message=str(refused), topics=[], nodes=[])
     if not _names_the_metadata_partition(request):
         unknown = UnknownTopicOrPartitionError()
         return DescribeQuorumResponse(error_code=ErrorCode.NONE, topics=[
