@@ -235,6 +235,8 @@ def test_consumer_offsets_is_compacted_and_reloads_the_live_offsets(broker_facto
     wait_until_clean(broker, "__consumer_offsets")
     assert log_bytes(broker, "__consumer_offsets") < 1048576 / 2 + active_size(broker, "__consumer_offsets")
     active_base = active_base_offset(broker, "__consumer_offsets")
+    load_line = re.compile(r"from __consumer_offsets-0 in (\d+) ms: (\d+) records")
+    loads_before = len(load_line.findall(broker.log_text()))
     broker.restart()
     consumer = Consumer({"bootstrap.servers": broker.bootstrap, "group.id": "committer"})
     [committed] = consumer.committed([TopicPartition("source", 0)], timeout=10)
@@ -242,7 +244,12 @@ def test_consumer_offsets_is_compacted_and_reloads_the_live_offsets(broker_facto
     assert committed.offset == commits
     # The restart loads the live offset (and the group's few records) below the active segment, and what the active
     # segment holds (one record per commit), in well under a second.
-    [(load_ms, loaded)] = re.findall(r"from __consumer_offsets-0 in (\d+) ms: (\d+) records", broker.log_text())[-1:]
+    # The line follows the load's end, which the committed offset's answer may overtake: wait for it.
+    deadline = time.monotonic() + 10
+    while len(load_line.findall(broker.log_text())) == loads_before and time.monotonic() < deadline:
+        time.sleep(0.05)
+    [(load_ms, loaded)] = load_line.findall(broker.log_text())[loads_before:][-1:] or [("", "")]
+    assert loaded, f"no load line after the restart in the broker's log:\n{broker.log_text()[-3000:]}"
     assert int(loaded) <= commits - active_base + 10 and int(load_ms) < 1000
 
 
