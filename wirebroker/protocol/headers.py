@@ -30,9 +30,14 @@ class RequestHeader(NamedTuple):
     header_version: int
 
 
+# API key -> its first flexible version, for the APIs that have one: asked twice per request (header in and out).
+_FIRST_FLEXIBLE = {key: spec.first_flexible_version for key, spec in API_SPECS.items()
+                   if spec.first_flexible_version is not None}
+
+
 def is_flexible(api_key: int, api_version: int) -> bool:
-    spec = API_SPECS.get(api_key)
-    return bool(spec and spec.first_flexible_version is not None and api_version >= spec.first_flexible_version)
+    first = _FIRST_FLEXIBLE.get(api_key)
+    return first is not None and api_version >= first
 
 
 def request_header_version(api_key: int, api_version: int) -> int:
@@ -68,6 +73,8 @@ def read_request_header(frame: memoryview) -> tuple[RequestHeader, int]:
                 client_id = str(frame[pos : pos + length], "utf-8")
                 pos += length
         if version >= 2:
+            if frame[pos] == 0:  # no tagged fields (no client sends any yet): skip the general loop
+                return RequestHeader(api_key, api_version, correlation_id, client_id, version), pos + 1
             count, pos = read_uvarint(frame, pos)
             for _ in range(count):
                 _tag, pos = read_uvarint(frame, pos)
