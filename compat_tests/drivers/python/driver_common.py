@@ -100,6 +100,26 @@ def check_values(values: list[bytes | None], expected: list[bytes], what: str) -
     return f"{what}: {len(values)} records intact and in order"
 
 
+def java_security_settings(scenario: str) -> dict[str, str]:
+    """The Java client's settings for a sasl_scram or tls cell's listener (compat_tests/security_listeners.py), for
+    the drivers that configure Kafka's Java client by its keys: Kafka's tools (properties files) and Spark (kafka.*)."""
+    if scenario == "sasl_scram":
+        return {"bootstrap.servers": os.environ["COMPAT_SASL_BOOTSTRAP"], "security.protocol": "SASL_PLAINTEXT",
+                "sasl.mechanism": "SCRAM-SHA-512",
+                "sasl.jaas.config": "org.apache.kafka.common.security.scram.ScramLoginModule required "
+                                    f'username="{os.environ["COMPAT_SCRAM_USER"]}" '
+                                    f'password="{os.environ["COMPAT_SCRAM_PASSWORD"]}";'}
+    expect(scenario == "tls", f"{scenario} is not a secured scenario")
+    # A PEM truststore (KIP-651): the CA file as it is, no keystore to convert.
+    return {"bootstrap.servers": os.environ["COMPAT_TLS_BOOTSTRAP"], "security.protocol": "SSL",
+            "ssl.truststore.type": "PEM", "ssl.truststore.location": os.environ["COMPAT_TLS_CA"]}
+
+
+def secured_values() -> list[bytes]:
+    """The records of a sasl_scram or tls cell, as every driver sends them."""
+    return [f"secret-{i}".encode() for i in range(RECORD_COUNT)]
+
+
 def check_transactions(values: list[bytes | None], fenced: str) -> str:
     """What a read_committed consumer read of the transactions scenario's topic: the committed and the successor's
     record only (the aborted and the zombie's are invisible); `fenced` is how the zombie's commit failed."""
