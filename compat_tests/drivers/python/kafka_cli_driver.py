@@ -218,6 +218,22 @@ def admin(bootstrap: str, prefix: str) -> str:
     return f"created, duplicate refused, 3 partitions, retention.ms={dc.RETENTION_MS} (kafka-configs), deleted"
 
 
+def secured(scenario: str):
+    """The sasl_scram and tls cells: kafka-topics creates the topic and the console producer and consumer carry 10
+    records, all through the secured listener, configured by a --command-config properties file."""
+    def run(bootstrap: str, prefix: str) -> str:
+        settings = dc.java_security_settings(scenario)
+        secured_bootstrap, config = settings["bootstrap.servers"], kt.properties_file(settings)
+        topic = dc.topic_name(prefix, scenario)
+        create_topic(secured_bootstrap, topic, 1, "--command-config", config)
+        expected = dc.secured_values()
+        produce(secured_bootstrap, topic, [v.decode() for v in expected], "--command-config", config)
+        consumed = consume(secured_bootstrap, topic, len(expected), "--command-config", config)
+        return dc.check_values([line.encode() for line in consumed], expected,
+                               f"{scenario} ({settings['security.protocol']})")
+    return run
+
+
 dc.run({
     "metadata": metadata,
     "roundtrip": roundtrip,
@@ -226,4 +242,6 @@ dc.run({
     "seek": seek,
     "consumer_group": consumer_group,
     "admin": admin,
+    "sasl_scram": secured("sasl_scram"),
+    "tls": secured("tls"),
 })
