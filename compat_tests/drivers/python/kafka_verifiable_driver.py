@@ -25,9 +25,9 @@ def events(output: str) -> list[dict]:
     return [json.loads(line) for line in output.splitlines() if line.startswith("{")]
 
 
-def create_topic(bootstrap: str, topic: str, partitions: int) -> None:
+def create_topic(bootstrap: str, topic: str, partitions: int, *config: str) -> None:
     kt.run("topics", "--bootstrap-server", bootstrap, "--create", "--topic", topic, "--partitions", str(partitions),
-           "--replication-factor", "1")
+           "--replication-factor", "1", *config)
 
 
 def produce(bootstrap: str, topic: str, count: int, settings: dict[str, object]) -> dict[int, list[int]]:
@@ -56,12 +56,16 @@ def consumed_ranges(seen: list[dict]) -> dict[int, list[int]]:
     return out
 
 
-def produce_and_verify(bootstrap: str, topic: str, count: int, settings: dict[str, object], what: str) -> str:
-    create_topic(bootstrap, topic, 1)
-    acked = produce(bootstrap, topic, count, settings)
+def produce_and_verify(bootstrap: str, topic: str, count: int, settings: dict[str, object], what: str,
+                       security: dict[str, str] | None = None) -> str:
+    """With security (a secured listener's settings), every tool connects through that listener."""
+    consumer_config = ("--command-config", kt.properties_file(security)) if security else ()
+    create_topic(bootstrap, topic, 1, *consumer_config)
+    acked = produce(bootstrap, topic, count, {**settings, **(security or {})})
     expect(acked == {0: list(range(count))}, f"acked offsets are not 0..{count - 1} on partition 0")
     out = kt.run_alone("verifiable-consumer", "--bootstrap-server", bootstrap, "--topic", topic, "--group-id",
-                 f"{topic}.reader", "--max-messages", str(count), "--reset-policy", "earliest").stdout
+                 f"{topic}.reader", "--max-messages", str(count), "--reset-policy", "earliest",
+                 *consumer_config).stdout
     consumed = consumed_ranges(events(out))
     expect(consumed == acked, f"consumed offsets {({p: len(o) for p, o in consumed.items()})} differ from acked")
     return f"{what}: {count} records acked at offsets 0..{count - 1}, each consumed once"
@@ -88,6 +92,16 @@ def idempotent(bootstrap: str, prefix: str) -> str:
     return produce_and_verify(bootstrap, dc.topic_name(prefix, "idempotent"), dc.IDEMPOTENT_COUNT,
                               # The tool sets retries=0 unless told, which idempotence refuses.
                               {"enable.idempotence": "true", "acks": "all", "retries": 2147483647}, "idempotent")
+
+
+def secured(scenario: str):
+    """The sasl_scram and tls cells: 10 records through the secured listener (the verifiable tools print offsets,
+    not values: every acked offset consumed once)."""
+    def run(bootstrap: str, prefix: str) -> str:
+        settings = dc.java_security_settings(scenario)
+        return produce_and_verify(settings["bootstrap.servers"], dc.topic_name(prefix, scenario), dc.RECORD_COUNT, {},
+                                  f"{scenario} ({settings['security.protocol']})", settings)
+    return run
 
 
 class Member:
@@ -151,4 +165,6 @@ dc.run({
     **{f"compression_{codec}": compression(codec) for codec in ("gzip", "snappy", "lz4", "zstd")},
     "idempotent": idempotent,
     "consumer_group": consumer_group,
+    "sasl_scram": secured("sasl_scram"),
+    "tls": secured("tls"),
 })
