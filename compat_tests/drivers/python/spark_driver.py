@@ -46,12 +46,20 @@ def spark() -> SparkSession:
     return _session
 
 
-def write_batch(bootstrap: str, topic: str, frame) -> None:
-    frame.write.format("kafka").option("kafka.bootstrap.servers", bootstrap).option("topic", topic).save()
+def kafka_options(security: dict[str, str] | None) -> dict[str, str]:
+    """A secured listener's Java client settings (driver_common.java_security_settings) as kafka.* options."""
+    return {f"kafka.{key}": value for key, value in (security or {}).items()}
 
 
-def read_batch(bootstrap: str, topic: str, starting: str = "earliest", ending: str = "latest"):
-    return (spark().read.format("kafka").option("kafka.bootstrap.servers", bootstrap).option("subscribe", topic)
+def write_batch(bootstrap: str, topic: str, frame, security: dict[str, str] | None = None) -> None:
+    (frame.write.format("kafka").option("kafka.bootstrap.servers", bootstrap).options(**kafka_options(security))
+     .option("topic", topic).save())
+
+
+def read_batch(bootstrap: str, topic: str, starting: str = "earliest", ending: str = "latest",
+               security: dict[str, str] | None = None):
+    return (spark().read.format("kafka").option("kafka.bootstrap.servers", bootstrap)
+            .options(**kafka_options(security)).option("subscribe", topic)
             .option("startingOffsets", starting).option("endingOffsets", ending).load())
 
 
@@ -103,4 +111,21 @@ def spark_batch(bootstrap: str, prefix: str) -> str:
     return f"startingOffsets/endingOffsets {BATCH_RANGES} returned exactly {len(expected)} records"
 
 
-dc.run({"spark_stream": spark_stream, "spark_batch": spark_batch})
+def secured(scenario: str):
+    """The sasl_scram and tls cells: 10 records batch-written to partition 0 and batch-read back, both through the
+    secured listener (its settings as kafka.* options of the sink and the source)."""
+    def run(bootstrap: str, prefix: str) -> str:
+        security = dc.java_security_settings(scenario)
+        topic = dc.topic_name(prefix, scenario)
+        expected = dc.secured_values()
+        # One input partition: one write task, so the records reach Kafka's partition 0 in order.
+        frame = spark().createDataFrame([(0, v) for v in expected], "partition INT, value BINARY").coalesce(1)
+        write_batch(security["bootstrap.servers"], topic, frame, security)
+        rows = read_batch(security["bootstrap.servers"], topic, security=security).orderBy("offset").collect()
+        return dc.check_values([bytes(r["value"]) for r in rows], expected,
+                               f"{scenario} ({security['security.protocol']})")
+    return run
+
+
+dc.run({"spark_stream": spark_stream, "spark_batch": spark_batch, "sasl_scram": secured("sasl_scram"),
+        "tls": secured("tls")})
