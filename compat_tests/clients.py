@@ -111,5 +111,5 @@ CLIENTS: dict[str, Client] = {c.name: c for c in [
     Client("kafkajs", "Node", (*CORE, "compacted", *SECURED), kafkajs, 15),
     Client("kcat", "C (librdkafka)", ("metadata", "roundtrip", *(f"compression_{c}" for c in COMPRESSION_CODECS),
                                       "large_records", "seek", "idempotent", "consumer_group", "tls"), kcat, 20),
-    Client("spark", "Python (pyspark)", ("spark_stream", "spark_batch"), spark, 90, heavy=True),
+    Client("spark", "Python (pyspark)", ("spark_stream", "spark_batch", *SECURED), spark, 90, heavy=True),
 ]}
