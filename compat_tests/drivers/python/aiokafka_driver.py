@@ -288,7 +288,7 @@ def secured(scenario: str, bootstrap_variable: str, config: dict):
         settings = dict(config)
         if settings["security_protocol"] == "SSL":
             settings["ssl_context"] = create_ssl_context(cafile=os.environ.get("COMPAT_TLS_CA"))
-        expected = [f"secret-{i}".encode() for i in range(dc.RECORD_COUNT)]
+        expected = dc.secured_values()
         await produce(secured_bootstrap, topic, [(None, v, None, 0, None) for v in expected], **settings)
         records = await consume_assigned(secured_bootstrap, topic, len(expected), **settings)
         return dc.check_values([r.value for r in records], expected, f"{scenario} ({settings['security_protocol']})")
