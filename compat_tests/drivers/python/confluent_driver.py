@@ -315,7 +315,7 @@ def secured(scenario: str, config: dict):
     def run(bootstrap: str, prefix: str) -> str:
         topic = dc.topic_name(prefix, scenario)
         create_topic(bootstrap, topic)
-        expected = [f"secret-{i}".encode() for i in range(dc.RECORD_COUNT)]
+        expected = dc.secured_values()
         produce_all(config["bootstrap.servers"], topic, [(None, v, None, 0, None) for v in expected], **config)
         messages = consume_assigned(config["bootstrap.servers"], topic, len(expected), **config)
         return dc.check_values([m.value() for m in messages], expected, f"{scenario} ({config['security.protocol']})")
