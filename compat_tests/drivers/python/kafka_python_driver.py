@@ -342,7 +342,7 @@ def secured(scenario: str, bootstrap_variable: str, config: dict):
         topic = dc.topic_name(prefix, scenario)
         create_topic(bootstrap, topic)
         secured_bootstrap = os.environ.get(bootstrap_variable, "")
-        expected = [f"secret-{i}".encode() for i in range(dc.RECORD_COUNT)]
+        expected = dc.secured_values()
         producer = KafkaProducer(bootstrap_servers=secured_bootstrap, **config)
         for value in expected:
             producer.send(topic, value=value, partition=0)
