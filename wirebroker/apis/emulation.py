@@ -4,8 +4,8 @@
 against what their production cluster speaks. apis/releases/kafka-<line>.json holds what each release's real broker
 answered to ApiVersions on its broker listener (gathered by `python -m compat_tests.kafka_releases`). Emulating one:
 - ApiVersions lists the release's API keys, each narrowed to what this broker serves: where wirebroker serves less
-  than the release (EndTxn to v4 where Kafka 4.x serves v5, say) it advertises the intersection, and an API the
-  release has and wirebroker does not serve is left out. A client that infers the broker's release from the list
+  than the release (TxnOffsetCommit to v4 where Kafka 4.x serves v5, say) it advertises the intersection, and an API
+  the release has and wirebroker does not serve is left out. A client that infers the broker's release from the list
   (kafka-python) still infers the emulated one, as long as the versions it looks for are served.
 - A request for an API or a version outside that list gets UNSUPPORTED_VERSION from the dispatcher, as any version
   not served does. The inter-broker APIs that are never advertised are served as without emulation.
