@@ -87,6 +87,13 @@ class SecureBroker:
     def log_lines(self, text: str) -> list[str]:
         return [line for line in self.process.log_text().splitlines() if text in line]
 
+    def logged(self, text: str, timeout: float = 10) -> list[str]:
+        """The log lines naming `text`, waiting for the first: the broker may log a refusal after the client saw it."""
+        deadline = time.monotonic() + timeout
+        while not (lines := self.log_lines(text)) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        return lines
+
 
 def jwt_signing_key(jwks_path):
     """An ES256 key whose public half is the JWKS file the JWT listener checks signed tokens against."""
@@ -218,10 +225,7 @@ def test_wrong_passwords_and_unknown_users_are_refused_and_logged(secure, mechan
         "sasl.username": user, "sasl.password": password}))
     assert error.code() == confluent_kafka.KafkaError._AUTHENTICATION
     assert "Authentication failed" in error.str()
-    deadline = time.monotonic() + 5
-    while not secure.log_lines(logged) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert [line for line in secure.log_lines(logged) if "Failed authentication with 127.0.0.1:" in line]
+    assert [line for line in secure.logged(logged) if "Failed authentication with 127.0.0.1:" in line]
 
 
 def test_a_certificate_from_another_ca_is_refused_by_the_tls_handshake(secure, tmp_path):
@@ -230,7 +234,7 @@ def test_a_certificate_from_another_ca_is_refused_by_the_tls_handshake(secure, t
         "ssl.certificate.location": str(stranger.cert_pem), "ssl.key.location": str(stranger.key_pem)}))
     assert error.code() in (confluent_kafka.KafkaError._SSL, confluent_kafka.KafkaError._TRANSPORT,
                             confluent_kafka.KafkaError._ALL_BROKERS_DOWN)
-    assert secure.log_lines("SSL handshake failed")
+    assert secure.logged("SSL handshake failed")
 
 
 # ---- byte-level cases: the CVE regressions and the pre-authentication rules -------------------------------------
@@ -267,7 +271,7 @@ def test_a_scram_final_message_with_a_wrong_nonce_is_refused(secure):  # CVE-202
         response = client.request(SASL_AUTHENTICATE, 2, auth_bytes=final)
         assert response.error_code == ErrorCode.SASL_AUTHENTICATION_FAILED
         assert _closed(client)
-    assert secure.log_lines("invalid client nonce in the final message of user bob")
+    assert secure.logged("invalid client nonce in the final message of user bob")
 
 
 def test_an_expired_token_is_refused(secure):
@@ -277,7 +281,7 @@ def test_an_expired_token_is_refused(secure):
         assert challenge.error_code == ErrorCode.NONE and json.loads(challenge.auth_bytes) == {"status": "invalid_token"}
         response = client.request(SASL_AUTHENTICATE, 2, auth_bytes=b"\x01")
         assert response.error_code == ErrorCode.SASL_AUTHENTICATION_FAILED and "expired" in response.error_message
-    assert secure.log_lines("SASL mechanism OAUTHBEARER): invalid token: the token expired")
+    assert secure.logged("SASL mechanism OAUTHBEARER): invalid token: the token expired")
 
 
 def test_no_other_api_is_served_before_authentication(secure):
@@ -286,14 +290,14 @@ def test_no_other_api_is_served_before_authentication(secure):
         client.correlation_id += 1
         client.send_frame(struct.pack(">hhih", METADATA, 12, client.correlation_id, 3) + b"raw\x00\x01\x00")
         assert _closed(client)
-    assert secure.log_lines("unexpected request (API key 3 v12) during SASL authentication")
+    assert secure.logged("unexpected request (API key 3 v12) during SASL authentication")
 
 
 def test_an_oversized_frame_before_authentication_closes_the_connection(secure):
     with socket.create_connection(("127.0.0.1", secure.ports["SASL_PLAINTEXT"]), timeout=10) as sock:
         sock.sendall(struct.pack(">i", 524288 + 1) + b"\0" * 1024)  # under socket.request.max.bytes, over the limit
         assert _closed(sock)
-    assert secure.log_lines("larger than 524288")
+    assert secure.logged("larger than 524288")
 
 
 def test_an_authenticated_client_gets_its_session_lifetime_and_then_may_send_anything(secure):
@@ -386,7 +390,7 @@ def test_an_expired_session_is_closed_at_its_next_request(secure):
         client.correlation_id += 1
         client.send_frame(struct.pack(">hhih", METADATA, 12, client.correlation_id, 3) + b"raw\x00\x01\x00")
         assert _closed(client)
-    assert secure.log_lines("the SASL session of User:alice expired")
+    assert secure.logged("the SASL session of User:alice expired")
 
 
 def test_re_authenticating_in_time_extends_the_session_but_not_as_another_user(secure):
@@ -490,8 +494,8 @@ def test_signed_jwts_are_checked_against_the_jwks_file(secure):
     for refused in (token_from(ec.generate_private_key(ec.SECP256R1())), token_from(secure.jwt_key, "elsewhere")):
         error = _first_error({**config, "oauth_cb": refused})
         assert error.code() == confluent_kafka.KafkaError._AUTHENTICATION
-    assert secure.log_lines("SASL mechanism OAUTHBEARER): invalid token: Signature verification failed")
-    assert secure.log_lines("SASL mechanism OAUTHBEARER): invalid token: Audience doesn't match")
+    assert secure.logged("SASL mechanism OAUTHBEARER): invalid token: Signature verification failed")
+    assert secure.logged("SASL mechanism OAUTHBEARER): invalid token: Audience doesn't match")
 
 
 def test_an_api_versions_version_not_served_may_be_asked_again_before_the_handshake(secure):
