@@ -8,6 +8,7 @@ import asyncio
 import json
 import socket
 import threading
+import time
 
 import pytest
 
@@ -190,7 +191,7 @@ def test_the_start_up_benchmark_runs(tmp_path):
 
 
 def test_read_leaves_out_transaction_markers():
-    from confluent_kafka import Producer
+    from confluent_kafka import Consumer, Producer, TopicPartition
 
     with wirebroker.Broker() as broker:
         producer = Producer({"bootstrap.servers": broker.bootstrap_servers, "transactional.id": "embedded-txn"})
@@ -200,6 +201,12 @@ def test_read_leaves_out_transaction_markers():
         producer.produce("payments", key=b"p2", value=b"refunded")
         producer.commit_transaction(10)
         assert broker.read("payments") == [(0, b"p1", b"paid"), (1, b"p2", b"refunded")]
+        # The commit returns once it is decided; the marker is written after (as in Kafka): wait for offset 2 to hold it.
+        consumer = Consumer({"bootstrap.servers": broker.bootstrap_servers, "group.id": "watermarks"})
+        deadline = time.monotonic() + 10
+        while consumer.get_watermark_offsets(TopicPartition("payments", 0), 5)[1] < 3 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        consumer.close()
         assert broker.produce("payments", [b"after the marker"]) == [3]  # the commit marker holds offset 2
         assert broker.read("payments", from_offset=2) == [(3, None, b"after the marker")]
         with pytest.raises(TypeError, match="takes a list of values"):
