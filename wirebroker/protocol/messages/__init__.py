@@ -141,7 +141,7 @@ ADVERTISABLE_VERSIONS: dict[int, tuple[int, int]] = {
     25: (0, 4),  # AddOffsetsToTxn
     26: (0, 5),  # EndTxn
     27: (1, 2),  # WriteTxnMarkers
-    28: (0, 4),  # TxnOffsetCommit
+    28: (0, 5),  # TxnOffsetCommit
     29: (1, 3),  # DescribeAcls
     30: (1, 3),  # CreateAcls
     31: (1, 3),  # DeleteAcls
