@@ -1,6 +1,7 @@
-"""ApiVersions v3+ features on a real broker: share.version and group.version supported 0-1 and finalized at 1, as
-Apache Kafka 4.3.1 lists them (apis/emulation.py's OWN_FEATURE_LEVELS says why those two); Kafka's own
-kafka-features.sh (FeatureCommand, Java admin client 4.3.1) reads them."""
+"""ApiVersions v3+ features on a real broker: share.version and group.version supported 0-1 and finalized at 1,
+transaction.version supported 0-2 and finalized at 2, as Apache Kafka 4.3.1 lists them (apis/emulation.py's
+OWN_FEATURE_LEVELS says why those three); Kafka's own kafka-features.sh (FeatureCommand, Java admin client 4.3.1) reads
+them."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from tests.integration.raw_client import RawClient
 
 API_VERSIONS = 18
 FEATURE_COMMAND = "org.apache.kafka.tools.FeatureCommand"
-HONOURED = {"group.version": 1, "share.version": 1}
+HONOURED = {"group.version": 1, "share.version": 1, "transaction.version": 2}
 
 
 def test_api_versions_v4_and_v3_report_the_honoured_features(broker):

@@ -8,7 +8,9 @@ Behaviour (Kafka's KafkaApis.handleAddPartitionsToTxnRequest and TransactionCoor
   completes, NOT_COORDINATOR, COORDINATOR_LOAD_IN_PROGRESS.
 - v4+, from brokers: many transactions per request, answered per transaction. `verify_only` (KIP-890 part 1) only
   asks whether the partitions are in the transaction: NONE for those that are, the others TRANSACTION_ABORTABLE
-  (v5) or INVALID_TXN_STATE (v4); without it the partitions are added as for v3.
+  (v5) or INVALID_TXN_STATE (v4); without it the partitions are added as for v3, the add taken as transaction
+  protocol 2's (Kafka's transactionVersionForAddPartitionsToTxn): a partition leader adding the partitions of a
+  producer of transaction.version 2 (Produce v12+, TxnOffsetCommit v5; coordinator/transaction_partition_adds.py).
 - Run off the network threads in a cluster (the coordinator's write waits for the followers).
 Version notes:
 - v1 same as v0; v2+ PRODUCER_FENCED (KIP-588), INVALID_PRODUCER_EPOCH before; v3+ flexible; v4+ batched,
@@ -27,6 +29,7 @@ from wirebroker.apis.registry import serve
 from wirebroker.apis.transaction_errors import client_error
 from wirebroker.cluster.acls import AclOperation, ResourceType
 from wirebroker.cluster.metadata import INTERNAL_TOPICS
+from wirebroker.coordinator.transaction_state import TRANSACTION_VERSION_2
 from wirebroker.protocol.errors import ErrorCode, KafkaError
 from wirebroker.protocol.messages.add_partitions_to_txn import (
     AddPartitionsToTxnRequest,
@@ -78,7 +81,9 @@ def _add(ctx: RequestContext, transactional_id: str, producer_id: int, producer_
                        else ErrorCode.INVALID_TXN_STATE)
             found = coordinator.verify_partitions(transactional_id, producer_id, producer_epoch, partitions)
             return {tp: ErrorCode.NONE if included else missing for tp, included in found.items()}
-        coordinator.add_partitions(transactional_id, producer_id, producer_epoch, partitions)
+        # from a broker (v4+), the add of a partition leader for a producer of transaction protocol 2
+        coordinator.add_partitions(transactional_id, producer_id, producer_epoch, partitions,
+                                   TRANSACTION_VERSION_2 if ctx.api_version >= FIRST_BATCHED_VERSION else 0)
         code = ErrorCode.NONE
     except KafkaError as exc:
         code = client_error(exc.code, ctx.api_version, FIRST_PRODUCER_FENCED_VERSION)

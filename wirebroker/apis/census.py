@@ -26,9 +26,6 @@ DOC = Path(__file__).resolve().parents[2] / "docs" / "api-census.md"
 _SECURITY = "issue 14: security (SASL, delegation tokens, SCRAM credentials, quotas)"
 _KRAFT = "KRaft controller API: this broker's cluster is coordinated by ZooKeeper (issue 11), not by a KRaft quorum"
 _TRANSACTIONS = "issue 12: transactions; the newest version is not honoured yet"
-# Kafka takes TxnOffsetCommit v5 as a transaction version 2 client's whatever the cluster finalized: the offsets
-# partition joins the transaction implicitly (EndTxn v5, the epoch bump on every end, is served).
-_TV2 = "KIP-890 part 2 (transaction.version 2): v5's implicit add of the offsets partition is not implemented yet"
 _NEWER = "issue 17 item 2: the newest version is not honoured yet"
 # Where our lowest version is below Kafka's: the versions KAFKA-18659 keeps advertised (sync.py's KEPT_OLD_FLOORS).
 OLD_FLOOR_REASON = ("older versions still advertised: librdkafka before 2.11.1 turns features off without them "
@@ -41,7 +38,6 @@ GAP_REASONS = {
     "AddPartitionsToTxn": _TRANSACTIONS,
     "AddOffsetsToTxn": _TRANSACTIONS,
     "WriteTxnMarkers": _TRANSACTIONS,
-    "TxnOffsetCommit": _TV2,
     "DescribeTransactions": _TRANSACTIONS,
     "ListTransactions": _TRANSACTIONS,
     "DescribeProducers": _TRANSACTIONS,

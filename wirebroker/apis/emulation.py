@@ -4,15 +4,17 @@
 against what their production cluster speaks. apis/releases/kafka-<line>.json holds what each release's real broker
 answered to ApiVersions on its broker listener (gathered by `python -m compat_tests.kafka_releases`). Emulating one:
 - ApiVersions lists the release's API keys, each narrowed to what this broker serves: where wirebroker serves less
-  than the release (TxnOffsetCommit to v4 where Kafka 4.x serves v5, say) it advertises the intersection, and an API
-  the release has and wirebroker does not serve is left out. A client that infers the broker's release from the list
+  than the release it advertises the intersection, and an API the release has and wirebroker does not serve is left
+  out. A client that infers the broker's release from the list
   (kafka-python) still infers the emulated one, as long as the versions it looks for are served.
 - A request for an API or a version outside that list gets UNSUPPORTED_VERSION from the dispatcher, as any version
   not served does. The inter-broker APIs that are never advertised are served as without emulation.
 - ApiVersions v3+ reports the release's supported features and its finalized feature levels (a fresh cluster's),
   except a level whose protocol this broker does not serve in the emulated table: clients switch protocol on them
-  (a Java 4.x producer uses transactions v2, EndTxn v5, when transaction.version is 2; KIP-890).
-Without emulation: the registry's versions (apis/registry.py) and OWN_FEATURE_LEVELS below.
+  (a Java 4.x producer uses transaction protocol 2, EndTxn v5 and no AddPartitionsToTxn, when transaction.version
+  is 2; KIP-890).
+Without emulation: the registry's versions (apis/registry.py) and OWN_FEATURE_LEVELS below (each only while the
+versions its protocol needs are advertised).
 """
 
 from __future__ import annotations
@@ -29,24 +31,24 @@ RELEASES_DIR = Path(__file__).resolve().parent / "releases"
 # Kafka reports the metadata offset at which the features were finalized; an emulated cluster's is fixed.
 EMULATED_FEATURES_EPOCH = 1
 NO_FEATURES_EPOCH = -1  # Kafka's value when no feature is finalized
-END_TXN_KEY, TXN_OFFSET_COMMIT_KEY = 26, 28
+PRODUCE_KEY, END_TXN_KEY, TXN_OFFSET_COMMIT_KEY = 0, 26, 28
 # A finalized feature level -> the (API key, version)s a client then needs, for levels that change its protocol.
 LEVEL_NEEDS: dict[tuple[str, int], tuple[tuple[int, int], ...]] = {
-    # KIP-890 part 2: the producer ends transactions with EndTxn v5 and adds no partition itself: the offsets
-    # partition joins with TxnOffsetCommit v5 (capped at v4 while that and Produce's implicit add are not served)
-    ("transaction.version", 2): ((END_TXN_KEY, 5), (TXN_OFFSET_COMMIT_KEY, 5)),
+    # KIP-890 part 2: the producer ends transactions with EndTxn v5 and adds no partition itself: its records'
+    # partitions join with Produce v12, the offsets partition with TxnOffsetCommit v5
+    ("transaction.version", 2): ((PRODUCE_KEY, 12), (END_TXN_KEY, 5), (TXN_OFFSET_COMMIT_KEY, 5)),
 }
 
 
 # The features this broker reports without emulation: those of Kafka 4.3.1's list whose level it honours, each
 # supported from 0 to that level and finalized at it (Kafka 4.3.1 lists both so). share.version 1: share groups
-# (KIP-932, apis/share_*.py); group.version 1: the consumer group protocol (KIP-848, ConsumerGroupHeartbeat).
-# Left out: metadata.version and kraft.version (KRaft's levels: this broker's cluster is coordinated by ZooKeeper),
-# eligible.leader.replicas.version (KIP-966 is not served), streams.version (KIP-1071 is not served) and
-# transaction.version (level 1 writes the flexible `__transaction_state` records, level 2 is KIP-890 part 2: this
-# coordinator serves EndTxn v5's epoch bump, but level 2 would also tell producers to leave adding partitions to the
-# broker, which it does not do yet; LEVEL_NEEDS).
-OWN_FEATURE_LEVELS = {"group.version": 1, "share.version": 1}
+# (KIP-932, apis/share_*.py); group.version 1: the consumer group protocol (KIP-848, ConsumerGroupHeartbeat);
+# transaction.version 2: transaction protocol 2 (KIP-890 part 2: EndTxn v5 bumps the epoch at every end, partition
+# leaders add the partitions of Produce v12+ and TxnOffsetCommit v5 to the transaction), which Kafka 4.3.1 finalizes
+# on a fresh cluster; a Java 4.x producer then sends no AddPartitionsToTxn or AddOffsetsToTxn. Left out:
+# metadata.version and kraft.version (KRaft's levels: this broker's cluster is coordinated by ZooKeeper),
+# eligible.leader.replicas.version (KIP-966 is not served) and streams.version (KIP-1071 is not served).
+OWN_FEATURE_LEVELS = {"group.version": 1, "share.version": 1, "transaction.version": 2}
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,9 +87,9 @@ def _api_table(emulate: str | None, _registered: int) -> ApiTable:
     own = {key: (api.min_version, api.max_version) for key, api in sorted(SERVED.items())}
     advertised = {key: own[key] for key, api in sorted(SERVED.items()) if api.advertised}
     if emulate is None:
-        return ApiTable(own, advertised,
-                        tuple(Feature(name, 0, level) for name, level in OWN_FEATURE_LEVELS.items()),
-                        tuple(Feature(name, level, level) for name, level in OWN_FEATURE_LEVELS.items()))
+        levels = {name: level for name, level in OWN_FEATURE_LEVELS.items() if _level_served(name, level, advertised)}
+        return ApiTable(own, advertised, tuple(Feature(name, 0, level) for name, level in levels.items()),
+                        tuple(Feature(name, level, level) for name, level in levels.items()))
     release = read_release(emulate)
     emulated = {}
     for key, (low, high) in release_versions(release).items():

@@ -22,9 +22,19 @@ Version notes:
 - v0-2 wrote message format v0/v1, which this broker does not store: UNSUPPORTED_VERSION per partition.
 - v3+ carries transactional_id; v5+ log_start_offset; v8+ record_errors and error_message (KIP-467);
   v9+ flexible; v10+ current_leader and node_endpoints on NOT_LEADER_OR_FOLLOWER (KIP-951); v11+ may answer
-  TRANSACTION_ABORTABLE (KIP-890); v12 is v11 for a producer of transactions v1, the only kind here (this broker
-  finalizes no transaction.version, so no client relies on v12's implicit AddPartitionsToTxn); v13+ topics by id
-  (KIP-516): an id this broker does not know is UNKNOWN_TOPIC_ID for each of its partitions, appended nowhere.
+  TRANSACTION_ABORTABLE (KIP-890); v12+ comes from producers of transaction protocol 2 (transaction.version 2,
+  KIP-890 part 2), which send no AddPartitionsToTxn: see below; v13+ topics by id (KIP-516): an id this broker does
+  not know is UNKNOWN_TOPIC_ID for each of its partitions, appended nowhere.
+Transactional records at v12+ (Kafka's TransactionSupportedOperation ADD_PARTITION): each partition whose producer
+  state has no transaction of the batch's producer id open at its epoch is added to the transaction at the
+  coordinator first (replica/txn_verification.py, coordinator/transaction_partition_adds.py), and appended only once
+  added. Its refusals, as Kafka's handleProduceAppend translates them: INVALID_TXN_STATE ("Partition was not added to
+  the transaction"); NETWORK_EXCEPTION, COORDINATOR_NOT_AVAILABLE, COORDINATOR_LOAD_IN_PROGRESS and NOT_COORDINATOR
+  as NOT_ENOUGH_REPLICAS, which every producer retries; CONCURRENT_TRANSACTIONS (retried for 100 ms by the broker
+  first) and INVALID_PRODUCER_EPOCH (PRODUCER_FENCED at the coordinator) as they are. Two producers in one request:
+  INVALID_PRODUCER_ID_MAPPING everywhere. Up to v11 a transactional append is not checked against the coordinator
+  (Kafka's transaction.partition.verification.enable, KIP-890 part 1, is not implemented): the producer's own
+  AddPartitionsToTxn put the partition in the transaction.
 """
 
 from __future__ import annotations
@@ -39,12 +49,21 @@ from wirebroker.protocol.errors import ErrorCode, KafkaError
 from wirebroker.protocol.messages.produce import ProduceRequest, ProduceResponse
 from wirebroker.protocol.records import read_header
 from wirebroker.replica.manager import AppendResult
+from wirebroker.replica.txn_verification import (
+    in_transaction_here,
+    transactional_producer,
+)
 
 API_KEY = 0
 FIRST_V2_FORMAT_VERSION = 3
 VALID_ACKS = (-1, 0, 1)
 FIRST_CURRENT_LEADER_VERSION = 10  # KIP-951
+FIRST_IMPLICIT_ADD_VERSION = 12  # KIP-890 part 2: the leader adds a transaction's partitions
 FIRST_TOPIC_ID_VERSION = 13  # KIP-516
+_REFUSED_UNKNOWN_ID = AppendResult(ErrorCode.UNKNOWN_TOPIC_ID)
+_REFUSED_UNAUTHORIZED = AppendResult(ErrorCode.TOPIC_AUTHORIZATION_FAILED)
+_RETRIED_AS_NOT_ENOUGH_REPLICAS = frozenset({ErrorCode.NETWORK_EXCEPTION, ErrorCode.COORDINATOR_LOAD_IN_PROGRESS,
+                                             ErrorCode.COORDINATOR_NOT_AVAILABLE, ErrorCode.NOT_COORDINATOR})
 
 _PartitionResponse = ProduceResponse.PartitionProduceResponse
 _TopicResponse = ProduceResponse.TopicProduceResponse
@@ -61,18 +80,70 @@ def handle(ctx: RequestContext, request: ProduceRequest) -> None:
         ctx.respond(_answer(ctx, request, [AppendResult(ErrorCode.UNSUPPORTED_VERSION)] * len(entries)))
     elif request.acks not in VALID_ACKS:
         ctx.respond(_answer(ctx, request, [AppendResult(ErrorCode.INVALID_REQUIRED_ACKS)] * len(entries)))
-    elif _has_transactional_records(entries) and not (
+    elif (transactional := _has_transactional_records(entries)) and not (
             request.transactional_id is not None
             and ctx.authorize(AclOperation.WRITE, ResourceType.TRANSACTIONAL_ID, request.transactional_id)):
         ctx.respond(_answer(ctx, request, [AppendResult(ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED)] * len(entries)))
     else:
         writable = ctx.authorized(AclOperation.WRITE, ResourceType.TOPIC, (e[0] for e in entries if e[0] is not None))
-        refused = [ErrorCode.NONE if topic in writable
-                   else ErrorCode.UNKNOWN_TOPIC_ID if topic is None else ErrorCode.TOPIC_AUTHORIZATION_FAILED
+        refused = [None if topic in writable
+                   else _REFUSED_UNKNOWN_ID if topic is None else _REFUSED_UNAUTHORIZED
                    for topic, _, _ in entries]
-        ctx.broker.replica_manager.append_records(
-            [e for e, code in zip(entries, refused, strict=True) if code == ErrorCode.NONE], request.acks,
-            request.timeout_ms, lambda results: ctx.respond(_answer(ctx, request, _merged(refused, results))))
+        if transactional and ctx.api_version >= FIRST_IMPLICIT_ADD_VERSION:
+            _add_then_append(ctx, request, entries, refused)
+        else:
+            _append(ctx, request, entries, refused)
+
+
+def _append(ctx: RequestContext, request: ProduceRequest, entries: list[tuple[str | None, int, Any]],
+            refused: list[AppendResult | None]) -> None:
+    ctx.broker.replica_manager.append_records(
+        [e for e, refusal in zip(entries, refused, strict=True) if refusal is None], request.acks,
+        request.timeout_ms, lambda results: ctx.respond(_answer(ctx, request, _merged(refused, results))))
+
+
+def _add_then_append(ctx: RequestContext, request: ProduceRequest, entries: list[tuple[str | None, int, Any]],
+                     refused: list[AppendResult | None]) -> None:
+    """KIP-890 part 2: the partitions of the transaction not yet open here are added at the coordinator, then the
+    records are appended (those of a partition the add refused are not)."""
+    replica_manager = ctx.broker.replica_manager
+    try:
+        producer = transactional_producer(records for (_, _, records), refusal in zip(entries, refused, strict=True)
+                                          if refusal is None)
+    except KafkaError as exc:
+        ctx.respond(_answer(ctx, request, [AppendResult(exc.code, str(exc))] * len(entries)))
+        return
+    to_add: dict[tuple[str, int], int] = {}  # (topic, partition) -> position in entries
+    if producer is not None:
+        for position, ((topic, index, _), refusal) in enumerate(zip(entries, refused, strict=True)):
+            if refusal is None and topic is not None:
+                try:
+                    if not in_transaction_here(replica_manager, topic, index, *producer):
+                        to_add[(topic, index)] = position
+                except KafkaError as exc:
+                    refused[position] = AppendResult(exc.code)
+    if not to_add:
+        _append(ctx, request, entries, refused)
+        return
+
+    def added(errors: dict[tuple[str, int], int]) -> None:
+        for tp, position in to_add.items():
+            if tp in errors:
+                refused[position] = _add_refusal(errors[tp])
+        _append(ctx, request, entries, refused)
+
+    ctx.broker.transaction_partition_adds.add(request.transactional_id, *producer, list(to_add), added)
+
+
+def _add_refusal(code: int) -> AppendResult:
+    """A coordinator's refusal of an implicit add as the producer gets it (Kafka's handleProduceAppend): retriable
+    coordinator trouble as NOT_ENOUGH_REPLICAS, which every producer retries without a metadata refresh."""
+    if code == ErrorCode.INVALID_TXN_STATE:
+        return AppendResult(code, "Partition was not added to the transaction")
+    if code in _RETRIED_AS_NOT_ENOUGH_REPLICAS:
+        return AppendResult(ErrorCode.NOT_ENOUGH_REPLICAS, "Unable to verify the partition has been added to the "
+                                                           f"transaction. Underlying error: {ErrorCode(code).name}")
+    return AppendResult(code)
 
 
 def _has_transactional_records(entries: list[tuple[str | None, int, Any]]) -> bool:
@@ -87,11 +158,11 @@ def _has_transactional_records(entries: list[tuple[str | None, int, Any]]) -> bo
     return False
 
 
-def _merged(refused: list[int], appended: list[AppendResult]) -> list[AppendResult]:
+def _merged(refused: list[AppendResult | None], appended: list[AppendResult]) -> list[AppendResult]:
     """One result per entry: the appended ones' in order, the refusal (an unknown topic id, no WRITE on the
-    topic) of those not appended."""
+    topic, the transaction's add refused) of those not appended."""
     results = iter(appended)
-    return [next(results) if code == ErrorCode.NONE else AppendResult(code) for code in refused]
+    return [next(results) if refusal is None else refusal for refusal in refused]
 
 
 def _answer(ctx: RequestContext, request: ProduceRequest, results: list[AppendResult]) -> ProduceResponse | object:

@@ -14,6 +14,8 @@ CONCURRENT_TRANSACTIONS), written to `__transaction_state` outside it, then appl
   aborted with a bumped epoch first (the markers fence the zombie on every partition) and the new producer is told
   CONCURRENT_TRANSACTIONS until the abort is complete, then retries and gets the next epoch.
 - AddPartitionsToTxn / AddOffsetsToTxn: Ongoing with the partitions added (nothing written when all are in already).
+  Under protocol 2 (KIP-890 part 2) the producer sends neither: the partition leaders add them as its records (and
+  TxnOffsetCommit v5's offsets) arrive (transaction_partition_adds.py), with the same checks and answers.
 - EndTxn: PrepareCommit or PrepareAbort is written and answered; the markers then go to every partition's leader
   (transaction_markers.py), and when all are written CompleteCommit or CompleteAbort. A retried EndTxn of a
   completed transaction is answered NONE; one of the other outcome INVALID_TXN_STATE.
@@ -357,13 +359,15 @@ class TransactionCoordinator:
         return metadata
 
     def add_partitions(self, transactional_id: str, producer_id: int, producer_epoch: int,
-                       partitions: set[TopicPartition]) -> None:
-        """AddPartitionsToTxn (and AddOffsetsToTxn, with the group's `__consumer_offsets` partition)."""
+                       partitions: set[TopicPartition], transaction_version: int = 0) -> None:
+        """AddPartitionsToTxn (and AddOffsetsToTxn, with the group's `__consumer_offsets` partition), or a partition
+        leader's add for a producer of transaction protocol 2 (`transaction_version` 2: AddPartitionsToTxn v4+
+        without verify_only, as Kafka's TransactionVersion.transactionVersionForAddPartitionsToTxn)."""
         with self._lock:
             metadata = self._check_producer(transactional_id, producer_id, producer_epoch)
             if metadata.state is _S.ONGOING and partitions <= metadata.partitions:
                 return
-            transit = metadata.prepare_add_partitions(partitions, self.timer.now_ms())
+            transit = metadata.prepare_add_partitions(partitions, self.timer.now_ms(), transaction_version)
         self._write(metadata, transit)
 
     def verify_partitions(self, transactional_id: str, producer_id: int, producer_epoch: int,

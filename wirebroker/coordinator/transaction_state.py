@@ -211,12 +211,17 @@ class TransactionMetadata:
                                      partitions=frozenset(), txn_start_timestamp=-1,
                                      txn_last_update_timestamp=now_ms))
 
-    def prepare_add_partitions(self, partitions: set[TopicPartition], now_ms: int) -> TxnTransit:
-        """AddPartitionsToTxn, AddOffsetsToTxn: Ongoing with these partitions too; a new transaction starts now."""
+    def prepare_add_partitions(self, partitions: set[TopicPartition], now_ms: int,
+                               transaction_version: int = 0) -> TxnTransit:
+        """AddPartitionsToTxn, AddOffsetsToTxn, a partition leader's implicit add (transaction protocol 2):
+        Ongoing with these partitions too; a new transaction starts now. The version of the add is recorded, as
+        Kafka's prepareAddPartitions does (2 for an add from a partition leader: the markers of a transaction fenced
+        before its end then carry version 2)."""
         starts = self.state in (TransactionState.EMPTY, TransactionState.COMPLETE_COMMIT,
                                 TransactionState.COMPLETE_ABORT)
         return self._prepare(replace(self.current, state=TransactionState.ONGOING,
                                      partitions=frozenset(self.partitions | partitions),
+                                     client_transaction_version=transaction_version,
                                      txn_start_timestamp=now_ms if starts else self.txn_start_timestamp,
                                      txn_last_update_timestamp=now_ms))
 

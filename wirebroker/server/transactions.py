@@ -5,6 +5,9 @@ to each partition's leader on the inter-broker listener (`inter.broker.listener.
 in a cluster the leader's endpoint from the metadata cache, on a single broker this broker's own listener, over
 loopback. A single broker owns every partition of the topic; a cluster member follows its leadership, changes
 handled on the group request thread, as the group coordinator's (LeaderAndIsr never waits for the coordinator).
+Beside it, the partition leaders' adds of transaction protocol 2 (coordinator/transaction_partition_adds.py) reach
+the coordinator of a transactional id, the leader of its `__transaction_state` partition, the same way: this broker's
+in-process coordinator when it leads it, else that leader's inter-broker listener.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ from wirebroker.coordinator.transaction_coordinator import (
     TransactionCoordinator,
 )
 from wirebroker.coordinator.transaction_markers import TransactionMarkerChannel
+from wirebroker.coordinator.transaction_partition_adds import AddPartitionsToTxnManager
 
 if TYPE_CHECKING:
     from wirebroker.replica.partition import Partition
@@ -27,10 +31,12 @@ MARKER_RETRY_BACKOFF_MS = 100  # Kafka's retry.backoff.ms default, the marker ch
 ANY_ADDRESS = ("", "0.0.0.0", "::")  # a listener bound to every interface is reached over loopback
 
 
-def build_transaction_coordinator(broker: Any) -> tuple[TransactionCoordinator, InternalTopic]:
-    """The coordinator and its `__transaction_state` topic (for FindCoordinator). The broker starts it once its
-    listeners are bound (`start(own_every_partition=...)`): transactions loaded in PrepareCommit/PrepareAbort send
-    their markers to this broker's own listener at once."""
+def build_transaction_coordinator(broker: Any) -> tuple[TransactionCoordinator, InternalTopic,
+                                                       AddPartitionsToTxnManager]:
+    """The coordinator, its `__transaction_state` topic (for FindCoordinator) and the partition leaders' way to add
+    partitions to transactions. The broker starts the coordinator once its listeners are bound
+    (`start(own_every_partition=...)`): transactions loaded in PrepareCommit/PrepareAbort send their markers to this
+    broker's own listener at once."""
     config = TransactionConfig.from_broker(broker.config)
     state_topic = InternalTopic(broker, config.topic_spec())
     listener = broker.config["inter.broker.listener.name"] or broker.config.listeners[0].name
@@ -61,4 +67,7 @@ def build_transaction_coordinator(broker: Any) -> tuple[TransactionCoordinator, 
                     broker.group_requests.submit(coordinator.on_resignation, partition.index, partition.leader_epoch)
 
         broker.replica_manager.leadership_listeners.append(follow_leadership)
-    return coordinator, state_topic
+    partition_adds = AddPartitionsToTxnManager(
+        coordinator, lambda partition: leader_of(TRANSACTION_STATE_TOPIC, partition), broker.node_id,
+        config.request_timeout_ms, security=broker.inter_broker_security)
+    return coordinator, state_topic, partition_adds

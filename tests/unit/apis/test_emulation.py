@@ -24,7 +24,7 @@ from wirebroker.protocol.messages import (
     KAFKA_VERSION,
 )
 
-API_VERSIONS, END_TXN, TXN_OFFSET_COMMIT = 18, 26, 28
+PRODUCE, API_VERSIONS, END_TXN, TXN_OFFSET_COMMIT = 0, 18, 26, 28
 
 
 def test_a_table_is_stored_for_every_release_the_config_accepts():
@@ -69,7 +69,7 @@ def test_without_emulation_the_registry_is_the_table():
     assert dict(table.served) == {key: (api.min_version, api.max_version) for key, api in SERVED.items()}
     # Kafka 4.3.1's features whose level this broker honours, supported and finalized as the 4.3.1 broker lists them.
     release = read_release(".".join(KAFKA_VERSION.split(".")[:2]))
-    honoured = {"share.version", "group.version"}
+    honoured = {"share.version", "group.version", "transaction.version"}
     assert {(f.name, f.min_version, f.max_version) for f in table.supported_features} == {
         (f["name"], f["min_version"], f["max_version"]) for f in release["supported_features"] if f["name"] in honoured}
     assert {(f.name, f.min_version, f.max_version) for f in table.finalized_features} == {
@@ -89,7 +89,8 @@ def test_an_emulated_table_is_the_release_narrowed_to_what_is_served(line):
     unadvertised = {key for key, api in SERVED.items() if not api.advertised}
     assert unadvertised and all(key in table.served for key in unadvertised)  # inter-broker APIs stay served
     names = {f.name for f in table.finalized_features}
-    kip_890 = table.advertised.get(END_TXN, (0, 0))[1] >= 5 and table.advertised.get(TXN_OFFSET_COMMIT, (0, 0))[1] >= 5
+    kip_890 = (table.advertised.get(PRODUCE, (0, 0))[1] >= 12 and table.advertised.get(END_TXN, (0, 0))[1] >= 5
+               and table.advertised.get(TXN_OFFSET_COMMIT, (0, 0))[1] >= 5)
     assert ("transaction.version" in names) == kip_890
     assert {f.name for f in table.supported_features} == {f["name"] for f in read_release(line)["supported_features"]}
 

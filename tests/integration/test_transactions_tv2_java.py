@@ -1,0 +1,97 @@
+"""Transaction protocol 2 (transaction.version 2, KIP-890 part 2) with Java's producer, kafka-clients 4.3.1
+(java/TransactionsProbe.java, compiled against the jars of Apache Kafka 4.3.1 in the compatibility matrix's cache):
+the broker finalizes transaction.version 2 as Kafka 4.3.1 does, so the producer commits and aborts without a single
+AddPartitionsToTxn or AddOffsetsToTxn (the broker's request metrics count none: EndTxn v5, TxnOffsetCommit v5 and
+Produce v12+ instead); read_committed sees exactly the committed records and the group's offsets are those of the
+committed transaction only. In a three-broker ZooKeeper cluster the leaders of the written partitions are not all
+the transaction coordinator, so their adds travel as AddPartitionsToTxn v5 between brokers."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+from kafka import KafkaAdminClient
+
+from tests.integration.cluster_process import ClusterProcess
+from tests.integration.raw_client import RawClient
+from tests.integration.test_http_port import get_metrics
+from tests.integration.test_transactions_tv2_adds import group_offsets
+from tests.integration.test_txn_markers import consume_all
+from wirebroker.network.ports import free_port
+from wirebroker.protocol.errors import ErrorCode
+
+pytestmark = pytest.mark.skipif(shutil.which("javac") is None or shutil.which("mvn") is None,
+                                reason="needs a JDK and Maven")
+
+PROBE_SOURCE = Path(__file__).parent / "java" / "TransactionsProbe.java"
+KAFKA_JARS = "kafka-4.3.1"  # Apache Kafka 4.3.1's classpath, kafka-clients-4.3.1.jar in it
+FIND_COORDINATOR, TRANSACTION_KEY = 10, 1
+TOPIC, GROUP, TXN_ID = "tv2-java", "tv2-java-group", "tv2-java-producer"
+
+
+def run_probe(bootstrap: str, partitions: int) -> None:
+    from compat_tests.cache import DEFAULT_CACHE_DIR
+    from compat_tests.installers import DRIVER_JVM_OPTS, compile_java
+    from compat_tests.maven import classpath, fetch_jars
+
+    jars = fetch_jars(KAFKA_JARS)
+    classes = compile_java(PROBE_SOURCE, jars, DEFAULT_CACHE_DIR / "java" / "transactions-probe")
+    done = subprocess.run(["java", *DRIVER_JVM_OPTS, "-cp", f"{classes}:{classpath(jars)}", "TransactionsProbe",
+                           bootstrap, TOPIC, GROUP, TXN_ID], capture_output=True, text=True, timeout=240, check=False)
+    lines = [line for line in done.stdout.splitlines() if line.startswith(("step ", "probe "))]
+    assert lines == ["step committed ok", "step aborted ok", "step last ok", "probe done"], done.stdout + done.stderr
+    for partition in range(partitions):
+        assert consume_all(bootstrap, TOPIC, "read_committed", partition) == [
+            b"committed-%d" % partition, b"last-%d" % partition]
+        assert len(consume_all(bootstrap, TOPIC, "read_uncommitted", partition)) == 3
+    assert group_offsets(bootstrap, GROUP, TOPIC, partitions) == {(TOPIC, 0): 5}
+
+
+def create_topic(bootstrap: str, partitions: int, replication_factor: int) -> None:
+    from kafka.admin import NewTopic
+
+    admin = KafkaAdminClient(bootstrap_servers=bootstrap)
+    try:
+        admin.create_topics([NewTopic(TOPIC, partitions, replication_factor)])
+    finally:
+        admin.close()
+
+
+def requests_by_version(url: str) -> dict[str, dict[int, float]]:
+    counts: dict[str, dict[int, float]] = {}
+    for (name, labels), value in get_metrics(url).items():
+        if name == "kafka_network_requestmetrics_requests_total":
+            label = dict(labels)
+            counts.setdefault(label["request"], {})[int(label["version"])] = value
+    return counts
+
+
+def test_a_java_producer_commits_and_aborts_without_adding_partitions(broker_factory):
+    url = f"http://127.0.0.1:{free_port()}"
+    broker = broker_factory(**{"http.listener": url, "offsets.topic.num.partitions": "1",
+                               "transaction.state.log.num.partitions": "1"})
+    create_topic(broker.bootstrap, 2, 1)
+    run_probe(broker.bootstrap, 2)
+    seen = requests_by_version(url)
+    assert "AddPartitionsToTxn" not in seen and "AddOffsetsToTxn" not in seen, seen
+    assert seen["EndTxn"] == {5: 3}
+    assert seen["TxnOffsetCommit"] == {5: 2}
+    assert min(seen["Produce"]) >= 12, seen["Produce"]
+
+
+def test_a_java_producer_in_a_cluster_adds_through_the_coordinator_broker(tmp_path):
+    with ClusterProcess(tmp_path, brokers=3, overrides={"min.insync.replicas": "2"}) as cluster:
+        create_topic(cluster.bootstrap, 3, 3)
+
+        def coordinator() -> tuple[int] | None:  # exists before the producer asks for it
+            with RawClient(cluster.bootstrap) as client:
+                found = client.request(FIND_COORDINATOR, 1, key=TXN_ID, key_type=TRANSACTION_KEY)
+            return (found.node_id,) if found.error_code == ErrorCode.NONE else None
+
+        [coordinator_id] = cluster.wait_until(coordinator, 60, "the transaction coordinator")
+        leaders = {cluster.leader_of(TOPIC, p) for p in range(3)}
+        assert leaders - {coordinator_id}, "every partition is led by the transaction coordinator"
+        run_probe(cluster.bootstrap, 3)
