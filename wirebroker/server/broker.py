@@ -102,7 +102,8 @@ class Broker:
             self.group_requests = ThreadPoolExecutor(max_workers=1, thread_name_prefix="group-coordinator-requests")
             self.replica_manager.leadership_listeners.append(self._move_group_coordinator)
         self.group_coordinator.start(own_every_partition=self.metadata_cache is None)
-        self.transaction_coordinator, self.transaction_state_topic = build_transaction_coordinator(self)
+        self.transaction_coordinator, self.transaction_state_topic, self.transaction_partition_adds = (
+            build_transaction_coordinator(self))
         self.fetch_sessions = FetchSessionCache(config["max.incremental.fetch.session.cache.slots"])
         self.channel = RequestChannel(max_queued=config["queued.max.requests"])
         self.dispatcher = Dispatcher(self, self.channel, api_table(config[EMULATE_KEY]))
@@ -208,6 +209,7 @@ class Broker:
         if hasattr(self, "group_coordinator"):
             self.group_coordinator.shutdown()
         if hasattr(self, "transaction_coordinator"):
+            self.transaction_partition_adds.shutdown()
             self.transaction_coordinator.shutdown()
         if hasattr(self, "replica_manager"):
             self.replica_manager.shutdown()
