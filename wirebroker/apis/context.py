@@ -34,6 +34,9 @@ if TYPE_CHECKING:  # imported only by a cluster member (kazoo only in ZooKeeper 
     from wirebroker.cluster.authorizer import Authorizer
     from wirebroker.cluster.metadata_cache import MetadataCache
     from wirebroker.cluster.zk.controller import KafkaController
+    from wirebroker.coordinator.transaction_partition_adds import (
+        AddPartitionsToTxnManager,
+    )
 
 
 class BrokerServices(Protocol):
@@ -55,6 +58,7 @@ class BrokerServices(Protocol):
     offsets_topic: OffsetsTopic
     transaction_coordinator: TransactionCoordinator
     transaction_state_topic: InternalTopic  # __transaction_state
+    transaction_partition_adds: AddPartitionsToTxnManager  # a partition leader's adds (KIP-890 part 2)
     cluster_view: ClusterView  # what Metadata & co. tell clients: the single node, or the metadata cache
     metadata_cache: MetadataCache | None  # in a cluster: what the controller last sent (UpdateMetadata)
     kafka_controller: KafkaController | None  # in ZooKeeper mode: this broker's candidacy for controller
