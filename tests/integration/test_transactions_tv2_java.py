@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import shutil
 import subprocess
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -28,11 +29,13 @@ pytestmark = pytest.mark.skipif(shutil.which("javac") is None or shutil.which("m
 
 PROBE_SOURCE = Path(__file__).parent / "java" / "TransactionsProbe.java"
 KAFKA_JARS = "kafka-4.3.1"  # Apache Kafka 4.3.1's classpath, kafka-clients-4.3.1.jar in it
-FIND_COORDINATOR, TRANSACTION_KEY = 10, 1
+FIND_COORDINATOR, GROUP_KEY, TRANSACTION_KEY = 10, 0, 1
 TOPIC, GROUP, TXN_ID = "tv2-java", "tv2-java-group", "tv2-java-producer"
 
 
-def run_probe(bootstrap: str, partitions: int) -> None:
+def run_probe(bootstrap: str, partitions: int, coordinator_of: Callable[[str, int], str]) -> None:
+    """Run the probe, then check what read_committed reads and the group's offsets, asked of its coordinator
+    (`coordinator_of(key, key type)` -> its bootstrap address)."""
     from compat_tests.cache import DEFAULT_CACHE_DIR
     from compat_tests.installers import DRIVER_JVM_OPTS, compile_java
     from compat_tests.maven import classpath, fetch_jars
@@ -47,7 +50,7 @@ def run_probe(bootstrap: str, partitions: int) -> None:
         assert consume_all(bootstrap, TOPIC, "read_committed", partition) == [
             b"committed-%d" % partition, b"last-%d" % partition]
         assert len(consume_all(bootstrap, TOPIC, "read_uncommitted", partition)) == 3
-    assert group_offsets(bootstrap, GROUP, TOPIC, partitions) == {(TOPIC, 0): 5}
+    assert group_offsets(coordinator_of(GROUP, GROUP_KEY), GROUP, TOPIC, partitions) == {(TOPIC, 0): 5}
 
 
 def create_topic(bootstrap: str, partitions: int, replication_factor: int) -> None:
@@ -74,7 +77,7 @@ def test_a_java_producer_commits_and_aborts_without_adding_partitions(broker_fac
     broker = broker_factory(**{"http.listener": url, "offsets.topic.num.partitions": "1",
                                "transaction.state.log.num.partitions": "1"})
     create_topic(broker.bootstrap, 2, 1)
-    run_probe(broker.bootstrap, 2)
+    run_probe(broker.bootstrap, 2, lambda key, key_type: broker.bootstrap)
     seen = requests_by_version(url)
     assert "AddPartitionsToTxn" not in seen and "AddOffsetsToTxn" not in seen, seen
     assert seen["EndTxn"] == {5: 3}
@@ -86,12 +89,15 @@ def test_a_java_producer_in_a_cluster_adds_through_the_coordinator_broker(tmp_pa
     with ClusterProcess(tmp_path, brokers=3, overrides={"min.insync.replicas": "2"}) as cluster:
         create_topic(cluster.bootstrap, 3, 3)
 
-        def coordinator() -> tuple[int] | None:  # exists before the producer asks for it
-            with RawClient(cluster.bootstrap) as client:
-                found = client.request(FIND_COORDINATOR, 1, key=TXN_ID, key_type=TRANSACTION_KEY)
-            return (found.node_id,) if found.error_code == ErrorCode.NONE else None
+        def coordinator(key: str, key_type: int) -> int:
+            def found() -> tuple[int] | None:
+                with RawClient(cluster.broker(cluster.alive()[0]).bootstrap) as client:
+                    answer = client.request(FIND_COORDINATOR, 1, key=key, key_type=key_type)
+                return (answer.node_id,) if answer.error_code == ErrorCode.NONE else None
 
-        [coordinator_id] = cluster.wait_until(coordinator, 60, "the transaction coordinator")
+            return cluster.wait_until(found, 60, f"the coordinator of {key}")[0]
+
+        transaction_coordinator = coordinator(TXN_ID, TRANSACTION_KEY)  # there before the producer asks for it
         leaders = {cluster.leader_of(TOPIC, p) for p in range(3)}
-        assert leaders - {coordinator_id}, "every partition is led by the transaction coordinator"
-        run_probe(cluster.bootstrap, 3)
+        assert leaders - {transaction_coordinator}, "every partition is led by the transaction coordinator"
+        run_probe(cluster.bootstrap, 3, lambda key, key_type: cluster.broker(coordinator(key, key_type)).bootstrap)

@@ -15,10 +15,10 @@ Behaviour (Kafka's KafkaApis.handleAddPartitionsToTxnRequest and TransactionCoor
 Version notes:
 - v1 same as v0; v2+ PRODUCER_FENCED (KIP-588), INVALID_PRODUCER_EPOCH before; v3+ flexible; v4+ batched,
   inter-broker (KIP-890); v5 TRANSACTION_ABORTABLE (KIP-1050).
-Authorization (with an authorizer, as KafkaApis): WRITE on the transactional id, else
-  TRANSACTIONAL_ID_AUTHORIZATION_FAILED for each partition; WRITE on each topic (never granted for an internal
+Authorization (with an authorizer, as KafkaApis): v0-3 need WRITE on the transactional id, else
+  TRANSACTIONAL_ID_AUTHORIZATION_FAILED for each partition, and WRITE on each topic (never granted for an internal
   topic), else TOPIC_AUTHORIZATION_FAILED, the other partitions OPERATION_NOT_ATTEMPTED; v4+ needs CLUSTER_ACTION on
-  the cluster, else CLUSTER_AUTHORIZATION_FAILED.
+  the cluster, else CLUSTER_AUTHORIZATION_FAILED, and nothing more (a broker adds `__consumer_offsets` too).
 """
 
 from __future__ import annotations
@@ -64,11 +64,13 @@ def _add(ctx: RequestContext, transactional_id: str, producer_id: int, producer_
          topics: list[AddPartitionsToTxnRequest.AddPartitionsToTxnTopic], verify_only: bool) -> dict[TopicPartition, int]:
     """The error of every partition named."""
     partitions = {(topic.name, index) for topic in topics for index in topic.partitions}
-    if not ctx.authorize(AclOperation.WRITE, ResourceType.TRANSACTIONAL_ID, transactional_id):
+    from_broker = ctx.api_version >= FIRST_BATCHED_VERSION  # CLUSTER_ACTION was checked: no client authorization
+    if not from_broker and not ctx.authorize(AclOperation.WRITE, ResourceType.TRANSACTIONAL_ID, transactional_id):
         return dict.fromkeys(partitions, ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED)
-    # An internal topic is never WRITE-authorized here, with or without an authorizer (Kafka filters them out).
-    writable = ctx.authorized(AclOperation.WRITE, ResourceType.TOPIC,
-                              (topic for topic, _ in partitions if topic not in INTERNAL_TOPICS))
+    # A client's internal topic is never WRITE-authorized here, with or without an authorizer (Kafka filters them
+    # out); a broker adds `__consumer_offsets` for TxnOffsetCommit v5.
+    writable = {topic for topic, _ in partitions} if from_broker else ctx.authorized(
+        AclOperation.WRITE, ResourceType.TOPIC, (topic for topic, _ in partitions if topic not in INTERNAL_TOPICS))
     refused = {tp: ErrorCode.TOPIC_AUTHORIZATION_FAILED if tp[0] not in writable
                else ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
                for tp in partitions if tp[0] not in writable or not _exists(ctx, tp)}
