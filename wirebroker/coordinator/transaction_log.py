@@ -9,8 +9,10 @@ One record per transactional id and change; compaction keeps the last:
 TransactionLogValue v0 holds producer id, epoch, timeout, status (TransactionState's id), the partitions (null in
 Empty, grouped by topic otherwise), last-update and start timestamps. Kafka writes v1 (flexible, with the previous
 and next producer ids and the client's transaction version as tagged fields) for a transaction ended under
-transaction protocol 2 (KIP-890, EndTxn v5+) and v0 otherwise, as this module does; both are read. The codecs are the ones generated from Kafka's own schemas
-(schemas/transaction-coordinator/).
+transaction protocol 2 (KIP-890, EndTxn v5+) and v0 otherwise, as this module does; both are read. The codecs are the
+ones generated from Kafka's own schemas (schemas/transaction-coordinator/), tagged fields included: like Kafka's
+serializer they write a tagged field only when it differs from its default (a next producer id of -1 is left out),
+and read an absent one as its default.
 """
 
 from __future__ import annotations
@@ -21,7 +23,6 @@ from dataclasses import dataclass
 from wirebroker.coordinator.internal_records import with_fields
 from wirebroker.coordinator.transaction_state import (
     NO_PRODUCER_EPOCH,
-    NO_PRODUCER_ID,
     TRANSACTION_VERSION_2,
     TransactionState,
     TxnTransit,
@@ -31,11 +32,6 @@ from wirebroker.protocol.messages.transaction_log_value import TransactionLogVal
 from wirebroker.protocol.primitives import DecodeError
 
 _SHORT = struct.Struct(">h")
-_LONG = struct.Struct(">q")
-# v1's tagged fields (schemas/transaction-coordinator/TransactionLogValue.json). They are declared with
-# taggedVersions only, which the generated codec leaves as unknown tagged fields, so they are packed here.
-_TAG_PREVIOUS_PRODUCER_ID, _TAG_NEXT_PRODUCER_ID, _TAG_CLIENT_TRANSACTION_VERSION = 0, 1, 2
-_NO_ID, _TV0 = _LONG.pack(NO_PRODUCER_ID), _SHORT.pack(0)
 TRANSACTION_LOG_RECORD_TYPE = 0  # Kafka's CoordinatorRecordType.TRANSACTION_LOG
 KEY_VERSION = 0
 VALUE_VERSION = 0  # transaction protocol 1 (Kafka's TransactionVersion.TV_1.transactionLogValueVersion)
@@ -64,16 +60,16 @@ def value_bytes(transit: TxnTransit) -> bytes | None:
         producer_id=transit.producer_id, producer_epoch=transit.producer_epoch,
         transaction_timeout_ms=transit.txn_timeout_ms, transaction_status=int(transit.state),
         transaction_last_update_timestamp_ms=transit.txn_last_update_timestamp,
-        transaction_start_timestamp_ms=transit.txn_start_timestamp),
+        transaction_start_timestamp_ms=transit.txn_start_timestamp,
+        client_transaction_version=transit.client_transaction_version),
         transaction_partitions=None if transit.state is TransactionState.EMPTY else [
             TransactionLogValue.PartitionsSchema(topic=topic, partition_ids=ids) for topic, ids in by_topic.items()])
     version = VALUE_VERSION
     if transit.client_transaction_version >= TRANSACTION_VERSION_2:
+        # v1's tagged fields, set only for it as Kafka's TransactionLog.valueToBytes does (v0 cannot carry them)
         version = VALUE_VERSION_TV2
-        value.unknown_tagged_fields = [
-            (_TAG_PREVIOUS_PRODUCER_ID, _LONG.pack(transit.previous_producer_id)),
-            (_TAG_NEXT_PRODUCER_ID, _LONG.pack(transit.next_producer_id)),
-            (_TAG_CLIENT_TRANSACTION_VERSION, _SHORT.pack(transit.client_transaction_version))]
+        value.previous_producer_id = transit.previous_producer_id
+        value.next_producer_id = transit.next_producer_id
     return _SHORT.pack(version) + value.encode(version)
 
 
@@ -99,14 +95,7 @@ def decode(key: bytes | memoryview, value: bytes | memoryview | None) -> Transac
         raise DecodeError(f"unknown transaction state id {decoded.transaction_status}") from None
     partitions = frozenset() if state is TransactionState.EMPTY else frozenset(
         (entry.topic, partition) for entry in decoded.transaction_partitions or () for partition in entry.partition_ids)
-    tagged = dict(decoded.unknown_tagged_fields or ())
-    try:
-        previous = _LONG.unpack(tagged.get(_TAG_PREVIOUS_PRODUCER_ID, _NO_ID))[0]
-        next_id = _LONG.unpack(tagged.get(_TAG_NEXT_PRODUCER_ID, _NO_ID))[0]
-        client_version = _SHORT.unpack(tagged.get(_TAG_CLIENT_TRANSACTION_VERSION, _TV0))[0]
-    except struct.error:
-        raise DecodeError("a tagged field of a transaction log value has the wrong size") from None
     return TransactionLogRecord(transactional_id, TxnTransit(
-        decoded.producer_id, previous, decoded.producer_epoch, NO_PRODUCER_EPOCH, decoded.transaction_timeout_ms,
-        state, partitions, decoded.transaction_start_timestamp_ms, decoded.transaction_last_update_timestamp_ms,
-        next_id, client_version))
+        decoded.producer_id, decoded.previous_producer_id, decoded.producer_epoch, NO_PRODUCER_EPOCH,
+        decoded.transaction_timeout_ms, state, partitions, decoded.transaction_start_timestamp_ms,
+        decoded.transaction_last_update_timestamp_ms, decoded.next_producer_id, decoded.client_transaction_version))

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import copy
 
-from wirebroker.protocol.codegen.schema import NO_VERSIONS, Versions
+from wirebroker.protocol.codegen.schema import NO_VERSIONS, Versions, field_versions
 
 OPEN = 1 << 15  # Versions' "and every later version"
 _RANGE_KEYS = ("versions", "nullableVersions", "taggedVersions")
@@ -141,7 +141,7 @@ def layout(spec: dict, version: int) -> tuple:
 def _fields_layout(fields: list[dict], version: int, structs: dict[str, dict]) -> tuple:
     out = []
     for f in fields:
-        if version not in Versions.parse(f.get("versions")):
+        if version not in field_versions(f):
             continue
         nested = f.get("fields")
         if nested is None:

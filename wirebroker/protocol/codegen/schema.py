@@ -131,12 +131,21 @@ def load_message(path: Path, root: Path) -> Message:
     return message
 
 
+def field_versions(spec: dict) -> Versions:
+    """A field's versions; a field declared with taggedVersions only exists in those (Kafka's FieldSpec: "If
+    versions is not set, but taggedVersions is, default to taggedVersions")."""
+    versions = spec.get("versions", spec.get("taggedVersions"))
+    if versions is None:
+        raise ValueError(f"field {spec['name']}: neither versions nor taggedVersions")
+    return Versions.parse(versions)
+
+
 def _field(spec: dict, message: Message) -> Field:
     flexible = spec.get("flexibleVersions")
     result = Field(
         name=spec["name"],
         type=spec["type"],
-        versions=Versions.parse(spec.get("versions")),
+        versions=field_versions(spec),
         nullable_versions=Versions.parse(spec.get("nullableVersions")),
         tagged_versions=Versions.parse(spec.get("taggedVersions")),
         tag=spec.get("tag"),

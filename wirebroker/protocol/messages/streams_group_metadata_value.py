@@ -61,6 +61,29 @@ class StreamsGroupMetadataValue(Message):
 _StreamsGroupMetadataValue_LastAssignmentConfig = StreamsGroupMetadataValue.LastAssignmentConfig
 
 
+def _t_StreamsGroupMetadataValue_LastAssignmentConfig_0(b, p, o):
+    bl = len(b)
+    nt = b[p]
+    p += 1
+    if nt > 127:
+        nt, p = _uvt(b, p, nt)
+    if nt > bl - p:
+        raise DecodeError('LastAssignmentConfig: tagged field count past the end')
+    unknown = None
+    for _ in range(nt):
+        tag, p = _ruv(b, p)
+        size, p = _ruv(b, p)
+        end = p + size
+        if end > bl:
+            raise DecodeError('LastAssignmentConfig: tagged field past the end')
+        if unknown is None:
+            unknown = []
+        unknown.append((tag, bytes(b[p:end])))
+        p = end
+    o.unknown_tagged_fields = unknown
+    return p
+
+
 def _t_StreamsGroupMetadataValue_0(b, p, o):
     bl = len(b)
     nt = b[p]
@@ -79,6 +102,53 @@ def _t_StreamsGroupMetadataValue_0(b, p, o):
         if tag == 0:
             o.validated_topology_epoch, = _S1.unpack_from(b, p)
             p += 4
+        elif tag == 1:
+            n1 = b[p] - 1
+            p += 1
+            if n1 > 126:
+                n1, p = _uvt(b, p, n1 + 1)
+                n1 -= 1
+            if n1 < 0:
+                o.last_assignment_configs = None
+            else:
+                if n1 > bl - p:
+                    raise DecodeError('StreamsGroupMetadataValue.LastAssignmentConfigs: count ' + str(n1) + ' past the end')
+                xs2 = []
+                for _ in range(n1):
+                    e3 = _new(_StreamsGroupMetadataValue_LastAssignmentConfig)
+                    n4 = b[p] - 1
+                    p += 1
+                    if n4 > 126:
+                        n4, p = _uvt(b, p, n4 + 1)
+                        n4 -= 1
+                    if n4 < 0:
+                        raise DecodeError('LastAssignmentConfig.Key: null where not nullable')
+                    else:
+                        q5 = p + n4
+                        if q5 > bl:
+                            raise DecodeError('LastAssignmentConfig.Key: length ' + str(n4) + ' past the end')
+                        e3.key = str(b[p:q5], 'utf-8')
+                        p = q5
+                    n6 = b[p] - 1
+                    p += 1
+                    if n6 > 126:
+                        n6, p = _uvt(b, p, n6 + 1)
+                        n6 -= 1
+                    if n6 < 0:
+                        raise DecodeError('LastAssignmentConfig.Value: null where not nullable')
+                    else:
+                        q7 = p + n6
+                        if q7 > bl:
+                            raise DecodeError('LastAssignmentConfig.Value: length ' + str(n6) + ' past the end')
+                        e3.value = str(b[p:q7], 'utf-8')
+                        p = q7
+                    if b[p] == 0:  # no tagged fields, the common case
+                        e3.unknown_tagged_fields = None
+                        p += 1
+                    else:
+                        p = _t_StreamsGroupMetadataValue_LastAssignmentConfig_0(b, p, e3)
+                    xs2.append(e3)
+                o.last_assignment_configs = xs2
         else:
             if unknown is None:
                 unknown = []
@@ -93,8 +163,8 @@ def _r_StreamsGroupMetadataValue_0(b, p):
     o = _new(StreamsGroupMetadataValue)
     o.epoch, o.metadata_hash, = _S0.unpack_from(b, p)
     p += 12
-    o.last_assignment_configs = None
     o.validated_topology_epoch = -1
+    o.last_assignment_configs = None
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         p += 1
@@ -110,6 +180,39 @@ def _w_StreamsGroupMetadataValue_0(o, w):
         t2 = bytearray()
         t2 += _S1.pack(o.validated_topology_epoch)
         tags1.append((0, t2))
+    if o.last_assignment_configs is not None:
+        t3 = bytearray()
+        xs4 = o.last_assignment_configs
+        if xs4 is None:
+            t3.append(0)
+        else:
+            ln = len(xs4) + 1
+            if ln < 128:
+                t3.append(ln)
+            else:
+                _wuv(t3, ln)
+            for e5 in xs4:
+                v6 = e5.key
+                v6 = v6.encode()
+                ln = len(v6) + 1
+                if ln < 128:
+                    t3.append(ln)
+                else:
+                    _wuv(t3, ln)
+                t3 += v6
+                v7 = e5.value
+                v7 = v7.encode()
+                ln = len(v7) + 1
+                if ln < 128:
+                    t3.append(ln)
+                else:
+                    _wuv(t3, ln)
+                t3 += v7
+                if e5.unknown_tagged_fields:
+                    _wtags(t3, e5.unknown_tagged_fields)
+                else:
+                    t3.append(0)
+        tags1.append((1, t3))
     if o.unknown_tagged_fields:
         tags1 = sorted(tags1 + o.unknown_tagged_fields, key=_first)
     if tags1:

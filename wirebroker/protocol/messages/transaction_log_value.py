@@ -34,6 +34,7 @@ _S2 = _struct.Struct('>i')
 _S3 = _struct.Struct('>qq')
 _S4 = _struct.Struct('>qhib')
 _S5 = _struct.Struct('>qhibB')
+_S6 = _struct.Struct('>q')
 _ARRAY_i = tuple(_struct.Struct('>' + str(n) + 'i') for n in range(64))
 
 
@@ -181,9 +182,22 @@ def _t_TransactionLogValue_0(b, p, o):
         end = p + size
         if end > bl:
             raise DecodeError('TransactionLogValue: tagged field past the end')
-        if unknown is None:
-            unknown = []
-        unknown.append((tag, bytes(b[p:end])))
+        if tag == 0:
+            o.previous_producer_id, = _S6.unpack_from(b, p)
+            p += 8
+        elif tag == 1:
+            o.next_producer_id, = _S6.unpack_from(b, p)
+            p += 8
+        elif tag == 2:
+            o.client_transaction_version, = _S1.unpack_from(b, p)
+            p += 2
+        elif tag == 3:
+            o.next_producer_epoch, = _S1.unpack_from(b, p)
+            p += 2
+        else:
+            if unknown is None:
+                unknown = []
+            unknown.append((tag, bytes(b[p:end])))
         p = end
     o.unknown_tagged_fields = unknown
     return p
@@ -245,8 +259,8 @@ def _r_TransactionLogValue_1(b, p):
     p += 16
     o.previous_producer_id = -1
     o.next_producer_id = -1
-    o.next_producer_epoch = -1
     o.client_transaction_version = 0
+    o.next_producer_epoch = -1
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         p += 1
@@ -290,8 +304,27 @@ def _w_TransactionLogValue_1(o, w):
             else:
                 w.append(0)
     w += _S3.pack(o.transaction_last_update_timestamp_ms, o.transaction_start_timestamp_ms)
+    tags5 = []
+    if o.previous_producer_id != -1:
+        t6 = bytearray()
+        t6 += _S6.pack(o.previous_producer_id)
+        tags5.append((0, t6))
+    if o.next_producer_id != -1:
+        t7 = bytearray()
+        t7 += _S6.pack(o.next_producer_id)
+        tags5.append((1, t7))
+    if o.client_transaction_version != 0:
+        t8 = bytearray()
+        t8 += _S1.pack(o.client_transaction_version)
+        tags5.append((2, t8))
+    if o.next_producer_epoch != -1:
+        t9 = bytearray()
+        t9 += _S1.pack(o.next_producer_epoch)
+        tags5.append((3, t9))
     if o.unknown_tagged_fields:
-        _wtags(w, o.unknown_tagged_fields)
+        tags5 = sorted(tags5 + o.unknown_tagged_fields, key=_first)
+    if tags5:
+        _wtags(w, tags5)
     else:
         w.append(0)
 
