@@ -145,8 +145,10 @@ BROKER_KEYS: dict[str, BrokerKey] = {
     "group.share.record.lock.duration.ms": BrokerKey(INT, "30000"),
     "group.share.delivery.count.limit": BrokerKey(INT, "5"),
     "group.share.partition.max.record.locks": BrokerKey(INT, "2000"),
+    "group.share.max.share.sessions": BrokerKey(INT, "2000"),  # share sessions per broker (SHARE_SESSION_LIMIT_REACHED)
     "share.coordinator.state.topic.num.partitions": BrokerKey(INT, "50"),
     "share.coordinator.state.topic.replication.factor": BrokerKey(INT, "3"),
+    "share.coordinator.state.topic.min.isr": BrokerKey(INT, "2"),
     "share.coordinator.state.topic.segment.bytes": BrokerKey(INT, str(100 * 1024 * 1024)),
     "share.coordinator.write.timeout.ms": BrokerKey(INT, "5000"),
     "offsets.topic.num.partitions": BrokerKey(INT, "50"),
@@ -214,7 +216,7 @@ ACCEPTED_AND_IGNORED = frozenset({
     "process.roles", "controller.listener.names", "controller.quorum.voters", "controller.quorum.bootstrap.servers",
     "metadata.log.dir",
     "group.share.enable", "share.coordinator.state.topic.replication.factor",
-    "share.coordinator.state.topic.min.isr", "confluent.support.metrics.enable",
+    "confluent.support.metrics.enable",
     "security.inter.broker.protocol", "metric.reporters",
 })
 
