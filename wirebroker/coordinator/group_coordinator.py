@@ -349,11 +349,11 @@ class GroupCoordinator:
         with self._lock:
             self._share.group_config = lookup
 
-    def share_group(self, group_id: str) -> ShareGroup:
+    def share_group(self, group_id: str, create: bool = False) -> ShareGroup:
         """The share group `group_id`, for its describe and offsets APIs: NOT_COORDINATOR, loading, and
-        GROUP_ID_NOT_FOUND (unknown, or of another kind) are raised. Read it within `serve_share`."""
+        GROUP_ID_NOT_FOUND (unknown unless `create`, or of another kind) are raised. Read it within `serve_share`."""
         self._check_coordinator(group_id)
-        return self._share.group(group_id)
+        return self._share.create(group_id) if create else self._share.group(group_id)
 
     def serve_share(self, group_id: str, operation: Callable[[], T], answer_error: Callable[[KafkaError], T]) -> T:
         """Run an operation on a share group under the coordinator's lock (the share APIs' entry)."""
