@@ -4,7 +4,9 @@ Behaviour:
 - Starts each named partition of an empty share group at the offset given: its share-partition state is written
   again in `__share_group_state` with that start offset, nothing in flight and the next state epoch, and the next
   ShareFetch starts there.
-- Group errors: GROUP_ID_NOT_FOUND (unknown, or a group of another kind), NON_EMPTY_GROUP (members consume it),
+- A group id that names no group creates an empty share group (a ShareGroupMetadata record at epoch 0), as Kafka's
+  GroupMetadataManager.alterShareGroupOffsets does, so offsets can be set before the first member joins.
+- Group errors: GROUP_ID_NOT_FOUND (a group of another kind), NON_EMPTY_GROUP (members consume it),
   NOT_COORDINATOR, COORDINATOR_LOAD_IN_PROGRESS. An unknown topic or partition answers UNKNOWN_TOPIC_OR_PARTITION
   for it; the others are still reset.
 Authorization (with an authorizer): READ on the group, else GROUP_AUTHORIZATION_FAILED; READ on each topic, else
@@ -68,7 +70,7 @@ def handle(ctx: RequestContext, request: AlterShareGroupOffsetsRequest) -> Alter
     def error(exc: KafkaError) -> AlterShareGroupOffsetsResponse:
         return AlterShareGroupOffsetsResponse(error_code=exc.code, error_message=str(exc), responses=[])
 
-    return on_empty_share_group(ctx, request.group_id, alter, error)
+    return on_empty_share_group(ctx, request.group_id, alter, error, create=True)
 
 
 serve(API_KEY, off_network_thread(handle))

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from wirebroker.apis.context import RequestContext
 from wirebroker.apis.registry import serve
-from wirebroker.apis.share_services import share_services
+from wirebroker.apis.share_services import on_share_coordinator_thread, share_services
 from wirebroker.apis.share_state import answer_each, forget
 from wirebroker.protocol.messages.delete_share_group_state import (
     DeleteShareGroupStateRequest,
@@ -31,4 +31,4 @@ def handle(ctx: RequestContext, request: DeleteShareGroupStateRequest) -> Delete
         DeleteShareGroupStateResponse.PartitionResult, delete))
 
 
-serve(API_KEY, handle)
+serve(API_KEY, on_share_coordinator_thread(handle))

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from wirebroker.apis.context import RequestContext
 from wirebroker.apis.registry import serve
-from wirebroker.apis.share_services import share_services
+from wirebroker.apis.share_services import on_share_coordinator_thread, share_services
 from wirebroker.apis.share_state import answer_each, forget
 from wirebroker.protocol.messages.initialize_share_group_state import (
     InitializeShareGroupStateRequest,
@@ -32,4 +32,4 @@ def handle(ctx: RequestContext, request: InitializeShareGroupStateRequest) -> In
         InitializeShareGroupStateResponse.PartitionResult, initialize))
 
 
-serve(API_KEY, handle)
+serve(API_KEY, on_share_coordinator_thread(handle))

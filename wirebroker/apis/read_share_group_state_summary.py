@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from wirebroker.apis.context import RequestContext
 from wirebroker.apis.registry import serve
-from wirebroker.apis.share_services import share_services
+from wirebroker.apis.share_services import on_share_coordinator_thread, share_services
 from wirebroker.apis.share_state import answer_each
 from wirebroker.protocol.messages.read_share_group_state_summary import (
     ReadShareGroupStateSummaryRequest,
@@ -38,4 +38,4 @@ def handle(ctx: RequestContext, request: ReadShareGroupStateSummaryRequest) -> R
         ReadShareGroupStateSummaryResponse.PartitionResult, summary))
 
 
-serve(API_KEY, handle)
+serve(API_KEY, on_share_coordinator_thread(handle))

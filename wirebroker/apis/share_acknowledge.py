@@ -23,7 +23,7 @@ from wirebroker.apis.share_responses import (
     authorize_topics,
     share_acknowledge_response,
 )
-from wirebroker.apis.share_services import share_services
+from wirebroker.apis.share_services import on_share_partition_thread, share_services
 from wirebroker.cluster.acls import AclOperation, ResourceType
 from wirebroker.protocol.messages.share_acknowledge import (
     ShareAcknowledgeRequest,
@@ -44,4 +44,4 @@ def handle(ctx: RequestContext, request: ShareAcknowledgeRequest) -> ShareAcknow
                                       manager.lock_duration_ms(group_id))
 
 
-serve(API_KEY, handle)
+serve(API_KEY, on_share_partition_thread(handle))

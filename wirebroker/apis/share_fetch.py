@@ -29,7 +29,7 @@ from wirebroker.apis.share_responses import (
     authorize_topics,
     share_fetch_response,
 )
-from wirebroker.apis.share_services import share_services
+from wirebroker.apis.share_services import on_share_partition_thread, share_services
 from wirebroker.cluster.acls import AclOperation, ResourceType
 from wirebroker.protocol.messages.share_fetch import (
     ShareFetchRequest,
@@ -61,4 +61,4 @@ def handle(ctx: RequestContext, request: ShareFetchRequest) -> ShareFetchRespons
     return None
 
 
-serve(API_KEY, handle)
+serve(API_KEY, on_share_partition_thread(handle))

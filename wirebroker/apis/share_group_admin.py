@@ -1,6 +1,7 @@
 """What AlterShareGroupOffsets, DeleteShareGroupOffsets and DeleteGroups share for share groups: the group must be
-a share group (GROUP_ID_NOT_FOUND otherwise) with no members (NON_EMPTY_GROUP: its offsets change only while no
-one consumes), and its share-partition states are changed through the share-partition manager."""
+a share group (GROUP_ID_NOT_FOUND otherwise; AlterShareGroupOffsets creates one that does not exist, as Kafka does)
+with no members (NON_EMPTY_GROUP: its offsets change only while no one consumes), and its share-partition states
+are changed through the share-partition manager."""
 
 from __future__ import annotations
 
@@ -16,12 +17,13 @@ T = TypeVar("T")
 
 
 def on_empty_share_group(ctx: RequestContext, group_id: str, operation: Callable[[], T],
-                         answer_error: Callable[[KafkaError], T]) -> T:
-    """Run `operation` under the group coordinator's lock once `group_id` is an empty share group."""
+                         answer_error: Callable[[KafkaError], T], create: bool = False) -> T:
+    """Run `operation` under the group coordinator's lock once `group_id` is an empty share group (made first if
+    `create` and there is no group of that id)."""
     coordinator = ctx.broker.group_coordinator
 
     def checked() -> T:
-        if not coordinator.share_group(group_id).is_empty():
+        if not coordinator.share_group(group_id, create).is_empty():
             raise NonEmptyGroupError(f"Share group {group_id} has members: its offsets can be changed only when it "
                                      "is empty.")
         return operation()

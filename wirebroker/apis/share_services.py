@@ -5,6 +5,19 @@ use share groups imports none of their modules and creates no `__share_group_sta
 - the share-partition manager (coordinator/share_partition_manager.py), on the group coordinator's timer;
 - the group configs of share groups (`share.auto.offset.reset`, `share.record.lock.duration.ms`, ...), set with
   IncrementalAlterConfigs on GROUP resources (coordinator/share_group_configs.py).
+
+In a cluster (KIP-932 across brokers, as Kafka runs it):
+- the share-group coordinator is the group coordinator of the group id (its `__consumer_offsets` partition's leader);
+- a share-partition lives on the leader of its topic partition, whose share-partition manager reads and writes its
+  state through the persister RPCs to the share coordinator of the key (coordinator/share_persister_remote.py);
+- the share coordinator follows the leadership of `__share_group_state` (its partitions led when the services are
+  made, then every change), loading a partition it wins; a topic partition given up drops its share-partitions;
+- the group configs live in ZooKeeper, for every broker (cluster/zk/group_configs.py);
+- ShareFetch and ShareAcknowledge run on the share-partition threads and the persister RPCs on the share
+  coordinator thread, never on a network thread: a persister write waits for the followers of its
+  `__share_group_state` partition (acks=all), whose fetches the network threads answer (apis/group_requests.py), and
+  the two pools apart keep a share-partition leader waiting on its own coordinator (over loopback) from waiting on
+  itself.
 """
 
 from __future__ import annotations
@@ -16,13 +29,25 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from wirebroker.apis.context import BrokerServices
+from wirebroker.apis.group_requests import Handler, off_network_thread
 from wirebroker.replica.manager import FetchRead, ReplicaManager
 from wirebroker.replica.partition import READ_COMMITTED, READ_UNCOMMITTED, Partition
 
 if TYPE_CHECKING:
+    from concurrent.futures import Executor
+
     from wirebroker.coordinator.share_coordinator import ShareCoordinator
-    from wirebroker.coordinator.share_group_configs import ShareGroupConfigs
-    from wirebroker.coordinator.share_partition_manager import SharePartitionManager
+    from wirebroker.coordinator.share_group_configs import (
+        ClusterShareGroupConfigs,
+        ShareGroupConfigs,
+    )
+    from wirebroker.coordinator.share_partition_manager import (
+        SharePartitionManager,
+        StatePersister,
+    )
+
+SHARE_PARTITION_THREADS = 2  # ShareFetch/ShareAcknowledge in a cluster: they serialise on the manager's lock anyway
+STATE_REQUEST_THREADS = 1  # the persister RPCs in a cluster: Kafka's share.coordinator.threads default
 
 
 class _LogReads:
@@ -46,7 +71,9 @@ class _LogReads:
 class ShareServices:
     coordinator: ShareCoordinator
     partitions: SharePartitionManager
-    group_configs: ShareGroupConfigs
+    group_configs: ShareGroupConfigs | ClusterShareGroupConfigs
+    partition_requests: Executor | None = None  # in a cluster: ShareFetch and ShareAcknowledge run here
+    state_requests: Executor | None = None  # in a cluster: the persister RPCs and leadership changes run here
 
 
 _made: weakref.WeakKeyDictionary[BrokerServices, ShareServices] = weakref.WeakKeyDictionary()
@@ -72,13 +99,93 @@ def _make(broker: BrokerServices) -> ShareServices:
     from wirebroker.coordinator.share_group_configs import ShareGroupConfigs
     from wirebroker.coordinator.share_partition_manager import SharePartitionManager
 
-    coordinator = ShareCoordinator(ShareStateTopic(broker, broker.config))
-    configs = ShareGroupConfigs.open(broker.config.log_dirs[0])
+    in_cluster = broker.metadata_cache is not None
+    coordinator = ShareCoordinator(ShareStateTopic(broker, broker.config), follow_leadership=in_cluster)
+    zk_mode = getattr(broker, "zk_mode", None)
+    if zk_mode is not None:
+        from wirebroker.cluster.zk.group_configs import ZkGroupConfigStore
+        from wirebroker.coordinator.share_group_configs import (
+            ClusterShareGroupConfigs,
+        )
+
+        configs: ShareGroupConfigs | ClusterShareGroupConfigs = ClusterShareGroupConfigs(ZkGroupConfigStore(zk_mode.zk))
+    else:
+        configs = ShareGroupConfigs.open(broker.config.log_dirs[0])
     group_coordinator = broker.group_coordinator
     group_coordinator.use_share_group_configs(configs.get)
+    persister: StatePersister = _remote_persister(broker) if in_cluster else coordinator
     partitions = SharePartitionManager(group_coordinator.config, _LogReads(broker.replica_manager), broker.metadata,
-                                       group_coordinator.timer, coordinator, configs.get)
+                                       group_coordinator.timer, persister, configs.get,
+                                       broker.config["group.share.max.share.sessions"])
     channel = getattr(broker, "channel", None)  # the request channel (an embedded test broker may have none)
     if channel is not None:
         channel.connection_close_listeners.append(partitions.connection_closed)
-    return ShareServices(coordinator, partitions, configs)
+    if not in_cluster:
+        return ShareServices(coordinator, partitions, configs)
+    from concurrent.futures import ThreadPoolExecutor
+
+    services = ShareServices(coordinator, partitions, configs,
+                             ThreadPoolExecutor(SHARE_PARTITION_THREADS, thread_name_prefix="share-partition-requests"),
+                             ThreadPoolExecutor(STATE_REQUEST_THREADS, thread_name_prefix="share-coordinator-requests"))
+    _follow_leadership(broker, services)
+    return services
+
+
+def _remote_persister(broker: BrokerServices) -> StatePersister:
+    from wirebroker.coordinator.share_persister_remote import (
+        RemoteStatePersister,
+    )
+
+    listener = broker.config["inter.broker.listener.name"] or broker.config.listeners[0].name
+
+    def own_endpoint() -> tuple[int, str, int] | None:
+        endpoint = broker.metadata_cache.endpoint(broker.node_id, listener)
+        return (broker.node_id, *endpoint) if endpoint is not None else None
+
+    def candidates() -> list[tuple[bytes, int]]:
+        return [(topic.topic_id, index) for topic in broker.metadata.topics() if not topic.name.startswith("__")
+                for index in range(topic.partitions)]
+
+    return RemoteStatePersister(own_endpoint, f"share-persister-{broker.node_id}", broker.config["request.timeout.ms"],
+                                candidates, getattr(broker, "inter_broker_security", None))
+
+
+def _follow_leadership(broker: BrokerServices, services: ShareServices) -> None:
+    """The share coordinator follows `__share_group_state` leadership, and a topic partition given up drops its
+    share-partitions (Kafka's SharePartitionListener.onBecomingFollower), in order, on the coordinator's thread (a
+    LeaderAndIsr never waits for a lock of theirs)."""
+    from wirebroker.coordinator.share_coordinator import SHARE_STATE_TOPIC
+
+    coordinator, partitions = services.coordinator, services.partitions
+    run, on_partitions = services.state_requests, services.partition_requests
+    assert run is not None and on_partitions is not None
+
+    def follow(leaders: list[Partition], not_leaders: list[Partition]) -> None:
+        for partition in leaders:
+            if partition.topic == SHARE_STATE_TOPIC:
+                run.submit(coordinator.on_election, partition.index, partition.leader_epoch)
+        for partition in not_leaders:
+            if partition.topic == SHARE_STATE_TOPIC:
+                run.submit(coordinator.on_resignation, partition.index, partition.leader_epoch)
+            elif (topic := broker.metadata.topic(partition.topic)) is not None:
+                # on a share-partition thread: the manager's lock may be held by one waiting for this coordinator
+                on_partitions.submit(partitions.leadership_lost, topic.topic_id, partition.index)
+
+    def led_already() -> None:  # what this broker led before its share services were made
+        for index in range(coordinator.topic.num_partitions):
+            partition = broker.replica_manager.partition(SHARE_STATE_TOPIC, index)
+            if partition is not None and partition.is_leader:
+                coordinator.on_election(index, partition.leader_epoch)
+
+    broker.replica_manager.leadership_listeners.append(follow)
+    run.submit(led_already)
+
+
+def on_share_partition_thread(handle: Handler) -> Handler:
+    """ShareFetch and ShareAcknowledge: on the share-partition threads in a cluster, inline on a single broker."""
+    return off_network_thread(handle, lambda ctx: share_services(ctx.broker).partition_requests)
+
+
+def on_share_coordinator_thread(handle: Handler) -> Handler:
+    """The persister RPCs: on the share coordinator's thread in a cluster, inline on a single broker."""
+    return off_network_thread(handle, lambda ctx: share_services(ctx.broker).state_requests)

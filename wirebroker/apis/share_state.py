@@ -2,8 +2,10 @@
 names (topic id, partition) pairs of one group and answers each, grouped by topic in request order. A topic id
 this broker does not know is UNKNOWN_TOPIC_OR_PARTITION for its partitions; with an authorizer, a principal without
 CLUSTER_ACTION on the cluster (they are inter-broker RPCs) gets CLUSTER_AUTHORIZATION_FAILED for each; a Kafka
-error raised for one partition is that partition's answer. A change made through them drops the share-partition
-from the share-partition manager's memory, so its next fetch reads the state again."""
+error raised for one partition is that partition's answer. On a single broker a change made through them drops the
+share-partition from the share-partition manager's memory, so its next fetch reads the state again; in a cluster
+they are the share-partition leaders' own persister calls, and a leader whose share-partition an admin reset is
+fenced by the state epoch instead (coordinator/share_partition_manager.py)."""
 
 from __future__ import annotations
 
@@ -59,4 +61,5 @@ def is_share_partition_key(key: str) -> bool:
 
 
 def forget(ctx: RequestContext, group_id: str, topic_id: bytes, partition: int) -> None:
-    share_services(ctx.broker).partitions.forget([(group_id, topic_id, partition)])
+    if ctx.broker.metadata_cache is None:
+        share_services(ctx.broker).partitions.forget([(group_id, topic_id, partition)])

@@ -1,5 +1,5 @@
-"""The share coordinator (KIP-932; Kafka's ShareCoordinatorShard, for one broker): the durable state of every
-share-partition, kept in the internal topic `__share_group_state`.
+"""The share coordinator (KIP-932; Kafka's ShareCoordinatorService and ShareCoordinatorShard): the durable state of
+every share-partition, kept in the internal topic `__share_group_state`.
 
 A share-partition is keyed `group:topic id:partition` (Kafka's SharePartitionKey, the topic id in Kafka's base64
 form), which picks its partition of the topic as a group id picks one of `__consumer_offsets`. Its state is the
@@ -17,8 +17,14 @@ Every write here is a ShareSnapshot (the whole state: a share-partition holds at
 write returns, as WriteShareGroupState answers once its records are committed; the topic is compacted, which keeps
 the latest snapshot of each key (Kafka deletes what newer snapshots replace instead). A ShareUpdate (Kafka writes them
 between snapshots) is applied on load: its runs replace those offsets, its start offset moves the start. Deleting a
-share-partition's state (DeleteShareGroupState) writes tombstones for both keys. The topic is read back at the
-first use after a start (`load`), the latest snapshot of each key winning.
+share-partition's state (DeleteShareGroupState) writes tombstones for both keys.
+
+Which partitions it serves (partition_ownership.py, as the group coordinator): a single broker owns every partition
+of the topic and reads them back at the first use after a start (`load`), the latest snapshot of each key winning.
+In a cluster it follows the topic's leadership (`on_election`, `on_resignation`, Kafka's onElection and
+onResignation): a partition won is read back on the loader thread, and a key of a partition not owned is
+NOT_COORDINATOR, of one still loading COORDINATOR_LOAD_IN_PROGRESS, so that the share-partition leaders' persister
+(share_persister_remote.py) finds the coordinator again and retries. A partition given up drops its keys.
 """
 
 from __future__ import annotations
@@ -32,6 +38,10 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from wirebroker.coordinator.internal_topic import InternalTopic, InternalTopicSpec
+from wirebroker.coordinator.partition_ownership import (
+    OwnedPartition,
+    PartitionOwnership,
+)
 from wirebroker.coordinator.share_partition import StateBatch
 from wirebroker.coordinator.timer import wall_clock_ms
 from wirebroker.log.metadata_files import uuid_to_kafka_string
@@ -83,6 +93,7 @@ class ShareStateTopic(InternalTopic):
             # of every key replaces. Here every write is a whole snapshot, so the latest record of each key is its
             # state and compaction bounds the topic the same way.
             {"cleanup.policy": "compact", "compression.type": "producer",
+             "min.insync.replicas": str(config["share.coordinator.state.topic.min.isr"]),
              "segment.bytes": str(config["share.coordinator.state.topic.segment.bytes"])},
             "share coordinator"))
 
@@ -111,31 +122,80 @@ def _apply_update(state: ShareState, start_offset: int, batches: tuple[StateBatc
 
 
 class ShareCoordinator:
-    def __init__(self, topic: InternalTopic) -> None:
+    def __init__(self, topic: InternalTopic, follow_leadership: bool = False) -> None:
         self.topic = topic
-        self._lock = threading.Lock()
+        self._lock = threading.RLock()
         self._states: dict[ShareKey, ShareState] = {}
+        self._owned = PartitionOwnership(SHARE_STATE_TOPIC, self._lock, self._load_partition,
+                                         "share-coordinator-loader", self._describe)
+        self._owns_every_partition = not follow_leadership
         self._loaded = False
 
     def load(self) -> None:
-        """Read `__share_group_state` back, once (the latest snapshot of each key, later updates on top)."""
+        """A single broker: own every partition of `__share_group_state` and read them back, once, now."""
+        if not self._owns_every_partition:
+            return
         with self._lock:
             if self._loaded:
                 return
-            started = wall_clock_ms()
-            count = 0
-            if self.topic.exists():
-                for partition in range(self.topic.num_partitions):
-                    for key, value in self.topic.read_all(partition):
-                        count += 1
-                        try:
-                            self._replay(key, value)
-                        except (DecodeError, ValueError) as exc:
-                            log.error("skipping an unreadable record of %s-%d: %s", SHARE_STATE_TOPIC, partition, exc)
             self._loaded = True
-        if count:
-            log.info("Loaded %d share-partition states from %d records of %s in %d ms", len(self._states), count,
-                     SHARE_STATE_TOPIC, wall_clock_ms() - started)
+            self._owned.load_in_background = False
+            with self._owned.electing():
+                for partition in range(self.topic.num_partitions):
+                    self._owned.elect(partition, 0)
+
+    def shutdown(self) -> None:
+        self._owned.shutdown()
+
+    def on_election(self, partition: int, leader_epoch: int) -> None:
+        """This broker now leads `partition` of `__share_group_state`: its keys load, then are served."""
+        self._owned.elect(partition, leader_epoch)
+
+    def on_resignation(self, partition: int, leader_epoch: int | None = None) -> None:
+        """This broker no longer leads `partition`: its keys go from memory (they stay in the log for the new
+        leader) and answer NOT_COORDINATOR."""
+        with self._lock:
+            if not self._owned.resign(partition, leader_epoch):
+                return
+            gone = [key for key in self._states if self._partition_of(key) == partition]
+            for key in gone:
+                del self._states[key]
+        log.info("Unloaded %d share-partition states of %s-%d: this broker no longer leads it", len(gone),
+                 SHARE_STATE_TOPIC, partition)
+
+    def _partition_of(self, key: ShareKey) -> int:
+        return self.topic.partition_for(coordinator_key(key))
+
+    def _load_partition(self, partition: int, load: OwnedPartition) -> None:
+        """Read the partition (outside the lock: nothing writes to it while it loads), then replay it, unless it
+        was given up meanwhile."""
+        started = wall_clock_ms()
+        try:
+            records = list(self.topic.read_all(partition)) if self.topic.exists() else []
+        except Exception:
+            log.exception("loading %s-%d failed; its share-partitions start empty", SHARE_STATE_TOPIC, partition)
+            records = []
+        with self._lock:
+            if not self._owned.is_current(partition, load):
+                return
+            for key, value in records:
+                try:
+                    self._replay(key, value)
+                except (DecodeError, ValueError) as exc:
+                    log.error("skipping an unreadable record of %s-%d: %s", SHARE_STATE_TOPIC, partition, exc)
+            load.loaded = True
+        if records:
+            log.info("Loaded %s-%d in %d ms: %d records", SHARE_STATE_TOPIC, partition, wall_clock_ms() - started,
+                     len(records))
+
+    def _describe(self) -> str:
+        with self._lock:
+            return f"{len(self._states)} share-partition states"
+
+    def _check(self, key: ShareKey) -> None:
+        """NOT_COORDINATOR unless this broker leads the key's partition, COORDINATOR_LOAD_IN_PROGRESS until loaded."""
+        self.load()
+        self._owned.check(self._partition_of(key), f"share-partition {coordinator_key(key)}")
 
     def _replay(self, key_bytes: bytes, value_bytes: bytes | None) -> None:
         (record_type,) = _TYPE.unpack_from(key_bytes, 0)
@@ -163,12 +223,12 @@ class ShareCoordinator:
     # ---- Kafka's ReadShareGroupState, WriteShareGroupState, InitializeShareGroupState, DeleteShareGroupState ----
 
     def read(self, key: ShareKey) -> ShareState | None:
-        self.load()
         with self._lock:
+            self._check(key)
             return self._states.get(key)
 
     def states_of(self, group_id: str) -> dict[tuple[bytes, int], ShareState]:
-        """Every share-partition state of a group, by (topic id, partition)."""
+        """Every share-partition state of a group this broker holds, by (topic id, partition)."""
         self.load()
         with self._lock:
             return {(t, p): s for (g, t, p), s in self._states.items() if g == group_id}
@@ -177,8 +237,8 @@ class ShareCoordinator:
               state_epoch: int | None = None) -> ShareState:
         """Persist a share-partition's state as a snapshot (acks=all) and keep it; raises the Kafka error of a
         failed write. `state_epoch` None keeps the current one."""
-        self.load()
         with self._lock:
+            self._check(key)
             previous = self._states.get(key)
             now = wall_clock_ms()
             state = ShareState(start_offset,
@@ -191,16 +251,18 @@ class ShareCoordinator:
 
     def initialize(self, key: ShareKey, state_epoch: int, start_offset: int) -> None:
         """InitializeShareGroupState: a fresh state at `start_offset`; FENCED_STATE_EPOCH for an older epoch."""
-        self._check_state_epoch(key, state_epoch)
-        self.write(key, start_offset, [], state_epoch=state_epoch)
+        with self._lock:
+            self._check_state_epoch(key, state_epoch)
+            self.write(key, start_offset, [], state_epoch=state_epoch)
 
     def update(self, key: ShareKey, state_epoch: int, start_offset: int, batches: Iterable[StateBatch],
                delivery_complete_count: int = -1) -> None:
         """WriteShareGroupState: the runs given replace those offsets (start offset -1: unchanged), as Kafka's
         share coordinator merges a write into the state; FENCED_STATE_EPOCH for an older epoch."""
-        previous = self._check_state_epoch(key, state_epoch)
-        merged = _apply_update(previous or ShareState(start_offset), start_offset, tuple(batches))
-        self.write(key, merged.start_offset, merged.batches, delivery_complete_count, state_epoch)
+        with self._lock:
+            previous = self._check_state_epoch(key, state_epoch)
+            merged = _apply_update(previous or ShareState(start_offset), start_offset, tuple(batches))
+            self.write(key, merged.start_offset, merged.batches, delivery_complete_count, state_epoch)
 
     def _check_state_epoch(self, key: ShareKey, state_epoch: int) -> ShareState | None:
         previous = self.read(key)
@@ -210,9 +272,9 @@ class ShareCoordinator:
 
     def delete(self, keys: Iterable[ShareKey]) -> None:
         """Tombstones for the keys' snapshots and updates (DeleteShareGroupState)."""
-        self.load()
         with self._lock:
             for key in keys:
+                self._check(key)
                 if key in self._states:
                     self._append(key, None)
                     del self._states[key]

@@ -6,7 +6,9 @@ Kafka keeps them in its metadata log (ConfigRecords of type GROUP); a single bro
 
     {"version": 1, "groups": {"orders": {"share.auto.offset.reset": "earliest"}}}
 
-A key left unset falls back to the broker's `group.share.*` setting (or, for `share.auto.offset.reset`, to latest).
+A ZooKeeper cluster keeps them in ZooKeeper instead (cluster/zk/group_configs.py), so every broker reads what one
+was told: ClusterShareGroupConfigs. A key left unset falls back to the broker's `group.share.*` setting (or, for
+`share.auto.offset.reset`, to latest).
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ import json
 import threading
 from collections.abc import Mapping
 from pathlib import Path
+from typing import Protocol
 
 from wirebroker.log.checkpoints import write_file_atomically
 from wirebroker.protocol.errors import InvalidConfigError
@@ -99,3 +102,30 @@ class ShareGroupConfigs:
                 del self._groups[group_id]
             write_file_atomically(str(self.path), json.dumps({"version": VERSION, "groups": self._groups},
                                                              sort_keys=True))
+
+
+class GroupConfigStore(Protocol):
+    """Group configs kept for a whole cluster (cluster/zk/group_configs.py)."""
+
+    def of(self, group_id: str) -> dict[str, str]: ...
+
+    def update(self, group_id: str, changes: Mapping[str, str | None]) -> None: ...
+
+
+class ClusterShareGroupConfigs:
+    """The share groups' configs of a cluster, validated here and kept in the cluster's store."""
+
+    validate = staticmethod(ShareGroupConfigs.validate)
+
+    def __init__(self, store: GroupConfigStore) -> None:
+        self._store = store
+
+    def get(self, group_id: str, key: str) -> str | None:
+        return self._store.of(group_id).get(key)
+
+    def of(self, group_id: str) -> dict[str, str]:
+        return self._store.of(group_id)
+
+    def alter(self, group_id: str, changes: Mapping[str, str | None]) -> None:
+        self.validate(changes)
+        self._store.update(group_id, changes)

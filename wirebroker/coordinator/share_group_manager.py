@@ -81,6 +81,18 @@ class ShareGroupManager:
             self.runtime.groups[group_id] = group
         return group
 
+    def create(self, group_id: str) -> ShareGroup:
+        """The share group, created first if there is none, its ShareGroupMetadata record (epoch 0) written: Kafka's
+        AlterShareGroupOffsets creates the group it names (getOrMaybeCreatePersistedShareGroup), so offsets can be
+        set before any member joins. A group of another kind is GROUP_ID_NOT_FOUND."""
+        if group_id in self.runtime.groups:
+            return self.group(group_id)
+        group = ShareGroup(group_id, state_timestamp_ms=self.runtime.now_ms())
+        self.runtime.write(group_id, [group.epoch_record(0)])
+        self.runtime.groups[group_id] = group
+        log.info("share group %s is created by an AlterShareGroupOffsets request", group_id)
+        return group
+
     def _heartbeat(self, request: ShareGroupHeartbeatRequest, client_id: str, client_host: str) -> _Response:
         joining = request.member_epoch == JOIN_EPOCH
         group = self.group(request.group_id, create=joining)

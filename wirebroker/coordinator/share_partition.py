@@ -82,8 +82,9 @@ _lock_ids = itertools.count(1)
 
 class SharePartition:
     def __init__(self, start_offset: int, delivery_count_limit: int, max_record_locks: int,
-                 batches: Iterable[StateBatch] = ()) -> None:
+                 batches: Iterable[StateBatch] = (), state_epoch: int = 0) -> None:
         self.start_offset = start_offset
+        self.state_epoch = state_epoch  # of the persisted state it was made from: its writes carry it
         self.end_offset = start_offset
         self.delivery_count_limit = delivery_count_limit
         self.max_record_locks = max_record_locks

@@ -2,13 +2,21 @@
 SharePartitionManager and ShareSessionCache): what ShareFetch and ShareAcknowledge act on.
 
 A share-partition (share_partition.py) is made at its group's first fetch: from the state the share coordinator
-persisted (share_coordinator.py), else at `share.auto.offset.reset` of the group (latest: the high watermark;
-earliest: the log start offset), which is then persisted at once (InitializeShareGroupState).
+persisted, else at `share.auto.offset.reset` of the group (latest: the high watermark; earliest: the log start
+offset), which is then persisted at once (InitializeShareGroupState). The state goes through a persister: the share
+coordinator itself on a single broker (share_coordinator.py), the persister RPCs to the key's share coordinator in a
+cluster (share_persister_remote.py). Every write carries the state epoch the share-partition was read at: one an
+admin reset since (AlterShareGroupOffsets) is FENCED_STATE_EPOCH, and the share-partition is dropped from memory
+to be read again, as Kafka's fenced share-partitions are. So is a share-partition whose topic partition this broker
+stops leading (`leadership_lost`), and every share-partition of a group once its last share session here ends
+(Kafka's ShareGroupListener.onEmpty): a later leader, or a later member, reads what was persisted.
 
 Share sessions, one per (group, member): a ShareFetch at epoch 0 opens one with the partitions it names (and must
-carry no acknowledgements: INVALID_REQUEST); later requests carry the session's epoch (else
-INVALID_SHARE_SESSION_EPOCH; no session: SHARE_SESSION_NOT_FOUND), which each bumps, and add partitions or forget
-them; epoch -1 closes it after its acknowledgements, releasing what the member still holds, and so does the close
+carry no acknowledgements: INVALID_REQUEST), replacing the member's session if it had one; at most
+`group.share.max.share.sessions` sessions live on a broker, and a new one past that is SHARE_SESSION_LIMIT_REACHED
+(Kafka's ShareSessionCache evicts none: a session ends only with its final epoch or its connection); later
+requests carry the session's epoch (else INVALID_SHARE_SESSION_EPOCH; no session: SHARE_SESSION_NOT_FOUND), which
+each bumps, and add partitions or forget them; epoch -1 closes it after its acknowledgements, releasing what the member still holds, and so does the close
 of the connection that opened it (a member killed: its records come back at once, as in Kafka 4.x).
 
 A fetch: acknowledgements first (persisted before the answer; a failed partition gets its AcknowledgeErrorCode),
@@ -16,8 +24,11 @@ then each session partition is read from its next fetch offset through the repli
 purgatory for min_bytes up to max_wait_ms, as a Fetch does), and what is AVAILABLE in the batches read is acquired
 for the member, at most max_records offsets, under an acquisition lock of `share.record.lock.duration.ms` (the
 group's config, else `group.share.record.lock.duration.ms`). With the group's `share.isolation.level=read_committed`
-the reads stop at the last stable offset and the batches of aborted transactions are archived, never delivered. A lock expiring releases what it still holds, and the
-change is persisted. Locks run on the group coordinator's timer thread; every change takes this manager's lock.
+the reads stop at the last stable offset and the batches of aborted transactions are archived, never delivered. A lock
+expiring releases what it still holds, and the change is persisted. The answer lists only the partitions with
+records, an error or an acknowledgement error, and once more a partition whose previous answer was an error (Kafka's
+CachedSharePartition.maybeUpdateResponseData). Locks run on the group coordinator's timer thread; every change takes
+this manager's lock.
 """
 
 from __future__ import annotations
@@ -31,13 +42,19 @@ from typing import Any, Protocol
 
 from wirebroker.coordinator.group import GroupConfig
 from wirebroker.coordinator.group_runtime import Timer, TopicImage
-from wirebroker.coordinator.share_coordinator import ShareCoordinator, ShareKey
-from wirebroker.coordinator.share_partition import AcquiredRecords, SharePartition
+from wirebroker.coordinator.share_coordinator import ShareKey, ShareState
+from wirebroker.coordinator.share_partition import (
+    AcquiredRecords,
+    SharePartition,
+    StateBatch,
+)
 from wirebroker.protocol.errors import (
     ErrorCode,
+    FencedStateEpochError,
     InvalidRequestError,
     InvalidShareSessionEpochError,
     KafkaError,
+    ShareSessionLimitReachedError,
     ShareSessionNotFoundError,
     UnknownTopicIdError,
 )
@@ -49,6 +66,7 @@ INITIAL_EPOCH = 0
 FINAL_EPOCH = -1
 LATEST, EARLIEST = "latest", "earliest"
 READ_COMMITTED = "read_committed"  # share.isolation.level: records of aborted transactions are archived
+MAX_SHARE_SESSIONS = 2000  # Kafka's group.share.max.share.sessions default
 
 # (topic id, partition) -> [(first offset, last offset, acknowledge types)]
 Acknowledgements = Mapping[tuple[bytes, int], list[tuple[int, int, list[int]]]]
@@ -67,6 +85,21 @@ class LogReads(Protocol):
         transactions, when read_committed), waiting for min_bytes up to max_wait_ms; respond with reads carrying
         error_code, data (FetchDataInfo) and log_start_offset, in order."""
         ...
+
+
+class StatePersister(Protocol):
+    """Where share-partition states are kept: the share coordinator (one broker) or its RPCs (a cluster)."""
+
+    def read(self, key: ShareKey) -> ShareState | None: ...
+
+    def write(self, key: ShareKey, start_offset: int, batches: Iterable[StateBatch], delivery_complete_count: int = -1,
+              state_epoch: int | None = None) -> Any: ...
+
+    def initialize(self, key: ShareKey, state_epoch: int, start_offset: int) -> None: ...
+
+    def states_of(self, group_id: str) -> dict[tuple[bytes, int], ShareState]: ...
+
+    def delete(self, keys: Iterable[ShareKey]) -> None: ...
 
 
 @dataclass(slots=True)
@@ -89,16 +122,19 @@ class ShareSession:
     epoch: int
     partitions: list[tuple[bytes, int]]
     connection_id: str = ""  # the connection that opened it: its close ends the session
+    errored: set[tuple[bytes, int]] = field(default_factory=set)  # answered with an error last time: answered again
 
 
 class SharePartitionManager:
     def __init__(self, config: GroupConfig, logs: LogReads, topics: TopicImage, timer: Timer,
-                 coordinator: ShareCoordinator, group_config: Callable[[str, str], str | None]) -> None:
+                 persister: StatePersister, group_config: Callable[[str, str], str | None],
+                 max_share_sessions: int = MAX_SHARE_SESSIONS) -> None:
         self.config = config
         self.logs = logs
         self.topics = topics
         self.timer = timer
-        self.coordinator = coordinator
+        self.persister = persister
+        self.max_share_sessions = max_share_sessions
         self._group_config = group_config  # (group id, key) -> the group's config value, if set
         self._lock = threading.RLock()
         self._partitions: dict[ShareKey, SharePartition] = {}
@@ -120,6 +156,13 @@ class SharePartitionManager:
         if epoch == INITIAL_EPOCH:
             if has_acks:
                 raise InvalidRequestError("acknowledgements cannot be sent with the initial share session epoch")
+            self._sessions.pop(key, None)
+            if len(self._sessions) >= self.max_share_sessions:
+                log.warning("no share session for member %s of group %s: this broker holds %d, its "
+                            "group.share.max.share.sessions", member_id, group_id, len(self._sessions))
+                raise ShareSessionLimitReachedError(
+                    f"the share session limit of {self.max_share_sessions} (group.share.max.share.sessions) is "
+                    "reached on this broker")
             session = self._sessions[key] = ShareSession(1, list(dict.fromkeys(added)), connection_id)
             return session
         session = self._sessions.get(key)
@@ -136,8 +179,9 @@ class SharePartitionManager:
 
     def connection_closed(self, connection_id: str) -> None:
         """A client's connection closed (a member killed, or gone): the share sessions it opened end, and what
-        their members hold goes back to the others at once (Kafka's releaseSession), on the timer thread: the
-        network thread that calls this must not wait for the state write."""
+        their members hold goes back to the others at once (Kafka's releaseSession), on the timer thread. The
+        network thread that calls this takes no lock of the manager's: in a cluster its holder may be waiting for
+        a persister write whose acks=all needs this very network thread to answer the followers' fetches."""
         def release() -> None:
             with self._lock:
                 for group_id, member_id in [key for key, session in self._sessions.items()
@@ -146,9 +190,7 @@ class SharePartitionManager:
                              group_id, connection_id)
                     self._close(group_id, member_id)
 
-        with self._lock:
-            if any(session.connection_id == connection_id for session in self._sessions.values()):
-                self.timer.schedule(("share-connection-closed", connection_id), 0, release)
+        self.timer.schedule(("share-connection-closed", connection_id), 0, release)
 
     def _close(self, group_id: str, member_id: str) -> None:
         """The final epoch: the session goes, and the member's records go back to the others."""
@@ -158,6 +200,8 @@ class SharePartitionManager:
             partition = self._partitions.get(key)
             if partition is not None and partition.release_member(member_id):
                 self._persist_quietly(key, partition, f"member {member_id} closed its share session")
+        if not any(g == group_id for g, _ in self._sessions):
+            self._drop(key for key in self._partitions if key[0] == group_id)
 
     # ---- the requests --------------------------------------------------------------------------------------------
 
@@ -205,7 +249,8 @@ class SharePartitionManager:
                     elif read.data is not None and remaining > 0:
                         self._acquire(group_id, member_id, result, read, remaining, record_limit)
                         remaining -= sum(r.last_offset - r.first_offset + 1 for r in result.acquired)
-            respond(ErrorCode.NONE, None, answered)
+                listed = _must_respond(session, answered)
+            respond(ErrorCode.NONE, None, listed)
 
         if not reads:
             if max_wait_ms > 0 and not any(r.error_code or r.acknowledge_error_code for r in answered):
@@ -258,18 +303,22 @@ class SharePartitionManager:
         key = (group_id, topic_id, index)
         partition = self._partitions.get(key)
         if partition is None:
-            state = self.coordinator.read(key)
+            state = self.persister.read(key)
             if state is None:
                 reset = self._group_config(group_id, "share.auto.offset.reset") or LATEST
                 start = log_partition.log_start_offset if reset == EARLIEST else log_partition.high_watermark
-                self.coordinator.write(key, start, [])
+                self.persister.initialize(key, 0, start)
                 log.info("share group %s starts %s-%d at offset %d (share.auto.offset.reset=%s)", group_id,
                          topic.name, index, start, reset)
                 partition = SharePartition(start, self._delivery_count_limit(group_id),
                                            self.config.share_partition_max_record_locks)
             else:
                 partition = SharePartition(state.start_offset, self._delivery_count_limit(group_id),
-                                           self.config.share_partition_max_record_locks, state.batches)
+                                           self.config.share_partition_max_record_locks, state.batches,
+                                           state.state_epoch)
+                log.info("share group %s resumes %s-%d at offset %d (state epoch %d, %d offsets in flight)", group_id,
+                         topic.name, index, state.start_offset, state.state_epoch,
+                         partition.end_offset - partition.start_offset)
             self._partitions[key] = partition
         return partition, log_partition
 
@@ -312,8 +361,14 @@ class SharePartitionManager:
         self.timer.schedule(("share-lock", key, lock_id), duration_ms, expired)
 
     def _persist(self, key: ShareKey, partition: SharePartition) -> None:
-        self.coordinator.write(key, partition.start_offset, partition.state_batches(),
-                               partition.delivery_complete_count())
+        try:
+            self.persister.write(key, partition.start_offset, partition.state_batches(),
+                                 partition.delivery_complete_count(), partition.state_epoch)
+        except FencedStateEpochError:
+            log.info("share-partition %s was reset meanwhile (its state epoch %d is fenced); it is read again at its "
+                     "next fetch", key, partition.state_epoch)
+            self._drop([key])
+            raise
 
     def _persist_quietly(self, key: ShareKey, partition: SharePartition, why: str) -> None:
         try:
@@ -328,7 +383,7 @@ class SharePartitionManager:
         """(topic id, partition) -> (start offset, offsets done past it) of every share-partition of the group."""
         with self._lock:
             offsets = {tp: (state.start_offset, max(state.delivery_complete_count, 0))
-                       for tp, state in self.coordinator.states_of(group_id).items()}
+                       for tp, state in self.persister.states_of(group_id).items()}
             for (group, topic_id, index), partition in self._partitions.items():
                 if group == group_id:
                     offsets[(topic_id, index)] = (partition.start_offset, partition.delivery_complete_count())
@@ -340,8 +395,8 @@ class SharePartitionManager:
         with self._lock:
             for (topic_id, index), offset in start_offsets.items():
                 key = (group_id, topic_id, index)
-                previous = self.coordinator.read(key)
-                self.coordinator.write(key, offset, [], state_epoch=previous.state_epoch + 1 if previous else 0)
+                previous = self.persister.read(key)
+                self.persister.initialize(key, previous.state_epoch + 1 if previous else 0, offset)
                 self._partitions.pop(key, None)
                 log.info("share group %s: share-partition %s-%d reset to offset %d", group_id, topic_id.hex(), index,
                          offset)
@@ -350,15 +405,40 @@ class SharePartitionManager:
         """Drop share-partitions from memory (their state was changed through the share coordinator's APIs): each is
         made again from the stored state at its next fetch."""
         with self._lock:
-            for key in keys:
-                self._partitions.pop(key, None)
+            self._drop(keys)
+
+    def leadership_lost(self, topic_id: bytes, index: int) -> None:
+        """This broker no longer leads the topic partition: its share-partitions go from memory (what they hold
+        is persisted; the new leader reads it, and so would this broker if it leads again)."""
+        with self._lock:
+            self._drop(key for key in self._partitions if key[1:] == (topic_id, index))
+
+    def _drop(self, keys: Iterable[ShareKey]) -> None:
+        for key in list(keys):
+            self._partitions.pop(key, None)
 
     def delete_state(self, group_id: str, topic_ids: Iterable[bytes] | None = None) -> None:
         """Delete the group's share-partition states (of the topics given, else all): DeleteShareGroupState."""
         wanted = None if topic_ids is None else set(topic_ids)
         with self._lock:
-            keys = [(group_id, topic_id, index) for topic_id, index in self.coordinator.states_of(group_id)
+            keys = [(group_id, topic_id, index) for topic_id, index in self.persister.states_of(group_id)
                     if wanted is None or topic_id in wanted]
-            self.coordinator.delete(keys)
-            for key in keys:
-                self._partitions.pop(key, None)
+            self.persister.delete(keys)
+            self._drop(keys)
+
+
+def _must_respond(session: ShareSession, results: list[PartitionResult]) -> list[PartitionResult]:
+    """The partitions a ShareFetch answer lists (Kafka's CachedSharePartition.maybeUpdateResponseData): those with
+    records, an error or an acknowledgement error, and, once, one answered with an error last time (so that the
+    client sees it cleared)."""
+    listed = []
+    for result in results:
+        tp = (result.topic_id, result.partition)
+        failed = bool(result.error_code or result.acknowledge_error_code)
+        if result.acquired or failed or tp in session.errored:
+            listed.append(result)
+        if failed:
+            session.errored.add(tp)
+        else:
+            session.errored.discard(tp)
+    return listed

@@ -10,7 +10,10 @@ import pytest
 from wirebroker.coordinator.group import partition_for
 from wirebroker.coordinator.share_coordinator import ShareCoordinator, coordinator_key
 from wirebroker.coordinator.share_partition import RecordState, StateBatch
-from wirebroker.protocol.errors import FencedStateEpochError
+from wirebroker.protocol.errors import (
+    FencedStateEpochError,
+    NotCoordinatorError,
+)
 from wirebroker.protocol.messages.share_update_key import ShareUpdateKey
 from wirebroker.protocol.messages.share_update_value import ShareUpdateValue
 
@@ -88,3 +91,23 @@ def test_a_deleted_state_stays_deleted_after_a_restart():
     assert coordinator.read(KEY) is None and coordinator.states_of("g") == {}
     assert [value for _, value in topic.records[topic.partition_for(coordinator_key(KEY))]][-2:] == [None, None]
     assert ShareCoordinator(topic).read(KEY) is None
+
+
+def test_in_a_cluster_only_the_partitions_led_here_are_served_and_a_lost_one_is_dropped():
+    topic = MemoryTopic()
+    ShareCoordinator(topic).write(KEY, 4, [StateBatch(4, 5, AVAILABLE, 1)])
+    partition = topic.partition_for(coordinator_key(KEY))
+    coordinator = ShareCoordinator(topic, follow_leadership=True)
+    coordinator._owned.load_in_background = False  # the loader thread's work, done inline
+    with pytest.raises(NotCoordinatorError):
+        coordinator.read(KEY)
+    coordinator.on_election(partition, 3)
+    assert coordinator.read(KEY).start_offset == 4  # loaded from the log when won
+    coordinator.on_resignation(partition, 2)  # an older resignation than the election: ignored
+    assert coordinator.read(KEY).start_offset == 4
+    coordinator.on_resignation(partition, 3)
+    with pytest.raises(NotCoordinatorError):
+        coordinator.write(KEY, 6, [])
+    coordinator.on_election(partition, 4)
+    assert coordinator.read(KEY).start_offset == 4
+
