@@ -54,9 +54,10 @@ _AbortedTransaction = FetchResponse.AbortedTransaction
 
 
 def handle(ctx: RequestContext, request: FetchRequest) -> FetchResponse | None:
-    if ctx.api_version < FIRST_V2_FORMAT_VERSION:
+    version = ctx.api_version
+    if version < FIRST_V2_FORMAT_VERSION:
         return _refuse_old_version(request)
-    by_id = ctx.api_version >= FIRST_TOPIC_ID_VERSION
+    by_id = version >= FIRST_TOPIC_ID_VERSION
     requested = [
         ((t.topic_id if by_id else t.topic, p.partition),
          CachedPartition(p.fetch_offset, p.partition_max_bytes, p.current_leader_epoch))
@@ -70,14 +71,14 @@ def handle(ctx: RequestContext, request: FetchRequest) -> FetchResponse | None:
     if context.error_code:
         return FetchResponse(error_code=context.error_code, session_id=0)
     names = _topic_names(ctx, context, by_id)
-    replica_id = _replica_id(ctx.api_version, request)
+    replica_id = _replica_id(version, request)
     denied = _denied_topics(ctx, replica_id, names)
     reads = [
         FetchRead(names[topic], index, cached.fetch_offset, cached.max_bytes, cached.current_leader_epoch)
         for (topic, index), cached in context.partitions
         if names[topic] is not None and names[topic] not in denied
     ]
-    if replica_id >= 0 and ctx.api_version >= FIRST_REPLICA_HIGH_WATERMARK_VERSION:
+    if replica_id >= 0 and version >= FIRST_REPLICA_HIGH_WATERMARK_VERSION:
         _set_replica_high_watermarks(reads, request, names, by_id)
     ctx.broker.replica_manager.fetch_messages(
         reads,
@@ -104,6 +105,8 @@ def _denied_topics(ctx: RequestContext, replica_id: int, names: dict[Hashable, s
     """The topics this request may not read (KafkaApis.handleFetchRequest): a follower (replica id >= 0) needs
     CLUSTER_ACTION on the cluster for every one (CVE-2018-1288: a consumer posing as a follower would read past
     the high watermark), a consumer READ on each."""
+    if ctx.broker.authorizer is None:
+        return set()  # every request may read everything: spare the per-topic checks
     known = {name for name in names.values() if name is not None}
     if replica_id >= 0:
         return set() if ctx.authorize(AclOperation.CLUSTER_ACTION) else known
@@ -131,28 +134,30 @@ def _topic_names(ctx: RequestContext, context: FetchContext, by_id: bool) -> dic
 def _response(ctx: RequestContext, context: FetchContext, names: dict, by_id: bool, reads: list[FetchRead],
               isolation_level: int, denied: set[str]) -> FetchResponse:
     by_partition = {(r.topic, r.partition_index): r for r in reads}
+    session = context.session
     topics: list = []
     last_topic: Hashable = None
     with_records = []
     for key, cached in context.partitions:
         topic, index = key
-        if names[topic] in denied:
-            partition = _error_partition(index, ErrorCode.TOPIC_AUTHORIZATION_FAILED)
+        allowed = names[topic] not in denied
+        read = by_partition.get((names[topic], index)) if allowed else None
+        if session is not None:  # the session remembers what it sent; a sessionless fetch answers everything
+            has_records, changed = _remember(cached, read)
+            if context.incremental and not changed:
+                continue  # nothing new: no answer built for it (most of an incremental fetch's partitions)
+            if has_records:
+                with_records.append(key)
+        if allowed:
+            partition = _partition(index, read, isolation_level)
         else:
-            partition = _partition(index, by_partition.get((names[topic], index)), isolation_level)
-        has_records = bool(partition.records)
-        changed = cached.changed_by(partition.error_code, has_records, partition.high_watermark,
-                                    partition.last_stable_offset, partition.log_start_offset)
-        if context.incremental and not changed:
-            continue
-        if has_records:
-            with_records.append(key)
+            partition = _error_partition(index, ErrorCode.TOPIC_AUTHORIZATION_FAILED)
         if topic != last_topic:
             topics.append(_Topic(topic_id=topic, topic=None) if by_id else _Topic(topic=topic))
             last_topic = topic
         topics[-1].partitions.append(partition)
-    if context.session is not None and with_records:
-        ctx.broker.fetch_sessions.round_robin(context.session, with_records)
+    if with_records:
+        ctx.broker.fetch_sessions.round_robin(session, with_records)
     response = FetchResponse(error_code=ErrorCode.NONE, session_id=context.session_id, responses=topics)
     if ctx.api_version >= FIRST_NODE_ENDPOINTS_VERSION:
         response.node_endpoints = point_to_leaders(
@@ -160,6 +165,18 @@ def _response(ctx: RequestContext, context: FetchContext, names: dict, by_id: bo
                   for t in response.responses for p in t.partitions if p.error_code in _SENT_ELSEWHERE),
             FetchResponse.LeaderIdAndEpoch, FetchResponse.NodeEndpoint)
     return response
+
+
+def _remember(cached: CachedPartition, read: FetchRead | None) -> tuple[bool, bool]:
+    """Whether a session's partition answers records now, and whether its answer is news to the client (KIP-227:
+    records, an error, or a moved high watermark, last stable offset or log start offset); the session remembers
+    the offsets answered. No read (refused, unknown topic id) or a failed one answers an error and unknown offsets."""
+    if read is None or read.error_code:
+        return False, cached.changed_by(read.error_code if read else ErrorCode.UNKNOWN_TOPIC_ID, False,
+                                        UNKNOWN_OFFSET, UNKNOWN_OFFSET, UNKNOWN_OFFSET)
+    has_records = bool(read.data.records)
+    return has_records, cached.changed_by(ErrorCode.NONE, has_records, read.high_watermark, read.last_stable_offset,
+                                          read.log_start_offset)
 
 
 def _partition(index: int, read: FetchRead | None, isolation_level: int) -> FetchResponse.PartitionData:

@@ -26,14 +26,22 @@ from wirebroker.log.files import delete_file_if_exists
 from wirebroker.protocol.records import (
     BATCH_HEADER_SIZE,
     LOG_OVERHEAD,
+    MAGIC,
     BatchHeader,
     FileRegion,
     read_header,
 )
 
 READ_AHEAD_BYTES = 64 * 1024  # one pread serves the headers of many small batches during a scan
+# An offset search starts at the index entry below its target, at most index.interval.bytes (4096 by default) and
+# one batch before it: 8 KiB a pread covers that walk without copying 64 KiB of records per fetch.
+SEARCH_READ_BYTES = 8 * 1024
 HEADER_SIZE_UP_TO_MAGIC = 17  # baseOffset, batchLength, partitionLeaderEpoch, magic: Kafka's minimum to read a batch
 _OFFSET_AND_LENGTH = struct.Struct(">qi")
+# Where an offset search finds magic and lastOffsetDelta in a v2 batch header (protocol/records.py's layout).
+_MAGIC_OFFSET = 16
+_LAST_OFFSET_DELTA_OFFSET = 23
+_LAST_OFFSET_DELTA = struct.Struct(">i")
 NO_PARTITION_LEADER_EPOCH = -1
 
 
@@ -140,8 +148,9 @@ class FileRecords:
             yield FileBatch(position, header, data)
             position += batch_size
 
-    def _read_ahead(self, position: int, needed: int, end: int) -> tuple[bytes, int]:
-        length = min(max(needed, READ_AHEAD_BYTES), end - position)
+    def _read_ahead(self, position: int, needed: int, end: int,
+                    read_bytes: int = READ_AHEAD_BYTES) -> tuple[bytes, int]:
+        length = min(max(needed, read_bytes), end - position)
         data = os.pread(self._fd, length, position)
         if len(data) < needed:
             raise EOFError(f"{self.path} ended at {position + len(data)} inside a batch expected to end at "
@@ -149,10 +158,30 @@ class FileRecords:
         return data, position
 
     def search_for_offset_with_size(self, target_offset: int, start_position: int) -> LogOffsetPosition | None:
-        """The first batch from `start_position` whose last offset is >= target_offset."""
-        for batch in self.batches(start_position):
-            if batch.header.last_offset >= target_offset:
-                return LogOffsetPosition(batch.header.last_offset, batch.position, batch.header.size)
+        """The first batch from `start_position` whose last offset is >= target_offset.
+
+        Every fetch runs this walk (from the offset index's floor entry), so it reads only the fields it needs of
+        each header, in SEARCH_READ_BYTES gulps; it stops, and fails, exactly where `batches` would: a batch that
+        does not fit before the end ends the walk, and a header `read_header` refuses raises its error.
+        """
+        end = self._size
+        position = start_position
+        buf, buf_start = b"", start_position
+        while end - position >= HEADER_SIZE_UP_TO_MAGIC:
+            at = position - buf_start
+            if len(buf) - at < BATCH_HEADER_SIZE:
+                buf, buf_start = self._read_ahead(position, LOG_OVERHEAD, end, SEARCH_READ_BYTES)
+                at = 0
+            base_offset, batch_length = _OFFSET_AND_LENGTH.unpack_from(buf, at)
+            batch_size = batch_length + LOG_OVERHEAD
+            if position + batch_size > end:
+                return None
+            if len(buf) - at < BATCH_HEADER_SIZE or batch_size < BATCH_HEADER_SIZE or buf[at + _MAGIC_OFFSET] != MAGIC:
+                read_header(buf, at)  # always raises here: a short, too small or non-v2 header
+            last_offset = base_offset + _LAST_OFFSET_DELTA.unpack_from(buf, at + _LAST_OFFSET_DELTA_OFFSET)[0]
+            if last_offset >= target_offset:
+                return LogOffsetPosition(last_offset, position, batch_size)
+            position += batch_size
         return None
 
     def search_for_timestamp(self, target_timestamp: int, start_position: int,

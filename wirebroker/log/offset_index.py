@@ -14,6 +14,7 @@ trimming and lazy loading are described in index_file.py.
 
 from __future__ import annotations
 
+import bisect
 import struct
 from typing import NamedTuple
 
@@ -32,11 +33,14 @@ class OffsetIndex(IndexFile):
     OFFSET_COLUMN = 0
 
     def lookup(self, target_offset: int) -> OffsetPosition:
-        """The entry with the largest offset <= target_offset, or (base offset, 0)."""
-        slot = self._largest_lower_bound_slot(target_offset - self.base_offset, 0)
+        """The entry with the largest offset <= target_offset, or (base offset, 0).
+
+        Every fetch asks this once: one binary search over the loaded keys, no helper calls."""
+        keys, values = self._loaded()
+        slot = bisect.bisect_right(keys, target_offset - self.base_offset, 0, len(keys)) - 1
         if slot < 0:
             return OffsetPosition(self.base_offset, 0)
-        return self._parse(slot)
+        return OffsetPosition(self.base_offset + keys[slot], values[slot])
 
     def fetch_upper_bound_offset(self, start: OffsetPosition, fetch_size: int) -> OffsetPosition | None:
         """An entry whose position is at or beyond start.position + fetch_size: an offset outside the fetched range."""

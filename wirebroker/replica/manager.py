@@ -352,9 +352,7 @@ class ReplicaManager:
         follower's log end offsets, which may grow the ISR and move the high watermark."""
         if replica_id >= 0:
             isolation_level = FETCH_LOG_END
-        self._read_all(reads, max_bytes, isolation_level, replica_id)
-        read_bytes = sum(len(r.data.records) for r in reads if r.data is not None)
-        errors = any(r.error_code for r in reads)
+        read_bytes, errors = self._read_all(reads, max_bytes, isolation_level, replica_id)
         # KIP-1166: a follower whose high watermark is behind the leader's learns the new one at once.
         follower_behind = replica_id >= 0 and any(r.high_watermark > r.replica_high_watermark for r in reads)
         if max_wait_ms <= 0 or not reads or read_bytes >= min_bytes or errors or follower_behind:
@@ -372,9 +370,12 @@ class ReplicaManager:
         operation = DelayedFetch(max_wait_ms, min_bytes, isolation_level, statuses, complete)
         self.fetch_purgatory.try_complete_else_watch(operation, [(r.topic, r.partition_index) for r in reads])
 
-    def _read_all(self, reads: list[FetchRead], max_bytes: int, isolation_level: int, replica_id: int) -> None:
-        """Fill in each read; the first partition with data may exceed the limits by one batch (KIP-74)."""
+    def _read_all(self, reads: list[FetchRead], max_bytes: int, isolation_level: int,
+                  replica_id: int) -> tuple[int, bool]:
+        """Fill in each read; the first partition with data may exceed the limits by one batch (KIP-74).
+        Returns the bytes read and whether any partition failed."""
         remaining = max_bytes
+        failed = False
         for read in reads:
             read.error_code = ErrorCode.NONE
             read.data = None
@@ -388,13 +389,16 @@ class ReplicaManager:
                                            isolation_level, min_one_message)
                 if replica_id >= 0:  # a fetch offset the read accepted is the follower's log end offset
                     partition.update_follower_fetch_state(replica_id, read.fetch_offset)
-                read.high_watermark = partition.high_watermark
-                read.last_stable_offset = partition.last_stable_offset
-                read.log_start_offset = partition.log_start_offset
+                partition_log = partition.log  # the log's own properties: one call each, not two
+                read.high_watermark = partition_log.high_watermark
+                read.last_stable_offset = partition_log.last_stable_offset
+                read.log_start_offset = partition_log.log_start_offset
             except KafkaError as exc:
                 read.error_code = exc.code
+                failed = True
                 continue
             remaining -= len(read.data.records)
+        return max_bytes - remaining, failed
 
     # ---- the controller's decisions (Kafka's becomeLeaderOrFollower and stopReplicas) -----------------------
 
