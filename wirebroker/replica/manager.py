@@ -385,8 +385,11 @@ class ReplicaManager:
                 partition.check_leader()
                 partition.check_leader_epoch(read.current_leader_epoch)
                 min_one_message = remaining == max_bytes
-                read.data = partition.read(read.fetch_offset, min(read.max_bytes, max(remaining, 0)),
-                                           isolation_level, min_one_message)
+                data = partition.read(read.fetch_offset, min(read.max_bytes, max(remaining, 0)),
+                                      isolation_level, min_one_message)
+                if data.first_entry_incomplete:  # a partial batch would stop a consumer: none at all (KIP-74)
+                    data = FetchDataInfo(data.fetch_offset_metadata, b"")
+                read.data = data
                 if replica_id >= 0:  # a fetch offset the read accepted is the follower's log end offset
                     partition.update_follower_fetch_state(replica_id, read.fetch_offset)
                 partition_log = partition.log  # the log's own properties: one call each, not two
