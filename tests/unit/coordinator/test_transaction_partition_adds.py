@@ -18,7 +18,7 @@ from wirebroker.coordinator.transaction_state import (
     TRANSACTION_VERSION_2,
     TransactionState,
 )
-from wirebroker.protocol.errors import ErrorCode
+from wirebroker.protocol.errors import ConcurrentTransactionsError, ErrorCode
 
 NODE_ID = 1
 HERE = (NODE_ID, "127.0.0.1", 9092)
@@ -83,3 +83,14 @@ def test_without_a_coordinator_it_is_not_available(env):  # noqa: F811
         assert add(adds, "t", 1, 0, [("a", 0)]) == {("a", 0): ErrorCode.COORDINATOR_NOT_AVAILABLE}
     finally:
         adds.shutdown()
+
+
+def test_a_protocol_2_transaction_fenced_before_its_end_gets_version_2_markers(env, manager):  # noqa: F811
+    coordinator, _, _, markers, _ = env
+    pid, epoch = coordinator.init_producer_id("t", TIMEOUT)
+    assert add(manager, "t", pid, epoch, [("a", 0)]) == {}
+    with pytest.raises(ConcurrentTransactionsError):  # a new producer: the open transaction is aborted first
+        coordinator.init_producer_id("t", TIMEOUT)
+    [sent] = markers.deliver_all()
+    assert (sent.committed, sent.producer_epoch, sent.transaction_version) == (False, epoch + 1, TRANSACTION_VERSION_2)
+    assert coordinator.init_producer_id("t", TIMEOUT) == (pid, epoch + 2)
