@@ -86,7 +86,9 @@ def test_alter_share_group_offsets_creates_a_group_that_does_not_exist(broker_fa
         assert altered.error_code == ErrorCode.NONE
         assert [p.error_code for t in altered.responses for p in t.partitions] == [ErrorCode.NONE]
         described = client.request(SHARE_GROUP_DESCRIBE, 1, group_ids=["newcomer"]).groups[0]
-        assert (described.error_code, described.group_state, described.members) == (ErrorCode.NONE, "Empty", [])
+        # as Kafka 4.3.1 describes a group its AlterShareGroupOffsets created
+        assert (described.error_code, described.group_state, described.group_epoch, described.members) == (
+            ErrorCode.NONE, "Empty", 1, [])
         fetched = client.request(SHARE_FETCH, 1, group_id="newcomer", member_id="m", share_session_epoch=0,
                                  max_wait_ms=2000, min_bytes=1, max_bytes=1 << 20, max_records=100, batch_size=100,
                                  topics=_partitions(_topic_id(client, "preset"), 0), forgotten_topics_data=[])

@@ -4,7 +4,7 @@ Behaviour:
 - Starts each named partition of an empty share group at the offset given: its share-partition state is written
   again in `__share_group_state` with that start offset, nothing in flight and the next state epoch, and the next
   ShareFetch starts there.
-- A group id that names no group creates an empty share group (a ShareGroupMetadata record at epoch 0), as Kafka's
+- A group id that names no group creates an empty share group (a ShareGroupMetadata record at epoch 1), as Kafka's
   GroupMetadataManager.alterShareGroupOffsets does, so offsets can be set before the first member joins.
 - Group errors: GROUP_ID_NOT_FOUND (a group of another kind), NON_EMPTY_GROUP (members consume it),
   NOT_COORDINATOR, COORDINATOR_LOAD_IN_PROGRESS. An unknown topic or partition answers UNKNOWN_TOPIC_OR_PARTITION

@@ -82,13 +82,14 @@ class ShareGroupManager:
         return group
 
     def create(self, group_id: str) -> ShareGroup:
-        """The share group, created first if there is none, its ShareGroupMetadata record (epoch 0) written: Kafka's
-        AlterShareGroupOffsets creates the group it names (getOrMaybeCreatePersistedShareGroup), so offsets can be
-        set before any member joins. A group of another kind is GROUP_ID_NOT_FOUND."""
+        """The share group, created first if there is none, its ShareGroupMetadata record written at epoch 1 (what
+        Kafka 4.3.1 describes after creating it): Kafka's AlterShareGroupOffsets creates the group it names
+        (getOrMaybeCreatePersistedShareGroup), so offsets can be set before any member joins. A group of another
+        kind is GROUP_ID_NOT_FOUND."""
         if group_id in self.runtime.groups:
             return self.group(group_id)
         group = ShareGroup(group_id, state_timestamp_ms=self.runtime.now_ms())
-        self.runtime.write(group_id, [group.epoch_record(0)])
+        self.runtime.write_consumer_group(group, [group.epoch_record(1)])
         self.runtime.groups[group_id] = group
         log.info("share group %s is created by an AlterShareGroupOffsets request", group_id)
         return group
