@@ -4,7 +4,8 @@ share-partitions (the leaders of their `__share_group_state` partitions) are dif
 acknowledgement crosses brokers as Read/Write/InitializeShareGroupState requests. Two members share the records,
 each record delivered to one member and acknowledged once; then a broker leading a topic partition and the state of
 another share-partition is killed (-9): the new leaders load what the dead broker led, consumption goes on, and no
-record acknowledged before the kill comes back.
+record acknowledged before the kill comes back. At the end the group's coordinator describes its offsets, gathered
+from the share coordinators: every record done.
 
 The default run shares 600 records; WIREBROKER_RELIABILITY=full shares 6,000, and after the first broker is back
 kills a second one, the share group's coordinator, while the last third is consumed."""
@@ -22,12 +23,15 @@ from tests.integration.cluster_process import ClusterProcess
 from tests.integration.raw_client import RawClient
 from tests.integration.share_consumers import ShareConsumer, run
 from wirebroker.protocol.errors import ErrorCode
+from wirebroker.protocol.messages.describe_share_group_offsets import (
+    DescribeShareGroupOffsetsRequest,
+)
 
 FULL = os.environ.get("WIREBROKER_RELIABILITY") == "full"
 RECORDS = 6000 if FULL else 600
 TOPIC = "work"
 PARTITIONS = 3
-FIND_COORDINATOR, GROUP_KEY, SHARE_KEY = 10, 0, 2
+FIND_COORDINATOR, GROUP_KEY, SHARE_KEY, DESCRIBE_SHARE_GROUP_OFFSETS = 10, 0, 2, 90
 SETTLE_S = 2.0  # after the last record: time for a redelivery, had an acknowledged record come back, to show
 BROKER = {"share.coordinator.state.topic.num.partitions": "6", "offsets.topic.num.partitions": "6"}
 
@@ -112,6 +116,21 @@ def _wait_for_all(cluster: ClusterProcess, consumers: list[ShareConsumer], upto:
     cluster.wait_until(covered, timeout, f"records 0..{upto - 1} acknowledged", interval=0.5)
 
 
+def _offsets(cluster: ClusterProcess, layout: Layout) -> dict[int, tuple[int, int]] | None:
+    """partition -> (start offset, lag) as DescribeShareGroupOffsets answers them at the group's coordinator."""
+    coordinator = layout.group_coordinator()
+    if coordinator not in cluster.alive():
+        return None
+    with RawClient(cluster.broker(coordinator).bootstrap) as client:
+        client.sock.settimeout(60)
+        group = client.request(DESCRIBE_SHARE_GROUP_OFFSETS, 1, groups=[
+            DescribeShareGroupOffsetsRequest.DescribeShareGroupOffsetsRequestGroup(group_id=layout.group,
+                                                                                   topics=None)]).groups[0]
+    if group.error_code != ErrorCode.NONE:
+        return None
+    return {p.partition_index: (p.start_offset, p.lag) for t in group.topics for p in t.partitions}
+
+
 def _kill_and_settle(cluster: ClusterProcess, layout: Layout, victim: int) -> None:
     cluster.kill(victim)
     cluster.wait_until(lambda: layout.settled_without(victim), 60, f"the parts broker {victim} led taken over")
@@ -169,3 +188,7 @@ def test_two_members_share_a_replicated_topic_across_brokers_and_a_broker_kill(t
         again = {value: count for value, count in accepted.items() if count > 1}
         assert not {v for v in again if v in before}, f"records acknowledged before the kill came back: {again}"
         assert not again, f"records acknowledged more than once: {again}"
+        # The group's coordinator gathers its share-partitions' start offsets from their share coordinators
+        # (ReadShareGroupStateSummary): every record is done, nothing lags.
+        described = cluster.wait_until(lambda: _offsets(cluster, layout), 30, "the share group's offsets")
+        assert sum(start for start, _ in described.values()) == RECORDS and {lag for _, lag in described.values()} == {0}
