@@ -95,7 +95,8 @@ class Dispatcher:
         self.broker = broker
         self.channel = channel
         self.table = table or api_table()  # the versions requests may use: the registry's, or an emulated release's
-        self._request_classes = {key: request_class(key) for key in SERVED}
+        # API key -> its request class, at the API's first request: a codec module loads when a client needs it
+        self._request_classes: dict[int, type[Message]] = {}
         self.faults: Any = None  # a FaultInjector (server/faults.py) while a test has fault rules set, else None
         # A RequestMetrics (server/web/request_metrics.py) while the HTTP port is on, else None: one check per answer.
         self.request_metrics: Any = None
@@ -113,8 +114,11 @@ class Dispatcher:
             if header.api_key == API_VERSIONS_KEY:
                 return self._send(request, header, api_versions.unsupported_version_response(self.table), version=0)
             return self._refuse(request, header)
+        request_type = self._request_classes.get(header.api_key)
+        if request_type is None:
+            request_type = self._request_classes[header.api_key] = request_class(header.api_key)
         try:
-            body, _ = self._request_classes[header.api_key].read(request.frame, body_start, header.api_version)
+            body, _ = request_type.read(request.frame, body_start, header.api_version)
         except DecodeError as exc:
             return self._close(request, f"malformed {API_SPECS[header.api_key].name} v{header.api_version} ({exc})")
         if self.faults is not None:
