@@ -94,3 +94,13 @@ def test_a_protocol_2_transaction_fenced_before_its_end_gets_version_2_markers(e
     [sent] = markers.deliver_all()
     assert (sent.committed, sent.producer_epoch, sent.transaction_version) == (False, epoch + 1, TRANSACTION_VERSION_2)
     assert coordinator.init_producer_id("t", TIMEOUT) == (pid, epoch + 2)
+
+
+def test_a_protocol_2_add_is_reloaded_from_the_log(env, manager):  # noqa: F811
+    coordinator, _, _, _, new_coordinator = env
+    pid, epoch = coordinator.init_producer_id("t", TIMEOUT)
+    assert add(manager, "t", pid, epoch, [("a", 0), ("b", 2)]) == {}
+    reloaded = new_coordinator().describe("t")
+    assert (reloaded.state, reloaded.partitions) == (TransactionState.ONGOING, {("a", 0), ("b", 2)})
+    assert (reloaded.producer_id, reloaded.producer_epoch) == (pid, epoch)
+    assert reloaded.client_transaction_version == TRANSACTION_VERSION_2
