@@ -4,7 +4,8 @@ the broker finalizes transaction.version 2 as Kafka 4.3.1 does, so the producer 
 AddPartitionsToTxn or AddOffsetsToTxn (the broker's request metrics count none: EndTxn v5, TxnOffsetCommit v5 and
 Produce v12+ instead); read_committed sees exactly the committed records and the group's offsets are those of the
 committed transaction only. In a three-broker ZooKeeper cluster the leaders of the written partitions are not all
-the transaction coordinator, so their adds travel as AddPartitionsToTxn v5 between brokers."""
+the transaction coordinator, so their adds travel as AddPartitionsToTxn v5 between brokers (seen by hand after: a
+raw Produce v12 to another broker's partition shows in the coordinator's DescribeTransactions)."""
 
 from __future__ import annotations
 
@@ -22,14 +23,17 @@ from tests.integration.test_http_port import get_metrics
 from tests.integration.test_transactions_tv2_adds import group_offsets
 from tests.integration.test_txn_markers import consume_all
 from wirebroker.network.ports import free_port
+from wirebroker.protocol import records
 from wirebroker.protocol.errors import ErrorCode
+from wirebroker.protocol.messages.produce import ProduceRequest
 
 pytestmark = pytest.mark.skipif(shutil.which("javac") is None or shutil.which("mvn") is None,
                                 reason="needs a JDK and Maven")
 
 PROBE_SOURCE = Path(__file__).parent / "java" / "TransactionsProbe.java"
 KAFKA_JARS = "kafka-4.3.1"  # Apache Kafka 4.3.1's classpath, kafka-clients-4.3.1.jar in it
-FIND_COORDINATOR, GROUP_KEY, TRANSACTION_KEY = 10, 0, 1
+PRODUCE, FIND_COORDINATOR, INIT_PRODUCER_ID, DESCRIBE_TRANSACTIONS = 0, 10, 22, 65
+GROUP_KEY, TRANSACTION_KEY = 0, 1
 TOPIC, GROUP, TXN_ID = "tv2-java", "tv2-java-group", "tv2-java-producer"
 
 
@@ -101,3 +105,20 @@ def test_a_java_producer_in_a_cluster_adds_through_the_coordinator_broker(tmp_pa
         leaders = {cluster.leader_of(TOPIC, p) for p in range(3)}
         assert leaders - {transaction_coordinator}, "every partition is led by the transaction coordinator"
         run_probe(cluster.bootstrap, 3, lambda key, key_type: cluster.broker(coordinator(key, key_type)).bootstrap)
+
+        # raw, to see it: a record to a partition another broker leads is in the transaction at the coordinator
+        remote = next(p for p in range(3) if cluster.leader_of(TOPIC, p) != transaction_coordinator)
+        with RawClient(cluster.broker(transaction_coordinator).bootstrap) as at_coordinator, \
+                RawClient(cluster.broker(cluster.leader_of(TOPIC, remote)).bootstrap) as at_leader:
+            init = at_coordinator.request(INIT_PRODUCER_ID, 4, transactional_id=TXN_ID, transaction_timeout_ms=60_000,
+                                          producer_id=-1, producer_epoch=-1)
+            assert init.error_code == ErrorCode.NONE
+            batch = records.build_batch([(0, None, b"raw", ())], producer_id=init.producer_id,
+                                        producer_epoch=init.producer_epoch, base_sequence=0, is_transactional=True)
+            produced = at_leader.request(PRODUCE, 12, transactional_id=TXN_ID, acks=-1, timeout_ms=10_000, topic_data=[
+                ProduceRequest.TopicProduceData(name=TOPIC, partition_data=[
+                    ProduceRequest.PartitionProduceData(index=remote, records=batch)])])
+            assert produced.responses[0].partition_responses[0].error_code == ErrorCode.NONE
+            [state] = at_coordinator.request(DESCRIBE_TRANSACTIONS, 0, transactional_ids=[TXN_ID]).transaction_states
+            assert (state.transaction_state, [(t.topic, t.partitions) for t in state.topics]) == (
+                "Ongoing", [(TOPIC, [remote])])
