@@ -23,14 +23,16 @@ test: install tools
 
 # The heavy scenarios at the issues' full sizes, those still marked `reliability` included: failover (20 leader
 # kills; three brokers and a ZooKeeper), the exactly-once copy (100,000 records, 3 broker and 3 copier kills),
-# compaction (1,000,000 records), share groups (10,000 records; every scenario on Apache Kafka 4.3.1 too) and the
+# compaction (1,000,000 records), share groups (10,000 records; every scenario on Apache Kafka 4.3.1 too; 6,000 across
+# a three-broker cluster, two brokers killed) and the
 # Spark data source (20,000 records per codec, the examples as single commands), the connection flood (4,000).
 # `make test` runs them reduced and leaves the marked ones out.
 reliability: install tools
 	WIREBROKER_RELIABILITY=full $(PYTHON) -m pytest -q -m "" --timeout 3600 tests/integration/test_failover.py \
 	  tests/integration/test_cluster_process.py tests/integration/test_compose.py \
 	  tests/integration/test_transactions_eos.py tests/integration/test_compaction.py \
-	  tests/integration/test_share_groups.py tests/integration/test_spark_datasource.py \
+	  tests/integration/test_share_groups.py tests/integration/test_share_groups_cluster.py \
+	  tests/integration/test_spark_datasource.py \
 	  tests/integration/test_spark_examples.py tests/integration/test_connection_flood.py
 
 # Refresh schemas/ from the Kafka jars pinned in schemas/jars.json (fetched by Maven into .cache/kafka-jars/, sha256
