@@ -11,15 +11,17 @@ Three messages a broker handles on its hot paths:
 Each message is built once with wirebroker's classes and encoded; kafka-python decodes those bytes into its own
 object, and the script checks that kafka-python encodes that object to the very same bytes, so both sides time the
 same work. Then decode (bytes -> object) and encode (object -> bytes) are timed timeit-style on each side: the loop
-count is calibrated to ~0.2 s, the four timings of a message take turns for N rounds, and each keeps its best round.
+count is calibrated to ~0.2 s, the four timings of a message take turns for N rounds, and each reports the median of
+its rounds (the best round is kept beside it).
 Time is the process's CPU time, not wall time, and the garbage collector is off while timing (timeit's default), so
 that other processes on a shared machine disturb the numbers as little as possible; taking turns spreads what
 disturbance is left over both sides alike.
 
 Prints a table of operations per second and the wirebroker/kafka-python ratio, and writes the numbers as JSON to
-bench/results/codec.json (schema: {"python", "kafka_python", "goal_ratio", "load_average_before", "load_average_after",
-"cases": [{"name", "bytes", "wirebroker": {"decode_ops", "encode_ops"}, "kafka_python": {...},
-"ratio": {"decode", "encode"}}]}; the load averages are the 1-minute figures, to judge how quiet the machine was).
+bench/results/codec.json (schema: {"python", "kafka_python", "goal_ratio", "repeat", "load_average_before",
+"load_average_after", "cases": [{"name", "bytes", "wirebroker": {"decode_ops", "encode_ops", "decode_best_ops",
+"encode_best_ops"}, "kafka_python": {...}, "ratio": {"decode", "encode"}}]}: ops are medians, ratios are of the
+medians; the load averages are the 1-minute figures, to judge how quiet the machine was).
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ import argparse
 import json
 import os
 import platform
+import statistics
 import sys
 import time
 import timeit
@@ -106,15 +109,15 @@ CASES = (
 )
 
 
-def best_ops_per_second(operations: dict[str, Callable[[], Any]], repeat: int) -> dict[str, float]:
-    """Operations per second of each operation: the best of `repeat` rounds, the operations taking turns."""
+def ops_per_second(operations: dict[str, Callable[[], Any]], repeat: int) -> dict[str, list[float]]:
+    """Operations per second of each operation in each of `repeat` rounds, the operations taking turns."""
     timers = {name: timeit.Timer(operation, timer=time.process_time) for name, operation in operations.items()}
     numbers = {name: timer.autorange()[0] for name, timer in timers.items()}
-    best = dict.fromkeys(timers, 0.0)
+    rounds: dict[str, list[float]] = {name: [] for name in timers}
     for _ in range(repeat):
         for name, timer in timers.items():
-            best[name] = max(best[name], numbers[name] / timer.timeit(numbers[name]))
-    return best
+            rounds[name].append(numbers[name] / timer.timeit(numbers[name]))
+    return rounds
 
 
 def measure(case: Case, repeat: int) -> dict[str, Any]:
@@ -125,14 +128,15 @@ def measure(case: Case, repeat: int) -> dict[str, Any]:
     if kp_message.encode(version=case.version) != wire:
         raise SystemExit(f"{case.name}: kafka-python encodes the message differently; the timings would not compare")
     version, wb_cls, kp_cls = case.version, case.wb_cls, case.kp_cls
-    rates = best_ops_per_second({
+    rounds = ops_per_second({
         "wb_decode": lambda: wb_cls.decode(wire, version),
         "kp_decode": lambda: kp_cls.decode(wire, version=version),
         "wb_encode": lambda: wb_message.encode(version),
         "kp_encode": lambda: kp_message.encode(version=version),
     }, repeat)
-    wb = {f"{op}_ops": rates[f"wb_{op}"] for op in ("decode", "encode")}
-    kp = {f"{op}_ops": rates[f"kp_{op}"] for op in ("decode", "encode")}
+    wb, kp = ({**{f"{op}_ops": statistics.median(rounds[f"{side}_{op}"]) for op in ("decode", "encode")},
+               **{f"{op}_best_ops": max(rounds[f"{side}_{op}"]) for op in ("decode", "encode")}}
+              for side in ("wb", "kp"))
     ratio = {op: wb[f"{op}_ops"] / kp[f"{op}_ops"] for op in ("decode", "encode")}
     return {"name": case.name, "bytes": len(wire), "wirebroker": wb, "kafka_python": kp, "ratio": ratio}
 
@@ -150,7 +154,7 @@ def print_table(results: list[dict[str, Any]]) -> None:
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--repeat", type=int, default=5, help="timed rounds; each timing keeps its best")
+    parser.add_argument("--repeat", type=int, default=5, help="timed rounds; each timing reports their median")
     parser.add_argument("--output", type=Path, default=DEFAULT_OUTPUT, help="where to write the JSON results")
     args = parser.parse_args(argv)
     load_before = os.getloadavg()[0]
@@ -160,7 +164,7 @@ def main(argv: list[str] | None = None) -> None:
     print(f"\n1-minute load average: {load_before:.2f} before, {load_after:.2f} after (2 cores here)")
     args.output.parent.mkdir(parents=True, exist_ok=True)
     report = {"python": platform.python_version(), "kafka_python": kafka.__version__, "goal_ratio": GOAL_RATIO,
-              "load_average_before": load_before, "load_average_after": load_after, "cases": results}
+              "repeat": args.repeat, "load_average_before": load_before, "load_average_after": load_after, "cases": results}
     args.output.write_text(json.dumps(report, indent=2) + "\n")
     print(f"\nwritten to {args.output}")
 

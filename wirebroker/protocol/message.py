@@ -12,6 +12,7 @@ from typing import Any, Callable, ClassVar, TypeVar
 from wirebroker.protocol.primitives import DecodeError, Output
 
 M = TypeVar("M", bound="Message")
+S = TypeVar("S", bound="Struct")
 
 
 class _Unset:
@@ -31,15 +32,46 @@ class Struct:
     handler and encoder reads these attributes on its hot path."""
 
     __slots__ = ()
+    _VALUE_TYPE: ClassVar[type[Struct]]  # the generated class whose values these are (a shared default's parent)
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if "_VALUE_TYPE" not in cls.__dict__:
+            cls._VALUE_TYPE = cls
 
     def __eq__(self, other: object) -> bool:
-        return type(other) is type(self) and all(getattr(self, s) == getattr(other, s) for s in self.__slots__)
+        kind = self._VALUE_TYPE
+        return getattr(other, "_VALUE_TYPE", None) is kind and all(
+            getattr(self, s) == getattr(other, s) for s in kind.__slots__)
 
     __hash__ = None  # type: ignore[assignment]  # mutable, like Kafka's generated data classes
 
     def __repr__(self) -> str:
-        fields = ", ".join(f"{s}={getattr(self, s)!r}" for s in self.__slots__ if s != "unknown_tagged_fields")
-        return f"{type(self).__qualname__}({fields})"
+        kind = self._VALUE_TYPE
+        fields = ", ".join(f"{s}={getattr(self, s)!r}" for s in kind.__slots__ if s != "unknown_tagged_fields")
+        return f"{kind.__qualname__}({fields})"
+
+
+class _SharedDefault:
+    """Makes a struct read-only: see `shared_default`."""
+
+    __slots__ = ()
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise AttributeError(f"{type(self).__qualname__} is a shared default value: assign a new struct to the "
+                             f"field instead of changing this one")
+
+
+def shared_default(cls: type[S]) -> S:
+    """The one read-only instance of `cls` with every field at its default, which the fields whose default it is
+    share (Fetch's DivergingEpoch, CurrentLeader, SnapshotId ... in every partition that does not carry them), so
+    that neither decoding nor constructing builds a fresh struct per element. It compares equal to `cls()`; setting
+    one of its fields raises AttributeError."""
+    frozen = type(cls.__name__, (_SharedDefault, cls), {"__slots__": (), "__qualname__": cls.__qualname__,
+                                                         "_VALUE_TYPE": cls})
+    value = cls()
+    object.__setattr__(value, "__class__", frozen)
+    return value
 
 
 class UnsupportedVersion(ValueError):
@@ -66,7 +98,8 @@ class Message(Struct):
     @classmethod
     def read(cls: type[M], buf: memoryview, pos: int, version: int) -> tuple[M, int]:
         """Decode from `buf` at `pos`; any malformed input raises DecodeError, never anything else."""
-        cls.check_version(version)
+        if not cls.MIN_VERSION <= version <= cls.MAX_VERSION:  # the check inlined: this is the broker's hot path
+            cls.check_version(version)
         try:
             return cls._READERS[version](buf, pos)  # type: ignore[misc]
         except DecodeError:

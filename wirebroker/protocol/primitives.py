@@ -66,10 +66,18 @@ class Output(bytearray):
 
 
 def read_uvarint_tail(buf: Any, pos: int, first: int) -> tuple[int, int]:
-    """Finish an unsigned varint whose first byte (with the continuation bit set) was already read."""
-    value = first & 0x7F
-    shift = 7
-    for _ in range(_MAX_VARINT_BYTES - 1):
+    """Finish an unsigned varint whose first byte (with the continuation bit set) was already read. The second and
+    third bytes are read without the loop: every length up to 2 MiB (a record batch's, say) ends there."""
+    second = buf[pos]
+    if second < 0x80:
+        return (first & 0x7F) | second << 7, pos + 1
+    third = buf[pos + 1]
+    if third < 0x80:
+        return (first & 0x7F) | (second & 0x7F) << 7 | third << 14, pos + 2
+    value = (first & 0x7F) | (second & 0x7F) << 7 | (third & 0x7F) << 14
+    pos += 2
+    shift = 21
+    for _ in range(_MAX_VARINT_BYTES - 3):
         byte = buf[pos]
         pos += 1
         value |= (byte & 0x7F) << shift

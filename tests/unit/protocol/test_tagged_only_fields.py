@@ -10,7 +10,9 @@ import struct
 import pytest
 
 from wirebroker.protocol.codegen.schema import Versions, field_versions
-from wirebroker.protocol.messages.streams_group_metadata_value import StreamsGroupMetadataValue
+from wirebroker.protocol.messages.streams_group_metadata_value import (
+    StreamsGroupMetadataValue,
+)
 from wirebroker.protocol.messages.transaction_log_value import TransactionLogValue
 
 

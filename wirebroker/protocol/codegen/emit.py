@@ -5,13 +5,17 @@ For each message and version the emitter writes a reader `_r_<Message>_<n>(b, p)
 written inline, inside the loop over their array or where their field is, so that an element costs no call; only
 the rare path of a struct that carries tagged fields on the wire is a function of its own (`_t_<Struct>_<n>(b, p,
 o) -> p`). Runs of fixed-width fields become a single `struct` call. A struct-valued default that a version does
-not read (a field absent from it, a tagged field not sent) is built inline from constants, not by calling the
-class (whose __init__ checks every argument). Every length and count read from the wire is checked against the
-bytes left (`bl`, the buffer's length) before anything is allocated from it.
+not read (a field absent from it, a tagged field not sent) is the struct's shared read-only default
+(message.shared_default) when it holds only numbers and strings, so that no element builds one. A compact length
+or count of one byte (nearly all) is read without the varint path. Every count read from the wire is checked against
+the bytes left (`bl`, the buffer's length) before anything is allocated from it; a string or bytes length needs no
+check where it is read (its slice stops at the end of the buffer and allocates no more), only once at the end of the
+message, except inside a tagged field.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from dataclasses import field as dc_field
 
@@ -59,6 +63,12 @@ class ModuleState:
     definitions: list[str] = dc_field(default_factory=list)
     counters: dict[str, int] = dc_field(default_factory=dict)  # function prefix -> functions written so far
     arrays: set[str] = dc_field(default_factory=set)  # struct codes of fixed-width arrays (one table each)
+
+    def unpack_table(self, code: str) -> str:
+        """The name of a table of unpack_from functions for arrays of `code`, indexed by count + 1 (a compact
+        array's first byte): entry h reads h - 1 elements."""
+        self.arrays.add(code)
+        return f"_UNPACK_{code}"
 
     def array_table(self, code: str) -> str:
         """The name of a table of structs for arrays of `code` with 0..ARRAY_TABLE_SIZE-1 elements."""
@@ -115,8 +125,12 @@ def class_path(message: Message, struct: Struct) -> str:
 class StructCodec:
     """Writes the reader and writer of one struct at one version, and those of its nested structs inline."""
 
-    def __init__(self, module: ModuleState, message: Message, struct: Struct, version: int) -> None:
+    def __init__(self, module: ModuleState, message: Message, struct: Struct, version: int,
+                 bounded: bool = False) -> None:
         self.module = module
+        # bounded: every string or bytes length checked where it is read (a tagged field's value, whose reader
+        # moves on to the field's end whatever it read); elsewhere one check at the end of the message suffices
+        self.bounded = bounded
         self.message = message
         self.struct = struct
         self.version = version
@@ -138,12 +152,17 @@ class StructCodec:
         return self.version in f.nullable_versions
 
     def child(self, struct: Struct) -> StructCodec:
-        return StructCodec(self.module, self.message, struct, self.version)
+        return StructCodec(self.module, self.message, struct, self.version, self.bounded)
 
     # ---- readers -------------------------------------------------------------------------------------------
 
     def reader_body(self) -> list[str]:
-        return ["bl = len(b)", *self.read_struct_into("o", Temps()), "return o, p"]
+        """A string or bytes value whose length runs past the end is cut short by its slice and leaves `p` past the
+        end, where every later read fails; the last one is caught here."""
+        return ["bl = len(b)", *self.read_struct_into("o", Temps()),
+                "if p > bl:",
+                f"    raise DecodeError('{self.struct.name}: a length runs past the end')",
+                "return o, p"]
 
     def read_struct_into(self, o: str, temps: Temps) -> list[str]:
         """Lines that read this struct at `p` into a new object named `o`, leaving `p` after it."""
@@ -165,7 +184,7 @@ class StructCodec:
                 lines += self.read_value(group, f"{o}.{group.attr}", temps, prefix=prefix)
                 prefix = None
         for f in self.absent + self.tagged:
-            lines += self.default_into(f, f"{o}.{f.attr}", temps)
+            lines.append(f"{o}.{f.attr} = {default_expr(self.message, f)}")
         if not self.flexible:
             return lines + [f"{o}.unknown_tagged_fields = None"]
         stem = class_path(self.message, self.struct).lstrip("_")
@@ -175,16 +194,6 @@ class StructCodec:
                         "    p += 1",
                         "else:",
                         f"    p = {tags}(b, p, {o})"]
-
-    def default_into(self, f: Field, target: str, temps: Temps) -> list[str]:
-        """Lines that set `target` to the field's default; a struct default field by field, without __init__."""
-        if not (f.is_struct and not f.is_array and f.default != "null"):
-            return [f"{target} = {default_expr(self.message, f)}"]
-        item = temps("d")
-        lines = [f"{item} = _new({class_path(self.message, f.struct)})"]
-        for sub in f.struct.fields:
-            lines += self.default_into(sub, f"{item}.{sub.attr}", temps)
-        return [*lines, f"{item}.unknown_tagged_fields = None", f"{target} = {item}"]
 
     def length_code(self, group: list[Field] | Field) -> tuple[str, int] | None:
         """The struct code and size of the length or count that starts this field, if it has one: compact lengths
@@ -224,29 +233,53 @@ class StructCodec:
         n = temps("n")
         q = temps("q")
         if kind == "string":
-            size_type, value = "int16", f"str(b[p:{q}], 'utf-8')"
+            size_type, value = "int16", "str(b[{start}:{end}], 'utf-8')"
         elif kind == "records" or f.zero_copy:
-            size_type, value = "int32", f"b[p:{q}]"
+            size_type, value = "int32", "b[{start}:{end}]"
         else:
-            size_type, value = "int32", f"bytes(b[p:{q}])"
-        lines = self.read_length(f, n, size_type, prefix)
-        if element:
-            lines += [f"if {n} < 0:", f"    raise DecodeError('{self.struct.name}.{f.name}: null element')", "else:"]
-        else:
-            lines += self.null_branch(f, target, n)
-        lines += _indent([
-            f"{q} = p + {n}",
-            f"if {q} > bl:",
-            f"    raise DecodeError('{self.struct.name}.{f.name}: length ' + str({n}) + ' past the end')",
-            f"{target} = {value}",
-            f"p = {q}",
-        ])
-        return lines
+            size_type, value = "int32", "bytes(b[{start}:{end}])"
+
+        def general(prefix: str | None) -> list[str]:
+            lines = self.read_length(f, n, size_type, prefix)
+            if element:
+                lines += [f"if {n} < 0:", f"    raise DecodeError('{self.struct.name}.{f.name}: null element')",
+                          "else:"]
+            else:
+                lines += self.null_branch(f, target, n)
+            check = [f"if {q} > bl:",
+                     f"    raise DecodeError('{self.struct.name}.{f.name}: length ' + str({n}) + ' past the end')"]
+            return lines + _indent([f"{q} = p + {n}", *(check if self.bounded else []),
+                                    f"{target} = {value.format(start='p', end=q)}", f"p = {q}"])
+
+        def fast(h: str, start: str) -> list[str]:
+            end = f"p + {h} - 1" if start == "p" else f"p + {h}"
+            return [f"{q} = {end}", f"{target} = {value.format(start=start, end=q)}", f"p = {q}"]
+
+        if not self._compact(f) or self.bounded or kind == "records":  # a record batch is rarely under 127 bytes
+            return general(prefix)
+        return self.compact_fast_path(f, target, temps, prefix, fast, general, 128, not element)
+
+    def compact_fast_path(self, f: Field, target: str, temps: Temps, prefix: str | None,
+                          fast: Callable[[str, str], list[str]] | None, general: Callable[[str], list[str]],
+                          limit: int, may_be_null: bool) -> list[str]:
+        """A compact length or count is N+1 as an unsigned varint, nearly always one byte: `fast(h, start)` reads
+        a value whose first byte `h` is 1 to limit-1 (the value starting at `start`), a null (h == 0) of a nullable
+        field is set inline, and `general(h)` reads any other (a null where not nullable, a longer varint, a long
+        array) with `p` past that byte. `prefix`: the byte, read by the fixed-width run before, `p` already past."""
+        h = prefix or temps("h")
+        skip = [] if prefix else ["p += 1"]
+        branches = []
+        if fast is not None:
+            branches.append((f"0 < {h} < {limit}", fast(h, "p" if prefix else "p + 1")))
+        if may_be_null and self._nullable(f):
+            branches.append((f"{h} == 0", [f"{target} = None", *skip]))
+        lines = [] if prefix else [f"{h} = b[p]"]
+        for i, (condition, body) in enumerate(branches):
+            lines += [f"{'elif' if i else 'if'} {condition}:", *_indent(body)]
+        return [*lines, "else:", *_indent([*skip, *general(h)])]
 
     def read_array(self, f: Field, target: str, temps: Temps, prefix: str | None = None) -> list[str]:
         n = temps("n")
-        lines = self.read_length(f, n, "int32", prefix)
-        lines += self.null_branch(f, target, n)
         past_end = [
             f"if {n} > bl - p:",
             f"    raise DecodeError('{self.struct.name}.{f.name}: count ' + str({n}) + ' past the end')",
@@ -256,10 +289,23 @@ class StructCodec:
             # A short array needs no count check: unpack_from refuses a buffer too short for the prebuilt struct.
             code, size = _FIXED[element]
             table = self.module.array_table(code)
-            lines[-1] = f"elif {n} < {ARRAY_TABLE_SIZE}:"
-            lines += [f"    {target} = list({table}[{n}].unpack_from(b, p))", f"    p += {size} * {n}", "else:"]
-            return lines + _indent([*past_end, f"{target} = list(_struct.Struct('>' + str({n}) + '{code}')"
-                                               f".unpack_from(b, p))", f"p += {size} * {n}"])
+
+            def general(prefix: str | None) -> list[str]:
+                lines = self.read_length(f, n, "int32", prefix)
+                lines += self.null_branch(f, target, n)
+                lines[-1] = f"elif {n} < {ARRAY_TABLE_SIZE}:"
+                lines += [f"    {target} = [*{table}[{n}].unpack_from(b, p)]", f"    p += {size} * {n}", "else:"]
+                long = f"{target} = [*_struct.Struct('>' + str({n}) + '{code}').unpack_from(b, p)]"
+                return lines + _indent([*past_end, long, f"p += {size} * {n}"])
+
+            def fast(h: str, start: str) -> list[str]:  # the table of unpackers is indexed by the count + 1
+                back = size if start == "p" else size - 1
+                return [f"{target} = [*{self.module.unpack_table(code)}[{h}](b, {start})]",
+                        f"p += {size} * {h} - {back}" if back else f"p += {size} * {h}"]
+
+            if not self._compact(f) or self.bounded:
+                return general(prefix)
+            return self.compact_fast_path(f, target, temps, prefix, fast, general, ARRAY_TABLE_SIZE + 1, True)
         items = temps("xs")
         item = temps("e")
         body = [*past_end, f"{items} = []", f"for _ in range({n}):"]
@@ -268,7 +314,13 @@ class StructCodec:
         else:
             body += _indent(self.read_value(f, item, temps, element=True))
         body += [f"    {items}.append({item})", f"{target} = {items}"]
-        return lines + _indent(body)
+
+        def general_elements(prefix: str | None) -> list[str]:
+            return [*self.read_length(f, n, "int32", prefix), *self.null_branch(f, target, n), *_indent(body)]
+
+        if self._compact(f) and self._nullable(f) and not self.bounded:  # a null array: one test
+            return self.compact_fast_path(f, target, temps, prefix, None, general_elements, 0, True)
+        return general_elements(prefix)
 
     def read_struct(self, f: Field, target: str, temps: Temps) -> list[str]:
         item = temps("s")
@@ -281,6 +333,7 @@ class StructCodec:
     def read_tagged_section(self) -> list[str]:
         """The body of `_t_<Struct>(b, p, o) -> p`: the tagged fields sent, known ones into `o`, the rest kept."""
         temps = Temps()
+        bounded = StructCodec(self.module, self.message, self.struct, self.version, bounded=True)
         lines = [
             "bl = len(b)",
             "nt = b[p]",
@@ -300,7 +353,7 @@ class StructCodec:
         branch = "if"
         for f in self.tagged:
             lines.append(f"    {branch} tag == {f.tag}:")
-            lines += _indent(self.read_value(f, f"o.{f.attr}", temps), 2)
+            lines += _indent(bounded.read_value(f, f"o.{f.attr}", temps), 2)
             branch = "elif"
         unknown = ["if unknown is None:", "    unknown = []", "unknown.append((tag, bytes(b[p:end])))"]
         if self.tagged:
@@ -434,13 +487,29 @@ def _range(f: Field) -> str:
     return f"{f.versions.low}+" if high >= 1 << 15 else f"{f.versions.low}-{high}"
 
 
+def shared_default_name(message: Message, struct: Struct) -> str:
+    """The module-level name of a struct's shared read-only default (message.shared_default)."""
+    return "_DEFAULT_" + class_path(message, struct).removeprefix("_")
+
+
+def has_shared_default(f: Field) -> bool:
+    """A struct field (not an array) whose default is the struct with its fields' defaults, not null, and whose
+    fields are all numbers, strings or bytes: a default that a read-only struct can share (no list or struct
+    inside that could be changed in place)."""
+    return (f.is_struct and not f.is_array and f.default != "null"
+            and not any(sub.is_struct or sub.is_array for sub in f.struct.fields))
+
+
 def default_expr(message: Message, f: Field) -> str:
-    """A Python expression for the field's default, a fresh object each time for lists and structs."""
+    """A Python expression for the field's default: a fresh list or struct each time, or a struct's shared
+    read-only default (has_shared_default)."""
     default = f.default
     if f.is_array:
         return "None" if default == "null" else "[]"
     if f.is_struct:
-        return "None" if default == "null" else f"{class_path(message, f.struct)}()"
+        if default == "null":
+            return "None"
+        return shared_default_name(message, f.struct) if has_shared_default(f) else f"{class_path(message, f.struct)}()"
     kind = f.type
     if kind in ("int8", "int16", "uint16", "int32", "uint32", "int64"):
         return str(int(default, 0)) if default else "0"
@@ -462,12 +531,13 @@ def non_default_test(message: Message, f: Field, value: str, version: int) -> st
     expr = default_expr(message, f)
     if expr == "None":
         return f"{value} is not None"
-    if f.is_struct and not f.is_array:  # field by field: no default struct built, no generic __eq__
+    if f.is_struct and not f.is_array:  # the shared default at once, then field by field (no generic __eq__)
         present = [sub for sub in f.struct.fields if version in sub.versions]
         tests = [f"({non_default_test(message, sub, value + '.' + sub.attr, version)})" for sub in present]
         if version in f.nullable_versions:
             tests.insert(0, f"{value} is None")
-        return " or ".join([*tests, f"{value}.unknown_tagged_fields"])
+        differs = " or ".join([*tests, f"{value}.unknown_tagged_fields"])
+        return f"{value} is not {expr} and ({differs})" if has_shared_default(f) else differs
     if expr in ("[]", "b''", "''"):
         return f"{value}"
     if version in f.nullable_versions and (f.is_array or f.type in ("string", "bytes")):

@@ -7,6 +7,8 @@ from wirebroker.protocol.codegen.emit import (
     ModuleState,
     class_path,
     default_expr,
+    has_shared_default,
+    shared_default_name,
 )
 from wirebroker.protocol.codegen.schema import Field, Message, Struct, snake_case
 
@@ -17,6 +19,7 @@ _IMPORTS = '''from __future__ import annotations
 import struct as _struct
 
 from wirebroker.protocol.message import UNSET, Message, Struct
+from wirebroker.protocol.message import shared_default as _shared_default
 from wirebroker.protocol.primitives import (
     UUID_ZERO,
     DecodeError,
@@ -73,11 +76,12 @@ def _hint(message: Message, f: Field) -> str:
 
 def _init(message: Message, struct: Struct) -> list[str]:
     """__init__: keyword defaults as the schema says. For a field nullable in some version, None is null and an
-    omitted argument is the default; elsewhere None also means the default. Lists and structs are fresh each time."""
+    omitted argument is the default; elsewhere None also means the default. Lists are fresh each time; a struct's
+    default is its shared read-only one."""
     params, body = [], []
     for f in struct.fields:
         default = default_expr(message, f)
-        fresh = default == "[]" or default.endswith("()")
+        fresh = default == "[]" or default.endswith("()") or has_shared_default(f)  # (not a parameter default)
         nullable = bool(f.nullable_versions)
         if fresh and nullable:
             params.append(f"{f.attr}: {_hint(message, f)} = UNSET")
@@ -124,6 +128,10 @@ def render_message(message: Message, state: ModuleState) -> tuple[list[str], lis
     classes.append("")
     for s in message.structs.values():
         classes.append(f"{class_path(message, s)} = {message.name}.{s.name}")
+    shared = {f.struct.name: f.struct for s in [message.struct, *message.structs.values()] for f in s.fields
+              if has_shared_default(f)}
+    for s in shared.values():
+        classes.append(f"{shared_default_name(message, s)} = _shared_default({class_path(message, s)})")
     readers, writers = [], []
     for version in range(message.valid_versions.high + 1):
         if version < message.valid_versions.low:
@@ -150,8 +158,9 @@ def render_module(messages: list[Message]) -> str:
         tables += t
     sources = " and ".join(f"schemas/{m.source}" for m in messages)
     formats = [f"{name} = _struct.Struct({fmt!r})" for fmt, name in state.formats.items()]
-    formats += [f"_ARRAY_{code} = tuple(_struct.Struct('>' + str(n) + {code!r}) for n in range({ARRAY_TABLE_SIZE}))"
-                for code in sorted(state.arrays)]
+    for code in sorted(state.arrays):
+        formats += [f"_ARRAY_{code} = tuple(_struct.Struct('>' + str(n) + {code!r}) for n in range({ARRAY_TABLE_SIZE}))",
+                    f"_UNPACK_{code} = (None, *(s.unpack_from for s in _ARRAY_{code}))"]
     text = [HEADER.format(sources=sources), f'"""{", ".join(m.name for m in messages)}."""', "",
             _IMPORTS.replace("from __future__ import annotations\n", "from __future__ import annotations\n\nfrom typing import Any\n"),
             *formats, *classes, "", ""]

@@ -9,6 +9,7 @@ from typing import Any
 import struct as _struct
 
 from wirebroker.protocol.message import UNSET, Message, Struct
+from wirebroker.protocol.message import shared_default as _shared_default
 from wirebroker.protocol.primitives import (
     UUID_ZERO,
     DecodeError,
@@ -78,8 +79,6 @@ def _r_AddOffsetsToTxnRequest_0(b, p):
         raise DecodeError('AddOffsetsToTxnRequest.TransactionalId: null where not nullable')
     else:
         q2 = p + n1
-        if q2 > bl:
-            raise DecodeError('AddOffsetsToTxnRequest.TransactionalId: length ' + str(n1) + ' past the end')
         o.transactional_id = str(b[p:q2], 'utf-8')
         p = q2
     o.producer_id, o.producer_epoch, h3, = _S1.unpack_from(b, p)
@@ -89,11 +88,11 @@ def _r_AddOffsetsToTxnRequest_0(b, p):
         raise DecodeError('AddOffsetsToTxnRequest.GroupId: null where not nullable')
     else:
         q5 = p + n4
-        if q5 > bl:
-            raise DecodeError('AddOffsetsToTxnRequest.GroupId: length ' + str(n4) + ' past the end')
         o.group_id = str(b[p:q5], 'utf-8')
         p = q5
     o.unknown_tagged_fields = None
+    if p > bl:
+        raise DecodeError('AddOffsetsToTxnRequest: a length runs past the end')
     return o, p
 
 
@@ -135,38 +134,47 @@ def _t_AddOffsetsToTxnRequest_0(b, p, o):
 def _r_AddOffsetsToTxnRequest_1(b, p):
     bl = len(b)
     o = _new(AddOffsetsToTxnRequest)
-    n1 = b[p] - 1
-    p += 1
-    if n1 > 126:
-        n1, p = _uvt(b, p, n1 + 1)
-        n1 -= 1
-    if n1 < 0:
-        raise DecodeError('AddOffsetsToTxnRequest.TransactionalId: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > bl:
-            raise DecodeError('AddOffsetsToTxnRequest.TransactionalId: length ' + str(n1) + ' past the end')
-        o.transactional_id = str(b[p:q2], 'utf-8')
+    h3 = b[p]
+    if 0 < h3 < 128:
+        q2 = p + h3
+        o.transactional_id = str(b[p + 1:q2], 'utf-8')
         p = q2
-    o.producer_id, o.producer_epoch, h3, = _S3.unpack_from(b, p)
-    p += 11
-    n4 = h3 - 1
-    if n4 > 126:
-        n4, p = _uvt(b, p, n4 + 1)
-        n4 -= 1
-    if n4 < 0:
-        raise DecodeError('AddOffsetsToTxnRequest.GroupId: null where not nullable')
     else:
-        q5 = p + n4
-        if q5 > bl:
-            raise DecodeError('AddOffsetsToTxnRequest.GroupId: length ' + str(n4) + ' past the end')
-        o.group_id = str(b[p:q5], 'utf-8')
-        p = q5
+        p += 1
+        n1 = h3 - 1
+        if n1 > 126:
+            n1, p = _uvt(b, p, n1 + 1)
+            n1 -= 1
+        if n1 < 0:
+            raise DecodeError('AddOffsetsToTxnRequest.TransactionalId: null where not nullable')
+        else:
+            q2 = p + n1
+            o.transactional_id = str(b[p:q2], 'utf-8')
+            p = q2
+    o.producer_id, o.producer_epoch, h4, = _S3.unpack_from(b, p)
+    p += 11
+    if 0 < h4 < 128:
+        q6 = p + h4 - 1
+        o.group_id = str(b[p:q6], 'utf-8')
+        p = q6
+    else:
+        n5 = h4 - 1
+        if n5 > 126:
+            n5, p = _uvt(b, p, n5 + 1)
+            n5 -= 1
+        if n5 < 0:
+            raise DecodeError('AddOffsetsToTxnRequest.GroupId: null where not nullable')
+        else:
+            q6 = p + n5
+            o.group_id = str(b[p:q6], 'utf-8')
+            p = q6
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         p += 1
     else:
         p = _t_AddOffsetsToTxnRequest_0(b, p, o)
+    if p > bl:
+        raise DecodeError('AddOffsetsToTxnRequest: a length runs past the end')
     return o, p
 
 
@@ -200,6 +208,8 @@ def _r_AddOffsetsToTxnResponse_0(b, p):
     o.throttle_time_ms, o.error_code, = _S4.unpack_from(b, p)
     p += 6
     o.unknown_tagged_fields = None
+    if p > bl:
+        raise DecodeError('AddOffsetsToTxnResponse: a length runs past the end')
     return o, p
 
 
@@ -240,6 +250,8 @@ def _r_AddOffsetsToTxnResponse_1(b, p):
         p += 1
     else:
         p = _t_AddOffsetsToTxnResponse_0(b, p, o)
+    if p > bl:
+        raise DecodeError('AddOffsetsToTxnResponse: a length runs past the end')
     return o, p
 
 

@@ -9,6 +9,7 @@ from typing import Any
 import struct as _struct
 
 from wirebroker.protocol.message import UNSET, Message, Struct
+from wirebroker.protocol.message import shared_default as _shared_default
 from wirebroker.protocol.primitives import (
     UUID_ZERO,
     DecodeError,
@@ -40,6 +41,7 @@ _S8 = _struct.Struct('>ih')
 _S9 = _struct.Struct('>iB')
 _S10 = _struct.Struct('>ihB')
 _ARRAY_i = tuple(_struct.Struct('>' + str(n) + 'i') for n in range(64))
+_UNPACK_i = (None, *(s.unpack_from for s in _ARRAY_i))
 
 
 class AddPartitionsToTxnRequest(Message):
@@ -146,8 +148,6 @@ def _r_AddPartitionsToTxnRequest_0(b, p):
         raise DecodeError('AddPartitionsToTxnRequest.V3AndBelowTransactionalId: null where not nullable')
     else:
         q2 = p + n1
-        if q2 > bl:
-            raise DecodeError('AddPartitionsToTxnRequest.V3AndBelowTransactionalId: length ' + str(n1) + ' past the end')
         o.v3_and_below_transactional_id = str(b[p:q2], 'utf-8')
         p = q2
     o.v3_and_below_producer_id, o.v3_and_below_producer_epoch, h3, = _S1.unpack_from(b, p)
@@ -167,8 +167,6 @@ def _r_AddPartitionsToTxnRequest_0(b, p):
                 raise DecodeError('AddPartitionsToTxnTopic.Name: null where not nullable')
             else:
                 q8 = p + n7
-                if q8 > bl:
-                    raise DecodeError('AddPartitionsToTxnTopic.Name: length ' + str(n7) + ' past the end')
                 e6.name = str(b[p:q8], 'utf-8')
                 p = q8
             n9, = _S2.unpack_from(b, p)
@@ -176,18 +174,20 @@ def _r_AddPartitionsToTxnRequest_0(b, p):
             if n9 < 0:
                 raise DecodeError('AddPartitionsToTxnTopic.Partitions: null where not nullable')
             elif n9 < 64:
-                e6.partitions = list(_ARRAY_i[n9].unpack_from(b, p))
+                e6.partitions = [*_ARRAY_i[n9].unpack_from(b, p)]
                 p += 4 * n9
             else:
                 if n9 > bl - p:
                     raise DecodeError('AddPartitionsToTxnTopic.Partitions: count ' + str(n9) + ' past the end')
-                e6.partitions = list(_struct.Struct('>' + str(n9) + 'i').unpack_from(b, p))
+                e6.partitions = [*_struct.Struct('>' + str(n9) + 'i').unpack_from(b, p)]
                 p += 4 * n9
             e6.unknown_tagged_fields = None
             xs5.append(e6)
         o.v3_and_below_topics = xs5
     o.transactions = []
     o.unknown_tagged_fields = None
+    if p > bl:
+        raise DecodeError('AddPartitionsToTxnRequest: a length runs past the end')
     return o, p
 
 
@@ -263,74 +263,89 @@ def _t_AddPartitionsToTxnRequest_0(b, p, o):
 def _r_AddPartitionsToTxnRequest_1(b, p):
     bl = len(b)
     o = _new(AddPartitionsToTxnRequest)
-    n1 = b[p] - 1
-    p += 1
-    if n1 > 126:
-        n1, p = _uvt(b, p, n1 + 1)
-        n1 -= 1
-    if n1 < 0:
-        raise DecodeError('AddPartitionsToTxnRequest.V3AndBelowTransactionalId: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > bl:
-            raise DecodeError('AddPartitionsToTxnRequest.V3AndBelowTransactionalId: length ' + str(n1) + ' past the end')
-        o.v3_and_below_transactional_id = str(b[p:q2], 'utf-8')
+    h3 = b[p]
+    if 0 < h3 < 128:
+        q2 = p + h3
+        o.v3_and_below_transactional_id = str(b[p + 1:q2], 'utf-8')
         p = q2
-    o.v3_and_below_producer_id, o.v3_and_below_producer_epoch, h3, = _S4.unpack_from(b, p)
+    else:
+        p += 1
+        n1 = h3 - 1
+        if n1 > 126:
+            n1, p = _uvt(b, p, n1 + 1)
+            n1 -= 1
+        if n1 < 0:
+            raise DecodeError('AddPartitionsToTxnRequest.V3AndBelowTransactionalId: null where not nullable')
+        else:
+            q2 = p + n1
+            o.v3_and_below_transactional_id = str(b[p:q2], 'utf-8')
+            p = q2
+    o.v3_and_below_producer_id, o.v3_and_below_producer_epoch, h4, = _S4.unpack_from(b, p)
     p += 11
-    n4 = h3 - 1
-    if n4 > 126:
-        n4, p = _uvt(b, p, n4 + 1)
-        n4 -= 1
-    if n4 < 0:
+    n5 = h4 - 1
+    if n5 > 126:
+        n5, p = _uvt(b, p, n5 + 1)
+        n5 -= 1
+    if n5 < 0:
         raise DecodeError('AddPartitionsToTxnRequest.V3AndBelowTopics: null where not nullable')
     else:
-        if n4 > bl - p:
-            raise DecodeError('AddPartitionsToTxnRequest.V3AndBelowTopics: count ' + str(n4) + ' past the end')
-        xs5 = []
-        for _ in range(n4):
-            e6 = _new(_AddPartitionsToTxnRequest_AddPartitionsToTxnTopic)
-            n7 = b[p] - 1
-            p += 1
-            if n7 > 126:
-                n7, p = _uvt(b, p, n7 + 1)
-                n7 -= 1
-            if n7 < 0:
-                raise DecodeError('AddPartitionsToTxnTopic.Name: null where not nullable')
+        if n5 > bl - p:
+            raise DecodeError('AddPartitionsToTxnRequest.V3AndBelowTopics: count ' + str(n5) + ' past the end')
+        xs6 = []
+        for _ in range(n5):
+            e7 = _new(_AddPartitionsToTxnRequest_AddPartitionsToTxnTopic)
+            h10 = b[p]
+            if 0 < h10 < 128:
+                q9 = p + h10
+                e7.name = str(b[p + 1:q9], 'utf-8')
+                p = q9
             else:
-                q8 = p + n7
-                if q8 > bl:
-                    raise DecodeError('AddPartitionsToTxnTopic.Name: length ' + str(n7) + ' past the end')
-                e6.name = str(b[p:q8], 'utf-8')
-                p = q8
-            n9 = b[p] - 1
-            p += 1
-            if n9 > 126:
-                n9, p = _uvt(b, p, n9 + 1)
-                n9 -= 1
-            if n9 < 0:
-                raise DecodeError('AddPartitionsToTxnTopic.Partitions: null where not nullable')
-            elif n9 < 64:
-                e6.partitions = list(_ARRAY_i[n9].unpack_from(b, p))
-                p += 4 * n9
+                p += 1
+                n8 = h10 - 1
+                if n8 > 126:
+                    n8, p = _uvt(b, p, n8 + 1)
+                    n8 -= 1
+                if n8 < 0:
+                    raise DecodeError('AddPartitionsToTxnTopic.Name: null where not nullable')
+                else:
+                    q9 = p + n8
+                    e7.name = str(b[p:q9], 'utf-8')
+                    p = q9
+            h12 = b[p]
+            if 0 < h12 < 65:
+                e7.partitions = [*_UNPACK_i[h12](b, p + 1)]
+                p += 4 * h12 - 3
             else:
-                if n9 > bl - p:
-                    raise DecodeError('AddPartitionsToTxnTopic.Partitions: count ' + str(n9) + ' past the end')
-                e6.partitions = list(_struct.Struct('>' + str(n9) + 'i').unpack_from(b, p))
-                p += 4 * n9
+                p += 1
+                n11 = h12 - 1
+                if n11 > 126:
+                    n11, p = _uvt(b, p, n11 + 1)
+                    n11 -= 1
+                if n11 < 0:
+                    raise DecodeError('AddPartitionsToTxnTopic.Partitions: null where not nullable')
+                elif n11 < 64:
+                    e7.partitions = [*_ARRAY_i[n11].unpack_from(b, p)]
+                    p += 4 * n11
+                else:
+                    if n11 > bl - p:
+                        raise DecodeError('AddPartitionsToTxnTopic.Partitions: count ' + str(n11) + ' past the end')
+                    e7.partitions = [*_struct.Struct('>' + str(n11) + 'i').unpack_from(b, p)]
+                    p += 4 * n11
             if b[p] == 0:  # no tagged fields, the common case
-                e6.unknown_tagged_fields = None
+                e7.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_AddPartitionsToTxnRequest_AddPartitionsToTxnTopic_0(b, p, e6)
-            xs5.append(e6)
-        o.v3_and_below_topics = xs5
+                p = _t_AddPartitionsToTxnRequest_AddPartitionsToTxnTopic_0(b, p, e7)
+            xs6.append(e7)
+        o.v3_and_below_topics = xs6
     o.transactions = []
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         p += 1
     else:
         p = _t_AddPartitionsToTxnRequest_0(b, p, o)
+    if p > bl:
+        raise DecodeError('AddPartitionsToTxnRequest: a length runs past the end')
     return o, p
 
 
@@ -420,68 +435,81 @@ def _r_AddPartitionsToTxnRequest_2(b, p):
         xs2 = []
         for _ in range(n1):
             e3 = _new(_AddPartitionsToTxnRequest_AddPartitionsToTxnTransaction)
-            n4 = b[p] - 1
-            p += 1
-            if n4 > 126:
-                n4, p = _uvt(b, p, n4 + 1)
-                n4 -= 1
-            if n4 < 0:
-                raise DecodeError('AddPartitionsToTxnTransaction.TransactionalId: null where not nullable')
-            else:
-                q5 = p + n4
-                if q5 > bl:
-                    raise DecodeError('AddPartitionsToTxnTransaction.TransactionalId: length ' + str(n4) + ' past the end')
-                e3.transactional_id = str(b[p:q5], 'utf-8')
+            h6 = b[p]
+            if 0 < h6 < 128:
+                q5 = p + h6
+                e3.transactional_id = str(b[p + 1:q5], 'utf-8')
                 p = q5
-            e3.producer_id, e3.producer_epoch, e3.verify_only, h6, = _S5.unpack_from(b, p)
+            else:
+                p += 1
+                n4 = h6 - 1
+                if n4 > 126:
+                    n4, p = _uvt(b, p, n4 + 1)
+                    n4 -= 1
+                if n4 < 0:
+                    raise DecodeError('AddPartitionsToTxnTransaction.TransactionalId: null where not nullable')
+                else:
+                    q5 = p + n4
+                    e3.transactional_id = str(b[p:q5], 'utf-8')
+                    p = q5
+            e3.producer_id, e3.producer_epoch, e3.verify_only, h7, = _S5.unpack_from(b, p)
             p += 12
-            n7 = h6 - 1
-            if n7 > 126:
-                n7, p = _uvt(b, p, n7 + 1)
-                n7 -= 1
-            if n7 < 0:
+            n8 = h7 - 1
+            if n8 > 126:
+                n8, p = _uvt(b, p, n8 + 1)
+                n8 -= 1
+            if n8 < 0:
                 raise DecodeError('AddPartitionsToTxnTransaction.Topics: null where not nullable')
             else:
-                if n7 > bl - p:
-                    raise DecodeError('AddPartitionsToTxnTransaction.Topics: count ' + str(n7) + ' past the end')
-                xs8 = []
-                for _ in range(n7):
-                    e9 = _new(_AddPartitionsToTxnRequest_AddPartitionsToTxnTopic)
-                    n10 = b[p] - 1
-                    p += 1
-                    if n10 > 126:
-                        n10, p = _uvt(b, p, n10 + 1)
-                        n10 -= 1
-                    if n10 < 0:
-                        raise DecodeError('AddPartitionsToTxnTopic.Name: null where not nullable')
+                if n8 > bl - p:
+                    raise DecodeError('AddPartitionsToTxnTransaction.Topics: count ' + str(n8) + ' past the end')
+                xs9 = []
+                for _ in range(n8):
+                    e10 = _new(_AddPartitionsToTxnRequest_AddPartitionsToTxnTopic)
+                    h13 = b[p]
+                    if 0 < h13 < 128:
+                        q12 = p + h13
+                        e10.name = str(b[p + 1:q12], 'utf-8')
+                        p = q12
                     else:
-                        q11 = p + n10
-                        if q11 > bl:
-                            raise DecodeError('AddPartitionsToTxnTopic.Name: length ' + str(n10) + ' past the end')
-                        e9.name = str(b[p:q11], 'utf-8')
-                        p = q11
-                    n12 = b[p] - 1
-                    p += 1
-                    if n12 > 126:
-                        n12, p = _uvt(b, p, n12 + 1)
-                        n12 -= 1
-                    if n12 < 0:
-                        raise DecodeError('AddPartitionsToTxnTopic.Partitions: null where not nullable')
-                    elif n12 < 64:
-                        e9.partitions = list(_ARRAY_i[n12].unpack_from(b, p))
-                        p += 4 * n12
+                        p += 1
+                        n11 = h13 - 1
+                        if n11 > 126:
+                            n11, p = _uvt(b, p, n11 + 1)
+                            n11 -= 1
+                        if n11 < 0:
+                            raise DecodeError('AddPartitionsToTxnTopic.Name: null where not nullable')
+                        else:
+                            q12 = p + n11
+                            e10.name = str(b[p:q12], 'utf-8')
+                            p = q12
+                    h15 = b[p]
+                    if 0 < h15 < 65:
+                        e10.partitions = [*_UNPACK_i[h15](b, p + 1)]
+                        p += 4 * h15 - 3
                     else:
-                        if n12 > bl - p:
-                            raise DecodeError('AddPartitionsToTxnTopic.Partitions: count ' + str(n12) + ' past the end')
-                        e9.partitions = list(_struct.Struct('>' + str(n12) + 'i').unpack_from(b, p))
-                        p += 4 * n12
+                        p += 1
+                        n14 = h15 - 1
+                        if n14 > 126:
+                            n14, p = _uvt(b, p, n14 + 1)
+                            n14 -= 1
+                        if n14 < 0:
+                            raise DecodeError('AddPartitionsToTxnTopic.Partitions: null where not nullable')
+                        elif n14 < 64:
+                            e10.partitions = [*_ARRAY_i[n14].unpack_from(b, p)]
+                            p += 4 * n14
+                        else:
+                            if n14 > bl - p:
+                                raise DecodeError('AddPartitionsToTxnTopic.Partitions: count ' + str(n14) + ' past the end')
+                            e10.partitions = [*_struct.Struct('>' + str(n14) + 'i').unpack_from(b, p)]
+                            p += 4 * n14
                     if b[p] == 0:  # no tagged fields, the common case
-                        e9.unknown_tagged_fields = None
+                        e10.unknown_tagged_fields = None
                         p += 1
                     else:
-                        p = _t_AddPartitionsToTxnRequest_AddPartitionsToTxnTopic_0(b, p, e9)
-                    xs8.append(e9)
-                e3.topics = xs8
+                        p = _t_AddPartitionsToTxnRequest_AddPartitionsToTxnTopic_0(b, p, e10)
+                    xs9.append(e10)
+                e3.topics = xs9
             if b[p] == 0:  # no tagged fields, the common case
                 e3.unknown_tagged_fields = None
                 p += 1
@@ -498,6 +526,8 @@ def _r_AddPartitionsToTxnRequest_2(b, p):
         p += 1
     else:
         p = _t_AddPartitionsToTxnRequest_0(b, p, o)
+    if p > bl:
+        raise DecodeError('AddPartitionsToTxnRequest: a length runs past the end')
     return o, p
 
 
@@ -585,8 +615,6 @@ def _r_AddPartitionsToTxnResponse_0(b, p):
                 raise DecodeError('AddPartitionsToTxnTopicResult.Name: null where not nullable')
             else:
                 q6 = p + n5
-                if q6 > bl:
-                    raise DecodeError('AddPartitionsToTxnTopicResult.Name: length ' + str(n5) + ' past the end')
                 e4.name = str(b[p:q6], 'utf-8')
                 p = q6
             n7, = _S2.unpack_from(b, p)
@@ -610,6 +638,8 @@ def _r_AddPartitionsToTxnResponse_0(b, p):
     o.error_code = 0
     o.results_by_transaction = []
     o.unknown_tagged_fields = None
+    if p > bl:
+        raise DecodeError('AddPartitionsToTxnResponse: a length runs past the end')
     return o, p
 
 
@@ -716,41 +746,45 @@ def _r_AddPartitionsToTxnResponse_1(b, p):
         xs3 = []
         for _ in range(n2):
             e4 = _new(_AddPartitionsToTxnResponse_AddPartitionsToTxnTopicResult)
-            n5 = b[p] - 1
-            p += 1
-            if n5 > 126:
-                n5, p = _uvt(b, p, n5 + 1)
-                n5 -= 1
-            if n5 < 0:
-                raise DecodeError('AddPartitionsToTxnTopicResult.Name: null where not nullable')
-            else:
-                q6 = p + n5
-                if q6 > bl:
-                    raise DecodeError('AddPartitionsToTxnTopicResult.Name: length ' + str(n5) + ' past the end')
-                e4.name = str(b[p:q6], 'utf-8')
+            h7 = b[p]
+            if 0 < h7 < 128:
+                q6 = p + h7
+                e4.name = str(b[p + 1:q6], 'utf-8')
                 p = q6
-            n7 = b[p] - 1
+            else:
+                p += 1
+                n5 = h7 - 1
+                if n5 > 126:
+                    n5, p = _uvt(b, p, n5 + 1)
+                    n5 -= 1
+                if n5 < 0:
+                    raise DecodeError('AddPartitionsToTxnTopicResult.Name: null where not nullable')
+                else:
+                    q6 = p + n5
+                    e4.name = str(b[p:q6], 'utf-8')
+                    p = q6
+            n8 = b[p] - 1
             p += 1
-            if n7 > 126:
-                n7, p = _uvt(b, p, n7 + 1)
-                n7 -= 1
-            if n7 < 0:
+            if n8 > 126:
+                n8, p = _uvt(b, p, n8 + 1)
+                n8 -= 1
+            if n8 < 0:
                 raise DecodeError('AddPartitionsToTxnTopicResult.ResultsByPartition: null where not nullable')
             else:
-                if n7 > bl - p:
-                    raise DecodeError('AddPartitionsToTxnTopicResult.ResultsByPartition: count ' + str(n7) + ' past the end')
-                xs8 = []
-                for _ in range(n7):
-                    e9 = _new(_AddPartitionsToTxnResponse_AddPartitionsToTxnPartitionResult)
-                    e9.partition_index, e9.partition_error_code, = _S8.unpack_from(b, p)
+                if n8 > bl - p:
+                    raise DecodeError('AddPartitionsToTxnTopicResult.ResultsByPartition: count ' + str(n8) + ' past the end')
+                xs9 = []
+                for _ in range(n8):
+                    e10 = _new(_AddPartitionsToTxnResponse_AddPartitionsToTxnPartitionResult)
+                    e10.partition_index, e10.partition_error_code, = _S8.unpack_from(b, p)
                     p += 6
                     if b[p] == 0:  # no tagged fields, the common case
-                        e9.unknown_tagged_fields = None
+                        e10.unknown_tagged_fields = None
                         p += 1
                     else:
-                        p = _t_AddPartitionsToTxnResponse_AddPartitionsToTxnPartitionResult_0(b, p, e9)
-                    xs8.append(e9)
-                e4.results_by_partition = xs8
+                        p = _t_AddPartitionsToTxnResponse_AddPartitionsToTxnPartitionResult_0(b, p, e10)
+                    xs9.append(e10)
+                e4.results_by_partition = xs9
             if b[p] == 0:  # no tagged fields, the common case
                 e4.unknown_tagged_fields = None
                 p += 1
@@ -765,6 +799,8 @@ def _r_AddPartitionsToTxnResponse_1(b, p):
         p += 1
     else:
         p = _t_AddPartitionsToTxnResponse_0(b, p, o)
+    if p > bl:
+        raise DecodeError('AddPartitionsToTxnResponse: a length runs past the end')
     return o, p
 
 
@@ -849,74 +885,82 @@ def _r_AddPartitionsToTxnResponse_2(b, p):
         xs3 = []
         for _ in range(n2):
             e4 = _new(_AddPartitionsToTxnResponse_AddPartitionsToTxnResult)
-            n5 = b[p] - 1
-            p += 1
-            if n5 > 126:
-                n5, p = _uvt(b, p, n5 + 1)
-                n5 -= 1
-            if n5 < 0:
-                raise DecodeError('AddPartitionsToTxnResult.TransactionalId: null where not nullable')
-            else:
-                q6 = p + n5
-                if q6 > bl:
-                    raise DecodeError('AddPartitionsToTxnResult.TransactionalId: length ' + str(n5) + ' past the end')
-                e4.transactional_id = str(b[p:q6], 'utf-8')
+            h7 = b[p]
+            if 0 < h7 < 128:
+                q6 = p + h7
+                e4.transactional_id = str(b[p + 1:q6], 'utf-8')
                 p = q6
-            n7 = b[p] - 1
+            else:
+                p += 1
+                n5 = h7 - 1
+                if n5 > 126:
+                    n5, p = _uvt(b, p, n5 + 1)
+                    n5 -= 1
+                if n5 < 0:
+                    raise DecodeError('AddPartitionsToTxnResult.TransactionalId: null where not nullable')
+                else:
+                    q6 = p + n5
+                    e4.transactional_id = str(b[p:q6], 'utf-8')
+                    p = q6
+            n8 = b[p] - 1
             p += 1
-            if n7 > 126:
-                n7, p = _uvt(b, p, n7 + 1)
-                n7 -= 1
-            if n7 < 0:
+            if n8 > 126:
+                n8, p = _uvt(b, p, n8 + 1)
+                n8 -= 1
+            if n8 < 0:
                 raise DecodeError('AddPartitionsToTxnResult.TopicResults: null where not nullable')
             else:
-                if n7 > bl - p:
-                    raise DecodeError('AddPartitionsToTxnResult.TopicResults: count ' + str(n7) + ' past the end')
-                xs8 = []
-                for _ in range(n7):
-                    e9 = _new(_AddPartitionsToTxnResponse_AddPartitionsToTxnTopicResult)
-                    n10 = b[p] - 1
-                    p += 1
-                    if n10 > 126:
-                        n10, p = _uvt(b, p, n10 + 1)
-                        n10 -= 1
-                    if n10 < 0:
-                        raise DecodeError('AddPartitionsToTxnTopicResult.Name: null where not nullable')
+                if n8 > bl - p:
+                    raise DecodeError('AddPartitionsToTxnResult.TopicResults: count ' + str(n8) + ' past the end')
+                xs9 = []
+                for _ in range(n8):
+                    e10 = _new(_AddPartitionsToTxnResponse_AddPartitionsToTxnTopicResult)
+                    h13 = b[p]
+                    if 0 < h13 < 128:
+                        q12 = p + h13
+                        e10.name = str(b[p + 1:q12], 'utf-8')
+                        p = q12
                     else:
-                        q11 = p + n10
-                        if q11 > bl:
-                            raise DecodeError('AddPartitionsToTxnTopicResult.Name: length ' + str(n10) + ' past the end')
-                        e9.name = str(b[p:q11], 'utf-8')
-                        p = q11
-                    n12 = b[p] - 1
+                        p += 1
+                        n11 = h13 - 1
+                        if n11 > 126:
+                            n11, p = _uvt(b, p, n11 + 1)
+                            n11 -= 1
+                        if n11 < 0:
+                            raise DecodeError('AddPartitionsToTxnTopicResult.Name: null where not nullable')
+                        else:
+                            q12 = p + n11
+                            e10.name = str(b[p:q12], 'utf-8')
+                            p = q12
+                    n14 = b[p] - 1
                     p += 1
-                    if n12 > 126:
-                        n12, p = _uvt(b, p, n12 + 1)
-                        n12 -= 1
-                    if n12 < 0:
+                    if n14 > 126:
+                        n14, p = _uvt(b, p, n14 + 1)
+                        n14 -= 1
+                    if n14 < 0:
                         raise DecodeError('AddPartitionsToTxnTopicResult.ResultsByPartition: null where not nullable')
                     else:
-                        if n12 > bl - p:
-                            raise DecodeError('AddPartitionsToTxnTopicResult.ResultsByPartition: count ' + str(n12) + ' past the end')
-                        xs13 = []
-                        for _ in range(n12):
-                            e14 = _new(_AddPartitionsToTxnResponse_AddPartitionsToTxnPartitionResult)
-                            e14.partition_index, e14.partition_error_code, = _S8.unpack_from(b, p)
+                        if n14 > bl - p:
+                            raise DecodeError('AddPartitionsToTxnTopicResult.ResultsByPartition: count ' + str(n14) + ' past the end')
+                        xs15 = []
+                        for _ in range(n14):
+                            e16 = _new(_AddPartitionsToTxnResponse_AddPartitionsToTxnPartitionResult)
+                            e16.partition_index, e16.partition_error_code, = _S8.unpack_from(b, p)
                             p += 6
                             if b[p] == 0:  # no tagged fields, the common case
-                                e14.unknown_tagged_fields = None
+                                e16.unknown_tagged_fields = None
                                 p += 1
                             else:
-                                p = _t_AddPartitionsToTxnResponse_AddPartitionsToTxnPartitionResult_0(b, p, e14)
-                            xs13.append(e14)
-                        e9.results_by_partition = xs13
+                                p = _t_AddPartitionsToTxnResponse_AddPartitionsToTxnPartitionResult_0(b, p, e16)
+                            xs15.append(e16)
+                        e10.results_by_partition = xs15
                     if b[p] == 0:  # no tagged fields, the common case
-                        e9.unknown_tagged_fields = None
+                        e10.unknown_tagged_fields = None
                         p += 1
                     else:
-                        p = _t_AddPartitionsToTxnResponse_AddPartitionsToTxnTopicResult_0(b, p, e9)
-                    xs8.append(e9)
-                e4.topic_results = xs8
+                        p = _t_AddPartitionsToTxnResponse_AddPartitionsToTxnTopicResult_0(b, p, e10)
+                    xs9.append(e10)
+                e4.topic_results = xs9
             if b[p] == 0:  # no tagged fields, the common case
                 e4.unknown_tagged_fields = None
                 p += 1
@@ -930,6 +974,8 @@ def _r_AddPartitionsToTxnResponse_2(b, p):
         p += 1
     else:
         p = _t_AddPartitionsToTxnResponse_0(b, p, o)
+    if p > bl:
+        raise DecodeError('AddPartitionsToTxnResponse: a length runs past the end')
     return o, p
 
 

@@ -9,6 +9,7 @@ from typing import Any
 import struct as _struct
 
 from wirebroker.protocol.message import UNSET, Message, Struct
+from wirebroker.protocol.message import shared_default as _shared_default
 from wirebroker.protocol.primitives import (
     UUID_ZERO,
     DecodeError,
@@ -134,74 +135,91 @@ def _t_AddRaftVoterRequest_0(b, p, o):
 def _r_AddRaftVoterRequest_0(b, p):
     bl = len(b)
     o = _new(AddRaftVoterRequest)
-    n1 = b[p] - 1
-    p += 1
-    if n1 > 126:
-        n1, p = _uvt(b, p, n1 + 1)
-        n1 -= 1
-    if n1 < 0:
-        o.cluster_id = None
-    else:
-        q2 = p + n1
-        if q2 > bl:
-            raise DecodeError('AddRaftVoterRequest.ClusterId: length ' + str(n1) + ' past the end')
-        o.cluster_id = str(b[p:q2], 'utf-8')
+    h3 = b[p]
+    if 0 < h3 < 128:
+        q2 = p + h3
+        o.cluster_id = str(b[p + 1:q2], 'utf-8')
         p = q2
-    o.timeout_ms, o.voter_id, o.voter_directory_id, h3, = _S0.unpack_from(b, p)
+    elif h3 == 0:
+        o.cluster_id = None
+        p += 1
+    else:
+        p += 1
+        n1 = h3 - 1
+        if n1 > 126:
+            n1, p = _uvt(b, p, n1 + 1)
+            n1 -= 1
+        if n1 < 0:
+            o.cluster_id = None
+        else:
+            q2 = p + n1
+            o.cluster_id = str(b[p:q2], 'utf-8')
+            p = q2
+    o.timeout_ms, o.voter_id, o.voter_directory_id, h4, = _S0.unpack_from(b, p)
     p += 25
-    n4 = h3 - 1
-    if n4 > 126:
-        n4, p = _uvt(b, p, n4 + 1)
-        n4 -= 1
-    if n4 < 0:
+    n5 = h4 - 1
+    if n5 > 126:
+        n5, p = _uvt(b, p, n5 + 1)
+        n5 -= 1
+    if n5 < 0:
         raise DecodeError('AddRaftVoterRequest.Listeners: null where not nullable')
     else:
-        if n4 > bl - p:
-            raise DecodeError('AddRaftVoterRequest.Listeners: count ' + str(n4) + ' past the end')
-        xs5 = []
-        for _ in range(n4):
-            e6 = _new(_AddRaftVoterRequest_Listener)
-            n7 = b[p] - 1
-            p += 1
-            if n7 > 126:
-                n7, p = _uvt(b, p, n7 + 1)
-                n7 -= 1
-            if n7 < 0:
-                raise DecodeError('Listener.Name: null where not nullable')
+        if n5 > bl - p:
+            raise DecodeError('AddRaftVoterRequest.Listeners: count ' + str(n5) + ' past the end')
+        xs6 = []
+        for _ in range(n5):
+            e7 = _new(_AddRaftVoterRequest_Listener)
+            h10 = b[p]
+            if 0 < h10 < 128:
+                q9 = p + h10
+                e7.name = str(b[p + 1:q9], 'utf-8')
+                p = q9
             else:
-                q8 = p + n7
-                if q8 > bl:
-                    raise DecodeError('Listener.Name: length ' + str(n7) + ' past the end')
-                e6.name = str(b[p:q8], 'utf-8')
-                p = q8
-            n9 = b[p] - 1
-            p += 1
-            if n9 > 126:
-                n9, p = _uvt(b, p, n9 + 1)
-                n9 -= 1
-            if n9 < 0:
-                raise DecodeError('Listener.Host: null where not nullable')
+                p += 1
+                n8 = h10 - 1
+                if n8 > 126:
+                    n8, p = _uvt(b, p, n8 + 1)
+                    n8 -= 1
+                if n8 < 0:
+                    raise DecodeError('Listener.Name: null where not nullable')
+                else:
+                    q9 = p + n8
+                    e7.name = str(b[p:q9], 'utf-8')
+                    p = q9
+            h13 = b[p]
+            if 0 < h13 < 128:
+                q12 = p + h13
+                e7.host = str(b[p + 1:q12], 'utf-8')
+                p = q12
             else:
-                q10 = p + n9
-                if q10 > bl:
-                    raise DecodeError('Listener.Host: length ' + str(n9) + ' past the end')
-                e6.host = str(b[p:q10], 'utf-8')
-                p = q10
-            e6.port, = _S1.unpack_from(b, p)
+                p += 1
+                n11 = h13 - 1
+                if n11 > 126:
+                    n11, p = _uvt(b, p, n11 + 1)
+                    n11 -= 1
+                if n11 < 0:
+                    raise DecodeError('Listener.Host: null where not nullable')
+                else:
+                    q12 = p + n11
+                    e7.host = str(b[p:q12], 'utf-8')
+                    p = q12
+            e7.port, = _S1.unpack_from(b, p)
             p += 2
             if b[p] == 0:  # no tagged fields, the common case
-                e6.unknown_tagged_fields = None
+                e7.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_AddRaftVoterRequest_Listener_0(b, p, e6)
-            xs5.append(e6)
-        o.listeners = xs5
+                p = _t_AddRaftVoterRequest_Listener_0(b, p, e7)
+            xs6.append(e7)
+        o.listeners = xs6
     o.ack_when_committed = True
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         p += 1
     else:
         p = _t_AddRaftVoterRequest_0(b, p, o)
+    if p > bl:
+        raise DecodeError('AddRaftVoterRequest: a length runs past the end')
     return o, p
 
 
@@ -257,68 +275,83 @@ def _w_AddRaftVoterRequest_0(o, w):
 def _r_AddRaftVoterRequest_1(b, p):
     bl = len(b)
     o = _new(AddRaftVoterRequest)
-    n1 = b[p] - 1
-    p += 1
-    if n1 > 126:
-        n1, p = _uvt(b, p, n1 + 1)
-        n1 -= 1
-    if n1 < 0:
-        o.cluster_id = None
-    else:
-        q2 = p + n1
-        if q2 > bl:
-            raise DecodeError('AddRaftVoterRequest.ClusterId: length ' + str(n1) + ' past the end')
-        o.cluster_id = str(b[p:q2], 'utf-8')
+    h3 = b[p]
+    if 0 < h3 < 128:
+        q2 = p + h3
+        o.cluster_id = str(b[p + 1:q2], 'utf-8')
         p = q2
-    o.timeout_ms, o.voter_id, o.voter_directory_id, h3, = _S0.unpack_from(b, p)
+    elif h3 == 0:
+        o.cluster_id = None
+        p += 1
+    else:
+        p += 1
+        n1 = h3 - 1
+        if n1 > 126:
+            n1, p = _uvt(b, p, n1 + 1)
+            n1 -= 1
+        if n1 < 0:
+            o.cluster_id = None
+        else:
+            q2 = p + n1
+            o.cluster_id = str(b[p:q2], 'utf-8')
+            p = q2
+    o.timeout_ms, o.voter_id, o.voter_directory_id, h4, = _S0.unpack_from(b, p)
     p += 25
-    n4 = h3 - 1
-    if n4 > 126:
-        n4, p = _uvt(b, p, n4 + 1)
-        n4 -= 1
-    if n4 < 0:
+    n5 = h4 - 1
+    if n5 > 126:
+        n5, p = _uvt(b, p, n5 + 1)
+        n5 -= 1
+    if n5 < 0:
         raise DecodeError('AddRaftVoterRequest.Listeners: null where not nullable')
     else:
-        if n4 > bl - p:
-            raise DecodeError('AddRaftVoterRequest.Listeners: count ' + str(n4) + ' past the end')
-        xs5 = []
-        for _ in range(n4):
-            e6 = _new(_AddRaftVoterRequest_Listener)
-            n7 = b[p] - 1
-            p += 1
-            if n7 > 126:
-                n7, p = _uvt(b, p, n7 + 1)
-                n7 -= 1
-            if n7 < 0:
-                raise DecodeError('Listener.Name: null where not nullable')
+        if n5 > bl - p:
+            raise DecodeError('AddRaftVoterRequest.Listeners: count ' + str(n5) + ' past the end')
+        xs6 = []
+        for _ in range(n5):
+            e7 = _new(_AddRaftVoterRequest_Listener)
+            h10 = b[p]
+            if 0 < h10 < 128:
+                q9 = p + h10
+                e7.name = str(b[p + 1:q9], 'utf-8')
+                p = q9
             else:
-                q8 = p + n7
-                if q8 > bl:
-                    raise DecodeError('Listener.Name: length ' + str(n7) + ' past the end')
-                e6.name = str(b[p:q8], 'utf-8')
-                p = q8
-            n9 = b[p] - 1
-            p += 1
-            if n9 > 126:
-                n9, p = _uvt(b, p, n9 + 1)
-                n9 -= 1
-            if n9 < 0:
-                raise DecodeError('Listener.Host: null where not nullable')
+                p += 1
+                n8 = h10 - 1
+                if n8 > 126:
+                    n8, p = _uvt(b, p, n8 + 1)
+                    n8 -= 1
+                if n8 < 0:
+                    raise DecodeError('Listener.Name: null where not nullable')
+                else:
+                    q9 = p + n8
+                    e7.name = str(b[p:q9], 'utf-8')
+                    p = q9
+            h13 = b[p]
+            if 0 < h13 < 128:
+                q12 = p + h13
+                e7.host = str(b[p + 1:q12], 'utf-8')
+                p = q12
             else:
-                q10 = p + n9
-                if q10 > bl:
-                    raise DecodeError('Listener.Host: length ' + str(n9) + ' past the end')
-                e6.host = str(b[p:q10], 'utf-8')
-                p = q10
-            e6.port, = _S1.unpack_from(b, p)
+                p += 1
+                n11 = h13 - 1
+                if n11 > 126:
+                    n11, p = _uvt(b, p, n11 + 1)
+                    n11 -= 1
+                if n11 < 0:
+                    raise DecodeError('Listener.Host: null where not nullable')
+                else:
+                    q12 = p + n11
+                    e7.host = str(b[p:q12], 'utf-8')
+                    p = q12
+            e7.port, = _S1.unpack_from(b, p)
             p += 2
             if b[p] == 0:  # no tagged fields, the common case
-                e6.unknown_tagged_fields = None
+                e7.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_AddRaftVoterRequest_Listener_0(b, p, e6)
-            xs5.append(e6)
-        o.listeners = xs5
+                p = _t_AddRaftVoterRequest_Listener_0(b, p, e7)
+            xs6.append(e7)
+        o.listeners = xs6
     o.ack_when_committed, = _S3.unpack_from(b, p)
     p += 1
     if b[p] == 0:  # no tagged fields, the common case
@@ -326,6 +359,8 @@ def _r_AddRaftVoterRequest_1(b, p):
         p += 1
     else:
         p = _t_AddRaftVoterRequest_0(b, p, o)
+    if p > bl:
+        raise DecodeError('AddRaftVoterRequest: a length runs past the end')
     return o, p
 
 
@@ -405,23 +440,30 @@ def _r_AddRaftVoterResponse_0(b, p):
     o = _new(AddRaftVoterResponse)
     o.throttle_time_ms, o.error_code, h1, = _S4.unpack_from(b, p)
     p += 7
-    n2 = h1 - 1
-    if n2 > 126:
-        n2, p = _uvt(b, p, n2 + 1)
-        n2 -= 1
-    if n2 < 0:
-        o.error_message = None
-    else:
-        q3 = p + n2
-        if q3 > bl:
-            raise DecodeError('AddRaftVoterResponse.ErrorMessage: length ' + str(n2) + ' past the end')
+    if 0 < h1 < 128:
+        q3 = p + h1 - 1
         o.error_message = str(b[p:q3], 'utf-8')
         p = q3
+    elif h1 == 0:
+        o.error_message = None
+    else:
+        n2 = h1 - 1
+        if n2 > 126:
+            n2, p = _uvt(b, p, n2 + 1)
+            n2 -= 1
+        if n2 < 0:
+            o.error_message = None
+        else:
+            q3 = p + n2
+            o.error_message = str(b[p:q3], 'utf-8')
+            p = q3
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         p += 1
     else:
         p = _t_AddRaftVoterResponse_0(b, p, o)
+    if p > bl:
+        raise DecodeError('AddRaftVoterResponse: a length runs past the end')
     return o, p
 
 

@@ -9,6 +9,7 @@ from typing import Any
 import struct as _struct
 
 from wirebroker.protocol.message import UNSET, Message, Struct
+from wirebroker.protocol.message import shared_default as _shared_default
 from wirebroker.protocol.primitives import (
     UUID_ZERO,
     DecodeError,
@@ -99,6 +100,8 @@ def _r_AllocateProducerIdsRequest_0(b, p):
         p += 1
     else:
         p = _t_AllocateProducerIdsRequest_0(b, p, o)
+    if p > bl:
+        raise DecodeError('AllocateProducerIdsRequest: a length runs past the end')
     return o, p
 
 
@@ -143,6 +146,8 @@ def _r_AllocateProducerIdsResponse_0(b, p):
         p += 1
     else:
         p = _t_AllocateProducerIdsResponse_0(b, p, o)
+    if p > bl:
+        raise DecodeError('AllocateProducerIdsResponse: a length runs past the end')
     return o, p
 
 

@@ -9,6 +9,7 @@ from typing import Any
 import struct as _struct
 
 from wirebroker.protocol.message import UNSET, Message, Struct
+from wirebroker.protocol.message import shared_default as _shared_default
 from wirebroker.protocol.primitives import (
     UUID_ZERO,
     DecodeError,
@@ -28,8 +29,8 @@ _unpack_from = _struct.unpack_from
 def _first(tag_and_bytes):
     return tag_and_bytes[0]
 
-_S0 = _struct.Struct('>i')
-_S1 = _struct.Struct('>h')
+_S0 = _struct.Struct('>h')
+_S1 = _struct.Struct('>i')
 _S2 = _struct.Struct('>d?')
 _S3 = _struct.Struct('>?')
 _S4 = _struct.Struct('>ii')
@@ -130,7 +131,7 @@ _AlterClientQuotasResponse_EntryData = AlterClientQuotasResponse.EntryData
 def _r_AlterClientQuotasRequest_0(b, p):
     bl = len(b)
     o = _new(AlterClientQuotasRequest)
-    n1, = _S0.unpack_from(b, p)
+    n1, = _S1.unpack_from(b, p)
     p += 4
     if n1 < 0:
         raise DecodeError('AlterClientQuotasRequest.Entries: null where not nullable')
@@ -140,7 +141,7 @@ def _r_AlterClientQuotasRequest_0(b, p):
         xs2 = []
         for _ in range(n1):
             e3 = _new(_AlterClientQuotasRequest_EntryData)
-            n4, = _S0.unpack_from(b, p)
+            n4, = _S1.unpack_from(b, p)
             p += 4
             if n4 < 0:
                 raise DecodeError('EntryData.Entity: null where not nullable')
@@ -150,30 +151,26 @@ def _r_AlterClientQuotasRequest_0(b, p):
                 xs5 = []
                 for _ in range(n4):
                     e6 = _new(_AlterClientQuotasRequest_EntityData)
-                    n7, = _S1.unpack_from(b, p)
+                    n7, = _S0.unpack_from(b, p)
                     p += 2
                     if n7 < 0:
                         raise DecodeError('EntityData.EntityType: null where not nullable')
                     else:
                         q8 = p + n7
-                        if q8 > bl:
-                            raise DecodeError('EntityData.EntityType: length ' + str(n7) + ' past the end')
                         e6.entity_type = str(b[p:q8], 'utf-8')
                         p = q8
-                    n9, = _S1.unpack_from(b, p)
+                    n9, = _S0.unpack_from(b, p)
                     p += 2
                     if n9 < 0:
                         e6.entity_name = None
                     else:
                         q10 = p + n9
-                        if q10 > bl:
-                            raise DecodeError('EntityData.EntityName: length ' + str(n9) + ' past the end')
                         e6.entity_name = str(b[p:q10], 'utf-8')
                         p = q10
                     e6.unknown_tagged_fields = None
                     xs5.append(e6)
                 e3.entity = xs5
-            n11, = _S0.unpack_from(b, p)
+            n11, = _S1.unpack_from(b, p)
             p += 4
             if n11 < 0:
                 raise DecodeError('EntryData.Ops: null where not nullable')
@@ -183,14 +180,12 @@ def _r_AlterClientQuotasRequest_0(b, p):
                 xs12 = []
                 for _ in range(n11):
                     e13 = _new(_AlterClientQuotasRequest_OpData)
-                    n14, = _S1.unpack_from(b, p)
+                    n14, = _S0.unpack_from(b, p)
                     p += 2
                     if n14 < 0:
                         raise DecodeError('OpData.Key: null where not nullable')
                     else:
                         q15 = p + n14
-                        if q15 > bl:
-                            raise DecodeError('OpData.Key: length ' + str(n14) + ' past the end')
                         e13.key = str(b[p:q15], 'utf-8')
                         p = q15
                     e13.value, e13.remove, = _S2.unpack_from(b, p)
@@ -204,33 +199,35 @@ def _r_AlterClientQuotasRequest_0(b, p):
     o.validate_only, = _S3.unpack_from(b, p)
     p += 1
     o.unknown_tagged_fields = None
+    if p > bl:
+        raise DecodeError('AlterClientQuotasRequest: a length runs past the end')
     return o, p
 
 
 def _w_AlterClientQuotasRequest_0(o, w):
     xs1 = o.entries
-    w += _S0.pack(len(xs1))
+    w += _S1.pack(len(xs1))
     for e2 in xs1:
         xs3 = e2.entity
-        w += _S0.pack(len(xs3))
+        w += _S1.pack(len(xs3))
         for e4 in xs3:
             v5 = e4.entity_type
             v5 = v5.encode()
-            w += _S1.pack(len(v5))
+            w += _S0.pack(len(v5))
             w += v5
             v6 = e4.entity_name
             if v6 is None:
                 w += b'\xff\xff'
             else:
                 v6 = v6.encode()
-                w += _S1.pack(len(v6))
+                w += _S0.pack(len(v6))
                 w += v6
         xs7 = e2.ops
-        w += _S0.pack(len(xs7))
+        w += _S1.pack(len(xs7))
         for e8 in xs7:
             v9 = e8.key
             v9 = v9.encode()
-            w += _S1.pack(len(v9))
+            w += _S0.pack(len(v9))
             w += v9
             w += _S2.pack(e8.value, e8.remove)
     w += _S3.pack(o.validate_only)
@@ -357,32 +354,43 @@ def _r_AlterClientQuotasRequest_1(b, p):
                 xs5 = []
                 for _ in range(n4):
                     e6 = _new(_AlterClientQuotasRequest_EntityData)
-                    n7 = b[p] - 1
-                    p += 1
-                    if n7 > 126:
-                        n7, p = _uvt(b, p, n7 + 1)
-                        n7 -= 1
-                    if n7 < 0:
-                        raise DecodeError('EntityData.EntityType: null where not nullable')
-                    else:
-                        q8 = p + n7
-                        if q8 > bl:
-                            raise DecodeError('EntityData.EntityType: length ' + str(n7) + ' past the end')
-                        e6.entity_type = str(b[p:q8], 'utf-8')
+                    h9 = b[p]
+                    if 0 < h9 < 128:
+                        q8 = p + h9
+                        e6.entity_type = str(b[p + 1:q8], 'utf-8')
                         p = q8
-                    n9 = b[p] - 1
-                    p += 1
-                    if n9 > 126:
-                        n9, p = _uvt(b, p, n9 + 1)
-                        n9 -= 1
-                    if n9 < 0:
-                        e6.entity_name = None
                     else:
-                        q10 = p + n9
-                        if q10 > bl:
-                            raise DecodeError('EntityData.EntityName: length ' + str(n9) + ' past the end')
-                        e6.entity_name = str(b[p:q10], 'utf-8')
-                        p = q10
+                        p += 1
+                        n7 = h9 - 1
+                        if n7 > 126:
+                            n7, p = _uvt(b, p, n7 + 1)
+                            n7 -= 1
+                        if n7 < 0:
+                            raise DecodeError('EntityData.EntityType: null where not nullable')
+                        else:
+                            q8 = p + n7
+                            e6.entity_type = str(b[p:q8], 'utf-8')
+                            p = q8
+                    h12 = b[p]
+                    if 0 < h12 < 128:
+                        q11 = p + h12
+                        e6.entity_name = str(b[p + 1:q11], 'utf-8')
+                        p = q11
+                    elif h12 == 0:
+                        e6.entity_name = None
+                        p += 1
+                    else:
+                        p += 1
+                        n10 = h12 - 1
+                        if n10 > 126:
+                            n10, p = _uvt(b, p, n10 + 1)
+                            n10 -= 1
+                        if n10 < 0:
+                            e6.entity_name = None
+                        else:
+                            q11 = p + n10
+                            e6.entity_name = str(b[p:q11], 'utf-8')
+                            p = q11
                     if b[p] == 0:  # no tagged fields, the common case
                         e6.unknown_tagged_fields = None
                         p += 1
@@ -390,41 +398,45 @@ def _r_AlterClientQuotasRequest_1(b, p):
                         p = _t_AlterClientQuotasRequest_EntityData_0(b, p, e6)
                     xs5.append(e6)
                 e3.entity = xs5
-            n11 = b[p] - 1
+            n13 = b[p] - 1
             p += 1
-            if n11 > 126:
-                n11, p = _uvt(b, p, n11 + 1)
-                n11 -= 1
-            if n11 < 0:
+            if n13 > 126:
+                n13, p = _uvt(b, p, n13 + 1)
+                n13 -= 1
+            if n13 < 0:
                 raise DecodeError('EntryData.Ops: null where not nullable')
             else:
-                if n11 > bl - p:
-                    raise DecodeError('EntryData.Ops: count ' + str(n11) + ' past the end')
-                xs12 = []
-                for _ in range(n11):
-                    e13 = _new(_AlterClientQuotasRequest_OpData)
-                    n14 = b[p] - 1
-                    p += 1
-                    if n14 > 126:
-                        n14, p = _uvt(b, p, n14 + 1)
-                        n14 -= 1
-                    if n14 < 0:
-                        raise DecodeError('OpData.Key: null where not nullable')
+                if n13 > bl - p:
+                    raise DecodeError('EntryData.Ops: count ' + str(n13) + ' past the end')
+                xs14 = []
+                for _ in range(n13):
+                    e15 = _new(_AlterClientQuotasRequest_OpData)
+                    h18 = b[p]
+                    if 0 < h18 < 128:
+                        q17 = p + h18
+                        e15.key = str(b[p + 1:q17], 'utf-8')
+                        p = q17
                     else:
-                        q15 = p + n14
-                        if q15 > bl:
-                            raise DecodeError('OpData.Key: length ' + str(n14) + ' past the end')
-                        e13.key = str(b[p:q15], 'utf-8')
-                        p = q15
-                    e13.value, e13.remove, = _S2.unpack_from(b, p)
+                        p += 1
+                        n16 = h18 - 1
+                        if n16 > 126:
+                            n16, p = _uvt(b, p, n16 + 1)
+                            n16 -= 1
+                        if n16 < 0:
+                            raise DecodeError('OpData.Key: null where not nullable')
+                        else:
+                            q17 = p + n16
+                            e15.key = str(b[p:q17], 'utf-8')
+                            p = q17
+                    e15.value, e15.remove, = _S2.unpack_from(b, p)
                     p += 9
                     if b[p] == 0:  # no tagged fields, the common case
-                        e13.unknown_tagged_fields = None
+                        e15.unknown_tagged_fields = None
                         p += 1
                     else:
-                        p = _t_AlterClientQuotasRequest_OpData_0(b, p, e13)
-                    xs12.append(e13)
-                e3.ops = xs12
+                        p = _t_AlterClientQuotasRequest_OpData_0(b, p, e15)
+                    xs14.append(e15)
+                e3.ops = xs14
             if b[p] == 0:  # no tagged fields, the common case
                 e3.unknown_tagged_fields = None
                 p += 1
@@ -439,6 +451,8 @@ def _r_AlterClientQuotasRequest_1(b, p):
         p += 1
     else:
         p = _t_AlterClientQuotasRequest_0(b, p, o)
+    if p > bl:
+        raise DecodeError('AlterClientQuotasRequest: a length runs past the end')
     return o, p
 
 
@@ -532,11 +546,9 @@ def _r_AlterClientQuotasResponse_0(b, p):
                 e4.error_message = None
             else:
                 q7 = p + n6
-                if q7 > bl:
-                    raise DecodeError('EntryData.ErrorMessage: length ' + str(n6) + ' past the end')
                 e4.error_message = str(b[p:q7], 'utf-8')
                 p = q7
-            n8, = _S0.unpack_from(b, p)
+            n8, = _S1.unpack_from(b, p)
             p += 4
             if n8 < 0:
                 raise DecodeError('EntryData.Entity: null where not nullable')
@@ -546,24 +558,20 @@ def _r_AlterClientQuotasResponse_0(b, p):
                 xs9 = []
                 for _ in range(n8):
                     e10 = _new(_AlterClientQuotasResponse_EntityData)
-                    n11, = _S1.unpack_from(b, p)
+                    n11, = _S0.unpack_from(b, p)
                     p += 2
                     if n11 < 0:
                         raise DecodeError('EntityData.EntityType: null where not nullable')
                     else:
                         q12 = p + n11
-                        if q12 > bl:
-                            raise DecodeError('EntityData.EntityType: length ' + str(n11) + ' past the end')
                         e10.entity_type = str(b[p:q12], 'utf-8')
                         p = q12
-                    n13, = _S1.unpack_from(b, p)
+                    n13, = _S0.unpack_from(b, p)
                     p += 2
                     if n13 < 0:
                         e10.entity_name = None
                     else:
                         q14 = p + n13
-                        if q14 > bl:
-                            raise DecodeError('EntityData.EntityName: length ' + str(n13) + ' past the end')
                         e10.entity_name = str(b[p:q14], 'utf-8')
                         p = q14
                     e10.unknown_tagged_fields = None
@@ -573,35 +581,37 @@ def _r_AlterClientQuotasResponse_0(b, p):
             xs3.append(e4)
         o.entries = xs3
     o.unknown_tagged_fields = None
+    if p > bl:
+        raise DecodeError('AlterClientQuotasResponse: a length runs past the end')
     return o, p
 
 
 def _w_AlterClientQuotasResponse_0(o, w):
-    w += _S0.pack(o.throttle_time_ms)
+    w += _S1.pack(o.throttle_time_ms)
     xs1 = o.entries
-    w += _S0.pack(len(xs1))
+    w += _S1.pack(len(xs1))
     for e2 in xs1:
-        w += _S1.pack(e2.error_code)
+        w += _S0.pack(e2.error_code)
         v3 = e2.error_message
         if v3 is None:
             w += b'\xff\xff'
         else:
             v3 = v3.encode()
-            w += _S1.pack(len(v3))
+            w += _S0.pack(len(v3))
             w += v3
         xs4 = e2.entity
-        w += _S0.pack(len(xs4))
+        w += _S1.pack(len(xs4))
         for e5 in xs4:
             v6 = e5.entity_type
             v6 = v6.encode()
-            w += _S1.pack(len(v6))
+            w += _S0.pack(len(v6))
             w += v6
             v7 = e5.entity_name
             if v7 is None:
                 w += b'\xff\xff'
             else:
                 v7 = v7.encode()
-                w += _S1.pack(len(v7))
+                w += _S0.pack(len(v7))
                 w += v7
 
 
@@ -647,18 +657,23 @@ def _r_AlterClientQuotasResponse_1(b, p):
             e4 = _new(_AlterClientQuotasResponse_EntryData)
             e4.error_code, h5, = _S7.unpack_from(b, p)
             p += 3
-            n6 = h5 - 1
-            if n6 > 126:
-                n6, p = _uvt(b, p, n6 + 1)
-                n6 -= 1
-            if n6 < 0:
-                e4.error_message = None
-            else:
-                q7 = p + n6
-                if q7 > bl:
-                    raise DecodeError('EntryData.ErrorMessage: length ' + str(n6) + ' past the end')
+            if 0 < h5 < 128:
+                q7 = p + h5 - 1
                 e4.error_message = str(b[p:q7], 'utf-8')
                 p = q7
+            elif h5 == 0:
+                e4.error_message = None
+            else:
+                n6 = h5 - 1
+                if n6 > 126:
+                    n6, p = _uvt(b, p, n6 + 1)
+                    n6 -= 1
+                if n6 < 0:
+                    e4.error_message = None
+                else:
+                    q7 = p + n6
+                    e4.error_message = str(b[p:q7], 'utf-8')
+                    p = q7
             n8 = b[p] - 1
             p += 1
             if n8 > 126:
@@ -672,32 +687,43 @@ def _r_AlterClientQuotasResponse_1(b, p):
                 xs9 = []
                 for _ in range(n8):
                     e10 = _new(_AlterClientQuotasResponse_EntityData)
-                    n11 = b[p] - 1
-                    p += 1
-                    if n11 > 126:
-                        n11, p = _uvt(b, p, n11 + 1)
-                        n11 -= 1
-                    if n11 < 0:
-                        raise DecodeError('EntityData.EntityType: null where not nullable')
-                    else:
-                        q12 = p + n11
-                        if q12 > bl:
-                            raise DecodeError('EntityData.EntityType: length ' + str(n11) + ' past the end')
-                        e10.entity_type = str(b[p:q12], 'utf-8')
+                    h13 = b[p]
+                    if 0 < h13 < 128:
+                        q12 = p + h13
+                        e10.entity_type = str(b[p + 1:q12], 'utf-8')
                         p = q12
-                    n13 = b[p] - 1
-                    p += 1
-                    if n13 > 126:
-                        n13, p = _uvt(b, p, n13 + 1)
-                        n13 -= 1
-                    if n13 < 0:
-                        e10.entity_name = None
                     else:
-                        q14 = p + n13
-                        if q14 > bl:
-                            raise DecodeError('EntityData.EntityName: length ' + str(n13) + ' past the end')
-                        e10.entity_name = str(b[p:q14], 'utf-8')
-                        p = q14
+                        p += 1
+                        n11 = h13 - 1
+                        if n11 > 126:
+                            n11, p = _uvt(b, p, n11 + 1)
+                            n11 -= 1
+                        if n11 < 0:
+                            raise DecodeError('EntityData.EntityType: null where not nullable')
+                        else:
+                            q12 = p + n11
+                            e10.entity_type = str(b[p:q12], 'utf-8')
+                            p = q12
+                    h16 = b[p]
+                    if 0 < h16 < 128:
+                        q15 = p + h16
+                        e10.entity_name = str(b[p + 1:q15], 'utf-8')
+                        p = q15
+                    elif h16 == 0:
+                        e10.entity_name = None
+                        p += 1
+                    else:
+                        p += 1
+                        n14 = h16 - 1
+                        if n14 > 126:
+                            n14, p = _uvt(b, p, n14 + 1)
+                            n14 -= 1
+                        if n14 < 0:
+                            e10.entity_name = None
+                        else:
+                            q15 = p + n14
+                            e10.entity_name = str(b[p:q15], 'utf-8')
+                            p = q15
                     if b[p] == 0:  # no tagged fields, the common case
                         e10.unknown_tagged_fields = None
                         p += 1
@@ -717,11 +743,13 @@ def _r_AlterClientQuotasResponse_1(b, p):
         p += 1
     else:
         p = _t_AlterClientQuotasResponse_0(b, p, o)
+    if p > bl:
+        raise DecodeError('AlterClientQuotasResponse: a length runs past the end')
     return o, p
 
 
 def _w_AlterClientQuotasResponse_1(o, w):
-    w += _S0.pack(o.throttle_time_ms)
+    w += _S1.pack(o.throttle_time_ms)
     xs1 = o.entries
     ln = len(xs1) + 1
     if ln < 128:
@@ -729,7 +757,7 @@ def _w_AlterClientQuotasResponse_1(o, w):
     else:
         _wuv(w, ln)
     for e2 in xs1:
-        w += _S1.pack(e2.error_code)
+        w += _S0.pack(e2.error_code)
         v3 = e2.error_message
         if v3 is None:
             w.append(0)

@@ -9,6 +9,7 @@ from typing import Any
 import struct as _struct
 
 from wirebroker.protocol.message import UNSET, Message, Struct
+from wirebroker.protocol.message import shared_default as _shared_default
 from wirebroker.protocol.primitives import (
     UUID_ZERO,
     DecodeError,
@@ -41,6 +42,7 @@ _S9 = _struct.Struct('>ihiiB')
 _S10 = _struct.Struct('>ih')
 _S11 = _struct.Struct('>ihii')
 _ARRAY_i = tuple(_struct.Struct('>' + str(n) + 'i') for n in range(64))
+_UNPACK_i = (None, *(s.unpack_from for s in _ARRAY_i))
 
 
 class AlterPartitionRequest(Message):
@@ -229,59 +231,67 @@ def _r_AlterPartitionRequest_0(b, p):
         xs3 = []
         for _ in range(n2):
             e4 = _new(_AlterPartitionRequest_TopicData)
-            n5 = b[p] - 1
-            p += 1
-            if n5 > 126:
-                n5, p = _uvt(b, p, n5 + 1)
-                n5 -= 1
-            if n5 < 0:
-                raise DecodeError('TopicData.TopicName: null where not nullable')
-            else:
-                q6 = p + n5
-                if q6 > bl:
-                    raise DecodeError('TopicData.TopicName: length ' + str(n5) + ' past the end')
-                e4.topic_name = str(b[p:q6], 'utf-8')
+            h7 = b[p]
+            if 0 < h7 < 128:
+                q6 = p + h7
+                e4.topic_name = str(b[p + 1:q6], 'utf-8')
                 p = q6
-            n7 = b[p] - 1
+            else:
+                p += 1
+                n5 = h7 - 1
+                if n5 > 126:
+                    n5, p = _uvt(b, p, n5 + 1)
+                    n5 -= 1
+                if n5 < 0:
+                    raise DecodeError('TopicData.TopicName: null where not nullable')
+                else:
+                    q6 = p + n5
+                    e4.topic_name = str(b[p:q6], 'utf-8')
+                    p = q6
+            n8 = b[p] - 1
             p += 1
-            if n7 > 126:
-                n7, p = _uvt(b, p, n7 + 1)
-                n7 -= 1
-            if n7 < 0:
+            if n8 > 126:
+                n8, p = _uvt(b, p, n8 + 1)
+                n8 -= 1
+            if n8 < 0:
                 raise DecodeError('TopicData.Partitions: null where not nullable')
             else:
-                if n7 > bl - p:
-                    raise DecodeError('TopicData.Partitions: count ' + str(n7) + ' past the end')
-                xs8 = []
-                for _ in range(n7):
-                    e9 = _new(_AlterPartitionRequest_PartitionData)
-                    e9.partition_index, e9.leader_epoch, h10, = _S1.unpack_from(b, p)
+                if n8 > bl - p:
+                    raise DecodeError('TopicData.Partitions: count ' + str(n8) + ' past the end')
+                xs9 = []
+                for _ in range(n8):
+                    e10 = _new(_AlterPartitionRequest_PartitionData)
+                    e10.partition_index, e10.leader_epoch, h11, = _S1.unpack_from(b, p)
                     p += 9
-                    n11 = h10 - 1
-                    if n11 > 126:
-                        n11, p = _uvt(b, p, n11 + 1)
-                        n11 -= 1
-                    if n11 < 0:
-                        raise DecodeError('PartitionData.NewIsr: null where not nullable')
-                    elif n11 < 64:
-                        e9.new_isr = list(_ARRAY_i[n11].unpack_from(b, p))
-                        p += 4 * n11
+                    if 0 < h11 < 65:
+                        e10.new_isr = [*_UNPACK_i[h11](b, p)]
+                        p += 4 * h11 - 4
                     else:
-                        if n11 > bl - p:
-                            raise DecodeError('PartitionData.NewIsr: count ' + str(n11) + ' past the end')
-                        e9.new_isr = list(_struct.Struct('>' + str(n11) + 'i').unpack_from(b, p))
-                        p += 4 * n11
-                    e9.partition_epoch, = _S2.unpack_from(b, p)
+                        n12 = h11 - 1
+                        if n12 > 126:
+                            n12, p = _uvt(b, p, n12 + 1)
+                            n12 -= 1
+                        if n12 < 0:
+                            raise DecodeError('PartitionData.NewIsr: null where not nullable')
+                        elif n12 < 64:
+                            e10.new_isr = [*_ARRAY_i[n12].unpack_from(b, p)]
+                            p += 4 * n12
+                        else:
+                            if n12 > bl - p:
+                                raise DecodeError('PartitionData.NewIsr: count ' + str(n12) + ' past the end')
+                            e10.new_isr = [*_struct.Struct('>' + str(n12) + 'i').unpack_from(b, p)]
+                            p += 4 * n12
+                    e10.partition_epoch, = _S2.unpack_from(b, p)
                     p += 4
-                    e9.new_isr_with_epochs = []
-                    e9.leader_recovery_state = 0
+                    e10.new_isr_with_epochs = []
+                    e10.leader_recovery_state = 0
                     if b[p] == 0:  # no tagged fields, the common case
-                        e9.unknown_tagged_fields = None
+                        e10.unknown_tagged_fields = None
                         p += 1
                     else:
-                        p = _t_AlterPartitionRequest_PartitionData_0(b, p, e9)
-                    xs8.append(e9)
-                e4.partitions = xs8
+                        p = _t_AlterPartitionRequest_PartitionData_0(b, p, e10)
+                    xs9.append(e10)
+                e4.partitions = xs9
             e4.topic_id = UUID_ZERO
             if b[p] == 0:  # no tagged fields, the common case
                 e4.unknown_tagged_fields = None
@@ -295,6 +305,8 @@ def _r_AlterPartitionRequest_0(b, p):
         p += 1
     else:
         p = _t_AlterPartitionRequest_0(b, p, o)
+    if p > bl:
+        raise DecodeError('AlterPartitionRequest: a length runs past the end')
     return o, p
 
 
@@ -369,58 +381,66 @@ def _r_AlterPartitionRequest_1(b, p):
         xs3 = []
         for _ in range(n2):
             e4 = _new(_AlterPartitionRequest_TopicData)
-            n5 = b[p] - 1
-            p += 1
-            if n5 > 126:
-                n5, p = _uvt(b, p, n5 + 1)
-                n5 -= 1
-            if n5 < 0:
-                raise DecodeError('TopicData.TopicName: null where not nullable')
-            else:
-                q6 = p + n5
-                if q6 > bl:
-                    raise DecodeError('TopicData.TopicName: length ' + str(n5) + ' past the end')
-                e4.topic_name = str(b[p:q6], 'utf-8')
+            h7 = b[p]
+            if 0 < h7 < 128:
+                q6 = p + h7
+                e4.topic_name = str(b[p + 1:q6], 'utf-8')
                 p = q6
-            n7 = b[p] - 1
+            else:
+                p += 1
+                n5 = h7 - 1
+                if n5 > 126:
+                    n5, p = _uvt(b, p, n5 + 1)
+                    n5 -= 1
+                if n5 < 0:
+                    raise DecodeError('TopicData.TopicName: null where not nullable')
+                else:
+                    q6 = p + n5
+                    e4.topic_name = str(b[p:q6], 'utf-8')
+                    p = q6
+            n8 = b[p] - 1
             p += 1
-            if n7 > 126:
-                n7, p = _uvt(b, p, n7 + 1)
-                n7 -= 1
-            if n7 < 0:
+            if n8 > 126:
+                n8, p = _uvt(b, p, n8 + 1)
+                n8 -= 1
+            if n8 < 0:
                 raise DecodeError('TopicData.Partitions: null where not nullable')
             else:
-                if n7 > bl - p:
-                    raise DecodeError('TopicData.Partitions: count ' + str(n7) + ' past the end')
-                xs8 = []
-                for _ in range(n7):
-                    e9 = _new(_AlterPartitionRequest_PartitionData)
-                    e9.partition_index, e9.leader_epoch, h10, = _S1.unpack_from(b, p)
+                if n8 > bl - p:
+                    raise DecodeError('TopicData.Partitions: count ' + str(n8) + ' past the end')
+                xs9 = []
+                for _ in range(n8):
+                    e10 = _new(_AlterPartitionRequest_PartitionData)
+                    e10.partition_index, e10.leader_epoch, h11, = _S1.unpack_from(b, p)
                     p += 9
-                    n11 = h10 - 1
-                    if n11 > 126:
-                        n11, p = _uvt(b, p, n11 + 1)
-                        n11 -= 1
-                    if n11 < 0:
-                        raise DecodeError('PartitionData.NewIsr: null where not nullable')
-                    elif n11 < 64:
-                        e9.new_isr = list(_ARRAY_i[n11].unpack_from(b, p))
-                        p += 4 * n11
+                    if 0 < h11 < 65:
+                        e10.new_isr = [*_UNPACK_i[h11](b, p)]
+                        p += 4 * h11 - 4
                     else:
-                        if n11 > bl - p:
-                            raise DecodeError('PartitionData.NewIsr: count ' + str(n11) + ' past the end')
-                        e9.new_isr = list(_struct.Struct('>' + str(n11) + 'i').unpack_from(b, p))
-                        p += 4 * n11
-                    e9.leader_recovery_state, e9.partition_epoch, = _S5.unpack_from(b, p)
+                        n12 = h11 - 1
+                        if n12 > 126:
+                            n12, p = _uvt(b, p, n12 + 1)
+                            n12 -= 1
+                        if n12 < 0:
+                            raise DecodeError('PartitionData.NewIsr: null where not nullable')
+                        elif n12 < 64:
+                            e10.new_isr = [*_ARRAY_i[n12].unpack_from(b, p)]
+                            p += 4 * n12
+                        else:
+                            if n12 > bl - p:
+                                raise DecodeError('PartitionData.NewIsr: count ' + str(n12) + ' past the end')
+                            e10.new_isr = [*_struct.Struct('>' + str(n12) + 'i').unpack_from(b, p)]
+                            p += 4 * n12
+                    e10.leader_recovery_state, e10.partition_epoch, = _S5.unpack_from(b, p)
                     p += 5
-                    e9.new_isr_with_epochs = []
+                    e10.new_isr_with_epochs = []
                     if b[p] == 0:  # no tagged fields, the common case
-                        e9.unknown_tagged_fields = None
+                        e10.unknown_tagged_fields = None
                         p += 1
                     else:
-                        p = _t_AlterPartitionRequest_PartitionData_0(b, p, e9)
-                    xs8.append(e9)
-                e4.partitions = xs8
+                        p = _t_AlterPartitionRequest_PartitionData_0(b, p, e10)
+                    xs9.append(e10)
+                e4.partitions = xs9
             e4.topic_id = UUID_ZERO
             if b[p] == 0:  # no tagged fields, the common case
                 e4.unknown_tagged_fields = None
@@ -434,6 +454,8 @@ def _r_AlterPartitionRequest_1(b, p):
         p += 1
     else:
         p = _t_AlterPartitionRequest_0(b, p, o)
+    if p > bl:
+        raise DecodeError('AlterPartitionRequest: a length runs past the end')
     return o, p
 
 
@@ -522,20 +544,24 @@ def _r_AlterPartitionRequest_2(b, p):
                     e8 = _new(_AlterPartitionRequest_PartitionData)
                     e8.partition_index, e8.leader_epoch, h9, = _S1.unpack_from(b, p)
                     p += 9
-                    n10 = h9 - 1
-                    if n10 > 126:
-                        n10, p = _uvt(b, p, n10 + 1)
-                        n10 -= 1
-                    if n10 < 0:
-                        raise DecodeError('PartitionData.NewIsr: null where not nullable')
-                    elif n10 < 64:
-                        e8.new_isr = list(_ARRAY_i[n10].unpack_from(b, p))
-                        p += 4 * n10
+                    if 0 < h9 < 65:
+                        e8.new_isr = [*_UNPACK_i[h9](b, p)]
+                        p += 4 * h9 - 4
                     else:
-                        if n10 > bl - p:
-                            raise DecodeError('PartitionData.NewIsr: count ' + str(n10) + ' past the end')
-                        e8.new_isr = list(_struct.Struct('>' + str(n10) + 'i').unpack_from(b, p))
-                        p += 4 * n10
+                        n10 = h9 - 1
+                        if n10 > 126:
+                            n10, p = _uvt(b, p, n10 + 1)
+                            n10 -= 1
+                        if n10 < 0:
+                            raise DecodeError('PartitionData.NewIsr: null where not nullable')
+                        elif n10 < 64:
+                            e8.new_isr = [*_ARRAY_i[n10].unpack_from(b, p)]
+                            p += 4 * n10
+                        else:
+                            if n10 > bl - p:
+                                raise DecodeError('PartitionData.NewIsr: count ' + str(n10) + ' past the end')
+                            e8.new_isr = [*_struct.Struct('>' + str(n10) + 'i').unpack_from(b, p)]
+                            p += 4 * n10
                     e8.leader_recovery_state, e8.partition_epoch, = _S5.unpack_from(b, p)
                     p += 5
                     e8.new_isr_with_epochs = []
@@ -559,6 +585,8 @@ def _r_AlterPartitionRequest_2(b, p):
         p += 1
     else:
         p = _t_AlterPartitionRequest_0(b, p, o)
+    if p > bl:
+        raise DecodeError('AlterPartitionRequest: a length runs past the end')
     return o, p
 
 
@@ -707,6 +735,8 @@ def _r_AlterPartitionRequest_3(b, p):
         p += 1
     else:
         p = _t_AlterPartitionRequest_0(b, p, o)
+    if p > bl:
+        raise DecodeError('AlterPartitionRequest: a length runs past the end')
     return o, p
 
 
@@ -797,58 +827,66 @@ def _r_AlterPartitionResponse_0(b, p):
         xs3 = []
         for _ in range(n2):
             e4 = _new(_AlterPartitionResponse_TopicData)
-            n5 = b[p] - 1
-            p += 1
-            if n5 > 126:
-                n5, p = _uvt(b, p, n5 + 1)
-                n5 -= 1
-            if n5 < 0:
-                raise DecodeError('TopicData.TopicName: null where not nullable')
-            else:
-                q6 = p + n5
-                if q6 > bl:
-                    raise DecodeError('TopicData.TopicName: length ' + str(n5) + ' past the end')
-                e4.topic_name = str(b[p:q6], 'utf-8')
+            h7 = b[p]
+            if 0 < h7 < 128:
+                q6 = p + h7
+                e4.topic_name = str(b[p + 1:q6], 'utf-8')
                 p = q6
-            n7 = b[p] - 1
+            else:
+                p += 1
+                n5 = h7 - 1
+                if n5 > 126:
+                    n5, p = _uvt(b, p, n5 + 1)
+                    n5 -= 1
+                if n5 < 0:
+                    raise DecodeError('TopicData.TopicName: null where not nullable')
+                else:
+                    q6 = p + n5
+                    e4.topic_name = str(b[p:q6], 'utf-8')
+                    p = q6
+            n8 = b[p] - 1
             p += 1
-            if n7 > 126:
-                n7, p = _uvt(b, p, n7 + 1)
-                n7 -= 1
-            if n7 < 0:
+            if n8 > 126:
+                n8, p = _uvt(b, p, n8 + 1)
+                n8 -= 1
+            if n8 < 0:
                 raise DecodeError('TopicData.Partitions: null where not nullable')
             else:
-                if n7 > bl - p:
-                    raise DecodeError('TopicData.Partitions: count ' + str(n7) + ' past the end')
-                xs8 = []
-                for _ in range(n7):
-                    e9 = _new(_AlterPartitionResponse_PartitionData)
-                    e9.partition_index, e9.error_code, e9.leader_id, e9.leader_epoch, h10, = _S9.unpack_from(b, p)
+                if n8 > bl - p:
+                    raise DecodeError('TopicData.Partitions: count ' + str(n8) + ' past the end')
+                xs9 = []
+                for _ in range(n8):
+                    e10 = _new(_AlterPartitionResponse_PartitionData)
+                    e10.partition_index, e10.error_code, e10.leader_id, e10.leader_epoch, h11, = _S9.unpack_from(b, p)
                     p += 15
-                    n11 = h10 - 1
-                    if n11 > 126:
-                        n11, p = _uvt(b, p, n11 + 1)
-                        n11 -= 1
-                    if n11 < 0:
-                        raise DecodeError('PartitionData.Isr: null where not nullable')
-                    elif n11 < 64:
-                        e9.isr = list(_ARRAY_i[n11].unpack_from(b, p))
-                        p += 4 * n11
+                    if 0 < h11 < 65:
+                        e10.isr = [*_UNPACK_i[h11](b, p)]
+                        p += 4 * h11 - 4
                     else:
-                        if n11 > bl - p:
-                            raise DecodeError('PartitionData.Isr: count ' + str(n11) + ' past the end')
-                        e9.isr = list(_struct.Struct('>' + str(n11) + 'i').unpack_from(b, p))
-                        p += 4 * n11
-                    e9.partition_epoch, = _S2.unpack_from(b, p)
+                        n12 = h11 - 1
+                        if n12 > 126:
+                            n12, p = _uvt(b, p, n12 + 1)
+                            n12 -= 1
+                        if n12 < 0:
+                            raise DecodeError('PartitionData.Isr: null where not nullable')
+                        elif n12 < 64:
+                            e10.isr = [*_ARRAY_i[n12].unpack_from(b, p)]
+                            p += 4 * n12
+                        else:
+                            if n12 > bl - p:
+                                raise DecodeError('PartitionData.Isr: count ' + str(n12) + ' past the end')
+                            e10.isr = [*_struct.Struct('>' + str(n12) + 'i').unpack_from(b, p)]
+                            p += 4 * n12
+                    e10.partition_epoch, = _S2.unpack_from(b, p)
                     p += 4
-                    e9.leader_recovery_state = 0
+                    e10.leader_recovery_state = 0
                     if b[p] == 0:  # no tagged fields, the common case
-                        e9.unknown_tagged_fields = None
+                        e10.unknown_tagged_fields = None
                         p += 1
                     else:
-                        p = _t_AlterPartitionRequest_PartitionData_0(b, p, e9)
-                    xs8.append(e9)
-                e4.partitions = xs8
+                        p = _t_AlterPartitionRequest_PartitionData_0(b, p, e10)
+                    xs9.append(e10)
+                e4.partitions = xs9
             e4.topic_id = UUID_ZERO
             if b[p] == 0:  # no tagged fields, the common case
                 e4.unknown_tagged_fields = None
@@ -862,6 +900,8 @@ def _r_AlterPartitionResponse_0(b, p):
         p += 1
     else:
         p = _t_AlterPartitionResponse_0(b, p, o)
+    if p > bl:
+        raise DecodeError('AlterPartitionResponse: a length runs past the end')
     return o, p
 
 
@@ -932,57 +972,65 @@ def _r_AlterPartitionResponse_1(b, p):
         xs3 = []
         for _ in range(n2):
             e4 = _new(_AlterPartitionResponse_TopicData)
-            n5 = b[p] - 1
-            p += 1
-            if n5 > 126:
-                n5, p = _uvt(b, p, n5 + 1)
-                n5 -= 1
-            if n5 < 0:
-                raise DecodeError('TopicData.TopicName: null where not nullable')
-            else:
-                q6 = p + n5
-                if q6 > bl:
-                    raise DecodeError('TopicData.TopicName: length ' + str(n5) + ' past the end')
-                e4.topic_name = str(b[p:q6], 'utf-8')
+            h7 = b[p]
+            if 0 < h7 < 128:
+                q6 = p + h7
+                e4.topic_name = str(b[p + 1:q6], 'utf-8')
                 p = q6
-            n7 = b[p] - 1
+            else:
+                p += 1
+                n5 = h7 - 1
+                if n5 > 126:
+                    n5, p = _uvt(b, p, n5 + 1)
+                    n5 -= 1
+                if n5 < 0:
+                    raise DecodeError('TopicData.TopicName: null where not nullable')
+                else:
+                    q6 = p + n5
+                    e4.topic_name = str(b[p:q6], 'utf-8')
+                    p = q6
+            n8 = b[p] - 1
             p += 1
-            if n7 > 126:
-                n7, p = _uvt(b, p, n7 + 1)
-                n7 -= 1
-            if n7 < 0:
+            if n8 > 126:
+                n8, p = _uvt(b, p, n8 + 1)
+                n8 -= 1
+            if n8 < 0:
                 raise DecodeError('TopicData.Partitions: null where not nullable')
             else:
-                if n7 > bl - p:
-                    raise DecodeError('TopicData.Partitions: count ' + str(n7) + ' past the end')
-                xs8 = []
-                for _ in range(n7):
-                    e9 = _new(_AlterPartitionResponse_PartitionData)
-                    e9.partition_index, e9.error_code, e9.leader_id, e9.leader_epoch, h10, = _S9.unpack_from(b, p)
+                if n8 > bl - p:
+                    raise DecodeError('TopicData.Partitions: count ' + str(n8) + ' past the end')
+                xs9 = []
+                for _ in range(n8):
+                    e10 = _new(_AlterPartitionResponse_PartitionData)
+                    e10.partition_index, e10.error_code, e10.leader_id, e10.leader_epoch, h11, = _S9.unpack_from(b, p)
                     p += 15
-                    n11 = h10 - 1
-                    if n11 > 126:
-                        n11, p = _uvt(b, p, n11 + 1)
-                        n11 -= 1
-                    if n11 < 0:
-                        raise DecodeError('PartitionData.Isr: null where not nullable')
-                    elif n11 < 64:
-                        e9.isr = list(_ARRAY_i[n11].unpack_from(b, p))
-                        p += 4 * n11
+                    if 0 < h11 < 65:
+                        e10.isr = [*_UNPACK_i[h11](b, p)]
+                        p += 4 * h11 - 4
                     else:
-                        if n11 > bl - p:
-                            raise DecodeError('PartitionData.Isr: count ' + str(n11) + ' past the end')
-                        e9.isr = list(_struct.Struct('>' + str(n11) + 'i').unpack_from(b, p))
-                        p += 4 * n11
-                    e9.leader_recovery_state, e9.partition_epoch, = _S5.unpack_from(b, p)
+                        n12 = h11 - 1
+                        if n12 > 126:
+                            n12, p = _uvt(b, p, n12 + 1)
+                            n12 -= 1
+                        if n12 < 0:
+                            raise DecodeError('PartitionData.Isr: null where not nullable')
+                        elif n12 < 64:
+                            e10.isr = [*_ARRAY_i[n12].unpack_from(b, p)]
+                            p += 4 * n12
+                        else:
+                            if n12 > bl - p:
+                                raise DecodeError('PartitionData.Isr: count ' + str(n12) + ' past the end')
+                            e10.isr = [*_struct.Struct('>' + str(n12) + 'i').unpack_from(b, p)]
+                            p += 4 * n12
+                    e10.leader_recovery_state, e10.partition_epoch, = _S5.unpack_from(b, p)
                     p += 5
                     if b[p] == 0:  # no tagged fields, the common case
-                        e9.unknown_tagged_fields = None
+                        e10.unknown_tagged_fields = None
                         p += 1
                     else:
-                        p = _t_AlterPartitionRequest_PartitionData_0(b, p, e9)
-                    xs8.append(e9)
-                e4.partitions = xs8
+                        p = _t_AlterPartitionRequest_PartitionData_0(b, p, e10)
+                    xs9.append(e10)
+                e4.partitions = xs9
             e4.topic_id = UUID_ZERO
             if b[p] == 0:  # no tagged fields, the common case
                 e4.unknown_tagged_fields = None
@@ -996,6 +1044,8 @@ def _r_AlterPartitionResponse_1(b, p):
         p += 1
     else:
         p = _t_AlterPartitionResponse_0(b, p, o)
+    if p > bl:
+        raise DecodeError('AlterPartitionResponse: a length runs past the end')
     return o, p
 
 
@@ -1082,20 +1132,24 @@ def _r_AlterPartitionResponse_2(b, p):
                     e8 = _new(_AlterPartitionResponse_PartitionData)
                     e8.partition_index, e8.error_code, e8.leader_id, e8.leader_epoch, h9, = _S9.unpack_from(b, p)
                     p += 15
-                    n10 = h9 - 1
-                    if n10 > 126:
-                        n10, p = _uvt(b, p, n10 + 1)
-                        n10 -= 1
-                    if n10 < 0:
-                        raise DecodeError('PartitionData.Isr: null where not nullable')
-                    elif n10 < 64:
-                        e8.isr = list(_ARRAY_i[n10].unpack_from(b, p))
-                        p += 4 * n10
+                    if 0 < h9 < 65:
+                        e8.isr = [*_UNPACK_i[h9](b, p)]
+                        p += 4 * h9 - 4
                     else:
-                        if n10 > bl - p:
-                            raise DecodeError('PartitionData.Isr: count ' + str(n10) + ' past the end')
-                        e8.isr = list(_struct.Struct('>' + str(n10) + 'i').unpack_from(b, p))
-                        p += 4 * n10
+                        n10 = h9 - 1
+                        if n10 > 126:
+                            n10, p = _uvt(b, p, n10 + 1)
+                            n10 -= 1
+                        if n10 < 0:
+                            raise DecodeError('PartitionData.Isr: null where not nullable')
+                        elif n10 < 64:
+                            e8.isr = [*_ARRAY_i[n10].unpack_from(b, p)]
+                            p += 4 * n10
+                        else:
+                            if n10 > bl - p:
+                                raise DecodeError('PartitionData.Isr: count ' + str(n10) + ' past the end')
+                            e8.isr = [*_struct.Struct('>' + str(n10) + 'i').unpack_from(b, p)]
+                            p += 4 * n10
                     e8.leader_recovery_state, e8.partition_epoch, = _S5.unpack_from(b, p)
                     p += 5
                     if b[p] == 0:  # no tagged fields, the common case
@@ -1118,6 +1172,8 @@ def _r_AlterPartitionResponse_2(b, p):
         p += 1
     else:
         p = _t_AlterPartitionResponse_0(b, p, o)
+    if p > bl:
+        raise DecodeError('AlterPartitionResponse: a length runs past the end')
     return o, p
 
 

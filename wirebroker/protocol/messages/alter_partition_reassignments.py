@@ -9,6 +9,7 @@ from typing import Any
 import struct as _struct
 
 from wirebroker.protocol.message import UNSET, Message, Struct
+from wirebroker.protocol.message import shared_default as _shared_default
 from wirebroker.protocol.primitives import (
     UUID_ZERO,
     DecodeError,
@@ -37,6 +38,7 @@ _S5 = _struct.Struct('>ih')
 _S6 = _struct.Struct('>i?hB')
 _S7 = _struct.Struct('>i?h')
 _ARRAY_i = tuple(_struct.Struct('>' + str(n) + 'i') for n in range(64))
+_UNPACK_i = (None, *(s.unpack_from for s in _ARRAY_i))
 
 
 class AlterPartitionReassignmentsRequest(Message):
@@ -206,55 +208,65 @@ def _r_AlterPartitionReassignmentsRequest_0(b, p):
         xs3 = []
         for _ in range(n2):
             e4 = _new(_AlterPartitionReassignmentsRequest_ReassignableTopic)
-            n5 = b[p] - 1
-            p += 1
-            if n5 > 126:
-                n5, p = _uvt(b, p, n5 + 1)
-                n5 -= 1
-            if n5 < 0:
-                raise DecodeError('ReassignableTopic.Name: null where not nullable')
-            else:
-                q6 = p + n5
-                if q6 > bl:
-                    raise DecodeError('ReassignableTopic.Name: length ' + str(n5) + ' past the end')
-                e4.name = str(b[p:q6], 'utf-8')
+            h7 = b[p]
+            if 0 < h7 < 128:
+                q6 = p + h7
+                e4.name = str(b[p + 1:q6], 'utf-8')
                 p = q6
-            n7 = b[p] - 1
+            else:
+                p += 1
+                n5 = h7 - 1
+                if n5 > 126:
+                    n5, p = _uvt(b, p, n5 + 1)
+                    n5 -= 1
+                if n5 < 0:
+                    raise DecodeError('ReassignableTopic.Name: null where not nullable')
+                else:
+                    q6 = p + n5
+                    e4.name = str(b[p:q6], 'utf-8')
+                    p = q6
+            n8 = b[p] - 1
             p += 1
-            if n7 > 126:
-                n7, p = _uvt(b, p, n7 + 1)
-                n7 -= 1
-            if n7 < 0:
+            if n8 > 126:
+                n8, p = _uvt(b, p, n8 + 1)
+                n8 -= 1
+            if n8 < 0:
                 raise DecodeError('ReassignableTopic.Partitions: null where not nullable')
             else:
-                if n7 > bl - p:
-                    raise DecodeError('ReassignableTopic.Partitions: count ' + str(n7) + ' past the end')
-                xs8 = []
-                for _ in range(n7):
-                    e9 = _new(_AlterPartitionReassignmentsRequest_ReassignablePartition)
-                    e9.partition_index, h10, = _S0.unpack_from(b, p)
+                if n8 > bl - p:
+                    raise DecodeError('ReassignableTopic.Partitions: count ' + str(n8) + ' past the end')
+                xs9 = []
+                for _ in range(n8):
+                    e10 = _new(_AlterPartitionReassignmentsRequest_ReassignablePartition)
+                    e10.partition_index, h11, = _S0.unpack_from(b, p)
                     p += 5
-                    n11 = h10 - 1
-                    if n11 > 126:
-                        n11, p = _uvt(b, p, n11 + 1)
-                        n11 -= 1
-                    if n11 < 0:
-                        e9.replicas = None
-                    elif n11 < 64:
-                        e9.replicas = list(_ARRAY_i[n11].unpack_from(b, p))
-                        p += 4 * n11
+                    if 0 < h11 < 65:
+                        e10.replicas = [*_UNPACK_i[h11](b, p)]
+                        p += 4 * h11 - 4
+                    elif h11 == 0:
+                        e10.replicas = None
                     else:
-                        if n11 > bl - p:
-                            raise DecodeError('ReassignablePartition.Replicas: count ' + str(n11) + ' past the end')
-                        e9.replicas = list(_struct.Struct('>' + str(n11) + 'i').unpack_from(b, p))
-                        p += 4 * n11
+                        n12 = h11 - 1
+                        if n12 > 126:
+                            n12, p = _uvt(b, p, n12 + 1)
+                            n12 -= 1
+                        if n12 < 0:
+                            e10.replicas = None
+                        elif n12 < 64:
+                            e10.replicas = [*_ARRAY_i[n12].unpack_from(b, p)]
+                            p += 4 * n12
+                        else:
+                            if n12 > bl - p:
+                                raise DecodeError('ReassignablePartition.Replicas: count ' + str(n12) + ' past the end')
+                            e10.replicas = [*_struct.Struct('>' + str(n12) + 'i').unpack_from(b, p)]
+                            p += 4 * n12
                     if b[p] == 0:  # no tagged fields, the common case
-                        e9.unknown_tagged_fields = None
+                        e10.unknown_tagged_fields = None
                         p += 1
                     else:
-                        p = _t_AlterPartitionReassignmentsRequest_ReassignablePartition_0(b, p, e9)
-                    xs8.append(e9)
-                e4.partitions = xs8
+                        p = _t_AlterPartitionReassignmentsRequest_ReassignablePartition_0(b, p, e10)
+                    xs9.append(e10)
+                e4.partitions = xs9
             if b[p] == 0:  # no tagged fields, the common case
                 e4.unknown_tagged_fields = None
                 p += 1
@@ -268,6 +280,8 @@ def _r_AlterPartitionReassignmentsRequest_0(b, p):
         p += 1
     else:
         p = _t_AlterPartitionReassignmentsRequest_0(b, p, o)
+    if p > bl:
+        raise DecodeError('AlterPartitionReassignmentsRequest: a length runs past the end')
     return o, p
 
 
@@ -342,55 +356,65 @@ def _r_AlterPartitionReassignmentsRequest_1(b, p):
         xs3 = []
         for _ in range(n2):
             e4 = _new(_AlterPartitionReassignmentsRequest_ReassignableTopic)
-            n5 = b[p] - 1
-            p += 1
-            if n5 > 126:
-                n5, p = _uvt(b, p, n5 + 1)
-                n5 -= 1
-            if n5 < 0:
-                raise DecodeError('ReassignableTopic.Name: null where not nullable')
-            else:
-                q6 = p + n5
-                if q6 > bl:
-                    raise DecodeError('ReassignableTopic.Name: length ' + str(n5) + ' past the end')
-                e4.name = str(b[p:q6], 'utf-8')
+            h7 = b[p]
+            if 0 < h7 < 128:
+                q6 = p + h7
+                e4.name = str(b[p + 1:q6], 'utf-8')
                 p = q6
-            n7 = b[p] - 1
+            else:
+                p += 1
+                n5 = h7 - 1
+                if n5 > 126:
+                    n5, p = _uvt(b, p, n5 + 1)
+                    n5 -= 1
+                if n5 < 0:
+                    raise DecodeError('ReassignableTopic.Name: null where not nullable')
+                else:
+                    q6 = p + n5
+                    e4.name = str(b[p:q6], 'utf-8')
+                    p = q6
+            n8 = b[p] - 1
             p += 1
-            if n7 > 126:
-                n7, p = _uvt(b, p, n7 + 1)
-                n7 -= 1
-            if n7 < 0:
+            if n8 > 126:
+                n8, p = _uvt(b, p, n8 + 1)
+                n8 -= 1
+            if n8 < 0:
                 raise DecodeError('ReassignableTopic.Partitions: null where not nullable')
             else:
-                if n7 > bl - p:
-                    raise DecodeError('ReassignableTopic.Partitions: count ' + str(n7) + ' past the end')
-                xs8 = []
-                for _ in range(n7):
-                    e9 = _new(_AlterPartitionReassignmentsRequest_ReassignablePartition)
-                    e9.partition_index, h10, = _S0.unpack_from(b, p)
+                if n8 > bl - p:
+                    raise DecodeError('ReassignableTopic.Partitions: count ' + str(n8) + ' past the end')
+                xs9 = []
+                for _ in range(n8):
+                    e10 = _new(_AlterPartitionReassignmentsRequest_ReassignablePartition)
+                    e10.partition_index, h11, = _S0.unpack_from(b, p)
                     p += 5
-                    n11 = h10 - 1
-                    if n11 > 126:
-                        n11, p = _uvt(b, p, n11 + 1)
-                        n11 -= 1
-                    if n11 < 0:
-                        e9.replicas = None
-                    elif n11 < 64:
-                        e9.replicas = list(_ARRAY_i[n11].unpack_from(b, p))
-                        p += 4 * n11
+                    if 0 < h11 < 65:
+                        e10.replicas = [*_UNPACK_i[h11](b, p)]
+                        p += 4 * h11 - 4
+                    elif h11 == 0:
+                        e10.replicas = None
                     else:
-                        if n11 > bl - p:
-                            raise DecodeError('ReassignablePartition.Replicas: count ' + str(n11) + ' past the end')
-                        e9.replicas = list(_struct.Struct('>' + str(n11) + 'i').unpack_from(b, p))
-                        p += 4 * n11
+                        n12 = h11 - 1
+                        if n12 > 126:
+                            n12, p = _uvt(b, p, n12 + 1)
+                            n12 -= 1
+                        if n12 < 0:
+                            e10.replicas = None
+                        elif n12 < 64:
+                            e10.replicas = [*_ARRAY_i[n12].unpack_from(b, p)]
+                            p += 4 * n12
+                        else:
+                            if n12 > bl - p:
+                                raise DecodeError('ReassignablePartition.Replicas: count ' + str(n12) + ' past the end')
+                            e10.replicas = [*_struct.Struct('>' + str(n12) + 'i').unpack_from(b, p)]
+                            p += 4 * n12
                     if b[p] == 0:  # no tagged fields, the common case
-                        e9.unknown_tagged_fields = None
+                        e10.unknown_tagged_fields = None
                         p += 1
                     else:
-                        p = _t_AlterPartitionReassignmentsRequest_ReassignablePartition_0(b, p, e9)
-                    xs8.append(e9)
-                e4.partitions = xs8
+                        p = _t_AlterPartitionReassignmentsRequest_ReassignablePartition_0(b, p, e10)
+                    xs9.append(e10)
+                e4.partitions = xs9
             if b[p] == 0:  # no tagged fields, the common case
                 e4.unknown_tagged_fields = None
                 p += 1
@@ -403,6 +427,8 @@ def _r_AlterPartitionReassignmentsRequest_1(b, p):
         p += 1
     else:
         p = _t_AlterPartitionReassignmentsRequest_0(b, p, o)
+    if p > bl:
+        raise DecodeError('AlterPartitionReassignmentsRequest: a length runs past the end')
     return o, p
 
 
@@ -532,18 +558,23 @@ def _r_AlterPartitionReassignmentsResponse_0(b, p):
     o = _new(AlterPartitionReassignmentsResponse)
     o.throttle_time_ms, o.error_code, h1, = _S4.unpack_from(b, p)
     p += 7
-    n2 = h1 - 1
-    if n2 > 126:
-        n2, p = _uvt(b, p, n2 + 1)
-        n2 -= 1
-    if n2 < 0:
-        o.error_message = None
-    else:
-        q3 = p + n2
-        if q3 > bl:
-            raise DecodeError('AlterPartitionReassignmentsResponse.ErrorMessage: length ' + str(n2) + ' past the end')
+    if 0 < h1 < 128:
+        q3 = p + h1 - 1
         o.error_message = str(b[p:q3], 'utf-8')
         p = q3
+    elif h1 == 0:
+        o.error_message = None
+    else:
+        n2 = h1 - 1
+        if n2 > 126:
+            n2, p = _uvt(b, p, n2 + 1)
+            n2 -= 1
+        if n2 < 0:
+            o.error_message = None
+        else:
+            q3 = p + n2
+            o.error_message = str(b[p:q3], 'utf-8')
+            p = q3
     n4 = b[p] - 1
     p += 1
     if n4 > 126:
@@ -557,53 +588,62 @@ def _r_AlterPartitionReassignmentsResponse_0(b, p):
         xs5 = []
         for _ in range(n4):
             e6 = _new(_AlterPartitionReassignmentsResponse_ReassignableTopicResponse)
-            n7 = b[p] - 1
-            p += 1
-            if n7 > 126:
-                n7, p = _uvt(b, p, n7 + 1)
-                n7 -= 1
-            if n7 < 0:
-                raise DecodeError('ReassignableTopicResponse.Name: null where not nullable')
-            else:
-                q8 = p + n7
-                if q8 > bl:
-                    raise DecodeError('ReassignableTopicResponse.Name: length ' + str(n7) + ' past the end')
-                e6.name = str(b[p:q8], 'utf-8')
+            h9 = b[p]
+            if 0 < h9 < 128:
+                q8 = p + h9
+                e6.name = str(b[p + 1:q8], 'utf-8')
                 p = q8
-            n9 = b[p] - 1
+            else:
+                p += 1
+                n7 = h9 - 1
+                if n7 > 126:
+                    n7, p = _uvt(b, p, n7 + 1)
+                    n7 -= 1
+                if n7 < 0:
+                    raise DecodeError('ReassignableTopicResponse.Name: null where not nullable')
+                else:
+                    q8 = p + n7
+                    e6.name = str(b[p:q8], 'utf-8')
+                    p = q8
+            n10 = b[p] - 1
             p += 1
-            if n9 > 126:
-                n9, p = _uvt(b, p, n9 + 1)
-                n9 -= 1
-            if n9 < 0:
+            if n10 > 126:
+                n10, p = _uvt(b, p, n10 + 1)
+                n10 -= 1
+            if n10 < 0:
                 raise DecodeError('ReassignableTopicResponse.Partitions: null where not nullable')
             else:
-                if n9 > bl - p:
-                    raise DecodeError('ReassignableTopicResponse.Partitions: count ' + str(n9) + ' past the end')
-                xs10 = []
-                for _ in range(n9):
-                    e11 = _new(_AlterPartitionReassignmentsResponse_ReassignablePartitionResponse)
-                    e11.partition_index, e11.error_code, h12, = _S4.unpack_from(b, p)
+                if n10 > bl - p:
+                    raise DecodeError('ReassignableTopicResponse.Partitions: count ' + str(n10) + ' past the end')
+                xs11 = []
+                for _ in range(n10):
+                    e12 = _new(_AlterPartitionReassignmentsResponse_ReassignablePartitionResponse)
+                    e12.partition_index, e12.error_code, h13, = _S4.unpack_from(b, p)
                     p += 7
-                    n13 = h12 - 1
-                    if n13 > 126:
-                        n13, p = _uvt(b, p, n13 + 1)
-                        n13 -= 1
-                    if n13 < 0:
-                        e11.error_message = None
+                    if 0 < h13 < 128:
+                        q15 = p + h13 - 1
+                        e12.error_message = str(b[p:q15], 'utf-8')
+                        p = q15
+                    elif h13 == 0:
+                        e12.error_message = None
                     else:
-                        q14 = p + n13
-                        if q14 > bl:
-                            raise DecodeError('ReassignablePartitionResponse.ErrorMessage: length ' + str(n13) + ' past the end')
-                        e11.error_message = str(b[p:q14], 'utf-8')
-                        p = q14
+                        n14 = h13 - 1
+                        if n14 > 126:
+                            n14, p = _uvt(b, p, n14 + 1)
+                            n14 -= 1
+                        if n14 < 0:
+                            e12.error_message = None
+                        else:
+                            q15 = p + n14
+                            e12.error_message = str(b[p:q15], 'utf-8')
+                            p = q15
                     if b[p] == 0:  # no tagged fields, the common case
-                        e11.unknown_tagged_fields = None
+                        e12.unknown_tagged_fields = None
                         p += 1
                     else:
-                        p = _t_AlterPartitionReassignmentsResponse_ReassignablePartitionResponse_0(b, p, e11)
-                    xs10.append(e11)
-                e6.partitions = xs10
+                        p = _t_AlterPartitionReassignmentsResponse_ReassignablePartitionResponse_0(b, p, e12)
+                    xs11.append(e12)
+                e6.partitions = xs11
             if b[p] == 0:  # no tagged fields, the common case
                 e6.unknown_tagged_fields = None
                 p += 1
@@ -617,6 +657,8 @@ def _r_AlterPartitionReassignmentsResponse_0(b, p):
         p += 1
     else:
         p = _t_AlterPartitionReassignmentsResponse_0(b, p, o)
+    if p > bl:
+        raise DecodeError('AlterPartitionReassignmentsResponse: a length runs past the end')
     return o, p
 
 
@@ -686,18 +728,23 @@ def _r_AlterPartitionReassignmentsResponse_1(b, p):
     o = _new(AlterPartitionReassignmentsResponse)
     o.throttle_time_ms, o.allow_replication_factor_change, o.error_code, h1, = _S6.unpack_from(b, p)
     p += 8
-    n2 = h1 - 1
-    if n2 > 126:
-        n2, p = _uvt(b, p, n2 + 1)
-        n2 -= 1
-    if n2 < 0:
-        o.error_message = None
-    else:
-        q3 = p + n2
-        if q3 > bl:
-            raise DecodeError('AlterPartitionReassignmentsResponse.ErrorMessage: length ' + str(n2) + ' past the end')
+    if 0 < h1 < 128:
+        q3 = p + h1 - 1
         o.error_message = str(b[p:q3], 'utf-8')
         p = q3
+    elif h1 == 0:
+        o.error_message = None
+    else:
+        n2 = h1 - 1
+        if n2 > 126:
+            n2, p = _uvt(b, p, n2 + 1)
+            n2 -= 1
+        if n2 < 0:
+            o.error_message = None
+        else:
+            q3 = p + n2
+            o.error_message = str(b[p:q3], 'utf-8')
+            p = q3
     n4 = b[p] - 1
     p += 1
     if n4 > 126:
@@ -711,53 +758,62 @@ def _r_AlterPartitionReassignmentsResponse_1(b, p):
         xs5 = []
         for _ in range(n4):
             e6 = _new(_AlterPartitionReassignmentsResponse_ReassignableTopicResponse)
-            n7 = b[p] - 1
-            p += 1
-            if n7 > 126:
-                n7, p = _uvt(b, p, n7 + 1)
-                n7 -= 1
-            if n7 < 0:
-                raise DecodeError('ReassignableTopicResponse.Name: null where not nullable')
-            else:
-                q8 = p + n7
-                if q8 > bl:
-                    raise DecodeError('ReassignableTopicResponse.Name: length ' + str(n7) + ' past the end')
-                e6.name = str(b[p:q8], 'utf-8')
+            h9 = b[p]
+            if 0 < h9 < 128:
+                q8 = p + h9
+                e6.name = str(b[p + 1:q8], 'utf-8')
                 p = q8
-            n9 = b[p] - 1
+            else:
+                p += 1
+                n7 = h9 - 1
+                if n7 > 126:
+                    n7, p = _uvt(b, p, n7 + 1)
+                    n7 -= 1
+                if n7 < 0:
+                    raise DecodeError('ReassignableTopicResponse.Name: null where not nullable')
+                else:
+                    q8 = p + n7
+                    e6.name = str(b[p:q8], 'utf-8')
+                    p = q8
+            n10 = b[p] - 1
             p += 1
-            if n9 > 126:
-                n9, p = _uvt(b, p, n9 + 1)
-                n9 -= 1
-            if n9 < 0:
+            if n10 > 126:
+                n10, p = _uvt(b, p, n10 + 1)
+                n10 -= 1
+            if n10 < 0:
                 raise DecodeError('ReassignableTopicResponse.Partitions: null where not nullable')
             else:
-                if n9 > bl - p:
-                    raise DecodeError('ReassignableTopicResponse.Partitions: count ' + str(n9) + ' past the end')
-                xs10 = []
-                for _ in range(n9):
-                    e11 = _new(_AlterPartitionReassignmentsResponse_ReassignablePartitionResponse)
-                    e11.partition_index, e11.error_code, h12, = _S4.unpack_from(b, p)
+                if n10 > bl - p:
+                    raise DecodeError('ReassignableTopicResponse.Partitions: count ' + str(n10) + ' past the end')
+                xs11 = []
+                for _ in range(n10):
+                    e12 = _new(_AlterPartitionReassignmentsResponse_ReassignablePartitionResponse)
+                    e12.partition_index, e12.error_code, h13, = _S4.unpack_from(b, p)
                     p += 7
-                    n13 = h12 - 1
-                    if n13 > 126:
-                        n13, p = _uvt(b, p, n13 + 1)
-                        n13 -= 1
-                    if n13 < 0:
-                        e11.error_message = None
+                    if 0 < h13 < 128:
+                        q15 = p + h13 - 1
+                        e12.error_message = str(b[p:q15], 'utf-8')
+                        p = q15
+                    elif h13 == 0:
+                        e12.error_message = None
                     else:
-                        q14 = p + n13
-                        if q14 > bl:
-                            raise DecodeError('ReassignablePartitionResponse.ErrorMessage: length ' + str(n13) + ' past the end')
-                        e11.error_message = str(b[p:q14], 'utf-8')
-                        p = q14
+                        n14 = h13 - 1
+                        if n14 > 126:
+                            n14, p = _uvt(b, p, n14 + 1)
+                            n14 -= 1
+                        if n14 < 0:
+                            e12.error_message = None
+                        else:
+                            q15 = p + n14
+                            e12.error_message = str(b[p:q15], 'utf-8')
+                            p = q15
                     if b[p] == 0:  # no tagged fields, the common case
-                        e11.unknown_tagged_fields = None
+                        e12.unknown_tagged_fields = None
                         p += 1
                     else:
-                        p = _t_AlterPartitionReassignmentsResponse_ReassignablePartitionResponse_0(b, p, e11)
-                    xs10.append(e11)
-                e6.partitions = xs10
+                        p = _t_AlterPartitionReassignmentsResponse_ReassignablePartitionResponse_0(b, p, e12)
+                    xs11.append(e12)
+                e6.partitions = xs11
             if b[p] == 0:  # no tagged fields, the common case
                 e6.unknown_tagged_fields = None
                 p += 1
@@ -770,6 +826,8 @@ def _r_AlterPartitionReassignmentsResponse_1(b, p):
         p += 1
     else:
         p = _t_AlterPartitionReassignmentsResponse_0(b, p, o)
+    if p > bl:
+        raise DecodeError('AlterPartitionReassignmentsResponse: a length runs past the end')
     return o, p
 
 

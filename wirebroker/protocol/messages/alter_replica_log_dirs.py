@@ -9,6 +9,7 @@ from typing import Any
 import struct as _struct
 
 from wirebroker.protocol.message import UNSET, Message, Struct
+from wirebroker.protocol.message import shared_default as _shared_default
 from wirebroker.protocol.primitives import (
     UUID_ZERO,
     DecodeError,
@@ -28,12 +29,13 @@ _unpack_from = _struct.unpack_from
 def _first(tag_and_bytes):
     return tag_and_bytes[0]
 
-_S0 = _struct.Struct('>i')
-_S1 = _struct.Struct('>h')
+_S0 = _struct.Struct('>h')
+_S1 = _struct.Struct('>i')
 _S2 = _struct.Struct('>ii')
 _S3 = _struct.Struct('>ih')
 _S4 = _struct.Struct('>iB')
 _ARRAY_i = tuple(_struct.Struct('>' + str(n) + 'i') for n in range(64))
+_UNPACK_i = (None, *(s.unpack_from for s in _ARRAY_i))
 
 
 class AlterReplicaLogDirsRequest(Message):
@@ -114,7 +116,7 @@ _AlterReplicaLogDirsResponse_AlterReplicaLogDirTopicResult = AlterReplicaLogDirs
 def _r_AlterReplicaLogDirsRequest_0(b, p):
     bl = len(b)
     o = _new(AlterReplicaLogDirsRequest)
-    n1, = _S0.unpack_from(b, p)
+    n1, = _S1.unpack_from(b, p)
     p += 4
     if n1 < 0:
         raise DecodeError('AlterReplicaLogDirsRequest.Dirs: null where not nullable')
@@ -124,17 +126,15 @@ def _r_AlterReplicaLogDirsRequest_0(b, p):
         xs2 = []
         for _ in range(n1):
             e3 = _new(_AlterReplicaLogDirsRequest_AlterReplicaLogDir)
-            n4, = _S1.unpack_from(b, p)
+            n4, = _S0.unpack_from(b, p)
             p += 2
             if n4 < 0:
                 raise DecodeError('AlterReplicaLogDir.Path: null where not nullable')
             else:
                 q5 = p + n4
-                if q5 > bl:
-                    raise DecodeError('AlterReplicaLogDir.Path: length ' + str(n4) + ' past the end')
                 e3.path = str(b[p:q5], 'utf-8')
                 p = q5
-            n6, = _S0.unpack_from(b, p)
+            n6, = _S1.unpack_from(b, p)
             p += 4
             if n6 < 0:
                 raise DecodeError('AlterReplicaLogDir.Topics: null where not nullable')
@@ -144,27 +144,25 @@ def _r_AlterReplicaLogDirsRequest_0(b, p):
                 xs7 = []
                 for _ in range(n6):
                     e8 = _new(_AlterReplicaLogDirsRequest_AlterReplicaLogDirTopic)
-                    n9, = _S1.unpack_from(b, p)
+                    n9, = _S0.unpack_from(b, p)
                     p += 2
                     if n9 < 0:
                         raise DecodeError('AlterReplicaLogDirTopic.Name: null where not nullable')
                     else:
                         q10 = p + n9
-                        if q10 > bl:
-                            raise DecodeError('AlterReplicaLogDirTopic.Name: length ' + str(n9) + ' past the end')
                         e8.name = str(b[p:q10], 'utf-8')
                         p = q10
-                    n11, = _S0.unpack_from(b, p)
+                    n11, = _S1.unpack_from(b, p)
                     p += 4
                     if n11 < 0:
                         raise DecodeError('AlterReplicaLogDirTopic.Partitions: null where not nullable')
                     elif n11 < 64:
-                        e8.partitions = list(_ARRAY_i[n11].unpack_from(b, p))
+                        e8.partitions = [*_ARRAY_i[n11].unpack_from(b, p)]
                         p += 4 * n11
                     else:
                         if n11 > bl - p:
                             raise DecodeError('AlterReplicaLogDirTopic.Partitions: count ' + str(n11) + ' past the end')
-                        e8.partitions = list(_struct.Struct('>' + str(n11) + 'i').unpack_from(b, p))
+                        e8.partitions = [*_struct.Struct('>' + str(n11) + 'i').unpack_from(b, p)]
                         p += 4 * n11
                     e8.unknown_tagged_fields = None
                     xs7.append(e8)
@@ -173,26 +171,28 @@ def _r_AlterReplicaLogDirsRequest_0(b, p):
             xs2.append(e3)
         o.dirs = xs2
     o.unknown_tagged_fields = None
+    if p > bl:
+        raise DecodeError('AlterReplicaLogDirsRequest: a length runs past the end')
     return o, p
 
 
 def _w_AlterReplicaLogDirsRequest_0(o, w):
     xs1 = o.dirs
-    w += _S0.pack(len(xs1))
+    w += _S1.pack(len(xs1))
     for e2 in xs1:
         v3 = e2.path
         v3 = v3.encode()
-        w += _S1.pack(len(v3))
+        w += _S0.pack(len(v3))
         w += v3
         xs4 = e2.topics
-        w += _S0.pack(len(xs4))
+        w += _S1.pack(len(xs4))
         for e5 in xs4:
             v6 = e5.name
             v6 = v6.encode()
-            w += _S1.pack(len(v6))
+            w += _S0.pack(len(v6))
             w += v6
             xs7 = e5.partitions
-            w += _S0.pack(len(xs7))
+            w += _S1.pack(len(xs7))
             if len(xs7) < 64:
                 w += _ARRAY_i[len(xs7)].pack(*xs7)
             else:
@@ -284,67 +284,80 @@ def _r_AlterReplicaLogDirsRequest_1(b, p):
         xs2 = []
         for _ in range(n1):
             e3 = _new(_AlterReplicaLogDirsRequest_AlterReplicaLogDir)
-            n4 = b[p] - 1
-            p += 1
-            if n4 > 126:
-                n4, p = _uvt(b, p, n4 + 1)
-                n4 -= 1
-            if n4 < 0:
-                raise DecodeError('AlterReplicaLogDir.Path: null where not nullable')
-            else:
-                q5 = p + n4
-                if q5 > bl:
-                    raise DecodeError('AlterReplicaLogDir.Path: length ' + str(n4) + ' past the end')
-                e3.path = str(b[p:q5], 'utf-8')
+            h6 = b[p]
+            if 0 < h6 < 128:
+                q5 = p + h6
+                e3.path = str(b[p + 1:q5], 'utf-8')
                 p = q5
-            n6 = b[p] - 1
+            else:
+                p += 1
+                n4 = h6 - 1
+                if n4 > 126:
+                    n4, p = _uvt(b, p, n4 + 1)
+                    n4 -= 1
+                if n4 < 0:
+                    raise DecodeError('AlterReplicaLogDir.Path: null where not nullable')
+                else:
+                    q5 = p + n4
+                    e3.path = str(b[p:q5], 'utf-8')
+                    p = q5
+            n7 = b[p] - 1
             p += 1
-            if n6 > 126:
-                n6, p = _uvt(b, p, n6 + 1)
-                n6 -= 1
-            if n6 < 0:
+            if n7 > 126:
+                n7, p = _uvt(b, p, n7 + 1)
+                n7 -= 1
+            if n7 < 0:
                 raise DecodeError('AlterReplicaLogDir.Topics: null where not nullable')
             else:
-                if n6 > bl - p:
-                    raise DecodeError('AlterReplicaLogDir.Topics: count ' + str(n6) + ' past the end')
-                xs7 = []
-                for _ in range(n6):
-                    e8 = _new(_AlterReplicaLogDirsRequest_AlterReplicaLogDirTopic)
-                    n9 = b[p] - 1
-                    p += 1
-                    if n9 > 126:
-                        n9, p = _uvt(b, p, n9 + 1)
-                        n9 -= 1
-                    if n9 < 0:
-                        raise DecodeError('AlterReplicaLogDirTopic.Name: null where not nullable')
+                if n7 > bl - p:
+                    raise DecodeError('AlterReplicaLogDir.Topics: count ' + str(n7) + ' past the end')
+                xs8 = []
+                for _ in range(n7):
+                    e9 = _new(_AlterReplicaLogDirsRequest_AlterReplicaLogDirTopic)
+                    h12 = b[p]
+                    if 0 < h12 < 128:
+                        q11 = p + h12
+                        e9.name = str(b[p + 1:q11], 'utf-8')
+                        p = q11
                     else:
-                        q10 = p + n9
-                        if q10 > bl:
-                            raise DecodeError('AlterReplicaLogDirTopic.Name: length ' + str(n9) + ' past the end')
-                        e8.name = str(b[p:q10], 'utf-8')
-                        p = q10
-                    n11 = b[p] - 1
-                    p += 1
-                    if n11 > 126:
-                        n11, p = _uvt(b, p, n11 + 1)
-                        n11 -= 1
-                    if n11 < 0:
-                        raise DecodeError('AlterReplicaLogDirTopic.Partitions: null where not nullable')
-                    elif n11 < 64:
-                        e8.partitions = list(_ARRAY_i[n11].unpack_from(b, p))
-                        p += 4 * n11
+                        p += 1
+                        n10 = h12 - 1
+                        if n10 > 126:
+                            n10, p = _uvt(b, p, n10 + 1)
+                            n10 -= 1
+                        if n10 < 0:
+                            raise DecodeError('AlterReplicaLogDirTopic.Name: null where not nullable')
+                        else:
+                            q11 = p + n10
+                            e9.name = str(b[p:q11], 'utf-8')
+                            p = q11
+                    h14 = b[p]
+                    if 0 < h14 < 65:
+                        e9.partitions = [*_UNPACK_i[h14](b, p + 1)]
+                        p += 4 * h14 - 3
                     else:
-                        if n11 > bl - p:
-                            raise DecodeError('AlterReplicaLogDirTopic.Partitions: count ' + str(n11) + ' past the end')
-                        e8.partitions = list(_struct.Struct('>' + str(n11) + 'i').unpack_from(b, p))
-                        p += 4 * n11
+                        p += 1
+                        n13 = h14 - 1
+                        if n13 > 126:
+                            n13, p = _uvt(b, p, n13 + 1)
+                            n13 -= 1
+                        if n13 < 0:
+                            raise DecodeError('AlterReplicaLogDirTopic.Partitions: null where not nullable')
+                        elif n13 < 64:
+                            e9.partitions = [*_ARRAY_i[n13].unpack_from(b, p)]
+                            p += 4 * n13
+                        else:
+                            if n13 > bl - p:
+                                raise DecodeError('AlterReplicaLogDirTopic.Partitions: count ' + str(n13) + ' past the end')
+                            e9.partitions = [*_struct.Struct('>' + str(n13) + 'i').unpack_from(b, p)]
+                            p += 4 * n13
                     if b[p] == 0:  # no tagged fields, the common case
-                        e8.unknown_tagged_fields = None
+                        e9.unknown_tagged_fields = None
                         p += 1
                     else:
-                        p = _t_AlterReplicaLogDirsRequest_AlterReplicaLogDirTopic_0(b, p, e8)
-                    xs7.append(e8)
-                e3.topics = xs7
+                        p = _t_AlterReplicaLogDirsRequest_AlterReplicaLogDirTopic_0(b, p, e9)
+                    xs8.append(e9)
+                e3.topics = xs8
             if b[p] == 0:  # no tagged fields, the common case
                 e3.unknown_tagged_fields = None
                 p += 1
@@ -357,6 +370,8 @@ def _r_AlterReplicaLogDirsRequest_1(b, p):
         p += 1
     else:
         p = _t_AlterReplicaLogDirsRequest_0(b, p, o)
+    if p > bl:
+        raise DecodeError('AlterReplicaLogDirsRequest: a length runs past the end')
     return o, p
 
 
@@ -429,17 +444,15 @@ def _r_AlterReplicaLogDirsResponse_0(b, p):
         xs3 = []
         for _ in range(n2):
             e4 = _new(_AlterReplicaLogDirsResponse_AlterReplicaLogDirTopicResult)
-            n5, = _S1.unpack_from(b, p)
+            n5, = _S0.unpack_from(b, p)
             p += 2
             if n5 < 0:
                 raise DecodeError('AlterReplicaLogDirTopicResult.TopicName: null where not nullable')
             else:
                 q6 = p + n5
-                if q6 > bl:
-                    raise DecodeError('AlterReplicaLogDirTopicResult.TopicName: length ' + str(n5) + ' past the end')
                 e4.topic_name = str(b[p:q6], 'utf-8')
                 p = q6
-            n7, = _S0.unpack_from(b, p)
+            n7, = _S1.unpack_from(b, p)
             p += 4
             if n7 < 0:
                 raise DecodeError('AlterReplicaLogDirTopicResult.Partitions: null where not nullable')
@@ -458,20 +471,22 @@ def _r_AlterReplicaLogDirsResponse_0(b, p):
             xs3.append(e4)
         o.results = xs3
     o.unknown_tagged_fields = None
+    if p > bl:
+        raise DecodeError('AlterReplicaLogDirsResponse: a length runs past the end')
     return o, p
 
 
 def _w_AlterReplicaLogDirsResponse_0(o, w):
-    w += _S0.pack(o.throttle_time_ms)
+    w += _S1.pack(o.throttle_time_ms)
     xs1 = o.results
-    w += _S0.pack(len(xs1))
+    w += _S1.pack(len(xs1))
     for e2 in xs1:
         v3 = e2.topic_name
         v3 = v3.encode()
-        w += _S1.pack(len(v3))
+        w += _S0.pack(len(v3))
         w += v3
         xs4 = e2.partitions
-        w += _S0.pack(len(xs4))
+        w += _S1.pack(len(xs4))
         for e5 in xs4:
             w += _S3.pack(e5.partition_index, e5.error_code)
 
@@ -562,41 +577,45 @@ def _r_AlterReplicaLogDirsResponse_1(b, p):
         xs3 = []
         for _ in range(n2):
             e4 = _new(_AlterReplicaLogDirsResponse_AlterReplicaLogDirTopicResult)
-            n5 = b[p] - 1
-            p += 1
-            if n5 > 126:
-                n5, p = _uvt(b, p, n5 + 1)
-                n5 -= 1
-            if n5 < 0:
-                raise DecodeError('AlterReplicaLogDirTopicResult.TopicName: null where not nullable')
-            else:
-                q6 = p + n5
-                if q6 > bl:
-                    raise DecodeError('AlterReplicaLogDirTopicResult.TopicName: length ' + str(n5) + ' past the end')
-                e4.topic_name = str(b[p:q6], 'utf-8')
+            h7 = b[p]
+            if 0 < h7 < 128:
+                q6 = p + h7
+                e4.topic_name = str(b[p + 1:q6], 'utf-8')
                 p = q6
-            n7 = b[p] - 1
+            else:
+                p += 1
+                n5 = h7 - 1
+                if n5 > 126:
+                    n5, p = _uvt(b, p, n5 + 1)
+                    n5 -= 1
+                if n5 < 0:
+                    raise DecodeError('AlterReplicaLogDirTopicResult.TopicName: null where not nullable')
+                else:
+                    q6 = p + n5
+                    e4.topic_name = str(b[p:q6], 'utf-8')
+                    p = q6
+            n8 = b[p] - 1
             p += 1
-            if n7 > 126:
-                n7, p = _uvt(b, p, n7 + 1)
-                n7 -= 1
-            if n7 < 0:
+            if n8 > 126:
+                n8, p = _uvt(b, p, n8 + 1)
+                n8 -= 1
+            if n8 < 0:
                 raise DecodeError('AlterReplicaLogDirTopicResult.Partitions: null where not nullable')
             else:
-                if n7 > bl - p:
-                    raise DecodeError('AlterReplicaLogDirTopicResult.Partitions: count ' + str(n7) + ' past the end')
-                xs8 = []
-                for _ in range(n7):
-                    e9 = _new(_AlterReplicaLogDirsResponse_AlterReplicaLogDirPartitionResult)
-                    e9.partition_index, e9.error_code, = _S3.unpack_from(b, p)
+                if n8 > bl - p:
+                    raise DecodeError('AlterReplicaLogDirTopicResult.Partitions: count ' + str(n8) + ' past the end')
+                xs9 = []
+                for _ in range(n8):
+                    e10 = _new(_AlterReplicaLogDirsResponse_AlterReplicaLogDirPartitionResult)
+                    e10.partition_index, e10.error_code, = _S3.unpack_from(b, p)
                     p += 6
                     if b[p] == 0:  # no tagged fields, the common case
-                        e9.unknown_tagged_fields = None
+                        e10.unknown_tagged_fields = None
                         p += 1
                     else:
-                        p = _t_AlterReplicaLogDirsResponse_AlterReplicaLogDirPartitionResult_0(b, p, e9)
-                    xs8.append(e9)
-                e4.partitions = xs8
+                        p = _t_AlterReplicaLogDirsResponse_AlterReplicaLogDirPartitionResult_0(b, p, e10)
+                    xs9.append(e10)
+                e4.partitions = xs9
             if b[p] == 0:  # no tagged fields, the common case
                 e4.unknown_tagged_fields = None
                 p += 1
@@ -609,11 +628,13 @@ def _r_AlterReplicaLogDirsResponse_1(b, p):
         p += 1
     else:
         p = _t_AlterReplicaLogDirsResponse_0(b, p, o)
+    if p > bl:
+        raise DecodeError('AlterReplicaLogDirsResponse: a length runs past the end')
     return o, p
 
 
 def _w_AlterReplicaLogDirsResponse_1(o, w):
-    w += _S0.pack(o.throttle_time_ms)
+    w += _S1.pack(o.throttle_time_ms)
     xs1 = o.results
     ln = len(xs1) + 1
     if ln < 128:

@@ -9,6 +9,7 @@ from typing import Any
 import struct as _struct
 
 from wirebroker.protocol.message import UNSET, Message, Struct
+from wirebroker.protocol.message import shared_default as _shared_default
 from wirebroker.protocol.primitives import (
     UUID_ZERO,
     DecodeError,
@@ -187,79 +188,89 @@ def _t_AlterShareGroupOffsetsRequest_0(b, p, o):
 def _r_AlterShareGroupOffsetsRequest_0(b, p):
     bl = len(b)
     o = _new(AlterShareGroupOffsetsRequest)
-    n1 = b[p] - 1
-    p += 1
-    if n1 > 126:
-        n1, p = _uvt(b, p, n1 + 1)
-        n1 -= 1
-    if n1 < 0:
-        raise DecodeError('AlterShareGroupOffsetsRequest.GroupId: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > bl:
-            raise DecodeError('AlterShareGroupOffsetsRequest.GroupId: length ' + str(n1) + ' past the end')
-        o.group_id = str(b[p:q2], 'utf-8')
+    h3 = b[p]
+    if 0 < h3 < 128:
+        q2 = p + h3
+        o.group_id = str(b[p + 1:q2], 'utf-8')
         p = q2
-    n3 = b[p] - 1
+    else:
+        p += 1
+        n1 = h3 - 1
+        if n1 > 126:
+            n1, p = _uvt(b, p, n1 + 1)
+            n1 -= 1
+        if n1 < 0:
+            raise DecodeError('AlterShareGroupOffsetsRequest.GroupId: null where not nullable')
+        else:
+            q2 = p + n1
+            o.group_id = str(b[p:q2], 'utf-8')
+            p = q2
+    n4 = b[p] - 1
     p += 1
-    if n3 > 126:
-        n3, p = _uvt(b, p, n3 + 1)
-        n3 -= 1
-    if n3 < 0:
+    if n4 > 126:
+        n4, p = _uvt(b, p, n4 + 1)
+        n4 -= 1
+    if n4 < 0:
         raise DecodeError('AlterShareGroupOffsetsRequest.Topics: null where not nullable')
     else:
-        if n3 > bl - p:
-            raise DecodeError('AlterShareGroupOffsetsRequest.Topics: count ' + str(n3) + ' past the end')
-        xs4 = []
-        for _ in range(n3):
-            e5 = _new(_AlterShareGroupOffsetsRequest_AlterShareGroupOffsetsRequestTopic)
-            n6 = b[p] - 1
-            p += 1
-            if n6 > 126:
-                n6, p = _uvt(b, p, n6 + 1)
-                n6 -= 1
-            if n6 < 0:
-                raise DecodeError('AlterShareGroupOffsetsRequestTopic.TopicName: null where not nullable')
+        if n4 > bl - p:
+            raise DecodeError('AlterShareGroupOffsetsRequest.Topics: count ' + str(n4) + ' past the end')
+        xs5 = []
+        for _ in range(n4):
+            e6 = _new(_AlterShareGroupOffsetsRequest_AlterShareGroupOffsetsRequestTopic)
+            h9 = b[p]
+            if 0 < h9 < 128:
+                q8 = p + h9
+                e6.topic_name = str(b[p + 1:q8], 'utf-8')
+                p = q8
             else:
-                q7 = p + n6
-                if q7 > bl:
-                    raise DecodeError('AlterShareGroupOffsetsRequestTopic.TopicName: length ' + str(n6) + ' past the end')
-                e5.topic_name = str(b[p:q7], 'utf-8')
-                p = q7
-            n8 = b[p] - 1
+                p += 1
+                n7 = h9 - 1
+                if n7 > 126:
+                    n7, p = _uvt(b, p, n7 + 1)
+                    n7 -= 1
+                if n7 < 0:
+                    raise DecodeError('AlterShareGroupOffsetsRequestTopic.TopicName: null where not nullable')
+                else:
+                    q8 = p + n7
+                    e6.topic_name = str(b[p:q8], 'utf-8')
+                    p = q8
+            n10 = b[p] - 1
             p += 1
-            if n8 > 126:
-                n8, p = _uvt(b, p, n8 + 1)
-                n8 -= 1
-            if n8 < 0:
+            if n10 > 126:
+                n10, p = _uvt(b, p, n10 + 1)
+                n10 -= 1
+            if n10 < 0:
                 raise DecodeError('AlterShareGroupOffsetsRequestTopic.Partitions: null where not nullable')
             else:
-                if n8 > bl - p:
-                    raise DecodeError('AlterShareGroupOffsetsRequestTopic.Partitions: count ' + str(n8) + ' past the end')
-                xs9 = []
-                for _ in range(n8):
-                    e10 = _new(_AlterShareGroupOffsetsRequest_AlterShareGroupOffsetsRequestPartition)
-                    e10.partition_index, e10.start_offset, = _S0.unpack_from(b, p)
+                if n10 > bl - p:
+                    raise DecodeError('AlterShareGroupOffsetsRequestTopic.Partitions: count ' + str(n10) + ' past the end')
+                xs11 = []
+                for _ in range(n10):
+                    e12 = _new(_AlterShareGroupOffsetsRequest_AlterShareGroupOffsetsRequestPartition)
+                    e12.partition_index, e12.start_offset, = _S0.unpack_from(b, p)
                     p += 12
                     if b[p] == 0:  # no tagged fields, the common case
-                        e10.unknown_tagged_fields = None
+                        e12.unknown_tagged_fields = None
                         p += 1
                     else:
-                        p = _t_AlterShareGroupOffsetsRequest_AlterShareGroupOffsetsRequestPartition_0(b, p, e10)
-                    xs9.append(e10)
-                e5.partitions = xs9
+                        p = _t_AlterShareGroupOffsetsRequest_AlterShareGroupOffsetsRequestPartition_0(b, p, e12)
+                    xs11.append(e12)
+                e6.partitions = xs11
             if b[p] == 0:  # no tagged fields, the common case
-                e5.unknown_tagged_fields = None
+                e6.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_AlterShareGroupOffsetsRequest_AlterShareGroupOffsetsRequestTopic_0(b, p, e5)
-            xs4.append(e5)
-        o.topics = xs4
+                p = _t_AlterShareGroupOffsetsRequest_AlterShareGroupOffsetsRequestTopic_0(b, p, e6)
+            xs5.append(e6)
+        o.topics = xs5
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         p += 1
     else:
         p = _t_AlterShareGroupOffsetsRequest_0(b, p, o)
+    if p > bl:
+        raise DecodeError('AlterShareGroupOffsetsRequest: a length runs past the end')
     return o, p
 
 
@@ -383,18 +394,23 @@ def _r_AlterShareGroupOffsetsResponse_0(b, p):
     o = _new(AlterShareGroupOffsetsResponse)
     o.throttle_time_ms, o.error_code, h1, = _S1.unpack_from(b, p)
     p += 7
-    n2 = h1 - 1
-    if n2 > 126:
-        n2, p = _uvt(b, p, n2 + 1)
-        n2 -= 1
-    if n2 < 0:
-        o.error_message = None
-    else:
-        q3 = p + n2
-        if q3 > bl:
-            raise DecodeError('AlterShareGroupOffsetsResponse.ErrorMessage: length ' + str(n2) + ' past the end')
+    if 0 < h1 < 128:
+        q3 = p + h1 - 1
         o.error_message = str(b[p:q3], 'utf-8')
         p = q3
+    elif h1 == 0:
+        o.error_message = None
+    else:
+        n2 = h1 - 1
+        if n2 > 126:
+            n2, p = _uvt(b, p, n2 + 1)
+            n2 -= 1
+        if n2 < 0:
+            o.error_message = None
+        else:
+            q3 = p + n2
+            o.error_message = str(b[p:q3], 'utf-8')
+            p = q3
     n4 = b[p] - 1
     p += 1
     if n4 > 126:
@@ -408,54 +424,63 @@ def _r_AlterShareGroupOffsetsResponse_0(b, p):
         xs5 = []
         for _ in range(n4):
             e6 = _new(_AlterShareGroupOffsetsResponse_AlterShareGroupOffsetsResponseTopic)
-            n7 = b[p] - 1
-            p += 1
-            if n7 > 126:
-                n7, p = _uvt(b, p, n7 + 1)
-                n7 -= 1
-            if n7 < 0:
-                raise DecodeError('AlterShareGroupOffsetsResponseTopic.TopicName: null where not nullable')
-            else:
-                q8 = p + n7
-                if q8 > bl:
-                    raise DecodeError('AlterShareGroupOffsetsResponseTopic.TopicName: length ' + str(n7) + ' past the end')
-                e6.topic_name = str(b[p:q8], 'utf-8')
+            h9 = b[p]
+            if 0 < h9 < 128:
+                q8 = p + h9
+                e6.topic_name = str(b[p + 1:q8], 'utf-8')
                 p = q8
-            e6.topic_id, h9, = _S2.unpack_from(b, p)
+            else:
+                p += 1
+                n7 = h9 - 1
+                if n7 > 126:
+                    n7, p = _uvt(b, p, n7 + 1)
+                    n7 -= 1
+                if n7 < 0:
+                    raise DecodeError('AlterShareGroupOffsetsResponseTopic.TopicName: null where not nullable')
+                else:
+                    q8 = p + n7
+                    e6.topic_name = str(b[p:q8], 'utf-8')
+                    p = q8
+            e6.topic_id, h10, = _S2.unpack_from(b, p)
             p += 17
-            n10 = h9 - 1
-            if n10 > 126:
-                n10, p = _uvt(b, p, n10 + 1)
-                n10 -= 1
-            if n10 < 0:
+            n11 = h10 - 1
+            if n11 > 126:
+                n11, p = _uvt(b, p, n11 + 1)
+                n11 -= 1
+            if n11 < 0:
                 raise DecodeError('AlterShareGroupOffsetsResponseTopic.Partitions: null where not nullable')
             else:
-                if n10 > bl - p:
-                    raise DecodeError('AlterShareGroupOffsetsResponseTopic.Partitions: count ' + str(n10) + ' past the end')
-                xs11 = []
-                for _ in range(n10):
-                    e12 = _new(_AlterShareGroupOffsetsResponse_AlterShareGroupOffsetsResponsePartition)
-                    e12.partition_index, e12.error_code, h13, = _S1.unpack_from(b, p)
+                if n11 > bl - p:
+                    raise DecodeError('AlterShareGroupOffsetsResponseTopic.Partitions: count ' + str(n11) + ' past the end')
+                xs12 = []
+                for _ in range(n11):
+                    e13 = _new(_AlterShareGroupOffsetsResponse_AlterShareGroupOffsetsResponsePartition)
+                    e13.partition_index, e13.error_code, h14, = _S1.unpack_from(b, p)
                     p += 7
-                    n14 = h13 - 1
-                    if n14 > 126:
-                        n14, p = _uvt(b, p, n14 + 1)
-                        n14 -= 1
-                    if n14 < 0:
-                        e12.error_message = None
+                    if 0 < h14 < 128:
+                        q16 = p + h14 - 1
+                        e13.error_message = str(b[p:q16], 'utf-8')
+                        p = q16
+                    elif h14 == 0:
+                        e13.error_message = None
                     else:
-                        q15 = p + n14
-                        if q15 > bl:
-                            raise DecodeError('AlterShareGroupOffsetsResponsePartition.ErrorMessage: length ' + str(n14) + ' past the end')
-                        e12.error_message = str(b[p:q15], 'utf-8')
-                        p = q15
+                        n15 = h14 - 1
+                        if n15 > 126:
+                            n15, p = _uvt(b, p, n15 + 1)
+                            n15 -= 1
+                        if n15 < 0:
+                            e13.error_message = None
+                        else:
+                            q16 = p + n15
+                            e13.error_message = str(b[p:q16], 'utf-8')
+                            p = q16
                     if b[p] == 0:  # no tagged fields, the common case
-                        e12.unknown_tagged_fields = None
+                        e13.unknown_tagged_fields = None
                         p += 1
                     else:
-                        p = _t_AlterShareGroupOffsetsResponse_AlterShareGroupOffsetsResponsePartition_0(b, p, e12)
-                    xs11.append(e12)
-                e6.partitions = xs11
+                        p = _t_AlterShareGroupOffsetsResponse_AlterShareGroupOffsetsResponsePartition_0(b, p, e13)
+                    xs12.append(e13)
+                e6.partitions = xs12
             if b[p] == 0:  # no tagged fields, the common case
                 e6.unknown_tagged_fields = None
                 p += 1
@@ -468,6 +493,8 @@ def _r_AlterShareGroupOffsetsResponse_0(b, p):
         p += 1
     else:
         p = _t_AlterShareGroupOffsetsResponse_0(b, p, o)
+    if p > bl:
+        raise DecodeError('AlterShareGroupOffsetsResponse: a length runs past the end')
     return o, p
 
 

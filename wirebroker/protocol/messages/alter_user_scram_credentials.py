@@ -9,6 +9,7 @@ from typing import Any
 import struct as _struct
 
 from wirebroker.protocol.message import UNSET, Message, Struct
+from wirebroker.protocol.message import shared_default as _shared_default
 from wirebroker.protocol.primitives import (
     UUID_ZERO,
     DecodeError,
@@ -191,19 +192,23 @@ def _r_AlterUserScramCredentialsRequest_0(b, p):
         xs2 = []
         for _ in range(n1):
             e3 = _new(_AlterUserScramCredentialsRequest_ScramCredentialDeletion)
-            n4 = b[p] - 1
-            p += 1
-            if n4 > 126:
-                n4, p = _uvt(b, p, n4 + 1)
-                n4 -= 1
-            if n4 < 0:
-                raise DecodeError('ScramCredentialDeletion.Name: null where not nullable')
-            else:
-                q5 = p + n4
-                if q5 > bl:
-                    raise DecodeError('ScramCredentialDeletion.Name: length ' + str(n4) + ' past the end')
-                e3.name = str(b[p:q5], 'utf-8')
+            h6 = b[p]
+            if 0 < h6 < 128:
+                q5 = p + h6
+                e3.name = str(b[p + 1:q5], 'utf-8')
                 p = q5
+            else:
+                p += 1
+                n4 = h6 - 1
+                if n4 > 126:
+                    n4, p = _uvt(b, p, n4 + 1)
+                    n4 -= 1
+                if n4 < 0:
+                    raise DecodeError('ScramCredentialDeletion.Name: null where not nullable')
+                else:
+                    q5 = p + n4
+                    e3.name = str(b[p:q5], 'utf-8')
+                    p = q5
             e3.mechanism, = _S0.unpack_from(b, p)
             p += 1
             if b[p] == 0:  # no tagged fields, the common case
@@ -213,71 +218,84 @@ def _r_AlterUserScramCredentialsRequest_0(b, p):
                 p = _t_AlterUserScramCredentialsRequest_ScramCredentialDeletion_0(b, p, e3)
             xs2.append(e3)
         o.deletions = xs2
-    n6 = b[p] - 1
+    n7 = b[p] - 1
     p += 1
-    if n6 > 126:
-        n6, p = _uvt(b, p, n6 + 1)
-        n6 -= 1
-    if n6 < 0:
+    if n7 > 126:
+        n7, p = _uvt(b, p, n7 + 1)
+        n7 -= 1
+    if n7 < 0:
         raise DecodeError('AlterUserScramCredentialsRequest.Upsertions: null where not nullable')
     else:
-        if n6 > bl - p:
-            raise DecodeError('AlterUserScramCredentialsRequest.Upsertions: count ' + str(n6) + ' past the end')
-        xs7 = []
-        for _ in range(n6):
-            e8 = _new(_AlterUserScramCredentialsRequest_ScramCredentialUpsertion)
-            n9 = b[p] - 1
-            p += 1
-            if n9 > 126:
-                n9, p = _uvt(b, p, n9 + 1)
-                n9 -= 1
-            if n9 < 0:
-                raise DecodeError('ScramCredentialUpsertion.Name: null where not nullable')
+        if n7 > bl - p:
+            raise DecodeError('AlterUserScramCredentialsRequest.Upsertions: count ' + str(n7) + ' past the end')
+        xs8 = []
+        for _ in range(n7):
+            e9 = _new(_AlterUserScramCredentialsRequest_ScramCredentialUpsertion)
+            h12 = b[p]
+            if 0 < h12 < 128:
+                q11 = p + h12
+                e9.name = str(b[p + 1:q11], 'utf-8')
+                p = q11
             else:
-                q10 = p + n9
-                if q10 > bl:
-                    raise DecodeError('ScramCredentialUpsertion.Name: length ' + str(n9) + ' past the end')
-                e8.name = str(b[p:q10], 'utf-8')
-                p = q10
-            e8.mechanism, e8.iterations, h11, = _S1.unpack_from(b, p)
+                p += 1
+                n10 = h12 - 1
+                if n10 > 126:
+                    n10, p = _uvt(b, p, n10 + 1)
+                    n10 -= 1
+                if n10 < 0:
+                    raise DecodeError('ScramCredentialUpsertion.Name: null where not nullable')
+                else:
+                    q11 = p + n10
+                    e9.name = str(b[p:q11], 'utf-8')
+                    p = q11
+            e9.mechanism, e9.iterations, h13, = _S1.unpack_from(b, p)
             p += 6
-            n12 = h11 - 1
-            if n12 > 126:
-                n12, p = _uvt(b, p, n12 + 1)
-                n12 -= 1
-            if n12 < 0:
-                raise DecodeError('ScramCredentialUpsertion.Salt: null where not nullable')
-            else:
-                q13 = p + n12
-                if q13 > bl:
-                    raise DecodeError('ScramCredentialUpsertion.Salt: length ' + str(n12) + ' past the end')
-                e8.salt = bytes(b[p:q13])
-                p = q13
-            n14 = b[p] - 1
-            p += 1
-            if n14 > 126:
-                n14, p = _uvt(b, p, n14 + 1)
-                n14 -= 1
-            if n14 < 0:
-                raise DecodeError('ScramCredentialUpsertion.SaltedPassword: null where not nullable')
-            else:
-                q15 = p + n14
-                if q15 > bl:
-                    raise DecodeError('ScramCredentialUpsertion.SaltedPassword: length ' + str(n14) + ' past the end')
-                e8.salted_password = bytes(b[p:q15])
+            if 0 < h13 < 128:
+                q15 = p + h13 - 1
+                e9.salt = bytes(b[p:q15])
                 p = q15
+            else:
+                n14 = h13 - 1
+                if n14 > 126:
+                    n14, p = _uvt(b, p, n14 + 1)
+                    n14 -= 1
+                if n14 < 0:
+                    raise DecodeError('ScramCredentialUpsertion.Salt: null where not nullable')
+                else:
+                    q15 = p + n14
+                    e9.salt = bytes(b[p:q15])
+                    p = q15
+            h18 = b[p]
+            if 0 < h18 < 128:
+                q17 = p + h18
+                e9.salted_password = bytes(b[p + 1:q17])
+                p = q17
+            else:
+                p += 1
+                n16 = h18 - 1
+                if n16 > 126:
+                    n16, p = _uvt(b, p, n16 + 1)
+                    n16 -= 1
+                if n16 < 0:
+                    raise DecodeError('ScramCredentialUpsertion.SaltedPassword: null where not nullable')
+                else:
+                    q17 = p + n16
+                    e9.salted_password = bytes(b[p:q17])
+                    p = q17
             if b[p] == 0:  # no tagged fields, the common case
-                e8.unknown_tagged_fields = None
+                e9.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_AlterUserScramCredentialsRequest_ScramCredentialUpsertion_0(b, p, e8)
-            xs7.append(e8)
-        o.upsertions = xs7
+                p = _t_AlterUserScramCredentialsRequest_ScramCredentialUpsertion_0(b, p, e9)
+            xs8.append(e9)
+        o.upsertions = xs8
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         p += 1
     else:
         p = _t_AlterUserScramCredentialsRequest_0(b, p, o)
+    if p > bl:
+        raise DecodeError('AlterUserScramCredentialsRequest: a length runs past the end')
     return o, p
 
 
@@ -405,33 +423,42 @@ def _r_AlterUserScramCredentialsResponse_0(b, p):
         xs3 = []
         for _ in range(n2):
             e4 = _new(_AlterUserScramCredentialsResponse_AlterUserScramCredentialsResult)
-            n5 = b[p] - 1
-            p += 1
-            if n5 > 126:
-                n5, p = _uvt(b, p, n5 + 1)
-                n5 -= 1
-            if n5 < 0:
-                raise DecodeError('AlterUserScramCredentialsResult.User: null where not nullable')
-            else:
-                q6 = p + n5
-                if q6 > bl:
-                    raise DecodeError('AlterUserScramCredentialsResult.User: length ' + str(n5) + ' past the end')
-                e4.user = str(b[p:q6], 'utf-8')
+            h7 = b[p]
+            if 0 < h7 < 128:
+                q6 = p + h7
+                e4.user = str(b[p + 1:q6], 'utf-8')
                 p = q6
-            e4.error_code, h7, = _S4.unpack_from(b, p)
+            else:
+                p += 1
+                n5 = h7 - 1
+                if n5 > 126:
+                    n5, p = _uvt(b, p, n5 + 1)
+                    n5 -= 1
+                if n5 < 0:
+                    raise DecodeError('AlterUserScramCredentialsResult.User: null where not nullable')
+                else:
+                    q6 = p + n5
+                    e4.user = str(b[p:q6], 'utf-8')
+                    p = q6
+            e4.error_code, h8, = _S4.unpack_from(b, p)
             p += 3
-            n8 = h7 - 1
-            if n8 > 126:
-                n8, p = _uvt(b, p, n8 + 1)
-                n8 -= 1
-            if n8 < 0:
+            if 0 < h8 < 128:
+                q10 = p + h8 - 1
+                e4.error_message = str(b[p:q10], 'utf-8')
+                p = q10
+            elif h8 == 0:
                 e4.error_message = None
             else:
-                q9 = p + n8
-                if q9 > bl:
-                    raise DecodeError('AlterUserScramCredentialsResult.ErrorMessage: length ' + str(n8) + ' past the end')
-                e4.error_message = str(b[p:q9], 'utf-8')
-                p = q9
+                n9 = h8 - 1
+                if n9 > 126:
+                    n9, p = _uvt(b, p, n9 + 1)
+                    n9 -= 1
+                if n9 < 0:
+                    e4.error_message = None
+                else:
+                    q10 = p + n9
+                    e4.error_message = str(b[p:q10], 'utf-8')
+                    p = q10
             if b[p] == 0:  # no tagged fields, the common case
                 e4.unknown_tagged_fields = None
                 p += 1
@@ -444,6 +471,8 @@ def _r_AlterUserScramCredentialsResponse_0(b, p):
         p += 1
     else:
         p = _t_AlterUserScramCredentialsResponse_0(b, p, o)
+    if p > bl:
+        raise DecodeError('AlterUserScramCredentialsResponse: a length runs past the end')
     return o, p
 
 

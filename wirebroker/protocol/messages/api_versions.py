@@ -9,6 +9,7 @@ from typing import Any
 import struct as _struct
 
 from wirebroker.protocol.message import UNSET, Message, Struct
+from wirebroker.protocol.message import shared_default as _shared_default
 from wirebroker.protocol.primitives import (
     UUID_ZERO,
     DecodeError,
@@ -117,6 +118,8 @@ def _r_ApiVersionsRequest_0(b, p):
     o.client_software_name = ''
     o.client_software_version = ''
     o.unknown_tagged_fields = None
+    if p > bl:
+        raise DecodeError('ApiVersionsRequest: a length runs past the end')
     return o, p
 
 
@@ -150,37 +153,47 @@ def _t_ApiVersionsRequest_0(b, p, o):
 def _r_ApiVersionsRequest_1(b, p):
     bl = len(b)
     o = _new(ApiVersionsRequest)
-    n1 = b[p] - 1
-    p += 1
-    if n1 > 126:
-        n1, p = _uvt(b, p, n1 + 1)
-        n1 -= 1
-    if n1 < 0:
-        raise DecodeError('ApiVersionsRequest.ClientSoftwareName: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > bl:
-            raise DecodeError('ApiVersionsRequest.ClientSoftwareName: length ' + str(n1) + ' past the end')
-        o.client_software_name = str(b[p:q2], 'utf-8')
+    h3 = b[p]
+    if 0 < h3 < 128:
+        q2 = p + h3
+        o.client_software_name = str(b[p + 1:q2], 'utf-8')
         p = q2
-    n3 = b[p] - 1
-    p += 1
-    if n3 > 126:
-        n3, p = _uvt(b, p, n3 + 1)
-        n3 -= 1
-    if n3 < 0:
-        raise DecodeError('ApiVersionsRequest.ClientSoftwareVersion: null where not nullable')
     else:
-        q4 = p + n3
-        if q4 > bl:
-            raise DecodeError('ApiVersionsRequest.ClientSoftwareVersion: length ' + str(n3) + ' past the end')
-        o.client_software_version = str(b[p:q4], 'utf-8')
-        p = q4
+        p += 1
+        n1 = h3 - 1
+        if n1 > 126:
+            n1, p = _uvt(b, p, n1 + 1)
+            n1 -= 1
+        if n1 < 0:
+            raise DecodeError('ApiVersionsRequest.ClientSoftwareName: null where not nullable')
+        else:
+            q2 = p + n1
+            o.client_software_name = str(b[p:q2], 'utf-8')
+            p = q2
+    h6 = b[p]
+    if 0 < h6 < 128:
+        q5 = p + h6
+        o.client_software_version = str(b[p + 1:q5], 'utf-8')
+        p = q5
+    else:
+        p += 1
+        n4 = h6 - 1
+        if n4 > 126:
+            n4, p = _uvt(b, p, n4 + 1)
+            n4 -= 1
+        if n4 < 0:
+            raise DecodeError('ApiVersionsRequest.ClientSoftwareVersion: null where not nullable')
+        else:
+            q5 = p + n4
+            o.client_software_version = str(b[p:q5], 'utf-8')
+            p = q5
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         p += 1
     else:
         p = _t_ApiVersionsRequest_0(b, p, o)
+    if p > bl:
+        raise DecodeError('ApiVersionsRequest: a length runs past the end')
     return o, p
 
 
@@ -232,6 +245,8 @@ def _r_ApiVersionsResponse_0(b, p):
     o.finalized_features = []
     o.zk_migration_ready = False
     o.unknown_tagged_fields = None
+    if p > bl:
+        raise DecodeError('ApiVersionsResponse: a length runs past the end')
     return o, p
 
 
@@ -269,6 +284,8 @@ def _r_ApiVersionsResponse_1(b, p):
     o.finalized_features = []
     o.zk_migration_ready = False
     o.unknown_tagged_fields = None
+    if p > bl:
+        raise DecodeError('ApiVersionsResponse: a length runs past the end')
     return o, p
 
 
@@ -489,6 +506,8 @@ def _r_ApiVersionsResponse_2(b, p):
         p += 1
     else:
         p = _t_ApiVersionsResponse_0(b, p, o)
+    if p > bl:
+        raise DecodeError('ApiVersionsResponse: a length runs past the end')
     return o, p
 
 

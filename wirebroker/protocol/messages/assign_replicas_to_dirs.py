@@ -9,6 +9,7 @@ from typing import Any
 import struct as _struct
 
 from wirebroker.protocol.message import UNSET, Message, Struct
+from wirebroker.protocol.message import shared_default as _shared_default
 from wirebroker.protocol.primitives import (
     UUID_ZERO,
     DecodeError,
@@ -301,6 +302,8 @@ def _r_AssignReplicasToDirsRequest_0(b, p):
         p += 1
     else:
         p = _t_AssignReplicasToDirsRequest_0(b, p, o)
+    if p > bl:
+        raise DecodeError('AssignReplicasToDirsRequest: a length runs past the end')
     return o, p
 
 
@@ -444,6 +447,8 @@ def _r_AssignReplicasToDirsResponse_0(b, p):
         p += 1
     else:
         p = _t_AssignReplicasToDirsResponse_0(b, p, o)
+    if p > bl:
+        raise DecodeError('AssignReplicasToDirsResponse: a length runs past the end')
     return o, p
 
 

@@ -9,6 +9,7 @@ from typing import Any
 import struct as _struct
 
 from wirebroker.protocol.message import UNSET, Message, Struct
+from wirebroker.protocol.message import shared_default as _shared_default
 from wirebroker.protocol.primitives import (
     UUID_ZERO,
     DecodeError,
@@ -29,8 +30,8 @@ def _first(tag_and_bytes):
     return tag_and_bytes[0]
 
 _S0 = _struct.Struct('>h')
-_S1 = _struct.Struct('>i')
-_S2 = _struct.Struct('>iii')
+_S1 = _struct.Struct('>iii')
+_S2 = _struct.Struct('>i')
 _S3 = _struct.Struct('>iB')
 _S4 = _struct.Struct('>i16sii')
 _S5 = _struct.Struct('>H')
@@ -155,11 +156,9 @@ def _r_BeginQuorumEpochRequest_0(b, p):
         o.cluster_id = None
     else:
         q2 = p + n1
-        if q2 > bl:
-            raise DecodeError('BeginQuorumEpochRequest.ClusterId: length ' + str(n1) + ' past the end')
         o.cluster_id = str(b[p:q2], 'utf-8')
         p = q2
-    n3, = _S1.unpack_from(b, p)
+    n3, = _S2.unpack_from(b, p)
     p += 4
     if n3 < 0:
         raise DecodeError('BeginQuorumEpochRequest.Topics: null where not nullable')
@@ -175,11 +174,9 @@ def _r_BeginQuorumEpochRequest_0(b, p):
                 raise DecodeError('TopicData.TopicName: null where not nullable')
             else:
                 q7 = p + n6
-                if q7 > bl:
-                    raise DecodeError('TopicData.TopicName: length ' + str(n6) + ' past the end')
                 e5.topic_name = str(b[p:q7], 'utf-8')
                 p = q7
-            n8, = _S1.unpack_from(b, p)
+            n8, = _S2.unpack_from(b, p)
             p += 4
             if n8 < 0:
                 raise DecodeError('TopicData.Partitions: null where not nullable')
@@ -189,7 +186,7 @@ def _r_BeginQuorumEpochRequest_0(b, p):
                 xs9 = []
                 for _ in range(n8):
                     e10 = _new(_BeginQuorumEpochRequest_PartitionData)
-                    e10.partition_index, e10.leader_id, e10.leader_epoch, = _S2.unpack_from(b, p)
+                    e10.partition_index, e10.leader_id, e10.leader_epoch, = _S1.unpack_from(b, p)
                     p += 12
                     e10.voter_directory_id = UUID_ZERO
                     e10.unknown_tagged_fields = None
@@ -201,6 +198,8 @@ def _r_BeginQuorumEpochRequest_0(b, p):
     o.voter_id = -1
     o.leader_endpoints = []
     o.unknown_tagged_fields = None
+    if p > bl:
+        raise DecodeError('BeginQuorumEpochRequest: a length runs past the end')
     return o, p
 
 
@@ -213,16 +212,16 @@ def _w_BeginQuorumEpochRequest_0(o, w):
         w += _S0.pack(len(v1))
         w += v1
     xs2 = o.topics
-    w += _S1.pack(len(xs2))
+    w += _S2.pack(len(xs2))
     for e3 in xs2:
         v4 = e3.topic_name
         v4 = v4.encode()
         w += _S0.pack(len(v4))
         w += v4
         xs5 = e3.partitions
-        w += _S1.pack(len(xs5))
+        w += _S2.pack(len(xs5))
         for e6 in xs5:
-            w += _S2.pack(e6.partition_index, e6.leader_id, e6.leader_epoch)
+            w += _S1.pack(e6.partition_index, e6.leader_id, e6.leader_epoch)
 
 
 def _t_BeginQuorumEpochRequest_PartitionData_0(b, p, o):
@@ -320,128 +319,149 @@ def _t_BeginQuorumEpochRequest_0(b, p, o):
 def _r_BeginQuorumEpochRequest_1(b, p):
     bl = len(b)
     o = _new(BeginQuorumEpochRequest)
-    n1 = b[p] - 1
-    p += 1
-    if n1 > 126:
-        n1, p = _uvt(b, p, n1 + 1)
-        n1 -= 1
-    if n1 < 0:
-        o.cluster_id = None
-    else:
-        q2 = p + n1
-        if q2 > bl:
-            raise DecodeError('BeginQuorumEpochRequest.ClusterId: length ' + str(n1) + ' past the end')
-        o.cluster_id = str(b[p:q2], 'utf-8')
+    h3 = b[p]
+    if 0 < h3 < 128:
+        q2 = p + h3
+        o.cluster_id = str(b[p + 1:q2], 'utf-8')
         p = q2
-    o.voter_id, h3, = _S3.unpack_from(b, p)
+    elif h3 == 0:
+        o.cluster_id = None
+        p += 1
+    else:
+        p += 1
+        n1 = h3 - 1
+        if n1 > 126:
+            n1, p = _uvt(b, p, n1 + 1)
+            n1 -= 1
+        if n1 < 0:
+            o.cluster_id = None
+        else:
+            q2 = p + n1
+            o.cluster_id = str(b[p:q2], 'utf-8')
+            p = q2
+    o.voter_id, h4, = _S3.unpack_from(b, p)
     p += 5
-    n4 = h3 - 1
-    if n4 > 126:
-        n4, p = _uvt(b, p, n4 + 1)
-        n4 -= 1
-    if n4 < 0:
+    n5 = h4 - 1
+    if n5 > 126:
+        n5, p = _uvt(b, p, n5 + 1)
+        n5 -= 1
+    if n5 < 0:
         raise DecodeError('BeginQuorumEpochRequest.Topics: null where not nullable')
     else:
-        if n4 > bl - p:
-            raise DecodeError('BeginQuorumEpochRequest.Topics: count ' + str(n4) + ' past the end')
-        xs5 = []
-        for _ in range(n4):
-            e6 = _new(_BeginQuorumEpochRequest_TopicData)
-            n7 = b[p] - 1
-            p += 1
-            if n7 > 126:
-                n7, p = _uvt(b, p, n7 + 1)
-                n7 -= 1
-            if n7 < 0:
-                raise DecodeError('TopicData.TopicName: null where not nullable')
+        if n5 > bl - p:
+            raise DecodeError('BeginQuorumEpochRequest.Topics: count ' + str(n5) + ' past the end')
+        xs6 = []
+        for _ in range(n5):
+            e7 = _new(_BeginQuorumEpochRequest_TopicData)
+            h10 = b[p]
+            if 0 < h10 < 128:
+                q9 = p + h10
+                e7.topic_name = str(b[p + 1:q9], 'utf-8')
+                p = q9
             else:
-                q8 = p + n7
-                if q8 > bl:
-                    raise DecodeError('TopicData.TopicName: length ' + str(n7) + ' past the end')
-                e6.topic_name = str(b[p:q8], 'utf-8')
-                p = q8
-            n9 = b[p] - 1
+                p += 1
+                n8 = h10 - 1
+                if n8 > 126:
+                    n8, p = _uvt(b, p, n8 + 1)
+                    n8 -= 1
+                if n8 < 0:
+                    raise DecodeError('TopicData.TopicName: null where not nullable')
+                else:
+                    q9 = p + n8
+                    e7.topic_name = str(b[p:q9], 'utf-8')
+                    p = q9
+            n11 = b[p] - 1
             p += 1
-            if n9 > 126:
-                n9, p = _uvt(b, p, n9 + 1)
-                n9 -= 1
-            if n9 < 0:
+            if n11 > 126:
+                n11, p = _uvt(b, p, n11 + 1)
+                n11 -= 1
+            if n11 < 0:
                 raise DecodeError('TopicData.Partitions: null where not nullable')
             else:
-                if n9 > bl - p:
-                    raise DecodeError('TopicData.Partitions: count ' + str(n9) + ' past the end')
-                xs10 = []
-                for _ in range(n9):
-                    e11 = _new(_BeginQuorumEpochRequest_PartitionData)
-                    e11.partition_index, e11.voter_directory_id, e11.leader_id, e11.leader_epoch, = _S4.unpack_from(b, p)
+                if n11 > bl - p:
+                    raise DecodeError('TopicData.Partitions: count ' + str(n11) + ' past the end')
+                xs12 = []
+                for _ in range(n11):
+                    e13 = _new(_BeginQuorumEpochRequest_PartitionData)
+                    e13.partition_index, e13.voter_directory_id, e13.leader_id, e13.leader_epoch, = _S4.unpack_from(b, p)
                     p += 28
                     if b[p] == 0:  # no tagged fields, the common case
-                        e11.unknown_tagged_fields = None
+                        e13.unknown_tagged_fields = None
                         p += 1
                     else:
-                        p = _t_BeginQuorumEpochRequest_PartitionData_0(b, p, e11)
-                    xs10.append(e11)
-                e6.partitions = xs10
+                        p = _t_BeginQuorumEpochRequest_PartitionData_0(b, p, e13)
+                    xs12.append(e13)
+                e7.partitions = xs12
             if b[p] == 0:  # no tagged fields, the common case
-                e6.unknown_tagged_fields = None
+                e7.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_BeginQuorumEpochRequest_TopicData_0(b, p, e6)
-            xs5.append(e6)
-        o.topics = xs5
-    n12 = b[p] - 1
+                p = _t_BeginQuorumEpochRequest_TopicData_0(b, p, e7)
+            xs6.append(e7)
+        o.topics = xs6
+    n14 = b[p] - 1
     p += 1
-    if n12 > 126:
-        n12, p = _uvt(b, p, n12 + 1)
-        n12 -= 1
-    if n12 < 0:
+    if n14 > 126:
+        n14, p = _uvt(b, p, n14 + 1)
+        n14 -= 1
+    if n14 < 0:
         raise DecodeError('BeginQuorumEpochRequest.LeaderEndpoints: null where not nullable')
     else:
-        if n12 > bl - p:
-            raise DecodeError('BeginQuorumEpochRequest.LeaderEndpoints: count ' + str(n12) + ' past the end')
-        xs13 = []
-        for _ in range(n12):
-            e14 = _new(_BeginQuorumEpochRequest_LeaderEndpoint)
-            n15 = b[p] - 1
-            p += 1
-            if n15 > 126:
-                n15, p = _uvt(b, p, n15 + 1)
-                n15 -= 1
-            if n15 < 0:
-                raise DecodeError('LeaderEndpoint.Name: null where not nullable')
-            else:
-                q16 = p + n15
-                if q16 > bl:
-                    raise DecodeError('LeaderEndpoint.Name: length ' + str(n15) + ' past the end')
-                e14.name = str(b[p:q16], 'utf-8')
-                p = q16
-            n17 = b[p] - 1
-            p += 1
-            if n17 > 126:
-                n17, p = _uvt(b, p, n17 + 1)
-                n17 -= 1
-            if n17 < 0:
-                raise DecodeError('LeaderEndpoint.Host: null where not nullable')
-            else:
-                q18 = p + n17
-                if q18 > bl:
-                    raise DecodeError('LeaderEndpoint.Host: length ' + str(n17) + ' past the end')
-                e14.host = str(b[p:q18], 'utf-8')
+        if n14 > bl - p:
+            raise DecodeError('BeginQuorumEpochRequest.LeaderEndpoints: count ' + str(n14) + ' past the end')
+        xs15 = []
+        for _ in range(n14):
+            e16 = _new(_BeginQuorumEpochRequest_LeaderEndpoint)
+            h19 = b[p]
+            if 0 < h19 < 128:
+                q18 = p + h19
+                e16.name = str(b[p + 1:q18], 'utf-8')
                 p = q18
-            e14.port, = _S5.unpack_from(b, p)
+            else:
+                p += 1
+                n17 = h19 - 1
+                if n17 > 126:
+                    n17, p = _uvt(b, p, n17 + 1)
+                    n17 -= 1
+                if n17 < 0:
+                    raise DecodeError('LeaderEndpoint.Name: null where not nullable')
+                else:
+                    q18 = p + n17
+                    e16.name = str(b[p:q18], 'utf-8')
+                    p = q18
+            h22 = b[p]
+            if 0 < h22 < 128:
+                q21 = p + h22
+                e16.host = str(b[p + 1:q21], 'utf-8')
+                p = q21
+            else:
+                p += 1
+                n20 = h22 - 1
+                if n20 > 126:
+                    n20, p = _uvt(b, p, n20 + 1)
+                    n20 -= 1
+                if n20 < 0:
+                    raise DecodeError('LeaderEndpoint.Host: null where not nullable')
+                else:
+                    q21 = p + n20
+                    e16.host = str(b[p:q21], 'utf-8')
+                    p = q21
+            e16.port, = _S5.unpack_from(b, p)
             p += 2
             if b[p] == 0:  # no tagged fields, the common case
-                e14.unknown_tagged_fields = None
+                e16.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_BeginQuorumEpochRequest_LeaderEndpoint_0(b, p, e14)
-            xs13.append(e14)
-        o.leader_endpoints = xs13
+                p = _t_BeginQuorumEpochRequest_LeaderEndpoint_0(b, p, e16)
+            xs15.append(e16)
+        o.leader_endpoints = xs15
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         p += 1
     else:
         p = _t_BeginQuorumEpochRequest_0(b, p, o)
+    if p > bl:
+        raise DecodeError('BeginQuorumEpochRequest: a length runs past the end')
     return o, p
 
 
@@ -457,7 +477,7 @@ def _w_BeginQuorumEpochRequest_1(o, w):
         else:
             _wuv(w, ln)
         w += v1
-    w += _S1.pack(o.voter_id)
+    w += _S2.pack(o.voter_id)
     xs2 = o.topics
     ln = len(xs2) + 1
     if ln < 128:
@@ -543,11 +563,9 @@ def _r_BeginQuorumEpochResponse_0(b, p):
                 raise DecodeError('TopicData.TopicName: null where not nullable')
             else:
                 q6 = p + n5
-                if q6 > bl:
-                    raise DecodeError('TopicData.TopicName: length ' + str(n5) + ' past the end')
                 e4.topic_name = str(b[p:q6], 'utf-8')
                 p = q6
-            n7, = _S1.unpack_from(b, p)
+            n7, = _S2.unpack_from(b, p)
             p += 4
             if n7 < 0:
                 raise DecodeError('TopicData.Partitions: null where not nullable')
@@ -567,20 +585,22 @@ def _r_BeginQuorumEpochResponse_0(b, p):
         o.topics = xs3
     o.node_endpoints = []
     o.unknown_tagged_fields = None
+    if p > bl:
+        raise DecodeError('BeginQuorumEpochResponse: a length runs past the end')
     return o, p
 
 
 def _w_BeginQuorumEpochResponse_0(o, w):
     w += _S0.pack(o.error_code)
     xs1 = o.topics
-    w += _S1.pack(len(xs1))
+    w += _S2.pack(len(xs1))
     for e2 in xs1:
         v3 = e2.topic_name
         v3 = v3.encode()
         w += _S0.pack(len(v3))
         w += v3
         xs4 = e2.partitions
-        w += _S1.pack(len(xs4))
+        w += _S2.pack(len(xs4))
         for e5 in xs4:
             w += _S7.pack(e5.partition_index, e5.error_code, e5.leader_id, e5.leader_epoch)
 
@@ -686,41 +706,45 @@ def _r_BeginQuorumEpochResponse_1(b, p):
         xs3 = []
         for _ in range(n2):
             e4 = _new(_BeginQuorumEpochResponse_TopicData)
-            n5 = b[p] - 1
-            p += 1
-            if n5 > 126:
-                n5, p = _uvt(b, p, n5 + 1)
-                n5 -= 1
-            if n5 < 0:
-                raise DecodeError('TopicData.TopicName: null where not nullable')
-            else:
-                q6 = p + n5
-                if q6 > bl:
-                    raise DecodeError('TopicData.TopicName: length ' + str(n5) + ' past the end')
-                e4.topic_name = str(b[p:q6], 'utf-8')
+            h7 = b[p]
+            if 0 < h7 < 128:
+                q6 = p + h7
+                e4.topic_name = str(b[p + 1:q6], 'utf-8')
                 p = q6
-            n7 = b[p] - 1
+            else:
+                p += 1
+                n5 = h7 - 1
+                if n5 > 126:
+                    n5, p = _uvt(b, p, n5 + 1)
+                    n5 -= 1
+                if n5 < 0:
+                    raise DecodeError('TopicData.TopicName: null where not nullable')
+                else:
+                    q6 = p + n5
+                    e4.topic_name = str(b[p:q6], 'utf-8')
+                    p = q6
+            n8 = b[p] - 1
             p += 1
-            if n7 > 126:
-                n7, p = _uvt(b, p, n7 + 1)
-                n7 -= 1
-            if n7 < 0:
+            if n8 > 126:
+                n8, p = _uvt(b, p, n8 + 1)
+                n8 -= 1
+            if n8 < 0:
                 raise DecodeError('TopicData.Partitions: null where not nullable')
             else:
-                if n7 > bl - p:
-                    raise DecodeError('TopicData.Partitions: count ' + str(n7) + ' past the end')
-                xs8 = []
-                for _ in range(n7):
-                    e9 = _new(_BeginQuorumEpochResponse_PartitionData)
-                    e9.partition_index, e9.error_code, e9.leader_id, e9.leader_epoch, = _S7.unpack_from(b, p)
+                if n8 > bl - p:
+                    raise DecodeError('TopicData.Partitions: count ' + str(n8) + ' past the end')
+                xs9 = []
+                for _ in range(n8):
+                    e10 = _new(_BeginQuorumEpochResponse_PartitionData)
+                    e10.partition_index, e10.error_code, e10.leader_id, e10.leader_epoch, = _S7.unpack_from(b, p)
                     p += 14
                     if b[p] == 0:  # no tagged fields, the common case
-                        e9.unknown_tagged_fields = None
+                        e10.unknown_tagged_fields = None
                         p += 1
                     else:
-                        p = _t_BeginQuorumEpochRequest_PartitionData_0(b, p, e9)
-                    xs8.append(e9)
-                e4.partitions = xs8
+                        p = _t_BeginQuorumEpochRequest_PartitionData_0(b, p, e10)
+                    xs9.append(e10)
+                e4.partitions = xs9
             if b[p] == 0:  # no tagged fields, the common case
                 e4.unknown_tagged_fields = None
                 p += 1
@@ -734,6 +758,8 @@ def _r_BeginQuorumEpochResponse_1(b, p):
         p += 1
     else:
         p = _t_BeginQuorumEpochResponse_0(b, p, o)
+    if p > bl:
+        raise DecodeError('BeginQuorumEpochResponse: a length runs past the end')
     return o, p
 
 
@@ -780,7 +806,7 @@ def _w_BeginQuorumEpochResponse_1(o, w):
         else:
             _wuv(t7, ln)
         for e9 in xs8:
-            t7 += _S1.pack(e9.node_id)
+            t7 += _S2.pack(e9.node_id)
             v10 = e9.host
             v10 = v10.encode()
             ln = len(v10) + 1

@@ -9,6 +9,7 @@ from typing import Any
 import struct as _struct
 
 from wirebroker.protocol.message import UNSET, Message, Struct
+from wirebroker.protocol.message import shared_default as _shared_default
 from wirebroker.protocol.primitives import (
     UUID_ZERO,
     DecodeError,
@@ -108,6 +109,8 @@ def _r_BrokerHeartbeatRequest_0(b, p):
         p += 1
     else:
         p = _t_BrokerHeartbeatRequest_0(b, p, o)
+    if p > bl:
+        raise DecodeError('BrokerHeartbeatRequest: a length runs past the end')
     return o, p
 
 
@@ -172,6 +175,8 @@ def _r_BrokerHeartbeatRequest_1(b, p):
         p += 1
     else:
         p = _t_BrokerHeartbeatRequest_1(b, p, o)
+    if p > bl:
+        raise DecodeError('BrokerHeartbeatRequest: a length runs past the end')
     return o, p
 
 
@@ -267,6 +272,8 @@ def _r_BrokerHeartbeatRequest_2(b, p):
         p += 1
     else:
         p = _t_BrokerHeartbeatRequest_2(b, p, o)
+    if p > bl:
+        raise DecodeError('BrokerHeartbeatRequest: a length runs past the end')
     return o, p
 
 
@@ -339,6 +346,8 @@ def _r_BrokerHeartbeatResponse_0(b, p):
         p += 1
     else:
         p = _t_BrokerHeartbeatResponse_0(b, p, o)
+    if p > bl:
+        raise DecodeError('BrokerHeartbeatResponse: a length runs past the end')
     return o, p
 
 

@@ -9,6 +9,7 @@ from typing import Any
 import struct as _struct
 
 from wirebroker.protocol.message import UNSET, Message, Struct
+from wirebroker.protocol.message import shared_default as _shared_default
 from wirebroker.protocol.primitives import (
     UUID_ZERO,
     DecodeError,
@@ -179,18 +180,21 @@ def _r_BrokerRegistrationRequest_0(b, p):
     o = _new(BrokerRegistrationRequest)
     o.broker_id, h1, = _S0.unpack_from(b, p)
     p += 5
-    n2 = h1 - 1
-    if n2 > 126:
-        n2, p = _uvt(b, p, n2 + 1)
-        n2 -= 1
-    if n2 < 0:
-        raise DecodeError('BrokerRegistrationRequest.ClusterId: null where not nullable')
-    else:
-        q3 = p + n2
-        if q3 > bl:
-            raise DecodeError('BrokerRegistrationRequest.ClusterId: length ' + str(n2) + ' past the end')
+    if 0 < h1 < 128:
+        q3 = p + h1 - 1
         o.cluster_id = str(b[p:q3], 'utf-8')
         p = q3
+    else:
+        n2 = h1 - 1
+        if n2 > 126:
+            n2, p = _uvt(b, p, n2 + 1)
+            n2 -= 1
+        if n2 < 0:
+            raise DecodeError('BrokerRegistrationRequest.ClusterId: null where not nullable')
+        else:
+            q3 = p + n2
+            o.cluster_id = str(b[p:q3], 'utf-8')
+            p = q3
     o.incarnation_id, h4, = _S1.unpack_from(b, p)
     p += 17
     n5 = h4 - 1
@@ -205,32 +209,40 @@ def _r_BrokerRegistrationRequest_0(b, p):
         xs6 = []
         for _ in range(n5):
             e7 = _new(_BrokerRegistrationRequest_Listener)
-            n8 = b[p] - 1
-            p += 1
-            if n8 > 126:
-                n8, p = _uvt(b, p, n8 + 1)
-                n8 -= 1
-            if n8 < 0:
-                raise DecodeError('Listener.Name: null where not nullable')
-            else:
-                q9 = p + n8
-                if q9 > bl:
-                    raise DecodeError('Listener.Name: length ' + str(n8) + ' past the end')
-                e7.name = str(b[p:q9], 'utf-8')
+            h10 = b[p]
+            if 0 < h10 < 128:
+                q9 = p + h10
+                e7.name = str(b[p + 1:q9], 'utf-8')
                 p = q9
-            n10 = b[p] - 1
-            p += 1
-            if n10 > 126:
-                n10, p = _uvt(b, p, n10 + 1)
-                n10 -= 1
-            if n10 < 0:
-                raise DecodeError('Listener.Host: null where not nullable')
             else:
-                q11 = p + n10
-                if q11 > bl:
-                    raise DecodeError('Listener.Host: length ' + str(n10) + ' past the end')
-                e7.host = str(b[p:q11], 'utf-8')
-                p = q11
+                p += 1
+                n8 = h10 - 1
+                if n8 > 126:
+                    n8, p = _uvt(b, p, n8 + 1)
+                    n8 -= 1
+                if n8 < 0:
+                    raise DecodeError('Listener.Name: null where not nullable')
+                else:
+                    q9 = p + n8
+                    e7.name = str(b[p:q9], 'utf-8')
+                    p = q9
+            h13 = b[p]
+            if 0 < h13 < 128:
+                q12 = p + h13
+                e7.host = str(b[p + 1:q12], 'utf-8')
+                p = q12
+            else:
+                p += 1
+                n11 = h13 - 1
+                if n11 > 126:
+                    n11, p = _uvt(b, p, n11 + 1)
+                    n11 -= 1
+                if n11 < 0:
+                    raise DecodeError('Listener.Host: null where not nullable')
+                else:
+                    q12 = p + n11
+                    e7.host = str(b[p:q12], 'utf-8')
+                    p = q12
             e7.port, e7.security_protocol, = _S2.unpack_from(b, p)
             p += 4
             if b[p] == 0:  # no tagged fields, the common case
@@ -240,54 +252,65 @@ def _r_BrokerRegistrationRequest_0(b, p):
                 p = _t_BrokerRegistrationRequest_Listener_0(b, p, e7)
             xs6.append(e7)
         o.listeners = xs6
-    n12 = b[p] - 1
+    n14 = b[p] - 1
     p += 1
-    if n12 > 126:
-        n12, p = _uvt(b, p, n12 + 1)
-        n12 -= 1
-    if n12 < 0:
+    if n14 > 126:
+        n14, p = _uvt(b, p, n14 + 1)
+        n14 -= 1
+    if n14 < 0:
         raise DecodeError('BrokerRegistrationRequest.Features: null where not nullable')
     else:
-        if n12 > bl - p:
-            raise DecodeError('BrokerRegistrationRequest.Features: count ' + str(n12) + ' past the end')
-        xs13 = []
-        for _ in range(n12):
-            e14 = _new(_BrokerRegistrationRequest_Feature)
-            n15 = b[p] - 1
-            p += 1
-            if n15 > 126:
-                n15, p = _uvt(b, p, n15 + 1)
-                n15 -= 1
-            if n15 < 0:
-                raise DecodeError('Feature.Name: null where not nullable')
+        if n14 > bl - p:
+            raise DecodeError('BrokerRegistrationRequest.Features: count ' + str(n14) + ' past the end')
+        xs15 = []
+        for _ in range(n14):
+            e16 = _new(_BrokerRegistrationRequest_Feature)
+            h19 = b[p]
+            if 0 < h19 < 128:
+                q18 = p + h19
+                e16.name = str(b[p + 1:q18], 'utf-8')
+                p = q18
             else:
-                q16 = p + n15
-                if q16 > bl:
-                    raise DecodeError('Feature.Name: length ' + str(n15) + ' past the end')
-                e14.name = str(b[p:q16], 'utf-8')
-                p = q16
-            e14.min_supported_version, e14.max_supported_version, = _S3.unpack_from(b, p)
+                p += 1
+                n17 = h19 - 1
+                if n17 > 126:
+                    n17, p = _uvt(b, p, n17 + 1)
+                    n17 -= 1
+                if n17 < 0:
+                    raise DecodeError('Feature.Name: null where not nullable')
+                else:
+                    q18 = p + n17
+                    e16.name = str(b[p:q18], 'utf-8')
+                    p = q18
+            e16.min_supported_version, e16.max_supported_version, = _S3.unpack_from(b, p)
             p += 4
             if b[p] == 0:  # no tagged fields, the common case
-                e14.unknown_tagged_fields = None
+                e16.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_BrokerRegistrationRequest_Feature_0(b, p, e14)
-            xs13.append(e14)
-        o.features = xs13
-    n17 = b[p] - 1
-    p += 1
-    if n17 > 126:
-        n17, p = _uvt(b, p, n17 + 1)
-        n17 -= 1
-    if n17 < 0:
+                p = _t_BrokerRegistrationRequest_Feature_0(b, p, e16)
+            xs15.append(e16)
+        o.features = xs15
+    h22 = b[p]
+    if 0 < h22 < 128:
+        q21 = p + h22
+        o.rack = str(b[p + 1:q21], 'utf-8')
+        p = q21
+    elif h22 == 0:
         o.rack = None
+        p += 1
     else:
-        q18 = p + n17
-        if q18 > bl:
-            raise DecodeError('BrokerRegistrationRequest.Rack: length ' + str(n17) + ' past the end')
-        o.rack = str(b[p:q18], 'utf-8')
-        p = q18
+        p += 1
+        n20 = h22 - 1
+        if n20 > 126:
+            n20, p = _uvt(b, p, n20 + 1)
+            n20 -= 1
+        if n20 < 0:
+            o.rack = None
+        else:
+            q21 = p + n20
+            o.rack = str(b[p:q21], 'utf-8')
+            p = q21
     o.is_migrating_zk_broker = False
     o.log_dirs = []
     o.previous_broker_epoch = -1
@@ -296,6 +319,8 @@ def _r_BrokerRegistrationRequest_0(b, p):
         p += 1
     else:
         p = _t_BrokerRegistrationRequest_0(b, p, o)
+    if p > bl:
+        raise DecodeError('BrokerRegistrationRequest: a length runs past the end')
     return o, p
 
 
@@ -382,18 +407,21 @@ def _r_BrokerRegistrationRequest_1(b, p):
     o = _new(BrokerRegistrationRequest)
     o.broker_id, h1, = _S0.unpack_from(b, p)
     p += 5
-    n2 = h1 - 1
-    if n2 > 126:
-        n2, p = _uvt(b, p, n2 + 1)
-        n2 -= 1
-    if n2 < 0:
-        raise DecodeError('BrokerRegistrationRequest.ClusterId: null where not nullable')
-    else:
-        q3 = p + n2
-        if q3 > bl:
-            raise DecodeError('BrokerRegistrationRequest.ClusterId: length ' + str(n2) + ' past the end')
+    if 0 < h1 < 128:
+        q3 = p + h1 - 1
         o.cluster_id = str(b[p:q3], 'utf-8')
         p = q3
+    else:
+        n2 = h1 - 1
+        if n2 > 126:
+            n2, p = _uvt(b, p, n2 + 1)
+            n2 -= 1
+        if n2 < 0:
+            raise DecodeError('BrokerRegistrationRequest.ClusterId: null where not nullable')
+        else:
+            q3 = p + n2
+            o.cluster_id = str(b[p:q3], 'utf-8')
+            p = q3
     o.incarnation_id, h4, = _S1.unpack_from(b, p)
     p += 17
     n5 = h4 - 1
@@ -408,32 +436,40 @@ def _r_BrokerRegistrationRequest_1(b, p):
         xs6 = []
         for _ in range(n5):
             e7 = _new(_BrokerRegistrationRequest_Listener)
-            n8 = b[p] - 1
-            p += 1
-            if n8 > 126:
-                n8, p = _uvt(b, p, n8 + 1)
-                n8 -= 1
-            if n8 < 0:
-                raise DecodeError('Listener.Name: null where not nullable')
-            else:
-                q9 = p + n8
-                if q9 > bl:
-                    raise DecodeError('Listener.Name: length ' + str(n8) + ' past the end')
-                e7.name = str(b[p:q9], 'utf-8')
+            h10 = b[p]
+            if 0 < h10 < 128:
+                q9 = p + h10
+                e7.name = str(b[p + 1:q9], 'utf-8')
                 p = q9
-            n10 = b[p] - 1
-            p += 1
-            if n10 > 126:
-                n10, p = _uvt(b, p, n10 + 1)
-                n10 -= 1
-            if n10 < 0:
-                raise DecodeError('Listener.Host: null where not nullable')
             else:
-                q11 = p + n10
-                if q11 > bl:
-                    raise DecodeError('Listener.Host: length ' + str(n10) + ' past the end')
-                e7.host = str(b[p:q11], 'utf-8')
-                p = q11
+                p += 1
+                n8 = h10 - 1
+                if n8 > 126:
+                    n8, p = _uvt(b, p, n8 + 1)
+                    n8 -= 1
+                if n8 < 0:
+                    raise DecodeError('Listener.Name: null where not nullable')
+                else:
+                    q9 = p + n8
+                    e7.name = str(b[p:q9], 'utf-8')
+                    p = q9
+            h13 = b[p]
+            if 0 < h13 < 128:
+                q12 = p + h13
+                e7.host = str(b[p + 1:q12], 'utf-8')
+                p = q12
+            else:
+                p += 1
+                n11 = h13 - 1
+                if n11 > 126:
+                    n11, p = _uvt(b, p, n11 + 1)
+                    n11 -= 1
+                if n11 < 0:
+                    raise DecodeError('Listener.Host: null where not nullable')
+                else:
+                    q12 = p + n11
+                    e7.host = str(b[p:q12], 'utf-8')
+                    p = q12
             e7.port, e7.security_protocol, = _S2.unpack_from(b, p)
             p += 4
             if b[p] == 0:  # no tagged fields, the common case
@@ -443,54 +479,65 @@ def _r_BrokerRegistrationRequest_1(b, p):
                 p = _t_BrokerRegistrationRequest_Listener_0(b, p, e7)
             xs6.append(e7)
         o.listeners = xs6
-    n12 = b[p] - 1
+    n14 = b[p] - 1
     p += 1
-    if n12 > 126:
-        n12, p = _uvt(b, p, n12 + 1)
-        n12 -= 1
-    if n12 < 0:
+    if n14 > 126:
+        n14, p = _uvt(b, p, n14 + 1)
+        n14 -= 1
+    if n14 < 0:
         raise DecodeError('BrokerRegistrationRequest.Features: null where not nullable')
     else:
-        if n12 > bl - p:
-            raise DecodeError('BrokerRegistrationRequest.Features: count ' + str(n12) + ' past the end')
-        xs13 = []
-        for _ in range(n12):
-            e14 = _new(_BrokerRegistrationRequest_Feature)
-            n15 = b[p] - 1
-            p += 1
-            if n15 > 126:
-                n15, p = _uvt(b, p, n15 + 1)
-                n15 -= 1
-            if n15 < 0:
-                raise DecodeError('Feature.Name: null where not nullable')
+        if n14 > bl - p:
+            raise DecodeError('BrokerRegistrationRequest.Features: count ' + str(n14) + ' past the end')
+        xs15 = []
+        for _ in range(n14):
+            e16 = _new(_BrokerRegistrationRequest_Feature)
+            h19 = b[p]
+            if 0 < h19 < 128:
+                q18 = p + h19
+                e16.name = str(b[p + 1:q18], 'utf-8')
+                p = q18
             else:
-                q16 = p + n15
-                if q16 > bl:
-                    raise DecodeError('Feature.Name: length ' + str(n15) + ' past the end')
-                e14.name = str(b[p:q16], 'utf-8')
-                p = q16
-            e14.min_supported_version, e14.max_supported_version, = _S3.unpack_from(b, p)
+                p += 1
+                n17 = h19 - 1
+                if n17 > 126:
+                    n17, p = _uvt(b, p, n17 + 1)
+                    n17 -= 1
+                if n17 < 0:
+                    raise DecodeError('Feature.Name: null where not nullable')
+                else:
+                    q18 = p + n17
+                    e16.name = str(b[p:q18], 'utf-8')
+                    p = q18
+            e16.min_supported_version, e16.max_supported_version, = _S3.unpack_from(b, p)
             p += 4
             if b[p] == 0:  # no tagged fields, the common case
-                e14.unknown_tagged_fields = None
+                e16.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_BrokerRegistrationRequest_Feature_0(b, p, e14)
-            xs13.append(e14)
-        o.features = xs13
-    n17 = b[p] - 1
-    p += 1
-    if n17 > 126:
-        n17, p = _uvt(b, p, n17 + 1)
-        n17 -= 1
-    if n17 < 0:
+                p = _t_BrokerRegistrationRequest_Feature_0(b, p, e16)
+            xs15.append(e16)
+        o.features = xs15
+    h22 = b[p]
+    if 0 < h22 < 128:
+        q21 = p + h22
+        o.rack = str(b[p + 1:q21], 'utf-8')
+        p = q21
+    elif h22 == 0:
         o.rack = None
+        p += 1
     else:
-        q18 = p + n17
-        if q18 > bl:
-            raise DecodeError('BrokerRegistrationRequest.Rack: length ' + str(n17) + ' past the end')
-        o.rack = str(b[p:q18], 'utf-8')
-        p = q18
+        p += 1
+        n20 = h22 - 1
+        if n20 > 126:
+            n20, p = _uvt(b, p, n20 + 1)
+            n20 -= 1
+        if n20 < 0:
+            o.rack = None
+        else:
+            q21 = p + n20
+            o.rack = str(b[p:q21], 'utf-8')
+            p = q21
     o.is_migrating_zk_broker, = _S6.unpack_from(b, p)
     p += 1
     o.log_dirs = []
@@ -500,6 +547,8 @@ def _r_BrokerRegistrationRequest_1(b, p):
         p += 1
     else:
         p = _t_BrokerRegistrationRequest_0(b, p, o)
+    if p > bl:
+        raise DecodeError('BrokerRegistrationRequest: a length runs past the end')
     return o, p
 
 
@@ -585,18 +634,21 @@ def _r_BrokerRegistrationRequest_2(b, p):
     o = _new(BrokerRegistrationRequest)
     o.broker_id, h1, = _S0.unpack_from(b, p)
     p += 5
-    n2 = h1 - 1
-    if n2 > 126:
-        n2, p = _uvt(b, p, n2 + 1)
-        n2 -= 1
-    if n2 < 0:
-        raise DecodeError('BrokerRegistrationRequest.ClusterId: null where not nullable')
-    else:
-        q3 = p + n2
-        if q3 > bl:
-            raise DecodeError('BrokerRegistrationRequest.ClusterId: length ' + str(n2) + ' past the end')
+    if 0 < h1 < 128:
+        q3 = p + h1 - 1
         o.cluster_id = str(b[p:q3], 'utf-8')
         p = q3
+    else:
+        n2 = h1 - 1
+        if n2 > 126:
+            n2, p = _uvt(b, p, n2 + 1)
+            n2 -= 1
+        if n2 < 0:
+            raise DecodeError('BrokerRegistrationRequest.ClusterId: null where not nullable')
+        else:
+            q3 = p + n2
+            o.cluster_id = str(b[p:q3], 'utf-8')
+            p = q3
     o.incarnation_id, h4, = _S1.unpack_from(b, p)
     p += 17
     n5 = h4 - 1
@@ -611,32 +663,40 @@ def _r_BrokerRegistrationRequest_2(b, p):
         xs6 = []
         for _ in range(n5):
             e7 = _new(_BrokerRegistrationRequest_Listener)
-            n8 = b[p] - 1
-            p += 1
-            if n8 > 126:
-                n8, p = _uvt(b, p, n8 + 1)
-                n8 -= 1
-            if n8 < 0:
-                raise DecodeError('Listener.Name: null where not nullable')
-            else:
-                q9 = p + n8
-                if q9 > bl:
-                    raise DecodeError('Listener.Name: length ' + str(n8) + ' past the end')
-                e7.name = str(b[p:q9], 'utf-8')
+            h10 = b[p]
+            if 0 < h10 < 128:
+                q9 = p + h10
+                e7.name = str(b[p + 1:q9], 'utf-8')
                 p = q9
-            n10 = b[p] - 1
-            p += 1
-            if n10 > 126:
-                n10, p = _uvt(b, p, n10 + 1)
-                n10 -= 1
-            if n10 < 0:
-                raise DecodeError('Listener.Host: null where not nullable')
             else:
-                q11 = p + n10
-                if q11 > bl:
-                    raise DecodeError('Listener.Host: length ' + str(n10) + ' past the end')
-                e7.host = str(b[p:q11], 'utf-8')
-                p = q11
+                p += 1
+                n8 = h10 - 1
+                if n8 > 126:
+                    n8, p = _uvt(b, p, n8 + 1)
+                    n8 -= 1
+                if n8 < 0:
+                    raise DecodeError('Listener.Name: null where not nullable')
+                else:
+                    q9 = p + n8
+                    e7.name = str(b[p:q9], 'utf-8')
+                    p = q9
+            h13 = b[p]
+            if 0 < h13 < 128:
+                q12 = p + h13
+                e7.host = str(b[p + 1:q12], 'utf-8')
+                p = q12
+            else:
+                p += 1
+                n11 = h13 - 1
+                if n11 > 126:
+                    n11, p = _uvt(b, p, n11 + 1)
+                    n11 -= 1
+                if n11 < 0:
+                    raise DecodeError('Listener.Host: null where not nullable')
+                else:
+                    q12 = p + n11
+                    e7.host = str(b[p:q12], 'utf-8')
+                    p = q12
             e7.port, e7.security_protocol, = _S2.unpack_from(b, p)
             p += 4
             if b[p] == 0:  # no tagged fields, the common case
@@ -646,77 +706,90 @@ def _r_BrokerRegistrationRequest_2(b, p):
                 p = _t_BrokerRegistrationRequest_Listener_0(b, p, e7)
             xs6.append(e7)
         o.listeners = xs6
-    n12 = b[p] - 1
+    n14 = b[p] - 1
     p += 1
-    if n12 > 126:
-        n12, p = _uvt(b, p, n12 + 1)
-        n12 -= 1
-    if n12 < 0:
+    if n14 > 126:
+        n14, p = _uvt(b, p, n14 + 1)
+        n14 -= 1
+    if n14 < 0:
         raise DecodeError('BrokerRegistrationRequest.Features: null where not nullable')
     else:
-        if n12 > bl - p:
-            raise DecodeError('BrokerRegistrationRequest.Features: count ' + str(n12) + ' past the end')
-        xs13 = []
-        for _ in range(n12):
-            e14 = _new(_BrokerRegistrationRequest_Feature)
-            n15 = b[p] - 1
-            p += 1
-            if n15 > 126:
-                n15, p = _uvt(b, p, n15 + 1)
-                n15 -= 1
-            if n15 < 0:
-                raise DecodeError('Feature.Name: null where not nullable')
+        if n14 > bl - p:
+            raise DecodeError('BrokerRegistrationRequest.Features: count ' + str(n14) + ' past the end')
+        xs15 = []
+        for _ in range(n14):
+            e16 = _new(_BrokerRegistrationRequest_Feature)
+            h19 = b[p]
+            if 0 < h19 < 128:
+                q18 = p + h19
+                e16.name = str(b[p + 1:q18], 'utf-8')
+                p = q18
             else:
-                q16 = p + n15
-                if q16 > bl:
-                    raise DecodeError('Feature.Name: length ' + str(n15) + ' past the end')
-                e14.name = str(b[p:q16], 'utf-8')
-                p = q16
-            e14.min_supported_version, e14.max_supported_version, = _S3.unpack_from(b, p)
+                p += 1
+                n17 = h19 - 1
+                if n17 > 126:
+                    n17, p = _uvt(b, p, n17 + 1)
+                    n17 -= 1
+                if n17 < 0:
+                    raise DecodeError('Feature.Name: null where not nullable')
+                else:
+                    q18 = p + n17
+                    e16.name = str(b[p:q18], 'utf-8')
+                    p = q18
+            e16.min_supported_version, e16.max_supported_version, = _S3.unpack_from(b, p)
             p += 4
             if b[p] == 0:  # no tagged fields, the common case
-                e14.unknown_tagged_fields = None
+                e16.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_BrokerRegistrationRequest_Feature_0(b, p, e14)
-            xs13.append(e14)
-        o.features = xs13
-    n17 = b[p] - 1
-    p += 1
-    if n17 > 126:
-        n17, p = _uvt(b, p, n17 + 1)
-        n17 -= 1
-    if n17 < 0:
+                p = _t_BrokerRegistrationRequest_Feature_0(b, p, e16)
+            xs15.append(e16)
+        o.features = xs15
+    h22 = b[p]
+    if 0 < h22 < 128:
+        q21 = p + h22
+        o.rack = str(b[p + 1:q21], 'utf-8')
+        p = q21
+    elif h22 == 0:
         o.rack = None
+        p += 1
     else:
-        q18 = p + n17
-        if q18 > bl:
-            raise DecodeError('BrokerRegistrationRequest.Rack: length ' + str(n17) + ' past the end')
-        o.rack = str(b[p:q18], 'utf-8')
-        p = q18
-    o.is_migrating_zk_broker, h19, = _S7.unpack_from(b, p)
+        p += 1
+        n20 = h22 - 1
+        if n20 > 126:
+            n20, p = _uvt(b, p, n20 + 1)
+            n20 -= 1
+        if n20 < 0:
+            o.rack = None
+        else:
+            q21 = p + n20
+            o.rack = str(b[p:q21], 'utf-8')
+            p = q21
+    o.is_migrating_zk_broker, h23, = _S7.unpack_from(b, p)
     p += 2
-    n20 = h19 - 1
-    if n20 > 126:
-        n20, p = _uvt(b, p, n20 + 1)
-        n20 -= 1
-    if n20 < 0:
+    n24 = h23 - 1
+    if n24 > 126:
+        n24, p = _uvt(b, p, n24 + 1)
+        n24 -= 1
+    if n24 < 0:
         raise DecodeError('BrokerRegistrationRequest.LogDirs: null where not nullable')
     else:
-        if n20 > bl - p:
-            raise DecodeError('BrokerRegistrationRequest.LogDirs: count ' + str(n20) + ' past the end')
-        xs21 = []
-        for _ in range(n20):
-            e22, = _S5.unpack_from(b, p)
+        if n24 > bl - p:
+            raise DecodeError('BrokerRegistrationRequest.LogDirs: count ' + str(n24) + ' past the end')
+        xs25 = []
+        for _ in range(n24):
+            e26, = _S5.unpack_from(b, p)
             p += 16
-            xs21.append(e22)
-        o.log_dirs = xs21
+            xs25.append(e26)
+        o.log_dirs = xs25
     o.previous_broker_epoch = -1
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         p += 1
     else:
         p = _t_BrokerRegistrationRequest_0(b, p, o)
+    if p > bl:
+        raise DecodeError('BrokerRegistrationRequest: a length runs past the end')
     return o, p
 
 
@@ -810,18 +883,21 @@ def _r_BrokerRegistrationRequest_3(b, p):
     o = _new(BrokerRegistrationRequest)
     o.broker_id, h1, = _S0.unpack_from(b, p)
     p += 5
-    n2 = h1 - 1
-    if n2 > 126:
-        n2, p = _uvt(b, p, n2 + 1)
-        n2 -= 1
-    if n2 < 0:
-        raise DecodeError('BrokerRegistrationRequest.ClusterId: null where not nullable')
-    else:
-        q3 = p + n2
-        if q3 > bl:
-            raise DecodeError('BrokerRegistrationRequest.ClusterId: length ' + str(n2) + ' past the end')
+    if 0 < h1 < 128:
+        q3 = p + h1 - 1
         o.cluster_id = str(b[p:q3], 'utf-8')
         p = q3
+    else:
+        n2 = h1 - 1
+        if n2 > 126:
+            n2, p = _uvt(b, p, n2 + 1)
+            n2 -= 1
+        if n2 < 0:
+            raise DecodeError('BrokerRegistrationRequest.ClusterId: null where not nullable')
+        else:
+            q3 = p + n2
+            o.cluster_id = str(b[p:q3], 'utf-8')
+            p = q3
     o.incarnation_id, h4, = _S1.unpack_from(b, p)
     p += 17
     n5 = h4 - 1
@@ -836,32 +912,40 @@ def _r_BrokerRegistrationRequest_3(b, p):
         xs6 = []
         for _ in range(n5):
             e7 = _new(_BrokerRegistrationRequest_Listener)
-            n8 = b[p] - 1
-            p += 1
-            if n8 > 126:
-                n8, p = _uvt(b, p, n8 + 1)
-                n8 -= 1
-            if n8 < 0:
-                raise DecodeError('Listener.Name: null where not nullable')
-            else:
-                q9 = p + n8
-                if q9 > bl:
-                    raise DecodeError('Listener.Name: length ' + str(n8) + ' past the end')
-                e7.name = str(b[p:q9], 'utf-8')
+            h10 = b[p]
+            if 0 < h10 < 128:
+                q9 = p + h10
+                e7.name = str(b[p + 1:q9], 'utf-8')
                 p = q9
-            n10 = b[p] - 1
-            p += 1
-            if n10 > 126:
-                n10, p = _uvt(b, p, n10 + 1)
-                n10 -= 1
-            if n10 < 0:
-                raise DecodeError('Listener.Host: null where not nullable')
             else:
-                q11 = p + n10
-                if q11 > bl:
-                    raise DecodeError('Listener.Host: length ' + str(n10) + ' past the end')
-                e7.host = str(b[p:q11], 'utf-8')
-                p = q11
+                p += 1
+                n8 = h10 - 1
+                if n8 > 126:
+                    n8, p = _uvt(b, p, n8 + 1)
+                    n8 -= 1
+                if n8 < 0:
+                    raise DecodeError('Listener.Name: null where not nullable')
+                else:
+                    q9 = p + n8
+                    e7.name = str(b[p:q9], 'utf-8')
+                    p = q9
+            h13 = b[p]
+            if 0 < h13 < 128:
+                q12 = p + h13
+                e7.host = str(b[p + 1:q12], 'utf-8')
+                p = q12
+            else:
+                p += 1
+                n11 = h13 - 1
+                if n11 > 126:
+                    n11, p = _uvt(b, p, n11 + 1)
+                    n11 -= 1
+                if n11 < 0:
+                    raise DecodeError('Listener.Host: null where not nullable')
+                else:
+                    q12 = p + n11
+                    e7.host = str(b[p:q12], 'utf-8')
+                    p = q12
             e7.port, e7.security_protocol, = _S2.unpack_from(b, p)
             p += 4
             if b[p] == 0:  # no tagged fields, the common case
@@ -871,71 +955,82 @@ def _r_BrokerRegistrationRequest_3(b, p):
                 p = _t_BrokerRegistrationRequest_Listener_0(b, p, e7)
             xs6.append(e7)
         o.listeners = xs6
-    n12 = b[p] - 1
+    n14 = b[p] - 1
     p += 1
-    if n12 > 126:
-        n12, p = _uvt(b, p, n12 + 1)
-        n12 -= 1
-    if n12 < 0:
+    if n14 > 126:
+        n14, p = _uvt(b, p, n14 + 1)
+        n14 -= 1
+    if n14 < 0:
         raise DecodeError('BrokerRegistrationRequest.Features: null where not nullable')
     else:
-        if n12 > bl - p:
-            raise DecodeError('BrokerRegistrationRequest.Features: count ' + str(n12) + ' past the end')
-        xs13 = []
-        for _ in range(n12):
-            e14 = _new(_BrokerRegistrationRequest_Feature)
-            n15 = b[p] - 1
-            p += 1
-            if n15 > 126:
-                n15, p = _uvt(b, p, n15 + 1)
-                n15 -= 1
-            if n15 < 0:
-                raise DecodeError('Feature.Name: null where not nullable')
+        if n14 > bl - p:
+            raise DecodeError('BrokerRegistrationRequest.Features: count ' + str(n14) + ' past the end')
+        xs15 = []
+        for _ in range(n14):
+            e16 = _new(_BrokerRegistrationRequest_Feature)
+            h19 = b[p]
+            if 0 < h19 < 128:
+                q18 = p + h19
+                e16.name = str(b[p + 1:q18], 'utf-8')
+                p = q18
             else:
-                q16 = p + n15
-                if q16 > bl:
-                    raise DecodeError('Feature.Name: length ' + str(n15) + ' past the end')
-                e14.name = str(b[p:q16], 'utf-8')
-                p = q16
-            e14.min_supported_version, e14.max_supported_version, = _S3.unpack_from(b, p)
+                p += 1
+                n17 = h19 - 1
+                if n17 > 126:
+                    n17, p = _uvt(b, p, n17 + 1)
+                    n17 -= 1
+                if n17 < 0:
+                    raise DecodeError('Feature.Name: null where not nullable')
+                else:
+                    q18 = p + n17
+                    e16.name = str(b[p:q18], 'utf-8')
+                    p = q18
+            e16.min_supported_version, e16.max_supported_version, = _S3.unpack_from(b, p)
             p += 4
             if b[p] == 0:  # no tagged fields, the common case
-                e14.unknown_tagged_fields = None
+                e16.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_BrokerRegistrationRequest_Feature_0(b, p, e14)
-            xs13.append(e14)
-        o.features = xs13
-    n17 = b[p] - 1
-    p += 1
-    if n17 > 126:
-        n17, p = _uvt(b, p, n17 + 1)
-        n17 -= 1
-    if n17 < 0:
+                p = _t_BrokerRegistrationRequest_Feature_0(b, p, e16)
+            xs15.append(e16)
+        o.features = xs15
+    h22 = b[p]
+    if 0 < h22 < 128:
+        q21 = p + h22
+        o.rack = str(b[p + 1:q21], 'utf-8')
+        p = q21
+    elif h22 == 0:
         o.rack = None
+        p += 1
     else:
-        q18 = p + n17
-        if q18 > bl:
-            raise DecodeError('BrokerRegistrationRequest.Rack: length ' + str(n17) + ' past the end')
-        o.rack = str(b[p:q18], 'utf-8')
-        p = q18
-    o.is_migrating_zk_broker, h19, = _S7.unpack_from(b, p)
+        p += 1
+        n20 = h22 - 1
+        if n20 > 126:
+            n20, p = _uvt(b, p, n20 + 1)
+            n20 -= 1
+        if n20 < 0:
+            o.rack = None
+        else:
+            q21 = p + n20
+            o.rack = str(b[p:q21], 'utf-8')
+            p = q21
+    o.is_migrating_zk_broker, h23, = _S7.unpack_from(b, p)
     p += 2
-    n20 = h19 - 1
-    if n20 > 126:
-        n20, p = _uvt(b, p, n20 + 1)
-        n20 -= 1
-    if n20 < 0:
+    n24 = h23 - 1
+    if n24 > 126:
+        n24, p = _uvt(b, p, n24 + 1)
+        n24 -= 1
+    if n24 < 0:
         raise DecodeError('BrokerRegistrationRequest.LogDirs: null where not nullable')
     else:
-        if n20 > bl - p:
-            raise DecodeError('BrokerRegistrationRequest.LogDirs: count ' + str(n20) + ' past the end')
-        xs21 = []
-        for _ in range(n20):
-            e22, = _S5.unpack_from(b, p)
+        if n24 > bl - p:
+            raise DecodeError('BrokerRegistrationRequest.LogDirs: count ' + str(n24) + ' past the end')
+        xs25 = []
+        for _ in range(n24):
+            e26, = _S5.unpack_from(b, p)
             p += 16
-            xs21.append(e22)
-        o.log_dirs = xs21
+            xs25.append(e26)
+        o.log_dirs = xs25
     o.previous_broker_epoch, = _S8.unpack_from(b, p)
     p += 8
     if b[p] == 0:  # no tagged fields, the common case
@@ -943,6 +1038,8 @@ def _r_BrokerRegistrationRequest_3(b, p):
         p += 1
     else:
         p = _t_BrokerRegistrationRequest_0(b, p, o)
+    if p > bl:
+        raise DecodeError('BrokerRegistrationRequest: a length runs past the end')
     return o, p
 
 
@@ -1065,6 +1162,8 @@ def _r_BrokerRegistrationResponse_0(b, p):
         p += 1
     else:
         p = _t_BrokerRegistrationResponse_0(b, p, o)
+    if p > bl:
+        raise DecodeError('BrokerRegistrationResponse: a length runs past the end')
     return o, p
 
 

@@ -9,6 +9,7 @@ from typing import Any
 import struct as _struct
 
 from wirebroker.protocol.message import UNSET, Message, Struct
+from wirebroker.protocol.message import shared_default as _shared_default
 from wirebroker.protocol.primitives import (
     UUID_ZERO,
     DecodeError,
@@ -33,6 +34,7 @@ _S1 = _struct.Struct('>16sB')
 _S2 = _struct.Struct('>iib')
 _S3 = _struct.Struct('>16s')
 _ARRAY_i = tuple(_struct.Struct('>' + str(n) + 'i') for n in range(64))
+_UNPACK_i = (None, *(s.unpack_from for s in _ARRAY_i))
 
 
 class ConsumerGroupCurrentMemberAssignmentValue(Message):
@@ -90,12 +92,12 @@ def _t_ConsumerGroupCurrentMemberAssignmentValue_TopicPartitions_0(b, p, o):
             if n1 < 0:
                 o.assignment_epochs = None
             elif n1 < 64:
-                o.assignment_epochs = list(_ARRAY_i[n1].unpack_from(b, p))
+                o.assignment_epochs = [*_ARRAY_i[n1].unpack_from(b, p)]
                 p += 4 * n1
             else:
                 if n1 > bl - p:
                     raise DecodeError('TopicPartitions.AssignmentEpochs: count ' + str(n1) + ' past the end')
-                o.assignment_epochs = list(_struct.Struct('>' + str(n1) + 'i').unpack_from(b, p))
+                o.assignment_epochs = [*_struct.Struct('>' + str(n1) + 'i').unpack_from(b, p)]
                 p += 4 * n1
         else:
             if unknown is None:
@@ -148,20 +150,24 @@ def _r_ConsumerGroupCurrentMemberAssignmentValue_0(b, p):
             e4 = _new(_ConsumerGroupCurrentMemberAssignmentValue_TopicPartitions)
             e4.topic_id, h5, = _S1.unpack_from(b, p)
             p += 17
-            n6 = h5 - 1
-            if n6 > 126:
-                n6, p = _uvt(b, p, n6 + 1)
-                n6 -= 1
-            if n6 < 0:
-                raise DecodeError('TopicPartitions.Partitions: null where not nullable')
-            elif n6 < 64:
-                e4.partitions = list(_ARRAY_i[n6].unpack_from(b, p))
-                p += 4 * n6
+            if 0 < h5 < 65:
+                e4.partitions = [*_UNPACK_i[h5](b, p)]
+                p += 4 * h5 - 4
             else:
-                if n6 > bl - p:
-                    raise DecodeError('TopicPartitions.Partitions: count ' + str(n6) + ' past the end')
-                e4.partitions = list(_struct.Struct('>' + str(n6) + 'i').unpack_from(b, p))
-                p += 4 * n6
+                n6 = h5 - 1
+                if n6 > 126:
+                    n6, p = _uvt(b, p, n6 + 1)
+                    n6 -= 1
+                if n6 < 0:
+                    raise DecodeError('TopicPartitions.Partitions: null where not nullable')
+                elif n6 < 64:
+                    e4.partitions = [*_ARRAY_i[n6].unpack_from(b, p)]
+                    p += 4 * n6
+                else:
+                    if n6 > bl - p:
+                        raise DecodeError('TopicPartitions.Partitions: count ' + str(n6) + ' past the end')
+                    e4.partitions = [*_struct.Struct('>' + str(n6) + 'i').unpack_from(b, p)]
+                    p += 4 * n6
             e4.assignment_epochs = None
             if b[p] == 0:  # no tagged fields, the common case
                 e4.unknown_tagged_fields = None
@@ -185,20 +191,24 @@ def _r_ConsumerGroupCurrentMemberAssignmentValue_0(b, p):
             e9 = _new(_ConsumerGroupCurrentMemberAssignmentValue_TopicPartitions)
             e9.topic_id, h10, = _S1.unpack_from(b, p)
             p += 17
-            n11 = h10 - 1
-            if n11 > 126:
-                n11, p = _uvt(b, p, n11 + 1)
-                n11 -= 1
-            if n11 < 0:
-                raise DecodeError('TopicPartitions.Partitions: null where not nullable')
-            elif n11 < 64:
-                e9.partitions = list(_ARRAY_i[n11].unpack_from(b, p))
-                p += 4 * n11
+            if 0 < h10 < 65:
+                e9.partitions = [*_UNPACK_i[h10](b, p)]
+                p += 4 * h10 - 4
             else:
-                if n11 > bl - p:
-                    raise DecodeError('TopicPartitions.Partitions: count ' + str(n11) + ' past the end')
-                e9.partitions = list(_struct.Struct('>' + str(n11) + 'i').unpack_from(b, p))
-                p += 4 * n11
+                n11 = h10 - 1
+                if n11 > 126:
+                    n11, p = _uvt(b, p, n11 + 1)
+                    n11 -= 1
+                if n11 < 0:
+                    raise DecodeError('TopicPartitions.Partitions: null where not nullable')
+                elif n11 < 64:
+                    e9.partitions = [*_ARRAY_i[n11].unpack_from(b, p)]
+                    p += 4 * n11
+                else:
+                    if n11 > bl - p:
+                        raise DecodeError('TopicPartitions.Partitions: count ' + str(n11) + ' past the end')
+                    e9.partitions = [*_struct.Struct('>' + str(n11) + 'i').unpack_from(b, p)]
+                    p += 4 * n11
             e9.assignment_epochs = None
             if b[p] == 0:  # no tagged fields, the common case
                 e9.unknown_tagged_fields = None
@@ -212,6 +222,8 @@ def _r_ConsumerGroupCurrentMemberAssignmentValue_0(b, p):
         p += 1
     else:
         p = _t_ConsumerGroupCurrentMemberAssignmentValue_0(b, p, o)
+    if p > bl:
+        raise DecodeError('ConsumerGroupCurrentMemberAssignmentValue: a length runs past the end')
     return o, p
 
 

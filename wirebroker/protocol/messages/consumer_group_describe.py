@@ -9,6 +9,7 @@ from typing import Any
 import struct as _struct
 
 from wirebroker.protocol.message import UNSET, Message, Struct
+from wirebroker.protocol.message import shared_default as _shared_default
 from wirebroker.protocol.primitives import (
     UUID_ZERO,
     DecodeError,
@@ -39,6 +40,7 @@ _S7 = _struct.Struct('>ii')
 _S8 = _struct.Struct('>16s')
 _S9 = _struct.Struct('>b')
 _ARRAY_i = tuple(_struct.Struct('>' + str(n) + 'i') for n in range(64))
+_UNPACK_i = (None, *(s.unpack_from for s in _ARRAY_i))
 
 
 class ConsumerGroupDescribeRequest(Message):
@@ -171,19 +173,23 @@ def _r_ConsumerGroupDescribeRequest_0(b, p):
             raise DecodeError('ConsumerGroupDescribeRequest.GroupIds: count ' + str(n1) + ' past the end')
         xs2 = []
         for _ in range(n1):
-            n4 = b[p] - 1
-            p += 1
-            if n4 > 126:
-                n4, p = _uvt(b, p, n4 + 1)
-                n4 -= 1
-            if n4 < 0:
-                raise DecodeError('ConsumerGroupDescribeRequest.GroupIds: null element')
-            else:
-                q5 = p + n4
-                if q5 > bl:
-                    raise DecodeError('ConsumerGroupDescribeRequest.GroupIds: length ' + str(n4) + ' past the end')
-                e3 = str(b[p:q5], 'utf-8')
+            h6 = b[p]
+            if 0 < h6 < 128:
+                q5 = p + h6
+                e3 = str(b[p + 1:q5], 'utf-8')
                 p = q5
+            else:
+                p += 1
+                n4 = h6 - 1
+                if n4 > 126:
+                    n4, p = _uvt(b, p, n4 + 1)
+                    n4 -= 1
+                if n4 < 0:
+                    raise DecodeError('ConsumerGroupDescribeRequest.GroupIds: null element')
+                else:
+                    q5 = p + n4
+                    e3 = str(b[p:q5], 'utf-8')
+                    p = q5
             xs2.append(e3)
         o.group_ids = xs2
     o.include_authorized_operations, = _S0.unpack_from(b, p)
@@ -193,6 +199,8 @@ def _r_ConsumerGroupDescribeRequest_0(b, p):
         p += 1
     else:
         p = _t_ConsumerGroupDescribeRequest_0(b, p, o)
+    if p > bl:
+        raise DecodeError('ConsumerGroupDescribeRequest: a length runs past the end')
     return o, p
 
 
@@ -353,233 +361,229 @@ def _r_ConsumerGroupDescribeResponse_0(b, p):
             e4 = _new(_ConsumerGroupDescribeResponse_DescribedGroup)
             e4.error_code, h5, = _S2.unpack_from(b, p)
             p += 3
-            n6 = h5 - 1
-            if n6 > 126:
-                n6, p = _uvt(b, p, n6 + 1)
-                n6 -= 1
-            if n6 < 0:
-                e4.error_message = None
-            else:
-                q7 = p + n6
-                if q7 > bl:
-                    raise DecodeError('DescribedGroup.ErrorMessage: length ' + str(n6) + ' past the end')
+            if 0 < h5 < 128:
+                q7 = p + h5 - 1
                 e4.error_message = str(b[p:q7], 'utf-8')
                 p = q7
-            n8 = b[p] - 1
-            p += 1
-            if n8 > 126:
-                n8, p = _uvt(b, p, n8 + 1)
-                n8 -= 1
-            if n8 < 0:
-                raise DecodeError('DescribedGroup.GroupId: null where not nullable')
+            elif h5 == 0:
+                e4.error_message = None
             else:
-                q9 = p + n8
-                if q9 > bl:
-                    raise DecodeError('DescribedGroup.GroupId: length ' + str(n8) + ' past the end')
-                e4.group_id = str(b[p:q9], 'utf-8')
+                n6 = h5 - 1
+                if n6 > 126:
+                    n6, p = _uvt(b, p, n6 + 1)
+                    n6 -= 1
+                if n6 < 0:
+                    e4.error_message = None
+                else:
+                    q7 = p + n6
+                    e4.error_message = str(b[p:q7], 'utf-8')
+                    p = q7
+            h10 = b[p]
+            if 0 < h10 < 128:
+                q9 = p + h10
+                e4.group_id = str(b[p + 1:q9], 'utf-8')
                 p = q9
-            n10 = b[p] - 1
-            p += 1
-            if n10 > 126:
-                n10, p = _uvt(b, p, n10 + 1)
-                n10 -= 1
-            if n10 < 0:
-                raise DecodeError('DescribedGroup.GroupState: null where not nullable')
             else:
-                q11 = p + n10
-                if q11 > bl:
-                    raise DecodeError('DescribedGroup.GroupState: length ' + str(n10) + ' past the end')
-                e4.group_state = str(b[p:q11], 'utf-8')
-                p = q11
-            e4.group_epoch, e4.assignment_epoch, h12, = _S3.unpack_from(b, p)
+                p += 1
+                n8 = h10 - 1
+                if n8 > 126:
+                    n8, p = _uvt(b, p, n8 + 1)
+                    n8 -= 1
+                if n8 < 0:
+                    raise DecodeError('DescribedGroup.GroupId: null where not nullable')
+                else:
+                    q9 = p + n8
+                    e4.group_id = str(b[p:q9], 'utf-8')
+                    p = q9
+            h13 = b[p]
+            if 0 < h13 < 128:
+                q12 = p + h13
+                e4.group_state = str(b[p + 1:q12], 'utf-8')
+                p = q12
+            else:
+                p += 1
+                n11 = h13 - 1
+                if n11 > 126:
+                    n11, p = _uvt(b, p, n11 + 1)
+                    n11 -= 1
+                if n11 < 0:
+                    raise DecodeError('DescribedGroup.GroupState: null where not nullable')
+                else:
+                    q12 = p + n11
+                    e4.group_state = str(b[p:q12], 'utf-8')
+                    p = q12
+            e4.group_epoch, e4.assignment_epoch, h14, = _S3.unpack_from(b, p)
             p += 9
-            n13 = h12 - 1
-            if n13 > 126:
-                n13, p = _uvt(b, p, n13 + 1)
-                n13 -= 1
-            if n13 < 0:
-                raise DecodeError('DescribedGroup.AssignorName: null where not nullable')
+            if 0 < h14 < 128:
+                q16 = p + h14 - 1
+                e4.assignor_name = str(b[p:q16], 'utf-8')
+                p = q16
             else:
-                q14 = p + n13
-                if q14 > bl:
-                    raise DecodeError('DescribedGroup.AssignorName: length ' + str(n13) + ' past the end')
-                e4.assignor_name = str(b[p:q14], 'utf-8')
-                p = q14
-            n15 = b[p] - 1
+                n15 = h14 - 1
+                if n15 > 126:
+                    n15, p = _uvt(b, p, n15 + 1)
+                    n15 -= 1
+                if n15 < 0:
+                    raise DecodeError('DescribedGroup.AssignorName: null where not nullable')
+                else:
+                    q16 = p + n15
+                    e4.assignor_name = str(b[p:q16], 'utf-8')
+                    p = q16
+            n17 = b[p] - 1
             p += 1
-            if n15 > 126:
-                n15, p = _uvt(b, p, n15 + 1)
-                n15 -= 1
-            if n15 < 0:
+            if n17 > 126:
+                n17, p = _uvt(b, p, n17 + 1)
+                n17 -= 1
+            if n17 < 0:
                 raise DecodeError('DescribedGroup.Members: null where not nullable')
             else:
-                if n15 > bl - p:
-                    raise DecodeError('DescribedGroup.Members: count ' + str(n15) + ' past the end')
-                xs16 = []
-                for _ in range(n15):
-                    e17 = _new(_ConsumerGroupDescribeResponse_Member)
-                    n18 = b[p] - 1
-                    p += 1
-                    if n18 > 126:
-                        n18, p = _uvt(b, p, n18 + 1)
-                        n18 -= 1
-                    if n18 < 0:
-                        raise DecodeError('Member.MemberId: null where not nullable')
-                    else:
-                        q19 = p + n18
-                        if q19 > bl:
-                            raise DecodeError('Member.MemberId: length ' + str(n18) + ' past the end')
-                        e17.member_id = str(b[p:q19], 'utf-8')
-                        p = q19
-                    n20 = b[p] - 1
-                    p += 1
-                    if n20 > 126:
-                        n20, p = _uvt(b, p, n20 + 1)
-                        n20 -= 1
-                    if n20 < 0:
-                        e17.instance_id = None
-                    else:
-                        q21 = p + n20
-                        if q21 > bl:
-                            raise DecodeError('Member.InstanceId: length ' + str(n20) + ' past the end')
-                        e17.instance_id = str(b[p:q21], 'utf-8')
+                if n17 > bl - p:
+                    raise DecodeError('DescribedGroup.Members: count ' + str(n17) + ' past the end')
+                xs18 = []
+                for _ in range(n17):
+                    e19 = _new(_ConsumerGroupDescribeResponse_Member)
+                    h22 = b[p]
+                    if 0 < h22 < 128:
+                        q21 = p + h22
+                        e19.member_id = str(b[p + 1:q21], 'utf-8')
                         p = q21
-                    n22 = b[p] - 1
-                    p += 1
-                    if n22 > 126:
-                        n22, p = _uvt(b, p, n22 + 1)
-                        n22 -= 1
-                    if n22 < 0:
-                        e17.rack_id = None
                     else:
-                        q23 = p + n22
-                        if q23 > bl:
-                            raise DecodeError('Member.RackId: length ' + str(n22) + ' past the end')
-                        e17.rack_id = str(b[p:q23], 'utf-8')
-                        p = q23
-                    e17.member_epoch, h24, = _S1.unpack_from(b, p)
-                    p += 5
-                    n25 = h24 - 1
-                    if n25 > 126:
-                        n25, p = _uvt(b, p, n25 + 1)
-                        n25 -= 1
-                    if n25 < 0:
-                        raise DecodeError('Member.ClientId: null where not nullable')
-                    else:
-                        q26 = p + n25
-                        if q26 > bl:
-                            raise DecodeError('Member.ClientId: length ' + str(n25) + ' past the end')
-                        e17.client_id = str(b[p:q26], 'utf-8')
-                        p = q26
-                    n27 = b[p] - 1
-                    p += 1
-                    if n27 > 126:
-                        n27, p = _uvt(b, p, n27 + 1)
-                        n27 -= 1
-                    if n27 < 0:
-                        raise DecodeError('Member.ClientHost: null where not nullable')
-                    else:
-                        q28 = p + n27
-                        if q28 > bl:
-                            raise DecodeError('Member.ClientHost: length ' + str(n27) + ' past the end')
-                        e17.client_host = str(b[p:q28], 'utf-8')
-                        p = q28
-                    n29 = b[p] - 1
-                    p += 1
-                    if n29 > 126:
-                        n29, p = _uvt(b, p, n29 + 1)
-                        n29 -= 1
-                    if n29 < 0:
-                        raise DecodeError('Member.SubscribedTopicNames: null where not nullable')
-                    else:
-                        if n29 > bl - p:
-                            raise DecodeError('Member.SubscribedTopicNames: count ' + str(n29) + ' past the end')
-                        xs30 = []
-                        for _ in range(n29):
-                            n32 = b[p] - 1
-                            p += 1
-                            if n32 > 126:
-                                n32, p = _uvt(b, p, n32 + 1)
-                                n32 -= 1
-                            if n32 < 0:
-                                raise DecodeError('Member.SubscribedTopicNames: null element')
-                            else:
-                                q33 = p + n32
-                                if q33 > bl:
-                                    raise DecodeError('Member.SubscribedTopicNames: length ' + str(n32) + ' past the end')
-                                e31 = str(b[p:q33], 'utf-8')
-                                p = q33
-                            xs30.append(e31)
-                        e17.subscribed_topic_names = xs30
-                    n34 = b[p] - 1
-                    p += 1
-                    if n34 > 126:
-                        n34, p = _uvt(b, p, n34 + 1)
-                        n34 -= 1
-                    if n34 < 0:
-                        e17.subscribed_topic_regex = None
-                    else:
-                        q35 = p + n34
-                        if q35 > bl:
-                            raise DecodeError('Member.SubscribedTopicRegex: length ' + str(n34) + ' past the end')
-                        e17.subscribed_topic_regex = str(b[p:q35], 'utf-8')
-                        p = q35
-                    s36 = _new(_ConsumerGroupDescribeResponse_Assignment)
-                    n37 = b[p] - 1
-                    p += 1
-                    if n37 > 126:
-                        n37, p = _uvt(b, p, n37 + 1)
-                        n37 -= 1
-                    if n37 < 0:
-                        raise DecodeError('Assignment.TopicPartitions: null where not nullable')
-                    else:
-                        if n37 > bl - p:
-                            raise DecodeError('Assignment.TopicPartitions: count ' + str(n37) + ' past the end')
-                        xs38 = []
-                        for _ in range(n37):
-                            e39 = _new(_ConsumerGroupDescribeResponse_TopicPartitions)
-                            e39.topic_id, h40, = _S4.unpack_from(b, p)
-                            p += 17
-                            n41 = h40 - 1
-                            if n41 > 126:
-                                n41, p = _uvt(b, p, n41 + 1)
-                                n41 -= 1
-                            if n41 < 0:
-                                raise DecodeError('TopicPartitions.TopicName: null where not nullable')
-                            else:
-                                q42 = p + n41
-                                if q42 > bl:
-                                    raise DecodeError('TopicPartitions.TopicName: length ' + str(n41) + ' past the end')
-                                e39.topic_name = str(b[p:q42], 'utf-8')
-                                p = q42
-                            n43 = b[p] - 1
-                            p += 1
-                            if n43 > 126:
-                                n43, p = _uvt(b, p, n43 + 1)
-                                n43 -= 1
-                            if n43 < 0:
-                                raise DecodeError('TopicPartitions.Partitions: null where not nullable')
-                            elif n43 < 64:
-                                e39.partitions = list(_ARRAY_i[n43].unpack_from(b, p))
-                                p += 4 * n43
-                            else:
-                                if n43 > bl - p:
-                                    raise DecodeError('TopicPartitions.Partitions: count ' + str(n43) + ' past the end')
-                                e39.partitions = list(_struct.Struct('>' + str(n43) + 'i').unpack_from(b, p))
-                                p += 4 * n43
-                            if b[p] == 0:  # no tagged fields, the common case
-                                e39.unknown_tagged_fields = None
-                                p += 1
-                            else:
-                                p = _t_ConsumerGroupDescribeResponse_TopicPartitions_0(b, p, e39)
-                            xs38.append(e39)
-                        s36.topic_partitions = xs38
-                    if b[p] == 0:  # no tagged fields, the common case
-                        s36.unknown_tagged_fields = None
+                        p += 1
+                        n20 = h22 - 1
+                        if n20 > 126:
+                            n20, p = _uvt(b, p, n20 + 1)
+                            n20 -= 1
+                        if n20 < 0:
+                            raise DecodeError('Member.MemberId: null where not nullable')
+                        else:
+                            q21 = p + n20
+                            e19.member_id = str(b[p:q21], 'utf-8')
+                            p = q21
+                    h25 = b[p]
+                    if 0 < h25 < 128:
+                        q24 = p + h25
+                        e19.instance_id = str(b[p + 1:q24], 'utf-8')
+                        p = q24
+                    elif h25 == 0:
+                        e19.instance_id = None
                         p += 1
                     else:
-                        p = _t_ConsumerGroupDescribeResponse_Assignment_0(b, p, s36)
-                    e17.assignment = s36
+                        p += 1
+                        n23 = h25 - 1
+                        if n23 > 126:
+                            n23, p = _uvt(b, p, n23 + 1)
+                            n23 -= 1
+                        if n23 < 0:
+                            e19.instance_id = None
+                        else:
+                            q24 = p + n23
+                            e19.instance_id = str(b[p:q24], 'utf-8')
+                            p = q24
+                    h28 = b[p]
+                    if 0 < h28 < 128:
+                        q27 = p + h28
+                        e19.rack_id = str(b[p + 1:q27], 'utf-8')
+                        p = q27
+                    elif h28 == 0:
+                        e19.rack_id = None
+                        p += 1
+                    else:
+                        p += 1
+                        n26 = h28 - 1
+                        if n26 > 126:
+                            n26, p = _uvt(b, p, n26 + 1)
+                            n26 -= 1
+                        if n26 < 0:
+                            e19.rack_id = None
+                        else:
+                            q27 = p + n26
+                            e19.rack_id = str(b[p:q27], 'utf-8')
+                            p = q27
+                    e19.member_epoch, h29, = _S1.unpack_from(b, p)
+                    p += 5
+                    if 0 < h29 < 128:
+                        q31 = p + h29 - 1
+                        e19.client_id = str(b[p:q31], 'utf-8')
+                        p = q31
+                    else:
+                        n30 = h29 - 1
+                        if n30 > 126:
+                            n30, p = _uvt(b, p, n30 + 1)
+                            n30 -= 1
+                        if n30 < 0:
+                            raise DecodeError('Member.ClientId: null where not nullable')
+                        else:
+                            q31 = p + n30
+                            e19.client_id = str(b[p:q31], 'utf-8')
+                            p = q31
+                    h34 = b[p]
+                    if 0 < h34 < 128:
+                        q33 = p + h34
+                        e19.client_host = str(b[p + 1:q33], 'utf-8')
+                        p = q33
+                    else:
+                        p += 1
+                        n32 = h34 - 1
+                        if n32 > 126:
+                            n32, p = _uvt(b, p, n32 + 1)
+                            n32 -= 1
+                        if n32 < 0:
+                            raise DecodeError('Member.ClientHost: null where not nullable')
+                        else:
+                            q33 = p + n32
+                            e19.client_host = str(b[p:q33], 'utf-8')
+                            p = q33
+                    n35 = b[p] - 1
+                    p += 1
+                    if n35 > 126:
+                        n35, p = _uvt(b, p, n35 + 1)
+                        n35 -= 1
+                    if n35 < 0:
+                        raise DecodeError('Member.SubscribedTopicNames: null where not nullable')
+                    else:
+                        if n35 > bl - p:
+                            raise DecodeError('Member.SubscribedTopicNames: count ' + str(n35) + ' past the end')
+                        xs36 = []
+                        for _ in range(n35):
+                            h40 = b[p]
+                            if 0 < h40 < 128:
+                                q39 = p + h40
+                                e37 = str(b[p + 1:q39], 'utf-8')
+                                p = q39
+                            else:
+                                p += 1
+                                n38 = h40 - 1
+                                if n38 > 126:
+                                    n38, p = _uvt(b, p, n38 + 1)
+                                    n38 -= 1
+                                if n38 < 0:
+                                    raise DecodeError('Member.SubscribedTopicNames: null element')
+                                else:
+                                    q39 = p + n38
+                                    e37 = str(b[p:q39], 'utf-8')
+                                    p = q39
+                            xs36.append(e37)
+                        e19.subscribed_topic_names = xs36
+                    h43 = b[p]
+                    if 0 < h43 < 128:
+                        q42 = p + h43
+                        e19.subscribed_topic_regex = str(b[p + 1:q42], 'utf-8')
+                        p = q42
+                    elif h43 == 0:
+                        e19.subscribed_topic_regex = None
+                        p += 1
+                    else:
+                        p += 1
+                        n41 = h43 - 1
+                        if n41 > 126:
+                            n41, p = _uvt(b, p, n41 + 1)
+                            n41 -= 1
+                        if n41 < 0:
+                            e19.subscribed_topic_regex = None
+                        else:
+                            q42 = p + n41
+                            e19.subscribed_topic_regex = str(b[p:q42], 'utf-8')
+                            p = q42
                     s44 = _new(_ConsumerGroupDescribeResponse_Assignment)
                     n45 = b[p] - 1
                     p += 1
@@ -596,33 +600,41 @@ def _r_ConsumerGroupDescribeResponse_0(b, p):
                             e47 = _new(_ConsumerGroupDescribeResponse_TopicPartitions)
                             e47.topic_id, h48, = _S4.unpack_from(b, p)
                             p += 17
-                            n49 = h48 - 1
-                            if n49 > 126:
-                                n49, p = _uvt(b, p, n49 + 1)
-                                n49 -= 1
-                            if n49 < 0:
-                                raise DecodeError('TopicPartitions.TopicName: null where not nullable')
-                            else:
-                                q50 = p + n49
-                                if q50 > bl:
-                                    raise DecodeError('TopicPartitions.TopicName: length ' + str(n49) + ' past the end')
+                            if 0 < h48 < 128:
+                                q50 = p + h48 - 1
                                 e47.topic_name = str(b[p:q50], 'utf-8')
                                 p = q50
-                            n51 = b[p] - 1
-                            p += 1
-                            if n51 > 126:
-                                n51, p = _uvt(b, p, n51 + 1)
-                                n51 -= 1
-                            if n51 < 0:
-                                raise DecodeError('TopicPartitions.Partitions: null where not nullable')
-                            elif n51 < 64:
-                                e47.partitions = list(_ARRAY_i[n51].unpack_from(b, p))
-                                p += 4 * n51
                             else:
-                                if n51 > bl - p:
-                                    raise DecodeError('TopicPartitions.Partitions: count ' + str(n51) + ' past the end')
-                                e47.partitions = list(_struct.Struct('>' + str(n51) + 'i').unpack_from(b, p))
-                                p += 4 * n51
+                                n49 = h48 - 1
+                                if n49 > 126:
+                                    n49, p = _uvt(b, p, n49 + 1)
+                                    n49 -= 1
+                                if n49 < 0:
+                                    raise DecodeError('TopicPartitions.TopicName: null where not nullable')
+                                else:
+                                    q50 = p + n49
+                                    e47.topic_name = str(b[p:q50], 'utf-8')
+                                    p = q50
+                            h52 = b[p]
+                            if 0 < h52 < 65:
+                                e47.partitions = [*_UNPACK_i[h52](b, p + 1)]
+                                p += 4 * h52 - 3
+                            else:
+                                p += 1
+                                n51 = h52 - 1
+                                if n51 > 126:
+                                    n51, p = _uvt(b, p, n51 + 1)
+                                    n51 -= 1
+                                if n51 < 0:
+                                    raise DecodeError('TopicPartitions.Partitions: null where not nullable')
+                                elif n51 < 64:
+                                    e47.partitions = [*_ARRAY_i[n51].unpack_from(b, p)]
+                                    p += 4 * n51
+                                else:
+                                    if n51 > bl - p:
+                                        raise DecodeError('TopicPartitions.Partitions: count ' + str(n51) + ' past the end')
+                                    e47.partitions = [*_struct.Struct('>' + str(n51) + 'i').unpack_from(b, p)]
+                                    p += 4 * n51
                             if b[p] == 0:  # no tagged fields, the common case
                                 e47.unknown_tagged_fields = None
                                 p += 1
@@ -635,15 +647,79 @@ def _r_ConsumerGroupDescribeResponse_0(b, p):
                         p += 1
                     else:
                         p = _t_ConsumerGroupDescribeResponse_Assignment_0(b, p, s44)
-                    e17.target_assignment = s44
-                    e17.member_type = -1
+                    e19.assignment = s44
+                    s53 = _new(_ConsumerGroupDescribeResponse_Assignment)
+                    n54 = b[p] - 1
+                    p += 1
+                    if n54 > 126:
+                        n54, p = _uvt(b, p, n54 + 1)
+                        n54 -= 1
+                    if n54 < 0:
+                        raise DecodeError('Assignment.TopicPartitions: null where not nullable')
+                    else:
+                        if n54 > bl - p:
+                            raise DecodeError('Assignment.TopicPartitions: count ' + str(n54) + ' past the end')
+                        xs55 = []
+                        for _ in range(n54):
+                            e56 = _new(_ConsumerGroupDescribeResponse_TopicPartitions)
+                            e56.topic_id, h57, = _S4.unpack_from(b, p)
+                            p += 17
+                            if 0 < h57 < 128:
+                                q59 = p + h57 - 1
+                                e56.topic_name = str(b[p:q59], 'utf-8')
+                                p = q59
+                            else:
+                                n58 = h57 - 1
+                                if n58 > 126:
+                                    n58, p = _uvt(b, p, n58 + 1)
+                                    n58 -= 1
+                                if n58 < 0:
+                                    raise DecodeError('TopicPartitions.TopicName: null where not nullable')
+                                else:
+                                    q59 = p + n58
+                                    e56.topic_name = str(b[p:q59], 'utf-8')
+                                    p = q59
+                            h61 = b[p]
+                            if 0 < h61 < 65:
+                                e56.partitions = [*_UNPACK_i[h61](b, p + 1)]
+                                p += 4 * h61 - 3
+                            else:
+                                p += 1
+                                n60 = h61 - 1
+                                if n60 > 126:
+                                    n60, p = _uvt(b, p, n60 + 1)
+                                    n60 -= 1
+                                if n60 < 0:
+                                    raise DecodeError('TopicPartitions.Partitions: null where not nullable')
+                                elif n60 < 64:
+                                    e56.partitions = [*_ARRAY_i[n60].unpack_from(b, p)]
+                                    p += 4 * n60
+                                else:
+                                    if n60 > bl - p:
+                                        raise DecodeError('TopicPartitions.Partitions: count ' + str(n60) + ' past the end')
+                                    e56.partitions = [*_struct.Struct('>' + str(n60) + 'i').unpack_from(b, p)]
+                                    p += 4 * n60
+                            if b[p] == 0:  # no tagged fields, the common case
+                                e56.unknown_tagged_fields = None
+                                p += 1
+                            else:
+                                p = _t_ConsumerGroupDescribeResponse_TopicPartitions_0(b, p, e56)
+                            xs55.append(e56)
+                        s53.topic_partitions = xs55
                     if b[p] == 0:  # no tagged fields, the common case
-                        e17.unknown_tagged_fields = None
+                        s53.unknown_tagged_fields = None
                         p += 1
                     else:
-                        p = _t_ConsumerGroupDescribeResponse_Member_0(b, p, e17)
-                    xs16.append(e17)
-                e4.members = xs16
+                        p = _t_ConsumerGroupDescribeResponse_Assignment_0(b, p, s53)
+                    e19.target_assignment = s53
+                    e19.member_type = -1
+                    if b[p] == 0:  # no tagged fields, the common case
+                        e19.unknown_tagged_fields = None
+                        p += 1
+                    else:
+                        p = _t_ConsumerGroupDescribeResponse_Member_0(b, p, e19)
+                    xs18.append(e19)
+                e4.members = xs18
             e4.authorized_operations, = _S5.unpack_from(b, p)
             p += 4
             if b[p] == 0:  # no tagged fields, the common case
@@ -658,6 +734,8 @@ def _r_ConsumerGroupDescribeResponse_0(b, p):
         p += 1
     else:
         p = _t_ConsumerGroupDescribeResponse_0(b, p, o)
+    if p > bl:
+        raise DecodeError('ConsumerGroupDescribeResponse: a length runs past the end')
     return o, p
 
 
@@ -891,233 +969,229 @@ def _r_ConsumerGroupDescribeResponse_1(b, p):
             e4 = _new(_ConsumerGroupDescribeResponse_DescribedGroup)
             e4.error_code, h5, = _S2.unpack_from(b, p)
             p += 3
-            n6 = h5 - 1
-            if n6 > 126:
-                n6, p = _uvt(b, p, n6 + 1)
-                n6 -= 1
-            if n6 < 0:
-                e4.error_message = None
-            else:
-                q7 = p + n6
-                if q7 > bl:
-                    raise DecodeError('DescribedGroup.ErrorMessage: length ' + str(n6) + ' past the end')
+            if 0 < h5 < 128:
+                q7 = p + h5 - 1
                 e4.error_message = str(b[p:q7], 'utf-8')
                 p = q7
-            n8 = b[p] - 1
-            p += 1
-            if n8 > 126:
-                n8, p = _uvt(b, p, n8 + 1)
-                n8 -= 1
-            if n8 < 0:
-                raise DecodeError('DescribedGroup.GroupId: null where not nullable')
+            elif h5 == 0:
+                e4.error_message = None
             else:
-                q9 = p + n8
-                if q9 > bl:
-                    raise DecodeError('DescribedGroup.GroupId: length ' + str(n8) + ' past the end')
-                e4.group_id = str(b[p:q9], 'utf-8')
+                n6 = h5 - 1
+                if n6 > 126:
+                    n6, p = _uvt(b, p, n6 + 1)
+                    n6 -= 1
+                if n6 < 0:
+                    e4.error_message = None
+                else:
+                    q7 = p + n6
+                    e4.error_message = str(b[p:q7], 'utf-8')
+                    p = q7
+            h10 = b[p]
+            if 0 < h10 < 128:
+                q9 = p + h10
+                e4.group_id = str(b[p + 1:q9], 'utf-8')
                 p = q9
-            n10 = b[p] - 1
-            p += 1
-            if n10 > 126:
-                n10, p = _uvt(b, p, n10 + 1)
-                n10 -= 1
-            if n10 < 0:
-                raise DecodeError('DescribedGroup.GroupState: null where not nullable')
             else:
-                q11 = p + n10
-                if q11 > bl:
-                    raise DecodeError('DescribedGroup.GroupState: length ' + str(n10) + ' past the end')
-                e4.group_state = str(b[p:q11], 'utf-8')
-                p = q11
-            e4.group_epoch, e4.assignment_epoch, h12, = _S3.unpack_from(b, p)
+                p += 1
+                n8 = h10 - 1
+                if n8 > 126:
+                    n8, p = _uvt(b, p, n8 + 1)
+                    n8 -= 1
+                if n8 < 0:
+                    raise DecodeError('DescribedGroup.GroupId: null where not nullable')
+                else:
+                    q9 = p + n8
+                    e4.group_id = str(b[p:q9], 'utf-8')
+                    p = q9
+            h13 = b[p]
+            if 0 < h13 < 128:
+                q12 = p + h13
+                e4.group_state = str(b[p + 1:q12], 'utf-8')
+                p = q12
+            else:
+                p += 1
+                n11 = h13 - 1
+                if n11 > 126:
+                    n11, p = _uvt(b, p, n11 + 1)
+                    n11 -= 1
+                if n11 < 0:
+                    raise DecodeError('DescribedGroup.GroupState: null where not nullable')
+                else:
+                    q12 = p + n11
+                    e4.group_state = str(b[p:q12], 'utf-8')
+                    p = q12
+            e4.group_epoch, e4.assignment_epoch, h14, = _S3.unpack_from(b, p)
             p += 9
-            n13 = h12 - 1
-            if n13 > 126:
-                n13, p = _uvt(b, p, n13 + 1)
-                n13 -= 1
-            if n13 < 0:
-                raise DecodeError('DescribedGroup.AssignorName: null where not nullable')
+            if 0 < h14 < 128:
+                q16 = p + h14 - 1
+                e4.assignor_name = str(b[p:q16], 'utf-8')
+                p = q16
             else:
-                q14 = p + n13
-                if q14 > bl:
-                    raise DecodeError('DescribedGroup.AssignorName: length ' + str(n13) + ' past the end')
-                e4.assignor_name = str(b[p:q14], 'utf-8')
-                p = q14
-            n15 = b[p] - 1
+                n15 = h14 - 1
+                if n15 > 126:
+                    n15, p = _uvt(b, p, n15 + 1)
+                    n15 -= 1
+                if n15 < 0:
+                    raise DecodeError('DescribedGroup.AssignorName: null where not nullable')
+                else:
+                    q16 = p + n15
+                    e4.assignor_name = str(b[p:q16], 'utf-8')
+                    p = q16
+            n17 = b[p] - 1
             p += 1
-            if n15 > 126:
-                n15, p = _uvt(b, p, n15 + 1)
-                n15 -= 1
-            if n15 < 0:
+            if n17 > 126:
+                n17, p = _uvt(b, p, n17 + 1)
+                n17 -= 1
+            if n17 < 0:
                 raise DecodeError('DescribedGroup.Members: null where not nullable')
             else:
-                if n15 > bl - p:
-                    raise DecodeError('DescribedGroup.Members: count ' + str(n15) + ' past the end')
-                xs16 = []
-                for _ in range(n15):
-                    e17 = _new(_ConsumerGroupDescribeResponse_Member)
-                    n18 = b[p] - 1
-                    p += 1
-                    if n18 > 126:
-                        n18, p = _uvt(b, p, n18 + 1)
-                        n18 -= 1
-                    if n18 < 0:
-                        raise DecodeError('Member.MemberId: null where not nullable')
-                    else:
-                        q19 = p + n18
-                        if q19 > bl:
-                            raise DecodeError('Member.MemberId: length ' + str(n18) + ' past the end')
-                        e17.member_id = str(b[p:q19], 'utf-8')
-                        p = q19
-                    n20 = b[p] - 1
-                    p += 1
-                    if n20 > 126:
-                        n20, p = _uvt(b, p, n20 + 1)
-                        n20 -= 1
-                    if n20 < 0:
-                        e17.instance_id = None
-                    else:
-                        q21 = p + n20
-                        if q21 > bl:
-                            raise DecodeError('Member.InstanceId: length ' + str(n20) + ' past the end')
-                        e17.instance_id = str(b[p:q21], 'utf-8')
+                if n17 > bl - p:
+                    raise DecodeError('DescribedGroup.Members: count ' + str(n17) + ' past the end')
+                xs18 = []
+                for _ in range(n17):
+                    e19 = _new(_ConsumerGroupDescribeResponse_Member)
+                    h22 = b[p]
+                    if 0 < h22 < 128:
+                        q21 = p + h22
+                        e19.member_id = str(b[p + 1:q21], 'utf-8')
                         p = q21
-                    n22 = b[p] - 1
-                    p += 1
-                    if n22 > 126:
-                        n22, p = _uvt(b, p, n22 + 1)
-                        n22 -= 1
-                    if n22 < 0:
-                        e17.rack_id = None
                     else:
-                        q23 = p + n22
-                        if q23 > bl:
-                            raise DecodeError('Member.RackId: length ' + str(n22) + ' past the end')
-                        e17.rack_id = str(b[p:q23], 'utf-8')
-                        p = q23
-                    e17.member_epoch, h24, = _S1.unpack_from(b, p)
-                    p += 5
-                    n25 = h24 - 1
-                    if n25 > 126:
-                        n25, p = _uvt(b, p, n25 + 1)
-                        n25 -= 1
-                    if n25 < 0:
-                        raise DecodeError('Member.ClientId: null where not nullable')
-                    else:
-                        q26 = p + n25
-                        if q26 > bl:
-                            raise DecodeError('Member.ClientId: length ' + str(n25) + ' past the end')
-                        e17.client_id = str(b[p:q26], 'utf-8')
-                        p = q26
-                    n27 = b[p] - 1
-                    p += 1
-                    if n27 > 126:
-                        n27, p = _uvt(b, p, n27 + 1)
-                        n27 -= 1
-                    if n27 < 0:
-                        raise DecodeError('Member.ClientHost: null where not nullable')
-                    else:
-                        q28 = p + n27
-                        if q28 > bl:
-                            raise DecodeError('Member.ClientHost: length ' + str(n27) + ' past the end')
-                        e17.client_host = str(b[p:q28], 'utf-8')
-                        p = q28
-                    n29 = b[p] - 1
-                    p += 1
-                    if n29 > 126:
-                        n29, p = _uvt(b, p, n29 + 1)
-                        n29 -= 1
-                    if n29 < 0:
-                        raise DecodeError('Member.SubscribedTopicNames: null where not nullable')
-                    else:
-                        if n29 > bl - p:
-                            raise DecodeError('Member.SubscribedTopicNames: count ' + str(n29) + ' past the end')
-                        xs30 = []
-                        for _ in range(n29):
-                            n32 = b[p] - 1
-                            p += 1
-                            if n32 > 126:
-                                n32, p = _uvt(b, p, n32 + 1)
-                                n32 -= 1
-                            if n32 < 0:
-                                raise DecodeError('Member.SubscribedTopicNames: null element')
-                            else:
-                                q33 = p + n32
-                                if q33 > bl:
-                                    raise DecodeError('Member.SubscribedTopicNames: length ' + str(n32) + ' past the end')
-                                e31 = str(b[p:q33], 'utf-8')
-                                p = q33
-                            xs30.append(e31)
-                        e17.subscribed_topic_names = xs30
-                    n34 = b[p] - 1
-                    p += 1
-                    if n34 > 126:
-                        n34, p = _uvt(b, p, n34 + 1)
-                        n34 -= 1
-                    if n34 < 0:
-                        e17.subscribed_topic_regex = None
-                    else:
-                        q35 = p + n34
-                        if q35 > bl:
-                            raise DecodeError('Member.SubscribedTopicRegex: length ' + str(n34) + ' past the end')
-                        e17.subscribed_topic_regex = str(b[p:q35], 'utf-8')
-                        p = q35
-                    s36 = _new(_ConsumerGroupDescribeResponse_Assignment)
-                    n37 = b[p] - 1
-                    p += 1
-                    if n37 > 126:
-                        n37, p = _uvt(b, p, n37 + 1)
-                        n37 -= 1
-                    if n37 < 0:
-                        raise DecodeError('Assignment.TopicPartitions: null where not nullable')
-                    else:
-                        if n37 > bl - p:
-                            raise DecodeError('Assignment.TopicPartitions: count ' + str(n37) + ' past the end')
-                        xs38 = []
-                        for _ in range(n37):
-                            e39 = _new(_ConsumerGroupDescribeResponse_TopicPartitions)
-                            e39.topic_id, h40, = _S4.unpack_from(b, p)
-                            p += 17
-                            n41 = h40 - 1
-                            if n41 > 126:
-                                n41, p = _uvt(b, p, n41 + 1)
-                                n41 -= 1
-                            if n41 < 0:
-                                raise DecodeError('TopicPartitions.TopicName: null where not nullable')
-                            else:
-                                q42 = p + n41
-                                if q42 > bl:
-                                    raise DecodeError('TopicPartitions.TopicName: length ' + str(n41) + ' past the end')
-                                e39.topic_name = str(b[p:q42], 'utf-8')
-                                p = q42
-                            n43 = b[p] - 1
-                            p += 1
-                            if n43 > 126:
-                                n43, p = _uvt(b, p, n43 + 1)
-                                n43 -= 1
-                            if n43 < 0:
-                                raise DecodeError('TopicPartitions.Partitions: null where not nullable')
-                            elif n43 < 64:
-                                e39.partitions = list(_ARRAY_i[n43].unpack_from(b, p))
-                                p += 4 * n43
-                            else:
-                                if n43 > bl - p:
-                                    raise DecodeError('TopicPartitions.Partitions: count ' + str(n43) + ' past the end')
-                                e39.partitions = list(_struct.Struct('>' + str(n43) + 'i').unpack_from(b, p))
-                                p += 4 * n43
-                            if b[p] == 0:  # no tagged fields, the common case
-                                e39.unknown_tagged_fields = None
-                                p += 1
-                            else:
-                                p = _t_ConsumerGroupDescribeResponse_TopicPartitions_0(b, p, e39)
-                            xs38.append(e39)
-                        s36.topic_partitions = xs38
-                    if b[p] == 0:  # no tagged fields, the common case
-                        s36.unknown_tagged_fields = None
+                        p += 1
+                        n20 = h22 - 1
+                        if n20 > 126:
+                            n20, p = _uvt(b, p, n20 + 1)
+                            n20 -= 1
+                        if n20 < 0:
+                            raise DecodeError('Member.MemberId: null where not nullable')
+                        else:
+                            q21 = p + n20
+                            e19.member_id = str(b[p:q21], 'utf-8')
+                            p = q21
+                    h25 = b[p]
+                    if 0 < h25 < 128:
+                        q24 = p + h25
+                        e19.instance_id = str(b[p + 1:q24], 'utf-8')
+                        p = q24
+                    elif h25 == 0:
+                        e19.instance_id = None
                         p += 1
                     else:
-                        p = _t_ConsumerGroupDescribeResponse_Assignment_0(b, p, s36)
-                    e17.assignment = s36
+                        p += 1
+                        n23 = h25 - 1
+                        if n23 > 126:
+                            n23, p = _uvt(b, p, n23 + 1)
+                            n23 -= 1
+                        if n23 < 0:
+                            e19.instance_id = None
+                        else:
+                            q24 = p + n23
+                            e19.instance_id = str(b[p:q24], 'utf-8')
+                            p = q24
+                    h28 = b[p]
+                    if 0 < h28 < 128:
+                        q27 = p + h28
+                        e19.rack_id = str(b[p + 1:q27], 'utf-8')
+                        p = q27
+                    elif h28 == 0:
+                        e19.rack_id = None
+                        p += 1
+                    else:
+                        p += 1
+                        n26 = h28 - 1
+                        if n26 > 126:
+                            n26, p = _uvt(b, p, n26 + 1)
+                            n26 -= 1
+                        if n26 < 0:
+                            e19.rack_id = None
+                        else:
+                            q27 = p + n26
+                            e19.rack_id = str(b[p:q27], 'utf-8')
+                            p = q27
+                    e19.member_epoch, h29, = _S1.unpack_from(b, p)
+                    p += 5
+                    if 0 < h29 < 128:
+                        q31 = p + h29 - 1
+                        e19.client_id = str(b[p:q31], 'utf-8')
+                        p = q31
+                    else:
+                        n30 = h29 - 1
+                        if n30 > 126:
+                            n30, p = _uvt(b, p, n30 + 1)
+                            n30 -= 1
+                        if n30 < 0:
+                            raise DecodeError('Member.ClientId: null where not nullable')
+                        else:
+                            q31 = p + n30
+                            e19.client_id = str(b[p:q31], 'utf-8')
+                            p = q31
+                    h34 = b[p]
+                    if 0 < h34 < 128:
+                        q33 = p + h34
+                        e19.client_host = str(b[p + 1:q33], 'utf-8')
+                        p = q33
+                    else:
+                        p += 1
+                        n32 = h34 - 1
+                        if n32 > 126:
+                            n32, p = _uvt(b, p, n32 + 1)
+                            n32 -= 1
+                        if n32 < 0:
+                            raise DecodeError('Member.ClientHost: null where not nullable')
+                        else:
+                            q33 = p + n32
+                            e19.client_host = str(b[p:q33], 'utf-8')
+                            p = q33
+                    n35 = b[p] - 1
+                    p += 1
+                    if n35 > 126:
+                        n35, p = _uvt(b, p, n35 + 1)
+                        n35 -= 1
+                    if n35 < 0:
+                        raise DecodeError('Member.SubscribedTopicNames: null where not nullable')
+                    else:
+                        if n35 > bl - p:
+                            raise DecodeError('Member.SubscribedTopicNames: count ' + str(n35) + ' past the end')
+                        xs36 = []
+                        for _ in range(n35):
+                            h40 = b[p]
+                            if 0 < h40 < 128:
+                                q39 = p + h40
+                                e37 = str(b[p + 1:q39], 'utf-8')
+                                p = q39
+                            else:
+                                p += 1
+                                n38 = h40 - 1
+                                if n38 > 126:
+                                    n38, p = _uvt(b, p, n38 + 1)
+                                    n38 -= 1
+                                if n38 < 0:
+                                    raise DecodeError('Member.SubscribedTopicNames: null element')
+                                else:
+                                    q39 = p + n38
+                                    e37 = str(b[p:q39], 'utf-8')
+                                    p = q39
+                            xs36.append(e37)
+                        e19.subscribed_topic_names = xs36
+                    h43 = b[p]
+                    if 0 < h43 < 128:
+                        q42 = p + h43
+                        e19.subscribed_topic_regex = str(b[p + 1:q42], 'utf-8')
+                        p = q42
+                    elif h43 == 0:
+                        e19.subscribed_topic_regex = None
+                        p += 1
+                    else:
+                        p += 1
+                        n41 = h43 - 1
+                        if n41 > 126:
+                            n41, p = _uvt(b, p, n41 + 1)
+                            n41 -= 1
+                        if n41 < 0:
+                            e19.subscribed_topic_regex = None
+                        else:
+                            q42 = p + n41
+                            e19.subscribed_topic_regex = str(b[p:q42], 'utf-8')
+                            p = q42
                     s44 = _new(_ConsumerGroupDescribeResponse_Assignment)
                     n45 = b[p] - 1
                     p += 1
@@ -1134,33 +1208,41 @@ def _r_ConsumerGroupDescribeResponse_1(b, p):
                             e47 = _new(_ConsumerGroupDescribeResponse_TopicPartitions)
                             e47.topic_id, h48, = _S4.unpack_from(b, p)
                             p += 17
-                            n49 = h48 - 1
-                            if n49 > 126:
-                                n49, p = _uvt(b, p, n49 + 1)
-                                n49 -= 1
-                            if n49 < 0:
-                                raise DecodeError('TopicPartitions.TopicName: null where not nullable')
-                            else:
-                                q50 = p + n49
-                                if q50 > bl:
-                                    raise DecodeError('TopicPartitions.TopicName: length ' + str(n49) + ' past the end')
+                            if 0 < h48 < 128:
+                                q50 = p + h48 - 1
                                 e47.topic_name = str(b[p:q50], 'utf-8')
                                 p = q50
-                            n51 = b[p] - 1
-                            p += 1
-                            if n51 > 126:
-                                n51, p = _uvt(b, p, n51 + 1)
-                                n51 -= 1
-                            if n51 < 0:
-                                raise DecodeError('TopicPartitions.Partitions: null where not nullable')
-                            elif n51 < 64:
-                                e47.partitions = list(_ARRAY_i[n51].unpack_from(b, p))
-                                p += 4 * n51
                             else:
-                                if n51 > bl - p:
-                                    raise DecodeError('TopicPartitions.Partitions: count ' + str(n51) + ' past the end')
-                                e47.partitions = list(_struct.Struct('>' + str(n51) + 'i').unpack_from(b, p))
-                                p += 4 * n51
+                                n49 = h48 - 1
+                                if n49 > 126:
+                                    n49, p = _uvt(b, p, n49 + 1)
+                                    n49 -= 1
+                                if n49 < 0:
+                                    raise DecodeError('TopicPartitions.TopicName: null where not nullable')
+                                else:
+                                    q50 = p + n49
+                                    e47.topic_name = str(b[p:q50], 'utf-8')
+                                    p = q50
+                            h52 = b[p]
+                            if 0 < h52 < 65:
+                                e47.partitions = [*_UNPACK_i[h52](b, p + 1)]
+                                p += 4 * h52 - 3
+                            else:
+                                p += 1
+                                n51 = h52 - 1
+                                if n51 > 126:
+                                    n51, p = _uvt(b, p, n51 + 1)
+                                    n51 -= 1
+                                if n51 < 0:
+                                    raise DecodeError('TopicPartitions.Partitions: null where not nullable')
+                                elif n51 < 64:
+                                    e47.partitions = [*_ARRAY_i[n51].unpack_from(b, p)]
+                                    p += 4 * n51
+                                else:
+                                    if n51 > bl - p:
+                                        raise DecodeError('TopicPartitions.Partitions: count ' + str(n51) + ' past the end')
+                                    e47.partitions = [*_struct.Struct('>' + str(n51) + 'i').unpack_from(b, p)]
+                                    p += 4 * n51
                             if b[p] == 0:  # no tagged fields, the common case
                                 e47.unknown_tagged_fields = None
                                 p += 1
@@ -1173,16 +1255,80 @@ def _r_ConsumerGroupDescribeResponse_1(b, p):
                         p += 1
                     else:
                         p = _t_ConsumerGroupDescribeResponse_Assignment_0(b, p, s44)
-                    e17.target_assignment = s44
-                    e17.member_type, = _S9.unpack_from(b, p)
+                    e19.assignment = s44
+                    s53 = _new(_ConsumerGroupDescribeResponse_Assignment)
+                    n54 = b[p] - 1
                     p += 1
+                    if n54 > 126:
+                        n54, p = _uvt(b, p, n54 + 1)
+                        n54 -= 1
+                    if n54 < 0:
+                        raise DecodeError('Assignment.TopicPartitions: null where not nullable')
+                    else:
+                        if n54 > bl - p:
+                            raise DecodeError('Assignment.TopicPartitions: count ' + str(n54) + ' past the end')
+                        xs55 = []
+                        for _ in range(n54):
+                            e56 = _new(_ConsumerGroupDescribeResponse_TopicPartitions)
+                            e56.topic_id, h57, = _S4.unpack_from(b, p)
+                            p += 17
+                            if 0 < h57 < 128:
+                                q59 = p + h57 - 1
+                                e56.topic_name = str(b[p:q59], 'utf-8')
+                                p = q59
+                            else:
+                                n58 = h57 - 1
+                                if n58 > 126:
+                                    n58, p = _uvt(b, p, n58 + 1)
+                                    n58 -= 1
+                                if n58 < 0:
+                                    raise DecodeError('TopicPartitions.TopicName: null where not nullable')
+                                else:
+                                    q59 = p + n58
+                                    e56.topic_name = str(b[p:q59], 'utf-8')
+                                    p = q59
+                            h61 = b[p]
+                            if 0 < h61 < 65:
+                                e56.partitions = [*_UNPACK_i[h61](b, p + 1)]
+                                p += 4 * h61 - 3
+                            else:
+                                p += 1
+                                n60 = h61 - 1
+                                if n60 > 126:
+                                    n60, p = _uvt(b, p, n60 + 1)
+                                    n60 -= 1
+                                if n60 < 0:
+                                    raise DecodeError('TopicPartitions.Partitions: null where not nullable')
+                                elif n60 < 64:
+                                    e56.partitions = [*_ARRAY_i[n60].unpack_from(b, p)]
+                                    p += 4 * n60
+                                else:
+                                    if n60 > bl - p:
+                                        raise DecodeError('TopicPartitions.Partitions: count ' + str(n60) + ' past the end')
+                                    e56.partitions = [*_struct.Struct('>' + str(n60) + 'i').unpack_from(b, p)]
+                                    p += 4 * n60
+                            if b[p] == 0:  # no tagged fields, the common case
+                                e56.unknown_tagged_fields = None
+                                p += 1
+                            else:
+                                p = _t_ConsumerGroupDescribeResponse_TopicPartitions_0(b, p, e56)
+                            xs55.append(e56)
+                        s53.topic_partitions = xs55
                     if b[p] == 0:  # no tagged fields, the common case
-                        e17.unknown_tagged_fields = None
+                        s53.unknown_tagged_fields = None
                         p += 1
                     else:
-                        p = _t_ConsumerGroupDescribeResponse_Member_0(b, p, e17)
-                    xs16.append(e17)
-                e4.members = xs16
+                        p = _t_ConsumerGroupDescribeResponse_Assignment_0(b, p, s53)
+                    e19.target_assignment = s53
+                    e19.member_type, = _S9.unpack_from(b, p)
+                    p += 1
+                    if b[p] == 0:  # no tagged fields, the common case
+                        e19.unknown_tagged_fields = None
+                        p += 1
+                    else:
+                        p = _t_ConsumerGroupDescribeResponse_Member_0(b, p, e19)
+                    xs18.append(e19)
+                e4.members = xs18
             e4.authorized_operations, = _S5.unpack_from(b, p)
             p += 4
             if b[p] == 0:  # no tagged fields, the common case
@@ -1197,6 +1343,8 @@ def _r_ConsumerGroupDescribeResponse_1(b, p):
         p += 1
     else:
         p = _t_ConsumerGroupDescribeResponse_0(b, p, o)
+    if p > bl:
+        raise DecodeError('ConsumerGroupDescribeResponse: a length runs past the end')
     return o, p
 
 

@@ -9,6 +9,7 @@ from typing import Any
 import struct as _struct
 
 from wirebroker.protocol.message import UNSET, Message, Struct
+from wirebroker.protocol.message import shared_default as _shared_default
 from wirebroker.protocol.primitives import (
     UUID_ZERO,
     DecodeError,
@@ -36,6 +37,7 @@ _S4 = _struct.Struct('>ihB')
 _S5 = _struct.Struct('>ii')
 _S6 = _struct.Struct('>ih')
 _ARRAY_i = tuple(_struct.Struct('>' + str(n) + 'i') for n in range(64))
+_UNPACK_i = (None, *(s.unpack_from for s in _ARRAY_i))
 
 
 class ConsumerGroupHeartbeatRequest(Message):
@@ -164,142 +166,187 @@ def _t_ConsumerGroupHeartbeatRequest_0(b, p, o):
 def _r_ConsumerGroupHeartbeatRequest_0(b, p):
     bl = len(b)
     o = _new(ConsumerGroupHeartbeatRequest)
-    n1 = b[p] - 1
-    p += 1
-    if n1 > 126:
-        n1, p = _uvt(b, p, n1 + 1)
-        n1 -= 1
-    if n1 < 0:
-        raise DecodeError('ConsumerGroupHeartbeatRequest.GroupId: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > bl:
-            raise DecodeError('ConsumerGroupHeartbeatRequest.GroupId: length ' + str(n1) + ' past the end')
-        o.group_id = str(b[p:q2], 'utf-8')
+    h3 = b[p]
+    if 0 < h3 < 128:
+        q2 = p + h3
+        o.group_id = str(b[p + 1:q2], 'utf-8')
         p = q2
-    n3 = b[p] - 1
-    p += 1
-    if n3 > 126:
-        n3, p = _uvt(b, p, n3 + 1)
-        n3 -= 1
-    if n3 < 0:
-        raise DecodeError('ConsumerGroupHeartbeatRequest.MemberId: null where not nullable')
     else:
-        q4 = p + n3
-        if q4 > bl:
-            raise DecodeError('ConsumerGroupHeartbeatRequest.MemberId: length ' + str(n3) + ' past the end')
-        o.member_id = str(b[p:q4], 'utf-8')
-        p = q4
-    o.member_epoch, h5, = _S0.unpack_from(b, p)
+        p += 1
+        n1 = h3 - 1
+        if n1 > 126:
+            n1, p = _uvt(b, p, n1 + 1)
+            n1 -= 1
+        if n1 < 0:
+            raise DecodeError('ConsumerGroupHeartbeatRequest.GroupId: null where not nullable')
+        else:
+            q2 = p + n1
+            o.group_id = str(b[p:q2], 'utf-8')
+            p = q2
+    h6 = b[p]
+    if 0 < h6 < 128:
+        q5 = p + h6
+        o.member_id = str(b[p + 1:q5], 'utf-8')
+        p = q5
+    else:
+        p += 1
+        n4 = h6 - 1
+        if n4 > 126:
+            n4, p = _uvt(b, p, n4 + 1)
+            n4 -= 1
+        if n4 < 0:
+            raise DecodeError('ConsumerGroupHeartbeatRequest.MemberId: null where not nullable')
+        else:
+            q5 = p + n4
+            o.member_id = str(b[p:q5], 'utf-8')
+            p = q5
+    o.member_epoch, h7, = _S0.unpack_from(b, p)
     p += 5
-    n6 = h5 - 1
-    if n6 > 126:
-        n6, p = _uvt(b, p, n6 + 1)
-        n6 -= 1
-    if n6 < 0:
+    if 0 < h7 < 128:
+        q9 = p + h7 - 1
+        o.instance_id = str(b[p:q9], 'utf-8')
+        p = q9
+    elif h7 == 0:
         o.instance_id = None
     else:
-        q7 = p + n6
-        if q7 > bl:
-            raise DecodeError('ConsumerGroupHeartbeatRequest.InstanceId: length ' + str(n6) + ' past the end')
-        o.instance_id = str(b[p:q7], 'utf-8')
-        p = q7
-    n8 = b[p] - 1
-    p += 1
-    if n8 > 126:
-        n8, p = _uvt(b, p, n8 + 1)
-        n8 -= 1
-    if n8 < 0:
+        n8 = h7 - 1
+        if n8 > 126:
+            n8, p = _uvt(b, p, n8 + 1)
+            n8 -= 1
+        if n8 < 0:
+            o.instance_id = None
+        else:
+            q9 = p + n8
+            o.instance_id = str(b[p:q9], 'utf-8')
+            p = q9
+    h12 = b[p]
+    if 0 < h12 < 128:
+        q11 = p + h12
+        o.rack_id = str(b[p + 1:q11], 'utf-8')
+        p = q11
+    elif h12 == 0:
         o.rack_id = None
+        p += 1
     else:
-        q9 = p + n8
-        if q9 > bl:
-            raise DecodeError('ConsumerGroupHeartbeatRequest.RackId: length ' + str(n8) + ' past the end')
-        o.rack_id = str(b[p:q9], 'utf-8')
-        p = q9
-    o.rebalance_timeout_ms, h10, = _S0.unpack_from(b, p)
+        p += 1
+        n10 = h12 - 1
+        if n10 > 126:
+            n10, p = _uvt(b, p, n10 + 1)
+            n10 -= 1
+        if n10 < 0:
+            o.rack_id = None
+        else:
+            q11 = p + n10
+            o.rack_id = str(b[p:q11], 'utf-8')
+            p = q11
+    o.rebalance_timeout_ms, h13, = _S0.unpack_from(b, p)
     p += 5
-    n11 = h10 - 1
-    if n11 > 126:
-        n11, p = _uvt(b, p, n11 + 1)
-        n11 -= 1
-    if n11 < 0:
+    if h13 == 0:
         o.subscribed_topic_names = None
     else:
-        if n11 > bl - p:
-            raise DecodeError('ConsumerGroupHeartbeatRequest.SubscribedTopicNames: count ' + str(n11) + ' past the end')
-        xs12 = []
-        for _ in range(n11):
-            n14 = b[p] - 1
-            p += 1
-            if n14 > 126:
-                n14, p = _uvt(b, p, n14 + 1)
-                n14 -= 1
-            if n14 < 0:
-                raise DecodeError('ConsumerGroupHeartbeatRequest.SubscribedTopicNames: null element')
-            else:
-                q15 = p + n14
-                if q15 > bl:
-                    raise DecodeError('ConsumerGroupHeartbeatRequest.SubscribedTopicNames: length ' + str(n14) + ' past the end')
-                e13 = str(b[p:q15], 'utf-8')
-                p = q15
-            xs12.append(e13)
-        o.subscribed_topic_names = xs12
-    n16 = b[p] - 1
-    p += 1
-    if n16 > 126:
-        n16, p = _uvt(b, p, n16 + 1)
-        n16 -= 1
-    if n16 < 0:
+        n14 = h13 - 1
+        if n14 > 126:
+            n14, p = _uvt(b, p, n14 + 1)
+            n14 -= 1
+        if n14 < 0:
+            o.subscribed_topic_names = None
+        else:
+            if n14 > bl - p:
+                raise DecodeError('ConsumerGroupHeartbeatRequest.SubscribedTopicNames: count ' + str(n14) + ' past the end')
+            xs15 = []
+            for _ in range(n14):
+                h19 = b[p]
+                if 0 < h19 < 128:
+                    q18 = p + h19
+                    e16 = str(b[p + 1:q18], 'utf-8')
+                    p = q18
+                else:
+                    p += 1
+                    n17 = h19 - 1
+                    if n17 > 126:
+                        n17, p = _uvt(b, p, n17 + 1)
+                        n17 -= 1
+                    if n17 < 0:
+                        raise DecodeError('ConsumerGroupHeartbeatRequest.SubscribedTopicNames: null element')
+                    else:
+                        q18 = p + n17
+                        e16 = str(b[p:q18], 'utf-8')
+                        p = q18
+                xs15.append(e16)
+            o.subscribed_topic_names = xs15
+    h22 = b[p]
+    if 0 < h22 < 128:
+        q21 = p + h22
+        o.server_assignor = str(b[p + 1:q21], 'utf-8')
+        p = q21
+    elif h22 == 0:
         o.server_assignor = None
+        p += 1
     else:
-        q17 = p + n16
-        if q17 > bl:
-            raise DecodeError('ConsumerGroupHeartbeatRequest.ServerAssignor: length ' + str(n16) + ' past the end')
-        o.server_assignor = str(b[p:q17], 'utf-8')
-        p = q17
-    n18 = b[p] - 1
-    p += 1
-    if n18 > 126:
-        n18, p = _uvt(b, p, n18 + 1)
-        n18 -= 1
-    if n18 < 0:
+        p += 1
+        n20 = h22 - 1
+        if n20 > 126:
+            n20, p = _uvt(b, p, n20 + 1)
+            n20 -= 1
+        if n20 < 0:
+            o.server_assignor = None
+        else:
+            q21 = p + n20
+            o.server_assignor = str(b[p:q21], 'utf-8')
+            p = q21
+    h28 = b[p]
+    if h28 == 0:
         o.topic_partitions = None
+        p += 1
     else:
-        if n18 > bl - p:
-            raise DecodeError('ConsumerGroupHeartbeatRequest.TopicPartitions: count ' + str(n18) + ' past the end')
-        xs19 = []
-        for _ in range(n18):
-            e20 = _new(_ConsumerGroupHeartbeatRequest_TopicPartitions)
-            e20.topic_id, h21, = _S1.unpack_from(b, p)
-            p += 17
-            n22 = h21 - 1
-            if n22 > 126:
-                n22, p = _uvt(b, p, n22 + 1)
-                n22 -= 1
-            if n22 < 0:
-                raise DecodeError('TopicPartitions.Partitions: null where not nullable')
-            elif n22 < 64:
-                e20.partitions = list(_ARRAY_i[n22].unpack_from(b, p))
-                p += 4 * n22
-            else:
-                if n22 > bl - p:
-                    raise DecodeError('TopicPartitions.Partitions: count ' + str(n22) + ' past the end')
-                e20.partitions = list(_struct.Struct('>' + str(n22) + 'i').unpack_from(b, p))
-                p += 4 * n22
-            if b[p] == 0:  # no tagged fields, the common case
-                e20.unknown_tagged_fields = None
-                p += 1
-            else:
-                p = _t_ConsumerGroupHeartbeatRequest_TopicPartitions_0(b, p, e20)
-            xs19.append(e20)
-        o.topic_partitions = xs19
+        p += 1
+        n23 = h28 - 1
+        if n23 > 126:
+            n23, p = _uvt(b, p, n23 + 1)
+            n23 -= 1
+        if n23 < 0:
+            o.topic_partitions = None
+        else:
+            if n23 > bl - p:
+                raise DecodeError('ConsumerGroupHeartbeatRequest.TopicPartitions: count ' + str(n23) + ' past the end')
+            xs24 = []
+            for _ in range(n23):
+                e25 = _new(_ConsumerGroupHeartbeatRequest_TopicPartitions)
+                e25.topic_id, h26, = _S1.unpack_from(b, p)
+                p += 17
+                if 0 < h26 < 65:
+                    e25.partitions = [*_UNPACK_i[h26](b, p)]
+                    p += 4 * h26 - 4
+                else:
+                    n27 = h26 - 1
+                    if n27 > 126:
+                        n27, p = _uvt(b, p, n27 + 1)
+                        n27 -= 1
+                    if n27 < 0:
+                        raise DecodeError('TopicPartitions.Partitions: null where not nullable')
+                    elif n27 < 64:
+                        e25.partitions = [*_ARRAY_i[n27].unpack_from(b, p)]
+                        p += 4 * n27
+                    else:
+                        if n27 > bl - p:
+                            raise DecodeError('TopicPartitions.Partitions: count ' + str(n27) + ' past the end')
+                        e25.partitions = [*_struct.Struct('>' + str(n27) + 'i').unpack_from(b, p)]
+                        p += 4 * n27
+                if b[p] == 0:  # no tagged fields, the common case
+                    e25.unknown_tagged_fields = None
+                    p += 1
+                else:
+                    p = _t_ConsumerGroupHeartbeatRequest_TopicPartitions_0(b, p, e25)
+                xs24.append(e25)
+            o.topic_partitions = xs24
     o.subscribed_topic_regex = None
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         p += 1
     else:
         p = _t_ConsumerGroupHeartbeatRequest_0(b, p, o)
+    if p > bl:
+        raise DecodeError('ConsumerGroupHeartbeatRequest: a length runs past the end')
     return o, p
 
 
@@ -409,154 +456,206 @@ def _w_ConsumerGroupHeartbeatRequest_0(o, w):
 def _r_ConsumerGroupHeartbeatRequest_1(b, p):
     bl = len(b)
     o = _new(ConsumerGroupHeartbeatRequest)
-    n1 = b[p] - 1
-    p += 1
-    if n1 > 126:
-        n1, p = _uvt(b, p, n1 + 1)
-        n1 -= 1
-    if n1 < 0:
-        raise DecodeError('ConsumerGroupHeartbeatRequest.GroupId: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > bl:
-            raise DecodeError('ConsumerGroupHeartbeatRequest.GroupId: length ' + str(n1) + ' past the end')
-        o.group_id = str(b[p:q2], 'utf-8')
+    h3 = b[p]
+    if 0 < h3 < 128:
+        q2 = p + h3
+        o.group_id = str(b[p + 1:q2], 'utf-8')
         p = q2
-    n3 = b[p] - 1
-    p += 1
-    if n3 > 126:
-        n3, p = _uvt(b, p, n3 + 1)
-        n3 -= 1
-    if n3 < 0:
-        raise DecodeError('ConsumerGroupHeartbeatRequest.MemberId: null where not nullable')
     else:
-        q4 = p + n3
-        if q4 > bl:
-            raise DecodeError('ConsumerGroupHeartbeatRequest.MemberId: length ' + str(n3) + ' past the end')
-        o.member_id = str(b[p:q4], 'utf-8')
-        p = q4
-    o.member_epoch, h5, = _S0.unpack_from(b, p)
+        p += 1
+        n1 = h3 - 1
+        if n1 > 126:
+            n1, p = _uvt(b, p, n1 + 1)
+            n1 -= 1
+        if n1 < 0:
+            raise DecodeError('ConsumerGroupHeartbeatRequest.GroupId: null where not nullable')
+        else:
+            q2 = p + n1
+            o.group_id = str(b[p:q2], 'utf-8')
+            p = q2
+    h6 = b[p]
+    if 0 < h6 < 128:
+        q5 = p + h6
+        o.member_id = str(b[p + 1:q5], 'utf-8')
+        p = q5
+    else:
+        p += 1
+        n4 = h6 - 1
+        if n4 > 126:
+            n4, p = _uvt(b, p, n4 + 1)
+            n4 -= 1
+        if n4 < 0:
+            raise DecodeError('ConsumerGroupHeartbeatRequest.MemberId: null where not nullable')
+        else:
+            q5 = p + n4
+            o.member_id = str(b[p:q5], 'utf-8')
+            p = q5
+    o.member_epoch, h7, = _S0.unpack_from(b, p)
     p += 5
-    n6 = h5 - 1
-    if n6 > 126:
-        n6, p = _uvt(b, p, n6 + 1)
-        n6 -= 1
-    if n6 < 0:
+    if 0 < h7 < 128:
+        q9 = p + h7 - 1
+        o.instance_id = str(b[p:q9], 'utf-8')
+        p = q9
+    elif h7 == 0:
         o.instance_id = None
     else:
-        q7 = p + n6
-        if q7 > bl:
-            raise DecodeError('ConsumerGroupHeartbeatRequest.InstanceId: length ' + str(n6) + ' past the end')
-        o.instance_id = str(b[p:q7], 'utf-8')
-        p = q7
-    n8 = b[p] - 1
-    p += 1
-    if n8 > 126:
-        n8, p = _uvt(b, p, n8 + 1)
-        n8 -= 1
-    if n8 < 0:
+        n8 = h7 - 1
+        if n8 > 126:
+            n8, p = _uvt(b, p, n8 + 1)
+            n8 -= 1
+        if n8 < 0:
+            o.instance_id = None
+        else:
+            q9 = p + n8
+            o.instance_id = str(b[p:q9], 'utf-8')
+            p = q9
+    h12 = b[p]
+    if 0 < h12 < 128:
+        q11 = p + h12
+        o.rack_id = str(b[p + 1:q11], 'utf-8')
+        p = q11
+    elif h12 == 0:
         o.rack_id = None
+        p += 1
     else:
-        q9 = p + n8
-        if q9 > bl:
-            raise DecodeError('ConsumerGroupHeartbeatRequest.RackId: length ' + str(n8) + ' past the end')
-        o.rack_id = str(b[p:q9], 'utf-8')
-        p = q9
-    o.rebalance_timeout_ms, h10, = _S0.unpack_from(b, p)
+        p += 1
+        n10 = h12 - 1
+        if n10 > 126:
+            n10, p = _uvt(b, p, n10 + 1)
+            n10 -= 1
+        if n10 < 0:
+            o.rack_id = None
+        else:
+            q11 = p + n10
+            o.rack_id = str(b[p:q11], 'utf-8')
+            p = q11
+    o.rebalance_timeout_ms, h13, = _S0.unpack_from(b, p)
     p += 5
-    n11 = h10 - 1
-    if n11 > 126:
-        n11, p = _uvt(b, p, n11 + 1)
-        n11 -= 1
-    if n11 < 0:
+    if h13 == 0:
         o.subscribed_topic_names = None
     else:
-        if n11 > bl - p:
-            raise DecodeError('ConsumerGroupHeartbeatRequest.SubscribedTopicNames: count ' + str(n11) + ' past the end')
-        xs12 = []
-        for _ in range(n11):
-            n14 = b[p] - 1
-            p += 1
-            if n14 > 126:
-                n14, p = _uvt(b, p, n14 + 1)
-                n14 -= 1
-            if n14 < 0:
-                raise DecodeError('ConsumerGroupHeartbeatRequest.SubscribedTopicNames: null element')
-            else:
-                q15 = p + n14
-                if q15 > bl:
-                    raise DecodeError('ConsumerGroupHeartbeatRequest.SubscribedTopicNames: length ' + str(n14) + ' past the end')
-                e13 = str(b[p:q15], 'utf-8')
-                p = q15
-            xs12.append(e13)
-        o.subscribed_topic_names = xs12
-    n16 = b[p] - 1
-    p += 1
-    if n16 > 126:
-        n16, p = _uvt(b, p, n16 + 1)
-        n16 -= 1
-    if n16 < 0:
+        n14 = h13 - 1
+        if n14 > 126:
+            n14, p = _uvt(b, p, n14 + 1)
+            n14 -= 1
+        if n14 < 0:
+            o.subscribed_topic_names = None
+        else:
+            if n14 > bl - p:
+                raise DecodeError('ConsumerGroupHeartbeatRequest.SubscribedTopicNames: count ' + str(n14) + ' past the end')
+            xs15 = []
+            for _ in range(n14):
+                h19 = b[p]
+                if 0 < h19 < 128:
+                    q18 = p + h19
+                    e16 = str(b[p + 1:q18], 'utf-8')
+                    p = q18
+                else:
+                    p += 1
+                    n17 = h19 - 1
+                    if n17 > 126:
+                        n17, p = _uvt(b, p, n17 + 1)
+                        n17 -= 1
+                    if n17 < 0:
+                        raise DecodeError('ConsumerGroupHeartbeatRequest.SubscribedTopicNames: null element')
+                    else:
+                        q18 = p + n17
+                        e16 = str(b[p:q18], 'utf-8')
+                        p = q18
+                xs15.append(e16)
+            o.subscribed_topic_names = xs15
+    h22 = b[p]
+    if 0 < h22 < 128:
+        q21 = p + h22
+        o.subscribed_topic_regex = str(b[p + 1:q21], 'utf-8')
+        p = q21
+    elif h22 == 0:
         o.subscribed_topic_regex = None
+        p += 1
     else:
-        q17 = p + n16
-        if q17 > bl:
-            raise DecodeError('ConsumerGroupHeartbeatRequest.SubscribedTopicRegex: length ' + str(n16) + ' past the end')
-        o.subscribed_topic_regex = str(b[p:q17], 'utf-8')
-        p = q17
-    n18 = b[p] - 1
-    p += 1
-    if n18 > 126:
-        n18, p = _uvt(b, p, n18 + 1)
-        n18 -= 1
-    if n18 < 0:
+        p += 1
+        n20 = h22 - 1
+        if n20 > 126:
+            n20, p = _uvt(b, p, n20 + 1)
+            n20 -= 1
+        if n20 < 0:
+            o.subscribed_topic_regex = None
+        else:
+            q21 = p + n20
+            o.subscribed_topic_regex = str(b[p:q21], 'utf-8')
+            p = q21
+    h25 = b[p]
+    if 0 < h25 < 128:
+        q24 = p + h25
+        o.server_assignor = str(b[p + 1:q24], 'utf-8')
+        p = q24
+    elif h25 == 0:
         o.server_assignor = None
+        p += 1
     else:
-        q19 = p + n18
-        if q19 > bl:
-            raise DecodeError('ConsumerGroupHeartbeatRequest.ServerAssignor: length ' + str(n18) + ' past the end')
-        o.server_assignor = str(b[p:q19], 'utf-8')
-        p = q19
-    n20 = b[p] - 1
-    p += 1
-    if n20 > 126:
-        n20, p = _uvt(b, p, n20 + 1)
-        n20 -= 1
-    if n20 < 0:
+        p += 1
+        n23 = h25 - 1
+        if n23 > 126:
+            n23, p = _uvt(b, p, n23 + 1)
+            n23 -= 1
+        if n23 < 0:
+            o.server_assignor = None
+        else:
+            q24 = p + n23
+            o.server_assignor = str(b[p:q24], 'utf-8')
+            p = q24
+    h31 = b[p]
+    if h31 == 0:
         o.topic_partitions = None
+        p += 1
     else:
-        if n20 > bl - p:
-            raise DecodeError('ConsumerGroupHeartbeatRequest.TopicPartitions: count ' + str(n20) + ' past the end')
-        xs21 = []
-        for _ in range(n20):
-            e22 = _new(_ConsumerGroupHeartbeatRequest_TopicPartitions)
-            e22.topic_id, h23, = _S1.unpack_from(b, p)
-            p += 17
-            n24 = h23 - 1
-            if n24 > 126:
-                n24, p = _uvt(b, p, n24 + 1)
-                n24 -= 1
-            if n24 < 0:
-                raise DecodeError('TopicPartitions.Partitions: null where not nullable')
-            elif n24 < 64:
-                e22.partitions = list(_ARRAY_i[n24].unpack_from(b, p))
-                p += 4 * n24
-            else:
-                if n24 > bl - p:
-                    raise DecodeError('TopicPartitions.Partitions: count ' + str(n24) + ' past the end')
-                e22.partitions = list(_struct.Struct('>' + str(n24) + 'i').unpack_from(b, p))
-                p += 4 * n24
-            if b[p] == 0:  # no tagged fields, the common case
-                e22.unknown_tagged_fields = None
-                p += 1
-            else:
-                p = _t_ConsumerGroupHeartbeatRequest_TopicPartitions_0(b, p, e22)
-            xs21.append(e22)
-        o.topic_partitions = xs21
+        p += 1
+        n26 = h31 - 1
+        if n26 > 126:
+            n26, p = _uvt(b, p, n26 + 1)
+            n26 -= 1
+        if n26 < 0:
+            o.topic_partitions = None
+        else:
+            if n26 > bl - p:
+                raise DecodeError('ConsumerGroupHeartbeatRequest.TopicPartitions: count ' + str(n26) + ' past the end')
+            xs27 = []
+            for _ in range(n26):
+                e28 = _new(_ConsumerGroupHeartbeatRequest_TopicPartitions)
+                e28.topic_id, h29, = _S1.unpack_from(b, p)
+                p += 17
+                if 0 < h29 < 65:
+                    e28.partitions = [*_UNPACK_i[h29](b, p)]
+                    p += 4 * h29 - 4
+                else:
+                    n30 = h29 - 1
+                    if n30 > 126:
+                        n30, p = _uvt(b, p, n30 + 1)
+                        n30 -= 1
+                    if n30 < 0:
+                        raise DecodeError('TopicPartitions.Partitions: null where not nullable')
+                    elif n30 < 64:
+                        e28.partitions = [*_ARRAY_i[n30].unpack_from(b, p)]
+                        p += 4 * n30
+                    else:
+                        if n30 > bl - p:
+                            raise DecodeError('TopicPartitions.Partitions: count ' + str(n30) + ' past the end')
+                        e28.partitions = [*_struct.Struct('>' + str(n30) + 'i').unpack_from(b, p)]
+                        p += 4 * n30
+                if b[p] == 0:  # no tagged fields, the common case
+                    e28.unknown_tagged_fields = None
+                    p += 1
+                else:
+                    p = _t_ConsumerGroupHeartbeatRequest_TopicPartitions_0(b, p, e28)
+                xs27.append(e28)
+            o.topic_partitions = xs27
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         p += 1
     else:
         p = _t_ConsumerGroupHeartbeatRequest_0(b, p, o)
+    if p > bl:
+        raise DecodeError('ConsumerGroupHeartbeatRequest: a length runs past the end')
     return o, p
 
 
@@ -723,31 +822,43 @@ def _r_ConsumerGroupHeartbeatResponse_0(b, p):
     o = _new(ConsumerGroupHeartbeatResponse)
     o.throttle_time_ms, o.error_code, h1, = _S4.unpack_from(b, p)
     p += 7
-    n2 = h1 - 1
-    if n2 > 126:
-        n2, p = _uvt(b, p, n2 + 1)
-        n2 -= 1
-    if n2 < 0:
-        o.error_message = None
-    else:
-        q3 = p + n2
-        if q3 > bl:
-            raise DecodeError('ConsumerGroupHeartbeatResponse.ErrorMessage: length ' + str(n2) + ' past the end')
+    if 0 < h1 < 128:
+        q3 = p + h1 - 1
         o.error_message = str(b[p:q3], 'utf-8')
         p = q3
-    n4 = b[p] - 1
-    p += 1
-    if n4 > 126:
-        n4, p = _uvt(b, p, n4 + 1)
-        n4 -= 1
-    if n4 < 0:
-        o.member_id = None
+    elif h1 == 0:
+        o.error_message = None
     else:
-        q5 = p + n4
-        if q5 > bl:
-            raise DecodeError('ConsumerGroupHeartbeatResponse.MemberId: length ' + str(n4) + ' past the end')
-        o.member_id = str(b[p:q5], 'utf-8')
+        n2 = h1 - 1
+        if n2 > 126:
+            n2, p = _uvt(b, p, n2 + 1)
+            n2 -= 1
+        if n2 < 0:
+            o.error_message = None
+        else:
+            q3 = p + n2
+            o.error_message = str(b[p:q3], 'utf-8')
+            p = q3
+    h6 = b[p]
+    if 0 < h6 < 128:
+        q5 = p + h6
+        o.member_id = str(b[p + 1:q5], 'utf-8')
         p = q5
+    elif h6 == 0:
+        o.member_id = None
+        p += 1
+    else:
+        p += 1
+        n4 = h6 - 1
+        if n4 > 126:
+            n4, p = _uvt(b, p, n4 + 1)
+            n4 -= 1
+        if n4 < 0:
+            o.member_id = None
+        else:
+            q5 = p + n4
+            o.member_id = str(b[p:q5], 'utf-8')
+            p = q5
     o.member_epoch, o.heartbeat_interval_ms, = _S5.unpack_from(b, p)
     p += 8
     if b[p] > 127:
@@ -755,54 +866,60 @@ def _r_ConsumerGroupHeartbeatResponse_0(b, p):
         p += 1
     else:
         p += 1
-        s6 = _new(_ConsumerGroupHeartbeatResponse_Assignment)
-        n7 = b[p] - 1
+        s7 = _new(_ConsumerGroupHeartbeatResponse_Assignment)
+        n8 = b[p] - 1
         p += 1
-        if n7 > 126:
-            n7, p = _uvt(b, p, n7 + 1)
-            n7 -= 1
-        if n7 < 0:
+        if n8 > 126:
+            n8, p = _uvt(b, p, n8 + 1)
+            n8 -= 1
+        if n8 < 0:
             raise DecodeError('Assignment.TopicPartitions: null where not nullable')
         else:
-            if n7 > bl - p:
-                raise DecodeError('Assignment.TopicPartitions: count ' + str(n7) + ' past the end')
-            xs8 = []
-            for _ in range(n7):
-                e9 = _new(_ConsumerGroupHeartbeatResponse_TopicPartitions)
-                e9.topic_id, h10, = _S1.unpack_from(b, p)
+            if n8 > bl - p:
+                raise DecodeError('Assignment.TopicPartitions: count ' + str(n8) + ' past the end')
+            xs9 = []
+            for _ in range(n8):
+                e10 = _new(_ConsumerGroupHeartbeatResponse_TopicPartitions)
+                e10.topic_id, h11, = _S1.unpack_from(b, p)
                 p += 17
-                n11 = h10 - 1
-                if n11 > 126:
-                    n11, p = _uvt(b, p, n11 + 1)
-                    n11 -= 1
-                if n11 < 0:
-                    raise DecodeError('TopicPartitions.Partitions: null where not nullable')
-                elif n11 < 64:
-                    e9.partitions = list(_ARRAY_i[n11].unpack_from(b, p))
-                    p += 4 * n11
+                if 0 < h11 < 65:
+                    e10.partitions = [*_UNPACK_i[h11](b, p)]
+                    p += 4 * h11 - 4
                 else:
-                    if n11 > bl - p:
-                        raise DecodeError('TopicPartitions.Partitions: count ' + str(n11) + ' past the end')
-                    e9.partitions = list(_struct.Struct('>' + str(n11) + 'i').unpack_from(b, p))
-                    p += 4 * n11
+                    n12 = h11 - 1
+                    if n12 > 126:
+                        n12, p = _uvt(b, p, n12 + 1)
+                        n12 -= 1
+                    if n12 < 0:
+                        raise DecodeError('TopicPartitions.Partitions: null where not nullable')
+                    elif n12 < 64:
+                        e10.partitions = [*_ARRAY_i[n12].unpack_from(b, p)]
+                        p += 4 * n12
+                    else:
+                        if n12 > bl - p:
+                            raise DecodeError('TopicPartitions.Partitions: count ' + str(n12) + ' past the end')
+                        e10.partitions = [*_struct.Struct('>' + str(n12) + 'i').unpack_from(b, p)]
+                        p += 4 * n12
                 if b[p] == 0:  # no tagged fields, the common case
-                    e9.unknown_tagged_fields = None
+                    e10.unknown_tagged_fields = None
                     p += 1
                 else:
-                    p = _t_ConsumerGroupHeartbeatRequest_TopicPartitions_0(b, p, e9)
-                xs8.append(e9)
-            s6.topic_partitions = xs8
+                    p = _t_ConsumerGroupHeartbeatRequest_TopicPartitions_0(b, p, e10)
+                xs9.append(e10)
+            s7.topic_partitions = xs9
         if b[p] == 0:  # no tagged fields, the common case
-            s6.unknown_tagged_fields = None
+            s7.unknown_tagged_fields = None
             p += 1
         else:
-            p = _t_ConsumerGroupHeartbeatResponse_Assignment_0(b, p, s6)
-        o.assignment = s6
+            p = _t_ConsumerGroupHeartbeatResponse_Assignment_0(b, p, s7)
+        o.assignment = s7
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         p += 1
     else:
         p = _t_ConsumerGroupHeartbeatResponse_0(b, p, o)
+    if p > bl:
+        raise DecodeError('ConsumerGroupHeartbeatResponse: a length runs past the end')
     return o, p
 
 

@@ -9,6 +9,7 @@ from typing import Any
 import struct as _struct
 
 from wirebroker.protocol.message import UNSET, Message, Struct
+from wirebroker.protocol.message import shared_default as _shared_default
 from wirebroker.protocol.primitives import (
     UUID_ZERO,
     DecodeError,
@@ -210,118 +211,158 @@ def _t_ConsumerGroupMemberMetadataValue_0(b, p, o):
 def _r_ConsumerGroupMemberMetadataValue_0(b, p):
     bl = len(b)
     o = _new(ConsumerGroupMemberMetadataValue)
-    n1 = b[p] - 1
-    p += 1
-    if n1 > 126:
-        n1, p = _uvt(b, p, n1 + 1)
-        n1 -= 1
-    if n1 < 0:
-        o.instance_id = None
-    else:
-        q2 = p + n1
-        if q2 > bl:
-            raise DecodeError('ConsumerGroupMemberMetadataValue.InstanceId: length ' + str(n1) + ' past the end')
-        o.instance_id = str(b[p:q2], 'utf-8')
+    h3 = b[p]
+    if 0 < h3 < 128:
+        q2 = p + h3
+        o.instance_id = str(b[p + 1:q2], 'utf-8')
         p = q2
-    n3 = b[p] - 1
-    p += 1
-    if n3 > 126:
-        n3, p = _uvt(b, p, n3 + 1)
-        n3 -= 1
-    if n3 < 0:
+    elif h3 == 0:
+        o.instance_id = None
+        p += 1
+    else:
+        p += 1
+        n1 = h3 - 1
+        if n1 > 126:
+            n1, p = _uvt(b, p, n1 + 1)
+            n1 -= 1
+        if n1 < 0:
+            o.instance_id = None
+        else:
+            q2 = p + n1
+            o.instance_id = str(b[p:q2], 'utf-8')
+            p = q2
+    h6 = b[p]
+    if 0 < h6 < 128:
+        q5 = p + h6
+        o.rack_id = str(b[p + 1:q5], 'utf-8')
+        p = q5
+    elif h6 == 0:
         o.rack_id = None
+        p += 1
     else:
-        q4 = p + n3
-        if q4 > bl:
-            raise DecodeError('ConsumerGroupMemberMetadataValue.RackId: length ' + str(n3) + ' past the end')
-        o.rack_id = str(b[p:q4], 'utf-8')
-        p = q4
-    n5 = b[p] - 1
-    p += 1
-    if n5 > 126:
-        n5, p = _uvt(b, p, n5 + 1)
-        n5 -= 1
-    if n5 < 0:
-        raise DecodeError('ConsumerGroupMemberMetadataValue.ClientId: null where not nullable')
-    else:
-        q6 = p + n5
-        if q6 > bl:
-            raise DecodeError('ConsumerGroupMemberMetadataValue.ClientId: length ' + str(n5) + ' past the end')
-        o.client_id = str(b[p:q6], 'utf-8')
-        p = q6
-    n7 = b[p] - 1
-    p += 1
-    if n7 > 126:
-        n7, p = _uvt(b, p, n7 + 1)
-        n7 -= 1
-    if n7 < 0:
-        raise DecodeError('ConsumerGroupMemberMetadataValue.ClientHost: null where not nullable')
-    else:
-        q8 = p + n7
-        if q8 > bl:
-            raise DecodeError('ConsumerGroupMemberMetadataValue.ClientHost: length ' + str(n7) + ' past the end')
-        o.client_host = str(b[p:q8], 'utf-8')
+        p += 1
+        n4 = h6 - 1
+        if n4 > 126:
+            n4, p = _uvt(b, p, n4 + 1)
+            n4 -= 1
+        if n4 < 0:
+            o.rack_id = None
+        else:
+            q5 = p + n4
+            o.rack_id = str(b[p:q5], 'utf-8')
+            p = q5
+    h9 = b[p]
+    if 0 < h9 < 128:
+        q8 = p + h9
+        o.client_id = str(b[p + 1:q8], 'utf-8')
         p = q8
-    n9 = b[p] - 1
+    else:
+        p += 1
+        n7 = h9 - 1
+        if n7 > 126:
+            n7, p = _uvt(b, p, n7 + 1)
+            n7 -= 1
+        if n7 < 0:
+            raise DecodeError('ConsumerGroupMemberMetadataValue.ClientId: null where not nullable')
+        else:
+            q8 = p + n7
+            o.client_id = str(b[p:q8], 'utf-8')
+            p = q8
+    h12 = b[p]
+    if 0 < h12 < 128:
+        q11 = p + h12
+        o.client_host = str(b[p + 1:q11], 'utf-8')
+        p = q11
+    else:
+        p += 1
+        n10 = h12 - 1
+        if n10 > 126:
+            n10, p = _uvt(b, p, n10 + 1)
+            n10 -= 1
+        if n10 < 0:
+            raise DecodeError('ConsumerGroupMemberMetadataValue.ClientHost: null where not nullable')
+        else:
+            q11 = p + n10
+            o.client_host = str(b[p:q11], 'utf-8')
+            p = q11
+    n13 = b[p] - 1
     p += 1
-    if n9 > 126:
-        n9, p = _uvt(b, p, n9 + 1)
-        n9 -= 1
-    if n9 < 0:
+    if n13 > 126:
+        n13, p = _uvt(b, p, n13 + 1)
+        n13 -= 1
+    if n13 < 0:
         raise DecodeError('ConsumerGroupMemberMetadataValue.SubscribedTopicNames: null where not nullable')
     else:
-        if n9 > bl - p:
-            raise DecodeError('ConsumerGroupMemberMetadataValue.SubscribedTopicNames: count ' + str(n9) + ' past the end')
-        xs10 = []
-        for _ in range(n9):
-            n12 = b[p] - 1
-            p += 1
-            if n12 > 126:
-                n12, p = _uvt(b, p, n12 + 1)
-                n12 -= 1
-            if n12 < 0:
-                raise DecodeError('ConsumerGroupMemberMetadataValue.SubscribedTopicNames: null element')
+        if n13 > bl - p:
+            raise DecodeError('ConsumerGroupMemberMetadataValue.SubscribedTopicNames: count ' + str(n13) + ' past the end')
+        xs14 = []
+        for _ in range(n13):
+            h18 = b[p]
+            if 0 < h18 < 128:
+                q17 = p + h18
+                e15 = str(b[p + 1:q17], 'utf-8')
+                p = q17
             else:
-                q13 = p + n12
-                if q13 > bl:
-                    raise DecodeError('ConsumerGroupMemberMetadataValue.SubscribedTopicNames: length ' + str(n12) + ' past the end')
-                e11 = str(b[p:q13], 'utf-8')
-                p = q13
-            xs10.append(e11)
-        o.subscribed_topic_names = xs10
-    n14 = b[p] - 1
-    p += 1
-    if n14 > 126:
-        n14, p = _uvt(b, p, n14 + 1)
-        n14 -= 1
-    if n14 < 0:
+                p += 1
+                n16 = h18 - 1
+                if n16 > 126:
+                    n16, p = _uvt(b, p, n16 + 1)
+                    n16 -= 1
+                if n16 < 0:
+                    raise DecodeError('ConsumerGroupMemberMetadataValue.SubscribedTopicNames: null element')
+                else:
+                    q17 = p + n16
+                    e15 = str(b[p:q17], 'utf-8')
+                    p = q17
+            xs14.append(e15)
+        o.subscribed_topic_names = xs14
+    h21 = b[p]
+    if 0 < h21 < 128:
+        q20 = p + h21
+        o.subscribed_topic_regex = str(b[p + 1:q20], 'utf-8')
+        p = q20
+    elif h21 == 0:
         o.subscribed_topic_regex = None
+        p += 1
     else:
-        q15 = p + n14
-        if q15 > bl:
-            raise DecodeError('ConsumerGroupMemberMetadataValue.SubscribedTopicRegex: length ' + str(n14) + ' past the end')
-        o.subscribed_topic_regex = str(b[p:q15], 'utf-8')
-        p = q15
-    o.rebalance_timeout_ms, h16, = _S0.unpack_from(b, p)
+        p += 1
+        n19 = h21 - 1
+        if n19 > 126:
+            n19, p = _uvt(b, p, n19 + 1)
+            n19 -= 1
+        if n19 < 0:
+            o.subscribed_topic_regex = None
+        else:
+            q20 = p + n19
+            o.subscribed_topic_regex = str(b[p:q20], 'utf-8')
+            p = q20
+    o.rebalance_timeout_ms, h22, = _S0.unpack_from(b, p)
     p += 5
-    n17 = h16 - 1
-    if n17 > 126:
-        n17, p = _uvt(b, p, n17 + 1)
-        n17 -= 1
-    if n17 < 0:
+    if 0 < h22 < 128:
+        q24 = p + h22 - 1
+        o.server_assignor = str(b[p:q24], 'utf-8')
+        p = q24
+    elif h22 == 0:
         o.server_assignor = None
     else:
-        q18 = p + n17
-        if q18 > bl:
-            raise DecodeError('ConsumerGroupMemberMetadataValue.ServerAssignor: length ' + str(n17) + ' past the end')
-        o.server_assignor = str(b[p:q18], 'utf-8')
-        p = q18
+        n23 = h22 - 1
+        if n23 > 126:
+            n23, p = _uvt(b, p, n23 + 1)
+            n23 -= 1
+        if n23 < 0:
+            o.server_assignor = None
+        else:
+            q24 = p + n23
+            o.server_assignor = str(b[p:q24], 'utf-8')
+            p = q24
     o.classic_member_metadata = None
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         p += 1
     else:
         p = _t_ConsumerGroupMemberMetadataValue_0(b, p, o)
+    if p > bl:
+        raise DecodeError('ConsumerGroupMemberMetadataValue: a length runs past the end')
     return o, p
 
 

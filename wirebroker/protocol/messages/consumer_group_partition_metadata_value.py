@@ -9,6 +9,7 @@ from typing import Any
 import struct as _struct
 
 from wirebroker.protocol.message import UNSET, Message, Struct
+from wirebroker.protocol.message import shared_default as _shared_default
 from wirebroker.protocol.primitives import (
     UUID_ZERO,
     DecodeError,
@@ -160,18 +161,21 @@ def _r_ConsumerGroupPartitionMetadataValue_0(b, p):
             e3 = _new(_ConsumerGroupPartitionMetadataValue_TopicMetadata)
             e3.topic_id, h4, = _S0.unpack_from(b, p)
             p += 17
-            n5 = h4 - 1
-            if n5 > 126:
-                n5, p = _uvt(b, p, n5 + 1)
-                n5 -= 1
-            if n5 < 0:
-                raise DecodeError('TopicMetadata.TopicName: null where not nullable')
-            else:
-                q6 = p + n5
-                if q6 > bl:
-                    raise DecodeError('TopicMetadata.TopicName: length ' + str(n5) + ' past the end')
+            if 0 < h4 < 128:
+                q6 = p + h4 - 1
                 e3.topic_name = str(b[p:q6], 'utf-8')
                 p = q6
+            else:
+                n5 = h4 - 1
+                if n5 > 126:
+                    n5, p = _uvt(b, p, n5 + 1)
+                    n5 -= 1
+                if n5 < 0:
+                    raise DecodeError('TopicMetadata.TopicName: null where not nullable')
+                else:
+                    q6 = p + n5
+                    e3.topic_name = str(b[p:q6], 'utf-8')
+                    p = q6
             e3.num_partitions, h7, = _S1.unpack_from(b, p)
             p += 5
             n8 = h7 - 1
@@ -199,19 +203,23 @@ def _r_ConsumerGroupPartitionMetadataValue_0(b, p):
                             raise DecodeError('PartitionMetadata.Racks: count ' + str(n12) + ' past the end')
                         xs13 = []
                         for _ in range(n12):
-                            n15 = b[p] - 1
-                            p += 1
-                            if n15 > 126:
-                                n15, p = _uvt(b, p, n15 + 1)
-                                n15 -= 1
-                            if n15 < 0:
-                                raise DecodeError('PartitionMetadata.Racks: null element')
-                            else:
-                                q16 = p + n15
-                                if q16 > bl:
-                                    raise DecodeError('PartitionMetadata.Racks: length ' + str(n15) + ' past the end')
-                                e14 = str(b[p:q16], 'utf-8')
+                            h17 = b[p]
+                            if 0 < h17 < 128:
+                                q16 = p + h17
+                                e14 = str(b[p + 1:q16], 'utf-8')
                                 p = q16
+                            else:
+                                p += 1
+                                n15 = h17 - 1
+                                if n15 > 126:
+                                    n15, p = _uvt(b, p, n15 + 1)
+                                    n15 -= 1
+                                if n15 < 0:
+                                    raise DecodeError('PartitionMetadata.Racks: null element')
+                                else:
+                                    q16 = p + n15
+                                    e14 = str(b[p:q16], 'utf-8')
+                                    p = q16
                             xs13.append(e14)
                         e10.racks = xs13
                     if b[p] == 0:  # no tagged fields, the common case
@@ -233,6 +241,8 @@ def _r_ConsumerGroupPartitionMetadataValue_0(b, p):
         p += 1
     else:
         p = _t_ConsumerGroupPartitionMetadataValue_0(b, p, o)
+    if p > bl:
+        raise DecodeError('ConsumerGroupPartitionMetadataValue: a length runs past the end')
     return o, p
 
 

@@ -9,6 +9,7 @@ from typing import Any
 import struct as _struct
 
 from wirebroker.protocol.message import UNSET, Message, Struct
+from wirebroker.protocol.message import shared_default as _shared_default
 from wirebroker.protocol.primitives import (
     UUID_ZERO,
     DecodeError,
@@ -86,19 +87,23 @@ def _r_ConsumerGroupRegularExpressionValue_0(b, p):
             raise DecodeError('ConsumerGroupRegularExpressionValue.Topics: count ' + str(n1) + ' past the end')
         xs2 = []
         for _ in range(n1):
-            n4 = b[p] - 1
-            p += 1
-            if n4 > 126:
-                n4, p = _uvt(b, p, n4 + 1)
-                n4 -= 1
-            if n4 < 0:
-                raise DecodeError('ConsumerGroupRegularExpressionValue.Topics: null element')
-            else:
-                q5 = p + n4
-                if q5 > bl:
-                    raise DecodeError('ConsumerGroupRegularExpressionValue.Topics: length ' + str(n4) + ' past the end')
-                e3 = str(b[p:q5], 'utf-8')
+            h6 = b[p]
+            if 0 < h6 < 128:
+                q5 = p + h6
+                e3 = str(b[p + 1:q5], 'utf-8')
                 p = q5
+            else:
+                p += 1
+                n4 = h6 - 1
+                if n4 > 126:
+                    n4, p = _uvt(b, p, n4 + 1)
+                    n4 -= 1
+                if n4 < 0:
+                    raise DecodeError('ConsumerGroupRegularExpressionValue.Topics: null element')
+                else:
+                    q5 = p + n4
+                    e3 = str(b[p:q5], 'utf-8')
+                    p = q5
             xs2.append(e3)
         o.topics = xs2
     o.version, o.timestamp, = _S0.unpack_from(b, p)
@@ -108,6 +113,8 @@ def _r_ConsumerGroupRegularExpressionValue_0(b, p):
         p += 1
     else:
         p = _t_ConsumerGroupRegularExpressionValue_0(b, p, o)
+    if p > bl:
+        raise DecodeError('ConsumerGroupRegularExpressionValue: a length runs past the end')
     return o, p
 
 

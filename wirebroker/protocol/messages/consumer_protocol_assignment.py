@@ -9,6 +9,7 @@ from typing import Any
 import struct as _struct
 
 from wirebroker.protocol.message import UNSET, Message, Struct
+from wirebroker.protocol.message import shared_default as _shared_default
 from wirebroker.protocol.primitives import (
     UUID_ZERO,
     DecodeError,
@@ -28,9 +29,10 @@ _unpack_from = _struct.unpack_from
 def _first(tag_and_bytes):
     return tag_and_bytes[0]
 
-_S0 = _struct.Struct('>i')
-_S1 = _struct.Struct('>h')
+_S0 = _struct.Struct('>h')
+_S1 = _struct.Struct('>i')
 _ARRAY_i = tuple(_struct.Struct('>' + str(n) + 'i') for n in range(64))
+_UNPACK_i = (None, *(s.unpack_from for s in _ARRAY_i))
 
 
 class ConsumerProtocolAssignment(Message):
@@ -63,7 +65,7 @@ _ConsumerProtocolAssignment_TopicPartition = ConsumerProtocolAssignment.TopicPar
 def _r_ConsumerProtocolAssignment_0(b, p):
     bl = len(b)
     o = _new(ConsumerProtocolAssignment)
-    n1, = _S0.unpack_from(b, p)
+    n1, = _S1.unpack_from(b, p)
     p += 4
     if n1 < 0:
         raise DecodeError('ConsumerProtocolAssignment.AssignedPartitions: null where not nullable')
@@ -73,55 +75,53 @@ def _r_ConsumerProtocolAssignment_0(b, p):
         xs2 = []
         for _ in range(n1):
             e3 = _new(_ConsumerProtocolAssignment_TopicPartition)
-            n4, = _S1.unpack_from(b, p)
+            n4, = _S0.unpack_from(b, p)
             p += 2
             if n4 < 0:
                 raise DecodeError('TopicPartition.Topic: null where not nullable')
             else:
                 q5 = p + n4
-                if q5 > bl:
-                    raise DecodeError('TopicPartition.Topic: length ' + str(n4) + ' past the end')
                 e3.topic = str(b[p:q5], 'utf-8')
                 p = q5
-            n6, = _S0.unpack_from(b, p)
+            n6, = _S1.unpack_from(b, p)
             p += 4
             if n6 < 0:
                 raise DecodeError('TopicPartition.Partitions: null where not nullable')
             elif n6 < 64:
-                e3.partitions = list(_ARRAY_i[n6].unpack_from(b, p))
+                e3.partitions = [*_ARRAY_i[n6].unpack_from(b, p)]
                 p += 4 * n6
             else:
                 if n6 > bl - p:
                     raise DecodeError('TopicPartition.Partitions: count ' + str(n6) + ' past the end')
-                e3.partitions = list(_struct.Struct('>' + str(n6) + 'i').unpack_from(b, p))
+                e3.partitions = [*_struct.Struct('>' + str(n6) + 'i').unpack_from(b, p)]
                 p += 4 * n6
             e3.unknown_tagged_fields = None
             xs2.append(e3)
         o.assigned_partitions = xs2
-    n7, = _S0.unpack_from(b, p)
+    n7, = _S1.unpack_from(b, p)
     p += 4
     if n7 < 0:
         o.user_data = None
     else:
         q8 = p + n7
-        if q8 > bl:
-            raise DecodeError('ConsumerProtocolAssignment.UserData: length ' + str(n7) + ' past the end')
         o.user_data = b[p:q8]
         p = q8
     o.unknown_tagged_fields = None
+    if p > bl:
+        raise DecodeError('ConsumerProtocolAssignment: a length runs past the end')
     return o, p
 
 
 def _w_ConsumerProtocolAssignment_0(o, w):
     xs1 = o.assigned_partitions
-    w += _S0.pack(len(xs1))
+    w += _S1.pack(len(xs1))
     for e2 in xs1:
         v3 = e2.topic
         v3 = v3.encode()
-        w += _S1.pack(len(v3))
+        w += _S0.pack(len(v3))
         w += v3
         xs4 = e2.partitions
-        w += _S0.pack(len(xs4))
+        w += _S1.pack(len(xs4))
         if len(xs4) < 64:
             w += _ARRAY_i[len(xs4)].pack(*xs4)
         else:
@@ -130,7 +130,7 @@ def _w_ConsumerProtocolAssignment_0(o, w):
     if v5 is None:
         w += b'\xff\xff\xff\xff'
     else:
-        w += _S0.pack(len(v5))
+        w += _S1.pack(len(v5))
         w += v5
 
 

@@ -9,6 +9,7 @@ from typing import Any
 import struct as _struct
 
 from wirebroker.protocol.message import UNSET, Message, Struct
+from wirebroker.protocol.message import shared_default as _shared_default
 from wirebroker.protocol.primitives import (
     UUID_ZERO,
     DecodeError,
@@ -28,10 +29,11 @@ _unpack_from = _struct.unpack_from
 def _first(tag_and_bytes):
     return tag_and_bytes[0]
 
-_S0 = _struct.Struct('>i')
-_S1 = _struct.Struct('>h')
+_S0 = _struct.Struct('>h')
+_S1 = _struct.Struct('>i')
 _S2 = _struct.Struct('>ih')
 _ARRAY_i = tuple(_struct.Struct('>' + str(n) + 'i') for n in range(64))
+_UNPACK_i = (None, *(s.unpack_from for s in _ARRAY_i))
 
 
 class ConsumerProtocolSubscription(Message):
@@ -67,7 +69,7 @@ _ConsumerProtocolSubscription_TopicPartition = ConsumerProtocolSubscription.Topi
 def _r_ConsumerProtocolSubscription_0(b, p):
     bl = len(b)
     o = _new(ConsumerProtocolSubscription)
-    n1, = _S0.unpack_from(b, p)
+    n1, = _S1.unpack_from(b, p)
     p += 4
     if n1 < 0:
         raise DecodeError('ConsumerProtocolSubscription.Topics: null where not nullable')
@@ -76,55 +78,53 @@ def _r_ConsumerProtocolSubscription_0(b, p):
             raise DecodeError('ConsumerProtocolSubscription.Topics: count ' + str(n1) + ' past the end')
         xs2 = []
         for _ in range(n1):
-            n4, = _S1.unpack_from(b, p)
+            n4, = _S0.unpack_from(b, p)
             p += 2
             if n4 < 0:
                 raise DecodeError('ConsumerProtocolSubscription.Topics: null element')
             else:
                 q5 = p + n4
-                if q5 > bl:
-                    raise DecodeError('ConsumerProtocolSubscription.Topics: length ' + str(n4) + ' past the end')
                 e3 = str(b[p:q5], 'utf-8')
                 p = q5
             xs2.append(e3)
         o.topics = xs2
-    n6, = _S0.unpack_from(b, p)
+    n6, = _S1.unpack_from(b, p)
     p += 4
     if n6 < 0:
         o.user_data = None
     else:
         q7 = p + n6
-        if q7 > bl:
-            raise DecodeError('ConsumerProtocolSubscription.UserData: length ' + str(n6) + ' past the end')
         o.user_data = b[p:q7]
         p = q7
     o.owned_partitions = []
     o.generation_id = -1
     o.rack_id = None
     o.unknown_tagged_fields = None
+    if p > bl:
+        raise DecodeError('ConsumerProtocolSubscription: a length runs past the end')
     return o, p
 
 
 def _w_ConsumerProtocolSubscription_0(o, w):
     xs1 = o.topics
-    w += _S0.pack(len(xs1))
+    w += _S1.pack(len(xs1))
     for e2 in xs1:
         v3 = e2
         v3 = v3.encode()
-        w += _S1.pack(len(v3))
+        w += _S0.pack(len(v3))
         w += v3
     v4 = o.user_data
     if v4 is None:
         w += b'\xff\xff\xff\xff'
     else:
-        w += _S0.pack(len(v4))
+        w += _S1.pack(len(v4))
         w += v4
 
 
 def _r_ConsumerProtocolSubscription_1(b, p):
     bl = len(b)
     o = _new(ConsumerProtocolSubscription)
-    n1, = _S0.unpack_from(b, p)
+    n1, = _S1.unpack_from(b, p)
     p += 4
     if n1 < 0:
         raise DecodeError('ConsumerProtocolSubscription.Topics: null where not nullable')
@@ -133,29 +133,25 @@ def _r_ConsumerProtocolSubscription_1(b, p):
             raise DecodeError('ConsumerProtocolSubscription.Topics: count ' + str(n1) + ' past the end')
         xs2 = []
         for _ in range(n1):
-            n4, = _S1.unpack_from(b, p)
+            n4, = _S0.unpack_from(b, p)
             p += 2
             if n4 < 0:
                 raise DecodeError('ConsumerProtocolSubscription.Topics: null element')
             else:
                 q5 = p + n4
-                if q5 > bl:
-                    raise DecodeError('ConsumerProtocolSubscription.Topics: length ' + str(n4) + ' past the end')
                 e3 = str(b[p:q5], 'utf-8')
                 p = q5
             xs2.append(e3)
         o.topics = xs2
-    n6, = _S0.unpack_from(b, p)
+    n6, = _S1.unpack_from(b, p)
     p += 4
     if n6 < 0:
         o.user_data = None
     else:
         q7 = p + n6
-        if q7 > bl:
-            raise DecodeError('ConsumerProtocolSubscription.UserData: length ' + str(n6) + ' past the end')
         o.user_data = b[p:q7]
         p = q7
-    n8, = _S0.unpack_from(b, p)
+    n8, = _S1.unpack_from(b, p)
     p += 4
     if n8 < 0:
         raise DecodeError('ConsumerProtocolSubscription.OwnedPartitions: null where not nullable')
@@ -165,27 +161,25 @@ def _r_ConsumerProtocolSubscription_1(b, p):
         xs9 = []
         for _ in range(n8):
             e10 = _new(_ConsumerProtocolSubscription_TopicPartition)
-            n11, = _S1.unpack_from(b, p)
+            n11, = _S0.unpack_from(b, p)
             p += 2
             if n11 < 0:
                 raise DecodeError('TopicPartition.Topic: null where not nullable')
             else:
                 q12 = p + n11
-                if q12 > bl:
-                    raise DecodeError('TopicPartition.Topic: length ' + str(n11) + ' past the end')
                 e10.topic = str(b[p:q12], 'utf-8')
                 p = q12
-            n13, = _S0.unpack_from(b, p)
+            n13, = _S1.unpack_from(b, p)
             p += 4
             if n13 < 0:
                 raise DecodeError('TopicPartition.Partitions: null where not nullable')
             elif n13 < 64:
-                e10.partitions = list(_ARRAY_i[n13].unpack_from(b, p))
+                e10.partitions = [*_ARRAY_i[n13].unpack_from(b, p)]
                 p += 4 * n13
             else:
                 if n13 > bl - p:
                     raise DecodeError('TopicPartition.Partitions: count ' + str(n13) + ' past the end')
-                e10.partitions = list(_struct.Struct('>' + str(n13) + 'i').unpack_from(b, p))
+                e10.partitions = [*_struct.Struct('>' + str(n13) + 'i').unpack_from(b, p)]
                 p += 4 * n13
             e10.unknown_tagged_fields = None
             xs9.append(e10)
@@ -193,32 +187,34 @@ def _r_ConsumerProtocolSubscription_1(b, p):
     o.generation_id = -1
     o.rack_id = None
     o.unknown_tagged_fields = None
+    if p > bl:
+        raise DecodeError('ConsumerProtocolSubscription: a length runs past the end')
     return o, p
 
 
 def _w_ConsumerProtocolSubscription_1(o, w):
     xs1 = o.topics
-    w += _S0.pack(len(xs1))
+    w += _S1.pack(len(xs1))
     for e2 in xs1:
         v3 = e2
         v3 = v3.encode()
-        w += _S1.pack(len(v3))
+        w += _S0.pack(len(v3))
         w += v3
     v4 = o.user_data
     if v4 is None:
         w += b'\xff\xff\xff\xff'
     else:
-        w += _S0.pack(len(v4))
+        w += _S1.pack(len(v4))
         w += v4
     xs5 = o.owned_partitions
-    w += _S0.pack(len(xs5))
+    w += _S1.pack(len(xs5))
     for e6 in xs5:
         v7 = e6.topic
         v7 = v7.encode()
-        w += _S1.pack(len(v7))
+        w += _S0.pack(len(v7))
         w += v7
         xs8 = e6.partitions
-        w += _S0.pack(len(xs8))
+        w += _S1.pack(len(xs8))
         if len(xs8) < 64:
             w += _ARRAY_i[len(xs8)].pack(*xs8)
         else:
@@ -228,7 +224,7 @@ def _w_ConsumerProtocolSubscription_1(o, w):
 def _r_ConsumerProtocolSubscription_2(b, p):
     bl = len(b)
     o = _new(ConsumerProtocolSubscription)
-    n1, = _S0.unpack_from(b, p)
+    n1, = _S1.unpack_from(b, p)
     p += 4
     if n1 < 0:
         raise DecodeError('ConsumerProtocolSubscription.Topics: null where not nullable')
@@ -237,29 +233,25 @@ def _r_ConsumerProtocolSubscription_2(b, p):
             raise DecodeError('ConsumerProtocolSubscription.Topics: count ' + str(n1) + ' past the end')
         xs2 = []
         for _ in range(n1):
-            n4, = _S1.unpack_from(b, p)
+            n4, = _S0.unpack_from(b, p)
             p += 2
             if n4 < 0:
                 raise DecodeError('ConsumerProtocolSubscription.Topics: null element')
             else:
                 q5 = p + n4
-                if q5 > bl:
-                    raise DecodeError('ConsumerProtocolSubscription.Topics: length ' + str(n4) + ' past the end')
                 e3 = str(b[p:q5], 'utf-8')
                 p = q5
             xs2.append(e3)
         o.topics = xs2
-    n6, = _S0.unpack_from(b, p)
+    n6, = _S1.unpack_from(b, p)
     p += 4
     if n6 < 0:
         o.user_data = None
     else:
         q7 = p + n6
-        if q7 > bl:
-            raise DecodeError('ConsumerProtocolSubscription.UserData: length ' + str(n6) + ' past the end')
         o.user_data = b[p:q7]
         p = q7
-    n8, = _S0.unpack_from(b, p)
+    n8, = _S1.unpack_from(b, p)
     p += 4
     if n8 < 0:
         raise DecodeError('ConsumerProtocolSubscription.OwnedPartitions: null where not nullable')
@@ -269,72 +261,72 @@ def _r_ConsumerProtocolSubscription_2(b, p):
         xs9 = []
         for _ in range(n8):
             e10 = _new(_ConsumerProtocolSubscription_TopicPartition)
-            n11, = _S1.unpack_from(b, p)
+            n11, = _S0.unpack_from(b, p)
             p += 2
             if n11 < 0:
                 raise DecodeError('TopicPartition.Topic: null where not nullable')
             else:
                 q12 = p + n11
-                if q12 > bl:
-                    raise DecodeError('TopicPartition.Topic: length ' + str(n11) + ' past the end')
                 e10.topic = str(b[p:q12], 'utf-8')
                 p = q12
-            n13, = _S0.unpack_from(b, p)
+            n13, = _S1.unpack_from(b, p)
             p += 4
             if n13 < 0:
                 raise DecodeError('TopicPartition.Partitions: null where not nullable')
             elif n13 < 64:
-                e10.partitions = list(_ARRAY_i[n13].unpack_from(b, p))
+                e10.partitions = [*_ARRAY_i[n13].unpack_from(b, p)]
                 p += 4 * n13
             else:
                 if n13 > bl - p:
                     raise DecodeError('TopicPartition.Partitions: count ' + str(n13) + ' past the end')
-                e10.partitions = list(_struct.Struct('>' + str(n13) + 'i').unpack_from(b, p))
+                e10.partitions = [*_struct.Struct('>' + str(n13) + 'i').unpack_from(b, p)]
                 p += 4 * n13
             e10.unknown_tagged_fields = None
             xs9.append(e10)
         o.owned_partitions = xs9
-    o.generation_id, = _S0.unpack_from(b, p)
+    o.generation_id, = _S1.unpack_from(b, p)
     p += 4
     o.rack_id = None
     o.unknown_tagged_fields = None
+    if p > bl:
+        raise DecodeError('ConsumerProtocolSubscription: a length runs past the end')
     return o, p
 
 
 def _w_ConsumerProtocolSubscription_2(o, w):
     xs1 = o.topics
-    w += _S0.pack(len(xs1))
+    w += _S1.pack(len(xs1))
     for e2 in xs1:
         v3 = e2
         v3 = v3.encode()
-        w += _S1.pack(len(v3))
+        w += _S0.pack(len(v3))
         w += v3
     v4 = o.user_data
     if v4 is None:
         w += b'\xff\xff\xff\xff'
     else:
-        w += _S0.pack(len(v4))
+        w += _S1.pack(len(v4))
         w += v4
     xs5 = o.owned_partitions
-    w += _S0.pack(len(xs5))
+    w += _S1.pack(len(xs5))
     for e6 in xs5:
         v7 = e6.topic
         v7 = v7.encode()
-        w += _S1.pack(len(v7))
+        w += _S0.pack(len(v7))
         w += v7
         xs8 = e6.partitions
-        w += _S0.pack(len(xs8))
+        w += _S1.pack(len(xs8))
         if len(xs8) < 64:
             w += _ARRAY_i[len(xs8)].pack(*xs8)
         else:
             w += _pack('>' + str(len(xs8)) + 'i', *xs8)
-    w += _S0.pack(o.generation_id)
+    w += _S1.pack(o.generation_id)
 
 
 def _r_ConsumerProtocolSubscription_3(b, p):
     bl = len(b)
     o = _new(ConsumerProtocolSubscription)
-    n1, = _S0.unpack_from(b, p)
+    n1, = _S1.unpack_from(b, p)
     p += 4
     if n1 < 0:
         raise DecodeError('ConsumerProtocolSubscription.Topics: null where not nullable')
@@ -343,29 +335,25 @@ def _r_ConsumerProtocolSubscription_3(b, p):
             raise DecodeError('ConsumerProtocolSubscription.Topics: count ' + str(n1) + ' past the end')
         xs2 = []
         for _ in range(n1):
-            n4, = _S1.unpack_from(b, p)
+            n4, = _S0.unpack_from(b, p)
             p += 2
             if n4 < 0:
                 raise DecodeError('ConsumerProtocolSubscription.Topics: null element')
             else:
                 q5 = p + n4
-                if q5 > bl:
-                    raise DecodeError('ConsumerProtocolSubscription.Topics: length ' + str(n4) + ' past the end')
                 e3 = str(b[p:q5], 'utf-8')
                 p = q5
             xs2.append(e3)
         o.topics = xs2
-    n6, = _S0.unpack_from(b, p)
+    n6, = _S1.unpack_from(b, p)
     p += 4
     if n6 < 0:
         o.user_data = None
     else:
         q7 = p + n6
-        if q7 > bl:
-            raise DecodeError('ConsumerProtocolSubscription.UserData: length ' + str(n6) + ' past the end')
         o.user_data = b[p:q7]
         p = q7
-    n8, = _S0.unpack_from(b, p)
+    n8, = _S1.unpack_from(b, p)
     p += 4
     if n8 < 0:
         raise DecodeError('ConsumerProtocolSubscription.OwnedPartitions: null where not nullable')
@@ -375,27 +363,25 @@ def _r_ConsumerProtocolSubscription_3(b, p):
         xs9 = []
         for _ in range(n8):
             e10 = _new(_ConsumerProtocolSubscription_TopicPartition)
-            n11, = _S1.unpack_from(b, p)
+            n11, = _S0.unpack_from(b, p)
             p += 2
             if n11 < 0:
                 raise DecodeError('TopicPartition.Topic: null where not nullable')
             else:
                 q12 = p + n11
-                if q12 > bl:
-                    raise DecodeError('TopicPartition.Topic: length ' + str(n11) + ' past the end')
                 e10.topic = str(b[p:q12], 'utf-8')
                 p = q12
-            n13, = _S0.unpack_from(b, p)
+            n13, = _S1.unpack_from(b, p)
             p += 4
             if n13 < 0:
                 raise DecodeError('TopicPartition.Partitions: null where not nullable')
             elif n13 < 64:
-                e10.partitions = list(_ARRAY_i[n13].unpack_from(b, p))
+                e10.partitions = [*_ARRAY_i[n13].unpack_from(b, p)]
                 p += 4 * n13
             else:
                 if n13 > bl - p:
                     raise DecodeError('TopicPartition.Partitions: count ' + str(n13) + ' past the end')
-                e10.partitions = list(_struct.Struct('>' + str(n13) + 'i').unpack_from(b, p))
+                e10.partitions = [*_struct.Struct('>' + str(n13) + 'i').unpack_from(b, p)]
                 p += 4 * n13
             e10.unknown_tagged_fields = None
             xs9.append(e10)
@@ -407,48 +393,48 @@ def _r_ConsumerProtocolSubscription_3(b, p):
         o.rack_id = None
     else:
         q16 = p + n15
-        if q16 > bl:
-            raise DecodeError('ConsumerProtocolSubscription.RackId: length ' + str(n15) + ' past the end')
         o.rack_id = str(b[p:q16], 'utf-8')
         p = q16
     o.unknown_tagged_fields = None
+    if p > bl:
+        raise DecodeError('ConsumerProtocolSubscription: a length runs past the end')
     return o, p
 
 
 def _w_ConsumerProtocolSubscription_3(o, w):
     xs1 = o.topics
-    w += _S0.pack(len(xs1))
+    w += _S1.pack(len(xs1))
     for e2 in xs1:
         v3 = e2
         v3 = v3.encode()
-        w += _S1.pack(len(v3))
+        w += _S0.pack(len(v3))
         w += v3
     v4 = o.user_data
     if v4 is None:
         w += b'\xff\xff\xff\xff'
     else:
-        w += _S0.pack(len(v4))
+        w += _S1.pack(len(v4))
         w += v4
     xs5 = o.owned_partitions
-    w += _S0.pack(len(xs5))
+    w += _S1.pack(len(xs5))
     for e6 in xs5:
         v7 = e6.topic
         v7 = v7.encode()
-        w += _S1.pack(len(v7))
+        w += _S0.pack(len(v7))
         w += v7
         xs8 = e6.partitions
-        w += _S0.pack(len(xs8))
+        w += _S1.pack(len(xs8))
         if len(xs8) < 64:
             w += _ARRAY_i[len(xs8)].pack(*xs8)
         else:
             w += _pack('>' + str(len(xs8)) + 'i', *xs8)
-    w += _S0.pack(o.generation_id)
+    w += _S1.pack(o.generation_id)
     v9 = o.rack_id
     if v9 is None:
         w += b'\xff\xff'
     else:
         v9 = v9.encode()
-        w += _S1.pack(len(v9))
+        w += _S0.pack(len(v9))
         w += v9
 
 

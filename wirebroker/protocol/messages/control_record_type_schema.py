@@ -9,6 +9,7 @@ from typing import Any
 import struct as _struct
 
 from wirebroker.protocol.message import UNSET, Message, Struct
+from wirebroker.protocol.message import shared_default as _shared_default
 from wirebroker.protocol.primitives import (
     UUID_ZERO,
     DecodeError,
@@ -52,6 +53,8 @@ def _r_ControlRecordTypeSchema_0(b, p):
     o.type, = _S0.unpack_from(b, p)
     p += 2
     o.unknown_tagged_fields = None
+    if p > bl:
+        raise DecodeError('ControlRecordTypeSchema: a length runs past the end')
     return o, p
 
 

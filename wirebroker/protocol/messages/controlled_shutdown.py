@@ -9,6 +9,7 @@ from typing import Any
 import struct as _struct
 
 from wirebroker.protocol.message import UNSET, Message, Struct
+from wirebroker.protocol.message import shared_default as _shared_default
 from wirebroker.protocol.primitives import (
     UUID_ZERO,
     DecodeError,
@@ -85,6 +86,8 @@ def _r_ControlledShutdownRequest_0(b, p):
     p += 4
     o.broker_epoch = -1
     o.unknown_tagged_fields = None
+    if p > bl:
+        raise DecodeError('ControlledShutdownRequest: a length runs past the end')
     return o, p
 
 
@@ -98,6 +101,8 @@ def _r_ControlledShutdownRequest_1(b, p):
     o.broker_id, o.broker_epoch, = _S1.unpack_from(b, p)
     p += 12
     o.unknown_tagged_fields = None
+    if p > bl:
+        raise DecodeError('ControlledShutdownRequest: a length runs past the end')
     return o, p
 
 
@@ -138,6 +143,8 @@ def _r_ControlledShutdownRequest_2(b, p):
         p += 1
     else:
         p = _t_ControlledShutdownRequest_0(b, p, o)
+    if p > bl:
+        raise DecodeError('ControlledShutdownRequest: a length runs past the end')
     return o, p
 
 
@@ -169,8 +176,6 @@ def _r_ControlledShutdownResponse_0(b, p):
                 raise DecodeError('RemainingPartition.TopicName: null where not nullable')
             else:
                 q6 = p + n5
-                if q6 > bl:
-                    raise DecodeError('RemainingPartition.TopicName: length ' + str(n5) + ' past the end')
                 e4.topic_name = str(b[p:q6], 'utf-8')
                 p = q6
             e4.partition_index, = _S0.unpack_from(b, p)
@@ -179,6 +184,8 @@ def _r_ControlledShutdownResponse_0(b, p):
             xs3.append(e4)
         o.remaining_partitions = xs3
     o.unknown_tagged_fields = None
+    if p > bl:
+        raise DecodeError('ControlledShutdownResponse: a length runs past the end')
     return o, p
 
 
@@ -257,19 +264,23 @@ def _r_ControlledShutdownResponse_1(b, p):
         xs3 = []
         for _ in range(n2):
             e4 = _new(_ControlledShutdownResponse_RemainingPartition)
-            n5 = b[p] - 1
-            p += 1
-            if n5 > 126:
-                n5, p = _uvt(b, p, n5 + 1)
-                n5 -= 1
-            if n5 < 0:
-                raise DecodeError('RemainingPartition.TopicName: null where not nullable')
-            else:
-                q6 = p + n5
-                if q6 > bl:
-                    raise DecodeError('RemainingPartition.TopicName: length ' + str(n5) + ' past the end')
-                e4.topic_name = str(b[p:q6], 'utf-8')
+            h7 = b[p]
+            if 0 < h7 < 128:
+                q6 = p + h7
+                e4.topic_name = str(b[p + 1:q6], 'utf-8')
                 p = q6
+            else:
+                p += 1
+                n5 = h7 - 1
+                if n5 > 126:
+                    n5, p = _uvt(b, p, n5 + 1)
+                    n5 -= 1
+                if n5 < 0:
+                    raise DecodeError('RemainingPartition.TopicName: null where not nullable')
+                else:
+                    q6 = p + n5
+                    e4.topic_name = str(b[p:q6], 'utf-8')
+                    p = q6
             e4.partition_index, = _S0.unpack_from(b, p)
             p += 4
             if b[p] == 0:  # no tagged fields, the common case
@@ -284,6 +295,8 @@ def _r_ControlledShutdownResponse_1(b, p):
         p += 1
     else:
         p = _t_ControlledShutdownResponse_0(b, p, o)
+    if p > bl:
+        raise DecodeError('ControlledShutdownResponse: a length runs past the end')
     return o, p
 
 

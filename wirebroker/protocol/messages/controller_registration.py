@@ -9,6 +9,7 @@ from typing import Any
 import struct as _struct
 
 from wirebroker.protocol.message import UNSET, Message, Struct
+from wirebroker.protocol.message import shared_default as _shared_default
 from wirebroker.protocol.primitives import (
     UUID_ZERO,
     DecodeError,
@@ -183,32 +184,40 @@ def _r_ControllerRegistrationRequest_0(b, p):
         xs3 = []
         for _ in range(n2):
             e4 = _new(_ControllerRegistrationRequest_Listener)
-            n5 = b[p] - 1
-            p += 1
-            if n5 > 126:
-                n5, p = _uvt(b, p, n5 + 1)
-                n5 -= 1
-            if n5 < 0:
-                raise DecodeError('Listener.Name: null where not nullable')
-            else:
-                q6 = p + n5
-                if q6 > bl:
-                    raise DecodeError('Listener.Name: length ' + str(n5) + ' past the end')
-                e4.name = str(b[p:q6], 'utf-8')
+            h7 = b[p]
+            if 0 < h7 < 128:
+                q6 = p + h7
+                e4.name = str(b[p + 1:q6], 'utf-8')
                 p = q6
-            n7 = b[p] - 1
-            p += 1
-            if n7 > 126:
-                n7, p = _uvt(b, p, n7 + 1)
-                n7 -= 1
-            if n7 < 0:
-                raise DecodeError('Listener.Host: null where not nullable')
             else:
-                q8 = p + n7
-                if q8 > bl:
-                    raise DecodeError('Listener.Host: length ' + str(n7) + ' past the end')
-                e4.host = str(b[p:q8], 'utf-8')
-                p = q8
+                p += 1
+                n5 = h7 - 1
+                if n5 > 126:
+                    n5, p = _uvt(b, p, n5 + 1)
+                    n5 -= 1
+                if n5 < 0:
+                    raise DecodeError('Listener.Name: null where not nullable')
+                else:
+                    q6 = p + n5
+                    e4.name = str(b[p:q6], 'utf-8')
+                    p = q6
+            h10 = b[p]
+            if 0 < h10 < 128:
+                q9 = p + h10
+                e4.host = str(b[p + 1:q9], 'utf-8')
+                p = q9
+            else:
+                p += 1
+                n8 = h10 - 1
+                if n8 > 126:
+                    n8, p = _uvt(b, p, n8 + 1)
+                    n8 -= 1
+                if n8 < 0:
+                    raise DecodeError('Listener.Host: null where not nullable')
+                else:
+                    q9 = p + n8
+                    e4.host = str(b[p:q9], 'utf-8')
+                    p = q9
             e4.port, e4.security_protocol, = _S1.unpack_from(b, p)
             p += 4
             if b[p] == 0:  # no tagged fields, the common case
@@ -218,46 +227,52 @@ def _r_ControllerRegistrationRequest_0(b, p):
                 p = _t_ControllerRegistrationRequest_Listener_0(b, p, e4)
             xs3.append(e4)
         o.listeners = xs3
-    n9 = b[p] - 1
+    n11 = b[p] - 1
     p += 1
-    if n9 > 126:
-        n9, p = _uvt(b, p, n9 + 1)
-        n9 -= 1
-    if n9 < 0:
+    if n11 > 126:
+        n11, p = _uvt(b, p, n11 + 1)
+        n11 -= 1
+    if n11 < 0:
         raise DecodeError('ControllerRegistrationRequest.Features: null where not nullable')
     else:
-        if n9 > bl - p:
-            raise DecodeError('ControllerRegistrationRequest.Features: count ' + str(n9) + ' past the end')
-        xs10 = []
-        for _ in range(n9):
-            e11 = _new(_ControllerRegistrationRequest_Feature)
-            n12 = b[p] - 1
-            p += 1
-            if n12 > 126:
-                n12, p = _uvt(b, p, n12 + 1)
-                n12 -= 1
-            if n12 < 0:
-                raise DecodeError('Feature.Name: null where not nullable')
+        if n11 > bl - p:
+            raise DecodeError('ControllerRegistrationRequest.Features: count ' + str(n11) + ' past the end')
+        xs12 = []
+        for _ in range(n11):
+            e13 = _new(_ControllerRegistrationRequest_Feature)
+            h16 = b[p]
+            if 0 < h16 < 128:
+                q15 = p + h16
+                e13.name = str(b[p + 1:q15], 'utf-8')
+                p = q15
             else:
-                q13 = p + n12
-                if q13 > bl:
-                    raise DecodeError('Feature.Name: length ' + str(n12) + ' past the end')
-                e11.name = str(b[p:q13], 'utf-8')
-                p = q13
-            e11.min_supported_version, e11.max_supported_version, = _S2.unpack_from(b, p)
+                p += 1
+                n14 = h16 - 1
+                if n14 > 126:
+                    n14, p = _uvt(b, p, n14 + 1)
+                    n14 -= 1
+                if n14 < 0:
+                    raise DecodeError('Feature.Name: null where not nullable')
+                else:
+                    q15 = p + n14
+                    e13.name = str(b[p:q15], 'utf-8')
+                    p = q15
+            e13.min_supported_version, e13.max_supported_version, = _S2.unpack_from(b, p)
             p += 4
             if b[p] == 0:  # no tagged fields, the common case
-                e11.unknown_tagged_fields = None
+                e13.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_ControllerRegistrationRequest_Feature_0(b, p, e11)
-            xs10.append(e11)
-        o.features = xs10
+                p = _t_ControllerRegistrationRequest_Feature_0(b, p, e13)
+            xs12.append(e13)
+        o.features = xs12
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         p += 1
     else:
         p = _t_ControllerRegistrationRequest_0(b, p, o)
+    if p > bl:
+        raise DecodeError('ControllerRegistrationRequest: a length runs past the end')
     return o, p
 
 
@@ -345,23 +360,30 @@ def _r_ControllerRegistrationResponse_0(b, p):
     o = _new(ControllerRegistrationResponse)
     o.throttle_time_ms, o.error_code, h1, = _S4.unpack_from(b, p)
     p += 7
-    n2 = h1 - 1
-    if n2 > 126:
-        n2, p = _uvt(b, p, n2 + 1)
-        n2 -= 1
-    if n2 < 0:
-        o.error_message = None
-    else:
-        q3 = p + n2
-        if q3 > bl:
-            raise DecodeError('ControllerRegistrationResponse.ErrorMessage: length ' + str(n2) + ' past the end')
+    if 0 < h1 < 128:
+        q3 = p + h1 - 1
         o.error_message = str(b[p:q3], 'utf-8')
         p = q3
+    elif h1 == 0:
+        o.error_message = None
+    else:
+        n2 = h1 - 1
+        if n2 > 126:
+            n2, p = _uvt(b, p, n2 + 1)
+            n2 -= 1
+        if n2 < 0:
+            o.error_message = None
+        else:
+            q3 = p + n2
+            o.error_message = str(b[p:q3], 'utf-8')
+            p = q3
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         p += 1
     else:
         p = _t_ControllerRegistrationResponse_0(b, p, o)
+    if p > bl:
+        raise DecodeError('ControllerRegistrationResponse: a length runs past the end')
     return o, p
 
 

@@ -9,6 +9,7 @@ from typing import Any
 import struct as _struct
 
 from wirebroker.protocol.message import UNSET, Message, Struct
+from wirebroker.protocol.message import shared_default as _shared_default
 from wirebroker.protocol.primitives import (
     UUID_ZERO,
     DecodeError,
@@ -28,10 +29,10 @@ _unpack_from = _struct.unpack_from
 def _first(tag_and_bytes):
     return tag_and_bytes[0]
 
-_S0 = _struct.Struct('>i')
-_S1 = _struct.Struct('>bh')
-_S2 = _struct.Struct('>h')
-_S3 = _struct.Struct('>bb')
+_S0 = _struct.Struct('>bh')
+_S1 = _struct.Struct('>h')
+_S2 = _struct.Struct('>bb')
+_S3 = _struct.Struct('>i')
 _S4 = _struct.Struct('>b')
 _S5 = _struct.Struct('>bB')
 _S6 = _struct.Struct('>ii')
@@ -101,7 +102,7 @@ _CreateAclsResponse_AclCreationResult = CreateAclsResponse.AclCreationResult
 def _r_CreateAclsRequest_0(b, p):
     bl = len(b)
     o = _new(CreateAclsRequest)
-    n1, = _S0.unpack_from(b, p)
+    n1, = _S3.unpack_from(b, p)
     p += 4
     if n1 < 0:
         raise DecodeError('CreateAclsRequest.Creations: null where not nullable')
@@ -111,73 +112,69 @@ def _r_CreateAclsRequest_0(b, p):
         xs2 = []
         for _ in range(n1):
             e3 = _new(_CreateAclsRequest_AclCreation)
-            e3.resource_type, h4, = _S1.unpack_from(b, p)
+            e3.resource_type, h4, = _S0.unpack_from(b, p)
             p += 3
             n5 = h4
             if n5 < 0:
                 raise DecodeError('AclCreation.ResourceName: null where not nullable')
             else:
                 q6 = p + n5
-                if q6 > bl:
-                    raise DecodeError('AclCreation.ResourceName: length ' + str(n5) + ' past the end')
                 e3.resource_name = str(b[p:q6], 'utf-8')
                 p = q6
-            n7, = _S2.unpack_from(b, p)
+            n7, = _S1.unpack_from(b, p)
             p += 2
             if n7 < 0:
                 raise DecodeError('AclCreation.Principal: null where not nullable')
             else:
                 q8 = p + n7
-                if q8 > bl:
-                    raise DecodeError('AclCreation.Principal: length ' + str(n7) + ' past the end')
                 e3.principal = str(b[p:q8], 'utf-8')
                 p = q8
-            n9, = _S2.unpack_from(b, p)
+            n9, = _S1.unpack_from(b, p)
             p += 2
             if n9 < 0:
                 raise DecodeError('AclCreation.Host: null where not nullable')
             else:
                 q10 = p + n9
-                if q10 > bl:
-                    raise DecodeError('AclCreation.Host: length ' + str(n9) + ' past the end')
                 e3.host = str(b[p:q10], 'utf-8')
                 p = q10
-            e3.operation, e3.permission_type, = _S3.unpack_from(b, p)
+            e3.operation, e3.permission_type, = _S2.unpack_from(b, p)
             p += 2
             e3.resource_pattern_type = 3
             e3.unknown_tagged_fields = None
             xs2.append(e3)
         o.creations = xs2
     o.unknown_tagged_fields = None
+    if p > bl:
+        raise DecodeError('CreateAclsRequest: a length runs past the end')
     return o, p
 
 
 def _w_CreateAclsRequest_0(o, w):
     xs1 = o.creations
-    w += _S0.pack(len(xs1))
+    w += _S3.pack(len(xs1))
     for e2 in xs1:
         if e2.resource_pattern_type != 3:
             raise UnsupportedFieldError('AclCreation.ResourcePatternType exists only in versions 1+')
         w += _S4.pack(e2.resource_type)
         v3 = e2.resource_name
         v3 = v3.encode()
-        w += _S2.pack(len(v3))
+        w += _S1.pack(len(v3))
         w += v3
         v4 = e2.principal
         v4 = v4.encode()
-        w += _S2.pack(len(v4))
+        w += _S1.pack(len(v4))
         w += v4
         v5 = e2.host
         v5 = v5.encode()
-        w += _S2.pack(len(v5))
+        w += _S1.pack(len(v5))
         w += v5
-        w += _S3.pack(e2.operation, e2.permission_type)
+        w += _S2.pack(e2.operation, e2.permission_type)
 
 
 def _r_CreateAclsRequest_1(b, p):
     bl = len(b)
     o = _new(CreateAclsRequest)
-    n1, = _S0.unpack_from(b, p)
+    n1, = _S3.unpack_from(b, p)
     p += 4
     if n1 < 0:
         raise DecodeError('CreateAclsRequest.Creations: null where not nullable')
@@ -187,66 +184,62 @@ def _r_CreateAclsRequest_1(b, p):
         xs2 = []
         for _ in range(n1):
             e3 = _new(_CreateAclsRequest_AclCreation)
-            e3.resource_type, h4, = _S1.unpack_from(b, p)
+            e3.resource_type, h4, = _S0.unpack_from(b, p)
             p += 3
             n5 = h4
             if n5 < 0:
                 raise DecodeError('AclCreation.ResourceName: null where not nullable')
             else:
                 q6 = p + n5
-                if q6 > bl:
-                    raise DecodeError('AclCreation.ResourceName: length ' + str(n5) + ' past the end')
                 e3.resource_name = str(b[p:q6], 'utf-8')
                 p = q6
-            e3.resource_pattern_type, h7, = _S1.unpack_from(b, p)
+            e3.resource_pattern_type, h7, = _S0.unpack_from(b, p)
             p += 3
             n8 = h7
             if n8 < 0:
                 raise DecodeError('AclCreation.Principal: null where not nullable')
             else:
                 q9 = p + n8
-                if q9 > bl:
-                    raise DecodeError('AclCreation.Principal: length ' + str(n8) + ' past the end')
                 e3.principal = str(b[p:q9], 'utf-8')
                 p = q9
-            n10, = _S2.unpack_from(b, p)
+            n10, = _S1.unpack_from(b, p)
             p += 2
             if n10 < 0:
                 raise DecodeError('AclCreation.Host: null where not nullable')
             else:
                 q11 = p + n10
-                if q11 > bl:
-                    raise DecodeError('AclCreation.Host: length ' + str(n10) + ' past the end')
                 e3.host = str(b[p:q11], 'utf-8')
                 p = q11
-            e3.operation, e3.permission_type, = _S3.unpack_from(b, p)
+            e3.operation, e3.permission_type, = _S2.unpack_from(b, p)
             p += 2
             e3.unknown_tagged_fields = None
             xs2.append(e3)
         o.creations = xs2
     o.unknown_tagged_fields = None
+    if p > bl:
+        raise DecodeError('CreateAclsRequest: a length runs past the end')
     return o, p
 
 
 def _w_CreateAclsRequest_1(o, w):
     xs1 = o.creations
-    w += _S0.pack(len(xs1))
+    w += _S3.pack(len(xs1))
     for e2 in xs1:
         w += _S4.pack(e2.resource_type)
         v3 = e2.resource_name
         v3 = v3.encode()
-        w += _S2.pack(len(v3))
+        w += _S1.pack(len(v3))
         w += v3
         w += _S4.pack(e2.resource_pattern_type)
         v4 = e2.principal
         v4 = v4.encode()
-        w += _S2.pack(len(v4))
+        w += _S1.pack(len(v4))
         w += v4
         v5 = e2.host
         v5 = v5.encode()
-        w += _S2.pack(len(v5))
+        w += _S1.pack(len(v5))
         w += v5
-        w += _S3.pack(e2.operation, e2.permission_type)
+        w += _S2.pack(e2.operation, e2.permission_type)
 
 
 def _t_CreateAclsRequest_AclCreation_0(b, p, o):
@@ -313,46 +306,56 @@ def _r_CreateAclsRequest_2(b, p):
             e3 = _new(_CreateAclsRequest_AclCreation)
             e3.resource_type, h4, = _S5.unpack_from(b, p)
             p += 2
-            n5 = h4 - 1
-            if n5 > 126:
-                n5, p = _uvt(b, p, n5 + 1)
-                n5 -= 1
-            if n5 < 0:
-                raise DecodeError('AclCreation.ResourceName: null where not nullable')
-            else:
-                q6 = p + n5
-                if q6 > bl:
-                    raise DecodeError('AclCreation.ResourceName: length ' + str(n5) + ' past the end')
+            if 0 < h4 < 128:
+                q6 = p + h4 - 1
                 e3.resource_name = str(b[p:q6], 'utf-8')
                 p = q6
+            else:
+                n5 = h4 - 1
+                if n5 > 126:
+                    n5, p = _uvt(b, p, n5 + 1)
+                    n5 -= 1
+                if n5 < 0:
+                    raise DecodeError('AclCreation.ResourceName: null where not nullable')
+                else:
+                    q6 = p + n5
+                    e3.resource_name = str(b[p:q6], 'utf-8')
+                    p = q6
             e3.resource_pattern_type, h7, = _S5.unpack_from(b, p)
             p += 2
-            n8 = h7 - 1
-            if n8 > 126:
-                n8, p = _uvt(b, p, n8 + 1)
-                n8 -= 1
-            if n8 < 0:
-                raise DecodeError('AclCreation.Principal: null where not nullable')
-            else:
-                q9 = p + n8
-                if q9 > bl:
-                    raise DecodeError('AclCreation.Principal: length ' + str(n8) + ' past the end')
+            if 0 < h7 < 128:
+                q9 = p + h7 - 1
                 e3.principal = str(b[p:q9], 'utf-8')
                 p = q9
-            n10 = b[p] - 1
-            p += 1
-            if n10 > 126:
-                n10, p = _uvt(b, p, n10 + 1)
-                n10 -= 1
-            if n10 < 0:
-                raise DecodeError('AclCreation.Host: null where not nullable')
             else:
-                q11 = p + n10
-                if q11 > bl:
-                    raise DecodeError('AclCreation.Host: length ' + str(n10) + ' past the end')
-                e3.host = str(b[p:q11], 'utf-8')
+                n8 = h7 - 1
+                if n8 > 126:
+                    n8, p = _uvt(b, p, n8 + 1)
+                    n8 -= 1
+                if n8 < 0:
+                    raise DecodeError('AclCreation.Principal: null where not nullable')
+                else:
+                    q9 = p + n8
+                    e3.principal = str(b[p:q9], 'utf-8')
+                    p = q9
+            h12 = b[p]
+            if 0 < h12 < 128:
+                q11 = p + h12
+                e3.host = str(b[p + 1:q11], 'utf-8')
                 p = q11
-            e3.operation, e3.permission_type, = _S3.unpack_from(b, p)
+            else:
+                p += 1
+                n10 = h12 - 1
+                if n10 > 126:
+                    n10, p = _uvt(b, p, n10 + 1)
+                    n10 -= 1
+                if n10 < 0:
+                    raise DecodeError('AclCreation.Host: null where not nullable')
+                else:
+                    q11 = p + n10
+                    e3.host = str(b[p:q11], 'utf-8')
+                    p = q11
+            e3.operation, e3.permission_type, = _S2.unpack_from(b, p)
             p += 2
             if b[p] == 0:  # no tagged fields, the common case
                 e3.unknown_tagged_fields = None
@@ -366,6 +369,8 @@ def _r_CreateAclsRequest_2(b, p):
         p += 1
     else:
         p = _t_CreateAclsRequest_0(b, p, o)
+    if p > bl:
+        raise DecodeError('CreateAclsRequest: a length runs past the end')
     return o, p
 
 
@@ -403,7 +408,7 @@ def _w_CreateAclsRequest_2(o, w):
         else:
             _wuv(w, ln)
         w += v5
-        w += _S3.pack(e2.operation, e2.permission_type)
+        w += _S2.pack(e2.operation, e2.permission_type)
         if e2.unknown_tagged_fields:
             _wtags(w, e2.unknown_tagged_fields)
         else:
@@ -435,29 +440,29 @@ def _r_CreateAclsResponse_0(b, p):
                 e4.error_message = None
             else:
                 q7 = p + n6
-                if q7 > bl:
-                    raise DecodeError('AclCreationResult.ErrorMessage: length ' + str(n6) + ' past the end')
                 e4.error_message = str(b[p:q7], 'utf-8')
                 p = q7
             e4.unknown_tagged_fields = None
             xs3.append(e4)
         o.results = xs3
     o.unknown_tagged_fields = None
+    if p > bl:
+        raise DecodeError('CreateAclsResponse: a length runs past the end')
     return o, p
 
 
 def _w_CreateAclsResponse_0(o, w):
-    w += _S0.pack(o.throttle_time_ms)
+    w += _S3.pack(o.throttle_time_ms)
     xs1 = o.results
-    w += _S0.pack(len(xs1))
+    w += _S3.pack(len(xs1))
     for e2 in xs1:
-        w += _S2.pack(e2.error_code)
+        w += _S1.pack(e2.error_code)
         v3 = e2.error_message
         if v3 is None:
             w += b'\xff\xff'
         else:
             v3 = v3.encode()
-            w += _S2.pack(len(v3))
+            w += _S1.pack(len(v3))
             w += v3
 
 
@@ -526,18 +531,23 @@ def _r_CreateAclsResponse_1(b, p):
             e4 = _new(_CreateAclsResponse_AclCreationResult)
             e4.error_code, h5, = _S9.unpack_from(b, p)
             p += 3
-            n6 = h5 - 1
-            if n6 > 126:
-                n6, p = _uvt(b, p, n6 + 1)
-                n6 -= 1
-            if n6 < 0:
-                e4.error_message = None
-            else:
-                q7 = p + n6
-                if q7 > bl:
-                    raise DecodeError('AclCreationResult.ErrorMessage: length ' + str(n6) + ' past the end')
+            if 0 < h5 < 128:
+                q7 = p + h5 - 1
                 e4.error_message = str(b[p:q7], 'utf-8')
                 p = q7
+            elif h5 == 0:
+                e4.error_message = None
+            else:
+                n6 = h5 - 1
+                if n6 > 126:
+                    n6, p = _uvt(b, p, n6 + 1)
+                    n6 -= 1
+                if n6 < 0:
+                    e4.error_message = None
+                else:
+                    q7 = p + n6
+                    e4.error_message = str(b[p:q7], 'utf-8')
+                    p = q7
             if b[p] == 0:  # no tagged fields, the common case
                 e4.unknown_tagged_fields = None
                 p += 1
@@ -550,11 +560,13 @@ def _r_CreateAclsResponse_1(b, p):
         p += 1
     else:
         p = _t_CreateAclsResponse_0(b, p, o)
+    if p > bl:
+        raise DecodeError('CreateAclsResponse: a length runs past the end')
     return o, p
 
 
 def _w_CreateAclsResponse_1(o, w):
-    w += _S0.pack(o.throttle_time_ms)
+    w += _S3.pack(o.throttle_time_ms)
     xs1 = o.results
     ln = len(xs1) + 1
     if ln < 128:
@@ -562,7 +574,7 @@ def _w_CreateAclsResponse_1(o, w):
     else:
         _wuv(w, ln)
     for e2 in xs1:
-        w += _S2.pack(e2.error_code)
+        w += _S1.pack(e2.error_code)
         v3 = e2.error_message
         if v3 is None:
             w.append(0)

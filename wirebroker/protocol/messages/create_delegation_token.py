@@ -9,6 +9,7 @@ from typing import Any
 import struct as _struct
 
 from wirebroker.protocol.message import UNSET, Message, Struct
+from wirebroker.protocol.message import shared_default as _shared_default
 from wirebroker.protocol.primitives import (
     UUID_ZERO,
     DecodeError,
@@ -28,8 +29,8 @@ _unpack_from = _struct.unpack_from
 def _first(tag_and_bytes):
     return tag_and_bytes[0]
 
-_S0 = _struct.Struct('>i')
-_S1 = _struct.Struct('>h')
+_S0 = _struct.Struct('>h')
+_S1 = _struct.Struct('>i')
 _S2 = _struct.Struct('>q')
 _S3 = _struct.Struct('>hh')
 _S4 = _struct.Struct('>qqqh')
@@ -95,7 +96,7 @@ class CreateDelegationTokenResponse(Message):
 def _r_CreateDelegationTokenRequest_0(b, p):
     bl = len(b)
     o = _new(CreateDelegationTokenRequest)
-    n1, = _S0.unpack_from(b, p)
+    n1, = _S1.unpack_from(b, p)
     p += 4
     if n1 < 0:
         raise DecodeError('CreateDelegationTokenRequest.Renewers: null where not nullable')
@@ -105,24 +106,20 @@ def _r_CreateDelegationTokenRequest_0(b, p):
         xs2 = []
         for _ in range(n1):
             e3 = _new(_CreateDelegationTokenRequest_CreatableRenewers)
-            n4, = _S1.unpack_from(b, p)
+            n4, = _S0.unpack_from(b, p)
             p += 2
             if n4 < 0:
                 raise DecodeError('CreatableRenewers.PrincipalType: null where not nullable')
             else:
                 q5 = p + n4
-                if q5 > bl:
-                    raise DecodeError('CreatableRenewers.PrincipalType: length ' + str(n4) + ' past the end')
                 e3.principal_type = str(b[p:q5], 'utf-8')
                 p = q5
-            n6, = _S1.unpack_from(b, p)
+            n6, = _S0.unpack_from(b, p)
             p += 2
             if n6 < 0:
                 raise DecodeError('CreatableRenewers.PrincipalName: null where not nullable')
             else:
                 q7 = p + n6
-                if q7 > bl:
-                    raise DecodeError('CreatableRenewers.PrincipalName: length ' + str(n6) + ' past the end')
                 e3.principal_name = str(b[p:q7], 'utf-8')
                 p = q7
             e3.unknown_tagged_fields = None
@@ -133,6 +130,8 @@ def _r_CreateDelegationTokenRequest_0(b, p):
     o.owner_principal_type = ''
     o.owner_principal_name = ''
     o.unknown_tagged_fields = None
+    if p > bl:
+        raise DecodeError('CreateDelegationTokenRequest: a length runs past the end')
     return o, p
 
 
@@ -142,15 +141,15 @@ def _w_CreateDelegationTokenRequest_0(o, w):
     if o.owner_principal_name:
         raise UnsupportedFieldError('CreateDelegationTokenRequest.OwnerPrincipalName exists only in versions 3+')
     xs1 = o.renewers
-    w += _S0.pack(len(xs1))
+    w += _S1.pack(len(xs1))
     for e2 in xs1:
         v3 = e2.principal_type
         v3 = v3.encode()
-        w += _S1.pack(len(v3))
+        w += _S0.pack(len(v3))
         w += v3
         v4 = e2.principal_name
         v4 = v4.encode()
-        w += _S1.pack(len(v4))
+        w += _S0.pack(len(v4))
         w += v4
     w += _S2.pack(o.max_lifetime_ms)
 
@@ -217,32 +216,40 @@ def _r_CreateDelegationTokenRequest_1(b, p):
         xs2 = []
         for _ in range(n1):
             e3 = _new(_CreateDelegationTokenRequest_CreatableRenewers)
-            n4 = b[p] - 1
-            p += 1
-            if n4 > 126:
-                n4, p = _uvt(b, p, n4 + 1)
-                n4 -= 1
-            if n4 < 0:
-                raise DecodeError('CreatableRenewers.PrincipalType: null where not nullable')
-            else:
-                q5 = p + n4
-                if q5 > bl:
-                    raise DecodeError('CreatableRenewers.PrincipalType: length ' + str(n4) + ' past the end')
-                e3.principal_type = str(b[p:q5], 'utf-8')
+            h6 = b[p]
+            if 0 < h6 < 128:
+                q5 = p + h6
+                e3.principal_type = str(b[p + 1:q5], 'utf-8')
                 p = q5
-            n6 = b[p] - 1
-            p += 1
-            if n6 > 126:
-                n6, p = _uvt(b, p, n6 + 1)
-                n6 -= 1
-            if n6 < 0:
-                raise DecodeError('CreatableRenewers.PrincipalName: null where not nullable')
             else:
-                q7 = p + n6
-                if q7 > bl:
-                    raise DecodeError('CreatableRenewers.PrincipalName: length ' + str(n6) + ' past the end')
-                e3.principal_name = str(b[p:q7], 'utf-8')
-                p = q7
+                p += 1
+                n4 = h6 - 1
+                if n4 > 126:
+                    n4, p = _uvt(b, p, n4 + 1)
+                    n4 -= 1
+                if n4 < 0:
+                    raise DecodeError('CreatableRenewers.PrincipalType: null where not nullable')
+                else:
+                    q5 = p + n4
+                    e3.principal_type = str(b[p:q5], 'utf-8')
+                    p = q5
+            h9 = b[p]
+            if 0 < h9 < 128:
+                q8 = p + h9
+                e3.principal_name = str(b[p + 1:q8], 'utf-8')
+                p = q8
+            else:
+                p += 1
+                n7 = h9 - 1
+                if n7 > 126:
+                    n7, p = _uvt(b, p, n7 + 1)
+                    n7 -= 1
+                if n7 < 0:
+                    raise DecodeError('CreatableRenewers.PrincipalName: null where not nullable')
+                else:
+                    q8 = p + n7
+                    e3.principal_name = str(b[p:q8], 'utf-8')
+                    p = q8
             if b[p] == 0:  # no tagged fields, the common case
                 e3.unknown_tagged_fields = None
                 p += 1
@@ -259,6 +266,8 @@ def _r_CreateDelegationTokenRequest_1(b, p):
         p += 1
     else:
         p = _t_CreateDelegationTokenRequest_0(b, p, o)
+    if p > bl:
+        raise DecodeError('CreateDelegationTokenRequest: a length runs past the end')
     return o, p
 
 
@@ -304,78 +313,100 @@ def _w_CreateDelegationTokenRequest_1(o, w):
 def _r_CreateDelegationTokenRequest_2(b, p):
     bl = len(b)
     o = _new(CreateDelegationTokenRequest)
-    n1 = b[p] - 1
-    p += 1
-    if n1 > 126:
-        n1, p = _uvt(b, p, n1 + 1)
-        n1 -= 1
-    if n1 < 0:
-        o.owner_principal_type = None
-    else:
-        q2 = p + n1
-        if q2 > bl:
-            raise DecodeError('CreateDelegationTokenRequest.OwnerPrincipalType: length ' + str(n1) + ' past the end')
-        o.owner_principal_type = str(b[p:q2], 'utf-8')
+    h3 = b[p]
+    if 0 < h3 < 128:
+        q2 = p + h3
+        o.owner_principal_type = str(b[p + 1:q2], 'utf-8')
         p = q2
-    n3 = b[p] - 1
-    p += 1
-    if n3 > 126:
-        n3, p = _uvt(b, p, n3 + 1)
-        n3 -= 1
-    if n3 < 0:
-        o.owner_principal_name = None
+    elif h3 == 0:
+        o.owner_principal_type = None
+        p += 1
     else:
-        q4 = p + n3
-        if q4 > bl:
-            raise DecodeError('CreateDelegationTokenRequest.OwnerPrincipalName: length ' + str(n3) + ' past the end')
-        o.owner_principal_name = str(b[p:q4], 'utf-8')
-        p = q4
-    n5 = b[p] - 1
+        p += 1
+        n1 = h3 - 1
+        if n1 > 126:
+            n1, p = _uvt(b, p, n1 + 1)
+            n1 -= 1
+        if n1 < 0:
+            o.owner_principal_type = None
+        else:
+            q2 = p + n1
+            o.owner_principal_type = str(b[p:q2], 'utf-8')
+            p = q2
+    h6 = b[p]
+    if 0 < h6 < 128:
+        q5 = p + h6
+        o.owner_principal_name = str(b[p + 1:q5], 'utf-8')
+        p = q5
+    elif h6 == 0:
+        o.owner_principal_name = None
+        p += 1
+    else:
+        p += 1
+        n4 = h6 - 1
+        if n4 > 126:
+            n4, p = _uvt(b, p, n4 + 1)
+            n4 -= 1
+        if n4 < 0:
+            o.owner_principal_name = None
+        else:
+            q5 = p + n4
+            o.owner_principal_name = str(b[p:q5], 'utf-8')
+            p = q5
+    n7 = b[p] - 1
     p += 1
-    if n5 > 126:
-        n5, p = _uvt(b, p, n5 + 1)
-        n5 -= 1
-    if n5 < 0:
+    if n7 > 126:
+        n7, p = _uvt(b, p, n7 + 1)
+        n7 -= 1
+    if n7 < 0:
         raise DecodeError('CreateDelegationTokenRequest.Renewers: null where not nullable')
     else:
-        if n5 > bl - p:
-            raise DecodeError('CreateDelegationTokenRequest.Renewers: count ' + str(n5) + ' past the end')
-        xs6 = []
-        for _ in range(n5):
-            e7 = _new(_CreateDelegationTokenRequest_CreatableRenewers)
-            n8 = b[p] - 1
-            p += 1
-            if n8 > 126:
-                n8, p = _uvt(b, p, n8 + 1)
-                n8 -= 1
-            if n8 < 0:
-                raise DecodeError('CreatableRenewers.PrincipalType: null where not nullable')
-            else:
-                q9 = p + n8
-                if q9 > bl:
-                    raise DecodeError('CreatableRenewers.PrincipalType: length ' + str(n8) + ' past the end')
-                e7.principal_type = str(b[p:q9], 'utf-8')
-                p = q9
-            n10 = b[p] - 1
-            p += 1
-            if n10 > 126:
-                n10, p = _uvt(b, p, n10 + 1)
-                n10 -= 1
-            if n10 < 0:
-                raise DecodeError('CreatableRenewers.PrincipalName: null where not nullable')
-            else:
-                q11 = p + n10
-                if q11 > bl:
-                    raise DecodeError('CreatableRenewers.PrincipalName: length ' + str(n10) + ' past the end')
-                e7.principal_name = str(b[p:q11], 'utf-8')
+        if n7 > bl - p:
+            raise DecodeError('CreateDelegationTokenRequest.Renewers: count ' + str(n7) + ' past the end')
+        xs8 = []
+        for _ in range(n7):
+            e9 = _new(_CreateDelegationTokenRequest_CreatableRenewers)
+            h12 = b[p]
+            if 0 < h12 < 128:
+                q11 = p + h12
+                e9.principal_type = str(b[p + 1:q11], 'utf-8')
                 p = q11
+            else:
+                p += 1
+                n10 = h12 - 1
+                if n10 > 126:
+                    n10, p = _uvt(b, p, n10 + 1)
+                    n10 -= 1
+                if n10 < 0:
+                    raise DecodeError('CreatableRenewers.PrincipalType: null where not nullable')
+                else:
+                    q11 = p + n10
+                    e9.principal_type = str(b[p:q11], 'utf-8')
+                    p = q11
+            h15 = b[p]
+            if 0 < h15 < 128:
+                q14 = p + h15
+                e9.principal_name = str(b[p + 1:q14], 'utf-8')
+                p = q14
+            else:
+                p += 1
+                n13 = h15 - 1
+                if n13 > 126:
+                    n13, p = _uvt(b, p, n13 + 1)
+                    n13 -= 1
+                if n13 < 0:
+                    raise DecodeError('CreatableRenewers.PrincipalName: null where not nullable')
+                else:
+                    q14 = p + n13
+                    e9.principal_name = str(b[p:q14], 'utf-8')
+                    p = q14
             if b[p] == 0:  # no tagged fields, the common case
-                e7.unknown_tagged_fields = None
+                e9.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_CreateDelegationTokenRequest_CreatableRenewers_0(b, p, e7)
-            xs6.append(e7)
-        o.renewers = xs6
+                p = _t_CreateDelegationTokenRequest_CreatableRenewers_0(b, p, e9)
+            xs8.append(e9)
+        o.renewers = xs8
     o.max_lifetime_ms, = _S2.unpack_from(b, p)
     p += 8
     if b[p] == 0:  # no tagged fields, the common case
@@ -383,6 +414,8 @@ def _r_CreateDelegationTokenRequest_2(b, p):
         p += 1
     else:
         p = _t_CreateDelegationTokenRequest_0(b, p, o)
+    if p > bl:
+        raise DecodeError('CreateDelegationTokenRequest: a length runs past the end')
     return o, p
 
 
@@ -453,18 +486,14 @@ def _r_CreateDelegationTokenResponse_0(b, p):
         raise DecodeError('CreateDelegationTokenResponse.PrincipalType: null where not nullable')
     else:
         q3 = p + n2
-        if q3 > bl:
-            raise DecodeError('CreateDelegationTokenResponse.PrincipalType: length ' + str(n2) + ' past the end')
         o.principal_type = str(b[p:q3], 'utf-8')
         p = q3
-    n4, = _S1.unpack_from(b, p)
+    n4, = _S0.unpack_from(b, p)
     p += 2
     if n4 < 0:
         raise DecodeError('CreateDelegationTokenResponse.PrincipalName: null where not nullable')
     else:
         q5 = p + n4
-        if q5 > bl:
-            raise DecodeError('CreateDelegationTokenResponse.PrincipalName: length ' + str(n4) + ' past the end')
         o.principal_name = str(b[p:q5], 'utf-8')
         p = q5
     o.issue_timestamp_ms, o.expiry_timestamp_ms, o.max_timestamp_ms, h6, = _S4.unpack_from(b, p)
@@ -474,25 +503,23 @@ def _r_CreateDelegationTokenResponse_0(b, p):
         raise DecodeError('CreateDelegationTokenResponse.TokenId: null where not nullable')
     else:
         q8 = p + n7
-        if q8 > bl:
-            raise DecodeError('CreateDelegationTokenResponse.TokenId: length ' + str(n7) + ' past the end')
         o.token_id = str(b[p:q8], 'utf-8')
         p = q8
-    n9, = _S0.unpack_from(b, p)
+    n9, = _S1.unpack_from(b, p)
     p += 4
     if n9 < 0:
         raise DecodeError('CreateDelegationTokenResponse.Hmac: null where not nullable')
     else:
         q10 = p + n9
-        if q10 > bl:
-            raise DecodeError('CreateDelegationTokenResponse.Hmac: length ' + str(n9) + ' past the end')
         o.hmac = bytes(b[p:q10])
         p = q10
-    o.throttle_time_ms, = _S0.unpack_from(b, p)
+    o.throttle_time_ms, = _S1.unpack_from(b, p)
     p += 4
     o.token_requester_principal_type = ''
     o.token_requester_principal_name = ''
     o.unknown_tagged_fields = None
+    if p > bl:
+        raise DecodeError('CreateDelegationTokenResponse: a length runs past the end')
     return o, p
 
 
@@ -501,24 +528,24 @@ def _w_CreateDelegationTokenResponse_0(o, w):
         raise UnsupportedFieldError('CreateDelegationTokenResponse.TokenRequesterPrincipalType exists only in versions 3+')
     if o.token_requester_principal_name:
         raise UnsupportedFieldError('CreateDelegationTokenResponse.TokenRequesterPrincipalName exists only in versions 3+')
-    w += _S1.pack(o.error_code)
+    w += _S0.pack(o.error_code)
     v1 = o.principal_type
     v1 = v1.encode()
-    w += _S1.pack(len(v1))
+    w += _S0.pack(len(v1))
     w += v1
     v2 = o.principal_name
     v2 = v2.encode()
-    w += _S1.pack(len(v2))
+    w += _S0.pack(len(v2))
     w += v2
     w += _S5.pack(o.issue_timestamp_ms, o.expiry_timestamp_ms, o.max_timestamp_ms)
     v3 = o.token_id
     v3 = v3.encode()
-    w += _S1.pack(len(v3))
+    w += _S0.pack(len(v3))
     w += v3
     v4 = o.hmac
-    w += _S0.pack(len(v4))
+    w += _S1.pack(len(v4))
     w += v4
-    w += _S0.pack(o.throttle_time_ms)
+    w += _S1.pack(o.throttle_time_ms)
 
 
 def _t_CreateDelegationTokenResponse_0(b, p, o):
@@ -549,59 +576,73 @@ def _r_CreateDelegationTokenResponse_1(b, p):
     o = _new(CreateDelegationTokenResponse)
     o.error_code, h1, = _S6.unpack_from(b, p)
     p += 3
-    n2 = h1 - 1
-    if n2 > 126:
-        n2, p = _uvt(b, p, n2 + 1)
-        n2 -= 1
-    if n2 < 0:
-        raise DecodeError('CreateDelegationTokenResponse.PrincipalType: null where not nullable')
-    else:
-        q3 = p + n2
-        if q3 > bl:
-            raise DecodeError('CreateDelegationTokenResponse.PrincipalType: length ' + str(n2) + ' past the end')
+    if 0 < h1 < 128:
+        q3 = p + h1 - 1
         o.principal_type = str(b[p:q3], 'utf-8')
         p = q3
-    n4 = b[p] - 1
-    p += 1
-    if n4 > 126:
-        n4, p = _uvt(b, p, n4 + 1)
-        n4 -= 1
-    if n4 < 0:
-        raise DecodeError('CreateDelegationTokenResponse.PrincipalName: null where not nullable')
     else:
-        q5 = p + n4
-        if q5 > bl:
-            raise DecodeError('CreateDelegationTokenResponse.PrincipalName: length ' + str(n4) + ' past the end')
-        o.principal_name = str(b[p:q5], 'utf-8')
+        n2 = h1 - 1
+        if n2 > 126:
+            n2, p = _uvt(b, p, n2 + 1)
+            n2 -= 1
+        if n2 < 0:
+            raise DecodeError('CreateDelegationTokenResponse.PrincipalType: null where not nullable')
+        else:
+            q3 = p + n2
+            o.principal_type = str(b[p:q3], 'utf-8')
+            p = q3
+    h6 = b[p]
+    if 0 < h6 < 128:
+        q5 = p + h6
+        o.principal_name = str(b[p + 1:q5], 'utf-8')
         p = q5
-    o.issue_timestamp_ms, o.expiry_timestamp_ms, o.max_timestamp_ms, h6, = _S7.unpack_from(b, p)
+    else:
+        p += 1
+        n4 = h6 - 1
+        if n4 > 126:
+            n4, p = _uvt(b, p, n4 + 1)
+            n4 -= 1
+        if n4 < 0:
+            raise DecodeError('CreateDelegationTokenResponse.PrincipalName: null where not nullable')
+        else:
+            q5 = p + n4
+            o.principal_name = str(b[p:q5], 'utf-8')
+            p = q5
+    o.issue_timestamp_ms, o.expiry_timestamp_ms, o.max_timestamp_ms, h7, = _S7.unpack_from(b, p)
     p += 25
-    n7 = h6 - 1
-    if n7 > 126:
-        n7, p = _uvt(b, p, n7 + 1)
-        n7 -= 1
-    if n7 < 0:
-        raise DecodeError('CreateDelegationTokenResponse.TokenId: null where not nullable')
+    if 0 < h7 < 128:
+        q9 = p + h7 - 1
+        o.token_id = str(b[p:q9], 'utf-8')
+        p = q9
     else:
-        q8 = p + n7
-        if q8 > bl:
-            raise DecodeError('CreateDelegationTokenResponse.TokenId: length ' + str(n7) + ' past the end')
-        o.token_id = str(b[p:q8], 'utf-8')
-        p = q8
-    n9 = b[p] - 1
-    p += 1
-    if n9 > 126:
-        n9, p = _uvt(b, p, n9 + 1)
-        n9 -= 1
-    if n9 < 0:
-        raise DecodeError('CreateDelegationTokenResponse.Hmac: null where not nullable')
+        n8 = h7 - 1
+        if n8 > 126:
+            n8, p = _uvt(b, p, n8 + 1)
+            n8 -= 1
+        if n8 < 0:
+            raise DecodeError('CreateDelegationTokenResponse.TokenId: null where not nullable')
+        else:
+            q9 = p + n8
+            o.token_id = str(b[p:q9], 'utf-8')
+            p = q9
+    h12 = b[p]
+    if 0 < h12 < 128:
+        q11 = p + h12
+        o.hmac = bytes(b[p + 1:q11])
+        p = q11
     else:
-        q10 = p + n9
-        if q10 > bl:
-            raise DecodeError('CreateDelegationTokenResponse.Hmac: length ' + str(n9) + ' past the end')
-        o.hmac = bytes(b[p:q10])
-        p = q10
-    o.throttle_time_ms, = _S0.unpack_from(b, p)
+        p += 1
+        n10 = h12 - 1
+        if n10 > 126:
+            n10, p = _uvt(b, p, n10 + 1)
+            n10 -= 1
+        if n10 < 0:
+            raise DecodeError('CreateDelegationTokenResponse.Hmac: null where not nullable')
+        else:
+            q11 = p + n10
+            o.hmac = bytes(b[p:q11])
+            p = q11
+    o.throttle_time_ms, = _S1.unpack_from(b, p)
     p += 4
     o.token_requester_principal_type = ''
     o.token_requester_principal_name = ''
@@ -610,6 +651,8 @@ def _r_CreateDelegationTokenResponse_1(b, p):
         p += 1
     else:
         p = _t_CreateDelegationTokenResponse_0(b, p, o)
+    if p > bl:
+        raise DecodeError('CreateDelegationTokenResponse: a length runs past the end')
     return o, p
 
 
@@ -618,7 +661,7 @@ def _w_CreateDelegationTokenResponse_1(o, w):
         raise UnsupportedFieldError('CreateDelegationTokenResponse.TokenRequesterPrincipalType exists only in versions 3+')
     if o.token_requester_principal_name:
         raise UnsupportedFieldError('CreateDelegationTokenResponse.TokenRequesterPrincipalName exists only in versions 3+')
-    w += _S1.pack(o.error_code)
+    w += _S0.pack(o.error_code)
     v1 = o.principal_type
     v1 = v1.encode()
     ln = len(v1) + 1
@@ -651,7 +694,7 @@ def _w_CreateDelegationTokenResponse_1(o, w):
     else:
         _wuv(w, ln)
     w += v4
-    w += _S0.pack(o.throttle_time_ms)
+    w += _S1.pack(o.throttle_time_ms)
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
     else:
@@ -663,96 +706,120 @@ def _r_CreateDelegationTokenResponse_2(b, p):
     o = _new(CreateDelegationTokenResponse)
     o.error_code, h1, = _S6.unpack_from(b, p)
     p += 3
-    n2 = h1 - 1
-    if n2 > 126:
-        n2, p = _uvt(b, p, n2 + 1)
-        n2 -= 1
-    if n2 < 0:
-        raise DecodeError('CreateDelegationTokenResponse.PrincipalType: null where not nullable')
-    else:
-        q3 = p + n2
-        if q3 > bl:
-            raise DecodeError('CreateDelegationTokenResponse.PrincipalType: length ' + str(n2) + ' past the end')
+    if 0 < h1 < 128:
+        q3 = p + h1 - 1
         o.principal_type = str(b[p:q3], 'utf-8')
         p = q3
-    n4 = b[p] - 1
-    p += 1
-    if n4 > 126:
-        n4, p = _uvt(b, p, n4 + 1)
-        n4 -= 1
-    if n4 < 0:
-        raise DecodeError('CreateDelegationTokenResponse.PrincipalName: null where not nullable')
     else:
-        q5 = p + n4
-        if q5 > bl:
-            raise DecodeError('CreateDelegationTokenResponse.PrincipalName: length ' + str(n4) + ' past the end')
-        o.principal_name = str(b[p:q5], 'utf-8')
+        n2 = h1 - 1
+        if n2 > 126:
+            n2, p = _uvt(b, p, n2 + 1)
+            n2 -= 1
+        if n2 < 0:
+            raise DecodeError('CreateDelegationTokenResponse.PrincipalType: null where not nullable')
+        else:
+            q3 = p + n2
+            o.principal_type = str(b[p:q3], 'utf-8')
+            p = q3
+    h6 = b[p]
+    if 0 < h6 < 128:
+        q5 = p + h6
+        o.principal_name = str(b[p + 1:q5], 'utf-8')
         p = q5
-    n6 = b[p] - 1
-    p += 1
-    if n6 > 126:
-        n6, p = _uvt(b, p, n6 + 1)
-        n6 -= 1
-    if n6 < 0:
-        raise DecodeError('CreateDelegationTokenResponse.TokenRequesterPrincipalType: null where not nullable')
     else:
-        q7 = p + n6
-        if q7 > bl:
-            raise DecodeError('CreateDelegationTokenResponse.TokenRequesterPrincipalType: length ' + str(n6) + ' past the end')
-        o.token_requester_principal_type = str(b[p:q7], 'utf-8')
-        p = q7
-    n8 = b[p] - 1
-    p += 1
-    if n8 > 126:
-        n8, p = _uvt(b, p, n8 + 1)
-        n8 -= 1
-    if n8 < 0:
-        raise DecodeError('CreateDelegationTokenResponse.TokenRequesterPrincipalName: null where not nullable')
+        p += 1
+        n4 = h6 - 1
+        if n4 > 126:
+            n4, p = _uvt(b, p, n4 + 1)
+            n4 -= 1
+        if n4 < 0:
+            raise DecodeError('CreateDelegationTokenResponse.PrincipalName: null where not nullable')
+        else:
+            q5 = p + n4
+            o.principal_name = str(b[p:q5], 'utf-8')
+            p = q5
+    h9 = b[p]
+    if 0 < h9 < 128:
+        q8 = p + h9
+        o.token_requester_principal_type = str(b[p + 1:q8], 'utf-8')
+        p = q8
     else:
-        q9 = p + n8
-        if q9 > bl:
-            raise DecodeError('CreateDelegationTokenResponse.TokenRequesterPrincipalName: length ' + str(n8) + ' past the end')
-        o.token_requester_principal_name = str(b[p:q9], 'utf-8')
-        p = q9
-    o.issue_timestamp_ms, o.expiry_timestamp_ms, o.max_timestamp_ms, h10, = _S7.unpack_from(b, p)
+        p += 1
+        n7 = h9 - 1
+        if n7 > 126:
+            n7, p = _uvt(b, p, n7 + 1)
+            n7 -= 1
+        if n7 < 0:
+            raise DecodeError('CreateDelegationTokenResponse.TokenRequesterPrincipalType: null where not nullable')
+        else:
+            q8 = p + n7
+            o.token_requester_principal_type = str(b[p:q8], 'utf-8')
+            p = q8
+    h12 = b[p]
+    if 0 < h12 < 128:
+        q11 = p + h12
+        o.token_requester_principal_name = str(b[p + 1:q11], 'utf-8')
+        p = q11
+    else:
+        p += 1
+        n10 = h12 - 1
+        if n10 > 126:
+            n10, p = _uvt(b, p, n10 + 1)
+            n10 -= 1
+        if n10 < 0:
+            raise DecodeError('CreateDelegationTokenResponse.TokenRequesterPrincipalName: null where not nullable')
+        else:
+            q11 = p + n10
+            o.token_requester_principal_name = str(b[p:q11], 'utf-8')
+            p = q11
+    o.issue_timestamp_ms, o.expiry_timestamp_ms, o.max_timestamp_ms, h13, = _S7.unpack_from(b, p)
     p += 25
-    n11 = h10 - 1
-    if n11 > 126:
-        n11, p = _uvt(b, p, n11 + 1)
-        n11 -= 1
-    if n11 < 0:
-        raise DecodeError('CreateDelegationTokenResponse.TokenId: null where not nullable')
+    if 0 < h13 < 128:
+        q15 = p + h13 - 1
+        o.token_id = str(b[p:q15], 'utf-8')
+        p = q15
     else:
-        q12 = p + n11
-        if q12 > bl:
-            raise DecodeError('CreateDelegationTokenResponse.TokenId: length ' + str(n11) + ' past the end')
-        o.token_id = str(b[p:q12], 'utf-8')
-        p = q12
-    n13 = b[p] - 1
-    p += 1
-    if n13 > 126:
-        n13, p = _uvt(b, p, n13 + 1)
-        n13 -= 1
-    if n13 < 0:
-        raise DecodeError('CreateDelegationTokenResponse.Hmac: null where not nullable')
+        n14 = h13 - 1
+        if n14 > 126:
+            n14, p = _uvt(b, p, n14 + 1)
+            n14 -= 1
+        if n14 < 0:
+            raise DecodeError('CreateDelegationTokenResponse.TokenId: null where not nullable')
+        else:
+            q15 = p + n14
+            o.token_id = str(b[p:q15], 'utf-8')
+            p = q15
+    h18 = b[p]
+    if 0 < h18 < 128:
+        q17 = p + h18
+        o.hmac = bytes(b[p + 1:q17])
+        p = q17
     else:
-        q14 = p + n13
-        if q14 > bl:
-            raise DecodeError('CreateDelegationTokenResponse.Hmac: length ' + str(n13) + ' past the end')
-        o.hmac = bytes(b[p:q14])
-        p = q14
-    o.throttle_time_ms, = _S0.unpack_from(b, p)
+        p += 1
+        n16 = h18 - 1
+        if n16 > 126:
+            n16, p = _uvt(b, p, n16 + 1)
+            n16 -= 1
+        if n16 < 0:
+            raise DecodeError('CreateDelegationTokenResponse.Hmac: null where not nullable')
+        else:
+            q17 = p + n16
+            o.hmac = bytes(b[p:q17])
+            p = q17
+    o.throttle_time_ms, = _S1.unpack_from(b, p)
     p += 4
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         p += 1
     else:
         p = _t_CreateDelegationTokenResponse_0(b, p, o)
+    if p > bl:
+        raise DecodeError('CreateDelegationTokenResponse: a length runs past the end')
     return o, p
 
 
 def _w_CreateDelegationTokenResponse_2(o, w):
-    w += _S1.pack(o.error_code)
+    w += _S0.pack(o.error_code)
     v1 = o.principal_type
     v1 = v1.encode()
     ln = len(v1) + 1
@@ -801,7 +868,7 @@ def _w_CreateDelegationTokenResponse_2(o, w):
     else:
         _wuv(w, ln)
     w += v6
-    w += _S0.pack(o.throttle_time_ms)
+    w += _S1.pack(o.throttle_time_ms)
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
     else:

@@ -9,6 +9,7 @@ from typing import Any
 import struct as _struct
 
 from wirebroker.protocol.message import UNSET, Message, Struct
+from wirebroker.protocol.message import shared_default as _shared_default
 from wirebroker.protocol.primitives import (
     UUID_ZERO,
     DecodeError,
@@ -28,14 +29,15 @@ _unpack_from = _struct.unpack_from
 def _first(tag_and_bytes):
     return tag_and_bytes[0]
 
-_S0 = _struct.Struct('>i')
-_S1 = _struct.Struct('>h')
-_S2 = _struct.Struct('>ii')
+_S0 = _struct.Struct('>h')
+_S1 = _struct.Struct('>ii')
+_S2 = _struct.Struct('>i')
 _S3 = _struct.Struct('>i?')
 _S4 = _struct.Struct('>iB')
 _S5 = _struct.Struct('>hh')
 _S6 = _struct.Struct('>hB')
 _ARRAY_i = tuple(_struct.Struct('>' + str(n) + 'i') for n in range(64))
+_UNPACK_i = (None, *(s.unpack_from for s in _ARRAY_i))
 
 
 class CreatePartitionsRequest(Message):
@@ -108,7 +110,7 @@ _CreatePartitionsResponse_CreatePartitionsTopicResult = CreatePartitionsResponse
 def _r_CreatePartitionsRequest_0(b, p):
     bl = len(b)
     o = _new(CreatePartitionsRequest)
-    n1, = _S0.unpack_from(b, p)
+    n1, = _S2.unpack_from(b, p)
     p += 4
     if n1 < 0:
         raise DecodeError('CreatePartitionsRequest.Topics: null where not nullable')
@@ -118,17 +120,15 @@ def _r_CreatePartitionsRequest_0(b, p):
         xs2 = []
         for _ in range(n1):
             e3 = _new(_CreatePartitionsRequest_CreatePartitionsTopic)
-            n4, = _S1.unpack_from(b, p)
+            n4, = _S0.unpack_from(b, p)
             p += 2
             if n4 < 0:
                 raise DecodeError('CreatePartitionsTopic.Name: null where not nullable')
             else:
                 q5 = p + n4
-                if q5 > bl:
-                    raise DecodeError('CreatePartitionsTopic.Name: length ' + str(n4) + ' past the end')
                 e3.name = str(b[p:q5], 'utf-8')
                 p = q5
-            e3.count, h6, = _S2.unpack_from(b, p)
+            e3.count, h6, = _S1.unpack_from(b, p)
             p += 8
             n7 = h6
             if n7 < 0:
@@ -139,17 +139,17 @@ def _r_CreatePartitionsRequest_0(b, p):
                 xs8 = []
                 for _ in range(n7):
                     e9 = _new(_CreatePartitionsRequest_CreatePartitionsAssignment)
-                    n10, = _S0.unpack_from(b, p)
+                    n10, = _S2.unpack_from(b, p)
                     p += 4
                     if n10 < 0:
                         raise DecodeError('CreatePartitionsAssignment.BrokerIds: null where not nullable')
                     elif n10 < 64:
-                        e9.broker_ids = list(_ARRAY_i[n10].unpack_from(b, p))
+                        e9.broker_ids = [*_ARRAY_i[n10].unpack_from(b, p)]
                         p += 4 * n10
                     else:
                         if n10 > bl - p:
                             raise DecodeError('CreatePartitionsAssignment.BrokerIds: count ' + str(n10) + ' past the end')
-                        e9.broker_ids = list(_struct.Struct('>' + str(n10) + 'i').unpack_from(b, p))
+                        e9.broker_ids = [*_struct.Struct('>' + str(n10) + 'i').unpack_from(b, p)]
                         p += 4 * n10
                     e9.unknown_tagged_fields = None
                     xs8.append(e9)
@@ -160,26 +160,28 @@ def _r_CreatePartitionsRequest_0(b, p):
     o.timeout_ms, o.validate_only, = _S3.unpack_from(b, p)
     p += 5
     o.unknown_tagged_fields = None
+    if p > bl:
+        raise DecodeError('CreatePartitionsRequest: a length runs past the end')
     return o, p
 
 
 def _w_CreatePartitionsRequest_0(o, w):
     xs1 = o.topics
-    w += _S0.pack(len(xs1))
+    w += _S2.pack(len(xs1))
     for e2 in xs1:
         v3 = e2.name
         v3 = v3.encode()
-        w += _S1.pack(len(v3))
+        w += _S0.pack(len(v3))
         w += v3
-        w += _S0.pack(e2.count)
+        w += _S2.pack(e2.count)
         xs4 = e2.assignments
         if xs4 is None:
             w += b'\xff\xff\xff\xff'
         else:
-            w += _S0.pack(len(xs4))
+            w += _S2.pack(len(xs4))
             for e5 in xs4:
                 xs6 = e5.broker_ids
-                w += _S0.pack(len(xs6))
+                w += _S2.pack(len(xs6))
                 if len(xs6) < 64:
                     w += _ARRAY_i[len(xs6)].pack(*xs6)
                 else:
@@ -272,55 +274,67 @@ def _r_CreatePartitionsRequest_1(b, p):
         xs2 = []
         for _ in range(n1):
             e3 = _new(_CreatePartitionsRequest_CreatePartitionsTopic)
-            n4 = b[p] - 1
-            p += 1
-            if n4 > 126:
-                n4, p = _uvt(b, p, n4 + 1)
-                n4 -= 1
-            if n4 < 0:
-                raise DecodeError('CreatePartitionsTopic.Name: null where not nullable')
-            else:
-                q5 = p + n4
-                if q5 > bl:
-                    raise DecodeError('CreatePartitionsTopic.Name: length ' + str(n4) + ' past the end')
-                e3.name = str(b[p:q5], 'utf-8')
+            h6 = b[p]
+            if 0 < h6 < 128:
+                q5 = p + h6
+                e3.name = str(b[p + 1:q5], 'utf-8')
                 p = q5
-            e3.count, h6, = _S4.unpack_from(b, p)
+            else:
+                p += 1
+                n4 = h6 - 1
+                if n4 > 126:
+                    n4, p = _uvt(b, p, n4 + 1)
+                    n4 -= 1
+                if n4 < 0:
+                    raise DecodeError('CreatePartitionsTopic.Name: null where not nullable')
+                else:
+                    q5 = p + n4
+                    e3.name = str(b[p:q5], 'utf-8')
+                    p = q5
+            e3.count, h7, = _S4.unpack_from(b, p)
             p += 5
-            n7 = h6 - 1
-            if n7 > 126:
-                n7, p = _uvt(b, p, n7 + 1)
-                n7 -= 1
-            if n7 < 0:
+            if h7 == 0:
                 e3.assignments = None
             else:
-                if n7 > bl - p:
-                    raise DecodeError('CreatePartitionsTopic.Assignments: count ' + str(n7) + ' past the end')
-                xs8 = []
-                for _ in range(n7):
-                    e9 = _new(_CreatePartitionsRequest_CreatePartitionsAssignment)
-                    n10 = b[p] - 1
-                    p += 1
-                    if n10 > 126:
-                        n10, p = _uvt(b, p, n10 + 1)
-                        n10 -= 1
-                    if n10 < 0:
-                        raise DecodeError('CreatePartitionsAssignment.BrokerIds: null where not nullable')
-                    elif n10 < 64:
-                        e9.broker_ids = list(_ARRAY_i[n10].unpack_from(b, p))
-                        p += 4 * n10
-                    else:
-                        if n10 > bl - p:
-                            raise DecodeError('CreatePartitionsAssignment.BrokerIds: count ' + str(n10) + ' past the end')
-                        e9.broker_ids = list(_struct.Struct('>' + str(n10) + 'i').unpack_from(b, p))
-                        p += 4 * n10
-                    if b[p] == 0:  # no tagged fields, the common case
-                        e9.unknown_tagged_fields = None
-                        p += 1
-                    else:
-                        p = _t_CreatePartitionsRequest_CreatePartitionsAssignment_0(b, p, e9)
-                    xs8.append(e9)
-                e3.assignments = xs8
+                n8 = h7 - 1
+                if n8 > 126:
+                    n8, p = _uvt(b, p, n8 + 1)
+                    n8 -= 1
+                if n8 < 0:
+                    e3.assignments = None
+                else:
+                    if n8 > bl - p:
+                        raise DecodeError('CreatePartitionsTopic.Assignments: count ' + str(n8) + ' past the end')
+                    xs9 = []
+                    for _ in range(n8):
+                        e10 = _new(_CreatePartitionsRequest_CreatePartitionsAssignment)
+                        h12 = b[p]
+                        if 0 < h12 < 65:
+                            e10.broker_ids = [*_UNPACK_i[h12](b, p + 1)]
+                            p += 4 * h12 - 3
+                        else:
+                            p += 1
+                            n11 = h12 - 1
+                            if n11 > 126:
+                                n11, p = _uvt(b, p, n11 + 1)
+                                n11 -= 1
+                            if n11 < 0:
+                                raise DecodeError('CreatePartitionsAssignment.BrokerIds: null where not nullable')
+                            elif n11 < 64:
+                                e10.broker_ids = [*_ARRAY_i[n11].unpack_from(b, p)]
+                                p += 4 * n11
+                            else:
+                                if n11 > bl - p:
+                                    raise DecodeError('CreatePartitionsAssignment.BrokerIds: count ' + str(n11) + ' past the end')
+                                e10.broker_ids = [*_struct.Struct('>' + str(n11) + 'i').unpack_from(b, p)]
+                                p += 4 * n11
+                        if b[p] == 0:  # no tagged fields, the common case
+                            e10.unknown_tagged_fields = None
+                            p += 1
+                        else:
+                            p = _t_CreatePartitionsRequest_CreatePartitionsAssignment_0(b, p, e10)
+                        xs9.append(e10)
+                    e3.assignments = xs9
             if b[p] == 0:  # no tagged fields, the common case
                 e3.unknown_tagged_fields = None
                 p += 1
@@ -335,6 +349,8 @@ def _r_CreatePartitionsRequest_1(b, p):
         p += 1
     else:
         p = _t_CreatePartitionsRequest_0(b, p, o)
+    if p > bl:
+        raise DecodeError('CreatePartitionsRequest: a length runs past the end')
     return o, p
 
 
@@ -354,7 +370,7 @@ def _w_CreatePartitionsRequest_1(o, w):
         else:
             _wuv(w, ln)
         w += v3
-        w += _S0.pack(e2.count)
+        w += _S2.pack(e2.count)
         xs4 = e2.assignments
         if xs4 is None:
             w.append(0)
@@ -393,7 +409,7 @@ def _w_CreatePartitionsRequest_1(o, w):
 def _r_CreatePartitionsResponse_0(b, p):
     bl = len(b)
     o = _new(CreatePartitionsResponse)
-    o.throttle_time_ms, h1, = _S2.unpack_from(b, p)
+    o.throttle_time_ms, h1, = _S1.unpack_from(b, p)
     p += 8
     n2 = h1
     if n2 < 0:
@@ -404,14 +420,12 @@ def _r_CreatePartitionsResponse_0(b, p):
         xs3 = []
         for _ in range(n2):
             e4 = _new(_CreatePartitionsResponse_CreatePartitionsTopicResult)
-            n5, = _S1.unpack_from(b, p)
+            n5, = _S0.unpack_from(b, p)
             p += 2
             if n5 < 0:
                 raise DecodeError('CreatePartitionsTopicResult.Name: null where not nullable')
             else:
                 q6 = p + n5
-                if q6 > bl:
-                    raise DecodeError('CreatePartitionsTopicResult.Name: length ' + str(n5) + ' past the end')
                 e4.name = str(b[p:q6], 'utf-8')
                 p = q6
             e4.error_code, h7, = _S5.unpack_from(b, p)
@@ -421,33 +435,33 @@ def _r_CreatePartitionsResponse_0(b, p):
                 e4.error_message = None
             else:
                 q9 = p + n8
-                if q9 > bl:
-                    raise DecodeError('CreatePartitionsTopicResult.ErrorMessage: length ' + str(n8) + ' past the end')
                 e4.error_message = str(b[p:q9], 'utf-8')
                 p = q9
             e4.unknown_tagged_fields = None
             xs3.append(e4)
         o.results = xs3
     o.unknown_tagged_fields = None
+    if p > bl:
+        raise DecodeError('CreatePartitionsResponse: a length runs past the end')
     return o, p
 
 
 def _w_CreatePartitionsResponse_0(o, w):
-    w += _S0.pack(o.throttle_time_ms)
+    w += _S2.pack(o.throttle_time_ms)
     xs1 = o.results
-    w += _S0.pack(len(xs1))
+    w += _S2.pack(len(xs1))
     for e2 in xs1:
         v3 = e2.name
         v3 = v3.encode()
-        w += _S1.pack(len(v3))
+        w += _S0.pack(len(v3))
         w += v3
-        w += _S1.pack(e2.error_code)
+        w += _S0.pack(e2.error_code)
         v4 = e2.error_message
         if v4 is None:
             w += b'\xff\xff'
         else:
             v4 = v4.encode()
-            w += _S1.pack(len(v4))
+            w += _S0.pack(len(v4))
             w += v4
 
 
@@ -514,33 +528,42 @@ def _r_CreatePartitionsResponse_1(b, p):
         xs3 = []
         for _ in range(n2):
             e4 = _new(_CreatePartitionsResponse_CreatePartitionsTopicResult)
-            n5 = b[p] - 1
-            p += 1
-            if n5 > 126:
-                n5, p = _uvt(b, p, n5 + 1)
-                n5 -= 1
-            if n5 < 0:
-                raise DecodeError('CreatePartitionsTopicResult.Name: null where not nullable')
-            else:
-                q6 = p + n5
-                if q6 > bl:
-                    raise DecodeError('CreatePartitionsTopicResult.Name: length ' + str(n5) + ' past the end')
-                e4.name = str(b[p:q6], 'utf-8')
+            h7 = b[p]
+            if 0 < h7 < 128:
+                q6 = p + h7
+                e4.name = str(b[p + 1:q6], 'utf-8')
                 p = q6
-            e4.error_code, h7, = _S6.unpack_from(b, p)
+            else:
+                p += 1
+                n5 = h7 - 1
+                if n5 > 126:
+                    n5, p = _uvt(b, p, n5 + 1)
+                    n5 -= 1
+                if n5 < 0:
+                    raise DecodeError('CreatePartitionsTopicResult.Name: null where not nullable')
+                else:
+                    q6 = p + n5
+                    e4.name = str(b[p:q6], 'utf-8')
+                    p = q6
+            e4.error_code, h8, = _S6.unpack_from(b, p)
             p += 3
-            n8 = h7 - 1
-            if n8 > 126:
-                n8, p = _uvt(b, p, n8 + 1)
-                n8 -= 1
-            if n8 < 0:
+            if 0 < h8 < 128:
+                q10 = p + h8 - 1
+                e4.error_message = str(b[p:q10], 'utf-8')
+                p = q10
+            elif h8 == 0:
                 e4.error_message = None
             else:
-                q9 = p + n8
-                if q9 > bl:
-                    raise DecodeError('CreatePartitionsTopicResult.ErrorMessage: length ' + str(n8) + ' past the end')
-                e4.error_message = str(b[p:q9], 'utf-8')
-                p = q9
+                n9 = h8 - 1
+                if n9 > 126:
+                    n9, p = _uvt(b, p, n9 + 1)
+                    n9 -= 1
+                if n9 < 0:
+                    e4.error_message = None
+                else:
+                    q10 = p + n9
+                    e4.error_message = str(b[p:q10], 'utf-8')
+                    p = q10
             if b[p] == 0:  # no tagged fields, the common case
                 e4.unknown_tagged_fields = None
                 p += 1
@@ -553,11 +576,13 @@ def _r_CreatePartitionsResponse_1(b, p):
         p += 1
     else:
         p = _t_CreatePartitionsResponse_0(b, p, o)
+    if p > bl:
+        raise DecodeError('CreatePartitionsResponse: a length runs past the end')
     return o, p
 
 
 def _w_CreatePartitionsResponse_1(o, w):
-    w += _S0.pack(o.throttle_time_ms)
+    w += _S2.pack(o.throttle_time_ms)
     xs1 = o.results
     ln = len(xs1) + 1
     if ln < 128:
@@ -573,7 +598,7 @@ def _w_CreatePartitionsResponse_1(o, w):
         else:
             _wuv(w, ln)
         w += v3
-        w += _S1.pack(e2.error_code)
+        w += _S0.pack(e2.error_code)
         v4 = e2.error_message
         if v4 is None:
             w.append(0)

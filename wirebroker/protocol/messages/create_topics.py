@@ -9,6 +9,7 @@ from typing import Any
 import struct as _struct
 
 from wirebroker.protocol.message import UNSET, Message, Struct
+from wirebroker.protocol.message import shared_default as _shared_default
 from wirebroker.protocol.primitives import (
     UUID_ZERO,
     DecodeError,
@@ -28,10 +29,10 @@ _unpack_from = _struct.unpack_from
 def _first(tag_and_bytes):
     return tag_and_bytes[0]
 
-_S0 = _struct.Struct('>i')
-_S1 = _struct.Struct('>h')
-_S2 = _struct.Struct('>ihi')
-_S3 = _struct.Struct('>ii')
+_S0 = _struct.Struct('>h')
+_S1 = _struct.Struct('>ihi')
+_S2 = _struct.Struct('>ii')
+_S3 = _struct.Struct('>i')
 _S4 = _struct.Struct('>ih')
 _S5 = _struct.Struct('>i?')
 _S6 = _struct.Struct('>ihB')
@@ -42,6 +43,7 @@ _S10 = _struct.Struct('>?b?')
 _S11 = _struct.Struct('>16shB')
 _S12 = _struct.Struct('>16sh')
 _ARRAY_i = tuple(_struct.Struct('>' + str(n) + 'i') for n in range(64))
+_UNPACK_i = (None, *(s.unpack_from for s in _ARRAY_i))
 
 
 class CreateTopicsRequest(Message):
@@ -147,7 +149,7 @@ _CreateTopicsResponse_CreatableTopicResult = CreateTopicsResponse.CreatableTopic
 def _r_CreateTopicsRequest_0(b, p):
     bl = len(b)
     o = _new(CreateTopicsRequest)
-    n1, = _S0.unpack_from(b, p)
+    n1, = _S3.unpack_from(b, p)
     p += 4
     if n1 < 0:
         raise DecodeError('CreateTopicsRequest.Topics: null where not nullable')
@@ -157,17 +159,15 @@ def _r_CreateTopicsRequest_0(b, p):
         xs2 = []
         for _ in range(n1):
             e3 = _new(_CreateTopicsRequest_CreatableTopic)
-            n4, = _S1.unpack_from(b, p)
+            n4, = _S0.unpack_from(b, p)
             p += 2
             if n4 < 0:
                 raise DecodeError('CreatableTopic.Name: null where not nullable')
             else:
                 q5 = p + n4
-                if q5 > bl:
-                    raise DecodeError('CreatableTopic.Name: length ' + str(n4) + ' past the end')
                 e3.name = str(b[p:q5], 'utf-8')
                 p = q5
-            e3.num_partitions, e3.replication_factor, h6, = _S2.unpack_from(b, p)
+            e3.num_partitions, e3.replication_factor, h6, = _S1.unpack_from(b, p)
             p += 10
             n7 = h6
             if n7 < 0:
@@ -178,23 +178,23 @@ def _r_CreateTopicsRequest_0(b, p):
                 xs8 = []
                 for _ in range(n7):
                     e9 = _new(_CreateTopicsRequest_CreatableReplicaAssignment)
-                    e9.partition_index, h10, = _S3.unpack_from(b, p)
+                    e9.partition_index, h10, = _S2.unpack_from(b, p)
                     p += 8
                     n11 = h10
                     if n11 < 0:
                         raise DecodeError('CreatableReplicaAssignment.BrokerIds: null where not nullable')
                     elif n11 < 64:
-                        e9.broker_ids = list(_ARRAY_i[n11].unpack_from(b, p))
+                        e9.broker_ids = [*_ARRAY_i[n11].unpack_from(b, p)]
                         p += 4 * n11
                     else:
                         if n11 > bl - p:
                             raise DecodeError('CreatableReplicaAssignment.BrokerIds: count ' + str(n11) + ' past the end')
-                        e9.broker_ids = list(_struct.Struct('>' + str(n11) + 'i').unpack_from(b, p))
+                        e9.broker_ids = [*_struct.Struct('>' + str(n11) + 'i').unpack_from(b, p)]
                         p += 4 * n11
                     e9.unknown_tagged_fields = None
                     xs8.append(e9)
                 e3.assignments = xs8
-            n12, = _S0.unpack_from(b, p)
+            n12, = _S3.unpack_from(b, p)
             p += 4
             if n12 < 0:
                 raise DecodeError('CreatableTopic.Configs: null where not nullable')
@@ -204,24 +204,20 @@ def _r_CreateTopicsRequest_0(b, p):
                 xs13 = []
                 for _ in range(n12):
                     e14 = _new(_CreateTopicsRequest_CreatableTopicConfig)
-                    n15, = _S1.unpack_from(b, p)
+                    n15, = _S0.unpack_from(b, p)
                     p += 2
                     if n15 < 0:
                         raise DecodeError('CreatableTopicConfig.Name: null where not nullable')
                     else:
                         q16 = p + n15
-                        if q16 > bl:
-                            raise DecodeError('CreatableTopicConfig.Name: length ' + str(n15) + ' past the end')
                         e14.name = str(b[p:q16], 'utf-8')
                         p = q16
-                    n17, = _S1.unpack_from(b, p)
+                    n17, = _S0.unpack_from(b, p)
                     p += 2
                     if n17 < 0:
                         e14.value = None
                     else:
                         q18 = p + n17
-                        if q18 > bl:
-                            raise DecodeError('CreatableTopicConfig.Value: length ' + str(n17) + ' past the end')
                         e14.value = str(b[p:q18], 'utf-8')
                         p = q18
                     e14.unknown_tagged_fields = None
@@ -230,10 +226,12 @@ def _r_CreateTopicsRequest_0(b, p):
             e3.unknown_tagged_fields = None
             xs2.append(e3)
         o.topics = xs2
-    o.timeout_ms, = _S0.unpack_from(b, p)
+    o.timeout_ms, = _S3.unpack_from(b, p)
     p += 4
     o.validate_only = False
     o.unknown_tagged_fields = None
+    if p > bl:
+        raise DecodeError('CreateTopicsRequest: a length runs past the end')
     return o, p
 
 
@@ -241,44 +239,44 @@ def _w_CreateTopicsRequest_0(o, w):
     if o.validate_only != False:
         raise UnsupportedFieldError('CreateTopicsRequest.validateOnly exists only in versions 1+')
     xs1 = o.topics
-    w += _S0.pack(len(xs1))
+    w += _S3.pack(len(xs1))
     for e2 in xs1:
         v3 = e2.name
         v3 = v3.encode()
-        w += _S1.pack(len(v3))
+        w += _S0.pack(len(v3))
         w += v3
         w += _S4.pack(e2.num_partitions, e2.replication_factor)
         xs4 = e2.assignments
-        w += _S0.pack(len(xs4))
+        w += _S3.pack(len(xs4))
         for e5 in xs4:
-            w += _S0.pack(e5.partition_index)
+            w += _S3.pack(e5.partition_index)
             xs6 = e5.broker_ids
-            w += _S0.pack(len(xs6))
+            w += _S3.pack(len(xs6))
             if len(xs6) < 64:
                 w += _ARRAY_i[len(xs6)].pack(*xs6)
             else:
                 w += _pack('>' + str(len(xs6)) + 'i', *xs6)
         xs7 = e2.configs
-        w += _S0.pack(len(xs7))
+        w += _S3.pack(len(xs7))
         for e8 in xs7:
             v9 = e8.name
             v9 = v9.encode()
-            w += _S1.pack(len(v9))
+            w += _S0.pack(len(v9))
             w += v9
             v10 = e8.value
             if v10 is None:
                 w += b'\xff\xff'
             else:
                 v10 = v10.encode()
-                w += _S1.pack(len(v10))
+                w += _S0.pack(len(v10))
                 w += v10
-    w += _S0.pack(o.timeout_ms)
+    w += _S3.pack(o.timeout_ms)
 
 
 def _r_CreateTopicsRequest_1(b, p):
     bl = len(b)
     o = _new(CreateTopicsRequest)
-    n1, = _S0.unpack_from(b, p)
+    n1, = _S3.unpack_from(b, p)
     p += 4
     if n1 < 0:
         raise DecodeError('CreateTopicsRequest.Topics: null where not nullable')
@@ -288,17 +286,15 @@ def _r_CreateTopicsRequest_1(b, p):
         xs2 = []
         for _ in range(n1):
             e3 = _new(_CreateTopicsRequest_CreatableTopic)
-            n4, = _S1.unpack_from(b, p)
+            n4, = _S0.unpack_from(b, p)
             p += 2
             if n4 < 0:
                 raise DecodeError('CreatableTopic.Name: null where not nullable')
             else:
                 q5 = p + n4
-                if q5 > bl:
-                    raise DecodeError('CreatableTopic.Name: length ' + str(n4) + ' past the end')
                 e3.name = str(b[p:q5], 'utf-8')
                 p = q5
-            e3.num_partitions, e3.replication_factor, h6, = _S2.unpack_from(b, p)
+            e3.num_partitions, e3.replication_factor, h6, = _S1.unpack_from(b, p)
             p += 10
             n7 = h6
             if n7 < 0:
@@ -309,23 +305,23 @@ def _r_CreateTopicsRequest_1(b, p):
                 xs8 = []
                 for _ in range(n7):
                     e9 = _new(_CreateTopicsRequest_CreatableReplicaAssignment)
-                    e9.partition_index, h10, = _S3.unpack_from(b, p)
+                    e9.partition_index, h10, = _S2.unpack_from(b, p)
                     p += 8
                     n11 = h10
                     if n11 < 0:
                         raise DecodeError('CreatableReplicaAssignment.BrokerIds: null where not nullable')
                     elif n11 < 64:
-                        e9.broker_ids = list(_ARRAY_i[n11].unpack_from(b, p))
+                        e9.broker_ids = [*_ARRAY_i[n11].unpack_from(b, p)]
                         p += 4 * n11
                     else:
                         if n11 > bl - p:
                             raise DecodeError('CreatableReplicaAssignment.BrokerIds: count ' + str(n11) + ' past the end')
-                        e9.broker_ids = list(_struct.Struct('>' + str(n11) + 'i').unpack_from(b, p))
+                        e9.broker_ids = [*_struct.Struct('>' + str(n11) + 'i').unpack_from(b, p)]
                         p += 4 * n11
                     e9.unknown_tagged_fields = None
                     xs8.append(e9)
                 e3.assignments = xs8
-            n12, = _S0.unpack_from(b, p)
+            n12, = _S3.unpack_from(b, p)
             p += 4
             if n12 < 0:
                 raise DecodeError('CreatableTopic.Configs: null where not nullable')
@@ -335,24 +331,20 @@ def _r_CreateTopicsRequest_1(b, p):
                 xs13 = []
                 for _ in range(n12):
                     e14 = _new(_CreateTopicsRequest_CreatableTopicConfig)
-                    n15, = _S1.unpack_from(b, p)
+                    n15, = _S0.unpack_from(b, p)
                     p += 2
                     if n15 < 0:
                         raise DecodeError('CreatableTopicConfig.Name: null where not nullable')
                     else:
                         q16 = p + n15
-                        if q16 > bl:
-                            raise DecodeError('CreatableTopicConfig.Name: length ' + str(n15) + ' past the end')
                         e14.name = str(b[p:q16], 'utf-8')
                         p = q16
-                    n17, = _S1.unpack_from(b, p)
+                    n17, = _S0.unpack_from(b, p)
                     p += 2
                     if n17 < 0:
                         e14.value = None
                     else:
                         q18 = p + n17
-                        if q18 > bl:
-                            raise DecodeError('CreatableTopicConfig.Value: length ' + str(n17) + ' past the end')
                         e14.value = str(b[p:q18], 'utf-8')
                         p = q18
                     e14.unknown_tagged_fields = None
@@ -364,41 +356,43 @@ def _r_CreateTopicsRequest_1(b, p):
     o.timeout_ms, o.validate_only, = _S5.unpack_from(b, p)
     p += 5
     o.unknown_tagged_fields = None
+    if p > bl:
+        raise DecodeError('CreateTopicsRequest: a length runs past the end')
     return o, p
 
 
 def _w_CreateTopicsRequest_1(o, w):
     xs1 = o.topics
-    w += _S0.pack(len(xs1))
+    w += _S3.pack(len(xs1))
     for e2 in xs1:
         v3 = e2.name
         v3 = v3.encode()
-        w += _S1.pack(len(v3))
+        w += _S0.pack(len(v3))
         w += v3
         w += _S4.pack(e2.num_partitions, e2.replication_factor)
         xs4 = e2.assignments
-        w += _S0.pack(len(xs4))
+        w += _S3.pack(len(xs4))
         for e5 in xs4:
-            w += _S0.pack(e5.partition_index)
+            w += _S3.pack(e5.partition_index)
             xs6 = e5.broker_ids
-            w += _S0.pack(len(xs6))
+            w += _S3.pack(len(xs6))
             if len(xs6) < 64:
                 w += _ARRAY_i[len(xs6)].pack(*xs6)
             else:
                 w += _pack('>' + str(len(xs6)) + 'i', *xs6)
         xs7 = e2.configs
-        w += _S0.pack(len(xs7))
+        w += _S3.pack(len(xs7))
         for e8 in xs7:
             v9 = e8.name
             v9 = v9.encode()
-            w += _S1.pack(len(v9))
+            w += _S0.pack(len(v9))
             w += v9
             v10 = e8.value
             if v10 is None:
                 w += b'\xff\xff'
             else:
                 v10 = v10.encode()
-                w += _S1.pack(len(v10))
+                w += _S0.pack(len(v10))
                 w += v10
     w += _S5.pack(o.timeout_ms, o.validate_only)
 
@@ -511,102 +505,121 @@ def _r_CreateTopicsRequest_2(b, p):
         xs2 = []
         for _ in range(n1):
             e3 = _new(_CreateTopicsRequest_CreatableTopic)
-            n4 = b[p] - 1
-            p += 1
-            if n4 > 126:
-                n4, p = _uvt(b, p, n4 + 1)
-                n4 -= 1
-            if n4 < 0:
-                raise DecodeError('CreatableTopic.Name: null where not nullable')
-            else:
-                q5 = p + n4
-                if q5 > bl:
-                    raise DecodeError('CreatableTopic.Name: length ' + str(n4) + ' past the end')
-                e3.name = str(b[p:q5], 'utf-8')
+            h6 = b[p]
+            if 0 < h6 < 128:
+                q5 = p + h6
+                e3.name = str(b[p + 1:q5], 'utf-8')
                 p = q5
-            e3.num_partitions, e3.replication_factor, h6, = _S6.unpack_from(b, p)
+            else:
+                p += 1
+                n4 = h6 - 1
+                if n4 > 126:
+                    n4, p = _uvt(b, p, n4 + 1)
+                    n4 -= 1
+                if n4 < 0:
+                    raise DecodeError('CreatableTopic.Name: null where not nullable')
+                else:
+                    q5 = p + n4
+                    e3.name = str(b[p:q5], 'utf-8')
+                    p = q5
+            e3.num_partitions, e3.replication_factor, h7, = _S6.unpack_from(b, p)
             p += 7
-            n7 = h6 - 1
-            if n7 > 126:
-                n7, p = _uvt(b, p, n7 + 1)
-                n7 -= 1
-            if n7 < 0:
+            n8 = h7 - 1
+            if n8 > 126:
+                n8, p = _uvt(b, p, n8 + 1)
+                n8 -= 1
+            if n8 < 0:
                 raise DecodeError('CreatableTopic.Assignments: null where not nullable')
             else:
-                if n7 > bl - p:
-                    raise DecodeError('CreatableTopic.Assignments: count ' + str(n7) + ' past the end')
-                xs8 = []
-                for _ in range(n7):
-                    e9 = _new(_CreateTopicsRequest_CreatableReplicaAssignment)
-                    e9.partition_index, h10, = _S7.unpack_from(b, p)
+                if n8 > bl - p:
+                    raise DecodeError('CreatableTopic.Assignments: count ' + str(n8) + ' past the end')
+                xs9 = []
+                for _ in range(n8):
+                    e10 = _new(_CreateTopicsRequest_CreatableReplicaAssignment)
+                    e10.partition_index, h11, = _S7.unpack_from(b, p)
                     p += 5
-                    n11 = h10 - 1
-                    if n11 > 126:
-                        n11, p = _uvt(b, p, n11 + 1)
-                        n11 -= 1
-                    if n11 < 0:
-                        raise DecodeError('CreatableReplicaAssignment.BrokerIds: null where not nullable')
-                    elif n11 < 64:
-                        e9.broker_ids = list(_ARRAY_i[n11].unpack_from(b, p))
-                        p += 4 * n11
+                    if 0 < h11 < 65:
+                        e10.broker_ids = [*_UNPACK_i[h11](b, p)]
+                        p += 4 * h11 - 4
                     else:
-                        if n11 > bl - p:
-                            raise DecodeError('CreatableReplicaAssignment.BrokerIds: count ' + str(n11) + ' past the end')
-                        e9.broker_ids = list(_struct.Struct('>' + str(n11) + 'i').unpack_from(b, p))
-                        p += 4 * n11
+                        n12 = h11 - 1
+                        if n12 > 126:
+                            n12, p = _uvt(b, p, n12 + 1)
+                            n12 -= 1
+                        if n12 < 0:
+                            raise DecodeError('CreatableReplicaAssignment.BrokerIds: null where not nullable')
+                        elif n12 < 64:
+                            e10.broker_ids = [*_ARRAY_i[n12].unpack_from(b, p)]
+                            p += 4 * n12
+                        else:
+                            if n12 > bl - p:
+                                raise DecodeError('CreatableReplicaAssignment.BrokerIds: count ' + str(n12) + ' past the end')
+                            e10.broker_ids = [*_struct.Struct('>' + str(n12) + 'i').unpack_from(b, p)]
+                            p += 4 * n12
                     if b[p] == 0:  # no tagged fields, the common case
-                        e9.unknown_tagged_fields = None
+                        e10.unknown_tagged_fields = None
                         p += 1
                     else:
-                        p = _t_CreateTopicsRequest_CreatableReplicaAssignment_0(b, p, e9)
-                    xs8.append(e9)
-                e3.assignments = xs8
-            n12 = b[p] - 1
+                        p = _t_CreateTopicsRequest_CreatableReplicaAssignment_0(b, p, e10)
+                    xs9.append(e10)
+                e3.assignments = xs9
+            n13 = b[p] - 1
             p += 1
-            if n12 > 126:
-                n12, p = _uvt(b, p, n12 + 1)
-                n12 -= 1
-            if n12 < 0:
+            if n13 > 126:
+                n13, p = _uvt(b, p, n13 + 1)
+                n13 -= 1
+            if n13 < 0:
                 raise DecodeError('CreatableTopic.Configs: null where not nullable')
             else:
-                if n12 > bl - p:
-                    raise DecodeError('CreatableTopic.Configs: count ' + str(n12) + ' past the end')
-                xs13 = []
-                for _ in range(n12):
-                    e14 = _new(_CreateTopicsRequest_CreatableTopicConfig)
-                    n15 = b[p] - 1
-                    p += 1
-                    if n15 > 126:
-                        n15, p = _uvt(b, p, n15 + 1)
-                        n15 -= 1
-                    if n15 < 0:
-                        raise DecodeError('CreatableTopicConfig.Name: null where not nullable')
+                if n13 > bl - p:
+                    raise DecodeError('CreatableTopic.Configs: count ' + str(n13) + ' past the end')
+                xs14 = []
+                for _ in range(n13):
+                    e15 = _new(_CreateTopicsRequest_CreatableTopicConfig)
+                    h18 = b[p]
+                    if 0 < h18 < 128:
+                        q17 = p + h18
+                        e15.name = str(b[p + 1:q17], 'utf-8')
+                        p = q17
                     else:
-                        q16 = p + n15
-                        if q16 > bl:
-                            raise DecodeError('CreatableTopicConfig.Name: length ' + str(n15) + ' past the end')
-                        e14.name = str(b[p:q16], 'utf-8')
-                        p = q16
-                    n17 = b[p] - 1
-                    p += 1
-                    if n17 > 126:
-                        n17, p = _uvt(b, p, n17 + 1)
-                        n17 -= 1
-                    if n17 < 0:
-                        e14.value = None
-                    else:
-                        q18 = p + n17
-                        if q18 > bl:
-                            raise DecodeError('CreatableTopicConfig.Value: length ' + str(n17) + ' past the end')
-                        e14.value = str(b[p:q18], 'utf-8')
-                        p = q18
-                    if b[p] == 0:  # no tagged fields, the common case
-                        e14.unknown_tagged_fields = None
+                        p += 1
+                        n16 = h18 - 1
+                        if n16 > 126:
+                            n16, p = _uvt(b, p, n16 + 1)
+                            n16 -= 1
+                        if n16 < 0:
+                            raise DecodeError('CreatableTopicConfig.Name: null where not nullable')
+                        else:
+                            q17 = p + n16
+                            e15.name = str(b[p:q17], 'utf-8')
+                            p = q17
+                    h21 = b[p]
+                    if 0 < h21 < 128:
+                        q20 = p + h21
+                        e15.value = str(b[p + 1:q20], 'utf-8')
+                        p = q20
+                    elif h21 == 0:
+                        e15.value = None
                         p += 1
                     else:
-                        p = _t_CreateTopicsRequest_CreatableTopicConfig_0(b, p, e14)
-                    xs13.append(e14)
-                e3.configs = xs13
+                        p += 1
+                        n19 = h21 - 1
+                        if n19 > 126:
+                            n19, p = _uvt(b, p, n19 + 1)
+                            n19 -= 1
+                        if n19 < 0:
+                            e15.value = None
+                        else:
+                            q20 = p + n19
+                            e15.value = str(b[p:q20], 'utf-8')
+                            p = q20
+                    if b[p] == 0:  # no tagged fields, the common case
+                        e15.unknown_tagged_fields = None
+                        p += 1
+                    else:
+                        p = _t_CreateTopicsRequest_CreatableTopicConfig_0(b, p, e15)
+                    xs14.append(e15)
+                e3.configs = xs14
             if b[p] == 0:  # no tagged fields, the common case
                 e3.unknown_tagged_fields = None
                 p += 1
@@ -621,6 +634,8 @@ def _r_CreateTopicsRequest_2(b, p):
         p += 1
     else:
         p = _t_CreateTopicsRequest_0(b, p, o)
+    if p > bl:
+        raise DecodeError('CreateTopicsRequest: a length runs past the end')
     return o, p
 
 
@@ -648,7 +663,7 @@ def _w_CreateTopicsRequest_2(o, w):
         else:
             _wuv(w, ln)
         for e5 in xs4:
-            w += _S0.pack(e5.partition_index)
+            w += _S3.pack(e5.partition_index)
             xs6 = e5.broker_ids
             ln = len(xs6) + 1
             if ln < 128:
@@ -707,7 +722,7 @@ def _w_CreateTopicsRequest_2(o, w):
 def _r_CreateTopicsResponse_0(b, p):
     bl = len(b)
     o = _new(CreateTopicsResponse)
-    n1, = _S0.unpack_from(b, p)
+    n1, = _S3.unpack_from(b, p)
     p += 4
     if n1 < 0:
         raise DecodeError('CreateTopicsResponse.Topics: null where not nullable')
@@ -717,17 +732,15 @@ def _r_CreateTopicsResponse_0(b, p):
         xs2 = []
         for _ in range(n1):
             e3 = _new(_CreateTopicsResponse_CreatableTopicResult)
-            n4, = _S1.unpack_from(b, p)
+            n4, = _S0.unpack_from(b, p)
             p += 2
             if n4 < 0:
                 raise DecodeError('CreatableTopicResult.Name: null where not nullable')
             else:
                 q5 = p + n4
-                if q5 > bl:
-                    raise DecodeError('CreatableTopicResult.Name: length ' + str(n4) + ' past the end')
                 e3.name = str(b[p:q5], 'utf-8')
                 p = q5
-            e3.error_code, = _S1.unpack_from(b, p)
+            e3.error_code, = _S0.unpack_from(b, p)
             p += 2
             e3.topic_id = UUID_ZERO
             e3.error_message = ''
@@ -740,24 +753,26 @@ def _r_CreateTopicsResponse_0(b, p):
         o.topics = xs2
     o.throttle_time_ms = 0
     o.unknown_tagged_fields = None
+    if p > bl:
+        raise DecodeError('CreateTopicsResponse: a length runs past the end')
     return o, p
 
 
 def _w_CreateTopicsResponse_0(o, w):
     xs1 = o.topics
-    w += _S0.pack(len(xs1))
+    w += _S3.pack(len(xs1))
     for e2 in xs1:
         v3 = e2.name
         v3 = v3.encode()
-        w += _S1.pack(len(v3))
+        w += _S0.pack(len(v3))
         w += v3
-        w += _S1.pack(e2.error_code)
+        w += _S0.pack(e2.error_code)
 
 
 def _r_CreateTopicsResponse_1(b, p):
     bl = len(b)
     o = _new(CreateTopicsResponse)
-    n1, = _S0.unpack_from(b, p)
+    n1, = _S3.unpack_from(b, p)
     p += 4
     if n1 < 0:
         raise DecodeError('CreateTopicsResponse.Topics: null where not nullable')
@@ -767,14 +782,12 @@ def _r_CreateTopicsResponse_1(b, p):
         xs2 = []
         for _ in range(n1):
             e3 = _new(_CreateTopicsResponse_CreatableTopicResult)
-            n4, = _S1.unpack_from(b, p)
+            n4, = _S0.unpack_from(b, p)
             p += 2
             if n4 < 0:
                 raise DecodeError('CreatableTopicResult.Name: null where not nullable')
             else:
                 q5 = p + n4
-                if q5 > bl:
-                    raise DecodeError('CreatableTopicResult.Name: length ' + str(n4) + ' past the end')
                 e3.name = str(b[p:q5], 'utf-8')
                 p = q5
             e3.error_code, h6, = _S8.unpack_from(b, p)
@@ -784,8 +797,6 @@ def _r_CreateTopicsResponse_1(b, p):
                 e3.error_message = None
             else:
                 q8 = p + n7
-                if q8 > bl:
-                    raise DecodeError('CreatableTopicResult.ErrorMessage: length ' + str(n7) + ' past the end')
                 e3.error_message = str(b[p:q8], 'utf-8')
                 p = q8
             e3.topic_id = UUID_ZERO
@@ -798,31 +809,33 @@ def _r_CreateTopicsResponse_1(b, p):
         o.topics = xs2
     o.throttle_time_ms = 0
     o.unknown_tagged_fields = None
+    if p > bl:
+        raise DecodeError('CreateTopicsResponse: a length runs past the end')
     return o, p
 
 
 def _w_CreateTopicsResponse_1(o, w):
     xs1 = o.topics
-    w += _S0.pack(len(xs1))
+    w += _S3.pack(len(xs1))
     for e2 in xs1:
         v3 = e2.name
         v3 = v3.encode()
-        w += _S1.pack(len(v3))
+        w += _S0.pack(len(v3))
         w += v3
-        w += _S1.pack(e2.error_code)
+        w += _S0.pack(e2.error_code)
         v4 = e2.error_message
         if v4 is None:
             w += b'\xff\xff'
         else:
             v4 = v4.encode()
-            w += _S1.pack(len(v4))
+            w += _S0.pack(len(v4))
             w += v4
 
 
 def _r_CreateTopicsResponse_2(b, p):
     bl = len(b)
     o = _new(CreateTopicsResponse)
-    o.throttle_time_ms, h1, = _S3.unpack_from(b, p)
+    o.throttle_time_ms, h1, = _S2.unpack_from(b, p)
     p += 8
     n2 = h1
     if n2 < 0:
@@ -833,14 +846,12 @@ def _r_CreateTopicsResponse_2(b, p):
         xs3 = []
         for _ in range(n2):
             e4 = _new(_CreateTopicsResponse_CreatableTopicResult)
-            n5, = _S1.unpack_from(b, p)
+            n5, = _S0.unpack_from(b, p)
             p += 2
             if n5 < 0:
                 raise DecodeError('CreatableTopicResult.Name: null where not nullable')
             else:
                 q6 = p + n5
-                if q6 > bl:
-                    raise DecodeError('CreatableTopicResult.Name: length ' + str(n5) + ' past the end')
                 e4.name = str(b[p:q6], 'utf-8')
                 p = q6
             e4.error_code, h7, = _S8.unpack_from(b, p)
@@ -850,8 +861,6 @@ def _r_CreateTopicsResponse_2(b, p):
                 e4.error_message = None
             else:
                 q9 = p + n8
-                if q9 > bl:
-                    raise DecodeError('CreatableTopicResult.ErrorMessage: length ' + str(n8) + ' past the end')
                 e4.error_message = str(b[p:q9], 'utf-8')
                 p = q9
             e4.topic_id = UUID_ZERO
@@ -863,25 +872,27 @@ def _r_CreateTopicsResponse_2(b, p):
             xs3.append(e4)
         o.topics = xs3
     o.unknown_tagged_fields = None
+    if p > bl:
+        raise DecodeError('CreateTopicsResponse: a length runs past the end')
     return o, p
 
 
 def _w_CreateTopicsResponse_2(o, w):
-    w += _S0.pack(o.throttle_time_ms)
+    w += _S3.pack(o.throttle_time_ms)
     xs1 = o.topics
-    w += _S0.pack(len(xs1))
+    w += _S3.pack(len(xs1))
     for e2 in xs1:
         v3 = e2.name
         v3 = v3.encode()
-        w += _S1.pack(len(v3))
+        w += _S0.pack(len(v3))
         w += v3
-        w += _S1.pack(e2.error_code)
+        w += _S0.pack(e2.error_code)
         v4 = e2.error_message
         if v4 is None:
             w += b'\xff\xff'
         else:
             v4 = v4.encode()
-            w += _S1.pack(len(v4))
+            w += _S0.pack(len(v4))
             w += v4
 
 
@@ -924,7 +935,7 @@ def _t_CreateTopicsResponse_CreatableTopicResult_0(b, p, o):
         if end > bl:
             raise DecodeError('CreatableTopicResult: tagged field past the end')
         if tag == 0:
-            o.topic_config_error_code, = _S1.unpack_from(b, p)
+            o.topic_config_error_code, = _S0.unpack_from(b, p)
             p += 2
         else:
             if unknown is None:
@@ -975,82 +986,105 @@ def _r_CreateTopicsResponse_3(b, p):
         xs3 = []
         for _ in range(n2):
             e4 = _new(_CreateTopicsResponse_CreatableTopicResult)
-            n5 = b[p] - 1
-            p += 1
-            if n5 > 126:
-                n5, p = _uvt(b, p, n5 + 1)
-                n5 -= 1
-            if n5 < 0:
-                raise DecodeError('CreatableTopicResult.Name: null where not nullable')
-            else:
-                q6 = p + n5
-                if q6 > bl:
-                    raise DecodeError('CreatableTopicResult.Name: length ' + str(n5) + ' past the end')
-                e4.name = str(b[p:q6], 'utf-8')
+            h7 = b[p]
+            if 0 < h7 < 128:
+                q6 = p + h7
+                e4.name = str(b[p + 1:q6], 'utf-8')
                 p = q6
-            e4.error_code, h7, = _S9.unpack_from(b, p)
+            else:
+                p += 1
+                n5 = h7 - 1
+                if n5 > 126:
+                    n5, p = _uvt(b, p, n5 + 1)
+                    n5 -= 1
+                if n5 < 0:
+                    raise DecodeError('CreatableTopicResult.Name: null where not nullable')
+                else:
+                    q6 = p + n5
+                    e4.name = str(b[p:q6], 'utf-8')
+                    p = q6
+            e4.error_code, h8, = _S9.unpack_from(b, p)
             p += 3
-            n8 = h7 - 1
-            if n8 > 126:
-                n8, p = _uvt(b, p, n8 + 1)
-                n8 -= 1
-            if n8 < 0:
+            if 0 < h8 < 128:
+                q10 = p + h8 - 1
+                e4.error_message = str(b[p:q10], 'utf-8')
+                p = q10
+            elif h8 == 0:
                 e4.error_message = None
             else:
-                q9 = p + n8
-                if q9 > bl:
-                    raise DecodeError('CreatableTopicResult.ErrorMessage: length ' + str(n8) + ' past the end')
-                e4.error_message = str(b[p:q9], 'utf-8')
-                p = q9
-            e4.num_partitions, e4.replication_factor, h10, = _S6.unpack_from(b, p)
+                n9 = h8 - 1
+                if n9 > 126:
+                    n9, p = _uvt(b, p, n9 + 1)
+                    n9 -= 1
+                if n9 < 0:
+                    e4.error_message = None
+                else:
+                    q10 = p + n9
+                    e4.error_message = str(b[p:q10], 'utf-8')
+                    p = q10
+            e4.num_partitions, e4.replication_factor, h11, = _S6.unpack_from(b, p)
             p += 7
-            n11 = h10 - 1
-            if n11 > 126:
-                n11, p = _uvt(b, p, n11 + 1)
-                n11 -= 1
-            if n11 < 0:
+            if h11 == 0:
                 e4.configs = None
             else:
-                if n11 > bl - p:
-                    raise DecodeError('CreatableTopicResult.Configs: count ' + str(n11) + ' past the end')
-                xs12 = []
-                for _ in range(n11):
-                    e13 = _new(_CreateTopicsResponse_CreatableTopicConfigs)
-                    n14 = b[p] - 1
-                    p += 1
-                    if n14 > 126:
-                        n14, p = _uvt(b, p, n14 + 1)
-                        n14 -= 1
-                    if n14 < 0:
-                        raise DecodeError('CreatableTopicConfigs.Name: null where not nullable')
-                    else:
-                        q15 = p + n14
-                        if q15 > bl:
-                            raise DecodeError('CreatableTopicConfigs.Name: length ' + str(n14) + ' past the end')
-                        e13.name = str(b[p:q15], 'utf-8')
-                        p = q15
-                    n16 = b[p] - 1
-                    p += 1
-                    if n16 > 126:
-                        n16, p = _uvt(b, p, n16 + 1)
-                        n16 -= 1
-                    if n16 < 0:
-                        e13.value = None
-                    else:
-                        q17 = p + n16
-                        if q17 > bl:
-                            raise DecodeError('CreatableTopicConfigs.Value: length ' + str(n16) + ' past the end')
-                        e13.value = str(b[p:q17], 'utf-8')
-                        p = q17
-                    e13.read_only, e13.config_source, e13.is_sensitive, = _S10.unpack_from(b, p)
-                    p += 3
-                    if b[p] == 0:  # no tagged fields, the common case
-                        e13.unknown_tagged_fields = None
-                        p += 1
-                    else:
-                        p = _t_CreateTopicsResponse_CreatableTopicConfigs_0(b, p, e13)
-                    xs12.append(e13)
-                e4.configs = xs12
+                n12 = h11 - 1
+                if n12 > 126:
+                    n12, p = _uvt(b, p, n12 + 1)
+                    n12 -= 1
+                if n12 < 0:
+                    e4.configs = None
+                else:
+                    if n12 > bl - p:
+                        raise DecodeError('CreatableTopicResult.Configs: count ' + str(n12) + ' past the end')
+                    xs13 = []
+                    for _ in range(n12):
+                        e14 = _new(_CreateTopicsResponse_CreatableTopicConfigs)
+                        h17 = b[p]
+                        if 0 < h17 < 128:
+                            q16 = p + h17
+                            e14.name = str(b[p + 1:q16], 'utf-8')
+                            p = q16
+                        else:
+                            p += 1
+                            n15 = h17 - 1
+                            if n15 > 126:
+                                n15, p = _uvt(b, p, n15 + 1)
+                                n15 -= 1
+                            if n15 < 0:
+                                raise DecodeError('CreatableTopicConfigs.Name: null where not nullable')
+                            else:
+                                q16 = p + n15
+                                e14.name = str(b[p:q16], 'utf-8')
+                                p = q16
+                        h20 = b[p]
+                        if 0 < h20 < 128:
+                            q19 = p + h20
+                            e14.value = str(b[p + 1:q19], 'utf-8')
+                            p = q19
+                        elif h20 == 0:
+                            e14.value = None
+                            p += 1
+                        else:
+                            p += 1
+                            n18 = h20 - 1
+                            if n18 > 126:
+                                n18, p = _uvt(b, p, n18 + 1)
+                                n18 -= 1
+                            if n18 < 0:
+                                e14.value = None
+                            else:
+                                q19 = p + n18
+                                e14.value = str(b[p:q19], 'utf-8')
+                                p = q19
+                        e14.read_only, e14.config_source, e14.is_sensitive, = _S10.unpack_from(b, p)
+                        p += 3
+                        if b[p] == 0:  # no tagged fields, the common case
+                            e14.unknown_tagged_fields = None
+                            p += 1
+                        else:
+                            p = _t_CreateTopicsResponse_CreatableTopicConfigs_0(b, p, e14)
+                        xs13.append(e14)
+                    e4.configs = xs13
             e4.topic_id = UUID_ZERO
             e4.topic_config_error_code = 0
             if b[p] == 0:  # no tagged fields, the common case
@@ -1065,11 +1099,13 @@ def _r_CreateTopicsResponse_3(b, p):
         p += 1
     else:
         p = _t_CreateTopicsResponse_0(b, p, o)
+    if p > bl:
+        raise DecodeError('CreateTopicsResponse: a length runs past the end')
     return o, p
 
 
 def _w_CreateTopicsResponse_3(o, w):
-    w += _S0.pack(o.throttle_time_ms)
+    w += _S3.pack(o.throttle_time_ms)
     xs1 = o.topics
     ln = len(xs1) + 1
     if ln < 128:
@@ -1085,7 +1121,7 @@ def _w_CreateTopicsResponse_3(o, w):
         else:
             _wuv(w, ln)
         w += v3
-        w += _S1.pack(e2.error_code)
+        w += _S0.pack(e2.error_code)
         v4 = e2.error_message
         if v4 is None:
             w.append(0)
@@ -1135,7 +1171,7 @@ def _w_CreateTopicsResponse_3(o, w):
         tags9 = []
         if e2.topic_config_error_code != 0:
             t10 = bytearray()
-            t10 += _S1.pack(e2.topic_config_error_code)
+            t10 += _S0.pack(e2.topic_config_error_code)
             tags9.append((0, t10))
         if e2.unknown_tagged_fields:
             tags9 = sorted(tags9 + e2.unknown_tagged_fields, key=_first)
@@ -1166,82 +1202,105 @@ def _r_CreateTopicsResponse_4(b, p):
         xs3 = []
         for _ in range(n2):
             e4 = _new(_CreateTopicsResponse_CreatableTopicResult)
-            n5 = b[p] - 1
-            p += 1
-            if n5 > 126:
-                n5, p = _uvt(b, p, n5 + 1)
-                n5 -= 1
-            if n5 < 0:
-                raise DecodeError('CreatableTopicResult.Name: null where not nullable')
-            else:
-                q6 = p + n5
-                if q6 > bl:
-                    raise DecodeError('CreatableTopicResult.Name: length ' + str(n5) + ' past the end')
-                e4.name = str(b[p:q6], 'utf-8')
+            h7 = b[p]
+            if 0 < h7 < 128:
+                q6 = p + h7
+                e4.name = str(b[p + 1:q6], 'utf-8')
                 p = q6
-            e4.topic_id, e4.error_code, h7, = _S11.unpack_from(b, p)
+            else:
+                p += 1
+                n5 = h7 - 1
+                if n5 > 126:
+                    n5, p = _uvt(b, p, n5 + 1)
+                    n5 -= 1
+                if n5 < 0:
+                    raise DecodeError('CreatableTopicResult.Name: null where not nullable')
+                else:
+                    q6 = p + n5
+                    e4.name = str(b[p:q6], 'utf-8')
+                    p = q6
+            e4.topic_id, e4.error_code, h8, = _S11.unpack_from(b, p)
             p += 19
-            n8 = h7 - 1
-            if n8 > 126:
-                n8, p = _uvt(b, p, n8 + 1)
-                n8 -= 1
-            if n8 < 0:
+            if 0 < h8 < 128:
+                q10 = p + h8 - 1
+                e4.error_message = str(b[p:q10], 'utf-8')
+                p = q10
+            elif h8 == 0:
                 e4.error_message = None
             else:
-                q9 = p + n8
-                if q9 > bl:
-                    raise DecodeError('CreatableTopicResult.ErrorMessage: length ' + str(n8) + ' past the end')
-                e4.error_message = str(b[p:q9], 'utf-8')
-                p = q9
-            e4.num_partitions, e4.replication_factor, h10, = _S6.unpack_from(b, p)
+                n9 = h8 - 1
+                if n9 > 126:
+                    n9, p = _uvt(b, p, n9 + 1)
+                    n9 -= 1
+                if n9 < 0:
+                    e4.error_message = None
+                else:
+                    q10 = p + n9
+                    e4.error_message = str(b[p:q10], 'utf-8')
+                    p = q10
+            e4.num_partitions, e4.replication_factor, h11, = _S6.unpack_from(b, p)
             p += 7
-            n11 = h10 - 1
-            if n11 > 126:
-                n11, p = _uvt(b, p, n11 + 1)
-                n11 -= 1
-            if n11 < 0:
+            if h11 == 0:
                 e4.configs = None
             else:
-                if n11 > bl - p:
-                    raise DecodeError('CreatableTopicResult.Configs: count ' + str(n11) + ' past the end')
-                xs12 = []
-                for _ in range(n11):
-                    e13 = _new(_CreateTopicsResponse_CreatableTopicConfigs)
-                    n14 = b[p] - 1
-                    p += 1
-                    if n14 > 126:
-                        n14, p = _uvt(b, p, n14 + 1)
-                        n14 -= 1
-                    if n14 < 0:
-                        raise DecodeError('CreatableTopicConfigs.Name: null where not nullable')
-                    else:
-                        q15 = p + n14
-                        if q15 > bl:
-                            raise DecodeError('CreatableTopicConfigs.Name: length ' + str(n14) + ' past the end')
-                        e13.name = str(b[p:q15], 'utf-8')
-                        p = q15
-                    n16 = b[p] - 1
-                    p += 1
-                    if n16 > 126:
-                        n16, p = _uvt(b, p, n16 + 1)
-                        n16 -= 1
-                    if n16 < 0:
-                        e13.value = None
-                    else:
-                        q17 = p + n16
-                        if q17 > bl:
-                            raise DecodeError('CreatableTopicConfigs.Value: length ' + str(n16) + ' past the end')
-                        e13.value = str(b[p:q17], 'utf-8')
-                        p = q17
-                    e13.read_only, e13.config_source, e13.is_sensitive, = _S10.unpack_from(b, p)
-                    p += 3
-                    if b[p] == 0:  # no tagged fields, the common case
-                        e13.unknown_tagged_fields = None
-                        p += 1
-                    else:
-                        p = _t_CreateTopicsResponse_CreatableTopicConfigs_0(b, p, e13)
-                    xs12.append(e13)
-                e4.configs = xs12
+                n12 = h11 - 1
+                if n12 > 126:
+                    n12, p = _uvt(b, p, n12 + 1)
+                    n12 -= 1
+                if n12 < 0:
+                    e4.configs = None
+                else:
+                    if n12 > bl - p:
+                        raise DecodeError('CreatableTopicResult.Configs: count ' + str(n12) + ' past the end')
+                    xs13 = []
+                    for _ in range(n12):
+                        e14 = _new(_CreateTopicsResponse_CreatableTopicConfigs)
+                        h17 = b[p]
+                        if 0 < h17 < 128:
+                            q16 = p + h17
+                            e14.name = str(b[p + 1:q16], 'utf-8')
+                            p = q16
+                        else:
+                            p += 1
+                            n15 = h17 - 1
+                            if n15 > 126:
+                                n15, p = _uvt(b, p, n15 + 1)
+                                n15 -= 1
+                            if n15 < 0:
+                                raise DecodeError('CreatableTopicConfigs.Name: null where not nullable')
+                            else:
+                                q16 = p + n15
+                                e14.name = str(b[p:q16], 'utf-8')
+                                p = q16
+                        h20 = b[p]
+                        if 0 < h20 < 128:
+                            q19 = p + h20
+                            e14.value = str(b[p + 1:q19], 'utf-8')
+                            p = q19
+                        elif h20 == 0:
+                            e14.value = None
+                            p += 1
+                        else:
+                            p += 1
+                            n18 = h20 - 1
+                            if n18 > 126:
+                                n18, p = _uvt(b, p, n18 + 1)
+                                n18 -= 1
+                            if n18 < 0:
+                                e14.value = None
+                            else:
+                                q19 = p + n18
+                                e14.value = str(b[p:q19], 'utf-8')
+                                p = q19
+                        e14.read_only, e14.config_source, e14.is_sensitive, = _S10.unpack_from(b, p)
+                        p += 3
+                        if b[p] == 0:  # no tagged fields, the common case
+                            e14.unknown_tagged_fields = None
+                            p += 1
+                        else:
+                            p = _t_CreateTopicsResponse_CreatableTopicConfigs_0(b, p, e14)
+                        xs13.append(e14)
+                    e4.configs = xs13
             e4.topic_config_error_code = 0
             if b[p] == 0:  # no tagged fields, the common case
                 e4.unknown_tagged_fields = None
@@ -1255,11 +1314,13 @@ def _r_CreateTopicsResponse_4(b, p):
         p += 1
     else:
         p = _t_CreateTopicsResponse_0(b, p, o)
+    if p > bl:
+        raise DecodeError('CreateTopicsResponse: a length runs past the end')
     return o, p
 
 
 def _w_CreateTopicsResponse_4(o, w):
-    w += _S0.pack(o.throttle_time_ms)
+    w += _S3.pack(o.throttle_time_ms)
     xs1 = o.topics
     ln = len(xs1) + 1
     if ln < 128:
@@ -1325,7 +1386,7 @@ def _w_CreateTopicsResponse_4(o, w):
         tags9 = []
         if e2.topic_config_error_code != 0:
             t10 = bytearray()
-            t10 += _S1.pack(e2.topic_config_error_code)
+            t10 += _S0.pack(e2.topic_config_error_code)
             tags9.append((0, t10))
         if e2.unknown_tagged_fields:
             tags9 = sorted(tags9 + e2.unknown_tagged_fields, key=_first)

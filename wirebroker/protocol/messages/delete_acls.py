@@ -9,6 +9,7 @@ from typing import Any
 import struct as _struct
 
 from wirebroker.protocol.message import UNSET, Message, Struct
+from wirebroker.protocol.message import shared_default as _shared_default
 from wirebroker.protocol.primitives import (
     UUID_ZERO,
     DecodeError,
@@ -28,10 +29,10 @@ _unpack_from = _struct.unpack_from
 def _first(tag_and_bytes):
     return tag_and_bytes[0]
 
-_S0 = _struct.Struct('>i')
-_S1 = _struct.Struct('>bh')
-_S2 = _struct.Struct('>h')
-_S3 = _struct.Struct('>bb')
+_S0 = _struct.Struct('>bh')
+_S1 = _struct.Struct('>h')
+_S2 = _struct.Struct('>bb')
+_S3 = _struct.Struct('>i')
 _S4 = _struct.Struct('>b')
 _S5 = _struct.Struct('>bB')
 _S6 = _struct.Struct('>ii')
@@ -120,7 +121,7 @@ _DeleteAclsResponse_DeleteAclsFilterResult = DeleteAclsResponse.DeleteAclsFilter
 def _r_DeleteAclsRequest_0(b, p):
     bl = len(b)
     o = _new(DeleteAclsRequest)
-    n1, = _S0.unpack_from(b, p)
+    n1, = _S3.unpack_from(b, p)
     p += 4
     if n1 < 0:
         raise DecodeError('DeleteAclsRequest.Filters: null where not nullable')
@@ -130,50 +131,46 @@ def _r_DeleteAclsRequest_0(b, p):
         xs2 = []
         for _ in range(n1):
             e3 = _new(_DeleteAclsRequest_DeleteAclsFilter)
-            e3.resource_type_filter, h4, = _S1.unpack_from(b, p)
+            e3.resource_type_filter, h4, = _S0.unpack_from(b, p)
             p += 3
             n5 = h4
             if n5 < 0:
                 e3.resource_name_filter = None
             else:
                 q6 = p + n5
-                if q6 > bl:
-                    raise DecodeError('DeleteAclsFilter.ResourceNameFilter: length ' + str(n5) + ' past the end')
                 e3.resource_name_filter = str(b[p:q6], 'utf-8')
                 p = q6
-            n7, = _S2.unpack_from(b, p)
+            n7, = _S1.unpack_from(b, p)
             p += 2
             if n7 < 0:
                 e3.principal_filter = None
             else:
                 q8 = p + n7
-                if q8 > bl:
-                    raise DecodeError('DeleteAclsFilter.PrincipalFilter: length ' + str(n7) + ' past the end')
                 e3.principal_filter = str(b[p:q8], 'utf-8')
                 p = q8
-            n9, = _S2.unpack_from(b, p)
+            n9, = _S1.unpack_from(b, p)
             p += 2
             if n9 < 0:
                 e3.host_filter = None
             else:
                 q10 = p + n9
-                if q10 > bl:
-                    raise DecodeError('DeleteAclsFilter.HostFilter: length ' + str(n9) + ' past the end')
                 e3.host_filter = str(b[p:q10], 'utf-8')
                 p = q10
-            e3.operation, e3.permission_type, = _S3.unpack_from(b, p)
+            e3.operation, e3.permission_type, = _S2.unpack_from(b, p)
             p += 2
             e3.pattern_type_filter = 3
             e3.unknown_tagged_fields = None
             xs2.append(e3)
         o.filters = xs2
     o.unknown_tagged_fields = None
+    if p > bl:
+        raise DecodeError('DeleteAclsRequest: a length runs past the end')
     return o, p
 
 
 def _w_DeleteAclsRequest_0(o, w):
     xs1 = o.filters
-    w += _S0.pack(len(xs1))
+    w += _S3.pack(len(xs1))
     for e2 in xs1:
         if e2.pattern_type_filter != 3:
             raise UnsupportedFieldError('DeleteAclsFilter.PatternTypeFilter exists only in versions 1+')
@@ -183,29 +180,29 @@ def _w_DeleteAclsRequest_0(o, w):
             w += b'\xff\xff'
         else:
             v3 = v3.encode()
-            w += _S2.pack(len(v3))
+            w += _S1.pack(len(v3))
             w += v3
         v4 = e2.principal_filter
         if v4 is None:
             w += b'\xff\xff'
         else:
             v4 = v4.encode()
-            w += _S2.pack(len(v4))
+            w += _S1.pack(len(v4))
             w += v4
         v5 = e2.host_filter
         if v5 is None:
             w += b'\xff\xff'
         else:
             v5 = v5.encode()
-            w += _S2.pack(len(v5))
+            w += _S1.pack(len(v5))
             w += v5
-        w += _S3.pack(e2.operation, e2.permission_type)
+        w += _S2.pack(e2.operation, e2.permission_type)
 
 
 def _r_DeleteAclsRequest_1(b, p):
     bl = len(b)
     o = _new(DeleteAclsRequest)
-    n1, = _S0.unpack_from(b, p)
+    n1, = _S3.unpack_from(b, p)
     p += 4
     if n1 < 0:
         raise DecodeError('DeleteAclsRequest.Filters: null where not nullable')
@@ -215,50 +212,46 @@ def _r_DeleteAclsRequest_1(b, p):
         xs2 = []
         for _ in range(n1):
             e3 = _new(_DeleteAclsRequest_DeleteAclsFilter)
-            e3.resource_type_filter, h4, = _S1.unpack_from(b, p)
+            e3.resource_type_filter, h4, = _S0.unpack_from(b, p)
             p += 3
             n5 = h4
             if n5 < 0:
                 e3.resource_name_filter = None
             else:
                 q6 = p + n5
-                if q6 > bl:
-                    raise DecodeError('DeleteAclsFilter.ResourceNameFilter: length ' + str(n5) + ' past the end')
                 e3.resource_name_filter = str(b[p:q6], 'utf-8')
                 p = q6
-            e3.pattern_type_filter, h7, = _S1.unpack_from(b, p)
+            e3.pattern_type_filter, h7, = _S0.unpack_from(b, p)
             p += 3
             n8 = h7
             if n8 < 0:
                 e3.principal_filter = None
             else:
                 q9 = p + n8
-                if q9 > bl:
-                    raise DecodeError('DeleteAclsFilter.PrincipalFilter: length ' + str(n8) + ' past the end')
                 e3.principal_filter = str(b[p:q9], 'utf-8')
                 p = q9
-            n10, = _S2.unpack_from(b, p)
+            n10, = _S1.unpack_from(b, p)
             p += 2
             if n10 < 0:
                 e3.host_filter = None
             else:
                 q11 = p + n10
-                if q11 > bl:
-                    raise DecodeError('DeleteAclsFilter.HostFilter: length ' + str(n10) + ' past the end')
                 e3.host_filter = str(b[p:q11], 'utf-8')
                 p = q11
-            e3.operation, e3.permission_type, = _S3.unpack_from(b, p)
+            e3.operation, e3.permission_type, = _S2.unpack_from(b, p)
             p += 2
             e3.unknown_tagged_fields = None
             xs2.append(e3)
         o.filters = xs2
     o.unknown_tagged_fields = None
+    if p > bl:
+        raise DecodeError('DeleteAclsRequest: a length runs past the end')
     return o, p
 
 
 def _w_DeleteAclsRequest_1(o, w):
     xs1 = o.filters
-    w += _S0.pack(len(xs1))
+    w += _S3.pack(len(xs1))
     for e2 in xs1:
         w += _S4.pack(e2.resource_type_filter)
         v3 = e2.resource_name_filter
@@ -266,7 +259,7 @@ def _w_DeleteAclsRequest_1(o, w):
             w += b'\xff\xff'
         else:
             v3 = v3.encode()
-            w += _S2.pack(len(v3))
+            w += _S1.pack(len(v3))
             w += v3
         w += _S4.pack(e2.pattern_type_filter)
         v4 = e2.principal_filter
@@ -274,16 +267,16 @@ def _w_DeleteAclsRequest_1(o, w):
             w += b'\xff\xff'
         else:
             v4 = v4.encode()
-            w += _S2.pack(len(v4))
+            w += _S1.pack(len(v4))
             w += v4
         v5 = e2.host_filter
         if v5 is None:
             w += b'\xff\xff'
         else:
             v5 = v5.encode()
-            w += _S2.pack(len(v5))
+            w += _S1.pack(len(v5))
             w += v5
-        w += _S3.pack(e2.operation, e2.permission_type)
+        w += _S2.pack(e2.operation, e2.permission_type)
 
 
 def _t_DeleteAclsRequest_DeleteAclsFilter_0(b, p, o):
@@ -350,46 +343,63 @@ def _r_DeleteAclsRequest_2(b, p):
             e3 = _new(_DeleteAclsRequest_DeleteAclsFilter)
             e3.resource_type_filter, h4, = _S5.unpack_from(b, p)
             p += 2
-            n5 = h4 - 1
-            if n5 > 126:
-                n5, p = _uvt(b, p, n5 + 1)
-                n5 -= 1
-            if n5 < 0:
-                e3.resource_name_filter = None
-            else:
-                q6 = p + n5
-                if q6 > bl:
-                    raise DecodeError('DeleteAclsFilter.ResourceNameFilter: length ' + str(n5) + ' past the end')
+            if 0 < h4 < 128:
+                q6 = p + h4 - 1
                 e3.resource_name_filter = str(b[p:q6], 'utf-8')
                 p = q6
+            elif h4 == 0:
+                e3.resource_name_filter = None
+            else:
+                n5 = h4 - 1
+                if n5 > 126:
+                    n5, p = _uvt(b, p, n5 + 1)
+                    n5 -= 1
+                if n5 < 0:
+                    e3.resource_name_filter = None
+                else:
+                    q6 = p + n5
+                    e3.resource_name_filter = str(b[p:q6], 'utf-8')
+                    p = q6
             e3.pattern_type_filter, h7, = _S5.unpack_from(b, p)
             p += 2
-            n8 = h7 - 1
-            if n8 > 126:
-                n8, p = _uvt(b, p, n8 + 1)
-                n8 -= 1
-            if n8 < 0:
-                e3.principal_filter = None
-            else:
-                q9 = p + n8
-                if q9 > bl:
-                    raise DecodeError('DeleteAclsFilter.PrincipalFilter: length ' + str(n8) + ' past the end')
+            if 0 < h7 < 128:
+                q9 = p + h7 - 1
                 e3.principal_filter = str(b[p:q9], 'utf-8')
                 p = q9
-            n10 = b[p] - 1
-            p += 1
-            if n10 > 126:
-                n10, p = _uvt(b, p, n10 + 1)
-                n10 -= 1
-            if n10 < 0:
-                e3.host_filter = None
+            elif h7 == 0:
+                e3.principal_filter = None
             else:
-                q11 = p + n10
-                if q11 > bl:
-                    raise DecodeError('DeleteAclsFilter.HostFilter: length ' + str(n10) + ' past the end')
-                e3.host_filter = str(b[p:q11], 'utf-8')
+                n8 = h7 - 1
+                if n8 > 126:
+                    n8, p = _uvt(b, p, n8 + 1)
+                    n8 -= 1
+                if n8 < 0:
+                    e3.principal_filter = None
+                else:
+                    q9 = p + n8
+                    e3.principal_filter = str(b[p:q9], 'utf-8')
+                    p = q9
+            h12 = b[p]
+            if 0 < h12 < 128:
+                q11 = p + h12
+                e3.host_filter = str(b[p + 1:q11], 'utf-8')
                 p = q11
-            e3.operation, e3.permission_type, = _S3.unpack_from(b, p)
+            elif h12 == 0:
+                e3.host_filter = None
+                p += 1
+            else:
+                p += 1
+                n10 = h12 - 1
+                if n10 > 126:
+                    n10, p = _uvt(b, p, n10 + 1)
+                    n10 -= 1
+                if n10 < 0:
+                    e3.host_filter = None
+                else:
+                    q11 = p + n10
+                    e3.host_filter = str(b[p:q11], 'utf-8')
+                    p = q11
+            e3.operation, e3.permission_type, = _S2.unpack_from(b, p)
             p += 2
             if b[p] == 0:  # no tagged fields, the common case
                 e3.unknown_tagged_fields = None
@@ -403,6 +413,8 @@ def _r_DeleteAclsRequest_2(b, p):
         p += 1
     else:
         p = _t_DeleteAclsRequest_0(b, p, o)
+    if p > bl:
+        raise DecodeError('DeleteAclsRequest: a length runs past the end')
     return o, p
 
 
@@ -449,7 +461,7 @@ def _w_DeleteAclsRequest_2(o, w):
             else:
                 _wuv(w, ln)
             w += v5
-        w += _S3.pack(e2.operation, e2.permission_type)
+        w += _S2.pack(e2.operation, e2.permission_type)
         if e2.unknown_tagged_fields:
             _wtags(w, e2.unknown_tagged_fields)
         else:
@@ -481,11 +493,9 @@ def _r_DeleteAclsResponse_0(b, p):
                 e4.error_message = None
             else:
                 q7 = p + n6
-                if q7 > bl:
-                    raise DecodeError('DeleteAclsFilterResult.ErrorMessage: length ' + str(n6) + ' past the end')
                 e4.error_message = str(b[p:q7], 'utf-8')
                 p = q7
-            n8, = _S0.unpack_from(b, p)
+            n8, = _S3.unpack_from(b, p)
             p += 4
             if n8 < 0:
                 raise DecodeError('DeleteAclsFilterResult.MatchingAcls: null where not nullable')
@@ -502,42 +512,34 @@ def _r_DeleteAclsResponse_0(b, p):
                         e10.error_message = None
                     else:
                         q13 = p + n12
-                        if q13 > bl:
-                            raise DecodeError('DeleteAclsMatchingAcl.ErrorMessage: length ' + str(n12) + ' past the end')
                         e10.error_message = str(b[p:q13], 'utf-8')
                         p = q13
-                    e10.resource_type, h14, = _S1.unpack_from(b, p)
+                    e10.resource_type, h14, = _S0.unpack_from(b, p)
                     p += 3
                     n15 = h14
                     if n15 < 0:
                         raise DecodeError('DeleteAclsMatchingAcl.ResourceName: null where not nullable')
                     else:
                         q16 = p + n15
-                        if q16 > bl:
-                            raise DecodeError('DeleteAclsMatchingAcl.ResourceName: length ' + str(n15) + ' past the end')
                         e10.resource_name = str(b[p:q16], 'utf-8')
                         p = q16
-                    n17, = _S2.unpack_from(b, p)
+                    n17, = _S1.unpack_from(b, p)
                     p += 2
                     if n17 < 0:
                         raise DecodeError('DeleteAclsMatchingAcl.Principal: null where not nullable')
                     else:
                         q18 = p + n17
-                        if q18 > bl:
-                            raise DecodeError('DeleteAclsMatchingAcl.Principal: length ' + str(n17) + ' past the end')
                         e10.principal = str(b[p:q18], 'utf-8')
                         p = q18
-                    n19, = _S2.unpack_from(b, p)
+                    n19, = _S1.unpack_from(b, p)
                     p += 2
                     if n19 < 0:
                         raise DecodeError('DeleteAclsMatchingAcl.Host: null where not nullable')
                     else:
                         q20 = p + n19
-                        if q20 > bl:
-                            raise DecodeError('DeleteAclsMatchingAcl.Host: length ' + str(n19) + ' past the end')
                         e10.host = str(b[p:q20], 'utf-8')
                         p = q20
-                    e10.operation, e10.permission_type, = _S3.unpack_from(b, p)
+                    e10.operation, e10.permission_type, = _S2.unpack_from(b, p)
                     p += 2
                     e10.pattern_type = 3
                     e10.unknown_tagged_fields = None
@@ -547,49 +549,51 @@ def _r_DeleteAclsResponse_0(b, p):
             xs3.append(e4)
         o.filter_results = xs3
     o.unknown_tagged_fields = None
+    if p > bl:
+        raise DecodeError('DeleteAclsResponse: a length runs past the end')
     return o, p
 
 
 def _w_DeleteAclsResponse_0(o, w):
-    w += _S0.pack(o.throttle_time_ms)
+    w += _S3.pack(o.throttle_time_ms)
     xs1 = o.filter_results
-    w += _S0.pack(len(xs1))
+    w += _S3.pack(len(xs1))
     for e2 in xs1:
-        w += _S2.pack(e2.error_code)
+        w += _S1.pack(e2.error_code)
         v3 = e2.error_message
         if v3 is None:
             w += b'\xff\xff'
         else:
             v3 = v3.encode()
-            w += _S2.pack(len(v3))
+            w += _S1.pack(len(v3))
             w += v3
         xs4 = e2.matching_acls
-        w += _S0.pack(len(xs4))
+        w += _S3.pack(len(xs4))
         for e5 in xs4:
             if e5.pattern_type != 3:
                 raise UnsupportedFieldError('DeleteAclsMatchingAcl.PatternType exists only in versions 1+')
-            w += _S2.pack(e5.error_code)
+            w += _S1.pack(e5.error_code)
             v6 = e5.error_message
             if v6 is None:
                 w += b'\xff\xff'
             else:
                 v6 = v6.encode()
-                w += _S2.pack(len(v6))
+                w += _S1.pack(len(v6))
                 w += v6
             w += _S4.pack(e5.resource_type)
             v7 = e5.resource_name
             v7 = v7.encode()
-            w += _S2.pack(len(v7))
+            w += _S1.pack(len(v7))
             w += v7
             v8 = e5.principal
             v8 = v8.encode()
-            w += _S2.pack(len(v8))
+            w += _S1.pack(len(v8))
             w += v8
             v9 = e5.host
             v9 = v9.encode()
-            w += _S2.pack(len(v9))
+            w += _S1.pack(len(v9))
             w += v9
-            w += _S3.pack(e5.operation, e5.permission_type)
+            w += _S2.pack(e5.operation, e5.permission_type)
 
 
 def _r_DeleteAclsResponse_1(b, p):
@@ -613,11 +617,9 @@ def _r_DeleteAclsResponse_1(b, p):
                 e4.error_message = None
             else:
                 q7 = p + n6
-                if q7 > bl:
-                    raise DecodeError('DeleteAclsFilterResult.ErrorMessage: length ' + str(n6) + ' past the end')
                 e4.error_message = str(b[p:q7], 'utf-8')
                 p = q7
-            n8, = _S0.unpack_from(b, p)
+            n8, = _S3.unpack_from(b, p)
             p += 4
             if n8 < 0:
                 raise DecodeError('DeleteAclsFilterResult.MatchingAcls: null where not nullable')
@@ -634,43 +636,35 @@ def _r_DeleteAclsResponse_1(b, p):
                         e10.error_message = None
                     else:
                         q13 = p + n12
-                        if q13 > bl:
-                            raise DecodeError('DeleteAclsMatchingAcl.ErrorMessage: length ' + str(n12) + ' past the end')
                         e10.error_message = str(b[p:q13], 'utf-8')
                         p = q13
-                    e10.resource_type, h14, = _S1.unpack_from(b, p)
+                    e10.resource_type, h14, = _S0.unpack_from(b, p)
                     p += 3
                     n15 = h14
                     if n15 < 0:
                         raise DecodeError('DeleteAclsMatchingAcl.ResourceName: null where not nullable')
                     else:
                         q16 = p + n15
-                        if q16 > bl:
-                            raise DecodeError('DeleteAclsMatchingAcl.ResourceName: length ' + str(n15) + ' past the end')
                         e10.resource_name = str(b[p:q16], 'utf-8')
                         p = q16
-                    e10.pattern_type, h17, = _S1.unpack_from(b, p)
+                    e10.pattern_type, h17, = _S0.unpack_from(b, p)
                     p += 3
                     n18 = h17
                     if n18 < 0:
                         raise DecodeError('DeleteAclsMatchingAcl.Principal: null where not nullable')
                     else:
                         q19 = p + n18
-                        if q19 > bl:
-                            raise DecodeError('DeleteAclsMatchingAcl.Principal: length ' + str(n18) + ' past the end')
                         e10.principal = str(b[p:q19], 'utf-8')
                         p = q19
-                    n20, = _S2.unpack_from(b, p)
+                    n20, = _S1.unpack_from(b, p)
                     p += 2
                     if n20 < 0:
                         raise DecodeError('DeleteAclsMatchingAcl.Host: null where not nullable')
                     else:
                         q21 = p + n20
-                        if q21 > bl:
-                            raise DecodeError('DeleteAclsMatchingAcl.Host: length ' + str(n20) + ' past the end')
                         e10.host = str(b[p:q21], 'utf-8')
                         p = q21
-                    e10.operation, e10.permission_type, = _S3.unpack_from(b, p)
+                    e10.operation, e10.permission_type, = _S2.unpack_from(b, p)
                     p += 2
                     e10.unknown_tagged_fields = None
                     xs9.append(e10)
@@ -679,48 +673,50 @@ def _r_DeleteAclsResponse_1(b, p):
             xs3.append(e4)
         o.filter_results = xs3
     o.unknown_tagged_fields = None
+    if p > bl:
+        raise DecodeError('DeleteAclsResponse: a length runs past the end')
     return o, p
 
 
 def _w_DeleteAclsResponse_1(o, w):
-    w += _S0.pack(o.throttle_time_ms)
+    w += _S3.pack(o.throttle_time_ms)
     xs1 = o.filter_results
-    w += _S0.pack(len(xs1))
+    w += _S3.pack(len(xs1))
     for e2 in xs1:
-        w += _S2.pack(e2.error_code)
+        w += _S1.pack(e2.error_code)
         v3 = e2.error_message
         if v3 is None:
             w += b'\xff\xff'
         else:
             v3 = v3.encode()
-            w += _S2.pack(len(v3))
+            w += _S1.pack(len(v3))
             w += v3
         xs4 = e2.matching_acls
-        w += _S0.pack(len(xs4))
+        w += _S3.pack(len(xs4))
         for e5 in xs4:
-            w += _S2.pack(e5.error_code)
+            w += _S1.pack(e5.error_code)
             v6 = e5.error_message
             if v6 is None:
                 w += b'\xff\xff'
             else:
                 v6 = v6.encode()
-                w += _S2.pack(len(v6))
+                w += _S1.pack(len(v6))
                 w += v6
             w += _S4.pack(e5.resource_type)
             v7 = e5.resource_name
             v7 = v7.encode()
-            w += _S2.pack(len(v7))
+            w += _S1.pack(len(v7))
             w += v7
             w += _S4.pack(e5.pattern_type)
             v8 = e5.principal
             v8 = v8.encode()
-            w += _S2.pack(len(v8))
+            w += _S1.pack(len(v8))
             w += v8
             v9 = e5.host
             v9 = v9.encode()
-            w += _S2.pack(len(v9))
+            w += _S1.pack(len(v9))
             w += v9
-            w += _S3.pack(e5.operation, e5.permission_type)
+            w += _S2.pack(e5.operation, e5.permission_type)
 
 
 def _t_DeleteAclsResponse_DeleteAclsMatchingAcl_0(b, p, o):
@@ -811,18 +807,23 @@ def _r_DeleteAclsResponse_2(b, p):
             e4 = _new(_DeleteAclsResponse_DeleteAclsFilterResult)
             e4.error_code, h5, = _S9.unpack_from(b, p)
             p += 3
-            n6 = h5 - 1
-            if n6 > 126:
-                n6, p = _uvt(b, p, n6 + 1)
-                n6 -= 1
-            if n6 < 0:
-                e4.error_message = None
-            else:
-                q7 = p + n6
-                if q7 > bl:
-                    raise DecodeError('DeleteAclsFilterResult.ErrorMessage: length ' + str(n6) + ' past the end')
+            if 0 < h5 < 128:
+                q7 = p + h5 - 1
                 e4.error_message = str(b[p:q7], 'utf-8')
                 p = q7
+            elif h5 == 0:
+                e4.error_message = None
+            else:
+                n6 = h5 - 1
+                if n6 > 126:
+                    n6, p = _uvt(b, p, n6 + 1)
+                    n6 -= 1
+                if n6 < 0:
+                    e4.error_message = None
+                else:
+                    q7 = p + n6
+                    e4.error_message = str(b[p:q7], 'utf-8')
+                    p = q7
             n8 = b[p] - 1
             p += 1
             if n8 > 126:
@@ -838,60 +839,75 @@ def _r_DeleteAclsResponse_2(b, p):
                     e10 = _new(_DeleteAclsResponse_DeleteAclsMatchingAcl)
                     e10.error_code, h11, = _S9.unpack_from(b, p)
                     p += 3
-                    n12 = h11 - 1
-                    if n12 > 126:
-                        n12, p = _uvt(b, p, n12 + 1)
-                        n12 -= 1
-                    if n12 < 0:
-                        e10.error_message = None
-                    else:
-                        q13 = p + n12
-                        if q13 > bl:
-                            raise DecodeError('DeleteAclsMatchingAcl.ErrorMessage: length ' + str(n12) + ' past the end')
+                    if 0 < h11 < 128:
+                        q13 = p + h11 - 1
                         e10.error_message = str(b[p:q13], 'utf-8')
                         p = q13
+                    elif h11 == 0:
+                        e10.error_message = None
+                    else:
+                        n12 = h11 - 1
+                        if n12 > 126:
+                            n12, p = _uvt(b, p, n12 + 1)
+                            n12 -= 1
+                        if n12 < 0:
+                            e10.error_message = None
+                        else:
+                            q13 = p + n12
+                            e10.error_message = str(b[p:q13], 'utf-8')
+                            p = q13
                     e10.resource_type, h14, = _S5.unpack_from(b, p)
                     p += 2
-                    n15 = h14 - 1
-                    if n15 > 126:
-                        n15, p = _uvt(b, p, n15 + 1)
-                        n15 -= 1
-                    if n15 < 0:
-                        raise DecodeError('DeleteAclsMatchingAcl.ResourceName: null where not nullable')
-                    else:
-                        q16 = p + n15
-                        if q16 > bl:
-                            raise DecodeError('DeleteAclsMatchingAcl.ResourceName: length ' + str(n15) + ' past the end')
+                    if 0 < h14 < 128:
+                        q16 = p + h14 - 1
                         e10.resource_name = str(b[p:q16], 'utf-8')
                         p = q16
+                    else:
+                        n15 = h14 - 1
+                        if n15 > 126:
+                            n15, p = _uvt(b, p, n15 + 1)
+                            n15 -= 1
+                        if n15 < 0:
+                            raise DecodeError('DeleteAclsMatchingAcl.ResourceName: null where not nullable')
+                        else:
+                            q16 = p + n15
+                            e10.resource_name = str(b[p:q16], 'utf-8')
+                            p = q16
                     e10.pattern_type, h17, = _S5.unpack_from(b, p)
                     p += 2
-                    n18 = h17 - 1
-                    if n18 > 126:
-                        n18, p = _uvt(b, p, n18 + 1)
-                        n18 -= 1
-                    if n18 < 0:
-                        raise DecodeError('DeleteAclsMatchingAcl.Principal: null where not nullable')
-                    else:
-                        q19 = p + n18
-                        if q19 > bl:
-                            raise DecodeError('DeleteAclsMatchingAcl.Principal: length ' + str(n18) + ' past the end')
+                    if 0 < h17 < 128:
+                        q19 = p + h17 - 1
                         e10.principal = str(b[p:q19], 'utf-8')
                         p = q19
-                    n20 = b[p] - 1
-                    p += 1
-                    if n20 > 126:
-                        n20, p = _uvt(b, p, n20 + 1)
-                        n20 -= 1
-                    if n20 < 0:
-                        raise DecodeError('DeleteAclsMatchingAcl.Host: null where not nullable')
                     else:
-                        q21 = p + n20
-                        if q21 > bl:
-                            raise DecodeError('DeleteAclsMatchingAcl.Host: length ' + str(n20) + ' past the end')
-                        e10.host = str(b[p:q21], 'utf-8')
+                        n18 = h17 - 1
+                        if n18 > 126:
+                            n18, p = _uvt(b, p, n18 + 1)
+                            n18 -= 1
+                        if n18 < 0:
+                            raise DecodeError('DeleteAclsMatchingAcl.Principal: null where not nullable')
+                        else:
+                            q19 = p + n18
+                            e10.principal = str(b[p:q19], 'utf-8')
+                            p = q19
+                    h22 = b[p]
+                    if 0 < h22 < 128:
+                        q21 = p + h22
+                        e10.host = str(b[p + 1:q21], 'utf-8')
                         p = q21
-                    e10.operation, e10.permission_type, = _S3.unpack_from(b, p)
+                    else:
+                        p += 1
+                        n20 = h22 - 1
+                        if n20 > 126:
+                            n20, p = _uvt(b, p, n20 + 1)
+                            n20 -= 1
+                        if n20 < 0:
+                            raise DecodeError('DeleteAclsMatchingAcl.Host: null where not nullable')
+                        else:
+                            q21 = p + n20
+                            e10.host = str(b[p:q21], 'utf-8')
+                            p = q21
+                    e10.operation, e10.permission_type, = _S2.unpack_from(b, p)
                     p += 2
                     if b[p] == 0:  # no tagged fields, the common case
                         e10.unknown_tagged_fields = None
@@ -912,11 +928,13 @@ def _r_DeleteAclsResponse_2(b, p):
         p += 1
     else:
         p = _t_DeleteAclsResponse_0(b, p, o)
+    if p > bl:
+        raise DecodeError('DeleteAclsResponse: a length runs past the end')
     return o, p
 
 
 def _w_DeleteAclsResponse_2(o, w):
-    w += _S0.pack(o.throttle_time_ms)
+    w += _S3.pack(o.throttle_time_ms)
     xs1 = o.filter_results
     ln = len(xs1) + 1
     if ln < 128:
@@ -924,7 +942,7 @@ def _w_DeleteAclsResponse_2(o, w):
     else:
         _wuv(w, ln)
     for e2 in xs1:
-        w += _S2.pack(e2.error_code)
+        w += _S1.pack(e2.error_code)
         v3 = e2.error_message
         if v3 is None:
             w.append(0)
@@ -943,7 +961,7 @@ def _w_DeleteAclsResponse_2(o, w):
         else:
             _wuv(w, ln)
         for e5 in xs4:
-            w += _S2.pack(e5.error_code)
+            w += _S1.pack(e5.error_code)
             v6 = e5.error_message
             if v6 is None:
                 w.append(0)
@@ -981,7 +999,7 @@ def _w_DeleteAclsResponse_2(o, w):
             else:
                 _wuv(w, ln)
             w += v9
-            w += _S3.pack(e5.operation, e5.permission_type)
+            w += _S2.pack(e5.operation, e5.permission_type)
             if e5.unknown_tagged_fields:
                 _wtags(w, e5.unknown_tagged_fields)
             else:

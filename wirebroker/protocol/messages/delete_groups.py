@@ -9,6 +9,7 @@ from typing import Any
 import struct as _struct
 
 from wirebroker.protocol.message import UNSET, Message, Struct
+from wirebroker.protocol.message import shared_default as _shared_default
 from wirebroker.protocol.primitives import (
     UUID_ZERO,
     DecodeError,
@@ -28,8 +29,8 @@ _unpack_from = _struct.unpack_from
 def _first(tag_and_bytes):
     return tag_and_bytes[0]
 
-_S0 = _struct.Struct('>i')
-_S1 = _struct.Struct('>h')
+_S0 = _struct.Struct('>h')
+_S1 = _struct.Struct('>i')
 _S2 = _struct.Struct('>ii')
 _S3 = _struct.Struct('>iB')
 
@@ -79,7 +80,7 @@ _DeleteGroupsResponse_DeletableGroupResult = DeleteGroupsResponse.DeletableGroup
 def _r_DeleteGroupsRequest_0(b, p):
     bl = len(b)
     o = _new(DeleteGroupsRequest)
-    n1, = _S0.unpack_from(b, p)
+    n1, = _S1.unpack_from(b, p)
     p += 4
     if n1 < 0:
         raise DecodeError('DeleteGroupsRequest.GroupsNames: null where not nullable')
@@ -88,29 +89,29 @@ def _r_DeleteGroupsRequest_0(b, p):
             raise DecodeError('DeleteGroupsRequest.GroupsNames: count ' + str(n1) + ' past the end')
         xs2 = []
         for _ in range(n1):
-            n4, = _S1.unpack_from(b, p)
+            n4, = _S0.unpack_from(b, p)
             p += 2
             if n4 < 0:
                 raise DecodeError('DeleteGroupsRequest.GroupsNames: null element')
             else:
                 q5 = p + n4
-                if q5 > bl:
-                    raise DecodeError('DeleteGroupsRequest.GroupsNames: length ' + str(n4) + ' past the end')
                 e3 = str(b[p:q5], 'utf-8')
                 p = q5
             xs2.append(e3)
         o.groups_names = xs2
     o.unknown_tagged_fields = None
+    if p > bl:
+        raise DecodeError('DeleteGroupsRequest: a length runs past the end')
     return o, p
 
 
 def _w_DeleteGroupsRequest_0(o, w):
     xs1 = o.groups_names
-    w += _S0.pack(len(xs1))
+    w += _S1.pack(len(xs1))
     for e2 in xs1:
         v3 = e2
         v3 = v3.encode()
-        w += _S1.pack(len(v3))
+        w += _S0.pack(len(v3))
         w += v3
 
 
@@ -152,19 +153,23 @@ def _r_DeleteGroupsRequest_1(b, p):
             raise DecodeError('DeleteGroupsRequest.GroupsNames: count ' + str(n1) + ' past the end')
         xs2 = []
         for _ in range(n1):
-            n4 = b[p] - 1
-            p += 1
-            if n4 > 126:
-                n4, p = _uvt(b, p, n4 + 1)
-                n4 -= 1
-            if n4 < 0:
-                raise DecodeError('DeleteGroupsRequest.GroupsNames: null element')
-            else:
-                q5 = p + n4
-                if q5 > bl:
-                    raise DecodeError('DeleteGroupsRequest.GroupsNames: length ' + str(n4) + ' past the end')
-                e3 = str(b[p:q5], 'utf-8')
+            h6 = b[p]
+            if 0 < h6 < 128:
+                q5 = p + h6
+                e3 = str(b[p + 1:q5], 'utf-8')
                 p = q5
+            else:
+                p += 1
+                n4 = h6 - 1
+                if n4 > 126:
+                    n4, p = _uvt(b, p, n4 + 1)
+                    n4 -= 1
+                if n4 < 0:
+                    raise DecodeError('DeleteGroupsRequest.GroupsNames: null element')
+                else:
+                    q5 = p + n4
+                    e3 = str(b[p:q5], 'utf-8')
+                    p = q5
             xs2.append(e3)
         o.groups_names = xs2
     if b[p] == 0:  # no tagged fields, the common case
@@ -172,6 +177,8 @@ def _r_DeleteGroupsRequest_1(b, p):
         p += 1
     else:
         p = _t_DeleteGroupsRequest_0(b, p, o)
+    if p > bl:
+        raise DecodeError('DeleteGroupsRequest: a length runs past the end')
     return o, p
 
 
@@ -211,35 +218,35 @@ def _r_DeleteGroupsResponse_0(b, p):
         xs3 = []
         for _ in range(n2):
             e4 = _new(_DeleteGroupsResponse_DeletableGroupResult)
-            n5, = _S1.unpack_from(b, p)
+            n5, = _S0.unpack_from(b, p)
             p += 2
             if n5 < 0:
                 raise DecodeError('DeletableGroupResult.GroupId: null where not nullable')
             else:
                 q6 = p + n5
-                if q6 > bl:
-                    raise DecodeError('DeletableGroupResult.GroupId: length ' + str(n5) + ' past the end')
                 e4.group_id = str(b[p:q6], 'utf-8')
                 p = q6
-            e4.error_code, = _S1.unpack_from(b, p)
+            e4.error_code, = _S0.unpack_from(b, p)
             p += 2
             e4.unknown_tagged_fields = None
             xs3.append(e4)
         o.results = xs3
     o.unknown_tagged_fields = None
+    if p > bl:
+        raise DecodeError('DeleteGroupsResponse: a length runs past the end')
     return o, p
 
 
 def _w_DeleteGroupsResponse_0(o, w):
-    w += _S0.pack(o.throttle_time_ms)
+    w += _S1.pack(o.throttle_time_ms)
     xs1 = o.results
-    w += _S0.pack(len(xs1))
+    w += _S1.pack(len(xs1))
     for e2 in xs1:
         v3 = e2.group_id
         v3 = v3.encode()
-        w += _S1.pack(len(v3))
+        w += _S0.pack(len(v3))
         w += v3
-        w += _S1.pack(e2.error_code)
+        w += _S0.pack(e2.error_code)
 
 
 def _t_DeleteGroupsResponse_DeletableGroupResult_0(b, p, o):
@@ -305,20 +312,24 @@ def _r_DeleteGroupsResponse_1(b, p):
         xs3 = []
         for _ in range(n2):
             e4 = _new(_DeleteGroupsResponse_DeletableGroupResult)
-            n5 = b[p] - 1
-            p += 1
-            if n5 > 126:
-                n5, p = _uvt(b, p, n5 + 1)
-                n5 -= 1
-            if n5 < 0:
-                raise DecodeError('DeletableGroupResult.GroupId: null where not nullable')
-            else:
-                q6 = p + n5
-                if q6 > bl:
-                    raise DecodeError('DeletableGroupResult.GroupId: length ' + str(n5) + ' past the end')
-                e4.group_id = str(b[p:q6], 'utf-8')
+            h7 = b[p]
+            if 0 < h7 < 128:
+                q6 = p + h7
+                e4.group_id = str(b[p + 1:q6], 'utf-8')
                 p = q6
-            e4.error_code, = _S1.unpack_from(b, p)
+            else:
+                p += 1
+                n5 = h7 - 1
+                if n5 > 126:
+                    n5, p = _uvt(b, p, n5 + 1)
+                    n5 -= 1
+                if n5 < 0:
+                    raise DecodeError('DeletableGroupResult.GroupId: null where not nullable')
+                else:
+                    q6 = p + n5
+                    e4.group_id = str(b[p:q6], 'utf-8')
+                    p = q6
+            e4.error_code, = _S0.unpack_from(b, p)
             p += 2
             if b[p] == 0:  # no tagged fields, the common case
                 e4.unknown_tagged_fields = None
@@ -332,11 +343,13 @@ def _r_DeleteGroupsResponse_1(b, p):
         p += 1
     else:
         p = _t_DeleteGroupsResponse_0(b, p, o)
+    if p > bl:
+        raise DecodeError('DeleteGroupsResponse: a length runs past the end')
     return o, p
 
 
 def _w_DeleteGroupsResponse_1(o, w):
-    w += _S0.pack(o.throttle_time_ms)
+    w += _S1.pack(o.throttle_time_ms)
     xs1 = o.results
     ln = len(xs1) + 1
     if ln < 128:
@@ -352,7 +365,7 @@ def _w_DeleteGroupsResponse_1(o, w):
         else:
             _wuv(w, ln)
         w += v3
-        w += _S1.pack(e2.error_code)
+        w += _S0.pack(e2.error_code)
         if e2.unknown_tagged_fields:
             _wtags(w, e2.unknown_tagged_fields)
         else:

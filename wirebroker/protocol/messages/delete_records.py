@@ -9,6 +9,7 @@ from typing import Any
 import struct as _struct
 
 from wirebroker.protocol.message import UNSET, Message, Struct
+from wirebroker.protocol.message import shared_default as _shared_default
 from wirebroker.protocol.primitives import (
     UUID_ZERO,
     DecodeError,
@@ -28,9 +29,9 @@ _unpack_from = _struct.unpack_from
 def _first(tag_and_bytes):
     return tag_and_bytes[0]
 
-_S0 = _struct.Struct('>i')
-_S1 = _struct.Struct('>h')
-_S2 = _struct.Struct('>iq')
+_S0 = _struct.Struct('>h')
+_S1 = _struct.Struct('>iq')
+_S2 = _struct.Struct('>i')
 _S3 = _struct.Struct('>ii')
 _S4 = _struct.Struct('>iqh')
 _S5 = _struct.Struct('>iB')
@@ -116,7 +117,7 @@ _DeleteRecordsResponse_DeleteRecordsTopicResult = DeleteRecordsResponse.DeleteRe
 def _r_DeleteRecordsRequest_0(b, p):
     bl = len(b)
     o = _new(DeleteRecordsRequest)
-    n1, = _S0.unpack_from(b, p)
+    n1, = _S2.unpack_from(b, p)
     p += 4
     if n1 < 0:
         raise DecodeError('DeleteRecordsRequest.Topics: null where not nullable')
@@ -126,17 +127,15 @@ def _r_DeleteRecordsRequest_0(b, p):
         xs2 = []
         for _ in range(n1):
             e3 = _new(_DeleteRecordsRequest_DeleteRecordsTopic)
-            n4, = _S1.unpack_from(b, p)
+            n4, = _S0.unpack_from(b, p)
             p += 2
             if n4 < 0:
                 raise DecodeError('DeleteRecordsTopic.Name: null where not nullable')
             else:
                 q5 = p + n4
-                if q5 > bl:
-                    raise DecodeError('DeleteRecordsTopic.Name: length ' + str(n4) + ' past the end')
                 e3.name = str(b[p:q5], 'utf-8')
                 p = q5
-            n6, = _S0.unpack_from(b, p)
+            n6, = _S2.unpack_from(b, p)
             p += 4
             if n6 < 0:
                 raise DecodeError('DeleteRecordsTopic.Partitions: null where not nullable')
@@ -146,7 +145,7 @@ def _r_DeleteRecordsRequest_0(b, p):
                 xs7 = []
                 for _ in range(n6):
                     e8 = _new(_DeleteRecordsRequest_DeleteRecordsPartition)
-                    e8.partition_index, e8.offset, = _S2.unpack_from(b, p)
+                    e8.partition_index, e8.offset, = _S1.unpack_from(b, p)
                     p += 12
                     e8.unknown_tagged_fields = None
                     xs7.append(e8)
@@ -154,25 +153,27 @@ def _r_DeleteRecordsRequest_0(b, p):
             e3.unknown_tagged_fields = None
             xs2.append(e3)
         o.topics = xs2
-    o.timeout_ms, = _S0.unpack_from(b, p)
+    o.timeout_ms, = _S2.unpack_from(b, p)
     p += 4
     o.unknown_tagged_fields = None
+    if p > bl:
+        raise DecodeError('DeleteRecordsRequest: a length runs past the end')
     return o, p
 
 
 def _w_DeleteRecordsRequest_0(o, w):
     xs1 = o.topics
-    w += _S0.pack(len(xs1))
+    w += _S2.pack(len(xs1))
     for e2 in xs1:
         v3 = e2.name
         v3 = v3.encode()
-        w += _S1.pack(len(v3))
+        w += _S0.pack(len(v3))
         w += v3
         xs4 = e2.partitions
-        w += _S0.pack(len(xs4))
+        w += _S2.pack(len(xs4))
         for e5 in xs4:
-            w += _S2.pack(e5.partition_index, e5.offset)
-    w += _S0.pack(o.timeout_ms)
+            w += _S1.pack(e5.partition_index, e5.offset)
+    w += _S2.pack(o.timeout_ms)
 
 
 def _t_DeleteRecordsRequest_DeleteRecordsPartition_0(b, p, o):
@@ -260,41 +261,45 @@ def _r_DeleteRecordsRequest_1(b, p):
         xs2 = []
         for _ in range(n1):
             e3 = _new(_DeleteRecordsRequest_DeleteRecordsTopic)
-            n4 = b[p] - 1
-            p += 1
-            if n4 > 126:
-                n4, p = _uvt(b, p, n4 + 1)
-                n4 -= 1
-            if n4 < 0:
-                raise DecodeError('DeleteRecordsTopic.Name: null where not nullable')
-            else:
-                q5 = p + n4
-                if q5 > bl:
-                    raise DecodeError('DeleteRecordsTopic.Name: length ' + str(n4) + ' past the end')
-                e3.name = str(b[p:q5], 'utf-8')
+            h6 = b[p]
+            if 0 < h6 < 128:
+                q5 = p + h6
+                e3.name = str(b[p + 1:q5], 'utf-8')
                 p = q5
-            n6 = b[p] - 1
+            else:
+                p += 1
+                n4 = h6 - 1
+                if n4 > 126:
+                    n4, p = _uvt(b, p, n4 + 1)
+                    n4 -= 1
+                if n4 < 0:
+                    raise DecodeError('DeleteRecordsTopic.Name: null where not nullable')
+                else:
+                    q5 = p + n4
+                    e3.name = str(b[p:q5], 'utf-8')
+                    p = q5
+            n7 = b[p] - 1
             p += 1
-            if n6 > 126:
-                n6, p = _uvt(b, p, n6 + 1)
-                n6 -= 1
-            if n6 < 0:
+            if n7 > 126:
+                n7, p = _uvt(b, p, n7 + 1)
+                n7 -= 1
+            if n7 < 0:
                 raise DecodeError('DeleteRecordsTopic.Partitions: null where not nullable')
             else:
-                if n6 > bl - p:
-                    raise DecodeError('DeleteRecordsTopic.Partitions: count ' + str(n6) + ' past the end')
-                xs7 = []
-                for _ in range(n6):
-                    e8 = _new(_DeleteRecordsRequest_DeleteRecordsPartition)
-                    e8.partition_index, e8.offset, = _S2.unpack_from(b, p)
+                if n7 > bl - p:
+                    raise DecodeError('DeleteRecordsTopic.Partitions: count ' + str(n7) + ' past the end')
+                xs8 = []
+                for _ in range(n7):
+                    e9 = _new(_DeleteRecordsRequest_DeleteRecordsPartition)
+                    e9.partition_index, e9.offset, = _S1.unpack_from(b, p)
                     p += 12
                     if b[p] == 0:  # no tagged fields, the common case
-                        e8.unknown_tagged_fields = None
+                        e9.unknown_tagged_fields = None
                         p += 1
                     else:
-                        p = _t_DeleteRecordsRequest_DeleteRecordsPartition_0(b, p, e8)
-                    xs7.append(e8)
-                e3.partitions = xs7
+                        p = _t_DeleteRecordsRequest_DeleteRecordsPartition_0(b, p, e9)
+                    xs8.append(e9)
+                e3.partitions = xs8
             if b[p] == 0:  # no tagged fields, the common case
                 e3.unknown_tagged_fields = None
                 p += 1
@@ -302,13 +307,15 @@ def _r_DeleteRecordsRequest_1(b, p):
                 p = _t_DeleteRecordsRequest_DeleteRecordsTopic_0(b, p, e3)
             xs2.append(e3)
         o.topics = xs2
-    o.timeout_ms, = _S0.unpack_from(b, p)
+    o.timeout_ms, = _S2.unpack_from(b, p)
     p += 4
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         p += 1
     else:
         p = _t_DeleteRecordsRequest_0(b, p, o)
+    if p > bl:
+        raise DecodeError('DeleteRecordsRequest: a length runs past the end')
     return o, p
 
 
@@ -335,7 +342,7 @@ def _w_DeleteRecordsRequest_1(o, w):
         else:
             _wuv(w, ln)
         for e5 in xs4:
-            w += _S2.pack(e5.partition_index, e5.offset)
+            w += _S1.pack(e5.partition_index, e5.offset)
             if e5.unknown_tagged_fields:
                 _wtags(w, e5.unknown_tagged_fields)
             else:
@@ -344,7 +351,7 @@ def _w_DeleteRecordsRequest_1(o, w):
             _wtags(w, e2.unknown_tagged_fields)
         else:
             w.append(0)
-    w += _S0.pack(o.timeout_ms)
+    w += _S2.pack(o.timeout_ms)
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
     else:
@@ -365,17 +372,15 @@ def _r_DeleteRecordsResponse_0(b, p):
         xs3 = []
         for _ in range(n2):
             e4 = _new(_DeleteRecordsResponse_DeleteRecordsTopicResult)
-            n5, = _S1.unpack_from(b, p)
+            n5, = _S0.unpack_from(b, p)
             p += 2
             if n5 < 0:
                 raise DecodeError('DeleteRecordsTopicResult.Name: null where not nullable')
             else:
                 q6 = p + n5
-                if q6 > bl:
-                    raise DecodeError('DeleteRecordsTopicResult.Name: length ' + str(n5) + ' past the end')
                 e4.name = str(b[p:q6], 'utf-8')
                 p = q6
-            n7, = _S0.unpack_from(b, p)
+            n7, = _S2.unpack_from(b, p)
             p += 4
             if n7 < 0:
                 raise DecodeError('DeleteRecordsTopicResult.Partitions: null where not nullable')
@@ -394,20 +399,22 @@ def _r_DeleteRecordsResponse_0(b, p):
             xs3.append(e4)
         o.topics = xs3
     o.unknown_tagged_fields = None
+    if p > bl:
+        raise DecodeError('DeleteRecordsResponse: a length runs past the end')
     return o, p
 
 
 def _w_DeleteRecordsResponse_0(o, w):
-    w += _S0.pack(o.throttle_time_ms)
+    w += _S2.pack(o.throttle_time_ms)
     xs1 = o.topics
-    w += _S0.pack(len(xs1))
+    w += _S2.pack(len(xs1))
     for e2 in xs1:
         v3 = e2.name
         v3 = v3.encode()
-        w += _S1.pack(len(v3))
+        w += _S0.pack(len(v3))
         w += v3
         xs4 = e2.partitions
-        w += _S0.pack(len(xs4))
+        w += _S2.pack(len(xs4))
         for e5 in xs4:
             w += _S4.pack(e5.partition_index, e5.low_watermark, e5.error_code)
 
@@ -498,41 +505,45 @@ def _r_DeleteRecordsResponse_1(b, p):
         xs3 = []
         for _ in range(n2):
             e4 = _new(_DeleteRecordsResponse_DeleteRecordsTopicResult)
-            n5 = b[p] - 1
-            p += 1
-            if n5 > 126:
-                n5, p = _uvt(b, p, n5 + 1)
-                n5 -= 1
-            if n5 < 0:
-                raise DecodeError('DeleteRecordsTopicResult.Name: null where not nullable')
-            else:
-                q6 = p + n5
-                if q6 > bl:
-                    raise DecodeError('DeleteRecordsTopicResult.Name: length ' + str(n5) + ' past the end')
-                e4.name = str(b[p:q6], 'utf-8')
+            h7 = b[p]
+            if 0 < h7 < 128:
+                q6 = p + h7
+                e4.name = str(b[p + 1:q6], 'utf-8')
                 p = q6
-            n7 = b[p] - 1
+            else:
+                p += 1
+                n5 = h7 - 1
+                if n5 > 126:
+                    n5, p = _uvt(b, p, n5 + 1)
+                    n5 -= 1
+                if n5 < 0:
+                    raise DecodeError('DeleteRecordsTopicResult.Name: null where not nullable')
+                else:
+                    q6 = p + n5
+                    e4.name = str(b[p:q6], 'utf-8')
+                    p = q6
+            n8 = b[p] - 1
             p += 1
-            if n7 > 126:
-                n7, p = _uvt(b, p, n7 + 1)
-                n7 -= 1
-            if n7 < 0:
+            if n8 > 126:
+                n8, p = _uvt(b, p, n8 + 1)
+                n8 -= 1
+            if n8 < 0:
                 raise DecodeError('DeleteRecordsTopicResult.Partitions: null where not nullable')
             else:
-                if n7 > bl - p:
-                    raise DecodeError('DeleteRecordsTopicResult.Partitions: count ' + str(n7) + ' past the end')
-                xs8 = []
-                for _ in range(n7):
-                    e9 = _new(_DeleteRecordsResponse_DeleteRecordsPartitionResult)
-                    e9.partition_index, e9.low_watermark, e9.error_code, = _S4.unpack_from(b, p)
+                if n8 > bl - p:
+                    raise DecodeError('DeleteRecordsTopicResult.Partitions: count ' + str(n8) + ' past the end')
+                xs9 = []
+                for _ in range(n8):
+                    e10 = _new(_DeleteRecordsResponse_DeleteRecordsPartitionResult)
+                    e10.partition_index, e10.low_watermark, e10.error_code, = _S4.unpack_from(b, p)
                     p += 14
                     if b[p] == 0:  # no tagged fields, the common case
-                        e9.unknown_tagged_fields = None
+                        e10.unknown_tagged_fields = None
                         p += 1
                     else:
-                        p = _t_DeleteRecordsResponse_DeleteRecordsPartitionResult_0(b, p, e9)
-                    xs8.append(e9)
-                e4.partitions = xs8
+                        p = _t_DeleteRecordsResponse_DeleteRecordsPartitionResult_0(b, p, e10)
+                    xs9.append(e10)
+                e4.partitions = xs9
             if b[p] == 0:  # no tagged fields, the common case
                 e4.unknown_tagged_fields = None
                 p += 1
@@ -545,11 +556,13 @@ def _r_DeleteRecordsResponse_1(b, p):
         p += 1
     else:
         p = _t_DeleteRecordsResponse_0(b, p, o)
+    if p > bl:
+        raise DecodeError('DeleteRecordsResponse: a length runs past the end')
     return o, p
 
 
 def _w_DeleteRecordsResponse_1(o, w):
-    w += _S0.pack(o.throttle_time_ms)
+    w += _S2.pack(o.throttle_time_ms)
     xs1 = o.topics
     ln = len(xs1) + 1
     if ln < 128:

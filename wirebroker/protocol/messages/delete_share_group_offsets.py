@@ -9,6 +9,7 @@ from typing import Any
 import struct as _struct
 
 from wirebroker.protocol.message import UNSET, Message, Struct
+from wirebroker.protocol.message import shared_default as _shared_default
 from wirebroker.protocol.primitives import (
     UUID_ZERO,
     DecodeError,
@@ -140,57 +141,67 @@ def _t_DeleteShareGroupOffsetsRequest_0(b, p, o):
 def _r_DeleteShareGroupOffsetsRequest_0(b, p):
     bl = len(b)
     o = _new(DeleteShareGroupOffsetsRequest)
-    n1 = b[p] - 1
-    p += 1
-    if n1 > 126:
-        n1, p = _uvt(b, p, n1 + 1)
-        n1 -= 1
-    if n1 < 0:
-        raise DecodeError('DeleteShareGroupOffsetsRequest.GroupId: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > bl:
-            raise DecodeError('DeleteShareGroupOffsetsRequest.GroupId: length ' + str(n1) + ' past the end')
-        o.group_id = str(b[p:q2], 'utf-8')
+    h3 = b[p]
+    if 0 < h3 < 128:
+        q2 = p + h3
+        o.group_id = str(b[p + 1:q2], 'utf-8')
         p = q2
-    n3 = b[p] - 1
+    else:
+        p += 1
+        n1 = h3 - 1
+        if n1 > 126:
+            n1, p = _uvt(b, p, n1 + 1)
+            n1 -= 1
+        if n1 < 0:
+            raise DecodeError('DeleteShareGroupOffsetsRequest.GroupId: null where not nullable')
+        else:
+            q2 = p + n1
+            o.group_id = str(b[p:q2], 'utf-8')
+            p = q2
+    n4 = b[p] - 1
     p += 1
-    if n3 > 126:
-        n3, p = _uvt(b, p, n3 + 1)
-        n3 -= 1
-    if n3 < 0:
+    if n4 > 126:
+        n4, p = _uvt(b, p, n4 + 1)
+        n4 -= 1
+    if n4 < 0:
         raise DecodeError('DeleteShareGroupOffsetsRequest.Topics: null where not nullable')
     else:
-        if n3 > bl - p:
-            raise DecodeError('DeleteShareGroupOffsetsRequest.Topics: count ' + str(n3) + ' past the end')
-        xs4 = []
-        for _ in range(n3):
-            e5 = _new(_DeleteShareGroupOffsetsRequest_DeleteShareGroupOffsetsRequestTopic)
-            n6 = b[p] - 1
-            p += 1
-            if n6 > 126:
-                n6, p = _uvt(b, p, n6 + 1)
-                n6 -= 1
-            if n6 < 0:
-                raise DecodeError('DeleteShareGroupOffsetsRequestTopic.TopicName: null where not nullable')
+        if n4 > bl - p:
+            raise DecodeError('DeleteShareGroupOffsetsRequest.Topics: count ' + str(n4) + ' past the end')
+        xs5 = []
+        for _ in range(n4):
+            e6 = _new(_DeleteShareGroupOffsetsRequest_DeleteShareGroupOffsetsRequestTopic)
+            h9 = b[p]
+            if 0 < h9 < 128:
+                q8 = p + h9
+                e6.topic_name = str(b[p + 1:q8], 'utf-8')
+                p = q8
             else:
-                q7 = p + n6
-                if q7 > bl:
-                    raise DecodeError('DeleteShareGroupOffsetsRequestTopic.TopicName: length ' + str(n6) + ' past the end')
-                e5.topic_name = str(b[p:q7], 'utf-8')
-                p = q7
+                p += 1
+                n7 = h9 - 1
+                if n7 > 126:
+                    n7, p = _uvt(b, p, n7 + 1)
+                    n7 -= 1
+                if n7 < 0:
+                    raise DecodeError('DeleteShareGroupOffsetsRequestTopic.TopicName: null where not nullable')
+                else:
+                    q8 = p + n7
+                    e6.topic_name = str(b[p:q8], 'utf-8')
+                    p = q8
             if b[p] == 0:  # no tagged fields, the common case
-                e5.unknown_tagged_fields = None
+                e6.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_DeleteShareGroupOffsetsRequest_DeleteShareGroupOffsetsRequestTopic_0(b, p, e5)
-            xs4.append(e5)
-        o.topics = xs4
+                p = _t_DeleteShareGroupOffsetsRequest_DeleteShareGroupOffsetsRequestTopic_0(b, p, e6)
+            xs5.append(e6)
+        o.topics = xs5
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         p += 1
     else:
         p = _t_DeleteShareGroupOffsetsRequest_0(b, p, o)
+    if p > bl:
+        raise DecodeError('DeleteShareGroupOffsetsRequest: a length runs past the end')
     return o, p
 
 
@@ -279,18 +290,23 @@ def _r_DeleteShareGroupOffsetsResponse_0(b, p):
     o = _new(DeleteShareGroupOffsetsResponse)
     o.throttle_time_ms, o.error_code, h1, = _S0.unpack_from(b, p)
     p += 7
-    n2 = h1 - 1
-    if n2 > 126:
-        n2, p = _uvt(b, p, n2 + 1)
-        n2 -= 1
-    if n2 < 0:
-        o.error_message = None
-    else:
-        q3 = p + n2
-        if q3 > bl:
-            raise DecodeError('DeleteShareGroupOffsetsResponse.ErrorMessage: length ' + str(n2) + ' past the end')
+    if 0 < h1 < 128:
+        q3 = p + h1 - 1
         o.error_message = str(b[p:q3], 'utf-8')
         p = q3
+    elif h1 == 0:
+        o.error_message = None
+    else:
+        n2 = h1 - 1
+        if n2 > 126:
+            n2, p = _uvt(b, p, n2 + 1)
+            n2 -= 1
+        if n2 < 0:
+            o.error_message = None
+        else:
+            q3 = p + n2
+            o.error_message = str(b[p:q3], 'utf-8')
+            p = q3
     n4 = b[p] - 1
     p += 1
     if n4 > 126:
@@ -304,33 +320,42 @@ def _r_DeleteShareGroupOffsetsResponse_0(b, p):
         xs5 = []
         for _ in range(n4):
             e6 = _new(_DeleteShareGroupOffsetsResponse_DeleteShareGroupOffsetsResponseTopic)
-            n7 = b[p] - 1
-            p += 1
-            if n7 > 126:
-                n7, p = _uvt(b, p, n7 + 1)
-                n7 -= 1
-            if n7 < 0:
-                raise DecodeError('DeleteShareGroupOffsetsResponseTopic.TopicName: null where not nullable')
-            else:
-                q8 = p + n7
-                if q8 > bl:
-                    raise DecodeError('DeleteShareGroupOffsetsResponseTopic.TopicName: length ' + str(n7) + ' past the end')
-                e6.topic_name = str(b[p:q8], 'utf-8')
+            h9 = b[p]
+            if 0 < h9 < 128:
+                q8 = p + h9
+                e6.topic_name = str(b[p + 1:q8], 'utf-8')
                 p = q8
-            e6.topic_id, e6.error_code, h9, = _S1.unpack_from(b, p)
+            else:
+                p += 1
+                n7 = h9 - 1
+                if n7 > 126:
+                    n7, p = _uvt(b, p, n7 + 1)
+                    n7 -= 1
+                if n7 < 0:
+                    raise DecodeError('DeleteShareGroupOffsetsResponseTopic.TopicName: null where not nullable')
+                else:
+                    q8 = p + n7
+                    e6.topic_name = str(b[p:q8], 'utf-8')
+                    p = q8
+            e6.topic_id, e6.error_code, h10, = _S1.unpack_from(b, p)
             p += 19
-            n10 = h9 - 1
-            if n10 > 126:
-                n10, p = _uvt(b, p, n10 + 1)
-                n10 -= 1
-            if n10 < 0:
+            if 0 < h10 < 128:
+                q12 = p + h10 - 1
+                e6.error_message = str(b[p:q12], 'utf-8')
+                p = q12
+            elif h10 == 0:
                 e6.error_message = None
             else:
-                q11 = p + n10
-                if q11 > bl:
-                    raise DecodeError('DeleteShareGroupOffsetsResponseTopic.ErrorMessage: length ' + str(n10) + ' past the end')
-                e6.error_message = str(b[p:q11], 'utf-8')
-                p = q11
+                n11 = h10 - 1
+                if n11 > 126:
+                    n11, p = _uvt(b, p, n11 + 1)
+                    n11 -= 1
+                if n11 < 0:
+                    e6.error_message = None
+                else:
+                    q12 = p + n11
+                    e6.error_message = str(b[p:q12], 'utf-8')
+                    p = q12
             if b[p] == 0:  # no tagged fields, the common case
                 e6.unknown_tagged_fields = None
                 p += 1
@@ -343,6 +368,8 @@ def _r_DeleteShareGroupOffsetsResponse_0(b, p):
         p += 1
     else:
         p = _t_DeleteShareGroupOffsetsResponse_0(b, p, o)
+    if p > bl:
+        raise DecodeError('DeleteShareGroupOffsetsResponse: a length runs past the end')
     return o, p
 
 

@@ -9,6 +9,7 @@ from typing import Any
 import struct as _struct
 
 from wirebroker.protocol.message import UNSET, Message, Struct
+from wirebroker.protocol.message import shared_default as _shared_default
 from wirebroker.protocol.primitives import (
     UUID_ZERO,
     DecodeError,
@@ -28,8 +29,8 @@ _unpack_from = _struct.unpack_from
 def _first(tag_and_bytes):
     return tag_and_bytes[0]
 
-_S0 = _struct.Struct('>i')
-_S1 = _struct.Struct('>h')
+_S0 = _struct.Struct('>h')
+_S1 = _struct.Struct('>i')
 _S2 = _struct.Struct('>16s')
 _S3 = _struct.Struct('>ii')
 _S4 = _struct.Struct('>iB')
@@ -98,7 +99,7 @@ _DeleteTopicsResponse_DeletableTopicResult = DeleteTopicsResponse.DeletableTopic
 def _r_DeleteTopicsRequest_0(b, p):
     bl = len(b)
     o = _new(DeleteTopicsRequest)
-    n1, = _S0.unpack_from(b, p)
+    n1, = _S1.unpack_from(b, p)
     p += 4
     if n1 < 0:
         raise DecodeError('DeleteTopicsRequest.TopicNames: null where not nullable')
@@ -107,22 +108,22 @@ def _r_DeleteTopicsRequest_0(b, p):
             raise DecodeError('DeleteTopicsRequest.TopicNames: count ' + str(n1) + ' past the end')
         xs2 = []
         for _ in range(n1):
-            n4, = _S1.unpack_from(b, p)
+            n4, = _S0.unpack_from(b, p)
             p += 2
             if n4 < 0:
                 raise DecodeError('DeleteTopicsRequest.TopicNames: null element')
             else:
                 q5 = p + n4
-                if q5 > bl:
-                    raise DecodeError('DeleteTopicsRequest.TopicNames: length ' + str(n4) + ' past the end')
                 e3 = str(b[p:q5], 'utf-8')
                 p = q5
             xs2.append(e3)
         o.topic_names = xs2
-    o.timeout_ms, = _S0.unpack_from(b, p)
+    o.timeout_ms, = _S1.unpack_from(b, p)
     p += 4
     o.topics = []
     o.unknown_tagged_fields = None
+    if p > bl:
+        raise DecodeError('DeleteTopicsRequest: a length runs past the end')
     return o, p
 
 
@@ -130,13 +131,13 @@ def _w_DeleteTopicsRequest_0(o, w):
     if o.topics:
         raise UnsupportedFieldError('DeleteTopicsRequest.Topics exists only in versions 6+')
     xs1 = o.topic_names
-    w += _S0.pack(len(xs1))
+    w += _S1.pack(len(xs1))
     for e2 in xs1:
         v3 = e2
         v3 = v3.encode()
-        w += _S1.pack(len(v3))
+        w += _S0.pack(len(v3))
         w += v3
-    w += _S0.pack(o.timeout_ms)
+    w += _S1.pack(o.timeout_ms)
 
 
 def _t_DeleteTopicsRequest_0(b, p, o):
@@ -177,22 +178,26 @@ def _r_DeleteTopicsRequest_1(b, p):
             raise DecodeError('DeleteTopicsRequest.TopicNames: count ' + str(n1) + ' past the end')
         xs2 = []
         for _ in range(n1):
-            n4 = b[p] - 1
-            p += 1
-            if n4 > 126:
-                n4, p = _uvt(b, p, n4 + 1)
-                n4 -= 1
-            if n4 < 0:
-                raise DecodeError('DeleteTopicsRequest.TopicNames: null element')
-            else:
-                q5 = p + n4
-                if q5 > bl:
-                    raise DecodeError('DeleteTopicsRequest.TopicNames: length ' + str(n4) + ' past the end')
-                e3 = str(b[p:q5], 'utf-8')
+            h6 = b[p]
+            if 0 < h6 < 128:
+                q5 = p + h6
+                e3 = str(b[p + 1:q5], 'utf-8')
                 p = q5
+            else:
+                p += 1
+                n4 = h6 - 1
+                if n4 > 126:
+                    n4, p = _uvt(b, p, n4 + 1)
+                    n4 -= 1
+                if n4 < 0:
+                    raise DecodeError('DeleteTopicsRequest.TopicNames: null element')
+                else:
+                    q5 = p + n4
+                    e3 = str(b[p:q5], 'utf-8')
+                    p = q5
             xs2.append(e3)
         o.topic_names = xs2
-    o.timeout_ms, = _S0.unpack_from(b, p)
+    o.timeout_ms, = _S1.unpack_from(b, p)
     p += 4
     o.topics = []
     if b[p] == 0:  # no tagged fields, the common case
@@ -200,6 +205,8 @@ def _r_DeleteTopicsRequest_1(b, p):
         p += 1
     else:
         p = _t_DeleteTopicsRequest_0(b, p, o)
+    if p > bl:
+        raise DecodeError('DeleteTopicsRequest: a length runs past the end')
     return o, p
 
 
@@ -221,7 +228,7 @@ def _w_DeleteTopicsRequest_1(o, w):
         else:
             _wuv(w, ln)
         w += v3
-    w += _S0.pack(o.timeout_ms)
+    w += _S1.pack(o.timeout_ms)
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
     else:
@@ -267,19 +274,26 @@ def _r_DeleteTopicsRequest_2(b, p):
         xs2 = []
         for _ in range(n1):
             e3 = _new(_DeleteTopicsRequest_DeleteTopicState)
-            n4 = b[p] - 1
-            p += 1
-            if n4 > 126:
-                n4, p = _uvt(b, p, n4 + 1)
-                n4 -= 1
-            if n4 < 0:
-                e3.name = None
-            else:
-                q5 = p + n4
-                if q5 > bl:
-                    raise DecodeError('DeleteTopicState.Name: length ' + str(n4) + ' past the end')
-                e3.name = str(b[p:q5], 'utf-8')
+            h6 = b[p]
+            if 0 < h6 < 128:
+                q5 = p + h6
+                e3.name = str(b[p + 1:q5], 'utf-8')
                 p = q5
+            elif h6 == 0:
+                e3.name = None
+                p += 1
+            else:
+                p += 1
+                n4 = h6 - 1
+                if n4 > 126:
+                    n4, p = _uvt(b, p, n4 + 1)
+                    n4 -= 1
+                if n4 < 0:
+                    e3.name = None
+                else:
+                    q5 = p + n4
+                    e3.name = str(b[p:q5], 'utf-8')
+                    p = q5
             e3.topic_id, = _S2.unpack_from(b, p)
             p += 16
             if b[p] == 0:  # no tagged fields, the common case
@@ -289,7 +303,7 @@ def _r_DeleteTopicsRequest_2(b, p):
                 p = _t_DeleteTopicsRequest_DeleteTopicState_0(b, p, e3)
             xs2.append(e3)
         o.topics = xs2
-    o.timeout_ms, = _S0.unpack_from(b, p)
+    o.timeout_ms, = _S1.unpack_from(b, p)
     p += 4
     o.topic_names = []
     if b[p] == 0:  # no tagged fields, the common case
@@ -297,6 +311,8 @@ def _r_DeleteTopicsRequest_2(b, p):
         p += 1
     else:
         p = _t_DeleteTopicsRequest_0(b, p, o)
+    if p > bl:
+        raise DecodeError('DeleteTopicsRequest: a length runs past the end')
     return o, p
 
 
@@ -324,7 +340,7 @@ def _w_DeleteTopicsRequest_2(o, w):
             _wtags(w, e2.unknown_tagged_fields)
         else:
             w.append(0)
-    w += _S0.pack(o.timeout_ms)
+    w += _S1.pack(o.timeout_ms)
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
     else:
@@ -334,7 +350,7 @@ def _w_DeleteTopicsRequest_2(o, w):
 def _r_DeleteTopicsResponse_0(b, p):
     bl = len(b)
     o = _new(DeleteTopicsResponse)
-    n1, = _S0.unpack_from(b, p)
+    n1, = _S1.unpack_from(b, p)
     p += 4
     if n1 < 0:
         raise DecodeError('DeleteTopicsResponse.Responses: null where not nullable')
@@ -344,17 +360,15 @@ def _r_DeleteTopicsResponse_0(b, p):
         xs2 = []
         for _ in range(n1):
             e3 = _new(_DeleteTopicsResponse_DeletableTopicResult)
-            n4, = _S1.unpack_from(b, p)
+            n4, = _S0.unpack_from(b, p)
             p += 2
             if n4 < 0:
                 raise DecodeError('DeletableTopicResult.Name: null where not nullable')
             else:
                 q5 = p + n4
-                if q5 > bl:
-                    raise DecodeError('DeletableTopicResult.Name: length ' + str(n4) + ' past the end')
                 e3.name = str(b[p:q5], 'utf-8')
                 p = q5
-            e3.error_code, = _S1.unpack_from(b, p)
+            e3.error_code, = _S0.unpack_from(b, p)
             p += 2
             e3.topic_id = UUID_ZERO
             e3.error_message = None
@@ -363,18 +377,20 @@ def _r_DeleteTopicsResponse_0(b, p):
         o.responses = xs2
     o.throttle_time_ms = 0
     o.unknown_tagged_fields = None
+    if p > bl:
+        raise DecodeError('DeleteTopicsResponse: a length runs past the end')
     return o, p
 
 
 def _w_DeleteTopicsResponse_0(o, w):
     xs1 = o.responses
-    w += _S0.pack(len(xs1))
+    w += _S1.pack(len(xs1))
     for e2 in xs1:
         v3 = e2.name
         v3 = v3.encode()
-        w += _S1.pack(len(v3))
+        w += _S0.pack(len(v3))
         w += v3
-        w += _S1.pack(e2.error_code)
+        w += _S0.pack(e2.error_code)
 
 
 def _r_DeleteTopicsResponse_1(b, p):
@@ -391,17 +407,15 @@ def _r_DeleteTopicsResponse_1(b, p):
         xs3 = []
         for _ in range(n2):
             e4 = _new(_DeleteTopicsResponse_DeletableTopicResult)
-            n5, = _S1.unpack_from(b, p)
+            n5, = _S0.unpack_from(b, p)
             p += 2
             if n5 < 0:
                 raise DecodeError('DeletableTopicResult.Name: null where not nullable')
             else:
                 q6 = p + n5
-                if q6 > bl:
-                    raise DecodeError('DeletableTopicResult.Name: length ' + str(n5) + ' past the end')
                 e4.name = str(b[p:q6], 'utf-8')
                 p = q6
-            e4.error_code, = _S1.unpack_from(b, p)
+            e4.error_code, = _S0.unpack_from(b, p)
             p += 2
             e4.topic_id = UUID_ZERO
             e4.error_message = None
@@ -409,19 +423,21 @@ def _r_DeleteTopicsResponse_1(b, p):
             xs3.append(e4)
         o.responses = xs3
     o.unknown_tagged_fields = None
+    if p > bl:
+        raise DecodeError('DeleteTopicsResponse: a length runs past the end')
     return o, p
 
 
 def _w_DeleteTopicsResponse_1(o, w):
-    w += _S0.pack(o.throttle_time_ms)
+    w += _S1.pack(o.throttle_time_ms)
     xs1 = o.responses
-    w += _S0.pack(len(xs1))
+    w += _S1.pack(len(xs1))
     for e2 in xs1:
         v3 = e2.name
         v3 = v3.encode()
-        w += _S1.pack(len(v3))
+        w += _S0.pack(len(v3))
         w += v3
-        w += _S1.pack(e2.error_code)
+        w += _S0.pack(e2.error_code)
 
 
 def _t_DeleteTopicsResponse_DeletableTopicResult_0(b, p, o):
@@ -487,20 +503,24 @@ def _r_DeleteTopicsResponse_2(b, p):
         xs3 = []
         for _ in range(n2):
             e4 = _new(_DeleteTopicsResponse_DeletableTopicResult)
-            n5 = b[p] - 1
-            p += 1
-            if n5 > 126:
-                n5, p = _uvt(b, p, n5 + 1)
-                n5 -= 1
-            if n5 < 0:
-                raise DecodeError('DeletableTopicResult.Name: null where not nullable')
-            else:
-                q6 = p + n5
-                if q6 > bl:
-                    raise DecodeError('DeletableTopicResult.Name: length ' + str(n5) + ' past the end')
-                e4.name = str(b[p:q6], 'utf-8')
+            h7 = b[p]
+            if 0 < h7 < 128:
+                q6 = p + h7
+                e4.name = str(b[p + 1:q6], 'utf-8')
                 p = q6
-            e4.error_code, = _S1.unpack_from(b, p)
+            else:
+                p += 1
+                n5 = h7 - 1
+                if n5 > 126:
+                    n5, p = _uvt(b, p, n5 + 1)
+                    n5 -= 1
+                if n5 < 0:
+                    raise DecodeError('DeletableTopicResult.Name: null where not nullable')
+                else:
+                    q6 = p + n5
+                    e4.name = str(b[p:q6], 'utf-8')
+                    p = q6
+            e4.error_code, = _S0.unpack_from(b, p)
             p += 2
             e4.topic_id = UUID_ZERO
             e4.error_message = None
@@ -516,11 +536,13 @@ def _r_DeleteTopicsResponse_2(b, p):
         p += 1
     else:
         p = _t_DeleteTopicsResponse_0(b, p, o)
+    if p > bl:
+        raise DecodeError('DeleteTopicsResponse: a length runs past the end')
     return o, p
 
 
 def _w_DeleteTopicsResponse_2(o, w):
-    w += _S0.pack(o.throttle_time_ms)
+    w += _S1.pack(o.throttle_time_ms)
     xs1 = o.responses
     ln = len(xs1) + 1
     if ln < 128:
@@ -536,7 +558,7 @@ def _w_DeleteTopicsResponse_2(o, w):
         else:
             _wuv(w, ln)
         w += v3
-        w += _S1.pack(e2.error_code)
+        w += _S0.pack(e2.error_code)
         if e2.unknown_tagged_fields:
             _wtags(w, e2.unknown_tagged_fields)
         else:
@@ -564,33 +586,42 @@ def _r_DeleteTopicsResponse_3(b, p):
         xs3 = []
         for _ in range(n2):
             e4 = _new(_DeleteTopicsResponse_DeletableTopicResult)
-            n5 = b[p] - 1
-            p += 1
-            if n5 > 126:
-                n5, p = _uvt(b, p, n5 + 1)
-                n5 -= 1
-            if n5 < 0:
-                raise DecodeError('DeletableTopicResult.Name: null where not nullable')
-            else:
-                q6 = p + n5
-                if q6 > bl:
-                    raise DecodeError('DeletableTopicResult.Name: length ' + str(n5) + ' past the end')
-                e4.name = str(b[p:q6], 'utf-8')
+            h7 = b[p]
+            if 0 < h7 < 128:
+                q6 = p + h7
+                e4.name = str(b[p + 1:q6], 'utf-8')
                 p = q6
-            e4.error_code, h7, = _S5.unpack_from(b, p)
+            else:
+                p += 1
+                n5 = h7 - 1
+                if n5 > 126:
+                    n5, p = _uvt(b, p, n5 + 1)
+                    n5 -= 1
+                if n5 < 0:
+                    raise DecodeError('DeletableTopicResult.Name: null where not nullable')
+                else:
+                    q6 = p + n5
+                    e4.name = str(b[p:q6], 'utf-8')
+                    p = q6
+            e4.error_code, h8, = _S5.unpack_from(b, p)
             p += 3
-            n8 = h7 - 1
-            if n8 > 126:
-                n8, p = _uvt(b, p, n8 + 1)
-                n8 -= 1
-            if n8 < 0:
+            if 0 < h8 < 128:
+                q10 = p + h8 - 1
+                e4.error_message = str(b[p:q10], 'utf-8')
+                p = q10
+            elif h8 == 0:
                 e4.error_message = None
             else:
-                q9 = p + n8
-                if q9 > bl:
-                    raise DecodeError('DeletableTopicResult.ErrorMessage: length ' + str(n8) + ' past the end')
-                e4.error_message = str(b[p:q9], 'utf-8')
-                p = q9
+                n9 = h8 - 1
+                if n9 > 126:
+                    n9, p = _uvt(b, p, n9 + 1)
+                    n9 -= 1
+                if n9 < 0:
+                    e4.error_message = None
+                else:
+                    q10 = p + n9
+                    e4.error_message = str(b[p:q10], 'utf-8')
+                    p = q10
             e4.topic_id = UUID_ZERO
             if b[p] == 0:  # no tagged fields, the common case
                 e4.unknown_tagged_fields = None
@@ -604,11 +635,13 @@ def _r_DeleteTopicsResponse_3(b, p):
         p += 1
     else:
         p = _t_DeleteTopicsResponse_0(b, p, o)
+    if p > bl:
+        raise DecodeError('DeleteTopicsResponse: a length runs past the end')
     return o, p
 
 
 def _w_DeleteTopicsResponse_3(o, w):
-    w += _S0.pack(o.throttle_time_ms)
+    w += _S1.pack(o.throttle_time_ms)
     xs1 = o.responses
     ln = len(xs1) + 1
     if ln < 128:
@@ -624,7 +657,7 @@ def _w_DeleteTopicsResponse_3(o, w):
         else:
             _wuv(w, ln)
         w += v3
-        w += _S1.pack(e2.error_code)
+        w += _S0.pack(e2.error_code)
         v4 = e2.error_message
         if v4 is None:
             w.append(0)
@@ -663,33 +696,45 @@ def _r_DeleteTopicsResponse_4(b, p):
         xs3 = []
         for _ in range(n2):
             e4 = _new(_DeleteTopicsResponse_DeletableTopicResult)
-            n5 = b[p] - 1
-            p += 1
-            if n5 > 126:
-                n5, p = _uvt(b, p, n5 + 1)
-                n5 -= 1
-            if n5 < 0:
-                e4.name = None
-            else:
-                q6 = p + n5
-                if q6 > bl:
-                    raise DecodeError('DeletableTopicResult.Name: length ' + str(n5) + ' past the end')
-                e4.name = str(b[p:q6], 'utf-8')
+            h7 = b[p]
+            if 0 < h7 < 128:
+                q6 = p + h7
+                e4.name = str(b[p + 1:q6], 'utf-8')
                 p = q6
-            e4.topic_id, e4.error_code, h7, = _S6.unpack_from(b, p)
+            elif h7 == 0:
+                e4.name = None
+                p += 1
+            else:
+                p += 1
+                n5 = h7 - 1
+                if n5 > 126:
+                    n5, p = _uvt(b, p, n5 + 1)
+                    n5 -= 1
+                if n5 < 0:
+                    e4.name = None
+                else:
+                    q6 = p + n5
+                    e4.name = str(b[p:q6], 'utf-8')
+                    p = q6
+            e4.topic_id, e4.error_code, h8, = _S6.unpack_from(b, p)
             p += 19
-            n8 = h7 - 1
-            if n8 > 126:
-                n8, p = _uvt(b, p, n8 + 1)
-                n8 -= 1
-            if n8 < 0:
+            if 0 < h8 < 128:
+                q10 = p + h8 - 1
+                e4.error_message = str(b[p:q10], 'utf-8')
+                p = q10
+            elif h8 == 0:
                 e4.error_message = None
             else:
-                q9 = p + n8
-                if q9 > bl:
-                    raise DecodeError('DeletableTopicResult.ErrorMessage: length ' + str(n8) + ' past the end')
-                e4.error_message = str(b[p:q9], 'utf-8')
-                p = q9
+                n9 = h8 - 1
+                if n9 > 126:
+                    n9, p = _uvt(b, p, n9 + 1)
+                    n9 -= 1
+                if n9 < 0:
+                    e4.error_message = None
+                else:
+                    q10 = p + n9
+                    e4.error_message = str(b[p:q10], 'utf-8')
+                    p = q10
             if b[p] == 0:  # no tagged fields, the common case
                 e4.unknown_tagged_fields = None
                 p += 1
@@ -702,11 +747,13 @@ def _r_DeleteTopicsResponse_4(b, p):
         p += 1
     else:
         p = _t_DeleteTopicsResponse_0(b, p, o)
+    if p > bl:
+        raise DecodeError('DeleteTopicsResponse: a length runs past the end')
     return o, p
 
 
 def _w_DeleteTopicsResponse_4(o, w):
-    w += _S0.pack(o.throttle_time_ms)
+    w += _S1.pack(o.throttle_time_ms)
     xs1 = o.responses
     ln = len(xs1) + 1
     if ln < 128:

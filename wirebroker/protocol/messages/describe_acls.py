@@ -9,6 +9,7 @@ from typing import Any
 import struct as _struct
 
 from wirebroker.protocol.message import UNSET, Message, Struct
+from wirebroker.protocol.message import shared_default as _shared_default
 from wirebroker.protocol.primitives import (
     UUID_ZERO,
     DecodeError,
@@ -115,8 +116,6 @@ def _r_DescribeAclsRequest_0(b, p):
         o.resource_name_filter = None
     else:
         q3 = p + n2
-        if q3 > bl:
-            raise DecodeError('DescribeAclsRequest.ResourceNameFilter: length ' + str(n2) + ' past the end')
         o.resource_name_filter = str(b[p:q3], 'utf-8')
         p = q3
     n4, = _S1.unpack_from(b, p)
@@ -125,8 +124,6 @@ def _r_DescribeAclsRequest_0(b, p):
         o.principal_filter = None
     else:
         q5 = p + n4
-        if q5 > bl:
-            raise DecodeError('DescribeAclsRequest.PrincipalFilter: length ' + str(n4) + ' past the end')
         o.principal_filter = str(b[p:q5], 'utf-8')
         p = q5
     n6, = _S1.unpack_from(b, p)
@@ -135,14 +132,14 @@ def _r_DescribeAclsRequest_0(b, p):
         o.host_filter = None
     else:
         q7 = p + n6
-        if q7 > bl:
-            raise DecodeError('DescribeAclsRequest.HostFilter: length ' + str(n6) + ' past the end')
         o.host_filter = str(b[p:q7], 'utf-8')
         p = q7
     o.operation, o.permission_type, = _S2.unpack_from(b, p)
     p += 2
     o.pattern_type_filter = 3
     o.unknown_tagged_fields = None
+    if p > bl:
+        raise DecodeError('DescribeAclsRequest: a length runs past the end')
     return o, p
 
 
@@ -184,8 +181,6 @@ def _r_DescribeAclsRequest_1(b, p):
         o.resource_name_filter = None
     else:
         q3 = p + n2
-        if q3 > bl:
-            raise DecodeError('DescribeAclsRequest.ResourceNameFilter: length ' + str(n2) + ' past the end')
         o.resource_name_filter = str(b[p:q3], 'utf-8')
         p = q3
     o.pattern_type_filter, h4, = _S0.unpack_from(b, p)
@@ -195,8 +190,6 @@ def _r_DescribeAclsRequest_1(b, p):
         o.principal_filter = None
     else:
         q6 = p + n5
-        if q6 > bl:
-            raise DecodeError('DescribeAclsRequest.PrincipalFilter: length ' + str(n5) + ' past the end')
         o.principal_filter = str(b[p:q6], 'utf-8')
         p = q6
     n7, = _S1.unpack_from(b, p)
@@ -205,13 +198,13 @@ def _r_DescribeAclsRequest_1(b, p):
         o.host_filter = None
     else:
         q8 = p + n7
-        if q8 > bl:
-            raise DecodeError('DescribeAclsRequest.HostFilter: length ' + str(n7) + ' past the end')
         o.host_filter = str(b[p:q8], 'utf-8')
         p = q8
     o.operation, o.permission_type, = _S2.unpack_from(b, p)
     p += 2
     o.unknown_tagged_fields = None
+    if p > bl:
+        raise DecodeError('DescribeAclsRequest: a length runs past the end')
     return o, p
 
 
@@ -270,45 +263,62 @@ def _r_DescribeAclsRequest_2(b, p):
     o = _new(DescribeAclsRequest)
     o.resource_type_filter, h1, = _S4.unpack_from(b, p)
     p += 2
-    n2 = h1 - 1
-    if n2 > 126:
-        n2, p = _uvt(b, p, n2 + 1)
-        n2 -= 1
-    if n2 < 0:
-        o.resource_name_filter = None
-    else:
-        q3 = p + n2
-        if q3 > bl:
-            raise DecodeError('DescribeAclsRequest.ResourceNameFilter: length ' + str(n2) + ' past the end')
+    if 0 < h1 < 128:
+        q3 = p + h1 - 1
         o.resource_name_filter = str(b[p:q3], 'utf-8')
         p = q3
+    elif h1 == 0:
+        o.resource_name_filter = None
+    else:
+        n2 = h1 - 1
+        if n2 > 126:
+            n2, p = _uvt(b, p, n2 + 1)
+            n2 -= 1
+        if n2 < 0:
+            o.resource_name_filter = None
+        else:
+            q3 = p + n2
+            o.resource_name_filter = str(b[p:q3], 'utf-8')
+            p = q3
     o.pattern_type_filter, h4, = _S4.unpack_from(b, p)
     p += 2
-    n5 = h4 - 1
-    if n5 > 126:
-        n5, p = _uvt(b, p, n5 + 1)
-        n5 -= 1
-    if n5 < 0:
-        o.principal_filter = None
-    else:
-        q6 = p + n5
-        if q6 > bl:
-            raise DecodeError('DescribeAclsRequest.PrincipalFilter: length ' + str(n5) + ' past the end')
+    if 0 < h4 < 128:
+        q6 = p + h4 - 1
         o.principal_filter = str(b[p:q6], 'utf-8')
         p = q6
-    n7 = b[p] - 1
-    p += 1
-    if n7 > 126:
-        n7, p = _uvt(b, p, n7 + 1)
-        n7 -= 1
-    if n7 < 0:
-        o.host_filter = None
+    elif h4 == 0:
+        o.principal_filter = None
     else:
-        q8 = p + n7
-        if q8 > bl:
-            raise DecodeError('DescribeAclsRequest.HostFilter: length ' + str(n7) + ' past the end')
-        o.host_filter = str(b[p:q8], 'utf-8')
+        n5 = h4 - 1
+        if n5 > 126:
+            n5, p = _uvt(b, p, n5 + 1)
+            n5 -= 1
+        if n5 < 0:
+            o.principal_filter = None
+        else:
+            q6 = p + n5
+            o.principal_filter = str(b[p:q6], 'utf-8')
+            p = q6
+    h9 = b[p]
+    if 0 < h9 < 128:
+        q8 = p + h9
+        o.host_filter = str(b[p + 1:q8], 'utf-8')
         p = q8
+    elif h9 == 0:
+        o.host_filter = None
+        p += 1
+    else:
+        p += 1
+        n7 = h9 - 1
+        if n7 > 126:
+            n7, p = _uvt(b, p, n7 + 1)
+            n7 -= 1
+        if n7 < 0:
+            o.host_filter = None
+        else:
+            q8 = p + n7
+            o.host_filter = str(b[p:q8], 'utf-8')
+            p = q8
     o.operation, o.permission_type, = _S2.unpack_from(b, p)
     p += 2
     if b[p] == 0:  # no tagged fields, the common case
@@ -316,6 +326,8 @@ def _r_DescribeAclsRequest_2(b, p):
         p += 1
     else:
         p = _t_DescribeAclsRequest_0(b, p, o)
+    if p > bl:
+        raise DecodeError('DescribeAclsRequest: a length runs past the end')
     return o, p
 
 
@@ -372,8 +384,6 @@ def _r_DescribeAclsResponse_0(b, p):
         o.error_message = None
     else:
         q3 = p + n2
-        if q3 > bl:
-            raise DecodeError('DescribeAclsResponse.ErrorMessage: length ' + str(n2) + ' past the end')
         o.error_message = str(b[p:q3], 'utf-8')
         p = q3
     n4, = _S6.unpack_from(b, p)
@@ -393,8 +403,6 @@ def _r_DescribeAclsResponse_0(b, p):
                 raise DecodeError('DescribeAclsResource.ResourceName: null where not nullable')
             else:
                 q9 = p + n8
-                if q9 > bl:
-                    raise DecodeError('DescribeAclsResource.ResourceName: length ' + str(n8) + ' past the end')
                 e6.resource_name = str(b[p:q9], 'utf-8')
                 p = q9
             n10, = _S6.unpack_from(b, p)
@@ -413,8 +421,6 @@ def _r_DescribeAclsResponse_0(b, p):
                         raise DecodeError('AclDescription.Principal: null where not nullable')
                     else:
                         q14 = p + n13
-                        if q14 > bl:
-                            raise DecodeError('AclDescription.Principal: length ' + str(n13) + ' past the end')
                         e12.principal = str(b[p:q14], 'utf-8')
                         p = q14
                     n15, = _S1.unpack_from(b, p)
@@ -423,8 +429,6 @@ def _r_DescribeAclsResponse_0(b, p):
                         raise DecodeError('AclDescription.Host: null where not nullable')
                     else:
                         q16 = p + n15
-                        if q16 > bl:
-                            raise DecodeError('AclDescription.Host: length ' + str(n15) + ' past the end')
                         e12.host = str(b[p:q16], 'utf-8')
                         p = q16
                     e12.operation, e12.permission_type, = _S2.unpack_from(b, p)
@@ -437,6 +441,8 @@ def _r_DescribeAclsResponse_0(b, p):
             xs5.append(e6)
         o.resources = xs5
     o.unknown_tagged_fields = None
+    if p > bl:
+        raise DecodeError('DescribeAclsResponse: a length runs past the end')
     return o, p
 
 
@@ -483,8 +489,6 @@ def _r_DescribeAclsResponse_1(b, p):
         o.error_message = None
     else:
         q3 = p + n2
-        if q3 > bl:
-            raise DecodeError('DescribeAclsResponse.ErrorMessage: length ' + str(n2) + ' past the end')
         o.error_message = str(b[p:q3], 'utf-8')
         p = q3
     n4, = _S6.unpack_from(b, p)
@@ -504,8 +508,6 @@ def _r_DescribeAclsResponse_1(b, p):
                 raise DecodeError('DescribeAclsResource.ResourceName: null where not nullable')
             else:
                 q9 = p + n8
-                if q9 > bl:
-                    raise DecodeError('DescribeAclsResource.ResourceName: length ' + str(n8) + ' past the end')
                 e6.resource_name = str(b[p:q9], 'utf-8')
                 p = q9
             e6.pattern_type, h10, = _S8.unpack_from(b, p)
@@ -525,8 +527,6 @@ def _r_DescribeAclsResponse_1(b, p):
                         raise DecodeError('AclDescription.Principal: null where not nullable')
                     else:
                         q15 = p + n14
-                        if q15 > bl:
-                            raise DecodeError('AclDescription.Principal: length ' + str(n14) + ' past the end')
                         e13.principal = str(b[p:q15], 'utf-8')
                         p = q15
                     n16, = _S1.unpack_from(b, p)
@@ -535,8 +535,6 @@ def _r_DescribeAclsResponse_1(b, p):
                         raise DecodeError('AclDescription.Host: null where not nullable')
                     else:
                         q17 = p + n16
-                        if q17 > bl:
-                            raise DecodeError('AclDescription.Host: length ' + str(n16) + ' past the end')
                         e13.host = str(b[p:q17], 'utf-8')
                         p = q17
                     e13.operation, e13.permission_type, = _S2.unpack_from(b, p)
@@ -548,6 +546,8 @@ def _r_DescribeAclsResponse_1(b, p):
             xs5.append(e6)
         o.resources = xs5
     o.unknown_tagged_fields = None
+    if p > bl:
+        raise DecodeError('DescribeAclsResponse: a length runs past the end')
     return o, p
 
 
@@ -657,18 +657,23 @@ def _r_DescribeAclsResponse_2(b, p):
     o = _new(DescribeAclsResponse)
     o.throttle_time_ms, o.error_code, h1, = _S9.unpack_from(b, p)
     p += 7
-    n2 = h1 - 1
-    if n2 > 126:
-        n2, p = _uvt(b, p, n2 + 1)
-        n2 -= 1
-    if n2 < 0:
-        o.error_message = None
-    else:
-        q3 = p + n2
-        if q3 > bl:
-            raise DecodeError('DescribeAclsResponse.ErrorMessage: length ' + str(n2) + ' past the end')
+    if 0 < h1 < 128:
+        q3 = p + h1 - 1
         o.error_message = str(b[p:q3], 'utf-8')
         p = q3
+    elif h1 == 0:
+        o.error_message = None
+    else:
+        n2 = h1 - 1
+        if n2 > 126:
+            n2, p = _uvt(b, p, n2 + 1)
+            n2 -= 1
+        if n2 < 0:
+            o.error_message = None
+        else:
+            q3 = p + n2
+            o.error_message = str(b[p:q3], 'utf-8')
+            p = q3
     n4 = b[p] - 1
     p += 1
     if n4 > 126:
@@ -684,18 +689,21 @@ def _r_DescribeAclsResponse_2(b, p):
             e6 = _new(_DescribeAclsResponse_DescribeAclsResource)
             e6.resource_type, h7, = _S4.unpack_from(b, p)
             p += 2
-            n8 = h7 - 1
-            if n8 > 126:
-                n8, p = _uvt(b, p, n8 + 1)
-                n8 -= 1
-            if n8 < 0:
-                raise DecodeError('DescribeAclsResource.ResourceName: null where not nullable')
-            else:
-                q9 = p + n8
-                if q9 > bl:
-                    raise DecodeError('DescribeAclsResource.ResourceName: length ' + str(n8) + ' past the end')
+            if 0 < h7 < 128:
+                q9 = p + h7 - 1
                 e6.resource_name = str(b[p:q9], 'utf-8')
                 p = q9
+            else:
+                n8 = h7 - 1
+                if n8 > 126:
+                    n8, p = _uvt(b, p, n8 + 1)
+                    n8 -= 1
+                if n8 < 0:
+                    raise DecodeError('DescribeAclsResource.ResourceName: null where not nullable')
+                else:
+                    q9 = p + n8
+                    e6.resource_name = str(b[p:q9], 'utf-8')
+                    p = q9
             e6.pattern_type, h10, = _S4.unpack_from(b, p)
             p += 2
             n11 = h10 - 1
@@ -710,32 +718,40 @@ def _r_DescribeAclsResponse_2(b, p):
                 xs12 = []
                 for _ in range(n11):
                     e13 = _new(_DescribeAclsResponse_AclDescription)
-                    n14 = b[p] - 1
-                    p += 1
-                    if n14 > 126:
-                        n14, p = _uvt(b, p, n14 + 1)
-                        n14 -= 1
-                    if n14 < 0:
-                        raise DecodeError('AclDescription.Principal: null where not nullable')
-                    else:
-                        q15 = p + n14
-                        if q15 > bl:
-                            raise DecodeError('AclDescription.Principal: length ' + str(n14) + ' past the end')
-                        e13.principal = str(b[p:q15], 'utf-8')
+                    h16 = b[p]
+                    if 0 < h16 < 128:
+                        q15 = p + h16
+                        e13.principal = str(b[p + 1:q15], 'utf-8')
                         p = q15
-                    n16 = b[p] - 1
-                    p += 1
-                    if n16 > 126:
-                        n16, p = _uvt(b, p, n16 + 1)
-                        n16 -= 1
-                    if n16 < 0:
-                        raise DecodeError('AclDescription.Host: null where not nullable')
                     else:
-                        q17 = p + n16
-                        if q17 > bl:
-                            raise DecodeError('AclDescription.Host: length ' + str(n16) + ' past the end')
-                        e13.host = str(b[p:q17], 'utf-8')
-                        p = q17
+                        p += 1
+                        n14 = h16 - 1
+                        if n14 > 126:
+                            n14, p = _uvt(b, p, n14 + 1)
+                            n14 -= 1
+                        if n14 < 0:
+                            raise DecodeError('AclDescription.Principal: null where not nullable')
+                        else:
+                            q15 = p + n14
+                            e13.principal = str(b[p:q15], 'utf-8')
+                            p = q15
+                    h19 = b[p]
+                    if 0 < h19 < 128:
+                        q18 = p + h19
+                        e13.host = str(b[p + 1:q18], 'utf-8')
+                        p = q18
+                    else:
+                        p += 1
+                        n17 = h19 - 1
+                        if n17 > 126:
+                            n17, p = _uvt(b, p, n17 + 1)
+                            n17 -= 1
+                        if n17 < 0:
+                            raise DecodeError('AclDescription.Host: null where not nullable')
+                        else:
+                            q18 = p + n17
+                            e13.host = str(b[p:q18], 'utf-8')
+                            p = q18
                     e13.operation, e13.permission_type, = _S2.unpack_from(b, p)
                     p += 2
                     if b[p] == 0:  # no tagged fields, the common case
@@ -757,6 +773,8 @@ def _r_DescribeAclsResponse_2(b, p):
         p += 1
     else:
         p = _t_DescribeAclsResponse_0(b, p, o)
+    if p > bl:
+        raise DecodeError('DescribeAclsResponse: a length runs past the end')
     return o, p
 
 

@@ -9,6 +9,7 @@ from typing import Any
 import struct as _struct
 
 from wirebroker.protocol.message import UNSET, Message, Struct
+from wirebroker.protocol.message import shared_default as _shared_default
 from wirebroker.protocol.primitives import (
     UUID_ZERO,
     DecodeError,
@@ -28,9 +29,9 @@ _unpack_from = _struct.unpack_from
 def _first(tag_and_bytes):
     return tag_and_bytes[0]
 
-_S0 = _struct.Struct('>i')
-_S1 = _struct.Struct('>h')
-_S2 = _struct.Struct('>bh')
+_S0 = _struct.Struct('>h')
+_S1 = _struct.Struct('>bh')
+_S2 = _struct.Struct('>i')
 _S3 = _struct.Struct('>?')
 _S4 = _struct.Struct('>b')
 _S5 = _struct.Struct('>bB')
@@ -122,7 +123,7 @@ _DescribeClientQuotasResponse_EntryData = DescribeClientQuotasResponse.EntryData
 def _r_DescribeClientQuotasRequest_0(b, p):
     bl = len(b)
     o = _new(DescribeClientQuotasRequest)
-    n1, = _S0.unpack_from(b, p)
+    n1, = _S2.unpack_from(b, p)
     p += 4
     if n1 < 0:
         raise DecodeError('DescribeClientQuotasRequest.Components: null where not nullable')
@@ -132,25 +133,21 @@ def _r_DescribeClientQuotasRequest_0(b, p):
         xs2 = []
         for _ in range(n1):
             e3 = _new(_DescribeClientQuotasRequest_ComponentData)
-            n4, = _S1.unpack_from(b, p)
+            n4, = _S0.unpack_from(b, p)
             p += 2
             if n4 < 0:
                 raise DecodeError('ComponentData.EntityType: null where not nullable')
             else:
                 q5 = p + n4
-                if q5 > bl:
-                    raise DecodeError('ComponentData.EntityType: length ' + str(n4) + ' past the end')
                 e3.entity_type = str(b[p:q5], 'utf-8')
                 p = q5
-            e3.match_type, h6, = _S2.unpack_from(b, p)
+            e3.match_type, h6, = _S1.unpack_from(b, p)
             p += 3
             n7 = h6
             if n7 < 0:
                 e3.match = None
             else:
                 q8 = p + n7
-                if q8 > bl:
-                    raise DecodeError('ComponentData.Match: length ' + str(n7) + ' past the end')
                 e3.match = str(b[p:q8], 'utf-8')
                 p = q8
             e3.unknown_tagged_fields = None
@@ -159,16 +156,18 @@ def _r_DescribeClientQuotasRequest_0(b, p):
     o.strict, = _S3.unpack_from(b, p)
     p += 1
     o.unknown_tagged_fields = None
+    if p > bl:
+        raise DecodeError('DescribeClientQuotasRequest: a length runs past the end')
     return o, p
 
 
 def _w_DescribeClientQuotasRequest_0(o, w):
     xs1 = o.components
-    w += _S0.pack(len(xs1))
+    w += _S2.pack(len(xs1))
     for e2 in xs1:
         v3 = e2.entity_type
         v3 = v3.encode()
-        w += _S1.pack(len(v3))
+        w += _S0.pack(len(v3))
         w += v3
         w += _S4.pack(e2.match_type)
         v4 = e2.match
@@ -176,7 +175,7 @@ def _w_DescribeClientQuotasRequest_0(o, w):
             w += b'\xff\xff'
         else:
             v4 = v4.encode()
-            w += _S1.pack(len(v4))
+            w += _S0.pack(len(v4))
             w += v4
     w += _S3.pack(o.strict)
 
@@ -243,33 +242,42 @@ def _r_DescribeClientQuotasRequest_1(b, p):
         xs2 = []
         for _ in range(n1):
             e3 = _new(_DescribeClientQuotasRequest_ComponentData)
-            n4 = b[p] - 1
-            p += 1
-            if n4 > 126:
-                n4, p = _uvt(b, p, n4 + 1)
-                n4 -= 1
-            if n4 < 0:
-                raise DecodeError('ComponentData.EntityType: null where not nullable')
-            else:
-                q5 = p + n4
-                if q5 > bl:
-                    raise DecodeError('ComponentData.EntityType: length ' + str(n4) + ' past the end')
-                e3.entity_type = str(b[p:q5], 'utf-8')
+            h6 = b[p]
+            if 0 < h6 < 128:
+                q5 = p + h6
+                e3.entity_type = str(b[p + 1:q5], 'utf-8')
                 p = q5
-            e3.match_type, h6, = _S5.unpack_from(b, p)
+            else:
+                p += 1
+                n4 = h6 - 1
+                if n4 > 126:
+                    n4, p = _uvt(b, p, n4 + 1)
+                    n4 -= 1
+                if n4 < 0:
+                    raise DecodeError('ComponentData.EntityType: null where not nullable')
+                else:
+                    q5 = p + n4
+                    e3.entity_type = str(b[p:q5], 'utf-8')
+                    p = q5
+            e3.match_type, h7, = _S5.unpack_from(b, p)
             p += 2
-            n7 = h6 - 1
-            if n7 > 126:
-                n7, p = _uvt(b, p, n7 + 1)
-                n7 -= 1
-            if n7 < 0:
+            if 0 < h7 < 128:
+                q9 = p + h7 - 1
+                e3.match = str(b[p:q9], 'utf-8')
+                p = q9
+            elif h7 == 0:
                 e3.match = None
             else:
-                q8 = p + n7
-                if q8 > bl:
-                    raise DecodeError('ComponentData.Match: length ' + str(n7) + ' past the end')
-                e3.match = str(b[p:q8], 'utf-8')
-                p = q8
+                n8 = h7 - 1
+                if n8 > 126:
+                    n8, p = _uvt(b, p, n8 + 1)
+                    n8 -= 1
+                if n8 < 0:
+                    e3.match = None
+                else:
+                    q9 = p + n8
+                    e3.match = str(b[p:q9], 'utf-8')
+                    p = q9
             if b[p] == 0:  # no tagged fields, the common case
                 e3.unknown_tagged_fields = None
                 p += 1
@@ -284,6 +292,8 @@ def _r_DescribeClientQuotasRequest_1(b, p):
         p += 1
     else:
         p = _t_DescribeClientQuotasRequest_0(b, p, o)
+    if p > bl:
+        raise DecodeError('DescribeClientQuotasRequest: a length runs past the end')
     return o, p
 
 
@@ -336,11 +346,9 @@ def _r_DescribeClientQuotasResponse_0(b, p):
         o.error_message = None
     else:
         q3 = p + n2
-        if q3 > bl:
-            raise DecodeError('DescribeClientQuotasResponse.ErrorMessage: length ' + str(n2) + ' past the end')
         o.error_message = str(b[p:q3], 'utf-8')
         p = q3
-    n4, = _S0.unpack_from(b, p)
+    n4, = _S2.unpack_from(b, p)
     p += 4
     if n4 < 0:
         o.entries = None
@@ -350,7 +358,7 @@ def _r_DescribeClientQuotasResponse_0(b, p):
         xs5 = []
         for _ in range(n4):
             e6 = _new(_DescribeClientQuotasResponse_EntryData)
-            n7, = _S0.unpack_from(b, p)
+            n7, = _S2.unpack_from(b, p)
             p += 4
             if n7 < 0:
                 raise DecodeError('EntryData.Entity: null where not nullable')
@@ -360,30 +368,26 @@ def _r_DescribeClientQuotasResponse_0(b, p):
                 xs8 = []
                 for _ in range(n7):
                     e9 = _new(_DescribeClientQuotasResponse_EntityData)
-                    n10, = _S1.unpack_from(b, p)
+                    n10, = _S0.unpack_from(b, p)
                     p += 2
                     if n10 < 0:
                         raise DecodeError('EntityData.EntityType: null where not nullable')
                     else:
                         q11 = p + n10
-                        if q11 > bl:
-                            raise DecodeError('EntityData.EntityType: length ' + str(n10) + ' past the end')
                         e9.entity_type = str(b[p:q11], 'utf-8')
                         p = q11
-                    n12, = _S1.unpack_from(b, p)
+                    n12, = _S0.unpack_from(b, p)
                     p += 2
                     if n12 < 0:
                         e9.entity_name = None
                     else:
                         q13 = p + n12
-                        if q13 > bl:
-                            raise DecodeError('EntityData.EntityName: length ' + str(n12) + ' past the end')
                         e9.entity_name = str(b[p:q13], 'utf-8')
                         p = q13
                     e9.unknown_tagged_fields = None
                     xs8.append(e9)
                 e6.entity = xs8
-            n14, = _S0.unpack_from(b, p)
+            n14, = _S2.unpack_from(b, p)
             p += 4
             if n14 < 0:
                 raise DecodeError('EntryData.Values: null where not nullable')
@@ -393,14 +397,12 @@ def _r_DescribeClientQuotasResponse_0(b, p):
                 xs15 = []
                 for _ in range(n14):
                     e16 = _new(_DescribeClientQuotasResponse_ValueData)
-                    n17, = _S1.unpack_from(b, p)
+                    n17, = _S0.unpack_from(b, p)
                     p += 2
                     if n17 < 0:
                         raise DecodeError('ValueData.Key: null where not nullable')
                     else:
                         q18 = p + n17
-                        if q18 > bl:
-                            raise DecodeError('ValueData.Key: length ' + str(n17) + ' past the end')
                         e16.key = str(b[p:q18], 'utf-8')
                         p = q18
                     e16.value, = _S7.unpack_from(b, p)
@@ -412,6 +414,8 @@ def _r_DescribeClientQuotasResponse_0(b, p):
             xs5.append(e6)
         o.entries = xs5
     o.unknown_tagged_fields = None
+    if p > bl:
+        raise DecodeError('DescribeClientQuotasResponse: a length runs past the end')
     return o, p
 
 
@@ -422,34 +426,34 @@ def _w_DescribeClientQuotasResponse_0(o, w):
         w += b'\xff\xff'
     else:
         v1 = v1.encode()
-        w += _S1.pack(len(v1))
+        w += _S0.pack(len(v1))
         w += v1
     xs2 = o.entries
     if xs2 is None:
         w += b'\xff\xff\xff\xff'
     else:
-        w += _S0.pack(len(xs2))
+        w += _S2.pack(len(xs2))
         for e3 in xs2:
             xs4 = e3.entity
-            w += _S0.pack(len(xs4))
+            w += _S2.pack(len(xs4))
             for e5 in xs4:
                 v6 = e5.entity_type
                 v6 = v6.encode()
-                w += _S1.pack(len(v6))
+                w += _S0.pack(len(v6))
                 w += v6
                 v7 = e5.entity_name
                 if v7 is None:
                     w += b'\xff\xff'
                 else:
                     v7 = v7.encode()
-                    w += _S1.pack(len(v7))
+                    w += _S0.pack(len(v7))
                     w += v7
             xs8 = e3.values
-            w += _S0.pack(len(xs8))
+            w += _S2.pack(len(xs8))
             for e9 in xs8:
                 v10 = e9.key
                 v10 = v10.encode()
-                w += _S1.pack(len(v10))
+                w += _S0.pack(len(v10))
                 w += v10
                 w += _S7.pack(e9.value)
 
@@ -551,124 +555,151 @@ def _r_DescribeClientQuotasResponse_1(b, p):
     o = _new(DescribeClientQuotasResponse)
     o.throttle_time_ms, o.error_code, h1, = _S9.unpack_from(b, p)
     p += 7
-    n2 = h1 - 1
-    if n2 > 126:
-        n2, p = _uvt(b, p, n2 + 1)
-        n2 -= 1
-    if n2 < 0:
-        o.error_message = None
-    else:
-        q3 = p + n2
-        if q3 > bl:
-            raise DecodeError('DescribeClientQuotasResponse.ErrorMessage: length ' + str(n2) + ' past the end')
+    if 0 < h1 < 128:
+        q3 = p + h1 - 1
         o.error_message = str(b[p:q3], 'utf-8')
         p = q3
-    n4 = b[p] - 1
-    p += 1
-    if n4 > 126:
-        n4, p = _uvt(b, p, n4 + 1)
-        n4 -= 1
-    if n4 < 0:
-        o.entries = None
+    elif h1 == 0:
+        o.error_message = None
     else:
-        if n4 > bl - p:
-            raise DecodeError('DescribeClientQuotasResponse.Entries: count ' + str(n4) + ' past the end')
-        xs5 = []
-        for _ in range(n4):
-            e6 = _new(_DescribeClientQuotasResponse_EntryData)
-            n7 = b[p] - 1
-            p += 1
-            if n7 > 126:
-                n7, p = _uvt(b, p, n7 + 1)
-                n7 -= 1
-            if n7 < 0:
-                raise DecodeError('EntryData.Entity: null where not nullable')
-            else:
-                if n7 > bl - p:
-                    raise DecodeError('EntryData.Entity: count ' + str(n7) + ' past the end')
-                xs8 = []
-                for _ in range(n7):
-                    e9 = _new(_DescribeClientQuotasResponse_EntityData)
-                    n10 = b[p] - 1
-                    p += 1
-                    if n10 > 126:
-                        n10, p = _uvt(b, p, n10 + 1)
-                        n10 -= 1
-                    if n10 < 0:
-                        raise DecodeError('EntityData.EntityType: null where not nullable')
-                    else:
-                        q11 = p + n10
-                        if q11 > bl:
-                            raise DecodeError('EntityData.EntityType: length ' + str(n10) + ' past the end')
-                        e9.entity_type = str(b[p:q11], 'utf-8')
-                        p = q11
-                    n12 = b[p] - 1
-                    p += 1
-                    if n12 > 126:
-                        n12, p = _uvt(b, p, n12 + 1)
-                        n12 -= 1
-                    if n12 < 0:
-                        e9.entity_name = None
-                    else:
-                        q13 = p + n12
-                        if q13 > bl:
-                            raise DecodeError('EntityData.EntityName: length ' + str(n12) + ' past the end')
-                        e9.entity_name = str(b[p:q13], 'utf-8')
-                        p = q13
-                    if b[p] == 0:  # no tagged fields, the common case
-                        e9.unknown_tagged_fields = None
-                        p += 1
-                    else:
-                        p = _t_DescribeClientQuotasResponse_EntityData_0(b, p, e9)
-                    xs8.append(e9)
-                e6.entity = xs8
-            n14 = b[p] - 1
-            p += 1
-            if n14 > 126:
-                n14, p = _uvt(b, p, n14 + 1)
-                n14 -= 1
-            if n14 < 0:
-                raise DecodeError('EntryData.Values: null where not nullable')
-            else:
-                if n14 > bl - p:
-                    raise DecodeError('EntryData.Values: count ' + str(n14) + ' past the end')
-                xs15 = []
-                for _ in range(n14):
-                    e16 = _new(_DescribeClientQuotasResponse_ValueData)
-                    n17 = b[p] - 1
-                    p += 1
-                    if n17 > 126:
-                        n17, p = _uvt(b, p, n17 + 1)
-                        n17 -= 1
-                    if n17 < 0:
-                        raise DecodeError('ValueData.Key: null where not nullable')
-                    else:
-                        q18 = p + n17
-                        if q18 > bl:
-                            raise DecodeError('ValueData.Key: length ' + str(n17) + ' past the end')
-                        e16.key = str(b[p:q18], 'utf-8')
-                        p = q18
-                    e16.value, = _S7.unpack_from(b, p)
-                    p += 8
-                    if b[p] == 0:  # no tagged fields, the common case
-                        e16.unknown_tagged_fields = None
-                        p += 1
-                    else:
-                        p = _t_DescribeClientQuotasResponse_ValueData_0(b, p, e16)
-                    xs15.append(e16)
-                e6.values = xs15
-            if b[p] == 0:  # no tagged fields, the common case
-                e6.unknown_tagged_fields = None
+        n2 = h1 - 1
+        if n2 > 126:
+            n2, p = _uvt(b, p, n2 + 1)
+            n2 -= 1
+        if n2 < 0:
+            o.error_message = None
+        else:
+            q3 = p + n2
+            o.error_message = str(b[p:q3], 'utf-8')
+            p = q3
+    h22 = b[p]
+    if h22 == 0:
+        o.entries = None
+        p += 1
+    else:
+        p += 1
+        n4 = h22 - 1
+        if n4 > 126:
+            n4, p = _uvt(b, p, n4 + 1)
+            n4 -= 1
+        if n4 < 0:
+            o.entries = None
+        else:
+            if n4 > bl - p:
+                raise DecodeError('DescribeClientQuotasResponse.Entries: count ' + str(n4) + ' past the end')
+            xs5 = []
+            for _ in range(n4):
+                e6 = _new(_DescribeClientQuotasResponse_EntryData)
+                n7 = b[p] - 1
                 p += 1
-            else:
-                p = _t_DescribeClientQuotasResponse_EntryData_0(b, p, e6)
-            xs5.append(e6)
-        o.entries = xs5
+                if n7 > 126:
+                    n7, p = _uvt(b, p, n7 + 1)
+                    n7 -= 1
+                if n7 < 0:
+                    raise DecodeError('EntryData.Entity: null where not nullable')
+                else:
+                    if n7 > bl - p:
+                        raise DecodeError('EntryData.Entity: count ' + str(n7) + ' past the end')
+                    xs8 = []
+                    for _ in range(n7):
+                        e9 = _new(_DescribeClientQuotasResponse_EntityData)
+                        h12 = b[p]
+                        if 0 < h12 < 128:
+                            q11 = p + h12
+                            e9.entity_type = str(b[p + 1:q11], 'utf-8')
+                            p = q11
+                        else:
+                            p += 1
+                            n10 = h12 - 1
+                            if n10 > 126:
+                                n10, p = _uvt(b, p, n10 + 1)
+                                n10 -= 1
+                            if n10 < 0:
+                                raise DecodeError('EntityData.EntityType: null where not nullable')
+                            else:
+                                q11 = p + n10
+                                e9.entity_type = str(b[p:q11], 'utf-8')
+                                p = q11
+                        h15 = b[p]
+                        if 0 < h15 < 128:
+                            q14 = p + h15
+                            e9.entity_name = str(b[p + 1:q14], 'utf-8')
+                            p = q14
+                        elif h15 == 0:
+                            e9.entity_name = None
+                            p += 1
+                        else:
+                            p += 1
+                            n13 = h15 - 1
+                            if n13 > 126:
+                                n13, p = _uvt(b, p, n13 + 1)
+                                n13 -= 1
+                            if n13 < 0:
+                                e9.entity_name = None
+                            else:
+                                q14 = p + n13
+                                e9.entity_name = str(b[p:q14], 'utf-8')
+                                p = q14
+                        if b[p] == 0:  # no tagged fields, the common case
+                            e9.unknown_tagged_fields = None
+                            p += 1
+                        else:
+                            p = _t_DescribeClientQuotasResponse_EntityData_0(b, p, e9)
+                        xs8.append(e9)
+                    e6.entity = xs8
+                n16 = b[p] - 1
+                p += 1
+                if n16 > 126:
+                    n16, p = _uvt(b, p, n16 + 1)
+                    n16 -= 1
+                if n16 < 0:
+                    raise DecodeError('EntryData.Values: null where not nullable')
+                else:
+                    if n16 > bl - p:
+                        raise DecodeError('EntryData.Values: count ' + str(n16) + ' past the end')
+                    xs17 = []
+                    for _ in range(n16):
+                        e18 = _new(_DescribeClientQuotasResponse_ValueData)
+                        h21 = b[p]
+                        if 0 < h21 < 128:
+                            q20 = p + h21
+                            e18.key = str(b[p + 1:q20], 'utf-8')
+                            p = q20
+                        else:
+                            p += 1
+                            n19 = h21 - 1
+                            if n19 > 126:
+                                n19, p = _uvt(b, p, n19 + 1)
+                                n19 -= 1
+                            if n19 < 0:
+                                raise DecodeError('ValueData.Key: null where not nullable')
+                            else:
+                                q20 = p + n19
+                                e18.key = str(b[p:q20], 'utf-8')
+                                p = q20
+                        e18.value, = _S7.unpack_from(b, p)
+                        p += 8
+                        if b[p] == 0:  # no tagged fields, the common case
+                            e18.unknown_tagged_fields = None
+                            p += 1
+                        else:
+                            p = _t_DescribeClientQuotasResponse_ValueData_0(b, p, e18)
+                        xs17.append(e18)
+                    e6.values = xs17
+                if b[p] == 0:  # no tagged fields, the common case
+                    e6.unknown_tagged_fields = None
+                    p += 1
+                else:
+                    p = _t_DescribeClientQuotasResponse_EntryData_0(b, p, e6)
+                xs5.append(e6)
+            o.entries = xs5
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         p += 1
     else:
         p = _t_DescribeClientQuotasResponse_0(b, p, o)
+    if p > bl:
+        raise DecodeError('DescribeClientQuotasResponse: a length runs past the end')
     return o, p
 
 

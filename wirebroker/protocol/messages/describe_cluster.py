@@ -9,6 +9,7 @@ from typing import Any
 import struct as _struct
 
 from wirebroker.protocol.message import UNSET, Message, Struct
+from wirebroker.protocol.message import shared_default as _shared_default
 from wirebroker.protocol.primitives import (
     UUID_ZERO,
     DecodeError,
@@ -127,6 +128,8 @@ def _r_DescribeClusterRequest_0(b, p):
         p += 1
     else:
         p = _t_DescribeClusterRequest_0(b, p, o)
+    if p > bl:
+        raise DecodeError('DescribeClusterRequest: a length runs past the end')
     return o, p
 
 
@@ -153,6 +156,8 @@ def _r_DescribeClusterRequest_1(b, p):
         p += 1
     else:
         p = _t_DescribeClusterRequest_0(b, p, o)
+    if p > bl:
+        raise DecodeError('DescribeClusterRequest: a length runs past the end')
     return o, p
 
 
@@ -176,6 +181,8 @@ def _r_DescribeClusterRequest_2(b, p):
         p += 1
     else:
         p = _t_DescribeClusterRequest_0(b, p, o)
+    if p > bl:
+        raise DecodeError('DescribeClusterRequest: a length runs past the end')
     return o, p
 
 
@@ -238,81 +245,98 @@ def _r_DescribeClusterResponse_0(b, p):
     o = _new(DescribeClusterResponse)
     o.throttle_time_ms, o.error_code, h1, = _S3.unpack_from(b, p)
     p += 7
-    n2 = h1 - 1
-    if n2 > 126:
-        n2, p = _uvt(b, p, n2 + 1)
-        n2 -= 1
-    if n2 < 0:
-        o.error_message = None
-    else:
-        q3 = p + n2
-        if q3 > bl:
-            raise DecodeError('DescribeClusterResponse.ErrorMessage: length ' + str(n2) + ' past the end')
+    if 0 < h1 < 128:
+        q3 = p + h1 - 1
         o.error_message = str(b[p:q3], 'utf-8')
         p = q3
-    n4 = b[p] - 1
-    p += 1
-    if n4 > 126:
-        n4, p = _uvt(b, p, n4 + 1)
-        n4 -= 1
-    if n4 < 0:
-        raise DecodeError('DescribeClusterResponse.ClusterId: null where not nullable')
+    elif h1 == 0:
+        o.error_message = None
     else:
-        q5 = p + n4
-        if q5 > bl:
-            raise DecodeError('DescribeClusterResponse.ClusterId: length ' + str(n4) + ' past the end')
-        o.cluster_id = str(b[p:q5], 'utf-8')
+        n2 = h1 - 1
+        if n2 > 126:
+            n2, p = _uvt(b, p, n2 + 1)
+            n2 -= 1
+        if n2 < 0:
+            o.error_message = None
+        else:
+            q3 = p + n2
+            o.error_message = str(b[p:q3], 'utf-8')
+            p = q3
+    h6 = b[p]
+    if 0 < h6 < 128:
+        q5 = p + h6
+        o.cluster_id = str(b[p + 1:q5], 'utf-8')
         p = q5
-    o.controller_id, h6, = _S4.unpack_from(b, p)
+    else:
+        p += 1
+        n4 = h6 - 1
+        if n4 > 126:
+            n4, p = _uvt(b, p, n4 + 1)
+            n4 -= 1
+        if n4 < 0:
+            raise DecodeError('DescribeClusterResponse.ClusterId: null where not nullable')
+        else:
+            q5 = p + n4
+            o.cluster_id = str(b[p:q5], 'utf-8')
+            p = q5
+    o.controller_id, h7, = _S4.unpack_from(b, p)
     p += 5
-    n7 = h6 - 1
-    if n7 > 126:
-        n7, p = _uvt(b, p, n7 + 1)
-        n7 -= 1
-    if n7 < 0:
+    n8 = h7 - 1
+    if n8 > 126:
+        n8, p = _uvt(b, p, n8 + 1)
+        n8 -= 1
+    if n8 < 0:
         raise DecodeError('DescribeClusterResponse.Brokers: null where not nullable')
     else:
-        if n7 > bl - p:
-            raise DecodeError('DescribeClusterResponse.Brokers: count ' + str(n7) + ' past the end')
-        xs8 = []
-        for _ in range(n7):
-            e9 = _new(_DescribeClusterResponse_DescribeClusterBroker)
-            e9.broker_id, h10, = _S4.unpack_from(b, p)
+        if n8 > bl - p:
+            raise DecodeError('DescribeClusterResponse.Brokers: count ' + str(n8) + ' past the end')
+        xs9 = []
+        for _ in range(n8):
+            e10 = _new(_DescribeClusterResponse_DescribeClusterBroker)
+            e10.broker_id, h11, = _S4.unpack_from(b, p)
             p += 5
-            n11 = h10 - 1
-            if n11 > 126:
-                n11, p = _uvt(b, p, n11 + 1)
-                n11 -= 1
-            if n11 < 0:
-                raise DecodeError('DescribeClusterBroker.Host: null where not nullable')
+            if 0 < h11 < 128:
+                q13 = p + h11 - 1
+                e10.host = str(b[p:q13], 'utf-8')
+                p = q13
             else:
-                q12 = p + n11
-                if q12 > bl:
-                    raise DecodeError('DescribeClusterBroker.Host: length ' + str(n11) + ' past the end')
-                e9.host = str(b[p:q12], 'utf-8')
-                p = q12
-            e9.port, h13, = _S4.unpack_from(b, p)
+                n12 = h11 - 1
+                if n12 > 126:
+                    n12, p = _uvt(b, p, n12 + 1)
+                    n12 -= 1
+                if n12 < 0:
+                    raise DecodeError('DescribeClusterBroker.Host: null where not nullable')
+                else:
+                    q13 = p + n12
+                    e10.host = str(b[p:q13], 'utf-8')
+                    p = q13
+            e10.port, h14, = _S4.unpack_from(b, p)
             p += 5
-            n14 = h13 - 1
-            if n14 > 126:
-                n14, p = _uvt(b, p, n14 + 1)
-                n14 -= 1
-            if n14 < 0:
-                e9.rack = None
+            if 0 < h14 < 128:
+                q16 = p + h14 - 1
+                e10.rack = str(b[p:q16], 'utf-8')
+                p = q16
+            elif h14 == 0:
+                e10.rack = None
             else:
-                q15 = p + n14
-                if q15 > bl:
-                    raise DecodeError('DescribeClusterBroker.Rack: length ' + str(n14) + ' past the end')
-                e9.rack = str(b[p:q15], 'utf-8')
-                p = q15
-            e9.is_fenced = False
+                n15 = h14 - 1
+                if n15 > 126:
+                    n15, p = _uvt(b, p, n15 + 1)
+                    n15 -= 1
+                if n15 < 0:
+                    e10.rack = None
+                else:
+                    q16 = p + n15
+                    e10.rack = str(b[p:q16], 'utf-8')
+                    p = q16
+            e10.is_fenced = False
             if b[p] == 0:  # no tagged fields, the common case
-                e9.unknown_tagged_fields = None
+                e10.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_DescribeClusterResponse_DescribeClusterBroker_0(b, p, e9)
-            xs8.append(e9)
-        o.brokers = xs8
+                p = _t_DescribeClusterResponse_DescribeClusterBroker_0(b, p, e10)
+            xs9.append(e10)
+        o.brokers = xs9
     o.cluster_authorized_operations, = _S5.unpack_from(b, p)
     p += 4
     o.endpoint_type = 1
@@ -321,6 +345,8 @@ def _r_DescribeClusterResponse_0(b, p):
         p += 1
     else:
         p = _t_DescribeClusterResponse_0(b, p, o)
+    if p > bl:
+        raise DecodeError('DescribeClusterResponse: a length runs past the end')
     return o, p
 
 
@@ -394,32 +420,40 @@ def _r_DescribeClusterResponse_1(b, p):
     o = _new(DescribeClusterResponse)
     o.throttle_time_ms, o.error_code, h1, = _S3.unpack_from(b, p)
     p += 7
-    n2 = h1 - 1
-    if n2 > 126:
-        n2, p = _uvt(b, p, n2 + 1)
-        n2 -= 1
-    if n2 < 0:
-        o.error_message = None
-    else:
-        q3 = p + n2
-        if q3 > bl:
-            raise DecodeError('DescribeClusterResponse.ErrorMessage: length ' + str(n2) + ' past the end')
+    if 0 < h1 < 128:
+        q3 = p + h1 - 1
         o.error_message = str(b[p:q3], 'utf-8')
         p = q3
+    elif h1 == 0:
+        o.error_message = None
+    else:
+        n2 = h1 - 1
+        if n2 > 126:
+            n2, p = _uvt(b, p, n2 + 1)
+            n2 -= 1
+        if n2 < 0:
+            o.error_message = None
+        else:
+            q3 = p + n2
+            o.error_message = str(b[p:q3], 'utf-8')
+            p = q3
     o.endpoint_type, h4, = _S7.unpack_from(b, p)
     p += 2
-    n5 = h4 - 1
-    if n5 > 126:
-        n5, p = _uvt(b, p, n5 + 1)
-        n5 -= 1
-    if n5 < 0:
-        raise DecodeError('DescribeClusterResponse.ClusterId: null where not nullable')
-    else:
-        q6 = p + n5
-        if q6 > bl:
-            raise DecodeError('DescribeClusterResponse.ClusterId: length ' + str(n5) + ' past the end')
+    if 0 < h4 < 128:
+        q6 = p + h4 - 1
         o.cluster_id = str(b[p:q6], 'utf-8')
         p = q6
+    else:
+        n5 = h4 - 1
+        if n5 > 126:
+            n5, p = _uvt(b, p, n5 + 1)
+            n5 -= 1
+        if n5 < 0:
+            raise DecodeError('DescribeClusterResponse.ClusterId: null where not nullable')
+        else:
+            q6 = p + n5
+            o.cluster_id = str(b[p:q6], 'utf-8')
+            p = q6
     o.controller_id, h7, = _S4.unpack_from(b, p)
     p += 5
     n8 = h7 - 1
@@ -436,32 +470,40 @@ def _r_DescribeClusterResponse_1(b, p):
             e10 = _new(_DescribeClusterResponse_DescribeClusterBroker)
             e10.broker_id, h11, = _S4.unpack_from(b, p)
             p += 5
-            n12 = h11 - 1
-            if n12 > 126:
-                n12, p = _uvt(b, p, n12 + 1)
-                n12 -= 1
-            if n12 < 0:
-                raise DecodeError('DescribeClusterBroker.Host: null where not nullable')
-            else:
-                q13 = p + n12
-                if q13 > bl:
-                    raise DecodeError('DescribeClusterBroker.Host: length ' + str(n12) + ' past the end')
+            if 0 < h11 < 128:
+                q13 = p + h11 - 1
                 e10.host = str(b[p:q13], 'utf-8')
                 p = q13
+            else:
+                n12 = h11 - 1
+                if n12 > 126:
+                    n12, p = _uvt(b, p, n12 + 1)
+                    n12 -= 1
+                if n12 < 0:
+                    raise DecodeError('DescribeClusterBroker.Host: null where not nullable')
+                else:
+                    q13 = p + n12
+                    e10.host = str(b[p:q13], 'utf-8')
+                    p = q13
             e10.port, h14, = _S4.unpack_from(b, p)
             p += 5
-            n15 = h14 - 1
-            if n15 > 126:
-                n15, p = _uvt(b, p, n15 + 1)
-                n15 -= 1
-            if n15 < 0:
-                e10.rack = None
-            else:
-                q16 = p + n15
-                if q16 > bl:
-                    raise DecodeError('DescribeClusterBroker.Rack: length ' + str(n15) + ' past the end')
+            if 0 < h14 < 128:
+                q16 = p + h14 - 1
                 e10.rack = str(b[p:q16], 'utf-8')
                 p = q16
+            elif h14 == 0:
+                e10.rack = None
+            else:
+                n15 = h14 - 1
+                if n15 > 126:
+                    n15, p = _uvt(b, p, n15 + 1)
+                    n15 -= 1
+                if n15 < 0:
+                    e10.rack = None
+                else:
+                    q16 = p + n15
+                    e10.rack = str(b[p:q16], 'utf-8')
+                    p = q16
             e10.is_fenced = False
             if b[p] == 0:  # no tagged fields, the common case
                 e10.unknown_tagged_fields = None
@@ -477,6 +519,8 @@ def _r_DescribeClusterResponse_1(b, p):
         p += 1
     else:
         p = _t_DescribeClusterResponse_0(b, p, o)
+    if p > bl:
+        raise DecodeError('DescribeClusterResponse: a length runs past the end')
     return o, p
 
 
@@ -549,32 +593,40 @@ def _r_DescribeClusterResponse_2(b, p):
     o = _new(DescribeClusterResponse)
     o.throttle_time_ms, o.error_code, h1, = _S3.unpack_from(b, p)
     p += 7
-    n2 = h1 - 1
-    if n2 > 126:
-        n2, p = _uvt(b, p, n2 + 1)
-        n2 -= 1
-    if n2 < 0:
-        o.error_message = None
-    else:
-        q3 = p + n2
-        if q3 > bl:
-            raise DecodeError('DescribeClusterResponse.ErrorMessage: length ' + str(n2) + ' past the end')
+    if 0 < h1 < 128:
+        q3 = p + h1 - 1
         o.error_message = str(b[p:q3], 'utf-8')
         p = q3
+    elif h1 == 0:
+        o.error_message = None
+    else:
+        n2 = h1 - 1
+        if n2 > 126:
+            n2, p = _uvt(b, p, n2 + 1)
+            n2 -= 1
+        if n2 < 0:
+            o.error_message = None
+        else:
+            q3 = p + n2
+            o.error_message = str(b[p:q3], 'utf-8')
+            p = q3
     o.endpoint_type, h4, = _S7.unpack_from(b, p)
     p += 2
-    n5 = h4 - 1
-    if n5 > 126:
-        n5, p = _uvt(b, p, n5 + 1)
-        n5 -= 1
-    if n5 < 0:
-        raise DecodeError('DescribeClusterResponse.ClusterId: null where not nullable')
-    else:
-        q6 = p + n5
-        if q6 > bl:
-            raise DecodeError('DescribeClusterResponse.ClusterId: length ' + str(n5) + ' past the end')
+    if 0 < h4 < 128:
+        q6 = p + h4 - 1
         o.cluster_id = str(b[p:q6], 'utf-8')
         p = q6
+    else:
+        n5 = h4 - 1
+        if n5 > 126:
+            n5, p = _uvt(b, p, n5 + 1)
+            n5 -= 1
+        if n5 < 0:
+            raise DecodeError('DescribeClusterResponse.ClusterId: null where not nullable')
+        else:
+            q6 = p + n5
+            o.cluster_id = str(b[p:q6], 'utf-8')
+            p = q6
     o.controller_id, h7, = _S4.unpack_from(b, p)
     p += 5
     n8 = h7 - 1
@@ -591,32 +643,40 @@ def _r_DescribeClusterResponse_2(b, p):
             e10 = _new(_DescribeClusterResponse_DescribeClusterBroker)
             e10.broker_id, h11, = _S4.unpack_from(b, p)
             p += 5
-            n12 = h11 - 1
-            if n12 > 126:
-                n12, p = _uvt(b, p, n12 + 1)
-                n12 -= 1
-            if n12 < 0:
-                raise DecodeError('DescribeClusterBroker.Host: null where not nullable')
-            else:
-                q13 = p + n12
-                if q13 > bl:
-                    raise DecodeError('DescribeClusterBroker.Host: length ' + str(n12) + ' past the end')
+            if 0 < h11 < 128:
+                q13 = p + h11 - 1
                 e10.host = str(b[p:q13], 'utf-8')
                 p = q13
+            else:
+                n12 = h11 - 1
+                if n12 > 126:
+                    n12, p = _uvt(b, p, n12 + 1)
+                    n12 -= 1
+                if n12 < 0:
+                    raise DecodeError('DescribeClusterBroker.Host: null where not nullable')
+                else:
+                    q13 = p + n12
+                    e10.host = str(b[p:q13], 'utf-8')
+                    p = q13
             e10.port, h14, = _S4.unpack_from(b, p)
             p += 5
-            n15 = h14 - 1
-            if n15 > 126:
-                n15, p = _uvt(b, p, n15 + 1)
-                n15 -= 1
-            if n15 < 0:
-                e10.rack = None
-            else:
-                q16 = p + n15
-                if q16 > bl:
-                    raise DecodeError('DescribeClusterBroker.Rack: length ' + str(n15) + ' past the end')
+            if 0 < h14 < 128:
+                q16 = p + h14 - 1
                 e10.rack = str(b[p:q16], 'utf-8')
                 p = q16
+            elif h14 == 0:
+                e10.rack = None
+            else:
+                n15 = h14 - 1
+                if n15 > 126:
+                    n15, p = _uvt(b, p, n15 + 1)
+                    n15 -= 1
+                if n15 < 0:
+                    e10.rack = None
+                else:
+                    q16 = p + n15
+                    e10.rack = str(b[p:q16], 'utf-8')
+                    p = q16
             e10.is_fenced, = _S0.unpack_from(b, p)
             p += 1
             if b[p] == 0:  # no tagged fields, the common case
@@ -633,6 +693,8 @@ def _r_DescribeClusterResponse_2(b, p):
         p += 1
     else:
         p = _t_DescribeClusterResponse_0(b, p, o)
+    if p > bl:
+        raise DecodeError('DescribeClusterResponse: a length runs past the end')
     return o, p
 
 

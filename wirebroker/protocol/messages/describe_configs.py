@@ -9,6 +9,7 @@ from typing import Any
 import struct as _struct
 
 from wirebroker.protocol.message import UNSET, Message, Struct
+from wirebroker.protocol.message import shared_default as _shared_default
 from wirebroker.protocol.primitives import (
     UUID_ZERO,
     DecodeError,
@@ -28,9 +29,9 @@ _unpack_from = _struct.unpack_from
 def _first(tag_and_bytes):
     return tag_and_bytes[0]
 
-_S0 = _struct.Struct('>i')
-_S1 = _struct.Struct('>bh')
-_S2 = _struct.Struct('>h')
+_S0 = _struct.Struct('>bh')
+_S1 = _struct.Struct('>h')
+_S2 = _struct.Struct('>i')
 _S3 = _struct.Struct('>b')
 _S4 = _struct.Struct('>?')
 _S5 = _struct.Struct('>??')
@@ -137,7 +138,7 @@ _DescribeConfigsResponse_DescribeConfigsResult = DescribeConfigsResponse.Describ
 def _r_DescribeConfigsRequest_0(b, p):
     bl = len(b)
     o = _new(DescribeConfigsRequest)
-    n1, = _S0.unpack_from(b, p)
+    n1, = _S2.unpack_from(b, p)
     p += 4
     if n1 < 0:
         raise DecodeError('DescribeConfigsRequest.Resources: null where not nullable')
@@ -147,18 +148,16 @@ def _r_DescribeConfigsRequest_0(b, p):
         xs2 = []
         for _ in range(n1):
             e3 = _new(_DescribeConfigsRequest_DescribeConfigsResource)
-            e3.resource_type, h4, = _S1.unpack_from(b, p)
+            e3.resource_type, h4, = _S0.unpack_from(b, p)
             p += 3
             n5 = h4
             if n5 < 0:
                 raise DecodeError('DescribeConfigsResource.ResourceName: null where not nullable')
             else:
                 q6 = p + n5
-                if q6 > bl:
-                    raise DecodeError('DescribeConfigsResource.ResourceName: length ' + str(n5) + ' past the end')
                 e3.resource_name = str(b[p:q6], 'utf-8')
                 p = q6
-            n7, = _S0.unpack_from(b, p)
+            n7, = _S2.unpack_from(b, p)
             p += 4
             if n7 < 0:
                 e3.configuration_keys = None
@@ -167,14 +166,12 @@ def _r_DescribeConfigsRequest_0(b, p):
                     raise DecodeError('DescribeConfigsResource.ConfigurationKeys: count ' + str(n7) + ' past the end')
                 xs8 = []
                 for _ in range(n7):
-                    n10, = _S2.unpack_from(b, p)
+                    n10, = _S1.unpack_from(b, p)
                     p += 2
                     if n10 < 0:
                         raise DecodeError('DescribeConfigsResource.ConfigurationKeys: null element')
                     else:
                         q11 = p + n10
-                        if q11 > bl:
-                            raise DecodeError('DescribeConfigsResource.ConfigurationKeys: length ' + str(n10) + ' past the end')
                         e9 = str(b[p:q11], 'utf-8')
                         p = q11
                     xs8.append(e9)
@@ -185,6 +182,8 @@ def _r_DescribeConfigsRequest_0(b, p):
     o.include_synonyms = False
     o.include_documentation = False
     o.unknown_tagged_fields = None
+    if p > bl:
+        raise DecodeError('DescribeConfigsRequest: a length runs past the end')
     return o, p
 
 
@@ -194,29 +193,29 @@ def _w_DescribeConfigsRequest_0(o, w):
     if o.include_documentation != False:
         raise UnsupportedFieldError('DescribeConfigsRequest.IncludeDocumentation exists only in versions 3+')
     xs1 = o.resources
-    w += _S0.pack(len(xs1))
+    w += _S2.pack(len(xs1))
     for e2 in xs1:
         w += _S3.pack(e2.resource_type)
         v3 = e2.resource_name
         v3 = v3.encode()
-        w += _S2.pack(len(v3))
+        w += _S1.pack(len(v3))
         w += v3
         xs4 = e2.configuration_keys
         if xs4 is None:
             w += b'\xff\xff\xff\xff'
         else:
-            w += _S0.pack(len(xs4))
+            w += _S2.pack(len(xs4))
             for e5 in xs4:
                 v6 = e5
                 v6 = v6.encode()
-                w += _S2.pack(len(v6))
+                w += _S1.pack(len(v6))
                 w += v6
 
 
 def _r_DescribeConfigsRequest_1(b, p):
     bl = len(b)
     o = _new(DescribeConfigsRequest)
-    n1, = _S0.unpack_from(b, p)
+    n1, = _S2.unpack_from(b, p)
     p += 4
     if n1 < 0:
         raise DecodeError('DescribeConfigsRequest.Resources: null where not nullable')
@@ -226,18 +225,16 @@ def _r_DescribeConfigsRequest_1(b, p):
         xs2 = []
         for _ in range(n1):
             e3 = _new(_DescribeConfigsRequest_DescribeConfigsResource)
-            e3.resource_type, h4, = _S1.unpack_from(b, p)
+            e3.resource_type, h4, = _S0.unpack_from(b, p)
             p += 3
             n5 = h4
             if n5 < 0:
                 raise DecodeError('DescribeConfigsResource.ResourceName: null where not nullable')
             else:
                 q6 = p + n5
-                if q6 > bl:
-                    raise DecodeError('DescribeConfigsResource.ResourceName: length ' + str(n5) + ' past the end')
                 e3.resource_name = str(b[p:q6], 'utf-8')
                 p = q6
-            n7, = _S0.unpack_from(b, p)
+            n7, = _S2.unpack_from(b, p)
             p += 4
             if n7 < 0:
                 e3.configuration_keys = None
@@ -246,14 +243,12 @@ def _r_DescribeConfigsRequest_1(b, p):
                     raise DecodeError('DescribeConfigsResource.ConfigurationKeys: count ' + str(n7) + ' past the end')
                 xs8 = []
                 for _ in range(n7):
-                    n10, = _S2.unpack_from(b, p)
+                    n10, = _S1.unpack_from(b, p)
                     p += 2
                     if n10 < 0:
                         raise DecodeError('DescribeConfigsResource.ConfigurationKeys: null element')
                     else:
                         q11 = p + n10
-                        if q11 > bl:
-                            raise DecodeError('DescribeConfigsResource.ConfigurationKeys: length ' + str(n10) + ' past the end')
                         e9 = str(b[p:q11], 'utf-8')
                         p = q11
                     xs8.append(e9)
@@ -265,6 +260,8 @@ def _r_DescribeConfigsRequest_1(b, p):
     p += 1
     o.include_documentation = False
     o.unknown_tagged_fields = None
+    if p > bl:
+        raise DecodeError('DescribeConfigsRequest: a length runs past the end')
     return o, p
 
 
@@ -272,22 +269,22 @@ def _w_DescribeConfigsRequest_1(o, w):
     if o.include_documentation != False:
         raise UnsupportedFieldError('DescribeConfigsRequest.IncludeDocumentation exists only in versions 3+')
     xs1 = o.resources
-    w += _S0.pack(len(xs1))
+    w += _S2.pack(len(xs1))
     for e2 in xs1:
         w += _S3.pack(e2.resource_type)
         v3 = e2.resource_name
         v3 = v3.encode()
-        w += _S2.pack(len(v3))
+        w += _S1.pack(len(v3))
         w += v3
         xs4 = e2.configuration_keys
         if xs4 is None:
             w += b'\xff\xff\xff\xff'
         else:
-            w += _S0.pack(len(xs4))
+            w += _S2.pack(len(xs4))
             for e5 in xs4:
                 v6 = e5
                 v6 = v6.encode()
-                w += _S2.pack(len(v6))
+                w += _S1.pack(len(v6))
                 w += v6
     w += _S4.pack(o.include_synonyms)
 
@@ -295,7 +292,7 @@ def _w_DescribeConfigsRequest_1(o, w):
 def _r_DescribeConfigsRequest_2(b, p):
     bl = len(b)
     o = _new(DescribeConfigsRequest)
-    n1, = _S0.unpack_from(b, p)
+    n1, = _S2.unpack_from(b, p)
     p += 4
     if n1 < 0:
         raise DecodeError('DescribeConfigsRequest.Resources: null where not nullable')
@@ -305,18 +302,16 @@ def _r_DescribeConfigsRequest_2(b, p):
         xs2 = []
         for _ in range(n1):
             e3 = _new(_DescribeConfigsRequest_DescribeConfigsResource)
-            e3.resource_type, h4, = _S1.unpack_from(b, p)
+            e3.resource_type, h4, = _S0.unpack_from(b, p)
             p += 3
             n5 = h4
             if n5 < 0:
                 raise DecodeError('DescribeConfigsResource.ResourceName: null where not nullable')
             else:
                 q6 = p + n5
-                if q6 > bl:
-                    raise DecodeError('DescribeConfigsResource.ResourceName: length ' + str(n5) + ' past the end')
                 e3.resource_name = str(b[p:q6], 'utf-8')
                 p = q6
-            n7, = _S0.unpack_from(b, p)
+            n7, = _S2.unpack_from(b, p)
             p += 4
             if n7 < 0:
                 e3.configuration_keys = None
@@ -325,14 +320,12 @@ def _r_DescribeConfigsRequest_2(b, p):
                     raise DecodeError('DescribeConfigsResource.ConfigurationKeys: count ' + str(n7) + ' past the end')
                 xs8 = []
                 for _ in range(n7):
-                    n10, = _S2.unpack_from(b, p)
+                    n10, = _S1.unpack_from(b, p)
                     p += 2
                     if n10 < 0:
                         raise DecodeError('DescribeConfigsResource.ConfigurationKeys: null element')
                     else:
                         q11 = p + n10
-                        if q11 > bl:
-                            raise DecodeError('DescribeConfigsResource.ConfigurationKeys: length ' + str(n10) + ' past the end')
                         e9 = str(b[p:q11], 'utf-8')
                         p = q11
                     xs8.append(e9)
@@ -343,27 +336,29 @@ def _r_DescribeConfigsRequest_2(b, p):
     o.include_synonyms, o.include_documentation, = _S5.unpack_from(b, p)
     p += 2
     o.unknown_tagged_fields = None
+    if p > bl:
+        raise DecodeError('DescribeConfigsRequest: a length runs past the end')
     return o, p
 
 
 def _w_DescribeConfigsRequest_2(o, w):
     xs1 = o.resources
-    w += _S0.pack(len(xs1))
+    w += _S2.pack(len(xs1))
     for e2 in xs1:
         w += _S3.pack(e2.resource_type)
         v3 = e2.resource_name
         v3 = v3.encode()
-        w += _S2.pack(len(v3))
+        w += _S1.pack(len(v3))
         w += v3
         xs4 = e2.configuration_keys
         if xs4 is None:
             w += b'\xff\xff\xff\xff'
         else:
-            w += _S0.pack(len(xs4))
+            w += _S2.pack(len(xs4))
             for e5 in xs4:
                 v6 = e5
                 v6 = v6.encode()
-                w += _S2.pack(len(v6))
+                w += _S1.pack(len(v6))
                 w += v6
     w += _S5.pack(o.include_synonyms, o.include_documentation)
 
@@ -432,45 +427,57 @@ def _r_DescribeConfigsRequest_3(b, p):
             e3 = _new(_DescribeConfigsRequest_DescribeConfigsResource)
             e3.resource_type, h4, = _S6.unpack_from(b, p)
             p += 2
-            n5 = h4 - 1
-            if n5 > 126:
-                n5, p = _uvt(b, p, n5 + 1)
-                n5 -= 1
-            if n5 < 0:
-                raise DecodeError('DescribeConfigsResource.ResourceName: null where not nullable')
-            else:
-                q6 = p + n5
-                if q6 > bl:
-                    raise DecodeError('DescribeConfigsResource.ResourceName: length ' + str(n5) + ' past the end')
+            if 0 < h4 < 128:
+                q6 = p + h4 - 1
                 e3.resource_name = str(b[p:q6], 'utf-8')
                 p = q6
-            n7 = b[p] - 1
-            p += 1
-            if n7 > 126:
-                n7, p = _uvt(b, p, n7 + 1)
-                n7 -= 1
-            if n7 < 0:
-                e3.configuration_keys = None
             else:
-                if n7 > bl - p:
-                    raise DecodeError('DescribeConfigsResource.ConfigurationKeys: count ' + str(n7) + ' past the end')
-                xs8 = []
-                for _ in range(n7):
-                    n10 = b[p] - 1
-                    p += 1
-                    if n10 > 126:
-                        n10, p = _uvt(b, p, n10 + 1)
-                        n10 -= 1
-                    if n10 < 0:
-                        raise DecodeError('DescribeConfigsResource.ConfigurationKeys: null element')
-                    else:
-                        q11 = p + n10
-                        if q11 > bl:
-                            raise DecodeError('DescribeConfigsResource.ConfigurationKeys: length ' + str(n10) + ' past the end')
-                        e9 = str(b[p:q11], 'utf-8')
-                        p = q11
-                    xs8.append(e9)
-                e3.configuration_keys = xs8
+                n5 = h4 - 1
+                if n5 > 126:
+                    n5, p = _uvt(b, p, n5 + 1)
+                    n5 -= 1
+                if n5 < 0:
+                    raise DecodeError('DescribeConfigsResource.ResourceName: null where not nullable')
+                else:
+                    q6 = p + n5
+                    e3.resource_name = str(b[p:q6], 'utf-8')
+                    p = q6
+            h13 = b[p]
+            if h13 == 0:
+                e3.configuration_keys = None
+                p += 1
+            else:
+                p += 1
+                n7 = h13 - 1
+                if n7 > 126:
+                    n7, p = _uvt(b, p, n7 + 1)
+                    n7 -= 1
+                if n7 < 0:
+                    e3.configuration_keys = None
+                else:
+                    if n7 > bl - p:
+                        raise DecodeError('DescribeConfigsResource.ConfigurationKeys: count ' + str(n7) + ' past the end')
+                    xs8 = []
+                    for _ in range(n7):
+                        h12 = b[p]
+                        if 0 < h12 < 128:
+                            q11 = p + h12
+                            e9 = str(b[p + 1:q11], 'utf-8')
+                            p = q11
+                        else:
+                            p += 1
+                            n10 = h12 - 1
+                            if n10 > 126:
+                                n10, p = _uvt(b, p, n10 + 1)
+                                n10 -= 1
+                            if n10 < 0:
+                                raise DecodeError('DescribeConfigsResource.ConfigurationKeys: null element')
+                            else:
+                                q11 = p + n10
+                                e9 = str(b[p:q11], 'utf-8')
+                                p = q11
+                        xs8.append(e9)
+                    e3.configuration_keys = xs8
             if b[p] == 0:  # no tagged fields, the common case
                 e3.unknown_tagged_fields = None
                 p += 1
@@ -485,6 +492,8 @@ def _r_DescribeConfigsRequest_3(b, p):
         p += 1
     else:
         p = _t_DescribeConfigsRequest_0(b, p, o)
+    if p > bl:
+        raise DecodeError('DescribeConfigsRequest: a length runs past the end')
     return o, p
 
 
@@ -555,22 +564,18 @@ def _r_DescribeConfigsResponse_0(b, p):
                 e4.error_message = None
             else:
                 q7 = p + n6
-                if q7 > bl:
-                    raise DecodeError('DescribeConfigsResult.ErrorMessage: length ' + str(n6) + ' past the end')
                 e4.error_message = str(b[p:q7], 'utf-8')
                 p = q7
-            e4.resource_type, h8, = _S1.unpack_from(b, p)
+            e4.resource_type, h8, = _S0.unpack_from(b, p)
             p += 3
             n9 = h8
             if n9 < 0:
                 raise DecodeError('DescribeConfigsResult.ResourceName: null where not nullable')
             else:
                 q10 = p + n9
-                if q10 > bl:
-                    raise DecodeError('DescribeConfigsResult.ResourceName: length ' + str(n9) + ' past the end')
                 e4.resource_name = str(b[p:q10], 'utf-8')
                 p = q10
-            n11, = _S0.unpack_from(b, p)
+            n11, = _S2.unpack_from(b, p)
             p += 4
             if n11 < 0:
                 raise DecodeError('DescribeConfigsResult.Configs: null where not nullable')
@@ -580,24 +585,20 @@ def _r_DescribeConfigsResponse_0(b, p):
                 xs12 = []
                 for _ in range(n11):
                     e13 = _new(_DescribeConfigsResponse_DescribeConfigsResourceResult)
-                    n14, = _S2.unpack_from(b, p)
+                    n14, = _S1.unpack_from(b, p)
                     p += 2
                     if n14 < 0:
                         raise DecodeError('DescribeConfigsResourceResult.Name: null where not nullable')
                     else:
                         q15 = p + n14
-                        if q15 > bl:
-                            raise DecodeError('DescribeConfigsResourceResult.Name: length ' + str(n14) + ' past the end')
                         e13.name = str(b[p:q15], 'utf-8')
                         p = q15
-                    n16, = _S2.unpack_from(b, p)
+                    n16, = _S1.unpack_from(b, p)
                     p += 2
                     if n16 < 0:
                         e13.value = None
                     else:
                         q17 = p + n16
-                        if q17 > bl:
-                            raise DecodeError('DescribeConfigsResourceResult.Value: length ' + str(n16) + ' past the end')
                         e13.value = str(b[p:q17], 'utf-8')
                         p = q17
                     e13.read_only, e13.is_default, e13.is_sensitive, = _S9.unpack_from(b, p)
@@ -613,40 +614,42 @@ def _r_DescribeConfigsResponse_0(b, p):
             xs3.append(e4)
         o.results = xs3
     o.unknown_tagged_fields = None
+    if p > bl:
+        raise DecodeError('DescribeConfigsResponse: a length runs past the end')
     return o, p
 
 
 def _w_DescribeConfigsResponse_0(o, w):
-    w += _S0.pack(o.throttle_time_ms)
+    w += _S2.pack(o.throttle_time_ms)
     xs1 = o.results
-    w += _S0.pack(len(xs1))
+    w += _S2.pack(len(xs1))
     for e2 in xs1:
-        w += _S2.pack(e2.error_code)
+        w += _S1.pack(e2.error_code)
         v3 = e2.error_message
         if v3 is None:
             w += b'\xff\xff'
         else:
             v3 = v3.encode()
-            w += _S2.pack(len(v3))
+            w += _S1.pack(len(v3))
             w += v3
         w += _S3.pack(e2.resource_type)
         v4 = e2.resource_name
         v4 = v4.encode()
-        w += _S2.pack(len(v4))
+        w += _S1.pack(len(v4))
         w += v4
         xs5 = e2.configs
-        w += _S0.pack(len(xs5))
+        w += _S2.pack(len(xs5))
         for e6 in xs5:
             v7 = e6.name
             v7 = v7.encode()
-            w += _S2.pack(len(v7))
+            w += _S1.pack(len(v7))
             w += v7
             v8 = e6.value
             if v8 is None:
                 w += b'\xff\xff'
             else:
                 v8 = v8.encode()
-                w += _S2.pack(len(v8))
+                w += _S1.pack(len(v8))
                 w += v8
             w += _S9.pack(e6.read_only, e6.is_default, e6.is_sensitive)
 
@@ -672,22 +675,18 @@ def _r_DescribeConfigsResponse_1(b, p):
                 e4.error_message = None
             else:
                 q7 = p + n6
-                if q7 > bl:
-                    raise DecodeError('DescribeConfigsResult.ErrorMessage: length ' + str(n6) + ' past the end')
                 e4.error_message = str(b[p:q7], 'utf-8')
                 p = q7
-            e4.resource_type, h8, = _S1.unpack_from(b, p)
+            e4.resource_type, h8, = _S0.unpack_from(b, p)
             p += 3
             n9 = h8
             if n9 < 0:
                 raise DecodeError('DescribeConfigsResult.ResourceName: null where not nullable')
             else:
                 q10 = p + n9
-                if q10 > bl:
-                    raise DecodeError('DescribeConfigsResult.ResourceName: length ' + str(n9) + ' past the end')
                 e4.resource_name = str(b[p:q10], 'utf-8')
                 p = q10
-            n11, = _S0.unpack_from(b, p)
+            n11, = _S2.unpack_from(b, p)
             p += 4
             if n11 < 0:
                 raise DecodeError('DescribeConfigsResult.Configs: null where not nullable')
@@ -697,24 +696,20 @@ def _r_DescribeConfigsResponse_1(b, p):
                 xs12 = []
                 for _ in range(n11):
                     e13 = _new(_DescribeConfigsResponse_DescribeConfigsResourceResult)
-                    n14, = _S2.unpack_from(b, p)
+                    n14, = _S1.unpack_from(b, p)
                     p += 2
                     if n14 < 0:
                         raise DecodeError('DescribeConfigsResourceResult.Name: null where not nullable')
                     else:
                         q15 = p + n14
-                        if q15 > bl:
-                            raise DecodeError('DescribeConfigsResourceResult.Name: length ' + str(n14) + ' past the end')
                         e13.name = str(b[p:q15], 'utf-8')
                         p = q15
-                    n16, = _S2.unpack_from(b, p)
+                    n16, = _S1.unpack_from(b, p)
                     p += 2
                     if n16 < 0:
                         e13.value = None
                     else:
                         q17 = p + n16
-                        if q17 > bl:
-                            raise DecodeError('DescribeConfigsResourceResult.Value: length ' + str(n16) + ' past the end')
                         e13.value = str(b[p:q17], 'utf-8')
                         p = q17
                     e13.read_only, e13.config_source, e13.is_sensitive, h18, = _S10.unpack_from(b, p)
@@ -728,24 +723,20 @@ def _r_DescribeConfigsResponse_1(b, p):
                         xs20 = []
                         for _ in range(n19):
                             e21 = _new(_DescribeConfigsResponse_DescribeConfigsSynonym)
-                            n22, = _S2.unpack_from(b, p)
+                            n22, = _S1.unpack_from(b, p)
                             p += 2
                             if n22 < 0:
                                 raise DecodeError('DescribeConfigsSynonym.Name: null where not nullable')
                             else:
                                 q23 = p + n22
-                                if q23 > bl:
-                                    raise DecodeError('DescribeConfigsSynonym.Name: length ' + str(n22) + ' past the end')
                                 e21.name = str(b[p:q23], 'utf-8')
                                 p = q23
-                            n24, = _S2.unpack_from(b, p)
+                            n24, = _S1.unpack_from(b, p)
                             p += 2
                             if n24 < 0:
                                 e21.value = None
                             else:
                                 q25 = p + n24
-                                if q25 > bl:
-                                    raise DecodeError('DescribeConfigsSynonym.Value: length ' + str(n24) + ' past the end')
                                 e21.value = str(b[p:q25], 'utf-8')
                                 p = q25
                             e21.source, = _S3.unpack_from(b, p)
@@ -763,57 +754,59 @@ def _r_DescribeConfigsResponse_1(b, p):
             xs3.append(e4)
         o.results = xs3
     o.unknown_tagged_fields = None
+    if p > bl:
+        raise DecodeError('DescribeConfigsResponse: a length runs past the end')
     return o, p
 
 
 def _w_DescribeConfigsResponse_1(o, w):
-    w += _S0.pack(o.throttle_time_ms)
+    w += _S2.pack(o.throttle_time_ms)
     xs1 = o.results
-    w += _S0.pack(len(xs1))
+    w += _S2.pack(len(xs1))
     for e2 in xs1:
-        w += _S2.pack(e2.error_code)
+        w += _S1.pack(e2.error_code)
         v3 = e2.error_message
         if v3 is None:
             w += b'\xff\xff'
         else:
             v3 = v3.encode()
-            w += _S2.pack(len(v3))
+            w += _S1.pack(len(v3))
             w += v3
         w += _S3.pack(e2.resource_type)
         v4 = e2.resource_name
         v4 = v4.encode()
-        w += _S2.pack(len(v4))
+        w += _S1.pack(len(v4))
         w += v4
         xs5 = e2.configs
-        w += _S0.pack(len(xs5))
+        w += _S2.pack(len(xs5))
         for e6 in xs5:
             if e6.is_default != False:
                 raise UnsupportedFieldError('DescribeConfigsResourceResult.IsDefault exists only in versions 0-0')
             v7 = e6.name
             v7 = v7.encode()
-            w += _S2.pack(len(v7))
+            w += _S1.pack(len(v7))
             w += v7
             v8 = e6.value
             if v8 is None:
                 w += b'\xff\xff'
             else:
                 v8 = v8.encode()
-                w += _S2.pack(len(v8))
+                w += _S1.pack(len(v8))
                 w += v8
             w += _S11.pack(e6.read_only, e6.config_source, e6.is_sensitive)
             xs9 = e6.synonyms
-            w += _S0.pack(len(xs9))
+            w += _S2.pack(len(xs9))
             for e10 in xs9:
                 v11 = e10.name
                 v11 = v11.encode()
-                w += _S2.pack(len(v11))
+                w += _S1.pack(len(v11))
                 w += v11
                 v12 = e10.value
                 if v12 is None:
                     w += b'\xff\xff'
                 else:
                     v12 = v12.encode()
-                    w += _S2.pack(len(v12))
+                    w += _S1.pack(len(v12))
                     w += v12
                 w += _S3.pack(e10.source)
 
@@ -839,22 +832,18 @@ def _r_DescribeConfigsResponse_2(b, p):
                 e4.error_message = None
             else:
                 q7 = p + n6
-                if q7 > bl:
-                    raise DecodeError('DescribeConfigsResult.ErrorMessage: length ' + str(n6) + ' past the end')
                 e4.error_message = str(b[p:q7], 'utf-8')
                 p = q7
-            e4.resource_type, h8, = _S1.unpack_from(b, p)
+            e4.resource_type, h8, = _S0.unpack_from(b, p)
             p += 3
             n9 = h8
             if n9 < 0:
                 raise DecodeError('DescribeConfigsResult.ResourceName: null where not nullable')
             else:
                 q10 = p + n9
-                if q10 > bl:
-                    raise DecodeError('DescribeConfigsResult.ResourceName: length ' + str(n9) + ' past the end')
                 e4.resource_name = str(b[p:q10], 'utf-8')
                 p = q10
-            n11, = _S0.unpack_from(b, p)
+            n11, = _S2.unpack_from(b, p)
             p += 4
             if n11 < 0:
                 raise DecodeError('DescribeConfigsResult.Configs: null where not nullable')
@@ -864,24 +853,20 @@ def _r_DescribeConfigsResponse_2(b, p):
                 xs12 = []
                 for _ in range(n11):
                     e13 = _new(_DescribeConfigsResponse_DescribeConfigsResourceResult)
-                    n14, = _S2.unpack_from(b, p)
+                    n14, = _S1.unpack_from(b, p)
                     p += 2
                     if n14 < 0:
                         raise DecodeError('DescribeConfigsResourceResult.Name: null where not nullable')
                     else:
                         q15 = p + n14
-                        if q15 > bl:
-                            raise DecodeError('DescribeConfigsResourceResult.Name: length ' + str(n14) + ' past the end')
                         e13.name = str(b[p:q15], 'utf-8')
                         p = q15
-                    n16, = _S2.unpack_from(b, p)
+                    n16, = _S1.unpack_from(b, p)
                     p += 2
                     if n16 < 0:
                         e13.value = None
                     else:
                         q17 = p + n16
-                        if q17 > bl:
-                            raise DecodeError('DescribeConfigsResourceResult.Value: length ' + str(n16) + ' past the end')
                         e13.value = str(b[p:q17], 'utf-8')
                         p = q17
                     e13.read_only, e13.config_source, e13.is_sensitive, h18, = _S10.unpack_from(b, p)
@@ -895,24 +880,20 @@ def _r_DescribeConfigsResponse_2(b, p):
                         xs20 = []
                         for _ in range(n19):
                             e21 = _new(_DescribeConfigsResponse_DescribeConfigsSynonym)
-                            n22, = _S2.unpack_from(b, p)
+                            n22, = _S1.unpack_from(b, p)
                             p += 2
                             if n22 < 0:
                                 raise DecodeError('DescribeConfigsSynonym.Name: null where not nullable')
                             else:
                                 q23 = p + n22
-                                if q23 > bl:
-                                    raise DecodeError('DescribeConfigsSynonym.Name: length ' + str(n22) + ' past the end')
                                 e21.name = str(b[p:q23], 'utf-8')
                                 p = q23
-                            n24, = _S2.unpack_from(b, p)
+                            n24, = _S1.unpack_from(b, p)
                             p += 2
                             if n24 < 0:
                                 e21.value = None
                             else:
                                 q25 = p + n24
-                                if q25 > bl:
-                                    raise DecodeError('DescribeConfigsSynonym.Value: length ' + str(n24) + ' past the end')
                                 e21.value = str(b[p:q25], 'utf-8')
                                 p = q25
                             e21.source, = _S3.unpack_from(b, p)
@@ -920,15 +901,13 @@ def _r_DescribeConfigsResponse_2(b, p):
                             e21.unknown_tagged_fields = None
                             xs20.append(e21)
                         e13.synonyms = xs20
-                    e13.config_type, h26, = _S1.unpack_from(b, p)
+                    e13.config_type, h26, = _S0.unpack_from(b, p)
                     p += 3
                     n27 = h26
                     if n27 < 0:
                         e13.documentation = None
                     else:
                         q28 = p + n27
-                        if q28 > bl:
-                            raise DecodeError('DescribeConfigsResourceResult.Documentation: length ' + str(n27) + ' past the end')
                         e13.documentation = str(b[p:q28], 'utf-8')
                         p = q28
                     e13.is_default = False
@@ -939,57 +918,59 @@ def _r_DescribeConfigsResponse_2(b, p):
             xs3.append(e4)
         o.results = xs3
     o.unknown_tagged_fields = None
+    if p > bl:
+        raise DecodeError('DescribeConfigsResponse: a length runs past the end')
     return o, p
 
 
 def _w_DescribeConfigsResponse_2(o, w):
-    w += _S0.pack(o.throttle_time_ms)
+    w += _S2.pack(o.throttle_time_ms)
     xs1 = o.results
-    w += _S0.pack(len(xs1))
+    w += _S2.pack(len(xs1))
     for e2 in xs1:
-        w += _S2.pack(e2.error_code)
+        w += _S1.pack(e2.error_code)
         v3 = e2.error_message
         if v3 is None:
             w += b'\xff\xff'
         else:
             v3 = v3.encode()
-            w += _S2.pack(len(v3))
+            w += _S1.pack(len(v3))
             w += v3
         w += _S3.pack(e2.resource_type)
         v4 = e2.resource_name
         v4 = v4.encode()
-        w += _S2.pack(len(v4))
+        w += _S1.pack(len(v4))
         w += v4
         xs5 = e2.configs
-        w += _S0.pack(len(xs5))
+        w += _S2.pack(len(xs5))
         for e6 in xs5:
             if e6.is_default != False:
                 raise UnsupportedFieldError('DescribeConfigsResourceResult.IsDefault exists only in versions 0-0')
             v7 = e6.name
             v7 = v7.encode()
-            w += _S2.pack(len(v7))
+            w += _S1.pack(len(v7))
             w += v7
             v8 = e6.value
             if v8 is None:
                 w += b'\xff\xff'
             else:
                 v8 = v8.encode()
-                w += _S2.pack(len(v8))
+                w += _S1.pack(len(v8))
                 w += v8
             w += _S11.pack(e6.read_only, e6.config_source, e6.is_sensitive)
             xs9 = e6.synonyms
-            w += _S0.pack(len(xs9))
+            w += _S2.pack(len(xs9))
             for e10 in xs9:
                 v11 = e10.name
                 v11 = v11.encode()
-                w += _S2.pack(len(v11))
+                w += _S1.pack(len(v11))
                 w += v11
                 v12 = e10.value
                 if v12 is None:
                     w += b'\xff\xff'
                 else:
                     v12 = v12.encode()
-                    w += _S2.pack(len(v12))
+                    w += _S1.pack(len(v12))
                     w += v12
                 w += _S3.pack(e10.source)
             w += _S3.pack(e6.config_type)
@@ -998,7 +979,7 @@ def _w_DescribeConfigsResponse_2(o, w):
                 w += b'\xff\xff'
             else:
                 v13 = v13.encode()
-                w += _S2.pack(len(v13))
+                w += _S1.pack(len(v13))
                 w += v13
 
 
@@ -1113,32 +1094,40 @@ def _r_DescribeConfigsResponse_3(b, p):
             e4 = _new(_DescribeConfigsResponse_DescribeConfigsResult)
             e4.error_code, h5, = _S13.unpack_from(b, p)
             p += 3
-            n6 = h5 - 1
-            if n6 > 126:
-                n6, p = _uvt(b, p, n6 + 1)
-                n6 -= 1
-            if n6 < 0:
-                e4.error_message = None
-            else:
-                q7 = p + n6
-                if q7 > bl:
-                    raise DecodeError('DescribeConfigsResult.ErrorMessage: length ' + str(n6) + ' past the end')
+            if 0 < h5 < 128:
+                q7 = p + h5 - 1
                 e4.error_message = str(b[p:q7], 'utf-8')
                 p = q7
+            elif h5 == 0:
+                e4.error_message = None
+            else:
+                n6 = h5 - 1
+                if n6 > 126:
+                    n6, p = _uvt(b, p, n6 + 1)
+                    n6 -= 1
+                if n6 < 0:
+                    e4.error_message = None
+                else:
+                    q7 = p + n6
+                    e4.error_message = str(b[p:q7], 'utf-8')
+                    p = q7
             e4.resource_type, h8, = _S6.unpack_from(b, p)
             p += 2
-            n9 = h8 - 1
-            if n9 > 126:
-                n9, p = _uvt(b, p, n9 + 1)
-                n9 -= 1
-            if n9 < 0:
-                raise DecodeError('DescribeConfigsResult.ResourceName: null where not nullable')
-            else:
-                q10 = p + n9
-                if q10 > bl:
-                    raise DecodeError('DescribeConfigsResult.ResourceName: length ' + str(n9) + ' past the end')
+            if 0 < h8 < 128:
+                q10 = p + h8 - 1
                 e4.resource_name = str(b[p:q10], 'utf-8')
                 p = q10
+            else:
+                n9 = h8 - 1
+                if n9 > 126:
+                    n9, p = _uvt(b, p, n9 + 1)
+                    n9 -= 1
+                if n9 < 0:
+                    raise DecodeError('DescribeConfigsResult.ResourceName: null where not nullable')
+                else:
+                    q10 = p + n9
+                    e4.resource_name = str(b[p:q10], 'utf-8')
+                    p = q10
             n11 = b[p] - 1
             p += 1
             if n11 > 126:
@@ -1152,95 +1141,122 @@ def _r_DescribeConfigsResponse_3(b, p):
                 xs12 = []
                 for _ in range(n11):
                     e13 = _new(_DescribeConfigsResponse_DescribeConfigsResourceResult)
-                    n14 = b[p] - 1
-                    p += 1
-                    if n14 > 126:
-                        n14, p = _uvt(b, p, n14 + 1)
-                        n14 -= 1
-                    if n14 < 0:
-                        raise DecodeError('DescribeConfigsResourceResult.Name: null where not nullable')
-                    else:
-                        q15 = p + n14
-                        if q15 > bl:
-                            raise DecodeError('DescribeConfigsResourceResult.Name: length ' + str(n14) + ' past the end')
-                        e13.name = str(b[p:q15], 'utf-8')
+                    h16 = b[p]
+                    if 0 < h16 < 128:
+                        q15 = p + h16
+                        e13.name = str(b[p + 1:q15], 'utf-8')
                         p = q15
-                    n16 = b[p] - 1
-                    p += 1
-                    if n16 > 126:
-                        n16, p = _uvt(b, p, n16 + 1)
-                        n16 -= 1
-                    if n16 < 0:
-                        e13.value = None
                     else:
-                        q17 = p + n16
-                        if q17 > bl:
-                            raise DecodeError('DescribeConfigsResourceResult.Value: length ' + str(n16) + ' past the end')
-                        e13.value = str(b[p:q17], 'utf-8')
-                        p = q17
-                    e13.read_only, e13.config_source, e13.is_sensitive, h18, = _S14.unpack_from(b, p)
+                        p += 1
+                        n14 = h16 - 1
+                        if n14 > 126:
+                            n14, p = _uvt(b, p, n14 + 1)
+                            n14 -= 1
+                        if n14 < 0:
+                            raise DecodeError('DescribeConfigsResourceResult.Name: null where not nullable')
+                        else:
+                            q15 = p + n14
+                            e13.name = str(b[p:q15], 'utf-8')
+                            p = q15
+                    h19 = b[p]
+                    if 0 < h19 < 128:
+                        q18 = p + h19
+                        e13.value = str(b[p + 1:q18], 'utf-8')
+                        p = q18
+                    elif h19 == 0:
+                        e13.value = None
+                        p += 1
+                    else:
+                        p += 1
+                        n17 = h19 - 1
+                        if n17 > 126:
+                            n17, p = _uvt(b, p, n17 + 1)
+                            n17 -= 1
+                        if n17 < 0:
+                            e13.value = None
+                        else:
+                            q18 = p + n17
+                            e13.value = str(b[p:q18], 'utf-8')
+                            p = q18
+                    e13.read_only, e13.config_source, e13.is_sensitive, h20, = _S14.unpack_from(b, p)
                     p += 4
-                    n19 = h18 - 1
-                    if n19 > 126:
-                        n19, p = _uvt(b, p, n19 + 1)
-                        n19 -= 1
-                    if n19 < 0:
+                    n21 = h20 - 1
+                    if n21 > 126:
+                        n21, p = _uvt(b, p, n21 + 1)
+                        n21 -= 1
+                    if n21 < 0:
                         raise DecodeError('DescribeConfigsResourceResult.Synonyms: null where not nullable')
                     else:
-                        if n19 > bl - p:
-                            raise DecodeError('DescribeConfigsResourceResult.Synonyms: count ' + str(n19) + ' past the end')
-                        xs20 = []
-                        for _ in range(n19):
-                            e21 = _new(_DescribeConfigsResponse_DescribeConfigsSynonym)
-                            n22 = b[p] - 1
-                            p += 1
-                            if n22 > 126:
-                                n22, p = _uvt(b, p, n22 + 1)
-                                n22 -= 1
-                            if n22 < 0:
-                                raise DecodeError('DescribeConfigsSynonym.Name: null where not nullable')
-                            else:
-                                q23 = p + n22
-                                if q23 > bl:
-                                    raise DecodeError('DescribeConfigsSynonym.Name: length ' + str(n22) + ' past the end')
-                                e21.name = str(b[p:q23], 'utf-8')
-                                p = q23
-                            n24 = b[p] - 1
-                            p += 1
-                            if n24 > 126:
-                                n24, p = _uvt(b, p, n24 + 1)
-                                n24 -= 1
-                            if n24 < 0:
-                                e21.value = None
-                            else:
-                                q25 = p + n24
-                                if q25 > bl:
-                                    raise DecodeError('DescribeConfigsSynonym.Value: length ' + str(n24) + ' past the end')
-                                e21.value = str(b[p:q25], 'utf-8')
+                        if n21 > bl - p:
+                            raise DecodeError('DescribeConfigsResourceResult.Synonyms: count ' + str(n21) + ' past the end')
+                        xs22 = []
+                        for _ in range(n21):
+                            e23 = _new(_DescribeConfigsResponse_DescribeConfigsSynonym)
+                            h26 = b[p]
+                            if 0 < h26 < 128:
+                                q25 = p + h26
+                                e23.name = str(b[p + 1:q25], 'utf-8')
                                 p = q25
-                            e21.source, = _S3.unpack_from(b, p)
-                            p += 1
-                            if b[p] == 0:  # no tagged fields, the common case
-                                e21.unknown_tagged_fields = None
+                            else:
+                                p += 1
+                                n24 = h26 - 1
+                                if n24 > 126:
+                                    n24, p = _uvt(b, p, n24 + 1)
+                                    n24 -= 1
+                                if n24 < 0:
+                                    raise DecodeError('DescribeConfigsSynonym.Name: null where not nullable')
+                                else:
+                                    q25 = p + n24
+                                    e23.name = str(b[p:q25], 'utf-8')
+                                    p = q25
+                            h29 = b[p]
+                            if 0 < h29 < 128:
+                                q28 = p + h29
+                                e23.value = str(b[p + 1:q28], 'utf-8')
+                                p = q28
+                            elif h29 == 0:
+                                e23.value = None
                                 p += 1
                             else:
-                                p = _t_DescribeConfigsResponse_DescribeConfigsSynonym_0(b, p, e21)
-                            xs20.append(e21)
-                        e13.synonyms = xs20
-                    e13.config_type, h26, = _S6.unpack_from(b, p)
+                                p += 1
+                                n27 = h29 - 1
+                                if n27 > 126:
+                                    n27, p = _uvt(b, p, n27 + 1)
+                                    n27 -= 1
+                                if n27 < 0:
+                                    e23.value = None
+                                else:
+                                    q28 = p + n27
+                                    e23.value = str(b[p:q28], 'utf-8')
+                                    p = q28
+                            e23.source, = _S3.unpack_from(b, p)
+                            p += 1
+                            if b[p] == 0:  # no tagged fields, the common case
+                                e23.unknown_tagged_fields = None
+                                p += 1
+                            else:
+                                p = _t_DescribeConfigsResponse_DescribeConfigsSynonym_0(b, p, e23)
+                            xs22.append(e23)
+                        e13.synonyms = xs22
+                    e13.config_type, h30, = _S6.unpack_from(b, p)
                     p += 2
-                    n27 = h26 - 1
-                    if n27 > 126:
-                        n27, p = _uvt(b, p, n27 + 1)
-                        n27 -= 1
-                    if n27 < 0:
+                    if 0 < h30 < 128:
+                        q32 = p + h30 - 1
+                        e13.documentation = str(b[p:q32], 'utf-8')
+                        p = q32
+                    elif h30 == 0:
                         e13.documentation = None
                     else:
-                        q28 = p + n27
-                        if q28 > bl:
-                            raise DecodeError('DescribeConfigsResourceResult.Documentation: length ' + str(n27) + ' past the end')
-                        e13.documentation = str(b[p:q28], 'utf-8')
-                        p = q28
+                        n31 = h30 - 1
+                        if n31 > 126:
+                            n31, p = _uvt(b, p, n31 + 1)
+                            n31 -= 1
+                        if n31 < 0:
+                            e13.documentation = None
+                        else:
+                            q32 = p + n31
+                            e13.documentation = str(b[p:q32], 'utf-8')
+                            p = q32
                     e13.is_default = False
                     if b[p] == 0:  # no tagged fields, the common case
                         e13.unknown_tagged_fields = None
@@ -1261,11 +1277,13 @@ def _r_DescribeConfigsResponse_3(b, p):
         p += 1
     else:
         p = _t_DescribeConfigsResponse_0(b, p, o)
+    if p > bl:
+        raise DecodeError('DescribeConfigsResponse: a length runs past the end')
     return o, p
 
 
 def _w_DescribeConfigsResponse_3(o, w):
-    w += _S0.pack(o.throttle_time_ms)
+    w += _S2.pack(o.throttle_time_ms)
     xs1 = o.results
     ln = len(xs1) + 1
     if ln < 128:
@@ -1273,7 +1291,7 @@ def _w_DescribeConfigsResponse_3(o, w):
     else:
         _wuv(w, ln)
     for e2 in xs1:
-        w += _S2.pack(e2.error_code)
+        w += _S1.pack(e2.error_code)
         v3 = e2.error_message
         if v3 is None:
             w.append(0)

@@ -9,6 +9,7 @@ from typing import Any
 import struct as _struct
 
 from wirebroker.protocol.message import UNSET, Message, Struct
+from wirebroker.protocol.message import shared_default as _shared_default
 from wirebroker.protocol.primitives import (
     UUID_ZERO,
     DecodeError,
@@ -28,8 +29,8 @@ _unpack_from = _struct.unpack_from
 def _first(tag_and_bytes):
     return tag_and_bytes[0]
 
-_S0 = _struct.Struct('>i')
-_S1 = _struct.Struct('>h')
+_S0 = _struct.Struct('>h')
+_S1 = _struct.Struct('>i')
 _S2 = _struct.Struct('>hi')
 _S3 = _struct.Struct('>qqqh')
 _S4 = _struct.Struct('>qqq')
@@ -113,7 +114,7 @@ _DescribeDelegationTokenResponse_DescribedDelegationToken = DescribeDelegationTo
 def _r_DescribeDelegationTokenRequest_0(b, p):
     bl = len(b)
     o = _new(DescribeDelegationTokenRequest)
-    n1, = _S0.unpack_from(b, p)
+    n1, = _S1.unpack_from(b, p)
     p += 4
     if n1 < 0:
         o.owners = None
@@ -123,30 +124,28 @@ def _r_DescribeDelegationTokenRequest_0(b, p):
         xs2 = []
         for _ in range(n1):
             e3 = _new(_DescribeDelegationTokenRequest_DescribeDelegationTokenOwner)
-            n4, = _S1.unpack_from(b, p)
+            n4, = _S0.unpack_from(b, p)
             p += 2
             if n4 < 0:
                 raise DecodeError('DescribeDelegationTokenOwner.PrincipalType: null where not nullable')
             else:
                 q5 = p + n4
-                if q5 > bl:
-                    raise DecodeError('DescribeDelegationTokenOwner.PrincipalType: length ' + str(n4) + ' past the end')
                 e3.principal_type = str(b[p:q5], 'utf-8')
                 p = q5
-            n6, = _S1.unpack_from(b, p)
+            n6, = _S0.unpack_from(b, p)
             p += 2
             if n6 < 0:
                 raise DecodeError('DescribeDelegationTokenOwner.PrincipalName: null where not nullable')
             else:
                 q7 = p + n6
-                if q7 > bl:
-                    raise DecodeError('DescribeDelegationTokenOwner.PrincipalName: length ' + str(n6) + ' past the end')
                 e3.principal_name = str(b[p:q7], 'utf-8')
                 p = q7
             e3.unknown_tagged_fields = None
             xs2.append(e3)
         o.owners = xs2
     o.unknown_tagged_fields = None
+    if p > bl:
+        raise DecodeError('DescribeDelegationTokenRequest: a length runs past the end')
     return o, p
 
 
@@ -155,15 +154,15 @@ def _w_DescribeDelegationTokenRequest_0(o, w):
     if xs1 is None:
         w += b'\xff\xff\xff\xff'
     else:
-        w += _S0.pack(len(xs1))
+        w += _S1.pack(len(xs1))
         for e2 in xs1:
             v3 = e2.principal_type
             v3 = v3.encode()
-            w += _S1.pack(len(v3))
+            w += _S0.pack(len(v3))
             w += v3
             v4 = e2.principal_name
             v4 = v4.encode()
-            w += _S1.pack(len(v4))
+            w += _S0.pack(len(v4))
             w += v4
 
 
@@ -216,57 +215,72 @@ def _t_DescribeDelegationTokenRequest_0(b, p, o):
 def _r_DescribeDelegationTokenRequest_1(b, p):
     bl = len(b)
     o = _new(DescribeDelegationTokenRequest)
-    n1 = b[p] - 1
-    p += 1
-    if n1 > 126:
-        n1, p = _uvt(b, p, n1 + 1)
-        n1 -= 1
-    if n1 < 0:
+    h10 = b[p]
+    if h10 == 0:
         o.owners = None
+        p += 1
     else:
-        if n1 > bl - p:
-            raise DecodeError('DescribeDelegationTokenRequest.Owners: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3 = _new(_DescribeDelegationTokenRequest_DescribeDelegationTokenOwner)
-            n4 = b[p] - 1
-            p += 1
-            if n4 > 126:
-                n4, p = _uvt(b, p, n4 + 1)
-                n4 -= 1
-            if n4 < 0:
-                raise DecodeError('DescribeDelegationTokenOwner.PrincipalType: null where not nullable')
-            else:
-                q5 = p + n4
-                if q5 > bl:
-                    raise DecodeError('DescribeDelegationTokenOwner.PrincipalType: length ' + str(n4) + ' past the end')
-                e3.principal_type = str(b[p:q5], 'utf-8')
-                p = q5
-            n6 = b[p] - 1
-            p += 1
-            if n6 > 126:
-                n6, p = _uvt(b, p, n6 + 1)
-                n6 -= 1
-            if n6 < 0:
-                raise DecodeError('DescribeDelegationTokenOwner.PrincipalName: null where not nullable')
-            else:
-                q7 = p + n6
-                if q7 > bl:
-                    raise DecodeError('DescribeDelegationTokenOwner.PrincipalName: length ' + str(n6) + ' past the end')
-                e3.principal_name = str(b[p:q7], 'utf-8')
-                p = q7
-            if b[p] == 0:  # no tagged fields, the common case
-                e3.unknown_tagged_fields = None
-                p += 1
-            else:
-                p = _t_DescribeDelegationTokenRequest_DescribeDelegationTokenOwner_0(b, p, e3)
-            xs2.append(e3)
-        o.owners = xs2
+        p += 1
+        n1 = h10 - 1
+        if n1 > 126:
+            n1, p = _uvt(b, p, n1 + 1)
+            n1 -= 1
+        if n1 < 0:
+            o.owners = None
+        else:
+            if n1 > bl - p:
+                raise DecodeError('DescribeDelegationTokenRequest.Owners: count ' + str(n1) + ' past the end')
+            xs2 = []
+            for _ in range(n1):
+                e3 = _new(_DescribeDelegationTokenRequest_DescribeDelegationTokenOwner)
+                h6 = b[p]
+                if 0 < h6 < 128:
+                    q5 = p + h6
+                    e3.principal_type = str(b[p + 1:q5], 'utf-8')
+                    p = q5
+                else:
+                    p += 1
+                    n4 = h6 - 1
+                    if n4 > 126:
+                        n4, p = _uvt(b, p, n4 + 1)
+                        n4 -= 1
+                    if n4 < 0:
+                        raise DecodeError('DescribeDelegationTokenOwner.PrincipalType: null where not nullable')
+                    else:
+                        q5 = p + n4
+                        e3.principal_type = str(b[p:q5], 'utf-8')
+                        p = q5
+                h9 = b[p]
+                if 0 < h9 < 128:
+                    q8 = p + h9
+                    e3.principal_name = str(b[p + 1:q8], 'utf-8')
+                    p = q8
+                else:
+                    p += 1
+                    n7 = h9 - 1
+                    if n7 > 126:
+                        n7, p = _uvt(b, p, n7 + 1)
+                        n7 -= 1
+                    if n7 < 0:
+                        raise DecodeError('DescribeDelegationTokenOwner.PrincipalName: null where not nullable')
+                    else:
+                        q8 = p + n7
+                        e3.principal_name = str(b[p:q8], 'utf-8')
+                        p = q8
+                if b[p] == 0:  # no tagged fields, the common case
+                    e3.unknown_tagged_fields = None
+                    p += 1
+                else:
+                    p = _t_DescribeDelegationTokenRequest_DescribeDelegationTokenOwner_0(b, p, e3)
+                xs2.append(e3)
+            o.owners = xs2
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         p += 1
     else:
         p = _t_DescribeDelegationTokenRequest_0(b, p, o)
+    if p > bl:
+        raise DecodeError('DescribeDelegationTokenRequest: a length runs past the end')
     return o, p
 
 
@@ -321,24 +335,20 @@ def _r_DescribeDelegationTokenResponse_0(b, p):
         xs3 = []
         for _ in range(n2):
             e4 = _new(_DescribeDelegationTokenResponse_DescribedDelegationToken)
-            n5, = _S1.unpack_from(b, p)
+            n5, = _S0.unpack_from(b, p)
             p += 2
             if n5 < 0:
                 raise DecodeError('DescribedDelegationToken.PrincipalType: null where not nullable')
             else:
                 q6 = p + n5
-                if q6 > bl:
-                    raise DecodeError('DescribedDelegationToken.PrincipalType: length ' + str(n5) + ' past the end')
                 e4.principal_type = str(b[p:q6], 'utf-8')
                 p = q6
-            n7, = _S1.unpack_from(b, p)
+            n7, = _S0.unpack_from(b, p)
             p += 2
             if n7 < 0:
                 raise DecodeError('DescribedDelegationToken.PrincipalName: null where not nullable')
             else:
                 q8 = p + n7
-                if q8 > bl:
-                    raise DecodeError('DescribedDelegationToken.PrincipalName: length ' + str(n7) + ' past the end')
                 e4.principal_name = str(b[p:q8], 'utf-8')
                 p = q8
             e4.issue_timestamp, e4.expiry_timestamp, e4.max_timestamp, h9, = _S3.unpack_from(b, p)
@@ -348,21 +358,17 @@ def _r_DescribeDelegationTokenResponse_0(b, p):
                 raise DecodeError('DescribedDelegationToken.TokenId: null where not nullable')
             else:
                 q11 = p + n10
-                if q11 > bl:
-                    raise DecodeError('DescribedDelegationToken.TokenId: length ' + str(n10) + ' past the end')
                 e4.token_id = str(b[p:q11], 'utf-8')
                 p = q11
-            n12, = _S0.unpack_from(b, p)
+            n12, = _S1.unpack_from(b, p)
             p += 4
             if n12 < 0:
                 raise DecodeError('DescribedDelegationToken.Hmac: null where not nullable')
             else:
                 q13 = p + n12
-                if q13 > bl:
-                    raise DecodeError('DescribedDelegationToken.Hmac: length ' + str(n12) + ' past the end')
                 e4.hmac = bytes(b[p:q13])
                 p = q13
-            n14, = _S0.unpack_from(b, p)
+            n14, = _S1.unpack_from(b, p)
             p += 4
             if n14 < 0:
                 raise DecodeError('DescribedDelegationToken.Renewers: null where not nullable')
@@ -372,24 +378,20 @@ def _r_DescribeDelegationTokenResponse_0(b, p):
                 xs15 = []
                 for _ in range(n14):
                     e16 = _new(_DescribeDelegationTokenResponse_DescribedDelegationTokenRenewer)
-                    n17, = _S1.unpack_from(b, p)
+                    n17, = _S0.unpack_from(b, p)
                     p += 2
                     if n17 < 0:
                         raise DecodeError('DescribedDelegationTokenRenewer.PrincipalType: null where not nullable')
                     else:
                         q18 = p + n17
-                        if q18 > bl:
-                            raise DecodeError('DescribedDelegationTokenRenewer.PrincipalType: length ' + str(n17) + ' past the end')
                         e16.principal_type = str(b[p:q18], 'utf-8')
                         p = q18
-                    n19, = _S1.unpack_from(b, p)
+                    n19, = _S0.unpack_from(b, p)
                     p += 2
                     if n19 < 0:
                         raise DecodeError('DescribedDelegationTokenRenewer.PrincipalName: null where not nullable')
                     else:
                         q20 = p + n19
-                        if q20 > bl:
-                            raise DecodeError('DescribedDelegationTokenRenewer.PrincipalName: length ' + str(n19) + ' past the end')
                         e16.principal_name = str(b[p:q20], 'utf-8')
                         p = q20
                     e16.unknown_tagged_fields = None
@@ -400,16 +402,18 @@ def _r_DescribeDelegationTokenResponse_0(b, p):
             e4.unknown_tagged_fields = None
             xs3.append(e4)
         o.tokens = xs3
-    o.throttle_time_ms, = _S0.unpack_from(b, p)
+    o.throttle_time_ms, = _S1.unpack_from(b, p)
     p += 4
     o.unknown_tagged_fields = None
+    if p > bl:
+        raise DecodeError('DescribeDelegationTokenResponse: a length runs past the end')
     return o, p
 
 
 def _w_DescribeDelegationTokenResponse_0(o, w):
-    w += _S1.pack(o.error_code)
+    w += _S0.pack(o.error_code)
     xs1 = o.tokens
-    w += _S0.pack(len(xs1))
+    w += _S1.pack(len(xs1))
     for e2 in xs1:
         if e2.token_requester_principal_type:
             raise UnsupportedFieldError('DescribedDelegationToken.TokenRequesterPrincipalType exists only in versions 3+')
@@ -417,32 +421,32 @@ def _w_DescribeDelegationTokenResponse_0(o, w):
             raise UnsupportedFieldError('DescribedDelegationToken.TokenRequesterPrincipalName exists only in versions 3+')
         v3 = e2.principal_type
         v3 = v3.encode()
-        w += _S1.pack(len(v3))
+        w += _S0.pack(len(v3))
         w += v3
         v4 = e2.principal_name
         v4 = v4.encode()
-        w += _S1.pack(len(v4))
+        w += _S0.pack(len(v4))
         w += v4
         w += _S4.pack(e2.issue_timestamp, e2.expiry_timestamp, e2.max_timestamp)
         v5 = e2.token_id
         v5 = v5.encode()
-        w += _S1.pack(len(v5))
+        w += _S0.pack(len(v5))
         w += v5
         v6 = e2.hmac
-        w += _S0.pack(len(v6))
+        w += _S1.pack(len(v6))
         w += v6
         xs7 = e2.renewers
-        w += _S0.pack(len(xs7))
+        w += _S1.pack(len(xs7))
         for e8 in xs7:
             v9 = e8.principal_type
             v9 = v9.encode()
-            w += _S1.pack(len(v9))
+            w += _S0.pack(len(v9))
             w += v9
             v10 = e8.principal_name
             v10 = v10.encode()
-            w += _S1.pack(len(v10))
+            w += _S0.pack(len(v10))
             w += v10
-    w += _S0.pack(o.throttle_time_ms)
+    w += _S1.pack(o.throttle_time_ms)
 
 
 def _t_DescribeDelegationTokenResponse_DescribedDelegationTokenRenewer_0(b, p, o):
@@ -531,105 +535,128 @@ def _r_DescribeDelegationTokenResponse_1(b, p):
         xs3 = []
         for _ in range(n2):
             e4 = _new(_DescribeDelegationTokenResponse_DescribedDelegationToken)
-            n5 = b[p] - 1
-            p += 1
-            if n5 > 126:
-                n5, p = _uvt(b, p, n5 + 1)
-                n5 -= 1
-            if n5 < 0:
-                raise DecodeError('DescribedDelegationToken.PrincipalType: null where not nullable')
-            else:
-                q6 = p + n5
-                if q6 > bl:
-                    raise DecodeError('DescribedDelegationToken.PrincipalType: length ' + str(n5) + ' past the end')
-                e4.principal_type = str(b[p:q6], 'utf-8')
+            h7 = b[p]
+            if 0 < h7 < 128:
+                q6 = p + h7
+                e4.principal_type = str(b[p + 1:q6], 'utf-8')
                 p = q6
-            n7 = b[p] - 1
-            p += 1
-            if n7 > 126:
-                n7, p = _uvt(b, p, n7 + 1)
-                n7 -= 1
-            if n7 < 0:
-                raise DecodeError('DescribedDelegationToken.PrincipalName: null where not nullable')
             else:
-                q8 = p + n7
-                if q8 > bl:
-                    raise DecodeError('DescribedDelegationToken.PrincipalName: length ' + str(n7) + ' past the end')
-                e4.principal_name = str(b[p:q8], 'utf-8')
-                p = q8
-            e4.issue_timestamp, e4.expiry_timestamp, e4.max_timestamp, h9, = _S6.unpack_from(b, p)
+                p += 1
+                n5 = h7 - 1
+                if n5 > 126:
+                    n5, p = _uvt(b, p, n5 + 1)
+                    n5 -= 1
+                if n5 < 0:
+                    raise DecodeError('DescribedDelegationToken.PrincipalType: null where not nullable')
+                else:
+                    q6 = p + n5
+                    e4.principal_type = str(b[p:q6], 'utf-8')
+                    p = q6
+            h10 = b[p]
+            if 0 < h10 < 128:
+                q9 = p + h10
+                e4.principal_name = str(b[p + 1:q9], 'utf-8')
+                p = q9
+            else:
+                p += 1
+                n8 = h10 - 1
+                if n8 > 126:
+                    n8, p = _uvt(b, p, n8 + 1)
+                    n8 -= 1
+                if n8 < 0:
+                    raise DecodeError('DescribedDelegationToken.PrincipalName: null where not nullable')
+                else:
+                    q9 = p + n8
+                    e4.principal_name = str(b[p:q9], 'utf-8')
+                    p = q9
+            e4.issue_timestamp, e4.expiry_timestamp, e4.max_timestamp, h11, = _S6.unpack_from(b, p)
             p += 25
-            n10 = h9 - 1
-            if n10 > 126:
-                n10, p = _uvt(b, p, n10 + 1)
-                n10 -= 1
-            if n10 < 0:
-                raise DecodeError('DescribedDelegationToken.TokenId: null where not nullable')
-            else:
-                q11 = p + n10
-                if q11 > bl:
-                    raise DecodeError('DescribedDelegationToken.TokenId: length ' + str(n10) + ' past the end')
-                e4.token_id = str(b[p:q11], 'utf-8')
-                p = q11
-            n12 = b[p] - 1
-            p += 1
-            if n12 > 126:
-                n12, p = _uvt(b, p, n12 + 1)
-                n12 -= 1
-            if n12 < 0:
-                raise DecodeError('DescribedDelegationToken.Hmac: null where not nullable')
-            else:
-                q13 = p + n12
-                if q13 > bl:
-                    raise DecodeError('DescribedDelegationToken.Hmac: length ' + str(n12) + ' past the end')
-                e4.hmac = bytes(b[p:q13])
+            if 0 < h11 < 128:
+                q13 = p + h11 - 1
+                e4.token_id = str(b[p:q13], 'utf-8')
                 p = q13
-            n14 = b[p] - 1
+            else:
+                n12 = h11 - 1
+                if n12 > 126:
+                    n12, p = _uvt(b, p, n12 + 1)
+                    n12 -= 1
+                if n12 < 0:
+                    raise DecodeError('DescribedDelegationToken.TokenId: null where not nullable')
+                else:
+                    q13 = p + n12
+                    e4.token_id = str(b[p:q13], 'utf-8')
+                    p = q13
+            h16 = b[p]
+            if 0 < h16 < 128:
+                q15 = p + h16
+                e4.hmac = bytes(b[p + 1:q15])
+                p = q15
+            else:
+                p += 1
+                n14 = h16 - 1
+                if n14 > 126:
+                    n14, p = _uvt(b, p, n14 + 1)
+                    n14 -= 1
+                if n14 < 0:
+                    raise DecodeError('DescribedDelegationToken.Hmac: null where not nullable')
+                else:
+                    q15 = p + n14
+                    e4.hmac = bytes(b[p:q15])
+                    p = q15
+            n17 = b[p] - 1
             p += 1
-            if n14 > 126:
-                n14, p = _uvt(b, p, n14 + 1)
-                n14 -= 1
-            if n14 < 0:
+            if n17 > 126:
+                n17, p = _uvt(b, p, n17 + 1)
+                n17 -= 1
+            if n17 < 0:
                 raise DecodeError('DescribedDelegationToken.Renewers: null where not nullable')
             else:
-                if n14 > bl - p:
-                    raise DecodeError('DescribedDelegationToken.Renewers: count ' + str(n14) + ' past the end')
-                xs15 = []
-                for _ in range(n14):
-                    e16 = _new(_DescribeDelegationTokenResponse_DescribedDelegationTokenRenewer)
-                    n17 = b[p] - 1
-                    p += 1
-                    if n17 > 126:
-                        n17, p = _uvt(b, p, n17 + 1)
-                        n17 -= 1
-                    if n17 < 0:
-                        raise DecodeError('DescribedDelegationTokenRenewer.PrincipalType: null where not nullable')
+                if n17 > bl - p:
+                    raise DecodeError('DescribedDelegationToken.Renewers: count ' + str(n17) + ' past the end')
+                xs18 = []
+                for _ in range(n17):
+                    e19 = _new(_DescribeDelegationTokenResponse_DescribedDelegationTokenRenewer)
+                    h22 = b[p]
+                    if 0 < h22 < 128:
+                        q21 = p + h22
+                        e19.principal_type = str(b[p + 1:q21], 'utf-8')
+                        p = q21
                     else:
-                        q18 = p + n17
-                        if q18 > bl:
-                            raise DecodeError('DescribedDelegationTokenRenewer.PrincipalType: length ' + str(n17) + ' past the end')
-                        e16.principal_type = str(b[p:q18], 'utf-8')
-                        p = q18
-                    n19 = b[p] - 1
-                    p += 1
-                    if n19 > 126:
-                        n19, p = _uvt(b, p, n19 + 1)
-                        n19 -= 1
-                    if n19 < 0:
-                        raise DecodeError('DescribedDelegationTokenRenewer.PrincipalName: null where not nullable')
+                        p += 1
+                        n20 = h22 - 1
+                        if n20 > 126:
+                            n20, p = _uvt(b, p, n20 + 1)
+                            n20 -= 1
+                        if n20 < 0:
+                            raise DecodeError('DescribedDelegationTokenRenewer.PrincipalType: null where not nullable')
+                        else:
+                            q21 = p + n20
+                            e19.principal_type = str(b[p:q21], 'utf-8')
+                            p = q21
+                    h25 = b[p]
+                    if 0 < h25 < 128:
+                        q24 = p + h25
+                        e19.principal_name = str(b[p + 1:q24], 'utf-8')
+                        p = q24
                     else:
-                        q20 = p + n19
-                        if q20 > bl:
-                            raise DecodeError('DescribedDelegationTokenRenewer.PrincipalName: length ' + str(n19) + ' past the end')
-                        e16.principal_name = str(b[p:q20], 'utf-8')
-                        p = q20
+                        p += 1
+                        n23 = h25 - 1
+                        if n23 > 126:
+                            n23, p = _uvt(b, p, n23 + 1)
+                            n23 -= 1
+                        if n23 < 0:
+                            raise DecodeError('DescribedDelegationTokenRenewer.PrincipalName: null where not nullable')
+                        else:
+                            q24 = p + n23
+                            e19.principal_name = str(b[p:q24], 'utf-8')
+                            p = q24
                     if b[p] == 0:  # no tagged fields, the common case
-                        e16.unknown_tagged_fields = None
+                        e19.unknown_tagged_fields = None
                         p += 1
                     else:
-                        p = _t_DescribeDelegationTokenResponse_DescribedDelegationTokenRenewer_0(b, p, e16)
-                    xs15.append(e16)
-                e4.renewers = xs15
+                        p = _t_DescribeDelegationTokenResponse_DescribedDelegationTokenRenewer_0(b, p, e19)
+                    xs18.append(e19)
+                e4.renewers = xs18
             e4.token_requester_principal_type = ''
             e4.token_requester_principal_name = ''
             if b[p] == 0:  # no tagged fields, the common case
@@ -639,18 +666,20 @@ def _r_DescribeDelegationTokenResponse_1(b, p):
                 p = _t_DescribeDelegationTokenResponse_DescribedDelegationToken_0(b, p, e4)
             xs3.append(e4)
         o.tokens = xs3
-    o.throttle_time_ms, = _S0.unpack_from(b, p)
+    o.throttle_time_ms, = _S1.unpack_from(b, p)
     p += 4
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         p += 1
     else:
         p = _t_DescribeDelegationTokenResponse_0(b, p, o)
+    if p > bl:
+        raise DecodeError('DescribeDelegationTokenResponse: a length runs past the end')
     return o, p
 
 
 def _w_DescribeDelegationTokenResponse_1(o, w):
-    w += _S1.pack(o.error_code)
+    w += _S0.pack(o.error_code)
     xs1 = o.tokens
     ln = len(xs1) + 1
     if ln < 128:
@@ -725,7 +754,7 @@ def _w_DescribeDelegationTokenResponse_1(o, w):
             _wtags(w, e2.unknown_tagged_fields)
         else:
             w.append(0)
-    w += _S0.pack(o.throttle_time_ms)
+    w += _S1.pack(o.throttle_time_ms)
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
     else:
@@ -749,131 +778,162 @@ def _r_DescribeDelegationTokenResponse_2(b, p):
         xs3 = []
         for _ in range(n2):
             e4 = _new(_DescribeDelegationTokenResponse_DescribedDelegationToken)
-            n5 = b[p] - 1
-            p += 1
-            if n5 > 126:
-                n5, p = _uvt(b, p, n5 + 1)
-                n5 -= 1
-            if n5 < 0:
-                raise DecodeError('DescribedDelegationToken.PrincipalType: null where not nullable')
-            else:
-                q6 = p + n5
-                if q6 > bl:
-                    raise DecodeError('DescribedDelegationToken.PrincipalType: length ' + str(n5) + ' past the end')
-                e4.principal_type = str(b[p:q6], 'utf-8')
+            h7 = b[p]
+            if 0 < h7 < 128:
+                q6 = p + h7
+                e4.principal_type = str(b[p + 1:q6], 'utf-8')
                 p = q6
-            n7 = b[p] - 1
-            p += 1
-            if n7 > 126:
-                n7, p = _uvt(b, p, n7 + 1)
-                n7 -= 1
-            if n7 < 0:
-                raise DecodeError('DescribedDelegationToken.PrincipalName: null where not nullable')
             else:
-                q8 = p + n7
-                if q8 > bl:
-                    raise DecodeError('DescribedDelegationToken.PrincipalName: length ' + str(n7) + ' past the end')
-                e4.principal_name = str(b[p:q8], 'utf-8')
-                p = q8
-            n9 = b[p] - 1
-            p += 1
-            if n9 > 126:
-                n9, p = _uvt(b, p, n9 + 1)
-                n9 -= 1
-            if n9 < 0:
-                raise DecodeError('DescribedDelegationToken.TokenRequesterPrincipalType: null where not nullable')
+                p += 1
+                n5 = h7 - 1
+                if n5 > 126:
+                    n5, p = _uvt(b, p, n5 + 1)
+                    n5 -= 1
+                if n5 < 0:
+                    raise DecodeError('DescribedDelegationToken.PrincipalType: null where not nullable')
+                else:
+                    q6 = p + n5
+                    e4.principal_type = str(b[p:q6], 'utf-8')
+                    p = q6
+            h10 = b[p]
+            if 0 < h10 < 128:
+                q9 = p + h10
+                e4.principal_name = str(b[p + 1:q9], 'utf-8')
+                p = q9
             else:
-                q10 = p + n9
-                if q10 > bl:
-                    raise DecodeError('DescribedDelegationToken.TokenRequesterPrincipalType: length ' + str(n9) + ' past the end')
-                e4.token_requester_principal_type = str(b[p:q10], 'utf-8')
-                p = q10
-            n11 = b[p] - 1
-            p += 1
-            if n11 > 126:
-                n11, p = _uvt(b, p, n11 + 1)
-                n11 -= 1
-            if n11 < 0:
-                raise DecodeError('DescribedDelegationToken.TokenRequesterPrincipalName: null where not nullable')
-            else:
-                q12 = p + n11
-                if q12 > bl:
-                    raise DecodeError('DescribedDelegationToken.TokenRequesterPrincipalName: length ' + str(n11) + ' past the end')
-                e4.token_requester_principal_name = str(b[p:q12], 'utf-8')
+                p += 1
+                n8 = h10 - 1
+                if n8 > 126:
+                    n8, p = _uvt(b, p, n8 + 1)
+                    n8 -= 1
+                if n8 < 0:
+                    raise DecodeError('DescribedDelegationToken.PrincipalName: null where not nullable')
+                else:
+                    q9 = p + n8
+                    e4.principal_name = str(b[p:q9], 'utf-8')
+                    p = q9
+            h13 = b[p]
+            if 0 < h13 < 128:
+                q12 = p + h13
+                e4.token_requester_principal_type = str(b[p + 1:q12], 'utf-8')
                 p = q12
-            e4.issue_timestamp, e4.expiry_timestamp, e4.max_timestamp, h13, = _S6.unpack_from(b, p)
-            p += 25
-            n14 = h13 - 1
-            if n14 > 126:
-                n14, p = _uvt(b, p, n14 + 1)
-                n14 -= 1
-            if n14 < 0:
-                raise DecodeError('DescribedDelegationToken.TokenId: null where not nullable')
             else:
-                q15 = p + n14
-                if q15 > bl:
-                    raise DecodeError('DescribedDelegationToken.TokenId: length ' + str(n14) + ' past the end')
-                e4.token_id = str(b[p:q15], 'utf-8')
+                p += 1
+                n11 = h13 - 1
+                if n11 > 126:
+                    n11, p = _uvt(b, p, n11 + 1)
+                    n11 -= 1
+                if n11 < 0:
+                    raise DecodeError('DescribedDelegationToken.TokenRequesterPrincipalType: null where not nullable')
+                else:
+                    q12 = p + n11
+                    e4.token_requester_principal_type = str(b[p:q12], 'utf-8')
+                    p = q12
+            h16 = b[p]
+            if 0 < h16 < 128:
+                q15 = p + h16
+                e4.token_requester_principal_name = str(b[p + 1:q15], 'utf-8')
                 p = q15
-            n16 = b[p] - 1
-            p += 1
-            if n16 > 126:
-                n16, p = _uvt(b, p, n16 + 1)
-                n16 -= 1
-            if n16 < 0:
-                raise DecodeError('DescribedDelegationToken.Hmac: null where not nullable')
             else:
-                q17 = p + n16
-                if q17 > bl:
-                    raise DecodeError('DescribedDelegationToken.Hmac: length ' + str(n16) + ' past the end')
-                e4.hmac = bytes(b[p:q17])
-                p = q17
-            n18 = b[p] - 1
+                p += 1
+                n14 = h16 - 1
+                if n14 > 126:
+                    n14, p = _uvt(b, p, n14 + 1)
+                    n14 -= 1
+                if n14 < 0:
+                    raise DecodeError('DescribedDelegationToken.TokenRequesterPrincipalName: null where not nullable')
+                else:
+                    q15 = p + n14
+                    e4.token_requester_principal_name = str(b[p:q15], 'utf-8')
+                    p = q15
+            e4.issue_timestamp, e4.expiry_timestamp, e4.max_timestamp, h17, = _S6.unpack_from(b, p)
+            p += 25
+            if 0 < h17 < 128:
+                q19 = p + h17 - 1
+                e4.token_id = str(b[p:q19], 'utf-8')
+                p = q19
+            else:
+                n18 = h17 - 1
+                if n18 > 126:
+                    n18, p = _uvt(b, p, n18 + 1)
+                    n18 -= 1
+                if n18 < 0:
+                    raise DecodeError('DescribedDelegationToken.TokenId: null where not nullable')
+                else:
+                    q19 = p + n18
+                    e4.token_id = str(b[p:q19], 'utf-8')
+                    p = q19
+            h22 = b[p]
+            if 0 < h22 < 128:
+                q21 = p + h22
+                e4.hmac = bytes(b[p + 1:q21])
+                p = q21
+            else:
+                p += 1
+                n20 = h22 - 1
+                if n20 > 126:
+                    n20, p = _uvt(b, p, n20 + 1)
+                    n20 -= 1
+                if n20 < 0:
+                    raise DecodeError('DescribedDelegationToken.Hmac: null where not nullable')
+                else:
+                    q21 = p + n20
+                    e4.hmac = bytes(b[p:q21])
+                    p = q21
+            n23 = b[p] - 1
             p += 1
-            if n18 > 126:
-                n18, p = _uvt(b, p, n18 + 1)
-                n18 -= 1
-            if n18 < 0:
+            if n23 > 126:
+                n23, p = _uvt(b, p, n23 + 1)
+                n23 -= 1
+            if n23 < 0:
                 raise DecodeError('DescribedDelegationToken.Renewers: null where not nullable')
             else:
-                if n18 > bl - p:
-                    raise DecodeError('DescribedDelegationToken.Renewers: count ' + str(n18) + ' past the end')
-                xs19 = []
-                for _ in range(n18):
-                    e20 = _new(_DescribeDelegationTokenResponse_DescribedDelegationTokenRenewer)
-                    n21 = b[p] - 1
-                    p += 1
-                    if n21 > 126:
-                        n21, p = _uvt(b, p, n21 + 1)
-                        n21 -= 1
-                    if n21 < 0:
-                        raise DecodeError('DescribedDelegationTokenRenewer.PrincipalType: null where not nullable')
+                if n23 > bl - p:
+                    raise DecodeError('DescribedDelegationToken.Renewers: count ' + str(n23) + ' past the end')
+                xs24 = []
+                for _ in range(n23):
+                    e25 = _new(_DescribeDelegationTokenResponse_DescribedDelegationTokenRenewer)
+                    h28 = b[p]
+                    if 0 < h28 < 128:
+                        q27 = p + h28
+                        e25.principal_type = str(b[p + 1:q27], 'utf-8')
+                        p = q27
                     else:
-                        q22 = p + n21
-                        if q22 > bl:
-                            raise DecodeError('DescribedDelegationTokenRenewer.PrincipalType: length ' + str(n21) + ' past the end')
-                        e20.principal_type = str(b[p:q22], 'utf-8')
-                        p = q22
-                    n23 = b[p] - 1
-                    p += 1
-                    if n23 > 126:
-                        n23, p = _uvt(b, p, n23 + 1)
-                        n23 -= 1
-                    if n23 < 0:
-                        raise DecodeError('DescribedDelegationTokenRenewer.PrincipalName: null where not nullable')
+                        p += 1
+                        n26 = h28 - 1
+                        if n26 > 126:
+                            n26, p = _uvt(b, p, n26 + 1)
+                            n26 -= 1
+                        if n26 < 0:
+                            raise DecodeError('DescribedDelegationTokenRenewer.PrincipalType: null where not nullable')
+                        else:
+                            q27 = p + n26
+                            e25.principal_type = str(b[p:q27], 'utf-8')
+                            p = q27
+                    h31 = b[p]
+                    if 0 < h31 < 128:
+                        q30 = p + h31
+                        e25.principal_name = str(b[p + 1:q30], 'utf-8')
+                        p = q30
                     else:
-                        q24 = p + n23
-                        if q24 > bl:
-                            raise DecodeError('DescribedDelegationTokenRenewer.PrincipalName: length ' + str(n23) + ' past the end')
-                        e20.principal_name = str(b[p:q24], 'utf-8')
-                        p = q24
+                        p += 1
+                        n29 = h31 - 1
+                        if n29 > 126:
+                            n29, p = _uvt(b, p, n29 + 1)
+                            n29 -= 1
+                        if n29 < 0:
+                            raise DecodeError('DescribedDelegationTokenRenewer.PrincipalName: null where not nullable')
+                        else:
+                            q30 = p + n29
+                            e25.principal_name = str(b[p:q30], 'utf-8')
+                            p = q30
                     if b[p] == 0:  # no tagged fields, the common case
-                        e20.unknown_tagged_fields = None
+                        e25.unknown_tagged_fields = None
                         p += 1
                     else:
-                        p = _t_DescribeDelegationTokenResponse_DescribedDelegationTokenRenewer_0(b, p, e20)
-                    xs19.append(e20)
-                e4.renewers = xs19
+                        p = _t_DescribeDelegationTokenResponse_DescribedDelegationTokenRenewer_0(b, p, e25)
+                    xs24.append(e25)
+                e4.renewers = xs24
             if b[p] == 0:  # no tagged fields, the common case
                 e4.unknown_tagged_fields = None
                 p += 1
@@ -881,18 +941,20 @@ def _r_DescribeDelegationTokenResponse_2(b, p):
                 p = _t_DescribeDelegationTokenResponse_DescribedDelegationToken_0(b, p, e4)
             xs3.append(e4)
         o.tokens = xs3
-    o.throttle_time_ms, = _S0.unpack_from(b, p)
+    o.throttle_time_ms, = _S1.unpack_from(b, p)
     p += 4
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         p += 1
     else:
         p = _t_DescribeDelegationTokenResponse_0(b, p, o)
+    if p > bl:
+        raise DecodeError('DescribeDelegationTokenResponse: a length runs past the end')
     return o, p
 
 
 def _w_DescribeDelegationTokenResponse_2(o, w):
-    w += _S1.pack(o.error_code)
+    w += _S0.pack(o.error_code)
     xs1 = o.tokens
     ln = len(xs1) + 1
     if ln < 128:
@@ -979,7 +1041,7 @@ def _w_DescribeDelegationTokenResponse_2(o, w):
             _wtags(w, e2.unknown_tagged_fields)
         else:
             w.append(0)
-    w += _S0.pack(o.throttle_time_ms)
+    w += _S1.pack(o.throttle_time_ms)
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
     else:

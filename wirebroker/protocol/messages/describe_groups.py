@@ -9,6 +9,7 @@ from typing import Any
 import struct as _struct
 
 from wirebroker.protocol.message import UNSET, Message, Struct
+from wirebroker.protocol.message import shared_default as _shared_default
 from wirebroker.protocol.primitives import (
     UUID_ZERO,
     DecodeError,
@@ -28,8 +29,8 @@ _unpack_from = _struct.unpack_from
 def _first(tag_and_bytes):
     return tag_and_bytes[0]
 
-_S0 = _struct.Struct('>i')
-_S1 = _struct.Struct('>h')
+_S0 = _struct.Struct('>h')
+_S1 = _struct.Struct('>i')
 _S2 = _struct.Struct('>?')
 _S3 = _struct.Struct('>hh')
 _S4 = _struct.Struct('>ii')
@@ -104,7 +105,7 @@ _DescribeGroupsResponse_DescribedGroup = DescribeGroupsResponse.DescribedGroup
 def _r_DescribeGroupsRequest_0(b, p):
     bl = len(b)
     o = _new(DescribeGroupsRequest)
-    n1, = _S0.unpack_from(b, p)
+    n1, = _S1.unpack_from(b, p)
     p += 4
     if n1 < 0:
         raise DecodeError('DescribeGroupsRequest.Groups: null where not nullable')
@@ -113,20 +114,20 @@ def _r_DescribeGroupsRequest_0(b, p):
             raise DecodeError('DescribeGroupsRequest.Groups: count ' + str(n1) + ' past the end')
         xs2 = []
         for _ in range(n1):
-            n4, = _S1.unpack_from(b, p)
+            n4, = _S0.unpack_from(b, p)
             p += 2
             if n4 < 0:
                 raise DecodeError('DescribeGroupsRequest.Groups: null element')
             else:
                 q5 = p + n4
-                if q5 > bl:
-                    raise DecodeError('DescribeGroupsRequest.Groups: length ' + str(n4) + ' past the end')
                 e3 = str(b[p:q5], 'utf-8')
                 p = q5
             xs2.append(e3)
         o.groups = xs2
     o.include_authorized_operations = False
     o.unknown_tagged_fields = None
+    if p > bl:
+        raise DecodeError('DescribeGroupsRequest: a length runs past the end')
     return o, p
 
 
@@ -134,18 +135,18 @@ def _w_DescribeGroupsRequest_0(o, w):
     if o.include_authorized_operations != False:
         raise UnsupportedFieldError('DescribeGroupsRequest.IncludeAuthorizedOperations exists only in versions 3+')
     xs1 = o.groups
-    w += _S0.pack(len(xs1))
+    w += _S1.pack(len(xs1))
     for e2 in xs1:
         v3 = e2
         v3 = v3.encode()
-        w += _S1.pack(len(v3))
+        w += _S0.pack(len(v3))
         w += v3
 
 
 def _r_DescribeGroupsRequest_1(b, p):
     bl = len(b)
     o = _new(DescribeGroupsRequest)
-    n1, = _S0.unpack_from(b, p)
+    n1, = _S1.unpack_from(b, p)
     p += 4
     if n1 < 0:
         raise DecodeError('DescribeGroupsRequest.Groups: null where not nullable')
@@ -154,14 +155,12 @@ def _r_DescribeGroupsRequest_1(b, p):
             raise DecodeError('DescribeGroupsRequest.Groups: count ' + str(n1) + ' past the end')
         xs2 = []
         for _ in range(n1):
-            n4, = _S1.unpack_from(b, p)
+            n4, = _S0.unpack_from(b, p)
             p += 2
             if n4 < 0:
                 raise DecodeError('DescribeGroupsRequest.Groups: null element')
             else:
                 q5 = p + n4
-                if q5 > bl:
-                    raise DecodeError('DescribeGroupsRequest.Groups: length ' + str(n4) + ' past the end')
                 e3 = str(b[p:q5], 'utf-8')
                 p = q5
             xs2.append(e3)
@@ -169,16 +168,18 @@ def _r_DescribeGroupsRequest_1(b, p):
     o.include_authorized_operations, = _S2.unpack_from(b, p)
     p += 1
     o.unknown_tagged_fields = None
+    if p > bl:
+        raise DecodeError('DescribeGroupsRequest: a length runs past the end')
     return o, p
 
 
 def _w_DescribeGroupsRequest_1(o, w):
     xs1 = o.groups
-    w += _S0.pack(len(xs1))
+    w += _S1.pack(len(xs1))
     for e2 in xs1:
         v3 = e2
         v3 = v3.encode()
-        w += _S1.pack(len(v3))
+        w += _S0.pack(len(v3))
         w += v3
     w += _S2.pack(o.include_authorized_operations)
 
@@ -221,19 +222,23 @@ def _r_DescribeGroupsRequest_2(b, p):
             raise DecodeError('DescribeGroupsRequest.Groups: count ' + str(n1) + ' past the end')
         xs2 = []
         for _ in range(n1):
-            n4 = b[p] - 1
-            p += 1
-            if n4 > 126:
-                n4, p = _uvt(b, p, n4 + 1)
-                n4 -= 1
-            if n4 < 0:
-                raise DecodeError('DescribeGroupsRequest.Groups: null element')
-            else:
-                q5 = p + n4
-                if q5 > bl:
-                    raise DecodeError('DescribeGroupsRequest.Groups: length ' + str(n4) + ' past the end')
-                e3 = str(b[p:q5], 'utf-8')
+            h6 = b[p]
+            if 0 < h6 < 128:
+                q5 = p + h6
+                e3 = str(b[p + 1:q5], 'utf-8')
                 p = q5
+            else:
+                p += 1
+                n4 = h6 - 1
+                if n4 > 126:
+                    n4, p = _uvt(b, p, n4 + 1)
+                    n4 -= 1
+                if n4 < 0:
+                    raise DecodeError('DescribeGroupsRequest.Groups: null element')
+                else:
+                    q5 = p + n4
+                    e3 = str(b[p:q5], 'utf-8')
+                    p = q5
             xs2.append(e3)
         o.groups = xs2
     o.include_authorized_operations, = _S2.unpack_from(b, p)
@@ -243,6 +248,8 @@ def _r_DescribeGroupsRequest_2(b, p):
         p += 1
     else:
         p = _t_DescribeGroupsRequest_0(b, p, o)
+    if p > bl:
+        raise DecodeError('DescribeGroupsRequest: a length runs past the end')
     return o, p
 
 
@@ -272,7 +279,7 @@ def _w_DescribeGroupsRequest_2(o, w):
 def _r_DescribeGroupsResponse_0(b, p):
     bl = len(b)
     o = _new(DescribeGroupsResponse)
-    n1, = _S0.unpack_from(b, p)
+    n1, = _S1.unpack_from(b, p)
     p += 4
     if n1 < 0:
         raise DecodeError('DescribeGroupsResponse.Groups: null where not nullable')
@@ -289,41 +296,33 @@ def _r_DescribeGroupsResponse_0(b, p):
                 raise DecodeError('DescribedGroup.GroupId: null where not nullable')
             else:
                 q6 = p + n5
-                if q6 > bl:
-                    raise DecodeError('DescribedGroup.GroupId: length ' + str(n5) + ' past the end')
                 e3.group_id = str(b[p:q6], 'utf-8')
                 p = q6
-            n7, = _S1.unpack_from(b, p)
+            n7, = _S0.unpack_from(b, p)
             p += 2
             if n7 < 0:
                 raise DecodeError('DescribedGroup.GroupState: null where not nullable')
             else:
                 q8 = p + n7
-                if q8 > bl:
-                    raise DecodeError('DescribedGroup.GroupState: length ' + str(n7) + ' past the end')
                 e3.group_state = str(b[p:q8], 'utf-8')
                 p = q8
-            n9, = _S1.unpack_from(b, p)
+            n9, = _S0.unpack_from(b, p)
             p += 2
             if n9 < 0:
                 raise DecodeError('DescribedGroup.ProtocolType: null where not nullable')
             else:
                 q10 = p + n9
-                if q10 > bl:
-                    raise DecodeError('DescribedGroup.ProtocolType: length ' + str(n9) + ' past the end')
                 e3.protocol_type = str(b[p:q10], 'utf-8')
                 p = q10
-            n11, = _S1.unpack_from(b, p)
+            n11, = _S0.unpack_from(b, p)
             p += 2
             if n11 < 0:
                 raise DecodeError('DescribedGroup.ProtocolData: null where not nullable')
             else:
                 q12 = p + n11
-                if q12 > bl:
-                    raise DecodeError('DescribedGroup.ProtocolData: length ' + str(n11) + ' past the end')
                 e3.protocol_data = str(b[p:q12], 'utf-8')
                 p = q12
-            n13, = _S0.unpack_from(b, p)
+            n13, = _S1.unpack_from(b, p)
             p += 4
             if n13 < 0:
                 raise DecodeError('DescribedGroup.Members: null where not nullable')
@@ -333,54 +332,44 @@ def _r_DescribeGroupsResponse_0(b, p):
                 xs14 = []
                 for _ in range(n13):
                     e15 = _new(_DescribeGroupsResponse_DescribedGroupMember)
-                    n16, = _S1.unpack_from(b, p)
+                    n16, = _S0.unpack_from(b, p)
                     p += 2
                     if n16 < 0:
                         raise DecodeError('DescribedGroupMember.MemberId: null where not nullable')
                     else:
                         q17 = p + n16
-                        if q17 > bl:
-                            raise DecodeError('DescribedGroupMember.MemberId: length ' + str(n16) + ' past the end')
                         e15.member_id = str(b[p:q17], 'utf-8')
                         p = q17
-                    n18, = _S1.unpack_from(b, p)
+                    n18, = _S0.unpack_from(b, p)
                     p += 2
                     if n18 < 0:
                         raise DecodeError('DescribedGroupMember.ClientId: null where not nullable')
                     else:
                         q19 = p + n18
-                        if q19 > bl:
-                            raise DecodeError('DescribedGroupMember.ClientId: length ' + str(n18) + ' past the end')
                         e15.client_id = str(b[p:q19], 'utf-8')
                         p = q19
-                    n20, = _S1.unpack_from(b, p)
+                    n20, = _S0.unpack_from(b, p)
                     p += 2
                     if n20 < 0:
                         raise DecodeError('DescribedGroupMember.ClientHost: null where not nullable')
                     else:
                         q21 = p + n20
-                        if q21 > bl:
-                            raise DecodeError('DescribedGroupMember.ClientHost: length ' + str(n20) + ' past the end')
                         e15.client_host = str(b[p:q21], 'utf-8')
                         p = q21
-                    n22, = _S0.unpack_from(b, p)
+                    n22, = _S1.unpack_from(b, p)
                     p += 4
                     if n22 < 0:
                         raise DecodeError('DescribedGroupMember.MemberMetadata: null where not nullable')
                     else:
                         q23 = p + n22
-                        if q23 > bl:
-                            raise DecodeError('DescribedGroupMember.MemberMetadata: length ' + str(n22) + ' past the end')
                         e15.member_metadata = bytes(b[p:q23])
                         p = q23
-                    n24, = _S0.unpack_from(b, p)
+                    n24, = _S1.unpack_from(b, p)
                     p += 4
                     if n24 < 0:
                         raise DecodeError('DescribedGroupMember.MemberAssignment: null where not nullable')
                     else:
                         q25 = p + n24
-                        if q25 > bl:
-                            raise DecodeError('DescribedGroupMember.MemberAssignment: length ' + str(n24) + ' past the end')
                         e15.member_assignment = bytes(b[p:q25])
                         p = q25
                     e15.group_instance_id = None
@@ -394,54 +383,56 @@ def _r_DescribeGroupsResponse_0(b, p):
         o.groups = xs2
     o.throttle_time_ms = 0
     o.unknown_tagged_fields = None
+    if p > bl:
+        raise DecodeError('DescribeGroupsResponse: a length runs past the end')
     return o, p
 
 
 def _w_DescribeGroupsResponse_0(o, w):
     xs1 = o.groups
-    w += _S0.pack(len(xs1))
+    w += _S1.pack(len(xs1))
     for e2 in xs1:
         if e2.error_message is not None:
             raise UnsupportedFieldError('DescribedGroup.ErrorMessage exists only in versions 6+')
         if e2.authorized_operations != -2147483648:
             raise UnsupportedFieldError('DescribedGroup.AuthorizedOperations exists only in versions 3+')
-        w += _S1.pack(e2.error_code)
+        w += _S0.pack(e2.error_code)
         v3 = e2.group_id
         v3 = v3.encode()
-        w += _S1.pack(len(v3))
+        w += _S0.pack(len(v3))
         w += v3
         v4 = e2.group_state
         v4 = v4.encode()
-        w += _S1.pack(len(v4))
+        w += _S0.pack(len(v4))
         w += v4
         v5 = e2.protocol_type
         v5 = v5.encode()
-        w += _S1.pack(len(v5))
+        w += _S0.pack(len(v5))
         w += v5
         v6 = e2.protocol_data
         v6 = v6.encode()
-        w += _S1.pack(len(v6))
+        w += _S0.pack(len(v6))
         w += v6
         xs7 = e2.members
-        w += _S0.pack(len(xs7))
+        w += _S1.pack(len(xs7))
         for e8 in xs7:
             v9 = e8.member_id
             v9 = v9.encode()
-            w += _S1.pack(len(v9))
+            w += _S0.pack(len(v9))
             w += v9
             v10 = e8.client_id
             v10 = v10.encode()
-            w += _S1.pack(len(v10))
+            w += _S0.pack(len(v10))
             w += v10
             v11 = e8.client_host
             v11 = v11.encode()
-            w += _S1.pack(len(v11))
+            w += _S0.pack(len(v11))
             w += v11
             v12 = e8.member_metadata
-            w += _S0.pack(len(v12))
+            w += _S1.pack(len(v12))
             w += v12
             v13 = e8.member_assignment
-            w += _S0.pack(len(v13))
+            w += _S1.pack(len(v13))
             w += v13
 
 
@@ -466,41 +457,33 @@ def _r_DescribeGroupsResponse_1(b, p):
                 raise DecodeError('DescribedGroup.GroupId: null where not nullable')
             else:
                 q7 = p + n6
-                if q7 > bl:
-                    raise DecodeError('DescribedGroup.GroupId: length ' + str(n6) + ' past the end')
                 e4.group_id = str(b[p:q7], 'utf-8')
                 p = q7
-            n8, = _S1.unpack_from(b, p)
+            n8, = _S0.unpack_from(b, p)
             p += 2
             if n8 < 0:
                 raise DecodeError('DescribedGroup.GroupState: null where not nullable')
             else:
                 q9 = p + n8
-                if q9 > bl:
-                    raise DecodeError('DescribedGroup.GroupState: length ' + str(n8) + ' past the end')
                 e4.group_state = str(b[p:q9], 'utf-8')
                 p = q9
-            n10, = _S1.unpack_from(b, p)
+            n10, = _S0.unpack_from(b, p)
             p += 2
             if n10 < 0:
                 raise DecodeError('DescribedGroup.ProtocolType: null where not nullable')
             else:
                 q11 = p + n10
-                if q11 > bl:
-                    raise DecodeError('DescribedGroup.ProtocolType: length ' + str(n10) + ' past the end')
                 e4.protocol_type = str(b[p:q11], 'utf-8')
                 p = q11
-            n12, = _S1.unpack_from(b, p)
+            n12, = _S0.unpack_from(b, p)
             p += 2
             if n12 < 0:
                 raise DecodeError('DescribedGroup.ProtocolData: null where not nullable')
             else:
                 q13 = p + n12
-                if q13 > bl:
-                    raise DecodeError('DescribedGroup.ProtocolData: length ' + str(n12) + ' past the end')
                 e4.protocol_data = str(b[p:q13], 'utf-8')
                 p = q13
-            n14, = _S0.unpack_from(b, p)
+            n14, = _S1.unpack_from(b, p)
             p += 4
             if n14 < 0:
                 raise DecodeError('DescribedGroup.Members: null where not nullable')
@@ -510,54 +493,44 @@ def _r_DescribeGroupsResponse_1(b, p):
                 xs15 = []
                 for _ in range(n14):
                     e16 = _new(_DescribeGroupsResponse_DescribedGroupMember)
-                    n17, = _S1.unpack_from(b, p)
+                    n17, = _S0.unpack_from(b, p)
                     p += 2
                     if n17 < 0:
                         raise DecodeError('DescribedGroupMember.MemberId: null where not nullable')
                     else:
                         q18 = p + n17
-                        if q18 > bl:
-                            raise DecodeError('DescribedGroupMember.MemberId: length ' + str(n17) + ' past the end')
                         e16.member_id = str(b[p:q18], 'utf-8')
                         p = q18
-                    n19, = _S1.unpack_from(b, p)
+                    n19, = _S0.unpack_from(b, p)
                     p += 2
                     if n19 < 0:
                         raise DecodeError('DescribedGroupMember.ClientId: null where not nullable')
                     else:
                         q20 = p + n19
-                        if q20 > bl:
-                            raise DecodeError('DescribedGroupMember.ClientId: length ' + str(n19) + ' past the end')
                         e16.client_id = str(b[p:q20], 'utf-8')
                         p = q20
-                    n21, = _S1.unpack_from(b, p)
+                    n21, = _S0.unpack_from(b, p)
                     p += 2
                     if n21 < 0:
                         raise DecodeError('DescribedGroupMember.ClientHost: null where not nullable')
                     else:
                         q22 = p + n21
-                        if q22 > bl:
-                            raise DecodeError('DescribedGroupMember.ClientHost: length ' + str(n21) + ' past the end')
                         e16.client_host = str(b[p:q22], 'utf-8')
                         p = q22
-                    n23, = _S0.unpack_from(b, p)
+                    n23, = _S1.unpack_from(b, p)
                     p += 4
                     if n23 < 0:
                         raise DecodeError('DescribedGroupMember.MemberMetadata: null where not nullable')
                     else:
                         q24 = p + n23
-                        if q24 > bl:
-                            raise DecodeError('DescribedGroupMember.MemberMetadata: length ' + str(n23) + ' past the end')
                         e16.member_metadata = bytes(b[p:q24])
                         p = q24
-                    n25, = _S0.unpack_from(b, p)
+                    n25, = _S1.unpack_from(b, p)
                     p += 4
                     if n25 < 0:
                         raise DecodeError('DescribedGroupMember.MemberAssignment: null where not nullable')
                     else:
                         q26 = p + n25
-                        if q26 > bl:
-                            raise DecodeError('DescribedGroupMember.MemberAssignment: length ' + str(n25) + ' past the end')
                         e16.member_assignment = bytes(b[p:q26])
                         p = q26
                     e16.group_instance_id = None
@@ -570,55 +543,57 @@ def _r_DescribeGroupsResponse_1(b, p):
             xs3.append(e4)
         o.groups = xs3
     o.unknown_tagged_fields = None
+    if p > bl:
+        raise DecodeError('DescribeGroupsResponse: a length runs past the end')
     return o, p
 
 
 def _w_DescribeGroupsResponse_1(o, w):
-    w += _S0.pack(o.throttle_time_ms)
+    w += _S1.pack(o.throttle_time_ms)
     xs1 = o.groups
-    w += _S0.pack(len(xs1))
+    w += _S1.pack(len(xs1))
     for e2 in xs1:
         if e2.error_message is not None:
             raise UnsupportedFieldError('DescribedGroup.ErrorMessage exists only in versions 6+')
         if e2.authorized_operations != -2147483648:
             raise UnsupportedFieldError('DescribedGroup.AuthorizedOperations exists only in versions 3+')
-        w += _S1.pack(e2.error_code)
+        w += _S0.pack(e2.error_code)
         v3 = e2.group_id
         v3 = v3.encode()
-        w += _S1.pack(len(v3))
+        w += _S0.pack(len(v3))
         w += v3
         v4 = e2.group_state
         v4 = v4.encode()
-        w += _S1.pack(len(v4))
+        w += _S0.pack(len(v4))
         w += v4
         v5 = e2.protocol_type
         v5 = v5.encode()
-        w += _S1.pack(len(v5))
+        w += _S0.pack(len(v5))
         w += v5
         v6 = e2.protocol_data
         v6 = v6.encode()
-        w += _S1.pack(len(v6))
+        w += _S0.pack(len(v6))
         w += v6
         xs7 = e2.members
-        w += _S0.pack(len(xs7))
+        w += _S1.pack(len(xs7))
         for e8 in xs7:
             v9 = e8.member_id
             v9 = v9.encode()
-            w += _S1.pack(len(v9))
+            w += _S0.pack(len(v9))
             w += v9
             v10 = e8.client_id
             v10 = v10.encode()
-            w += _S1.pack(len(v10))
+            w += _S0.pack(len(v10))
             w += v10
             v11 = e8.client_host
             v11 = v11.encode()
-            w += _S1.pack(len(v11))
+            w += _S0.pack(len(v11))
             w += v11
             v12 = e8.member_metadata
-            w += _S0.pack(len(v12))
+            w += _S1.pack(len(v12))
             w += v12
             v13 = e8.member_assignment
-            w += _S0.pack(len(v13))
+            w += _S1.pack(len(v13))
             w += v13
 
 
@@ -643,41 +618,33 @@ def _r_DescribeGroupsResponse_2(b, p):
                 raise DecodeError('DescribedGroup.GroupId: null where not nullable')
             else:
                 q7 = p + n6
-                if q7 > bl:
-                    raise DecodeError('DescribedGroup.GroupId: length ' + str(n6) + ' past the end')
                 e4.group_id = str(b[p:q7], 'utf-8')
                 p = q7
-            n8, = _S1.unpack_from(b, p)
+            n8, = _S0.unpack_from(b, p)
             p += 2
             if n8 < 0:
                 raise DecodeError('DescribedGroup.GroupState: null where not nullable')
             else:
                 q9 = p + n8
-                if q9 > bl:
-                    raise DecodeError('DescribedGroup.GroupState: length ' + str(n8) + ' past the end')
                 e4.group_state = str(b[p:q9], 'utf-8')
                 p = q9
-            n10, = _S1.unpack_from(b, p)
+            n10, = _S0.unpack_from(b, p)
             p += 2
             if n10 < 0:
                 raise DecodeError('DescribedGroup.ProtocolType: null where not nullable')
             else:
                 q11 = p + n10
-                if q11 > bl:
-                    raise DecodeError('DescribedGroup.ProtocolType: length ' + str(n10) + ' past the end')
                 e4.protocol_type = str(b[p:q11], 'utf-8')
                 p = q11
-            n12, = _S1.unpack_from(b, p)
+            n12, = _S0.unpack_from(b, p)
             p += 2
             if n12 < 0:
                 raise DecodeError('DescribedGroup.ProtocolData: null where not nullable')
             else:
                 q13 = p + n12
-                if q13 > bl:
-                    raise DecodeError('DescribedGroup.ProtocolData: length ' + str(n12) + ' past the end')
                 e4.protocol_data = str(b[p:q13], 'utf-8')
                 p = q13
-            n14, = _S0.unpack_from(b, p)
+            n14, = _S1.unpack_from(b, p)
             p += 4
             if n14 < 0:
                 raise DecodeError('DescribedGroup.Members: null where not nullable')
@@ -687,116 +654,108 @@ def _r_DescribeGroupsResponse_2(b, p):
                 xs15 = []
                 for _ in range(n14):
                     e16 = _new(_DescribeGroupsResponse_DescribedGroupMember)
-                    n17, = _S1.unpack_from(b, p)
+                    n17, = _S0.unpack_from(b, p)
                     p += 2
                     if n17 < 0:
                         raise DecodeError('DescribedGroupMember.MemberId: null where not nullable')
                     else:
                         q18 = p + n17
-                        if q18 > bl:
-                            raise DecodeError('DescribedGroupMember.MemberId: length ' + str(n17) + ' past the end')
                         e16.member_id = str(b[p:q18], 'utf-8')
                         p = q18
-                    n19, = _S1.unpack_from(b, p)
+                    n19, = _S0.unpack_from(b, p)
                     p += 2
                     if n19 < 0:
                         raise DecodeError('DescribedGroupMember.ClientId: null where not nullable')
                     else:
                         q20 = p + n19
-                        if q20 > bl:
-                            raise DecodeError('DescribedGroupMember.ClientId: length ' + str(n19) + ' past the end')
                         e16.client_id = str(b[p:q20], 'utf-8')
                         p = q20
-                    n21, = _S1.unpack_from(b, p)
+                    n21, = _S0.unpack_from(b, p)
                     p += 2
                     if n21 < 0:
                         raise DecodeError('DescribedGroupMember.ClientHost: null where not nullable')
                     else:
                         q22 = p + n21
-                        if q22 > bl:
-                            raise DecodeError('DescribedGroupMember.ClientHost: length ' + str(n21) + ' past the end')
                         e16.client_host = str(b[p:q22], 'utf-8')
                         p = q22
-                    n23, = _S0.unpack_from(b, p)
+                    n23, = _S1.unpack_from(b, p)
                     p += 4
                     if n23 < 0:
                         raise DecodeError('DescribedGroupMember.MemberMetadata: null where not nullable')
                     else:
                         q24 = p + n23
-                        if q24 > bl:
-                            raise DecodeError('DescribedGroupMember.MemberMetadata: length ' + str(n23) + ' past the end')
                         e16.member_metadata = bytes(b[p:q24])
                         p = q24
-                    n25, = _S0.unpack_from(b, p)
+                    n25, = _S1.unpack_from(b, p)
                     p += 4
                     if n25 < 0:
                         raise DecodeError('DescribedGroupMember.MemberAssignment: null where not nullable')
                     else:
                         q26 = p + n25
-                        if q26 > bl:
-                            raise DecodeError('DescribedGroupMember.MemberAssignment: length ' + str(n25) + ' past the end')
                         e16.member_assignment = bytes(b[p:q26])
                         p = q26
                     e16.group_instance_id = None
                     e16.unknown_tagged_fields = None
                     xs15.append(e16)
                 e4.members = xs15
-            e4.authorized_operations, = _S0.unpack_from(b, p)
+            e4.authorized_operations, = _S1.unpack_from(b, p)
             p += 4
             e4.error_message = None
             e4.unknown_tagged_fields = None
             xs3.append(e4)
         o.groups = xs3
     o.unknown_tagged_fields = None
+    if p > bl:
+        raise DecodeError('DescribeGroupsResponse: a length runs past the end')
     return o, p
 
 
 def _w_DescribeGroupsResponse_2(o, w):
-    w += _S0.pack(o.throttle_time_ms)
+    w += _S1.pack(o.throttle_time_ms)
     xs1 = o.groups
-    w += _S0.pack(len(xs1))
+    w += _S1.pack(len(xs1))
     for e2 in xs1:
         if e2.error_message is not None:
             raise UnsupportedFieldError('DescribedGroup.ErrorMessage exists only in versions 6+')
-        w += _S1.pack(e2.error_code)
+        w += _S0.pack(e2.error_code)
         v3 = e2.group_id
         v3 = v3.encode()
-        w += _S1.pack(len(v3))
+        w += _S0.pack(len(v3))
         w += v3
         v4 = e2.group_state
         v4 = v4.encode()
-        w += _S1.pack(len(v4))
+        w += _S0.pack(len(v4))
         w += v4
         v5 = e2.protocol_type
         v5 = v5.encode()
-        w += _S1.pack(len(v5))
+        w += _S0.pack(len(v5))
         w += v5
         v6 = e2.protocol_data
         v6 = v6.encode()
-        w += _S1.pack(len(v6))
+        w += _S0.pack(len(v6))
         w += v6
         xs7 = e2.members
-        w += _S0.pack(len(xs7))
+        w += _S1.pack(len(xs7))
         for e8 in xs7:
             v9 = e8.member_id
             v9 = v9.encode()
-            w += _S1.pack(len(v9))
+            w += _S0.pack(len(v9))
             w += v9
             v10 = e8.client_id
             v10 = v10.encode()
-            w += _S1.pack(len(v10))
+            w += _S0.pack(len(v10))
             w += v10
             v11 = e8.client_host
             v11 = v11.encode()
-            w += _S1.pack(len(v11))
+            w += _S0.pack(len(v11))
             w += v11
             v12 = e8.member_metadata
-            w += _S0.pack(len(v12))
+            w += _S1.pack(len(v12))
             w += v12
             v13 = e8.member_assignment
-            w += _S0.pack(len(v13))
+            w += _S1.pack(len(v13))
             w += v13
-        w += _S0.pack(e2.authorized_operations)
+        w += _S1.pack(e2.authorized_operations)
 
 
 def _r_DescribeGroupsResponse_3(b, p):
@@ -820,41 +779,33 @@ def _r_DescribeGroupsResponse_3(b, p):
                 raise DecodeError('DescribedGroup.GroupId: null where not nullable')
             else:
                 q7 = p + n6
-                if q7 > bl:
-                    raise DecodeError('DescribedGroup.GroupId: length ' + str(n6) + ' past the end')
                 e4.group_id = str(b[p:q7], 'utf-8')
                 p = q7
-            n8, = _S1.unpack_from(b, p)
+            n8, = _S0.unpack_from(b, p)
             p += 2
             if n8 < 0:
                 raise DecodeError('DescribedGroup.GroupState: null where not nullable')
             else:
                 q9 = p + n8
-                if q9 > bl:
-                    raise DecodeError('DescribedGroup.GroupState: length ' + str(n8) + ' past the end')
                 e4.group_state = str(b[p:q9], 'utf-8')
                 p = q9
-            n10, = _S1.unpack_from(b, p)
+            n10, = _S0.unpack_from(b, p)
             p += 2
             if n10 < 0:
                 raise DecodeError('DescribedGroup.ProtocolType: null where not nullable')
             else:
                 q11 = p + n10
-                if q11 > bl:
-                    raise DecodeError('DescribedGroup.ProtocolType: length ' + str(n10) + ' past the end')
                 e4.protocol_type = str(b[p:q11], 'utf-8')
                 p = q11
-            n12, = _S1.unpack_from(b, p)
+            n12, = _S0.unpack_from(b, p)
             p += 2
             if n12 < 0:
                 raise DecodeError('DescribedGroup.ProtocolData: null where not nullable')
             else:
                 q13 = p + n12
-                if q13 > bl:
-                    raise DecodeError('DescribedGroup.ProtocolData: length ' + str(n12) + ' past the end')
                 e4.protocol_data = str(b[p:q13], 'utf-8')
                 p = q13
-            n14, = _S0.unpack_from(b, p)
+            n14, = _S1.unpack_from(b, p)
             p += 4
             if n14 < 0:
                 raise DecodeError('DescribedGroup.Members: null where not nullable')
@@ -864,132 +815,122 @@ def _r_DescribeGroupsResponse_3(b, p):
                 xs15 = []
                 for _ in range(n14):
                     e16 = _new(_DescribeGroupsResponse_DescribedGroupMember)
-                    n17, = _S1.unpack_from(b, p)
+                    n17, = _S0.unpack_from(b, p)
                     p += 2
                     if n17 < 0:
                         raise DecodeError('DescribedGroupMember.MemberId: null where not nullable')
                     else:
                         q18 = p + n17
-                        if q18 > bl:
-                            raise DecodeError('DescribedGroupMember.MemberId: length ' + str(n17) + ' past the end')
                         e16.member_id = str(b[p:q18], 'utf-8')
                         p = q18
-                    n19, = _S1.unpack_from(b, p)
+                    n19, = _S0.unpack_from(b, p)
                     p += 2
                     if n19 < 0:
                         e16.group_instance_id = None
                     else:
                         q20 = p + n19
-                        if q20 > bl:
-                            raise DecodeError('DescribedGroupMember.GroupInstanceId: length ' + str(n19) + ' past the end')
                         e16.group_instance_id = str(b[p:q20], 'utf-8')
                         p = q20
-                    n21, = _S1.unpack_from(b, p)
+                    n21, = _S0.unpack_from(b, p)
                     p += 2
                     if n21 < 0:
                         raise DecodeError('DescribedGroupMember.ClientId: null where not nullable')
                     else:
                         q22 = p + n21
-                        if q22 > bl:
-                            raise DecodeError('DescribedGroupMember.ClientId: length ' + str(n21) + ' past the end')
                         e16.client_id = str(b[p:q22], 'utf-8')
                         p = q22
-                    n23, = _S1.unpack_from(b, p)
+                    n23, = _S0.unpack_from(b, p)
                     p += 2
                     if n23 < 0:
                         raise DecodeError('DescribedGroupMember.ClientHost: null where not nullable')
                     else:
                         q24 = p + n23
-                        if q24 > bl:
-                            raise DecodeError('DescribedGroupMember.ClientHost: length ' + str(n23) + ' past the end')
                         e16.client_host = str(b[p:q24], 'utf-8')
                         p = q24
-                    n25, = _S0.unpack_from(b, p)
+                    n25, = _S1.unpack_from(b, p)
                     p += 4
                     if n25 < 0:
                         raise DecodeError('DescribedGroupMember.MemberMetadata: null where not nullable')
                     else:
                         q26 = p + n25
-                        if q26 > bl:
-                            raise DecodeError('DescribedGroupMember.MemberMetadata: length ' + str(n25) + ' past the end')
                         e16.member_metadata = bytes(b[p:q26])
                         p = q26
-                    n27, = _S0.unpack_from(b, p)
+                    n27, = _S1.unpack_from(b, p)
                     p += 4
                     if n27 < 0:
                         raise DecodeError('DescribedGroupMember.MemberAssignment: null where not nullable')
                     else:
                         q28 = p + n27
-                        if q28 > bl:
-                            raise DecodeError('DescribedGroupMember.MemberAssignment: length ' + str(n27) + ' past the end')
                         e16.member_assignment = bytes(b[p:q28])
                         p = q28
                     e16.unknown_tagged_fields = None
                     xs15.append(e16)
                 e4.members = xs15
-            e4.authorized_operations, = _S0.unpack_from(b, p)
+            e4.authorized_operations, = _S1.unpack_from(b, p)
             p += 4
             e4.error_message = None
             e4.unknown_tagged_fields = None
             xs3.append(e4)
         o.groups = xs3
     o.unknown_tagged_fields = None
+    if p > bl:
+        raise DecodeError('DescribeGroupsResponse: a length runs past the end')
     return o, p
 
 
 def _w_DescribeGroupsResponse_3(o, w):
-    w += _S0.pack(o.throttle_time_ms)
+    w += _S1.pack(o.throttle_time_ms)
     xs1 = o.groups
-    w += _S0.pack(len(xs1))
+    w += _S1.pack(len(xs1))
     for e2 in xs1:
         if e2.error_message is not None:
             raise UnsupportedFieldError('DescribedGroup.ErrorMessage exists only in versions 6+')
-        w += _S1.pack(e2.error_code)
+        w += _S0.pack(e2.error_code)
         v3 = e2.group_id
         v3 = v3.encode()
-        w += _S1.pack(len(v3))
+        w += _S0.pack(len(v3))
         w += v3
         v4 = e2.group_state
         v4 = v4.encode()
-        w += _S1.pack(len(v4))
+        w += _S0.pack(len(v4))
         w += v4
         v5 = e2.protocol_type
         v5 = v5.encode()
-        w += _S1.pack(len(v5))
+        w += _S0.pack(len(v5))
         w += v5
         v6 = e2.protocol_data
         v6 = v6.encode()
-        w += _S1.pack(len(v6))
+        w += _S0.pack(len(v6))
         w += v6
         xs7 = e2.members
-        w += _S0.pack(len(xs7))
+        w += _S1.pack(len(xs7))
         for e8 in xs7:
             v9 = e8.member_id
             v9 = v9.encode()
-            w += _S1.pack(len(v9))
+            w += _S0.pack(len(v9))
             w += v9
             v10 = e8.group_instance_id
             if v10 is None:
                 w += b'\xff\xff'
             else:
                 v10 = v10.encode()
-                w += _S1.pack(len(v10))
+                w += _S0.pack(len(v10))
                 w += v10
             v11 = e8.client_id
             v11 = v11.encode()
-            w += _S1.pack(len(v11))
+            w += _S0.pack(len(v11))
             w += v11
             v12 = e8.client_host
             v12 = v12.encode()
-            w += _S1.pack(len(v12))
+            w += _S0.pack(len(v12))
             w += v12
             v13 = e8.member_metadata
-            w += _S0.pack(len(v13))
+            w += _S1.pack(len(v13))
             w += v13
             v14 = e8.member_assignment
-            w += _S0.pack(len(v14))
+            w += _S1.pack(len(v14))
             w += v14
-        w += _S0.pack(e2.authorized_operations)
+        w += _S1.pack(e2.authorized_operations)
 
 
 def _t_DescribeGroupsResponse_DescribedGroupMember_0(b, p, o):
@@ -1080,156 +1021,198 @@ def _r_DescribeGroupsResponse_4(b, p):
             e4 = _new(_DescribeGroupsResponse_DescribedGroup)
             e4.error_code, h5, = _S6.unpack_from(b, p)
             p += 3
-            n6 = h5 - 1
-            if n6 > 126:
-                n6, p = _uvt(b, p, n6 + 1)
-                n6 -= 1
-            if n6 < 0:
-                raise DecodeError('DescribedGroup.GroupId: null where not nullable')
-            else:
-                q7 = p + n6
-                if q7 > bl:
-                    raise DecodeError('DescribedGroup.GroupId: length ' + str(n6) + ' past the end')
+            if 0 < h5 < 128:
+                q7 = p + h5 - 1
                 e4.group_id = str(b[p:q7], 'utf-8')
                 p = q7
-            n8 = b[p] - 1
-            p += 1
-            if n8 > 126:
-                n8, p = _uvt(b, p, n8 + 1)
-                n8 -= 1
-            if n8 < 0:
-                raise DecodeError('DescribedGroup.GroupState: null where not nullable')
             else:
-                q9 = p + n8
-                if q9 > bl:
-                    raise DecodeError('DescribedGroup.GroupState: length ' + str(n8) + ' past the end')
-                e4.group_state = str(b[p:q9], 'utf-8')
+                n6 = h5 - 1
+                if n6 > 126:
+                    n6, p = _uvt(b, p, n6 + 1)
+                    n6 -= 1
+                if n6 < 0:
+                    raise DecodeError('DescribedGroup.GroupId: null where not nullable')
+                else:
+                    q7 = p + n6
+                    e4.group_id = str(b[p:q7], 'utf-8')
+                    p = q7
+            h10 = b[p]
+            if 0 < h10 < 128:
+                q9 = p + h10
+                e4.group_state = str(b[p + 1:q9], 'utf-8')
                 p = q9
-            n10 = b[p] - 1
-            p += 1
-            if n10 > 126:
-                n10, p = _uvt(b, p, n10 + 1)
-                n10 -= 1
-            if n10 < 0:
-                raise DecodeError('DescribedGroup.ProtocolType: null where not nullable')
             else:
-                q11 = p + n10
-                if q11 > bl:
-                    raise DecodeError('DescribedGroup.ProtocolType: length ' + str(n10) + ' past the end')
-                e4.protocol_type = str(b[p:q11], 'utf-8')
-                p = q11
-            n12 = b[p] - 1
-            p += 1
-            if n12 > 126:
-                n12, p = _uvt(b, p, n12 + 1)
-                n12 -= 1
-            if n12 < 0:
-                raise DecodeError('DescribedGroup.ProtocolData: null where not nullable')
+                p += 1
+                n8 = h10 - 1
+                if n8 > 126:
+                    n8, p = _uvt(b, p, n8 + 1)
+                    n8 -= 1
+                if n8 < 0:
+                    raise DecodeError('DescribedGroup.GroupState: null where not nullable')
+                else:
+                    q9 = p + n8
+                    e4.group_state = str(b[p:q9], 'utf-8')
+                    p = q9
+            h13 = b[p]
+            if 0 < h13 < 128:
+                q12 = p + h13
+                e4.protocol_type = str(b[p + 1:q12], 'utf-8')
+                p = q12
             else:
-                q13 = p + n12
-                if q13 > bl:
-                    raise DecodeError('DescribedGroup.ProtocolData: length ' + str(n12) + ' past the end')
-                e4.protocol_data = str(b[p:q13], 'utf-8')
-                p = q13
-            n14 = b[p] - 1
+                p += 1
+                n11 = h13 - 1
+                if n11 > 126:
+                    n11, p = _uvt(b, p, n11 + 1)
+                    n11 -= 1
+                if n11 < 0:
+                    raise DecodeError('DescribedGroup.ProtocolType: null where not nullable')
+                else:
+                    q12 = p + n11
+                    e4.protocol_type = str(b[p:q12], 'utf-8')
+                    p = q12
+            h16 = b[p]
+            if 0 < h16 < 128:
+                q15 = p + h16
+                e4.protocol_data = str(b[p + 1:q15], 'utf-8')
+                p = q15
+            else:
+                p += 1
+                n14 = h16 - 1
+                if n14 > 126:
+                    n14, p = _uvt(b, p, n14 + 1)
+                    n14 -= 1
+                if n14 < 0:
+                    raise DecodeError('DescribedGroup.ProtocolData: null where not nullable')
+                else:
+                    q15 = p + n14
+                    e4.protocol_data = str(b[p:q15], 'utf-8')
+                    p = q15
+            n17 = b[p] - 1
             p += 1
-            if n14 > 126:
-                n14, p = _uvt(b, p, n14 + 1)
-                n14 -= 1
-            if n14 < 0:
+            if n17 > 126:
+                n17, p = _uvt(b, p, n17 + 1)
+                n17 -= 1
+            if n17 < 0:
                 raise DecodeError('DescribedGroup.Members: null where not nullable')
             else:
-                if n14 > bl - p:
-                    raise DecodeError('DescribedGroup.Members: count ' + str(n14) + ' past the end')
-                xs15 = []
-                for _ in range(n14):
-                    e16 = _new(_DescribeGroupsResponse_DescribedGroupMember)
-                    n17 = b[p] - 1
-                    p += 1
-                    if n17 > 126:
-                        n17, p = _uvt(b, p, n17 + 1)
-                        n17 -= 1
-                    if n17 < 0:
-                        raise DecodeError('DescribedGroupMember.MemberId: null where not nullable')
+                if n17 > bl - p:
+                    raise DecodeError('DescribedGroup.Members: count ' + str(n17) + ' past the end')
+                xs18 = []
+                for _ in range(n17):
+                    e19 = _new(_DescribeGroupsResponse_DescribedGroupMember)
+                    h22 = b[p]
+                    if 0 < h22 < 128:
+                        q21 = p + h22
+                        e19.member_id = str(b[p + 1:q21], 'utf-8')
+                        p = q21
                     else:
-                        q18 = p + n17
-                        if q18 > bl:
-                            raise DecodeError('DescribedGroupMember.MemberId: length ' + str(n17) + ' past the end')
-                        e16.member_id = str(b[p:q18], 'utf-8')
-                        p = q18
-                    n19 = b[p] - 1
-                    p += 1
-                    if n19 > 126:
-                        n19, p = _uvt(b, p, n19 + 1)
-                        n19 -= 1
-                    if n19 < 0:
-                        e16.group_instance_id = None
-                    else:
-                        q20 = p + n19
-                        if q20 > bl:
-                            raise DecodeError('DescribedGroupMember.GroupInstanceId: length ' + str(n19) + ' past the end')
-                        e16.group_instance_id = str(b[p:q20], 'utf-8')
-                        p = q20
-                    n21 = b[p] - 1
-                    p += 1
-                    if n21 > 126:
-                        n21, p = _uvt(b, p, n21 + 1)
-                        n21 -= 1
-                    if n21 < 0:
-                        raise DecodeError('DescribedGroupMember.ClientId: null where not nullable')
-                    else:
-                        q22 = p + n21
-                        if q22 > bl:
-                            raise DecodeError('DescribedGroupMember.ClientId: length ' + str(n21) + ' past the end')
-                        e16.client_id = str(b[p:q22], 'utf-8')
-                        p = q22
-                    n23 = b[p] - 1
-                    p += 1
-                    if n23 > 126:
-                        n23, p = _uvt(b, p, n23 + 1)
-                        n23 -= 1
-                    if n23 < 0:
-                        raise DecodeError('DescribedGroupMember.ClientHost: null where not nullable')
-                    else:
-                        q24 = p + n23
-                        if q24 > bl:
-                            raise DecodeError('DescribedGroupMember.ClientHost: length ' + str(n23) + ' past the end')
-                        e16.client_host = str(b[p:q24], 'utf-8')
+                        p += 1
+                        n20 = h22 - 1
+                        if n20 > 126:
+                            n20, p = _uvt(b, p, n20 + 1)
+                            n20 -= 1
+                        if n20 < 0:
+                            raise DecodeError('DescribedGroupMember.MemberId: null where not nullable')
+                        else:
+                            q21 = p + n20
+                            e19.member_id = str(b[p:q21], 'utf-8')
+                            p = q21
+                    h25 = b[p]
+                    if 0 < h25 < 128:
+                        q24 = p + h25
+                        e19.group_instance_id = str(b[p + 1:q24], 'utf-8')
                         p = q24
-                    n25 = b[p] - 1
-                    p += 1
-                    if n25 > 126:
-                        n25, p = _uvt(b, p, n25 + 1)
-                        n25 -= 1
-                    if n25 < 0:
-                        raise DecodeError('DescribedGroupMember.MemberMetadata: null where not nullable')
-                    else:
-                        q26 = p + n25
-                        if q26 > bl:
-                            raise DecodeError('DescribedGroupMember.MemberMetadata: length ' + str(n25) + ' past the end')
-                        e16.member_metadata = bytes(b[p:q26])
-                        p = q26
-                    n27 = b[p] - 1
-                    p += 1
-                    if n27 > 126:
-                        n27, p = _uvt(b, p, n27 + 1)
-                        n27 -= 1
-                    if n27 < 0:
-                        raise DecodeError('DescribedGroupMember.MemberAssignment: null where not nullable')
-                    else:
-                        q28 = p + n27
-                        if q28 > bl:
-                            raise DecodeError('DescribedGroupMember.MemberAssignment: length ' + str(n27) + ' past the end')
-                        e16.member_assignment = bytes(b[p:q28])
-                        p = q28
-                    if b[p] == 0:  # no tagged fields, the common case
-                        e16.unknown_tagged_fields = None
+                    elif h25 == 0:
+                        e19.group_instance_id = None
                         p += 1
                     else:
-                        p = _t_DescribeGroupsResponse_DescribedGroupMember_0(b, p, e16)
-                    xs15.append(e16)
-                e4.members = xs15
-            e4.authorized_operations, = _S0.unpack_from(b, p)
+                        p += 1
+                        n23 = h25 - 1
+                        if n23 > 126:
+                            n23, p = _uvt(b, p, n23 + 1)
+                            n23 -= 1
+                        if n23 < 0:
+                            e19.group_instance_id = None
+                        else:
+                            q24 = p + n23
+                            e19.group_instance_id = str(b[p:q24], 'utf-8')
+                            p = q24
+                    h28 = b[p]
+                    if 0 < h28 < 128:
+                        q27 = p + h28
+                        e19.client_id = str(b[p + 1:q27], 'utf-8')
+                        p = q27
+                    else:
+                        p += 1
+                        n26 = h28 - 1
+                        if n26 > 126:
+                            n26, p = _uvt(b, p, n26 + 1)
+                            n26 -= 1
+                        if n26 < 0:
+                            raise DecodeError('DescribedGroupMember.ClientId: null where not nullable')
+                        else:
+                            q27 = p + n26
+                            e19.client_id = str(b[p:q27], 'utf-8')
+                            p = q27
+                    h31 = b[p]
+                    if 0 < h31 < 128:
+                        q30 = p + h31
+                        e19.client_host = str(b[p + 1:q30], 'utf-8')
+                        p = q30
+                    else:
+                        p += 1
+                        n29 = h31 - 1
+                        if n29 > 126:
+                            n29, p = _uvt(b, p, n29 + 1)
+                            n29 -= 1
+                        if n29 < 0:
+                            raise DecodeError('DescribedGroupMember.ClientHost: null where not nullable')
+                        else:
+                            q30 = p + n29
+                            e19.client_host = str(b[p:q30], 'utf-8')
+                            p = q30
+                    h34 = b[p]
+                    if 0 < h34 < 128:
+                        q33 = p + h34
+                        e19.member_metadata = bytes(b[p + 1:q33])
+                        p = q33
+                    else:
+                        p += 1
+                        n32 = h34 - 1
+                        if n32 > 126:
+                            n32, p = _uvt(b, p, n32 + 1)
+                            n32 -= 1
+                        if n32 < 0:
+                            raise DecodeError('DescribedGroupMember.MemberMetadata: null where not nullable')
+                        else:
+                            q33 = p + n32
+                            e19.member_metadata = bytes(b[p:q33])
+                            p = q33
+                    h37 = b[p]
+                    if 0 < h37 < 128:
+                        q36 = p + h37
+                        e19.member_assignment = bytes(b[p + 1:q36])
+                        p = q36
+                    else:
+                        p += 1
+                        n35 = h37 - 1
+                        if n35 > 126:
+                            n35, p = _uvt(b, p, n35 + 1)
+                            n35 -= 1
+                        if n35 < 0:
+                            raise DecodeError('DescribedGroupMember.MemberAssignment: null where not nullable')
+                        else:
+                            q36 = p + n35
+                            e19.member_assignment = bytes(b[p:q36])
+                            p = q36
+                    if b[p] == 0:  # no tagged fields, the common case
+                        e19.unknown_tagged_fields = None
+                        p += 1
+                    else:
+                        p = _t_DescribeGroupsResponse_DescribedGroupMember_0(b, p, e19)
+                    xs18.append(e19)
+                e4.members = xs18
+            e4.authorized_operations, = _S1.unpack_from(b, p)
             p += 4
             e4.error_message = None
             if b[p] == 0:  # no tagged fields, the common case
@@ -1244,11 +1227,13 @@ def _r_DescribeGroupsResponse_4(b, p):
         p += 1
     else:
         p = _t_DescribeGroupsResponse_0(b, p, o)
+    if p > bl:
+        raise DecodeError('DescribeGroupsResponse: a length runs past the end')
     return o, p
 
 
 def _w_DescribeGroupsResponse_4(o, w):
-    w += _S0.pack(o.throttle_time_ms)
+    w += _S1.pack(o.throttle_time_ms)
     xs1 = o.groups
     ln = len(xs1) + 1
     if ln < 128:
@@ -1258,7 +1243,7 @@ def _w_DescribeGroupsResponse_4(o, w):
     for e2 in xs1:
         if e2.error_message is not None:
             raise UnsupportedFieldError('DescribedGroup.ErrorMessage exists only in versions 6+')
-        w += _S1.pack(e2.error_code)
+        w += _S0.pack(e2.error_code)
         v3 = e2.group_id
         v3 = v3.encode()
         ln = len(v3) + 1
@@ -1351,7 +1336,7 @@ def _w_DescribeGroupsResponse_4(o, w):
                 _wtags(w, e8.unknown_tagged_fields)
             else:
                 w.append(0)
-        w += _S0.pack(e2.authorized_operations)
+        w += _S1.pack(e2.authorized_operations)
         if e2.unknown_tagged_fields:
             _wtags(w, e2.unknown_tagged_fields)
         else:
@@ -1381,169 +1366,217 @@ def _r_DescribeGroupsResponse_5(b, p):
             e4 = _new(_DescribeGroupsResponse_DescribedGroup)
             e4.error_code, h5, = _S6.unpack_from(b, p)
             p += 3
-            n6 = h5 - 1
-            if n6 > 126:
-                n6, p = _uvt(b, p, n6 + 1)
-                n6 -= 1
-            if n6 < 0:
-                e4.error_message = None
-            else:
-                q7 = p + n6
-                if q7 > bl:
-                    raise DecodeError('DescribedGroup.ErrorMessage: length ' + str(n6) + ' past the end')
+            if 0 < h5 < 128:
+                q7 = p + h5 - 1
                 e4.error_message = str(b[p:q7], 'utf-8')
                 p = q7
-            n8 = b[p] - 1
-            p += 1
-            if n8 > 126:
-                n8, p = _uvt(b, p, n8 + 1)
-                n8 -= 1
-            if n8 < 0:
-                raise DecodeError('DescribedGroup.GroupId: null where not nullable')
+            elif h5 == 0:
+                e4.error_message = None
             else:
-                q9 = p + n8
-                if q9 > bl:
-                    raise DecodeError('DescribedGroup.GroupId: length ' + str(n8) + ' past the end')
-                e4.group_id = str(b[p:q9], 'utf-8')
+                n6 = h5 - 1
+                if n6 > 126:
+                    n6, p = _uvt(b, p, n6 + 1)
+                    n6 -= 1
+                if n6 < 0:
+                    e4.error_message = None
+                else:
+                    q7 = p + n6
+                    e4.error_message = str(b[p:q7], 'utf-8')
+                    p = q7
+            h10 = b[p]
+            if 0 < h10 < 128:
+                q9 = p + h10
+                e4.group_id = str(b[p + 1:q9], 'utf-8')
                 p = q9
-            n10 = b[p] - 1
-            p += 1
-            if n10 > 126:
-                n10, p = _uvt(b, p, n10 + 1)
-                n10 -= 1
-            if n10 < 0:
-                raise DecodeError('DescribedGroup.GroupState: null where not nullable')
             else:
-                q11 = p + n10
-                if q11 > bl:
-                    raise DecodeError('DescribedGroup.GroupState: length ' + str(n10) + ' past the end')
-                e4.group_state = str(b[p:q11], 'utf-8')
-                p = q11
-            n12 = b[p] - 1
-            p += 1
-            if n12 > 126:
-                n12, p = _uvt(b, p, n12 + 1)
-                n12 -= 1
-            if n12 < 0:
-                raise DecodeError('DescribedGroup.ProtocolType: null where not nullable')
+                p += 1
+                n8 = h10 - 1
+                if n8 > 126:
+                    n8, p = _uvt(b, p, n8 + 1)
+                    n8 -= 1
+                if n8 < 0:
+                    raise DecodeError('DescribedGroup.GroupId: null where not nullable')
+                else:
+                    q9 = p + n8
+                    e4.group_id = str(b[p:q9], 'utf-8')
+                    p = q9
+            h13 = b[p]
+            if 0 < h13 < 128:
+                q12 = p + h13
+                e4.group_state = str(b[p + 1:q12], 'utf-8')
+                p = q12
             else:
-                q13 = p + n12
-                if q13 > bl:
-                    raise DecodeError('DescribedGroup.ProtocolType: length ' + str(n12) + ' past the end')
-                e4.protocol_type = str(b[p:q13], 'utf-8')
-                p = q13
-            n14 = b[p] - 1
-            p += 1
-            if n14 > 126:
-                n14, p = _uvt(b, p, n14 + 1)
-                n14 -= 1
-            if n14 < 0:
-                raise DecodeError('DescribedGroup.ProtocolData: null where not nullable')
-            else:
-                q15 = p + n14
-                if q15 > bl:
-                    raise DecodeError('DescribedGroup.ProtocolData: length ' + str(n14) + ' past the end')
-                e4.protocol_data = str(b[p:q15], 'utf-8')
+                p += 1
+                n11 = h13 - 1
+                if n11 > 126:
+                    n11, p = _uvt(b, p, n11 + 1)
+                    n11 -= 1
+                if n11 < 0:
+                    raise DecodeError('DescribedGroup.GroupState: null where not nullable')
+                else:
+                    q12 = p + n11
+                    e4.group_state = str(b[p:q12], 'utf-8')
+                    p = q12
+            h16 = b[p]
+            if 0 < h16 < 128:
+                q15 = p + h16
+                e4.protocol_type = str(b[p + 1:q15], 'utf-8')
                 p = q15
-            n16 = b[p] - 1
+            else:
+                p += 1
+                n14 = h16 - 1
+                if n14 > 126:
+                    n14, p = _uvt(b, p, n14 + 1)
+                    n14 -= 1
+                if n14 < 0:
+                    raise DecodeError('DescribedGroup.ProtocolType: null where not nullable')
+                else:
+                    q15 = p + n14
+                    e4.protocol_type = str(b[p:q15], 'utf-8')
+                    p = q15
+            h19 = b[p]
+            if 0 < h19 < 128:
+                q18 = p + h19
+                e4.protocol_data = str(b[p + 1:q18], 'utf-8')
+                p = q18
+            else:
+                p += 1
+                n17 = h19 - 1
+                if n17 > 126:
+                    n17, p = _uvt(b, p, n17 + 1)
+                    n17 -= 1
+                if n17 < 0:
+                    raise DecodeError('DescribedGroup.ProtocolData: null where not nullable')
+                else:
+                    q18 = p + n17
+                    e4.protocol_data = str(b[p:q18], 'utf-8')
+                    p = q18
+            n20 = b[p] - 1
             p += 1
-            if n16 > 126:
-                n16, p = _uvt(b, p, n16 + 1)
-                n16 -= 1
-            if n16 < 0:
+            if n20 > 126:
+                n20, p = _uvt(b, p, n20 + 1)
+                n20 -= 1
+            if n20 < 0:
                 raise DecodeError('DescribedGroup.Members: null where not nullable')
             else:
-                if n16 > bl - p:
-                    raise DecodeError('DescribedGroup.Members: count ' + str(n16) + ' past the end')
-                xs17 = []
-                for _ in range(n16):
-                    e18 = _new(_DescribeGroupsResponse_DescribedGroupMember)
-                    n19 = b[p] - 1
-                    p += 1
-                    if n19 > 126:
-                        n19, p = _uvt(b, p, n19 + 1)
-                        n19 -= 1
-                    if n19 < 0:
-                        raise DecodeError('DescribedGroupMember.MemberId: null where not nullable')
-                    else:
-                        q20 = p + n19
-                        if q20 > bl:
-                            raise DecodeError('DescribedGroupMember.MemberId: length ' + str(n19) + ' past the end')
-                        e18.member_id = str(b[p:q20], 'utf-8')
-                        p = q20
-                    n21 = b[p] - 1
-                    p += 1
-                    if n21 > 126:
-                        n21, p = _uvt(b, p, n21 + 1)
-                        n21 -= 1
-                    if n21 < 0:
-                        e18.group_instance_id = None
-                    else:
-                        q22 = p + n21
-                        if q22 > bl:
-                            raise DecodeError('DescribedGroupMember.GroupInstanceId: length ' + str(n21) + ' past the end')
-                        e18.group_instance_id = str(b[p:q22], 'utf-8')
-                        p = q22
-                    n23 = b[p] - 1
-                    p += 1
-                    if n23 > 126:
-                        n23, p = _uvt(b, p, n23 + 1)
-                        n23 -= 1
-                    if n23 < 0:
-                        raise DecodeError('DescribedGroupMember.ClientId: null where not nullable')
-                    else:
-                        q24 = p + n23
-                        if q24 > bl:
-                            raise DecodeError('DescribedGroupMember.ClientId: length ' + str(n23) + ' past the end')
-                        e18.client_id = str(b[p:q24], 'utf-8')
+                if n20 > bl - p:
+                    raise DecodeError('DescribedGroup.Members: count ' + str(n20) + ' past the end')
+                xs21 = []
+                for _ in range(n20):
+                    e22 = _new(_DescribeGroupsResponse_DescribedGroupMember)
+                    h25 = b[p]
+                    if 0 < h25 < 128:
+                        q24 = p + h25
+                        e22.member_id = str(b[p + 1:q24], 'utf-8')
                         p = q24
-                    n25 = b[p] - 1
-                    p += 1
-                    if n25 > 126:
-                        n25, p = _uvt(b, p, n25 + 1)
-                        n25 -= 1
-                    if n25 < 0:
-                        raise DecodeError('DescribedGroupMember.ClientHost: null where not nullable')
                     else:
-                        q26 = p + n25
-                        if q26 > bl:
-                            raise DecodeError('DescribedGroupMember.ClientHost: length ' + str(n25) + ' past the end')
-                        e18.client_host = str(b[p:q26], 'utf-8')
-                        p = q26
-                    n27 = b[p] - 1
-                    p += 1
-                    if n27 > 126:
-                        n27, p = _uvt(b, p, n27 + 1)
-                        n27 -= 1
-                    if n27 < 0:
-                        raise DecodeError('DescribedGroupMember.MemberMetadata: null where not nullable')
-                    else:
-                        q28 = p + n27
-                        if q28 > bl:
-                            raise DecodeError('DescribedGroupMember.MemberMetadata: length ' + str(n27) + ' past the end')
-                        e18.member_metadata = bytes(b[p:q28])
-                        p = q28
-                    n29 = b[p] - 1
-                    p += 1
-                    if n29 > 126:
-                        n29, p = _uvt(b, p, n29 + 1)
-                        n29 -= 1
-                    if n29 < 0:
-                        raise DecodeError('DescribedGroupMember.MemberAssignment: null where not nullable')
-                    else:
-                        q30 = p + n29
-                        if q30 > bl:
-                            raise DecodeError('DescribedGroupMember.MemberAssignment: length ' + str(n29) + ' past the end')
-                        e18.member_assignment = bytes(b[p:q30])
-                        p = q30
-                    if b[p] == 0:  # no tagged fields, the common case
-                        e18.unknown_tagged_fields = None
+                        p += 1
+                        n23 = h25 - 1
+                        if n23 > 126:
+                            n23, p = _uvt(b, p, n23 + 1)
+                            n23 -= 1
+                        if n23 < 0:
+                            raise DecodeError('DescribedGroupMember.MemberId: null where not nullable')
+                        else:
+                            q24 = p + n23
+                            e22.member_id = str(b[p:q24], 'utf-8')
+                            p = q24
+                    h28 = b[p]
+                    if 0 < h28 < 128:
+                        q27 = p + h28
+                        e22.group_instance_id = str(b[p + 1:q27], 'utf-8')
+                        p = q27
+                    elif h28 == 0:
+                        e22.group_instance_id = None
                         p += 1
                     else:
-                        p = _t_DescribeGroupsResponse_DescribedGroupMember_0(b, p, e18)
-                    xs17.append(e18)
-                e4.members = xs17
-            e4.authorized_operations, = _S0.unpack_from(b, p)
+                        p += 1
+                        n26 = h28 - 1
+                        if n26 > 126:
+                            n26, p = _uvt(b, p, n26 + 1)
+                            n26 -= 1
+                        if n26 < 0:
+                            e22.group_instance_id = None
+                        else:
+                            q27 = p + n26
+                            e22.group_instance_id = str(b[p:q27], 'utf-8')
+                            p = q27
+                    h31 = b[p]
+                    if 0 < h31 < 128:
+                        q30 = p + h31
+                        e22.client_id = str(b[p + 1:q30], 'utf-8')
+                        p = q30
+                    else:
+                        p += 1
+                        n29 = h31 - 1
+                        if n29 > 126:
+                            n29, p = _uvt(b, p, n29 + 1)
+                            n29 -= 1
+                        if n29 < 0:
+                            raise DecodeError('DescribedGroupMember.ClientId: null where not nullable')
+                        else:
+                            q30 = p + n29
+                            e22.client_id = str(b[p:q30], 'utf-8')
+                            p = q30
+                    h34 = b[p]
+                    if 0 < h34 < 128:
+                        q33 = p + h34
+                        e22.client_host = str(b[p + 1:q33], 'utf-8')
+                        p = q33
+                    else:
+                        p += 1
+                        n32 = h34 - 1
+                        if n32 > 126:
+                            n32, p = _uvt(b, p, n32 + 1)
+                            n32 -= 1
+                        if n32 < 0:
+                            raise DecodeError('DescribedGroupMember.ClientHost: null where not nullable')
+                        else:
+                            q33 = p + n32
+                            e22.client_host = str(b[p:q33], 'utf-8')
+                            p = q33
+                    h37 = b[p]
+                    if 0 < h37 < 128:
+                        q36 = p + h37
+                        e22.member_metadata = bytes(b[p + 1:q36])
+                        p = q36
+                    else:
+                        p += 1
+                        n35 = h37 - 1
+                        if n35 > 126:
+                            n35, p = _uvt(b, p, n35 + 1)
+                            n35 -= 1
+                        if n35 < 0:
+                            raise DecodeError('DescribedGroupMember.MemberMetadata: null where not nullable')
+                        else:
+                            q36 = p + n35
+                            e22.member_metadata = bytes(b[p:q36])
+                            p = q36
+                    h40 = b[p]
+                    if 0 < h40 < 128:
+                        q39 = p + h40
+                        e22.member_assignment = bytes(b[p + 1:q39])
+                        p = q39
+                    else:
+                        p += 1
+                        n38 = h40 - 1
+                        if n38 > 126:
+                            n38, p = _uvt(b, p, n38 + 1)
+                            n38 -= 1
+                        if n38 < 0:
+                            raise DecodeError('DescribedGroupMember.MemberAssignment: null where not nullable')
+                        else:
+                            q39 = p + n38
+                            e22.member_assignment = bytes(b[p:q39])
+                            p = q39
+                    if b[p] == 0:  # no tagged fields, the common case
+                        e22.unknown_tagged_fields = None
+                        p += 1
+                    else:
+                        p = _t_DescribeGroupsResponse_DescribedGroupMember_0(b, p, e22)
+                    xs21.append(e22)
+                e4.members = xs21
+            e4.authorized_operations, = _S1.unpack_from(b, p)
             p += 4
             if b[p] == 0:  # no tagged fields, the common case
                 e4.unknown_tagged_fields = None
@@ -1557,11 +1590,13 @@ def _r_DescribeGroupsResponse_5(b, p):
         p += 1
     else:
         p = _t_DescribeGroupsResponse_0(b, p, o)
+    if p > bl:
+        raise DecodeError('DescribeGroupsResponse: a length runs past the end')
     return o, p
 
 
 def _w_DescribeGroupsResponse_5(o, w):
-    w += _S0.pack(o.throttle_time_ms)
+    w += _S1.pack(o.throttle_time_ms)
     xs1 = o.groups
     ln = len(xs1) + 1
     if ln < 128:
@@ -1569,7 +1604,7 @@ def _w_DescribeGroupsResponse_5(o, w):
     else:
         _wuv(w, ln)
     for e2 in xs1:
-        w += _S1.pack(e2.error_code)
+        w += _S0.pack(e2.error_code)
         v3 = e2.error_message
         if v3 is None:
             w.append(0)
@@ -1673,7 +1708,7 @@ def _w_DescribeGroupsResponse_5(o, w):
                 _wtags(w, e9.unknown_tagged_fields)
             else:
                 w.append(0)
-        w += _S0.pack(e2.authorized_operations)
+        w += _S1.pack(e2.authorized_operations)
         if e2.unknown_tagged_fields:
             _wtags(w, e2.unknown_tagged_fields)
         else:

@@ -9,6 +9,7 @@ from typing import Any
 import struct as _struct
 
 from wirebroker.protocol.message import UNSET, Message, Struct
+from wirebroker.protocol.message import shared_default as _shared_default
 from wirebroker.protocol.primitives import (
     UUID_ZERO,
     DecodeError,
@@ -28,8 +29,8 @@ _unpack_from = _struct.unpack_from
 def _first(tag_and_bytes):
     return tag_and_bytes[0]
 
-_S0 = _struct.Struct('>i')
-_S1 = _struct.Struct('>h')
+_S0 = _struct.Struct('>h')
+_S1 = _struct.Struct('>i')
 _S2 = _struct.Struct('>ii')
 _S3 = _struct.Struct('>hh')
 _S4 = _struct.Struct('>iqq?')
@@ -40,6 +41,7 @@ _S8 = _struct.Struct('>ih')
 _S9 = _struct.Struct('>qq')
 _S10 = _struct.Struct('>qq?')
 _ARRAY_i = tuple(_struct.Struct('>' + str(n) + 'i') for n in range(64))
+_UNPACK_i = (None, *(s.unpack_from for s in _ARRAY_i))
 
 
 class DescribeLogDirsRequest(Message):
@@ -127,7 +129,7 @@ _DescribeLogDirsResponse_DescribeLogDirsResult = DescribeLogDirsResponse.Describ
 def _r_DescribeLogDirsRequest_0(b, p):
     bl = len(b)
     o = _new(DescribeLogDirsRequest)
-    n1, = _S0.unpack_from(b, p)
+    n1, = _S1.unpack_from(b, p)
     p += 4
     if n1 < 0:
         o.topics = None
@@ -137,32 +139,32 @@ def _r_DescribeLogDirsRequest_0(b, p):
         xs2 = []
         for _ in range(n1):
             e3 = _new(_DescribeLogDirsRequest_DescribableLogDirTopic)
-            n4, = _S1.unpack_from(b, p)
+            n4, = _S0.unpack_from(b, p)
             p += 2
             if n4 < 0:
                 raise DecodeError('DescribableLogDirTopic.Topic: null where not nullable')
             else:
                 q5 = p + n4
-                if q5 > bl:
-                    raise DecodeError('DescribableLogDirTopic.Topic: length ' + str(n4) + ' past the end')
                 e3.topic = str(b[p:q5], 'utf-8')
                 p = q5
-            n6, = _S0.unpack_from(b, p)
+            n6, = _S1.unpack_from(b, p)
             p += 4
             if n6 < 0:
                 raise DecodeError('DescribableLogDirTopic.Partitions: null where not nullable')
             elif n6 < 64:
-                e3.partitions = list(_ARRAY_i[n6].unpack_from(b, p))
+                e3.partitions = [*_ARRAY_i[n6].unpack_from(b, p)]
                 p += 4 * n6
             else:
                 if n6 > bl - p:
                     raise DecodeError('DescribableLogDirTopic.Partitions: count ' + str(n6) + ' past the end')
-                e3.partitions = list(_struct.Struct('>' + str(n6) + 'i').unpack_from(b, p))
+                e3.partitions = [*_struct.Struct('>' + str(n6) + 'i').unpack_from(b, p)]
                 p += 4 * n6
             e3.unknown_tagged_fields = None
             xs2.append(e3)
         o.topics = xs2
     o.unknown_tagged_fields = None
+    if p > bl:
+        raise DecodeError('DescribeLogDirsRequest: a length runs past the end')
     return o, p
 
 
@@ -171,14 +173,14 @@ def _w_DescribeLogDirsRequest_0(o, w):
     if xs1 is None:
         w += b'\xff\xff\xff\xff'
     else:
-        w += _S0.pack(len(xs1))
+        w += _S1.pack(len(xs1))
         for e2 in xs1:
             v3 = e2.topic
             v3 = v3.encode()
-            w += _S1.pack(len(v3))
+            w += _S0.pack(len(v3))
             w += v3
             xs4 = e2.partitions
-            w += _S0.pack(len(xs4))
+            w += _S1.pack(len(xs4))
             if len(xs4) < 64:
                 w += _ARRAY_i[len(xs4)].pack(*xs4)
             else:
@@ -234,59 +236,75 @@ def _t_DescribeLogDirsRequest_0(b, p, o):
 def _r_DescribeLogDirsRequest_1(b, p):
     bl = len(b)
     o = _new(DescribeLogDirsRequest)
-    n1 = b[p] - 1
-    p += 1
-    if n1 > 126:
-        n1, p = _uvt(b, p, n1 + 1)
-        n1 -= 1
-    if n1 < 0:
+    h9 = b[p]
+    if h9 == 0:
         o.topics = None
+        p += 1
     else:
-        if n1 > bl - p:
-            raise DecodeError('DescribeLogDirsRequest.Topics: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3 = _new(_DescribeLogDirsRequest_DescribableLogDirTopic)
-            n4 = b[p] - 1
-            p += 1
-            if n4 > 126:
-                n4, p = _uvt(b, p, n4 + 1)
-                n4 -= 1
-            if n4 < 0:
-                raise DecodeError('DescribableLogDirTopic.Topic: null where not nullable')
-            else:
-                q5 = p + n4
-                if q5 > bl:
-                    raise DecodeError('DescribableLogDirTopic.Topic: length ' + str(n4) + ' past the end')
-                e3.topic = str(b[p:q5], 'utf-8')
-                p = q5
-            n6 = b[p] - 1
-            p += 1
-            if n6 > 126:
-                n6, p = _uvt(b, p, n6 + 1)
-                n6 -= 1
-            if n6 < 0:
-                raise DecodeError('DescribableLogDirTopic.Partitions: null where not nullable')
-            elif n6 < 64:
-                e3.partitions = list(_ARRAY_i[n6].unpack_from(b, p))
-                p += 4 * n6
-            else:
-                if n6 > bl - p:
-                    raise DecodeError('DescribableLogDirTopic.Partitions: count ' + str(n6) + ' past the end')
-                e3.partitions = list(_struct.Struct('>' + str(n6) + 'i').unpack_from(b, p))
-                p += 4 * n6
-            if b[p] == 0:  # no tagged fields, the common case
-                e3.unknown_tagged_fields = None
-                p += 1
-            else:
-                p = _t_DescribeLogDirsRequest_DescribableLogDirTopic_0(b, p, e3)
-            xs2.append(e3)
-        o.topics = xs2
+        p += 1
+        n1 = h9 - 1
+        if n1 > 126:
+            n1, p = _uvt(b, p, n1 + 1)
+            n1 -= 1
+        if n1 < 0:
+            o.topics = None
+        else:
+            if n1 > bl - p:
+                raise DecodeError('DescribeLogDirsRequest.Topics: count ' + str(n1) + ' past the end')
+            xs2 = []
+            for _ in range(n1):
+                e3 = _new(_DescribeLogDirsRequest_DescribableLogDirTopic)
+                h6 = b[p]
+                if 0 < h6 < 128:
+                    q5 = p + h6
+                    e3.topic = str(b[p + 1:q5], 'utf-8')
+                    p = q5
+                else:
+                    p += 1
+                    n4 = h6 - 1
+                    if n4 > 126:
+                        n4, p = _uvt(b, p, n4 + 1)
+                        n4 -= 1
+                    if n4 < 0:
+                        raise DecodeError('DescribableLogDirTopic.Topic: null where not nullable')
+                    else:
+                        q5 = p + n4
+                        e3.topic = str(b[p:q5], 'utf-8')
+                        p = q5
+                h8 = b[p]
+                if 0 < h8 < 65:
+                    e3.partitions = [*_UNPACK_i[h8](b, p + 1)]
+                    p += 4 * h8 - 3
+                else:
+                    p += 1
+                    n7 = h8 - 1
+                    if n7 > 126:
+                        n7, p = _uvt(b, p, n7 + 1)
+                        n7 -= 1
+                    if n7 < 0:
+                        raise DecodeError('DescribableLogDirTopic.Partitions: null where not nullable')
+                    elif n7 < 64:
+                        e3.partitions = [*_ARRAY_i[n7].unpack_from(b, p)]
+                        p += 4 * n7
+                    else:
+                        if n7 > bl - p:
+                            raise DecodeError('DescribableLogDirTopic.Partitions: count ' + str(n7) + ' past the end')
+                        e3.partitions = [*_struct.Struct('>' + str(n7) + 'i').unpack_from(b, p)]
+                        p += 4 * n7
+                if b[p] == 0:  # no tagged fields, the common case
+                    e3.unknown_tagged_fields = None
+                    p += 1
+                else:
+                    p = _t_DescribeLogDirsRequest_DescribableLogDirTopic_0(b, p, e3)
+                xs2.append(e3)
+            o.topics = xs2
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         p += 1
     else:
         p = _t_DescribeLogDirsRequest_0(b, p, o)
+    if p > bl:
+        raise DecodeError('DescribeLogDirsRequest: a length runs past the end')
     return o, p
 
 
@@ -350,11 +368,9 @@ def _r_DescribeLogDirsResponse_0(b, p):
                 raise DecodeError('DescribeLogDirsResult.LogDir: null where not nullable')
             else:
                 q7 = p + n6
-                if q7 > bl:
-                    raise DecodeError('DescribeLogDirsResult.LogDir: length ' + str(n6) + ' past the end')
                 e4.log_dir = str(b[p:q7], 'utf-8')
                 p = q7
-            n8, = _S0.unpack_from(b, p)
+            n8, = _S1.unpack_from(b, p)
             p += 4
             if n8 < 0:
                 raise DecodeError('DescribeLogDirsResult.Topics: null where not nullable')
@@ -364,17 +380,15 @@ def _r_DescribeLogDirsResponse_0(b, p):
                 xs9 = []
                 for _ in range(n8):
                     e10 = _new(_DescribeLogDirsResponse_DescribeLogDirsTopic)
-                    n11, = _S1.unpack_from(b, p)
+                    n11, = _S0.unpack_from(b, p)
                     p += 2
                     if n11 < 0:
                         raise DecodeError('DescribeLogDirsTopic.Name: null where not nullable')
                     else:
                         q12 = p + n11
-                        if q12 > bl:
-                            raise DecodeError('DescribeLogDirsTopic.Name: length ' + str(n11) + ' past the end')
                         e10.name = str(b[p:q12], 'utf-8')
                         p = q12
-                    n13, = _S0.unpack_from(b, p)
+                    n13, = _S1.unpack_from(b, p)
                     p += 4
                     if n13 < 0:
                         raise DecodeError('DescribeLogDirsTopic.Partitions: null where not nullable')
@@ -400,28 +414,30 @@ def _r_DescribeLogDirsResponse_0(b, p):
         o.results = xs3
     o.error_code = 0
     o.unknown_tagged_fields = None
+    if p > bl:
+        raise DecodeError('DescribeLogDirsResponse: a length runs past the end')
     return o, p
 
 
 def _w_DescribeLogDirsResponse_0(o, w):
-    w += _S0.pack(o.throttle_time_ms)
+    w += _S1.pack(o.throttle_time_ms)
     xs1 = o.results
-    w += _S0.pack(len(xs1))
+    w += _S1.pack(len(xs1))
     for e2 in xs1:
-        w += _S1.pack(e2.error_code)
+        w += _S0.pack(e2.error_code)
         v3 = e2.log_dir
         v3 = v3.encode()
-        w += _S1.pack(len(v3))
+        w += _S0.pack(len(v3))
         w += v3
         xs4 = e2.topics
-        w += _S0.pack(len(xs4))
+        w += _S1.pack(len(xs4))
         for e5 in xs4:
             v6 = e5.name
             v6 = v6.encode()
-            w += _S1.pack(len(v6))
+            w += _S0.pack(len(v6))
             w += v6
             xs7 = e5.partitions
-            w += _S0.pack(len(xs7))
+            w += _S1.pack(len(xs7))
             for e8 in xs7:
                 w += _S4.pack(e8.partition_index, e8.partition_size, e8.offset_lag, e8.is_future_key)
 
@@ -537,18 +553,21 @@ def _r_DescribeLogDirsResponse_1(b, p):
             e4 = _new(_DescribeLogDirsResponse_DescribeLogDirsResult)
             e4.error_code, h5, = _S6.unpack_from(b, p)
             p += 3
-            n6 = h5 - 1
-            if n6 > 126:
-                n6, p = _uvt(b, p, n6 + 1)
-                n6 -= 1
-            if n6 < 0:
-                raise DecodeError('DescribeLogDirsResult.LogDir: null where not nullable')
-            else:
-                q7 = p + n6
-                if q7 > bl:
-                    raise DecodeError('DescribeLogDirsResult.LogDir: length ' + str(n6) + ' past the end')
+            if 0 < h5 < 128:
+                q7 = p + h5 - 1
                 e4.log_dir = str(b[p:q7], 'utf-8')
                 p = q7
+            else:
+                n6 = h5 - 1
+                if n6 > 126:
+                    n6, p = _uvt(b, p, n6 + 1)
+                    n6 -= 1
+                if n6 < 0:
+                    raise DecodeError('DescribeLogDirsResult.LogDir: null where not nullable')
+                else:
+                    q7 = p + n6
+                    e4.log_dir = str(b[p:q7], 'utf-8')
+                    p = q7
             n8 = b[p] - 1
             p += 1
             if n8 > 126:
@@ -562,41 +581,45 @@ def _r_DescribeLogDirsResponse_1(b, p):
                 xs9 = []
                 for _ in range(n8):
                     e10 = _new(_DescribeLogDirsResponse_DescribeLogDirsTopic)
-                    n11 = b[p] - 1
-                    p += 1
-                    if n11 > 126:
-                        n11, p = _uvt(b, p, n11 + 1)
-                        n11 -= 1
-                    if n11 < 0:
-                        raise DecodeError('DescribeLogDirsTopic.Name: null where not nullable')
-                    else:
-                        q12 = p + n11
-                        if q12 > bl:
-                            raise DecodeError('DescribeLogDirsTopic.Name: length ' + str(n11) + ' past the end')
-                        e10.name = str(b[p:q12], 'utf-8')
+                    h13 = b[p]
+                    if 0 < h13 < 128:
+                        q12 = p + h13
+                        e10.name = str(b[p + 1:q12], 'utf-8')
                         p = q12
-                    n13 = b[p] - 1
+                    else:
+                        p += 1
+                        n11 = h13 - 1
+                        if n11 > 126:
+                            n11, p = _uvt(b, p, n11 + 1)
+                            n11 -= 1
+                        if n11 < 0:
+                            raise DecodeError('DescribeLogDirsTopic.Name: null where not nullable')
+                        else:
+                            q12 = p + n11
+                            e10.name = str(b[p:q12], 'utf-8')
+                            p = q12
+                    n14 = b[p] - 1
                     p += 1
-                    if n13 > 126:
-                        n13, p = _uvt(b, p, n13 + 1)
-                        n13 -= 1
-                    if n13 < 0:
+                    if n14 > 126:
+                        n14, p = _uvt(b, p, n14 + 1)
+                        n14 -= 1
+                    if n14 < 0:
                         raise DecodeError('DescribeLogDirsTopic.Partitions: null where not nullable')
                     else:
-                        if n13 > bl - p:
-                            raise DecodeError('DescribeLogDirsTopic.Partitions: count ' + str(n13) + ' past the end')
-                        xs14 = []
-                        for _ in range(n13):
-                            e15 = _new(_DescribeLogDirsResponse_DescribeLogDirsPartition)
-                            e15.partition_index, e15.partition_size, e15.offset_lag, e15.is_future_key, = _S4.unpack_from(b, p)
+                        if n14 > bl - p:
+                            raise DecodeError('DescribeLogDirsTopic.Partitions: count ' + str(n14) + ' past the end')
+                        xs15 = []
+                        for _ in range(n14):
+                            e16 = _new(_DescribeLogDirsResponse_DescribeLogDirsPartition)
+                            e16.partition_index, e16.partition_size, e16.offset_lag, e16.is_future_key, = _S4.unpack_from(b, p)
                             p += 21
                             if b[p] == 0:  # no tagged fields, the common case
-                                e15.unknown_tagged_fields = None
+                                e16.unknown_tagged_fields = None
                                 p += 1
                             else:
-                                p = _t_DescribeLogDirsResponse_DescribeLogDirsPartition_0(b, p, e15)
-                            xs14.append(e15)
-                        e10.partitions = xs14
+                                p = _t_DescribeLogDirsResponse_DescribeLogDirsPartition_0(b, p, e16)
+                            xs15.append(e16)
+                        e10.partitions = xs15
                     if b[p] == 0:  # no tagged fields, the common case
                         e10.unknown_tagged_fields = None
                         p += 1
@@ -620,11 +643,13 @@ def _r_DescribeLogDirsResponse_1(b, p):
         p += 1
     else:
         p = _t_DescribeLogDirsResponse_0(b, p, o)
+    if p > bl:
+        raise DecodeError('DescribeLogDirsResponse: a length runs past the end')
     return o, p
 
 
 def _w_DescribeLogDirsResponse_1(o, w):
-    w += _S0.pack(o.throttle_time_ms)
+    w += _S1.pack(o.throttle_time_ms)
     xs1 = o.results
     ln = len(xs1) + 1
     if ln < 128:
@@ -632,7 +657,7 @@ def _w_DescribeLogDirsResponse_1(o, w):
     else:
         _wuv(w, ln)
     for e2 in xs1:
-        w += _S1.pack(e2.error_code)
+        w += _S0.pack(e2.error_code)
         v3 = e2.log_dir
         v3 = v3.encode()
         ln = len(v3) + 1
@@ -701,18 +726,21 @@ def _r_DescribeLogDirsResponse_2(b, p):
             e4 = _new(_DescribeLogDirsResponse_DescribeLogDirsResult)
             e4.error_code, h5, = _S6.unpack_from(b, p)
             p += 3
-            n6 = h5 - 1
-            if n6 > 126:
-                n6, p = _uvt(b, p, n6 + 1)
-                n6 -= 1
-            if n6 < 0:
-                raise DecodeError('DescribeLogDirsResult.LogDir: null where not nullable')
-            else:
-                q7 = p + n6
-                if q7 > bl:
-                    raise DecodeError('DescribeLogDirsResult.LogDir: length ' + str(n6) + ' past the end')
+            if 0 < h5 < 128:
+                q7 = p + h5 - 1
                 e4.log_dir = str(b[p:q7], 'utf-8')
                 p = q7
+            else:
+                n6 = h5 - 1
+                if n6 > 126:
+                    n6, p = _uvt(b, p, n6 + 1)
+                    n6 -= 1
+                if n6 < 0:
+                    raise DecodeError('DescribeLogDirsResult.LogDir: null where not nullable')
+                else:
+                    q7 = p + n6
+                    e4.log_dir = str(b[p:q7], 'utf-8')
+                    p = q7
             n8 = b[p] - 1
             p += 1
             if n8 > 126:
@@ -726,41 +754,45 @@ def _r_DescribeLogDirsResponse_2(b, p):
                 xs9 = []
                 for _ in range(n8):
                     e10 = _new(_DescribeLogDirsResponse_DescribeLogDirsTopic)
-                    n11 = b[p] - 1
-                    p += 1
-                    if n11 > 126:
-                        n11, p = _uvt(b, p, n11 + 1)
-                        n11 -= 1
-                    if n11 < 0:
-                        raise DecodeError('DescribeLogDirsTopic.Name: null where not nullable')
-                    else:
-                        q12 = p + n11
-                        if q12 > bl:
-                            raise DecodeError('DescribeLogDirsTopic.Name: length ' + str(n11) + ' past the end')
-                        e10.name = str(b[p:q12], 'utf-8')
+                    h13 = b[p]
+                    if 0 < h13 < 128:
+                        q12 = p + h13
+                        e10.name = str(b[p + 1:q12], 'utf-8')
                         p = q12
-                    n13 = b[p] - 1
+                    else:
+                        p += 1
+                        n11 = h13 - 1
+                        if n11 > 126:
+                            n11, p = _uvt(b, p, n11 + 1)
+                            n11 -= 1
+                        if n11 < 0:
+                            raise DecodeError('DescribeLogDirsTopic.Name: null where not nullable')
+                        else:
+                            q12 = p + n11
+                            e10.name = str(b[p:q12], 'utf-8')
+                            p = q12
+                    n14 = b[p] - 1
                     p += 1
-                    if n13 > 126:
-                        n13, p = _uvt(b, p, n13 + 1)
-                        n13 -= 1
-                    if n13 < 0:
+                    if n14 > 126:
+                        n14, p = _uvt(b, p, n14 + 1)
+                        n14 -= 1
+                    if n14 < 0:
                         raise DecodeError('DescribeLogDirsTopic.Partitions: null where not nullable')
                     else:
-                        if n13 > bl - p:
-                            raise DecodeError('DescribeLogDirsTopic.Partitions: count ' + str(n13) + ' past the end')
-                        xs14 = []
-                        for _ in range(n13):
-                            e15 = _new(_DescribeLogDirsResponse_DescribeLogDirsPartition)
-                            e15.partition_index, e15.partition_size, e15.offset_lag, e15.is_future_key, = _S4.unpack_from(b, p)
+                        if n14 > bl - p:
+                            raise DecodeError('DescribeLogDirsTopic.Partitions: count ' + str(n14) + ' past the end')
+                        xs15 = []
+                        for _ in range(n14):
+                            e16 = _new(_DescribeLogDirsResponse_DescribeLogDirsPartition)
+                            e16.partition_index, e16.partition_size, e16.offset_lag, e16.is_future_key, = _S4.unpack_from(b, p)
                             p += 21
                             if b[p] == 0:  # no tagged fields, the common case
-                                e15.unknown_tagged_fields = None
+                                e16.unknown_tagged_fields = None
                                 p += 1
                             else:
-                                p = _t_DescribeLogDirsResponse_DescribeLogDirsPartition_0(b, p, e15)
-                            xs14.append(e15)
-                        e10.partitions = xs14
+                                p = _t_DescribeLogDirsResponse_DescribeLogDirsPartition_0(b, p, e16)
+                            xs15.append(e16)
+                        e10.partitions = xs15
                     if b[p] == 0:  # no tagged fields, the common case
                         e10.unknown_tagged_fields = None
                         p += 1
@@ -783,6 +815,8 @@ def _r_DescribeLogDirsResponse_2(b, p):
         p += 1
     else:
         p = _t_DescribeLogDirsResponse_0(b, p, o)
+    if p > bl:
+        raise DecodeError('DescribeLogDirsResponse: a length runs past the end')
     return o, p
 
 
@@ -795,7 +829,7 @@ def _w_DescribeLogDirsResponse_2(o, w):
     else:
         _wuv(w, ln)
     for e2 in xs1:
-        w += _S1.pack(e2.error_code)
+        w += _S0.pack(e2.error_code)
         v3 = e2.log_dir
         v3 = v3.encode()
         ln = len(v3) + 1
@@ -864,18 +898,21 @@ def _r_DescribeLogDirsResponse_3(b, p):
             e4 = _new(_DescribeLogDirsResponse_DescribeLogDirsResult)
             e4.error_code, h5, = _S6.unpack_from(b, p)
             p += 3
-            n6 = h5 - 1
-            if n6 > 126:
-                n6, p = _uvt(b, p, n6 + 1)
-                n6 -= 1
-            if n6 < 0:
-                raise DecodeError('DescribeLogDirsResult.LogDir: null where not nullable')
-            else:
-                q7 = p + n6
-                if q7 > bl:
-                    raise DecodeError('DescribeLogDirsResult.LogDir: length ' + str(n6) + ' past the end')
+            if 0 < h5 < 128:
+                q7 = p + h5 - 1
                 e4.log_dir = str(b[p:q7], 'utf-8')
                 p = q7
+            else:
+                n6 = h5 - 1
+                if n6 > 126:
+                    n6, p = _uvt(b, p, n6 + 1)
+                    n6 -= 1
+                if n6 < 0:
+                    raise DecodeError('DescribeLogDirsResult.LogDir: null where not nullable')
+                else:
+                    q7 = p + n6
+                    e4.log_dir = str(b[p:q7], 'utf-8')
+                    p = q7
             n8 = b[p] - 1
             p += 1
             if n8 > 126:
@@ -889,41 +926,45 @@ def _r_DescribeLogDirsResponse_3(b, p):
                 xs9 = []
                 for _ in range(n8):
                     e10 = _new(_DescribeLogDirsResponse_DescribeLogDirsTopic)
-                    n11 = b[p] - 1
-                    p += 1
-                    if n11 > 126:
-                        n11, p = _uvt(b, p, n11 + 1)
-                        n11 -= 1
-                    if n11 < 0:
-                        raise DecodeError('DescribeLogDirsTopic.Name: null where not nullable')
-                    else:
-                        q12 = p + n11
-                        if q12 > bl:
-                            raise DecodeError('DescribeLogDirsTopic.Name: length ' + str(n11) + ' past the end')
-                        e10.name = str(b[p:q12], 'utf-8')
+                    h13 = b[p]
+                    if 0 < h13 < 128:
+                        q12 = p + h13
+                        e10.name = str(b[p + 1:q12], 'utf-8')
                         p = q12
-                    n13 = b[p] - 1
+                    else:
+                        p += 1
+                        n11 = h13 - 1
+                        if n11 > 126:
+                            n11, p = _uvt(b, p, n11 + 1)
+                            n11 -= 1
+                        if n11 < 0:
+                            raise DecodeError('DescribeLogDirsTopic.Name: null where not nullable')
+                        else:
+                            q12 = p + n11
+                            e10.name = str(b[p:q12], 'utf-8')
+                            p = q12
+                    n14 = b[p] - 1
                     p += 1
-                    if n13 > 126:
-                        n13, p = _uvt(b, p, n13 + 1)
-                        n13 -= 1
-                    if n13 < 0:
+                    if n14 > 126:
+                        n14, p = _uvt(b, p, n14 + 1)
+                        n14 -= 1
+                    if n14 < 0:
                         raise DecodeError('DescribeLogDirsTopic.Partitions: null where not nullable')
                     else:
-                        if n13 > bl - p:
-                            raise DecodeError('DescribeLogDirsTopic.Partitions: count ' + str(n13) + ' past the end')
-                        xs14 = []
-                        for _ in range(n13):
-                            e15 = _new(_DescribeLogDirsResponse_DescribeLogDirsPartition)
-                            e15.partition_index, e15.partition_size, e15.offset_lag, e15.is_future_key, = _S4.unpack_from(b, p)
+                        if n14 > bl - p:
+                            raise DecodeError('DescribeLogDirsTopic.Partitions: count ' + str(n14) + ' past the end')
+                        xs15 = []
+                        for _ in range(n14):
+                            e16 = _new(_DescribeLogDirsResponse_DescribeLogDirsPartition)
+                            e16.partition_index, e16.partition_size, e16.offset_lag, e16.is_future_key, = _S4.unpack_from(b, p)
                             p += 21
                             if b[p] == 0:  # no tagged fields, the common case
-                                e15.unknown_tagged_fields = None
+                                e16.unknown_tagged_fields = None
                                 p += 1
                             else:
-                                p = _t_DescribeLogDirsResponse_DescribeLogDirsPartition_0(b, p, e15)
-                            xs14.append(e15)
-                        e10.partitions = xs14
+                                p = _t_DescribeLogDirsResponse_DescribeLogDirsPartition_0(b, p, e16)
+                            xs15.append(e16)
+                        e10.partitions = xs15
                     if b[p] == 0:  # no tagged fields, the common case
                         e10.unknown_tagged_fields = None
                         p += 1
@@ -946,6 +987,8 @@ def _r_DescribeLogDirsResponse_3(b, p):
         p += 1
     else:
         p = _t_DescribeLogDirsResponse_0(b, p, o)
+    if p > bl:
+        raise DecodeError('DescribeLogDirsResponse: a length runs past the end')
     return o, p
 
 
@@ -958,7 +1001,7 @@ def _w_DescribeLogDirsResponse_3(o, w):
     else:
         _wuv(w, ln)
     for e2 in xs1:
-        w += _S1.pack(e2.error_code)
+        w += _S0.pack(e2.error_code)
         v3 = e2.log_dir
         v3 = v3.encode()
         ln = len(v3) + 1
@@ -1028,18 +1071,21 @@ def _r_DescribeLogDirsResponse_4(b, p):
             e4 = _new(_DescribeLogDirsResponse_DescribeLogDirsResult)
             e4.error_code, h5, = _S6.unpack_from(b, p)
             p += 3
-            n6 = h5 - 1
-            if n6 > 126:
-                n6, p = _uvt(b, p, n6 + 1)
-                n6 -= 1
-            if n6 < 0:
-                raise DecodeError('DescribeLogDirsResult.LogDir: null where not nullable')
-            else:
-                q7 = p + n6
-                if q7 > bl:
-                    raise DecodeError('DescribeLogDirsResult.LogDir: length ' + str(n6) + ' past the end')
+            if 0 < h5 < 128:
+                q7 = p + h5 - 1
                 e4.log_dir = str(b[p:q7], 'utf-8')
                 p = q7
+            else:
+                n6 = h5 - 1
+                if n6 > 126:
+                    n6, p = _uvt(b, p, n6 + 1)
+                    n6 -= 1
+                if n6 < 0:
+                    raise DecodeError('DescribeLogDirsResult.LogDir: null where not nullable')
+                else:
+                    q7 = p + n6
+                    e4.log_dir = str(b[p:q7], 'utf-8')
+                    p = q7
             n8 = b[p] - 1
             p += 1
             if n8 > 126:
@@ -1053,41 +1099,45 @@ def _r_DescribeLogDirsResponse_4(b, p):
                 xs9 = []
                 for _ in range(n8):
                     e10 = _new(_DescribeLogDirsResponse_DescribeLogDirsTopic)
-                    n11 = b[p] - 1
-                    p += 1
-                    if n11 > 126:
-                        n11, p = _uvt(b, p, n11 + 1)
-                        n11 -= 1
-                    if n11 < 0:
-                        raise DecodeError('DescribeLogDirsTopic.Name: null where not nullable')
-                    else:
-                        q12 = p + n11
-                        if q12 > bl:
-                            raise DecodeError('DescribeLogDirsTopic.Name: length ' + str(n11) + ' past the end')
-                        e10.name = str(b[p:q12], 'utf-8')
+                    h13 = b[p]
+                    if 0 < h13 < 128:
+                        q12 = p + h13
+                        e10.name = str(b[p + 1:q12], 'utf-8')
                         p = q12
-                    n13 = b[p] - 1
+                    else:
+                        p += 1
+                        n11 = h13 - 1
+                        if n11 > 126:
+                            n11, p = _uvt(b, p, n11 + 1)
+                            n11 -= 1
+                        if n11 < 0:
+                            raise DecodeError('DescribeLogDirsTopic.Name: null where not nullable')
+                        else:
+                            q12 = p + n11
+                            e10.name = str(b[p:q12], 'utf-8')
+                            p = q12
+                    n14 = b[p] - 1
                     p += 1
-                    if n13 > 126:
-                        n13, p = _uvt(b, p, n13 + 1)
-                        n13 -= 1
-                    if n13 < 0:
+                    if n14 > 126:
+                        n14, p = _uvt(b, p, n14 + 1)
+                        n14 -= 1
+                    if n14 < 0:
                         raise DecodeError('DescribeLogDirsTopic.Partitions: null where not nullable')
                     else:
-                        if n13 > bl - p:
-                            raise DecodeError('DescribeLogDirsTopic.Partitions: count ' + str(n13) + ' past the end')
-                        xs14 = []
-                        for _ in range(n13):
-                            e15 = _new(_DescribeLogDirsResponse_DescribeLogDirsPartition)
-                            e15.partition_index, e15.partition_size, e15.offset_lag, e15.is_future_key, = _S4.unpack_from(b, p)
+                        if n14 > bl - p:
+                            raise DecodeError('DescribeLogDirsTopic.Partitions: count ' + str(n14) + ' past the end')
+                        xs15 = []
+                        for _ in range(n14):
+                            e16 = _new(_DescribeLogDirsResponse_DescribeLogDirsPartition)
+                            e16.partition_index, e16.partition_size, e16.offset_lag, e16.is_future_key, = _S4.unpack_from(b, p)
                             p += 21
                             if b[p] == 0:  # no tagged fields, the common case
-                                e15.unknown_tagged_fields = None
+                                e16.unknown_tagged_fields = None
                                 p += 1
                             else:
-                                p = _t_DescribeLogDirsResponse_DescribeLogDirsPartition_0(b, p, e15)
-                            xs14.append(e15)
-                        e10.partitions = xs14
+                                p = _t_DescribeLogDirsResponse_DescribeLogDirsPartition_0(b, p, e16)
+                            xs15.append(e16)
+                        e10.partitions = xs15
                     if b[p] == 0:  # no tagged fields, the common case
                         e10.unknown_tagged_fields = None
                         p += 1
@@ -1109,6 +1159,8 @@ def _r_DescribeLogDirsResponse_4(b, p):
         p += 1
     else:
         p = _t_DescribeLogDirsResponse_0(b, p, o)
+    if p > bl:
+        raise DecodeError('DescribeLogDirsResponse: a length runs past the end')
     return o, p
 
 
@@ -1121,7 +1173,7 @@ def _w_DescribeLogDirsResponse_4(o, w):
     else:
         _wuv(w, ln)
     for e2 in xs1:
-        w += _S1.pack(e2.error_code)
+        w += _S0.pack(e2.error_code)
         v3 = e2.log_dir
         v3 = v3.encode()
         ln = len(v3) + 1

@@ -9,6 +9,7 @@ from typing import Any
 import struct as _struct
 
 from wirebroker.protocol.message import UNSET, Message, Struct
+from wirebroker.protocol.message import shared_default as _shared_default
 from wirebroker.protocol.primitives import (
     UUID_ZERO,
     DecodeError,
@@ -34,6 +35,7 @@ _S2 = _struct.Struct('>qiiqiq')
 _S3 = _struct.Struct('>i')
 _S4 = _struct.Struct('>ih')
 _ARRAY_i = tuple(_struct.Struct('>' + str(n) + 'i') for n in range(64))
+_UNPACK_i = (None, *(s.unpack_from for s in _ARRAY_i))
 
 
 class DescribeProducersRequest(Message):
@@ -179,34 +181,43 @@ def _r_DescribeProducersRequest_0(b, p):
         xs2 = []
         for _ in range(n1):
             e3 = _new(_DescribeProducersRequest_TopicRequest)
-            n4 = b[p] - 1
-            p += 1
-            if n4 > 126:
-                n4, p = _uvt(b, p, n4 + 1)
-                n4 -= 1
-            if n4 < 0:
-                raise DecodeError('TopicRequest.Name: null where not nullable')
-            else:
-                q5 = p + n4
-                if q5 > bl:
-                    raise DecodeError('TopicRequest.Name: length ' + str(n4) + ' past the end')
-                e3.name = str(b[p:q5], 'utf-8')
+            h6 = b[p]
+            if 0 < h6 < 128:
+                q5 = p + h6
+                e3.name = str(b[p + 1:q5], 'utf-8')
                 p = q5
-            n6 = b[p] - 1
-            p += 1
-            if n6 > 126:
-                n6, p = _uvt(b, p, n6 + 1)
-                n6 -= 1
-            if n6 < 0:
-                raise DecodeError('TopicRequest.PartitionIndexes: null where not nullable')
-            elif n6 < 64:
-                e3.partition_indexes = list(_ARRAY_i[n6].unpack_from(b, p))
-                p += 4 * n6
             else:
-                if n6 > bl - p:
-                    raise DecodeError('TopicRequest.PartitionIndexes: count ' + str(n6) + ' past the end')
-                e3.partition_indexes = list(_struct.Struct('>' + str(n6) + 'i').unpack_from(b, p))
-                p += 4 * n6
+                p += 1
+                n4 = h6 - 1
+                if n4 > 126:
+                    n4, p = _uvt(b, p, n4 + 1)
+                    n4 -= 1
+                if n4 < 0:
+                    raise DecodeError('TopicRequest.Name: null where not nullable')
+                else:
+                    q5 = p + n4
+                    e3.name = str(b[p:q5], 'utf-8')
+                    p = q5
+            h8 = b[p]
+            if 0 < h8 < 65:
+                e3.partition_indexes = [*_UNPACK_i[h8](b, p + 1)]
+                p += 4 * h8 - 3
+            else:
+                p += 1
+                n7 = h8 - 1
+                if n7 > 126:
+                    n7, p = _uvt(b, p, n7 + 1)
+                    n7 -= 1
+                if n7 < 0:
+                    raise DecodeError('TopicRequest.PartitionIndexes: null where not nullable')
+                elif n7 < 64:
+                    e3.partition_indexes = [*_ARRAY_i[n7].unpack_from(b, p)]
+                    p += 4 * n7
+                else:
+                    if n7 > bl - p:
+                        raise DecodeError('TopicRequest.PartitionIndexes: count ' + str(n7) + ' past the end')
+                    e3.partition_indexes = [*_struct.Struct('>' + str(n7) + 'i').unpack_from(b, p)]
+                    p += 4 * n7
             if b[p] == 0:  # no tagged fields, the common case
                 e3.unknown_tagged_fields = None
                 p += 1
@@ -219,6 +230,8 @@ def _r_DescribeProducersRequest_0(b, p):
         p += 1
     else:
         p = _t_DescribeProducersRequest_0(b, p, o)
+    if p > bl:
+        raise DecodeError('DescribeProducersRequest: a length runs past the end')
     return o, p
 
 
@@ -367,75 +380,84 @@ def _r_DescribeProducersResponse_0(b, p):
         xs3 = []
         for _ in range(n2):
             e4 = _new(_DescribeProducersResponse_TopicResponse)
-            n5 = b[p] - 1
-            p += 1
-            if n5 > 126:
-                n5, p = _uvt(b, p, n5 + 1)
-                n5 -= 1
-            if n5 < 0:
-                raise DecodeError('TopicResponse.Name: null where not nullable')
-            else:
-                q6 = p + n5
-                if q6 > bl:
-                    raise DecodeError('TopicResponse.Name: length ' + str(n5) + ' past the end')
-                e4.name = str(b[p:q6], 'utf-8')
+            h7 = b[p]
+            if 0 < h7 < 128:
+                q6 = p + h7
+                e4.name = str(b[p + 1:q6], 'utf-8')
                 p = q6
-            n7 = b[p] - 1
+            else:
+                p += 1
+                n5 = h7 - 1
+                if n5 > 126:
+                    n5, p = _uvt(b, p, n5 + 1)
+                    n5 -= 1
+                if n5 < 0:
+                    raise DecodeError('TopicResponse.Name: null where not nullable')
+                else:
+                    q6 = p + n5
+                    e4.name = str(b[p:q6], 'utf-8')
+                    p = q6
+            n8 = b[p] - 1
             p += 1
-            if n7 > 126:
-                n7, p = _uvt(b, p, n7 + 1)
-                n7 -= 1
-            if n7 < 0:
+            if n8 > 126:
+                n8, p = _uvt(b, p, n8 + 1)
+                n8 -= 1
+            if n8 < 0:
                 raise DecodeError('TopicResponse.Partitions: null where not nullable')
             else:
-                if n7 > bl - p:
-                    raise DecodeError('TopicResponse.Partitions: count ' + str(n7) + ' past the end')
-                xs8 = []
-                for _ in range(n7):
-                    e9 = _new(_DescribeProducersResponse_PartitionResponse)
-                    e9.partition_index, e9.error_code, h10, = _S1.unpack_from(b, p)
+                if n8 > bl - p:
+                    raise DecodeError('TopicResponse.Partitions: count ' + str(n8) + ' past the end')
+                xs9 = []
+                for _ in range(n8):
+                    e10 = _new(_DescribeProducersResponse_PartitionResponse)
+                    e10.partition_index, e10.error_code, h11, = _S1.unpack_from(b, p)
                     p += 7
-                    n11 = h10 - 1
-                    if n11 > 126:
-                        n11, p = _uvt(b, p, n11 + 1)
-                        n11 -= 1
-                    if n11 < 0:
-                        e9.error_message = None
+                    if 0 < h11 < 128:
+                        q13 = p + h11 - 1
+                        e10.error_message = str(b[p:q13], 'utf-8')
+                        p = q13
+                    elif h11 == 0:
+                        e10.error_message = None
                     else:
-                        q12 = p + n11
-                        if q12 > bl:
-                            raise DecodeError('PartitionResponse.ErrorMessage: length ' + str(n11) + ' past the end')
-                        e9.error_message = str(b[p:q12], 'utf-8')
-                        p = q12
-                    n13 = b[p] - 1
+                        n12 = h11 - 1
+                        if n12 > 126:
+                            n12, p = _uvt(b, p, n12 + 1)
+                            n12 -= 1
+                        if n12 < 0:
+                            e10.error_message = None
+                        else:
+                            q13 = p + n12
+                            e10.error_message = str(b[p:q13], 'utf-8')
+                            p = q13
+                    n14 = b[p] - 1
                     p += 1
-                    if n13 > 126:
-                        n13, p = _uvt(b, p, n13 + 1)
-                        n13 -= 1
-                    if n13 < 0:
+                    if n14 > 126:
+                        n14, p = _uvt(b, p, n14 + 1)
+                        n14 -= 1
+                    if n14 < 0:
                         raise DecodeError('PartitionResponse.ActiveProducers: null where not nullable')
                     else:
-                        if n13 > bl - p:
-                            raise DecodeError('PartitionResponse.ActiveProducers: count ' + str(n13) + ' past the end')
-                        xs14 = []
-                        for _ in range(n13):
-                            e15 = _new(_DescribeProducersResponse_ProducerState)
-                            e15.producer_id, e15.producer_epoch, e15.last_sequence, e15.last_timestamp, e15.coordinator_epoch, e15.current_txn_start_offset, = _S2.unpack_from(b, p)
+                        if n14 > bl - p:
+                            raise DecodeError('PartitionResponse.ActiveProducers: count ' + str(n14) + ' past the end')
+                        xs15 = []
+                        for _ in range(n14):
+                            e16 = _new(_DescribeProducersResponse_ProducerState)
+                            e16.producer_id, e16.producer_epoch, e16.last_sequence, e16.last_timestamp, e16.coordinator_epoch, e16.current_txn_start_offset, = _S2.unpack_from(b, p)
                             p += 36
                             if b[p] == 0:  # no tagged fields, the common case
-                                e15.unknown_tagged_fields = None
+                                e16.unknown_tagged_fields = None
                                 p += 1
                             else:
-                                p = _t_DescribeProducersResponse_ProducerState_0(b, p, e15)
-                            xs14.append(e15)
-                        e9.active_producers = xs14
+                                p = _t_DescribeProducersResponse_ProducerState_0(b, p, e16)
+                            xs15.append(e16)
+                        e10.active_producers = xs15
                     if b[p] == 0:  # no tagged fields, the common case
-                        e9.unknown_tagged_fields = None
+                        e10.unknown_tagged_fields = None
                         p += 1
                     else:
-                        p = _t_DescribeProducersResponse_PartitionResponse_0(b, p, e9)
-                    xs8.append(e9)
-                e4.partitions = xs8
+                        p = _t_DescribeProducersResponse_PartitionResponse_0(b, p, e10)
+                    xs9.append(e10)
+                e4.partitions = xs9
             if b[p] == 0:  # no tagged fields, the common case
                 e4.unknown_tagged_fields = None
                 p += 1
@@ -448,6 +470,8 @@ def _r_DescribeProducersResponse_0(b, p):
         p += 1
     else:
         p = _t_DescribeProducersResponse_0(b, p, o)
+    if p > bl:
+        raise DecodeError('DescribeProducersResponse: a length runs past the end')
     return o, p
 
 

@@ -9,6 +9,7 @@ from typing import Any
 import struct as _struct
 
 from wirebroker.protocol.message import UNSET, Message, Struct
+from wirebroker.protocol.message import shared_default as _shared_default
 from wirebroker.protocol.primitives import (
     UUID_ZERO,
     DecodeError,
@@ -248,41 +249,45 @@ def _r_DescribeQuorumRequest_0(b, p):
         xs2 = []
         for _ in range(n1):
             e3 = _new(_DescribeQuorumRequest_TopicData)
-            n4 = b[p] - 1
-            p += 1
-            if n4 > 126:
-                n4, p = _uvt(b, p, n4 + 1)
-                n4 -= 1
-            if n4 < 0:
-                raise DecodeError('TopicData.TopicName: null where not nullable')
-            else:
-                q5 = p + n4
-                if q5 > bl:
-                    raise DecodeError('TopicData.TopicName: length ' + str(n4) + ' past the end')
-                e3.topic_name = str(b[p:q5], 'utf-8')
+            h6 = b[p]
+            if 0 < h6 < 128:
+                q5 = p + h6
+                e3.topic_name = str(b[p + 1:q5], 'utf-8')
                 p = q5
-            n6 = b[p] - 1
+            else:
+                p += 1
+                n4 = h6 - 1
+                if n4 > 126:
+                    n4, p = _uvt(b, p, n4 + 1)
+                    n4 -= 1
+                if n4 < 0:
+                    raise DecodeError('TopicData.TopicName: null where not nullable')
+                else:
+                    q5 = p + n4
+                    e3.topic_name = str(b[p:q5], 'utf-8')
+                    p = q5
+            n7 = b[p] - 1
             p += 1
-            if n6 > 126:
-                n6, p = _uvt(b, p, n6 + 1)
-                n6 -= 1
-            if n6 < 0:
+            if n7 > 126:
+                n7, p = _uvt(b, p, n7 + 1)
+                n7 -= 1
+            if n7 < 0:
                 raise DecodeError('TopicData.Partitions: null where not nullable')
             else:
-                if n6 > bl - p:
-                    raise DecodeError('TopicData.Partitions: count ' + str(n6) + ' past the end')
-                xs7 = []
-                for _ in range(n6):
-                    e8 = _new(_DescribeQuorumRequest_PartitionData)
-                    e8.partition_index, = _S0.unpack_from(b, p)
+                if n7 > bl - p:
+                    raise DecodeError('TopicData.Partitions: count ' + str(n7) + ' past the end')
+                xs8 = []
+                for _ in range(n7):
+                    e9 = _new(_DescribeQuorumRequest_PartitionData)
+                    e9.partition_index, = _S0.unpack_from(b, p)
                     p += 4
                     if b[p] == 0:  # no tagged fields, the common case
-                        e8.unknown_tagged_fields = None
+                        e9.unknown_tagged_fields = None
                         p += 1
                     else:
-                        p = _t_DescribeQuorumRequest_PartitionData_0(b, p, e8)
-                    xs7.append(e8)
-                e3.partitions = xs7
+                        p = _t_DescribeQuorumRequest_PartitionData_0(b, p, e9)
+                    xs8.append(e9)
+                e3.partitions = xs8
             if b[p] == 0:  # no tagged fields, the common case
                 e3.unknown_tagged_fields = None
                 p += 1
@@ -295,6 +300,8 @@ def _r_DescribeQuorumRequest_0(b, p):
         p += 1
     else:
         p = _t_DescribeQuorumRequest_0(b, p, o)
+    if p > bl:
+        raise DecodeError('DescribeQuorumRequest: a length runs past the end')
     return o, p
 
 
@@ -399,91 +406,95 @@ def _r_DescribeQuorumResponse_0(b, p):
         xs3 = []
         for _ in range(n2):
             e4 = _new(_DescribeQuorumResponse_TopicData)
-            n5 = b[p] - 1
-            p += 1
-            if n5 > 126:
-                n5, p = _uvt(b, p, n5 + 1)
-                n5 -= 1
-            if n5 < 0:
-                raise DecodeError('TopicData.TopicName: null where not nullable')
-            else:
-                q6 = p + n5
-                if q6 > bl:
-                    raise DecodeError('TopicData.TopicName: length ' + str(n5) + ' past the end')
-                e4.topic_name = str(b[p:q6], 'utf-8')
+            h7 = b[p]
+            if 0 < h7 < 128:
+                q6 = p + h7
+                e4.topic_name = str(b[p + 1:q6], 'utf-8')
                 p = q6
-            n7 = b[p] - 1
+            else:
+                p += 1
+                n5 = h7 - 1
+                if n5 > 126:
+                    n5, p = _uvt(b, p, n5 + 1)
+                    n5 -= 1
+                if n5 < 0:
+                    raise DecodeError('TopicData.TopicName: null where not nullable')
+                else:
+                    q6 = p + n5
+                    e4.topic_name = str(b[p:q6], 'utf-8')
+                    p = q6
+            n8 = b[p] - 1
             p += 1
-            if n7 > 126:
-                n7, p = _uvt(b, p, n7 + 1)
-                n7 -= 1
-            if n7 < 0:
+            if n8 > 126:
+                n8, p = _uvt(b, p, n8 + 1)
+                n8 -= 1
+            if n8 < 0:
                 raise DecodeError('TopicData.Partitions: null where not nullable')
             else:
-                if n7 > bl - p:
-                    raise DecodeError('TopicData.Partitions: count ' + str(n7) + ' past the end')
-                xs8 = []
-                for _ in range(n7):
-                    e9 = _new(_DescribeQuorumResponse_PartitionData)
-                    e9.partition_index, e9.error_code, e9.leader_id, e9.leader_epoch, e9.high_watermark, h10, = _S2.unpack_from(b, p)
+                if n8 > bl - p:
+                    raise DecodeError('TopicData.Partitions: count ' + str(n8) + ' past the end')
+                xs9 = []
+                for _ in range(n8):
+                    e10 = _new(_DescribeQuorumResponse_PartitionData)
+                    e10.partition_index, e10.error_code, e10.leader_id, e10.leader_epoch, e10.high_watermark, h11, = _S2.unpack_from(b, p)
                     p += 23
-                    n11 = h10 - 1
-                    if n11 > 126:
-                        n11, p = _uvt(b, p, n11 + 1)
-                        n11 -= 1
-                    if n11 < 0:
+                    n12 = h11 - 1
+                    if n12 > 126:
+                        n12, p = _uvt(b, p, n12 + 1)
+                        n12 -= 1
+                    if n12 < 0:
                         raise DecodeError('PartitionData.CurrentVoters: null where not nullable')
                     else:
-                        if n11 > bl - p:
-                            raise DecodeError('PartitionData.CurrentVoters: count ' + str(n11) + ' past the end')
-                        xs12 = []
-                        for _ in range(n11):
-                            e13 = _new(_DescribeQuorumResponse_ReplicaState)
-                            e13.replica_id, e13.log_end_offset, = _S3.unpack_from(b, p)
+                        if n12 > bl - p:
+                            raise DecodeError('PartitionData.CurrentVoters: count ' + str(n12) + ' past the end')
+                        xs13 = []
+                        for _ in range(n12):
+                            e14 = _new(_DescribeQuorumResponse_ReplicaState)
+                            e14.replica_id, e14.log_end_offset, = _S3.unpack_from(b, p)
                             p += 12
-                            e13.replica_directory_id = UUID_ZERO
-                            e13.last_fetch_timestamp = -1
-                            e13.last_caught_up_timestamp = -1
+                            e14.replica_directory_id = UUID_ZERO
+                            e14.last_fetch_timestamp = -1
+                            e14.last_caught_up_timestamp = -1
                             if b[p] == 0:  # no tagged fields, the common case
-                                e13.unknown_tagged_fields = None
+                                e14.unknown_tagged_fields = None
                                 p += 1
                             else:
-                                p = _t_DescribeQuorumResponse_ReplicaState_0(b, p, e13)
-                            xs12.append(e13)
-                        e9.current_voters = xs12
-                    n14 = b[p] - 1
+                                p = _t_DescribeQuorumResponse_ReplicaState_0(b, p, e14)
+                            xs13.append(e14)
+                        e10.current_voters = xs13
+                    n15 = b[p] - 1
                     p += 1
-                    if n14 > 126:
-                        n14, p = _uvt(b, p, n14 + 1)
-                        n14 -= 1
-                    if n14 < 0:
+                    if n15 > 126:
+                        n15, p = _uvt(b, p, n15 + 1)
+                        n15 -= 1
+                    if n15 < 0:
                         raise DecodeError('PartitionData.Observers: null where not nullable')
                     else:
-                        if n14 > bl - p:
-                            raise DecodeError('PartitionData.Observers: count ' + str(n14) + ' past the end')
-                        xs15 = []
-                        for _ in range(n14):
-                            e16 = _new(_DescribeQuorumResponse_ReplicaState)
-                            e16.replica_id, e16.log_end_offset, = _S3.unpack_from(b, p)
+                        if n15 > bl - p:
+                            raise DecodeError('PartitionData.Observers: count ' + str(n15) + ' past the end')
+                        xs16 = []
+                        for _ in range(n15):
+                            e17 = _new(_DescribeQuorumResponse_ReplicaState)
+                            e17.replica_id, e17.log_end_offset, = _S3.unpack_from(b, p)
                             p += 12
-                            e16.replica_directory_id = UUID_ZERO
-                            e16.last_fetch_timestamp = -1
-                            e16.last_caught_up_timestamp = -1
+                            e17.replica_directory_id = UUID_ZERO
+                            e17.last_fetch_timestamp = -1
+                            e17.last_caught_up_timestamp = -1
                             if b[p] == 0:  # no tagged fields, the common case
-                                e16.unknown_tagged_fields = None
+                                e17.unknown_tagged_fields = None
                                 p += 1
                             else:
-                                p = _t_DescribeQuorumResponse_ReplicaState_0(b, p, e16)
-                            xs15.append(e16)
-                        e9.observers = xs15
-                    e9.error_message = ''
+                                p = _t_DescribeQuorumResponse_ReplicaState_0(b, p, e17)
+                            xs16.append(e17)
+                        e10.observers = xs16
+                    e10.error_message = ''
                     if b[p] == 0:  # no tagged fields, the common case
-                        e9.unknown_tagged_fields = None
+                        e10.unknown_tagged_fields = None
                         p += 1
                     else:
-                        p = _t_DescribeQuorumRequest_PartitionData_0(b, p, e9)
-                    xs8.append(e9)
-                e4.partitions = xs8
+                        p = _t_DescribeQuorumRequest_PartitionData_0(b, p, e10)
+                    xs9.append(e10)
+                e4.partitions = xs9
             if b[p] == 0:  # no tagged fields, the common case
                 e4.unknown_tagged_fields = None
                 p += 1
@@ -498,6 +509,8 @@ def _r_DescribeQuorumResponse_0(b, p):
         p += 1
     else:
         p = _t_DescribeQuorumResponse_0(b, p, o)
+    if p > bl:
+        raise DecodeError('DescribeQuorumResponse: a length runs past the end')
     return o, p
 
 
@@ -587,87 +600,91 @@ def _r_DescribeQuorumResponse_1(b, p):
         xs3 = []
         for _ in range(n2):
             e4 = _new(_DescribeQuorumResponse_TopicData)
-            n5 = b[p] - 1
-            p += 1
-            if n5 > 126:
-                n5, p = _uvt(b, p, n5 + 1)
-                n5 -= 1
-            if n5 < 0:
-                raise DecodeError('TopicData.TopicName: null where not nullable')
-            else:
-                q6 = p + n5
-                if q6 > bl:
-                    raise DecodeError('TopicData.TopicName: length ' + str(n5) + ' past the end')
-                e4.topic_name = str(b[p:q6], 'utf-8')
+            h7 = b[p]
+            if 0 < h7 < 128:
+                q6 = p + h7
+                e4.topic_name = str(b[p + 1:q6], 'utf-8')
                 p = q6
-            n7 = b[p] - 1
+            else:
+                p += 1
+                n5 = h7 - 1
+                if n5 > 126:
+                    n5, p = _uvt(b, p, n5 + 1)
+                    n5 -= 1
+                if n5 < 0:
+                    raise DecodeError('TopicData.TopicName: null where not nullable')
+                else:
+                    q6 = p + n5
+                    e4.topic_name = str(b[p:q6], 'utf-8')
+                    p = q6
+            n8 = b[p] - 1
             p += 1
-            if n7 > 126:
-                n7, p = _uvt(b, p, n7 + 1)
-                n7 -= 1
-            if n7 < 0:
+            if n8 > 126:
+                n8, p = _uvt(b, p, n8 + 1)
+                n8 -= 1
+            if n8 < 0:
                 raise DecodeError('TopicData.Partitions: null where not nullable')
             else:
-                if n7 > bl - p:
-                    raise DecodeError('TopicData.Partitions: count ' + str(n7) + ' past the end')
-                xs8 = []
-                for _ in range(n7):
-                    e9 = _new(_DescribeQuorumResponse_PartitionData)
-                    e9.partition_index, e9.error_code, e9.leader_id, e9.leader_epoch, e9.high_watermark, h10, = _S2.unpack_from(b, p)
+                if n8 > bl - p:
+                    raise DecodeError('TopicData.Partitions: count ' + str(n8) + ' past the end')
+                xs9 = []
+                for _ in range(n8):
+                    e10 = _new(_DescribeQuorumResponse_PartitionData)
+                    e10.partition_index, e10.error_code, e10.leader_id, e10.leader_epoch, e10.high_watermark, h11, = _S2.unpack_from(b, p)
                     p += 23
-                    n11 = h10 - 1
-                    if n11 > 126:
-                        n11, p = _uvt(b, p, n11 + 1)
-                        n11 -= 1
-                    if n11 < 0:
+                    n12 = h11 - 1
+                    if n12 > 126:
+                        n12, p = _uvt(b, p, n12 + 1)
+                        n12 -= 1
+                    if n12 < 0:
                         raise DecodeError('PartitionData.CurrentVoters: null where not nullable')
                     else:
-                        if n11 > bl - p:
-                            raise DecodeError('PartitionData.CurrentVoters: count ' + str(n11) + ' past the end')
-                        xs12 = []
-                        for _ in range(n11):
-                            e13 = _new(_DescribeQuorumResponse_ReplicaState)
-                            e13.replica_id, e13.log_end_offset, e13.last_fetch_timestamp, e13.last_caught_up_timestamp, = _S6.unpack_from(b, p)
+                        if n12 > bl - p:
+                            raise DecodeError('PartitionData.CurrentVoters: count ' + str(n12) + ' past the end')
+                        xs13 = []
+                        for _ in range(n12):
+                            e14 = _new(_DescribeQuorumResponse_ReplicaState)
+                            e14.replica_id, e14.log_end_offset, e14.last_fetch_timestamp, e14.last_caught_up_timestamp, = _S6.unpack_from(b, p)
                             p += 28
-                            e13.replica_directory_id = UUID_ZERO
+                            e14.replica_directory_id = UUID_ZERO
                             if b[p] == 0:  # no tagged fields, the common case
-                                e13.unknown_tagged_fields = None
+                                e14.unknown_tagged_fields = None
                                 p += 1
                             else:
-                                p = _t_DescribeQuorumResponse_ReplicaState_0(b, p, e13)
-                            xs12.append(e13)
-                        e9.current_voters = xs12
-                    n14 = b[p] - 1
+                                p = _t_DescribeQuorumResponse_ReplicaState_0(b, p, e14)
+                            xs13.append(e14)
+                        e10.current_voters = xs13
+                    n15 = b[p] - 1
                     p += 1
-                    if n14 > 126:
-                        n14, p = _uvt(b, p, n14 + 1)
-                        n14 -= 1
-                    if n14 < 0:
+                    if n15 > 126:
+                        n15, p = _uvt(b, p, n15 + 1)
+                        n15 -= 1
+                    if n15 < 0:
                         raise DecodeError('PartitionData.Observers: null where not nullable')
                     else:
-                        if n14 > bl - p:
-                            raise DecodeError('PartitionData.Observers: count ' + str(n14) + ' past the end')
-                        xs15 = []
-                        for _ in range(n14):
-                            e16 = _new(_DescribeQuorumResponse_ReplicaState)
-                            e16.replica_id, e16.log_end_offset, e16.last_fetch_timestamp, e16.last_caught_up_timestamp, = _S6.unpack_from(b, p)
+                        if n15 > bl - p:
+                            raise DecodeError('PartitionData.Observers: count ' + str(n15) + ' past the end')
+                        xs16 = []
+                        for _ in range(n15):
+                            e17 = _new(_DescribeQuorumResponse_ReplicaState)
+                            e17.replica_id, e17.log_end_offset, e17.last_fetch_timestamp, e17.last_caught_up_timestamp, = _S6.unpack_from(b, p)
                             p += 28
-                            e16.replica_directory_id = UUID_ZERO
+                            e17.replica_directory_id = UUID_ZERO
                             if b[p] == 0:  # no tagged fields, the common case
-                                e16.unknown_tagged_fields = None
+                                e17.unknown_tagged_fields = None
                                 p += 1
                             else:
-                                p = _t_DescribeQuorumResponse_ReplicaState_0(b, p, e16)
-                            xs15.append(e16)
-                        e9.observers = xs15
-                    e9.error_message = ''
+                                p = _t_DescribeQuorumResponse_ReplicaState_0(b, p, e17)
+                            xs16.append(e17)
+                        e10.observers = xs16
+                    e10.error_message = ''
                     if b[p] == 0:  # no tagged fields, the common case
-                        e9.unknown_tagged_fields = None
+                        e10.unknown_tagged_fields = None
                         p += 1
                     else:
-                        p = _t_DescribeQuorumRequest_PartitionData_0(b, p, e9)
-                    xs8.append(e9)
-                e4.partitions = xs8
+                        p = _t_DescribeQuorumRequest_PartitionData_0(b, p, e10)
+                    xs9.append(e10)
+                e4.partitions = xs9
             if b[p] == 0:  # no tagged fields, the common case
                 e4.unknown_tagged_fields = None
                 p += 1
@@ -682,6 +699,8 @@ def _r_DescribeQuorumResponse_1(b, p):
         p += 1
     else:
         p = _t_DescribeQuorumResponse_0(b, p, o)
+    if p > bl:
+        raise DecodeError('DescribeQuorumResponse: a length runs past the end')
     return o, p
 
 
@@ -805,18 +824,23 @@ def _r_DescribeQuorumResponse_2(b, p):
     o = _new(DescribeQuorumResponse)
     o.error_code, h1, = _S1.unpack_from(b, p)
     p += 3
-    n2 = h1 - 1
-    if n2 > 126:
-        n2, p = _uvt(b, p, n2 + 1)
-        n2 -= 1
-    if n2 < 0:
-        o.error_message = None
-    else:
-        q3 = p + n2
-        if q3 > bl:
-            raise DecodeError('DescribeQuorumResponse.ErrorMessage: length ' + str(n2) + ' past the end')
+    if 0 < h1 < 128:
+        q3 = p + h1 - 1
         o.error_message = str(b[p:q3], 'utf-8')
         p = q3
+    elif h1 == 0:
+        o.error_message = None
+    else:
+        n2 = h1 - 1
+        if n2 > 126:
+            n2, p = _uvt(b, p, n2 + 1)
+            n2 -= 1
+        if n2 < 0:
+            o.error_message = None
+        else:
+            q3 = p + n2
+            o.error_message = str(b[p:q3], 'utf-8')
+            p = q3
     n4 = b[p] - 1
     p += 1
     if n4 > 126:
@@ -830,98 +854,107 @@ def _r_DescribeQuorumResponse_2(b, p):
         xs5 = []
         for _ in range(n4):
             e6 = _new(_DescribeQuorumResponse_TopicData)
-            n7 = b[p] - 1
-            p += 1
-            if n7 > 126:
-                n7, p = _uvt(b, p, n7 + 1)
-                n7 -= 1
-            if n7 < 0:
-                raise DecodeError('TopicData.TopicName: null where not nullable')
-            else:
-                q8 = p + n7
-                if q8 > bl:
-                    raise DecodeError('TopicData.TopicName: length ' + str(n7) + ' past the end')
-                e6.topic_name = str(b[p:q8], 'utf-8')
+            h9 = b[p]
+            if 0 < h9 < 128:
+                q8 = p + h9
+                e6.topic_name = str(b[p + 1:q8], 'utf-8')
                 p = q8
-            n9 = b[p] - 1
+            else:
+                p += 1
+                n7 = h9 - 1
+                if n7 > 126:
+                    n7, p = _uvt(b, p, n7 + 1)
+                    n7 -= 1
+                if n7 < 0:
+                    raise DecodeError('TopicData.TopicName: null where not nullable')
+                else:
+                    q8 = p + n7
+                    e6.topic_name = str(b[p:q8], 'utf-8')
+                    p = q8
+            n10 = b[p] - 1
             p += 1
-            if n9 > 126:
-                n9, p = _uvt(b, p, n9 + 1)
-                n9 -= 1
-            if n9 < 0:
+            if n10 > 126:
+                n10, p = _uvt(b, p, n10 + 1)
+                n10 -= 1
+            if n10 < 0:
                 raise DecodeError('TopicData.Partitions: null where not nullable')
             else:
-                if n9 > bl - p:
-                    raise DecodeError('TopicData.Partitions: count ' + str(n9) + ' past the end')
-                xs10 = []
-                for _ in range(n9):
-                    e11 = _new(_DescribeQuorumResponse_PartitionData)
-                    e11.partition_index, e11.error_code, h12, = _S7.unpack_from(b, p)
+                if n10 > bl - p:
+                    raise DecodeError('TopicData.Partitions: count ' + str(n10) + ' past the end')
+                xs11 = []
+                for _ in range(n10):
+                    e12 = _new(_DescribeQuorumResponse_PartitionData)
+                    e12.partition_index, e12.error_code, h13, = _S7.unpack_from(b, p)
                     p += 7
-                    n13 = h12 - 1
-                    if n13 > 126:
-                        n13, p = _uvt(b, p, n13 + 1)
-                        n13 -= 1
-                    if n13 < 0:
-                        e11.error_message = None
+                    if 0 < h13 < 128:
+                        q15 = p + h13 - 1
+                        e12.error_message = str(b[p:q15], 'utf-8')
+                        p = q15
+                    elif h13 == 0:
+                        e12.error_message = None
                     else:
-                        q14 = p + n13
-                        if q14 > bl:
-                            raise DecodeError('PartitionData.ErrorMessage: length ' + str(n13) + ' past the end')
-                        e11.error_message = str(b[p:q14], 'utf-8')
-                        p = q14
-                    e11.leader_id, e11.leader_epoch, e11.high_watermark, h15, = _S8.unpack_from(b, p)
+                        n14 = h13 - 1
+                        if n14 > 126:
+                            n14, p = _uvt(b, p, n14 + 1)
+                            n14 -= 1
+                        if n14 < 0:
+                            e12.error_message = None
+                        else:
+                            q15 = p + n14
+                            e12.error_message = str(b[p:q15], 'utf-8')
+                            p = q15
+                    e12.leader_id, e12.leader_epoch, e12.high_watermark, h16, = _S8.unpack_from(b, p)
                     p += 17
-                    n16 = h15 - 1
-                    if n16 > 126:
-                        n16, p = _uvt(b, p, n16 + 1)
-                        n16 -= 1
-                    if n16 < 0:
+                    n17 = h16 - 1
+                    if n17 > 126:
+                        n17, p = _uvt(b, p, n17 + 1)
+                        n17 -= 1
+                    if n17 < 0:
                         raise DecodeError('PartitionData.CurrentVoters: null where not nullable')
                     else:
-                        if n16 > bl - p:
-                            raise DecodeError('PartitionData.CurrentVoters: count ' + str(n16) + ' past the end')
-                        xs17 = []
-                        for _ in range(n16):
-                            e18 = _new(_DescribeQuorumResponse_ReplicaState)
-                            e18.replica_id, e18.replica_directory_id, e18.log_end_offset, e18.last_fetch_timestamp, e18.last_caught_up_timestamp, = _S9.unpack_from(b, p)
+                        if n17 > bl - p:
+                            raise DecodeError('PartitionData.CurrentVoters: count ' + str(n17) + ' past the end')
+                        xs18 = []
+                        for _ in range(n17):
+                            e19 = _new(_DescribeQuorumResponse_ReplicaState)
+                            e19.replica_id, e19.replica_directory_id, e19.log_end_offset, e19.last_fetch_timestamp, e19.last_caught_up_timestamp, = _S9.unpack_from(b, p)
                             p += 44
                             if b[p] == 0:  # no tagged fields, the common case
-                                e18.unknown_tagged_fields = None
+                                e19.unknown_tagged_fields = None
                                 p += 1
                             else:
-                                p = _t_DescribeQuorumResponse_ReplicaState_0(b, p, e18)
-                            xs17.append(e18)
-                        e11.current_voters = xs17
-                    n19 = b[p] - 1
+                                p = _t_DescribeQuorumResponse_ReplicaState_0(b, p, e19)
+                            xs18.append(e19)
+                        e12.current_voters = xs18
+                    n20 = b[p] - 1
                     p += 1
-                    if n19 > 126:
-                        n19, p = _uvt(b, p, n19 + 1)
-                        n19 -= 1
-                    if n19 < 0:
+                    if n20 > 126:
+                        n20, p = _uvt(b, p, n20 + 1)
+                        n20 -= 1
+                    if n20 < 0:
                         raise DecodeError('PartitionData.Observers: null where not nullable')
                     else:
-                        if n19 > bl - p:
-                            raise DecodeError('PartitionData.Observers: count ' + str(n19) + ' past the end')
-                        xs20 = []
-                        for _ in range(n19):
-                            e21 = _new(_DescribeQuorumResponse_ReplicaState)
-                            e21.replica_id, e21.replica_directory_id, e21.log_end_offset, e21.last_fetch_timestamp, e21.last_caught_up_timestamp, = _S9.unpack_from(b, p)
+                        if n20 > bl - p:
+                            raise DecodeError('PartitionData.Observers: count ' + str(n20) + ' past the end')
+                        xs21 = []
+                        for _ in range(n20):
+                            e22 = _new(_DescribeQuorumResponse_ReplicaState)
+                            e22.replica_id, e22.replica_directory_id, e22.log_end_offset, e22.last_fetch_timestamp, e22.last_caught_up_timestamp, = _S9.unpack_from(b, p)
                             p += 44
                             if b[p] == 0:  # no tagged fields, the common case
-                                e21.unknown_tagged_fields = None
+                                e22.unknown_tagged_fields = None
                                 p += 1
                             else:
-                                p = _t_DescribeQuorumResponse_ReplicaState_0(b, p, e21)
-                            xs20.append(e21)
-                        e11.observers = xs20
+                                p = _t_DescribeQuorumResponse_ReplicaState_0(b, p, e22)
+                            xs21.append(e22)
+                        e12.observers = xs21
                     if b[p] == 0:  # no tagged fields, the common case
-                        e11.unknown_tagged_fields = None
+                        e12.unknown_tagged_fields = None
                         p += 1
                     else:
-                        p = _t_DescribeQuorumRequest_PartitionData_0(b, p, e11)
-                    xs10.append(e11)
-                e6.partitions = xs10
+                        p = _t_DescribeQuorumRequest_PartitionData_0(b, p, e12)
+                    xs11.append(e12)
+                e6.partitions = xs11
             if b[p] == 0:  # no tagged fields, the common case
                 e6.unknown_tagged_fields = None
                 p += 1
@@ -929,80 +962,90 @@ def _r_DescribeQuorumResponse_2(b, p):
                 p = _t_DescribeQuorumRequest_TopicData_0(b, p, e6)
             xs5.append(e6)
         o.topics = xs5
-    n22 = b[p] - 1
+    n23 = b[p] - 1
     p += 1
-    if n22 > 126:
-        n22, p = _uvt(b, p, n22 + 1)
-        n22 -= 1
-    if n22 < 0:
+    if n23 > 126:
+        n23, p = _uvt(b, p, n23 + 1)
+        n23 -= 1
+    if n23 < 0:
         raise DecodeError('DescribeQuorumResponse.Nodes: null where not nullable')
     else:
-        if n22 > bl - p:
-            raise DecodeError('DescribeQuorumResponse.Nodes: count ' + str(n22) + ' past the end')
-        xs23 = []
-        for _ in range(n22):
-            e24 = _new(_DescribeQuorumResponse_Node)
-            e24.node_id, h25, = _S10.unpack_from(b, p)
+        if n23 > bl - p:
+            raise DecodeError('DescribeQuorumResponse.Nodes: count ' + str(n23) + ' past the end')
+        xs24 = []
+        for _ in range(n23):
+            e25 = _new(_DescribeQuorumResponse_Node)
+            e25.node_id, h26, = _S10.unpack_from(b, p)
             p += 5
-            n26 = h25 - 1
-            if n26 > 126:
-                n26, p = _uvt(b, p, n26 + 1)
-                n26 -= 1
-            if n26 < 0:
+            n27 = h26 - 1
+            if n27 > 126:
+                n27, p = _uvt(b, p, n27 + 1)
+                n27 -= 1
+            if n27 < 0:
                 raise DecodeError('Node.Listeners: null where not nullable')
             else:
-                if n26 > bl - p:
-                    raise DecodeError('Node.Listeners: count ' + str(n26) + ' past the end')
-                xs27 = []
-                for _ in range(n26):
-                    e28 = _new(_DescribeQuorumResponse_Listener)
-                    n29 = b[p] - 1
-                    p += 1
-                    if n29 > 126:
-                        n29, p = _uvt(b, p, n29 + 1)
-                        n29 -= 1
-                    if n29 < 0:
-                        raise DecodeError('Listener.Name: null where not nullable')
+                if n27 > bl - p:
+                    raise DecodeError('Node.Listeners: count ' + str(n27) + ' past the end')
+                xs28 = []
+                for _ in range(n27):
+                    e29 = _new(_DescribeQuorumResponse_Listener)
+                    h32 = b[p]
+                    if 0 < h32 < 128:
+                        q31 = p + h32
+                        e29.name = str(b[p + 1:q31], 'utf-8')
+                        p = q31
                     else:
-                        q30 = p + n29
-                        if q30 > bl:
-                            raise DecodeError('Listener.Name: length ' + str(n29) + ' past the end')
-                        e28.name = str(b[p:q30], 'utf-8')
-                        p = q30
-                    n31 = b[p] - 1
-                    p += 1
-                    if n31 > 126:
-                        n31, p = _uvt(b, p, n31 + 1)
-                        n31 -= 1
-                    if n31 < 0:
-                        raise DecodeError('Listener.Host: null where not nullable')
+                        p += 1
+                        n30 = h32 - 1
+                        if n30 > 126:
+                            n30, p = _uvt(b, p, n30 + 1)
+                            n30 -= 1
+                        if n30 < 0:
+                            raise DecodeError('Listener.Name: null where not nullable')
+                        else:
+                            q31 = p + n30
+                            e29.name = str(b[p:q31], 'utf-8')
+                            p = q31
+                    h35 = b[p]
+                    if 0 < h35 < 128:
+                        q34 = p + h35
+                        e29.host = str(b[p + 1:q34], 'utf-8')
+                        p = q34
                     else:
-                        q32 = p + n31
-                        if q32 > bl:
-                            raise DecodeError('Listener.Host: length ' + str(n31) + ' past the end')
-                        e28.host = str(b[p:q32], 'utf-8')
-                        p = q32
-                    e28.port, = _S11.unpack_from(b, p)
+                        p += 1
+                        n33 = h35 - 1
+                        if n33 > 126:
+                            n33, p = _uvt(b, p, n33 + 1)
+                            n33 -= 1
+                        if n33 < 0:
+                            raise DecodeError('Listener.Host: null where not nullable')
+                        else:
+                            q34 = p + n33
+                            e29.host = str(b[p:q34], 'utf-8')
+                            p = q34
+                    e29.port, = _S11.unpack_from(b, p)
                     p += 2
                     if b[p] == 0:  # no tagged fields, the common case
-                        e28.unknown_tagged_fields = None
+                        e29.unknown_tagged_fields = None
                         p += 1
                     else:
-                        p = _t_DescribeQuorumResponse_Listener_0(b, p, e28)
-                    xs27.append(e28)
-                e24.listeners = xs27
+                        p = _t_DescribeQuorumResponse_Listener_0(b, p, e29)
+                    xs28.append(e29)
+                e25.listeners = xs28
             if b[p] == 0:  # no tagged fields, the common case
-                e24.unknown_tagged_fields = None
+                e25.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_DescribeQuorumResponse_Node_0(b, p, e24)
-            xs23.append(e24)
-        o.nodes = xs23
+                p = _t_DescribeQuorumResponse_Node_0(b, p, e25)
+            xs24.append(e25)
+        o.nodes = xs24
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         p += 1
     else:
         p = _t_DescribeQuorumResponse_0(b, p, o)
+    if p > bl:
+        raise DecodeError('DescribeQuorumResponse: a length runs past the end')
     return o, p
 
 

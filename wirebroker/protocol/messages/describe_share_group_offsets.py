@@ -9,6 +9,7 @@ from typing import Any
 import struct as _struct
 
 from wirebroker.protocol.message import UNSET, Message, Struct
+from wirebroker.protocol.message import shared_default as _shared_default
 from wirebroker.protocol.primitives import (
     UUID_ZERO,
     DecodeError,
@@ -39,6 +40,7 @@ _S7 = _struct.Struct('>h')
 _S8 = _struct.Struct('>iqiqhB')
 _S9 = _struct.Struct('>iqiqh')
 _ARRAY_i = tuple(_struct.Struct('>' + str(n) + 'i') for n in range(64))
+_UNPACK_i = (None, *(s.unpack_from for s in _ARRAY_i))
 
 
 class DescribeShareGroupOffsetsRequest(Message):
@@ -219,67 +221,85 @@ def _r_DescribeShareGroupOffsetsRequest_0(b, p):
         xs2 = []
         for _ in range(n1):
             e3 = _new(_DescribeShareGroupOffsetsRequest_DescribeShareGroupOffsetsRequestGroup)
-            n4 = b[p] - 1
-            p += 1
-            if n4 > 126:
-                n4, p = _uvt(b, p, n4 + 1)
-                n4 -= 1
-            if n4 < 0:
-                raise DecodeError('DescribeShareGroupOffsetsRequestGroup.GroupId: null where not nullable')
-            else:
-                q5 = p + n4
-                if q5 > bl:
-                    raise DecodeError('DescribeShareGroupOffsetsRequestGroup.GroupId: length ' + str(n4) + ' past the end')
-                e3.group_id = str(b[p:q5], 'utf-8')
+            h6 = b[p]
+            if 0 < h6 < 128:
+                q5 = p + h6
+                e3.group_id = str(b[p + 1:q5], 'utf-8')
                 p = q5
-            n6 = b[p] - 1
-            p += 1
-            if n6 > 126:
-                n6, p = _uvt(b, p, n6 + 1)
-                n6 -= 1
-            if n6 < 0:
-                e3.topics = None
             else:
-                if n6 > bl - p:
-                    raise DecodeError('DescribeShareGroupOffsetsRequestGroup.Topics: count ' + str(n6) + ' past the end')
-                xs7 = []
-                for _ in range(n6):
-                    e8 = _new(_DescribeShareGroupOffsetsRequest_DescribeShareGroupOffsetsRequestTopic)
-                    n9 = b[p] - 1
-                    p += 1
-                    if n9 > 126:
-                        n9, p = _uvt(b, p, n9 + 1)
-                        n9 -= 1
-                    if n9 < 0:
-                        raise DecodeError('DescribeShareGroupOffsetsRequestTopic.TopicName: null where not nullable')
-                    else:
-                        q10 = p + n9
-                        if q10 > bl:
-                            raise DecodeError('DescribeShareGroupOffsetsRequestTopic.TopicName: length ' + str(n9) + ' past the end')
-                        e8.topic_name = str(b[p:q10], 'utf-8')
-                        p = q10
-                    n11 = b[p] - 1
-                    p += 1
-                    if n11 > 126:
-                        n11, p = _uvt(b, p, n11 + 1)
-                        n11 -= 1
-                    if n11 < 0:
-                        raise DecodeError('DescribeShareGroupOffsetsRequestTopic.Partitions: null where not nullable')
-                    elif n11 < 64:
-                        e8.partitions = list(_ARRAY_i[n11].unpack_from(b, p))
-                        p += 4 * n11
-                    else:
-                        if n11 > bl - p:
-                            raise DecodeError('DescribeShareGroupOffsetsRequestTopic.Partitions: count ' + str(n11) + ' past the end')
-                        e8.partitions = list(_struct.Struct('>' + str(n11) + 'i').unpack_from(b, p))
-                        p += 4 * n11
-                    if b[p] == 0:  # no tagged fields, the common case
-                        e8.unknown_tagged_fields = None
-                        p += 1
-                    else:
-                        p = _t_DescribeShareGroupOffsetsRequest_DescribeShareGroupOffsetsRequestTopic_0(b, p, e8)
-                    xs7.append(e8)
-                e3.topics = xs7
+                p += 1
+                n4 = h6 - 1
+                if n4 > 126:
+                    n4, p = _uvt(b, p, n4 + 1)
+                    n4 -= 1
+                if n4 < 0:
+                    raise DecodeError('DescribeShareGroupOffsetsRequestGroup.GroupId: null where not nullable')
+                else:
+                    q5 = p + n4
+                    e3.group_id = str(b[p:q5], 'utf-8')
+                    p = q5
+            h15 = b[p]
+            if h15 == 0:
+                e3.topics = None
+                p += 1
+            else:
+                p += 1
+                n7 = h15 - 1
+                if n7 > 126:
+                    n7, p = _uvt(b, p, n7 + 1)
+                    n7 -= 1
+                if n7 < 0:
+                    e3.topics = None
+                else:
+                    if n7 > bl - p:
+                        raise DecodeError('DescribeShareGroupOffsetsRequestGroup.Topics: count ' + str(n7) + ' past the end')
+                    xs8 = []
+                    for _ in range(n7):
+                        e9 = _new(_DescribeShareGroupOffsetsRequest_DescribeShareGroupOffsetsRequestTopic)
+                        h12 = b[p]
+                        if 0 < h12 < 128:
+                            q11 = p + h12
+                            e9.topic_name = str(b[p + 1:q11], 'utf-8')
+                            p = q11
+                        else:
+                            p += 1
+                            n10 = h12 - 1
+                            if n10 > 126:
+                                n10, p = _uvt(b, p, n10 + 1)
+                                n10 -= 1
+                            if n10 < 0:
+                                raise DecodeError('DescribeShareGroupOffsetsRequestTopic.TopicName: null where not nullable')
+                            else:
+                                q11 = p + n10
+                                e9.topic_name = str(b[p:q11], 'utf-8')
+                                p = q11
+                        h14 = b[p]
+                        if 0 < h14 < 65:
+                            e9.partitions = [*_UNPACK_i[h14](b, p + 1)]
+                            p += 4 * h14 - 3
+                        else:
+                            p += 1
+                            n13 = h14 - 1
+                            if n13 > 126:
+                                n13, p = _uvt(b, p, n13 + 1)
+                                n13 -= 1
+                            if n13 < 0:
+                                raise DecodeError('DescribeShareGroupOffsetsRequestTopic.Partitions: null where not nullable')
+                            elif n13 < 64:
+                                e9.partitions = [*_ARRAY_i[n13].unpack_from(b, p)]
+                                p += 4 * n13
+                            else:
+                                if n13 > bl - p:
+                                    raise DecodeError('DescribeShareGroupOffsetsRequestTopic.Partitions: count ' + str(n13) + ' past the end')
+                                e9.partitions = [*_struct.Struct('>' + str(n13) + 'i').unpack_from(b, p)]
+                                p += 4 * n13
+                        if b[p] == 0:  # no tagged fields, the common case
+                            e9.unknown_tagged_fields = None
+                            p += 1
+                        else:
+                            p = _t_DescribeShareGroupOffsetsRequest_DescribeShareGroupOffsetsRequestTopic_0(b, p, e9)
+                        xs8.append(e9)
+                    e3.topics = xs8
             if b[p] == 0:  # no tagged fields, the common case
                 e3.unknown_tagged_fields = None
                 p += 1
@@ -292,6 +312,8 @@ def _r_DescribeShareGroupOffsetsRequest_0(b, p):
         p += 1
     else:
         p = _t_DescribeShareGroupOffsetsRequest_0(b, p, o)
+    if p > bl:
+        raise DecodeError('DescribeShareGroupOffsetsRequest: a length runs past the end')
     return o, p
 
 
@@ -462,102 +484,120 @@ def _r_DescribeShareGroupOffsetsResponse_0(b, p):
         xs3 = []
         for _ in range(n2):
             e4 = _new(_DescribeShareGroupOffsetsResponse_DescribeShareGroupOffsetsResponseGroup)
-            n5 = b[p] - 1
-            p += 1
-            if n5 > 126:
-                n5, p = _uvt(b, p, n5 + 1)
-                n5 -= 1
-            if n5 < 0:
-                raise DecodeError('DescribeShareGroupOffsetsResponseGroup.GroupId: null where not nullable')
-            else:
-                q6 = p + n5
-                if q6 > bl:
-                    raise DecodeError('DescribeShareGroupOffsetsResponseGroup.GroupId: length ' + str(n5) + ' past the end')
-                e4.group_id = str(b[p:q6], 'utf-8')
+            h7 = b[p]
+            if 0 < h7 < 128:
+                q6 = p + h7
+                e4.group_id = str(b[p + 1:q6], 'utf-8')
                 p = q6
-            n7 = b[p] - 1
+            else:
+                p += 1
+                n5 = h7 - 1
+                if n5 > 126:
+                    n5, p = _uvt(b, p, n5 + 1)
+                    n5 -= 1
+                if n5 < 0:
+                    raise DecodeError('DescribeShareGroupOffsetsResponseGroup.GroupId: null where not nullable')
+                else:
+                    q6 = p + n5
+                    e4.group_id = str(b[p:q6], 'utf-8')
+                    p = q6
+            n8 = b[p] - 1
             p += 1
-            if n7 > 126:
-                n7, p = _uvt(b, p, n7 + 1)
-                n7 -= 1
-            if n7 < 0:
+            if n8 > 126:
+                n8, p = _uvt(b, p, n8 + 1)
+                n8 -= 1
+            if n8 < 0:
                 raise DecodeError('DescribeShareGroupOffsetsResponseGroup.Topics: null where not nullable')
             else:
-                if n7 > bl - p:
-                    raise DecodeError('DescribeShareGroupOffsetsResponseGroup.Topics: count ' + str(n7) + ' past the end')
-                xs8 = []
-                for _ in range(n7):
-                    e9 = _new(_DescribeShareGroupOffsetsResponse_DescribeShareGroupOffsetsResponseTopic)
-                    n10 = b[p] - 1
-                    p += 1
-                    if n10 > 126:
-                        n10, p = _uvt(b, p, n10 + 1)
-                        n10 -= 1
-                    if n10 < 0:
-                        raise DecodeError('DescribeShareGroupOffsetsResponseTopic.TopicName: null where not nullable')
+                if n8 > bl - p:
+                    raise DecodeError('DescribeShareGroupOffsetsResponseGroup.Topics: count ' + str(n8) + ' past the end')
+                xs9 = []
+                for _ in range(n8):
+                    e10 = _new(_DescribeShareGroupOffsetsResponse_DescribeShareGroupOffsetsResponseTopic)
+                    h13 = b[p]
+                    if 0 < h13 < 128:
+                        q12 = p + h13
+                        e10.topic_name = str(b[p + 1:q12], 'utf-8')
+                        p = q12
                     else:
-                        q11 = p + n10
-                        if q11 > bl:
-                            raise DecodeError('DescribeShareGroupOffsetsResponseTopic.TopicName: length ' + str(n10) + ' past the end')
-                        e9.topic_name = str(b[p:q11], 'utf-8')
-                        p = q11
-                    e9.topic_id, h12, = _S1.unpack_from(b, p)
+                        p += 1
+                        n11 = h13 - 1
+                        if n11 > 126:
+                            n11, p = _uvt(b, p, n11 + 1)
+                            n11 -= 1
+                        if n11 < 0:
+                            raise DecodeError('DescribeShareGroupOffsetsResponseTopic.TopicName: null where not nullable')
+                        else:
+                            q12 = p + n11
+                            e10.topic_name = str(b[p:q12], 'utf-8')
+                            p = q12
+                    e10.topic_id, h14, = _S1.unpack_from(b, p)
                     p += 17
-                    n13 = h12 - 1
-                    if n13 > 126:
-                        n13, p = _uvt(b, p, n13 + 1)
-                        n13 -= 1
-                    if n13 < 0:
+                    n15 = h14 - 1
+                    if n15 > 126:
+                        n15, p = _uvt(b, p, n15 + 1)
+                        n15 -= 1
+                    if n15 < 0:
                         raise DecodeError('DescribeShareGroupOffsetsResponseTopic.Partitions: null where not nullable')
                     else:
-                        if n13 > bl - p:
-                            raise DecodeError('DescribeShareGroupOffsetsResponseTopic.Partitions: count ' + str(n13) + ' past the end')
-                        xs14 = []
-                        for _ in range(n13):
-                            e15 = _new(_DescribeShareGroupOffsetsResponse_DescribeShareGroupOffsetsResponsePartition)
-                            e15.partition_index, e15.start_offset, e15.leader_epoch, e15.error_code, h16, = _S2.unpack_from(b, p)
+                        if n15 > bl - p:
+                            raise DecodeError('DescribeShareGroupOffsetsResponseTopic.Partitions: count ' + str(n15) + ' past the end')
+                        xs16 = []
+                        for _ in range(n15):
+                            e17 = _new(_DescribeShareGroupOffsetsResponse_DescribeShareGroupOffsetsResponsePartition)
+                            e17.partition_index, e17.start_offset, e17.leader_epoch, e17.error_code, h18, = _S2.unpack_from(b, p)
                             p += 19
-                            n17 = h16 - 1
-                            if n17 > 126:
-                                n17, p = _uvt(b, p, n17 + 1)
-                                n17 -= 1
-                            if n17 < 0:
-                                e15.error_message = None
+                            if 0 < h18 < 128:
+                                q20 = p + h18 - 1
+                                e17.error_message = str(b[p:q20], 'utf-8')
+                                p = q20
+                            elif h18 == 0:
+                                e17.error_message = None
                             else:
-                                q18 = p + n17
-                                if q18 > bl:
-                                    raise DecodeError('DescribeShareGroupOffsetsResponsePartition.ErrorMessage: length ' + str(n17) + ' past the end')
-                                e15.error_message = str(b[p:q18], 'utf-8')
-                                p = q18
-                            e15.lag = -1
+                                n19 = h18 - 1
+                                if n19 > 126:
+                                    n19, p = _uvt(b, p, n19 + 1)
+                                    n19 -= 1
+                                if n19 < 0:
+                                    e17.error_message = None
+                                else:
+                                    q20 = p + n19
+                                    e17.error_message = str(b[p:q20], 'utf-8')
+                                    p = q20
+                            e17.lag = -1
                             if b[p] == 0:  # no tagged fields, the common case
-                                e15.unknown_tagged_fields = None
+                                e17.unknown_tagged_fields = None
                                 p += 1
                             else:
-                                p = _t_DescribeShareGroupOffsetsResponse_DescribeShareGroupOffsetsResponsePartition_0(b, p, e15)
-                            xs14.append(e15)
-                        e9.partitions = xs14
+                                p = _t_DescribeShareGroupOffsetsResponse_DescribeShareGroupOffsetsResponsePartition_0(b, p, e17)
+                            xs16.append(e17)
+                        e10.partitions = xs16
                     if b[p] == 0:  # no tagged fields, the common case
-                        e9.unknown_tagged_fields = None
+                        e10.unknown_tagged_fields = None
                         p += 1
                     else:
-                        p = _t_DescribeShareGroupOffsetsResponse_DescribeShareGroupOffsetsResponseTopic_0(b, p, e9)
-                    xs8.append(e9)
-                e4.topics = xs8
-            e4.error_code, h19, = _S3.unpack_from(b, p)
+                        p = _t_DescribeShareGroupOffsetsResponse_DescribeShareGroupOffsetsResponseTopic_0(b, p, e10)
+                    xs9.append(e10)
+                e4.topics = xs9
+            e4.error_code, h21, = _S3.unpack_from(b, p)
             p += 3
-            n20 = h19 - 1
-            if n20 > 126:
-                n20, p = _uvt(b, p, n20 + 1)
-                n20 -= 1
-            if n20 < 0:
+            if 0 < h21 < 128:
+                q23 = p + h21 - 1
+                e4.error_message = str(b[p:q23], 'utf-8')
+                p = q23
+            elif h21 == 0:
                 e4.error_message = None
             else:
-                q21 = p + n20
-                if q21 > bl:
-                    raise DecodeError('DescribeShareGroupOffsetsResponseGroup.ErrorMessage: length ' + str(n20) + ' past the end')
-                e4.error_message = str(b[p:q21], 'utf-8')
-                p = q21
+                n22 = h21 - 1
+                if n22 > 126:
+                    n22, p = _uvt(b, p, n22 + 1)
+                    n22 -= 1
+                if n22 < 0:
+                    e4.error_message = None
+                else:
+                    q23 = p + n22
+                    e4.error_message = str(b[p:q23], 'utf-8')
+                    p = q23
             if b[p] == 0:  # no tagged fields, the common case
                 e4.unknown_tagged_fields = None
                 p += 1
@@ -570,6 +610,8 @@ def _r_DescribeShareGroupOffsetsResponse_0(b, p):
         p += 1
     else:
         p = _t_DescribeShareGroupOffsetsResponse_0(b, p, o)
+    if p > bl:
+        raise DecodeError('DescribeShareGroupOffsetsResponse: a length runs past the end')
     return o, p
 
 
@@ -672,101 +714,119 @@ def _r_DescribeShareGroupOffsetsResponse_1(b, p):
         xs3 = []
         for _ in range(n2):
             e4 = _new(_DescribeShareGroupOffsetsResponse_DescribeShareGroupOffsetsResponseGroup)
-            n5 = b[p] - 1
-            p += 1
-            if n5 > 126:
-                n5, p = _uvt(b, p, n5 + 1)
-                n5 -= 1
-            if n5 < 0:
-                raise DecodeError('DescribeShareGroupOffsetsResponseGroup.GroupId: null where not nullable')
-            else:
-                q6 = p + n5
-                if q6 > bl:
-                    raise DecodeError('DescribeShareGroupOffsetsResponseGroup.GroupId: length ' + str(n5) + ' past the end')
-                e4.group_id = str(b[p:q6], 'utf-8')
+            h7 = b[p]
+            if 0 < h7 < 128:
+                q6 = p + h7
+                e4.group_id = str(b[p + 1:q6], 'utf-8')
                 p = q6
-            n7 = b[p] - 1
+            else:
+                p += 1
+                n5 = h7 - 1
+                if n5 > 126:
+                    n5, p = _uvt(b, p, n5 + 1)
+                    n5 -= 1
+                if n5 < 0:
+                    raise DecodeError('DescribeShareGroupOffsetsResponseGroup.GroupId: null where not nullable')
+                else:
+                    q6 = p + n5
+                    e4.group_id = str(b[p:q6], 'utf-8')
+                    p = q6
+            n8 = b[p] - 1
             p += 1
-            if n7 > 126:
-                n7, p = _uvt(b, p, n7 + 1)
-                n7 -= 1
-            if n7 < 0:
+            if n8 > 126:
+                n8, p = _uvt(b, p, n8 + 1)
+                n8 -= 1
+            if n8 < 0:
                 raise DecodeError('DescribeShareGroupOffsetsResponseGroup.Topics: null where not nullable')
             else:
-                if n7 > bl - p:
-                    raise DecodeError('DescribeShareGroupOffsetsResponseGroup.Topics: count ' + str(n7) + ' past the end')
-                xs8 = []
-                for _ in range(n7):
-                    e9 = _new(_DescribeShareGroupOffsetsResponse_DescribeShareGroupOffsetsResponseTopic)
-                    n10 = b[p] - 1
-                    p += 1
-                    if n10 > 126:
-                        n10, p = _uvt(b, p, n10 + 1)
-                        n10 -= 1
-                    if n10 < 0:
-                        raise DecodeError('DescribeShareGroupOffsetsResponseTopic.TopicName: null where not nullable')
+                if n8 > bl - p:
+                    raise DecodeError('DescribeShareGroupOffsetsResponseGroup.Topics: count ' + str(n8) + ' past the end')
+                xs9 = []
+                for _ in range(n8):
+                    e10 = _new(_DescribeShareGroupOffsetsResponse_DescribeShareGroupOffsetsResponseTopic)
+                    h13 = b[p]
+                    if 0 < h13 < 128:
+                        q12 = p + h13
+                        e10.topic_name = str(b[p + 1:q12], 'utf-8')
+                        p = q12
                     else:
-                        q11 = p + n10
-                        if q11 > bl:
-                            raise DecodeError('DescribeShareGroupOffsetsResponseTopic.TopicName: length ' + str(n10) + ' past the end')
-                        e9.topic_name = str(b[p:q11], 'utf-8')
-                        p = q11
-                    e9.topic_id, h12, = _S1.unpack_from(b, p)
+                        p += 1
+                        n11 = h13 - 1
+                        if n11 > 126:
+                            n11, p = _uvt(b, p, n11 + 1)
+                            n11 -= 1
+                        if n11 < 0:
+                            raise DecodeError('DescribeShareGroupOffsetsResponseTopic.TopicName: null where not nullable')
+                        else:
+                            q12 = p + n11
+                            e10.topic_name = str(b[p:q12], 'utf-8')
+                            p = q12
+                    e10.topic_id, h14, = _S1.unpack_from(b, p)
                     p += 17
-                    n13 = h12 - 1
-                    if n13 > 126:
-                        n13, p = _uvt(b, p, n13 + 1)
-                        n13 -= 1
-                    if n13 < 0:
+                    n15 = h14 - 1
+                    if n15 > 126:
+                        n15, p = _uvt(b, p, n15 + 1)
+                        n15 -= 1
+                    if n15 < 0:
                         raise DecodeError('DescribeShareGroupOffsetsResponseTopic.Partitions: null where not nullable')
                     else:
-                        if n13 > bl - p:
-                            raise DecodeError('DescribeShareGroupOffsetsResponseTopic.Partitions: count ' + str(n13) + ' past the end')
-                        xs14 = []
-                        for _ in range(n13):
-                            e15 = _new(_DescribeShareGroupOffsetsResponse_DescribeShareGroupOffsetsResponsePartition)
-                            e15.partition_index, e15.start_offset, e15.leader_epoch, e15.lag, e15.error_code, h16, = _S8.unpack_from(b, p)
+                        if n15 > bl - p:
+                            raise DecodeError('DescribeShareGroupOffsetsResponseTopic.Partitions: count ' + str(n15) + ' past the end')
+                        xs16 = []
+                        for _ in range(n15):
+                            e17 = _new(_DescribeShareGroupOffsetsResponse_DescribeShareGroupOffsetsResponsePartition)
+                            e17.partition_index, e17.start_offset, e17.leader_epoch, e17.lag, e17.error_code, h18, = _S8.unpack_from(b, p)
                             p += 27
-                            n17 = h16 - 1
-                            if n17 > 126:
-                                n17, p = _uvt(b, p, n17 + 1)
-                                n17 -= 1
-                            if n17 < 0:
-                                e15.error_message = None
+                            if 0 < h18 < 128:
+                                q20 = p + h18 - 1
+                                e17.error_message = str(b[p:q20], 'utf-8')
+                                p = q20
+                            elif h18 == 0:
+                                e17.error_message = None
                             else:
-                                q18 = p + n17
-                                if q18 > bl:
-                                    raise DecodeError('DescribeShareGroupOffsetsResponsePartition.ErrorMessage: length ' + str(n17) + ' past the end')
-                                e15.error_message = str(b[p:q18], 'utf-8')
-                                p = q18
+                                n19 = h18 - 1
+                                if n19 > 126:
+                                    n19, p = _uvt(b, p, n19 + 1)
+                                    n19 -= 1
+                                if n19 < 0:
+                                    e17.error_message = None
+                                else:
+                                    q20 = p + n19
+                                    e17.error_message = str(b[p:q20], 'utf-8')
+                                    p = q20
                             if b[p] == 0:  # no tagged fields, the common case
-                                e15.unknown_tagged_fields = None
+                                e17.unknown_tagged_fields = None
                                 p += 1
                             else:
-                                p = _t_DescribeShareGroupOffsetsResponse_DescribeShareGroupOffsetsResponsePartition_0(b, p, e15)
-                            xs14.append(e15)
-                        e9.partitions = xs14
+                                p = _t_DescribeShareGroupOffsetsResponse_DescribeShareGroupOffsetsResponsePartition_0(b, p, e17)
+                            xs16.append(e17)
+                        e10.partitions = xs16
                     if b[p] == 0:  # no tagged fields, the common case
-                        e9.unknown_tagged_fields = None
+                        e10.unknown_tagged_fields = None
                         p += 1
                     else:
-                        p = _t_DescribeShareGroupOffsetsResponse_DescribeShareGroupOffsetsResponseTopic_0(b, p, e9)
-                    xs8.append(e9)
-                e4.topics = xs8
-            e4.error_code, h19, = _S3.unpack_from(b, p)
+                        p = _t_DescribeShareGroupOffsetsResponse_DescribeShareGroupOffsetsResponseTopic_0(b, p, e10)
+                    xs9.append(e10)
+                e4.topics = xs9
+            e4.error_code, h21, = _S3.unpack_from(b, p)
             p += 3
-            n20 = h19 - 1
-            if n20 > 126:
-                n20, p = _uvt(b, p, n20 + 1)
-                n20 -= 1
-            if n20 < 0:
+            if 0 < h21 < 128:
+                q23 = p + h21 - 1
+                e4.error_message = str(b[p:q23], 'utf-8')
+                p = q23
+            elif h21 == 0:
                 e4.error_message = None
             else:
-                q21 = p + n20
-                if q21 > bl:
-                    raise DecodeError('DescribeShareGroupOffsetsResponseGroup.ErrorMessage: length ' + str(n20) + ' past the end')
-                e4.error_message = str(b[p:q21], 'utf-8')
-                p = q21
+                n22 = h21 - 1
+                if n22 > 126:
+                    n22, p = _uvt(b, p, n22 + 1)
+                    n22 -= 1
+                if n22 < 0:
+                    e4.error_message = None
+                else:
+                    q23 = p + n22
+                    e4.error_message = str(b[p:q23], 'utf-8')
+                    p = q23
             if b[p] == 0:  # no tagged fields, the common case
                 e4.unknown_tagged_fields = None
                 p += 1
@@ -779,6 +839,8 @@ def _r_DescribeShareGroupOffsetsResponse_1(b, p):
         p += 1
     else:
         p = _t_DescribeShareGroupOffsetsResponse_0(b, p, o)
+    if p > bl:
+        raise DecodeError('DescribeShareGroupOffsetsResponse: a length runs past the end')
     return o, p
 
 

@@ -9,6 +9,7 @@ from typing import Any
 import struct as _struct
 
 from wirebroker.protocol.message import UNSET, Message, Struct
+from wirebroker.protocol.message import shared_default as _shared_default
 from wirebroker.protocol.primitives import (
     UUID_ZERO,
     DecodeError,
@@ -37,6 +38,7 @@ _S5 = _struct.Struct('>h')
 _S6 = _struct.Struct('>16s?')
 _S7 = _struct.Struct('>hiii')
 _ARRAY_i = tuple(_struct.Struct('>' + str(n) + 'i') for n in range(64))
+_UNPACK_i = (None, *(s.unpack_from for s in _ARRAY_i))
 
 
 class DescribeTopicPartitionsRequest(Message):
@@ -223,19 +225,23 @@ def _r_DescribeTopicPartitionsRequest_0(b, p):
         xs2 = []
         for _ in range(n1):
             e3 = _new(_DescribeTopicPartitionsRequest_TopicRequest)
-            n4 = b[p] - 1
-            p += 1
-            if n4 > 126:
-                n4, p = _uvt(b, p, n4 + 1)
-                n4 -= 1
-            if n4 < 0:
-                raise DecodeError('TopicRequest.Name: null where not nullable')
-            else:
-                q5 = p + n4
-                if q5 > bl:
-                    raise DecodeError('TopicRequest.Name: length ' + str(n4) + ' past the end')
-                e3.name = str(b[p:q5], 'utf-8')
+            h6 = b[p]
+            if 0 < h6 < 128:
+                q5 = p + h6
+                e3.name = str(b[p + 1:q5], 'utf-8')
                 p = q5
+            else:
+                p += 1
+                n4 = h6 - 1
+                if n4 > 126:
+                    n4, p = _uvt(b, p, n4 + 1)
+                    n4 -= 1
+                if n4 < 0:
+                    raise DecodeError('TopicRequest.Name: null where not nullable')
+                else:
+                    q5 = p + n4
+                    e3.name = str(b[p:q5], 'utf-8')
+                    p = q5
             if b[p] == 0:  # no tagged fields, the common case
                 e3.unknown_tagged_fields = None
                 p += 1
@@ -250,33 +256,39 @@ def _r_DescribeTopicPartitionsRequest_0(b, p):
         p += 1
     else:
         p += 1
-        s6 = _new(_DescribeTopicPartitionsRequest_Cursor)
-        n7 = b[p] - 1
-        p += 1
-        if n7 > 126:
-            n7, p = _uvt(b, p, n7 + 1)
-            n7 -= 1
-        if n7 < 0:
-            raise DecodeError('Cursor.TopicName: null where not nullable')
+        s7 = _new(_DescribeTopicPartitionsRequest_Cursor)
+        h10 = b[p]
+        if 0 < h10 < 128:
+            q9 = p + h10
+            s7.topic_name = str(b[p + 1:q9], 'utf-8')
+            p = q9
         else:
-            q8 = p + n7
-            if q8 > bl:
-                raise DecodeError('Cursor.TopicName: length ' + str(n7) + ' past the end')
-            s6.topic_name = str(b[p:q8], 'utf-8')
-            p = q8
-        s6.partition_index, = _S0.unpack_from(b, p)
+            p += 1
+            n8 = h10 - 1
+            if n8 > 126:
+                n8, p = _uvt(b, p, n8 + 1)
+                n8 -= 1
+            if n8 < 0:
+                raise DecodeError('Cursor.TopicName: null where not nullable')
+            else:
+                q9 = p + n8
+                s7.topic_name = str(b[p:q9], 'utf-8')
+                p = q9
+        s7.partition_index, = _S0.unpack_from(b, p)
         p += 4
         if b[p] == 0:  # no tagged fields, the common case
-            s6.unknown_tagged_fields = None
+            s7.unknown_tagged_fields = None
             p += 1
         else:
-            p = _t_DescribeTopicPartitionsRequest_Cursor_0(b, p, s6)
-        o.cursor = s6
+            p = _t_DescribeTopicPartitionsRequest_Cursor_0(b, p, s7)
+        o.cursor = s7
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         p += 1
     else:
         p = _t_DescribeTopicPartitionsRequest_0(b, p, o)
+    if p > bl:
+        raise DecodeError('DescribeTopicPartitionsRequest: a length runs past the end')
     return o, p
 
 
@@ -413,18 +425,23 @@ def _r_DescribeTopicPartitionsResponse_0(b, p):
             e4 = _new(_DescribeTopicPartitionsResponse_DescribeTopicPartitionsResponseTopic)
             e4.error_code, h5, = _S2.unpack_from(b, p)
             p += 3
-            n6 = h5 - 1
-            if n6 > 126:
-                n6, p = _uvt(b, p, n6 + 1)
-                n6 -= 1
-            if n6 < 0:
-                e4.name = None
-            else:
-                q7 = p + n6
-                if q7 > bl:
-                    raise DecodeError('DescribeTopicPartitionsResponseTopic.Name: length ' + str(n6) + ' past the end')
+            if 0 < h5 < 128:
+                q7 = p + h5 - 1
                 e4.name = str(b[p:q7], 'utf-8')
                 p = q7
+            elif h5 == 0:
+                e4.name = None
+            else:
+                n6 = h5 - 1
+                if n6 > 126:
+                    n6, p = _uvt(b, p, n6 + 1)
+                    n6 -= 1
+                if n6 < 0:
+                    e4.name = None
+                else:
+                    q7 = p + n6
+                    e4.name = str(b[p:q7], 'utf-8')
+                    p = q7
             e4.topic_id, e4.is_internal, h8, = _S3.unpack_from(b, p)
             p += 18
             n9 = h8 - 1
@@ -441,80 +458,110 @@ def _r_DescribeTopicPartitionsResponse_0(b, p):
                     e11 = _new(_DescribeTopicPartitionsResponse_DescribeTopicPartitionsResponsePartition)
                     e11.error_code, e11.partition_index, e11.leader_id, e11.leader_epoch, h12, = _S4.unpack_from(b, p)
                     p += 15
-                    n13 = h12 - 1
-                    if n13 > 126:
-                        n13, p = _uvt(b, p, n13 + 1)
-                        n13 -= 1
-                    if n13 < 0:
-                        raise DecodeError('DescribeTopicPartitionsResponsePartition.ReplicaNodes: null where not nullable')
-                    elif n13 < 64:
-                        e11.replica_nodes = list(_ARRAY_i[n13].unpack_from(b, p))
-                        p += 4 * n13
+                    if 0 < h12 < 65:
+                        e11.replica_nodes = [*_UNPACK_i[h12](b, p)]
+                        p += 4 * h12 - 4
                     else:
-                        if n13 > bl - p:
-                            raise DecodeError('DescribeTopicPartitionsResponsePartition.ReplicaNodes: count ' + str(n13) + ' past the end')
-                        e11.replica_nodes = list(_struct.Struct('>' + str(n13) + 'i').unpack_from(b, p))
-                        p += 4 * n13
-                    n14 = b[p] - 1
-                    p += 1
-                    if n14 > 126:
-                        n14, p = _uvt(b, p, n14 + 1)
-                        n14 -= 1
-                    if n14 < 0:
-                        raise DecodeError('DescribeTopicPartitionsResponsePartition.IsrNodes: null where not nullable')
-                    elif n14 < 64:
-                        e11.isr_nodes = list(_ARRAY_i[n14].unpack_from(b, p))
-                        p += 4 * n14
+                        n13 = h12 - 1
+                        if n13 > 126:
+                            n13, p = _uvt(b, p, n13 + 1)
+                            n13 -= 1
+                        if n13 < 0:
+                            raise DecodeError('DescribeTopicPartitionsResponsePartition.ReplicaNodes: null where not nullable')
+                        elif n13 < 64:
+                            e11.replica_nodes = [*_ARRAY_i[n13].unpack_from(b, p)]
+                            p += 4 * n13
+                        else:
+                            if n13 > bl - p:
+                                raise DecodeError('DescribeTopicPartitionsResponsePartition.ReplicaNodes: count ' + str(n13) + ' past the end')
+                            e11.replica_nodes = [*_struct.Struct('>' + str(n13) + 'i').unpack_from(b, p)]
+                            p += 4 * n13
+                    h15 = b[p]
+                    if 0 < h15 < 65:
+                        e11.isr_nodes = [*_UNPACK_i[h15](b, p + 1)]
+                        p += 4 * h15 - 3
                     else:
-                        if n14 > bl - p:
-                            raise DecodeError('DescribeTopicPartitionsResponsePartition.IsrNodes: count ' + str(n14) + ' past the end')
-                        e11.isr_nodes = list(_struct.Struct('>' + str(n14) + 'i').unpack_from(b, p))
-                        p += 4 * n14
-                    n15 = b[p] - 1
-                    p += 1
-                    if n15 > 126:
-                        n15, p = _uvt(b, p, n15 + 1)
-                        n15 -= 1
-                    if n15 < 0:
+                        p += 1
+                        n14 = h15 - 1
+                        if n14 > 126:
+                            n14, p = _uvt(b, p, n14 + 1)
+                            n14 -= 1
+                        if n14 < 0:
+                            raise DecodeError('DescribeTopicPartitionsResponsePartition.IsrNodes: null where not nullable')
+                        elif n14 < 64:
+                            e11.isr_nodes = [*_ARRAY_i[n14].unpack_from(b, p)]
+                            p += 4 * n14
+                        else:
+                            if n14 > bl - p:
+                                raise DecodeError('DescribeTopicPartitionsResponsePartition.IsrNodes: count ' + str(n14) + ' past the end')
+                            e11.isr_nodes = [*_struct.Struct('>' + str(n14) + 'i').unpack_from(b, p)]
+                            p += 4 * n14
+                    h17 = b[p]
+                    if 0 < h17 < 65:
+                        e11.eligible_leader_replicas = [*_UNPACK_i[h17](b, p + 1)]
+                        p += 4 * h17 - 3
+                    elif h17 == 0:
                         e11.eligible_leader_replicas = None
-                    elif n15 < 64:
-                        e11.eligible_leader_replicas = list(_ARRAY_i[n15].unpack_from(b, p))
-                        p += 4 * n15
+                        p += 1
                     else:
-                        if n15 > bl - p:
-                            raise DecodeError('DescribeTopicPartitionsResponsePartition.EligibleLeaderReplicas: count ' + str(n15) + ' past the end')
-                        e11.eligible_leader_replicas = list(_struct.Struct('>' + str(n15) + 'i').unpack_from(b, p))
-                        p += 4 * n15
-                    n16 = b[p] - 1
-                    p += 1
-                    if n16 > 126:
-                        n16, p = _uvt(b, p, n16 + 1)
-                        n16 -= 1
-                    if n16 < 0:
+                        p += 1
+                        n16 = h17 - 1
+                        if n16 > 126:
+                            n16, p = _uvt(b, p, n16 + 1)
+                            n16 -= 1
+                        if n16 < 0:
+                            e11.eligible_leader_replicas = None
+                        elif n16 < 64:
+                            e11.eligible_leader_replicas = [*_ARRAY_i[n16].unpack_from(b, p)]
+                            p += 4 * n16
+                        else:
+                            if n16 > bl - p:
+                                raise DecodeError('DescribeTopicPartitionsResponsePartition.EligibleLeaderReplicas: count ' + str(n16) + ' past the end')
+                            e11.eligible_leader_replicas = [*_struct.Struct('>' + str(n16) + 'i').unpack_from(b, p)]
+                            p += 4 * n16
+                    h19 = b[p]
+                    if 0 < h19 < 65:
+                        e11.last_known_elr = [*_UNPACK_i[h19](b, p + 1)]
+                        p += 4 * h19 - 3
+                    elif h19 == 0:
                         e11.last_known_elr = None
-                    elif n16 < 64:
-                        e11.last_known_elr = list(_ARRAY_i[n16].unpack_from(b, p))
-                        p += 4 * n16
+                        p += 1
                     else:
-                        if n16 > bl - p:
-                            raise DecodeError('DescribeTopicPartitionsResponsePartition.LastKnownElr: count ' + str(n16) + ' past the end')
-                        e11.last_known_elr = list(_struct.Struct('>' + str(n16) + 'i').unpack_from(b, p))
-                        p += 4 * n16
-                    n17 = b[p] - 1
-                    p += 1
-                    if n17 > 126:
-                        n17, p = _uvt(b, p, n17 + 1)
-                        n17 -= 1
-                    if n17 < 0:
-                        raise DecodeError('DescribeTopicPartitionsResponsePartition.OfflineReplicas: null where not nullable')
-                    elif n17 < 64:
-                        e11.offline_replicas = list(_ARRAY_i[n17].unpack_from(b, p))
-                        p += 4 * n17
+                        p += 1
+                        n18 = h19 - 1
+                        if n18 > 126:
+                            n18, p = _uvt(b, p, n18 + 1)
+                            n18 -= 1
+                        if n18 < 0:
+                            e11.last_known_elr = None
+                        elif n18 < 64:
+                            e11.last_known_elr = [*_ARRAY_i[n18].unpack_from(b, p)]
+                            p += 4 * n18
+                        else:
+                            if n18 > bl - p:
+                                raise DecodeError('DescribeTopicPartitionsResponsePartition.LastKnownElr: count ' + str(n18) + ' past the end')
+                            e11.last_known_elr = [*_struct.Struct('>' + str(n18) + 'i').unpack_from(b, p)]
+                            p += 4 * n18
+                    h21 = b[p]
+                    if 0 < h21 < 65:
+                        e11.offline_replicas = [*_UNPACK_i[h21](b, p + 1)]
+                        p += 4 * h21 - 3
                     else:
-                        if n17 > bl - p:
-                            raise DecodeError('DescribeTopicPartitionsResponsePartition.OfflineReplicas: count ' + str(n17) + ' past the end')
-                        e11.offline_replicas = list(_struct.Struct('>' + str(n17) + 'i').unpack_from(b, p))
-                        p += 4 * n17
+                        p += 1
+                        n20 = h21 - 1
+                        if n20 > 126:
+                            n20, p = _uvt(b, p, n20 + 1)
+                            n20 -= 1
+                        if n20 < 0:
+                            raise DecodeError('DescribeTopicPartitionsResponsePartition.OfflineReplicas: null where not nullable')
+                        elif n20 < 64:
+                            e11.offline_replicas = [*_ARRAY_i[n20].unpack_from(b, p)]
+                            p += 4 * n20
+                        else:
+                            if n20 > bl - p:
+                                raise DecodeError('DescribeTopicPartitionsResponsePartition.OfflineReplicas: count ' + str(n20) + ' past the end')
+                            e11.offline_replicas = [*_struct.Struct('>' + str(n20) + 'i').unpack_from(b, p)]
+                            p += 4 * n20
                     if b[p] == 0:  # no tagged fields, the common case
                         e11.unknown_tagged_fields = None
                         p += 1
@@ -536,33 +583,39 @@ def _r_DescribeTopicPartitionsResponse_0(b, p):
         p += 1
     else:
         p += 1
-        s18 = _new(_DescribeTopicPartitionsResponse_Cursor)
-        n19 = b[p] - 1
-        p += 1
-        if n19 > 126:
-            n19, p = _uvt(b, p, n19 + 1)
-            n19 -= 1
-        if n19 < 0:
-            raise DecodeError('Cursor.TopicName: null where not nullable')
+        s22 = _new(_DescribeTopicPartitionsResponse_Cursor)
+        h25 = b[p]
+        if 0 < h25 < 128:
+            q24 = p + h25
+            s22.topic_name = str(b[p + 1:q24], 'utf-8')
+            p = q24
         else:
-            q20 = p + n19
-            if q20 > bl:
-                raise DecodeError('Cursor.TopicName: length ' + str(n19) + ' past the end')
-            s18.topic_name = str(b[p:q20], 'utf-8')
-            p = q20
-        s18.partition_index, = _S0.unpack_from(b, p)
+            p += 1
+            n23 = h25 - 1
+            if n23 > 126:
+                n23, p = _uvt(b, p, n23 + 1)
+                n23 -= 1
+            if n23 < 0:
+                raise DecodeError('Cursor.TopicName: null where not nullable')
+            else:
+                q24 = p + n23
+                s22.topic_name = str(b[p:q24], 'utf-8')
+                p = q24
+        s22.partition_index, = _S0.unpack_from(b, p)
         p += 4
         if b[p] == 0:  # no tagged fields, the common case
-            s18.unknown_tagged_fields = None
+            s22.unknown_tagged_fields = None
             p += 1
         else:
-            p = _t_DescribeTopicPartitionsRequest_Cursor_0(b, p, s18)
-        o.next_cursor = s18
+            p = _t_DescribeTopicPartitionsRequest_Cursor_0(b, p, s22)
+        o.next_cursor = s22
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         p += 1
     else:
         p = _t_DescribeTopicPartitionsResponse_0(b, p, o)
+    if p > bl:
+        raise DecodeError('DescribeTopicPartitionsResponse: a length runs past the end')
     return o, p
 
 

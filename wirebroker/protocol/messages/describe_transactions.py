@@ -9,6 +9,7 @@ from typing import Any
 import struct as _struct
 
 from wirebroker.protocol.message import UNSET, Message, Struct
+from wirebroker.protocol.message import shared_default as _shared_default
 from wirebroker.protocol.primitives import (
     UUID_ZERO,
     DecodeError,
@@ -35,6 +36,7 @@ _S3 = _struct.Struct('>i')
 _S4 = _struct.Struct('>h')
 _S5 = _struct.Struct('>iqqh')
 _ARRAY_i = tuple(_struct.Struct('>' + str(n) + 'i') for n in range(64))
+_UNPACK_i = (None, *(s.unpack_from for s in _ARRAY_i))
 
 
 class DescribeTransactionsRequest(Message):
@@ -134,19 +136,23 @@ def _r_DescribeTransactionsRequest_0(b, p):
             raise DecodeError('DescribeTransactionsRequest.TransactionalIds: count ' + str(n1) + ' past the end')
         xs2 = []
         for _ in range(n1):
-            n4 = b[p] - 1
-            p += 1
-            if n4 > 126:
-                n4, p = _uvt(b, p, n4 + 1)
-                n4 -= 1
-            if n4 < 0:
-                raise DecodeError('DescribeTransactionsRequest.TransactionalIds: null element')
-            else:
-                q5 = p + n4
-                if q5 > bl:
-                    raise DecodeError('DescribeTransactionsRequest.TransactionalIds: length ' + str(n4) + ' past the end')
-                e3 = str(b[p:q5], 'utf-8')
+            h6 = b[p]
+            if 0 < h6 < 128:
+                q5 = p + h6
+                e3 = str(b[p + 1:q5], 'utf-8')
                 p = q5
+            else:
+                p += 1
+                n4 = h6 - 1
+                if n4 > 126:
+                    n4, p = _uvt(b, p, n4 + 1)
+                    n4 -= 1
+                if n4 < 0:
+                    raise DecodeError('DescribeTransactionsRequest.TransactionalIds: null element')
+                else:
+                    q5 = p + n4
+                    e3 = str(b[p:q5], 'utf-8')
+                    p = q5
             xs2.append(e3)
         o.transactional_ids = xs2
     if b[p] == 0:  # no tagged fields, the common case
@@ -154,6 +160,8 @@ def _r_DescribeTransactionsRequest_0(b, p):
         p += 1
     else:
         p = _t_DescribeTransactionsRequest_0(b, p, o)
+    if p > bl:
+        raise DecodeError('DescribeTransactionsRequest: a length runs past the end')
     return o, p
 
 
@@ -267,80 +275,96 @@ def _r_DescribeTransactionsResponse_0(b, p):
             e4 = _new(_DescribeTransactionsResponse_TransactionState)
             e4.error_code, h5, = _S1.unpack_from(b, p)
             p += 3
-            n6 = h5 - 1
-            if n6 > 126:
-                n6, p = _uvt(b, p, n6 + 1)
-                n6 -= 1
-            if n6 < 0:
-                raise DecodeError('TransactionState.TransactionalId: null where not nullable')
-            else:
-                q7 = p + n6
-                if q7 > bl:
-                    raise DecodeError('TransactionState.TransactionalId: length ' + str(n6) + ' past the end')
+            if 0 < h5 < 128:
+                q7 = p + h5 - 1
                 e4.transactional_id = str(b[p:q7], 'utf-8')
                 p = q7
-            n8 = b[p] - 1
-            p += 1
-            if n8 > 126:
-                n8, p = _uvt(b, p, n8 + 1)
-                n8 -= 1
-            if n8 < 0:
-                raise DecodeError('TransactionState.TransactionState: null where not nullable')
             else:
-                q9 = p + n8
-                if q9 > bl:
-                    raise DecodeError('TransactionState.TransactionState: length ' + str(n8) + ' past the end')
-                e4.transaction_state = str(b[p:q9], 'utf-8')
+                n6 = h5 - 1
+                if n6 > 126:
+                    n6, p = _uvt(b, p, n6 + 1)
+                    n6 -= 1
+                if n6 < 0:
+                    raise DecodeError('TransactionState.TransactionalId: null where not nullable')
+                else:
+                    q7 = p + n6
+                    e4.transactional_id = str(b[p:q7], 'utf-8')
+                    p = q7
+            h10 = b[p]
+            if 0 < h10 < 128:
+                q9 = p + h10
+                e4.transaction_state = str(b[p + 1:q9], 'utf-8')
                 p = q9
-            e4.transaction_timeout_ms, e4.transaction_start_time_ms, e4.producer_id, e4.producer_epoch, h10, = _S2.unpack_from(b, p)
+            else:
+                p += 1
+                n8 = h10 - 1
+                if n8 > 126:
+                    n8, p = _uvt(b, p, n8 + 1)
+                    n8 -= 1
+                if n8 < 0:
+                    raise DecodeError('TransactionState.TransactionState: null where not nullable')
+                else:
+                    q9 = p + n8
+                    e4.transaction_state = str(b[p:q9], 'utf-8')
+                    p = q9
+            e4.transaction_timeout_ms, e4.transaction_start_time_ms, e4.producer_id, e4.producer_epoch, h11, = _S2.unpack_from(b, p)
             p += 23
-            n11 = h10 - 1
-            if n11 > 126:
-                n11, p = _uvt(b, p, n11 + 1)
-                n11 -= 1
-            if n11 < 0:
+            n12 = h11 - 1
+            if n12 > 126:
+                n12, p = _uvt(b, p, n12 + 1)
+                n12 -= 1
+            if n12 < 0:
                 raise DecodeError('TransactionState.Topics: null where not nullable')
             else:
-                if n11 > bl - p:
-                    raise DecodeError('TransactionState.Topics: count ' + str(n11) + ' past the end')
-                xs12 = []
-                for _ in range(n11):
-                    e13 = _new(_DescribeTransactionsResponse_TopicData)
-                    n14 = b[p] - 1
-                    p += 1
-                    if n14 > 126:
-                        n14, p = _uvt(b, p, n14 + 1)
-                        n14 -= 1
-                    if n14 < 0:
-                        raise DecodeError('TopicData.Topic: null where not nullable')
+                if n12 > bl - p:
+                    raise DecodeError('TransactionState.Topics: count ' + str(n12) + ' past the end')
+                xs13 = []
+                for _ in range(n12):
+                    e14 = _new(_DescribeTransactionsResponse_TopicData)
+                    h17 = b[p]
+                    if 0 < h17 < 128:
+                        q16 = p + h17
+                        e14.topic = str(b[p + 1:q16], 'utf-8')
+                        p = q16
                     else:
-                        q15 = p + n14
-                        if q15 > bl:
-                            raise DecodeError('TopicData.Topic: length ' + str(n14) + ' past the end')
-                        e13.topic = str(b[p:q15], 'utf-8')
-                        p = q15
-                    n16 = b[p] - 1
-                    p += 1
-                    if n16 > 126:
-                        n16, p = _uvt(b, p, n16 + 1)
-                        n16 -= 1
-                    if n16 < 0:
-                        raise DecodeError('TopicData.Partitions: null where not nullable')
-                    elif n16 < 64:
-                        e13.partitions = list(_ARRAY_i[n16].unpack_from(b, p))
-                        p += 4 * n16
+                        p += 1
+                        n15 = h17 - 1
+                        if n15 > 126:
+                            n15, p = _uvt(b, p, n15 + 1)
+                            n15 -= 1
+                        if n15 < 0:
+                            raise DecodeError('TopicData.Topic: null where not nullable')
+                        else:
+                            q16 = p + n15
+                            e14.topic = str(b[p:q16], 'utf-8')
+                            p = q16
+                    h19 = b[p]
+                    if 0 < h19 < 65:
+                        e14.partitions = [*_UNPACK_i[h19](b, p + 1)]
+                        p += 4 * h19 - 3
                     else:
-                        if n16 > bl - p:
-                            raise DecodeError('TopicData.Partitions: count ' + str(n16) + ' past the end')
-                        e13.partitions = list(_struct.Struct('>' + str(n16) + 'i').unpack_from(b, p))
-                        p += 4 * n16
+                        p += 1
+                        n18 = h19 - 1
+                        if n18 > 126:
+                            n18, p = _uvt(b, p, n18 + 1)
+                            n18 -= 1
+                        if n18 < 0:
+                            raise DecodeError('TopicData.Partitions: null where not nullable')
+                        elif n18 < 64:
+                            e14.partitions = [*_ARRAY_i[n18].unpack_from(b, p)]
+                            p += 4 * n18
+                        else:
+                            if n18 > bl - p:
+                                raise DecodeError('TopicData.Partitions: count ' + str(n18) + ' past the end')
+                            e14.partitions = [*_struct.Struct('>' + str(n18) + 'i').unpack_from(b, p)]
+                            p += 4 * n18
                     if b[p] == 0:  # no tagged fields, the common case
-                        e13.unknown_tagged_fields = None
+                        e14.unknown_tagged_fields = None
                         p += 1
                     else:
-                        p = _t_DescribeTransactionsResponse_TopicData_0(b, p, e13)
-                    xs12.append(e13)
-                e4.topics = xs12
+                        p = _t_DescribeTransactionsResponse_TopicData_0(b, p, e14)
+                    xs13.append(e14)
+                e4.topics = xs13
             if b[p] == 0:  # no tagged fields, the common case
                 e4.unknown_tagged_fields = None
                 p += 1
@@ -353,6 +377,8 @@ def _r_DescribeTransactionsResponse_0(b, p):
         p += 1
     else:
         p = _t_DescribeTransactionsResponse_0(b, p, o)
+    if p > bl:
+        raise DecodeError('DescribeTransactionsResponse: a length runs past the end')
     return o, p
 
 

@@ -9,6 +9,7 @@ from typing import Any
 import struct as _struct
 
 from wirebroker.protocol.message import UNSET, Message, Struct
+from wirebroker.protocol.message import shared_default as _shared_default
 from wirebroker.protocol.primitives import (
     UUID_ZERO,
     DecodeError,
@@ -151,44 +152,55 @@ def _t_DescribeUserScramCredentialsRequest_0(b, p, o):
 def _r_DescribeUserScramCredentialsRequest_0(b, p):
     bl = len(b)
     o = _new(DescribeUserScramCredentialsRequest)
-    n1 = b[p] - 1
-    p += 1
-    if n1 > 126:
-        n1, p = _uvt(b, p, n1 + 1)
-        n1 -= 1
-    if n1 < 0:
+    h7 = b[p]
+    if h7 == 0:
         o.users = None
+        p += 1
     else:
-        if n1 > bl - p:
-            raise DecodeError('DescribeUserScramCredentialsRequest.Users: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3 = _new(_DescribeUserScramCredentialsRequest_UserName)
-            n4 = b[p] - 1
-            p += 1
-            if n4 > 126:
-                n4, p = _uvt(b, p, n4 + 1)
-                n4 -= 1
-            if n4 < 0:
-                raise DecodeError('UserName.Name: null where not nullable')
-            else:
-                q5 = p + n4
-                if q5 > bl:
-                    raise DecodeError('UserName.Name: length ' + str(n4) + ' past the end')
-                e3.name = str(b[p:q5], 'utf-8')
-                p = q5
-            if b[p] == 0:  # no tagged fields, the common case
-                e3.unknown_tagged_fields = None
-                p += 1
-            else:
-                p = _t_DescribeUserScramCredentialsRequest_UserName_0(b, p, e3)
-            xs2.append(e3)
-        o.users = xs2
+        p += 1
+        n1 = h7 - 1
+        if n1 > 126:
+            n1, p = _uvt(b, p, n1 + 1)
+            n1 -= 1
+        if n1 < 0:
+            o.users = None
+        else:
+            if n1 > bl - p:
+                raise DecodeError('DescribeUserScramCredentialsRequest.Users: count ' + str(n1) + ' past the end')
+            xs2 = []
+            for _ in range(n1):
+                e3 = _new(_DescribeUserScramCredentialsRequest_UserName)
+                h6 = b[p]
+                if 0 < h6 < 128:
+                    q5 = p + h6
+                    e3.name = str(b[p + 1:q5], 'utf-8')
+                    p = q5
+                else:
+                    p += 1
+                    n4 = h6 - 1
+                    if n4 > 126:
+                        n4, p = _uvt(b, p, n4 + 1)
+                        n4 -= 1
+                    if n4 < 0:
+                        raise DecodeError('UserName.Name: null where not nullable')
+                    else:
+                        q5 = p + n4
+                        e3.name = str(b[p:q5], 'utf-8')
+                        p = q5
+                if b[p] == 0:  # no tagged fields, the common case
+                    e3.unknown_tagged_fields = None
+                    p += 1
+                else:
+                    p = _t_DescribeUserScramCredentialsRequest_UserName_0(b, p, e3)
+                xs2.append(e3)
+            o.users = xs2
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         p += 1
     else:
         p = _t_DescribeUserScramCredentialsRequest_0(b, p, o)
+    if p > bl:
+        raise DecodeError('DescribeUserScramCredentialsRequest: a length runs past the end')
     return o, p
 
 
@@ -295,18 +307,23 @@ def _r_DescribeUserScramCredentialsResponse_0(b, p):
     o = _new(DescribeUserScramCredentialsResponse)
     o.throttle_time_ms, o.error_code, h1, = _S0.unpack_from(b, p)
     p += 7
-    n2 = h1 - 1
-    if n2 > 126:
-        n2, p = _uvt(b, p, n2 + 1)
-        n2 -= 1
-    if n2 < 0:
-        o.error_message = None
-    else:
-        q3 = p + n2
-        if q3 > bl:
-            raise DecodeError('DescribeUserScramCredentialsResponse.ErrorMessage: length ' + str(n2) + ' past the end')
+    if 0 < h1 < 128:
+        q3 = p + h1 - 1
         o.error_message = str(b[p:q3], 'utf-8')
         p = q3
+    elif h1 == 0:
+        o.error_message = None
+    else:
+        n2 = h1 - 1
+        if n2 > 126:
+            n2, p = _uvt(b, p, n2 + 1)
+            n2 -= 1
+        if n2 < 0:
+            o.error_message = None
+        else:
+            q3 = p + n2
+            o.error_message = str(b[p:q3], 'utf-8')
+            p = q3
     n4 = b[p] - 1
     p += 1
     if n4 > 126:
@@ -320,55 +337,64 @@ def _r_DescribeUserScramCredentialsResponse_0(b, p):
         xs5 = []
         for _ in range(n4):
             e6 = _new(_DescribeUserScramCredentialsResponse_DescribeUserScramCredentialsResult)
-            n7 = b[p] - 1
-            p += 1
-            if n7 > 126:
-                n7, p = _uvt(b, p, n7 + 1)
-                n7 -= 1
-            if n7 < 0:
-                raise DecodeError('DescribeUserScramCredentialsResult.User: null where not nullable')
-            else:
-                q8 = p + n7
-                if q8 > bl:
-                    raise DecodeError('DescribeUserScramCredentialsResult.User: length ' + str(n7) + ' past the end')
-                e6.user = str(b[p:q8], 'utf-8')
+            h9 = b[p]
+            if 0 < h9 < 128:
+                q8 = p + h9
+                e6.user = str(b[p + 1:q8], 'utf-8')
                 p = q8
-            e6.error_code, h9, = _S1.unpack_from(b, p)
+            else:
+                p += 1
+                n7 = h9 - 1
+                if n7 > 126:
+                    n7, p = _uvt(b, p, n7 + 1)
+                    n7 -= 1
+                if n7 < 0:
+                    raise DecodeError('DescribeUserScramCredentialsResult.User: null where not nullable')
+                else:
+                    q8 = p + n7
+                    e6.user = str(b[p:q8], 'utf-8')
+                    p = q8
+            e6.error_code, h10, = _S1.unpack_from(b, p)
             p += 3
-            n10 = h9 - 1
-            if n10 > 126:
-                n10, p = _uvt(b, p, n10 + 1)
-                n10 -= 1
-            if n10 < 0:
+            if 0 < h10 < 128:
+                q12 = p + h10 - 1
+                e6.error_message = str(b[p:q12], 'utf-8')
+                p = q12
+            elif h10 == 0:
                 e6.error_message = None
             else:
-                q11 = p + n10
-                if q11 > bl:
-                    raise DecodeError('DescribeUserScramCredentialsResult.ErrorMessage: length ' + str(n10) + ' past the end')
-                e6.error_message = str(b[p:q11], 'utf-8')
-                p = q11
-            n12 = b[p] - 1
+                n11 = h10 - 1
+                if n11 > 126:
+                    n11, p = _uvt(b, p, n11 + 1)
+                    n11 -= 1
+                if n11 < 0:
+                    e6.error_message = None
+                else:
+                    q12 = p + n11
+                    e6.error_message = str(b[p:q12], 'utf-8')
+                    p = q12
+            n13 = b[p] - 1
             p += 1
-            if n12 > 126:
-                n12, p = _uvt(b, p, n12 + 1)
-                n12 -= 1
-            if n12 < 0:
+            if n13 > 126:
+                n13, p = _uvt(b, p, n13 + 1)
+                n13 -= 1
+            if n13 < 0:
                 raise DecodeError('DescribeUserScramCredentialsResult.CredentialInfos: null where not nullable')
             else:
-                if n12 > bl - p:
-                    raise DecodeError('DescribeUserScramCredentialsResult.CredentialInfos: count ' + str(n12) + ' past the end')
-                xs13 = []
-                for _ in range(n12):
-                    e14 = _new(_DescribeUserScramCredentialsResponse_CredentialInfo)
-                    e14.mechanism, e14.iterations, = _S2.unpack_from(b, p)
+                if n13 > bl - p:
+                    raise DecodeError('DescribeUserScramCredentialsResult.CredentialInfos: count ' + str(n13) + ' past the end')
+                xs14 = []
+                for _ in range(n13):
+                    e15 = _new(_DescribeUserScramCredentialsResponse_CredentialInfo)
+                    e15.mechanism, e15.iterations, = _S2.unpack_from(b, p)
                     p += 5
                     if b[p] == 0:  # no tagged fields, the common case
-                        e14.unknown_tagged_fields = None
+                        e15.unknown_tagged_fields = None
                         p += 1
                     else:
-                        p = _t_DescribeUserScramCredentialsResponse_CredentialInfo_0(b, p, e14)
-                    xs13.append(e14)
-                e6.credential_infos = xs13
+                        p = _t_DescribeUserScramCredentialsResponse_CredentialInfo_0(b, p, e15)
+                    xs14.append(e15)
+                e6.credential_infos = xs14
             if b[p] == 0:  # no tagged fields, the common case
                 e6.unknown_tagged_fields = None
                 p += 1
@@ -381,6 +407,8 @@ def _r_DescribeUserScramCredentialsResponse_0(b, p):
         p += 1
     else:
         p = _t_DescribeUserScramCredentialsResponse_0(b, p, o)
+    if p > bl:
+        raise DecodeError('DescribeUserScramCredentialsResponse: a length runs past the end')
     return o, p
 
 

@@ -9,6 +9,7 @@ from typing import Any
 import struct as _struct
 
 from wirebroker.protocol.message import UNSET, Message, Struct
+from wirebroker.protocol.message import shared_default as _shared_default
 from wirebroker.protocol.primitives import (
     UUID_ZERO,
     DecodeError,
@@ -28,8 +29,8 @@ _unpack_from = _struct.unpack_from
 def _first(tag_and_bytes):
     return tag_and_bytes[0]
 
-_S0 = _struct.Struct('>i')
-_S1 = _struct.Struct('>h')
+_S0 = _struct.Struct('>h')
+_S1 = _struct.Struct('>i')
 _S2 = _struct.Struct('>bi')
 _S3 = _struct.Struct('>b')
 _S4 = _struct.Struct('>bB')
@@ -39,6 +40,7 @@ _S7 = _struct.Struct('>ih')
 _S8 = _struct.Struct('>ihi')
 _S9 = _struct.Struct('>ihB')
 _ARRAY_i = tuple(_struct.Struct('>' + str(n) + 'i') for n in range(64))
+_UNPACK_i = (None, *(s.unpack_from for s in _ARRAY_i))
 
 
 class ElectLeadersRequest(Message):
@@ -112,7 +114,7 @@ _ElectLeadersResponse_ReplicaElectionResult = ElectLeadersResponse.ReplicaElecti
 def _r_ElectLeadersRequest_0(b, p):
     bl = len(b)
     o = _new(ElectLeadersRequest)
-    n1, = _S0.unpack_from(b, p)
+    n1, = _S1.unpack_from(b, p)
     p += 4
     if n1 < 0:
         o.topic_partitions = None
@@ -122,35 +124,35 @@ def _r_ElectLeadersRequest_0(b, p):
         xs2 = []
         for _ in range(n1):
             e3 = _new(_ElectLeadersRequest_TopicPartitions)
-            n4, = _S1.unpack_from(b, p)
+            n4, = _S0.unpack_from(b, p)
             p += 2
             if n4 < 0:
                 raise DecodeError('TopicPartitions.Topic: null where not nullable')
             else:
                 q5 = p + n4
-                if q5 > bl:
-                    raise DecodeError('TopicPartitions.Topic: length ' + str(n4) + ' past the end')
                 e3.topic = str(b[p:q5], 'utf-8')
                 p = q5
-            n6, = _S0.unpack_from(b, p)
+            n6, = _S1.unpack_from(b, p)
             p += 4
             if n6 < 0:
                 raise DecodeError('TopicPartitions.Partitions: null where not nullable')
             elif n6 < 64:
-                e3.partitions = list(_ARRAY_i[n6].unpack_from(b, p))
+                e3.partitions = [*_ARRAY_i[n6].unpack_from(b, p)]
                 p += 4 * n6
             else:
                 if n6 > bl - p:
                     raise DecodeError('TopicPartitions.Partitions: count ' + str(n6) + ' past the end')
-                e3.partitions = list(_struct.Struct('>' + str(n6) + 'i').unpack_from(b, p))
+                e3.partitions = [*_struct.Struct('>' + str(n6) + 'i').unpack_from(b, p)]
                 p += 4 * n6
             e3.unknown_tagged_fields = None
             xs2.append(e3)
         o.topic_partitions = xs2
-    o.timeout_ms, = _S0.unpack_from(b, p)
+    o.timeout_ms, = _S1.unpack_from(b, p)
     p += 4
     o.election_type = 0
     o.unknown_tagged_fields = None
+    if p > bl:
+        raise DecodeError('ElectLeadersRequest: a length runs past the end')
     return o, p
 
 
@@ -161,19 +163,19 @@ def _w_ElectLeadersRequest_0(o, w):
     if xs1 is None:
         w += b'\xff\xff\xff\xff'
     else:
-        w += _S0.pack(len(xs1))
+        w += _S1.pack(len(xs1))
         for e2 in xs1:
             v3 = e2.topic
             v3 = v3.encode()
-            w += _S1.pack(len(v3))
+            w += _S0.pack(len(v3))
             w += v3
             xs4 = e2.partitions
-            w += _S0.pack(len(xs4))
+            w += _S1.pack(len(xs4))
             if len(xs4) < 64:
                 w += _ARRAY_i[len(xs4)].pack(*xs4)
             else:
                 w += _pack('>' + str(len(xs4)) + 'i', *xs4)
-    w += _S0.pack(o.timeout_ms)
+    w += _S1.pack(o.timeout_ms)
 
 
 def _r_ElectLeadersRequest_1(b, p):
@@ -190,34 +192,34 @@ def _r_ElectLeadersRequest_1(b, p):
         xs3 = []
         for _ in range(n2):
             e4 = _new(_ElectLeadersRequest_TopicPartitions)
-            n5, = _S1.unpack_from(b, p)
+            n5, = _S0.unpack_from(b, p)
             p += 2
             if n5 < 0:
                 raise DecodeError('TopicPartitions.Topic: null where not nullable')
             else:
                 q6 = p + n5
-                if q6 > bl:
-                    raise DecodeError('TopicPartitions.Topic: length ' + str(n5) + ' past the end')
                 e4.topic = str(b[p:q6], 'utf-8')
                 p = q6
-            n7, = _S0.unpack_from(b, p)
+            n7, = _S1.unpack_from(b, p)
             p += 4
             if n7 < 0:
                 raise DecodeError('TopicPartitions.Partitions: null where not nullable')
             elif n7 < 64:
-                e4.partitions = list(_ARRAY_i[n7].unpack_from(b, p))
+                e4.partitions = [*_ARRAY_i[n7].unpack_from(b, p)]
                 p += 4 * n7
             else:
                 if n7 > bl - p:
                     raise DecodeError('TopicPartitions.Partitions: count ' + str(n7) + ' past the end')
-                e4.partitions = list(_struct.Struct('>' + str(n7) + 'i').unpack_from(b, p))
+                e4.partitions = [*_struct.Struct('>' + str(n7) + 'i').unpack_from(b, p)]
                 p += 4 * n7
             e4.unknown_tagged_fields = None
             xs3.append(e4)
         o.topic_partitions = xs3
-    o.timeout_ms, = _S0.unpack_from(b, p)
+    o.timeout_ms, = _S1.unpack_from(b, p)
     p += 4
     o.unknown_tagged_fields = None
+    if p > bl:
+        raise DecodeError('ElectLeadersRequest: a length runs past the end')
     return o, p
 
 
@@ -227,19 +229,19 @@ def _w_ElectLeadersRequest_1(o, w):
     if xs1 is None:
         w += b'\xff\xff\xff\xff'
     else:
-        w += _S0.pack(len(xs1))
+        w += _S1.pack(len(xs1))
         for e2 in xs1:
             v3 = e2.topic
             v3 = v3.encode()
-            w += _S1.pack(len(v3))
+            w += _S0.pack(len(v3))
             w += v3
             xs4 = e2.partitions
-            w += _S0.pack(len(xs4))
+            w += _S1.pack(len(xs4))
             if len(xs4) < 64:
                 w += _ARRAY_i[len(xs4)].pack(*xs4)
             else:
                 w += _pack('>' + str(len(xs4)) + 'i', *xs4)
-    w += _S0.pack(o.timeout_ms)
+    w += _S1.pack(o.timeout_ms)
 
 
 def _t_ElectLeadersRequest_TopicPartitions_0(b, p, o):
@@ -293,60 +295,74 @@ def _r_ElectLeadersRequest_2(b, p):
     o = _new(ElectLeadersRequest)
     o.election_type, h1, = _S4.unpack_from(b, p)
     p += 2
-    n2 = h1 - 1
-    if n2 > 126:
-        n2, p = _uvt(b, p, n2 + 1)
-        n2 -= 1
-    if n2 < 0:
+    if h1 == 0:
         o.topic_partitions = None
     else:
-        if n2 > bl - p:
-            raise DecodeError('ElectLeadersRequest.TopicPartitions: count ' + str(n2) + ' past the end')
-        xs3 = []
-        for _ in range(n2):
-            e4 = _new(_ElectLeadersRequest_TopicPartitions)
-            n5 = b[p] - 1
-            p += 1
-            if n5 > 126:
-                n5, p = _uvt(b, p, n5 + 1)
-                n5 -= 1
-            if n5 < 0:
-                raise DecodeError('TopicPartitions.Topic: null where not nullable')
-            else:
-                q6 = p + n5
-                if q6 > bl:
-                    raise DecodeError('TopicPartitions.Topic: length ' + str(n5) + ' past the end')
-                e4.topic = str(b[p:q6], 'utf-8')
-                p = q6
-            n7 = b[p] - 1
-            p += 1
-            if n7 > 126:
-                n7, p = _uvt(b, p, n7 + 1)
-                n7 -= 1
-            if n7 < 0:
-                raise DecodeError('TopicPartitions.Partitions: null where not nullable')
-            elif n7 < 64:
-                e4.partitions = list(_ARRAY_i[n7].unpack_from(b, p))
-                p += 4 * n7
-            else:
-                if n7 > bl - p:
-                    raise DecodeError('TopicPartitions.Partitions: count ' + str(n7) + ' past the end')
-                e4.partitions = list(_struct.Struct('>' + str(n7) + 'i').unpack_from(b, p))
-                p += 4 * n7
-            if b[p] == 0:  # no tagged fields, the common case
-                e4.unknown_tagged_fields = None
-                p += 1
-            else:
-                p = _t_ElectLeadersRequest_TopicPartitions_0(b, p, e4)
-            xs3.append(e4)
-        o.topic_partitions = xs3
-    o.timeout_ms, = _S0.unpack_from(b, p)
+        n2 = h1 - 1
+        if n2 > 126:
+            n2, p = _uvt(b, p, n2 + 1)
+            n2 -= 1
+        if n2 < 0:
+            o.topic_partitions = None
+        else:
+            if n2 > bl - p:
+                raise DecodeError('ElectLeadersRequest.TopicPartitions: count ' + str(n2) + ' past the end')
+            xs3 = []
+            for _ in range(n2):
+                e4 = _new(_ElectLeadersRequest_TopicPartitions)
+                h7 = b[p]
+                if 0 < h7 < 128:
+                    q6 = p + h7
+                    e4.topic = str(b[p + 1:q6], 'utf-8')
+                    p = q6
+                else:
+                    p += 1
+                    n5 = h7 - 1
+                    if n5 > 126:
+                        n5, p = _uvt(b, p, n5 + 1)
+                        n5 -= 1
+                    if n5 < 0:
+                        raise DecodeError('TopicPartitions.Topic: null where not nullable')
+                    else:
+                        q6 = p + n5
+                        e4.topic = str(b[p:q6], 'utf-8')
+                        p = q6
+                h9 = b[p]
+                if 0 < h9 < 65:
+                    e4.partitions = [*_UNPACK_i[h9](b, p + 1)]
+                    p += 4 * h9 - 3
+                else:
+                    p += 1
+                    n8 = h9 - 1
+                    if n8 > 126:
+                        n8, p = _uvt(b, p, n8 + 1)
+                        n8 -= 1
+                    if n8 < 0:
+                        raise DecodeError('TopicPartitions.Partitions: null where not nullable')
+                    elif n8 < 64:
+                        e4.partitions = [*_ARRAY_i[n8].unpack_from(b, p)]
+                        p += 4 * n8
+                    else:
+                        if n8 > bl - p:
+                            raise DecodeError('TopicPartitions.Partitions: count ' + str(n8) + ' past the end')
+                        e4.partitions = [*_struct.Struct('>' + str(n8) + 'i').unpack_from(b, p)]
+                        p += 4 * n8
+                if b[p] == 0:  # no tagged fields, the common case
+                    e4.unknown_tagged_fields = None
+                    p += 1
+                else:
+                    p = _t_ElectLeadersRequest_TopicPartitions_0(b, p, e4)
+                xs3.append(e4)
+            o.topic_partitions = xs3
+    o.timeout_ms, = _S1.unpack_from(b, p)
     p += 4
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         p += 1
     else:
         p = _t_ElectLeadersRequest_0(b, p, o)
+    if p > bl:
+        raise DecodeError('ElectLeadersRequest: a length runs past the end')
     return o, p
 
 
@@ -384,7 +400,7 @@ def _w_ElectLeadersRequest_2(o, w):
                 _wtags(w, e2.unknown_tagged_fields)
             else:
                 w.append(0)
-    w += _S0.pack(o.timeout_ms)
+    w += _S1.pack(o.timeout_ms)
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
     else:
@@ -405,17 +421,15 @@ def _r_ElectLeadersResponse_0(b, p):
         xs3 = []
         for _ in range(n2):
             e4 = _new(_ElectLeadersResponse_ReplicaElectionResult)
-            n5, = _S1.unpack_from(b, p)
+            n5, = _S0.unpack_from(b, p)
             p += 2
             if n5 < 0:
                 raise DecodeError('ReplicaElectionResult.Topic: null where not nullable')
             else:
                 q6 = p + n5
-                if q6 > bl:
-                    raise DecodeError('ReplicaElectionResult.Topic: length ' + str(n5) + ' past the end')
                 e4.topic = str(b[p:q6], 'utf-8')
                 p = q6
-            n7, = _S0.unpack_from(b, p)
+            n7, = _S1.unpack_from(b, p)
             p += 4
             if n7 < 0:
                 raise DecodeError('ReplicaElectionResult.PartitionResult: null where not nullable')
@@ -432,8 +446,6 @@ def _r_ElectLeadersResponse_0(b, p):
                         e9.error_message = None
                     else:
                         q12 = p + n11
-                        if q12 > bl:
-                            raise DecodeError('PartitionResult.ErrorMessage: length ' + str(n11) + ' past the end')
                         e9.error_message = str(b[p:q12], 'utf-8')
                         p = q12
                     e9.unknown_tagged_fields = None
@@ -444,22 +456,24 @@ def _r_ElectLeadersResponse_0(b, p):
         o.replica_election_results = xs3
     o.error_code = 0
     o.unknown_tagged_fields = None
+    if p > bl:
+        raise DecodeError('ElectLeadersResponse: a length runs past the end')
     return o, p
 
 
 def _w_ElectLeadersResponse_0(o, w):
     if o.error_code != 0:
         raise UnsupportedFieldError('ElectLeadersResponse.ErrorCode exists only in versions 1+')
-    w += _S0.pack(o.throttle_time_ms)
+    w += _S1.pack(o.throttle_time_ms)
     xs1 = o.replica_election_results
-    w += _S0.pack(len(xs1))
+    w += _S1.pack(len(xs1))
     for e2 in xs1:
         v3 = e2.topic
         v3 = v3.encode()
-        w += _S1.pack(len(v3))
+        w += _S0.pack(len(v3))
         w += v3
         xs4 = e2.partition_result
-        w += _S0.pack(len(xs4))
+        w += _S1.pack(len(xs4))
         for e5 in xs4:
             w += _S7.pack(e5.partition_id, e5.error_code)
             v6 = e5.error_message
@@ -467,7 +481,7 @@ def _w_ElectLeadersResponse_0(o, w):
                 w += b'\xff\xff'
             else:
                 v6 = v6.encode()
-                w += _S1.pack(len(v6))
+                w += _S0.pack(len(v6))
                 w += v6
 
 
@@ -485,17 +499,15 @@ def _r_ElectLeadersResponse_1(b, p):
         xs3 = []
         for _ in range(n2):
             e4 = _new(_ElectLeadersResponse_ReplicaElectionResult)
-            n5, = _S1.unpack_from(b, p)
+            n5, = _S0.unpack_from(b, p)
             p += 2
             if n5 < 0:
                 raise DecodeError('ReplicaElectionResult.Topic: null where not nullable')
             else:
                 q6 = p + n5
-                if q6 > bl:
-                    raise DecodeError('ReplicaElectionResult.Topic: length ' + str(n5) + ' past the end')
                 e4.topic = str(b[p:q6], 'utf-8')
                 p = q6
-            n7, = _S0.unpack_from(b, p)
+            n7, = _S1.unpack_from(b, p)
             p += 4
             if n7 < 0:
                 raise DecodeError('ReplicaElectionResult.PartitionResult: null where not nullable')
@@ -512,8 +524,6 @@ def _r_ElectLeadersResponse_1(b, p):
                         e9.error_message = None
                     else:
                         q12 = p + n11
-                        if q12 > bl:
-                            raise DecodeError('PartitionResult.ErrorMessage: length ' + str(n11) + ' past the end')
                         e9.error_message = str(b[p:q12], 'utf-8')
                         p = q12
                     e9.unknown_tagged_fields = None
@@ -523,20 +533,22 @@ def _r_ElectLeadersResponse_1(b, p):
             xs3.append(e4)
         o.replica_election_results = xs3
     o.unknown_tagged_fields = None
+    if p > bl:
+        raise DecodeError('ElectLeadersResponse: a length runs past the end')
     return o, p
 
 
 def _w_ElectLeadersResponse_1(o, w):
     w += _S7.pack(o.throttle_time_ms, o.error_code)
     xs1 = o.replica_election_results
-    w += _S0.pack(len(xs1))
+    w += _S1.pack(len(xs1))
     for e2 in xs1:
         v3 = e2.topic
         v3 = v3.encode()
-        w += _S1.pack(len(v3))
+        w += _S0.pack(len(v3))
         w += v3
         xs4 = e2.partition_result
-        w += _S0.pack(len(xs4))
+        w += _S1.pack(len(xs4))
         for e5 in xs4:
             w += _S7.pack(e5.partition_id, e5.error_code)
             v6 = e5.error_message
@@ -544,7 +556,7 @@ def _w_ElectLeadersResponse_1(o, w):
                 w += b'\xff\xff'
             else:
                 v6 = v6.encode()
-                w += _S1.pack(len(v6))
+                w += _S0.pack(len(v6))
                 w += v6
 
 
@@ -634,53 +646,62 @@ def _r_ElectLeadersResponse_2(b, p):
         xs3 = []
         for _ in range(n2):
             e4 = _new(_ElectLeadersResponse_ReplicaElectionResult)
-            n5 = b[p] - 1
-            p += 1
-            if n5 > 126:
-                n5, p = _uvt(b, p, n5 + 1)
-                n5 -= 1
-            if n5 < 0:
-                raise DecodeError('ReplicaElectionResult.Topic: null where not nullable')
-            else:
-                q6 = p + n5
-                if q6 > bl:
-                    raise DecodeError('ReplicaElectionResult.Topic: length ' + str(n5) + ' past the end')
-                e4.topic = str(b[p:q6], 'utf-8')
+            h7 = b[p]
+            if 0 < h7 < 128:
+                q6 = p + h7
+                e4.topic = str(b[p + 1:q6], 'utf-8')
                 p = q6
-            n7 = b[p] - 1
+            else:
+                p += 1
+                n5 = h7 - 1
+                if n5 > 126:
+                    n5, p = _uvt(b, p, n5 + 1)
+                    n5 -= 1
+                if n5 < 0:
+                    raise DecodeError('ReplicaElectionResult.Topic: null where not nullable')
+                else:
+                    q6 = p + n5
+                    e4.topic = str(b[p:q6], 'utf-8')
+                    p = q6
+            n8 = b[p] - 1
             p += 1
-            if n7 > 126:
-                n7, p = _uvt(b, p, n7 + 1)
-                n7 -= 1
-            if n7 < 0:
+            if n8 > 126:
+                n8, p = _uvt(b, p, n8 + 1)
+                n8 -= 1
+            if n8 < 0:
                 raise DecodeError('ReplicaElectionResult.PartitionResult: null where not nullable')
             else:
-                if n7 > bl - p:
-                    raise DecodeError('ReplicaElectionResult.PartitionResult: count ' + str(n7) + ' past the end')
-                xs8 = []
-                for _ in range(n7):
-                    e9 = _new(_ElectLeadersResponse_PartitionResult)
-                    e9.partition_id, e9.error_code, h10, = _S9.unpack_from(b, p)
+                if n8 > bl - p:
+                    raise DecodeError('ReplicaElectionResult.PartitionResult: count ' + str(n8) + ' past the end')
+                xs9 = []
+                for _ in range(n8):
+                    e10 = _new(_ElectLeadersResponse_PartitionResult)
+                    e10.partition_id, e10.error_code, h11, = _S9.unpack_from(b, p)
                     p += 7
-                    n11 = h10 - 1
-                    if n11 > 126:
-                        n11, p = _uvt(b, p, n11 + 1)
-                        n11 -= 1
-                    if n11 < 0:
-                        e9.error_message = None
+                    if 0 < h11 < 128:
+                        q13 = p + h11 - 1
+                        e10.error_message = str(b[p:q13], 'utf-8')
+                        p = q13
+                    elif h11 == 0:
+                        e10.error_message = None
                     else:
-                        q12 = p + n11
-                        if q12 > bl:
-                            raise DecodeError('PartitionResult.ErrorMessage: length ' + str(n11) + ' past the end')
-                        e9.error_message = str(b[p:q12], 'utf-8')
-                        p = q12
+                        n12 = h11 - 1
+                        if n12 > 126:
+                            n12, p = _uvt(b, p, n12 + 1)
+                            n12 -= 1
+                        if n12 < 0:
+                            e10.error_message = None
+                        else:
+                            q13 = p + n12
+                            e10.error_message = str(b[p:q13], 'utf-8')
+                            p = q13
                     if b[p] == 0:  # no tagged fields, the common case
-                        e9.unknown_tagged_fields = None
+                        e10.unknown_tagged_fields = None
                         p += 1
                     else:
-                        p = _t_ElectLeadersResponse_PartitionResult_0(b, p, e9)
-                    xs8.append(e9)
-                e4.partition_result = xs8
+                        p = _t_ElectLeadersResponse_PartitionResult_0(b, p, e10)
+                    xs9.append(e10)
+                e4.partition_result = xs9
             if b[p] == 0:  # no tagged fields, the common case
                 e4.unknown_tagged_fields = None
                 p += 1
@@ -693,6 +714,8 @@ def _r_ElectLeadersResponse_2(b, p):
         p += 1
     else:
         p = _t_ElectLeadersResponse_0(b, p, o)
+    if p > bl:
+        raise DecodeError('ElectLeadersResponse: a length runs past the end')
     return o, p
 
 

@@ -9,6 +9,7 @@ from typing import Any
 import struct as _struct
 
 from wirebroker.protocol.message import UNSET, Message, Struct
+from wirebroker.protocol.message import shared_default as _shared_default
 from wirebroker.protocol.primitives import (
     UUID_ZERO,
     DecodeError,
@@ -29,8 +30,8 @@ def _first(tag_and_bytes):
     return tag_and_bytes[0]
 
 _S0 = _struct.Struct('>h')
-_S1 = _struct.Struct('>i')
-_S2 = _struct.Struct('>iiii')
+_S1 = _struct.Struct('>iiii')
+_S2 = _struct.Struct('>i')
 _S3 = _struct.Struct('>iii')
 _S4 = _struct.Struct('>iiiB')
 _S5 = _struct.Struct('>i16s')
@@ -40,6 +41,7 @@ _S8 = _struct.Struct('>ihii')
 _S9 = _struct.Struct('>hB')
 _S10 = _struct.Struct('>iB')
 _ARRAY_i = tuple(_struct.Struct('>' + str(n) + 'i') for n in range(64))
+_UNPACK_i = (None, *(s.unpack_from for s in _ARRAY_i))
 
 
 class EndQuorumEpochRequest(Message):
@@ -169,11 +171,9 @@ def _r_EndQuorumEpochRequest_0(b, p):
         o.cluster_id = None
     else:
         q2 = p + n1
-        if q2 > bl:
-            raise DecodeError('EndQuorumEpochRequest.ClusterId: length ' + str(n1) + ' past the end')
         o.cluster_id = str(b[p:q2], 'utf-8')
         p = q2
-    n3, = _S1.unpack_from(b, p)
+    n3, = _S2.unpack_from(b, p)
     p += 4
     if n3 < 0:
         raise DecodeError('EndQuorumEpochRequest.Topics: null where not nullable')
@@ -189,11 +189,9 @@ def _r_EndQuorumEpochRequest_0(b, p):
                 raise DecodeError('TopicData.TopicName: null where not nullable')
             else:
                 q7 = p + n6
-                if q7 > bl:
-                    raise DecodeError('TopicData.TopicName: length ' + str(n6) + ' past the end')
                 e5.topic_name = str(b[p:q7], 'utf-8')
                 p = q7
-            n8, = _S1.unpack_from(b, p)
+            n8, = _S2.unpack_from(b, p)
             p += 4
             if n8 < 0:
                 raise DecodeError('TopicData.Partitions: null where not nullable')
@@ -203,18 +201,18 @@ def _r_EndQuorumEpochRequest_0(b, p):
                 xs9 = []
                 for _ in range(n8):
                     e10 = _new(_EndQuorumEpochRequest_PartitionData)
-                    e10.partition_index, e10.leader_id, e10.leader_epoch, h11, = _S2.unpack_from(b, p)
+                    e10.partition_index, e10.leader_id, e10.leader_epoch, h11, = _S1.unpack_from(b, p)
                     p += 16
                     n12 = h11
                     if n12 < 0:
                         raise DecodeError('PartitionData.PreferredSuccessors: null where not nullable')
                     elif n12 < 64:
-                        e10.preferred_successors = list(_ARRAY_i[n12].unpack_from(b, p))
+                        e10.preferred_successors = [*_ARRAY_i[n12].unpack_from(b, p)]
                         p += 4 * n12
                     else:
                         if n12 > bl - p:
                             raise DecodeError('PartitionData.PreferredSuccessors: count ' + str(n12) + ' past the end')
-                        e10.preferred_successors = list(_struct.Struct('>' + str(n12) + 'i').unpack_from(b, p))
+                        e10.preferred_successors = [*_struct.Struct('>' + str(n12) + 'i').unpack_from(b, p)]
                         p += 4 * n12
                     e10.preferred_candidates = []
                     e10.unknown_tagged_fields = None
@@ -225,6 +223,8 @@ def _r_EndQuorumEpochRequest_0(b, p):
         o.topics = xs4
     o.leader_endpoints = []
     o.unknown_tagged_fields = None
+    if p > bl:
+        raise DecodeError('EndQuorumEpochRequest: a length runs past the end')
     return o, p
 
 
@@ -237,18 +237,18 @@ def _w_EndQuorumEpochRequest_0(o, w):
         w += _S0.pack(len(v1))
         w += v1
     xs2 = o.topics
-    w += _S1.pack(len(xs2))
+    w += _S2.pack(len(xs2))
     for e3 in xs2:
         v4 = e3.topic_name
         v4 = v4.encode()
         w += _S0.pack(len(v4))
         w += v4
         xs5 = e3.partitions
-        w += _S1.pack(len(xs5))
+        w += _S2.pack(len(xs5))
         for e6 in xs5:
             w += _S3.pack(e6.partition_index, e6.leader_id, e6.leader_epoch)
             xs7 = e6.preferred_successors
-            w += _S1.pack(len(xs7))
+            w += _S2.pack(len(xs7))
             if len(xs7) < 64:
                 w += _ARRAY_i[len(xs7)].pack(*xs7)
             else:
@@ -373,149 +373,170 @@ def _t_EndQuorumEpochRequest_0(b, p, o):
 def _r_EndQuorumEpochRequest_1(b, p):
     bl = len(b)
     o = _new(EndQuorumEpochRequest)
-    n1 = b[p] - 1
-    p += 1
-    if n1 > 126:
-        n1, p = _uvt(b, p, n1 + 1)
-        n1 -= 1
-    if n1 < 0:
-        o.cluster_id = None
-    else:
-        q2 = p + n1
-        if q2 > bl:
-            raise DecodeError('EndQuorumEpochRequest.ClusterId: length ' + str(n1) + ' past the end')
-        o.cluster_id = str(b[p:q2], 'utf-8')
+    h3 = b[p]
+    if 0 < h3 < 128:
+        q2 = p + h3
+        o.cluster_id = str(b[p + 1:q2], 'utf-8')
         p = q2
-    n3 = b[p] - 1
+    elif h3 == 0:
+        o.cluster_id = None
+        p += 1
+    else:
+        p += 1
+        n1 = h3 - 1
+        if n1 > 126:
+            n1, p = _uvt(b, p, n1 + 1)
+            n1 -= 1
+        if n1 < 0:
+            o.cluster_id = None
+        else:
+            q2 = p + n1
+            o.cluster_id = str(b[p:q2], 'utf-8')
+            p = q2
+    n4 = b[p] - 1
     p += 1
-    if n3 > 126:
-        n3, p = _uvt(b, p, n3 + 1)
-        n3 -= 1
-    if n3 < 0:
+    if n4 > 126:
+        n4, p = _uvt(b, p, n4 + 1)
+        n4 -= 1
+    if n4 < 0:
         raise DecodeError('EndQuorumEpochRequest.Topics: null where not nullable')
     else:
-        if n3 > bl - p:
-            raise DecodeError('EndQuorumEpochRequest.Topics: count ' + str(n3) + ' past the end')
-        xs4 = []
-        for _ in range(n3):
-            e5 = _new(_EndQuorumEpochRequest_TopicData)
-            n6 = b[p] - 1
-            p += 1
-            if n6 > 126:
-                n6, p = _uvt(b, p, n6 + 1)
-                n6 -= 1
-            if n6 < 0:
-                raise DecodeError('TopicData.TopicName: null where not nullable')
+        if n4 > bl - p:
+            raise DecodeError('EndQuorumEpochRequest.Topics: count ' + str(n4) + ' past the end')
+        xs5 = []
+        for _ in range(n4):
+            e6 = _new(_EndQuorumEpochRequest_TopicData)
+            h9 = b[p]
+            if 0 < h9 < 128:
+                q8 = p + h9
+                e6.topic_name = str(b[p + 1:q8], 'utf-8')
+                p = q8
             else:
-                q7 = p + n6
-                if q7 > bl:
-                    raise DecodeError('TopicData.TopicName: length ' + str(n6) + ' past the end')
-                e5.topic_name = str(b[p:q7], 'utf-8')
-                p = q7
-            n8 = b[p] - 1
+                p += 1
+                n7 = h9 - 1
+                if n7 > 126:
+                    n7, p = _uvt(b, p, n7 + 1)
+                    n7 -= 1
+                if n7 < 0:
+                    raise DecodeError('TopicData.TopicName: null where not nullable')
+                else:
+                    q8 = p + n7
+                    e6.topic_name = str(b[p:q8], 'utf-8')
+                    p = q8
+            n10 = b[p] - 1
             p += 1
-            if n8 > 126:
-                n8, p = _uvt(b, p, n8 + 1)
-                n8 -= 1
-            if n8 < 0:
+            if n10 > 126:
+                n10, p = _uvt(b, p, n10 + 1)
+                n10 -= 1
+            if n10 < 0:
                 raise DecodeError('TopicData.Partitions: null where not nullable')
             else:
-                if n8 > bl - p:
-                    raise DecodeError('TopicData.Partitions: count ' + str(n8) + ' past the end')
-                xs9 = []
-                for _ in range(n8):
-                    e10 = _new(_EndQuorumEpochRequest_PartitionData)
-                    e10.partition_index, e10.leader_id, e10.leader_epoch, h11, = _S4.unpack_from(b, p)
+                if n10 > bl - p:
+                    raise DecodeError('TopicData.Partitions: count ' + str(n10) + ' past the end')
+                xs11 = []
+                for _ in range(n10):
+                    e12 = _new(_EndQuorumEpochRequest_PartitionData)
+                    e12.partition_index, e12.leader_id, e12.leader_epoch, h13, = _S4.unpack_from(b, p)
                     p += 13
-                    n12 = h11 - 1
-                    if n12 > 126:
-                        n12, p = _uvt(b, p, n12 + 1)
-                        n12 -= 1
-                    if n12 < 0:
+                    n14 = h13 - 1
+                    if n14 > 126:
+                        n14, p = _uvt(b, p, n14 + 1)
+                        n14 -= 1
+                    if n14 < 0:
                         raise DecodeError('PartitionData.PreferredCandidates: null where not nullable')
                     else:
-                        if n12 > bl - p:
-                            raise DecodeError('PartitionData.PreferredCandidates: count ' + str(n12) + ' past the end')
-                        xs13 = []
-                        for _ in range(n12):
-                            e14 = _new(_EndQuorumEpochRequest_ReplicaInfo)
-                            e14.candidate_id, e14.candidate_directory_id, = _S5.unpack_from(b, p)
+                        if n14 > bl - p:
+                            raise DecodeError('PartitionData.PreferredCandidates: count ' + str(n14) + ' past the end')
+                        xs15 = []
+                        for _ in range(n14):
+                            e16 = _new(_EndQuorumEpochRequest_ReplicaInfo)
+                            e16.candidate_id, e16.candidate_directory_id, = _S5.unpack_from(b, p)
                             p += 20
                             if b[p] == 0:  # no tagged fields, the common case
-                                e14.unknown_tagged_fields = None
+                                e16.unknown_tagged_fields = None
                                 p += 1
                             else:
-                                p = _t_EndQuorumEpochRequest_ReplicaInfo_0(b, p, e14)
-                            xs13.append(e14)
-                        e10.preferred_candidates = xs13
-                    e10.preferred_successors = []
+                                p = _t_EndQuorumEpochRequest_ReplicaInfo_0(b, p, e16)
+                            xs15.append(e16)
+                        e12.preferred_candidates = xs15
+                    e12.preferred_successors = []
                     if b[p] == 0:  # no tagged fields, the common case
-                        e10.unknown_tagged_fields = None
+                        e12.unknown_tagged_fields = None
                         p += 1
                     else:
-                        p = _t_EndQuorumEpochRequest_PartitionData_0(b, p, e10)
-                    xs9.append(e10)
-                e5.partitions = xs9
+                        p = _t_EndQuorumEpochRequest_PartitionData_0(b, p, e12)
+                    xs11.append(e12)
+                e6.partitions = xs11
             if b[p] == 0:  # no tagged fields, the common case
-                e5.unknown_tagged_fields = None
+                e6.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_EndQuorumEpochRequest_TopicData_0(b, p, e5)
-            xs4.append(e5)
-        o.topics = xs4
-    n15 = b[p] - 1
+                p = _t_EndQuorumEpochRequest_TopicData_0(b, p, e6)
+            xs5.append(e6)
+        o.topics = xs5
+    n17 = b[p] - 1
     p += 1
-    if n15 > 126:
-        n15, p = _uvt(b, p, n15 + 1)
-        n15 -= 1
-    if n15 < 0:
+    if n17 > 126:
+        n17, p = _uvt(b, p, n17 + 1)
+        n17 -= 1
+    if n17 < 0:
         raise DecodeError('EndQuorumEpochRequest.LeaderEndpoints: null where not nullable')
     else:
-        if n15 > bl - p:
-            raise DecodeError('EndQuorumEpochRequest.LeaderEndpoints: count ' + str(n15) + ' past the end')
-        xs16 = []
-        for _ in range(n15):
-            e17 = _new(_EndQuorumEpochRequest_LeaderEndpoint)
-            n18 = b[p] - 1
-            p += 1
-            if n18 > 126:
-                n18, p = _uvt(b, p, n18 + 1)
-                n18 -= 1
-            if n18 < 0:
-                raise DecodeError('LeaderEndpoint.Name: null where not nullable')
-            else:
-                q19 = p + n18
-                if q19 > bl:
-                    raise DecodeError('LeaderEndpoint.Name: length ' + str(n18) + ' past the end')
-                e17.name = str(b[p:q19], 'utf-8')
-                p = q19
-            n20 = b[p] - 1
-            p += 1
-            if n20 > 126:
-                n20, p = _uvt(b, p, n20 + 1)
-                n20 -= 1
-            if n20 < 0:
-                raise DecodeError('LeaderEndpoint.Host: null where not nullable')
-            else:
-                q21 = p + n20
-                if q21 > bl:
-                    raise DecodeError('LeaderEndpoint.Host: length ' + str(n20) + ' past the end')
-                e17.host = str(b[p:q21], 'utf-8')
+        if n17 > bl - p:
+            raise DecodeError('EndQuorumEpochRequest.LeaderEndpoints: count ' + str(n17) + ' past the end')
+        xs18 = []
+        for _ in range(n17):
+            e19 = _new(_EndQuorumEpochRequest_LeaderEndpoint)
+            h22 = b[p]
+            if 0 < h22 < 128:
+                q21 = p + h22
+                e19.name = str(b[p + 1:q21], 'utf-8')
                 p = q21
-            e17.port, = _S6.unpack_from(b, p)
+            else:
+                p += 1
+                n20 = h22 - 1
+                if n20 > 126:
+                    n20, p = _uvt(b, p, n20 + 1)
+                    n20 -= 1
+                if n20 < 0:
+                    raise DecodeError('LeaderEndpoint.Name: null where not nullable')
+                else:
+                    q21 = p + n20
+                    e19.name = str(b[p:q21], 'utf-8')
+                    p = q21
+            h25 = b[p]
+            if 0 < h25 < 128:
+                q24 = p + h25
+                e19.host = str(b[p + 1:q24], 'utf-8')
+                p = q24
+            else:
+                p += 1
+                n23 = h25 - 1
+                if n23 > 126:
+                    n23, p = _uvt(b, p, n23 + 1)
+                    n23 -= 1
+                if n23 < 0:
+                    raise DecodeError('LeaderEndpoint.Host: null where not nullable')
+                else:
+                    q24 = p + n23
+                    e19.host = str(b[p:q24], 'utf-8')
+                    p = q24
+            e19.port, = _S6.unpack_from(b, p)
             p += 2
             if b[p] == 0:  # no tagged fields, the common case
-                e17.unknown_tagged_fields = None
+                e19.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_EndQuorumEpochRequest_LeaderEndpoint_0(b, p, e17)
-            xs16.append(e17)
-        o.leader_endpoints = xs16
+                p = _t_EndQuorumEpochRequest_LeaderEndpoint_0(b, p, e19)
+            xs18.append(e19)
+        o.leader_endpoints = xs18
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         p += 1
     else:
         p = _t_EndQuorumEpochRequest_0(b, p, o)
+    if p > bl:
+        raise DecodeError('EndQuorumEpochRequest: a length runs past the end')
     return o, p
 
 
@@ -628,11 +649,9 @@ def _r_EndQuorumEpochResponse_0(b, p):
                 raise DecodeError('TopicData.TopicName: null where not nullable')
             else:
                 q6 = p + n5
-                if q6 > bl:
-                    raise DecodeError('TopicData.TopicName: length ' + str(n5) + ' past the end')
                 e4.topic_name = str(b[p:q6], 'utf-8')
                 p = q6
-            n7, = _S1.unpack_from(b, p)
+            n7, = _S2.unpack_from(b, p)
             p += 4
             if n7 < 0:
                 raise DecodeError('TopicData.Partitions: null where not nullable')
@@ -652,20 +671,22 @@ def _r_EndQuorumEpochResponse_0(b, p):
         o.topics = xs3
     o.node_endpoints = []
     o.unknown_tagged_fields = None
+    if p > bl:
+        raise DecodeError('EndQuorumEpochResponse: a length runs past the end')
     return o, p
 
 
 def _w_EndQuorumEpochResponse_0(o, w):
     w += _S0.pack(o.error_code)
     xs1 = o.topics
-    w += _S1.pack(len(xs1))
+    w += _S2.pack(len(xs1))
     for e2 in xs1:
         v3 = e2.topic_name
         v3 = v3.encode()
         w += _S0.pack(len(v3))
         w += v3
         xs4 = e2.partitions
-        w += _S1.pack(len(xs4))
+        w += _S2.pack(len(xs4))
         for e5 in xs4:
             w += _S8.pack(e5.partition_index, e5.error_code, e5.leader_id, e5.leader_epoch)
 
@@ -771,41 +792,45 @@ def _r_EndQuorumEpochResponse_1(b, p):
         xs3 = []
         for _ in range(n2):
             e4 = _new(_EndQuorumEpochResponse_TopicData)
-            n5 = b[p] - 1
-            p += 1
-            if n5 > 126:
-                n5, p = _uvt(b, p, n5 + 1)
-                n5 -= 1
-            if n5 < 0:
-                raise DecodeError('TopicData.TopicName: null where not nullable')
-            else:
-                q6 = p + n5
-                if q6 > bl:
-                    raise DecodeError('TopicData.TopicName: length ' + str(n5) + ' past the end')
-                e4.topic_name = str(b[p:q6], 'utf-8')
+            h7 = b[p]
+            if 0 < h7 < 128:
+                q6 = p + h7
+                e4.topic_name = str(b[p + 1:q6], 'utf-8')
                 p = q6
-            n7 = b[p] - 1
+            else:
+                p += 1
+                n5 = h7 - 1
+                if n5 > 126:
+                    n5, p = _uvt(b, p, n5 + 1)
+                    n5 -= 1
+                if n5 < 0:
+                    raise DecodeError('TopicData.TopicName: null where not nullable')
+                else:
+                    q6 = p + n5
+                    e4.topic_name = str(b[p:q6], 'utf-8')
+                    p = q6
+            n8 = b[p] - 1
             p += 1
-            if n7 > 126:
-                n7, p = _uvt(b, p, n7 + 1)
-                n7 -= 1
-            if n7 < 0:
+            if n8 > 126:
+                n8, p = _uvt(b, p, n8 + 1)
+                n8 -= 1
+            if n8 < 0:
                 raise DecodeError('TopicData.Partitions: null where not nullable')
             else:
-                if n7 > bl - p:
-                    raise DecodeError('TopicData.Partitions: count ' + str(n7) + ' past the end')
-                xs8 = []
-                for _ in range(n7):
-                    e9 = _new(_EndQuorumEpochResponse_PartitionData)
-                    e9.partition_index, e9.error_code, e9.leader_id, e9.leader_epoch, = _S8.unpack_from(b, p)
+                if n8 > bl - p:
+                    raise DecodeError('TopicData.Partitions: count ' + str(n8) + ' past the end')
+                xs9 = []
+                for _ in range(n8):
+                    e10 = _new(_EndQuorumEpochResponse_PartitionData)
+                    e10.partition_index, e10.error_code, e10.leader_id, e10.leader_epoch, = _S8.unpack_from(b, p)
                     p += 14
                     if b[p] == 0:  # no tagged fields, the common case
-                        e9.unknown_tagged_fields = None
+                        e10.unknown_tagged_fields = None
                         p += 1
                     else:
-                        p = _t_EndQuorumEpochRequest_PartitionData_0(b, p, e9)
-                    xs8.append(e9)
-                e4.partitions = xs8
+                        p = _t_EndQuorumEpochRequest_PartitionData_0(b, p, e10)
+                    xs9.append(e10)
+                e4.partitions = xs9
             if b[p] == 0:  # no tagged fields, the common case
                 e4.unknown_tagged_fields = None
                 p += 1
@@ -819,6 +844,8 @@ def _r_EndQuorumEpochResponse_1(b, p):
         p += 1
     else:
         p = _t_EndQuorumEpochResponse_0(b, p, o)
+    if p > bl:
+        raise DecodeError('EndQuorumEpochResponse: a length runs past the end')
     return o, p
 
 
@@ -865,7 +892,7 @@ def _w_EndQuorumEpochResponse_1(o, w):
         else:
             _wuv(t7, ln)
         for e9 in xs8:
-            t7 += _S1.pack(e9.node_id)
+            t7 += _S2.pack(e9.node_id)
             v10 = e9.host
             v10 = v10.encode()
             ln = len(v10) + 1

@@ -9,6 +9,7 @@ from typing import Any
 import struct as _struct
 
 from wirebroker.protocol.message import UNSET, Message, Struct
+from wirebroker.protocol.message import shared_default as _shared_default
 from wirebroker.protocol.primitives import (
     UUID_ZERO,
     DecodeError,
@@ -79,13 +80,13 @@ def _r_EndTxnRequest_0(b, p):
         raise DecodeError('EndTxnRequest.TransactionalId: null where not nullable')
     else:
         q2 = p + n1
-        if q2 > bl:
-            raise DecodeError('EndTxnRequest.TransactionalId: length ' + str(n1) + ' past the end')
         o.transactional_id = str(b[p:q2], 'utf-8')
         p = q2
     o.producer_id, o.producer_epoch, o.committed, = _S1.unpack_from(b, p)
     p += 11
     o.unknown_tagged_fields = None
+    if p > bl:
+        raise DecodeError('EndTxnRequest: a length runs past the end')
     return o, p
 
 
@@ -123,19 +124,23 @@ def _t_EndTxnRequest_0(b, p, o):
 def _r_EndTxnRequest_1(b, p):
     bl = len(b)
     o = _new(EndTxnRequest)
-    n1 = b[p] - 1
-    p += 1
-    if n1 > 126:
-        n1, p = _uvt(b, p, n1 + 1)
-        n1 -= 1
-    if n1 < 0:
-        raise DecodeError('EndTxnRequest.TransactionalId: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > bl:
-            raise DecodeError('EndTxnRequest.TransactionalId: length ' + str(n1) + ' past the end')
-        o.transactional_id = str(b[p:q2], 'utf-8')
+    h3 = b[p]
+    if 0 < h3 < 128:
+        q2 = p + h3
+        o.transactional_id = str(b[p + 1:q2], 'utf-8')
         p = q2
+    else:
+        p += 1
+        n1 = h3 - 1
+        if n1 > 126:
+            n1, p = _uvt(b, p, n1 + 1)
+            n1 -= 1
+        if n1 < 0:
+            raise DecodeError('EndTxnRequest.TransactionalId: null where not nullable')
+        else:
+            q2 = p + n1
+            o.transactional_id = str(b[p:q2], 'utf-8')
+            p = q2
     o.producer_id, o.producer_epoch, o.committed, = _S1.unpack_from(b, p)
     p += 11
     if b[p] == 0:  # no tagged fields, the common case
@@ -143,6 +148,8 @@ def _r_EndTxnRequest_1(b, p):
         p += 1
     else:
         p = _t_EndTxnRequest_0(b, p, o)
+    if p > bl:
+        raise DecodeError('EndTxnRequest: a length runs past the end')
     return o, p
 
 
@@ -170,6 +177,8 @@ def _r_EndTxnResponse_0(b, p):
     o.producer_id = -1
     o.producer_epoch = -1
     o.unknown_tagged_fields = None
+    if p > bl:
+        raise DecodeError('EndTxnResponse: a length runs past the end')
     return o, p
 
 
@@ -212,6 +221,8 @@ def _r_EndTxnResponse_1(b, p):
         p += 1
     else:
         p = _t_EndTxnResponse_0(b, p, o)
+    if p > bl:
+        raise DecodeError('EndTxnResponse: a length runs past the end')
     return o, p
 
 
@@ -233,6 +244,8 @@ def _r_EndTxnResponse_2(b, p):
         p += 1
     else:
         p = _t_EndTxnResponse_0(b, p, o)
+    if p > bl:
+        raise DecodeError('EndTxnResponse: a length runs past the end')
     return o, p
 
 

@@ -9,6 +9,7 @@ from typing import Any
 import struct as _struct
 
 from wirebroker.protocol.message import UNSET, Message, Struct
+from wirebroker.protocol.message import shared_default as _shared_default
 from wirebroker.protocol.primitives import (
     UUID_ZERO,
     DecodeError,
@@ -90,50 +91,67 @@ def _t_EnvelopeRequest_0(b, p, o):
 def _r_EnvelopeRequest_0(b, p):
     bl = len(b)
     o = _new(EnvelopeRequest)
-    n1 = b[p] - 1
-    p += 1
-    if n1 > 126:
-        n1, p = _uvt(b, p, n1 + 1)
-        n1 -= 1
-    if n1 < 0:
-        raise DecodeError('EnvelopeRequest.RequestData: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > bl:
-            raise DecodeError('EnvelopeRequest.RequestData: length ' + str(n1) + ' past the end')
-        o.request_data = b[p:q2]
+    h3 = b[p]
+    if 0 < h3 < 128:
+        q2 = p + h3
+        o.request_data = b[p + 1:q2]
         p = q2
-    n3 = b[p] - 1
-    p += 1
-    if n3 > 126:
-        n3, p = _uvt(b, p, n3 + 1)
-        n3 -= 1
-    if n3 < 0:
+    else:
+        p += 1
+        n1 = h3 - 1
+        if n1 > 126:
+            n1, p = _uvt(b, p, n1 + 1)
+            n1 -= 1
+        if n1 < 0:
+            raise DecodeError('EnvelopeRequest.RequestData: null where not nullable')
+        else:
+            q2 = p + n1
+            o.request_data = b[p:q2]
+            p = q2
+    h6 = b[p]
+    if 0 < h6 < 128:
+        q5 = p + h6
+        o.request_principal = bytes(b[p + 1:q5])
+        p = q5
+    elif h6 == 0:
         o.request_principal = None
+        p += 1
     else:
-        q4 = p + n3
-        if q4 > bl:
-            raise DecodeError('EnvelopeRequest.RequestPrincipal: length ' + str(n3) + ' past the end')
-        o.request_principal = bytes(b[p:q4])
-        p = q4
-    n5 = b[p] - 1
-    p += 1
-    if n5 > 126:
-        n5, p = _uvt(b, p, n5 + 1)
-        n5 -= 1
-    if n5 < 0:
-        raise DecodeError('EnvelopeRequest.ClientHostAddress: null where not nullable')
+        p += 1
+        n4 = h6 - 1
+        if n4 > 126:
+            n4, p = _uvt(b, p, n4 + 1)
+            n4 -= 1
+        if n4 < 0:
+            o.request_principal = None
+        else:
+            q5 = p + n4
+            o.request_principal = bytes(b[p:q5])
+            p = q5
+    h9 = b[p]
+    if 0 < h9 < 128:
+        q8 = p + h9
+        o.client_host_address = bytes(b[p + 1:q8])
+        p = q8
     else:
-        q6 = p + n5
-        if q6 > bl:
-            raise DecodeError('EnvelopeRequest.ClientHostAddress: length ' + str(n5) + ' past the end')
-        o.client_host_address = bytes(b[p:q6])
-        p = q6
+        p += 1
+        n7 = h9 - 1
+        if n7 > 126:
+            n7, p = _uvt(b, p, n7 + 1)
+            n7 -= 1
+        if n7 < 0:
+            raise DecodeError('EnvelopeRequest.ClientHostAddress: null where not nullable')
+        else:
+            q8 = p + n7
+            o.client_host_address = bytes(b[p:q8])
+            p = q8
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         p += 1
     else:
         p = _t_EnvelopeRequest_0(b, p, o)
+    if p > bl:
+        raise DecodeError('EnvelopeRequest: a length runs past the end')
     return o, p
 
 
@@ -194,19 +212,26 @@ def _t_EnvelopeResponse_0(b, p, o):
 def _r_EnvelopeResponse_0(b, p):
     bl = len(b)
     o = _new(EnvelopeResponse)
-    n1 = b[p] - 1
-    p += 1
-    if n1 > 126:
-        n1, p = _uvt(b, p, n1 + 1)
-        n1 -= 1
-    if n1 < 0:
-        o.response_data = None
-    else:
-        q2 = p + n1
-        if q2 > bl:
-            raise DecodeError('EnvelopeResponse.ResponseData: length ' + str(n1) + ' past the end')
-        o.response_data = b[p:q2]
+    h3 = b[p]
+    if 0 < h3 < 128:
+        q2 = p + h3
+        o.response_data = b[p + 1:q2]
         p = q2
+    elif h3 == 0:
+        o.response_data = None
+        p += 1
+    else:
+        p += 1
+        n1 = h3 - 1
+        if n1 > 126:
+            n1, p = _uvt(b, p, n1 + 1)
+            n1 -= 1
+        if n1 < 0:
+            o.response_data = None
+        else:
+            q2 = p + n1
+            o.response_data = b[p:q2]
+            p = q2
     o.error_code, = _S0.unpack_from(b, p)
     p += 2
     if b[p] == 0:  # no tagged fields, the common case
@@ -214,6 +239,8 @@ def _r_EnvelopeResponse_0(b, p):
         p += 1
     else:
         p = _t_EnvelopeResponse_0(b, p, o)
+    if p > bl:
+        raise DecodeError('EnvelopeResponse: a length runs past the end')
     return o, p
 
 

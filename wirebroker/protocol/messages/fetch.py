@@ -9,6 +9,7 @@ from typing import Any
 import struct as _struct
 
 from wirebroker.protocol.message import UNSET, Message, Struct
+from wirebroker.protocol.message import shared_default as _shared_default
 from wirebroker.protocol.primitives import (
     UUID_ZERO,
     DecodeError,
@@ -30,8 +31,8 @@ def _first(tag_and_bytes):
 
 _S0 = _struct.Struct('>iiii')
 _S1 = _struct.Struct('>h')
-_S2 = _struct.Struct('>i')
-_S3 = _struct.Struct('>iqi')
+_S2 = _struct.Struct('>iqi')
+_S3 = _struct.Struct('>i')
 _S4 = _struct.Struct('>iii')
 _S5 = _struct.Struct('>iiiii')
 _S6 = _struct.Struct('>iiiibi')
@@ -63,6 +64,7 @@ _S31 = _struct.Struct('>ihqqqB')
 _S32 = _struct.Struct('>iB')
 _S33 = _struct.Struct('>qi')
 _ARRAY_i = tuple(_struct.Struct('>' + str(n) + 'i') for n in range(64))
+_UNPACK_i = (None, *(s.unpack_from for s in _ARRAY_i))
 
 
 class FetchRequest(Message):
@@ -77,7 +79,7 @@ class FetchRequest(Message):
     def __init__(self, cluster_id: str | None = None, replica_id: int | None = None, replica_state: FetchRequest.ReplicaState | None = None, max_wait_ms: int | None = None, min_bytes: int | None = None, max_bytes: int | None = None, isolation_level: int | None = None, session_id: int | None = None, session_epoch: int | None = None, topics: list[FetchRequest.FetchTopic] | None = None, forgotten_topics_data: list[FetchRequest.ForgottenTopic] | None = None, rack_id: str | None = None, unknown_tagged_fields: list | None = None) -> None:
         self.cluster_id = cluster_id
         self.replica_id = -1 if replica_id is None else replica_id
-        self.replica_state = _FetchRequest_ReplicaState() if replica_state is None else replica_state
+        self.replica_state = _DEFAULT_FetchRequest_ReplicaState if replica_state is None else replica_state
         self.max_wait_ms = 0 if max_wait_ms is None else max_wait_ms
         self.min_bytes = 0 if min_bytes is None else min_bytes
         self.max_bytes = 2147483647 if max_bytes is None else max_bytes
@@ -141,6 +143,7 @@ _FetchRequest_ReplicaState = FetchRequest.ReplicaState
 _FetchRequest_FetchPartition = FetchRequest.FetchPartition
 _FetchRequest_FetchTopic = FetchRequest.FetchTopic
 _FetchRequest_ForgottenTopic = FetchRequest.ForgottenTopic
+_DEFAULT_FetchRequest_ReplicaState = _shared_default(_FetchRequest_ReplicaState)
 
 
 class FetchResponse(Message):
@@ -211,9 +214,9 @@ class FetchResponse(Message):
             self.high_watermark = 0 if high_watermark is None else high_watermark
             self.last_stable_offset = -1 if last_stable_offset is None else last_stable_offset
             self.log_start_offset = -1 if log_start_offset is None else log_start_offset
-            self.diverging_epoch = _FetchResponse_EpochEndOffset() if diverging_epoch is None else diverging_epoch
-            self.current_leader = _FetchResponse_LeaderIdAndEpoch() if current_leader is None else current_leader
-            self.snapshot_id = _FetchResponse_SnapshotId() if snapshot_id is None else snapshot_id
+            self.diverging_epoch = _DEFAULT_FetchResponse_EpochEndOffset if diverging_epoch is None else diverging_epoch
+            self.current_leader = _DEFAULT_FetchResponse_LeaderIdAndEpoch if current_leader is None else current_leader
+            self.snapshot_id = _DEFAULT_FetchResponse_SnapshotId if snapshot_id is None else snapshot_id
             self.aborted_transactions = [] if aborted_transactions is UNSET else aborted_transactions
             self.preferred_read_replica = -1 if preferred_read_replica is None else preferred_read_replica
             self.records = records
@@ -249,6 +252,9 @@ _FetchResponse_AbortedTransaction = FetchResponse.AbortedTransaction
 _FetchResponse_PartitionData = FetchResponse.PartitionData
 _FetchResponse_FetchableTopicResponse = FetchResponse.FetchableTopicResponse
 _FetchResponse_NodeEndpoint = FetchResponse.NodeEndpoint
+_DEFAULT_FetchResponse_EpochEndOffset = _shared_default(_FetchResponse_EpochEndOffset)
+_DEFAULT_FetchResponse_LeaderIdAndEpoch = _shared_default(_FetchResponse_LeaderIdAndEpoch)
+_DEFAULT_FetchResponse_SnapshotId = _shared_default(_FetchResponse_SnapshotId)
 
 
 def _r_FetchRequest_0(b, p):
@@ -271,11 +277,9 @@ def _r_FetchRequest_0(b, p):
                 raise DecodeError('FetchTopic.Topic: null where not nullable')
             else:
                 q6 = p + n5
-                if q6 > bl:
-                    raise DecodeError('FetchTopic.Topic: length ' + str(n5) + ' past the end')
                 e4.topic = str(b[p:q6], 'utf-8')
                 p = q6
-            n7, = _S2.unpack_from(b, p)
+            n7, = _S3.unpack_from(b, p)
             p += 4
             if n7 < 0:
                 raise DecodeError('FetchTopic.Partitions: null where not nullable')
@@ -285,7 +289,7 @@ def _r_FetchRequest_0(b, p):
                 xs8 = []
                 for _ in range(n7):
                     e9 = _new(_FetchRequest_FetchPartition)
-                    e9.partition, e9.fetch_offset, e9.partition_max_bytes, = _S3.unpack_from(b, p)
+                    e9.partition, e9.fetch_offset, e9.partition_max_bytes, = _S2.unpack_from(b, p)
                     p += 16
                     e9.current_leader_epoch = -1
                     e9.last_fetched_epoch = -1
@@ -300,11 +304,7 @@ def _r_FetchRequest_0(b, p):
             xs3.append(e4)
         o.topics = xs3
     o.cluster_id = None
-    d10 = _new(_FetchRequest_ReplicaState)
-    d10.replica_id = -1
-    d10.replica_epoch = -1
-    d10.unknown_tagged_fields = None
-    o.replica_state = d10
+    o.replica_state = _DEFAULT_FetchRequest_ReplicaState
     o.max_bytes = 2147483647
     o.isolation_level = 0
     o.session_id = 0
@@ -312,6 +312,8 @@ def _r_FetchRequest_0(b, p):
     o.forgotten_topics_data = []
     o.rack_id = ''
     o.unknown_tagged_fields = None
+    if p > bl:
+        raise DecodeError('FetchRequest: a length runs past the end')
     return o, p
 
 
@@ -320,18 +322,18 @@ def _w_FetchRequest_0(o, w):
         raise UnsupportedFieldError('FetchRequest.ForgottenTopicsData exists only in versions 7+')
     w += _S4.pack(o.replica_id, o.max_wait_ms, o.min_bytes)
     xs1 = o.topics
-    w += _S2.pack(len(xs1))
+    w += _S3.pack(len(xs1))
     for e2 in xs1:
         v3 = e2.topic
         v3 = v3.encode()
         w += _S1.pack(len(v3))
         w += v3
         xs4 = e2.partitions
-        w += _S2.pack(len(xs4))
+        w += _S3.pack(len(xs4))
         for e5 in xs4:
             if e5.last_fetched_epoch != -1:
                 raise UnsupportedFieldError('FetchPartition.LastFetchedEpoch exists only in versions 12+')
-            w += _S3.pack(e5.partition, e5.fetch_offset, e5.partition_max_bytes)
+            w += _S2.pack(e5.partition, e5.fetch_offset, e5.partition_max_bytes)
 
 
 def _r_FetchRequest_1(b, p):
@@ -354,11 +356,9 @@ def _r_FetchRequest_1(b, p):
                 raise DecodeError('FetchTopic.Topic: null where not nullable')
             else:
                 q6 = p + n5
-                if q6 > bl:
-                    raise DecodeError('FetchTopic.Topic: length ' + str(n5) + ' past the end')
                 e4.topic = str(b[p:q6], 'utf-8')
                 p = q6
-            n7, = _S2.unpack_from(b, p)
+            n7, = _S3.unpack_from(b, p)
             p += 4
             if n7 < 0:
                 raise DecodeError('FetchTopic.Partitions: null where not nullable')
@@ -368,7 +368,7 @@ def _r_FetchRequest_1(b, p):
                 xs8 = []
                 for _ in range(n7):
                     e9 = _new(_FetchRequest_FetchPartition)
-                    e9.partition, e9.fetch_offset, e9.partition_max_bytes, = _S3.unpack_from(b, p)
+                    e9.partition, e9.fetch_offset, e9.partition_max_bytes, = _S2.unpack_from(b, p)
                     p += 16
                     e9.current_leader_epoch = -1
                     e9.last_fetched_epoch = -1
@@ -383,17 +383,15 @@ def _r_FetchRequest_1(b, p):
             xs3.append(e4)
         o.topics = xs3
     o.cluster_id = None
-    d10 = _new(_FetchRequest_ReplicaState)
-    d10.replica_id = -1
-    d10.replica_epoch = -1
-    d10.unknown_tagged_fields = None
-    o.replica_state = d10
+    o.replica_state = _DEFAULT_FetchRequest_ReplicaState
     o.isolation_level = 0
     o.session_id = 0
     o.session_epoch = -1
     o.forgotten_topics_data = []
     o.rack_id = ''
     o.unknown_tagged_fields = None
+    if p > bl:
+        raise DecodeError('FetchRequest: a length runs past the end')
     return o, p
 
 
@@ -402,18 +400,18 @@ def _w_FetchRequest_1(o, w):
         raise UnsupportedFieldError('FetchRequest.ForgottenTopicsData exists only in versions 7+')
     w += _S0.pack(o.replica_id, o.max_wait_ms, o.min_bytes, o.max_bytes)
     xs1 = o.topics
-    w += _S2.pack(len(xs1))
+    w += _S3.pack(len(xs1))
     for e2 in xs1:
         v3 = e2.topic
         v3 = v3.encode()
         w += _S1.pack(len(v3))
         w += v3
         xs4 = e2.partitions
-        w += _S2.pack(len(xs4))
+        w += _S3.pack(len(xs4))
         for e5 in xs4:
             if e5.last_fetched_epoch != -1:
                 raise UnsupportedFieldError('FetchPartition.LastFetchedEpoch exists only in versions 12+')
-            w += _S3.pack(e5.partition, e5.fetch_offset, e5.partition_max_bytes)
+            w += _S2.pack(e5.partition, e5.fetch_offset, e5.partition_max_bytes)
 
 
 def _r_FetchRequest_2(b, p):
@@ -436,11 +434,9 @@ def _r_FetchRequest_2(b, p):
                 raise DecodeError('FetchTopic.Topic: null where not nullable')
             else:
                 q6 = p + n5
-                if q6 > bl:
-                    raise DecodeError('FetchTopic.Topic: length ' + str(n5) + ' past the end')
                 e4.topic = str(b[p:q6], 'utf-8')
                 p = q6
-            n7, = _S2.unpack_from(b, p)
+            n7, = _S3.unpack_from(b, p)
             p += 4
             if n7 < 0:
                 raise DecodeError('FetchTopic.Partitions: null where not nullable')
@@ -450,7 +446,7 @@ def _r_FetchRequest_2(b, p):
                 xs8 = []
                 for _ in range(n7):
                     e9 = _new(_FetchRequest_FetchPartition)
-                    e9.partition, e9.fetch_offset, e9.partition_max_bytes, = _S3.unpack_from(b, p)
+                    e9.partition, e9.fetch_offset, e9.partition_max_bytes, = _S2.unpack_from(b, p)
                     p += 16
                     e9.current_leader_epoch = -1
                     e9.last_fetched_epoch = -1
@@ -465,16 +461,14 @@ def _r_FetchRequest_2(b, p):
             xs3.append(e4)
         o.topics = xs3
     o.cluster_id = None
-    d10 = _new(_FetchRequest_ReplicaState)
-    d10.replica_id = -1
-    d10.replica_epoch = -1
-    d10.unknown_tagged_fields = None
-    o.replica_state = d10
+    o.replica_state = _DEFAULT_FetchRequest_ReplicaState
     o.session_id = 0
     o.session_epoch = -1
     o.forgotten_topics_data = []
     o.rack_id = ''
     o.unknown_tagged_fields = None
+    if p > bl:
+        raise DecodeError('FetchRequest: a length runs past the end')
     return o, p
 
 
@@ -483,18 +477,18 @@ def _w_FetchRequest_2(o, w):
         raise UnsupportedFieldError('FetchRequest.ForgottenTopicsData exists only in versions 7+')
     w += _S7.pack(o.replica_id, o.max_wait_ms, o.min_bytes, o.max_bytes, o.isolation_level)
     xs1 = o.topics
-    w += _S2.pack(len(xs1))
+    w += _S3.pack(len(xs1))
     for e2 in xs1:
         v3 = e2.topic
         v3 = v3.encode()
         w += _S1.pack(len(v3))
         w += v3
         xs4 = e2.partitions
-        w += _S2.pack(len(xs4))
+        w += _S3.pack(len(xs4))
         for e5 in xs4:
             if e5.last_fetched_epoch != -1:
                 raise UnsupportedFieldError('FetchPartition.LastFetchedEpoch exists only in versions 12+')
-            w += _S3.pack(e5.partition, e5.fetch_offset, e5.partition_max_bytes)
+            w += _S2.pack(e5.partition, e5.fetch_offset, e5.partition_max_bytes)
 
 
 def _r_FetchRequest_3(b, p):
@@ -517,11 +511,9 @@ def _r_FetchRequest_3(b, p):
                 raise DecodeError('FetchTopic.Topic: null where not nullable')
             else:
                 q6 = p + n5
-                if q6 > bl:
-                    raise DecodeError('FetchTopic.Topic: length ' + str(n5) + ' past the end')
                 e4.topic = str(b[p:q6], 'utf-8')
                 p = q6
-            n7, = _S2.unpack_from(b, p)
+            n7, = _S3.unpack_from(b, p)
             p += 4
             if n7 < 0:
                 raise DecodeError('FetchTopic.Partitions: null where not nullable')
@@ -545,16 +537,14 @@ def _r_FetchRequest_3(b, p):
             xs3.append(e4)
         o.topics = xs3
     o.cluster_id = None
-    d10 = _new(_FetchRequest_ReplicaState)
-    d10.replica_id = -1
-    d10.replica_epoch = -1
-    d10.unknown_tagged_fields = None
-    o.replica_state = d10
+    o.replica_state = _DEFAULT_FetchRequest_ReplicaState
     o.session_id = 0
     o.session_epoch = -1
     o.forgotten_topics_data = []
     o.rack_id = ''
     o.unknown_tagged_fields = None
+    if p > bl:
+        raise DecodeError('FetchRequest: a length runs past the end')
     return o, p
 
 
@@ -563,14 +553,14 @@ def _w_FetchRequest_3(o, w):
         raise UnsupportedFieldError('FetchRequest.ForgottenTopicsData exists only in versions 7+')
     w += _S7.pack(o.replica_id, o.max_wait_ms, o.min_bytes, o.max_bytes, o.isolation_level)
     xs1 = o.topics
-    w += _S2.pack(len(xs1))
+    w += _S3.pack(len(xs1))
     for e2 in xs1:
         v3 = e2.topic
         v3 = v3.encode()
         w += _S1.pack(len(v3))
         w += v3
         xs4 = e2.partitions
-        w += _S2.pack(len(xs4))
+        w += _S3.pack(len(xs4))
         for e5 in xs4:
             if e5.last_fetched_epoch != -1:
                 raise UnsupportedFieldError('FetchPartition.LastFetchedEpoch exists only in versions 12+')
@@ -597,11 +587,9 @@ def _r_FetchRequest_4(b, p):
                 raise DecodeError('FetchTopic.Topic: null where not nullable')
             else:
                 q6 = p + n5
-                if q6 > bl:
-                    raise DecodeError('FetchTopic.Topic: length ' + str(n5) + ' past the end')
                 e4.topic = str(b[p:q6], 'utf-8')
                 p = q6
-            n7, = _S2.unpack_from(b, p)
+            n7, = _S3.unpack_from(b, p)
             p += 4
             if n7 < 0:
                 raise DecodeError('FetchTopic.Partitions: null where not nullable')
@@ -624,7 +612,7 @@ def _r_FetchRequest_4(b, p):
             e4.unknown_tagged_fields = None
             xs3.append(e4)
         o.topics = xs3
-    n10, = _S2.unpack_from(b, p)
+    n10, = _S3.unpack_from(b, p)
     p += 4
     if n10 < 0:
         raise DecodeError('FetchRequest.ForgottenTopicsData: null where not nullable')
@@ -640,61 +628,57 @@ def _r_FetchRequest_4(b, p):
                 raise DecodeError('ForgottenTopic.Topic: null where not nullable')
             else:
                 q14 = p + n13
-                if q14 > bl:
-                    raise DecodeError('ForgottenTopic.Topic: length ' + str(n13) + ' past the end')
                 e12.topic = str(b[p:q14], 'utf-8')
                 p = q14
-            n15, = _S2.unpack_from(b, p)
+            n15, = _S3.unpack_from(b, p)
             p += 4
             if n15 < 0:
                 raise DecodeError('ForgottenTopic.Partitions: null where not nullable')
             elif n15 < 64:
-                e12.partitions = list(_ARRAY_i[n15].unpack_from(b, p))
+                e12.partitions = [*_ARRAY_i[n15].unpack_from(b, p)]
                 p += 4 * n15
             else:
                 if n15 > bl - p:
                     raise DecodeError('ForgottenTopic.Partitions: count ' + str(n15) + ' past the end')
-                e12.partitions = list(_struct.Struct('>' + str(n15) + 'i').unpack_from(b, p))
+                e12.partitions = [*_struct.Struct('>' + str(n15) + 'i').unpack_from(b, p)]
                 p += 4 * n15
             e12.topic_id = UUID_ZERO
             e12.unknown_tagged_fields = None
             xs11.append(e12)
         o.forgotten_topics_data = xs11
     o.cluster_id = None
-    d16 = _new(_FetchRequest_ReplicaState)
-    d16.replica_id = -1
-    d16.replica_epoch = -1
-    d16.unknown_tagged_fields = None
-    o.replica_state = d16
+    o.replica_state = _DEFAULT_FetchRequest_ReplicaState
     o.rack_id = ''
     o.unknown_tagged_fields = None
+    if p > bl:
+        raise DecodeError('FetchRequest: a length runs past the end')
     return o, p
 
 
 def _w_FetchRequest_4(o, w):
     w += _S10.pack(o.replica_id, o.max_wait_ms, o.min_bytes, o.max_bytes, o.isolation_level, o.session_id, o.session_epoch)
     xs1 = o.topics
-    w += _S2.pack(len(xs1))
+    w += _S3.pack(len(xs1))
     for e2 in xs1:
         v3 = e2.topic
         v3 = v3.encode()
         w += _S1.pack(len(v3))
         w += v3
         xs4 = e2.partitions
-        w += _S2.pack(len(xs4))
+        w += _S3.pack(len(xs4))
         for e5 in xs4:
             if e5.last_fetched_epoch != -1:
                 raise UnsupportedFieldError('FetchPartition.LastFetchedEpoch exists only in versions 12+')
             w += _S8.pack(e5.partition, e5.fetch_offset, e5.log_start_offset, e5.partition_max_bytes)
     xs6 = o.forgotten_topics_data
-    w += _S2.pack(len(xs6))
+    w += _S3.pack(len(xs6))
     for e7 in xs6:
         v8 = e7.topic
         v8 = v8.encode()
         w += _S1.pack(len(v8))
         w += v8
         xs9 = e7.partitions
-        w += _S2.pack(len(xs9))
+        w += _S3.pack(len(xs9))
         if len(xs9) < 64:
             w += _ARRAY_i[len(xs9)].pack(*xs9)
         else:
@@ -721,11 +705,9 @@ def _r_FetchRequest_5(b, p):
                 raise DecodeError('FetchTopic.Topic: null where not nullable')
             else:
                 q6 = p + n5
-                if q6 > bl:
-                    raise DecodeError('FetchTopic.Topic: length ' + str(n5) + ' past the end')
                 e4.topic = str(b[p:q6], 'utf-8')
                 p = q6
-            n7, = _S2.unpack_from(b, p)
+            n7, = _S3.unpack_from(b, p)
             p += 4
             if n7 < 0:
                 raise DecodeError('FetchTopic.Partitions: null where not nullable')
@@ -747,7 +729,7 @@ def _r_FetchRequest_5(b, p):
             e4.unknown_tagged_fields = None
             xs3.append(e4)
         o.topics = xs3
-    n10, = _S2.unpack_from(b, p)
+    n10, = _S3.unpack_from(b, p)
     p += 4
     if n10 < 0:
         raise DecodeError('FetchRequest.ForgottenTopicsData: null where not nullable')
@@ -763,61 +745,57 @@ def _r_FetchRequest_5(b, p):
                 raise DecodeError('ForgottenTopic.Topic: null where not nullable')
             else:
                 q14 = p + n13
-                if q14 > bl:
-                    raise DecodeError('ForgottenTopic.Topic: length ' + str(n13) + ' past the end')
                 e12.topic = str(b[p:q14], 'utf-8')
                 p = q14
-            n15, = _S2.unpack_from(b, p)
+            n15, = _S3.unpack_from(b, p)
             p += 4
             if n15 < 0:
                 raise DecodeError('ForgottenTopic.Partitions: null where not nullable')
             elif n15 < 64:
-                e12.partitions = list(_ARRAY_i[n15].unpack_from(b, p))
+                e12.partitions = [*_ARRAY_i[n15].unpack_from(b, p)]
                 p += 4 * n15
             else:
                 if n15 > bl - p:
                     raise DecodeError('ForgottenTopic.Partitions: count ' + str(n15) + ' past the end')
-                e12.partitions = list(_struct.Struct('>' + str(n15) + 'i').unpack_from(b, p))
+                e12.partitions = [*_struct.Struct('>' + str(n15) + 'i').unpack_from(b, p)]
                 p += 4 * n15
             e12.topic_id = UUID_ZERO
             e12.unknown_tagged_fields = None
             xs11.append(e12)
         o.forgotten_topics_data = xs11
     o.cluster_id = None
-    d16 = _new(_FetchRequest_ReplicaState)
-    d16.replica_id = -1
-    d16.replica_epoch = -1
-    d16.unknown_tagged_fields = None
-    o.replica_state = d16
+    o.replica_state = _DEFAULT_FetchRequest_ReplicaState
     o.rack_id = ''
     o.unknown_tagged_fields = None
+    if p > bl:
+        raise DecodeError('FetchRequest: a length runs past the end')
     return o, p
 
 
 def _w_FetchRequest_5(o, w):
     w += _S10.pack(o.replica_id, o.max_wait_ms, o.min_bytes, o.max_bytes, o.isolation_level, o.session_id, o.session_epoch)
     xs1 = o.topics
-    w += _S2.pack(len(xs1))
+    w += _S3.pack(len(xs1))
     for e2 in xs1:
         v3 = e2.topic
         v3 = v3.encode()
         w += _S1.pack(len(v3))
         w += v3
         xs4 = e2.partitions
-        w += _S2.pack(len(xs4))
+        w += _S3.pack(len(xs4))
         for e5 in xs4:
             if e5.last_fetched_epoch != -1:
                 raise UnsupportedFieldError('FetchPartition.LastFetchedEpoch exists only in versions 12+')
             w += _S11.pack(e5.partition, e5.current_leader_epoch, e5.fetch_offset, e5.log_start_offset, e5.partition_max_bytes)
     xs6 = o.forgotten_topics_data
-    w += _S2.pack(len(xs6))
+    w += _S3.pack(len(xs6))
     for e7 in xs6:
         v8 = e7.topic
         v8 = v8.encode()
         w += _S1.pack(len(v8))
         w += v8
         xs9 = e7.partitions
-        w += _S2.pack(len(xs9))
+        w += _S3.pack(len(xs9))
         if len(xs9) < 64:
             w += _ARRAY_i[len(xs9)].pack(*xs9)
         else:
@@ -844,11 +822,9 @@ def _r_FetchRequest_6(b, p):
                 raise DecodeError('FetchTopic.Topic: null where not nullable')
             else:
                 q6 = p + n5
-                if q6 > bl:
-                    raise DecodeError('FetchTopic.Topic: length ' + str(n5) + ' past the end')
                 e4.topic = str(b[p:q6], 'utf-8')
                 p = q6
-            n7, = _S2.unpack_from(b, p)
+            n7, = _S3.unpack_from(b, p)
             p += 4
             if n7 < 0:
                 raise DecodeError('FetchTopic.Partitions: null where not nullable')
@@ -870,7 +846,7 @@ def _r_FetchRequest_6(b, p):
             e4.unknown_tagged_fields = None
             xs3.append(e4)
         o.topics = xs3
-    n10, = _S2.unpack_from(b, p)
+    n10, = _S3.unpack_from(b, p)
     p += 4
     if n10 < 0:
         raise DecodeError('FetchRequest.ForgottenTopicsData: null where not nullable')
@@ -886,21 +862,19 @@ def _r_FetchRequest_6(b, p):
                 raise DecodeError('ForgottenTopic.Topic: null where not nullable')
             else:
                 q14 = p + n13
-                if q14 > bl:
-                    raise DecodeError('ForgottenTopic.Topic: length ' + str(n13) + ' past the end')
                 e12.topic = str(b[p:q14], 'utf-8')
                 p = q14
-            n15, = _S2.unpack_from(b, p)
+            n15, = _S3.unpack_from(b, p)
             p += 4
             if n15 < 0:
                 raise DecodeError('ForgottenTopic.Partitions: null where not nullable')
             elif n15 < 64:
-                e12.partitions = list(_ARRAY_i[n15].unpack_from(b, p))
+                e12.partitions = [*_ARRAY_i[n15].unpack_from(b, p)]
                 p += 4 * n15
             else:
                 if n15 > bl - p:
                     raise DecodeError('ForgottenTopic.Partitions: count ' + str(n15) + ' past the end')
-                e12.partitions = list(_struct.Struct('>' + str(n15) + 'i').unpack_from(b, p))
+                e12.partitions = [*_struct.Struct('>' + str(n15) + 'i').unpack_from(b, p)]
                 p += 4 * n15
             e12.topic_id = UUID_ZERO
             e12.unknown_tagged_fields = None
@@ -912,44 +886,40 @@ def _r_FetchRequest_6(b, p):
         raise DecodeError('FetchRequest.RackId: null where not nullable')
     else:
         q17 = p + n16
-        if q17 > bl:
-            raise DecodeError('FetchRequest.RackId: length ' + str(n16) + ' past the end')
         o.rack_id = str(b[p:q17], 'utf-8')
         p = q17
     o.cluster_id = None
-    d18 = _new(_FetchRequest_ReplicaState)
-    d18.replica_id = -1
-    d18.replica_epoch = -1
-    d18.unknown_tagged_fields = None
-    o.replica_state = d18
+    o.replica_state = _DEFAULT_FetchRequest_ReplicaState
     o.unknown_tagged_fields = None
+    if p > bl:
+        raise DecodeError('FetchRequest: a length runs past the end')
     return o, p
 
 
 def _w_FetchRequest_6(o, w):
     w += _S10.pack(o.replica_id, o.max_wait_ms, o.min_bytes, o.max_bytes, o.isolation_level, o.session_id, o.session_epoch)
     xs1 = o.topics
-    w += _S2.pack(len(xs1))
+    w += _S3.pack(len(xs1))
     for e2 in xs1:
         v3 = e2.topic
         v3 = v3.encode()
         w += _S1.pack(len(v3))
         w += v3
         xs4 = e2.partitions
-        w += _S2.pack(len(xs4))
+        w += _S3.pack(len(xs4))
         for e5 in xs4:
             if e5.last_fetched_epoch != -1:
                 raise UnsupportedFieldError('FetchPartition.LastFetchedEpoch exists only in versions 12+')
             w += _S11.pack(e5.partition, e5.current_leader_epoch, e5.fetch_offset, e5.log_start_offset, e5.partition_max_bytes)
     xs6 = o.forgotten_topics_data
-    w += _S2.pack(len(xs6))
+    w += _S3.pack(len(xs6))
     for e7 in xs6:
         v8 = e7.topic
         v8 = v8.encode()
         w += _S1.pack(len(v8))
         w += v8
         xs9 = e7.partitions
-        w += _S2.pack(len(xs9))
+        w += _S3.pack(len(xs9))
         if len(xs9) < 64:
             w += _ARRAY_i[len(xs9)].pack(*xs9)
         else:
@@ -1084,43 +1054,47 @@ def _r_FetchRequest_7(b, p):
         xs3 = []
         for _ in range(n2):
             e4 = _new(_FetchRequest_FetchTopic)
-            n5 = b[p] - 1
-            p += 1
-            if n5 > 126:
-                n5, p = _uvt(b, p, n5 + 1)
-                n5 -= 1
-            if n5 < 0:
-                raise DecodeError('FetchTopic.Topic: null where not nullable')
-            else:
-                q6 = p + n5
-                if q6 > bl:
-                    raise DecodeError('FetchTopic.Topic: length ' + str(n5) + ' past the end')
-                e4.topic = str(b[p:q6], 'utf-8')
+            h7 = b[p]
+            if 0 < h7 < 128:
+                q6 = p + h7
+                e4.topic = str(b[p + 1:q6], 'utf-8')
                 p = q6
-            n7 = b[p] - 1
+            else:
+                p += 1
+                n5 = h7 - 1
+                if n5 > 126:
+                    n5, p = _uvt(b, p, n5 + 1)
+                    n5 -= 1
+                if n5 < 0:
+                    raise DecodeError('FetchTopic.Topic: null where not nullable')
+                else:
+                    q6 = p + n5
+                    e4.topic = str(b[p:q6], 'utf-8')
+                    p = q6
+            n8 = b[p] - 1
             p += 1
-            if n7 > 126:
-                n7, p = _uvt(b, p, n7 + 1)
-                n7 -= 1
-            if n7 < 0:
+            if n8 > 126:
+                n8, p = _uvt(b, p, n8 + 1)
+                n8 -= 1
+            if n8 < 0:
                 raise DecodeError('FetchTopic.Partitions: null where not nullable')
             else:
-                if n7 > bl - p:
-                    raise DecodeError('FetchTopic.Partitions: count ' + str(n7) + ' past the end')
-                xs8 = []
-                for _ in range(n7):
-                    e9 = _new(_FetchRequest_FetchPartition)
-                    e9.partition, e9.current_leader_epoch, e9.fetch_offset, e9.last_fetched_epoch, e9.log_start_offset, e9.partition_max_bytes, = _S13.unpack_from(b, p)
+                if n8 > bl - p:
+                    raise DecodeError('FetchTopic.Partitions: count ' + str(n8) + ' past the end')
+                xs9 = []
+                for _ in range(n8):
+                    e10 = _new(_FetchRequest_FetchPartition)
+                    e10.partition, e10.current_leader_epoch, e10.fetch_offset, e10.last_fetched_epoch, e10.log_start_offset, e10.partition_max_bytes, = _S13.unpack_from(b, p)
                     p += 32
-                    e9.replica_directory_id = UUID_ZERO
-                    e9.high_watermark = 9223372036854775807
+                    e10.replica_directory_id = UUID_ZERO
+                    e10.high_watermark = 9223372036854775807
                     if b[p] == 0:  # no tagged fields, the common case
-                        e9.unknown_tagged_fields = None
+                        e10.unknown_tagged_fields = None
                         p += 1
                     else:
-                        p = _t_FetchRequest_FetchPartition_0(b, p, e9)
-                    xs8.append(e9)
-                e4.partitions = xs8
+                        p = _t_FetchRequest_FetchPartition_0(b, p, e10)
+                    xs9.append(e10)
+                e4.partitions = xs9
             e4.topic_id = UUID_ZERO
             if b[p] == 0:  # no tagged fields, the common case
                 e4.unknown_tagged_fields = None
@@ -1129,79 +1103,90 @@ def _r_FetchRequest_7(b, p):
                 p = _t_FetchRequest_FetchTopic_0(b, p, e4)
             xs3.append(e4)
         o.topics = xs3
-    n10 = b[p] - 1
+    n11 = b[p] - 1
     p += 1
-    if n10 > 126:
-        n10, p = _uvt(b, p, n10 + 1)
-        n10 -= 1
-    if n10 < 0:
+    if n11 > 126:
+        n11, p = _uvt(b, p, n11 + 1)
+        n11 -= 1
+    if n11 < 0:
         raise DecodeError('FetchRequest.ForgottenTopicsData: null where not nullable')
     else:
-        if n10 > bl - p:
-            raise DecodeError('FetchRequest.ForgottenTopicsData: count ' + str(n10) + ' past the end')
-        xs11 = []
-        for _ in range(n10):
-            e12 = _new(_FetchRequest_ForgottenTopic)
-            n13 = b[p] - 1
-            p += 1
-            if n13 > 126:
-                n13, p = _uvt(b, p, n13 + 1)
-                n13 -= 1
-            if n13 < 0:
-                raise DecodeError('ForgottenTopic.Topic: null where not nullable')
+        if n11 > bl - p:
+            raise DecodeError('FetchRequest.ForgottenTopicsData: count ' + str(n11) + ' past the end')
+        xs12 = []
+        for _ in range(n11):
+            e13 = _new(_FetchRequest_ForgottenTopic)
+            h16 = b[p]
+            if 0 < h16 < 128:
+                q15 = p + h16
+                e13.topic = str(b[p + 1:q15], 'utf-8')
+                p = q15
             else:
-                q14 = p + n13
-                if q14 > bl:
-                    raise DecodeError('ForgottenTopic.Topic: length ' + str(n13) + ' past the end')
-                e12.topic = str(b[p:q14], 'utf-8')
-                p = q14
-            n15 = b[p] - 1
-            p += 1
-            if n15 > 126:
-                n15, p = _uvt(b, p, n15 + 1)
-                n15 -= 1
-            if n15 < 0:
-                raise DecodeError('ForgottenTopic.Partitions: null where not nullable')
-            elif n15 < 64:
-                e12.partitions = list(_ARRAY_i[n15].unpack_from(b, p))
-                p += 4 * n15
+                p += 1
+                n14 = h16 - 1
+                if n14 > 126:
+                    n14, p = _uvt(b, p, n14 + 1)
+                    n14 -= 1
+                if n14 < 0:
+                    raise DecodeError('ForgottenTopic.Topic: null where not nullable')
+                else:
+                    q15 = p + n14
+                    e13.topic = str(b[p:q15], 'utf-8')
+                    p = q15
+            h18 = b[p]
+            if 0 < h18 < 65:
+                e13.partitions = [*_UNPACK_i[h18](b, p + 1)]
+                p += 4 * h18 - 3
             else:
-                if n15 > bl - p:
-                    raise DecodeError('ForgottenTopic.Partitions: count ' + str(n15) + ' past the end')
-                e12.partitions = list(_struct.Struct('>' + str(n15) + 'i').unpack_from(b, p))
-                p += 4 * n15
-            e12.topic_id = UUID_ZERO
+                p += 1
+                n17 = h18 - 1
+                if n17 > 126:
+                    n17, p = _uvt(b, p, n17 + 1)
+                    n17 -= 1
+                if n17 < 0:
+                    raise DecodeError('ForgottenTopic.Partitions: null where not nullable')
+                elif n17 < 64:
+                    e13.partitions = [*_ARRAY_i[n17].unpack_from(b, p)]
+                    p += 4 * n17
+                else:
+                    if n17 > bl - p:
+                        raise DecodeError('ForgottenTopic.Partitions: count ' + str(n17) + ' past the end')
+                    e13.partitions = [*_struct.Struct('>' + str(n17) + 'i').unpack_from(b, p)]
+                    p += 4 * n17
+            e13.topic_id = UUID_ZERO
             if b[p] == 0:  # no tagged fields, the common case
-                e12.unknown_tagged_fields = None
+                e13.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_FetchRequest_ForgottenTopic_0(b, p, e12)
-            xs11.append(e12)
-        o.forgotten_topics_data = xs11
-    n16 = b[p] - 1
-    p += 1
-    if n16 > 126:
-        n16, p = _uvt(b, p, n16 + 1)
-        n16 -= 1
-    if n16 < 0:
-        raise DecodeError('FetchRequest.RackId: null where not nullable')
+                p = _t_FetchRequest_ForgottenTopic_0(b, p, e13)
+            xs12.append(e13)
+        o.forgotten_topics_data = xs12
+    h21 = b[p]
+    if 0 < h21 < 128:
+        q20 = p + h21
+        o.rack_id = str(b[p + 1:q20], 'utf-8')
+        p = q20
     else:
-        q17 = p + n16
-        if q17 > bl:
-            raise DecodeError('FetchRequest.RackId: length ' + str(n16) + ' past the end')
-        o.rack_id = str(b[p:q17], 'utf-8')
-        p = q17
-    d18 = _new(_FetchRequest_ReplicaState)
-    d18.replica_id = -1
-    d18.replica_epoch = -1
-    d18.unknown_tagged_fields = None
-    o.replica_state = d18
+        p += 1
+        n19 = h21 - 1
+        if n19 > 126:
+            n19, p = _uvt(b, p, n19 + 1)
+            n19 -= 1
+        if n19 < 0:
+            raise DecodeError('FetchRequest.RackId: null where not nullable')
+        else:
+            q20 = p + n19
+            o.rack_id = str(b[p:q20], 'utf-8')
+            p = q20
+    o.replica_state = _DEFAULT_FetchRequest_ReplicaState
     o.cluster_id = None
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         p += 1
     else:
         p = _t_FetchRequest_0(b, p, o)
+    if p > bl:
+        raise DecodeError('FetchRequest: a length runs past the end')
     return o, p
 
 
@@ -1363,20 +1348,24 @@ def _r_FetchRequest_8(b, p):
             e11 = _new(_FetchRequest_ForgottenTopic)
             e11.topic_id, h12, = _S14.unpack_from(b, p)
             p += 17
-            n13 = h12 - 1
-            if n13 > 126:
-                n13, p = _uvt(b, p, n13 + 1)
-                n13 -= 1
-            if n13 < 0:
-                raise DecodeError('ForgottenTopic.Partitions: null where not nullable')
-            elif n13 < 64:
-                e11.partitions = list(_ARRAY_i[n13].unpack_from(b, p))
-                p += 4 * n13
+            if 0 < h12 < 65:
+                e11.partitions = [*_UNPACK_i[h12](b, p)]
+                p += 4 * h12 - 4
             else:
-                if n13 > bl - p:
-                    raise DecodeError('ForgottenTopic.Partitions: count ' + str(n13) + ' past the end')
-                e11.partitions = list(_struct.Struct('>' + str(n13) + 'i').unpack_from(b, p))
-                p += 4 * n13
+                n13 = h12 - 1
+                if n13 > 126:
+                    n13, p = _uvt(b, p, n13 + 1)
+                    n13 -= 1
+                if n13 < 0:
+                    raise DecodeError('ForgottenTopic.Partitions: null where not nullable')
+                elif n13 < 64:
+                    e11.partitions = [*_ARRAY_i[n13].unpack_from(b, p)]
+                    p += 4 * n13
+                else:
+                    if n13 > bl - p:
+                        raise DecodeError('ForgottenTopic.Partitions: count ' + str(n13) + ' past the end')
+                    e11.partitions = [*_struct.Struct('>' + str(n13) + 'i').unpack_from(b, p)]
+                    p += 4 * n13
             e11.topic = ''
             if b[p] == 0:  # no tagged fields, the common case
                 e11.unknown_tagged_fields = None
@@ -1385,30 +1374,32 @@ def _r_FetchRequest_8(b, p):
                 p = _t_FetchRequest_ForgottenTopic_0(b, p, e11)
             xs10.append(e11)
         o.forgotten_topics_data = xs10
-    n14 = b[p] - 1
-    p += 1
-    if n14 > 126:
-        n14, p = _uvt(b, p, n14 + 1)
-        n14 -= 1
-    if n14 < 0:
-        raise DecodeError('FetchRequest.RackId: null where not nullable')
-    else:
-        q15 = p + n14
-        if q15 > bl:
-            raise DecodeError('FetchRequest.RackId: length ' + str(n14) + ' past the end')
-        o.rack_id = str(b[p:q15], 'utf-8')
+    h16 = b[p]
+    if 0 < h16 < 128:
+        q15 = p + h16
+        o.rack_id = str(b[p + 1:q15], 'utf-8')
         p = q15
-    d16 = _new(_FetchRequest_ReplicaState)
-    d16.replica_id = -1
-    d16.replica_epoch = -1
-    d16.unknown_tagged_fields = None
-    o.replica_state = d16
+    else:
+        p += 1
+        n14 = h16 - 1
+        if n14 > 126:
+            n14, p = _uvt(b, p, n14 + 1)
+            n14 -= 1
+        if n14 < 0:
+            raise DecodeError('FetchRequest.RackId: null where not nullable')
+        else:
+            q15 = p + n14
+            o.rack_id = str(b[p:q15], 'utf-8')
+            p = q15
+    o.replica_state = _DEFAULT_FetchRequest_ReplicaState
     o.cluster_id = None
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         p += 1
     else:
         p = _t_FetchRequest_0(b, p, o)
+    if p > bl:
+        raise DecodeError('FetchRequest: a length runs past the end')
     return o, p
 
 
@@ -1627,20 +1618,24 @@ def _r_FetchRequest_9(b, p):
             e11 = _new(_FetchRequest_ForgottenTopic)
             e11.topic_id, h12, = _S14.unpack_from(b, p)
             p += 17
-            n13 = h12 - 1
-            if n13 > 126:
-                n13, p = _uvt(b, p, n13 + 1)
-                n13 -= 1
-            if n13 < 0:
-                raise DecodeError('ForgottenTopic.Partitions: null where not nullable')
-            elif n13 < 64:
-                e11.partitions = list(_ARRAY_i[n13].unpack_from(b, p))
-                p += 4 * n13
+            if 0 < h12 < 65:
+                e11.partitions = [*_UNPACK_i[h12](b, p)]
+                p += 4 * h12 - 4
             else:
-                if n13 > bl - p:
-                    raise DecodeError('ForgottenTopic.Partitions: count ' + str(n13) + ' past the end')
-                e11.partitions = list(_struct.Struct('>' + str(n13) + 'i').unpack_from(b, p))
-                p += 4 * n13
+                n13 = h12 - 1
+                if n13 > 126:
+                    n13, p = _uvt(b, p, n13 + 1)
+                    n13 -= 1
+                if n13 < 0:
+                    raise DecodeError('ForgottenTopic.Partitions: null where not nullable')
+                elif n13 < 64:
+                    e11.partitions = [*_ARRAY_i[n13].unpack_from(b, p)]
+                    p += 4 * n13
+                else:
+                    if n13 > bl - p:
+                        raise DecodeError('ForgottenTopic.Partitions: count ' + str(n13) + ' past the end')
+                    e11.partitions = [*_struct.Struct('>' + str(n13) + 'i').unpack_from(b, p)]
+                    p += 4 * n13
             e11.topic = ''
             if b[p] == 0:  # no tagged fields, the common case
                 e11.unknown_tagged_fields = None
@@ -1649,31 +1644,33 @@ def _r_FetchRequest_9(b, p):
                 p = _t_FetchRequest_ForgottenTopic_0(b, p, e11)
             xs10.append(e11)
         o.forgotten_topics_data = xs10
-    n14 = b[p] - 1
-    p += 1
-    if n14 > 126:
-        n14, p = _uvt(b, p, n14 + 1)
-        n14 -= 1
-    if n14 < 0:
-        raise DecodeError('FetchRequest.RackId: null where not nullable')
-    else:
-        q15 = p + n14
-        if q15 > bl:
-            raise DecodeError('FetchRequest.RackId: length ' + str(n14) + ' past the end')
-        o.rack_id = str(b[p:q15], 'utf-8')
+    h16 = b[p]
+    if 0 < h16 < 128:
+        q15 = p + h16
+        o.rack_id = str(b[p + 1:q15], 'utf-8')
         p = q15
+    else:
+        p += 1
+        n14 = h16 - 1
+        if n14 > 126:
+            n14, p = _uvt(b, p, n14 + 1)
+            n14 -= 1
+        if n14 < 0:
+            raise DecodeError('FetchRequest.RackId: null where not nullable')
+        else:
+            q15 = p + n14
+            o.rack_id = str(b[p:q15], 'utf-8')
+            p = q15
     o.replica_id = -1
     o.cluster_id = None
-    d16 = _new(_FetchRequest_ReplicaState)
-    d16.replica_id = -1
-    d16.replica_epoch = -1
-    d16.unknown_tagged_fields = None
-    o.replica_state = d16
+    o.replica_state = _DEFAULT_FetchRequest_ReplicaState
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         p += 1
     else:
         p = _t_FetchRequest_1(b, p, o)
+    if p > bl:
+        raise DecodeError('FetchRequest: a length runs past the end')
     return o, p
 
 
@@ -1750,7 +1747,7 @@ def _w_FetchRequest_9(o, w):
                 _wuv(t10, ln)
             t10 += v11
         tags9.append((0, t10))
-    if (o.replica_state.replica_id != -1) or (o.replica_state.replica_epoch != -1) or o.replica_state.unknown_tagged_fields:
+    if o.replica_state is not _DEFAULT_FetchRequest_ReplicaState and ((o.replica_state.replica_id != -1) or (o.replica_state.replica_epoch != -1) or o.replica_state.unknown_tagged_fields):
         t12 = bytearray()
         s13 = o.replica_state
         t12 += _S17.pack(s13.replica_id, s13.replica_epoch)
@@ -1859,20 +1856,24 @@ def _r_FetchRequest_10(b, p):
             e11 = _new(_FetchRequest_ForgottenTopic)
             e11.topic_id, h12, = _S14.unpack_from(b, p)
             p += 17
-            n13 = h12 - 1
-            if n13 > 126:
-                n13, p = _uvt(b, p, n13 + 1)
-                n13 -= 1
-            if n13 < 0:
-                raise DecodeError('ForgottenTopic.Partitions: null where not nullable')
-            elif n13 < 64:
-                e11.partitions = list(_ARRAY_i[n13].unpack_from(b, p))
-                p += 4 * n13
+            if 0 < h12 < 65:
+                e11.partitions = [*_UNPACK_i[h12](b, p)]
+                p += 4 * h12 - 4
             else:
-                if n13 > bl - p:
-                    raise DecodeError('ForgottenTopic.Partitions: count ' + str(n13) + ' past the end')
-                e11.partitions = list(_struct.Struct('>' + str(n13) + 'i').unpack_from(b, p))
-                p += 4 * n13
+                n13 = h12 - 1
+                if n13 > 126:
+                    n13, p = _uvt(b, p, n13 + 1)
+                    n13 -= 1
+                if n13 < 0:
+                    raise DecodeError('ForgottenTopic.Partitions: null where not nullable')
+                elif n13 < 64:
+                    e11.partitions = [*_ARRAY_i[n13].unpack_from(b, p)]
+                    p += 4 * n13
+                else:
+                    if n13 > bl - p:
+                        raise DecodeError('ForgottenTopic.Partitions: count ' + str(n13) + ' past the end')
+                    e11.partitions = [*_struct.Struct('>' + str(n13) + 'i').unpack_from(b, p)]
+                    p += 4 * n13
             e11.topic = ''
             if b[p] == 0:  # no tagged fields, the common case
                 e11.unknown_tagged_fields = None
@@ -1881,31 +1882,33 @@ def _r_FetchRequest_10(b, p):
                 p = _t_FetchRequest_ForgottenTopic_0(b, p, e11)
             xs10.append(e11)
         o.forgotten_topics_data = xs10
-    n14 = b[p] - 1
-    p += 1
-    if n14 > 126:
-        n14, p = _uvt(b, p, n14 + 1)
-        n14 -= 1
-    if n14 < 0:
-        raise DecodeError('FetchRequest.RackId: null where not nullable')
-    else:
-        q15 = p + n14
-        if q15 > bl:
-            raise DecodeError('FetchRequest.RackId: length ' + str(n14) + ' past the end')
-        o.rack_id = str(b[p:q15], 'utf-8')
+    h16 = b[p]
+    if 0 < h16 < 128:
+        q15 = p + h16
+        o.rack_id = str(b[p + 1:q15], 'utf-8')
         p = q15
+    else:
+        p += 1
+        n14 = h16 - 1
+        if n14 > 126:
+            n14, p = _uvt(b, p, n14 + 1)
+            n14 -= 1
+        if n14 < 0:
+            raise DecodeError('FetchRequest.RackId: null where not nullable')
+        else:
+            q15 = p + n14
+            o.rack_id = str(b[p:q15], 'utf-8')
+            p = q15
     o.replica_id = -1
     o.cluster_id = None
-    d16 = _new(_FetchRequest_ReplicaState)
-    d16.replica_id = -1
-    d16.replica_epoch = -1
-    d16.unknown_tagged_fields = None
-    o.replica_state = d16
+    o.replica_state = _DEFAULT_FetchRequest_ReplicaState
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         p += 1
     else:
         p = _t_FetchRequest_1(b, p, o)
+    if p > bl:
+        raise DecodeError('FetchRequest: a length runs past the end')
     return o, p
 
 
@@ -1989,7 +1992,7 @@ def _w_FetchRequest_10(o, w):
                 _wuv(t12, ln)
             t12 += v13
         tags11.append((0, t12))
-    if (o.replica_state.replica_id != -1) or (o.replica_state.replica_epoch != -1) or o.replica_state.unknown_tagged_fields:
+    if o.replica_state is not _DEFAULT_FetchRequest_ReplicaState and ((o.replica_state.replica_id != -1) or (o.replica_state.replica_epoch != -1) or o.replica_state.unknown_tagged_fields):
         t14 = bytearray()
         s15 = o.replica_state
         t14 += _S17.pack(s15.replica_id, s15.replica_epoch)
@@ -2101,20 +2104,24 @@ def _r_FetchRequest_11(b, p):
             e11 = _new(_FetchRequest_ForgottenTopic)
             e11.topic_id, h12, = _S14.unpack_from(b, p)
             p += 17
-            n13 = h12 - 1
-            if n13 > 126:
-                n13, p = _uvt(b, p, n13 + 1)
-                n13 -= 1
-            if n13 < 0:
-                raise DecodeError('ForgottenTopic.Partitions: null where not nullable')
-            elif n13 < 64:
-                e11.partitions = list(_ARRAY_i[n13].unpack_from(b, p))
-                p += 4 * n13
+            if 0 < h12 < 65:
+                e11.partitions = [*_UNPACK_i[h12](b, p)]
+                p += 4 * h12 - 4
             else:
-                if n13 > bl - p:
-                    raise DecodeError('ForgottenTopic.Partitions: count ' + str(n13) + ' past the end')
-                e11.partitions = list(_struct.Struct('>' + str(n13) + 'i').unpack_from(b, p))
-                p += 4 * n13
+                n13 = h12 - 1
+                if n13 > 126:
+                    n13, p = _uvt(b, p, n13 + 1)
+                    n13 -= 1
+                if n13 < 0:
+                    raise DecodeError('ForgottenTopic.Partitions: null where not nullable')
+                elif n13 < 64:
+                    e11.partitions = [*_ARRAY_i[n13].unpack_from(b, p)]
+                    p += 4 * n13
+                else:
+                    if n13 > bl - p:
+                        raise DecodeError('ForgottenTopic.Partitions: count ' + str(n13) + ' past the end')
+                    e11.partitions = [*_struct.Struct('>' + str(n13) + 'i').unpack_from(b, p)]
+                    p += 4 * n13
             e11.topic = ''
             if b[p] == 0:  # no tagged fields, the common case
                 e11.unknown_tagged_fields = None
@@ -2123,31 +2130,33 @@ def _r_FetchRequest_11(b, p):
                 p = _t_FetchRequest_ForgottenTopic_0(b, p, e11)
             xs10.append(e11)
         o.forgotten_topics_data = xs10
-    n14 = b[p] - 1
-    p += 1
-    if n14 > 126:
-        n14, p = _uvt(b, p, n14 + 1)
-        n14 -= 1
-    if n14 < 0:
-        raise DecodeError('FetchRequest.RackId: null where not nullable')
-    else:
-        q15 = p + n14
-        if q15 > bl:
-            raise DecodeError('FetchRequest.RackId: length ' + str(n14) + ' past the end')
-        o.rack_id = str(b[p:q15], 'utf-8')
+    h16 = b[p]
+    if 0 < h16 < 128:
+        q15 = p + h16
+        o.rack_id = str(b[p + 1:q15], 'utf-8')
         p = q15
+    else:
+        p += 1
+        n14 = h16 - 1
+        if n14 > 126:
+            n14, p = _uvt(b, p, n14 + 1)
+            n14 -= 1
+        if n14 < 0:
+            raise DecodeError('FetchRequest.RackId: null where not nullable')
+        else:
+            q15 = p + n14
+            o.rack_id = str(b[p:q15], 'utf-8')
+            p = q15
     o.replica_id = -1
     o.cluster_id = None
-    d16 = _new(_FetchRequest_ReplicaState)
-    d16.replica_id = -1
-    d16.replica_epoch = -1
-    d16.unknown_tagged_fields = None
-    o.replica_state = d16
+    o.replica_state = _DEFAULT_FetchRequest_ReplicaState
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         p += 1
     else:
         p = _t_FetchRequest_1(b, p, o)
+    if p > bl:
+        raise DecodeError('FetchRequest: a length runs past the end')
     return o, p
 
 
@@ -2235,7 +2244,7 @@ def _w_FetchRequest_11(o, w):
                 _wuv(t13, ln)
             t13 += v14
         tags12.append((0, t13))
-    if (o.replica_state.replica_id != -1) or (o.replica_state.replica_epoch != -1) or o.replica_state.unknown_tagged_fields:
+    if o.replica_state is not _DEFAULT_FetchRequest_ReplicaState and ((o.replica_state.replica_id != -1) or (o.replica_state.replica_epoch != -1) or o.replica_state.unknown_tagged_fields):
         t15 = bytearray()
         s16 = o.replica_state
         t15 += _S17.pack(s16.replica_id, s16.replica_epoch)
@@ -2255,7 +2264,7 @@ def _w_FetchRequest_11(o, w):
 def _r_FetchResponse_0(b, p):
     bl = len(b)
     o = _new(FetchResponse)
-    n1, = _S2.unpack_from(b, p)
+    n1, = _S3.unpack_from(b, p)
     p += 4
     if n1 < 0:
         raise DecodeError('FetchResponse.Responses: null where not nullable')
@@ -2271,11 +2280,9 @@ def _r_FetchResponse_0(b, p):
                 raise DecodeError('FetchableTopicResponse.Topic: null where not nullable')
             else:
                 q5 = p + n4
-                if q5 > bl:
-                    raise DecodeError('FetchableTopicResponse.Topic: length ' + str(n4) + ' past the end')
                 e3.topic = str(b[p:q5], 'utf-8')
                 p = q5
-            n6, = _S2.unpack_from(b, p)
+            n6, = _S3.unpack_from(b, p)
             p += 4
             if n6 < 0:
                 raise DecodeError('FetchableTopicResponse.Partitions: null where not nullable')
@@ -2292,27 +2299,13 @@ def _r_FetchResponse_0(b, p):
                         e8.records = None
                     else:
                         q11 = p + n10
-                        if q11 > bl:
-                            raise DecodeError('PartitionData.Records: length ' + str(n10) + ' past the end')
                         e8.records = b[p:q11]
                         p = q11
                     e8.last_stable_offset = -1
                     e8.log_start_offset = -1
-                    d12 = _new(_FetchResponse_EpochEndOffset)
-                    d12.epoch = -1
-                    d12.end_offset = -1
-                    d12.unknown_tagged_fields = None
-                    e8.diverging_epoch = d12
-                    d13 = _new(_FetchResponse_LeaderIdAndEpoch)
-                    d13.leader_id = -1
-                    d13.leader_epoch = -1
-                    d13.unknown_tagged_fields = None
-                    e8.current_leader = d13
-                    d14 = _new(_FetchResponse_SnapshotId)
-                    d14.end_offset = -1
-                    d14.epoch = -1
-                    d14.unknown_tagged_fields = None
-                    e8.snapshot_id = d14
+                    e8.diverging_epoch = _DEFAULT_FetchResponse_EpochEndOffset
+                    e8.current_leader = _DEFAULT_FetchResponse_LeaderIdAndEpoch
+                    e8.snapshot_id = _DEFAULT_FetchResponse_SnapshotId
                     e8.aborted_transactions = []
                     e8.preferred_read_replica = -1
                     e8.unknown_tagged_fields = None
@@ -2327,6 +2320,8 @@ def _r_FetchResponse_0(b, p):
     o.session_id = 0
     o.node_endpoints = []
     o.unknown_tagged_fields = None
+    if p > bl:
+        raise DecodeError('FetchResponse: a length runs past the end')
     return o, p
 
 
@@ -2334,14 +2329,14 @@ def _w_FetchResponse_0(o, w):
     if o.session_id != 0:
         raise UnsupportedFieldError('FetchResponse.SessionId exists only in versions 7+')
     xs1 = o.responses
-    w += _S2.pack(len(xs1))
+    w += _S3.pack(len(xs1))
     for e2 in xs1:
         v3 = e2.topic
         v3 = v3.encode()
         w += _S1.pack(len(v3))
         w += v3
         xs4 = e2.partitions
-        w += _S2.pack(len(xs4))
+        w += _S3.pack(len(xs4))
         for e5 in xs4:
             if e5.preferred_read_replica != -1:
                 raise UnsupportedFieldError('PartitionData.PreferredReadReplica exists only in versions 11+')
@@ -2350,7 +2345,7 @@ def _w_FetchResponse_0(o, w):
             if v6 is None:
                 w += b'\xff\xff\xff\xff'
             else:
-                w += _S2.pack(len(v6))
+                w += _S3.pack(len(v6))
                 _wrec(w, v6)
 
 
@@ -2374,11 +2369,9 @@ def _r_FetchResponse_1(b, p):
                 raise DecodeError('FetchableTopicResponse.Topic: null where not nullable')
             else:
                 q6 = p + n5
-                if q6 > bl:
-                    raise DecodeError('FetchableTopicResponse.Topic: length ' + str(n5) + ' past the end')
                 e4.topic = str(b[p:q6], 'utf-8')
                 p = q6
-            n7, = _S2.unpack_from(b, p)
+            n7, = _S3.unpack_from(b, p)
             p += 4
             if n7 < 0:
                 raise DecodeError('FetchableTopicResponse.Partitions: null where not nullable')
@@ -2395,27 +2388,13 @@ def _r_FetchResponse_1(b, p):
                         e9.records = None
                     else:
                         q12 = p + n11
-                        if q12 > bl:
-                            raise DecodeError('PartitionData.Records: length ' + str(n11) + ' past the end')
                         e9.records = b[p:q12]
                         p = q12
                     e9.last_stable_offset = -1
                     e9.log_start_offset = -1
-                    d13 = _new(_FetchResponse_EpochEndOffset)
-                    d13.epoch = -1
-                    d13.end_offset = -1
-                    d13.unknown_tagged_fields = None
-                    e9.diverging_epoch = d13
-                    d14 = _new(_FetchResponse_LeaderIdAndEpoch)
-                    d14.leader_id = -1
-                    d14.leader_epoch = -1
-                    d14.unknown_tagged_fields = None
-                    e9.current_leader = d14
-                    d15 = _new(_FetchResponse_SnapshotId)
-                    d15.end_offset = -1
-                    d15.epoch = -1
-                    d15.unknown_tagged_fields = None
-                    e9.snapshot_id = d15
+                    e9.diverging_epoch = _DEFAULT_FetchResponse_EpochEndOffset
+                    e9.current_leader = _DEFAULT_FetchResponse_LeaderIdAndEpoch
+                    e9.snapshot_id = _DEFAULT_FetchResponse_SnapshotId
                     e9.aborted_transactions = []
                     e9.preferred_read_replica = -1
                     e9.unknown_tagged_fields = None
@@ -2429,22 +2408,24 @@ def _r_FetchResponse_1(b, p):
     o.session_id = 0
     o.node_endpoints = []
     o.unknown_tagged_fields = None
+    if p > bl:
+        raise DecodeError('FetchResponse: a length runs past the end')
     return o, p
 
 
 def _w_FetchResponse_1(o, w):
     if o.session_id != 0:
         raise UnsupportedFieldError('FetchResponse.SessionId exists only in versions 7+')
-    w += _S2.pack(o.throttle_time_ms)
+    w += _S3.pack(o.throttle_time_ms)
     xs1 = o.responses
-    w += _S2.pack(len(xs1))
+    w += _S3.pack(len(xs1))
     for e2 in xs1:
         v3 = e2.topic
         v3 = v3.encode()
         w += _S1.pack(len(v3))
         w += v3
         xs4 = e2.partitions
-        w += _S2.pack(len(xs4))
+        w += _S3.pack(len(xs4))
         for e5 in xs4:
             if e5.preferred_read_replica != -1:
                 raise UnsupportedFieldError('PartitionData.PreferredReadReplica exists only in versions 11+')
@@ -2453,7 +2434,7 @@ def _w_FetchResponse_1(o, w):
             if v6 is None:
                 w += b'\xff\xff\xff\xff'
             else:
-                w += _S2.pack(len(v6))
+                w += _S3.pack(len(v6))
                 _wrec(w, v6)
 
 
@@ -2477,11 +2458,9 @@ def _r_FetchResponse_2(b, p):
                 raise DecodeError('FetchableTopicResponse.Topic: null where not nullable')
             else:
                 q6 = p + n5
-                if q6 > bl:
-                    raise DecodeError('FetchableTopicResponse.Topic: length ' + str(n5) + ' past the end')
                 e4.topic = str(b[p:q6], 'utf-8')
                 p = q6
-            n7, = _S2.unpack_from(b, p)
+            n7, = _S3.unpack_from(b, p)
             p += 4
             if n7 < 0:
                 raise DecodeError('FetchableTopicResponse.Partitions: null where not nullable')
@@ -2507,32 +2486,18 @@ def _r_FetchResponse_2(b, p):
                             e13.unknown_tagged_fields = None
                             xs12.append(e13)
                         e9.aborted_transactions = xs12
-                    n14, = _S2.unpack_from(b, p)
+                    n14, = _S3.unpack_from(b, p)
                     p += 4
                     if n14 < 0:
                         e9.records = None
                     else:
                         q15 = p + n14
-                        if q15 > bl:
-                            raise DecodeError('PartitionData.Records: length ' + str(n14) + ' past the end')
                         e9.records = b[p:q15]
                         p = q15
                     e9.log_start_offset = -1
-                    d16 = _new(_FetchResponse_EpochEndOffset)
-                    d16.epoch = -1
-                    d16.end_offset = -1
-                    d16.unknown_tagged_fields = None
-                    e9.diverging_epoch = d16
-                    d17 = _new(_FetchResponse_LeaderIdAndEpoch)
-                    d17.leader_id = -1
-                    d17.leader_epoch = -1
-                    d17.unknown_tagged_fields = None
-                    e9.current_leader = d17
-                    d18 = _new(_FetchResponse_SnapshotId)
-                    d18.end_offset = -1
-                    d18.epoch = -1
-                    d18.unknown_tagged_fields = None
-                    e9.snapshot_id = d18
+                    e9.diverging_epoch = _DEFAULT_FetchResponse_EpochEndOffset
+                    e9.current_leader = _DEFAULT_FetchResponse_LeaderIdAndEpoch
+                    e9.snapshot_id = _DEFAULT_FetchResponse_SnapshotId
                     e9.preferred_read_replica = -1
                     e9.unknown_tagged_fields = None
                     xs8.append(e9)
@@ -2545,22 +2510,24 @@ def _r_FetchResponse_2(b, p):
     o.session_id = 0
     o.node_endpoints = []
     o.unknown_tagged_fields = None
+    if p > bl:
+        raise DecodeError('FetchResponse: a length runs past the end')
     return o, p
 
 
 def _w_FetchResponse_2(o, w):
     if o.session_id != 0:
         raise UnsupportedFieldError('FetchResponse.SessionId exists only in versions 7+')
-    w += _S2.pack(o.throttle_time_ms)
+    w += _S3.pack(o.throttle_time_ms)
     xs1 = o.responses
-    w += _S2.pack(len(xs1))
+    w += _S3.pack(len(xs1))
     for e2 in xs1:
         v3 = e2.topic
         v3 = v3.encode()
         w += _S1.pack(len(v3))
         w += v3
         xs4 = e2.partitions
-        w += _S2.pack(len(xs4))
+        w += _S3.pack(len(xs4))
         for e5 in xs4:
             if e5.preferred_read_replica != -1:
                 raise UnsupportedFieldError('PartitionData.PreferredReadReplica exists only in versions 11+')
@@ -2569,14 +2536,14 @@ def _w_FetchResponse_2(o, w):
             if xs6 is None:
                 w += b'\xff\xff\xff\xff'
             else:
-                w += _S2.pack(len(xs6))
+                w += _S3.pack(len(xs6))
                 for e7 in xs6:
                     w += _S24.pack(e7.producer_id, e7.first_offset)
             v8 = e5.records
             if v8 is None:
                 w += b'\xff\xff\xff\xff'
             else:
-                w += _S2.pack(len(v8))
+                w += _S3.pack(len(v8))
                 _wrec(w, v8)
 
 
@@ -2600,11 +2567,9 @@ def _r_FetchResponse_3(b, p):
                 raise DecodeError('FetchableTopicResponse.Topic: null where not nullable')
             else:
                 q6 = p + n5
-                if q6 > bl:
-                    raise DecodeError('FetchableTopicResponse.Topic: length ' + str(n5) + ' past the end')
                 e4.topic = str(b[p:q6], 'utf-8')
                 p = q6
-            n7, = _S2.unpack_from(b, p)
+            n7, = _S3.unpack_from(b, p)
             p += 4
             if n7 < 0:
                 raise DecodeError('FetchableTopicResponse.Partitions: null where not nullable')
@@ -2630,31 +2595,17 @@ def _r_FetchResponse_3(b, p):
                             e13.unknown_tagged_fields = None
                             xs12.append(e13)
                         e9.aborted_transactions = xs12
-                    n14, = _S2.unpack_from(b, p)
+                    n14, = _S3.unpack_from(b, p)
                     p += 4
                     if n14 < 0:
                         e9.records = None
                     else:
                         q15 = p + n14
-                        if q15 > bl:
-                            raise DecodeError('PartitionData.Records: length ' + str(n14) + ' past the end')
                         e9.records = b[p:q15]
                         p = q15
-                    d16 = _new(_FetchResponse_EpochEndOffset)
-                    d16.epoch = -1
-                    d16.end_offset = -1
-                    d16.unknown_tagged_fields = None
-                    e9.diverging_epoch = d16
-                    d17 = _new(_FetchResponse_LeaderIdAndEpoch)
-                    d17.leader_id = -1
-                    d17.leader_epoch = -1
-                    d17.unknown_tagged_fields = None
-                    e9.current_leader = d17
-                    d18 = _new(_FetchResponse_SnapshotId)
-                    d18.end_offset = -1
-                    d18.epoch = -1
-                    d18.unknown_tagged_fields = None
-                    e9.snapshot_id = d18
+                    e9.diverging_epoch = _DEFAULT_FetchResponse_EpochEndOffset
+                    e9.current_leader = _DEFAULT_FetchResponse_LeaderIdAndEpoch
+                    e9.snapshot_id = _DEFAULT_FetchResponse_SnapshotId
                     e9.preferred_read_replica = -1
                     e9.unknown_tagged_fields = None
                     xs8.append(e9)
@@ -2667,22 +2618,24 @@ def _r_FetchResponse_3(b, p):
     o.session_id = 0
     o.node_endpoints = []
     o.unknown_tagged_fields = None
+    if p > bl:
+        raise DecodeError('FetchResponse: a length runs past the end')
     return o, p
 
 
 def _w_FetchResponse_3(o, w):
     if o.session_id != 0:
         raise UnsupportedFieldError('FetchResponse.SessionId exists only in versions 7+')
-    w += _S2.pack(o.throttle_time_ms)
+    w += _S3.pack(o.throttle_time_ms)
     xs1 = o.responses
-    w += _S2.pack(len(xs1))
+    w += _S3.pack(len(xs1))
     for e2 in xs1:
         v3 = e2.topic
         v3 = v3.encode()
         w += _S1.pack(len(v3))
         w += v3
         xs4 = e2.partitions
-        w += _S2.pack(len(xs4))
+        w += _S3.pack(len(xs4))
         for e5 in xs4:
             if e5.preferred_read_replica != -1:
                 raise UnsupportedFieldError('PartitionData.PreferredReadReplica exists only in versions 11+')
@@ -2691,14 +2644,14 @@ def _w_FetchResponse_3(o, w):
             if xs6 is None:
                 w += b'\xff\xff\xff\xff'
             else:
-                w += _S2.pack(len(xs6))
+                w += _S3.pack(len(xs6))
                 for e7 in xs6:
                     w += _S24.pack(e7.producer_id, e7.first_offset)
             v8 = e5.records
             if v8 is None:
                 w += b'\xff\xff\xff\xff'
             else:
-                w += _S2.pack(len(v8))
+                w += _S3.pack(len(v8))
                 _wrec(w, v8)
 
 
@@ -2722,11 +2675,9 @@ def _r_FetchResponse_4(b, p):
                 raise DecodeError('FetchableTopicResponse.Topic: null where not nullable')
             else:
                 q6 = p + n5
-                if q6 > bl:
-                    raise DecodeError('FetchableTopicResponse.Topic: length ' + str(n5) + ' past the end')
                 e4.topic = str(b[p:q6], 'utf-8')
                 p = q6
-            n7, = _S2.unpack_from(b, p)
+            n7, = _S3.unpack_from(b, p)
             p += 4
             if n7 < 0:
                 raise DecodeError('FetchableTopicResponse.Partitions: null where not nullable')
@@ -2752,31 +2703,17 @@ def _r_FetchResponse_4(b, p):
                             e13.unknown_tagged_fields = None
                             xs12.append(e13)
                         e9.aborted_transactions = xs12
-                    n14, = _S2.unpack_from(b, p)
+                    n14, = _S3.unpack_from(b, p)
                     p += 4
                     if n14 < 0:
                         e9.records = None
                     else:
                         q15 = p + n14
-                        if q15 > bl:
-                            raise DecodeError('PartitionData.Records: length ' + str(n14) + ' past the end')
                         e9.records = b[p:q15]
                         p = q15
-                    d16 = _new(_FetchResponse_EpochEndOffset)
-                    d16.epoch = -1
-                    d16.end_offset = -1
-                    d16.unknown_tagged_fields = None
-                    e9.diverging_epoch = d16
-                    d17 = _new(_FetchResponse_LeaderIdAndEpoch)
-                    d17.leader_id = -1
-                    d17.leader_epoch = -1
-                    d17.unknown_tagged_fields = None
-                    e9.current_leader = d17
-                    d18 = _new(_FetchResponse_SnapshotId)
-                    d18.end_offset = -1
-                    d18.epoch = -1
-                    d18.unknown_tagged_fields = None
-                    e9.snapshot_id = d18
+                    e9.diverging_epoch = _DEFAULT_FetchResponse_EpochEndOffset
+                    e9.current_leader = _DEFAULT_FetchResponse_LeaderIdAndEpoch
+                    e9.snapshot_id = _DEFAULT_FetchResponse_SnapshotId
                     e9.preferred_read_replica = -1
                     e9.unknown_tagged_fields = None
                     xs8.append(e9)
@@ -2787,20 +2724,22 @@ def _r_FetchResponse_4(b, p):
         o.responses = xs3
     o.node_endpoints = []
     o.unknown_tagged_fields = None
+    if p > bl:
+        raise DecodeError('FetchResponse: a length runs past the end')
     return o, p
 
 
 def _w_FetchResponse_4(o, w):
     w += _S29.pack(o.throttle_time_ms, o.error_code, o.session_id)
     xs1 = o.responses
-    w += _S2.pack(len(xs1))
+    w += _S3.pack(len(xs1))
     for e2 in xs1:
         v3 = e2.topic
         v3 = v3.encode()
         w += _S1.pack(len(v3))
         w += v3
         xs4 = e2.partitions
-        w += _S2.pack(len(xs4))
+        w += _S3.pack(len(xs4))
         for e5 in xs4:
             if e5.preferred_read_replica != -1:
                 raise UnsupportedFieldError('PartitionData.PreferredReadReplica exists only in versions 11+')
@@ -2809,14 +2748,14 @@ def _w_FetchResponse_4(o, w):
             if xs6 is None:
                 w += b'\xff\xff\xff\xff'
             else:
-                w += _S2.pack(len(xs6))
+                w += _S3.pack(len(xs6))
                 for e7 in xs6:
                     w += _S24.pack(e7.producer_id, e7.first_offset)
             v8 = e5.records
             if v8 is None:
                 w += b'\xff\xff\xff\xff'
             else:
-                w += _S2.pack(len(v8))
+                w += _S3.pack(len(v8))
                 _wrec(w, v8)
 
 
@@ -2840,11 +2779,9 @@ def _r_FetchResponse_5(b, p):
                 raise DecodeError('FetchableTopicResponse.Topic: null where not nullable')
             else:
                 q6 = p + n5
-                if q6 > bl:
-                    raise DecodeError('FetchableTopicResponse.Topic: length ' + str(n5) + ' past the end')
                 e4.topic = str(b[p:q6], 'utf-8')
                 p = q6
-            n7, = _S2.unpack_from(b, p)
+            n7, = _S3.unpack_from(b, p)
             p += 4
             if n7 < 0:
                 raise DecodeError('FetchableTopicResponse.Partitions: null where not nullable')
@@ -2877,25 +2814,11 @@ def _r_FetchResponse_5(b, p):
                         e9.records = None
                     else:
                         q16 = p + n15
-                        if q16 > bl:
-                            raise DecodeError('PartitionData.Records: length ' + str(n15) + ' past the end')
                         e9.records = b[p:q16]
                         p = q16
-                    d17 = _new(_FetchResponse_EpochEndOffset)
-                    d17.epoch = -1
-                    d17.end_offset = -1
-                    d17.unknown_tagged_fields = None
-                    e9.diverging_epoch = d17
-                    d18 = _new(_FetchResponse_LeaderIdAndEpoch)
-                    d18.leader_id = -1
-                    d18.leader_epoch = -1
-                    d18.unknown_tagged_fields = None
-                    e9.current_leader = d18
-                    d19 = _new(_FetchResponse_SnapshotId)
-                    d19.end_offset = -1
-                    d19.epoch = -1
-                    d19.unknown_tagged_fields = None
-                    e9.snapshot_id = d19
+                    e9.diverging_epoch = _DEFAULT_FetchResponse_EpochEndOffset
+                    e9.current_leader = _DEFAULT_FetchResponse_LeaderIdAndEpoch
+                    e9.snapshot_id = _DEFAULT_FetchResponse_SnapshotId
                     e9.unknown_tagged_fields = None
                     xs8.append(e9)
                 e4.partitions = xs8
@@ -2905,35 +2828,37 @@ def _r_FetchResponse_5(b, p):
         o.responses = xs3
     o.node_endpoints = []
     o.unknown_tagged_fields = None
+    if p > bl:
+        raise DecodeError('FetchResponse: a length runs past the end')
     return o, p
 
 
 def _w_FetchResponse_5(o, w):
     w += _S29.pack(o.throttle_time_ms, o.error_code, o.session_id)
     xs1 = o.responses
-    w += _S2.pack(len(xs1))
+    w += _S3.pack(len(xs1))
     for e2 in xs1:
         v3 = e2.topic
         v3 = v3.encode()
         w += _S1.pack(len(v3))
         w += v3
         xs4 = e2.partitions
-        w += _S2.pack(len(xs4))
+        w += _S3.pack(len(xs4))
         for e5 in xs4:
             w += _S27.pack(e5.partition_index, e5.error_code, e5.high_watermark, e5.last_stable_offset, e5.log_start_offset)
             xs6 = e5.aborted_transactions
             if xs6 is None:
                 w += b'\xff\xff\xff\xff'
             else:
-                w += _S2.pack(len(xs6))
+                w += _S3.pack(len(xs6))
                 for e7 in xs6:
                     w += _S24.pack(e7.producer_id, e7.first_offset)
-            w += _S2.pack(e5.preferred_read_replica)
+            w += _S3.pack(e5.preferred_read_replica)
             v8 = e5.records
             if v8 is None:
                 w += b'\xff\xff\xff\xff'
             else:
-                w += _S2.pack(len(v8))
+                w += _S3.pack(len(v8))
                 _wrec(w, v8)
 
 
@@ -3146,91 +3071,84 @@ def _r_FetchResponse_6(b, p):
         xs3 = []
         for _ in range(n2):
             e4 = _new(_FetchResponse_FetchableTopicResponse)
-            n5 = b[p] - 1
-            p += 1
-            if n5 > 126:
-                n5, p = _uvt(b, p, n5 + 1)
-                n5 -= 1
-            if n5 < 0:
-                raise DecodeError('FetchableTopicResponse.Topic: null where not nullable')
-            else:
-                q6 = p + n5
-                if q6 > bl:
-                    raise DecodeError('FetchableTopicResponse.Topic: length ' + str(n5) + ' past the end')
-                e4.topic = str(b[p:q6], 'utf-8')
+            h7 = b[p]
+            if 0 < h7 < 128:
+                q6 = p + h7
+                e4.topic = str(b[p + 1:q6], 'utf-8')
                 p = q6
-            n7 = b[p] - 1
+            else:
+                p += 1
+                n5 = h7 - 1
+                if n5 > 126:
+                    n5, p = _uvt(b, p, n5 + 1)
+                    n5 -= 1
+                if n5 < 0:
+                    raise DecodeError('FetchableTopicResponse.Topic: null where not nullable')
+                else:
+                    q6 = p + n5
+                    e4.topic = str(b[p:q6], 'utf-8')
+                    p = q6
+            n8 = b[p] - 1
             p += 1
-            if n7 > 126:
-                n7, p = _uvt(b, p, n7 + 1)
-                n7 -= 1
-            if n7 < 0:
+            if n8 > 126:
+                n8, p = _uvt(b, p, n8 + 1)
+                n8 -= 1
+            if n8 < 0:
                 raise DecodeError('FetchableTopicResponse.Partitions: null where not nullable')
             else:
-                if n7 > bl - p:
-                    raise DecodeError('FetchableTopicResponse.Partitions: count ' + str(n7) + ' past the end')
-                xs8 = []
-                for _ in range(n7):
-                    e9 = _new(_FetchResponse_PartitionData)
-                    e9.partition_index, e9.error_code, e9.high_watermark, e9.last_stable_offset, e9.log_start_offset, h10, = _S31.unpack_from(b, p)
+                if n8 > bl - p:
+                    raise DecodeError('FetchableTopicResponse.Partitions: count ' + str(n8) + ' past the end')
+                xs9 = []
+                for _ in range(n8):
+                    e10 = _new(_FetchResponse_PartitionData)
+                    e10.partition_index, e10.error_code, e10.high_watermark, e10.last_stable_offset, e10.log_start_offset, h11, = _S31.unpack_from(b, p)
                     p += 31
-                    n11 = h10 - 1
-                    if n11 > 126:
-                        n11, p = _uvt(b, p, n11 + 1)
-                        n11 -= 1
-                    if n11 < 0:
-                        e9.aborted_transactions = None
+                    if h11 == 0:
+                        e10.aborted_transactions = None
                     else:
-                        if n11 > bl - p:
-                            raise DecodeError('PartitionData.AbortedTransactions: count ' + str(n11) + ' past the end')
-                        xs12 = []
-                        for _ in range(n11):
-                            e13 = _new(_FetchResponse_AbortedTransaction)
-                            e13.producer_id, e13.first_offset, = _S24.unpack_from(b, p)
-                            p += 16
-                            if b[p] == 0:  # no tagged fields, the common case
-                                e13.unknown_tagged_fields = None
-                                p += 1
-                            else:
-                                p = _t_FetchResponse_AbortedTransaction_0(b, p, e13)
-                            xs12.append(e13)
-                        e9.aborted_transactions = xs12
-                    e9.preferred_read_replica, h14, = _S32.unpack_from(b, p)
+                        n12 = h11 - 1
+                        if n12 > 126:
+                            n12, p = _uvt(b, p, n12 + 1)
+                            n12 -= 1
+                        if n12 < 0:
+                            e10.aborted_transactions = None
+                        else:
+                            if n12 > bl - p:
+                                raise DecodeError('PartitionData.AbortedTransactions: count ' + str(n12) + ' past the end')
+                            xs13 = []
+                            for _ in range(n12):
+                                e14 = _new(_FetchResponse_AbortedTransaction)
+                                e14.producer_id, e14.first_offset, = _S24.unpack_from(b, p)
+                                p += 16
+                                if b[p] == 0:  # no tagged fields, the common case
+                                    e14.unknown_tagged_fields = None
+                                    p += 1
+                                else:
+                                    p = _t_FetchResponse_AbortedTransaction_0(b, p, e14)
+                                xs13.append(e14)
+                            e10.aborted_transactions = xs13
+                    e10.preferred_read_replica, h15, = _S32.unpack_from(b, p)
                     p += 5
-                    n15 = h14 - 1
-                    if n15 > 126:
-                        n15, p = _uvt(b, p, n15 + 1)
-                        n15 -= 1
-                    if n15 < 0:
-                        e9.records = None
+                    n16 = h15 - 1
+                    if n16 > 126:
+                        n16, p = _uvt(b, p, n16 + 1)
+                        n16 -= 1
+                    if n16 < 0:
+                        e10.records = None
                     else:
-                        q16 = p + n15
-                        if q16 > bl:
-                            raise DecodeError('PartitionData.Records: length ' + str(n15) + ' past the end')
-                        e9.records = b[p:q16]
-                        p = q16
-                    d17 = _new(_FetchResponse_EpochEndOffset)
-                    d17.epoch = -1
-                    d17.end_offset = -1
-                    d17.unknown_tagged_fields = None
-                    e9.diverging_epoch = d17
-                    d18 = _new(_FetchResponse_LeaderIdAndEpoch)
-                    d18.leader_id = -1
-                    d18.leader_epoch = -1
-                    d18.unknown_tagged_fields = None
-                    e9.current_leader = d18
-                    d19 = _new(_FetchResponse_SnapshotId)
-                    d19.end_offset = -1
-                    d19.epoch = -1
-                    d19.unknown_tagged_fields = None
-                    e9.snapshot_id = d19
+                        q17 = p + n16
+                        e10.records = b[p:q17]
+                        p = q17
+                    e10.diverging_epoch = _DEFAULT_FetchResponse_EpochEndOffset
+                    e10.current_leader = _DEFAULT_FetchResponse_LeaderIdAndEpoch
+                    e10.snapshot_id = _DEFAULT_FetchResponse_SnapshotId
                     if b[p] == 0:  # no tagged fields, the common case
-                        e9.unknown_tagged_fields = None
+                        e10.unknown_tagged_fields = None
                         p += 1
                     else:
-                        p = _t_FetchResponse_PartitionData_0(b, p, e9)
-                    xs8.append(e9)
-                e4.partitions = xs8
+                        p = _t_FetchResponse_PartitionData_0(b, p, e10)
+                    xs9.append(e10)
+                e4.partitions = xs9
             e4.topic_id = UUID_ZERO
             if b[p] == 0:  # no tagged fields, the common case
                 e4.unknown_tagged_fields = None
@@ -3245,6 +3163,8 @@ def _r_FetchResponse_6(b, p):
         p += 1
     else:
         p = _t_FetchResponse_0(b, p, o)
+    if p > bl:
+        raise DecodeError('FetchResponse: a length runs past the end')
     return o, p
 
 
@@ -3288,7 +3208,7 @@ def _w_FetchResponse_6(o, w):
                         _wtags(w, e7.unknown_tagged_fields)
                     else:
                         w.append(0)
-            w += _S2.pack(e5.preferred_read_replica)
+            w += _S3.pack(e5.preferred_read_replica)
             v8 = e5.records
             if v8 is None:
                 w.append(0)
@@ -3300,7 +3220,7 @@ def _w_FetchResponse_6(o, w):
                     _wuv(w, ln)
                 _wrec(w, v8)
             tags9 = []
-            if (e5.diverging_epoch.epoch != -1) or (e5.diverging_epoch.end_offset != -1) or e5.diverging_epoch.unknown_tagged_fields:
+            if e5.diverging_epoch is not _DEFAULT_FetchResponse_EpochEndOffset and ((e5.diverging_epoch.epoch != -1) or (e5.diverging_epoch.end_offset != -1) or e5.diverging_epoch.unknown_tagged_fields):
                 t10 = bytearray()
                 s11 = e5.diverging_epoch
                 t10 += _S17.pack(s11.epoch, s11.end_offset)
@@ -3309,7 +3229,7 @@ def _w_FetchResponse_6(o, w):
                 else:
                     t10.append(0)
                 tags9.append((0, t10))
-            if (e5.current_leader.leader_id != -1) or (e5.current_leader.leader_epoch != -1) or e5.current_leader.unknown_tagged_fields:
+            if e5.current_leader is not _DEFAULT_FetchResponse_LeaderIdAndEpoch and ((e5.current_leader.leader_id != -1) or (e5.current_leader.leader_epoch != -1) or e5.current_leader.unknown_tagged_fields):
                 t12 = bytearray()
                 s13 = e5.current_leader
                 t12 += _S22.pack(s13.leader_id, s13.leader_epoch)
@@ -3318,7 +3238,7 @@ def _w_FetchResponse_6(o, w):
                 else:
                     t12.append(0)
                 tags9.append((1, t12))
-            if (e5.snapshot_id.end_offset != -1) or (e5.snapshot_id.epoch != -1) or e5.snapshot_id.unknown_tagged_fields:
+            if e5.snapshot_id is not _DEFAULT_FetchResponse_SnapshotId and ((e5.snapshot_id.end_offset != -1) or (e5.snapshot_id.epoch != -1) or e5.snapshot_id.unknown_tagged_fields):
                 t14 = bytearray()
                 s15 = e5.snapshot_id
                 t14 += _S33.pack(s15.end_offset, s15.epoch)
@@ -3376,27 +3296,30 @@ def _r_FetchResponse_7(b, p):
                     e8 = _new(_FetchResponse_PartitionData)
                     e8.partition_index, e8.error_code, e8.high_watermark, e8.last_stable_offset, e8.log_start_offset, h9, = _S31.unpack_from(b, p)
                     p += 31
-                    n10 = h9 - 1
-                    if n10 > 126:
-                        n10, p = _uvt(b, p, n10 + 1)
-                        n10 -= 1
-                    if n10 < 0:
+                    if h9 == 0:
                         e8.aborted_transactions = None
                     else:
-                        if n10 > bl - p:
-                            raise DecodeError('PartitionData.AbortedTransactions: count ' + str(n10) + ' past the end')
-                        xs11 = []
-                        for _ in range(n10):
-                            e12 = _new(_FetchResponse_AbortedTransaction)
-                            e12.producer_id, e12.first_offset, = _S24.unpack_from(b, p)
-                            p += 16
-                            if b[p] == 0:  # no tagged fields, the common case
-                                e12.unknown_tagged_fields = None
-                                p += 1
-                            else:
-                                p = _t_FetchResponse_AbortedTransaction_0(b, p, e12)
-                            xs11.append(e12)
-                        e8.aborted_transactions = xs11
+                        n10 = h9 - 1
+                        if n10 > 126:
+                            n10, p = _uvt(b, p, n10 + 1)
+                            n10 -= 1
+                        if n10 < 0:
+                            e8.aborted_transactions = None
+                        else:
+                            if n10 > bl - p:
+                                raise DecodeError('PartitionData.AbortedTransactions: count ' + str(n10) + ' past the end')
+                            xs11 = []
+                            for _ in range(n10):
+                                e12 = _new(_FetchResponse_AbortedTransaction)
+                                e12.producer_id, e12.first_offset, = _S24.unpack_from(b, p)
+                                p += 16
+                                if b[p] == 0:  # no tagged fields, the common case
+                                    e12.unknown_tagged_fields = None
+                                    p += 1
+                                else:
+                                    p = _t_FetchResponse_AbortedTransaction_0(b, p, e12)
+                                xs11.append(e12)
+                            e8.aborted_transactions = xs11
                     e8.preferred_read_replica, h13, = _S32.unpack_from(b, p)
                     p += 5
                     n14 = h13 - 1
@@ -3407,25 +3330,11 @@ def _r_FetchResponse_7(b, p):
                         e8.records = None
                     else:
                         q15 = p + n14
-                        if q15 > bl:
-                            raise DecodeError('PartitionData.Records: length ' + str(n14) + ' past the end')
                         e8.records = b[p:q15]
                         p = q15
-                    d16 = _new(_FetchResponse_EpochEndOffset)
-                    d16.epoch = -1
-                    d16.end_offset = -1
-                    d16.unknown_tagged_fields = None
-                    e8.diverging_epoch = d16
-                    d17 = _new(_FetchResponse_LeaderIdAndEpoch)
-                    d17.leader_id = -1
-                    d17.leader_epoch = -1
-                    d17.unknown_tagged_fields = None
-                    e8.current_leader = d17
-                    d18 = _new(_FetchResponse_SnapshotId)
-                    d18.end_offset = -1
-                    d18.epoch = -1
-                    d18.unknown_tagged_fields = None
-                    e8.snapshot_id = d18
+                    e8.diverging_epoch = _DEFAULT_FetchResponse_EpochEndOffset
+                    e8.current_leader = _DEFAULT_FetchResponse_LeaderIdAndEpoch
+                    e8.snapshot_id = _DEFAULT_FetchResponse_SnapshotId
                     if b[p] == 0:  # no tagged fields, the common case
                         e8.unknown_tagged_fields = None
                         p += 1
@@ -3447,6 +3356,8 @@ def _r_FetchResponse_7(b, p):
         p += 1
     else:
         p = _t_FetchResponse_0(b, p, o)
+    if p > bl:
+        raise DecodeError('FetchResponse: a length runs past the end')
     return o, p
 
 
@@ -3483,7 +3394,7 @@ def _w_FetchResponse_7(o, w):
                         _wtags(w, e6.unknown_tagged_fields)
                     else:
                         w.append(0)
-            w += _S2.pack(e4.preferred_read_replica)
+            w += _S3.pack(e4.preferred_read_replica)
             v7 = e4.records
             if v7 is None:
                 w.append(0)
@@ -3495,7 +3406,7 @@ def _w_FetchResponse_7(o, w):
                     _wuv(w, ln)
                 _wrec(w, v7)
             tags8 = []
-            if (e4.diverging_epoch.epoch != -1) or (e4.diverging_epoch.end_offset != -1) or e4.diverging_epoch.unknown_tagged_fields:
+            if e4.diverging_epoch is not _DEFAULT_FetchResponse_EpochEndOffset and ((e4.diverging_epoch.epoch != -1) or (e4.diverging_epoch.end_offset != -1) or e4.diverging_epoch.unknown_tagged_fields):
                 t9 = bytearray()
                 s10 = e4.diverging_epoch
                 t9 += _S17.pack(s10.epoch, s10.end_offset)
@@ -3504,7 +3415,7 @@ def _w_FetchResponse_7(o, w):
                 else:
                     t9.append(0)
                 tags8.append((0, t9))
-            if (e4.current_leader.leader_id != -1) or (e4.current_leader.leader_epoch != -1) or e4.current_leader.unknown_tagged_fields:
+            if e4.current_leader is not _DEFAULT_FetchResponse_LeaderIdAndEpoch and ((e4.current_leader.leader_id != -1) or (e4.current_leader.leader_epoch != -1) or e4.current_leader.unknown_tagged_fields):
                 t11 = bytearray()
                 s12 = e4.current_leader
                 t11 += _S22.pack(s12.leader_id, s12.leader_epoch)
@@ -3513,7 +3424,7 @@ def _w_FetchResponse_7(o, w):
                 else:
                     t11.append(0)
                 tags8.append((1, t11))
-            if (e4.snapshot_id.end_offset != -1) or (e4.snapshot_id.epoch != -1) or e4.snapshot_id.unknown_tagged_fields:
+            if e4.snapshot_id is not _DEFAULT_FetchResponse_SnapshotId and ((e4.snapshot_id.end_offset != -1) or (e4.snapshot_id.epoch != -1) or e4.snapshot_id.unknown_tagged_fields):
                 t13 = bytearray()
                 s14 = e4.snapshot_id
                 t13 += _S33.pack(s14.end_offset, s14.epoch)
@@ -3667,27 +3578,30 @@ def _r_FetchResponse_8(b, p):
                     e8 = _new(_FetchResponse_PartitionData)
                     e8.partition_index, e8.error_code, e8.high_watermark, e8.last_stable_offset, e8.log_start_offset, h9, = _S31.unpack_from(b, p)
                     p += 31
-                    n10 = h9 - 1
-                    if n10 > 126:
-                        n10, p = _uvt(b, p, n10 + 1)
-                        n10 -= 1
-                    if n10 < 0:
+                    if h9 == 0:
                         e8.aborted_transactions = None
                     else:
-                        if n10 > bl - p:
-                            raise DecodeError('PartitionData.AbortedTransactions: count ' + str(n10) + ' past the end')
-                        xs11 = []
-                        for _ in range(n10):
-                            e12 = _new(_FetchResponse_AbortedTransaction)
-                            e12.producer_id, e12.first_offset, = _S24.unpack_from(b, p)
-                            p += 16
-                            if b[p] == 0:  # no tagged fields, the common case
-                                e12.unknown_tagged_fields = None
-                                p += 1
-                            else:
-                                p = _t_FetchResponse_AbortedTransaction_0(b, p, e12)
-                            xs11.append(e12)
-                        e8.aborted_transactions = xs11
+                        n10 = h9 - 1
+                        if n10 > 126:
+                            n10, p = _uvt(b, p, n10 + 1)
+                            n10 -= 1
+                        if n10 < 0:
+                            e8.aborted_transactions = None
+                        else:
+                            if n10 > bl - p:
+                                raise DecodeError('PartitionData.AbortedTransactions: count ' + str(n10) + ' past the end')
+                            xs11 = []
+                            for _ in range(n10):
+                                e12 = _new(_FetchResponse_AbortedTransaction)
+                                e12.producer_id, e12.first_offset, = _S24.unpack_from(b, p)
+                                p += 16
+                                if b[p] == 0:  # no tagged fields, the common case
+                                    e12.unknown_tagged_fields = None
+                                    p += 1
+                                else:
+                                    p = _t_FetchResponse_AbortedTransaction_0(b, p, e12)
+                                xs11.append(e12)
+                            e8.aborted_transactions = xs11
                     e8.preferred_read_replica, h13, = _S32.unpack_from(b, p)
                     p += 5
                     n14 = h13 - 1
@@ -3698,25 +3612,11 @@ def _r_FetchResponse_8(b, p):
                         e8.records = None
                     else:
                         q15 = p + n14
-                        if q15 > bl:
-                            raise DecodeError('PartitionData.Records: length ' + str(n14) + ' past the end')
                         e8.records = b[p:q15]
                         p = q15
-                    d16 = _new(_FetchResponse_EpochEndOffset)
-                    d16.epoch = -1
-                    d16.end_offset = -1
-                    d16.unknown_tagged_fields = None
-                    e8.diverging_epoch = d16
-                    d17 = _new(_FetchResponse_LeaderIdAndEpoch)
-                    d17.leader_id = -1
-                    d17.leader_epoch = -1
-                    d17.unknown_tagged_fields = None
-                    e8.current_leader = d17
-                    d18 = _new(_FetchResponse_SnapshotId)
-                    d18.end_offset = -1
-                    d18.epoch = -1
-                    d18.unknown_tagged_fields = None
-                    e8.snapshot_id = d18
+                    e8.diverging_epoch = _DEFAULT_FetchResponse_EpochEndOffset
+                    e8.current_leader = _DEFAULT_FetchResponse_LeaderIdAndEpoch
+                    e8.snapshot_id = _DEFAULT_FetchResponse_SnapshotId
                     if b[p] == 0:  # no tagged fields, the common case
                         e8.unknown_tagged_fields = None
                         p += 1
@@ -3738,6 +3638,8 @@ def _r_FetchResponse_8(b, p):
         p += 1
     else:
         p = _t_FetchResponse_1(b, p, o)
+    if p > bl:
+        raise DecodeError('FetchResponse: a length runs past the end')
     return o, p
 
 
@@ -3774,7 +3676,7 @@ def _w_FetchResponse_8(o, w):
                         _wtags(w, e6.unknown_tagged_fields)
                     else:
                         w.append(0)
-            w += _S2.pack(e4.preferred_read_replica)
+            w += _S3.pack(e4.preferred_read_replica)
             v7 = e4.records
             if v7 is None:
                 w.append(0)
@@ -3786,7 +3688,7 @@ def _w_FetchResponse_8(o, w):
                     _wuv(w, ln)
                 _wrec(w, v7)
             tags8 = []
-            if (e4.diverging_epoch.epoch != -1) or (e4.diverging_epoch.end_offset != -1) or e4.diverging_epoch.unknown_tagged_fields:
+            if e4.diverging_epoch is not _DEFAULT_FetchResponse_EpochEndOffset and ((e4.diverging_epoch.epoch != -1) or (e4.diverging_epoch.end_offset != -1) or e4.diverging_epoch.unknown_tagged_fields):
                 t9 = bytearray()
                 s10 = e4.diverging_epoch
                 t9 += _S17.pack(s10.epoch, s10.end_offset)
@@ -3795,7 +3697,7 @@ def _w_FetchResponse_8(o, w):
                 else:
                     t9.append(0)
                 tags8.append((0, t9))
-            if (e4.current_leader.leader_id != -1) or (e4.current_leader.leader_epoch != -1) or e4.current_leader.unknown_tagged_fields:
+            if e4.current_leader is not _DEFAULT_FetchResponse_LeaderIdAndEpoch and ((e4.current_leader.leader_id != -1) or (e4.current_leader.leader_epoch != -1) or e4.current_leader.unknown_tagged_fields):
                 t11 = bytearray()
                 s12 = e4.current_leader
                 t11 += _S22.pack(s12.leader_id, s12.leader_epoch)
@@ -3804,7 +3706,7 @@ def _w_FetchResponse_8(o, w):
                 else:
                     t11.append(0)
                 tags8.append((1, t11))
-            if (e4.snapshot_id.end_offset != -1) or (e4.snapshot_id.epoch != -1) or e4.snapshot_id.unknown_tagged_fields:
+            if e4.snapshot_id is not _DEFAULT_FetchResponse_SnapshotId and ((e4.snapshot_id.end_offset != -1) or (e4.snapshot_id.epoch != -1) or e4.snapshot_id.unknown_tagged_fields):
                 t13 = bytearray()
                 s14 = e4.snapshot_id
                 t13 += _S33.pack(s14.end_offset, s14.epoch)
@@ -3833,7 +3735,7 @@ def _w_FetchResponse_8(o, w):
         else:
             _wuv(t16, ln)
         for e18 in xs17:
-            t16 += _S2.pack(e18.node_id)
+            t16 += _S3.pack(e18.node_id)
             v19 = e18.host
             v19 = v19.encode()
             ln = len(v19) + 1
@@ -3842,7 +3744,7 @@ def _w_FetchResponse_8(o, w):
             else:
                 _wuv(t16, ln)
             t16 += v19
-            t16 += _S2.pack(e18.port)
+            t16 += _S3.pack(e18.port)
             v20 = e18.rack
             if v20 is None:
                 t16.append(0)

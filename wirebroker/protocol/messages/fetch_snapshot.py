@@ -9,6 +9,7 @@ from typing import Any
 import struct as _struct
 
 from wirebroker.protocol.message import UNSET, Message, Struct
+from wirebroker.protocol.message import shared_default as _shared_default
 from wirebroker.protocol.primitives import (
     UUID_ZERO,
     DecodeError,
@@ -76,7 +77,7 @@ class FetchSnapshotRequest(Message):
         def __init__(self, partition: int | None = None, current_leader_epoch: int | None = None, snapshot_id: FetchSnapshotRequest.SnapshotId | None = None, position: int | None = None, replica_directory_id: bytes | None = None, unknown_tagged_fields: list | None = None) -> None:
             self.partition = 0 if partition is None else partition
             self.current_leader_epoch = 0 if current_leader_epoch is None else current_leader_epoch
-            self.snapshot_id = _FetchSnapshotRequest_SnapshotId() if snapshot_id is None else snapshot_id
+            self.snapshot_id = _DEFAULT_FetchSnapshotRequest_SnapshotId if snapshot_id is None else snapshot_id
             self.position = 0 if position is None else position
             self.replica_directory_id = UUID_ZERO if replica_directory_id is None else replica_directory_id
             self.unknown_tagged_fields = unknown_tagged_fields
@@ -94,6 +95,7 @@ class FetchSnapshotRequest(Message):
 _FetchSnapshotRequest_SnapshotId = FetchSnapshotRequest.SnapshotId
 _FetchSnapshotRequest_PartitionSnapshot = FetchSnapshotRequest.PartitionSnapshot
 _FetchSnapshotRequest_TopicSnapshot = FetchSnapshotRequest.TopicSnapshot
+_DEFAULT_FetchSnapshotRequest_SnapshotId = _shared_default(_FetchSnapshotRequest_SnapshotId)
 
 
 class FetchSnapshotResponse(Message):
@@ -140,8 +142,8 @@ class FetchSnapshotResponse(Message):
         def __init__(self, index: int | None = None, error_code: int | None = None, snapshot_id: FetchSnapshotResponse.SnapshotId | None = None, current_leader: FetchSnapshotResponse.LeaderIdAndEpoch | None = None, size: int | None = None, position: int | None = None, unaligned_records: Any | None = None, unknown_tagged_fields: list | None = None) -> None:
             self.index = 0 if index is None else index
             self.error_code = 0 if error_code is None else error_code
-            self.snapshot_id = _FetchSnapshotResponse_SnapshotId() if snapshot_id is None else snapshot_id
-            self.current_leader = _FetchSnapshotResponse_LeaderIdAndEpoch() if current_leader is None else current_leader
+            self.snapshot_id = _DEFAULT_FetchSnapshotResponse_SnapshotId if snapshot_id is None else snapshot_id
+            self.current_leader = _DEFAULT_FetchSnapshotResponse_LeaderIdAndEpoch if current_leader is None else current_leader
             self.size = 0 if size is None else size
             self.position = 0 if position is None else position
             self.unaligned_records = unaligned_records
@@ -173,6 +175,8 @@ _FetchSnapshotResponse_LeaderIdAndEpoch = FetchSnapshotResponse.LeaderIdAndEpoch
 _FetchSnapshotResponse_PartitionSnapshot = FetchSnapshotResponse.PartitionSnapshot
 _FetchSnapshotResponse_TopicSnapshot = FetchSnapshotResponse.TopicSnapshot
 _FetchSnapshotResponse_NodeEndpoint = FetchSnapshotResponse.NodeEndpoint
+_DEFAULT_FetchSnapshotResponse_SnapshotId = _shared_default(_FetchSnapshotResponse_SnapshotId)
+_DEFAULT_FetchSnapshotResponse_LeaderIdAndEpoch = _shared_default(_FetchSnapshotResponse_LeaderIdAndEpoch)
 
 
 def _t_FetchSnapshotRequest_SnapshotId_0(b, p, o):
@@ -299,53 +303,57 @@ def _r_FetchSnapshotRequest_0(b, p):
         xs3 = []
         for _ in range(n2):
             e4 = _new(_FetchSnapshotRequest_TopicSnapshot)
-            n5 = b[p] - 1
-            p += 1
-            if n5 > 126:
-                n5, p = _uvt(b, p, n5 + 1)
-                n5 -= 1
-            if n5 < 0:
-                raise DecodeError('TopicSnapshot.Name: null where not nullable')
-            else:
-                q6 = p + n5
-                if q6 > bl:
-                    raise DecodeError('TopicSnapshot.Name: length ' + str(n5) + ' past the end')
-                e4.name = str(b[p:q6], 'utf-8')
+            h7 = b[p]
+            if 0 < h7 < 128:
+                q6 = p + h7
+                e4.name = str(b[p + 1:q6], 'utf-8')
                 p = q6
-            n7 = b[p] - 1
+            else:
+                p += 1
+                n5 = h7 - 1
+                if n5 > 126:
+                    n5, p = _uvt(b, p, n5 + 1)
+                    n5 -= 1
+                if n5 < 0:
+                    raise DecodeError('TopicSnapshot.Name: null where not nullable')
+                else:
+                    q6 = p + n5
+                    e4.name = str(b[p:q6], 'utf-8')
+                    p = q6
+            n8 = b[p] - 1
             p += 1
-            if n7 > 126:
-                n7, p = _uvt(b, p, n7 + 1)
-                n7 -= 1
-            if n7 < 0:
+            if n8 > 126:
+                n8, p = _uvt(b, p, n8 + 1)
+                n8 -= 1
+            if n8 < 0:
                 raise DecodeError('TopicSnapshot.Partitions: null where not nullable')
             else:
-                if n7 > bl - p:
-                    raise DecodeError('TopicSnapshot.Partitions: count ' + str(n7) + ' past the end')
-                xs8 = []
-                for _ in range(n7):
-                    e9 = _new(_FetchSnapshotRequest_PartitionSnapshot)
-                    e9.partition, e9.current_leader_epoch, = _S1.unpack_from(b, p)
+                if n8 > bl - p:
+                    raise DecodeError('TopicSnapshot.Partitions: count ' + str(n8) + ' past the end')
+                xs9 = []
+                for _ in range(n8):
+                    e10 = _new(_FetchSnapshotRequest_PartitionSnapshot)
+                    e10.partition, e10.current_leader_epoch, = _S1.unpack_from(b, p)
                     p += 8
-                    s10 = _new(_FetchSnapshotRequest_SnapshotId)
-                    s10.end_offset, s10.epoch, = _S2.unpack_from(b, p)
+                    s11 = _new(_FetchSnapshotRequest_SnapshotId)
+                    s11.end_offset, s11.epoch, = _S2.unpack_from(b, p)
                     p += 12
                     if b[p] == 0:  # no tagged fields, the common case
-                        s10.unknown_tagged_fields = None
+                        s11.unknown_tagged_fields = None
                         p += 1
                     else:
-                        p = _t_FetchSnapshotRequest_SnapshotId_0(b, p, s10)
-                    e9.snapshot_id = s10
-                    e9.position, = _S3.unpack_from(b, p)
+                        p = _t_FetchSnapshotRequest_SnapshotId_0(b, p, s11)
+                    e10.snapshot_id = s11
+                    e10.position, = _S3.unpack_from(b, p)
                     p += 8
-                    e9.replica_directory_id = UUID_ZERO
+                    e10.replica_directory_id = UUID_ZERO
                     if b[p] == 0:  # no tagged fields, the common case
-                        e9.unknown_tagged_fields = None
+                        e10.unknown_tagged_fields = None
                         p += 1
                     else:
-                        p = _t_FetchSnapshotRequest_PartitionSnapshot_0(b, p, e9)
-                    xs8.append(e9)
-                e4.partitions = xs8
+                        p = _t_FetchSnapshotRequest_PartitionSnapshot_0(b, p, e10)
+                    xs9.append(e10)
+                e4.partitions = xs9
             if b[p] == 0:  # no tagged fields, the common case
                 e4.unknown_tagged_fields = None
                 p += 1
@@ -359,6 +367,8 @@ def _r_FetchSnapshotRequest_0(b, p):
         p += 1
     else:
         p = _t_FetchSnapshotRequest_0(b, p, o)
+    if p > bl:
+        raise DecodeError('FetchSnapshotRequest: a length runs past the end')
     return o, p
 
 
@@ -469,53 +479,57 @@ def _r_FetchSnapshotRequest_1(b, p):
         xs3 = []
         for _ in range(n2):
             e4 = _new(_FetchSnapshotRequest_TopicSnapshot)
-            n5 = b[p] - 1
-            p += 1
-            if n5 > 126:
-                n5, p = _uvt(b, p, n5 + 1)
-                n5 -= 1
-            if n5 < 0:
-                raise DecodeError('TopicSnapshot.Name: null where not nullable')
-            else:
-                q6 = p + n5
-                if q6 > bl:
-                    raise DecodeError('TopicSnapshot.Name: length ' + str(n5) + ' past the end')
-                e4.name = str(b[p:q6], 'utf-8')
+            h7 = b[p]
+            if 0 < h7 < 128:
+                q6 = p + h7
+                e4.name = str(b[p + 1:q6], 'utf-8')
                 p = q6
-            n7 = b[p] - 1
+            else:
+                p += 1
+                n5 = h7 - 1
+                if n5 > 126:
+                    n5, p = _uvt(b, p, n5 + 1)
+                    n5 -= 1
+                if n5 < 0:
+                    raise DecodeError('TopicSnapshot.Name: null where not nullable')
+                else:
+                    q6 = p + n5
+                    e4.name = str(b[p:q6], 'utf-8')
+                    p = q6
+            n8 = b[p] - 1
             p += 1
-            if n7 > 126:
-                n7, p = _uvt(b, p, n7 + 1)
-                n7 -= 1
-            if n7 < 0:
+            if n8 > 126:
+                n8, p = _uvt(b, p, n8 + 1)
+                n8 -= 1
+            if n8 < 0:
                 raise DecodeError('TopicSnapshot.Partitions: null where not nullable')
             else:
-                if n7 > bl - p:
-                    raise DecodeError('TopicSnapshot.Partitions: count ' + str(n7) + ' past the end')
-                xs8 = []
-                for _ in range(n7):
-                    e9 = _new(_FetchSnapshotRequest_PartitionSnapshot)
-                    e9.partition, e9.current_leader_epoch, = _S1.unpack_from(b, p)
+                if n8 > bl - p:
+                    raise DecodeError('TopicSnapshot.Partitions: count ' + str(n8) + ' past the end')
+                xs9 = []
+                for _ in range(n8):
+                    e10 = _new(_FetchSnapshotRequest_PartitionSnapshot)
+                    e10.partition, e10.current_leader_epoch, = _S1.unpack_from(b, p)
                     p += 8
-                    s10 = _new(_FetchSnapshotRequest_SnapshotId)
-                    s10.end_offset, s10.epoch, = _S2.unpack_from(b, p)
+                    s11 = _new(_FetchSnapshotRequest_SnapshotId)
+                    s11.end_offset, s11.epoch, = _S2.unpack_from(b, p)
                     p += 12
                     if b[p] == 0:  # no tagged fields, the common case
-                        s10.unknown_tagged_fields = None
+                        s11.unknown_tagged_fields = None
                         p += 1
                     else:
-                        p = _t_FetchSnapshotRequest_SnapshotId_0(b, p, s10)
-                    e9.snapshot_id = s10
-                    e9.position, = _S3.unpack_from(b, p)
+                        p = _t_FetchSnapshotRequest_SnapshotId_0(b, p, s11)
+                    e10.snapshot_id = s11
+                    e10.position, = _S3.unpack_from(b, p)
                     p += 8
-                    e9.replica_directory_id = UUID_ZERO
+                    e10.replica_directory_id = UUID_ZERO
                     if b[p] == 0:  # no tagged fields, the common case
-                        e9.unknown_tagged_fields = None
+                        e10.unknown_tagged_fields = None
                         p += 1
                     else:
-                        p = _t_FetchSnapshotRequest_PartitionSnapshot_1(b, p, e9)
-                    xs8.append(e9)
-                e4.partitions = xs8
+                        p = _t_FetchSnapshotRequest_PartitionSnapshot_1(b, p, e10)
+                    xs9.append(e10)
+                e4.partitions = xs9
             if b[p] == 0:  # no tagged fields, the common case
                 e4.unknown_tagged_fields = None
                 p += 1
@@ -529,6 +543,8 @@ def _r_FetchSnapshotRequest_1(b, p):
         p += 1
     else:
         p = _t_FetchSnapshotRequest_0(b, p, o)
+    if p > bl:
+        raise DecodeError('FetchSnapshotRequest: a length runs past the end')
     return o, p
 
 
@@ -699,69 +715,67 @@ def _r_FetchSnapshotResponse_0(b, p):
         xs3 = []
         for _ in range(n2):
             e4 = _new(_FetchSnapshotResponse_TopicSnapshot)
-            n5 = b[p] - 1
-            p += 1
-            if n5 > 126:
-                n5, p = _uvt(b, p, n5 + 1)
-                n5 -= 1
-            if n5 < 0:
-                raise DecodeError('TopicSnapshot.Name: null where not nullable')
-            else:
-                q6 = p + n5
-                if q6 > bl:
-                    raise DecodeError('TopicSnapshot.Name: length ' + str(n5) + ' past the end')
-                e4.name = str(b[p:q6], 'utf-8')
+            h7 = b[p]
+            if 0 < h7 < 128:
+                q6 = p + h7
+                e4.name = str(b[p + 1:q6], 'utf-8')
                 p = q6
-            n7 = b[p] - 1
+            else:
+                p += 1
+                n5 = h7 - 1
+                if n5 > 126:
+                    n5, p = _uvt(b, p, n5 + 1)
+                    n5 -= 1
+                if n5 < 0:
+                    raise DecodeError('TopicSnapshot.Name: null where not nullable')
+                else:
+                    q6 = p + n5
+                    e4.name = str(b[p:q6], 'utf-8')
+                    p = q6
+            n8 = b[p] - 1
             p += 1
-            if n7 > 126:
-                n7, p = _uvt(b, p, n7 + 1)
-                n7 -= 1
-            if n7 < 0:
+            if n8 > 126:
+                n8, p = _uvt(b, p, n8 + 1)
+                n8 -= 1
+            if n8 < 0:
                 raise DecodeError('TopicSnapshot.Partitions: null where not nullable')
             else:
-                if n7 > bl - p:
-                    raise DecodeError('TopicSnapshot.Partitions: count ' + str(n7) + ' past the end')
-                xs8 = []
-                for _ in range(n7):
-                    e9 = _new(_FetchSnapshotResponse_PartitionSnapshot)
-                    e9.index, e9.error_code, = _S6.unpack_from(b, p)
+                if n8 > bl - p:
+                    raise DecodeError('TopicSnapshot.Partitions: count ' + str(n8) + ' past the end')
+                xs9 = []
+                for _ in range(n8):
+                    e10 = _new(_FetchSnapshotResponse_PartitionSnapshot)
+                    e10.index, e10.error_code, = _S6.unpack_from(b, p)
                     p += 6
-                    s10 = _new(_FetchSnapshotResponse_SnapshotId)
-                    s10.end_offset, s10.epoch, = _S2.unpack_from(b, p)
+                    s11 = _new(_FetchSnapshotResponse_SnapshotId)
+                    s11.end_offset, s11.epoch, = _S2.unpack_from(b, p)
                     p += 12
                     if b[p] == 0:  # no tagged fields, the common case
-                        s10.unknown_tagged_fields = None
+                        s11.unknown_tagged_fields = None
                         p += 1
                     else:
-                        p = _t_FetchSnapshotRequest_SnapshotId_0(b, p, s10)
-                    e9.snapshot_id = s10
-                    e9.size, e9.position, h11, = _S7.unpack_from(b, p)
+                        p = _t_FetchSnapshotRequest_SnapshotId_0(b, p, s11)
+                    e10.snapshot_id = s11
+                    e10.size, e10.position, h12, = _S7.unpack_from(b, p)
                     p += 17
-                    n12 = h11 - 1
-                    if n12 > 126:
-                        n12, p = _uvt(b, p, n12 + 1)
-                        n12 -= 1
-                    if n12 < 0:
+                    n13 = h12 - 1
+                    if n13 > 126:
+                        n13, p = _uvt(b, p, n13 + 1)
+                        n13 -= 1
+                    if n13 < 0:
                         raise DecodeError('PartitionSnapshot.UnalignedRecords: null where not nullable')
                     else:
-                        q13 = p + n12
-                        if q13 > bl:
-                            raise DecodeError('PartitionSnapshot.UnalignedRecords: length ' + str(n12) + ' past the end')
-                        e9.unaligned_records = b[p:q13]
-                        p = q13
-                    d14 = _new(_FetchSnapshotResponse_LeaderIdAndEpoch)
-                    d14.leader_id = 0
-                    d14.leader_epoch = 0
-                    d14.unknown_tagged_fields = None
-                    e9.current_leader = d14
+                        q14 = p + n13
+                        e10.unaligned_records = b[p:q14]
+                        p = q14
+                    e10.current_leader = _DEFAULT_FetchSnapshotResponse_LeaderIdAndEpoch
                     if b[p] == 0:  # no tagged fields, the common case
-                        e9.unknown_tagged_fields = None
+                        e10.unknown_tagged_fields = None
                         p += 1
                     else:
-                        p = _t_FetchSnapshotResponse_PartitionSnapshot_0(b, p, e9)
-                    xs8.append(e9)
-                e4.partitions = xs8
+                        p = _t_FetchSnapshotResponse_PartitionSnapshot_0(b, p, e10)
+                    xs9.append(e10)
+                e4.partitions = xs9
             if b[p] == 0:  # no tagged fields, the common case
                 e4.unknown_tagged_fields = None
                 p += 1
@@ -775,6 +789,8 @@ def _r_FetchSnapshotResponse_0(b, p):
         p += 1
     else:
         p = _t_FetchSnapshotResponse_0(b, p, o)
+    if p > bl:
+        raise DecodeError('FetchSnapshotResponse: a length runs past the end')
     return o, p
 
 
@@ -818,7 +834,7 @@ def _w_FetchSnapshotResponse_0(o, w):
                 _wuv(w, ln)
             _wrec(w, v7)
             tags8 = []
-            if (e5.current_leader.leader_id != 0) or (e5.current_leader.leader_epoch != 0) or e5.current_leader.unknown_tagged_fields:
+            if e5.current_leader is not _DEFAULT_FetchSnapshotResponse_LeaderIdAndEpoch and ((e5.current_leader.leader_id != 0) or (e5.current_leader.leader_epoch != 0) or e5.current_leader.unknown_tagged_fields):
                 t9 = bytearray()
                 s10 = e5.current_leader
                 t9 += _S1.pack(s10.leader_id, s10.leader_epoch)
@@ -944,69 +960,67 @@ def _r_FetchSnapshotResponse_1(b, p):
         xs3 = []
         for _ in range(n2):
             e4 = _new(_FetchSnapshotResponse_TopicSnapshot)
-            n5 = b[p] - 1
-            p += 1
-            if n5 > 126:
-                n5, p = _uvt(b, p, n5 + 1)
-                n5 -= 1
-            if n5 < 0:
-                raise DecodeError('TopicSnapshot.Name: null where not nullable')
-            else:
-                q6 = p + n5
-                if q6 > bl:
-                    raise DecodeError('TopicSnapshot.Name: length ' + str(n5) + ' past the end')
-                e4.name = str(b[p:q6], 'utf-8')
+            h7 = b[p]
+            if 0 < h7 < 128:
+                q6 = p + h7
+                e4.name = str(b[p + 1:q6], 'utf-8')
                 p = q6
-            n7 = b[p] - 1
+            else:
+                p += 1
+                n5 = h7 - 1
+                if n5 > 126:
+                    n5, p = _uvt(b, p, n5 + 1)
+                    n5 -= 1
+                if n5 < 0:
+                    raise DecodeError('TopicSnapshot.Name: null where not nullable')
+                else:
+                    q6 = p + n5
+                    e4.name = str(b[p:q6], 'utf-8')
+                    p = q6
+            n8 = b[p] - 1
             p += 1
-            if n7 > 126:
-                n7, p = _uvt(b, p, n7 + 1)
-                n7 -= 1
-            if n7 < 0:
+            if n8 > 126:
+                n8, p = _uvt(b, p, n8 + 1)
+                n8 -= 1
+            if n8 < 0:
                 raise DecodeError('TopicSnapshot.Partitions: null where not nullable')
             else:
-                if n7 > bl - p:
-                    raise DecodeError('TopicSnapshot.Partitions: count ' + str(n7) + ' past the end')
-                xs8 = []
-                for _ in range(n7):
-                    e9 = _new(_FetchSnapshotResponse_PartitionSnapshot)
-                    e9.index, e9.error_code, = _S6.unpack_from(b, p)
+                if n8 > bl - p:
+                    raise DecodeError('TopicSnapshot.Partitions: count ' + str(n8) + ' past the end')
+                xs9 = []
+                for _ in range(n8):
+                    e10 = _new(_FetchSnapshotResponse_PartitionSnapshot)
+                    e10.index, e10.error_code, = _S6.unpack_from(b, p)
                     p += 6
-                    s10 = _new(_FetchSnapshotResponse_SnapshotId)
-                    s10.end_offset, s10.epoch, = _S2.unpack_from(b, p)
+                    s11 = _new(_FetchSnapshotResponse_SnapshotId)
+                    s11.end_offset, s11.epoch, = _S2.unpack_from(b, p)
                     p += 12
                     if b[p] == 0:  # no tagged fields, the common case
-                        s10.unknown_tagged_fields = None
+                        s11.unknown_tagged_fields = None
                         p += 1
                     else:
-                        p = _t_FetchSnapshotRequest_SnapshotId_0(b, p, s10)
-                    e9.snapshot_id = s10
-                    e9.size, e9.position, h11, = _S7.unpack_from(b, p)
+                        p = _t_FetchSnapshotRequest_SnapshotId_0(b, p, s11)
+                    e10.snapshot_id = s11
+                    e10.size, e10.position, h12, = _S7.unpack_from(b, p)
                     p += 17
-                    n12 = h11 - 1
-                    if n12 > 126:
-                        n12, p = _uvt(b, p, n12 + 1)
-                        n12 -= 1
-                    if n12 < 0:
+                    n13 = h12 - 1
+                    if n13 > 126:
+                        n13, p = _uvt(b, p, n13 + 1)
+                        n13 -= 1
+                    if n13 < 0:
                         raise DecodeError('PartitionSnapshot.UnalignedRecords: null where not nullable')
                     else:
-                        q13 = p + n12
-                        if q13 > bl:
-                            raise DecodeError('PartitionSnapshot.UnalignedRecords: length ' + str(n12) + ' past the end')
-                        e9.unaligned_records = b[p:q13]
-                        p = q13
-                    d14 = _new(_FetchSnapshotResponse_LeaderIdAndEpoch)
-                    d14.leader_id = 0
-                    d14.leader_epoch = 0
-                    d14.unknown_tagged_fields = None
-                    e9.current_leader = d14
+                        q14 = p + n13
+                        e10.unaligned_records = b[p:q14]
+                        p = q14
+                    e10.current_leader = _DEFAULT_FetchSnapshotResponse_LeaderIdAndEpoch
                     if b[p] == 0:  # no tagged fields, the common case
-                        e9.unknown_tagged_fields = None
+                        e10.unknown_tagged_fields = None
                         p += 1
                     else:
-                        p = _t_FetchSnapshotResponse_PartitionSnapshot_0(b, p, e9)
-                    xs8.append(e9)
-                e4.partitions = xs8
+                        p = _t_FetchSnapshotResponse_PartitionSnapshot_0(b, p, e10)
+                    xs9.append(e10)
+                e4.partitions = xs9
             if b[p] == 0:  # no tagged fields, the common case
                 e4.unknown_tagged_fields = None
                 p += 1
@@ -1020,6 +1034,8 @@ def _r_FetchSnapshotResponse_1(b, p):
         p += 1
     else:
         p = _t_FetchSnapshotResponse_1(b, p, o)
+    if p > bl:
+        raise DecodeError('FetchSnapshotResponse: a length runs past the end')
     return o, p
 
 
@@ -1063,7 +1079,7 @@ def _w_FetchSnapshotResponse_1(o, w):
                 _wuv(w, ln)
             _wrec(w, v7)
             tags8 = []
-            if (e5.current_leader.leader_id != 0) or (e5.current_leader.leader_epoch != 0) or e5.current_leader.unknown_tagged_fields:
+            if e5.current_leader is not _DEFAULT_FetchSnapshotResponse_LeaderIdAndEpoch and ((e5.current_leader.leader_id != 0) or (e5.current_leader.leader_epoch != 0) or e5.current_leader.unknown_tagged_fields):
                 t9 = bytearray()
                 s10 = e5.current_leader
                 t9 += _S1.pack(s10.leader_id, s10.leader_epoch)

@@ -9,6 +9,7 @@ from typing import Any
 import struct as _struct
 
 from wirebroker.protocol.message import UNSET, Message, Struct
+from wirebroker.protocol.message import shared_default as _shared_default
 from wirebroker.protocol.primitives import (
     UUID_ZERO,
     DecodeError,
@@ -102,13 +103,13 @@ def _r_FindCoordinatorRequest_0(b, p):
         raise DecodeError('FindCoordinatorRequest.Key: null where not nullable')
     else:
         q2 = p + n1
-        if q2 > bl:
-            raise DecodeError('FindCoordinatorRequest.Key: length ' + str(n1) + ' past the end')
         o.key = str(b[p:q2], 'utf-8')
         p = q2
     o.key_type = 0
     o.coordinator_keys = []
     o.unknown_tagged_fields = None
+    if p > bl:
+        raise DecodeError('FindCoordinatorRequest: a length runs past the end')
     return o, p
 
 
@@ -132,14 +133,14 @@ def _r_FindCoordinatorRequest_1(b, p):
         raise DecodeError('FindCoordinatorRequest.Key: null where not nullable')
     else:
         q2 = p + n1
-        if q2 > bl:
-            raise DecodeError('FindCoordinatorRequest.Key: length ' + str(n1) + ' past the end')
         o.key = str(b[p:q2], 'utf-8')
         p = q2
     o.key_type, = _S1.unpack_from(b, p)
     p += 1
     o.coordinator_keys = []
     o.unknown_tagged_fields = None
+    if p > bl:
+        raise DecodeError('FindCoordinatorRequest: a length runs past the end')
     return o, p
 
 
@@ -179,19 +180,23 @@ def _t_FindCoordinatorRequest_0(b, p, o):
 def _r_FindCoordinatorRequest_2(b, p):
     bl = len(b)
     o = _new(FindCoordinatorRequest)
-    n1 = b[p] - 1
-    p += 1
-    if n1 > 126:
-        n1, p = _uvt(b, p, n1 + 1)
-        n1 -= 1
-    if n1 < 0:
-        raise DecodeError('FindCoordinatorRequest.Key: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > bl:
-            raise DecodeError('FindCoordinatorRequest.Key: length ' + str(n1) + ' past the end')
-        o.key = str(b[p:q2], 'utf-8')
+    h3 = b[p]
+    if 0 < h3 < 128:
+        q2 = p + h3
+        o.key = str(b[p + 1:q2], 'utf-8')
         p = q2
+    else:
+        p += 1
+        n1 = h3 - 1
+        if n1 > 126:
+            n1, p = _uvt(b, p, n1 + 1)
+            n1 -= 1
+        if n1 < 0:
+            raise DecodeError('FindCoordinatorRequest.Key: null where not nullable')
+        else:
+            q2 = p + n1
+            o.key = str(b[p:q2], 'utf-8')
+            p = q2
     o.key_type, = _S1.unpack_from(b, p)
     p += 1
     o.coordinator_keys = []
@@ -200,6 +205,8 @@ def _r_FindCoordinatorRequest_2(b, p):
         p += 1
     else:
         p = _t_FindCoordinatorRequest_0(b, p, o)
+    if p > bl:
+        raise DecodeError('FindCoordinatorRequest: a length runs past the end')
     return o, p
 
 
@@ -237,19 +244,23 @@ def _r_FindCoordinatorRequest_3(b, p):
             raise DecodeError('FindCoordinatorRequest.CoordinatorKeys: count ' + str(n2) + ' past the end')
         xs3 = []
         for _ in range(n2):
-            n5 = b[p] - 1
-            p += 1
-            if n5 > 126:
-                n5, p = _uvt(b, p, n5 + 1)
-                n5 -= 1
-            if n5 < 0:
-                raise DecodeError('FindCoordinatorRequest.CoordinatorKeys: null element')
-            else:
-                q6 = p + n5
-                if q6 > bl:
-                    raise DecodeError('FindCoordinatorRequest.CoordinatorKeys: length ' + str(n5) + ' past the end')
-                e4 = str(b[p:q6], 'utf-8')
+            h7 = b[p]
+            if 0 < h7 < 128:
+                q6 = p + h7
+                e4 = str(b[p + 1:q6], 'utf-8')
                 p = q6
+            else:
+                p += 1
+                n5 = h7 - 1
+                if n5 > 126:
+                    n5, p = _uvt(b, p, n5 + 1)
+                    n5 -= 1
+                if n5 < 0:
+                    raise DecodeError('FindCoordinatorRequest.CoordinatorKeys: null element')
+                else:
+                    q6 = p + n5
+                    e4 = str(b[p:q6], 'utf-8')
+                    p = q6
             xs3.append(e4)
         o.coordinator_keys = xs3
     o.key = ''
@@ -258,6 +269,8 @@ def _r_FindCoordinatorRequest_3(b, p):
         p += 1
     else:
         p = _t_FindCoordinatorRequest_0(b, p, o)
+    if p > bl:
+        raise DecodeError('FindCoordinatorRequest: a length runs past the end')
     return o, p
 
 
@@ -296,8 +309,6 @@ def _r_FindCoordinatorResponse_0(b, p):
         raise DecodeError('FindCoordinatorResponse.Host: null where not nullable')
     else:
         q3 = p + n2
-        if q3 > bl:
-            raise DecodeError('FindCoordinatorResponse.Host: length ' + str(n2) + ' past the end')
         o.host = str(b[p:q3], 'utf-8')
         p = q3
     o.port, = _S4.unpack_from(b, p)
@@ -306,6 +317,8 @@ def _r_FindCoordinatorResponse_0(b, p):
     o.error_message = ''
     o.coordinators = []
     o.unknown_tagged_fields = None
+    if p > bl:
+        raise DecodeError('FindCoordinatorResponse: a length runs past the end')
     return o, p
 
 
@@ -330,8 +343,6 @@ def _r_FindCoordinatorResponse_1(b, p):
         o.error_message = None
     else:
         q3 = p + n2
-        if q3 > bl:
-            raise DecodeError('FindCoordinatorResponse.ErrorMessage: length ' + str(n2) + ' past the end')
         o.error_message = str(b[p:q3], 'utf-8')
         p = q3
     o.node_id, h4, = _S7.unpack_from(b, p)
@@ -341,14 +352,14 @@ def _r_FindCoordinatorResponse_1(b, p):
         raise DecodeError('FindCoordinatorResponse.Host: null where not nullable')
     else:
         q6 = p + n5
-        if q6 > bl:
-            raise DecodeError('FindCoordinatorResponse.Host: length ' + str(n5) + ' past the end')
         o.host = str(b[p:q6], 'utf-8')
         p = q6
     o.port, = _S4.unpack_from(b, p)
     p += 4
     o.coordinators = []
     o.unknown_tagged_fields = None
+    if p > bl:
+        raise DecodeError('FindCoordinatorResponse: a length runs past the end')
     return o, p
 
 
@@ -399,32 +410,40 @@ def _r_FindCoordinatorResponse_2(b, p):
     o = _new(FindCoordinatorResponse)
     o.throttle_time_ms, o.error_code, h1, = _S8.unpack_from(b, p)
     p += 7
-    n2 = h1 - 1
-    if n2 > 126:
-        n2, p = _uvt(b, p, n2 + 1)
-        n2 -= 1
-    if n2 < 0:
-        o.error_message = None
-    else:
-        q3 = p + n2
-        if q3 > bl:
-            raise DecodeError('FindCoordinatorResponse.ErrorMessage: length ' + str(n2) + ' past the end')
+    if 0 < h1 < 128:
+        q3 = p + h1 - 1
         o.error_message = str(b[p:q3], 'utf-8')
         p = q3
+    elif h1 == 0:
+        o.error_message = None
+    else:
+        n2 = h1 - 1
+        if n2 > 126:
+            n2, p = _uvt(b, p, n2 + 1)
+            n2 -= 1
+        if n2 < 0:
+            o.error_message = None
+        else:
+            q3 = p + n2
+            o.error_message = str(b[p:q3], 'utf-8')
+            p = q3
     o.node_id, h4, = _S9.unpack_from(b, p)
     p += 5
-    n5 = h4 - 1
-    if n5 > 126:
-        n5, p = _uvt(b, p, n5 + 1)
-        n5 -= 1
-    if n5 < 0:
-        raise DecodeError('FindCoordinatorResponse.Host: null where not nullable')
-    else:
-        q6 = p + n5
-        if q6 > bl:
-            raise DecodeError('FindCoordinatorResponse.Host: length ' + str(n5) + ' past the end')
+    if 0 < h4 < 128:
+        q6 = p + h4 - 1
         o.host = str(b[p:q6], 'utf-8')
         p = q6
+    else:
+        n5 = h4 - 1
+        if n5 > 126:
+            n5, p = _uvt(b, p, n5 + 1)
+            n5 -= 1
+        if n5 < 0:
+            raise DecodeError('FindCoordinatorResponse.Host: null where not nullable')
+        else:
+            q6 = p + n5
+            o.host = str(b[p:q6], 'utf-8')
+            p = q6
     o.port, = _S4.unpack_from(b, p)
     p += 4
     o.coordinators = []
@@ -433,6 +452,8 @@ def _r_FindCoordinatorResponse_2(b, p):
         p += 1
     else:
         p = _t_FindCoordinatorResponse_0(b, p, o)
+    if p > bl:
+        raise DecodeError('FindCoordinatorResponse: a length runs past the end')
     return o, p
 
 
@@ -507,47 +528,59 @@ def _r_FindCoordinatorResponse_3(b, p):
         xs3 = []
         for _ in range(n2):
             e4 = _new(_FindCoordinatorResponse_Coordinator)
-            n5 = b[p] - 1
-            p += 1
-            if n5 > 126:
-                n5, p = _uvt(b, p, n5 + 1)
-                n5 -= 1
-            if n5 < 0:
-                raise DecodeError('Coordinator.Key: null where not nullable')
-            else:
-                q6 = p + n5
-                if q6 > bl:
-                    raise DecodeError('Coordinator.Key: length ' + str(n5) + ' past the end')
-                e4.key = str(b[p:q6], 'utf-8')
+            h7 = b[p]
+            if 0 < h7 < 128:
+                q6 = p + h7
+                e4.key = str(b[p + 1:q6], 'utf-8')
                 p = q6
-            e4.node_id, h7, = _S9.unpack_from(b, p)
-            p += 5
-            n8 = h7 - 1
-            if n8 > 126:
-                n8, p = _uvt(b, p, n8 + 1)
-                n8 -= 1
-            if n8 < 0:
-                raise DecodeError('Coordinator.Host: null where not nullable')
             else:
-                q9 = p + n8
-                if q9 > bl:
-                    raise DecodeError('Coordinator.Host: length ' + str(n8) + ' past the end')
-                e4.host = str(b[p:q9], 'utf-8')
-                p = q9
-            e4.port, e4.error_code, h10, = _S8.unpack_from(b, p)
+                p += 1
+                n5 = h7 - 1
+                if n5 > 126:
+                    n5, p = _uvt(b, p, n5 + 1)
+                    n5 -= 1
+                if n5 < 0:
+                    raise DecodeError('Coordinator.Key: null where not nullable')
+                else:
+                    q6 = p + n5
+                    e4.key = str(b[p:q6], 'utf-8')
+                    p = q6
+            e4.node_id, h8, = _S9.unpack_from(b, p)
+            p += 5
+            if 0 < h8 < 128:
+                q10 = p + h8 - 1
+                e4.host = str(b[p:q10], 'utf-8')
+                p = q10
+            else:
+                n9 = h8 - 1
+                if n9 > 126:
+                    n9, p = _uvt(b, p, n9 + 1)
+                    n9 -= 1
+                if n9 < 0:
+                    raise DecodeError('Coordinator.Host: null where not nullable')
+                else:
+                    q10 = p + n9
+                    e4.host = str(b[p:q10], 'utf-8')
+                    p = q10
+            e4.port, e4.error_code, h11, = _S8.unpack_from(b, p)
             p += 7
-            n11 = h10 - 1
-            if n11 > 126:
-                n11, p = _uvt(b, p, n11 + 1)
-                n11 -= 1
-            if n11 < 0:
+            if 0 < h11 < 128:
+                q13 = p + h11 - 1
+                e4.error_message = str(b[p:q13], 'utf-8')
+                p = q13
+            elif h11 == 0:
                 e4.error_message = None
             else:
-                q12 = p + n11
-                if q12 > bl:
-                    raise DecodeError('Coordinator.ErrorMessage: length ' + str(n11) + ' past the end')
-                e4.error_message = str(b[p:q12], 'utf-8')
-                p = q12
+                n12 = h11 - 1
+                if n12 > 126:
+                    n12, p = _uvt(b, p, n12 + 1)
+                    n12 -= 1
+                if n12 < 0:
+                    e4.error_message = None
+                else:
+                    q13 = p + n12
+                    e4.error_message = str(b[p:q13], 'utf-8')
+                    p = q13
             if b[p] == 0:  # no tagged fields, the common case
                 e4.unknown_tagged_fields = None
                 p += 1
@@ -565,6 +598,8 @@ def _r_FindCoordinatorResponse_3(b, p):
         p += 1
     else:
         p = _t_FindCoordinatorResponse_0(b, p, o)
+    if p > bl:
+        raise DecodeError('FindCoordinatorResponse: a length runs past the end')
     return o, p
 
 

@@ -9,6 +9,7 @@ from typing import Any
 import struct as _struct
 
 from wirebroker.protocol.message import UNSET, Message, Struct
+from wirebroker.protocol.message import shared_default as _shared_default
 from wirebroker.protocol.primitives import (
     UUID_ZERO,
     DecodeError,
@@ -34,6 +35,7 @@ _S2 = _struct.Struct('>ii?B')
 _S3 = _struct.Struct('>ih16si')
 _S4 = _struct.Struct('>ii?')
 _ARRAY_b = tuple(_struct.Struct('>' + str(n) + 'b') for n in range(64))
+_UNPACK_b = (None, *(s.unpack_from for s in _ARRAY_b))
 
 
 class GetTelemetrySubscriptionsRequest(Message):
@@ -107,6 +109,8 @@ def _r_GetTelemetrySubscriptionsRequest_0(b, p):
         p += 1
     else:
         p = _t_GetTelemetrySubscriptionsRequest_0(b, p, o)
+    if p > bl:
+        raise DecodeError('GetTelemetrySubscriptionsRequest: a length runs past the end')
     return o, p
 
 
@@ -146,20 +150,24 @@ def _r_GetTelemetrySubscriptionsResponse_0(b, p):
     o = _new(GetTelemetrySubscriptionsResponse)
     o.throttle_time_ms, o.error_code, o.client_instance_id, o.subscription_id, h1, = _S1.unpack_from(b, p)
     p += 27
-    n2 = h1 - 1
-    if n2 > 126:
-        n2, p = _uvt(b, p, n2 + 1)
-        n2 -= 1
-    if n2 < 0:
-        raise DecodeError('GetTelemetrySubscriptionsResponse.AcceptedCompressionTypes: null where not nullable')
-    elif n2 < 64:
-        o.accepted_compression_types = list(_ARRAY_b[n2].unpack_from(b, p))
-        p += 1 * n2
+    if 0 < h1 < 65:
+        o.accepted_compression_types = [*_UNPACK_b[h1](b, p)]
+        p += 1 * h1 - 1
     else:
-        if n2 > bl - p:
-            raise DecodeError('GetTelemetrySubscriptionsResponse.AcceptedCompressionTypes: count ' + str(n2) + ' past the end')
-        o.accepted_compression_types = list(_struct.Struct('>' + str(n2) + 'b').unpack_from(b, p))
-        p += 1 * n2
+        n2 = h1 - 1
+        if n2 > 126:
+            n2, p = _uvt(b, p, n2 + 1)
+            n2 -= 1
+        if n2 < 0:
+            raise DecodeError('GetTelemetrySubscriptionsResponse.AcceptedCompressionTypes: null where not nullable')
+        elif n2 < 64:
+            o.accepted_compression_types = [*_ARRAY_b[n2].unpack_from(b, p)]
+            p += 1 * n2
+        else:
+            if n2 > bl - p:
+                raise DecodeError('GetTelemetrySubscriptionsResponse.AcceptedCompressionTypes: count ' + str(n2) + ' past the end')
+            o.accepted_compression_types = [*_struct.Struct('>' + str(n2) + 'b').unpack_from(b, p)]
+            p += 1 * n2
     o.push_interval_ms, o.telemetry_max_bytes, o.delta_temporality, h3, = _S2.unpack_from(b, p)
     p += 10
     n4 = h3 - 1
@@ -173,19 +181,23 @@ def _r_GetTelemetrySubscriptionsResponse_0(b, p):
             raise DecodeError('GetTelemetrySubscriptionsResponse.RequestedMetrics: count ' + str(n4) + ' past the end')
         xs5 = []
         for _ in range(n4):
-            n7 = b[p] - 1
-            p += 1
-            if n7 > 126:
-                n7, p = _uvt(b, p, n7 + 1)
-                n7 -= 1
-            if n7 < 0:
-                raise DecodeError('GetTelemetrySubscriptionsResponse.RequestedMetrics: null element')
-            else:
-                q8 = p + n7
-                if q8 > bl:
-                    raise DecodeError('GetTelemetrySubscriptionsResponse.RequestedMetrics: length ' + str(n7) + ' past the end')
-                e6 = str(b[p:q8], 'utf-8')
+            h9 = b[p]
+            if 0 < h9 < 128:
+                q8 = p + h9
+                e6 = str(b[p + 1:q8], 'utf-8')
                 p = q8
+            else:
+                p += 1
+                n7 = h9 - 1
+                if n7 > 126:
+                    n7, p = _uvt(b, p, n7 + 1)
+                    n7 -= 1
+                if n7 < 0:
+                    raise DecodeError('GetTelemetrySubscriptionsResponse.RequestedMetrics: null element')
+                else:
+                    q8 = p + n7
+                    e6 = str(b[p:q8], 'utf-8')
+                    p = q8
             xs5.append(e6)
         o.requested_metrics = xs5
     if b[p] == 0:  # no tagged fields, the common case
@@ -193,6 +205,8 @@ def _r_GetTelemetrySubscriptionsResponse_0(b, p):
         p += 1
     else:
         p = _t_GetTelemetrySubscriptionsResponse_0(b, p, o)
+    if p > bl:
+        raise DecodeError('GetTelemetrySubscriptionsResponse: a length runs past the end')
     return o, p
 
 

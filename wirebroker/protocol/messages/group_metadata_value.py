@@ -9,6 +9,7 @@ from typing import Any
 import struct as _struct
 
 from wirebroker.protocol.message import UNSET, Message, Struct
+from wirebroker.protocol.message import shared_default as _shared_default
 from wirebroker.protocol.primitives import (
     UUID_ZERO,
     DecodeError,
@@ -30,8 +31,8 @@ def _first(tag_and_bytes):
 
 _S0 = _struct.Struct('>h')
 _S1 = _struct.Struct('>ih')
-_S2 = _struct.Struct('>i')
-_S3 = _struct.Struct('>ii')
+_S2 = _struct.Struct('>ii')
+_S3 = _struct.Struct('>i')
 _S4 = _struct.Struct('>iii')
 _S5 = _struct.Struct('>qi')
 _S6 = _struct.Struct('>q')
@@ -86,8 +87,6 @@ def _r_GroupMetadataValue_0(b, p):
         raise DecodeError('GroupMetadataValue.protocolType: null where not nullable')
     else:
         q2 = p + n1
-        if q2 > bl:
-            raise DecodeError('GroupMetadataValue.protocolType: length ' + str(n1) + ' past the end')
         o.protocol_type = str(b[p:q2], 'utf-8')
         p = q2
     o.generation, h3, = _S1.unpack_from(b, p)
@@ -97,8 +96,6 @@ def _r_GroupMetadataValue_0(b, p):
         o.protocol = None
     else:
         q5 = p + n4
-        if q5 > bl:
-            raise DecodeError('GroupMetadataValue.protocol: length ' + str(n4) + ' past the end')
         o.protocol = str(b[p:q5], 'utf-8')
         p = q5
     n6, = _S0.unpack_from(b, p)
@@ -107,11 +104,9 @@ def _r_GroupMetadataValue_0(b, p):
         o.leader = None
     else:
         q7 = p + n6
-        if q7 > bl:
-            raise DecodeError('GroupMetadataValue.leader: length ' + str(n6) + ' past the end')
         o.leader = str(b[p:q7], 'utf-8')
         p = q7
-    n8, = _S2.unpack_from(b, p)
+    n8, = _S3.unpack_from(b, p)
     p += 4
     if n8 < 0:
         raise DecodeError('GroupMetadataValue.members: null where not nullable')
@@ -127,8 +122,6 @@ def _r_GroupMetadataValue_0(b, p):
                 raise DecodeError('MemberMetadata.memberId: null where not nullable')
             else:
                 q12 = p + n11
-                if q12 > bl:
-                    raise DecodeError('MemberMetadata.memberId: length ' + str(n11) + ' past the end')
                 e10.member_id = str(b[p:q12], 'utf-8')
                 p = q12
             n13, = _S0.unpack_from(b, p)
@@ -137,8 +130,6 @@ def _r_GroupMetadataValue_0(b, p):
                 raise DecodeError('MemberMetadata.clientId: null where not nullable')
             else:
                 q14 = p + n13
-                if q14 > bl:
-                    raise DecodeError('MemberMetadata.clientId: length ' + str(n13) + ' past the end')
                 e10.client_id = str(b[p:q14], 'utf-8')
                 p = q14
             n15, = _S0.unpack_from(b, p)
@@ -147,29 +138,23 @@ def _r_GroupMetadataValue_0(b, p):
                 raise DecodeError('MemberMetadata.clientHost: null where not nullable')
             else:
                 q16 = p + n15
-                if q16 > bl:
-                    raise DecodeError('MemberMetadata.clientHost: length ' + str(n15) + ' past the end')
                 e10.client_host = str(b[p:q16], 'utf-8')
                 p = q16
-            e10.session_timeout, h17, = _S3.unpack_from(b, p)
+            e10.session_timeout, h17, = _S2.unpack_from(b, p)
             p += 8
             n18 = h17
             if n18 < 0:
                 raise DecodeError('MemberMetadata.subscription: null where not nullable')
             else:
                 q19 = p + n18
-                if q19 > bl:
-                    raise DecodeError('MemberMetadata.subscription: length ' + str(n18) + ' past the end')
                 e10.subscription = bytes(b[p:q19])
                 p = q19
-            n20, = _S2.unpack_from(b, p)
+            n20, = _S3.unpack_from(b, p)
             p += 4
             if n20 < 0:
                 raise DecodeError('MemberMetadata.assignment: null where not nullable')
             else:
                 q21 = p + n20
-                if q21 > bl:
-                    raise DecodeError('MemberMetadata.assignment: length ' + str(n20) + ' past the end')
                 e10.assignment = bytes(b[p:q21])
                 p = q21
             e10.group_instance_id = None
@@ -179,6 +164,8 @@ def _r_GroupMetadataValue_0(b, p):
         o.members = xs9
     o.current_state_timestamp = -1
     o.unknown_tagged_fields = None
+    if p > bl:
+        raise DecodeError('GroupMetadataValue: a length runs past the end')
     return o, p
 
 
@@ -187,7 +174,7 @@ def _w_GroupMetadataValue_0(o, w):
     v1 = v1.encode()
     w += _S0.pack(len(v1))
     w += v1
-    w += _S2.pack(o.generation)
+    w += _S3.pack(o.generation)
     v2 = o.protocol
     if v2 is None:
         w += b'\xff\xff'
@@ -203,7 +190,7 @@ def _w_GroupMetadataValue_0(o, w):
         w += _S0.pack(len(v3))
         w += v3
     xs4 = o.members
-    w += _S2.pack(len(xs4))
+    w += _S3.pack(len(xs4))
     for e5 in xs4:
         v6 = e5.member_id
         v6 = v6.encode()
@@ -217,12 +204,12 @@ def _w_GroupMetadataValue_0(o, w):
         v8 = v8.encode()
         w += _S0.pack(len(v8))
         w += v8
-        w += _S2.pack(e5.session_timeout)
+        w += _S3.pack(e5.session_timeout)
         v9 = e5.subscription
-        w += _S2.pack(len(v9))
+        w += _S3.pack(len(v9))
         w += v9
         v10 = e5.assignment
-        w += _S2.pack(len(v10))
+        w += _S3.pack(len(v10))
         w += v10
 
 
@@ -235,8 +222,6 @@ def _r_GroupMetadataValue_1(b, p):
         raise DecodeError('GroupMetadataValue.protocolType: null where not nullable')
     else:
         q2 = p + n1
-        if q2 > bl:
-            raise DecodeError('GroupMetadataValue.protocolType: length ' + str(n1) + ' past the end')
         o.protocol_type = str(b[p:q2], 'utf-8')
         p = q2
     o.generation, h3, = _S1.unpack_from(b, p)
@@ -246,8 +231,6 @@ def _r_GroupMetadataValue_1(b, p):
         o.protocol = None
     else:
         q5 = p + n4
-        if q5 > bl:
-            raise DecodeError('GroupMetadataValue.protocol: length ' + str(n4) + ' past the end')
         o.protocol = str(b[p:q5], 'utf-8')
         p = q5
     n6, = _S0.unpack_from(b, p)
@@ -256,11 +239,9 @@ def _r_GroupMetadataValue_1(b, p):
         o.leader = None
     else:
         q7 = p + n6
-        if q7 > bl:
-            raise DecodeError('GroupMetadataValue.leader: length ' + str(n6) + ' past the end')
         o.leader = str(b[p:q7], 'utf-8')
         p = q7
-    n8, = _S2.unpack_from(b, p)
+    n8, = _S3.unpack_from(b, p)
     p += 4
     if n8 < 0:
         raise DecodeError('GroupMetadataValue.members: null where not nullable')
@@ -276,8 +257,6 @@ def _r_GroupMetadataValue_1(b, p):
                 raise DecodeError('MemberMetadata.memberId: null where not nullable')
             else:
                 q12 = p + n11
-                if q12 > bl:
-                    raise DecodeError('MemberMetadata.memberId: length ' + str(n11) + ' past the end')
                 e10.member_id = str(b[p:q12], 'utf-8')
                 p = q12
             n13, = _S0.unpack_from(b, p)
@@ -286,8 +265,6 @@ def _r_GroupMetadataValue_1(b, p):
                 raise DecodeError('MemberMetadata.clientId: null where not nullable')
             else:
                 q14 = p + n13
-                if q14 > bl:
-                    raise DecodeError('MemberMetadata.clientId: length ' + str(n13) + ' past the end')
                 e10.client_id = str(b[p:q14], 'utf-8')
                 p = q14
             n15, = _S0.unpack_from(b, p)
@@ -296,8 +273,6 @@ def _r_GroupMetadataValue_1(b, p):
                 raise DecodeError('MemberMetadata.clientHost: null where not nullable')
             else:
                 q16 = p + n15
-                if q16 > bl:
-                    raise DecodeError('MemberMetadata.clientHost: length ' + str(n15) + ' past the end')
                 e10.client_host = str(b[p:q16], 'utf-8')
                 p = q16
             e10.rebalance_timeout, e10.session_timeout, h17, = _S4.unpack_from(b, p)
@@ -307,18 +282,14 @@ def _r_GroupMetadataValue_1(b, p):
                 raise DecodeError('MemberMetadata.subscription: null where not nullable')
             else:
                 q19 = p + n18
-                if q19 > bl:
-                    raise DecodeError('MemberMetadata.subscription: length ' + str(n18) + ' past the end')
                 e10.subscription = bytes(b[p:q19])
                 p = q19
-            n20, = _S2.unpack_from(b, p)
+            n20, = _S3.unpack_from(b, p)
             p += 4
             if n20 < 0:
                 raise DecodeError('MemberMetadata.assignment: null where not nullable')
             else:
                 q21 = p + n20
-                if q21 > bl:
-                    raise DecodeError('MemberMetadata.assignment: length ' + str(n20) + ' past the end')
                 e10.assignment = bytes(b[p:q21])
                 p = q21
             e10.group_instance_id = None
@@ -327,6 +298,8 @@ def _r_GroupMetadataValue_1(b, p):
         o.members = xs9
     o.current_state_timestamp = -1
     o.unknown_tagged_fields = None
+    if p > bl:
+        raise DecodeError('GroupMetadataValue: a length runs past the end')
     return o, p
 
 
@@ -335,7 +308,7 @@ def _w_GroupMetadataValue_1(o, w):
     v1 = v1.encode()
     w += _S0.pack(len(v1))
     w += v1
-    w += _S2.pack(o.generation)
+    w += _S3.pack(o.generation)
     v2 = o.protocol
     if v2 is None:
         w += b'\xff\xff'
@@ -351,7 +324,7 @@ def _w_GroupMetadataValue_1(o, w):
         w += _S0.pack(len(v3))
         w += v3
     xs4 = o.members
-    w += _S2.pack(len(xs4))
+    w += _S3.pack(len(xs4))
     for e5 in xs4:
         v6 = e5.member_id
         v6 = v6.encode()
@@ -365,12 +338,12 @@ def _w_GroupMetadataValue_1(o, w):
         v8 = v8.encode()
         w += _S0.pack(len(v8))
         w += v8
-        w += _S3.pack(e5.rebalance_timeout, e5.session_timeout)
+        w += _S2.pack(e5.rebalance_timeout, e5.session_timeout)
         v9 = e5.subscription
-        w += _S2.pack(len(v9))
+        w += _S3.pack(len(v9))
         w += v9
         v10 = e5.assignment
-        w += _S2.pack(len(v10))
+        w += _S3.pack(len(v10))
         w += v10
 
 
@@ -383,8 +356,6 @@ def _r_GroupMetadataValue_2(b, p):
         raise DecodeError('GroupMetadataValue.protocolType: null where not nullable')
     else:
         q2 = p + n1
-        if q2 > bl:
-            raise DecodeError('GroupMetadataValue.protocolType: length ' + str(n1) + ' past the end')
         o.protocol_type = str(b[p:q2], 'utf-8')
         p = q2
     o.generation, h3, = _S1.unpack_from(b, p)
@@ -394,8 +365,6 @@ def _r_GroupMetadataValue_2(b, p):
         o.protocol = None
     else:
         q5 = p + n4
-        if q5 > bl:
-            raise DecodeError('GroupMetadataValue.protocol: length ' + str(n4) + ' past the end')
         o.protocol = str(b[p:q5], 'utf-8')
         p = q5
     n6, = _S0.unpack_from(b, p)
@@ -404,8 +373,6 @@ def _r_GroupMetadataValue_2(b, p):
         o.leader = None
     else:
         q7 = p + n6
-        if q7 > bl:
-            raise DecodeError('GroupMetadataValue.leader: length ' + str(n6) + ' past the end')
         o.leader = str(b[p:q7], 'utf-8')
         p = q7
     o.current_state_timestamp, h8, = _S5.unpack_from(b, p)
@@ -425,8 +392,6 @@ def _r_GroupMetadataValue_2(b, p):
                 raise DecodeError('MemberMetadata.memberId: null where not nullable')
             else:
                 q13 = p + n12
-                if q13 > bl:
-                    raise DecodeError('MemberMetadata.memberId: length ' + str(n12) + ' past the end')
                 e11.member_id = str(b[p:q13], 'utf-8')
                 p = q13
             n14, = _S0.unpack_from(b, p)
@@ -435,8 +400,6 @@ def _r_GroupMetadataValue_2(b, p):
                 raise DecodeError('MemberMetadata.clientId: null where not nullable')
             else:
                 q15 = p + n14
-                if q15 > bl:
-                    raise DecodeError('MemberMetadata.clientId: length ' + str(n14) + ' past the end')
                 e11.client_id = str(b[p:q15], 'utf-8')
                 p = q15
             n16, = _S0.unpack_from(b, p)
@@ -445,8 +408,6 @@ def _r_GroupMetadataValue_2(b, p):
                 raise DecodeError('MemberMetadata.clientHost: null where not nullable')
             else:
                 q17 = p + n16
-                if q17 > bl:
-                    raise DecodeError('MemberMetadata.clientHost: length ' + str(n16) + ' past the end')
                 e11.client_host = str(b[p:q17], 'utf-8')
                 p = q17
             e11.rebalance_timeout, e11.session_timeout, h18, = _S4.unpack_from(b, p)
@@ -456,18 +417,14 @@ def _r_GroupMetadataValue_2(b, p):
                 raise DecodeError('MemberMetadata.subscription: null where not nullable')
             else:
                 q20 = p + n19
-                if q20 > bl:
-                    raise DecodeError('MemberMetadata.subscription: length ' + str(n19) + ' past the end')
                 e11.subscription = bytes(b[p:q20])
                 p = q20
-            n21, = _S2.unpack_from(b, p)
+            n21, = _S3.unpack_from(b, p)
             p += 4
             if n21 < 0:
                 raise DecodeError('MemberMetadata.assignment: null where not nullable')
             else:
                 q22 = p + n21
-                if q22 > bl:
-                    raise DecodeError('MemberMetadata.assignment: length ' + str(n21) + ' past the end')
                 e11.assignment = bytes(b[p:q22])
                 p = q22
             e11.group_instance_id = None
@@ -475,6 +432,8 @@ def _r_GroupMetadataValue_2(b, p):
             xs10.append(e11)
         o.members = xs10
     o.unknown_tagged_fields = None
+    if p > bl:
+        raise DecodeError('GroupMetadataValue: a length runs past the end')
     return o, p
 
 
@@ -483,7 +442,7 @@ def _w_GroupMetadataValue_2(o, w):
     v1 = v1.encode()
     w += _S0.pack(len(v1))
     w += v1
-    w += _S2.pack(o.generation)
+    w += _S3.pack(o.generation)
     v2 = o.protocol
     if v2 is None:
         w += b'\xff\xff'
@@ -500,7 +459,7 @@ def _w_GroupMetadataValue_2(o, w):
         w += v3
     w += _S6.pack(o.current_state_timestamp)
     xs4 = o.members
-    w += _S2.pack(len(xs4))
+    w += _S3.pack(len(xs4))
     for e5 in xs4:
         v6 = e5.member_id
         v6 = v6.encode()
@@ -514,12 +473,12 @@ def _w_GroupMetadataValue_2(o, w):
         v8 = v8.encode()
         w += _S0.pack(len(v8))
         w += v8
-        w += _S3.pack(e5.rebalance_timeout, e5.session_timeout)
+        w += _S2.pack(e5.rebalance_timeout, e5.session_timeout)
         v9 = e5.subscription
-        w += _S2.pack(len(v9))
+        w += _S3.pack(len(v9))
         w += v9
         v10 = e5.assignment
-        w += _S2.pack(len(v10))
+        w += _S3.pack(len(v10))
         w += v10
 
 
@@ -532,8 +491,6 @@ def _r_GroupMetadataValue_3(b, p):
         raise DecodeError('GroupMetadataValue.protocolType: null where not nullable')
     else:
         q2 = p + n1
-        if q2 > bl:
-            raise DecodeError('GroupMetadataValue.protocolType: length ' + str(n1) + ' past the end')
         o.protocol_type = str(b[p:q2], 'utf-8')
         p = q2
     o.generation, h3, = _S1.unpack_from(b, p)
@@ -543,8 +500,6 @@ def _r_GroupMetadataValue_3(b, p):
         o.protocol = None
     else:
         q5 = p + n4
-        if q5 > bl:
-            raise DecodeError('GroupMetadataValue.protocol: length ' + str(n4) + ' past the end')
         o.protocol = str(b[p:q5], 'utf-8')
         p = q5
     n6, = _S0.unpack_from(b, p)
@@ -553,8 +508,6 @@ def _r_GroupMetadataValue_3(b, p):
         o.leader = None
     else:
         q7 = p + n6
-        if q7 > bl:
-            raise DecodeError('GroupMetadataValue.leader: length ' + str(n6) + ' past the end')
         o.leader = str(b[p:q7], 'utf-8')
         p = q7
     o.current_state_timestamp, h8, = _S5.unpack_from(b, p)
@@ -574,8 +527,6 @@ def _r_GroupMetadataValue_3(b, p):
                 raise DecodeError('MemberMetadata.memberId: null where not nullable')
             else:
                 q13 = p + n12
-                if q13 > bl:
-                    raise DecodeError('MemberMetadata.memberId: length ' + str(n12) + ' past the end')
                 e11.member_id = str(b[p:q13], 'utf-8')
                 p = q13
             n14, = _S0.unpack_from(b, p)
@@ -584,8 +535,6 @@ def _r_GroupMetadataValue_3(b, p):
                 e11.group_instance_id = None
             else:
                 q15 = p + n14
-                if q15 > bl:
-                    raise DecodeError('MemberMetadata.groupInstanceId: length ' + str(n14) + ' past the end')
                 e11.group_instance_id = str(b[p:q15], 'utf-8')
                 p = q15
             n16, = _S0.unpack_from(b, p)
@@ -594,8 +543,6 @@ def _r_GroupMetadataValue_3(b, p):
                 raise DecodeError('MemberMetadata.clientId: null where not nullable')
             else:
                 q17 = p + n16
-                if q17 > bl:
-                    raise DecodeError('MemberMetadata.clientId: length ' + str(n16) + ' past the end')
                 e11.client_id = str(b[p:q17], 'utf-8')
                 p = q17
             n18, = _S0.unpack_from(b, p)
@@ -604,8 +551,6 @@ def _r_GroupMetadataValue_3(b, p):
                 raise DecodeError('MemberMetadata.clientHost: null where not nullable')
             else:
                 q19 = p + n18
-                if q19 > bl:
-                    raise DecodeError('MemberMetadata.clientHost: length ' + str(n18) + ' past the end')
                 e11.client_host = str(b[p:q19], 'utf-8')
                 p = q19
             e11.rebalance_timeout, e11.session_timeout, h20, = _S4.unpack_from(b, p)
@@ -615,24 +560,22 @@ def _r_GroupMetadataValue_3(b, p):
                 raise DecodeError('MemberMetadata.subscription: null where not nullable')
             else:
                 q22 = p + n21
-                if q22 > bl:
-                    raise DecodeError('MemberMetadata.subscription: length ' + str(n21) + ' past the end')
                 e11.subscription = bytes(b[p:q22])
                 p = q22
-            n23, = _S2.unpack_from(b, p)
+            n23, = _S3.unpack_from(b, p)
             p += 4
             if n23 < 0:
                 raise DecodeError('MemberMetadata.assignment: null where not nullable')
             else:
                 q24 = p + n23
-                if q24 > bl:
-                    raise DecodeError('MemberMetadata.assignment: length ' + str(n23) + ' past the end')
                 e11.assignment = bytes(b[p:q24])
                 p = q24
             e11.unknown_tagged_fields = None
             xs10.append(e11)
         o.members = xs10
     o.unknown_tagged_fields = None
+    if p > bl:
+        raise DecodeError('GroupMetadataValue: a length runs past the end')
     return o, p
 
 
@@ -641,7 +584,7 @@ def _w_GroupMetadataValue_3(o, w):
     v1 = v1.encode()
     w += _S0.pack(len(v1))
     w += v1
-    w += _S2.pack(o.generation)
+    w += _S3.pack(o.generation)
     v2 = o.protocol
     if v2 is None:
         w += b'\xff\xff'
@@ -658,7 +601,7 @@ def _w_GroupMetadataValue_3(o, w):
         w += v3
     w += _S6.pack(o.current_state_timestamp)
     xs4 = o.members
-    w += _S2.pack(len(xs4))
+    w += _S3.pack(len(xs4))
     for e5 in xs4:
         v6 = e5.member_id
         v6 = v6.encode()
@@ -679,12 +622,12 @@ def _w_GroupMetadataValue_3(o, w):
         v9 = v9.encode()
         w += _S0.pack(len(v9))
         w += v9
-        w += _S3.pack(e5.rebalance_timeout, e5.session_timeout)
+        w += _S2.pack(e5.rebalance_timeout, e5.session_timeout)
         v10 = e5.subscription
-        w += _S2.pack(len(v10))
+        w += _S3.pack(len(v10))
         w += v10
         v11 = e5.assignment
-        w += _S2.pack(len(v11))
+        w += _S3.pack(len(v11))
         w += v11
 
 
@@ -737,151 +680,195 @@ def _t_GroupMetadataValue_0(b, p, o):
 def _r_GroupMetadataValue_4(b, p):
     bl = len(b)
     o = _new(GroupMetadataValue)
-    n1 = b[p] - 1
-    p += 1
-    if n1 > 126:
-        n1, p = _uvt(b, p, n1 + 1)
-        n1 -= 1
-    if n1 < 0:
-        raise DecodeError('GroupMetadataValue.protocolType: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > bl:
-            raise DecodeError('GroupMetadataValue.protocolType: length ' + str(n1) + ' past the end')
-        o.protocol_type = str(b[p:q2], 'utf-8')
+    h3 = b[p]
+    if 0 < h3 < 128:
+        q2 = p + h3
+        o.protocol_type = str(b[p + 1:q2], 'utf-8')
         p = q2
-    o.generation, h3, = _S7.unpack_from(b, p)
+    else:
+        p += 1
+        n1 = h3 - 1
+        if n1 > 126:
+            n1, p = _uvt(b, p, n1 + 1)
+            n1 -= 1
+        if n1 < 0:
+            raise DecodeError('GroupMetadataValue.protocolType: null where not nullable')
+        else:
+            q2 = p + n1
+            o.protocol_type = str(b[p:q2], 'utf-8')
+            p = q2
+    o.generation, h4, = _S7.unpack_from(b, p)
     p += 5
-    n4 = h3 - 1
-    if n4 > 126:
-        n4, p = _uvt(b, p, n4 + 1)
-        n4 -= 1
-    if n4 < 0:
+    if 0 < h4 < 128:
+        q6 = p + h4 - 1
+        o.protocol = str(b[p:q6], 'utf-8')
+        p = q6
+    elif h4 == 0:
         o.protocol = None
     else:
-        q5 = p + n4
-        if q5 > bl:
-            raise DecodeError('GroupMetadataValue.protocol: length ' + str(n4) + ' past the end')
-        o.protocol = str(b[p:q5], 'utf-8')
-        p = q5
-    n6 = b[p] - 1
-    p += 1
-    if n6 > 126:
-        n6, p = _uvt(b, p, n6 + 1)
-        n6 -= 1
-    if n6 < 0:
+        n5 = h4 - 1
+        if n5 > 126:
+            n5, p = _uvt(b, p, n5 + 1)
+            n5 -= 1
+        if n5 < 0:
+            o.protocol = None
+        else:
+            q6 = p + n5
+            o.protocol = str(b[p:q6], 'utf-8')
+            p = q6
+    h9 = b[p]
+    if 0 < h9 < 128:
+        q8 = p + h9
+        o.leader = str(b[p + 1:q8], 'utf-8')
+        p = q8
+    elif h9 == 0:
         o.leader = None
+        p += 1
     else:
-        q7 = p + n6
-        if q7 > bl:
-            raise DecodeError('GroupMetadataValue.leader: length ' + str(n6) + ' past the end')
-        o.leader = str(b[p:q7], 'utf-8')
-        p = q7
-    o.current_state_timestamp, h8, = _S8.unpack_from(b, p)
+        p += 1
+        n7 = h9 - 1
+        if n7 > 126:
+            n7, p = _uvt(b, p, n7 + 1)
+            n7 -= 1
+        if n7 < 0:
+            o.leader = None
+        else:
+            q8 = p + n7
+            o.leader = str(b[p:q8], 'utf-8')
+            p = q8
+    o.current_state_timestamp, h10, = _S8.unpack_from(b, p)
     p += 9
-    n9 = h8 - 1
-    if n9 > 126:
-        n9, p = _uvt(b, p, n9 + 1)
-        n9 -= 1
-    if n9 < 0:
+    n11 = h10 - 1
+    if n11 > 126:
+        n11, p = _uvt(b, p, n11 + 1)
+        n11 -= 1
+    if n11 < 0:
         raise DecodeError('GroupMetadataValue.members: null where not nullable')
     else:
-        if n9 > bl - p:
-            raise DecodeError('GroupMetadataValue.members: count ' + str(n9) + ' past the end')
-        xs10 = []
-        for _ in range(n9):
-            e11 = _new(_GroupMetadataValue_MemberMetadata)
-            n12 = b[p] - 1
-            p += 1
-            if n12 > 126:
-                n12, p = _uvt(b, p, n12 + 1)
-                n12 -= 1
-            if n12 < 0:
-                raise DecodeError('MemberMetadata.memberId: null where not nullable')
-            else:
-                q13 = p + n12
-                if q13 > bl:
-                    raise DecodeError('MemberMetadata.memberId: length ' + str(n12) + ' past the end')
-                e11.member_id = str(b[p:q13], 'utf-8')
-                p = q13
-            n14 = b[p] - 1
-            p += 1
-            if n14 > 126:
-                n14, p = _uvt(b, p, n14 + 1)
-                n14 -= 1
-            if n14 < 0:
-                e11.group_instance_id = None
-            else:
-                q15 = p + n14
-                if q15 > bl:
-                    raise DecodeError('MemberMetadata.groupInstanceId: length ' + str(n14) + ' past the end')
-                e11.group_instance_id = str(b[p:q15], 'utf-8')
+        if n11 > bl - p:
+            raise DecodeError('GroupMetadataValue.members: count ' + str(n11) + ' past the end')
+        xs12 = []
+        for _ in range(n11):
+            e13 = _new(_GroupMetadataValue_MemberMetadata)
+            h16 = b[p]
+            if 0 < h16 < 128:
+                q15 = p + h16
+                e13.member_id = str(b[p + 1:q15], 'utf-8')
                 p = q15
-            n16 = b[p] - 1
-            p += 1
-            if n16 > 126:
-                n16, p = _uvt(b, p, n16 + 1)
-                n16 -= 1
-            if n16 < 0:
-                raise DecodeError('MemberMetadata.clientId: null where not nullable')
             else:
-                q17 = p + n16
-                if q17 > bl:
-                    raise DecodeError('MemberMetadata.clientId: length ' + str(n16) + ' past the end')
-                e11.client_id = str(b[p:q17], 'utf-8')
-                p = q17
-            n18 = b[p] - 1
-            p += 1
-            if n18 > 126:
-                n18, p = _uvt(b, p, n18 + 1)
-                n18 -= 1
-            if n18 < 0:
-                raise DecodeError('MemberMetadata.clientHost: null where not nullable')
-            else:
-                q19 = p + n18
-                if q19 > bl:
-                    raise DecodeError('MemberMetadata.clientHost: length ' + str(n18) + ' past the end')
-                e11.client_host = str(b[p:q19], 'utf-8')
-                p = q19
-            e11.rebalance_timeout, e11.session_timeout, h20, = _S9.unpack_from(b, p)
-            p += 9
-            n21 = h20 - 1
-            if n21 > 126:
-                n21, p = _uvt(b, p, n21 + 1)
-                n21 -= 1
-            if n21 < 0:
-                raise DecodeError('MemberMetadata.subscription: null where not nullable')
-            else:
-                q22 = p + n21
-                if q22 > bl:
-                    raise DecodeError('MemberMetadata.subscription: length ' + str(n21) + ' past the end')
-                e11.subscription = bytes(b[p:q22])
-                p = q22
-            n23 = b[p] - 1
-            p += 1
-            if n23 > 126:
-                n23, p = _uvt(b, p, n23 + 1)
-                n23 -= 1
-            if n23 < 0:
-                raise DecodeError('MemberMetadata.assignment: null where not nullable')
-            else:
-                q24 = p + n23
-                if q24 > bl:
-                    raise DecodeError('MemberMetadata.assignment: length ' + str(n23) + ' past the end')
-                e11.assignment = bytes(b[p:q24])
-                p = q24
-            if b[p] == 0:  # no tagged fields, the common case
-                e11.unknown_tagged_fields = None
+                p += 1
+                n14 = h16 - 1
+                if n14 > 126:
+                    n14, p = _uvt(b, p, n14 + 1)
+                    n14 -= 1
+                if n14 < 0:
+                    raise DecodeError('MemberMetadata.memberId: null where not nullable')
+                else:
+                    q15 = p + n14
+                    e13.member_id = str(b[p:q15], 'utf-8')
+                    p = q15
+            h19 = b[p]
+            if 0 < h19 < 128:
+                q18 = p + h19
+                e13.group_instance_id = str(b[p + 1:q18], 'utf-8')
+                p = q18
+            elif h19 == 0:
+                e13.group_instance_id = None
                 p += 1
             else:
-                p = _t_GroupMetadataValue_MemberMetadata_0(b, p, e11)
-            xs10.append(e11)
-        o.members = xs10
+                p += 1
+                n17 = h19 - 1
+                if n17 > 126:
+                    n17, p = _uvt(b, p, n17 + 1)
+                    n17 -= 1
+                if n17 < 0:
+                    e13.group_instance_id = None
+                else:
+                    q18 = p + n17
+                    e13.group_instance_id = str(b[p:q18], 'utf-8')
+                    p = q18
+            h22 = b[p]
+            if 0 < h22 < 128:
+                q21 = p + h22
+                e13.client_id = str(b[p + 1:q21], 'utf-8')
+                p = q21
+            else:
+                p += 1
+                n20 = h22 - 1
+                if n20 > 126:
+                    n20, p = _uvt(b, p, n20 + 1)
+                    n20 -= 1
+                if n20 < 0:
+                    raise DecodeError('MemberMetadata.clientId: null where not nullable')
+                else:
+                    q21 = p + n20
+                    e13.client_id = str(b[p:q21], 'utf-8')
+                    p = q21
+            h25 = b[p]
+            if 0 < h25 < 128:
+                q24 = p + h25
+                e13.client_host = str(b[p + 1:q24], 'utf-8')
+                p = q24
+            else:
+                p += 1
+                n23 = h25 - 1
+                if n23 > 126:
+                    n23, p = _uvt(b, p, n23 + 1)
+                    n23 -= 1
+                if n23 < 0:
+                    raise DecodeError('MemberMetadata.clientHost: null where not nullable')
+                else:
+                    q24 = p + n23
+                    e13.client_host = str(b[p:q24], 'utf-8')
+                    p = q24
+            e13.rebalance_timeout, e13.session_timeout, h26, = _S9.unpack_from(b, p)
+            p += 9
+            if 0 < h26 < 128:
+                q28 = p + h26 - 1
+                e13.subscription = bytes(b[p:q28])
+                p = q28
+            else:
+                n27 = h26 - 1
+                if n27 > 126:
+                    n27, p = _uvt(b, p, n27 + 1)
+                    n27 -= 1
+                if n27 < 0:
+                    raise DecodeError('MemberMetadata.subscription: null where not nullable')
+                else:
+                    q28 = p + n27
+                    e13.subscription = bytes(b[p:q28])
+                    p = q28
+            h31 = b[p]
+            if 0 < h31 < 128:
+                q30 = p + h31
+                e13.assignment = bytes(b[p + 1:q30])
+                p = q30
+            else:
+                p += 1
+                n29 = h31 - 1
+                if n29 > 126:
+                    n29, p = _uvt(b, p, n29 + 1)
+                    n29 -= 1
+                if n29 < 0:
+                    raise DecodeError('MemberMetadata.assignment: null where not nullable')
+                else:
+                    q30 = p + n29
+                    e13.assignment = bytes(b[p:q30])
+                    p = q30
+            if b[p] == 0:  # no tagged fields, the common case
+                e13.unknown_tagged_fields = None
+                p += 1
+            else:
+                p = _t_GroupMetadataValue_MemberMetadata_0(b, p, e13)
+            xs12.append(e13)
+        o.members = xs12
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         p += 1
     else:
         p = _t_GroupMetadataValue_0(b, p, o)
+    if p > bl:
+        raise DecodeError('GroupMetadataValue: a length runs past the end')
     return o, p
 
 
@@ -894,7 +881,7 @@ def _w_GroupMetadataValue_4(o, w):
     else:
         _wuv(w, ln)
     w += v1
-    w += _S2.pack(o.generation)
+    w += _S3.pack(o.generation)
     v2 = o.protocol
     if v2 is None:
         w.append(0)
@@ -960,7 +947,7 @@ def _w_GroupMetadataValue_4(o, w):
         else:
             _wuv(w, ln)
         w += v9
-        w += _S3.pack(e5.rebalance_timeout, e5.session_timeout)
+        w += _S2.pack(e5.rebalance_timeout, e5.session_timeout)
         v10 = e5.subscription
         ln = len(v10) + 1
         if ln < 128:

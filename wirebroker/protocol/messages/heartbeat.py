@@ -9,6 +9,7 @@ from typing import Any
 import struct as _struct
 
 from wirebroker.protocol.message import UNSET, Message, Struct
+from wirebroker.protocol.message import shared_default as _shared_default
 from wirebroker.protocol.primitives import (
     UUID_ZERO,
     DecodeError,
@@ -77,8 +78,6 @@ def _r_HeartbeatRequest_0(b, p):
         raise DecodeError('HeartbeatRequest.GroupId: null where not nullable')
     else:
         q2 = p + n1
-        if q2 > bl:
-            raise DecodeError('HeartbeatRequest.GroupId: length ' + str(n1) + ' past the end')
         o.group_id = str(b[p:q2], 'utf-8')
         p = q2
     o.generation_id, h3, = _S1.unpack_from(b, p)
@@ -88,12 +87,12 @@ def _r_HeartbeatRequest_0(b, p):
         raise DecodeError('HeartbeatRequest.MemberId: null where not nullable')
     else:
         q5 = p + n4
-        if q5 > bl:
-            raise DecodeError('HeartbeatRequest.MemberId: length ' + str(n4) + ' past the end')
         o.member_id = str(b[p:q5], 'utf-8')
         p = q5
     o.group_instance_id = None
     o.unknown_tagged_fields = None
+    if p > bl:
+        raise DecodeError('HeartbeatRequest: a length runs past the end')
     return o, p
 
 
@@ -120,8 +119,6 @@ def _r_HeartbeatRequest_1(b, p):
         raise DecodeError('HeartbeatRequest.GroupId: null where not nullable')
     else:
         q2 = p + n1
-        if q2 > bl:
-            raise DecodeError('HeartbeatRequest.GroupId: length ' + str(n1) + ' past the end')
         o.group_id = str(b[p:q2], 'utf-8')
         p = q2
     o.generation_id, h3, = _S1.unpack_from(b, p)
@@ -131,8 +128,6 @@ def _r_HeartbeatRequest_1(b, p):
         raise DecodeError('HeartbeatRequest.MemberId: null where not nullable')
     else:
         q5 = p + n4
-        if q5 > bl:
-            raise DecodeError('HeartbeatRequest.MemberId: length ' + str(n4) + ' past the end')
         o.member_id = str(b[p:q5], 'utf-8')
         p = q5
     n6, = _S0.unpack_from(b, p)
@@ -141,11 +136,11 @@ def _r_HeartbeatRequest_1(b, p):
         o.group_instance_id = None
     else:
         q7 = p + n6
-        if q7 > bl:
-            raise DecodeError('HeartbeatRequest.GroupInstanceId: length ' + str(n6) + ' past the end')
         o.group_instance_id = str(b[p:q7], 'utf-8')
         p = q7
     o.unknown_tagged_fields = None
+    if p > bl:
+        raise DecodeError('HeartbeatRequest: a length runs past the end')
     return o, p
 
 
@@ -194,51 +189,67 @@ def _t_HeartbeatRequest_0(b, p, o):
 def _r_HeartbeatRequest_2(b, p):
     bl = len(b)
     o = _new(HeartbeatRequest)
-    n1 = b[p] - 1
-    p += 1
-    if n1 > 126:
-        n1, p = _uvt(b, p, n1 + 1)
-        n1 -= 1
-    if n1 < 0:
-        raise DecodeError('HeartbeatRequest.GroupId: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > bl:
-            raise DecodeError('HeartbeatRequest.GroupId: length ' + str(n1) + ' past the end')
-        o.group_id = str(b[p:q2], 'utf-8')
+    h3 = b[p]
+    if 0 < h3 < 128:
+        q2 = p + h3
+        o.group_id = str(b[p + 1:q2], 'utf-8')
         p = q2
-    o.generation_id, h3, = _S3.unpack_from(b, p)
+    else:
+        p += 1
+        n1 = h3 - 1
+        if n1 > 126:
+            n1, p = _uvt(b, p, n1 + 1)
+            n1 -= 1
+        if n1 < 0:
+            raise DecodeError('HeartbeatRequest.GroupId: null where not nullable')
+        else:
+            q2 = p + n1
+            o.group_id = str(b[p:q2], 'utf-8')
+            p = q2
+    o.generation_id, h4, = _S3.unpack_from(b, p)
     p += 5
-    n4 = h3 - 1
-    if n4 > 126:
-        n4, p = _uvt(b, p, n4 + 1)
-        n4 -= 1
-    if n4 < 0:
-        raise DecodeError('HeartbeatRequest.MemberId: null where not nullable')
+    if 0 < h4 < 128:
+        q6 = p + h4 - 1
+        o.member_id = str(b[p:q6], 'utf-8')
+        p = q6
     else:
-        q5 = p + n4
-        if q5 > bl:
-            raise DecodeError('HeartbeatRequest.MemberId: length ' + str(n4) + ' past the end')
-        o.member_id = str(b[p:q5], 'utf-8')
-        p = q5
-    n6 = b[p] - 1
-    p += 1
-    if n6 > 126:
-        n6, p = _uvt(b, p, n6 + 1)
-        n6 -= 1
-    if n6 < 0:
+        n5 = h4 - 1
+        if n5 > 126:
+            n5, p = _uvt(b, p, n5 + 1)
+            n5 -= 1
+        if n5 < 0:
+            raise DecodeError('HeartbeatRequest.MemberId: null where not nullable')
+        else:
+            q6 = p + n5
+            o.member_id = str(b[p:q6], 'utf-8')
+            p = q6
+    h9 = b[p]
+    if 0 < h9 < 128:
+        q8 = p + h9
+        o.group_instance_id = str(b[p + 1:q8], 'utf-8')
+        p = q8
+    elif h9 == 0:
         o.group_instance_id = None
+        p += 1
     else:
-        q7 = p + n6
-        if q7 > bl:
-            raise DecodeError('HeartbeatRequest.GroupInstanceId: length ' + str(n6) + ' past the end')
-        o.group_instance_id = str(b[p:q7], 'utf-8')
-        p = q7
+        p += 1
+        n7 = h9 - 1
+        if n7 > 126:
+            n7, p = _uvt(b, p, n7 + 1)
+            n7 -= 1
+        if n7 < 0:
+            o.group_instance_id = None
+        else:
+            q8 = p + n7
+            o.group_instance_id = str(b[p:q8], 'utf-8')
+            p = q8
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         p += 1
     else:
         p = _t_HeartbeatRequest_0(b, p, o)
+    if p > bl:
+        raise DecodeError('HeartbeatRequest: a length runs past the end')
     return o, p
 
 
@@ -284,6 +295,8 @@ def _r_HeartbeatResponse_0(b, p):
     p += 2
     o.throttle_time_ms = 0
     o.unknown_tagged_fields = None
+    if p > bl:
+        raise DecodeError('HeartbeatResponse: a length runs past the end')
     return o, p
 
 
@@ -297,6 +310,8 @@ def _r_HeartbeatResponse_1(b, p):
     o.throttle_time_ms, o.error_code, = _S1.unpack_from(b, p)
     p += 6
     o.unknown_tagged_fields = None
+    if p > bl:
+        raise DecodeError('HeartbeatResponse: a length runs past the end')
     return o, p
 
 
@@ -337,6 +352,8 @@ def _r_HeartbeatResponse_2(b, p):
         p += 1
     else:
         p = _t_HeartbeatResponse_0(b, p, o)
+    if p > bl:
+        raise DecodeError('HeartbeatResponse: a length runs past the end')
     return o, p
 
 

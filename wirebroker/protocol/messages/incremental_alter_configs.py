@@ -9,6 +9,7 @@ from typing import Any
 import struct as _struct
 
 from wirebroker.protocol.message import UNSET, Message, Struct
+from wirebroker.protocol.message import shared_default as _shared_default
 from wirebroker.protocol.primitives import (
     UUID_ZERO,
     DecodeError,
@@ -28,9 +29,9 @@ _unpack_from = _struct.unpack_from
 def _first(tag_and_bytes):
     return tag_and_bytes[0]
 
-_S0 = _struct.Struct('>i')
-_S1 = _struct.Struct('>bh')
-_S2 = _struct.Struct('>h')
+_S0 = _struct.Struct('>bh')
+_S1 = _struct.Struct('>h')
+_S2 = _struct.Struct('>i')
 _S3 = _struct.Struct('>?')
 _S4 = _struct.Struct('>b')
 _S5 = _struct.Struct('>bB')
@@ -112,7 +113,7 @@ _IncrementalAlterConfigsResponse_AlterConfigsResourceResponse = IncrementalAlter
 def _r_IncrementalAlterConfigsRequest_0(b, p):
     bl = len(b)
     o = _new(IncrementalAlterConfigsRequest)
-    n1, = _S0.unpack_from(b, p)
+    n1, = _S2.unpack_from(b, p)
     p += 4
     if n1 < 0:
         raise DecodeError('IncrementalAlterConfigsRequest.Resources: null where not nullable')
@@ -122,18 +123,16 @@ def _r_IncrementalAlterConfigsRequest_0(b, p):
         xs2 = []
         for _ in range(n1):
             e3 = _new(_IncrementalAlterConfigsRequest_AlterConfigsResource)
-            e3.resource_type, h4, = _S1.unpack_from(b, p)
+            e3.resource_type, h4, = _S0.unpack_from(b, p)
             p += 3
             n5 = h4
             if n5 < 0:
                 raise DecodeError('AlterConfigsResource.ResourceName: null where not nullable')
             else:
                 q6 = p + n5
-                if q6 > bl:
-                    raise DecodeError('AlterConfigsResource.ResourceName: length ' + str(n5) + ' past the end')
                 e3.resource_name = str(b[p:q6], 'utf-8')
                 p = q6
-            n7, = _S0.unpack_from(b, p)
+            n7, = _S2.unpack_from(b, p)
             p += 4
             if n7 < 0:
                 raise DecodeError('AlterConfigsResource.Configs: null where not nullable')
@@ -143,25 +142,21 @@ def _r_IncrementalAlterConfigsRequest_0(b, p):
                 xs8 = []
                 for _ in range(n7):
                     e9 = _new(_IncrementalAlterConfigsRequest_AlterableConfig)
-                    n10, = _S2.unpack_from(b, p)
+                    n10, = _S1.unpack_from(b, p)
                     p += 2
                     if n10 < 0:
                         raise DecodeError('AlterableConfig.Name: null where not nullable')
                     else:
                         q11 = p + n10
-                        if q11 > bl:
-                            raise DecodeError('AlterableConfig.Name: length ' + str(n10) + ' past the end')
                         e9.name = str(b[p:q11], 'utf-8')
                         p = q11
-                    e9.config_operation, h12, = _S1.unpack_from(b, p)
+                    e9.config_operation, h12, = _S0.unpack_from(b, p)
                     p += 3
                     n13 = h12
                     if n13 < 0:
                         e9.value = None
                     else:
                         q14 = p + n13
-                        if q14 > bl:
-                            raise DecodeError('AlterableConfig.Value: length ' + str(n13) + ' past the end')
                         e9.value = str(b[p:q14], 'utf-8')
                         p = q14
                     e9.unknown_tagged_fields = None
@@ -173,24 +168,26 @@ def _r_IncrementalAlterConfigsRequest_0(b, p):
     o.validate_only, = _S3.unpack_from(b, p)
     p += 1
     o.unknown_tagged_fields = None
+    if p > bl:
+        raise DecodeError('IncrementalAlterConfigsRequest: a length runs past the end')
     return o, p
 
 
 def _w_IncrementalAlterConfigsRequest_0(o, w):
     xs1 = o.resources
-    w += _S0.pack(len(xs1))
+    w += _S2.pack(len(xs1))
     for e2 in xs1:
         w += _S4.pack(e2.resource_type)
         v3 = e2.resource_name
         v3 = v3.encode()
-        w += _S2.pack(len(v3))
+        w += _S1.pack(len(v3))
         w += v3
         xs4 = e2.configs
-        w += _S0.pack(len(xs4))
+        w += _S2.pack(len(xs4))
         for e5 in xs4:
             v6 = e5.name
             v6 = v6.encode()
-            w += _S2.pack(len(v6))
+            w += _S1.pack(len(v6))
             w += v6
             w += _S4.pack(e5.config_operation)
             v7 = e5.value
@@ -198,7 +195,7 @@ def _w_IncrementalAlterConfigsRequest_0(o, w):
                 w += b'\xff\xff'
             else:
                 v7 = v7.encode()
-                w += _S2.pack(len(v7))
+                w += _S1.pack(len(v7))
                 w += v7
     w += _S3.pack(o.validate_only)
 
@@ -290,18 +287,21 @@ def _r_IncrementalAlterConfigsRequest_1(b, p):
             e3 = _new(_IncrementalAlterConfigsRequest_AlterConfigsResource)
             e3.resource_type, h4, = _S5.unpack_from(b, p)
             p += 2
-            n5 = h4 - 1
-            if n5 > 126:
-                n5, p = _uvt(b, p, n5 + 1)
-                n5 -= 1
-            if n5 < 0:
-                raise DecodeError('AlterConfigsResource.ResourceName: null where not nullable')
-            else:
-                q6 = p + n5
-                if q6 > bl:
-                    raise DecodeError('AlterConfigsResource.ResourceName: length ' + str(n5) + ' past the end')
+            if 0 < h4 < 128:
+                q6 = p + h4 - 1
                 e3.resource_name = str(b[p:q6], 'utf-8')
                 p = q6
+            else:
+                n5 = h4 - 1
+                if n5 > 126:
+                    n5, p = _uvt(b, p, n5 + 1)
+                    n5 -= 1
+                if n5 < 0:
+                    raise DecodeError('AlterConfigsResource.ResourceName: null where not nullable')
+                else:
+                    q6 = p + n5
+                    e3.resource_name = str(b[p:q6], 'utf-8')
+                    p = q6
             n7 = b[p] - 1
             p += 1
             if n7 > 126:
@@ -315,33 +315,42 @@ def _r_IncrementalAlterConfigsRequest_1(b, p):
                 xs8 = []
                 for _ in range(n7):
                     e9 = _new(_IncrementalAlterConfigsRequest_AlterableConfig)
-                    n10 = b[p] - 1
-                    p += 1
-                    if n10 > 126:
-                        n10, p = _uvt(b, p, n10 + 1)
-                        n10 -= 1
-                    if n10 < 0:
-                        raise DecodeError('AlterableConfig.Name: null where not nullable')
-                    else:
-                        q11 = p + n10
-                        if q11 > bl:
-                            raise DecodeError('AlterableConfig.Name: length ' + str(n10) + ' past the end')
-                        e9.name = str(b[p:q11], 'utf-8')
+                    h12 = b[p]
+                    if 0 < h12 < 128:
+                        q11 = p + h12
+                        e9.name = str(b[p + 1:q11], 'utf-8')
                         p = q11
-                    e9.config_operation, h12, = _S5.unpack_from(b, p)
+                    else:
+                        p += 1
+                        n10 = h12 - 1
+                        if n10 > 126:
+                            n10, p = _uvt(b, p, n10 + 1)
+                            n10 -= 1
+                        if n10 < 0:
+                            raise DecodeError('AlterableConfig.Name: null where not nullable')
+                        else:
+                            q11 = p + n10
+                            e9.name = str(b[p:q11], 'utf-8')
+                            p = q11
+                    e9.config_operation, h13, = _S5.unpack_from(b, p)
                     p += 2
-                    n13 = h12 - 1
-                    if n13 > 126:
-                        n13, p = _uvt(b, p, n13 + 1)
-                        n13 -= 1
-                    if n13 < 0:
+                    if 0 < h13 < 128:
+                        q15 = p + h13 - 1
+                        e9.value = str(b[p:q15], 'utf-8')
+                        p = q15
+                    elif h13 == 0:
                         e9.value = None
                     else:
-                        q14 = p + n13
-                        if q14 > bl:
-                            raise DecodeError('AlterableConfig.Value: length ' + str(n13) + ' past the end')
-                        e9.value = str(b[p:q14], 'utf-8')
-                        p = q14
+                        n14 = h13 - 1
+                        if n14 > 126:
+                            n14, p = _uvt(b, p, n14 + 1)
+                            n14 -= 1
+                        if n14 < 0:
+                            e9.value = None
+                        else:
+                            q15 = p + n14
+                            e9.value = str(b[p:q15], 'utf-8')
+                            p = q15
                     if b[p] == 0:  # no tagged fields, the common case
                         e9.unknown_tagged_fields = None
                         p += 1
@@ -363,6 +372,8 @@ def _r_IncrementalAlterConfigsRequest_1(b, p):
         p += 1
     else:
         p = _t_IncrementalAlterConfigsRequest_0(b, p, o)
+    if p > bl:
+        raise DecodeError('IncrementalAlterConfigsRequest: a length runs past the end')
     return o, p
 
 
@@ -446,45 +457,43 @@ def _r_IncrementalAlterConfigsResponse_0(b, p):
                 e4.error_message = None
             else:
                 q7 = p + n6
-                if q7 > bl:
-                    raise DecodeError('AlterConfigsResourceResponse.ErrorMessage: length ' + str(n6) + ' past the end')
                 e4.error_message = str(b[p:q7], 'utf-8')
                 p = q7
-            e4.resource_type, h8, = _S1.unpack_from(b, p)
+            e4.resource_type, h8, = _S0.unpack_from(b, p)
             p += 3
             n9 = h8
             if n9 < 0:
                 raise DecodeError('AlterConfigsResourceResponse.ResourceName: null where not nullable')
             else:
                 q10 = p + n9
-                if q10 > bl:
-                    raise DecodeError('AlterConfigsResourceResponse.ResourceName: length ' + str(n9) + ' past the end')
                 e4.resource_name = str(b[p:q10], 'utf-8')
                 p = q10
             e4.unknown_tagged_fields = None
             xs3.append(e4)
         o.responses = xs3
     o.unknown_tagged_fields = None
+    if p > bl:
+        raise DecodeError('IncrementalAlterConfigsResponse: a length runs past the end')
     return o, p
 
 
 def _w_IncrementalAlterConfigsResponse_0(o, w):
-    w += _S0.pack(o.throttle_time_ms)
+    w += _S2.pack(o.throttle_time_ms)
     xs1 = o.responses
-    w += _S0.pack(len(xs1))
+    w += _S2.pack(len(xs1))
     for e2 in xs1:
-        w += _S2.pack(e2.error_code)
+        w += _S1.pack(e2.error_code)
         v3 = e2.error_message
         if v3 is None:
             w += b'\xff\xff'
         else:
             v3 = v3.encode()
-            w += _S2.pack(len(v3))
+            w += _S1.pack(len(v3))
             w += v3
         w += _S4.pack(e2.resource_type)
         v4 = e2.resource_name
         v4 = v4.encode()
-        w += _S2.pack(len(v4))
+        w += _S1.pack(len(v4))
         w += v4
 
 
@@ -553,32 +562,40 @@ def _r_IncrementalAlterConfigsResponse_1(b, p):
             e4 = _new(_IncrementalAlterConfigsResponse_AlterConfigsResourceResponse)
             e4.error_code, h5, = _S9.unpack_from(b, p)
             p += 3
-            n6 = h5 - 1
-            if n6 > 126:
-                n6, p = _uvt(b, p, n6 + 1)
-                n6 -= 1
-            if n6 < 0:
-                e4.error_message = None
-            else:
-                q7 = p + n6
-                if q7 > bl:
-                    raise DecodeError('AlterConfigsResourceResponse.ErrorMessage: length ' + str(n6) + ' past the end')
+            if 0 < h5 < 128:
+                q7 = p + h5 - 1
                 e4.error_message = str(b[p:q7], 'utf-8')
                 p = q7
+            elif h5 == 0:
+                e4.error_message = None
+            else:
+                n6 = h5 - 1
+                if n6 > 126:
+                    n6, p = _uvt(b, p, n6 + 1)
+                    n6 -= 1
+                if n6 < 0:
+                    e4.error_message = None
+                else:
+                    q7 = p + n6
+                    e4.error_message = str(b[p:q7], 'utf-8')
+                    p = q7
             e4.resource_type, h8, = _S5.unpack_from(b, p)
             p += 2
-            n9 = h8 - 1
-            if n9 > 126:
-                n9, p = _uvt(b, p, n9 + 1)
-                n9 -= 1
-            if n9 < 0:
-                raise DecodeError('AlterConfigsResourceResponse.ResourceName: null where not nullable')
-            else:
-                q10 = p + n9
-                if q10 > bl:
-                    raise DecodeError('AlterConfigsResourceResponse.ResourceName: length ' + str(n9) + ' past the end')
+            if 0 < h8 < 128:
+                q10 = p + h8 - 1
                 e4.resource_name = str(b[p:q10], 'utf-8')
                 p = q10
+            else:
+                n9 = h8 - 1
+                if n9 > 126:
+                    n9, p = _uvt(b, p, n9 + 1)
+                    n9 -= 1
+                if n9 < 0:
+                    raise DecodeError('AlterConfigsResourceResponse.ResourceName: null where not nullable')
+                else:
+                    q10 = p + n9
+                    e4.resource_name = str(b[p:q10], 'utf-8')
+                    p = q10
             if b[p] == 0:  # no tagged fields, the common case
                 e4.unknown_tagged_fields = None
                 p += 1
@@ -591,11 +608,13 @@ def _r_IncrementalAlterConfigsResponse_1(b, p):
         p += 1
     else:
         p = _t_IncrementalAlterConfigsResponse_0(b, p, o)
+    if p > bl:
+        raise DecodeError('IncrementalAlterConfigsResponse: a length runs past the end')
     return o, p
 
 
 def _w_IncrementalAlterConfigsResponse_1(o, w):
-    w += _S0.pack(o.throttle_time_ms)
+    w += _S2.pack(o.throttle_time_ms)
     xs1 = o.responses
     ln = len(xs1) + 1
     if ln < 128:
@@ -603,7 +622,7 @@ def _w_IncrementalAlterConfigsResponse_1(o, w):
     else:
         _wuv(w, ln)
     for e2 in xs1:
-        w += _S2.pack(e2.error_code)
+        w += _S1.pack(e2.error_code)
         v3 = e2.error_message
         if v3 is None:
             w.append(0)

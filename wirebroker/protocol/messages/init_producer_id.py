@@ -9,6 +9,7 @@ from typing import Any
 import struct as _struct
 
 from wirebroker.protocol.message import UNSET, Message, Struct
+from wirebroker.protocol.message import shared_default as _shared_default
 from wirebroker.protocol.primitives import (
     UUID_ZERO,
     DecodeError,
@@ -85,8 +86,6 @@ def _r_InitProducerIdRequest_0(b, p):
         o.transactional_id = None
     else:
         q2 = p + n1
-        if q2 > bl:
-            raise DecodeError('InitProducerIdRequest.TransactionalId: length ' + str(n1) + ' past the end')
         o.transactional_id = str(b[p:q2], 'utf-8')
         p = q2
     o.transaction_timeout_ms, = _S1.unpack_from(b, p)
@@ -96,6 +95,8 @@ def _r_InitProducerIdRequest_0(b, p):
     o.enable2_pc = False
     o.keep_prepared_txn = False
     o.unknown_tagged_fields = None
+    if p > bl:
+        raise DecodeError('InitProducerIdRequest: a length runs past the end')
     return o, p
 
 
@@ -144,19 +145,26 @@ def _t_InitProducerIdRequest_0(b, p, o):
 def _r_InitProducerIdRequest_1(b, p):
     bl = len(b)
     o = _new(InitProducerIdRequest)
-    n1 = b[p] - 1
-    p += 1
-    if n1 > 126:
-        n1, p = _uvt(b, p, n1 + 1)
-        n1 -= 1
-    if n1 < 0:
-        o.transactional_id = None
-    else:
-        q2 = p + n1
-        if q2 > bl:
-            raise DecodeError('InitProducerIdRequest.TransactionalId: length ' + str(n1) + ' past the end')
-        o.transactional_id = str(b[p:q2], 'utf-8')
+    h3 = b[p]
+    if 0 < h3 < 128:
+        q2 = p + h3
+        o.transactional_id = str(b[p + 1:q2], 'utf-8')
         p = q2
+    elif h3 == 0:
+        o.transactional_id = None
+        p += 1
+    else:
+        p += 1
+        n1 = h3 - 1
+        if n1 > 126:
+            n1, p = _uvt(b, p, n1 + 1)
+            n1 -= 1
+        if n1 < 0:
+            o.transactional_id = None
+        else:
+            q2 = p + n1
+            o.transactional_id = str(b[p:q2], 'utf-8')
+            p = q2
     o.transaction_timeout_ms, = _S1.unpack_from(b, p)
     p += 4
     o.producer_id = -1
@@ -168,6 +176,8 @@ def _r_InitProducerIdRequest_1(b, p):
         p += 1
     else:
         p = _t_InitProducerIdRequest_0(b, p, o)
+    if p > bl:
+        raise DecodeError('InitProducerIdRequest: a length runs past the end')
     return o, p
 
 
@@ -201,19 +211,26 @@ def _w_InitProducerIdRequest_1(o, w):
 def _r_InitProducerIdRequest_2(b, p):
     bl = len(b)
     o = _new(InitProducerIdRequest)
-    n1 = b[p] - 1
-    p += 1
-    if n1 > 126:
-        n1, p = _uvt(b, p, n1 + 1)
-        n1 -= 1
-    if n1 < 0:
-        o.transactional_id = None
-    else:
-        q2 = p + n1
-        if q2 > bl:
-            raise DecodeError('InitProducerIdRequest.TransactionalId: length ' + str(n1) + ' past the end')
-        o.transactional_id = str(b[p:q2], 'utf-8')
+    h3 = b[p]
+    if 0 < h3 < 128:
+        q2 = p + h3
+        o.transactional_id = str(b[p + 1:q2], 'utf-8')
         p = q2
+    elif h3 == 0:
+        o.transactional_id = None
+        p += 1
+    else:
+        p += 1
+        n1 = h3 - 1
+        if n1 > 126:
+            n1, p = _uvt(b, p, n1 + 1)
+            n1 -= 1
+        if n1 < 0:
+            o.transactional_id = None
+        else:
+            q2 = p + n1
+            o.transactional_id = str(b[p:q2], 'utf-8')
+            p = q2
     o.transaction_timeout_ms, o.producer_id, o.producer_epoch, = _S2.unpack_from(b, p)
     p += 14
     o.enable2_pc = False
@@ -223,6 +240,8 @@ def _r_InitProducerIdRequest_2(b, p):
         p += 1
     else:
         p = _t_InitProducerIdRequest_0(b, p, o)
+    if p > bl:
+        raise DecodeError('InitProducerIdRequest: a length runs past the end')
     return o, p
 
 
@@ -252,19 +271,26 @@ def _w_InitProducerIdRequest_2(o, w):
 def _r_InitProducerIdRequest_3(b, p):
     bl = len(b)
     o = _new(InitProducerIdRequest)
-    n1 = b[p] - 1
-    p += 1
-    if n1 > 126:
-        n1, p = _uvt(b, p, n1 + 1)
-        n1 -= 1
-    if n1 < 0:
-        o.transactional_id = None
-    else:
-        q2 = p + n1
-        if q2 > bl:
-            raise DecodeError('InitProducerIdRequest.TransactionalId: length ' + str(n1) + ' past the end')
-        o.transactional_id = str(b[p:q2], 'utf-8')
+    h3 = b[p]
+    if 0 < h3 < 128:
+        q2 = p + h3
+        o.transactional_id = str(b[p + 1:q2], 'utf-8')
         p = q2
+    elif h3 == 0:
+        o.transactional_id = None
+        p += 1
+    else:
+        p += 1
+        n1 = h3 - 1
+        if n1 > 126:
+            n1, p = _uvt(b, p, n1 + 1)
+            n1 -= 1
+        if n1 < 0:
+            o.transactional_id = None
+        else:
+            q2 = p + n1
+            o.transactional_id = str(b[p:q2], 'utf-8')
+            p = q2
     o.transaction_timeout_ms, o.producer_id, o.producer_epoch, o.enable2_pc, o.keep_prepared_txn, = _S3.unpack_from(b, p)
     p += 16
     if b[p] == 0:  # no tagged fields, the common case
@@ -272,6 +298,8 @@ def _r_InitProducerIdRequest_3(b, p):
         p += 1
     else:
         p = _t_InitProducerIdRequest_0(b, p, o)
+    if p > bl:
+        raise DecodeError('InitProducerIdRequest: a length runs past the end')
     return o, p
 
 
@@ -302,6 +330,8 @@ def _r_InitProducerIdResponse_0(b, p):
     o.ongoing_txn_producer_id = -1
     o.ongoing_txn_producer_epoch = -1
     o.unknown_tagged_fields = None
+    if p > bl:
+        raise DecodeError('InitProducerIdResponse: a length runs past the end')
     return o, p
 
 
@@ -348,6 +378,8 @@ def _r_InitProducerIdResponse_1(b, p):
         p += 1
     else:
         p = _t_InitProducerIdResponse_0(b, p, o)
+    if p > bl:
+        raise DecodeError('InitProducerIdResponse: a length runs past the end')
     return o, p
 
 
@@ -373,6 +405,8 @@ def _r_InitProducerIdResponse_2(b, p):
         p += 1
     else:
         p = _t_InitProducerIdResponse_0(b, p, o)
+    if p > bl:
+        raise DecodeError('InitProducerIdResponse: a length runs past the end')
     return o, p
 
 

@@ -9,6 +9,7 @@ from typing import Any
 import struct as _struct
 
 from wirebroker.protocol.message import UNSET, Message, Struct
+from wirebroker.protocol.message import shared_default as _shared_default
 from wirebroker.protocol.primitives import (
     UUID_ZERO,
     DecodeError,
@@ -184,67 +185,73 @@ def _t_InitializeShareGroupStateRequest_0(b, p, o):
 def _r_InitializeShareGroupStateRequest_0(b, p):
     bl = len(b)
     o = _new(InitializeShareGroupStateRequest)
-    n1 = b[p] - 1
-    p += 1
-    if n1 > 126:
-        n1, p = _uvt(b, p, n1 + 1)
-        n1 -= 1
-    if n1 < 0:
-        raise DecodeError('InitializeShareGroupStateRequest.GroupId: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > bl:
-            raise DecodeError('InitializeShareGroupStateRequest.GroupId: length ' + str(n1) + ' past the end')
-        o.group_id = str(b[p:q2], 'utf-8')
+    h3 = b[p]
+    if 0 < h3 < 128:
+        q2 = p + h3
+        o.group_id = str(b[p + 1:q2], 'utf-8')
         p = q2
-    n3 = b[p] - 1
+    else:
+        p += 1
+        n1 = h3 - 1
+        if n1 > 126:
+            n1, p = _uvt(b, p, n1 + 1)
+            n1 -= 1
+        if n1 < 0:
+            raise DecodeError('InitializeShareGroupStateRequest.GroupId: null where not nullable')
+        else:
+            q2 = p + n1
+            o.group_id = str(b[p:q2], 'utf-8')
+            p = q2
+    n4 = b[p] - 1
     p += 1
-    if n3 > 126:
-        n3, p = _uvt(b, p, n3 + 1)
-        n3 -= 1
-    if n3 < 0:
+    if n4 > 126:
+        n4, p = _uvt(b, p, n4 + 1)
+        n4 -= 1
+    if n4 < 0:
         raise DecodeError('InitializeShareGroupStateRequest.Topics: null where not nullable')
     else:
-        if n3 > bl - p:
-            raise DecodeError('InitializeShareGroupStateRequest.Topics: count ' + str(n3) + ' past the end')
-        xs4 = []
-        for _ in range(n3):
-            e5 = _new(_InitializeShareGroupStateRequest_InitializeStateData)
-            e5.topic_id, h6, = _S0.unpack_from(b, p)
+        if n4 > bl - p:
+            raise DecodeError('InitializeShareGroupStateRequest.Topics: count ' + str(n4) + ' past the end')
+        xs5 = []
+        for _ in range(n4):
+            e6 = _new(_InitializeShareGroupStateRequest_InitializeStateData)
+            e6.topic_id, h7, = _S0.unpack_from(b, p)
             p += 17
-            n7 = h6 - 1
-            if n7 > 126:
-                n7, p = _uvt(b, p, n7 + 1)
-                n7 -= 1
-            if n7 < 0:
+            n8 = h7 - 1
+            if n8 > 126:
+                n8, p = _uvt(b, p, n8 + 1)
+                n8 -= 1
+            if n8 < 0:
                 raise DecodeError('InitializeStateData.Partitions: null where not nullable')
             else:
-                if n7 > bl - p:
-                    raise DecodeError('InitializeStateData.Partitions: count ' + str(n7) + ' past the end')
-                xs8 = []
-                for _ in range(n7):
-                    e9 = _new(_InitializeShareGroupStateRequest_PartitionData)
-                    e9.partition, e9.state_epoch, e9.start_offset, = _S1.unpack_from(b, p)
+                if n8 > bl - p:
+                    raise DecodeError('InitializeStateData.Partitions: count ' + str(n8) + ' past the end')
+                xs9 = []
+                for _ in range(n8):
+                    e10 = _new(_InitializeShareGroupStateRequest_PartitionData)
+                    e10.partition, e10.state_epoch, e10.start_offset, = _S1.unpack_from(b, p)
                     p += 16
                     if b[p] == 0:  # no tagged fields, the common case
-                        e9.unknown_tagged_fields = None
+                        e10.unknown_tagged_fields = None
                         p += 1
                     else:
-                        p = _t_InitializeShareGroupStateRequest_PartitionData_0(b, p, e9)
-                    xs8.append(e9)
-                e5.partitions = xs8
+                        p = _t_InitializeShareGroupStateRequest_PartitionData_0(b, p, e10)
+                    xs9.append(e10)
+                e6.partitions = xs9
             if b[p] == 0:  # no tagged fields, the common case
-                e5.unknown_tagged_fields = None
+                e6.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_InitializeShareGroupStateRequest_InitializeStateData_0(b, p, e5)
-            xs4.append(e5)
-        o.topics = xs4
+                p = _t_InitializeShareGroupStateRequest_InitializeStateData_0(b, p, e6)
+            xs5.append(e6)
+        o.topics = xs5
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         p += 1
     else:
         p = _t_InitializeShareGroupStateRequest_0(b, p, o)
+    if p > bl:
+        raise DecodeError('InitializeShareGroupStateRequest: a length runs past the end')
     return o, p
 
 
@@ -388,18 +395,23 @@ def _r_InitializeShareGroupStateResponse_0(b, p):
                     e7 = _new(_InitializeShareGroupStateResponse_PartitionResult)
                     e7.partition, e7.error_code, h8, = _S3.unpack_from(b, p)
                     p += 7
-                    n9 = h8 - 1
-                    if n9 > 126:
-                        n9, p = _uvt(b, p, n9 + 1)
-                        n9 -= 1
-                    if n9 < 0:
-                        e7.error_message = None
-                    else:
-                        q10 = p + n9
-                        if q10 > bl:
-                            raise DecodeError('PartitionResult.ErrorMessage: length ' + str(n9) + ' past the end')
+                    if 0 < h8 < 128:
+                        q10 = p + h8 - 1
                         e7.error_message = str(b[p:q10], 'utf-8')
                         p = q10
+                    elif h8 == 0:
+                        e7.error_message = None
+                    else:
+                        n9 = h8 - 1
+                        if n9 > 126:
+                            n9, p = _uvt(b, p, n9 + 1)
+                            n9 -= 1
+                        if n9 < 0:
+                            e7.error_message = None
+                        else:
+                            q10 = p + n9
+                            e7.error_message = str(b[p:q10], 'utf-8')
+                            p = q10
                     if b[p] == 0:  # no tagged fields, the common case
                         e7.unknown_tagged_fields = None
                         p += 1
@@ -419,6 +431,8 @@ def _r_InitializeShareGroupStateResponse_0(b, p):
         p += 1
     else:
         p = _t_InitializeShareGroupStateResponse_0(b, p, o)
+    if p > bl:
+        raise DecodeError('InitializeShareGroupStateResponse: a length runs past the end')
     return o, p
 
 

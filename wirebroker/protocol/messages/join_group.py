@@ -9,6 +9,7 @@ from typing import Any
 import struct as _struct
 
 from wirebroker.protocol.message import UNSET, Message, Struct
+from wirebroker.protocol.message import shared_default as _shared_default
 from wirebroker.protocol.primitives import (
     UUID_ZERO,
     DecodeError,
@@ -120,8 +121,6 @@ def _r_JoinGroupRequest_0(b, p):
         raise DecodeError('JoinGroupRequest.GroupId: null where not nullable')
     else:
         q2 = p + n1
-        if q2 > bl:
-            raise DecodeError('JoinGroupRequest.GroupId: length ' + str(n1) + ' past the end')
         o.group_id = str(b[p:q2], 'utf-8')
         p = q2
     o.session_timeout_ms, h3, = _S1.unpack_from(b, p)
@@ -131,8 +130,6 @@ def _r_JoinGroupRequest_0(b, p):
         raise DecodeError('JoinGroupRequest.MemberId: null where not nullable')
     else:
         q5 = p + n4
-        if q5 > bl:
-            raise DecodeError('JoinGroupRequest.MemberId: length ' + str(n4) + ' past the end')
         o.member_id = str(b[p:q5], 'utf-8')
         p = q5
     n6, = _S0.unpack_from(b, p)
@@ -141,8 +138,6 @@ def _r_JoinGroupRequest_0(b, p):
         raise DecodeError('JoinGroupRequest.ProtocolType: null where not nullable')
     else:
         q7 = p + n6
-        if q7 > bl:
-            raise DecodeError('JoinGroupRequest.ProtocolType: length ' + str(n6) + ' past the end')
         o.protocol_type = str(b[p:q7], 'utf-8')
         p = q7
     n8, = _S2.unpack_from(b, p)
@@ -161,8 +156,6 @@ def _r_JoinGroupRequest_0(b, p):
                 raise DecodeError('JoinGroupRequestProtocol.Name: null where not nullable')
             else:
                 q12 = p + n11
-                if q12 > bl:
-                    raise DecodeError('JoinGroupRequestProtocol.Name: length ' + str(n11) + ' past the end')
                 e10.name = str(b[p:q12], 'utf-8')
                 p = q12
             n13, = _S2.unpack_from(b, p)
@@ -171,8 +164,6 @@ def _r_JoinGroupRequest_0(b, p):
                 raise DecodeError('JoinGroupRequestProtocol.Metadata: null where not nullable')
             else:
                 q14 = p + n13
-                if q14 > bl:
-                    raise DecodeError('JoinGroupRequestProtocol.Metadata: length ' + str(n13) + ' past the end')
                 e10.metadata = bytes(b[p:q14])
                 p = q14
             e10.unknown_tagged_fields = None
@@ -182,6 +173,8 @@ def _r_JoinGroupRequest_0(b, p):
     o.group_instance_id = None
     o.reason = None
     o.unknown_tagged_fields = None
+    if p > bl:
+        raise DecodeError('JoinGroupRequest: a length runs past the end')
     return o, p
 
 
@@ -222,8 +215,6 @@ def _r_JoinGroupRequest_1(b, p):
         raise DecodeError('JoinGroupRequest.GroupId: null where not nullable')
     else:
         q2 = p + n1
-        if q2 > bl:
-            raise DecodeError('JoinGroupRequest.GroupId: length ' + str(n1) + ' past the end')
         o.group_id = str(b[p:q2], 'utf-8')
         p = q2
     o.session_timeout_ms, o.rebalance_timeout_ms, h3, = _S3.unpack_from(b, p)
@@ -233,8 +224,6 @@ def _r_JoinGroupRequest_1(b, p):
         raise DecodeError('JoinGroupRequest.MemberId: null where not nullable')
     else:
         q5 = p + n4
-        if q5 > bl:
-            raise DecodeError('JoinGroupRequest.MemberId: length ' + str(n4) + ' past the end')
         o.member_id = str(b[p:q5], 'utf-8')
         p = q5
     n6, = _S0.unpack_from(b, p)
@@ -243,8 +232,6 @@ def _r_JoinGroupRequest_1(b, p):
         raise DecodeError('JoinGroupRequest.ProtocolType: null where not nullable')
     else:
         q7 = p + n6
-        if q7 > bl:
-            raise DecodeError('JoinGroupRequest.ProtocolType: length ' + str(n6) + ' past the end')
         o.protocol_type = str(b[p:q7], 'utf-8')
         p = q7
     n8, = _S2.unpack_from(b, p)
@@ -263,8 +250,6 @@ def _r_JoinGroupRequest_1(b, p):
                 raise DecodeError('JoinGroupRequestProtocol.Name: null where not nullable')
             else:
                 q12 = p + n11
-                if q12 > bl:
-                    raise DecodeError('JoinGroupRequestProtocol.Name: length ' + str(n11) + ' past the end')
                 e10.name = str(b[p:q12], 'utf-8')
                 p = q12
             n13, = _S2.unpack_from(b, p)
@@ -273,8 +258,6 @@ def _r_JoinGroupRequest_1(b, p):
                 raise DecodeError('JoinGroupRequestProtocol.Metadata: null where not nullable')
             else:
                 q14 = p + n13
-                if q14 > bl:
-                    raise DecodeError('JoinGroupRequestProtocol.Metadata: length ' + str(n13) + ' past the end')
                 e10.metadata = bytes(b[p:q14])
                 p = q14
             e10.unknown_tagged_fields = None
@@ -283,6 +266,8 @@ def _r_JoinGroupRequest_1(b, p):
     o.group_instance_id = None
     o.reason = None
     o.unknown_tagged_fields = None
+    if p > bl:
+        raise DecodeError('JoinGroupRequest: a length runs past the end')
     return o, p
 
 
@@ -323,8 +308,6 @@ def _r_JoinGroupRequest_2(b, p):
         raise DecodeError('JoinGroupRequest.GroupId: null where not nullable')
     else:
         q2 = p + n1
-        if q2 > bl:
-            raise DecodeError('JoinGroupRequest.GroupId: length ' + str(n1) + ' past the end')
         o.group_id = str(b[p:q2], 'utf-8')
         p = q2
     o.session_timeout_ms, o.rebalance_timeout_ms, h3, = _S3.unpack_from(b, p)
@@ -334,8 +317,6 @@ def _r_JoinGroupRequest_2(b, p):
         raise DecodeError('JoinGroupRequest.MemberId: null where not nullable')
     else:
         q5 = p + n4
-        if q5 > bl:
-            raise DecodeError('JoinGroupRequest.MemberId: length ' + str(n4) + ' past the end')
         o.member_id = str(b[p:q5], 'utf-8')
         p = q5
     n6, = _S0.unpack_from(b, p)
@@ -344,8 +325,6 @@ def _r_JoinGroupRequest_2(b, p):
         o.group_instance_id = None
     else:
         q7 = p + n6
-        if q7 > bl:
-            raise DecodeError('JoinGroupRequest.GroupInstanceId: length ' + str(n6) + ' past the end')
         o.group_instance_id = str(b[p:q7], 'utf-8')
         p = q7
     n8, = _S0.unpack_from(b, p)
@@ -354,8 +333,6 @@ def _r_JoinGroupRequest_2(b, p):
         raise DecodeError('JoinGroupRequest.ProtocolType: null where not nullable')
     else:
         q9 = p + n8
-        if q9 > bl:
-            raise DecodeError('JoinGroupRequest.ProtocolType: length ' + str(n8) + ' past the end')
         o.protocol_type = str(b[p:q9], 'utf-8')
         p = q9
     n10, = _S2.unpack_from(b, p)
@@ -374,8 +351,6 @@ def _r_JoinGroupRequest_2(b, p):
                 raise DecodeError('JoinGroupRequestProtocol.Name: null where not nullable')
             else:
                 q14 = p + n13
-                if q14 > bl:
-                    raise DecodeError('JoinGroupRequestProtocol.Name: length ' + str(n13) + ' past the end')
                 e12.name = str(b[p:q14], 'utf-8')
                 p = q14
             n15, = _S2.unpack_from(b, p)
@@ -384,8 +359,6 @@ def _r_JoinGroupRequest_2(b, p):
                 raise DecodeError('JoinGroupRequestProtocol.Metadata: null where not nullable')
             else:
                 q16 = p + n15
-                if q16 > bl:
-                    raise DecodeError('JoinGroupRequestProtocol.Metadata: length ' + str(n15) + ' past the end')
                 e12.metadata = bytes(b[p:q16])
                 p = q16
             e12.unknown_tagged_fields = None
@@ -393,6 +366,8 @@ def _r_JoinGroupRequest_2(b, p):
         o.protocols = xs11
     o.reason = None
     o.unknown_tagged_fields = None
+    if p > bl:
+        raise DecodeError('JoinGroupRequest: a length runs past the end')
     return o, p
 
 
@@ -478,111 +453,139 @@ def _t_JoinGroupRequest_0(b, p, o):
 def _r_JoinGroupRequest_3(b, p):
     bl = len(b)
     o = _new(JoinGroupRequest)
-    n1 = b[p] - 1
-    p += 1
-    if n1 > 126:
-        n1, p = _uvt(b, p, n1 + 1)
-        n1 -= 1
-    if n1 < 0:
-        raise DecodeError('JoinGroupRequest.GroupId: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > bl:
-            raise DecodeError('JoinGroupRequest.GroupId: length ' + str(n1) + ' past the end')
-        o.group_id = str(b[p:q2], 'utf-8')
+    h3 = b[p]
+    if 0 < h3 < 128:
+        q2 = p + h3
+        o.group_id = str(b[p + 1:q2], 'utf-8')
         p = q2
-    o.session_timeout_ms, o.rebalance_timeout_ms, h3, = _S5.unpack_from(b, p)
+    else:
+        p += 1
+        n1 = h3 - 1
+        if n1 > 126:
+            n1, p = _uvt(b, p, n1 + 1)
+            n1 -= 1
+        if n1 < 0:
+            raise DecodeError('JoinGroupRequest.GroupId: null where not nullable')
+        else:
+            q2 = p + n1
+            o.group_id = str(b[p:q2], 'utf-8')
+            p = q2
+    o.session_timeout_ms, o.rebalance_timeout_ms, h4, = _S5.unpack_from(b, p)
     p += 9
-    n4 = h3 - 1
-    if n4 > 126:
-        n4, p = _uvt(b, p, n4 + 1)
-        n4 -= 1
-    if n4 < 0:
-        raise DecodeError('JoinGroupRequest.MemberId: null where not nullable')
+    if 0 < h4 < 128:
+        q6 = p + h4 - 1
+        o.member_id = str(b[p:q6], 'utf-8')
+        p = q6
     else:
-        q5 = p + n4
-        if q5 > bl:
-            raise DecodeError('JoinGroupRequest.MemberId: length ' + str(n4) + ' past the end')
-        o.member_id = str(b[p:q5], 'utf-8')
-        p = q5
-    n6 = b[p] - 1
-    p += 1
-    if n6 > 126:
-        n6, p = _uvt(b, p, n6 + 1)
-        n6 -= 1
-    if n6 < 0:
+        n5 = h4 - 1
+        if n5 > 126:
+            n5, p = _uvt(b, p, n5 + 1)
+            n5 -= 1
+        if n5 < 0:
+            raise DecodeError('JoinGroupRequest.MemberId: null where not nullable')
+        else:
+            q6 = p + n5
+            o.member_id = str(b[p:q6], 'utf-8')
+            p = q6
+    h9 = b[p]
+    if 0 < h9 < 128:
+        q8 = p + h9
+        o.group_instance_id = str(b[p + 1:q8], 'utf-8')
+        p = q8
+    elif h9 == 0:
         o.group_instance_id = None
+        p += 1
     else:
-        q7 = p + n6
-        if q7 > bl:
-            raise DecodeError('JoinGroupRequest.GroupInstanceId: length ' + str(n6) + ' past the end')
-        o.group_instance_id = str(b[p:q7], 'utf-8')
-        p = q7
-    n8 = b[p] - 1
-    p += 1
-    if n8 > 126:
-        n8, p = _uvt(b, p, n8 + 1)
-        n8 -= 1
-    if n8 < 0:
-        raise DecodeError('JoinGroupRequest.ProtocolType: null where not nullable')
+        p += 1
+        n7 = h9 - 1
+        if n7 > 126:
+            n7, p = _uvt(b, p, n7 + 1)
+            n7 -= 1
+        if n7 < 0:
+            o.group_instance_id = None
+        else:
+            q8 = p + n7
+            o.group_instance_id = str(b[p:q8], 'utf-8')
+            p = q8
+    h12 = b[p]
+    if 0 < h12 < 128:
+        q11 = p + h12
+        o.protocol_type = str(b[p + 1:q11], 'utf-8')
+        p = q11
     else:
-        q9 = p + n8
-        if q9 > bl:
-            raise DecodeError('JoinGroupRequest.ProtocolType: length ' + str(n8) + ' past the end')
-        o.protocol_type = str(b[p:q9], 'utf-8')
-        p = q9
-    n10 = b[p] - 1
+        p += 1
+        n10 = h12 - 1
+        if n10 > 126:
+            n10, p = _uvt(b, p, n10 + 1)
+            n10 -= 1
+        if n10 < 0:
+            raise DecodeError('JoinGroupRequest.ProtocolType: null where not nullable')
+        else:
+            q11 = p + n10
+            o.protocol_type = str(b[p:q11], 'utf-8')
+            p = q11
+    n13 = b[p] - 1
     p += 1
-    if n10 > 126:
-        n10, p = _uvt(b, p, n10 + 1)
-        n10 -= 1
-    if n10 < 0:
+    if n13 > 126:
+        n13, p = _uvt(b, p, n13 + 1)
+        n13 -= 1
+    if n13 < 0:
         raise DecodeError('JoinGroupRequest.Protocols: null where not nullable')
     else:
-        if n10 > bl - p:
-            raise DecodeError('JoinGroupRequest.Protocols: count ' + str(n10) + ' past the end')
-        xs11 = []
-        for _ in range(n10):
-            e12 = _new(_JoinGroupRequest_JoinGroupRequestProtocol)
-            n13 = b[p] - 1
-            p += 1
-            if n13 > 126:
-                n13, p = _uvt(b, p, n13 + 1)
-                n13 -= 1
-            if n13 < 0:
-                raise DecodeError('JoinGroupRequestProtocol.Name: null where not nullable')
+        if n13 > bl - p:
+            raise DecodeError('JoinGroupRequest.Protocols: count ' + str(n13) + ' past the end')
+        xs14 = []
+        for _ in range(n13):
+            e15 = _new(_JoinGroupRequest_JoinGroupRequestProtocol)
+            h18 = b[p]
+            if 0 < h18 < 128:
+                q17 = p + h18
+                e15.name = str(b[p + 1:q17], 'utf-8')
+                p = q17
             else:
-                q14 = p + n13
-                if q14 > bl:
-                    raise DecodeError('JoinGroupRequestProtocol.Name: length ' + str(n13) + ' past the end')
-                e12.name = str(b[p:q14], 'utf-8')
-                p = q14
-            n15 = b[p] - 1
-            p += 1
-            if n15 > 126:
-                n15, p = _uvt(b, p, n15 + 1)
-                n15 -= 1
-            if n15 < 0:
-                raise DecodeError('JoinGroupRequestProtocol.Metadata: null where not nullable')
+                p += 1
+                n16 = h18 - 1
+                if n16 > 126:
+                    n16, p = _uvt(b, p, n16 + 1)
+                    n16 -= 1
+                if n16 < 0:
+                    raise DecodeError('JoinGroupRequestProtocol.Name: null where not nullable')
+                else:
+                    q17 = p + n16
+                    e15.name = str(b[p:q17], 'utf-8')
+                    p = q17
+            h21 = b[p]
+            if 0 < h21 < 128:
+                q20 = p + h21
+                e15.metadata = bytes(b[p + 1:q20])
+                p = q20
             else:
-                q16 = p + n15
-                if q16 > bl:
-                    raise DecodeError('JoinGroupRequestProtocol.Metadata: length ' + str(n15) + ' past the end')
-                e12.metadata = bytes(b[p:q16])
-                p = q16
+                p += 1
+                n19 = h21 - 1
+                if n19 > 126:
+                    n19, p = _uvt(b, p, n19 + 1)
+                    n19 -= 1
+                if n19 < 0:
+                    raise DecodeError('JoinGroupRequestProtocol.Metadata: null where not nullable')
+                else:
+                    q20 = p + n19
+                    e15.metadata = bytes(b[p:q20])
+                    p = q20
             if b[p] == 0:  # no tagged fields, the common case
-                e12.unknown_tagged_fields = None
+                e15.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_JoinGroupRequest_JoinGroupRequestProtocol_0(b, p, e12)
-            xs11.append(e12)
-        o.protocols = xs11
+                p = _t_JoinGroupRequest_JoinGroupRequestProtocol_0(b, p, e15)
+            xs14.append(e15)
+        o.protocols = xs14
     o.reason = None
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         p += 1
     else:
         p = _t_JoinGroupRequest_0(b, p, o)
+    if p > bl:
+        raise DecodeError('JoinGroupRequest: a length runs past the end')
     return o, p
 
 
@@ -658,123 +661,158 @@ def _w_JoinGroupRequest_3(o, w):
 def _r_JoinGroupRequest_4(b, p):
     bl = len(b)
     o = _new(JoinGroupRequest)
-    n1 = b[p] - 1
-    p += 1
-    if n1 > 126:
-        n1, p = _uvt(b, p, n1 + 1)
-        n1 -= 1
-    if n1 < 0:
-        raise DecodeError('JoinGroupRequest.GroupId: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > bl:
-            raise DecodeError('JoinGroupRequest.GroupId: length ' + str(n1) + ' past the end')
-        o.group_id = str(b[p:q2], 'utf-8')
+    h3 = b[p]
+    if 0 < h3 < 128:
+        q2 = p + h3
+        o.group_id = str(b[p + 1:q2], 'utf-8')
         p = q2
-    o.session_timeout_ms, o.rebalance_timeout_ms, h3, = _S5.unpack_from(b, p)
+    else:
+        p += 1
+        n1 = h3 - 1
+        if n1 > 126:
+            n1, p = _uvt(b, p, n1 + 1)
+            n1 -= 1
+        if n1 < 0:
+            raise DecodeError('JoinGroupRequest.GroupId: null where not nullable')
+        else:
+            q2 = p + n1
+            o.group_id = str(b[p:q2], 'utf-8')
+            p = q2
+    o.session_timeout_ms, o.rebalance_timeout_ms, h4, = _S5.unpack_from(b, p)
     p += 9
-    n4 = h3 - 1
-    if n4 > 126:
-        n4, p = _uvt(b, p, n4 + 1)
-        n4 -= 1
-    if n4 < 0:
-        raise DecodeError('JoinGroupRequest.MemberId: null where not nullable')
+    if 0 < h4 < 128:
+        q6 = p + h4 - 1
+        o.member_id = str(b[p:q6], 'utf-8')
+        p = q6
     else:
-        q5 = p + n4
-        if q5 > bl:
-            raise DecodeError('JoinGroupRequest.MemberId: length ' + str(n4) + ' past the end')
-        o.member_id = str(b[p:q5], 'utf-8')
-        p = q5
-    n6 = b[p] - 1
-    p += 1
-    if n6 > 126:
-        n6, p = _uvt(b, p, n6 + 1)
-        n6 -= 1
-    if n6 < 0:
+        n5 = h4 - 1
+        if n5 > 126:
+            n5, p = _uvt(b, p, n5 + 1)
+            n5 -= 1
+        if n5 < 0:
+            raise DecodeError('JoinGroupRequest.MemberId: null where not nullable')
+        else:
+            q6 = p + n5
+            o.member_id = str(b[p:q6], 'utf-8')
+            p = q6
+    h9 = b[p]
+    if 0 < h9 < 128:
+        q8 = p + h9
+        o.group_instance_id = str(b[p + 1:q8], 'utf-8')
+        p = q8
+    elif h9 == 0:
         o.group_instance_id = None
+        p += 1
     else:
-        q7 = p + n6
-        if q7 > bl:
-            raise DecodeError('JoinGroupRequest.GroupInstanceId: length ' + str(n6) + ' past the end')
-        o.group_instance_id = str(b[p:q7], 'utf-8')
-        p = q7
-    n8 = b[p] - 1
-    p += 1
-    if n8 > 126:
-        n8, p = _uvt(b, p, n8 + 1)
-        n8 -= 1
-    if n8 < 0:
-        raise DecodeError('JoinGroupRequest.ProtocolType: null where not nullable')
+        p += 1
+        n7 = h9 - 1
+        if n7 > 126:
+            n7, p = _uvt(b, p, n7 + 1)
+            n7 -= 1
+        if n7 < 0:
+            o.group_instance_id = None
+        else:
+            q8 = p + n7
+            o.group_instance_id = str(b[p:q8], 'utf-8')
+            p = q8
+    h12 = b[p]
+    if 0 < h12 < 128:
+        q11 = p + h12
+        o.protocol_type = str(b[p + 1:q11], 'utf-8')
+        p = q11
     else:
-        q9 = p + n8
-        if q9 > bl:
-            raise DecodeError('JoinGroupRequest.ProtocolType: length ' + str(n8) + ' past the end')
-        o.protocol_type = str(b[p:q9], 'utf-8')
-        p = q9
-    n10 = b[p] - 1
+        p += 1
+        n10 = h12 - 1
+        if n10 > 126:
+            n10, p = _uvt(b, p, n10 + 1)
+            n10 -= 1
+        if n10 < 0:
+            raise DecodeError('JoinGroupRequest.ProtocolType: null where not nullable')
+        else:
+            q11 = p + n10
+            o.protocol_type = str(b[p:q11], 'utf-8')
+            p = q11
+    n13 = b[p] - 1
     p += 1
-    if n10 > 126:
-        n10, p = _uvt(b, p, n10 + 1)
-        n10 -= 1
-    if n10 < 0:
+    if n13 > 126:
+        n13, p = _uvt(b, p, n13 + 1)
+        n13 -= 1
+    if n13 < 0:
         raise DecodeError('JoinGroupRequest.Protocols: null where not nullable')
     else:
-        if n10 > bl - p:
-            raise DecodeError('JoinGroupRequest.Protocols: count ' + str(n10) + ' past the end')
-        xs11 = []
-        for _ in range(n10):
-            e12 = _new(_JoinGroupRequest_JoinGroupRequestProtocol)
-            n13 = b[p] - 1
-            p += 1
-            if n13 > 126:
-                n13, p = _uvt(b, p, n13 + 1)
-                n13 -= 1
-            if n13 < 0:
-                raise DecodeError('JoinGroupRequestProtocol.Name: null where not nullable')
+        if n13 > bl - p:
+            raise DecodeError('JoinGroupRequest.Protocols: count ' + str(n13) + ' past the end')
+        xs14 = []
+        for _ in range(n13):
+            e15 = _new(_JoinGroupRequest_JoinGroupRequestProtocol)
+            h18 = b[p]
+            if 0 < h18 < 128:
+                q17 = p + h18
+                e15.name = str(b[p + 1:q17], 'utf-8')
+                p = q17
             else:
-                q14 = p + n13
-                if q14 > bl:
-                    raise DecodeError('JoinGroupRequestProtocol.Name: length ' + str(n13) + ' past the end')
-                e12.name = str(b[p:q14], 'utf-8')
-                p = q14
-            n15 = b[p] - 1
-            p += 1
-            if n15 > 126:
-                n15, p = _uvt(b, p, n15 + 1)
-                n15 -= 1
-            if n15 < 0:
-                raise DecodeError('JoinGroupRequestProtocol.Metadata: null where not nullable')
+                p += 1
+                n16 = h18 - 1
+                if n16 > 126:
+                    n16, p = _uvt(b, p, n16 + 1)
+                    n16 -= 1
+                if n16 < 0:
+                    raise DecodeError('JoinGroupRequestProtocol.Name: null where not nullable')
+                else:
+                    q17 = p + n16
+                    e15.name = str(b[p:q17], 'utf-8')
+                    p = q17
+            h21 = b[p]
+            if 0 < h21 < 128:
+                q20 = p + h21
+                e15.metadata = bytes(b[p + 1:q20])
+                p = q20
             else:
-                q16 = p + n15
-                if q16 > bl:
-                    raise DecodeError('JoinGroupRequestProtocol.Metadata: length ' + str(n15) + ' past the end')
-                e12.metadata = bytes(b[p:q16])
-                p = q16
+                p += 1
+                n19 = h21 - 1
+                if n19 > 126:
+                    n19, p = _uvt(b, p, n19 + 1)
+                    n19 -= 1
+                if n19 < 0:
+                    raise DecodeError('JoinGroupRequestProtocol.Metadata: null where not nullable')
+                else:
+                    q20 = p + n19
+                    e15.metadata = bytes(b[p:q20])
+                    p = q20
             if b[p] == 0:  # no tagged fields, the common case
-                e12.unknown_tagged_fields = None
+                e15.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_JoinGroupRequest_JoinGroupRequestProtocol_0(b, p, e12)
-            xs11.append(e12)
-        o.protocols = xs11
-    n17 = b[p] - 1
-    p += 1
-    if n17 > 126:
-        n17, p = _uvt(b, p, n17 + 1)
-        n17 -= 1
-    if n17 < 0:
+                p = _t_JoinGroupRequest_JoinGroupRequestProtocol_0(b, p, e15)
+            xs14.append(e15)
+        o.protocols = xs14
+    h24 = b[p]
+    if 0 < h24 < 128:
+        q23 = p + h24
+        o.reason = str(b[p + 1:q23], 'utf-8')
+        p = q23
+    elif h24 == 0:
         o.reason = None
+        p += 1
     else:
-        q18 = p + n17
-        if q18 > bl:
-            raise DecodeError('JoinGroupRequest.Reason: length ' + str(n17) + ' past the end')
-        o.reason = str(b[p:q18], 'utf-8')
-        p = q18
+        p += 1
+        n22 = h24 - 1
+        if n22 > 126:
+            n22, p = _uvt(b, p, n22 + 1)
+            n22 -= 1
+        if n22 < 0:
+            o.reason = None
+        else:
+            q23 = p + n22
+            o.reason = str(b[p:q23], 'utf-8')
+            p = q23
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         p += 1
     else:
         p = _t_JoinGroupRequest_0(b, p, o)
+    if p > bl:
+        raise DecodeError('JoinGroupRequest: a length runs past the end')
     return o, p
 
 
@@ -868,8 +906,6 @@ def _r_JoinGroupResponse_0(b, p):
         raise DecodeError('JoinGroupResponse.ProtocolName: null where not nullable')
     else:
         q3 = p + n2
-        if q3 > bl:
-            raise DecodeError('JoinGroupResponse.ProtocolName: length ' + str(n2) + ' past the end')
         o.protocol_name = str(b[p:q3], 'utf-8')
         p = q3
     n4, = _S0.unpack_from(b, p)
@@ -878,8 +914,6 @@ def _r_JoinGroupResponse_0(b, p):
         raise DecodeError('JoinGroupResponse.Leader: null where not nullable')
     else:
         q5 = p + n4
-        if q5 > bl:
-            raise DecodeError('JoinGroupResponse.Leader: length ' + str(n4) + ' past the end')
         o.leader = str(b[p:q5], 'utf-8')
         p = q5
     n6, = _S0.unpack_from(b, p)
@@ -888,8 +922,6 @@ def _r_JoinGroupResponse_0(b, p):
         raise DecodeError('JoinGroupResponse.MemberId: null where not nullable')
     else:
         q7 = p + n6
-        if q7 > bl:
-            raise DecodeError('JoinGroupResponse.MemberId: length ' + str(n6) + ' past the end')
         o.member_id = str(b[p:q7], 'utf-8')
         p = q7
     n8, = _S2.unpack_from(b, p)
@@ -908,8 +940,6 @@ def _r_JoinGroupResponse_0(b, p):
                 raise DecodeError('JoinGroupResponseMember.MemberId: null where not nullable')
             else:
                 q12 = p + n11
-                if q12 > bl:
-                    raise DecodeError('JoinGroupResponseMember.MemberId: length ' + str(n11) + ' past the end')
                 e10.member_id = str(b[p:q12], 'utf-8')
                 p = q12
             n13, = _S2.unpack_from(b, p)
@@ -918,8 +948,6 @@ def _r_JoinGroupResponse_0(b, p):
                 raise DecodeError('JoinGroupResponseMember.Metadata: null where not nullable')
             else:
                 q14 = p + n13
-                if q14 > bl:
-                    raise DecodeError('JoinGroupResponseMember.Metadata: length ' + str(n13) + ' past the end')
                 e10.metadata = bytes(b[p:q14])
                 p = q14
             e10.group_instance_id = None
@@ -930,6 +958,8 @@ def _r_JoinGroupResponse_0(b, p):
     o.protocol_type = None
     o.skip_assignment = False
     o.unknown_tagged_fields = None
+    if p > bl:
+        raise DecodeError('JoinGroupResponse: a length runs past the end')
     return o, p
 
 
@@ -971,8 +1001,6 @@ def _r_JoinGroupResponse_1(b, p):
         raise DecodeError('JoinGroupResponse.ProtocolName: null where not nullable')
     else:
         q3 = p + n2
-        if q3 > bl:
-            raise DecodeError('JoinGroupResponse.ProtocolName: length ' + str(n2) + ' past the end')
         o.protocol_name = str(b[p:q3], 'utf-8')
         p = q3
     n4, = _S0.unpack_from(b, p)
@@ -981,8 +1009,6 @@ def _r_JoinGroupResponse_1(b, p):
         raise DecodeError('JoinGroupResponse.Leader: null where not nullable')
     else:
         q5 = p + n4
-        if q5 > bl:
-            raise DecodeError('JoinGroupResponse.Leader: length ' + str(n4) + ' past the end')
         o.leader = str(b[p:q5], 'utf-8')
         p = q5
     n6, = _S0.unpack_from(b, p)
@@ -991,8 +1017,6 @@ def _r_JoinGroupResponse_1(b, p):
         raise DecodeError('JoinGroupResponse.MemberId: null where not nullable')
     else:
         q7 = p + n6
-        if q7 > bl:
-            raise DecodeError('JoinGroupResponse.MemberId: length ' + str(n6) + ' past the end')
         o.member_id = str(b[p:q7], 'utf-8')
         p = q7
     n8, = _S2.unpack_from(b, p)
@@ -1011,8 +1035,6 @@ def _r_JoinGroupResponse_1(b, p):
                 raise DecodeError('JoinGroupResponseMember.MemberId: null where not nullable')
             else:
                 q12 = p + n11
-                if q12 > bl:
-                    raise DecodeError('JoinGroupResponseMember.MemberId: length ' + str(n11) + ' past the end')
                 e10.member_id = str(b[p:q12], 'utf-8')
                 p = q12
             n13, = _S2.unpack_from(b, p)
@@ -1021,8 +1043,6 @@ def _r_JoinGroupResponse_1(b, p):
                 raise DecodeError('JoinGroupResponseMember.Metadata: null where not nullable')
             else:
                 q14 = p + n13
-                if q14 > bl:
-                    raise DecodeError('JoinGroupResponseMember.Metadata: length ' + str(n13) + ' past the end')
                 e10.metadata = bytes(b[p:q14])
                 p = q14
             e10.group_instance_id = None
@@ -1032,6 +1052,8 @@ def _r_JoinGroupResponse_1(b, p):
     o.protocol_type = None
     o.skip_assignment = False
     o.unknown_tagged_fields = None
+    if p > bl:
+        raise DecodeError('JoinGroupResponse: a length runs past the end')
     return o, p
 
 
@@ -1073,8 +1095,6 @@ def _r_JoinGroupResponse_2(b, p):
         raise DecodeError('JoinGroupResponse.ProtocolName: null where not nullable')
     else:
         q3 = p + n2
-        if q3 > bl:
-            raise DecodeError('JoinGroupResponse.ProtocolName: length ' + str(n2) + ' past the end')
         o.protocol_name = str(b[p:q3], 'utf-8')
         p = q3
     n4, = _S0.unpack_from(b, p)
@@ -1083,8 +1103,6 @@ def _r_JoinGroupResponse_2(b, p):
         raise DecodeError('JoinGroupResponse.Leader: null where not nullable')
     else:
         q5 = p + n4
-        if q5 > bl:
-            raise DecodeError('JoinGroupResponse.Leader: length ' + str(n4) + ' past the end')
         o.leader = str(b[p:q5], 'utf-8')
         p = q5
     n6, = _S0.unpack_from(b, p)
@@ -1093,8 +1111,6 @@ def _r_JoinGroupResponse_2(b, p):
         raise DecodeError('JoinGroupResponse.MemberId: null where not nullable')
     else:
         q7 = p + n6
-        if q7 > bl:
-            raise DecodeError('JoinGroupResponse.MemberId: length ' + str(n6) + ' past the end')
         o.member_id = str(b[p:q7], 'utf-8')
         p = q7
     n8, = _S2.unpack_from(b, p)
@@ -1113,8 +1129,6 @@ def _r_JoinGroupResponse_2(b, p):
                 raise DecodeError('JoinGroupResponseMember.MemberId: null where not nullable')
             else:
                 q12 = p + n11
-                if q12 > bl:
-                    raise DecodeError('JoinGroupResponseMember.MemberId: length ' + str(n11) + ' past the end')
                 e10.member_id = str(b[p:q12], 'utf-8')
                 p = q12
             n13, = _S0.unpack_from(b, p)
@@ -1123,8 +1137,6 @@ def _r_JoinGroupResponse_2(b, p):
                 e10.group_instance_id = None
             else:
                 q14 = p + n13
-                if q14 > bl:
-                    raise DecodeError('JoinGroupResponseMember.GroupInstanceId: length ' + str(n13) + ' past the end')
                 e10.group_instance_id = str(b[p:q14], 'utf-8')
                 p = q14
             n15, = _S2.unpack_from(b, p)
@@ -1133,8 +1145,6 @@ def _r_JoinGroupResponse_2(b, p):
                 raise DecodeError('JoinGroupResponseMember.Metadata: null where not nullable')
             else:
                 q16 = p + n15
-                if q16 > bl:
-                    raise DecodeError('JoinGroupResponseMember.Metadata: length ' + str(n15) + ' past the end')
                 e10.metadata = bytes(b[p:q16])
                 p = q16
             e10.unknown_tagged_fields = None
@@ -1143,6 +1153,8 @@ def _r_JoinGroupResponse_2(b, p):
     o.protocol_type = None
     o.skip_assignment = False
     o.unknown_tagged_fields = None
+    if p > bl:
+        raise DecodeError('JoinGroupResponse: a length runs past the end')
     return o, p
 
 
@@ -1232,103 +1244,129 @@ def _r_JoinGroupResponse_3(b, p):
     o = _new(JoinGroupResponse)
     o.throttle_time_ms, o.error_code, o.generation_id, h1, = _S10.unpack_from(b, p)
     p += 11
-    n2 = h1 - 1
-    if n2 > 126:
-        n2, p = _uvt(b, p, n2 + 1)
-        n2 -= 1
-    if n2 < 0:
-        raise DecodeError('JoinGroupResponse.ProtocolName: null where not nullable')
-    else:
-        q3 = p + n2
-        if q3 > bl:
-            raise DecodeError('JoinGroupResponse.ProtocolName: length ' + str(n2) + ' past the end')
+    if 0 < h1 < 128:
+        q3 = p + h1 - 1
         o.protocol_name = str(b[p:q3], 'utf-8')
         p = q3
-    n4 = b[p] - 1
-    p += 1
-    if n4 > 126:
-        n4, p = _uvt(b, p, n4 + 1)
-        n4 -= 1
-    if n4 < 0:
-        raise DecodeError('JoinGroupResponse.Leader: null where not nullable')
     else:
-        q5 = p + n4
-        if q5 > bl:
-            raise DecodeError('JoinGroupResponse.Leader: length ' + str(n4) + ' past the end')
-        o.leader = str(b[p:q5], 'utf-8')
+        n2 = h1 - 1
+        if n2 > 126:
+            n2, p = _uvt(b, p, n2 + 1)
+            n2 -= 1
+        if n2 < 0:
+            raise DecodeError('JoinGroupResponse.ProtocolName: null where not nullable')
+        else:
+            q3 = p + n2
+            o.protocol_name = str(b[p:q3], 'utf-8')
+            p = q3
+    h6 = b[p]
+    if 0 < h6 < 128:
+        q5 = p + h6
+        o.leader = str(b[p + 1:q5], 'utf-8')
         p = q5
-    n6 = b[p] - 1
-    p += 1
-    if n6 > 126:
-        n6, p = _uvt(b, p, n6 + 1)
-        n6 -= 1
-    if n6 < 0:
-        raise DecodeError('JoinGroupResponse.MemberId: null where not nullable')
     else:
-        q7 = p + n6
-        if q7 > bl:
-            raise DecodeError('JoinGroupResponse.MemberId: length ' + str(n6) + ' past the end')
-        o.member_id = str(b[p:q7], 'utf-8')
-        p = q7
-    n8 = b[p] - 1
+        p += 1
+        n4 = h6 - 1
+        if n4 > 126:
+            n4, p = _uvt(b, p, n4 + 1)
+            n4 -= 1
+        if n4 < 0:
+            raise DecodeError('JoinGroupResponse.Leader: null where not nullable')
+        else:
+            q5 = p + n4
+            o.leader = str(b[p:q5], 'utf-8')
+            p = q5
+    h9 = b[p]
+    if 0 < h9 < 128:
+        q8 = p + h9
+        o.member_id = str(b[p + 1:q8], 'utf-8')
+        p = q8
+    else:
+        p += 1
+        n7 = h9 - 1
+        if n7 > 126:
+            n7, p = _uvt(b, p, n7 + 1)
+            n7 -= 1
+        if n7 < 0:
+            raise DecodeError('JoinGroupResponse.MemberId: null where not nullable')
+        else:
+            q8 = p + n7
+            o.member_id = str(b[p:q8], 'utf-8')
+            p = q8
+    n10 = b[p] - 1
     p += 1
-    if n8 > 126:
-        n8, p = _uvt(b, p, n8 + 1)
-        n8 -= 1
-    if n8 < 0:
+    if n10 > 126:
+        n10, p = _uvt(b, p, n10 + 1)
+        n10 -= 1
+    if n10 < 0:
         raise DecodeError('JoinGroupResponse.Members: null where not nullable')
     else:
-        if n8 > bl - p:
-            raise DecodeError('JoinGroupResponse.Members: count ' + str(n8) + ' past the end')
-        xs9 = []
-        for _ in range(n8):
-            e10 = _new(_JoinGroupResponse_JoinGroupResponseMember)
-            n11 = b[p] - 1
-            p += 1
-            if n11 > 126:
-                n11, p = _uvt(b, p, n11 + 1)
-                n11 -= 1
-            if n11 < 0:
-                raise DecodeError('JoinGroupResponseMember.MemberId: null where not nullable')
-            else:
-                q12 = p + n11
-                if q12 > bl:
-                    raise DecodeError('JoinGroupResponseMember.MemberId: length ' + str(n11) + ' past the end')
-                e10.member_id = str(b[p:q12], 'utf-8')
-                p = q12
-            n13 = b[p] - 1
-            p += 1
-            if n13 > 126:
-                n13, p = _uvt(b, p, n13 + 1)
-                n13 -= 1
-            if n13 < 0:
-                e10.group_instance_id = None
-            else:
-                q14 = p + n13
-                if q14 > bl:
-                    raise DecodeError('JoinGroupResponseMember.GroupInstanceId: length ' + str(n13) + ' past the end')
-                e10.group_instance_id = str(b[p:q14], 'utf-8')
+        if n10 > bl - p:
+            raise DecodeError('JoinGroupResponse.Members: count ' + str(n10) + ' past the end')
+        xs11 = []
+        for _ in range(n10):
+            e12 = _new(_JoinGroupResponse_JoinGroupResponseMember)
+            h15 = b[p]
+            if 0 < h15 < 128:
+                q14 = p + h15
+                e12.member_id = str(b[p + 1:q14], 'utf-8')
                 p = q14
-            n15 = b[p] - 1
-            p += 1
-            if n15 > 126:
-                n15, p = _uvt(b, p, n15 + 1)
-                n15 -= 1
-            if n15 < 0:
-                raise DecodeError('JoinGroupResponseMember.Metadata: null where not nullable')
             else:
-                q16 = p + n15
-                if q16 > bl:
-                    raise DecodeError('JoinGroupResponseMember.Metadata: length ' + str(n15) + ' past the end')
-                e10.metadata = bytes(b[p:q16])
-                p = q16
-            if b[p] == 0:  # no tagged fields, the common case
-                e10.unknown_tagged_fields = None
+                p += 1
+                n13 = h15 - 1
+                if n13 > 126:
+                    n13, p = _uvt(b, p, n13 + 1)
+                    n13 -= 1
+                if n13 < 0:
+                    raise DecodeError('JoinGroupResponseMember.MemberId: null where not nullable')
+                else:
+                    q14 = p + n13
+                    e12.member_id = str(b[p:q14], 'utf-8')
+                    p = q14
+            h18 = b[p]
+            if 0 < h18 < 128:
+                q17 = p + h18
+                e12.group_instance_id = str(b[p + 1:q17], 'utf-8')
+                p = q17
+            elif h18 == 0:
+                e12.group_instance_id = None
                 p += 1
             else:
-                p = _t_JoinGroupResponse_JoinGroupResponseMember_0(b, p, e10)
-            xs9.append(e10)
-        o.members = xs9
+                p += 1
+                n16 = h18 - 1
+                if n16 > 126:
+                    n16, p = _uvt(b, p, n16 + 1)
+                    n16 -= 1
+                if n16 < 0:
+                    e12.group_instance_id = None
+                else:
+                    q17 = p + n16
+                    e12.group_instance_id = str(b[p:q17], 'utf-8')
+                    p = q17
+            h21 = b[p]
+            if 0 < h21 < 128:
+                q20 = p + h21
+                e12.metadata = bytes(b[p + 1:q20])
+                p = q20
+            else:
+                p += 1
+                n19 = h21 - 1
+                if n19 > 126:
+                    n19, p = _uvt(b, p, n19 + 1)
+                    n19 -= 1
+                if n19 < 0:
+                    raise DecodeError('JoinGroupResponseMember.Metadata: null where not nullable')
+                else:
+                    q20 = p + n19
+                    e12.metadata = bytes(b[p:q20])
+                    p = q20
+            if b[p] == 0:  # no tagged fields, the common case
+                e12.unknown_tagged_fields = None
+                p += 1
+            else:
+                p = _t_JoinGroupResponse_JoinGroupResponseMember_0(b, p, e12)
+            xs11.append(e12)
+        o.members = xs11
     o.protocol_type = None
     o.skip_assignment = False
     if b[p] == 0:  # no tagged fields, the common case
@@ -1336,6 +1374,8 @@ def _r_JoinGroupResponse_3(b, p):
         p += 1
     else:
         p = _t_JoinGroupResponse_0(b, p, o)
+    if p > bl:
+        raise DecodeError('JoinGroupResponse: a length runs past the end')
     return o, p
 
 
@@ -1415,122 +1455,159 @@ def _r_JoinGroupResponse_4(b, p):
     o = _new(JoinGroupResponse)
     o.throttle_time_ms, o.error_code, o.generation_id, h1, = _S10.unpack_from(b, p)
     p += 11
-    n2 = h1 - 1
-    if n2 > 126:
-        n2, p = _uvt(b, p, n2 + 1)
-        n2 -= 1
-    if n2 < 0:
-        o.protocol_type = None
-    else:
-        q3 = p + n2
-        if q3 > bl:
-            raise DecodeError('JoinGroupResponse.ProtocolType: length ' + str(n2) + ' past the end')
+    if 0 < h1 < 128:
+        q3 = p + h1 - 1
         o.protocol_type = str(b[p:q3], 'utf-8')
         p = q3
-    n4 = b[p] - 1
-    p += 1
-    if n4 > 126:
-        n4, p = _uvt(b, p, n4 + 1)
-        n4 -= 1
-    if n4 < 0:
-        o.protocol_name = None
+    elif h1 == 0:
+        o.protocol_type = None
     else:
-        q5 = p + n4
-        if q5 > bl:
-            raise DecodeError('JoinGroupResponse.ProtocolName: length ' + str(n4) + ' past the end')
-        o.protocol_name = str(b[p:q5], 'utf-8')
+        n2 = h1 - 1
+        if n2 > 126:
+            n2, p = _uvt(b, p, n2 + 1)
+            n2 -= 1
+        if n2 < 0:
+            o.protocol_type = None
+        else:
+            q3 = p + n2
+            o.protocol_type = str(b[p:q3], 'utf-8')
+            p = q3
+    h6 = b[p]
+    if 0 < h6 < 128:
+        q5 = p + h6
+        o.protocol_name = str(b[p + 1:q5], 'utf-8')
         p = q5
-    n6 = b[p] - 1
-    p += 1
-    if n6 > 126:
-        n6, p = _uvt(b, p, n6 + 1)
-        n6 -= 1
-    if n6 < 0:
-        raise DecodeError('JoinGroupResponse.Leader: null where not nullable')
+    elif h6 == 0:
+        o.protocol_name = None
+        p += 1
     else:
-        q7 = p + n6
-        if q7 > bl:
-            raise DecodeError('JoinGroupResponse.Leader: length ' + str(n6) + ' past the end')
-        o.leader = str(b[p:q7], 'utf-8')
-        p = q7
-    n8 = b[p] - 1
-    p += 1
-    if n8 > 126:
-        n8, p = _uvt(b, p, n8 + 1)
-        n8 -= 1
-    if n8 < 0:
-        raise DecodeError('JoinGroupResponse.MemberId: null where not nullable')
+        p += 1
+        n4 = h6 - 1
+        if n4 > 126:
+            n4, p = _uvt(b, p, n4 + 1)
+            n4 -= 1
+        if n4 < 0:
+            o.protocol_name = None
+        else:
+            q5 = p + n4
+            o.protocol_name = str(b[p:q5], 'utf-8')
+            p = q5
+    h9 = b[p]
+    if 0 < h9 < 128:
+        q8 = p + h9
+        o.leader = str(b[p + 1:q8], 'utf-8')
+        p = q8
     else:
-        q9 = p + n8
-        if q9 > bl:
-            raise DecodeError('JoinGroupResponse.MemberId: length ' + str(n8) + ' past the end')
-        o.member_id = str(b[p:q9], 'utf-8')
-        p = q9
-    n10 = b[p] - 1
+        p += 1
+        n7 = h9 - 1
+        if n7 > 126:
+            n7, p = _uvt(b, p, n7 + 1)
+            n7 -= 1
+        if n7 < 0:
+            raise DecodeError('JoinGroupResponse.Leader: null where not nullable')
+        else:
+            q8 = p + n7
+            o.leader = str(b[p:q8], 'utf-8')
+            p = q8
+    h12 = b[p]
+    if 0 < h12 < 128:
+        q11 = p + h12
+        o.member_id = str(b[p + 1:q11], 'utf-8')
+        p = q11
+    else:
+        p += 1
+        n10 = h12 - 1
+        if n10 > 126:
+            n10, p = _uvt(b, p, n10 + 1)
+            n10 -= 1
+        if n10 < 0:
+            raise DecodeError('JoinGroupResponse.MemberId: null where not nullable')
+        else:
+            q11 = p + n10
+            o.member_id = str(b[p:q11], 'utf-8')
+            p = q11
+    n13 = b[p] - 1
     p += 1
-    if n10 > 126:
-        n10, p = _uvt(b, p, n10 + 1)
-        n10 -= 1
-    if n10 < 0:
+    if n13 > 126:
+        n13, p = _uvt(b, p, n13 + 1)
+        n13 -= 1
+    if n13 < 0:
         raise DecodeError('JoinGroupResponse.Members: null where not nullable')
     else:
-        if n10 > bl - p:
-            raise DecodeError('JoinGroupResponse.Members: count ' + str(n10) + ' past the end')
-        xs11 = []
-        for _ in range(n10):
-            e12 = _new(_JoinGroupResponse_JoinGroupResponseMember)
-            n13 = b[p] - 1
-            p += 1
-            if n13 > 126:
-                n13, p = _uvt(b, p, n13 + 1)
-                n13 -= 1
-            if n13 < 0:
-                raise DecodeError('JoinGroupResponseMember.MemberId: null where not nullable')
+        if n13 > bl - p:
+            raise DecodeError('JoinGroupResponse.Members: count ' + str(n13) + ' past the end')
+        xs14 = []
+        for _ in range(n13):
+            e15 = _new(_JoinGroupResponse_JoinGroupResponseMember)
+            h18 = b[p]
+            if 0 < h18 < 128:
+                q17 = p + h18
+                e15.member_id = str(b[p + 1:q17], 'utf-8')
+                p = q17
             else:
-                q14 = p + n13
-                if q14 > bl:
-                    raise DecodeError('JoinGroupResponseMember.MemberId: length ' + str(n13) + ' past the end')
-                e12.member_id = str(b[p:q14], 'utf-8')
-                p = q14
-            n15 = b[p] - 1
-            p += 1
-            if n15 > 126:
-                n15, p = _uvt(b, p, n15 + 1)
-                n15 -= 1
-            if n15 < 0:
-                e12.group_instance_id = None
-            else:
-                q16 = p + n15
-                if q16 > bl:
-                    raise DecodeError('JoinGroupResponseMember.GroupInstanceId: length ' + str(n15) + ' past the end')
-                e12.group_instance_id = str(b[p:q16], 'utf-8')
-                p = q16
-            n17 = b[p] - 1
-            p += 1
-            if n17 > 126:
-                n17, p = _uvt(b, p, n17 + 1)
-                n17 -= 1
-            if n17 < 0:
-                raise DecodeError('JoinGroupResponseMember.Metadata: null where not nullable')
-            else:
-                q18 = p + n17
-                if q18 > bl:
-                    raise DecodeError('JoinGroupResponseMember.Metadata: length ' + str(n17) + ' past the end')
-                e12.metadata = bytes(b[p:q18])
-                p = q18
-            if b[p] == 0:  # no tagged fields, the common case
-                e12.unknown_tagged_fields = None
+                p += 1
+                n16 = h18 - 1
+                if n16 > 126:
+                    n16, p = _uvt(b, p, n16 + 1)
+                    n16 -= 1
+                if n16 < 0:
+                    raise DecodeError('JoinGroupResponseMember.MemberId: null where not nullable')
+                else:
+                    q17 = p + n16
+                    e15.member_id = str(b[p:q17], 'utf-8')
+                    p = q17
+            h21 = b[p]
+            if 0 < h21 < 128:
+                q20 = p + h21
+                e15.group_instance_id = str(b[p + 1:q20], 'utf-8')
+                p = q20
+            elif h21 == 0:
+                e15.group_instance_id = None
                 p += 1
             else:
-                p = _t_JoinGroupResponse_JoinGroupResponseMember_0(b, p, e12)
-            xs11.append(e12)
-        o.members = xs11
+                p += 1
+                n19 = h21 - 1
+                if n19 > 126:
+                    n19, p = _uvt(b, p, n19 + 1)
+                    n19 -= 1
+                if n19 < 0:
+                    e15.group_instance_id = None
+                else:
+                    q20 = p + n19
+                    e15.group_instance_id = str(b[p:q20], 'utf-8')
+                    p = q20
+            h24 = b[p]
+            if 0 < h24 < 128:
+                q23 = p + h24
+                e15.metadata = bytes(b[p + 1:q23])
+                p = q23
+            else:
+                p += 1
+                n22 = h24 - 1
+                if n22 > 126:
+                    n22, p = _uvt(b, p, n22 + 1)
+                    n22 -= 1
+                if n22 < 0:
+                    raise DecodeError('JoinGroupResponseMember.Metadata: null where not nullable')
+                else:
+                    q23 = p + n22
+                    e15.metadata = bytes(b[p:q23])
+                    p = q23
+            if b[p] == 0:  # no tagged fields, the common case
+                e15.unknown_tagged_fields = None
+                p += 1
+            else:
+                p = _t_JoinGroupResponse_JoinGroupResponseMember_0(b, p, e15)
+            xs14.append(e15)
+        o.members = xs14
     o.skip_assignment = False
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         p += 1
     else:
         p = _t_JoinGroupResponse_0(b, p, o)
+    if p > bl:
+        raise DecodeError('JoinGroupResponse: a length runs past the end')
     return o, p
 
 
@@ -1624,122 +1701,158 @@ def _r_JoinGroupResponse_5(b, p):
     o = _new(JoinGroupResponse)
     o.throttle_time_ms, o.error_code, o.generation_id, h1, = _S10.unpack_from(b, p)
     p += 11
-    n2 = h1 - 1
-    if n2 > 126:
-        n2, p = _uvt(b, p, n2 + 1)
-        n2 -= 1
-    if n2 < 0:
-        o.protocol_type = None
-    else:
-        q3 = p + n2
-        if q3 > bl:
-            raise DecodeError('JoinGroupResponse.ProtocolType: length ' + str(n2) + ' past the end')
+    if 0 < h1 < 128:
+        q3 = p + h1 - 1
         o.protocol_type = str(b[p:q3], 'utf-8')
         p = q3
-    n4 = b[p] - 1
-    p += 1
-    if n4 > 126:
-        n4, p = _uvt(b, p, n4 + 1)
-        n4 -= 1
-    if n4 < 0:
-        o.protocol_name = None
+    elif h1 == 0:
+        o.protocol_type = None
     else:
-        q5 = p + n4
-        if q5 > bl:
-            raise DecodeError('JoinGroupResponse.ProtocolName: length ' + str(n4) + ' past the end')
-        o.protocol_name = str(b[p:q5], 'utf-8')
+        n2 = h1 - 1
+        if n2 > 126:
+            n2, p = _uvt(b, p, n2 + 1)
+            n2 -= 1
+        if n2 < 0:
+            o.protocol_type = None
+        else:
+            q3 = p + n2
+            o.protocol_type = str(b[p:q3], 'utf-8')
+            p = q3
+    h6 = b[p]
+    if 0 < h6 < 128:
+        q5 = p + h6
+        o.protocol_name = str(b[p + 1:q5], 'utf-8')
         p = q5
-    n6 = b[p] - 1
-    p += 1
-    if n6 > 126:
-        n6, p = _uvt(b, p, n6 + 1)
-        n6 -= 1
-    if n6 < 0:
-        raise DecodeError('JoinGroupResponse.Leader: null where not nullable')
+    elif h6 == 0:
+        o.protocol_name = None
+        p += 1
     else:
-        q7 = p + n6
-        if q7 > bl:
-            raise DecodeError('JoinGroupResponse.Leader: length ' + str(n6) + ' past the end')
-        o.leader = str(b[p:q7], 'utf-8')
-        p = q7
-    o.skip_assignment, h8, = _S11.unpack_from(b, p)
+        p += 1
+        n4 = h6 - 1
+        if n4 > 126:
+            n4, p = _uvt(b, p, n4 + 1)
+            n4 -= 1
+        if n4 < 0:
+            o.protocol_name = None
+        else:
+            q5 = p + n4
+            o.protocol_name = str(b[p:q5], 'utf-8')
+            p = q5
+    h9 = b[p]
+    if 0 < h9 < 128:
+        q8 = p + h9
+        o.leader = str(b[p + 1:q8], 'utf-8')
+        p = q8
+    else:
+        p += 1
+        n7 = h9 - 1
+        if n7 > 126:
+            n7, p = _uvt(b, p, n7 + 1)
+            n7 -= 1
+        if n7 < 0:
+            raise DecodeError('JoinGroupResponse.Leader: null where not nullable')
+        else:
+            q8 = p + n7
+            o.leader = str(b[p:q8], 'utf-8')
+            p = q8
+    o.skip_assignment, h10, = _S11.unpack_from(b, p)
     p += 2
-    n9 = h8 - 1
-    if n9 > 126:
-        n9, p = _uvt(b, p, n9 + 1)
-        n9 -= 1
-    if n9 < 0:
-        raise DecodeError('JoinGroupResponse.MemberId: null where not nullable')
+    if 0 < h10 < 128:
+        q12 = p + h10 - 1
+        o.member_id = str(b[p:q12], 'utf-8')
+        p = q12
     else:
-        q10 = p + n9
-        if q10 > bl:
-            raise DecodeError('JoinGroupResponse.MemberId: length ' + str(n9) + ' past the end')
-        o.member_id = str(b[p:q10], 'utf-8')
-        p = q10
-    n11 = b[p] - 1
+        n11 = h10 - 1
+        if n11 > 126:
+            n11, p = _uvt(b, p, n11 + 1)
+            n11 -= 1
+        if n11 < 0:
+            raise DecodeError('JoinGroupResponse.MemberId: null where not nullable')
+        else:
+            q12 = p + n11
+            o.member_id = str(b[p:q12], 'utf-8')
+            p = q12
+    n13 = b[p] - 1
     p += 1
-    if n11 > 126:
-        n11, p = _uvt(b, p, n11 + 1)
-        n11 -= 1
-    if n11 < 0:
+    if n13 > 126:
+        n13, p = _uvt(b, p, n13 + 1)
+        n13 -= 1
+    if n13 < 0:
         raise DecodeError('JoinGroupResponse.Members: null where not nullable')
     else:
-        if n11 > bl - p:
-            raise DecodeError('JoinGroupResponse.Members: count ' + str(n11) + ' past the end')
-        xs12 = []
-        for _ in range(n11):
-            e13 = _new(_JoinGroupResponse_JoinGroupResponseMember)
-            n14 = b[p] - 1
-            p += 1
-            if n14 > 126:
-                n14, p = _uvt(b, p, n14 + 1)
-                n14 -= 1
-            if n14 < 0:
-                raise DecodeError('JoinGroupResponseMember.MemberId: null where not nullable')
-            else:
-                q15 = p + n14
-                if q15 > bl:
-                    raise DecodeError('JoinGroupResponseMember.MemberId: length ' + str(n14) + ' past the end')
-                e13.member_id = str(b[p:q15], 'utf-8')
-                p = q15
-            n16 = b[p] - 1
-            p += 1
-            if n16 > 126:
-                n16, p = _uvt(b, p, n16 + 1)
-                n16 -= 1
-            if n16 < 0:
-                e13.group_instance_id = None
-            else:
-                q17 = p + n16
-                if q17 > bl:
-                    raise DecodeError('JoinGroupResponseMember.GroupInstanceId: length ' + str(n16) + ' past the end')
-                e13.group_instance_id = str(b[p:q17], 'utf-8')
+        if n13 > bl - p:
+            raise DecodeError('JoinGroupResponse.Members: count ' + str(n13) + ' past the end')
+        xs14 = []
+        for _ in range(n13):
+            e15 = _new(_JoinGroupResponse_JoinGroupResponseMember)
+            h18 = b[p]
+            if 0 < h18 < 128:
+                q17 = p + h18
+                e15.member_id = str(b[p + 1:q17], 'utf-8')
                 p = q17
-            n18 = b[p] - 1
-            p += 1
-            if n18 > 126:
-                n18, p = _uvt(b, p, n18 + 1)
-                n18 -= 1
-            if n18 < 0:
-                raise DecodeError('JoinGroupResponseMember.Metadata: null where not nullable')
             else:
-                q19 = p + n18
-                if q19 > bl:
-                    raise DecodeError('JoinGroupResponseMember.Metadata: length ' + str(n18) + ' past the end')
-                e13.metadata = bytes(b[p:q19])
-                p = q19
-            if b[p] == 0:  # no tagged fields, the common case
-                e13.unknown_tagged_fields = None
+                p += 1
+                n16 = h18 - 1
+                if n16 > 126:
+                    n16, p = _uvt(b, p, n16 + 1)
+                    n16 -= 1
+                if n16 < 0:
+                    raise DecodeError('JoinGroupResponseMember.MemberId: null where not nullable')
+                else:
+                    q17 = p + n16
+                    e15.member_id = str(b[p:q17], 'utf-8')
+                    p = q17
+            h21 = b[p]
+            if 0 < h21 < 128:
+                q20 = p + h21
+                e15.group_instance_id = str(b[p + 1:q20], 'utf-8')
+                p = q20
+            elif h21 == 0:
+                e15.group_instance_id = None
                 p += 1
             else:
-                p = _t_JoinGroupResponse_JoinGroupResponseMember_0(b, p, e13)
-            xs12.append(e13)
-        o.members = xs12
+                p += 1
+                n19 = h21 - 1
+                if n19 > 126:
+                    n19, p = _uvt(b, p, n19 + 1)
+                    n19 -= 1
+                if n19 < 0:
+                    e15.group_instance_id = None
+                else:
+                    q20 = p + n19
+                    e15.group_instance_id = str(b[p:q20], 'utf-8')
+                    p = q20
+            h24 = b[p]
+            if 0 < h24 < 128:
+                q23 = p + h24
+                e15.metadata = bytes(b[p + 1:q23])
+                p = q23
+            else:
+                p += 1
+                n22 = h24 - 1
+                if n22 > 126:
+                    n22, p = _uvt(b, p, n22 + 1)
+                    n22 -= 1
+                if n22 < 0:
+                    raise DecodeError('JoinGroupResponseMember.Metadata: null where not nullable')
+                else:
+                    q23 = p + n22
+                    e15.metadata = bytes(b[p:q23])
+                    p = q23
+            if b[p] == 0:  # no tagged fields, the common case
+                e15.unknown_tagged_fields = None
+                p += 1
+            else:
+                p = _t_JoinGroupResponse_JoinGroupResponseMember_0(b, p, e15)
+            xs14.append(e15)
+        o.members = xs14
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         p += 1
     else:
         p = _t_JoinGroupResponse_0(b, p, o)
+    if p > bl:
+        raise DecodeError('JoinGroupResponse: a length runs past the end')
     return o, p
 
 

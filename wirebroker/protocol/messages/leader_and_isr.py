@@ -9,6 +9,7 @@ from typing import Any
 import struct as _struct
 
 from wirebroker.protocol.message import UNSET, Message, Struct
+from wirebroker.protocol.message import shared_default as _shared_default
 from wirebroker.protocol.primitives import (
     UUID_ZERO,
     DecodeError,
@@ -32,8 +33,8 @@ _S0 = _struct.Struct('>iii')
 _S1 = _struct.Struct('>h')
 _S2 = _struct.Struct('>iiiii')
 _S3 = _struct.Struct('>ii')
-_S4 = _struct.Struct('>i')
-_S5 = _struct.Struct('>ih')
+_S4 = _struct.Struct('>ih')
+_S5 = _struct.Struct('>i')
 _S6 = _struct.Struct('>iiii')
 _S7 = _struct.Struct('>?')
 _S8 = _struct.Struct('>iiqi')
@@ -51,6 +52,7 @@ _S19 = _struct.Struct('>i?iqb')
 _S20 = _struct.Struct('>hi')
 _S21 = _struct.Struct('>hB')
 _ARRAY_i = tuple(_struct.Struct('>' + str(n) + 'i') for n in range(64))
+_UNPACK_i = (None, *(s.unpack_from for s in _ARRAY_i))
 
 
 class LeaderAndIsrRequest(Message):
@@ -180,8 +182,6 @@ def _r_LeaderAndIsrRequest_0(b, p):
                 raise DecodeError('LeaderAndIsrPartitionState.TopicName: null where not nullable')
             else:
                 q6 = p + n5
-                if q6 > bl:
-                    raise DecodeError('LeaderAndIsrPartitionState.TopicName: length ' + str(n5) + ' past the end')
                 e4.topic_name = str(b[p:q6], 'utf-8')
                 p = q6
             e4.partition_index, e4.controller_epoch, e4.leader, e4.leader_epoch, h7, = _S2.unpack_from(b, p)
@@ -190,12 +190,12 @@ def _r_LeaderAndIsrRequest_0(b, p):
             if n8 < 0:
                 raise DecodeError('LeaderAndIsrPartitionState.Isr: null where not nullable')
             elif n8 < 64:
-                e4.isr = list(_ARRAY_i[n8].unpack_from(b, p))
+                e4.isr = [*_ARRAY_i[n8].unpack_from(b, p)]
                 p += 4 * n8
             else:
                 if n8 > bl - p:
                     raise DecodeError('LeaderAndIsrPartitionState.Isr: count ' + str(n8) + ' past the end')
-                e4.isr = list(_struct.Struct('>' + str(n8) + 'i').unpack_from(b, p))
+                e4.isr = [*_struct.Struct('>' + str(n8) + 'i').unpack_from(b, p)]
                 p += 4 * n8
             e4.partition_epoch, h9, = _S3.unpack_from(b, p)
             p += 8
@@ -203,12 +203,12 @@ def _r_LeaderAndIsrRequest_0(b, p):
             if n10 < 0:
                 raise DecodeError('LeaderAndIsrPartitionState.Replicas: null where not nullable')
             elif n10 < 64:
-                e4.replicas = list(_ARRAY_i[n10].unpack_from(b, p))
+                e4.replicas = [*_ARRAY_i[n10].unpack_from(b, p)]
                 p += 4 * n10
             else:
                 if n10 > bl - p:
                     raise DecodeError('LeaderAndIsrPartitionState.Replicas: count ' + str(n10) + ' past the end')
-                e4.replicas = list(_struct.Struct('>' + str(n10) + 'i').unpack_from(b, p))
+                e4.replicas = [*_struct.Struct('>' + str(n10) + 'i').unpack_from(b, p)]
                 p += 4 * n10
             e4.adding_replicas = []
             e4.removing_replicas = []
@@ -217,7 +217,7 @@ def _r_LeaderAndIsrRequest_0(b, p):
             e4.unknown_tagged_fields = None
             xs3.append(e4)
         o.ungrouped_partition_states = xs3
-    n11, = _S4.unpack_from(b, p)
+    n11, = _S5.unpack_from(b, p)
     p += 4
     if n11 < 0:
         raise DecodeError('LeaderAndIsrRequest.LiveLeaders: null where not nullable')
@@ -227,18 +227,16 @@ def _r_LeaderAndIsrRequest_0(b, p):
         xs12 = []
         for _ in range(n11):
             e13 = _new(_LeaderAndIsrRequest_LeaderAndIsrLiveLeader)
-            e13.broker_id, h14, = _S5.unpack_from(b, p)
+            e13.broker_id, h14, = _S4.unpack_from(b, p)
             p += 6
             n15 = h14
             if n15 < 0:
                 raise DecodeError('LeaderAndIsrLiveLeader.HostName: null where not nullable')
             else:
                 q16 = p + n15
-                if q16 > bl:
-                    raise DecodeError('LeaderAndIsrLiveLeader.HostName: length ' + str(n15) + ' past the end')
                 e13.host_name = str(b[p:q16], 'utf-8')
                 p = q16
-            e13.port, = _S4.unpack_from(b, p)
+            e13.port, = _S5.unpack_from(b, p)
             p += 4
             e13.unknown_tagged_fields = None
             xs12.append(e13)
@@ -248,6 +246,8 @@ def _r_LeaderAndIsrRequest_0(b, p):
     o.type = 0
     o.topic_states = []
     o.unknown_tagged_fields = None
+    if p > bl:
+        raise DecodeError('LeaderAndIsrRequest: a length runs past the end')
     return o, p
 
 
@@ -260,7 +260,7 @@ def _w_LeaderAndIsrRequest_0(o, w):
         raise UnsupportedFieldError('LeaderAndIsrRequest.TopicStates exists only in versions 2+')
     w += _S3.pack(o.controller_id, o.controller_epoch)
     xs1 = o.ungrouped_partition_states
-    w += _S4.pack(len(xs1))
+    w += _S5.pack(len(xs1))
     for e2 in xs1:
         if e2.leader_recovery_state != 0:
             raise UnsupportedFieldError('LeaderAndIsrPartitionState.LeaderRecoveryState exists only in versions 6+')
@@ -270,27 +270,27 @@ def _w_LeaderAndIsrRequest_0(o, w):
         w += v3
         w += _S6.pack(e2.partition_index, e2.controller_epoch, e2.leader, e2.leader_epoch)
         xs4 = e2.isr
-        w += _S4.pack(len(xs4))
+        w += _S5.pack(len(xs4))
         if len(xs4) < 64:
             w += _ARRAY_i[len(xs4)].pack(*xs4)
         else:
             w += _pack('>' + str(len(xs4)) + 'i', *xs4)
-        w += _S4.pack(e2.partition_epoch)
+        w += _S5.pack(e2.partition_epoch)
         xs5 = e2.replicas
-        w += _S4.pack(len(xs5))
+        w += _S5.pack(len(xs5))
         if len(xs5) < 64:
             w += _ARRAY_i[len(xs5)].pack(*xs5)
         else:
             w += _pack('>' + str(len(xs5)) + 'i', *xs5)
     xs6 = o.live_leaders
-    w += _S4.pack(len(xs6))
+    w += _S5.pack(len(xs6))
     for e7 in xs6:
-        w += _S4.pack(e7.broker_id)
+        w += _S5.pack(e7.broker_id)
         v8 = e7.host_name
         v8 = v8.encode()
         w += _S1.pack(len(v8))
         w += v8
-        w += _S4.pack(e7.port)
+        w += _S5.pack(e7.port)
 
 
 def _r_LeaderAndIsrRequest_1(b, p):
@@ -313,8 +313,6 @@ def _r_LeaderAndIsrRequest_1(b, p):
                 raise DecodeError('LeaderAndIsrPartitionState.TopicName: null where not nullable')
             else:
                 q6 = p + n5
-                if q6 > bl:
-                    raise DecodeError('LeaderAndIsrPartitionState.TopicName: length ' + str(n5) + ' past the end')
                 e4.topic_name = str(b[p:q6], 'utf-8')
                 p = q6
             e4.partition_index, e4.controller_epoch, e4.leader, e4.leader_epoch, h7, = _S2.unpack_from(b, p)
@@ -323,12 +321,12 @@ def _r_LeaderAndIsrRequest_1(b, p):
             if n8 < 0:
                 raise DecodeError('LeaderAndIsrPartitionState.Isr: null where not nullable')
             elif n8 < 64:
-                e4.isr = list(_ARRAY_i[n8].unpack_from(b, p))
+                e4.isr = [*_ARRAY_i[n8].unpack_from(b, p)]
                 p += 4 * n8
             else:
                 if n8 > bl - p:
                     raise DecodeError('LeaderAndIsrPartitionState.Isr: count ' + str(n8) + ' past the end')
-                e4.isr = list(_struct.Struct('>' + str(n8) + 'i').unpack_from(b, p))
+                e4.isr = [*_struct.Struct('>' + str(n8) + 'i').unpack_from(b, p)]
                 p += 4 * n8
             e4.partition_epoch, h9, = _S3.unpack_from(b, p)
             p += 8
@@ -336,12 +334,12 @@ def _r_LeaderAndIsrRequest_1(b, p):
             if n10 < 0:
                 raise DecodeError('LeaderAndIsrPartitionState.Replicas: null where not nullable')
             elif n10 < 64:
-                e4.replicas = list(_ARRAY_i[n10].unpack_from(b, p))
+                e4.replicas = [*_ARRAY_i[n10].unpack_from(b, p)]
                 p += 4 * n10
             else:
                 if n10 > bl - p:
                     raise DecodeError('LeaderAndIsrPartitionState.Replicas: count ' + str(n10) + ' past the end')
-                e4.replicas = list(_struct.Struct('>' + str(n10) + 'i').unpack_from(b, p))
+                e4.replicas = [*_struct.Struct('>' + str(n10) + 'i').unpack_from(b, p)]
                 p += 4 * n10
             e4.is_new, = _S7.unpack_from(b, p)
             p += 1
@@ -351,7 +349,7 @@ def _r_LeaderAndIsrRequest_1(b, p):
             e4.unknown_tagged_fields = None
             xs3.append(e4)
         o.ungrouped_partition_states = xs3
-    n11, = _S4.unpack_from(b, p)
+    n11, = _S5.unpack_from(b, p)
     p += 4
     if n11 < 0:
         raise DecodeError('LeaderAndIsrRequest.LiveLeaders: null where not nullable')
@@ -361,18 +359,16 @@ def _r_LeaderAndIsrRequest_1(b, p):
         xs12 = []
         for _ in range(n11):
             e13 = _new(_LeaderAndIsrRequest_LeaderAndIsrLiveLeader)
-            e13.broker_id, h14, = _S5.unpack_from(b, p)
+            e13.broker_id, h14, = _S4.unpack_from(b, p)
             p += 6
             n15 = h14
             if n15 < 0:
                 raise DecodeError('LeaderAndIsrLiveLeader.HostName: null where not nullable')
             else:
                 q16 = p + n15
-                if q16 > bl:
-                    raise DecodeError('LeaderAndIsrLiveLeader.HostName: length ' + str(n15) + ' past the end')
                 e13.host_name = str(b[p:q16], 'utf-8')
                 p = q16
-            e13.port, = _S4.unpack_from(b, p)
+            e13.port, = _S5.unpack_from(b, p)
             p += 4
             e13.unknown_tagged_fields = None
             xs12.append(e13)
@@ -382,6 +378,8 @@ def _r_LeaderAndIsrRequest_1(b, p):
     o.type = 0
     o.topic_states = []
     o.unknown_tagged_fields = None
+    if p > bl:
+        raise DecodeError('LeaderAndIsrRequest: a length runs past the end')
     return o, p
 
 
@@ -394,7 +392,7 @@ def _w_LeaderAndIsrRequest_1(o, w):
         raise UnsupportedFieldError('LeaderAndIsrRequest.TopicStates exists only in versions 2+')
     w += _S3.pack(o.controller_id, o.controller_epoch)
     xs1 = o.ungrouped_partition_states
-    w += _S4.pack(len(xs1))
+    w += _S5.pack(len(xs1))
     for e2 in xs1:
         if e2.leader_recovery_state != 0:
             raise UnsupportedFieldError('LeaderAndIsrPartitionState.LeaderRecoveryState exists only in versions 6+')
@@ -404,28 +402,28 @@ def _w_LeaderAndIsrRequest_1(o, w):
         w += v3
         w += _S6.pack(e2.partition_index, e2.controller_epoch, e2.leader, e2.leader_epoch)
         xs4 = e2.isr
-        w += _S4.pack(len(xs4))
+        w += _S5.pack(len(xs4))
         if len(xs4) < 64:
             w += _ARRAY_i[len(xs4)].pack(*xs4)
         else:
             w += _pack('>' + str(len(xs4)) + 'i', *xs4)
-        w += _S4.pack(e2.partition_epoch)
+        w += _S5.pack(e2.partition_epoch)
         xs5 = e2.replicas
-        w += _S4.pack(len(xs5))
+        w += _S5.pack(len(xs5))
         if len(xs5) < 64:
             w += _ARRAY_i[len(xs5)].pack(*xs5)
         else:
             w += _pack('>' + str(len(xs5)) + 'i', *xs5)
         w += _S7.pack(e2.is_new)
     xs6 = o.live_leaders
-    w += _S4.pack(len(xs6))
+    w += _S5.pack(len(xs6))
     for e7 in xs6:
-        w += _S4.pack(e7.broker_id)
+        w += _S5.pack(e7.broker_id)
         v8 = e7.host_name
         v8 = v8.encode()
         w += _S1.pack(len(v8))
         w += v8
-        w += _S4.pack(e7.port)
+        w += _S5.pack(e7.port)
 
 
 def _r_LeaderAndIsrRequest_2(b, p):
@@ -448,11 +446,9 @@ def _r_LeaderAndIsrRequest_2(b, p):
                 raise DecodeError('LeaderAndIsrTopicState.TopicName: null where not nullable')
             else:
                 q6 = p + n5
-                if q6 > bl:
-                    raise DecodeError('LeaderAndIsrTopicState.TopicName: length ' + str(n5) + ' past the end')
                 e4.topic_name = str(b[p:q6], 'utf-8')
                 p = q6
-            n7, = _S4.unpack_from(b, p)
+            n7, = _S5.unpack_from(b, p)
             p += 4
             if n7 < 0:
                 raise DecodeError('LeaderAndIsrTopicState.PartitionStates: null where not nullable')
@@ -468,12 +464,12 @@ def _r_LeaderAndIsrRequest_2(b, p):
                     if n11 < 0:
                         raise DecodeError('LeaderAndIsrPartitionState.Isr: null where not nullable')
                     elif n11 < 64:
-                        e9.isr = list(_ARRAY_i[n11].unpack_from(b, p))
+                        e9.isr = [*_ARRAY_i[n11].unpack_from(b, p)]
                         p += 4 * n11
                     else:
                         if n11 > bl - p:
                             raise DecodeError('LeaderAndIsrPartitionState.Isr: count ' + str(n11) + ' past the end')
-                        e9.isr = list(_struct.Struct('>' + str(n11) + 'i').unpack_from(b, p))
+                        e9.isr = [*_struct.Struct('>' + str(n11) + 'i').unpack_from(b, p)]
                         p += 4 * n11
                     e9.partition_epoch, h12, = _S3.unpack_from(b, p)
                     p += 8
@@ -481,12 +477,12 @@ def _r_LeaderAndIsrRequest_2(b, p):
                     if n13 < 0:
                         raise DecodeError('LeaderAndIsrPartitionState.Replicas: null where not nullable')
                     elif n13 < 64:
-                        e9.replicas = list(_ARRAY_i[n13].unpack_from(b, p))
+                        e9.replicas = [*_ARRAY_i[n13].unpack_from(b, p)]
                         p += 4 * n13
                     else:
                         if n13 > bl - p:
                             raise DecodeError('LeaderAndIsrPartitionState.Replicas: count ' + str(n13) + ' past the end')
-                        e9.replicas = list(_struct.Struct('>' + str(n13) + 'i').unpack_from(b, p))
+                        e9.replicas = [*_struct.Struct('>' + str(n13) + 'i').unpack_from(b, p)]
                         p += 4 * n13
                     e9.is_new, = _S7.unpack_from(b, p)
                     p += 1
@@ -501,7 +497,7 @@ def _r_LeaderAndIsrRequest_2(b, p):
             e4.unknown_tagged_fields = None
             xs3.append(e4)
         o.topic_states = xs3
-    n14, = _S4.unpack_from(b, p)
+    n14, = _S5.unpack_from(b, p)
     p += 4
     if n14 < 0:
         raise DecodeError('LeaderAndIsrRequest.LiveLeaders: null where not nullable')
@@ -511,18 +507,16 @@ def _r_LeaderAndIsrRequest_2(b, p):
         xs15 = []
         for _ in range(n14):
             e16 = _new(_LeaderAndIsrRequest_LeaderAndIsrLiveLeader)
-            e16.broker_id, h17, = _S5.unpack_from(b, p)
+            e16.broker_id, h17, = _S4.unpack_from(b, p)
             p += 6
             n18 = h17
             if n18 < 0:
                 raise DecodeError('LeaderAndIsrLiveLeader.HostName: null where not nullable')
             else:
                 q19 = p + n18
-                if q19 > bl:
-                    raise DecodeError('LeaderAndIsrLiveLeader.HostName: length ' + str(n18) + ' past the end')
                 e16.host_name = str(b[p:q19], 'utf-8')
                 p = q19
-            e16.port, = _S4.unpack_from(b, p)
+            e16.port, = _S5.unpack_from(b, p)
             p += 4
             e16.unknown_tagged_fields = None
             xs15.append(e16)
@@ -531,6 +525,8 @@ def _r_LeaderAndIsrRequest_2(b, p):
     o.type = 0
     o.ungrouped_partition_states = []
     o.unknown_tagged_fields = None
+    if p > bl:
+        raise DecodeError('LeaderAndIsrRequest: a length runs past the end')
     return o, p
 
 
@@ -543,41 +539,41 @@ def _w_LeaderAndIsrRequest_2(o, w):
         raise UnsupportedFieldError('LeaderAndIsrRequest.UngroupedPartitionStates exists only in versions 0-1')
     w += _S9.pack(o.controller_id, o.controller_epoch, o.broker_epoch)
     xs1 = o.topic_states
-    w += _S4.pack(len(xs1))
+    w += _S5.pack(len(xs1))
     for e2 in xs1:
         v3 = e2.topic_name
         v3 = v3.encode()
         w += _S1.pack(len(v3))
         w += v3
         xs4 = e2.partition_states
-        w += _S4.pack(len(xs4))
+        w += _S5.pack(len(xs4))
         for e5 in xs4:
             if e5.leader_recovery_state != 0:
                 raise UnsupportedFieldError('LeaderAndIsrPartitionState.LeaderRecoveryState exists only in versions 6+')
             w += _S6.pack(e5.partition_index, e5.controller_epoch, e5.leader, e5.leader_epoch)
             xs6 = e5.isr
-            w += _S4.pack(len(xs6))
+            w += _S5.pack(len(xs6))
             if len(xs6) < 64:
                 w += _ARRAY_i[len(xs6)].pack(*xs6)
             else:
                 w += _pack('>' + str(len(xs6)) + 'i', *xs6)
-            w += _S4.pack(e5.partition_epoch)
+            w += _S5.pack(e5.partition_epoch)
             xs7 = e5.replicas
-            w += _S4.pack(len(xs7))
+            w += _S5.pack(len(xs7))
             if len(xs7) < 64:
                 w += _ARRAY_i[len(xs7)].pack(*xs7)
             else:
                 w += _pack('>' + str(len(xs7)) + 'i', *xs7)
             w += _S7.pack(e5.is_new)
     xs8 = o.live_leaders
-    w += _S4.pack(len(xs8))
+    w += _S5.pack(len(xs8))
     for e9 in xs8:
-        w += _S4.pack(e9.broker_id)
+        w += _S5.pack(e9.broker_id)
         v10 = e9.host_name
         v10 = v10.encode()
         w += _S1.pack(len(v10))
         w += v10
-        w += _S4.pack(e9.port)
+        w += _S5.pack(e9.port)
 
 
 def _r_LeaderAndIsrRequest_3(b, p):
@@ -600,11 +596,9 @@ def _r_LeaderAndIsrRequest_3(b, p):
                 raise DecodeError('LeaderAndIsrTopicState.TopicName: null where not nullable')
             else:
                 q6 = p + n5
-                if q6 > bl:
-                    raise DecodeError('LeaderAndIsrTopicState.TopicName: length ' + str(n5) + ' past the end')
                 e4.topic_name = str(b[p:q6], 'utf-8')
                 p = q6
-            n7, = _S4.unpack_from(b, p)
+            n7, = _S5.unpack_from(b, p)
             p += 4
             if n7 < 0:
                 raise DecodeError('LeaderAndIsrTopicState.PartitionStates: null where not nullable')
@@ -620,12 +614,12 @@ def _r_LeaderAndIsrRequest_3(b, p):
                     if n11 < 0:
                         raise DecodeError('LeaderAndIsrPartitionState.Isr: null where not nullable')
                     elif n11 < 64:
-                        e9.isr = list(_ARRAY_i[n11].unpack_from(b, p))
+                        e9.isr = [*_ARRAY_i[n11].unpack_from(b, p)]
                         p += 4 * n11
                     else:
                         if n11 > bl - p:
                             raise DecodeError('LeaderAndIsrPartitionState.Isr: count ' + str(n11) + ' past the end')
-                        e9.isr = list(_struct.Struct('>' + str(n11) + 'i').unpack_from(b, p))
+                        e9.isr = [*_struct.Struct('>' + str(n11) + 'i').unpack_from(b, p)]
                         p += 4 * n11
                     e9.partition_epoch, h12, = _S3.unpack_from(b, p)
                     p += 8
@@ -633,36 +627,36 @@ def _r_LeaderAndIsrRequest_3(b, p):
                     if n13 < 0:
                         raise DecodeError('LeaderAndIsrPartitionState.Replicas: null where not nullable')
                     elif n13 < 64:
-                        e9.replicas = list(_ARRAY_i[n13].unpack_from(b, p))
+                        e9.replicas = [*_ARRAY_i[n13].unpack_from(b, p)]
                         p += 4 * n13
                     else:
                         if n13 > bl - p:
                             raise DecodeError('LeaderAndIsrPartitionState.Replicas: count ' + str(n13) + ' past the end')
-                        e9.replicas = list(_struct.Struct('>' + str(n13) + 'i').unpack_from(b, p))
+                        e9.replicas = [*_struct.Struct('>' + str(n13) + 'i').unpack_from(b, p)]
                         p += 4 * n13
-                    n14, = _S4.unpack_from(b, p)
+                    n14, = _S5.unpack_from(b, p)
                     p += 4
                     if n14 < 0:
                         raise DecodeError('LeaderAndIsrPartitionState.AddingReplicas: null where not nullable')
                     elif n14 < 64:
-                        e9.adding_replicas = list(_ARRAY_i[n14].unpack_from(b, p))
+                        e9.adding_replicas = [*_ARRAY_i[n14].unpack_from(b, p)]
                         p += 4 * n14
                     else:
                         if n14 > bl - p:
                             raise DecodeError('LeaderAndIsrPartitionState.AddingReplicas: count ' + str(n14) + ' past the end')
-                        e9.adding_replicas = list(_struct.Struct('>' + str(n14) + 'i').unpack_from(b, p))
+                        e9.adding_replicas = [*_struct.Struct('>' + str(n14) + 'i').unpack_from(b, p)]
                         p += 4 * n14
-                    n15, = _S4.unpack_from(b, p)
+                    n15, = _S5.unpack_from(b, p)
                     p += 4
                     if n15 < 0:
                         raise DecodeError('LeaderAndIsrPartitionState.RemovingReplicas: null where not nullable')
                     elif n15 < 64:
-                        e9.removing_replicas = list(_ARRAY_i[n15].unpack_from(b, p))
+                        e9.removing_replicas = [*_ARRAY_i[n15].unpack_from(b, p)]
                         p += 4 * n15
                     else:
                         if n15 > bl - p:
                             raise DecodeError('LeaderAndIsrPartitionState.RemovingReplicas: count ' + str(n15) + ' past the end')
-                        e9.removing_replicas = list(_struct.Struct('>' + str(n15) + 'i').unpack_from(b, p))
+                        e9.removing_replicas = [*_struct.Struct('>' + str(n15) + 'i').unpack_from(b, p)]
                         p += 4 * n15
                     e9.is_new, = _S7.unpack_from(b, p)
                     p += 1
@@ -675,7 +669,7 @@ def _r_LeaderAndIsrRequest_3(b, p):
             e4.unknown_tagged_fields = None
             xs3.append(e4)
         o.topic_states = xs3
-    n16, = _S4.unpack_from(b, p)
+    n16, = _S5.unpack_from(b, p)
     p += 4
     if n16 < 0:
         raise DecodeError('LeaderAndIsrRequest.LiveLeaders: null where not nullable')
@@ -685,18 +679,16 @@ def _r_LeaderAndIsrRequest_3(b, p):
         xs17 = []
         for _ in range(n16):
             e18 = _new(_LeaderAndIsrRequest_LeaderAndIsrLiveLeader)
-            e18.broker_id, h19, = _S5.unpack_from(b, p)
+            e18.broker_id, h19, = _S4.unpack_from(b, p)
             p += 6
             n20 = h19
             if n20 < 0:
                 raise DecodeError('LeaderAndIsrLiveLeader.HostName: null where not nullable')
             else:
                 q21 = p + n20
-                if q21 > bl:
-                    raise DecodeError('LeaderAndIsrLiveLeader.HostName: length ' + str(n20) + ' past the end')
                 e18.host_name = str(b[p:q21], 'utf-8')
                 p = q21
-            e18.port, = _S4.unpack_from(b, p)
+            e18.port, = _S5.unpack_from(b, p)
             p += 4
             e18.unknown_tagged_fields = None
             xs17.append(e18)
@@ -705,6 +697,8 @@ def _r_LeaderAndIsrRequest_3(b, p):
     o.type = 0
     o.ungrouped_partition_states = []
     o.unknown_tagged_fields = None
+    if p > bl:
+        raise DecodeError('LeaderAndIsrRequest: a length runs past the end')
     return o, p
 
 
@@ -717,53 +711,53 @@ def _w_LeaderAndIsrRequest_3(o, w):
         raise UnsupportedFieldError('LeaderAndIsrRequest.UngroupedPartitionStates exists only in versions 0-1')
     w += _S9.pack(o.controller_id, o.controller_epoch, o.broker_epoch)
     xs1 = o.topic_states
-    w += _S4.pack(len(xs1))
+    w += _S5.pack(len(xs1))
     for e2 in xs1:
         v3 = e2.topic_name
         v3 = v3.encode()
         w += _S1.pack(len(v3))
         w += v3
         xs4 = e2.partition_states
-        w += _S4.pack(len(xs4))
+        w += _S5.pack(len(xs4))
         for e5 in xs4:
             if e5.leader_recovery_state != 0:
                 raise UnsupportedFieldError('LeaderAndIsrPartitionState.LeaderRecoveryState exists only in versions 6+')
             w += _S6.pack(e5.partition_index, e5.controller_epoch, e5.leader, e5.leader_epoch)
             xs6 = e5.isr
-            w += _S4.pack(len(xs6))
+            w += _S5.pack(len(xs6))
             if len(xs6) < 64:
                 w += _ARRAY_i[len(xs6)].pack(*xs6)
             else:
                 w += _pack('>' + str(len(xs6)) + 'i', *xs6)
-            w += _S4.pack(e5.partition_epoch)
+            w += _S5.pack(e5.partition_epoch)
             xs7 = e5.replicas
-            w += _S4.pack(len(xs7))
+            w += _S5.pack(len(xs7))
             if len(xs7) < 64:
                 w += _ARRAY_i[len(xs7)].pack(*xs7)
             else:
                 w += _pack('>' + str(len(xs7)) + 'i', *xs7)
             xs8 = e5.adding_replicas
-            w += _S4.pack(len(xs8))
+            w += _S5.pack(len(xs8))
             if len(xs8) < 64:
                 w += _ARRAY_i[len(xs8)].pack(*xs8)
             else:
                 w += _pack('>' + str(len(xs8)) + 'i', *xs8)
             xs9 = e5.removing_replicas
-            w += _S4.pack(len(xs9))
+            w += _S5.pack(len(xs9))
             if len(xs9) < 64:
                 w += _ARRAY_i[len(xs9)].pack(*xs9)
             else:
                 w += _pack('>' + str(len(xs9)) + 'i', *xs9)
             w += _S7.pack(e5.is_new)
     xs10 = o.live_leaders
-    w += _S4.pack(len(xs10))
+    w += _S5.pack(len(xs10))
     for e11 in xs10:
-        w += _S4.pack(e11.broker_id)
+        w += _S5.pack(e11.broker_id)
         v12 = e11.host_name
         v12 = v12.encode()
         w += _S1.pack(len(v12))
         w += v12
-        w += _S4.pack(e11.port)
+        w += _S5.pack(e11.port)
 
 
 def _t_LeaderAndIsrRequest_LeaderAndIsrPartitionState_0(b, p, o):
@@ -875,105 +869,127 @@ def _r_LeaderAndIsrRequest_4(b, p):
         xs3 = []
         for _ in range(n2):
             e4 = _new(_LeaderAndIsrRequest_LeaderAndIsrTopicState)
-            n5 = b[p] - 1
-            p += 1
-            if n5 > 126:
-                n5, p = _uvt(b, p, n5 + 1)
-                n5 -= 1
-            if n5 < 0:
-                raise DecodeError('LeaderAndIsrTopicState.TopicName: null where not nullable')
-            else:
-                q6 = p + n5
-                if q6 > bl:
-                    raise DecodeError('LeaderAndIsrTopicState.TopicName: length ' + str(n5) + ' past the end')
-                e4.topic_name = str(b[p:q6], 'utf-8')
+            h7 = b[p]
+            if 0 < h7 < 128:
+                q6 = p + h7
+                e4.topic_name = str(b[p + 1:q6], 'utf-8')
                 p = q6
-            n7 = b[p] - 1
+            else:
+                p += 1
+                n5 = h7 - 1
+                if n5 > 126:
+                    n5, p = _uvt(b, p, n5 + 1)
+                    n5 -= 1
+                if n5 < 0:
+                    raise DecodeError('LeaderAndIsrTopicState.TopicName: null where not nullable')
+                else:
+                    q6 = p + n5
+                    e4.topic_name = str(b[p:q6], 'utf-8')
+                    p = q6
+            n8 = b[p] - 1
             p += 1
-            if n7 > 126:
-                n7, p = _uvt(b, p, n7 + 1)
-                n7 -= 1
-            if n7 < 0:
+            if n8 > 126:
+                n8, p = _uvt(b, p, n8 + 1)
+                n8 -= 1
+            if n8 < 0:
                 raise DecodeError('LeaderAndIsrTopicState.PartitionStates: null where not nullable')
             else:
-                if n7 > bl - p:
-                    raise DecodeError('LeaderAndIsrTopicState.PartitionStates: count ' + str(n7) + ' past the end')
-                xs8 = []
-                for _ in range(n7):
-                    e9 = _new(_LeaderAndIsrRequest_LeaderAndIsrPartitionState)
-                    e9.partition_index, e9.controller_epoch, e9.leader, e9.leader_epoch, h10, = _S11.unpack_from(b, p)
+                if n8 > bl - p:
+                    raise DecodeError('LeaderAndIsrTopicState.PartitionStates: count ' + str(n8) + ' past the end')
+                xs9 = []
+                for _ in range(n8):
+                    e10 = _new(_LeaderAndIsrRequest_LeaderAndIsrPartitionState)
+                    e10.partition_index, e10.controller_epoch, e10.leader, e10.leader_epoch, h11, = _S11.unpack_from(b, p)
                     p += 17
-                    n11 = h10 - 1
-                    if n11 > 126:
-                        n11, p = _uvt(b, p, n11 + 1)
-                        n11 -= 1
-                    if n11 < 0:
-                        raise DecodeError('LeaderAndIsrPartitionState.Isr: null where not nullable')
-                    elif n11 < 64:
-                        e9.isr = list(_ARRAY_i[n11].unpack_from(b, p))
-                        p += 4 * n11
+                    if 0 < h11 < 65:
+                        e10.isr = [*_UNPACK_i[h11](b, p)]
+                        p += 4 * h11 - 4
                     else:
-                        if n11 > bl - p:
-                            raise DecodeError('LeaderAndIsrPartitionState.Isr: count ' + str(n11) + ' past the end')
-                        e9.isr = list(_struct.Struct('>' + str(n11) + 'i').unpack_from(b, p))
-                        p += 4 * n11
-                    e9.partition_epoch, h12, = _S12.unpack_from(b, p)
+                        n12 = h11 - 1
+                        if n12 > 126:
+                            n12, p = _uvt(b, p, n12 + 1)
+                            n12 -= 1
+                        if n12 < 0:
+                            raise DecodeError('LeaderAndIsrPartitionState.Isr: null where not nullable')
+                        elif n12 < 64:
+                            e10.isr = [*_ARRAY_i[n12].unpack_from(b, p)]
+                            p += 4 * n12
+                        else:
+                            if n12 > bl - p:
+                                raise DecodeError('LeaderAndIsrPartitionState.Isr: count ' + str(n12) + ' past the end')
+                            e10.isr = [*_struct.Struct('>' + str(n12) + 'i').unpack_from(b, p)]
+                            p += 4 * n12
+                    e10.partition_epoch, h13, = _S12.unpack_from(b, p)
                     p += 5
-                    n13 = h12 - 1
-                    if n13 > 126:
-                        n13, p = _uvt(b, p, n13 + 1)
-                        n13 -= 1
-                    if n13 < 0:
-                        raise DecodeError('LeaderAndIsrPartitionState.Replicas: null where not nullable')
-                    elif n13 < 64:
-                        e9.replicas = list(_ARRAY_i[n13].unpack_from(b, p))
-                        p += 4 * n13
+                    if 0 < h13 < 65:
+                        e10.replicas = [*_UNPACK_i[h13](b, p)]
+                        p += 4 * h13 - 4
                     else:
-                        if n13 > bl - p:
-                            raise DecodeError('LeaderAndIsrPartitionState.Replicas: count ' + str(n13) + ' past the end')
-                        e9.replicas = list(_struct.Struct('>' + str(n13) + 'i').unpack_from(b, p))
-                        p += 4 * n13
-                    n14 = b[p] - 1
-                    p += 1
-                    if n14 > 126:
-                        n14, p = _uvt(b, p, n14 + 1)
-                        n14 -= 1
-                    if n14 < 0:
-                        raise DecodeError('LeaderAndIsrPartitionState.AddingReplicas: null where not nullable')
-                    elif n14 < 64:
-                        e9.adding_replicas = list(_ARRAY_i[n14].unpack_from(b, p))
-                        p += 4 * n14
+                        n14 = h13 - 1
+                        if n14 > 126:
+                            n14, p = _uvt(b, p, n14 + 1)
+                            n14 -= 1
+                        if n14 < 0:
+                            raise DecodeError('LeaderAndIsrPartitionState.Replicas: null where not nullable')
+                        elif n14 < 64:
+                            e10.replicas = [*_ARRAY_i[n14].unpack_from(b, p)]
+                            p += 4 * n14
+                        else:
+                            if n14 > bl - p:
+                                raise DecodeError('LeaderAndIsrPartitionState.Replicas: count ' + str(n14) + ' past the end')
+                            e10.replicas = [*_struct.Struct('>' + str(n14) + 'i').unpack_from(b, p)]
+                            p += 4 * n14
+                    h16 = b[p]
+                    if 0 < h16 < 65:
+                        e10.adding_replicas = [*_UNPACK_i[h16](b, p + 1)]
+                        p += 4 * h16 - 3
                     else:
-                        if n14 > bl - p:
-                            raise DecodeError('LeaderAndIsrPartitionState.AddingReplicas: count ' + str(n14) + ' past the end')
-                        e9.adding_replicas = list(_struct.Struct('>' + str(n14) + 'i').unpack_from(b, p))
-                        p += 4 * n14
-                    n15 = b[p] - 1
-                    p += 1
-                    if n15 > 126:
-                        n15, p = _uvt(b, p, n15 + 1)
-                        n15 -= 1
-                    if n15 < 0:
-                        raise DecodeError('LeaderAndIsrPartitionState.RemovingReplicas: null where not nullable')
-                    elif n15 < 64:
-                        e9.removing_replicas = list(_ARRAY_i[n15].unpack_from(b, p))
-                        p += 4 * n15
+                        p += 1
+                        n15 = h16 - 1
+                        if n15 > 126:
+                            n15, p = _uvt(b, p, n15 + 1)
+                            n15 -= 1
+                        if n15 < 0:
+                            raise DecodeError('LeaderAndIsrPartitionState.AddingReplicas: null where not nullable')
+                        elif n15 < 64:
+                            e10.adding_replicas = [*_ARRAY_i[n15].unpack_from(b, p)]
+                            p += 4 * n15
+                        else:
+                            if n15 > bl - p:
+                                raise DecodeError('LeaderAndIsrPartitionState.AddingReplicas: count ' + str(n15) + ' past the end')
+                            e10.adding_replicas = [*_struct.Struct('>' + str(n15) + 'i').unpack_from(b, p)]
+                            p += 4 * n15
+                    h18 = b[p]
+                    if 0 < h18 < 65:
+                        e10.removing_replicas = [*_UNPACK_i[h18](b, p + 1)]
+                        p += 4 * h18 - 3
                     else:
-                        if n15 > bl - p:
-                            raise DecodeError('LeaderAndIsrPartitionState.RemovingReplicas: count ' + str(n15) + ' past the end')
-                        e9.removing_replicas = list(_struct.Struct('>' + str(n15) + 'i').unpack_from(b, p))
-                        p += 4 * n15
-                    e9.is_new, = _S7.unpack_from(b, p)
+                        p += 1
+                        n17 = h18 - 1
+                        if n17 > 126:
+                            n17, p = _uvt(b, p, n17 + 1)
+                            n17 -= 1
+                        if n17 < 0:
+                            raise DecodeError('LeaderAndIsrPartitionState.RemovingReplicas: null where not nullable')
+                        elif n17 < 64:
+                            e10.removing_replicas = [*_ARRAY_i[n17].unpack_from(b, p)]
+                            p += 4 * n17
+                        else:
+                            if n17 > bl - p:
+                                raise DecodeError('LeaderAndIsrPartitionState.RemovingReplicas: count ' + str(n17) + ' past the end')
+                            e10.removing_replicas = [*_struct.Struct('>' + str(n17) + 'i').unpack_from(b, p)]
+                            p += 4 * n17
+                    e10.is_new, = _S7.unpack_from(b, p)
                     p += 1
-                    e9.topic_name = ''
-                    e9.leader_recovery_state = 0
+                    e10.topic_name = ''
+                    e10.leader_recovery_state = 0
                     if b[p] == 0:  # no tagged fields, the common case
-                        e9.unknown_tagged_fields = None
+                        e10.unknown_tagged_fields = None
                         p += 1
                     else:
-                        p = _t_LeaderAndIsrRequest_LeaderAndIsrPartitionState_0(b, p, e9)
-                    xs8.append(e9)
-                e4.partition_states = xs8
+                        p = _t_LeaderAndIsrRequest_LeaderAndIsrPartitionState_0(b, p, e10)
+                    xs9.append(e10)
+                e4.partition_states = xs9
             e4.topic_id = UUID_ZERO
             if b[p] == 0:  # no tagged fields, the common case
                 e4.unknown_tagged_fields = None
@@ -982,42 +998,45 @@ def _r_LeaderAndIsrRequest_4(b, p):
                 p = _t_LeaderAndIsrRequest_LeaderAndIsrTopicState_0(b, p, e4)
             xs3.append(e4)
         o.topic_states = xs3
-    n16 = b[p] - 1
+    n19 = b[p] - 1
     p += 1
-    if n16 > 126:
-        n16, p = _uvt(b, p, n16 + 1)
-        n16 -= 1
-    if n16 < 0:
+    if n19 > 126:
+        n19, p = _uvt(b, p, n19 + 1)
+        n19 -= 1
+    if n19 < 0:
         raise DecodeError('LeaderAndIsrRequest.LiveLeaders: null where not nullable')
     else:
-        if n16 > bl - p:
-            raise DecodeError('LeaderAndIsrRequest.LiveLeaders: count ' + str(n16) + ' past the end')
-        xs17 = []
-        for _ in range(n16):
-            e18 = _new(_LeaderAndIsrRequest_LeaderAndIsrLiveLeader)
-            e18.broker_id, h19, = _S12.unpack_from(b, p)
+        if n19 > bl - p:
+            raise DecodeError('LeaderAndIsrRequest.LiveLeaders: count ' + str(n19) + ' past the end')
+        xs20 = []
+        for _ in range(n19):
+            e21 = _new(_LeaderAndIsrRequest_LeaderAndIsrLiveLeader)
+            e21.broker_id, h22, = _S12.unpack_from(b, p)
             p += 5
-            n20 = h19 - 1
-            if n20 > 126:
-                n20, p = _uvt(b, p, n20 + 1)
-                n20 -= 1
-            if n20 < 0:
-                raise DecodeError('LeaderAndIsrLiveLeader.HostName: null where not nullable')
+            if 0 < h22 < 128:
+                q24 = p + h22 - 1
+                e21.host_name = str(b[p:q24], 'utf-8')
+                p = q24
             else:
-                q21 = p + n20
-                if q21 > bl:
-                    raise DecodeError('LeaderAndIsrLiveLeader.HostName: length ' + str(n20) + ' past the end')
-                e18.host_name = str(b[p:q21], 'utf-8')
-                p = q21
-            e18.port, = _S4.unpack_from(b, p)
+                n23 = h22 - 1
+                if n23 > 126:
+                    n23, p = _uvt(b, p, n23 + 1)
+                    n23 -= 1
+                if n23 < 0:
+                    raise DecodeError('LeaderAndIsrLiveLeader.HostName: null where not nullable')
+                else:
+                    q24 = p + n23
+                    e21.host_name = str(b[p:q24], 'utf-8')
+                    p = q24
+            e21.port, = _S5.unpack_from(b, p)
             p += 4
             if b[p] == 0:  # no tagged fields, the common case
-                e18.unknown_tagged_fields = None
+                e21.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_LeaderAndIsrRequest_LeaderAndIsrLiveLeader_0(b, p, e18)
-            xs17.append(e18)
-        o.live_leaders = xs17
+                p = _t_LeaderAndIsrRequest_LeaderAndIsrLiveLeader_0(b, p, e21)
+            xs20.append(e21)
+        o.live_leaders = xs20
     o.is_k_raft_controller = False
     o.type = 0
     o.ungrouped_partition_states = []
@@ -1026,6 +1045,8 @@ def _r_LeaderAndIsrRequest_4(b, p):
         p += 1
     else:
         p = _t_LeaderAndIsrRequest_0(b, p, o)
+    if p > bl:
+        raise DecodeError('LeaderAndIsrRequest: a length runs past the end')
     return o, p
 
 
@@ -1072,7 +1093,7 @@ def _w_LeaderAndIsrRequest_4(o, w):
                 w += _ARRAY_i[len(xs6)].pack(*xs6)
             else:
                 w += _pack('>' + str(len(xs6)) + 'i', *xs6)
-            w += _S4.pack(e5.partition_epoch)
+            w += _S5.pack(e5.partition_epoch)
             xs7 = e5.replicas
             ln = len(xs7) + 1
             if ln < 128:
@@ -1119,7 +1140,7 @@ def _w_LeaderAndIsrRequest_4(o, w):
     else:
         _wuv(w, ln)
     for e11 in xs10:
-        w += _S4.pack(e11.broker_id)
+        w += _S5.pack(e11.broker_id)
         v12 = e11.host_name
         v12 = v12.encode()
         ln = len(v12) + 1
@@ -1128,7 +1149,7 @@ def _w_LeaderAndIsrRequest_4(o, w):
         else:
             _wuv(w, ln)
         w += v12
-        w += _S4.pack(e11.port)
+        w += _S5.pack(e11.port)
         if e11.unknown_tagged_fields:
             _wtags(w, e11.unknown_tagged_fields)
         else:
@@ -1156,106 +1177,128 @@ def _r_LeaderAndIsrRequest_5(b, p):
         xs3 = []
         for _ in range(n2):
             e4 = _new(_LeaderAndIsrRequest_LeaderAndIsrTopicState)
-            n5 = b[p] - 1
-            p += 1
-            if n5 > 126:
-                n5, p = _uvt(b, p, n5 + 1)
-                n5 -= 1
-            if n5 < 0:
-                raise DecodeError('LeaderAndIsrTopicState.TopicName: null where not nullable')
-            else:
-                q6 = p + n5
-                if q6 > bl:
-                    raise DecodeError('LeaderAndIsrTopicState.TopicName: length ' + str(n5) + ' past the end')
-                e4.topic_name = str(b[p:q6], 'utf-8')
+            h7 = b[p]
+            if 0 < h7 < 128:
+                q6 = p + h7
+                e4.topic_name = str(b[p + 1:q6], 'utf-8')
                 p = q6
-            e4.topic_id, h7, = _S14.unpack_from(b, p)
+            else:
+                p += 1
+                n5 = h7 - 1
+                if n5 > 126:
+                    n5, p = _uvt(b, p, n5 + 1)
+                    n5 -= 1
+                if n5 < 0:
+                    raise DecodeError('LeaderAndIsrTopicState.TopicName: null where not nullable')
+                else:
+                    q6 = p + n5
+                    e4.topic_name = str(b[p:q6], 'utf-8')
+                    p = q6
+            e4.topic_id, h8, = _S14.unpack_from(b, p)
             p += 17
-            n8 = h7 - 1
-            if n8 > 126:
-                n8, p = _uvt(b, p, n8 + 1)
-                n8 -= 1
-            if n8 < 0:
+            n9 = h8 - 1
+            if n9 > 126:
+                n9, p = _uvt(b, p, n9 + 1)
+                n9 -= 1
+            if n9 < 0:
                 raise DecodeError('LeaderAndIsrTopicState.PartitionStates: null where not nullable')
             else:
-                if n8 > bl - p:
-                    raise DecodeError('LeaderAndIsrTopicState.PartitionStates: count ' + str(n8) + ' past the end')
-                xs9 = []
-                for _ in range(n8):
-                    e10 = _new(_LeaderAndIsrRequest_LeaderAndIsrPartitionState)
-                    e10.partition_index, e10.controller_epoch, e10.leader, e10.leader_epoch, h11, = _S11.unpack_from(b, p)
+                if n9 > bl - p:
+                    raise DecodeError('LeaderAndIsrTopicState.PartitionStates: count ' + str(n9) + ' past the end')
+                xs10 = []
+                for _ in range(n9):
+                    e11 = _new(_LeaderAndIsrRequest_LeaderAndIsrPartitionState)
+                    e11.partition_index, e11.controller_epoch, e11.leader, e11.leader_epoch, h12, = _S11.unpack_from(b, p)
                     p += 17
-                    n12 = h11 - 1
-                    if n12 > 126:
-                        n12, p = _uvt(b, p, n12 + 1)
-                        n12 -= 1
-                    if n12 < 0:
-                        raise DecodeError('LeaderAndIsrPartitionState.Isr: null where not nullable')
-                    elif n12 < 64:
-                        e10.isr = list(_ARRAY_i[n12].unpack_from(b, p))
-                        p += 4 * n12
+                    if 0 < h12 < 65:
+                        e11.isr = [*_UNPACK_i[h12](b, p)]
+                        p += 4 * h12 - 4
                     else:
-                        if n12 > bl - p:
-                            raise DecodeError('LeaderAndIsrPartitionState.Isr: count ' + str(n12) + ' past the end')
-                        e10.isr = list(_struct.Struct('>' + str(n12) + 'i').unpack_from(b, p))
-                        p += 4 * n12
-                    e10.partition_epoch, h13, = _S12.unpack_from(b, p)
+                        n13 = h12 - 1
+                        if n13 > 126:
+                            n13, p = _uvt(b, p, n13 + 1)
+                            n13 -= 1
+                        if n13 < 0:
+                            raise DecodeError('LeaderAndIsrPartitionState.Isr: null where not nullable')
+                        elif n13 < 64:
+                            e11.isr = [*_ARRAY_i[n13].unpack_from(b, p)]
+                            p += 4 * n13
+                        else:
+                            if n13 > bl - p:
+                                raise DecodeError('LeaderAndIsrPartitionState.Isr: count ' + str(n13) + ' past the end')
+                            e11.isr = [*_struct.Struct('>' + str(n13) + 'i').unpack_from(b, p)]
+                            p += 4 * n13
+                    e11.partition_epoch, h14, = _S12.unpack_from(b, p)
                     p += 5
-                    n14 = h13 - 1
-                    if n14 > 126:
-                        n14, p = _uvt(b, p, n14 + 1)
-                        n14 -= 1
-                    if n14 < 0:
-                        raise DecodeError('LeaderAndIsrPartitionState.Replicas: null where not nullable')
-                    elif n14 < 64:
-                        e10.replicas = list(_ARRAY_i[n14].unpack_from(b, p))
-                        p += 4 * n14
+                    if 0 < h14 < 65:
+                        e11.replicas = [*_UNPACK_i[h14](b, p)]
+                        p += 4 * h14 - 4
                     else:
-                        if n14 > bl - p:
-                            raise DecodeError('LeaderAndIsrPartitionState.Replicas: count ' + str(n14) + ' past the end')
-                        e10.replicas = list(_struct.Struct('>' + str(n14) + 'i').unpack_from(b, p))
-                        p += 4 * n14
-                    n15 = b[p] - 1
-                    p += 1
-                    if n15 > 126:
-                        n15, p = _uvt(b, p, n15 + 1)
-                        n15 -= 1
-                    if n15 < 0:
-                        raise DecodeError('LeaderAndIsrPartitionState.AddingReplicas: null where not nullable')
-                    elif n15 < 64:
-                        e10.adding_replicas = list(_ARRAY_i[n15].unpack_from(b, p))
-                        p += 4 * n15
+                        n15 = h14 - 1
+                        if n15 > 126:
+                            n15, p = _uvt(b, p, n15 + 1)
+                            n15 -= 1
+                        if n15 < 0:
+                            raise DecodeError('LeaderAndIsrPartitionState.Replicas: null where not nullable')
+                        elif n15 < 64:
+                            e11.replicas = [*_ARRAY_i[n15].unpack_from(b, p)]
+                            p += 4 * n15
+                        else:
+                            if n15 > bl - p:
+                                raise DecodeError('LeaderAndIsrPartitionState.Replicas: count ' + str(n15) + ' past the end')
+                            e11.replicas = [*_struct.Struct('>' + str(n15) + 'i').unpack_from(b, p)]
+                            p += 4 * n15
+                    h17 = b[p]
+                    if 0 < h17 < 65:
+                        e11.adding_replicas = [*_UNPACK_i[h17](b, p + 1)]
+                        p += 4 * h17 - 3
                     else:
-                        if n15 > bl - p:
-                            raise DecodeError('LeaderAndIsrPartitionState.AddingReplicas: count ' + str(n15) + ' past the end')
-                        e10.adding_replicas = list(_struct.Struct('>' + str(n15) + 'i').unpack_from(b, p))
-                        p += 4 * n15
-                    n16 = b[p] - 1
-                    p += 1
-                    if n16 > 126:
-                        n16, p = _uvt(b, p, n16 + 1)
-                        n16 -= 1
-                    if n16 < 0:
-                        raise DecodeError('LeaderAndIsrPartitionState.RemovingReplicas: null where not nullable')
-                    elif n16 < 64:
-                        e10.removing_replicas = list(_ARRAY_i[n16].unpack_from(b, p))
-                        p += 4 * n16
+                        p += 1
+                        n16 = h17 - 1
+                        if n16 > 126:
+                            n16, p = _uvt(b, p, n16 + 1)
+                            n16 -= 1
+                        if n16 < 0:
+                            raise DecodeError('LeaderAndIsrPartitionState.AddingReplicas: null where not nullable')
+                        elif n16 < 64:
+                            e11.adding_replicas = [*_ARRAY_i[n16].unpack_from(b, p)]
+                            p += 4 * n16
+                        else:
+                            if n16 > bl - p:
+                                raise DecodeError('LeaderAndIsrPartitionState.AddingReplicas: count ' + str(n16) + ' past the end')
+                            e11.adding_replicas = [*_struct.Struct('>' + str(n16) + 'i').unpack_from(b, p)]
+                            p += 4 * n16
+                    h19 = b[p]
+                    if 0 < h19 < 65:
+                        e11.removing_replicas = [*_UNPACK_i[h19](b, p + 1)]
+                        p += 4 * h19 - 3
                     else:
-                        if n16 > bl - p:
-                            raise DecodeError('LeaderAndIsrPartitionState.RemovingReplicas: count ' + str(n16) + ' past the end')
-                        e10.removing_replicas = list(_struct.Struct('>' + str(n16) + 'i').unpack_from(b, p))
-                        p += 4 * n16
-                    e10.is_new, = _S7.unpack_from(b, p)
+                        p += 1
+                        n18 = h19 - 1
+                        if n18 > 126:
+                            n18, p = _uvt(b, p, n18 + 1)
+                            n18 -= 1
+                        if n18 < 0:
+                            raise DecodeError('LeaderAndIsrPartitionState.RemovingReplicas: null where not nullable')
+                        elif n18 < 64:
+                            e11.removing_replicas = [*_ARRAY_i[n18].unpack_from(b, p)]
+                            p += 4 * n18
+                        else:
+                            if n18 > bl - p:
+                                raise DecodeError('LeaderAndIsrPartitionState.RemovingReplicas: count ' + str(n18) + ' past the end')
+                            e11.removing_replicas = [*_struct.Struct('>' + str(n18) + 'i').unpack_from(b, p)]
+                            p += 4 * n18
+                    e11.is_new, = _S7.unpack_from(b, p)
                     p += 1
-                    e10.topic_name = ''
-                    e10.leader_recovery_state = 0
+                    e11.topic_name = ''
+                    e11.leader_recovery_state = 0
                     if b[p] == 0:  # no tagged fields, the common case
-                        e10.unknown_tagged_fields = None
+                        e11.unknown_tagged_fields = None
                         p += 1
                     else:
-                        p = _t_LeaderAndIsrRequest_LeaderAndIsrPartitionState_0(b, p, e10)
-                    xs9.append(e10)
-                e4.partition_states = xs9
+                        p = _t_LeaderAndIsrRequest_LeaderAndIsrPartitionState_0(b, p, e11)
+                    xs10.append(e11)
+                e4.partition_states = xs10
             if b[p] == 0:  # no tagged fields, the common case
                 e4.unknown_tagged_fields = None
                 p += 1
@@ -1263,42 +1306,45 @@ def _r_LeaderAndIsrRequest_5(b, p):
                 p = _t_LeaderAndIsrRequest_LeaderAndIsrTopicState_0(b, p, e4)
             xs3.append(e4)
         o.topic_states = xs3
-    n17 = b[p] - 1
+    n20 = b[p] - 1
     p += 1
-    if n17 > 126:
-        n17, p = _uvt(b, p, n17 + 1)
-        n17 -= 1
-    if n17 < 0:
+    if n20 > 126:
+        n20, p = _uvt(b, p, n20 + 1)
+        n20 -= 1
+    if n20 < 0:
         raise DecodeError('LeaderAndIsrRequest.LiveLeaders: null where not nullable')
     else:
-        if n17 > bl - p:
-            raise DecodeError('LeaderAndIsrRequest.LiveLeaders: count ' + str(n17) + ' past the end')
-        xs18 = []
-        for _ in range(n17):
-            e19 = _new(_LeaderAndIsrRequest_LeaderAndIsrLiveLeader)
-            e19.broker_id, h20, = _S12.unpack_from(b, p)
+        if n20 > bl - p:
+            raise DecodeError('LeaderAndIsrRequest.LiveLeaders: count ' + str(n20) + ' past the end')
+        xs21 = []
+        for _ in range(n20):
+            e22 = _new(_LeaderAndIsrRequest_LeaderAndIsrLiveLeader)
+            e22.broker_id, h23, = _S12.unpack_from(b, p)
             p += 5
-            n21 = h20 - 1
-            if n21 > 126:
-                n21, p = _uvt(b, p, n21 + 1)
-                n21 -= 1
-            if n21 < 0:
-                raise DecodeError('LeaderAndIsrLiveLeader.HostName: null where not nullable')
+            if 0 < h23 < 128:
+                q25 = p + h23 - 1
+                e22.host_name = str(b[p:q25], 'utf-8')
+                p = q25
             else:
-                q22 = p + n21
-                if q22 > bl:
-                    raise DecodeError('LeaderAndIsrLiveLeader.HostName: length ' + str(n21) + ' past the end')
-                e19.host_name = str(b[p:q22], 'utf-8')
-                p = q22
-            e19.port, = _S4.unpack_from(b, p)
+                n24 = h23 - 1
+                if n24 > 126:
+                    n24, p = _uvt(b, p, n24 + 1)
+                    n24 -= 1
+                if n24 < 0:
+                    raise DecodeError('LeaderAndIsrLiveLeader.HostName: null where not nullable')
+                else:
+                    q25 = p + n24
+                    e22.host_name = str(b[p:q25], 'utf-8')
+                    p = q25
+            e22.port, = _S5.unpack_from(b, p)
             p += 4
             if b[p] == 0:  # no tagged fields, the common case
-                e19.unknown_tagged_fields = None
+                e22.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_LeaderAndIsrRequest_LeaderAndIsrLiveLeader_0(b, p, e19)
-            xs18.append(e19)
-        o.live_leaders = xs18
+                p = _t_LeaderAndIsrRequest_LeaderAndIsrLiveLeader_0(b, p, e22)
+            xs21.append(e22)
+        o.live_leaders = xs21
     o.is_k_raft_controller = False
     o.ungrouped_partition_states = []
     if b[p] == 0:  # no tagged fields, the common case
@@ -1306,6 +1352,8 @@ def _r_LeaderAndIsrRequest_5(b, p):
         p += 1
     else:
         p = _t_LeaderAndIsrRequest_0(b, p, o)
+    if p > bl:
+        raise DecodeError('LeaderAndIsrRequest: a length runs past the end')
     return o, p
 
 
@@ -1351,7 +1399,7 @@ def _w_LeaderAndIsrRequest_5(o, w):
                 w += _ARRAY_i[len(xs6)].pack(*xs6)
             else:
                 w += _pack('>' + str(len(xs6)) + 'i', *xs6)
-            w += _S4.pack(e5.partition_epoch)
+            w += _S5.pack(e5.partition_epoch)
             xs7 = e5.replicas
             ln = len(xs7) + 1
             if ln < 128:
@@ -1398,7 +1446,7 @@ def _w_LeaderAndIsrRequest_5(o, w):
     else:
         _wuv(w, ln)
     for e11 in xs10:
-        w += _S4.pack(e11.broker_id)
+        w += _S5.pack(e11.broker_id)
         v12 = e11.host_name
         v12 = v12.encode()
         ln = len(v12) + 1
@@ -1407,7 +1455,7 @@ def _w_LeaderAndIsrRequest_5(o, w):
         else:
             _wuv(w, ln)
         w += v12
-        w += _S4.pack(e11.port)
+        w += _S5.pack(e11.port)
         if e11.unknown_tagged_fields:
             _wtags(w, e11.unknown_tagged_fields)
         else:
@@ -1435,105 +1483,127 @@ def _r_LeaderAndIsrRequest_6(b, p):
         xs3 = []
         for _ in range(n2):
             e4 = _new(_LeaderAndIsrRequest_LeaderAndIsrTopicState)
-            n5 = b[p] - 1
-            p += 1
-            if n5 > 126:
-                n5, p = _uvt(b, p, n5 + 1)
-                n5 -= 1
-            if n5 < 0:
-                raise DecodeError('LeaderAndIsrTopicState.TopicName: null where not nullable')
-            else:
-                q6 = p + n5
-                if q6 > bl:
-                    raise DecodeError('LeaderAndIsrTopicState.TopicName: length ' + str(n5) + ' past the end')
-                e4.topic_name = str(b[p:q6], 'utf-8')
+            h7 = b[p]
+            if 0 < h7 < 128:
+                q6 = p + h7
+                e4.topic_name = str(b[p + 1:q6], 'utf-8')
                 p = q6
-            e4.topic_id, h7, = _S14.unpack_from(b, p)
+            else:
+                p += 1
+                n5 = h7 - 1
+                if n5 > 126:
+                    n5, p = _uvt(b, p, n5 + 1)
+                    n5 -= 1
+                if n5 < 0:
+                    raise DecodeError('LeaderAndIsrTopicState.TopicName: null where not nullable')
+                else:
+                    q6 = p + n5
+                    e4.topic_name = str(b[p:q6], 'utf-8')
+                    p = q6
+            e4.topic_id, h8, = _S14.unpack_from(b, p)
             p += 17
-            n8 = h7 - 1
-            if n8 > 126:
-                n8, p = _uvt(b, p, n8 + 1)
-                n8 -= 1
-            if n8 < 0:
+            n9 = h8 - 1
+            if n9 > 126:
+                n9, p = _uvt(b, p, n9 + 1)
+                n9 -= 1
+            if n9 < 0:
                 raise DecodeError('LeaderAndIsrTopicState.PartitionStates: null where not nullable')
             else:
-                if n8 > bl - p:
-                    raise DecodeError('LeaderAndIsrTopicState.PartitionStates: count ' + str(n8) + ' past the end')
-                xs9 = []
-                for _ in range(n8):
-                    e10 = _new(_LeaderAndIsrRequest_LeaderAndIsrPartitionState)
-                    e10.partition_index, e10.controller_epoch, e10.leader, e10.leader_epoch, h11, = _S11.unpack_from(b, p)
+                if n9 > bl - p:
+                    raise DecodeError('LeaderAndIsrTopicState.PartitionStates: count ' + str(n9) + ' past the end')
+                xs10 = []
+                for _ in range(n9):
+                    e11 = _new(_LeaderAndIsrRequest_LeaderAndIsrPartitionState)
+                    e11.partition_index, e11.controller_epoch, e11.leader, e11.leader_epoch, h12, = _S11.unpack_from(b, p)
                     p += 17
-                    n12 = h11 - 1
-                    if n12 > 126:
-                        n12, p = _uvt(b, p, n12 + 1)
-                        n12 -= 1
-                    if n12 < 0:
-                        raise DecodeError('LeaderAndIsrPartitionState.Isr: null where not nullable')
-                    elif n12 < 64:
-                        e10.isr = list(_ARRAY_i[n12].unpack_from(b, p))
-                        p += 4 * n12
+                    if 0 < h12 < 65:
+                        e11.isr = [*_UNPACK_i[h12](b, p)]
+                        p += 4 * h12 - 4
                     else:
-                        if n12 > bl - p:
-                            raise DecodeError('LeaderAndIsrPartitionState.Isr: count ' + str(n12) + ' past the end')
-                        e10.isr = list(_struct.Struct('>' + str(n12) + 'i').unpack_from(b, p))
-                        p += 4 * n12
-                    e10.partition_epoch, h13, = _S12.unpack_from(b, p)
+                        n13 = h12 - 1
+                        if n13 > 126:
+                            n13, p = _uvt(b, p, n13 + 1)
+                            n13 -= 1
+                        if n13 < 0:
+                            raise DecodeError('LeaderAndIsrPartitionState.Isr: null where not nullable')
+                        elif n13 < 64:
+                            e11.isr = [*_ARRAY_i[n13].unpack_from(b, p)]
+                            p += 4 * n13
+                        else:
+                            if n13 > bl - p:
+                                raise DecodeError('LeaderAndIsrPartitionState.Isr: count ' + str(n13) + ' past the end')
+                            e11.isr = [*_struct.Struct('>' + str(n13) + 'i').unpack_from(b, p)]
+                            p += 4 * n13
+                    e11.partition_epoch, h14, = _S12.unpack_from(b, p)
                     p += 5
-                    n14 = h13 - 1
-                    if n14 > 126:
-                        n14, p = _uvt(b, p, n14 + 1)
-                        n14 -= 1
-                    if n14 < 0:
-                        raise DecodeError('LeaderAndIsrPartitionState.Replicas: null where not nullable')
-                    elif n14 < 64:
-                        e10.replicas = list(_ARRAY_i[n14].unpack_from(b, p))
-                        p += 4 * n14
+                    if 0 < h14 < 65:
+                        e11.replicas = [*_UNPACK_i[h14](b, p)]
+                        p += 4 * h14 - 4
                     else:
-                        if n14 > bl - p:
-                            raise DecodeError('LeaderAndIsrPartitionState.Replicas: count ' + str(n14) + ' past the end')
-                        e10.replicas = list(_struct.Struct('>' + str(n14) + 'i').unpack_from(b, p))
-                        p += 4 * n14
-                    n15 = b[p] - 1
-                    p += 1
-                    if n15 > 126:
-                        n15, p = _uvt(b, p, n15 + 1)
-                        n15 -= 1
-                    if n15 < 0:
-                        raise DecodeError('LeaderAndIsrPartitionState.AddingReplicas: null where not nullable')
-                    elif n15 < 64:
-                        e10.adding_replicas = list(_ARRAY_i[n15].unpack_from(b, p))
-                        p += 4 * n15
+                        n15 = h14 - 1
+                        if n15 > 126:
+                            n15, p = _uvt(b, p, n15 + 1)
+                            n15 -= 1
+                        if n15 < 0:
+                            raise DecodeError('LeaderAndIsrPartitionState.Replicas: null where not nullable')
+                        elif n15 < 64:
+                            e11.replicas = [*_ARRAY_i[n15].unpack_from(b, p)]
+                            p += 4 * n15
+                        else:
+                            if n15 > bl - p:
+                                raise DecodeError('LeaderAndIsrPartitionState.Replicas: count ' + str(n15) + ' past the end')
+                            e11.replicas = [*_struct.Struct('>' + str(n15) + 'i').unpack_from(b, p)]
+                            p += 4 * n15
+                    h17 = b[p]
+                    if 0 < h17 < 65:
+                        e11.adding_replicas = [*_UNPACK_i[h17](b, p + 1)]
+                        p += 4 * h17 - 3
                     else:
-                        if n15 > bl - p:
-                            raise DecodeError('LeaderAndIsrPartitionState.AddingReplicas: count ' + str(n15) + ' past the end')
-                        e10.adding_replicas = list(_struct.Struct('>' + str(n15) + 'i').unpack_from(b, p))
-                        p += 4 * n15
-                    n16 = b[p] - 1
-                    p += 1
-                    if n16 > 126:
-                        n16, p = _uvt(b, p, n16 + 1)
-                        n16 -= 1
-                    if n16 < 0:
-                        raise DecodeError('LeaderAndIsrPartitionState.RemovingReplicas: null where not nullable')
-                    elif n16 < 64:
-                        e10.removing_replicas = list(_ARRAY_i[n16].unpack_from(b, p))
-                        p += 4 * n16
+                        p += 1
+                        n16 = h17 - 1
+                        if n16 > 126:
+                            n16, p = _uvt(b, p, n16 + 1)
+                            n16 -= 1
+                        if n16 < 0:
+                            raise DecodeError('LeaderAndIsrPartitionState.AddingReplicas: null where not nullable')
+                        elif n16 < 64:
+                            e11.adding_replicas = [*_ARRAY_i[n16].unpack_from(b, p)]
+                            p += 4 * n16
+                        else:
+                            if n16 > bl - p:
+                                raise DecodeError('LeaderAndIsrPartitionState.AddingReplicas: count ' + str(n16) + ' past the end')
+                            e11.adding_replicas = [*_struct.Struct('>' + str(n16) + 'i').unpack_from(b, p)]
+                            p += 4 * n16
+                    h19 = b[p]
+                    if 0 < h19 < 65:
+                        e11.removing_replicas = [*_UNPACK_i[h19](b, p + 1)]
+                        p += 4 * h19 - 3
                     else:
-                        if n16 > bl - p:
-                            raise DecodeError('LeaderAndIsrPartitionState.RemovingReplicas: count ' + str(n16) + ' past the end')
-                        e10.removing_replicas = list(_struct.Struct('>' + str(n16) + 'i').unpack_from(b, p))
-                        p += 4 * n16
-                    e10.is_new, e10.leader_recovery_state, = _S17.unpack_from(b, p)
+                        p += 1
+                        n18 = h19 - 1
+                        if n18 > 126:
+                            n18, p = _uvt(b, p, n18 + 1)
+                            n18 -= 1
+                        if n18 < 0:
+                            raise DecodeError('LeaderAndIsrPartitionState.RemovingReplicas: null where not nullable')
+                        elif n18 < 64:
+                            e11.removing_replicas = [*_ARRAY_i[n18].unpack_from(b, p)]
+                            p += 4 * n18
+                        else:
+                            if n18 > bl - p:
+                                raise DecodeError('LeaderAndIsrPartitionState.RemovingReplicas: count ' + str(n18) + ' past the end')
+                            e11.removing_replicas = [*_struct.Struct('>' + str(n18) + 'i').unpack_from(b, p)]
+                            p += 4 * n18
+                    e11.is_new, e11.leader_recovery_state, = _S17.unpack_from(b, p)
                     p += 2
-                    e10.topic_name = ''
+                    e11.topic_name = ''
                     if b[p] == 0:  # no tagged fields, the common case
-                        e10.unknown_tagged_fields = None
+                        e11.unknown_tagged_fields = None
                         p += 1
                     else:
-                        p = _t_LeaderAndIsrRequest_LeaderAndIsrPartitionState_0(b, p, e10)
-                    xs9.append(e10)
-                e4.partition_states = xs9
+                        p = _t_LeaderAndIsrRequest_LeaderAndIsrPartitionState_0(b, p, e11)
+                    xs10.append(e11)
+                e4.partition_states = xs10
             if b[p] == 0:  # no tagged fields, the common case
                 e4.unknown_tagged_fields = None
                 p += 1
@@ -1541,42 +1611,45 @@ def _r_LeaderAndIsrRequest_6(b, p):
                 p = _t_LeaderAndIsrRequest_LeaderAndIsrTopicState_0(b, p, e4)
             xs3.append(e4)
         o.topic_states = xs3
-    n17 = b[p] - 1
+    n20 = b[p] - 1
     p += 1
-    if n17 > 126:
-        n17, p = _uvt(b, p, n17 + 1)
-        n17 -= 1
-    if n17 < 0:
+    if n20 > 126:
+        n20, p = _uvt(b, p, n20 + 1)
+        n20 -= 1
+    if n20 < 0:
         raise DecodeError('LeaderAndIsrRequest.LiveLeaders: null where not nullable')
     else:
-        if n17 > bl - p:
-            raise DecodeError('LeaderAndIsrRequest.LiveLeaders: count ' + str(n17) + ' past the end')
-        xs18 = []
-        for _ in range(n17):
-            e19 = _new(_LeaderAndIsrRequest_LeaderAndIsrLiveLeader)
-            e19.broker_id, h20, = _S12.unpack_from(b, p)
+        if n20 > bl - p:
+            raise DecodeError('LeaderAndIsrRequest.LiveLeaders: count ' + str(n20) + ' past the end')
+        xs21 = []
+        for _ in range(n20):
+            e22 = _new(_LeaderAndIsrRequest_LeaderAndIsrLiveLeader)
+            e22.broker_id, h23, = _S12.unpack_from(b, p)
             p += 5
-            n21 = h20 - 1
-            if n21 > 126:
-                n21, p = _uvt(b, p, n21 + 1)
-                n21 -= 1
-            if n21 < 0:
-                raise DecodeError('LeaderAndIsrLiveLeader.HostName: null where not nullable')
+            if 0 < h23 < 128:
+                q25 = p + h23 - 1
+                e22.host_name = str(b[p:q25], 'utf-8')
+                p = q25
             else:
-                q22 = p + n21
-                if q22 > bl:
-                    raise DecodeError('LeaderAndIsrLiveLeader.HostName: length ' + str(n21) + ' past the end')
-                e19.host_name = str(b[p:q22], 'utf-8')
-                p = q22
-            e19.port, = _S4.unpack_from(b, p)
+                n24 = h23 - 1
+                if n24 > 126:
+                    n24, p = _uvt(b, p, n24 + 1)
+                    n24 -= 1
+                if n24 < 0:
+                    raise DecodeError('LeaderAndIsrLiveLeader.HostName: null where not nullable')
+                else:
+                    q25 = p + n24
+                    e22.host_name = str(b[p:q25], 'utf-8')
+                    p = q25
+            e22.port, = _S5.unpack_from(b, p)
             p += 4
             if b[p] == 0:  # no tagged fields, the common case
-                e19.unknown_tagged_fields = None
+                e22.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_LeaderAndIsrRequest_LeaderAndIsrLiveLeader_0(b, p, e19)
-            xs18.append(e19)
-        o.live_leaders = xs18
+                p = _t_LeaderAndIsrRequest_LeaderAndIsrLiveLeader_0(b, p, e22)
+            xs21.append(e22)
+        o.live_leaders = xs21
     o.is_k_raft_controller = False
     o.ungrouped_partition_states = []
     if b[p] == 0:  # no tagged fields, the common case
@@ -1584,6 +1657,8 @@ def _r_LeaderAndIsrRequest_6(b, p):
         p += 1
     else:
         p = _t_LeaderAndIsrRequest_0(b, p, o)
+    if p > bl:
+        raise DecodeError('LeaderAndIsrRequest: a length runs past the end')
     return o, p
 
 
@@ -1627,7 +1702,7 @@ def _w_LeaderAndIsrRequest_6(o, w):
                 w += _ARRAY_i[len(xs6)].pack(*xs6)
             else:
                 w += _pack('>' + str(len(xs6)) + 'i', *xs6)
-            w += _S4.pack(e5.partition_epoch)
+            w += _S5.pack(e5.partition_epoch)
             xs7 = e5.replicas
             ln = len(xs7) + 1
             if ln < 128:
@@ -1674,7 +1749,7 @@ def _w_LeaderAndIsrRequest_6(o, w):
     else:
         _wuv(w, ln)
     for e11 in xs10:
-        w += _S4.pack(e11.broker_id)
+        w += _S5.pack(e11.broker_id)
         v12 = e11.host_name
         v12 = v12.encode()
         ln = len(v12) + 1
@@ -1683,7 +1758,7 @@ def _w_LeaderAndIsrRequest_6(o, w):
         else:
             _wuv(w, ln)
         w += v12
-        w += _S4.pack(e11.port)
+        w += _S5.pack(e11.port)
         if e11.unknown_tagged_fields:
             _wtags(w, e11.unknown_tagged_fields)
         else:
@@ -1711,105 +1786,127 @@ def _r_LeaderAndIsrRequest_7(b, p):
         xs3 = []
         for _ in range(n2):
             e4 = _new(_LeaderAndIsrRequest_LeaderAndIsrTopicState)
-            n5 = b[p] - 1
-            p += 1
-            if n5 > 126:
-                n5, p = _uvt(b, p, n5 + 1)
-                n5 -= 1
-            if n5 < 0:
-                raise DecodeError('LeaderAndIsrTopicState.TopicName: null where not nullable')
-            else:
-                q6 = p + n5
-                if q6 > bl:
-                    raise DecodeError('LeaderAndIsrTopicState.TopicName: length ' + str(n5) + ' past the end')
-                e4.topic_name = str(b[p:q6], 'utf-8')
+            h7 = b[p]
+            if 0 < h7 < 128:
+                q6 = p + h7
+                e4.topic_name = str(b[p + 1:q6], 'utf-8')
                 p = q6
-            e4.topic_id, h7, = _S14.unpack_from(b, p)
+            else:
+                p += 1
+                n5 = h7 - 1
+                if n5 > 126:
+                    n5, p = _uvt(b, p, n5 + 1)
+                    n5 -= 1
+                if n5 < 0:
+                    raise DecodeError('LeaderAndIsrTopicState.TopicName: null where not nullable')
+                else:
+                    q6 = p + n5
+                    e4.topic_name = str(b[p:q6], 'utf-8')
+                    p = q6
+            e4.topic_id, h8, = _S14.unpack_from(b, p)
             p += 17
-            n8 = h7 - 1
-            if n8 > 126:
-                n8, p = _uvt(b, p, n8 + 1)
-                n8 -= 1
-            if n8 < 0:
+            n9 = h8 - 1
+            if n9 > 126:
+                n9, p = _uvt(b, p, n9 + 1)
+                n9 -= 1
+            if n9 < 0:
                 raise DecodeError('LeaderAndIsrTopicState.PartitionStates: null where not nullable')
             else:
-                if n8 > bl - p:
-                    raise DecodeError('LeaderAndIsrTopicState.PartitionStates: count ' + str(n8) + ' past the end')
-                xs9 = []
-                for _ in range(n8):
-                    e10 = _new(_LeaderAndIsrRequest_LeaderAndIsrPartitionState)
-                    e10.partition_index, e10.controller_epoch, e10.leader, e10.leader_epoch, h11, = _S11.unpack_from(b, p)
+                if n9 > bl - p:
+                    raise DecodeError('LeaderAndIsrTopicState.PartitionStates: count ' + str(n9) + ' past the end')
+                xs10 = []
+                for _ in range(n9):
+                    e11 = _new(_LeaderAndIsrRequest_LeaderAndIsrPartitionState)
+                    e11.partition_index, e11.controller_epoch, e11.leader, e11.leader_epoch, h12, = _S11.unpack_from(b, p)
                     p += 17
-                    n12 = h11 - 1
-                    if n12 > 126:
-                        n12, p = _uvt(b, p, n12 + 1)
-                        n12 -= 1
-                    if n12 < 0:
-                        raise DecodeError('LeaderAndIsrPartitionState.Isr: null where not nullable')
-                    elif n12 < 64:
-                        e10.isr = list(_ARRAY_i[n12].unpack_from(b, p))
-                        p += 4 * n12
+                    if 0 < h12 < 65:
+                        e11.isr = [*_UNPACK_i[h12](b, p)]
+                        p += 4 * h12 - 4
                     else:
-                        if n12 > bl - p:
-                            raise DecodeError('LeaderAndIsrPartitionState.Isr: count ' + str(n12) + ' past the end')
-                        e10.isr = list(_struct.Struct('>' + str(n12) + 'i').unpack_from(b, p))
-                        p += 4 * n12
-                    e10.partition_epoch, h13, = _S12.unpack_from(b, p)
+                        n13 = h12 - 1
+                        if n13 > 126:
+                            n13, p = _uvt(b, p, n13 + 1)
+                            n13 -= 1
+                        if n13 < 0:
+                            raise DecodeError('LeaderAndIsrPartitionState.Isr: null where not nullable')
+                        elif n13 < 64:
+                            e11.isr = [*_ARRAY_i[n13].unpack_from(b, p)]
+                            p += 4 * n13
+                        else:
+                            if n13 > bl - p:
+                                raise DecodeError('LeaderAndIsrPartitionState.Isr: count ' + str(n13) + ' past the end')
+                            e11.isr = [*_struct.Struct('>' + str(n13) + 'i').unpack_from(b, p)]
+                            p += 4 * n13
+                    e11.partition_epoch, h14, = _S12.unpack_from(b, p)
                     p += 5
-                    n14 = h13 - 1
-                    if n14 > 126:
-                        n14, p = _uvt(b, p, n14 + 1)
-                        n14 -= 1
-                    if n14 < 0:
-                        raise DecodeError('LeaderAndIsrPartitionState.Replicas: null where not nullable')
-                    elif n14 < 64:
-                        e10.replicas = list(_ARRAY_i[n14].unpack_from(b, p))
-                        p += 4 * n14
+                    if 0 < h14 < 65:
+                        e11.replicas = [*_UNPACK_i[h14](b, p)]
+                        p += 4 * h14 - 4
                     else:
-                        if n14 > bl - p:
-                            raise DecodeError('LeaderAndIsrPartitionState.Replicas: count ' + str(n14) + ' past the end')
-                        e10.replicas = list(_struct.Struct('>' + str(n14) + 'i').unpack_from(b, p))
-                        p += 4 * n14
-                    n15 = b[p] - 1
-                    p += 1
-                    if n15 > 126:
-                        n15, p = _uvt(b, p, n15 + 1)
-                        n15 -= 1
-                    if n15 < 0:
-                        raise DecodeError('LeaderAndIsrPartitionState.AddingReplicas: null where not nullable')
-                    elif n15 < 64:
-                        e10.adding_replicas = list(_ARRAY_i[n15].unpack_from(b, p))
-                        p += 4 * n15
+                        n15 = h14 - 1
+                        if n15 > 126:
+                            n15, p = _uvt(b, p, n15 + 1)
+                            n15 -= 1
+                        if n15 < 0:
+                            raise DecodeError('LeaderAndIsrPartitionState.Replicas: null where not nullable')
+                        elif n15 < 64:
+                            e11.replicas = [*_ARRAY_i[n15].unpack_from(b, p)]
+                            p += 4 * n15
+                        else:
+                            if n15 > bl - p:
+                                raise DecodeError('LeaderAndIsrPartitionState.Replicas: count ' + str(n15) + ' past the end')
+                            e11.replicas = [*_struct.Struct('>' + str(n15) + 'i').unpack_from(b, p)]
+                            p += 4 * n15
+                    h17 = b[p]
+                    if 0 < h17 < 65:
+                        e11.adding_replicas = [*_UNPACK_i[h17](b, p + 1)]
+                        p += 4 * h17 - 3
                     else:
-                        if n15 > bl - p:
-                            raise DecodeError('LeaderAndIsrPartitionState.AddingReplicas: count ' + str(n15) + ' past the end')
-                        e10.adding_replicas = list(_struct.Struct('>' + str(n15) + 'i').unpack_from(b, p))
-                        p += 4 * n15
-                    n16 = b[p] - 1
-                    p += 1
-                    if n16 > 126:
-                        n16, p = _uvt(b, p, n16 + 1)
-                        n16 -= 1
-                    if n16 < 0:
-                        raise DecodeError('LeaderAndIsrPartitionState.RemovingReplicas: null where not nullable')
-                    elif n16 < 64:
-                        e10.removing_replicas = list(_ARRAY_i[n16].unpack_from(b, p))
-                        p += 4 * n16
+                        p += 1
+                        n16 = h17 - 1
+                        if n16 > 126:
+                            n16, p = _uvt(b, p, n16 + 1)
+                            n16 -= 1
+                        if n16 < 0:
+                            raise DecodeError('LeaderAndIsrPartitionState.AddingReplicas: null where not nullable')
+                        elif n16 < 64:
+                            e11.adding_replicas = [*_ARRAY_i[n16].unpack_from(b, p)]
+                            p += 4 * n16
+                        else:
+                            if n16 > bl - p:
+                                raise DecodeError('LeaderAndIsrPartitionState.AddingReplicas: count ' + str(n16) + ' past the end')
+                            e11.adding_replicas = [*_struct.Struct('>' + str(n16) + 'i').unpack_from(b, p)]
+                            p += 4 * n16
+                    h19 = b[p]
+                    if 0 < h19 < 65:
+                        e11.removing_replicas = [*_UNPACK_i[h19](b, p + 1)]
+                        p += 4 * h19 - 3
                     else:
-                        if n16 > bl - p:
-                            raise DecodeError('LeaderAndIsrPartitionState.RemovingReplicas: count ' + str(n16) + ' past the end')
-                        e10.removing_replicas = list(_struct.Struct('>' + str(n16) + 'i').unpack_from(b, p))
-                        p += 4 * n16
-                    e10.is_new, e10.leader_recovery_state, = _S17.unpack_from(b, p)
+                        p += 1
+                        n18 = h19 - 1
+                        if n18 > 126:
+                            n18, p = _uvt(b, p, n18 + 1)
+                            n18 -= 1
+                        if n18 < 0:
+                            raise DecodeError('LeaderAndIsrPartitionState.RemovingReplicas: null where not nullable')
+                        elif n18 < 64:
+                            e11.removing_replicas = [*_ARRAY_i[n18].unpack_from(b, p)]
+                            p += 4 * n18
+                        else:
+                            if n18 > bl - p:
+                                raise DecodeError('LeaderAndIsrPartitionState.RemovingReplicas: count ' + str(n18) + ' past the end')
+                            e11.removing_replicas = [*_struct.Struct('>' + str(n18) + 'i').unpack_from(b, p)]
+                            p += 4 * n18
+                    e11.is_new, e11.leader_recovery_state, = _S17.unpack_from(b, p)
                     p += 2
-                    e10.topic_name = ''
+                    e11.topic_name = ''
                     if b[p] == 0:  # no tagged fields, the common case
-                        e10.unknown_tagged_fields = None
+                        e11.unknown_tagged_fields = None
                         p += 1
                     else:
-                        p = _t_LeaderAndIsrRequest_LeaderAndIsrPartitionState_0(b, p, e10)
-                    xs9.append(e10)
-                e4.partition_states = xs9
+                        p = _t_LeaderAndIsrRequest_LeaderAndIsrPartitionState_0(b, p, e11)
+                    xs10.append(e11)
+                e4.partition_states = xs10
             if b[p] == 0:  # no tagged fields, the common case
                 e4.unknown_tagged_fields = None
                 p += 1
@@ -1817,48 +1914,53 @@ def _r_LeaderAndIsrRequest_7(b, p):
                 p = _t_LeaderAndIsrRequest_LeaderAndIsrTopicState_0(b, p, e4)
             xs3.append(e4)
         o.topic_states = xs3
-    n17 = b[p] - 1
+    n20 = b[p] - 1
     p += 1
-    if n17 > 126:
-        n17, p = _uvt(b, p, n17 + 1)
-        n17 -= 1
-    if n17 < 0:
+    if n20 > 126:
+        n20, p = _uvt(b, p, n20 + 1)
+        n20 -= 1
+    if n20 < 0:
         raise DecodeError('LeaderAndIsrRequest.LiveLeaders: null where not nullable')
     else:
-        if n17 > bl - p:
-            raise DecodeError('LeaderAndIsrRequest.LiveLeaders: count ' + str(n17) + ' past the end')
-        xs18 = []
-        for _ in range(n17):
-            e19 = _new(_LeaderAndIsrRequest_LeaderAndIsrLiveLeader)
-            e19.broker_id, h20, = _S12.unpack_from(b, p)
+        if n20 > bl - p:
+            raise DecodeError('LeaderAndIsrRequest.LiveLeaders: count ' + str(n20) + ' past the end')
+        xs21 = []
+        for _ in range(n20):
+            e22 = _new(_LeaderAndIsrRequest_LeaderAndIsrLiveLeader)
+            e22.broker_id, h23, = _S12.unpack_from(b, p)
             p += 5
-            n21 = h20 - 1
-            if n21 > 126:
-                n21, p = _uvt(b, p, n21 + 1)
-                n21 -= 1
-            if n21 < 0:
-                raise DecodeError('LeaderAndIsrLiveLeader.HostName: null where not nullable')
+            if 0 < h23 < 128:
+                q25 = p + h23 - 1
+                e22.host_name = str(b[p:q25], 'utf-8')
+                p = q25
             else:
-                q22 = p + n21
-                if q22 > bl:
-                    raise DecodeError('LeaderAndIsrLiveLeader.HostName: length ' + str(n21) + ' past the end')
-                e19.host_name = str(b[p:q22], 'utf-8')
-                p = q22
-            e19.port, = _S4.unpack_from(b, p)
+                n24 = h23 - 1
+                if n24 > 126:
+                    n24, p = _uvt(b, p, n24 + 1)
+                    n24 -= 1
+                if n24 < 0:
+                    raise DecodeError('LeaderAndIsrLiveLeader.HostName: null where not nullable')
+                else:
+                    q25 = p + n24
+                    e22.host_name = str(b[p:q25], 'utf-8')
+                    p = q25
+            e22.port, = _S5.unpack_from(b, p)
             p += 4
             if b[p] == 0:  # no tagged fields, the common case
-                e19.unknown_tagged_fields = None
+                e22.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_LeaderAndIsrRequest_LeaderAndIsrLiveLeader_0(b, p, e19)
-            xs18.append(e19)
-        o.live_leaders = xs18
+                p = _t_LeaderAndIsrRequest_LeaderAndIsrLiveLeader_0(b, p, e22)
+            xs21.append(e22)
+        o.live_leaders = xs21
     o.ungrouped_partition_states = []
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         p += 1
     else:
         p = _t_LeaderAndIsrRequest_0(b, p, o)
+    if p > bl:
+        raise DecodeError('LeaderAndIsrRequest: a length runs past the end')
     return o, p
 
 
@@ -1900,7 +2002,7 @@ def _w_LeaderAndIsrRequest_7(o, w):
                 w += _ARRAY_i[len(xs6)].pack(*xs6)
             else:
                 w += _pack('>' + str(len(xs6)) + 'i', *xs6)
-            w += _S4.pack(e5.partition_epoch)
+            w += _S5.pack(e5.partition_epoch)
             xs7 = e5.replicas
             ln = len(xs7) + 1
             if ln < 128:
@@ -1947,7 +2049,7 @@ def _w_LeaderAndIsrRequest_7(o, w):
     else:
         _wuv(w, ln)
     for e11 in xs10:
-        w += _S4.pack(e11.broker_id)
+        w += _S5.pack(e11.broker_id)
         v12 = e11.host_name
         v12 = v12.encode()
         ln = len(v12) + 1
@@ -1956,7 +2058,7 @@ def _w_LeaderAndIsrRequest_7(o, w):
         else:
             _wuv(w, ln)
         w += v12
-        w += _S4.pack(e11.port)
+        w += _S5.pack(e11.port)
         if e11.unknown_tagged_fields:
             _wtags(w, e11.unknown_tagged_fields)
         else:
@@ -1987,17 +2089,17 @@ def _r_LeaderAndIsrResponse_0(b, p):
                 raise DecodeError('LeaderAndIsrPartitionError.TopicName: null where not nullable')
             else:
                 q6 = p + n5
-                if q6 > bl:
-                    raise DecodeError('LeaderAndIsrPartitionError.TopicName: length ' + str(n5) + ' past the end')
                 e4.topic_name = str(b[p:q6], 'utf-8')
                 p = q6
-            e4.partition_index, e4.error_code, = _S5.unpack_from(b, p)
+            e4.partition_index, e4.error_code, = _S4.unpack_from(b, p)
             p += 6
             e4.unknown_tagged_fields = None
             xs3.append(e4)
         o.partition_errors = xs3
     o.topics = []
     o.unknown_tagged_fields = None
+    if p > bl:
+        raise DecodeError('LeaderAndIsrResponse: a length runs past the end')
     return o, p
 
 
@@ -2006,13 +2108,13 @@ def _w_LeaderAndIsrResponse_0(o, w):
         raise UnsupportedFieldError('LeaderAndIsrResponse.Topics exists only in versions 5+')
     w += _S1.pack(o.error_code)
     xs1 = o.partition_errors
-    w += _S4.pack(len(xs1))
+    w += _S5.pack(len(xs1))
     for e2 in xs1:
         v3 = e2.topic_name
         v3 = v3.encode()
         w += _S1.pack(len(v3))
         w += v3
-        w += _S5.pack(e2.partition_index, e2.error_code)
+        w += _S4.pack(e2.partition_index, e2.error_code)
 
 
 def _t_LeaderAndIsrResponse_LeaderAndIsrPartitionError_0(b, p, o):
@@ -2078,20 +2180,24 @@ def _r_LeaderAndIsrResponse_1(b, p):
         xs3 = []
         for _ in range(n2):
             e4 = _new(_LeaderAndIsrResponse_LeaderAndIsrPartitionError)
-            n5 = b[p] - 1
-            p += 1
-            if n5 > 126:
-                n5, p = _uvt(b, p, n5 + 1)
-                n5 -= 1
-            if n5 < 0:
-                raise DecodeError('LeaderAndIsrPartitionError.TopicName: null where not nullable')
-            else:
-                q6 = p + n5
-                if q6 > bl:
-                    raise DecodeError('LeaderAndIsrPartitionError.TopicName: length ' + str(n5) + ' past the end')
-                e4.topic_name = str(b[p:q6], 'utf-8')
+            h7 = b[p]
+            if 0 < h7 < 128:
+                q6 = p + h7
+                e4.topic_name = str(b[p + 1:q6], 'utf-8')
                 p = q6
-            e4.partition_index, e4.error_code, = _S5.unpack_from(b, p)
+            else:
+                p += 1
+                n5 = h7 - 1
+                if n5 > 126:
+                    n5, p = _uvt(b, p, n5 + 1)
+                    n5 -= 1
+                if n5 < 0:
+                    raise DecodeError('LeaderAndIsrPartitionError.TopicName: null where not nullable')
+                else:
+                    q6 = p + n5
+                    e4.topic_name = str(b[p:q6], 'utf-8')
+                    p = q6
+            e4.partition_index, e4.error_code, = _S4.unpack_from(b, p)
             p += 6
             if b[p] == 0:  # no tagged fields, the common case
                 e4.unknown_tagged_fields = None
@@ -2106,6 +2212,8 @@ def _r_LeaderAndIsrResponse_1(b, p):
         p += 1
     else:
         p = _t_LeaderAndIsrResponse_0(b, p, o)
+    if p > bl:
+        raise DecodeError('LeaderAndIsrResponse: a length runs past the end')
     return o, p
 
 
@@ -2128,7 +2236,7 @@ def _w_LeaderAndIsrResponse_1(o, w):
         else:
             _wuv(w, ln)
         w += v3
-        w += _S5.pack(e2.partition_index, e2.error_code)
+        w += _S4.pack(e2.partition_index, e2.error_code)
         if e2.unknown_tagged_fields:
             _wtags(w, e2.unknown_tagged_fields)
         else:
@@ -2193,7 +2301,7 @@ def _r_LeaderAndIsrResponse_2(b, p):
                 xs7 = []
                 for _ in range(n6):
                     e8 = _new(_LeaderAndIsrResponse_LeaderAndIsrPartitionError)
-                    e8.partition_index, e8.error_code, = _S5.unpack_from(b, p)
+                    e8.partition_index, e8.error_code, = _S4.unpack_from(b, p)
                     p += 6
                     e8.topic_name = ''
                     if b[p] == 0:  # no tagged fields, the common case
@@ -2216,6 +2324,8 @@ def _r_LeaderAndIsrResponse_2(b, p):
         p += 1
     else:
         p = _t_LeaderAndIsrResponse_0(b, p, o)
+    if p > bl:
+        raise DecodeError('LeaderAndIsrResponse: a length runs past the end')
     return o, p
 
 
@@ -2238,7 +2348,7 @@ def _w_LeaderAndIsrResponse_2(o, w):
         else:
             _wuv(w, ln)
         for e4 in xs3:
-            w += _S5.pack(e4.partition_index, e4.error_code)
+            w += _S4.pack(e4.partition_index, e4.error_code)
             if e4.unknown_tagged_fields:
                 _wtags(w, e4.unknown_tagged_fields)
             else:

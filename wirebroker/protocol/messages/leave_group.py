@@ -9,6 +9,7 @@ from typing import Any
 import struct as _struct
 
 from wirebroker.protocol.message import UNSET, Message, Struct
+from wirebroker.protocol.message import shared_default as _shared_default
 from wirebroker.protocol.primitives import (
     UUID_ZERO,
     DecodeError,
@@ -102,8 +103,6 @@ def _r_LeaveGroupRequest_0(b, p):
         raise DecodeError('LeaveGroupRequest.GroupId: null where not nullable')
     else:
         q2 = p + n1
-        if q2 > bl:
-            raise DecodeError('LeaveGroupRequest.GroupId: length ' + str(n1) + ' past the end')
         o.group_id = str(b[p:q2], 'utf-8')
         p = q2
     n3, = _S0.unpack_from(b, p)
@@ -112,12 +111,12 @@ def _r_LeaveGroupRequest_0(b, p):
         raise DecodeError('LeaveGroupRequest.MemberId: null where not nullable')
     else:
         q4 = p + n3
-        if q4 > bl:
-            raise DecodeError('LeaveGroupRequest.MemberId: length ' + str(n3) + ' past the end')
         o.member_id = str(b[p:q4], 'utf-8')
         p = q4
     o.members = []
     o.unknown_tagged_fields = None
+    if p > bl:
+        raise DecodeError('LeaveGroupRequest: a length runs past the end')
     return o, p
 
 
@@ -143,8 +142,6 @@ def _r_LeaveGroupRequest_1(b, p):
         raise DecodeError('LeaveGroupRequest.GroupId: null where not nullable')
     else:
         q2 = p + n1
-        if q2 > bl:
-            raise DecodeError('LeaveGroupRequest.GroupId: length ' + str(n1) + ' past the end')
         o.group_id = str(b[p:q2], 'utf-8')
         p = q2
     n3, = _S1.unpack_from(b, p)
@@ -163,8 +160,6 @@ def _r_LeaveGroupRequest_1(b, p):
                 raise DecodeError('MemberIdentity.MemberId: null where not nullable')
             else:
                 q7 = p + n6
-                if q7 > bl:
-                    raise DecodeError('MemberIdentity.MemberId: length ' + str(n6) + ' past the end')
                 e5.member_id = str(b[p:q7], 'utf-8')
                 p = q7
             n8, = _S0.unpack_from(b, p)
@@ -173,8 +168,6 @@ def _r_LeaveGroupRequest_1(b, p):
                 e5.group_instance_id = None
             else:
                 q9 = p + n8
-                if q9 > bl:
-                    raise DecodeError('MemberIdentity.GroupInstanceId: length ' + str(n8) + ' past the end')
                 e5.group_instance_id = str(b[p:q9], 'utf-8')
                 p = q9
             e5.reason = None
@@ -183,6 +176,8 @@ def _r_LeaveGroupRequest_1(b, p):
         o.members = xs4
     o.member_id = ''
     o.unknown_tagged_fields = None
+    if p > bl:
+        raise DecodeError('LeaveGroupRequest: a length runs past the end')
     return o, p
 
 
@@ -258,72 +253,89 @@ def _t_LeaveGroupRequest_0(b, p, o):
 def _r_LeaveGroupRequest_2(b, p):
     bl = len(b)
     o = _new(LeaveGroupRequest)
-    n1 = b[p] - 1
-    p += 1
-    if n1 > 126:
-        n1, p = _uvt(b, p, n1 + 1)
-        n1 -= 1
-    if n1 < 0:
-        raise DecodeError('LeaveGroupRequest.GroupId: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > bl:
-            raise DecodeError('LeaveGroupRequest.GroupId: length ' + str(n1) + ' past the end')
-        o.group_id = str(b[p:q2], 'utf-8')
+    h3 = b[p]
+    if 0 < h3 < 128:
+        q2 = p + h3
+        o.group_id = str(b[p + 1:q2], 'utf-8')
         p = q2
-    n3 = b[p] - 1
+    else:
+        p += 1
+        n1 = h3 - 1
+        if n1 > 126:
+            n1, p = _uvt(b, p, n1 + 1)
+            n1 -= 1
+        if n1 < 0:
+            raise DecodeError('LeaveGroupRequest.GroupId: null where not nullable')
+        else:
+            q2 = p + n1
+            o.group_id = str(b[p:q2], 'utf-8')
+            p = q2
+    n4 = b[p] - 1
     p += 1
-    if n3 > 126:
-        n3, p = _uvt(b, p, n3 + 1)
-        n3 -= 1
-    if n3 < 0:
+    if n4 > 126:
+        n4, p = _uvt(b, p, n4 + 1)
+        n4 -= 1
+    if n4 < 0:
         raise DecodeError('LeaveGroupRequest.Members: null where not nullable')
     else:
-        if n3 > bl - p:
-            raise DecodeError('LeaveGroupRequest.Members: count ' + str(n3) + ' past the end')
-        xs4 = []
-        for _ in range(n3):
-            e5 = _new(_LeaveGroupRequest_MemberIdentity)
-            n6 = b[p] - 1
-            p += 1
-            if n6 > 126:
-                n6, p = _uvt(b, p, n6 + 1)
-                n6 -= 1
-            if n6 < 0:
-                raise DecodeError('MemberIdentity.MemberId: null where not nullable')
+        if n4 > bl - p:
+            raise DecodeError('LeaveGroupRequest.Members: count ' + str(n4) + ' past the end')
+        xs5 = []
+        for _ in range(n4):
+            e6 = _new(_LeaveGroupRequest_MemberIdentity)
+            h9 = b[p]
+            if 0 < h9 < 128:
+                q8 = p + h9
+                e6.member_id = str(b[p + 1:q8], 'utf-8')
+                p = q8
             else:
-                q7 = p + n6
-                if q7 > bl:
-                    raise DecodeError('MemberIdentity.MemberId: length ' + str(n6) + ' past the end')
-                e5.member_id = str(b[p:q7], 'utf-8')
-                p = q7
-            n8 = b[p] - 1
-            p += 1
-            if n8 > 126:
-                n8, p = _uvt(b, p, n8 + 1)
-                n8 -= 1
-            if n8 < 0:
-                e5.group_instance_id = None
-            else:
-                q9 = p + n8
-                if q9 > bl:
-                    raise DecodeError('MemberIdentity.GroupInstanceId: length ' + str(n8) + ' past the end')
-                e5.group_instance_id = str(b[p:q9], 'utf-8')
-                p = q9
-            e5.reason = None
-            if b[p] == 0:  # no tagged fields, the common case
-                e5.unknown_tagged_fields = None
+                p += 1
+                n7 = h9 - 1
+                if n7 > 126:
+                    n7, p = _uvt(b, p, n7 + 1)
+                    n7 -= 1
+                if n7 < 0:
+                    raise DecodeError('MemberIdentity.MemberId: null where not nullable')
+                else:
+                    q8 = p + n7
+                    e6.member_id = str(b[p:q8], 'utf-8')
+                    p = q8
+            h12 = b[p]
+            if 0 < h12 < 128:
+                q11 = p + h12
+                e6.group_instance_id = str(b[p + 1:q11], 'utf-8')
+                p = q11
+            elif h12 == 0:
+                e6.group_instance_id = None
                 p += 1
             else:
-                p = _t_LeaveGroupRequest_MemberIdentity_0(b, p, e5)
-            xs4.append(e5)
-        o.members = xs4
+                p += 1
+                n10 = h12 - 1
+                if n10 > 126:
+                    n10, p = _uvt(b, p, n10 + 1)
+                    n10 -= 1
+                if n10 < 0:
+                    e6.group_instance_id = None
+                else:
+                    q11 = p + n10
+                    e6.group_instance_id = str(b[p:q11], 'utf-8')
+                    p = q11
+            e6.reason = None
+            if b[p] == 0:  # no tagged fields, the common case
+                e6.unknown_tagged_fields = None
+                p += 1
+            else:
+                p = _t_LeaveGroupRequest_MemberIdentity_0(b, p, e6)
+            xs5.append(e6)
+        o.members = xs5
     o.member_id = ''
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         p += 1
     else:
         p = _t_LeaveGroupRequest_0(b, p, o)
+    if p > bl:
+        raise DecodeError('LeaveGroupRequest: a length runs past the end')
     return o, p
 
 
@@ -377,84 +389,108 @@ def _w_LeaveGroupRequest_2(o, w):
 def _r_LeaveGroupRequest_3(b, p):
     bl = len(b)
     o = _new(LeaveGroupRequest)
-    n1 = b[p] - 1
-    p += 1
-    if n1 > 126:
-        n1, p = _uvt(b, p, n1 + 1)
-        n1 -= 1
-    if n1 < 0:
-        raise DecodeError('LeaveGroupRequest.GroupId: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > bl:
-            raise DecodeError('LeaveGroupRequest.GroupId: length ' + str(n1) + ' past the end')
-        o.group_id = str(b[p:q2], 'utf-8')
+    h3 = b[p]
+    if 0 < h3 < 128:
+        q2 = p + h3
+        o.group_id = str(b[p + 1:q2], 'utf-8')
         p = q2
-    n3 = b[p] - 1
+    else:
+        p += 1
+        n1 = h3 - 1
+        if n1 > 126:
+            n1, p = _uvt(b, p, n1 + 1)
+            n1 -= 1
+        if n1 < 0:
+            raise DecodeError('LeaveGroupRequest.GroupId: null where not nullable')
+        else:
+            q2 = p + n1
+            o.group_id = str(b[p:q2], 'utf-8')
+            p = q2
+    n4 = b[p] - 1
     p += 1
-    if n3 > 126:
-        n3, p = _uvt(b, p, n3 + 1)
-        n3 -= 1
-    if n3 < 0:
+    if n4 > 126:
+        n4, p = _uvt(b, p, n4 + 1)
+        n4 -= 1
+    if n4 < 0:
         raise DecodeError('LeaveGroupRequest.Members: null where not nullable')
     else:
-        if n3 > bl - p:
-            raise DecodeError('LeaveGroupRequest.Members: count ' + str(n3) + ' past the end')
-        xs4 = []
-        for _ in range(n3):
-            e5 = _new(_LeaveGroupRequest_MemberIdentity)
-            n6 = b[p] - 1
-            p += 1
-            if n6 > 126:
-                n6, p = _uvt(b, p, n6 + 1)
-                n6 -= 1
-            if n6 < 0:
-                raise DecodeError('MemberIdentity.MemberId: null where not nullable')
+        if n4 > bl - p:
+            raise DecodeError('LeaveGroupRequest.Members: count ' + str(n4) + ' past the end')
+        xs5 = []
+        for _ in range(n4):
+            e6 = _new(_LeaveGroupRequest_MemberIdentity)
+            h9 = b[p]
+            if 0 < h9 < 128:
+                q8 = p + h9
+                e6.member_id = str(b[p + 1:q8], 'utf-8')
+                p = q8
             else:
-                q7 = p + n6
-                if q7 > bl:
-                    raise DecodeError('MemberIdentity.MemberId: length ' + str(n6) + ' past the end')
-                e5.member_id = str(b[p:q7], 'utf-8')
-                p = q7
-            n8 = b[p] - 1
-            p += 1
-            if n8 > 126:
-                n8, p = _uvt(b, p, n8 + 1)
-                n8 -= 1
-            if n8 < 0:
-                e5.group_instance_id = None
-            else:
-                q9 = p + n8
-                if q9 > bl:
-                    raise DecodeError('MemberIdentity.GroupInstanceId: length ' + str(n8) + ' past the end')
-                e5.group_instance_id = str(b[p:q9], 'utf-8')
-                p = q9
-            n10 = b[p] - 1
-            p += 1
-            if n10 > 126:
-                n10, p = _uvt(b, p, n10 + 1)
-                n10 -= 1
-            if n10 < 0:
-                e5.reason = None
-            else:
-                q11 = p + n10
-                if q11 > bl:
-                    raise DecodeError('MemberIdentity.Reason: length ' + str(n10) + ' past the end')
-                e5.reason = str(b[p:q11], 'utf-8')
+                p += 1
+                n7 = h9 - 1
+                if n7 > 126:
+                    n7, p = _uvt(b, p, n7 + 1)
+                    n7 -= 1
+                if n7 < 0:
+                    raise DecodeError('MemberIdentity.MemberId: null where not nullable')
+                else:
+                    q8 = p + n7
+                    e6.member_id = str(b[p:q8], 'utf-8')
+                    p = q8
+            h12 = b[p]
+            if 0 < h12 < 128:
+                q11 = p + h12
+                e6.group_instance_id = str(b[p + 1:q11], 'utf-8')
                 p = q11
-            if b[p] == 0:  # no tagged fields, the common case
-                e5.unknown_tagged_fields = None
+            elif h12 == 0:
+                e6.group_instance_id = None
                 p += 1
             else:
-                p = _t_LeaveGroupRequest_MemberIdentity_0(b, p, e5)
-            xs4.append(e5)
-        o.members = xs4
+                p += 1
+                n10 = h12 - 1
+                if n10 > 126:
+                    n10, p = _uvt(b, p, n10 + 1)
+                    n10 -= 1
+                if n10 < 0:
+                    e6.group_instance_id = None
+                else:
+                    q11 = p + n10
+                    e6.group_instance_id = str(b[p:q11], 'utf-8')
+                    p = q11
+            h15 = b[p]
+            if 0 < h15 < 128:
+                q14 = p + h15
+                e6.reason = str(b[p + 1:q14], 'utf-8')
+                p = q14
+            elif h15 == 0:
+                e6.reason = None
+                p += 1
+            else:
+                p += 1
+                n13 = h15 - 1
+                if n13 > 126:
+                    n13, p = _uvt(b, p, n13 + 1)
+                    n13 -= 1
+                if n13 < 0:
+                    e6.reason = None
+                else:
+                    q14 = p + n13
+                    e6.reason = str(b[p:q14], 'utf-8')
+                    p = q14
+            if b[p] == 0:  # no tagged fields, the common case
+                e6.unknown_tagged_fields = None
+                p += 1
+            else:
+                p = _t_LeaveGroupRequest_MemberIdentity_0(b, p, e6)
+            xs5.append(e6)
+        o.members = xs5
     o.member_id = ''
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         p += 1
     else:
         p = _t_LeaveGroupRequest_0(b, p, o)
+    if p > bl:
+        raise DecodeError('LeaveGroupRequest: a length runs past the end')
     return o, p
 
 
@@ -524,6 +560,8 @@ def _r_LeaveGroupResponse_0(b, p):
     o.throttle_time_ms = 0
     o.members = []
     o.unknown_tagged_fields = None
+    if p > bl:
+        raise DecodeError('LeaveGroupResponse: a length runs past the end')
     return o, p
 
 
@@ -540,6 +578,8 @@ def _r_LeaveGroupResponse_1(b, p):
     p += 6
     o.members = []
     o.unknown_tagged_fields = None
+    if p > bl:
+        raise DecodeError('LeaveGroupResponse: a length runs past the end')
     return o, p
 
 
@@ -569,8 +609,6 @@ def _r_LeaveGroupResponse_2(b, p):
                 raise DecodeError('MemberResponse.MemberId: null where not nullable')
             else:
                 q6 = p + n5
-                if q6 > bl:
-                    raise DecodeError('MemberResponse.MemberId: length ' + str(n5) + ' past the end')
                 e4.member_id = str(b[p:q6], 'utf-8')
                 p = q6
             n7, = _S0.unpack_from(b, p)
@@ -579,8 +617,6 @@ def _r_LeaveGroupResponse_2(b, p):
                 e4.group_instance_id = None
             else:
                 q8 = p + n7
-                if q8 > bl:
-                    raise DecodeError('MemberResponse.GroupInstanceId: length ' + str(n7) + ' past the end')
                 e4.group_instance_id = str(b[p:q8], 'utf-8')
                 p = q8
             e4.error_code, = _S0.unpack_from(b, p)
@@ -589,6 +625,8 @@ def _r_LeaveGroupResponse_2(b, p):
             xs3.append(e4)
         o.members = xs3
     o.unknown_tagged_fields = None
+    if p > bl:
+        raise DecodeError('LeaveGroupResponse: a length runs past the end')
     return o, p
 
 
@@ -674,32 +712,43 @@ def _r_LeaveGroupResponse_3(b, p):
         xs3 = []
         for _ in range(n2):
             e4 = _new(_LeaveGroupResponse_MemberResponse)
-            n5 = b[p] - 1
-            p += 1
-            if n5 > 126:
-                n5, p = _uvt(b, p, n5 + 1)
-                n5 -= 1
-            if n5 < 0:
-                raise DecodeError('MemberResponse.MemberId: null where not nullable')
-            else:
-                q6 = p + n5
-                if q6 > bl:
-                    raise DecodeError('MemberResponse.MemberId: length ' + str(n5) + ' past the end')
-                e4.member_id = str(b[p:q6], 'utf-8')
+            h7 = b[p]
+            if 0 < h7 < 128:
+                q6 = p + h7
+                e4.member_id = str(b[p + 1:q6], 'utf-8')
                 p = q6
-            n7 = b[p] - 1
-            p += 1
-            if n7 > 126:
-                n7, p = _uvt(b, p, n7 + 1)
-                n7 -= 1
-            if n7 < 0:
-                e4.group_instance_id = None
             else:
-                q8 = p + n7
-                if q8 > bl:
-                    raise DecodeError('MemberResponse.GroupInstanceId: length ' + str(n7) + ' past the end')
-                e4.group_instance_id = str(b[p:q8], 'utf-8')
-                p = q8
+                p += 1
+                n5 = h7 - 1
+                if n5 > 126:
+                    n5, p = _uvt(b, p, n5 + 1)
+                    n5 -= 1
+                if n5 < 0:
+                    raise DecodeError('MemberResponse.MemberId: null where not nullable')
+                else:
+                    q6 = p + n5
+                    e4.member_id = str(b[p:q6], 'utf-8')
+                    p = q6
+            h10 = b[p]
+            if 0 < h10 < 128:
+                q9 = p + h10
+                e4.group_instance_id = str(b[p + 1:q9], 'utf-8')
+                p = q9
+            elif h10 == 0:
+                e4.group_instance_id = None
+                p += 1
+            else:
+                p += 1
+                n8 = h10 - 1
+                if n8 > 126:
+                    n8, p = _uvt(b, p, n8 + 1)
+                    n8 -= 1
+                if n8 < 0:
+                    e4.group_instance_id = None
+                else:
+                    q9 = p + n8
+                    e4.group_instance_id = str(b[p:q9], 'utf-8')
+                    p = q9
             e4.error_code, = _S0.unpack_from(b, p)
             p += 2
             if b[p] == 0:  # no tagged fields, the common case
@@ -714,6 +763,8 @@ def _r_LeaveGroupResponse_3(b, p):
         p += 1
     else:
         p = _t_LeaveGroupResponse_0(b, p, o)
+    if p > bl:
+        raise DecodeError('LeaveGroupResponse: a length runs past the end')
     return o, p
 
 

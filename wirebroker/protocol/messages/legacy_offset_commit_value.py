@@ -9,6 +9,7 @@ from typing import Any
 import struct as _struct
 
 from wirebroker.protocol.message import UNSET, Message, Struct
+from wirebroker.protocol.message import shared_default as _shared_default
 from wirebroker.protocol.primitives import (
     UUID_ZERO,
     DecodeError,
@@ -60,13 +61,13 @@ def _r_LegacyOffsetCommitValue_0(b, p):
         raise DecodeError('LegacyOffsetCommitValue.metadata: null where not nullable')
     else:
         q3 = p + n2
-        if q3 > bl:
-            raise DecodeError('LegacyOffsetCommitValue.metadata: length ' + str(n2) + ' past the end')
         o.metadata = str(b[p:q3], 'utf-8')
         p = q3
     o.commit_timestamp, = _S1.unpack_from(b, p)
     p += 8
     o.unknown_tagged_fields = None
+    if p > bl:
+        raise DecodeError('LegacyOffsetCommitValue: a length runs past the end')
     return o, p
 
 

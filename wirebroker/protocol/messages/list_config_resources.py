@@ -9,6 +9,7 @@ from typing import Any
 import struct as _struct
 
 from wirebroker.protocol.message import UNSET, Message, Struct
+from wirebroker.protocol.message import shared_default as _shared_default
 from wirebroker.protocol.primitives import (
     UUID_ZERO,
     DecodeError,
@@ -32,6 +33,7 @@ _S0 = _struct.Struct('>ihB')
 _S1 = _struct.Struct('>ih')
 _S2 = _struct.Struct('>b')
 _ARRAY_b = tuple(_struct.Struct('>' + str(n) + 'b') for n in range(64))
+_UNPACK_b = (None, *(s.unpack_from for s in _ARRAY_b))
 
 
 class ListConfigResourcesRequest(Message):
@@ -109,6 +111,8 @@ def _r_ListConfigResourcesRequest_0(b, p):
         p += 1
     else:
         p = _t_ListConfigResourcesRequest_0(b, p, o)
+    if p > bl:
+        raise DecodeError('ListConfigResourcesRequest: a length runs past the end')
     return o, p
 
 
@@ -124,26 +128,33 @@ def _w_ListConfigResourcesRequest_0(o, w):
 def _r_ListConfigResourcesRequest_1(b, p):
     bl = len(b)
     o = _new(ListConfigResourcesRequest)
-    n1 = b[p] - 1
-    p += 1
-    if n1 > 126:
-        n1, p = _uvt(b, p, n1 + 1)
-        n1 -= 1
-    if n1 < 0:
-        raise DecodeError('ListConfigResourcesRequest.ResourceTypes: null where not nullable')
-    elif n1 < 64:
-        o.resource_types = list(_ARRAY_b[n1].unpack_from(b, p))
-        p += 1 * n1
+    h2 = b[p]
+    if 0 < h2 < 65:
+        o.resource_types = [*_UNPACK_b[h2](b, p + 1)]
+        p += 1 * h2
     else:
-        if n1 > bl - p:
-            raise DecodeError('ListConfigResourcesRequest.ResourceTypes: count ' + str(n1) + ' past the end')
-        o.resource_types = list(_struct.Struct('>' + str(n1) + 'b').unpack_from(b, p))
-        p += 1 * n1
+        p += 1
+        n1 = h2 - 1
+        if n1 > 126:
+            n1, p = _uvt(b, p, n1 + 1)
+            n1 -= 1
+        if n1 < 0:
+            raise DecodeError('ListConfigResourcesRequest.ResourceTypes: null where not nullable')
+        elif n1 < 64:
+            o.resource_types = [*_ARRAY_b[n1].unpack_from(b, p)]
+            p += 1 * n1
+        else:
+            if n1 > bl - p:
+                raise DecodeError('ListConfigResourcesRequest.ResourceTypes: count ' + str(n1) + ' past the end')
+            o.resource_types = [*_struct.Struct('>' + str(n1) + 'b').unpack_from(b, p)]
+            p += 1 * n1
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         p += 1
     else:
         p = _t_ListConfigResourcesRequest_0(b, p, o)
+    if p > bl:
+        raise DecodeError('ListConfigResourcesRequest: a length runs past the end')
     return o, p
 
 
@@ -227,19 +238,23 @@ def _r_ListConfigResourcesResponse_0(b, p):
         xs3 = []
         for _ in range(n2):
             e4 = _new(_ListConfigResourcesResponse_ConfigResource)
-            n5 = b[p] - 1
-            p += 1
-            if n5 > 126:
-                n5, p = _uvt(b, p, n5 + 1)
-                n5 -= 1
-            if n5 < 0:
-                raise DecodeError('ConfigResource.ResourceName: null where not nullable')
-            else:
-                q6 = p + n5
-                if q6 > bl:
-                    raise DecodeError('ConfigResource.ResourceName: length ' + str(n5) + ' past the end')
-                e4.resource_name = str(b[p:q6], 'utf-8')
+            h7 = b[p]
+            if 0 < h7 < 128:
+                q6 = p + h7
+                e4.resource_name = str(b[p + 1:q6], 'utf-8')
                 p = q6
+            else:
+                p += 1
+                n5 = h7 - 1
+                if n5 > 126:
+                    n5, p = _uvt(b, p, n5 + 1)
+                    n5 -= 1
+                if n5 < 0:
+                    raise DecodeError('ConfigResource.ResourceName: null where not nullable')
+                else:
+                    q6 = p + n5
+                    e4.resource_name = str(b[p:q6], 'utf-8')
+                    p = q6
             e4.resource_type = 16
             if b[p] == 0:  # no tagged fields, the common case
                 e4.unknown_tagged_fields = None
@@ -253,6 +268,8 @@ def _r_ListConfigResourcesResponse_0(b, p):
         p += 1
     else:
         p = _t_ListConfigResourcesResponse_0(b, p, o)
+    if p > bl:
+        raise DecodeError('ListConfigResourcesResponse: a length runs past the end')
     return o, p
 
 
@@ -300,19 +317,23 @@ def _r_ListConfigResourcesResponse_1(b, p):
         xs3 = []
         for _ in range(n2):
             e4 = _new(_ListConfigResourcesResponse_ConfigResource)
-            n5 = b[p] - 1
-            p += 1
-            if n5 > 126:
-                n5, p = _uvt(b, p, n5 + 1)
-                n5 -= 1
-            if n5 < 0:
-                raise DecodeError('ConfigResource.ResourceName: null where not nullable')
-            else:
-                q6 = p + n5
-                if q6 > bl:
-                    raise DecodeError('ConfigResource.ResourceName: length ' + str(n5) + ' past the end')
-                e4.resource_name = str(b[p:q6], 'utf-8')
+            h7 = b[p]
+            if 0 < h7 < 128:
+                q6 = p + h7
+                e4.resource_name = str(b[p + 1:q6], 'utf-8')
                 p = q6
+            else:
+                p += 1
+                n5 = h7 - 1
+                if n5 > 126:
+                    n5, p = _uvt(b, p, n5 + 1)
+                    n5 -= 1
+                if n5 < 0:
+                    raise DecodeError('ConfigResource.ResourceName: null where not nullable')
+                else:
+                    q6 = p + n5
+                    e4.resource_name = str(b[p:q6], 'utf-8')
+                    p = q6
             e4.resource_type, = _S2.unpack_from(b, p)
             p += 1
             if b[p] == 0:  # no tagged fields, the common case
@@ -327,6 +348,8 @@ def _r_ListConfigResourcesResponse_1(b, p):
         p += 1
     else:
         p = _t_ListConfigResourcesResponse_0(b, p, o)
+    if p > bl:
+        raise DecodeError('ListConfigResourcesResponse: a length runs past the end')
     return o, p
 
 

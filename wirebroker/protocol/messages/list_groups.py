@@ -9,6 +9,7 @@ from typing import Any
 import struct as _struct
 
 from wirebroker.protocol.message import UNSET, Message, Struct
+from wirebroker.protocol.message import shared_default as _shared_default
 from wirebroker.protocol.primitives import (
     UUID_ZERO,
     DecodeError,
@@ -88,6 +89,8 @@ def _r_ListGroupsRequest_0(b, p):
     o.states_filter = []
     o.types_filter = []
     o.unknown_tagged_fields = None
+    if p > bl:
+        raise DecodeError('ListGroupsRequest: a length runs past the end')
     return o, p
 
 
@@ -131,6 +134,8 @@ def _r_ListGroupsRequest_1(b, p):
         p += 1
     else:
         p = _t_ListGroupsRequest_0(b, p, o)
+    if p > bl:
+        raise DecodeError('ListGroupsRequest: a length runs past the end')
     return o, p
 
 
@@ -160,19 +165,23 @@ def _r_ListGroupsRequest_2(b, p):
             raise DecodeError('ListGroupsRequest.StatesFilter: count ' + str(n1) + ' past the end')
         xs2 = []
         for _ in range(n1):
-            n4 = b[p] - 1
-            p += 1
-            if n4 > 126:
-                n4, p = _uvt(b, p, n4 + 1)
-                n4 -= 1
-            if n4 < 0:
-                raise DecodeError('ListGroupsRequest.StatesFilter: null element')
-            else:
-                q5 = p + n4
-                if q5 > bl:
-                    raise DecodeError('ListGroupsRequest.StatesFilter: length ' + str(n4) + ' past the end')
-                e3 = str(b[p:q5], 'utf-8')
+            h6 = b[p]
+            if 0 < h6 < 128:
+                q5 = p + h6
+                e3 = str(b[p + 1:q5], 'utf-8')
                 p = q5
+            else:
+                p += 1
+                n4 = h6 - 1
+                if n4 > 126:
+                    n4, p = _uvt(b, p, n4 + 1)
+                    n4 -= 1
+                if n4 < 0:
+                    raise DecodeError('ListGroupsRequest.StatesFilter: null element')
+                else:
+                    q5 = p + n4
+                    e3 = str(b[p:q5], 'utf-8')
+                    p = q5
             xs2.append(e3)
         o.states_filter = xs2
     o.types_filter = []
@@ -181,6 +190,8 @@ def _r_ListGroupsRequest_2(b, p):
         p += 1
     else:
         p = _t_ListGroupsRequest_0(b, p, o)
+    if p > bl:
+        raise DecodeError('ListGroupsRequest: a length runs past the end')
     return o, p
 
 
@@ -223,53 +234,63 @@ def _r_ListGroupsRequest_3(b, p):
             raise DecodeError('ListGroupsRequest.StatesFilter: count ' + str(n1) + ' past the end')
         xs2 = []
         for _ in range(n1):
-            n4 = b[p] - 1
-            p += 1
-            if n4 > 126:
-                n4, p = _uvt(b, p, n4 + 1)
-                n4 -= 1
-            if n4 < 0:
-                raise DecodeError('ListGroupsRequest.StatesFilter: null element')
-            else:
-                q5 = p + n4
-                if q5 > bl:
-                    raise DecodeError('ListGroupsRequest.StatesFilter: length ' + str(n4) + ' past the end')
-                e3 = str(b[p:q5], 'utf-8')
+            h6 = b[p]
+            if 0 < h6 < 128:
+                q5 = p + h6
+                e3 = str(b[p + 1:q5], 'utf-8')
                 p = q5
+            else:
+                p += 1
+                n4 = h6 - 1
+                if n4 > 126:
+                    n4, p = _uvt(b, p, n4 + 1)
+                    n4 -= 1
+                if n4 < 0:
+                    raise DecodeError('ListGroupsRequest.StatesFilter: null element')
+                else:
+                    q5 = p + n4
+                    e3 = str(b[p:q5], 'utf-8')
+                    p = q5
             xs2.append(e3)
         o.states_filter = xs2
-    n6 = b[p] - 1
+    n7 = b[p] - 1
     p += 1
-    if n6 > 126:
-        n6, p = _uvt(b, p, n6 + 1)
-        n6 -= 1
-    if n6 < 0:
+    if n7 > 126:
+        n7, p = _uvt(b, p, n7 + 1)
+        n7 -= 1
+    if n7 < 0:
         raise DecodeError('ListGroupsRequest.TypesFilter: null where not nullable')
     else:
-        if n6 > bl - p:
-            raise DecodeError('ListGroupsRequest.TypesFilter: count ' + str(n6) + ' past the end')
-        xs7 = []
-        for _ in range(n6):
-            n9 = b[p] - 1
-            p += 1
-            if n9 > 126:
-                n9, p = _uvt(b, p, n9 + 1)
-                n9 -= 1
-            if n9 < 0:
-                raise DecodeError('ListGroupsRequest.TypesFilter: null element')
+        if n7 > bl - p:
+            raise DecodeError('ListGroupsRequest.TypesFilter: count ' + str(n7) + ' past the end')
+        xs8 = []
+        for _ in range(n7):
+            h12 = b[p]
+            if 0 < h12 < 128:
+                q11 = p + h12
+                e9 = str(b[p + 1:q11], 'utf-8')
+                p = q11
             else:
-                q10 = p + n9
-                if q10 > bl:
-                    raise DecodeError('ListGroupsRequest.TypesFilter: length ' + str(n9) + ' past the end')
-                e8 = str(b[p:q10], 'utf-8')
-                p = q10
-            xs7.append(e8)
-        o.types_filter = xs7
+                p += 1
+                n10 = h12 - 1
+                if n10 > 126:
+                    n10, p = _uvt(b, p, n10 + 1)
+                    n10 -= 1
+                if n10 < 0:
+                    raise DecodeError('ListGroupsRequest.TypesFilter: null element')
+                else:
+                    q11 = p + n10
+                    e9 = str(b[p:q11], 'utf-8')
+                    p = q11
+            xs8.append(e9)
+        o.types_filter = xs8
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         p += 1
     else:
         p = _t_ListGroupsRequest_0(b, p, o)
+    if p > bl:
+        raise DecodeError('ListGroupsRequest: a length runs past the end')
     return o, p
 
 
@@ -330,8 +351,6 @@ def _r_ListGroupsResponse_0(b, p):
                 raise DecodeError('ListedGroup.GroupId: null where not nullable')
             else:
                 q6 = p + n5
-                if q6 > bl:
-                    raise DecodeError('ListedGroup.GroupId: length ' + str(n5) + ' past the end')
                 e4.group_id = str(b[p:q6], 'utf-8')
                 p = q6
             n7, = _S1.unpack_from(b, p)
@@ -340,8 +359,6 @@ def _r_ListGroupsResponse_0(b, p):
                 raise DecodeError('ListedGroup.ProtocolType: null where not nullable')
             else:
                 q8 = p + n7
-                if q8 > bl:
-                    raise DecodeError('ListedGroup.ProtocolType: length ' + str(n7) + ' past the end')
                 e4.protocol_type = str(b[p:q8], 'utf-8')
                 p = q8
             e4.group_state = ''
@@ -351,6 +368,8 @@ def _r_ListGroupsResponse_0(b, p):
         o.groups = xs3
     o.throttle_time_ms = 0
     o.unknown_tagged_fields = None
+    if p > bl:
+        raise DecodeError('ListGroupsResponse: a length runs past the end')
     return o, p
 
 
@@ -389,8 +408,6 @@ def _r_ListGroupsResponse_1(b, p):
                 raise DecodeError('ListedGroup.GroupId: null where not nullable')
             else:
                 q6 = p + n5
-                if q6 > bl:
-                    raise DecodeError('ListedGroup.GroupId: length ' + str(n5) + ' past the end')
                 e4.group_id = str(b[p:q6], 'utf-8')
                 p = q6
             n7, = _S1.unpack_from(b, p)
@@ -399,8 +416,6 @@ def _r_ListGroupsResponse_1(b, p):
                 raise DecodeError('ListedGroup.ProtocolType: null where not nullable')
             else:
                 q8 = p + n7
-                if q8 > bl:
-                    raise DecodeError('ListedGroup.ProtocolType: length ' + str(n7) + ' past the end')
                 e4.protocol_type = str(b[p:q8], 'utf-8')
                 p = q8
             e4.group_state = ''
@@ -409,6 +424,8 @@ def _r_ListGroupsResponse_1(b, p):
             xs3.append(e4)
         o.groups = xs3
     o.unknown_tagged_fields = None
+    if p > bl:
+        raise DecodeError('ListGroupsResponse: a length runs past the end')
     return o, p
 
 
@@ -490,32 +507,40 @@ def _r_ListGroupsResponse_2(b, p):
         xs3 = []
         for _ in range(n2):
             e4 = _new(_ListGroupsResponse_ListedGroup)
-            n5 = b[p] - 1
-            p += 1
-            if n5 > 126:
-                n5, p = _uvt(b, p, n5 + 1)
-                n5 -= 1
-            if n5 < 0:
-                raise DecodeError('ListedGroup.GroupId: null where not nullable')
-            else:
-                q6 = p + n5
-                if q6 > bl:
-                    raise DecodeError('ListedGroup.GroupId: length ' + str(n5) + ' past the end')
-                e4.group_id = str(b[p:q6], 'utf-8')
+            h7 = b[p]
+            if 0 < h7 < 128:
+                q6 = p + h7
+                e4.group_id = str(b[p + 1:q6], 'utf-8')
                 p = q6
-            n7 = b[p] - 1
-            p += 1
-            if n7 > 126:
-                n7, p = _uvt(b, p, n7 + 1)
-                n7 -= 1
-            if n7 < 0:
-                raise DecodeError('ListedGroup.ProtocolType: null where not nullable')
             else:
-                q8 = p + n7
-                if q8 > bl:
-                    raise DecodeError('ListedGroup.ProtocolType: length ' + str(n7) + ' past the end')
-                e4.protocol_type = str(b[p:q8], 'utf-8')
-                p = q8
+                p += 1
+                n5 = h7 - 1
+                if n5 > 126:
+                    n5, p = _uvt(b, p, n5 + 1)
+                    n5 -= 1
+                if n5 < 0:
+                    raise DecodeError('ListedGroup.GroupId: null where not nullable')
+                else:
+                    q6 = p + n5
+                    e4.group_id = str(b[p:q6], 'utf-8')
+                    p = q6
+            h10 = b[p]
+            if 0 < h10 < 128:
+                q9 = p + h10
+                e4.protocol_type = str(b[p + 1:q9], 'utf-8')
+                p = q9
+            else:
+                p += 1
+                n8 = h10 - 1
+                if n8 > 126:
+                    n8, p = _uvt(b, p, n8 + 1)
+                    n8 -= 1
+                if n8 < 0:
+                    raise DecodeError('ListedGroup.ProtocolType: null where not nullable')
+                else:
+                    q9 = p + n8
+                    e4.protocol_type = str(b[p:q9], 'utf-8')
+                    p = q9
             e4.group_state = ''
             e4.group_type = ''
             if b[p] == 0:  # no tagged fields, the common case
@@ -530,6 +555,8 @@ def _r_ListGroupsResponse_2(b, p):
         p += 1
     else:
         p = _t_ListGroupsResponse_0(b, p, o)
+    if p > bl:
+        raise DecodeError('ListGroupsResponse: a length runs past the end')
     return o, p
 
 
@@ -585,45 +612,57 @@ def _r_ListGroupsResponse_3(b, p):
         xs3 = []
         for _ in range(n2):
             e4 = _new(_ListGroupsResponse_ListedGroup)
-            n5 = b[p] - 1
-            p += 1
-            if n5 > 126:
-                n5, p = _uvt(b, p, n5 + 1)
-                n5 -= 1
-            if n5 < 0:
-                raise DecodeError('ListedGroup.GroupId: null where not nullable')
-            else:
-                q6 = p + n5
-                if q6 > bl:
-                    raise DecodeError('ListedGroup.GroupId: length ' + str(n5) + ' past the end')
-                e4.group_id = str(b[p:q6], 'utf-8')
+            h7 = b[p]
+            if 0 < h7 < 128:
+                q6 = p + h7
+                e4.group_id = str(b[p + 1:q6], 'utf-8')
                 p = q6
-            n7 = b[p] - 1
-            p += 1
-            if n7 > 126:
-                n7, p = _uvt(b, p, n7 + 1)
-                n7 -= 1
-            if n7 < 0:
-                raise DecodeError('ListedGroup.ProtocolType: null where not nullable')
             else:
-                q8 = p + n7
-                if q8 > bl:
-                    raise DecodeError('ListedGroup.ProtocolType: length ' + str(n7) + ' past the end')
-                e4.protocol_type = str(b[p:q8], 'utf-8')
-                p = q8
-            n9 = b[p] - 1
-            p += 1
-            if n9 > 126:
-                n9, p = _uvt(b, p, n9 + 1)
-                n9 -= 1
-            if n9 < 0:
-                raise DecodeError('ListedGroup.GroupState: null where not nullable')
+                p += 1
+                n5 = h7 - 1
+                if n5 > 126:
+                    n5, p = _uvt(b, p, n5 + 1)
+                    n5 -= 1
+                if n5 < 0:
+                    raise DecodeError('ListedGroup.GroupId: null where not nullable')
+                else:
+                    q6 = p + n5
+                    e4.group_id = str(b[p:q6], 'utf-8')
+                    p = q6
+            h10 = b[p]
+            if 0 < h10 < 128:
+                q9 = p + h10
+                e4.protocol_type = str(b[p + 1:q9], 'utf-8')
+                p = q9
             else:
-                q10 = p + n9
-                if q10 > bl:
-                    raise DecodeError('ListedGroup.GroupState: length ' + str(n9) + ' past the end')
-                e4.group_state = str(b[p:q10], 'utf-8')
-                p = q10
+                p += 1
+                n8 = h10 - 1
+                if n8 > 126:
+                    n8, p = _uvt(b, p, n8 + 1)
+                    n8 -= 1
+                if n8 < 0:
+                    raise DecodeError('ListedGroup.ProtocolType: null where not nullable')
+                else:
+                    q9 = p + n8
+                    e4.protocol_type = str(b[p:q9], 'utf-8')
+                    p = q9
+            h13 = b[p]
+            if 0 < h13 < 128:
+                q12 = p + h13
+                e4.group_state = str(b[p + 1:q12], 'utf-8')
+                p = q12
+            else:
+                p += 1
+                n11 = h13 - 1
+                if n11 > 126:
+                    n11, p = _uvt(b, p, n11 + 1)
+                    n11 -= 1
+                if n11 < 0:
+                    raise DecodeError('ListedGroup.GroupState: null where not nullable')
+                else:
+                    q12 = p + n11
+                    e4.group_state = str(b[p:q12], 'utf-8')
+                    p = q12
             e4.group_type = ''
             if b[p] == 0:  # no tagged fields, the common case
                 e4.unknown_tagged_fields = None
@@ -637,6 +676,8 @@ def _r_ListGroupsResponse_3(b, p):
         p += 1
     else:
         p = _t_ListGroupsResponse_0(b, p, o)
+    if p > bl:
+        raise DecodeError('ListGroupsResponse: a length runs past the end')
     return o, p
 
 
@@ -700,58 +741,74 @@ def _r_ListGroupsResponse_4(b, p):
         xs3 = []
         for _ in range(n2):
             e4 = _new(_ListGroupsResponse_ListedGroup)
-            n5 = b[p] - 1
-            p += 1
-            if n5 > 126:
-                n5, p = _uvt(b, p, n5 + 1)
-                n5 -= 1
-            if n5 < 0:
-                raise DecodeError('ListedGroup.GroupId: null where not nullable')
-            else:
-                q6 = p + n5
-                if q6 > bl:
-                    raise DecodeError('ListedGroup.GroupId: length ' + str(n5) + ' past the end')
-                e4.group_id = str(b[p:q6], 'utf-8')
+            h7 = b[p]
+            if 0 < h7 < 128:
+                q6 = p + h7
+                e4.group_id = str(b[p + 1:q6], 'utf-8')
                 p = q6
-            n7 = b[p] - 1
-            p += 1
-            if n7 > 126:
-                n7, p = _uvt(b, p, n7 + 1)
-                n7 -= 1
-            if n7 < 0:
-                raise DecodeError('ListedGroup.ProtocolType: null where not nullable')
             else:
-                q8 = p + n7
-                if q8 > bl:
-                    raise DecodeError('ListedGroup.ProtocolType: length ' + str(n7) + ' past the end')
-                e4.protocol_type = str(b[p:q8], 'utf-8')
-                p = q8
-            n9 = b[p] - 1
-            p += 1
-            if n9 > 126:
-                n9, p = _uvt(b, p, n9 + 1)
-                n9 -= 1
-            if n9 < 0:
-                raise DecodeError('ListedGroup.GroupState: null where not nullable')
+                p += 1
+                n5 = h7 - 1
+                if n5 > 126:
+                    n5, p = _uvt(b, p, n5 + 1)
+                    n5 -= 1
+                if n5 < 0:
+                    raise DecodeError('ListedGroup.GroupId: null where not nullable')
+                else:
+                    q6 = p + n5
+                    e4.group_id = str(b[p:q6], 'utf-8')
+                    p = q6
+            h10 = b[p]
+            if 0 < h10 < 128:
+                q9 = p + h10
+                e4.protocol_type = str(b[p + 1:q9], 'utf-8')
+                p = q9
             else:
-                q10 = p + n9
-                if q10 > bl:
-                    raise DecodeError('ListedGroup.GroupState: length ' + str(n9) + ' past the end')
-                e4.group_state = str(b[p:q10], 'utf-8')
-                p = q10
-            n11 = b[p] - 1
-            p += 1
-            if n11 > 126:
-                n11, p = _uvt(b, p, n11 + 1)
-                n11 -= 1
-            if n11 < 0:
-                raise DecodeError('ListedGroup.GroupType: null where not nullable')
-            else:
-                q12 = p + n11
-                if q12 > bl:
-                    raise DecodeError('ListedGroup.GroupType: length ' + str(n11) + ' past the end')
-                e4.group_type = str(b[p:q12], 'utf-8')
+                p += 1
+                n8 = h10 - 1
+                if n8 > 126:
+                    n8, p = _uvt(b, p, n8 + 1)
+                    n8 -= 1
+                if n8 < 0:
+                    raise DecodeError('ListedGroup.ProtocolType: null where not nullable')
+                else:
+                    q9 = p + n8
+                    e4.protocol_type = str(b[p:q9], 'utf-8')
+                    p = q9
+            h13 = b[p]
+            if 0 < h13 < 128:
+                q12 = p + h13
+                e4.group_state = str(b[p + 1:q12], 'utf-8')
                 p = q12
+            else:
+                p += 1
+                n11 = h13 - 1
+                if n11 > 126:
+                    n11, p = _uvt(b, p, n11 + 1)
+                    n11 -= 1
+                if n11 < 0:
+                    raise DecodeError('ListedGroup.GroupState: null where not nullable')
+                else:
+                    q12 = p + n11
+                    e4.group_state = str(b[p:q12], 'utf-8')
+                    p = q12
+            h16 = b[p]
+            if 0 < h16 < 128:
+                q15 = p + h16
+                e4.group_type = str(b[p + 1:q15], 'utf-8')
+                p = q15
+            else:
+                p += 1
+                n14 = h16 - 1
+                if n14 > 126:
+                    n14, p = _uvt(b, p, n14 + 1)
+                    n14 -= 1
+                if n14 < 0:
+                    raise DecodeError('ListedGroup.GroupType: null where not nullable')
+                else:
+                    q15 = p + n14
+                    e4.group_type = str(b[p:q15], 'utf-8')
+                    p = q15
             if b[p] == 0:  # no tagged fields, the common case
                 e4.unknown_tagged_fields = None
                 p += 1
@@ -764,6 +821,8 @@ def _r_ListGroupsResponse_4(b, p):
         p += 1
     else:
         p = _t_ListGroupsResponse_0(b, p, o)
+    if p > bl:
+        raise DecodeError('ListGroupsResponse: a length runs past the end')
     return o, p
 
 

@@ -9,6 +9,7 @@ from typing import Any
 import struct as _struct
 
 from wirebroker.protocol.message import UNSET, Message, Struct
+from wirebroker.protocol.message import shared_default as _shared_default
 from wirebroker.protocol.primitives import (
     UUID_ZERO,
     DecodeError,
@@ -30,8 +31,8 @@ def _first(tag_and_bytes):
 
 _S0 = _struct.Struct('>ii')
 _S1 = _struct.Struct('>h')
-_S2 = _struct.Struct('>i')
-_S3 = _struct.Struct('>iqi')
+_S2 = _struct.Struct('>iqi')
+_S3 = _struct.Struct('>i')
 _S4 = _struct.Struct('>iq')
 _S5 = _struct.Struct('>ibi')
 _S6 = _struct.Struct('>ib')
@@ -43,6 +44,7 @@ _S11 = _struct.Struct('>ihqq')
 _S12 = _struct.Struct('>ihqqi')
 _S13 = _struct.Struct('>iB')
 _ARRAY_q = tuple(_struct.Struct('>' + str(n) + 'q') for n in range(64))
+_UNPACK_q = (None, *(s.unpack_from for s in _ARRAY_q))
 
 
 class ListOffsetsRequest(Message):
@@ -149,11 +151,9 @@ def _r_ListOffsetsRequest_0(b, p):
                 raise DecodeError('ListOffsetsTopic.Name: null where not nullable')
             else:
                 q6 = p + n5
-                if q6 > bl:
-                    raise DecodeError('ListOffsetsTopic.Name: length ' + str(n5) + ' past the end')
                 e4.name = str(b[p:q6], 'utf-8')
                 p = q6
-            n7, = _S2.unpack_from(b, p)
+            n7, = _S3.unpack_from(b, p)
             p += 4
             if n7 < 0:
                 raise DecodeError('ListOffsetsTopic.Partitions: null where not nullable')
@@ -163,7 +163,7 @@ def _r_ListOffsetsRequest_0(b, p):
                 xs8 = []
                 for _ in range(n7):
                     e9 = _new(_ListOffsetsRequest_ListOffsetsPartition)
-                    e9.partition_index, e9.timestamp, e9.max_num_offsets, = _S3.unpack_from(b, p)
+                    e9.partition_index, e9.timestamp, e9.max_num_offsets, = _S2.unpack_from(b, p)
                     p += 16
                     e9.current_leader_epoch = -1
                     e9.unknown_tagged_fields = None
@@ -175,24 +175,26 @@ def _r_ListOffsetsRequest_0(b, p):
     o.isolation_level = 0
     o.timeout_ms = 0
     o.unknown_tagged_fields = None
+    if p > bl:
+        raise DecodeError('ListOffsetsRequest: a length runs past the end')
     return o, p
 
 
 def _w_ListOffsetsRequest_0(o, w):
     if o.isolation_level != 0:
         raise UnsupportedFieldError('ListOffsetsRequest.IsolationLevel exists only in versions 2+')
-    w += _S2.pack(o.replica_id)
+    w += _S3.pack(o.replica_id)
     xs1 = o.topics
-    w += _S2.pack(len(xs1))
+    w += _S3.pack(len(xs1))
     for e2 in xs1:
         v3 = e2.name
         v3 = v3.encode()
         w += _S1.pack(len(v3))
         w += v3
         xs4 = e2.partitions
-        w += _S2.pack(len(xs4))
+        w += _S3.pack(len(xs4))
         for e5 in xs4:
-            w += _S3.pack(e5.partition_index, e5.timestamp, e5.max_num_offsets)
+            w += _S2.pack(e5.partition_index, e5.timestamp, e5.max_num_offsets)
 
 
 def _r_ListOffsetsRequest_1(b, p):
@@ -215,11 +217,9 @@ def _r_ListOffsetsRequest_1(b, p):
                 raise DecodeError('ListOffsetsTopic.Name: null where not nullable')
             else:
                 q6 = p + n5
-                if q6 > bl:
-                    raise DecodeError('ListOffsetsTopic.Name: length ' + str(n5) + ' past the end')
                 e4.name = str(b[p:q6], 'utf-8')
                 p = q6
-            n7, = _S2.unpack_from(b, p)
+            n7, = _S3.unpack_from(b, p)
             p += 4
             if n7 < 0:
                 raise DecodeError('ListOffsetsTopic.Partitions: null where not nullable')
@@ -242,22 +242,24 @@ def _r_ListOffsetsRequest_1(b, p):
     o.isolation_level = 0
     o.timeout_ms = 0
     o.unknown_tagged_fields = None
+    if p > bl:
+        raise DecodeError('ListOffsetsRequest: a length runs past the end')
     return o, p
 
 
 def _w_ListOffsetsRequest_1(o, w):
     if o.isolation_level != 0:
         raise UnsupportedFieldError('ListOffsetsRequest.IsolationLevel exists only in versions 2+')
-    w += _S2.pack(o.replica_id)
+    w += _S3.pack(o.replica_id)
     xs1 = o.topics
-    w += _S2.pack(len(xs1))
+    w += _S3.pack(len(xs1))
     for e2 in xs1:
         v3 = e2.name
         v3 = v3.encode()
         w += _S1.pack(len(v3))
         w += v3
         xs4 = e2.partitions
-        w += _S2.pack(len(xs4))
+        w += _S3.pack(len(xs4))
         for e5 in xs4:
             if e5.max_num_offsets != 1:
                 raise UnsupportedFieldError('ListOffsetsPartition.MaxNumOffsets exists only in versions 0-0')
@@ -284,11 +286,9 @@ def _r_ListOffsetsRequest_2(b, p):
                 raise DecodeError('ListOffsetsTopic.Name: null where not nullable')
             else:
                 q6 = p + n5
-                if q6 > bl:
-                    raise DecodeError('ListOffsetsTopic.Name: length ' + str(n5) + ' past the end')
                 e4.name = str(b[p:q6], 'utf-8')
                 p = q6
-            n7, = _S2.unpack_from(b, p)
+            n7, = _S3.unpack_from(b, p)
             p += 4
             if n7 < 0:
                 raise DecodeError('ListOffsetsTopic.Partitions: null where not nullable')
@@ -310,20 +310,22 @@ def _r_ListOffsetsRequest_2(b, p):
         o.topics = xs3
     o.timeout_ms = 0
     o.unknown_tagged_fields = None
+    if p > bl:
+        raise DecodeError('ListOffsetsRequest: a length runs past the end')
     return o, p
 
 
 def _w_ListOffsetsRequest_2(o, w):
     w += _S6.pack(o.replica_id, o.isolation_level)
     xs1 = o.topics
-    w += _S2.pack(len(xs1))
+    w += _S3.pack(len(xs1))
     for e2 in xs1:
         v3 = e2.name
         v3 = v3.encode()
         w += _S1.pack(len(v3))
         w += v3
         xs4 = e2.partitions
-        w += _S2.pack(len(xs4))
+        w += _S3.pack(len(xs4))
         for e5 in xs4:
             if e5.max_num_offsets != 1:
                 raise UnsupportedFieldError('ListOffsetsPartition.MaxNumOffsets exists only in versions 0-0')
@@ -350,11 +352,9 @@ def _r_ListOffsetsRequest_3(b, p):
                 raise DecodeError('ListOffsetsTopic.Name: null where not nullable')
             else:
                 q6 = p + n5
-                if q6 > bl:
-                    raise DecodeError('ListOffsetsTopic.Name: length ' + str(n5) + ' past the end')
                 e4.name = str(b[p:q6], 'utf-8')
                 p = q6
-            n7, = _S2.unpack_from(b, p)
+            n7, = _S3.unpack_from(b, p)
             p += 4
             if n7 < 0:
                 raise DecodeError('ListOffsetsTopic.Partitions: null where not nullable')
@@ -375,20 +375,22 @@ def _r_ListOffsetsRequest_3(b, p):
         o.topics = xs3
     o.timeout_ms = 0
     o.unknown_tagged_fields = None
+    if p > bl:
+        raise DecodeError('ListOffsetsRequest: a length runs past the end')
     return o, p
 
 
 def _w_ListOffsetsRequest_3(o, w):
     w += _S6.pack(o.replica_id, o.isolation_level)
     xs1 = o.topics
-    w += _S2.pack(len(xs1))
+    w += _S3.pack(len(xs1))
     for e2 in xs1:
         v3 = e2.name
         v3 = v3.encode()
         w += _S1.pack(len(v3))
         w += v3
         xs4 = e2.partitions
-        w += _S2.pack(len(xs4))
+        w += _S3.pack(len(xs4))
         for e5 in xs4:
             if e5.max_num_offsets != 1:
                 raise UnsupportedFieldError('ListOffsetsPartition.MaxNumOffsets exists only in versions 0-0')
@@ -481,42 +483,46 @@ def _r_ListOffsetsRequest_4(b, p):
         xs3 = []
         for _ in range(n2):
             e4 = _new(_ListOffsetsRequest_ListOffsetsTopic)
-            n5 = b[p] - 1
-            p += 1
-            if n5 > 126:
-                n5, p = _uvt(b, p, n5 + 1)
-                n5 -= 1
-            if n5 < 0:
-                raise DecodeError('ListOffsetsTopic.Name: null where not nullable')
-            else:
-                q6 = p + n5
-                if q6 > bl:
-                    raise DecodeError('ListOffsetsTopic.Name: length ' + str(n5) + ' past the end')
-                e4.name = str(b[p:q6], 'utf-8')
+            h7 = b[p]
+            if 0 < h7 < 128:
+                q6 = p + h7
+                e4.name = str(b[p + 1:q6], 'utf-8')
                 p = q6
-            n7 = b[p] - 1
+            else:
+                p += 1
+                n5 = h7 - 1
+                if n5 > 126:
+                    n5, p = _uvt(b, p, n5 + 1)
+                    n5 -= 1
+                if n5 < 0:
+                    raise DecodeError('ListOffsetsTopic.Name: null where not nullable')
+                else:
+                    q6 = p + n5
+                    e4.name = str(b[p:q6], 'utf-8')
+                    p = q6
+            n8 = b[p] - 1
             p += 1
-            if n7 > 126:
-                n7, p = _uvt(b, p, n7 + 1)
-                n7 -= 1
-            if n7 < 0:
+            if n8 > 126:
+                n8, p = _uvt(b, p, n8 + 1)
+                n8 -= 1
+            if n8 < 0:
                 raise DecodeError('ListOffsetsTopic.Partitions: null where not nullable')
             else:
-                if n7 > bl - p:
-                    raise DecodeError('ListOffsetsTopic.Partitions: count ' + str(n7) + ' past the end')
-                xs8 = []
-                for _ in range(n7):
-                    e9 = _new(_ListOffsetsRequest_ListOffsetsPartition)
-                    e9.partition_index, e9.current_leader_epoch, e9.timestamp, = _S7.unpack_from(b, p)
+                if n8 > bl - p:
+                    raise DecodeError('ListOffsetsTopic.Partitions: count ' + str(n8) + ' past the end')
+                xs9 = []
+                for _ in range(n8):
+                    e10 = _new(_ListOffsetsRequest_ListOffsetsPartition)
+                    e10.partition_index, e10.current_leader_epoch, e10.timestamp, = _S7.unpack_from(b, p)
                     p += 16
-                    e9.max_num_offsets = 1
+                    e10.max_num_offsets = 1
                     if b[p] == 0:  # no tagged fields, the common case
-                        e9.unknown_tagged_fields = None
+                        e10.unknown_tagged_fields = None
                         p += 1
                     else:
-                        p = _t_ListOffsetsRequest_ListOffsetsPartition_0(b, p, e9)
-                    xs8.append(e9)
-                e4.partitions = xs8
+                        p = _t_ListOffsetsRequest_ListOffsetsPartition_0(b, p, e10)
+                    xs9.append(e10)
+                e4.partitions = xs9
             if b[p] == 0:  # no tagged fields, the common case
                 e4.unknown_tagged_fields = None
                 p += 1
@@ -530,6 +536,8 @@ def _r_ListOffsetsRequest_4(b, p):
         p += 1
     else:
         p = _t_ListOffsetsRequest_0(b, p, o)
+    if p > bl:
+        raise DecodeError('ListOffsetsRequest: a length runs past the end')
     return o, p
 
 
@@ -591,42 +599,46 @@ def _r_ListOffsetsRequest_5(b, p):
         xs3 = []
         for _ in range(n2):
             e4 = _new(_ListOffsetsRequest_ListOffsetsTopic)
-            n5 = b[p] - 1
-            p += 1
-            if n5 > 126:
-                n5, p = _uvt(b, p, n5 + 1)
-                n5 -= 1
-            if n5 < 0:
-                raise DecodeError('ListOffsetsTopic.Name: null where not nullable')
-            else:
-                q6 = p + n5
-                if q6 > bl:
-                    raise DecodeError('ListOffsetsTopic.Name: length ' + str(n5) + ' past the end')
-                e4.name = str(b[p:q6], 'utf-8')
+            h7 = b[p]
+            if 0 < h7 < 128:
+                q6 = p + h7
+                e4.name = str(b[p + 1:q6], 'utf-8')
                 p = q6
-            n7 = b[p] - 1
+            else:
+                p += 1
+                n5 = h7 - 1
+                if n5 > 126:
+                    n5, p = _uvt(b, p, n5 + 1)
+                    n5 -= 1
+                if n5 < 0:
+                    raise DecodeError('ListOffsetsTopic.Name: null where not nullable')
+                else:
+                    q6 = p + n5
+                    e4.name = str(b[p:q6], 'utf-8')
+                    p = q6
+            n8 = b[p] - 1
             p += 1
-            if n7 > 126:
-                n7, p = _uvt(b, p, n7 + 1)
-                n7 -= 1
-            if n7 < 0:
+            if n8 > 126:
+                n8, p = _uvt(b, p, n8 + 1)
+                n8 -= 1
+            if n8 < 0:
                 raise DecodeError('ListOffsetsTopic.Partitions: null where not nullable')
             else:
-                if n7 > bl - p:
-                    raise DecodeError('ListOffsetsTopic.Partitions: count ' + str(n7) + ' past the end')
-                xs8 = []
-                for _ in range(n7):
-                    e9 = _new(_ListOffsetsRequest_ListOffsetsPartition)
-                    e9.partition_index, e9.current_leader_epoch, e9.timestamp, = _S7.unpack_from(b, p)
+                if n8 > bl - p:
+                    raise DecodeError('ListOffsetsTopic.Partitions: count ' + str(n8) + ' past the end')
+                xs9 = []
+                for _ in range(n8):
+                    e10 = _new(_ListOffsetsRequest_ListOffsetsPartition)
+                    e10.partition_index, e10.current_leader_epoch, e10.timestamp, = _S7.unpack_from(b, p)
                     p += 16
-                    e9.max_num_offsets = 1
+                    e10.max_num_offsets = 1
                     if b[p] == 0:  # no tagged fields, the common case
-                        e9.unknown_tagged_fields = None
+                        e10.unknown_tagged_fields = None
                         p += 1
                     else:
-                        p = _t_ListOffsetsRequest_ListOffsetsPartition_0(b, p, e9)
-                    xs8.append(e9)
-                e4.partitions = xs8
+                        p = _t_ListOffsetsRequest_ListOffsetsPartition_0(b, p, e10)
+                    xs9.append(e10)
+                e4.partitions = xs9
             if b[p] == 0:  # no tagged fields, the common case
                 e4.unknown_tagged_fields = None
                 p += 1
@@ -634,13 +646,15 @@ def _r_ListOffsetsRequest_5(b, p):
                 p = _t_ListOffsetsRequest_ListOffsetsTopic_0(b, p, e4)
             xs3.append(e4)
         o.topics = xs3
-    o.timeout_ms, = _S2.unpack_from(b, p)
+    o.timeout_ms, = _S3.unpack_from(b, p)
     p += 4
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         p += 1
     else:
         p = _t_ListOffsetsRequest_0(b, p, o)
+    if p > bl:
+        raise DecodeError('ListOffsetsRequest: a length runs past the end')
     return o, p
 
 
@@ -679,7 +693,7 @@ def _w_ListOffsetsRequest_5(o, w):
             _wtags(w, e2.unknown_tagged_fields)
         else:
             w.append(0)
-    w += _S2.pack(o.timeout_ms)
+    w += _S3.pack(o.timeout_ms)
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
     else:
@@ -689,7 +703,7 @@ def _w_ListOffsetsRequest_5(o, w):
 def _r_ListOffsetsResponse_0(b, p):
     bl = len(b)
     o = _new(ListOffsetsResponse)
-    n1, = _S2.unpack_from(b, p)
+    n1, = _S3.unpack_from(b, p)
     p += 4
     if n1 < 0:
         raise DecodeError('ListOffsetsResponse.Topics: null where not nullable')
@@ -705,11 +719,9 @@ def _r_ListOffsetsResponse_0(b, p):
                 raise DecodeError('ListOffsetsTopicResponse.Name: null where not nullable')
             else:
                 q5 = p + n4
-                if q5 > bl:
-                    raise DecodeError('ListOffsetsTopicResponse.Name: length ' + str(n4) + ' past the end')
                 e3.name = str(b[p:q5], 'utf-8')
                 p = q5
-            n6, = _S2.unpack_from(b, p)
+            n6, = _S3.unpack_from(b, p)
             p += 4
             if n6 < 0:
                 raise DecodeError('ListOffsetsTopicResponse.Partitions: null where not nullable')
@@ -725,12 +737,12 @@ def _r_ListOffsetsResponse_0(b, p):
                     if n10 < 0:
                         raise DecodeError('ListOffsetsPartitionResponse.OldStyleOffsets: null where not nullable')
                     elif n10 < 64:
-                        e8.old_style_offsets = list(_ARRAY_q[n10].unpack_from(b, p))
+                        e8.old_style_offsets = [*_ARRAY_q[n10].unpack_from(b, p)]
                         p += 8 * n10
                     else:
                         if n10 > bl - p:
                             raise DecodeError('ListOffsetsPartitionResponse.OldStyleOffsets: count ' + str(n10) + ' past the end')
-                        e8.old_style_offsets = list(_struct.Struct('>' + str(n10) + 'q').unpack_from(b, p))
+                        e8.old_style_offsets = [*_struct.Struct('>' + str(n10) + 'q').unpack_from(b, p)]
                         p += 8 * n10
                     e8.timestamp = -1
                     e8.offset = -1
@@ -743,19 +755,21 @@ def _r_ListOffsetsResponse_0(b, p):
         o.topics = xs2
     o.throttle_time_ms = 0
     o.unknown_tagged_fields = None
+    if p > bl:
+        raise DecodeError('ListOffsetsResponse: a length runs past the end')
     return o, p
 
 
 def _w_ListOffsetsResponse_0(o, w):
     xs1 = o.topics
-    w += _S2.pack(len(xs1))
+    w += _S3.pack(len(xs1))
     for e2 in xs1:
         v3 = e2.name
         v3 = v3.encode()
         w += _S1.pack(len(v3))
         w += v3
         xs4 = e2.partitions
-        w += _S2.pack(len(xs4))
+        w += _S3.pack(len(xs4))
         for e5 in xs4:
             if e5.timestamp != -1:
                 raise UnsupportedFieldError('ListOffsetsPartitionResponse.Timestamp exists only in versions 1+')
@@ -765,7 +779,7 @@ def _w_ListOffsetsResponse_0(o, w):
                 raise UnsupportedFieldError('ListOffsetsPartitionResponse.LeaderEpoch exists only in versions 4+')
             w += _S10.pack(e5.partition_index, e5.error_code)
             xs6 = e5.old_style_offsets
-            w += _S2.pack(len(xs6))
+            w += _S3.pack(len(xs6))
             if len(xs6) < 64:
                 w += _ARRAY_q[len(xs6)].pack(*xs6)
             else:
@@ -775,7 +789,7 @@ def _w_ListOffsetsResponse_0(o, w):
 def _r_ListOffsetsResponse_1(b, p):
     bl = len(b)
     o = _new(ListOffsetsResponse)
-    n1, = _S2.unpack_from(b, p)
+    n1, = _S3.unpack_from(b, p)
     p += 4
     if n1 < 0:
         raise DecodeError('ListOffsetsResponse.Topics: null where not nullable')
@@ -791,11 +805,9 @@ def _r_ListOffsetsResponse_1(b, p):
                 raise DecodeError('ListOffsetsTopicResponse.Name: null where not nullable')
             else:
                 q5 = p + n4
-                if q5 > bl:
-                    raise DecodeError('ListOffsetsTopicResponse.Name: length ' + str(n4) + ' past the end')
                 e3.name = str(b[p:q5], 'utf-8')
                 p = q5
-            n6, = _S2.unpack_from(b, p)
+            n6, = _S3.unpack_from(b, p)
             p += 4
             if n6 < 0:
                 raise DecodeError('ListOffsetsTopicResponse.Partitions: null where not nullable')
@@ -817,19 +829,21 @@ def _r_ListOffsetsResponse_1(b, p):
         o.topics = xs2
     o.throttle_time_ms = 0
     o.unknown_tagged_fields = None
+    if p > bl:
+        raise DecodeError('ListOffsetsResponse: a length runs past the end')
     return o, p
 
 
 def _w_ListOffsetsResponse_1(o, w):
     xs1 = o.topics
-    w += _S2.pack(len(xs1))
+    w += _S3.pack(len(xs1))
     for e2 in xs1:
         v3 = e2.name
         v3 = v3.encode()
         w += _S1.pack(len(v3))
         w += v3
         xs4 = e2.partitions
-        w += _S2.pack(len(xs4))
+        w += _S3.pack(len(xs4))
         for e5 in xs4:
             if e5.old_style_offsets:
                 raise UnsupportedFieldError('ListOffsetsPartitionResponse.OldStyleOffsets exists only in versions 0-0')
@@ -858,11 +872,9 @@ def _r_ListOffsetsResponse_2(b, p):
                 raise DecodeError('ListOffsetsTopicResponse.Name: null where not nullable')
             else:
                 q6 = p + n5
-                if q6 > bl:
-                    raise DecodeError('ListOffsetsTopicResponse.Name: length ' + str(n5) + ' past the end')
                 e4.name = str(b[p:q6], 'utf-8')
                 p = q6
-            n7, = _S2.unpack_from(b, p)
+            n7, = _S3.unpack_from(b, p)
             p += 4
             if n7 < 0:
                 raise DecodeError('ListOffsetsTopicResponse.Partitions: null where not nullable')
@@ -883,20 +895,22 @@ def _r_ListOffsetsResponse_2(b, p):
             xs3.append(e4)
         o.topics = xs3
     o.unknown_tagged_fields = None
+    if p > bl:
+        raise DecodeError('ListOffsetsResponse: a length runs past the end')
     return o, p
 
 
 def _w_ListOffsetsResponse_2(o, w):
-    w += _S2.pack(o.throttle_time_ms)
+    w += _S3.pack(o.throttle_time_ms)
     xs1 = o.topics
-    w += _S2.pack(len(xs1))
+    w += _S3.pack(len(xs1))
     for e2 in xs1:
         v3 = e2.name
         v3 = v3.encode()
         w += _S1.pack(len(v3))
         w += v3
         xs4 = e2.partitions
-        w += _S2.pack(len(xs4))
+        w += _S3.pack(len(xs4))
         for e5 in xs4:
             if e5.old_style_offsets:
                 raise UnsupportedFieldError('ListOffsetsPartitionResponse.OldStyleOffsets exists only in versions 0-0')
@@ -925,11 +939,9 @@ def _r_ListOffsetsResponse_3(b, p):
                 raise DecodeError('ListOffsetsTopicResponse.Name: null where not nullable')
             else:
                 q6 = p + n5
-                if q6 > bl:
-                    raise DecodeError('ListOffsetsTopicResponse.Name: length ' + str(n5) + ' past the end')
                 e4.name = str(b[p:q6], 'utf-8')
                 p = q6
-            n7, = _S2.unpack_from(b, p)
+            n7, = _S3.unpack_from(b, p)
             p += 4
             if n7 < 0:
                 raise DecodeError('ListOffsetsTopicResponse.Partitions: null where not nullable')
@@ -949,20 +961,22 @@ def _r_ListOffsetsResponse_3(b, p):
             xs3.append(e4)
         o.topics = xs3
     o.unknown_tagged_fields = None
+    if p > bl:
+        raise DecodeError('ListOffsetsResponse: a length runs past the end')
     return o, p
 
 
 def _w_ListOffsetsResponse_3(o, w):
-    w += _S2.pack(o.throttle_time_ms)
+    w += _S3.pack(o.throttle_time_ms)
     xs1 = o.topics
-    w += _S2.pack(len(xs1))
+    w += _S3.pack(len(xs1))
     for e2 in xs1:
         v3 = e2.name
         v3 = v3.encode()
         w += _S1.pack(len(v3))
         w += v3
         xs4 = e2.partitions
-        w += _S2.pack(len(xs4))
+        w += _S3.pack(len(xs4))
         for e5 in xs4:
             if e5.old_style_offsets:
                 raise UnsupportedFieldError('ListOffsetsPartitionResponse.OldStyleOffsets exists only in versions 0-0')
@@ -1055,42 +1069,46 @@ def _r_ListOffsetsResponse_4(b, p):
         xs3 = []
         for _ in range(n2):
             e4 = _new(_ListOffsetsResponse_ListOffsetsTopicResponse)
-            n5 = b[p] - 1
-            p += 1
-            if n5 > 126:
-                n5, p = _uvt(b, p, n5 + 1)
-                n5 -= 1
-            if n5 < 0:
-                raise DecodeError('ListOffsetsTopicResponse.Name: null where not nullable')
-            else:
-                q6 = p + n5
-                if q6 > bl:
-                    raise DecodeError('ListOffsetsTopicResponse.Name: length ' + str(n5) + ' past the end')
-                e4.name = str(b[p:q6], 'utf-8')
+            h7 = b[p]
+            if 0 < h7 < 128:
+                q6 = p + h7
+                e4.name = str(b[p + 1:q6], 'utf-8')
                 p = q6
-            n7 = b[p] - 1
+            else:
+                p += 1
+                n5 = h7 - 1
+                if n5 > 126:
+                    n5, p = _uvt(b, p, n5 + 1)
+                    n5 -= 1
+                if n5 < 0:
+                    raise DecodeError('ListOffsetsTopicResponse.Name: null where not nullable')
+                else:
+                    q6 = p + n5
+                    e4.name = str(b[p:q6], 'utf-8')
+                    p = q6
+            n8 = b[p] - 1
             p += 1
-            if n7 > 126:
-                n7, p = _uvt(b, p, n7 + 1)
-                n7 -= 1
-            if n7 < 0:
+            if n8 > 126:
+                n8, p = _uvt(b, p, n8 + 1)
+                n8 -= 1
+            if n8 < 0:
                 raise DecodeError('ListOffsetsTopicResponse.Partitions: null where not nullable')
             else:
-                if n7 > bl - p:
-                    raise DecodeError('ListOffsetsTopicResponse.Partitions: count ' + str(n7) + ' past the end')
-                xs8 = []
-                for _ in range(n7):
-                    e9 = _new(_ListOffsetsResponse_ListOffsetsPartitionResponse)
-                    e9.partition_index, e9.error_code, e9.timestamp, e9.offset, e9.leader_epoch, = _S12.unpack_from(b, p)
+                if n8 > bl - p:
+                    raise DecodeError('ListOffsetsTopicResponse.Partitions: count ' + str(n8) + ' past the end')
+                xs9 = []
+                for _ in range(n8):
+                    e10 = _new(_ListOffsetsResponse_ListOffsetsPartitionResponse)
+                    e10.partition_index, e10.error_code, e10.timestamp, e10.offset, e10.leader_epoch, = _S12.unpack_from(b, p)
                     p += 26
-                    e9.old_style_offsets = []
+                    e10.old_style_offsets = []
                     if b[p] == 0:  # no tagged fields, the common case
-                        e9.unknown_tagged_fields = None
+                        e10.unknown_tagged_fields = None
                         p += 1
                     else:
-                        p = _t_ListOffsetsResponse_ListOffsetsPartitionResponse_0(b, p, e9)
-                    xs8.append(e9)
-                e4.partitions = xs8
+                        p = _t_ListOffsetsResponse_ListOffsetsPartitionResponse_0(b, p, e10)
+                    xs9.append(e10)
+                e4.partitions = xs9
             if b[p] == 0:  # no tagged fields, the common case
                 e4.unknown_tagged_fields = None
                 p += 1
@@ -1103,11 +1121,13 @@ def _r_ListOffsetsResponse_4(b, p):
         p += 1
     else:
         p = _t_ListOffsetsResponse_0(b, p, o)
+    if p > bl:
+        raise DecodeError('ListOffsetsResponse: a length runs past the end')
     return o, p
 
 
 def _w_ListOffsetsResponse_4(o, w):
-    w += _S2.pack(o.throttle_time_ms)
+    w += _S3.pack(o.throttle_time_ms)
     xs1 = o.topics
     ln = len(xs1) + 1
     if ln < 128:

@@ -9,6 +9,7 @@ from typing import Any
 import struct as _struct
 
 from wirebroker.protocol.message import UNSET, Message, Struct
+from wirebroker.protocol.message import shared_default as _shared_default
 from wirebroker.protocol.primitives import (
     UUID_ZERO,
     DecodeError,
@@ -33,6 +34,7 @@ _S1 = _struct.Struct('>i')
 _S2 = _struct.Struct('>ihB')
 _S3 = _struct.Struct('>ih')
 _ARRAY_i = tuple(_struct.Struct('>' + str(n) + 'i') for n in range(64))
+_UNPACK_i = (None, *(s.unpack_from for s in _ARRAY_i))
 
 
 class ListPartitionReassignmentsRequest(Message):
@@ -155,58 +157,72 @@ def _r_ListPartitionReassignmentsRequest_0(b, p):
     o = _new(ListPartitionReassignmentsRequest)
     o.timeout_ms, h1, = _S0.unpack_from(b, p)
     p += 5
-    n2 = h1 - 1
-    if n2 > 126:
-        n2, p = _uvt(b, p, n2 + 1)
-        n2 -= 1
-    if n2 < 0:
+    if h1 == 0:
         o.topics = None
     else:
-        if n2 > bl - p:
-            raise DecodeError('ListPartitionReassignmentsRequest.Topics: count ' + str(n2) + ' past the end')
-        xs3 = []
-        for _ in range(n2):
-            e4 = _new(_ListPartitionReassignmentsRequest_ListPartitionReassignmentsTopics)
-            n5 = b[p] - 1
-            p += 1
-            if n5 > 126:
-                n5, p = _uvt(b, p, n5 + 1)
-                n5 -= 1
-            if n5 < 0:
-                raise DecodeError('ListPartitionReassignmentsTopics.Name: null where not nullable')
-            else:
-                q6 = p + n5
-                if q6 > bl:
-                    raise DecodeError('ListPartitionReassignmentsTopics.Name: length ' + str(n5) + ' past the end')
-                e4.name = str(b[p:q6], 'utf-8')
-                p = q6
-            n7 = b[p] - 1
-            p += 1
-            if n7 > 126:
-                n7, p = _uvt(b, p, n7 + 1)
-                n7 -= 1
-            if n7 < 0:
-                raise DecodeError('ListPartitionReassignmentsTopics.PartitionIndexes: null where not nullable')
-            elif n7 < 64:
-                e4.partition_indexes = list(_ARRAY_i[n7].unpack_from(b, p))
-                p += 4 * n7
-            else:
-                if n7 > bl - p:
-                    raise DecodeError('ListPartitionReassignmentsTopics.PartitionIndexes: count ' + str(n7) + ' past the end')
-                e4.partition_indexes = list(_struct.Struct('>' + str(n7) + 'i').unpack_from(b, p))
-                p += 4 * n7
-            if b[p] == 0:  # no tagged fields, the common case
-                e4.unknown_tagged_fields = None
-                p += 1
-            else:
-                p = _t_ListPartitionReassignmentsRequest_ListPartitionReassignmentsTopics_0(b, p, e4)
-            xs3.append(e4)
-        o.topics = xs3
+        n2 = h1 - 1
+        if n2 > 126:
+            n2, p = _uvt(b, p, n2 + 1)
+            n2 -= 1
+        if n2 < 0:
+            o.topics = None
+        else:
+            if n2 > bl - p:
+                raise DecodeError('ListPartitionReassignmentsRequest.Topics: count ' + str(n2) + ' past the end')
+            xs3 = []
+            for _ in range(n2):
+                e4 = _new(_ListPartitionReassignmentsRequest_ListPartitionReassignmentsTopics)
+                h7 = b[p]
+                if 0 < h7 < 128:
+                    q6 = p + h7
+                    e4.name = str(b[p + 1:q6], 'utf-8')
+                    p = q6
+                else:
+                    p += 1
+                    n5 = h7 - 1
+                    if n5 > 126:
+                        n5, p = _uvt(b, p, n5 + 1)
+                        n5 -= 1
+                    if n5 < 0:
+                        raise DecodeError('ListPartitionReassignmentsTopics.Name: null where not nullable')
+                    else:
+                        q6 = p + n5
+                        e4.name = str(b[p:q6], 'utf-8')
+                        p = q6
+                h9 = b[p]
+                if 0 < h9 < 65:
+                    e4.partition_indexes = [*_UNPACK_i[h9](b, p + 1)]
+                    p += 4 * h9 - 3
+                else:
+                    p += 1
+                    n8 = h9 - 1
+                    if n8 > 126:
+                        n8, p = _uvt(b, p, n8 + 1)
+                        n8 -= 1
+                    if n8 < 0:
+                        raise DecodeError('ListPartitionReassignmentsTopics.PartitionIndexes: null where not nullable')
+                    elif n8 < 64:
+                        e4.partition_indexes = [*_ARRAY_i[n8].unpack_from(b, p)]
+                        p += 4 * n8
+                    else:
+                        if n8 > bl - p:
+                            raise DecodeError('ListPartitionReassignmentsTopics.PartitionIndexes: count ' + str(n8) + ' past the end')
+                        e4.partition_indexes = [*_struct.Struct('>' + str(n8) + 'i').unpack_from(b, p)]
+                        p += 4 * n8
+                if b[p] == 0:  # no tagged fields, the common case
+                    e4.unknown_tagged_fields = None
+                    p += 1
+                else:
+                    p = _t_ListPartitionReassignmentsRequest_ListPartitionReassignmentsTopics_0(b, p, e4)
+                xs3.append(e4)
+            o.topics = xs3
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         p += 1
     else:
         p = _t_ListPartitionReassignmentsRequest_0(b, p, o)
+    if p > bl:
+        raise DecodeError('ListPartitionReassignmentsRequest: a length runs past the end')
     return o, p
 
 
@@ -324,18 +340,23 @@ def _r_ListPartitionReassignmentsResponse_0(b, p):
     o = _new(ListPartitionReassignmentsResponse)
     o.throttle_time_ms, o.error_code, h1, = _S2.unpack_from(b, p)
     p += 7
-    n2 = h1 - 1
-    if n2 > 126:
-        n2, p = _uvt(b, p, n2 + 1)
-        n2 -= 1
-    if n2 < 0:
-        o.error_message = None
-    else:
-        q3 = p + n2
-        if q3 > bl:
-            raise DecodeError('ListPartitionReassignmentsResponse.ErrorMessage: length ' + str(n2) + ' past the end')
+    if 0 < h1 < 128:
+        q3 = p + h1 - 1
         o.error_message = str(b[p:q3], 'utf-8')
         p = q3
+    elif h1 == 0:
+        o.error_message = None
+    else:
+        n2 = h1 - 1
+        if n2 > 126:
+            n2, p = _uvt(b, p, n2 + 1)
+            n2 -= 1
+        if n2 < 0:
+            o.error_message = None
+        else:
+            q3 = p + n2
+            o.error_message = str(b[p:q3], 'utf-8')
+            p = q3
     n4 = b[p] - 1
     p += 1
     if n4 > 126:
@@ -349,85 +370,103 @@ def _r_ListPartitionReassignmentsResponse_0(b, p):
         xs5 = []
         for _ in range(n4):
             e6 = _new(_ListPartitionReassignmentsResponse_OngoingTopicReassignment)
-            n7 = b[p] - 1
-            p += 1
-            if n7 > 126:
-                n7, p = _uvt(b, p, n7 + 1)
-                n7 -= 1
-            if n7 < 0:
-                raise DecodeError('OngoingTopicReassignment.Name: null where not nullable')
-            else:
-                q8 = p + n7
-                if q8 > bl:
-                    raise DecodeError('OngoingTopicReassignment.Name: length ' + str(n7) + ' past the end')
-                e6.name = str(b[p:q8], 'utf-8')
+            h9 = b[p]
+            if 0 < h9 < 128:
+                q8 = p + h9
+                e6.name = str(b[p + 1:q8], 'utf-8')
                 p = q8
-            n9 = b[p] - 1
+            else:
+                p += 1
+                n7 = h9 - 1
+                if n7 > 126:
+                    n7, p = _uvt(b, p, n7 + 1)
+                    n7 -= 1
+                if n7 < 0:
+                    raise DecodeError('OngoingTopicReassignment.Name: null where not nullable')
+                else:
+                    q8 = p + n7
+                    e6.name = str(b[p:q8], 'utf-8')
+                    p = q8
+            n10 = b[p] - 1
             p += 1
-            if n9 > 126:
-                n9, p = _uvt(b, p, n9 + 1)
-                n9 -= 1
-            if n9 < 0:
+            if n10 > 126:
+                n10, p = _uvt(b, p, n10 + 1)
+                n10 -= 1
+            if n10 < 0:
                 raise DecodeError('OngoingTopicReassignment.Partitions: null where not nullable')
             else:
-                if n9 > bl - p:
-                    raise DecodeError('OngoingTopicReassignment.Partitions: count ' + str(n9) + ' past the end')
-                xs10 = []
-                for _ in range(n9):
-                    e11 = _new(_ListPartitionReassignmentsResponse_OngoingPartitionReassignment)
-                    e11.partition_index, h12, = _S0.unpack_from(b, p)
+                if n10 > bl - p:
+                    raise DecodeError('OngoingTopicReassignment.Partitions: count ' + str(n10) + ' past the end')
+                xs11 = []
+                for _ in range(n10):
+                    e12 = _new(_ListPartitionReassignmentsResponse_OngoingPartitionReassignment)
+                    e12.partition_index, h13, = _S0.unpack_from(b, p)
                     p += 5
-                    n13 = h12 - 1
-                    if n13 > 126:
-                        n13, p = _uvt(b, p, n13 + 1)
-                        n13 -= 1
-                    if n13 < 0:
-                        raise DecodeError('OngoingPartitionReassignment.Replicas: null where not nullable')
-                    elif n13 < 64:
-                        e11.replicas = list(_ARRAY_i[n13].unpack_from(b, p))
-                        p += 4 * n13
+                    if 0 < h13 < 65:
+                        e12.replicas = [*_UNPACK_i[h13](b, p)]
+                        p += 4 * h13 - 4
                     else:
-                        if n13 > bl - p:
-                            raise DecodeError('OngoingPartitionReassignment.Replicas: count ' + str(n13) + ' past the end')
-                        e11.replicas = list(_struct.Struct('>' + str(n13) + 'i').unpack_from(b, p))
-                        p += 4 * n13
-                    n14 = b[p] - 1
-                    p += 1
-                    if n14 > 126:
-                        n14, p = _uvt(b, p, n14 + 1)
-                        n14 -= 1
-                    if n14 < 0:
-                        raise DecodeError('OngoingPartitionReassignment.AddingReplicas: null where not nullable')
-                    elif n14 < 64:
-                        e11.adding_replicas = list(_ARRAY_i[n14].unpack_from(b, p))
-                        p += 4 * n14
+                        n14 = h13 - 1
+                        if n14 > 126:
+                            n14, p = _uvt(b, p, n14 + 1)
+                            n14 -= 1
+                        if n14 < 0:
+                            raise DecodeError('OngoingPartitionReassignment.Replicas: null where not nullable')
+                        elif n14 < 64:
+                            e12.replicas = [*_ARRAY_i[n14].unpack_from(b, p)]
+                            p += 4 * n14
+                        else:
+                            if n14 > bl - p:
+                                raise DecodeError('OngoingPartitionReassignment.Replicas: count ' + str(n14) + ' past the end')
+                            e12.replicas = [*_struct.Struct('>' + str(n14) + 'i').unpack_from(b, p)]
+                            p += 4 * n14
+                    h16 = b[p]
+                    if 0 < h16 < 65:
+                        e12.adding_replicas = [*_UNPACK_i[h16](b, p + 1)]
+                        p += 4 * h16 - 3
                     else:
-                        if n14 > bl - p:
-                            raise DecodeError('OngoingPartitionReassignment.AddingReplicas: count ' + str(n14) + ' past the end')
-                        e11.adding_replicas = list(_struct.Struct('>' + str(n14) + 'i').unpack_from(b, p))
-                        p += 4 * n14
-                    n15 = b[p] - 1
-                    p += 1
-                    if n15 > 126:
-                        n15, p = _uvt(b, p, n15 + 1)
-                        n15 -= 1
-                    if n15 < 0:
-                        raise DecodeError('OngoingPartitionReassignment.RemovingReplicas: null where not nullable')
-                    elif n15 < 64:
-                        e11.removing_replicas = list(_ARRAY_i[n15].unpack_from(b, p))
-                        p += 4 * n15
+                        p += 1
+                        n15 = h16 - 1
+                        if n15 > 126:
+                            n15, p = _uvt(b, p, n15 + 1)
+                            n15 -= 1
+                        if n15 < 0:
+                            raise DecodeError('OngoingPartitionReassignment.AddingReplicas: null where not nullable')
+                        elif n15 < 64:
+                            e12.adding_replicas = [*_ARRAY_i[n15].unpack_from(b, p)]
+                            p += 4 * n15
+                        else:
+                            if n15 > bl - p:
+                                raise DecodeError('OngoingPartitionReassignment.AddingReplicas: count ' + str(n15) + ' past the end')
+                            e12.adding_replicas = [*_struct.Struct('>' + str(n15) + 'i').unpack_from(b, p)]
+                            p += 4 * n15
+                    h18 = b[p]
+                    if 0 < h18 < 65:
+                        e12.removing_replicas = [*_UNPACK_i[h18](b, p + 1)]
+                        p += 4 * h18 - 3
                     else:
-                        if n15 > bl - p:
-                            raise DecodeError('OngoingPartitionReassignment.RemovingReplicas: count ' + str(n15) + ' past the end')
-                        e11.removing_replicas = list(_struct.Struct('>' + str(n15) + 'i').unpack_from(b, p))
-                        p += 4 * n15
+                        p += 1
+                        n17 = h18 - 1
+                        if n17 > 126:
+                            n17, p = _uvt(b, p, n17 + 1)
+                            n17 -= 1
+                        if n17 < 0:
+                            raise DecodeError('OngoingPartitionReassignment.RemovingReplicas: null where not nullable')
+                        elif n17 < 64:
+                            e12.removing_replicas = [*_ARRAY_i[n17].unpack_from(b, p)]
+                            p += 4 * n17
+                        else:
+                            if n17 > bl - p:
+                                raise DecodeError('OngoingPartitionReassignment.RemovingReplicas: count ' + str(n17) + ' past the end')
+                            e12.removing_replicas = [*_struct.Struct('>' + str(n17) + 'i').unpack_from(b, p)]
+                            p += 4 * n17
                     if b[p] == 0:  # no tagged fields, the common case
-                        e11.unknown_tagged_fields = None
+                        e12.unknown_tagged_fields = None
                         p += 1
                     else:
-                        p = _t_ListPartitionReassignmentsResponse_OngoingPartitionReassignment_0(b, p, e11)
-                    xs10.append(e11)
-                e6.partitions = xs10
+                        p = _t_ListPartitionReassignmentsResponse_OngoingPartitionReassignment_0(b, p, e12)
+                    xs11.append(e12)
+                e6.partitions = xs11
             if b[p] == 0:  # no tagged fields, the common case
                 e6.unknown_tagged_fields = None
                 p += 1
@@ -440,6 +479,8 @@ def _r_ListPartitionReassignmentsResponse_0(b, p):
         p += 1
     else:
         p = _t_ListPartitionReassignmentsResponse_0(b, p, o)
+    if p > bl:
+        raise DecodeError('ListPartitionReassignmentsResponse: a length runs past the end')
     return o, p
 
 

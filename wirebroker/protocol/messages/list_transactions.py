@@ -9,6 +9,7 @@ from typing import Any
 import struct as _struct
 
 from wirebroker.protocol.message import UNSET, Message, Struct
+from wirebroker.protocol.message import shared_default as _shared_default
 from wirebroker.protocol.primitives import (
     UUID_ZERO,
     DecodeError,
@@ -33,6 +34,7 @@ _S1 = _struct.Struct('>qB')
 _S2 = _struct.Struct('>ihB')
 _S3 = _struct.Struct('>ih')
 _ARRAY_q = tuple(_struct.Struct('>' + str(n) + 'q') for n in range(64))
+_UNPACK_q = (None, *(s.unpack_from for s in _ARRAY_q))
 
 
 class ListTransactionsRequest(Message):
@@ -121,36 +123,45 @@ def _r_ListTransactionsRequest_0(b, p):
             raise DecodeError('ListTransactionsRequest.StateFilters: count ' + str(n1) + ' past the end')
         xs2 = []
         for _ in range(n1):
-            n4 = b[p] - 1
-            p += 1
-            if n4 > 126:
-                n4, p = _uvt(b, p, n4 + 1)
-                n4 -= 1
-            if n4 < 0:
-                raise DecodeError('ListTransactionsRequest.StateFilters: null element')
-            else:
-                q5 = p + n4
-                if q5 > bl:
-                    raise DecodeError('ListTransactionsRequest.StateFilters: length ' + str(n4) + ' past the end')
-                e3 = str(b[p:q5], 'utf-8')
+            h6 = b[p]
+            if 0 < h6 < 128:
+                q5 = p + h6
+                e3 = str(b[p + 1:q5], 'utf-8')
                 p = q5
+            else:
+                p += 1
+                n4 = h6 - 1
+                if n4 > 126:
+                    n4, p = _uvt(b, p, n4 + 1)
+                    n4 -= 1
+                if n4 < 0:
+                    raise DecodeError('ListTransactionsRequest.StateFilters: null element')
+                else:
+                    q5 = p + n4
+                    e3 = str(b[p:q5], 'utf-8')
+                    p = q5
             xs2.append(e3)
         o.state_filters = xs2
-    n6 = b[p] - 1
-    p += 1
-    if n6 > 126:
-        n6, p = _uvt(b, p, n6 + 1)
-        n6 -= 1
-    if n6 < 0:
-        raise DecodeError('ListTransactionsRequest.ProducerIdFilters: null where not nullable')
-    elif n6 < 64:
-        o.producer_id_filters = list(_ARRAY_q[n6].unpack_from(b, p))
-        p += 8 * n6
+    h8 = b[p]
+    if 0 < h8 < 65:
+        o.producer_id_filters = [*_UNPACK_q[h8](b, p + 1)]
+        p += 8 * h8 - 7
     else:
-        if n6 > bl - p:
-            raise DecodeError('ListTransactionsRequest.ProducerIdFilters: count ' + str(n6) + ' past the end')
-        o.producer_id_filters = list(_struct.Struct('>' + str(n6) + 'q').unpack_from(b, p))
-        p += 8 * n6
+        p += 1
+        n7 = h8 - 1
+        if n7 > 126:
+            n7, p = _uvt(b, p, n7 + 1)
+            n7 -= 1
+        if n7 < 0:
+            raise DecodeError('ListTransactionsRequest.ProducerIdFilters: null where not nullable')
+        elif n7 < 64:
+            o.producer_id_filters = [*_ARRAY_q[n7].unpack_from(b, p)]
+            p += 8 * n7
+        else:
+            if n7 > bl - p:
+                raise DecodeError('ListTransactionsRequest.ProducerIdFilters: count ' + str(n7) + ' past the end')
+            o.producer_id_filters = [*_struct.Struct('>' + str(n7) + 'q').unpack_from(b, p)]
+            p += 8 * n7
     o.duration_filter = -1
     o.transactional_id_pattern = None
     if b[p] == 0:  # no tagged fields, the common case
@@ -158,6 +169,8 @@ def _r_ListTransactionsRequest_0(b, p):
         p += 1
     else:
         p = _t_ListTransactionsRequest_0(b, p, o)
+    if p > bl:
+        raise DecodeError('ListTransactionsRequest: a length runs past the end')
     return o, p
 
 
@@ -212,36 +225,45 @@ def _r_ListTransactionsRequest_1(b, p):
             raise DecodeError('ListTransactionsRequest.StateFilters: count ' + str(n1) + ' past the end')
         xs2 = []
         for _ in range(n1):
-            n4 = b[p] - 1
-            p += 1
-            if n4 > 126:
-                n4, p = _uvt(b, p, n4 + 1)
-                n4 -= 1
-            if n4 < 0:
-                raise DecodeError('ListTransactionsRequest.StateFilters: null element')
-            else:
-                q5 = p + n4
-                if q5 > bl:
-                    raise DecodeError('ListTransactionsRequest.StateFilters: length ' + str(n4) + ' past the end')
-                e3 = str(b[p:q5], 'utf-8')
+            h6 = b[p]
+            if 0 < h6 < 128:
+                q5 = p + h6
+                e3 = str(b[p + 1:q5], 'utf-8')
                 p = q5
+            else:
+                p += 1
+                n4 = h6 - 1
+                if n4 > 126:
+                    n4, p = _uvt(b, p, n4 + 1)
+                    n4 -= 1
+                if n4 < 0:
+                    raise DecodeError('ListTransactionsRequest.StateFilters: null element')
+                else:
+                    q5 = p + n4
+                    e3 = str(b[p:q5], 'utf-8')
+                    p = q5
             xs2.append(e3)
         o.state_filters = xs2
-    n6 = b[p] - 1
-    p += 1
-    if n6 > 126:
-        n6, p = _uvt(b, p, n6 + 1)
-        n6 -= 1
-    if n6 < 0:
-        raise DecodeError('ListTransactionsRequest.ProducerIdFilters: null where not nullable')
-    elif n6 < 64:
-        o.producer_id_filters = list(_ARRAY_q[n6].unpack_from(b, p))
-        p += 8 * n6
+    h8 = b[p]
+    if 0 < h8 < 65:
+        o.producer_id_filters = [*_UNPACK_q[h8](b, p + 1)]
+        p += 8 * h8 - 7
     else:
-        if n6 > bl - p:
-            raise DecodeError('ListTransactionsRequest.ProducerIdFilters: count ' + str(n6) + ' past the end')
-        o.producer_id_filters = list(_struct.Struct('>' + str(n6) + 'q').unpack_from(b, p))
-        p += 8 * n6
+        p += 1
+        n7 = h8 - 1
+        if n7 > 126:
+            n7, p = _uvt(b, p, n7 + 1)
+            n7 -= 1
+        if n7 < 0:
+            raise DecodeError('ListTransactionsRequest.ProducerIdFilters: null where not nullable')
+        elif n7 < 64:
+            o.producer_id_filters = [*_ARRAY_q[n7].unpack_from(b, p)]
+            p += 8 * n7
+        else:
+            if n7 > bl - p:
+                raise DecodeError('ListTransactionsRequest.ProducerIdFilters: count ' + str(n7) + ' past the end')
+            o.producer_id_filters = [*_struct.Struct('>' + str(n7) + 'q').unpack_from(b, p)]
+            p += 8 * n7
     o.duration_filter, = _S0.unpack_from(b, p)
     p += 8
     o.transactional_id_pattern = None
@@ -250,6 +272,8 @@ def _r_ListTransactionsRequest_1(b, p):
         p += 1
     else:
         p = _t_ListTransactionsRequest_0(b, p, o)
+    if p > bl:
+        raise DecodeError('ListTransactionsRequest: a length runs past the end')
     return o, p
 
 
@@ -303,55 +327,71 @@ def _r_ListTransactionsRequest_2(b, p):
             raise DecodeError('ListTransactionsRequest.StateFilters: count ' + str(n1) + ' past the end')
         xs2 = []
         for _ in range(n1):
-            n4 = b[p] - 1
-            p += 1
-            if n4 > 126:
-                n4, p = _uvt(b, p, n4 + 1)
-                n4 -= 1
-            if n4 < 0:
-                raise DecodeError('ListTransactionsRequest.StateFilters: null element')
-            else:
-                q5 = p + n4
-                if q5 > bl:
-                    raise DecodeError('ListTransactionsRequest.StateFilters: length ' + str(n4) + ' past the end')
-                e3 = str(b[p:q5], 'utf-8')
+            h6 = b[p]
+            if 0 < h6 < 128:
+                q5 = p + h6
+                e3 = str(b[p + 1:q5], 'utf-8')
                 p = q5
+            else:
+                p += 1
+                n4 = h6 - 1
+                if n4 > 126:
+                    n4, p = _uvt(b, p, n4 + 1)
+                    n4 -= 1
+                if n4 < 0:
+                    raise DecodeError('ListTransactionsRequest.StateFilters: null element')
+                else:
+                    q5 = p + n4
+                    e3 = str(b[p:q5], 'utf-8')
+                    p = q5
             xs2.append(e3)
         o.state_filters = xs2
-    n6 = b[p] - 1
-    p += 1
-    if n6 > 126:
-        n6, p = _uvt(b, p, n6 + 1)
-        n6 -= 1
-    if n6 < 0:
-        raise DecodeError('ListTransactionsRequest.ProducerIdFilters: null where not nullable')
-    elif n6 < 64:
-        o.producer_id_filters = list(_ARRAY_q[n6].unpack_from(b, p))
-        p += 8 * n6
+    h8 = b[p]
+    if 0 < h8 < 65:
+        o.producer_id_filters = [*_UNPACK_q[h8](b, p + 1)]
+        p += 8 * h8 - 7
     else:
-        if n6 > bl - p:
-            raise DecodeError('ListTransactionsRequest.ProducerIdFilters: count ' + str(n6) + ' past the end')
-        o.producer_id_filters = list(_struct.Struct('>' + str(n6) + 'q').unpack_from(b, p))
-        p += 8 * n6
-    o.duration_filter, h7, = _S1.unpack_from(b, p)
+        p += 1
+        n7 = h8 - 1
+        if n7 > 126:
+            n7, p = _uvt(b, p, n7 + 1)
+            n7 -= 1
+        if n7 < 0:
+            raise DecodeError('ListTransactionsRequest.ProducerIdFilters: null where not nullable')
+        elif n7 < 64:
+            o.producer_id_filters = [*_ARRAY_q[n7].unpack_from(b, p)]
+            p += 8 * n7
+        else:
+            if n7 > bl - p:
+                raise DecodeError('ListTransactionsRequest.ProducerIdFilters: count ' + str(n7) + ' past the end')
+            o.producer_id_filters = [*_struct.Struct('>' + str(n7) + 'q').unpack_from(b, p)]
+            p += 8 * n7
+    o.duration_filter, h9, = _S1.unpack_from(b, p)
     p += 9
-    n8 = h7 - 1
-    if n8 > 126:
-        n8, p = _uvt(b, p, n8 + 1)
-        n8 -= 1
-    if n8 < 0:
+    if 0 < h9 < 128:
+        q11 = p + h9 - 1
+        o.transactional_id_pattern = str(b[p:q11], 'utf-8')
+        p = q11
+    elif h9 == 0:
         o.transactional_id_pattern = None
     else:
-        q9 = p + n8
-        if q9 > bl:
-            raise DecodeError('ListTransactionsRequest.TransactionalIdPattern: length ' + str(n8) + ' past the end')
-        o.transactional_id_pattern = str(b[p:q9], 'utf-8')
-        p = q9
+        n10 = h9 - 1
+        if n10 > 126:
+            n10, p = _uvt(b, p, n10 + 1)
+            n10 -= 1
+        if n10 < 0:
+            o.transactional_id_pattern = None
+        else:
+            q11 = p + n10
+            o.transactional_id_pattern = str(b[p:q11], 'utf-8')
+            p = q11
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         p += 1
     else:
         p = _t_ListTransactionsRequest_0(b, p, o)
+    if p > bl:
+        raise DecodeError('ListTransactionsRequest: a length runs past the end')
     return o, p
 
 
@@ -461,73 +501,86 @@ def _r_ListTransactionsResponse_0(b, p):
             raise DecodeError('ListTransactionsResponse.UnknownStateFilters: count ' + str(n2) + ' past the end')
         xs3 = []
         for _ in range(n2):
-            n5 = b[p] - 1
-            p += 1
-            if n5 > 126:
-                n5, p = _uvt(b, p, n5 + 1)
-                n5 -= 1
-            if n5 < 0:
-                raise DecodeError('ListTransactionsResponse.UnknownStateFilters: null element')
-            else:
-                q6 = p + n5
-                if q6 > bl:
-                    raise DecodeError('ListTransactionsResponse.UnknownStateFilters: length ' + str(n5) + ' past the end')
-                e4 = str(b[p:q6], 'utf-8')
+            h7 = b[p]
+            if 0 < h7 < 128:
+                q6 = p + h7
+                e4 = str(b[p + 1:q6], 'utf-8')
                 p = q6
+            else:
+                p += 1
+                n5 = h7 - 1
+                if n5 > 126:
+                    n5, p = _uvt(b, p, n5 + 1)
+                    n5 -= 1
+                if n5 < 0:
+                    raise DecodeError('ListTransactionsResponse.UnknownStateFilters: null element')
+                else:
+                    q6 = p + n5
+                    e4 = str(b[p:q6], 'utf-8')
+                    p = q6
             xs3.append(e4)
         o.unknown_state_filters = xs3
-    n7 = b[p] - 1
+    n8 = b[p] - 1
     p += 1
-    if n7 > 126:
-        n7, p = _uvt(b, p, n7 + 1)
-        n7 -= 1
-    if n7 < 0:
+    if n8 > 126:
+        n8, p = _uvt(b, p, n8 + 1)
+        n8 -= 1
+    if n8 < 0:
         raise DecodeError('ListTransactionsResponse.TransactionStates: null where not nullable')
     else:
-        if n7 > bl - p:
-            raise DecodeError('ListTransactionsResponse.TransactionStates: count ' + str(n7) + ' past the end')
-        xs8 = []
-        for _ in range(n7):
-            e9 = _new(_ListTransactionsResponse_TransactionState)
-            n10 = b[p] - 1
-            p += 1
-            if n10 > 126:
-                n10, p = _uvt(b, p, n10 + 1)
-                n10 -= 1
-            if n10 < 0:
-                raise DecodeError('TransactionState.TransactionalId: null where not nullable')
+        if n8 > bl - p:
+            raise DecodeError('ListTransactionsResponse.TransactionStates: count ' + str(n8) + ' past the end')
+        xs9 = []
+        for _ in range(n8):
+            e10 = _new(_ListTransactionsResponse_TransactionState)
+            h13 = b[p]
+            if 0 < h13 < 128:
+                q12 = p + h13
+                e10.transactional_id = str(b[p + 1:q12], 'utf-8')
+                p = q12
             else:
-                q11 = p + n10
-                if q11 > bl:
-                    raise DecodeError('TransactionState.TransactionalId: length ' + str(n10) + ' past the end')
-                e9.transactional_id = str(b[p:q11], 'utf-8')
-                p = q11
-            e9.producer_id, h12, = _S1.unpack_from(b, p)
+                p += 1
+                n11 = h13 - 1
+                if n11 > 126:
+                    n11, p = _uvt(b, p, n11 + 1)
+                    n11 -= 1
+                if n11 < 0:
+                    raise DecodeError('TransactionState.TransactionalId: null where not nullable')
+                else:
+                    q12 = p + n11
+                    e10.transactional_id = str(b[p:q12], 'utf-8')
+                    p = q12
+            e10.producer_id, h14, = _S1.unpack_from(b, p)
             p += 9
-            n13 = h12 - 1
-            if n13 > 126:
-                n13, p = _uvt(b, p, n13 + 1)
-                n13 -= 1
-            if n13 < 0:
-                raise DecodeError('TransactionState.TransactionState: null where not nullable')
+            if 0 < h14 < 128:
+                q16 = p + h14 - 1
+                e10.transaction_state = str(b[p:q16], 'utf-8')
+                p = q16
             else:
-                q14 = p + n13
-                if q14 > bl:
-                    raise DecodeError('TransactionState.TransactionState: length ' + str(n13) + ' past the end')
-                e9.transaction_state = str(b[p:q14], 'utf-8')
-                p = q14
+                n15 = h14 - 1
+                if n15 > 126:
+                    n15, p = _uvt(b, p, n15 + 1)
+                    n15 -= 1
+                if n15 < 0:
+                    raise DecodeError('TransactionState.TransactionState: null where not nullable')
+                else:
+                    q16 = p + n15
+                    e10.transaction_state = str(b[p:q16], 'utf-8')
+                    p = q16
             if b[p] == 0:  # no tagged fields, the common case
-                e9.unknown_tagged_fields = None
+                e10.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_ListTransactionsResponse_TransactionState_0(b, p, e9)
-            xs8.append(e9)
-        o.transaction_states = xs8
+                p = _t_ListTransactionsResponse_TransactionState_0(b, p, e10)
+            xs9.append(e10)
+        o.transaction_states = xs9
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         p += 1
     else:
         p = _t_ListTransactionsResponse_0(b, p, o)
+    if p > bl:
+        raise DecodeError('ListTransactionsResponse: a length runs past the end')
     return o, p
 
 

@@ -9,6 +9,7 @@ from typing import Any
 import struct as _struct
 
 from wirebroker.protocol.message import UNSET, Message, Struct
+from wirebroker.protocol.message import shared_default as _shared_default
 from wirebroker.protocol.primitives import (
     UUID_ZERO,
     DecodeError,
@@ -28,8 +29,8 @@ _unpack_from = _struct.unpack_from
 def _first(tag_and_bytes):
     return tag_and_bytes[0]
 
-_S0 = _struct.Struct('>i')
-_S1 = _struct.Struct('>h')
+_S0 = _struct.Struct('>h')
+_S1 = _struct.Struct('>i')
 _S2 = _struct.Struct('>?')
 _S3 = _struct.Struct('>???')
 _S4 = _struct.Struct('>16sB')
@@ -49,6 +50,7 @@ _S17 = _struct.Struct('>hiiiB')
 _S18 = _struct.Struct('>16s?B')
 _S19 = _struct.Struct('>16s?')
 _ARRAY_i = tuple(_struct.Struct('>' + str(n) + 'i') for n in range(64))
+_UNPACK_i = (None, *(s.unpack_from for s in _ARRAY_i))
 
 
 class MetadataRequest(Message):
@@ -148,7 +150,7 @@ _MetadataResponse_MetadataResponseTopic = MetadataResponse.MetadataResponseTopic
 def _r_MetadataRequest_0(b, p):
     bl = len(b)
     o = _new(MetadataRequest)
-    n1, = _S0.unpack_from(b, p)
+    n1, = _S1.unpack_from(b, p)
     p += 4
     if n1 < 0:
         raise DecodeError('MetadataRequest.Topics: null where not nullable')
@@ -158,14 +160,12 @@ def _r_MetadataRequest_0(b, p):
         xs2 = []
         for _ in range(n1):
             e3 = _new(_MetadataRequest_MetadataRequestTopic)
-            n4, = _S1.unpack_from(b, p)
+            n4, = _S0.unpack_from(b, p)
             p += 2
             if n4 < 0:
                 raise DecodeError('MetadataRequestTopic.Name: null where not nullable')
             else:
                 q5 = p + n4
-                if q5 > bl:
-                    raise DecodeError('MetadataRequestTopic.Name: length ' + str(n4) + ' past the end')
                 e3.name = str(b[p:q5], 'utf-8')
                 p = q5
             e3.topic_id = UUID_ZERO
@@ -176,6 +176,8 @@ def _r_MetadataRequest_0(b, p):
     o.include_cluster_authorized_operations = False
     o.include_topic_authorized_operations = False
     o.unknown_tagged_fields = None
+    if p > bl:
+        raise DecodeError('MetadataRequest: a length runs past the end')
     return o, p
 
 
@@ -187,18 +189,18 @@ def _w_MetadataRequest_0(o, w):
     if o.include_topic_authorized_operations != False:
         raise UnsupportedFieldError('MetadataRequest.IncludeTopicAuthorizedOperations exists only in versions 8+')
     xs1 = o.topics
-    w += _S0.pack(len(xs1))
+    w += _S1.pack(len(xs1))
     for e2 in xs1:
         v3 = e2.name
         v3 = v3.encode()
-        w += _S1.pack(len(v3))
+        w += _S0.pack(len(v3))
         w += v3
 
 
 def _r_MetadataRequest_1(b, p):
     bl = len(b)
     o = _new(MetadataRequest)
-    n1, = _S0.unpack_from(b, p)
+    n1, = _S1.unpack_from(b, p)
     p += 4
     if n1 < 0:
         o.topics = None
@@ -208,14 +210,12 @@ def _r_MetadataRequest_1(b, p):
         xs2 = []
         for _ in range(n1):
             e3 = _new(_MetadataRequest_MetadataRequestTopic)
-            n4, = _S1.unpack_from(b, p)
+            n4, = _S0.unpack_from(b, p)
             p += 2
             if n4 < 0:
                 raise DecodeError('MetadataRequestTopic.Name: null where not nullable')
             else:
                 q5 = p + n4
-                if q5 > bl:
-                    raise DecodeError('MetadataRequestTopic.Name: length ' + str(n4) + ' past the end')
                 e3.name = str(b[p:q5], 'utf-8')
                 p = q5
             e3.topic_id = UUID_ZERO
@@ -226,6 +226,8 @@ def _r_MetadataRequest_1(b, p):
     o.include_cluster_authorized_operations = False
     o.include_topic_authorized_operations = False
     o.unknown_tagged_fields = None
+    if p > bl:
+        raise DecodeError('MetadataRequest: a length runs past the end')
     return o, p
 
 
@@ -240,18 +242,18 @@ def _w_MetadataRequest_1(o, w):
     if xs1 is None:
         w += b'\xff\xff\xff\xff'
     else:
-        w += _S0.pack(len(xs1))
+        w += _S1.pack(len(xs1))
         for e2 in xs1:
             v3 = e2.name
             v3 = v3.encode()
-            w += _S1.pack(len(v3))
+            w += _S0.pack(len(v3))
             w += v3
 
 
 def _r_MetadataRequest_2(b, p):
     bl = len(b)
     o = _new(MetadataRequest)
-    n1, = _S0.unpack_from(b, p)
+    n1, = _S1.unpack_from(b, p)
     p += 4
     if n1 < 0:
         o.topics = None
@@ -261,14 +263,12 @@ def _r_MetadataRequest_2(b, p):
         xs2 = []
         for _ in range(n1):
             e3 = _new(_MetadataRequest_MetadataRequestTopic)
-            n4, = _S1.unpack_from(b, p)
+            n4, = _S0.unpack_from(b, p)
             p += 2
             if n4 < 0:
                 raise DecodeError('MetadataRequestTopic.Name: null where not nullable')
             else:
                 q5 = p + n4
-                if q5 > bl:
-                    raise DecodeError('MetadataRequestTopic.Name: length ' + str(n4) + ' past the end')
                 e3.name = str(b[p:q5], 'utf-8')
                 p = q5
             e3.topic_id = UUID_ZERO
@@ -280,6 +280,8 @@ def _r_MetadataRequest_2(b, p):
     o.include_cluster_authorized_operations = False
     o.include_topic_authorized_operations = False
     o.unknown_tagged_fields = None
+    if p > bl:
+        raise DecodeError('MetadataRequest: a length runs past the end')
     return o, p
 
 
@@ -292,11 +294,11 @@ def _w_MetadataRequest_2(o, w):
     if xs1 is None:
         w += b'\xff\xff\xff\xff'
     else:
-        w += _S0.pack(len(xs1))
+        w += _S1.pack(len(xs1))
         for e2 in xs1:
             v3 = e2.name
             v3 = v3.encode()
-            w += _S1.pack(len(v3))
+            w += _S0.pack(len(v3))
             w += v3
     w += _S2.pack(o.allow_auto_topic_creation)
 
@@ -304,7 +306,7 @@ def _w_MetadataRequest_2(o, w):
 def _r_MetadataRequest_3(b, p):
     bl = len(b)
     o = _new(MetadataRequest)
-    n1, = _S0.unpack_from(b, p)
+    n1, = _S1.unpack_from(b, p)
     p += 4
     if n1 < 0:
         o.topics = None
@@ -314,14 +316,12 @@ def _r_MetadataRequest_3(b, p):
         xs2 = []
         for _ in range(n1):
             e3 = _new(_MetadataRequest_MetadataRequestTopic)
-            n4, = _S1.unpack_from(b, p)
+            n4, = _S0.unpack_from(b, p)
             p += 2
             if n4 < 0:
                 raise DecodeError('MetadataRequestTopic.Name: null where not nullable')
             else:
                 q5 = p + n4
-                if q5 > bl:
-                    raise DecodeError('MetadataRequestTopic.Name: length ' + str(n4) + ' past the end')
                 e3.name = str(b[p:q5], 'utf-8')
                 p = q5
             e3.topic_id = UUID_ZERO
@@ -331,6 +331,8 @@ def _r_MetadataRequest_3(b, p):
     o.allow_auto_topic_creation, o.include_cluster_authorized_operations, o.include_topic_authorized_operations, = _S3.unpack_from(b, p)
     p += 3
     o.unknown_tagged_fields = None
+    if p > bl:
+        raise DecodeError('MetadataRequest: a length runs past the end')
     return o, p
 
 
@@ -339,11 +341,11 @@ def _w_MetadataRequest_3(o, w):
     if xs1 is None:
         w += b'\xff\xff\xff\xff'
     else:
-        w += _S0.pack(len(xs1))
+        w += _S1.pack(len(xs1))
         for e2 in xs1:
             v3 = e2.name
             v3 = v3.encode()
-            w += _S1.pack(len(v3))
+            w += _S0.pack(len(v3))
             w += v3
     w += _S3.pack(o.allow_auto_topic_creation, o.include_cluster_authorized_operations, o.include_topic_authorized_operations)
 
@@ -397,40 +399,49 @@ def _t_MetadataRequest_0(b, p, o):
 def _r_MetadataRequest_4(b, p):
     bl = len(b)
     o = _new(MetadataRequest)
-    n1 = b[p] - 1
-    p += 1
-    if n1 > 126:
-        n1, p = _uvt(b, p, n1 + 1)
-        n1 -= 1
-    if n1 < 0:
+    h7 = b[p]
+    if h7 == 0:
         o.topics = None
+        p += 1
     else:
-        if n1 > bl - p:
-            raise DecodeError('MetadataRequest.Topics: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3 = _new(_MetadataRequest_MetadataRequestTopic)
-            n4 = b[p] - 1
-            p += 1
-            if n4 > 126:
-                n4, p = _uvt(b, p, n4 + 1)
-                n4 -= 1
-            if n4 < 0:
-                raise DecodeError('MetadataRequestTopic.Name: null where not nullable')
-            else:
-                q5 = p + n4
-                if q5 > bl:
-                    raise DecodeError('MetadataRequestTopic.Name: length ' + str(n4) + ' past the end')
-                e3.name = str(b[p:q5], 'utf-8')
-                p = q5
-            e3.topic_id = UUID_ZERO
-            if b[p] == 0:  # no tagged fields, the common case
-                e3.unknown_tagged_fields = None
-                p += 1
-            else:
-                p = _t_MetadataRequest_MetadataRequestTopic_0(b, p, e3)
-            xs2.append(e3)
-        o.topics = xs2
+        p += 1
+        n1 = h7 - 1
+        if n1 > 126:
+            n1, p = _uvt(b, p, n1 + 1)
+            n1 -= 1
+        if n1 < 0:
+            o.topics = None
+        else:
+            if n1 > bl - p:
+                raise DecodeError('MetadataRequest.Topics: count ' + str(n1) + ' past the end')
+            xs2 = []
+            for _ in range(n1):
+                e3 = _new(_MetadataRequest_MetadataRequestTopic)
+                h6 = b[p]
+                if 0 < h6 < 128:
+                    q5 = p + h6
+                    e3.name = str(b[p + 1:q5], 'utf-8')
+                    p = q5
+                else:
+                    p += 1
+                    n4 = h6 - 1
+                    if n4 > 126:
+                        n4, p = _uvt(b, p, n4 + 1)
+                        n4 -= 1
+                    if n4 < 0:
+                        raise DecodeError('MetadataRequestTopic.Name: null where not nullable')
+                    else:
+                        q5 = p + n4
+                        e3.name = str(b[p:q5], 'utf-8')
+                        p = q5
+                e3.topic_id = UUID_ZERO
+                if b[p] == 0:  # no tagged fields, the common case
+                    e3.unknown_tagged_fields = None
+                    p += 1
+                else:
+                    p = _t_MetadataRequest_MetadataRequestTopic_0(b, p, e3)
+                xs2.append(e3)
+            o.topics = xs2
     o.allow_auto_topic_creation, o.include_cluster_authorized_operations, o.include_topic_authorized_operations, = _S3.unpack_from(b, p)
     p += 3
     if b[p] == 0:  # no tagged fields, the common case
@@ -438,6 +449,8 @@ def _r_MetadataRequest_4(b, p):
         p += 1
     else:
         p = _t_MetadataRequest_0(b, p, o)
+    if p > bl:
+        raise DecodeError('MetadataRequest: a length runs past the end')
     return o, p
 
 
@@ -474,40 +487,50 @@ def _w_MetadataRequest_4(o, w):
 def _r_MetadataRequest_5(b, p):
     bl = len(b)
     o = _new(MetadataRequest)
-    n1 = b[p] - 1
-    p += 1
-    if n1 > 126:
-        n1, p = _uvt(b, p, n1 + 1)
-        n1 -= 1
-    if n1 < 0:
+    h7 = b[p]
+    if h7 == 0:
         o.topics = None
+        p += 1
     else:
-        if n1 > bl - p:
-            raise DecodeError('MetadataRequest.Topics: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3 = _new(_MetadataRequest_MetadataRequestTopic)
-            e3.topic_id, h4, = _S4.unpack_from(b, p)
-            p += 17
-            n5 = h4 - 1
-            if n5 > 126:
-                n5, p = _uvt(b, p, n5 + 1)
-                n5 -= 1
-            if n5 < 0:
-                e3.name = None
-            else:
-                q6 = p + n5
-                if q6 > bl:
-                    raise DecodeError('MetadataRequestTopic.Name: length ' + str(n5) + ' past the end')
-                e3.name = str(b[p:q6], 'utf-8')
-                p = q6
-            if b[p] == 0:  # no tagged fields, the common case
-                e3.unknown_tagged_fields = None
-                p += 1
-            else:
-                p = _t_MetadataRequest_MetadataRequestTopic_0(b, p, e3)
-            xs2.append(e3)
-        o.topics = xs2
+        p += 1
+        n1 = h7 - 1
+        if n1 > 126:
+            n1, p = _uvt(b, p, n1 + 1)
+            n1 -= 1
+        if n1 < 0:
+            o.topics = None
+        else:
+            if n1 > bl - p:
+                raise DecodeError('MetadataRequest.Topics: count ' + str(n1) + ' past the end')
+            xs2 = []
+            for _ in range(n1):
+                e3 = _new(_MetadataRequest_MetadataRequestTopic)
+                e3.topic_id, h4, = _S4.unpack_from(b, p)
+                p += 17
+                if 0 < h4 < 128:
+                    q6 = p + h4 - 1
+                    e3.name = str(b[p:q6], 'utf-8')
+                    p = q6
+                elif h4 == 0:
+                    e3.name = None
+                else:
+                    n5 = h4 - 1
+                    if n5 > 126:
+                        n5, p = _uvt(b, p, n5 + 1)
+                        n5 -= 1
+                    if n5 < 0:
+                        e3.name = None
+                    else:
+                        q6 = p + n5
+                        e3.name = str(b[p:q6], 'utf-8')
+                        p = q6
+                if b[p] == 0:  # no tagged fields, the common case
+                    e3.unknown_tagged_fields = None
+                    p += 1
+                else:
+                    p = _t_MetadataRequest_MetadataRequestTopic_0(b, p, e3)
+                xs2.append(e3)
+            o.topics = xs2
     o.allow_auto_topic_creation, o.include_cluster_authorized_operations, o.include_topic_authorized_operations, = _S3.unpack_from(b, p)
     p += 3
     if b[p] == 0:  # no tagged fields, the common case
@@ -515,6 +538,8 @@ def _r_MetadataRequest_5(b, p):
         p += 1
     else:
         p = _t_MetadataRequest_0(b, p, o)
+    if p > bl:
+        raise DecodeError('MetadataRequest: a length runs past the end')
     return o, p
 
 
@@ -555,40 +580,50 @@ def _w_MetadataRequest_5(o, w):
 def _r_MetadataRequest_6(b, p):
     bl = len(b)
     o = _new(MetadataRequest)
-    n1 = b[p] - 1
-    p += 1
-    if n1 > 126:
-        n1, p = _uvt(b, p, n1 + 1)
-        n1 -= 1
-    if n1 < 0:
+    h7 = b[p]
+    if h7 == 0:
         o.topics = None
+        p += 1
     else:
-        if n1 > bl - p:
-            raise DecodeError('MetadataRequest.Topics: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3 = _new(_MetadataRequest_MetadataRequestTopic)
-            e3.topic_id, h4, = _S4.unpack_from(b, p)
-            p += 17
-            n5 = h4 - 1
-            if n5 > 126:
-                n5, p = _uvt(b, p, n5 + 1)
-                n5 -= 1
-            if n5 < 0:
-                e3.name = None
-            else:
-                q6 = p + n5
-                if q6 > bl:
-                    raise DecodeError('MetadataRequestTopic.Name: length ' + str(n5) + ' past the end')
-                e3.name = str(b[p:q6], 'utf-8')
-                p = q6
-            if b[p] == 0:  # no tagged fields, the common case
-                e3.unknown_tagged_fields = None
-                p += 1
-            else:
-                p = _t_MetadataRequest_MetadataRequestTopic_0(b, p, e3)
-            xs2.append(e3)
-        o.topics = xs2
+        p += 1
+        n1 = h7 - 1
+        if n1 > 126:
+            n1, p = _uvt(b, p, n1 + 1)
+            n1 -= 1
+        if n1 < 0:
+            o.topics = None
+        else:
+            if n1 > bl - p:
+                raise DecodeError('MetadataRequest.Topics: count ' + str(n1) + ' past the end')
+            xs2 = []
+            for _ in range(n1):
+                e3 = _new(_MetadataRequest_MetadataRequestTopic)
+                e3.topic_id, h4, = _S4.unpack_from(b, p)
+                p += 17
+                if 0 < h4 < 128:
+                    q6 = p + h4 - 1
+                    e3.name = str(b[p:q6], 'utf-8')
+                    p = q6
+                elif h4 == 0:
+                    e3.name = None
+                else:
+                    n5 = h4 - 1
+                    if n5 > 126:
+                        n5, p = _uvt(b, p, n5 + 1)
+                        n5 -= 1
+                    if n5 < 0:
+                        e3.name = None
+                    else:
+                        q6 = p + n5
+                        e3.name = str(b[p:q6], 'utf-8')
+                        p = q6
+                if b[p] == 0:  # no tagged fields, the common case
+                    e3.unknown_tagged_fields = None
+                    p += 1
+                else:
+                    p = _t_MetadataRequest_MetadataRequestTopic_0(b, p, e3)
+                xs2.append(e3)
+            o.topics = xs2
     o.allow_auto_topic_creation, o.include_topic_authorized_operations, = _S6.unpack_from(b, p)
     p += 2
     o.include_cluster_authorized_operations = False
@@ -597,6 +632,8 @@ def _r_MetadataRequest_6(b, p):
         p += 1
     else:
         p = _t_MetadataRequest_0(b, p, o)
+    if p > bl:
+        raise DecodeError('MetadataRequest: a length runs past the end')
     return o, p
 
 
@@ -639,7 +676,7 @@ def _w_MetadataRequest_6(o, w):
 def _r_MetadataResponse_0(b, p):
     bl = len(b)
     o = _new(MetadataResponse)
-    n1, = _S0.unpack_from(b, p)
+    n1, = _S1.unpack_from(b, p)
     p += 4
     if n1 < 0:
         raise DecodeError('MetadataResponse.Brokers: null where not nullable')
@@ -656,17 +693,15 @@ def _r_MetadataResponse_0(b, p):
                 raise DecodeError('MetadataResponseBroker.Host: null where not nullable')
             else:
                 q6 = p + n5
-                if q6 > bl:
-                    raise DecodeError('MetadataResponseBroker.Host: length ' + str(n5) + ' past the end')
                 e3.host = str(b[p:q6], 'utf-8')
                 p = q6
-            e3.port, = _S0.unpack_from(b, p)
+            e3.port, = _S1.unpack_from(b, p)
             p += 4
             e3.rack = None
             e3.unknown_tagged_fields = None
             xs2.append(e3)
         o.brokers = xs2
-    n7, = _S0.unpack_from(b, p)
+    n7, = _S1.unpack_from(b, p)
     p += 4
     if n7 < 0:
         raise DecodeError('MetadataResponse.Topics: null where not nullable')
@@ -683,11 +718,9 @@ def _r_MetadataResponse_0(b, p):
                 raise DecodeError('MetadataResponseTopic.Name: null where not nullable')
             else:
                 q12 = p + n11
-                if q12 > bl:
-                    raise DecodeError('MetadataResponseTopic.Name: length ' + str(n11) + ' past the end')
                 e9.name = str(b[p:q12], 'utf-8')
                 p = q12
-            n13, = _S0.unpack_from(b, p)
+            n13, = _S1.unpack_from(b, p)
             p += 4
             if n13 < 0:
                 raise DecodeError('MetadataResponseTopic.Partitions: null where not nullable')
@@ -703,24 +736,24 @@ def _r_MetadataResponse_0(b, p):
                     if n17 < 0:
                         raise DecodeError('MetadataResponsePartition.ReplicaNodes: null where not nullable')
                     elif n17 < 64:
-                        e15.replica_nodes = list(_ARRAY_i[n17].unpack_from(b, p))
+                        e15.replica_nodes = [*_ARRAY_i[n17].unpack_from(b, p)]
                         p += 4 * n17
                     else:
                         if n17 > bl - p:
                             raise DecodeError('MetadataResponsePartition.ReplicaNodes: count ' + str(n17) + ' past the end')
-                        e15.replica_nodes = list(_struct.Struct('>' + str(n17) + 'i').unpack_from(b, p))
+                        e15.replica_nodes = [*_struct.Struct('>' + str(n17) + 'i').unpack_from(b, p)]
                         p += 4 * n17
-                    n18, = _S0.unpack_from(b, p)
+                    n18, = _S1.unpack_from(b, p)
                     p += 4
                     if n18 < 0:
                         raise DecodeError('MetadataResponsePartition.IsrNodes: null where not nullable')
                     elif n18 < 64:
-                        e15.isr_nodes = list(_ARRAY_i[n18].unpack_from(b, p))
+                        e15.isr_nodes = [*_ARRAY_i[n18].unpack_from(b, p)]
                         p += 4 * n18
                     else:
                         if n18 > bl - p:
                             raise DecodeError('MetadataResponsePartition.IsrNodes: count ' + str(n18) + ' past the end')
-                        e15.isr_nodes = list(_struct.Struct('>' + str(n18) + 'i').unpack_from(b, p))
+                        e15.isr_nodes = [*_struct.Struct('>' + str(n18) + 'i').unpack_from(b, p)]
                         p += 4 * n18
                     e15.leader_epoch = -1
                     e15.offline_replicas = []
@@ -739,6 +772,8 @@ def _r_MetadataResponse_0(b, p):
     o.cluster_authorized_operations = -2147483648
     o.error_code = 0
     o.unknown_tagged_fields = None
+    if p > bl:
+        raise DecodeError('MetadataResponse: a length runs past the end')
     return o, p
 
 
@@ -746,36 +781,36 @@ def _w_MetadataResponse_0(o, w):
     if o.cluster_authorized_operations != -2147483648:
         raise UnsupportedFieldError('MetadataResponse.ClusterAuthorizedOperations exists only in versions 8-10')
     xs1 = o.brokers
-    w += _S0.pack(len(xs1))
+    w += _S1.pack(len(xs1))
     for e2 in xs1:
-        w += _S0.pack(e2.node_id)
+        w += _S1.pack(e2.node_id)
         v3 = e2.host
         v3 = v3.encode()
-        w += _S1.pack(len(v3))
+        w += _S0.pack(len(v3))
         w += v3
-        w += _S0.pack(e2.port)
+        w += _S1.pack(e2.port)
     xs4 = o.topics
-    w += _S0.pack(len(xs4))
+    w += _S1.pack(len(xs4))
     for e5 in xs4:
         if e5.topic_authorized_operations != -2147483648:
             raise UnsupportedFieldError('MetadataResponseTopic.TopicAuthorizedOperations exists only in versions 8+')
-        w += _S1.pack(e5.error_code)
+        w += _S0.pack(e5.error_code)
         v6 = e5.name
         v6 = v6.encode()
-        w += _S1.pack(len(v6))
+        w += _S0.pack(len(v6))
         w += v6
         xs7 = e5.partitions
-        w += _S0.pack(len(xs7))
+        w += _S1.pack(len(xs7))
         for e8 in xs7:
             w += _S10.pack(e8.error_code, e8.partition_index, e8.leader_id)
             xs9 = e8.replica_nodes
-            w += _S0.pack(len(xs9))
+            w += _S1.pack(len(xs9))
             if len(xs9) < 64:
                 w += _ARRAY_i[len(xs9)].pack(*xs9)
             else:
                 w += _pack('>' + str(len(xs9)) + 'i', *xs9)
             xs10 = e8.isr_nodes
-            w += _S0.pack(len(xs10))
+            w += _S1.pack(len(xs10))
             if len(xs10) < 64:
                 w += _ARRAY_i[len(xs10)].pack(*xs10)
             else:
@@ -785,7 +820,7 @@ def _w_MetadataResponse_0(o, w):
 def _r_MetadataResponse_1(b, p):
     bl = len(b)
     o = _new(MetadataResponse)
-    n1, = _S0.unpack_from(b, p)
+    n1, = _S1.unpack_from(b, p)
     p += 4
     if n1 < 0:
         raise DecodeError('MetadataResponse.Brokers: null where not nullable')
@@ -802,8 +837,6 @@ def _r_MetadataResponse_1(b, p):
                 raise DecodeError('MetadataResponseBroker.Host: null where not nullable')
             else:
                 q6 = p + n5
-                if q6 > bl:
-                    raise DecodeError('MetadataResponseBroker.Host: length ' + str(n5) + ' past the end')
                 e3.host = str(b[p:q6], 'utf-8')
                 p = q6
             e3.port, h7, = _S7.unpack_from(b, p)
@@ -813,8 +846,6 @@ def _r_MetadataResponse_1(b, p):
                 e3.rack = None
             else:
                 q9 = p + n8
-                if q9 > bl:
-                    raise DecodeError('MetadataResponseBroker.Rack: length ' + str(n8) + ' past the end')
                 e3.rack = str(b[p:q9], 'utf-8')
                 p = q9
             e3.unknown_tagged_fields = None
@@ -838,8 +869,6 @@ def _r_MetadataResponse_1(b, p):
                 raise DecodeError('MetadataResponseTopic.Name: null where not nullable')
             else:
                 q16 = p + n15
-                if q16 > bl:
-                    raise DecodeError('MetadataResponseTopic.Name: length ' + str(n15) + ' past the end')
                 e13.name = str(b[p:q16], 'utf-8')
                 p = q16
             e13.is_internal, h17, = _S12.unpack_from(b, p)
@@ -859,24 +888,24 @@ def _r_MetadataResponse_1(b, p):
                     if n22 < 0:
                         raise DecodeError('MetadataResponsePartition.ReplicaNodes: null where not nullable')
                     elif n22 < 64:
-                        e20.replica_nodes = list(_ARRAY_i[n22].unpack_from(b, p))
+                        e20.replica_nodes = [*_ARRAY_i[n22].unpack_from(b, p)]
                         p += 4 * n22
                     else:
                         if n22 > bl - p:
                             raise DecodeError('MetadataResponsePartition.ReplicaNodes: count ' + str(n22) + ' past the end')
-                        e20.replica_nodes = list(_struct.Struct('>' + str(n22) + 'i').unpack_from(b, p))
+                        e20.replica_nodes = [*_struct.Struct('>' + str(n22) + 'i').unpack_from(b, p)]
                         p += 4 * n22
-                    n23, = _S0.unpack_from(b, p)
+                    n23, = _S1.unpack_from(b, p)
                     p += 4
                     if n23 < 0:
                         raise DecodeError('MetadataResponsePartition.IsrNodes: null where not nullable')
                     elif n23 < 64:
-                        e20.isr_nodes = list(_ARRAY_i[n23].unpack_from(b, p))
+                        e20.isr_nodes = [*_ARRAY_i[n23].unpack_from(b, p)]
                         p += 4 * n23
                     else:
                         if n23 > bl - p:
                             raise DecodeError('MetadataResponsePartition.IsrNodes: count ' + str(n23) + ' past the end')
-                        e20.isr_nodes = list(_struct.Struct('>' + str(n23) + 'i').unpack_from(b, p))
+                        e20.isr_nodes = [*_struct.Struct('>' + str(n23) + 'i').unpack_from(b, p)]
                         p += 4 * n23
                     e20.leader_epoch = -1
                     e20.offline_replicas = []
@@ -893,6 +922,8 @@ def _r_MetadataResponse_1(b, p):
     o.cluster_authorized_operations = -2147483648
     o.error_code = 0
     o.unknown_tagged_fields = None
+    if p > bl:
+        raise DecodeError('MetadataResponse: a length runs past the end')
     return o, p
 
 
@@ -900,45 +931,45 @@ def _w_MetadataResponse_1(o, w):
     if o.cluster_authorized_operations != -2147483648:
         raise UnsupportedFieldError('MetadataResponse.ClusterAuthorizedOperations exists only in versions 8-10')
     xs1 = o.brokers
-    w += _S0.pack(len(xs1))
+    w += _S1.pack(len(xs1))
     for e2 in xs1:
-        w += _S0.pack(e2.node_id)
+        w += _S1.pack(e2.node_id)
         v3 = e2.host
         v3 = v3.encode()
-        w += _S1.pack(len(v3))
+        w += _S0.pack(len(v3))
         w += v3
-        w += _S0.pack(e2.port)
+        w += _S1.pack(e2.port)
         v4 = e2.rack
         if v4 is None:
             w += b'\xff\xff'
         else:
             v4 = v4.encode()
-            w += _S1.pack(len(v4))
+            w += _S0.pack(len(v4))
             w += v4
-    w += _S0.pack(o.controller_id)
+    w += _S1.pack(o.controller_id)
     xs5 = o.topics
-    w += _S0.pack(len(xs5))
+    w += _S1.pack(len(xs5))
     for e6 in xs5:
         if e6.topic_authorized_operations != -2147483648:
             raise UnsupportedFieldError('MetadataResponseTopic.TopicAuthorizedOperations exists only in versions 8+')
-        w += _S1.pack(e6.error_code)
+        w += _S0.pack(e6.error_code)
         v7 = e6.name
         v7 = v7.encode()
-        w += _S1.pack(len(v7))
+        w += _S0.pack(len(v7))
         w += v7
         w += _S2.pack(e6.is_internal)
         xs8 = e6.partitions
-        w += _S0.pack(len(xs8))
+        w += _S1.pack(len(xs8))
         for e9 in xs8:
             w += _S10.pack(e9.error_code, e9.partition_index, e9.leader_id)
             xs10 = e9.replica_nodes
-            w += _S0.pack(len(xs10))
+            w += _S1.pack(len(xs10))
             if len(xs10) < 64:
                 w += _ARRAY_i[len(xs10)].pack(*xs10)
             else:
                 w += _pack('>' + str(len(xs10)) + 'i', *xs10)
             xs11 = e9.isr_nodes
-            w += _S0.pack(len(xs11))
+            w += _S1.pack(len(xs11))
             if len(xs11) < 64:
                 w += _ARRAY_i[len(xs11)].pack(*xs11)
             else:
@@ -948,7 +979,7 @@ def _w_MetadataResponse_1(o, w):
 def _r_MetadataResponse_2(b, p):
     bl = len(b)
     o = _new(MetadataResponse)
-    n1, = _S0.unpack_from(b, p)
+    n1, = _S1.unpack_from(b, p)
     p += 4
     if n1 < 0:
         raise DecodeError('MetadataResponse.Brokers: null where not nullable')
@@ -965,8 +996,6 @@ def _r_MetadataResponse_2(b, p):
                 raise DecodeError('MetadataResponseBroker.Host: null where not nullable')
             else:
                 q6 = p + n5
-                if q6 > bl:
-                    raise DecodeError('MetadataResponseBroker.Host: length ' + str(n5) + ' past the end')
                 e3.host = str(b[p:q6], 'utf-8')
                 p = q6
             e3.port, h7, = _S7.unpack_from(b, p)
@@ -976,21 +1005,17 @@ def _r_MetadataResponse_2(b, p):
                 e3.rack = None
             else:
                 q9 = p + n8
-                if q9 > bl:
-                    raise DecodeError('MetadataResponseBroker.Rack: length ' + str(n8) + ' past the end')
                 e3.rack = str(b[p:q9], 'utf-8')
                 p = q9
             e3.unknown_tagged_fields = None
             xs2.append(e3)
         o.brokers = xs2
-    n10, = _S1.unpack_from(b, p)
+    n10, = _S0.unpack_from(b, p)
     p += 2
     if n10 < 0:
         o.cluster_id = None
     else:
         q11 = p + n10
-        if q11 > bl:
-            raise DecodeError('MetadataResponse.ClusterId: length ' + str(n10) + ' past the end')
         o.cluster_id = str(b[p:q11], 'utf-8')
         p = q11
     o.controller_id, h12, = _S11.unpack_from(b, p)
@@ -1011,8 +1036,6 @@ def _r_MetadataResponse_2(b, p):
                 raise DecodeError('MetadataResponseTopic.Name: null where not nullable')
             else:
                 q18 = p + n17
-                if q18 > bl:
-                    raise DecodeError('MetadataResponseTopic.Name: length ' + str(n17) + ' past the end')
                 e15.name = str(b[p:q18], 'utf-8')
                 p = q18
             e15.is_internal, h19, = _S12.unpack_from(b, p)
@@ -1032,24 +1055,24 @@ def _r_MetadataResponse_2(b, p):
                     if n24 < 0:
                         raise DecodeError('MetadataResponsePartition.ReplicaNodes: null where not nullable')
                     elif n24 < 64:
-                        e22.replica_nodes = list(_ARRAY_i[n24].unpack_from(b, p))
+                        e22.replica_nodes = [*_ARRAY_i[n24].unpack_from(b, p)]
                         p += 4 * n24
                     else:
                         if n24 > bl - p:
                             raise DecodeError('MetadataResponsePartition.ReplicaNodes: count ' + str(n24) + ' past the end')
-                        e22.replica_nodes = list(_struct.Struct('>' + str(n24) + 'i').unpack_from(b, p))
+                        e22.replica_nodes = [*_struct.Struct('>' + str(n24) + 'i').unpack_from(b, p)]
                         p += 4 * n24
-                    n25, = _S0.unpack_from(b, p)
+                    n25, = _S1.unpack_from(b, p)
                     p += 4
                     if n25 < 0:
                         raise DecodeError('MetadataResponsePartition.IsrNodes: null where not nullable')
                     elif n25 < 64:
-                        e22.isr_nodes = list(_ARRAY_i[n25].unpack_from(b, p))
+                        e22.isr_nodes = [*_ARRAY_i[n25].unpack_from(b, p)]
                         p += 4 * n25
                     else:
                         if n25 > bl - p:
                             raise DecodeError('MetadataResponsePartition.IsrNodes: count ' + str(n25) + ' past the end')
-                        e22.isr_nodes = list(_struct.Struct('>' + str(n25) + 'i').unpack_from(b, p))
+                        e22.isr_nodes = [*_struct.Struct('>' + str(n25) + 'i').unpack_from(b, p)]
                         p += 4 * n25
                     e22.leader_epoch = -1
                     e22.offline_replicas = []
@@ -1065,6 +1088,8 @@ def _r_MetadataResponse_2(b, p):
     o.cluster_authorized_operations = -2147483648
     o.error_code = 0
     o.unknown_tagged_fields = None
+    if p > bl:
+        raise DecodeError('MetadataResponse: a length runs past the end')
     return o, p
 
 
@@ -1072,52 +1097,52 @@ def _w_MetadataResponse_2(o, w):
     if o.cluster_authorized_operations != -2147483648:
         raise UnsupportedFieldError('MetadataResponse.ClusterAuthorizedOperations exists only in versions 8-10')
     xs1 = o.brokers
-    w += _S0.pack(len(xs1))
+    w += _S1.pack(len(xs1))
     for e2 in xs1:
-        w += _S0.pack(e2.node_id)
+        w += _S1.pack(e2.node_id)
         v3 = e2.host
         v3 = v3.encode()
-        w += _S1.pack(len(v3))
+        w += _S0.pack(len(v3))
         w += v3
-        w += _S0.pack(e2.port)
+        w += _S1.pack(e2.port)
         v4 = e2.rack
         if v4 is None:
             w += b'\xff\xff'
         else:
             v4 = v4.encode()
-            w += _S1.pack(len(v4))
+            w += _S0.pack(len(v4))
             w += v4
     v5 = o.cluster_id
     if v5 is None:
         w += b'\xff\xff'
     else:
         v5 = v5.encode()
-        w += _S1.pack(len(v5))
+        w += _S0.pack(len(v5))
         w += v5
-    w += _S0.pack(o.controller_id)
+    w += _S1.pack(o.controller_id)
     xs6 = o.topics
-    w += _S0.pack(len(xs6))
+    w += _S1.pack(len(xs6))
     for e7 in xs6:
         if e7.topic_authorized_operations != -2147483648:
             raise UnsupportedFieldError('MetadataResponseTopic.TopicAuthorizedOperations exists only in versions 8+')
-        w += _S1.pack(e7.error_code)
+        w += _S0.pack(e7.error_code)
         v8 = e7.name
         v8 = v8.encode()
-        w += _S1.pack(len(v8))
+        w += _S0.pack(len(v8))
         w += v8
         w += _S2.pack(e7.is_internal)
         xs9 = e7.partitions
-        w += _S0.pack(len(xs9))
+        w += _S1.pack(len(xs9))
         for e10 in xs9:
             w += _S10.pack(e10.error_code, e10.partition_index, e10.leader_id)
             xs11 = e10.replica_nodes
-            w += _S0.pack(len(xs11))
+            w += _S1.pack(len(xs11))
             if len(xs11) < 64:
                 w += _ARRAY_i[len(xs11)].pack(*xs11)
             else:
                 w += _pack('>' + str(len(xs11)) + 'i', *xs11)
             xs12 = e10.isr_nodes
-            w += _S0.pack(len(xs12))
+            w += _S1.pack(len(xs12))
             if len(xs12) < 64:
                 w += _ARRAY_i[len(xs12)].pack(*xs12)
             else:
@@ -1145,8 +1170,6 @@ def _r_MetadataResponse_3(b, p):
                 raise DecodeError('MetadataResponseBroker.Host: null where not nullable')
             else:
                 q7 = p + n6
-                if q7 > bl:
-                    raise DecodeError('MetadataResponseBroker.Host: length ' + str(n6) + ' past the end')
                 e4.host = str(b[p:q7], 'utf-8')
                 p = q7
             e4.port, h8, = _S7.unpack_from(b, p)
@@ -1156,21 +1179,17 @@ def _r_MetadataResponse_3(b, p):
                 e4.rack = None
             else:
                 q10 = p + n9
-                if q10 > bl:
-                    raise DecodeError('MetadataResponseBroker.Rack: length ' + str(n9) + ' past the end')
                 e4.rack = str(b[p:q10], 'utf-8')
                 p = q10
             e4.unknown_tagged_fields = None
             xs3.append(e4)
         o.brokers = xs3
-    n11, = _S1.unpack_from(b, p)
+    n11, = _S0.unpack_from(b, p)
     p += 2
     if n11 < 0:
         o.cluster_id = None
     else:
         q12 = p + n11
-        if q12 > bl:
-            raise DecodeError('MetadataResponse.ClusterId: length ' + str(n11) + ' past the end')
         o.cluster_id = str(b[p:q12], 'utf-8')
         p = q12
     o.controller_id, h13, = _S11.unpack_from(b, p)
@@ -1191,8 +1210,6 @@ def _r_MetadataResponse_3(b, p):
                 raise DecodeError('MetadataResponseTopic.Name: null where not nullable')
             else:
                 q19 = p + n18
-                if q19 > bl:
-                    raise DecodeError('MetadataResponseTopic.Name: length ' + str(n18) + ' past the end')
                 e16.name = str(b[p:q19], 'utf-8')
                 p = q19
             e16.is_internal, h20, = _S12.unpack_from(b, p)
@@ -1212,24 +1229,24 @@ def _r_MetadataResponse_3(b, p):
                     if n25 < 0:
                         raise DecodeError('MetadataResponsePartition.ReplicaNodes: null where not nullable')
                     elif n25 < 64:
-                        e23.replica_nodes = list(_ARRAY_i[n25].unpack_from(b, p))
+                        e23.replica_nodes = [*_ARRAY_i[n25].unpack_from(b, p)]
                         p += 4 * n25
                     else:
                         if n25 > bl - p:
                             raise DecodeError('MetadataResponsePartition.ReplicaNodes: count ' + str(n25) + ' past the end')
-                        e23.replica_nodes = list(_struct.Struct('>' + str(n25) + 'i').unpack_from(b, p))
+                        e23.replica_nodes = [*_struct.Struct('>' + str(n25) + 'i').unpack_from(b, p)]
                         p += 4 * n25
-                    n26, = _S0.unpack_from(b, p)
+                    n26, = _S1.unpack_from(b, p)
                     p += 4
                     if n26 < 0:
                         raise DecodeError('MetadataResponsePartition.IsrNodes: null where not nullable')
                     elif n26 < 64:
-                        e23.isr_nodes = list(_ARRAY_i[n26].unpack_from(b, p))
+                        e23.isr_nodes = [*_ARRAY_i[n26].unpack_from(b, p)]
                         p += 4 * n26
                     else:
                         if n26 > bl - p:
                             raise DecodeError('MetadataResponsePartition.IsrNodes: count ' + str(n26) + ' past the end')
-                        e23.isr_nodes = list(_struct.Struct('>' + str(n26) + 'i').unpack_from(b, p))
+                        e23.isr_nodes = [*_struct.Struct('>' + str(n26) + 'i').unpack_from(b, p)]
                         p += 4 * n26
                     e23.leader_epoch = -1
                     e23.offline_replicas = []
@@ -1244,60 +1261,62 @@ def _r_MetadataResponse_3(b, p):
     o.cluster_authorized_operations = -2147483648
     o.error_code = 0
     o.unknown_tagged_fields = None
+    if p > bl:
+        raise DecodeError('MetadataResponse: a length runs past the end')
     return o, p
 
 
 def _w_MetadataResponse_3(o, w):
     if o.cluster_authorized_operations != -2147483648:
         raise UnsupportedFieldError('MetadataResponse.ClusterAuthorizedOperations exists only in versions 8-10')
-    w += _S0.pack(o.throttle_time_ms)
+    w += _S1.pack(o.throttle_time_ms)
     xs1 = o.brokers
-    w += _S0.pack(len(xs1))
+    w += _S1.pack(len(xs1))
     for e2 in xs1:
-        w += _S0.pack(e2.node_id)
+        w += _S1.pack(e2.node_id)
         v3 = e2.host
         v3 = v3.encode()
-        w += _S1.pack(len(v3))
+        w += _S0.pack(len(v3))
         w += v3
-        w += _S0.pack(e2.port)
+        w += _S1.pack(e2.port)
         v4 = e2.rack
         if v4 is None:
             w += b'\xff\xff'
         else:
             v4 = v4.encode()
-            w += _S1.pack(len(v4))
+            w += _S0.pack(len(v4))
             w += v4
     v5 = o.cluster_id
     if v5 is None:
         w += b'\xff\xff'
     else:
         v5 = v5.encode()
-        w += _S1.pack(len(v5))
+        w += _S0.pack(len(v5))
         w += v5
-    w += _S0.pack(o.controller_id)
+    w += _S1.pack(o.controller_id)
     xs6 = o.topics
-    w += _S0.pack(len(xs6))
+    w += _S1.pack(len(xs6))
     for e7 in xs6:
         if e7.topic_authorized_operations != -2147483648:
             raise UnsupportedFieldError('MetadataResponseTopic.TopicAuthorizedOperations exists only in versions 8+')
-        w += _S1.pack(e7.error_code)
+        w += _S0.pack(e7.error_code)
         v8 = e7.name
         v8 = v8.encode()
-        w += _S1.pack(len(v8))
+        w += _S0.pack(len(v8))
         w += v8
         w += _S2.pack(e7.is_internal)
         xs9 = e7.partitions
-        w += _S0.pack(len(xs9))
+        w += _S1.pack(len(xs9))
         for e10 in xs9:
             w += _S10.pack(e10.error_code, e10.partition_index, e10.leader_id)
             xs11 = e10.replica_nodes
-            w += _S0.pack(len(xs11))
+            w += _S1.pack(len(xs11))
             if len(xs11) < 64:
                 w += _ARRAY_i[len(xs11)].pack(*xs11)
             else:
                 w += _pack('>' + str(len(xs11)) + 'i', *xs11)
             xs12 = e10.isr_nodes
-            w += _S0.pack(len(xs12))
+            w += _S1.pack(len(xs12))
             if len(xs12) < 64:
                 w += _ARRAY_i[len(xs12)].pack(*xs12)
             else:
@@ -1325,8 +1344,6 @@ def _r_MetadataResponse_4(b, p):
                 raise DecodeError('MetadataResponseBroker.Host: null where not nullable')
             else:
                 q7 = p + n6
-                if q7 > bl:
-                    raise DecodeError('MetadataResponseBroker.Host: length ' + str(n6) + ' past the end')
                 e4.host = str(b[p:q7], 'utf-8')
                 p = q7
             e4.port, h8, = _S7.unpack_from(b, p)
@@ -1336,21 +1353,17 @@ def _r_MetadataResponse_4(b, p):
                 e4.rack = None
             else:
                 q10 = p + n9
-                if q10 > bl:
-                    raise DecodeError('MetadataResponseBroker.Rack: length ' + str(n9) + ' past the end')
                 e4.rack = str(b[p:q10], 'utf-8')
                 p = q10
             e4.unknown_tagged_fields = None
             xs3.append(e4)
         o.brokers = xs3
-    n11, = _S1.unpack_from(b, p)
+    n11, = _S0.unpack_from(b, p)
     p += 2
     if n11 < 0:
         o.cluster_id = None
     else:
         q12 = p + n11
-        if q12 > bl:
-            raise DecodeError('MetadataResponse.ClusterId: length ' + str(n11) + ' past the end')
         o.cluster_id = str(b[p:q12], 'utf-8')
         p = q12
     o.controller_id, h13, = _S11.unpack_from(b, p)
@@ -1371,8 +1384,6 @@ def _r_MetadataResponse_4(b, p):
                 raise DecodeError('MetadataResponseTopic.Name: null where not nullable')
             else:
                 q19 = p + n18
-                if q19 > bl:
-                    raise DecodeError('MetadataResponseTopic.Name: length ' + str(n18) + ' past the end')
                 e16.name = str(b[p:q19], 'utf-8')
                 p = q19
             e16.is_internal, h20, = _S12.unpack_from(b, p)
@@ -1392,36 +1403,36 @@ def _r_MetadataResponse_4(b, p):
                     if n25 < 0:
                         raise DecodeError('MetadataResponsePartition.ReplicaNodes: null where not nullable')
                     elif n25 < 64:
-                        e23.replica_nodes = list(_ARRAY_i[n25].unpack_from(b, p))
+                        e23.replica_nodes = [*_ARRAY_i[n25].unpack_from(b, p)]
                         p += 4 * n25
                     else:
                         if n25 > bl - p:
                             raise DecodeError('MetadataResponsePartition.ReplicaNodes: count ' + str(n25) + ' past the end')
-                        e23.replica_nodes = list(_struct.Struct('>' + str(n25) + 'i').unpack_from(b, p))
+                        e23.replica_nodes = [*_struct.Struct('>' + str(n25) + 'i').unpack_from(b, p)]
                         p += 4 * n25
-                    n26, = _S0.unpack_from(b, p)
+                    n26, = _S1.unpack_from(b, p)
                     p += 4
                     if n26 < 0:
                         raise DecodeError('MetadataResponsePartition.IsrNodes: null where not nullable')
                     elif n26 < 64:
-                        e23.isr_nodes = list(_ARRAY_i[n26].unpack_from(b, p))
+                        e23.isr_nodes = [*_ARRAY_i[n26].unpack_from(b, p)]
                         p += 4 * n26
                     else:
                         if n26 > bl - p:
                             raise DecodeError('MetadataResponsePartition.IsrNodes: count ' + str(n26) + ' past the end')
-                        e23.isr_nodes = list(_struct.Struct('>' + str(n26) + 'i').unpack_from(b, p))
+                        e23.isr_nodes = [*_struct.Struct('>' + str(n26) + 'i').unpack_from(b, p)]
                         p += 4 * n26
-                    n27, = _S0.unpack_from(b, p)
+                    n27, = _S1.unpack_from(b, p)
                     p += 4
                     if n27 < 0:
                         raise DecodeError('MetadataResponsePartition.OfflineReplicas: null where not nullable')
                     elif n27 < 64:
-                        e23.offline_replicas = list(_ARRAY_i[n27].unpack_from(b, p))
+                        e23.offline_replicas = [*_ARRAY_i[n27].unpack_from(b, p)]
                         p += 4 * n27
                     else:
                         if n27 > bl - p:
                             raise DecodeError('MetadataResponsePartition.OfflineReplicas: count ' + str(n27) + ' past the end')
-                        e23.offline_replicas = list(_struct.Struct('>' + str(n27) + 'i').unpack_from(b, p))
+                        e23.offline_replicas = [*_struct.Struct('>' + str(n27) + 'i').unpack_from(b, p)]
                         p += 4 * n27
                     e23.leader_epoch = -1
                     e23.unknown_tagged_fields = None
@@ -1435,66 +1446,68 @@ def _r_MetadataResponse_4(b, p):
     o.cluster_authorized_operations = -2147483648
     o.error_code = 0
     o.unknown_tagged_fields = None
+    if p > bl:
+        raise DecodeError('MetadataResponse: a length runs past the end')
     return o, p
 
 
 def _w_MetadataResponse_4(o, w):
     if o.cluster_authorized_operations != -2147483648:
         raise UnsupportedFieldError('MetadataResponse.ClusterAuthorizedOperations exists only in versions 8-10')
-    w += _S0.pack(o.throttle_time_ms)
+    w += _S1.pack(o.throttle_time_ms)
     xs1 = o.brokers
-    w += _S0.pack(len(xs1))
+    w += _S1.pack(len(xs1))
     for e2 in xs1:
-        w += _S0.pack(e2.node_id)
+        w += _S1.pack(e2.node_id)
         v3 = e2.host
         v3 = v3.encode()
-        w += _S1.pack(len(v3))
+        w += _S0.pack(len(v3))
         w += v3
-        w += _S0.pack(e2.port)
+        w += _S1.pack(e2.port)
         v4 = e2.rack
         if v4 is None:
             w += b'\xff\xff'
         else:
             v4 = v4.encode()
-            w += _S1.pack(len(v4))
+            w += _S0.pack(len(v4))
             w += v4
     v5 = o.cluster_id
     if v5 is None:
         w += b'\xff\xff'
     else:
         v5 = v5.encode()
-        w += _S1.pack(len(v5))
+        w += _S0.pack(len(v5))
         w += v5
-    w += _S0.pack(o.controller_id)
+    w += _S1.pack(o.controller_id)
     xs6 = o.topics
-    w += _S0.pack(len(xs6))
+    w += _S1.pack(len(xs6))
     for e7 in xs6:
         if e7.topic_authorized_operations != -2147483648:
             raise UnsupportedFieldError('MetadataResponseTopic.TopicAuthorizedOperations exists only in versions 8+')
-        w += _S1.pack(e7.error_code)
+        w += _S0.pack(e7.error_code)
         v8 = e7.name
         v8 = v8.encode()
-        w += _S1.pack(len(v8))
+        w += _S0.pack(len(v8))
         w += v8
         w += _S2.pack(e7.is_internal)
         xs9 = e7.partitions
-        w += _S0.pack(len(xs9))
+        w += _S1.pack(len(xs9))
         for e10 in xs9:
             w += _S10.pack(e10.error_code, e10.partition_index, e10.leader_id)
             xs11 = e10.replica_nodes
-            w += _S0.pack(len(xs11))
+            w += _S1.pack(len(xs11))
             if len(xs11) < 64:
                 w += _ARRAY_i[len(xs11)].pack(*xs11)
             else:
                 w += _pack('>' + str(len(xs11)) + 'i', *xs11)
             xs12 = e10.isr_nodes
-            w += _S0.pack(len(xs12))
+            w += _S1.pack(len(xs12))
             if len(xs12) < 64:
                 w += _ARRAY_i[len(xs12)].pack(*xs12)
             else:
                 w += _pack('>' + str(len(xs12)) + 'i', *xs12)
             xs13 = e10.offline_replicas
-            w += _S0.pack(len(xs13))
+            w += _S1.pack(len(xs13))
             if len(xs13) < 64:
                 w += _ARRAY_i[len(xs13)].pack(*xs13)
             else:
@@ -1522,8 +1535,6 @@ def _r_MetadataResponse_5(b, p):
                 raise DecodeError('MetadataResponseBroker.Host: null where not nullable')
             else:
                 q7 = p + n6
-                if q7 > bl:
-                    raise DecodeError('MetadataResponseBroker.Host: length ' + str(n6) + ' past the end')
                 e4.host = str(b[p:q7], 'utf-8')
                 p = q7
             e4.port, h8, = _S7.unpack_from(b, p)
@@ -1533,21 +1544,17 @@ def _r_MetadataResponse_5(b, p):
                 e4.rack = None
             else:
                 q10 = p + n9
-                if q10 > bl:
-                    raise DecodeError('MetadataResponseBroker.Rack: length ' + str(n9) + ' past the end')
                 e4.rack = str(b[p:q10], 'utf-8')
                 p = q10
             e4.unknown_tagged_fields = None
             xs3.append(e4)
         o.brokers = xs3
-    n11, = _S1.unpack_from(b, p)
+    n11, = _S0.unpack_from(b, p)
     p += 2
     if n11 < 0:
         o.cluster_id = None
     else:
         q12 = p + n11
-        if q12 > bl:
-            raise DecodeError('MetadataResponse.ClusterId: length ' + str(n11) + ' past the end')
         o.cluster_id = str(b[p:q12], 'utf-8')
         p = q12
     o.controller_id, h13, = _S11.unpack_from(b, p)
@@ -1568,8 +1575,6 @@ def _r_MetadataResponse_5(b, p):
                 raise DecodeError('MetadataResponseTopic.Name: null where not nullable')
             else:
                 q19 = p + n18
-                if q19 > bl:
-                    raise DecodeError('MetadataResponseTopic.Name: length ' + str(n18) + ' past the end')
                 e16.name = str(b[p:q19], 'utf-8')
                 p = q19
             e16.is_internal, h20, = _S12.unpack_from(b, p)
@@ -1589,36 +1594,36 @@ def _r_MetadataResponse_5(b, p):
                     if n25 < 0:
                         raise DecodeError('MetadataResponsePartition.ReplicaNodes: null where not nullable')
                     elif n25 < 64:
-                        e23.replica_nodes = list(_ARRAY_i[n25].unpack_from(b, p))
+                        e23.replica_nodes = [*_ARRAY_i[n25].unpack_from(b, p)]
                         p += 4 * n25
                     else:
                         if n25 > bl - p:
                             raise DecodeError('MetadataResponsePartition.ReplicaNodes: count ' + str(n25) + ' past the end')
-                        e23.replica_nodes = list(_struct.Struct('>' + str(n25) + 'i').unpack_from(b, p))
+                        e23.replica_nodes = [*_struct.Struct('>' + str(n25) + 'i').unpack_from(b, p)]
                         p += 4 * n25
-                    n26, = _S0.unpack_from(b, p)
+                    n26, = _S1.unpack_from(b, p)
                     p += 4
                     if n26 < 0:
                         raise DecodeError('MetadataResponsePartition.IsrNodes: null where not nullable')
                     elif n26 < 64:
-                        e23.isr_nodes = list(_ARRAY_i[n26].unpack_from(b, p))
+                        e23.isr_nodes = [*_ARRAY_i[n26].unpack_from(b, p)]
                         p += 4 * n26
                     else:
                         if n26 > bl - p:
                             raise DecodeError('MetadataResponsePartition.IsrNodes: count ' + str(n26) + ' past the end')
-                        e23.isr_nodes = list(_struct.Struct('>' + str(n26) + 'i').unpack_from(b, p))
+                        e23.isr_nodes = [*_struct.Struct('>' + str(n26) + 'i').unpack_from(b, p)]
                         p += 4 * n26
-                    n27, = _S0.unpack_from(b, p)
+                    n27, = _S1.unpack_from(b, p)
                     p += 4
                     if n27 < 0:
                         raise DecodeError('MetadataResponsePartition.OfflineReplicas: null where not nullable')
                     elif n27 < 64:
-                        e23.offline_replicas = list(_ARRAY_i[n27].unpack_from(b, p))
+                        e23.offline_replicas = [*_ARRAY_i[n27].unpack_from(b, p)]
                         p += 4 * n27
                     else:
                         if n27 > bl - p:
                             raise DecodeError('MetadataResponsePartition.OfflineReplicas: count ' + str(n27) + ' past the end')
-                        e23.offline_replicas = list(_struct.Struct('>' + str(n27) + 'i').unpack_from(b, p))
+                        e23.offline_replicas = [*_struct.Struct('>' + str(n27) + 'i').unpack_from(b, p)]
                         p += 4 * n27
                     e23.unknown_tagged_fields = None
                     xs22.append(e23)
@@ -1631,66 +1636,68 @@ def _r_MetadataResponse_5(b, p):
     o.cluster_authorized_operations = -2147483648
     o.error_code = 0
     o.unknown_tagged_fields = None
+    if p > bl:
+        raise DecodeError('MetadataResponse: a length runs past the end')
     return o, p
 
 
 def _w_MetadataResponse_5(o, w):
     if o.cluster_authorized_operations != -2147483648:
         raise UnsupportedFieldError('MetadataResponse.ClusterAuthorizedOperations exists only in versions 8-10')
-    w += _S0.pack(o.throttle_time_ms)
+    w += _S1.pack(o.throttle_time_ms)
     xs1 = o.brokers
-    w += _S0.pack(len(xs1))
+    w += _S1.pack(len(xs1))
     for e2 in xs1:
-        w += _S0.pack(e2.node_id)
+        w += _S1.pack(e2.node_id)
         v3 = e2.host
         v3 = v3.encode()
-        w += _S1.pack(len(v3))
+        w += _S0.pack(len(v3))
         w += v3
-        w += _S0.pack(e2.port)
+        w += _S1.pack(e2.port)
         v4 = e2.rack
         if v4 is None:
             w += b'\xff\xff'
         else:
             v4 = v4.encode()
-            w += _S1.pack(len(v4))
+            w += _S0.pack(len(v4))
             w += v4
     v5 = o.cluster_id
     if v5 is None:
         w += b'\xff\xff'
     else:
         v5 = v5.encode()
-        w += _S1.pack(len(v5))
+        w += _S0.pack(len(v5))
         w += v5
-    w += _S0.pack(o.controller_id)
+    w += _S1.pack(o.controller_id)
     xs6 = o.topics
-    w += _S0.pack(len(xs6))
+    w += _S1.pack(len(xs6))
     for e7 in xs6:
         if e7.topic_authorized_operations != -2147483648:
             raise UnsupportedFieldError('MetadataResponseTopic.TopicAuthorizedOperations exists only in versions 8+')
-        w += _S1.pack(e7.error_code)
+        w += _S0.pack(e7.error_code)
         v8 = e7.name
         v8 = v8.encode()
-        w += _S1.pack(len(v8))
+        w += _S0.pack(len(v8))
         w += v8
         w += _S2.pack(e7.is_internal)
         xs9 = e7.partitions
-        w += _S0.pack(len(xs9))
+        w += _S1.pack(len(xs9))
         for e10 in xs9:
             w += _S9.pack(e10.error_code, e10.partition_index, e10.leader_id, e10.leader_epoch)
             xs11 = e10.replica_nodes
-            w += _S0.pack(len(xs11))
+            w += _S1.pack(len(xs11))
             if len(xs11) < 64:
                 w += _ARRAY_i[len(xs11)].pack(*xs11)
             else:
                 w += _pack('>' + str(len(xs11)) + 'i', *xs11)
             xs12 = e10.isr_nodes
-            w += _S0.pack(len(xs12))
+            w += _S1.pack(len(xs12))
             if len(xs12) < 64:
                 w += _ARRAY_i[len(xs12)].pack(*xs12)
             else:
                 w += _pack('>' + str(len(xs12)) + 'i', *xs12)
             xs13 = e10.offline_replicas
-            w += _S0.pack(len(xs13))
+            w += _S1.pack(len(xs13))
             if len(xs13) < 64:
                 w += _ARRAY_i[len(xs13)].pack(*xs13)
             else:
@@ -1718,8 +1725,6 @@ def _r_MetadataResponse_6(b, p):
                 raise DecodeError('MetadataResponseBroker.Host: null where not nullable')
             else:
                 q7 = p + n6
-                if q7 > bl:
-                    raise DecodeError('MetadataResponseBroker.Host: length ' + str(n6) + ' past the end')
                 e4.host = str(b[p:q7], 'utf-8')
                 p = q7
             e4.port, h8, = _S7.unpack_from(b, p)
@@ -1729,21 +1734,17 @@ def _r_MetadataResponse_6(b, p):
                 e4.rack = None
             else:
                 q10 = p + n9
-                if q10 > bl:
-                    raise DecodeError('MetadataResponseBroker.Rack: length ' + str(n9) + ' past the end')
                 e4.rack = str(b[p:q10], 'utf-8')
                 p = q10
             e4.unknown_tagged_fields = None
             xs3.append(e4)
         o.brokers = xs3
-    n11, = _S1.unpack_from(b, p)
+    n11, = _S0.unpack_from(b, p)
     p += 2
     if n11 < 0:
         o.cluster_id = None
     else:
         q12 = p + n11
-        if q12 > bl:
-            raise DecodeError('MetadataResponse.ClusterId: length ' + str(n11) + ' past the end')
         o.cluster_id = str(b[p:q12], 'utf-8')
         p = q12
     o.controller_id, h13, = _S11.unpack_from(b, p)
@@ -1764,8 +1765,6 @@ def _r_MetadataResponse_6(b, p):
                 raise DecodeError('MetadataResponseTopic.Name: null where not nullable')
             else:
                 q19 = p + n18
-                if q19 > bl:
-                    raise DecodeError('MetadataResponseTopic.Name: length ' + str(n18) + ' past the end')
                 e16.name = str(b[p:q19], 'utf-8')
                 p = q19
             e16.is_internal, h20, = _S12.unpack_from(b, p)
@@ -1785,112 +1784,114 @@ def _r_MetadataResponse_6(b, p):
                     if n25 < 0:
                         raise DecodeError('MetadataResponsePartition.ReplicaNodes: null where not nullable')
                     elif n25 < 64:
-                        e23.replica_nodes = list(_ARRAY_i[n25].unpack_from(b, p))
+                        e23.replica_nodes = [*_ARRAY_i[n25].unpack_from(b, p)]
                         p += 4 * n25
                     else:
                         if n25 > bl - p:
                             raise DecodeError('MetadataResponsePartition.ReplicaNodes: count ' + str(n25) + ' past the end')
-                        e23.replica_nodes = list(_struct.Struct('>' + str(n25) + 'i').unpack_from(b, p))
+                        e23.replica_nodes = [*_struct.Struct('>' + str(n25) + 'i').unpack_from(b, p)]
                         p += 4 * n25
-                    n26, = _S0.unpack_from(b, p)
+                    n26, = _S1.unpack_from(b, p)
                     p += 4
                     if n26 < 0:
                         raise DecodeError('MetadataResponsePartition.IsrNodes: null where not nullable')
                     elif n26 < 64:
-                        e23.isr_nodes = list(_ARRAY_i[n26].unpack_from(b, p))
+                        e23.isr_nodes = [*_ARRAY_i[n26].unpack_from(b, p)]
                         p += 4 * n26
                     else:
                         if n26 > bl - p:
                             raise DecodeError('MetadataResponsePartition.IsrNodes: count ' + str(n26) + ' past the end')
-                        e23.isr_nodes = list(_struct.Struct('>' + str(n26) + 'i').unpack_from(b, p))
+                        e23.isr_nodes = [*_struct.Struct('>' + str(n26) + 'i').unpack_from(b, p)]
                         p += 4 * n26
-                    n27, = _S0.unpack_from(b, p)
+                    n27, = _S1.unpack_from(b, p)
                     p += 4
                     if n27 < 0:
                         raise DecodeError('MetadataResponsePartition.OfflineReplicas: null where not nullable')
                     elif n27 < 64:
-                        e23.offline_replicas = list(_ARRAY_i[n27].unpack_from(b, p))
+                        e23.offline_replicas = [*_ARRAY_i[n27].unpack_from(b, p)]
                         p += 4 * n27
                     else:
                         if n27 > bl - p:
                             raise DecodeError('MetadataResponsePartition.OfflineReplicas: count ' + str(n27) + ' past the end')
-                        e23.offline_replicas = list(_struct.Struct('>' + str(n27) + 'i').unpack_from(b, p))
+                        e23.offline_replicas = [*_struct.Struct('>' + str(n27) + 'i').unpack_from(b, p)]
                         p += 4 * n27
                     e23.unknown_tagged_fields = None
                     xs22.append(e23)
                 e16.partitions = xs22
-            e16.topic_authorized_operations, = _S0.unpack_from(b, p)
+            e16.topic_authorized_operations, = _S1.unpack_from(b, p)
             p += 4
             e16.topic_id = UUID_ZERO
             e16.unknown_tagged_fields = None
             xs15.append(e16)
         o.topics = xs15
-    o.cluster_authorized_operations, = _S0.unpack_from(b, p)
+    o.cluster_authorized_operations, = _S1.unpack_from(b, p)
     p += 4
     o.error_code = 0
     o.unknown_tagged_fields = None
+    if p > bl:
+        raise DecodeError('MetadataResponse: a length runs past the end')
     return o, p
 
 
 def _w_MetadataResponse_6(o, w):
-    w += _S0.pack(o.throttle_time_ms)
+    w += _S1.pack(o.throttle_time_ms)
     xs1 = o.brokers
-    w += _S0.pack(len(xs1))
+    w += _S1.pack(len(xs1))
     for e2 in xs1:
-        w += _S0.pack(e2.node_id)
+        w += _S1.pack(e2.node_id)
         v3 = e2.host
         v3 = v3.encode()
-        w += _S1.pack(len(v3))
+        w += _S0.pack(len(v3))
         w += v3
-        w += _S0.pack(e2.port)
+        w += _S1.pack(e2.port)
         v4 = e2.rack
         if v4 is None:
             w += b'\xff\xff'
         else:
             v4 = v4.encode()
-            w += _S1.pack(len(v4))
+            w += _S0.pack(len(v4))
             w += v4
     v5 = o.cluster_id
     if v5 is None:
         w += b'\xff\xff'
     else:
         v5 = v5.encode()
-        w += _S1.pack(len(v5))
+        w += _S0.pack(len(v5))
         w += v5
-    w += _S0.pack(o.controller_id)
+    w += _S1.pack(o.controller_id)
     xs6 = o.topics
-    w += _S0.pack(len(xs6))
+    w += _S1.pack(len(xs6))
     for e7 in xs6:
-        w += _S1.pack(e7.error_code)
+        w += _S0.pack(e7.error_code)
         v8 = e7.name
         v8 = v8.encode()
-        w += _S1.pack(len(v8))
+        w += _S0.pack(len(v8))
         w += v8
         w += _S2.pack(e7.is_internal)
         xs9 = e7.partitions
-        w += _S0.pack(len(xs9))
+        w += _S1.pack(len(xs9))
         for e10 in xs9:
             w += _S9.pack(e10.error_code, e10.partition_index, e10.leader_id, e10.leader_epoch)
             xs11 = e10.replica_nodes
-            w += _S0.pack(len(xs11))
+            w += _S1.pack(len(xs11))
             if len(xs11) < 64:
                 w += _ARRAY_i[len(xs11)].pack(*xs11)
             else:
                 w += _pack('>' + str(len(xs11)) + 'i', *xs11)
             xs12 = e10.isr_nodes
-            w += _S0.pack(len(xs12))
+            w += _S1.pack(len(xs12))
             if len(xs12) < 64:
                 w += _ARRAY_i[len(xs12)].pack(*xs12)
             else:
                 w += _pack('>' + str(len(xs12)) + 'i', *xs12)
             xs13 = e10.offline_replicas
-            w += _S0.pack(len(xs13))
+            w += _S1.pack(len(xs13))
             if len(xs13) < 64:
                 w += _ARRAY_i[len(xs13)].pack(*xs13)
             else:
                 w += _pack('>' + str(len(xs13)) + 'i', *xs13)
-        w += _S0.pack(e7.topic_authorized_operations)
-    w += _S0.pack(o.cluster_authorized_operations)
+        w += _S1.pack(e7.topic_authorized_operations)
+    w += _S1.pack(o.cluster_authorized_operations)
 
 
 def _t_MetadataResponse_MetadataResponseBroker_0(b, p, o):
@@ -2004,32 +2005,40 @@ def _r_MetadataResponse_7(b, p):
             e4 = _new(_MetadataResponse_MetadataResponseBroker)
             e4.node_id, h5, = _S14.unpack_from(b, p)
             p += 5
-            n6 = h5 - 1
-            if n6 > 126:
-                n6, p = _uvt(b, p, n6 + 1)
-                n6 -= 1
-            if n6 < 0:
-                raise DecodeError('MetadataResponseBroker.Host: null where not nullable')
-            else:
-                q7 = p + n6
-                if q7 > bl:
-                    raise DecodeError('MetadataResponseBroker.Host: length ' + str(n6) + ' past the end')
+            if 0 < h5 < 128:
+                q7 = p + h5 - 1
                 e4.host = str(b[p:q7], 'utf-8')
                 p = q7
+            else:
+                n6 = h5 - 1
+                if n6 > 126:
+                    n6, p = _uvt(b, p, n6 + 1)
+                    n6 -= 1
+                if n6 < 0:
+                    raise DecodeError('MetadataResponseBroker.Host: null where not nullable')
+                else:
+                    q7 = p + n6
+                    e4.host = str(b[p:q7], 'utf-8')
+                    p = q7
             e4.port, h8, = _S14.unpack_from(b, p)
             p += 5
-            n9 = h8 - 1
-            if n9 > 126:
-                n9, p = _uvt(b, p, n9 + 1)
-                n9 -= 1
-            if n9 < 0:
-                e4.rack = None
-            else:
-                q10 = p + n9
-                if q10 > bl:
-                    raise DecodeError('MetadataResponseBroker.Rack: length ' + str(n9) + ' past the end')
+            if 0 < h8 < 128:
+                q10 = p + h8 - 1
                 e4.rack = str(b[p:q10], 'utf-8')
                 p = q10
+            elif h8 == 0:
+                e4.rack = None
+            else:
+                n9 = h8 - 1
+                if n9 > 126:
+                    n9, p = _uvt(b, p, n9 + 1)
+                    n9 -= 1
+                if n9 < 0:
+                    e4.rack = None
+                else:
+                    q10 = p + n9
+                    e4.rack = str(b[p:q10], 'utf-8')
+                    p = q10
             if b[p] == 0:  # no tagged fields, the common case
                 e4.unknown_tagged_fields = None
                 p += 1
@@ -2037,125 +2046,149 @@ def _r_MetadataResponse_7(b, p):
                 p = _t_MetadataResponse_MetadataResponseBroker_0(b, p, e4)
             xs3.append(e4)
         o.brokers = xs3
-    n11 = b[p] - 1
-    p += 1
-    if n11 > 126:
-        n11, p = _uvt(b, p, n11 + 1)
-        n11 -= 1
-    if n11 < 0:
-        o.cluster_id = None
-    else:
-        q12 = p + n11
-        if q12 > bl:
-            raise DecodeError('MetadataResponse.ClusterId: length ' + str(n11) + ' past the end')
-        o.cluster_id = str(b[p:q12], 'utf-8')
+    h13 = b[p]
+    if 0 < h13 < 128:
+        q12 = p + h13
+        o.cluster_id = str(b[p + 1:q12], 'utf-8')
         p = q12
-    o.controller_id, h13, = _S14.unpack_from(b, p)
+    elif h13 == 0:
+        o.cluster_id = None
+        p += 1
+    else:
+        p += 1
+        n11 = h13 - 1
+        if n11 > 126:
+            n11, p = _uvt(b, p, n11 + 1)
+            n11 -= 1
+        if n11 < 0:
+            o.cluster_id = None
+        else:
+            q12 = p + n11
+            o.cluster_id = str(b[p:q12], 'utf-8')
+            p = q12
+    o.controller_id, h14, = _S14.unpack_from(b, p)
     p += 5
-    n14 = h13 - 1
-    if n14 > 126:
-        n14, p = _uvt(b, p, n14 + 1)
-        n14 -= 1
-    if n14 < 0:
+    n15 = h14 - 1
+    if n15 > 126:
+        n15, p = _uvt(b, p, n15 + 1)
+        n15 -= 1
+    if n15 < 0:
         raise DecodeError('MetadataResponse.Topics: null where not nullable')
     else:
-        if n14 > bl - p:
-            raise DecodeError('MetadataResponse.Topics: count ' + str(n14) + ' past the end')
-        xs15 = []
-        for _ in range(n14):
-            e16 = _new(_MetadataResponse_MetadataResponseTopic)
-            e16.error_code, h17, = _S15.unpack_from(b, p)
+        if n15 > bl - p:
+            raise DecodeError('MetadataResponse.Topics: count ' + str(n15) + ' past the end')
+        xs16 = []
+        for _ in range(n15):
+            e17 = _new(_MetadataResponse_MetadataResponseTopic)
+            e17.error_code, h18, = _S15.unpack_from(b, p)
             p += 3
-            n18 = h17 - 1
-            if n18 > 126:
-                n18, p = _uvt(b, p, n18 + 1)
-                n18 -= 1
-            if n18 < 0:
-                raise DecodeError('MetadataResponseTopic.Name: null where not nullable')
+            if 0 < h18 < 128:
+                q20 = p + h18 - 1
+                e17.name = str(b[p:q20], 'utf-8')
+                p = q20
             else:
-                q19 = p + n18
-                if q19 > bl:
-                    raise DecodeError('MetadataResponseTopic.Name: length ' + str(n18) + ' past the end')
-                e16.name = str(b[p:q19], 'utf-8')
-                p = q19
-            e16.is_internal, h20, = _S16.unpack_from(b, p)
+                n19 = h18 - 1
+                if n19 > 126:
+                    n19, p = _uvt(b, p, n19 + 1)
+                    n19 -= 1
+                if n19 < 0:
+                    raise DecodeError('MetadataResponseTopic.Name: null where not nullable')
+                else:
+                    q20 = p + n19
+                    e17.name = str(b[p:q20], 'utf-8')
+                    p = q20
+            e17.is_internal, h21, = _S16.unpack_from(b, p)
             p += 2
-            n21 = h20 - 1
-            if n21 > 126:
-                n21, p = _uvt(b, p, n21 + 1)
-                n21 -= 1
-            if n21 < 0:
+            n22 = h21 - 1
+            if n22 > 126:
+                n22, p = _uvt(b, p, n22 + 1)
+                n22 -= 1
+            if n22 < 0:
                 raise DecodeError('MetadataResponseTopic.Partitions: null where not nullable')
             else:
-                if n21 > bl - p:
-                    raise DecodeError('MetadataResponseTopic.Partitions: count ' + str(n21) + ' past the end')
-                xs22 = []
-                for _ in range(n21):
-                    e23 = _new(_MetadataResponse_MetadataResponsePartition)
-                    e23.error_code, e23.partition_index, e23.leader_id, e23.leader_epoch, h24, = _S17.unpack_from(b, p)
+                if n22 > bl - p:
+                    raise DecodeError('MetadataResponseTopic.Partitions: count ' + str(n22) + ' past the end')
+                xs23 = []
+                for _ in range(n22):
+                    e24 = _new(_MetadataResponse_MetadataResponsePartition)
+                    e24.error_code, e24.partition_index, e24.leader_id, e24.leader_epoch, h25, = _S17.unpack_from(b, p)
                     p += 15
-                    n25 = h24 - 1
-                    if n25 > 126:
-                        n25, p = _uvt(b, p, n25 + 1)
-                        n25 -= 1
-                    if n25 < 0:
-                        raise DecodeError('MetadataResponsePartition.ReplicaNodes: null where not nullable')
-                    elif n25 < 64:
-                        e23.replica_nodes = list(_ARRAY_i[n25].unpack_from(b, p))
-                        p += 4 * n25
+                    if 0 < h25 < 65:
+                        e24.replica_nodes = [*_UNPACK_i[h25](b, p)]
+                        p += 4 * h25 - 4
                     else:
-                        if n25 > bl - p:
-                            raise DecodeError('MetadataResponsePartition.ReplicaNodes: count ' + str(n25) + ' past the end')
-                        e23.replica_nodes = list(_struct.Struct('>' + str(n25) + 'i').unpack_from(b, p))
-                        p += 4 * n25
-                    n26 = b[p] - 1
-                    p += 1
-                    if n26 > 126:
-                        n26, p = _uvt(b, p, n26 + 1)
-                        n26 -= 1
-                    if n26 < 0:
-                        raise DecodeError('MetadataResponsePartition.IsrNodes: null where not nullable')
-                    elif n26 < 64:
-                        e23.isr_nodes = list(_ARRAY_i[n26].unpack_from(b, p))
-                        p += 4 * n26
+                        n26 = h25 - 1
+                        if n26 > 126:
+                            n26, p = _uvt(b, p, n26 + 1)
+                            n26 -= 1
+                        if n26 < 0:
+                            raise DecodeError('MetadataResponsePartition.ReplicaNodes: null where not nullable')
+                        elif n26 < 64:
+                            e24.replica_nodes = [*_ARRAY_i[n26].unpack_from(b, p)]
+                            p += 4 * n26
+                        else:
+                            if n26 > bl - p:
+                                raise DecodeError('MetadataResponsePartition.ReplicaNodes: count ' + str(n26) + ' past the end')
+                            e24.replica_nodes = [*_struct.Struct('>' + str(n26) + 'i').unpack_from(b, p)]
+                            p += 4 * n26
+                    h28 = b[p]
+                    if 0 < h28 < 65:
+                        e24.isr_nodes = [*_UNPACK_i[h28](b, p + 1)]
+                        p += 4 * h28 - 3
                     else:
-                        if n26 > bl - p:
-                            raise DecodeError('MetadataResponsePartition.IsrNodes: count ' + str(n26) + ' past the end')
-                        e23.isr_nodes = list(_struct.Struct('>' + str(n26) + 'i').unpack_from(b, p))
-                        p += 4 * n26
-                    n27 = b[p] - 1
-                    p += 1
-                    if n27 > 126:
-                        n27, p = _uvt(b, p, n27 + 1)
-                        n27 -= 1
-                    if n27 < 0:
-                        raise DecodeError('MetadataResponsePartition.OfflineReplicas: null where not nullable')
-                    elif n27 < 64:
-                        e23.offline_replicas = list(_ARRAY_i[n27].unpack_from(b, p))
-                        p += 4 * n27
+                        p += 1
+                        n27 = h28 - 1
+                        if n27 > 126:
+                            n27, p = _uvt(b, p, n27 + 1)
+                            n27 -= 1
+                        if n27 < 0:
+                            raise DecodeError('MetadataResponsePartition.IsrNodes: null where not nullable')
+                        elif n27 < 64:
+                            e24.isr_nodes = [*_ARRAY_i[n27].unpack_from(b, p)]
+                            p += 4 * n27
+                        else:
+                            if n27 > bl - p:
+                                raise DecodeError('MetadataResponsePartition.IsrNodes: count ' + str(n27) + ' past the end')
+                            e24.isr_nodes = [*_struct.Struct('>' + str(n27) + 'i').unpack_from(b, p)]
+                            p += 4 * n27
+                    h30 = b[p]
+                    if 0 < h30 < 65:
+                        e24.offline_replicas = [*_UNPACK_i[h30](b, p + 1)]
+                        p += 4 * h30 - 3
                     else:
-                        if n27 > bl - p:
-                            raise DecodeError('MetadataResponsePartition.OfflineReplicas: count ' + str(n27) + ' past the end')
-                        e23.offline_replicas = list(_struct.Struct('>' + str(n27) + 'i').unpack_from(b, p))
-                        p += 4 * n27
+                        p += 1
+                        n29 = h30 - 1
+                        if n29 > 126:
+                            n29, p = _uvt(b, p, n29 + 1)
+                            n29 -= 1
+                        if n29 < 0:
+                            raise DecodeError('MetadataResponsePartition.OfflineReplicas: null where not nullable')
+                        elif n29 < 64:
+                            e24.offline_replicas = [*_ARRAY_i[n29].unpack_from(b, p)]
+                            p += 4 * n29
+                        else:
+                            if n29 > bl - p:
+                                raise DecodeError('MetadataResponsePartition.OfflineReplicas: count ' + str(n29) + ' past the end')
+                            e24.offline_replicas = [*_struct.Struct('>' + str(n29) + 'i').unpack_from(b, p)]
+                            p += 4 * n29
                     if b[p] == 0:  # no tagged fields, the common case
-                        e23.unknown_tagged_fields = None
+                        e24.unknown_tagged_fields = None
                         p += 1
                     else:
-                        p = _t_MetadataResponse_MetadataResponsePartition_0(b, p, e23)
-                    xs22.append(e23)
-                e16.partitions = xs22
-            e16.topic_authorized_operations, = _S0.unpack_from(b, p)
+                        p = _t_MetadataResponse_MetadataResponsePartition_0(b, p, e24)
+                    xs23.append(e24)
+                e17.partitions = xs23
+            e17.topic_authorized_operations, = _S1.unpack_from(b, p)
             p += 4
-            e16.topic_id = UUID_ZERO
+            e17.topic_id = UUID_ZERO
             if b[p] == 0:  # no tagged fields, the common case
-                e16.unknown_tagged_fields = None
+                e17.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_MetadataResponse_MetadataResponseTopic_0(b, p, e16)
-            xs15.append(e16)
-        o.topics = xs15
-    o.cluster_authorized_operations, = _S0.unpack_from(b, p)
+                p = _t_MetadataResponse_MetadataResponseTopic_0(b, p, e17)
+            xs16.append(e17)
+        o.topics = xs16
+    o.cluster_authorized_operations, = _S1.unpack_from(b, p)
     p += 4
     o.error_code = 0
     if b[p] == 0:  # no tagged fields, the common case
@@ -2163,11 +2196,13 @@ def _r_MetadataResponse_7(b, p):
         p += 1
     else:
         p = _t_MetadataResponse_0(b, p, o)
+    if p > bl:
+        raise DecodeError('MetadataResponse: a length runs past the end')
     return o, p
 
 
 def _w_MetadataResponse_7(o, w):
-    w += _S0.pack(o.throttle_time_ms)
+    w += _S1.pack(o.throttle_time_ms)
     xs1 = o.brokers
     ln = len(xs1) + 1
     if ln < 128:
@@ -2175,7 +2210,7 @@ def _w_MetadataResponse_7(o, w):
     else:
         _wuv(w, ln)
     for e2 in xs1:
-        w += _S0.pack(e2.node_id)
+        w += _S1.pack(e2.node_id)
         v3 = e2.host
         v3 = v3.encode()
         ln = len(v3) + 1
@@ -2184,7 +2219,7 @@ def _w_MetadataResponse_7(o, w):
         else:
             _wuv(w, ln)
         w += v3
-        w += _S0.pack(e2.port)
+        w += _S1.pack(e2.port)
         v4 = e2.rack
         if v4 is None:
             w.append(0)
@@ -2211,7 +2246,7 @@ def _w_MetadataResponse_7(o, w):
         else:
             _wuv(w, ln)
         w += v5
-    w += _S0.pack(o.controller_id)
+    w += _S1.pack(o.controller_id)
     xs6 = o.topics
     ln = len(xs6) + 1
     if ln < 128:
@@ -2219,7 +2254,7 @@ def _w_MetadataResponse_7(o, w):
     else:
         _wuv(w, ln)
     for e7 in xs6:
-        w += _S1.pack(e7.error_code)
+        w += _S0.pack(e7.error_code)
         v8 = e7.name
         v8 = v8.encode()
         ln = len(v8) + 1
@@ -2271,12 +2306,12 @@ def _w_MetadataResponse_7(o, w):
                 _wtags(w, e10.unknown_tagged_fields)
             else:
                 w.append(0)
-        w += _S0.pack(e7.topic_authorized_operations)
+        w += _S1.pack(e7.topic_authorized_operations)
         if e7.unknown_tagged_fields:
             _wtags(w, e7.unknown_tagged_fields)
         else:
             w.append(0)
-    w += _S0.pack(o.cluster_authorized_operations)
+    w += _S1.pack(o.cluster_authorized_operations)
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
     else:
@@ -2302,32 +2337,40 @@ def _r_MetadataResponse_8(b, p):
             e4 = _new(_MetadataResponse_MetadataResponseBroker)
             e4.node_id, h5, = _S14.unpack_from(b, p)
             p += 5
-            n6 = h5 - 1
-            if n6 > 126:
-                n6, p = _uvt(b, p, n6 + 1)
-                n6 -= 1
-            if n6 < 0:
-                raise DecodeError('MetadataResponseBroker.Host: null where not nullable')
-            else:
-                q7 = p + n6
-                if q7 > bl:
-                    raise DecodeError('MetadataResponseBroker.Host: length ' + str(n6) + ' past the end')
+            if 0 < h5 < 128:
+                q7 = p + h5 - 1
                 e4.host = str(b[p:q7], 'utf-8')
                 p = q7
+            else:
+                n6 = h5 - 1
+                if n6 > 126:
+                    n6, p = _uvt(b, p, n6 + 1)
+                    n6 -= 1
+                if n6 < 0:
+                    raise DecodeError('MetadataResponseBroker.Host: null where not nullable')
+                else:
+                    q7 = p + n6
+                    e4.host = str(b[p:q7], 'utf-8')
+                    p = q7
             e4.port, h8, = _S14.unpack_from(b, p)
             p += 5
-            n9 = h8 - 1
-            if n9 > 126:
-                n9, p = _uvt(b, p, n9 + 1)
-                n9 -= 1
-            if n9 < 0:
-                e4.rack = None
-            else:
-                q10 = p + n9
-                if q10 > bl:
-                    raise DecodeError('MetadataResponseBroker.Rack: length ' + str(n9) + ' past the end')
+            if 0 < h8 < 128:
+                q10 = p + h8 - 1
                 e4.rack = str(b[p:q10], 'utf-8')
                 p = q10
+            elif h8 == 0:
+                e4.rack = None
+            else:
+                n9 = h8 - 1
+                if n9 > 126:
+                    n9, p = _uvt(b, p, n9 + 1)
+                    n9 -= 1
+                if n9 < 0:
+                    e4.rack = None
+                else:
+                    q10 = p + n9
+                    e4.rack = str(b[p:q10], 'utf-8')
+                    p = q10
             if b[p] == 0:  # no tagged fields, the common case
                 e4.unknown_tagged_fields = None
                 p += 1
@@ -2335,124 +2378,148 @@ def _r_MetadataResponse_8(b, p):
                 p = _t_MetadataResponse_MetadataResponseBroker_0(b, p, e4)
             xs3.append(e4)
         o.brokers = xs3
-    n11 = b[p] - 1
-    p += 1
-    if n11 > 126:
-        n11, p = _uvt(b, p, n11 + 1)
-        n11 -= 1
-    if n11 < 0:
-        o.cluster_id = None
-    else:
-        q12 = p + n11
-        if q12 > bl:
-            raise DecodeError('MetadataResponse.ClusterId: length ' + str(n11) + ' past the end')
-        o.cluster_id = str(b[p:q12], 'utf-8')
+    h13 = b[p]
+    if 0 < h13 < 128:
+        q12 = p + h13
+        o.cluster_id = str(b[p + 1:q12], 'utf-8')
         p = q12
-    o.controller_id, h13, = _S14.unpack_from(b, p)
+    elif h13 == 0:
+        o.cluster_id = None
+        p += 1
+    else:
+        p += 1
+        n11 = h13 - 1
+        if n11 > 126:
+            n11, p = _uvt(b, p, n11 + 1)
+            n11 -= 1
+        if n11 < 0:
+            o.cluster_id = None
+        else:
+            q12 = p + n11
+            o.cluster_id = str(b[p:q12], 'utf-8')
+            p = q12
+    o.controller_id, h14, = _S14.unpack_from(b, p)
     p += 5
-    n14 = h13 - 1
-    if n14 > 126:
-        n14, p = _uvt(b, p, n14 + 1)
-        n14 -= 1
-    if n14 < 0:
+    n15 = h14 - 1
+    if n15 > 126:
+        n15, p = _uvt(b, p, n15 + 1)
+        n15 -= 1
+    if n15 < 0:
         raise DecodeError('MetadataResponse.Topics: null where not nullable')
     else:
-        if n14 > bl - p:
-            raise DecodeError('MetadataResponse.Topics: count ' + str(n14) + ' past the end')
-        xs15 = []
-        for _ in range(n14):
-            e16 = _new(_MetadataResponse_MetadataResponseTopic)
-            e16.error_code, h17, = _S15.unpack_from(b, p)
+        if n15 > bl - p:
+            raise DecodeError('MetadataResponse.Topics: count ' + str(n15) + ' past the end')
+        xs16 = []
+        for _ in range(n15):
+            e17 = _new(_MetadataResponse_MetadataResponseTopic)
+            e17.error_code, h18, = _S15.unpack_from(b, p)
             p += 3
-            n18 = h17 - 1
-            if n18 > 126:
-                n18, p = _uvt(b, p, n18 + 1)
-                n18 -= 1
-            if n18 < 0:
-                raise DecodeError('MetadataResponseTopic.Name: null where not nullable')
+            if 0 < h18 < 128:
+                q20 = p + h18 - 1
+                e17.name = str(b[p:q20], 'utf-8')
+                p = q20
             else:
-                q19 = p + n18
-                if q19 > bl:
-                    raise DecodeError('MetadataResponseTopic.Name: length ' + str(n18) + ' past the end')
-                e16.name = str(b[p:q19], 'utf-8')
-                p = q19
-            e16.topic_id, e16.is_internal, h20, = _S18.unpack_from(b, p)
+                n19 = h18 - 1
+                if n19 > 126:
+                    n19, p = _uvt(b, p, n19 + 1)
+                    n19 -= 1
+                if n19 < 0:
+                    raise DecodeError('MetadataResponseTopic.Name: null where not nullable')
+                else:
+                    q20 = p + n19
+                    e17.name = str(b[p:q20], 'utf-8')
+                    p = q20
+            e17.topic_id, e17.is_internal, h21, = _S18.unpack_from(b, p)
             p += 18
-            n21 = h20 - 1
-            if n21 > 126:
-                n21, p = _uvt(b, p, n21 + 1)
-                n21 -= 1
-            if n21 < 0:
+            n22 = h21 - 1
+            if n22 > 126:
+                n22, p = _uvt(b, p, n22 + 1)
+                n22 -= 1
+            if n22 < 0:
                 raise DecodeError('MetadataResponseTopic.Partitions: null where not nullable')
             else:
-                if n21 > bl - p:
-                    raise DecodeError('MetadataResponseTopic.Partitions: count ' + str(n21) + ' past the end')
-                xs22 = []
-                for _ in range(n21):
-                    e23 = _new(_MetadataResponse_MetadataResponsePartition)
-                    e23.error_code, e23.partition_index, e23.leader_id, e23.leader_epoch, h24, = _S17.unpack_from(b, p)
+                if n22 > bl - p:
+                    raise DecodeError('MetadataResponseTopic.Partitions: count ' + str(n22) + ' past the end')
+                xs23 = []
+                for _ in range(n22):
+                    e24 = _new(_MetadataResponse_MetadataResponsePartition)
+                    e24.error_code, e24.partition_index, e24.leader_id, e24.leader_epoch, h25, = _S17.unpack_from(b, p)
                     p += 15
-                    n25 = h24 - 1
-                    if n25 > 126:
-                        n25, p = _uvt(b, p, n25 + 1)
-                        n25 -= 1
-                    if n25 < 0:
-                        raise DecodeError('MetadataResponsePartition.ReplicaNodes: null where not nullable')
-                    elif n25 < 64:
-                        e23.replica_nodes = list(_ARRAY_i[n25].unpack_from(b, p))
-                        p += 4 * n25
+                    if 0 < h25 < 65:
+                        e24.replica_nodes = [*_UNPACK_i[h25](b, p)]
+                        p += 4 * h25 - 4
                     else:
-                        if n25 > bl - p:
-                            raise DecodeError('MetadataResponsePartition.ReplicaNodes: count ' + str(n25) + ' past the end')
-                        e23.replica_nodes = list(_struct.Struct('>' + str(n25) + 'i').unpack_from(b, p))
-                        p += 4 * n25
-                    n26 = b[p] - 1
-                    p += 1
-                    if n26 > 126:
-                        n26, p = _uvt(b, p, n26 + 1)
-                        n26 -= 1
-                    if n26 < 0:
-                        raise DecodeError('MetadataResponsePartition.IsrNodes: null where not nullable')
-                    elif n26 < 64:
-                        e23.isr_nodes = list(_ARRAY_i[n26].unpack_from(b, p))
-                        p += 4 * n26
+                        n26 = h25 - 1
+                        if n26 > 126:
+                            n26, p = _uvt(b, p, n26 + 1)
+                            n26 -= 1
+                        if n26 < 0:
+                            raise DecodeError('MetadataResponsePartition.ReplicaNodes: null where not nullable')
+                        elif n26 < 64:
+                            e24.replica_nodes = [*_ARRAY_i[n26].unpack_from(b, p)]
+                            p += 4 * n26
+                        else:
+                            if n26 > bl - p:
+                                raise DecodeError('MetadataResponsePartition.ReplicaNodes: count ' + str(n26) + ' past the end')
+                            e24.replica_nodes = [*_struct.Struct('>' + str(n26) + 'i').unpack_from(b, p)]
+                            p += 4 * n26
+                    h28 = b[p]
+                    if 0 < h28 < 65:
+                        e24.isr_nodes = [*_UNPACK_i[h28](b, p + 1)]
+                        p += 4 * h28 - 3
                     else:
-                        if n26 > bl - p:
-                            raise DecodeError('MetadataResponsePartition.IsrNodes: count ' + str(n26) + ' past the end')
-                        e23.isr_nodes = list(_struct.Struct('>' + str(n26) + 'i').unpack_from(b, p))
-                        p += 4 * n26
-                    n27 = b[p] - 1
-                    p += 1
-                    if n27 > 126:
-                        n27, p = _uvt(b, p, n27 + 1)
-                        n27 -= 1
-                    if n27 < 0:
-                        raise DecodeError('MetadataResponsePartition.OfflineReplicas: null where not nullable')
-                    elif n27 < 64:
-                        e23.offline_replicas = list(_ARRAY_i[n27].unpack_from(b, p))
-                        p += 4 * n27
+                        p += 1
+                        n27 = h28 - 1
+                        if n27 > 126:
+                            n27, p = _uvt(b, p, n27 + 1)
+                            n27 -= 1
+                        if n27 < 0:
+                            raise DecodeError('MetadataResponsePartition.IsrNodes: null where not nullable')
+                        elif n27 < 64:
+                            e24.isr_nodes = [*_ARRAY_i[n27].unpack_from(b, p)]
+                            p += 4 * n27
+                        else:
+                            if n27 > bl - p:
+                                raise DecodeError('MetadataResponsePartition.IsrNodes: count ' + str(n27) + ' past the end')
+                            e24.isr_nodes = [*_struct.Struct('>' + str(n27) + 'i').unpack_from(b, p)]
+                            p += 4 * n27
+                    h30 = b[p]
+                    if 0 < h30 < 65:
+                        e24.offline_replicas = [*_UNPACK_i[h30](b, p + 1)]
+                        p += 4 * h30 - 3
                     else:
-                        if n27 > bl - p:
-                            raise DecodeError('MetadataResponsePartition.OfflineReplicas: count ' + str(n27) + ' past the end')
-                        e23.offline_replicas = list(_struct.Struct('>' + str(n27) + 'i').unpack_from(b, p))
-                        p += 4 * n27
+                        p += 1
+                        n29 = h30 - 1
+                        if n29 > 126:
+                            n29, p = _uvt(b, p, n29 + 1)
+                            n29 -= 1
+                        if n29 < 0:
+                            raise DecodeError('MetadataResponsePartition.OfflineReplicas: null where not nullable')
+                        elif n29 < 64:
+                            e24.offline_replicas = [*_ARRAY_i[n29].unpack_from(b, p)]
+                            p += 4 * n29
+                        else:
+                            if n29 > bl - p:
+                                raise DecodeError('MetadataResponsePartition.OfflineReplicas: count ' + str(n29) + ' past the end')
+                            e24.offline_replicas = [*_struct.Struct('>' + str(n29) + 'i').unpack_from(b, p)]
+                            p += 4 * n29
                     if b[p] == 0:  # no tagged fields, the common case
-                        e23.unknown_tagged_fields = None
+                        e24.unknown_tagged_fields = None
                         p += 1
                     else:
-                        p = _t_MetadataResponse_MetadataResponsePartition_0(b, p, e23)
-                    xs22.append(e23)
-                e16.partitions = xs22
-            e16.topic_authorized_operations, = _S0.unpack_from(b, p)
+                        p = _t_MetadataResponse_MetadataResponsePartition_0(b, p, e24)
+                    xs23.append(e24)
+                e17.partitions = xs23
+            e17.topic_authorized_operations, = _S1.unpack_from(b, p)
             p += 4
             if b[p] == 0:  # no tagged fields, the common case
-                e16.unknown_tagged_fields = None
+                e17.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_MetadataResponse_MetadataResponseTopic_0(b, p, e16)
-            xs15.append(e16)
-        o.topics = xs15
-    o.cluster_authorized_operations, = _S0.unpack_from(b, p)
+                p = _t_MetadataResponse_MetadataResponseTopic_0(b, p, e17)
+            xs16.append(e17)
+        o.topics = xs16
+    o.cluster_authorized_operations, = _S1.unpack_from(b, p)
     p += 4
     o.error_code = 0
     if b[p] == 0:  # no tagged fields, the common case
@@ -2460,11 +2527,13 @@ def _r_MetadataResponse_8(b, p):
         p += 1
     else:
         p = _t_MetadataResponse_0(b, p, o)
+    if p > bl:
+        raise DecodeError('MetadataResponse: a length runs past the end')
     return o, p
 
 
 def _w_MetadataResponse_8(o, w):
-    w += _S0.pack(o.throttle_time_ms)
+    w += _S1.pack(o.throttle_time_ms)
     xs1 = o.brokers
     ln = len(xs1) + 1
     if ln < 128:
@@ -2472,7 +2541,7 @@ def _w_MetadataResponse_8(o, w):
     else:
         _wuv(w, ln)
     for e2 in xs1:
-        w += _S0.pack(e2.node_id)
+        w += _S1.pack(e2.node_id)
         v3 = e2.host
         v3 = v3.encode()
         ln = len(v3) + 1
@@ -2481,7 +2550,7 @@ def _w_MetadataResponse_8(o, w):
         else:
             _wuv(w, ln)
         w += v3
-        w += _S0.pack(e2.port)
+        w += _S1.pack(e2.port)
         v4 = e2.rack
         if v4 is None:
             w.append(0)
@@ -2508,7 +2577,7 @@ def _w_MetadataResponse_8(o, w):
         else:
             _wuv(w, ln)
         w += v5
-    w += _S0.pack(o.controller_id)
+    w += _S1.pack(o.controller_id)
     xs6 = o.topics
     ln = len(xs6) + 1
     if ln < 128:
@@ -2516,7 +2585,7 @@ def _w_MetadataResponse_8(o, w):
     else:
         _wuv(w, ln)
     for e7 in xs6:
-        w += _S1.pack(e7.error_code)
+        w += _S0.pack(e7.error_code)
         v8 = e7.name
         v8 = v8.encode()
         ln = len(v8) + 1
@@ -2568,12 +2637,12 @@ def _w_MetadataResponse_8(o, w):
                 _wtags(w, e10.unknown_tagged_fields)
             else:
                 w.append(0)
-        w += _S0.pack(e7.topic_authorized_operations)
+        w += _S1.pack(e7.topic_authorized_operations)
         if e7.unknown_tagged_fields:
             _wtags(w, e7.unknown_tagged_fields)
         else:
             w.append(0)
-    w += _S0.pack(o.cluster_authorized_operations)
+    w += _S1.pack(o.cluster_authorized_operations)
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
     else:
@@ -2599,32 +2668,40 @@ def _r_MetadataResponse_9(b, p):
             e4 = _new(_MetadataResponse_MetadataResponseBroker)
             e4.node_id, h5, = _S14.unpack_from(b, p)
             p += 5
-            n6 = h5 - 1
-            if n6 > 126:
-                n6, p = _uvt(b, p, n6 + 1)
-                n6 -= 1
-            if n6 < 0:
-                raise DecodeError('MetadataResponseBroker.Host: null where not nullable')
-            else:
-                q7 = p + n6
-                if q7 > bl:
-                    raise DecodeError('MetadataResponseBroker.Host: length ' + str(n6) + ' past the end')
+            if 0 < h5 < 128:
+                q7 = p + h5 - 1
                 e4.host = str(b[p:q7], 'utf-8')
                 p = q7
+            else:
+                n6 = h5 - 1
+                if n6 > 126:
+                    n6, p = _uvt(b, p, n6 + 1)
+                    n6 -= 1
+                if n6 < 0:
+                    raise DecodeError('MetadataResponseBroker.Host: null where not nullable')
+                else:
+                    q7 = p + n6
+                    e4.host = str(b[p:q7], 'utf-8')
+                    p = q7
             e4.port, h8, = _S14.unpack_from(b, p)
             p += 5
-            n9 = h8 - 1
-            if n9 > 126:
-                n9, p = _uvt(b, p, n9 + 1)
-                n9 -= 1
-            if n9 < 0:
-                e4.rack = None
-            else:
-                q10 = p + n9
-                if q10 > bl:
-                    raise DecodeError('MetadataResponseBroker.Rack: length ' + str(n9) + ' past the end')
+            if 0 < h8 < 128:
+                q10 = p + h8 - 1
                 e4.rack = str(b[p:q10], 'utf-8')
                 p = q10
+            elif h8 == 0:
+                e4.rack = None
+            else:
+                n9 = h8 - 1
+                if n9 > 126:
+                    n9, p = _uvt(b, p, n9 + 1)
+                    n9 -= 1
+                if n9 < 0:
+                    e4.rack = None
+                else:
+                    q10 = p + n9
+                    e4.rack = str(b[p:q10], 'utf-8')
+                    p = q10
             if b[p] == 0:  # no tagged fields, the common case
                 e4.unknown_tagged_fields = None
                 p += 1
@@ -2632,123 +2709,147 @@ def _r_MetadataResponse_9(b, p):
                 p = _t_MetadataResponse_MetadataResponseBroker_0(b, p, e4)
             xs3.append(e4)
         o.brokers = xs3
-    n11 = b[p] - 1
-    p += 1
-    if n11 > 126:
-        n11, p = _uvt(b, p, n11 + 1)
-        n11 -= 1
-    if n11 < 0:
-        o.cluster_id = None
-    else:
-        q12 = p + n11
-        if q12 > bl:
-            raise DecodeError('MetadataResponse.ClusterId: length ' + str(n11) + ' past the end')
-        o.cluster_id = str(b[p:q12], 'utf-8')
+    h13 = b[p]
+    if 0 < h13 < 128:
+        q12 = p + h13
+        o.cluster_id = str(b[p + 1:q12], 'utf-8')
         p = q12
-    o.controller_id, h13, = _S14.unpack_from(b, p)
+    elif h13 == 0:
+        o.cluster_id = None
+        p += 1
+    else:
+        p += 1
+        n11 = h13 - 1
+        if n11 > 126:
+            n11, p = _uvt(b, p, n11 + 1)
+            n11 -= 1
+        if n11 < 0:
+            o.cluster_id = None
+        else:
+            q12 = p + n11
+            o.cluster_id = str(b[p:q12], 'utf-8')
+            p = q12
+    o.controller_id, h14, = _S14.unpack_from(b, p)
     p += 5
-    n14 = h13 - 1
-    if n14 > 126:
-        n14, p = _uvt(b, p, n14 + 1)
-        n14 -= 1
-    if n14 < 0:
+    n15 = h14 - 1
+    if n15 > 126:
+        n15, p = _uvt(b, p, n15 + 1)
+        n15 -= 1
+    if n15 < 0:
         raise DecodeError('MetadataResponse.Topics: null where not nullable')
     else:
-        if n14 > bl - p:
-            raise DecodeError('MetadataResponse.Topics: count ' + str(n14) + ' past the end')
-        xs15 = []
-        for _ in range(n14):
-            e16 = _new(_MetadataResponse_MetadataResponseTopic)
-            e16.error_code, h17, = _S15.unpack_from(b, p)
+        if n15 > bl - p:
+            raise DecodeError('MetadataResponse.Topics: count ' + str(n15) + ' past the end')
+        xs16 = []
+        for _ in range(n15):
+            e17 = _new(_MetadataResponse_MetadataResponseTopic)
+            e17.error_code, h18, = _S15.unpack_from(b, p)
             p += 3
-            n18 = h17 - 1
-            if n18 > 126:
-                n18, p = _uvt(b, p, n18 + 1)
-                n18 -= 1
-            if n18 < 0:
-                raise DecodeError('MetadataResponseTopic.Name: null where not nullable')
+            if 0 < h18 < 128:
+                q20 = p + h18 - 1
+                e17.name = str(b[p:q20], 'utf-8')
+                p = q20
             else:
-                q19 = p + n18
-                if q19 > bl:
-                    raise DecodeError('MetadataResponseTopic.Name: length ' + str(n18) + ' past the end')
-                e16.name = str(b[p:q19], 'utf-8')
-                p = q19
-            e16.topic_id, e16.is_internal, h20, = _S18.unpack_from(b, p)
+                n19 = h18 - 1
+                if n19 > 126:
+                    n19, p = _uvt(b, p, n19 + 1)
+                    n19 -= 1
+                if n19 < 0:
+                    raise DecodeError('MetadataResponseTopic.Name: null where not nullable')
+                else:
+                    q20 = p + n19
+                    e17.name = str(b[p:q20], 'utf-8')
+                    p = q20
+            e17.topic_id, e17.is_internal, h21, = _S18.unpack_from(b, p)
             p += 18
-            n21 = h20 - 1
-            if n21 > 126:
-                n21, p = _uvt(b, p, n21 + 1)
-                n21 -= 1
-            if n21 < 0:
+            n22 = h21 - 1
+            if n22 > 126:
+                n22, p = _uvt(b, p, n22 + 1)
+                n22 -= 1
+            if n22 < 0:
                 raise DecodeError('MetadataResponseTopic.Partitions: null where not nullable')
             else:
-                if n21 > bl - p:
-                    raise DecodeError('MetadataResponseTopic.Partitions: count ' + str(n21) + ' past the end')
-                xs22 = []
-                for _ in range(n21):
-                    e23 = _new(_MetadataResponse_MetadataResponsePartition)
-                    e23.error_code, e23.partition_index, e23.leader_id, e23.leader_epoch, h24, = _S17.unpack_from(b, p)
+                if n22 > bl - p:
+                    raise DecodeError('MetadataResponseTopic.Partitions: count ' + str(n22) + ' past the end')
+                xs23 = []
+                for _ in range(n22):
+                    e24 = _new(_MetadataResponse_MetadataResponsePartition)
+                    e24.error_code, e24.partition_index, e24.leader_id, e24.leader_epoch, h25, = _S17.unpack_from(b, p)
                     p += 15
-                    n25 = h24 - 1
-                    if n25 > 126:
-                        n25, p = _uvt(b, p, n25 + 1)
-                        n25 -= 1
-                    if n25 < 0:
-                        raise DecodeError('MetadataResponsePartition.ReplicaNodes: null where not nullable')
-                    elif n25 < 64:
-                        e23.replica_nodes = list(_ARRAY_i[n25].unpack_from(b, p))
-                        p += 4 * n25
+                    if 0 < h25 < 65:
+                        e24.replica_nodes = [*_UNPACK_i[h25](b, p)]
+                        p += 4 * h25 - 4
                     else:
-                        if n25 > bl - p:
-                            raise DecodeError('MetadataResponsePartition.ReplicaNodes: count ' + str(n25) + ' past the end')
-                        e23.replica_nodes = list(_struct.Struct('>' + str(n25) + 'i').unpack_from(b, p))
-                        p += 4 * n25
-                    n26 = b[p] - 1
-                    p += 1
-                    if n26 > 126:
-                        n26, p = _uvt(b, p, n26 + 1)
-                        n26 -= 1
-                    if n26 < 0:
-                        raise DecodeError('MetadataResponsePartition.IsrNodes: null where not nullable')
-                    elif n26 < 64:
-                        e23.isr_nodes = list(_ARRAY_i[n26].unpack_from(b, p))
-                        p += 4 * n26
+                        n26 = h25 - 1
+                        if n26 > 126:
+                            n26, p = _uvt(b, p, n26 + 1)
+                            n26 -= 1
+                        if n26 < 0:
+                            raise DecodeError('MetadataResponsePartition.ReplicaNodes: null where not nullable')
+                        elif n26 < 64:
+                            e24.replica_nodes = [*_ARRAY_i[n26].unpack_from(b, p)]
+                            p += 4 * n26
+                        else:
+                            if n26 > bl - p:
+                                raise DecodeError('MetadataResponsePartition.ReplicaNodes: count ' + str(n26) + ' past the end')
+                            e24.replica_nodes = [*_struct.Struct('>' + str(n26) + 'i').unpack_from(b, p)]
+                            p += 4 * n26
+                    h28 = b[p]
+                    if 0 < h28 < 65:
+                        e24.isr_nodes = [*_UNPACK_i[h28](b, p + 1)]
+                        p += 4 * h28 - 3
                     else:
-                        if n26 > bl - p:
-                            raise DecodeError('MetadataResponsePartition.IsrNodes: count ' + str(n26) + ' past the end')
-                        e23.isr_nodes = list(_struct.Struct('>' + str(n26) + 'i').unpack_from(b, p))
-                        p += 4 * n26
-                    n27 = b[p] - 1
-                    p += 1
-                    if n27 > 126:
-                        n27, p = _uvt(b, p, n27 + 1)
-                        n27 -= 1
-                    if n27 < 0:
-                        raise DecodeError('MetadataResponsePartition.OfflineReplicas: null where not nullable')
-                    elif n27 < 64:
-                        e23.offline_replicas = list(_ARRAY_i[n27].unpack_from(b, p))
-                        p += 4 * n27
+                        p += 1
+                        n27 = h28 - 1
+                        if n27 > 126:
+                            n27, p = _uvt(b, p, n27 + 1)
+                            n27 -= 1
+                        if n27 < 0:
+                            raise DecodeError('MetadataResponsePartition.IsrNodes: null where not nullable')
+                        elif n27 < 64:
+                            e24.isr_nodes = [*_ARRAY_i[n27].unpack_from(b, p)]
+                            p += 4 * n27
+                        else:
+                            if n27 > bl - p:
+                                raise DecodeError('MetadataResponsePartition.IsrNodes: count ' + str(n27) + ' past the end')
+                            e24.isr_nodes = [*_struct.Struct('>' + str(n27) + 'i').unpack_from(b, p)]
+                            p += 4 * n27
+                    h30 = b[p]
+                    if 0 < h30 < 65:
+                        e24.offline_replicas = [*_UNPACK_i[h30](b, p + 1)]
+                        p += 4 * h30 - 3
                     else:
-                        if n27 > bl - p:
-                            raise DecodeError('MetadataResponsePartition.OfflineReplicas: count ' + str(n27) + ' past the end')
-                        e23.offline_replicas = list(_struct.Struct('>' + str(n27) + 'i').unpack_from(b, p))
-                        p += 4 * n27
+                        p += 1
+                        n29 = h30 - 1
+                        if n29 > 126:
+                            n29, p = _uvt(b, p, n29 + 1)
+                            n29 -= 1
+                        if n29 < 0:
+                            raise DecodeError('MetadataResponsePartition.OfflineReplicas: null where not nullable')
+                        elif n29 < 64:
+                            e24.offline_replicas = [*_ARRAY_i[n29].unpack_from(b, p)]
+                            p += 4 * n29
+                        else:
+                            if n29 > bl - p:
+                                raise DecodeError('MetadataResponsePartition.OfflineReplicas: count ' + str(n29) + ' past the end')
+                            e24.offline_replicas = [*_struct.Struct('>' + str(n29) + 'i').unpack_from(b, p)]
+                            p += 4 * n29
                     if b[p] == 0:  # no tagged fields, the common case
-                        e23.unknown_tagged_fields = None
+                        e24.unknown_tagged_fields = None
                         p += 1
                     else:
-                        p = _t_MetadataResponse_MetadataResponsePartition_0(b, p, e23)
-                    xs22.append(e23)
-                e16.partitions = xs22
-            e16.topic_authorized_operations, = _S0.unpack_from(b, p)
+                        p = _t_MetadataResponse_MetadataResponsePartition_0(b, p, e24)
+                    xs23.append(e24)
+                e17.partitions = xs23
+            e17.topic_authorized_operations, = _S1.unpack_from(b, p)
             p += 4
             if b[p] == 0:  # no tagged fields, the common case
-                e16.unknown_tagged_fields = None
+                e17.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_MetadataResponse_MetadataResponseTopic_0(b, p, e16)
-            xs15.append(e16)
-        o.topics = xs15
+                p = _t_MetadataResponse_MetadataResponseTopic_0(b, p, e17)
+            xs16.append(e17)
+        o.topics = xs16
     o.cluster_authorized_operations = -2147483648
     o.error_code = 0
     if b[p] == 0:  # no tagged fields, the common case
@@ -2756,13 +2857,15 @@ def _r_MetadataResponse_9(b, p):
         p += 1
     else:
         p = _t_MetadataResponse_0(b, p, o)
+    if p > bl:
+        raise DecodeError('MetadataResponse: a length runs past the end')
     return o, p
 
 
 def _w_MetadataResponse_9(o, w):
     if o.cluster_authorized_operations != -2147483648:
         raise UnsupportedFieldError('MetadataResponse.ClusterAuthorizedOperations exists only in versions 8-10')
-    w += _S0.pack(o.throttle_time_ms)
+    w += _S1.pack(o.throttle_time_ms)
     xs1 = o.brokers
     ln = len(xs1) + 1
     if ln < 128:
@@ -2770,7 +2873,7 @@ def _w_MetadataResponse_9(o, w):
     else:
         _wuv(w, ln)
     for e2 in xs1:
-        w += _S0.pack(e2.node_id)
+        w += _S1.pack(e2.node_id)
         v3 = e2.host
         v3 = v3.encode()
         ln = len(v3) + 1
@@ -2779,7 +2882,7 @@ def _w_MetadataResponse_9(o, w):
         else:
             _wuv(w, ln)
         w += v3
-        w += _S0.pack(e2.port)
+        w += _S1.pack(e2.port)
         v4 = e2.rack
         if v4 is None:
             w.append(0)
@@ -2806,7 +2909,7 @@ def _w_MetadataResponse_9(o, w):
         else:
             _wuv(w, ln)
         w += v5
-    w += _S0.pack(o.controller_id)
+    w += _S1.pack(o.controller_id)
     xs6 = o.topics
     ln = len(xs6) + 1
     if ln < 128:
@@ -2814,7 +2917,7 @@ def _w_MetadataResponse_9(o, w):
     else:
         _wuv(w, ln)
     for e7 in xs6:
-        w += _S1.pack(e7.error_code)
+        w += _S0.pack(e7.error_code)
         v8 = e7.name
         v8 = v8.encode()
         ln = len(v8) + 1
@@ -2866,7 +2969,7 @@ def _w_MetadataResponse_9(o, w):
                 _wtags(w, e10.unknown_tagged_fields)
             else:
                 w.append(0)
-        w += _S0.pack(e7.topic_authorized_operations)
+        w += _S1.pack(e7.topic_authorized_operations)
         if e7.unknown_tagged_fields:
             _wtags(w, e7.unknown_tagged_fields)
         else:
@@ -2896,32 +2999,40 @@ def _r_MetadataResponse_10(b, p):
             e4 = _new(_MetadataResponse_MetadataResponseBroker)
             e4.node_id, h5, = _S14.unpack_from(b, p)
             p += 5
-            n6 = h5 - 1
-            if n6 > 126:
-                n6, p = _uvt(b, p, n6 + 1)
-                n6 -= 1
-            if n6 < 0:
-                raise DecodeError('MetadataResponseBroker.Host: null where not nullable')
-            else:
-                q7 = p + n6
-                if q7 > bl:
-                    raise DecodeError('MetadataResponseBroker.Host: length ' + str(n6) + ' past the end')
+            if 0 < h5 < 128:
+                q7 = p + h5 - 1
                 e4.host = str(b[p:q7], 'utf-8')
                 p = q7
+            else:
+                n6 = h5 - 1
+                if n6 > 126:
+                    n6, p = _uvt(b, p, n6 + 1)
+                    n6 -= 1
+                if n6 < 0:
+                    raise DecodeError('MetadataResponseBroker.Host: null where not nullable')
+                else:
+                    q7 = p + n6
+                    e4.host = str(b[p:q7], 'utf-8')
+                    p = q7
             e4.port, h8, = _S14.unpack_from(b, p)
             p += 5
-            n9 = h8 - 1
-            if n9 > 126:
-                n9, p = _uvt(b, p, n9 + 1)
-                n9 -= 1
-            if n9 < 0:
-                e4.rack = None
-            else:
-                q10 = p + n9
-                if q10 > bl:
-                    raise DecodeError('MetadataResponseBroker.Rack: length ' + str(n9) + ' past the end')
+            if 0 < h8 < 128:
+                q10 = p + h8 - 1
                 e4.rack = str(b[p:q10], 'utf-8')
                 p = q10
+            elif h8 == 0:
+                e4.rack = None
+            else:
+                n9 = h8 - 1
+                if n9 > 126:
+                    n9, p = _uvt(b, p, n9 + 1)
+                    n9 -= 1
+                if n9 < 0:
+                    e4.rack = None
+                else:
+                    q10 = p + n9
+                    e4.rack = str(b[p:q10], 'utf-8')
+                    p = q10
             if b[p] == 0:  # no tagged fields, the common case
                 e4.unknown_tagged_fields = None
                 p += 1
@@ -2929,123 +3040,149 @@ def _r_MetadataResponse_10(b, p):
                 p = _t_MetadataResponse_MetadataResponseBroker_0(b, p, e4)
             xs3.append(e4)
         o.brokers = xs3
-    n11 = b[p] - 1
-    p += 1
-    if n11 > 126:
-        n11, p = _uvt(b, p, n11 + 1)
-        n11 -= 1
-    if n11 < 0:
-        o.cluster_id = None
-    else:
-        q12 = p + n11
-        if q12 > bl:
-            raise DecodeError('MetadataResponse.ClusterId: length ' + str(n11) + ' past the end')
-        o.cluster_id = str(b[p:q12], 'utf-8')
+    h13 = b[p]
+    if 0 < h13 < 128:
+        q12 = p + h13
+        o.cluster_id = str(b[p + 1:q12], 'utf-8')
         p = q12
-    o.controller_id, h13, = _S14.unpack_from(b, p)
+    elif h13 == 0:
+        o.cluster_id = None
+        p += 1
+    else:
+        p += 1
+        n11 = h13 - 1
+        if n11 > 126:
+            n11, p = _uvt(b, p, n11 + 1)
+            n11 -= 1
+        if n11 < 0:
+            o.cluster_id = None
+        else:
+            q12 = p + n11
+            o.cluster_id = str(b[p:q12], 'utf-8')
+            p = q12
+    o.controller_id, h14, = _S14.unpack_from(b, p)
     p += 5
-    n14 = h13 - 1
-    if n14 > 126:
-        n14, p = _uvt(b, p, n14 + 1)
-        n14 -= 1
-    if n14 < 0:
+    n15 = h14 - 1
+    if n15 > 126:
+        n15, p = _uvt(b, p, n15 + 1)
+        n15 -= 1
+    if n15 < 0:
         raise DecodeError('MetadataResponse.Topics: null where not nullable')
     else:
-        if n14 > bl - p:
-            raise DecodeError('MetadataResponse.Topics: count ' + str(n14) + ' past the end')
-        xs15 = []
-        for _ in range(n14):
-            e16 = _new(_MetadataResponse_MetadataResponseTopic)
-            e16.error_code, h17, = _S15.unpack_from(b, p)
+        if n15 > bl - p:
+            raise DecodeError('MetadataResponse.Topics: count ' + str(n15) + ' past the end')
+        xs16 = []
+        for _ in range(n15):
+            e17 = _new(_MetadataResponse_MetadataResponseTopic)
+            e17.error_code, h18, = _S15.unpack_from(b, p)
             p += 3
-            n18 = h17 - 1
-            if n18 > 126:
-                n18, p = _uvt(b, p, n18 + 1)
-                n18 -= 1
-            if n18 < 0:
-                e16.name = None
+            if 0 < h18 < 128:
+                q20 = p + h18 - 1
+                e17.name = str(b[p:q20], 'utf-8')
+                p = q20
+            elif h18 == 0:
+                e17.name = None
             else:
-                q19 = p + n18
-                if q19 > bl:
-                    raise DecodeError('MetadataResponseTopic.Name: length ' + str(n18) + ' past the end')
-                e16.name = str(b[p:q19], 'utf-8')
-                p = q19
-            e16.topic_id, e16.is_internal, h20, = _S18.unpack_from(b, p)
+                n19 = h18 - 1
+                if n19 > 126:
+                    n19, p = _uvt(b, p, n19 + 1)
+                    n19 -= 1
+                if n19 < 0:
+                    e17.name = None
+                else:
+                    q20 = p + n19
+                    e17.name = str(b[p:q20], 'utf-8')
+                    p = q20
+            e17.topic_id, e17.is_internal, h21, = _S18.unpack_from(b, p)
             p += 18
-            n21 = h20 - 1
-            if n21 > 126:
-                n21, p = _uvt(b, p, n21 + 1)
-                n21 -= 1
-            if n21 < 0:
+            n22 = h21 - 1
+            if n22 > 126:
+                n22, p = _uvt(b, p, n22 + 1)
+                n22 -= 1
+            if n22 < 0:
                 raise DecodeError('MetadataResponseTopic.Partitions: null where not nullable')
             else:
-                if n21 > bl - p:
-                    raise DecodeError('MetadataResponseTopic.Partitions: count ' + str(n21) + ' past the end')
-                xs22 = []
-                for _ in range(n21):
-                    e23 = _new(_MetadataResponse_MetadataResponsePartition)
-                    e23.error_code, e23.partition_index, e23.leader_id, e23.leader_epoch, h24, = _S17.unpack_from(b, p)
+                if n22 > bl - p:
+                    raise DecodeError('MetadataResponseTopic.Partitions: count ' + str(n22) + ' past the end')
+                xs23 = []
+                for _ in range(n22):
+                    e24 = _new(_MetadataResponse_MetadataResponsePartition)
+                    e24.error_code, e24.partition_index, e24.leader_id, e24.leader_epoch, h25, = _S17.unpack_from(b, p)
                     p += 15
-                    n25 = h24 - 1
-                    if n25 > 126:
-                        n25, p = _uvt(b, p, n25 + 1)
-                        n25 -= 1
-                    if n25 < 0:
-                        raise DecodeError('MetadataResponsePartition.ReplicaNodes: null where not nullable')
-                    elif n25 < 64:
-                        e23.replica_nodes = list(_ARRAY_i[n25].unpack_from(b, p))
-                        p += 4 * n25
+                    if 0 < h25 < 65:
+                        e24.replica_nodes = [*_UNPACK_i[h25](b, p)]
+                        p += 4 * h25 - 4
                     else:
-                        if n25 > bl - p:
-                            raise DecodeError('MetadataResponsePartition.ReplicaNodes: count ' + str(n25) + ' past the end')
-                        e23.replica_nodes = list(_struct.Struct('>' + str(n25) + 'i').unpack_from(b, p))
-                        p += 4 * n25
-                    n26 = b[p] - 1
-                    p += 1
-                    if n26 > 126:
-                        n26, p = _uvt(b, p, n26 + 1)
-                        n26 -= 1
-                    if n26 < 0:
-                        raise DecodeError('MetadataResponsePartition.IsrNodes: null where not nullable')
-                    elif n26 < 64:
-                        e23.isr_nodes = list(_ARRAY_i[n26].unpack_from(b, p))
-                        p += 4 * n26
+                        n26 = h25 - 1
+                        if n26 > 126:
+                            n26, p = _uvt(b, p, n26 + 1)
+                            n26 -= 1
+                        if n26 < 0:
+                            raise DecodeError('MetadataResponsePartition.ReplicaNodes: null where not nullable')
+                        elif n26 < 64:
+                            e24.replica_nodes = [*_ARRAY_i[n26].unpack_from(b, p)]
+                            p += 4 * n26
+                        else:
+                            if n26 > bl - p:
+                                raise DecodeError('MetadataResponsePartition.ReplicaNodes: count ' + str(n26) + ' past the end')
+                            e24.replica_nodes = [*_struct.Struct('>' + str(n26) + 'i').unpack_from(b, p)]
+                            p += 4 * n26
+                    h28 = b[p]
+                    if 0 < h28 < 65:
+                        e24.isr_nodes = [*_UNPACK_i[h28](b, p + 1)]
+                        p += 4 * h28 - 3
                     else:
-                        if n26 > bl - p:
-                            raise DecodeError('MetadataResponsePartition.IsrNodes: count ' + str(n26) + ' past the end')
-                        e23.isr_nodes = list(_struct.Struct('>' + str(n26) + 'i').unpack_from(b, p))
-                        p += 4 * n26
-                    n27 = b[p] - 1
-                    p += 1
-                    if n27 > 126:
-                        n27, p = _uvt(b, p, n27 + 1)
-                        n27 -= 1
-                    if n27 < 0:
-                        raise DecodeError('MetadataResponsePartition.OfflineReplicas: null where not nullable')
-                    elif n27 < 64:
-                        e23.offline_replicas = list(_ARRAY_i[n27].unpack_from(b, p))
-                        p += 4 * n27
+                        p += 1
+                        n27 = h28 - 1
+                        if n27 > 126:
+                            n27, p = _uvt(b, p, n27 + 1)
+                            n27 -= 1
+                        if n27 < 0:
+                            raise DecodeError('MetadataResponsePartition.IsrNodes: null where not nullable')
+                        elif n27 < 64:
+                            e24.isr_nodes = [*_ARRAY_i[n27].unpack_from(b, p)]
+                            p += 4 * n27
+                        else:
+                            if n27 > bl - p:
+                                raise DecodeError('MetadataResponsePartition.IsrNodes: count ' + str(n27) + ' past the end')
+                            e24.isr_nodes = [*_struct.Struct('>' + str(n27) + 'i').unpack_from(b, p)]
+                            p += 4 * n27
+                    h30 = b[p]
+                    if 0 < h30 < 65:
+                        e24.offline_replicas = [*_UNPACK_i[h30](b, p + 1)]
+                        p += 4 * h30 - 3
                     else:
-                        if n27 > bl - p:
-                            raise DecodeError('MetadataResponsePartition.OfflineReplicas: count ' + str(n27) + ' past the end')
-                        e23.offline_replicas = list(_struct.Struct('>' + str(n27) + 'i').unpack_from(b, p))
-                        p += 4 * n27
+                        p += 1
+                        n29 = h30 - 1
+                        if n29 > 126:
+                            n29, p = _uvt(b, p, n29 + 1)
+                            n29 -= 1
+                        if n29 < 0:
+                            raise DecodeError('MetadataResponsePartition.OfflineReplicas: null where not nullable')
+                        elif n29 < 64:
+                            e24.offline_replicas = [*_ARRAY_i[n29].unpack_from(b, p)]
+                            p += 4 * n29
+                        else:
+                            if n29 > bl - p:
+                                raise DecodeError('MetadataResponsePartition.OfflineReplicas: count ' + str(n29) + ' past the end')
+                            e24.offline_replicas = [*_struct.Struct('>' + str(n29) + 'i').unpack_from(b, p)]
+                            p += 4 * n29
                     if b[p] == 0:  # no tagged fields, the common case
-                        e23.unknown_tagged_fields = None
+                        e24.unknown_tagged_fields = None
                         p += 1
                     else:
-                        p = _t_MetadataResponse_MetadataResponsePartition_0(b, p, e23)
-                    xs22.append(e23)
-                e16.partitions = xs22
-            e16.topic_authorized_operations, = _S0.unpack_from(b, p)
+                        p = _t_MetadataResponse_MetadataResponsePartition_0(b, p, e24)
+                    xs23.append(e24)
+                e17.partitions = xs23
+            e17.topic_authorized_operations, = _S1.unpack_from(b, p)
             p += 4
             if b[p] == 0:  # no tagged fields, the common case
-                e16.unknown_tagged_fields = None
+                e17.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_MetadataResponse_MetadataResponseTopic_0(b, p, e16)
-            xs15.append(e16)
-        o.topics = xs15
+                p = _t_MetadataResponse_MetadataResponseTopic_0(b, p, e17)
+            xs16.append(e17)
+        o.topics = xs16
     o.cluster_authorized_operations = -2147483648
     o.error_code = 0
     if b[p] == 0:  # no tagged fields, the common case
@@ -3053,13 +3190,15 @@ def _r_MetadataResponse_10(b, p):
         p += 1
     else:
         p = _t_MetadataResponse_0(b, p, o)
+    if p > bl:
+        raise DecodeError('MetadataResponse: a length runs past the end')
     return o, p
 
 
 def _w_MetadataResponse_10(o, w):
     if o.cluster_authorized_operations != -2147483648:
         raise UnsupportedFieldError('MetadataResponse.ClusterAuthorizedOperations exists only in versions 8-10')
-    w += _S0.pack(o.throttle_time_ms)
+    w += _S1.pack(o.throttle_time_ms)
     xs1 = o.brokers
     ln = len(xs1) + 1
     if ln < 128:
@@ -3067,7 +3206,7 @@ def _w_MetadataResponse_10(o, w):
     else:
         _wuv(w, ln)
     for e2 in xs1:
-        w += _S0.pack(e2.node_id)
+        w += _S1.pack(e2.node_id)
         v3 = e2.host
         v3 = v3.encode()
         ln = len(v3) + 1
@@ -3076,7 +3215,7 @@ def _w_MetadataResponse_10(o, w):
         else:
             _wuv(w, ln)
         w += v3
-        w += _S0.pack(e2.port)
+        w += _S1.pack(e2.port)
         v4 = e2.rack
         if v4 is None:
             w.append(0)
@@ -3103,7 +3242,7 @@ def _w_MetadataResponse_10(o, w):
         else:
             _wuv(w, ln)
         w += v5
-    w += _S0.pack(o.controller_id)
+    w += _S1.pack(o.controller_id)
     xs6 = o.topics
     ln = len(xs6) + 1
     if ln < 128:
@@ -3111,7 +3250,7 @@ def _w_MetadataResponse_10(o, w):
     else:
         _wuv(w, ln)
     for e7 in xs6:
-        w += _S1.pack(e7.error_code)
+        w += _S0.pack(e7.error_code)
         v8 = e7.name
         if v8 is None:
             w.append(0)
@@ -3166,7 +3305,7 @@ def _w_MetadataResponse_10(o, w):
                 _wtags(w, e10.unknown_tagged_fields)
             else:
                 w.append(0)
-        w += _S0.pack(e7.topic_authorized_operations)
+        w += _S1.pack(e7.topic_authorized_operations)
         if e7.unknown_tagged_fields:
             _wtags(w, e7.unknown_tagged_fields)
         else:
@@ -3196,32 +3335,40 @@ def _r_MetadataResponse_11(b, p):
             e4 = _new(_MetadataResponse_MetadataResponseBroker)
             e4.node_id, h5, = _S14.unpack_from(b, p)
             p += 5
-            n6 = h5 - 1
-            if n6 > 126:
-                n6, p = _uvt(b, p, n6 + 1)
-                n6 -= 1
-            if n6 < 0:
-                raise DecodeError('MetadataResponseBroker.Host: null where not nullable')
-            else:
-                q7 = p + n6
-                if q7 > bl:
-                    raise DecodeError('MetadataResponseBroker.Host: length ' + str(n6) + ' past the end')
+            if 0 < h5 < 128:
+                q7 = p + h5 - 1
                 e4.host = str(b[p:q7], 'utf-8')
                 p = q7
+            else:
+                n6 = h5 - 1
+                if n6 > 126:
+                    n6, p = _uvt(b, p, n6 + 1)
+                    n6 -= 1
+                if n6 < 0:
+                    raise DecodeError('MetadataResponseBroker.Host: null where not nullable')
+                else:
+                    q7 = p + n6
+                    e4.host = str(b[p:q7], 'utf-8')
+                    p = q7
             e4.port, h8, = _S14.unpack_from(b, p)
             p += 5
-            n9 = h8 - 1
-            if n9 > 126:
-                n9, p = _uvt(b, p, n9 + 1)
-                n9 -= 1
-            if n9 < 0:
-                e4.rack = None
-            else:
-                q10 = p + n9
-                if q10 > bl:
-                    raise DecodeError('MetadataResponseBroker.Rack: length ' + str(n9) + ' past the end')
+            if 0 < h8 < 128:
+                q10 = p + h8 - 1
                 e4.rack = str(b[p:q10], 'utf-8')
                 p = q10
+            elif h8 == 0:
+                e4.rack = None
+            else:
+                n9 = h8 - 1
+                if n9 > 126:
+                    n9, p = _uvt(b, p, n9 + 1)
+                    n9 -= 1
+                if n9 < 0:
+                    e4.rack = None
+                else:
+                    q10 = p + n9
+                    e4.rack = str(b[p:q10], 'utf-8')
+                    p = q10
             if b[p] == 0:  # no tagged fields, the common case
                 e4.unknown_tagged_fields = None
                 p += 1
@@ -3229,124 +3376,150 @@ def _r_MetadataResponse_11(b, p):
                 p = _t_MetadataResponse_MetadataResponseBroker_0(b, p, e4)
             xs3.append(e4)
         o.brokers = xs3
-    n11 = b[p] - 1
-    p += 1
-    if n11 > 126:
-        n11, p = _uvt(b, p, n11 + 1)
-        n11 -= 1
-    if n11 < 0:
-        o.cluster_id = None
-    else:
-        q12 = p + n11
-        if q12 > bl:
-            raise DecodeError('MetadataResponse.ClusterId: length ' + str(n11) + ' past the end')
-        o.cluster_id = str(b[p:q12], 'utf-8')
+    h13 = b[p]
+    if 0 < h13 < 128:
+        q12 = p + h13
+        o.cluster_id = str(b[p + 1:q12], 'utf-8')
         p = q12
-    o.controller_id, h13, = _S14.unpack_from(b, p)
+    elif h13 == 0:
+        o.cluster_id = None
+        p += 1
+    else:
+        p += 1
+        n11 = h13 - 1
+        if n11 > 126:
+            n11, p = _uvt(b, p, n11 + 1)
+            n11 -= 1
+        if n11 < 0:
+            o.cluster_id = None
+        else:
+            q12 = p + n11
+            o.cluster_id = str(b[p:q12], 'utf-8')
+            p = q12
+    o.controller_id, h14, = _S14.unpack_from(b, p)
     p += 5
-    n14 = h13 - 1
-    if n14 > 126:
-        n14, p = _uvt(b, p, n14 + 1)
-        n14 -= 1
-    if n14 < 0:
+    n15 = h14 - 1
+    if n15 > 126:
+        n15, p = _uvt(b, p, n15 + 1)
+        n15 -= 1
+    if n15 < 0:
         raise DecodeError('MetadataResponse.Topics: null where not nullable')
     else:
-        if n14 > bl - p:
-            raise DecodeError('MetadataResponse.Topics: count ' + str(n14) + ' past the end')
-        xs15 = []
-        for _ in range(n14):
-            e16 = _new(_MetadataResponse_MetadataResponseTopic)
-            e16.error_code, h17, = _S15.unpack_from(b, p)
+        if n15 > bl - p:
+            raise DecodeError('MetadataResponse.Topics: count ' + str(n15) + ' past the end')
+        xs16 = []
+        for _ in range(n15):
+            e17 = _new(_MetadataResponse_MetadataResponseTopic)
+            e17.error_code, h18, = _S15.unpack_from(b, p)
             p += 3
-            n18 = h17 - 1
-            if n18 > 126:
-                n18, p = _uvt(b, p, n18 + 1)
-                n18 -= 1
-            if n18 < 0:
-                e16.name = None
+            if 0 < h18 < 128:
+                q20 = p + h18 - 1
+                e17.name = str(b[p:q20], 'utf-8')
+                p = q20
+            elif h18 == 0:
+                e17.name = None
             else:
-                q19 = p + n18
-                if q19 > bl:
-                    raise DecodeError('MetadataResponseTopic.Name: length ' + str(n18) + ' past the end')
-                e16.name = str(b[p:q19], 'utf-8')
-                p = q19
-            e16.topic_id, e16.is_internal, h20, = _S18.unpack_from(b, p)
+                n19 = h18 - 1
+                if n19 > 126:
+                    n19, p = _uvt(b, p, n19 + 1)
+                    n19 -= 1
+                if n19 < 0:
+                    e17.name = None
+                else:
+                    q20 = p + n19
+                    e17.name = str(b[p:q20], 'utf-8')
+                    p = q20
+            e17.topic_id, e17.is_internal, h21, = _S18.unpack_from(b, p)
             p += 18
-            n21 = h20 - 1
-            if n21 > 126:
-                n21, p = _uvt(b, p, n21 + 1)
-                n21 -= 1
-            if n21 < 0:
+            n22 = h21 - 1
+            if n22 > 126:
+                n22, p = _uvt(b, p, n22 + 1)
+                n22 -= 1
+            if n22 < 0:
                 raise DecodeError('MetadataResponseTopic.Partitions: null where not nullable')
             else:
-                if n21 > bl - p:
-                    raise DecodeError('MetadataResponseTopic.Partitions: count ' + str(n21) + ' past the end')
-                xs22 = []
-                for _ in range(n21):
-                    e23 = _new(_MetadataResponse_MetadataResponsePartition)
-                    e23.error_code, e23.partition_index, e23.leader_id, e23.leader_epoch, h24, = _S17.unpack_from(b, p)
+                if n22 > bl - p:
+                    raise DecodeError('MetadataResponseTopic.Partitions: count ' + str(n22) + ' past the end')
+                xs23 = []
+                for _ in range(n22):
+                    e24 = _new(_MetadataResponse_MetadataResponsePartition)
+                    e24.error_code, e24.partition_index, e24.leader_id, e24.leader_epoch, h25, = _S17.unpack_from(b, p)
                     p += 15
-                    n25 = h24 - 1
-                    if n25 > 126:
-                        n25, p = _uvt(b, p, n25 + 1)
-                        n25 -= 1
-                    if n25 < 0:
-                        raise DecodeError('MetadataResponsePartition.ReplicaNodes: null where not nullable')
-                    elif n25 < 64:
-                        e23.replica_nodes = list(_ARRAY_i[n25].unpack_from(b, p))
-                        p += 4 * n25
+                    if 0 < h25 < 65:
+                        e24.replica_nodes = [*_UNPACK_i[h25](b, p)]
+                        p += 4 * h25 - 4
                     else:
-                        if n25 > bl - p:
-                            raise DecodeError('MetadataResponsePartition.ReplicaNodes: count ' + str(n25) + ' past the end')
-                        e23.replica_nodes = list(_struct.Struct('>' + str(n25) + 'i').unpack_from(b, p))
-                        p += 4 * n25
-                    n26 = b[p] - 1
-                    p += 1
-                    if n26 > 126:
-                        n26, p = _uvt(b, p, n26 + 1)
-                        n26 -= 1
-                    if n26 < 0:
-                        raise DecodeError('MetadataResponsePartition.IsrNodes: null where not nullable')
-                    elif n26 < 64:
-                        e23.isr_nodes = list(_ARRAY_i[n26].unpack_from(b, p))
-                        p += 4 * n26
+                        n26 = h25 - 1
+                        if n26 > 126:
+                            n26, p = _uvt(b, p, n26 + 1)
+                            n26 -= 1
+                        if n26 < 0:
+                            raise DecodeError('MetadataResponsePartition.ReplicaNodes: null where not nullable')
+                        elif n26 < 64:
+                            e24.replica_nodes = [*_ARRAY_i[n26].unpack_from(b, p)]
+                            p += 4 * n26
+                        else:
+                            if n26 > bl - p:
+                                raise DecodeError('MetadataResponsePartition.ReplicaNodes: count ' + str(n26) + ' past the end')
+                            e24.replica_nodes = [*_struct.Struct('>' + str(n26) + 'i').unpack_from(b, p)]
+                            p += 4 * n26
+                    h28 = b[p]
+                    if 0 < h28 < 65:
+                        e24.isr_nodes = [*_UNPACK_i[h28](b, p + 1)]
+                        p += 4 * h28 - 3
                     else:
-                        if n26 > bl - p:
-                            raise DecodeError('MetadataResponsePartition.IsrNodes: count ' + str(n26) + ' past the end')
-                        e23.isr_nodes = list(_struct.Struct('>' + str(n26) + 'i').unpack_from(b, p))
-                        p += 4 * n26
-                    n27 = b[p] - 1
-                    p += 1
-                    if n27 > 126:
-                        n27, p = _uvt(b, p, n27 + 1)
-                        n27 -= 1
-                    if n27 < 0:
-                        raise DecodeError('MetadataResponsePartition.OfflineReplicas: null where not nullable')
-                    elif n27 < 64:
-                        e23.offline_replicas = list(_ARRAY_i[n27].unpack_from(b, p))
-                        p += 4 * n27
+                        p += 1
+                        n27 = h28 - 1
+                        if n27 > 126:
+                            n27, p = _uvt(b, p, n27 + 1)
+                            n27 -= 1
+                        if n27 < 0:
+                            raise DecodeError('MetadataResponsePartition.IsrNodes: null where not nullable')
+                        elif n27 < 64:
+                            e24.isr_nodes = [*_ARRAY_i[n27].unpack_from(b, p)]
+                            p += 4 * n27
+                        else:
+                            if n27 > bl - p:
+                                raise DecodeError('MetadataResponsePartition.IsrNodes: count ' + str(n27) + ' past the end')
+                            e24.isr_nodes = [*_struct.Struct('>' + str(n27) + 'i').unpack_from(b, p)]
+                            p += 4 * n27
+                    h30 = b[p]
+                    if 0 < h30 < 65:
+                        e24.offline_replicas = [*_UNPACK_i[h30](b, p + 1)]
+                        p += 4 * h30 - 3
                     else:
-                        if n27 > bl - p:
-                            raise DecodeError('MetadataResponsePartition.OfflineReplicas: count ' + str(n27) + ' past the end')
-                        e23.offline_replicas = list(_struct.Struct('>' + str(n27) + 'i').unpack_from(b, p))
-                        p += 4 * n27
+                        p += 1
+                        n29 = h30 - 1
+                        if n29 > 126:
+                            n29, p = _uvt(b, p, n29 + 1)
+                            n29 -= 1
+                        if n29 < 0:
+                            raise DecodeError('MetadataResponsePartition.OfflineReplicas: null where not nullable')
+                        elif n29 < 64:
+                            e24.offline_replicas = [*_ARRAY_i[n29].unpack_from(b, p)]
+                            p += 4 * n29
+                        else:
+                            if n29 > bl - p:
+                                raise DecodeError('MetadataResponsePartition.OfflineReplicas: count ' + str(n29) + ' past the end')
+                            e24.offline_replicas = [*_struct.Struct('>' + str(n29) + 'i').unpack_from(b, p)]
+                            p += 4 * n29
                     if b[p] == 0:  # no tagged fields, the common case
-                        e23.unknown_tagged_fields = None
+                        e24.unknown_tagged_fields = None
                         p += 1
                     else:
-                        p = _t_MetadataResponse_MetadataResponsePartition_0(b, p, e23)
-                    xs22.append(e23)
-                e16.partitions = xs22
-            e16.topic_authorized_operations, = _S0.unpack_from(b, p)
+                        p = _t_MetadataResponse_MetadataResponsePartition_0(b, p, e24)
+                    xs23.append(e24)
+                e17.partitions = xs23
+            e17.topic_authorized_operations, = _S1.unpack_from(b, p)
             p += 4
             if b[p] == 0:  # no tagged fields, the common case
-                e16.unknown_tagged_fields = None
+                e17.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_MetadataResponse_MetadataResponseTopic_0(b, p, e16)
-            xs15.append(e16)
-        o.topics = xs15
-    o.error_code, = _S1.unpack_from(b, p)
+                p = _t_MetadataResponse_MetadataResponseTopic_0(b, p, e17)
+            xs16.append(e17)
+        o.topics = xs16
+    o.error_code, = _S0.unpack_from(b, p)
     p += 2
     o.cluster_authorized_operations = -2147483648
     if b[p] == 0:  # no tagged fields, the common case
@@ -3354,13 +3527,15 @@ def _r_MetadataResponse_11(b, p):
         p += 1
     else:
         p = _t_MetadataResponse_0(b, p, o)
+    if p > bl:
+        raise DecodeError('MetadataResponse: a length runs past the end')
     return o, p
 
 
 def _w_MetadataResponse_11(o, w):
     if o.cluster_authorized_operations != -2147483648:
         raise UnsupportedFieldError('MetadataResponse.ClusterAuthorizedOperations exists only in versions 8-10')
-    w += _S0.pack(o.throttle_time_ms)
+    w += _S1.pack(o.throttle_time_ms)
     xs1 = o.brokers
     ln = len(xs1) + 1
     if ln < 128:
@@ -3368,7 +3543,7 @@ def _w_MetadataResponse_11(o, w):
     else:
         _wuv(w, ln)
     for e2 in xs1:
-        w += _S0.pack(e2.node_id)
+        w += _S1.pack(e2.node_id)
         v3 = e2.host
         v3 = v3.encode()
         ln = len(v3) + 1
@@ -3377,7 +3552,7 @@ def _w_MetadataResponse_11(o, w):
         else:
             _wuv(w, ln)
         w += v3
-        w += _S0.pack(e2.port)
+        w += _S1.pack(e2.port)
         v4 = e2.rack
         if v4 is None:
             w.append(0)
@@ -3404,7 +3579,7 @@ def _w_MetadataResponse_11(o, w):
         else:
             _wuv(w, ln)
         w += v5
-    w += _S0.pack(o.controller_id)
+    w += _S1.pack(o.controller_id)
     xs6 = o.topics
     ln = len(xs6) + 1
     if ln < 128:
@@ -3412,7 +3587,7 @@ def _w_MetadataResponse_11(o, w):
     else:
         _wuv(w, ln)
     for e7 in xs6:
-        w += _S1.pack(e7.error_code)
+        w += _S0.pack(e7.error_code)
         v8 = e7.name
         if v8 is None:
             w.append(0)
@@ -3467,12 +3642,12 @@ def _w_MetadataResponse_11(o, w):
                 _wtags(w, e10.unknown_tagged_fields)
             else:
                 w.append(0)
-        w += _S0.pack(e7.topic_authorized_operations)
+        w += _S1.pack(e7.topic_authorized_operations)
         if e7.unknown_tagged_fields:
             _wtags(w, e7.unknown_tagged_fields)
         else:
             w.append(0)
-    w += _S1.pack(o.error_code)
+    w += _S0.pack(o.error_code)
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
     else:

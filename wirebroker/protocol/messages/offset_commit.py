@@ -9,6 +9,7 @@ from typing import Any
 import struct as _struct
 
 from wirebroker.protocol.message import UNSET, Message, Struct
+from wirebroker.protocol.message import shared_default as _shared_default
 from wirebroker.protocol.primitives import (
     UUID_ZERO,
     DecodeError,
@@ -29,8 +30,8 @@ def _first(tag_and_bytes):
     return tag_and_bytes[0]
 
 _S0 = _struct.Struct('>h')
-_S1 = _struct.Struct('>i')
-_S2 = _struct.Struct('>iqh')
+_S1 = _struct.Struct('>iqh')
+_S2 = _struct.Struct('>i')
 _S3 = _struct.Struct('>iq')
 _S4 = _struct.Struct('>ih')
 _S5 = _struct.Struct('>iqqh')
@@ -140,11 +141,9 @@ def _r_OffsetCommitRequest_0(b, p):
         raise DecodeError('OffsetCommitRequest.GroupId: null where not nullable')
     else:
         q2 = p + n1
-        if q2 > bl:
-            raise DecodeError('OffsetCommitRequest.GroupId: length ' + str(n1) + ' past the end')
         o.group_id = str(b[p:q2], 'utf-8')
         p = q2
-    n3, = _S1.unpack_from(b, p)
+    n3, = _S2.unpack_from(b, p)
     p += 4
     if n3 < 0:
         raise DecodeError('OffsetCommitRequest.Topics: null where not nullable')
@@ -160,11 +159,9 @@ def _r_OffsetCommitRequest_0(b, p):
                 raise DecodeError('OffsetCommitRequestTopic.Name: null where not nullable')
             else:
                 q7 = p + n6
-                if q7 > bl:
-                    raise DecodeError('OffsetCommitRequestTopic.Name: length ' + str(n6) + ' past the end')
                 e5.name = str(b[p:q7], 'utf-8')
                 p = q7
-            n8, = _S1.unpack_from(b, p)
+            n8, = _S2.unpack_from(b, p)
             p += 4
             if n8 < 0:
                 raise DecodeError('OffsetCommitRequestTopic.Partitions: null where not nullable')
@@ -174,15 +171,13 @@ def _r_OffsetCommitRequest_0(b, p):
                 xs9 = []
                 for _ in range(n8):
                     e10 = _new(_OffsetCommitRequest_OffsetCommitRequestPartition)
-                    e10.partition_index, e10.committed_offset, h11, = _S2.unpack_from(b, p)
+                    e10.partition_index, e10.committed_offset, h11, = _S1.unpack_from(b, p)
                     p += 14
                     n12 = h11
                     if n12 < 0:
                         e10.committed_metadata = None
                     else:
                         q13 = p + n12
-                        if q13 > bl:
-                            raise DecodeError('OffsetCommitRequestPartition.CommittedMetadata: length ' + str(n12) + ' past the end')
                         e10.committed_metadata = str(b[p:q13], 'utf-8')
                         p = q13
                     e10.committed_leader_epoch = -1
@@ -199,6 +194,8 @@ def _r_OffsetCommitRequest_0(b, p):
     o.group_instance_id = None
     o.retention_time_ms = -1
     o.unknown_tagged_fields = None
+    if p > bl:
+        raise DecodeError('OffsetCommitRequest: a length runs past the end')
     return o, p
 
 
@@ -210,14 +207,14 @@ def _w_OffsetCommitRequest_0(o, w):
     w += _S0.pack(len(v1))
     w += v1
     xs2 = o.topics
-    w += _S1.pack(len(xs2))
+    w += _S2.pack(len(xs2))
     for e3 in xs2:
         v4 = e3.name
         v4 = v4.encode()
         w += _S0.pack(len(v4))
         w += v4
         xs5 = e3.partitions
-        w += _S1.pack(len(xs5))
+        w += _S2.pack(len(xs5))
         for e6 in xs5:
             if e6.commit_timestamp != -1:
                 raise UnsupportedFieldError('OffsetCommitRequestPartition.CommitTimestamp exists only in versions 1-1')
@@ -240,8 +237,6 @@ def _r_OffsetCommitRequest_1(b, p):
         raise DecodeError('OffsetCommitRequest.GroupId: null where not nullable')
     else:
         q2 = p + n1
-        if q2 > bl:
-            raise DecodeError('OffsetCommitRequest.GroupId: length ' + str(n1) + ' past the end')
         o.group_id = str(b[p:q2], 'utf-8')
         p = q2
     o.generation_id_or_member_epoch, h3, = _S4.unpack_from(b, p)
@@ -251,11 +246,9 @@ def _r_OffsetCommitRequest_1(b, p):
         raise DecodeError('OffsetCommitRequest.MemberId: null where not nullable')
     else:
         q5 = p + n4
-        if q5 > bl:
-            raise DecodeError('OffsetCommitRequest.MemberId: length ' + str(n4) + ' past the end')
         o.member_id = str(b[p:q5], 'utf-8')
         p = q5
-    n6, = _S1.unpack_from(b, p)
+    n6, = _S2.unpack_from(b, p)
     p += 4
     if n6 < 0:
         raise DecodeError('OffsetCommitRequest.Topics: null where not nullable')
@@ -271,11 +264,9 @@ def _r_OffsetCommitRequest_1(b, p):
                 raise DecodeError('OffsetCommitRequestTopic.Name: null where not nullable')
             else:
                 q10 = p + n9
-                if q10 > bl:
-                    raise DecodeError('OffsetCommitRequestTopic.Name: length ' + str(n9) + ' past the end')
                 e8.name = str(b[p:q10], 'utf-8')
                 p = q10
-            n11, = _S1.unpack_from(b, p)
+            n11, = _S2.unpack_from(b, p)
             p += 4
             if n11 < 0:
                 raise DecodeError('OffsetCommitRequestTopic.Partitions: null where not nullable')
@@ -292,8 +283,6 @@ def _r_OffsetCommitRequest_1(b, p):
                         e13.committed_metadata = None
                     else:
                         q16 = p + n15
-                        if q16 > bl:
-                            raise DecodeError('OffsetCommitRequestPartition.CommittedMetadata: length ' + str(n15) + ' past the end')
                         e13.committed_metadata = str(b[p:q16], 'utf-8')
                         p = q16
                     e13.committed_leader_epoch = -1
@@ -307,6 +296,8 @@ def _r_OffsetCommitRequest_1(b, p):
     o.group_instance_id = None
     o.retention_time_ms = -1
     o.unknown_tagged_fields = None
+    if p > bl:
+        raise DecodeError('OffsetCommitRequest: a length runs past the end')
     return o, p
 
 
@@ -317,20 +308,20 @@ def _w_OffsetCommitRequest_1(o, w):
     v1 = v1.encode()
     w += _S0.pack(len(v1))
     w += v1
-    w += _S1.pack(o.generation_id_or_member_epoch)
+    w += _S2.pack(o.generation_id_or_member_epoch)
     v2 = o.member_id
     v2 = v2.encode()
     w += _S0.pack(len(v2))
     w += v2
     xs3 = o.topics
-    w += _S1.pack(len(xs3))
+    w += _S2.pack(len(xs3))
     for e4 in xs3:
         v5 = e4.name
         v5 = v5.encode()
         w += _S0.pack(len(v5))
         w += v5
         xs6 = e4.partitions
-        w += _S1.pack(len(xs6))
+        w += _S2.pack(len(xs6))
         for e7 in xs6:
             w += _S6.pack(e7.partition_index, e7.committed_offset, e7.commit_timestamp)
             v8 = e7.committed_metadata
@@ -351,8 +342,6 @@ def _r_OffsetCommitRequest_2(b, p):
         raise DecodeError('OffsetCommitRequest.GroupId: null where not nullable')
     else:
         q2 = p + n1
-        if q2 > bl:
-            raise DecodeError('OffsetCommitRequest.GroupId: length ' + str(n1) + ' past the end')
         o.group_id = str(b[p:q2], 'utf-8')
         p = q2
     o.generation_id_or_member_epoch, h3, = _S4.unpack_from(b, p)
@@ -362,8 +351,6 @@ def _r_OffsetCommitRequest_2(b, p):
         raise DecodeError('OffsetCommitRequest.MemberId: null where not nullable')
     else:
         q5 = p + n4
-        if q5 > bl:
-            raise DecodeError('OffsetCommitRequest.MemberId: length ' + str(n4) + ' past the end')
         o.member_id = str(b[p:q5], 'utf-8')
         p = q5
     o.retention_time_ms, h6, = _S7.unpack_from(b, p)
@@ -383,11 +370,9 @@ def _r_OffsetCommitRequest_2(b, p):
                 raise DecodeError('OffsetCommitRequestTopic.Name: null where not nullable')
             else:
                 q11 = p + n10
-                if q11 > bl:
-                    raise DecodeError('OffsetCommitRequestTopic.Name: length ' + str(n10) + ' past the end')
                 e9.name = str(b[p:q11], 'utf-8')
                 p = q11
-            n12, = _S1.unpack_from(b, p)
+            n12, = _S2.unpack_from(b, p)
             p += 4
             if n12 < 0:
                 raise DecodeError('OffsetCommitRequestTopic.Partitions: null where not nullable')
@@ -397,15 +382,13 @@ def _r_OffsetCommitRequest_2(b, p):
                 xs13 = []
                 for _ in range(n12):
                     e14 = _new(_OffsetCommitRequest_OffsetCommitRequestPartition)
-                    e14.partition_index, e14.committed_offset, h15, = _S2.unpack_from(b, p)
+                    e14.partition_index, e14.committed_offset, h15, = _S1.unpack_from(b, p)
                     p += 14
                     n16 = h15
                     if n16 < 0:
                         e14.committed_metadata = None
                     else:
                         q17 = p + n16
-                        if q17 > bl:
-                            raise DecodeError('OffsetCommitRequestPartition.CommittedMetadata: length ' + str(n16) + ' past the end')
                         e14.committed_metadata = str(b[p:q17], 'utf-8')
                         p = q17
                     e14.committed_leader_epoch = -1
@@ -419,6 +402,8 @@ def _r_OffsetCommitRequest_2(b, p):
         o.topics = xs8
     o.group_instance_id = None
     o.unknown_tagged_fields = None
+    if p > bl:
+        raise DecodeError('OffsetCommitRequest: a length runs past the end')
     return o, p
 
 
@@ -429,21 +414,21 @@ def _w_OffsetCommitRequest_2(o, w):
     v1 = v1.encode()
     w += _S0.pack(len(v1))
     w += v1
-    w += _S1.pack(o.generation_id_or_member_epoch)
+    w += _S2.pack(o.generation_id_or_member_epoch)
     v2 = o.member_id
     v2 = v2.encode()
     w += _S0.pack(len(v2))
     w += v2
     w += _S8.pack(o.retention_time_ms)
     xs3 = o.topics
-    w += _S1.pack(len(xs3))
+    w += _S2.pack(len(xs3))
     for e4 in xs3:
         v5 = e4.name
         v5 = v5.encode()
         w += _S0.pack(len(v5))
         w += v5
         xs6 = e4.partitions
-        w += _S1.pack(len(xs6))
+        w += _S2.pack(len(xs6))
         for e7 in xs6:
             if e7.commit_timestamp != -1:
                 raise UnsupportedFieldError('OffsetCommitRequestPartition.CommitTimestamp exists only in versions 1-1')
@@ -466,8 +451,6 @@ def _r_OffsetCommitRequest_3(b, p):
         raise DecodeError('OffsetCommitRequest.GroupId: null where not nullable')
     else:
         q2 = p + n1
-        if q2 > bl:
-            raise DecodeError('OffsetCommitRequest.GroupId: length ' + str(n1) + ' past the end')
         o.group_id = str(b[p:q2], 'utf-8')
         p = q2
     o.generation_id_or_member_epoch, h3, = _S4.unpack_from(b, p)
@@ -477,11 +460,9 @@ def _r_OffsetCommitRequest_3(b, p):
         raise DecodeError('OffsetCommitRequest.MemberId: null where not nullable')
     else:
         q5 = p + n4
-        if q5 > bl:
-            raise DecodeError('OffsetCommitRequest.MemberId: length ' + str(n4) + ' past the end')
         o.member_id = str(b[p:q5], 'utf-8')
         p = q5
-    n6, = _S1.unpack_from(b, p)
+    n6, = _S2.unpack_from(b, p)
     p += 4
     if n6 < 0:
         raise DecodeError('OffsetCommitRequest.Topics: null where not nullable')
@@ -497,11 +478,9 @@ def _r_OffsetCommitRequest_3(b, p):
                 raise DecodeError('OffsetCommitRequestTopic.Name: null where not nullable')
             else:
                 q10 = p + n9
-                if q10 > bl:
-                    raise DecodeError('OffsetCommitRequestTopic.Name: length ' + str(n9) + ' past the end')
                 e8.name = str(b[p:q10], 'utf-8')
                 p = q10
-            n11, = _S1.unpack_from(b, p)
+            n11, = _S2.unpack_from(b, p)
             p += 4
             if n11 < 0:
                 raise DecodeError('OffsetCommitRequestTopic.Partitions: null where not nullable')
@@ -511,15 +490,13 @@ def _r_OffsetCommitRequest_3(b, p):
                 xs12 = []
                 for _ in range(n11):
                     e13 = _new(_OffsetCommitRequest_OffsetCommitRequestPartition)
-                    e13.partition_index, e13.committed_offset, h14, = _S2.unpack_from(b, p)
+                    e13.partition_index, e13.committed_offset, h14, = _S1.unpack_from(b, p)
                     p += 14
                     n15 = h14
                     if n15 < 0:
                         e13.committed_metadata = None
                     else:
                         q16 = p + n15
-                        if q16 > bl:
-                            raise DecodeError('OffsetCommitRequestPartition.CommittedMetadata: length ' + str(n15) + ' past the end')
                         e13.committed_metadata = str(b[p:q16], 'utf-8')
                         p = q16
                     e13.committed_leader_epoch = -1
@@ -534,6 +511,8 @@ def _r_OffsetCommitRequest_3(b, p):
     o.group_instance_id = None
     o.retention_time_ms = -1
     o.unknown_tagged_fields = None
+    if p > bl:
+        raise DecodeError('OffsetCommitRequest: a length runs past the end')
     return o, p
 
 
@@ -544,20 +523,20 @@ def _w_OffsetCommitRequest_3(o, w):
     v1 = v1.encode()
     w += _S0.pack(len(v1))
     w += v1
-    w += _S1.pack(o.generation_id_or_member_epoch)
+    w += _S2.pack(o.generation_id_or_member_epoch)
     v2 = o.member_id
     v2 = v2.encode()
     w += _S0.pack(len(v2))
     w += v2
     xs3 = o.topics
-    w += _S1.pack(len(xs3))
+    w += _S2.pack(len(xs3))
     for e4 in xs3:
         v5 = e4.name
         v5 = v5.encode()
         w += _S0.pack(len(v5))
         w += v5
         xs6 = e4.partitions
-        w += _S1.pack(len(xs6))
+        w += _S2.pack(len(xs6))
         for e7 in xs6:
             if e7.commit_timestamp != -1:
                 raise UnsupportedFieldError('OffsetCommitRequestPartition.CommitTimestamp exists only in versions 1-1')
@@ -580,8 +559,6 @@ def _r_OffsetCommitRequest_4(b, p):
         raise DecodeError('OffsetCommitRequest.GroupId: null where not nullable')
     else:
         q2 = p + n1
-        if q2 > bl:
-            raise DecodeError('OffsetCommitRequest.GroupId: length ' + str(n1) + ' past the end')
         o.group_id = str(b[p:q2], 'utf-8')
         p = q2
     o.generation_id_or_member_epoch, h3, = _S4.unpack_from(b, p)
@@ -591,11 +568,9 @@ def _r_OffsetCommitRequest_4(b, p):
         raise DecodeError('OffsetCommitRequest.MemberId: null where not nullable')
     else:
         q5 = p + n4
-        if q5 > bl:
-            raise DecodeError('OffsetCommitRequest.MemberId: length ' + str(n4) + ' past the end')
         o.member_id = str(b[p:q5], 'utf-8')
         p = q5
-    n6, = _S1.unpack_from(b, p)
+    n6, = _S2.unpack_from(b, p)
     p += 4
     if n6 < 0:
         raise DecodeError('OffsetCommitRequest.Topics: null where not nullable')
@@ -611,11 +586,9 @@ def _r_OffsetCommitRequest_4(b, p):
                 raise DecodeError('OffsetCommitRequestTopic.Name: null where not nullable')
             else:
                 q10 = p + n9
-                if q10 > bl:
-                    raise DecodeError('OffsetCommitRequestTopic.Name: length ' + str(n9) + ' past the end')
                 e8.name = str(b[p:q10], 'utf-8')
                 p = q10
-            n11, = _S1.unpack_from(b, p)
+            n11, = _S2.unpack_from(b, p)
             p += 4
             if n11 < 0:
                 raise DecodeError('OffsetCommitRequestTopic.Partitions: null where not nullable')
@@ -632,8 +605,6 @@ def _r_OffsetCommitRequest_4(b, p):
                         e13.committed_metadata = None
                     else:
                         q16 = p + n15
-                        if q16 > bl:
-                            raise DecodeError('OffsetCommitRequestPartition.CommittedMetadata: length ' + str(n15) + ' past the end')
                         e13.committed_metadata = str(b[p:q16], 'utf-8')
                         p = q16
                     e13.commit_timestamp = -1
@@ -647,6 +618,8 @@ def _r_OffsetCommitRequest_4(b, p):
     o.group_instance_id = None
     o.retention_time_ms = -1
     o.unknown_tagged_fields = None
+    if p > bl:
+        raise DecodeError('OffsetCommitRequest: a length runs past the end')
     return o, p
 
 
@@ -657,20 +630,20 @@ def _w_OffsetCommitRequest_4(o, w):
     v1 = v1.encode()
     w += _S0.pack(len(v1))
     w += v1
-    w += _S1.pack(o.generation_id_or_member_epoch)
+    w += _S2.pack(o.generation_id_or_member_epoch)
     v2 = o.member_id
     v2 = v2.encode()
     w += _S0.pack(len(v2))
     w += v2
     xs3 = o.topics
-    w += _S1.pack(len(xs3))
+    w += _S2.pack(len(xs3))
     for e4 in xs3:
         v5 = e4.name
         v5 = v5.encode()
         w += _S0.pack(len(v5))
         w += v5
         xs6 = e4.partitions
-        w += _S1.pack(len(xs6))
+        w += _S2.pack(len(xs6))
         for e7 in xs6:
             if e7.commit_timestamp != -1:
                 raise UnsupportedFieldError('OffsetCommitRequestPartition.CommitTimestamp exists only in versions 1-1')
@@ -693,8 +666,6 @@ def _r_OffsetCommitRequest_5(b, p):
         raise DecodeError('OffsetCommitRequest.GroupId: null where not nullable')
     else:
         q2 = p + n1
-        if q2 > bl:
-            raise DecodeError('OffsetCommitRequest.GroupId: length ' + str(n1) + ' past the end')
         o.group_id = str(b[p:q2], 'utf-8')
         p = q2
     o.generation_id_or_member_epoch, h3, = _S4.unpack_from(b, p)
@@ -704,8 +675,6 @@ def _r_OffsetCommitRequest_5(b, p):
         raise DecodeError('OffsetCommitRequest.MemberId: null where not nullable')
     else:
         q5 = p + n4
-        if q5 > bl:
-            raise DecodeError('OffsetCommitRequest.MemberId: length ' + str(n4) + ' past the end')
         o.member_id = str(b[p:q5], 'utf-8')
         p = q5
     n6, = _S0.unpack_from(b, p)
@@ -714,11 +683,9 @@ def _r_OffsetCommitRequest_5(b, p):
         o.group_instance_id = None
     else:
         q7 = p + n6
-        if q7 > bl:
-            raise DecodeError('OffsetCommitRequest.GroupInstanceId: length ' + str(n6) + ' past the end')
         o.group_instance_id = str(b[p:q7], 'utf-8')
         p = q7
-    n8, = _S1.unpack_from(b, p)
+    n8, = _S2.unpack_from(b, p)
     p += 4
     if n8 < 0:
         raise DecodeError('OffsetCommitRequest.Topics: null where not nullable')
@@ -734,11 +701,9 @@ def _r_OffsetCommitRequest_5(b, p):
                 raise DecodeError('OffsetCommitRequestTopic.Name: null where not nullable')
             else:
                 q12 = p + n11
-                if q12 > bl:
-                    raise DecodeError('OffsetCommitRequestTopic.Name: length ' + str(n11) + ' past the end')
                 e10.name = str(b[p:q12], 'utf-8')
                 p = q12
-            n13, = _S1.unpack_from(b, p)
+            n13, = _S2.unpack_from(b, p)
             p += 4
             if n13 < 0:
                 raise DecodeError('OffsetCommitRequestTopic.Partitions: null where not nullable')
@@ -755,8 +720,6 @@ def _r_OffsetCommitRequest_5(b, p):
                         e15.committed_metadata = None
                     else:
                         q18 = p + n17
-                        if q18 > bl:
-                            raise DecodeError('OffsetCommitRequestPartition.CommittedMetadata: length ' + str(n17) + ' past the end')
                         e15.committed_metadata = str(b[p:q18], 'utf-8')
                         p = q18
                     e15.commit_timestamp = -1
@@ -769,6 +732,8 @@ def _r_OffsetCommitRequest_5(b, p):
         o.topics = xs9
     o.retention_time_ms = -1
     o.unknown_tagged_fields = None
+    if p > bl:
+        raise DecodeError('OffsetCommitRequest: a length runs past the end')
     return o, p
 
 
@@ -777,7 +742,7 @@ def _w_OffsetCommitRequest_5(o, w):
     v1 = v1.encode()
     w += _S0.pack(len(v1))
     w += v1
-    w += _S1.pack(o.generation_id_or_member_epoch)
+    w += _S2.pack(o.generation_id_or_member_epoch)
     v2 = o.member_id
     v2 = v2.encode()
     w += _S0.pack(len(v2))
@@ -790,14 +755,14 @@ def _w_OffsetCommitRequest_5(o, w):
         w += _S0.pack(len(v3))
         w += v3
     xs4 = o.topics
-    w += _S1.pack(len(xs4))
+    w += _S2.pack(len(xs4))
     for e5 in xs4:
         v6 = e5.name
         v6 = v6.encode()
         w += _S0.pack(len(v6))
         w += v6
         xs7 = e5.partitions
-        w += _S1.pack(len(xs7))
+        w += _S2.pack(len(xs7))
         for e8 in xs7:
             if e8.commit_timestamp != -1:
                 raise UnsupportedFieldError('OffsetCommitRequestPartition.CommitTimestamp exists only in versions 1-1')
@@ -883,121 +848,146 @@ def _t_OffsetCommitRequest_0(b, p, o):
 def _r_OffsetCommitRequest_6(b, p):
     bl = len(b)
     o = _new(OffsetCommitRequest)
-    n1 = b[p] - 1
-    p += 1
-    if n1 > 126:
-        n1, p = _uvt(b, p, n1 + 1)
-        n1 -= 1
-    if n1 < 0:
-        raise DecodeError('OffsetCommitRequest.GroupId: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > bl:
-            raise DecodeError('OffsetCommitRequest.GroupId: length ' + str(n1) + ' past the end')
-        o.group_id = str(b[p:q2], 'utf-8')
+    h3 = b[p]
+    if 0 < h3 < 128:
+        q2 = p + h3
+        o.group_id = str(b[p + 1:q2], 'utf-8')
         p = q2
-    o.generation_id_or_member_epoch, h3, = _S11.unpack_from(b, p)
+    else:
+        p += 1
+        n1 = h3 - 1
+        if n1 > 126:
+            n1, p = _uvt(b, p, n1 + 1)
+            n1 -= 1
+        if n1 < 0:
+            raise DecodeError('OffsetCommitRequest.GroupId: null where not nullable')
+        else:
+            q2 = p + n1
+            o.group_id = str(b[p:q2], 'utf-8')
+            p = q2
+    o.generation_id_or_member_epoch, h4, = _S11.unpack_from(b, p)
     p += 5
-    n4 = h3 - 1
-    if n4 > 126:
-        n4, p = _uvt(b, p, n4 + 1)
-        n4 -= 1
-    if n4 < 0:
-        raise DecodeError('OffsetCommitRequest.MemberId: null where not nullable')
+    if 0 < h4 < 128:
+        q6 = p + h4 - 1
+        o.member_id = str(b[p:q6], 'utf-8')
+        p = q6
     else:
-        q5 = p + n4
-        if q5 > bl:
-            raise DecodeError('OffsetCommitRequest.MemberId: length ' + str(n4) + ' past the end')
-        o.member_id = str(b[p:q5], 'utf-8')
-        p = q5
-    n6 = b[p] - 1
-    p += 1
-    if n6 > 126:
-        n6, p = _uvt(b, p, n6 + 1)
-        n6 -= 1
-    if n6 < 0:
+        n5 = h4 - 1
+        if n5 > 126:
+            n5, p = _uvt(b, p, n5 + 1)
+            n5 -= 1
+        if n5 < 0:
+            raise DecodeError('OffsetCommitRequest.MemberId: null where not nullable')
+        else:
+            q6 = p + n5
+            o.member_id = str(b[p:q6], 'utf-8')
+            p = q6
+    h9 = b[p]
+    if 0 < h9 < 128:
+        q8 = p + h9
+        o.group_instance_id = str(b[p + 1:q8], 'utf-8')
+        p = q8
+    elif h9 == 0:
         o.group_instance_id = None
+        p += 1
     else:
-        q7 = p + n6
-        if q7 > bl:
-            raise DecodeError('OffsetCommitRequest.GroupInstanceId: length ' + str(n6) + ' past the end')
-        o.group_instance_id = str(b[p:q7], 'utf-8')
-        p = q7
-    n8 = b[p] - 1
+        p += 1
+        n7 = h9 - 1
+        if n7 > 126:
+            n7, p = _uvt(b, p, n7 + 1)
+            n7 -= 1
+        if n7 < 0:
+            o.group_instance_id = None
+        else:
+            q8 = p + n7
+            o.group_instance_id = str(b[p:q8], 'utf-8')
+            p = q8
+    n10 = b[p] - 1
     p += 1
-    if n8 > 126:
-        n8, p = _uvt(b, p, n8 + 1)
-        n8 -= 1
-    if n8 < 0:
+    if n10 > 126:
+        n10, p = _uvt(b, p, n10 + 1)
+        n10 -= 1
+    if n10 < 0:
         raise DecodeError('OffsetCommitRequest.Topics: null where not nullable')
     else:
-        if n8 > bl - p:
-            raise DecodeError('OffsetCommitRequest.Topics: count ' + str(n8) + ' past the end')
-        xs9 = []
-        for _ in range(n8):
-            e10 = _new(_OffsetCommitRequest_OffsetCommitRequestTopic)
-            n11 = b[p] - 1
-            p += 1
-            if n11 > 126:
-                n11, p = _uvt(b, p, n11 + 1)
-                n11 -= 1
-            if n11 < 0:
-                raise DecodeError('OffsetCommitRequestTopic.Name: null where not nullable')
+        if n10 > bl - p:
+            raise DecodeError('OffsetCommitRequest.Topics: count ' + str(n10) + ' past the end')
+        xs11 = []
+        for _ in range(n10):
+            e12 = _new(_OffsetCommitRequest_OffsetCommitRequestTopic)
+            h15 = b[p]
+            if 0 < h15 < 128:
+                q14 = p + h15
+                e12.name = str(b[p + 1:q14], 'utf-8')
+                p = q14
             else:
-                q12 = p + n11
-                if q12 > bl:
-                    raise DecodeError('OffsetCommitRequestTopic.Name: length ' + str(n11) + ' past the end')
-                e10.name = str(b[p:q12], 'utf-8')
-                p = q12
-            n13 = b[p] - 1
+                p += 1
+                n13 = h15 - 1
+                if n13 > 126:
+                    n13, p = _uvt(b, p, n13 + 1)
+                    n13 -= 1
+                if n13 < 0:
+                    raise DecodeError('OffsetCommitRequestTopic.Name: null where not nullable')
+                else:
+                    q14 = p + n13
+                    e12.name = str(b[p:q14], 'utf-8')
+                    p = q14
+            n16 = b[p] - 1
             p += 1
-            if n13 > 126:
-                n13, p = _uvt(b, p, n13 + 1)
-                n13 -= 1
-            if n13 < 0:
+            if n16 > 126:
+                n16, p = _uvt(b, p, n16 + 1)
+                n16 -= 1
+            if n16 < 0:
                 raise DecodeError('OffsetCommitRequestTopic.Partitions: null where not nullable')
             else:
-                if n13 > bl - p:
-                    raise DecodeError('OffsetCommitRequestTopic.Partitions: count ' + str(n13) + ' past the end')
-                xs14 = []
-                for _ in range(n13):
-                    e15 = _new(_OffsetCommitRequest_OffsetCommitRequestPartition)
-                    e15.partition_index, e15.committed_offset, e15.committed_leader_epoch, h16, = _S12.unpack_from(b, p)
+                if n16 > bl - p:
+                    raise DecodeError('OffsetCommitRequestTopic.Partitions: count ' + str(n16) + ' past the end')
+                xs17 = []
+                for _ in range(n16):
+                    e18 = _new(_OffsetCommitRequest_OffsetCommitRequestPartition)
+                    e18.partition_index, e18.committed_offset, e18.committed_leader_epoch, h19, = _S12.unpack_from(b, p)
                     p += 17
-                    n17 = h16 - 1
-                    if n17 > 126:
-                        n17, p = _uvt(b, p, n17 + 1)
-                        n17 -= 1
-                    if n17 < 0:
-                        e15.committed_metadata = None
+                    if 0 < h19 < 128:
+                        q21 = p + h19 - 1
+                        e18.committed_metadata = str(b[p:q21], 'utf-8')
+                        p = q21
+                    elif h19 == 0:
+                        e18.committed_metadata = None
                     else:
-                        q18 = p + n17
-                        if q18 > bl:
-                            raise DecodeError('OffsetCommitRequestPartition.CommittedMetadata: length ' + str(n17) + ' past the end')
-                        e15.committed_metadata = str(b[p:q18], 'utf-8')
-                        p = q18
-                    e15.commit_timestamp = -1
+                        n20 = h19 - 1
+                        if n20 > 126:
+                            n20, p = _uvt(b, p, n20 + 1)
+                            n20 -= 1
+                        if n20 < 0:
+                            e18.committed_metadata = None
+                        else:
+                            q21 = p + n20
+                            e18.committed_metadata = str(b[p:q21], 'utf-8')
+                            p = q21
+                    e18.commit_timestamp = -1
                     if b[p] == 0:  # no tagged fields, the common case
-                        e15.unknown_tagged_fields = None
+                        e18.unknown_tagged_fields = None
                         p += 1
                     else:
-                        p = _t_OffsetCommitRequest_OffsetCommitRequestPartition_0(b, p, e15)
-                    xs14.append(e15)
-                e10.partitions = xs14
-            e10.topic_id = UUID_ZERO
+                        p = _t_OffsetCommitRequest_OffsetCommitRequestPartition_0(b, p, e18)
+                    xs17.append(e18)
+                e12.partitions = xs17
+            e12.topic_id = UUID_ZERO
             if b[p] == 0:  # no tagged fields, the common case
-                e10.unknown_tagged_fields = None
+                e12.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_OffsetCommitRequest_OffsetCommitRequestTopic_0(b, p, e10)
-            xs9.append(e10)
-        o.topics = xs9
+                p = _t_OffsetCommitRequest_OffsetCommitRequestTopic_0(b, p, e12)
+            xs11.append(e12)
+        o.topics = xs11
     o.retention_time_ms = -1
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         p += 1
     else:
         p = _t_OffsetCommitRequest_0(b, p, o)
+    if p > bl:
+        raise DecodeError('OffsetCommitRequest: a length runs past the end')
     return o, p
 
 
@@ -1010,7 +1000,7 @@ def _w_OffsetCommitRequest_6(o, w):
     else:
         _wuv(w, ln)
     w += v1
-    w += _S1.pack(o.generation_id_or_member_epoch)
+    w += _S2.pack(o.generation_id_or_member_epoch)
     v2 = o.member_id
     v2 = v2.encode()
     ln = len(v2) + 1
@@ -1083,109 +1073,130 @@ def _w_OffsetCommitRequest_6(o, w):
 def _r_OffsetCommitRequest_7(b, p):
     bl = len(b)
     o = _new(OffsetCommitRequest)
-    n1 = b[p] - 1
-    p += 1
-    if n1 > 126:
-        n1, p = _uvt(b, p, n1 + 1)
-        n1 -= 1
-    if n1 < 0:
-        raise DecodeError('OffsetCommitRequest.GroupId: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > bl:
-            raise DecodeError('OffsetCommitRequest.GroupId: length ' + str(n1) + ' past the end')
-        o.group_id = str(b[p:q2], 'utf-8')
+    h3 = b[p]
+    if 0 < h3 < 128:
+        q2 = p + h3
+        o.group_id = str(b[p + 1:q2], 'utf-8')
         p = q2
-    o.generation_id_or_member_epoch, h3, = _S11.unpack_from(b, p)
+    else:
+        p += 1
+        n1 = h3 - 1
+        if n1 > 126:
+            n1, p = _uvt(b, p, n1 + 1)
+            n1 -= 1
+        if n1 < 0:
+            raise DecodeError('OffsetCommitRequest.GroupId: null where not nullable')
+        else:
+            q2 = p + n1
+            o.group_id = str(b[p:q2], 'utf-8')
+            p = q2
+    o.generation_id_or_member_epoch, h4, = _S11.unpack_from(b, p)
     p += 5
-    n4 = h3 - 1
-    if n4 > 126:
-        n4, p = _uvt(b, p, n4 + 1)
-        n4 -= 1
-    if n4 < 0:
-        raise DecodeError('OffsetCommitRequest.MemberId: null where not nullable')
+    if 0 < h4 < 128:
+        q6 = p + h4 - 1
+        o.member_id = str(b[p:q6], 'utf-8')
+        p = q6
     else:
-        q5 = p + n4
-        if q5 > bl:
-            raise DecodeError('OffsetCommitRequest.MemberId: length ' + str(n4) + ' past the end')
-        o.member_id = str(b[p:q5], 'utf-8')
-        p = q5
-    n6 = b[p] - 1
-    p += 1
-    if n6 > 126:
-        n6, p = _uvt(b, p, n6 + 1)
-        n6 -= 1
-    if n6 < 0:
+        n5 = h4 - 1
+        if n5 > 126:
+            n5, p = _uvt(b, p, n5 + 1)
+            n5 -= 1
+        if n5 < 0:
+            raise DecodeError('OffsetCommitRequest.MemberId: null where not nullable')
+        else:
+            q6 = p + n5
+            o.member_id = str(b[p:q6], 'utf-8')
+            p = q6
+    h9 = b[p]
+    if 0 < h9 < 128:
+        q8 = p + h9
+        o.group_instance_id = str(b[p + 1:q8], 'utf-8')
+        p = q8
+    elif h9 == 0:
         o.group_instance_id = None
+        p += 1
     else:
-        q7 = p + n6
-        if q7 > bl:
-            raise DecodeError('OffsetCommitRequest.GroupInstanceId: length ' + str(n6) + ' past the end')
-        o.group_instance_id = str(b[p:q7], 'utf-8')
-        p = q7
-    n8 = b[p] - 1
+        p += 1
+        n7 = h9 - 1
+        if n7 > 126:
+            n7, p = _uvt(b, p, n7 + 1)
+            n7 -= 1
+        if n7 < 0:
+            o.group_instance_id = None
+        else:
+            q8 = p + n7
+            o.group_instance_id = str(b[p:q8], 'utf-8')
+            p = q8
+    n10 = b[p] - 1
     p += 1
-    if n8 > 126:
-        n8, p = _uvt(b, p, n8 + 1)
-        n8 -= 1
-    if n8 < 0:
+    if n10 > 126:
+        n10, p = _uvt(b, p, n10 + 1)
+        n10 -= 1
+    if n10 < 0:
         raise DecodeError('OffsetCommitRequest.Topics: null where not nullable')
     else:
-        if n8 > bl - p:
-            raise DecodeError('OffsetCommitRequest.Topics: count ' + str(n8) + ' past the end')
-        xs9 = []
-        for _ in range(n8):
-            e10 = _new(_OffsetCommitRequest_OffsetCommitRequestTopic)
-            e10.topic_id, h11, = _S13.unpack_from(b, p)
+        if n10 > bl - p:
+            raise DecodeError('OffsetCommitRequest.Topics: count ' + str(n10) + ' past the end')
+        xs11 = []
+        for _ in range(n10):
+            e12 = _new(_OffsetCommitRequest_OffsetCommitRequestTopic)
+            e12.topic_id, h13, = _S13.unpack_from(b, p)
             p += 17
-            n12 = h11 - 1
-            if n12 > 126:
-                n12, p = _uvt(b, p, n12 + 1)
-                n12 -= 1
-            if n12 < 0:
+            n14 = h13 - 1
+            if n14 > 126:
+                n14, p = _uvt(b, p, n14 + 1)
+                n14 -= 1
+            if n14 < 0:
                 raise DecodeError('OffsetCommitRequestTopic.Partitions: null where not nullable')
             else:
-                if n12 > bl - p:
-                    raise DecodeError('OffsetCommitRequestTopic.Partitions: count ' + str(n12) + ' past the end')
-                xs13 = []
-                for _ in range(n12):
-                    e14 = _new(_OffsetCommitRequest_OffsetCommitRequestPartition)
-                    e14.partition_index, e14.committed_offset, e14.committed_leader_epoch, h15, = _S12.unpack_from(b, p)
+                if n14 > bl - p:
+                    raise DecodeError('OffsetCommitRequestTopic.Partitions: count ' + str(n14) + ' past the end')
+                xs15 = []
+                for _ in range(n14):
+                    e16 = _new(_OffsetCommitRequest_OffsetCommitRequestPartition)
+                    e16.partition_index, e16.committed_offset, e16.committed_leader_epoch, h17, = _S12.unpack_from(b, p)
                     p += 17
-                    n16 = h15 - 1
-                    if n16 > 126:
-                        n16, p = _uvt(b, p, n16 + 1)
-                        n16 -= 1
-                    if n16 < 0:
-                        e14.committed_metadata = None
+                    if 0 < h17 < 128:
+                        q19 = p + h17 - 1
+                        e16.committed_metadata = str(b[p:q19], 'utf-8')
+                        p = q19
+                    elif h17 == 0:
+                        e16.committed_metadata = None
                     else:
-                        q17 = p + n16
-                        if q17 > bl:
-                            raise DecodeError('OffsetCommitRequestPartition.CommittedMetadata: length ' + str(n16) + ' past the end')
-                        e14.committed_metadata = str(b[p:q17], 'utf-8')
-                        p = q17
-                    e14.commit_timestamp = -1
+                        n18 = h17 - 1
+                        if n18 > 126:
+                            n18, p = _uvt(b, p, n18 + 1)
+                            n18 -= 1
+                        if n18 < 0:
+                            e16.committed_metadata = None
+                        else:
+                            q19 = p + n18
+                            e16.committed_metadata = str(b[p:q19], 'utf-8')
+                            p = q19
+                    e16.commit_timestamp = -1
                     if b[p] == 0:  # no tagged fields, the common case
-                        e14.unknown_tagged_fields = None
+                        e16.unknown_tagged_fields = None
                         p += 1
                     else:
-                        p = _t_OffsetCommitRequest_OffsetCommitRequestPartition_0(b, p, e14)
-                    xs13.append(e14)
-                e10.partitions = xs13
-            e10.name = ''
+                        p = _t_OffsetCommitRequest_OffsetCommitRequestPartition_0(b, p, e16)
+                    xs15.append(e16)
+                e12.partitions = xs15
+            e12.name = ''
             if b[p] == 0:  # no tagged fields, the common case
-                e10.unknown_tagged_fields = None
+                e12.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_OffsetCommitRequest_OffsetCommitRequestTopic_0(b, p, e10)
-            xs9.append(e10)
-        o.topics = xs9
+                p = _t_OffsetCommitRequest_OffsetCommitRequestTopic_0(b, p, e12)
+            xs11.append(e12)
+        o.topics = xs11
     o.retention_time_ms = -1
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         p += 1
     else:
         p = _t_OffsetCommitRequest_0(b, p, o)
+    if p > bl:
+        raise DecodeError('OffsetCommitRequest: a length runs past the end')
     return o, p
 
 
@@ -1198,7 +1209,7 @@ def _w_OffsetCommitRequest_7(o, w):
     else:
         _wuv(w, ln)
     w += v1
-    w += _S1.pack(o.generation_id_or_member_epoch)
+    w += _S2.pack(o.generation_id_or_member_epoch)
     v2 = o.member_id
     v2 = v2.encode()
     ln = len(v2) + 1
@@ -1264,7 +1275,7 @@ def _w_OffsetCommitRequest_7(o, w):
 def _r_OffsetCommitResponse_0(b, p):
     bl = len(b)
     o = _new(OffsetCommitResponse)
-    n1, = _S1.unpack_from(b, p)
+    n1, = _S2.unpack_from(b, p)
     p += 4
     if n1 < 0:
         raise DecodeError('OffsetCommitResponse.Topics: null where not nullable')
@@ -1280,11 +1291,9 @@ def _r_OffsetCommitResponse_0(b, p):
                 raise DecodeError('OffsetCommitResponseTopic.Name: null where not nullable')
             else:
                 q5 = p + n4
-                if q5 > bl:
-                    raise DecodeError('OffsetCommitResponseTopic.Name: length ' + str(n4) + ' past the end')
                 e3.name = str(b[p:q5], 'utf-8')
                 p = q5
-            n6, = _S1.unpack_from(b, p)
+            n6, = _S2.unpack_from(b, p)
             p += 4
             if n6 < 0:
                 raise DecodeError('OffsetCommitResponseTopic.Partitions: null where not nullable')
@@ -1305,19 +1314,21 @@ def _r_OffsetCommitResponse_0(b, p):
         o.topics = xs2
     o.throttle_time_ms = 0
     o.unknown_tagged_fields = None
+    if p > bl:
+        raise DecodeError('OffsetCommitResponse: a length runs past the end')
     return o, p
 
 
 def _w_OffsetCommitResponse_0(o, w):
     xs1 = o.topics
-    w += _S1.pack(len(xs1))
+    w += _S2.pack(len(xs1))
     for e2 in xs1:
         v3 = e2.name
         v3 = v3.encode()
         w += _S0.pack(len(v3))
         w += v3
         xs4 = e2.partitions
-        w += _S1.pack(len(xs4))
+        w += _S2.pack(len(xs4))
         for e5 in xs4:
             w += _S4.pack(e5.partition_index, e5.error_code)
 
@@ -1342,11 +1353,9 @@ def _r_OffsetCommitResponse_1(b, p):
                 raise DecodeError('OffsetCommitResponseTopic.Name: null where not nullable')
             else:
                 q6 = p + n5
-                if q6 > bl:
-                    raise DecodeError('OffsetCommitResponseTopic.Name: length ' + str(n5) + ' past the end')
                 e4.name = str(b[p:q6], 'utf-8')
                 p = q6
-            n7, = _S1.unpack_from(b, p)
+            n7, = _S2.unpack_from(b, p)
             p += 4
             if n7 < 0:
                 raise DecodeError('OffsetCommitResponseTopic.Partitions: null where not nullable')
@@ -1366,20 +1375,22 @@ def _r_OffsetCommitResponse_1(b, p):
             xs3.append(e4)
         o.topics = xs3
     o.unknown_tagged_fields = None
+    if p > bl:
+        raise DecodeError('OffsetCommitResponse: a length runs past the end')
     return o, p
 
 
 def _w_OffsetCommitResponse_1(o, w):
-    w += _S1.pack(o.throttle_time_ms)
+    w += _S2.pack(o.throttle_time_ms)
     xs1 = o.topics
-    w += _S1.pack(len(xs1))
+    w += _S2.pack(len(xs1))
     for e2 in xs1:
         v3 = e2.name
         v3 = v3.encode()
         w += _S0.pack(len(v3))
         w += v3
         xs4 = e2.partitions
-        w += _S1.pack(len(xs4))
+        w += _S2.pack(len(xs4))
         for e5 in xs4:
             w += _S4.pack(e5.partition_index, e5.error_code)
 
@@ -1470,41 +1481,45 @@ def _r_OffsetCommitResponse_2(b, p):
         xs3 = []
         for _ in range(n2):
             e4 = _new(_OffsetCommitResponse_OffsetCommitResponseTopic)
-            n5 = b[p] - 1
-            p += 1
-            if n5 > 126:
-                n5, p = _uvt(b, p, n5 + 1)
-                n5 -= 1
-            if n5 < 0:
-                raise DecodeError('OffsetCommitResponseTopic.Name: null where not nullable')
-            else:
-                q6 = p + n5
-                if q6 > bl:
-                    raise DecodeError('OffsetCommitResponseTopic.Name: length ' + str(n5) + ' past the end')
-                e4.name = str(b[p:q6], 'utf-8')
+            h7 = b[p]
+            if 0 < h7 < 128:
+                q6 = p + h7
+                e4.name = str(b[p + 1:q6], 'utf-8')
                 p = q6
-            n7 = b[p] - 1
+            else:
+                p += 1
+                n5 = h7 - 1
+                if n5 > 126:
+                    n5, p = _uvt(b, p, n5 + 1)
+                    n5 -= 1
+                if n5 < 0:
+                    raise DecodeError('OffsetCommitResponseTopic.Name: null where not nullable')
+                else:
+                    q6 = p + n5
+                    e4.name = str(b[p:q6], 'utf-8')
+                    p = q6
+            n8 = b[p] - 1
             p += 1
-            if n7 > 126:
-                n7, p = _uvt(b, p, n7 + 1)
-                n7 -= 1
-            if n7 < 0:
+            if n8 > 126:
+                n8, p = _uvt(b, p, n8 + 1)
+                n8 -= 1
+            if n8 < 0:
                 raise DecodeError('OffsetCommitResponseTopic.Partitions: null where not nullable')
             else:
-                if n7 > bl - p:
-                    raise DecodeError('OffsetCommitResponseTopic.Partitions: count ' + str(n7) + ' past the end')
-                xs8 = []
-                for _ in range(n7):
-                    e9 = _new(_OffsetCommitResponse_OffsetCommitResponsePartition)
-                    e9.partition_index, e9.error_code, = _S4.unpack_from(b, p)
+                if n8 > bl - p:
+                    raise DecodeError('OffsetCommitResponseTopic.Partitions: count ' + str(n8) + ' past the end')
+                xs9 = []
+                for _ in range(n8):
+                    e10 = _new(_OffsetCommitResponse_OffsetCommitResponsePartition)
+                    e10.partition_index, e10.error_code, = _S4.unpack_from(b, p)
                     p += 6
                     if b[p] == 0:  # no tagged fields, the common case
-                        e9.unknown_tagged_fields = None
+                        e10.unknown_tagged_fields = None
                         p += 1
                     else:
-                        p = _t_OffsetCommitResponse_OffsetCommitResponsePartition_0(b, p, e9)
-                    xs8.append(e9)
-                e4.partitions = xs8
+                        p = _t_OffsetCommitResponse_OffsetCommitResponsePartition_0(b, p, e10)
+                    xs9.append(e10)
+                e4.partitions = xs9
             e4.topic_id = UUID_ZERO
             if b[p] == 0:  # no tagged fields, the common case
                 e4.unknown_tagged_fields = None
@@ -1518,11 +1533,13 @@ def _r_OffsetCommitResponse_2(b, p):
         p += 1
     else:
         p = _t_OffsetCommitResponse_0(b, p, o)
+    if p > bl:
+        raise DecodeError('OffsetCommitResponse: a length runs past the end')
     return o, p
 
 
 def _w_OffsetCommitResponse_2(o, w):
-    w += _S1.pack(o.throttle_time_ms)
+    w += _S2.pack(o.throttle_time_ms)
     xs1 = o.topics
     ln = len(xs1) + 1
     if ln < 128:
@@ -1613,11 +1630,13 @@ def _r_OffsetCommitResponse_3(b, p):
         p += 1
     else:
         p = _t_OffsetCommitResponse_0(b, p, o)
+    if p > bl:
+        raise DecodeError('OffsetCommitResponse: a length runs past the end')
     return o, p
 
 
 def _w_OffsetCommitResponse_3(o, w):
-    w += _S1.pack(o.throttle_time_ms)
+    w += _S2.pack(o.throttle_time_ms)
     xs1 = o.topics
     ln = len(xs1) + 1
     if ln < 128:

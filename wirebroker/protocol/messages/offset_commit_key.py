@@ -9,6 +9,7 @@ from typing import Any
 import struct as _struct
 
 from wirebroker.protocol.message import UNSET, Message, Struct
+from wirebroker.protocol.message import shared_default as _shared_default
 from wirebroker.protocol.primitives import (
     UUID_ZERO,
     DecodeError,
@@ -58,8 +59,6 @@ def _r_OffsetCommitKey_0(b, p):
         raise DecodeError('OffsetCommitKey.group: null where not nullable')
     else:
         q2 = p + n1
-        if q2 > bl:
-            raise DecodeError('OffsetCommitKey.group: length ' + str(n1) + ' past the end')
         o.group = str(b[p:q2], 'utf-8')
         p = q2
     n3, = _S0.unpack_from(b, p)
@@ -68,13 +67,13 @@ def _r_OffsetCommitKey_0(b, p):
         raise DecodeError('OffsetCommitKey.topic: null where not nullable')
     else:
         q4 = p + n3
-        if q4 > bl:
-            raise DecodeError('OffsetCommitKey.topic: length ' + str(n3) + ' past the end')
         o.topic = str(b[p:q4], 'utf-8')
         p = q4
     o.partition, = _S1.unpack_from(b, p)
     p += 4
     o.unknown_tagged_fields = None
+    if p > bl:
+        raise DecodeError('OffsetCommitKey: a length runs past the end')
     return o, p
 
 

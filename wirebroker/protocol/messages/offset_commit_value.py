@@ -9,6 +9,7 @@ from typing import Any
 import struct as _struct
 
 from wirebroker.protocol.message import UNSET, Message, Struct
+from wirebroker.protocol.message import shared_default as _shared_default
 from wirebroker.protocol.primitives import (
     UUID_ZERO,
     DecodeError,
@@ -68,8 +69,6 @@ def _r_OffsetCommitValue_0(b, p):
         raise DecodeError('OffsetCommitValue.metadata: null where not nullable')
     else:
         q3 = p + n2
-        if q3 > bl:
-            raise DecodeError('OffsetCommitValue.metadata: length ' + str(n2) + ' past the end')
         o.metadata = str(b[p:q3], 'utf-8')
         p = q3
     o.commit_timestamp, = _S1.unpack_from(b, p)
@@ -78,6 +77,8 @@ def _r_OffsetCommitValue_0(b, p):
     o.expire_timestamp = -1
     o.topic_id = UUID_ZERO
     o.unknown_tagged_fields = None
+    if p > bl:
+        raise DecodeError('OffsetCommitValue: a length runs past the end')
     return o, p
 
 
@@ -100,8 +101,6 @@ def _r_OffsetCommitValue_1(b, p):
         raise DecodeError('OffsetCommitValue.metadata: null where not nullable')
     else:
         q3 = p + n2
-        if q3 > bl:
-            raise DecodeError('OffsetCommitValue.metadata: length ' + str(n2) + ' past the end')
         o.metadata = str(b[p:q3], 'utf-8')
         p = q3
     o.commit_timestamp, o.expire_timestamp, = _S3.unpack_from(b, p)
@@ -109,6 +108,8 @@ def _r_OffsetCommitValue_1(b, p):
     o.leader_epoch = -1
     o.topic_id = UUID_ZERO
     o.unknown_tagged_fields = None
+    if p > bl:
+        raise DecodeError('OffsetCommitValue: a length runs past the end')
     return o, p
 
 
@@ -131,8 +132,6 @@ def _r_OffsetCommitValue_2(b, p):
         raise DecodeError('OffsetCommitValue.metadata: null where not nullable')
     else:
         q3 = p + n2
-        if q3 > bl:
-            raise DecodeError('OffsetCommitValue.metadata: length ' + str(n2) + ' past the end')
         o.metadata = str(b[p:q3], 'utf-8')
         p = q3
     o.commit_timestamp, = _S1.unpack_from(b, p)
@@ -140,6 +139,8 @@ def _r_OffsetCommitValue_2(b, p):
     o.expire_timestamp = -1
     o.topic_id = UUID_ZERO
     o.unknown_tagged_fields = None
+    if p > bl:
+        raise DecodeError('OffsetCommitValue: a length runs past the end')
     return o, p
 
 
@@ -184,18 +185,21 @@ def _r_OffsetCommitValue_3(b, p):
     o = _new(OffsetCommitValue)
     o.offset, o.leader_epoch, h1, = _S6.unpack_from(b, p)
     p += 13
-    n2 = h1 - 1
-    if n2 > 126:
-        n2, p = _uvt(b, p, n2 + 1)
-        n2 -= 1
-    if n2 < 0:
-        raise DecodeError('OffsetCommitValue.metadata: null where not nullable')
-    else:
-        q3 = p + n2
-        if q3 > bl:
-            raise DecodeError('OffsetCommitValue.metadata: length ' + str(n2) + ' past the end')
+    if 0 < h1 < 128:
+        q3 = p + h1 - 1
         o.metadata = str(b[p:q3], 'utf-8')
         p = q3
+    else:
+        n2 = h1 - 1
+        if n2 > 126:
+            n2, p = _uvt(b, p, n2 + 1)
+            n2 -= 1
+        if n2 < 0:
+            raise DecodeError('OffsetCommitValue.metadata: null where not nullable')
+        else:
+            q3 = p + n2
+            o.metadata = str(b[p:q3], 'utf-8')
+            p = q3
     o.commit_timestamp, = _S1.unpack_from(b, p)
     p += 8
     o.expire_timestamp = -1
@@ -205,6 +209,8 @@ def _r_OffsetCommitValue_3(b, p):
         p += 1
     else:
         p = _t_OffsetCommitValue_0(b, p, o)
+    if p > bl:
+        raise DecodeError('OffsetCommitValue: a length runs past the end')
     return o, p
 
 

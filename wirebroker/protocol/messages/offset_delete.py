@@ -9,6 +9,7 @@ from typing import Any
 import struct as _struct
 
 from wirebroker.protocol.message import UNSET, Message, Struct
+from wirebroker.protocol.message import shared_default as _shared_default
 from wirebroker.protocol.primitives import (
     UUID_ZERO,
     DecodeError,
@@ -120,8 +121,6 @@ def _r_OffsetDeleteRequest_0(b, p):
         raise DecodeError('OffsetDeleteRequest.GroupId: null where not nullable')
     else:
         q2 = p + n1
-        if q2 > bl:
-            raise DecodeError('OffsetDeleteRequest.GroupId: length ' + str(n1) + ' past the end')
         o.group_id = str(b[p:q2], 'utf-8')
         p = q2
     n3, = _S1.unpack_from(b, p)
@@ -140,8 +139,6 @@ def _r_OffsetDeleteRequest_0(b, p):
                 raise DecodeError('OffsetDeleteRequestTopic.Name: null where not nullable')
             else:
                 q7 = p + n6
-                if q7 > bl:
-                    raise DecodeError('OffsetDeleteRequestTopic.Name: length ' + str(n6) + ' past the end')
                 e5.name = str(b[p:q7], 'utf-8')
                 p = q7
             n8, = _S1.unpack_from(b, p)
@@ -163,6 +160,8 @@ def _r_OffsetDeleteRequest_0(b, p):
             xs4.append(e5)
         o.topics = xs4
     o.unknown_tagged_fields = None
+    if p > bl:
+        raise DecodeError('OffsetDeleteRequest: a length runs past the end')
     return o, p
 
 
@@ -204,8 +203,6 @@ def _r_OffsetDeleteResponse_0(b, p):
                 raise DecodeError('OffsetDeleteResponseTopic.Name: null where not nullable')
             else:
                 q6 = p + n5
-                if q6 > bl:
-                    raise DecodeError('OffsetDeleteResponseTopic.Name: length ' + str(n5) + ' past the end')
                 e4.name = str(b[p:q6], 'utf-8')
                 p = q6
             n7, = _S1.unpack_from(b, p)
@@ -227,6 +224,8 @@ def _r_OffsetDeleteResponse_0(b, p):
             xs3.append(e4)
         o.topics = xs3
     o.unknown_tagged_fields = None
+    if p > bl:
+        raise DecodeError('OffsetDeleteResponse: a length runs past the end')
     return o, p
 
 

@@ -9,6 +9,7 @@ from typing import Any
 import struct as _struct
 
 from wirebroker.protocol.message import UNSET, Message, Struct
+from wirebroker.protocol.message import shared_default as _shared_default
 from wirebroker.protocol.primitives import (
     UUID_ZERO,
     DecodeError,
@@ -41,6 +42,7 @@ _S9 = _struct.Struct('>iqih')
 _S10 = _struct.Struct('>iqi')
 _S11 = _struct.Struct('>iqiB')
 _ARRAY_i = tuple(_struct.Struct('>' + str(n) + 'i') for n in range(64))
+_UNPACK_i = (None, *(s.unpack_from for s in _ARRAY_i))
 
 
 class OffsetFetchRequest(Message):
@@ -187,8 +189,6 @@ def _r_OffsetFetchRequest_0(b, p):
         raise DecodeError('OffsetFetchRequest.GroupId: null where not nullable')
     else:
         q2 = p + n1
-        if q2 > bl:
-            raise DecodeError('OffsetFetchRequest.GroupId: length ' + str(n1) + ' past the end')
         o.group_id = str(b[p:q2], 'utf-8')
         p = q2
     n3, = _S1.unpack_from(b, p)
@@ -207,8 +207,6 @@ def _r_OffsetFetchRequest_0(b, p):
                 raise DecodeError('OffsetFetchRequestTopic.Name: null where not nullable')
             else:
                 q7 = p + n6
-                if q7 > bl:
-                    raise DecodeError('OffsetFetchRequestTopic.Name: length ' + str(n6) + ' past the end')
                 e5.name = str(b[p:q7], 'utf-8')
                 p = q7
             n8, = _S1.unpack_from(b, p)
@@ -216,12 +214,12 @@ def _r_OffsetFetchRequest_0(b, p):
             if n8 < 0:
                 raise DecodeError('OffsetFetchRequestTopic.PartitionIndexes: null where not nullable')
             elif n8 < 64:
-                e5.partition_indexes = list(_ARRAY_i[n8].unpack_from(b, p))
+                e5.partition_indexes = [*_ARRAY_i[n8].unpack_from(b, p)]
                 p += 4 * n8
             else:
                 if n8 > bl - p:
                     raise DecodeError('OffsetFetchRequestTopic.PartitionIndexes: count ' + str(n8) + ' past the end')
-                e5.partition_indexes = list(_struct.Struct('>' + str(n8) + 'i').unpack_from(b, p))
+                e5.partition_indexes = [*_struct.Struct('>' + str(n8) + 'i').unpack_from(b, p)]
                 p += 4 * n8
             e5.unknown_tagged_fields = None
             xs4.append(e5)
@@ -229,6 +227,8 @@ def _r_OffsetFetchRequest_0(b, p):
     o.groups = []
     o.require_stable = False
     o.unknown_tagged_fields = None
+    if p > bl:
+        raise DecodeError('OffsetFetchRequest: a length runs past the end')
     return o, p
 
 
@@ -265,8 +265,6 @@ def _r_OffsetFetchRequest_1(b, p):
         raise DecodeError('OffsetFetchRequest.GroupId: null where not nullable')
     else:
         q2 = p + n1
-        if q2 > bl:
-            raise DecodeError('OffsetFetchRequest.GroupId: length ' + str(n1) + ' past the end')
         o.group_id = str(b[p:q2], 'utf-8')
         p = q2
     n3, = _S1.unpack_from(b, p)
@@ -285,8 +283,6 @@ def _r_OffsetFetchRequest_1(b, p):
                 raise DecodeError('OffsetFetchRequestTopic.Name: null where not nullable')
             else:
                 q7 = p + n6
-                if q7 > bl:
-                    raise DecodeError('OffsetFetchRequestTopic.Name: length ' + str(n6) + ' past the end')
                 e5.name = str(b[p:q7], 'utf-8')
                 p = q7
             n8, = _S1.unpack_from(b, p)
@@ -294,12 +290,12 @@ def _r_OffsetFetchRequest_1(b, p):
             if n8 < 0:
                 raise DecodeError('OffsetFetchRequestTopic.PartitionIndexes: null where not nullable')
             elif n8 < 64:
-                e5.partition_indexes = list(_ARRAY_i[n8].unpack_from(b, p))
+                e5.partition_indexes = [*_ARRAY_i[n8].unpack_from(b, p)]
                 p += 4 * n8
             else:
                 if n8 > bl - p:
                     raise DecodeError('OffsetFetchRequestTopic.PartitionIndexes: count ' + str(n8) + ' past the end')
-                e5.partition_indexes = list(_struct.Struct('>' + str(n8) + 'i').unpack_from(b, p))
+                e5.partition_indexes = [*_struct.Struct('>' + str(n8) + 'i').unpack_from(b, p)]
                 p += 4 * n8
             e5.unknown_tagged_fields = None
             xs4.append(e5)
@@ -307,6 +303,8 @@ def _r_OffsetFetchRequest_1(b, p):
     o.groups = []
     o.require_stable = False
     o.unknown_tagged_fields = None
+    if p > bl:
+        raise DecodeError('OffsetFetchRequest: a length runs past the end')
     return o, p
 
 
@@ -386,67 +384,85 @@ def _t_OffsetFetchRequest_0(b, p, o):
 def _r_OffsetFetchRequest_2(b, p):
     bl = len(b)
     o = _new(OffsetFetchRequest)
-    n1 = b[p] - 1
-    p += 1
-    if n1 > 126:
-        n1, p = _uvt(b, p, n1 + 1)
-        n1 -= 1
-    if n1 < 0:
-        raise DecodeError('OffsetFetchRequest.GroupId: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > bl:
-            raise DecodeError('OffsetFetchRequest.GroupId: length ' + str(n1) + ' past the end')
-        o.group_id = str(b[p:q2], 'utf-8')
+    h3 = b[p]
+    if 0 < h3 < 128:
+        q2 = p + h3
+        o.group_id = str(b[p + 1:q2], 'utf-8')
         p = q2
-    n3 = b[p] - 1
-    p += 1
-    if n3 > 126:
-        n3, p = _uvt(b, p, n3 + 1)
-        n3 -= 1
-    if n3 < 0:
-        o.topics = None
     else:
-        if n3 > bl - p:
-            raise DecodeError('OffsetFetchRequest.Topics: count ' + str(n3) + ' past the end')
-        xs4 = []
-        for _ in range(n3):
-            e5 = _new(_OffsetFetchRequest_OffsetFetchRequestTopic)
-            n6 = b[p] - 1
-            p += 1
-            if n6 > 126:
-                n6, p = _uvt(b, p, n6 + 1)
-                n6 -= 1
-            if n6 < 0:
-                raise DecodeError('OffsetFetchRequestTopic.Name: null where not nullable')
-            else:
-                q7 = p + n6
-                if q7 > bl:
-                    raise DecodeError('OffsetFetchRequestTopic.Name: length ' + str(n6) + ' past the end')
-                e5.name = str(b[p:q7], 'utf-8')
-                p = q7
-            n8 = b[p] - 1
-            p += 1
-            if n8 > 126:
-                n8, p = _uvt(b, p, n8 + 1)
-                n8 -= 1
-            if n8 < 0:
-                raise DecodeError('OffsetFetchRequestTopic.PartitionIndexes: null where not nullable')
-            elif n8 < 64:
-                e5.partition_indexes = list(_ARRAY_i[n8].unpack_from(b, p))
-                p += 4 * n8
-            else:
-                if n8 > bl - p:
-                    raise DecodeError('OffsetFetchRequestTopic.PartitionIndexes: count ' + str(n8) + ' past the end')
-                e5.partition_indexes = list(_struct.Struct('>' + str(n8) + 'i').unpack_from(b, p))
-                p += 4 * n8
-            if b[p] == 0:  # no tagged fields, the common case
-                e5.unknown_tagged_fields = None
-                p += 1
-            else:
-                p = _t_OffsetFetchRequest_OffsetFetchRequestTopic_0(b, p, e5)
-            xs4.append(e5)
-        o.topics = xs4
+        p += 1
+        n1 = h3 - 1
+        if n1 > 126:
+            n1, p = _uvt(b, p, n1 + 1)
+            n1 -= 1
+        if n1 < 0:
+            raise DecodeError('OffsetFetchRequest.GroupId: null where not nullable')
+        else:
+            q2 = p + n1
+            o.group_id = str(b[p:q2], 'utf-8')
+            p = q2
+    h12 = b[p]
+    if h12 == 0:
+        o.topics = None
+        p += 1
+    else:
+        p += 1
+        n4 = h12 - 1
+        if n4 > 126:
+            n4, p = _uvt(b, p, n4 + 1)
+            n4 -= 1
+        if n4 < 0:
+            o.topics = None
+        else:
+            if n4 > bl - p:
+                raise DecodeError('OffsetFetchRequest.Topics: count ' + str(n4) + ' past the end')
+            xs5 = []
+            for _ in range(n4):
+                e6 = _new(_OffsetFetchRequest_OffsetFetchRequestTopic)
+                h9 = b[p]
+                if 0 < h9 < 128:
+                    q8 = p + h9
+                    e6.name = str(b[p + 1:q8], 'utf-8')
+                    p = q8
+                else:
+                    p += 1
+                    n7 = h9 - 1
+                    if n7 > 126:
+                        n7, p = _uvt(b, p, n7 + 1)
+                        n7 -= 1
+                    if n7 < 0:
+                        raise DecodeError('OffsetFetchRequestTopic.Name: null where not nullable')
+                    else:
+                        q8 = p + n7
+                        e6.name = str(b[p:q8], 'utf-8')
+                        p = q8
+                h11 = b[p]
+                if 0 < h11 < 65:
+                    e6.partition_indexes = [*_UNPACK_i[h11](b, p + 1)]
+                    p += 4 * h11 - 3
+                else:
+                    p += 1
+                    n10 = h11 - 1
+                    if n10 > 126:
+                        n10, p = _uvt(b, p, n10 + 1)
+                        n10 -= 1
+                    if n10 < 0:
+                        raise DecodeError('OffsetFetchRequestTopic.PartitionIndexes: null where not nullable')
+                    elif n10 < 64:
+                        e6.partition_indexes = [*_ARRAY_i[n10].unpack_from(b, p)]
+                        p += 4 * n10
+                    else:
+                        if n10 > bl - p:
+                            raise DecodeError('OffsetFetchRequestTopic.PartitionIndexes: count ' + str(n10) + ' past the end')
+                        e6.partition_indexes = [*_struct.Struct('>' + str(n10) + 'i').unpack_from(b, p)]
+                        p += 4 * n10
+                if b[p] == 0:  # no tagged fields, the common case
+                    e6.unknown_tagged_fields = None
+                    p += 1
+                else:
+                    p = _t_OffsetFetchRequest_OffsetFetchRequestTopic_0(b, p, e6)
+                xs5.append(e6)
+            o.topics = xs5
     o.groups = []
     o.require_stable = False
     if b[p] == 0:  # no tagged fields, the common case
@@ -454,6 +470,8 @@ def _r_OffsetFetchRequest_2(b, p):
         p += 1
     else:
         p = _t_OffsetFetchRequest_0(b, p, o)
+    if p > bl:
+        raise DecodeError('OffsetFetchRequest: a length runs past the end')
     return o, p
 
 
@@ -511,67 +529,85 @@ def _w_OffsetFetchRequest_2(o, w):
 def _r_OffsetFetchRequest_3(b, p):
     bl = len(b)
     o = _new(OffsetFetchRequest)
-    n1 = b[p] - 1
-    p += 1
-    if n1 > 126:
-        n1, p = _uvt(b, p, n1 + 1)
-        n1 -= 1
-    if n1 < 0:
-        raise DecodeError('OffsetFetchRequest.GroupId: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > bl:
-            raise DecodeError('OffsetFetchRequest.GroupId: length ' + str(n1) + ' past the end')
-        o.group_id = str(b[p:q2], 'utf-8')
+    h3 = b[p]
+    if 0 < h3 < 128:
+        q2 = p + h3
+        o.group_id = str(b[p + 1:q2], 'utf-8')
         p = q2
-    n3 = b[p] - 1
-    p += 1
-    if n3 > 126:
-        n3, p = _uvt(b, p, n3 + 1)
-        n3 -= 1
-    if n3 < 0:
-        o.topics = None
     else:
-        if n3 > bl - p:
-            raise DecodeError('OffsetFetchRequest.Topics: count ' + str(n3) + ' past the end')
-        xs4 = []
-        for _ in range(n3):
-            e5 = _new(_OffsetFetchRequest_OffsetFetchRequestTopic)
-            n6 = b[p] - 1
-            p += 1
-            if n6 > 126:
-                n6, p = _uvt(b, p, n6 + 1)
-                n6 -= 1
-            if n6 < 0:
-                raise DecodeError('OffsetFetchRequestTopic.Name: null where not nullable')
-            else:
-                q7 = p + n6
-                if q7 > bl:
-                    raise DecodeError('OffsetFetchRequestTopic.Name: length ' + str(n6) + ' past the end')
-                e5.name = str(b[p:q7], 'utf-8')
-                p = q7
-            n8 = b[p] - 1
-            p += 1
-            if n8 > 126:
-                n8, p = _uvt(b, p, n8 + 1)
-                n8 -= 1
-            if n8 < 0:
-                raise DecodeError('OffsetFetchRequestTopic.PartitionIndexes: null where not nullable')
-            elif n8 < 64:
-                e5.partition_indexes = list(_ARRAY_i[n8].unpack_from(b, p))
-                p += 4 * n8
-            else:
-                if n8 > bl - p:
-                    raise DecodeError('OffsetFetchRequestTopic.PartitionIndexes: count ' + str(n8) + ' past the end')
-                e5.partition_indexes = list(_struct.Struct('>' + str(n8) + 'i').unpack_from(b, p))
-                p += 4 * n8
-            if b[p] == 0:  # no tagged fields, the common case
-                e5.unknown_tagged_fields = None
-                p += 1
-            else:
-                p = _t_OffsetFetchRequest_OffsetFetchRequestTopic_0(b, p, e5)
-            xs4.append(e5)
-        o.topics = xs4
+        p += 1
+        n1 = h3 - 1
+        if n1 > 126:
+            n1, p = _uvt(b, p, n1 + 1)
+            n1 -= 1
+        if n1 < 0:
+            raise DecodeError('OffsetFetchRequest.GroupId: null where not nullable')
+        else:
+            q2 = p + n1
+            o.group_id = str(b[p:q2], 'utf-8')
+            p = q2
+    h12 = b[p]
+    if h12 == 0:
+        o.topics = None
+        p += 1
+    else:
+        p += 1
+        n4 = h12 - 1
+        if n4 > 126:
+            n4, p = _uvt(b, p, n4 + 1)
+            n4 -= 1
+        if n4 < 0:
+            o.topics = None
+        else:
+            if n4 > bl - p:
+                raise DecodeError('OffsetFetchRequest.Topics: count ' + str(n4) + ' past the end')
+            xs5 = []
+            for _ in range(n4):
+                e6 = _new(_OffsetFetchRequest_OffsetFetchRequestTopic)
+                h9 = b[p]
+                if 0 < h9 < 128:
+                    q8 = p + h9
+                    e6.name = str(b[p + 1:q8], 'utf-8')
+                    p = q8
+                else:
+                    p += 1
+                    n7 = h9 - 1
+                    if n7 > 126:
+                        n7, p = _uvt(b, p, n7 + 1)
+                        n7 -= 1
+                    if n7 < 0:
+                        raise DecodeError('OffsetFetchRequestTopic.Name: null where not nullable')
+                    else:
+                        q8 = p + n7
+                        e6.name = str(b[p:q8], 'utf-8')
+                        p = q8
+                h11 = b[p]
+                if 0 < h11 < 65:
+                    e6.partition_indexes = [*_UNPACK_i[h11](b, p + 1)]
+                    p += 4 * h11 - 3
+                else:
+                    p += 1
+                    n10 = h11 - 1
+                    if n10 > 126:
+                        n10, p = _uvt(b, p, n10 + 1)
+                        n10 -= 1
+                    if n10 < 0:
+                        raise DecodeError('OffsetFetchRequestTopic.PartitionIndexes: null where not nullable')
+                    elif n10 < 64:
+                        e6.partition_indexes = [*_ARRAY_i[n10].unpack_from(b, p)]
+                        p += 4 * n10
+                    else:
+                        if n10 > bl - p:
+                            raise DecodeError('OffsetFetchRequestTopic.PartitionIndexes: count ' + str(n10) + ' past the end')
+                        e6.partition_indexes = [*_struct.Struct('>' + str(n10) + 'i').unpack_from(b, p)]
+                        p += 4 * n10
+                if b[p] == 0:  # no tagged fields, the common case
+                    e6.unknown_tagged_fields = None
+                    p += 1
+                else:
+                    p = _t_OffsetFetchRequest_OffsetFetchRequestTopic_0(b, p, e6)
+                xs5.append(e6)
+            o.topics = xs5
     o.require_stable, = _S2.unpack_from(b, p)
     p += 1
     o.groups = []
@@ -580,6 +616,8 @@ def _r_OffsetFetchRequest_3(b, p):
         p += 1
     else:
         p = _t_OffsetFetchRequest_0(b, p, o)
+    if p > bl:
+        raise DecodeError('OffsetFetchRequest: a length runs past the end')
     return o, p
 
 
@@ -695,68 +733,86 @@ def _r_OffsetFetchRequest_4(b, p):
         xs2 = []
         for _ in range(n1):
             e3 = _new(_OffsetFetchRequest_OffsetFetchRequestGroup)
-            n4 = b[p] - 1
-            p += 1
-            if n4 > 126:
-                n4, p = _uvt(b, p, n4 + 1)
-                n4 -= 1
-            if n4 < 0:
-                raise DecodeError('OffsetFetchRequestGroup.GroupId: null where not nullable')
-            else:
-                q5 = p + n4
-                if q5 > bl:
-                    raise DecodeError('OffsetFetchRequestGroup.GroupId: length ' + str(n4) + ' past the end')
-                e3.group_id = str(b[p:q5], 'utf-8')
+            h6 = b[p]
+            if 0 < h6 < 128:
+                q5 = p + h6
+                e3.group_id = str(b[p + 1:q5], 'utf-8')
                 p = q5
-            n6 = b[p] - 1
-            p += 1
-            if n6 > 126:
-                n6, p = _uvt(b, p, n6 + 1)
-                n6 -= 1
-            if n6 < 0:
-                e3.topics = None
             else:
-                if n6 > bl - p:
-                    raise DecodeError('OffsetFetchRequestGroup.Topics: count ' + str(n6) + ' past the end')
-                xs7 = []
-                for _ in range(n6):
-                    e8 = _new(_OffsetFetchRequest_OffsetFetchRequestTopics)
-                    n9 = b[p] - 1
-                    p += 1
-                    if n9 > 126:
-                        n9, p = _uvt(b, p, n9 + 1)
-                        n9 -= 1
-                    if n9 < 0:
-                        raise DecodeError('OffsetFetchRequestTopics.Name: null where not nullable')
-                    else:
-                        q10 = p + n9
-                        if q10 > bl:
-                            raise DecodeError('OffsetFetchRequestTopics.Name: length ' + str(n9) + ' past the end')
-                        e8.name = str(b[p:q10], 'utf-8')
-                        p = q10
-                    n11 = b[p] - 1
-                    p += 1
-                    if n11 > 126:
-                        n11, p = _uvt(b, p, n11 + 1)
-                        n11 -= 1
-                    if n11 < 0:
-                        raise DecodeError('OffsetFetchRequestTopics.PartitionIndexes: null where not nullable')
-                    elif n11 < 64:
-                        e8.partition_indexes = list(_ARRAY_i[n11].unpack_from(b, p))
-                        p += 4 * n11
-                    else:
-                        if n11 > bl - p:
-                            raise DecodeError('OffsetFetchRequestTopics.PartitionIndexes: count ' + str(n11) + ' past the end')
-                        e8.partition_indexes = list(_struct.Struct('>' + str(n11) + 'i').unpack_from(b, p))
-                        p += 4 * n11
-                    e8.topic_id = UUID_ZERO
-                    if b[p] == 0:  # no tagged fields, the common case
-                        e8.unknown_tagged_fields = None
-                        p += 1
-                    else:
-                        p = _t_OffsetFetchRequest_OffsetFetchRequestTopics_0(b, p, e8)
-                    xs7.append(e8)
-                e3.topics = xs7
+                p += 1
+                n4 = h6 - 1
+                if n4 > 126:
+                    n4, p = _uvt(b, p, n4 + 1)
+                    n4 -= 1
+                if n4 < 0:
+                    raise DecodeError('OffsetFetchRequestGroup.GroupId: null where not nullable')
+                else:
+                    q5 = p + n4
+                    e3.group_id = str(b[p:q5], 'utf-8')
+                    p = q5
+            h15 = b[p]
+            if h15 == 0:
+                e3.topics = None
+                p += 1
+            else:
+                p += 1
+                n7 = h15 - 1
+                if n7 > 126:
+                    n7, p = _uvt(b, p, n7 + 1)
+                    n7 -= 1
+                if n7 < 0:
+                    e3.topics = None
+                else:
+                    if n7 > bl - p:
+                        raise DecodeError('OffsetFetchRequestGroup.Topics: count ' + str(n7) + ' past the end')
+                    xs8 = []
+                    for _ in range(n7):
+                        e9 = _new(_OffsetFetchRequest_OffsetFetchRequestTopics)
+                        h12 = b[p]
+                        if 0 < h12 < 128:
+                            q11 = p + h12
+                            e9.name = str(b[p + 1:q11], 'utf-8')
+                            p = q11
+                        else:
+                            p += 1
+                            n10 = h12 - 1
+                            if n10 > 126:
+                                n10, p = _uvt(b, p, n10 + 1)
+                                n10 -= 1
+                            if n10 < 0:
+                                raise DecodeError('OffsetFetchRequestTopics.Name: null where not nullable')
+                            else:
+                                q11 = p + n10
+                                e9.name = str(b[p:q11], 'utf-8')
+                                p = q11
+                        h14 = b[p]
+                        if 0 < h14 < 65:
+                            e9.partition_indexes = [*_UNPACK_i[h14](b, p + 1)]
+                            p += 4 * h14 - 3
+                        else:
+                            p += 1
+                            n13 = h14 - 1
+                            if n13 > 126:
+                                n13, p = _uvt(b, p, n13 + 1)
+                                n13 -= 1
+                            if n13 < 0:
+                                raise DecodeError('OffsetFetchRequestTopics.PartitionIndexes: null where not nullable')
+                            elif n13 < 64:
+                                e9.partition_indexes = [*_ARRAY_i[n13].unpack_from(b, p)]
+                                p += 4 * n13
+                            else:
+                                if n13 > bl - p:
+                                    raise DecodeError('OffsetFetchRequestTopics.PartitionIndexes: count ' + str(n13) + ' past the end')
+                                e9.partition_indexes = [*_struct.Struct('>' + str(n13) + 'i').unpack_from(b, p)]
+                                p += 4 * n13
+                        e9.topic_id = UUID_ZERO
+                        if b[p] == 0:  # no tagged fields, the common case
+                            e9.unknown_tagged_fields = None
+                            p += 1
+                        else:
+                            p = _t_OffsetFetchRequest_OffsetFetchRequestTopics_0(b, p, e9)
+                        xs8.append(e9)
+                    e3.topics = xs8
             e3.member_id = None
             e3.member_epoch = -1
             if b[p] == 0:  # no tagged fields, the common case
@@ -775,6 +831,8 @@ def _r_OffsetFetchRequest_4(b, p):
         p += 1
     else:
         p = _t_OffsetFetchRequest_0(b, p, o)
+    if p > bl:
+        raise DecodeError('OffsetFetchRequest: a length runs past the end')
     return o, p
 
 
@@ -857,82 +915,105 @@ def _r_OffsetFetchRequest_5(b, p):
         xs2 = []
         for _ in range(n1):
             e3 = _new(_OffsetFetchRequest_OffsetFetchRequestGroup)
-            n4 = b[p] - 1
-            p += 1
-            if n4 > 126:
-                n4, p = _uvt(b, p, n4 + 1)
-                n4 -= 1
-            if n4 < 0:
-                raise DecodeError('OffsetFetchRequestGroup.GroupId: null where not nullable')
-            else:
-                q5 = p + n4
-                if q5 > bl:
-                    raise DecodeError('OffsetFetchRequestGroup.GroupId: length ' + str(n4) + ' past the end')
-                e3.group_id = str(b[p:q5], 'utf-8')
+            h6 = b[p]
+            if 0 < h6 < 128:
+                q5 = p + h6
+                e3.group_id = str(b[p + 1:q5], 'utf-8')
                 p = q5
-            n6 = b[p] - 1
-            p += 1
-            if n6 > 126:
-                n6, p = _uvt(b, p, n6 + 1)
-                n6 -= 1
-            if n6 < 0:
-                e3.member_id = None
             else:
-                q7 = p + n6
-                if q7 > bl:
-                    raise DecodeError('OffsetFetchRequestGroup.MemberId: length ' + str(n6) + ' past the end')
-                e3.member_id = str(b[p:q7], 'utf-8')
-                p = q7
-            e3.member_epoch, h8, = _S3.unpack_from(b, p)
+                p += 1
+                n4 = h6 - 1
+                if n4 > 126:
+                    n4, p = _uvt(b, p, n4 + 1)
+                    n4 -= 1
+                if n4 < 0:
+                    raise DecodeError('OffsetFetchRequestGroup.GroupId: null where not nullable')
+                else:
+                    q5 = p + n4
+                    e3.group_id = str(b[p:q5], 'utf-8')
+                    p = q5
+            h9 = b[p]
+            if 0 < h9 < 128:
+                q8 = p + h9
+                e3.member_id = str(b[p + 1:q8], 'utf-8')
+                p = q8
+            elif h9 == 0:
+                e3.member_id = None
+                p += 1
+            else:
+                p += 1
+                n7 = h9 - 1
+                if n7 > 126:
+                    n7, p = _uvt(b, p, n7 + 1)
+                    n7 -= 1
+                if n7 < 0:
+                    e3.member_id = None
+                else:
+                    q8 = p + n7
+                    e3.member_id = str(b[p:q8], 'utf-8')
+                    p = q8
+            e3.member_epoch, h10, = _S3.unpack_from(b, p)
             p += 5
-            n9 = h8 - 1
-            if n9 > 126:
-                n9, p = _uvt(b, p, n9 + 1)
-                n9 -= 1
-            if n9 < 0:
+            if h10 == 0:
                 e3.topics = None
             else:
-                if n9 > bl - p:
-                    raise DecodeError('OffsetFetchRequestGroup.Topics: count ' + str(n9) + ' past the end')
-                xs10 = []
-                for _ in range(n9):
-                    e11 = _new(_OffsetFetchRequest_OffsetFetchRequestTopics)
-                    n12 = b[p] - 1
-                    p += 1
-                    if n12 > 126:
-                        n12, p = _uvt(b, p, n12 + 1)
-                        n12 -= 1
-                    if n12 < 0:
-                        raise DecodeError('OffsetFetchRequestTopics.Name: null where not nullable')
-                    else:
-                        q13 = p + n12
-                        if q13 > bl:
-                            raise DecodeError('OffsetFetchRequestTopics.Name: length ' + str(n12) + ' past the end')
-                        e11.name = str(b[p:q13], 'utf-8')
-                        p = q13
-                    n14 = b[p] - 1
-                    p += 1
-                    if n14 > 126:
-                        n14, p = _uvt(b, p, n14 + 1)
-                        n14 -= 1
-                    if n14 < 0:
-                        raise DecodeError('OffsetFetchRequestTopics.PartitionIndexes: null where not nullable')
-                    elif n14 < 64:
-                        e11.partition_indexes = list(_ARRAY_i[n14].unpack_from(b, p))
-                        p += 4 * n14
-                    else:
-                        if n14 > bl - p:
-                            raise DecodeError('OffsetFetchRequestTopics.PartitionIndexes: count ' + str(n14) + ' past the end')
-                        e11.partition_indexes = list(_struct.Struct('>' + str(n14) + 'i').unpack_from(b, p))
-                        p += 4 * n14
-                    e11.topic_id = UUID_ZERO
-                    if b[p] == 0:  # no tagged fields, the common case
-                        e11.unknown_tagged_fields = None
-                        p += 1
-                    else:
-                        p = _t_OffsetFetchRequest_OffsetFetchRequestTopics_0(b, p, e11)
-                    xs10.append(e11)
-                e3.topics = xs10
+                n11 = h10 - 1
+                if n11 > 126:
+                    n11, p = _uvt(b, p, n11 + 1)
+                    n11 -= 1
+                if n11 < 0:
+                    e3.topics = None
+                else:
+                    if n11 > bl - p:
+                        raise DecodeError('OffsetFetchRequestGroup.Topics: count ' + str(n11) + ' past the end')
+                    xs12 = []
+                    for _ in range(n11):
+                        e13 = _new(_OffsetFetchRequest_OffsetFetchRequestTopics)
+                        h16 = b[p]
+                        if 0 < h16 < 128:
+                            q15 = p + h16
+                            e13.name = str(b[p + 1:q15], 'utf-8')
+                            p = q15
+                        else:
+                            p += 1
+                            n14 = h16 - 1
+                            if n14 > 126:
+                                n14, p = _uvt(b, p, n14 + 1)
+                                n14 -= 1
+                            if n14 < 0:
+                                raise DecodeError('OffsetFetchRequestTopics.Name: null where not nullable')
+                            else:
+                                q15 = p + n14
+                                e13.name = str(b[p:q15], 'utf-8')
+                                p = q15
+                        h18 = b[p]
+                        if 0 < h18 < 65:
+                            e13.partition_indexes = [*_UNPACK_i[h18](b, p + 1)]
+                            p += 4 * h18 - 3
+                        else:
+                            p += 1
+                            n17 = h18 - 1
+                            if n17 > 126:
+                                n17, p = _uvt(b, p, n17 + 1)
+                                n17 -= 1
+                            if n17 < 0:
+                                raise DecodeError('OffsetFetchRequestTopics.PartitionIndexes: null where not nullable')
+                            elif n17 < 64:
+                                e13.partition_indexes = [*_ARRAY_i[n17].unpack_from(b, p)]
+                                p += 4 * n17
+                            else:
+                                if n17 > bl - p:
+                                    raise DecodeError('OffsetFetchRequestTopics.PartitionIndexes: count ' + str(n17) + ' past the end')
+                                e13.partition_indexes = [*_struct.Struct('>' + str(n17) + 'i').unpack_from(b, p)]
+                                p += 4 * n17
+                        e13.topic_id = UUID_ZERO
+                        if b[p] == 0:  # no tagged fields, the common case
+                            e13.unknown_tagged_fields = None
+                            p += 1
+                        else:
+                            p = _t_OffsetFetchRequest_OffsetFetchRequestTopics_0(b, p, e13)
+                        xs12.append(e13)
+                    e3.topics = xs12
             if b[p] == 0:  # no tagged fields, the common case
                 e3.unknown_tagged_fields = None
                 p += 1
@@ -949,6 +1030,8 @@ def _r_OffsetFetchRequest_5(b, p):
         p += 1
     else:
         p = _t_OffsetFetchRequest_0(b, p, o)
+    if p > bl:
+        raise DecodeError('OffsetFetchRequest: a length runs past the end')
     return o, p
 
 
@@ -1043,70 +1126,88 @@ def _r_OffsetFetchRequest_6(b, p):
         xs2 = []
         for _ in range(n1):
             e3 = _new(_OffsetFetchRequest_OffsetFetchRequestGroup)
-            n4 = b[p] - 1
-            p += 1
-            if n4 > 126:
-                n4, p = _uvt(b, p, n4 + 1)
-                n4 -= 1
-            if n4 < 0:
-                raise DecodeError('OffsetFetchRequestGroup.GroupId: null where not nullable')
-            else:
-                q5 = p + n4
-                if q5 > bl:
-                    raise DecodeError('OffsetFetchRequestGroup.GroupId: length ' + str(n4) + ' past the end')
-                e3.group_id = str(b[p:q5], 'utf-8')
+            h6 = b[p]
+            if 0 < h6 < 128:
+                q5 = p + h6
+                e3.group_id = str(b[p + 1:q5], 'utf-8')
                 p = q5
-            n6 = b[p] - 1
-            p += 1
-            if n6 > 126:
-                n6, p = _uvt(b, p, n6 + 1)
-                n6 -= 1
-            if n6 < 0:
-                e3.member_id = None
             else:
-                q7 = p + n6
-                if q7 > bl:
-                    raise DecodeError('OffsetFetchRequestGroup.MemberId: length ' + str(n6) + ' past the end')
-                e3.member_id = str(b[p:q7], 'utf-8')
-                p = q7
-            e3.member_epoch, h8, = _S3.unpack_from(b, p)
+                p += 1
+                n4 = h6 - 1
+                if n4 > 126:
+                    n4, p = _uvt(b, p, n4 + 1)
+                    n4 -= 1
+                if n4 < 0:
+                    raise DecodeError('OffsetFetchRequestGroup.GroupId: null where not nullable')
+                else:
+                    q5 = p + n4
+                    e3.group_id = str(b[p:q5], 'utf-8')
+                    p = q5
+            h9 = b[p]
+            if 0 < h9 < 128:
+                q8 = p + h9
+                e3.member_id = str(b[p + 1:q8], 'utf-8')
+                p = q8
+            elif h9 == 0:
+                e3.member_id = None
+                p += 1
+            else:
+                p += 1
+                n7 = h9 - 1
+                if n7 > 126:
+                    n7, p = _uvt(b, p, n7 + 1)
+                    n7 -= 1
+                if n7 < 0:
+                    e3.member_id = None
+                else:
+                    q8 = p + n7
+                    e3.member_id = str(b[p:q8], 'utf-8')
+                    p = q8
+            e3.member_epoch, h10, = _S3.unpack_from(b, p)
             p += 5
-            n9 = h8 - 1
-            if n9 > 126:
-                n9, p = _uvt(b, p, n9 + 1)
-                n9 -= 1
-            if n9 < 0:
+            if h10 == 0:
                 e3.topics = None
             else:
-                if n9 > bl - p:
-                    raise DecodeError('OffsetFetchRequestGroup.Topics: count ' + str(n9) + ' past the end')
-                xs10 = []
-                for _ in range(n9):
-                    e11 = _new(_OffsetFetchRequest_OffsetFetchRequestTopics)
-                    e11.topic_id, h12, = _S4.unpack_from(b, p)
-                    p += 17
-                    n13 = h12 - 1
-                    if n13 > 126:
-                        n13, p = _uvt(b, p, n13 + 1)
-                        n13 -= 1
-                    if n13 < 0:
-                        raise DecodeError('OffsetFetchRequestTopics.PartitionIndexes: null where not nullable')
-                    elif n13 < 64:
-                        e11.partition_indexes = list(_ARRAY_i[n13].unpack_from(b, p))
-                        p += 4 * n13
-                    else:
-                        if n13 > bl - p:
-                            raise DecodeError('OffsetFetchRequestTopics.PartitionIndexes: count ' + str(n13) + ' past the end')
-                        e11.partition_indexes = list(_struct.Struct('>' + str(n13) + 'i').unpack_from(b, p))
-                        p += 4 * n13
-                    e11.name = ''
-                    if b[p] == 0:  # no tagged fields, the common case
-                        e11.unknown_tagged_fields = None
-                        p += 1
-                    else:
-                        p = _t_OffsetFetchRequest_OffsetFetchRequestTopics_0(b, p, e11)
-                    xs10.append(e11)
-                e3.topics = xs10
+                n11 = h10 - 1
+                if n11 > 126:
+                    n11, p = _uvt(b, p, n11 + 1)
+                    n11 -= 1
+                if n11 < 0:
+                    e3.topics = None
+                else:
+                    if n11 > bl - p:
+                        raise DecodeError('OffsetFetchRequestGroup.Topics: count ' + str(n11) + ' past the end')
+                    xs12 = []
+                    for _ in range(n11):
+                        e13 = _new(_OffsetFetchRequest_OffsetFetchRequestTopics)
+                        e13.topic_id, h14, = _S4.unpack_from(b, p)
+                        p += 17
+                        if 0 < h14 < 65:
+                            e13.partition_indexes = [*_UNPACK_i[h14](b, p)]
+                            p += 4 * h14 - 4
+                        else:
+                            n15 = h14 - 1
+                            if n15 > 126:
+                                n15, p = _uvt(b, p, n15 + 1)
+                                n15 -= 1
+                            if n15 < 0:
+                                raise DecodeError('OffsetFetchRequestTopics.PartitionIndexes: null where not nullable')
+                            elif n15 < 64:
+                                e13.partition_indexes = [*_ARRAY_i[n15].unpack_from(b, p)]
+                                p += 4 * n15
+                            else:
+                                if n15 > bl - p:
+                                    raise DecodeError('OffsetFetchRequestTopics.PartitionIndexes: count ' + str(n15) + ' past the end')
+                                e13.partition_indexes = [*_struct.Struct('>' + str(n15) + 'i').unpack_from(b, p)]
+                                p += 4 * n15
+                        e13.name = ''
+                        if b[p] == 0:  # no tagged fields, the common case
+                            e13.unknown_tagged_fields = None
+                            p += 1
+                        else:
+                            p = _t_OffsetFetchRequest_OffsetFetchRequestTopics_0(b, p, e13)
+                        xs12.append(e13)
+                    e3.topics = xs12
             if b[p] == 0:  # no tagged fields, the common case
                 e3.unknown_tagged_fields = None
                 p += 1
@@ -1123,6 +1224,8 @@ def _r_OffsetFetchRequest_6(b, p):
         p += 1
     else:
         p = _t_OffsetFetchRequest_0(b, p, o)
+    if p > bl:
+        raise DecodeError('OffsetFetchRequest: a length runs past the end')
     return o, p
 
 
@@ -1213,8 +1316,6 @@ def _r_OffsetFetchResponse_0(b, p):
                 raise DecodeError('OffsetFetchResponseTopic.Name: null where not nullable')
             else:
                 q5 = p + n4
-                if q5 > bl:
-                    raise DecodeError('OffsetFetchResponseTopic.Name: length ' + str(n4) + ' past the end')
                 e3.name = str(b[p:q5], 'utf-8')
                 p = q5
             n6, = _S1.unpack_from(b, p)
@@ -1234,8 +1335,6 @@ def _r_OffsetFetchResponse_0(b, p):
                         e8.metadata = None
                     else:
                         q11 = p + n10
-                        if q11 > bl:
-                            raise DecodeError('OffsetFetchResponsePartition.Metadata: length ' + str(n10) + ' past the end')
                         e8.metadata = str(b[p:q11], 'utf-8')
                         p = q11
                     e8.error_code, = _S0.unpack_from(b, p)
@@ -1251,6 +1350,8 @@ def _r_OffsetFetchResponse_0(b, p):
     o.error_code = 0
     o.groups = []
     o.unknown_tagged_fields = None
+    if p > bl:
+        raise DecodeError('OffsetFetchResponse: a length runs past the end')
     return o, p
 
 
@@ -1297,8 +1398,6 @@ def _r_OffsetFetchResponse_1(b, p):
                 raise DecodeError('OffsetFetchResponseTopic.Name: null where not nullable')
             else:
                 q5 = p + n4
-                if q5 > bl:
-                    raise DecodeError('OffsetFetchResponseTopic.Name: length ' + str(n4) + ' past the end')
                 e3.name = str(b[p:q5], 'utf-8')
                 p = q5
             n6, = _S1.unpack_from(b, p)
@@ -1318,8 +1417,6 @@ def _r_OffsetFetchResponse_1(b, p):
                         e8.metadata = None
                     else:
                         q11 = p + n10
-                        if q11 > bl:
-                            raise DecodeError('OffsetFetchResponsePartition.Metadata: length ' + str(n10) + ' past the end')
                         e8.metadata = str(b[p:q11], 'utf-8')
                         p = q11
                     e8.error_code, = _S0.unpack_from(b, p)
@@ -1336,6 +1433,8 @@ def _r_OffsetFetchResponse_1(b, p):
     o.throttle_time_ms = 0
     o.groups = []
     o.unknown_tagged_fields = None
+    if p > bl:
+        raise DecodeError('OffsetFetchResponse: a length runs past the end')
     return o, p
 
 
@@ -1384,8 +1483,6 @@ def _r_OffsetFetchResponse_2(b, p):
                 raise DecodeError('OffsetFetchResponseTopic.Name: null where not nullable')
             else:
                 q6 = p + n5
-                if q6 > bl:
-                    raise DecodeError('OffsetFetchResponseTopic.Name: length ' + str(n5) + ' past the end')
                 e4.name = str(b[p:q6], 'utf-8')
                 p = q6
             n7, = _S1.unpack_from(b, p)
@@ -1405,8 +1502,6 @@ def _r_OffsetFetchResponse_2(b, p):
                         e9.metadata = None
                     else:
                         q12 = p + n11
-                        if q12 > bl:
-                            raise DecodeError('OffsetFetchResponsePartition.Metadata: length ' + str(n11) + ' past the end')
                         e9.metadata = str(b[p:q12], 'utf-8')
                         p = q12
                     e9.error_code, = _S0.unpack_from(b, p)
@@ -1422,6 +1517,8 @@ def _r_OffsetFetchResponse_2(b, p):
     p += 2
     o.groups = []
     o.unknown_tagged_fields = None
+    if p > bl:
+        raise DecodeError('OffsetFetchResponse: a length runs past the end')
     return o, p
 
 
@@ -1471,8 +1568,6 @@ def _r_OffsetFetchResponse_3(b, p):
                 raise DecodeError('OffsetFetchResponseTopic.Name: null where not nullable')
             else:
                 q6 = p + n5
-                if q6 > bl:
-                    raise DecodeError('OffsetFetchResponseTopic.Name: length ' + str(n5) + ' past the end')
                 e4.name = str(b[p:q6], 'utf-8')
                 p = q6
             n7, = _S1.unpack_from(b, p)
@@ -1492,8 +1587,6 @@ def _r_OffsetFetchResponse_3(b, p):
                         e9.metadata = None
                     else:
                         q12 = p + n11
-                        if q12 > bl:
-                            raise DecodeError('OffsetFetchResponsePartition.Metadata: length ' + str(n11) + ' past the end')
                         e9.metadata = str(b[p:q12], 'utf-8')
                         p = q12
                     e9.error_code, = _S0.unpack_from(b, p)
@@ -1508,6 +1601,8 @@ def _r_OffsetFetchResponse_3(b, p):
     p += 2
     o.groups = []
     o.unknown_tagged_fields = None
+    if p > bl:
+        raise DecodeError('OffsetFetchResponse: a length runs past the end')
     return o, p
 
 
@@ -1623,55 +1718,64 @@ def _r_OffsetFetchResponse_4(b, p):
         xs3 = []
         for _ in range(n2):
             e4 = _new(_OffsetFetchResponse_OffsetFetchResponseTopic)
-            n5 = b[p] - 1
-            p += 1
-            if n5 > 126:
-                n5, p = _uvt(b, p, n5 + 1)
-                n5 -= 1
-            if n5 < 0:
-                raise DecodeError('OffsetFetchResponseTopic.Name: null where not nullable')
-            else:
-                q6 = p + n5
-                if q6 > bl:
-                    raise DecodeError('OffsetFetchResponseTopic.Name: length ' + str(n5) + ' past the end')
-                e4.name = str(b[p:q6], 'utf-8')
+            h7 = b[p]
+            if 0 < h7 < 128:
+                q6 = p + h7
+                e4.name = str(b[p + 1:q6], 'utf-8')
                 p = q6
-            n7 = b[p] - 1
+            else:
+                p += 1
+                n5 = h7 - 1
+                if n5 > 126:
+                    n5, p = _uvt(b, p, n5 + 1)
+                    n5 -= 1
+                if n5 < 0:
+                    raise DecodeError('OffsetFetchResponseTopic.Name: null where not nullable')
+                else:
+                    q6 = p + n5
+                    e4.name = str(b[p:q6], 'utf-8')
+                    p = q6
+            n8 = b[p] - 1
             p += 1
-            if n7 > 126:
-                n7, p = _uvt(b, p, n7 + 1)
-                n7 -= 1
-            if n7 < 0:
+            if n8 > 126:
+                n8, p = _uvt(b, p, n8 + 1)
+                n8 -= 1
+            if n8 < 0:
                 raise DecodeError('OffsetFetchResponseTopic.Partitions: null where not nullable')
             else:
-                if n7 > bl - p:
-                    raise DecodeError('OffsetFetchResponseTopic.Partitions: count ' + str(n7) + ' past the end')
-                xs8 = []
-                for _ in range(n7):
-                    e9 = _new(_OffsetFetchResponse_OffsetFetchResponsePartition)
-                    e9.partition_index, e9.committed_offset, e9.committed_leader_epoch, h10, = _S11.unpack_from(b, p)
+                if n8 > bl - p:
+                    raise DecodeError('OffsetFetchResponseTopic.Partitions: count ' + str(n8) + ' past the end')
+                xs9 = []
+                for _ in range(n8):
+                    e10 = _new(_OffsetFetchResponse_OffsetFetchResponsePartition)
+                    e10.partition_index, e10.committed_offset, e10.committed_leader_epoch, h11, = _S11.unpack_from(b, p)
                     p += 17
-                    n11 = h10 - 1
-                    if n11 > 126:
-                        n11, p = _uvt(b, p, n11 + 1)
-                        n11 -= 1
-                    if n11 < 0:
-                        e9.metadata = None
+                    if 0 < h11 < 128:
+                        q13 = p + h11 - 1
+                        e10.metadata = str(b[p:q13], 'utf-8')
+                        p = q13
+                    elif h11 == 0:
+                        e10.metadata = None
                     else:
-                        q12 = p + n11
-                        if q12 > bl:
-                            raise DecodeError('OffsetFetchResponsePartition.Metadata: length ' + str(n11) + ' past the end')
-                        e9.metadata = str(b[p:q12], 'utf-8')
-                        p = q12
-                    e9.error_code, = _S0.unpack_from(b, p)
+                        n12 = h11 - 1
+                        if n12 > 126:
+                            n12, p = _uvt(b, p, n12 + 1)
+                            n12 -= 1
+                        if n12 < 0:
+                            e10.metadata = None
+                        else:
+                            q13 = p + n12
+                            e10.metadata = str(b[p:q13], 'utf-8')
+                            p = q13
+                    e10.error_code, = _S0.unpack_from(b, p)
                     p += 2
                     if b[p] == 0:  # no tagged fields, the common case
-                        e9.unknown_tagged_fields = None
+                        e10.unknown_tagged_fields = None
                         p += 1
                     else:
-                        p = _t_OffsetFetchResponse_OffsetFetchResponsePartition_0(b, p, e9)
-                    xs8.append(e9)
-                e4.partitions = xs8
+                        p = _t_OffsetFetchResponse_OffsetFetchResponsePartition_0(b, p, e10)
+                    xs9.append(e10)
+                e4.partitions = xs9
             if b[p] == 0:  # no tagged fields, the common case
                 e4.unknown_tagged_fields = None
                 p += 1
@@ -1687,6 +1791,8 @@ def _r_OffsetFetchResponse_4(b, p):
         p += 1
     else:
         p = _t_OffsetFetchResponse_0(b, p, o)
+    if p > bl:
+        raise DecodeError('OffsetFetchResponse: a length runs past the end')
     return o, p
 
 
@@ -1830,89 +1936,102 @@ def _r_OffsetFetchResponse_5(b, p):
         xs3 = []
         for _ in range(n2):
             e4 = _new(_OffsetFetchResponse_OffsetFetchResponseGroup)
-            n5 = b[p] - 1
-            p += 1
-            if n5 > 126:
-                n5, p = _uvt(b, p, n5 + 1)
-                n5 -= 1
-            if n5 < 0:
-                raise DecodeError('OffsetFetchResponseGroup.GroupId: null where not nullable')
-            else:
-                q6 = p + n5
-                if q6 > bl:
-                    raise DecodeError('OffsetFetchResponseGroup.GroupId: length ' + str(n5) + ' past the end')
-                e4.group_id = str(b[p:q6], 'utf-8')
+            h7 = b[p]
+            if 0 < h7 < 128:
+                q6 = p + h7
+                e4.group_id = str(b[p + 1:q6], 'utf-8')
                 p = q6
-            n7 = b[p] - 1
+            else:
+                p += 1
+                n5 = h7 - 1
+                if n5 > 126:
+                    n5, p = _uvt(b, p, n5 + 1)
+                    n5 -= 1
+                if n5 < 0:
+                    raise DecodeError('OffsetFetchResponseGroup.GroupId: null where not nullable')
+                else:
+                    q6 = p + n5
+                    e4.group_id = str(b[p:q6], 'utf-8')
+                    p = q6
+            n8 = b[p] - 1
             p += 1
-            if n7 > 126:
-                n7, p = _uvt(b, p, n7 + 1)
-                n7 -= 1
-            if n7 < 0:
+            if n8 > 126:
+                n8, p = _uvt(b, p, n8 + 1)
+                n8 -= 1
+            if n8 < 0:
                 raise DecodeError('OffsetFetchResponseGroup.Topics: null where not nullable')
             else:
-                if n7 > bl - p:
-                    raise DecodeError('OffsetFetchResponseGroup.Topics: count ' + str(n7) + ' past the end')
-                xs8 = []
-                for _ in range(n7):
-                    e9 = _new(_OffsetFetchResponse_OffsetFetchResponseTopics)
-                    n10 = b[p] - 1
-                    p += 1
-                    if n10 > 126:
-                        n10, p = _uvt(b, p, n10 + 1)
-                        n10 -= 1
-                    if n10 < 0:
-                        raise DecodeError('OffsetFetchResponseTopics.Name: null where not nullable')
+                if n8 > bl - p:
+                    raise DecodeError('OffsetFetchResponseGroup.Topics: count ' + str(n8) + ' past the end')
+                xs9 = []
+                for _ in range(n8):
+                    e10 = _new(_OffsetFetchResponse_OffsetFetchResponseTopics)
+                    h13 = b[p]
+                    if 0 < h13 < 128:
+                        q12 = p + h13
+                        e10.name = str(b[p + 1:q12], 'utf-8')
+                        p = q12
                     else:
-                        q11 = p + n10
-                        if q11 > bl:
-                            raise DecodeError('OffsetFetchResponseTopics.Name: length ' + str(n10) + ' past the end')
-                        e9.name = str(b[p:q11], 'utf-8')
-                        p = q11
-                    n12 = b[p] - 1
+                        p += 1
+                        n11 = h13 - 1
+                        if n11 > 126:
+                            n11, p = _uvt(b, p, n11 + 1)
+                            n11 -= 1
+                        if n11 < 0:
+                            raise DecodeError('OffsetFetchResponseTopics.Name: null where not nullable')
+                        else:
+                            q12 = p + n11
+                            e10.name = str(b[p:q12], 'utf-8')
+                            p = q12
+                    n14 = b[p] - 1
                     p += 1
-                    if n12 > 126:
-                        n12, p = _uvt(b, p, n12 + 1)
-                        n12 -= 1
-                    if n12 < 0:
+                    if n14 > 126:
+                        n14, p = _uvt(b, p, n14 + 1)
+                        n14 -= 1
+                    if n14 < 0:
                         raise DecodeError('OffsetFetchResponseTopics.Partitions: null where not nullable')
                     else:
-                        if n12 > bl - p:
-                            raise DecodeError('OffsetFetchResponseTopics.Partitions: count ' + str(n12) + ' past the end')
-                        xs13 = []
-                        for _ in range(n12):
-                            e14 = _new(_OffsetFetchResponse_OffsetFetchResponsePartitions)
-                            e14.partition_index, e14.committed_offset, e14.committed_leader_epoch, h15, = _S11.unpack_from(b, p)
+                        if n14 > bl - p:
+                            raise DecodeError('OffsetFetchResponseTopics.Partitions: count ' + str(n14) + ' past the end')
+                        xs15 = []
+                        for _ in range(n14):
+                            e16 = _new(_OffsetFetchResponse_OffsetFetchResponsePartitions)
+                            e16.partition_index, e16.committed_offset, e16.committed_leader_epoch, h17, = _S11.unpack_from(b, p)
                             p += 17
-                            n16 = h15 - 1
-                            if n16 > 126:
-                                n16, p = _uvt(b, p, n16 + 1)
-                                n16 -= 1
-                            if n16 < 0:
-                                e14.metadata = None
+                            if 0 < h17 < 128:
+                                q19 = p + h17 - 1
+                                e16.metadata = str(b[p:q19], 'utf-8')
+                                p = q19
+                            elif h17 == 0:
+                                e16.metadata = None
                             else:
-                                q17 = p + n16
-                                if q17 > bl:
-                                    raise DecodeError('OffsetFetchResponsePartitions.Metadata: length ' + str(n16) + ' past the end')
-                                e14.metadata = str(b[p:q17], 'utf-8')
-                                p = q17
-                            e14.error_code, = _S0.unpack_from(b, p)
+                                n18 = h17 - 1
+                                if n18 > 126:
+                                    n18, p = _uvt(b, p, n18 + 1)
+                                    n18 -= 1
+                                if n18 < 0:
+                                    e16.metadata = None
+                                else:
+                                    q19 = p + n18
+                                    e16.metadata = str(b[p:q19], 'utf-8')
+                                    p = q19
+                            e16.error_code, = _S0.unpack_from(b, p)
                             p += 2
                             if b[p] == 0:  # no tagged fields, the common case
-                                e14.unknown_tagged_fields = None
+                                e16.unknown_tagged_fields = None
                                 p += 1
                             else:
-                                p = _t_OffsetFetchResponse_OffsetFetchResponsePartitions_0(b, p, e14)
-                            xs13.append(e14)
-                        e9.partitions = xs13
-                    e9.topic_id = UUID_ZERO
+                                p = _t_OffsetFetchResponse_OffsetFetchResponsePartitions_0(b, p, e16)
+                            xs15.append(e16)
+                        e10.partitions = xs15
+                    e10.topic_id = UUID_ZERO
                     if b[p] == 0:  # no tagged fields, the common case
-                        e9.unknown_tagged_fields = None
+                        e10.unknown_tagged_fields = None
                         p += 1
                     else:
-                        p = _t_OffsetFetchResponse_OffsetFetchResponseTopics_0(b, p, e9)
-                    xs8.append(e9)
-                e4.topics = xs8
+                        p = _t_OffsetFetchResponse_OffsetFetchResponseTopics_0(b, p, e10)
+                    xs9.append(e10)
+                e4.topics = xs9
             e4.error_code, = _S0.unpack_from(b, p)
             p += 2
             if b[p] == 0:  # no tagged fields, the common case
@@ -1929,6 +2048,8 @@ def _r_OffsetFetchResponse_5(b, p):
         p += 1
     else:
         p = _t_OffsetFetchResponse_0(b, p, o)
+    if p > bl:
+        raise DecodeError('OffsetFetchResponse: a length runs past the end')
     return o, p
 
 
@@ -2022,77 +2143,86 @@ def _r_OffsetFetchResponse_6(b, p):
         xs3 = []
         for _ in range(n2):
             e4 = _new(_OffsetFetchResponse_OffsetFetchResponseGroup)
-            n5 = b[p] - 1
-            p += 1
-            if n5 > 126:
-                n5, p = _uvt(b, p, n5 + 1)
-                n5 -= 1
-            if n5 < 0:
-                raise DecodeError('OffsetFetchResponseGroup.GroupId: null where not nullable')
-            else:
-                q6 = p + n5
-                if q6 > bl:
-                    raise DecodeError('OffsetFetchResponseGroup.GroupId: length ' + str(n5) + ' past the end')
-                e4.group_id = str(b[p:q6], 'utf-8')
+            h7 = b[p]
+            if 0 < h7 < 128:
+                q6 = p + h7
+                e4.group_id = str(b[p + 1:q6], 'utf-8')
                 p = q6
-            n7 = b[p] - 1
+            else:
+                p += 1
+                n5 = h7 - 1
+                if n5 > 126:
+                    n5, p = _uvt(b, p, n5 + 1)
+                    n5 -= 1
+                if n5 < 0:
+                    raise DecodeError('OffsetFetchResponseGroup.GroupId: null where not nullable')
+                else:
+                    q6 = p + n5
+                    e4.group_id = str(b[p:q6], 'utf-8')
+                    p = q6
+            n8 = b[p] - 1
             p += 1
-            if n7 > 126:
-                n7, p = _uvt(b, p, n7 + 1)
-                n7 -= 1
-            if n7 < 0:
+            if n8 > 126:
+                n8, p = _uvt(b, p, n8 + 1)
+                n8 -= 1
+            if n8 < 0:
                 raise DecodeError('OffsetFetchResponseGroup.Topics: null where not nullable')
             else:
-                if n7 > bl - p:
-                    raise DecodeError('OffsetFetchResponseGroup.Topics: count ' + str(n7) + ' past the end')
-                xs8 = []
-                for _ in range(n7):
-                    e9 = _new(_OffsetFetchResponse_OffsetFetchResponseTopics)
-                    e9.topic_id, h10, = _S4.unpack_from(b, p)
+                if n8 > bl - p:
+                    raise DecodeError('OffsetFetchResponseGroup.Topics: count ' + str(n8) + ' past the end')
+                xs9 = []
+                for _ in range(n8):
+                    e10 = _new(_OffsetFetchResponse_OffsetFetchResponseTopics)
+                    e10.topic_id, h11, = _S4.unpack_from(b, p)
                     p += 17
-                    n11 = h10 - 1
-                    if n11 > 126:
-                        n11, p = _uvt(b, p, n11 + 1)
-                        n11 -= 1
-                    if n11 < 0:
+                    n12 = h11 - 1
+                    if n12 > 126:
+                        n12, p = _uvt(b, p, n12 + 1)
+                        n12 -= 1
+                    if n12 < 0:
                         raise DecodeError('OffsetFetchResponseTopics.Partitions: null where not nullable')
                     else:
-                        if n11 > bl - p:
-                            raise DecodeError('OffsetFetchResponseTopics.Partitions: count ' + str(n11) + ' past the end')
-                        xs12 = []
-                        for _ in range(n11):
-                            e13 = _new(_OffsetFetchResponse_OffsetFetchResponsePartitions)
-                            e13.partition_index, e13.committed_offset, e13.committed_leader_epoch, h14, = _S11.unpack_from(b, p)
+                        if n12 > bl - p:
+                            raise DecodeError('OffsetFetchResponseTopics.Partitions: count ' + str(n12) + ' past the end')
+                        xs13 = []
+                        for _ in range(n12):
+                            e14 = _new(_OffsetFetchResponse_OffsetFetchResponsePartitions)
+                            e14.partition_index, e14.committed_offset, e14.committed_leader_epoch, h15, = _S11.unpack_from(b, p)
                             p += 17
-                            n15 = h14 - 1
-                            if n15 > 126:
-                                n15, p = _uvt(b, p, n15 + 1)
-                                n15 -= 1
-                            if n15 < 0:
-                                e13.metadata = None
+                            if 0 < h15 < 128:
+                                q17 = p + h15 - 1
+                                e14.metadata = str(b[p:q17], 'utf-8')
+                                p = q17
+                            elif h15 == 0:
+                                e14.metadata = None
                             else:
-                                q16 = p + n15
-                                if q16 > bl:
-                                    raise DecodeError('OffsetFetchResponsePartitions.Metadata: length ' + str(n15) + ' past the end')
-                                e13.metadata = str(b[p:q16], 'utf-8')
-                                p = q16
-                            e13.error_code, = _S0.unpack_from(b, p)
+                                n16 = h15 - 1
+                                if n16 > 126:
+                                    n16, p = _uvt(b, p, n16 + 1)
+                                    n16 -= 1
+                                if n16 < 0:
+                                    e14.metadata = None
+                                else:
+                                    q17 = p + n16
+                                    e14.metadata = str(b[p:q17], 'utf-8')
+                                    p = q17
+                            e14.error_code, = _S0.unpack_from(b, p)
                             p += 2
                             if b[p] == 0:  # no tagged fields, the common case
-                                e13.unknown_tagged_fields = None
+                                e14.unknown_tagged_fields = None
                                 p += 1
                             else:
-                                p = _t_OffsetFetchResponse_OffsetFetchResponsePartitions_0(b, p, e13)
-                            xs12.append(e13)
-                        e9.partitions = xs12
-                    e9.name = ''
+                                p = _t_OffsetFetchResponse_OffsetFetchResponsePartitions_0(b, p, e14)
+                            xs13.append(e14)
+                        e10.partitions = xs13
+                    e10.name = ''
                     if b[p] == 0:  # no tagged fields, the common case
-                        e9.unknown_tagged_fields = None
+                        e10.unknown_tagged_fields = None
                         p += 1
                     else:
-                        p = _t_OffsetFetchResponse_OffsetFetchResponseTopics_0(b, p, e9)
-                    xs8.append(e9)
-                e4.topics = xs8
+                        p = _t_OffsetFetchResponse_OffsetFetchResponseTopics_0(b, p, e10)
+                    xs9.append(e10)
+                e4.topics = xs9
             e4.error_code, = _S0.unpack_from(b, p)
             p += 2
             if b[p] == 0:  # no tagged fields, the common case
@@ -2109,6 +2239,8 @@ def _r_OffsetFetchResponse_6(b, p):
         p += 1
     else:
         p = _t_OffsetFetchResponse_0(b, p, o)
+    if p > bl:
+        raise DecodeError('OffsetFetchResponse: a length runs past the end')
     return o, p
 
 

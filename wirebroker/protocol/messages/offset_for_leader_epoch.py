@@ -9,6 +9,7 @@ from typing import Any
 import struct as _struct
 
 from wirebroker.protocol.message import UNSET, Message, Struct
+from wirebroker.protocol.message import shared_default as _shared_default
 from wirebroker.protocol.primitives import (
     UUID_ZERO,
     DecodeError,
@@ -28,9 +29,9 @@ _unpack_from = _struct.unpack_from
 def _first(tag_and_bytes):
     return tag_and_bytes[0]
 
-_S0 = _struct.Struct('>i')
-_S1 = _struct.Struct('>h')
-_S2 = _struct.Struct('>ii')
+_S0 = _struct.Struct('>h')
+_S1 = _struct.Struct('>ii')
+_S2 = _struct.Struct('>i')
 _S3 = _struct.Struct('>iii')
 _S4 = _struct.Struct('>iB')
 _S5 = _struct.Struct('>hiq')
@@ -119,7 +120,7 @@ _OffsetForLeaderEpochResponse_OffsetForLeaderTopicResult = OffsetForLeaderEpochR
 def _r_OffsetForLeaderEpochRequest_0(b, p):
     bl = len(b)
     o = _new(OffsetForLeaderEpochRequest)
-    n1, = _S0.unpack_from(b, p)
+    n1, = _S2.unpack_from(b, p)
     p += 4
     if n1 < 0:
         raise DecodeError('OffsetForLeaderEpochRequest.Topics: null where not nullable')
@@ -129,17 +130,15 @@ def _r_OffsetForLeaderEpochRequest_0(b, p):
         xs2 = []
         for _ in range(n1):
             e3 = _new(_OffsetForLeaderEpochRequest_OffsetForLeaderTopic)
-            n4, = _S1.unpack_from(b, p)
+            n4, = _S0.unpack_from(b, p)
             p += 2
             if n4 < 0:
                 raise DecodeError('OffsetForLeaderTopic.Topic: null where not nullable')
             else:
                 q5 = p + n4
-                if q5 > bl:
-                    raise DecodeError('OffsetForLeaderTopic.Topic: length ' + str(n4) + ' past the end')
                 e3.topic = str(b[p:q5], 'utf-8')
                 p = q5
-            n6, = _S0.unpack_from(b, p)
+            n6, = _S2.unpack_from(b, p)
             p += 4
             if n6 < 0:
                 raise DecodeError('OffsetForLeaderTopic.Partitions: null where not nullable')
@@ -149,7 +148,7 @@ def _r_OffsetForLeaderEpochRequest_0(b, p):
                 xs7 = []
                 for _ in range(n6):
                     e8 = _new(_OffsetForLeaderEpochRequest_OffsetForLeaderPartition)
-                    e8.partition, e8.leader_epoch, = _S2.unpack_from(b, p)
+                    e8.partition, e8.leader_epoch, = _S1.unpack_from(b, p)
                     p += 8
                     e8.current_leader_epoch = -1
                     e8.unknown_tagged_fields = None
@@ -160,27 +159,29 @@ def _r_OffsetForLeaderEpochRequest_0(b, p):
         o.topics = xs2
     o.replica_id = -2
     o.unknown_tagged_fields = None
+    if p > bl:
+        raise DecodeError('OffsetForLeaderEpochRequest: a length runs past the end')
     return o, p
 
 
 def _w_OffsetForLeaderEpochRequest_0(o, w):
     xs1 = o.topics
-    w += _S0.pack(len(xs1))
+    w += _S2.pack(len(xs1))
     for e2 in xs1:
         v3 = e2.topic
         v3 = v3.encode()
-        w += _S1.pack(len(v3))
+        w += _S0.pack(len(v3))
         w += v3
         xs4 = e2.partitions
-        w += _S0.pack(len(xs4))
+        w += _S2.pack(len(xs4))
         for e5 in xs4:
-            w += _S2.pack(e5.partition, e5.leader_epoch)
+            w += _S1.pack(e5.partition, e5.leader_epoch)
 
 
 def _r_OffsetForLeaderEpochRequest_1(b, p):
     bl = len(b)
     o = _new(OffsetForLeaderEpochRequest)
-    n1, = _S0.unpack_from(b, p)
+    n1, = _S2.unpack_from(b, p)
     p += 4
     if n1 < 0:
         raise DecodeError('OffsetForLeaderEpochRequest.Topics: null where not nullable')
@@ -190,17 +191,15 @@ def _r_OffsetForLeaderEpochRequest_1(b, p):
         xs2 = []
         for _ in range(n1):
             e3 = _new(_OffsetForLeaderEpochRequest_OffsetForLeaderTopic)
-            n4, = _S1.unpack_from(b, p)
+            n4, = _S0.unpack_from(b, p)
             p += 2
             if n4 < 0:
                 raise DecodeError('OffsetForLeaderTopic.Topic: null where not nullable')
             else:
                 q5 = p + n4
-                if q5 > bl:
-                    raise DecodeError('OffsetForLeaderTopic.Topic: length ' + str(n4) + ' past the end')
                 e3.topic = str(b[p:q5], 'utf-8')
                 p = q5
-            n6, = _S0.unpack_from(b, p)
+            n6, = _S2.unpack_from(b, p)
             p += 4
             if n6 < 0:
                 raise DecodeError('OffsetForLeaderTopic.Partitions: null where not nullable')
@@ -220,19 +219,21 @@ def _r_OffsetForLeaderEpochRequest_1(b, p):
         o.topics = xs2
     o.replica_id = -2
     o.unknown_tagged_fields = None
+    if p > bl:
+        raise DecodeError('OffsetForLeaderEpochRequest: a length runs past the end')
     return o, p
 
 
 def _w_OffsetForLeaderEpochRequest_1(o, w):
     xs1 = o.topics
-    w += _S0.pack(len(xs1))
+    w += _S2.pack(len(xs1))
     for e2 in xs1:
         v3 = e2.topic
         v3 = v3.encode()
-        w += _S1.pack(len(v3))
+        w += _S0.pack(len(v3))
         w += v3
         xs4 = e2.partitions
-        w += _S0.pack(len(xs4))
+        w += _S2.pack(len(xs4))
         for e5 in xs4:
             w += _S3.pack(e5.partition, e5.current_leader_epoch, e5.leader_epoch)
 
@@ -240,7 +241,7 @@ def _w_OffsetForLeaderEpochRequest_1(o, w):
 def _r_OffsetForLeaderEpochRequest_2(b, p):
     bl = len(b)
     o = _new(OffsetForLeaderEpochRequest)
-    o.replica_id, h1, = _S2.unpack_from(b, p)
+    o.replica_id, h1, = _S1.unpack_from(b, p)
     p += 8
     n2 = h1
     if n2 < 0:
@@ -251,17 +252,15 @@ def _r_OffsetForLeaderEpochRequest_2(b, p):
         xs3 = []
         for _ in range(n2):
             e4 = _new(_OffsetForLeaderEpochRequest_OffsetForLeaderTopic)
-            n5, = _S1.unpack_from(b, p)
+            n5, = _S0.unpack_from(b, p)
             p += 2
             if n5 < 0:
                 raise DecodeError('OffsetForLeaderTopic.Topic: null where not nullable')
             else:
                 q6 = p + n5
-                if q6 > bl:
-                    raise DecodeError('OffsetForLeaderTopic.Topic: length ' + str(n5) + ' past the end')
                 e4.topic = str(b[p:q6], 'utf-8')
                 p = q6
-            n7, = _S0.unpack_from(b, p)
+            n7, = _S2.unpack_from(b, p)
             p += 4
             if n7 < 0:
                 raise DecodeError('OffsetForLeaderTopic.Partitions: null where not nullable')
@@ -280,20 +279,22 @@ def _r_OffsetForLeaderEpochRequest_2(b, p):
             xs3.append(e4)
         o.topics = xs3
     o.unknown_tagged_fields = None
+    if p > bl:
+        raise DecodeError('OffsetForLeaderEpochRequest: a length runs past the end')
     return o, p
 
 
 def _w_OffsetForLeaderEpochRequest_2(o, w):
-    w += _S0.pack(o.replica_id)
+    w += _S2.pack(o.replica_id)
     xs1 = o.topics
-    w += _S0.pack(len(xs1))
+    w += _S2.pack(len(xs1))
     for e2 in xs1:
         v3 = e2.topic
         v3 = v3.encode()
-        w += _S1.pack(len(v3))
+        w += _S0.pack(len(v3))
         w += v3
         xs4 = e2.partitions
-        w += _S0.pack(len(xs4))
+        w += _S2.pack(len(xs4))
         for e5 in xs4:
             w += _S3.pack(e5.partition, e5.current_leader_epoch, e5.leader_epoch)
 
@@ -384,41 +385,45 @@ def _r_OffsetForLeaderEpochRequest_3(b, p):
         xs3 = []
         for _ in range(n2):
             e4 = _new(_OffsetForLeaderEpochRequest_OffsetForLeaderTopic)
-            n5 = b[p] - 1
-            p += 1
-            if n5 > 126:
-                n5, p = _uvt(b, p, n5 + 1)
-                n5 -= 1
-            if n5 < 0:
-                raise DecodeError('OffsetForLeaderTopic.Topic: null where not nullable')
-            else:
-                q6 = p + n5
-                if q6 > bl:
-                    raise DecodeError('OffsetForLeaderTopic.Topic: length ' + str(n5) + ' past the end')
-                e4.topic = str(b[p:q6], 'utf-8')
+            h7 = b[p]
+            if 0 < h7 < 128:
+                q6 = p + h7
+                e4.topic = str(b[p + 1:q6], 'utf-8')
                 p = q6
-            n7 = b[p] - 1
+            else:
+                p += 1
+                n5 = h7 - 1
+                if n5 > 126:
+                    n5, p = _uvt(b, p, n5 + 1)
+                    n5 -= 1
+                if n5 < 0:
+                    raise DecodeError('OffsetForLeaderTopic.Topic: null where not nullable')
+                else:
+                    q6 = p + n5
+                    e4.topic = str(b[p:q6], 'utf-8')
+                    p = q6
+            n8 = b[p] - 1
             p += 1
-            if n7 > 126:
-                n7, p = _uvt(b, p, n7 + 1)
-                n7 -= 1
-            if n7 < 0:
+            if n8 > 126:
+                n8, p = _uvt(b, p, n8 + 1)
+                n8 -= 1
+            if n8 < 0:
                 raise DecodeError('OffsetForLeaderTopic.Partitions: null where not nullable')
             else:
-                if n7 > bl - p:
-                    raise DecodeError('OffsetForLeaderTopic.Partitions: count ' + str(n7) + ' past the end')
-                xs8 = []
-                for _ in range(n7):
-                    e9 = _new(_OffsetForLeaderEpochRequest_OffsetForLeaderPartition)
-                    e9.partition, e9.current_leader_epoch, e9.leader_epoch, = _S3.unpack_from(b, p)
+                if n8 > bl - p:
+                    raise DecodeError('OffsetForLeaderTopic.Partitions: count ' + str(n8) + ' past the end')
+                xs9 = []
+                for _ in range(n8):
+                    e10 = _new(_OffsetForLeaderEpochRequest_OffsetForLeaderPartition)
+                    e10.partition, e10.current_leader_epoch, e10.leader_epoch, = _S3.unpack_from(b, p)
                     p += 12
                     if b[p] == 0:  # no tagged fields, the common case
-                        e9.unknown_tagged_fields = None
+                        e10.unknown_tagged_fields = None
                         p += 1
                     else:
-                        p = _t_OffsetForLeaderEpochRequest_OffsetForLeaderPartition_0(b, p, e9)
-                    xs8.append(e9)
-                e4.partitions = xs8
+                        p = _t_OffsetForLeaderEpochRequest_OffsetForLeaderPartition_0(b, p, e10)
+                    xs9.append(e10)
+                e4.partitions = xs9
             if b[p] == 0:  # no tagged fields, the common case
                 e4.unknown_tagged_fields = None
                 p += 1
@@ -431,11 +436,13 @@ def _r_OffsetForLeaderEpochRequest_3(b, p):
         p += 1
     else:
         p = _t_OffsetForLeaderEpochRequest_0(b, p, o)
+    if p > bl:
+        raise DecodeError('OffsetForLeaderEpochRequest: a length runs past the end')
     return o, p
 
 
 def _w_OffsetForLeaderEpochRequest_3(o, w):
-    w += _S0.pack(o.replica_id)
+    w += _S2.pack(o.replica_id)
     xs1 = o.topics
     ln = len(xs1) + 1
     if ln < 128:
@@ -476,7 +483,7 @@ def _w_OffsetForLeaderEpochRequest_3(o, w):
 def _r_OffsetForLeaderEpochResponse_0(b, p):
     bl = len(b)
     o = _new(OffsetForLeaderEpochResponse)
-    n1, = _S0.unpack_from(b, p)
+    n1, = _S2.unpack_from(b, p)
     p += 4
     if n1 < 0:
         raise DecodeError('OffsetForLeaderEpochResponse.Topics: null where not nullable')
@@ -486,17 +493,15 @@ def _r_OffsetForLeaderEpochResponse_0(b, p):
         xs2 = []
         for _ in range(n1):
             e3 = _new(_OffsetForLeaderEpochResponse_OffsetForLeaderTopicResult)
-            n4, = _S1.unpack_from(b, p)
+            n4, = _S0.unpack_from(b, p)
             p += 2
             if n4 < 0:
                 raise DecodeError('OffsetForLeaderTopicResult.Topic: null where not nullable')
             else:
                 q5 = p + n4
-                if q5 > bl:
-                    raise DecodeError('OffsetForLeaderTopicResult.Topic: length ' + str(n4) + ' past the end')
                 e3.topic = str(b[p:q5], 'utf-8')
                 p = q5
-            n6, = _S0.unpack_from(b, p)
+            n6, = _S2.unpack_from(b, p)
             p += 4
             if n6 < 0:
                 raise DecodeError('OffsetForLeaderTopicResult.Partitions: null where not nullable')
@@ -517,19 +522,21 @@ def _r_OffsetForLeaderEpochResponse_0(b, p):
         o.topics = xs2
     o.throttle_time_ms = 0
     o.unknown_tagged_fields = None
+    if p > bl:
+        raise DecodeError('OffsetForLeaderEpochResponse: a length runs past the end')
     return o, p
 
 
 def _w_OffsetForLeaderEpochResponse_0(o, w):
     xs1 = o.topics
-    w += _S0.pack(len(xs1))
+    w += _S2.pack(len(xs1))
     for e2 in xs1:
         v3 = e2.topic
         v3 = v3.encode()
-        w += _S1.pack(len(v3))
+        w += _S0.pack(len(v3))
         w += v3
         xs4 = e2.partitions
-        w += _S0.pack(len(xs4))
+        w += _S2.pack(len(xs4))
         for e5 in xs4:
             w += _S5.pack(e5.error_code, e5.partition, e5.end_offset)
 
@@ -537,7 +544,7 @@ def _w_OffsetForLeaderEpochResponse_0(o, w):
 def _r_OffsetForLeaderEpochResponse_1(b, p):
     bl = len(b)
     o = _new(OffsetForLeaderEpochResponse)
-    n1, = _S0.unpack_from(b, p)
+    n1, = _S2.unpack_from(b, p)
     p += 4
     if n1 < 0:
         raise DecodeError('OffsetForLeaderEpochResponse.Topics: null where not nullable')
@@ -547,17 +554,15 @@ def _r_OffsetForLeaderEpochResponse_1(b, p):
         xs2 = []
         for _ in range(n1):
             e3 = _new(_OffsetForLeaderEpochResponse_OffsetForLeaderTopicResult)
-            n4, = _S1.unpack_from(b, p)
+            n4, = _S0.unpack_from(b, p)
             p += 2
             if n4 < 0:
                 raise DecodeError('OffsetForLeaderTopicResult.Topic: null where not nullable')
             else:
                 q5 = p + n4
-                if q5 > bl:
-                    raise DecodeError('OffsetForLeaderTopicResult.Topic: length ' + str(n4) + ' past the end')
                 e3.topic = str(b[p:q5], 'utf-8')
                 p = q5
-            n6, = _S0.unpack_from(b, p)
+            n6, = _S2.unpack_from(b, p)
             p += 4
             if n6 < 0:
                 raise DecodeError('OffsetForLeaderTopicResult.Partitions: null where not nullable')
@@ -577,19 +582,21 @@ def _r_OffsetForLeaderEpochResponse_1(b, p):
         o.topics = xs2
     o.throttle_time_ms = 0
     o.unknown_tagged_fields = None
+    if p > bl:
+        raise DecodeError('OffsetForLeaderEpochResponse: a length runs past the end')
     return o, p
 
 
 def _w_OffsetForLeaderEpochResponse_1(o, w):
     xs1 = o.topics
-    w += _S0.pack(len(xs1))
+    w += _S2.pack(len(xs1))
     for e2 in xs1:
         v3 = e2.topic
         v3 = v3.encode()
-        w += _S1.pack(len(v3))
+        w += _S0.pack(len(v3))
         w += v3
         xs4 = e2.partitions
-        w += _S0.pack(len(xs4))
+        w += _S2.pack(len(xs4))
         for e5 in xs4:
             w += _S6.pack(e5.error_code, e5.partition, e5.leader_epoch, e5.end_offset)
 
@@ -597,7 +604,7 @@ def _w_OffsetForLeaderEpochResponse_1(o, w):
 def _r_OffsetForLeaderEpochResponse_2(b, p):
     bl = len(b)
     o = _new(OffsetForLeaderEpochResponse)
-    o.throttle_time_ms, h1, = _S2.unpack_from(b, p)
+    o.throttle_time_ms, h1, = _S1.unpack_from(b, p)
     p += 8
     n2 = h1
     if n2 < 0:
@@ -608,17 +615,15 @@ def _r_OffsetForLeaderEpochResponse_2(b, p):
         xs3 = []
         for _ in range(n2):
             e4 = _new(_OffsetForLeaderEpochResponse_OffsetForLeaderTopicResult)
-            n5, = _S1.unpack_from(b, p)
+            n5, = _S0.unpack_from(b, p)
             p += 2
             if n5 < 0:
                 raise DecodeError('OffsetForLeaderTopicResult.Topic: null where not nullable')
             else:
                 q6 = p + n5
-                if q6 > bl:
-                    raise DecodeError('OffsetForLeaderTopicResult.Topic: length ' + str(n5) + ' past the end')
                 e4.topic = str(b[p:q6], 'utf-8')
                 p = q6
-            n7, = _S0.unpack_from(b, p)
+            n7, = _S2.unpack_from(b, p)
             p += 4
             if n7 < 0:
                 raise DecodeError('OffsetForLeaderTopicResult.Partitions: null where not nullable')
@@ -637,20 +642,22 @@ def _r_OffsetForLeaderEpochResponse_2(b, p):
             xs3.append(e4)
         o.topics = xs3
     o.unknown_tagged_fields = None
+    if p > bl:
+        raise DecodeError('OffsetForLeaderEpochResponse: a length runs past the end')
     return o, p
 
 
 def _w_OffsetForLeaderEpochResponse_2(o, w):
-    w += _S0.pack(o.throttle_time_ms)
+    w += _S2.pack(o.throttle_time_ms)
     xs1 = o.topics
-    w += _S0.pack(len(xs1))
+    w += _S2.pack(len(xs1))
     for e2 in xs1:
         v3 = e2.topic
         v3 = v3.encode()
-        w += _S1.pack(len(v3))
+        w += _S0.pack(len(v3))
         w += v3
         xs4 = e2.partitions
-        w += _S0.pack(len(xs4))
+        w += _S2.pack(len(xs4))
         for e5 in xs4:
             w += _S6.pack(e5.error_code, e5.partition, e5.leader_epoch, e5.end_offset)
 
@@ -741,41 +748,45 @@ def _r_OffsetForLeaderEpochResponse_3(b, p):
         xs3 = []
         for _ in range(n2):
             e4 = _new(_OffsetForLeaderEpochResponse_OffsetForLeaderTopicResult)
-            n5 = b[p] - 1
-            p += 1
-            if n5 > 126:
-                n5, p = _uvt(b, p, n5 + 1)
-                n5 -= 1
-            if n5 < 0:
-                raise DecodeError('OffsetForLeaderTopicResult.Topic: null where not nullable')
-            else:
-                q6 = p + n5
-                if q6 > bl:
-                    raise DecodeError('OffsetForLeaderTopicResult.Topic: length ' + str(n5) + ' past the end')
-                e4.topic = str(b[p:q6], 'utf-8')
+            h7 = b[p]
+            if 0 < h7 < 128:
+                q6 = p + h7
+                e4.topic = str(b[p + 1:q6], 'utf-8')
                 p = q6
-            n7 = b[p] - 1
+            else:
+                p += 1
+                n5 = h7 - 1
+                if n5 > 126:
+                    n5, p = _uvt(b, p, n5 + 1)
+                    n5 -= 1
+                if n5 < 0:
+                    raise DecodeError('OffsetForLeaderTopicResult.Topic: null where not nullable')
+                else:
+                    q6 = p + n5
+                    e4.topic = str(b[p:q6], 'utf-8')
+                    p = q6
+            n8 = b[p] - 1
             p += 1
-            if n7 > 126:
-                n7, p = _uvt(b, p, n7 + 1)
-                n7 -= 1
-            if n7 < 0:
+            if n8 > 126:
+                n8, p = _uvt(b, p, n8 + 1)
+                n8 -= 1
+            if n8 < 0:
                 raise DecodeError('OffsetForLeaderTopicResult.Partitions: null where not nullable')
             else:
-                if n7 > bl - p:
-                    raise DecodeError('OffsetForLeaderTopicResult.Partitions: count ' + str(n7) + ' past the end')
-                xs8 = []
-                for _ in range(n7):
-                    e9 = _new(_OffsetForLeaderEpochResponse_EpochEndOffset)
-                    e9.error_code, e9.partition, e9.leader_epoch, e9.end_offset, = _S6.unpack_from(b, p)
+                if n8 > bl - p:
+                    raise DecodeError('OffsetForLeaderTopicResult.Partitions: count ' + str(n8) + ' past the end')
+                xs9 = []
+                for _ in range(n8):
+                    e10 = _new(_OffsetForLeaderEpochResponse_EpochEndOffset)
+                    e10.error_code, e10.partition, e10.leader_epoch, e10.end_offset, = _S6.unpack_from(b, p)
                     p += 18
                     if b[p] == 0:  # no tagged fields, the common case
-                        e9.unknown_tagged_fields = None
+                        e10.unknown_tagged_fields = None
                         p += 1
                     else:
-                        p = _t_OffsetForLeaderEpochResponse_EpochEndOffset_0(b, p, e9)
-                    xs8.append(e9)
-                e4.partitions = xs8
+                        p = _t_OffsetForLeaderEpochResponse_EpochEndOffset_0(b, p, e10)
+                    xs9.append(e10)
+                e4.partitions = xs9
             if b[p] == 0:  # no tagged fields, the common case
                 e4.unknown_tagged_fields = None
                 p += 1
@@ -788,11 +799,13 @@ def _r_OffsetForLeaderEpochResponse_3(b, p):
         p += 1
     else:
         p = _t_OffsetForLeaderEpochResponse_0(b, p, o)
+    if p > bl:
+        raise DecodeError('OffsetForLeaderEpochResponse: a length runs past the end')
     return o, p
 
 
 def _w_OffsetForLeaderEpochResponse_3(o, w):
-    w += _S0.pack(o.throttle_time_ms)
+    w += _S2.pack(o.throttle_time_ms)
     xs1 = o.topics
     ln = len(xs1) + 1
     if ln < 128:

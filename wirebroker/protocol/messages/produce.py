@@ -9,6 +9,7 @@ from typing import Any
 import struct as _struct
 
 from wirebroker.protocol.message import UNSET, Message, Struct
+from wirebroker.protocol.message import shared_default as _shared_default
 from wirebroker.protocol.primitives import (
     UUID_ZERO,
     DecodeError,
@@ -30,8 +31,8 @@ def _first(tag_and_bytes):
 
 _S0 = _struct.Struct('>hii')
 _S1 = _struct.Struct('>h')
-_S2 = _struct.Struct('>i')
-_S3 = _struct.Struct('>ii')
+_S2 = _struct.Struct('>ii')
+_S3 = _struct.Struct('>i')
 _S4 = _struct.Struct('>hi')
 _S5 = _struct.Struct('>hiB')
 _S6 = _struct.Struct('>iB')
@@ -134,7 +135,7 @@ class ProduceResponse(Message):
             self.log_start_offset = -1 if log_start_offset is None else log_start_offset
             self.record_errors = [] if record_errors is None else record_errors
             self.error_message = error_message
-            self.current_leader = _ProduceResponse_LeaderIdAndEpoch() if current_leader is None else current_leader
+            self.current_leader = _DEFAULT_ProduceResponse_LeaderIdAndEpoch if current_leader is None else current_leader
             self.unknown_tagged_fields = unknown_tagged_fields
 
     class TopicProduceResponse(Struct):
@@ -165,6 +166,7 @@ _ProduceResponse_LeaderIdAndEpoch = ProduceResponse.LeaderIdAndEpoch
 _ProduceResponse_PartitionProduceResponse = ProduceResponse.PartitionProduceResponse
 _ProduceResponse_TopicProduceResponse = ProduceResponse.TopicProduceResponse
 _ProduceResponse_NodeEndpoint = ProduceResponse.NodeEndpoint
+_DEFAULT_ProduceResponse_LeaderIdAndEpoch = _shared_default(_ProduceResponse_LeaderIdAndEpoch)
 
 
 def _r_ProduceRequest_0(b, p):
@@ -187,11 +189,9 @@ def _r_ProduceRequest_0(b, p):
                 raise DecodeError('TopicProduceData.Name: null where not nullable')
             else:
                 q6 = p + n5
-                if q6 > bl:
-                    raise DecodeError('TopicProduceData.Name: length ' + str(n5) + ' past the end')
                 e4.name = str(b[p:q6], 'utf-8')
                 p = q6
-            n7, = _S2.unpack_from(b, p)
+            n7, = _S3.unpack_from(b, p)
             p += 4
             if n7 < 0:
                 raise DecodeError('TopicProduceData.PartitionData: null where not nullable')
@@ -201,15 +201,13 @@ def _r_ProduceRequest_0(b, p):
                 xs8 = []
                 for _ in range(n7):
                     e9 = _new(_ProduceRequest_PartitionProduceData)
-                    e9.index, h10, = _S3.unpack_from(b, p)
+                    e9.index, h10, = _S2.unpack_from(b, p)
                     p += 8
                     n11 = h10
                     if n11 < 0:
                         e9.records = None
                     else:
                         q12 = p + n11
-                        if q12 > bl:
-                            raise DecodeError('PartitionProduceData.Records: length ' + str(n11) + ' past the end')
                         e9.records = b[p:q12]
                         p = q12
                     e9.unknown_tagged_fields = None
@@ -221,6 +219,8 @@ def _r_ProduceRequest_0(b, p):
         o.topic_data = xs3
     o.transactional_id = None
     o.unknown_tagged_fields = None
+    if p > bl:
+        raise DecodeError('ProduceRequest: a length runs past the end')
     return o, p
 
 
@@ -229,21 +229,21 @@ def _w_ProduceRequest_0(o, w):
         raise UnsupportedFieldError('ProduceRequest.TransactionalId exists only in versions 3+')
     w += _S4.pack(o.acks, o.timeout_ms)
     xs1 = o.topic_data
-    w += _S2.pack(len(xs1))
+    w += _S3.pack(len(xs1))
     for e2 in xs1:
         v3 = e2.name
         v3 = v3.encode()
         w += _S1.pack(len(v3))
         w += v3
         xs4 = e2.partition_data
-        w += _S2.pack(len(xs4))
+        w += _S3.pack(len(xs4))
         for e5 in xs4:
-            w += _S2.pack(e5.index)
+            w += _S3.pack(e5.index)
             v6 = e5.records
             if v6 is None:
                 w += b'\xff\xff\xff\xff'
             else:
-                w += _S2.pack(len(v6))
+                w += _S3.pack(len(v6))
                 _wrec(w, v6)
 
 
@@ -256,8 +256,6 @@ def _r_ProduceRequest_1(b, p):
         o.transactional_id = None
     else:
         q2 = p + n1
-        if q2 > bl:
-            raise DecodeError('ProduceRequest.TransactionalId: length ' + str(n1) + ' past the end')
         o.transactional_id = str(b[p:q2], 'utf-8')
         p = q2
     o.acks, o.timeout_ms, h3, = _S0.unpack_from(b, p)
@@ -277,11 +275,9 @@ def _r_ProduceRequest_1(b, p):
                 raise DecodeError('TopicProduceData.Name: null where not nullable')
             else:
                 q8 = p + n7
-                if q8 > bl:
-                    raise DecodeError('TopicProduceData.Name: length ' + str(n7) + ' past the end')
                 e6.name = str(b[p:q8], 'utf-8')
                 p = q8
-            n9, = _S2.unpack_from(b, p)
+            n9, = _S3.unpack_from(b, p)
             p += 4
             if n9 < 0:
                 raise DecodeError('TopicProduceData.PartitionData: null where not nullable')
@@ -291,15 +287,13 @@ def _r_ProduceRequest_1(b, p):
                 xs10 = []
                 for _ in range(n9):
                     e11 = _new(_ProduceRequest_PartitionProduceData)
-                    e11.index, h12, = _S3.unpack_from(b, p)
+                    e11.index, h12, = _S2.unpack_from(b, p)
                     p += 8
                     n13 = h12
                     if n13 < 0:
                         e11.records = None
                     else:
                         q14 = p + n13
-                        if q14 > bl:
-                            raise DecodeError('PartitionProduceData.Records: length ' + str(n13) + ' past the end')
                         e11.records = b[p:q14]
                         p = q14
                     e11.unknown_tagged_fields = None
@@ -310,6 +304,8 @@ def _r_ProduceRequest_1(b, p):
             xs5.append(e6)
         o.topic_data = xs5
     o.unknown_tagged_fields = None
+    if p > bl:
+        raise DecodeError('ProduceRequest: a length runs past the end')
     return o, p
 
 
@@ -323,21 +319,21 @@ def _w_ProduceRequest_1(o, w):
         w += v1
     w += _S4.pack(o.acks, o.timeout_ms)
     xs2 = o.topic_data
-    w += _S2.pack(len(xs2))
+    w += _S3.pack(len(xs2))
     for e3 in xs2:
         v4 = e3.name
         v4 = v4.encode()
         w += _S1.pack(len(v4))
         w += v4
         xs5 = e3.partition_data
-        w += _S2.pack(len(xs5))
+        w += _S3.pack(len(xs5))
         for e6 in xs5:
-            w += _S2.pack(e6.index)
+            w += _S3.pack(e6.index)
             v7 = e6.records
             if v7 is None:
                 w += b'\xff\xff\xff\xff'
             else:
-                w += _S2.pack(len(v7))
+                w += _S3.pack(len(v7))
                 _wrec(w, v7)
 
 
@@ -413,93 +409,104 @@ def _t_ProduceRequest_0(b, p, o):
 def _r_ProduceRequest_2(b, p):
     bl = len(b)
     o = _new(ProduceRequest)
-    n1 = b[p] - 1
-    p += 1
-    if n1 > 126:
-        n1, p = _uvt(b, p, n1 + 1)
-        n1 -= 1
-    if n1 < 0:
-        o.transactional_id = None
-    else:
-        q2 = p + n1
-        if q2 > bl:
-            raise DecodeError('ProduceRequest.TransactionalId: length ' + str(n1) + ' past the end')
-        o.transactional_id = str(b[p:q2], 'utf-8')
+    h3 = b[p]
+    if 0 < h3 < 128:
+        q2 = p + h3
+        o.transactional_id = str(b[p + 1:q2], 'utf-8')
         p = q2
-    o.acks, o.timeout_ms, h3, = _S5.unpack_from(b, p)
+    elif h3 == 0:
+        o.transactional_id = None
+        p += 1
+    else:
+        p += 1
+        n1 = h3 - 1
+        if n1 > 126:
+            n1, p = _uvt(b, p, n1 + 1)
+            n1 -= 1
+        if n1 < 0:
+            o.transactional_id = None
+        else:
+            q2 = p + n1
+            o.transactional_id = str(b[p:q2], 'utf-8')
+            p = q2
+    o.acks, o.timeout_ms, h4, = _S5.unpack_from(b, p)
     p += 7
-    n4 = h3 - 1
-    if n4 > 126:
-        n4, p = _uvt(b, p, n4 + 1)
-        n4 -= 1
-    if n4 < 0:
+    n5 = h4 - 1
+    if n5 > 126:
+        n5, p = _uvt(b, p, n5 + 1)
+        n5 -= 1
+    if n5 < 0:
         raise DecodeError('ProduceRequest.TopicData: null where not nullable')
     else:
-        if n4 > bl - p:
-            raise DecodeError('ProduceRequest.TopicData: count ' + str(n4) + ' past the end')
-        xs5 = []
-        for _ in range(n4):
-            e6 = _new(_ProduceRequest_TopicProduceData)
-            n7 = b[p] - 1
-            p += 1
-            if n7 > 126:
-                n7, p = _uvt(b, p, n7 + 1)
-                n7 -= 1
-            if n7 < 0:
-                raise DecodeError('TopicProduceData.Name: null where not nullable')
+        if n5 > bl - p:
+            raise DecodeError('ProduceRequest.TopicData: count ' + str(n5) + ' past the end')
+        xs6 = []
+        for _ in range(n5):
+            e7 = _new(_ProduceRequest_TopicProduceData)
+            h10 = b[p]
+            if 0 < h10 < 128:
+                q9 = p + h10
+                e7.name = str(b[p + 1:q9], 'utf-8')
+                p = q9
             else:
-                q8 = p + n7
-                if q8 > bl:
-                    raise DecodeError('TopicProduceData.Name: length ' + str(n7) + ' past the end')
-                e6.name = str(b[p:q8], 'utf-8')
-                p = q8
-            n9 = b[p] - 1
+                p += 1
+                n8 = h10 - 1
+                if n8 > 126:
+                    n8, p = _uvt(b, p, n8 + 1)
+                    n8 -= 1
+                if n8 < 0:
+                    raise DecodeError('TopicProduceData.Name: null where not nullable')
+                else:
+                    q9 = p + n8
+                    e7.name = str(b[p:q9], 'utf-8')
+                    p = q9
+            n11 = b[p] - 1
             p += 1
-            if n9 > 126:
-                n9, p = _uvt(b, p, n9 + 1)
-                n9 -= 1
-            if n9 < 0:
+            if n11 > 126:
+                n11, p = _uvt(b, p, n11 + 1)
+                n11 -= 1
+            if n11 < 0:
                 raise DecodeError('TopicProduceData.PartitionData: null where not nullable')
             else:
-                if n9 > bl - p:
-                    raise DecodeError('TopicProduceData.PartitionData: count ' + str(n9) + ' past the end')
-                xs10 = []
-                for _ in range(n9):
-                    e11 = _new(_ProduceRequest_PartitionProduceData)
-                    e11.index, h12, = _S6.unpack_from(b, p)
+                if n11 > bl - p:
+                    raise DecodeError('TopicProduceData.PartitionData: count ' + str(n11) + ' past the end')
+                xs12 = []
+                for _ in range(n11):
+                    e13 = _new(_ProduceRequest_PartitionProduceData)
+                    e13.index, h14, = _S6.unpack_from(b, p)
                     p += 5
-                    n13 = h12 - 1
-                    if n13 > 126:
-                        n13, p = _uvt(b, p, n13 + 1)
-                        n13 -= 1
-                    if n13 < 0:
-                        e11.records = None
+                    n15 = h14 - 1
+                    if n15 > 126:
+                        n15, p = _uvt(b, p, n15 + 1)
+                        n15 -= 1
+                    if n15 < 0:
+                        e13.records = None
                     else:
-                        q14 = p + n13
-                        if q14 > bl:
-                            raise DecodeError('PartitionProduceData.Records: length ' + str(n13) + ' past the end')
-                        e11.records = b[p:q14]
-                        p = q14
+                        q16 = p + n15
+                        e13.records = b[p:q16]
+                        p = q16
                     if b[p] == 0:  # no tagged fields, the common case
-                        e11.unknown_tagged_fields = None
+                        e13.unknown_tagged_fields = None
                         p += 1
                     else:
-                        p = _t_ProduceRequest_PartitionProduceData_0(b, p, e11)
-                    xs10.append(e11)
-                e6.partition_data = xs10
-            e6.topic_id = UUID_ZERO
+                        p = _t_ProduceRequest_PartitionProduceData_0(b, p, e13)
+                    xs12.append(e13)
+                e7.partition_data = xs12
+            e7.topic_id = UUID_ZERO
             if b[p] == 0:  # no tagged fields, the common case
-                e6.unknown_tagged_fields = None
+                e7.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_ProduceRequest_TopicProduceData_0(b, p, e6)
-            xs5.append(e6)
-        o.topic_data = xs5
+                p = _t_ProduceRequest_TopicProduceData_0(b, p, e7)
+            xs6.append(e7)
+        o.topic_data = xs6
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         p += 1
     else:
         p = _t_ProduceRequest_0(b, p, o)
+    if p > bl:
+        raise DecodeError('ProduceRequest: a length runs past the end')
     return o, p
 
 
@@ -538,7 +545,7 @@ def _w_ProduceRequest_2(o, w):
         else:
             _wuv(w, ln)
         for e6 in xs5:
-            w += _S2.pack(e6.index)
+            w += _S3.pack(e6.index)
             v7 = e6.records
             if v7 is None:
                 w.append(0)
@@ -566,81 +573,88 @@ def _w_ProduceRequest_2(o, w):
 def _r_ProduceRequest_3(b, p):
     bl = len(b)
     o = _new(ProduceRequest)
-    n1 = b[p] - 1
-    p += 1
-    if n1 > 126:
-        n1, p = _uvt(b, p, n1 + 1)
-        n1 -= 1
-    if n1 < 0:
-        o.transactional_id = None
-    else:
-        q2 = p + n1
-        if q2 > bl:
-            raise DecodeError('ProduceRequest.TransactionalId: length ' + str(n1) + ' past the end')
-        o.transactional_id = str(b[p:q2], 'utf-8')
+    h3 = b[p]
+    if 0 < h3 < 128:
+        q2 = p + h3
+        o.transactional_id = str(b[p + 1:q2], 'utf-8')
         p = q2
-    o.acks, o.timeout_ms, h3, = _S5.unpack_from(b, p)
+    elif h3 == 0:
+        o.transactional_id = None
+        p += 1
+    else:
+        p += 1
+        n1 = h3 - 1
+        if n1 > 126:
+            n1, p = _uvt(b, p, n1 + 1)
+            n1 -= 1
+        if n1 < 0:
+            o.transactional_id = None
+        else:
+            q2 = p + n1
+            o.transactional_id = str(b[p:q2], 'utf-8')
+            p = q2
+    o.acks, o.timeout_ms, h4, = _S5.unpack_from(b, p)
     p += 7
-    n4 = h3 - 1
-    if n4 > 126:
-        n4, p = _uvt(b, p, n4 + 1)
-        n4 -= 1
-    if n4 < 0:
+    n5 = h4 - 1
+    if n5 > 126:
+        n5, p = _uvt(b, p, n5 + 1)
+        n5 -= 1
+    if n5 < 0:
         raise DecodeError('ProduceRequest.TopicData: null where not nullable')
     else:
-        if n4 > bl - p:
-            raise DecodeError('ProduceRequest.TopicData: count ' + str(n4) + ' past the end')
-        xs5 = []
-        for _ in range(n4):
-            e6 = _new(_ProduceRequest_TopicProduceData)
-            e6.topic_id, h7, = _S7.unpack_from(b, p)
+        if n5 > bl - p:
+            raise DecodeError('ProduceRequest.TopicData: count ' + str(n5) + ' past the end')
+        xs6 = []
+        for _ in range(n5):
+            e7 = _new(_ProduceRequest_TopicProduceData)
+            e7.topic_id, h8, = _S7.unpack_from(b, p)
             p += 17
-            n8 = h7 - 1
-            if n8 > 126:
-                n8, p = _uvt(b, p, n8 + 1)
-                n8 -= 1
-            if n8 < 0:
+            n9 = h8 - 1
+            if n9 > 126:
+                n9, p = _uvt(b, p, n9 + 1)
+                n9 -= 1
+            if n9 < 0:
                 raise DecodeError('TopicProduceData.PartitionData: null where not nullable')
             else:
-                if n8 > bl - p:
-                    raise DecodeError('TopicProduceData.PartitionData: count ' + str(n8) + ' past the end')
-                xs9 = []
-                for _ in range(n8):
-                    e10 = _new(_ProduceRequest_PartitionProduceData)
-                    e10.index, h11, = _S6.unpack_from(b, p)
+                if n9 > bl - p:
+                    raise DecodeError('TopicProduceData.PartitionData: count ' + str(n9) + ' past the end')
+                xs10 = []
+                for _ in range(n9):
+                    e11 = _new(_ProduceRequest_PartitionProduceData)
+                    e11.index, h12, = _S6.unpack_from(b, p)
                     p += 5
-                    n12 = h11 - 1
-                    if n12 > 126:
-                        n12, p = _uvt(b, p, n12 + 1)
-                        n12 -= 1
-                    if n12 < 0:
-                        e10.records = None
+                    n13 = h12 - 1
+                    if n13 > 126:
+                        n13, p = _uvt(b, p, n13 + 1)
+                        n13 -= 1
+                    if n13 < 0:
+                        e11.records = None
                     else:
-                        q13 = p + n12
-                        if q13 > bl:
-                            raise DecodeError('PartitionProduceData.Records: length ' + str(n12) + ' past the end')
-                        e10.records = b[p:q13]
-                        p = q13
+                        q14 = p + n13
+                        e11.records = b[p:q14]
+                        p = q14
                     if b[p] == 0:  # no tagged fields, the common case
-                        e10.unknown_tagged_fields = None
+                        e11.unknown_tagged_fields = None
                         p += 1
                     else:
-                        p = _t_ProduceRequest_PartitionProduceData_0(b, p, e10)
-                    xs9.append(e10)
-                e6.partition_data = xs9
-            e6.name = ''
+                        p = _t_ProduceRequest_PartitionProduceData_0(b, p, e11)
+                    xs10.append(e11)
+                e7.partition_data = xs10
+            e7.name = ''
             if b[p] == 0:  # no tagged fields, the common case
-                e6.unknown_tagged_fields = None
+                e7.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_ProduceRequest_TopicProduceData_0(b, p, e6)
-            xs5.append(e6)
-        o.topic_data = xs5
+                p = _t_ProduceRequest_TopicProduceData_0(b, p, e7)
+            xs6.append(e7)
+        o.topic_data = xs6
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         p += 1
     else:
         p = _t_ProduceRequest_0(b, p, o)
+    if p > bl:
+        raise DecodeError('ProduceRequest: a length runs past the end')
     return o, p
 
 
@@ -672,7 +686,7 @@ def _w_ProduceRequest_3(o, w):
         else:
             _wuv(w, ln)
         for e5 in xs4:
-            w += _S2.pack(e5.index)
+            w += _S3.pack(e5.index)
             v6 = e5.records
             if v6 is None:
                 w.append(0)
@@ -700,7 +714,7 @@ def _w_ProduceRequest_3(o, w):
 def _r_ProduceResponse_0(b, p):
     bl = len(b)
     o = _new(ProduceResponse)
-    n1, = _S2.unpack_from(b, p)
+    n1, = _S3.unpack_from(b, p)
     p += 4
     if n1 < 0:
         raise DecodeError('ProduceResponse.Responses: null where not nullable')
@@ -716,11 +730,9 @@ def _r_ProduceResponse_0(b, p):
                 raise DecodeError('TopicProduceResponse.Name: null where not nullable')
             else:
                 q5 = p + n4
-                if q5 > bl:
-                    raise DecodeError('TopicProduceResponse.Name: length ' + str(n4) + ' past the end')
                 e3.name = str(b[p:q5], 'utf-8')
                 p = q5
-            n6, = _S2.unpack_from(b, p)
+            n6, = _S3.unpack_from(b, p)
             p += 4
             if n6 < 0:
                 raise DecodeError('TopicProduceResponse.PartitionResponses: null where not nullable')
@@ -736,11 +748,7 @@ def _r_ProduceResponse_0(b, p):
                     e8.log_start_offset = -1
                     e8.record_errors = []
                     e8.error_message = None
-                    d9 = _new(_ProduceResponse_LeaderIdAndEpoch)
-                    d9.leader_id = -1
-                    d9.leader_epoch = -1
-                    d9.unknown_tagged_fields = None
-                    e8.current_leader = d9
+                    e8.current_leader = _DEFAULT_ProduceResponse_LeaderIdAndEpoch
                     e8.unknown_tagged_fields = None
                     xs7.append(e8)
                 e3.partition_responses = xs7
@@ -751,19 +759,21 @@ def _r_ProduceResponse_0(b, p):
     o.throttle_time_ms = 0
     o.node_endpoints = []
     o.unknown_tagged_fields = None
+    if p > bl:
+        raise DecodeError('ProduceResponse: a length runs past the end')
     return o, p
 
 
 def _w_ProduceResponse_0(o, w):
     xs1 = o.responses
-    w += _S2.pack(len(xs1))
+    w += _S3.pack(len(xs1))
     for e2 in xs1:
         v3 = e2.name
         v3 = v3.encode()
         w += _S1.pack(len(v3))
         w += v3
         xs4 = e2.partition_responses
-        w += _S2.pack(len(xs4))
+        w += _S3.pack(len(xs4))
         for e5 in xs4:
             w += _S9.pack(e5.index, e5.error_code, e5.base_offset)
 
@@ -771,7 +781,7 @@ def _w_ProduceResponse_0(o, w):
 def _r_ProduceResponse_1(b, p):
     bl = len(b)
     o = _new(ProduceResponse)
-    n1, = _S2.unpack_from(b, p)
+    n1, = _S3.unpack_from(b, p)
     p += 4
     if n1 < 0:
         raise DecodeError('ProduceResponse.Responses: null where not nullable')
@@ -787,11 +797,9 @@ def _r_ProduceResponse_1(b, p):
                 raise DecodeError('TopicProduceResponse.Name: null where not nullable')
             else:
                 q5 = p + n4
-                if q5 > bl:
-                    raise DecodeError('TopicProduceResponse.Name: length ' + str(n4) + ' past the end')
                 e3.name = str(b[p:q5], 'utf-8')
                 p = q5
-            n6, = _S2.unpack_from(b, p)
+            n6, = _S3.unpack_from(b, p)
             p += 4
             if n6 < 0:
                 raise DecodeError('TopicProduceResponse.PartitionResponses: null where not nullable')
@@ -807,11 +815,7 @@ def _r_ProduceResponse_1(b, p):
                     e8.log_start_offset = -1
                     e8.record_errors = []
                     e8.error_message = None
-                    d9 = _new(_ProduceResponse_LeaderIdAndEpoch)
-                    d9.leader_id = -1
-                    d9.leader_epoch = -1
-                    d9.unknown_tagged_fields = None
-                    e8.current_leader = d9
+                    e8.current_leader = _DEFAULT_ProduceResponse_LeaderIdAndEpoch
                     e8.unknown_tagged_fields = None
                     xs7.append(e8)
                 e3.partition_responses = xs7
@@ -819,32 +823,34 @@ def _r_ProduceResponse_1(b, p):
             e3.unknown_tagged_fields = None
             xs2.append(e3)
         o.responses = xs2
-    o.throttle_time_ms, = _S2.unpack_from(b, p)
+    o.throttle_time_ms, = _S3.unpack_from(b, p)
     p += 4
     o.node_endpoints = []
     o.unknown_tagged_fields = None
+    if p > bl:
+        raise DecodeError('ProduceResponse: a length runs past the end')
     return o, p
 
 
 def _w_ProduceResponse_1(o, w):
     xs1 = o.responses
-    w += _S2.pack(len(xs1))
+    w += _S3.pack(len(xs1))
     for e2 in xs1:
         v3 = e2.name
         v3 = v3.encode()
         w += _S1.pack(len(v3))
         w += v3
         xs4 = e2.partition_responses
-        w += _S2.pack(len(xs4))
+        w += _S3.pack(len(xs4))
         for e5 in xs4:
             w += _S9.pack(e5.index, e5.error_code, e5.base_offset)
-    w += _S2.pack(o.throttle_time_ms)
+    w += _S3.pack(o.throttle_time_ms)
 
 
 def _r_ProduceResponse_2(b, p):
     bl = len(b)
     o = _new(ProduceResponse)
-    n1, = _S2.unpack_from(b, p)
+    n1, = _S3.unpack_from(b, p)
     p += 4
     if n1 < 0:
         raise DecodeError('ProduceResponse.Responses: null where not nullable')
@@ -860,11 +866,9 @@ def _r_ProduceResponse_2(b, p):
                 raise DecodeError('TopicProduceResponse.Name: null where not nullable')
             else:
                 q5 = p + n4
-                if q5 > bl:
-                    raise DecodeError('TopicProduceResponse.Name: length ' + str(n4) + ' past the end')
                 e3.name = str(b[p:q5], 'utf-8')
                 p = q5
-            n6, = _S2.unpack_from(b, p)
+            n6, = _S3.unpack_from(b, p)
             p += 4
             if n6 < 0:
                 raise DecodeError('TopicProduceResponse.PartitionResponses: null where not nullable')
@@ -879,11 +883,7 @@ def _r_ProduceResponse_2(b, p):
                     e8.log_start_offset = -1
                     e8.record_errors = []
                     e8.error_message = None
-                    d9 = _new(_ProduceResponse_LeaderIdAndEpoch)
-                    d9.leader_id = -1
-                    d9.leader_epoch = -1
-                    d9.unknown_tagged_fields = None
-                    e8.current_leader = d9
+                    e8.current_leader = _DEFAULT_ProduceResponse_LeaderIdAndEpoch
                     e8.unknown_tagged_fields = None
                     xs7.append(e8)
                 e3.partition_responses = xs7
@@ -891,32 +891,34 @@ def _r_ProduceResponse_2(b, p):
             e3.unknown_tagged_fields = None
             xs2.append(e3)
         o.responses = xs2
-    o.throttle_time_ms, = _S2.unpack_from(b, p)
+    o.throttle_time_ms, = _S3.unpack_from(b, p)
     p += 4
     o.node_endpoints = []
     o.unknown_tagged_fields = None
+    if p > bl:
+        raise DecodeError('ProduceResponse: a length runs past the end')
     return o, p
 
 
 def _w_ProduceResponse_2(o, w):
     xs1 = o.responses
-    w += _S2.pack(len(xs1))
+    w += _S3.pack(len(xs1))
     for e2 in xs1:
         v3 = e2.name
         v3 = v3.encode()
         w += _S1.pack(len(v3))
         w += v3
         xs4 = e2.partition_responses
-        w += _S2.pack(len(xs4))
+        w += _S3.pack(len(xs4))
         for e5 in xs4:
             w += _S10.pack(e5.index, e5.error_code, e5.base_offset, e5.log_append_time_ms)
-    w += _S2.pack(o.throttle_time_ms)
+    w += _S3.pack(o.throttle_time_ms)
 
 
 def _r_ProduceResponse_3(b, p):
     bl = len(b)
     o = _new(ProduceResponse)
-    n1, = _S2.unpack_from(b, p)
+    n1, = _S3.unpack_from(b, p)
     p += 4
     if n1 < 0:
         raise DecodeError('ProduceResponse.Responses: null where not nullable')
@@ -932,11 +934,9 @@ def _r_ProduceResponse_3(b, p):
                 raise DecodeError('TopicProduceResponse.Name: null where not nullable')
             else:
                 q5 = p + n4
-                if q5 > bl:
-                    raise DecodeError('TopicProduceResponse.Name: length ' + str(n4) + ' past the end')
                 e3.name = str(b[p:q5], 'utf-8')
                 p = q5
-            n6, = _S2.unpack_from(b, p)
+            n6, = _S3.unpack_from(b, p)
             p += 4
             if n6 < 0:
                 raise DecodeError('TopicProduceResponse.PartitionResponses: null where not nullable')
@@ -950,11 +950,7 @@ def _r_ProduceResponse_3(b, p):
                     p += 30
                     e8.record_errors = []
                     e8.error_message = None
-                    d9 = _new(_ProduceResponse_LeaderIdAndEpoch)
-                    d9.leader_id = -1
-                    d9.leader_epoch = -1
-                    d9.unknown_tagged_fields = None
-                    e8.current_leader = d9
+                    e8.current_leader = _DEFAULT_ProduceResponse_LeaderIdAndEpoch
                     e8.unknown_tagged_fields = None
                     xs7.append(e8)
                 e3.partition_responses = xs7
@@ -962,32 +958,34 @@ def _r_ProduceResponse_3(b, p):
             e3.unknown_tagged_fields = None
             xs2.append(e3)
         o.responses = xs2
-    o.throttle_time_ms, = _S2.unpack_from(b, p)
+    o.throttle_time_ms, = _S3.unpack_from(b, p)
     p += 4
     o.node_endpoints = []
     o.unknown_tagged_fields = None
+    if p > bl:
+        raise DecodeError('ProduceResponse: a length runs past the end')
     return o, p
 
 
 def _w_ProduceResponse_3(o, w):
     xs1 = o.responses
-    w += _S2.pack(len(xs1))
+    w += _S3.pack(len(xs1))
     for e2 in xs1:
         v3 = e2.name
         v3 = v3.encode()
         w += _S1.pack(len(v3))
         w += v3
         xs4 = e2.partition_responses
-        w += _S2.pack(len(xs4))
+        w += _S3.pack(len(xs4))
         for e5 in xs4:
             w += _S11.pack(e5.index, e5.error_code, e5.base_offset, e5.log_append_time_ms, e5.log_start_offset)
-    w += _S2.pack(o.throttle_time_ms)
+    w += _S3.pack(o.throttle_time_ms)
 
 
 def _r_ProduceResponse_4(b, p):
     bl = len(b)
     o = _new(ProduceResponse)
-    n1, = _S2.unpack_from(b, p)
+    n1, = _S3.unpack_from(b, p)
     p += 4
     if n1 < 0:
         raise DecodeError('ProduceResponse.Responses: null where not nullable')
@@ -1003,11 +1001,9 @@ def _r_ProduceResponse_4(b, p):
                 raise DecodeError('TopicProduceResponse.Name: null where not nullable')
             else:
                 q5 = p + n4
-                if q5 > bl:
-                    raise DecodeError('TopicProduceResponse.Name: length ' + str(n4) + ' past the end')
                 e3.name = str(b[p:q5], 'utf-8')
                 p = q5
-            n6, = _S2.unpack_from(b, p)
+            n6, = _S3.unpack_from(b, p)
             p += 4
             if n6 < 0:
                 raise DecodeError('TopicProduceResponse.PartitionResponses: null where not nullable')
@@ -1035,8 +1031,6 @@ def _r_ProduceResponse_4(b, p):
                                 e12.batch_index_error_message = None
                             else:
                                 q15 = p + n14
-                                if q15 > bl:
-                                    raise DecodeError('BatchIndexAndErrorMessage.BatchIndexErrorMessage: length ' + str(n14) + ' past the end')
                                 e12.batch_index_error_message = str(b[p:q15], 'utf-8')
                                 p = q15
                             e12.unknown_tagged_fields = None
@@ -1048,15 +1042,9 @@ def _r_ProduceResponse_4(b, p):
                         e8.error_message = None
                     else:
                         q17 = p + n16
-                        if q17 > bl:
-                            raise DecodeError('PartitionProduceResponse.ErrorMessage: length ' + str(n16) + ' past the end')
                         e8.error_message = str(b[p:q17], 'utf-8')
                         p = q17
-                    d18 = _new(_ProduceResponse_LeaderIdAndEpoch)
-                    d18.leader_id = -1
-                    d18.leader_epoch = -1
-                    d18.unknown_tagged_fields = None
-                    e8.current_leader = d18
+                    e8.current_leader = _DEFAULT_ProduceResponse_LeaderIdAndEpoch
                     e8.unknown_tagged_fields = None
                     xs7.append(e8)
                 e3.partition_responses = xs7
@@ -1064,29 +1052,31 @@ def _r_ProduceResponse_4(b, p):
             e3.unknown_tagged_fields = None
             xs2.append(e3)
         o.responses = xs2
-    o.throttle_time_ms, = _S2.unpack_from(b, p)
+    o.throttle_time_ms, = _S3.unpack_from(b, p)
     p += 4
     o.node_endpoints = []
     o.unknown_tagged_fields = None
+    if p > bl:
+        raise DecodeError('ProduceResponse: a length runs past the end')
     return o, p
 
 
 def _w_ProduceResponse_4(o, w):
     xs1 = o.responses
-    w += _S2.pack(len(xs1))
+    w += _S3.pack(len(xs1))
     for e2 in xs1:
         v3 = e2.name
         v3 = v3.encode()
         w += _S1.pack(len(v3))
         w += v3
         xs4 = e2.partition_responses
-        w += _S2.pack(len(xs4))
+        w += _S3.pack(len(xs4))
         for e5 in xs4:
             w += _S11.pack(e5.index, e5.error_code, e5.base_offset, e5.log_append_time_ms, e5.log_start_offset)
             xs6 = e5.record_errors
-            w += _S2.pack(len(xs6))
+            w += _S3.pack(len(xs6))
             for e7 in xs6:
-                w += _S2.pack(e7.batch_index)
+                w += _S3.pack(e7.batch_index)
                 v8 = e7.batch_index_error_message
                 if v8 is None:
                     w += b'\xff\xff'
@@ -1101,7 +1091,7 @@ def _w_ProduceResponse_4(o, w):
                 v9 = v9.encode()
                 w += _S1.pack(len(v9))
                 w += v9
-    w += _S2.pack(o.throttle_time_ms)
+    w += _S3.pack(o.throttle_time_ms)
 
 
 def _t_ProduceResponse_BatchIndexAndErrorMessage_0(b, p, o):
@@ -1212,92 +1202,104 @@ def _r_ProduceResponse_5(b, p):
         xs2 = []
         for _ in range(n1):
             e3 = _new(_ProduceResponse_TopicProduceResponse)
-            n4 = b[p] - 1
-            p += 1
-            if n4 > 126:
-                n4, p = _uvt(b, p, n4 + 1)
-                n4 -= 1
-            if n4 < 0:
-                raise DecodeError('TopicProduceResponse.Name: null where not nullable')
-            else:
-                q5 = p + n4
-                if q5 > bl:
-                    raise DecodeError('TopicProduceResponse.Name: length ' + str(n4) + ' past the end')
-                e3.name = str(b[p:q5], 'utf-8')
+            h6 = b[p]
+            if 0 < h6 < 128:
+                q5 = p + h6
+                e3.name = str(b[p + 1:q5], 'utf-8')
                 p = q5
-            n6 = b[p] - 1
+            else:
+                p += 1
+                n4 = h6 - 1
+                if n4 > 126:
+                    n4, p = _uvt(b, p, n4 + 1)
+                    n4 -= 1
+                if n4 < 0:
+                    raise DecodeError('TopicProduceResponse.Name: null where not nullable')
+                else:
+                    q5 = p + n4
+                    e3.name = str(b[p:q5], 'utf-8')
+                    p = q5
+            n7 = b[p] - 1
             p += 1
-            if n6 > 126:
-                n6, p = _uvt(b, p, n6 + 1)
-                n6 -= 1
-            if n6 < 0:
+            if n7 > 126:
+                n7, p = _uvt(b, p, n7 + 1)
+                n7 -= 1
+            if n7 < 0:
                 raise DecodeError('TopicProduceResponse.PartitionResponses: null where not nullable')
             else:
-                if n6 > bl - p:
-                    raise DecodeError('TopicProduceResponse.PartitionResponses: count ' + str(n6) + ' past the end')
-                xs7 = []
-                for _ in range(n6):
-                    e8 = _new(_ProduceResponse_PartitionProduceResponse)
-                    e8.index, e8.error_code, e8.base_offset, e8.log_append_time_ms, e8.log_start_offset, h9, = _S14.unpack_from(b, p)
+                if n7 > bl - p:
+                    raise DecodeError('TopicProduceResponse.PartitionResponses: count ' + str(n7) + ' past the end')
+                xs8 = []
+                for _ in range(n7):
+                    e9 = _new(_ProduceResponse_PartitionProduceResponse)
+                    e9.index, e9.error_code, e9.base_offset, e9.log_append_time_ms, e9.log_start_offset, h10, = _S14.unpack_from(b, p)
                     p += 31
-                    n10 = h9 - 1
-                    if n10 > 126:
-                        n10, p = _uvt(b, p, n10 + 1)
-                        n10 -= 1
-                    if n10 < 0:
+                    n11 = h10 - 1
+                    if n11 > 126:
+                        n11, p = _uvt(b, p, n11 + 1)
+                        n11 -= 1
+                    if n11 < 0:
                         raise DecodeError('PartitionProduceResponse.RecordErrors: null where not nullable')
                     else:
-                        if n10 > bl - p:
-                            raise DecodeError('PartitionProduceResponse.RecordErrors: count ' + str(n10) + ' past the end')
-                        xs11 = []
-                        for _ in range(n10):
-                            e12 = _new(_ProduceResponse_BatchIndexAndErrorMessage)
-                            e12.batch_index, h13, = _S6.unpack_from(b, p)
+                        if n11 > bl - p:
+                            raise DecodeError('PartitionProduceResponse.RecordErrors: count ' + str(n11) + ' past the end')
+                        xs12 = []
+                        for _ in range(n11):
+                            e13 = _new(_ProduceResponse_BatchIndexAndErrorMessage)
+                            e13.batch_index, h14, = _S6.unpack_from(b, p)
                             p += 5
-                            n14 = h13 - 1
-                            if n14 > 126:
-                                n14, p = _uvt(b, p, n14 + 1)
-                                n14 -= 1
-                            if n14 < 0:
-                                e12.batch_index_error_message = None
+                            if 0 < h14 < 128:
+                                q16 = p + h14 - 1
+                                e13.batch_index_error_message = str(b[p:q16], 'utf-8')
+                                p = q16
+                            elif h14 == 0:
+                                e13.batch_index_error_message = None
                             else:
-                                q15 = p + n14
-                                if q15 > bl:
-                                    raise DecodeError('BatchIndexAndErrorMessage.BatchIndexErrorMessage: length ' + str(n14) + ' past the end')
-                                e12.batch_index_error_message = str(b[p:q15], 'utf-8')
-                                p = q15
+                                n15 = h14 - 1
+                                if n15 > 126:
+                                    n15, p = _uvt(b, p, n15 + 1)
+                                    n15 -= 1
+                                if n15 < 0:
+                                    e13.batch_index_error_message = None
+                                else:
+                                    q16 = p + n15
+                                    e13.batch_index_error_message = str(b[p:q16], 'utf-8')
+                                    p = q16
                             if b[p] == 0:  # no tagged fields, the common case
-                                e12.unknown_tagged_fields = None
+                                e13.unknown_tagged_fields = None
                                 p += 1
                             else:
-                                p = _t_ProduceResponse_BatchIndexAndErrorMessage_0(b, p, e12)
-                            xs11.append(e12)
-                        e8.record_errors = xs11
-                    n16 = b[p] - 1
-                    p += 1
-                    if n16 > 126:
-                        n16, p = _uvt(b, p, n16 + 1)
-                        n16 -= 1
-                    if n16 < 0:
-                        e8.error_message = None
-                    else:
-                        q17 = p + n16
-                        if q17 > bl:
-                            raise DecodeError('PartitionProduceResponse.ErrorMessage: length ' + str(n16) + ' past the end')
-                        e8.error_message = str(b[p:q17], 'utf-8')
-                        p = q17
-                    d18 = _new(_ProduceResponse_LeaderIdAndEpoch)
-                    d18.leader_id = -1
-                    d18.leader_epoch = -1
-                    d18.unknown_tagged_fields = None
-                    e8.current_leader = d18
-                    if b[p] == 0:  # no tagged fields, the common case
-                        e8.unknown_tagged_fields = None
+                                p = _t_ProduceResponse_BatchIndexAndErrorMessage_0(b, p, e13)
+                            xs12.append(e13)
+                        e9.record_errors = xs12
+                    h19 = b[p]
+                    if 0 < h19 < 128:
+                        q18 = p + h19
+                        e9.error_message = str(b[p + 1:q18], 'utf-8')
+                        p = q18
+                    elif h19 == 0:
+                        e9.error_message = None
                         p += 1
                     else:
-                        p = _t_ProduceResponse_PartitionProduceResponse_0(b, p, e8)
-                    xs7.append(e8)
-                e3.partition_responses = xs7
+                        p += 1
+                        n17 = h19 - 1
+                        if n17 > 126:
+                            n17, p = _uvt(b, p, n17 + 1)
+                            n17 -= 1
+                        if n17 < 0:
+                            e9.error_message = None
+                        else:
+                            q18 = p + n17
+                            e9.error_message = str(b[p:q18], 'utf-8')
+                            p = q18
+                    e9.current_leader = _DEFAULT_ProduceResponse_LeaderIdAndEpoch
+                    if b[p] == 0:  # no tagged fields, the common case
+                        e9.unknown_tagged_fields = None
+                        p += 1
+                    else:
+                        p = _t_ProduceResponse_PartitionProduceResponse_0(b, p, e9)
+                    xs8.append(e9)
+                e3.partition_responses = xs8
             e3.topic_id = UUID_ZERO
             if b[p] == 0:  # no tagged fields, the common case
                 e3.unknown_tagged_fields = None
@@ -1306,7 +1308,7 @@ def _r_ProduceResponse_5(b, p):
                 p = _t_ProduceResponse_TopicProduceResponse_0(b, p, e3)
             xs2.append(e3)
         o.responses = xs2
-    o.throttle_time_ms, = _S2.unpack_from(b, p)
+    o.throttle_time_ms, = _S3.unpack_from(b, p)
     p += 4
     o.node_endpoints = []
     if b[p] == 0:  # no tagged fields, the common case
@@ -1314,6 +1316,8 @@ def _r_ProduceResponse_5(b, p):
         p += 1
     else:
         p = _t_ProduceResponse_0(b, p, o)
+    if p > bl:
+        raise DecodeError('ProduceResponse: a length runs past the end')
     return o, p
 
 
@@ -1348,7 +1352,7 @@ def _w_ProduceResponse_5(o, w):
             else:
                 _wuv(w, ln)
             for e7 in xs6:
-                w += _S2.pack(e7.batch_index)
+                w += _S3.pack(e7.batch_index)
                 v8 = e7.batch_index_error_message
                 if v8 is None:
                     w.append(0)
@@ -1383,7 +1387,7 @@ def _w_ProduceResponse_5(o, w):
             _wtags(w, e2.unknown_tagged_fields)
         else:
             w.append(0)
-    w += _S2.pack(o.throttle_time_ms)
+    w += _S3.pack(o.throttle_time_ms)
     if o.unknown_tagged_fields:
         _wtags(w, o.unknown_tagged_fields)
     else:
@@ -1430,7 +1434,7 @@ def _t_ProduceResponse_PartitionProduceResponse_1(b, p, o):
             raise DecodeError('PartitionProduceResponse: tagged field past the end')
         if tag == 0:
             s1 = _new(_ProduceResponse_LeaderIdAndEpoch)
-            s1.leader_id, s1.leader_epoch, = _S3.unpack_from(b, p)
+            s1.leader_id, s1.leader_epoch, = _S2.unpack_from(b, p)
             p += 8
             if b[p] == 0:  # no tagged fields, the common case
                 s1.unknown_tagged_fields = None
@@ -1559,92 +1563,104 @@ def _r_ProduceResponse_6(b, p):
         xs2 = []
         for _ in range(n1):
             e3 = _new(_ProduceResponse_TopicProduceResponse)
-            n4 = b[p] - 1
-            p += 1
-            if n4 > 126:
-                n4, p = _uvt(b, p, n4 + 1)
-                n4 -= 1
-            if n4 < 0:
-                raise DecodeError('TopicProduceResponse.Name: null where not nullable')
-            else:
-                q5 = p + n4
-                if q5 > bl:
-                    raise DecodeError('TopicProduceResponse.Name: length ' + str(n4) + ' past the end')
-                e3.name = str(b[p:q5], 'utf-8')
+            h6 = b[p]
+            if 0 < h6 < 128:
+                q5 = p + h6
+                e3.name = str(b[p + 1:q5], 'utf-8')
                 p = q5
-            n6 = b[p] - 1
+            else:
+                p += 1
+                n4 = h6 - 1
+                if n4 > 126:
+                    n4, p = _uvt(b, p, n4 + 1)
+                    n4 -= 1
+                if n4 < 0:
+                    raise DecodeError('TopicProduceResponse.Name: null where not nullable')
+                else:
+                    q5 = p + n4
+                    e3.name = str(b[p:q5], 'utf-8')
+                    p = q5
+            n7 = b[p] - 1
             p += 1
-            if n6 > 126:
-                n6, p = _uvt(b, p, n6 + 1)
-                n6 -= 1
-            if n6 < 0:
+            if n7 > 126:
+                n7, p = _uvt(b, p, n7 + 1)
+                n7 -= 1
+            if n7 < 0:
                 raise DecodeError('TopicProduceResponse.PartitionResponses: null where not nullable')
             else:
-                if n6 > bl - p:
-                    raise DecodeError('TopicProduceResponse.PartitionResponses: count ' + str(n6) + ' past the end')
-                xs7 = []
-                for _ in range(n6):
-                    e8 = _new(_ProduceResponse_PartitionProduceResponse)
-                    e8.index, e8.error_code, e8.base_offset, e8.log_append_time_ms, e8.log_start_offset, h9, = _S14.unpack_from(b, p)
+                if n7 > bl - p:
+                    raise DecodeError('TopicProduceResponse.PartitionResponses: count ' + str(n7) + ' past the end')
+                xs8 = []
+                for _ in range(n7):
+                    e9 = _new(_ProduceResponse_PartitionProduceResponse)
+                    e9.index, e9.error_code, e9.base_offset, e9.log_append_time_ms, e9.log_start_offset, h10, = _S14.unpack_from(b, p)
                     p += 31
-                    n10 = h9 - 1
-                    if n10 > 126:
-                        n10, p = _uvt(b, p, n10 + 1)
-                        n10 -= 1
-                    if n10 < 0:
+                    n11 = h10 - 1
+                    if n11 > 126:
+                        n11, p = _uvt(b, p, n11 + 1)
+                        n11 -= 1
+                    if n11 < 0:
                         raise DecodeError('PartitionProduceResponse.RecordErrors: null where not nullable')
                     else:
-                        if n10 > bl - p:
-                            raise DecodeError('PartitionProduceResponse.RecordErrors: count ' + str(n10) + ' past the end')
-                        xs11 = []
-                        for _ in range(n10):
-                            e12 = _new(_ProduceResponse_BatchIndexAndErrorMessage)
-                            e12.batch_index, h13, = _S6.unpack_from(b, p)
+                        if n11 > bl - p:
+                            raise DecodeError('PartitionProduceResponse.RecordErrors: count ' + str(n11) + ' past the end')
+                        xs12 = []
+                        for _ in range(n11):
+                            e13 = _new(_ProduceResponse_BatchIndexAndErrorMessage)
+                            e13.batch_index, h14, = _S6.unpack_from(b, p)
                             p += 5
-                            n14 = h13 - 1
-                            if n14 > 126:
-                                n14, p = _uvt(b, p, n14 + 1)
-                                n14 -= 1
-                            if n14 < 0:
-                                e12.batch_index_error_message = None
+                            if 0 < h14 < 128:
+                                q16 = p + h14 - 1
+                                e13.batch_index_error_message = str(b[p:q16], 'utf-8')
+                                p = q16
+                            elif h14 == 0:
+                                e13.batch_index_error_message = None
                             else:
-                                q15 = p + n14
-                                if q15 > bl:
-                                    raise DecodeError('BatchIndexAndErrorMessage.BatchIndexErrorMessage: length ' + str(n14) + ' past the end')
-                                e12.batch_index_error_message = str(b[p:q15], 'utf-8')
-                                p = q15
+                                n15 = h14 - 1
+                                if n15 > 126:
+                                    n15, p = _uvt(b, p, n15 + 1)
+                                    n15 -= 1
+                                if n15 < 0:
+                                    e13.batch_index_error_message = None
+                                else:
+                                    q16 = p + n15
+                                    e13.batch_index_error_message = str(b[p:q16], 'utf-8')
+                                    p = q16
                             if b[p] == 0:  # no tagged fields, the common case
-                                e12.unknown_tagged_fields = None
+                                e13.unknown_tagged_fields = None
                                 p += 1
                             else:
-                                p = _t_ProduceResponse_BatchIndexAndErrorMessage_0(b, p, e12)
-                            xs11.append(e12)
-                        e8.record_errors = xs11
-                    n16 = b[p] - 1
-                    p += 1
-                    if n16 > 126:
-                        n16, p = _uvt(b, p, n16 + 1)
-                        n16 -= 1
-                    if n16 < 0:
-                        e8.error_message = None
-                    else:
-                        q17 = p + n16
-                        if q17 > bl:
-                            raise DecodeError('PartitionProduceResponse.ErrorMessage: length ' + str(n16) + ' past the end')
-                        e8.error_message = str(b[p:q17], 'utf-8')
-                        p = q17
-                    d18 = _new(_ProduceResponse_LeaderIdAndEpoch)
-                    d18.leader_id = -1
-                    d18.leader_epoch = -1
-                    d18.unknown_tagged_fields = None
-                    e8.current_leader = d18
-                    if b[p] == 0:  # no tagged fields, the common case
-                        e8.unknown_tagged_fields = None
+                                p = _t_ProduceResponse_BatchIndexAndErrorMessage_0(b, p, e13)
+                            xs12.append(e13)
+                        e9.record_errors = xs12
+                    h19 = b[p]
+                    if 0 < h19 < 128:
+                        q18 = p + h19
+                        e9.error_message = str(b[p + 1:q18], 'utf-8')
+                        p = q18
+                    elif h19 == 0:
+                        e9.error_message = None
                         p += 1
                     else:
-                        p = _t_ProduceResponse_PartitionProduceResponse_1(b, p, e8)
-                    xs7.append(e8)
-                e3.partition_responses = xs7
+                        p += 1
+                        n17 = h19 - 1
+                        if n17 > 126:
+                            n17, p = _uvt(b, p, n17 + 1)
+                            n17 -= 1
+                        if n17 < 0:
+                            e9.error_message = None
+                        else:
+                            q18 = p + n17
+                            e9.error_message = str(b[p:q18], 'utf-8')
+                            p = q18
+                    e9.current_leader = _DEFAULT_ProduceResponse_LeaderIdAndEpoch
+                    if b[p] == 0:  # no tagged fields, the common case
+                        e9.unknown_tagged_fields = None
+                        p += 1
+                    else:
+                        p = _t_ProduceResponse_PartitionProduceResponse_1(b, p, e9)
+                    xs8.append(e9)
+                e3.partition_responses = xs8
             e3.topic_id = UUID_ZERO
             if b[p] == 0:  # no tagged fields, the common case
                 e3.unknown_tagged_fields = None
@@ -1653,7 +1669,7 @@ def _r_ProduceResponse_6(b, p):
                 p = _t_ProduceResponse_TopicProduceResponse_0(b, p, e3)
             xs2.append(e3)
         o.responses = xs2
-    o.throttle_time_ms, = _S2.unpack_from(b, p)
+    o.throttle_time_ms, = _S3.unpack_from(b, p)
     p += 4
     o.node_endpoints = []
     if b[p] == 0:  # no tagged fields, the common case
@@ -1661,6 +1677,8 @@ def _r_ProduceResponse_6(b, p):
         p += 1
     else:
         p = _t_ProduceResponse_1(b, p, o)
+    if p > bl:
+        raise DecodeError('ProduceResponse: a length runs past the end')
     return o, p
 
 
@@ -1695,7 +1713,7 @@ def _w_ProduceResponse_6(o, w):
             else:
                 _wuv(w, ln)
             for e7 in xs6:
-                w += _S2.pack(e7.batch_index)
+                w += _S3.pack(e7.batch_index)
                 v8 = e7.batch_index_error_message
                 if v8 is None:
                     w.append(0)
@@ -1723,10 +1741,10 @@ def _w_ProduceResponse_6(o, w):
                     _wuv(w, ln)
                 w += v9
             tags10 = []
-            if (e5.current_leader.leader_id != -1) or (e5.current_leader.leader_epoch != -1) or e5.current_leader.unknown_tagged_fields:
+            if e5.current_leader is not _DEFAULT_ProduceResponse_LeaderIdAndEpoch and ((e5.current_leader.leader_id != -1) or (e5.current_leader.leader_epoch != -1) or e5.current_leader.unknown_tagged_fields):
                 t11 = bytearray()
                 s12 = e5.current_leader
-                t11 += _S3.pack(s12.leader_id, s12.leader_epoch)
+                t11 += _S2.pack(s12.leader_id, s12.leader_epoch)
                 if s12.unknown_tagged_fields:
                     _wtags(t11, s12.unknown_tagged_fields)
                 else:
@@ -1742,7 +1760,7 @@ def _w_ProduceResponse_6(o, w):
             _wtags(w, e2.unknown_tagged_fields)
         else:
             w.append(0)
-    w += _S2.pack(o.throttle_time_ms)
+    w += _S3.pack(o.throttle_time_ms)
     tags13 = []
     if o.node_endpoints:
         t14 = bytearray()
@@ -1753,7 +1771,7 @@ def _w_ProduceResponse_6(o, w):
         else:
             _wuv(t14, ln)
         for e16 in xs15:
-            t14 += _S2.pack(e16.node_id)
+            t14 += _S3.pack(e16.node_id)
             v17 = e16.host
             v17 = v17.encode()
             ln = len(v17) + 1
@@ -1762,7 +1780,7 @@ def _w_ProduceResponse_6(o, w):
             else:
                 _wuv(t14, ln)
             t14 += v17
-            t14 += _S2.pack(e16.port)
+            t14 += _S3.pack(e16.port)
             v18 = e16.rack
             if v18 is None:
                 t14.append(0)
@@ -1833,18 +1851,23 @@ def _r_ProduceResponse_7(b, p):
                             e11 = _new(_ProduceResponse_BatchIndexAndErrorMessage)
                             e11.batch_index, h12, = _S6.unpack_from(b, p)
                             p += 5
-                            n13 = h12 - 1
-                            if n13 > 126:
-                                n13, p = _uvt(b, p, n13 + 1)
-                                n13 -= 1
-                            if n13 < 0:
-                                e11.batch_index_error_message = None
-                            else:
-                                q14 = p + n13
-                                if q14 > bl:
-                                    raise DecodeError('BatchIndexAndErrorMessage.BatchIndexErrorMessage: length ' + str(n13) + ' past the end')
+                            if 0 < h12 < 128:
+                                q14 = p + h12 - 1
                                 e11.batch_index_error_message = str(b[p:q14], 'utf-8')
                                 p = q14
+                            elif h12 == 0:
+                                e11.batch_index_error_message = None
+                            else:
+                                n13 = h12 - 1
+                                if n13 > 126:
+                                    n13, p = _uvt(b, p, n13 + 1)
+                                    n13 -= 1
+                                if n13 < 0:
+                                    e11.batch_index_error_message = None
+                                else:
+                                    q14 = p + n13
+                                    e11.batch_index_error_message = str(b[p:q14], 'utf-8')
+                                    p = q14
                             if b[p] == 0:  # no tagged fields, the common case
                                 e11.unknown_tagged_fields = None
                                 p += 1
@@ -1852,24 +1875,27 @@ def _r_ProduceResponse_7(b, p):
                                 p = _t_ProduceResponse_BatchIndexAndErrorMessage_0(b, p, e11)
                             xs10.append(e11)
                         e7.record_errors = xs10
-                    n15 = b[p] - 1
-                    p += 1
-                    if n15 > 126:
-                        n15, p = _uvt(b, p, n15 + 1)
-                        n15 -= 1
-                    if n15 < 0:
-                        e7.error_message = None
-                    else:
-                        q16 = p + n15
-                        if q16 > bl:
-                            raise DecodeError('PartitionProduceResponse.ErrorMessage: length ' + str(n15) + ' past the end')
-                        e7.error_message = str(b[p:q16], 'utf-8')
+                    h17 = b[p]
+                    if 0 < h17 < 128:
+                        q16 = p + h17
+                        e7.error_message = str(b[p + 1:q16], 'utf-8')
                         p = q16
-                    d17 = _new(_ProduceResponse_LeaderIdAndEpoch)
-                    d17.leader_id = -1
-                    d17.leader_epoch = -1
-                    d17.unknown_tagged_fields = None
-                    e7.current_leader = d17
+                    elif h17 == 0:
+                        e7.error_message = None
+                        p += 1
+                    else:
+                        p += 1
+                        n15 = h17 - 1
+                        if n15 > 126:
+                            n15, p = _uvt(b, p, n15 + 1)
+                            n15 -= 1
+                        if n15 < 0:
+                            e7.error_message = None
+                        else:
+                            q16 = p + n15
+                            e7.error_message = str(b[p:q16], 'utf-8')
+                            p = q16
+                    e7.current_leader = _DEFAULT_ProduceResponse_LeaderIdAndEpoch
                     if b[p] == 0:  # no tagged fields, the common case
                         e7.unknown_tagged_fields = None
                         p += 1
@@ -1885,7 +1911,7 @@ def _r_ProduceResponse_7(b, p):
                 p = _t_ProduceResponse_TopicProduceResponse_0(b, p, e3)
             xs2.append(e3)
         o.responses = xs2
-    o.throttle_time_ms, = _S2.unpack_from(b, p)
+    o.throttle_time_ms, = _S3.unpack_from(b, p)
     p += 4
     o.node_endpoints = []
     if b[p] == 0:  # no tagged fields, the common case
@@ -1893,6 +1919,8 @@ def _r_ProduceResponse_7(b, p):
         p += 1
     else:
         p = _t_ProduceResponse_1(b, p, o)
+    if p > bl:
+        raise DecodeError('ProduceResponse: a length runs past the end')
     return o, p
 
 
@@ -1920,7 +1948,7 @@ def _w_ProduceResponse_7(o, w):
             else:
                 _wuv(w, ln)
             for e6 in xs5:
-                w += _S2.pack(e6.batch_index)
+                w += _S3.pack(e6.batch_index)
                 v7 = e6.batch_index_error_message
                 if v7 is None:
                     w.append(0)
@@ -1948,10 +1976,10 @@ def _w_ProduceResponse_7(o, w):
                     _wuv(w, ln)
                 w += v8
             tags9 = []
-            if (e4.current_leader.leader_id != -1) or (e4.current_leader.leader_epoch != -1) or e4.current_leader.unknown_tagged_fields:
+            if e4.current_leader is not _DEFAULT_ProduceResponse_LeaderIdAndEpoch and ((e4.current_leader.leader_id != -1) or (e4.current_leader.leader_epoch != -1) or e4.current_leader.unknown_tagged_fields):
                 t10 = bytearray()
                 s11 = e4.current_leader
-                t10 += _S3.pack(s11.leader_id, s11.leader_epoch)
+                t10 += _S2.pack(s11.leader_id, s11.leader_epoch)
                 if s11.unknown_tagged_fields:
                     _wtags(t10, s11.unknown_tagged_fields)
                 else:
@@ -1967,7 +1995,7 @@ def _w_ProduceResponse_7(o, w):
             _wtags(w, e2.unknown_tagged_fields)
         else:
             w.append(0)
-    w += _S2.pack(o.throttle_time_ms)
+    w += _S3.pack(o.throttle_time_ms)
     tags12 = []
     if o.node_endpoints:
         t13 = bytearray()
@@ -1978,7 +2006,7 @@ def _w_ProduceResponse_7(o, w):
         else:
             _wuv(t13, ln)
         for e15 in xs14:
-            t13 += _S2.pack(e15.node_id)
+            t13 += _S3.pack(e15.node_id)
             v16 = e15.host
             v16 = v16.encode()
             ln = len(v16) + 1
@@ -1987,7 +2015,7 @@ def _w_ProduceResponse_7(o, w):
             else:
                 _wuv(t13, ln)
             t13 += v16
-            t13 += _S2.pack(e15.port)
+            t13 += _S3.pack(e15.port)
             v17 = e15.rack
             if v17 is None:
                 t13.append(0)

@@ -9,6 +9,7 @@ from typing import Any
 import struct as _struct
 
 from wirebroker.protocol.message import UNSET, Message, Struct
+from wirebroker.protocol.message import shared_default as _shared_default
 from wirebroker.protocol.primitives import (
     UUID_ZERO,
     DecodeError,
@@ -87,6 +88,8 @@ def _r_ProducerSnapshot_0(b, p):
             xs3.append(e4)
         o.producer_entries = xs3
     o.unknown_tagged_fields = None
+    if p > bl:
+        raise DecodeError('ProducerSnapshot: a length runs past the end')
     return o, p
 
 

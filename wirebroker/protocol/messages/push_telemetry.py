@@ -9,6 +9,7 @@ from typing import Any
 import struct as _struct
 
 from wirebroker.protocol.message import UNSET, Message, Struct
+from wirebroker.protocol.message import shared_default as _shared_default
 from wirebroker.protocol.primitives import (
     UUID_ZERO,
     DecodeError,
@@ -96,23 +97,28 @@ def _r_PushTelemetryRequest_0(b, p):
     o = _new(PushTelemetryRequest)
     o.client_instance_id, o.subscription_id, o.terminating, o.compression_type, h1, = _S0.unpack_from(b, p)
     p += 23
-    n2 = h1 - 1
-    if n2 > 126:
-        n2, p = _uvt(b, p, n2 + 1)
-        n2 -= 1
-    if n2 < 0:
-        raise DecodeError('PushTelemetryRequest.Metrics: null where not nullable')
-    else:
-        q3 = p + n2
-        if q3 > bl:
-            raise DecodeError('PushTelemetryRequest.Metrics: length ' + str(n2) + ' past the end')
+    if 0 < h1 < 128:
+        q3 = p + h1 - 1
         o.metrics = b[p:q3]
         p = q3
+    else:
+        n2 = h1 - 1
+        if n2 > 126:
+            n2, p = _uvt(b, p, n2 + 1)
+            n2 -= 1
+        if n2 < 0:
+            raise DecodeError('PushTelemetryRequest.Metrics: null where not nullable')
+        else:
+            q3 = p + n2
+            o.metrics = b[p:q3]
+            p = q3
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         p += 1
     else:
         p = _t_PushTelemetryRequest_0(b, p, o)
+    if p > bl:
+        raise DecodeError('PushTelemetryRequest: a length runs past the end')
     return o, p
 
 
@@ -164,6 +170,8 @@ def _r_PushTelemetryResponse_0(b, p):
         p += 1
     else:
         p = _t_PushTelemetryResponse_0(b, p, o)
+    if p > bl:
+        raise DecodeError('PushTelemetryResponse: a length runs past the end')
     return o, p
 
 

@@ -9,6 +9,7 @@ from typing import Any
 import struct as _struct
 
 from wirebroker.protocol.message import UNSET, Message, Struct
+from wirebroker.protocol.message import shared_default as _shared_default
 from wirebroker.protocol.primitives import (
     UUID_ZERO,
     DecodeError,
@@ -79,7 +80,7 @@ class RemoteLogSegmentMetadataRecord(Message):
         __slots__ = ('topic_id_partition', 'id', 'unknown_tagged_fields',)
 
         def __init__(self, topic_id_partition: RemoteLogSegmentMetadataRecord.TopicIdPartitionEntry | None = None, id: bytes | None = None, unknown_tagged_fields: list | None = None) -> None:
-            self.topic_id_partition = _RemoteLogSegmentMetadataRecord_TopicIdPartitionEntry() if topic_id_partition is None else topic_id_partition
+            self.topic_id_partition = _DEFAULT_RemoteLogSegmentMetadataRecord_TopicIdPartitionEntry if topic_id_partition is None else topic_id_partition
             self.id = UUID_ZERO if id is None else id
             self.unknown_tagged_fields = unknown_tagged_fields
 
@@ -96,6 +97,7 @@ class RemoteLogSegmentMetadataRecord(Message):
 _RemoteLogSegmentMetadataRecord_TopicIdPartitionEntry = RemoteLogSegmentMetadataRecord.TopicIdPartitionEntry
 _RemoteLogSegmentMetadataRecord_RemoteLogSegmentIdEntry = RemoteLogSegmentMetadataRecord.RemoteLogSegmentIdEntry
 _RemoteLogSegmentMetadataRecord_SegmentLeaderEpochEntry = RemoteLogSegmentMetadataRecord.SegmentLeaderEpochEntry
+_DEFAULT_RemoteLogSegmentMetadataRecord_TopicIdPartitionEntry = _shared_default(_RemoteLogSegmentMetadataRecord_TopicIdPartitionEntry)
 
 
 def _t_RemoteLogSegmentMetadataRecord_TopicIdPartitionEntry_0(b, p, o):
@@ -199,19 +201,23 @@ def _r_RemoteLogSegmentMetadataRecord_0(b, p):
     o = _new(RemoteLogSegmentMetadataRecord)
     s1 = _new(_RemoteLogSegmentMetadataRecord_RemoteLogSegmentIdEntry)
     s2 = _new(_RemoteLogSegmentMetadataRecord_TopicIdPartitionEntry)
-    n3 = b[p] - 1
-    p += 1
-    if n3 > 126:
-        n3, p = _uvt(b, p, n3 + 1)
-        n3 -= 1
-    if n3 < 0:
-        raise DecodeError('TopicIdPartitionEntry.Name: null where not nullable')
-    else:
-        q4 = p + n3
-        if q4 > bl:
-            raise DecodeError('TopicIdPartitionEntry.Name: length ' + str(n3) + ' past the end')
-        s2.name = str(b[p:q4], 'utf-8')
+    h5 = b[p]
+    if 0 < h5 < 128:
+        q4 = p + h5
+        s2.name = str(b[p + 1:q4], 'utf-8')
         p = q4
+    else:
+        p += 1
+        n3 = h5 - 1
+        if n3 > 126:
+            n3, p = _uvt(b, p, n3 + 1)
+            n3 -= 1
+        if n3 < 0:
+            raise DecodeError('TopicIdPartitionEntry.Name: null where not nullable')
+        else:
+            q4 = p + n3
+            s2.name = str(b[p:q4], 'utf-8')
+            p = q4
     s2.id, s2.partition, = _S0.unpack_from(b, p)
     p += 20
     if b[p] == 0:  # no tagged fields, the common case
@@ -228,43 +234,48 @@ def _r_RemoteLogSegmentMetadataRecord_0(b, p):
     else:
         p = _t_RemoteLogSegmentMetadataRecord_RemoteLogSegmentIdEntry_0(b, p, s1)
     o.remote_log_segment_id = s1
-    o.start_offset, o.end_offset, o.broker_id, o.max_timestamp_ms, o.event_timestamp_ms, h5, = _S2.unpack_from(b, p)
+    o.start_offset, o.end_offset, o.broker_id, o.max_timestamp_ms, o.event_timestamp_ms, h6, = _S2.unpack_from(b, p)
     p += 37
-    n6 = h5 - 1
-    if n6 > 126:
-        n6, p = _uvt(b, p, n6 + 1)
-        n6 -= 1
-    if n6 < 0:
+    n7 = h6 - 1
+    if n7 > 126:
+        n7, p = _uvt(b, p, n7 + 1)
+        n7 -= 1
+    if n7 < 0:
         raise DecodeError('RemoteLogSegmentMetadataRecord.SegmentLeaderEpochs: null where not nullable')
     else:
-        if n6 > bl - p:
-            raise DecodeError('RemoteLogSegmentMetadataRecord.SegmentLeaderEpochs: count ' + str(n6) + ' past the end')
-        xs7 = []
-        for _ in range(n6):
-            e8 = _new(_RemoteLogSegmentMetadataRecord_SegmentLeaderEpochEntry)
-            e8.leader_epoch, e8.offset, = _S3.unpack_from(b, p)
+        if n7 > bl - p:
+            raise DecodeError('RemoteLogSegmentMetadataRecord.SegmentLeaderEpochs: count ' + str(n7) + ' past the end')
+        xs8 = []
+        for _ in range(n7):
+            e9 = _new(_RemoteLogSegmentMetadataRecord_SegmentLeaderEpochEntry)
+            e9.leader_epoch, e9.offset, = _S3.unpack_from(b, p)
             p += 12
             if b[p] == 0:  # no tagged fields, the common case
-                e8.unknown_tagged_fields = None
+                e9.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_RemoteLogSegmentMetadataRecord_SegmentLeaderEpochEntry_0(b, p, e8)
-            xs7.append(e8)
-        o.segment_leader_epochs = xs7
-    o.segment_size_in_bytes, h9, = _S4.unpack_from(b, p)
+                p = _t_RemoteLogSegmentMetadataRecord_SegmentLeaderEpochEntry_0(b, p, e9)
+            xs8.append(e9)
+        o.segment_leader_epochs = xs8
+    o.segment_size_in_bytes, h10, = _S4.unpack_from(b, p)
     p += 5
-    n10 = h9 - 1
-    if n10 > 126:
-        n10, p = _uvt(b, p, n10 + 1)
-        n10 -= 1
-    if n10 < 0:
+    if 0 < h10 < 128:
+        q12 = p + h10 - 1
+        o.custom_metadata = bytes(b[p:q12])
+        p = q12
+    elif h10 == 0:
         o.custom_metadata = None
     else:
-        q11 = p + n10
-        if q11 > bl:
-            raise DecodeError('RemoteLogSegmentMetadataRecord.CustomMetadata: length ' + str(n10) + ' past the end')
-        o.custom_metadata = bytes(b[p:q11])
-        p = q11
+        n11 = h10 - 1
+        if n11 > 126:
+            n11, p = _uvt(b, p, n11 + 1)
+            n11 -= 1
+        if n11 < 0:
+            o.custom_metadata = None
+        else:
+            q12 = p + n11
+            o.custom_metadata = bytes(b[p:q12])
+            p = q12
     o.remote_log_segment_state, = _S5.unpack_from(b, p)
     p += 1
     o.txn_index_empty = False
@@ -273,6 +284,8 @@ def _r_RemoteLogSegmentMetadataRecord_0(b, p):
         p += 1
     else:
         p = _t_RemoteLogSegmentMetadataRecord_0(b, p, o)
+    if p > bl:
+        raise DecodeError('RemoteLogSegmentMetadataRecord: a length runs past the end')
     return o, p
 
 

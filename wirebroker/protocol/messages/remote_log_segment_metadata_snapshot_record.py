@@ -9,6 +9,7 @@ from typing import Any
 import struct as _struct
 
 from wirebroker.protocol.message import UNSET, Message, Struct
+from wirebroker.protocol.message import shared_default as _shared_default
 from wirebroker.protocol.primitives import (
     UUID_ZERO,
     DecodeError,
@@ -151,18 +152,23 @@ def _r_RemoteLogSegmentMetadataSnapshotRecord_0(b, p):
         o.segment_leader_epochs = xs3
     o.segment_size_in_bytes, h5, = _S2.unpack_from(b, p)
     p += 5
-    n6 = h5 - 1
-    if n6 > 126:
-        n6, p = _uvt(b, p, n6 + 1)
-        n6 -= 1
-    if n6 < 0:
-        o.custom_metadata = None
-    else:
-        q7 = p + n6
-        if q7 > bl:
-            raise DecodeError('RemoteLogSegmentMetadataSnapshotRecord.CustomMetadata: length ' + str(n6) + ' past the end')
+    if 0 < h5 < 128:
+        q7 = p + h5 - 1
         o.custom_metadata = bytes(b[p:q7])
         p = q7
+    elif h5 == 0:
+        o.custom_metadata = None
+    else:
+        n6 = h5 - 1
+        if n6 > 126:
+            n6, p = _uvt(b, p, n6 + 1)
+            n6 -= 1
+        if n6 < 0:
+            o.custom_metadata = None
+        else:
+            q7 = p + n6
+            o.custom_metadata = bytes(b[p:q7])
+            p = q7
     o.remote_log_segment_state, = _S3.unpack_from(b, p)
     p += 1
     o.txn_index_empty = False
@@ -171,6 +177,8 @@ def _r_RemoteLogSegmentMetadataSnapshotRecord_0(b, p):
         p += 1
     else:
         p = _t_RemoteLogSegmentMetadataSnapshotRecord_0(b, p, o)
+    if p > bl:
+        raise DecodeError('RemoteLogSegmentMetadataSnapshotRecord: a length runs past the end')
     return o, p
 
 

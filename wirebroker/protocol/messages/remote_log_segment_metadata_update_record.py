@@ -9,6 +9,7 @@ from typing import Any
 import struct as _struct
 
 from wirebroker.protocol.message import UNSET, Message, Struct
+from wirebroker.protocol.message import shared_default as _shared_default
 from wirebroker.protocol.primitives import (
     UUID_ZERO,
     DecodeError,
@@ -69,12 +70,13 @@ class RemoteLogSegmentMetadataUpdateRecord(Message):
         __slots__ = ('topic_id_partition', 'id', 'unknown_tagged_fields',)
 
         def __init__(self, topic_id_partition: RemoteLogSegmentMetadataUpdateRecord.TopicIdPartitionEntry | None = None, id: bytes | None = None, unknown_tagged_fields: list | None = None) -> None:
-            self.topic_id_partition = _RemoteLogSegmentMetadataUpdateRecord_TopicIdPartitionEntry() if topic_id_partition is None else topic_id_partition
+            self.topic_id_partition = _DEFAULT_RemoteLogSegmentMetadataUpdateRecord_TopicIdPartitionEntry if topic_id_partition is None else topic_id_partition
             self.id = UUID_ZERO if id is None else id
             self.unknown_tagged_fields = unknown_tagged_fields
 
 _RemoteLogSegmentMetadataUpdateRecord_TopicIdPartitionEntry = RemoteLogSegmentMetadataUpdateRecord.TopicIdPartitionEntry
 _RemoteLogSegmentMetadataUpdateRecord_RemoteLogSegmentIdEntry = RemoteLogSegmentMetadataUpdateRecord.RemoteLogSegmentIdEntry
+_DEFAULT_RemoteLogSegmentMetadataUpdateRecord_TopicIdPartitionEntry = _shared_default(_RemoteLogSegmentMetadataUpdateRecord_TopicIdPartitionEntry)
 
 
 def _t_RemoteLogSegmentMetadataUpdateRecord_TopicIdPartitionEntry_0(b, p, o):
@@ -151,19 +153,23 @@ def _r_RemoteLogSegmentMetadataUpdateRecord_0(b, p):
     o = _new(RemoteLogSegmentMetadataUpdateRecord)
     s1 = _new(_RemoteLogSegmentMetadataUpdateRecord_RemoteLogSegmentIdEntry)
     s2 = _new(_RemoteLogSegmentMetadataUpdateRecord_TopicIdPartitionEntry)
-    n3 = b[p] - 1
-    p += 1
-    if n3 > 126:
-        n3, p = _uvt(b, p, n3 + 1)
-        n3 -= 1
-    if n3 < 0:
-        raise DecodeError('TopicIdPartitionEntry.Name: null where not nullable')
-    else:
-        q4 = p + n3
-        if q4 > bl:
-            raise DecodeError('TopicIdPartitionEntry.Name: length ' + str(n3) + ' past the end')
-        s2.name = str(b[p:q4], 'utf-8')
+    h5 = b[p]
+    if 0 < h5 < 128:
+        q4 = p + h5
+        s2.name = str(b[p + 1:q4], 'utf-8')
         p = q4
+    else:
+        p += 1
+        n3 = h5 - 1
+        if n3 > 126:
+            n3, p = _uvt(b, p, n3 + 1)
+            n3 -= 1
+        if n3 < 0:
+            raise DecodeError('TopicIdPartitionEntry.Name: null where not nullable')
+        else:
+            q4 = p + n3
+            s2.name = str(b[p:q4], 'utf-8')
+            p = q4
     s2.id, s2.partition, = _S0.unpack_from(b, p)
     p += 20
     if b[p] == 0:  # no tagged fields, the common case
@@ -180,20 +186,25 @@ def _r_RemoteLogSegmentMetadataUpdateRecord_0(b, p):
     else:
         p = _t_RemoteLogSegmentMetadataUpdateRecord_RemoteLogSegmentIdEntry_0(b, p, s1)
     o.remote_log_segment_id = s1
-    o.broker_id, o.event_timestamp_ms, h5, = _S2.unpack_from(b, p)
+    o.broker_id, o.event_timestamp_ms, h6, = _S2.unpack_from(b, p)
     p += 13
-    n6 = h5 - 1
-    if n6 > 126:
-        n6, p = _uvt(b, p, n6 + 1)
-        n6 -= 1
-    if n6 < 0:
+    if 0 < h6 < 128:
+        q8 = p + h6 - 1
+        o.custom_metadata = bytes(b[p:q8])
+        p = q8
+    elif h6 == 0:
         o.custom_metadata = None
     else:
-        q7 = p + n6
-        if q7 > bl:
-            raise DecodeError('RemoteLogSegmentMetadataUpdateRecord.CustomMetadata: length ' + str(n6) + ' past the end')
-        o.custom_metadata = bytes(b[p:q7])
-        p = q7
+        n7 = h6 - 1
+        if n7 > 126:
+            n7, p = _uvt(b, p, n7 + 1)
+            n7 -= 1
+        if n7 < 0:
+            o.custom_metadata = None
+        else:
+            q8 = p + n7
+            o.custom_metadata = bytes(b[p:q8])
+            p = q8
     o.remote_log_segment_state, = _S3.unpack_from(b, p)
     p += 1
     if b[p] == 0:  # no tagged fields, the common case
@@ -201,6 +212,8 @@ def _r_RemoteLogSegmentMetadataUpdateRecord_0(b, p):
         p += 1
     else:
         p = _t_RemoteLogSegmentMetadataUpdateRecord_0(b, p, o)
+    if p > bl:
+        raise DecodeError('RemoteLogSegmentMetadataUpdateRecord: a length runs past the end')
     return o, p
 
 

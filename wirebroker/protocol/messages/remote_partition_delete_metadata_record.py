@@ -9,6 +9,7 @@ from typing import Any
 import struct as _struct
 
 from wirebroker.protocol.message import UNSET, Message, Struct
+from wirebroker.protocol.message import shared_default as _shared_default
 from wirebroker.protocol.primitives import (
     UUID_ZERO,
     DecodeError,
@@ -42,7 +43,7 @@ class RemotePartitionDeleteMetadataRecord(Message):
     __slots__ = ('topic_id_partition', 'broker_id', 'event_timestamp_ms', 'remote_partition_delete_state', 'unknown_tagged_fields',)
 
     def __init__(self, topic_id_partition: RemotePartitionDeleteMetadataRecord.TopicIdPartitionEntry | None = None, broker_id: int | None = None, event_timestamp_ms: int | None = None, remote_partition_delete_state: int | None = None, unknown_tagged_fields: list | None = None) -> None:
-        self.topic_id_partition = _RemotePartitionDeleteMetadataRecord_TopicIdPartitionEntry() if topic_id_partition is None else topic_id_partition
+        self.topic_id_partition = _DEFAULT_RemotePartitionDeleteMetadataRecord_TopicIdPartitionEntry if topic_id_partition is None else topic_id_partition
         self.broker_id = 0 if broker_id is None else broker_id
         self.event_timestamp_ms = 0 if event_timestamp_ms is None else event_timestamp_ms
         self.remote_partition_delete_state = 0 if remote_partition_delete_state is None else remote_partition_delete_state
@@ -60,6 +61,7 @@ class RemotePartitionDeleteMetadataRecord(Message):
             self.unknown_tagged_fields = unknown_tagged_fields
 
 _RemotePartitionDeleteMetadataRecord_TopicIdPartitionEntry = RemotePartitionDeleteMetadataRecord.TopicIdPartitionEntry
+_DEFAULT_RemotePartitionDeleteMetadataRecord_TopicIdPartitionEntry = _shared_default(_RemotePartitionDeleteMetadataRecord_TopicIdPartitionEntry)
 
 
 def _t_RemotePartitionDeleteMetadataRecord_TopicIdPartitionEntry_0(b, p, o):
@@ -112,19 +114,23 @@ def _r_RemotePartitionDeleteMetadataRecord_0(b, p):
     bl = len(b)
     o = _new(RemotePartitionDeleteMetadataRecord)
     s1 = _new(_RemotePartitionDeleteMetadataRecord_TopicIdPartitionEntry)
-    n2 = b[p] - 1
-    p += 1
-    if n2 > 126:
-        n2, p = _uvt(b, p, n2 + 1)
-        n2 -= 1
-    if n2 < 0:
-        raise DecodeError('TopicIdPartitionEntry.Name: null where not nullable')
-    else:
-        q3 = p + n2
-        if q3 > bl:
-            raise DecodeError('TopicIdPartitionEntry.Name: length ' + str(n2) + ' past the end')
-        s1.name = str(b[p:q3], 'utf-8')
+    h4 = b[p]
+    if 0 < h4 < 128:
+        q3 = p + h4
+        s1.name = str(b[p + 1:q3], 'utf-8')
         p = q3
+    else:
+        p += 1
+        n2 = h4 - 1
+        if n2 > 126:
+            n2, p = _uvt(b, p, n2 + 1)
+            n2 -= 1
+        if n2 < 0:
+            raise DecodeError('TopicIdPartitionEntry.Name: null where not nullable')
+        else:
+            q3 = p + n2
+            s1.name = str(b[p:q3], 'utf-8')
+            p = q3
     s1.id, s1.partition, = _S0.unpack_from(b, p)
     p += 20
     if b[p] == 0:  # no tagged fields, the common case
@@ -140,6 +146,8 @@ def _r_RemotePartitionDeleteMetadataRecord_0(b, p):
         p += 1
     else:
         p = _t_RemotePartitionDeleteMetadataRecord_0(b, p, o)
+    if p > bl:
+        raise DecodeError('RemotePartitionDeleteMetadataRecord: a length runs past the end')
     return o, p
 
 

@@ -9,6 +9,7 @@ from typing import Any
 import struct as _struct
 
 from wirebroker.protocol.message import UNSET, Message, Struct
+from wirebroker.protocol.message import shared_default as _shared_default
 from wirebroker.protocol.primitives import (
     UUID_ZERO,
     DecodeError,
@@ -93,19 +94,26 @@ def _t_RemoveRaftVoterRequest_0(b, p, o):
 def _r_RemoveRaftVoterRequest_0(b, p):
     bl = len(b)
     o = _new(RemoveRaftVoterRequest)
-    n1 = b[p] - 1
-    p += 1
-    if n1 > 126:
-        n1, p = _uvt(b, p, n1 + 1)
-        n1 -= 1
-    if n1 < 0:
-        o.cluster_id = None
-    else:
-        q2 = p + n1
-        if q2 > bl:
-            raise DecodeError('RemoveRaftVoterRequest.ClusterId: length ' + str(n1) + ' past the end')
-        o.cluster_id = str(b[p:q2], 'utf-8')
+    h3 = b[p]
+    if 0 < h3 < 128:
+        q2 = p + h3
+        o.cluster_id = str(b[p + 1:q2], 'utf-8')
         p = q2
+    elif h3 == 0:
+        o.cluster_id = None
+        p += 1
+    else:
+        p += 1
+        n1 = h3 - 1
+        if n1 > 126:
+            n1, p = _uvt(b, p, n1 + 1)
+            n1 -= 1
+        if n1 < 0:
+            o.cluster_id = None
+        else:
+            q2 = p + n1
+            o.cluster_id = str(b[p:q2], 'utf-8')
+            p = q2
     o.voter_id, o.voter_directory_id, = _S0.unpack_from(b, p)
     p += 20
     if b[p] == 0:  # no tagged fields, the common case
@@ -113,6 +121,8 @@ def _r_RemoveRaftVoterRequest_0(b, p):
         p += 1
     else:
         p = _t_RemoveRaftVoterRequest_0(b, p, o)
+    if p > bl:
+        raise DecodeError('RemoveRaftVoterRequest: a length runs past the end')
     return o, p
 
 
@@ -163,23 +173,30 @@ def _r_RemoveRaftVoterResponse_0(b, p):
     o = _new(RemoveRaftVoterResponse)
     o.throttle_time_ms, o.error_code, h1, = _S1.unpack_from(b, p)
     p += 7
-    n2 = h1 - 1
-    if n2 > 126:
-        n2, p = _uvt(b, p, n2 + 1)
-        n2 -= 1
-    if n2 < 0:
-        o.error_message = None
-    else:
-        q3 = p + n2
-        if q3 > bl:
-            raise DecodeError('RemoveRaftVoterResponse.ErrorMessage: length ' + str(n2) + ' past the end')
+    if 0 < h1 < 128:
+        q3 = p + h1 - 1
         o.error_message = str(b[p:q3], 'utf-8')
         p = q3
+    elif h1 == 0:
+        o.error_message = None
+    else:
+        n2 = h1 - 1
+        if n2 > 126:
+            n2, p = _uvt(b, p, n2 + 1)
+            n2 -= 1
+        if n2 < 0:
+            o.error_message = None
+        else:
+            q3 = p + n2
+            o.error_message = str(b[p:q3], 'utf-8')
+            p = q3
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         p += 1
     else:
         p = _t_RemoveRaftVoterResponse_0(b, p, o)
+    if p > bl:
+        raise DecodeError('RemoveRaftVoterResponse: a length runs past the end')
     return o, p
 
 

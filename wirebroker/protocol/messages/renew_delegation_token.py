@@ -9,6 +9,7 @@ from typing import Any
 import struct as _struct
 
 from wirebroker.protocol.message import UNSET, Message, Struct
+from wirebroker.protocol.message import shared_default as _shared_default
 from wirebroker.protocol.primitives import (
     UUID_ZERO,
     DecodeError,
@@ -75,13 +76,13 @@ def _r_RenewDelegationTokenRequest_0(b, p):
         raise DecodeError('RenewDelegationTokenRequest.Hmac: null where not nullable')
     else:
         q2 = p + n1
-        if q2 > bl:
-            raise DecodeError('RenewDelegationTokenRequest.Hmac: length ' + str(n1) + ' past the end')
         o.hmac = bytes(b[p:q2])
         p = q2
     o.renew_period_ms, = _S1.unpack_from(b, p)
     p += 8
     o.unknown_tagged_fields = None
+    if p > bl:
+        raise DecodeError('RenewDelegationTokenRequest: a length runs past the end')
     return o, p
 
 
@@ -118,19 +119,23 @@ def _t_RenewDelegationTokenRequest_0(b, p, o):
 def _r_RenewDelegationTokenRequest_1(b, p):
     bl = len(b)
     o = _new(RenewDelegationTokenRequest)
-    n1 = b[p] - 1
-    p += 1
-    if n1 > 126:
-        n1, p = _uvt(b, p, n1 + 1)
-        n1 -= 1
-    if n1 < 0:
-        raise DecodeError('RenewDelegationTokenRequest.Hmac: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > bl:
-            raise DecodeError('RenewDelegationTokenRequest.Hmac: length ' + str(n1) + ' past the end')
-        o.hmac = bytes(b[p:q2])
+    h3 = b[p]
+    if 0 < h3 < 128:
+        q2 = p + h3
+        o.hmac = bytes(b[p + 1:q2])
         p = q2
+    else:
+        p += 1
+        n1 = h3 - 1
+        if n1 > 126:
+            n1, p = _uvt(b, p, n1 + 1)
+            n1 -= 1
+        if n1 < 0:
+            raise DecodeError('RenewDelegationTokenRequest.Hmac: null where not nullable')
+        else:
+            q2 = p + n1
+            o.hmac = bytes(b[p:q2])
+            p = q2
     o.renew_period_ms, = _S1.unpack_from(b, p)
     p += 8
     if b[p] == 0:  # no tagged fields, the common case
@@ -138,6 +143,8 @@ def _r_RenewDelegationTokenRequest_1(b, p):
         p += 1
     else:
         p = _t_RenewDelegationTokenRequest_0(b, p, o)
+    if p > bl:
+        raise DecodeError('RenewDelegationTokenRequest: a length runs past the end')
     return o, p
 
 
@@ -162,6 +169,8 @@ def _r_RenewDelegationTokenResponse_0(b, p):
     o.error_code, o.expiry_timestamp_ms, o.throttle_time_ms, = _S2.unpack_from(b, p)
     p += 14
     o.unknown_tagged_fields = None
+    if p > bl:
+        raise DecodeError('RenewDelegationTokenResponse: a length runs past the end')
     return o, p
 
 
@@ -202,6 +211,8 @@ def _r_RenewDelegationTokenResponse_1(b, p):
         p += 1
     else:
         p = _t_RenewDelegationTokenResponse_0(b, p, o)
+    if p > bl:
+        raise DecodeError('RenewDelegationTokenResponse: a length runs past the end')
     return o, p
 
 

@@ -9,6 +9,7 @@ from typing import Any
 import struct as _struct
 
 from wirebroker.protocol.message import UNSET, Message, Struct
+from wirebroker.protocol.message import shared_default as _shared_default
 from wirebroker.protocol.primitives import (
     UUID_ZERO,
     DecodeError,
@@ -58,6 +59,8 @@ def _r_RequestHeader_0(b, p):
     p += 8
     o.client_id = ''
     o.unknown_tagged_fields = None
+    if p > bl:
+        raise DecodeError('RequestHeader: a length runs past the end')
     return o, p
 
 
@@ -77,11 +80,11 @@ def _r_RequestHeader_1(b, p):
         o.client_id = None
     else:
         q3 = p + n2
-        if q3 > bl:
-            raise DecodeError('RequestHeader.ClientId: length ' + str(n2) + ' past the end')
         o.client_id = str(b[p:q3], 'utf-8')
         p = q3
     o.unknown_tagged_fields = None
+    if p > bl:
+        raise DecodeError('RequestHeader: a length runs past the end')
     return o, p
 
 
@@ -129,8 +132,6 @@ def _r_RequestHeader_2(b, p):
         o.client_id = None
     else:
         q3 = p + n2
-        if q3 > bl:
-            raise DecodeError('RequestHeader.ClientId: length ' + str(n2) + ' past the end')
         o.client_id = str(b[p:q3], 'utf-8')
         p = q3
     if b[p] == 0:  # no tagged fields, the common case
@@ -138,6 +139,8 @@ def _r_RequestHeader_2(b, p):
         p += 1
     else:
         p = _t_RequestHeader_0(b, p, o)
+    if p > bl:
+        raise DecodeError('RequestHeader: a length runs past the end')
     return o, p
 
 

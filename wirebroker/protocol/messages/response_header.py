@@ -9,6 +9,7 @@ from typing import Any
 import struct as _struct
 
 from wirebroker.protocol.message import UNSET, Message, Struct
+from wirebroker.protocol.message import shared_default as _shared_default
 from wirebroker.protocol.primitives import (
     UUID_ZERO,
     DecodeError,
@@ -52,6 +53,8 @@ def _r_ResponseHeader_0(b, p):
     o.correlation_id, = _S0.unpack_from(b, p)
     p += 4
     o.unknown_tagged_fields = None
+    if p > bl:
+        raise DecodeError('ResponseHeader: a length runs past the end')
     return o, p
 
 
@@ -92,6 +95,8 @@ def _r_ResponseHeader_1(b, p):
         p += 1
     else:
         p = _t_ResponseHeader_0(b, p, o)
+    if p > bl:
+        raise DecodeError('ResponseHeader: a length runs past the end')
     return o, p
 
 

@@ -9,6 +9,7 @@ from typing import Any
 import struct as _struct
 
 from wirebroker.protocol.message import UNSET, Message, Struct
+from wirebroker.protocol.message import shared_default as _shared_default
 from wirebroker.protocol.primitives import (
     UUID_ZERO,
     DecodeError,
@@ -77,11 +78,11 @@ def _r_SaslAuthenticateRequest_0(b, p):
         raise DecodeError('SaslAuthenticateRequest.AuthBytes: null where not nullable')
     else:
         q2 = p + n1
-        if q2 > bl:
-            raise DecodeError('SaslAuthenticateRequest.AuthBytes: length ' + str(n1) + ' past the end')
         o.auth_bytes = bytes(b[p:q2])
         p = q2
     o.unknown_tagged_fields = None
+    if p > bl:
+        raise DecodeError('SaslAuthenticateRequest: a length runs past the end')
     return o, p
 
 
@@ -117,24 +118,30 @@ def _t_SaslAuthenticateRequest_0(b, p, o):
 def _r_SaslAuthenticateRequest_1(b, p):
     bl = len(b)
     o = _new(SaslAuthenticateRequest)
-    n1 = b[p] - 1
-    p += 1
-    if n1 > 126:
-        n1, p = _uvt(b, p, n1 + 1)
-        n1 -= 1
-    if n1 < 0:
-        raise DecodeError('SaslAuthenticateRequest.AuthBytes: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > bl:
-            raise DecodeError('SaslAuthenticateRequest.AuthBytes: length ' + str(n1) + ' past the end')
-        o.auth_bytes = bytes(b[p:q2])
+    h3 = b[p]
+    if 0 < h3 < 128:
+        q2 = p + h3
+        o.auth_bytes = bytes(b[p + 1:q2])
         p = q2
+    else:
+        p += 1
+        n1 = h3 - 1
+        if n1 > 126:
+            n1, p = _uvt(b, p, n1 + 1)
+            n1 -= 1
+        if n1 < 0:
+            raise DecodeError('SaslAuthenticateRequest.AuthBytes: null where not nullable')
+        else:
+            q2 = p + n1
+            o.auth_bytes = bytes(b[p:q2])
+            p = q2
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         p += 1
     else:
         p = _t_SaslAuthenticateRequest_0(b, p, o)
+    if p > bl:
+        raise DecodeError('SaslAuthenticateRequest: a length runs past the end')
     return o, p
 
 
@@ -162,8 +169,6 @@ def _r_SaslAuthenticateResponse_0(b, p):
         o.error_message = None
     else:
         q3 = p + n2
-        if q3 > bl:
-            raise DecodeError('SaslAuthenticateResponse.ErrorMessage: length ' + str(n2) + ' past the end')
         o.error_message = str(b[p:q3], 'utf-8')
         p = q3
     n4, = _S0.unpack_from(b, p)
@@ -172,12 +177,12 @@ def _r_SaslAuthenticateResponse_0(b, p):
         raise DecodeError('SaslAuthenticateResponse.AuthBytes: null where not nullable')
     else:
         q5 = p + n4
-        if q5 > bl:
-            raise DecodeError('SaslAuthenticateResponse.AuthBytes: length ' + str(n4) + ' past the end')
         o.auth_bytes = bytes(b[p:q5])
         p = q5
     o.session_lifetime_ms = 0
     o.unknown_tagged_fields = None
+    if p > bl:
+        raise DecodeError('SaslAuthenticateResponse: a length runs past the end')
     return o, p
 
 
@@ -205,8 +210,6 @@ def _r_SaslAuthenticateResponse_1(b, p):
         o.error_message = None
     else:
         q3 = p + n2
-        if q3 > bl:
-            raise DecodeError('SaslAuthenticateResponse.ErrorMessage: length ' + str(n2) + ' past the end')
         o.error_message = str(b[p:q3], 'utf-8')
         p = q3
     n4, = _S0.unpack_from(b, p)
@@ -215,13 +218,13 @@ def _r_SaslAuthenticateResponse_1(b, p):
         raise DecodeError('SaslAuthenticateResponse.AuthBytes: null where not nullable')
     else:
         q5 = p + n4
-        if q5 > bl:
-            raise DecodeError('SaslAuthenticateResponse.AuthBytes: length ' + str(n4) + ' past the end')
         o.auth_bytes = bytes(b[p:q5])
         p = q5
     o.session_lifetime_ms, = _S3.unpack_from(b, p)
     p += 8
     o.unknown_tagged_fields = None
+    if p > bl:
+        raise DecodeError('SaslAuthenticateResponse: a length runs past the end')
     return o, p
 
 
@@ -268,31 +271,40 @@ def _r_SaslAuthenticateResponse_2(b, p):
     o = _new(SaslAuthenticateResponse)
     o.error_code, h1, = _S4.unpack_from(b, p)
     p += 3
-    n2 = h1 - 1
-    if n2 > 126:
-        n2, p = _uvt(b, p, n2 + 1)
-        n2 -= 1
-    if n2 < 0:
-        o.error_message = None
-    else:
-        q3 = p + n2
-        if q3 > bl:
-            raise DecodeError('SaslAuthenticateResponse.ErrorMessage: length ' + str(n2) + ' past the end')
+    if 0 < h1 < 128:
+        q3 = p + h1 - 1
         o.error_message = str(b[p:q3], 'utf-8')
         p = q3
-    n4 = b[p] - 1
-    p += 1
-    if n4 > 126:
-        n4, p = _uvt(b, p, n4 + 1)
-        n4 -= 1
-    if n4 < 0:
-        raise DecodeError('SaslAuthenticateResponse.AuthBytes: null where not nullable')
+    elif h1 == 0:
+        o.error_message = None
     else:
-        q5 = p + n4
-        if q5 > bl:
-            raise DecodeError('SaslAuthenticateResponse.AuthBytes: length ' + str(n4) + ' past the end')
-        o.auth_bytes = bytes(b[p:q5])
+        n2 = h1 - 1
+        if n2 > 126:
+            n2, p = _uvt(b, p, n2 + 1)
+            n2 -= 1
+        if n2 < 0:
+            o.error_message = None
+        else:
+            q3 = p + n2
+            o.error_message = str(b[p:q3], 'utf-8')
+            p = q3
+    h6 = b[p]
+    if 0 < h6 < 128:
+        q5 = p + h6
+        o.auth_bytes = bytes(b[p + 1:q5])
         p = q5
+    else:
+        p += 1
+        n4 = h6 - 1
+        if n4 > 126:
+            n4, p = _uvt(b, p, n4 + 1)
+            n4 -= 1
+        if n4 < 0:
+            raise DecodeError('SaslAuthenticateResponse.AuthBytes: null where not nullable')
+        else:
+            q5 = p + n4
+            o.auth_bytes = bytes(b[p:q5])
+            p = q5
     o.session_lifetime_ms, = _S3.unpack_from(b, p)
     p += 8
     if b[p] == 0:  # no tagged fields, the common case
@@ -300,6 +312,8 @@ def _r_SaslAuthenticateResponse_2(b, p):
         p += 1
     else:
         p = _t_SaslAuthenticateResponse_0(b, p, o)
+    if p > bl:
+        raise DecodeError('SaslAuthenticateResponse: a length runs past the end')
     return o, p
 
 

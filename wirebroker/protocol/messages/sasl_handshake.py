@@ -9,6 +9,7 @@ from typing import Any
 import struct as _struct
 
 from wirebroker.protocol.message import UNSET, Message, Struct
+from wirebroker.protocol.message import shared_default as _shared_default
 from wirebroker.protocol.primitives import (
     UUID_ZERO,
     DecodeError,
@@ -73,11 +74,11 @@ def _r_SaslHandshakeRequest_0(b, p):
         raise DecodeError('SaslHandshakeRequest.Mechanism: null where not nullable')
     else:
         q2 = p + n1
-        if q2 > bl:
-            raise DecodeError('SaslHandshakeRequest.Mechanism: length ' + str(n1) + ' past the end')
         o.mechanism = str(b[p:q2], 'utf-8')
         p = q2
     o.unknown_tagged_fields = None
+    if p > bl:
+        raise DecodeError('SaslHandshakeRequest: a length runs past the end')
     return o, p
 
 
@@ -107,13 +108,13 @@ def _r_SaslHandshakeResponse_0(b, p):
                 raise DecodeError('SaslHandshakeResponse.Mechanisms: null element')
             else:
                 q6 = p + n5
-                if q6 > bl:
-                    raise DecodeError('SaslHandshakeResponse.Mechanisms: length ' + str(n5) + ' past the end')
                 e4 = str(b[p:q6], 'utf-8')
                 p = q6
             xs3.append(e4)
         o.mechanisms = xs3
     o.unknown_tagged_fields = None
+    if p > bl:
+        raise DecodeError('SaslHandshakeResponse: a length runs past the end')
     return o, p
 
 

@@ -9,6 +9,7 @@ from typing import Any
 import struct as _struct
 
 from wirebroker.protocol.message import UNSET, Message, Struct
+from wirebroker.protocol.message import shared_default as _shared_default
 from wirebroker.protocol.primitives import (
     UUID_ZERO,
     DecodeError,
@@ -40,6 +41,7 @@ _S8 = _struct.Struct('>ihB')
 _S9 = _struct.Struct('>ii')
 _S10 = _struct.Struct('>ih')
 _ARRAY_b = tuple(_struct.Struct('>' + str(n) + 'b') for n in range(64))
+_UNPACK_b = (None, *(s.unpack_from for s in _ARRAY_b))
 
 
 class ShareAcknowledgeRequest(Message):
@@ -132,7 +134,7 @@ class ShareAcknowledgeResponse(Message):
             self.partition_index = 0 if partition_index is None else partition_index
             self.error_code = 0 if error_code is None else error_code
             self.error_message = error_message
-            self.current_leader = _ShareAcknowledgeResponse_LeaderIdAndEpoch() if current_leader is None else current_leader
+            self.current_leader = _DEFAULT_ShareAcknowledgeResponse_LeaderIdAndEpoch if current_leader is None else current_leader
             self.unknown_tagged_fields = unknown_tagged_fields
 
     class ShareAcknowledgeTopicResponse(Struct):
@@ -161,6 +163,7 @@ _ShareAcknowledgeResponse_LeaderIdAndEpoch = ShareAcknowledgeResponse.LeaderIdAn
 _ShareAcknowledgeResponse_PartitionData = ShareAcknowledgeResponse.PartitionData
 _ShareAcknowledgeResponse_ShareAcknowledgeTopicResponse = ShareAcknowledgeResponse.ShareAcknowledgeTopicResponse
 _ShareAcknowledgeResponse_NodeEndpoint = ShareAcknowledgeResponse.NodeEndpoint
+_DEFAULT_ShareAcknowledgeResponse_LeaderIdAndEpoch = _shared_default(_ShareAcknowledgeResponse_LeaderIdAndEpoch)
 
 
 def _t_ShareAcknowledgeRequest_AcknowledgementBatch_0(b, p, o):
@@ -258,117 +261,137 @@ def _t_ShareAcknowledgeRequest_0(b, p, o):
 def _r_ShareAcknowledgeRequest_0(b, p):
     bl = len(b)
     o = _new(ShareAcknowledgeRequest)
-    n1 = b[p] - 1
-    p += 1
-    if n1 > 126:
-        n1, p = _uvt(b, p, n1 + 1)
-        n1 -= 1
-    if n1 < 0:
-        o.group_id = None
-    else:
-        q2 = p + n1
-        if q2 > bl:
-            raise DecodeError('ShareAcknowledgeRequest.GroupId: length ' + str(n1) + ' past the end')
-        o.group_id = str(b[p:q2], 'utf-8')
+    h3 = b[p]
+    if 0 < h3 < 128:
+        q2 = p + h3
+        o.group_id = str(b[p + 1:q2], 'utf-8')
         p = q2
-    n3 = b[p] - 1
-    p += 1
-    if n3 > 126:
-        n3, p = _uvt(b, p, n3 + 1)
-        n3 -= 1
-    if n3 < 0:
-        o.member_id = None
+    elif h3 == 0:
+        o.group_id = None
+        p += 1
     else:
-        q4 = p + n3
-        if q4 > bl:
-            raise DecodeError('ShareAcknowledgeRequest.MemberId: length ' + str(n3) + ' past the end')
-        o.member_id = str(b[p:q4], 'utf-8')
-        p = q4
-    o.share_session_epoch, h5, = _S0.unpack_from(b, p)
+        p += 1
+        n1 = h3 - 1
+        if n1 > 126:
+            n1, p = _uvt(b, p, n1 + 1)
+            n1 -= 1
+        if n1 < 0:
+            o.group_id = None
+        else:
+            q2 = p + n1
+            o.group_id = str(b[p:q2], 'utf-8')
+            p = q2
+    h6 = b[p]
+    if 0 < h6 < 128:
+        q5 = p + h6
+        o.member_id = str(b[p + 1:q5], 'utf-8')
+        p = q5
+    elif h6 == 0:
+        o.member_id = None
+        p += 1
+    else:
+        p += 1
+        n4 = h6 - 1
+        if n4 > 126:
+            n4, p = _uvt(b, p, n4 + 1)
+            n4 -= 1
+        if n4 < 0:
+            o.member_id = None
+        else:
+            q5 = p + n4
+            o.member_id = str(b[p:q5], 'utf-8')
+            p = q5
+    o.share_session_epoch, h7, = _S0.unpack_from(b, p)
     p += 5
-    n6 = h5 - 1
-    if n6 > 126:
-        n6, p = _uvt(b, p, n6 + 1)
-        n6 -= 1
-    if n6 < 0:
+    n8 = h7 - 1
+    if n8 > 126:
+        n8, p = _uvt(b, p, n8 + 1)
+        n8 -= 1
+    if n8 < 0:
         raise DecodeError('ShareAcknowledgeRequest.Topics: null where not nullable')
     else:
-        if n6 > bl - p:
-            raise DecodeError('ShareAcknowledgeRequest.Topics: count ' + str(n6) + ' past the end')
-        xs7 = []
-        for _ in range(n6):
-            e8 = _new(_ShareAcknowledgeRequest_AcknowledgeTopic)
-            e8.topic_id, h9, = _S1.unpack_from(b, p)
+        if n8 > bl - p:
+            raise DecodeError('ShareAcknowledgeRequest.Topics: count ' + str(n8) + ' past the end')
+        xs9 = []
+        for _ in range(n8):
+            e10 = _new(_ShareAcknowledgeRequest_AcknowledgeTopic)
+            e10.topic_id, h11, = _S1.unpack_from(b, p)
             p += 17
-            n10 = h9 - 1
-            if n10 > 126:
-                n10, p = _uvt(b, p, n10 + 1)
-                n10 -= 1
-            if n10 < 0:
+            n12 = h11 - 1
+            if n12 > 126:
+                n12, p = _uvt(b, p, n12 + 1)
+                n12 -= 1
+            if n12 < 0:
                 raise DecodeError('AcknowledgeTopic.Partitions: null where not nullable')
             else:
-                if n10 > bl - p:
-                    raise DecodeError('AcknowledgeTopic.Partitions: count ' + str(n10) + ' past the end')
-                xs11 = []
-                for _ in range(n10):
-                    e12 = _new(_ShareAcknowledgeRequest_AcknowledgePartition)
-                    e12.partition_index, h13, = _S0.unpack_from(b, p)
+                if n12 > bl - p:
+                    raise DecodeError('AcknowledgeTopic.Partitions: count ' + str(n12) + ' past the end')
+                xs13 = []
+                for _ in range(n12):
+                    e14 = _new(_ShareAcknowledgeRequest_AcknowledgePartition)
+                    e14.partition_index, h15, = _S0.unpack_from(b, p)
                     p += 5
-                    n14 = h13 - 1
-                    if n14 > 126:
-                        n14, p = _uvt(b, p, n14 + 1)
-                        n14 -= 1
-                    if n14 < 0:
+                    n16 = h15 - 1
+                    if n16 > 126:
+                        n16, p = _uvt(b, p, n16 + 1)
+                        n16 -= 1
+                    if n16 < 0:
                         raise DecodeError('AcknowledgePartition.AcknowledgementBatches: null where not nullable')
                     else:
-                        if n14 > bl - p:
-                            raise DecodeError('AcknowledgePartition.AcknowledgementBatches: count ' + str(n14) + ' past the end')
-                        xs15 = []
-                        for _ in range(n14):
-                            e16 = _new(_ShareAcknowledgeRequest_AcknowledgementBatch)
-                            e16.first_offset, e16.last_offset, h17, = _S2.unpack_from(b, p)
+                        if n16 > bl - p:
+                            raise DecodeError('AcknowledgePartition.AcknowledgementBatches: count ' + str(n16) + ' past the end')
+                        xs17 = []
+                        for _ in range(n16):
+                            e18 = _new(_ShareAcknowledgeRequest_AcknowledgementBatch)
+                            e18.first_offset, e18.last_offset, h19, = _S2.unpack_from(b, p)
                             p += 17
-                            n18 = h17 - 1
-                            if n18 > 126:
-                                n18, p = _uvt(b, p, n18 + 1)
-                                n18 -= 1
-                            if n18 < 0:
-                                raise DecodeError('AcknowledgementBatch.AcknowledgeTypes: null where not nullable')
-                            elif n18 < 64:
-                                e16.acknowledge_types = list(_ARRAY_b[n18].unpack_from(b, p))
-                                p += 1 * n18
+                            if 0 < h19 < 65:
+                                e18.acknowledge_types = [*_UNPACK_b[h19](b, p)]
+                                p += 1 * h19 - 1
                             else:
-                                if n18 > bl - p:
-                                    raise DecodeError('AcknowledgementBatch.AcknowledgeTypes: count ' + str(n18) + ' past the end')
-                                e16.acknowledge_types = list(_struct.Struct('>' + str(n18) + 'b').unpack_from(b, p))
-                                p += 1 * n18
+                                n20 = h19 - 1
+                                if n20 > 126:
+                                    n20, p = _uvt(b, p, n20 + 1)
+                                    n20 -= 1
+                                if n20 < 0:
+                                    raise DecodeError('AcknowledgementBatch.AcknowledgeTypes: null where not nullable')
+                                elif n20 < 64:
+                                    e18.acknowledge_types = [*_ARRAY_b[n20].unpack_from(b, p)]
+                                    p += 1 * n20
+                                else:
+                                    if n20 > bl - p:
+                                        raise DecodeError('AcknowledgementBatch.AcknowledgeTypes: count ' + str(n20) + ' past the end')
+                                    e18.acknowledge_types = [*_struct.Struct('>' + str(n20) + 'b').unpack_from(b, p)]
+                                    p += 1 * n20
                             if b[p] == 0:  # no tagged fields, the common case
-                                e16.unknown_tagged_fields = None
+                                e18.unknown_tagged_fields = None
                                 p += 1
                             else:
-                                p = _t_ShareAcknowledgeRequest_AcknowledgementBatch_0(b, p, e16)
-                            xs15.append(e16)
-                        e12.acknowledgement_batches = xs15
+                                p = _t_ShareAcknowledgeRequest_AcknowledgementBatch_0(b, p, e18)
+                            xs17.append(e18)
+                        e14.acknowledgement_batches = xs17
                     if b[p] == 0:  # no tagged fields, the common case
-                        e12.unknown_tagged_fields = None
+                        e14.unknown_tagged_fields = None
                         p += 1
                     else:
-                        p = _t_ShareAcknowledgeRequest_AcknowledgePartition_0(b, p, e12)
-                    xs11.append(e12)
-                e8.partitions = xs11
+                        p = _t_ShareAcknowledgeRequest_AcknowledgePartition_0(b, p, e14)
+                    xs13.append(e14)
+                e10.partitions = xs13
             if b[p] == 0:  # no tagged fields, the common case
-                e8.unknown_tagged_fields = None
+                e10.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_ShareAcknowledgeRequest_AcknowledgeTopic_0(b, p, e8)
-            xs7.append(e8)
-        o.topics = xs7
+                p = _t_ShareAcknowledgeRequest_AcknowledgeTopic_0(b, p, e10)
+            xs9.append(e10)
+        o.topics = xs9
     o.is_renew_ack = False
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         p += 1
     else:
         p = _t_ShareAcknowledgeRequest_0(b, p, o)
+    if p > bl:
+        raise DecodeError('ShareAcknowledgeRequest: a length runs past the end')
     return o, p
 
 
@@ -453,116 +476,136 @@ def _w_ShareAcknowledgeRequest_0(o, w):
 def _r_ShareAcknowledgeRequest_1(b, p):
     bl = len(b)
     o = _new(ShareAcknowledgeRequest)
-    n1 = b[p] - 1
-    p += 1
-    if n1 > 126:
-        n1, p = _uvt(b, p, n1 + 1)
-        n1 -= 1
-    if n1 < 0:
-        o.group_id = None
-    else:
-        q2 = p + n1
-        if q2 > bl:
-            raise DecodeError('ShareAcknowledgeRequest.GroupId: length ' + str(n1) + ' past the end')
-        o.group_id = str(b[p:q2], 'utf-8')
+    h3 = b[p]
+    if 0 < h3 < 128:
+        q2 = p + h3
+        o.group_id = str(b[p + 1:q2], 'utf-8')
         p = q2
-    n3 = b[p] - 1
-    p += 1
-    if n3 > 126:
-        n3, p = _uvt(b, p, n3 + 1)
-        n3 -= 1
-    if n3 < 0:
-        o.member_id = None
+    elif h3 == 0:
+        o.group_id = None
+        p += 1
     else:
-        q4 = p + n3
-        if q4 > bl:
-            raise DecodeError('ShareAcknowledgeRequest.MemberId: length ' + str(n3) + ' past the end')
-        o.member_id = str(b[p:q4], 'utf-8')
-        p = q4
-    o.share_session_epoch, o.is_renew_ack, h5, = _S6.unpack_from(b, p)
+        p += 1
+        n1 = h3 - 1
+        if n1 > 126:
+            n1, p = _uvt(b, p, n1 + 1)
+            n1 -= 1
+        if n1 < 0:
+            o.group_id = None
+        else:
+            q2 = p + n1
+            o.group_id = str(b[p:q2], 'utf-8')
+            p = q2
+    h6 = b[p]
+    if 0 < h6 < 128:
+        q5 = p + h6
+        o.member_id = str(b[p + 1:q5], 'utf-8')
+        p = q5
+    elif h6 == 0:
+        o.member_id = None
+        p += 1
+    else:
+        p += 1
+        n4 = h6 - 1
+        if n4 > 126:
+            n4, p = _uvt(b, p, n4 + 1)
+            n4 -= 1
+        if n4 < 0:
+            o.member_id = None
+        else:
+            q5 = p + n4
+            o.member_id = str(b[p:q5], 'utf-8')
+            p = q5
+    o.share_session_epoch, o.is_renew_ack, h7, = _S6.unpack_from(b, p)
     p += 6
-    n6 = h5 - 1
-    if n6 > 126:
-        n6, p = _uvt(b, p, n6 + 1)
-        n6 -= 1
-    if n6 < 0:
+    n8 = h7 - 1
+    if n8 > 126:
+        n8, p = _uvt(b, p, n8 + 1)
+        n8 -= 1
+    if n8 < 0:
         raise DecodeError('ShareAcknowledgeRequest.Topics: null where not nullable')
     else:
-        if n6 > bl - p:
-            raise DecodeError('ShareAcknowledgeRequest.Topics: count ' + str(n6) + ' past the end')
-        xs7 = []
-        for _ in range(n6):
-            e8 = _new(_ShareAcknowledgeRequest_AcknowledgeTopic)
-            e8.topic_id, h9, = _S1.unpack_from(b, p)
+        if n8 > bl - p:
+            raise DecodeError('ShareAcknowledgeRequest.Topics: count ' + str(n8) + ' past the end')
+        xs9 = []
+        for _ in range(n8):
+            e10 = _new(_ShareAcknowledgeRequest_AcknowledgeTopic)
+            e10.topic_id, h11, = _S1.unpack_from(b, p)
             p += 17
-            n10 = h9 - 1
-            if n10 > 126:
-                n10, p = _uvt(b, p, n10 + 1)
-                n10 -= 1
-            if n10 < 0:
+            n12 = h11 - 1
+            if n12 > 126:
+                n12, p = _uvt(b, p, n12 + 1)
+                n12 -= 1
+            if n12 < 0:
                 raise DecodeError('AcknowledgeTopic.Partitions: null where not nullable')
             else:
-                if n10 > bl - p:
-                    raise DecodeError('AcknowledgeTopic.Partitions: count ' + str(n10) + ' past the end')
-                xs11 = []
-                for _ in range(n10):
-                    e12 = _new(_ShareAcknowledgeRequest_AcknowledgePartition)
-                    e12.partition_index, h13, = _S0.unpack_from(b, p)
+                if n12 > bl - p:
+                    raise DecodeError('AcknowledgeTopic.Partitions: count ' + str(n12) + ' past the end')
+                xs13 = []
+                for _ in range(n12):
+                    e14 = _new(_ShareAcknowledgeRequest_AcknowledgePartition)
+                    e14.partition_index, h15, = _S0.unpack_from(b, p)
                     p += 5
-                    n14 = h13 - 1
-                    if n14 > 126:
-                        n14, p = _uvt(b, p, n14 + 1)
-                        n14 -= 1
-                    if n14 < 0:
+                    n16 = h15 - 1
+                    if n16 > 126:
+                        n16, p = _uvt(b, p, n16 + 1)
+                        n16 -= 1
+                    if n16 < 0:
                         raise DecodeError('AcknowledgePartition.AcknowledgementBatches: null where not nullable')
                     else:
-                        if n14 > bl - p:
-                            raise DecodeError('AcknowledgePartition.AcknowledgementBatches: count ' + str(n14) + ' past the end')
-                        xs15 = []
-                        for _ in range(n14):
-                            e16 = _new(_ShareAcknowledgeRequest_AcknowledgementBatch)
-                            e16.first_offset, e16.last_offset, h17, = _S2.unpack_from(b, p)
+                        if n16 > bl - p:
+                            raise DecodeError('AcknowledgePartition.AcknowledgementBatches: count ' + str(n16) + ' past the end')
+                        xs17 = []
+                        for _ in range(n16):
+                            e18 = _new(_ShareAcknowledgeRequest_AcknowledgementBatch)
+                            e18.first_offset, e18.last_offset, h19, = _S2.unpack_from(b, p)
                             p += 17
-                            n18 = h17 - 1
-                            if n18 > 126:
-                                n18, p = _uvt(b, p, n18 + 1)
-                                n18 -= 1
-                            if n18 < 0:
-                                raise DecodeError('AcknowledgementBatch.AcknowledgeTypes: null where not nullable')
-                            elif n18 < 64:
-                                e16.acknowledge_types = list(_ARRAY_b[n18].unpack_from(b, p))
-                                p += 1 * n18
+                            if 0 < h19 < 65:
+                                e18.acknowledge_types = [*_UNPACK_b[h19](b, p)]
+                                p += 1 * h19 - 1
                             else:
-                                if n18 > bl - p:
-                                    raise DecodeError('AcknowledgementBatch.AcknowledgeTypes: count ' + str(n18) + ' past the end')
-                                e16.acknowledge_types = list(_struct.Struct('>' + str(n18) + 'b').unpack_from(b, p))
-                                p += 1 * n18
+                                n20 = h19 - 1
+                                if n20 > 126:
+                                    n20, p = _uvt(b, p, n20 + 1)
+                                    n20 -= 1
+                                if n20 < 0:
+                                    raise DecodeError('AcknowledgementBatch.AcknowledgeTypes: null where not nullable')
+                                elif n20 < 64:
+                                    e18.acknowledge_types = [*_ARRAY_b[n20].unpack_from(b, p)]
+                                    p += 1 * n20
+                                else:
+                                    if n20 > bl - p:
+                                        raise DecodeError('AcknowledgementBatch.AcknowledgeTypes: count ' + str(n20) + ' past the end')
+                                    e18.acknowledge_types = [*_struct.Struct('>' + str(n20) + 'b').unpack_from(b, p)]
+                                    p += 1 * n20
                             if b[p] == 0:  # no tagged fields, the common case
-                                e16.unknown_tagged_fields = None
+                                e18.unknown_tagged_fields = None
                                 p += 1
                             else:
-                                p = _t_ShareAcknowledgeRequest_AcknowledgementBatch_0(b, p, e16)
-                            xs15.append(e16)
-                        e12.acknowledgement_batches = xs15
+                                p = _t_ShareAcknowledgeRequest_AcknowledgementBatch_0(b, p, e18)
+                            xs17.append(e18)
+                        e14.acknowledgement_batches = xs17
                     if b[p] == 0:  # no tagged fields, the common case
-                        e12.unknown_tagged_fields = None
+                        e14.unknown_tagged_fields = None
                         p += 1
                     else:
-                        p = _t_ShareAcknowledgeRequest_AcknowledgePartition_0(b, p, e12)
-                    xs11.append(e12)
-                e8.partitions = xs11
+                        p = _t_ShareAcknowledgeRequest_AcknowledgePartition_0(b, p, e14)
+                    xs13.append(e14)
+                e10.partitions = xs13
             if b[p] == 0:  # no tagged fields, the common case
-                e8.unknown_tagged_fields = None
+                e10.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_ShareAcknowledgeRequest_AcknowledgeTopic_0(b, p, e8)
-            xs7.append(e8)
-        o.topics = xs7
+                p = _t_ShareAcknowledgeRequest_AcknowledgeTopic_0(b, p, e10)
+            xs9.append(e10)
+        o.topics = xs9
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         p += 1
     else:
         p = _t_ShareAcknowledgeRequest_0(b, p, o)
+    if p > bl:
+        raise DecodeError('ShareAcknowledgeRequest: a length runs past the end')
     return o, p
 
 
@@ -762,18 +805,23 @@ def _r_ShareAcknowledgeResponse_0(b, p):
     o = _new(ShareAcknowledgeResponse)
     o.throttle_time_ms, o.error_code, h1, = _S8.unpack_from(b, p)
     p += 7
-    n2 = h1 - 1
-    if n2 > 126:
-        n2, p = _uvt(b, p, n2 + 1)
-        n2 -= 1
-    if n2 < 0:
-        o.error_message = None
-    else:
-        q3 = p + n2
-        if q3 > bl:
-            raise DecodeError('ShareAcknowledgeResponse.ErrorMessage: length ' + str(n2) + ' past the end')
+    if 0 < h1 < 128:
+        q3 = p + h1 - 1
         o.error_message = str(b[p:q3], 'utf-8')
         p = q3
+    elif h1 == 0:
+        o.error_message = None
+    else:
+        n2 = h1 - 1
+        if n2 > 126:
+            n2, p = _uvt(b, p, n2 + 1)
+            n2 -= 1
+        if n2 < 0:
+            o.error_message = None
+        else:
+            q3 = p + n2
+            o.error_message = str(b[p:q3], 'utf-8')
+            p = q3
     n4 = b[p] - 1
     p += 1
     if n4 > 126:
@@ -803,18 +851,23 @@ def _r_ShareAcknowledgeResponse_0(b, p):
                     e10 = _new(_ShareAcknowledgeResponse_PartitionData)
                     e10.partition_index, e10.error_code, h11, = _S8.unpack_from(b, p)
                     p += 7
-                    n12 = h11 - 1
-                    if n12 > 126:
-                        n12, p = _uvt(b, p, n12 + 1)
-                        n12 -= 1
-                    if n12 < 0:
-                        e10.error_message = None
-                    else:
-                        q13 = p + n12
-                        if q13 > bl:
-                            raise DecodeError('PartitionData.ErrorMessage: length ' + str(n12) + ' past the end')
+                    if 0 < h11 < 128:
+                        q13 = p + h11 - 1
                         e10.error_message = str(b[p:q13], 'utf-8')
                         p = q13
+                    elif h11 == 0:
+                        e10.error_message = None
+                    else:
+                        n12 = h11 - 1
+                        if n12 > 126:
+                            n12, p = _uvt(b, p, n12 + 1)
+                            n12 -= 1
+                        if n12 < 0:
+                            e10.error_message = None
+                        else:
+                            q13 = p + n12
+                            e10.error_message = str(b[p:q13], 'utf-8')
+                            p = q13
                     s14 = _new(_ShareAcknowledgeResponse_LeaderIdAndEpoch)
                     s14.leader_id, s14.leader_epoch, = _S9.unpack_from(b, p)
                     p += 8
@@ -853,32 +906,40 @@ def _r_ShareAcknowledgeResponse_0(b, p):
             e17 = _new(_ShareAcknowledgeResponse_NodeEndpoint)
             e17.node_id, h18, = _S0.unpack_from(b, p)
             p += 5
-            n19 = h18 - 1
-            if n19 > 126:
-                n19, p = _uvt(b, p, n19 + 1)
-                n19 -= 1
-            if n19 < 0:
-                raise DecodeError('NodeEndpoint.Host: null where not nullable')
-            else:
-                q20 = p + n19
-                if q20 > bl:
-                    raise DecodeError('NodeEndpoint.Host: length ' + str(n19) + ' past the end')
+            if 0 < h18 < 128:
+                q20 = p + h18 - 1
                 e17.host = str(b[p:q20], 'utf-8')
                 p = q20
+            else:
+                n19 = h18 - 1
+                if n19 > 126:
+                    n19, p = _uvt(b, p, n19 + 1)
+                    n19 -= 1
+                if n19 < 0:
+                    raise DecodeError('NodeEndpoint.Host: null where not nullable')
+                else:
+                    q20 = p + n19
+                    e17.host = str(b[p:q20], 'utf-8')
+                    p = q20
             e17.port, h21, = _S0.unpack_from(b, p)
             p += 5
-            n22 = h21 - 1
-            if n22 > 126:
-                n22, p = _uvt(b, p, n22 + 1)
-                n22 -= 1
-            if n22 < 0:
-                e17.rack = None
-            else:
-                q23 = p + n22
-                if q23 > bl:
-                    raise DecodeError('NodeEndpoint.Rack: length ' + str(n22) + ' past the end')
+            if 0 < h21 < 128:
+                q23 = p + h21 - 1
                 e17.rack = str(b[p:q23], 'utf-8')
                 p = q23
+            elif h21 == 0:
+                e17.rack = None
+            else:
+                n22 = h21 - 1
+                if n22 > 126:
+                    n22, p = _uvt(b, p, n22 + 1)
+                    n22 -= 1
+                if n22 < 0:
+                    e17.rack = None
+                else:
+                    q23 = p + n22
+                    e17.rack = str(b[p:q23], 'utf-8')
+                    p = q23
             if b[p] == 0:  # no tagged fields, the common case
                 e17.unknown_tagged_fields = None
                 p += 1
@@ -892,6 +953,8 @@ def _r_ShareAcknowledgeResponse_0(b, p):
         p += 1
     else:
         p = _t_ShareAcknowledgeResponse_0(b, p, o)
+    if p > bl:
+        raise DecodeError('ShareAcknowledgeResponse: a length runs past the end')
     return o, p
 
 
@@ -992,18 +1055,23 @@ def _r_ShareAcknowledgeResponse_1(b, p):
     o = _new(ShareAcknowledgeResponse)
     o.throttle_time_ms, o.error_code, h1, = _S8.unpack_from(b, p)
     p += 7
-    n2 = h1 - 1
-    if n2 > 126:
-        n2, p = _uvt(b, p, n2 + 1)
-        n2 -= 1
-    if n2 < 0:
-        o.error_message = None
-    else:
-        q3 = p + n2
-        if q3 > bl:
-            raise DecodeError('ShareAcknowledgeResponse.ErrorMessage: length ' + str(n2) + ' past the end')
+    if 0 < h1 < 128:
+        q3 = p + h1 - 1
         o.error_message = str(b[p:q3], 'utf-8')
         p = q3
+    elif h1 == 0:
+        o.error_message = None
+    else:
+        n2 = h1 - 1
+        if n2 > 126:
+            n2, p = _uvt(b, p, n2 + 1)
+            n2 -= 1
+        if n2 < 0:
+            o.error_message = None
+        else:
+            q3 = p + n2
+            o.error_message = str(b[p:q3], 'utf-8')
+            p = q3
     o.acquisition_lock_timeout_ms, h4, = _S0.unpack_from(b, p)
     p += 5
     n5 = h4 - 1
@@ -1034,18 +1102,23 @@ def _r_ShareAcknowledgeResponse_1(b, p):
                     e11 = _new(_ShareAcknowledgeResponse_PartitionData)
                     e11.partition_index, e11.error_code, h12, = _S8.unpack_from(b, p)
                     p += 7
-                    n13 = h12 - 1
-                    if n13 > 126:
-                        n13, p = _uvt(b, p, n13 + 1)
-                        n13 -= 1
-                    if n13 < 0:
-                        e11.error_message = None
-                    else:
-                        q14 = p + n13
-                        if q14 > bl:
-                            raise DecodeError('PartitionData.ErrorMessage: length ' + str(n13) + ' past the end')
+                    if 0 < h12 < 128:
+                        q14 = p + h12 - 1
                         e11.error_message = str(b[p:q14], 'utf-8')
                         p = q14
+                    elif h12 == 0:
+                        e11.error_message = None
+                    else:
+                        n13 = h12 - 1
+                        if n13 > 126:
+                            n13, p = _uvt(b, p, n13 + 1)
+                            n13 -= 1
+                        if n13 < 0:
+                            e11.error_message = None
+                        else:
+                            q14 = p + n13
+                            e11.error_message = str(b[p:q14], 'utf-8')
+                            p = q14
                     s15 = _new(_ShareAcknowledgeResponse_LeaderIdAndEpoch)
                     s15.leader_id, s15.leader_epoch, = _S9.unpack_from(b, p)
                     p += 8
@@ -1084,32 +1157,40 @@ def _r_ShareAcknowledgeResponse_1(b, p):
             e18 = _new(_ShareAcknowledgeResponse_NodeEndpoint)
             e18.node_id, h19, = _S0.unpack_from(b, p)
             p += 5
-            n20 = h19 - 1
-            if n20 > 126:
-                n20, p = _uvt(b, p, n20 + 1)
-                n20 -= 1
-            if n20 < 0:
-                raise DecodeError('NodeEndpoint.Host: null where not nullable')
-            else:
-                q21 = p + n20
-                if q21 > bl:
-                    raise DecodeError('NodeEndpoint.Host: length ' + str(n20) + ' past the end')
+            if 0 < h19 < 128:
+                q21 = p + h19 - 1
                 e18.host = str(b[p:q21], 'utf-8')
                 p = q21
+            else:
+                n20 = h19 - 1
+                if n20 > 126:
+                    n20, p = _uvt(b, p, n20 + 1)
+                    n20 -= 1
+                if n20 < 0:
+                    raise DecodeError('NodeEndpoint.Host: null where not nullable')
+                else:
+                    q21 = p + n20
+                    e18.host = str(b[p:q21], 'utf-8')
+                    p = q21
             e18.port, h22, = _S0.unpack_from(b, p)
             p += 5
-            n23 = h22 - 1
-            if n23 > 126:
-                n23, p = _uvt(b, p, n23 + 1)
-                n23 -= 1
-            if n23 < 0:
-                e18.rack = None
-            else:
-                q24 = p + n23
-                if q24 > bl:
-                    raise DecodeError('NodeEndpoint.Rack: length ' + str(n23) + ' past the end')
+            if 0 < h22 < 128:
+                q24 = p + h22 - 1
                 e18.rack = str(b[p:q24], 'utf-8')
                 p = q24
+            elif h22 == 0:
+                e18.rack = None
+            else:
+                n23 = h22 - 1
+                if n23 > 126:
+                    n23, p = _uvt(b, p, n23 + 1)
+                    n23 -= 1
+                if n23 < 0:
+                    e18.rack = None
+                else:
+                    q24 = p + n23
+                    e18.rack = str(b[p:q24], 'utf-8')
+                    p = q24
             if b[p] == 0:  # no tagged fields, the common case
                 e18.unknown_tagged_fields = None
                 p += 1
@@ -1122,6 +1203,8 @@ def _r_ShareAcknowledgeResponse_1(b, p):
         p += 1
     else:
         p = _t_ShareAcknowledgeResponse_0(b, p, o)
+    if p > bl:
+        raise DecodeError('ShareAcknowledgeResponse: a length runs past the end')
     return o, p
 
 

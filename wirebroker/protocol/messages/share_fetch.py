@@ -9,6 +9,7 @@ from typing import Any
 import struct as _struct
 
 from wirebroker.protocol.message import UNSET, Message, Struct
+from wirebroker.protocol.message import shared_default as _shared_default
 from wirebroker.protocol.primitives import (
     UUID_ZERO,
     DecodeError,
@@ -45,7 +46,9 @@ _S13 = _struct.Struct('>qqh')
 _S14 = _struct.Struct('>ih')
 _S15 = _struct.Struct('>h')
 _ARRAY_b = tuple(_struct.Struct('>' + str(n) + 'b') for n in range(64))
+_UNPACK_b = (None, *(s.unpack_from for s in _ARRAY_b))
 _ARRAY_i = tuple(_struct.Struct('>' + str(n) + 'i') for n in range(64))
+_UNPACK_i = (None, *(s.unpack_from for s in _ARRAY_i))
 
 
 class ShareFetchRequest(Message):
@@ -170,7 +173,7 @@ class ShareFetchResponse(Message):
             self.error_message = error_message
             self.acknowledge_error_code = 0 if acknowledge_error_code is None else acknowledge_error_code
             self.acknowledge_error_message = acknowledge_error_message
-            self.current_leader = _ShareFetchResponse_LeaderIdAndEpoch() if current_leader is None else current_leader
+            self.current_leader = _DEFAULT_ShareFetchResponse_LeaderIdAndEpoch if current_leader is None else current_leader
             self.records = records
             self.acquired_records = [] if acquired_records is None else acquired_records
             self.unknown_tagged_fields = unknown_tagged_fields
@@ -202,6 +205,7 @@ _ShareFetchResponse_AcquiredRecords = ShareFetchResponse.AcquiredRecords
 _ShareFetchResponse_PartitionData = ShareFetchResponse.PartitionData
 _ShareFetchResponse_ShareFetchableTopicResponse = ShareFetchResponse.ShareFetchableTopicResponse
 _ShareFetchResponse_NodeEndpoint = ShareFetchResponse.NodeEndpoint
+_DEFAULT_ShareFetchResponse_LeaderIdAndEpoch = _shared_default(_ShareFetchResponse_LeaderIdAndEpoch)
 
 
 def _t_ShareFetchRequest_AcknowledgementBatch_0(b, p, o):
@@ -322,148 +326,170 @@ def _t_ShareFetchRequest_0(b, p, o):
 def _r_ShareFetchRequest_0(b, p):
     bl = len(b)
     o = _new(ShareFetchRequest)
-    n1 = b[p] - 1
-    p += 1
-    if n1 > 126:
-        n1, p = _uvt(b, p, n1 + 1)
-        n1 -= 1
-    if n1 < 0:
-        o.group_id = None
-    else:
-        q2 = p + n1
-        if q2 > bl:
-            raise DecodeError('ShareFetchRequest.GroupId: length ' + str(n1) + ' past the end')
-        o.group_id = str(b[p:q2], 'utf-8')
+    h3 = b[p]
+    if 0 < h3 < 128:
+        q2 = p + h3
+        o.group_id = str(b[p + 1:q2], 'utf-8')
         p = q2
-    n3 = b[p] - 1
-    p += 1
-    if n3 > 126:
-        n3, p = _uvt(b, p, n3 + 1)
-        n3 -= 1
-    if n3 < 0:
-        o.member_id = None
+    elif h3 == 0:
+        o.group_id = None
+        p += 1
     else:
-        q4 = p + n3
-        if q4 > bl:
-            raise DecodeError('ShareFetchRequest.MemberId: length ' + str(n3) + ' past the end')
-        o.member_id = str(b[p:q4], 'utf-8')
-        p = q4
-    o.share_session_epoch, o.max_wait_ms, o.min_bytes, o.max_bytes, o.max_records, o.batch_size, h5, = _S0.unpack_from(b, p)
+        p += 1
+        n1 = h3 - 1
+        if n1 > 126:
+            n1, p = _uvt(b, p, n1 + 1)
+            n1 -= 1
+        if n1 < 0:
+            o.group_id = None
+        else:
+            q2 = p + n1
+            o.group_id = str(b[p:q2], 'utf-8')
+            p = q2
+    h6 = b[p]
+    if 0 < h6 < 128:
+        q5 = p + h6
+        o.member_id = str(b[p + 1:q5], 'utf-8')
+        p = q5
+    elif h6 == 0:
+        o.member_id = None
+        p += 1
+    else:
+        p += 1
+        n4 = h6 - 1
+        if n4 > 126:
+            n4, p = _uvt(b, p, n4 + 1)
+            n4 -= 1
+        if n4 < 0:
+            o.member_id = None
+        else:
+            q5 = p + n4
+            o.member_id = str(b[p:q5], 'utf-8')
+            p = q5
+    o.share_session_epoch, o.max_wait_ms, o.min_bytes, o.max_bytes, o.max_records, o.batch_size, h7, = _S0.unpack_from(b, p)
     p += 25
-    n6 = h5 - 1
-    if n6 > 126:
-        n6, p = _uvt(b, p, n6 + 1)
-        n6 -= 1
-    if n6 < 0:
+    n8 = h7 - 1
+    if n8 > 126:
+        n8, p = _uvt(b, p, n8 + 1)
+        n8 -= 1
+    if n8 < 0:
         raise DecodeError('ShareFetchRequest.Topics: null where not nullable')
     else:
-        if n6 > bl - p:
-            raise DecodeError('ShareFetchRequest.Topics: count ' + str(n6) + ' past the end')
-        xs7 = []
-        for _ in range(n6):
-            e8 = _new(_ShareFetchRequest_FetchTopic)
-            e8.topic_id, h9, = _S1.unpack_from(b, p)
+        if n8 > bl - p:
+            raise DecodeError('ShareFetchRequest.Topics: count ' + str(n8) + ' past the end')
+        xs9 = []
+        for _ in range(n8):
+            e10 = _new(_ShareFetchRequest_FetchTopic)
+            e10.topic_id, h11, = _S1.unpack_from(b, p)
             p += 17
-            n10 = h9 - 1
-            if n10 > 126:
-                n10, p = _uvt(b, p, n10 + 1)
-                n10 -= 1
-            if n10 < 0:
+            n12 = h11 - 1
+            if n12 > 126:
+                n12, p = _uvt(b, p, n12 + 1)
+                n12 -= 1
+            if n12 < 0:
                 raise DecodeError('FetchTopic.Partitions: null where not nullable')
             else:
-                if n10 > bl - p:
-                    raise DecodeError('FetchTopic.Partitions: count ' + str(n10) + ' past the end')
-                xs11 = []
-                for _ in range(n10):
-                    e12 = _new(_ShareFetchRequest_FetchPartition)
-                    e12.partition_index, h13, = _S2.unpack_from(b, p)
+                if n12 > bl - p:
+                    raise DecodeError('FetchTopic.Partitions: count ' + str(n12) + ' past the end')
+                xs13 = []
+                for _ in range(n12):
+                    e14 = _new(_ShareFetchRequest_FetchPartition)
+                    e14.partition_index, h15, = _S2.unpack_from(b, p)
                     p += 5
-                    n14 = h13 - 1
-                    if n14 > 126:
-                        n14, p = _uvt(b, p, n14 + 1)
-                        n14 -= 1
-                    if n14 < 0:
+                    n16 = h15 - 1
+                    if n16 > 126:
+                        n16, p = _uvt(b, p, n16 + 1)
+                        n16 -= 1
+                    if n16 < 0:
                         raise DecodeError('FetchPartition.AcknowledgementBatches: null where not nullable')
                     else:
-                        if n14 > bl - p:
-                            raise DecodeError('FetchPartition.AcknowledgementBatches: count ' + str(n14) + ' past the end')
-                        xs15 = []
-                        for _ in range(n14):
-                            e16 = _new(_ShareFetchRequest_AcknowledgementBatch)
-                            e16.first_offset, e16.last_offset, h17, = _S3.unpack_from(b, p)
+                        if n16 > bl - p:
+                            raise DecodeError('FetchPartition.AcknowledgementBatches: count ' + str(n16) + ' past the end')
+                        xs17 = []
+                        for _ in range(n16):
+                            e18 = _new(_ShareFetchRequest_AcknowledgementBatch)
+                            e18.first_offset, e18.last_offset, h19, = _S3.unpack_from(b, p)
                             p += 17
-                            n18 = h17 - 1
-                            if n18 > 126:
-                                n18, p = _uvt(b, p, n18 + 1)
-                                n18 -= 1
-                            if n18 < 0:
-                                raise DecodeError('AcknowledgementBatch.AcknowledgeTypes: null where not nullable')
-                            elif n18 < 64:
-                                e16.acknowledge_types = list(_ARRAY_b[n18].unpack_from(b, p))
-                                p += 1 * n18
+                            if 0 < h19 < 65:
+                                e18.acknowledge_types = [*_UNPACK_b[h19](b, p)]
+                                p += 1 * h19 - 1
                             else:
-                                if n18 > bl - p:
-                                    raise DecodeError('AcknowledgementBatch.AcknowledgeTypes: count ' + str(n18) + ' past the end')
-                                e16.acknowledge_types = list(_struct.Struct('>' + str(n18) + 'b').unpack_from(b, p))
-                                p += 1 * n18
+                                n20 = h19 - 1
+                                if n20 > 126:
+                                    n20, p = _uvt(b, p, n20 + 1)
+                                    n20 -= 1
+                                if n20 < 0:
+                                    raise DecodeError('AcknowledgementBatch.AcknowledgeTypes: null where not nullable')
+                                elif n20 < 64:
+                                    e18.acknowledge_types = [*_ARRAY_b[n20].unpack_from(b, p)]
+                                    p += 1 * n20
+                                else:
+                                    if n20 > bl - p:
+                                        raise DecodeError('AcknowledgementBatch.AcknowledgeTypes: count ' + str(n20) + ' past the end')
+                                    e18.acknowledge_types = [*_struct.Struct('>' + str(n20) + 'b').unpack_from(b, p)]
+                                    p += 1 * n20
                             if b[p] == 0:  # no tagged fields, the common case
-                                e16.unknown_tagged_fields = None
+                                e18.unknown_tagged_fields = None
                                 p += 1
                             else:
-                                p = _t_ShareFetchRequest_AcknowledgementBatch_0(b, p, e16)
-                            xs15.append(e16)
-                        e12.acknowledgement_batches = xs15
-                    e12.partition_max_bytes = 0
+                                p = _t_ShareFetchRequest_AcknowledgementBatch_0(b, p, e18)
+                            xs17.append(e18)
+                        e14.acknowledgement_batches = xs17
+                    e14.partition_max_bytes = 0
                     if b[p] == 0:  # no tagged fields, the common case
-                        e12.unknown_tagged_fields = None
+                        e14.unknown_tagged_fields = None
                         p += 1
                     else:
-                        p = _t_ShareFetchRequest_FetchPartition_0(b, p, e12)
-                    xs11.append(e12)
-                e8.partitions = xs11
+                        p = _t_ShareFetchRequest_FetchPartition_0(b, p, e14)
+                    xs13.append(e14)
+                e10.partitions = xs13
             if b[p] == 0:  # no tagged fields, the common case
-                e8.unknown_tagged_fields = None
+                e10.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_ShareFetchRequest_FetchTopic_0(b, p, e8)
-            xs7.append(e8)
-        o.topics = xs7
-    n19 = b[p] - 1
+                p = _t_ShareFetchRequest_FetchTopic_0(b, p, e10)
+            xs9.append(e10)
+        o.topics = xs9
+    n21 = b[p] - 1
     p += 1
-    if n19 > 126:
-        n19, p = _uvt(b, p, n19 + 1)
-        n19 -= 1
-    if n19 < 0:
+    if n21 > 126:
+        n21, p = _uvt(b, p, n21 + 1)
+        n21 -= 1
+    if n21 < 0:
         raise DecodeError('ShareFetchRequest.ForgottenTopicsData: null where not nullable')
     else:
-        if n19 > bl - p:
-            raise DecodeError('ShareFetchRequest.ForgottenTopicsData: count ' + str(n19) + ' past the end')
-        xs20 = []
-        for _ in range(n19):
-            e21 = _new(_ShareFetchRequest_ForgottenTopic)
-            e21.topic_id, h22, = _S1.unpack_from(b, p)
+        if n21 > bl - p:
+            raise DecodeError('ShareFetchRequest.ForgottenTopicsData: count ' + str(n21) + ' past the end')
+        xs22 = []
+        for _ in range(n21):
+            e23 = _new(_ShareFetchRequest_ForgottenTopic)
+            e23.topic_id, h24, = _S1.unpack_from(b, p)
             p += 17
-            n23 = h22 - 1
-            if n23 > 126:
-                n23, p = _uvt(b, p, n23 + 1)
-                n23 -= 1
-            if n23 < 0:
-                raise DecodeError('ForgottenTopic.Partitions: null where not nullable')
-            elif n23 < 64:
-                e21.partitions = list(_ARRAY_i[n23].unpack_from(b, p))
-                p += 4 * n23
+            if 0 < h24 < 65:
+                e23.partitions = [*_UNPACK_i[h24](b, p)]
+                p += 4 * h24 - 4
             else:
-                if n23 > bl - p:
-                    raise DecodeError('ForgottenTopic.Partitions: count ' + str(n23) + ' past the end')
-                e21.partitions = list(_struct.Struct('>' + str(n23) + 'i').unpack_from(b, p))
-                p += 4 * n23
+                n25 = h24 - 1
+                if n25 > 126:
+                    n25, p = _uvt(b, p, n25 + 1)
+                    n25 -= 1
+                if n25 < 0:
+                    raise DecodeError('ForgottenTopic.Partitions: null where not nullable')
+                elif n25 < 64:
+                    e23.partitions = [*_ARRAY_i[n25].unpack_from(b, p)]
+                    p += 4 * n25
+                else:
+                    if n25 > bl - p:
+                        raise DecodeError('ForgottenTopic.Partitions: count ' + str(n25) + ' past the end')
+                    e23.partitions = [*_struct.Struct('>' + str(n25) + 'i').unpack_from(b, p)]
+                    p += 4 * n25
             if b[p] == 0:  # no tagged fields, the common case
-                e21.unknown_tagged_fields = None
+                e23.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_ShareFetchRequest_ForgottenTopic_0(b, p, e21)
-            xs20.append(e21)
-        o.forgotten_topics_data = xs20
+                p = _t_ShareFetchRequest_ForgottenTopic_0(b, p, e23)
+            xs22.append(e23)
+        o.forgotten_topics_data = xs22
     o.share_acquire_mode = 0
     o.is_renew_ack = False
     if b[p] == 0:  # no tagged fields, the common case
@@ -471,6 +497,8 @@ def _r_ShareFetchRequest_0(b, p):
         p += 1
     else:
         p = _t_ShareFetchRequest_0(b, p, o)
+    if p > bl:
+        raise DecodeError('ShareFetchRequest: a length runs past the end')
     return o, p
 
 
@@ -579,153 +607,177 @@ def _w_ShareFetchRequest_0(o, w):
 def _r_ShareFetchRequest_1(b, p):
     bl = len(b)
     o = _new(ShareFetchRequest)
-    n1 = b[p] - 1
-    p += 1
-    if n1 > 126:
-        n1, p = _uvt(b, p, n1 + 1)
-        n1 -= 1
-    if n1 < 0:
-        o.group_id = None
-    else:
-        q2 = p + n1
-        if q2 > bl:
-            raise DecodeError('ShareFetchRequest.GroupId: length ' + str(n1) + ' past the end')
-        o.group_id = str(b[p:q2], 'utf-8')
+    h3 = b[p]
+    if 0 < h3 < 128:
+        q2 = p + h3
+        o.group_id = str(b[p + 1:q2], 'utf-8')
         p = q2
-    n3 = b[p] - 1
-    p += 1
-    if n3 > 126:
-        n3, p = _uvt(b, p, n3 + 1)
-        n3 -= 1
-    if n3 < 0:
-        o.member_id = None
+    elif h3 == 0:
+        o.group_id = None
+        p += 1
     else:
-        q4 = p + n3
-        if q4 > bl:
-            raise DecodeError('ShareFetchRequest.MemberId: length ' + str(n3) + ' past the end')
-        o.member_id = str(b[p:q4], 'utf-8')
-        p = q4
-    o.share_session_epoch, o.max_wait_ms, o.min_bytes, o.max_bytes, o.max_records, o.batch_size, o.share_acquire_mode, o.is_renew_ack, h5, = _S8.unpack_from(b, p)
+        p += 1
+        n1 = h3 - 1
+        if n1 > 126:
+            n1, p = _uvt(b, p, n1 + 1)
+            n1 -= 1
+        if n1 < 0:
+            o.group_id = None
+        else:
+            q2 = p + n1
+            o.group_id = str(b[p:q2], 'utf-8')
+            p = q2
+    h6 = b[p]
+    if 0 < h6 < 128:
+        q5 = p + h6
+        o.member_id = str(b[p + 1:q5], 'utf-8')
+        p = q5
+    elif h6 == 0:
+        o.member_id = None
+        p += 1
+    else:
+        p += 1
+        n4 = h6 - 1
+        if n4 > 126:
+            n4, p = _uvt(b, p, n4 + 1)
+            n4 -= 1
+        if n4 < 0:
+            o.member_id = None
+        else:
+            q5 = p + n4
+            o.member_id = str(b[p:q5], 'utf-8')
+            p = q5
+    o.share_session_epoch, o.max_wait_ms, o.min_bytes, o.max_bytes, o.max_records, o.batch_size, o.share_acquire_mode, o.is_renew_ack, h7, = _S8.unpack_from(b, p)
     p += 27
-    n6 = h5 - 1
-    if n6 > 126:
-        n6, p = _uvt(b, p, n6 + 1)
-        n6 -= 1
-    if n6 < 0:
+    n8 = h7 - 1
+    if n8 > 126:
+        n8, p = _uvt(b, p, n8 + 1)
+        n8 -= 1
+    if n8 < 0:
         raise DecodeError('ShareFetchRequest.Topics: null where not nullable')
     else:
-        if n6 > bl - p:
-            raise DecodeError('ShareFetchRequest.Topics: count ' + str(n6) + ' past the end')
-        xs7 = []
-        for _ in range(n6):
-            e8 = _new(_ShareFetchRequest_FetchTopic)
-            e8.topic_id, h9, = _S1.unpack_from(b, p)
+        if n8 > bl - p:
+            raise DecodeError('ShareFetchRequest.Topics: count ' + str(n8) + ' past the end')
+        xs9 = []
+        for _ in range(n8):
+            e10 = _new(_ShareFetchRequest_FetchTopic)
+            e10.topic_id, h11, = _S1.unpack_from(b, p)
             p += 17
-            n10 = h9 - 1
-            if n10 > 126:
-                n10, p = _uvt(b, p, n10 + 1)
-                n10 -= 1
-            if n10 < 0:
+            n12 = h11 - 1
+            if n12 > 126:
+                n12, p = _uvt(b, p, n12 + 1)
+                n12 -= 1
+            if n12 < 0:
                 raise DecodeError('FetchTopic.Partitions: null where not nullable')
             else:
-                if n10 > bl - p:
-                    raise DecodeError('FetchTopic.Partitions: count ' + str(n10) + ' past the end')
-                xs11 = []
-                for _ in range(n10):
-                    e12 = _new(_ShareFetchRequest_FetchPartition)
-                    e12.partition_index, h13, = _S2.unpack_from(b, p)
+                if n12 > bl - p:
+                    raise DecodeError('FetchTopic.Partitions: count ' + str(n12) + ' past the end')
+                xs13 = []
+                for _ in range(n12):
+                    e14 = _new(_ShareFetchRequest_FetchPartition)
+                    e14.partition_index, h15, = _S2.unpack_from(b, p)
                     p += 5
-                    n14 = h13 - 1
-                    if n14 > 126:
-                        n14, p = _uvt(b, p, n14 + 1)
-                        n14 -= 1
-                    if n14 < 0:
+                    n16 = h15 - 1
+                    if n16 > 126:
+                        n16, p = _uvt(b, p, n16 + 1)
+                        n16 -= 1
+                    if n16 < 0:
                         raise DecodeError('FetchPartition.AcknowledgementBatches: null where not nullable')
                     else:
-                        if n14 > bl - p:
-                            raise DecodeError('FetchPartition.AcknowledgementBatches: count ' + str(n14) + ' past the end')
-                        xs15 = []
-                        for _ in range(n14):
-                            e16 = _new(_ShareFetchRequest_AcknowledgementBatch)
-                            e16.first_offset, e16.last_offset, h17, = _S3.unpack_from(b, p)
+                        if n16 > bl - p:
+                            raise DecodeError('FetchPartition.AcknowledgementBatches: count ' + str(n16) + ' past the end')
+                        xs17 = []
+                        for _ in range(n16):
+                            e18 = _new(_ShareFetchRequest_AcknowledgementBatch)
+                            e18.first_offset, e18.last_offset, h19, = _S3.unpack_from(b, p)
                             p += 17
-                            n18 = h17 - 1
-                            if n18 > 126:
-                                n18, p = _uvt(b, p, n18 + 1)
-                                n18 -= 1
-                            if n18 < 0:
-                                raise DecodeError('AcknowledgementBatch.AcknowledgeTypes: null where not nullable')
-                            elif n18 < 64:
-                                e16.acknowledge_types = list(_ARRAY_b[n18].unpack_from(b, p))
-                                p += 1 * n18
+                            if 0 < h19 < 65:
+                                e18.acknowledge_types = [*_UNPACK_b[h19](b, p)]
+                                p += 1 * h19 - 1
                             else:
-                                if n18 > bl - p:
-                                    raise DecodeError('AcknowledgementBatch.AcknowledgeTypes: count ' + str(n18) + ' past the end')
-                                e16.acknowledge_types = list(_struct.Struct('>' + str(n18) + 'b').unpack_from(b, p))
-                                p += 1 * n18
+                                n20 = h19 - 1
+                                if n20 > 126:
+                                    n20, p = _uvt(b, p, n20 + 1)
+                                    n20 -= 1
+                                if n20 < 0:
+                                    raise DecodeError('AcknowledgementBatch.AcknowledgeTypes: null where not nullable')
+                                elif n20 < 64:
+                                    e18.acknowledge_types = [*_ARRAY_b[n20].unpack_from(b, p)]
+                                    p += 1 * n20
+                                else:
+                                    if n20 > bl - p:
+                                        raise DecodeError('AcknowledgementBatch.AcknowledgeTypes: count ' + str(n20) + ' past the end')
+                                    e18.acknowledge_types = [*_struct.Struct('>' + str(n20) + 'b').unpack_from(b, p)]
+                                    p += 1 * n20
                             if b[p] == 0:  # no tagged fields, the common case
-                                e16.unknown_tagged_fields = None
+                                e18.unknown_tagged_fields = None
                                 p += 1
                             else:
-                                p = _t_ShareFetchRequest_AcknowledgementBatch_0(b, p, e16)
-                            xs15.append(e16)
-                        e12.acknowledgement_batches = xs15
-                    e12.partition_max_bytes = 0
+                                p = _t_ShareFetchRequest_AcknowledgementBatch_0(b, p, e18)
+                            xs17.append(e18)
+                        e14.acknowledgement_batches = xs17
+                    e14.partition_max_bytes = 0
                     if b[p] == 0:  # no tagged fields, the common case
-                        e12.unknown_tagged_fields = None
+                        e14.unknown_tagged_fields = None
                         p += 1
                     else:
-                        p = _t_ShareFetchRequest_FetchPartition_0(b, p, e12)
-                    xs11.append(e12)
-                e8.partitions = xs11
+                        p = _t_ShareFetchRequest_FetchPartition_0(b, p, e14)
+                    xs13.append(e14)
+                e10.partitions = xs13
             if b[p] == 0:  # no tagged fields, the common case
-                e8.unknown_tagged_fields = None
+                e10.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_ShareFetchRequest_FetchTopic_0(b, p, e8)
-            xs7.append(e8)
-        o.topics = xs7
-    n19 = b[p] - 1
+                p = _t_ShareFetchRequest_FetchTopic_0(b, p, e10)
+            xs9.append(e10)
+        o.topics = xs9
+    n21 = b[p] - 1
     p += 1
-    if n19 > 126:
-        n19, p = _uvt(b, p, n19 + 1)
-        n19 -= 1
-    if n19 < 0:
+    if n21 > 126:
+        n21, p = _uvt(b, p, n21 + 1)
+        n21 -= 1
+    if n21 < 0:
         raise DecodeError('ShareFetchRequest.ForgottenTopicsData: null where not nullable')
     else:
-        if n19 > bl - p:
-            raise DecodeError('ShareFetchRequest.ForgottenTopicsData: count ' + str(n19) + ' past the end')
-        xs20 = []
-        for _ in range(n19):
-            e21 = _new(_ShareFetchRequest_ForgottenTopic)
-            e21.topic_id, h22, = _S1.unpack_from(b, p)
+        if n21 > bl - p:
+            raise DecodeError('ShareFetchRequest.ForgottenTopicsData: count ' + str(n21) + ' past the end')
+        xs22 = []
+        for _ in range(n21):
+            e23 = _new(_ShareFetchRequest_ForgottenTopic)
+            e23.topic_id, h24, = _S1.unpack_from(b, p)
             p += 17
-            n23 = h22 - 1
-            if n23 > 126:
-                n23, p = _uvt(b, p, n23 + 1)
-                n23 -= 1
-            if n23 < 0:
-                raise DecodeError('ForgottenTopic.Partitions: null where not nullable')
-            elif n23 < 64:
-                e21.partitions = list(_ARRAY_i[n23].unpack_from(b, p))
-                p += 4 * n23
+            if 0 < h24 < 65:
+                e23.partitions = [*_UNPACK_i[h24](b, p)]
+                p += 4 * h24 - 4
             else:
-                if n23 > bl - p:
-                    raise DecodeError('ForgottenTopic.Partitions: count ' + str(n23) + ' past the end')
-                e21.partitions = list(_struct.Struct('>' + str(n23) + 'i').unpack_from(b, p))
-                p += 4 * n23
+                n25 = h24 - 1
+                if n25 > 126:
+                    n25, p = _uvt(b, p, n25 + 1)
+                    n25 -= 1
+                if n25 < 0:
+                    raise DecodeError('ForgottenTopic.Partitions: null where not nullable')
+                elif n25 < 64:
+                    e23.partitions = [*_ARRAY_i[n25].unpack_from(b, p)]
+                    p += 4 * n25
+                else:
+                    if n25 > bl - p:
+                        raise DecodeError('ForgottenTopic.Partitions: count ' + str(n25) + ' past the end')
+                    e23.partitions = [*_struct.Struct('>' + str(n25) + 'i').unpack_from(b, p)]
+                    p += 4 * n25
             if b[p] == 0:  # no tagged fields, the common case
-                e21.unknown_tagged_fields = None
+                e23.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_ShareFetchRequest_ForgottenTopic_0(b, p, e21)
-            xs20.append(e21)
-        o.forgotten_topics_data = xs20
+                p = _t_ShareFetchRequest_ForgottenTopic_0(b, p, e23)
+            xs22.append(e23)
+        o.forgotten_topics_data = xs22
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         p += 1
     else:
         p = _t_ShareFetchRequest_0(b, p, o)
+    if p > bl:
+        raise DecodeError('ShareFetchRequest: a length runs past the end')
     return o, p
 
 
@@ -972,18 +1024,23 @@ def _r_ShareFetchResponse_0(b, p):
     o = _new(ShareFetchResponse)
     o.throttle_time_ms, o.error_code, h1, = _S10.unpack_from(b, p)
     p += 7
-    n2 = h1 - 1
-    if n2 > 126:
-        n2, p = _uvt(b, p, n2 + 1)
-        n2 -= 1
-    if n2 < 0:
-        o.error_message = None
-    else:
-        q3 = p + n2
-        if q3 > bl:
-            raise DecodeError('ShareFetchResponse.ErrorMessage: length ' + str(n2) + ' past the end')
+    if 0 < h1 < 128:
+        q3 = p + h1 - 1
         o.error_message = str(b[p:q3], 'utf-8')
         p = q3
+    elif h1 == 0:
+        o.error_message = None
+    else:
+        n2 = h1 - 1
+        if n2 > 126:
+            n2, p = _uvt(b, p, n2 + 1)
+            n2 -= 1
+        if n2 < 0:
+            o.error_message = None
+        else:
+            q3 = p + n2
+            o.error_message = str(b[p:q3], 'utf-8')
+            p = q3
     o.acquisition_lock_timeout_ms, h4, = _S2.unpack_from(b, p)
     p += 5
     n5 = h4 - 1
@@ -1014,32 +1071,42 @@ def _r_ShareFetchResponse_0(b, p):
                     e11 = _new(_ShareFetchResponse_PartitionData)
                     e11.partition_index, e11.error_code, h12, = _S10.unpack_from(b, p)
                     p += 7
-                    n13 = h12 - 1
-                    if n13 > 126:
-                        n13, p = _uvt(b, p, n13 + 1)
-                        n13 -= 1
-                    if n13 < 0:
-                        e11.error_message = None
-                    else:
-                        q14 = p + n13
-                        if q14 > bl:
-                            raise DecodeError('PartitionData.ErrorMessage: length ' + str(n13) + ' past the end')
+                    if 0 < h12 < 128:
+                        q14 = p + h12 - 1
                         e11.error_message = str(b[p:q14], 'utf-8')
                         p = q14
+                    elif h12 == 0:
+                        e11.error_message = None
+                    else:
+                        n13 = h12 - 1
+                        if n13 > 126:
+                            n13, p = _uvt(b, p, n13 + 1)
+                            n13 -= 1
+                        if n13 < 0:
+                            e11.error_message = None
+                        else:
+                            q14 = p + n13
+                            e11.error_message = str(b[p:q14], 'utf-8')
+                            p = q14
                     e11.acknowledge_error_code, h15, = _S11.unpack_from(b, p)
                     p += 3
-                    n16 = h15 - 1
-                    if n16 > 126:
-                        n16, p = _uvt(b, p, n16 + 1)
-                        n16 -= 1
-                    if n16 < 0:
-                        e11.acknowledge_error_message = None
-                    else:
-                        q17 = p + n16
-                        if q17 > bl:
-                            raise DecodeError('PartitionData.AcknowledgeErrorMessage: length ' + str(n16) + ' past the end')
+                    if 0 < h15 < 128:
+                        q17 = p + h15 - 1
                         e11.acknowledge_error_message = str(b[p:q17], 'utf-8')
                         p = q17
+                    elif h15 == 0:
+                        e11.acknowledge_error_message = None
+                    else:
+                        n16 = h15 - 1
+                        if n16 > 126:
+                            n16, p = _uvt(b, p, n16 + 1)
+                            n16 -= 1
+                        if n16 < 0:
+                            e11.acknowledge_error_message = None
+                        else:
+                            q17 = p + n16
+                            e11.acknowledge_error_message = str(b[p:q17], 'utf-8')
+                            p = q17
                     s18 = _new(_ShareFetchResponse_LeaderIdAndEpoch)
                     s18.leader_id, s18.leader_epoch, = _S12.unpack_from(b, p)
                     p += 8
@@ -1058,8 +1125,6 @@ def _r_ShareFetchResponse_0(b, p):
                         raise DecodeError('PartitionData.Records: null where not nullable')
                     else:
                         q20 = p + n19
-                        if q20 > bl:
-                            raise DecodeError('PartitionData.Records: length ' + str(n19) + ' past the end')
                         e11.records = b[p:q20]
                         p = q20
                     n21 = b[p] - 1
@@ -1113,32 +1178,40 @@ def _r_ShareFetchResponse_0(b, p):
             e26 = _new(_ShareFetchResponse_NodeEndpoint)
             e26.node_id, h27, = _S2.unpack_from(b, p)
             p += 5
-            n28 = h27 - 1
-            if n28 > 126:
-                n28, p = _uvt(b, p, n28 + 1)
-                n28 -= 1
-            if n28 < 0:
-                raise DecodeError('NodeEndpoint.Host: null where not nullable')
-            else:
-                q29 = p + n28
-                if q29 > bl:
-                    raise DecodeError('NodeEndpoint.Host: length ' + str(n28) + ' past the end')
+            if 0 < h27 < 128:
+                q29 = p + h27 - 1
                 e26.host = str(b[p:q29], 'utf-8')
                 p = q29
+            else:
+                n28 = h27 - 1
+                if n28 > 126:
+                    n28, p = _uvt(b, p, n28 + 1)
+                    n28 -= 1
+                if n28 < 0:
+                    raise DecodeError('NodeEndpoint.Host: null where not nullable')
+                else:
+                    q29 = p + n28
+                    e26.host = str(b[p:q29], 'utf-8')
+                    p = q29
             e26.port, h30, = _S2.unpack_from(b, p)
             p += 5
-            n31 = h30 - 1
-            if n31 > 126:
-                n31, p = _uvt(b, p, n31 + 1)
-                n31 -= 1
-            if n31 < 0:
-                e26.rack = None
-            else:
-                q32 = p + n31
-                if q32 > bl:
-                    raise DecodeError('NodeEndpoint.Rack: length ' + str(n31) + ' past the end')
+            if 0 < h30 < 128:
+                q32 = p + h30 - 1
                 e26.rack = str(b[p:q32], 'utf-8')
                 p = q32
+            elif h30 == 0:
+                e26.rack = None
+            else:
+                n31 = h30 - 1
+                if n31 > 126:
+                    n31, p = _uvt(b, p, n31 + 1)
+                    n31 -= 1
+                if n31 < 0:
+                    e26.rack = None
+                else:
+                    q32 = p + n31
+                    e26.rack = str(b[p:q32], 'utf-8')
+                    p = q32
             if b[p] == 0:  # no tagged fields, the common case
                 e26.unknown_tagged_fields = None
                 p += 1
@@ -1151,6 +1224,8 @@ def _r_ShareFetchResponse_0(b, p):
         p += 1
     else:
         p = _t_ShareFetchResponse_0(b, p, o)
+    if p > bl:
+        raise DecodeError('ShareFetchResponse: a length runs past the end')
     return o, p
 
 

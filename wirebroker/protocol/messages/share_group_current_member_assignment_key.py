@@ -9,6 +9,7 @@ from typing import Any
 import struct as _struct
 
 from wirebroker.protocol.message import UNSET, Message, Struct
+from wirebroker.protocol.message import shared_default as _shared_default
 from wirebroker.protocol.primitives import (
     UUID_ZERO,
     DecodeError,
@@ -56,8 +57,6 @@ def _r_ShareGroupCurrentMemberAssignmentKey_0(b, p):
         raise DecodeError('ShareGroupCurrentMemberAssignmentKey.GroupId: null where not nullable')
     else:
         q2 = p + n1
-        if q2 > bl:
-            raise DecodeError('ShareGroupCurrentMemberAssignmentKey.GroupId: length ' + str(n1) + ' past the end')
         o.group_id = str(b[p:q2], 'utf-8')
         p = q2
     n3, = _S0.unpack_from(b, p)
@@ -66,11 +65,11 @@ def _r_ShareGroupCurrentMemberAssignmentKey_0(b, p):
         raise DecodeError('ShareGroupCurrentMemberAssignmentKey.MemberId: null where not nullable')
     else:
         q4 = p + n3
-        if q4 > bl:
-            raise DecodeError('ShareGroupCurrentMemberAssignmentKey.MemberId: length ' + str(n3) + ' past the end')
         o.member_id = str(b[p:q4], 'utf-8')
         p = q4
     o.unknown_tagged_fields = None
+    if p > bl:
+        raise DecodeError('ShareGroupCurrentMemberAssignmentKey: a length runs past the end')
     return o, p
 
 

@@ -9,6 +9,7 @@ from typing import Any
 import struct as _struct
 
 from wirebroker.protocol.message import UNSET, Message, Struct
+from wirebroker.protocol.message import shared_default as _shared_default
 from wirebroker.protocol.primitives import (
     UUID_ZERO,
     DecodeError,
@@ -33,6 +34,7 @@ _S1 = _struct.Struct('>16sB')
 _S2 = _struct.Struct('>iib')
 _S3 = _struct.Struct('>16s')
 _ARRAY_i = tuple(_struct.Struct('>' + str(n) + 'i') for n in range(64))
+_UNPACK_i = (None, *(s.unpack_from for s in _ARRAY_i))
 
 
 class ShareGroupCurrentMemberAssignmentValue(Message):
@@ -129,20 +131,24 @@ def _r_ShareGroupCurrentMemberAssignmentValue_0(b, p):
             e4 = _new(_ShareGroupCurrentMemberAssignmentValue_TopicPartitions)
             e4.topic_id, h5, = _S1.unpack_from(b, p)
             p += 17
-            n6 = h5 - 1
-            if n6 > 126:
-                n6, p = _uvt(b, p, n6 + 1)
-                n6 -= 1
-            if n6 < 0:
-                raise DecodeError('TopicPartitions.Partitions: null where not nullable')
-            elif n6 < 64:
-                e4.partitions = list(_ARRAY_i[n6].unpack_from(b, p))
-                p += 4 * n6
+            if 0 < h5 < 65:
+                e4.partitions = [*_UNPACK_i[h5](b, p)]
+                p += 4 * h5 - 4
             else:
-                if n6 > bl - p:
-                    raise DecodeError('TopicPartitions.Partitions: count ' + str(n6) + ' past the end')
-                e4.partitions = list(_struct.Struct('>' + str(n6) + 'i').unpack_from(b, p))
-                p += 4 * n6
+                n6 = h5 - 1
+                if n6 > 126:
+                    n6, p = _uvt(b, p, n6 + 1)
+                    n6 -= 1
+                if n6 < 0:
+                    raise DecodeError('TopicPartitions.Partitions: null where not nullable')
+                elif n6 < 64:
+                    e4.partitions = [*_ARRAY_i[n6].unpack_from(b, p)]
+                    p += 4 * n6
+                else:
+                    if n6 > bl - p:
+                        raise DecodeError('TopicPartitions.Partitions: count ' + str(n6) + ' past the end')
+                    e4.partitions = [*_struct.Struct('>' + str(n6) + 'i').unpack_from(b, p)]
+                    p += 4 * n6
             if b[p] == 0:  # no tagged fields, the common case
                 e4.unknown_tagged_fields = None
                 p += 1
@@ -155,6 +161,8 @@ def _r_ShareGroupCurrentMemberAssignmentValue_0(b, p):
         p += 1
     else:
         p = _t_ShareGroupCurrentMemberAssignmentValue_0(b, p, o)
+    if p > bl:
+        raise DecodeError('ShareGroupCurrentMemberAssignmentValue: a length runs past the end')
     return o, p
 
 

@@ -9,6 +9,7 @@ from typing import Any
 import struct as _struct
 
 from wirebroker.protocol.message import UNSET, Message, Struct
+from wirebroker.protocol.message import shared_default as _shared_default
 from wirebroker.protocol.primitives import (
     UUID_ZERO,
     DecodeError,
@@ -38,6 +39,7 @@ _S6 = _struct.Struct('>h')
 _S7 = _struct.Struct('>ii')
 _S8 = _struct.Struct('>16s')
 _ARRAY_i = tuple(_struct.Struct('>' + str(n) + 'i') for n in range(64))
+_UNPACK_i = (None, *(s.unpack_from for s in _ARRAY_i))
 
 
 class ShareGroupDescribeRequest(Message):
@@ -166,19 +168,23 @@ def _r_ShareGroupDescribeRequest_0(b, p):
             raise DecodeError('ShareGroupDescribeRequest.GroupIds: count ' + str(n1) + ' past the end')
         xs2 = []
         for _ in range(n1):
-            n4 = b[p] - 1
-            p += 1
-            if n4 > 126:
-                n4, p = _uvt(b, p, n4 + 1)
-                n4 -= 1
-            if n4 < 0:
-                raise DecodeError('ShareGroupDescribeRequest.GroupIds: null element')
-            else:
-                q5 = p + n4
-                if q5 > bl:
-                    raise DecodeError('ShareGroupDescribeRequest.GroupIds: length ' + str(n4) + ' past the end')
-                e3 = str(b[p:q5], 'utf-8')
+            h6 = b[p]
+            if 0 < h6 < 128:
+                q5 = p + h6
+                e3 = str(b[p + 1:q5], 'utf-8')
                 p = q5
+            else:
+                p += 1
+                n4 = h6 - 1
+                if n4 > 126:
+                    n4, p = _uvt(b, p, n4 + 1)
+                    n4 -= 1
+                if n4 < 0:
+                    raise DecodeError('ShareGroupDescribeRequest.GroupIds: null element')
+                else:
+                    q5 = p + n4
+                    e3 = str(b[p:q5], 'utf-8')
+                    p = q5
             xs2.append(e3)
         o.group_ids = xs2
     o.include_authorized_operations, = _S0.unpack_from(b, p)
@@ -188,6 +194,8 @@ def _r_ShareGroupDescribeRequest_0(b, p):
         p += 1
     else:
         p = _t_ShareGroupDescribeRequest_0(b, p, o)
+    if p > bl:
+        raise DecodeError('ShareGroupDescribeRequest: a length runs past the end')
     return o, p
 
 
@@ -348,214 +356,260 @@ def _r_ShareGroupDescribeResponse_0(b, p):
             e4 = _new(_ShareGroupDescribeResponse_DescribedGroup)
             e4.error_code, h5, = _S2.unpack_from(b, p)
             p += 3
-            n6 = h5 - 1
-            if n6 > 126:
-                n6, p = _uvt(b, p, n6 + 1)
-                n6 -= 1
-            if n6 < 0:
-                e4.error_message = None
-            else:
-                q7 = p + n6
-                if q7 > bl:
-                    raise DecodeError('DescribedGroup.ErrorMessage: length ' + str(n6) + ' past the end')
+            if 0 < h5 < 128:
+                q7 = p + h5 - 1
                 e4.error_message = str(b[p:q7], 'utf-8')
                 p = q7
-            n8 = b[p] - 1
-            p += 1
-            if n8 > 126:
-                n8, p = _uvt(b, p, n8 + 1)
-                n8 -= 1
-            if n8 < 0:
-                raise DecodeError('DescribedGroup.GroupId: null where not nullable')
+            elif h5 == 0:
+                e4.error_message = None
             else:
-                q9 = p + n8
-                if q9 > bl:
-                    raise DecodeError('DescribedGroup.GroupId: length ' + str(n8) + ' past the end')
-                e4.group_id = str(b[p:q9], 'utf-8')
+                n6 = h5 - 1
+                if n6 > 126:
+                    n6, p = _uvt(b, p, n6 + 1)
+                    n6 -= 1
+                if n6 < 0:
+                    e4.error_message = None
+                else:
+                    q7 = p + n6
+                    e4.error_message = str(b[p:q7], 'utf-8')
+                    p = q7
+            h10 = b[p]
+            if 0 < h10 < 128:
+                q9 = p + h10
+                e4.group_id = str(b[p + 1:q9], 'utf-8')
                 p = q9
-            n10 = b[p] - 1
-            p += 1
-            if n10 > 126:
-                n10, p = _uvt(b, p, n10 + 1)
-                n10 -= 1
-            if n10 < 0:
-                raise DecodeError('DescribedGroup.GroupState: null where not nullable')
             else:
-                q11 = p + n10
-                if q11 > bl:
-                    raise DecodeError('DescribedGroup.GroupState: length ' + str(n10) + ' past the end')
-                e4.group_state = str(b[p:q11], 'utf-8')
-                p = q11
-            e4.group_epoch, e4.assignment_epoch, h12, = _S3.unpack_from(b, p)
+                p += 1
+                n8 = h10 - 1
+                if n8 > 126:
+                    n8, p = _uvt(b, p, n8 + 1)
+                    n8 -= 1
+                if n8 < 0:
+                    raise DecodeError('DescribedGroup.GroupId: null where not nullable')
+                else:
+                    q9 = p + n8
+                    e4.group_id = str(b[p:q9], 'utf-8')
+                    p = q9
+            h13 = b[p]
+            if 0 < h13 < 128:
+                q12 = p + h13
+                e4.group_state = str(b[p + 1:q12], 'utf-8')
+                p = q12
+            else:
+                p += 1
+                n11 = h13 - 1
+                if n11 > 126:
+                    n11, p = _uvt(b, p, n11 + 1)
+                    n11 -= 1
+                if n11 < 0:
+                    raise DecodeError('DescribedGroup.GroupState: null where not nullable')
+                else:
+                    q12 = p + n11
+                    e4.group_state = str(b[p:q12], 'utf-8')
+                    p = q12
+            e4.group_epoch, e4.assignment_epoch, h14, = _S3.unpack_from(b, p)
             p += 9
-            n13 = h12 - 1
-            if n13 > 126:
-                n13, p = _uvt(b, p, n13 + 1)
-                n13 -= 1
-            if n13 < 0:
-                raise DecodeError('DescribedGroup.AssignorName: null where not nullable')
+            if 0 < h14 < 128:
+                q16 = p + h14 - 1
+                e4.assignor_name = str(b[p:q16], 'utf-8')
+                p = q16
             else:
-                q14 = p + n13
-                if q14 > bl:
-                    raise DecodeError('DescribedGroup.AssignorName: length ' + str(n13) + ' past the end')
-                e4.assignor_name = str(b[p:q14], 'utf-8')
-                p = q14
-            n15 = b[p] - 1
+                n15 = h14 - 1
+                if n15 > 126:
+                    n15, p = _uvt(b, p, n15 + 1)
+                    n15 -= 1
+                if n15 < 0:
+                    raise DecodeError('DescribedGroup.AssignorName: null where not nullable')
+                else:
+                    q16 = p + n15
+                    e4.assignor_name = str(b[p:q16], 'utf-8')
+                    p = q16
+            n17 = b[p] - 1
             p += 1
-            if n15 > 126:
-                n15, p = _uvt(b, p, n15 + 1)
-                n15 -= 1
-            if n15 < 0:
+            if n17 > 126:
+                n17, p = _uvt(b, p, n17 + 1)
+                n17 -= 1
+            if n17 < 0:
                 raise DecodeError('DescribedGroup.Members: null where not nullable')
             else:
-                if n15 > bl - p:
-                    raise DecodeError('DescribedGroup.Members: count ' + str(n15) + ' past the end')
-                xs16 = []
-                for _ in range(n15):
-                    e17 = _new(_ShareGroupDescribeResponse_Member)
-                    n18 = b[p] - 1
-                    p += 1
-                    if n18 > 126:
-                        n18, p = _uvt(b, p, n18 + 1)
-                        n18 -= 1
-                    if n18 < 0:
-                        raise DecodeError('Member.MemberId: null where not nullable')
-                    else:
-                        q19 = p + n18
-                        if q19 > bl:
-                            raise DecodeError('Member.MemberId: length ' + str(n18) + ' past the end')
-                        e17.member_id = str(b[p:q19], 'utf-8')
-                        p = q19
-                    n20 = b[p] - 1
-                    p += 1
-                    if n20 > 126:
-                        n20, p = _uvt(b, p, n20 + 1)
-                        n20 -= 1
-                    if n20 < 0:
-                        e17.rack_id = None
-                    else:
-                        q21 = p + n20
-                        if q21 > bl:
-                            raise DecodeError('Member.RackId: length ' + str(n20) + ' past the end')
-                        e17.rack_id = str(b[p:q21], 'utf-8')
+                if n17 > bl - p:
+                    raise DecodeError('DescribedGroup.Members: count ' + str(n17) + ' past the end')
+                xs18 = []
+                for _ in range(n17):
+                    e19 = _new(_ShareGroupDescribeResponse_Member)
+                    h22 = b[p]
+                    if 0 < h22 < 128:
+                        q21 = p + h22
+                        e19.member_id = str(b[p + 1:q21], 'utf-8')
                         p = q21
-                    e17.member_epoch, h22, = _S1.unpack_from(b, p)
-                    p += 5
-                    n23 = h22 - 1
-                    if n23 > 126:
-                        n23, p = _uvt(b, p, n23 + 1)
-                        n23 -= 1
-                    if n23 < 0:
-                        raise DecodeError('Member.ClientId: null where not nullable')
                     else:
-                        q24 = p + n23
-                        if q24 > bl:
-                            raise DecodeError('Member.ClientId: length ' + str(n23) + ' past the end')
-                        e17.client_id = str(b[p:q24], 'utf-8')
+                        p += 1
+                        n20 = h22 - 1
+                        if n20 > 126:
+                            n20, p = _uvt(b, p, n20 + 1)
+                            n20 -= 1
+                        if n20 < 0:
+                            raise DecodeError('Member.MemberId: null where not nullable')
+                        else:
+                            q21 = p + n20
+                            e19.member_id = str(b[p:q21], 'utf-8')
+                            p = q21
+                    h25 = b[p]
+                    if 0 < h25 < 128:
+                        q24 = p + h25
+                        e19.rack_id = str(b[p + 1:q24], 'utf-8')
                         p = q24
-                    n25 = b[p] - 1
-                    p += 1
-                    if n25 > 126:
-                        n25, p = _uvt(b, p, n25 + 1)
-                        n25 -= 1
-                    if n25 < 0:
-                        raise DecodeError('Member.ClientHost: null where not nullable')
+                    elif h25 == 0:
+                        e19.rack_id = None
+                        p += 1
                     else:
-                        q26 = p + n25
-                        if q26 > bl:
-                            raise DecodeError('Member.ClientHost: length ' + str(n25) + ' past the end')
-                        e17.client_host = str(b[p:q26], 'utf-8')
-                        p = q26
-                    n27 = b[p] - 1
+                        p += 1
+                        n23 = h25 - 1
+                        if n23 > 126:
+                            n23, p = _uvt(b, p, n23 + 1)
+                            n23 -= 1
+                        if n23 < 0:
+                            e19.rack_id = None
+                        else:
+                            q24 = p + n23
+                            e19.rack_id = str(b[p:q24], 'utf-8')
+                            p = q24
+                    e19.member_epoch, h26, = _S1.unpack_from(b, p)
+                    p += 5
+                    if 0 < h26 < 128:
+                        q28 = p + h26 - 1
+                        e19.client_id = str(b[p:q28], 'utf-8')
+                        p = q28
+                    else:
+                        n27 = h26 - 1
+                        if n27 > 126:
+                            n27, p = _uvt(b, p, n27 + 1)
+                            n27 -= 1
+                        if n27 < 0:
+                            raise DecodeError('Member.ClientId: null where not nullable')
+                        else:
+                            q28 = p + n27
+                            e19.client_id = str(b[p:q28], 'utf-8')
+                            p = q28
+                    h31 = b[p]
+                    if 0 < h31 < 128:
+                        q30 = p + h31
+                        e19.client_host = str(b[p + 1:q30], 'utf-8')
+                        p = q30
+                    else:
+                        p += 1
+                        n29 = h31 - 1
+                        if n29 > 126:
+                            n29, p = _uvt(b, p, n29 + 1)
+                            n29 -= 1
+                        if n29 < 0:
+                            raise DecodeError('Member.ClientHost: null where not nullable')
+                        else:
+                            q30 = p + n29
+                            e19.client_host = str(b[p:q30], 'utf-8')
+                            p = q30
+                    n32 = b[p] - 1
                     p += 1
-                    if n27 > 126:
-                        n27, p = _uvt(b, p, n27 + 1)
-                        n27 -= 1
-                    if n27 < 0:
+                    if n32 > 126:
+                        n32, p = _uvt(b, p, n32 + 1)
+                        n32 -= 1
+                    if n32 < 0:
                         raise DecodeError('Member.SubscribedTopicNames: null where not nullable')
                     else:
-                        if n27 > bl - p:
-                            raise DecodeError('Member.SubscribedTopicNames: count ' + str(n27) + ' past the end')
-                        xs28 = []
-                        for _ in range(n27):
-                            n30 = b[p] - 1
-                            p += 1
-                            if n30 > 126:
-                                n30, p = _uvt(b, p, n30 + 1)
-                                n30 -= 1
-                            if n30 < 0:
-                                raise DecodeError('Member.SubscribedTopicNames: null element')
+                        if n32 > bl - p:
+                            raise DecodeError('Member.SubscribedTopicNames: count ' + str(n32) + ' past the end')
+                        xs33 = []
+                        for _ in range(n32):
+                            h37 = b[p]
+                            if 0 < h37 < 128:
+                                q36 = p + h37
+                                e34 = str(b[p + 1:q36], 'utf-8')
+                                p = q36
                             else:
-                                q31 = p + n30
-                                if q31 > bl:
-                                    raise DecodeError('Member.SubscribedTopicNames: length ' + str(n30) + ' past the end')
-                                e29 = str(b[p:q31], 'utf-8')
-                                p = q31
-                            xs28.append(e29)
-                        e17.subscribed_topic_names = xs28
-                    s32 = _new(_ShareGroupDescribeResponse_Assignment)
-                    n33 = b[p] - 1
+                                p += 1
+                                n35 = h37 - 1
+                                if n35 > 126:
+                                    n35, p = _uvt(b, p, n35 + 1)
+                                    n35 -= 1
+                                if n35 < 0:
+                                    raise DecodeError('Member.SubscribedTopicNames: null element')
+                                else:
+                                    q36 = p + n35
+                                    e34 = str(b[p:q36], 'utf-8')
+                                    p = q36
+                            xs33.append(e34)
+                        e19.subscribed_topic_names = xs33
+                    s38 = _new(_ShareGroupDescribeResponse_Assignment)
+                    n39 = b[p] - 1
                     p += 1
-                    if n33 > 126:
-                        n33, p = _uvt(b, p, n33 + 1)
-                        n33 -= 1
-                    if n33 < 0:
+                    if n39 > 126:
+                        n39, p = _uvt(b, p, n39 + 1)
+                        n39 -= 1
+                    if n39 < 0:
                         raise DecodeError('Assignment.TopicPartitions: null where not nullable')
                     else:
-                        if n33 > bl - p:
-                            raise DecodeError('Assignment.TopicPartitions: count ' + str(n33) + ' past the end')
-                        xs34 = []
-                        for _ in range(n33):
-                            e35 = _new(_ShareGroupDescribeResponse_TopicPartitions)
-                            e35.topic_id, h36, = _S4.unpack_from(b, p)
+                        if n39 > bl - p:
+                            raise DecodeError('Assignment.TopicPartitions: count ' + str(n39) + ' past the end')
+                        xs40 = []
+                        for _ in range(n39):
+                            e41 = _new(_ShareGroupDescribeResponse_TopicPartitions)
+                            e41.topic_id, h42, = _S4.unpack_from(b, p)
                             p += 17
-                            n37 = h36 - 1
-                            if n37 > 126:
-                                n37, p = _uvt(b, p, n37 + 1)
-                                n37 -= 1
-                            if n37 < 0:
-                                raise DecodeError('TopicPartitions.TopicName: null where not nullable')
+                            if 0 < h42 < 128:
+                                q44 = p + h42 - 1
+                                e41.topic_name = str(b[p:q44], 'utf-8')
+                                p = q44
                             else:
-                                q38 = p + n37
-                                if q38 > bl:
-                                    raise DecodeError('TopicPartitions.TopicName: length ' + str(n37) + ' past the end')
-                                e35.topic_name = str(b[p:q38], 'utf-8')
-                                p = q38
-                            n39 = b[p] - 1
-                            p += 1
-                            if n39 > 126:
-                                n39, p = _uvt(b, p, n39 + 1)
-                                n39 -= 1
-                            if n39 < 0:
-                                raise DecodeError('TopicPartitions.Partitions: null where not nullable')
-                            elif n39 < 64:
-                                e35.partitions = list(_ARRAY_i[n39].unpack_from(b, p))
-                                p += 4 * n39
+                                n43 = h42 - 1
+                                if n43 > 126:
+                                    n43, p = _uvt(b, p, n43 + 1)
+                                    n43 -= 1
+                                if n43 < 0:
+                                    raise DecodeError('TopicPartitions.TopicName: null where not nullable')
+                                else:
+                                    q44 = p + n43
+                                    e41.topic_name = str(b[p:q44], 'utf-8')
+                                    p = q44
+                            h46 = b[p]
+                            if 0 < h46 < 65:
+                                e41.partitions = [*_UNPACK_i[h46](b, p + 1)]
+                                p += 4 * h46 - 3
                             else:
-                                if n39 > bl - p:
-                                    raise DecodeError('TopicPartitions.Partitions: count ' + str(n39) + ' past the end')
-                                e35.partitions = list(_struct.Struct('>' + str(n39) + 'i').unpack_from(b, p))
-                                p += 4 * n39
+                                p += 1
+                                n45 = h46 - 1
+                                if n45 > 126:
+                                    n45, p = _uvt(b, p, n45 + 1)
+                                    n45 -= 1
+                                if n45 < 0:
+                                    raise DecodeError('TopicPartitions.Partitions: null where not nullable')
+                                elif n45 < 64:
+                                    e41.partitions = [*_ARRAY_i[n45].unpack_from(b, p)]
+                                    p += 4 * n45
+                                else:
+                                    if n45 > bl - p:
+                                        raise DecodeError('TopicPartitions.Partitions: count ' + str(n45) + ' past the end')
+                                    e41.partitions = [*_struct.Struct('>' + str(n45) + 'i').unpack_from(b, p)]
+                                    p += 4 * n45
                             if b[p] == 0:  # no tagged fields, the common case
-                                e35.unknown_tagged_fields = None
+                                e41.unknown_tagged_fields = None
                                 p += 1
                             else:
-                                p = _t_ShareGroupDescribeResponse_TopicPartitions_0(b, p, e35)
-                            xs34.append(e35)
-                        s32.topic_partitions = xs34
+                                p = _t_ShareGroupDescribeResponse_TopicPartitions_0(b, p, e41)
+                            xs40.append(e41)
+                        s38.topic_partitions = xs40
                     if b[p] == 0:  # no tagged fields, the common case
-                        s32.unknown_tagged_fields = None
+                        s38.unknown_tagged_fields = None
                         p += 1
                     else:
-                        p = _t_ShareGroupDescribeResponse_Assignment_0(b, p, s32)
-                    e17.assignment = s32
+                        p = _t_ShareGroupDescribeResponse_Assignment_0(b, p, s38)
+                    e19.assignment = s38
                     if b[p] == 0:  # no tagged fields, the common case
-                        e17.unknown_tagged_fields = None
+                        e19.unknown_tagged_fields = None
                         p += 1
                     else:
-                        p = _t_ShareGroupDescribeResponse_Member_0(b, p, e17)
-                    xs16.append(e17)
-                e4.members = xs16
+                        p = _t_ShareGroupDescribeResponse_Member_0(b, p, e19)
+                    xs18.append(e19)
+                e4.members = xs18
             e4.authorized_operations, = _S5.unpack_from(b, p)
             p += 4
             if b[p] == 0:  # no tagged fields, the common case
@@ -570,6 +624,8 @@ def _r_ShareGroupDescribeResponse_0(b, p):
         p += 1
     else:
         p = _t_ShareGroupDescribeResponse_0(b, p, o)
+    if p > bl:
+        raise DecodeError('ShareGroupDescribeResponse: a length runs past the end')
     return o, p
 
 

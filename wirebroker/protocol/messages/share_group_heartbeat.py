@@ -9,6 +9,7 @@ from typing import Any
 import struct as _struct
 
 from wirebroker.protocol.message import UNSET, Message, Struct
+from wirebroker.protocol.message import shared_default as _shared_default
 from wirebroker.protocol.primitives import (
     UUID_ZERO,
     DecodeError,
@@ -36,6 +37,7 @@ _S4 = _struct.Struct('>16sB')
 _S5 = _struct.Struct('>ih')
 _S6 = _struct.Struct('>16s')
 _ARRAY_i = tuple(_struct.Struct('>' + str(n) + 'i') for n in range(64))
+_UNPACK_i = (None, *(s.unpack_from for s in _ARRAY_i))
 
 
 class ShareGroupHeartbeatRequest(Message):
@@ -125,78 +127,102 @@ def _t_ShareGroupHeartbeatRequest_0(b, p, o):
 def _r_ShareGroupHeartbeatRequest_0(b, p):
     bl = len(b)
     o = _new(ShareGroupHeartbeatRequest)
-    n1 = b[p] - 1
-    p += 1
-    if n1 > 126:
-        n1, p = _uvt(b, p, n1 + 1)
-        n1 -= 1
-    if n1 < 0:
-        raise DecodeError('ShareGroupHeartbeatRequest.GroupId: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > bl:
-            raise DecodeError('ShareGroupHeartbeatRequest.GroupId: length ' + str(n1) + ' past the end')
-        o.group_id = str(b[p:q2], 'utf-8')
+    h3 = b[p]
+    if 0 < h3 < 128:
+        q2 = p + h3
+        o.group_id = str(b[p + 1:q2], 'utf-8')
         p = q2
-    n3 = b[p] - 1
-    p += 1
-    if n3 > 126:
-        n3, p = _uvt(b, p, n3 + 1)
-        n3 -= 1
-    if n3 < 0:
-        raise DecodeError('ShareGroupHeartbeatRequest.MemberId: null where not nullable')
     else:
-        q4 = p + n3
-        if q4 > bl:
-            raise DecodeError('ShareGroupHeartbeatRequest.MemberId: length ' + str(n3) + ' past the end')
-        o.member_id = str(b[p:q4], 'utf-8')
-        p = q4
-    o.member_epoch, h5, = _S0.unpack_from(b, p)
+        p += 1
+        n1 = h3 - 1
+        if n1 > 126:
+            n1, p = _uvt(b, p, n1 + 1)
+            n1 -= 1
+        if n1 < 0:
+            raise DecodeError('ShareGroupHeartbeatRequest.GroupId: null where not nullable')
+        else:
+            q2 = p + n1
+            o.group_id = str(b[p:q2], 'utf-8')
+            p = q2
+    h6 = b[p]
+    if 0 < h6 < 128:
+        q5 = p + h6
+        o.member_id = str(b[p + 1:q5], 'utf-8')
+        p = q5
+    else:
+        p += 1
+        n4 = h6 - 1
+        if n4 > 126:
+            n4, p = _uvt(b, p, n4 + 1)
+            n4 -= 1
+        if n4 < 0:
+            raise DecodeError('ShareGroupHeartbeatRequest.MemberId: null where not nullable')
+        else:
+            q5 = p + n4
+            o.member_id = str(b[p:q5], 'utf-8')
+            p = q5
+    o.member_epoch, h7, = _S0.unpack_from(b, p)
     p += 5
-    n6 = h5 - 1
-    if n6 > 126:
-        n6, p = _uvt(b, p, n6 + 1)
-        n6 -= 1
-    if n6 < 0:
+    if 0 < h7 < 128:
+        q9 = p + h7 - 1
+        o.rack_id = str(b[p:q9], 'utf-8')
+        p = q9
+    elif h7 == 0:
         o.rack_id = None
     else:
-        q7 = p + n6
-        if q7 > bl:
-            raise DecodeError('ShareGroupHeartbeatRequest.RackId: length ' + str(n6) + ' past the end')
-        o.rack_id = str(b[p:q7], 'utf-8')
-        p = q7
-    n8 = b[p] - 1
-    p += 1
-    if n8 > 126:
-        n8, p = _uvt(b, p, n8 + 1)
-        n8 -= 1
-    if n8 < 0:
+        n8 = h7 - 1
+        if n8 > 126:
+            n8, p = _uvt(b, p, n8 + 1)
+            n8 -= 1
+        if n8 < 0:
+            o.rack_id = None
+        else:
+            q9 = p + n8
+            o.rack_id = str(b[p:q9], 'utf-8')
+            p = q9
+    h16 = b[p]
+    if h16 == 0:
         o.subscribed_topic_names = None
+        p += 1
     else:
-        if n8 > bl - p:
-            raise DecodeError('ShareGroupHeartbeatRequest.SubscribedTopicNames: count ' + str(n8) + ' past the end')
-        xs9 = []
-        for _ in range(n8):
-            n11 = b[p] - 1
-            p += 1
-            if n11 > 126:
-                n11, p = _uvt(b, p, n11 + 1)
-                n11 -= 1
-            if n11 < 0:
-                raise DecodeError('ShareGroupHeartbeatRequest.SubscribedTopicNames: null element')
-            else:
-                q12 = p + n11
-                if q12 > bl:
-                    raise DecodeError('ShareGroupHeartbeatRequest.SubscribedTopicNames: length ' + str(n11) + ' past the end')
-                e10 = str(b[p:q12], 'utf-8')
-                p = q12
-            xs9.append(e10)
-        o.subscribed_topic_names = xs9
+        p += 1
+        n10 = h16 - 1
+        if n10 > 126:
+            n10, p = _uvt(b, p, n10 + 1)
+            n10 -= 1
+        if n10 < 0:
+            o.subscribed_topic_names = None
+        else:
+            if n10 > bl - p:
+                raise DecodeError('ShareGroupHeartbeatRequest.SubscribedTopicNames: count ' + str(n10) + ' past the end')
+            xs11 = []
+            for _ in range(n10):
+                h15 = b[p]
+                if 0 < h15 < 128:
+                    q14 = p + h15
+                    e12 = str(b[p + 1:q14], 'utf-8')
+                    p = q14
+                else:
+                    p += 1
+                    n13 = h15 - 1
+                    if n13 > 126:
+                        n13, p = _uvt(b, p, n13 + 1)
+                        n13 -= 1
+                    if n13 < 0:
+                        raise DecodeError('ShareGroupHeartbeatRequest.SubscribedTopicNames: null element')
+                    else:
+                        q14 = p + n13
+                        e12 = str(b[p:q14], 'utf-8')
+                        p = q14
+                xs11.append(e12)
+            o.subscribed_topic_names = xs11
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         p += 1
     else:
         p = _t_ShareGroupHeartbeatRequest_0(b, p, o)
+    if p > bl:
+        raise DecodeError('ShareGroupHeartbeatRequest: a length runs past the end')
     return o, p
 
 
@@ -327,31 +353,43 @@ def _r_ShareGroupHeartbeatResponse_0(b, p):
     o = _new(ShareGroupHeartbeatResponse)
     o.throttle_time_ms, o.error_code, h1, = _S2.unpack_from(b, p)
     p += 7
-    n2 = h1 - 1
-    if n2 > 126:
-        n2, p = _uvt(b, p, n2 + 1)
-        n2 -= 1
-    if n2 < 0:
-        o.error_message = None
-    else:
-        q3 = p + n2
-        if q3 > bl:
-            raise DecodeError('ShareGroupHeartbeatResponse.ErrorMessage: length ' + str(n2) + ' past the end')
+    if 0 < h1 < 128:
+        q3 = p + h1 - 1
         o.error_message = str(b[p:q3], 'utf-8')
         p = q3
-    n4 = b[p] - 1
-    p += 1
-    if n4 > 126:
-        n4, p = _uvt(b, p, n4 + 1)
-        n4 -= 1
-    if n4 < 0:
-        o.member_id = None
+    elif h1 == 0:
+        o.error_message = None
     else:
-        q5 = p + n4
-        if q5 > bl:
-            raise DecodeError('ShareGroupHeartbeatResponse.MemberId: length ' + str(n4) + ' past the end')
-        o.member_id = str(b[p:q5], 'utf-8')
+        n2 = h1 - 1
+        if n2 > 126:
+            n2, p = _uvt(b, p, n2 + 1)
+            n2 -= 1
+        if n2 < 0:
+            o.error_message = None
+        else:
+            q3 = p + n2
+            o.error_message = str(b[p:q3], 'utf-8')
+            p = q3
+    h6 = b[p]
+    if 0 < h6 < 128:
+        q5 = p + h6
+        o.member_id = str(b[p + 1:q5], 'utf-8')
         p = q5
+    elif h6 == 0:
+        o.member_id = None
+        p += 1
+    else:
+        p += 1
+        n4 = h6 - 1
+        if n4 > 126:
+            n4, p = _uvt(b, p, n4 + 1)
+            n4 -= 1
+        if n4 < 0:
+            o.member_id = None
+        else:
+            q5 = p + n4
+            o.member_id = str(b[p:q5], 'utf-8')
+            p = q5
     o.member_epoch, o.heartbeat_interval_ms, = _S3.unpack_from(b, p)
     p += 8
     if b[p] > 127:
@@ -359,54 +397,60 @@ def _r_ShareGroupHeartbeatResponse_0(b, p):
         p += 1
     else:
         p += 1
-        s6 = _new(_ShareGroupHeartbeatResponse_Assignment)
-        n7 = b[p] - 1
+        s7 = _new(_ShareGroupHeartbeatResponse_Assignment)
+        n8 = b[p] - 1
         p += 1
-        if n7 > 126:
-            n7, p = _uvt(b, p, n7 + 1)
-            n7 -= 1
-        if n7 < 0:
+        if n8 > 126:
+            n8, p = _uvt(b, p, n8 + 1)
+            n8 -= 1
+        if n8 < 0:
             raise DecodeError('Assignment.TopicPartitions: null where not nullable')
         else:
-            if n7 > bl - p:
-                raise DecodeError('Assignment.TopicPartitions: count ' + str(n7) + ' past the end')
-            xs8 = []
-            for _ in range(n7):
-                e9 = _new(_ShareGroupHeartbeatResponse_TopicPartitions)
-                e9.topic_id, h10, = _S4.unpack_from(b, p)
+            if n8 > bl - p:
+                raise DecodeError('Assignment.TopicPartitions: count ' + str(n8) + ' past the end')
+            xs9 = []
+            for _ in range(n8):
+                e10 = _new(_ShareGroupHeartbeatResponse_TopicPartitions)
+                e10.topic_id, h11, = _S4.unpack_from(b, p)
                 p += 17
-                n11 = h10 - 1
-                if n11 > 126:
-                    n11, p = _uvt(b, p, n11 + 1)
-                    n11 -= 1
-                if n11 < 0:
-                    raise DecodeError('TopicPartitions.Partitions: null where not nullable')
-                elif n11 < 64:
-                    e9.partitions = list(_ARRAY_i[n11].unpack_from(b, p))
-                    p += 4 * n11
+                if 0 < h11 < 65:
+                    e10.partitions = [*_UNPACK_i[h11](b, p)]
+                    p += 4 * h11 - 4
                 else:
-                    if n11 > bl - p:
-                        raise DecodeError('TopicPartitions.Partitions: count ' + str(n11) + ' past the end')
-                    e9.partitions = list(_struct.Struct('>' + str(n11) + 'i').unpack_from(b, p))
-                    p += 4 * n11
+                    n12 = h11 - 1
+                    if n12 > 126:
+                        n12, p = _uvt(b, p, n12 + 1)
+                        n12 -= 1
+                    if n12 < 0:
+                        raise DecodeError('TopicPartitions.Partitions: null where not nullable')
+                    elif n12 < 64:
+                        e10.partitions = [*_ARRAY_i[n12].unpack_from(b, p)]
+                        p += 4 * n12
+                    else:
+                        if n12 > bl - p:
+                            raise DecodeError('TopicPartitions.Partitions: count ' + str(n12) + ' past the end')
+                        e10.partitions = [*_struct.Struct('>' + str(n12) + 'i').unpack_from(b, p)]
+                        p += 4 * n12
                 if b[p] == 0:  # no tagged fields, the common case
-                    e9.unknown_tagged_fields = None
+                    e10.unknown_tagged_fields = None
                     p += 1
                 else:
-                    p = _t_ShareGroupHeartbeatResponse_TopicPartitions_0(b, p, e9)
-                xs8.append(e9)
-            s6.topic_partitions = xs8
+                    p = _t_ShareGroupHeartbeatResponse_TopicPartitions_0(b, p, e10)
+                xs9.append(e10)
+            s7.topic_partitions = xs9
         if b[p] == 0:  # no tagged fields, the common case
-            s6.unknown_tagged_fields = None
+            s7.unknown_tagged_fields = None
             p += 1
         else:
-            p = _t_ShareGroupHeartbeatResponse_Assignment_0(b, p, s6)
-        o.assignment = s6
+            p = _t_ShareGroupHeartbeatResponse_Assignment_0(b, p, s7)
+        o.assignment = s7
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         p += 1
     else:
         p = _t_ShareGroupHeartbeatResponse_0(b, p, o)
+    if p > bl:
+        raise DecodeError('ShareGroupHeartbeatResponse: a length runs past the end')
     return o, p
 
 

@@ -9,6 +9,7 @@ from typing import Any
 import struct as _struct
 
 from wirebroker.protocol.message import UNSET, Message, Struct
+from wirebroker.protocol.message import shared_default as _shared_default
 from wirebroker.protocol.primitives import (
     UUID_ZERO,
     DecodeError,
@@ -74,77 +75,98 @@ def _t_ShareGroupMemberMetadataValue_0(b, p, o):
 def _r_ShareGroupMemberMetadataValue_0(b, p):
     bl = len(b)
     o = _new(ShareGroupMemberMetadataValue)
-    n1 = b[p] - 1
-    p += 1
-    if n1 > 126:
-        n1, p = _uvt(b, p, n1 + 1)
-        n1 -= 1
-    if n1 < 0:
-        o.rack_id = None
-    else:
-        q2 = p + n1
-        if q2 > bl:
-            raise DecodeError('ShareGroupMemberMetadataValue.RackId: length ' + str(n1) + ' past the end')
-        o.rack_id = str(b[p:q2], 'utf-8')
+    h3 = b[p]
+    if 0 < h3 < 128:
+        q2 = p + h3
+        o.rack_id = str(b[p + 1:q2], 'utf-8')
         p = q2
-    n3 = b[p] - 1
-    p += 1
-    if n3 > 126:
-        n3, p = _uvt(b, p, n3 + 1)
-        n3 -= 1
-    if n3 < 0:
-        raise DecodeError('ShareGroupMemberMetadataValue.ClientId: null where not nullable')
+    elif h3 == 0:
+        o.rack_id = None
+        p += 1
     else:
-        q4 = p + n3
-        if q4 > bl:
-            raise DecodeError('ShareGroupMemberMetadataValue.ClientId: length ' + str(n3) + ' past the end')
-        o.client_id = str(b[p:q4], 'utf-8')
-        p = q4
-    n5 = b[p] - 1
-    p += 1
-    if n5 > 126:
-        n5, p = _uvt(b, p, n5 + 1)
-        n5 -= 1
-    if n5 < 0:
-        raise DecodeError('ShareGroupMemberMetadataValue.ClientHost: null where not nullable')
+        p += 1
+        n1 = h3 - 1
+        if n1 > 126:
+            n1, p = _uvt(b, p, n1 + 1)
+            n1 -= 1
+        if n1 < 0:
+            o.rack_id = None
+        else:
+            q2 = p + n1
+            o.rack_id = str(b[p:q2], 'utf-8')
+            p = q2
+    h6 = b[p]
+    if 0 < h6 < 128:
+        q5 = p + h6
+        o.client_id = str(b[p + 1:q5], 'utf-8')
+        p = q5
     else:
-        q6 = p + n5
-        if q6 > bl:
-            raise DecodeError('ShareGroupMemberMetadataValue.ClientHost: length ' + str(n5) + ' past the end')
-        o.client_host = str(b[p:q6], 'utf-8')
-        p = q6
-    n7 = b[p] - 1
+        p += 1
+        n4 = h6 - 1
+        if n4 > 126:
+            n4, p = _uvt(b, p, n4 + 1)
+            n4 -= 1
+        if n4 < 0:
+            raise DecodeError('ShareGroupMemberMetadataValue.ClientId: null where not nullable')
+        else:
+            q5 = p + n4
+            o.client_id = str(b[p:q5], 'utf-8')
+            p = q5
+    h9 = b[p]
+    if 0 < h9 < 128:
+        q8 = p + h9
+        o.client_host = str(b[p + 1:q8], 'utf-8')
+        p = q8
+    else:
+        p += 1
+        n7 = h9 - 1
+        if n7 > 126:
+            n7, p = _uvt(b, p, n7 + 1)
+            n7 -= 1
+        if n7 < 0:
+            raise DecodeError('ShareGroupMemberMetadataValue.ClientHost: null where not nullable')
+        else:
+            q8 = p + n7
+            o.client_host = str(b[p:q8], 'utf-8')
+            p = q8
+    n10 = b[p] - 1
     p += 1
-    if n7 > 126:
-        n7, p = _uvt(b, p, n7 + 1)
-        n7 -= 1
-    if n7 < 0:
+    if n10 > 126:
+        n10, p = _uvt(b, p, n10 + 1)
+        n10 -= 1
+    if n10 < 0:
         raise DecodeError('ShareGroupMemberMetadataValue.SubscribedTopicNames: null where not nullable')
     else:
-        if n7 > bl - p:
-            raise DecodeError('ShareGroupMemberMetadataValue.SubscribedTopicNames: count ' + str(n7) + ' past the end')
-        xs8 = []
-        for _ in range(n7):
-            n10 = b[p] - 1
-            p += 1
-            if n10 > 126:
-                n10, p = _uvt(b, p, n10 + 1)
-                n10 -= 1
-            if n10 < 0:
-                raise DecodeError('ShareGroupMemberMetadataValue.SubscribedTopicNames: null element')
+        if n10 > bl - p:
+            raise DecodeError('ShareGroupMemberMetadataValue.SubscribedTopicNames: count ' + str(n10) + ' past the end')
+        xs11 = []
+        for _ in range(n10):
+            h15 = b[p]
+            if 0 < h15 < 128:
+                q14 = p + h15
+                e12 = str(b[p + 1:q14], 'utf-8')
+                p = q14
             else:
-                q11 = p + n10
-                if q11 > bl:
-                    raise DecodeError('ShareGroupMemberMetadataValue.SubscribedTopicNames: length ' + str(n10) + ' past the end')
-                e9 = str(b[p:q11], 'utf-8')
-                p = q11
-            xs8.append(e9)
-        o.subscribed_topic_names = xs8
+                p += 1
+                n13 = h15 - 1
+                if n13 > 126:
+                    n13, p = _uvt(b, p, n13 + 1)
+                    n13 -= 1
+                if n13 < 0:
+                    raise DecodeError('ShareGroupMemberMetadataValue.SubscribedTopicNames: null element')
+                else:
+                    q14 = p + n13
+                    e12 = str(b[p:q14], 'utf-8')
+                    p = q14
+            xs11.append(e12)
+        o.subscribed_topic_names = xs11
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         p += 1
     else:
         p = _t_ShareGroupMemberMetadataValue_0(b, p, o)
+    if p > bl:
+        raise DecodeError('ShareGroupMemberMetadataValue: a length runs past the end')
     return o, p
 
 

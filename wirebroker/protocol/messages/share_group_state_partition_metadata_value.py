@@ -9,6 +9,7 @@ from typing import Any
 import struct as _struct
 
 from wirebroker.protocol.message import UNSET, Message, Struct
+from wirebroker.protocol.message import shared_default as _shared_default
 from wirebroker.protocol.primitives import (
     UUID_ZERO,
     DecodeError,
@@ -31,6 +32,7 @@ def _first(tag_and_bytes):
 _S0 = _struct.Struct('>16sB')
 _S1 = _struct.Struct('>16s')
 _ARRAY_i = tuple(_struct.Struct('>' + str(n) + 'i') for n in range(64))
+_UNPACK_i = (None, *(s.unpack_from for s in _ARRAY_i))
 
 
 class ShareGroupStatePartitionMetadataValue(Message):
@@ -160,33 +162,41 @@ def _r_ShareGroupStatePartitionMetadataValue_0(b, p):
             e3 = _new(_ShareGroupStatePartitionMetadataValue_TopicPartitionsInfo)
             e3.topic_id, h4, = _S0.unpack_from(b, p)
             p += 17
-            n5 = h4 - 1
-            if n5 > 126:
-                n5, p = _uvt(b, p, n5 + 1)
-                n5 -= 1
-            if n5 < 0:
-                raise DecodeError('TopicPartitionsInfo.TopicName: null where not nullable')
-            else:
-                q6 = p + n5
-                if q6 > bl:
-                    raise DecodeError('TopicPartitionsInfo.TopicName: length ' + str(n5) + ' past the end')
+            if 0 < h4 < 128:
+                q6 = p + h4 - 1
                 e3.topic_name = str(b[p:q6], 'utf-8')
                 p = q6
-            n7 = b[p] - 1
-            p += 1
-            if n7 > 126:
-                n7, p = _uvt(b, p, n7 + 1)
-                n7 -= 1
-            if n7 < 0:
-                raise DecodeError('TopicPartitionsInfo.Partitions: null where not nullable')
-            elif n7 < 64:
-                e3.partitions = list(_ARRAY_i[n7].unpack_from(b, p))
-                p += 4 * n7
             else:
-                if n7 > bl - p:
-                    raise DecodeError('TopicPartitionsInfo.Partitions: count ' + str(n7) + ' past the end')
-                e3.partitions = list(_struct.Struct('>' + str(n7) + 'i').unpack_from(b, p))
-                p += 4 * n7
+                n5 = h4 - 1
+                if n5 > 126:
+                    n5, p = _uvt(b, p, n5 + 1)
+                    n5 -= 1
+                if n5 < 0:
+                    raise DecodeError('TopicPartitionsInfo.TopicName: null where not nullable')
+                else:
+                    q6 = p + n5
+                    e3.topic_name = str(b[p:q6], 'utf-8')
+                    p = q6
+            h8 = b[p]
+            if 0 < h8 < 65:
+                e3.partitions = [*_UNPACK_i[h8](b, p + 1)]
+                p += 4 * h8 - 3
+            else:
+                p += 1
+                n7 = h8 - 1
+                if n7 > 126:
+                    n7, p = _uvt(b, p, n7 + 1)
+                    n7 -= 1
+                if n7 < 0:
+                    raise DecodeError('TopicPartitionsInfo.Partitions: null where not nullable')
+                elif n7 < 64:
+                    e3.partitions = [*_ARRAY_i[n7].unpack_from(b, p)]
+                    p += 4 * n7
+                else:
+                    if n7 > bl - p:
+                        raise DecodeError('TopicPartitionsInfo.Partitions: count ' + str(n7) + ' past the end')
+                    e3.partitions = [*_struct.Struct('>' + str(n7) + 'i').unpack_from(b, p)]
+                    p += 4 * n7
             if b[p] == 0:  # no tagged fields, the common case
                 e3.unknown_tagged_fields = None
                 p += 1
@@ -194,94 +204,107 @@ def _r_ShareGroupStatePartitionMetadataValue_0(b, p):
                 p = _t_ShareGroupStatePartitionMetadataValue_TopicPartitionsInfo_0(b, p, e3)
             xs2.append(e3)
         o.initializing_topics = xs2
-    n8 = b[p] - 1
+    n9 = b[p] - 1
     p += 1
-    if n8 > 126:
-        n8, p = _uvt(b, p, n8 + 1)
-        n8 -= 1
-    if n8 < 0:
+    if n9 > 126:
+        n9, p = _uvt(b, p, n9 + 1)
+        n9 -= 1
+    if n9 < 0:
         raise DecodeError('ShareGroupStatePartitionMetadataValue.InitializedTopics: null where not nullable')
     else:
-        if n8 > bl - p:
-            raise DecodeError('ShareGroupStatePartitionMetadataValue.InitializedTopics: count ' + str(n8) + ' past the end')
-        xs9 = []
-        for _ in range(n8):
-            e10 = _new(_ShareGroupStatePartitionMetadataValue_TopicPartitionsInfo)
-            e10.topic_id, h11, = _S0.unpack_from(b, p)
+        if n9 > bl - p:
+            raise DecodeError('ShareGroupStatePartitionMetadataValue.InitializedTopics: count ' + str(n9) + ' past the end')
+        xs10 = []
+        for _ in range(n9):
+            e11 = _new(_ShareGroupStatePartitionMetadataValue_TopicPartitionsInfo)
+            e11.topic_id, h12, = _S0.unpack_from(b, p)
             p += 17
-            n12 = h11 - 1
-            if n12 > 126:
-                n12, p = _uvt(b, p, n12 + 1)
-                n12 -= 1
-            if n12 < 0:
-                raise DecodeError('TopicPartitionsInfo.TopicName: null where not nullable')
+            if 0 < h12 < 128:
+                q14 = p + h12 - 1
+                e11.topic_name = str(b[p:q14], 'utf-8')
+                p = q14
             else:
-                q13 = p + n12
-                if q13 > bl:
-                    raise DecodeError('TopicPartitionsInfo.TopicName: length ' + str(n12) + ' past the end')
-                e10.topic_name = str(b[p:q13], 'utf-8')
-                p = q13
-            n14 = b[p] - 1
-            p += 1
-            if n14 > 126:
-                n14, p = _uvt(b, p, n14 + 1)
-                n14 -= 1
-            if n14 < 0:
-                raise DecodeError('TopicPartitionsInfo.Partitions: null where not nullable')
-            elif n14 < 64:
-                e10.partitions = list(_ARRAY_i[n14].unpack_from(b, p))
-                p += 4 * n14
+                n13 = h12 - 1
+                if n13 > 126:
+                    n13, p = _uvt(b, p, n13 + 1)
+                    n13 -= 1
+                if n13 < 0:
+                    raise DecodeError('TopicPartitionsInfo.TopicName: null where not nullable')
+                else:
+                    q14 = p + n13
+                    e11.topic_name = str(b[p:q14], 'utf-8')
+                    p = q14
+            h16 = b[p]
+            if 0 < h16 < 65:
+                e11.partitions = [*_UNPACK_i[h16](b, p + 1)]
+                p += 4 * h16 - 3
             else:
-                if n14 > bl - p:
-                    raise DecodeError('TopicPartitionsInfo.Partitions: count ' + str(n14) + ' past the end')
-                e10.partitions = list(_struct.Struct('>' + str(n14) + 'i').unpack_from(b, p))
-                p += 4 * n14
+                p += 1
+                n15 = h16 - 1
+                if n15 > 126:
+                    n15, p = _uvt(b, p, n15 + 1)
+                    n15 -= 1
+                if n15 < 0:
+                    raise DecodeError('TopicPartitionsInfo.Partitions: null where not nullable')
+                elif n15 < 64:
+                    e11.partitions = [*_ARRAY_i[n15].unpack_from(b, p)]
+                    p += 4 * n15
+                else:
+                    if n15 > bl - p:
+                        raise DecodeError('TopicPartitionsInfo.Partitions: count ' + str(n15) + ' past the end')
+                    e11.partitions = [*_struct.Struct('>' + str(n15) + 'i').unpack_from(b, p)]
+                    p += 4 * n15
             if b[p] == 0:  # no tagged fields, the common case
-                e10.unknown_tagged_fields = None
+                e11.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_ShareGroupStatePartitionMetadataValue_TopicPartitionsInfo_0(b, p, e10)
-            xs9.append(e10)
-        o.initialized_topics = xs9
-    n15 = b[p] - 1
+                p = _t_ShareGroupStatePartitionMetadataValue_TopicPartitionsInfo_0(b, p, e11)
+            xs10.append(e11)
+        o.initialized_topics = xs10
+    n17 = b[p] - 1
     p += 1
-    if n15 > 126:
-        n15, p = _uvt(b, p, n15 + 1)
-        n15 -= 1
-    if n15 < 0:
+    if n17 > 126:
+        n17, p = _uvt(b, p, n17 + 1)
+        n17 -= 1
+    if n17 < 0:
         raise DecodeError('ShareGroupStatePartitionMetadataValue.DeletingTopics: null where not nullable')
     else:
-        if n15 > bl - p:
-            raise DecodeError('ShareGroupStatePartitionMetadataValue.DeletingTopics: count ' + str(n15) + ' past the end')
-        xs16 = []
-        for _ in range(n15):
-            e17 = _new(_ShareGroupStatePartitionMetadataValue_TopicInfo)
-            e17.topic_id, h18, = _S0.unpack_from(b, p)
+        if n17 > bl - p:
+            raise DecodeError('ShareGroupStatePartitionMetadataValue.DeletingTopics: count ' + str(n17) + ' past the end')
+        xs18 = []
+        for _ in range(n17):
+            e19 = _new(_ShareGroupStatePartitionMetadataValue_TopicInfo)
+            e19.topic_id, h20, = _S0.unpack_from(b, p)
             p += 17
-            n19 = h18 - 1
-            if n19 > 126:
-                n19, p = _uvt(b, p, n19 + 1)
-                n19 -= 1
-            if n19 < 0:
-                raise DecodeError('TopicInfo.TopicName: null where not nullable')
+            if 0 < h20 < 128:
+                q22 = p + h20 - 1
+                e19.topic_name = str(b[p:q22], 'utf-8')
+                p = q22
             else:
-                q20 = p + n19
-                if q20 > bl:
-                    raise DecodeError('TopicInfo.TopicName: length ' + str(n19) + ' past the end')
-                e17.topic_name = str(b[p:q20], 'utf-8')
-                p = q20
+                n21 = h20 - 1
+                if n21 > 126:
+                    n21, p = _uvt(b, p, n21 + 1)
+                    n21 -= 1
+                if n21 < 0:
+                    raise DecodeError('TopicInfo.TopicName: null where not nullable')
+                else:
+                    q22 = p + n21
+                    e19.topic_name = str(b[p:q22], 'utf-8')
+                    p = q22
             if b[p] == 0:  # no tagged fields, the common case
-                e17.unknown_tagged_fields = None
+                e19.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_ShareGroupStatePartitionMetadataValue_TopicInfo_0(b, p, e17)
-            xs16.append(e17)
-        o.deleting_topics = xs16
+                p = _t_ShareGroupStatePartitionMetadataValue_TopicInfo_0(b, p, e19)
+            xs18.append(e19)
+        o.deleting_topics = xs18
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         p += 1
     else:
         p = _t_ShareGroupStatePartitionMetadataValue_0(b, p, o)
+    if p > bl:
+        raise DecodeError('ShareGroupStatePartitionMetadataValue: a length runs past the end')
     return o, p
 
 

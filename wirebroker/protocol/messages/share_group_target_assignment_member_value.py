@@ -9,6 +9,7 @@ from typing import Any
 import struct as _struct
 
 from wirebroker.protocol.message import UNSET, Message, Struct
+from wirebroker.protocol.message import shared_default as _shared_default
 from wirebroker.protocol.primitives import (
     UUID_ZERO,
     DecodeError,
@@ -31,6 +32,7 @@ def _first(tag_and_bytes):
 _S0 = _struct.Struct('>16sB')
 _S1 = _struct.Struct('>16s')
 _ARRAY_i = tuple(_struct.Struct('>' + str(n) + 'i') for n in range(64))
+_UNPACK_i = (None, *(s.unpack_from for s in _ARRAY_i))
 
 
 class ShareGroupTargetAssignmentMemberValue(Message):
@@ -123,20 +125,24 @@ def _r_ShareGroupTargetAssignmentMemberValue_0(b, p):
             e3 = _new(_ShareGroupTargetAssignmentMemberValue_TopicPartition)
             e3.topic_id, h4, = _S0.unpack_from(b, p)
             p += 17
-            n5 = h4 - 1
-            if n5 > 126:
-                n5, p = _uvt(b, p, n5 + 1)
-                n5 -= 1
-            if n5 < 0:
-                raise DecodeError('TopicPartition.Partitions: null where not nullable')
-            elif n5 < 64:
-                e3.partitions = list(_ARRAY_i[n5].unpack_from(b, p))
-                p += 4 * n5
+            if 0 < h4 < 65:
+                e3.partitions = [*_UNPACK_i[h4](b, p)]
+                p += 4 * h4 - 4
             else:
-                if n5 > bl - p:
-                    raise DecodeError('TopicPartition.Partitions: count ' + str(n5) + ' past the end')
-                e3.partitions = list(_struct.Struct('>' + str(n5) + 'i').unpack_from(b, p))
-                p += 4 * n5
+                n5 = h4 - 1
+                if n5 > 126:
+                    n5, p = _uvt(b, p, n5 + 1)
+                    n5 -= 1
+                if n5 < 0:
+                    raise DecodeError('TopicPartition.Partitions: null where not nullable')
+                elif n5 < 64:
+                    e3.partitions = [*_ARRAY_i[n5].unpack_from(b, p)]
+                    p += 4 * n5
+                else:
+                    if n5 > bl - p:
+                        raise DecodeError('TopicPartition.Partitions: count ' + str(n5) + ' past the end')
+                    e3.partitions = [*_struct.Struct('>' + str(n5) + 'i').unpack_from(b, p)]
+                    p += 4 * n5
             if b[p] == 0:  # no tagged fields, the common case
                 e3.unknown_tagged_fields = None
                 p += 1
@@ -149,6 +155,8 @@ def _r_ShareGroupTargetAssignmentMemberValue_0(b, p):
         p += 1
     else:
         p = _t_ShareGroupTargetAssignmentMemberValue_0(b, p, o)
+    if p > bl:
+        raise DecodeError('ShareGroupTargetAssignmentMemberValue: a length runs past the end')
     return o, p
 
 

@@ -9,6 +9,7 @@ from typing import Any
 import struct as _struct
 
 from wirebroker.protocol.message import UNSET, Message, Struct
+from wirebroker.protocol.message import shared_default as _shared_default
 from wirebroker.protocol.primitives import (
     UUID_ZERO,
     DecodeError,
@@ -86,6 +87,8 @@ def _r_ShareGroupTargetAssignmentMetadataValue_0(b, p):
         p += 1
     else:
         p = _t_ShareGroupTargetAssignmentMetadataValue_0(b, p, o)
+    if p > bl:
+        raise DecodeError('ShareGroupTargetAssignmentMetadataValue: a length runs past the end')
     return o, p
 
 

@@ -9,6 +9,7 @@ from typing import Any
 import struct as _struct
 
 from wirebroker.protocol.message import UNSET, Message, Struct
+from wirebroker.protocol.message import shared_default as _shared_default
 from wirebroker.protocol.primitives import (
     UUID_ZERO,
     DecodeError,
@@ -58,13 +59,13 @@ def _r_ShareSnapshotKey_0(b, p):
         raise DecodeError('ShareSnapshotKey.GroupId: null where not nullable')
     else:
         q2 = p + n1
-        if q2 > bl:
-            raise DecodeError('ShareSnapshotKey.GroupId: length ' + str(n1) + ' past the end')
         o.group_id = str(b[p:q2], 'utf-8')
         p = q2
     o.topic_id, o.partition, = _S1.unpack_from(b, p)
     p += 20
     o.unknown_tagged_fields = None
+    if p > bl:
+        raise DecodeError('ShareSnapshotKey: a length runs past the end')
     return o, p
 
 

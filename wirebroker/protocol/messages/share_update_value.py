@@ -9,6 +9,7 @@ from typing import Any
 import struct as _struct
 
 from wirebroker.protocol.message import UNSET, Message, Struct
+from wirebroker.protocol.message import shared_default as _shared_default
 from wirebroker.protocol.primitives import (
     UUID_ZERO,
     DecodeError,
@@ -148,6 +149,8 @@ def _r_ShareUpdateValue_0(b, p):
         p += 1
     else:
         p = _t_ShareUpdateValue_0(b, p, o)
+    if p > bl:
+        raise DecodeError('ShareUpdateValue: a length runs past the end')
     return o, p
 
 

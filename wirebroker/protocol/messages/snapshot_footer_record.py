@@ -9,6 +9,7 @@ from typing import Any
 import struct as _struct
 
 from wirebroker.protocol.message import UNSET, Message, Struct
+from wirebroker.protocol.message import shared_default as _shared_default
 from wirebroker.protocol.primitives import (
     UUID_ZERO,
     DecodeError,
@@ -79,6 +80,8 @@ def _r_SnapshotFooterRecord_0(b, p):
         p += 1
     else:
         p = _t_SnapshotFooterRecord_0(b, p, o)
+    if p > bl:
+        raise DecodeError('SnapshotFooterRecord: a length runs past the end')
     return o, p
 
 

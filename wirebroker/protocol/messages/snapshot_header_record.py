@@ -9,6 +9,7 @@ from typing import Any
 import struct as _struct
 
 from wirebroker.protocol.message import UNSET, Message, Struct
+from wirebroker.protocol.message import shared_default as _shared_default
 from wirebroker.protocol.primitives import (
     UUID_ZERO,
     DecodeError,
@@ -80,6 +81,8 @@ def _r_SnapshotHeaderRecord_0(b, p):
         p += 1
     else:
         p = _t_SnapshotHeaderRecord_0(b, p, o)
+    if p > bl:
+        raise DecodeError('SnapshotHeaderRecord: a length runs past the end')
     return o, p
 
 

@@ -9,6 +9,7 @@ from typing import Any
 import struct as _struct
 
 from wirebroker.protocol.message import UNSET, Message, Struct
+from wirebroker.protocol.message import shared_default as _shared_default
 from wirebroker.protocol.primitives import (
     UUID_ZERO,
     DecodeError,
@@ -43,6 +44,7 @@ _S11 = _struct.Struct('>hi')
 _S12 = _struct.Struct('>ih')
 _S13 = _struct.Struct('>hB')
 _ARRAY_i = tuple(_struct.Struct('>' + str(n) + 'i') for n in range(64))
+_UNPACK_i = (None, *(s.unpack_from for s in _ARRAY_i))
 
 
 class StopReplicaRequest(Message):
@@ -160,8 +162,6 @@ def _r_StopReplicaRequest_0(b, p):
                 raise DecodeError('StopReplicaPartitionV0.TopicName: null where not nullable')
             else:
                 q6 = p + n5
-                if q6 > bl:
-                    raise DecodeError('StopReplicaPartitionV0.TopicName: length ' + str(n5) + ' past the end')
                 e4.topic_name = str(b[p:q6], 'utf-8')
                 p = q6
             e4.partition_index, = _S2.unpack_from(b, p)
@@ -174,6 +174,8 @@ def _r_StopReplicaRequest_0(b, p):
     o.topics = []
     o.topic_states = []
     o.unknown_tagged_fields = None
+    if p > bl:
+        raise DecodeError('StopReplicaRequest: a length runs past the end')
     return o, p
 
 
@@ -215,8 +217,6 @@ def _r_StopReplicaRequest_1(b, p):
                 raise DecodeError('StopReplicaTopicV1.Name: null where not nullable')
             else:
                 q6 = p + n5
-                if q6 > bl:
-                    raise DecodeError('StopReplicaTopicV1.Name: length ' + str(n5) + ' past the end')
                 e4.name = str(b[p:q6], 'utf-8')
                 p = q6
             n7, = _S2.unpack_from(b, p)
@@ -224,12 +224,12 @@ def _r_StopReplicaRequest_1(b, p):
             if n7 < 0:
                 raise DecodeError('StopReplicaTopicV1.PartitionIndexes: null where not nullable')
             elif n7 < 64:
-                e4.partition_indexes = list(_ARRAY_i[n7].unpack_from(b, p))
+                e4.partition_indexes = [*_ARRAY_i[n7].unpack_from(b, p)]
                 p += 4 * n7
             else:
                 if n7 > bl - p:
                     raise DecodeError('StopReplicaTopicV1.PartitionIndexes: count ' + str(n7) + ' past the end')
-                e4.partition_indexes = list(_struct.Struct('>' + str(n7) + 'i').unpack_from(b, p))
+                e4.partition_indexes = [*_struct.Struct('>' + str(n7) + 'i').unpack_from(b, p)]
                 p += 4 * n7
             e4.unknown_tagged_fields = None
             xs3.append(e4)
@@ -238,6 +238,8 @@ def _r_StopReplicaRequest_1(b, p):
     o.ungrouped_partitions = []
     o.topic_states = []
     o.unknown_tagged_fields = None
+    if p > bl:
+        raise DecodeError('StopReplicaRequest: a length runs past the end')
     return o, p
 
 
@@ -327,34 +329,43 @@ def _r_StopReplicaRequest_2(b, p):
         xs3 = []
         for _ in range(n2):
             e4 = _new(_StopReplicaRequest_StopReplicaTopicV1)
-            n5 = b[p] - 1
-            p += 1
-            if n5 > 126:
-                n5, p = _uvt(b, p, n5 + 1)
-                n5 -= 1
-            if n5 < 0:
-                raise DecodeError('StopReplicaTopicV1.Name: null where not nullable')
-            else:
-                q6 = p + n5
-                if q6 > bl:
-                    raise DecodeError('StopReplicaTopicV1.Name: length ' + str(n5) + ' past the end')
-                e4.name = str(b[p:q6], 'utf-8')
+            h7 = b[p]
+            if 0 < h7 < 128:
+                q6 = p + h7
+                e4.name = str(b[p + 1:q6], 'utf-8')
                 p = q6
-            n7 = b[p] - 1
-            p += 1
-            if n7 > 126:
-                n7, p = _uvt(b, p, n7 + 1)
-                n7 -= 1
-            if n7 < 0:
-                raise DecodeError('StopReplicaTopicV1.PartitionIndexes: null where not nullable')
-            elif n7 < 64:
-                e4.partition_indexes = list(_ARRAY_i[n7].unpack_from(b, p))
-                p += 4 * n7
             else:
-                if n7 > bl - p:
-                    raise DecodeError('StopReplicaTopicV1.PartitionIndexes: count ' + str(n7) + ' past the end')
-                e4.partition_indexes = list(_struct.Struct('>' + str(n7) + 'i').unpack_from(b, p))
-                p += 4 * n7
+                p += 1
+                n5 = h7 - 1
+                if n5 > 126:
+                    n5, p = _uvt(b, p, n5 + 1)
+                    n5 -= 1
+                if n5 < 0:
+                    raise DecodeError('StopReplicaTopicV1.Name: null where not nullable')
+                else:
+                    q6 = p + n5
+                    e4.name = str(b[p:q6], 'utf-8')
+                    p = q6
+            h9 = b[p]
+            if 0 < h9 < 65:
+                e4.partition_indexes = [*_UNPACK_i[h9](b, p + 1)]
+                p += 4 * h9 - 3
+            else:
+                p += 1
+                n8 = h9 - 1
+                if n8 > 126:
+                    n8, p = _uvt(b, p, n8 + 1)
+                    n8 -= 1
+                if n8 < 0:
+                    raise DecodeError('StopReplicaTopicV1.PartitionIndexes: null where not nullable')
+                elif n8 < 64:
+                    e4.partition_indexes = [*_ARRAY_i[n8].unpack_from(b, p)]
+                    p += 4 * n8
+                else:
+                    if n8 > bl - p:
+                        raise DecodeError('StopReplicaTopicV1.PartitionIndexes: count ' + str(n8) + ' past the end')
+                    e4.partition_indexes = [*_struct.Struct('>' + str(n8) + 'i').unpack_from(b, p)]
+                    p += 4 * n8
             if b[p] == 0:  # no tagged fields, the common case
                 e4.unknown_tagged_fields = None
                 p += 1
@@ -370,6 +381,8 @@ def _r_StopReplicaRequest_2(b, p):
         p += 1
     else:
         p = _t_StopReplicaRequest_0(b, p, o)
+    if p > bl:
+        raise DecodeError('StopReplicaRequest: a length runs past the end')
     return o, p
 
 
@@ -479,41 +492,45 @@ def _r_StopReplicaRequest_3(b, p):
         xs3 = []
         for _ in range(n2):
             e4 = _new(_StopReplicaRequest_StopReplicaTopicState)
-            n5 = b[p] - 1
-            p += 1
-            if n5 > 126:
-                n5, p = _uvt(b, p, n5 + 1)
-                n5 -= 1
-            if n5 < 0:
-                raise DecodeError('StopReplicaTopicState.TopicName: null where not nullable')
-            else:
-                q6 = p + n5
-                if q6 > bl:
-                    raise DecodeError('StopReplicaTopicState.TopicName: length ' + str(n5) + ' past the end')
-                e4.topic_name = str(b[p:q6], 'utf-8')
+            h7 = b[p]
+            if 0 < h7 < 128:
+                q6 = p + h7
+                e4.topic_name = str(b[p + 1:q6], 'utf-8')
                 p = q6
-            n7 = b[p] - 1
+            else:
+                p += 1
+                n5 = h7 - 1
+                if n5 > 126:
+                    n5, p = _uvt(b, p, n5 + 1)
+                    n5 -= 1
+                if n5 < 0:
+                    raise DecodeError('StopReplicaTopicState.TopicName: null where not nullable')
+                else:
+                    q6 = p + n5
+                    e4.topic_name = str(b[p:q6], 'utf-8')
+                    p = q6
+            n8 = b[p] - 1
             p += 1
-            if n7 > 126:
-                n7, p = _uvt(b, p, n7 + 1)
-                n7 -= 1
-            if n7 < 0:
+            if n8 > 126:
+                n8, p = _uvt(b, p, n8 + 1)
+                n8 -= 1
+            if n8 < 0:
                 raise DecodeError('StopReplicaTopicState.PartitionStates: null where not nullable')
             else:
-                if n7 > bl - p:
-                    raise DecodeError('StopReplicaTopicState.PartitionStates: count ' + str(n7) + ' past the end')
-                xs8 = []
-                for _ in range(n7):
-                    e9 = _new(_StopReplicaRequest_StopReplicaPartitionState)
-                    e9.partition_index, e9.leader_epoch, e9.delete_partition, = _S3.unpack_from(b, p)
+                if n8 > bl - p:
+                    raise DecodeError('StopReplicaTopicState.PartitionStates: count ' + str(n8) + ' past the end')
+                xs9 = []
+                for _ in range(n8):
+                    e10 = _new(_StopReplicaRequest_StopReplicaPartitionState)
+                    e10.partition_index, e10.leader_epoch, e10.delete_partition, = _S3.unpack_from(b, p)
                     p += 9
                     if b[p] == 0:  # no tagged fields, the common case
-                        e9.unknown_tagged_fields = None
+                        e10.unknown_tagged_fields = None
                         p += 1
                     else:
-                        p = _t_StopReplicaRequest_StopReplicaPartitionState_0(b, p, e9)
-                    xs8.append(e9)
-                e4.partition_states = xs8
+                        p = _t_StopReplicaRequest_StopReplicaPartitionState_0(b, p, e10)
+                    xs9.append(e10)
+                e4.partition_states = xs9
             if b[p] == 0:  # no tagged fields, the common case
                 e4.unknown_tagged_fields = None
                 p += 1
@@ -530,6 +547,8 @@ def _r_StopReplicaRequest_3(b, p):
         p += 1
     else:
         p = _t_StopReplicaRequest_0(b, p, o)
+    if p > bl:
+        raise DecodeError('StopReplicaRequest: a length runs past the end')
     return o, p
 
 
@@ -597,41 +616,45 @@ def _r_StopReplicaRequest_4(b, p):
         xs3 = []
         for _ in range(n2):
             e4 = _new(_StopReplicaRequest_StopReplicaTopicState)
-            n5 = b[p] - 1
-            p += 1
-            if n5 > 126:
-                n5, p = _uvt(b, p, n5 + 1)
-                n5 -= 1
-            if n5 < 0:
-                raise DecodeError('StopReplicaTopicState.TopicName: null where not nullable')
-            else:
-                q6 = p + n5
-                if q6 > bl:
-                    raise DecodeError('StopReplicaTopicState.TopicName: length ' + str(n5) + ' past the end')
-                e4.topic_name = str(b[p:q6], 'utf-8')
+            h7 = b[p]
+            if 0 < h7 < 128:
+                q6 = p + h7
+                e4.topic_name = str(b[p + 1:q6], 'utf-8')
                 p = q6
-            n7 = b[p] - 1
+            else:
+                p += 1
+                n5 = h7 - 1
+                if n5 > 126:
+                    n5, p = _uvt(b, p, n5 + 1)
+                    n5 -= 1
+                if n5 < 0:
+                    raise DecodeError('StopReplicaTopicState.TopicName: null where not nullable')
+                else:
+                    q6 = p + n5
+                    e4.topic_name = str(b[p:q6], 'utf-8')
+                    p = q6
+            n8 = b[p] - 1
             p += 1
-            if n7 > 126:
-                n7, p = _uvt(b, p, n7 + 1)
-                n7 -= 1
-            if n7 < 0:
+            if n8 > 126:
+                n8, p = _uvt(b, p, n8 + 1)
+                n8 -= 1
+            if n8 < 0:
                 raise DecodeError('StopReplicaTopicState.PartitionStates: null where not nullable')
             else:
-                if n7 > bl - p:
-                    raise DecodeError('StopReplicaTopicState.PartitionStates: count ' + str(n7) + ' past the end')
-                xs8 = []
-                for _ in range(n7):
-                    e9 = _new(_StopReplicaRequest_StopReplicaPartitionState)
-                    e9.partition_index, e9.leader_epoch, e9.delete_partition, = _S3.unpack_from(b, p)
+                if n8 > bl - p:
+                    raise DecodeError('StopReplicaTopicState.PartitionStates: count ' + str(n8) + ' past the end')
+                xs9 = []
+                for _ in range(n8):
+                    e10 = _new(_StopReplicaRequest_StopReplicaPartitionState)
+                    e10.partition_index, e10.leader_epoch, e10.delete_partition, = _S3.unpack_from(b, p)
                     p += 9
                     if b[p] == 0:  # no tagged fields, the common case
-                        e9.unknown_tagged_fields = None
+                        e10.unknown_tagged_fields = None
                         p += 1
                     else:
-                        p = _t_StopReplicaRequest_StopReplicaPartitionState_0(b, p, e9)
-                    xs8.append(e9)
-                e4.partition_states = xs8
+                        p = _t_StopReplicaRequest_StopReplicaPartitionState_0(b, p, e10)
+                    xs9.append(e10)
+                e4.partition_states = xs9
             if b[p] == 0:  # no tagged fields, the common case
                 e4.unknown_tagged_fields = None
                 p += 1
@@ -647,6 +670,8 @@ def _r_StopReplicaRequest_4(b, p):
         p += 1
     else:
         p = _t_StopReplicaRequest_0(b, p, o)
+    if p > bl:
+        raise DecodeError('StopReplicaRequest: a length runs past the end')
     return o, p
 
 
@@ -715,8 +740,6 @@ def _r_StopReplicaResponse_0(b, p):
                 raise DecodeError('StopReplicaPartitionError.TopicName: null where not nullable')
             else:
                 q6 = p + n5
-                if q6 > bl:
-                    raise DecodeError('StopReplicaPartitionError.TopicName: length ' + str(n5) + ' past the end')
                 e4.topic_name = str(b[p:q6], 'utf-8')
                 p = q6
             e4.partition_index, e4.error_code, = _S12.unpack_from(b, p)
@@ -725,6 +748,8 @@ def _r_StopReplicaResponse_0(b, p):
             xs3.append(e4)
         o.partition_errors = xs3
     o.unknown_tagged_fields = None
+    if p > bl:
+        raise DecodeError('StopReplicaResponse: a length runs past the end')
     return o, p
 
 
@@ -803,19 +828,23 @@ def _r_StopReplicaResponse_1(b, p):
         xs3 = []
         for _ in range(n2):
             e4 = _new(_StopReplicaResponse_StopReplicaPartitionError)
-            n5 = b[p] - 1
-            p += 1
-            if n5 > 126:
-                n5, p = _uvt(b, p, n5 + 1)
-                n5 -= 1
-            if n5 < 0:
-                raise DecodeError('StopReplicaPartitionError.TopicName: null where not nullable')
-            else:
-                q6 = p + n5
-                if q6 > bl:
-                    raise DecodeError('StopReplicaPartitionError.TopicName: length ' + str(n5) + ' past the end')
-                e4.topic_name = str(b[p:q6], 'utf-8')
+            h7 = b[p]
+            if 0 < h7 < 128:
+                q6 = p + h7
+                e4.topic_name = str(b[p + 1:q6], 'utf-8')
                 p = q6
+            else:
+                p += 1
+                n5 = h7 - 1
+                if n5 > 126:
+                    n5, p = _uvt(b, p, n5 + 1)
+                    n5 -= 1
+                if n5 < 0:
+                    raise DecodeError('StopReplicaPartitionError.TopicName: null where not nullable')
+                else:
+                    q6 = p + n5
+                    e4.topic_name = str(b[p:q6], 'utf-8')
+                    p = q6
             e4.partition_index, e4.error_code, = _S12.unpack_from(b, p)
             p += 6
             if b[p] == 0:  # no tagged fields, the common case
@@ -830,6 +859,8 @@ def _r_StopReplicaResponse_1(b, p):
         p += 1
     else:
         p = _t_StopReplicaResponse_0(b, p, o)
+    if p > bl:
+        raise DecodeError('StopReplicaResponse: a length runs past the end')
     return o, p
 
 

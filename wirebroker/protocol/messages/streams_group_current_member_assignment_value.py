@@ -9,6 +9,7 @@ from typing import Any
 import struct as _struct
 
 from wirebroker.protocol.message import UNSET, Message, Struct
+from wirebroker.protocol.message import shared_default as _shared_default
 from wirebroker.protocol.primitives import (
     UUID_ZERO,
     DecodeError,
@@ -31,6 +32,7 @@ def _first(tag_and_bytes):
 _S0 = _struct.Struct('>iibB')
 _S1 = _struct.Struct('>iib')
 _ARRAY_i = tuple(_struct.Struct('>' + str(n) + 'i') for n in range(64))
+_UNPACK_i = (None, *(s.unpack_from for s in _ARRAY_i))
 
 
 class StreamsGroupCurrentMemberAssignmentValue(Message):
@@ -92,12 +94,12 @@ def _t_StreamsGroupCurrentMemberAssignmentValue_TaskIds_0(b, p, o):
             if n1 < 0:
                 o.assignment_epochs = None
             elif n1 < 64:
-                o.assignment_epochs = list(_ARRAY_i[n1].unpack_from(b, p))
+                o.assignment_epochs = [*_ARRAY_i[n1].unpack_from(b, p)]
                 p += 4 * n1
             else:
                 if n1 > bl - p:
                     raise DecodeError('TaskIds.AssignmentEpochs: count ' + str(n1) + ' past the end')
-                o.assignment_epochs = list(_struct.Struct('>' + str(n1) + 'i').unpack_from(b, p))
+                o.assignment_epochs = [*_struct.Struct('>' + str(n1) + 'i').unpack_from(b, p)]
                 p += 4 * n1
         else:
             if unknown is None:
@@ -148,34 +150,43 @@ def _r_StreamsGroupCurrentMemberAssignmentValue_0(b, p):
         xs3 = []
         for _ in range(n2):
             e4 = _new(_StreamsGroupCurrentMemberAssignmentValue_TaskIds)
-            n5 = b[p] - 1
-            p += 1
-            if n5 > 126:
-                n5, p = _uvt(b, p, n5 + 1)
-                n5 -= 1
-            if n5 < 0:
-                raise DecodeError('TaskIds.SubtopologyId: null where not nullable')
-            else:
-                q6 = p + n5
-                if q6 > bl:
-                    raise DecodeError('TaskIds.SubtopologyId: length ' + str(n5) + ' past the end')
-                e4.subtopology_id = str(b[p:q6], 'utf-8')
+            h7 = b[p]
+            if 0 < h7 < 128:
+                q6 = p + h7
+                e4.subtopology_id = str(b[p + 1:q6], 'utf-8')
                 p = q6
-            n7 = b[p] - 1
-            p += 1
-            if n7 > 126:
-                n7, p = _uvt(b, p, n7 + 1)
-                n7 -= 1
-            if n7 < 0:
-                raise DecodeError('TaskIds.Partitions: null where not nullable')
-            elif n7 < 64:
-                e4.partitions = list(_ARRAY_i[n7].unpack_from(b, p))
-                p += 4 * n7
             else:
-                if n7 > bl - p:
-                    raise DecodeError('TaskIds.Partitions: count ' + str(n7) + ' past the end')
-                e4.partitions = list(_struct.Struct('>' + str(n7) + 'i').unpack_from(b, p))
-                p += 4 * n7
+                p += 1
+                n5 = h7 - 1
+                if n5 > 126:
+                    n5, p = _uvt(b, p, n5 + 1)
+                    n5 -= 1
+                if n5 < 0:
+                    raise DecodeError('TaskIds.SubtopologyId: null where not nullable')
+                else:
+                    q6 = p + n5
+                    e4.subtopology_id = str(b[p:q6], 'utf-8')
+                    p = q6
+            h9 = b[p]
+            if 0 < h9 < 65:
+                e4.partitions = [*_UNPACK_i[h9](b, p + 1)]
+                p += 4 * h9 - 3
+            else:
+                p += 1
+                n8 = h9 - 1
+                if n8 > 126:
+                    n8, p = _uvt(b, p, n8 + 1)
+                    n8 -= 1
+                if n8 < 0:
+                    raise DecodeError('TaskIds.Partitions: null where not nullable')
+                elif n8 < 64:
+                    e4.partitions = [*_ARRAY_i[n8].unpack_from(b, p)]
+                    p += 4 * n8
+                else:
+                    if n8 > bl - p:
+                        raise DecodeError('TaskIds.Partitions: count ' + str(n8) + ' past the end')
+                    e4.partitions = [*_struct.Struct('>' + str(n8) + 'i').unpack_from(b, p)]
+                    p += 4 * n8
             e4.assignment_epochs = None
             if b[p] == 0:  # no tagged fields, the common case
                 e4.unknown_tagged_fields = None
@@ -184,194 +195,172 @@ def _r_StreamsGroupCurrentMemberAssignmentValue_0(b, p):
                 p = _t_StreamsGroupCurrentMemberAssignmentValue_TaskIds_0(b, p, e4)
             xs3.append(e4)
         o.active_tasks = xs3
-    n8 = b[p] - 1
+    n10 = b[p] - 1
     p += 1
-    if n8 > 126:
-        n8, p = _uvt(b, p, n8 + 1)
-        n8 -= 1
-    if n8 < 0:
+    if n10 > 126:
+        n10, p = _uvt(b, p, n10 + 1)
+        n10 -= 1
+    if n10 < 0:
         raise DecodeError('StreamsGroupCurrentMemberAssignmentValue.StandbyTasks: null where not nullable')
     else:
-        if n8 > bl - p:
-            raise DecodeError('StreamsGroupCurrentMemberAssignmentValue.StandbyTasks: count ' + str(n8) + ' past the end')
-        xs9 = []
-        for _ in range(n8):
-            e10 = _new(_StreamsGroupCurrentMemberAssignmentValue_TaskIds)
-            n11 = b[p] - 1
-            p += 1
-            if n11 > 126:
-                n11, p = _uvt(b, p, n11 + 1)
-                n11 -= 1
-            if n11 < 0:
-                raise DecodeError('TaskIds.SubtopologyId: null where not nullable')
+        if n10 > bl - p:
+            raise DecodeError('StreamsGroupCurrentMemberAssignmentValue.StandbyTasks: count ' + str(n10) + ' past the end')
+        xs11 = []
+        for _ in range(n10):
+            e12 = _new(_StreamsGroupCurrentMemberAssignmentValue_TaskIds)
+            h15 = b[p]
+            if 0 < h15 < 128:
+                q14 = p + h15
+                e12.subtopology_id = str(b[p + 1:q14], 'utf-8')
+                p = q14
             else:
-                q12 = p + n11
-                if q12 > bl:
-                    raise DecodeError('TaskIds.SubtopologyId: length ' + str(n11) + ' past the end')
-                e10.subtopology_id = str(b[p:q12], 'utf-8')
-                p = q12
-            n13 = b[p] - 1
-            p += 1
-            if n13 > 126:
-                n13, p = _uvt(b, p, n13 + 1)
-                n13 -= 1
-            if n13 < 0:
-                raise DecodeError('TaskIds.Partitions: null where not nullable')
-            elif n13 < 64:
-                e10.partitions = list(_ARRAY_i[n13].unpack_from(b, p))
-                p += 4 * n13
+                p += 1
+                n13 = h15 - 1
+                if n13 > 126:
+                    n13, p = _uvt(b, p, n13 + 1)
+                    n13 -= 1
+                if n13 < 0:
+                    raise DecodeError('TaskIds.SubtopologyId: null where not nullable')
+                else:
+                    q14 = p + n13
+                    e12.subtopology_id = str(b[p:q14], 'utf-8')
+                    p = q14
+            h17 = b[p]
+            if 0 < h17 < 65:
+                e12.partitions = [*_UNPACK_i[h17](b, p + 1)]
+                p += 4 * h17 - 3
             else:
-                if n13 > bl - p:
-                    raise DecodeError('TaskIds.Partitions: count ' + str(n13) + ' past the end')
-                e10.partitions = list(_struct.Struct('>' + str(n13) + 'i').unpack_from(b, p))
-                p += 4 * n13
-            e10.assignment_epochs = None
+                p += 1
+                n16 = h17 - 1
+                if n16 > 126:
+                    n16, p = _uvt(b, p, n16 + 1)
+                    n16 -= 1
+                if n16 < 0:
+                    raise DecodeError('TaskIds.Partitions: null where not nullable')
+                elif n16 < 64:
+                    e12.partitions = [*_ARRAY_i[n16].unpack_from(b, p)]
+                    p += 4 * n16
+                else:
+                    if n16 > bl - p:
+                        raise DecodeError('TaskIds.Partitions: count ' + str(n16) + ' past the end')
+                    e12.partitions = [*_struct.Struct('>' + str(n16) + 'i').unpack_from(b, p)]
+                    p += 4 * n16
+            e12.assignment_epochs = None
             if b[p] == 0:  # no tagged fields, the common case
-                e10.unknown_tagged_fields = None
+                e12.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_StreamsGroupCurrentMemberAssignmentValue_TaskIds_0(b, p, e10)
-            xs9.append(e10)
-        o.standby_tasks = xs9
-    n14 = b[p] - 1
+                p = _t_StreamsGroupCurrentMemberAssignmentValue_TaskIds_0(b, p, e12)
+            xs11.append(e12)
+        o.standby_tasks = xs11
+    n18 = b[p] - 1
     p += 1
-    if n14 > 126:
-        n14, p = _uvt(b, p, n14 + 1)
-        n14 -= 1
-    if n14 < 0:
+    if n18 > 126:
+        n18, p = _uvt(b, p, n18 + 1)
+        n18 -= 1
+    if n18 < 0:
         raise DecodeError('StreamsGroupCurrentMemberAssignmentValue.WarmupTasks: null where not nullable')
     else:
-        if n14 > bl - p:
-            raise DecodeError('StreamsGroupCurrentMemberAssignmentValue.WarmupTasks: count ' + str(n14) + ' past the end')
-        xs15 = []
-        for _ in range(n14):
-            e16 = _new(_StreamsGroupCurrentMemberAssignmentValue_TaskIds)
-            n17 = b[p] - 1
-            p += 1
-            if n17 > 126:
-                n17, p = _uvt(b, p, n17 + 1)
-                n17 -= 1
-            if n17 < 0:
-                raise DecodeError('TaskIds.SubtopologyId: null where not nullable')
+        if n18 > bl - p:
+            raise DecodeError('StreamsGroupCurrentMemberAssignmentValue.WarmupTasks: count ' + str(n18) + ' past the end')
+        xs19 = []
+        for _ in range(n18):
+            e20 = _new(_StreamsGroupCurrentMemberAssignmentValue_TaskIds)
+            h23 = b[p]
+            if 0 < h23 < 128:
+                q22 = p + h23
+                e20.subtopology_id = str(b[p + 1:q22], 'utf-8')
+                p = q22
             else:
-                q18 = p + n17
-                if q18 > bl:
-                    raise DecodeError('TaskIds.SubtopologyId: length ' + str(n17) + ' past the end')
-                e16.subtopology_id = str(b[p:q18], 'utf-8')
-                p = q18
-            n19 = b[p] - 1
-            p += 1
-            if n19 > 126:
-                n19, p = _uvt(b, p, n19 + 1)
-                n19 -= 1
-            if n19 < 0:
-                raise DecodeError('TaskIds.Partitions: null where not nullable')
-            elif n19 < 64:
-                e16.partitions = list(_ARRAY_i[n19].unpack_from(b, p))
-                p += 4 * n19
+                p += 1
+                n21 = h23 - 1
+                if n21 > 126:
+                    n21, p = _uvt(b, p, n21 + 1)
+                    n21 -= 1
+                if n21 < 0:
+                    raise DecodeError('TaskIds.SubtopologyId: null where not nullable')
+                else:
+                    q22 = p + n21
+                    e20.subtopology_id = str(b[p:q22], 'utf-8')
+                    p = q22
+            h25 = b[p]
+            if 0 < h25 < 65:
+                e20.partitions = [*_UNPACK_i[h25](b, p + 1)]
+                p += 4 * h25 - 3
             else:
-                if n19 > bl - p:
-                    raise DecodeError('TaskIds.Partitions: count ' + str(n19) + ' past the end')
-                e16.partitions = list(_struct.Struct('>' + str(n19) + 'i').unpack_from(b, p))
-                p += 4 * n19
-            e16.assignment_epochs = None
+                p += 1
+                n24 = h25 - 1
+                if n24 > 126:
+                    n24, p = _uvt(b, p, n24 + 1)
+                    n24 -= 1
+                if n24 < 0:
+                    raise DecodeError('TaskIds.Partitions: null where not nullable')
+                elif n24 < 64:
+                    e20.partitions = [*_ARRAY_i[n24].unpack_from(b, p)]
+                    p += 4 * n24
+                else:
+                    if n24 > bl - p:
+                        raise DecodeError('TaskIds.Partitions: count ' + str(n24) + ' past the end')
+                    e20.partitions = [*_struct.Struct('>' + str(n24) + 'i').unpack_from(b, p)]
+                    p += 4 * n24
+            e20.assignment_epochs = None
             if b[p] == 0:  # no tagged fields, the common case
-                e16.unknown_tagged_fields = None
+                e20.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_StreamsGroupCurrentMemberAssignmentValue_TaskIds_0(b, p, e16)
-            xs15.append(e16)
-        o.warmup_tasks = xs15
-    n20 = b[p] - 1
-    p += 1
-    if n20 > 126:
-        n20, p = _uvt(b, p, n20 + 1)
-        n20 -= 1
-    if n20 < 0:
-        raise DecodeError('StreamsGroupCurrentMemberAssignmentValue.ActiveTasksPendingRevocation: null where not nullable')
-    else:
-        if n20 > bl - p:
-            raise DecodeError('StreamsGroupCurrentMemberAssignmentValue.ActiveTasksPendingRevocation: count ' + str(n20) + ' past the end')
-        xs21 = []
-        for _ in range(n20):
-            e22 = _new(_StreamsGroupCurrentMemberAssignmentValue_TaskIds)
-            n23 = b[p] - 1
-            p += 1
-            if n23 > 126:
-                n23, p = _uvt(b, p, n23 + 1)
-                n23 -= 1
-            if n23 < 0:
-                raise DecodeError('TaskIds.SubtopologyId: null where not nullable')
-            else:
-                q24 = p + n23
-                if q24 > bl:
-                    raise DecodeError('TaskIds.SubtopologyId: length ' + str(n23) + ' past the end')
-                e22.subtopology_id = str(b[p:q24], 'utf-8')
-                p = q24
-            n25 = b[p] - 1
-            p += 1
-            if n25 > 126:
-                n25, p = _uvt(b, p, n25 + 1)
-                n25 -= 1
-            if n25 < 0:
-                raise DecodeError('TaskIds.Partitions: null where not nullable')
-            elif n25 < 64:
-                e22.partitions = list(_ARRAY_i[n25].unpack_from(b, p))
-                p += 4 * n25
-            else:
-                if n25 > bl - p:
-                    raise DecodeError('TaskIds.Partitions: count ' + str(n25) + ' past the end')
-                e22.partitions = list(_struct.Struct('>' + str(n25) + 'i').unpack_from(b, p))
-                p += 4 * n25
-            e22.assignment_epochs = None
-            if b[p] == 0:  # no tagged fields, the common case
-                e22.unknown_tagged_fields = None
-                p += 1
-            else:
-                p = _t_StreamsGroupCurrentMemberAssignmentValue_TaskIds_0(b, p, e22)
-            xs21.append(e22)
-        o.active_tasks_pending_revocation = xs21
+                p = _t_StreamsGroupCurrentMemberAssignmentValue_TaskIds_0(b, p, e20)
+            xs19.append(e20)
+        o.warmup_tasks = xs19
     n26 = b[p] - 1
     p += 1
     if n26 > 126:
         n26, p = _uvt(b, p, n26 + 1)
         n26 -= 1
     if n26 < 0:
-        raise DecodeError('StreamsGroupCurrentMemberAssignmentValue.StandbyTasksPendingRevocation: null where not nullable')
+        raise DecodeError('StreamsGroupCurrentMemberAssignmentValue.ActiveTasksPendingRevocation: null where not nullable')
     else:
         if n26 > bl - p:
-            raise DecodeError('StreamsGroupCurrentMemberAssignmentValue.StandbyTasksPendingRevocation: count ' + str(n26) + ' past the end')
+            raise DecodeError('StreamsGroupCurrentMemberAssignmentValue.ActiveTasksPendingRevocation: count ' + str(n26) + ' past the end')
         xs27 = []
         for _ in range(n26):
             e28 = _new(_StreamsGroupCurrentMemberAssignmentValue_TaskIds)
-            n29 = b[p] - 1
-            p += 1
-            if n29 > 126:
-                n29, p = _uvt(b, p, n29 + 1)
-                n29 -= 1
-            if n29 < 0:
-                raise DecodeError('TaskIds.SubtopologyId: null where not nullable')
-            else:
-                q30 = p + n29
-                if q30 > bl:
-                    raise DecodeError('TaskIds.SubtopologyId: length ' + str(n29) + ' past the end')
-                e28.subtopology_id = str(b[p:q30], 'utf-8')
+            h31 = b[p]
+            if 0 < h31 < 128:
+                q30 = p + h31
+                e28.subtopology_id = str(b[p + 1:q30], 'utf-8')
                 p = q30
-            n31 = b[p] - 1
-            p += 1
-            if n31 > 126:
-                n31, p = _uvt(b, p, n31 + 1)
-                n31 -= 1
-            if n31 < 0:
-                raise DecodeError('TaskIds.Partitions: null where not nullable')
-            elif n31 < 64:
-                e28.partitions = list(_ARRAY_i[n31].unpack_from(b, p))
-                p += 4 * n31
             else:
-                if n31 > bl - p:
-                    raise DecodeError('TaskIds.Partitions: count ' + str(n31) + ' past the end')
-                e28.partitions = list(_struct.Struct('>' + str(n31) + 'i').unpack_from(b, p))
-                p += 4 * n31
+                p += 1
+                n29 = h31 - 1
+                if n29 > 126:
+                    n29, p = _uvt(b, p, n29 + 1)
+                    n29 -= 1
+                if n29 < 0:
+                    raise DecodeError('TaskIds.SubtopologyId: null where not nullable')
+                else:
+                    q30 = p + n29
+                    e28.subtopology_id = str(b[p:q30], 'utf-8')
+                    p = q30
+            h33 = b[p]
+            if 0 < h33 < 65:
+                e28.partitions = [*_UNPACK_i[h33](b, p + 1)]
+                p += 4 * h33 - 3
+            else:
+                p += 1
+                n32 = h33 - 1
+                if n32 > 126:
+                    n32, p = _uvt(b, p, n32 + 1)
+                    n32 -= 1
+                if n32 < 0:
+                    raise DecodeError('TaskIds.Partitions: null where not nullable')
+                elif n32 < 64:
+                    e28.partitions = [*_ARRAY_i[n32].unpack_from(b, p)]
+                    p += 4 * n32
+                else:
+                    if n32 > bl - p:
+                        raise DecodeError('TaskIds.Partitions: count ' + str(n32) + ' past the end')
+                    e28.partitions = [*_struct.Struct('>' + str(n32) + 'i').unpack_from(b, p)]
+                    p += 4 * n32
             e28.assignment_epochs = None
             if b[p] == 0:  # no tagged fields, the common case
                 e28.unknown_tagged_fields = None
@@ -379,61 +368,130 @@ def _r_StreamsGroupCurrentMemberAssignmentValue_0(b, p):
             else:
                 p = _t_StreamsGroupCurrentMemberAssignmentValue_TaskIds_0(b, p, e28)
             xs27.append(e28)
-        o.standby_tasks_pending_revocation = xs27
-    n32 = b[p] - 1
+        o.active_tasks_pending_revocation = xs27
+    n34 = b[p] - 1
     p += 1
-    if n32 > 126:
-        n32, p = _uvt(b, p, n32 + 1)
-        n32 -= 1
-    if n32 < 0:
-        raise DecodeError('StreamsGroupCurrentMemberAssignmentValue.WarmupTasksPendingRevocation: null where not nullable')
+    if n34 > 126:
+        n34, p = _uvt(b, p, n34 + 1)
+        n34 -= 1
+    if n34 < 0:
+        raise DecodeError('StreamsGroupCurrentMemberAssignmentValue.StandbyTasksPendingRevocation: null where not nullable')
     else:
-        if n32 > bl - p:
-            raise DecodeError('StreamsGroupCurrentMemberAssignmentValue.WarmupTasksPendingRevocation: count ' + str(n32) + ' past the end')
-        xs33 = []
-        for _ in range(n32):
-            e34 = _new(_StreamsGroupCurrentMemberAssignmentValue_TaskIds)
-            n35 = b[p] - 1
-            p += 1
-            if n35 > 126:
-                n35, p = _uvt(b, p, n35 + 1)
-                n35 -= 1
-            if n35 < 0:
-                raise DecodeError('TaskIds.SubtopologyId: null where not nullable')
+        if n34 > bl - p:
+            raise DecodeError('StreamsGroupCurrentMemberAssignmentValue.StandbyTasksPendingRevocation: count ' + str(n34) + ' past the end')
+        xs35 = []
+        for _ in range(n34):
+            e36 = _new(_StreamsGroupCurrentMemberAssignmentValue_TaskIds)
+            h39 = b[p]
+            if 0 < h39 < 128:
+                q38 = p + h39
+                e36.subtopology_id = str(b[p + 1:q38], 'utf-8')
+                p = q38
             else:
-                q36 = p + n35
-                if q36 > bl:
-                    raise DecodeError('TaskIds.SubtopologyId: length ' + str(n35) + ' past the end')
-                e34.subtopology_id = str(b[p:q36], 'utf-8')
-                p = q36
-            n37 = b[p] - 1
-            p += 1
-            if n37 > 126:
-                n37, p = _uvt(b, p, n37 + 1)
-                n37 -= 1
-            if n37 < 0:
-                raise DecodeError('TaskIds.Partitions: null where not nullable')
-            elif n37 < 64:
-                e34.partitions = list(_ARRAY_i[n37].unpack_from(b, p))
-                p += 4 * n37
+                p += 1
+                n37 = h39 - 1
+                if n37 > 126:
+                    n37, p = _uvt(b, p, n37 + 1)
+                    n37 -= 1
+                if n37 < 0:
+                    raise DecodeError('TaskIds.SubtopologyId: null where not nullable')
+                else:
+                    q38 = p + n37
+                    e36.subtopology_id = str(b[p:q38], 'utf-8')
+                    p = q38
+            h41 = b[p]
+            if 0 < h41 < 65:
+                e36.partitions = [*_UNPACK_i[h41](b, p + 1)]
+                p += 4 * h41 - 3
             else:
-                if n37 > bl - p:
-                    raise DecodeError('TaskIds.Partitions: count ' + str(n37) + ' past the end')
-                e34.partitions = list(_struct.Struct('>' + str(n37) + 'i').unpack_from(b, p))
-                p += 4 * n37
-            e34.assignment_epochs = None
+                p += 1
+                n40 = h41 - 1
+                if n40 > 126:
+                    n40, p = _uvt(b, p, n40 + 1)
+                    n40 -= 1
+                if n40 < 0:
+                    raise DecodeError('TaskIds.Partitions: null where not nullable')
+                elif n40 < 64:
+                    e36.partitions = [*_ARRAY_i[n40].unpack_from(b, p)]
+                    p += 4 * n40
+                else:
+                    if n40 > bl - p:
+                        raise DecodeError('TaskIds.Partitions: count ' + str(n40) + ' past the end')
+                    e36.partitions = [*_struct.Struct('>' + str(n40) + 'i').unpack_from(b, p)]
+                    p += 4 * n40
+            e36.assignment_epochs = None
             if b[p] == 0:  # no tagged fields, the common case
-                e34.unknown_tagged_fields = None
+                e36.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_StreamsGroupCurrentMemberAssignmentValue_TaskIds_0(b, p, e34)
-            xs33.append(e34)
-        o.warmup_tasks_pending_revocation = xs33
+                p = _t_StreamsGroupCurrentMemberAssignmentValue_TaskIds_0(b, p, e36)
+            xs35.append(e36)
+        o.standby_tasks_pending_revocation = xs35
+    n42 = b[p] - 1
+    p += 1
+    if n42 > 126:
+        n42, p = _uvt(b, p, n42 + 1)
+        n42 -= 1
+    if n42 < 0:
+        raise DecodeError('StreamsGroupCurrentMemberAssignmentValue.WarmupTasksPendingRevocation: null where not nullable')
+    else:
+        if n42 > bl - p:
+            raise DecodeError('StreamsGroupCurrentMemberAssignmentValue.WarmupTasksPendingRevocation: count ' + str(n42) + ' past the end')
+        xs43 = []
+        for _ in range(n42):
+            e44 = _new(_StreamsGroupCurrentMemberAssignmentValue_TaskIds)
+            h47 = b[p]
+            if 0 < h47 < 128:
+                q46 = p + h47
+                e44.subtopology_id = str(b[p + 1:q46], 'utf-8')
+                p = q46
+            else:
+                p += 1
+                n45 = h47 - 1
+                if n45 > 126:
+                    n45, p = _uvt(b, p, n45 + 1)
+                    n45 -= 1
+                if n45 < 0:
+                    raise DecodeError('TaskIds.SubtopologyId: null where not nullable')
+                else:
+                    q46 = p + n45
+                    e44.subtopology_id = str(b[p:q46], 'utf-8')
+                    p = q46
+            h49 = b[p]
+            if 0 < h49 < 65:
+                e44.partitions = [*_UNPACK_i[h49](b, p + 1)]
+                p += 4 * h49 - 3
+            else:
+                p += 1
+                n48 = h49 - 1
+                if n48 > 126:
+                    n48, p = _uvt(b, p, n48 + 1)
+                    n48 -= 1
+                if n48 < 0:
+                    raise DecodeError('TaskIds.Partitions: null where not nullable')
+                elif n48 < 64:
+                    e44.partitions = [*_ARRAY_i[n48].unpack_from(b, p)]
+                    p += 4 * n48
+                else:
+                    if n48 > bl - p:
+                        raise DecodeError('TaskIds.Partitions: count ' + str(n48) + ' past the end')
+                    e44.partitions = [*_struct.Struct('>' + str(n48) + 'i').unpack_from(b, p)]
+                    p += 4 * n48
+            e44.assignment_epochs = None
+            if b[p] == 0:  # no tagged fields, the common case
+                e44.unknown_tagged_fields = None
+                p += 1
+            else:
+                p = _t_StreamsGroupCurrentMemberAssignmentValue_TaskIds_0(b, p, e44)
+            xs43.append(e44)
+        o.warmup_tasks_pending_revocation = xs43
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         p += 1
     else:
         p = _t_StreamsGroupCurrentMemberAssignmentValue_0(b, p, o)
+    if p > bl:
+        raise DecodeError('StreamsGroupCurrentMemberAssignmentValue: a length runs past the end')
     return o, p
 
 

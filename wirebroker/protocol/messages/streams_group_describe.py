@@ -9,6 +9,7 @@ from typing import Any
 import struct as _struct
 
 from wirebroker.protocol.message import UNSET, Message, Struct
+from wirebroker.protocol.message import shared_default as _shared_default
 from wirebroker.protocol.primitives import (
     UUID_ZERO,
     DecodeError,
@@ -39,6 +40,7 @@ _S7 = _struct.Struct('>i')
 _S8 = _struct.Struct('>h')
 _S9 = _struct.Struct('>ih')
 _ARRAY_i = tuple(_struct.Struct('>' + str(n) + 'i') for n in range(64))
+_UNPACK_i = (None, *(s.unpack_from for s in _ARRAY_i))
 
 
 class StreamsGroupDescribeRequest(Message):
@@ -248,19 +250,23 @@ def _r_StreamsGroupDescribeRequest_0(b, p):
             raise DecodeError('StreamsGroupDescribeRequest.GroupIds: count ' + str(n1) + ' past the end')
         xs2 = []
         for _ in range(n1):
-            n4 = b[p] - 1
-            p += 1
-            if n4 > 126:
-                n4, p = _uvt(b, p, n4 + 1)
-                n4 -= 1
-            if n4 < 0:
-                raise DecodeError('StreamsGroupDescribeRequest.GroupIds: null element')
-            else:
-                q5 = p + n4
-                if q5 > bl:
-                    raise DecodeError('StreamsGroupDescribeRequest.GroupIds: length ' + str(n4) + ' past the end')
-                e3 = str(b[p:q5], 'utf-8')
+            h6 = b[p]
+            if 0 < h6 < 128:
+                q5 = p + h6
+                e3 = str(b[p + 1:q5], 'utf-8')
                 p = q5
+            else:
+                p += 1
+                n4 = h6 - 1
+                if n4 > 126:
+                    n4, p = _uvt(b, p, n4 + 1)
+                    n4 -= 1
+                if n4 < 0:
+                    raise DecodeError('StreamsGroupDescribeRequest.GroupIds: null element')
+                else:
+                    q5 = p + n4
+                    e3 = str(b[p:q5], 'utf-8')
+                    p = q5
             xs2.append(e3)
         o.group_ids = xs2
     o.include_authorized_operations, = _S0.unpack_from(b, p)
@@ -270,6 +276,8 @@ def _r_StreamsGroupDescribeRequest_0(b, p):
         p += 1
     else:
         p = _t_StreamsGroupDescribeRequest_0(b, p, o)
+    if p > bl:
+        raise DecodeError('StreamsGroupDescribeRequest: a length runs past the end')
     return o, p
 
 
@@ -568,44 +576,57 @@ def _r_StreamsGroupDescribeResponse_0(b, p):
             e4 = _new(_StreamsGroupDescribeResponse_DescribedGroup)
             e4.error_code, h5, = _S2.unpack_from(b, p)
             p += 3
-            n6 = h5 - 1
-            if n6 > 126:
-                n6, p = _uvt(b, p, n6 + 1)
-                n6 -= 1
-            if n6 < 0:
-                e4.error_message = None
-            else:
-                q7 = p + n6
-                if q7 > bl:
-                    raise DecodeError('DescribedGroup.ErrorMessage: length ' + str(n6) + ' past the end')
+            if 0 < h5 < 128:
+                q7 = p + h5 - 1
                 e4.error_message = str(b[p:q7], 'utf-8')
                 p = q7
-            n8 = b[p] - 1
-            p += 1
-            if n8 > 126:
-                n8, p = _uvt(b, p, n8 + 1)
-                n8 -= 1
-            if n8 < 0:
-                raise DecodeError('DescribedGroup.GroupId: null where not nullable')
+            elif h5 == 0:
+                e4.error_message = None
             else:
-                q9 = p + n8
-                if q9 > bl:
-                    raise DecodeError('DescribedGroup.GroupId: length ' + str(n8) + ' past the end')
-                e4.group_id = str(b[p:q9], 'utf-8')
+                n6 = h5 - 1
+                if n6 > 126:
+                    n6, p = _uvt(b, p, n6 + 1)
+                    n6 -= 1
+                if n6 < 0:
+                    e4.error_message = None
+                else:
+                    q7 = p + n6
+                    e4.error_message = str(b[p:q7], 'utf-8')
+                    p = q7
+            h10 = b[p]
+            if 0 < h10 < 128:
+                q9 = p + h10
+                e4.group_id = str(b[p + 1:q9], 'utf-8')
                 p = q9
-            n10 = b[p] - 1
-            p += 1
-            if n10 > 126:
-                n10, p = _uvt(b, p, n10 + 1)
-                n10 -= 1
-            if n10 < 0:
-                raise DecodeError('DescribedGroup.GroupState: null where not nullable')
             else:
-                q11 = p + n10
-                if q11 > bl:
-                    raise DecodeError('DescribedGroup.GroupState: length ' + str(n10) + ' past the end')
-                e4.group_state = str(b[p:q11], 'utf-8')
-                p = q11
+                p += 1
+                n8 = h10 - 1
+                if n8 > 126:
+                    n8, p = _uvt(b, p, n8 + 1)
+                    n8 -= 1
+                if n8 < 0:
+                    raise DecodeError('DescribedGroup.GroupId: null where not nullable')
+                else:
+                    q9 = p + n8
+                    e4.group_id = str(b[p:q9], 'utf-8')
+                    p = q9
+            h13 = b[p]
+            if 0 < h13 < 128:
+                q12 = p + h13
+                e4.group_state = str(b[p + 1:q12], 'utf-8')
+                p = q12
+            else:
+                p += 1
+                n11 = h13 - 1
+                if n11 > 126:
+                    n11, p = _uvt(b, p, n11 + 1)
+                    n11 -= 1
+                if n11 < 0:
+                    raise DecodeError('DescribedGroup.GroupState: null where not nullable')
+                else:
+                    q12 = p + n11
+                    e4.group_state = str(b[p:q12], 'utf-8')
+                    p = q12
             e4.group_epoch, e4.assignment_epoch, = _S3.unpack_from(b, p)
             p += 8
             if b[p] > 127:
@@ -613,808 +634,948 @@ def _r_StreamsGroupDescribeResponse_0(b, p):
                 p += 1
             else:
                 p += 1
-                s12 = _new(_StreamsGroupDescribeResponse_Topology)
-                s12.epoch, h13, = _S1.unpack_from(b, p)
+                s14 = _new(_StreamsGroupDescribeResponse_Topology)
+                s14.epoch, h15, = _S1.unpack_from(b, p)
                 p += 5
-                n14 = h13 - 1
-                if n14 > 126:
-                    n14, p = _uvt(b, p, n14 + 1)
-                    n14 -= 1
-                if n14 < 0:
-                    s12.subtopologies = None
+                if h15 == 0:
+                    s14.subtopologies = None
                 else:
-                    if n14 > bl - p:
-                        raise DecodeError('Topology.Subtopologies: count ' + str(n14) + ' past the end')
-                    xs15 = []
-                    for _ in range(n14):
-                        e16 = _new(_StreamsGroupDescribeResponse_Subtopology)
-                        n17 = b[p] - 1
-                        p += 1
-                        if n17 > 126:
-                            n17, p = _uvt(b, p, n17 + 1)
-                            n17 -= 1
-                        if n17 < 0:
-                            raise DecodeError('Subtopology.SubtopologyId: null where not nullable')
-                        else:
-                            q18 = p + n17
-                            if q18 > bl:
-                                raise DecodeError('Subtopology.SubtopologyId: length ' + str(n17) + ' past the end')
-                            e16.subtopology_id = str(b[p:q18], 'utf-8')
-                            p = q18
-                        n19 = b[p] - 1
-                        p += 1
-                        if n19 > 126:
-                            n19, p = _uvt(b, p, n19 + 1)
-                            n19 -= 1
-                        if n19 < 0:
-                            raise DecodeError('Subtopology.SourceTopics: null where not nullable')
-                        else:
-                            if n19 > bl - p:
-                                raise DecodeError('Subtopology.SourceTopics: count ' + str(n19) + ' past the end')
-                            xs20 = []
-                            for _ in range(n19):
-                                n22 = b[p] - 1
+                    n16 = h15 - 1
+                    if n16 > 126:
+                        n16, p = _uvt(b, p, n16 + 1)
+                        n16 -= 1
+                    if n16 < 0:
+                        s14.subtopologies = None
+                    else:
+                        if n16 > bl - p:
+                            raise DecodeError('Topology.Subtopologies: count ' + str(n16) + ' past the end')
+                        xs17 = []
+                        for _ in range(n16):
+                            e18 = _new(_StreamsGroupDescribeResponse_Subtopology)
+                            h21 = b[p]
+                            if 0 < h21 < 128:
+                                q20 = p + h21
+                                e18.subtopology_id = str(b[p + 1:q20], 'utf-8')
+                                p = q20
+                            else:
                                 p += 1
-                                if n22 > 126:
-                                    n22, p = _uvt(b, p, n22 + 1)
-                                    n22 -= 1
-                                if n22 < 0:
-                                    raise DecodeError('Subtopology.SourceTopics: null element')
+                                n19 = h21 - 1
+                                if n19 > 126:
+                                    n19, p = _uvt(b, p, n19 + 1)
+                                    n19 -= 1
+                                if n19 < 0:
+                                    raise DecodeError('Subtopology.SubtopologyId: null where not nullable')
                                 else:
-                                    q23 = p + n22
-                                    if q23 > bl:
-                                        raise DecodeError('Subtopology.SourceTopics: length ' + str(n22) + ' past the end')
-                                    e21 = str(b[p:q23], 'utf-8')
-                                    p = q23
-                                xs20.append(e21)
-                            e16.source_topics = xs20
-                        n24 = b[p] - 1
-                        p += 1
-                        if n24 > 126:
-                            n24, p = _uvt(b, p, n24 + 1)
-                            n24 -= 1
-                        if n24 < 0:
-                            raise DecodeError('Subtopology.RepartitionSinkTopics: null where not nullable')
-                        else:
-                            if n24 > bl - p:
-                                raise DecodeError('Subtopology.RepartitionSinkTopics: count ' + str(n24) + ' past the end')
-                            xs25 = []
-                            for _ in range(n24):
-                                n27 = b[p] - 1
-                                p += 1
-                                if n27 > 126:
-                                    n27, p = _uvt(b, p, n27 + 1)
-                                    n27 -= 1
-                                if n27 < 0:
-                                    raise DecodeError('Subtopology.RepartitionSinkTopics: null element')
-                                else:
-                                    q28 = p + n27
-                                    if q28 > bl:
-                                        raise DecodeError('Subtopology.RepartitionSinkTopics: length ' + str(n27) + ' past the end')
-                                    e26 = str(b[p:q28], 'utf-8')
-                                    p = q28
-                                xs25.append(e26)
-                            e16.repartition_sink_topics = xs25
-                        n29 = b[p] - 1
-                        p += 1
-                        if n29 > 126:
-                            n29, p = _uvt(b, p, n29 + 1)
-                            n29 -= 1
-                        if n29 < 0:
-                            raise DecodeError('Subtopology.StateChangelogTopics: null where not nullable')
-                        else:
-                            if n29 > bl - p:
-                                raise DecodeError('Subtopology.StateChangelogTopics: count ' + str(n29) + ' past the end')
-                            xs30 = []
-                            for _ in range(n29):
-                                e31 = _new(_StreamsGroupDescribeResponse_TopicInfo)
-                                n32 = b[p] - 1
-                                p += 1
-                                if n32 > 126:
-                                    n32, p = _uvt(b, p, n32 + 1)
-                                    n32 -= 1
-                                if n32 < 0:
-                                    raise DecodeError('TopicInfo.Name: null where not nullable')
-                                else:
-                                    q33 = p + n32
-                                    if q33 > bl:
-                                        raise DecodeError('TopicInfo.Name: length ' + str(n32) + ' past the end')
-                                    e31.name = str(b[p:q33], 'utf-8')
-                                    p = q33
-                                e31.partitions, e31.replication_factor, h34, = _S4.unpack_from(b, p)
-                                p += 7
-                                n35 = h34 - 1
-                                if n35 > 126:
-                                    n35, p = _uvt(b, p, n35 + 1)
-                                    n35 -= 1
-                                if n35 < 0:
-                                    raise DecodeError('TopicInfo.TopicConfigs: null where not nullable')
-                                else:
-                                    if n35 > bl - p:
-                                        raise DecodeError('TopicInfo.TopicConfigs: count ' + str(n35) + ' past the end')
-                                    xs36 = []
-                                    for _ in range(n35):
-                                        e37 = _new(_StreamsGroupDescribeResponse_KeyValue)
-                                        n38 = b[p] - 1
+                                    q20 = p + n19
+                                    e18.subtopology_id = str(b[p:q20], 'utf-8')
+                                    p = q20
+                            n22 = b[p] - 1
+                            p += 1
+                            if n22 > 126:
+                                n22, p = _uvt(b, p, n22 + 1)
+                                n22 -= 1
+                            if n22 < 0:
+                                raise DecodeError('Subtopology.SourceTopics: null where not nullable')
+                            else:
+                                if n22 > bl - p:
+                                    raise DecodeError('Subtopology.SourceTopics: count ' + str(n22) + ' past the end')
+                                xs23 = []
+                                for _ in range(n22):
+                                    h27 = b[p]
+                                    if 0 < h27 < 128:
+                                        q26 = p + h27
+                                        e24 = str(b[p + 1:q26], 'utf-8')
+                                        p = q26
+                                    else:
                                         p += 1
-                                        if n38 > 126:
-                                            n38, p = _uvt(b, p, n38 + 1)
-                                            n38 -= 1
-                                        if n38 < 0:
-                                            raise DecodeError('KeyValue.Key: null where not nullable')
+                                        n25 = h27 - 1
+                                        if n25 > 126:
+                                            n25, p = _uvt(b, p, n25 + 1)
+                                            n25 -= 1
+                                        if n25 < 0:
+                                            raise DecodeError('Subtopology.SourceTopics: null element')
                                         else:
-                                            q39 = p + n38
-                                            if q39 > bl:
-                                                raise DecodeError('KeyValue.Key: length ' + str(n38) + ' past the end')
-                                            e37.key = str(b[p:q39], 'utf-8')
-                                            p = q39
-                                        n40 = b[p] - 1
+                                            q26 = p + n25
+                                            e24 = str(b[p:q26], 'utf-8')
+                                            p = q26
+                                    xs23.append(e24)
+                                e18.source_topics = xs23
+                            n28 = b[p] - 1
+                            p += 1
+                            if n28 > 126:
+                                n28, p = _uvt(b, p, n28 + 1)
+                                n28 -= 1
+                            if n28 < 0:
+                                raise DecodeError('Subtopology.RepartitionSinkTopics: null where not nullable')
+                            else:
+                                if n28 > bl - p:
+                                    raise DecodeError('Subtopology.RepartitionSinkTopics: count ' + str(n28) + ' past the end')
+                                xs29 = []
+                                for _ in range(n28):
+                                    h33 = b[p]
+                                    if 0 < h33 < 128:
+                                        q32 = p + h33
+                                        e30 = str(b[p + 1:q32], 'utf-8')
+                                        p = q32
+                                    else:
                                         p += 1
-                                        if n40 > 126:
-                                            n40, p = _uvt(b, p, n40 + 1)
-                                            n40 -= 1
-                                        if n40 < 0:
-                                            raise DecodeError('KeyValue.Value: null where not nullable')
+                                        n31 = h33 - 1
+                                        if n31 > 126:
+                                            n31, p = _uvt(b, p, n31 + 1)
+                                            n31 -= 1
+                                        if n31 < 0:
+                                            raise DecodeError('Subtopology.RepartitionSinkTopics: null element')
                                         else:
-                                            q41 = p + n40
-                                            if q41 > bl:
-                                                raise DecodeError('KeyValue.Value: length ' + str(n40) + ' past the end')
-                                            e37.value = str(b[p:q41], 'utf-8')
-                                            p = q41
-                                        if b[p] == 0:  # no tagged fields, the common case
-                                            e37.unknown_tagged_fields = None
-                                            p += 1
-                                        else:
-                                            p = _t_StreamsGroupDescribeResponse_KeyValue_0(b, p, e37)
-                                        xs36.append(e37)
-                                    e31.topic_configs = xs36
-                                if b[p] == 0:  # no tagged fields, the common case
-                                    e31.unknown_tagged_fields = None
-                                    p += 1
-                                else:
-                                    p = _t_StreamsGroupDescribeResponse_TopicInfo_0(b, p, e31)
-                                xs30.append(e31)
-                            e16.state_changelog_topics = xs30
-                        n42 = b[p] - 1
-                        p += 1
-                        if n42 > 126:
-                            n42, p = _uvt(b, p, n42 + 1)
-                            n42 -= 1
-                        if n42 < 0:
-                            raise DecodeError('Subtopology.RepartitionSourceTopics: null where not nullable')
-                        else:
-                            if n42 > bl - p:
-                                raise DecodeError('Subtopology.RepartitionSourceTopics: count ' + str(n42) + ' past the end')
-                            xs43 = []
-                            for _ in range(n42):
-                                e44 = _new(_StreamsGroupDescribeResponse_TopicInfo)
-                                n45 = b[p] - 1
-                                p += 1
-                                if n45 > 126:
-                                    n45, p = _uvt(b, p, n45 + 1)
-                                    n45 -= 1
-                                if n45 < 0:
-                                    raise DecodeError('TopicInfo.Name: null where not nullable')
-                                else:
-                                    q46 = p + n45
-                                    if q46 > bl:
-                                        raise DecodeError('TopicInfo.Name: length ' + str(n45) + ' past the end')
-                                    e44.name = str(b[p:q46], 'utf-8')
-                                    p = q46
-                                e44.partitions, e44.replication_factor, h47, = _S4.unpack_from(b, p)
-                                p += 7
-                                n48 = h47 - 1
-                                if n48 > 126:
-                                    n48, p = _uvt(b, p, n48 + 1)
-                                    n48 -= 1
-                                if n48 < 0:
-                                    raise DecodeError('TopicInfo.TopicConfigs: null where not nullable')
-                                else:
-                                    if n48 > bl - p:
-                                        raise DecodeError('TopicInfo.TopicConfigs: count ' + str(n48) + ' past the end')
-                                    xs49 = []
-                                    for _ in range(n48):
-                                        e50 = _new(_StreamsGroupDescribeResponse_KeyValue)
-                                        n51 = b[p] - 1
+                                            q32 = p + n31
+                                            e30 = str(b[p:q32], 'utf-8')
+                                            p = q32
+                                    xs29.append(e30)
+                                e18.repartition_sink_topics = xs29
+                            n34 = b[p] - 1
+                            p += 1
+                            if n34 > 126:
+                                n34, p = _uvt(b, p, n34 + 1)
+                                n34 -= 1
+                            if n34 < 0:
+                                raise DecodeError('Subtopology.StateChangelogTopics: null where not nullable')
+                            else:
+                                if n34 > bl - p:
+                                    raise DecodeError('Subtopology.StateChangelogTopics: count ' + str(n34) + ' past the end')
+                                xs35 = []
+                                for _ in range(n34):
+                                    e36 = _new(_StreamsGroupDescribeResponse_TopicInfo)
+                                    h39 = b[p]
+                                    if 0 < h39 < 128:
+                                        q38 = p + h39
+                                        e36.name = str(b[p + 1:q38], 'utf-8')
+                                        p = q38
+                                    else:
                                         p += 1
-                                        if n51 > 126:
-                                            n51, p = _uvt(b, p, n51 + 1)
-                                            n51 -= 1
-                                        if n51 < 0:
-                                            raise DecodeError('KeyValue.Key: null where not nullable')
+                                        n37 = h39 - 1
+                                        if n37 > 126:
+                                            n37, p = _uvt(b, p, n37 + 1)
+                                            n37 -= 1
+                                        if n37 < 0:
+                                            raise DecodeError('TopicInfo.Name: null where not nullable')
                                         else:
-                                            q52 = p + n51
-                                            if q52 > bl:
-                                                raise DecodeError('KeyValue.Key: length ' + str(n51) + ' past the end')
-                                            e50.key = str(b[p:q52], 'utf-8')
-                                            p = q52
-                                        n53 = b[p] - 1
+                                            q38 = p + n37
+                                            e36.name = str(b[p:q38], 'utf-8')
+                                            p = q38
+                                    e36.partitions, e36.replication_factor, h40, = _S4.unpack_from(b, p)
+                                    p += 7
+                                    n41 = h40 - 1
+                                    if n41 > 126:
+                                        n41, p = _uvt(b, p, n41 + 1)
+                                        n41 -= 1
+                                    if n41 < 0:
+                                        raise DecodeError('TopicInfo.TopicConfigs: null where not nullable')
+                                    else:
+                                        if n41 > bl - p:
+                                            raise DecodeError('TopicInfo.TopicConfigs: count ' + str(n41) + ' past the end')
+                                        xs42 = []
+                                        for _ in range(n41):
+                                            e43 = _new(_StreamsGroupDescribeResponse_KeyValue)
+                                            h46 = b[p]
+                                            if 0 < h46 < 128:
+                                                q45 = p + h46
+                                                e43.key = str(b[p + 1:q45], 'utf-8')
+                                                p = q45
+                                            else:
+                                                p += 1
+                                                n44 = h46 - 1
+                                                if n44 > 126:
+                                                    n44, p = _uvt(b, p, n44 + 1)
+                                                    n44 -= 1
+                                                if n44 < 0:
+                                                    raise DecodeError('KeyValue.Key: null where not nullable')
+                                                else:
+                                                    q45 = p + n44
+                                                    e43.key = str(b[p:q45], 'utf-8')
+                                                    p = q45
+                                            h49 = b[p]
+                                            if 0 < h49 < 128:
+                                                q48 = p + h49
+                                                e43.value = str(b[p + 1:q48], 'utf-8')
+                                                p = q48
+                                            else:
+                                                p += 1
+                                                n47 = h49 - 1
+                                                if n47 > 126:
+                                                    n47, p = _uvt(b, p, n47 + 1)
+                                                    n47 -= 1
+                                                if n47 < 0:
+                                                    raise DecodeError('KeyValue.Value: null where not nullable')
+                                                else:
+                                                    q48 = p + n47
+                                                    e43.value = str(b[p:q48], 'utf-8')
+                                                    p = q48
+                                            if b[p] == 0:  # no tagged fields, the common case
+                                                e43.unknown_tagged_fields = None
+                                                p += 1
+                                            else:
+                                                p = _t_StreamsGroupDescribeResponse_KeyValue_0(b, p, e43)
+                                            xs42.append(e43)
+                                        e36.topic_configs = xs42
+                                    if b[p] == 0:  # no tagged fields, the common case
+                                        e36.unknown_tagged_fields = None
                                         p += 1
+                                    else:
+                                        p = _t_StreamsGroupDescribeResponse_TopicInfo_0(b, p, e36)
+                                    xs35.append(e36)
+                                e18.state_changelog_topics = xs35
+                            n50 = b[p] - 1
+                            p += 1
+                            if n50 > 126:
+                                n50, p = _uvt(b, p, n50 + 1)
+                                n50 -= 1
+                            if n50 < 0:
+                                raise DecodeError('Subtopology.RepartitionSourceTopics: null where not nullable')
+                            else:
+                                if n50 > bl - p:
+                                    raise DecodeError('Subtopology.RepartitionSourceTopics: count ' + str(n50) + ' past the end')
+                                xs51 = []
+                                for _ in range(n50):
+                                    e52 = _new(_StreamsGroupDescribeResponse_TopicInfo)
+                                    h55 = b[p]
+                                    if 0 < h55 < 128:
+                                        q54 = p + h55
+                                        e52.name = str(b[p + 1:q54], 'utf-8')
+                                        p = q54
+                                    else:
+                                        p += 1
+                                        n53 = h55 - 1
                                         if n53 > 126:
                                             n53, p = _uvt(b, p, n53 + 1)
                                             n53 -= 1
                                         if n53 < 0:
-                                            raise DecodeError('KeyValue.Value: null where not nullable')
+                                            raise DecodeError('TopicInfo.Name: null where not nullable')
                                         else:
                                             q54 = p + n53
-                                            if q54 > bl:
-                                                raise DecodeError('KeyValue.Value: length ' + str(n53) + ' past the end')
-                                            e50.value = str(b[p:q54], 'utf-8')
+                                            e52.name = str(b[p:q54], 'utf-8')
                                             p = q54
-                                        if b[p] == 0:  # no tagged fields, the common case
-                                            e50.unknown_tagged_fields = None
-                                            p += 1
-                                        else:
-                                            p = _t_StreamsGroupDescribeResponse_KeyValue_0(b, p, e50)
-                                        xs49.append(e50)
-                                    e44.topic_configs = xs49
-                                if b[p] == 0:  # no tagged fields, the common case
-                                    e44.unknown_tagged_fields = None
-                                    p += 1
-                                else:
-                                    p = _t_StreamsGroupDescribeResponse_TopicInfo_0(b, p, e44)
-                                xs43.append(e44)
-                            e16.repartition_source_topics = xs43
-                        if b[p] == 0:  # no tagged fields, the common case
-                            e16.unknown_tagged_fields = None
-                            p += 1
-                        else:
-                            p = _t_StreamsGroupDescribeResponse_Subtopology_0(b, p, e16)
-                        xs15.append(e16)
-                    s12.subtopologies = xs15
+                                    e52.partitions, e52.replication_factor, h56, = _S4.unpack_from(b, p)
+                                    p += 7
+                                    n57 = h56 - 1
+                                    if n57 > 126:
+                                        n57, p = _uvt(b, p, n57 + 1)
+                                        n57 -= 1
+                                    if n57 < 0:
+                                        raise DecodeError('TopicInfo.TopicConfigs: null where not nullable')
+                                    else:
+                                        if n57 > bl - p:
+                                            raise DecodeError('TopicInfo.TopicConfigs: count ' + str(n57) + ' past the end')
+                                        xs58 = []
+                                        for _ in range(n57):
+                                            e59 = _new(_StreamsGroupDescribeResponse_KeyValue)
+                                            h62 = b[p]
+                                            if 0 < h62 < 128:
+                                                q61 = p + h62
+                                                e59.key = str(b[p + 1:q61], 'utf-8')
+                                                p = q61
+                                            else:
+                                                p += 1
+                                                n60 = h62 - 1
+                                                if n60 > 126:
+                                                    n60, p = _uvt(b, p, n60 + 1)
+                                                    n60 -= 1
+                                                if n60 < 0:
+                                                    raise DecodeError('KeyValue.Key: null where not nullable')
+                                                else:
+                                                    q61 = p + n60
+                                                    e59.key = str(b[p:q61], 'utf-8')
+                                                    p = q61
+                                            h65 = b[p]
+                                            if 0 < h65 < 128:
+                                                q64 = p + h65
+                                                e59.value = str(b[p + 1:q64], 'utf-8')
+                                                p = q64
+                                            else:
+                                                p += 1
+                                                n63 = h65 - 1
+                                                if n63 > 126:
+                                                    n63, p = _uvt(b, p, n63 + 1)
+                                                    n63 -= 1
+                                                if n63 < 0:
+                                                    raise DecodeError('KeyValue.Value: null where not nullable')
+                                                else:
+                                                    q64 = p + n63
+                                                    e59.value = str(b[p:q64], 'utf-8')
+                                                    p = q64
+                                            if b[p] == 0:  # no tagged fields, the common case
+                                                e59.unknown_tagged_fields = None
+                                                p += 1
+                                            else:
+                                                p = _t_StreamsGroupDescribeResponse_KeyValue_0(b, p, e59)
+                                            xs58.append(e59)
+                                        e52.topic_configs = xs58
+                                    if b[p] == 0:  # no tagged fields, the common case
+                                        e52.unknown_tagged_fields = None
+                                        p += 1
+                                    else:
+                                        p = _t_StreamsGroupDescribeResponse_TopicInfo_0(b, p, e52)
+                                    xs51.append(e52)
+                                e18.repartition_source_topics = xs51
+                            if b[p] == 0:  # no tagged fields, the common case
+                                e18.unknown_tagged_fields = None
+                                p += 1
+                            else:
+                                p = _t_StreamsGroupDescribeResponse_Subtopology_0(b, p, e18)
+                            xs17.append(e18)
+                        s14.subtopologies = xs17
                 if b[p] == 0:  # no tagged fields, the common case
-                    s12.unknown_tagged_fields = None
+                    s14.unknown_tagged_fields = None
                     p += 1
                 else:
-                    p = _t_StreamsGroupDescribeResponse_Topology_0(b, p, s12)
-                e4.topology = s12
-            n55 = b[p] - 1
+                    p = _t_StreamsGroupDescribeResponse_Topology_0(b, p, s14)
+                e4.topology = s14
+            n66 = b[p] - 1
             p += 1
-            if n55 > 126:
-                n55, p = _uvt(b, p, n55 + 1)
-                n55 -= 1
-            if n55 < 0:
+            if n66 > 126:
+                n66, p = _uvt(b, p, n66 + 1)
+                n66 -= 1
+            if n66 < 0:
                 raise DecodeError('DescribedGroup.Members: null where not nullable')
             else:
-                if n55 > bl - p:
-                    raise DecodeError('DescribedGroup.Members: count ' + str(n55) + ' past the end')
-                xs56 = []
-                for _ in range(n55):
-                    e57 = _new(_StreamsGroupDescribeResponse_Member)
-                    n58 = b[p] - 1
-                    p += 1
-                    if n58 > 126:
-                        n58, p = _uvt(b, p, n58 + 1)
-                        n58 -= 1
-                    if n58 < 0:
-                        raise DecodeError('Member.MemberId: null where not nullable')
+                if n66 > bl - p:
+                    raise DecodeError('DescribedGroup.Members: count ' + str(n66) + ' past the end')
+                xs67 = []
+                for _ in range(n66):
+                    e68 = _new(_StreamsGroupDescribeResponse_Member)
+                    h71 = b[p]
+                    if 0 < h71 < 128:
+                        q70 = p + h71
+                        e68.member_id = str(b[p + 1:q70], 'utf-8')
+                        p = q70
                     else:
-                        q59 = p + n58
-                        if q59 > bl:
-                            raise DecodeError('Member.MemberId: length ' + str(n58) + ' past the end')
-                        e57.member_id = str(b[p:q59], 'utf-8')
-                        p = q59
-                    e57.member_epoch, h60, = _S1.unpack_from(b, p)
+                        p += 1
+                        n69 = h71 - 1
+                        if n69 > 126:
+                            n69, p = _uvt(b, p, n69 + 1)
+                            n69 -= 1
+                        if n69 < 0:
+                            raise DecodeError('Member.MemberId: null where not nullable')
+                        else:
+                            q70 = p + n69
+                            e68.member_id = str(b[p:q70], 'utf-8')
+                            p = q70
+                    e68.member_epoch, h72, = _S1.unpack_from(b, p)
                     p += 5
-                    n61 = h60 - 1
-                    if n61 > 126:
-                        n61, p = _uvt(b, p, n61 + 1)
-                        n61 -= 1
-                    if n61 < 0:
-                        e57.instance_id = None
+                    if 0 < h72 < 128:
+                        q74 = p + h72 - 1
+                        e68.instance_id = str(b[p:q74], 'utf-8')
+                        p = q74
+                    elif h72 == 0:
+                        e68.instance_id = None
                     else:
-                        q62 = p + n61
-                        if q62 > bl:
-                            raise DecodeError('Member.InstanceId: length ' + str(n61) + ' past the end')
-                        e57.instance_id = str(b[p:q62], 'utf-8')
-                        p = q62
-                    n63 = b[p] - 1
-                    p += 1
-                    if n63 > 126:
-                        n63, p = _uvt(b, p, n63 + 1)
-                        n63 -= 1
-                    if n63 < 0:
-                        e57.rack_id = None
-                    else:
-                        q64 = p + n63
-                        if q64 > bl:
-                            raise DecodeError('Member.RackId: length ' + str(n63) + ' past the end')
-                        e57.rack_id = str(b[p:q64], 'utf-8')
-                        p = q64
-                    n65 = b[p] - 1
-                    p += 1
-                    if n65 > 126:
-                        n65, p = _uvt(b, p, n65 + 1)
-                        n65 -= 1
-                    if n65 < 0:
-                        raise DecodeError('Member.ClientId: null where not nullable')
-                    else:
-                        q66 = p + n65
-                        if q66 > bl:
-                            raise DecodeError('Member.ClientId: length ' + str(n65) + ' past the end')
-                        e57.client_id = str(b[p:q66], 'utf-8')
-                        p = q66
-                    n67 = b[p] - 1
-                    p += 1
-                    if n67 > 126:
-                        n67, p = _uvt(b, p, n67 + 1)
-                        n67 -= 1
-                    if n67 < 0:
-                        raise DecodeError('Member.ClientHost: null where not nullable')
-                    else:
-                        q68 = p + n67
-                        if q68 > bl:
-                            raise DecodeError('Member.ClientHost: length ' + str(n67) + ' past the end')
-                        e57.client_host = str(b[p:q68], 'utf-8')
-                        p = q68
-                    e57.topology_epoch, h69, = _S1.unpack_from(b, p)
-                    p += 5
-                    n70 = h69 - 1
-                    if n70 > 126:
-                        n70, p = _uvt(b, p, n70 + 1)
-                        n70 -= 1
-                    if n70 < 0:
-                        raise DecodeError('Member.ProcessId: null where not nullable')
-                    else:
-                        q71 = p + n70
-                        if q71 > bl:
-                            raise DecodeError('Member.ProcessId: length ' + str(n70) + ' past the end')
-                        e57.process_id = str(b[p:q71], 'utf-8')
-                        p = q71
-                    if b[p] > 127:
-                        e57.user_endpoint = None
-                        p += 1
-                    else:
-                        p += 1
-                        s72 = _new(_StreamsGroupDescribeResponse_Endpoint)
-                        n73 = b[p] - 1
-                        p += 1
+                        n73 = h72 - 1
                         if n73 > 126:
                             n73, p = _uvt(b, p, n73 + 1)
                             n73 -= 1
                         if n73 < 0:
-                            raise DecodeError('Endpoint.Host: null where not nullable')
+                            e68.instance_id = None
                         else:
                             q74 = p + n73
-                            if q74 > bl:
-                                raise DecodeError('Endpoint.Host: length ' + str(n73) + ' past the end')
-                            s72.host = str(b[p:q74], 'utf-8')
+                            e68.instance_id = str(b[p:q74], 'utf-8')
                             p = q74
-                        s72.port, = _S5.unpack_from(b, p)
+                    h77 = b[p]
+                    if 0 < h77 < 128:
+                        q76 = p + h77
+                        e68.rack_id = str(b[p + 1:q76], 'utf-8')
+                        p = q76
+                    elif h77 == 0:
+                        e68.rack_id = None
+                        p += 1
+                    else:
+                        p += 1
+                        n75 = h77 - 1
+                        if n75 > 126:
+                            n75, p = _uvt(b, p, n75 + 1)
+                            n75 -= 1
+                        if n75 < 0:
+                            e68.rack_id = None
+                        else:
+                            q76 = p + n75
+                            e68.rack_id = str(b[p:q76], 'utf-8')
+                            p = q76
+                    h80 = b[p]
+                    if 0 < h80 < 128:
+                        q79 = p + h80
+                        e68.client_id = str(b[p + 1:q79], 'utf-8')
+                        p = q79
+                    else:
+                        p += 1
+                        n78 = h80 - 1
+                        if n78 > 126:
+                            n78, p = _uvt(b, p, n78 + 1)
+                            n78 -= 1
+                        if n78 < 0:
+                            raise DecodeError('Member.ClientId: null where not nullable')
+                        else:
+                            q79 = p + n78
+                            e68.client_id = str(b[p:q79], 'utf-8')
+                            p = q79
+                    h83 = b[p]
+                    if 0 < h83 < 128:
+                        q82 = p + h83
+                        e68.client_host = str(b[p + 1:q82], 'utf-8')
+                        p = q82
+                    else:
+                        p += 1
+                        n81 = h83 - 1
+                        if n81 > 126:
+                            n81, p = _uvt(b, p, n81 + 1)
+                            n81 -= 1
+                        if n81 < 0:
+                            raise DecodeError('Member.ClientHost: null where not nullable')
+                        else:
+                            q82 = p + n81
+                            e68.client_host = str(b[p:q82], 'utf-8')
+                            p = q82
+                    e68.topology_epoch, h84, = _S1.unpack_from(b, p)
+                    p += 5
+                    if 0 < h84 < 128:
+                        q86 = p + h84 - 1
+                        e68.process_id = str(b[p:q86], 'utf-8')
+                        p = q86
+                    else:
+                        n85 = h84 - 1
+                        if n85 > 126:
+                            n85, p = _uvt(b, p, n85 + 1)
+                            n85 -= 1
+                        if n85 < 0:
+                            raise DecodeError('Member.ProcessId: null where not nullable')
+                        else:
+                            q86 = p + n85
+                            e68.process_id = str(b[p:q86], 'utf-8')
+                            p = q86
+                    if b[p] > 127:
+                        e68.user_endpoint = None
+                        p += 1
+                    else:
+                        p += 1
+                        s87 = _new(_StreamsGroupDescribeResponse_Endpoint)
+                        h90 = b[p]
+                        if 0 < h90 < 128:
+                            q89 = p + h90
+                            s87.host = str(b[p + 1:q89], 'utf-8')
+                            p = q89
+                        else:
+                            p += 1
+                            n88 = h90 - 1
+                            if n88 > 126:
+                                n88, p = _uvt(b, p, n88 + 1)
+                                n88 -= 1
+                            if n88 < 0:
+                                raise DecodeError('Endpoint.Host: null where not nullable')
+                            else:
+                                q89 = p + n88
+                                s87.host = str(b[p:q89], 'utf-8')
+                                p = q89
+                        s87.port, = _S5.unpack_from(b, p)
                         p += 2
                         if b[p] == 0:  # no tagged fields, the common case
-                            s72.unknown_tagged_fields = None
+                            s87.unknown_tagged_fields = None
                             p += 1
                         else:
-                            p = _t_StreamsGroupDescribeResponse_Endpoint_0(b, p, s72)
-                        e57.user_endpoint = s72
-                    n75 = b[p] - 1
+                            p = _t_StreamsGroupDescribeResponse_Endpoint_0(b, p, s87)
+                        e68.user_endpoint = s87
+                    n91 = b[p] - 1
                     p += 1
-                    if n75 > 126:
-                        n75, p = _uvt(b, p, n75 + 1)
-                        n75 -= 1
-                    if n75 < 0:
+                    if n91 > 126:
+                        n91, p = _uvt(b, p, n91 + 1)
+                        n91 -= 1
+                    if n91 < 0:
                         raise DecodeError('Member.ClientTags: null where not nullable')
                     else:
-                        if n75 > bl - p:
-                            raise DecodeError('Member.ClientTags: count ' + str(n75) + ' past the end')
-                        xs76 = []
-                        for _ in range(n75):
-                            e77 = _new(_StreamsGroupDescribeResponse_KeyValue)
-                            n78 = b[p] - 1
-                            p += 1
-                            if n78 > 126:
-                                n78, p = _uvt(b, p, n78 + 1)
-                                n78 -= 1
-                            if n78 < 0:
-                                raise DecodeError('KeyValue.Key: null where not nullable')
+                        if n91 > bl - p:
+                            raise DecodeError('Member.ClientTags: count ' + str(n91) + ' past the end')
+                        xs92 = []
+                        for _ in range(n91):
+                            e93 = _new(_StreamsGroupDescribeResponse_KeyValue)
+                            h96 = b[p]
+                            if 0 < h96 < 128:
+                                q95 = p + h96
+                                e93.key = str(b[p + 1:q95], 'utf-8')
+                                p = q95
                             else:
-                                q79 = p + n78
-                                if q79 > bl:
-                                    raise DecodeError('KeyValue.Key: length ' + str(n78) + ' past the end')
-                                e77.key = str(b[p:q79], 'utf-8')
-                                p = q79
-                            n80 = b[p] - 1
-                            p += 1
-                            if n80 > 126:
-                                n80, p = _uvt(b, p, n80 + 1)
-                                n80 -= 1
-                            if n80 < 0:
-                                raise DecodeError('KeyValue.Value: null where not nullable')
+                                p += 1
+                                n94 = h96 - 1
+                                if n94 > 126:
+                                    n94, p = _uvt(b, p, n94 + 1)
+                                    n94 -= 1
+                                if n94 < 0:
+                                    raise DecodeError('KeyValue.Key: null where not nullable')
+                                else:
+                                    q95 = p + n94
+                                    e93.key = str(b[p:q95], 'utf-8')
+                                    p = q95
+                            h99 = b[p]
+                            if 0 < h99 < 128:
+                                q98 = p + h99
+                                e93.value = str(b[p + 1:q98], 'utf-8')
+                                p = q98
                             else:
-                                q81 = p + n80
-                                if q81 > bl:
-                                    raise DecodeError('KeyValue.Value: length ' + str(n80) + ' past the end')
-                                e77.value = str(b[p:q81], 'utf-8')
-                                p = q81
+                                p += 1
+                                n97 = h99 - 1
+                                if n97 > 126:
+                                    n97, p = _uvt(b, p, n97 + 1)
+                                    n97 -= 1
+                                if n97 < 0:
+                                    raise DecodeError('KeyValue.Value: null where not nullable')
+                                else:
+                                    q98 = p + n97
+                                    e93.value = str(b[p:q98], 'utf-8')
+                                    p = q98
                             if b[p] == 0:  # no tagged fields, the common case
-                                e77.unknown_tagged_fields = None
+                                e93.unknown_tagged_fields = None
                                 p += 1
                             else:
-                                p = _t_StreamsGroupDescribeResponse_KeyValue_0(b, p, e77)
-                            xs76.append(e77)
-                        e57.client_tags = xs76
-                    n82 = b[p] - 1
+                                p = _t_StreamsGroupDescribeResponse_KeyValue_0(b, p, e93)
+                            xs92.append(e93)
+                        e68.client_tags = xs92
+                    n100 = b[p] - 1
                     p += 1
-                    if n82 > 126:
-                        n82, p = _uvt(b, p, n82 + 1)
-                        n82 -= 1
-                    if n82 < 0:
+                    if n100 > 126:
+                        n100, p = _uvt(b, p, n100 + 1)
+                        n100 -= 1
+                    if n100 < 0:
                         raise DecodeError('Member.TaskOffsets: null where not nullable')
                     else:
-                        if n82 > bl - p:
-                            raise DecodeError('Member.TaskOffsets: count ' + str(n82) + ' past the end')
-                        xs83 = []
-                        for _ in range(n82):
-                            e84 = _new(_StreamsGroupDescribeResponse_TaskOffset)
-                            n85 = b[p] - 1
-                            p += 1
-                            if n85 > 126:
-                                n85, p = _uvt(b, p, n85 + 1)
-                                n85 -= 1
-                            if n85 < 0:
-                                raise DecodeError('TaskOffset.SubtopologyId: null where not nullable')
+                        if n100 > bl - p:
+                            raise DecodeError('Member.TaskOffsets: count ' + str(n100) + ' past the end')
+                        xs101 = []
+                        for _ in range(n100):
+                            e102 = _new(_StreamsGroupDescribeResponse_TaskOffset)
+                            h105 = b[p]
+                            if 0 < h105 < 128:
+                                q104 = p + h105
+                                e102.subtopology_id = str(b[p + 1:q104], 'utf-8')
+                                p = q104
                             else:
-                                q86 = p + n85
-                                if q86 > bl:
-                                    raise DecodeError('TaskOffset.SubtopologyId: length ' + str(n85) + ' past the end')
-                                e84.subtopology_id = str(b[p:q86], 'utf-8')
-                                p = q86
-                            e84.partition, e84.offset, = _S6.unpack_from(b, p)
+                                p += 1
+                                n103 = h105 - 1
+                                if n103 > 126:
+                                    n103, p = _uvt(b, p, n103 + 1)
+                                    n103 -= 1
+                                if n103 < 0:
+                                    raise DecodeError('TaskOffset.SubtopologyId: null where not nullable')
+                                else:
+                                    q104 = p + n103
+                                    e102.subtopology_id = str(b[p:q104], 'utf-8')
+                                    p = q104
+                            e102.partition, e102.offset, = _S6.unpack_from(b, p)
                             p += 12
                             if b[p] == 0:  # no tagged fields, the common case
-                                e84.unknown_tagged_fields = None
+                                e102.unknown_tagged_fields = None
                                 p += 1
                             else:
-                                p = _t_StreamsGroupDescribeResponse_TaskOffset_0(b, p, e84)
-                            xs83.append(e84)
-                        e57.task_offsets = xs83
-                    n87 = b[p] - 1
+                                p = _t_StreamsGroupDescribeResponse_TaskOffset_0(b, p, e102)
+                            xs101.append(e102)
+                        e68.task_offsets = xs101
+                    n106 = b[p] - 1
                     p += 1
-                    if n87 > 126:
-                        n87, p = _uvt(b, p, n87 + 1)
-                        n87 -= 1
-                    if n87 < 0:
+                    if n106 > 126:
+                        n106, p = _uvt(b, p, n106 + 1)
+                        n106 -= 1
+                    if n106 < 0:
                         raise DecodeError('Member.TaskEndOffsets: null where not nullable')
                     else:
-                        if n87 > bl - p:
-                            raise DecodeError('Member.TaskEndOffsets: count ' + str(n87) + ' past the end')
-                        xs88 = []
-                        for _ in range(n87):
-                            e89 = _new(_StreamsGroupDescribeResponse_TaskOffset)
-                            n90 = b[p] - 1
-                            p += 1
-                            if n90 > 126:
-                                n90, p = _uvt(b, p, n90 + 1)
-                                n90 -= 1
-                            if n90 < 0:
-                                raise DecodeError('TaskOffset.SubtopologyId: null where not nullable')
+                        if n106 > bl - p:
+                            raise DecodeError('Member.TaskEndOffsets: count ' + str(n106) + ' past the end')
+                        xs107 = []
+                        for _ in range(n106):
+                            e108 = _new(_StreamsGroupDescribeResponse_TaskOffset)
+                            h111 = b[p]
+                            if 0 < h111 < 128:
+                                q110 = p + h111
+                                e108.subtopology_id = str(b[p + 1:q110], 'utf-8')
+                                p = q110
                             else:
-                                q91 = p + n90
-                                if q91 > bl:
-                                    raise DecodeError('TaskOffset.SubtopologyId: length ' + str(n90) + ' past the end')
-                                e89.subtopology_id = str(b[p:q91], 'utf-8')
-                                p = q91
-                            e89.partition, e89.offset, = _S6.unpack_from(b, p)
+                                p += 1
+                                n109 = h111 - 1
+                                if n109 > 126:
+                                    n109, p = _uvt(b, p, n109 + 1)
+                                    n109 -= 1
+                                if n109 < 0:
+                                    raise DecodeError('TaskOffset.SubtopologyId: null where not nullable')
+                                else:
+                                    q110 = p + n109
+                                    e108.subtopology_id = str(b[p:q110], 'utf-8')
+                                    p = q110
+                            e108.partition, e108.offset, = _S6.unpack_from(b, p)
                             p += 12
                             if b[p] == 0:  # no tagged fields, the common case
-                                e89.unknown_tagged_fields = None
+                                e108.unknown_tagged_fields = None
                                 p += 1
                             else:
-                                p = _t_StreamsGroupDescribeResponse_TaskOffset_0(b, p, e89)
-                            xs88.append(e89)
-                        e57.task_end_offsets = xs88
-                    s92 = _new(_StreamsGroupDescribeResponse_Assignment)
-                    n93 = b[p] - 1
+                                p = _t_StreamsGroupDescribeResponse_TaskOffset_0(b, p, e108)
+                            xs107.append(e108)
+                        e68.task_end_offsets = xs107
+                    s112 = _new(_StreamsGroupDescribeResponse_Assignment)
+                    n113 = b[p] - 1
                     p += 1
-                    if n93 > 126:
-                        n93, p = _uvt(b, p, n93 + 1)
-                        n93 -= 1
-                    if n93 < 0:
+                    if n113 > 126:
+                        n113, p = _uvt(b, p, n113 + 1)
+                        n113 -= 1
+                    if n113 < 0:
                         raise DecodeError('Assignment.ActiveTasks: null where not nullable')
                     else:
-                        if n93 > bl - p:
-                            raise DecodeError('Assignment.ActiveTasks: count ' + str(n93) + ' past the end')
-                        xs94 = []
-                        for _ in range(n93):
-                            e95 = _new(_StreamsGroupDescribeResponse_TaskIds)
-                            n96 = b[p] - 1
-                            p += 1
-                            if n96 > 126:
-                                n96, p = _uvt(b, p, n96 + 1)
-                                n96 -= 1
-                            if n96 < 0:
-                                raise DecodeError('TaskIds.SubtopologyId: null where not nullable')
+                        if n113 > bl - p:
+                            raise DecodeError('Assignment.ActiveTasks: count ' + str(n113) + ' past the end')
+                        xs114 = []
+                        for _ in range(n113):
+                            e115 = _new(_StreamsGroupDescribeResponse_TaskIds)
+                            h118 = b[p]
+                            if 0 < h118 < 128:
+                                q117 = p + h118
+                                e115.subtopology_id = str(b[p + 1:q117], 'utf-8')
+                                p = q117
                             else:
-                                q97 = p + n96
-                                if q97 > bl:
-                                    raise DecodeError('TaskIds.SubtopologyId: length ' + str(n96) + ' past the end')
-                                e95.subtopology_id = str(b[p:q97], 'utf-8')
-                                p = q97
-                            n98 = b[p] - 1
-                            p += 1
-                            if n98 > 126:
-                                n98, p = _uvt(b, p, n98 + 1)
-                                n98 -= 1
-                            if n98 < 0:
-                                raise DecodeError('TaskIds.Partitions: null where not nullable')
-                            elif n98 < 64:
-                                e95.partitions = list(_ARRAY_i[n98].unpack_from(b, p))
-                                p += 4 * n98
+                                p += 1
+                                n116 = h118 - 1
+                                if n116 > 126:
+                                    n116, p = _uvt(b, p, n116 + 1)
+                                    n116 -= 1
+                                if n116 < 0:
+                                    raise DecodeError('TaskIds.SubtopologyId: null where not nullable')
+                                else:
+                                    q117 = p + n116
+                                    e115.subtopology_id = str(b[p:q117], 'utf-8')
+                                    p = q117
+                            h120 = b[p]
+                            if 0 < h120 < 65:
+                                e115.partitions = [*_UNPACK_i[h120](b, p + 1)]
+                                p += 4 * h120 - 3
                             else:
-                                if n98 > bl - p:
-                                    raise DecodeError('TaskIds.Partitions: count ' + str(n98) + ' past the end')
-                                e95.partitions = list(_struct.Struct('>' + str(n98) + 'i').unpack_from(b, p))
-                                p += 4 * n98
+                                p += 1
+                                n119 = h120 - 1
+                                if n119 > 126:
+                                    n119, p = _uvt(b, p, n119 + 1)
+                                    n119 -= 1
+                                if n119 < 0:
+                                    raise DecodeError('TaskIds.Partitions: null where not nullable')
+                                elif n119 < 64:
+                                    e115.partitions = [*_ARRAY_i[n119].unpack_from(b, p)]
+                                    p += 4 * n119
+                                else:
+                                    if n119 > bl - p:
+                                        raise DecodeError('TaskIds.Partitions: count ' + str(n119) + ' past the end')
+                                    e115.partitions = [*_struct.Struct('>' + str(n119) + 'i').unpack_from(b, p)]
+                                    p += 4 * n119
                             if b[p] == 0:  # no tagged fields, the common case
-                                e95.unknown_tagged_fields = None
+                                e115.unknown_tagged_fields = None
                                 p += 1
                             else:
-                                p = _t_StreamsGroupDescribeResponse_TaskIds_0(b, p, e95)
-                            xs94.append(e95)
-                        s92.active_tasks = xs94
-                    n99 = b[p] - 1
+                                p = _t_StreamsGroupDescribeResponse_TaskIds_0(b, p, e115)
+                            xs114.append(e115)
+                        s112.active_tasks = xs114
+                    n121 = b[p] - 1
                     p += 1
-                    if n99 > 126:
-                        n99, p = _uvt(b, p, n99 + 1)
-                        n99 -= 1
-                    if n99 < 0:
+                    if n121 > 126:
+                        n121, p = _uvt(b, p, n121 + 1)
+                        n121 -= 1
+                    if n121 < 0:
                         raise DecodeError('Assignment.StandbyTasks: null where not nullable')
                     else:
-                        if n99 > bl - p:
-                            raise DecodeError('Assignment.StandbyTasks: count ' + str(n99) + ' past the end')
-                        xs100 = []
-                        for _ in range(n99):
-                            e101 = _new(_StreamsGroupDescribeResponse_TaskIds)
-                            n102 = b[p] - 1
-                            p += 1
-                            if n102 > 126:
-                                n102, p = _uvt(b, p, n102 + 1)
-                                n102 -= 1
-                            if n102 < 0:
-                                raise DecodeError('TaskIds.SubtopologyId: null where not nullable')
+                        if n121 > bl - p:
+                            raise DecodeError('Assignment.StandbyTasks: count ' + str(n121) + ' past the end')
+                        xs122 = []
+                        for _ in range(n121):
+                            e123 = _new(_StreamsGroupDescribeResponse_TaskIds)
+                            h126 = b[p]
+                            if 0 < h126 < 128:
+                                q125 = p + h126
+                                e123.subtopology_id = str(b[p + 1:q125], 'utf-8')
+                                p = q125
                             else:
-                                q103 = p + n102
-                                if q103 > bl:
-                                    raise DecodeError('TaskIds.SubtopologyId: length ' + str(n102) + ' past the end')
-                                e101.subtopology_id = str(b[p:q103], 'utf-8')
-                                p = q103
-                            n104 = b[p] - 1
-                            p += 1
-                            if n104 > 126:
-                                n104, p = _uvt(b, p, n104 + 1)
-                                n104 -= 1
-                            if n104 < 0:
-                                raise DecodeError('TaskIds.Partitions: null where not nullable')
-                            elif n104 < 64:
-                                e101.partitions = list(_ARRAY_i[n104].unpack_from(b, p))
-                                p += 4 * n104
+                                p += 1
+                                n124 = h126 - 1
+                                if n124 > 126:
+                                    n124, p = _uvt(b, p, n124 + 1)
+                                    n124 -= 1
+                                if n124 < 0:
+                                    raise DecodeError('TaskIds.SubtopologyId: null where not nullable')
+                                else:
+                                    q125 = p + n124
+                                    e123.subtopology_id = str(b[p:q125], 'utf-8')
+                                    p = q125
+                            h128 = b[p]
+                            if 0 < h128 < 65:
+                                e123.partitions = [*_UNPACK_i[h128](b, p + 1)]
+                                p += 4 * h128 - 3
                             else:
-                                if n104 > bl - p:
-                                    raise DecodeError('TaskIds.Partitions: count ' + str(n104) + ' past the end')
-                                e101.partitions = list(_struct.Struct('>' + str(n104) + 'i').unpack_from(b, p))
-                                p += 4 * n104
+                                p += 1
+                                n127 = h128 - 1
+                                if n127 > 126:
+                                    n127, p = _uvt(b, p, n127 + 1)
+                                    n127 -= 1
+                                if n127 < 0:
+                                    raise DecodeError('TaskIds.Partitions: null where not nullable')
+                                elif n127 < 64:
+                                    e123.partitions = [*_ARRAY_i[n127].unpack_from(b, p)]
+                                    p += 4 * n127
+                                else:
+                                    if n127 > bl - p:
+                                        raise DecodeError('TaskIds.Partitions: count ' + str(n127) + ' past the end')
+                                    e123.partitions = [*_struct.Struct('>' + str(n127) + 'i').unpack_from(b, p)]
+                                    p += 4 * n127
                             if b[p] == 0:  # no tagged fields, the common case
-                                e101.unknown_tagged_fields = None
+                                e123.unknown_tagged_fields = None
                                 p += 1
                             else:
-                                p = _t_StreamsGroupDescribeResponse_TaskIds_0(b, p, e101)
-                            xs100.append(e101)
-                        s92.standby_tasks = xs100
-                    n105 = b[p] - 1
+                                p = _t_StreamsGroupDescribeResponse_TaskIds_0(b, p, e123)
+                            xs122.append(e123)
+                        s112.standby_tasks = xs122
+                    n129 = b[p] - 1
                     p += 1
-                    if n105 > 126:
-                        n105, p = _uvt(b, p, n105 + 1)
-                        n105 -= 1
-                    if n105 < 0:
+                    if n129 > 126:
+                        n129, p = _uvt(b, p, n129 + 1)
+                        n129 -= 1
+                    if n129 < 0:
                         raise DecodeError('Assignment.WarmupTasks: null where not nullable')
                     else:
-                        if n105 > bl - p:
-                            raise DecodeError('Assignment.WarmupTasks: count ' + str(n105) + ' past the end')
-                        xs106 = []
-                        for _ in range(n105):
-                            e107 = _new(_StreamsGroupDescribeResponse_TaskIds)
-                            n108 = b[p] - 1
-                            p += 1
-                            if n108 > 126:
-                                n108, p = _uvt(b, p, n108 + 1)
-                                n108 -= 1
-                            if n108 < 0:
-                                raise DecodeError('TaskIds.SubtopologyId: null where not nullable')
+                        if n129 > bl - p:
+                            raise DecodeError('Assignment.WarmupTasks: count ' + str(n129) + ' past the end')
+                        xs130 = []
+                        for _ in range(n129):
+                            e131 = _new(_StreamsGroupDescribeResponse_TaskIds)
+                            h134 = b[p]
+                            if 0 < h134 < 128:
+                                q133 = p + h134
+                                e131.subtopology_id = str(b[p + 1:q133], 'utf-8')
+                                p = q133
                             else:
-                                q109 = p + n108
-                                if q109 > bl:
-                                    raise DecodeError('TaskIds.SubtopologyId: length ' + str(n108) + ' past the end')
-                                e107.subtopology_id = str(b[p:q109], 'utf-8')
-                                p = q109
-                            n110 = b[p] - 1
-                            p += 1
-                            if n110 > 126:
-                                n110, p = _uvt(b, p, n110 + 1)
-                                n110 -= 1
-                            if n110 < 0:
-                                raise DecodeError('TaskIds.Partitions: null where not nullable')
-                            elif n110 < 64:
-                                e107.partitions = list(_ARRAY_i[n110].unpack_from(b, p))
-                                p += 4 * n110
+                                p += 1
+                                n132 = h134 - 1
+                                if n132 > 126:
+                                    n132, p = _uvt(b, p, n132 + 1)
+                                    n132 -= 1
+                                if n132 < 0:
+                                    raise DecodeError('TaskIds.SubtopologyId: null where not nullable')
+                                else:
+                                    q133 = p + n132
+                                    e131.subtopology_id = str(b[p:q133], 'utf-8')
+                                    p = q133
+                            h136 = b[p]
+                            if 0 < h136 < 65:
+                                e131.partitions = [*_UNPACK_i[h136](b, p + 1)]
+                                p += 4 * h136 - 3
                             else:
-                                if n110 > bl - p:
-                                    raise DecodeError('TaskIds.Partitions: count ' + str(n110) + ' past the end')
-                                e107.partitions = list(_struct.Struct('>' + str(n110) + 'i').unpack_from(b, p))
-                                p += 4 * n110
+                                p += 1
+                                n135 = h136 - 1
+                                if n135 > 126:
+                                    n135, p = _uvt(b, p, n135 + 1)
+                                    n135 -= 1
+                                if n135 < 0:
+                                    raise DecodeError('TaskIds.Partitions: null where not nullable')
+                                elif n135 < 64:
+                                    e131.partitions = [*_ARRAY_i[n135].unpack_from(b, p)]
+                                    p += 4 * n135
+                                else:
+                                    if n135 > bl - p:
+                                        raise DecodeError('TaskIds.Partitions: count ' + str(n135) + ' past the end')
+                                    e131.partitions = [*_struct.Struct('>' + str(n135) + 'i').unpack_from(b, p)]
+                                    p += 4 * n135
                             if b[p] == 0:  # no tagged fields, the common case
-                                e107.unknown_tagged_fields = None
+                                e131.unknown_tagged_fields = None
                                 p += 1
                             else:
-                                p = _t_StreamsGroupDescribeResponse_TaskIds_0(b, p, e107)
-                            xs106.append(e107)
-                        s92.warmup_tasks = xs106
+                                p = _t_StreamsGroupDescribeResponse_TaskIds_0(b, p, e131)
+                            xs130.append(e131)
+                        s112.warmup_tasks = xs130
                     if b[p] == 0:  # no tagged fields, the common case
-                        s92.unknown_tagged_fields = None
+                        s112.unknown_tagged_fields = None
                         p += 1
                     else:
-                        p = _t_StreamsGroupDescribeResponse_Assignment_0(b, p, s92)
-                    e57.assignment = s92
-                    s111 = _new(_StreamsGroupDescribeResponse_Assignment)
-                    n112 = b[p] - 1
+                        p = _t_StreamsGroupDescribeResponse_Assignment_0(b, p, s112)
+                    e68.assignment = s112
+                    s137 = _new(_StreamsGroupDescribeResponse_Assignment)
+                    n138 = b[p] - 1
                     p += 1
-                    if n112 > 126:
-                        n112, p = _uvt(b, p, n112 + 1)
-                        n112 -= 1
-                    if n112 < 0:
+                    if n138 > 126:
+                        n138, p = _uvt(b, p, n138 + 1)
+                        n138 -= 1
+                    if n138 < 0:
                         raise DecodeError('Assignment.ActiveTasks: null where not nullable')
                     else:
-                        if n112 > bl - p:
-                            raise DecodeError('Assignment.ActiveTasks: count ' + str(n112) + ' past the end')
-                        xs113 = []
-                        for _ in range(n112):
-                            e114 = _new(_StreamsGroupDescribeResponse_TaskIds)
-                            n115 = b[p] - 1
-                            p += 1
-                            if n115 > 126:
-                                n115, p = _uvt(b, p, n115 + 1)
-                                n115 -= 1
-                            if n115 < 0:
-                                raise DecodeError('TaskIds.SubtopologyId: null where not nullable')
+                        if n138 > bl - p:
+                            raise DecodeError('Assignment.ActiveTasks: count ' + str(n138) + ' past the end')
+                        xs139 = []
+                        for _ in range(n138):
+                            e140 = _new(_StreamsGroupDescribeResponse_TaskIds)
+                            h143 = b[p]
+                            if 0 < h143 < 128:
+                                q142 = p + h143
+                                e140.subtopology_id = str(b[p + 1:q142], 'utf-8')
+                                p = q142
                             else:
-                                q116 = p + n115
-                                if q116 > bl:
-                                    raise DecodeError('TaskIds.SubtopologyId: length ' + str(n115) + ' past the end')
-                                e114.subtopology_id = str(b[p:q116], 'utf-8')
-                                p = q116
-                            n117 = b[p] - 1
-                            p += 1
-                            if n117 > 126:
-                                n117, p = _uvt(b, p, n117 + 1)
-                                n117 -= 1
-                            if n117 < 0:
-                                raise DecodeError('TaskIds.Partitions: null where not nullable')
-                            elif n117 < 64:
-                                e114.partitions = list(_ARRAY_i[n117].unpack_from(b, p))
-                                p += 4 * n117
+                                p += 1
+                                n141 = h143 - 1
+                                if n141 > 126:
+                                    n141, p = _uvt(b, p, n141 + 1)
+                                    n141 -= 1
+                                if n141 < 0:
+                                    raise DecodeError('TaskIds.SubtopologyId: null where not nullable')
+                                else:
+                                    q142 = p + n141
+                                    e140.subtopology_id = str(b[p:q142], 'utf-8')
+                                    p = q142
+                            h145 = b[p]
+                            if 0 < h145 < 65:
+                                e140.partitions = [*_UNPACK_i[h145](b, p + 1)]
+                                p += 4 * h145 - 3
                             else:
-                                if n117 > bl - p:
-                                    raise DecodeError('TaskIds.Partitions: count ' + str(n117) + ' past the end')
-                                e114.partitions = list(_struct.Struct('>' + str(n117) + 'i').unpack_from(b, p))
-                                p += 4 * n117
+                                p += 1
+                                n144 = h145 - 1
+                                if n144 > 126:
+                                    n144, p = _uvt(b, p, n144 + 1)
+                                    n144 -= 1
+                                if n144 < 0:
+                                    raise DecodeError('TaskIds.Partitions: null where not nullable')
+                                elif n144 < 64:
+                                    e140.partitions = [*_ARRAY_i[n144].unpack_from(b, p)]
+                                    p += 4 * n144
+                                else:
+                                    if n144 > bl - p:
+                                        raise DecodeError('TaskIds.Partitions: count ' + str(n144) + ' past the end')
+                                    e140.partitions = [*_struct.Struct('>' + str(n144) + 'i').unpack_from(b, p)]
+                                    p += 4 * n144
                             if b[p] == 0:  # no tagged fields, the common case
-                                e114.unknown_tagged_fields = None
+                                e140.unknown_tagged_fields = None
                                 p += 1
                             else:
-                                p = _t_StreamsGroupDescribeResponse_TaskIds_0(b, p, e114)
-                            xs113.append(e114)
-                        s111.active_tasks = xs113
-                    n118 = b[p] - 1
+                                p = _t_StreamsGroupDescribeResponse_TaskIds_0(b, p, e140)
+                            xs139.append(e140)
+                        s137.active_tasks = xs139
+                    n146 = b[p] - 1
                     p += 1
-                    if n118 > 126:
-                        n118, p = _uvt(b, p, n118 + 1)
-                        n118 -= 1
-                    if n118 < 0:
+                    if n146 > 126:
+                        n146, p = _uvt(b, p, n146 + 1)
+                        n146 -= 1
+                    if n146 < 0:
                         raise DecodeError('Assignment.StandbyTasks: null where not nullable')
                     else:
-                        if n118 > bl - p:
-                            raise DecodeError('Assignment.StandbyTasks: count ' + str(n118) + ' past the end')
-                        xs119 = []
-                        for _ in range(n118):
-                            e120 = _new(_StreamsGroupDescribeResponse_TaskIds)
-                            n121 = b[p] - 1
-                            p += 1
-                            if n121 > 126:
-                                n121, p = _uvt(b, p, n121 + 1)
-                                n121 -= 1
-                            if n121 < 0:
-                                raise DecodeError('TaskIds.SubtopologyId: null where not nullable')
+                        if n146 > bl - p:
+                            raise DecodeError('Assignment.StandbyTasks: count ' + str(n146) + ' past the end')
+                        xs147 = []
+                        for _ in range(n146):
+                            e148 = _new(_StreamsGroupDescribeResponse_TaskIds)
+                            h151 = b[p]
+                            if 0 < h151 < 128:
+                                q150 = p + h151
+                                e148.subtopology_id = str(b[p + 1:q150], 'utf-8')
+                                p = q150
                             else:
-                                q122 = p + n121
-                                if q122 > bl:
-                                    raise DecodeError('TaskIds.SubtopologyId: length ' + str(n121) + ' past the end')
-                                e120.subtopology_id = str(b[p:q122], 'utf-8')
-                                p = q122
-                            n123 = b[p] - 1
-                            p += 1
-                            if n123 > 126:
-                                n123, p = _uvt(b, p, n123 + 1)
-                                n123 -= 1
-                            if n123 < 0:
-                                raise DecodeError('TaskIds.Partitions: null where not nullable')
-                            elif n123 < 64:
-                                e120.partitions = list(_ARRAY_i[n123].unpack_from(b, p))
-                                p += 4 * n123
+                                p += 1
+                                n149 = h151 - 1
+                                if n149 > 126:
+                                    n149, p = _uvt(b, p, n149 + 1)
+                                    n149 -= 1
+                                if n149 < 0:
+                                    raise DecodeError('TaskIds.SubtopologyId: null where not nullable')
+                                else:
+                                    q150 = p + n149
+                                    e148.subtopology_id = str(b[p:q150], 'utf-8')
+                                    p = q150
+                            h153 = b[p]
+                            if 0 < h153 < 65:
+                                e148.partitions = [*_UNPACK_i[h153](b, p + 1)]
+                                p += 4 * h153 - 3
                             else:
-                                if n123 > bl - p:
-                                    raise DecodeError('TaskIds.Partitions: count ' + str(n123) + ' past the end')
-                                e120.partitions = list(_struct.Struct('>' + str(n123) + 'i').unpack_from(b, p))
-                                p += 4 * n123
+                                p += 1
+                                n152 = h153 - 1
+                                if n152 > 126:
+                                    n152, p = _uvt(b, p, n152 + 1)
+                                    n152 -= 1
+                                if n152 < 0:
+                                    raise DecodeError('TaskIds.Partitions: null where not nullable')
+                                elif n152 < 64:
+                                    e148.partitions = [*_ARRAY_i[n152].unpack_from(b, p)]
+                                    p += 4 * n152
+                                else:
+                                    if n152 > bl - p:
+                                        raise DecodeError('TaskIds.Partitions: count ' + str(n152) + ' past the end')
+                                    e148.partitions = [*_struct.Struct('>' + str(n152) + 'i').unpack_from(b, p)]
+                                    p += 4 * n152
                             if b[p] == 0:  # no tagged fields, the common case
-                                e120.unknown_tagged_fields = None
+                                e148.unknown_tagged_fields = None
                                 p += 1
                             else:
-                                p = _t_StreamsGroupDescribeResponse_TaskIds_0(b, p, e120)
-                            xs119.append(e120)
-                        s111.standby_tasks = xs119
-                    n124 = b[p] - 1
+                                p = _t_StreamsGroupDescribeResponse_TaskIds_0(b, p, e148)
+                            xs147.append(e148)
+                        s137.standby_tasks = xs147
+                    n154 = b[p] - 1
                     p += 1
-                    if n124 > 126:
-                        n124, p = _uvt(b, p, n124 + 1)
-                        n124 -= 1
-                    if n124 < 0:
+                    if n154 > 126:
+                        n154, p = _uvt(b, p, n154 + 1)
+                        n154 -= 1
+                    if n154 < 0:
                         raise DecodeError('Assignment.WarmupTasks: null where not nullable')
                     else:
-                        if n124 > bl - p:
-                            raise DecodeError('Assignment.WarmupTasks: count ' + str(n124) + ' past the end')
-                        xs125 = []
-                        for _ in range(n124):
-                            e126 = _new(_StreamsGroupDescribeResponse_TaskIds)
-                            n127 = b[p] - 1
-                            p += 1
-                            if n127 > 126:
-                                n127, p = _uvt(b, p, n127 + 1)
-                                n127 -= 1
-                            if n127 < 0:
-                                raise DecodeError('TaskIds.SubtopologyId: null where not nullable')
+                        if n154 > bl - p:
+                            raise DecodeError('Assignment.WarmupTasks: count ' + str(n154) + ' past the end')
+                        xs155 = []
+                        for _ in range(n154):
+                            e156 = _new(_StreamsGroupDescribeResponse_TaskIds)
+                            h159 = b[p]
+                            if 0 < h159 < 128:
+                                q158 = p + h159
+                                e156.subtopology_id = str(b[p + 1:q158], 'utf-8')
+                                p = q158
                             else:
-                                q128 = p + n127
-                                if q128 > bl:
-                                    raise DecodeError('TaskIds.SubtopologyId: length ' + str(n127) + ' past the end')
-                                e126.subtopology_id = str(b[p:q128], 'utf-8')
-                                p = q128
-                            n129 = b[p] - 1
-                            p += 1
-                            if n129 > 126:
-                                n129, p = _uvt(b, p, n129 + 1)
-                                n129 -= 1
-                            if n129 < 0:
-                                raise DecodeError('TaskIds.Partitions: null where not nullable')
-                            elif n129 < 64:
-                                e126.partitions = list(_ARRAY_i[n129].unpack_from(b, p))
-                                p += 4 * n129
+                                p += 1
+                                n157 = h159 - 1
+                                if n157 > 126:
+                                    n157, p = _uvt(b, p, n157 + 1)
+                                    n157 -= 1
+                                if n157 < 0:
+                                    raise DecodeError('TaskIds.SubtopologyId: null where not nullable')
+                                else:
+                                    q158 = p + n157
+                                    e156.subtopology_id = str(b[p:q158], 'utf-8')
+                                    p = q158
+                            h161 = b[p]
+                            if 0 < h161 < 65:
+                                e156.partitions = [*_UNPACK_i[h161](b, p + 1)]
+                                p += 4 * h161 - 3
                             else:
-                                if n129 > bl - p:
-                                    raise DecodeError('TaskIds.Partitions: count ' + str(n129) + ' past the end')
-                                e126.partitions = list(_struct.Struct('>' + str(n129) + 'i').unpack_from(b, p))
-                                p += 4 * n129
+                                p += 1
+                                n160 = h161 - 1
+                                if n160 > 126:
+                                    n160, p = _uvt(b, p, n160 + 1)
+                                    n160 -= 1
+                                if n160 < 0:
+                                    raise DecodeError('TaskIds.Partitions: null where not nullable')
+                                elif n160 < 64:
+                                    e156.partitions = [*_ARRAY_i[n160].unpack_from(b, p)]
+                                    p += 4 * n160
+                                else:
+                                    if n160 > bl - p:
+                                        raise DecodeError('TaskIds.Partitions: count ' + str(n160) + ' past the end')
+                                    e156.partitions = [*_struct.Struct('>' + str(n160) + 'i').unpack_from(b, p)]
+                                    p += 4 * n160
                             if b[p] == 0:  # no tagged fields, the common case
-                                e126.unknown_tagged_fields = None
+                                e156.unknown_tagged_fields = None
                                 p += 1
                             else:
-                                p = _t_StreamsGroupDescribeResponse_TaskIds_0(b, p, e126)
-                            xs125.append(e126)
-                        s111.warmup_tasks = xs125
+                                p = _t_StreamsGroupDescribeResponse_TaskIds_0(b, p, e156)
+                            xs155.append(e156)
+                        s137.warmup_tasks = xs155
                     if b[p] == 0:  # no tagged fields, the common case
-                        s111.unknown_tagged_fields = None
+                        s137.unknown_tagged_fields = None
                         p += 1
                     else:
-                        p = _t_StreamsGroupDescribeResponse_Assignment_0(b, p, s111)
-                    e57.target_assignment = s111
-                    e57.is_classic, = _S0.unpack_from(b, p)
+                        p = _t_StreamsGroupDescribeResponse_Assignment_0(b, p, s137)
+                    e68.target_assignment = s137
+                    e68.is_classic, = _S0.unpack_from(b, p)
                     p += 1
                     if b[p] == 0:  # no tagged fields, the common case
-                        e57.unknown_tagged_fields = None
+                        e68.unknown_tagged_fields = None
                         p += 1
                     else:
-                        p = _t_StreamsGroupDescribeResponse_Member_0(b, p, e57)
-                    xs56.append(e57)
-                e4.members = xs56
+                        p = _t_StreamsGroupDescribeResponse_Member_0(b, p, e68)
+                    xs67.append(e68)
+                e4.members = xs67
             e4.authorized_operations, = _S7.unpack_from(b, p)
             p += 4
             if b[p] == 0:  # no tagged fields, the common case
@@ -1429,6 +1590,8 @@ def _r_StreamsGroupDescribeResponse_0(b, p):
         p += 1
     else:
         p = _t_StreamsGroupDescribeResponse_0(b, p, o)
+    if p > bl:
+        raise DecodeError('StreamsGroupDescribeResponse: a length runs past the end')
     return o, p
 
 

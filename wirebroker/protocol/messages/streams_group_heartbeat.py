@@ -9,6 +9,7 @@ from typing import Any
 import struct as _struct
 
 from wirebroker.protocol.message import UNSET, Message, Struct
+from wirebroker.protocol.message import shared_default as _shared_default
 from wirebroker.protocol.primitives import (
     UUID_ZERO,
     DecodeError,
@@ -42,7 +43,9 @@ _S10 = _struct.Struct('>bB')
 _S11 = _struct.Struct('>iiii')
 _S12 = _struct.Struct('>b')
 _ARRAY_h = tuple(_struct.Struct('>' + str(n) + 'h') for n in range(64))
+_UNPACK_h = (None, *(s.unpack_from for s in _ARRAY_h))
 _ARRAY_i = tuple(_struct.Struct('>' + str(n) + 'i') for n in range(64))
+_UNPACK_i = (None, *(s.unpack_from for s in _ARRAY_i))
 
 
 class StreamsGroupHeartbeatRequest(Message):
@@ -245,7 +248,7 @@ class StreamsGroupHeartbeatResponse(Message):
         __slots__ = ('user_endpoint', 'active_partitions', 'standby_partitions', 'unknown_tagged_fields',)
 
         def __init__(self, user_endpoint: StreamsGroupHeartbeatResponse.Endpoint | None = None, active_partitions: list[StreamsGroupHeartbeatResponse.TopicPartition] | None = None, standby_partitions: list[StreamsGroupHeartbeatResponse.TopicPartition] | None = None, unknown_tagged_fields: list | None = None) -> None:
-            self.user_endpoint = _StreamsGroupHeartbeatResponse_Endpoint() if user_endpoint is None else user_endpoint
+            self.user_endpoint = _DEFAULT_StreamsGroupHeartbeatResponse_Endpoint if user_endpoint is None else user_endpoint
             self.active_partitions = [] if active_partitions is None else active_partitions
             self.standby_partitions = [] if standby_partitions is None else standby_partitions
             self.unknown_tagged_fields = unknown_tagged_fields
@@ -255,6 +258,7 @@ _StreamsGroupHeartbeatResponse_TopicPartition = StreamsGroupHeartbeatResponse.To
 _StreamsGroupHeartbeatResponse_TaskIds = StreamsGroupHeartbeatResponse.TaskIds
 _StreamsGroupHeartbeatResponse_Endpoint = StreamsGroupHeartbeatResponse.Endpoint
 _StreamsGroupHeartbeatResponse_EndpointToPartitions = StreamsGroupHeartbeatResponse.EndpointToPartitions
+_DEFAULT_StreamsGroupHeartbeatResponse_Endpoint = _shared_default(_StreamsGroupHeartbeatResponse_Endpoint)
 
 
 def _t_StreamsGroupHeartbeatRequest_KeyValue_0(b, p, o):
@@ -467,59 +471,79 @@ def _t_StreamsGroupHeartbeatRequest_0(b, p, o):
 def _r_StreamsGroupHeartbeatRequest_0(b, p):
     bl = len(b)
     o = _new(StreamsGroupHeartbeatRequest)
-    n1 = b[p] - 1
-    p += 1
-    if n1 > 126:
-        n1, p = _uvt(b, p, n1 + 1)
-        n1 -= 1
-    if n1 < 0:
-        raise DecodeError('StreamsGroupHeartbeatRequest.GroupId: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > bl:
-            raise DecodeError('StreamsGroupHeartbeatRequest.GroupId: length ' + str(n1) + ' past the end')
-        o.group_id = str(b[p:q2], 'utf-8')
+    h3 = b[p]
+    if 0 < h3 < 128:
+        q2 = p + h3
+        o.group_id = str(b[p + 1:q2], 'utf-8')
         p = q2
-    n3 = b[p] - 1
-    p += 1
-    if n3 > 126:
-        n3, p = _uvt(b, p, n3 + 1)
-        n3 -= 1
-    if n3 < 0:
-        raise DecodeError('StreamsGroupHeartbeatRequest.MemberId: null where not nullable')
     else:
-        q4 = p + n3
-        if q4 > bl:
-            raise DecodeError('StreamsGroupHeartbeatRequest.MemberId: length ' + str(n3) + ' past the end')
-        o.member_id = str(b[p:q4], 'utf-8')
-        p = q4
-    o.member_epoch, o.endpoint_information_epoch, h5, = _S0.unpack_from(b, p)
+        p += 1
+        n1 = h3 - 1
+        if n1 > 126:
+            n1, p = _uvt(b, p, n1 + 1)
+            n1 -= 1
+        if n1 < 0:
+            raise DecodeError('StreamsGroupHeartbeatRequest.GroupId: null where not nullable')
+        else:
+            q2 = p + n1
+            o.group_id = str(b[p:q2], 'utf-8')
+            p = q2
+    h6 = b[p]
+    if 0 < h6 < 128:
+        q5 = p + h6
+        o.member_id = str(b[p + 1:q5], 'utf-8')
+        p = q5
+    else:
+        p += 1
+        n4 = h6 - 1
+        if n4 > 126:
+            n4, p = _uvt(b, p, n4 + 1)
+            n4 -= 1
+        if n4 < 0:
+            raise DecodeError('StreamsGroupHeartbeatRequest.MemberId: null where not nullable')
+        else:
+            q5 = p + n4
+            o.member_id = str(b[p:q5], 'utf-8')
+            p = q5
+    o.member_epoch, o.endpoint_information_epoch, h7, = _S0.unpack_from(b, p)
     p += 9
-    n6 = h5 - 1
-    if n6 > 126:
-        n6, p = _uvt(b, p, n6 + 1)
-        n6 -= 1
-    if n6 < 0:
+    if 0 < h7 < 128:
+        q9 = p + h7 - 1
+        o.instance_id = str(b[p:q9], 'utf-8')
+        p = q9
+    elif h7 == 0:
         o.instance_id = None
     else:
-        q7 = p + n6
-        if q7 > bl:
-            raise DecodeError('StreamsGroupHeartbeatRequest.InstanceId: length ' + str(n6) + ' past the end')
-        o.instance_id = str(b[p:q7], 'utf-8')
-        p = q7
-    n8 = b[p] - 1
-    p += 1
-    if n8 > 126:
-        n8, p = _uvt(b, p, n8 + 1)
-        n8 -= 1
-    if n8 < 0:
+        n8 = h7 - 1
+        if n8 > 126:
+            n8, p = _uvt(b, p, n8 + 1)
+            n8 -= 1
+        if n8 < 0:
+            o.instance_id = None
+        else:
+            q9 = p + n8
+            o.instance_id = str(b[p:q9], 'utf-8')
+            p = q9
+    h12 = b[p]
+    if 0 < h12 < 128:
+        q11 = p + h12
+        o.rack_id = str(b[p + 1:q11], 'utf-8')
+        p = q11
+    elif h12 == 0:
         o.rack_id = None
+        p += 1
     else:
-        q9 = p + n8
-        if q9 > bl:
-            raise DecodeError('StreamsGroupHeartbeatRequest.RackId: length ' + str(n8) + ' past the end')
-        o.rack_id = str(b[p:q9], 'utf-8')
-        p = q9
+        p += 1
+        n10 = h12 - 1
+        if n10 > 126:
+            n10, p = _uvt(b, p, n10 + 1)
+            n10 -= 1
+        if n10 < 0:
+            o.rack_id = None
+        else:
+            q11 = p + n10
+            o.rack_id = str(b[p:q11], 'utf-8')
+            p = q11
     o.rebalance_timeout_ms, = _S1.unpack_from(b, p)
     p += 4
     if b[p] > 127:
@@ -527,653 +551,792 @@ def _r_StreamsGroupHeartbeatRequest_0(b, p):
         p += 1
     else:
         p += 1
-        s10 = _new(_StreamsGroupHeartbeatRequest_Topology)
-        s10.epoch, h11, = _S2.unpack_from(b, p)
+        s13 = _new(_StreamsGroupHeartbeatRequest_Topology)
+        s13.epoch, h14, = _S2.unpack_from(b, p)
         p += 5
-        n12 = h11 - 1
-        if n12 > 126:
-            n12, p = _uvt(b, p, n12 + 1)
-            n12 -= 1
-        if n12 < 0:
+        n15 = h14 - 1
+        if n15 > 126:
+            n15, p = _uvt(b, p, n15 + 1)
+            n15 -= 1
+        if n15 < 0:
             raise DecodeError('Topology.Subtopologies: null where not nullable')
         else:
-            if n12 > bl - p:
-                raise DecodeError('Topology.Subtopologies: count ' + str(n12) + ' past the end')
-            xs13 = []
-            for _ in range(n12):
-                e14 = _new(_StreamsGroupHeartbeatRequest_Subtopology)
-                n15 = b[p] - 1
-                p += 1
-                if n15 > 126:
-                    n15, p = _uvt(b, p, n15 + 1)
-                    n15 -= 1
-                if n15 < 0:
-                    raise DecodeError('Subtopology.SubtopologyId: null where not nullable')
+            if n15 > bl - p:
+                raise DecodeError('Topology.Subtopologies: count ' + str(n15) + ' past the end')
+            xs16 = []
+            for _ in range(n15):
+                e17 = _new(_StreamsGroupHeartbeatRequest_Subtopology)
+                h20 = b[p]
+                if 0 < h20 < 128:
+                    q19 = p + h20
+                    e17.subtopology_id = str(b[p + 1:q19], 'utf-8')
+                    p = q19
                 else:
-                    q16 = p + n15
-                    if q16 > bl:
-                        raise DecodeError('Subtopology.SubtopologyId: length ' + str(n15) + ' past the end')
-                    e14.subtopology_id = str(b[p:q16], 'utf-8')
-                    p = q16
-                n17 = b[p] - 1
+                    p += 1
+                    n18 = h20 - 1
+                    if n18 > 126:
+                        n18, p = _uvt(b, p, n18 + 1)
+                        n18 -= 1
+                    if n18 < 0:
+                        raise DecodeError('Subtopology.SubtopologyId: null where not nullable')
+                    else:
+                        q19 = p + n18
+                        e17.subtopology_id = str(b[p:q19], 'utf-8')
+                        p = q19
+                n21 = b[p] - 1
                 p += 1
-                if n17 > 126:
-                    n17, p = _uvt(b, p, n17 + 1)
-                    n17 -= 1
-                if n17 < 0:
+                if n21 > 126:
+                    n21, p = _uvt(b, p, n21 + 1)
+                    n21 -= 1
+                if n21 < 0:
                     raise DecodeError('Subtopology.SourceTopics: null where not nullable')
                 else:
-                    if n17 > bl - p:
-                        raise DecodeError('Subtopology.SourceTopics: count ' + str(n17) + ' past the end')
-                    xs18 = []
-                    for _ in range(n17):
-                        n20 = b[p] - 1
-                        p += 1
-                        if n20 > 126:
-                            n20, p = _uvt(b, p, n20 + 1)
-                            n20 -= 1
-                        if n20 < 0:
-                            raise DecodeError('Subtopology.SourceTopics: null element')
+                    if n21 > bl - p:
+                        raise DecodeError('Subtopology.SourceTopics: count ' + str(n21) + ' past the end')
+                    xs22 = []
+                    for _ in range(n21):
+                        h26 = b[p]
+                        if 0 < h26 < 128:
+                            q25 = p + h26
+                            e23 = str(b[p + 1:q25], 'utf-8')
+                            p = q25
                         else:
-                            q21 = p + n20
-                            if q21 > bl:
-                                raise DecodeError('Subtopology.SourceTopics: length ' + str(n20) + ' past the end')
-                            e19 = str(b[p:q21], 'utf-8')
-                            p = q21
-                        xs18.append(e19)
-                    e14.source_topics = xs18
-                n22 = b[p] - 1
-                p += 1
-                if n22 > 126:
-                    n22, p = _uvt(b, p, n22 + 1)
-                    n22 -= 1
-                if n22 < 0:
-                    raise DecodeError('Subtopology.SourceTopicRegex: null where not nullable')
-                else:
-                    if n22 > bl - p:
-                        raise DecodeError('Subtopology.SourceTopicRegex: count ' + str(n22) + ' past the end')
-                    xs23 = []
-                    for _ in range(n22):
-                        n25 = b[p] - 1
-                        p += 1
-                        if n25 > 126:
-                            n25, p = _uvt(b, p, n25 + 1)
-                            n25 -= 1
-                        if n25 < 0:
-                            raise DecodeError('Subtopology.SourceTopicRegex: null element')
-                        else:
-                            q26 = p + n25
-                            if q26 > bl:
-                                raise DecodeError('Subtopology.SourceTopicRegex: length ' + str(n25) + ' past the end')
-                            e24 = str(b[p:q26], 'utf-8')
-                            p = q26
-                        xs23.append(e24)
-                    e14.source_topic_regex = xs23
+                            p += 1
+                            n24 = h26 - 1
+                            if n24 > 126:
+                                n24, p = _uvt(b, p, n24 + 1)
+                                n24 -= 1
+                            if n24 < 0:
+                                raise DecodeError('Subtopology.SourceTopics: null element')
+                            else:
+                                q25 = p + n24
+                                e23 = str(b[p:q25], 'utf-8')
+                                p = q25
+                        xs22.append(e23)
+                    e17.source_topics = xs22
                 n27 = b[p] - 1
                 p += 1
                 if n27 > 126:
                     n27, p = _uvt(b, p, n27 + 1)
                     n27 -= 1
                 if n27 < 0:
-                    raise DecodeError('Subtopology.StateChangelogTopics: null where not nullable')
+                    raise DecodeError('Subtopology.SourceTopicRegex: null where not nullable')
                 else:
                     if n27 > bl - p:
-                        raise DecodeError('Subtopology.StateChangelogTopics: count ' + str(n27) + ' past the end')
+                        raise DecodeError('Subtopology.SourceTopicRegex: count ' + str(n27) + ' past the end')
                     xs28 = []
                     for _ in range(n27):
-                        e29 = _new(_StreamsGroupHeartbeatRequest_TopicInfo)
-                        n30 = b[p] - 1
-                        p += 1
-                        if n30 > 126:
-                            n30, p = _uvt(b, p, n30 + 1)
-                            n30 -= 1
-                        if n30 < 0:
-                            raise DecodeError('TopicInfo.Name: null where not nullable')
-                        else:
-                            q31 = p + n30
-                            if q31 > bl:
-                                raise DecodeError('TopicInfo.Name: length ' + str(n30) + ' past the end')
-                            e29.name = str(b[p:q31], 'utf-8')
+                        h32 = b[p]
+                        if 0 < h32 < 128:
+                            q31 = p + h32
+                            e29 = str(b[p + 1:q31], 'utf-8')
                             p = q31
-                        e29.partitions, e29.replication_factor, h32, = _S3.unpack_from(b, p)
+                        else:
+                            p += 1
+                            n30 = h32 - 1
+                            if n30 > 126:
+                                n30, p = _uvt(b, p, n30 + 1)
+                                n30 -= 1
+                            if n30 < 0:
+                                raise DecodeError('Subtopology.SourceTopicRegex: null element')
+                            else:
+                                q31 = p + n30
+                                e29 = str(b[p:q31], 'utf-8')
+                                p = q31
+                        xs28.append(e29)
+                    e17.source_topic_regex = xs28
+                n33 = b[p] - 1
+                p += 1
+                if n33 > 126:
+                    n33, p = _uvt(b, p, n33 + 1)
+                    n33 -= 1
+                if n33 < 0:
+                    raise DecodeError('Subtopology.StateChangelogTopics: null where not nullable')
+                else:
+                    if n33 > bl - p:
+                        raise DecodeError('Subtopology.StateChangelogTopics: count ' + str(n33) + ' past the end')
+                    xs34 = []
+                    for _ in range(n33):
+                        e35 = _new(_StreamsGroupHeartbeatRequest_TopicInfo)
+                        h38 = b[p]
+                        if 0 < h38 < 128:
+                            q37 = p + h38
+                            e35.name = str(b[p + 1:q37], 'utf-8')
+                            p = q37
+                        else:
+                            p += 1
+                            n36 = h38 - 1
+                            if n36 > 126:
+                                n36, p = _uvt(b, p, n36 + 1)
+                                n36 -= 1
+                            if n36 < 0:
+                                raise DecodeError('TopicInfo.Name: null where not nullable')
+                            else:
+                                q37 = p + n36
+                                e35.name = str(b[p:q37], 'utf-8')
+                                p = q37
+                        e35.partitions, e35.replication_factor, h39, = _S3.unpack_from(b, p)
                         p += 7
-                        n33 = h32 - 1
-                        if n33 > 126:
-                            n33, p = _uvt(b, p, n33 + 1)
-                            n33 -= 1
-                        if n33 < 0:
+                        n40 = h39 - 1
+                        if n40 > 126:
+                            n40, p = _uvt(b, p, n40 + 1)
+                            n40 -= 1
+                        if n40 < 0:
                             raise DecodeError('TopicInfo.TopicConfigs: null where not nullable')
                         else:
-                            if n33 > bl - p:
-                                raise DecodeError('TopicInfo.TopicConfigs: count ' + str(n33) + ' past the end')
-                            xs34 = []
-                            for _ in range(n33):
-                                e35 = _new(_StreamsGroupHeartbeatRequest_KeyValue)
-                                n36 = b[p] - 1
-                                p += 1
-                                if n36 > 126:
-                                    n36, p = _uvt(b, p, n36 + 1)
-                                    n36 -= 1
-                                if n36 < 0:
-                                    raise DecodeError('KeyValue.Key: null where not nullable')
+                            if n40 > bl - p:
+                                raise DecodeError('TopicInfo.TopicConfigs: count ' + str(n40) + ' past the end')
+                            xs41 = []
+                            for _ in range(n40):
+                                e42 = _new(_StreamsGroupHeartbeatRequest_KeyValue)
+                                h45 = b[p]
+                                if 0 < h45 < 128:
+                                    q44 = p + h45
+                                    e42.key = str(b[p + 1:q44], 'utf-8')
+                                    p = q44
                                 else:
-                                    q37 = p + n36
-                                    if q37 > bl:
-                                        raise DecodeError('KeyValue.Key: length ' + str(n36) + ' past the end')
-                                    e35.key = str(b[p:q37], 'utf-8')
-                                    p = q37
-                                n38 = b[p] - 1
-                                p += 1
-                                if n38 > 126:
-                                    n38, p = _uvt(b, p, n38 + 1)
-                                    n38 -= 1
-                                if n38 < 0:
-                                    raise DecodeError('KeyValue.Value: null where not nullable')
+                                    p += 1
+                                    n43 = h45 - 1
+                                    if n43 > 126:
+                                        n43, p = _uvt(b, p, n43 + 1)
+                                        n43 -= 1
+                                    if n43 < 0:
+                                        raise DecodeError('KeyValue.Key: null where not nullable')
+                                    else:
+                                        q44 = p + n43
+                                        e42.key = str(b[p:q44], 'utf-8')
+                                        p = q44
+                                h48 = b[p]
+                                if 0 < h48 < 128:
+                                    q47 = p + h48
+                                    e42.value = str(b[p + 1:q47], 'utf-8')
+                                    p = q47
                                 else:
-                                    q39 = p + n38
-                                    if q39 > bl:
-                                        raise DecodeError('KeyValue.Value: length ' + str(n38) + ' past the end')
-                                    e35.value = str(b[p:q39], 'utf-8')
-                                    p = q39
+                                    p += 1
+                                    n46 = h48 - 1
+                                    if n46 > 126:
+                                        n46, p = _uvt(b, p, n46 + 1)
+                                        n46 -= 1
+                                    if n46 < 0:
+                                        raise DecodeError('KeyValue.Value: null where not nullable')
+                                    else:
+                                        q47 = p + n46
+                                        e42.value = str(b[p:q47], 'utf-8')
+                                        p = q47
                                 if b[p] == 0:  # no tagged fields, the common case
-                                    e35.unknown_tagged_fields = None
+                                    e42.unknown_tagged_fields = None
                                     p += 1
                                 else:
-                                    p = _t_StreamsGroupHeartbeatRequest_KeyValue_0(b, p, e35)
-                                xs34.append(e35)
-                            e29.topic_configs = xs34
+                                    p = _t_StreamsGroupHeartbeatRequest_KeyValue_0(b, p, e42)
+                                xs41.append(e42)
+                            e35.topic_configs = xs41
                         if b[p] == 0:  # no tagged fields, the common case
-                            e29.unknown_tagged_fields = None
+                            e35.unknown_tagged_fields = None
                             p += 1
                         else:
-                            p = _t_StreamsGroupHeartbeatRequest_TopicInfo_0(b, p, e29)
-                        xs28.append(e29)
-                    e14.state_changelog_topics = xs28
-                n40 = b[p] - 1
+                            p = _t_StreamsGroupHeartbeatRequest_TopicInfo_0(b, p, e35)
+                        xs34.append(e35)
+                    e17.state_changelog_topics = xs34
+                n49 = b[p] - 1
                 p += 1
-                if n40 > 126:
-                    n40, p = _uvt(b, p, n40 + 1)
-                    n40 -= 1
-                if n40 < 0:
+                if n49 > 126:
+                    n49, p = _uvt(b, p, n49 + 1)
+                    n49 -= 1
+                if n49 < 0:
                     raise DecodeError('Subtopology.RepartitionSinkTopics: null where not nullable')
                 else:
-                    if n40 > bl - p:
-                        raise DecodeError('Subtopology.RepartitionSinkTopics: count ' + str(n40) + ' past the end')
-                    xs41 = []
-                    for _ in range(n40):
-                        n43 = b[p] - 1
-                        p += 1
-                        if n43 > 126:
-                            n43, p = _uvt(b, p, n43 + 1)
-                            n43 -= 1
-                        if n43 < 0:
-                            raise DecodeError('Subtopology.RepartitionSinkTopics: null element')
+                    if n49 > bl - p:
+                        raise DecodeError('Subtopology.RepartitionSinkTopics: count ' + str(n49) + ' past the end')
+                    xs50 = []
+                    for _ in range(n49):
+                        h54 = b[p]
+                        if 0 < h54 < 128:
+                            q53 = p + h54
+                            e51 = str(b[p + 1:q53], 'utf-8')
+                            p = q53
                         else:
-                            q44 = p + n43
-                            if q44 > bl:
-                                raise DecodeError('Subtopology.RepartitionSinkTopics: length ' + str(n43) + ' past the end')
-                            e42 = str(b[p:q44], 'utf-8')
-                            p = q44
-                        xs41.append(e42)
-                    e14.repartition_sink_topics = xs41
-                n45 = b[p] - 1
+                            p += 1
+                            n52 = h54 - 1
+                            if n52 > 126:
+                                n52, p = _uvt(b, p, n52 + 1)
+                                n52 -= 1
+                            if n52 < 0:
+                                raise DecodeError('Subtopology.RepartitionSinkTopics: null element')
+                            else:
+                                q53 = p + n52
+                                e51 = str(b[p:q53], 'utf-8')
+                                p = q53
+                        xs50.append(e51)
+                    e17.repartition_sink_topics = xs50
+                n55 = b[p] - 1
                 p += 1
-                if n45 > 126:
-                    n45, p = _uvt(b, p, n45 + 1)
-                    n45 -= 1
-                if n45 < 0:
+                if n55 > 126:
+                    n55, p = _uvt(b, p, n55 + 1)
+                    n55 -= 1
+                if n55 < 0:
                     raise DecodeError('Subtopology.RepartitionSourceTopics: null where not nullable')
                 else:
-                    if n45 > bl - p:
-                        raise DecodeError('Subtopology.RepartitionSourceTopics: count ' + str(n45) + ' past the end')
-                    xs46 = []
-                    for _ in range(n45):
-                        e47 = _new(_StreamsGroupHeartbeatRequest_TopicInfo)
-                        n48 = b[p] - 1
-                        p += 1
-                        if n48 > 126:
-                            n48, p = _uvt(b, p, n48 + 1)
-                            n48 -= 1
-                        if n48 < 0:
-                            raise DecodeError('TopicInfo.Name: null where not nullable')
+                    if n55 > bl - p:
+                        raise DecodeError('Subtopology.RepartitionSourceTopics: count ' + str(n55) + ' past the end')
+                    xs56 = []
+                    for _ in range(n55):
+                        e57 = _new(_StreamsGroupHeartbeatRequest_TopicInfo)
+                        h60 = b[p]
+                        if 0 < h60 < 128:
+                            q59 = p + h60
+                            e57.name = str(b[p + 1:q59], 'utf-8')
+                            p = q59
                         else:
-                            q49 = p + n48
-                            if q49 > bl:
-                                raise DecodeError('TopicInfo.Name: length ' + str(n48) + ' past the end')
-                            e47.name = str(b[p:q49], 'utf-8')
-                            p = q49
-                        e47.partitions, e47.replication_factor, h50, = _S3.unpack_from(b, p)
-                        p += 7
-                        n51 = h50 - 1
-                        if n51 > 126:
-                            n51, p = _uvt(b, p, n51 + 1)
-                            n51 -= 1
-                        if n51 < 0:
-                            raise DecodeError('TopicInfo.TopicConfigs: null where not nullable')
-                        else:
-                            if n51 > bl - p:
-                                raise DecodeError('TopicInfo.TopicConfigs: count ' + str(n51) + ' past the end')
-                            xs52 = []
-                            for _ in range(n51):
-                                e53 = _new(_StreamsGroupHeartbeatRequest_KeyValue)
-                                n54 = b[p] - 1
-                                p += 1
-                                if n54 > 126:
-                                    n54, p = _uvt(b, p, n54 + 1)
-                                    n54 -= 1
-                                if n54 < 0:
-                                    raise DecodeError('KeyValue.Key: null where not nullable')
-                                else:
-                                    q55 = p + n54
-                                    if q55 > bl:
-                                        raise DecodeError('KeyValue.Key: length ' + str(n54) + ' past the end')
-                                    e53.key = str(b[p:q55], 'utf-8')
-                                    p = q55
-                                n56 = b[p] - 1
-                                p += 1
-                                if n56 > 126:
-                                    n56, p = _uvt(b, p, n56 + 1)
-                                    n56 -= 1
-                                if n56 < 0:
-                                    raise DecodeError('KeyValue.Value: null where not nullable')
-                                else:
-                                    q57 = p + n56
-                                    if q57 > bl:
-                                        raise DecodeError('KeyValue.Value: length ' + str(n56) + ' past the end')
-                                    e53.value = str(b[p:q57], 'utf-8')
-                                    p = q57
-                                if b[p] == 0:  # no tagged fields, the common case
-                                    e53.unknown_tagged_fields = None
-                                    p += 1
-                                else:
-                                    p = _t_StreamsGroupHeartbeatRequest_KeyValue_0(b, p, e53)
-                                xs52.append(e53)
-                            e47.topic_configs = xs52
-                        if b[p] == 0:  # no tagged fields, the common case
-                            e47.unknown_tagged_fields = None
                             p += 1
-                        else:
-                            p = _t_StreamsGroupHeartbeatRequest_TopicInfo_0(b, p, e47)
-                        xs46.append(e47)
-                    e14.repartition_source_topics = xs46
-                n58 = b[p] - 1
-                p += 1
-                if n58 > 126:
-                    n58, p = _uvt(b, p, n58 + 1)
-                    n58 -= 1
-                if n58 < 0:
-                    raise DecodeError('Subtopology.CopartitionGroups: null where not nullable')
-                else:
-                    if n58 > bl - p:
-                        raise DecodeError('Subtopology.CopartitionGroups: count ' + str(n58) + ' past the end')
-                    xs59 = []
-                    for _ in range(n58):
-                        e60 = _new(_StreamsGroupHeartbeatRequest_CopartitionGroup)
-                        n61 = b[p] - 1
-                        p += 1
-                        if n61 > 126:
-                            n61, p = _uvt(b, p, n61 + 1)
-                            n61 -= 1
-                        if n61 < 0:
-                            raise DecodeError('CopartitionGroup.SourceTopics: null where not nullable')
-                        elif n61 < 64:
-                            e60.source_topics = list(_ARRAY_h[n61].unpack_from(b, p))
-                            p += 2 * n61
-                        else:
-                            if n61 > bl - p:
-                                raise DecodeError('CopartitionGroup.SourceTopics: count ' + str(n61) + ' past the end')
-                            e60.source_topics = list(_struct.Struct('>' + str(n61) + 'h').unpack_from(b, p))
-                            p += 2 * n61
-                        n62 = b[p] - 1
-                        p += 1
+                            n58 = h60 - 1
+                            if n58 > 126:
+                                n58, p = _uvt(b, p, n58 + 1)
+                                n58 -= 1
+                            if n58 < 0:
+                                raise DecodeError('TopicInfo.Name: null where not nullable')
+                            else:
+                                q59 = p + n58
+                                e57.name = str(b[p:q59], 'utf-8')
+                                p = q59
+                        e57.partitions, e57.replication_factor, h61, = _S3.unpack_from(b, p)
+                        p += 7
+                        n62 = h61 - 1
                         if n62 > 126:
                             n62, p = _uvt(b, p, n62 + 1)
                             n62 -= 1
                         if n62 < 0:
-                            raise DecodeError('CopartitionGroup.SourceTopicRegex: null where not nullable')
-                        elif n62 < 64:
-                            e60.source_topic_regex = list(_ARRAY_h[n62].unpack_from(b, p))
-                            p += 2 * n62
+                            raise DecodeError('TopicInfo.TopicConfigs: null where not nullable')
                         else:
                             if n62 > bl - p:
-                                raise DecodeError('CopartitionGroup.SourceTopicRegex: count ' + str(n62) + ' past the end')
-                            e60.source_topic_regex = list(_struct.Struct('>' + str(n62) + 'h').unpack_from(b, p))
-                            p += 2 * n62
-                        n63 = b[p] - 1
-                        p += 1
-                        if n63 > 126:
-                            n63, p = _uvt(b, p, n63 + 1)
-                            n63 -= 1
-                        if n63 < 0:
-                            raise DecodeError('CopartitionGroup.RepartitionSourceTopics: null where not nullable')
-                        elif n63 < 64:
-                            e60.repartition_source_topics = list(_ARRAY_h[n63].unpack_from(b, p))
-                            p += 2 * n63
-                        else:
-                            if n63 > bl - p:
-                                raise DecodeError('CopartitionGroup.RepartitionSourceTopics: count ' + str(n63) + ' past the end')
-                            e60.repartition_source_topics = list(_struct.Struct('>' + str(n63) + 'h').unpack_from(b, p))
-                            p += 2 * n63
+                                raise DecodeError('TopicInfo.TopicConfigs: count ' + str(n62) + ' past the end')
+                            xs63 = []
+                            for _ in range(n62):
+                                e64 = _new(_StreamsGroupHeartbeatRequest_KeyValue)
+                                h67 = b[p]
+                                if 0 < h67 < 128:
+                                    q66 = p + h67
+                                    e64.key = str(b[p + 1:q66], 'utf-8')
+                                    p = q66
+                                else:
+                                    p += 1
+                                    n65 = h67 - 1
+                                    if n65 > 126:
+                                        n65, p = _uvt(b, p, n65 + 1)
+                                        n65 -= 1
+                                    if n65 < 0:
+                                        raise DecodeError('KeyValue.Key: null where not nullable')
+                                    else:
+                                        q66 = p + n65
+                                        e64.key = str(b[p:q66], 'utf-8')
+                                        p = q66
+                                h70 = b[p]
+                                if 0 < h70 < 128:
+                                    q69 = p + h70
+                                    e64.value = str(b[p + 1:q69], 'utf-8')
+                                    p = q69
+                                else:
+                                    p += 1
+                                    n68 = h70 - 1
+                                    if n68 > 126:
+                                        n68, p = _uvt(b, p, n68 + 1)
+                                        n68 -= 1
+                                    if n68 < 0:
+                                        raise DecodeError('KeyValue.Value: null where not nullable')
+                                    else:
+                                        q69 = p + n68
+                                        e64.value = str(b[p:q69], 'utf-8')
+                                        p = q69
+                                if b[p] == 0:  # no tagged fields, the common case
+                                    e64.unknown_tagged_fields = None
+                                    p += 1
+                                else:
+                                    p = _t_StreamsGroupHeartbeatRequest_KeyValue_0(b, p, e64)
+                                xs63.append(e64)
+                            e57.topic_configs = xs63
                         if b[p] == 0:  # no tagged fields, the common case
-                            e60.unknown_tagged_fields = None
+                            e57.unknown_tagged_fields = None
                             p += 1
                         else:
-                            p = _t_StreamsGroupHeartbeatRequest_CopartitionGroup_0(b, p, e60)
-                        xs59.append(e60)
-                    e14.copartition_groups = xs59
+                            p = _t_StreamsGroupHeartbeatRequest_TopicInfo_0(b, p, e57)
+                        xs56.append(e57)
+                    e17.repartition_source_topics = xs56
+                n71 = b[p] - 1
+                p += 1
+                if n71 > 126:
+                    n71, p = _uvt(b, p, n71 + 1)
+                    n71 -= 1
+                if n71 < 0:
+                    raise DecodeError('Subtopology.CopartitionGroups: null where not nullable')
+                else:
+                    if n71 > bl - p:
+                        raise DecodeError('Subtopology.CopartitionGroups: count ' + str(n71) + ' past the end')
+                    xs72 = []
+                    for _ in range(n71):
+                        e73 = _new(_StreamsGroupHeartbeatRequest_CopartitionGroup)
+                        h75 = b[p]
+                        if 0 < h75 < 65:
+                            e73.source_topics = [*_UNPACK_h[h75](b, p + 1)]
+                            p += 2 * h75 - 1
+                        else:
+                            p += 1
+                            n74 = h75 - 1
+                            if n74 > 126:
+                                n74, p = _uvt(b, p, n74 + 1)
+                                n74 -= 1
+                            if n74 < 0:
+                                raise DecodeError('CopartitionGroup.SourceTopics: null where not nullable')
+                            elif n74 < 64:
+                                e73.source_topics = [*_ARRAY_h[n74].unpack_from(b, p)]
+                                p += 2 * n74
+                            else:
+                                if n74 > bl - p:
+                                    raise DecodeError('CopartitionGroup.SourceTopics: count ' + str(n74) + ' past the end')
+                                e73.source_topics = [*_struct.Struct('>' + str(n74) + 'h').unpack_from(b, p)]
+                                p += 2 * n74
+                        h77 = b[p]
+                        if 0 < h77 < 65:
+                            e73.source_topic_regex = [*_UNPACK_h[h77](b, p + 1)]
+                            p += 2 * h77 - 1
+                        else:
+                            p += 1
+                            n76 = h77 - 1
+                            if n76 > 126:
+                                n76, p = _uvt(b, p, n76 + 1)
+                                n76 -= 1
+                            if n76 < 0:
+                                raise DecodeError('CopartitionGroup.SourceTopicRegex: null where not nullable')
+                            elif n76 < 64:
+                                e73.source_topic_regex = [*_ARRAY_h[n76].unpack_from(b, p)]
+                                p += 2 * n76
+                            else:
+                                if n76 > bl - p:
+                                    raise DecodeError('CopartitionGroup.SourceTopicRegex: count ' + str(n76) + ' past the end')
+                                e73.source_topic_regex = [*_struct.Struct('>' + str(n76) + 'h').unpack_from(b, p)]
+                                p += 2 * n76
+                        h79 = b[p]
+                        if 0 < h79 < 65:
+                            e73.repartition_source_topics = [*_UNPACK_h[h79](b, p + 1)]
+                            p += 2 * h79 - 1
+                        else:
+                            p += 1
+                            n78 = h79 - 1
+                            if n78 > 126:
+                                n78, p = _uvt(b, p, n78 + 1)
+                                n78 -= 1
+                            if n78 < 0:
+                                raise DecodeError('CopartitionGroup.RepartitionSourceTopics: null where not nullable')
+                            elif n78 < 64:
+                                e73.repartition_source_topics = [*_ARRAY_h[n78].unpack_from(b, p)]
+                                p += 2 * n78
+                            else:
+                                if n78 > bl - p:
+                                    raise DecodeError('CopartitionGroup.RepartitionSourceTopics: count ' + str(n78) + ' past the end')
+                                e73.repartition_source_topics = [*_struct.Struct('>' + str(n78) + 'h').unpack_from(b, p)]
+                                p += 2 * n78
+                        if b[p] == 0:  # no tagged fields, the common case
+                            e73.unknown_tagged_fields = None
+                            p += 1
+                        else:
+                            p = _t_StreamsGroupHeartbeatRequest_CopartitionGroup_0(b, p, e73)
+                        xs72.append(e73)
+                    e17.copartition_groups = xs72
                 if b[p] == 0:  # no tagged fields, the common case
-                    e14.unknown_tagged_fields = None
+                    e17.unknown_tagged_fields = None
                     p += 1
                 else:
-                    p = _t_StreamsGroupHeartbeatRequest_Subtopology_0(b, p, e14)
-                xs13.append(e14)
-            s10.subtopologies = xs13
+                    p = _t_StreamsGroupHeartbeatRequest_Subtopology_0(b, p, e17)
+                xs16.append(e17)
+            s13.subtopologies = xs16
         if b[p] == 0:  # no tagged fields, the common case
-            s10.unknown_tagged_fields = None
+            s13.unknown_tagged_fields = None
             p += 1
         else:
-            p = _t_StreamsGroupHeartbeatRequest_Topology_0(b, p, s10)
-        o.topology = s10
-    n64 = b[p] - 1
-    p += 1
-    if n64 > 126:
-        n64, p = _uvt(b, p, n64 + 1)
-        n64 -= 1
-    if n64 < 0:
+            p = _t_StreamsGroupHeartbeatRequest_Topology_0(b, p, s13)
+        o.topology = s13
+    h88 = b[p]
+    if h88 == 0:
         o.active_tasks = None
+        p += 1
     else:
-        if n64 > bl - p:
-            raise DecodeError('StreamsGroupHeartbeatRequest.ActiveTasks: count ' + str(n64) + ' past the end')
-        xs65 = []
-        for _ in range(n64):
-            e66 = _new(_StreamsGroupHeartbeatRequest_TaskIds)
-            n67 = b[p] - 1
-            p += 1
-            if n67 > 126:
-                n67, p = _uvt(b, p, n67 + 1)
-                n67 -= 1
-            if n67 < 0:
-                raise DecodeError('TaskIds.SubtopologyId: null where not nullable')
-            else:
-                q68 = p + n67
-                if q68 > bl:
-                    raise DecodeError('TaskIds.SubtopologyId: length ' + str(n67) + ' past the end')
-                e66.subtopology_id = str(b[p:q68], 'utf-8')
-                p = q68
-            n69 = b[p] - 1
-            p += 1
-            if n69 > 126:
-                n69, p = _uvt(b, p, n69 + 1)
-                n69 -= 1
-            if n69 < 0:
-                raise DecodeError('TaskIds.Partitions: null where not nullable')
-            elif n69 < 64:
-                e66.partitions = list(_ARRAY_i[n69].unpack_from(b, p))
-                p += 4 * n69
-            else:
-                if n69 > bl - p:
-                    raise DecodeError('TaskIds.Partitions: count ' + str(n69) + ' past the end')
-                e66.partitions = list(_struct.Struct('>' + str(n69) + 'i').unpack_from(b, p))
-                p += 4 * n69
-            if b[p] == 0:  # no tagged fields, the common case
-                e66.unknown_tagged_fields = None
-                p += 1
-            else:
-                p = _t_StreamsGroupHeartbeatRequest_TaskIds_0(b, p, e66)
-            xs65.append(e66)
-        o.active_tasks = xs65
-    n70 = b[p] - 1
-    p += 1
-    if n70 > 126:
-        n70, p = _uvt(b, p, n70 + 1)
-        n70 -= 1
-    if n70 < 0:
+        p += 1
+        n80 = h88 - 1
+        if n80 > 126:
+            n80, p = _uvt(b, p, n80 + 1)
+            n80 -= 1
+        if n80 < 0:
+            o.active_tasks = None
+        else:
+            if n80 > bl - p:
+                raise DecodeError('StreamsGroupHeartbeatRequest.ActiveTasks: count ' + str(n80) + ' past the end')
+            xs81 = []
+            for _ in range(n80):
+                e82 = _new(_StreamsGroupHeartbeatRequest_TaskIds)
+                h85 = b[p]
+                if 0 < h85 < 128:
+                    q84 = p + h85
+                    e82.subtopology_id = str(b[p + 1:q84], 'utf-8')
+                    p = q84
+                else:
+                    p += 1
+                    n83 = h85 - 1
+                    if n83 > 126:
+                        n83, p = _uvt(b, p, n83 + 1)
+                        n83 -= 1
+                    if n83 < 0:
+                        raise DecodeError('TaskIds.SubtopologyId: null where not nullable')
+                    else:
+                        q84 = p + n83
+                        e82.subtopology_id = str(b[p:q84], 'utf-8')
+                        p = q84
+                h87 = b[p]
+                if 0 < h87 < 65:
+                    e82.partitions = [*_UNPACK_i[h87](b, p + 1)]
+                    p += 4 * h87 - 3
+                else:
+                    p += 1
+                    n86 = h87 - 1
+                    if n86 > 126:
+                        n86, p = _uvt(b, p, n86 + 1)
+                        n86 -= 1
+                    if n86 < 0:
+                        raise DecodeError('TaskIds.Partitions: null where not nullable')
+                    elif n86 < 64:
+                        e82.partitions = [*_ARRAY_i[n86].unpack_from(b, p)]
+                        p += 4 * n86
+                    else:
+                        if n86 > bl - p:
+                            raise DecodeError('TaskIds.Partitions: count ' + str(n86) + ' past the end')
+                        e82.partitions = [*_struct.Struct('>' + str(n86) + 'i').unpack_from(b, p)]
+                        p += 4 * n86
+                if b[p] == 0:  # no tagged fields, the common case
+                    e82.unknown_tagged_fields = None
+                    p += 1
+                else:
+                    p = _t_StreamsGroupHeartbeatRequest_TaskIds_0(b, p, e82)
+                xs81.append(e82)
+            o.active_tasks = xs81
+    h97 = b[p]
+    if h97 == 0:
         o.standby_tasks = None
+        p += 1
     else:
-        if n70 > bl - p:
-            raise DecodeError('StreamsGroupHeartbeatRequest.StandbyTasks: count ' + str(n70) + ' past the end')
-        xs71 = []
-        for _ in range(n70):
-            e72 = _new(_StreamsGroupHeartbeatRequest_TaskIds)
-            n73 = b[p] - 1
-            p += 1
-            if n73 > 126:
-                n73, p = _uvt(b, p, n73 + 1)
-                n73 -= 1
-            if n73 < 0:
-                raise DecodeError('TaskIds.SubtopologyId: null where not nullable')
-            else:
-                q74 = p + n73
-                if q74 > bl:
-                    raise DecodeError('TaskIds.SubtopologyId: length ' + str(n73) + ' past the end')
-                e72.subtopology_id = str(b[p:q74], 'utf-8')
-                p = q74
-            n75 = b[p] - 1
-            p += 1
-            if n75 > 126:
-                n75, p = _uvt(b, p, n75 + 1)
-                n75 -= 1
-            if n75 < 0:
-                raise DecodeError('TaskIds.Partitions: null where not nullable')
-            elif n75 < 64:
-                e72.partitions = list(_ARRAY_i[n75].unpack_from(b, p))
-                p += 4 * n75
-            else:
-                if n75 > bl - p:
-                    raise DecodeError('TaskIds.Partitions: count ' + str(n75) + ' past the end')
-                e72.partitions = list(_struct.Struct('>' + str(n75) + 'i').unpack_from(b, p))
-                p += 4 * n75
-            if b[p] == 0:  # no tagged fields, the common case
-                e72.unknown_tagged_fields = None
-                p += 1
-            else:
-                p = _t_StreamsGroupHeartbeatRequest_TaskIds_0(b, p, e72)
-            xs71.append(e72)
-        o.standby_tasks = xs71
-    n76 = b[p] - 1
-    p += 1
-    if n76 > 126:
-        n76, p = _uvt(b, p, n76 + 1)
-        n76 -= 1
-    if n76 < 0:
+        p += 1
+        n89 = h97 - 1
+        if n89 > 126:
+            n89, p = _uvt(b, p, n89 + 1)
+            n89 -= 1
+        if n89 < 0:
+            o.standby_tasks = None
+        else:
+            if n89 > bl - p:
+                raise DecodeError('StreamsGroupHeartbeatRequest.StandbyTasks: count ' + str(n89) + ' past the end')
+            xs90 = []
+            for _ in range(n89):
+                e91 = _new(_StreamsGroupHeartbeatRequest_TaskIds)
+                h94 = b[p]
+                if 0 < h94 < 128:
+                    q93 = p + h94
+                    e91.subtopology_id = str(b[p + 1:q93], 'utf-8')
+                    p = q93
+                else:
+                    p += 1
+                    n92 = h94 - 1
+                    if n92 > 126:
+                        n92, p = _uvt(b, p, n92 + 1)
+                        n92 -= 1
+                    if n92 < 0:
+                        raise DecodeError('TaskIds.SubtopologyId: null where not nullable')
+                    else:
+                        q93 = p + n92
+                        e91.subtopology_id = str(b[p:q93], 'utf-8')
+                        p = q93
+                h96 = b[p]
+                if 0 < h96 < 65:
+                    e91.partitions = [*_UNPACK_i[h96](b, p + 1)]
+                    p += 4 * h96 - 3
+                else:
+                    p += 1
+                    n95 = h96 - 1
+                    if n95 > 126:
+                        n95, p = _uvt(b, p, n95 + 1)
+                        n95 -= 1
+                    if n95 < 0:
+                        raise DecodeError('TaskIds.Partitions: null where not nullable')
+                    elif n95 < 64:
+                        e91.partitions = [*_ARRAY_i[n95].unpack_from(b, p)]
+                        p += 4 * n95
+                    else:
+                        if n95 > bl - p:
+                            raise DecodeError('TaskIds.Partitions: count ' + str(n95) + ' past the end')
+                        e91.partitions = [*_struct.Struct('>' + str(n95) + 'i').unpack_from(b, p)]
+                        p += 4 * n95
+                if b[p] == 0:  # no tagged fields, the common case
+                    e91.unknown_tagged_fields = None
+                    p += 1
+                else:
+                    p = _t_StreamsGroupHeartbeatRequest_TaskIds_0(b, p, e91)
+                xs90.append(e91)
+            o.standby_tasks = xs90
+    h106 = b[p]
+    if h106 == 0:
         o.warmup_tasks = None
+        p += 1
     else:
-        if n76 > bl - p:
-            raise DecodeError('StreamsGroupHeartbeatRequest.WarmupTasks: count ' + str(n76) + ' past the end')
-        xs77 = []
-        for _ in range(n76):
-            e78 = _new(_StreamsGroupHeartbeatRequest_TaskIds)
-            n79 = b[p] - 1
-            p += 1
-            if n79 > 126:
-                n79, p = _uvt(b, p, n79 + 1)
-                n79 -= 1
-            if n79 < 0:
-                raise DecodeError('TaskIds.SubtopologyId: null where not nullable')
-            else:
-                q80 = p + n79
-                if q80 > bl:
-                    raise DecodeError('TaskIds.SubtopologyId: length ' + str(n79) + ' past the end')
-                e78.subtopology_id = str(b[p:q80], 'utf-8')
-                p = q80
-            n81 = b[p] - 1
-            p += 1
-            if n81 > 126:
-                n81, p = _uvt(b, p, n81 + 1)
-                n81 -= 1
-            if n81 < 0:
-                raise DecodeError('TaskIds.Partitions: null where not nullable')
-            elif n81 < 64:
-                e78.partitions = list(_ARRAY_i[n81].unpack_from(b, p))
-                p += 4 * n81
-            else:
-                if n81 > bl - p:
-                    raise DecodeError('TaskIds.Partitions: count ' + str(n81) + ' past the end')
-                e78.partitions = list(_struct.Struct('>' + str(n81) + 'i').unpack_from(b, p))
-                p += 4 * n81
-            if b[p] == 0:  # no tagged fields, the common case
-                e78.unknown_tagged_fields = None
-                p += 1
-            else:
-                p = _t_StreamsGroupHeartbeatRequest_TaskIds_0(b, p, e78)
-            xs77.append(e78)
-        o.warmup_tasks = xs77
-    n82 = b[p] - 1
-    p += 1
-    if n82 > 126:
-        n82, p = _uvt(b, p, n82 + 1)
-        n82 -= 1
-    if n82 < 0:
+        p += 1
+        n98 = h106 - 1
+        if n98 > 126:
+            n98, p = _uvt(b, p, n98 + 1)
+            n98 -= 1
+        if n98 < 0:
+            o.warmup_tasks = None
+        else:
+            if n98 > bl - p:
+                raise DecodeError('StreamsGroupHeartbeatRequest.WarmupTasks: count ' + str(n98) + ' past the end')
+            xs99 = []
+            for _ in range(n98):
+                e100 = _new(_StreamsGroupHeartbeatRequest_TaskIds)
+                h103 = b[p]
+                if 0 < h103 < 128:
+                    q102 = p + h103
+                    e100.subtopology_id = str(b[p + 1:q102], 'utf-8')
+                    p = q102
+                else:
+                    p += 1
+                    n101 = h103 - 1
+                    if n101 > 126:
+                        n101, p = _uvt(b, p, n101 + 1)
+                        n101 -= 1
+                    if n101 < 0:
+                        raise DecodeError('TaskIds.SubtopologyId: null where not nullable')
+                    else:
+                        q102 = p + n101
+                        e100.subtopology_id = str(b[p:q102], 'utf-8')
+                        p = q102
+                h105 = b[p]
+                if 0 < h105 < 65:
+                    e100.partitions = [*_UNPACK_i[h105](b, p + 1)]
+                    p += 4 * h105 - 3
+                else:
+                    p += 1
+                    n104 = h105 - 1
+                    if n104 > 126:
+                        n104, p = _uvt(b, p, n104 + 1)
+                        n104 -= 1
+                    if n104 < 0:
+                        raise DecodeError('TaskIds.Partitions: null where not nullable')
+                    elif n104 < 64:
+                        e100.partitions = [*_ARRAY_i[n104].unpack_from(b, p)]
+                        p += 4 * n104
+                    else:
+                        if n104 > bl - p:
+                            raise DecodeError('TaskIds.Partitions: count ' + str(n104) + ' past the end')
+                        e100.partitions = [*_struct.Struct('>' + str(n104) + 'i').unpack_from(b, p)]
+                        p += 4 * n104
+                if b[p] == 0:  # no tagged fields, the common case
+                    e100.unknown_tagged_fields = None
+                    p += 1
+                else:
+                    p = _t_StreamsGroupHeartbeatRequest_TaskIds_0(b, p, e100)
+                xs99.append(e100)
+            o.warmup_tasks = xs99
+    h109 = b[p]
+    if 0 < h109 < 128:
+        q108 = p + h109
+        o.process_id = str(b[p + 1:q108], 'utf-8')
+        p = q108
+    elif h109 == 0:
         o.process_id = None
+        p += 1
     else:
-        q83 = p + n82
-        if q83 > bl:
-            raise DecodeError('StreamsGroupHeartbeatRequest.ProcessId: length ' + str(n82) + ' past the end')
-        o.process_id = str(b[p:q83], 'utf-8')
-        p = q83
+        p += 1
+        n107 = h109 - 1
+        if n107 > 126:
+            n107, p = _uvt(b, p, n107 + 1)
+            n107 -= 1
+        if n107 < 0:
+            o.process_id = None
+        else:
+            q108 = p + n107
+            o.process_id = str(b[p:q108], 'utf-8')
+            p = q108
     if b[p] > 127:
         o.user_endpoint = None
         p += 1
     else:
         p += 1
-        s84 = _new(_StreamsGroupHeartbeatRequest_Endpoint)
-        n85 = b[p] - 1
-        p += 1
-        if n85 > 126:
-            n85, p = _uvt(b, p, n85 + 1)
-            n85 -= 1
-        if n85 < 0:
-            raise DecodeError('Endpoint.Host: null where not nullable')
+        s110 = _new(_StreamsGroupHeartbeatRequest_Endpoint)
+        h113 = b[p]
+        if 0 < h113 < 128:
+            q112 = p + h113
+            s110.host = str(b[p + 1:q112], 'utf-8')
+            p = q112
         else:
-            q86 = p + n85
-            if q86 > bl:
-                raise DecodeError('Endpoint.Host: length ' + str(n85) + ' past the end')
-            s84.host = str(b[p:q86], 'utf-8')
-            p = q86
-        s84.port, = _S4.unpack_from(b, p)
+            p += 1
+            n111 = h113 - 1
+            if n111 > 126:
+                n111, p = _uvt(b, p, n111 + 1)
+                n111 -= 1
+            if n111 < 0:
+                raise DecodeError('Endpoint.Host: null where not nullable')
+            else:
+                q112 = p + n111
+                s110.host = str(b[p:q112], 'utf-8')
+                p = q112
+        s110.port, = _S4.unpack_from(b, p)
         p += 2
         if b[p] == 0:  # no tagged fields, the common case
-            s84.unknown_tagged_fields = None
+            s110.unknown_tagged_fields = None
             p += 1
         else:
-            p = _t_StreamsGroupHeartbeatRequest_Endpoint_0(b, p, s84)
-        o.user_endpoint = s84
-    n87 = b[p] - 1
-    p += 1
-    if n87 > 126:
-        n87, p = _uvt(b, p, n87 + 1)
-        n87 -= 1
-    if n87 < 0:
+            p = _t_StreamsGroupHeartbeatRequest_Endpoint_0(b, p, s110)
+        o.user_endpoint = s110
+    h123 = b[p]
+    if h123 == 0:
         o.client_tags = None
+        p += 1
     else:
-        if n87 > bl - p:
-            raise DecodeError('StreamsGroupHeartbeatRequest.ClientTags: count ' + str(n87) + ' past the end')
-        xs88 = []
-        for _ in range(n87):
-            e89 = _new(_StreamsGroupHeartbeatRequest_KeyValue)
-            n90 = b[p] - 1
-            p += 1
-            if n90 > 126:
-                n90, p = _uvt(b, p, n90 + 1)
-                n90 -= 1
-            if n90 < 0:
-                raise DecodeError('KeyValue.Key: null where not nullable')
-            else:
-                q91 = p + n90
-                if q91 > bl:
-                    raise DecodeError('KeyValue.Key: length ' + str(n90) + ' past the end')
-                e89.key = str(b[p:q91], 'utf-8')
-                p = q91
-            n92 = b[p] - 1
-            p += 1
-            if n92 > 126:
-                n92, p = _uvt(b, p, n92 + 1)
-                n92 -= 1
-            if n92 < 0:
-                raise DecodeError('KeyValue.Value: null where not nullable')
-            else:
-                q93 = p + n92
-                if q93 > bl:
-                    raise DecodeError('KeyValue.Value: length ' + str(n92) + ' past the end')
-                e89.value = str(b[p:q93], 'utf-8')
-                p = q93
-            if b[p] == 0:  # no tagged fields, the common case
-                e89.unknown_tagged_fields = None
-                p += 1
-            else:
-                p = _t_StreamsGroupHeartbeatRequest_KeyValue_0(b, p, e89)
-            xs88.append(e89)
-        o.client_tags = xs88
-    n94 = b[p] - 1
-    p += 1
-    if n94 > 126:
-        n94, p = _uvt(b, p, n94 + 1)
-        n94 -= 1
-    if n94 < 0:
+        p += 1
+        n114 = h123 - 1
+        if n114 > 126:
+            n114, p = _uvt(b, p, n114 + 1)
+            n114 -= 1
+        if n114 < 0:
+            o.client_tags = None
+        else:
+            if n114 > bl - p:
+                raise DecodeError('StreamsGroupHeartbeatRequest.ClientTags: count ' + str(n114) + ' past the end')
+            xs115 = []
+            for _ in range(n114):
+                e116 = _new(_StreamsGroupHeartbeatRequest_KeyValue)
+                h119 = b[p]
+                if 0 < h119 < 128:
+                    q118 = p + h119
+                    e116.key = str(b[p + 1:q118], 'utf-8')
+                    p = q118
+                else:
+                    p += 1
+                    n117 = h119 - 1
+                    if n117 > 126:
+                        n117, p = _uvt(b, p, n117 + 1)
+                        n117 -= 1
+                    if n117 < 0:
+                        raise DecodeError('KeyValue.Key: null where not nullable')
+                    else:
+                        q118 = p + n117
+                        e116.key = str(b[p:q118], 'utf-8')
+                        p = q118
+                h122 = b[p]
+                if 0 < h122 < 128:
+                    q121 = p + h122
+                    e116.value = str(b[p + 1:q121], 'utf-8')
+                    p = q121
+                else:
+                    p += 1
+                    n120 = h122 - 1
+                    if n120 > 126:
+                        n120, p = _uvt(b, p, n120 + 1)
+                        n120 -= 1
+                    if n120 < 0:
+                        raise DecodeError('KeyValue.Value: null where not nullable')
+                    else:
+                        q121 = p + n120
+                        e116.value = str(b[p:q121], 'utf-8')
+                        p = q121
+                if b[p] == 0:  # no tagged fields, the common case
+                    e116.unknown_tagged_fields = None
+                    p += 1
+                else:
+                    p = _t_StreamsGroupHeartbeatRequest_KeyValue_0(b, p, e116)
+                xs115.append(e116)
+            o.client_tags = xs115
+    h130 = b[p]
+    if h130 == 0:
         o.task_offsets = None
+        p += 1
     else:
-        if n94 > bl - p:
-            raise DecodeError('StreamsGroupHeartbeatRequest.TaskOffsets: count ' + str(n94) + ' past the end')
-        xs95 = []
-        for _ in range(n94):
-            e96 = _new(_StreamsGroupHeartbeatRequest_TaskOffset)
-            n97 = b[p] - 1
-            p += 1
-            if n97 > 126:
-                n97, p = _uvt(b, p, n97 + 1)
-                n97 -= 1
-            if n97 < 0:
-                raise DecodeError('TaskOffset.SubtopologyId: null where not nullable')
-            else:
-                q98 = p + n97
-                if q98 > bl:
-                    raise DecodeError('TaskOffset.SubtopologyId: length ' + str(n97) + ' past the end')
-                e96.subtopology_id = str(b[p:q98], 'utf-8')
-                p = q98
-            e96.partition, e96.offset, = _S5.unpack_from(b, p)
-            p += 12
-            if b[p] == 0:  # no tagged fields, the common case
-                e96.unknown_tagged_fields = None
-                p += 1
-            else:
-                p = _t_StreamsGroupHeartbeatRequest_TaskOffset_0(b, p, e96)
-            xs95.append(e96)
-        o.task_offsets = xs95
-    n99 = b[p] - 1
-    p += 1
-    if n99 > 126:
-        n99, p = _uvt(b, p, n99 + 1)
-        n99 -= 1
-    if n99 < 0:
+        p += 1
+        n124 = h130 - 1
+        if n124 > 126:
+            n124, p = _uvt(b, p, n124 + 1)
+            n124 -= 1
+        if n124 < 0:
+            o.task_offsets = None
+        else:
+            if n124 > bl - p:
+                raise DecodeError('StreamsGroupHeartbeatRequest.TaskOffsets: count ' + str(n124) + ' past the end')
+            xs125 = []
+            for _ in range(n124):
+                e126 = _new(_StreamsGroupHeartbeatRequest_TaskOffset)
+                h129 = b[p]
+                if 0 < h129 < 128:
+                    q128 = p + h129
+                    e126.subtopology_id = str(b[p + 1:q128], 'utf-8')
+                    p = q128
+                else:
+                    p += 1
+                    n127 = h129 - 1
+                    if n127 > 126:
+                        n127, p = _uvt(b, p, n127 + 1)
+                        n127 -= 1
+                    if n127 < 0:
+                        raise DecodeError('TaskOffset.SubtopologyId: null where not nullable')
+                    else:
+                        q128 = p + n127
+                        e126.subtopology_id = str(b[p:q128], 'utf-8')
+                        p = q128
+                e126.partition, e126.offset, = _S5.unpack_from(b, p)
+                p += 12
+                if b[p] == 0:  # no tagged fields, the common case
+                    e126.unknown_tagged_fields = None
+                    p += 1
+                else:
+                    p = _t_StreamsGroupHeartbeatRequest_TaskOffset_0(b, p, e126)
+                xs125.append(e126)
+            o.task_offsets = xs125
+    h137 = b[p]
+    if h137 == 0:
         o.task_end_offsets = None
+        p += 1
     else:
-        if n99 > bl - p:
-            raise DecodeError('StreamsGroupHeartbeatRequest.TaskEndOffsets: count ' + str(n99) + ' past the end')
-        xs100 = []
-        for _ in range(n99):
-            e101 = _new(_StreamsGroupHeartbeatRequest_TaskOffset)
-            n102 = b[p] - 1
-            p += 1
-            if n102 > 126:
-                n102, p = _uvt(b, p, n102 + 1)
-                n102 -= 1
-            if n102 < 0:
-                raise DecodeError('TaskOffset.SubtopologyId: null where not nullable')
-            else:
-                q103 = p + n102
-                if q103 > bl:
-                    raise DecodeError('TaskOffset.SubtopologyId: length ' + str(n102) + ' past the end')
-                e101.subtopology_id = str(b[p:q103], 'utf-8')
-                p = q103
-            e101.partition, e101.offset, = _S5.unpack_from(b, p)
-            p += 12
-            if b[p] == 0:  # no tagged fields, the common case
-                e101.unknown_tagged_fields = None
-                p += 1
-            else:
-                p = _t_StreamsGroupHeartbeatRequest_TaskOffset_0(b, p, e101)
-            xs100.append(e101)
-        o.task_end_offsets = xs100
+        p += 1
+        n131 = h137 - 1
+        if n131 > 126:
+            n131, p = _uvt(b, p, n131 + 1)
+            n131 -= 1
+        if n131 < 0:
+            o.task_end_offsets = None
+        else:
+            if n131 > bl - p:
+                raise DecodeError('StreamsGroupHeartbeatRequest.TaskEndOffsets: count ' + str(n131) + ' past the end')
+            xs132 = []
+            for _ in range(n131):
+                e133 = _new(_StreamsGroupHeartbeatRequest_TaskOffset)
+                h136 = b[p]
+                if 0 < h136 < 128:
+                    q135 = p + h136
+                    e133.subtopology_id = str(b[p + 1:q135], 'utf-8')
+                    p = q135
+                else:
+                    p += 1
+                    n134 = h136 - 1
+                    if n134 > 126:
+                        n134, p = _uvt(b, p, n134 + 1)
+                        n134 -= 1
+                    if n134 < 0:
+                        raise DecodeError('TaskOffset.SubtopologyId: null where not nullable')
+                    else:
+                        q135 = p + n134
+                        e133.subtopology_id = str(b[p:q135], 'utf-8')
+                        p = q135
+                e133.partition, e133.offset, = _S5.unpack_from(b, p)
+                p += 12
+                if b[p] == 0:  # no tagged fields, the common case
+                    e133.unknown_tagged_fields = None
+                    p += 1
+                else:
+                    p = _t_StreamsGroupHeartbeatRequest_TaskOffset_0(b, p, e133)
+                xs132.append(e133)
+            o.task_end_offsets = xs132
     o.shutdown_application, = _S6.unpack_from(b, p)
     p += 1
     if b[p] == 0:  # no tagged fields, the common case
@@ -1181,6 +1344,8 @@ def _r_StreamsGroupHeartbeatRequest_0(b, p):
         p += 1
     else:
         p = _t_StreamsGroupHeartbeatRequest_0(b, p, o)
+    if p > bl:
+        raise DecodeError('StreamsGroupHeartbeatRequest: a length runs past the end')
     return o, p
 
 
@@ -1739,354 +1904,438 @@ def _r_StreamsGroupHeartbeatResponse_0(b, p):
     o = _new(StreamsGroupHeartbeatResponse)
     o.throttle_time_ms, o.error_code, h1, = _S3.unpack_from(b, p)
     p += 7
-    n2 = h1 - 1
-    if n2 > 126:
-        n2, p = _uvt(b, p, n2 + 1)
-        n2 -= 1
-    if n2 < 0:
-        o.error_message = None
-    else:
-        q3 = p + n2
-        if q3 > bl:
-            raise DecodeError('StreamsGroupHeartbeatResponse.ErrorMessage: length ' + str(n2) + ' past the end')
+    if 0 < h1 < 128:
+        q3 = p + h1 - 1
         o.error_message = str(b[p:q3], 'utf-8')
         p = q3
-    n4 = b[p] - 1
-    p += 1
-    if n4 > 126:
-        n4, p = _uvt(b, p, n4 + 1)
-        n4 -= 1
-    if n4 < 0:
-        raise DecodeError('StreamsGroupHeartbeatResponse.MemberId: null where not nullable')
+    elif h1 == 0:
+        o.error_message = None
     else:
-        q5 = p + n4
-        if q5 > bl:
-            raise DecodeError('StreamsGroupHeartbeatResponse.MemberId: length ' + str(n4) + ' past the end')
-        o.member_id = str(b[p:q5], 'utf-8')
+        n2 = h1 - 1
+        if n2 > 126:
+            n2, p = _uvt(b, p, n2 + 1)
+            n2 -= 1
+        if n2 < 0:
+            o.error_message = None
+        else:
+            q3 = p + n2
+            o.error_message = str(b[p:q3], 'utf-8')
+            p = q3
+    h6 = b[p]
+    if 0 < h6 < 128:
+        q5 = p + h6
+        o.member_id = str(b[p + 1:q5], 'utf-8')
         p = q5
-    o.member_epoch, o.heartbeat_interval_ms, o.acceptable_recovery_lag, o.task_offset_interval_ms, h6, = _S9.unpack_from(b, p)
+    else:
+        p += 1
+        n4 = h6 - 1
+        if n4 > 126:
+            n4, p = _uvt(b, p, n4 + 1)
+            n4 -= 1
+        if n4 < 0:
+            raise DecodeError('StreamsGroupHeartbeatResponse.MemberId: null where not nullable')
+        else:
+            q5 = p + n4
+            o.member_id = str(b[p:q5], 'utf-8')
+            p = q5
+    o.member_epoch, o.heartbeat_interval_ms, o.acceptable_recovery_lag, o.task_offset_interval_ms, h7, = _S9.unpack_from(b, p)
     p += 17
-    n7 = h6 - 1
-    if n7 > 126:
-        n7, p = _uvt(b, p, n7 + 1)
-        n7 -= 1
-    if n7 < 0:
+    if h7 == 0:
         o.status = None
     else:
-        if n7 > bl - p:
-            raise DecodeError('StreamsGroupHeartbeatResponse.Status: count ' + str(n7) + ' past the end')
-        xs8 = []
-        for _ in range(n7):
-            e9 = _new(_StreamsGroupHeartbeatResponse_Status)
-            e9.status_code, h10, = _S10.unpack_from(b, p)
-            p += 2
-            n11 = h10 - 1
-            if n11 > 126:
-                n11, p = _uvt(b, p, n11 + 1)
-                n11 -= 1
-            if n11 < 0:
-                raise DecodeError('Status.StatusDetail: null where not nullable')
-            else:
-                q12 = p + n11
-                if q12 > bl:
-                    raise DecodeError('Status.StatusDetail: length ' + str(n11) + ' past the end')
-                e9.status_detail = str(b[p:q12], 'utf-8')
-                p = q12
-            if b[p] == 0:  # no tagged fields, the common case
-                e9.unknown_tagged_fields = None
-                p += 1
-            else:
-                p = _t_StreamsGroupHeartbeatResponse_Status_0(b, p, e9)
-            xs8.append(e9)
-        o.status = xs8
-    n13 = b[p] - 1
-    p += 1
-    if n13 > 126:
-        n13, p = _uvt(b, p, n13 + 1)
-        n13 -= 1
-    if n13 < 0:
+        n8 = h7 - 1
+        if n8 > 126:
+            n8, p = _uvt(b, p, n8 + 1)
+            n8 -= 1
+        if n8 < 0:
+            o.status = None
+        else:
+            if n8 > bl - p:
+                raise DecodeError('StreamsGroupHeartbeatResponse.Status: count ' + str(n8) + ' past the end')
+            xs9 = []
+            for _ in range(n8):
+                e10 = _new(_StreamsGroupHeartbeatResponse_Status)
+                e10.status_code, h11, = _S10.unpack_from(b, p)
+                p += 2
+                if 0 < h11 < 128:
+                    q13 = p + h11 - 1
+                    e10.status_detail = str(b[p:q13], 'utf-8')
+                    p = q13
+                else:
+                    n12 = h11 - 1
+                    if n12 > 126:
+                        n12, p = _uvt(b, p, n12 + 1)
+                        n12 -= 1
+                    if n12 < 0:
+                        raise DecodeError('Status.StatusDetail: null where not nullable')
+                    else:
+                        q13 = p + n12
+                        e10.status_detail = str(b[p:q13], 'utf-8')
+                        p = q13
+                if b[p] == 0:  # no tagged fields, the common case
+                    e10.unknown_tagged_fields = None
+                    p += 1
+                else:
+                    p = _t_StreamsGroupHeartbeatResponse_Status_0(b, p, e10)
+                xs9.append(e10)
+            o.status = xs9
+    h22 = b[p]
+    if h22 == 0:
         o.active_tasks = None
+        p += 1
     else:
-        if n13 > bl - p:
-            raise DecodeError('StreamsGroupHeartbeatResponse.ActiveTasks: count ' + str(n13) + ' past the end')
-        xs14 = []
-        for _ in range(n13):
-            e15 = _new(_StreamsGroupHeartbeatResponse_TaskIds)
-            n16 = b[p] - 1
-            p += 1
-            if n16 > 126:
-                n16, p = _uvt(b, p, n16 + 1)
-                n16 -= 1
-            if n16 < 0:
-                raise DecodeError('TaskIds.SubtopologyId: null where not nullable')
-            else:
-                q17 = p + n16
-                if q17 > bl:
-                    raise DecodeError('TaskIds.SubtopologyId: length ' + str(n16) + ' past the end')
-                e15.subtopology_id = str(b[p:q17], 'utf-8')
-                p = q17
-            n18 = b[p] - 1
-            p += 1
-            if n18 > 126:
-                n18, p = _uvt(b, p, n18 + 1)
-                n18 -= 1
-            if n18 < 0:
-                raise DecodeError('TaskIds.Partitions: null where not nullable')
-            elif n18 < 64:
-                e15.partitions = list(_ARRAY_i[n18].unpack_from(b, p))
-                p += 4 * n18
-            else:
-                if n18 > bl - p:
-                    raise DecodeError('TaskIds.Partitions: count ' + str(n18) + ' past the end')
-                e15.partitions = list(_struct.Struct('>' + str(n18) + 'i').unpack_from(b, p))
-                p += 4 * n18
-            if b[p] == 0:  # no tagged fields, the common case
-                e15.unknown_tagged_fields = None
-                p += 1
-            else:
-                p = _t_StreamsGroupHeartbeatRequest_TaskIds_0(b, p, e15)
-            xs14.append(e15)
-        o.active_tasks = xs14
-    n19 = b[p] - 1
-    p += 1
-    if n19 > 126:
-        n19, p = _uvt(b, p, n19 + 1)
-        n19 -= 1
-    if n19 < 0:
+        p += 1
+        n14 = h22 - 1
+        if n14 > 126:
+            n14, p = _uvt(b, p, n14 + 1)
+            n14 -= 1
+        if n14 < 0:
+            o.active_tasks = None
+        else:
+            if n14 > bl - p:
+                raise DecodeError('StreamsGroupHeartbeatResponse.ActiveTasks: count ' + str(n14) + ' past the end')
+            xs15 = []
+            for _ in range(n14):
+                e16 = _new(_StreamsGroupHeartbeatResponse_TaskIds)
+                h19 = b[p]
+                if 0 < h19 < 128:
+                    q18 = p + h19
+                    e16.subtopology_id = str(b[p + 1:q18], 'utf-8')
+                    p = q18
+                else:
+                    p += 1
+                    n17 = h19 - 1
+                    if n17 > 126:
+                        n17, p = _uvt(b, p, n17 + 1)
+                        n17 -= 1
+                    if n17 < 0:
+                        raise DecodeError('TaskIds.SubtopologyId: null where not nullable')
+                    else:
+                        q18 = p + n17
+                        e16.subtopology_id = str(b[p:q18], 'utf-8')
+                        p = q18
+                h21 = b[p]
+                if 0 < h21 < 65:
+                    e16.partitions = [*_UNPACK_i[h21](b, p + 1)]
+                    p += 4 * h21 - 3
+                else:
+                    p += 1
+                    n20 = h21 - 1
+                    if n20 > 126:
+                        n20, p = _uvt(b, p, n20 + 1)
+                        n20 -= 1
+                    if n20 < 0:
+                        raise DecodeError('TaskIds.Partitions: null where not nullable')
+                    elif n20 < 64:
+                        e16.partitions = [*_ARRAY_i[n20].unpack_from(b, p)]
+                        p += 4 * n20
+                    else:
+                        if n20 > bl - p:
+                            raise DecodeError('TaskIds.Partitions: count ' + str(n20) + ' past the end')
+                        e16.partitions = [*_struct.Struct('>' + str(n20) + 'i').unpack_from(b, p)]
+                        p += 4 * n20
+                if b[p] == 0:  # no tagged fields, the common case
+                    e16.unknown_tagged_fields = None
+                    p += 1
+                else:
+                    p = _t_StreamsGroupHeartbeatRequest_TaskIds_0(b, p, e16)
+                xs15.append(e16)
+            o.active_tasks = xs15
+    h31 = b[p]
+    if h31 == 0:
         o.standby_tasks = None
+        p += 1
     else:
-        if n19 > bl - p:
-            raise DecodeError('StreamsGroupHeartbeatResponse.StandbyTasks: count ' + str(n19) + ' past the end')
-        xs20 = []
-        for _ in range(n19):
-            e21 = _new(_StreamsGroupHeartbeatResponse_TaskIds)
-            n22 = b[p] - 1
-            p += 1
-            if n22 > 126:
-                n22, p = _uvt(b, p, n22 + 1)
-                n22 -= 1
-            if n22 < 0:
-                raise DecodeError('TaskIds.SubtopologyId: null where not nullable')
-            else:
-                q23 = p + n22
-                if q23 > bl:
-                    raise DecodeError('TaskIds.SubtopologyId: length ' + str(n22) + ' past the end')
-                e21.subtopology_id = str(b[p:q23], 'utf-8')
-                p = q23
-            n24 = b[p] - 1
-            p += 1
-            if n24 > 126:
-                n24, p = _uvt(b, p, n24 + 1)
-                n24 -= 1
-            if n24 < 0:
-                raise DecodeError('TaskIds.Partitions: null where not nullable')
-            elif n24 < 64:
-                e21.partitions = list(_ARRAY_i[n24].unpack_from(b, p))
-                p += 4 * n24
-            else:
-                if n24 > bl - p:
-                    raise DecodeError('TaskIds.Partitions: count ' + str(n24) + ' past the end')
-                e21.partitions = list(_struct.Struct('>' + str(n24) + 'i').unpack_from(b, p))
-                p += 4 * n24
-            if b[p] == 0:  # no tagged fields, the common case
-                e21.unknown_tagged_fields = None
-                p += 1
-            else:
-                p = _t_StreamsGroupHeartbeatRequest_TaskIds_0(b, p, e21)
-            xs20.append(e21)
-        o.standby_tasks = xs20
-    n25 = b[p] - 1
-    p += 1
-    if n25 > 126:
-        n25, p = _uvt(b, p, n25 + 1)
-        n25 -= 1
-    if n25 < 0:
+        p += 1
+        n23 = h31 - 1
+        if n23 > 126:
+            n23, p = _uvt(b, p, n23 + 1)
+            n23 -= 1
+        if n23 < 0:
+            o.standby_tasks = None
+        else:
+            if n23 > bl - p:
+                raise DecodeError('StreamsGroupHeartbeatResponse.StandbyTasks: count ' + str(n23) + ' past the end')
+            xs24 = []
+            for _ in range(n23):
+                e25 = _new(_StreamsGroupHeartbeatResponse_TaskIds)
+                h28 = b[p]
+                if 0 < h28 < 128:
+                    q27 = p + h28
+                    e25.subtopology_id = str(b[p + 1:q27], 'utf-8')
+                    p = q27
+                else:
+                    p += 1
+                    n26 = h28 - 1
+                    if n26 > 126:
+                        n26, p = _uvt(b, p, n26 + 1)
+                        n26 -= 1
+                    if n26 < 0:
+                        raise DecodeError('TaskIds.SubtopologyId: null where not nullable')
+                    else:
+                        q27 = p + n26
+                        e25.subtopology_id = str(b[p:q27], 'utf-8')
+                        p = q27
+                h30 = b[p]
+                if 0 < h30 < 65:
+                    e25.partitions = [*_UNPACK_i[h30](b, p + 1)]
+                    p += 4 * h30 - 3
+                else:
+                    p += 1
+                    n29 = h30 - 1
+                    if n29 > 126:
+                        n29, p = _uvt(b, p, n29 + 1)
+                        n29 -= 1
+                    if n29 < 0:
+                        raise DecodeError('TaskIds.Partitions: null where not nullable')
+                    elif n29 < 64:
+                        e25.partitions = [*_ARRAY_i[n29].unpack_from(b, p)]
+                        p += 4 * n29
+                    else:
+                        if n29 > bl - p:
+                            raise DecodeError('TaskIds.Partitions: count ' + str(n29) + ' past the end')
+                        e25.partitions = [*_struct.Struct('>' + str(n29) + 'i').unpack_from(b, p)]
+                        p += 4 * n29
+                if b[p] == 0:  # no tagged fields, the common case
+                    e25.unknown_tagged_fields = None
+                    p += 1
+                else:
+                    p = _t_StreamsGroupHeartbeatRequest_TaskIds_0(b, p, e25)
+                xs24.append(e25)
+            o.standby_tasks = xs24
+    h40 = b[p]
+    if h40 == 0:
         o.warmup_tasks = None
+        p += 1
     else:
-        if n25 > bl - p:
-            raise DecodeError('StreamsGroupHeartbeatResponse.WarmupTasks: count ' + str(n25) + ' past the end')
-        xs26 = []
-        for _ in range(n25):
-            e27 = _new(_StreamsGroupHeartbeatResponse_TaskIds)
-            n28 = b[p] - 1
-            p += 1
-            if n28 > 126:
-                n28, p = _uvt(b, p, n28 + 1)
-                n28 -= 1
-            if n28 < 0:
-                raise DecodeError('TaskIds.SubtopologyId: null where not nullable')
-            else:
-                q29 = p + n28
-                if q29 > bl:
-                    raise DecodeError('TaskIds.SubtopologyId: length ' + str(n28) + ' past the end')
-                e27.subtopology_id = str(b[p:q29], 'utf-8')
-                p = q29
-            n30 = b[p] - 1
-            p += 1
-            if n30 > 126:
-                n30, p = _uvt(b, p, n30 + 1)
-                n30 -= 1
-            if n30 < 0:
-                raise DecodeError('TaskIds.Partitions: null where not nullable')
-            elif n30 < 64:
-                e27.partitions = list(_ARRAY_i[n30].unpack_from(b, p))
-                p += 4 * n30
-            else:
-                if n30 > bl - p:
-                    raise DecodeError('TaskIds.Partitions: count ' + str(n30) + ' past the end')
-                e27.partitions = list(_struct.Struct('>' + str(n30) + 'i').unpack_from(b, p))
-                p += 4 * n30
-            if b[p] == 0:  # no tagged fields, the common case
-                e27.unknown_tagged_fields = None
-                p += 1
-            else:
-                p = _t_StreamsGroupHeartbeatRequest_TaskIds_0(b, p, e27)
-            xs26.append(e27)
-        o.warmup_tasks = xs26
-    o.endpoint_information_epoch, h31, = _S2.unpack_from(b, p)
+        p += 1
+        n32 = h40 - 1
+        if n32 > 126:
+            n32, p = _uvt(b, p, n32 + 1)
+            n32 -= 1
+        if n32 < 0:
+            o.warmup_tasks = None
+        else:
+            if n32 > bl - p:
+                raise DecodeError('StreamsGroupHeartbeatResponse.WarmupTasks: count ' + str(n32) + ' past the end')
+            xs33 = []
+            for _ in range(n32):
+                e34 = _new(_StreamsGroupHeartbeatResponse_TaskIds)
+                h37 = b[p]
+                if 0 < h37 < 128:
+                    q36 = p + h37
+                    e34.subtopology_id = str(b[p + 1:q36], 'utf-8')
+                    p = q36
+                else:
+                    p += 1
+                    n35 = h37 - 1
+                    if n35 > 126:
+                        n35, p = _uvt(b, p, n35 + 1)
+                        n35 -= 1
+                    if n35 < 0:
+                        raise DecodeError('TaskIds.SubtopologyId: null where not nullable')
+                    else:
+                        q36 = p + n35
+                        e34.subtopology_id = str(b[p:q36], 'utf-8')
+                        p = q36
+                h39 = b[p]
+                if 0 < h39 < 65:
+                    e34.partitions = [*_UNPACK_i[h39](b, p + 1)]
+                    p += 4 * h39 - 3
+                else:
+                    p += 1
+                    n38 = h39 - 1
+                    if n38 > 126:
+                        n38, p = _uvt(b, p, n38 + 1)
+                        n38 -= 1
+                    if n38 < 0:
+                        raise DecodeError('TaskIds.Partitions: null where not nullable')
+                    elif n38 < 64:
+                        e34.partitions = [*_ARRAY_i[n38].unpack_from(b, p)]
+                        p += 4 * n38
+                    else:
+                        if n38 > bl - p:
+                            raise DecodeError('TaskIds.Partitions: count ' + str(n38) + ' past the end')
+                        e34.partitions = [*_struct.Struct('>' + str(n38) + 'i').unpack_from(b, p)]
+                        p += 4 * n38
+                if b[p] == 0:  # no tagged fields, the common case
+                    e34.unknown_tagged_fields = None
+                    p += 1
+                else:
+                    p = _t_StreamsGroupHeartbeatRequest_TaskIds_0(b, p, e34)
+                xs33.append(e34)
+            o.warmup_tasks = xs33
+    o.endpoint_information_epoch, h41, = _S2.unpack_from(b, p)
     p += 5
-    n32 = h31 - 1
-    if n32 > 126:
-        n32, p = _uvt(b, p, n32 + 1)
-        n32 -= 1
-    if n32 < 0:
+    if h41 == 0:
         o.partitions_by_user_endpoint = None
     else:
-        if n32 > bl - p:
-            raise DecodeError('StreamsGroupHeartbeatResponse.PartitionsByUserEndpoint: count ' + str(n32) + ' past the end')
-        xs33 = []
-        for _ in range(n32):
-            e34 = _new(_StreamsGroupHeartbeatResponse_EndpointToPartitions)
-            s35 = _new(_StreamsGroupHeartbeatResponse_Endpoint)
-            n36 = b[p] - 1
-            p += 1
-            if n36 > 126:
-                n36, p = _uvt(b, p, n36 + 1)
-                n36 -= 1
-            if n36 < 0:
-                raise DecodeError('Endpoint.Host: null where not nullable')
-            else:
-                q37 = p + n36
-                if q37 > bl:
-                    raise DecodeError('Endpoint.Host: length ' + str(n36) + ' past the end')
-                s35.host = str(b[p:q37], 'utf-8')
-                p = q37
-            s35.port, = _S4.unpack_from(b, p)
-            p += 2
-            if b[p] == 0:  # no tagged fields, the common case
-                s35.unknown_tagged_fields = None
+        n42 = h41 - 1
+        if n42 > 126:
+            n42, p = _uvt(b, p, n42 + 1)
+            n42 -= 1
+        if n42 < 0:
+            o.partitions_by_user_endpoint = None
+        else:
+            if n42 > bl - p:
+                raise DecodeError('StreamsGroupHeartbeatResponse.PartitionsByUserEndpoint: count ' + str(n42) + ' past the end')
+            xs43 = []
+            for _ in range(n42):
+                e44 = _new(_StreamsGroupHeartbeatResponse_EndpointToPartitions)
+                s45 = _new(_StreamsGroupHeartbeatResponse_Endpoint)
+                h48 = b[p]
+                if 0 < h48 < 128:
+                    q47 = p + h48
+                    s45.host = str(b[p + 1:q47], 'utf-8')
+                    p = q47
+                else:
+                    p += 1
+                    n46 = h48 - 1
+                    if n46 > 126:
+                        n46, p = _uvt(b, p, n46 + 1)
+                        n46 -= 1
+                    if n46 < 0:
+                        raise DecodeError('Endpoint.Host: null where not nullable')
+                    else:
+                        q47 = p + n46
+                        s45.host = str(b[p:q47], 'utf-8')
+                        p = q47
+                s45.port, = _S4.unpack_from(b, p)
+                p += 2
+                if b[p] == 0:  # no tagged fields, the common case
+                    s45.unknown_tagged_fields = None
+                    p += 1
+                else:
+                    p = _t_StreamsGroupHeartbeatRequest_Endpoint_0(b, p, s45)
+                e44.user_endpoint = s45
+                n49 = b[p] - 1
                 p += 1
-            else:
-                p = _t_StreamsGroupHeartbeatRequest_Endpoint_0(b, p, s35)
-            e34.user_endpoint = s35
-            n38 = b[p] - 1
-            p += 1
-            if n38 > 126:
-                n38, p = _uvt(b, p, n38 + 1)
-                n38 -= 1
-            if n38 < 0:
-                raise DecodeError('EndpointToPartitions.ActivePartitions: null where not nullable')
-            else:
-                if n38 > bl - p:
-                    raise DecodeError('EndpointToPartitions.ActivePartitions: count ' + str(n38) + ' past the end')
-                xs39 = []
-                for _ in range(n38):
-                    e40 = _new(_StreamsGroupHeartbeatResponse_TopicPartition)
-                    n41 = b[p] - 1
-                    p += 1
-                    if n41 > 126:
-                        n41, p = _uvt(b, p, n41 + 1)
-                        n41 -= 1
-                    if n41 < 0:
-                        raise DecodeError('TopicPartition.Topic: null where not nullable')
-                    else:
-                        q42 = p + n41
-                        if q42 > bl:
-                            raise DecodeError('TopicPartition.Topic: length ' + str(n41) + ' past the end')
-                        e40.topic = str(b[p:q42], 'utf-8')
-                        p = q42
-                    n43 = b[p] - 1
-                    p += 1
-                    if n43 > 126:
-                        n43, p = _uvt(b, p, n43 + 1)
-                        n43 -= 1
-                    if n43 < 0:
-                        raise DecodeError('TopicPartition.Partitions: null where not nullable')
-                    elif n43 < 64:
-                        e40.partitions = list(_ARRAY_i[n43].unpack_from(b, p))
-                        p += 4 * n43
-                    else:
-                        if n43 > bl - p:
-                            raise DecodeError('TopicPartition.Partitions: count ' + str(n43) + ' past the end')
-                        e40.partitions = list(_struct.Struct('>' + str(n43) + 'i').unpack_from(b, p))
-                        p += 4 * n43
-                    if b[p] == 0:  # no tagged fields, the common case
-                        e40.unknown_tagged_fields = None
-                        p += 1
-                    else:
-                        p = _t_StreamsGroupHeartbeatResponse_TopicPartition_0(b, p, e40)
-                    xs39.append(e40)
-                e34.active_partitions = xs39
-            n44 = b[p] - 1
-            p += 1
-            if n44 > 126:
-                n44, p = _uvt(b, p, n44 + 1)
-                n44 -= 1
-            if n44 < 0:
-                raise DecodeError('EndpointToPartitions.StandbyPartitions: null where not nullable')
-            else:
-                if n44 > bl - p:
-                    raise DecodeError('EndpointToPartitions.StandbyPartitions: count ' + str(n44) + ' past the end')
-                xs45 = []
-                for _ in range(n44):
-                    e46 = _new(_StreamsGroupHeartbeatResponse_TopicPartition)
-                    n47 = b[p] - 1
-                    p += 1
-                    if n47 > 126:
-                        n47, p = _uvt(b, p, n47 + 1)
-                        n47 -= 1
-                    if n47 < 0:
-                        raise DecodeError('TopicPartition.Topic: null where not nullable')
-                    else:
-                        q48 = p + n47
-                        if q48 > bl:
-                            raise DecodeError('TopicPartition.Topic: length ' + str(n47) + ' past the end')
-                        e46.topic = str(b[p:q48], 'utf-8')
-                        p = q48
-                    n49 = b[p] - 1
-                    p += 1
-                    if n49 > 126:
-                        n49, p = _uvt(b, p, n49 + 1)
-                        n49 -= 1
-                    if n49 < 0:
-                        raise DecodeError('TopicPartition.Partitions: null where not nullable')
-                    elif n49 < 64:
-                        e46.partitions = list(_ARRAY_i[n49].unpack_from(b, p))
-                        p += 4 * n49
-                    else:
-                        if n49 > bl - p:
-                            raise DecodeError('TopicPartition.Partitions: count ' + str(n49) + ' past the end')
-                        e46.partitions = list(_struct.Struct('>' + str(n49) + 'i').unpack_from(b, p))
-                        p += 4 * n49
-                    if b[p] == 0:  # no tagged fields, the common case
-                        e46.unknown_tagged_fields = None
-                        p += 1
-                    else:
-                        p = _t_StreamsGroupHeartbeatResponse_TopicPartition_0(b, p, e46)
-                    xs45.append(e46)
-                e34.standby_partitions = xs45
-            if b[p] == 0:  # no tagged fields, the common case
-                e34.unknown_tagged_fields = None
+                if n49 > 126:
+                    n49, p = _uvt(b, p, n49 + 1)
+                    n49 -= 1
+                if n49 < 0:
+                    raise DecodeError('EndpointToPartitions.ActivePartitions: null where not nullable')
+                else:
+                    if n49 > bl - p:
+                        raise DecodeError('EndpointToPartitions.ActivePartitions: count ' + str(n49) + ' past the end')
+                    xs50 = []
+                    for _ in range(n49):
+                        e51 = _new(_StreamsGroupHeartbeatResponse_TopicPartition)
+                        h54 = b[p]
+                        if 0 < h54 < 128:
+                            q53 = p + h54
+                            e51.topic = str(b[p + 1:q53], 'utf-8')
+                            p = q53
+                        else:
+                            p += 1
+                            n52 = h54 - 1
+                            if n52 > 126:
+                                n52, p = _uvt(b, p, n52 + 1)
+                                n52 -= 1
+                            if n52 < 0:
+                                raise DecodeError('TopicPartition.Topic: null where not nullable')
+                            else:
+                                q53 = p + n52
+                                e51.topic = str(b[p:q53], 'utf-8')
+                                p = q53
+                        h56 = b[p]
+                        if 0 < h56 < 65:
+                            e51.partitions = [*_UNPACK_i[h56](b, p + 1)]
+                            p += 4 * h56 - 3
+                        else:
+                            p += 1
+                            n55 = h56 - 1
+                            if n55 > 126:
+                                n55, p = _uvt(b, p, n55 + 1)
+                                n55 -= 1
+                            if n55 < 0:
+                                raise DecodeError('TopicPartition.Partitions: null where not nullable')
+                            elif n55 < 64:
+                                e51.partitions = [*_ARRAY_i[n55].unpack_from(b, p)]
+                                p += 4 * n55
+                            else:
+                                if n55 > bl - p:
+                                    raise DecodeError('TopicPartition.Partitions: count ' + str(n55) + ' past the end')
+                                e51.partitions = [*_struct.Struct('>' + str(n55) + 'i').unpack_from(b, p)]
+                                p += 4 * n55
+                        if b[p] == 0:  # no tagged fields, the common case
+                            e51.unknown_tagged_fields = None
+                            p += 1
+                        else:
+                            p = _t_StreamsGroupHeartbeatResponse_TopicPartition_0(b, p, e51)
+                        xs50.append(e51)
+                    e44.active_partitions = xs50
+                n57 = b[p] - 1
                 p += 1
-            else:
-                p = _t_StreamsGroupHeartbeatResponse_EndpointToPartitions_0(b, p, e34)
-            xs33.append(e34)
-        o.partitions_by_user_endpoint = xs33
+                if n57 > 126:
+                    n57, p = _uvt(b, p, n57 + 1)
+                    n57 -= 1
+                if n57 < 0:
+                    raise DecodeError('EndpointToPartitions.StandbyPartitions: null where not nullable')
+                else:
+                    if n57 > bl - p:
+                        raise DecodeError('EndpointToPartitions.StandbyPartitions: count ' + str(n57) + ' past the end')
+                    xs58 = []
+                    for _ in range(n57):
+                        e59 = _new(_StreamsGroupHeartbeatResponse_TopicPartition)
+                        h62 = b[p]
+                        if 0 < h62 < 128:
+                            q61 = p + h62
+                            e59.topic = str(b[p + 1:q61], 'utf-8')
+                            p = q61
+                        else:
+                            p += 1
+                            n60 = h62 - 1
+                            if n60 > 126:
+                                n60, p = _uvt(b, p, n60 + 1)
+                                n60 -= 1
+                            if n60 < 0:
+                                raise DecodeError('TopicPartition.Topic: null where not nullable')
+                            else:
+                                q61 = p + n60
+                                e59.topic = str(b[p:q61], 'utf-8')
+                                p = q61
+                        h64 = b[p]
+                        if 0 < h64 < 65:
+                            e59.partitions = [*_UNPACK_i[h64](b, p + 1)]
+                            p += 4 * h64 - 3
+                        else:
+                            p += 1
+                            n63 = h64 - 1
+                            if n63 > 126:
+                                n63, p = _uvt(b, p, n63 + 1)
+                                n63 -= 1
+                            if n63 < 0:
+                                raise DecodeError('TopicPartition.Partitions: null where not nullable')
+                            elif n63 < 64:
+                                e59.partitions = [*_ARRAY_i[n63].unpack_from(b, p)]
+                                p += 4 * n63
+                            else:
+                                if n63 > bl - p:
+                                    raise DecodeError('TopicPartition.Partitions: count ' + str(n63) + ' past the end')
+                                e59.partitions = [*_struct.Struct('>' + str(n63) + 'i').unpack_from(b, p)]
+                                p += 4 * n63
+                        if b[p] == 0:  # no tagged fields, the common case
+                            e59.unknown_tagged_fields = None
+                            p += 1
+                        else:
+                            p = _t_StreamsGroupHeartbeatResponse_TopicPartition_0(b, p, e59)
+                        xs58.append(e59)
+                    e44.standby_partitions = xs58
+                if b[p] == 0:  # no tagged fields, the common case
+                    e44.unknown_tagged_fields = None
+                    p += 1
+                else:
+                    p = _t_StreamsGroupHeartbeatResponse_EndpointToPartitions_0(b, p, e44)
+                xs43.append(e44)
+            o.partitions_by_user_endpoint = xs43
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         p += 1
     else:
         p = _t_StreamsGroupHeartbeatResponse_0(b, p, o)
+    if p > bl:
+        raise DecodeError('StreamsGroupHeartbeatResponse: a length runs past the end')
     return o, p
 
 

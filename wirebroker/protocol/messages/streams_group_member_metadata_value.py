@@ -9,6 +9,7 @@ from typing import Any
 import struct as _struct
 
 from wirebroker.protocol.message import UNSET, Message, Struct
+from wirebroker.protocol.message import shared_default as _shared_default
 from wirebroker.protocol.primitives import (
     UUID_ZERO,
     DecodeError,
@@ -150,150 +151,189 @@ def _t_StreamsGroupMemberMetadataValue_0(b, p, o):
 def _r_StreamsGroupMemberMetadataValue_0(b, p):
     bl = len(b)
     o = _new(StreamsGroupMemberMetadataValue)
-    n1 = b[p] - 1
-    p += 1
-    if n1 > 126:
-        n1, p = _uvt(b, p, n1 + 1)
-        n1 -= 1
-    if n1 < 0:
-        o.instance_id = None
-    else:
-        q2 = p + n1
-        if q2 > bl:
-            raise DecodeError('StreamsGroupMemberMetadataValue.InstanceId: length ' + str(n1) + ' past the end')
-        o.instance_id = str(b[p:q2], 'utf-8')
+    h3 = b[p]
+    if 0 < h3 < 128:
+        q2 = p + h3
+        o.instance_id = str(b[p + 1:q2], 'utf-8')
         p = q2
-    n3 = b[p] - 1
-    p += 1
-    if n3 > 126:
-        n3, p = _uvt(b, p, n3 + 1)
-        n3 -= 1
-    if n3 < 0:
+    elif h3 == 0:
+        o.instance_id = None
+        p += 1
+    else:
+        p += 1
+        n1 = h3 - 1
+        if n1 > 126:
+            n1, p = _uvt(b, p, n1 + 1)
+            n1 -= 1
+        if n1 < 0:
+            o.instance_id = None
+        else:
+            q2 = p + n1
+            o.instance_id = str(b[p:q2], 'utf-8')
+            p = q2
+    h6 = b[p]
+    if 0 < h6 < 128:
+        q5 = p + h6
+        o.rack_id = str(b[p + 1:q5], 'utf-8')
+        p = q5
+    elif h6 == 0:
         o.rack_id = None
+        p += 1
     else:
-        q4 = p + n3
-        if q4 > bl:
-            raise DecodeError('StreamsGroupMemberMetadataValue.RackId: length ' + str(n3) + ' past the end')
-        o.rack_id = str(b[p:q4], 'utf-8')
-        p = q4
-    n5 = b[p] - 1
-    p += 1
-    if n5 > 126:
-        n5, p = _uvt(b, p, n5 + 1)
-        n5 -= 1
-    if n5 < 0:
-        raise DecodeError('StreamsGroupMemberMetadataValue.ClientId: null where not nullable')
-    else:
-        q6 = p + n5
-        if q6 > bl:
-            raise DecodeError('StreamsGroupMemberMetadataValue.ClientId: length ' + str(n5) + ' past the end')
-        o.client_id = str(b[p:q6], 'utf-8')
-        p = q6
-    n7 = b[p] - 1
-    p += 1
-    if n7 > 126:
-        n7, p = _uvt(b, p, n7 + 1)
-        n7 -= 1
-    if n7 < 0:
-        raise DecodeError('StreamsGroupMemberMetadataValue.ClientHost: null where not nullable')
-    else:
-        q8 = p + n7
-        if q8 > bl:
-            raise DecodeError('StreamsGroupMemberMetadataValue.ClientHost: length ' + str(n7) + ' past the end')
-        o.client_host = str(b[p:q8], 'utf-8')
+        p += 1
+        n4 = h6 - 1
+        if n4 > 126:
+            n4, p = _uvt(b, p, n4 + 1)
+            n4 -= 1
+        if n4 < 0:
+            o.rack_id = None
+        else:
+            q5 = p + n4
+            o.rack_id = str(b[p:q5], 'utf-8')
+            p = q5
+    h9 = b[p]
+    if 0 < h9 < 128:
+        q8 = p + h9
+        o.client_id = str(b[p + 1:q8], 'utf-8')
         p = q8
-    o.rebalance_timeout_ms, o.topology_epoch, h9, = _S0.unpack_from(b, p)
-    p += 9
-    n10 = h9 - 1
-    if n10 > 126:
-        n10, p = _uvt(b, p, n10 + 1)
-        n10 -= 1
-    if n10 < 0:
-        raise DecodeError('StreamsGroupMemberMetadataValue.ProcessId: null where not nullable')
     else:
-        q11 = p + n10
-        if q11 > bl:
-            raise DecodeError('StreamsGroupMemberMetadataValue.ProcessId: length ' + str(n10) + ' past the end')
-        o.process_id = str(b[p:q11], 'utf-8')
+        p += 1
+        n7 = h9 - 1
+        if n7 > 126:
+            n7, p = _uvt(b, p, n7 + 1)
+            n7 -= 1
+        if n7 < 0:
+            raise DecodeError('StreamsGroupMemberMetadataValue.ClientId: null where not nullable')
+        else:
+            q8 = p + n7
+            o.client_id = str(b[p:q8], 'utf-8')
+            p = q8
+    h12 = b[p]
+    if 0 < h12 < 128:
+        q11 = p + h12
+        o.client_host = str(b[p + 1:q11], 'utf-8')
         p = q11
+    else:
+        p += 1
+        n10 = h12 - 1
+        if n10 > 126:
+            n10, p = _uvt(b, p, n10 + 1)
+            n10 -= 1
+        if n10 < 0:
+            raise DecodeError('StreamsGroupMemberMetadataValue.ClientHost: null where not nullable')
+        else:
+            q11 = p + n10
+            o.client_host = str(b[p:q11], 'utf-8')
+            p = q11
+    o.rebalance_timeout_ms, o.topology_epoch, h13, = _S0.unpack_from(b, p)
+    p += 9
+    if 0 < h13 < 128:
+        q15 = p + h13 - 1
+        o.process_id = str(b[p:q15], 'utf-8')
+        p = q15
+    else:
+        n14 = h13 - 1
+        if n14 > 126:
+            n14, p = _uvt(b, p, n14 + 1)
+            n14 -= 1
+        if n14 < 0:
+            raise DecodeError('StreamsGroupMemberMetadataValue.ProcessId: null where not nullable')
+        else:
+            q15 = p + n14
+            o.process_id = str(b[p:q15], 'utf-8')
+            p = q15
     if b[p] > 127:
         o.user_endpoint = None
         p += 1
     else:
         p += 1
-        s12 = _new(_StreamsGroupMemberMetadataValue_Endpoint)
-        n13 = b[p] - 1
-        p += 1
-        if n13 > 126:
-            n13, p = _uvt(b, p, n13 + 1)
-            n13 -= 1
-        if n13 < 0:
-            raise DecodeError('Endpoint.Host: null where not nullable')
+        s16 = _new(_StreamsGroupMemberMetadataValue_Endpoint)
+        h19 = b[p]
+        if 0 < h19 < 128:
+            q18 = p + h19
+            s16.host = str(b[p + 1:q18], 'utf-8')
+            p = q18
         else:
-            q14 = p + n13
-            if q14 > bl:
-                raise DecodeError('Endpoint.Host: length ' + str(n13) + ' past the end')
-            s12.host = str(b[p:q14], 'utf-8')
-            p = q14
-        s12.port, = _S1.unpack_from(b, p)
+            p += 1
+            n17 = h19 - 1
+            if n17 > 126:
+                n17, p = _uvt(b, p, n17 + 1)
+                n17 -= 1
+            if n17 < 0:
+                raise DecodeError('Endpoint.Host: null where not nullable')
+            else:
+                q18 = p + n17
+                s16.host = str(b[p:q18], 'utf-8')
+                p = q18
+        s16.port, = _S1.unpack_from(b, p)
         p += 2
         if b[p] == 0:  # no tagged fields, the common case
-            s12.unknown_tagged_fields = None
+            s16.unknown_tagged_fields = None
             p += 1
         else:
-            p = _t_StreamsGroupMemberMetadataValue_Endpoint_0(b, p, s12)
-        o.user_endpoint = s12
-    n15 = b[p] - 1
+            p = _t_StreamsGroupMemberMetadataValue_Endpoint_0(b, p, s16)
+        o.user_endpoint = s16
+    n20 = b[p] - 1
     p += 1
-    if n15 > 126:
-        n15, p = _uvt(b, p, n15 + 1)
-        n15 -= 1
-    if n15 < 0:
+    if n20 > 126:
+        n20, p = _uvt(b, p, n20 + 1)
+        n20 -= 1
+    if n20 < 0:
         raise DecodeError('StreamsGroupMemberMetadataValue.ClientTags: null where not nullable')
     else:
-        if n15 > bl - p:
-            raise DecodeError('StreamsGroupMemberMetadataValue.ClientTags: count ' + str(n15) + ' past the end')
-        xs16 = []
-        for _ in range(n15):
-            e17 = _new(_StreamsGroupMemberMetadataValue_KeyValue)
-            n18 = b[p] - 1
-            p += 1
-            if n18 > 126:
-                n18, p = _uvt(b, p, n18 + 1)
-                n18 -= 1
-            if n18 < 0:
-                raise DecodeError('KeyValue.Key: null where not nullable')
+        if n20 > bl - p:
+            raise DecodeError('StreamsGroupMemberMetadataValue.ClientTags: count ' + str(n20) + ' past the end')
+        xs21 = []
+        for _ in range(n20):
+            e22 = _new(_StreamsGroupMemberMetadataValue_KeyValue)
+            h25 = b[p]
+            if 0 < h25 < 128:
+                q24 = p + h25
+                e22.key = str(b[p + 1:q24], 'utf-8')
+                p = q24
             else:
-                q19 = p + n18
-                if q19 > bl:
-                    raise DecodeError('KeyValue.Key: length ' + str(n18) + ' past the end')
-                e17.key = str(b[p:q19], 'utf-8')
-                p = q19
-            n20 = b[p] - 1
-            p += 1
-            if n20 > 126:
-                n20, p = _uvt(b, p, n20 + 1)
-                n20 -= 1
-            if n20 < 0:
-                raise DecodeError('KeyValue.Value: null where not nullable')
+                p += 1
+                n23 = h25 - 1
+                if n23 > 126:
+                    n23, p = _uvt(b, p, n23 + 1)
+                    n23 -= 1
+                if n23 < 0:
+                    raise DecodeError('KeyValue.Key: null where not nullable')
+                else:
+                    q24 = p + n23
+                    e22.key = str(b[p:q24], 'utf-8')
+                    p = q24
+            h28 = b[p]
+            if 0 < h28 < 128:
+                q27 = p + h28
+                e22.value = str(b[p + 1:q27], 'utf-8')
+                p = q27
             else:
-                q21 = p + n20
-                if q21 > bl:
-                    raise DecodeError('KeyValue.Value: length ' + str(n20) + ' past the end')
-                e17.value = str(b[p:q21], 'utf-8')
-                p = q21
+                p += 1
+                n26 = h28 - 1
+                if n26 > 126:
+                    n26, p = _uvt(b, p, n26 + 1)
+                    n26 -= 1
+                if n26 < 0:
+                    raise DecodeError('KeyValue.Value: null where not nullable')
+                else:
+                    q27 = p + n26
+                    e22.value = str(b[p:q27], 'utf-8')
+                    p = q27
             if b[p] == 0:  # no tagged fields, the common case
-                e17.unknown_tagged_fields = None
+                e22.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_StreamsGroupMemberMetadataValue_KeyValue_0(b, p, e17)
-            xs16.append(e17)
-        o.client_tags = xs16
+                p = _t_StreamsGroupMemberMetadataValue_KeyValue_0(b, p, e22)
+            xs21.append(e22)
+        o.client_tags = xs21
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         p += 1
     else:
         p = _t_StreamsGroupMemberMetadataValue_0(b, p, o)
+    if p > bl:
+        raise DecodeError('StreamsGroupMemberMetadataValue: a length runs past the end')
     return o, p
 
 

@@ -9,6 +9,7 @@ from typing import Any
 import struct as _struct
 
 from wirebroker.protocol.message import UNSET, Message, Struct
+from wirebroker.protocol.message import shared_default as _shared_default
 from wirebroker.protocol.primitives import (
     UUID_ZERO,
     DecodeError,
@@ -29,6 +30,7 @@ def _first(tag_and_bytes):
     return tag_and_bytes[0]
 
 _ARRAY_i = tuple(_struct.Struct('>' + str(n) + 'i') for n in range(64))
+_UNPACK_i = (None, *(s.unpack_from for s in _ARRAY_i))
 
 
 class StreamsGroupTargetAssignmentMemberValue(Message):
@@ -121,34 +123,43 @@ def _r_StreamsGroupTargetAssignmentMemberValue_0(b, p):
         xs2 = []
         for _ in range(n1):
             e3 = _new(_StreamsGroupTargetAssignmentMemberValue_TaskIds)
-            n4 = b[p] - 1
-            p += 1
-            if n4 > 126:
-                n4, p = _uvt(b, p, n4 + 1)
-                n4 -= 1
-            if n4 < 0:
-                raise DecodeError('TaskIds.SubtopologyId: null where not nullable')
-            else:
-                q5 = p + n4
-                if q5 > bl:
-                    raise DecodeError('TaskIds.SubtopologyId: length ' + str(n4) + ' past the end')
-                e3.subtopology_id = str(b[p:q5], 'utf-8')
+            h6 = b[p]
+            if 0 < h6 < 128:
+                q5 = p + h6
+                e3.subtopology_id = str(b[p + 1:q5], 'utf-8')
                 p = q5
-            n6 = b[p] - 1
-            p += 1
-            if n6 > 126:
-                n6, p = _uvt(b, p, n6 + 1)
-                n6 -= 1
-            if n6 < 0:
-                raise DecodeError('TaskIds.Partitions: null where not nullable')
-            elif n6 < 64:
-                e3.partitions = list(_ARRAY_i[n6].unpack_from(b, p))
-                p += 4 * n6
             else:
-                if n6 > bl - p:
-                    raise DecodeError('TaskIds.Partitions: count ' + str(n6) + ' past the end')
-                e3.partitions = list(_struct.Struct('>' + str(n6) + 'i').unpack_from(b, p))
-                p += 4 * n6
+                p += 1
+                n4 = h6 - 1
+                if n4 > 126:
+                    n4, p = _uvt(b, p, n4 + 1)
+                    n4 -= 1
+                if n4 < 0:
+                    raise DecodeError('TaskIds.SubtopologyId: null where not nullable')
+                else:
+                    q5 = p + n4
+                    e3.subtopology_id = str(b[p:q5], 'utf-8')
+                    p = q5
+            h8 = b[p]
+            if 0 < h8 < 65:
+                e3.partitions = [*_UNPACK_i[h8](b, p + 1)]
+                p += 4 * h8 - 3
+            else:
+                p += 1
+                n7 = h8 - 1
+                if n7 > 126:
+                    n7, p = _uvt(b, p, n7 + 1)
+                    n7 -= 1
+                if n7 < 0:
+                    raise DecodeError('TaskIds.Partitions: null where not nullable')
+                elif n7 < 64:
+                    e3.partitions = [*_ARRAY_i[n7].unpack_from(b, p)]
+                    p += 4 * n7
+                else:
+                    if n7 > bl - p:
+                        raise DecodeError('TaskIds.Partitions: count ' + str(n7) + ' past the end')
+                    e3.partitions = [*_struct.Struct('>' + str(n7) + 'i').unpack_from(b, p)]
+                    p += 4 * n7
             if b[p] == 0:  # no tagged fields, the common case
                 e3.unknown_tagged_fields = None
                 p += 1
@@ -156,107 +167,127 @@ def _r_StreamsGroupTargetAssignmentMemberValue_0(b, p):
                 p = _t_StreamsGroupTargetAssignmentMemberValue_TaskIds_0(b, p, e3)
             xs2.append(e3)
         o.active_tasks = xs2
-    n7 = b[p] - 1
+    n9 = b[p] - 1
     p += 1
-    if n7 > 126:
-        n7, p = _uvt(b, p, n7 + 1)
-        n7 -= 1
-    if n7 < 0:
+    if n9 > 126:
+        n9, p = _uvt(b, p, n9 + 1)
+        n9 -= 1
+    if n9 < 0:
         raise DecodeError('StreamsGroupTargetAssignmentMemberValue.StandbyTasks: null where not nullable')
     else:
-        if n7 > bl - p:
-            raise DecodeError('StreamsGroupTargetAssignmentMemberValue.StandbyTasks: count ' + str(n7) + ' past the end')
-        xs8 = []
-        for _ in range(n7):
-            e9 = _new(_StreamsGroupTargetAssignmentMemberValue_TaskIds)
-            n10 = b[p] - 1
-            p += 1
-            if n10 > 126:
-                n10, p = _uvt(b, p, n10 + 1)
-                n10 -= 1
-            if n10 < 0:
-                raise DecodeError('TaskIds.SubtopologyId: null where not nullable')
+        if n9 > bl - p:
+            raise DecodeError('StreamsGroupTargetAssignmentMemberValue.StandbyTasks: count ' + str(n9) + ' past the end')
+        xs10 = []
+        for _ in range(n9):
+            e11 = _new(_StreamsGroupTargetAssignmentMemberValue_TaskIds)
+            h14 = b[p]
+            if 0 < h14 < 128:
+                q13 = p + h14
+                e11.subtopology_id = str(b[p + 1:q13], 'utf-8')
+                p = q13
             else:
-                q11 = p + n10
-                if q11 > bl:
-                    raise DecodeError('TaskIds.SubtopologyId: length ' + str(n10) + ' past the end')
-                e9.subtopology_id = str(b[p:q11], 'utf-8')
-                p = q11
-            n12 = b[p] - 1
-            p += 1
-            if n12 > 126:
-                n12, p = _uvt(b, p, n12 + 1)
-                n12 -= 1
-            if n12 < 0:
-                raise DecodeError('TaskIds.Partitions: null where not nullable')
-            elif n12 < 64:
-                e9.partitions = list(_ARRAY_i[n12].unpack_from(b, p))
-                p += 4 * n12
+                p += 1
+                n12 = h14 - 1
+                if n12 > 126:
+                    n12, p = _uvt(b, p, n12 + 1)
+                    n12 -= 1
+                if n12 < 0:
+                    raise DecodeError('TaskIds.SubtopologyId: null where not nullable')
+                else:
+                    q13 = p + n12
+                    e11.subtopology_id = str(b[p:q13], 'utf-8')
+                    p = q13
+            h16 = b[p]
+            if 0 < h16 < 65:
+                e11.partitions = [*_UNPACK_i[h16](b, p + 1)]
+                p += 4 * h16 - 3
             else:
-                if n12 > bl - p:
-                    raise DecodeError('TaskIds.Partitions: count ' + str(n12) + ' past the end')
-                e9.partitions = list(_struct.Struct('>' + str(n12) + 'i').unpack_from(b, p))
-                p += 4 * n12
+                p += 1
+                n15 = h16 - 1
+                if n15 > 126:
+                    n15, p = _uvt(b, p, n15 + 1)
+                    n15 -= 1
+                if n15 < 0:
+                    raise DecodeError('TaskIds.Partitions: null where not nullable')
+                elif n15 < 64:
+                    e11.partitions = [*_ARRAY_i[n15].unpack_from(b, p)]
+                    p += 4 * n15
+                else:
+                    if n15 > bl - p:
+                        raise DecodeError('TaskIds.Partitions: count ' + str(n15) + ' past the end')
+                    e11.partitions = [*_struct.Struct('>' + str(n15) + 'i').unpack_from(b, p)]
+                    p += 4 * n15
             if b[p] == 0:  # no tagged fields, the common case
-                e9.unknown_tagged_fields = None
+                e11.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_StreamsGroupTargetAssignmentMemberValue_TaskIds_0(b, p, e9)
-            xs8.append(e9)
-        o.standby_tasks = xs8
-    n13 = b[p] - 1
+                p = _t_StreamsGroupTargetAssignmentMemberValue_TaskIds_0(b, p, e11)
+            xs10.append(e11)
+        o.standby_tasks = xs10
+    n17 = b[p] - 1
     p += 1
-    if n13 > 126:
-        n13, p = _uvt(b, p, n13 + 1)
-        n13 -= 1
-    if n13 < 0:
+    if n17 > 126:
+        n17, p = _uvt(b, p, n17 + 1)
+        n17 -= 1
+    if n17 < 0:
         raise DecodeError('StreamsGroupTargetAssignmentMemberValue.WarmupTasks: null where not nullable')
     else:
-        if n13 > bl - p:
-            raise DecodeError('StreamsGroupTargetAssignmentMemberValue.WarmupTasks: count ' + str(n13) + ' past the end')
-        xs14 = []
-        for _ in range(n13):
-            e15 = _new(_StreamsGroupTargetAssignmentMemberValue_TaskIds)
-            n16 = b[p] - 1
-            p += 1
-            if n16 > 126:
-                n16, p = _uvt(b, p, n16 + 1)
-                n16 -= 1
-            if n16 < 0:
-                raise DecodeError('TaskIds.SubtopologyId: null where not nullable')
+        if n17 > bl - p:
+            raise DecodeError('StreamsGroupTargetAssignmentMemberValue.WarmupTasks: count ' + str(n17) + ' past the end')
+        xs18 = []
+        for _ in range(n17):
+            e19 = _new(_StreamsGroupTargetAssignmentMemberValue_TaskIds)
+            h22 = b[p]
+            if 0 < h22 < 128:
+                q21 = p + h22
+                e19.subtopology_id = str(b[p + 1:q21], 'utf-8')
+                p = q21
             else:
-                q17 = p + n16
-                if q17 > bl:
-                    raise DecodeError('TaskIds.SubtopologyId: length ' + str(n16) + ' past the end')
-                e15.subtopology_id = str(b[p:q17], 'utf-8')
-                p = q17
-            n18 = b[p] - 1
-            p += 1
-            if n18 > 126:
-                n18, p = _uvt(b, p, n18 + 1)
-                n18 -= 1
-            if n18 < 0:
-                raise DecodeError('TaskIds.Partitions: null where not nullable')
-            elif n18 < 64:
-                e15.partitions = list(_ARRAY_i[n18].unpack_from(b, p))
-                p += 4 * n18
+                p += 1
+                n20 = h22 - 1
+                if n20 > 126:
+                    n20, p = _uvt(b, p, n20 + 1)
+                    n20 -= 1
+                if n20 < 0:
+                    raise DecodeError('TaskIds.SubtopologyId: null where not nullable')
+                else:
+                    q21 = p + n20
+                    e19.subtopology_id = str(b[p:q21], 'utf-8')
+                    p = q21
+            h24 = b[p]
+            if 0 < h24 < 65:
+                e19.partitions = [*_UNPACK_i[h24](b, p + 1)]
+                p += 4 * h24 - 3
             else:
-                if n18 > bl - p:
-                    raise DecodeError('TaskIds.Partitions: count ' + str(n18) + ' past the end')
-                e15.partitions = list(_struct.Struct('>' + str(n18) + 'i').unpack_from(b, p))
-                p += 4 * n18
+                p += 1
+                n23 = h24 - 1
+                if n23 > 126:
+                    n23, p = _uvt(b, p, n23 + 1)
+                    n23 -= 1
+                if n23 < 0:
+                    raise DecodeError('TaskIds.Partitions: null where not nullable')
+                elif n23 < 64:
+                    e19.partitions = [*_ARRAY_i[n23].unpack_from(b, p)]
+                    p += 4 * n23
+                else:
+                    if n23 > bl - p:
+                        raise DecodeError('TaskIds.Partitions: count ' + str(n23) + ' past the end')
+                    e19.partitions = [*_struct.Struct('>' + str(n23) + 'i').unpack_from(b, p)]
+                    p += 4 * n23
             if b[p] == 0:  # no tagged fields, the common case
-                e15.unknown_tagged_fields = None
+                e19.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_StreamsGroupTargetAssignmentMemberValue_TaskIds_0(b, p, e15)
-            xs14.append(e15)
-        o.warmup_tasks = xs14
+                p = _t_StreamsGroupTargetAssignmentMemberValue_TaskIds_0(b, p, e19)
+            xs18.append(e19)
+        o.warmup_tasks = xs18
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         p += 1
     else:
         p = _t_StreamsGroupTargetAssignmentMemberValue_0(b, p, o)
+    if p > bl:
+        raise DecodeError('StreamsGroupTargetAssignmentMemberValue: a length runs past the end')
     return o, p
 
 

@@ -9,6 +9,7 @@ from typing import Any
 import struct as _struct
 
 from wirebroker.protocol.message import UNSET, Message, Struct
+from wirebroker.protocol.message import shared_default as _shared_default
 from wirebroker.protocol.primitives import (
     UUID_ZERO,
     DecodeError,
@@ -33,6 +34,7 @@ _S1 = _struct.Struct('>ihB')
 _S2 = _struct.Struct('>i')
 _S3 = _struct.Struct('>ih')
 _ARRAY_h = tuple(_struct.Struct('>' + str(n) + 'h') for n in range(64))
+_UNPACK_h = (None, *(s.unpack_from for s in _ARRAY_h))
 
 
 class StreamsGroupTopologyValue(Message):
@@ -235,325 +237,380 @@ def _r_StreamsGroupTopologyValue_0(b, p):
         xs3 = []
         for _ in range(n2):
             e4 = _new(_StreamsGroupTopologyValue_Subtopology)
-            n5 = b[p] - 1
-            p += 1
-            if n5 > 126:
-                n5, p = _uvt(b, p, n5 + 1)
-                n5 -= 1
-            if n5 < 0:
-                raise DecodeError('Subtopology.SubtopologyId: null where not nullable')
-            else:
-                q6 = p + n5
-                if q6 > bl:
-                    raise DecodeError('Subtopology.SubtopologyId: length ' + str(n5) + ' past the end')
-                e4.subtopology_id = str(b[p:q6], 'utf-8')
+            h7 = b[p]
+            if 0 < h7 < 128:
+                q6 = p + h7
+                e4.subtopology_id = str(b[p + 1:q6], 'utf-8')
                 p = q6
-            n7 = b[p] - 1
+            else:
+                p += 1
+                n5 = h7 - 1
+                if n5 > 126:
+                    n5, p = _uvt(b, p, n5 + 1)
+                    n5 -= 1
+                if n5 < 0:
+                    raise DecodeError('Subtopology.SubtopologyId: null where not nullable')
+                else:
+                    q6 = p + n5
+                    e4.subtopology_id = str(b[p:q6], 'utf-8')
+                    p = q6
+            n8 = b[p] - 1
             p += 1
-            if n7 > 126:
-                n7, p = _uvt(b, p, n7 + 1)
-                n7 -= 1
-            if n7 < 0:
+            if n8 > 126:
+                n8, p = _uvt(b, p, n8 + 1)
+                n8 -= 1
+            if n8 < 0:
                 raise DecodeError('Subtopology.SourceTopics: null where not nullable')
             else:
-                if n7 > bl - p:
-                    raise DecodeError('Subtopology.SourceTopics: count ' + str(n7) + ' past the end')
-                xs8 = []
-                for _ in range(n7):
-                    n10 = b[p] - 1
-                    p += 1
-                    if n10 > 126:
-                        n10, p = _uvt(b, p, n10 + 1)
-                        n10 -= 1
-                    if n10 < 0:
-                        raise DecodeError('Subtopology.SourceTopics: null element')
+                if n8 > bl - p:
+                    raise DecodeError('Subtopology.SourceTopics: count ' + str(n8) + ' past the end')
+                xs9 = []
+                for _ in range(n8):
+                    h13 = b[p]
+                    if 0 < h13 < 128:
+                        q12 = p + h13
+                        e10 = str(b[p + 1:q12], 'utf-8')
+                        p = q12
                     else:
-                        q11 = p + n10
-                        if q11 > bl:
-                            raise DecodeError('Subtopology.SourceTopics: length ' + str(n10) + ' past the end')
-                        e9 = str(b[p:q11], 'utf-8')
-                        p = q11
-                    xs8.append(e9)
-                e4.source_topics = xs8
-            n12 = b[p] - 1
+                        p += 1
+                        n11 = h13 - 1
+                        if n11 > 126:
+                            n11, p = _uvt(b, p, n11 + 1)
+                            n11 -= 1
+                        if n11 < 0:
+                            raise DecodeError('Subtopology.SourceTopics: null element')
+                        else:
+                            q12 = p + n11
+                            e10 = str(b[p:q12], 'utf-8')
+                            p = q12
+                    xs9.append(e10)
+                e4.source_topics = xs9
+            n14 = b[p] - 1
             p += 1
-            if n12 > 126:
-                n12, p = _uvt(b, p, n12 + 1)
-                n12 -= 1
-            if n12 < 0:
+            if n14 > 126:
+                n14, p = _uvt(b, p, n14 + 1)
+                n14 -= 1
+            if n14 < 0:
                 raise DecodeError('Subtopology.SourceTopicRegex: null where not nullable')
             else:
-                if n12 > bl - p:
-                    raise DecodeError('Subtopology.SourceTopicRegex: count ' + str(n12) + ' past the end')
-                xs13 = []
-                for _ in range(n12):
-                    n15 = b[p] - 1
-                    p += 1
-                    if n15 > 126:
-                        n15, p = _uvt(b, p, n15 + 1)
-                        n15 -= 1
-                    if n15 < 0:
-                        raise DecodeError('Subtopology.SourceTopicRegex: null element')
+                if n14 > bl - p:
+                    raise DecodeError('Subtopology.SourceTopicRegex: count ' + str(n14) + ' past the end')
+                xs15 = []
+                for _ in range(n14):
+                    h19 = b[p]
+                    if 0 < h19 < 128:
+                        q18 = p + h19
+                        e16 = str(b[p + 1:q18], 'utf-8')
+                        p = q18
                     else:
-                        q16 = p + n15
-                        if q16 > bl:
-                            raise DecodeError('Subtopology.SourceTopicRegex: length ' + str(n15) + ' past the end')
-                        e14 = str(b[p:q16], 'utf-8')
-                        p = q16
-                    xs13.append(e14)
-                e4.source_topic_regex = xs13
-            n17 = b[p] - 1
+                        p += 1
+                        n17 = h19 - 1
+                        if n17 > 126:
+                            n17, p = _uvt(b, p, n17 + 1)
+                            n17 -= 1
+                        if n17 < 0:
+                            raise DecodeError('Subtopology.SourceTopicRegex: null element')
+                        else:
+                            q18 = p + n17
+                            e16 = str(b[p:q18], 'utf-8')
+                            p = q18
+                    xs15.append(e16)
+                e4.source_topic_regex = xs15
+            n20 = b[p] - 1
             p += 1
-            if n17 > 126:
-                n17, p = _uvt(b, p, n17 + 1)
-                n17 -= 1
-            if n17 < 0:
+            if n20 > 126:
+                n20, p = _uvt(b, p, n20 + 1)
+                n20 -= 1
+            if n20 < 0:
                 raise DecodeError('Subtopology.StateChangelogTopics: null where not nullable')
             else:
-                if n17 > bl - p:
-                    raise DecodeError('Subtopology.StateChangelogTopics: count ' + str(n17) + ' past the end')
-                xs18 = []
-                for _ in range(n17):
-                    e19 = _new(_StreamsGroupTopologyValue_TopicInfo)
-                    n20 = b[p] - 1
-                    p += 1
-                    if n20 > 126:
-                        n20, p = _uvt(b, p, n20 + 1)
-                        n20 -= 1
-                    if n20 < 0:
-                        raise DecodeError('TopicInfo.Name: null where not nullable')
+                if n20 > bl - p:
+                    raise DecodeError('Subtopology.StateChangelogTopics: count ' + str(n20) + ' past the end')
+                xs21 = []
+                for _ in range(n20):
+                    e22 = _new(_StreamsGroupTopologyValue_TopicInfo)
+                    h25 = b[p]
+                    if 0 < h25 < 128:
+                        q24 = p + h25
+                        e22.name = str(b[p + 1:q24], 'utf-8')
+                        p = q24
                     else:
-                        q21 = p + n20
-                        if q21 > bl:
-                            raise DecodeError('TopicInfo.Name: length ' + str(n20) + ' past the end')
-                        e19.name = str(b[p:q21], 'utf-8')
-                        p = q21
-                    e19.partitions, e19.replication_factor, h22, = _S1.unpack_from(b, p)
+                        p += 1
+                        n23 = h25 - 1
+                        if n23 > 126:
+                            n23, p = _uvt(b, p, n23 + 1)
+                            n23 -= 1
+                        if n23 < 0:
+                            raise DecodeError('TopicInfo.Name: null where not nullable')
+                        else:
+                            q24 = p + n23
+                            e22.name = str(b[p:q24], 'utf-8')
+                            p = q24
+                    e22.partitions, e22.replication_factor, h26, = _S1.unpack_from(b, p)
                     p += 7
-                    n23 = h22 - 1
-                    if n23 > 126:
-                        n23, p = _uvt(b, p, n23 + 1)
-                        n23 -= 1
-                    if n23 < 0:
+                    n27 = h26 - 1
+                    if n27 > 126:
+                        n27, p = _uvt(b, p, n27 + 1)
+                        n27 -= 1
+                    if n27 < 0:
                         raise DecodeError('TopicInfo.TopicConfigs: null where not nullable')
                     else:
-                        if n23 > bl - p:
-                            raise DecodeError('TopicInfo.TopicConfigs: count ' + str(n23) + ' past the end')
-                        xs24 = []
-                        for _ in range(n23):
-                            e25 = _new(_StreamsGroupTopologyValue_TopicConfig)
-                            n26 = b[p] - 1
-                            p += 1
-                            if n26 > 126:
-                                n26, p = _uvt(b, p, n26 + 1)
-                                n26 -= 1
-                            if n26 < 0:
-                                raise DecodeError('TopicConfig.key: null where not nullable')
+                        if n27 > bl - p:
+                            raise DecodeError('TopicInfo.TopicConfigs: count ' + str(n27) + ' past the end')
+                        xs28 = []
+                        for _ in range(n27):
+                            e29 = _new(_StreamsGroupTopologyValue_TopicConfig)
+                            h32 = b[p]
+                            if 0 < h32 < 128:
+                                q31 = p + h32
+                                e29.key = str(b[p + 1:q31], 'utf-8')
+                                p = q31
                             else:
-                                q27 = p + n26
-                                if q27 > bl:
-                                    raise DecodeError('TopicConfig.key: length ' + str(n26) + ' past the end')
-                                e25.key = str(b[p:q27], 'utf-8')
-                                p = q27
-                            n28 = b[p] - 1
-                            p += 1
-                            if n28 > 126:
-                                n28, p = _uvt(b, p, n28 + 1)
-                                n28 -= 1
-                            if n28 < 0:
-                                raise DecodeError('TopicConfig.value: null where not nullable')
+                                p += 1
+                                n30 = h32 - 1
+                                if n30 > 126:
+                                    n30, p = _uvt(b, p, n30 + 1)
+                                    n30 -= 1
+                                if n30 < 0:
+                                    raise DecodeError('TopicConfig.key: null where not nullable')
+                                else:
+                                    q31 = p + n30
+                                    e29.key = str(b[p:q31], 'utf-8')
+                                    p = q31
+                            h35 = b[p]
+                            if 0 < h35 < 128:
+                                q34 = p + h35
+                                e29.value = str(b[p + 1:q34], 'utf-8')
+                                p = q34
                             else:
-                                q29 = p + n28
-                                if q29 > bl:
-                                    raise DecodeError('TopicConfig.value: length ' + str(n28) + ' past the end')
-                                e25.value = str(b[p:q29], 'utf-8')
-                                p = q29
+                                p += 1
+                                n33 = h35 - 1
+                                if n33 > 126:
+                                    n33, p = _uvt(b, p, n33 + 1)
+                                    n33 -= 1
+                                if n33 < 0:
+                                    raise DecodeError('TopicConfig.value: null where not nullable')
+                                else:
+                                    q34 = p + n33
+                                    e29.value = str(b[p:q34], 'utf-8')
+                                    p = q34
                             if b[p] == 0:  # no tagged fields, the common case
-                                e25.unknown_tagged_fields = None
+                                e29.unknown_tagged_fields = None
                                 p += 1
                             else:
-                                p = _t_StreamsGroupTopologyValue_TopicConfig_0(b, p, e25)
-                            xs24.append(e25)
-                        e19.topic_configs = xs24
+                                p = _t_StreamsGroupTopologyValue_TopicConfig_0(b, p, e29)
+                            xs28.append(e29)
+                        e22.topic_configs = xs28
                     if b[p] == 0:  # no tagged fields, the common case
-                        e19.unknown_tagged_fields = None
+                        e22.unknown_tagged_fields = None
                         p += 1
                     else:
-                        p = _t_StreamsGroupTopologyValue_TopicInfo_0(b, p, e19)
-                    xs18.append(e19)
-                e4.state_changelog_topics = xs18
-            n30 = b[p] - 1
+                        p = _t_StreamsGroupTopologyValue_TopicInfo_0(b, p, e22)
+                    xs21.append(e22)
+                e4.state_changelog_topics = xs21
+            n36 = b[p] - 1
             p += 1
-            if n30 > 126:
-                n30, p = _uvt(b, p, n30 + 1)
-                n30 -= 1
-            if n30 < 0:
+            if n36 > 126:
+                n36, p = _uvt(b, p, n36 + 1)
+                n36 -= 1
+            if n36 < 0:
                 raise DecodeError('Subtopology.RepartitionSinkTopics: null where not nullable')
             else:
-                if n30 > bl - p:
-                    raise DecodeError('Subtopology.RepartitionSinkTopics: count ' + str(n30) + ' past the end')
-                xs31 = []
-                for _ in range(n30):
-                    n33 = b[p] - 1
-                    p += 1
-                    if n33 > 126:
-                        n33, p = _uvt(b, p, n33 + 1)
-                        n33 -= 1
-                    if n33 < 0:
-                        raise DecodeError('Subtopology.RepartitionSinkTopics: null element')
+                if n36 > bl - p:
+                    raise DecodeError('Subtopology.RepartitionSinkTopics: count ' + str(n36) + ' past the end')
+                xs37 = []
+                for _ in range(n36):
+                    h41 = b[p]
+                    if 0 < h41 < 128:
+                        q40 = p + h41
+                        e38 = str(b[p + 1:q40], 'utf-8')
+                        p = q40
                     else:
-                        q34 = p + n33
-                        if q34 > bl:
-                            raise DecodeError('Subtopology.RepartitionSinkTopics: length ' + str(n33) + ' past the end')
-                        e32 = str(b[p:q34], 'utf-8')
-                        p = q34
-                    xs31.append(e32)
-                e4.repartition_sink_topics = xs31
-            n35 = b[p] - 1
+                        p += 1
+                        n39 = h41 - 1
+                        if n39 > 126:
+                            n39, p = _uvt(b, p, n39 + 1)
+                            n39 -= 1
+                        if n39 < 0:
+                            raise DecodeError('Subtopology.RepartitionSinkTopics: null element')
+                        else:
+                            q40 = p + n39
+                            e38 = str(b[p:q40], 'utf-8')
+                            p = q40
+                    xs37.append(e38)
+                e4.repartition_sink_topics = xs37
+            n42 = b[p] - 1
             p += 1
-            if n35 > 126:
-                n35, p = _uvt(b, p, n35 + 1)
-                n35 -= 1
-            if n35 < 0:
+            if n42 > 126:
+                n42, p = _uvt(b, p, n42 + 1)
+                n42 -= 1
+            if n42 < 0:
                 raise DecodeError('Subtopology.RepartitionSourceTopics: null where not nullable')
             else:
-                if n35 > bl - p:
-                    raise DecodeError('Subtopology.RepartitionSourceTopics: count ' + str(n35) + ' past the end')
-                xs36 = []
-                for _ in range(n35):
-                    e37 = _new(_StreamsGroupTopologyValue_TopicInfo)
-                    n38 = b[p] - 1
-                    p += 1
-                    if n38 > 126:
-                        n38, p = _uvt(b, p, n38 + 1)
-                        n38 -= 1
-                    if n38 < 0:
-                        raise DecodeError('TopicInfo.Name: null where not nullable')
+                if n42 > bl - p:
+                    raise DecodeError('Subtopology.RepartitionSourceTopics: count ' + str(n42) + ' past the end')
+                xs43 = []
+                for _ in range(n42):
+                    e44 = _new(_StreamsGroupTopologyValue_TopicInfo)
+                    h47 = b[p]
+                    if 0 < h47 < 128:
+                        q46 = p + h47
+                        e44.name = str(b[p + 1:q46], 'utf-8')
+                        p = q46
                     else:
-                        q39 = p + n38
-                        if q39 > bl:
-                            raise DecodeError('TopicInfo.Name: length ' + str(n38) + ' past the end')
-                        e37.name = str(b[p:q39], 'utf-8')
-                        p = q39
-                    e37.partitions, e37.replication_factor, h40, = _S1.unpack_from(b, p)
+                        p += 1
+                        n45 = h47 - 1
+                        if n45 > 126:
+                            n45, p = _uvt(b, p, n45 + 1)
+                            n45 -= 1
+                        if n45 < 0:
+                            raise DecodeError('TopicInfo.Name: null where not nullable')
+                        else:
+                            q46 = p + n45
+                            e44.name = str(b[p:q46], 'utf-8')
+                            p = q46
+                    e44.partitions, e44.replication_factor, h48, = _S1.unpack_from(b, p)
                     p += 7
-                    n41 = h40 - 1
-                    if n41 > 126:
-                        n41, p = _uvt(b, p, n41 + 1)
-                        n41 -= 1
-                    if n41 < 0:
+                    n49 = h48 - 1
+                    if n49 > 126:
+                        n49, p = _uvt(b, p, n49 + 1)
+                        n49 -= 1
+                    if n49 < 0:
                         raise DecodeError('TopicInfo.TopicConfigs: null where not nullable')
                     else:
-                        if n41 > bl - p:
-                            raise DecodeError('TopicInfo.TopicConfigs: count ' + str(n41) + ' past the end')
-                        xs42 = []
-                        for _ in range(n41):
-                            e43 = _new(_StreamsGroupTopologyValue_TopicConfig)
-                            n44 = b[p] - 1
-                            p += 1
-                            if n44 > 126:
-                                n44, p = _uvt(b, p, n44 + 1)
-                                n44 -= 1
-                            if n44 < 0:
-                                raise DecodeError('TopicConfig.key: null where not nullable')
+                        if n49 > bl - p:
+                            raise DecodeError('TopicInfo.TopicConfigs: count ' + str(n49) + ' past the end')
+                        xs50 = []
+                        for _ in range(n49):
+                            e51 = _new(_StreamsGroupTopologyValue_TopicConfig)
+                            h54 = b[p]
+                            if 0 < h54 < 128:
+                                q53 = p + h54
+                                e51.key = str(b[p + 1:q53], 'utf-8')
+                                p = q53
                             else:
-                                q45 = p + n44
-                                if q45 > bl:
-                                    raise DecodeError('TopicConfig.key: length ' + str(n44) + ' past the end')
-                                e43.key = str(b[p:q45], 'utf-8')
-                                p = q45
-                            n46 = b[p] - 1
-                            p += 1
-                            if n46 > 126:
-                                n46, p = _uvt(b, p, n46 + 1)
-                                n46 -= 1
-                            if n46 < 0:
-                                raise DecodeError('TopicConfig.value: null where not nullable')
+                                p += 1
+                                n52 = h54 - 1
+                                if n52 > 126:
+                                    n52, p = _uvt(b, p, n52 + 1)
+                                    n52 -= 1
+                                if n52 < 0:
+                                    raise DecodeError('TopicConfig.key: null where not nullable')
+                                else:
+                                    q53 = p + n52
+                                    e51.key = str(b[p:q53], 'utf-8')
+                                    p = q53
+                            h57 = b[p]
+                            if 0 < h57 < 128:
+                                q56 = p + h57
+                                e51.value = str(b[p + 1:q56], 'utf-8')
+                                p = q56
                             else:
-                                q47 = p + n46
-                                if q47 > bl:
-                                    raise DecodeError('TopicConfig.value: length ' + str(n46) + ' past the end')
-                                e43.value = str(b[p:q47], 'utf-8')
-                                p = q47
+                                p += 1
+                                n55 = h57 - 1
+                                if n55 > 126:
+                                    n55, p = _uvt(b, p, n55 + 1)
+                                    n55 -= 1
+                                if n55 < 0:
+                                    raise DecodeError('TopicConfig.value: null where not nullable')
+                                else:
+                                    q56 = p + n55
+                                    e51.value = str(b[p:q56], 'utf-8')
+                                    p = q56
                             if b[p] == 0:  # no tagged fields, the common case
-                                e43.unknown_tagged_fields = None
+                                e51.unknown_tagged_fields = None
                                 p += 1
                             else:
-                                p = _t_StreamsGroupTopologyValue_TopicConfig_0(b, p, e43)
-                            xs42.append(e43)
-                        e37.topic_configs = xs42
+                                p = _t_StreamsGroupTopologyValue_TopicConfig_0(b, p, e51)
+                            xs50.append(e51)
+                        e44.topic_configs = xs50
                     if b[p] == 0:  # no tagged fields, the common case
-                        e37.unknown_tagged_fields = None
+                        e44.unknown_tagged_fields = None
                         p += 1
                     else:
-                        p = _t_StreamsGroupTopologyValue_TopicInfo_0(b, p, e37)
-                    xs36.append(e37)
-                e4.repartition_source_topics = xs36
-            n48 = b[p] - 1
+                        p = _t_StreamsGroupTopologyValue_TopicInfo_0(b, p, e44)
+                    xs43.append(e44)
+                e4.repartition_source_topics = xs43
+            n58 = b[p] - 1
             p += 1
-            if n48 > 126:
-                n48, p = _uvt(b, p, n48 + 1)
-                n48 -= 1
-            if n48 < 0:
+            if n58 > 126:
+                n58, p = _uvt(b, p, n58 + 1)
+                n58 -= 1
+            if n58 < 0:
                 raise DecodeError('Subtopology.CopartitionGroups: null where not nullable')
             else:
-                if n48 > bl - p:
-                    raise DecodeError('Subtopology.CopartitionGroups: count ' + str(n48) + ' past the end')
-                xs49 = []
-                for _ in range(n48):
-                    e50 = _new(_StreamsGroupTopologyValue_CopartitionGroup)
-                    n51 = b[p] - 1
-                    p += 1
-                    if n51 > 126:
-                        n51, p = _uvt(b, p, n51 + 1)
-                        n51 -= 1
-                    if n51 < 0:
-                        raise DecodeError('CopartitionGroup.SourceTopics: null where not nullable')
-                    elif n51 < 64:
-                        e50.source_topics = list(_ARRAY_h[n51].unpack_from(b, p))
-                        p += 2 * n51
+                if n58 > bl - p:
+                    raise DecodeError('Subtopology.CopartitionGroups: count ' + str(n58) + ' past the end')
+                xs59 = []
+                for _ in range(n58):
+                    e60 = _new(_StreamsGroupTopologyValue_CopartitionGroup)
+                    h62 = b[p]
+                    if 0 < h62 < 65:
+                        e60.source_topics = [*_UNPACK_h[h62](b, p + 1)]
+                        p += 2 * h62 - 1
                     else:
-                        if n51 > bl - p:
-                            raise DecodeError('CopartitionGroup.SourceTopics: count ' + str(n51) + ' past the end')
-                        e50.source_topics = list(_struct.Struct('>' + str(n51) + 'h').unpack_from(b, p))
-                        p += 2 * n51
-                    n52 = b[p] - 1
-                    p += 1
-                    if n52 > 126:
-                        n52, p = _uvt(b, p, n52 + 1)
-                        n52 -= 1
-                    if n52 < 0:
-                        raise DecodeError('CopartitionGroup.SourceTopicRegex: null where not nullable')
-                    elif n52 < 64:
-                        e50.source_topic_regex = list(_ARRAY_h[n52].unpack_from(b, p))
-                        p += 2 * n52
+                        p += 1
+                        n61 = h62 - 1
+                        if n61 > 126:
+                            n61, p = _uvt(b, p, n61 + 1)
+                            n61 -= 1
+                        if n61 < 0:
+                            raise DecodeError('CopartitionGroup.SourceTopics: null where not nullable')
+                        elif n61 < 64:
+                            e60.source_topics = [*_ARRAY_h[n61].unpack_from(b, p)]
+                            p += 2 * n61
+                        else:
+                            if n61 > bl - p:
+                                raise DecodeError('CopartitionGroup.SourceTopics: count ' + str(n61) + ' past the end')
+                            e60.source_topics = [*_struct.Struct('>' + str(n61) + 'h').unpack_from(b, p)]
+                            p += 2 * n61
+                    h64 = b[p]
+                    if 0 < h64 < 65:
+                        e60.source_topic_regex = [*_UNPACK_h[h64](b, p + 1)]
+                        p += 2 * h64 - 1
                     else:
-                        if n52 > bl - p:
-                            raise DecodeError('CopartitionGroup.SourceTopicRegex: count ' + str(n52) + ' past the end')
-                        e50.source_topic_regex = list(_struct.Struct('>' + str(n52) + 'h').unpack_from(b, p))
-                        p += 2 * n52
-                    n53 = b[p] - 1
-                    p += 1
-                    if n53 > 126:
-                        n53, p = _uvt(b, p, n53 + 1)
-                        n53 -= 1
-                    if n53 < 0:
-                        raise DecodeError('CopartitionGroup.RepartitionSourceTopics: null where not nullable')
-                    elif n53 < 64:
-                        e50.repartition_source_topics = list(_ARRAY_h[n53].unpack_from(b, p))
-                        p += 2 * n53
+                        p += 1
+                        n63 = h64 - 1
+                        if n63 > 126:
+                            n63, p = _uvt(b, p, n63 + 1)
+                            n63 -= 1
+                        if n63 < 0:
+                            raise DecodeError('CopartitionGroup.SourceTopicRegex: null where not nullable')
+                        elif n63 < 64:
+                            e60.source_topic_regex = [*_ARRAY_h[n63].unpack_from(b, p)]
+                            p += 2 * n63
+                        else:
+                            if n63 > bl - p:
+                                raise DecodeError('CopartitionGroup.SourceTopicRegex: count ' + str(n63) + ' past the end')
+                            e60.source_topic_regex = [*_struct.Struct('>' + str(n63) + 'h').unpack_from(b, p)]
+                            p += 2 * n63
+                    h66 = b[p]
+                    if 0 < h66 < 65:
+                        e60.repartition_source_topics = [*_UNPACK_h[h66](b, p + 1)]
+                        p += 2 * h66 - 1
                     else:
-                        if n53 > bl - p:
-                            raise DecodeError('CopartitionGroup.RepartitionSourceTopics: count ' + str(n53) + ' past the end')
-                        e50.repartition_source_topics = list(_struct.Struct('>' + str(n53) + 'h').unpack_from(b, p))
-                        p += 2 * n53
+                        p += 1
+                        n65 = h66 - 1
+                        if n65 > 126:
+                            n65, p = _uvt(b, p, n65 + 1)
+                            n65 -= 1
+                        if n65 < 0:
+                            raise DecodeError('CopartitionGroup.RepartitionSourceTopics: null where not nullable')
+                        elif n65 < 64:
+                            e60.repartition_source_topics = [*_ARRAY_h[n65].unpack_from(b, p)]
+                            p += 2 * n65
+                        else:
+                            if n65 > bl - p:
+                                raise DecodeError('CopartitionGroup.RepartitionSourceTopics: count ' + str(n65) + ' past the end')
+                            e60.repartition_source_topics = [*_struct.Struct('>' + str(n65) + 'h').unpack_from(b, p)]
+                            p += 2 * n65
                     if b[p] == 0:  # no tagged fields, the common case
-                        e50.unknown_tagged_fields = None
+                        e60.unknown_tagged_fields = None
                         p += 1
                     else:
-                        p = _t_StreamsGroupTopologyValue_CopartitionGroup_0(b, p, e50)
-                    xs49.append(e50)
-                e4.copartition_groups = xs49
+                        p = _t_StreamsGroupTopologyValue_CopartitionGroup_0(b, p, e60)
+                    xs59.append(e60)
+                e4.copartition_groups = xs59
             if b[p] == 0:  # no tagged fields, the common case
                 e4.unknown_tagged_fields = None
                 p += 1
@@ -566,6 +623,8 @@ def _r_StreamsGroupTopologyValue_0(b, p):
         p += 1
     else:
         p = _t_StreamsGroupTopologyValue_0(b, p, o)
+    if p > bl:
+        raise DecodeError('StreamsGroupTopologyValue: a length runs past the end')
     return o, p
 
 

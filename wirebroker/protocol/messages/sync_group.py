@@ -9,6 +9,7 @@ from typing import Any
 import struct as _struct
 
 from wirebroker.protocol.message import UNSET, Message, Struct
+from wirebroker.protocol.message import shared_default as _shared_default
 from wirebroker.protocol.primitives import (
     UUID_ZERO,
     DecodeError,
@@ -97,8 +98,6 @@ def _r_SyncGroupRequest_0(b, p):
         raise DecodeError('SyncGroupRequest.GroupId: null where not nullable')
     else:
         q2 = p + n1
-        if q2 > bl:
-            raise DecodeError('SyncGroupRequest.GroupId: length ' + str(n1) + ' past the end')
         o.group_id = str(b[p:q2], 'utf-8')
         p = q2
     o.generation_id, h3, = _S1.unpack_from(b, p)
@@ -108,8 +107,6 @@ def _r_SyncGroupRequest_0(b, p):
         raise DecodeError('SyncGroupRequest.MemberId: null where not nullable')
     else:
         q5 = p + n4
-        if q5 > bl:
-            raise DecodeError('SyncGroupRequest.MemberId: length ' + str(n4) + ' past the end')
         o.member_id = str(b[p:q5], 'utf-8')
         p = q5
     n6, = _S2.unpack_from(b, p)
@@ -128,8 +125,6 @@ def _r_SyncGroupRequest_0(b, p):
                 raise DecodeError('SyncGroupRequestAssignment.MemberId: null where not nullable')
             else:
                 q10 = p + n9
-                if q10 > bl:
-                    raise DecodeError('SyncGroupRequestAssignment.MemberId: length ' + str(n9) + ' past the end')
                 e8.member_id = str(b[p:q10], 'utf-8')
                 p = q10
             n11, = _S2.unpack_from(b, p)
@@ -138,8 +133,6 @@ def _r_SyncGroupRequest_0(b, p):
                 raise DecodeError('SyncGroupRequestAssignment.Assignment: null where not nullable')
             else:
                 q12 = p + n11
-                if q12 > bl:
-                    raise DecodeError('SyncGroupRequestAssignment.Assignment: length ' + str(n11) + ' past the end')
                 e8.assignment = bytes(b[p:q12])
                 p = q12
             e8.unknown_tagged_fields = None
@@ -149,6 +142,8 @@ def _r_SyncGroupRequest_0(b, p):
     o.protocol_type = None
     o.protocol_name = None
     o.unknown_tagged_fields = None
+    if p > bl:
+        raise DecodeError('SyncGroupRequest: a length runs past the end')
     return o, p
 
 
@@ -185,8 +180,6 @@ def _r_SyncGroupRequest_1(b, p):
         raise DecodeError('SyncGroupRequest.GroupId: null where not nullable')
     else:
         q2 = p + n1
-        if q2 > bl:
-            raise DecodeError('SyncGroupRequest.GroupId: length ' + str(n1) + ' past the end')
         o.group_id = str(b[p:q2], 'utf-8')
         p = q2
     o.generation_id, h3, = _S1.unpack_from(b, p)
@@ -196,8 +189,6 @@ def _r_SyncGroupRequest_1(b, p):
         raise DecodeError('SyncGroupRequest.MemberId: null where not nullable')
     else:
         q5 = p + n4
-        if q5 > bl:
-            raise DecodeError('SyncGroupRequest.MemberId: length ' + str(n4) + ' past the end')
         o.member_id = str(b[p:q5], 'utf-8')
         p = q5
     n6, = _S0.unpack_from(b, p)
@@ -206,8 +197,6 @@ def _r_SyncGroupRequest_1(b, p):
         o.group_instance_id = None
     else:
         q7 = p + n6
-        if q7 > bl:
-            raise DecodeError('SyncGroupRequest.GroupInstanceId: length ' + str(n6) + ' past the end')
         o.group_instance_id = str(b[p:q7], 'utf-8')
         p = q7
     n8, = _S2.unpack_from(b, p)
@@ -226,8 +215,6 @@ def _r_SyncGroupRequest_1(b, p):
                 raise DecodeError('SyncGroupRequestAssignment.MemberId: null where not nullable')
             else:
                 q12 = p + n11
-                if q12 > bl:
-                    raise DecodeError('SyncGroupRequestAssignment.MemberId: length ' + str(n11) + ' past the end')
                 e10.member_id = str(b[p:q12], 'utf-8')
                 p = q12
             n13, = _S2.unpack_from(b, p)
@@ -236,8 +223,6 @@ def _r_SyncGroupRequest_1(b, p):
                 raise DecodeError('SyncGroupRequestAssignment.Assignment: null where not nullable')
             else:
                 q14 = p + n13
-                if q14 > bl:
-                    raise DecodeError('SyncGroupRequestAssignment.Assignment: length ' + str(n13) + ' past the end')
                 e10.assignment = bytes(b[p:q14])
                 p = q14
             e10.unknown_tagged_fields = None
@@ -246,6 +231,8 @@ def _r_SyncGroupRequest_1(b, p):
     o.protocol_type = None
     o.protocol_name = None
     o.unknown_tagged_fields = None
+    if p > bl:
+        raise DecodeError('SyncGroupRequest: a length runs past the end')
     return o, p
 
 
@@ -327,92 +314,114 @@ def _t_SyncGroupRequest_0(b, p, o):
 def _r_SyncGroupRequest_2(b, p):
     bl = len(b)
     o = _new(SyncGroupRequest)
-    n1 = b[p] - 1
-    p += 1
-    if n1 > 126:
-        n1, p = _uvt(b, p, n1 + 1)
-        n1 -= 1
-    if n1 < 0:
-        raise DecodeError('SyncGroupRequest.GroupId: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > bl:
-            raise DecodeError('SyncGroupRequest.GroupId: length ' + str(n1) + ' past the end')
-        o.group_id = str(b[p:q2], 'utf-8')
+    h3 = b[p]
+    if 0 < h3 < 128:
+        q2 = p + h3
+        o.group_id = str(b[p + 1:q2], 'utf-8')
         p = q2
-    o.generation_id, h3, = _S3.unpack_from(b, p)
+    else:
+        p += 1
+        n1 = h3 - 1
+        if n1 > 126:
+            n1, p = _uvt(b, p, n1 + 1)
+            n1 -= 1
+        if n1 < 0:
+            raise DecodeError('SyncGroupRequest.GroupId: null where not nullable')
+        else:
+            q2 = p + n1
+            o.group_id = str(b[p:q2], 'utf-8')
+            p = q2
+    o.generation_id, h4, = _S3.unpack_from(b, p)
     p += 5
-    n4 = h3 - 1
-    if n4 > 126:
-        n4, p = _uvt(b, p, n4 + 1)
-        n4 -= 1
-    if n4 < 0:
-        raise DecodeError('SyncGroupRequest.MemberId: null where not nullable')
+    if 0 < h4 < 128:
+        q6 = p + h4 - 1
+        o.member_id = str(b[p:q6], 'utf-8')
+        p = q6
     else:
-        q5 = p + n4
-        if q5 > bl:
-            raise DecodeError('SyncGroupRequest.MemberId: length ' + str(n4) + ' past the end')
-        o.member_id = str(b[p:q5], 'utf-8')
-        p = q5
-    n6 = b[p] - 1
-    p += 1
-    if n6 > 126:
-        n6, p = _uvt(b, p, n6 + 1)
-        n6 -= 1
-    if n6 < 0:
+        n5 = h4 - 1
+        if n5 > 126:
+            n5, p = _uvt(b, p, n5 + 1)
+            n5 -= 1
+        if n5 < 0:
+            raise DecodeError('SyncGroupRequest.MemberId: null where not nullable')
+        else:
+            q6 = p + n5
+            o.member_id = str(b[p:q6], 'utf-8')
+            p = q6
+    h9 = b[p]
+    if 0 < h9 < 128:
+        q8 = p + h9
+        o.group_instance_id = str(b[p + 1:q8], 'utf-8')
+        p = q8
+    elif h9 == 0:
         o.group_instance_id = None
+        p += 1
     else:
-        q7 = p + n6
-        if q7 > bl:
-            raise DecodeError('SyncGroupRequest.GroupInstanceId: length ' + str(n6) + ' past the end')
-        o.group_instance_id = str(b[p:q7], 'utf-8')
-        p = q7
-    n8 = b[p] - 1
+        p += 1
+        n7 = h9 - 1
+        if n7 > 126:
+            n7, p = _uvt(b, p, n7 + 1)
+            n7 -= 1
+        if n7 < 0:
+            o.group_instance_id = None
+        else:
+            q8 = p + n7
+            o.group_instance_id = str(b[p:q8], 'utf-8')
+            p = q8
+    n10 = b[p] - 1
     p += 1
-    if n8 > 126:
-        n8, p = _uvt(b, p, n8 + 1)
-        n8 -= 1
-    if n8 < 0:
+    if n10 > 126:
+        n10, p = _uvt(b, p, n10 + 1)
+        n10 -= 1
+    if n10 < 0:
         raise DecodeError('SyncGroupRequest.Assignments: null where not nullable')
     else:
-        if n8 > bl - p:
-            raise DecodeError('SyncGroupRequest.Assignments: count ' + str(n8) + ' past the end')
-        xs9 = []
-        for _ in range(n8):
-            e10 = _new(_SyncGroupRequest_SyncGroupRequestAssignment)
-            n11 = b[p] - 1
-            p += 1
-            if n11 > 126:
-                n11, p = _uvt(b, p, n11 + 1)
-                n11 -= 1
-            if n11 < 0:
-                raise DecodeError('SyncGroupRequestAssignment.MemberId: null where not nullable')
-            else:
-                q12 = p + n11
-                if q12 > bl:
-                    raise DecodeError('SyncGroupRequestAssignment.MemberId: length ' + str(n11) + ' past the end')
-                e10.member_id = str(b[p:q12], 'utf-8')
-                p = q12
-            n13 = b[p] - 1
-            p += 1
-            if n13 > 126:
-                n13, p = _uvt(b, p, n13 + 1)
-                n13 -= 1
-            if n13 < 0:
-                raise DecodeError('SyncGroupRequestAssignment.Assignment: null where not nullable')
-            else:
-                q14 = p + n13
-                if q14 > bl:
-                    raise DecodeError('SyncGroupRequestAssignment.Assignment: length ' + str(n13) + ' past the end')
-                e10.assignment = bytes(b[p:q14])
+        if n10 > bl - p:
+            raise DecodeError('SyncGroupRequest.Assignments: count ' + str(n10) + ' past the end')
+        xs11 = []
+        for _ in range(n10):
+            e12 = _new(_SyncGroupRequest_SyncGroupRequestAssignment)
+            h15 = b[p]
+            if 0 < h15 < 128:
+                q14 = p + h15
+                e12.member_id = str(b[p + 1:q14], 'utf-8')
                 p = q14
+            else:
+                p += 1
+                n13 = h15 - 1
+                if n13 > 126:
+                    n13, p = _uvt(b, p, n13 + 1)
+                    n13 -= 1
+                if n13 < 0:
+                    raise DecodeError('SyncGroupRequestAssignment.MemberId: null where not nullable')
+                else:
+                    q14 = p + n13
+                    e12.member_id = str(b[p:q14], 'utf-8')
+                    p = q14
+            h18 = b[p]
+            if 0 < h18 < 128:
+                q17 = p + h18
+                e12.assignment = bytes(b[p + 1:q17])
+                p = q17
+            else:
+                p += 1
+                n16 = h18 - 1
+                if n16 > 126:
+                    n16, p = _uvt(b, p, n16 + 1)
+                    n16 -= 1
+                if n16 < 0:
+                    raise DecodeError('SyncGroupRequestAssignment.Assignment: null where not nullable')
+                else:
+                    q17 = p + n16
+                    e12.assignment = bytes(b[p:q17])
+                    p = q17
             if b[p] == 0:  # no tagged fields, the common case
-                e10.unknown_tagged_fields = None
+                e12.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_SyncGroupRequest_SyncGroupRequestAssignment_0(b, p, e10)
-            xs9.append(e10)
-        o.assignments = xs9
+                p = _t_SyncGroupRequest_SyncGroupRequestAssignment_0(b, p, e12)
+            xs11.append(e12)
+        o.assignments = xs11
     o.protocol_type = None
     o.protocol_name = None
     if b[p] == 0:  # no tagged fields, the common case
@@ -420,6 +429,8 @@ def _r_SyncGroupRequest_2(b, p):
         p += 1
     else:
         p = _t_SyncGroupRequest_0(b, p, o)
+    if p > bl:
+        raise DecodeError('SyncGroupRequest: a length runs past the end')
     return o, p
 
 
@@ -487,123 +498,161 @@ def _w_SyncGroupRequest_2(o, w):
 def _r_SyncGroupRequest_3(b, p):
     bl = len(b)
     o = _new(SyncGroupRequest)
-    n1 = b[p] - 1
-    p += 1
-    if n1 > 126:
-        n1, p = _uvt(b, p, n1 + 1)
-        n1 -= 1
-    if n1 < 0:
-        raise DecodeError('SyncGroupRequest.GroupId: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > bl:
-            raise DecodeError('SyncGroupRequest.GroupId: length ' + str(n1) + ' past the end')
-        o.group_id = str(b[p:q2], 'utf-8')
+    h3 = b[p]
+    if 0 < h3 < 128:
+        q2 = p + h3
+        o.group_id = str(b[p + 1:q2], 'utf-8')
         p = q2
-    o.generation_id, h3, = _S3.unpack_from(b, p)
+    else:
+        p += 1
+        n1 = h3 - 1
+        if n1 > 126:
+            n1, p = _uvt(b, p, n1 + 1)
+            n1 -= 1
+        if n1 < 0:
+            raise DecodeError('SyncGroupRequest.GroupId: null where not nullable')
+        else:
+            q2 = p + n1
+            o.group_id = str(b[p:q2], 'utf-8')
+            p = q2
+    o.generation_id, h4, = _S3.unpack_from(b, p)
     p += 5
-    n4 = h3 - 1
-    if n4 > 126:
-        n4, p = _uvt(b, p, n4 + 1)
-        n4 -= 1
-    if n4 < 0:
-        raise DecodeError('SyncGroupRequest.MemberId: null where not nullable')
+    if 0 < h4 < 128:
+        q6 = p + h4 - 1
+        o.member_id = str(b[p:q6], 'utf-8')
+        p = q6
     else:
-        q5 = p + n4
-        if q5 > bl:
-            raise DecodeError('SyncGroupRequest.MemberId: length ' + str(n4) + ' past the end')
-        o.member_id = str(b[p:q5], 'utf-8')
-        p = q5
-    n6 = b[p] - 1
-    p += 1
-    if n6 > 126:
-        n6, p = _uvt(b, p, n6 + 1)
-        n6 -= 1
-    if n6 < 0:
+        n5 = h4 - 1
+        if n5 > 126:
+            n5, p = _uvt(b, p, n5 + 1)
+            n5 -= 1
+        if n5 < 0:
+            raise DecodeError('SyncGroupRequest.MemberId: null where not nullable')
+        else:
+            q6 = p + n5
+            o.member_id = str(b[p:q6], 'utf-8')
+            p = q6
+    h9 = b[p]
+    if 0 < h9 < 128:
+        q8 = p + h9
+        o.group_instance_id = str(b[p + 1:q8], 'utf-8')
+        p = q8
+    elif h9 == 0:
         o.group_instance_id = None
+        p += 1
     else:
-        q7 = p + n6
-        if q7 > bl:
-            raise DecodeError('SyncGroupRequest.GroupInstanceId: length ' + str(n6) + ' past the end')
-        o.group_instance_id = str(b[p:q7], 'utf-8')
-        p = q7
-    n8 = b[p] - 1
-    p += 1
-    if n8 > 126:
-        n8, p = _uvt(b, p, n8 + 1)
-        n8 -= 1
-    if n8 < 0:
-        o.protocol_type = None
-    else:
-        q9 = p + n8
-        if q9 > bl:
-            raise DecodeError('SyncGroupRequest.ProtocolType: length ' + str(n8) + ' past the end')
-        o.protocol_type = str(b[p:q9], 'utf-8')
-        p = q9
-    n10 = b[p] - 1
-    p += 1
-    if n10 > 126:
-        n10, p = _uvt(b, p, n10 + 1)
-        n10 -= 1
-    if n10 < 0:
-        o.protocol_name = None
-    else:
-        q11 = p + n10
-        if q11 > bl:
-            raise DecodeError('SyncGroupRequest.ProtocolName: length ' + str(n10) + ' past the end')
-        o.protocol_name = str(b[p:q11], 'utf-8')
+        p += 1
+        n7 = h9 - 1
+        if n7 > 126:
+            n7, p = _uvt(b, p, n7 + 1)
+            n7 -= 1
+        if n7 < 0:
+            o.group_instance_id = None
+        else:
+            q8 = p + n7
+            o.group_instance_id = str(b[p:q8], 'utf-8')
+            p = q8
+    h12 = b[p]
+    if 0 < h12 < 128:
+        q11 = p + h12
+        o.protocol_type = str(b[p + 1:q11], 'utf-8')
         p = q11
-    n12 = b[p] - 1
+    elif h12 == 0:
+        o.protocol_type = None
+        p += 1
+    else:
+        p += 1
+        n10 = h12 - 1
+        if n10 > 126:
+            n10, p = _uvt(b, p, n10 + 1)
+            n10 -= 1
+        if n10 < 0:
+            o.protocol_type = None
+        else:
+            q11 = p + n10
+            o.protocol_type = str(b[p:q11], 'utf-8')
+            p = q11
+    h15 = b[p]
+    if 0 < h15 < 128:
+        q14 = p + h15
+        o.protocol_name = str(b[p + 1:q14], 'utf-8')
+        p = q14
+    elif h15 == 0:
+        o.protocol_name = None
+        p += 1
+    else:
+        p += 1
+        n13 = h15 - 1
+        if n13 > 126:
+            n13, p = _uvt(b, p, n13 + 1)
+            n13 -= 1
+        if n13 < 0:
+            o.protocol_name = None
+        else:
+            q14 = p + n13
+            o.protocol_name = str(b[p:q14], 'utf-8')
+            p = q14
+    n16 = b[p] - 1
     p += 1
-    if n12 > 126:
-        n12, p = _uvt(b, p, n12 + 1)
-        n12 -= 1
-    if n12 < 0:
+    if n16 > 126:
+        n16, p = _uvt(b, p, n16 + 1)
+        n16 -= 1
+    if n16 < 0:
         raise DecodeError('SyncGroupRequest.Assignments: null where not nullable')
     else:
-        if n12 > bl - p:
-            raise DecodeError('SyncGroupRequest.Assignments: count ' + str(n12) + ' past the end')
-        xs13 = []
-        for _ in range(n12):
-            e14 = _new(_SyncGroupRequest_SyncGroupRequestAssignment)
-            n15 = b[p] - 1
-            p += 1
-            if n15 > 126:
-                n15, p = _uvt(b, p, n15 + 1)
-                n15 -= 1
-            if n15 < 0:
-                raise DecodeError('SyncGroupRequestAssignment.MemberId: null where not nullable')
+        if n16 > bl - p:
+            raise DecodeError('SyncGroupRequest.Assignments: count ' + str(n16) + ' past the end')
+        xs17 = []
+        for _ in range(n16):
+            e18 = _new(_SyncGroupRequest_SyncGroupRequestAssignment)
+            h21 = b[p]
+            if 0 < h21 < 128:
+                q20 = p + h21
+                e18.member_id = str(b[p + 1:q20], 'utf-8')
+                p = q20
             else:
-                q16 = p + n15
-                if q16 > bl:
-                    raise DecodeError('SyncGroupRequestAssignment.MemberId: length ' + str(n15) + ' past the end')
-                e14.member_id = str(b[p:q16], 'utf-8')
-                p = q16
-            n17 = b[p] - 1
-            p += 1
-            if n17 > 126:
-                n17, p = _uvt(b, p, n17 + 1)
-                n17 -= 1
-            if n17 < 0:
-                raise DecodeError('SyncGroupRequestAssignment.Assignment: null where not nullable')
+                p += 1
+                n19 = h21 - 1
+                if n19 > 126:
+                    n19, p = _uvt(b, p, n19 + 1)
+                    n19 -= 1
+                if n19 < 0:
+                    raise DecodeError('SyncGroupRequestAssignment.MemberId: null where not nullable')
+                else:
+                    q20 = p + n19
+                    e18.member_id = str(b[p:q20], 'utf-8')
+                    p = q20
+            h24 = b[p]
+            if 0 < h24 < 128:
+                q23 = p + h24
+                e18.assignment = bytes(b[p + 1:q23])
+                p = q23
             else:
-                q18 = p + n17
-                if q18 > bl:
-                    raise DecodeError('SyncGroupRequestAssignment.Assignment: length ' + str(n17) + ' past the end')
-                e14.assignment = bytes(b[p:q18])
-                p = q18
+                p += 1
+                n22 = h24 - 1
+                if n22 > 126:
+                    n22, p = _uvt(b, p, n22 + 1)
+                    n22 -= 1
+                if n22 < 0:
+                    raise DecodeError('SyncGroupRequestAssignment.Assignment: null where not nullable')
+                else:
+                    q23 = p + n22
+                    e18.assignment = bytes(b[p:q23])
+                    p = q23
             if b[p] == 0:  # no tagged fields, the common case
-                e14.unknown_tagged_fields = None
+                e18.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_SyncGroupRequest_SyncGroupRequestAssignment_0(b, p, e14)
-            xs13.append(e14)
-        o.assignments = xs13
+                p = _t_SyncGroupRequest_SyncGroupRequestAssignment_0(b, p, e18)
+            xs17.append(e18)
+        o.assignments = xs17
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         p += 1
     else:
         p = _t_SyncGroupRequest_0(b, p, o)
+    if p > bl:
+        raise DecodeError('SyncGroupRequest: a length runs past the end')
     return o, p
 
 
@@ -700,14 +749,14 @@ def _r_SyncGroupResponse_0(b, p):
         raise DecodeError('SyncGroupResponse.Assignment: null where not nullable')
     else:
         q3 = p + n2
-        if q3 > bl:
-            raise DecodeError('SyncGroupResponse.Assignment: length ' + str(n2) + ' past the end')
         o.assignment = bytes(b[p:q3])
         p = q3
     o.throttle_time_ms = 0
     o.protocol_type = None
     o.protocol_name = None
     o.unknown_tagged_fields = None
+    if p > bl:
+        raise DecodeError('SyncGroupResponse: a length runs past the end')
     return o, p
 
 
@@ -728,13 +777,13 @@ def _r_SyncGroupResponse_1(b, p):
         raise DecodeError('SyncGroupResponse.Assignment: null where not nullable')
     else:
         q3 = p + n2
-        if q3 > bl:
-            raise DecodeError('SyncGroupResponse.Assignment: length ' + str(n2) + ' past the end')
         o.assignment = bytes(b[p:q3])
         p = q3
     o.protocol_type = None
     o.protocol_name = None
     o.unknown_tagged_fields = None
+    if p > bl:
+        raise DecodeError('SyncGroupResponse: a length runs past the end')
     return o, p
 
 
@@ -773,18 +822,21 @@ def _r_SyncGroupResponse_2(b, p):
     o = _new(SyncGroupResponse)
     o.throttle_time_ms, o.error_code, h1, = _S6.unpack_from(b, p)
     p += 7
-    n2 = h1 - 1
-    if n2 > 126:
-        n2, p = _uvt(b, p, n2 + 1)
-        n2 -= 1
-    if n2 < 0:
-        raise DecodeError('SyncGroupResponse.Assignment: null where not nullable')
-    else:
-        q3 = p + n2
-        if q3 > bl:
-            raise DecodeError('SyncGroupResponse.Assignment: length ' + str(n2) + ' past the end')
+    if 0 < h1 < 128:
+        q3 = p + h1 - 1
         o.assignment = bytes(b[p:q3])
         p = q3
+    else:
+        n2 = h1 - 1
+        if n2 > 126:
+            n2, p = _uvt(b, p, n2 + 1)
+            n2 -= 1
+        if n2 < 0:
+            raise DecodeError('SyncGroupResponse.Assignment: null where not nullable')
+        else:
+            q3 = p + n2
+            o.assignment = bytes(b[p:q3])
+            p = q3
     o.protocol_type = None
     o.protocol_name = None
     if b[p] == 0:  # no tagged fields, the common case
@@ -792,6 +844,8 @@ def _r_SyncGroupResponse_2(b, p):
         p += 1
     else:
         p = _t_SyncGroupResponse_0(b, p, o)
+    if p > bl:
+        raise DecodeError('SyncGroupResponse: a length runs past the end')
     return o, p
 
 
@@ -815,49 +869,67 @@ def _r_SyncGroupResponse_3(b, p):
     o = _new(SyncGroupResponse)
     o.throttle_time_ms, o.error_code, h1, = _S6.unpack_from(b, p)
     p += 7
-    n2 = h1 - 1
-    if n2 > 126:
-        n2, p = _uvt(b, p, n2 + 1)
-        n2 -= 1
-    if n2 < 0:
-        o.protocol_type = None
-    else:
-        q3 = p + n2
-        if q3 > bl:
-            raise DecodeError('SyncGroupResponse.ProtocolType: length ' + str(n2) + ' past the end')
+    if 0 < h1 < 128:
+        q3 = p + h1 - 1
         o.protocol_type = str(b[p:q3], 'utf-8')
         p = q3
-    n4 = b[p] - 1
-    p += 1
-    if n4 > 126:
-        n4, p = _uvt(b, p, n4 + 1)
-        n4 -= 1
-    if n4 < 0:
-        o.protocol_name = None
+    elif h1 == 0:
+        o.protocol_type = None
     else:
-        q5 = p + n4
-        if q5 > bl:
-            raise DecodeError('SyncGroupResponse.ProtocolName: length ' + str(n4) + ' past the end')
-        o.protocol_name = str(b[p:q5], 'utf-8')
+        n2 = h1 - 1
+        if n2 > 126:
+            n2, p = _uvt(b, p, n2 + 1)
+            n2 -= 1
+        if n2 < 0:
+            o.protocol_type = None
+        else:
+            q3 = p + n2
+            o.protocol_type = str(b[p:q3], 'utf-8')
+            p = q3
+    h6 = b[p]
+    if 0 < h6 < 128:
+        q5 = p + h6
+        o.protocol_name = str(b[p + 1:q5], 'utf-8')
         p = q5
-    n6 = b[p] - 1
-    p += 1
-    if n6 > 126:
-        n6, p = _uvt(b, p, n6 + 1)
-        n6 -= 1
-    if n6 < 0:
-        raise DecodeError('SyncGroupResponse.Assignment: null where not nullable')
+    elif h6 == 0:
+        o.protocol_name = None
+        p += 1
     else:
-        q7 = p + n6
-        if q7 > bl:
-            raise DecodeError('SyncGroupResponse.Assignment: length ' + str(n6) + ' past the end')
-        o.assignment = bytes(b[p:q7])
-        p = q7
+        p += 1
+        n4 = h6 - 1
+        if n4 > 126:
+            n4, p = _uvt(b, p, n4 + 1)
+            n4 -= 1
+        if n4 < 0:
+            o.protocol_name = None
+        else:
+            q5 = p + n4
+            o.protocol_name = str(b[p:q5], 'utf-8')
+            p = q5
+    h9 = b[p]
+    if 0 < h9 < 128:
+        q8 = p + h9
+        o.assignment = bytes(b[p + 1:q8])
+        p = q8
+    else:
+        p += 1
+        n7 = h9 - 1
+        if n7 > 126:
+            n7, p = _uvt(b, p, n7 + 1)
+            n7 -= 1
+        if n7 < 0:
+            raise DecodeError('SyncGroupResponse.Assignment: null where not nullable')
+        else:
+            q8 = p + n7
+            o.assignment = bytes(b[p:q8])
+            p = q8
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         p += 1
     else:
         p = _t_SyncGroupResponse_0(b, p, o)
+    if p > bl:
+        raise DecodeError('SyncGroupResponse: a length runs past the end')
     return o, p
 
 

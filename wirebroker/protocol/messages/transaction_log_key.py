@@ -9,6 +9,7 @@ from typing import Any
 import struct as _struct
 
 from wirebroker.protocol.message import UNSET, Message, Struct
+from wirebroker.protocol.message import shared_default as _shared_default
 from wirebroker.protocol.primitives import (
     UUID_ZERO,
     DecodeError,
@@ -55,11 +56,11 @@ def _r_TransactionLogKey_0(b, p):
         raise DecodeError('TransactionLogKey.TransactionalId: null where not nullable')
     else:
         q2 = p + n1
-        if q2 > bl:
-            raise DecodeError('TransactionLogKey.TransactionalId: length ' + str(n1) + ' past the end')
         o.transactional_id = str(b[p:q2], 'utf-8')
         p = q2
     o.unknown_tagged_fields = None
+    if p > bl:
+        raise DecodeError('TransactionLogKey: a length runs past the end')
     return o, p
 
 

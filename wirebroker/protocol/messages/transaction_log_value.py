@@ -9,6 +9,7 @@ from typing import Any
 import struct as _struct
 
 from wirebroker.protocol.message import UNSET, Message, Struct
+from wirebroker.protocol.message import shared_default as _shared_default
 from wirebroker.protocol.primitives import (
     UUID_ZERO,
     DecodeError,
@@ -36,6 +37,7 @@ _S4 = _struct.Struct('>qhib')
 _S5 = _struct.Struct('>qhibB')
 _S6 = _struct.Struct('>q')
 _ARRAY_i = tuple(_struct.Struct('>' + str(n) + 'i') for n in range(64))
+_UNPACK_i = (None, *(s.unpack_from for s in _ARRAY_i))
 
 
 class TransactionLogValue(Message):
@@ -94,8 +96,6 @@ def _r_TransactionLogValue_0(b, p):
                 raise DecodeError('PartitionsSchema.Topic: null where not nullable')
             else:
                 q6 = p + n5
-                if q6 > bl:
-                    raise DecodeError('PartitionsSchema.Topic: length ' + str(n5) + ' past the end')
                 e4.topic = str(b[p:q6], 'utf-8')
                 p = q6
             n7, = _S2.unpack_from(b, p)
@@ -103,12 +103,12 @@ def _r_TransactionLogValue_0(b, p):
             if n7 < 0:
                 raise DecodeError('PartitionsSchema.PartitionIds: null where not nullable')
             elif n7 < 64:
-                e4.partition_ids = list(_ARRAY_i[n7].unpack_from(b, p))
+                e4.partition_ids = [*_ARRAY_i[n7].unpack_from(b, p)]
                 p += 4 * n7
             else:
                 if n7 > bl - p:
                     raise DecodeError('PartitionsSchema.PartitionIds: count ' + str(n7) + ' past the end')
-                e4.partition_ids = list(_struct.Struct('>' + str(n7) + 'i').unpack_from(b, p))
+                e4.partition_ids = [*_struct.Struct('>' + str(n7) + 'i').unpack_from(b, p)]
                 p += 4 * n7
             e4.unknown_tagged_fields = None
             xs3.append(e4)
@@ -120,6 +120,8 @@ def _r_TransactionLogValue_0(b, p):
     o.next_producer_epoch = -1
     o.client_transaction_version = 0
     o.unknown_tagged_fields = None
+    if p > bl:
+        raise DecodeError('TransactionLogValue: a length runs past the end')
     return o, p
 
 
@@ -208,53 +210,65 @@ def _r_TransactionLogValue_1(b, p):
     o = _new(TransactionLogValue)
     o.producer_id, o.producer_epoch, o.transaction_timeout_ms, o.transaction_status, h1, = _S5.unpack_from(b, p)
     p += 16
-    n2 = h1 - 1
-    if n2 > 126:
-        n2, p = _uvt(b, p, n2 + 1)
-        n2 -= 1
-    if n2 < 0:
+    if h1 == 0:
         o.transaction_partitions = None
     else:
-        if n2 > bl - p:
-            raise DecodeError('TransactionLogValue.TransactionPartitions: count ' + str(n2) + ' past the end')
-        xs3 = []
-        for _ in range(n2):
-            e4 = _new(_TransactionLogValue_PartitionsSchema)
-            n5 = b[p] - 1
-            p += 1
-            if n5 > 126:
-                n5, p = _uvt(b, p, n5 + 1)
-                n5 -= 1
-            if n5 < 0:
-                raise DecodeError('PartitionsSchema.Topic: null where not nullable')
-            else:
-                q6 = p + n5
-                if q6 > bl:
-                    raise DecodeError('PartitionsSchema.Topic: length ' + str(n5) + ' past the end')
-                e4.topic = str(b[p:q6], 'utf-8')
-                p = q6
-            n7 = b[p] - 1
-            p += 1
-            if n7 > 126:
-                n7, p = _uvt(b, p, n7 + 1)
-                n7 -= 1
-            if n7 < 0:
-                raise DecodeError('PartitionsSchema.PartitionIds: null where not nullable')
-            elif n7 < 64:
-                e4.partition_ids = list(_ARRAY_i[n7].unpack_from(b, p))
-                p += 4 * n7
-            else:
-                if n7 > bl - p:
-                    raise DecodeError('PartitionsSchema.PartitionIds: count ' + str(n7) + ' past the end')
-                e4.partition_ids = list(_struct.Struct('>' + str(n7) + 'i').unpack_from(b, p))
-                p += 4 * n7
-            if b[p] == 0:  # no tagged fields, the common case
-                e4.unknown_tagged_fields = None
-                p += 1
-            else:
-                p = _t_TransactionLogValue_PartitionsSchema_0(b, p, e4)
-            xs3.append(e4)
-        o.transaction_partitions = xs3
+        n2 = h1 - 1
+        if n2 > 126:
+            n2, p = _uvt(b, p, n2 + 1)
+            n2 -= 1
+        if n2 < 0:
+            o.transaction_partitions = None
+        else:
+            if n2 > bl - p:
+                raise DecodeError('TransactionLogValue.TransactionPartitions: count ' + str(n2) + ' past the end')
+            xs3 = []
+            for _ in range(n2):
+                e4 = _new(_TransactionLogValue_PartitionsSchema)
+                h7 = b[p]
+                if 0 < h7 < 128:
+                    q6 = p + h7
+                    e4.topic = str(b[p + 1:q6], 'utf-8')
+                    p = q6
+                else:
+                    p += 1
+                    n5 = h7 - 1
+                    if n5 > 126:
+                        n5, p = _uvt(b, p, n5 + 1)
+                        n5 -= 1
+                    if n5 < 0:
+                        raise DecodeError('PartitionsSchema.Topic: null where not nullable')
+                    else:
+                        q6 = p + n5
+                        e4.topic = str(b[p:q6], 'utf-8')
+                        p = q6
+                h9 = b[p]
+                if 0 < h9 < 65:
+                    e4.partition_ids = [*_UNPACK_i[h9](b, p + 1)]
+                    p += 4 * h9 - 3
+                else:
+                    p += 1
+                    n8 = h9 - 1
+                    if n8 > 126:
+                        n8, p = _uvt(b, p, n8 + 1)
+                        n8 -= 1
+                    if n8 < 0:
+                        raise DecodeError('PartitionsSchema.PartitionIds: null where not nullable')
+                    elif n8 < 64:
+                        e4.partition_ids = [*_ARRAY_i[n8].unpack_from(b, p)]
+                        p += 4 * n8
+                    else:
+                        if n8 > bl - p:
+                            raise DecodeError('PartitionsSchema.PartitionIds: count ' + str(n8) + ' past the end')
+                        e4.partition_ids = [*_struct.Struct('>' + str(n8) + 'i').unpack_from(b, p)]
+                        p += 4 * n8
+                if b[p] == 0:  # no tagged fields, the common case
+                    e4.unknown_tagged_fields = None
+                    p += 1
+                else:
+                    p = _t_TransactionLogValue_PartitionsSchema_0(b, p, e4)
+                xs3.append(e4)
+            o.transaction_partitions = xs3
     o.transaction_last_update_timestamp_ms, o.transaction_start_timestamp_ms, = _S3.unpack_from(b, p)
     p += 16
     o.previous_producer_id = -1
@@ -266,6 +280,8 @@ def _r_TransactionLogValue_1(b, p):
         p += 1
     else:
         p = _t_TransactionLogValue_0(b, p, o)
+    if p > bl:
+        raise DecodeError('TransactionLogValue: a length runs past the end')
     return o, p
 
 

@@ -9,6 +9,7 @@ from typing import Any
 import struct as _struct
 
 from wirebroker.protocol.message import UNSET, Message, Struct
+from wirebroker.protocol.message import shared_default as _shared_default
 from wirebroker.protocol.primitives import (
     UUID_ZERO,
     DecodeError,
@@ -30,8 +31,8 @@ def _first(tag_and_bytes):
 
 _S0 = _struct.Struct('>h')
 _S1 = _struct.Struct('>qhi')
-_S2 = _struct.Struct('>i')
-_S3 = _struct.Struct('>iqh')
+_S2 = _struct.Struct('>iqh')
+_S3 = _struct.Struct('>i')
 _S4 = _struct.Struct('>qh')
 _S5 = _struct.Struct('>iq')
 _S6 = _struct.Struct('>iqih')
@@ -136,8 +137,6 @@ def _r_TxnOffsetCommitRequest_0(b, p):
         raise DecodeError('TxnOffsetCommitRequest.TransactionalId: null where not nullable')
     else:
         q2 = p + n1
-        if q2 > bl:
-            raise DecodeError('TxnOffsetCommitRequest.TransactionalId: length ' + str(n1) + ' past the end')
         o.transactional_id = str(b[p:q2], 'utf-8')
         p = q2
     n3, = _S0.unpack_from(b, p)
@@ -146,8 +145,6 @@ def _r_TxnOffsetCommitRequest_0(b, p):
         raise DecodeError('TxnOffsetCommitRequest.GroupId: null where not nullable')
     else:
         q4 = p + n3
-        if q4 > bl:
-            raise DecodeError('TxnOffsetCommitRequest.GroupId: length ' + str(n3) + ' past the end')
         o.group_id = str(b[p:q4], 'utf-8')
         p = q4
     o.producer_id, o.producer_epoch, h5, = _S1.unpack_from(b, p)
@@ -167,11 +164,9 @@ def _r_TxnOffsetCommitRequest_0(b, p):
                 raise DecodeError('TxnOffsetCommitRequestTopic.Name: null where not nullable')
             else:
                 q10 = p + n9
-                if q10 > bl:
-                    raise DecodeError('TxnOffsetCommitRequestTopic.Name: length ' + str(n9) + ' past the end')
                 e8.name = str(b[p:q10], 'utf-8')
                 p = q10
-            n11, = _S2.unpack_from(b, p)
+            n11, = _S3.unpack_from(b, p)
             p += 4
             if n11 < 0:
                 raise DecodeError('TxnOffsetCommitRequestTopic.Partitions: null where not nullable')
@@ -181,15 +176,13 @@ def _r_TxnOffsetCommitRequest_0(b, p):
                 xs12 = []
                 for _ in range(n11):
                     e13 = _new(_TxnOffsetCommitRequest_TxnOffsetCommitRequestPartition)
-                    e13.partition_index, e13.committed_offset, h14, = _S3.unpack_from(b, p)
+                    e13.partition_index, e13.committed_offset, h14, = _S2.unpack_from(b, p)
                     p += 14
                     n15 = h14
                     if n15 < 0:
                         e13.committed_metadata = None
                     else:
                         q16 = p + n15
-                        if q16 > bl:
-                            raise DecodeError('TxnOffsetCommitRequestPartition.CommittedMetadata: length ' + str(n15) + ' past the end')
                         e13.committed_metadata = str(b[p:q16], 'utf-8')
                         p = q16
                     e13.committed_leader_epoch = -1
@@ -203,6 +196,8 @@ def _r_TxnOffsetCommitRequest_0(b, p):
     o.member_id = ''
     o.group_instance_id = None
     o.unknown_tagged_fields = None
+    if p > bl:
+        raise DecodeError('TxnOffsetCommitRequest: a length runs past the end')
     return o, p
 
 
@@ -223,14 +218,14 @@ def _w_TxnOffsetCommitRequest_0(o, w):
     w += v2
     w += _S4.pack(o.producer_id, o.producer_epoch)
     xs3 = o.topics
-    w += _S2.pack(len(xs3))
+    w += _S3.pack(len(xs3))
     for e4 in xs3:
         v5 = e4.name
         v5 = v5.encode()
         w += _S0.pack(len(v5))
         w += v5
         xs6 = e4.partitions
-        w += _S2.pack(len(xs6))
+        w += _S3.pack(len(xs6))
         for e7 in xs6:
             w += _S5.pack(e7.partition_index, e7.committed_offset)
             v8 = e7.committed_metadata
@@ -251,8 +246,6 @@ def _r_TxnOffsetCommitRequest_1(b, p):
         raise DecodeError('TxnOffsetCommitRequest.TransactionalId: null where not nullable')
     else:
         q2 = p + n1
-        if q2 > bl:
-            raise DecodeError('TxnOffsetCommitRequest.TransactionalId: length ' + str(n1) + ' past the end')
         o.transactional_id = str(b[p:q2], 'utf-8')
         p = q2
     n3, = _S0.unpack_from(b, p)
@@ -261,8 +254,6 @@ def _r_TxnOffsetCommitRequest_1(b, p):
         raise DecodeError('TxnOffsetCommitRequest.GroupId: null where not nullable')
     else:
         q4 = p + n3
-        if q4 > bl:
-            raise DecodeError('TxnOffsetCommitRequest.GroupId: length ' + str(n3) + ' past the end')
         o.group_id = str(b[p:q4], 'utf-8')
         p = q4
     o.producer_id, o.producer_epoch, h5, = _S1.unpack_from(b, p)
@@ -282,11 +273,9 @@ def _r_TxnOffsetCommitRequest_1(b, p):
                 raise DecodeError('TxnOffsetCommitRequestTopic.Name: null where not nullable')
             else:
                 q10 = p + n9
-                if q10 > bl:
-                    raise DecodeError('TxnOffsetCommitRequestTopic.Name: length ' + str(n9) + ' past the end')
                 e8.name = str(b[p:q10], 'utf-8')
                 p = q10
-            n11, = _S2.unpack_from(b, p)
+            n11, = _S3.unpack_from(b, p)
             p += 4
             if n11 < 0:
                 raise DecodeError('TxnOffsetCommitRequestTopic.Partitions: null where not nullable')
@@ -303,8 +292,6 @@ def _r_TxnOffsetCommitRequest_1(b, p):
                         e13.committed_metadata = None
                     else:
                         q16 = p + n15
-                        if q16 > bl:
-                            raise DecodeError('TxnOffsetCommitRequestPartition.CommittedMetadata: length ' + str(n15) + ' past the end')
                         e13.committed_metadata = str(b[p:q16], 'utf-8')
                         p = q16
                     e13.unknown_tagged_fields = None
@@ -317,6 +304,8 @@ def _r_TxnOffsetCommitRequest_1(b, p):
     o.member_id = ''
     o.group_instance_id = None
     o.unknown_tagged_fields = None
+    if p > bl:
+        raise DecodeError('TxnOffsetCommitRequest: a length runs past the end')
     return o, p
 
 
@@ -337,14 +326,14 @@ def _w_TxnOffsetCommitRequest_1(o, w):
     w += v2
     w += _S4.pack(o.producer_id, o.producer_epoch)
     xs3 = o.topics
-    w += _S2.pack(len(xs3))
+    w += _S3.pack(len(xs3))
     for e4 in xs3:
         v5 = e4.name
         v5 = v5.encode()
         w += _S0.pack(len(v5))
         w += v5
         xs6 = e4.partitions
-        w += _S2.pack(len(xs6))
+        w += _S3.pack(len(xs6))
         for e7 in xs6:
             w += _S7.pack(e7.partition_index, e7.committed_offset, e7.committed_leader_epoch)
             v8 = e7.committed_metadata
@@ -428,131 +417,160 @@ def _t_TxnOffsetCommitRequest_0(b, p, o):
 def _r_TxnOffsetCommitRequest_2(b, p):
     bl = len(b)
     o = _new(TxnOffsetCommitRequest)
-    n1 = b[p] - 1
-    p += 1
-    if n1 > 126:
-        n1, p = _uvt(b, p, n1 + 1)
-        n1 -= 1
-    if n1 < 0:
-        raise DecodeError('TxnOffsetCommitRequest.TransactionalId: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > bl:
-            raise DecodeError('TxnOffsetCommitRequest.TransactionalId: length ' + str(n1) + ' past the end')
-        o.transactional_id = str(b[p:q2], 'utf-8')
+    h3 = b[p]
+    if 0 < h3 < 128:
+        q2 = p + h3
+        o.transactional_id = str(b[p + 1:q2], 'utf-8')
         p = q2
-    n3 = b[p] - 1
-    p += 1
-    if n3 > 126:
-        n3, p = _uvt(b, p, n3 + 1)
-        n3 -= 1
-    if n3 < 0:
-        raise DecodeError('TxnOffsetCommitRequest.GroupId: null where not nullable')
     else:
-        q4 = p + n3
-        if q4 > bl:
-            raise DecodeError('TxnOffsetCommitRequest.GroupId: length ' + str(n3) + ' past the end')
-        o.group_id = str(b[p:q4], 'utf-8')
-        p = q4
-    o.producer_id, o.producer_epoch, o.generation_id, h5, = _S8.unpack_from(b, p)
+        p += 1
+        n1 = h3 - 1
+        if n1 > 126:
+            n1, p = _uvt(b, p, n1 + 1)
+            n1 -= 1
+        if n1 < 0:
+            raise DecodeError('TxnOffsetCommitRequest.TransactionalId: null where not nullable')
+        else:
+            q2 = p + n1
+            o.transactional_id = str(b[p:q2], 'utf-8')
+            p = q2
+    h6 = b[p]
+    if 0 < h6 < 128:
+        q5 = p + h6
+        o.group_id = str(b[p + 1:q5], 'utf-8')
+        p = q5
+    else:
+        p += 1
+        n4 = h6 - 1
+        if n4 > 126:
+            n4, p = _uvt(b, p, n4 + 1)
+            n4 -= 1
+        if n4 < 0:
+            raise DecodeError('TxnOffsetCommitRequest.GroupId: null where not nullable')
+        else:
+            q5 = p + n4
+            o.group_id = str(b[p:q5], 'utf-8')
+            p = q5
+    o.producer_id, o.producer_epoch, o.generation_id, h7, = _S8.unpack_from(b, p)
     p += 15
-    n6 = h5 - 1
-    if n6 > 126:
-        n6, p = _uvt(b, p, n6 + 1)
-        n6 -= 1
-    if n6 < 0:
-        raise DecodeError('TxnOffsetCommitRequest.MemberId: null where not nullable')
-    else:
-        q7 = p + n6
-        if q7 > bl:
-            raise DecodeError('TxnOffsetCommitRequest.MemberId: length ' + str(n6) + ' past the end')
-        o.member_id = str(b[p:q7], 'utf-8')
-        p = q7
-    n8 = b[p] - 1
-    p += 1
-    if n8 > 126:
-        n8, p = _uvt(b, p, n8 + 1)
-        n8 -= 1
-    if n8 < 0:
-        o.group_instance_id = None
-    else:
-        q9 = p + n8
-        if q9 > bl:
-            raise DecodeError('TxnOffsetCommitRequest.GroupInstanceId: length ' + str(n8) + ' past the end')
-        o.group_instance_id = str(b[p:q9], 'utf-8')
+    if 0 < h7 < 128:
+        q9 = p + h7 - 1
+        o.member_id = str(b[p:q9], 'utf-8')
         p = q9
-    n10 = b[p] - 1
+    else:
+        n8 = h7 - 1
+        if n8 > 126:
+            n8, p = _uvt(b, p, n8 + 1)
+            n8 -= 1
+        if n8 < 0:
+            raise DecodeError('TxnOffsetCommitRequest.MemberId: null where not nullable')
+        else:
+            q9 = p + n8
+            o.member_id = str(b[p:q9], 'utf-8')
+            p = q9
+    h12 = b[p]
+    if 0 < h12 < 128:
+        q11 = p + h12
+        o.group_instance_id = str(b[p + 1:q11], 'utf-8')
+        p = q11
+    elif h12 == 0:
+        o.group_instance_id = None
+        p += 1
+    else:
+        p += 1
+        n10 = h12 - 1
+        if n10 > 126:
+            n10, p = _uvt(b, p, n10 + 1)
+            n10 -= 1
+        if n10 < 0:
+            o.group_instance_id = None
+        else:
+            q11 = p + n10
+            o.group_instance_id = str(b[p:q11], 'utf-8')
+            p = q11
+    n13 = b[p] - 1
     p += 1
-    if n10 > 126:
-        n10, p = _uvt(b, p, n10 + 1)
-        n10 -= 1
-    if n10 < 0:
+    if n13 > 126:
+        n13, p = _uvt(b, p, n13 + 1)
+        n13 -= 1
+    if n13 < 0:
         raise DecodeError('TxnOffsetCommitRequest.Topics: null where not nullable')
     else:
-        if n10 > bl - p:
-            raise DecodeError('TxnOffsetCommitRequest.Topics: count ' + str(n10) + ' past the end')
-        xs11 = []
-        for _ in range(n10):
-            e12 = _new(_TxnOffsetCommitRequest_TxnOffsetCommitRequestTopic)
-            n13 = b[p] - 1
-            p += 1
-            if n13 > 126:
-                n13, p = _uvt(b, p, n13 + 1)
-                n13 -= 1
-            if n13 < 0:
-                raise DecodeError('TxnOffsetCommitRequestTopic.Name: null where not nullable')
+        if n13 > bl - p:
+            raise DecodeError('TxnOffsetCommitRequest.Topics: count ' + str(n13) + ' past the end')
+        xs14 = []
+        for _ in range(n13):
+            e15 = _new(_TxnOffsetCommitRequest_TxnOffsetCommitRequestTopic)
+            h18 = b[p]
+            if 0 < h18 < 128:
+                q17 = p + h18
+                e15.name = str(b[p + 1:q17], 'utf-8')
+                p = q17
             else:
-                q14 = p + n13
-                if q14 > bl:
-                    raise DecodeError('TxnOffsetCommitRequestTopic.Name: length ' + str(n13) + ' past the end')
-                e12.name = str(b[p:q14], 'utf-8')
-                p = q14
-            n15 = b[p] - 1
+                p += 1
+                n16 = h18 - 1
+                if n16 > 126:
+                    n16, p = _uvt(b, p, n16 + 1)
+                    n16 -= 1
+                if n16 < 0:
+                    raise DecodeError('TxnOffsetCommitRequestTopic.Name: null where not nullable')
+                else:
+                    q17 = p + n16
+                    e15.name = str(b[p:q17], 'utf-8')
+                    p = q17
+            n19 = b[p] - 1
             p += 1
-            if n15 > 126:
-                n15, p = _uvt(b, p, n15 + 1)
-                n15 -= 1
-            if n15 < 0:
+            if n19 > 126:
+                n19, p = _uvt(b, p, n19 + 1)
+                n19 -= 1
+            if n19 < 0:
                 raise DecodeError('TxnOffsetCommitRequestTopic.Partitions: null where not nullable')
             else:
-                if n15 > bl - p:
-                    raise DecodeError('TxnOffsetCommitRequestTopic.Partitions: count ' + str(n15) + ' past the end')
-                xs16 = []
-                for _ in range(n15):
-                    e17 = _new(_TxnOffsetCommitRequest_TxnOffsetCommitRequestPartition)
-                    e17.partition_index, e17.committed_offset, e17.committed_leader_epoch, h18, = _S9.unpack_from(b, p)
+                if n19 > bl - p:
+                    raise DecodeError('TxnOffsetCommitRequestTopic.Partitions: count ' + str(n19) + ' past the end')
+                xs20 = []
+                for _ in range(n19):
+                    e21 = _new(_TxnOffsetCommitRequest_TxnOffsetCommitRequestPartition)
+                    e21.partition_index, e21.committed_offset, e21.committed_leader_epoch, h22, = _S9.unpack_from(b, p)
                     p += 17
-                    n19 = h18 - 1
-                    if n19 > 126:
-                        n19, p = _uvt(b, p, n19 + 1)
-                        n19 -= 1
-                    if n19 < 0:
-                        e17.committed_metadata = None
+                    if 0 < h22 < 128:
+                        q24 = p + h22 - 1
+                        e21.committed_metadata = str(b[p:q24], 'utf-8')
+                        p = q24
+                    elif h22 == 0:
+                        e21.committed_metadata = None
                     else:
-                        q20 = p + n19
-                        if q20 > bl:
-                            raise DecodeError('TxnOffsetCommitRequestPartition.CommittedMetadata: length ' + str(n19) + ' past the end')
-                        e17.committed_metadata = str(b[p:q20], 'utf-8')
-                        p = q20
+                        n23 = h22 - 1
+                        if n23 > 126:
+                            n23, p = _uvt(b, p, n23 + 1)
+                            n23 -= 1
+                        if n23 < 0:
+                            e21.committed_metadata = None
+                        else:
+                            q24 = p + n23
+                            e21.committed_metadata = str(b[p:q24], 'utf-8')
+                            p = q24
                     if b[p] == 0:  # no tagged fields, the common case
-                        e17.unknown_tagged_fields = None
+                        e21.unknown_tagged_fields = None
                         p += 1
                     else:
-                        p = _t_TxnOffsetCommitRequest_TxnOffsetCommitRequestPartition_0(b, p, e17)
-                    xs16.append(e17)
-                e12.partitions = xs16
+                        p = _t_TxnOffsetCommitRequest_TxnOffsetCommitRequestPartition_0(b, p, e21)
+                    xs20.append(e21)
+                e15.partitions = xs20
             if b[p] == 0:  # no tagged fields, the common case
-                e12.unknown_tagged_fields = None
+                e15.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_TxnOffsetCommitRequest_TxnOffsetCommitRequestTopic_0(b, p, e12)
-            xs11.append(e12)
-        o.topics = xs11
+                p = _t_TxnOffsetCommitRequest_TxnOffsetCommitRequestTopic_0(b, p, e15)
+            xs14.append(e15)
+        o.topics = xs14
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         p += 1
     else:
         p = _t_TxnOffsetCommitRequest_0(b, p, o)
+    if p > bl:
+        raise DecodeError('TxnOffsetCommitRequest: a length runs past the end')
     return o, p
 
 
@@ -661,11 +679,9 @@ def _r_TxnOffsetCommitResponse_0(b, p):
                 raise DecodeError('TxnOffsetCommitResponseTopic.Name: null where not nullable')
             else:
                 q6 = p + n5
-                if q6 > bl:
-                    raise DecodeError('TxnOffsetCommitResponseTopic.Name: length ' + str(n5) + ' past the end')
                 e4.name = str(b[p:q6], 'utf-8')
                 p = q6
-            n7, = _S2.unpack_from(b, p)
+            n7, = _S3.unpack_from(b, p)
             p += 4
             if n7 < 0:
                 raise DecodeError('TxnOffsetCommitResponseTopic.Partitions: null where not nullable')
@@ -684,20 +700,22 @@ def _r_TxnOffsetCommitResponse_0(b, p):
             xs3.append(e4)
         o.topics = xs3
     o.unknown_tagged_fields = None
+    if p > bl:
+        raise DecodeError('TxnOffsetCommitResponse: a length runs past the end')
     return o, p
 
 
 def _w_TxnOffsetCommitResponse_0(o, w):
-    w += _S2.pack(o.throttle_time_ms)
+    w += _S3.pack(o.throttle_time_ms)
     xs1 = o.topics
-    w += _S2.pack(len(xs1))
+    w += _S3.pack(len(xs1))
     for e2 in xs1:
         v3 = e2.name
         v3 = v3.encode()
         w += _S0.pack(len(v3))
         w += v3
         xs4 = e2.partitions
-        w += _S2.pack(len(xs4))
+        w += _S3.pack(len(xs4))
         for e5 in xs4:
             w += _S11.pack(e5.partition_index, e5.error_code)
 
@@ -788,41 +806,45 @@ def _r_TxnOffsetCommitResponse_1(b, p):
         xs3 = []
         for _ in range(n2):
             e4 = _new(_TxnOffsetCommitResponse_TxnOffsetCommitResponseTopic)
-            n5 = b[p] - 1
-            p += 1
-            if n5 > 126:
-                n5, p = _uvt(b, p, n5 + 1)
-                n5 -= 1
-            if n5 < 0:
-                raise DecodeError('TxnOffsetCommitResponseTopic.Name: null where not nullable')
-            else:
-                q6 = p + n5
-                if q6 > bl:
-                    raise DecodeError('TxnOffsetCommitResponseTopic.Name: length ' + str(n5) + ' past the end')
-                e4.name = str(b[p:q6], 'utf-8')
+            h7 = b[p]
+            if 0 < h7 < 128:
+                q6 = p + h7
+                e4.name = str(b[p + 1:q6], 'utf-8')
                 p = q6
-            n7 = b[p] - 1
+            else:
+                p += 1
+                n5 = h7 - 1
+                if n5 > 126:
+                    n5, p = _uvt(b, p, n5 + 1)
+                    n5 -= 1
+                if n5 < 0:
+                    raise DecodeError('TxnOffsetCommitResponseTopic.Name: null where not nullable')
+                else:
+                    q6 = p + n5
+                    e4.name = str(b[p:q6], 'utf-8')
+                    p = q6
+            n8 = b[p] - 1
             p += 1
-            if n7 > 126:
-                n7, p = _uvt(b, p, n7 + 1)
-                n7 -= 1
-            if n7 < 0:
+            if n8 > 126:
+                n8, p = _uvt(b, p, n8 + 1)
+                n8 -= 1
+            if n8 < 0:
                 raise DecodeError('TxnOffsetCommitResponseTopic.Partitions: null where not nullable')
             else:
-                if n7 > bl - p:
-                    raise DecodeError('TxnOffsetCommitResponseTopic.Partitions: count ' + str(n7) + ' past the end')
-                xs8 = []
-                for _ in range(n7):
-                    e9 = _new(_TxnOffsetCommitResponse_TxnOffsetCommitResponsePartition)
-                    e9.partition_index, e9.error_code, = _S11.unpack_from(b, p)
+                if n8 > bl - p:
+                    raise DecodeError('TxnOffsetCommitResponseTopic.Partitions: count ' + str(n8) + ' past the end')
+                xs9 = []
+                for _ in range(n8):
+                    e10 = _new(_TxnOffsetCommitResponse_TxnOffsetCommitResponsePartition)
+                    e10.partition_index, e10.error_code, = _S11.unpack_from(b, p)
                     p += 6
                     if b[p] == 0:  # no tagged fields, the common case
-                        e9.unknown_tagged_fields = None
+                        e10.unknown_tagged_fields = None
                         p += 1
                     else:
-                        p = _t_TxnOffsetCommitResponse_TxnOffsetCommitResponsePartition_0(b, p, e9)
-                    xs8.append(e9)
-                e4.partitions = xs8
+                        p = _t_TxnOffsetCommitResponse_TxnOffsetCommitResponsePartition_0(b, p, e10)
+                    xs9.append(e10)
+                e4.partitions = xs9
             if b[p] == 0:  # no tagged fields, the common case
                 e4.unknown_tagged_fields = None
                 p += 1
@@ -835,11 +857,13 @@ def _r_TxnOffsetCommitResponse_1(b, p):
         p += 1
     else:
         p = _t_TxnOffsetCommitResponse_0(b, p, o)
+    if p > bl:
+        raise DecodeError('TxnOffsetCommitResponse: a length runs past the end')
     return o, p
 
 
 def _w_TxnOffsetCommitResponse_1(o, w):
-    w += _S2.pack(o.throttle_time_ms)
+    w += _S3.pack(o.throttle_time_ms)
     xs1 = o.topics
     ln = len(xs1) + 1
     if ln < 128:

@@ -9,6 +9,7 @@ from typing import Any
 import struct as _struct
 
 from wirebroker.protocol.message import UNSET, Message, Struct
+from wirebroker.protocol.message import shared_default as _shared_default
 from wirebroker.protocol.primitives import (
     UUID_ZERO,
     DecodeError,
@@ -98,6 +99,8 @@ def _r_UnregisterBrokerRequest_0(b, p):
         p += 1
     else:
         p = _t_UnregisterBrokerRequest_0(b, p, o)
+    if p > bl:
+        raise DecodeError('UnregisterBrokerRequest: a length runs past the end')
     return o, p
 
 
@@ -137,23 +140,30 @@ def _r_UnregisterBrokerResponse_0(b, p):
     o = _new(UnregisterBrokerResponse)
     o.throttle_time_ms, o.error_code, h1, = _S1.unpack_from(b, p)
     p += 7
-    n2 = h1 - 1
-    if n2 > 126:
-        n2, p = _uvt(b, p, n2 + 1)
-        n2 -= 1
-    if n2 < 0:
-        o.error_message = None
-    else:
-        q3 = p + n2
-        if q3 > bl:
-            raise DecodeError('UnregisterBrokerResponse.ErrorMessage: length ' + str(n2) + ' past the end')
+    if 0 < h1 < 128:
+        q3 = p + h1 - 1
         o.error_message = str(b[p:q3], 'utf-8')
         p = q3
+    elif h1 == 0:
+        o.error_message = None
+    else:
+        n2 = h1 - 1
+        if n2 > 126:
+            n2, p = _uvt(b, p, n2 + 1)
+            n2 -= 1
+        if n2 < 0:
+            o.error_message = None
+        else:
+            q3 = p + n2
+            o.error_message = str(b[p:q3], 'utf-8')
+            p = q3
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         p += 1
     else:
         p = _t_UnregisterBrokerResponse_0(b, p, o)
+    if p > bl:
+        raise DecodeError('UnregisterBrokerResponse: a length runs past the end')
     return o, p
 
 

@@ -9,6 +9,7 @@ from typing import Any
 import struct as _struct
 
 from wirebroker.protocol.message import UNSET, Message, Struct
+from wirebroker.protocol.message import shared_default as _shared_default
 from wirebroker.protocol.primitives import (
     UUID_ZERO,
     DecodeError,
@@ -162,19 +163,23 @@ def _r_UpdateFeaturesRequest_0(b, p):
         xs3 = []
         for _ in range(n2):
             e4 = _new(_UpdateFeaturesRequest_FeatureUpdateKey)
-            n5 = b[p] - 1
-            p += 1
-            if n5 > 126:
-                n5, p = _uvt(b, p, n5 + 1)
-                n5 -= 1
-            if n5 < 0:
-                raise DecodeError('FeatureUpdateKey.Feature: null where not nullable')
-            else:
-                q6 = p + n5
-                if q6 > bl:
-                    raise DecodeError('FeatureUpdateKey.Feature: length ' + str(n5) + ' past the end')
-                e4.feature = str(b[p:q6], 'utf-8')
+            h7 = b[p]
+            if 0 < h7 < 128:
+                q6 = p + h7
+                e4.feature = str(b[p + 1:q6], 'utf-8')
                 p = q6
+            else:
+                p += 1
+                n5 = h7 - 1
+                if n5 > 126:
+                    n5, p = _uvt(b, p, n5 + 1)
+                    n5 -= 1
+                if n5 < 0:
+                    raise DecodeError('FeatureUpdateKey.Feature: null where not nullable')
+                else:
+                    q6 = p + n5
+                    e4.feature = str(b[p:q6], 'utf-8')
+                    p = q6
             e4.max_version_level, e4.allow_downgrade, = _S1.unpack_from(b, p)
             p += 3
             e4.upgrade_type = 1
@@ -191,6 +196,8 @@ def _r_UpdateFeaturesRequest_0(b, p):
         p += 1
     else:
         p = _t_UpdateFeaturesRequest_0(b, p, o)
+    if p > bl:
+        raise DecodeError('UpdateFeaturesRequest: a length runs past the end')
     return o, p
 
 
@@ -243,19 +250,23 @@ def _r_UpdateFeaturesRequest_1(b, p):
         xs3 = []
         for _ in range(n2):
             e4 = _new(_UpdateFeaturesRequest_FeatureUpdateKey)
-            n5 = b[p] - 1
-            p += 1
-            if n5 > 126:
-                n5, p = _uvt(b, p, n5 + 1)
-                n5 -= 1
-            if n5 < 0:
-                raise DecodeError('FeatureUpdateKey.Feature: null where not nullable')
-            else:
-                q6 = p + n5
-                if q6 > bl:
-                    raise DecodeError('FeatureUpdateKey.Feature: length ' + str(n5) + ' past the end')
-                e4.feature = str(b[p:q6], 'utf-8')
+            h7 = b[p]
+            if 0 < h7 < 128:
+                q6 = p + h7
+                e4.feature = str(b[p + 1:q6], 'utf-8')
                 p = q6
+            else:
+                p += 1
+                n5 = h7 - 1
+                if n5 > 126:
+                    n5, p = _uvt(b, p, n5 + 1)
+                    n5 -= 1
+                if n5 < 0:
+                    raise DecodeError('FeatureUpdateKey.Feature: null where not nullable')
+                else:
+                    q6 = p + n5
+                    e4.feature = str(b[p:q6], 'utf-8')
+                    p = q6
             e4.max_version_level, e4.upgrade_type, = _S3.unpack_from(b, p)
             p += 3
             e4.allow_downgrade = False
@@ -273,6 +284,8 @@ def _r_UpdateFeaturesRequest_1(b, p):
         p += 1
     else:
         p = _t_UpdateFeaturesRequest_0(b, p, o)
+    if p > bl:
+        raise DecodeError('UpdateFeaturesRequest: a length runs past the end')
     return o, p
 
 
@@ -358,18 +371,23 @@ def _r_UpdateFeaturesResponse_0(b, p):
     o = _new(UpdateFeaturesResponse)
     o.throttle_time_ms, o.error_code, h1, = _S5.unpack_from(b, p)
     p += 7
-    n2 = h1 - 1
-    if n2 > 126:
-        n2, p = _uvt(b, p, n2 + 1)
-        n2 -= 1
-    if n2 < 0:
-        o.error_message = None
-    else:
-        q3 = p + n2
-        if q3 > bl:
-            raise DecodeError('UpdateFeaturesResponse.ErrorMessage: length ' + str(n2) + ' past the end')
+    if 0 < h1 < 128:
+        q3 = p + h1 - 1
         o.error_message = str(b[p:q3], 'utf-8')
         p = q3
+    elif h1 == 0:
+        o.error_message = None
+    else:
+        n2 = h1 - 1
+        if n2 > 126:
+            n2, p = _uvt(b, p, n2 + 1)
+            n2 -= 1
+        if n2 < 0:
+            o.error_message = None
+        else:
+            q3 = p + n2
+            o.error_message = str(b[p:q3], 'utf-8')
+            p = q3
     n4 = b[p] - 1
     p += 1
     if n4 > 126:
@@ -383,33 +401,42 @@ def _r_UpdateFeaturesResponse_0(b, p):
         xs5 = []
         for _ in range(n4):
             e6 = _new(_UpdateFeaturesResponse_UpdatableFeatureResult)
-            n7 = b[p] - 1
-            p += 1
-            if n7 > 126:
-                n7, p = _uvt(b, p, n7 + 1)
-                n7 -= 1
-            if n7 < 0:
-                raise DecodeError('UpdatableFeatureResult.Feature: null where not nullable')
-            else:
-                q8 = p + n7
-                if q8 > bl:
-                    raise DecodeError('UpdatableFeatureResult.Feature: length ' + str(n7) + ' past the end')
-                e6.feature = str(b[p:q8], 'utf-8')
+            h9 = b[p]
+            if 0 < h9 < 128:
+                q8 = p + h9
+                e6.feature = str(b[p + 1:q8], 'utf-8')
                 p = q8
-            e6.error_code, h9, = _S6.unpack_from(b, p)
+            else:
+                p += 1
+                n7 = h9 - 1
+                if n7 > 126:
+                    n7, p = _uvt(b, p, n7 + 1)
+                    n7 -= 1
+                if n7 < 0:
+                    raise DecodeError('UpdatableFeatureResult.Feature: null where not nullable')
+                else:
+                    q8 = p + n7
+                    e6.feature = str(b[p:q8], 'utf-8')
+                    p = q8
+            e6.error_code, h10, = _S6.unpack_from(b, p)
             p += 3
-            n10 = h9 - 1
-            if n10 > 126:
-                n10, p = _uvt(b, p, n10 + 1)
-                n10 -= 1
-            if n10 < 0:
+            if 0 < h10 < 128:
+                q12 = p + h10 - 1
+                e6.error_message = str(b[p:q12], 'utf-8')
+                p = q12
+            elif h10 == 0:
                 e6.error_message = None
             else:
-                q11 = p + n10
-                if q11 > bl:
-                    raise DecodeError('UpdatableFeatureResult.ErrorMessage: length ' + str(n10) + ' past the end')
-                e6.error_message = str(b[p:q11], 'utf-8')
-                p = q11
+                n11 = h10 - 1
+                if n11 > 126:
+                    n11, p = _uvt(b, p, n11 + 1)
+                    n11 -= 1
+                if n11 < 0:
+                    e6.error_message = None
+                else:
+                    q12 = p + n11
+                    e6.error_message = str(b[p:q12], 'utf-8')
+                    p = q12
             if b[p] == 0:  # no tagged fields, the common case
                 e6.unknown_tagged_fields = None
                 p += 1
@@ -422,6 +449,8 @@ def _r_UpdateFeaturesResponse_0(b, p):
         p += 1
     else:
         p = _t_UpdateFeaturesResponse_0(b, p, o)
+    if p > bl:
+        raise DecodeError('UpdateFeaturesResponse: a length runs past the end')
     return o, p
 
 
@@ -480,24 +509,31 @@ def _r_UpdateFeaturesResponse_1(b, p):
     o = _new(UpdateFeaturesResponse)
     o.throttle_time_ms, o.error_code, h1, = _S5.unpack_from(b, p)
     p += 7
-    n2 = h1 - 1
-    if n2 > 126:
-        n2, p = _uvt(b, p, n2 + 1)
-        n2 -= 1
-    if n2 < 0:
-        o.error_message = None
-    else:
-        q3 = p + n2
-        if q3 > bl:
-            raise DecodeError('UpdateFeaturesResponse.ErrorMessage: length ' + str(n2) + ' past the end')
+    if 0 < h1 < 128:
+        q3 = p + h1 - 1
         o.error_message = str(b[p:q3], 'utf-8')
         p = q3
+    elif h1 == 0:
+        o.error_message = None
+    else:
+        n2 = h1 - 1
+        if n2 > 126:
+            n2, p = _uvt(b, p, n2 + 1)
+            n2 -= 1
+        if n2 < 0:
+            o.error_message = None
+        else:
+            q3 = p + n2
+            o.error_message = str(b[p:q3], 'utf-8')
+            p = q3
     o.results = []
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         p += 1
     else:
         p = _t_UpdateFeaturesResponse_0(b, p, o)
+    if p > bl:
+        raise DecodeError('UpdateFeaturesResponse: a length runs past the end')
     return o, p
 
 

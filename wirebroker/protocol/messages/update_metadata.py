@@ -9,6 +9,7 @@ from typing import Any
 import struct as _struct
 
 from wirebroker.protocol.message import UNSET, Message, Struct
+from wirebroker.protocol.message import shared_default as _shared_default
 from wirebroker.protocol.primitives import (
     UUID_ZERO,
     DecodeError,
@@ -32,8 +33,8 @@ _S0 = _struct.Struct('>iii')
 _S1 = _struct.Struct('>h')
 _S2 = _struct.Struct('>iiiii')
 _S3 = _struct.Struct('>ii')
-_S4 = _struct.Struct('>i')
-_S5 = _struct.Struct('>ih')
+_S4 = _struct.Struct('>ih')
+_S5 = _struct.Struct('>i')
 _S6 = _struct.Struct('>iiii')
 _S7 = _struct.Struct('>iiqi')
 _S8 = _struct.Struct('>iiq')
@@ -46,6 +47,7 @@ _S14 = _struct.Struct('>i?iqB')
 _S15 = _struct.Struct('>b')
 _S16 = _struct.Struct('>i?iq')
 _ARRAY_i = tuple(_struct.Struct('>' + str(n) + 'i') for n in range(64))
+_UNPACK_i = (None, *(s.unpack_from for s in _ARRAY_i))
 
 
 class UpdateMetadataRequest(Message):
@@ -162,8 +164,6 @@ def _r_UpdateMetadataRequest_0(b, p):
                 raise DecodeError('UpdateMetadataPartitionState.TopicName: null where not nullable')
             else:
                 q6 = p + n5
-                if q6 > bl:
-                    raise DecodeError('UpdateMetadataPartitionState.TopicName: length ' + str(n5) + ' past the end')
                 e4.topic_name = str(b[p:q6], 'utf-8')
                 p = q6
             e4.partition_index, e4.controller_epoch, e4.leader, e4.leader_epoch, h7, = _S2.unpack_from(b, p)
@@ -172,12 +172,12 @@ def _r_UpdateMetadataRequest_0(b, p):
             if n8 < 0:
                 raise DecodeError('UpdateMetadataPartitionState.Isr: null where not nullable')
             elif n8 < 64:
-                e4.isr = list(_ARRAY_i[n8].unpack_from(b, p))
+                e4.isr = [*_ARRAY_i[n8].unpack_from(b, p)]
                 p += 4 * n8
             else:
                 if n8 > bl - p:
                     raise DecodeError('UpdateMetadataPartitionState.Isr: count ' + str(n8) + ' past the end')
-                e4.isr = list(_struct.Struct('>' + str(n8) + 'i').unpack_from(b, p))
+                e4.isr = [*_struct.Struct('>' + str(n8) + 'i').unpack_from(b, p)]
                 p += 4 * n8
             e4.zk_version, h9, = _S3.unpack_from(b, p)
             p += 8
@@ -185,18 +185,18 @@ def _r_UpdateMetadataRequest_0(b, p):
             if n10 < 0:
                 raise DecodeError('UpdateMetadataPartitionState.Replicas: null where not nullable')
             elif n10 < 64:
-                e4.replicas = list(_ARRAY_i[n10].unpack_from(b, p))
+                e4.replicas = [*_ARRAY_i[n10].unpack_from(b, p)]
                 p += 4 * n10
             else:
                 if n10 > bl - p:
                     raise DecodeError('UpdateMetadataPartitionState.Replicas: count ' + str(n10) + ' past the end')
-                e4.replicas = list(_struct.Struct('>' + str(n10) + 'i').unpack_from(b, p))
+                e4.replicas = [*_struct.Struct('>' + str(n10) + 'i').unpack_from(b, p)]
                 p += 4 * n10
             e4.offline_replicas = []
             e4.unknown_tagged_fields = None
             xs3.append(e4)
         o.ungrouped_partition_states = xs3
-    n11, = _S4.unpack_from(b, p)
+    n11, = _S5.unpack_from(b, p)
     p += 4
     if n11 < 0:
         raise DecodeError('UpdateMetadataRequest.LiveBrokers: null where not nullable')
@@ -206,18 +206,16 @@ def _r_UpdateMetadataRequest_0(b, p):
         xs12 = []
         for _ in range(n11):
             e13 = _new(_UpdateMetadataRequest_UpdateMetadataBroker)
-            e13.id, h14, = _S5.unpack_from(b, p)
+            e13.id, h14, = _S4.unpack_from(b, p)
             p += 6
             n15 = h14
             if n15 < 0:
                 raise DecodeError('UpdateMetadataBroker.V0Host: null where not nullable')
             else:
                 q16 = p + n15
-                if q16 > bl:
-                    raise DecodeError('UpdateMetadataBroker.V0Host: length ' + str(n15) + ' past the end')
                 e13.v0_host = str(b[p:q16], 'utf-8')
                 p = q16
-            e13.v0_port, = _S4.unpack_from(b, p)
+            e13.v0_port, = _S5.unpack_from(b, p)
             p += 4
             e13.endpoints = []
             e13.rack = ''
@@ -229,6 +227,8 @@ def _r_UpdateMetadataRequest_0(b, p):
     o.broker_epoch = -1
     o.topic_states = []
     o.unknown_tagged_fields = None
+    if p > bl:
+        raise DecodeError('UpdateMetadataRequest: a length runs past the end')
     return o, p
 
 
@@ -239,7 +239,7 @@ def _w_UpdateMetadataRequest_0(o, w):
         raise UnsupportedFieldError('UpdateMetadataRequest.TopicStates exists only in versions 5+')
     w += _S3.pack(o.controller_id, o.controller_epoch)
     xs1 = o.ungrouped_partition_states
-    w += _S4.pack(len(xs1))
+    w += _S5.pack(len(xs1))
     for e2 in xs1:
         v3 = e2.topic_name
         v3 = v3.encode()
@@ -247,27 +247,27 @@ def _w_UpdateMetadataRequest_0(o, w):
         w += v3
         w += _S6.pack(e2.partition_index, e2.controller_epoch, e2.leader, e2.leader_epoch)
         xs4 = e2.isr
-        w += _S4.pack(len(xs4))
+        w += _S5.pack(len(xs4))
         if len(xs4) < 64:
             w += _ARRAY_i[len(xs4)].pack(*xs4)
         else:
             w += _pack('>' + str(len(xs4)) + 'i', *xs4)
-        w += _S4.pack(e2.zk_version)
+        w += _S5.pack(e2.zk_version)
         xs5 = e2.replicas
-        w += _S4.pack(len(xs5))
+        w += _S5.pack(len(xs5))
         if len(xs5) < 64:
             w += _ARRAY_i[len(xs5)].pack(*xs5)
         else:
             w += _pack('>' + str(len(xs5)) + 'i', *xs5)
     xs6 = o.live_brokers
-    w += _S4.pack(len(xs6))
+    w += _S5.pack(len(xs6))
     for e7 in xs6:
-        w += _S4.pack(e7.id)
+        w += _S5.pack(e7.id)
         v8 = e7.v0_host
         v8 = v8.encode()
         w += _S1.pack(len(v8))
         w += v8
-        w += _S4.pack(e7.v0_port)
+        w += _S5.pack(e7.v0_port)
 
 
 def _r_UpdateMetadataRequest_1(b, p):
@@ -290,8 +290,6 @@ def _r_UpdateMetadataRequest_1(b, p):
                 raise DecodeError('UpdateMetadataPartitionState.TopicName: null where not nullable')
             else:
                 q6 = p + n5
-                if q6 > bl:
-                    raise DecodeError('UpdateMetadataPartitionState.TopicName: length ' + str(n5) + ' past the end')
                 e4.topic_name = str(b[p:q6], 'utf-8')
                 p = q6
             e4.partition_index, e4.controller_epoch, e4.leader, e4.leader_epoch, h7, = _S2.unpack_from(b, p)
@@ -300,12 +298,12 @@ def _r_UpdateMetadataRequest_1(b, p):
             if n8 < 0:
                 raise DecodeError('UpdateMetadataPartitionState.Isr: null where not nullable')
             elif n8 < 64:
-                e4.isr = list(_ARRAY_i[n8].unpack_from(b, p))
+                e4.isr = [*_ARRAY_i[n8].unpack_from(b, p)]
                 p += 4 * n8
             else:
                 if n8 > bl - p:
                     raise DecodeError('UpdateMetadataPartitionState.Isr: count ' + str(n8) + ' past the end')
-                e4.isr = list(_struct.Struct('>' + str(n8) + 'i').unpack_from(b, p))
+                e4.isr = [*_struct.Struct('>' + str(n8) + 'i').unpack_from(b, p)]
                 p += 4 * n8
             e4.zk_version, h9, = _S3.unpack_from(b, p)
             p += 8
@@ -313,18 +311,18 @@ def _r_UpdateMetadataRequest_1(b, p):
             if n10 < 0:
                 raise DecodeError('UpdateMetadataPartitionState.Replicas: null where not nullable')
             elif n10 < 64:
-                e4.replicas = list(_ARRAY_i[n10].unpack_from(b, p))
+                e4.replicas = [*_ARRAY_i[n10].unpack_from(b, p)]
                 p += 4 * n10
             else:
                 if n10 > bl - p:
                     raise DecodeError('UpdateMetadataPartitionState.Replicas: count ' + str(n10) + ' past the end')
-                e4.replicas = list(_struct.Struct('>' + str(n10) + 'i').unpack_from(b, p))
+                e4.replicas = [*_struct.Struct('>' + str(n10) + 'i').unpack_from(b, p)]
                 p += 4 * n10
             e4.offline_replicas = []
             e4.unknown_tagged_fields = None
             xs3.append(e4)
         o.ungrouped_partition_states = xs3
-    n11, = _S4.unpack_from(b, p)
+    n11, = _S5.unpack_from(b, p)
     p += 4
     if n11 < 0:
         raise DecodeError('UpdateMetadataRequest.LiveBrokers: null where not nullable')
@@ -345,15 +343,13 @@ def _r_UpdateMetadataRequest_1(b, p):
                 xs16 = []
                 for _ in range(n15):
                     e17 = _new(_UpdateMetadataRequest_UpdateMetadataEndpoint)
-                    e17.port, h18, = _S5.unpack_from(b, p)
+                    e17.port, h18, = _S4.unpack_from(b, p)
                     p += 6
                     n19 = h18
                     if n19 < 0:
                         raise DecodeError('UpdateMetadataEndpoint.Host: null where not nullable')
                     else:
                         q20 = p + n19
-                        if q20 > bl:
-                            raise DecodeError('UpdateMetadataEndpoint.Host: length ' + str(n19) + ' past the end')
                         e17.host = str(b[p:q20], 'utf-8')
                         p = q20
                     e17.security_protocol, = _S1.unpack_from(b, p)
@@ -373,6 +369,8 @@ def _r_UpdateMetadataRequest_1(b, p):
     o.broker_epoch = -1
     o.topic_states = []
     o.unknown_tagged_fields = None
+    if p > bl:
+        raise DecodeError('UpdateMetadataRequest: a length runs past the end')
     return o, p
 
 
@@ -383,7 +381,7 @@ def _w_UpdateMetadataRequest_1(o, w):
         raise UnsupportedFieldError('UpdateMetadataRequest.TopicStates exists only in versions 5+')
     w += _S3.pack(o.controller_id, o.controller_epoch)
     xs1 = o.ungrouped_partition_states
-    w += _S4.pack(len(xs1))
+    w += _S5.pack(len(xs1))
     for e2 in xs1:
         v3 = e2.topic_name
         v3 = v3.encode()
@@ -391,26 +389,26 @@ def _w_UpdateMetadataRequest_1(o, w):
         w += v3
         w += _S6.pack(e2.partition_index, e2.controller_epoch, e2.leader, e2.leader_epoch)
         xs4 = e2.isr
-        w += _S4.pack(len(xs4))
+        w += _S5.pack(len(xs4))
         if len(xs4) < 64:
             w += _ARRAY_i[len(xs4)].pack(*xs4)
         else:
             w += _pack('>' + str(len(xs4)) + 'i', *xs4)
-        w += _S4.pack(e2.zk_version)
+        w += _S5.pack(e2.zk_version)
         xs5 = e2.replicas
-        w += _S4.pack(len(xs5))
+        w += _S5.pack(len(xs5))
         if len(xs5) < 64:
             w += _ARRAY_i[len(xs5)].pack(*xs5)
         else:
             w += _pack('>' + str(len(xs5)) + 'i', *xs5)
     xs6 = o.live_brokers
-    w += _S4.pack(len(xs6))
+    w += _S5.pack(len(xs6))
     for e7 in xs6:
-        w += _S4.pack(e7.id)
+        w += _S5.pack(e7.id)
         xs8 = e7.endpoints
-        w += _S4.pack(len(xs8))
+        w += _S5.pack(len(xs8))
         for e9 in xs8:
-            w += _S4.pack(e9.port)
+            w += _S5.pack(e9.port)
             v10 = e9.host
             v10 = v10.encode()
             w += _S1.pack(len(v10))
@@ -438,8 +436,6 @@ def _r_UpdateMetadataRequest_2(b, p):
                 raise DecodeError('UpdateMetadataPartitionState.TopicName: null where not nullable')
             else:
                 q6 = p + n5
-                if q6 > bl:
-                    raise DecodeError('UpdateMetadataPartitionState.TopicName: length ' + str(n5) + ' past the end')
                 e4.topic_name = str(b[p:q6], 'utf-8')
                 p = q6
             e4.partition_index, e4.controller_epoch, e4.leader, e4.leader_epoch, h7, = _S2.unpack_from(b, p)
@@ -448,12 +444,12 @@ def _r_UpdateMetadataRequest_2(b, p):
             if n8 < 0:
                 raise DecodeError('UpdateMetadataPartitionState.Isr: null where not nullable')
             elif n8 < 64:
-                e4.isr = list(_ARRAY_i[n8].unpack_from(b, p))
+                e4.isr = [*_ARRAY_i[n8].unpack_from(b, p)]
                 p += 4 * n8
             else:
                 if n8 > bl - p:
                     raise DecodeError('UpdateMetadataPartitionState.Isr: count ' + str(n8) + ' past the end')
-                e4.isr = list(_struct.Struct('>' + str(n8) + 'i').unpack_from(b, p))
+                e4.isr = [*_struct.Struct('>' + str(n8) + 'i').unpack_from(b, p)]
                 p += 4 * n8
             e4.zk_version, h9, = _S3.unpack_from(b, p)
             p += 8
@@ -461,18 +457,18 @@ def _r_UpdateMetadataRequest_2(b, p):
             if n10 < 0:
                 raise DecodeError('UpdateMetadataPartitionState.Replicas: null where not nullable')
             elif n10 < 64:
-                e4.replicas = list(_ARRAY_i[n10].unpack_from(b, p))
+                e4.replicas = [*_ARRAY_i[n10].unpack_from(b, p)]
                 p += 4 * n10
             else:
                 if n10 > bl - p:
                     raise DecodeError('UpdateMetadataPartitionState.Replicas: count ' + str(n10) + ' past the end')
-                e4.replicas = list(_struct.Struct('>' + str(n10) + 'i').unpack_from(b, p))
+                e4.replicas = [*_struct.Struct('>' + str(n10) + 'i').unpack_from(b, p)]
                 p += 4 * n10
             e4.offline_replicas = []
             e4.unknown_tagged_fields = None
             xs3.append(e4)
         o.ungrouped_partition_states = xs3
-    n11, = _S4.unpack_from(b, p)
+    n11, = _S5.unpack_from(b, p)
     p += 4
     if n11 < 0:
         raise DecodeError('UpdateMetadataRequest.LiveBrokers: null where not nullable')
@@ -493,15 +489,13 @@ def _r_UpdateMetadataRequest_2(b, p):
                 xs16 = []
                 for _ in range(n15):
                     e17 = _new(_UpdateMetadataRequest_UpdateMetadataEndpoint)
-                    e17.port, h18, = _S5.unpack_from(b, p)
+                    e17.port, h18, = _S4.unpack_from(b, p)
                     p += 6
                     n19 = h18
                     if n19 < 0:
                         raise DecodeError('UpdateMetadataEndpoint.Host: null where not nullable')
                     else:
                         q20 = p + n19
-                        if q20 > bl:
-                            raise DecodeError('UpdateMetadataEndpoint.Host: length ' + str(n19) + ' past the end')
                         e17.host = str(b[p:q20], 'utf-8')
                         p = q20
                     e17.security_protocol, = _S1.unpack_from(b, p)
@@ -516,8 +510,6 @@ def _r_UpdateMetadataRequest_2(b, p):
                 e13.rack = None
             else:
                 q22 = p + n21
-                if q22 > bl:
-                    raise DecodeError('UpdateMetadataBroker.Rack: length ' + str(n21) + ' past the end')
                 e13.rack = str(b[p:q22], 'utf-8')
                 p = q22
             e13.v0_host = ''
@@ -530,6 +522,8 @@ def _r_UpdateMetadataRequest_2(b, p):
     o.broker_epoch = -1
     o.topic_states = []
     o.unknown_tagged_fields = None
+    if p > bl:
+        raise DecodeError('UpdateMetadataRequest: a length runs past the end')
     return o, p
 
 
@@ -540,7 +534,7 @@ def _w_UpdateMetadataRequest_2(o, w):
         raise UnsupportedFieldError('UpdateMetadataRequest.TopicStates exists only in versions 5+')
     w += _S3.pack(o.controller_id, o.controller_epoch)
     xs1 = o.ungrouped_partition_states
-    w += _S4.pack(len(xs1))
+    w += _S5.pack(len(xs1))
     for e2 in xs1:
         v3 = e2.topic_name
         v3 = v3.encode()
@@ -548,26 +542,26 @@ def _w_UpdateMetadataRequest_2(o, w):
         w += v3
         w += _S6.pack(e2.partition_index, e2.controller_epoch, e2.leader, e2.leader_epoch)
         xs4 = e2.isr
-        w += _S4.pack(len(xs4))
+        w += _S5.pack(len(xs4))
         if len(xs4) < 64:
             w += _ARRAY_i[len(xs4)].pack(*xs4)
         else:
             w += _pack('>' + str(len(xs4)) + 'i', *xs4)
-        w += _S4.pack(e2.zk_version)
+        w += _S5.pack(e2.zk_version)
         xs5 = e2.replicas
-        w += _S4.pack(len(xs5))
+        w += _S5.pack(len(xs5))
         if len(xs5) < 64:
             w += _ARRAY_i[len(xs5)].pack(*xs5)
         else:
             w += _pack('>' + str(len(xs5)) + 'i', *xs5)
     xs6 = o.live_brokers
-    w += _S4.pack(len(xs6))
+    w += _S5.pack(len(xs6))
     for e7 in xs6:
-        w += _S4.pack(e7.id)
+        w += _S5.pack(e7.id)
         xs8 = e7.endpoints
-        w += _S4.pack(len(xs8))
+        w += _S5.pack(len(xs8))
         for e9 in xs8:
-            w += _S4.pack(e9.port)
+            w += _S5.pack(e9.port)
             v10 = e9.host
             v10 = v10.encode()
             w += _S1.pack(len(v10))
@@ -602,8 +596,6 @@ def _r_UpdateMetadataRequest_3(b, p):
                 raise DecodeError('UpdateMetadataPartitionState.TopicName: null where not nullable')
             else:
                 q6 = p + n5
-                if q6 > bl:
-                    raise DecodeError('UpdateMetadataPartitionState.TopicName: length ' + str(n5) + ' past the end')
                 e4.topic_name = str(b[p:q6], 'utf-8')
                 p = q6
             e4.partition_index, e4.controller_epoch, e4.leader, e4.leader_epoch, h7, = _S2.unpack_from(b, p)
@@ -612,12 +604,12 @@ def _r_UpdateMetadataRequest_3(b, p):
             if n8 < 0:
                 raise DecodeError('UpdateMetadataPartitionState.Isr: null where not nullable')
             elif n8 < 64:
-                e4.isr = list(_ARRAY_i[n8].unpack_from(b, p))
+                e4.isr = [*_ARRAY_i[n8].unpack_from(b, p)]
                 p += 4 * n8
             else:
                 if n8 > bl - p:
                     raise DecodeError('UpdateMetadataPartitionState.Isr: count ' + str(n8) + ' past the end')
-                e4.isr = list(_struct.Struct('>' + str(n8) + 'i').unpack_from(b, p))
+                e4.isr = [*_struct.Struct('>' + str(n8) + 'i').unpack_from(b, p)]
                 p += 4 * n8
             e4.zk_version, h9, = _S3.unpack_from(b, p)
             p += 8
@@ -625,18 +617,18 @@ def _r_UpdateMetadataRequest_3(b, p):
             if n10 < 0:
                 raise DecodeError('UpdateMetadataPartitionState.Replicas: null where not nullable')
             elif n10 < 64:
-                e4.replicas = list(_ARRAY_i[n10].unpack_from(b, p))
+                e4.replicas = [*_ARRAY_i[n10].unpack_from(b, p)]
                 p += 4 * n10
             else:
                 if n10 > bl - p:
                     raise DecodeError('UpdateMetadataPartitionState.Replicas: count ' + str(n10) + ' past the end')
-                e4.replicas = list(_struct.Struct('>' + str(n10) + 'i').unpack_from(b, p))
+                e4.replicas = [*_struct.Struct('>' + str(n10) + 'i').unpack_from(b, p)]
                 p += 4 * n10
             e4.offline_replicas = []
             e4.unknown_tagged_fields = None
             xs3.append(e4)
         o.ungrouped_partition_states = xs3
-    n11, = _S4.unpack_from(b, p)
+    n11, = _S5.unpack_from(b, p)
     p += 4
     if n11 < 0:
         raise DecodeError('UpdateMetadataRequest.LiveBrokers: null where not nullable')
@@ -657,15 +649,13 @@ def _r_UpdateMetadataRequest_3(b, p):
                 xs16 = []
                 for _ in range(n15):
                     e17 = _new(_UpdateMetadataRequest_UpdateMetadataEndpoint)
-                    e17.port, h18, = _S5.unpack_from(b, p)
+                    e17.port, h18, = _S4.unpack_from(b, p)
                     p += 6
                     n19 = h18
                     if n19 < 0:
                         raise DecodeError('UpdateMetadataEndpoint.Host: null where not nullable')
                     else:
                         q20 = p + n19
-                        if q20 > bl:
-                            raise DecodeError('UpdateMetadataEndpoint.Host: length ' + str(n19) + ' past the end')
                         e17.host = str(b[p:q20], 'utf-8')
                         p = q20
                     n21, = _S1.unpack_from(b, p)
@@ -674,8 +664,6 @@ def _r_UpdateMetadataRequest_3(b, p):
                         raise DecodeError('UpdateMetadataEndpoint.Listener: null where not nullable')
                     else:
                         q22 = p + n21
-                        if q22 > bl:
-                            raise DecodeError('UpdateMetadataEndpoint.Listener: length ' + str(n21) + ' past the end')
                         e17.listener = str(b[p:q22], 'utf-8')
                         p = q22
                     e17.security_protocol, = _S1.unpack_from(b, p)
@@ -689,8 +677,6 @@ def _r_UpdateMetadataRequest_3(b, p):
                 e13.rack = None
             else:
                 q24 = p + n23
-                if q24 > bl:
-                    raise DecodeError('UpdateMetadataBroker.Rack: length ' + str(n23) + ' past the end')
                 e13.rack = str(b[p:q24], 'utf-8')
                 p = q24
             e13.v0_host = ''
@@ -703,6 +689,8 @@ def _r_UpdateMetadataRequest_3(b, p):
     o.broker_epoch = -1
     o.topic_states = []
     o.unknown_tagged_fields = None
+    if p > bl:
+        raise DecodeError('UpdateMetadataRequest: a length runs past the end')
     return o, p
 
 
@@ -713,7 +701,7 @@ def _w_UpdateMetadataRequest_3(o, w):
         raise UnsupportedFieldError('UpdateMetadataRequest.TopicStates exists only in versions 5+')
     w += _S3.pack(o.controller_id, o.controller_epoch)
     xs1 = o.ungrouped_partition_states
-    w += _S4.pack(len(xs1))
+    w += _S5.pack(len(xs1))
     for e2 in xs1:
         v3 = e2.topic_name
         v3 = v3.encode()
@@ -721,26 +709,26 @@ def _w_UpdateMetadataRequest_3(o, w):
         w += v3
         w += _S6.pack(e2.partition_index, e2.controller_epoch, e2.leader, e2.leader_epoch)
         xs4 = e2.isr
-        w += _S4.pack(len(xs4))
+        w += _S5.pack(len(xs4))
         if len(xs4) < 64:
             w += _ARRAY_i[len(xs4)].pack(*xs4)
         else:
             w += _pack('>' + str(len(xs4)) + 'i', *xs4)
-        w += _S4.pack(e2.zk_version)
+        w += _S5.pack(e2.zk_version)
         xs5 = e2.replicas
-        w += _S4.pack(len(xs5))
+        w += _S5.pack(len(xs5))
         if len(xs5) < 64:
             w += _ARRAY_i[len(xs5)].pack(*xs5)
         else:
             w += _pack('>' + str(len(xs5)) + 'i', *xs5)
     xs6 = o.live_brokers
-    w += _S4.pack(len(xs6))
+    w += _S5.pack(len(xs6))
     for e7 in xs6:
-        w += _S4.pack(e7.id)
+        w += _S5.pack(e7.id)
         xs8 = e7.endpoints
-        w += _S4.pack(len(xs8))
+        w += _S5.pack(len(xs8))
         for e9 in xs8:
-            w += _S4.pack(e9.port)
+            w += _S5.pack(e9.port)
             v10 = e9.host
             v10 = v10.encode()
             w += _S1.pack(len(v10))
@@ -779,8 +767,6 @@ def _r_UpdateMetadataRequest_4(b, p):
                 raise DecodeError('UpdateMetadataPartitionState.TopicName: null where not nullable')
             else:
                 q6 = p + n5
-                if q6 > bl:
-                    raise DecodeError('UpdateMetadataPartitionState.TopicName: length ' + str(n5) + ' past the end')
                 e4.topic_name = str(b[p:q6], 'utf-8')
                 p = q6
             e4.partition_index, e4.controller_epoch, e4.leader, e4.leader_epoch, h7, = _S2.unpack_from(b, p)
@@ -789,12 +775,12 @@ def _r_UpdateMetadataRequest_4(b, p):
             if n8 < 0:
                 raise DecodeError('UpdateMetadataPartitionState.Isr: null where not nullable')
             elif n8 < 64:
-                e4.isr = list(_ARRAY_i[n8].unpack_from(b, p))
+                e4.isr = [*_ARRAY_i[n8].unpack_from(b, p)]
                 p += 4 * n8
             else:
                 if n8 > bl - p:
                     raise DecodeError('UpdateMetadataPartitionState.Isr: count ' + str(n8) + ' past the end')
-                e4.isr = list(_struct.Struct('>' + str(n8) + 'i').unpack_from(b, p))
+                e4.isr = [*_struct.Struct('>' + str(n8) + 'i').unpack_from(b, p)]
                 p += 4 * n8
             e4.zk_version, h9, = _S3.unpack_from(b, p)
             p += 8
@@ -802,29 +788,29 @@ def _r_UpdateMetadataRequest_4(b, p):
             if n10 < 0:
                 raise DecodeError('UpdateMetadataPartitionState.Replicas: null where not nullable')
             elif n10 < 64:
-                e4.replicas = list(_ARRAY_i[n10].unpack_from(b, p))
+                e4.replicas = [*_ARRAY_i[n10].unpack_from(b, p)]
                 p += 4 * n10
             else:
                 if n10 > bl - p:
                     raise DecodeError('UpdateMetadataPartitionState.Replicas: count ' + str(n10) + ' past the end')
-                e4.replicas = list(_struct.Struct('>' + str(n10) + 'i').unpack_from(b, p))
+                e4.replicas = [*_struct.Struct('>' + str(n10) + 'i').unpack_from(b, p)]
                 p += 4 * n10
-            n11, = _S4.unpack_from(b, p)
+            n11, = _S5.unpack_from(b, p)
             p += 4
             if n11 < 0:
                 raise DecodeError('UpdateMetadataPartitionState.OfflineReplicas: null where not nullable')
             elif n11 < 64:
-                e4.offline_replicas = list(_ARRAY_i[n11].unpack_from(b, p))
+                e4.offline_replicas = [*_ARRAY_i[n11].unpack_from(b, p)]
                 p += 4 * n11
             else:
                 if n11 > bl - p:
                     raise DecodeError('UpdateMetadataPartitionState.OfflineReplicas: count ' + str(n11) + ' past the end')
-                e4.offline_replicas = list(_struct.Struct('>' + str(n11) + 'i').unpack_from(b, p))
+                e4.offline_replicas = [*_struct.Struct('>' + str(n11) + 'i').unpack_from(b, p)]
                 p += 4 * n11
             e4.unknown_tagged_fields = None
             xs3.append(e4)
         o.ungrouped_partition_states = xs3
-    n12, = _S4.unpack_from(b, p)
+    n12, = _S5.unpack_from(b, p)
     p += 4
     if n12 < 0:
         raise DecodeError('UpdateMetadataRequest.LiveBrokers: null where not nullable')
@@ -845,15 +831,13 @@ def _r_UpdateMetadataRequest_4(b, p):
                 xs17 = []
                 for _ in range(n16):
                     e18 = _new(_UpdateMetadataRequest_UpdateMetadataEndpoint)
-                    e18.port, h19, = _S5.unpack_from(b, p)
+                    e18.port, h19, = _S4.unpack_from(b, p)
                     p += 6
                     n20 = h19
                     if n20 < 0:
                         raise DecodeError('UpdateMetadataEndpoint.Host: null where not nullable')
                     else:
                         q21 = p + n20
-                        if q21 > bl:
-                            raise DecodeError('UpdateMetadataEndpoint.Host: length ' + str(n20) + ' past the end')
                         e18.host = str(b[p:q21], 'utf-8')
                         p = q21
                     n22, = _S1.unpack_from(b, p)
@@ -862,8 +846,6 @@ def _r_UpdateMetadataRequest_4(b, p):
                         raise DecodeError('UpdateMetadataEndpoint.Listener: null where not nullable')
                     else:
                         q23 = p + n22
-                        if q23 > bl:
-                            raise DecodeError('UpdateMetadataEndpoint.Listener: length ' + str(n22) + ' past the end')
                         e18.listener = str(b[p:q23], 'utf-8')
                         p = q23
                     e18.security_protocol, = _S1.unpack_from(b, p)
@@ -877,8 +859,6 @@ def _r_UpdateMetadataRequest_4(b, p):
                 e14.rack = None
             else:
                 q25 = p + n24
-                if q25 > bl:
-                    raise DecodeError('UpdateMetadataBroker.Rack: length ' + str(n24) + ' past the end')
                 e14.rack = str(b[p:q25], 'utf-8')
                 p = q25
             e14.v0_host = ''
@@ -891,6 +871,8 @@ def _r_UpdateMetadataRequest_4(b, p):
     o.broker_epoch = -1
     o.topic_states = []
     o.unknown_tagged_fields = None
+    if p > bl:
+        raise DecodeError('UpdateMetadataRequest: a length runs past the end')
     return o, p
 
 
@@ -901,7 +883,7 @@ def _w_UpdateMetadataRequest_4(o, w):
         raise UnsupportedFieldError('UpdateMetadataRequest.TopicStates exists only in versions 5+')
     w += _S3.pack(o.controller_id, o.controller_epoch)
     xs1 = o.ungrouped_partition_states
-    w += _S4.pack(len(xs1))
+    w += _S5.pack(len(xs1))
     for e2 in xs1:
         v3 = e2.topic_name
         v3 = v3.encode()
@@ -909,32 +891,32 @@ def _w_UpdateMetadataRequest_4(o, w):
         w += v3
         w += _S6.pack(e2.partition_index, e2.controller_epoch, e2.leader, e2.leader_epoch)
         xs4 = e2.isr
-        w += _S4.pack(len(xs4))
+        w += _S5.pack(len(xs4))
         if len(xs4) < 64:
             w += _ARRAY_i[len(xs4)].pack(*xs4)
         else:
             w += _pack('>' + str(len(xs4)) + 'i', *xs4)
-        w += _S4.pack(e2.zk_version)
+        w += _S5.pack(e2.zk_version)
         xs5 = e2.replicas
-        w += _S4.pack(len(xs5))
+        w += _S5.pack(len(xs5))
         if len(xs5) < 64:
             w += _ARRAY_i[len(xs5)].pack(*xs5)
         else:
             w += _pack('>' + str(len(xs5)) + 'i', *xs5)
         xs6 = e2.offline_replicas
-        w += _S4.pack(len(xs6))
+        w += _S5.pack(len(xs6))
         if len(xs6) < 64:
             w += _ARRAY_i[len(xs6)].pack(*xs6)
         else:
             w += _pack('>' + str(len(xs6)) + 'i', *xs6)
     xs7 = o.live_brokers
-    w += _S4.pack(len(xs7))
+    w += _S5.pack(len(xs7))
     for e8 in xs7:
-        w += _S4.pack(e8.id)
+        w += _S5.pack(e8.id)
         xs9 = e8.endpoints
-        w += _S4.pack(len(xs9))
+        w += _S5.pack(len(xs9))
         for e10 in xs9:
-            w += _S4.pack(e10.port)
+            w += _S5.pack(e10.port)
             v11 = e10.host
             v11 = v11.encode()
             w += _S1.pack(len(v11))
@@ -973,11 +955,9 @@ def _r_UpdateMetadataRequest_5(b, p):
                 raise DecodeError('UpdateMetadataTopicState.TopicName: null where not nullable')
             else:
                 q6 = p + n5
-                if q6 > bl:
-                    raise DecodeError('UpdateMetadataTopicState.TopicName: length ' + str(n5) + ' past the end')
                 e4.topic_name = str(b[p:q6], 'utf-8')
                 p = q6
-            n7, = _S4.unpack_from(b, p)
+            n7, = _S5.unpack_from(b, p)
             p += 4
             if n7 < 0:
                 raise DecodeError('UpdateMetadataTopicState.PartitionStates: null where not nullable')
@@ -993,12 +973,12 @@ def _r_UpdateMetadataRequest_5(b, p):
                     if n11 < 0:
                         raise DecodeError('UpdateMetadataPartitionState.Isr: null where not nullable')
                     elif n11 < 64:
-                        e9.isr = list(_ARRAY_i[n11].unpack_from(b, p))
+                        e9.isr = [*_ARRAY_i[n11].unpack_from(b, p)]
                         p += 4 * n11
                     else:
                         if n11 > bl - p:
                             raise DecodeError('UpdateMetadataPartitionState.Isr: count ' + str(n11) + ' past the end')
-                        e9.isr = list(_struct.Struct('>' + str(n11) + 'i').unpack_from(b, p))
+                        e9.isr = [*_struct.Struct('>' + str(n11) + 'i').unpack_from(b, p)]
                         p += 4 * n11
                     e9.zk_version, h12, = _S3.unpack_from(b, p)
                     p += 8
@@ -1006,24 +986,24 @@ def _r_UpdateMetadataRequest_5(b, p):
                     if n13 < 0:
                         raise DecodeError('UpdateMetadataPartitionState.Replicas: null where not nullable')
                     elif n13 < 64:
-                        e9.replicas = list(_ARRAY_i[n13].unpack_from(b, p))
+                        e9.replicas = [*_ARRAY_i[n13].unpack_from(b, p)]
                         p += 4 * n13
                     else:
                         if n13 > bl - p:
                             raise DecodeError('UpdateMetadataPartitionState.Replicas: count ' + str(n13) + ' past the end')
-                        e9.replicas = list(_struct.Struct('>' + str(n13) + 'i').unpack_from(b, p))
+                        e9.replicas = [*_struct.Struct('>' + str(n13) + 'i').unpack_from(b, p)]
                         p += 4 * n13
-                    n14, = _S4.unpack_from(b, p)
+                    n14, = _S5.unpack_from(b, p)
                     p += 4
                     if n14 < 0:
                         raise DecodeError('UpdateMetadataPartitionState.OfflineReplicas: null where not nullable')
                     elif n14 < 64:
-                        e9.offline_replicas = list(_ARRAY_i[n14].unpack_from(b, p))
+                        e9.offline_replicas = [*_ARRAY_i[n14].unpack_from(b, p)]
                         p += 4 * n14
                     else:
                         if n14 > bl - p:
                             raise DecodeError('UpdateMetadataPartitionState.OfflineReplicas: count ' + str(n14) + ' past the end')
-                        e9.offline_replicas = list(_struct.Struct('>' + str(n14) + 'i').unpack_from(b, p))
+                        e9.offline_replicas = [*_struct.Struct('>' + str(n14) + 'i').unpack_from(b, p)]
                         p += 4 * n14
                     e9.topic_name = ''
                     e9.unknown_tagged_fields = None
@@ -1033,7 +1013,7 @@ def _r_UpdateMetadataRequest_5(b, p):
             e4.unknown_tagged_fields = None
             xs3.append(e4)
         o.topic_states = xs3
-    n15, = _S4.unpack_from(b, p)
+    n15, = _S5.unpack_from(b, p)
     p += 4
     if n15 < 0:
         raise DecodeError('UpdateMetadataRequest.LiveBrokers: null where not nullable')
@@ -1054,15 +1034,13 @@ def _r_UpdateMetadataRequest_5(b, p):
                 xs20 = []
                 for _ in range(n19):
                     e21 = _new(_UpdateMetadataRequest_UpdateMetadataEndpoint)
-                    e21.port, h22, = _S5.unpack_from(b, p)
+                    e21.port, h22, = _S4.unpack_from(b, p)
                     p += 6
                     n23 = h22
                     if n23 < 0:
                         raise DecodeError('UpdateMetadataEndpoint.Host: null where not nullable')
                     else:
                         q24 = p + n23
-                        if q24 > bl:
-                            raise DecodeError('UpdateMetadataEndpoint.Host: length ' + str(n23) + ' past the end')
                         e21.host = str(b[p:q24], 'utf-8')
                         p = q24
                     n25, = _S1.unpack_from(b, p)
@@ -1071,8 +1049,6 @@ def _r_UpdateMetadataRequest_5(b, p):
                         raise DecodeError('UpdateMetadataEndpoint.Listener: null where not nullable')
                     else:
                         q26 = p + n25
-                        if q26 > bl:
-                            raise DecodeError('UpdateMetadataEndpoint.Listener: length ' + str(n25) + ' past the end')
                         e21.listener = str(b[p:q26], 'utf-8')
                         p = q26
                     e21.security_protocol, = _S1.unpack_from(b, p)
@@ -1086,8 +1062,6 @@ def _r_UpdateMetadataRequest_5(b, p):
                 e17.rack = None
             else:
                 q28 = p + n27
-                if q28 > bl:
-                    raise DecodeError('UpdateMetadataBroker.Rack: length ' + str(n27) + ' past the end')
                 e17.rack = str(b[p:q28], 'utf-8')
                 p = q28
             e17.v0_host = ''
@@ -1099,6 +1073,8 @@ def _r_UpdateMetadataRequest_5(b, p):
     o.type = 0
     o.ungrouped_partition_states = []
     o.unknown_tagged_fields = None
+    if p > bl:
+        raise DecodeError('UpdateMetadataRequest: a length runs past the end')
     return o, p
 
 
@@ -1109,43 +1085,43 @@ def _w_UpdateMetadataRequest_5(o, w):
         raise UnsupportedFieldError('UpdateMetadataRequest.UngroupedPartitionStates exists only in versions 0-4')
     w += _S8.pack(o.controller_id, o.controller_epoch, o.broker_epoch)
     xs1 = o.topic_states
-    w += _S4.pack(len(xs1))
+    w += _S5.pack(len(xs1))
     for e2 in xs1:
         v3 = e2.topic_name
         v3 = v3.encode()
         w += _S1.pack(len(v3))
         w += v3
         xs4 = e2.partition_states
-        w += _S4.pack(len(xs4))
+        w += _S5.pack(len(xs4))
         for e5 in xs4:
             w += _S6.pack(e5.partition_index, e5.controller_epoch, e5.leader, e5.leader_epoch)
             xs6 = e5.isr
-            w += _S4.pack(len(xs6))
+            w += _S5.pack(len(xs6))
             if len(xs6) < 64:
                 w += _ARRAY_i[len(xs6)].pack(*xs6)
             else:
                 w += _pack('>' + str(len(xs6)) + 'i', *xs6)
-            w += _S4.pack(e5.zk_version)
+            w += _S5.pack(e5.zk_version)
             xs7 = e5.replicas
-            w += _S4.pack(len(xs7))
+            w += _S5.pack(len(xs7))
             if len(xs7) < 64:
                 w += _ARRAY_i[len(xs7)].pack(*xs7)
             else:
                 w += _pack('>' + str(len(xs7)) + 'i', *xs7)
             xs8 = e5.offline_replicas
-            w += _S4.pack(len(xs8))
+            w += _S5.pack(len(xs8))
             if len(xs8) < 64:
                 w += _ARRAY_i[len(xs8)].pack(*xs8)
             else:
                 w += _pack('>' + str(len(xs8)) + 'i', *xs8)
     xs9 = o.live_brokers
-    w += _S4.pack(len(xs9))
+    w += _S5.pack(len(xs9))
     for e10 in xs9:
-        w += _S4.pack(e10.id)
+        w += _S5.pack(e10.id)
         xs11 = e10.endpoints
-        w += _S4.pack(len(xs11))
+        w += _S5.pack(len(xs11))
         for e12 in xs11:
-            w += _S4.pack(e12.port)
+            w += _S5.pack(e12.port)
             v13 = e12.host
             v13 = v13.encode()
             w += _S1.pack(len(v13))
@@ -1296,87 +1272,104 @@ def _r_UpdateMetadataRequest_6(b, p):
         xs3 = []
         for _ in range(n2):
             e4 = _new(_UpdateMetadataRequest_UpdateMetadataTopicState)
-            n5 = b[p] - 1
-            p += 1
-            if n5 > 126:
-                n5, p = _uvt(b, p, n5 + 1)
-                n5 -= 1
-            if n5 < 0:
-                raise DecodeError('UpdateMetadataTopicState.TopicName: null where not nullable')
-            else:
-                q6 = p + n5
-                if q6 > bl:
-                    raise DecodeError('UpdateMetadataTopicState.TopicName: length ' + str(n5) + ' past the end')
-                e4.topic_name = str(b[p:q6], 'utf-8')
+            h7 = b[p]
+            if 0 < h7 < 128:
+                q6 = p + h7
+                e4.topic_name = str(b[p + 1:q6], 'utf-8')
                 p = q6
-            n7 = b[p] - 1
+            else:
+                p += 1
+                n5 = h7 - 1
+                if n5 > 126:
+                    n5, p = _uvt(b, p, n5 + 1)
+                    n5 -= 1
+                if n5 < 0:
+                    raise DecodeError('UpdateMetadataTopicState.TopicName: null where not nullable')
+                else:
+                    q6 = p + n5
+                    e4.topic_name = str(b[p:q6], 'utf-8')
+                    p = q6
+            n8 = b[p] - 1
             p += 1
-            if n7 > 126:
-                n7, p = _uvt(b, p, n7 + 1)
-                n7 -= 1
-            if n7 < 0:
+            if n8 > 126:
+                n8, p = _uvt(b, p, n8 + 1)
+                n8 -= 1
+            if n8 < 0:
                 raise DecodeError('UpdateMetadataTopicState.PartitionStates: null where not nullable')
             else:
-                if n7 > bl - p:
-                    raise DecodeError('UpdateMetadataTopicState.PartitionStates: count ' + str(n7) + ' past the end')
-                xs8 = []
-                for _ in range(n7):
-                    e9 = _new(_UpdateMetadataRequest_UpdateMetadataPartitionState)
-                    e9.partition_index, e9.controller_epoch, e9.leader, e9.leader_epoch, h10, = _S10.unpack_from(b, p)
+                if n8 > bl - p:
+                    raise DecodeError('UpdateMetadataTopicState.PartitionStates: count ' + str(n8) + ' past the end')
+                xs9 = []
+                for _ in range(n8):
+                    e10 = _new(_UpdateMetadataRequest_UpdateMetadataPartitionState)
+                    e10.partition_index, e10.controller_epoch, e10.leader, e10.leader_epoch, h11, = _S10.unpack_from(b, p)
                     p += 17
-                    n11 = h10 - 1
-                    if n11 > 126:
-                        n11, p = _uvt(b, p, n11 + 1)
-                        n11 -= 1
-                    if n11 < 0:
-                        raise DecodeError('UpdateMetadataPartitionState.Isr: null where not nullable')
-                    elif n11 < 64:
-                        e9.isr = list(_ARRAY_i[n11].unpack_from(b, p))
-                        p += 4 * n11
+                    if 0 < h11 < 65:
+                        e10.isr = [*_UNPACK_i[h11](b, p)]
+                        p += 4 * h11 - 4
                     else:
-                        if n11 > bl - p:
-                            raise DecodeError('UpdateMetadataPartitionState.Isr: count ' + str(n11) + ' past the end')
-                        e9.isr = list(_struct.Struct('>' + str(n11) + 'i').unpack_from(b, p))
-                        p += 4 * n11
-                    e9.zk_version, h12, = _S11.unpack_from(b, p)
+                        n12 = h11 - 1
+                        if n12 > 126:
+                            n12, p = _uvt(b, p, n12 + 1)
+                            n12 -= 1
+                        if n12 < 0:
+                            raise DecodeError('UpdateMetadataPartitionState.Isr: null where not nullable')
+                        elif n12 < 64:
+                            e10.isr = [*_ARRAY_i[n12].unpack_from(b, p)]
+                            p += 4 * n12
+                        else:
+                            if n12 > bl - p:
+                                raise DecodeError('UpdateMetadataPartitionState.Isr: count ' + str(n12) + ' past the end')
+                            e10.isr = [*_struct.Struct('>' + str(n12) + 'i').unpack_from(b, p)]
+                            p += 4 * n12
+                    e10.zk_version, h13, = _S11.unpack_from(b, p)
                     p += 5
-                    n13 = h12 - 1
-                    if n13 > 126:
-                        n13, p = _uvt(b, p, n13 + 1)
-                        n13 -= 1
-                    if n13 < 0:
-                        raise DecodeError('UpdateMetadataPartitionState.Replicas: null where not nullable')
-                    elif n13 < 64:
-                        e9.replicas = list(_ARRAY_i[n13].unpack_from(b, p))
-                        p += 4 * n13
+                    if 0 < h13 < 65:
+                        e10.replicas = [*_UNPACK_i[h13](b, p)]
+                        p += 4 * h13 - 4
                     else:
-                        if n13 > bl - p:
-                            raise DecodeError('UpdateMetadataPartitionState.Replicas: count ' + str(n13) + ' past the end')
-                        e9.replicas = list(_struct.Struct('>' + str(n13) + 'i').unpack_from(b, p))
-                        p += 4 * n13
-                    n14 = b[p] - 1
-                    p += 1
-                    if n14 > 126:
-                        n14, p = _uvt(b, p, n14 + 1)
-                        n14 -= 1
-                    if n14 < 0:
-                        raise DecodeError('UpdateMetadataPartitionState.OfflineReplicas: null where not nullable')
-                    elif n14 < 64:
-                        e9.offline_replicas = list(_ARRAY_i[n14].unpack_from(b, p))
-                        p += 4 * n14
+                        n14 = h13 - 1
+                        if n14 > 126:
+                            n14, p = _uvt(b, p, n14 + 1)
+                            n14 -= 1
+                        if n14 < 0:
+                            raise DecodeError('UpdateMetadataPartitionState.Replicas: null where not nullable')
+                        elif n14 < 64:
+                            e10.replicas = [*_ARRAY_i[n14].unpack_from(b, p)]
+                            p += 4 * n14
+                        else:
+                            if n14 > bl - p:
+                                raise DecodeError('UpdateMetadataPartitionState.Replicas: count ' + str(n14) + ' past the end')
+                            e10.replicas = [*_struct.Struct('>' + str(n14) + 'i').unpack_from(b, p)]
+                            p += 4 * n14
+                    h16 = b[p]
+                    if 0 < h16 < 65:
+                        e10.offline_replicas = [*_UNPACK_i[h16](b, p + 1)]
+                        p += 4 * h16 - 3
                     else:
-                        if n14 > bl - p:
-                            raise DecodeError('UpdateMetadataPartitionState.OfflineReplicas: count ' + str(n14) + ' past the end')
-                        e9.offline_replicas = list(_struct.Struct('>' + str(n14) + 'i').unpack_from(b, p))
-                        p += 4 * n14
-                    e9.topic_name = ''
+                        p += 1
+                        n15 = h16 - 1
+                        if n15 > 126:
+                            n15, p = _uvt(b, p, n15 + 1)
+                            n15 -= 1
+                        if n15 < 0:
+                            raise DecodeError('UpdateMetadataPartitionState.OfflineReplicas: null where not nullable')
+                        elif n15 < 64:
+                            e10.offline_replicas = [*_ARRAY_i[n15].unpack_from(b, p)]
+                            p += 4 * n15
+                        else:
+                            if n15 > bl - p:
+                                raise DecodeError('UpdateMetadataPartitionState.OfflineReplicas: count ' + str(n15) + ' past the end')
+                            e10.offline_replicas = [*_struct.Struct('>' + str(n15) + 'i').unpack_from(b, p)]
+                            p += 4 * n15
+                    e10.topic_name = ''
                     if b[p] == 0:  # no tagged fields, the common case
-                        e9.unknown_tagged_fields = None
+                        e10.unknown_tagged_fields = None
                         p += 1
                     else:
-                        p = _t_UpdateMetadataRequest_UpdateMetadataPartitionState_0(b, p, e9)
-                    xs8.append(e9)
-                e4.partition_states = xs8
+                        p = _t_UpdateMetadataRequest_UpdateMetadataPartitionState_0(b, p, e10)
+                    xs9.append(e10)
+                e4.partition_states = xs9
             e4.topic_id = UUID_ZERO
             if b[p] == 0:  # no tagged fields, the common case
                 e4.unknown_tagged_fields = None
@@ -1385,91 +1378,105 @@ def _r_UpdateMetadataRequest_6(b, p):
                 p = _t_UpdateMetadataRequest_UpdateMetadataTopicState_0(b, p, e4)
             xs3.append(e4)
         o.topic_states = xs3
-    n15 = b[p] - 1
+    n17 = b[p] - 1
     p += 1
-    if n15 > 126:
-        n15, p = _uvt(b, p, n15 + 1)
-        n15 -= 1
-    if n15 < 0:
+    if n17 > 126:
+        n17, p = _uvt(b, p, n17 + 1)
+        n17 -= 1
+    if n17 < 0:
         raise DecodeError('UpdateMetadataRequest.LiveBrokers: null where not nullable')
     else:
-        if n15 > bl - p:
-            raise DecodeError('UpdateMetadataRequest.LiveBrokers: count ' + str(n15) + ' past the end')
-        xs16 = []
-        for _ in range(n15):
-            e17 = _new(_UpdateMetadataRequest_UpdateMetadataBroker)
-            e17.id, h18, = _S11.unpack_from(b, p)
+        if n17 > bl - p:
+            raise DecodeError('UpdateMetadataRequest.LiveBrokers: count ' + str(n17) + ' past the end')
+        xs18 = []
+        for _ in range(n17):
+            e19 = _new(_UpdateMetadataRequest_UpdateMetadataBroker)
+            e19.id, h20, = _S11.unpack_from(b, p)
             p += 5
-            n19 = h18 - 1
-            if n19 > 126:
-                n19, p = _uvt(b, p, n19 + 1)
-                n19 -= 1
-            if n19 < 0:
+            n21 = h20 - 1
+            if n21 > 126:
+                n21, p = _uvt(b, p, n21 + 1)
+                n21 -= 1
+            if n21 < 0:
                 raise DecodeError('UpdateMetadataBroker.Endpoints: null where not nullable')
             else:
-                if n19 > bl - p:
-                    raise DecodeError('UpdateMetadataBroker.Endpoints: count ' + str(n19) + ' past the end')
-                xs20 = []
-                for _ in range(n19):
-                    e21 = _new(_UpdateMetadataRequest_UpdateMetadataEndpoint)
-                    e21.port, h22, = _S11.unpack_from(b, p)
+                if n21 > bl - p:
+                    raise DecodeError('UpdateMetadataBroker.Endpoints: count ' + str(n21) + ' past the end')
+                xs22 = []
+                for _ in range(n21):
+                    e23 = _new(_UpdateMetadataRequest_UpdateMetadataEndpoint)
+                    e23.port, h24, = _S11.unpack_from(b, p)
                     p += 5
-                    n23 = h22 - 1
-                    if n23 > 126:
-                        n23, p = _uvt(b, p, n23 + 1)
-                        n23 -= 1
-                    if n23 < 0:
-                        raise DecodeError('UpdateMetadataEndpoint.Host: null where not nullable')
-                    else:
-                        q24 = p + n23
-                        if q24 > bl:
-                            raise DecodeError('UpdateMetadataEndpoint.Host: length ' + str(n23) + ' past the end')
-                        e21.host = str(b[p:q24], 'utf-8')
-                        p = q24
-                    n25 = b[p] - 1
-                    p += 1
-                    if n25 > 126:
-                        n25, p = _uvt(b, p, n25 + 1)
-                        n25 -= 1
-                    if n25 < 0:
-                        raise DecodeError('UpdateMetadataEndpoint.Listener: null where not nullable')
-                    else:
-                        q26 = p + n25
-                        if q26 > bl:
-                            raise DecodeError('UpdateMetadataEndpoint.Listener: length ' + str(n25) + ' past the end')
-                        e21.listener = str(b[p:q26], 'utf-8')
+                    if 0 < h24 < 128:
+                        q26 = p + h24 - 1
+                        e23.host = str(b[p:q26], 'utf-8')
                         p = q26
-                    e21.security_protocol, = _S1.unpack_from(b, p)
+                    else:
+                        n25 = h24 - 1
+                        if n25 > 126:
+                            n25, p = _uvt(b, p, n25 + 1)
+                            n25 -= 1
+                        if n25 < 0:
+                            raise DecodeError('UpdateMetadataEndpoint.Host: null where not nullable')
+                        else:
+                            q26 = p + n25
+                            e23.host = str(b[p:q26], 'utf-8')
+                            p = q26
+                    h29 = b[p]
+                    if 0 < h29 < 128:
+                        q28 = p + h29
+                        e23.listener = str(b[p + 1:q28], 'utf-8')
+                        p = q28
+                    else:
+                        p += 1
+                        n27 = h29 - 1
+                        if n27 > 126:
+                            n27, p = _uvt(b, p, n27 + 1)
+                            n27 -= 1
+                        if n27 < 0:
+                            raise DecodeError('UpdateMetadataEndpoint.Listener: null where not nullable')
+                        else:
+                            q28 = p + n27
+                            e23.listener = str(b[p:q28], 'utf-8')
+                            p = q28
+                    e23.security_protocol, = _S1.unpack_from(b, p)
                     p += 2
                     if b[p] == 0:  # no tagged fields, the common case
-                        e21.unknown_tagged_fields = None
+                        e23.unknown_tagged_fields = None
                         p += 1
                     else:
-                        p = _t_UpdateMetadataRequest_UpdateMetadataEndpoint_0(b, p, e21)
-                    xs20.append(e21)
-                e17.endpoints = xs20
-            n27 = b[p] - 1
-            p += 1
-            if n27 > 126:
-                n27, p = _uvt(b, p, n27 + 1)
-                n27 -= 1
-            if n27 < 0:
-                e17.rack = None
-            else:
-                q28 = p + n27
-                if q28 > bl:
-                    raise DecodeError('UpdateMetadataBroker.Rack: length ' + str(n27) + ' past the end')
-                e17.rack = str(b[p:q28], 'utf-8')
-                p = q28
-            e17.v0_host = ''
-            e17.v0_port = 0
-            if b[p] == 0:  # no tagged fields, the common case
-                e17.unknown_tagged_fields = None
+                        p = _t_UpdateMetadataRequest_UpdateMetadataEndpoint_0(b, p, e23)
+                    xs22.append(e23)
+                e19.endpoints = xs22
+            h32 = b[p]
+            if 0 < h32 < 128:
+                q31 = p + h32
+                e19.rack = str(b[p + 1:q31], 'utf-8')
+                p = q31
+            elif h32 == 0:
+                e19.rack = None
                 p += 1
             else:
-                p = _t_UpdateMetadataRequest_UpdateMetadataBroker_0(b, p, e17)
-            xs16.append(e17)
-        o.live_brokers = xs16
+                p += 1
+                n30 = h32 - 1
+                if n30 > 126:
+                    n30, p = _uvt(b, p, n30 + 1)
+                    n30 -= 1
+                if n30 < 0:
+                    e19.rack = None
+                else:
+                    q31 = p + n30
+                    e19.rack = str(b[p:q31], 'utf-8')
+                    p = q31
+            e19.v0_host = ''
+            e19.v0_port = 0
+            if b[p] == 0:  # no tagged fields, the common case
+                e19.unknown_tagged_fields = None
+                p += 1
+            else:
+                p = _t_UpdateMetadataRequest_UpdateMetadataBroker_0(b, p, e19)
+            xs18.append(e19)
+        o.live_brokers = xs18
     o.is_k_raft_controller = False
     o.type = 0
     o.ungrouped_partition_states = []
@@ -1478,6 +1485,8 @@ def _r_UpdateMetadataRequest_6(b, p):
         p += 1
     else:
         p = _t_UpdateMetadataRequest_0(b, p, o)
+    if p > bl:
+        raise DecodeError('UpdateMetadataRequest: a length runs past the end')
     return o, p
 
 
@@ -1520,7 +1529,7 @@ def _w_UpdateMetadataRequest_6(o, w):
                 w += _ARRAY_i[len(xs6)].pack(*xs6)
             else:
                 w += _pack('>' + str(len(xs6)) + 'i', *xs6)
-            w += _S4.pack(e5.zk_version)
+            w += _S5.pack(e5.zk_version)
             xs7 = e5.replicas
             ln = len(xs7) + 1
             if ln < 128:
@@ -1556,7 +1565,7 @@ def _w_UpdateMetadataRequest_6(o, w):
     else:
         _wuv(w, ln)
     for e10 in xs9:
-        w += _S4.pack(e10.id)
+        w += _S5.pack(e10.id)
         xs11 = e10.endpoints
         ln = len(xs11) + 1
         if ln < 128:
@@ -1564,7 +1573,7 @@ def _w_UpdateMetadataRequest_6(o, w):
         else:
             _wuv(w, ln)
         for e12 in xs11:
-            w += _S4.pack(e12.port)
+            w += _S5.pack(e12.port)
             v13 = e12.host
             v13 = v13.encode()
             ln = len(v13) + 1
@@ -1624,88 +1633,105 @@ def _r_UpdateMetadataRequest_7(b, p):
         xs3 = []
         for _ in range(n2):
             e4 = _new(_UpdateMetadataRequest_UpdateMetadataTopicState)
-            n5 = b[p] - 1
-            p += 1
-            if n5 > 126:
-                n5, p = _uvt(b, p, n5 + 1)
-                n5 -= 1
-            if n5 < 0:
-                raise DecodeError('UpdateMetadataTopicState.TopicName: null where not nullable')
-            else:
-                q6 = p + n5
-                if q6 > bl:
-                    raise DecodeError('UpdateMetadataTopicState.TopicName: length ' + str(n5) + ' past the end')
-                e4.topic_name = str(b[p:q6], 'utf-8')
+            h7 = b[p]
+            if 0 < h7 < 128:
+                q6 = p + h7
+                e4.topic_name = str(b[p + 1:q6], 'utf-8')
                 p = q6
-            e4.topic_id, h7, = _S12.unpack_from(b, p)
+            else:
+                p += 1
+                n5 = h7 - 1
+                if n5 > 126:
+                    n5, p = _uvt(b, p, n5 + 1)
+                    n5 -= 1
+                if n5 < 0:
+                    raise DecodeError('UpdateMetadataTopicState.TopicName: null where not nullable')
+                else:
+                    q6 = p + n5
+                    e4.topic_name = str(b[p:q6], 'utf-8')
+                    p = q6
+            e4.topic_id, h8, = _S12.unpack_from(b, p)
             p += 17
-            n8 = h7 - 1
-            if n8 > 126:
-                n8, p = _uvt(b, p, n8 + 1)
-                n8 -= 1
-            if n8 < 0:
+            n9 = h8 - 1
+            if n9 > 126:
+                n9, p = _uvt(b, p, n9 + 1)
+                n9 -= 1
+            if n9 < 0:
                 raise DecodeError('UpdateMetadataTopicState.PartitionStates: null where not nullable')
             else:
-                if n8 > bl - p:
-                    raise DecodeError('UpdateMetadataTopicState.PartitionStates: count ' + str(n8) + ' past the end')
-                xs9 = []
-                for _ in range(n8):
-                    e10 = _new(_UpdateMetadataRequest_UpdateMetadataPartitionState)
-                    e10.partition_index, e10.controller_epoch, e10.leader, e10.leader_epoch, h11, = _S10.unpack_from(b, p)
+                if n9 > bl - p:
+                    raise DecodeError('UpdateMetadataTopicState.PartitionStates: count ' + str(n9) + ' past the end')
+                xs10 = []
+                for _ in range(n9):
+                    e11 = _new(_UpdateMetadataRequest_UpdateMetadataPartitionState)
+                    e11.partition_index, e11.controller_epoch, e11.leader, e11.leader_epoch, h12, = _S10.unpack_from(b, p)
                     p += 17
-                    n12 = h11 - 1
-                    if n12 > 126:
-                        n12, p = _uvt(b, p, n12 + 1)
-                        n12 -= 1
-                    if n12 < 0:
-                        raise DecodeError('UpdateMetadataPartitionState.Isr: null where not nullable')
-                    elif n12 < 64:
-                        e10.isr = list(_ARRAY_i[n12].unpack_from(b, p))
-                        p += 4 * n12
+                    if 0 < h12 < 65:
+                        e11.isr = [*_UNPACK_i[h12](b, p)]
+                        p += 4 * h12 - 4
                     else:
-                        if n12 > bl - p:
-                            raise DecodeError('UpdateMetadataPartitionState.Isr: count ' + str(n12) + ' past the end')
-                        e10.isr = list(_struct.Struct('>' + str(n12) + 'i').unpack_from(b, p))
-                        p += 4 * n12
-                    e10.zk_version, h13, = _S11.unpack_from(b, p)
+                        n13 = h12 - 1
+                        if n13 > 126:
+                            n13, p = _uvt(b, p, n13 + 1)
+                            n13 -= 1
+                        if n13 < 0:
+                            raise DecodeError('UpdateMetadataPartitionState.Isr: null where not nullable')
+                        elif n13 < 64:
+                            e11.isr = [*_ARRAY_i[n13].unpack_from(b, p)]
+                            p += 4 * n13
+                        else:
+                            if n13 > bl - p:
+                                raise DecodeError('UpdateMetadataPartitionState.Isr: count ' + str(n13) + ' past the end')
+                            e11.isr = [*_struct.Struct('>' + str(n13) + 'i').unpack_from(b, p)]
+                            p += 4 * n13
+                    e11.zk_version, h14, = _S11.unpack_from(b, p)
                     p += 5
-                    n14 = h13 - 1
-                    if n14 > 126:
-                        n14, p = _uvt(b, p, n14 + 1)
-                        n14 -= 1
-                    if n14 < 0:
-                        raise DecodeError('UpdateMetadataPartitionState.Replicas: null where not nullable')
-                    elif n14 < 64:
-                        e10.replicas = list(_ARRAY_i[n14].unpack_from(b, p))
-                        p += 4 * n14
+                    if 0 < h14 < 65:
+                        e11.replicas = [*_UNPACK_i[h14](b, p)]
+                        p += 4 * h14 - 4
                     else:
-                        if n14 > bl - p:
-                            raise DecodeError('UpdateMetadataPartitionState.Replicas: count ' + str(n14) + ' past the end')
-                        e10.replicas = list(_struct.Struct('>' + str(n14) + 'i').unpack_from(b, p))
-                        p += 4 * n14
-                    n15 = b[p] - 1
-                    p += 1
-                    if n15 > 126:
-                        n15, p = _uvt(b, p, n15 + 1)
-                        n15 -= 1
-                    if n15 < 0:
-                        raise DecodeError('UpdateMetadataPartitionState.OfflineReplicas: null where not nullable')
-                    elif n15 < 64:
-                        e10.offline_replicas = list(_ARRAY_i[n15].unpack_from(b, p))
-                        p += 4 * n15
+                        n15 = h14 - 1
+                        if n15 > 126:
+                            n15, p = _uvt(b, p, n15 + 1)
+                            n15 -= 1
+                        if n15 < 0:
+                            raise DecodeError('UpdateMetadataPartitionState.Replicas: null where not nullable')
+                        elif n15 < 64:
+                            e11.replicas = [*_ARRAY_i[n15].unpack_from(b, p)]
+                            p += 4 * n15
+                        else:
+                            if n15 > bl - p:
+                                raise DecodeError('UpdateMetadataPartitionState.Replicas: count ' + str(n15) + ' past the end')
+                            e11.replicas = [*_struct.Struct('>' + str(n15) + 'i').unpack_from(b, p)]
+                            p += 4 * n15
+                    h17 = b[p]
+                    if 0 < h17 < 65:
+                        e11.offline_replicas = [*_UNPACK_i[h17](b, p + 1)]
+                        p += 4 * h17 - 3
                     else:
-                        if n15 > bl - p:
-                            raise DecodeError('UpdateMetadataPartitionState.OfflineReplicas: count ' + str(n15) + ' past the end')
-                        e10.offline_replicas = list(_struct.Struct('>' + str(n15) + 'i').unpack_from(b, p))
-                        p += 4 * n15
-                    e10.topic_name = ''
+                        p += 1
+                        n16 = h17 - 1
+                        if n16 > 126:
+                            n16, p = _uvt(b, p, n16 + 1)
+                            n16 -= 1
+                        if n16 < 0:
+                            raise DecodeError('UpdateMetadataPartitionState.OfflineReplicas: null where not nullable')
+                        elif n16 < 64:
+                            e11.offline_replicas = [*_ARRAY_i[n16].unpack_from(b, p)]
+                            p += 4 * n16
+                        else:
+                            if n16 > bl - p:
+                                raise DecodeError('UpdateMetadataPartitionState.OfflineReplicas: count ' + str(n16) + ' past the end')
+                            e11.offline_replicas = [*_struct.Struct('>' + str(n16) + 'i').unpack_from(b, p)]
+                            p += 4 * n16
+                    e11.topic_name = ''
                     if b[p] == 0:  # no tagged fields, the common case
-                        e10.unknown_tagged_fields = None
+                        e11.unknown_tagged_fields = None
                         p += 1
                     else:
-                        p = _t_UpdateMetadataRequest_UpdateMetadataPartitionState_0(b, p, e10)
-                    xs9.append(e10)
-                e4.partition_states = xs9
+                        p = _t_UpdateMetadataRequest_UpdateMetadataPartitionState_0(b, p, e11)
+                    xs10.append(e11)
+                e4.partition_states = xs10
             if b[p] == 0:  # no tagged fields, the common case
                 e4.unknown_tagged_fields = None
                 p += 1
@@ -1713,91 +1739,105 @@ def _r_UpdateMetadataRequest_7(b, p):
                 p = _t_UpdateMetadataRequest_UpdateMetadataTopicState_0(b, p, e4)
             xs3.append(e4)
         o.topic_states = xs3
-    n16 = b[p] - 1
+    n18 = b[p] - 1
     p += 1
-    if n16 > 126:
-        n16, p = _uvt(b, p, n16 + 1)
-        n16 -= 1
-    if n16 < 0:
+    if n18 > 126:
+        n18, p = _uvt(b, p, n18 + 1)
+        n18 -= 1
+    if n18 < 0:
         raise DecodeError('UpdateMetadataRequest.LiveBrokers: null where not nullable')
     else:
-        if n16 > bl - p:
-            raise DecodeError('UpdateMetadataRequest.LiveBrokers: count ' + str(n16) + ' past the end')
-        xs17 = []
-        for _ in range(n16):
-            e18 = _new(_UpdateMetadataRequest_UpdateMetadataBroker)
-            e18.id, h19, = _S11.unpack_from(b, p)
+        if n18 > bl - p:
+            raise DecodeError('UpdateMetadataRequest.LiveBrokers: count ' + str(n18) + ' past the end')
+        xs19 = []
+        for _ in range(n18):
+            e20 = _new(_UpdateMetadataRequest_UpdateMetadataBroker)
+            e20.id, h21, = _S11.unpack_from(b, p)
             p += 5
-            n20 = h19 - 1
-            if n20 > 126:
-                n20, p = _uvt(b, p, n20 + 1)
-                n20 -= 1
-            if n20 < 0:
+            n22 = h21 - 1
+            if n22 > 126:
+                n22, p = _uvt(b, p, n22 + 1)
+                n22 -= 1
+            if n22 < 0:
                 raise DecodeError('UpdateMetadataBroker.Endpoints: null where not nullable')
             else:
-                if n20 > bl - p:
-                    raise DecodeError('UpdateMetadataBroker.Endpoints: count ' + str(n20) + ' past the end')
-                xs21 = []
-                for _ in range(n20):
-                    e22 = _new(_UpdateMetadataRequest_UpdateMetadataEndpoint)
-                    e22.port, h23, = _S11.unpack_from(b, p)
+                if n22 > bl - p:
+                    raise DecodeError('UpdateMetadataBroker.Endpoints: count ' + str(n22) + ' past the end')
+                xs23 = []
+                for _ in range(n22):
+                    e24 = _new(_UpdateMetadataRequest_UpdateMetadataEndpoint)
+                    e24.port, h25, = _S11.unpack_from(b, p)
                     p += 5
-                    n24 = h23 - 1
-                    if n24 > 126:
-                        n24, p = _uvt(b, p, n24 + 1)
-                        n24 -= 1
-                    if n24 < 0:
-                        raise DecodeError('UpdateMetadataEndpoint.Host: null where not nullable')
-                    else:
-                        q25 = p + n24
-                        if q25 > bl:
-                            raise DecodeError('UpdateMetadataEndpoint.Host: length ' + str(n24) + ' past the end')
-                        e22.host = str(b[p:q25], 'utf-8')
-                        p = q25
-                    n26 = b[p] - 1
-                    p += 1
-                    if n26 > 126:
-                        n26, p = _uvt(b, p, n26 + 1)
-                        n26 -= 1
-                    if n26 < 0:
-                        raise DecodeError('UpdateMetadataEndpoint.Listener: null where not nullable')
-                    else:
-                        q27 = p + n26
-                        if q27 > bl:
-                            raise DecodeError('UpdateMetadataEndpoint.Listener: length ' + str(n26) + ' past the end')
-                        e22.listener = str(b[p:q27], 'utf-8')
+                    if 0 < h25 < 128:
+                        q27 = p + h25 - 1
+                        e24.host = str(b[p:q27], 'utf-8')
                         p = q27
-                    e22.security_protocol, = _S1.unpack_from(b, p)
+                    else:
+                        n26 = h25 - 1
+                        if n26 > 126:
+                            n26, p = _uvt(b, p, n26 + 1)
+                            n26 -= 1
+                        if n26 < 0:
+                            raise DecodeError('UpdateMetadataEndpoint.Host: null where not nullable')
+                        else:
+                            q27 = p + n26
+                            e24.host = str(b[p:q27], 'utf-8')
+                            p = q27
+                    h30 = b[p]
+                    if 0 < h30 < 128:
+                        q29 = p + h30
+                        e24.listener = str(b[p + 1:q29], 'utf-8')
+                        p = q29
+                    else:
+                        p += 1
+                        n28 = h30 - 1
+                        if n28 > 126:
+                            n28, p = _uvt(b, p, n28 + 1)
+                            n28 -= 1
+                        if n28 < 0:
+                            raise DecodeError('UpdateMetadataEndpoint.Listener: null where not nullable')
+                        else:
+                            q29 = p + n28
+                            e24.listener = str(b[p:q29], 'utf-8')
+                            p = q29
+                    e24.security_protocol, = _S1.unpack_from(b, p)
                     p += 2
                     if b[p] == 0:  # no tagged fields, the common case
-                        e22.unknown_tagged_fields = None
+                        e24.unknown_tagged_fields = None
                         p += 1
                     else:
-                        p = _t_UpdateMetadataRequest_UpdateMetadataEndpoint_0(b, p, e22)
-                    xs21.append(e22)
-                e18.endpoints = xs21
-            n28 = b[p] - 1
-            p += 1
-            if n28 > 126:
-                n28, p = _uvt(b, p, n28 + 1)
-                n28 -= 1
-            if n28 < 0:
-                e18.rack = None
-            else:
-                q29 = p + n28
-                if q29 > bl:
-                    raise DecodeError('UpdateMetadataBroker.Rack: length ' + str(n28) + ' past the end')
-                e18.rack = str(b[p:q29], 'utf-8')
-                p = q29
-            e18.v0_host = ''
-            e18.v0_port = 0
-            if b[p] == 0:  # no tagged fields, the common case
-                e18.unknown_tagged_fields = None
+                        p = _t_UpdateMetadataRequest_UpdateMetadataEndpoint_0(b, p, e24)
+                    xs23.append(e24)
+                e20.endpoints = xs23
+            h33 = b[p]
+            if 0 < h33 < 128:
+                q32 = p + h33
+                e20.rack = str(b[p + 1:q32], 'utf-8')
+                p = q32
+            elif h33 == 0:
+                e20.rack = None
                 p += 1
             else:
-                p = _t_UpdateMetadataRequest_UpdateMetadataBroker_0(b, p, e18)
-            xs17.append(e18)
-        o.live_brokers = xs17
+                p += 1
+                n31 = h33 - 1
+                if n31 > 126:
+                    n31, p = _uvt(b, p, n31 + 1)
+                    n31 -= 1
+                if n31 < 0:
+                    e20.rack = None
+                else:
+                    q32 = p + n31
+                    e20.rack = str(b[p:q32], 'utf-8')
+                    p = q32
+            e20.v0_host = ''
+            e20.v0_port = 0
+            if b[p] == 0:  # no tagged fields, the common case
+                e20.unknown_tagged_fields = None
+                p += 1
+            else:
+                p = _t_UpdateMetadataRequest_UpdateMetadataBroker_0(b, p, e20)
+            xs19.append(e20)
+        o.live_brokers = xs19
     o.is_k_raft_controller = False
     o.type = 0
     o.ungrouped_partition_states = []
@@ -1806,6 +1846,8 @@ def _r_UpdateMetadataRequest_7(b, p):
         p += 1
     else:
         p = _t_UpdateMetadataRequest_0(b, p, o)
+    if p > bl:
+        raise DecodeError('UpdateMetadataRequest: a length runs past the end')
     return o, p
 
 
@@ -1849,7 +1891,7 @@ def _w_UpdateMetadataRequest_7(o, w):
                 w += _ARRAY_i[len(xs6)].pack(*xs6)
             else:
                 w += _pack('>' + str(len(xs6)) + 'i', *xs6)
-            w += _S4.pack(e5.zk_version)
+            w += _S5.pack(e5.zk_version)
             xs7 = e5.replicas
             ln = len(xs7) + 1
             if ln < 128:
@@ -1885,7 +1927,7 @@ def _w_UpdateMetadataRequest_7(o, w):
     else:
         _wuv(w, ln)
     for e10 in xs9:
-        w += _S4.pack(e10.id)
+        w += _S5.pack(e10.id)
         xs11 = e10.endpoints
         ln = len(xs11) + 1
         if ln < 128:
@@ -1893,7 +1935,7 @@ def _w_UpdateMetadataRequest_7(o, w):
         else:
             _wuv(w, ln)
         for e12 in xs11:
-            w += _S4.pack(e12.port)
+            w += _S5.pack(e12.port)
             v13 = e12.host
             v13 = v13.encode()
             ln = len(v13) + 1
@@ -1980,88 +2022,105 @@ def _r_UpdateMetadataRequest_8(b, p):
         xs3 = []
         for _ in range(n2):
             e4 = _new(_UpdateMetadataRequest_UpdateMetadataTopicState)
-            n5 = b[p] - 1
-            p += 1
-            if n5 > 126:
-                n5, p = _uvt(b, p, n5 + 1)
-                n5 -= 1
-            if n5 < 0:
-                raise DecodeError('UpdateMetadataTopicState.TopicName: null where not nullable')
-            else:
-                q6 = p + n5
-                if q6 > bl:
-                    raise DecodeError('UpdateMetadataTopicState.TopicName: length ' + str(n5) + ' past the end')
-                e4.topic_name = str(b[p:q6], 'utf-8')
+            h7 = b[p]
+            if 0 < h7 < 128:
+                q6 = p + h7
+                e4.topic_name = str(b[p + 1:q6], 'utf-8')
                 p = q6
-            e4.topic_id, h7, = _S12.unpack_from(b, p)
+            else:
+                p += 1
+                n5 = h7 - 1
+                if n5 > 126:
+                    n5, p = _uvt(b, p, n5 + 1)
+                    n5 -= 1
+                if n5 < 0:
+                    raise DecodeError('UpdateMetadataTopicState.TopicName: null where not nullable')
+                else:
+                    q6 = p + n5
+                    e4.topic_name = str(b[p:q6], 'utf-8')
+                    p = q6
+            e4.topic_id, h8, = _S12.unpack_from(b, p)
             p += 17
-            n8 = h7 - 1
-            if n8 > 126:
-                n8, p = _uvt(b, p, n8 + 1)
-                n8 -= 1
-            if n8 < 0:
+            n9 = h8 - 1
+            if n9 > 126:
+                n9, p = _uvt(b, p, n9 + 1)
+                n9 -= 1
+            if n9 < 0:
                 raise DecodeError('UpdateMetadataTopicState.PartitionStates: null where not nullable')
             else:
-                if n8 > bl - p:
-                    raise DecodeError('UpdateMetadataTopicState.PartitionStates: count ' + str(n8) + ' past the end')
-                xs9 = []
-                for _ in range(n8):
-                    e10 = _new(_UpdateMetadataRequest_UpdateMetadataPartitionState)
-                    e10.partition_index, e10.controller_epoch, e10.leader, e10.leader_epoch, h11, = _S10.unpack_from(b, p)
+                if n9 > bl - p:
+                    raise DecodeError('UpdateMetadataTopicState.PartitionStates: count ' + str(n9) + ' past the end')
+                xs10 = []
+                for _ in range(n9):
+                    e11 = _new(_UpdateMetadataRequest_UpdateMetadataPartitionState)
+                    e11.partition_index, e11.controller_epoch, e11.leader, e11.leader_epoch, h12, = _S10.unpack_from(b, p)
                     p += 17
-                    n12 = h11 - 1
-                    if n12 > 126:
-                        n12, p = _uvt(b, p, n12 + 1)
-                        n12 -= 1
-                    if n12 < 0:
-                        raise DecodeError('UpdateMetadataPartitionState.Isr: null where not nullable')
-                    elif n12 < 64:
-                        e10.isr = list(_ARRAY_i[n12].unpack_from(b, p))
-                        p += 4 * n12
+                    if 0 < h12 < 65:
+                        e11.isr = [*_UNPACK_i[h12](b, p)]
+                        p += 4 * h12 - 4
                     else:
-                        if n12 > bl - p:
-                            raise DecodeError('UpdateMetadataPartitionState.Isr: count ' + str(n12) + ' past the end')
-                        e10.isr = list(_struct.Struct('>' + str(n12) + 'i').unpack_from(b, p))
-                        p += 4 * n12
-                    e10.zk_version, h13, = _S11.unpack_from(b, p)
+                        n13 = h12 - 1
+                        if n13 > 126:
+                            n13, p = _uvt(b, p, n13 + 1)
+                            n13 -= 1
+                        if n13 < 0:
+                            raise DecodeError('UpdateMetadataPartitionState.Isr: null where not nullable')
+                        elif n13 < 64:
+                            e11.isr = [*_ARRAY_i[n13].unpack_from(b, p)]
+                            p += 4 * n13
+                        else:
+                            if n13 > bl - p:
+                                raise DecodeError('UpdateMetadataPartitionState.Isr: count ' + str(n13) + ' past the end')
+                            e11.isr = [*_struct.Struct('>' + str(n13) + 'i').unpack_from(b, p)]
+                            p += 4 * n13
+                    e11.zk_version, h14, = _S11.unpack_from(b, p)
                     p += 5
-                    n14 = h13 - 1
-                    if n14 > 126:
-                        n14, p = _uvt(b, p, n14 + 1)
-                        n14 -= 1
-                    if n14 < 0:
-                        raise DecodeError('UpdateMetadataPartitionState.Replicas: null where not nullable')
-                    elif n14 < 64:
-                        e10.replicas = list(_ARRAY_i[n14].unpack_from(b, p))
-                        p += 4 * n14
+                    if 0 < h14 < 65:
+                        e11.replicas = [*_UNPACK_i[h14](b, p)]
+                        p += 4 * h14 - 4
                     else:
-                        if n14 > bl - p:
-                            raise DecodeError('UpdateMetadataPartitionState.Replicas: count ' + str(n14) + ' past the end')
-                        e10.replicas = list(_struct.Struct('>' + str(n14) + 'i').unpack_from(b, p))
-                        p += 4 * n14
-                    n15 = b[p] - 1
-                    p += 1
-                    if n15 > 126:
-                        n15, p = _uvt(b, p, n15 + 1)
-                        n15 -= 1
-                    if n15 < 0:
-                        raise DecodeError('UpdateMetadataPartitionState.OfflineReplicas: null where not nullable')
-                    elif n15 < 64:
-                        e10.offline_replicas = list(_ARRAY_i[n15].unpack_from(b, p))
-                        p += 4 * n15
+                        n15 = h14 - 1
+                        if n15 > 126:
+                            n15, p = _uvt(b, p, n15 + 1)
+                            n15 -= 1
+                        if n15 < 0:
+                            raise DecodeError('UpdateMetadataPartitionState.Replicas: null where not nullable')
+                        elif n15 < 64:
+                            e11.replicas = [*_ARRAY_i[n15].unpack_from(b, p)]
+                            p += 4 * n15
+                        else:
+                            if n15 > bl - p:
+                                raise DecodeError('UpdateMetadataPartitionState.Replicas: count ' + str(n15) + ' past the end')
+                            e11.replicas = [*_struct.Struct('>' + str(n15) + 'i').unpack_from(b, p)]
+                            p += 4 * n15
+                    h17 = b[p]
+                    if 0 < h17 < 65:
+                        e11.offline_replicas = [*_UNPACK_i[h17](b, p + 1)]
+                        p += 4 * h17 - 3
                     else:
-                        if n15 > bl - p:
-                            raise DecodeError('UpdateMetadataPartitionState.OfflineReplicas: count ' + str(n15) + ' past the end')
-                        e10.offline_replicas = list(_struct.Struct('>' + str(n15) + 'i').unpack_from(b, p))
-                        p += 4 * n15
-                    e10.topic_name = ''
+                        p += 1
+                        n16 = h17 - 1
+                        if n16 > 126:
+                            n16, p = _uvt(b, p, n16 + 1)
+                            n16 -= 1
+                        if n16 < 0:
+                            raise DecodeError('UpdateMetadataPartitionState.OfflineReplicas: null where not nullable')
+                        elif n16 < 64:
+                            e11.offline_replicas = [*_ARRAY_i[n16].unpack_from(b, p)]
+                            p += 4 * n16
+                        else:
+                            if n16 > bl - p:
+                                raise DecodeError('UpdateMetadataPartitionState.OfflineReplicas: count ' + str(n16) + ' past the end')
+                            e11.offline_replicas = [*_struct.Struct('>' + str(n16) + 'i').unpack_from(b, p)]
+                            p += 4 * n16
+                    e11.topic_name = ''
                     if b[p] == 0:  # no tagged fields, the common case
-                        e10.unknown_tagged_fields = None
+                        e11.unknown_tagged_fields = None
                         p += 1
                     else:
-                        p = _t_UpdateMetadataRequest_UpdateMetadataPartitionState_0(b, p, e10)
-                    xs9.append(e10)
-                e4.partition_states = xs9
+                        p = _t_UpdateMetadataRequest_UpdateMetadataPartitionState_0(b, p, e11)
+                    xs10.append(e11)
+                e4.partition_states = xs10
             if b[p] == 0:  # no tagged fields, the common case
                 e4.unknown_tagged_fields = None
                 p += 1
@@ -2069,91 +2128,105 @@ def _r_UpdateMetadataRequest_8(b, p):
                 p = _t_UpdateMetadataRequest_UpdateMetadataTopicState_0(b, p, e4)
             xs3.append(e4)
         o.topic_states = xs3
-    n16 = b[p] - 1
+    n18 = b[p] - 1
     p += 1
-    if n16 > 126:
-        n16, p = _uvt(b, p, n16 + 1)
-        n16 -= 1
-    if n16 < 0:
+    if n18 > 126:
+        n18, p = _uvt(b, p, n18 + 1)
+        n18 -= 1
+    if n18 < 0:
         raise DecodeError('UpdateMetadataRequest.LiveBrokers: null where not nullable')
     else:
-        if n16 > bl - p:
-            raise DecodeError('UpdateMetadataRequest.LiveBrokers: count ' + str(n16) + ' past the end')
-        xs17 = []
-        for _ in range(n16):
-            e18 = _new(_UpdateMetadataRequest_UpdateMetadataBroker)
-            e18.id, h19, = _S11.unpack_from(b, p)
+        if n18 > bl - p:
+            raise DecodeError('UpdateMetadataRequest.LiveBrokers: count ' + str(n18) + ' past the end')
+        xs19 = []
+        for _ in range(n18):
+            e20 = _new(_UpdateMetadataRequest_UpdateMetadataBroker)
+            e20.id, h21, = _S11.unpack_from(b, p)
             p += 5
-            n20 = h19 - 1
-            if n20 > 126:
-                n20, p = _uvt(b, p, n20 + 1)
-                n20 -= 1
-            if n20 < 0:
+            n22 = h21 - 1
+            if n22 > 126:
+                n22, p = _uvt(b, p, n22 + 1)
+                n22 -= 1
+            if n22 < 0:
                 raise DecodeError('UpdateMetadataBroker.Endpoints: null where not nullable')
             else:
-                if n20 > bl - p:
-                    raise DecodeError('UpdateMetadataBroker.Endpoints: count ' + str(n20) + ' past the end')
-                xs21 = []
-                for _ in range(n20):
-                    e22 = _new(_UpdateMetadataRequest_UpdateMetadataEndpoint)
-                    e22.port, h23, = _S11.unpack_from(b, p)
+                if n22 > bl - p:
+                    raise DecodeError('UpdateMetadataBroker.Endpoints: count ' + str(n22) + ' past the end')
+                xs23 = []
+                for _ in range(n22):
+                    e24 = _new(_UpdateMetadataRequest_UpdateMetadataEndpoint)
+                    e24.port, h25, = _S11.unpack_from(b, p)
                     p += 5
-                    n24 = h23 - 1
-                    if n24 > 126:
-                        n24, p = _uvt(b, p, n24 + 1)
-                        n24 -= 1
-                    if n24 < 0:
-                        raise DecodeError('UpdateMetadataEndpoint.Host: null where not nullable')
-                    else:
-                        q25 = p + n24
-                        if q25 > bl:
-                            raise DecodeError('UpdateMetadataEndpoint.Host: length ' + str(n24) + ' past the end')
-                        e22.host = str(b[p:q25], 'utf-8')
-                        p = q25
-                    n26 = b[p] - 1
-                    p += 1
-                    if n26 > 126:
-                        n26, p = _uvt(b, p, n26 + 1)
-                        n26 -= 1
-                    if n26 < 0:
-                        raise DecodeError('UpdateMetadataEndpoint.Listener: null where not nullable')
-                    else:
-                        q27 = p + n26
-                        if q27 > bl:
-                            raise DecodeError('UpdateMetadataEndpoint.Listener: length ' + str(n26) + ' past the end')
-                        e22.listener = str(b[p:q27], 'utf-8')
+                    if 0 < h25 < 128:
+                        q27 = p + h25 - 1
+                        e24.host = str(b[p:q27], 'utf-8')
                         p = q27
-                    e22.security_protocol, = _S1.unpack_from(b, p)
+                    else:
+                        n26 = h25 - 1
+                        if n26 > 126:
+                            n26, p = _uvt(b, p, n26 + 1)
+                            n26 -= 1
+                        if n26 < 0:
+                            raise DecodeError('UpdateMetadataEndpoint.Host: null where not nullable')
+                        else:
+                            q27 = p + n26
+                            e24.host = str(b[p:q27], 'utf-8')
+                            p = q27
+                    h30 = b[p]
+                    if 0 < h30 < 128:
+                        q29 = p + h30
+                        e24.listener = str(b[p + 1:q29], 'utf-8')
+                        p = q29
+                    else:
+                        p += 1
+                        n28 = h30 - 1
+                        if n28 > 126:
+                            n28, p = _uvt(b, p, n28 + 1)
+                            n28 -= 1
+                        if n28 < 0:
+                            raise DecodeError('UpdateMetadataEndpoint.Listener: null where not nullable')
+                        else:
+                            q29 = p + n28
+                            e24.listener = str(b[p:q29], 'utf-8')
+                            p = q29
+                    e24.security_protocol, = _S1.unpack_from(b, p)
                     p += 2
                     if b[p] == 0:  # no tagged fields, the common case
-                        e22.unknown_tagged_fields = None
+                        e24.unknown_tagged_fields = None
                         p += 1
                     else:
-                        p = _t_UpdateMetadataRequest_UpdateMetadataEndpoint_0(b, p, e22)
-                    xs21.append(e22)
-                e18.endpoints = xs21
-            n28 = b[p] - 1
-            p += 1
-            if n28 > 126:
-                n28, p = _uvt(b, p, n28 + 1)
-                n28 -= 1
-            if n28 < 0:
-                e18.rack = None
-            else:
-                q29 = p + n28
-                if q29 > bl:
-                    raise DecodeError('UpdateMetadataBroker.Rack: length ' + str(n28) + ' past the end')
-                e18.rack = str(b[p:q29], 'utf-8')
-                p = q29
-            e18.v0_host = ''
-            e18.v0_port = 0
-            if b[p] == 0:  # no tagged fields, the common case
-                e18.unknown_tagged_fields = None
+                        p = _t_UpdateMetadataRequest_UpdateMetadataEndpoint_0(b, p, e24)
+                    xs23.append(e24)
+                e20.endpoints = xs23
+            h33 = b[p]
+            if 0 < h33 < 128:
+                q32 = p + h33
+                e20.rack = str(b[p + 1:q32], 'utf-8')
+                p = q32
+            elif h33 == 0:
+                e20.rack = None
                 p += 1
             else:
-                p = _t_UpdateMetadataRequest_UpdateMetadataBroker_0(b, p, e18)
-            xs17.append(e18)
-        o.live_brokers = xs17
+                p += 1
+                n31 = h33 - 1
+                if n31 > 126:
+                    n31, p = _uvt(b, p, n31 + 1)
+                    n31 -= 1
+                if n31 < 0:
+                    e20.rack = None
+                else:
+                    q32 = p + n31
+                    e20.rack = str(b[p:q32], 'utf-8')
+                    p = q32
+            e20.v0_host = ''
+            e20.v0_port = 0
+            if b[p] == 0:  # no tagged fields, the common case
+                e20.unknown_tagged_fields = None
+                p += 1
+            else:
+                p = _t_UpdateMetadataRequest_UpdateMetadataBroker_0(b, p, e20)
+            xs19.append(e20)
+        o.live_brokers = xs19
     o.ungrouped_partition_states = []
     o.type = 0
     if b[p] == 0:  # no tagged fields, the common case
@@ -2161,6 +2234,8 @@ def _r_UpdateMetadataRequest_8(b, p):
         p += 1
     else:
         p = _t_UpdateMetadataRequest_1(b, p, o)
+    if p > bl:
+        raise DecodeError('UpdateMetadataRequest: a length runs past the end')
     return o, p
 
 
@@ -2202,7 +2277,7 @@ def _w_UpdateMetadataRequest_8(o, w):
                 w += _ARRAY_i[len(xs6)].pack(*xs6)
             else:
                 w += _pack('>' + str(len(xs6)) + 'i', *xs6)
-            w += _S4.pack(e5.zk_version)
+            w += _S5.pack(e5.zk_version)
             xs7 = e5.replicas
             ln = len(xs7) + 1
             if ln < 128:
@@ -2238,7 +2313,7 @@ def _w_UpdateMetadataRequest_8(o, w):
     else:
         _wuv(w, ln)
     for e10 in xs9:
-        w += _S4.pack(e10.id)
+        w += _S5.pack(e10.id)
         xs11 = e10.endpoints
         ln = len(xs11) + 1
         if ln < 128:
@@ -2246,7 +2321,7 @@ def _w_UpdateMetadataRequest_8(o, w):
         else:
             _wuv(w, ln)
         for e12 in xs11:
-            w += _S4.pack(e12.port)
+            w += _S5.pack(e12.port)
             v13 = e12.host
             v13 = v13.encode()
             ln = len(v13) + 1
@@ -2302,6 +2377,8 @@ def _r_UpdateMetadataResponse_0(b, p):
     o.error_code, = _S1.unpack_from(b, p)
     p += 2
     o.unknown_tagged_fields = None
+    if p > bl:
+        raise DecodeError('UpdateMetadataResponse: a length runs past the end')
     return o, p
 
 
@@ -2342,6 +2419,8 @@ def _r_UpdateMetadataResponse_1(b, p):
         p += 1
     else:
         p = _t_UpdateMetadataResponse_0(b, p, o)
+    if p > bl:
+        raise DecodeError('UpdateMetadataResponse: a length runs past the end')
     return o, p
 
 

@@ -9,6 +9,7 @@ from typing import Any
 import struct as _struct
 
 from wirebroker.protocol.message import UNSET, Message, Struct
+from wirebroker.protocol.message import shared_default as _shared_default
 from wirebroker.protocol.primitives import (
     UUID_ZERO,
     DecodeError,
@@ -53,7 +54,7 @@ class UpdateRaftVoterRequest(Message):
         self.voter_id = 0 if voter_id is None else voter_id
         self.voter_directory_id = UUID_ZERO if voter_directory_id is None else voter_directory_id
         self.listeners = [] if listeners is None else listeners
-        self.k_raft_version_feature = _UpdateRaftVoterRequest_KRaftVersionFeature() if k_raft_version_feature is None else k_raft_version_feature
+        self.k_raft_version_feature = _DEFAULT_UpdateRaftVoterRequest_KRaftVersionFeature if k_raft_version_feature is None else k_raft_version_feature
         self.unknown_tagged_fields = unknown_tagged_fields
 
     class Listener(Struct):
@@ -79,6 +80,7 @@ class UpdateRaftVoterRequest(Message):
 
 _UpdateRaftVoterRequest_Listener = UpdateRaftVoterRequest.Listener
 _UpdateRaftVoterRequest_KRaftVersionFeature = UpdateRaftVoterRequest.KRaftVersionFeature
+_DEFAULT_UpdateRaftVoterRequest_KRaftVersionFeature = _shared_default(_UpdateRaftVoterRequest_KRaftVersionFeature)
 
 
 class UpdateRaftVoterResponse(Message):
@@ -93,7 +95,7 @@ class UpdateRaftVoterResponse(Message):
     def __init__(self, throttle_time_ms: int | None = None, error_code: int | None = None, current_leader: UpdateRaftVoterResponse.CurrentLeader | None = None, unknown_tagged_fields: list | None = None) -> None:
         self.throttle_time_ms = 0 if throttle_time_ms is None else throttle_time_ms
         self.error_code = 0 if error_code is None else error_code
-        self.current_leader = _UpdateRaftVoterResponse_CurrentLeader() if current_leader is None else current_leader
+        self.current_leader = _DEFAULT_UpdateRaftVoterResponse_CurrentLeader if current_leader is None else current_leader
         self.unknown_tagged_fields = unknown_tagged_fields
 
     class CurrentLeader(Struct):
@@ -109,6 +111,7 @@ class UpdateRaftVoterResponse(Message):
             self.unknown_tagged_fields = unknown_tagged_fields
 
 _UpdateRaftVoterResponse_CurrentLeader = UpdateRaftVoterResponse.CurrentLeader
+_DEFAULT_UpdateRaftVoterResponse_CurrentLeader = _shared_default(_UpdateRaftVoterResponse_CurrentLeader)
 
 
 def _t_UpdateRaftVoterRequest_Listener_0(b, p, o):
@@ -183,82 +186,99 @@ def _t_UpdateRaftVoterRequest_0(b, p, o):
 def _r_UpdateRaftVoterRequest_0(b, p):
     bl = len(b)
     o = _new(UpdateRaftVoterRequest)
-    n1 = b[p] - 1
-    p += 1
-    if n1 > 126:
-        n1, p = _uvt(b, p, n1 + 1)
-        n1 -= 1
-    if n1 < 0:
-        o.cluster_id = None
-    else:
-        q2 = p + n1
-        if q2 > bl:
-            raise DecodeError('UpdateRaftVoterRequest.ClusterId: length ' + str(n1) + ' past the end')
-        o.cluster_id = str(b[p:q2], 'utf-8')
+    h3 = b[p]
+    if 0 < h3 < 128:
+        q2 = p + h3
+        o.cluster_id = str(b[p + 1:q2], 'utf-8')
         p = q2
-    o.current_leader_epoch, o.voter_id, o.voter_directory_id, h3, = _S0.unpack_from(b, p)
-    p += 25
-    n4 = h3 - 1
-    if n4 > 126:
-        n4, p = _uvt(b, p, n4 + 1)
-        n4 -= 1
-    if n4 < 0:
-        raise DecodeError('UpdateRaftVoterRequest.Listeners: null where not nullable')
-    else:
-        if n4 > bl - p:
-            raise DecodeError('UpdateRaftVoterRequest.Listeners: count ' + str(n4) + ' past the end')
-        xs5 = []
-        for _ in range(n4):
-            e6 = _new(_UpdateRaftVoterRequest_Listener)
-            n7 = b[p] - 1
-            p += 1
-            if n7 > 126:
-                n7, p = _uvt(b, p, n7 + 1)
-                n7 -= 1
-            if n7 < 0:
-                raise DecodeError('Listener.Name: null where not nullable')
-            else:
-                q8 = p + n7
-                if q8 > bl:
-                    raise DecodeError('Listener.Name: length ' + str(n7) + ' past the end')
-                e6.name = str(b[p:q8], 'utf-8')
-                p = q8
-            n9 = b[p] - 1
-            p += 1
-            if n9 > 126:
-                n9, p = _uvt(b, p, n9 + 1)
-                n9 -= 1
-            if n9 < 0:
-                raise DecodeError('Listener.Host: null where not nullable')
-            else:
-                q10 = p + n9
-                if q10 > bl:
-                    raise DecodeError('Listener.Host: length ' + str(n9) + ' past the end')
-                e6.host = str(b[p:q10], 'utf-8')
-                p = q10
-            e6.port, = _S1.unpack_from(b, p)
-            p += 2
-            if b[p] == 0:  # no tagged fields, the common case
-                e6.unknown_tagged_fields = None
-                p += 1
-            else:
-                p = _t_UpdateRaftVoterRequest_Listener_0(b, p, e6)
-            xs5.append(e6)
-        o.listeners = xs5
-    s11 = _new(_UpdateRaftVoterRequest_KRaftVersionFeature)
-    s11.min_supported_version, s11.max_supported_version, = _S2.unpack_from(b, p)
-    p += 4
-    if b[p] == 0:  # no tagged fields, the common case
-        s11.unknown_tagged_fields = None
+    elif h3 == 0:
+        o.cluster_id = None
         p += 1
     else:
-        p = _t_UpdateRaftVoterRequest_KRaftVersionFeature_0(b, p, s11)
-    o.k_raft_version_feature = s11
+        p += 1
+        n1 = h3 - 1
+        if n1 > 126:
+            n1, p = _uvt(b, p, n1 + 1)
+            n1 -= 1
+        if n1 < 0:
+            o.cluster_id = None
+        else:
+            q2 = p + n1
+            o.cluster_id = str(b[p:q2], 'utf-8')
+            p = q2
+    o.current_leader_epoch, o.voter_id, o.voter_directory_id, h4, = _S0.unpack_from(b, p)
+    p += 25
+    n5 = h4 - 1
+    if n5 > 126:
+        n5, p = _uvt(b, p, n5 + 1)
+        n5 -= 1
+    if n5 < 0:
+        raise DecodeError('UpdateRaftVoterRequest.Listeners: null where not nullable')
+    else:
+        if n5 > bl - p:
+            raise DecodeError('UpdateRaftVoterRequest.Listeners: count ' + str(n5) + ' past the end')
+        xs6 = []
+        for _ in range(n5):
+            e7 = _new(_UpdateRaftVoterRequest_Listener)
+            h10 = b[p]
+            if 0 < h10 < 128:
+                q9 = p + h10
+                e7.name = str(b[p + 1:q9], 'utf-8')
+                p = q9
+            else:
+                p += 1
+                n8 = h10 - 1
+                if n8 > 126:
+                    n8, p = _uvt(b, p, n8 + 1)
+                    n8 -= 1
+                if n8 < 0:
+                    raise DecodeError('Listener.Name: null where not nullable')
+                else:
+                    q9 = p + n8
+                    e7.name = str(b[p:q9], 'utf-8')
+                    p = q9
+            h13 = b[p]
+            if 0 < h13 < 128:
+                q12 = p + h13
+                e7.host = str(b[p + 1:q12], 'utf-8')
+                p = q12
+            else:
+                p += 1
+                n11 = h13 - 1
+                if n11 > 126:
+                    n11, p = _uvt(b, p, n11 + 1)
+                    n11 -= 1
+                if n11 < 0:
+                    raise DecodeError('Listener.Host: null where not nullable')
+                else:
+                    q12 = p + n11
+                    e7.host = str(b[p:q12], 'utf-8')
+                    p = q12
+            e7.port, = _S1.unpack_from(b, p)
+            p += 2
+            if b[p] == 0:  # no tagged fields, the common case
+                e7.unknown_tagged_fields = None
+                p += 1
+            else:
+                p = _t_UpdateRaftVoterRequest_Listener_0(b, p, e7)
+            xs6.append(e7)
+        o.listeners = xs6
+    s14 = _new(_UpdateRaftVoterRequest_KRaftVersionFeature)
+    s14.min_supported_version, s14.max_supported_version, = _S2.unpack_from(b, p)
+    p += 4
+    if b[p] == 0:  # no tagged fields, the common case
+        s14.unknown_tagged_fields = None
+        p += 1
+    else:
+        p = _t_UpdateRaftVoterRequest_KRaftVersionFeature_0(b, p, s14)
+    o.k_raft_version_feature = s14
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         p += 1
     else:
         p = _t_UpdateRaftVoterRequest_0(b, p, o)
+    if p > bl:
+        raise DecodeError('UpdateRaftVoterRequest: a length runs past the end')
     return o, p
 
 
@@ -391,25 +411,21 @@ def _r_UpdateRaftVoterResponse_0(b, p):
     o = _new(UpdateRaftVoterResponse)
     o.throttle_time_ms, o.error_code, = _S4.unpack_from(b, p)
     p += 6
-    d1 = _new(_UpdateRaftVoterResponse_CurrentLeader)
-    d1.leader_id = -1
-    d1.leader_epoch = -1
-    d1.host = ''
-    d1.port = 0
-    d1.unknown_tagged_fields = None
-    o.current_leader = d1
+    o.current_leader = _DEFAULT_UpdateRaftVoterResponse_CurrentLeader
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         p += 1
     else:
         p = _t_UpdateRaftVoterResponse_0(b, p, o)
+    if p > bl:
+        raise DecodeError('UpdateRaftVoterResponse: a length runs past the end')
     return o, p
 
 
 def _w_UpdateRaftVoterResponse_0(o, w):
     w += _S4.pack(o.throttle_time_ms, o.error_code)
     tags1 = []
-    if (o.current_leader.leader_id != -1) or (o.current_leader.leader_epoch != -1) or (o.current_leader.host) or (o.current_leader.port != 0) or o.current_leader.unknown_tagged_fields:
+    if o.current_leader is not _DEFAULT_UpdateRaftVoterResponse_CurrentLeader and ((o.current_leader.leader_id != -1) or (o.current_leader.leader_epoch != -1) or (o.current_leader.host) or (o.current_leader.port != 0) or o.current_leader.unknown_tagged_fields):
         t2 = bytearray()
         s3 = o.current_leader
         t2 += _S7.pack(s3.leader_id, s3.leader_epoch)

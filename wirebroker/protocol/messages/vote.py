@@ -9,6 +9,7 @@ from typing import Any
 import struct as _struct
 
 from wirebroker.protocol.message import UNSET, Message, Struct
+from wirebroker.protocol.message import shared_default as _shared_default
 from wirebroker.protocol.primitives import (
     UUID_ZERO,
     DecodeError,
@@ -210,83 +211,96 @@ def _t_VoteRequest_0(b, p, o):
 def _r_VoteRequest_0(b, p):
     bl = len(b)
     o = _new(VoteRequest)
-    n1 = b[p] - 1
-    p += 1
-    if n1 > 126:
-        n1, p = _uvt(b, p, n1 + 1)
-        n1 -= 1
-    if n1 < 0:
-        o.cluster_id = None
-    else:
-        q2 = p + n1
-        if q2 > bl:
-            raise DecodeError('VoteRequest.ClusterId: length ' + str(n1) + ' past the end')
-        o.cluster_id = str(b[p:q2], 'utf-8')
+    h3 = b[p]
+    if 0 < h3 < 128:
+        q2 = p + h3
+        o.cluster_id = str(b[p + 1:q2], 'utf-8')
         p = q2
-    n3 = b[p] - 1
+    elif h3 == 0:
+        o.cluster_id = None
+        p += 1
+    else:
+        p += 1
+        n1 = h3 - 1
+        if n1 > 126:
+            n1, p = _uvt(b, p, n1 + 1)
+            n1 -= 1
+        if n1 < 0:
+            o.cluster_id = None
+        else:
+            q2 = p + n1
+            o.cluster_id = str(b[p:q2], 'utf-8')
+            p = q2
+    n4 = b[p] - 1
     p += 1
-    if n3 > 126:
-        n3, p = _uvt(b, p, n3 + 1)
-        n3 -= 1
-    if n3 < 0:
+    if n4 > 126:
+        n4, p = _uvt(b, p, n4 + 1)
+        n4 -= 1
+    if n4 < 0:
         raise DecodeError('VoteRequest.Topics: null where not nullable')
     else:
-        if n3 > bl - p:
-            raise DecodeError('VoteRequest.Topics: count ' + str(n3) + ' past the end')
-        xs4 = []
-        for _ in range(n3):
-            e5 = _new(_VoteRequest_TopicData)
-            n6 = b[p] - 1
-            p += 1
-            if n6 > 126:
-                n6, p = _uvt(b, p, n6 + 1)
-                n6 -= 1
-            if n6 < 0:
-                raise DecodeError('TopicData.TopicName: null where not nullable')
+        if n4 > bl - p:
+            raise DecodeError('VoteRequest.Topics: count ' + str(n4) + ' past the end')
+        xs5 = []
+        for _ in range(n4):
+            e6 = _new(_VoteRequest_TopicData)
+            h9 = b[p]
+            if 0 < h9 < 128:
+                q8 = p + h9
+                e6.topic_name = str(b[p + 1:q8], 'utf-8')
+                p = q8
             else:
-                q7 = p + n6
-                if q7 > bl:
-                    raise DecodeError('TopicData.TopicName: length ' + str(n6) + ' past the end')
-                e5.topic_name = str(b[p:q7], 'utf-8')
-                p = q7
-            n8 = b[p] - 1
+                p += 1
+                n7 = h9 - 1
+                if n7 > 126:
+                    n7, p = _uvt(b, p, n7 + 1)
+                    n7 -= 1
+                if n7 < 0:
+                    raise DecodeError('TopicData.TopicName: null where not nullable')
+                else:
+                    q8 = p + n7
+                    e6.topic_name = str(b[p:q8], 'utf-8')
+                    p = q8
+            n10 = b[p] - 1
             p += 1
-            if n8 > 126:
-                n8, p = _uvt(b, p, n8 + 1)
-                n8 -= 1
-            if n8 < 0:
+            if n10 > 126:
+                n10, p = _uvt(b, p, n10 + 1)
+                n10 -= 1
+            if n10 < 0:
                 raise DecodeError('TopicData.Partitions: null where not nullable')
             else:
-                if n8 > bl - p:
-                    raise DecodeError('TopicData.Partitions: count ' + str(n8) + ' past the end')
-                xs9 = []
-                for _ in range(n8):
-                    e10 = _new(_VoteRequest_PartitionData)
-                    e10.partition_index, e10.replica_epoch, e10.replica_id, e10.last_offset_epoch, e10.last_offset, = _S0.unpack_from(b, p)
+                if n10 > bl - p:
+                    raise DecodeError('TopicData.Partitions: count ' + str(n10) + ' past the end')
+                xs11 = []
+                for _ in range(n10):
+                    e12 = _new(_VoteRequest_PartitionData)
+                    e12.partition_index, e12.replica_epoch, e12.replica_id, e12.last_offset_epoch, e12.last_offset, = _S0.unpack_from(b, p)
                     p += 24
-                    e10.replica_directory_id = UUID_ZERO
-                    e10.voter_directory_id = UUID_ZERO
-                    e10.pre_vote = False
+                    e12.replica_directory_id = UUID_ZERO
+                    e12.voter_directory_id = UUID_ZERO
+                    e12.pre_vote = False
                     if b[p] == 0:  # no tagged fields, the common case
-                        e10.unknown_tagged_fields = None
+                        e12.unknown_tagged_fields = None
                         p += 1
                     else:
-                        p = _t_VoteRequest_PartitionData_0(b, p, e10)
-                    xs9.append(e10)
-                e5.partitions = xs9
+                        p = _t_VoteRequest_PartitionData_0(b, p, e12)
+                    xs11.append(e12)
+                e6.partitions = xs11
             if b[p] == 0:  # no tagged fields, the common case
-                e5.unknown_tagged_fields = None
+                e6.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_VoteRequest_TopicData_0(b, p, e5)
-            xs4.append(e5)
-        o.topics = xs4
+                p = _t_VoteRequest_TopicData_0(b, p, e6)
+            xs5.append(e6)
+        o.topics = xs5
     o.voter_id = -1
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         p += 1
     else:
         p = _t_VoteRequest_0(b, p, o)
+    if p > bl:
+        raise DecodeError('VoteRequest: a length runs past the end')
     return o, p
 
 
@@ -344,81 +358,94 @@ def _w_VoteRequest_0(o, w):
 def _r_VoteRequest_1(b, p):
     bl = len(b)
     o = _new(VoteRequest)
-    n1 = b[p] - 1
-    p += 1
-    if n1 > 126:
-        n1, p = _uvt(b, p, n1 + 1)
-        n1 -= 1
-    if n1 < 0:
-        o.cluster_id = None
-    else:
-        q2 = p + n1
-        if q2 > bl:
-            raise DecodeError('VoteRequest.ClusterId: length ' + str(n1) + ' past the end')
-        o.cluster_id = str(b[p:q2], 'utf-8')
+    h3 = b[p]
+    if 0 < h3 < 128:
+        q2 = p + h3
+        o.cluster_id = str(b[p + 1:q2], 'utf-8')
         p = q2
-    o.voter_id, h3, = _S1.unpack_from(b, p)
+    elif h3 == 0:
+        o.cluster_id = None
+        p += 1
+    else:
+        p += 1
+        n1 = h3 - 1
+        if n1 > 126:
+            n1, p = _uvt(b, p, n1 + 1)
+            n1 -= 1
+        if n1 < 0:
+            o.cluster_id = None
+        else:
+            q2 = p + n1
+            o.cluster_id = str(b[p:q2], 'utf-8')
+            p = q2
+    o.voter_id, h4, = _S1.unpack_from(b, p)
     p += 5
-    n4 = h3 - 1
-    if n4 > 126:
-        n4, p = _uvt(b, p, n4 + 1)
-        n4 -= 1
-    if n4 < 0:
+    n5 = h4 - 1
+    if n5 > 126:
+        n5, p = _uvt(b, p, n5 + 1)
+        n5 -= 1
+    if n5 < 0:
         raise DecodeError('VoteRequest.Topics: null where not nullable')
     else:
-        if n4 > bl - p:
-            raise DecodeError('VoteRequest.Topics: count ' + str(n4) + ' past the end')
-        xs5 = []
-        for _ in range(n4):
-            e6 = _new(_VoteRequest_TopicData)
-            n7 = b[p] - 1
-            p += 1
-            if n7 > 126:
-                n7, p = _uvt(b, p, n7 + 1)
-                n7 -= 1
-            if n7 < 0:
-                raise DecodeError('TopicData.TopicName: null where not nullable')
+        if n5 > bl - p:
+            raise DecodeError('VoteRequest.Topics: count ' + str(n5) + ' past the end')
+        xs6 = []
+        for _ in range(n5):
+            e7 = _new(_VoteRequest_TopicData)
+            h10 = b[p]
+            if 0 < h10 < 128:
+                q9 = p + h10
+                e7.topic_name = str(b[p + 1:q9], 'utf-8')
+                p = q9
             else:
-                q8 = p + n7
-                if q8 > bl:
-                    raise DecodeError('TopicData.TopicName: length ' + str(n7) + ' past the end')
-                e6.topic_name = str(b[p:q8], 'utf-8')
-                p = q8
-            n9 = b[p] - 1
+                p += 1
+                n8 = h10 - 1
+                if n8 > 126:
+                    n8, p = _uvt(b, p, n8 + 1)
+                    n8 -= 1
+                if n8 < 0:
+                    raise DecodeError('TopicData.TopicName: null where not nullable')
+                else:
+                    q9 = p + n8
+                    e7.topic_name = str(b[p:q9], 'utf-8')
+                    p = q9
+            n11 = b[p] - 1
             p += 1
-            if n9 > 126:
-                n9, p = _uvt(b, p, n9 + 1)
-                n9 -= 1
-            if n9 < 0:
+            if n11 > 126:
+                n11, p = _uvt(b, p, n11 + 1)
+                n11 -= 1
+            if n11 < 0:
                 raise DecodeError('TopicData.Partitions: null where not nullable')
             else:
-                if n9 > bl - p:
-                    raise DecodeError('TopicData.Partitions: count ' + str(n9) + ' past the end')
-                xs10 = []
-                for _ in range(n9):
-                    e11 = _new(_VoteRequest_PartitionData)
-                    e11.partition_index, e11.replica_epoch, e11.replica_id, e11.replica_directory_id, e11.voter_directory_id, e11.last_offset_epoch, e11.last_offset, = _S2.unpack_from(b, p)
+                if n11 > bl - p:
+                    raise DecodeError('TopicData.Partitions: count ' + str(n11) + ' past the end')
+                xs12 = []
+                for _ in range(n11):
+                    e13 = _new(_VoteRequest_PartitionData)
+                    e13.partition_index, e13.replica_epoch, e13.replica_id, e13.replica_directory_id, e13.voter_directory_id, e13.last_offset_epoch, e13.last_offset, = _S2.unpack_from(b, p)
                     p += 56
-                    e11.pre_vote = False
+                    e13.pre_vote = False
                     if b[p] == 0:  # no tagged fields, the common case
-                        e11.unknown_tagged_fields = None
+                        e13.unknown_tagged_fields = None
                         p += 1
                     else:
-                        p = _t_VoteRequest_PartitionData_0(b, p, e11)
-                    xs10.append(e11)
-                e6.partitions = xs10
+                        p = _t_VoteRequest_PartitionData_0(b, p, e13)
+                    xs12.append(e13)
+                e7.partitions = xs12
             if b[p] == 0:  # no tagged fields, the common case
-                e6.unknown_tagged_fields = None
+                e7.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_VoteRequest_TopicData_0(b, p, e6)
-            xs5.append(e6)
-        o.topics = xs5
+                p = _t_VoteRequest_TopicData_0(b, p, e7)
+            xs6.append(e7)
+        o.topics = xs6
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         p += 1
     else:
         p = _t_VoteRequest_0(b, p, o)
+    if p > bl:
+        raise DecodeError('VoteRequest: a length runs past the end')
     return o, p
 
 
@@ -477,80 +504,93 @@ def _w_VoteRequest_1(o, w):
 def _r_VoteRequest_2(b, p):
     bl = len(b)
     o = _new(VoteRequest)
-    n1 = b[p] - 1
-    p += 1
-    if n1 > 126:
-        n1, p = _uvt(b, p, n1 + 1)
-        n1 -= 1
-    if n1 < 0:
-        o.cluster_id = None
-    else:
-        q2 = p + n1
-        if q2 > bl:
-            raise DecodeError('VoteRequest.ClusterId: length ' + str(n1) + ' past the end')
-        o.cluster_id = str(b[p:q2], 'utf-8')
+    h3 = b[p]
+    if 0 < h3 < 128:
+        q2 = p + h3
+        o.cluster_id = str(b[p + 1:q2], 'utf-8')
         p = q2
-    o.voter_id, h3, = _S1.unpack_from(b, p)
+    elif h3 == 0:
+        o.cluster_id = None
+        p += 1
+    else:
+        p += 1
+        n1 = h3 - 1
+        if n1 > 126:
+            n1, p = _uvt(b, p, n1 + 1)
+            n1 -= 1
+        if n1 < 0:
+            o.cluster_id = None
+        else:
+            q2 = p + n1
+            o.cluster_id = str(b[p:q2], 'utf-8')
+            p = q2
+    o.voter_id, h4, = _S1.unpack_from(b, p)
     p += 5
-    n4 = h3 - 1
-    if n4 > 126:
-        n4, p = _uvt(b, p, n4 + 1)
-        n4 -= 1
-    if n4 < 0:
+    n5 = h4 - 1
+    if n5 > 126:
+        n5, p = _uvt(b, p, n5 + 1)
+        n5 -= 1
+    if n5 < 0:
         raise DecodeError('VoteRequest.Topics: null where not nullable')
     else:
-        if n4 > bl - p:
-            raise DecodeError('VoteRequest.Topics: count ' + str(n4) + ' past the end')
-        xs5 = []
-        for _ in range(n4):
-            e6 = _new(_VoteRequest_TopicData)
-            n7 = b[p] - 1
-            p += 1
-            if n7 > 126:
-                n7, p = _uvt(b, p, n7 + 1)
-                n7 -= 1
-            if n7 < 0:
-                raise DecodeError('TopicData.TopicName: null where not nullable')
+        if n5 > bl - p:
+            raise DecodeError('VoteRequest.Topics: count ' + str(n5) + ' past the end')
+        xs6 = []
+        for _ in range(n5):
+            e7 = _new(_VoteRequest_TopicData)
+            h10 = b[p]
+            if 0 < h10 < 128:
+                q9 = p + h10
+                e7.topic_name = str(b[p + 1:q9], 'utf-8')
+                p = q9
             else:
-                q8 = p + n7
-                if q8 > bl:
-                    raise DecodeError('TopicData.TopicName: length ' + str(n7) + ' past the end')
-                e6.topic_name = str(b[p:q8], 'utf-8')
-                p = q8
-            n9 = b[p] - 1
+                p += 1
+                n8 = h10 - 1
+                if n8 > 126:
+                    n8, p = _uvt(b, p, n8 + 1)
+                    n8 -= 1
+                if n8 < 0:
+                    raise DecodeError('TopicData.TopicName: null where not nullable')
+                else:
+                    q9 = p + n8
+                    e7.topic_name = str(b[p:q9], 'utf-8')
+                    p = q9
+            n11 = b[p] - 1
             p += 1
-            if n9 > 126:
-                n9, p = _uvt(b, p, n9 + 1)
-                n9 -= 1
-            if n9 < 0:
+            if n11 > 126:
+                n11, p = _uvt(b, p, n11 + 1)
+                n11 -= 1
+            if n11 < 0:
                 raise DecodeError('TopicData.Partitions: null where not nullable')
             else:
-                if n9 > bl - p:
-                    raise DecodeError('TopicData.Partitions: count ' + str(n9) + ' past the end')
-                xs10 = []
-                for _ in range(n9):
-                    e11 = _new(_VoteRequest_PartitionData)
-                    e11.partition_index, e11.replica_epoch, e11.replica_id, e11.replica_directory_id, e11.voter_directory_id, e11.last_offset_epoch, e11.last_offset, e11.pre_vote, = _S4.unpack_from(b, p)
+                if n11 > bl - p:
+                    raise DecodeError('TopicData.Partitions: count ' + str(n11) + ' past the end')
+                xs12 = []
+                for _ in range(n11):
+                    e13 = _new(_VoteRequest_PartitionData)
+                    e13.partition_index, e13.replica_epoch, e13.replica_id, e13.replica_directory_id, e13.voter_directory_id, e13.last_offset_epoch, e13.last_offset, e13.pre_vote, = _S4.unpack_from(b, p)
                     p += 57
                     if b[p] == 0:  # no tagged fields, the common case
-                        e11.unknown_tagged_fields = None
+                        e13.unknown_tagged_fields = None
                         p += 1
                     else:
-                        p = _t_VoteRequest_PartitionData_0(b, p, e11)
-                    xs10.append(e11)
-                e6.partitions = xs10
+                        p = _t_VoteRequest_PartitionData_0(b, p, e13)
+                    xs12.append(e13)
+                e7.partitions = xs12
             if b[p] == 0:  # no tagged fields, the common case
-                e6.unknown_tagged_fields = None
+                e7.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_VoteRequest_TopicData_0(b, p, e6)
-            xs5.append(e6)
-        o.topics = xs5
+                p = _t_VoteRequest_TopicData_0(b, p, e7)
+            xs6.append(e7)
+        o.topics = xs6
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         p += 1
     else:
         p = _t_VoteRequest_0(b, p, o)
+    if p > bl:
+        raise DecodeError('VoteRequest: a length runs past the end')
     return o, p
 
 
@@ -644,41 +684,45 @@ def _r_VoteResponse_0(b, p):
         xs3 = []
         for _ in range(n2):
             e4 = _new(_VoteResponse_TopicData)
-            n5 = b[p] - 1
-            p += 1
-            if n5 > 126:
-                n5, p = _uvt(b, p, n5 + 1)
-                n5 -= 1
-            if n5 < 0:
-                raise DecodeError('TopicData.TopicName: null where not nullable')
-            else:
-                q6 = p + n5
-                if q6 > bl:
-                    raise DecodeError('TopicData.TopicName: length ' + str(n5) + ' past the end')
-                e4.topic_name = str(b[p:q6], 'utf-8')
+            h7 = b[p]
+            if 0 < h7 < 128:
+                q6 = p + h7
+                e4.topic_name = str(b[p + 1:q6], 'utf-8')
                 p = q6
-            n7 = b[p] - 1
+            else:
+                p += 1
+                n5 = h7 - 1
+                if n5 > 126:
+                    n5, p = _uvt(b, p, n5 + 1)
+                    n5 -= 1
+                if n5 < 0:
+                    raise DecodeError('TopicData.TopicName: null where not nullable')
+                else:
+                    q6 = p + n5
+                    e4.topic_name = str(b[p:q6], 'utf-8')
+                    p = q6
+            n8 = b[p] - 1
             p += 1
-            if n7 > 126:
-                n7, p = _uvt(b, p, n7 + 1)
-                n7 -= 1
-            if n7 < 0:
+            if n8 > 126:
+                n8, p = _uvt(b, p, n8 + 1)
+                n8 -= 1
+            if n8 < 0:
                 raise DecodeError('TopicData.Partitions: null where not nullable')
             else:
-                if n7 > bl - p:
-                    raise DecodeError('TopicData.Partitions: count ' + str(n7) + ' past the end')
-                xs8 = []
-                for _ in range(n7):
-                    e9 = _new(_VoteResponse_PartitionData)
-                    e9.partition_index, e9.error_code, e9.leader_id, e9.leader_epoch, e9.vote_granted, = _S6.unpack_from(b, p)
+                if n8 > bl - p:
+                    raise DecodeError('TopicData.Partitions: count ' + str(n8) + ' past the end')
+                xs9 = []
+                for _ in range(n8):
+                    e10 = _new(_VoteResponse_PartitionData)
+                    e10.partition_index, e10.error_code, e10.leader_id, e10.leader_epoch, e10.vote_granted, = _S6.unpack_from(b, p)
                     p += 15
                     if b[p] == 0:  # no tagged fields, the common case
-                        e9.unknown_tagged_fields = None
+                        e10.unknown_tagged_fields = None
                         p += 1
                     else:
-                        p = _t_VoteRequest_PartitionData_0(b, p, e9)
-                    xs8.append(e9)
-                e4.partitions = xs8
+                        p = _t_VoteRequest_PartitionData_0(b, p, e10)
+                    xs9.append(e10)
+                e4.partitions = xs9
             if b[p] == 0:  # no tagged fields, the common case
                 e4.unknown_tagged_fields = None
                 p += 1
@@ -692,6 +736,8 @@ def _r_VoteResponse_0(b, p):
         p += 1
     else:
         p = _t_VoteResponse_0(b, p, o)
+    if p > bl:
+        raise DecodeError('VoteResponse: a length runs past the end')
     return o, p
 
 
@@ -835,41 +881,45 @@ def _r_VoteResponse_1(b, p):
         xs3 = []
         for _ in range(n2):
             e4 = _new(_VoteResponse_TopicData)
-            n5 = b[p] - 1
-            p += 1
-            if n5 > 126:
-                n5, p = _uvt(b, p, n5 + 1)
-                n5 -= 1
-            if n5 < 0:
-                raise DecodeError('TopicData.TopicName: null where not nullable')
-            else:
-                q6 = p + n5
-                if q6 > bl:
-                    raise DecodeError('TopicData.TopicName: length ' + str(n5) + ' past the end')
-                e4.topic_name = str(b[p:q6], 'utf-8')
+            h7 = b[p]
+            if 0 < h7 < 128:
+                q6 = p + h7
+                e4.topic_name = str(b[p + 1:q6], 'utf-8')
                 p = q6
-            n7 = b[p] - 1
+            else:
+                p += 1
+                n5 = h7 - 1
+                if n5 > 126:
+                    n5, p = _uvt(b, p, n5 + 1)
+                    n5 -= 1
+                if n5 < 0:
+                    raise DecodeError('TopicData.TopicName: null where not nullable')
+                else:
+                    q6 = p + n5
+                    e4.topic_name = str(b[p:q6], 'utf-8')
+                    p = q6
+            n8 = b[p] - 1
             p += 1
-            if n7 > 126:
-                n7, p = _uvt(b, p, n7 + 1)
-                n7 -= 1
-            if n7 < 0:
+            if n8 > 126:
+                n8, p = _uvt(b, p, n8 + 1)
+                n8 -= 1
+            if n8 < 0:
                 raise DecodeError('TopicData.Partitions: null where not nullable')
             else:
-                if n7 > bl - p:
-                    raise DecodeError('TopicData.Partitions: count ' + str(n7) + ' past the end')
-                xs8 = []
-                for _ in range(n7):
-                    e9 = _new(_VoteResponse_PartitionData)
-                    e9.partition_index, e9.error_code, e9.leader_id, e9.leader_epoch, e9.vote_granted, = _S6.unpack_from(b, p)
+                if n8 > bl - p:
+                    raise DecodeError('TopicData.Partitions: count ' + str(n8) + ' past the end')
+                xs9 = []
+                for _ in range(n8):
+                    e10 = _new(_VoteResponse_PartitionData)
+                    e10.partition_index, e10.error_code, e10.leader_id, e10.leader_epoch, e10.vote_granted, = _S6.unpack_from(b, p)
                     p += 15
                     if b[p] == 0:  # no tagged fields, the common case
-                        e9.unknown_tagged_fields = None
+                        e10.unknown_tagged_fields = None
                         p += 1
                     else:
-                        p = _t_VoteRequest_PartitionData_0(b, p, e9)
-                    xs8.append(e9)
-                e4.partitions = xs8
+                        p = _t_VoteRequest_PartitionData_0(b, p, e10)
+                    xs9.append(e10)
+                e4.partitions = xs9
             if b[p] == 0:  # no tagged fields, the common case
                 e4.unknown_tagged_fields = None
                 p += 1
@@ -883,6 +933,8 @@ def _r_VoteResponse_1(b, p):
         p += 1
     else:
         p = _t_VoteResponse_1(b, p, o)
+    if p > bl:
+        raise DecodeError('VoteResponse: a length runs past the end')
     return o, p
 
 

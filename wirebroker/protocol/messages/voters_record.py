@@ -9,6 +9,7 @@ from typing import Any
 import struct as _struct
 
 from wirebroker.protocol.message import UNSET, Message, Struct
+from wirebroker.protocol.message import shared_default as _shared_default
 from wirebroker.protocol.primitives import (
     UUID_ZERO,
     DecodeError,
@@ -80,12 +81,13 @@ class VotersRecord(Message):
             self.voter_id = 0 if voter_id is None else voter_id
             self.voter_directory_id = UUID_ZERO if voter_directory_id is None else voter_directory_id
             self.endpoints = [] if endpoints is None else endpoints
-            self.k_raft_version_feature = _VotersRecord_KRaftVersionFeature() if k_raft_version_feature is None else k_raft_version_feature
+            self.k_raft_version_feature = _DEFAULT_VotersRecord_KRaftVersionFeature if k_raft_version_feature is None else k_raft_version_feature
             self.unknown_tagged_fields = unknown_tagged_fields
 
 _VotersRecord_Endpoint = VotersRecord.Endpoint
 _VotersRecord_KRaftVersionFeature = VotersRecord.KRaftVersionFeature
 _VotersRecord_Voter = VotersRecord.Voter
+_DEFAULT_VotersRecord_KRaftVersionFeature = _shared_default(_VotersRecord_KRaftVersionFeature)
 
 
 def _t_VotersRecord_Endpoint_0(b, p, o):
@@ -211,32 +213,40 @@ def _r_VotersRecord_0(b, p):
                 xs7 = []
                 for _ in range(n6):
                     e8 = _new(_VotersRecord_Endpoint)
-                    n9 = b[p] - 1
-                    p += 1
-                    if n9 > 126:
-                        n9, p = _uvt(b, p, n9 + 1)
-                        n9 -= 1
-                    if n9 < 0:
-                        raise DecodeError('Endpoint.Name: null where not nullable')
-                    else:
-                        q10 = p + n9
-                        if q10 > bl:
-                            raise DecodeError('Endpoint.Name: length ' + str(n9) + ' past the end')
-                        e8.name = str(b[p:q10], 'utf-8')
+                    h11 = b[p]
+                    if 0 < h11 < 128:
+                        q10 = p + h11
+                        e8.name = str(b[p + 1:q10], 'utf-8')
                         p = q10
-                    n11 = b[p] - 1
-                    p += 1
-                    if n11 > 126:
-                        n11, p = _uvt(b, p, n11 + 1)
-                        n11 -= 1
-                    if n11 < 0:
-                        raise DecodeError('Endpoint.Host: null where not nullable')
                     else:
-                        q12 = p + n11
-                        if q12 > bl:
-                            raise DecodeError('Endpoint.Host: length ' + str(n11) + ' past the end')
-                        e8.host = str(b[p:q12], 'utf-8')
-                        p = q12
+                        p += 1
+                        n9 = h11 - 1
+                        if n9 > 126:
+                            n9, p = _uvt(b, p, n9 + 1)
+                            n9 -= 1
+                        if n9 < 0:
+                            raise DecodeError('Endpoint.Name: null where not nullable')
+                        else:
+                            q10 = p + n9
+                            e8.name = str(b[p:q10], 'utf-8')
+                            p = q10
+                    h14 = b[p]
+                    if 0 < h14 < 128:
+                        q13 = p + h14
+                        e8.host = str(b[p + 1:q13], 'utf-8')
+                        p = q13
+                    else:
+                        p += 1
+                        n12 = h14 - 1
+                        if n12 > 126:
+                            n12, p = _uvt(b, p, n12 + 1)
+                            n12 -= 1
+                        if n12 < 0:
+                            raise DecodeError('Endpoint.Host: null where not nullable')
+                        else:
+                            q13 = p + n12
+                            e8.host = str(b[p:q13], 'utf-8')
+                            p = q13
                     e8.port, = _S2.unpack_from(b, p)
                     p += 2
                     if b[p] == 0:  # no tagged fields, the common case
@@ -246,15 +256,15 @@ def _r_VotersRecord_0(b, p):
                         p = _t_VotersRecord_Endpoint_0(b, p, e8)
                     xs7.append(e8)
                 e4.endpoints = xs7
-            s13 = _new(_VotersRecord_KRaftVersionFeature)
-            s13.min_supported_version, s13.max_supported_version, = _S3.unpack_from(b, p)
+            s15 = _new(_VotersRecord_KRaftVersionFeature)
+            s15.min_supported_version, s15.max_supported_version, = _S3.unpack_from(b, p)
             p += 4
             if b[p] == 0:  # no tagged fields, the common case
-                s13.unknown_tagged_fields = None
+                s15.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_VotersRecord_KRaftVersionFeature_0(b, p, s13)
-            e4.k_raft_version_feature = s13
+                p = _t_VotersRecord_KRaftVersionFeature_0(b, p, s15)
+            e4.k_raft_version_feature = s15
             if b[p] == 0:  # no tagged fields, the common case
                 e4.unknown_tagged_fields = None
                 p += 1
@@ -267,6 +277,8 @@ def _r_VotersRecord_0(b, p):
         p += 1
     else:
         p = _t_VotersRecord_0(b, p, o)
+    if p > bl:
+        raise DecodeError('VotersRecord: a length runs past the end')
     return o, p
 
 

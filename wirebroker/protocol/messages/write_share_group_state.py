@@ -9,6 +9,7 @@ from typing import Any
 import struct as _struct
 
 from wirebroker.protocol.message import UNSET, Message, Struct
+from wirebroker.protocol.message import shared_default as _shared_default
 from wirebroker.protocol.primitives import (
     UUID_ZERO,
     DecodeError,
@@ -227,89 +228,95 @@ def _t_WriteShareGroupStateRequest_0(b, p, o):
 def _r_WriteShareGroupStateRequest_0(b, p):
     bl = len(b)
     o = _new(WriteShareGroupStateRequest)
-    n1 = b[p] - 1
-    p += 1
-    if n1 > 126:
-        n1, p = _uvt(b, p, n1 + 1)
-        n1 -= 1
-    if n1 < 0:
-        raise DecodeError('WriteShareGroupStateRequest.GroupId: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > bl:
-            raise DecodeError('WriteShareGroupStateRequest.GroupId: length ' + str(n1) + ' past the end')
-        o.group_id = str(b[p:q2], 'utf-8')
+    h3 = b[p]
+    if 0 < h3 < 128:
+        q2 = p + h3
+        o.group_id = str(b[p + 1:q2], 'utf-8')
         p = q2
-    n3 = b[p] - 1
+    else:
+        p += 1
+        n1 = h3 - 1
+        if n1 > 126:
+            n1, p = _uvt(b, p, n1 + 1)
+            n1 -= 1
+        if n1 < 0:
+            raise DecodeError('WriteShareGroupStateRequest.GroupId: null where not nullable')
+        else:
+            q2 = p + n1
+            o.group_id = str(b[p:q2], 'utf-8')
+            p = q2
+    n4 = b[p] - 1
     p += 1
-    if n3 > 126:
-        n3, p = _uvt(b, p, n3 + 1)
-        n3 -= 1
-    if n3 < 0:
+    if n4 > 126:
+        n4, p = _uvt(b, p, n4 + 1)
+        n4 -= 1
+    if n4 < 0:
         raise DecodeError('WriteShareGroupStateRequest.Topics: null where not nullable')
     else:
-        if n3 > bl - p:
-            raise DecodeError('WriteShareGroupStateRequest.Topics: count ' + str(n3) + ' past the end')
-        xs4 = []
-        for _ in range(n3):
-            e5 = _new(_WriteShareGroupStateRequest_WriteStateData)
-            e5.topic_id, h6, = _S0.unpack_from(b, p)
+        if n4 > bl - p:
+            raise DecodeError('WriteShareGroupStateRequest.Topics: count ' + str(n4) + ' past the end')
+        xs5 = []
+        for _ in range(n4):
+            e6 = _new(_WriteShareGroupStateRequest_WriteStateData)
+            e6.topic_id, h7, = _S0.unpack_from(b, p)
             p += 17
-            n7 = h6 - 1
-            if n7 > 126:
-                n7, p = _uvt(b, p, n7 + 1)
-                n7 -= 1
-            if n7 < 0:
+            n8 = h7 - 1
+            if n8 > 126:
+                n8, p = _uvt(b, p, n8 + 1)
+                n8 -= 1
+            if n8 < 0:
                 raise DecodeError('WriteStateData.Partitions: null where not nullable')
             else:
-                if n7 > bl - p:
-                    raise DecodeError('WriteStateData.Partitions: count ' + str(n7) + ' past the end')
-                xs8 = []
-                for _ in range(n7):
-                    e9 = _new(_WriteShareGroupStateRequest_PartitionData)
-                    e9.partition, e9.state_epoch, e9.leader_epoch, e9.start_offset, h10, = _S1.unpack_from(b, p)
+                if n8 > bl - p:
+                    raise DecodeError('WriteStateData.Partitions: count ' + str(n8) + ' past the end')
+                xs9 = []
+                for _ in range(n8):
+                    e10 = _new(_WriteShareGroupStateRequest_PartitionData)
+                    e10.partition, e10.state_epoch, e10.leader_epoch, e10.start_offset, h11, = _S1.unpack_from(b, p)
                     p += 21
-                    n11 = h10 - 1
-                    if n11 > 126:
-                        n11, p = _uvt(b, p, n11 + 1)
-                        n11 -= 1
-                    if n11 < 0:
+                    n12 = h11 - 1
+                    if n12 > 126:
+                        n12, p = _uvt(b, p, n12 + 1)
+                        n12 -= 1
+                    if n12 < 0:
                         raise DecodeError('PartitionData.StateBatches: null where not nullable')
                     else:
-                        if n11 > bl - p:
-                            raise DecodeError('PartitionData.StateBatches: count ' + str(n11) + ' past the end')
-                        xs12 = []
-                        for _ in range(n11):
-                            e13 = _new(_WriteShareGroupStateRequest_StateBatch)
-                            e13.first_offset, e13.last_offset, e13.delivery_state, e13.delivery_count, = _S2.unpack_from(b, p)
+                        if n12 > bl - p:
+                            raise DecodeError('PartitionData.StateBatches: count ' + str(n12) + ' past the end')
+                        xs13 = []
+                        for _ in range(n12):
+                            e14 = _new(_WriteShareGroupStateRequest_StateBatch)
+                            e14.first_offset, e14.last_offset, e14.delivery_state, e14.delivery_count, = _S2.unpack_from(b, p)
                             p += 19
                             if b[p] == 0:  # no tagged fields, the common case
-                                e13.unknown_tagged_fields = None
+                                e14.unknown_tagged_fields = None
                                 p += 1
                             else:
-                                p = _t_WriteShareGroupStateRequest_StateBatch_0(b, p, e13)
-                            xs12.append(e13)
-                        e9.state_batches = xs12
-                    e9.delivery_complete_count = -1
+                                p = _t_WriteShareGroupStateRequest_StateBatch_0(b, p, e14)
+                            xs13.append(e14)
+                        e10.state_batches = xs13
+                    e10.delivery_complete_count = -1
                     if b[p] == 0:  # no tagged fields, the common case
-                        e9.unknown_tagged_fields = None
+                        e10.unknown_tagged_fields = None
                         p += 1
                     else:
-                        p = _t_WriteShareGroupStateRequest_PartitionData_0(b, p, e9)
-                    xs8.append(e9)
-                e5.partitions = xs8
+                        p = _t_WriteShareGroupStateRequest_PartitionData_0(b, p, e10)
+                    xs9.append(e10)
+                e6.partitions = xs9
             if b[p] == 0:  # no tagged fields, the common case
-                e5.unknown_tagged_fields = None
+                e6.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_WriteShareGroupStateRequest_WriteStateData_0(b, p, e5)
-            xs4.append(e5)
-        o.topics = xs4
+                p = _t_WriteShareGroupStateRequest_WriteStateData_0(b, p, e6)
+            xs5.append(e6)
+        o.topics = xs5
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         p += 1
     else:
         p = _t_WriteShareGroupStateRequest_0(b, p, o)
+    if p > bl:
+        raise DecodeError('WriteShareGroupStateRequest: a length runs past the end')
     return o, p
 
 
@@ -367,88 +374,94 @@ def _w_WriteShareGroupStateRequest_0(o, w):
 def _r_WriteShareGroupStateRequest_1(b, p):
     bl = len(b)
     o = _new(WriteShareGroupStateRequest)
-    n1 = b[p] - 1
-    p += 1
-    if n1 > 126:
-        n1, p = _uvt(b, p, n1 + 1)
-        n1 -= 1
-    if n1 < 0:
-        raise DecodeError('WriteShareGroupStateRequest.GroupId: null where not nullable')
-    else:
-        q2 = p + n1
-        if q2 > bl:
-            raise DecodeError('WriteShareGroupStateRequest.GroupId: length ' + str(n1) + ' past the end')
-        o.group_id = str(b[p:q2], 'utf-8')
+    h3 = b[p]
+    if 0 < h3 < 128:
+        q2 = p + h3
+        o.group_id = str(b[p + 1:q2], 'utf-8')
         p = q2
-    n3 = b[p] - 1
+    else:
+        p += 1
+        n1 = h3 - 1
+        if n1 > 126:
+            n1, p = _uvt(b, p, n1 + 1)
+            n1 -= 1
+        if n1 < 0:
+            raise DecodeError('WriteShareGroupStateRequest.GroupId: null where not nullable')
+        else:
+            q2 = p + n1
+            o.group_id = str(b[p:q2], 'utf-8')
+            p = q2
+    n4 = b[p] - 1
     p += 1
-    if n3 > 126:
-        n3, p = _uvt(b, p, n3 + 1)
-        n3 -= 1
-    if n3 < 0:
+    if n4 > 126:
+        n4, p = _uvt(b, p, n4 + 1)
+        n4 -= 1
+    if n4 < 0:
         raise DecodeError('WriteShareGroupStateRequest.Topics: null where not nullable')
     else:
-        if n3 > bl - p:
-            raise DecodeError('WriteShareGroupStateRequest.Topics: count ' + str(n3) + ' past the end')
-        xs4 = []
-        for _ in range(n3):
-            e5 = _new(_WriteShareGroupStateRequest_WriteStateData)
-            e5.topic_id, h6, = _S0.unpack_from(b, p)
+        if n4 > bl - p:
+            raise DecodeError('WriteShareGroupStateRequest.Topics: count ' + str(n4) + ' past the end')
+        xs5 = []
+        for _ in range(n4):
+            e6 = _new(_WriteShareGroupStateRequest_WriteStateData)
+            e6.topic_id, h7, = _S0.unpack_from(b, p)
             p += 17
-            n7 = h6 - 1
-            if n7 > 126:
-                n7, p = _uvt(b, p, n7 + 1)
-                n7 -= 1
-            if n7 < 0:
+            n8 = h7 - 1
+            if n8 > 126:
+                n8, p = _uvt(b, p, n8 + 1)
+                n8 -= 1
+            if n8 < 0:
                 raise DecodeError('WriteStateData.Partitions: null where not nullable')
             else:
-                if n7 > bl - p:
-                    raise DecodeError('WriteStateData.Partitions: count ' + str(n7) + ' past the end')
-                xs8 = []
-                for _ in range(n7):
-                    e9 = _new(_WriteShareGroupStateRequest_PartitionData)
-                    e9.partition, e9.state_epoch, e9.leader_epoch, e9.start_offset, e9.delivery_complete_count, h10, = _S5.unpack_from(b, p)
+                if n8 > bl - p:
+                    raise DecodeError('WriteStateData.Partitions: count ' + str(n8) + ' past the end')
+                xs9 = []
+                for _ in range(n8):
+                    e10 = _new(_WriteShareGroupStateRequest_PartitionData)
+                    e10.partition, e10.state_epoch, e10.leader_epoch, e10.start_offset, e10.delivery_complete_count, h11, = _S5.unpack_from(b, p)
                     p += 25
-                    n11 = h10 - 1
-                    if n11 > 126:
-                        n11, p = _uvt(b, p, n11 + 1)
-                        n11 -= 1
-                    if n11 < 0:
+                    n12 = h11 - 1
+                    if n12 > 126:
+                        n12, p = _uvt(b, p, n12 + 1)
+                        n12 -= 1
+                    if n12 < 0:
                         raise DecodeError('PartitionData.StateBatches: null where not nullable')
                     else:
-                        if n11 > bl - p:
-                            raise DecodeError('PartitionData.StateBatches: count ' + str(n11) + ' past the end')
-                        xs12 = []
-                        for _ in range(n11):
-                            e13 = _new(_WriteShareGroupStateRequest_StateBatch)
-                            e13.first_offset, e13.last_offset, e13.delivery_state, e13.delivery_count, = _S2.unpack_from(b, p)
+                        if n12 > bl - p:
+                            raise DecodeError('PartitionData.StateBatches: count ' + str(n12) + ' past the end')
+                        xs13 = []
+                        for _ in range(n12):
+                            e14 = _new(_WriteShareGroupStateRequest_StateBatch)
+                            e14.first_offset, e14.last_offset, e14.delivery_state, e14.delivery_count, = _S2.unpack_from(b, p)
                             p += 19
                             if b[p] == 0:  # no tagged fields, the common case
-                                e13.unknown_tagged_fields = None
+                                e14.unknown_tagged_fields = None
                                 p += 1
                             else:
-                                p = _t_WriteShareGroupStateRequest_StateBatch_0(b, p, e13)
-                            xs12.append(e13)
-                        e9.state_batches = xs12
+                                p = _t_WriteShareGroupStateRequest_StateBatch_0(b, p, e14)
+                            xs13.append(e14)
+                        e10.state_batches = xs13
                     if b[p] == 0:  # no tagged fields, the common case
-                        e9.unknown_tagged_fields = None
+                        e10.unknown_tagged_fields = None
                         p += 1
                     else:
-                        p = _t_WriteShareGroupStateRequest_PartitionData_0(b, p, e9)
-                    xs8.append(e9)
-                e5.partitions = xs8
+                        p = _t_WriteShareGroupStateRequest_PartitionData_0(b, p, e10)
+                    xs9.append(e10)
+                e6.partitions = xs9
             if b[p] == 0:  # no tagged fields, the common case
-                e5.unknown_tagged_fields = None
+                e6.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_WriteShareGroupStateRequest_WriteStateData_0(b, p, e5)
-            xs4.append(e5)
-        o.topics = xs4
+                p = _t_WriteShareGroupStateRequest_WriteStateData_0(b, p, e6)
+            xs5.append(e6)
+        o.topics = xs5
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         p += 1
     else:
         p = _t_WriteShareGroupStateRequest_0(b, p, o)
+    if p > bl:
+        raise DecodeError('WriteShareGroupStateRequest: a length runs past the end')
     return o, p
 
 
@@ -604,18 +617,23 @@ def _r_WriteShareGroupStateResponse_0(b, p):
                     e7 = _new(_WriteShareGroupStateResponse_PartitionResult)
                     e7.partition, e7.error_code, h8, = _S7.unpack_from(b, p)
                     p += 7
-                    n9 = h8 - 1
-                    if n9 > 126:
-                        n9, p = _uvt(b, p, n9 + 1)
-                        n9 -= 1
-                    if n9 < 0:
-                        e7.error_message = None
-                    else:
-                        q10 = p + n9
-                        if q10 > bl:
-                            raise DecodeError('PartitionResult.ErrorMessage: length ' + str(n9) + ' past the end')
+                    if 0 < h8 < 128:
+                        q10 = p + h8 - 1
                         e7.error_message = str(b[p:q10], 'utf-8')
                         p = q10
+                    elif h8 == 0:
+                        e7.error_message = None
+                    else:
+                        n9 = h8 - 1
+                        if n9 > 126:
+                            n9, p = _uvt(b, p, n9 + 1)
+                            n9 -= 1
+                        if n9 < 0:
+                            e7.error_message = None
+                        else:
+                            q10 = p + n9
+                            e7.error_message = str(b[p:q10], 'utf-8')
+                            p = q10
                     if b[p] == 0:  # no tagged fields, the common case
                         e7.unknown_tagged_fields = None
                         p += 1
@@ -635,6 +653,8 @@ def _r_WriteShareGroupStateResponse_0(b, p):
         p += 1
     else:
         p = _t_WriteShareGroupStateResponse_0(b, p, o)
+    if p > bl:
+        raise DecodeError('WriteShareGroupStateResponse: a length runs past the end')
     return o, p
 
 

@@ -9,6 +9,7 @@ from typing import Any
 import struct as _struct
 
 from wirebroker.protocol.message import UNSET, Message, Struct
+from wirebroker.protocol.message import shared_default as _shared_default
 from wirebroker.protocol.primitives import (
     UUID_ZERO,
     DecodeError,
@@ -28,9 +29,9 @@ _unpack_from = _struct.unpack_from
 def _first(tag_and_bytes):
     return tag_and_bytes[0]
 
-_S0 = _struct.Struct('>i')
-_S1 = _struct.Struct('>qh?i')
-_S2 = _struct.Struct('>h')
+_S0 = _struct.Struct('>qh?i')
+_S1 = _struct.Struct('>h')
+_S2 = _struct.Struct('>i')
 _S3 = _struct.Struct('>qh?')
 _S4 = _struct.Struct('>qh?B')
 _S5 = _struct.Struct('>ib')
@@ -39,6 +40,7 @@ _S7 = _struct.Struct('>ih')
 _S8 = _struct.Struct('>q')
 _S9 = _struct.Struct('>qB')
 _ARRAY_i = tuple(_struct.Struct('>' + str(n) + 'i') for n in range(64))
+_UNPACK_i = (None, *(s.unpack_from for s in _ARRAY_i))
 
 
 class WriteTxnMarkersRequest(Message):
@@ -133,7 +135,7 @@ _WriteTxnMarkersResponse_WritableTxnMarkerResult = WriteTxnMarkersResponse.Writa
 def _r_WriteTxnMarkersRequest_0(b, p):
     bl = len(b)
     o = _new(WriteTxnMarkersRequest)
-    n1, = _S0.unpack_from(b, p)
+    n1, = _S2.unpack_from(b, p)
     p += 4
     if n1 < 0:
         raise DecodeError('WriteTxnMarkersRequest.Markers: null where not nullable')
@@ -143,7 +145,7 @@ def _r_WriteTxnMarkersRequest_0(b, p):
         xs2 = []
         for _ in range(n1):
             e3 = _new(_WriteTxnMarkersRequest_WritableTxnMarker)
-            e3.producer_id, e3.producer_epoch, e3.transaction_result, h4, = _S1.unpack_from(b, p)
+            e3.producer_id, e3.producer_epoch, e3.transaction_result, h4, = _S0.unpack_from(b, p)
             p += 15
             n5 = h4
             if n5 < 0:
@@ -154,60 +156,60 @@ def _r_WriteTxnMarkersRequest_0(b, p):
                 xs6 = []
                 for _ in range(n5):
                     e7 = _new(_WriteTxnMarkersRequest_WritableTxnMarkerTopic)
-                    n8, = _S2.unpack_from(b, p)
+                    n8, = _S1.unpack_from(b, p)
                     p += 2
                     if n8 < 0:
                         raise DecodeError('WritableTxnMarkerTopic.Name: null where not nullable')
                     else:
                         q9 = p + n8
-                        if q9 > bl:
-                            raise DecodeError('WritableTxnMarkerTopic.Name: length ' + str(n8) + ' past the end')
                         e7.name = str(b[p:q9], 'utf-8')
                         p = q9
-                    n10, = _S0.unpack_from(b, p)
+                    n10, = _S2.unpack_from(b, p)
                     p += 4
                     if n10 < 0:
                         raise DecodeError('WritableTxnMarkerTopic.PartitionIndexes: null where not nullable')
                     elif n10 < 64:
-                        e7.partition_indexes = list(_ARRAY_i[n10].unpack_from(b, p))
+                        e7.partition_indexes = [*_ARRAY_i[n10].unpack_from(b, p)]
                         p += 4 * n10
                     else:
                         if n10 > bl - p:
                             raise DecodeError('WritableTxnMarkerTopic.PartitionIndexes: count ' + str(n10) + ' past the end')
-                        e7.partition_indexes = list(_struct.Struct('>' + str(n10) + 'i').unpack_from(b, p))
+                        e7.partition_indexes = [*_struct.Struct('>' + str(n10) + 'i').unpack_from(b, p)]
                         p += 4 * n10
                     e7.unknown_tagged_fields = None
                     xs6.append(e7)
                 e3.topics = xs6
-            e3.coordinator_epoch, = _S0.unpack_from(b, p)
+            e3.coordinator_epoch, = _S2.unpack_from(b, p)
             p += 4
             e3.transaction_version = 0
             e3.unknown_tagged_fields = None
             xs2.append(e3)
         o.markers = xs2
     o.unknown_tagged_fields = None
+    if p > bl:
+        raise DecodeError('WriteTxnMarkersRequest: a length runs past the end')
     return o, p
 
 
 def _w_WriteTxnMarkersRequest_0(o, w):
     xs1 = o.markers
-    w += _S0.pack(len(xs1))
+    w += _S2.pack(len(xs1))
     for e2 in xs1:
         w += _S3.pack(e2.producer_id, e2.producer_epoch, e2.transaction_result)
         xs3 = e2.topics
-        w += _S0.pack(len(xs3))
+        w += _S2.pack(len(xs3))
         for e4 in xs3:
             v5 = e4.name
             v5 = v5.encode()
-            w += _S2.pack(len(v5))
+            w += _S1.pack(len(v5))
             w += v5
             xs6 = e4.partition_indexes
-            w += _S0.pack(len(xs6))
+            w += _S2.pack(len(xs6))
             if len(xs6) < 64:
                 w += _ARRAY_i[len(xs6)].pack(*xs6)
             else:
                 w += _pack('>' + str(len(xs6)) + 'i', *xs6)
-        w += _S0.pack(e2.coordinator_epoch)
+        w += _S2.pack(e2.coordinator_epoch)
 
 
 def _t_WriteTxnMarkersRequest_WritableTxnMarkerTopic_0(b, p, o):
@@ -309,34 +311,43 @@ def _r_WriteTxnMarkersRequest_1(b, p):
                 xs6 = []
                 for _ in range(n5):
                     e7 = _new(_WriteTxnMarkersRequest_WritableTxnMarkerTopic)
-                    n8 = b[p] - 1
-                    p += 1
-                    if n8 > 126:
-                        n8, p = _uvt(b, p, n8 + 1)
-                        n8 -= 1
-                    if n8 < 0:
-                        raise DecodeError('WritableTxnMarkerTopic.Name: null where not nullable')
-                    else:
-                        q9 = p + n8
-                        if q9 > bl:
-                            raise DecodeError('WritableTxnMarkerTopic.Name: length ' + str(n8) + ' past the end')
-                        e7.name = str(b[p:q9], 'utf-8')
+                    h10 = b[p]
+                    if 0 < h10 < 128:
+                        q9 = p + h10
+                        e7.name = str(b[p + 1:q9], 'utf-8')
                         p = q9
-                    n10 = b[p] - 1
-                    p += 1
-                    if n10 > 126:
-                        n10, p = _uvt(b, p, n10 + 1)
-                        n10 -= 1
-                    if n10 < 0:
-                        raise DecodeError('WritableTxnMarkerTopic.PartitionIndexes: null where not nullable')
-                    elif n10 < 64:
-                        e7.partition_indexes = list(_ARRAY_i[n10].unpack_from(b, p))
-                        p += 4 * n10
                     else:
-                        if n10 > bl - p:
-                            raise DecodeError('WritableTxnMarkerTopic.PartitionIndexes: count ' + str(n10) + ' past the end')
-                        e7.partition_indexes = list(_struct.Struct('>' + str(n10) + 'i').unpack_from(b, p))
-                        p += 4 * n10
+                        p += 1
+                        n8 = h10 - 1
+                        if n8 > 126:
+                            n8, p = _uvt(b, p, n8 + 1)
+                            n8 -= 1
+                        if n8 < 0:
+                            raise DecodeError('WritableTxnMarkerTopic.Name: null where not nullable')
+                        else:
+                            q9 = p + n8
+                            e7.name = str(b[p:q9], 'utf-8')
+                            p = q9
+                    h12 = b[p]
+                    if 0 < h12 < 65:
+                        e7.partition_indexes = [*_UNPACK_i[h12](b, p + 1)]
+                        p += 4 * h12 - 3
+                    else:
+                        p += 1
+                        n11 = h12 - 1
+                        if n11 > 126:
+                            n11, p = _uvt(b, p, n11 + 1)
+                            n11 -= 1
+                        if n11 < 0:
+                            raise DecodeError('WritableTxnMarkerTopic.PartitionIndexes: null where not nullable')
+                        elif n11 < 64:
+                            e7.partition_indexes = [*_ARRAY_i[n11].unpack_from(b, p)]
+                            p += 4 * n11
+                        else:
+                            if n11 > bl - p:
+                                raise DecodeError('WritableTxnMarkerTopic.PartitionIndexes: count ' + str(n11) + ' past the end')
+                            e7.partition_indexes = [*_struct.Struct('>' + str(n11) + 'i').unpack_from(b, p)]
+                            p += 4 * n11
                     if b[p] == 0:  # no tagged fields, the common case
                         e7.unknown_tagged_fields = None
                         p += 1
@@ -344,7 +355,7 @@ def _r_WriteTxnMarkersRequest_1(b, p):
                         p = _t_WriteTxnMarkersRequest_WritableTxnMarkerTopic_0(b, p, e7)
                     xs6.append(e7)
                 e3.topics = xs6
-            e3.coordinator_epoch, = _S0.unpack_from(b, p)
+            e3.coordinator_epoch, = _S2.unpack_from(b, p)
             p += 4
             e3.transaction_version = 0
             if b[p] == 0:  # no tagged fields, the common case
@@ -359,6 +370,8 @@ def _r_WriteTxnMarkersRequest_1(b, p):
         p += 1
     else:
         p = _t_WriteTxnMarkersRequest_0(b, p, o)
+    if p > bl:
+        raise DecodeError('WriteTxnMarkersRequest: a length runs past the end')
     return o, p
 
 
@@ -400,7 +413,7 @@ def _w_WriteTxnMarkersRequest_1(o, w):
                 _wtags(w, e4.unknown_tagged_fields)
             else:
                 w.append(0)
-        w += _S0.pack(e2.coordinator_epoch)
+        w += _S2.pack(e2.coordinator_epoch)
         if e2.unknown_tagged_fields:
             _wtags(w, e2.unknown_tagged_fields)
         else:
@@ -441,34 +454,43 @@ def _r_WriteTxnMarkersRequest_2(b, p):
                 xs6 = []
                 for _ in range(n5):
                     e7 = _new(_WriteTxnMarkersRequest_WritableTxnMarkerTopic)
-                    n8 = b[p] - 1
-                    p += 1
-                    if n8 > 126:
-                        n8, p = _uvt(b, p, n8 + 1)
-                        n8 -= 1
-                    if n8 < 0:
-                        raise DecodeError('WritableTxnMarkerTopic.Name: null where not nullable')
-                    else:
-                        q9 = p + n8
-                        if q9 > bl:
-                            raise DecodeError('WritableTxnMarkerTopic.Name: length ' + str(n8) + ' past the end')
-                        e7.name = str(b[p:q9], 'utf-8')
+                    h10 = b[p]
+                    if 0 < h10 < 128:
+                        q9 = p + h10
+                        e7.name = str(b[p + 1:q9], 'utf-8')
                         p = q9
-                    n10 = b[p] - 1
-                    p += 1
-                    if n10 > 126:
-                        n10, p = _uvt(b, p, n10 + 1)
-                        n10 -= 1
-                    if n10 < 0:
-                        raise DecodeError('WritableTxnMarkerTopic.PartitionIndexes: null where not nullable')
-                    elif n10 < 64:
-                        e7.partition_indexes = list(_ARRAY_i[n10].unpack_from(b, p))
-                        p += 4 * n10
                     else:
-                        if n10 > bl - p:
-                            raise DecodeError('WritableTxnMarkerTopic.PartitionIndexes: count ' + str(n10) + ' past the end')
-                        e7.partition_indexes = list(_struct.Struct('>' + str(n10) + 'i').unpack_from(b, p))
-                        p += 4 * n10
+                        p += 1
+                        n8 = h10 - 1
+                        if n8 > 126:
+                            n8, p = _uvt(b, p, n8 + 1)
+                            n8 -= 1
+                        if n8 < 0:
+                            raise DecodeError('WritableTxnMarkerTopic.Name: null where not nullable')
+                        else:
+                            q9 = p + n8
+                            e7.name = str(b[p:q9], 'utf-8')
+                            p = q9
+                    h12 = b[p]
+                    if 0 < h12 < 65:
+                        e7.partition_indexes = [*_UNPACK_i[h12](b, p + 1)]
+                        p += 4 * h12 - 3
+                    else:
+                        p += 1
+                        n11 = h12 - 1
+                        if n11 > 126:
+                            n11, p = _uvt(b, p, n11 + 1)
+                            n11 -= 1
+                        if n11 < 0:
+                            raise DecodeError('WritableTxnMarkerTopic.PartitionIndexes: null where not nullable')
+                        elif n11 < 64:
+                            e7.partition_indexes = [*_ARRAY_i[n11].unpack_from(b, p)]
+                            p += 4 * n11
+                        else:
+                            if n11 > bl - p:
+                                raise DecodeError('WritableTxnMarkerTopic.PartitionIndexes: count ' + str(n11) + ' past the end')
+                            e7.partition_indexes = [*_struct.Struct('>' + str(n11) + 'i').unpack_from(b, p)]
+                            p += 4 * n11
                     if b[p] == 0:  # no tagged fields, the common case
                         e7.unknown_tagged_fields = None
                         p += 1
@@ -490,6 +512,8 @@ def _r_WriteTxnMarkersRequest_2(b, p):
         p += 1
     else:
         p = _t_WriteTxnMarkersRequest_0(b, p, o)
+    if p > bl:
+        raise DecodeError('WriteTxnMarkersRequest: a length runs past the end')
     return o, p
 
 
@@ -545,7 +569,7 @@ def _w_WriteTxnMarkersRequest_2(o, w):
 def _r_WriteTxnMarkersResponse_0(b, p):
     bl = len(b)
     o = _new(WriteTxnMarkersResponse)
-    n1, = _S0.unpack_from(b, p)
+    n1, = _S2.unpack_from(b, p)
     p += 4
     if n1 < 0:
         raise DecodeError('WriteTxnMarkersResponse.Markers: null where not nullable')
@@ -566,17 +590,15 @@ def _r_WriteTxnMarkersResponse_0(b, p):
                 xs6 = []
                 for _ in range(n5):
                     e7 = _new(_WriteTxnMarkersResponse_WritableTxnMarkerTopicResult)
-                    n8, = _S2.unpack_from(b, p)
+                    n8, = _S1.unpack_from(b, p)
                     p += 2
                     if n8 < 0:
                         raise DecodeError('WritableTxnMarkerTopicResult.Name: null where not nullable')
                     else:
                         q9 = p + n8
-                        if q9 > bl:
-                            raise DecodeError('WritableTxnMarkerTopicResult.Name: length ' + str(n8) + ' past the end')
                         e7.name = str(b[p:q9], 'utf-8')
                         p = q9
-                    n10, = _S0.unpack_from(b, p)
+                    n10, = _S2.unpack_from(b, p)
                     p += 4
                     if n10 < 0:
                         raise DecodeError('WritableTxnMarkerTopicResult.Partitions: null where not nullable')
@@ -598,23 +620,25 @@ def _r_WriteTxnMarkersResponse_0(b, p):
             xs2.append(e3)
         o.markers = xs2
     o.unknown_tagged_fields = None
+    if p > bl:
+        raise DecodeError('WriteTxnMarkersResponse: a length runs past the end')
     return o, p
 
 
 def _w_WriteTxnMarkersResponse_0(o, w):
     xs1 = o.markers
-    w += _S0.pack(len(xs1))
+    w += _S2.pack(len(xs1))
     for e2 in xs1:
         w += _S8.pack(e2.producer_id)
         xs3 = e2.topics
-        w += _S0.pack(len(xs3))
+        w += _S2.pack(len(xs3))
         for e4 in xs3:
             v5 = e4.name
             v5 = v5.encode()
-            w += _S2.pack(len(v5))
+            w += _S1.pack(len(v5))
             w += v5
             xs6 = e4.partitions
-            w += _S0.pack(len(xs6))
+            w += _S2.pack(len(xs6))
             for e7 in xs6:
                 w += _S7.pack(e7.partition_index, e7.error_code)
 
@@ -741,41 +765,45 @@ def _r_WriteTxnMarkersResponse_1(b, p):
                 xs6 = []
                 for _ in range(n5):
                     e7 = _new(_WriteTxnMarkersResponse_WritableTxnMarkerTopicResult)
-                    n8 = b[p] - 1
-                    p += 1
-                    if n8 > 126:
-                        n8, p = _uvt(b, p, n8 + 1)
-                        n8 -= 1
-                    if n8 < 0:
-                        raise DecodeError('WritableTxnMarkerTopicResult.Name: null where not nullable')
-                    else:
-                        q9 = p + n8
-                        if q9 > bl:
-                            raise DecodeError('WritableTxnMarkerTopicResult.Name: length ' + str(n8) + ' past the end')
-                        e7.name = str(b[p:q9], 'utf-8')
+                    h10 = b[p]
+                    if 0 < h10 < 128:
+                        q9 = p + h10
+                        e7.name = str(b[p + 1:q9], 'utf-8')
                         p = q9
-                    n10 = b[p] - 1
+                    else:
+                        p += 1
+                        n8 = h10 - 1
+                        if n8 > 126:
+                            n8, p = _uvt(b, p, n8 + 1)
+                            n8 -= 1
+                        if n8 < 0:
+                            raise DecodeError('WritableTxnMarkerTopicResult.Name: null where not nullable')
+                        else:
+                            q9 = p + n8
+                            e7.name = str(b[p:q9], 'utf-8')
+                            p = q9
+                    n11 = b[p] - 1
                     p += 1
-                    if n10 > 126:
-                        n10, p = _uvt(b, p, n10 + 1)
-                        n10 -= 1
-                    if n10 < 0:
+                    if n11 > 126:
+                        n11, p = _uvt(b, p, n11 + 1)
+                        n11 -= 1
+                    if n11 < 0:
                         raise DecodeError('WritableTxnMarkerTopicResult.Partitions: null where not nullable')
                     else:
-                        if n10 > bl - p:
-                            raise DecodeError('WritableTxnMarkerTopicResult.Partitions: count ' + str(n10) + ' past the end')
-                        xs11 = []
-                        for _ in range(n10):
-                            e12 = _new(_WriteTxnMarkersResponse_WritableTxnMarkerPartitionResult)
-                            e12.partition_index, e12.error_code, = _S7.unpack_from(b, p)
+                        if n11 > bl - p:
+                            raise DecodeError('WritableTxnMarkerTopicResult.Partitions: count ' + str(n11) + ' past the end')
+                        xs12 = []
+                        for _ in range(n11):
+                            e13 = _new(_WriteTxnMarkersResponse_WritableTxnMarkerPartitionResult)
+                            e13.partition_index, e13.error_code, = _S7.unpack_from(b, p)
                             p += 6
                             if b[p] == 0:  # no tagged fields, the common case
-                                e12.unknown_tagged_fields = None
+                                e13.unknown_tagged_fields = None
                                 p += 1
                             else:
-                                p = _t_WriteTxnMarkersResponse_WritableTxnMarkerPartitionResult_0(b, p, e12)
-                            xs11.append(e12)
-                        e7.partitions = xs11
+                                p = _t_WriteTxnMarkersResponse_WritableTxnMarkerPartitionResult_0(b, p, e13)
+                            xs12.append(e13)
+                        e7.partitions = xs12
                     if b[p] == 0:  # no tagged fields, the common case
                         e7.unknown_tagged_fields = None
                         p += 1
@@ -795,6 +823,8 @@ def _r_WriteTxnMarkersResponse_1(b, p):
         p += 1
     else:
         p = _t_WriteTxnMarkersResponse_0(b, p, o)
+    if p > bl:
+        raise DecodeError('WriteTxnMarkersResponse: a length runs past the end')
     return o, p
 
 
