@@ -1,7 +1,8 @@
 """ReadShareGroupState: API key 84, version 0 (KIP-932's persister RPC; the share coordinator's).
 
 Behaviour: each share-partition's state epoch, start offset and in-flight runs (delivery state and count); a
-share-partition never initialised answers start offset -1, state epoch 0 and no runs, as Kafka.
+share-partition never initialised answers start offset -1, state epoch 0 and no runs, as Kafka. A read at a newer
+leader epoch than the state last heard of records it, fencing the older leader's writes (FENCED_LEADER_EPOCH).
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ def handle(ctx: RequestContext, request: ReadShareGroupStateRequest) -> ReadShar
     coordinator = share_services(ctx.broker).coordinator
 
     def read(topic, partition) -> dict:
-        state = coordinator.read((request.group_id, topic.topic_id, partition.partition))
+        state = coordinator.read((request.group_id, topic.topic_id, partition.partition), partition.leader_epoch)
         if state is None:
             return {"state_epoch": 0, "start_offset": UNINITIALIZED_START_OFFSET, "state_batches": []}
         return {"state_epoch": state.state_epoch, "start_offset": state.start_offset, "state_batches": [

@@ -30,7 +30,7 @@ def handle(ctx: RequestContext, request: ReadShareGroupStateSummaryRequest) -> R
         if state is None:
             return {"state_epoch": 0, "leader_epoch": NO_LEADER_EPOCH, "start_offset": UNINITIALIZED_START_OFFSET,
                     "delivery_complete_count": -1}
-        return {"state_epoch": state.state_epoch, "leader_epoch": NO_LEADER_EPOCH, "start_offset": state.start_offset,
+        return {"state_epoch": state.state_epoch, "leader_epoch": state.leader_epoch, "start_offset": state.start_offset,
                 "delivery_complete_count": state.delivery_complete_count}
 
     return ReadShareGroupStateSummaryResponse(results=answer_each(

@@ -2,7 +2,7 @@
 
 Behaviour: merges each share-partition's runs into its stored state (a run replaces those offsets; start offset -1
 keeps the stored one; runs below the start go) and writes the result as a ShareSnapshot; FENCED_STATE_EPOCH for an
-epoch older than the stored one.
+epoch older than the stored one, FENCED_LEADER_EPOCH for a leader epoch older than the last one the state heard of.
 Version notes:
 - v1 adds DeliveryCompleteCount, stored with the state (ReadShareGroupStateSummary v1 answers it).
 """
@@ -33,7 +33,7 @@ def handle(ctx: RequestContext, request: WriteShareGroupStateRequest) -> WriteSh
         coordinator.update((request.group_id, topic.topic_id, partition.partition), partition.state_epoch,
                            partition.start_offset,
                            [StateBatch(b.first_offset, b.last_offset, b.delivery_state, b.delivery_count)
-                            for b in partition.state_batches], complete)
+                            for b in partition.state_batches], complete, partition.leader_epoch)
         forget(ctx, request.group_id, topic.topic_id, partition.partition)
         return {}
 

@@ -19,6 +19,10 @@ the latest snapshot of each key (Kafka deletes what newer snapshots replace inst
 between snapshots) is applied on load: its runs replace those offsets, its start offset moves the start. Deleting a
 share-partition's state (DeleteShareGroupState) writes tombstones for both keys.
 
+Leader epochs fence a share-partition leader that lost its topic partition (Kafka's ShareCoordinatorShard leader
+map): a read by a leader at a newer leader epoch records that epoch (a snapshot is written), and a write from an
+older one is FENCED_LEADER_EPOCH, so a stale leader cannot overwrite what its successor has taken over.
+
 Which partitions it serves (partition_ownership.py, as the group coordinator): a single broker owns every partition
 of the topic and reads them back at the first use after a start (`load`), the latest snapshot of each key winning.
 In a cluster it follows the topic's leadership (`on_election`, `on_resignation`, Kafka's onElection and
@@ -45,7 +49,7 @@ from wirebroker.coordinator.partition_ownership import (
 from wirebroker.coordinator.share_partition import StateBatch
 from wirebroker.coordinator.timer import wall_clock_ms
 from wirebroker.log.metadata_files import uuid_to_kafka_string
-from wirebroker.protocol.errors import FencedStateEpochError
+from wirebroker.protocol.errors import FencedLeaderEpochError, FencedStateEpochError
 from wirebroker.protocol.messages.share_snapshot_key import ShareSnapshotKey
 from wirebroker.protocol.messages.share_snapshot_value import ShareSnapshotValue
 from wirebroker.protocol.messages.share_update_key import ShareUpdateKey
@@ -81,6 +85,7 @@ class ShareState:
     snapshot_epoch: int = 0
     create_timestamp: int = -1
     delivery_complete_count: int = -1
+    leader_epoch: int = NO_LEADER_EPOCH  # of the share-partition leader that last read or wrote it
 
 
 class ShareStateTopic(InternalTopic):
@@ -213,19 +218,26 @@ class ShareCoordinator:
             value = ShareSnapshotValue.decode(body, version)
             self._states[share_key] = ShareState(value.start_offset, value.state_epoch, _batches(value.state_batches),
                                                  value.snapshot_epoch, value.create_timestamp,
-                                                 value.delivery_complete_count)
+                                                 value.delivery_complete_count, value.leader_epoch)
         else:
             update = ShareUpdateValue.decode(body, version)
             state = self._states.get(share_key)
             if state is not None:
+                state = replace(state, leader_epoch=max(state.leader_epoch, update.leader_epoch))
                 self._states[share_key] = _apply_update(state, update.start_offset, _batches(update.state_batches))
 
     # ---- Kafka's ReadShareGroupState, WriteShareGroupState, InitializeShareGroupState, DeleteShareGroupState ----
 
-    def read(self, key: ShareKey) -> ShareState | None:
+    def read(self, key: ShareKey, leader_epoch: int = NO_LEADER_EPOCH) -> ShareState | None:
+        """The key's state; a read from a leader at a newer leader epoch than the state's records that epoch
+        (Kafka's readStateAndMaybeUpdateLeaderEpoch), fencing the older leader's writes."""
         with self._lock:
             self._check(key)
-            return self._states.get(key)
+            state = self._states.get(key)
+            if state is not None and leader_epoch > state.leader_epoch:
+                state = self.write(key, state.start_offset, state.batches, state.delivery_complete_count,
+                                   leader_epoch=leader_epoch)
+            return state
 
     def states_of(self, group_id: str) -> dict[tuple[bytes, int], ShareState]:
         """Every share-partition state of a group this broker holds, by (topic id, partition)."""
@@ -234,9 +246,9 @@ class ShareCoordinator:
             return {(t, p): s for (g, t, p), s in self._states.items() if g == group_id}
 
     def write(self, key: ShareKey, start_offset: int, batches: Iterable[StateBatch], delivery_complete_count: int = -1,
-              state_epoch: int | None = None) -> ShareState:
+              state_epoch: int | None = None, leader_epoch: int = NO_LEADER_EPOCH) -> ShareState:
         """Persist a share-partition's state as a snapshot (acks=all) and keep it; raises the Kafka error of a
-        failed write. `state_epoch` None keeps the current one."""
+        failed write. `state_epoch` None keeps the current one; the leader epoch kept is the newest seen."""
         with self._lock:
             self._check(key)
             previous = self._states.get(key)
@@ -244,7 +256,8 @@ class ShareCoordinator:
             state = ShareState(start_offset,
                                state_epoch if state_epoch is not None else previous.state_epoch if previous else 0,
                                tuple(batches), previous.snapshot_epoch + 1 if previous else 0,
-                               previous.create_timestamp if previous else now, delivery_complete_count)
+                               previous.create_timestamp if previous else now, delivery_complete_count,
+                               max(leader_epoch, previous.leader_epoch if previous else NO_LEADER_EPOCH))
             self._append(key, self._snapshot_value(state, now))
             self._states[key] = state
             return state
@@ -256,13 +269,16 @@ class ShareCoordinator:
             self.write(key, start_offset, [], state_epoch=state_epoch)
 
     def update(self, key: ShareKey, state_epoch: int, start_offset: int, batches: Iterable[StateBatch],
-               delivery_complete_count: int = -1) -> None:
+               delivery_complete_count: int = -1, leader_epoch: int = NO_LEADER_EPOCH) -> None:
         """WriteShareGroupState: the runs given replace those offsets (start offset -1: unchanged), as Kafka's
-        share coordinator merges a write into the state; FENCED_STATE_EPOCH for an older epoch."""
+        share coordinator merges a write into the state; FENCED_STATE_EPOCH for an older state epoch,
+        FENCED_LEADER_EPOCH from a leader older than the one the state last heard from."""
         with self._lock:
             previous = self._check_state_epoch(key, state_epoch)
+            if previous is not None and leader_epoch != NO_LEADER_EPOCH and leader_epoch < previous.leader_epoch:
+                raise FencedLeaderEpochError(f"leader epoch {leader_epoch} is older than {previous.leader_epoch}")
             merged = _apply_update(previous or ShareState(start_offset), start_offset, tuple(batches))
-            self.write(key, merged.start_offset, merged.batches, delivery_complete_count, state_epoch)
+            self.write(key, merged.start_offset, merged.batches, delivery_complete_count, state_epoch, leader_epoch)
 
     def _check_state_epoch(self, key: ShareKey, state_epoch: int) -> ShareState | None:
         previous = self.read(key)
@@ -281,7 +297,7 @@ class ShareCoordinator:
 
     def _snapshot_value(self, state: ShareState, now: int) -> bytes:
         value = ShareSnapshotValue(
-            snapshot_epoch=state.snapshot_epoch, state_epoch=state.state_epoch, leader_epoch=NO_LEADER_EPOCH,
+            snapshot_epoch=state.snapshot_epoch, state_epoch=state.state_epoch, leader_epoch=state.leader_epoch,
             start_offset=state.start_offset, delivery_complete_count=state.delivery_complete_count,
             create_timestamp=state.create_timestamp, write_timestamp=now,
             state_batches=[ShareSnapshotValue.StateBatch(first_offset=b.first_offset, last_offset=b.last_offset,

@@ -85,6 +85,7 @@ class SharePartition:
                  batches: Iterable[StateBatch] = (), state_epoch: int = 0) -> None:
         self.start_offset = start_offset
         self.state_epoch = state_epoch  # of the persisted state it was made from: its writes carry it
+        self.leader_epoch = -1  # of the topic partition led when it was made: its writes carry it too
         self.end_offset = start_offset
         self.delivery_count_limit = delivery_count_limit
         self.max_record_locks = max_record_locks

@@ -6,8 +6,9 @@ persisted, else at `share.auto.offset.reset` of the group (latest: the high wate
 offset), which is then persisted at once (InitializeShareGroupState). The state goes through a persister: the share
 coordinator itself on a single broker (share_coordinator.py), the persister RPCs to the key's share coordinator in a
 cluster (share_persister_remote.py). Every write carries the state epoch the share-partition was read at: one an
-admin reset since (AlterShareGroupOffsets) is FENCED_STATE_EPOCH, and the share-partition is dropped from memory
-to be read again, as Kafka's fenced share-partitions are. So is a share-partition whose topic partition this broker
+admin reset since (AlterShareGroupOffsets) is FENCED_STATE_EPOCH, and so is FENCED_LEADER_EPOCH the write of a
+leader whose topic partition a newer leader (its read records its leader epoch) has taken over: the share-partition
+is dropped from memory to be read again, as Kafka's fenced share-partitions are. So is a share-partition whose topic partition this broker
 stops leading (`leadership_lost`), and every share-partition of a group once its last share session here ends
 (Kafka's ShareGroupListener.onEmpty): a later leader, or a later member, reads what was persisted.
 
@@ -50,6 +51,7 @@ from wirebroker.coordinator.share_partition import (
 )
 from wirebroker.protocol.errors import (
     ErrorCode,
+    FencedLeaderEpochError,
     FencedStateEpochError,
     InvalidRequestError,
     InvalidShareSessionEpochError,
@@ -90,10 +92,10 @@ class LogReads(Protocol):
 class StatePersister(Protocol):
     """Where share-partition states are kept: the share coordinator (one broker) or its RPCs (a cluster)."""
 
-    def read(self, key: ShareKey) -> ShareState | None: ...
+    def read(self, key: ShareKey, leader_epoch: int = -1) -> ShareState | None: ...
 
     def write(self, key: ShareKey, start_offset: int, batches: Iterable[StateBatch], delivery_complete_count: int = -1,
-              state_epoch: int | None = None) -> Any: ...
+              state_epoch: int | None = None, leader_epoch: int = -1) -> Any: ...
 
     def initialize(self, key: ShareKey, state_epoch: int, start_offset: int) -> None: ...
 
@@ -303,7 +305,7 @@ class SharePartitionManager:
         key = (group_id, topic_id, index)
         partition = self._partitions.get(key)
         if partition is None:
-            state = self.persister.read(key)
+            state = self.persister.read(key, log_partition.leader_epoch)
             if state is None:
                 reset = self._group_config(group_id, "share.auto.offset.reset") or LATEST
                 start = log_partition.log_start_offset if reset == EARLIEST else log_partition.high_watermark
@@ -319,6 +321,7 @@ class SharePartitionManager:
                 log.info("share group %s resumes %s-%d at offset %d (state epoch %d, %d offsets in flight)", group_id,
                          topic.name, index, state.start_offset, state.state_epoch,
                          partition.end_offset - partition.start_offset)
+            partition.leader_epoch = log_partition.leader_epoch
             self._partitions[key] = partition
         return partition, log_partition
 
@@ -363,10 +366,10 @@ class SharePartitionManager:
     def _persist(self, key: ShareKey, partition: SharePartition) -> None:
         try:
             self.persister.write(key, partition.start_offset, partition.state_batches(),
-                                 partition.delivery_complete_count(), partition.state_epoch)
-        except FencedStateEpochError:
-            log.info("share-partition %s was reset meanwhile (its state epoch %d is fenced); it is read again at its "
-                     "next fetch", key, partition.state_epoch)
+                                 partition.delivery_complete_count(), partition.state_epoch, partition.leader_epoch)
+        except (FencedStateEpochError, FencedLeaderEpochError) as exc:
+            log.info("share-partition %s is fenced (%s: reset by an admin, or led by a newer leader); it is read again "
+                     "at its next fetch", key, type(exc).__name__)
             self._drop([key])
             raise
 

@@ -15,7 +15,8 @@ themselves too, over loopback, when they lead that partition):
   same one again; each after a back-off that doubles from
   REQUEST_BACKOFF_MS up to REQUEST_BACKOFF_MAX_MS, at most MAX_ATTEMPTS times (Kafka's PersisterStateManager), so
   a coordinator's move (its broker killed: the new leader loads the partition) is waited out. Any other error is
-  the call's, raised as its Kafka exception (FENCED_STATE_EPOCH: an admin reset the share-partition meanwhile).
+  the call's, raised as its Kafka exception (FENCED_STATE_EPOCH: an admin reset the share-partition meanwhile;
+  FENCED_LEADER_EPOCH: a newer leader of the topic partition has read the state).
 
 The calls block: the share-partition manager makes them from the share request threads (never a network thread,
 whose follower fetches the coordinator's acks=all write may wait for) and from the group coordinator's timer.
@@ -105,11 +106,11 @@ class RemoteStatePersister:
 
     # ---- the persister (what the share-partition manager asks of the share coordinator) ----------------------
 
-    def read(self, key: ShareKey) -> ShareState | None:
+    def read(self, key: ShareKey, leader_epoch: int = NO_LEADER_EPOCH) -> ShareState | None:
         group_id, topic_id, partition = key
         result = self._call(key, ReadShareGroupStateRequest(group_id=group_id, topics=[
             ReadShareGroupStateRequest.ReadStateData(topic_id=topic_id, partitions=[
-                ReadShareGroupStateRequest.PartitionData(partition=partition, leader_epoch=NO_LEADER_EPOCH)])]),
+                ReadShareGroupStateRequest.PartitionData(partition=partition, leader_epoch=leader_epoch)])]),
             STATE_VERSION)
         if result.start_offset == UNINITIALIZED_START_OFFSET:
             return None
@@ -118,12 +119,12 @@ class RemoteStatePersister:
             for b in result.state_batches))
 
     def write(self, key: ShareKey, start_offset: int, batches: Iterable[StateBatch], delivery_complete_count: int = -1,
-              state_epoch: int | None = None) -> None:
+              state_epoch: int | None = None, leader_epoch: int = NO_LEADER_EPOCH) -> None:
         group_id, topic_id, partition = key
         self._call(key, WriteShareGroupStateRequest(group_id=group_id, topics=[
             WriteShareGroupStateRequest.WriteStateData(topic_id=topic_id, partitions=[
                 WriteShareGroupStateRequest.PartitionData(
-                    partition=partition, state_epoch=state_epoch or 0, leader_epoch=NO_LEADER_EPOCH,
+                    partition=partition, state_epoch=state_epoch or 0, leader_epoch=leader_epoch,
                     start_offset=start_offset, delivery_complete_count=delivery_complete_count,
                     state_batches=[WriteShareGroupStateRequest.StateBatch(
                         first_offset=b.first_offset, last_offset=b.last_offset, delivery_state=b.delivery_state,

@@ -11,6 +11,7 @@ from wirebroker.coordinator.group import partition_for
 from wirebroker.coordinator.share_coordinator import ShareCoordinator, coordinator_key
 from wirebroker.coordinator.share_partition import RecordState, StateBatch
 from wirebroker.protocol.errors import (
+    FencedLeaderEpochError,
     FencedStateEpochError,
     NotCoordinatorError,
 )
@@ -111,3 +112,16 @@ def test_in_a_cluster_only_the_partitions_led_here_are_served_and_a_lost_one_is_
     coordinator.on_election(partition, 4)
     assert coordinator.read(KEY).start_offset == 4
 
+
+
+def test_a_newer_leader_s_read_fences_the_older_leader_s_writes():
+    topic = MemoryTopic()
+    coordinator = ShareCoordinator(topic)
+    coordinator.initialize(KEY, 0, 0)
+    coordinator.update(KEY, 0, -1, [StateBatch(0, 1, AVAILABLE, 1)], leader_epoch=3)
+    assert coordinator.read(KEY, 4).leader_epoch == 4  # the new leader's read records its epoch, durably
+    with pytest.raises(FencedLeaderEpochError):
+        coordinator.update(KEY, 0, 2, [], leader_epoch=3)  # the old leader, still writing
+    coordinator.update(KEY, 0, 2, [], leader_epoch=4)
+    state = ShareCoordinator(topic).read(KEY)
+    assert (state.start_offset, state.leader_epoch) == (2, 4)
