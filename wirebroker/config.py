@@ -274,6 +274,8 @@ class BrokerConfig:
             self.log_config = LogConfig.from_props({}, self.topic_defaults)
         except (InvalidConfigError, ValueError) as exc:
             raise ConfigError(str(exc)) from None
+        if self["group.share.max.share.sessions"] < self["group.share.max.size"]:  # Kafka's ShareGroupConfig.validate
+            raise ConfigError("group.share.max.share.sessions must be greater than or equal to group.share.max.size")
         self.listeners = [parse_listener(item, "listeners") for item in self["listeners"]]
         if not self.listeners:
             raise ConfigError("listeners: at least one listener is needed")
