@@ -59,8 +59,9 @@ def test_a_share_fetch_answer_lists_only_partitions_with_records_or_errors(broke
 
 
 def test_share_sessions_past_the_limit_are_refused_and_none_is_evicted(broker_factory):
-    broker = broker_factory(**{"group.share.max.share.sessions": "1", "offsets.topic.num.partitions": "1",
-                               "share.coordinator.state.topic.num.partitions": "1"})
+    # Kafka refuses a session limit under the group size limit (group.share.max.size): both are 1 here
+    broker = broker_factory(**{"group.share.max.share.sessions": "1", "group.share.max.size": "1",
+                               "offsets.topic.num.partitions": "1", "share.coordinator.state.topic.num.partitions": "1"})
     create_topic(broker.bootstrap, "few", 1)
     with RawClient(broker.bootstrap) as client:
         topics = _partitions(_topic_id(client, "few"), 0)
