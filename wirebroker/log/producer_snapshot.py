@@ -20,9 +20,8 @@ as a duplicate only if it is that latest batch.
 
 from __future__ import annotations
 
-from typing import NamedTuple
-
-import construct
+import functools
+from typing import Any, NamedTuple
 
 from wirebroker.log.checkpoints import write_file_atomically
 from wirebroker.protocol import checksum
@@ -30,22 +29,29 @@ from wirebroker.protocol import checksum
 SNAPSHOT_VERSION = 1
 _CRC_END = 6  # version (2) + crc (4): the CRC covers the bytes after this
 
-_ENTRY = construct.Struct(
-    "producer_id" / construct.Int64sb,
-    "epoch" / construct.Int16sb,
-    "last_sequence" / construct.Int32sb,
-    "last_offset" / construct.Int64sb,
-    "offset_delta" / construct.Int32sb,
-    "timestamp" / construct.Int64sb,
-    "coordinator_epoch" / construct.Int32sb,
-    "current_txn_first_offset" / construct.Int64sb,
-)
-_SNAPSHOT = construct.Struct(
-    "version" / construct.Int16sb,
-    "crc" / construct.Int32ub,
-    "producer_entries" / construct.PrefixedArray(construct.Int32sb, _ENTRY),
-    construct.Terminated,
-)
+
+@functools.cache
+def _snapshot_layout() -> Any:
+    """The layout above as a `construct` declaration, built at the first snapshot read or written: a fresh broker
+    has none, and importing the library costs its start-up ~10 ms."""
+    import construct
+
+    entry = construct.Struct(
+        "producer_id" / construct.Int64sb,
+        "epoch" / construct.Int16sb,
+        "last_sequence" / construct.Int32sb,
+        "last_offset" / construct.Int64sb,
+        "offset_delta" / construct.Int32sb,
+        "timestamp" / construct.Int64sb,
+        "coordinator_epoch" / construct.Int32sb,
+        "current_txn_first_offset" / construct.Int64sb,
+    )
+    return construct.Struct(
+        "version" / construct.Int16sb,
+        "crc" / construct.Int32ub,
+        "producer_entries" / construct.PrefixedArray(construct.Int32sb, entry),
+        construct.Terminated,
+    )
 
 
 class SnapshotEntry(NamedTuple):
@@ -64,15 +70,17 @@ class CorruptSnapshotError(Exception):
 
 
 def encode_snapshot(entries: list[SnapshotEntry]) -> bytes:
-    body = _SNAPSHOT.build({"version": SNAPSHOT_VERSION, "crc": 0,
+    body = _snapshot_layout().build({"version": SNAPSHOT_VERSION, "crc": 0,
                             "producer_entries": [entry._asdict() for entry in entries]})
     crc = checksum.crc32c(body[_CRC_END:])
     return body[:2] + crc.to_bytes(4, "big") + body[_CRC_END:]
 
 
 def decode_snapshot(data: bytes) -> list[SnapshotEntry]:
+    import construct  # loaded by _snapshot_layout
+
     try:
-        parsed = _SNAPSHOT.parse(data)
+        parsed = _snapshot_layout().parse(data)
     except construct.ConstructError as exc:
         raise CorruptSnapshotError(f"Snapshot failed schema validation: {exc}") from None
     if parsed.version != SNAPSHOT_VERSION:
