@@ -2,15 +2,20 @@
 
 Behaviour (coordinator/share_partition_manager.py):
 - A share session per (group, member): epoch 0 opens it with the partitions named (acknowledgements then are
-  INVALID_REQUEST), later epochs add partitions and forget others (INVALID_SHARE_SESSION_EPOCH for a wrong epoch,
-  SHARE_SESSION_NOT_FOUND with no session), -1 closes it after its acknowledgements and fetches nothing.
+  INVALID_REQUEST; past `group.share.max.share.sessions` sessions on this broker SHARE_SESSION_LIMIT_REACHED), later
+  epochs add partitions and forget others (INVALID_SHARE_SESSION_EPOCH for a wrong epoch, SHARE_SESSION_NOT_FOUND
+  with no session), -1 closes it after its acknowledgements and fetches nothing.
 - Acknowledgements piggy-backed per partition (ACCEPT, RELEASE, REJECT, GAP; RENEW from v2) are applied and
   persisted first; a partition whose acknowledgement failed has its AcknowledgeErrorCode (INVALID_RECORD_STATE for a
   record the member does not hold).
 - Then the session's partitions are read and what is available is acquired for the member (at most MaxRecords
   offsets, whole batches as Kafka's batch-optimised mode), waiting for MinBytes up to MaxWaitMs. Each partition
   answers the log's batches and the AcquiredRecords ranges with their delivery counts; the client keeps only those.
+- The answer lists only the partitions with records, an error or an acknowledgement error (and once more one whose
+  last answer was an error), as Kafka's share session context prunes it; a partition whose leader moved names the
+  new leader, whose endpoint the answer carries.
 - AcquisitionLockTimeoutMs: the group's share.record.lock.duration.ms (else group.share.record.lock.duration.ms).
+- In a cluster it runs on the share-partition threads, never a network thread (apis/share_services.py).
 Authorization (with an authorizer): READ on the group, else GROUP_AUTHORIZATION_FAILED; READ on each topic, else
 TOPIC_AUTHORIZATION_FAILED in its partitions (neither fetched nor acknowledged).
 Version notes:
