@@ -16,14 +16,17 @@ import json
 import threading
 from collections.abc import Iterable, Mapping
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from wirebroker.log.checkpoints import write_file_atomically
-from wirebroker.security.scram_credential import ScramCredential
+
+if TYPE_CHECKING:  # loaded with the first credential (hashlib and hmac are no part of a plain broker's start-up)
+    from wirebroker.security.scram_credential import ScramCredential
 
 SCRAM_CREDENTIALS_FILE = "scram_credentials.json"
 FILE_VERSION = 1
 
-Users = Mapping[str, Mapping[str, ScramCredential]]  # user -> mechanism name -> credential
+Users = Mapping[str, Mapping[str, "ScramCredential"]]  # user -> mechanism name -> credential
 
 
 class ScramCredentialStore:
@@ -56,6 +59,8 @@ class ScramCredentialStore:
     def _load(self) -> Users:
         if not self.path.exists():
             return {}
+        from wirebroker.security.scram_credential import ScramCredential
+
         state = json.loads(self.path.read_text())
         return {user: {m: ScramCredential.from_kafka_string(text) for m, text in mechanisms.items()}
                 for user, mechanisms in state["users"].items()}
