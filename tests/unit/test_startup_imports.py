@@ -17,7 +17,8 @@ INTER_BROKER_KEYS = {4, 5, 6, 7, 56}  # LeaderAndIsr, StopReplica, UpdateMetadat
 CLUSTER_ONLY = ("wirebroker.server.cluster_member", "wirebroker.apis.inter_broker", "wirebroker.cluster.zk",
                 "wirebroker.cluster.metadata_cache", "wirebroker.replica.fetcher", "wirebroker.replica.alter_partition",
                 "kazoo")
-NEEDED_LATER = ("crc32c", "importlib.metadata")  # the first batch checks its CRC (protocol/checksum.py)
+# the first batch checks its CRC (protocol/checksum.py); the first producer snapshot read or written loads construct
+NEEDED_LATER = ("crc32c", "importlib.metadata", "construct")
 CONFIGURED_ONLY = ("wirebroker.cluster.authorizer",)  # ACLs are enforced only with authorizer.class.name
 HTTP_PORT_ONLY = ("wirebroker.server.web", "prometheus_client", "http.server")  # loaded only with http.listener
 # loaded at a test's first fault rule (wirebroker.Broker().faults) or with the HTTP port
@@ -52,9 +53,9 @@ def test_a_broker_without_fault_rules_loads_no_fault_injection():
 
 
 # loaded only for a listener that is not PLAINTEXT (issue 14): TLS, SASL and the libraries behind them
-SECURED_LISTENERS_ONLY = ("ssl", "_ssl", "jwt", "cryptography", "wirebroker.network.tls",
+SECURED_LISTENERS_ONLY = ("ssl", "_ssl", "jwt", "cryptography", "hmac", "wirebroker.network.tls",
                           "wirebroker.network.authenticator", "wirebroker.network.channel_security",
-                          "wirebroker.server.security", "wirebroker.security.sasl", "wirebroker.security.ssl_context")
+                          "wirebroker.server.security", "wirebroker.security")
 
 
 def test_a_broker_with_plaintext_listeners_loads_nothing_of_tls_or_sasl():
@@ -89,3 +90,18 @@ SHARE_GROUPS_ONLY = ("wirebroker.coordinator.share_",)
 
 def test_a_broker_whose_clients_use_no_share_group_loads_none_of_them():
     assert [m for m in _single_node_imports()["modules"] if m.startswith(SHARE_GROUPS_ONLY)] == []
+
+
+# an API's module and its codec load at the API's first request (apis/__init__.py registers every API without them)
+FIRST_REQUEST_ONLY = {f"wirebroker.{package}.{api}" for package in ("apis", "protocol.messages")
+                      for api in ("produce", "fetch", "metadata", "list_offsets", "offset_fetch", "create_topics",
+                                  "share_fetch", "share_acknowledge", "describe_client_quotas",
+                                  "alter_user_scram_credentials")}
+
+
+def test_a_broker_loads_each_api_at_its_first_request():
+    from wirebroker.apis import CLIENT_API_MODULES
+
+    loaded = set(_single_node_imports()["modules"])
+    assert [api for api in CLIENT_API_MODULES if f"wirebroker.apis.{api}" in loaded] == ["api_versions"]
+    assert sorted(FIRST_REQUEST_ONLY & loaded) == []
