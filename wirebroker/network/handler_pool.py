@@ -71,5 +71,11 @@ class HandlerPool:
             self._channel.send_response(response)
 
     def _run(self) -> None:
-        while (request := self._channel.receive_request()) is not None:
+        while True:
+            request = self._channel.receive_request()
+            if request is None:
+                return
             self.handle(request)
+            # Not held while waiting for the next one: the connection's frame reader refills the frame's buffer
+            # only once no view of it is left (protocol/frames.py).
+            del request

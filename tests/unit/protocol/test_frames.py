@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 
 from wirebroker.protocol.frames import (
     SIZE_PREFIX,
+    SPARE_FRAME_MAX_BYTES,
     FrameReader,
     FrameTooLargeError,
     InvalidFrameError,
@@ -227,3 +228,38 @@ def test_frames_are_writable_and_independent_of_later_input():
     large[0:1] = b"L"
     assert bytes(small) == b"Small" and bytes(large) == b"L" + big[1:]
     assert bytes(reader.next_frame()) == b"other"
+
+
+def fill_large_frames(reader: FrameReader, payloads: list[bytes], keep: set[int]) -> tuple[list[bytes], list]:
+    """Feed each payload in two pieces (so it is filled in place); the frames' bytes, and the views kept."""
+    frames, kept = [], []
+    for i, payload in enumerate(payloads):
+        stream = framed(payload)
+        reader.receive_data(stream[:100])
+        assert reader.next_frame() is None
+        reader.receive_data(stream[100:])
+        frame = reader.next_frame()
+        frames.append(bytes(frame))
+        if i in keep:
+            kept.append(frame)
+        del frame
+    return frames, kept
+
+
+def test_a_frame_filled_in_place_reuses_the_last_ones_buffer_once_it_is_released():
+    reader = FrameReader(max_frame_size=1 << 20)
+    payloads = [bytes([i]) * (200_000 - i * 1000) for i in range(4)]
+    frames, kept = fill_large_frames(reader, payloads, keep={1})
+    assert frames == payloads
+    assert bytes(kept[0]) == payloads[1]  # the view held on frame 1 kept its buffer from being filled again
+    spare = reader._spare
+    fill_large_frames(reader, [b"x" * 150_000], keep=set())
+    assert reader._spare is spare  # released, smaller: the same buffer
+
+
+def test_only_frames_up_to_the_spare_limit_keep_their_buffer():
+    reader = FrameReader(max_frame_size=4 << 20)
+    fill_large_frames(reader, [b"y" * (SPARE_FRAME_MAX_BYTES + 1)], keep=set())
+    assert reader._spare is None
+    fill_large_frames(reader, [b"z" * 70_000], keep=set())
+    assert len(reader._spare) == 128 * 1024  # rounded up, so that frames of nearby sizes share it
