@@ -96,7 +96,7 @@ class Message(Struct):
             )
 
     @classmethod
-    def read(cls: type[M], buf: memoryview, pos: int, version: int) -> tuple[M, int]:
+    def read(cls: type[M], buf: bytes | bytearray | memoryview, pos: int, version: int) -> tuple[M, int]:
         """Decode from `buf` at `pos`; any malformed input raises DecodeError, never anything else."""
         if not cls.MIN_VERSION <= version <= cls.MAX_VERSION:  # the check inlined: this is the broker's hot path
             cls.check_version(version)
@@ -113,7 +113,7 @@ class Message(Struct):
         if not cls.MIN_VERSION <= version <= cls.MAX_VERSION:
             cls.check_version(version)
         try:
-            return cls._READERS[version](data if type(data) is memoryview else memoryview(data), 0)[0]
+            return cls._READERS[version](data, 0)[0]  # bytes as they are: a reader views its records in them
         except DecodeError:
             raise
         except (struct.error, IndexError, UnicodeDecodeError, ValueError, OverflowError) as exc:

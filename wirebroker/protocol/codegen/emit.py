@@ -49,6 +49,15 @@ def _fixed_runs(fields: list[Field]) -> list[list[Field] | Field]:
     return groups
 
 
+def _with_view(body: list[str]) -> list[str]:
+    """A reader's body, with `mv`, a memoryview of the input, when it slices records (or zeroCopy bytes) out of it:
+    they stay views of the input, not copies, while everything else reads `b` as given (bytes index and unpack
+    faster than a memoryview)."""
+    if not any("mv[" in line for line in body):
+        return body
+    return [body[0], "mv = b if type(b) is memoryview else memoryview(b)", *body[1:]]
+
+
 def _indent(lines: list[str], depth: int = 1) -> list[str]:
     pad = "    " * depth
     return [pad + line if line else line for line in lines]
@@ -159,10 +168,10 @@ class StructCodec:
     def reader_body(self) -> list[str]:
         """A string or bytes value whose length runs past the end is cut short by its slice and leaves `p` past the
         end, where every later read fails; the last one is caught here."""
-        return ["bl = len(b)", *self.read_struct_into("o", Temps()),
-                "if p > bl:",
-                f"    raise DecodeError('{self.struct.name}: a length runs past the end')",
-                "return o, p"]
+        return _with_view(["bl = len(b)", *self.read_struct_into("o", Temps()),
+                           "if p > bl:",
+                           f"    raise DecodeError('{self.struct.name}: a length runs past the end')",
+                           "return o, p"])
 
     def read_struct_into(self, o: str, temps: Temps) -> list[str]:
         """Lines that read this struct at `p` into a new object named `o`, leaving `p` after it."""
@@ -235,7 +244,7 @@ class StructCodec:
         if kind == "string":
             size_type, value = "int16", "str(b[{start}:{end}], 'utf-8')"
         elif kind == "records" or f.zero_copy:
-            size_type, value = "int32", "b[{start}:{end}]"
+            size_type, value = "int32", "mv[{start}:{end}]"
         else:
             size_type, value = "int32", "bytes(b[{start}:{end}])"
 
@@ -308,19 +317,26 @@ class StructCodec:
             return self.compact_fast_path(f, target, temps, prefix, fast, general, ARRAY_TABLE_SIZE + 1, True)
         items = temps("xs")
         item = temps("e")
-        body = [*past_end, f"{items} = []", f"for _ in range({n}):"]
+        loop = [f"{items} = []", f"for _ in range({n}):"]
         if f.is_struct:
-            body += _indent(self.child(f.struct).read_struct_into(item, temps))
+            loop += _indent(self.child(f.struct).read_struct_into(item, temps))
         else:
-            body += _indent(self.read_value(f, item, temps, element=True))
-        body += [f"    {items}.append({item})", f"{target} = {items}"]
+            loop += _indent(self.read_value(f, item, temps, element=True))
+        loop += [f"    {items}.append({item})", f"{target} = {items}"]
 
         def general_elements(prefix: str | None) -> list[str]:
-            return [*self.read_length(f, n, "int32", prefix), *self.null_branch(f, target, n), *_indent(body)]
+            return [*self.read_length(f, n, "int32", prefix), *self.null_branch(f, target, n),
+                    *_indent([*past_end, *loop])]
 
-        if self._compact(f) and self._nullable(f) and not self.bounded:  # a null array: one test
+        if not self._compact(f) or self.bounded:
+            return general_elements(prefix)
+        if self._nullable(f):  # a null array: one test
             return self.compact_fast_path(f, target, temps, prefix, None, general_elements, 0, True)
-        return general_elements(prefix)
+        # A one-byte count (under 127 elements) needs neither the varint path nor the count check; the loop is shared.
+        h = prefix or temps("h")
+        general = [*self.read_length(f, n, "int32", h), *self.null_branch(f, target, n)[:-1], *past_end]
+        first = [] if prefix else [f"{h} = b[p]", "p += 1"]
+        return [*first, f"if 0 < {h} < 128:", f"    {n} = {h} - 1", "else:", *_indent(general), *loop]
 
     def read_struct(self, f: Field, target: str, temps: Temps) -> list[str]:
         item = temps("s")
@@ -362,7 +378,7 @@ class StructCodec:
         else:
             lines += _indent(unknown)
         lines += ["    p = end", "o.unknown_tagged_fields = unknown", "return p"]
-        return lines
+        return _with_view(lines)
 
     # ---- writers -------------------------------------------------------------------------------------------
 

@@ -282,62 +282,64 @@ def _r_AddPartitionsToTxnRequest_1(b, p):
             p = q2
     o.v3_and_below_producer_id, o.v3_and_below_producer_epoch, h4, = _S4.unpack_from(b, p)
     p += 11
-    n5 = h4 - 1
-    if n5 > 126:
-        n5, p = _uvt(b, p, n5 + 1)
-        n5 -= 1
-    if n5 < 0:
-        raise DecodeError('AddPartitionsToTxnRequest.V3AndBelowTopics: null where not nullable')
+    if 0 < h4 < 128:
+        n5 = h4 - 1
     else:
+        n5 = h4 - 1
+        if n5 > 126:
+            n5, p = _uvt(b, p, n5 + 1)
+            n5 -= 1
+        if n5 < 0:
+            raise DecodeError('AddPartitionsToTxnRequest.V3AndBelowTopics: null where not nullable')
         if n5 > bl - p:
             raise DecodeError('AddPartitionsToTxnRequest.V3AndBelowTopics: count ' + str(n5) + ' past the end')
-        xs6 = []
-        for _ in range(n5):
-            e7 = _new(_AddPartitionsToTxnRequest_AddPartitionsToTxnTopic)
-            h10 = b[p]
-            if 0 < h10 < 128:
-                q9 = p + h10
-                e7.name = str(b[p + 1:q9], 'utf-8')
+    xs6 = []
+    for _ in range(n5):
+        e7 = _new(_AddPartitionsToTxnRequest_AddPartitionsToTxnTopic)
+        h10 = b[p]
+        if 0 < h10 < 128:
+            q9 = p + h10
+            e7.name = str(b[p + 1:q9], 'utf-8')
+            p = q9
+        else:
+            p += 1
+            n8 = h10 - 1
+            if n8 > 126:
+                n8, p = _uvt(b, p, n8 + 1)
+                n8 -= 1
+            if n8 < 0:
+                raise DecodeError('AddPartitionsToTxnTopic.Name: null where not nullable')
+            else:
+                q9 = p + n8
+                e7.name = str(b[p:q9], 'utf-8')
                 p = q9
+        h12 = b[p]
+        if 0 < h12 < 65:
+            e7.partitions = [*_UNPACK_i[h12](b, p + 1)]
+            p += 4 * h12 - 3
+        else:
+            p += 1
+            n11 = h12 - 1
+            if n11 > 126:
+                n11, p = _uvt(b, p, n11 + 1)
+                n11 -= 1
+            if n11 < 0:
+                raise DecodeError('AddPartitionsToTxnTopic.Partitions: null where not nullable')
+            elif n11 < 64:
+                e7.partitions = [*_ARRAY_i[n11].unpack_from(b, p)]
+                p += 4 * n11
             else:
-                p += 1
-                n8 = h10 - 1
-                if n8 > 126:
-                    n8, p = _uvt(b, p, n8 + 1)
-                    n8 -= 1
-                if n8 < 0:
-                    raise DecodeError('AddPartitionsToTxnTopic.Name: null where not nullable')
-                else:
-                    q9 = p + n8
-                    e7.name = str(b[p:q9], 'utf-8')
-                    p = q9
-            h12 = b[p]
-            if 0 < h12 < 65:
-                e7.partitions = [*_UNPACK_i[h12](b, p + 1)]
-                p += 4 * h12 - 3
-            else:
-                p += 1
-                n11 = h12 - 1
-                if n11 > 126:
-                    n11, p = _uvt(b, p, n11 + 1)
-                    n11 -= 1
-                if n11 < 0:
-                    raise DecodeError('AddPartitionsToTxnTopic.Partitions: null where not nullable')
-                elif n11 < 64:
-                    e7.partitions = [*_ARRAY_i[n11].unpack_from(b, p)]
-                    p += 4 * n11
-                else:
-                    if n11 > bl - p:
-                        raise DecodeError('AddPartitionsToTxnTopic.Partitions: count ' + str(n11) + ' past the end')
-                    e7.partitions = [*_struct.Struct('>' + str(n11) + 'i').unpack_from(b, p)]
-                    p += 4 * n11
-            if b[p] == 0:  # no tagged fields, the common case
-                e7.unknown_tagged_fields = None
-                p += 1
-            else:
-                p = _t_AddPartitionsToTxnRequest_AddPartitionsToTxnTopic_0(b, p, e7)
-            xs6.append(e7)
-        o.v3_and_below_topics = xs6
+                if n11 > bl - p:
+                    raise DecodeError('AddPartitionsToTxnTopic.Partitions: count ' + str(n11) + ' past the end')
+                e7.partitions = [*_struct.Struct('>' + str(n11) + 'i').unpack_from(b, p)]
+                p += 4 * n11
+        if b[p] == 0:  # no tagged fields, the common case
+            e7.unknown_tagged_fields = None
+            p += 1
+        else:
+            p = _t_AddPartitionsToTxnRequest_AddPartitionsToTxnTopic_0(b, p, e7)
+        xs6.append(e7)
+    o.v3_and_below_topics = xs6
     o.transactions = []
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
@@ -422,101 +424,106 @@ def _t_AddPartitionsToTxnRequest_AddPartitionsToTxnTransaction_0(b, p, o):
 def _r_AddPartitionsToTxnRequest_2(b, p):
     bl = len(b)
     o = _new(AddPartitionsToTxnRequest)
-    n1 = b[p] - 1
+    h16 = b[p]
     p += 1
-    if n1 > 126:
-        n1, p = _uvt(b, p, n1 + 1)
-        n1 -= 1
-    if n1 < 0:
-        raise DecodeError('AddPartitionsToTxnRequest.Transactions: null where not nullable')
+    if 0 < h16 < 128:
+        n1 = h16 - 1
     else:
+        n1 = h16 - 1
+        if n1 > 126:
+            n1, p = _uvt(b, p, n1 + 1)
+            n1 -= 1
+        if n1 < 0:
+            raise DecodeError('AddPartitionsToTxnRequest.Transactions: null where not nullable')
         if n1 > bl - p:
             raise DecodeError('AddPartitionsToTxnRequest.Transactions: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3 = _new(_AddPartitionsToTxnRequest_AddPartitionsToTxnTransaction)
-            h6 = b[p]
-            if 0 < h6 < 128:
-                q5 = p + h6
-                e3.transactional_id = str(b[p + 1:q5], 'utf-8')
-                p = q5
+    xs2 = []
+    for _ in range(n1):
+        e3 = _new(_AddPartitionsToTxnRequest_AddPartitionsToTxnTransaction)
+        h6 = b[p]
+        if 0 < h6 < 128:
+            q5 = p + h6
+            e3.transactional_id = str(b[p + 1:q5], 'utf-8')
+            p = q5
+        else:
+            p += 1
+            n4 = h6 - 1
+            if n4 > 126:
+                n4, p = _uvt(b, p, n4 + 1)
+                n4 -= 1
+            if n4 < 0:
+                raise DecodeError('AddPartitionsToTxnTransaction.TransactionalId: null where not nullable')
             else:
-                p += 1
-                n4 = h6 - 1
-                if n4 > 126:
-                    n4, p = _uvt(b, p, n4 + 1)
-                    n4 -= 1
-                if n4 < 0:
-                    raise DecodeError('AddPartitionsToTxnTransaction.TransactionalId: null where not nullable')
-                else:
-                    q5 = p + n4
-                    e3.transactional_id = str(b[p:q5], 'utf-8')
-                    p = q5
-            e3.producer_id, e3.producer_epoch, e3.verify_only, h7, = _S5.unpack_from(b, p)
-            p += 12
+                q5 = p + n4
+                e3.transactional_id = str(b[p:q5], 'utf-8')
+                p = q5
+        e3.producer_id, e3.producer_epoch, e3.verify_only, h7, = _S5.unpack_from(b, p)
+        p += 12
+        if 0 < h7 < 128:
+            n8 = h7 - 1
+        else:
             n8 = h7 - 1
             if n8 > 126:
                 n8, p = _uvt(b, p, n8 + 1)
                 n8 -= 1
             if n8 < 0:
                 raise DecodeError('AddPartitionsToTxnTransaction.Topics: null where not nullable')
+            if n8 > bl - p:
+                raise DecodeError('AddPartitionsToTxnTransaction.Topics: count ' + str(n8) + ' past the end')
+        xs9 = []
+        for _ in range(n8):
+            e10 = _new(_AddPartitionsToTxnRequest_AddPartitionsToTxnTopic)
+            h13 = b[p]
+            if 0 < h13 < 128:
+                q12 = p + h13
+                e10.name = str(b[p + 1:q12], 'utf-8')
+                p = q12
             else:
-                if n8 > bl - p:
-                    raise DecodeError('AddPartitionsToTxnTransaction.Topics: count ' + str(n8) + ' past the end')
-                xs9 = []
-                for _ in range(n8):
-                    e10 = _new(_AddPartitionsToTxnRequest_AddPartitionsToTxnTopic)
-                    h13 = b[p]
-                    if 0 < h13 < 128:
-                        q12 = p + h13
-                        e10.name = str(b[p + 1:q12], 'utf-8')
-                        p = q12
-                    else:
-                        p += 1
-                        n11 = h13 - 1
-                        if n11 > 126:
-                            n11, p = _uvt(b, p, n11 + 1)
-                            n11 -= 1
-                        if n11 < 0:
-                            raise DecodeError('AddPartitionsToTxnTopic.Name: null where not nullable')
-                        else:
-                            q12 = p + n11
-                            e10.name = str(b[p:q12], 'utf-8')
-                            p = q12
-                    h15 = b[p]
-                    if 0 < h15 < 65:
-                        e10.partitions = [*_UNPACK_i[h15](b, p + 1)]
-                        p += 4 * h15 - 3
-                    else:
-                        p += 1
-                        n14 = h15 - 1
-                        if n14 > 126:
-                            n14, p = _uvt(b, p, n14 + 1)
-                            n14 -= 1
-                        if n14 < 0:
-                            raise DecodeError('AddPartitionsToTxnTopic.Partitions: null where not nullable')
-                        elif n14 < 64:
-                            e10.partitions = [*_ARRAY_i[n14].unpack_from(b, p)]
-                            p += 4 * n14
-                        else:
-                            if n14 > bl - p:
-                                raise DecodeError('AddPartitionsToTxnTopic.Partitions: count ' + str(n14) + ' past the end')
-                            e10.partitions = [*_struct.Struct('>' + str(n14) + 'i').unpack_from(b, p)]
-                            p += 4 * n14
-                    if b[p] == 0:  # no tagged fields, the common case
-                        e10.unknown_tagged_fields = None
-                        p += 1
-                    else:
-                        p = _t_AddPartitionsToTxnRequest_AddPartitionsToTxnTopic_0(b, p, e10)
-                    xs9.append(e10)
-                e3.topics = xs9
+                p += 1
+                n11 = h13 - 1
+                if n11 > 126:
+                    n11, p = _uvt(b, p, n11 + 1)
+                    n11 -= 1
+                if n11 < 0:
+                    raise DecodeError('AddPartitionsToTxnTopic.Name: null where not nullable')
+                else:
+                    q12 = p + n11
+                    e10.name = str(b[p:q12], 'utf-8')
+                    p = q12
+            h15 = b[p]
+            if 0 < h15 < 65:
+                e10.partitions = [*_UNPACK_i[h15](b, p + 1)]
+                p += 4 * h15 - 3
+            else:
+                p += 1
+                n14 = h15 - 1
+                if n14 > 126:
+                    n14, p = _uvt(b, p, n14 + 1)
+                    n14 -= 1
+                if n14 < 0:
+                    raise DecodeError('AddPartitionsToTxnTopic.Partitions: null where not nullable')
+                elif n14 < 64:
+                    e10.partitions = [*_ARRAY_i[n14].unpack_from(b, p)]
+                    p += 4 * n14
+                else:
+                    if n14 > bl - p:
+                        raise DecodeError('AddPartitionsToTxnTopic.Partitions: count ' + str(n14) + ' past the end')
+                    e10.partitions = [*_struct.Struct('>' + str(n14) + 'i').unpack_from(b, p)]
+                    p += 4 * n14
             if b[p] == 0:  # no tagged fields, the common case
-                e3.unknown_tagged_fields = None
+                e10.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_AddPartitionsToTxnRequest_AddPartitionsToTxnTransaction_0(b, p, e3)
-            xs2.append(e3)
-        o.transactions = xs2
+                p = _t_AddPartitionsToTxnRequest_AddPartitionsToTxnTopic_0(b, p, e10)
+            xs9.append(e10)
+        e3.topics = xs9
+        if b[p] == 0:  # no tagged fields, the common case
+            e3.unknown_tagged_fields = None
+            p += 1
+        else:
+            p = _t_AddPartitionsToTxnRequest_AddPartitionsToTxnTransaction_0(b, p, e3)
+        xs2.append(e3)
+    o.transactions = xs2
     o.v3_and_below_transactional_id = ''
     o.v3_and_below_producer_id = 0
     o.v3_and_below_producer_epoch = 0
@@ -734,64 +741,69 @@ def _r_AddPartitionsToTxnResponse_1(b, p):
     o = _new(AddPartitionsToTxnResponse)
     o.throttle_time_ms, h1, = _S9.unpack_from(b, p)
     p += 5
-    n2 = h1 - 1
-    if n2 > 126:
-        n2, p = _uvt(b, p, n2 + 1)
-        n2 -= 1
-    if n2 < 0:
-        raise DecodeError('AddPartitionsToTxnResponse.ResultsByTopicV3AndBelow: null where not nullable')
+    if 0 < h1 < 128:
+        n2 = h1 - 1
     else:
+        n2 = h1 - 1
+        if n2 > 126:
+            n2, p = _uvt(b, p, n2 + 1)
+            n2 -= 1
+        if n2 < 0:
+            raise DecodeError('AddPartitionsToTxnResponse.ResultsByTopicV3AndBelow: null where not nullable')
         if n2 > bl - p:
             raise DecodeError('AddPartitionsToTxnResponse.ResultsByTopicV3AndBelow: count ' + str(n2) + ' past the end')
-        xs3 = []
-        for _ in range(n2):
-            e4 = _new(_AddPartitionsToTxnResponse_AddPartitionsToTxnTopicResult)
-            h7 = b[p]
-            if 0 < h7 < 128:
-                q6 = p + h7
-                e4.name = str(b[p + 1:q6], 'utf-8')
-                p = q6
-            else:
-                p += 1
-                n5 = h7 - 1
-                if n5 > 126:
-                    n5, p = _uvt(b, p, n5 + 1)
-                    n5 -= 1
-                if n5 < 0:
-                    raise DecodeError('AddPartitionsToTxnTopicResult.Name: null where not nullable')
-                else:
-                    q6 = p + n5
-                    e4.name = str(b[p:q6], 'utf-8')
-                    p = q6
-            n8 = b[p] - 1
+    xs3 = []
+    for _ in range(n2):
+        e4 = _new(_AddPartitionsToTxnResponse_AddPartitionsToTxnTopicResult)
+        h7 = b[p]
+        if 0 < h7 < 128:
+            q6 = p + h7
+            e4.name = str(b[p + 1:q6], 'utf-8')
+            p = q6
+        else:
             p += 1
+            n5 = h7 - 1
+            if n5 > 126:
+                n5, p = _uvt(b, p, n5 + 1)
+                n5 -= 1
+            if n5 < 0:
+                raise DecodeError('AddPartitionsToTxnTopicResult.Name: null where not nullable')
+            else:
+                q6 = p + n5
+                e4.name = str(b[p:q6], 'utf-8')
+                p = q6
+        h11 = b[p]
+        p += 1
+        if 0 < h11 < 128:
+            n8 = h11 - 1
+        else:
+            n8 = h11 - 1
             if n8 > 126:
                 n8, p = _uvt(b, p, n8 + 1)
                 n8 -= 1
             if n8 < 0:
                 raise DecodeError('AddPartitionsToTxnTopicResult.ResultsByPartition: null where not nullable')
-            else:
-                if n8 > bl - p:
-                    raise DecodeError('AddPartitionsToTxnTopicResult.ResultsByPartition: count ' + str(n8) + ' past the end')
-                xs9 = []
-                for _ in range(n8):
-                    e10 = _new(_AddPartitionsToTxnResponse_AddPartitionsToTxnPartitionResult)
-                    e10.partition_index, e10.partition_error_code, = _S8.unpack_from(b, p)
-                    p += 6
-                    if b[p] == 0:  # no tagged fields, the common case
-                        e10.unknown_tagged_fields = None
-                        p += 1
-                    else:
-                        p = _t_AddPartitionsToTxnResponse_AddPartitionsToTxnPartitionResult_0(b, p, e10)
-                    xs9.append(e10)
-                e4.results_by_partition = xs9
+            if n8 > bl - p:
+                raise DecodeError('AddPartitionsToTxnTopicResult.ResultsByPartition: count ' + str(n8) + ' past the end')
+        xs9 = []
+        for _ in range(n8):
+            e10 = _new(_AddPartitionsToTxnResponse_AddPartitionsToTxnPartitionResult)
+            e10.partition_index, e10.partition_error_code, = _S8.unpack_from(b, p)
+            p += 6
             if b[p] == 0:  # no tagged fields, the common case
-                e4.unknown_tagged_fields = None
+                e10.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_AddPartitionsToTxnResponse_AddPartitionsToTxnTopicResult_0(b, p, e4)
-            xs3.append(e4)
-        o.results_by_topic_v3_and_below = xs3
+                p = _t_AddPartitionsToTxnResponse_AddPartitionsToTxnPartitionResult_0(b, p, e10)
+            xs9.append(e10)
+        e4.results_by_partition = xs9
+        if b[p] == 0:  # no tagged fields, the common case
+            e4.unknown_tagged_fields = None
+            p += 1
+        else:
+            p = _t_AddPartitionsToTxnResponse_AddPartitionsToTxnTopicResult_0(b, p, e4)
+        xs3.append(e4)
+    o.results_by_topic_v3_and_below = xs3
     o.error_code = 0
     o.results_by_transaction = []
     if b[p] == 0:  # no tagged fields, the common case
@@ -873,101 +885,109 @@ def _r_AddPartitionsToTxnResponse_2(b, p):
     o = _new(AddPartitionsToTxnResponse)
     o.throttle_time_ms, o.error_code, h1, = _S10.unpack_from(b, p)
     p += 7
-    n2 = h1 - 1
-    if n2 > 126:
-        n2, p = _uvt(b, p, n2 + 1)
-        n2 -= 1
-    if n2 < 0:
-        raise DecodeError('AddPartitionsToTxnResponse.ResultsByTransaction: null where not nullable')
+    if 0 < h1 < 128:
+        n2 = h1 - 1
     else:
+        n2 = h1 - 1
+        if n2 > 126:
+            n2, p = _uvt(b, p, n2 + 1)
+            n2 -= 1
+        if n2 < 0:
+            raise DecodeError('AddPartitionsToTxnResponse.ResultsByTransaction: null where not nullable')
         if n2 > bl - p:
             raise DecodeError('AddPartitionsToTxnResponse.ResultsByTransaction: count ' + str(n2) + ' past the end')
-        xs3 = []
-        for _ in range(n2):
-            e4 = _new(_AddPartitionsToTxnResponse_AddPartitionsToTxnResult)
-            h7 = b[p]
-            if 0 < h7 < 128:
-                q6 = p + h7
-                e4.transactional_id = str(b[p + 1:q6], 'utf-8')
-                p = q6
-            else:
-                p += 1
-                n5 = h7 - 1
-                if n5 > 126:
-                    n5, p = _uvt(b, p, n5 + 1)
-                    n5 -= 1
-                if n5 < 0:
-                    raise DecodeError('AddPartitionsToTxnResult.TransactionalId: null where not nullable')
-                else:
-                    q6 = p + n5
-                    e4.transactional_id = str(b[p:q6], 'utf-8')
-                    p = q6
-            n8 = b[p] - 1
+    xs3 = []
+    for _ in range(n2):
+        e4 = _new(_AddPartitionsToTxnResponse_AddPartitionsToTxnResult)
+        h7 = b[p]
+        if 0 < h7 < 128:
+            q6 = p + h7
+            e4.transactional_id = str(b[p + 1:q6], 'utf-8')
+            p = q6
+        else:
             p += 1
+            n5 = h7 - 1
+            if n5 > 126:
+                n5, p = _uvt(b, p, n5 + 1)
+                n5 -= 1
+            if n5 < 0:
+                raise DecodeError('AddPartitionsToTxnResult.TransactionalId: null where not nullable')
+            else:
+                q6 = p + n5
+                e4.transactional_id = str(b[p:q6], 'utf-8')
+                p = q6
+        h18 = b[p]
+        p += 1
+        if 0 < h18 < 128:
+            n8 = h18 - 1
+        else:
+            n8 = h18 - 1
             if n8 > 126:
                 n8, p = _uvt(b, p, n8 + 1)
                 n8 -= 1
             if n8 < 0:
                 raise DecodeError('AddPartitionsToTxnResult.TopicResults: null where not nullable')
+            if n8 > bl - p:
+                raise DecodeError('AddPartitionsToTxnResult.TopicResults: count ' + str(n8) + ' past the end')
+        xs9 = []
+        for _ in range(n8):
+            e10 = _new(_AddPartitionsToTxnResponse_AddPartitionsToTxnTopicResult)
+            h13 = b[p]
+            if 0 < h13 < 128:
+                q12 = p + h13
+                e10.name = str(b[p + 1:q12], 'utf-8')
+                p = q12
             else:
-                if n8 > bl - p:
-                    raise DecodeError('AddPartitionsToTxnResult.TopicResults: count ' + str(n8) + ' past the end')
-                xs9 = []
-                for _ in range(n8):
-                    e10 = _new(_AddPartitionsToTxnResponse_AddPartitionsToTxnTopicResult)
-                    h13 = b[p]
-                    if 0 < h13 < 128:
-                        q12 = p + h13
-                        e10.name = str(b[p + 1:q12], 'utf-8')
-                        p = q12
-                    else:
-                        p += 1
-                        n11 = h13 - 1
-                        if n11 > 126:
-                            n11, p = _uvt(b, p, n11 + 1)
-                            n11 -= 1
-                        if n11 < 0:
-                            raise DecodeError('AddPartitionsToTxnTopicResult.Name: null where not nullable')
-                        else:
-                            q12 = p + n11
-                            e10.name = str(b[p:q12], 'utf-8')
-                            p = q12
-                    n14 = b[p] - 1
+                p += 1
+                n11 = h13 - 1
+                if n11 > 126:
+                    n11, p = _uvt(b, p, n11 + 1)
+                    n11 -= 1
+                if n11 < 0:
+                    raise DecodeError('AddPartitionsToTxnTopicResult.Name: null where not nullable')
+                else:
+                    q12 = p + n11
+                    e10.name = str(b[p:q12], 'utf-8')
+                    p = q12
+            h17 = b[p]
+            p += 1
+            if 0 < h17 < 128:
+                n14 = h17 - 1
+            else:
+                n14 = h17 - 1
+                if n14 > 126:
+                    n14, p = _uvt(b, p, n14 + 1)
+                    n14 -= 1
+                if n14 < 0:
+                    raise DecodeError('AddPartitionsToTxnTopicResult.ResultsByPartition: null where not nullable')
+                if n14 > bl - p:
+                    raise DecodeError('AddPartitionsToTxnTopicResult.ResultsByPartition: count ' + str(n14) + ' past the end')
+            xs15 = []
+            for _ in range(n14):
+                e16 = _new(_AddPartitionsToTxnResponse_AddPartitionsToTxnPartitionResult)
+                e16.partition_index, e16.partition_error_code, = _S8.unpack_from(b, p)
+                p += 6
+                if b[p] == 0:  # no tagged fields, the common case
+                    e16.unknown_tagged_fields = None
                     p += 1
-                    if n14 > 126:
-                        n14, p = _uvt(b, p, n14 + 1)
-                        n14 -= 1
-                    if n14 < 0:
-                        raise DecodeError('AddPartitionsToTxnTopicResult.ResultsByPartition: null where not nullable')
-                    else:
-                        if n14 > bl - p:
-                            raise DecodeError('AddPartitionsToTxnTopicResult.ResultsByPartition: count ' + str(n14) + ' past the end')
-                        xs15 = []
-                        for _ in range(n14):
-                            e16 = _new(_AddPartitionsToTxnResponse_AddPartitionsToTxnPartitionResult)
-                            e16.partition_index, e16.partition_error_code, = _S8.unpack_from(b, p)
-                            p += 6
-                            if b[p] == 0:  # no tagged fields, the common case
-                                e16.unknown_tagged_fields = None
-                                p += 1
-                            else:
-                                p = _t_AddPartitionsToTxnResponse_AddPartitionsToTxnPartitionResult_0(b, p, e16)
-                            xs15.append(e16)
-                        e10.results_by_partition = xs15
-                    if b[p] == 0:  # no tagged fields, the common case
-                        e10.unknown_tagged_fields = None
-                        p += 1
-                    else:
-                        p = _t_AddPartitionsToTxnResponse_AddPartitionsToTxnTopicResult_0(b, p, e10)
-                    xs9.append(e10)
-                e4.topic_results = xs9
+                else:
+                    p = _t_AddPartitionsToTxnResponse_AddPartitionsToTxnPartitionResult_0(b, p, e16)
+                xs15.append(e16)
+            e10.results_by_partition = xs15
             if b[p] == 0:  # no tagged fields, the common case
-                e4.unknown_tagged_fields = None
+                e10.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_AddPartitionsToTxnResponse_AddPartitionsToTxnResult_0(b, p, e4)
-            xs3.append(e4)
-        o.results_by_transaction = xs3
+                p = _t_AddPartitionsToTxnResponse_AddPartitionsToTxnTopicResult_0(b, p, e10)
+            xs9.append(e10)
+        e4.topic_results = xs9
+        if b[p] == 0:  # no tagged fields, the common case
+            e4.unknown_tagged_fields = None
+            p += 1
+        else:
+            p = _t_AddPartitionsToTxnResponse_AddPartitionsToTxnResult_0(b, p, e4)
+        xs3.append(e4)
+    o.results_by_transaction = xs3
     o.results_by_topic_v3_and_below = []
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None

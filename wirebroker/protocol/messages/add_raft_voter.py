@@ -157,61 +157,63 @@ def _r_AddRaftVoterRequest_0(b, p):
             p = q2
     o.timeout_ms, o.voter_id, o.voter_directory_id, h4, = _S0.unpack_from(b, p)
     p += 25
-    n5 = h4 - 1
-    if n5 > 126:
-        n5, p = _uvt(b, p, n5 + 1)
-        n5 -= 1
-    if n5 < 0:
-        raise DecodeError('AddRaftVoterRequest.Listeners: null where not nullable')
+    if 0 < h4 < 128:
+        n5 = h4 - 1
     else:
+        n5 = h4 - 1
+        if n5 > 126:
+            n5, p = _uvt(b, p, n5 + 1)
+            n5 -= 1
+        if n5 < 0:
+            raise DecodeError('AddRaftVoterRequest.Listeners: null where not nullable')
         if n5 > bl - p:
             raise DecodeError('AddRaftVoterRequest.Listeners: count ' + str(n5) + ' past the end')
-        xs6 = []
-        for _ in range(n5):
-            e7 = _new(_AddRaftVoterRequest_Listener)
-            h10 = b[p]
-            if 0 < h10 < 128:
-                q9 = p + h10
-                e7.name = str(b[p + 1:q9], 'utf-8')
+    xs6 = []
+    for _ in range(n5):
+        e7 = _new(_AddRaftVoterRequest_Listener)
+        h10 = b[p]
+        if 0 < h10 < 128:
+            q9 = p + h10
+            e7.name = str(b[p + 1:q9], 'utf-8')
+            p = q9
+        else:
+            p += 1
+            n8 = h10 - 1
+            if n8 > 126:
+                n8, p = _uvt(b, p, n8 + 1)
+                n8 -= 1
+            if n8 < 0:
+                raise DecodeError('Listener.Name: null where not nullable')
+            else:
+                q9 = p + n8
+                e7.name = str(b[p:q9], 'utf-8')
                 p = q9
+        h13 = b[p]
+        if 0 < h13 < 128:
+            q12 = p + h13
+            e7.host = str(b[p + 1:q12], 'utf-8')
+            p = q12
+        else:
+            p += 1
+            n11 = h13 - 1
+            if n11 > 126:
+                n11, p = _uvt(b, p, n11 + 1)
+                n11 -= 1
+            if n11 < 0:
+                raise DecodeError('Listener.Host: null where not nullable')
             else:
-                p += 1
-                n8 = h10 - 1
-                if n8 > 126:
-                    n8, p = _uvt(b, p, n8 + 1)
-                    n8 -= 1
-                if n8 < 0:
-                    raise DecodeError('Listener.Name: null where not nullable')
-                else:
-                    q9 = p + n8
-                    e7.name = str(b[p:q9], 'utf-8')
-                    p = q9
-            h13 = b[p]
-            if 0 < h13 < 128:
-                q12 = p + h13
-                e7.host = str(b[p + 1:q12], 'utf-8')
+                q12 = p + n11
+                e7.host = str(b[p:q12], 'utf-8')
                 p = q12
-            else:
-                p += 1
-                n11 = h13 - 1
-                if n11 > 126:
-                    n11, p = _uvt(b, p, n11 + 1)
-                    n11 -= 1
-                if n11 < 0:
-                    raise DecodeError('Listener.Host: null where not nullable')
-                else:
-                    q12 = p + n11
-                    e7.host = str(b[p:q12], 'utf-8')
-                    p = q12
-            e7.port, = _S1.unpack_from(b, p)
-            p += 2
-            if b[p] == 0:  # no tagged fields, the common case
-                e7.unknown_tagged_fields = None
-                p += 1
-            else:
-                p = _t_AddRaftVoterRequest_Listener_0(b, p, e7)
-            xs6.append(e7)
-        o.listeners = xs6
+        e7.port, = _S1.unpack_from(b, p)
+        p += 2
+        if b[p] == 0:  # no tagged fields, the common case
+            e7.unknown_tagged_fields = None
+            p += 1
+        else:
+            p = _t_AddRaftVoterRequest_Listener_0(b, p, e7)
+        xs6.append(e7)
+    o.listeners = xs6
     o.ack_when_committed = True
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
@@ -297,61 +299,63 @@ def _r_AddRaftVoterRequest_1(b, p):
             p = q2
     o.timeout_ms, o.voter_id, o.voter_directory_id, h4, = _S0.unpack_from(b, p)
     p += 25
-    n5 = h4 - 1
-    if n5 > 126:
-        n5, p = _uvt(b, p, n5 + 1)
-        n5 -= 1
-    if n5 < 0:
-        raise DecodeError('AddRaftVoterRequest.Listeners: null where not nullable')
+    if 0 < h4 < 128:
+        n5 = h4 - 1
     else:
+        n5 = h4 - 1
+        if n5 > 126:
+            n5, p = _uvt(b, p, n5 + 1)
+            n5 -= 1
+        if n5 < 0:
+            raise DecodeError('AddRaftVoterRequest.Listeners: null where not nullable')
         if n5 > bl - p:
             raise DecodeError('AddRaftVoterRequest.Listeners: count ' + str(n5) + ' past the end')
-        xs6 = []
-        for _ in range(n5):
-            e7 = _new(_AddRaftVoterRequest_Listener)
-            h10 = b[p]
-            if 0 < h10 < 128:
-                q9 = p + h10
-                e7.name = str(b[p + 1:q9], 'utf-8')
+    xs6 = []
+    for _ in range(n5):
+        e7 = _new(_AddRaftVoterRequest_Listener)
+        h10 = b[p]
+        if 0 < h10 < 128:
+            q9 = p + h10
+            e7.name = str(b[p + 1:q9], 'utf-8')
+            p = q9
+        else:
+            p += 1
+            n8 = h10 - 1
+            if n8 > 126:
+                n8, p = _uvt(b, p, n8 + 1)
+                n8 -= 1
+            if n8 < 0:
+                raise DecodeError('Listener.Name: null where not nullable')
+            else:
+                q9 = p + n8
+                e7.name = str(b[p:q9], 'utf-8')
                 p = q9
+        h13 = b[p]
+        if 0 < h13 < 128:
+            q12 = p + h13
+            e7.host = str(b[p + 1:q12], 'utf-8')
+            p = q12
+        else:
+            p += 1
+            n11 = h13 - 1
+            if n11 > 126:
+                n11, p = _uvt(b, p, n11 + 1)
+                n11 -= 1
+            if n11 < 0:
+                raise DecodeError('Listener.Host: null where not nullable')
             else:
-                p += 1
-                n8 = h10 - 1
-                if n8 > 126:
-                    n8, p = _uvt(b, p, n8 + 1)
-                    n8 -= 1
-                if n8 < 0:
-                    raise DecodeError('Listener.Name: null where not nullable')
-                else:
-                    q9 = p + n8
-                    e7.name = str(b[p:q9], 'utf-8')
-                    p = q9
-            h13 = b[p]
-            if 0 < h13 < 128:
-                q12 = p + h13
-                e7.host = str(b[p + 1:q12], 'utf-8')
+                q12 = p + n11
+                e7.host = str(b[p:q12], 'utf-8')
                 p = q12
-            else:
-                p += 1
-                n11 = h13 - 1
-                if n11 > 126:
-                    n11, p = _uvt(b, p, n11 + 1)
-                    n11 -= 1
-                if n11 < 0:
-                    raise DecodeError('Listener.Host: null where not nullable')
-                else:
-                    q12 = p + n11
-                    e7.host = str(b[p:q12], 'utf-8')
-                    p = q12
-            e7.port, = _S1.unpack_from(b, p)
-            p += 2
-            if b[p] == 0:  # no tagged fields, the common case
-                e7.unknown_tagged_fields = None
-                p += 1
-            else:
-                p = _t_AddRaftVoterRequest_Listener_0(b, p, e7)
-            xs6.append(e7)
-        o.listeners = xs6
+        e7.port, = _S1.unpack_from(b, p)
+        p += 2
+        if b[p] == 0:  # no tagged fields, the common case
+            e7.unknown_tagged_fields = None
+            p += 1
+        else:
+            p = _t_AddRaftVoterRequest_Listener_0(b, p, e7)
+        xs6.append(e7)
+    o.listeners = xs6
     o.ack_when_committed, = _S3.unpack_from(b, p)
     p += 1
     if b[p] == 0:  # no tagged fields, the common case

@@ -328,122 +328,131 @@ def _t_AlterClientQuotasRequest_0(b, p, o):
 def _r_AlterClientQuotasRequest_1(b, p):
     bl = len(b)
     o = _new(AlterClientQuotasRequest)
-    n1 = b[p] - 1
+    h21 = b[p]
     p += 1
-    if n1 > 126:
-        n1, p = _uvt(b, p, n1 + 1)
-        n1 -= 1
-    if n1 < 0:
-        raise DecodeError('AlterClientQuotasRequest.Entries: null where not nullable')
+    if 0 < h21 < 128:
+        n1 = h21 - 1
     else:
+        n1 = h21 - 1
+        if n1 > 126:
+            n1, p = _uvt(b, p, n1 + 1)
+            n1 -= 1
+        if n1 < 0:
+            raise DecodeError('AlterClientQuotasRequest.Entries: null where not nullable')
         if n1 > bl - p:
             raise DecodeError('AlterClientQuotasRequest.Entries: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3 = _new(_AlterClientQuotasRequest_EntryData)
-            n4 = b[p] - 1
-            p += 1
+    xs2 = []
+    for _ in range(n1):
+        e3 = _new(_AlterClientQuotasRequest_EntryData)
+        h13 = b[p]
+        p += 1
+        if 0 < h13 < 128:
+            n4 = h13 - 1
+        else:
+            n4 = h13 - 1
             if n4 > 126:
                 n4, p = _uvt(b, p, n4 + 1)
                 n4 -= 1
             if n4 < 0:
                 raise DecodeError('EntryData.Entity: null where not nullable')
+            if n4 > bl - p:
+                raise DecodeError('EntryData.Entity: count ' + str(n4) + ' past the end')
+        xs5 = []
+        for _ in range(n4):
+            e6 = _new(_AlterClientQuotasRequest_EntityData)
+            h9 = b[p]
+            if 0 < h9 < 128:
+                q8 = p + h9
+                e6.entity_type = str(b[p + 1:q8], 'utf-8')
+                p = q8
             else:
-                if n4 > bl - p:
-                    raise DecodeError('EntryData.Entity: count ' + str(n4) + ' past the end')
-                xs5 = []
-                for _ in range(n4):
-                    e6 = _new(_AlterClientQuotasRequest_EntityData)
-                    h9 = b[p]
-                    if 0 < h9 < 128:
-                        q8 = p + h9
-                        e6.entity_type = str(b[p + 1:q8], 'utf-8')
-                        p = q8
-                    else:
-                        p += 1
-                        n7 = h9 - 1
-                        if n7 > 126:
-                            n7, p = _uvt(b, p, n7 + 1)
-                            n7 -= 1
-                        if n7 < 0:
-                            raise DecodeError('EntityData.EntityType: null where not nullable')
-                        else:
-                            q8 = p + n7
-                            e6.entity_type = str(b[p:q8], 'utf-8')
-                            p = q8
-                    h12 = b[p]
-                    if 0 < h12 < 128:
-                        q11 = p + h12
-                        e6.entity_name = str(b[p + 1:q11], 'utf-8')
-                        p = q11
-                    elif h12 == 0:
-                        e6.entity_name = None
-                        p += 1
-                    else:
-                        p += 1
-                        n10 = h12 - 1
-                        if n10 > 126:
-                            n10, p = _uvt(b, p, n10 + 1)
-                            n10 -= 1
-                        if n10 < 0:
-                            e6.entity_name = None
-                        else:
-                            q11 = p + n10
-                            e6.entity_name = str(b[p:q11], 'utf-8')
-                            p = q11
-                    if b[p] == 0:  # no tagged fields, the common case
-                        e6.unknown_tagged_fields = None
-                        p += 1
-                    else:
-                        p = _t_AlterClientQuotasRequest_EntityData_0(b, p, e6)
-                    xs5.append(e6)
-                e3.entity = xs5
-            n13 = b[p] - 1
-            p += 1
-            if n13 > 126:
-                n13, p = _uvt(b, p, n13 + 1)
-                n13 -= 1
-            if n13 < 0:
-                raise DecodeError('EntryData.Ops: null where not nullable')
-            else:
-                if n13 > bl - p:
-                    raise DecodeError('EntryData.Ops: count ' + str(n13) + ' past the end')
-                xs14 = []
-                for _ in range(n13):
-                    e15 = _new(_AlterClientQuotasRequest_OpData)
-                    h18 = b[p]
-                    if 0 < h18 < 128:
-                        q17 = p + h18
-                        e15.key = str(b[p + 1:q17], 'utf-8')
-                        p = q17
-                    else:
-                        p += 1
-                        n16 = h18 - 1
-                        if n16 > 126:
-                            n16, p = _uvt(b, p, n16 + 1)
-                            n16 -= 1
-                        if n16 < 0:
-                            raise DecodeError('OpData.Key: null where not nullable')
-                        else:
-                            q17 = p + n16
-                            e15.key = str(b[p:q17], 'utf-8')
-                            p = q17
-                    e15.value, e15.remove, = _S2.unpack_from(b, p)
-                    p += 9
-                    if b[p] == 0:  # no tagged fields, the common case
-                        e15.unknown_tagged_fields = None
-                        p += 1
-                    else:
-                        p = _t_AlterClientQuotasRequest_OpData_0(b, p, e15)
-                    xs14.append(e15)
-                e3.ops = xs14
-            if b[p] == 0:  # no tagged fields, the common case
-                e3.unknown_tagged_fields = None
+                p += 1
+                n7 = h9 - 1
+                if n7 > 126:
+                    n7, p = _uvt(b, p, n7 + 1)
+                    n7 -= 1
+                if n7 < 0:
+                    raise DecodeError('EntityData.EntityType: null where not nullable')
+                else:
+                    q8 = p + n7
+                    e6.entity_type = str(b[p:q8], 'utf-8')
+                    p = q8
+            h12 = b[p]
+            if 0 < h12 < 128:
+                q11 = p + h12
+                e6.entity_name = str(b[p + 1:q11], 'utf-8')
+                p = q11
+            elif h12 == 0:
+                e6.entity_name = None
                 p += 1
             else:
-                p = _t_AlterClientQuotasRequest_EntryData_0(b, p, e3)
-            xs2.append(e3)
-        o.entries = xs2
+                p += 1
+                n10 = h12 - 1
+                if n10 > 126:
+                    n10, p = _uvt(b, p, n10 + 1)
+                    n10 -= 1
+                if n10 < 0:
+                    e6.entity_name = None
+                else:
+                    q11 = p + n10
+                    e6.entity_name = str(b[p:q11], 'utf-8')
+                    p = q11
+            if b[p] == 0:  # no tagged fields, the common case
+                e6.unknown_tagged_fields = None
+                p += 1
+            else:
+                p = _t_AlterClientQuotasRequest_EntityData_0(b, p, e6)
+            xs5.append(e6)
+        e3.entity = xs5
+        h20 = b[p]
+        p += 1
+        if 0 < h20 < 128:
+            n14 = h20 - 1
+        else:
+            n14 = h20 - 1
+            if n14 > 126:
+                n14, p = _uvt(b, p, n14 + 1)
+                n14 -= 1
+            if n14 < 0:
+                raise DecodeError('EntryData.Ops: null where not nullable')
+            if n14 > bl - p:
+                raise DecodeError('EntryData.Ops: count ' + str(n14) + ' past the end')
+        xs15 = []
+        for _ in range(n14):
+            e16 = _new(_AlterClientQuotasRequest_OpData)
+            h19 = b[p]
+            if 0 < h19 < 128:
+                q18 = p + h19
+                e16.key = str(b[p + 1:q18], 'utf-8')
+                p = q18
+            else:
+                p += 1
+                n17 = h19 - 1
+                if n17 > 126:
+                    n17, p = _uvt(b, p, n17 + 1)
+                    n17 -= 1
+                if n17 < 0:
+                    raise DecodeError('OpData.Key: null where not nullable')
+                else:
+                    q18 = p + n17
+                    e16.key = str(b[p:q18], 'utf-8')
+                    p = q18
+            e16.value, e16.remove, = _S2.unpack_from(b, p)
+            p += 9
+            if b[p] == 0:  # no tagged fields, the common case
+                e16.unknown_tagged_fields = None
+                p += 1
+            else:
+                p = _t_AlterClientQuotasRequest_OpData_0(b, p, e16)
+            xs15.append(e16)
+        e3.ops = xs15
+        if b[p] == 0:  # no tagged fields, the common case
+            e3.unknown_tagged_fields = None
+            p += 1
+        else:
+            p = _t_AlterClientQuotasRequest_EntryData_0(b, p, e3)
+        xs2.append(e3)
+    o.entries = xs2
     o.validate_only, = _S3.unpack_from(b, p)
     p += 1
     if b[p] == 0:  # no tagged fields, the common case
@@ -643,101 +652,106 @@ def _r_AlterClientQuotasResponse_1(b, p):
     o = _new(AlterClientQuotasResponse)
     o.throttle_time_ms, h1, = _S6.unpack_from(b, p)
     p += 5
-    n2 = h1 - 1
-    if n2 > 126:
-        n2, p = _uvt(b, p, n2 + 1)
-        n2 -= 1
-    if n2 < 0:
-        raise DecodeError('AlterClientQuotasResponse.Entries: null where not nullable')
+    if 0 < h1 < 128:
+        n2 = h1 - 1
     else:
+        n2 = h1 - 1
+        if n2 > 126:
+            n2, p = _uvt(b, p, n2 + 1)
+            n2 -= 1
+        if n2 < 0:
+            raise DecodeError('AlterClientQuotasResponse.Entries: null where not nullable')
         if n2 > bl - p:
             raise DecodeError('AlterClientQuotasResponse.Entries: count ' + str(n2) + ' past the end')
-        xs3 = []
-        for _ in range(n2):
-            e4 = _new(_AlterClientQuotasResponse_EntryData)
-            e4.error_code, h5, = _S7.unpack_from(b, p)
-            p += 3
-            if 0 < h5 < 128:
-                q7 = p + h5 - 1
-                e4.error_message = str(b[p:q7], 'utf-8')
-                p = q7
-            elif h5 == 0:
+    xs3 = []
+    for _ in range(n2):
+        e4 = _new(_AlterClientQuotasResponse_EntryData)
+        e4.error_code, h5, = _S7.unpack_from(b, p)
+        p += 3
+        if 0 < h5 < 128:
+            q7 = p + h5 - 1
+            e4.error_message = str(b[p:q7], 'utf-8')
+            p = q7
+        elif h5 == 0:
+            e4.error_message = None
+        else:
+            n6 = h5 - 1
+            if n6 > 126:
+                n6, p = _uvt(b, p, n6 + 1)
+                n6 -= 1
+            if n6 < 0:
                 e4.error_message = None
             else:
-                n6 = h5 - 1
-                if n6 > 126:
-                    n6, p = _uvt(b, p, n6 + 1)
-                    n6 -= 1
-                if n6 < 0:
-                    e4.error_message = None
-                else:
-                    q7 = p + n6
-                    e4.error_message = str(b[p:q7], 'utf-8')
-                    p = q7
-            n8 = b[p] - 1
-            p += 1
+                q7 = p + n6
+                e4.error_message = str(b[p:q7], 'utf-8')
+                p = q7
+        h17 = b[p]
+        p += 1
+        if 0 < h17 < 128:
+            n8 = h17 - 1
+        else:
+            n8 = h17 - 1
             if n8 > 126:
                 n8, p = _uvt(b, p, n8 + 1)
                 n8 -= 1
             if n8 < 0:
                 raise DecodeError('EntryData.Entity: null where not nullable')
+            if n8 > bl - p:
+                raise DecodeError('EntryData.Entity: count ' + str(n8) + ' past the end')
+        xs9 = []
+        for _ in range(n8):
+            e10 = _new(_AlterClientQuotasResponse_EntityData)
+            h13 = b[p]
+            if 0 < h13 < 128:
+                q12 = p + h13
+                e10.entity_type = str(b[p + 1:q12], 'utf-8')
+                p = q12
             else:
-                if n8 > bl - p:
-                    raise DecodeError('EntryData.Entity: count ' + str(n8) + ' past the end')
-                xs9 = []
-                for _ in range(n8):
-                    e10 = _new(_AlterClientQuotasResponse_EntityData)
-                    h13 = b[p]
-                    if 0 < h13 < 128:
-                        q12 = p + h13
-                        e10.entity_type = str(b[p + 1:q12], 'utf-8')
-                        p = q12
-                    else:
-                        p += 1
-                        n11 = h13 - 1
-                        if n11 > 126:
-                            n11, p = _uvt(b, p, n11 + 1)
-                            n11 -= 1
-                        if n11 < 0:
-                            raise DecodeError('EntityData.EntityType: null where not nullable')
-                        else:
-                            q12 = p + n11
-                            e10.entity_type = str(b[p:q12], 'utf-8')
-                            p = q12
-                    h16 = b[p]
-                    if 0 < h16 < 128:
-                        q15 = p + h16
-                        e10.entity_name = str(b[p + 1:q15], 'utf-8')
-                        p = q15
-                    elif h16 == 0:
-                        e10.entity_name = None
-                        p += 1
-                    else:
-                        p += 1
-                        n14 = h16 - 1
-                        if n14 > 126:
-                            n14, p = _uvt(b, p, n14 + 1)
-                            n14 -= 1
-                        if n14 < 0:
-                            e10.entity_name = None
-                        else:
-                            q15 = p + n14
-                            e10.entity_name = str(b[p:q15], 'utf-8')
-                            p = q15
-                    if b[p] == 0:  # no tagged fields, the common case
-                        e10.unknown_tagged_fields = None
-                        p += 1
-                    else:
-                        p = _t_AlterClientQuotasRequest_EntityData_0(b, p, e10)
-                    xs9.append(e10)
-                e4.entity = xs9
-            if b[p] == 0:  # no tagged fields, the common case
-                e4.unknown_tagged_fields = None
+                p += 1
+                n11 = h13 - 1
+                if n11 > 126:
+                    n11, p = _uvt(b, p, n11 + 1)
+                    n11 -= 1
+                if n11 < 0:
+                    raise DecodeError('EntityData.EntityType: null where not nullable')
+                else:
+                    q12 = p + n11
+                    e10.entity_type = str(b[p:q12], 'utf-8')
+                    p = q12
+            h16 = b[p]
+            if 0 < h16 < 128:
+                q15 = p + h16
+                e10.entity_name = str(b[p + 1:q15], 'utf-8')
+                p = q15
+            elif h16 == 0:
+                e10.entity_name = None
                 p += 1
             else:
-                p = _t_AlterClientQuotasRequest_EntryData_0(b, p, e4)
-            xs3.append(e4)
-        o.entries = xs3
+                p += 1
+                n14 = h16 - 1
+                if n14 > 126:
+                    n14, p = _uvt(b, p, n14 + 1)
+                    n14 -= 1
+                if n14 < 0:
+                    e10.entity_name = None
+                else:
+                    q15 = p + n14
+                    e10.entity_name = str(b[p:q15], 'utf-8')
+                    p = q15
+            if b[p] == 0:  # no tagged fields, the common case
+                e10.unknown_tagged_fields = None
+                p += 1
+            else:
+                p = _t_AlterClientQuotasRequest_EntityData_0(b, p, e10)
+            xs9.append(e10)
+        e4.entity = xs9
+        if b[p] == 0:  # no tagged fields, the common case
+            e4.unknown_tagged_fields = None
+            p += 1
+        else:
+            p = _t_AlterClientQuotasRequest_EntryData_0(b, p, e4)
+        xs3.append(e4)
+    o.entries = xs3
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         p += 1

@@ -219,87 +219,92 @@ def _r_AlterPartitionRequest_0(b, p):
     o = _new(AlterPartitionRequest)
     o.broker_id, o.broker_epoch, h1, = _S0.unpack_from(b, p)
     p += 13
-    n2 = h1 - 1
-    if n2 > 126:
-        n2, p = _uvt(b, p, n2 + 1)
-        n2 -= 1
-    if n2 < 0:
-        raise DecodeError('AlterPartitionRequest.Topics: null where not nullable')
+    if 0 < h1 < 128:
+        n2 = h1 - 1
     else:
+        n2 = h1 - 1
+        if n2 > 126:
+            n2, p = _uvt(b, p, n2 + 1)
+            n2 -= 1
+        if n2 < 0:
+            raise DecodeError('AlterPartitionRequest.Topics: null where not nullable')
         if n2 > bl - p:
             raise DecodeError('AlterPartitionRequest.Topics: count ' + str(n2) + ' past the end')
-        xs3 = []
-        for _ in range(n2):
-            e4 = _new(_AlterPartitionRequest_TopicData)
-            h7 = b[p]
-            if 0 < h7 < 128:
-                q6 = p + h7
-                e4.topic_name = str(b[p + 1:q6], 'utf-8')
-                p = q6
-            else:
-                p += 1
-                n5 = h7 - 1
-                if n5 > 126:
-                    n5, p = _uvt(b, p, n5 + 1)
-                    n5 -= 1
-                if n5 < 0:
-                    raise DecodeError('TopicData.TopicName: null where not nullable')
-                else:
-                    q6 = p + n5
-                    e4.topic_name = str(b[p:q6], 'utf-8')
-                    p = q6
-            n8 = b[p] - 1
+    xs3 = []
+    for _ in range(n2):
+        e4 = _new(_AlterPartitionRequest_TopicData)
+        h7 = b[p]
+        if 0 < h7 < 128:
+            q6 = p + h7
+            e4.topic_name = str(b[p + 1:q6], 'utf-8')
+            p = q6
+        else:
             p += 1
+            n5 = h7 - 1
+            if n5 > 126:
+                n5, p = _uvt(b, p, n5 + 1)
+                n5 -= 1
+            if n5 < 0:
+                raise DecodeError('TopicData.TopicName: null where not nullable')
+            else:
+                q6 = p + n5
+                e4.topic_name = str(b[p:q6], 'utf-8')
+                p = q6
+        h13 = b[p]
+        p += 1
+        if 0 < h13 < 128:
+            n8 = h13 - 1
+        else:
+            n8 = h13 - 1
             if n8 > 126:
                 n8, p = _uvt(b, p, n8 + 1)
                 n8 -= 1
             if n8 < 0:
                 raise DecodeError('TopicData.Partitions: null where not nullable')
+            if n8 > bl - p:
+                raise DecodeError('TopicData.Partitions: count ' + str(n8) + ' past the end')
+        xs9 = []
+        for _ in range(n8):
+            e10 = _new(_AlterPartitionRequest_PartitionData)
+            e10.partition_index, e10.leader_epoch, h11, = _S1.unpack_from(b, p)
+            p += 9
+            if 0 < h11 < 65:
+                e10.new_isr = [*_UNPACK_i[h11](b, p)]
+                p += 4 * h11 - 4
             else:
-                if n8 > bl - p:
-                    raise DecodeError('TopicData.Partitions: count ' + str(n8) + ' past the end')
-                xs9 = []
-                for _ in range(n8):
-                    e10 = _new(_AlterPartitionRequest_PartitionData)
-                    e10.partition_index, e10.leader_epoch, h11, = _S1.unpack_from(b, p)
-                    p += 9
-                    if 0 < h11 < 65:
-                        e10.new_isr = [*_UNPACK_i[h11](b, p)]
-                        p += 4 * h11 - 4
-                    else:
-                        n12 = h11 - 1
-                        if n12 > 126:
-                            n12, p = _uvt(b, p, n12 + 1)
-                            n12 -= 1
-                        if n12 < 0:
-                            raise DecodeError('PartitionData.NewIsr: null where not nullable')
-                        elif n12 < 64:
-                            e10.new_isr = [*_ARRAY_i[n12].unpack_from(b, p)]
-                            p += 4 * n12
-                        else:
-                            if n12 > bl - p:
-                                raise DecodeError('PartitionData.NewIsr: count ' + str(n12) + ' past the end')
-                            e10.new_isr = [*_struct.Struct('>' + str(n12) + 'i').unpack_from(b, p)]
-                            p += 4 * n12
-                    e10.partition_epoch, = _S2.unpack_from(b, p)
-                    p += 4
-                    e10.new_isr_with_epochs = []
-                    e10.leader_recovery_state = 0
-                    if b[p] == 0:  # no tagged fields, the common case
-                        e10.unknown_tagged_fields = None
-                        p += 1
-                    else:
-                        p = _t_AlterPartitionRequest_PartitionData_0(b, p, e10)
-                    xs9.append(e10)
-                e4.partitions = xs9
-            e4.topic_id = UUID_ZERO
+                n12 = h11 - 1
+                if n12 > 126:
+                    n12, p = _uvt(b, p, n12 + 1)
+                    n12 -= 1
+                if n12 < 0:
+                    raise DecodeError('PartitionData.NewIsr: null where not nullable')
+                elif n12 < 64:
+                    e10.new_isr = [*_ARRAY_i[n12].unpack_from(b, p)]
+                    p += 4 * n12
+                else:
+                    if n12 > bl - p:
+                        raise DecodeError('PartitionData.NewIsr: count ' + str(n12) + ' past the end')
+                    e10.new_isr = [*_struct.Struct('>' + str(n12) + 'i').unpack_from(b, p)]
+                    p += 4 * n12
+            e10.partition_epoch, = _S2.unpack_from(b, p)
+            p += 4
+            e10.new_isr_with_epochs = []
+            e10.leader_recovery_state = 0
             if b[p] == 0:  # no tagged fields, the common case
-                e4.unknown_tagged_fields = None
+                e10.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_AlterPartitionRequest_TopicData_0(b, p, e4)
-            xs3.append(e4)
-        o.topics = xs3
+                p = _t_AlterPartitionRequest_PartitionData_0(b, p, e10)
+            xs9.append(e10)
+        e4.partitions = xs9
+        e4.topic_id = UUID_ZERO
+        if b[p] == 0:  # no tagged fields, the common case
+            e4.unknown_tagged_fields = None
+            p += 1
+        else:
+            p = _t_AlterPartitionRequest_TopicData_0(b, p, e4)
+        xs3.append(e4)
+    o.topics = xs3
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         p += 1
@@ -369,86 +374,91 @@ def _r_AlterPartitionRequest_1(b, p):
     o = _new(AlterPartitionRequest)
     o.broker_id, o.broker_epoch, h1, = _S0.unpack_from(b, p)
     p += 13
-    n2 = h1 - 1
-    if n2 > 126:
-        n2, p = _uvt(b, p, n2 + 1)
-        n2 -= 1
-    if n2 < 0:
-        raise DecodeError('AlterPartitionRequest.Topics: null where not nullable')
+    if 0 < h1 < 128:
+        n2 = h1 - 1
     else:
+        n2 = h1 - 1
+        if n2 > 126:
+            n2, p = _uvt(b, p, n2 + 1)
+            n2 -= 1
+        if n2 < 0:
+            raise DecodeError('AlterPartitionRequest.Topics: null where not nullable')
         if n2 > bl - p:
             raise DecodeError('AlterPartitionRequest.Topics: count ' + str(n2) + ' past the end')
-        xs3 = []
-        for _ in range(n2):
-            e4 = _new(_AlterPartitionRequest_TopicData)
-            h7 = b[p]
-            if 0 < h7 < 128:
-                q6 = p + h7
-                e4.topic_name = str(b[p + 1:q6], 'utf-8')
-                p = q6
-            else:
-                p += 1
-                n5 = h7 - 1
-                if n5 > 126:
-                    n5, p = _uvt(b, p, n5 + 1)
-                    n5 -= 1
-                if n5 < 0:
-                    raise DecodeError('TopicData.TopicName: null where not nullable')
-                else:
-                    q6 = p + n5
-                    e4.topic_name = str(b[p:q6], 'utf-8')
-                    p = q6
-            n8 = b[p] - 1
+    xs3 = []
+    for _ in range(n2):
+        e4 = _new(_AlterPartitionRequest_TopicData)
+        h7 = b[p]
+        if 0 < h7 < 128:
+            q6 = p + h7
+            e4.topic_name = str(b[p + 1:q6], 'utf-8')
+            p = q6
+        else:
             p += 1
+            n5 = h7 - 1
+            if n5 > 126:
+                n5, p = _uvt(b, p, n5 + 1)
+                n5 -= 1
+            if n5 < 0:
+                raise DecodeError('TopicData.TopicName: null where not nullable')
+            else:
+                q6 = p + n5
+                e4.topic_name = str(b[p:q6], 'utf-8')
+                p = q6
+        h13 = b[p]
+        p += 1
+        if 0 < h13 < 128:
+            n8 = h13 - 1
+        else:
+            n8 = h13 - 1
             if n8 > 126:
                 n8, p = _uvt(b, p, n8 + 1)
                 n8 -= 1
             if n8 < 0:
                 raise DecodeError('TopicData.Partitions: null where not nullable')
+            if n8 > bl - p:
+                raise DecodeError('TopicData.Partitions: count ' + str(n8) + ' past the end')
+        xs9 = []
+        for _ in range(n8):
+            e10 = _new(_AlterPartitionRequest_PartitionData)
+            e10.partition_index, e10.leader_epoch, h11, = _S1.unpack_from(b, p)
+            p += 9
+            if 0 < h11 < 65:
+                e10.new_isr = [*_UNPACK_i[h11](b, p)]
+                p += 4 * h11 - 4
             else:
-                if n8 > bl - p:
-                    raise DecodeError('TopicData.Partitions: count ' + str(n8) + ' past the end')
-                xs9 = []
-                for _ in range(n8):
-                    e10 = _new(_AlterPartitionRequest_PartitionData)
-                    e10.partition_index, e10.leader_epoch, h11, = _S1.unpack_from(b, p)
-                    p += 9
-                    if 0 < h11 < 65:
-                        e10.new_isr = [*_UNPACK_i[h11](b, p)]
-                        p += 4 * h11 - 4
-                    else:
-                        n12 = h11 - 1
-                        if n12 > 126:
-                            n12, p = _uvt(b, p, n12 + 1)
-                            n12 -= 1
-                        if n12 < 0:
-                            raise DecodeError('PartitionData.NewIsr: null where not nullable')
-                        elif n12 < 64:
-                            e10.new_isr = [*_ARRAY_i[n12].unpack_from(b, p)]
-                            p += 4 * n12
-                        else:
-                            if n12 > bl - p:
-                                raise DecodeError('PartitionData.NewIsr: count ' + str(n12) + ' past the end')
-                            e10.new_isr = [*_struct.Struct('>' + str(n12) + 'i').unpack_from(b, p)]
-                            p += 4 * n12
-                    e10.leader_recovery_state, e10.partition_epoch, = _S5.unpack_from(b, p)
-                    p += 5
-                    e10.new_isr_with_epochs = []
-                    if b[p] == 0:  # no tagged fields, the common case
-                        e10.unknown_tagged_fields = None
-                        p += 1
-                    else:
-                        p = _t_AlterPartitionRequest_PartitionData_0(b, p, e10)
-                    xs9.append(e10)
-                e4.partitions = xs9
-            e4.topic_id = UUID_ZERO
+                n12 = h11 - 1
+                if n12 > 126:
+                    n12, p = _uvt(b, p, n12 + 1)
+                    n12 -= 1
+                if n12 < 0:
+                    raise DecodeError('PartitionData.NewIsr: null where not nullable')
+                elif n12 < 64:
+                    e10.new_isr = [*_ARRAY_i[n12].unpack_from(b, p)]
+                    p += 4 * n12
+                else:
+                    if n12 > bl - p:
+                        raise DecodeError('PartitionData.NewIsr: count ' + str(n12) + ' past the end')
+                    e10.new_isr = [*_struct.Struct('>' + str(n12) + 'i').unpack_from(b, p)]
+                    p += 4 * n12
+            e10.leader_recovery_state, e10.partition_epoch, = _S5.unpack_from(b, p)
+            p += 5
+            e10.new_isr_with_epochs = []
             if b[p] == 0:  # no tagged fields, the common case
-                e4.unknown_tagged_fields = None
+                e10.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_AlterPartitionRequest_TopicData_0(b, p, e4)
-            xs3.append(e4)
-        o.topics = xs3
+                p = _t_AlterPartitionRequest_PartitionData_0(b, p, e10)
+            xs9.append(e10)
+        e4.partitions = xs9
+        e4.topic_id = UUID_ZERO
+        if b[p] == 0:  # no tagged fields, the common case
+            e4.unknown_tagged_fields = None
+            p += 1
+        else:
+            p = _t_AlterPartitionRequest_TopicData_0(b, p, e4)
+        xs3.append(e4)
+    o.topics = xs3
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         p += 1
@@ -516,70 +526,74 @@ def _r_AlterPartitionRequest_2(b, p):
     o = _new(AlterPartitionRequest)
     o.broker_id, o.broker_epoch, h1, = _S0.unpack_from(b, p)
     p += 13
-    n2 = h1 - 1
-    if n2 > 126:
-        n2, p = _uvt(b, p, n2 + 1)
-        n2 -= 1
-    if n2 < 0:
-        raise DecodeError('AlterPartitionRequest.Topics: null where not nullable')
+    if 0 < h1 < 128:
+        n2 = h1 - 1
     else:
+        n2 = h1 - 1
+        if n2 > 126:
+            n2, p = _uvt(b, p, n2 + 1)
+            n2 -= 1
+        if n2 < 0:
+            raise DecodeError('AlterPartitionRequest.Topics: null where not nullable')
         if n2 > bl - p:
             raise DecodeError('AlterPartitionRequest.Topics: count ' + str(n2) + ' past the end')
-        xs3 = []
-        for _ in range(n2):
-            e4 = _new(_AlterPartitionRequest_TopicData)
-            e4.topic_id, h5, = _S6.unpack_from(b, p)
-            p += 17
+    xs3 = []
+    for _ in range(n2):
+        e4 = _new(_AlterPartitionRequest_TopicData)
+        e4.topic_id, h5, = _S6.unpack_from(b, p)
+        p += 17
+        if 0 < h5 < 128:
+            n6 = h5 - 1
+        else:
             n6 = h5 - 1
             if n6 > 126:
                 n6, p = _uvt(b, p, n6 + 1)
                 n6 -= 1
             if n6 < 0:
                 raise DecodeError('TopicData.Partitions: null where not nullable')
+            if n6 > bl - p:
+                raise DecodeError('TopicData.Partitions: count ' + str(n6) + ' past the end')
+        xs7 = []
+        for _ in range(n6):
+            e8 = _new(_AlterPartitionRequest_PartitionData)
+            e8.partition_index, e8.leader_epoch, h9, = _S1.unpack_from(b, p)
+            p += 9
+            if 0 < h9 < 65:
+                e8.new_isr = [*_UNPACK_i[h9](b, p)]
+                p += 4 * h9 - 4
             else:
-                if n6 > bl - p:
-                    raise DecodeError('TopicData.Partitions: count ' + str(n6) + ' past the end')
-                xs7 = []
-                for _ in range(n6):
-                    e8 = _new(_AlterPartitionRequest_PartitionData)
-                    e8.partition_index, e8.leader_epoch, h9, = _S1.unpack_from(b, p)
-                    p += 9
-                    if 0 < h9 < 65:
-                        e8.new_isr = [*_UNPACK_i[h9](b, p)]
-                        p += 4 * h9 - 4
-                    else:
-                        n10 = h9 - 1
-                        if n10 > 126:
-                            n10, p = _uvt(b, p, n10 + 1)
-                            n10 -= 1
-                        if n10 < 0:
-                            raise DecodeError('PartitionData.NewIsr: null where not nullable')
-                        elif n10 < 64:
-                            e8.new_isr = [*_ARRAY_i[n10].unpack_from(b, p)]
-                            p += 4 * n10
-                        else:
-                            if n10 > bl - p:
-                                raise DecodeError('PartitionData.NewIsr: count ' + str(n10) + ' past the end')
-                            e8.new_isr = [*_struct.Struct('>' + str(n10) + 'i').unpack_from(b, p)]
-                            p += 4 * n10
-                    e8.leader_recovery_state, e8.partition_epoch, = _S5.unpack_from(b, p)
-                    p += 5
-                    e8.new_isr_with_epochs = []
-                    if b[p] == 0:  # no tagged fields, the common case
-                        e8.unknown_tagged_fields = None
-                        p += 1
-                    else:
-                        p = _t_AlterPartitionRequest_PartitionData_0(b, p, e8)
-                    xs7.append(e8)
-                e4.partitions = xs7
-            e4.topic_name = ''
+                n10 = h9 - 1
+                if n10 > 126:
+                    n10, p = _uvt(b, p, n10 + 1)
+                    n10 -= 1
+                if n10 < 0:
+                    raise DecodeError('PartitionData.NewIsr: null where not nullable')
+                elif n10 < 64:
+                    e8.new_isr = [*_ARRAY_i[n10].unpack_from(b, p)]
+                    p += 4 * n10
+                else:
+                    if n10 > bl - p:
+                        raise DecodeError('PartitionData.NewIsr: count ' + str(n10) + ' past the end')
+                    e8.new_isr = [*_struct.Struct('>' + str(n10) + 'i').unpack_from(b, p)]
+                    p += 4 * n10
+            e8.leader_recovery_state, e8.partition_epoch, = _S5.unpack_from(b, p)
+            p += 5
+            e8.new_isr_with_epochs = []
             if b[p] == 0:  # no tagged fields, the common case
-                e4.unknown_tagged_fields = None
+                e8.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_AlterPartitionRequest_TopicData_0(b, p, e4)
-            xs3.append(e4)
-        o.topics = xs3
+                p = _t_AlterPartitionRequest_PartitionData_0(b, p, e8)
+            xs7.append(e8)
+        e4.partitions = xs7
+        e4.topic_name = ''
+        if b[p] == 0:  # no tagged fields, the common case
+            e4.unknown_tagged_fields = None
+            p += 1
+        else:
+            p = _t_AlterPartitionRequest_TopicData_0(b, p, e4)
+        xs3.append(e4)
+    o.topics = xs3
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         p += 1
@@ -663,73 +677,79 @@ def _r_AlterPartitionRequest_3(b, p):
     o = _new(AlterPartitionRequest)
     o.broker_id, o.broker_epoch, h1, = _S0.unpack_from(b, p)
     p += 13
-    n2 = h1 - 1
-    if n2 > 126:
-        n2, p = _uvt(b, p, n2 + 1)
-        n2 -= 1
-    if n2 < 0:
-        raise DecodeError('AlterPartitionRequest.Topics: null where not nullable')
+    if 0 < h1 < 128:
+        n2 = h1 - 1
     else:
+        n2 = h1 - 1
+        if n2 > 126:
+            n2, p = _uvt(b, p, n2 + 1)
+            n2 -= 1
+        if n2 < 0:
+            raise DecodeError('AlterPartitionRequest.Topics: null where not nullable')
         if n2 > bl - p:
             raise DecodeError('AlterPartitionRequest.Topics: count ' + str(n2) + ' past the end')
-        xs3 = []
-        for _ in range(n2):
-            e4 = _new(_AlterPartitionRequest_TopicData)
-            e4.topic_id, h5, = _S6.unpack_from(b, p)
-            p += 17
+    xs3 = []
+    for _ in range(n2):
+        e4 = _new(_AlterPartitionRequest_TopicData)
+        e4.topic_id, h5, = _S6.unpack_from(b, p)
+        p += 17
+        if 0 < h5 < 128:
+            n6 = h5 - 1
+        else:
             n6 = h5 - 1
             if n6 > 126:
                 n6, p = _uvt(b, p, n6 + 1)
                 n6 -= 1
             if n6 < 0:
                 raise DecodeError('TopicData.Partitions: null where not nullable')
+            if n6 > bl - p:
+                raise DecodeError('TopicData.Partitions: count ' + str(n6) + ' past the end')
+        xs7 = []
+        for _ in range(n6):
+            e8 = _new(_AlterPartitionRequest_PartitionData)
+            e8.partition_index, e8.leader_epoch, h9, = _S1.unpack_from(b, p)
+            p += 9
+            if 0 < h9 < 128:
+                n10 = h9 - 1
             else:
-                if n6 > bl - p:
-                    raise DecodeError('TopicData.Partitions: count ' + str(n6) + ' past the end')
-                xs7 = []
-                for _ in range(n6):
-                    e8 = _new(_AlterPartitionRequest_PartitionData)
-                    e8.partition_index, e8.leader_epoch, h9, = _S1.unpack_from(b, p)
-                    p += 9
-                    n10 = h9 - 1
-                    if n10 > 126:
-                        n10, p = _uvt(b, p, n10 + 1)
-                        n10 -= 1
-                    if n10 < 0:
-                        raise DecodeError('PartitionData.NewIsrWithEpochs: null where not nullable')
-                    else:
-                        if n10 > bl - p:
-                            raise DecodeError('PartitionData.NewIsrWithEpochs: count ' + str(n10) + ' past the end')
-                        xs11 = []
-                        for _ in range(n10):
-                            e12 = _new(_AlterPartitionRequest_BrokerState)
-                            e12.broker_id, e12.broker_epoch, = _S3.unpack_from(b, p)
-                            p += 12
-                            if b[p] == 0:  # no tagged fields, the common case
-                                e12.unknown_tagged_fields = None
-                                p += 1
-                            else:
-                                p = _t_AlterPartitionRequest_BrokerState_0(b, p, e12)
-                            xs11.append(e12)
-                        e8.new_isr_with_epochs = xs11
-                    e8.leader_recovery_state, e8.partition_epoch, = _S5.unpack_from(b, p)
-                    p += 5
-                    e8.new_isr = []
-                    if b[p] == 0:  # no tagged fields, the common case
-                        e8.unknown_tagged_fields = None
-                        p += 1
-                    else:
-                        p = _t_AlterPartitionRequest_PartitionData_0(b, p, e8)
-                    xs7.append(e8)
-                e4.partitions = xs7
-            e4.topic_name = ''
+                n10 = h9 - 1
+                if n10 > 126:
+                    n10, p = _uvt(b, p, n10 + 1)
+                    n10 -= 1
+                if n10 < 0:
+                    raise DecodeError('PartitionData.NewIsrWithEpochs: null where not nullable')
+                if n10 > bl - p:
+                    raise DecodeError('PartitionData.NewIsrWithEpochs: count ' + str(n10) + ' past the end')
+            xs11 = []
+            for _ in range(n10):
+                e12 = _new(_AlterPartitionRequest_BrokerState)
+                e12.broker_id, e12.broker_epoch, = _S3.unpack_from(b, p)
+                p += 12
+                if b[p] == 0:  # no tagged fields, the common case
+                    e12.unknown_tagged_fields = None
+                    p += 1
+                else:
+                    p = _t_AlterPartitionRequest_BrokerState_0(b, p, e12)
+                xs11.append(e12)
+            e8.new_isr_with_epochs = xs11
+            e8.leader_recovery_state, e8.partition_epoch, = _S5.unpack_from(b, p)
+            p += 5
+            e8.new_isr = []
             if b[p] == 0:  # no tagged fields, the common case
-                e4.unknown_tagged_fields = None
+                e8.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_AlterPartitionRequest_TopicData_0(b, p, e4)
-            xs3.append(e4)
-        o.topics = xs3
+                p = _t_AlterPartitionRequest_PartitionData_0(b, p, e8)
+            xs7.append(e8)
+        e4.partitions = xs7
+        e4.topic_name = ''
+        if b[p] == 0:  # no tagged fields, the common case
+            e4.unknown_tagged_fields = None
+            p += 1
+        else:
+            p = _t_AlterPartitionRequest_TopicData_0(b, p, e4)
+        xs3.append(e4)
+    o.topics = xs3
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         p += 1
@@ -815,86 +835,91 @@ def _r_AlterPartitionResponse_0(b, p):
     o = _new(AlterPartitionResponse)
     o.throttle_time_ms, o.error_code, h1, = _S8.unpack_from(b, p)
     p += 7
-    n2 = h1 - 1
-    if n2 > 126:
-        n2, p = _uvt(b, p, n2 + 1)
-        n2 -= 1
-    if n2 < 0:
-        raise DecodeError('AlterPartitionResponse.Topics: null where not nullable')
+    if 0 < h1 < 128:
+        n2 = h1 - 1
     else:
+        n2 = h1 - 1
+        if n2 > 126:
+            n2, p = _uvt(b, p, n2 + 1)
+            n2 -= 1
+        if n2 < 0:
+            raise DecodeError('AlterPartitionResponse.Topics: null where not nullable')
         if n2 > bl - p:
             raise DecodeError('AlterPartitionResponse.Topics: count ' + str(n2) + ' past the end')
-        xs3 = []
-        for _ in range(n2):
-            e4 = _new(_AlterPartitionResponse_TopicData)
-            h7 = b[p]
-            if 0 < h7 < 128:
-                q6 = p + h7
-                e4.topic_name = str(b[p + 1:q6], 'utf-8')
-                p = q6
-            else:
-                p += 1
-                n5 = h7 - 1
-                if n5 > 126:
-                    n5, p = _uvt(b, p, n5 + 1)
-                    n5 -= 1
-                if n5 < 0:
-                    raise DecodeError('TopicData.TopicName: null where not nullable')
-                else:
-                    q6 = p + n5
-                    e4.topic_name = str(b[p:q6], 'utf-8')
-                    p = q6
-            n8 = b[p] - 1
+    xs3 = []
+    for _ in range(n2):
+        e4 = _new(_AlterPartitionResponse_TopicData)
+        h7 = b[p]
+        if 0 < h7 < 128:
+            q6 = p + h7
+            e4.topic_name = str(b[p + 1:q6], 'utf-8')
+            p = q6
+        else:
             p += 1
+            n5 = h7 - 1
+            if n5 > 126:
+                n5, p = _uvt(b, p, n5 + 1)
+                n5 -= 1
+            if n5 < 0:
+                raise DecodeError('TopicData.TopicName: null where not nullable')
+            else:
+                q6 = p + n5
+                e4.topic_name = str(b[p:q6], 'utf-8')
+                p = q6
+        h13 = b[p]
+        p += 1
+        if 0 < h13 < 128:
+            n8 = h13 - 1
+        else:
+            n8 = h13 - 1
             if n8 > 126:
                 n8, p = _uvt(b, p, n8 + 1)
                 n8 -= 1
             if n8 < 0:
                 raise DecodeError('TopicData.Partitions: null where not nullable')
+            if n8 > bl - p:
+                raise DecodeError('TopicData.Partitions: count ' + str(n8) + ' past the end')
+        xs9 = []
+        for _ in range(n8):
+            e10 = _new(_AlterPartitionResponse_PartitionData)
+            e10.partition_index, e10.error_code, e10.leader_id, e10.leader_epoch, h11, = _S9.unpack_from(b, p)
+            p += 15
+            if 0 < h11 < 65:
+                e10.isr = [*_UNPACK_i[h11](b, p)]
+                p += 4 * h11 - 4
             else:
-                if n8 > bl - p:
-                    raise DecodeError('TopicData.Partitions: count ' + str(n8) + ' past the end')
-                xs9 = []
-                for _ in range(n8):
-                    e10 = _new(_AlterPartitionResponse_PartitionData)
-                    e10.partition_index, e10.error_code, e10.leader_id, e10.leader_epoch, h11, = _S9.unpack_from(b, p)
-                    p += 15
-                    if 0 < h11 < 65:
-                        e10.isr = [*_UNPACK_i[h11](b, p)]
-                        p += 4 * h11 - 4
-                    else:
-                        n12 = h11 - 1
-                        if n12 > 126:
-                            n12, p = _uvt(b, p, n12 + 1)
-                            n12 -= 1
-                        if n12 < 0:
-                            raise DecodeError('PartitionData.Isr: null where not nullable')
-                        elif n12 < 64:
-                            e10.isr = [*_ARRAY_i[n12].unpack_from(b, p)]
-                            p += 4 * n12
-                        else:
-                            if n12 > bl - p:
-                                raise DecodeError('PartitionData.Isr: count ' + str(n12) + ' past the end')
-                            e10.isr = [*_struct.Struct('>' + str(n12) + 'i').unpack_from(b, p)]
-                            p += 4 * n12
-                    e10.partition_epoch, = _S2.unpack_from(b, p)
-                    p += 4
-                    e10.leader_recovery_state = 0
-                    if b[p] == 0:  # no tagged fields, the common case
-                        e10.unknown_tagged_fields = None
-                        p += 1
-                    else:
-                        p = _t_AlterPartitionRequest_PartitionData_0(b, p, e10)
-                    xs9.append(e10)
-                e4.partitions = xs9
-            e4.topic_id = UUID_ZERO
+                n12 = h11 - 1
+                if n12 > 126:
+                    n12, p = _uvt(b, p, n12 + 1)
+                    n12 -= 1
+                if n12 < 0:
+                    raise DecodeError('PartitionData.Isr: null where not nullable')
+                elif n12 < 64:
+                    e10.isr = [*_ARRAY_i[n12].unpack_from(b, p)]
+                    p += 4 * n12
+                else:
+                    if n12 > bl - p:
+                        raise DecodeError('PartitionData.Isr: count ' + str(n12) + ' past the end')
+                    e10.isr = [*_struct.Struct('>' + str(n12) + 'i').unpack_from(b, p)]
+                    p += 4 * n12
+            e10.partition_epoch, = _S2.unpack_from(b, p)
+            p += 4
+            e10.leader_recovery_state = 0
             if b[p] == 0:  # no tagged fields, the common case
-                e4.unknown_tagged_fields = None
+                e10.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_AlterPartitionRequest_TopicData_0(b, p, e4)
-            xs3.append(e4)
-        o.topics = xs3
+                p = _t_AlterPartitionRequest_PartitionData_0(b, p, e10)
+            xs9.append(e10)
+        e4.partitions = xs9
+        e4.topic_id = UUID_ZERO
+        if b[p] == 0:  # no tagged fields, the common case
+            e4.unknown_tagged_fields = None
+            p += 1
+        else:
+            p = _t_AlterPartitionRequest_TopicData_0(b, p, e4)
+        xs3.append(e4)
+    o.topics = xs3
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         p += 1
@@ -960,85 +985,90 @@ def _r_AlterPartitionResponse_1(b, p):
     o = _new(AlterPartitionResponse)
     o.throttle_time_ms, o.error_code, h1, = _S8.unpack_from(b, p)
     p += 7
-    n2 = h1 - 1
-    if n2 > 126:
-        n2, p = _uvt(b, p, n2 + 1)
-        n2 -= 1
-    if n2 < 0:
-        raise DecodeError('AlterPartitionResponse.Topics: null where not nullable')
+    if 0 < h1 < 128:
+        n2 = h1 - 1
     else:
+        n2 = h1 - 1
+        if n2 > 126:
+            n2, p = _uvt(b, p, n2 + 1)
+            n2 -= 1
+        if n2 < 0:
+            raise DecodeError('AlterPartitionResponse.Topics: null where not nullable')
         if n2 > bl - p:
             raise DecodeError('AlterPartitionResponse.Topics: count ' + str(n2) + ' past the end')
-        xs3 = []
-        for _ in range(n2):
-            e4 = _new(_AlterPartitionResponse_TopicData)
-            h7 = b[p]
-            if 0 < h7 < 128:
-                q6 = p + h7
-                e4.topic_name = str(b[p + 1:q6], 'utf-8')
-                p = q6
-            else:
-                p += 1
-                n5 = h7 - 1
-                if n5 > 126:
-                    n5, p = _uvt(b, p, n5 + 1)
-                    n5 -= 1
-                if n5 < 0:
-                    raise DecodeError('TopicData.TopicName: null where not nullable')
-                else:
-                    q6 = p + n5
-                    e4.topic_name = str(b[p:q6], 'utf-8')
-                    p = q6
-            n8 = b[p] - 1
+    xs3 = []
+    for _ in range(n2):
+        e4 = _new(_AlterPartitionResponse_TopicData)
+        h7 = b[p]
+        if 0 < h7 < 128:
+            q6 = p + h7
+            e4.topic_name = str(b[p + 1:q6], 'utf-8')
+            p = q6
+        else:
             p += 1
+            n5 = h7 - 1
+            if n5 > 126:
+                n5, p = _uvt(b, p, n5 + 1)
+                n5 -= 1
+            if n5 < 0:
+                raise DecodeError('TopicData.TopicName: null where not nullable')
+            else:
+                q6 = p + n5
+                e4.topic_name = str(b[p:q6], 'utf-8')
+                p = q6
+        h13 = b[p]
+        p += 1
+        if 0 < h13 < 128:
+            n8 = h13 - 1
+        else:
+            n8 = h13 - 1
             if n8 > 126:
                 n8, p = _uvt(b, p, n8 + 1)
                 n8 -= 1
             if n8 < 0:
                 raise DecodeError('TopicData.Partitions: null where not nullable')
+            if n8 > bl - p:
+                raise DecodeError('TopicData.Partitions: count ' + str(n8) + ' past the end')
+        xs9 = []
+        for _ in range(n8):
+            e10 = _new(_AlterPartitionResponse_PartitionData)
+            e10.partition_index, e10.error_code, e10.leader_id, e10.leader_epoch, h11, = _S9.unpack_from(b, p)
+            p += 15
+            if 0 < h11 < 65:
+                e10.isr = [*_UNPACK_i[h11](b, p)]
+                p += 4 * h11 - 4
             else:
-                if n8 > bl - p:
-                    raise DecodeError('TopicData.Partitions: count ' + str(n8) + ' past the end')
-                xs9 = []
-                for _ in range(n8):
-                    e10 = _new(_AlterPartitionResponse_PartitionData)
-                    e10.partition_index, e10.error_code, e10.leader_id, e10.leader_epoch, h11, = _S9.unpack_from(b, p)
-                    p += 15
-                    if 0 < h11 < 65:
-                        e10.isr = [*_UNPACK_i[h11](b, p)]
-                        p += 4 * h11 - 4
-                    else:
-                        n12 = h11 - 1
-                        if n12 > 126:
-                            n12, p = _uvt(b, p, n12 + 1)
-                            n12 -= 1
-                        if n12 < 0:
-                            raise DecodeError('PartitionData.Isr: null where not nullable')
-                        elif n12 < 64:
-                            e10.isr = [*_ARRAY_i[n12].unpack_from(b, p)]
-                            p += 4 * n12
-                        else:
-                            if n12 > bl - p:
-                                raise DecodeError('PartitionData.Isr: count ' + str(n12) + ' past the end')
-                            e10.isr = [*_struct.Struct('>' + str(n12) + 'i').unpack_from(b, p)]
-                            p += 4 * n12
-                    e10.leader_recovery_state, e10.partition_epoch, = _S5.unpack_from(b, p)
-                    p += 5
-                    if b[p] == 0:  # no tagged fields, the common case
-                        e10.unknown_tagged_fields = None
-                        p += 1
-                    else:
-                        p = _t_AlterPartitionRequest_PartitionData_0(b, p, e10)
-                    xs9.append(e10)
-                e4.partitions = xs9
-            e4.topic_id = UUID_ZERO
+                n12 = h11 - 1
+                if n12 > 126:
+                    n12, p = _uvt(b, p, n12 + 1)
+                    n12 -= 1
+                if n12 < 0:
+                    raise DecodeError('PartitionData.Isr: null where not nullable')
+                elif n12 < 64:
+                    e10.isr = [*_ARRAY_i[n12].unpack_from(b, p)]
+                    p += 4 * n12
+                else:
+                    if n12 > bl - p:
+                        raise DecodeError('PartitionData.Isr: count ' + str(n12) + ' past the end')
+                    e10.isr = [*_struct.Struct('>' + str(n12) + 'i').unpack_from(b, p)]
+                    p += 4 * n12
+            e10.leader_recovery_state, e10.partition_epoch, = _S5.unpack_from(b, p)
+            p += 5
             if b[p] == 0:  # no tagged fields, the common case
-                e4.unknown_tagged_fields = None
+                e10.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_AlterPartitionRequest_TopicData_0(b, p, e4)
-            xs3.append(e4)
-        o.topics = xs3
+                p = _t_AlterPartitionRequest_PartitionData_0(b, p, e10)
+            xs9.append(e10)
+        e4.partitions = xs9
+        e4.topic_id = UUID_ZERO
+        if b[p] == 0:  # no tagged fields, the common case
+            e4.unknown_tagged_fields = None
+            p += 1
+        else:
+            p = _t_AlterPartitionRequest_TopicData_0(b, p, e4)
+        xs3.append(e4)
+    o.topics = xs3
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         p += 1
@@ -1104,69 +1134,73 @@ def _r_AlterPartitionResponse_2(b, p):
     o = _new(AlterPartitionResponse)
     o.throttle_time_ms, o.error_code, h1, = _S8.unpack_from(b, p)
     p += 7
-    n2 = h1 - 1
-    if n2 > 126:
-        n2, p = _uvt(b, p, n2 + 1)
-        n2 -= 1
-    if n2 < 0:
-        raise DecodeError('AlterPartitionResponse.Topics: null where not nullable')
+    if 0 < h1 < 128:
+        n2 = h1 - 1
     else:
+        n2 = h1 - 1
+        if n2 > 126:
+            n2, p = _uvt(b, p, n2 + 1)
+            n2 -= 1
+        if n2 < 0:
+            raise DecodeError('AlterPartitionResponse.Topics: null where not nullable')
         if n2 > bl - p:
             raise DecodeError('AlterPartitionResponse.Topics: count ' + str(n2) + ' past the end')
-        xs3 = []
-        for _ in range(n2):
-            e4 = _new(_AlterPartitionResponse_TopicData)
-            e4.topic_id, h5, = _S6.unpack_from(b, p)
-            p += 17
+    xs3 = []
+    for _ in range(n2):
+        e4 = _new(_AlterPartitionResponse_TopicData)
+        e4.topic_id, h5, = _S6.unpack_from(b, p)
+        p += 17
+        if 0 < h5 < 128:
+            n6 = h5 - 1
+        else:
             n6 = h5 - 1
             if n6 > 126:
                 n6, p = _uvt(b, p, n6 + 1)
                 n6 -= 1
             if n6 < 0:
                 raise DecodeError('TopicData.Partitions: null where not nullable')
+            if n6 > bl - p:
+                raise DecodeError('TopicData.Partitions: count ' + str(n6) + ' past the end')
+        xs7 = []
+        for _ in range(n6):
+            e8 = _new(_AlterPartitionResponse_PartitionData)
+            e8.partition_index, e8.error_code, e8.leader_id, e8.leader_epoch, h9, = _S9.unpack_from(b, p)
+            p += 15
+            if 0 < h9 < 65:
+                e8.isr = [*_UNPACK_i[h9](b, p)]
+                p += 4 * h9 - 4
             else:
-                if n6 > bl - p:
-                    raise DecodeError('TopicData.Partitions: count ' + str(n6) + ' past the end')
-                xs7 = []
-                for _ in range(n6):
-                    e8 = _new(_AlterPartitionResponse_PartitionData)
-                    e8.partition_index, e8.error_code, e8.leader_id, e8.leader_epoch, h9, = _S9.unpack_from(b, p)
-                    p += 15
-                    if 0 < h9 < 65:
-                        e8.isr = [*_UNPACK_i[h9](b, p)]
-                        p += 4 * h9 - 4
-                    else:
-                        n10 = h9 - 1
-                        if n10 > 126:
-                            n10, p = _uvt(b, p, n10 + 1)
-                            n10 -= 1
-                        if n10 < 0:
-                            raise DecodeError('PartitionData.Isr: null where not nullable')
-                        elif n10 < 64:
-                            e8.isr = [*_ARRAY_i[n10].unpack_from(b, p)]
-                            p += 4 * n10
-                        else:
-                            if n10 > bl - p:
-                                raise DecodeError('PartitionData.Isr: count ' + str(n10) + ' past the end')
-                            e8.isr = [*_struct.Struct('>' + str(n10) + 'i').unpack_from(b, p)]
-                            p += 4 * n10
-                    e8.leader_recovery_state, e8.partition_epoch, = _S5.unpack_from(b, p)
-                    p += 5
-                    if b[p] == 0:  # no tagged fields, the common case
-                        e8.unknown_tagged_fields = None
-                        p += 1
-                    else:
-                        p = _t_AlterPartitionRequest_PartitionData_0(b, p, e8)
-                    xs7.append(e8)
-                e4.partitions = xs7
-            e4.topic_name = ''
+                n10 = h9 - 1
+                if n10 > 126:
+                    n10, p = _uvt(b, p, n10 + 1)
+                    n10 -= 1
+                if n10 < 0:
+                    raise DecodeError('PartitionData.Isr: null where not nullable')
+                elif n10 < 64:
+                    e8.isr = [*_ARRAY_i[n10].unpack_from(b, p)]
+                    p += 4 * n10
+                else:
+                    if n10 > bl - p:
+                        raise DecodeError('PartitionData.Isr: count ' + str(n10) + ' past the end')
+                    e8.isr = [*_struct.Struct('>' + str(n10) + 'i').unpack_from(b, p)]
+                    p += 4 * n10
+            e8.leader_recovery_state, e8.partition_epoch, = _S5.unpack_from(b, p)
+            p += 5
             if b[p] == 0:  # no tagged fields, the common case
-                e4.unknown_tagged_fields = None
+                e8.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_AlterPartitionRequest_TopicData_0(b, p, e4)
-            xs3.append(e4)
-        o.topics = xs3
+                p = _t_AlterPartitionRequest_PartitionData_0(b, p, e8)
+            xs7.append(e8)
+        e4.partitions = xs7
+        e4.topic_name = ''
+        if b[p] == 0:  # no tagged fields, the common case
+            e4.unknown_tagged_fields = None
+            p += 1
+        else:
+            p = _t_AlterPartitionRequest_TopicData_0(b, p, e4)
+        xs3.append(e4)
+    o.topics = xs3
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         p += 1

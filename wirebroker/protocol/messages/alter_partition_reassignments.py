@@ -196,84 +196,89 @@ def _r_AlterPartitionReassignmentsRequest_0(b, p):
     o = _new(AlterPartitionReassignmentsRequest)
     o.timeout_ms, h1, = _S0.unpack_from(b, p)
     p += 5
-    n2 = h1 - 1
-    if n2 > 126:
-        n2, p = _uvt(b, p, n2 + 1)
-        n2 -= 1
-    if n2 < 0:
-        raise DecodeError('AlterPartitionReassignmentsRequest.Topics: null where not nullable')
+    if 0 < h1 < 128:
+        n2 = h1 - 1
     else:
+        n2 = h1 - 1
+        if n2 > 126:
+            n2, p = _uvt(b, p, n2 + 1)
+            n2 -= 1
+        if n2 < 0:
+            raise DecodeError('AlterPartitionReassignmentsRequest.Topics: null where not nullable')
         if n2 > bl - p:
             raise DecodeError('AlterPartitionReassignmentsRequest.Topics: count ' + str(n2) + ' past the end')
-        xs3 = []
-        for _ in range(n2):
-            e4 = _new(_AlterPartitionReassignmentsRequest_ReassignableTopic)
-            h7 = b[p]
-            if 0 < h7 < 128:
-                q6 = p + h7
-                e4.name = str(b[p + 1:q6], 'utf-8')
-                p = q6
-            else:
-                p += 1
-                n5 = h7 - 1
-                if n5 > 126:
-                    n5, p = _uvt(b, p, n5 + 1)
-                    n5 -= 1
-                if n5 < 0:
-                    raise DecodeError('ReassignableTopic.Name: null where not nullable')
-                else:
-                    q6 = p + n5
-                    e4.name = str(b[p:q6], 'utf-8')
-                    p = q6
-            n8 = b[p] - 1
+    xs3 = []
+    for _ in range(n2):
+        e4 = _new(_AlterPartitionReassignmentsRequest_ReassignableTopic)
+        h7 = b[p]
+        if 0 < h7 < 128:
+            q6 = p + h7
+            e4.name = str(b[p + 1:q6], 'utf-8')
+            p = q6
+        else:
             p += 1
+            n5 = h7 - 1
+            if n5 > 126:
+                n5, p = _uvt(b, p, n5 + 1)
+                n5 -= 1
+            if n5 < 0:
+                raise DecodeError('ReassignableTopic.Name: null where not nullable')
+            else:
+                q6 = p + n5
+                e4.name = str(b[p:q6], 'utf-8')
+                p = q6
+        h13 = b[p]
+        p += 1
+        if 0 < h13 < 128:
+            n8 = h13 - 1
+        else:
+            n8 = h13 - 1
             if n8 > 126:
                 n8, p = _uvt(b, p, n8 + 1)
                 n8 -= 1
             if n8 < 0:
                 raise DecodeError('ReassignableTopic.Partitions: null where not nullable')
+            if n8 > bl - p:
+                raise DecodeError('ReassignableTopic.Partitions: count ' + str(n8) + ' past the end')
+        xs9 = []
+        for _ in range(n8):
+            e10 = _new(_AlterPartitionReassignmentsRequest_ReassignablePartition)
+            e10.partition_index, h11, = _S0.unpack_from(b, p)
+            p += 5
+            if 0 < h11 < 65:
+                e10.replicas = [*_UNPACK_i[h11](b, p)]
+                p += 4 * h11 - 4
+            elif h11 == 0:
+                e10.replicas = None
             else:
-                if n8 > bl - p:
-                    raise DecodeError('ReassignableTopic.Partitions: count ' + str(n8) + ' past the end')
-                xs9 = []
-                for _ in range(n8):
-                    e10 = _new(_AlterPartitionReassignmentsRequest_ReassignablePartition)
-                    e10.partition_index, h11, = _S0.unpack_from(b, p)
-                    p += 5
-                    if 0 < h11 < 65:
-                        e10.replicas = [*_UNPACK_i[h11](b, p)]
-                        p += 4 * h11 - 4
-                    elif h11 == 0:
-                        e10.replicas = None
-                    else:
-                        n12 = h11 - 1
-                        if n12 > 126:
-                            n12, p = _uvt(b, p, n12 + 1)
-                            n12 -= 1
-                        if n12 < 0:
-                            e10.replicas = None
-                        elif n12 < 64:
-                            e10.replicas = [*_ARRAY_i[n12].unpack_from(b, p)]
-                            p += 4 * n12
-                        else:
-                            if n12 > bl - p:
-                                raise DecodeError('ReassignablePartition.Replicas: count ' + str(n12) + ' past the end')
-                            e10.replicas = [*_struct.Struct('>' + str(n12) + 'i').unpack_from(b, p)]
-                            p += 4 * n12
-                    if b[p] == 0:  # no tagged fields, the common case
-                        e10.unknown_tagged_fields = None
-                        p += 1
-                    else:
-                        p = _t_AlterPartitionReassignmentsRequest_ReassignablePartition_0(b, p, e10)
-                    xs9.append(e10)
-                e4.partitions = xs9
+                n12 = h11 - 1
+                if n12 > 126:
+                    n12, p = _uvt(b, p, n12 + 1)
+                    n12 -= 1
+                if n12 < 0:
+                    e10.replicas = None
+                elif n12 < 64:
+                    e10.replicas = [*_ARRAY_i[n12].unpack_from(b, p)]
+                    p += 4 * n12
+                else:
+                    if n12 > bl - p:
+                        raise DecodeError('ReassignablePartition.Replicas: count ' + str(n12) + ' past the end')
+                    e10.replicas = [*_struct.Struct('>' + str(n12) + 'i').unpack_from(b, p)]
+                    p += 4 * n12
             if b[p] == 0:  # no tagged fields, the common case
-                e4.unknown_tagged_fields = None
+                e10.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_AlterPartitionReassignmentsRequest_ReassignableTopic_0(b, p, e4)
-            xs3.append(e4)
-        o.topics = xs3
+                p = _t_AlterPartitionReassignmentsRequest_ReassignablePartition_0(b, p, e10)
+            xs9.append(e10)
+        e4.partitions = xs9
+        if b[p] == 0:  # no tagged fields, the common case
+            e4.unknown_tagged_fields = None
+            p += 1
+        else:
+            p = _t_AlterPartitionReassignmentsRequest_ReassignableTopic_0(b, p, e4)
+        xs3.append(e4)
+    o.topics = xs3
     o.allow_replication_factor_change = True
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
@@ -344,84 +349,89 @@ def _r_AlterPartitionReassignmentsRequest_1(b, p):
     o = _new(AlterPartitionReassignmentsRequest)
     o.timeout_ms, o.allow_replication_factor_change, h1, = _S2.unpack_from(b, p)
     p += 6
-    n2 = h1 - 1
-    if n2 > 126:
-        n2, p = _uvt(b, p, n2 + 1)
-        n2 -= 1
-    if n2 < 0:
-        raise DecodeError('AlterPartitionReassignmentsRequest.Topics: null where not nullable')
+    if 0 < h1 < 128:
+        n2 = h1 - 1
     else:
+        n2 = h1 - 1
+        if n2 > 126:
+            n2, p = _uvt(b, p, n2 + 1)
+            n2 -= 1
+        if n2 < 0:
+            raise DecodeError('AlterPartitionReassignmentsRequest.Topics: null where not nullable')
         if n2 > bl - p:
             raise DecodeError('AlterPartitionReassignmentsRequest.Topics: count ' + str(n2) + ' past the end')
-        xs3 = []
-        for _ in range(n2):
-            e4 = _new(_AlterPartitionReassignmentsRequest_ReassignableTopic)
-            h7 = b[p]
-            if 0 < h7 < 128:
-                q6 = p + h7
-                e4.name = str(b[p + 1:q6], 'utf-8')
-                p = q6
-            else:
-                p += 1
-                n5 = h7 - 1
-                if n5 > 126:
-                    n5, p = _uvt(b, p, n5 + 1)
-                    n5 -= 1
-                if n5 < 0:
-                    raise DecodeError('ReassignableTopic.Name: null where not nullable')
-                else:
-                    q6 = p + n5
-                    e4.name = str(b[p:q6], 'utf-8')
-                    p = q6
-            n8 = b[p] - 1
+    xs3 = []
+    for _ in range(n2):
+        e4 = _new(_AlterPartitionReassignmentsRequest_ReassignableTopic)
+        h7 = b[p]
+        if 0 < h7 < 128:
+            q6 = p + h7
+            e4.name = str(b[p + 1:q6], 'utf-8')
+            p = q6
+        else:
             p += 1
+            n5 = h7 - 1
+            if n5 > 126:
+                n5, p = _uvt(b, p, n5 + 1)
+                n5 -= 1
+            if n5 < 0:
+                raise DecodeError('ReassignableTopic.Name: null where not nullable')
+            else:
+                q6 = p + n5
+                e4.name = str(b[p:q6], 'utf-8')
+                p = q6
+        h13 = b[p]
+        p += 1
+        if 0 < h13 < 128:
+            n8 = h13 - 1
+        else:
+            n8 = h13 - 1
             if n8 > 126:
                 n8, p = _uvt(b, p, n8 + 1)
                 n8 -= 1
             if n8 < 0:
                 raise DecodeError('ReassignableTopic.Partitions: null where not nullable')
+            if n8 > bl - p:
+                raise DecodeError('ReassignableTopic.Partitions: count ' + str(n8) + ' past the end')
+        xs9 = []
+        for _ in range(n8):
+            e10 = _new(_AlterPartitionReassignmentsRequest_ReassignablePartition)
+            e10.partition_index, h11, = _S0.unpack_from(b, p)
+            p += 5
+            if 0 < h11 < 65:
+                e10.replicas = [*_UNPACK_i[h11](b, p)]
+                p += 4 * h11 - 4
+            elif h11 == 0:
+                e10.replicas = None
             else:
-                if n8 > bl - p:
-                    raise DecodeError('ReassignableTopic.Partitions: count ' + str(n8) + ' past the end')
-                xs9 = []
-                for _ in range(n8):
-                    e10 = _new(_AlterPartitionReassignmentsRequest_ReassignablePartition)
-                    e10.partition_index, h11, = _S0.unpack_from(b, p)
-                    p += 5
-                    if 0 < h11 < 65:
-                        e10.replicas = [*_UNPACK_i[h11](b, p)]
-                        p += 4 * h11 - 4
-                    elif h11 == 0:
-                        e10.replicas = None
-                    else:
-                        n12 = h11 - 1
-                        if n12 > 126:
-                            n12, p = _uvt(b, p, n12 + 1)
-                            n12 -= 1
-                        if n12 < 0:
-                            e10.replicas = None
-                        elif n12 < 64:
-                            e10.replicas = [*_ARRAY_i[n12].unpack_from(b, p)]
-                            p += 4 * n12
-                        else:
-                            if n12 > bl - p:
-                                raise DecodeError('ReassignablePartition.Replicas: count ' + str(n12) + ' past the end')
-                            e10.replicas = [*_struct.Struct('>' + str(n12) + 'i').unpack_from(b, p)]
-                            p += 4 * n12
-                    if b[p] == 0:  # no tagged fields, the common case
-                        e10.unknown_tagged_fields = None
-                        p += 1
-                    else:
-                        p = _t_AlterPartitionReassignmentsRequest_ReassignablePartition_0(b, p, e10)
-                    xs9.append(e10)
-                e4.partitions = xs9
+                n12 = h11 - 1
+                if n12 > 126:
+                    n12, p = _uvt(b, p, n12 + 1)
+                    n12 -= 1
+                if n12 < 0:
+                    e10.replicas = None
+                elif n12 < 64:
+                    e10.replicas = [*_ARRAY_i[n12].unpack_from(b, p)]
+                    p += 4 * n12
+                else:
+                    if n12 > bl - p:
+                        raise DecodeError('ReassignablePartition.Replicas: count ' + str(n12) + ' past the end')
+                    e10.replicas = [*_struct.Struct('>' + str(n12) + 'i').unpack_from(b, p)]
+                    p += 4 * n12
             if b[p] == 0:  # no tagged fields, the common case
-                e4.unknown_tagged_fields = None
+                e10.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_AlterPartitionReassignmentsRequest_ReassignableTopic_0(b, p, e4)
-            xs3.append(e4)
-        o.topics = xs3
+                p = _t_AlterPartitionReassignmentsRequest_ReassignablePartition_0(b, p, e10)
+            xs9.append(e10)
+        e4.partitions = xs9
+        if b[p] == 0:  # no tagged fields, the common case
+            e4.unknown_tagged_fields = None
+            p += 1
+        else:
+            p = _t_AlterPartitionReassignmentsRequest_ReassignableTopic_0(b, p, e4)
+        xs3.append(e4)
+    o.topics = xs3
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         p += 1
@@ -575,82 +585,88 @@ def _r_AlterPartitionReassignmentsResponse_0(b, p):
             q3 = p + n2
             o.error_message = str(b[p:q3], 'utf-8')
             p = q3
-    n4 = b[p] - 1
+    h17 = b[p]
     p += 1
-    if n4 > 126:
-        n4, p = _uvt(b, p, n4 + 1)
-        n4 -= 1
-    if n4 < 0:
-        raise DecodeError('AlterPartitionReassignmentsResponse.Responses: null where not nullable')
+    if 0 < h17 < 128:
+        n4 = h17 - 1
     else:
+        n4 = h17 - 1
+        if n4 > 126:
+            n4, p = _uvt(b, p, n4 + 1)
+            n4 -= 1
+        if n4 < 0:
+            raise DecodeError('AlterPartitionReassignmentsResponse.Responses: null where not nullable')
         if n4 > bl - p:
             raise DecodeError('AlterPartitionReassignmentsResponse.Responses: count ' + str(n4) + ' past the end')
-        xs5 = []
-        for _ in range(n4):
-            e6 = _new(_AlterPartitionReassignmentsResponse_ReassignableTopicResponse)
-            h9 = b[p]
-            if 0 < h9 < 128:
-                q8 = p + h9
-                e6.name = str(b[p + 1:q8], 'utf-8')
-                p = q8
-            else:
-                p += 1
-                n7 = h9 - 1
-                if n7 > 126:
-                    n7, p = _uvt(b, p, n7 + 1)
-                    n7 -= 1
-                if n7 < 0:
-                    raise DecodeError('ReassignableTopicResponse.Name: null where not nullable')
-                else:
-                    q8 = p + n7
-                    e6.name = str(b[p:q8], 'utf-8')
-                    p = q8
-            n10 = b[p] - 1
+    xs5 = []
+    for _ in range(n4):
+        e6 = _new(_AlterPartitionReassignmentsResponse_ReassignableTopicResponse)
+        h9 = b[p]
+        if 0 < h9 < 128:
+            q8 = p + h9
+            e6.name = str(b[p + 1:q8], 'utf-8')
+            p = q8
+        else:
             p += 1
+            n7 = h9 - 1
+            if n7 > 126:
+                n7, p = _uvt(b, p, n7 + 1)
+                n7 -= 1
+            if n7 < 0:
+                raise DecodeError('ReassignableTopicResponse.Name: null where not nullable')
+            else:
+                q8 = p + n7
+                e6.name = str(b[p:q8], 'utf-8')
+                p = q8
+        h16 = b[p]
+        p += 1
+        if 0 < h16 < 128:
+            n10 = h16 - 1
+        else:
+            n10 = h16 - 1
             if n10 > 126:
                 n10, p = _uvt(b, p, n10 + 1)
                 n10 -= 1
             if n10 < 0:
                 raise DecodeError('ReassignableTopicResponse.Partitions: null where not nullable')
+            if n10 > bl - p:
+                raise DecodeError('ReassignableTopicResponse.Partitions: count ' + str(n10) + ' past the end')
+        xs11 = []
+        for _ in range(n10):
+            e12 = _new(_AlterPartitionReassignmentsResponse_ReassignablePartitionResponse)
+            e12.partition_index, e12.error_code, h13, = _S4.unpack_from(b, p)
+            p += 7
+            if 0 < h13 < 128:
+                q15 = p + h13 - 1
+                e12.error_message = str(b[p:q15], 'utf-8')
+                p = q15
+            elif h13 == 0:
+                e12.error_message = None
             else:
-                if n10 > bl - p:
-                    raise DecodeError('ReassignableTopicResponse.Partitions: count ' + str(n10) + ' past the end')
-                xs11 = []
-                for _ in range(n10):
-                    e12 = _new(_AlterPartitionReassignmentsResponse_ReassignablePartitionResponse)
-                    e12.partition_index, e12.error_code, h13, = _S4.unpack_from(b, p)
-                    p += 7
-                    if 0 < h13 < 128:
-                        q15 = p + h13 - 1
-                        e12.error_message = str(b[p:q15], 'utf-8')
-                        p = q15
-                    elif h13 == 0:
-                        e12.error_message = None
-                    else:
-                        n14 = h13 - 1
-                        if n14 > 126:
-                            n14, p = _uvt(b, p, n14 + 1)
-                            n14 -= 1
-                        if n14 < 0:
-                            e12.error_message = None
-                        else:
-                            q15 = p + n14
-                            e12.error_message = str(b[p:q15], 'utf-8')
-                            p = q15
-                    if b[p] == 0:  # no tagged fields, the common case
-                        e12.unknown_tagged_fields = None
-                        p += 1
-                    else:
-                        p = _t_AlterPartitionReassignmentsResponse_ReassignablePartitionResponse_0(b, p, e12)
-                    xs11.append(e12)
-                e6.partitions = xs11
+                n14 = h13 - 1
+                if n14 > 126:
+                    n14, p = _uvt(b, p, n14 + 1)
+                    n14 -= 1
+                if n14 < 0:
+                    e12.error_message = None
+                else:
+                    q15 = p + n14
+                    e12.error_message = str(b[p:q15], 'utf-8')
+                    p = q15
             if b[p] == 0:  # no tagged fields, the common case
-                e6.unknown_tagged_fields = None
+                e12.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_AlterPartitionReassignmentsResponse_ReassignableTopicResponse_0(b, p, e6)
-            xs5.append(e6)
-        o.responses = xs5
+                p = _t_AlterPartitionReassignmentsResponse_ReassignablePartitionResponse_0(b, p, e12)
+            xs11.append(e12)
+        e6.partitions = xs11
+        if b[p] == 0:  # no tagged fields, the common case
+            e6.unknown_tagged_fields = None
+            p += 1
+        else:
+            p = _t_AlterPartitionReassignmentsResponse_ReassignableTopicResponse_0(b, p, e6)
+        xs5.append(e6)
+    o.responses = xs5
     o.allow_replication_factor_change = True
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
@@ -745,82 +761,88 @@ def _r_AlterPartitionReassignmentsResponse_1(b, p):
             q3 = p + n2
             o.error_message = str(b[p:q3], 'utf-8')
             p = q3
-    n4 = b[p] - 1
+    h17 = b[p]
     p += 1
-    if n4 > 126:
-        n4, p = _uvt(b, p, n4 + 1)
-        n4 -= 1
-    if n4 < 0:
-        raise DecodeError('AlterPartitionReassignmentsResponse.Responses: null where not nullable')
+    if 0 < h17 < 128:
+        n4 = h17 - 1
     else:
+        n4 = h17 - 1
+        if n4 > 126:
+            n4, p = _uvt(b, p, n4 + 1)
+            n4 -= 1
+        if n4 < 0:
+            raise DecodeError('AlterPartitionReassignmentsResponse.Responses: null where not nullable')
         if n4 > bl - p:
             raise DecodeError('AlterPartitionReassignmentsResponse.Responses: count ' + str(n4) + ' past the end')
-        xs5 = []
-        for _ in range(n4):
-            e6 = _new(_AlterPartitionReassignmentsResponse_ReassignableTopicResponse)
-            h9 = b[p]
-            if 0 < h9 < 128:
-                q8 = p + h9
-                e6.name = str(b[p + 1:q8], 'utf-8')
-                p = q8
-            else:
-                p += 1
-                n7 = h9 - 1
-                if n7 > 126:
-                    n7, p = _uvt(b, p, n7 + 1)
-                    n7 -= 1
-                if n7 < 0:
-                    raise DecodeError('ReassignableTopicResponse.Name: null where not nullable')
-                else:
-                    q8 = p + n7
-                    e6.name = str(b[p:q8], 'utf-8')
-                    p = q8
-            n10 = b[p] - 1
+    xs5 = []
+    for _ in range(n4):
+        e6 = _new(_AlterPartitionReassignmentsResponse_ReassignableTopicResponse)
+        h9 = b[p]
+        if 0 < h9 < 128:
+            q8 = p + h9
+            e6.name = str(b[p + 1:q8], 'utf-8')
+            p = q8
+        else:
             p += 1
+            n7 = h9 - 1
+            if n7 > 126:
+                n7, p = _uvt(b, p, n7 + 1)
+                n7 -= 1
+            if n7 < 0:
+                raise DecodeError('ReassignableTopicResponse.Name: null where not nullable')
+            else:
+                q8 = p + n7
+                e6.name = str(b[p:q8], 'utf-8')
+                p = q8
+        h16 = b[p]
+        p += 1
+        if 0 < h16 < 128:
+            n10 = h16 - 1
+        else:
+            n10 = h16 - 1
             if n10 > 126:
                 n10, p = _uvt(b, p, n10 + 1)
                 n10 -= 1
             if n10 < 0:
                 raise DecodeError('ReassignableTopicResponse.Partitions: null where not nullable')
+            if n10 > bl - p:
+                raise DecodeError('ReassignableTopicResponse.Partitions: count ' + str(n10) + ' past the end')
+        xs11 = []
+        for _ in range(n10):
+            e12 = _new(_AlterPartitionReassignmentsResponse_ReassignablePartitionResponse)
+            e12.partition_index, e12.error_code, h13, = _S4.unpack_from(b, p)
+            p += 7
+            if 0 < h13 < 128:
+                q15 = p + h13 - 1
+                e12.error_message = str(b[p:q15], 'utf-8')
+                p = q15
+            elif h13 == 0:
+                e12.error_message = None
             else:
-                if n10 > bl - p:
-                    raise DecodeError('ReassignableTopicResponse.Partitions: count ' + str(n10) + ' past the end')
-                xs11 = []
-                for _ in range(n10):
-                    e12 = _new(_AlterPartitionReassignmentsResponse_ReassignablePartitionResponse)
-                    e12.partition_index, e12.error_code, h13, = _S4.unpack_from(b, p)
-                    p += 7
-                    if 0 < h13 < 128:
-                        q15 = p + h13 - 1
-                        e12.error_message = str(b[p:q15], 'utf-8')
-                        p = q15
-                    elif h13 == 0:
-                        e12.error_message = None
-                    else:
-                        n14 = h13 - 1
-                        if n14 > 126:
-                            n14, p = _uvt(b, p, n14 + 1)
-                            n14 -= 1
-                        if n14 < 0:
-                            e12.error_message = None
-                        else:
-                            q15 = p + n14
-                            e12.error_message = str(b[p:q15], 'utf-8')
-                            p = q15
-                    if b[p] == 0:  # no tagged fields, the common case
-                        e12.unknown_tagged_fields = None
-                        p += 1
-                    else:
-                        p = _t_AlterPartitionReassignmentsResponse_ReassignablePartitionResponse_0(b, p, e12)
-                    xs11.append(e12)
-                e6.partitions = xs11
+                n14 = h13 - 1
+                if n14 > 126:
+                    n14, p = _uvt(b, p, n14 + 1)
+                    n14 -= 1
+                if n14 < 0:
+                    e12.error_message = None
+                else:
+                    q15 = p + n14
+                    e12.error_message = str(b[p:q15], 'utf-8')
+                    p = q15
             if b[p] == 0:  # no tagged fields, the common case
-                e6.unknown_tagged_fields = None
+                e12.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_AlterPartitionReassignmentsResponse_ReassignableTopicResponse_0(b, p, e6)
-            xs5.append(e6)
-        o.responses = xs5
+                p = _t_AlterPartitionReassignmentsResponse_ReassignablePartitionResponse_0(b, p, e12)
+            xs11.append(e12)
+        e6.partitions = xs11
+        if b[p] == 0:  # no tagged fields, the common case
+            e6.unknown_tagged_fields = None
+            p += 1
+        else:
+            p = _t_AlterPartitionReassignmentsResponse_ReassignableTopicResponse_0(b, p, e6)
+        xs5.append(e6)
+    o.responses = xs5
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         p += 1

@@ -271,100 +271,106 @@ def _t_AlterReplicaLogDirsRequest_0(b, p, o):
 def _r_AlterReplicaLogDirsRequest_1(b, p):
     bl = len(b)
     o = _new(AlterReplicaLogDirsRequest)
-    n1 = b[p] - 1
+    h16 = b[p]
     p += 1
-    if n1 > 126:
-        n1, p = _uvt(b, p, n1 + 1)
-        n1 -= 1
-    if n1 < 0:
-        raise DecodeError('AlterReplicaLogDirsRequest.Dirs: null where not nullable')
+    if 0 < h16 < 128:
+        n1 = h16 - 1
     else:
+        n1 = h16 - 1
+        if n1 > 126:
+            n1, p = _uvt(b, p, n1 + 1)
+            n1 -= 1
+        if n1 < 0:
+            raise DecodeError('AlterReplicaLogDirsRequest.Dirs: null where not nullable')
         if n1 > bl - p:
             raise DecodeError('AlterReplicaLogDirsRequest.Dirs: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3 = _new(_AlterReplicaLogDirsRequest_AlterReplicaLogDir)
-            h6 = b[p]
-            if 0 < h6 < 128:
-                q5 = p + h6
-                e3.path = str(b[p + 1:q5], 'utf-8')
-                p = q5
-            else:
-                p += 1
-                n4 = h6 - 1
-                if n4 > 126:
-                    n4, p = _uvt(b, p, n4 + 1)
-                    n4 -= 1
-                if n4 < 0:
-                    raise DecodeError('AlterReplicaLogDir.Path: null where not nullable')
-                else:
-                    q5 = p + n4
-                    e3.path = str(b[p:q5], 'utf-8')
-                    p = q5
-            n7 = b[p] - 1
+    xs2 = []
+    for _ in range(n1):
+        e3 = _new(_AlterReplicaLogDirsRequest_AlterReplicaLogDir)
+        h6 = b[p]
+        if 0 < h6 < 128:
+            q5 = p + h6
+            e3.path = str(b[p + 1:q5], 'utf-8')
+            p = q5
+        else:
             p += 1
+            n4 = h6 - 1
+            if n4 > 126:
+                n4, p = _uvt(b, p, n4 + 1)
+                n4 -= 1
+            if n4 < 0:
+                raise DecodeError('AlterReplicaLogDir.Path: null where not nullable')
+            else:
+                q5 = p + n4
+                e3.path = str(b[p:q5], 'utf-8')
+                p = q5
+        h15 = b[p]
+        p += 1
+        if 0 < h15 < 128:
+            n7 = h15 - 1
+        else:
+            n7 = h15 - 1
             if n7 > 126:
                 n7, p = _uvt(b, p, n7 + 1)
                 n7 -= 1
             if n7 < 0:
                 raise DecodeError('AlterReplicaLogDir.Topics: null where not nullable')
+            if n7 > bl - p:
+                raise DecodeError('AlterReplicaLogDir.Topics: count ' + str(n7) + ' past the end')
+        xs8 = []
+        for _ in range(n7):
+            e9 = _new(_AlterReplicaLogDirsRequest_AlterReplicaLogDirTopic)
+            h12 = b[p]
+            if 0 < h12 < 128:
+                q11 = p + h12
+                e9.name = str(b[p + 1:q11], 'utf-8')
+                p = q11
             else:
-                if n7 > bl - p:
-                    raise DecodeError('AlterReplicaLogDir.Topics: count ' + str(n7) + ' past the end')
-                xs8 = []
-                for _ in range(n7):
-                    e9 = _new(_AlterReplicaLogDirsRequest_AlterReplicaLogDirTopic)
-                    h12 = b[p]
-                    if 0 < h12 < 128:
-                        q11 = p + h12
-                        e9.name = str(b[p + 1:q11], 'utf-8')
-                        p = q11
-                    else:
-                        p += 1
-                        n10 = h12 - 1
-                        if n10 > 126:
-                            n10, p = _uvt(b, p, n10 + 1)
-                            n10 -= 1
-                        if n10 < 0:
-                            raise DecodeError('AlterReplicaLogDirTopic.Name: null where not nullable')
-                        else:
-                            q11 = p + n10
-                            e9.name = str(b[p:q11], 'utf-8')
-                            p = q11
-                    h14 = b[p]
-                    if 0 < h14 < 65:
-                        e9.partitions = [*_UNPACK_i[h14](b, p + 1)]
-                        p += 4 * h14 - 3
-                    else:
-                        p += 1
-                        n13 = h14 - 1
-                        if n13 > 126:
-                            n13, p = _uvt(b, p, n13 + 1)
-                            n13 -= 1
-                        if n13 < 0:
-                            raise DecodeError('AlterReplicaLogDirTopic.Partitions: null where not nullable')
-                        elif n13 < 64:
-                            e9.partitions = [*_ARRAY_i[n13].unpack_from(b, p)]
-                            p += 4 * n13
-                        else:
-                            if n13 > bl - p:
-                                raise DecodeError('AlterReplicaLogDirTopic.Partitions: count ' + str(n13) + ' past the end')
-                            e9.partitions = [*_struct.Struct('>' + str(n13) + 'i').unpack_from(b, p)]
-                            p += 4 * n13
-                    if b[p] == 0:  # no tagged fields, the common case
-                        e9.unknown_tagged_fields = None
-                        p += 1
-                    else:
-                        p = _t_AlterReplicaLogDirsRequest_AlterReplicaLogDirTopic_0(b, p, e9)
-                    xs8.append(e9)
-                e3.topics = xs8
+                p += 1
+                n10 = h12 - 1
+                if n10 > 126:
+                    n10, p = _uvt(b, p, n10 + 1)
+                    n10 -= 1
+                if n10 < 0:
+                    raise DecodeError('AlterReplicaLogDirTopic.Name: null where not nullable')
+                else:
+                    q11 = p + n10
+                    e9.name = str(b[p:q11], 'utf-8')
+                    p = q11
+            h14 = b[p]
+            if 0 < h14 < 65:
+                e9.partitions = [*_UNPACK_i[h14](b, p + 1)]
+                p += 4 * h14 - 3
+            else:
+                p += 1
+                n13 = h14 - 1
+                if n13 > 126:
+                    n13, p = _uvt(b, p, n13 + 1)
+                    n13 -= 1
+                if n13 < 0:
+                    raise DecodeError('AlterReplicaLogDirTopic.Partitions: null where not nullable')
+                elif n13 < 64:
+                    e9.partitions = [*_ARRAY_i[n13].unpack_from(b, p)]
+                    p += 4 * n13
+                else:
+                    if n13 > bl - p:
+                        raise DecodeError('AlterReplicaLogDirTopic.Partitions: count ' + str(n13) + ' past the end')
+                    e9.partitions = [*_struct.Struct('>' + str(n13) + 'i').unpack_from(b, p)]
+                    p += 4 * n13
             if b[p] == 0:  # no tagged fields, the common case
-                e3.unknown_tagged_fields = None
+                e9.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_AlterReplicaLogDirsRequest_AlterReplicaLogDir_0(b, p, e3)
-            xs2.append(e3)
-        o.dirs = xs2
+                p = _t_AlterReplicaLogDirsRequest_AlterReplicaLogDirTopic_0(b, p, e9)
+            xs8.append(e9)
+        e3.topics = xs8
+        if b[p] == 0:  # no tagged fields, the common case
+            e3.unknown_tagged_fields = None
+            p += 1
+        else:
+            p = _t_AlterReplicaLogDirsRequest_AlterReplicaLogDir_0(b, p, e3)
+        xs2.append(e3)
+    o.dirs = xs2
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         p += 1
@@ -565,64 +571,69 @@ def _r_AlterReplicaLogDirsResponse_1(b, p):
     o = _new(AlterReplicaLogDirsResponse)
     o.throttle_time_ms, h1, = _S4.unpack_from(b, p)
     p += 5
-    n2 = h1 - 1
-    if n2 > 126:
-        n2, p = _uvt(b, p, n2 + 1)
-        n2 -= 1
-    if n2 < 0:
-        raise DecodeError('AlterReplicaLogDirsResponse.Results: null where not nullable')
+    if 0 < h1 < 128:
+        n2 = h1 - 1
     else:
+        n2 = h1 - 1
+        if n2 > 126:
+            n2, p = _uvt(b, p, n2 + 1)
+            n2 -= 1
+        if n2 < 0:
+            raise DecodeError('AlterReplicaLogDirsResponse.Results: null where not nullable')
         if n2 > bl - p:
             raise DecodeError('AlterReplicaLogDirsResponse.Results: count ' + str(n2) + ' past the end')
-        xs3 = []
-        for _ in range(n2):
-            e4 = _new(_AlterReplicaLogDirsResponse_AlterReplicaLogDirTopicResult)
-            h7 = b[p]
-            if 0 < h7 < 128:
-                q6 = p + h7
-                e4.topic_name = str(b[p + 1:q6], 'utf-8')
-                p = q6
-            else:
-                p += 1
-                n5 = h7 - 1
-                if n5 > 126:
-                    n5, p = _uvt(b, p, n5 + 1)
-                    n5 -= 1
-                if n5 < 0:
-                    raise DecodeError('AlterReplicaLogDirTopicResult.TopicName: null where not nullable')
-                else:
-                    q6 = p + n5
-                    e4.topic_name = str(b[p:q6], 'utf-8')
-                    p = q6
-            n8 = b[p] - 1
+    xs3 = []
+    for _ in range(n2):
+        e4 = _new(_AlterReplicaLogDirsResponse_AlterReplicaLogDirTopicResult)
+        h7 = b[p]
+        if 0 < h7 < 128:
+            q6 = p + h7
+            e4.topic_name = str(b[p + 1:q6], 'utf-8')
+            p = q6
+        else:
             p += 1
+            n5 = h7 - 1
+            if n5 > 126:
+                n5, p = _uvt(b, p, n5 + 1)
+                n5 -= 1
+            if n5 < 0:
+                raise DecodeError('AlterReplicaLogDirTopicResult.TopicName: null where not nullable')
+            else:
+                q6 = p + n5
+                e4.topic_name = str(b[p:q6], 'utf-8')
+                p = q6
+        h11 = b[p]
+        p += 1
+        if 0 < h11 < 128:
+            n8 = h11 - 1
+        else:
+            n8 = h11 - 1
             if n8 > 126:
                 n8, p = _uvt(b, p, n8 + 1)
                 n8 -= 1
             if n8 < 0:
                 raise DecodeError('AlterReplicaLogDirTopicResult.Partitions: null where not nullable')
-            else:
-                if n8 > bl - p:
-                    raise DecodeError('AlterReplicaLogDirTopicResult.Partitions: count ' + str(n8) + ' past the end')
-                xs9 = []
-                for _ in range(n8):
-                    e10 = _new(_AlterReplicaLogDirsResponse_AlterReplicaLogDirPartitionResult)
-                    e10.partition_index, e10.error_code, = _S3.unpack_from(b, p)
-                    p += 6
-                    if b[p] == 0:  # no tagged fields, the common case
-                        e10.unknown_tagged_fields = None
-                        p += 1
-                    else:
-                        p = _t_AlterReplicaLogDirsResponse_AlterReplicaLogDirPartitionResult_0(b, p, e10)
-                    xs9.append(e10)
-                e4.partitions = xs9
+            if n8 > bl - p:
+                raise DecodeError('AlterReplicaLogDirTopicResult.Partitions: count ' + str(n8) + ' past the end')
+        xs9 = []
+        for _ in range(n8):
+            e10 = _new(_AlterReplicaLogDirsResponse_AlterReplicaLogDirPartitionResult)
+            e10.partition_index, e10.error_code, = _S3.unpack_from(b, p)
+            p += 6
             if b[p] == 0:  # no tagged fields, the common case
-                e4.unknown_tagged_fields = None
+                e10.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_AlterReplicaLogDirsResponse_AlterReplicaLogDirTopicResult_0(b, p, e4)
-            xs3.append(e4)
-        o.results = xs3
+                p = _t_AlterReplicaLogDirsResponse_AlterReplicaLogDirPartitionResult_0(b, p, e10)
+            xs9.append(e10)
+        e4.partitions = xs9
+        if b[p] == 0:  # no tagged fields, the common case
+            e4.unknown_tagged_fields = None
+            p += 1
+        else:
+            p = _t_AlterReplicaLogDirsResponse_AlterReplicaLogDirTopicResult_0(b, p, e4)
+        xs3.append(e4)
+    o.results = xs3
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         p += 1

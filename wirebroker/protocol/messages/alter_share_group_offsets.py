@@ -205,65 +205,71 @@ def _r_AlterShareGroupOffsetsRequest_0(b, p):
             q2 = p + n1
             o.group_id = str(b[p:q2], 'utf-8')
             p = q2
-    n4 = b[p] - 1
+    h14 = b[p]
     p += 1
-    if n4 > 126:
-        n4, p = _uvt(b, p, n4 + 1)
-        n4 -= 1
-    if n4 < 0:
-        raise DecodeError('AlterShareGroupOffsetsRequest.Topics: null where not nullable')
+    if 0 < h14 < 128:
+        n4 = h14 - 1
     else:
+        n4 = h14 - 1
+        if n4 > 126:
+            n4, p = _uvt(b, p, n4 + 1)
+            n4 -= 1
+        if n4 < 0:
+            raise DecodeError('AlterShareGroupOffsetsRequest.Topics: null where not nullable')
         if n4 > bl - p:
             raise DecodeError('AlterShareGroupOffsetsRequest.Topics: count ' + str(n4) + ' past the end')
-        xs5 = []
-        for _ in range(n4):
-            e6 = _new(_AlterShareGroupOffsetsRequest_AlterShareGroupOffsetsRequestTopic)
-            h9 = b[p]
-            if 0 < h9 < 128:
-                q8 = p + h9
-                e6.topic_name = str(b[p + 1:q8], 'utf-8')
-                p = q8
-            else:
-                p += 1
-                n7 = h9 - 1
-                if n7 > 126:
-                    n7, p = _uvt(b, p, n7 + 1)
-                    n7 -= 1
-                if n7 < 0:
-                    raise DecodeError('AlterShareGroupOffsetsRequestTopic.TopicName: null where not nullable')
-                else:
-                    q8 = p + n7
-                    e6.topic_name = str(b[p:q8], 'utf-8')
-                    p = q8
-            n10 = b[p] - 1
+    xs5 = []
+    for _ in range(n4):
+        e6 = _new(_AlterShareGroupOffsetsRequest_AlterShareGroupOffsetsRequestTopic)
+        h9 = b[p]
+        if 0 < h9 < 128:
+            q8 = p + h9
+            e6.topic_name = str(b[p + 1:q8], 'utf-8')
+            p = q8
+        else:
             p += 1
+            n7 = h9 - 1
+            if n7 > 126:
+                n7, p = _uvt(b, p, n7 + 1)
+                n7 -= 1
+            if n7 < 0:
+                raise DecodeError('AlterShareGroupOffsetsRequestTopic.TopicName: null where not nullable')
+            else:
+                q8 = p + n7
+                e6.topic_name = str(b[p:q8], 'utf-8')
+                p = q8
+        h13 = b[p]
+        p += 1
+        if 0 < h13 < 128:
+            n10 = h13 - 1
+        else:
+            n10 = h13 - 1
             if n10 > 126:
                 n10, p = _uvt(b, p, n10 + 1)
                 n10 -= 1
             if n10 < 0:
                 raise DecodeError('AlterShareGroupOffsetsRequestTopic.Partitions: null where not nullable')
-            else:
-                if n10 > bl - p:
-                    raise DecodeError('AlterShareGroupOffsetsRequestTopic.Partitions: count ' + str(n10) + ' past the end')
-                xs11 = []
-                for _ in range(n10):
-                    e12 = _new(_AlterShareGroupOffsetsRequest_AlterShareGroupOffsetsRequestPartition)
-                    e12.partition_index, e12.start_offset, = _S0.unpack_from(b, p)
-                    p += 12
-                    if b[p] == 0:  # no tagged fields, the common case
-                        e12.unknown_tagged_fields = None
-                        p += 1
-                    else:
-                        p = _t_AlterShareGroupOffsetsRequest_AlterShareGroupOffsetsRequestPartition_0(b, p, e12)
-                    xs11.append(e12)
-                e6.partitions = xs11
+            if n10 > bl - p:
+                raise DecodeError('AlterShareGroupOffsetsRequestTopic.Partitions: count ' + str(n10) + ' past the end')
+        xs11 = []
+        for _ in range(n10):
+            e12 = _new(_AlterShareGroupOffsetsRequest_AlterShareGroupOffsetsRequestPartition)
+            e12.partition_index, e12.start_offset, = _S0.unpack_from(b, p)
+            p += 12
             if b[p] == 0:  # no tagged fields, the common case
-                e6.unknown_tagged_fields = None
+                e12.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_AlterShareGroupOffsetsRequest_AlterShareGroupOffsetsRequestTopic_0(b, p, e6)
-            xs5.append(e6)
-        o.topics = xs5
+                p = _t_AlterShareGroupOffsetsRequest_AlterShareGroupOffsetsRequestPartition_0(b, p, e12)
+            xs11.append(e12)
+        e6.partitions = xs11
+        if b[p] == 0:  # no tagged fields, the common case
+            e6.unknown_tagged_fields = None
+            p += 1
+        else:
+            p = _t_AlterShareGroupOffsetsRequest_AlterShareGroupOffsetsRequestTopic_0(b, p, e6)
+        xs5.append(e6)
+    o.topics = xs5
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         p += 1
@@ -411,83 +417,88 @@ def _r_AlterShareGroupOffsetsResponse_0(b, p):
             q3 = p + n2
             o.error_message = str(b[p:q3], 'utf-8')
             p = q3
-    n4 = b[p] - 1
+    h17 = b[p]
     p += 1
-    if n4 > 126:
-        n4, p = _uvt(b, p, n4 + 1)
-        n4 -= 1
-    if n4 < 0:
-        raise DecodeError('AlterShareGroupOffsetsResponse.Responses: null where not nullable')
+    if 0 < h17 < 128:
+        n4 = h17 - 1
     else:
+        n4 = h17 - 1
+        if n4 > 126:
+            n4, p = _uvt(b, p, n4 + 1)
+            n4 -= 1
+        if n4 < 0:
+            raise DecodeError('AlterShareGroupOffsetsResponse.Responses: null where not nullable')
         if n4 > bl - p:
             raise DecodeError('AlterShareGroupOffsetsResponse.Responses: count ' + str(n4) + ' past the end')
-        xs5 = []
-        for _ in range(n4):
-            e6 = _new(_AlterShareGroupOffsetsResponse_AlterShareGroupOffsetsResponseTopic)
-            h9 = b[p]
-            if 0 < h9 < 128:
-                q8 = p + h9
-                e6.topic_name = str(b[p + 1:q8], 'utf-8')
-                p = q8
+    xs5 = []
+    for _ in range(n4):
+        e6 = _new(_AlterShareGroupOffsetsResponse_AlterShareGroupOffsetsResponseTopic)
+        h9 = b[p]
+        if 0 < h9 < 128:
+            q8 = p + h9
+            e6.topic_name = str(b[p + 1:q8], 'utf-8')
+            p = q8
+        else:
+            p += 1
+            n7 = h9 - 1
+            if n7 > 126:
+                n7, p = _uvt(b, p, n7 + 1)
+                n7 -= 1
+            if n7 < 0:
+                raise DecodeError('AlterShareGroupOffsetsResponseTopic.TopicName: null where not nullable')
             else:
-                p += 1
-                n7 = h9 - 1
-                if n7 > 126:
-                    n7, p = _uvt(b, p, n7 + 1)
-                    n7 -= 1
-                if n7 < 0:
-                    raise DecodeError('AlterShareGroupOffsetsResponseTopic.TopicName: null where not nullable')
-                else:
-                    q8 = p + n7
-                    e6.topic_name = str(b[p:q8], 'utf-8')
-                    p = q8
-            e6.topic_id, h10, = _S2.unpack_from(b, p)
-            p += 17
+                q8 = p + n7
+                e6.topic_name = str(b[p:q8], 'utf-8')
+                p = q8
+        e6.topic_id, h10, = _S2.unpack_from(b, p)
+        p += 17
+        if 0 < h10 < 128:
+            n11 = h10 - 1
+        else:
             n11 = h10 - 1
             if n11 > 126:
                 n11, p = _uvt(b, p, n11 + 1)
                 n11 -= 1
             if n11 < 0:
                 raise DecodeError('AlterShareGroupOffsetsResponseTopic.Partitions: null where not nullable')
+            if n11 > bl - p:
+                raise DecodeError('AlterShareGroupOffsetsResponseTopic.Partitions: count ' + str(n11) + ' past the end')
+        xs12 = []
+        for _ in range(n11):
+            e13 = _new(_AlterShareGroupOffsetsResponse_AlterShareGroupOffsetsResponsePartition)
+            e13.partition_index, e13.error_code, h14, = _S1.unpack_from(b, p)
+            p += 7
+            if 0 < h14 < 128:
+                q16 = p + h14 - 1
+                e13.error_message = str(b[p:q16], 'utf-8')
+                p = q16
+            elif h14 == 0:
+                e13.error_message = None
             else:
-                if n11 > bl - p:
-                    raise DecodeError('AlterShareGroupOffsetsResponseTopic.Partitions: count ' + str(n11) + ' past the end')
-                xs12 = []
-                for _ in range(n11):
-                    e13 = _new(_AlterShareGroupOffsetsResponse_AlterShareGroupOffsetsResponsePartition)
-                    e13.partition_index, e13.error_code, h14, = _S1.unpack_from(b, p)
-                    p += 7
-                    if 0 < h14 < 128:
-                        q16 = p + h14 - 1
-                        e13.error_message = str(b[p:q16], 'utf-8')
-                        p = q16
-                    elif h14 == 0:
-                        e13.error_message = None
-                    else:
-                        n15 = h14 - 1
-                        if n15 > 126:
-                            n15, p = _uvt(b, p, n15 + 1)
-                            n15 -= 1
-                        if n15 < 0:
-                            e13.error_message = None
-                        else:
-                            q16 = p + n15
-                            e13.error_message = str(b[p:q16], 'utf-8')
-                            p = q16
-                    if b[p] == 0:  # no tagged fields, the common case
-                        e13.unknown_tagged_fields = None
-                        p += 1
-                    else:
-                        p = _t_AlterShareGroupOffsetsResponse_AlterShareGroupOffsetsResponsePartition_0(b, p, e13)
-                    xs12.append(e13)
-                e6.partitions = xs12
+                n15 = h14 - 1
+                if n15 > 126:
+                    n15, p = _uvt(b, p, n15 + 1)
+                    n15 -= 1
+                if n15 < 0:
+                    e13.error_message = None
+                else:
+                    q16 = p + n15
+                    e13.error_message = str(b[p:q16], 'utf-8')
+                    p = q16
             if b[p] == 0:  # no tagged fields, the common case
-                e6.unknown_tagged_fields = None
+                e13.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_AlterShareGroupOffsetsResponse_AlterShareGroupOffsetsResponseTopic_0(b, p, e6)
-            xs5.append(e6)
-        o.responses = xs5
+                p = _t_AlterShareGroupOffsetsResponse_AlterShareGroupOffsetsResponsePartition_0(b, p, e13)
+            xs12.append(e13)
+        e6.partitions = xs12
+        if b[p] == 0:  # no tagged fields, the common case
+            e6.unknown_tagged_fields = None
+            p += 1
+        else:
+            p = _t_AlterShareGroupOffsetsResponse_AlterShareGroupOffsetsResponseTopic_0(b, p, e6)
+        xs5.append(e6)
+    o.responses = xs5
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         p += 1

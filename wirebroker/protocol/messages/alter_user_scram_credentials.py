@@ -179,116 +179,122 @@ def _t_AlterUserScramCredentialsRequest_0(b, p, o):
 def _r_AlterUserScramCredentialsRequest_0(b, p):
     bl = len(b)
     o = _new(AlterUserScramCredentialsRequest)
-    n1 = b[p] - 1
+    h7 = b[p]
     p += 1
-    if n1 > 126:
-        n1, p = _uvt(b, p, n1 + 1)
-        n1 -= 1
-    if n1 < 0:
-        raise DecodeError('AlterUserScramCredentialsRequest.Deletions: null where not nullable')
+    if 0 < h7 < 128:
+        n1 = h7 - 1
     else:
+        n1 = h7 - 1
+        if n1 > 126:
+            n1, p = _uvt(b, p, n1 + 1)
+            n1 -= 1
+        if n1 < 0:
+            raise DecodeError('AlterUserScramCredentialsRequest.Deletions: null where not nullable')
         if n1 > bl - p:
             raise DecodeError('AlterUserScramCredentialsRequest.Deletions: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3 = _new(_AlterUserScramCredentialsRequest_ScramCredentialDeletion)
-            h6 = b[p]
-            if 0 < h6 < 128:
-                q5 = p + h6
-                e3.name = str(b[p + 1:q5], 'utf-8')
-                p = q5
-            else:
-                p += 1
-                n4 = h6 - 1
-                if n4 > 126:
-                    n4, p = _uvt(b, p, n4 + 1)
-                    n4 -= 1
-                if n4 < 0:
-                    raise DecodeError('ScramCredentialDeletion.Name: null where not nullable')
-                else:
-                    q5 = p + n4
-                    e3.name = str(b[p:q5], 'utf-8')
-                    p = q5
-            e3.mechanism, = _S0.unpack_from(b, p)
+    xs2 = []
+    for _ in range(n1):
+        e3 = _new(_AlterUserScramCredentialsRequest_ScramCredentialDeletion)
+        h6 = b[p]
+        if 0 < h6 < 128:
+            q5 = p + h6
+            e3.name = str(b[p + 1:q5], 'utf-8')
+            p = q5
+        else:
             p += 1
-            if b[p] == 0:  # no tagged fields, the common case
-                e3.unknown_tagged_fields = None
-                p += 1
+            n4 = h6 - 1
+            if n4 > 126:
+                n4, p = _uvt(b, p, n4 + 1)
+                n4 -= 1
+            if n4 < 0:
+                raise DecodeError('ScramCredentialDeletion.Name: null where not nullable')
             else:
-                p = _t_AlterUserScramCredentialsRequest_ScramCredentialDeletion_0(b, p, e3)
-            xs2.append(e3)
-        o.deletions = xs2
-    n7 = b[p] - 1
+                q5 = p + n4
+                e3.name = str(b[p:q5], 'utf-8')
+                p = q5
+        e3.mechanism, = _S0.unpack_from(b, p)
+        p += 1
+        if b[p] == 0:  # no tagged fields, the common case
+            e3.unknown_tagged_fields = None
+            p += 1
+        else:
+            p = _t_AlterUserScramCredentialsRequest_ScramCredentialDeletion_0(b, p, e3)
+        xs2.append(e3)
+    o.deletions = xs2
+    h20 = b[p]
     p += 1
-    if n7 > 126:
-        n7, p = _uvt(b, p, n7 + 1)
-        n7 -= 1
-    if n7 < 0:
-        raise DecodeError('AlterUserScramCredentialsRequest.Upsertions: null where not nullable')
+    if 0 < h20 < 128:
+        n8 = h20 - 1
     else:
-        if n7 > bl - p:
-            raise DecodeError('AlterUserScramCredentialsRequest.Upsertions: count ' + str(n7) + ' past the end')
-        xs8 = []
-        for _ in range(n7):
-            e9 = _new(_AlterUserScramCredentialsRequest_ScramCredentialUpsertion)
-            h12 = b[p]
-            if 0 < h12 < 128:
-                q11 = p + h12
-                e9.name = str(b[p + 1:q11], 'utf-8')
-                p = q11
+        n8 = h20 - 1
+        if n8 > 126:
+            n8, p = _uvt(b, p, n8 + 1)
+            n8 -= 1
+        if n8 < 0:
+            raise DecodeError('AlterUserScramCredentialsRequest.Upsertions: null where not nullable')
+        if n8 > bl - p:
+            raise DecodeError('AlterUserScramCredentialsRequest.Upsertions: count ' + str(n8) + ' past the end')
+    xs9 = []
+    for _ in range(n8):
+        e10 = _new(_AlterUserScramCredentialsRequest_ScramCredentialUpsertion)
+        h13 = b[p]
+        if 0 < h13 < 128:
+            q12 = p + h13
+            e10.name = str(b[p + 1:q12], 'utf-8')
+            p = q12
+        else:
+            p += 1
+            n11 = h13 - 1
+            if n11 > 126:
+                n11, p = _uvt(b, p, n11 + 1)
+                n11 -= 1
+            if n11 < 0:
+                raise DecodeError('ScramCredentialUpsertion.Name: null where not nullable')
             else:
-                p += 1
-                n10 = h12 - 1
-                if n10 > 126:
-                    n10, p = _uvt(b, p, n10 + 1)
-                    n10 -= 1
-                if n10 < 0:
-                    raise DecodeError('ScramCredentialUpsertion.Name: null where not nullable')
-                else:
-                    q11 = p + n10
-                    e9.name = str(b[p:q11], 'utf-8')
-                    p = q11
-            e9.mechanism, e9.iterations, h13, = _S1.unpack_from(b, p)
-            p += 6
-            if 0 < h13 < 128:
-                q15 = p + h13 - 1
-                e9.salt = bytes(b[p:q15])
-                p = q15
+                q12 = p + n11
+                e10.name = str(b[p:q12], 'utf-8')
+                p = q12
+        e10.mechanism, e10.iterations, h14, = _S1.unpack_from(b, p)
+        p += 6
+        if 0 < h14 < 128:
+            q16 = p + h14 - 1
+            e10.salt = bytes(b[p:q16])
+            p = q16
+        else:
+            n15 = h14 - 1
+            if n15 > 126:
+                n15, p = _uvt(b, p, n15 + 1)
+                n15 -= 1
+            if n15 < 0:
+                raise DecodeError('ScramCredentialUpsertion.Salt: null where not nullable')
             else:
-                n14 = h13 - 1
-                if n14 > 126:
-                    n14, p = _uvt(b, p, n14 + 1)
-                    n14 -= 1
-                if n14 < 0:
-                    raise DecodeError('ScramCredentialUpsertion.Salt: null where not nullable')
-                else:
-                    q15 = p + n14
-                    e9.salt = bytes(b[p:q15])
-                    p = q15
-            h18 = b[p]
-            if 0 < h18 < 128:
-                q17 = p + h18
-                e9.salted_password = bytes(b[p + 1:q17])
-                p = q17
+                q16 = p + n15
+                e10.salt = bytes(b[p:q16])
+                p = q16
+        h19 = b[p]
+        if 0 < h19 < 128:
+            q18 = p + h19
+            e10.salted_password = bytes(b[p + 1:q18])
+            p = q18
+        else:
+            p += 1
+            n17 = h19 - 1
+            if n17 > 126:
+                n17, p = _uvt(b, p, n17 + 1)
+                n17 -= 1
+            if n17 < 0:
+                raise DecodeError('ScramCredentialUpsertion.SaltedPassword: null where not nullable')
             else:
-                p += 1
-                n16 = h18 - 1
-                if n16 > 126:
-                    n16, p = _uvt(b, p, n16 + 1)
-                    n16 -= 1
-                if n16 < 0:
-                    raise DecodeError('ScramCredentialUpsertion.SaltedPassword: null where not nullable')
-                else:
-                    q17 = p + n16
-                    e9.salted_password = bytes(b[p:q17])
-                    p = q17
-            if b[p] == 0:  # no tagged fields, the common case
-                e9.unknown_tagged_fields = None
-                p += 1
-            else:
-                p = _t_AlterUserScramCredentialsRequest_ScramCredentialUpsertion_0(b, p, e9)
-            xs8.append(e9)
-        o.upsertions = xs8
+                q18 = p + n17
+                e10.salted_password = bytes(b[p:q18])
+                p = q18
+        if b[p] == 0:  # no tagged fields, the common case
+            e10.unknown_tagged_fields = None
+            p += 1
+        else:
+            p = _t_AlterUserScramCredentialsRequest_ScramCredentialUpsertion_0(b, p, e10)
+        xs9.append(e10)
+    o.upsertions = xs9
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         p += 1
@@ -411,61 +417,63 @@ def _r_AlterUserScramCredentialsResponse_0(b, p):
     o = _new(AlterUserScramCredentialsResponse)
     o.throttle_time_ms, h1, = _S3.unpack_from(b, p)
     p += 5
-    n2 = h1 - 1
-    if n2 > 126:
-        n2, p = _uvt(b, p, n2 + 1)
-        n2 -= 1
-    if n2 < 0:
-        raise DecodeError('AlterUserScramCredentialsResponse.Results: null where not nullable')
+    if 0 < h1 < 128:
+        n2 = h1 - 1
     else:
+        n2 = h1 - 1
+        if n2 > 126:
+            n2, p = _uvt(b, p, n2 + 1)
+            n2 -= 1
+        if n2 < 0:
+            raise DecodeError('AlterUserScramCredentialsResponse.Results: null where not nullable')
         if n2 > bl - p:
             raise DecodeError('AlterUserScramCredentialsResponse.Results: count ' + str(n2) + ' past the end')
-        xs3 = []
-        for _ in range(n2):
-            e4 = _new(_AlterUserScramCredentialsResponse_AlterUserScramCredentialsResult)
-            h7 = b[p]
-            if 0 < h7 < 128:
-                q6 = p + h7
-                e4.user = str(b[p + 1:q6], 'utf-8')
-                p = q6
+    xs3 = []
+    for _ in range(n2):
+        e4 = _new(_AlterUserScramCredentialsResponse_AlterUserScramCredentialsResult)
+        h7 = b[p]
+        if 0 < h7 < 128:
+            q6 = p + h7
+            e4.user = str(b[p + 1:q6], 'utf-8')
+            p = q6
+        else:
+            p += 1
+            n5 = h7 - 1
+            if n5 > 126:
+                n5, p = _uvt(b, p, n5 + 1)
+                n5 -= 1
+            if n5 < 0:
+                raise DecodeError('AlterUserScramCredentialsResult.User: null where not nullable')
             else:
-                p += 1
-                n5 = h7 - 1
-                if n5 > 126:
-                    n5, p = _uvt(b, p, n5 + 1)
-                    n5 -= 1
-                if n5 < 0:
-                    raise DecodeError('AlterUserScramCredentialsResult.User: null where not nullable')
-                else:
-                    q6 = p + n5
-                    e4.user = str(b[p:q6], 'utf-8')
-                    p = q6
-            e4.error_code, h8, = _S4.unpack_from(b, p)
-            p += 3
-            if 0 < h8 < 128:
-                q10 = p + h8 - 1
-                e4.error_message = str(b[p:q10], 'utf-8')
-                p = q10
-            elif h8 == 0:
+                q6 = p + n5
+                e4.user = str(b[p:q6], 'utf-8')
+                p = q6
+        e4.error_code, h8, = _S4.unpack_from(b, p)
+        p += 3
+        if 0 < h8 < 128:
+            q10 = p + h8 - 1
+            e4.error_message = str(b[p:q10], 'utf-8')
+            p = q10
+        elif h8 == 0:
+            e4.error_message = None
+        else:
+            n9 = h8 - 1
+            if n9 > 126:
+                n9, p = _uvt(b, p, n9 + 1)
+                n9 -= 1
+            if n9 < 0:
                 e4.error_message = None
             else:
-                n9 = h8 - 1
-                if n9 > 126:
-                    n9, p = _uvt(b, p, n9 + 1)
-                    n9 -= 1
-                if n9 < 0:
-                    e4.error_message = None
-                else:
-                    q10 = p + n9
-                    e4.error_message = str(b[p:q10], 'utf-8')
-                    p = q10
-            if b[p] == 0:  # no tagged fields, the common case
-                e4.unknown_tagged_fields = None
-                p += 1
-            else:
-                p = _t_AlterUserScramCredentialsResponse_AlterUserScramCredentialsResult_0(b, p, e4)
-            xs3.append(e4)
-        o.results = xs3
+                q10 = p + n9
+                e4.error_message = str(b[p:q10], 'utf-8')
+                p = q10
+        if b[p] == 0:  # no tagged fields, the common case
+            e4.unknown_tagged_fields = None
+            p += 1
+        else:
+            p = _t_AlterUserScramCredentialsResponse_AlterUserScramCredentialsResult_0(b, p, e4)
+        xs3.append(e4)
+    o.results = xs3
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         p += 1

@@ -474,27 +474,29 @@ def _r_ApiVersionsResponse_2(b, p):
     o = _new(ApiVersionsResponse)
     o.error_code, h1, = _S4.unpack_from(b, p)
     p += 3
-    n2 = h1 - 1
-    if n2 > 126:
-        n2, p = _uvt(b, p, n2 + 1)
-        n2 -= 1
-    if n2 < 0:
-        raise DecodeError('ApiVersionsResponse.ApiKeys: null where not nullable')
+    if 0 < h1 < 128:
+        n2 = h1 - 1
     else:
+        n2 = h1 - 1
+        if n2 > 126:
+            n2, p = _uvt(b, p, n2 + 1)
+            n2 -= 1
+        if n2 < 0:
+            raise DecodeError('ApiVersionsResponse.ApiKeys: null where not nullable')
         if n2 > bl - p:
             raise DecodeError('ApiVersionsResponse.ApiKeys: count ' + str(n2) + ' past the end')
-        xs3 = []
-        for _ in range(n2):
-            e4 = _new(_ApiVersionsResponse_ApiVersion)
-            e4.api_key, e4.min_version, e4.max_version, = _S1.unpack_from(b, p)
-            p += 6
-            if b[p] == 0:  # no tagged fields, the common case
-                e4.unknown_tagged_fields = None
-                p += 1
-            else:
-                p = _t_ApiVersionsResponse_ApiVersion_0(b, p, e4)
-            xs3.append(e4)
-        o.api_keys = xs3
+    xs3 = []
+    for _ in range(n2):
+        e4 = _new(_ApiVersionsResponse_ApiVersion)
+        e4.api_key, e4.min_version, e4.max_version, = _S1.unpack_from(b, p)
+        p += 6
+        if b[p] == 0:  # no tagged fields, the common case
+            e4.unknown_tagged_fields = None
+            p += 1
+        else:
+            p = _t_ApiVersionsResponse_ApiVersion_0(b, p, e4)
+        xs3.append(e4)
+    o.api_keys = xs3
     o.throttle_time_ms, = _S3.unpack_from(b, p)
     p += 4
     o.supported_features = []

@@ -234,69 +234,75 @@ def _r_AssignReplicasToDirsRequest_0(b, p):
     o = _new(AssignReplicasToDirsRequest)
     o.broker_id, o.broker_epoch, h1, = _S0.unpack_from(b, p)
     p += 13
-    n2 = h1 - 1
-    if n2 > 126:
-        n2, p = _uvt(b, p, n2 + 1)
-        n2 -= 1
-    if n2 < 0:
-        raise DecodeError('AssignReplicasToDirsRequest.Directories: null where not nullable')
+    if 0 < h1 < 128:
+        n2 = h1 - 1
     else:
+        n2 = h1 - 1
+        if n2 > 126:
+            n2, p = _uvt(b, p, n2 + 1)
+            n2 -= 1
+        if n2 < 0:
+            raise DecodeError('AssignReplicasToDirsRequest.Directories: null where not nullable')
         if n2 > bl - p:
             raise DecodeError('AssignReplicasToDirsRequest.Directories: count ' + str(n2) + ' past the end')
-        xs3 = []
-        for _ in range(n2):
-            e4 = _new(_AssignReplicasToDirsRequest_DirectoryData)
-            e4.id, h5, = _S1.unpack_from(b, p)
-            p += 17
+    xs3 = []
+    for _ in range(n2):
+        e4 = _new(_AssignReplicasToDirsRequest_DirectoryData)
+        e4.id, h5, = _S1.unpack_from(b, p)
+        p += 17
+        if 0 < h5 < 128:
+            n6 = h5 - 1
+        else:
             n6 = h5 - 1
             if n6 > 126:
                 n6, p = _uvt(b, p, n6 + 1)
                 n6 -= 1
             if n6 < 0:
                 raise DecodeError('DirectoryData.Topics: null where not nullable')
+            if n6 > bl - p:
+                raise DecodeError('DirectoryData.Topics: count ' + str(n6) + ' past the end')
+        xs7 = []
+        for _ in range(n6):
+            e8 = _new(_AssignReplicasToDirsRequest_TopicData)
+            e8.topic_id, h9, = _S1.unpack_from(b, p)
+            p += 17
+            if 0 < h9 < 128:
+                n10 = h9 - 1
             else:
-                if n6 > bl - p:
-                    raise DecodeError('DirectoryData.Topics: count ' + str(n6) + ' past the end')
-                xs7 = []
-                for _ in range(n6):
-                    e8 = _new(_AssignReplicasToDirsRequest_TopicData)
-                    e8.topic_id, h9, = _S1.unpack_from(b, p)
-                    p += 17
-                    n10 = h9 - 1
-                    if n10 > 126:
-                        n10, p = _uvt(b, p, n10 + 1)
-                        n10 -= 1
-                    if n10 < 0:
-                        raise DecodeError('TopicData.Partitions: null where not nullable')
-                    else:
-                        if n10 > bl - p:
-                            raise DecodeError('TopicData.Partitions: count ' + str(n10) + ' past the end')
-                        xs11 = []
-                        for _ in range(n10):
-                            e12 = _new(_AssignReplicasToDirsRequest_PartitionData)
-                            e12.partition_index, = _S2.unpack_from(b, p)
-                            p += 4
-                            if b[p] == 0:  # no tagged fields, the common case
-                                e12.unknown_tagged_fields = None
-                                p += 1
-                            else:
-                                p = _t_AssignReplicasToDirsRequest_PartitionData_0(b, p, e12)
-                            xs11.append(e12)
-                        e8.partitions = xs11
-                    if b[p] == 0:  # no tagged fields, the common case
-                        e8.unknown_tagged_fields = None
-                        p += 1
-                    else:
-                        p = _t_AssignReplicasToDirsRequest_TopicData_0(b, p, e8)
-                    xs7.append(e8)
-                e4.topics = xs7
+                n10 = h9 - 1
+                if n10 > 126:
+                    n10, p = _uvt(b, p, n10 + 1)
+                    n10 -= 1
+                if n10 < 0:
+                    raise DecodeError('TopicData.Partitions: null where not nullable')
+                if n10 > bl - p:
+                    raise DecodeError('TopicData.Partitions: count ' + str(n10) + ' past the end')
+            xs11 = []
+            for _ in range(n10):
+                e12 = _new(_AssignReplicasToDirsRequest_PartitionData)
+                e12.partition_index, = _S2.unpack_from(b, p)
+                p += 4
+                if b[p] == 0:  # no tagged fields, the common case
+                    e12.unknown_tagged_fields = None
+                    p += 1
+                else:
+                    p = _t_AssignReplicasToDirsRequest_PartitionData_0(b, p, e12)
+                xs11.append(e12)
+            e8.partitions = xs11
             if b[p] == 0:  # no tagged fields, the common case
-                e4.unknown_tagged_fields = None
+                e8.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_AssignReplicasToDirsRequest_DirectoryData_0(b, p, e4)
-            xs3.append(e4)
-        o.directories = xs3
+                p = _t_AssignReplicasToDirsRequest_TopicData_0(b, p, e8)
+            xs7.append(e8)
+        e4.topics = xs7
+        if b[p] == 0:  # no tagged fields, the common case
+            e4.unknown_tagged_fields = None
+            p += 1
+        else:
+            p = _t_AssignReplicasToDirsRequest_DirectoryData_0(b, p, e4)
+        xs3.append(e4)
+    o.directories = xs3
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         p += 1
@@ -379,69 +385,75 @@ def _r_AssignReplicasToDirsResponse_0(b, p):
     o = _new(AssignReplicasToDirsResponse)
     o.throttle_time_ms, o.error_code, h1, = _S5.unpack_from(b, p)
     p += 7
-    n2 = h1 - 1
-    if n2 > 126:
-        n2, p = _uvt(b, p, n2 + 1)
-        n2 -= 1
-    if n2 < 0:
-        raise DecodeError('AssignReplicasToDirsResponse.Directories: null where not nullable')
+    if 0 < h1 < 128:
+        n2 = h1 - 1
     else:
+        n2 = h1 - 1
+        if n2 > 126:
+            n2, p = _uvt(b, p, n2 + 1)
+            n2 -= 1
+        if n2 < 0:
+            raise DecodeError('AssignReplicasToDirsResponse.Directories: null where not nullable')
         if n2 > bl - p:
             raise DecodeError('AssignReplicasToDirsResponse.Directories: count ' + str(n2) + ' past the end')
-        xs3 = []
-        for _ in range(n2):
-            e4 = _new(_AssignReplicasToDirsResponse_DirectoryData)
-            e4.id, h5, = _S1.unpack_from(b, p)
-            p += 17
+    xs3 = []
+    for _ in range(n2):
+        e4 = _new(_AssignReplicasToDirsResponse_DirectoryData)
+        e4.id, h5, = _S1.unpack_from(b, p)
+        p += 17
+        if 0 < h5 < 128:
+            n6 = h5 - 1
+        else:
             n6 = h5 - 1
             if n6 > 126:
                 n6, p = _uvt(b, p, n6 + 1)
                 n6 -= 1
             if n6 < 0:
                 raise DecodeError('DirectoryData.Topics: null where not nullable')
+            if n6 > bl - p:
+                raise DecodeError('DirectoryData.Topics: count ' + str(n6) + ' past the end')
+        xs7 = []
+        for _ in range(n6):
+            e8 = _new(_AssignReplicasToDirsResponse_TopicData)
+            e8.topic_id, h9, = _S1.unpack_from(b, p)
+            p += 17
+            if 0 < h9 < 128:
+                n10 = h9 - 1
             else:
-                if n6 > bl - p:
-                    raise DecodeError('DirectoryData.Topics: count ' + str(n6) + ' past the end')
-                xs7 = []
-                for _ in range(n6):
-                    e8 = _new(_AssignReplicasToDirsResponse_TopicData)
-                    e8.topic_id, h9, = _S1.unpack_from(b, p)
-                    p += 17
-                    n10 = h9 - 1
-                    if n10 > 126:
-                        n10, p = _uvt(b, p, n10 + 1)
-                        n10 -= 1
-                    if n10 < 0:
-                        raise DecodeError('TopicData.Partitions: null where not nullable')
-                    else:
-                        if n10 > bl - p:
-                            raise DecodeError('TopicData.Partitions: count ' + str(n10) + ' past the end')
-                        xs11 = []
-                        for _ in range(n10):
-                            e12 = _new(_AssignReplicasToDirsResponse_PartitionData)
-                            e12.partition_index, e12.error_code, = _S6.unpack_from(b, p)
-                            p += 6
-                            if b[p] == 0:  # no tagged fields, the common case
-                                e12.unknown_tagged_fields = None
-                                p += 1
-                            else:
-                                p = _t_AssignReplicasToDirsRequest_PartitionData_0(b, p, e12)
-                            xs11.append(e12)
-                        e8.partitions = xs11
-                    if b[p] == 0:  # no tagged fields, the common case
-                        e8.unknown_tagged_fields = None
-                        p += 1
-                    else:
-                        p = _t_AssignReplicasToDirsRequest_TopicData_0(b, p, e8)
-                    xs7.append(e8)
-                e4.topics = xs7
+                n10 = h9 - 1
+                if n10 > 126:
+                    n10, p = _uvt(b, p, n10 + 1)
+                    n10 -= 1
+                if n10 < 0:
+                    raise DecodeError('TopicData.Partitions: null where not nullable')
+                if n10 > bl - p:
+                    raise DecodeError('TopicData.Partitions: count ' + str(n10) + ' past the end')
+            xs11 = []
+            for _ in range(n10):
+                e12 = _new(_AssignReplicasToDirsResponse_PartitionData)
+                e12.partition_index, e12.error_code, = _S6.unpack_from(b, p)
+                p += 6
+                if b[p] == 0:  # no tagged fields, the common case
+                    e12.unknown_tagged_fields = None
+                    p += 1
+                else:
+                    p = _t_AssignReplicasToDirsRequest_PartitionData_0(b, p, e12)
+                xs11.append(e12)
+            e8.partitions = xs11
             if b[p] == 0:  # no tagged fields, the common case
-                e4.unknown_tagged_fields = None
+                e8.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_AssignReplicasToDirsRequest_DirectoryData_0(b, p, e4)
-            xs3.append(e4)
-        o.directories = xs3
+                p = _t_AssignReplicasToDirsRequest_TopicData_0(b, p, e8)
+            xs7.append(e8)
+        e4.topics = xs7
+        if b[p] == 0:  # no tagged fields, the common case
+            e4.unknown_tagged_fields = None
+            p += 1
+        else:
+            p = _t_AssignReplicasToDirsRequest_DirectoryData_0(b, p, e4)
+        xs3.append(e4)
+    o.directories = xs3
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         p += 1

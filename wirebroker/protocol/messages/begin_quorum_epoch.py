@@ -341,120 +341,128 @@ def _r_BeginQuorumEpochRequest_1(b, p):
             p = q2
     o.voter_id, h4, = _S3.unpack_from(b, p)
     p += 5
-    n5 = h4 - 1
-    if n5 > 126:
-        n5, p = _uvt(b, p, n5 + 1)
-        n5 -= 1
-    if n5 < 0:
-        raise DecodeError('BeginQuorumEpochRequest.Topics: null where not nullable')
+    if 0 < h4 < 128:
+        n5 = h4 - 1
     else:
+        n5 = h4 - 1
+        if n5 > 126:
+            n5, p = _uvt(b, p, n5 + 1)
+            n5 -= 1
+        if n5 < 0:
+            raise DecodeError('BeginQuorumEpochRequest.Topics: null where not nullable')
         if n5 > bl - p:
             raise DecodeError('BeginQuorumEpochRequest.Topics: count ' + str(n5) + ' past the end')
-        xs6 = []
-        for _ in range(n5):
-            e7 = _new(_BeginQuorumEpochRequest_TopicData)
-            h10 = b[p]
-            if 0 < h10 < 128:
-                q9 = p + h10
-                e7.topic_name = str(b[p + 1:q9], 'utf-8')
-                p = q9
-            else:
-                p += 1
-                n8 = h10 - 1
-                if n8 > 126:
-                    n8, p = _uvt(b, p, n8 + 1)
-                    n8 -= 1
-                if n8 < 0:
-                    raise DecodeError('TopicData.TopicName: null where not nullable')
-                else:
-                    q9 = p + n8
-                    e7.topic_name = str(b[p:q9], 'utf-8')
-                    p = q9
-            n11 = b[p] - 1
+    xs6 = []
+    for _ in range(n5):
+        e7 = _new(_BeginQuorumEpochRequest_TopicData)
+        h10 = b[p]
+        if 0 < h10 < 128:
+            q9 = p + h10
+            e7.topic_name = str(b[p + 1:q9], 'utf-8')
+            p = q9
+        else:
             p += 1
+            n8 = h10 - 1
+            if n8 > 126:
+                n8, p = _uvt(b, p, n8 + 1)
+                n8 -= 1
+            if n8 < 0:
+                raise DecodeError('TopicData.TopicName: null where not nullable')
+            else:
+                q9 = p + n8
+                e7.topic_name = str(b[p:q9], 'utf-8')
+                p = q9
+        h14 = b[p]
+        p += 1
+        if 0 < h14 < 128:
+            n11 = h14 - 1
+        else:
+            n11 = h14 - 1
             if n11 > 126:
                 n11, p = _uvt(b, p, n11 + 1)
                 n11 -= 1
             if n11 < 0:
                 raise DecodeError('TopicData.Partitions: null where not nullable')
-            else:
-                if n11 > bl - p:
-                    raise DecodeError('TopicData.Partitions: count ' + str(n11) + ' past the end')
-                xs12 = []
-                for _ in range(n11):
-                    e13 = _new(_BeginQuorumEpochRequest_PartitionData)
-                    e13.partition_index, e13.voter_directory_id, e13.leader_id, e13.leader_epoch, = _S4.unpack_from(b, p)
-                    p += 28
-                    if b[p] == 0:  # no tagged fields, the common case
-                        e13.unknown_tagged_fields = None
-                        p += 1
-                    else:
-                        p = _t_BeginQuorumEpochRequest_PartitionData_0(b, p, e13)
-                    xs12.append(e13)
-                e7.partitions = xs12
+            if n11 > bl - p:
+                raise DecodeError('TopicData.Partitions: count ' + str(n11) + ' past the end')
+        xs12 = []
+        for _ in range(n11):
+            e13 = _new(_BeginQuorumEpochRequest_PartitionData)
+            e13.partition_index, e13.voter_directory_id, e13.leader_id, e13.leader_epoch, = _S4.unpack_from(b, p)
+            p += 28
             if b[p] == 0:  # no tagged fields, the common case
-                e7.unknown_tagged_fields = None
+                e13.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_BeginQuorumEpochRequest_TopicData_0(b, p, e7)
-            xs6.append(e7)
-        o.topics = xs6
-    n14 = b[p] - 1
+                p = _t_BeginQuorumEpochRequest_PartitionData_0(b, p, e13)
+            xs12.append(e13)
+        e7.partitions = xs12
+        if b[p] == 0:  # no tagged fields, the common case
+            e7.unknown_tagged_fields = None
+            p += 1
+        else:
+            p = _t_BeginQuorumEpochRequest_TopicData_0(b, p, e7)
+        xs6.append(e7)
+    o.topics = xs6
+    h24 = b[p]
     p += 1
-    if n14 > 126:
-        n14, p = _uvt(b, p, n14 + 1)
-        n14 -= 1
-    if n14 < 0:
-        raise DecodeError('BeginQuorumEpochRequest.LeaderEndpoints: null where not nullable')
+    if 0 < h24 < 128:
+        n15 = h24 - 1
     else:
-        if n14 > bl - p:
-            raise DecodeError('BeginQuorumEpochRequest.LeaderEndpoints: count ' + str(n14) + ' past the end')
-        xs15 = []
-        for _ in range(n14):
-            e16 = _new(_BeginQuorumEpochRequest_LeaderEndpoint)
-            h19 = b[p]
-            if 0 < h19 < 128:
-                q18 = p + h19
-                e16.name = str(b[p + 1:q18], 'utf-8')
-                p = q18
+        n15 = h24 - 1
+        if n15 > 126:
+            n15, p = _uvt(b, p, n15 + 1)
+            n15 -= 1
+        if n15 < 0:
+            raise DecodeError('BeginQuorumEpochRequest.LeaderEndpoints: null where not nullable')
+        if n15 > bl - p:
+            raise DecodeError('BeginQuorumEpochRequest.LeaderEndpoints: count ' + str(n15) + ' past the end')
+    xs16 = []
+    for _ in range(n15):
+        e17 = _new(_BeginQuorumEpochRequest_LeaderEndpoint)
+        h20 = b[p]
+        if 0 < h20 < 128:
+            q19 = p + h20
+            e17.name = str(b[p + 1:q19], 'utf-8')
+            p = q19
+        else:
+            p += 1
+            n18 = h20 - 1
+            if n18 > 126:
+                n18, p = _uvt(b, p, n18 + 1)
+                n18 -= 1
+            if n18 < 0:
+                raise DecodeError('LeaderEndpoint.Name: null where not nullable')
             else:
-                p += 1
-                n17 = h19 - 1
-                if n17 > 126:
-                    n17, p = _uvt(b, p, n17 + 1)
-                    n17 -= 1
-                if n17 < 0:
-                    raise DecodeError('LeaderEndpoint.Name: null where not nullable')
-                else:
-                    q18 = p + n17
-                    e16.name = str(b[p:q18], 'utf-8')
-                    p = q18
-            h22 = b[p]
-            if 0 < h22 < 128:
-                q21 = p + h22
-                e16.host = str(b[p + 1:q21], 'utf-8')
-                p = q21
+                q19 = p + n18
+                e17.name = str(b[p:q19], 'utf-8')
+                p = q19
+        h23 = b[p]
+        if 0 < h23 < 128:
+            q22 = p + h23
+            e17.host = str(b[p + 1:q22], 'utf-8')
+            p = q22
+        else:
+            p += 1
+            n21 = h23 - 1
+            if n21 > 126:
+                n21, p = _uvt(b, p, n21 + 1)
+                n21 -= 1
+            if n21 < 0:
+                raise DecodeError('LeaderEndpoint.Host: null where not nullable')
             else:
-                p += 1
-                n20 = h22 - 1
-                if n20 > 126:
-                    n20, p = _uvt(b, p, n20 + 1)
-                    n20 -= 1
-                if n20 < 0:
-                    raise DecodeError('LeaderEndpoint.Host: null where not nullable')
-                else:
-                    q21 = p + n20
-                    e16.host = str(b[p:q21], 'utf-8')
-                    p = q21
-            e16.port, = _S5.unpack_from(b, p)
-            p += 2
-            if b[p] == 0:  # no tagged fields, the common case
-                e16.unknown_tagged_fields = None
-                p += 1
-            else:
-                p = _t_BeginQuorumEpochRequest_LeaderEndpoint_0(b, p, e16)
-            xs15.append(e16)
-        o.leader_endpoints = xs15
+                q22 = p + n21
+                e17.host = str(b[p:q22], 'utf-8')
+                p = q22
+        e17.port, = _S5.unpack_from(b, p)
+        p += 2
+        if b[p] == 0:  # no tagged fields, the common case
+            e17.unknown_tagged_fields = None
+            p += 1
+        else:
+            p = _t_BeginQuorumEpochRequest_LeaderEndpoint_0(b, p, e17)
+        xs16.append(e17)
+    o.leader_endpoints = xs16
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         p += 1
@@ -694,64 +702,69 @@ def _r_BeginQuorumEpochResponse_1(b, p):
     o = _new(BeginQuorumEpochResponse)
     o.error_code, h1, = _S8.unpack_from(b, p)
     p += 3
-    n2 = h1 - 1
-    if n2 > 126:
-        n2, p = _uvt(b, p, n2 + 1)
-        n2 -= 1
-    if n2 < 0:
-        raise DecodeError('BeginQuorumEpochResponse.Topics: null where not nullable')
+    if 0 < h1 < 128:
+        n2 = h1 - 1
     else:
+        n2 = h1 - 1
+        if n2 > 126:
+            n2, p = _uvt(b, p, n2 + 1)
+            n2 -= 1
+        if n2 < 0:
+            raise DecodeError('BeginQuorumEpochResponse.Topics: null where not nullable')
         if n2 > bl - p:
             raise DecodeError('BeginQuorumEpochResponse.Topics: count ' + str(n2) + ' past the end')
-        xs3 = []
-        for _ in range(n2):
-            e4 = _new(_BeginQuorumEpochResponse_TopicData)
-            h7 = b[p]
-            if 0 < h7 < 128:
-                q6 = p + h7
-                e4.topic_name = str(b[p + 1:q6], 'utf-8')
-                p = q6
-            else:
-                p += 1
-                n5 = h7 - 1
-                if n5 > 126:
-                    n5, p = _uvt(b, p, n5 + 1)
-                    n5 -= 1
-                if n5 < 0:
-                    raise DecodeError('TopicData.TopicName: null where not nullable')
-                else:
-                    q6 = p + n5
-                    e4.topic_name = str(b[p:q6], 'utf-8')
-                    p = q6
-            n8 = b[p] - 1
+    xs3 = []
+    for _ in range(n2):
+        e4 = _new(_BeginQuorumEpochResponse_TopicData)
+        h7 = b[p]
+        if 0 < h7 < 128:
+            q6 = p + h7
+            e4.topic_name = str(b[p + 1:q6], 'utf-8')
+            p = q6
+        else:
             p += 1
+            n5 = h7 - 1
+            if n5 > 126:
+                n5, p = _uvt(b, p, n5 + 1)
+                n5 -= 1
+            if n5 < 0:
+                raise DecodeError('TopicData.TopicName: null where not nullable')
+            else:
+                q6 = p + n5
+                e4.topic_name = str(b[p:q6], 'utf-8')
+                p = q6
+        h11 = b[p]
+        p += 1
+        if 0 < h11 < 128:
+            n8 = h11 - 1
+        else:
+            n8 = h11 - 1
             if n8 > 126:
                 n8, p = _uvt(b, p, n8 + 1)
                 n8 -= 1
             if n8 < 0:
                 raise DecodeError('TopicData.Partitions: null where not nullable')
-            else:
-                if n8 > bl - p:
-                    raise DecodeError('TopicData.Partitions: count ' + str(n8) + ' past the end')
-                xs9 = []
-                for _ in range(n8):
-                    e10 = _new(_BeginQuorumEpochResponse_PartitionData)
-                    e10.partition_index, e10.error_code, e10.leader_id, e10.leader_epoch, = _S7.unpack_from(b, p)
-                    p += 14
-                    if b[p] == 0:  # no tagged fields, the common case
-                        e10.unknown_tagged_fields = None
-                        p += 1
-                    else:
-                        p = _t_BeginQuorumEpochRequest_PartitionData_0(b, p, e10)
-                    xs9.append(e10)
-                e4.partitions = xs9
+            if n8 > bl - p:
+                raise DecodeError('TopicData.Partitions: count ' + str(n8) + ' past the end')
+        xs9 = []
+        for _ in range(n8):
+            e10 = _new(_BeginQuorumEpochResponse_PartitionData)
+            e10.partition_index, e10.error_code, e10.leader_id, e10.leader_epoch, = _S7.unpack_from(b, p)
+            p += 14
             if b[p] == 0:  # no tagged fields, the common case
-                e4.unknown_tagged_fields = None
+                e10.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_BeginQuorumEpochRequest_TopicData_0(b, p, e4)
-            xs3.append(e4)
-        o.topics = xs3
+                p = _t_BeginQuorumEpochRequest_PartitionData_0(b, p, e10)
+            xs9.append(e10)
+        e4.partitions = xs9
+        if b[p] == 0:  # no tagged fields, the common case
+            e4.unknown_tagged_fields = None
+            p += 1
+        else:
+            p = _t_BeginQuorumEpochRequest_TopicData_0(b, p, e4)
+        xs3.append(e4)
+    o.topics = xs3
     o.node_endpoints = []
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None

@@ -197,120 +197,125 @@ def _r_BrokerRegistrationRequest_0(b, p):
             p = q3
     o.incarnation_id, h4, = _S1.unpack_from(b, p)
     p += 17
-    n5 = h4 - 1
-    if n5 > 126:
-        n5, p = _uvt(b, p, n5 + 1)
-        n5 -= 1
-    if n5 < 0:
-        raise DecodeError('BrokerRegistrationRequest.Listeners: null where not nullable')
+    if 0 < h4 < 128:
+        n5 = h4 - 1
     else:
+        n5 = h4 - 1
+        if n5 > 126:
+            n5, p = _uvt(b, p, n5 + 1)
+            n5 -= 1
+        if n5 < 0:
+            raise DecodeError('BrokerRegistrationRequest.Listeners: null where not nullable')
         if n5 > bl - p:
             raise DecodeError('BrokerRegistrationRequest.Listeners: count ' + str(n5) + ' past the end')
-        xs6 = []
-        for _ in range(n5):
-            e7 = _new(_BrokerRegistrationRequest_Listener)
-            h10 = b[p]
-            if 0 < h10 < 128:
-                q9 = p + h10
-                e7.name = str(b[p + 1:q9], 'utf-8')
+    xs6 = []
+    for _ in range(n5):
+        e7 = _new(_BrokerRegistrationRequest_Listener)
+        h10 = b[p]
+        if 0 < h10 < 128:
+            q9 = p + h10
+            e7.name = str(b[p + 1:q9], 'utf-8')
+            p = q9
+        else:
+            p += 1
+            n8 = h10 - 1
+            if n8 > 126:
+                n8, p = _uvt(b, p, n8 + 1)
+                n8 -= 1
+            if n8 < 0:
+                raise DecodeError('Listener.Name: null where not nullable')
+            else:
+                q9 = p + n8
+                e7.name = str(b[p:q9], 'utf-8')
                 p = q9
+        h13 = b[p]
+        if 0 < h13 < 128:
+            q12 = p + h13
+            e7.host = str(b[p + 1:q12], 'utf-8')
+            p = q12
+        else:
+            p += 1
+            n11 = h13 - 1
+            if n11 > 126:
+                n11, p = _uvt(b, p, n11 + 1)
+                n11 -= 1
+            if n11 < 0:
+                raise DecodeError('Listener.Host: null where not nullable')
             else:
-                p += 1
-                n8 = h10 - 1
-                if n8 > 126:
-                    n8, p = _uvt(b, p, n8 + 1)
-                    n8 -= 1
-                if n8 < 0:
-                    raise DecodeError('Listener.Name: null where not nullable')
-                else:
-                    q9 = p + n8
-                    e7.name = str(b[p:q9], 'utf-8')
-                    p = q9
-            h13 = b[p]
-            if 0 < h13 < 128:
-                q12 = p + h13
-                e7.host = str(b[p + 1:q12], 'utf-8')
+                q12 = p + n11
+                e7.host = str(b[p:q12], 'utf-8')
                 p = q12
-            else:
-                p += 1
-                n11 = h13 - 1
-                if n11 > 126:
-                    n11, p = _uvt(b, p, n11 + 1)
-                    n11 -= 1
-                if n11 < 0:
-                    raise DecodeError('Listener.Host: null where not nullable')
-                else:
-                    q12 = p + n11
-                    e7.host = str(b[p:q12], 'utf-8')
-                    p = q12
-            e7.port, e7.security_protocol, = _S2.unpack_from(b, p)
-            p += 4
-            if b[p] == 0:  # no tagged fields, the common case
-                e7.unknown_tagged_fields = None
-                p += 1
-            else:
-                p = _t_BrokerRegistrationRequest_Listener_0(b, p, e7)
-            xs6.append(e7)
-        o.listeners = xs6
-    n14 = b[p] - 1
+        e7.port, e7.security_protocol, = _S2.unpack_from(b, p)
+        p += 4
+        if b[p] == 0:  # no tagged fields, the common case
+            e7.unknown_tagged_fields = None
+            p += 1
+        else:
+            p = _t_BrokerRegistrationRequest_Listener_0(b, p, e7)
+        xs6.append(e7)
+    o.listeners = xs6
+    h20 = b[p]
     p += 1
-    if n14 > 126:
-        n14, p = _uvt(b, p, n14 + 1)
-        n14 -= 1
-    if n14 < 0:
-        raise DecodeError('BrokerRegistrationRequest.Features: null where not nullable')
+    if 0 < h20 < 128:
+        n14 = h20 - 1
     else:
+        n14 = h20 - 1
+        if n14 > 126:
+            n14, p = _uvt(b, p, n14 + 1)
+            n14 -= 1
+        if n14 < 0:
+            raise DecodeError('BrokerRegistrationRequest.Features: null where not nullable')
         if n14 > bl - p:
             raise DecodeError('BrokerRegistrationRequest.Features: count ' + str(n14) + ' past the end')
-        xs15 = []
-        for _ in range(n14):
-            e16 = _new(_BrokerRegistrationRequest_Feature)
-            h19 = b[p]
-            if 0 < h19 < 128:
-                q18 = p + h19
-                e16.name = str(b[p + 1:q18], 'utf-8')
+    xs15 = []
+    for _ in range(n14):
+        e16 = _new(_BrokerRegistrationRequest_Feature)
+        h19 = b[p]
+        if 0 < h19 < 128:
+            q18 = p + h19
+            e16.name = str(b[p + 1:q18], 'utf-8')
+            p = q18
+        else:
+            p += 1
+            n17 = h19 - 1
+            if n17 > 126:
+                n17, p = _uvt(b, p, n17 + 1)
+                n17 -= 1
+            if n17 < 0:
+                raise DecodeError('Feature.Name: null where not nullable')
+            else:
+                q18 = p + n17
+                e16.name = str(b[p:q18], 'utf-8')
                 p = q18
-            else:
-                p += 1
-                n17 = h19 - 1
-                if n17 > 126:
-                    n17, p = _uvt(b, p, n17 + 1)
-                    n17 -= 1
-                if n17 < 0:
-                    raise DecodeError('Feature.Name: null where not nullable')
-                else:
-                    q18 = p + n17
-                    e16.name = str(b[p:q18], 'utf-8')
-                    p = q18
-            e16.min_supported_version, e16.max_supported_version, = _S3.unpack_from(b, p)
-            p += 4
-            if b[p] == 0:  # no tagged fields, the common case
-                e16.unknown_tagged_fields = None
-                p += 1
-            else:
-                p = _t_BrokerRegistrationRequest_Feature_0(b, p, e16)
-            xs15.append(e16)
-        o.features = xs15
-    h22 = b[p]
-    if 0 < h22 < 128:
-        q21 = p + h22
-        o.rack = str(b[p + 1:q21], 'utf-8')
-        p = q21
-    elif h22 == 0:
+        e16.min_supported_version, e16.max_supported_version, = _S3.unpack_from(b, p)
+        p += 4
+        if b[p] == 0:  # no tagged fields, the common case
+            e16.unknown_tagged_fields = None
+            p += 1
+        else:
+            p = _t_BrokerRegistrationRequest_Feature_0(b, p, e16)
+        xs15.append(e16)
+    o.features = xs15
+    h23 = b[p]
+    if 0 < h23 < 128:
+        q22 = p + h23
+        o.rack = str(b[p + 1:q22], 'utf-8')
+        p = q22
+    elif h23 == 0:
         o.rack = None
         p += 1
     else:
         p += 1
-        n20 = h22 - 1
-        if n20 > 126:
-            n20, p = _uvt(b, p, n20 + 1)
-            n20 -= 1
-        if n20 < 0:
+        n21 = h23 - 1
+        if n21 > 126:
+            n21, p = _uvt(b, p, n21 + 1)
+            n21 -= 1
+        if n21 < 0:
             o.rack = None
         else:
-            q21 = p + n20
-            o.rack = str(b[p:q21], 'utf-8')
-            p = q21
+            q22 = p + n21
+            o.rack = str(b[p:q22], 'utf-8')
+            p = q22
     o.is_migrating_zk_broker = False
     o.log_dirs = []
     o.previous_broker_epoch = -1
@@ -424,120 +429,125 @@ def _r_BrokerRegistrationRequest_1(b, p):
             p = q3
     o.incarnation_id, h4, = _S1.unpack_from(b, p)
     p += 17
-    n5 = h4 - 1
-    if n5 > 126:
-        n5, p = _uvt(b, p, n5 + 1)
-        n5 -= 1
-    if n5 < 0:
-        raise DecodeError('BrokerRegistrationRequest.Listeners: null where not nullable')
+    if 0 < h4 < 128:
+        n5 = h4 - 1
     else:
+        n5 = h4 - 1
+        if n5 > 126:
+            n5, p = _uvt(b, p, n5 + 1)
+            n5 -= 1
+        if n5 < 0:
+            raise DecodeError('BrokerRegistrationRequest.Listeners: null where not nullable')
         if n5 > bl - p:
             raise DecodeError('BrokerRegistrationRequest.Listeners: count ' + str(n5) + ' past the end')
-        xs6 = []
-        for _ in range(n5):
-            e7 = _new(_BrokerRegistrationRequest_Listener)
-            h10 = b[p]
-            if 0 < h10 < 128:
-                q9 = p + h10
-                e7.name = str(b[p + 1:q9], 'utf-8')
+    xs6 = []
+    for _ in range(n5):
+        e7 = _new(_BrokerRegistrationRequest_Listener)
+        h10 = b[p]
+        if 0 < h10 < 128:
+            q9 = p + h10
+            e7.name = str(b[p + 1:q9], 'utf-8')
+            p = q9
+        else:
+            p += 1
+            n8 = h10 - 1
+            if n8 > 126:
+                n8, p = _uvt(b, p, n8 + 1)
+                n8 -= 1
+            if n8 < 0:
+                raise DecodeError('Listener.Name: null where not nullable')
+            else:
+                q9 = p + n8
+                e7.name = str(b[p:q9], 'utf-8')
                 p = q9
+        h13 = b[p]
+        if 0 < h13 < 128:
+            q12 = p + h13
+            e7.host = str(b[p + 1:q12], 'utf-8')
+            p = q12
+        else:
+            p += 1
+            n11 = h13 - 1
+            if n11 > 126:
+                n11, p = _uvt(b, p, n11 + 1)
+                n11 -= 1
+            if n11 < 0:
+                raise DecodeError('Listener.Host: null where not nullable')
             else:
-                p += 1
-                n8 = h10 - 1
-                if n8 > 126:
-                    n8, p = _uvt(b, p, n8 + 1)
-                    n8 -= 1
-                if n8 < 0:
-                    raise DecodeError('Listener.Name: null where not nullable')
-                else:
-                    q9 = p + n8
-                    e7.name = str(b[p:q9], 'utf-8')
-                    p = q9
-            h13 = b[p]
-            if 0 < h13 < 128:
-                q12 = p + h13
-                e7.host = str(b[p + 1:q12], 'utf-8')
+                q12 = p + n11
+                e7.host = str(b[p:q12], 'utf-8')
                 p = q12
-            else:
-                p += 1
-                n11 = h13 - 1
-                if n11 > 126:
-                    n11, p = _uvt(b, p, n11 + 1)
-                    n11 -= 1
-                if n11 < 0:
-                    raise DecodeError('Listener.Host: null where not nullable')
-                else:
-                    q12 = p + n11
-                    e7.host = str(b[p:q12], 'utf-8')
-                    p = q12
-            e7.port, e7.security_protocol, = _S2.unpack_from(b, p)
-            p += 4
-            if b[p] == 0:  # no tagged fields, the common case
-                e7.unknown_tagged_fields = None
-                p += 1
-            else:
-                p = _t_BrokerRegistrationRequest_Listener_0(b, p, e7)
-            xs6.append(e7)
-        o.listeners = xs6
-    n14 = b[p] - 1
+        e7.port, e7.security_protocol, = _S2.unpack_from(b, p)
+        p += 4
+        if b[p] == 0:  # no tagged fields, the common case
+            e7.unknown_tagged_fields = None
+            p += 1
+        else:
+            p = _t_BrokerRegistrationRequest_Listener_0(b, p, e7)
+        xs6.append(e7)
+    o.listeners = xs6
+    h20 = b[p]
     p += 1
-    if n14 > 126:
-        n14, p = _uvt(b, p, n14 + 1)
-        n14 -= 1
-    if n14 < 0:
-        raise DecodeError('BrokerRegistrationRequest.Features: null where not nullable')
+    if 0 < h20 < 128:
+        n14 = h20 - 1
     else:
+        n14 = h20 - 1
+        if n14 > 126:
+            n14, p = _uvt(b, p, n14 + 1)
+            n14 -= 1
+        if n14 < 0:
+            raise DecodeError('BrokerRegistrationRequest.Features: null where not nullable')
         if n14 > bl - p:
             raise DecodeError('BrokerRegistrationRequest.Features: count ' + str(n14) + ' past the end')
-        xs15 = []
-        for _ in range(n14):
-            e16 = _new(_BrokerRegistrationRequest_Feature)
-            h19 = b[p]
-            if 0 < h19 < 128:
-                q18 = p + h19
-                e16.name = str(b[p + 1:q18], 'utf-8')
+    xs15 = []
+    for _ in range(n14):
+        e16 = _new(_BrokerRegistrationRequest_Feature)
+        h19 = b[p]
+        if 0 < h19 < 128:
+            q18 = p + h19
+            e16.name = str(b[p + 1:q18], 'utf-8')
+            p = q18
+        else:
+            p += 1
+            n17 = h19 - 1
+            if n17 > 126:
+                n17, p = _uvt(b, p, n17 + 1)
+                n17 -= 1
+            if n17 < 0:
+                raise DecodeError('Feature.Name: null where not nullable')
+            else:
+                q18 = p + n17
+                e16.name = str(b[p:q18], 'utf-8')
                 p = q18
-            else:
-                p += 1
-                n17 = h19 - 1
-                if n17 > 126:
-                    n17, p = _uvt(b, p, n17 + 1)
-                    n17 -= 1
-                if n17 < 0:
-                    raise DecodeError('Feature.Name: null where not nullable')
-                else:
-                    q18 = p + n17
-                    e16.name = str(b[p:q18], 'utf-8')
-                    p = q18
-            e16.min_supported_version, e16.max_supported_version, = _S3.unpack_from(b, p)
-            p += 4
-            if b[p] == 0:  # no tagged fields, the common case
-                e16.unknown_tagged_fields = None
-                p += 1
-            else:
-                p = _t_BrokerRegistrationRequest_Feature_0(b, p, e16)
-            xs15.append(e16)
-        o.features = xs15
-    h22 = b[p]
-    if 0 < h22 < 128:
-        q21 = p + h22
-        o.rack = str(b[p + 1:q21], 'utf-8')
-        p = q21
-    elif h22 == 0:
+        e16.min_supported_version, e16.max_supported_version, = _S3.unpack_from(b, p)
+        p += 4
+        if b[p] == 0:  # no tagged fields, the common case
+            e16.unknown_tagged_fields = None
+            p += 1
+        else:
+            p = _t_BrokerRegistrationRequest_Feature_0(b, p, e16)
+        xs15.append(e16)
+    o.features = xs15
+    h23 = b[p]
+    if 0 < h23 < 128:
+        q22 = p + h23
+        o.rack = str(b[p + 1:q22], 'utf-8')
+        p = q22
+    elif h23 == 0:
         o.rack = None
         p += 1
     else:
         p += 1
-        n20 = h22 - 1
-        if n20 > 126:
-            n20, p = _uvt(b, p, n20 + 1)
-            n20 -= 1
-        if n20 < 0:
+        n21 = h23 - 1
+        if n21 > 126:
+            n21, p = _uvt(b, p, n21 + 1)
+            n21 -= 1
+        if n21 < 0:
             o.rack = None
         else:
-            q21 = p + n20
-            o.rack = str(b[p:q21], 'utf-8')
-            p = q21
+            q22 = p + n21
+            o.rack = str(b[p:q22], 'utf-8')
+            p = q22
     o.is_migrating_zk_broker, = _S6.unpack_from(b, p)
     p += 1
     o.log_dirs = []
@@ -651,137 +661,144 @@ def _r_BrokerRegistrationRequest_2(b, p):
             p = q3
     o.incarnation_id, h4, = _S1.unpack_from(b, p)
     p += 17
-    n5 = h4 - 1
-    if n5 > 126:
-        n5, p = _uvt(b, p, n5 + 1)
-        n5 -= 1
-    if n5 < 0:
-        raise DecodeError('BrokerRegistrationRequest.Listeners: null where not nullable')
+    if 0 < h4 < 128:
+        n5 = h4 - 1
     else:
+        n5 = h4 - 1
+        if n5 > 126:
+            n5, p = _uvt(b, p, n5 + 1)
+            n5 -= 1
+        if n5 < 0:
+            raise DecodeError('BrokerRegistrationRequest.Listeners: null where not nullable')
         if n5 > bl - p:
             raise DecodeError('BrokerRegistrationRequest.Listeners: count ' + str(n5) + ' past the end')
-        xs6 = []
-        for _ in range(n5):
-            e7 = _new(_BrokerRegistrationRequest_Listener)
-            h10 = b[p]
-            if 0 < h10 < 128:
-                q9 = p + h10
-                e7.name = str(b[p + 1:q9], 'utf-8')
+    xs6 = []
+    for _ in range(n5):
+        e7 = _new(_BrokerRegistrationRequest_Listener)
+        h10 = b[p]
+        if 0 < h10 < 128:
+            q9 = p + h10
+            e7.name = str(b[p + 1:q9], 'utf-8')
+            p = q9
+        else:
+            p += 1
+            n8 = h10 - 1
+            if n8 > 126:
+                n8, p = _uvt(b, p, n8 + 1)
+                n8 -= 1
+            if n8 < 0:
+                raise DecodeError('Listener.Name: null where not nullable')
+            else:
+                q9 = p + n8
+                e7.name = str(b[p:q9], 'utf-8')
                 p = q9
+        h13 = b[p]
+        if 0 < h13 < 128:
+            q12 = p + h13
+            e7.host = str(b[p + 1:q12], 'utf-8')
+            p = q12
+        else:
+            p += 1
+            n11 = h13 - 1
+            if n11 > 126:
+                n11, p = _uvt(b, p, n11 + 1)
+                n11 -= 1
+            if n11 < 0:
+                raise DecodeError('Listener.Host: null where not nullable')
             else:
-                p += 1
-                n8 = h10 - 1
-                if n8 > 126:
-                    n8, p = _uvt(b, p, n8 + 1)
-                    n8 -= 1
-                if n8 < 0:
-                    raise DecodeError('Listener.Name: null where not nullable')
-                else:
-                    q9 = p + n8
-                    e7.name = str(b[p:q9], 'utf-8')
-                    p = q9
-            h13 = b[p]
-            if 0 < h13 < 128:
-                q12 = p + h13
-                e7.host = str(b[p + 1:q12], 'utf-8')
+                q12 = p + n11
+                e7.host = str(b[p:q12], 'utf-8')
                 p = q12
-            else:
-                p += 1
-                n11 = h13 - 1
-                if n11 > 126:
-                    n11, p = _uvt(b, p, n11 + 1)
-                    n11 -= 1
-                if n11 < 0:
-                    raise DecodeError('Listener.Host: null where not nullable')
-                else:
-                    q12 = p + n11
-                    e7.host = str(b[p:q12], 'utf-8')
-                    p = q12
-            e7.port, e7.security_protocol, = _S2.unpack_from(b, p)
-            p += 4
-            if b[p] == 0:  # no tagged fields, the common case
-                e7.unknown_tagged_fields = None
-                p += 1
-            else:
-                p = _t_BrokerRegistrationRequest_Listener_0(b, p, e7)
-            xs6.append(e7)
-        o.listeners = xs6
-    n14 = b[p] - 1
+        e7.port, e7.security_protocol, = _S2.unpack_from(b, p)
+        p += 4
+        if b[p] == 0:  # no tagged fields, the common case
+            e7.unknown_tagged_fields = None
+            p += 1
+        else:
+            p = _t_BrokerRegistrationRequest_Listener_0(b, p, e7)
+        xs6.append(e7)
+    o.listeners = xs6
+    h20 = b[p]
     p += 1
-    if n14 > 126:
-        n14, p = _uvt(b, p, n14 + 1)
-        n14 -= 1
-    if n14 < 0:
-        raise DecodeError('BrokerRegistrationRequest.Features: null where not nullable')
+    if 0 < h20 < 128:
+        n14 = h20 - 1
     else:
+        n14 = h20 - 1
+        if n14 > 126:
+            n14, p = _uvt(b, p, n14 + 1)
+            n14 -= 1
+        if n14 < 0:
+            raise DecodeError('BrokerRegistrationRequest.Features: null where not nullable')
         if n14 > bl - p:
             raise DecodeError('BrokerRegistrationRequest.Features: count ' + str(n14) + ' past the end')
-        xs15 = []
-        for _ in range(n14):
-            e16 = _new(_BrokerRegistrationRequest_Feature)
-            h19 = b[p]
-            if 0 < h19 < 128:
-                q18 = p + h19
-                e16.name = str(b[p + 1:q18], 'utf-8')
+    xs15 = []
+    for _ in range(n14):
+        e16 = _new(_BrokerRegistrationRequest_Feature)
+        h19 = b[p]
+        if 0 < h19 < 128:
+            q18 = p + h19
+            e16.name = str(b[p + 1:q18], 'utf-8')
+            p = q18
+        else:
+            p += 1
+            n17 = h19 - 1
+            if n17 > 126:
+                n17, p = _uvt(b, p, n17 + 1)
+                n17 -= 1
+            if n17 < 0:
+                raise DecodeError('Feature.Name: null where not nullable')
+            else:
+                q18 = p + n17
+                e16.name = str(b[p:q18], 'utf-8')
                 p = q18
-            else:
-                p += 1
-                n17 = h19 - 1
-                if n17 > 126:
-                    n17, p = _uvt(b, p, n17 + 1)
-                    n17 -= 1
-                if n17 < 0:
-                    raise DecodeError('Feature.Name: null where not nullable')
-                else:
-                    q18 = p + n17
-                    e16.name = str(b[p:q18], 'utf-8')
-                    p = q18
-            e16.min_supported_version, e16.max_supported_version, = _S3.unpack_from(b, p)
-            p += 4
-            if b[p] == 0:  # no tagged fields, the common case
-                e16.unknown_tagged_fields = None
-                p += 1
-            else:
-                p = _t_BrokerRegistrationRequest_Feature_0(b, p, e16)
-            xs15.append(e16)
-        o.features = xs15
-    h22 = b[p]
-    if 0 < h22 < 128:
-        q21 = p + h22
-        o.rack = str(b[p + 1:q21], 'utf-8')
-        p = q21
-    elif h22 == 0:
+        e16.min_supported_version, e16.max_supported_version, = _S3.unpack_from(b, p)
+        p += 4
+        if b[p] == 0:  # no tagged fields, the common case
+            e16.unknown_tagged_fields = None
+            p += 1
+        else:
+            p = _t_BrokerRegistrationRequest_Feature_0(b, p, e16)
+        xs15.append(e16)
+    o.features = xs15
+    h23 = b[p]
+    if 0 < h23 < 128:
+        q22 = p + h23
+        o.rack = str(b[p + 1:q22], 'utf-8')
+        p = q22
+    elif h23 == 0:
         o.rack = None
         p += 1
     else:
         p += 1
-        n20 = h22 - 1
-        if n20 > 126:
-            n20, p = _uvt(b, p, n20 + 1)
-            n20 -= 1
-        if n20 < 0:
+        n21 = h23 - 1
+        if n21 > 126:
+            n21, p = _uvt(b, p, n21 + 1)
+            n21 -= 1
+        if n21 < 0:
             o.rack = None
         else:
-            q21 = p + n20
-            o.rack = str(b[p:q21], 'utf-8')
-            p = q21
-    o.is_migrating_zk_broker, h23, = _S7.unpack_from(b, p)
+            q22 = p + n21
+            o.rack = str(b[p:q22], 'utf-8')
+            p = q22
+    o.is_migrating_zk_broker, h24, = _S7.unpack_from(b, p)
     p += 2
-    n24 = h23 - 1
-    if n24 > 126:
-        n24, p = _uvt(b, p, n24 + 1)
-        n24 -= 1
-    if n24 < 0:
-        raise DecodeError('BrokerRegistrationRequest.LogDirs: null where not nullable')
+    if 0 < h24 < 128:
+        n25 = h24 - 1
     else:
-        if n24 > bl - p:
-            raise DecodeError('BrokerRegistrationRequest.LogDirs: count ' + str(n24) + ' past the end')
-        xs25 = []
-        for _ in range(n24):
-            e26, = _S5.unpack_from(b, p)
-            p += 16
-            xs25.append(e26)
-        o.log_dirs = xs25
+        n25 = h24 - 1
+        if n25 > 126:
+            n25, p = _uvt(b, p, n25 + 1)
+            n25 -= 1
+        if n25 < 0:
+            raise DecodeError('BrokerRegistrationRequest.LogDirs: null where not nullable')
+        if n25 > bl - p:
+            raise DecodeError('BrokerRegistrationRequest.LogDirs: count ' + str(n25) + ' past the end')
+    xs26 = []
+    for _ in range(n25):
+        e27, = _S5.unpack_from(b, p)
+        p += 16
+        xs26.append(e27)
+    o.log_dirs = xs26
     o.previous_broker_epoch = -1
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
@@ -900,137 +917,144 @@ def _r_BrokerRegistrationRequest_3(b, p):
             p = q3
     o.incarnation_id, h4, = _S1.unpack_from(b, p)
     p += 17
-    n5 = h4 - 1
-    if n5 > 126:
-        n5, p = _uvt(b, p, n5 + 1)
-        n5 -= 1
-    if n5 < 0:
-        raise DecodeError('BrokerRegistrationRequest.Listeners: null where not nullable')
+    if 0 < h4 < 128:
+        n5 = h4 - 1
     else:
+        n5 = h4 - 1
+        if n5 > 126:
+            n5, p = _uvt(b, p, n5 + 1)
+            n5 -= 1
+        if n5 < 0:
+            raise DecodeError('BrokerRegistrationRequest.Listeners: null where not nullable')
         if n5 > bl - p:
             raise DecodeError('BrokerRegistrationRequest.Listeners: count ' + str(n5) + ' past the end')
-        xs6 = []
-        for _ in range(n5):
-            e7 = _new(_BrokerRegistrationRequest_Listener)
-            h10 = b[p]
-            if 0 < h10 < 128:
-                q9 = p + h10
-                e7.name = str(b[p + 1:q9], 'utf-8')
+    xs6 = []
+    for _ in range(n5):
+        e7 = _new(_BrokerRegistrationRequest_Listener)
+        h10 = b[p]
+        if 0 < h10 < 128:
+            q9 = p + h10
+            e7.name = str(b[p + 1:q9], 'utf-8')
+            p = q9
+        else:
+            p += 1
+            n8 = h10 - 1
+            if n8 > 126:
+                n8, p = _uvt(b, p, n8 + 1)
+                n8 -= 1
+            if n8 < 0:
+                raise DecodeError('Listener.Name: null where not nullable')
+            else:
+                q9 = p + n8
+                e7.name = str(b[p:q9], 'utf-8')
                 p = q9
+        h13 = b[p]
+        if 0 < h13 < 128:
+            q12 = p + h13
+            e7.host = str(b[p + 1:q12], 'utf-8')
+            p = q12
+        else:
+            p += 1
+            n11 = h13 - 1
+            if n11 > 126:
+                n11, p = _uvt(b, p, n11 + 1)
+                n11 -= 1
+            if n11 < 0:
+                raise DecodeError('Listener.Host: null where not nullable')
             else:
-                p += 1
-                n8 = h10 - 1
-                if n8 > 126:
-                    n8, p = _uvt(b, p, n8 + 1)
-                    n8 -= 1
-                if n8 < 0:
-                    raise DecodeError('Listener.Name: null where not nullable')
-                else:
-                    q9 = p + n8
-                    e7.name = str(b[p:q9], 'utf-8')
-                    p = q9
-            h13 = b[p]
-            if 0 < h13 < 128:
-                q12 = p + h13
-                e7.host = str(b[p + 1:q12], 'utf-8')
+                q12 = p + n11
+                e7.host = str(b[p:q12], 'utf-8')
                 p = q12
-            else:
-                p += 1
-                n11 = h13 - 1
-                if n11 > 126:
-                    n11, p = _uvt(b, p, n11 + 1)
-                    n11 -= 1
-                if n11 < 0:
-                    raise DecodeError('Listener.Host: null where not nullable')
-                else:
-                    q12 = p + n11
-                    e7.host = str(b[p:q12], 'utf-8')
-                    p = q12
-            e7.port, e7.security_protocol, = _S2.unpack_from(b, p)
-            p += 4
-            if b[p] == 0:  # no tagged fields, the common case
-                e7.unknown_tagged_fields = None
-                p += 1
-            else:
-                p = _t_BrokerRegistrationRequest_Listener_0(b, p, e7)
-            xs6.append(e7)
-        o.listeners = xs6
-    n14 = b[p] - 1
+        e7.port, e7.security_protocol, = _S2.unpack_from(b, p)
+        p += 4
+        if b[p] == 0:  # no tagged fields, the common case
+            e7.unknown_tagged_fields = None
+            p += 1
+        else:
+            p = _t_BrokerRegistrationRequest_Listener_0(b, p, e7)
+        xs6.append(e7)
+    o.listeners = xs6
+    h20 = b[p]
     p += 1
-    if n14 > 126:
-        n14, p = _uvt(b, p, n14 + 1)
-        n14 -= 1
-    if n14 < 0:
-        raise DecodeError('BrokerRegistrationRequest.Features: null where not nullable')
+    if 0 < h20 < 128:
+        n14 = h20 - 1
     else:
+        n14 = h20 - 1
+        if n14 > 126:
+            n14, p = _uvt(b, p, n14 + 1)
+            n14 -= 1
+        if n14 < 0:
+            raise DecodeError('BrokerRegistrationRequest.Features: null where not nullable')
         if n14 > bl - p:
             raise DecodeError('BrokerRegistrationRequest.Features: count ' + str(n14) + ' past the end')
-        xs15 = []
-        for _ in range(n14):
-            e16 = _new(_BrokerRegistrationRequest_Feature)
-            h19 = b[p]
-            if 0 < h19 < 128:
-                q18 = p + h19
-                e16.name = str(b[p + 1:q18], 'utf-8')
+    xs15 = []
+    for _ in range(n14):
+        e16 = _new(_BrokerRegistrationRequest_Feature)
+        h19 = b[p]
+        if 0 < h19 < 128:
+            q18 = p + h19
+            e16.name = str(b[p + 1:q18], 'utf-8')
+            p = q18
+        else:
+            p += 1
+            n17 = h19 - 1
+            if n17 > 126:
+                n17, p = _uvt(b, p, n17 + 1)
+                n17 -= 1
+            if n17 < 0:
+                raise DecodeError('Feature.Name: null where not nullable')
+            else:
+                q18 = p + n17
+                e16.name = str(b[p:q18], 'utf-8')
                 p = q18
-            else:
-                p += 1
-                n17 = h19 - 1
-                if n17 > 126:
-                    n17, p = _uvt(b, p, n17 + 1)
-                    n17 -= 1
-                if n17 < 0:
-                    raise DecodeError('Feature.Name: null where not nullable')
-                else:
-                    q18 = p + n17
-                    e16.name = str(b[p:q18], 'utf-8')
-                    p = q18
-            e16.min_supported_version, e16.max_supported_version, = _S3.unpack_from(b, p)
-            p += 4
-            if b[p] == 0:  # no tagged fields, the common case
-                e16.unknown_tagged_fields = None
-                p += 1
-            else:
-                p = _t_BrokerRegistrationRequest_Feature_0(b, p, e16)
-            xs15.append(e16)
-        o.features = xs15
-    h22 = b[p]
-    if 0 < h22 < 128:
-        q21 = p + h22
-        o.rack = str(b[p + 1:q21], 'utf-8')
-        p = q21
-    elif h22 == 0:
+        e16.min_supported_version, e16.max_supported_version, = _S3.unpack_from(b, p)
+        p += 4
+        if b[p] == 0:  # no tagged fields, the common case
+            e16.unknown_tagged_fields = None
+            p += 1
+        else:
+            p = _t_BrokerRegistrationRequest_Feature_0(b, p, e16)
+        xs15.append(e16)
+    o.features = xs15
+    h23 = b[p]
+    if 0 < h23 < 128:
+        q22 = p + h23
+        o.rack = str(b[p + 1:q22], 'utf-8')
+        p = q22
+    elif h23 == 0:
         o.rack = None
         p += 1
     else:
         p += 1
-        n20 = h22 - 1
-        if n20 > 126:
-            n20, p = _uvt(b, p, n20 + 1)
-            n20 -= 1
-        if n20 < 0:
+        n21 = h23 - 1
+        if n21 > 126:
+            n21, p = _uvt(b, p, n21 + 1)
+            n21 -= 1
+        if n21 < 0:
             o.rack = None
         else:
-            q21 = p + n20
-            o.rack = str(b[p:q21], 'utf-8')
-            p = q21
-    o.is_migrating_zk_broker, h23, = _S7.unpack_from(b, p)
+            q22 = p + n21
+            o.rack = str(b[p:q22], 'utf-8')
+            p = q22
+    o.is_migrating_zk_broker, h24, = _S7.unpack_from(b, p)
     p += 2
-    n24 = h23 - 1
-    if n24 > 126:
-        n24, p = _uvt(b, p, n24 + 1)
-        n24 -= 1
-    if n24 < 0:
-        raise DecodeError('BrokerRegistrationRequest.LogDirs: null where not nullable')
+    if 0 < h24 < 128:
+        n25 = h24 - 1
     else:
-        if n24 > bl - p:
-            raise DecodeError('BrokerRegistrationRequest.LogDirs: count ' + str(n24) + ' past the end')
-        xs25 = []
-        for _ in range(n24):
-            e26, = _S5.unpack_from(b, p)
-            p += 16
-            xs25.append(e26)
-        o.log_dirs = xs25
+        n25 = h24 - 1
+        if n25 > 126:
+            n25, p = _uvt(b, p, n25 + 1)
+            n25 -= 1
+        if n25 < 0:
+            raise DecodeError('BrokerRegistrationRequest.LogDirs: null where not nullable')
+        if n25 > bl - p:
+            raise DecodeError('BrokerRegistrationRequest.LogDirs: count ' + str(n25) + ' past the end')
+    xs26 = []
+    for _ in range(n25):
+        e27, = _S5.unpack_from(b, p)
+        p += 16
+        xs26.append(e27)
+    o.log_dirs = xs26
     o.previous_broker_epoch, = _S8.unpack_from(b, p)
     p += 8
     if b[p] == 0:  # no tagged fields, the common case

@@ -136,87 +136,92 @@ def _r_ConsumerGroupCurrentMemberAssignmentValue_0(b, p):
     o = _new(ConsumerGroupCurrentMemberAssignmentValue)
     o.member_epoch, o.previous_member_epoch, o.state, h1, = _S0.unpack_from(b, p)
     p += 10
-    n2 = h1 - 1
-    if n2 > 126:
-        n2, p = _uvt(b, p, n2 + 1)
-        n2 -= 1
-    if n2 < 0:
-        raise DecodeError('ConsumerGroupCurrentMemberAssignmentValue.AssignedPartitions: null where not nullable')
+    if 0 < h1 < 128:
+        n2 = h1 - 1
     else:
+        n2 = h1 - 1
+        if n2 > 126:
+            n2, p = _uvt(b, p, n2 + 1)
+            n2 -= 1
+        if n2 < 0:
+            raise DecodeError('ConsumerGroupCurrentMemberAssignmentValue.AssignedPartitions: null where not nullable')
         if n2 > bl - p:
             raise DecodeError('ConsumerGroupCurrentMemberAssignmentValue.AssignedPartitions: count ' + str(n2) + ' past the end')
-        xs3 = []
-        for _ in range(n2):
-            e4 = _new(_ConsumerGroupCurrentMemberAssignmentValue_TopicPartitions)
-            e4.topic_id, h5, = _S1.unpack_from(b, p)
-            p += 17
-            if 0 < h5 < 65:
-                e4.partitions = [*_UNPACK_i[h5](b, p)]
-                p += 4 * h5 - 4
+    xs3 = []
+    for _ in range(n2):
+        e4 = _new(_ConsumerGroupCurrentMemberAssignmentValue_TopicPartitions)
+        e4.topic_id, h5, = _S1.unpack_from(b, p)
+        p += 17
+        if 0 < h5 < 65:
+            e4.partitions = [*_UNPACK_i[h5](b, p)]
+            p += 4 * h5 - 4
+        else:
+            n6 = h5 - 1
+            if n6 > 126:
+                n6, p = _uvt(b, p, n6 + 1)
+                n6 -= 1
+            if n6 < 0:
+                raise DecodeError('TopicPartitions.Partitions: null where not nullable')
+            elif n6 < 64:
+                e4.partitions = [*_ARRAY_i[n6].unpack_from(b, p)]
+                p += 4 * n6
             else:
-                n6 = h5 - 1
-                if n6 > 126:
-                    n6, p = _uvt(b, p, n6 + 1)
-                    n6 -= 1
-                if n6 < 0:
-                    raise DecodeError('TopicPartitions.Partitions: null where not nullable')
-                elif n6 < 64:
-                    e4.partitions = [*_ARRAY_i[n6].unpack_from(b, p)]
-                    p += 4 * n6
-                else:
-                    if n6 > bl - p:
-                        raise DecodeError('TopicPartitions.Partitions: count ' + str(n6) + ' past the end')
-                    e4.partitions = [*_struct.Struct('>' + str(n6) + 'i').unpack_from(b, p)]
-                    p += 4 * n6
-            e4.assignment_epochs = None
-            if b[p] == 0:  # no tagged fields, the common case
-                e4.unknown_tagged_fields = None
-                p += 1
-            else:
-                p = _t_ConsumerGroupCurrentMemberAssignmentValue_TopicPartitions_0(b, p, e4)
-            xs3.append(e4)
-        o.assigned_partitions = xs3
-    n7 = b[p] - 1
+                if n6 > bl - p:
+                    raise DecodeError('TopicPartitions.Partitions: count ' + str(n6) + ' past the end')
+                e4.partitions = [*_struct.Struct('>' + str(n6) + 'i').unpack_from(b, p)]
+                p += 4 * n6
+        e4.assignment_epochs = None
+        if b[p] == 0:  # no tagged fields, the common case
+            e4.unknown_tagged_fields = None
+            p += 1
+        else:
+            p = _t_ConsumerGroupCurrentMemberAssignmentValue_TopicPartitions_0(b, p, e4)
+        xs3.append(e4)
+    o.assigned_partitions = xs3
+    h12 = b[p]
     p += 1
-    if n7 > 126:
-        n7, p = _uvt(b, p, n7 + 1)
-        n7 -= 1
-    if n7 < 0:
-        raise DecodeError('ConsumerGroupCurrentMemberAssignmentValue.PartitionsPendingRevocation: null where not nullable')
+    if 0 < h12 < 128:
+        n7 = h12 - 1
     else:
+        n7 = h12 - 1
+        if n7 > 126:
+            n7, p = _uvt(b, p, n7 + 1)
+            n7 -= 1
+        if n7 < 0:
+            raise DecodeError('ConsumerGroupCurrentMemberAssignmentValue.PartitionsPendingRevocation: null where not nullable')
         if n7 > bl - p:
             raise DecodeError('ConsumerGroupCurrentMemberAssignmentValue.PartitionsPendingRevocation: count ' + str(n7) + ' past the end')
-        xs8 = []
-        for _ in range(n7):
-            e9 = _new(_ConsumerGroupCurrentMemberAssignmentValue_TopicPartitions)
-            e9.topic_id, h10, = _S1.unpack_from(b, p)
-            p += 17
-            if 0 < h10 < 65:
-                e9.partitions = [*_UNPACK_i[h10](b, p)]
-                p += 4 * h10 - 4
+    xs8 = []
+    for _ in range(n7):
+        e9 = _new(_ConsumerGroupCurrentMemberAssignmentValue_TopicPartitions)
+        e9.topic_id, h10, = _S1.unpack_from(b, p)
+        p += 17
+        if 0 < h10 < 65:
+            e9.partitions = [*_UNPACK_i[h10](b, p)]
+            p += 4 * h10 - 4
+        else:
+            n11 = h10 - 1
+            if n11 > 126:
+                n11, p = _uvt(b, p, n11 + 1)
+                n11 -= 1
+            if n11 < 0:
+                raise DecodeError('TopicPartitions.Partitions: null where not nullable')
+            elif n11 < 64:
+                e9.partitions = [*_ARRAY_i[n11].unpack_from(b, p)]
+                p += 4 * n11
             else:
-                n11 = h10 - 1
-                if n11 > 126:
-                    n11, p = _uvt(b, p, n11 + 1)
-                    n11 -= 1
-                if n11 < 0:
-                    raise DecodeError('TopicPartitions.Partitions: null where not nullable')
-                elif n11 < 64:
-                    e9.partitions = [*_ARRAY_i[n11].unpack_from(b, p)]
-                    p += 4 * n11
-                else:
-                    if n11 > bl - p:
-                        raise DecodeError('TopicPartitions.Partitions: count ' + str(n11) + ' past the end')
-                    e9.partitions = [*_struct.Struct('>' + str(n11) + 'i').unpack_from(b, p)]
-                    p += 4 * n11
-            e9.assignment_epochs = None
-            if b[p] == 0:  # no tagged fields, the common case
-                e9.unknown_tagged_fields = None
-                p += 1
-            else:
-                p = _t_ConsumerGroupCurrentMemberAssignmentValue_TopicPartitions_0(b, p, e9)
-            xs8.append(e9)
-        o.partitions_pending_revocation = xs8
+                if n11 > bl - p:
+                    raise DecodeError('TopicPartitions.Partitions: count ' + str(n11) + ' past the end')
+                e9.partitions = [*_struct.Struct('>' + str(n11) + 'i').unpack_from(b, p)]
+                p += 4 * n11
+        e9.assignment_epochs = None
+        if b[p] == 0:  # no tagged fields, the common case
+            e9.unknown_tagged_fields = None
+            p += 1
+        else:
+            p = _t_ConsumerGroupCurrentMemberAssignmentValue_TopicPartitions_0(b, p, e9)
+        xs8.append(e9)
+    o.partitions_pending_revocation = xs8
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         p += 1

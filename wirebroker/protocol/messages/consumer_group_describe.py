@@ -161,37 +161,40 @@ def _t_ConsumerGroupDescribeRequest_0(b, p, o):
 def _r_ConsumerGroupDescribeRequest_0(b, p):
     bl = len(b)
     o = _new(ConsumerGroupDescribeRequest)
-    n1 = b[p] - 1
+    h7 = b[p]
     p += 1
-    if n1 > 126:
-        n1, p = _uvt(b, p, n1 + 1)
-        n1 -= 1
-    if n1 < 0:
-        raise DecodeError('ConsumerGroupDescribeRequest.GroupIds: null where not nullable')
+    if 0 < h7 < 128:
+        n1 = h7 - 1
     else:
+        n1 = h7 - 1
+        if n1 > 126:
+            n1, p = _uvt(b, p, n1 + 1)
+            n1 -= 1
+        if n1 < 0:
+            raise DecodeError('ConsumerGroupDescribeRequest.GroupIds: null where not nullable')
         if n1 > bl - p:
             raise DecodeError('ConsumerGroupDescribeRequest.GroupIds: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            h6 = b[p]
-            if 0 < h6 < 128:
-                q5 = p + h6
-                e3 = str(b[p + 1:q5], 'utf-8')
-                p = q5
+    xs2 = []
+    for _ in range(n1):
+        h6 = b[p]
+        if 0 < h6 < 128:
+            q5 = p + h6
+            e3 = str(b[p + 1:q5], 'utf-8')
+            p = q5
+        else:
+            p += 1
+            n4 = h6 - 1
+            if n4 > 126:
+                n4, p = _uvt(b, p, n4 + 1)
+                n4 -= 1
+            if n4 < 0:
+                raise DecodeError('ConsumerGroupDescribeRequest.GroupIds: null element')
             else:
-                p += 1
-                n4 = h6 - 1
-                if n4 > 126:
-                    n4, p = _uvt(b, p, n4 + 1)
-                    n4 -= 1
-                if n4 < 0:
-                    raise DecodeError('ConsumerGroupDescribeRequest.GroupIds: null element')
-                else:
-                    q5 = p + n4
-                    e3 = str(b[p:q5], 'utf-8')
-                    p = q5
-            xs2.append(e3)
-        o.group_ids = xs2
+                q5 = p + n4
+                e3 = str(b[p:q5], 'utf-8')
+                p = q5
+        xs2.append(e3)
+    o.group_ids = xs2
     o.include_authorized_operations, = _S0.unpack_from(b, p)
     p += 1
     if b[p] == 0:  # no tagged fields, the common case
@@ -347,388 +350,402 @@ def _r_ConsumerGroupDescribeResponse_0(b, p):
     o = _new(ConsumerGroupDescribeResponse)
     o.throttle_time_ms, h1, = _S1.unpack_from(b, p)
     p += 5
-    n2 = h1 - 1
-    if n2 > 126:
-        n2, p = _uvt(b, p, n2 + 1)
-        n2 -= 1
-    if n2 < 0:
-        raise DecodeError('ConsumerGroupDescribeResponse.Groups: null where not nullable')
+    if 0 < h1 < 128:
+        n2 = h1 - 1
     else:
+        n2 = h1 - 1
+        if n2 > 126:
+            n2, p = _uvt(b, p, n2 + 1)
+            n2 -= 1
+        if n2 < 0:
+            raise DecodeError('ConsumerGroupDescribeResponse.Groups: null where not nullable')
         if n2 > bl - p:
             raise DecodeError('ConsumerGroupDescribeResponse.Groups: count ' + str(n2) + ' past the end')
-        xs3 = []
-        for _ in range(n2):
-            e4 = _new(_ConsumerGroupDescribeResponse_DescribedGroup)
-            e4.error_code, h5, = _S2.unpack_from(b, p)
-            p += 3
-            if 0 < h5 < 128:
-                q7 = p + h5 - 1
-                e4.error_message = str(b[p:q7], 'utf-8')
-                p = q7
-            elif h5 == 0:
+    xs3 = []
+    for _ in range(n2):
+        e4 = _new(_ConsumerGroupDescribeResponse_DescribedGroup)
+        e4.error_code, h5, = _S2.unpack_from(b, p)
+        p += 3
+        if 0 < h5 < 128:
+            q7 = p + h5 - 1
+            e4.error_message = str(b[p:q7], 'utf-8')
+            p = q7
+        elif h5 == 0:
+            e4.error_message = None
+        else:
+            n6 = h5 - 1
+            if n6 > 126:
+                n6, p = _uvt(b, p, n6 + 1)
+                n6 -= 1
+            if n6 < 0:
                 e4.error_message = None
             else:
-                n6 = h5 - 1
-                if n6 > 126:
-                    n6, p = _uvt(b, p, n6 + 1)
-                    n6 -= 1
-                if n6 < 0:
-                    e4.error_message = None
-                else:
-                    q7 = p + n6
-                    e4.error_message = str(b[p:q7], 'utf-8')
-                    p = q7
-            h10 = b[p]
-            if 0 < h10 < 128:
-                q9 = p + h10
-                e4.group_id = str(b[p + 1:q9], 'utf-8')
+                q7 = p + n6
+                e4.error_message = str(b[p:q7], 'utf-8')
+                p = q7
+        h10 = b[p]
+        if 0 < h10 < 128:
+            q9 = p + h10
+            e4.group_id = str(b[p + 1:q9], 'utf-8')
+            p = q9
+        else:
+            p += 1
+            n8 = h10 - 1
+            if n8 > 126:
+                n8, p = _uvt(b, p, n8 + 1)
+                n8 -= 1
+            if n8 < 0:
+                raise DecodeError('DescribedGroup.GroupId: null where not nullable')
+            else:
+                q9 = p + n8
+                e4.group_id = str(b[p:q9], 'utf-8')
                 p = q9
+        h13 = b[p]
+        if 0 < h13 < 128:
+            q12 = p + h13
+            e4.group_state = str(b[p + 1:q12], 'utf-8')
+            p = q12
+        else:
+            p += 1
+            n11 = h13 - 1
+            if n11 > 126:
+                n11, p = _uvt(b, p, n11 + 1)
+                n11 -= 1
+            if n11 < 0:
+                raise DecodeError('DescribedGroup.GroupState: null where not nullable')
             else:
-                p += 1
-                n8 = h10 - 1
-                if n8 > 126:
-                    n8, p = _uvt(b, p, n8 + 1)
-                    n8 -= 1
-                if n8 < 0:
-                    raise DecodeError('DescribedGroup.GroupId: null where not nullable')
-                else:
-                    q9 = p + n8
-                    e4.group_id = str(b[p:q9], 'utf-8')
-                    p = q9
-            h13 = b[p]
-            if 0 < h13 < 128:
-                q12 = p + h13
-                e4.group_state = str(b[p + 1:q12], 'utf-8')
+                q12 = p + n11
+                e4.group_state = str(b[p:q12], 'utf-8')
                 p = q12
+        e4.group_epoch, e4.assignment_epoch, h14, = _S3.unpack_from(b, p)
+        p += 9
+        if 0 < h14 < 128:
+            q16 = p + h14 - 1
+            e4.assignor_name = str(b[p:q16], 'utf-8')
+            p = q16
+        else:
+            n15 = h14 - 1
+            if n15 > 126:
+                n15, p = _uvt(b, p, n15 + 1)
+                n15 -= 1
+            if n15 < 0:
+                raise DecodeError('DescribedGroup.AssignorName: null where not nullable')
             else:
-                p += 1
-                n11 = h13 - 1
-                if n11 > 126:
-                    n11, p = _uvt(b, p, n11 + 1)
-                    n11 -= 1
-                if n11 < 0:
-                    raise DecodeError('DescribedGroup.GroupState: null where not nullable')
-                else:
-                    q12 = p + n11
-                    e4.group_state = str(b[p:q12], 'utf-8')
-                    p = q12
-            e4.group_epoch, e4.assignment_epoch, h14, = _S3.unpack_from(b, p)
-            p += 9
-            if 0 < h14 < 128:
-                q16 = p + h14 - 1
+                q16 = p + n15
                 e4.assignor_name = str(b[p:q16], 'utf-8')
                 p = q16
-            else:
-                n15 = h14 - 1
-                if n15 > 126:
-                    n15, p = _uvt(b, p, n15 + 1)
-                    n15 -= 1
-                if n15 < 0:
-                    raise DecodeError('DescribedGroup.AssignorName: null where not nullable')
-                else:
-                    q16 = p + n15
-                    e4.assignor_name = str(b[p:q16], 'utf-8')
-                    p = q16
-            n17 = b[p] - 1
-            p += 1
+        h65 = b[p]
+        p += 1
+        if 0 < h65 < 128:
+            n17 = h65 - 1
+        else:
+            n17 = h65 - 1
             if n17 > 126:
                 n17, p = _uvt(b, p, n17 + 1)
                 n17 -= 1
             if n17 < 0:
                 raise DecodeError('DescribedGroup.Members: null where not nullable')
+            if n17 > bl - p:
+                raise DecodeError('DescribedGroup.Members: count ' + str(n17) + ' past the end')
+        xs18 = []
+        for _ in range(n17):
+            e19 = _new(_ConsumerGroupDescribeResponse_Member)
+            h22 = b[p]
+            if 0 < h22 < 128:
+                q21 = p + h22
+                e19.member_id = str(b[p + 1:q21], 'utf-8')
+                p = q21
             else:
-                if n17 > bl - p:
-                    raise DecodeError('DescribedGroup.Members: count ' + str(n17) + ' past the end')
-                xs18 = []
-                for _ in range(n17):
-                    e19 = _new(_ConsumerGroupDescribeResponse_Member)
-                    h22 = b[p]
-                    if 0 < h22 < 128:
-                        q21 = p + h22
-                        e19.member_id = str(b[p + 1:q21], 'utf-8')
-                        p = q21
-                    else:
-                        p += 1
-                        n20 = h22 - 1
-                        if n20 > 126:
-                            n20, p = _uvt(b, p, n20 + 1)
-                            n20 -= 1
-                        if n20 < 0:
-                            raise DecodeError('Member.MemberId: null where not nullable')
-                        else:
-                            q21 = p + n20
-                            e19.member_id = str(b[p:q21], 'utf-8')
-                            p = q21
-                    h25 = b[p]
-                    if 0 < h25 < 128:
-                        q24 = p + h25
-                        e19.instance_id = str(b[p + 1:q24], 'utf-8')
-                        p = q24
-                    elif h25 == 0:
-                        e19.instance_id = None
-                        p += 1
-                    else:
-                        p += 1
-                        n23 = h25 - 1
-                        if n23 > 126:
-                            n23, p = _uvt(b, p, n23 + 1)
-                            n23 -= 1
-                        if n23 < 0:
-                            e19.instance_id = None
-                        else:
-                            q24 = p + n23
-                            e19.instance_id = str(b[p:q24], 'utf-8')
-                            p = q24
-                    h28 = b[p]
-                    if 0 < h28 < 128:
-                        q27 = p + h28
-                        e19.rack_id = str(b[p + 1:q27], 'utf-8')
-                        p = q27
-                    elif h28 == 0:
-                        e19.rack_id = None
-                        p += 1
-                    else:
-                        p += 1
-                        n26 = h28 - 1
-                        if n26 > 126:
-                            n26, p = _uvt(b, p, n26 + 1)
-                            n26 -= 1
-                        if n26 < 0:
-                            e19.rack_id = None
-                        else:
-                            q27 = p + n26
-                            e19.rack_id = str(b[p:q27], 'utf-8')
-                            p = q27
-                    e19.member_epoch, h29, = _S1.unpack_from(b, p)
-                    p += 5
-                    if 0 < h29 < 128:
-                        q31 = p + h29 - 1
-                        e19.client_id = str(b[p:q31], 'utf-8')
-                        p = q31
-                    else:
-                        n30 = h29 - 1
-                        if n30 > 126:
-                            n30, p = _uvt(b, p, n30 + 1)
-                            n30 -= 1
-                        if n30 < 0:
-                            raise DecodeError('Member.ClientId: null where not nullable')
-                        else:
-                            q31 = p + n30
-                            e19.client_id = str(b[p:q31], 'utf-8')
-                            p = q31
-                    h34 = b[p]
-                    if 0 < h34 < 128:
-                        q33 = p + h34
-                        e19.client_host = str(b[p + 1:q33], 'utf-8')
-                        p = q33
-                    else:
-                        p += 1
-                        n32 = h34 - 1
-                        if n32 > 126:
-                            n32, p = _uvt(b, p, n32 + 1)
-                            n32 -= 1
-                        if n32 < 0:
-                            raise DecodeError('Member.ClientHost: null where not nullable')
-                        else:
-                            q33 = p + n32
-                            e19.client_host = str(b[p:q33], 'utf-8')
-                            p = q33
-                    n35 = b[p] - 1
-                    p += 1
-                    if n35 > 126:
-                        n35, p = _uvt(b, p, n35 + 1)
-                        n35 -= 1
-                    if n35 < 0:
-                        raise DecodeError('Member.SubscribedTopicNames: null where not nullable')
-                    else:
-                        if n35 > bl - p:
-                            raise DecodeError('Member.SubscribedTopicNames: count ' + str(n35) + ' past the end')
-                        xs36 = []
-                        for _ in range(n35):
-                            h40 = b[p]
-                            if 0 < h40 < 128:
-                                q39 = p + h40
-                                e37 = str(b[p + 1:q39], 'utf-8')
-                                p = q39
-                            else:
-                                p += 1
-                                n38 = h40 - 1
-                                if n38 > 126:
-                                    n38, p = _uvt(b, p, n38 + 1)
-                                    n38 -= 1
-                                if n38 < 0:
-                                    raise DecodeError('Member.SubscribedTopicNames: null element')
-                                else:
-                                    q39 = p + n38
-                                    e37 = str(b[p:q39], 'utf-8')
-                                    p = q39
-                            xs36.append(e37)
-                        e19.subscribed_topic_names = xs36
-                    h43 = b[p]
-                    if 0 < h43 < 128:
-                        q42 = p + h43
-                        e19.subscribed_topic_regex = str(b[p + 1:q42], 'utf-8')
-                        p = q42
-                    elif h43 == 0:
-                        e19.subscribed_topic_regex = None
-                        p += 1
-                    else:
-                        p += 1
-                        n41 = h43 - 1
-                        if n41 > 126:
-                            n41, p = _uvt(b, p, n41 + 1)
-                            n41 -= 1
-                        if n41 < 0:
-                            e19.subscribed_topic_regex = None
-                        else:
-                            q42 = p + n41
-                            e19.subscribed_topic_regex = str(b[p:q42], 'utf-8')
-                            p = q42
-                    s44 = _new(_ConsumerGroupDescribeResponse_Assignment)
-                    n45 = b[p] - 1
-                    p += 1
-                    if n45 > 126:
-                        n45, p = _uvt(b, p, n45 + 1)
-                        n45 -= 1
-                    if n45 < 0:
-                        raise DecodeError('Assignment.TopicPartitions: null where not nullable')
-                    else:
-                        if n45 > bl - p:
-                            raise DecodeError('Assignment.TopicPartitions: count ' + str(n45) + ' past the end')
-                        xs46 = []
-                        for _ in range(n45):
-                            e47 = _new(_ConsumerGroupDescribeResponse_TopicPartitions)
-                            e47.topic_id, h48, = _S4.unpack_from(b, p)
-                            p += 17
-                            if 0 < h48 < 128:
-                                q50 = p + h48 - 1
-                                e47.topic_name = str(b[p:q50], 'utf-8')
-                                p = q50
-                            else:
-                                n49 = h48 - 1
-                                if n49 > 126:
-                                    n49, p = _uvt(b, p, n49 + 1)
-                                    n49 -= 1
-                                if n49 < 0:
-                                    raise DecodeError('TopicPartitions.TopicName: null where not nullable')
-                                else:
-                                    q50 = p + n49
-                                    e47.topic_name = str(b[p:q50], 'utf-8')
-                                    p = q50
-                            h52 = b[p]
-                            if 0 < h52 < 65:
-                                e47.partitions = [*_UNPACK_i[h52](b, p + 1)]
-                                p += 4 * h52 - 3
-                            else:
-                                p += 1
-                                n51 = h52 - 1
-                                if n51 > 126:
-                                    n51, p = _uvt(b, p, n51 + 1)
-                                    n51 -= 1
-                                if n51 < 0:
-                                    raise DecodeError('TopicPartitions.Partitions: null where not nullable')
-                                elif n51 < 64:
-                                    e47.partitions = [*_ARRAY_i[n51].unpack_from(b, p)]
-                                    p += 4 * n51
-                                else:
-                                    if n51 > bl - p:
-                                        raise DecodeError('TopicPartitions.Partitions: count ' + str(n51) + ' past the end')
-                                    e47.partitions = [*_struct.Struct('>' + str(n51) + 'i').unpack_from(b, p)]
-                                    p += 4 * n51
-                            if b[p] == 0:  # no tagged fields, the common case
-                                e47.unknown_tagged_fields = None
-                                p += 1
-                            else:
-                                p = _t_ConsumerGroupDescribeResponse_TopicPartitions_0(b, p, e47)
-                            xs46.append(e47)
-                        s44.topic_partitions = xs46
-                    if b[p] == 0:  # no tagged fields, the common case
-                        s44.unknown_tagged_fields = None
-                        p += 1
-                    else:
-                        p = _t_ConsumerGroupDescribeResponse_Assignment_0(b, p, s44)
-                    e19.assignment = s44
-                    s53 = _new(_ConsumerGroupDescribeResponse_Assignment)
-                    n54 = b[p] - 1
-                    p += 1
-                    if n54 > 126:
-                        n54, p = _uvt(b, p, n54 + 1)
-                        n54 -= 1
-                    if n54 < 0:
-                        raise DecodeError('Assignment.TopicPartitions: null where not nullable')
-                    else:
-                        if n54 > bl - p:
-                            raise DecodeError('Assignment.TopicPartitions: count ' + str(n54) + ' past the end')
-                        xs55 = []
-                        for _ in range(n54):
-                            e56 = _new(_ConsumerGroupDescribeResponse_TopicPartitions)
-                            e56.topic_id, h57, = _S4.unpack_from(b, p)
-                            p += 17
-                            if 0 < h57 < 128:
-                                q59 = p + h57 - 1
-                                e56.topic_name = str(b[p:q59], 'utf-8')
-                                p = q59
-                            else:
-                                n58 = h57 - 1
-                                if n58 > 126:
-                                    n58, p = _uvt(b, p, n58 + 1)
-                                    n58 -= 1
-                                if n58 < 0:
-                                    raise DecodeError('TopicPartitions.TopicName: null where not nullable')
-                                else:
-                                    q59 = p + n58
-                                    e56.topic_name = str(b[p:q59], 'utf-8')
-                                    p = q59
-                            h61 = b[p]
-                            if 0 < h61 < 65:
-                                e56.partitions = [*_UNPACK_i[h61](b, p + 1)]
-                                p += 4 * h61 - 3
-                            else:
-                                p += 1
-                                n60 = h61 - 1
-                                if n60 > 126:
-                                    n60, p = _uvt(b, p, n60 + 1)
-                                    n60 -= 1
-                                if n60 < 0:
-                                    raise DecodeError('TopicPartitions.Partitions: null where not nullable')
-                                elif n60 < 64:
-                                    e56.partitions = [*_ARRAY_i[n60].unpack_from(b, p)]
-                                    p += 4 * n60
-                                else:
-                                    if n60 > bl - p:
-                                        raise DecodeError('TopicPartitions.Partitions: count ' + str(n60) + ' past the end')
-                                    e56.partitions = [*_struct.Struct('>' + str(n60) + 'i').unpack_from(b, p)]
-                                    p += 4 * n60
-                            if b[p] == 0:  # no tagged fields, the common case
-                                e56.unknown_tagged_fields = None
-                                p += 1
-                            else:
-                                p = _t_ConsumerGroupDescribeResponse_TopicPartitions_0(b, p, e56)
-                            xs55.append(e56)
-                        s53.topic_partitions = xs55
-                    if b[p] == 0:  # no tagged fields, the common case
-                        s53.unknown_tagged_fields = None
-                        p += 1
-                    else:
-                        p = _t_ConsumerGroupDescribeResponse_Assignment_0(b, p, s53)
-                    e19.target_assignment = s53
-                    e19.member_type = -1
-                    if b[p] == 0:  # no tagged fields, the common case
-                        e19.unknown_tagged_fields = None
-                        p += 1
-                    else:
-                        p = _t_ConsumerGroupDescribeResponse_Member_0(b, p, e19)
-                    xs18.append(e19)
-                e4.members = xs18
-            e4.authorized_operations, = _S5.unpack_from(b, p)
-            p += 4
-            if b[p] == 0:  # no tagged fields, the common case
-                e4.unknown_tagged_fields = None
+                p += 1
+                n20 = h22 - 1
+                if n20 > 126:
+                    n20, p = _uvt(b, p, n20 + 1)
+                    n20 -= 1
+                if n20 < 0:
+                    raise DecodeError('Member.MemberId: null where not nullable')
+                else:
+                    q21 = p + n20
+                    e19.member_id = str(b[p:q21], 'utf-8')
+                    p = q21
+            h25 = b[p]
+            if 0 < h25 < 128:
+                q24 = p + h25
+                e19.instance_id = str(b[p + 1:q24], 'utf-8')
+                p = q24
+            elif h25 == 0:
+                e19.instance_id = None
                 p += 1
             else:
-                p = _t_ConsumerGroupDescribeResponse_DescribedGroup_0(b, p, e4)
-            xs3.append(e4)
-        o.groups = xs3
+                p += 1
+                n23 = h25 - 1
+                if n23 > 126:
+                    n23, p = _uvt(b, p, n23 + 1)
+                    n23 -= 1
+                if n23 < 0:
+                    e19.instance_id = None
+                else:
+                    q24 = p + n23
+                    e19.instance_id = str(b[p:q24], 'utf-8')
+                    p = q24
+            h28 = b[p]
+            if 0 < h28 < 128:
+                q27 = p + h28
+                e19.rack_id = str(b[p + 1:q27], 'utf-8')
+                p = q27
+            elif h28 == 0:
+                e19.rack_id = None
+                p += 1
+            else:
+                p += 1
+                n26 = h28 - 1
+                if n26 > 126:
+                    n26, p = _uvt(b, p, n26 + 1)
+                    n26 -= 1
+                if n26 < 0:
+                    e19.rack_id = None
+                else:
+                    q27 = p + n26
+                    e19.rack_id = str(b[p:q27], 'utf-8')
+                    p = q27
+            e19.member_epoch, h29, = _S1.unpack_from(b, p)
+            p += 5
+            if 0 < h29 < 128:
+                q31 = p + h29 - 1
+                e19.client_id = str(b[p:q31], 'utf-8')
+                p = q31
+            else:
+                n30 = h29 - 1
+                if n30 > 126:
+                    n30, p = _uvt(b, p, n30 + 1)
+                    n30 -= 1
+                if n30 < 0:
+                    raise DecodeError('Member.ClientId: null where not nullable')
+                else:
+                    q31 = p + n30
+                    e19.client_id = str(b[p:q31], 'utf-8')
+                    p = q31
+            h34 = b[p]
+            if 0 < h34 < 128:
+                q33 = p + h34
+                e19.client_host = str(b[p + 1:q33], 'utf-8')
+                p = q33
+            else:
+                p += 1
+                n32 = h34 - 1
+                if n32 > 126:
+                    n32, p = _uvt(b, p, n32 + 1)
+                    n32 -= 1
+                if n32 < 0:
+                    raise DecodeError('Member.ClientHost: null where not nullable')
+                else:
+                    q33 = p + n32
+                    e19.client_host = str(b[p:q33], 'utf-8')
+                    p = q33
+            h41 = b[p]
+            p += 1
+            if 0 < h41 < 128:
+                n35 = h41 - 1
+            else:
+                n35 = h41 - 1
+                if n35 > 126:
+                    n35, p = _uvt(b, p, n35 + 1)
+                    n35 -= 1
+                if n35 < 0:
+                    raise DecodeError('Member.SubscribedTopicNames: null where not nullable')
+                if n35 > bl - p:
+                    raise DecodeError('Member.SubscribedTopicNames: count ' + str(n35) + ' past the end')
+            xs36 = []
+            for _ in range(n35):
+                h40 = b[p]
+                if 0 < h40 < 128:
+                    q39 = p + h40
+                    e37 = str(b[p + 1:q39], 'utf-8')
+                    p = q39
+                else:
+                    p += 1
+                    n38 = h40 - 1
+                    if n38 > 126:
+                        n38, p = _uvt(b, p, n38 + 1)
+                        n38 -= 1
+                    if n38 < 0:
+                        raise DecodeError('Member.SubscribedTopicNames: null element')
+                    else:
+                        q39 = p + n38
+                        e37 = str(b[p:q39], 'utf-8')
+                        p = q39
+                xs36.append(e37)
+            e19.subscribed_topic_names = xs36
+            h44 = b[p]
+            if 0 < h44 < 128:
+                q43 = p + h44
+                e19.subscribed_topic_regex = str(b[p + 1:q43], 'utf-8')
+                p = q43
+            elif h44 == 0:
+                e19.subscribed_topic_regex = None
+                p += 1
+            else:
+                p += 1
+                n42 = h44 - 1
+                if n42 > 126:
+                    n42, p = _uvt(b, p, n42 + 1)
+                    n42 -= 1
+                if n42 < 0:
+                    e19.subscribed_topic_regex = None
+                else:
+                    q43 = p + n42
+                    e19.subscribed_topic_regex = str(b[p:q43], 'utf-8')
+                    p = q43
+            s45 = _new(_ConsumerGroupDescribeResponse_Assignment)
+            h54 = b[p]
+            p += 1
+            if 0 < h54 < 128:
+                n46 = h54 - 1
+            else:
+                n46 = h54 - 1
+                if n46 > 126:
+                    n46, p = _uvt(b, p, n46 + 1)
+                    n46 -= 1
+                if n46 < 0:
+                    raise DecodeError('Assignment.TopicPartitions: null where not nullable')
+                if n46 > bl - p:
+                    raise DecodeError('Assignment.TopicPartitions: count ' + str(n46) + ' past the end')
+            xs47 = []
+            for _ in range(n46):
+                e48 = _new(_ConsumerGroupDescribeResponse_TopicPartitions)
+                e48.topic_id, h49, = _S4.unpack_from(b, p)
+                p += 17
+                if 0 < h49 < 128:
+                    q51 = p + h49 - 1
+                    e48.topic_name = str(b[p:q51], 'utf-8')
+                    p = q51
+                else:
+                    n50 = h49 - 1
+                    if n50 > 126:
+                        n50, p = _uvt(b, p, n50 + 1)
+                        n50 -= 1
+                    if n50 < 0:
+                        raise DecodeError('TopicPartitions.TopicName: null where not nullable')
+                    else:
+                        q51 = p + n50
+                        e48.topic_name = str(b[p:q51], 'utf-8')
+                        p = q51
+                h53 = b[p]
+                if 0 < h53 < 65:
+                    e48.partitions = [*_UNPACK_i[h53](b, p + 1)]
+                    p += 4 * h53 - 3
+                else:
+                    p += 1
+                    n52 = h53 - 1
+                    if n52 > 126:
+                        n52, p = _uvt(b, p, n52 + 1)
+                        n52 -= 1
+                    if n52 < 0:
+                        raise DecodeError('TopicPartitions.Partitions: null where not nullable')
+                    elif n52 < 64:
+                        e48.partitions = [*_ARRAY_i[n52].unpack_from(b, p)]
+                        p += 4 * n52
+                    else:
+                        if n52 > bl - p:
+                            raise DecodeError('TopicPartitions.Partitions: count ' + str(n52) + ' past the end')
+                        e48.partitions = [*_struct.Struct('>' + str(n52) + 'i').unpack_from(b, p)]
+                        p += 4 * n52
+                if b[p] == 0:  # no tagged fields, the common case
+                    e48.unknown_tagged_fields = None
+                    p += 1
+                else:
+                    p = _t_ConsumerGroupDescribeResponse_TopicPartitions_0(b, p, e48)
+                xs47.append(e48)
+            s45.topic_partitions = xs47
+            if b[p] == 0:  # no tagged fields, the common case
+                s45.unknown_tagged_fields = None
+                p += 1
+            else:
+                p = _t_ConsumerGroupDescribeResponse_Assignment_0(b, p, s45)
+            e19.assignment = s45
+            s55 = _new(_ConsumerGroupDescribeResponse_Assignment)
+            h64 = b[p]
+            p += 1
+            if 0 < h64 < 128:
+                n56 = h64 - 1
+            else:
+                n56 = h64 - 1
+                if n56 > 126:
+                    n56, p = _uvt(b, p, n56 + 1)
+                    n56 -= 1
+                if n56 < 0:
+                    raise DecodeError('Assignment.TopicPartitions: null where not nullable')
+                if n56 > bl - p:
+                    raise DecodeError('Assignment.TopicPartitions: count ' + str(n56) + ' past the end')
+            xs57 = []
+            for _ in range(n56):
+                e58 = _new(_ConsumerGroupDescribeResponse_TopicPartitions)
+                e58.topic_id, h59, = _S4.unpack_from(b, p)
+                p += 17
+                if 0 < h59 < 128:
+                    q61 = p + h59 - 1
+                    e58.topic_name = str(b[p:q61], 'utf-8')
+                    p = q61
+                else:
+                    n60 = h59 - 1
+                    if n60 > 126:
+                        n60, p = _uvt(b, p, n60 + 1)
+                        n60 -= 1
+                    if n60 < 0:
+                        raise DecodeError('TopicPartitions.TopicName: null where not nullable')
+                    else:
+                        q61 = p + n60
+                        e58.topic_name = str(b[p:q61], 'utf-8')
+                        p = q61
+                h63 = b[p]
+                if 0 < h63 < 65:
+                    e58.partitions = [*_UNPACK_i[h63](b, p + 1)]
+                    p += 4 * h63 - 3
+                else:
+                    p += 1
+                    n62 = h63 - 1
+                    if n62 > 126:
+                        n62, p = _uvt(b, p, n62 + 1)
+                        n62 -= 1
+                    if n62 < 0:
+                        raise DecodeError('TopicPartitions.Partitions: null where not nullable')
+                    elif n62 < 64:
+                        e58.partitions = [*_ARRAY_i[n62].unpack_from(b, p)]
+                        p += 4 * n62
+                    else:
+                        if n62 > bl - p:
+                            raise DecodeError('TopicPartitions.Partitions: count ' + str(n62) + ' past the end')
+                        e58.partitions = [*_struct.Struct('>' + str(n62) + 'i').unpack_from(b, p)]
+                        p += 4 * n62
+                if b[p] == 0:  # no tagged fields, the common case
+                    e58.unknown_tagged_fields = None
+                    p += 1
+                else:
+                    p = _t_ConsumerGroupDescribeResponse_TopicPartitions_0(b, p, e58)
+                xs57.append(e58)
+            s55.topic_partitions = xs57
+            if b[p] == 0:  # no tagged fields, the common case
+                s55.unknown_tagged_fields = None
+                p += 1
+            else:
+                p = _t_ConsumerGroupDescribeResponse_Assignment_0(b, p, s55)
+            e19.target_assignment = s55
+            e19.member_type = -1
+            if b[p] == 0:  # no tagged fields, the common case
+                e19.unknown_tagged_fields = None
+                p += 1
+            else:
+                p = _t_ConsumerGroupDescribeResponse_Member_0(b, p, e19)
+            xs18.append(e19)
+        e4.members = xs18
+        e4.authorized_operations, = _S5.unpack_from(b, p)
+        p += 4
+        if b[p] == 0:  # no tagged fields, the common case
+            e4.unknown_tagged_fields = None
+            p += 1
+        else:
+            p = _t_ConsumerGroupDescribeResponse_DescribedGroup_0(b, p, e4)
+        xs3.append(e4)
+    o.groups = xs3
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         p += 1
@@ -955,389 +972,403 @@ def _r_ConsumerGroupDescribeResponse_1(b, p):
     o = _new(ConsumerGroupDescribeResponse)
     o.throttle_time_ms, h1, = _S1.unpack_from(b, p)
     p += 5
-    n2 = h1 - 1
-    if n2 > 126:
-        n2, p = _uvt(b, p, n2 + 1)
-        n2 -= 1
-    if n2 < 0:
-        raise DecodeError('ConsumerGroupDescribeResponse.Groups: null where not nullable')
+    if 0 < h1 < 128:
+        n2 = h1 - 1
     else:
+        n2 = h1 - 1
+        if n2 > 126:
+            n2, p = _uvt(b, p, n2 + 1)
+            n2 -= 1
+        if n2 < 0:
+            raise DecodeError('ConsumerGroupDescribeResponse.Groups: null where not nullable')
         if n2 > bl - p:
             raise DecodeError('ConsumerGroupDescribeResponse.Groups: count ' + str(n2) + ' past the end')
-        xs3 = []
-        for _ in range(n2):
-            e4 = _new(_ConsumerGroupDescribeResponse_DescribedGroup)
-            e4.error_code, h5, = _S2.unpack_from(b, p)
-            p += 3
-            if 0 < h5 < 128:
-                q7 = p + h5 - 1
-                e4.error_message = str(b[p:q7], 'utf-8')
-                p = q7
-            elif h5 == 0:
+    xs3 = []
+    for _ in range(n2):
+        e4 = _new(_ConsumerGroupDescribeResponse_DescribedGroup)
+        e4.error_code, h5, = _S2.unpack_from(b, p)
+        p += 3
+        if 0 < h5 < 128:
+            q7 = p + h5 - 1
+            e4.error_message = str(b[p:q7], 'utf-8')
+            p = q7
+        elif h5 == 0:
+            e4.error_message = None
+        else:
+            n6 = h5 - 1
+            if n6 > 126:
+                n6, p = _uvt(b, p, n6 + 1)
+                n6 -= 1
+            if n6 < 0:
                 e4.error_message = None
             else:
-                n6 = h5 - 1
-                if n6 > 126:
-                    n6, p = _uvt(b, p, n6 + 1)
-                    n6 -= 1
-                if n6 < 0:
-                    e4.error_message = None
-                else:
-                    q7 = p + n6
-                    e4.error_message = str(b[p:q7], 'utf-8')
-                    p = q7
-            h10 = b[p]
-            if 0 < h10 < 128:
-                q9 = p + h10
-                e4.group_id = str(b[p + 1:q9], 'utf-8')
+                q7 = p + n6
+                e4.error_message = str(b[p:q7], 'utf-8')
+                p = q7
+        h10 = b[p]
+        if 0 < h10 < 128:
+            q9 = p + h10
+            e4.group_id = str(b[p + 1:q9], 'utf-8')
+            p = q9
+        else:
+            p += 1
+            n8 = h10 - 1
+            if n8 > 126:
+                n8, p = _uvt(b, p, n8 + 1)
+                n8 -= 1
+            if n8 < 0:
+                raise DecodeError('DescribedGroup.GroupId: null where not nullable')
+            else:
+                q9 = p + n8
+                e4.group_id = str(b[p:q9], 'utf-8')
                 p = q9
+        h13 = b[p]
+        if 0 < h13 < 128:
+            q12 = p + h13
+            e4.group_state = str(b[p + 1:q12], 'utf-8')
+            p = q12
+        else:
+            p += 1
+            n11 = h13 - 1
+            if n11 > 126:
+                n11, p = _uvt(b, p, n11 + 1)
+                n11 -= 1
+            if n11 < 0:
+                raise DecodeError('DescribedGroup.GroupState: null where not nullable')
             else:
-                p += 1
-                n8 = h10 - 1
-                if n8 > 126:
-                    n8, p = _uvt(b, p, n8 + 1)
-                    n8 -= 1
-                if n8 < 0:
-                    raise DecodeError('DescribedGroup.GroupId: null where not nullable')
-                else:
-                    q9 = p + n8
-                    e4.group_id = str(b[p:q9], 'utf-8')
-                    p = q9
-            h13 = b[p]
-            if 0 < h13 < 128:
-                q12 = p + h13
-                e4.group_state = str(b[p + 1:q12], 'utf-8')
+                q12 = p + n11
+                e4.group_state = str(b[p:q12], 'utf-8')
                 p = q12
+        e4.group_epoch, e4.assignment_epoch, h14, = _S3.unpack_from(b, p)
+        p += 9
+        if 0 < h14 < 128:
+            q16 = p + h14 - 1
+            e4.assignor_name = str(b[p:q16], 'utf-8')
+            p = q16
+        else:
+            n15 = h14 - 1
+            if n15 > 126:
+                n15, p = _uvt(b, p, n15 + 1)
+                n15 -= 1
+            if n15 < 0:
+                raise DecodeError('DescribedGroup.AssignorName: null where not nullable')
             else:
-                p += 1
-                n11 = h13 - 1
-                if n11 > 126:
-                    n11, p = _uvt(b, p, n11 + 1)
-                    n11 -= 1
-                if n11 < 0:
-                    raise DecodeError('DescribedGroup.GroupState: null where not nullable')
-                else:
-                    q12 = p + n11
-                    e4.group_state = str(b[p:q12], 'utf-8')
-                    p = q12
-            e4.group_epoch, e4.assignment_epoch, h14, = _S3.unpack_from(b, p)
-            p += 9
-            if 0 < h14 < 128:
-                q16 = p + h14 - 1
+                q16 = p + n15
                 e4.assignor_name = str(b[p:q16], 'utf-8')
                 p = q16
-            else:
-                n15 = h14 - 1
-                if n15 > 126:
-                    n15, p = _uvt(b, p, n15 + 1)
-                    n15 -= 1
-                if n15 < 0:
-                    raise DecodeError('DescribedGroup.AssignorName: null where not nullable')
-                else:
-                    q16 = p + n15
-                    e4.assignor_name = str(b[p:q16], 'utf-8')
-                    p = q16
-            n17 = b[p] - 1
-            p += 1
+        h65 = b[p]
+        p += 1
+        if 0 < h65 < 128:
+            n17 = h65 - 1
+        else:
+            n17 = h65 - 1
             if n17 > 126:
                 n17, p = _uvt(b, p, n17 + 1)
                 n17 -= 1
             if n17 < 0:
                 raise DecodeError('DescribedGroup.Members: null where not nullable')
+            if n17 > bl - p:
+                raise DecodeError('DescribedGroup.Members: count ' + str(n17) + ' past the end')
+        xs18 = []
+        for _ in range(n17):
+            e19 = _new(_ConsumerGroupDescribeResponse_Member)
+            h22 = b[p]
+            if 0 < h22 < 128:
+                q21 = p + h22
+                e19.member_id = str(b[p + 1:q21], 'utf-8')
+                p = q21
             else:
-                if n17 > bl - p:
-                    raise DecodeError('DescribedGroup.Members: count ' + str(n17) + ' past the end')
-                xs18 = []
-                for _ in range(n17):
-                    e19 = _new(_ConsumerGroupDescribeResponse_Member)
-                    h22 = b[p]
-                    if 0 < h22 < 128:
-                        q21 = p + h22
-                        e19.member_id = str(b[p + 1:q21], 'utf-8')
-                        p = q21
-                    else:
-                        p += 1
-                        n20 = h22 - 1
-                        if n20 > 126:
-                            n20, p = _uvt(b, p, n20 + 1)
-                            n20 -= 1
-                        if n20 < 0:
-                            raise DecodeError('Member.MemberId: null where not nullable')
-                        else:
-                            q21 = p + n20
-                            e19.member_id = str(b[p:q21], 'utf-8')
-                            p = q21
-                    h25 = b[p]
-                    if 0 < h25 < 128:
-                        q24 = p + h25
-                        e19.instance_id = str(b[p + 1:q24], 'utf-8')
-                        p = q24
-                    elif h25 == 0:
-                        e19.instance_id = None
-                        p += 1
-                    else:
-                        p += 1
-                        n23 = h25 - 1
-                        if n23 > 126:
-                            n23, p = _uvt(b, p, n23 + 1)
-                            n23 -= 1
-                        if n23 < 0:
-                            e19.instance_id = None
-                        else:
-                            q24 = p + n23
-                            e19.instance_id = str(b[p:q24], 'utf-8')
-                            p = q24
-                    h28 = b[p]
-                    if 0 < h28 < 128:
-                        q27 = p + h28
-                        e19.rack_id = str(b[p + 1:q27], 'utf-8')
-                        p = q27
-                    elif h28 == 0:
-                        e19.rack_id = None
-                        p += 1
-                    else:
-                        p += 1
-                        n26 = h28 - 1
-                        if n26 > 126:
-                            n26, p = _uvt(b, p, n26 + 1)
-                            n26 -= 1
-                        if n26 < 0:
-                            e19.rack_id = None
-                        else:
-                            q27 = p + n26
-                            e19.rack_id = str(b[p:q27], 'utf-8')
-                            p = q27
-                    e19.member_epoch, h29, = _S1.unpack_from(b, p)
-                    p += 5
-                    if 0 < h29 < 128:
-                        q31 = p + h29 - 1
-                        e19.client_id = str(b[p:q31], 'utf-8')
-                        p = q31
-                    else:
-                        n30 = h29 - 1
-                        if n30 > 126:
-                            n30, p = _uvt(b, p, n30 + 1)
-                            n30 -= 1
-                        if n30 < 0:
-                            raise DecodeError('Member.ClientId: null where not nullable')
-                        else:
-                            q31 = p + n30
-                            e19.client_id = str(b[p:q31], 'utf-8')
-                            p = q31
-                    h34 = b[p]
-                    if 0 < h34 < 128:
-                        q33 = p + h34
-                        e19.client_host = str(b[p + 1:q33], 'utf-8')
-                        p = q33
-                    else:
-                        p += 1
-                        n32 = h34 - 1
-                        if n32 > 126:
-                            n32, p = _uvt(b, p, n32 + 1)
-                            n32 -= 1
-                        if n32 < 0:
-                            raise DecodeError('Member.ClientHost: null where not nullable')
-                        else:
-                            q33 = p + n32
-                            e19.client_host = str(b[p:q33], 'utf-8')
-                            p = q33
-                    n35 = b[p] - 1
-                    p += 1
-                    if n35 > 126:
-                        n35, p = _uvt(b, p, n35 + 1)
-                        n35 -= 1
-                    if n35 < 0:
-                        raise DecodeError('Member.SubscribedTopicNames: null where not nullable')
-                    else:
-                        if n35 > bl - p:
-                            raise DecodeError('Member.SubscribedTopicNames: count ' + str(n35) + ' past the end')
-                        xs36 = []
-                        for _ in range(n35):
-                            h40 = b[p]
-                            if 0 < h40 < 128:
-                                q39 = p + h40
-                                e37 = str(b[p + 1:q39], 'utf-8')
-                                p = q39
-                            else:
-                                p += 1
-                                n38 = h40 - 1
-                                if n38 > 126:
-                                    n38, p = _uvt(b, p, n38 + 1)
-                                    n38 -= 1
-                                if n38 < 0:
-                                    raise DecodeError('Member.SubscribedTopicNames: null element')
-                                else:
-                                    q39 = p + n38
-                                    e37 = str(b[p:q39], 'utf-8')
-                                    p = q39
-                            xs36.append(e37)
-                        e19.subscribed_topic_names = xs36
-                    h43 = b[p]
-                    if 0 < h43 < 128:
-                        q42 = p + h43
-                        e19.subscribed_topic_regex = str(b[p + 1:q42], 'utf-8')
-                        p = q42
-                    elif h43 == 0:
-                        e19.subscribed_topic_regex = None
-                        p += 1
-                    else:
-                        p += 1
-                        n41 = h43 - 1
-                        if n41 > 126:
-                            n41, p = _uvt(b, p, n41 + 1)
-                            n41 -= 1
-                        if n41 < 0:
-                            e19.subscribed_topic_regex = None
-                        else:
-                            q42 = p + n41
-                            e19.subscribed_topic_regex = str(b[p:q42], 'utf-8')
-                            p = q42
-                    s44 = _new(_ConsumerGroupDescribeResponse_Assignment)
-                    n45 = b[p] - 1
-                    p += 1
-                    if n45 > 126:
-                        n45, p = _uvt(b, p, n45 + 1)
-                        n45 -= 1
-                    if n45 < 0:
-                        raise DecodeError('Assignment.TopicPartitions: null where not nullable')
-                    else:
-                        if n45 > bl - p:
-                            raise DecodeError('Assignment.TopicPartitions: count ' + str(n45) + ' past the end')
-                        xs46 = []
-                        for _ in range(n45):
-                            e47 = _new(_ConsumerGroupDescribeResponse_TopicPartitions)
-                            e47.topic_id, h48, = _S4.unpack_from(b, p)
-                            p += 17
-                            if 0 < h48 < 128:
-                                q50 = p + h48 - 1
-                                e47.topic_name = str(b[p:q50], 'utf-8')
-                                p = q50
-                            else:
-                                n49 = h48 - 1
-                                if n49 > 126:
-                                    n49, p = _uvt(b, p, n49 + 1)
-                                    n49 -= 1
-                                if n49 < 0:
-                                    raise DecodeError('TopicPartitions.TopicName: null where not nullable')
-                                else:
-                                    q50 = p + n49
-                                    e47.topic_name = str(b[p:q50], 'utf-8')
-                                    p = q50
-                            h52 = b[p]
-                            if 0 < h52 < 65:
-                                e47.partitions = [*_UNPACK_i[h52](b, p + 1)]
-                                p += 4 * h52 - 3
-                            else:
-                                p += 1
-                                n51 = h52 - 1
-                                if n51 > 126:
-                                    n51, p = _uvt(b, p, n51 + 1)
-                                    n51 -= 1
-                                if n51 < 0:
-                                    raise DecodeError('TopicPartitions.Partitions: null where not nullable')
-                                elif n51 < 64:
-                                    e47.partitions = [*_ARRAY_i[n51].unpack_from(b, p)]
-                                    p += 4 * n51
-                                else:
-                                    if n51 > bl - p:
-                                        raise DecodeError('TopicPartitions.Partitions: count ' + str(n51) + ' past the end')
-                                    e47.partitions = [*_struct.Struct('>' + str(n51) + 'i').unpack_from(b, p)]
-                                    p += 4 * n51
-                            if b[p] == 0:  # no tagged fields, the common case
-                                e47.unknown_tagged_fields = None
-                                p += 1
-                            else:
-                                p = _t_ConsumerGroupDescribeResponse_TopicPartitions_0(b, p, e47)
-                            xs46.append(e47)
-                        s44.topic_partitions = xs46
-                    if b[p] == 0:  # no tagged fields, the common case
-                        s44.unknown_tagged_fields = None
-                        p += 1
-                    else:
-                        p = _t_ConsumerGroupDescribeResponse_Assignment_0(b, p, s44)
-                    e19.assignment = s44
-                    s53 = _new(_ConsumerGroupDescribeResponse_Assignment)
-                    n54 = b[p] - 1
-                    p += 1
-                    if n54 > 126:
-                        n54, p = _uvt(b, p, n54 + 1)
-                        n54 -= 1
-                    if n54 < 0:
-                        raise DecodeError('Assignment.TopicPartitions: null where not nullable')
-                    else:
-                        if n54 > bl - p:
-                            raise DecodeError('Assignment.TopicPartitions: count ' + str(n54) + ' past the end')
-                        xs55 = []
-                        for _ in range(n54):
-                            e56 = _new(_ConsumerGroupDescribeResponse_TopicPartitions)
-                            e56.topic_id, h57, = _S4.unpack_from(b, p)
-                            p += 17
-                            if 0 < h57 < 128:
-                                q59 = p + h57 - 1
-                                e56.topic_name = str(b[p:q59], 'utf-8')
-                                p = q59
-                            else:
-                                n58 = h57 - 1
-                                if n58 > 126:
-                                    n58, p = _uvt(b, p, n58 + 1)
-                                    n58 -= 1
-                                if n58 < 0:
-                                    raise DecodeError('TopicPartitions.TopicName: null where not nullable')
-                                else:
-                                    q59 = p + n58
-                                    e56.topic_name = str(b[p:q59], 'utf-8')
-                                    p = q59
-                            h61 = b[p]
-                            if 0 < h61 < 65:
-                                e56.partitions = [*_UNPACK_i[h61](b, p + 1)]
-                                p += 4 * h61 - 3
-                            else:
-                                p += 1
-                                n60 = h61 - 1
-                                if n60 > 126:
-                                    n60, p = _uvt(b, p, n60 + 1)
-                                    n60 -= 1
-                                if n60 < 0:
-                                    raise DecodeError('TopicPartitions.Partitions: null where not nullable')
-                                elif n60 < 64:
-                                    e56.partitions = [*_ARRAY_i[n60].unpack_from(b, p)]
-                                    p += 4 * n60
-                                else:
-                                    if n60 > bl - p:
-                                        raise DecodeError('TopicPartitions.Partitions: count ' + str(n60) + ' past the end')
-                                    e56.partitions = [*_struct.Struct('>' + str(n60) + 'i').unpack_from(b, p)]
-                                    p += 4 * n60
-                            if b[p] == 0:  # no tagged fields, the common case
-                                e56.unknown_tagged_fields = None
-                                p += 1
-                            else:
-                                p = _t_ConsumerGroupDescribeResponse_TopicPartitions_0(b, p, e56)
-                            xs55.append(e56)
-                        s53.topic_partitions = xs55
-                    if b[p] == 0:  # no tagged fields, the common case
-                        s53.unknown_tagged_fields = None
-                        p += 1
-                    else:
-                        p = _t_ConsumerGroupDescribeResponse_Assignment_0(b, p, s53)
-                    e19.target_assignment = s53
-                    e19.member_type, = _S9.unpack_from(b, p)
-                    p += 1
-                    if b[p] == 0:  # no tagged fields, the common case
-                        e19.unknown_tagged_fields = None
-                        p += 1
-                    else:
-                        p = _t_ConsumerGroupDescribeResponse_Member_0(b, p, e19)
-                    xs18.append(e19)
-                e4.members = xs18
-            e4.authorized_operations, = _S5.unpack_from(b, p)
-            p += 4
-            if b[p] == 0:  # no tagged fields, the common case
-                e4.unknown_tagged_fields = None
+                p += 1
+                n20 = h22 - 1
+                if n20 > 126:
+                    n20, p = _uvt(b, p, n20 + 1)
+                    n20 -= 1
+                if n20 < 0:
+                    raise DecodeError('Member.MemberId: null where not nullable')
+                else:
+                    q21 = p + n20
+                    e19.member_id = str(b[p:q21], 'utf-8')
+                    p = q21
+            h25 = b[p]
+            if 0 < h25 < 128:
+                q24 = p + h25
+                e19.instance_id = str(b[p + 1:q24], 'utf-8')
+                p = q24
+            elif h25 == 0:
+                e19.instance_id = None
                 p += 1
             else:
-                p = _t_ConsumerGroupDescribeResponse_DescribedGroup_0(b, p, e4)
-            xs3.append(e4)
-        o.groups = xs3
+                p += 1
+                n23 = h25 - 1
+                if n23 > 126:
+                    n23, p = _uvt(b, p, n23 + 1)
+                    n23 -= 1
+                if n23 < 0:
+                    e19.instance_id = None
+                else:
+                    q24 = p + n23
+                    e19.instance_id = str(b[p:q24], 'utf-8')
+                    p = q24
+            h28 = b[p]
+            if 0 < h28 < 128:
+                q27 = p + h28
+                e19.rack_id = str(b[p + 1:q27], 'utf-8')
+                p = q27
+            elif h28 == 0:
+                e19.rack_id = None
+                p += 1
+            else:
+                p += 1
+                n26 = h28 - 1
+                if n26 > 126:
+                    n26, p = _uvt(b, p, n26 + 1)
+                    n26 -= 1
+                if n26 < 0:
+                    e19.rack_id = None
+                else:
+                    q27 = p + n26
+                    e19.rack_id = str(b[p:q27], 'utf-8')
+                    p = q27
+            e19.member_epoch, h29, = _S1.unpack_from(b, p)
+            p += 5
+            if 0 < h29 < 128:
+                q31 = p + h29 - 1
+                e19.client_id = str(b[p:q31], 'utf-8')
+                p = q31
+            else:
+                n30 = h29 - 1
+                if n30 > 126:
+                    n30, p = _uvt(b, p, n30 + 1)
+                    n30 -= 1
+                if n30 < 0:
+                    raise DecodeError('Member.ClientId: null where not nullable')
+                else:
+                    q31 = p + n30
+                    e19.client_id = str(b[p:q31], 'utf-8')
+                    p = q31
+            h34 = b[p]
+            if 0 < h34 < 128:
+                q33 = p + h34
+                e19.client_host = str(b[p + 1:q33], 'utf-8')
+                p = q33
+            else:
+                p += 1
+                n32 = h34 - 1
+                if n32 > 126:
+                    n32, p = _uvt(b, p, n32 + 1)
+                    n32 -= 1
+                if n32 < 0:
+                    raise DecodeError('Member.ClientHost: null where not nullable')
+                else:
+                    q33 = p + n32
+                    e19.client_host = str(b[p:q33], 'utf-8')
+                    p = q33
+            h41 = b[p]
+            p += 1
+            if 0 < h41 < 128:
+                n35 = h41 - 1
+            else:
+                n35 = h41 - 1
+                if n35 > 126:
+                    n35, p = _uvt(b, p, n35 + 1)
+                    n35 -= 1
+                if n35 < 0:
+                    raise DecodeError('Member.SubscribedTopicNames: null where not nullable')
+                if n35 > bl - p:
+                    raise DecodeError('Member.SubscribedTopicNames: count ' + str(n35) + ' past the end')
+            xs36 = []
+            for _ in range(n35):
+                h40 = b[p]
+                if 0 < h40 < 128:
+                    q39 = p + h40
+                    e37 = str(b[p + 1:q39], 'utf-8')
+                    p = q39
+                else:
+                    p += 1
+                    n38 = h40 - 1
+                    if n38 > 126:
+                        n38, p = _uvt(b, p, n38 + 1)
+                        n38 -= 1
+                    if n38 < 0:
+                        raise DecodeError('Member.SubscribedTopicNames: null element')
+                    else:
+                        q39 = p + n38
+                        e37 = str(b[p:q39], 'utf-8')
+                        p = q39
+                xs36.append(e37)
+            e19.subscribed_topic_names = xs36
+            h44 = b[p]
+            if 0 < h44 < 128:
+                q43 = p + h44
+                e19.subscribed_topic_regex = str(b[p + 1:q43], 'utf-8')
+                p = q43
+            elif h44 == 0:
+                e19.subscribed_topic_regex = None
+                p += 1
+            else:
+                p += 1
+                n42 = h44 - 1
+                if n42 > 126:
+                    n42, p = _uvt(b, p, n42 + 1)
+                    n42 -= 1
+                if n42 < 0:
+                    e19.subscribed_topic_regex = None
+                else:
+                    q43 = p + n42
+                    e19.subscribed_topic_regex = str(b[p:q43], 'utf-8')
+                    p = q43
+            s45 = _new(_ConsumerGroupDescribeResponse_Assignment)
+            h54 = b[p]
+            p += 1
+            if 0 < h54 < 128:
+                n46 = h54 - 1
+            else:
+                n46 = h54 - 1
+                if n46 > 126:
+                    n46, p = _uvt(b, p, n46 + 1)
+                    n46 -= 1
+                if n46 < 0:
+                    raise DecodeError('Assignment.TopicPartitions: null where not nullable')
+                if n46 > bl - p:
+                    raise DecodeError('Assignment.TopicPartitions: count ' + str(n46) + ' past the end')
+            xs47 = []
+            for _ in range(n46):
+                e48 = _new(_ConsumerGroupDescribeResponse_TopicPartitions)
+                e48.topic_id, h49, = _S4.unpack_from(b, p)
+                p += 17
+                if 0 < h49 < 128:
+                    q51 = p + h49 - 1
+                    e48.topic_name = str(b[p:q51], 'utf-8')
+                    p = q51
+                else:
+                    n50 = h49 - 1
+                    if n50 > 126:
+                        n50, p = _uvt(b, p, n50 + 1)
+                        n50 -= 1
+                    if n50 < 0:
+                        raise DecodeError('TopicPartitions.TopicName: null where not nullable')
+                    else:
+                        q51 = p + n50
+                        e48.topic_name = str(b[p:q51], 'utf-8')
+                        p = q51
+                h53 = b[p]
+                if 0 < h53 < 65:
+                    e48.partitions = [*_UNPACK_i[h53](b, p + 1)]
+                    p += 4 * h53 - 3
+                else:
+                    p += 1
+                    n52 = h53 - 1
+                    if n52 > 126:
+                        n52, p = _uvt(b, p, n52 + 1)
+                        n52 -= 1
+                    if n52 < 0:
+                        raise DecodeError('TopicPartitions.Partitions: null where not nullable')
+                    elif n52 < 64:
+                        e48.partitions = [*_ARRAY_i[n52].unpack_from(b, p)]
+                        p += 4 * n52
+                    else:
+                        if n52 > bl - p:
+                            raise DecodeError('TopicPartitions.Partitions: count ' + str(n52) + ' past the end')
+                        e48.partitions = [*_struct.Struct('>' + str(n52) + 'i').unpack_from(b, p)]
+                        p += 4 * n52
+                if b[p] == 0:  # no tagged fields, the common case
+                    e48.unknown_tagged_fields = None
+                    p += 1
+                else:
+                    p = _t_ConsumerGroupDescribeResponse_TopicPartitions_0(b, p, e48)
+                xs47.append(e48)
+            s45.topic_partitions = xs47
+            if b[p] == 0:  # no tagged fields, the common case
+                s45.unknown_tagged_fields = None
+                p += 1
+            else:
+                p = _t_ConsumerGroupDescribeResponse_Assignment_0(b, p, s45)
+            e19.assignment = s45
+            s55 = _new(_ConsumerGroupDescribeResponse_Assignment)
+            h64 = b[p]
+            p += 1
+            if 0 < h64 < 128:
+                n56 = h64 - 1
+            else:
+                n56 = h64 - 1
+                if n56 > 126:
+                    n56, p = _uvt(b, p, n56 + 1)
+                    n56 -= 1
+                if n56 < 0:
+                    raise DecodeError('Assignment.TopicPartitions: null where not nullable')
+                if n56 > bl - p:
+                    raise DecodeError('Assignment.TopicPartitions: count ' + str(n56) + ' past the end')
+            xs57 = []
+            for _ in range(n56):
+                e58 = _new(_ConsumerGroupDescribeResponse_TopicPartitions)
+                e58.topic_id, h59, = _S4.unpack_from(b, p)
+                p += 17
+                if 0 < h59 < 128:
+                    q61 = p + h59 - 1
+                    e58.topic_name = str(b[p:q61], 'utf-8')
+                    p = q61
+                else:
+                    n60 = h59 - 1
+                    if n60 > 126:
+                        n60, p = _uvt(b, p, n60 + 1)
+                        n60 -= 1
+                    if n60 < 0:
+                        raise DecodeError('TopicPartitions.TopicName: null where not nullable')
+                    else:
+                        q61 = p + n60
+                        e58.topic_name = str(b[p:q61], 'utf-8')
+                        p = q61
+                h63 = b[p]
+                if 0 < h63 < 65:
+                    e58.partitions = [*_UNPACK_i[h63](b, p + 1)]
+                    p += 4 * h63 - 3
+                else:
+                    p += 1
+                    n62 = h63 - 1
+                    if n62 > 126:
+                        n62, p = _uvt(b, p, n62 + 1)
+                        n62 -= 1
+                    if n62 < 0:
+                        raise DecodeError('TopicPartitions.Partitions: null where not nullable')
+                    elif n62 < 64:
+                        e58.partitions = [*_ARRAY_i[n62].unpack_from(b, p)]
+                        p += 4 * n62
+                    else:
+                        if n62 > bl - p:
+                            raise DecodeError('TopicPartitions.Partitions: count ' + str(n62) + ' past the end')
+                        e58.partitions = [*_struct.Struct('>' + str(n62) + 'i').unpack_from(b, p)]
+                        p += 4 * n62
+                if b[p] == 0:  # no tagged fields, the common case
+                    e58.unknown_tagged_fields = None
+                    p += 1
+                else:
+                    p = _t_ConsumerGroupDescribeResponse_TopicPartitions_0(b, p, e58)
+                xs57.append(e58)
+            s55.topic_partitions = xs57
+            if b[p] == 0:  # no tagged fields, the common case
+                s55.unknown_tagged_fields = None
+                p += 1
+            else:
+                p = _t_ConsumerGroupDescribeResponse_Assignment_0(b, p, s55)
+            e19.target_assignment = s55
+            e19.member_type, = _S9.unpack_from(b, p)
+            p += 1
+            if b[p] == 0:  # no tagged fields, the common case
+                e19.unknown_tagged_fields = None
+                p += 1
+            else:
+                p = _t_ConsumerGroupDescribeResponse_Member_0(b, p, e19)
+            xs18.append(e19)
+        e4.members = xs18
+        e4.authorized_operations, = _S5.unpack_from(b, p)
+        p += 4
+        if b[p] == 0:  # no tagged fields, the common case
+            e4.unknown_tagged_fields = None
+            p += 1
+        else:
+            p = _t_ConsumerGroupDescribeResponse_DescribedGroup_0(b, p, e4)
+        xs3.append(e4)
+    o.groups = xs3
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         p += 1

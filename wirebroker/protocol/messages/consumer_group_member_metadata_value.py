@@ -285,76 +285,79 @@ def _r_ConsumerGroupMemberMetadataValue_0(b, p):
             q11 = p + n10
             o.client_host = str(b[p:q11], 'utf-8')
             p = q11
-    n13 = b[p] - 1
+    h19 = b[p]
     p += 1
-    if n13 > 126:
-        n13, p = _uvt(b, p, n13 + 1)
-        n13 -= 1
-    if n13 < 0:
-        raise DecodeError('ConsumerGroupMemberMetadataValue.SubscribedTopicNames: null where not nullable')
+    if 0 < h19 < 128:
+        n13 = h19 - 1
     else:
+        n13 = h19 - 1
+        if n13 > 126:
+            n13, p = _uvt(b, p, n13 + 1)
+            n13 -= 1
+        if n13 < 0:
+            raise DecodeError('ConsumerGroupMemberMetadataValue.SubscribedTopicNames: null where not nullable')
         if n13 > bl - p:
             raise DecodeError('ConsumerGroupMemberMetadataValue.SubscribedTopicNames: count ' + str(n13) + ' past the end')
-        xs14 = []
-        for _ in range(n13):
-            h18 = b[p]
-            if 0 < h18 < 128:
-                q17 = p + h18
-                e15 = str(b[p + 1:q17], 'utf-8')
-                p = q17
+    xs14 = []
+    for _ in range(n13):
+        h18 = b[p]
+        if 0 < h18 < 128:
+            q17 = p + h18
+            e15 = str(b[p + 1:q17], 'utf-8')
+            p = q17
+        else:
+            p += 1
+            n16 = h18 - 1
+            if n16 > 126:
+                n16, p = _uvt(b, p, n16 + 1)
+                n16 -= 1
+            if n16 < 0:
+                raise DecodeError('ConsumerGroupMemberMetadataValue.SubscribedTopicNames: null element')
             else:
-                p += 1
-                n16 = h18 - 1
-                if n16 > 126:
-                    n16, p = _uvt(b, p, n16 + 1)
-                    n16 -= 1
-                if n16 < 0:
-                    raise DecodeError('ConsumerGroupMemberMetadataValue.SubscribedTopicNames: null element')
-                else:
-                    q17 = p + n16
-                    e15 = str(b[p:q17], 'utf-8')
-                    p = q17
-            xs14.append(e15)
-        o.subscribed_topic_names = xs14
-    h21 = b[p]
-    if 0 < h21 < 128:
-        q20 = p + h21
-        o.subscribed_topic_regex = str(b[p + 1:q20], 'utf-8')
-        p = q20
-    elif h21 == 0:
+                q17 = p + n16
+                e15 = str(b[p:q17], 'utf-8')
+                p = q17
+        xs14.append(e15)
+    o.subscribed_topic_names = xs14
+    h22 = b[p]
+    if 0 < h22 < 128:
+        q21 = p + h22
+        o.subscribed_topic_regex = str(b[p + 1:q21], 'utf-8')
+        p = q21
+    elif h22 == 0:
         o.subscribed_topic_regex = None
         p += 1
     else:
         p += 1
-        n19 = h21 - 1
-        if n19 > 126:
-            n19, p = _uvt(b, p, n19 + 1)
-            n19 -= 1
-        if n19 < 0:
+        n20 = h22 - 1
+        if n20 > 126:
+            n20, p = _uvt(b, p, n20 + 1)
+            n20 -= 1
+        if n20 < 0:
             o.subscribed_topic_regex = None
         else:
-            q20 = p + n19
-            o.subscribed_topic_regex = str(b[p:q20], 'utf-8')
-            p = q20
-    o.rebalance_timeout_ms, h22, = _S0.unpack_from(b, p)
+            q21 = p + n20
+            o.subscribed_topic_regex = str(b[p:q21], 'utf-8')
+            p = q21
+    o.rebalance_timeout_ms, h23, = _S0.unpack_from(b, p)
     p += 5
-    if 0 < h22 < 128:
-        q24 = p + h22 - 1
-        o.server_assignor = str(b[p:q24], 'utf-8')
-        p = q24
-    elif h22 == 0:
+    if 0 < h23 < 128:
+        q25 = p + h23 - 1
+        o.server_assignor = str(b[p:q25], 'utf-8')
+        p = q25
+    elif h23 == 0:
         o.server_assignor = None
     else:
-        n23 = h22 - 1
-        if n23 > 126:
-            n23, p = _uvt(b, p, n23 + 1)
-            n23 -= 1
-        if n23 < 0:
+        n24 = h23 - 1
+        if n24 > 126:
+            n24, p = _uvt(b, p, n24 + 1)
+            n24 -= 1
+        if n24 < 0:
             o.server_assignor = None
         else:
-            q24 = p + n23
-            o.server_assignor = str(b[p:q24], 'utf-8')
-            p = q24
+            q25 = p + n24
+            o.server_assignor = str(b[p:q25], 'utf-8')
+            p = q25
     o.classic_member_metadata = None
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None

@@ -146,96 +146,103 @@ def _t_ConsumerGroupPartitionMetadataValue_0(b, p, o):
 def _r_ConsumerGroupPartitionMetadataValue_0(b, p):
     bl = len(b)
     o = _new(ConsumerGroupPartitionMetadataValue)
-    n1 = b[p] - 1
+    h18 = b[p]
     p += 1
-    if n1 > 126:
-        n1, p = _uvt(b, p, n1 + 1)
-        n1 -= 1
-    if n1 < 0:
-        raise DecodeError('ConsumerGroupPartitionMetadataValue.Topics: null where not nullable')
+    if 0 < h18 < 128:
+        n1 = h18 - 1
     else:
+        n1 = h18 - 1
+        if n1 > 126:
+            n1, p = _uvt(b, p, n1 + 1)
+            n1 -= 1
+        if n1 < 0:
+            raise DecodeError('ConsumerGroupPartitionMetadataValue.Topics: null where not nullable')
         if n1 > bl - p:
             raise DecodeError('ConsumerGroupPartitionMetadataValue.Topics: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3 = _new(_ConsumerGroupPartitionMetadataValue_TopicMetadata)
-            e3.topic_id, h4, = _S0.unpack_from(b, p)
-            p += 17
-            if 0 < h4 < 128:
-                q6 = p + h4 - 1
+    xs2 = []
+    for _ in range(n1):
+        e3 = _new(_ConsumerGroupPartitionMetadataValue_TopicMetadata)
+        e3.topic_id, h4, = _S0.unpack_from(b, p)
+        p += 17
+        if 0 < h4 < 128:
+            q6 = p + h4 - 1
+            e3.topic_name = str(b[p:q6], 'utf-8')
+            p = q6
+        else:
+            n5 = h4 - 1
+            if n5 > 126:
+                n5, p = _uvt(b, p, n5 + 1)
+                n5 -= 1
+            if n5 < 0:
+                raise DecodeError('TopicMetadata.TopicName: null where not nullable')
+            else:
+                q6 = p + n5
                 e3.topic_name = str(b[p:q6], 'utf-8')
                 p = q6
-            else:
-                n5 = h4 - 1
-                if n5 > 126:
-                    n5, p = _uvt(b, p, n5 + 1)
-                    n5 -= 1
-                if n5 < 0:
-                    raise DecodeError('TopicMetadata.TopicName: null where not nullable')
-                else:
-                    q6 = p + n5
-                    e3.topic_name = str(b[p:q6], 'utf-8')
-                    p = q6
-            e3.num_partitions, h7, = _S1.unpack_from(b, p)
-            p += 5
+        e3.num_partitions, h7, = _S1.unpack_from(b, p)
+        p += 5
+        if 0 < h7 < 128:
+            n8 = h7 - 1
+        else:
             n8 = h7 - 1
             if n8 > 126:
                 n8, p = _uvt(b, p, n8 + 1)
                 n8 -= 1
             if n8 < 0:
                 raise DecodeError('TopicMetadata.PartitionMetadata: null where not nullable')
+            if n8 > bl - p:
+                raise DecodeError('TopicMetadata.PartitionMetadata: count ' + str(n8) + ' past the end')
+        xs9 = []
+        for _ in range(n8):
+            e10 = _new(_ConsumerGroupPartitionMetadataValue_PartitionMetadata)
+            e10.partition, h11, = _S1.unpack_from(b, p)
+            p += 5
+            if 0 < h11 < 128:
+                n12 = h11 - 1
             else:
-                if n8 > bl - p:
-                    raise DecodeError('TopicMetadata.PartitionMetadata: count ' + str(n8) + ' past the end')
-                xs9 = []
-                for _ in range(n8):
-                    e10 = _new(_ConsumerGroupPartitionMetadataValue_PartitionMetadata)
-                    e10.partition, h11, = _S1.unpack_from(b, p)
-                    p += 5
-                    n12 = h11 - 1
-                    if n12 > 126:
-                        n12, p = _uvt(b, p, n12 + 1)
-                        n12 -= 1
-                    if n12 < 0:
-                        raise DecodeError('PartitionMetadata.Racks: null where not nullable')
+                n12 = h11 - 1
+                if n12 > 126:
+                    n12, p = _uvt(b, p, n12 + 1)
+                    n12 -= 1
+                if n12 < 0:
+                    raise DecodeError('PartitionMetadata.Racks: null where not nullable')
+                if n12 > bl - p:
+                    raise DecodeError('PartitionMetadata.Racks: count ' + str(n12) + ' past the end')
+            xs13 = []
+            for _ in range(n12):
+                h17 = b[p]
+                if 0 < h17 < 128:
+                    q16 = p + h17
+                    e14 = str(b[p + 1:q16], 'utf-8')
+                    p = q16
+                else:
+                    p += 1
+                    n15 = h17 - 1
+                    if n15 > 126:
+                        n15, p = _uvt(b, p, n15 + 1)
+                        n15 -= 1
+                    if n15 < 0:
+                        raise DecodeError('PartitionMetadata.Racks: null element')
                     else:
-                        if n12 > bl - p:
-                            raise DecodeError('PartitionMetadata.Racks: count ' + str(n12) + ' past the end')
-                        xs13 = []
-                        for _ in range(n12):
-                            h17 = b[p]
-                            if 0 < h17 < 128:
-                                q16 = p + h17
-                                e14 = str(b[p + 1:q16], 'utf-8')
-                                p = q16
-                            else:
-                                p += 1
-                                n15 = h17 - 1
-                                if n15 > 126:
-                                    n15, p = _uvt(b, p, n15 + 1)
-                                    n15 -= 1
-                                if n15 < 0:
-                                    raise DecodeError('PartitionMetadata.Racks: null element')
-                                else:
-                                    q16 = p + n15
-                                    e14 = str(b[p:q16], 'utf-8')
-                                    p = q16
-                            xs13.append(e14)
-                        e10.racks = xs13
-                    if b[p] == 0:  # no tagged fields, the common case
-                        e10.unknown_tagged_fields = None
-                        p += 1
-                    else:
-                        p = _t_ConsumerGroupPartitionMetadataValue_PartitionMetadata_0(b, p, e10)
-                    xs9.append(e10)
-                e3.partition_metadata = xs9
+                        q16 = p + n15
+                        e14 = str(b[p:q16], 'utf-8')
+                        p = q16
+                xs13.append(e14)
+            e10.racks = xs13
             if b[p] == 0:  # no tagged fields, the common case
-                e3.unknown_tagged_fields = None
+                e10.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_ConsumerGroupPartitionMetadataValue_TopicMetadata_0(b, p, e3)
-            xs2.append(e3)
-        o.topics = xs2
+                p = _t_ConsumerGroupPartitionMetadataValue_PartitionMetadata_0(b, p, e10)
+            xs9.append(e10)
+        e3.partition_metadata = xs9
+        if b[p] == 0:  # no tagged fields, the common case
+            e3.unknown_tagged_fields = None
+            p += 1
+        else:
+            p = _t_ConsumerGroupPartitionMetadataValue_TopicMetadata_0(b, p, e3)
+        xs2.append(e3)
+    o.topics = xs2
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         p += 1

@@ -110,46 +110,49 @@ def _t_ConsumerGroupTargetAssignmentMemberValue_0(b, p, o):
 def _r_ConsumerGroupTargetAssignmentMemberValue_0(b, p):
     bl = len(b)
     o = _new(ConsumerGroupTargetAssignmentMemberValue)
-    n1 = b[p] - 1
+    h6 = b[p]
     p += 1
-    if n1 > 126:
-        n1, p = _uvt(b, p, n1 + 1)
-        n1 -= 1
-    if n1 < 0:
-        raise DecodeError('ConsumerGroupTargetAssignmentMemberValue.TopicPartitions: null where not nullable')
+    if 0 < h6 < 128:
+        n1 = h6 - 1
     else:
+        n1 = h6 - 1
+        if n1 > 126:
+            n1, p = _uvt(b, p, n1 + 1)
+            n1 -= 1
+        if n1 < 0:
+            raise DecodeError('ConsumerGroupTargetAssignmentMemberValue.TopicPartitions: null where not nullable')
         if n1 > bl - p:
             raise DecodeError('ConsumerGroupTargetAssignmentMemberValue.TopicPartitions: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3 = _new(_ConsumerGroupTargetAssignmentMemberValue_TopicPartition)
-            e3.topic_id, h4, = _S0.unpack_from(b, p)
-            p += 17
-            if 0 < h4 < 65:
-                e3.partitions = [*_UNPACK_i[h4](b, p)]
-                p += 4 * h4 - 4
+    xs2 = []
+    for _ in range(n1):
+        e3 = _new(_ConsumerGroupTargetAssignmentMemberValue_TopicPartition)
+        e3.topic_id, h4, = _S0.unpack_from(b, p)
+        p += 17
+        if 0 < h4 < 65:
+            e3.partitions = [*_UNPACK_i[h4](b, p)]
+            p += 4 * h4 - 4
+        else:
+            n5 = h4 - 1
+            if n5 > 126:
+                n5, p = _uvt(b, p, n5 + 1)
+                n5 -= 1
+            if n5 < 0:
+                raise DecodeError('TopicPartition.Partitions: null where not nullable')
+            elif n5 < 64:
+                e3.partitions = [*_ARRAY_i[n5].unpack_from(b, p)]
+                p += 4 * n5
             else:
-                n5 = h4 - 1
-                if n5 > 126:
-                    n5, p = _uvt(b, p, n5 + 1)
-                    n5 -= 1
-                if n5 < 0:
-                    raise DecodeError('TopicPartition.Partitions: null where not nullable')
-                elif n5 < 64:
-                    e3.partitions = [*_ARRAY_i[n5].unpack_from(b, p)]
-                    p += 4 * n5
-                else:
-                    if n5 > bl - p:
-                        raise DecodeError('TopicPartition.Partitions: count ' + str(n5) + ' past the end')
-                    e3.partitions = [*_struct.Struct('>' + str(n5) + 'i').unpack_from(b, p)]
-                    p += 4 * n5
-            if b[p] == 0:  # no tagged fields, the common case
-                e3.unknown_tagged_fields = None
-                p += 1
-            else:
-                p = _t_ConsumerGroupTargetAssignmentMemberValue_TopicPartition_0(b, p, e3)
-            xs2.append(e3)
-        o.topic_partitions = xs2
+                if n5 > bl - p:
+                    raise DecodeError('TopicPartition.Partitions: count ' + str(n5) + ' past the end')
+                e3.partitions = [*_struct.Struct('>' + str(n5) + 'i').unpack_from(b, p)]
+                p += 4 * n5
+        if b[p] == 0:  # no tagged fields, the common case
+            e3.unknown_tagged_fields = None
+            p += 1
+        else:
+            p = _t_ConsumerGroupTargetAssignmentMemberValue_TopicPartition_0(b, p, e3)
+        xs2.append(e3)
+    o.topic_partitions = xs2
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         p += 1

@@ -64,6 +64,7 @@ _ConsumerProtocolAssignment_TopicPartition = ConsumerProtocolAssignment.TopicPar
 
 def _r_ConsumerProtocolAssignment_0(b, p):
     bl = len(b)
+    mv = b if type(b) is memoryview else memoryview(b)
     o = _new(ConsumerProtocolAssignment)
     n1, = _S1.unpack_from(b, p)
     p += 4
@@ -104,7 +105,7 @@ def _r_ConsumerProtocolAssignment_0(b, p):
         o.user_data = None
     else:
         q8 = p + n7
-        o.user_data = b[p:q8]
+        o.user_data = mv[p:q8]
         p = q8
     o.unknown_tagged_fields = None
     if p > bl:

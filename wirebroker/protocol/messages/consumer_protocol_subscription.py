@@ -68,6 +68,7 @@ _ConsumerProtocolSubscription_TopicPartition = ConsumerProtocolSubscription.Topi
 
 def _r_ConsumerProtocolSubscription_0(b, p):
     bl = len(b)
+    mv = b if type(b) is memoryview else memoryview(b)
     o = _new(ConsumerProtocolSubscription)
     n1, = _S1.unpack_from(b, p)
     p += 4
@@ -94,7 +95,7 @@ def _r_ConsumerProtocolSubscription_0(b, p):
         o.user_data = None
     else:
         q7 = p + n6
-        o.user_data = b[p:q7]
+        o.user_data = mv[p:q7]
         p = q7
     o.owned_partitions = []
     o.generation_id = -1
@@ -123,6 +124,7 @@ def _w_ConsumerProtocolSubscription_0(o, w):
 
 def _r_ConsumerProtocolSubscription_1(b, p):
     bl = len(b)
+    mv = b if type(b) is memoryview else memoryview(b)
     o = _new(ConsumerProtocolSubscription)
     n1, = _S1.unpack_from(b, p)
     p += 4
@@ -149,7 +151,7 @@ def _r_ConsumerProtocolSubscription_1(b, p):
         o.user_data = None
     else:
         q7 = p + n6
-        o.user_data = b[p:q7]
+        o.user_data = mv[p:q7]
         p = q7
     n8, = _S1.unpack_from(b, p)
     p += 4
@@ -223,6 +225,7 @@ def _w_ConsumerProtocolSubscription_1(o, w):
 
 def _r_ConsumerProtocolSubscription_2(b, p):
     bl = len(b)
+    mv = b if type(b) is memoryview else memoryview(b)
     o = _new(ConsumerProtocolSubscription)
     n1, = _S1.unpack_from(b, p)
     p += 4
@@ -249,7 +252,7 @@ def _r_ConsumerProtocolSubscription_2(b, p):
         o.user_data = None
     else:
         q7 = p + n6
-        o.user_data = b[p:q7]
+        o.user_data = mv[p:q7]
         p = q7
     n8, = _S1.unpack_from(b, p)
     p += 4
@@ -325,6 +328,7 @@ def _w_ConsumerProtocolSubscription_2(o, w):
 
 def _r_ConsumerProtocolSubscription_3(b, p):
     bl = len(b)
+    mv = b if type(b) is memoryview else memoryview(b)
     o = _new(ConsumerProtocolSubscription)
     n1, = _S1.unpack_from(b, p)
     p += 4
@@ -351,7 +355,7 @@ def _r_ConsumerProtocolSubscription_3(b, p):
         o.user_data = None
     else:
         q7 = p + n6
-        o.user_data = b[p:q7]
+        o.user_data = mv[p:q7]
         p = q7
     n8, = _S1.unpack_from(b, p)
     p += 4

@@ -252,44 +252,46 @@ def _r_ControlledShutdownResponse_1(b, p):
     o = _new(ControlledShutdownResponse)
     o.error_code, h1, = _S4.unpack_from(b, p)
     p += 3
-    n2 = h1 - 1
-    if n2 > 126:
-        n2, p = _uvt(b, p, n2 + 1)
-        n2 -= 1
-    if n2 < 0:
-        raise DecodeError('ControlledShutdownResponse.RemainingPartitions: null where not nullable')
+    if 0 < h1 < 128:
+        n2 = h1 - 1
     else:
+        n2 = h1 - 1
+        if n2 > 126:
+            n2, p = _uvt(b, p, n2 + 1)
+            n2 -= 1
+        if n2 < 0:
+            raise DecodeError('ControlledShutdownResponse.RemainingPartitions: null where not nullable')
         if n2 > bl - p:
             raise DecodeError('ControlledShutdownResponse.RemainingPartitions: count ' + str(n2) + ' past the end')
-        xs3 = []
-        for _ in range(n2):
-            e4 = _new(_ControlledShutdownResponse_RemainingPartition)
-            h7 = b[p]
-            if 0 < h7 < 128:
-                q6 = p + h7
-                e4.topic_name = str(b[p + 1:q6], 'utf-8')
+    xs3 = []
+    for _ in range(n2):
+        e4 = _new(_ControlledShutdownResponse_RemainingPartition)
+        h7 = b[p]
+        if 0 < h7 < 128:
+            q6 = p + h7
+            e4.topic_name = str(b[p + 1:q6], 'utf-8')
+            p = q6
+        else:
+            p += 1
+            n5 = h7 - 1
+            if n5 > 126:
+                n5, p = _uvt(b, p, n5 + 1)
+                n5 -= 1
+            if n5 < 0:
+                raise DecodeError('RemainingPartition.TopicName: null where not nullable')
+            else:
+                q6 = p + n5
+                e4.topic_name = str(b[p:q6], 'utf-8')
                 p = q6
-            else:
-                p += 1
-                n5 = h7 - 1
-                if n5 > 126:
-                    n5, p = _uvt(b, p, n5 + 1)
-                    n5 -= 1
-                if n5 < 0:
-                    raise DecodeError('RemainingPartition.TopicName: null where not nullable')
-                else:
-                    q6 = p + n5
-                    e4.topic_name = str(b[p:q6], 'utf-8')
-                    p = q6
-            e4.partition_index, = _S0.unpack_from(b, p)
-            p += 4
-            if b[p] == 0:  # no tagged fields, the common case
-                e4.unknown_tagged_fields = None
-                p += 1
-            else:
-                p = _t_ControlledShutdownResponse_RemainingPartition_0(b, p, e4)
-            xs3.append(e4)
-        o.remaining_partitions = xs3
+        e4.partition_index, = _S0.unpack_from(b, p)
+        p += 4
+        if b[p] == 0:  # no tagged fields, the common case
+            e4.unknown_tagged_fields = None
+            p += 1
+        else:
+            p = _t_ControlledShutdownResponse_RemainingPartition_0(b, p, e4)
+        xs3.append(e4)
+    o.remaining_partitions = xs3
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         p += 1

@@ -172,100 +172,105 @@ def _r_ControllerRegistrationRequest_0(b, p):
     o = _new(ControllerRegistrationRequest)
     o.controller_id, o.incarnation_id, o.zk_migration_ready, h1, = _S0.unpack_from(b, p)
     p += 22
-    n2 = h1 - 1
-    if n2 > 126:
-        n2, p = _uvt(b, p, n2 + 1)
-        n2 -= 1
-    if n2 < 0:
-        raise DecodeError('ControllerRegistrationRequest.Listeners: null where not nullable')
+    if 0 < h1 < 128:
+        n2 = h1 - 1
     else:
+        n2 = h1 - 1
+        if n2 > 126:
+            n2, p = _uvt(b, p, n2 + 1)
+            n2 -= 1
+        if n2 < 0:
+            raise DecodeError('ControllerRegistrationRequest.Listeners: null where not nullable')
         if n2 > bl - p:
             raise DecodeError('ControllerRegistrationRequest.Listeners: count ' + str(n2) + ' past the end')
-        xs3 = []
-        for _ in range(n2):
-            e4 = _new(_ControllerRegistrationRequest_Listener)
-            h7 = b[p]
-            if 0 < h7 < 128:
-                q6 = p + h7
-                e4.name = str(b[p + 1:q6], 'utf-8')
+    xs3 = []
+    for _ in range(n2):
+        e4 = _new(_ControllerRegistrationRequest_Listener)
+        h7 = b[p]
+        if 0 < h7 < 128:
+            q6 = p + h7
+            e4.name = str(b[p + 1:q6], 'utf-8')
+            p = q6
+        else:
+            p += 1
+            n5 = h7 - 1
+            if n5 > 126:
+                n5, p = _uvt(b, p, n5 + 1)
+                n5 -= 1
+            if n5 < 0:
+                raise DecodeError('Listener.Name: null where not nullable')
+            else:
+                q6 = p + n5
+                e4.name = str(b[p:q6], 'utf-8')
                 p = q6
+        h10 = b[p]
+        if 0 < h10 < 128:
+            q9 = p + h10
+            e4.host = str(b[p + 1:q9], 'utf-8')
+            p = q9
+        else:
+            p += 1
+            n8 = h10 - 1
+            if n8 > 126:
+                n8, p = _uvt(b, p, n8 + 1)
+                n8 -= 1
+            if n8 < 0:
+                raise DecodeError('Listener.Host: null where not nullable')
             else:
-                p += 1
-                n5 = h7 - 1
-                if n5 > 126:
-                    n5, p = _uvt(b, p, n5 + 1)
-                    n5 -= 1
-                if n5 < 0:
-                    raise DecodeError('Listener.Name: null where not nullable')
-                else:
-                    q6 = p + n5
-                    e4.name = str(b[p:q6], 'utf-8')
-                    p = q6
-            h10 = b[p]
-            if 0 < h10 < 128:
-                q9 = p + h10
-                e4.host = str(b[p + 1:q9], 'utf-8')
+                q9 = p + n8
+                e4.host = str(b[p:q9], 'utf-8')
                 p = q9
-            else:
-                p += 1
-                n8 = h10 - 1
-                if n8 > 126:
-                    n8, p = _uvt(b, p, n8 + 1)
-                    n8 -= 1
-                if n8 < 0:
-                    raise DecodeError('Listener.Host: null where not nullable')
-                else:
-                    q9 = p + n8
-                    e4.host = str(b[p:q9], 'utf-8')
-                    p = q9
-            e4.port, e4.security_protocol, = _S1.unpack_from(b, p)
-            p += 4
-            if b[p] == 0:  # no tagged fields, the common case
-                e4.unknown_tagged_fields = None
-                p += 1
-            else:
-                p = _t_ControllerRegistrationRequest_Listener_0(b, p, e4)
-            xs3.append(e4)
-        o.listeners = xs3
-    n11 = b[p] - 1
+        e4.port, e4.security_protocol, = _S1.unpack_from(b, p)
+        p += 4
+        if b[p] == 0:  # no tagged fields, the common case
+            e4.unknown_tagged_fields = None
+            p += 1
+        else:
+            p = _t_ControllerRegistrationRequest_Listener_0(b, p, e4)
+        xs3.append(e4)
+    o.listeners = xs3
+    h17 = b[p]
     p += 1
-    if n11 > 126:
-        n11, p = _uvt(b, p, n11 + 1)
-        n11 -= 1
-    if n11 < 0:
-        raise DecodeError('ControllerRegistrationRequest.Features: null where not nullable')
+    if 0 < h17 < 128:
+        n11 = h17 - 1
     else:
+        n11 = h17 - 1
+        if n11 > 126:
+            n11, p = _uvt(b, p, n11 + 1)
+            n11 -= 1
+        if n11 < 0:
+            raise DecodeError('ControllerRegistrationRequest.Features: null where not nullable')
         if n11 > bl - p:
             raise DecodeError('ControllerRegistrationRequest.Features: count ' + str(n11) + ' past the end')
-        xs12 = []
-        for _ in range(n11):
-            e13 = _new(_ControllerRegistrationRequest_Feature)
-            h16 = b[p]
-            if 0 < h16 < 128:
-                q15 = p + h16
-                e13.name = str(b[p + 1:q15], 'utf-8')
+    xs12 = []
+    for _ in range(n11):
+        e13 = _new(_ControllerRegistrationRequest_Feature)
+        h16 = b[p]
+        if 0 < h16 < 128:
+            q15 = p + h16
+            e13.name = str(b[p + 1:q15], 'utf-8')
+            p = q15
+        else:
+            p += 1
+            n14 = h16 - 1
+            if n14 > 126:
+                n14, p = _uvt(b, p, n14 + 1)
+                n14 -= 1
+            if n14 < 0:
+                raise DecodeError('Feature.Name: null where not nullable')
+            else:
+                q15 = p + n14
+                e13.name = str(b[p:q15], 'utf-8')
                 p = q15
-            else:
-                p += 1
-                n14 = h16 - 1
-                if n14 > 126:
-                    n14, p = _uvt(b, p, n14 + 1)
-                    n14 -= 1
-                if n14 < 0:
-                    raise DecodeError('Feature.Name: null where not nullable')
-                else:
-                    q15 = p + n14
-                    e13.name = str(b[p:q15], 'utf-8')
-                    p = q15
-            e13.min_supported_version, e13.max_supported_version, = _S2.unpack_from(b, p)
-            p += 4
-            if b[p] == 0:  # no tagged fields, the common case
-                e13.unknown_tagged_fields = None
-                p += 1
-            else:
-                p = _t_ControllerRegistrationRequest_Feature_0(b, p, e13)
-            xs12.append(e13)
-        o.features = xs12
+        e13.min_supported_version, e13.max_supported_version, = _S2.unpack_from(b, p)
+        p += 4
+        if b[p] == 0:  # no tagged fields, the common case
+            e13.unknown_tagged_fields = None
+            p += 1
+        else:
+            p = _t_ControllerRegistrationRequest_Feature_0(b, p, e13)
+        xs12.append(e13)
+    o.features = xs12
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         p += 1

@@ -291,79 +291,82 @@ def _t_CreateAclsRequest_0(b, p, o):
 def _r_CreateAclsRequest_2(b, p):
     bl = len(b)
     o = _new(CreateAclsRequest)
-    n1 = b[p] - 1
+    h13 = b[p]
     p += 1
-    if n1 > 126:
-        n1, p = _uvt(b, p, n1 + 1)
-        n1 -= 1
-    if n1 < 0:
-        raise DecodeError('CreateAclsRequest.Creations: null where not nullable')
+    if 0 < h13 < 128:
+        n1 = h13 - 1
     else:
+        n1 = h13 - 1
+        if n1 > 126:
+            n1, p = _uvt(b, p, n1 + 1)
+            n1 -= 1
+        if n1 < 0:
+            raise DecodeError('CreateAclsRequest.Creations: null where not nullable')
         if n1 > bl - p:
             raise DecodeError('CreateAclsRequest.Creations: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3 = _new(_CreateAclsRequest_AclCreation)
-            e3.resource_type, h4, = _S5.unpack_from(b, p)
-            p += 2
-            if 0 < h4 < 128:
-                q6 = p + h4 - 1
+    xs2 = []
+    for _ in range(n1):
+        e3 = _new(_CreateAclsRequest_AclCreation)
+        e3.resource_type, h4, = _S5.unpack_from(b, p)
+        p += 2
+        if 0 < h4 < 128:
+            q6 = p + h4 - 1
+            e3.resource_name = str(b[p:q6], 'utf-8')
+            p = q6
+        else:
+            n5 = h4 - 1
+            if n5 > 126:
+                n5, p = _uvt(b, p, n5 + 1)
+                n5 -= 1
+            if n5 < 0:
+                raise DecodeError('AclCreation.ResourceName: null where not nullable')
+            else:
+                q6 = p + n5
                 e3.resource_name = str(b[p:q6], 'utf-8')
                 p = q6
+        e3.resource_pattern_type, h7, = _S5.unpack_from(b, p)
+        p += 2
+        if 0 < h7 < 128:
+            q9 = p + h7 - 1
+            e3.principal = str(b[p:q9], 'utf-8')
+            p = q9
+        else:
+            n8 = h7 - 1
+            if n8 > 126:
+                n8, p = _uvt(b, p, n8 + 1)
+                n8 -= 1
+            if n8 < 0:
+                raise DecodeError('AclCreation.Principal: null where not nullable')
             else:
-                n5 = h4 - 1
-                if n5 > 126:
-                    n5, p = _uvt(b, p, n5 + 1)
-                    n5 -= 1
-                if n5 < 0:
-                    raise DecodeError('AclCreation.ResourceName: null where not nullable')
-                else:
-                    q6 = p + n5
-                    e3.resource_name = str(b[p:q6], 'utf-8')
-                    p = q6
-            e3.resource_pattern_type, h7, = _S5.unpack_from(b, p)
-            p += 2
-            if 0 < h7 < 128:
-                q9 = p + h7 - 1
+                q9 = p + n8
                 e3.principal = str(b[p:q9], 'utf-8')
                 p = q9
+        h12 = b[p]
+        if 0 < h12 < 128:
+            q11 = p + h12
+            e3.host = str(b[p + 1:q11], 'utf-8')
+            p = q11
+        else:
+            p += 1
+            n10 = h12 - 1
+            if n10 > 126:
+                n10, p = _uvt(b, p, n10 + 1)
+                n10 -= 1
+            if n10 < 0:
+                raise DecodeError('AclCreation.Host: null where not nullable')
             else:
-                n8 = h7 - 1
-                if n8 > 126:
-                    n8, p = _uvt(b, p, n8 + 1)
-                    n8 -= 1
-                if n8 < 0:
-                    raise DecodeError('AclCreation.Principal: null where not nullable')
-                else:
-                    q9 = p + n8
-                    e3.principal = str(b[p:q9], 'utf-8')
-                    p = q9
-            h12 = b[p]
-            if 0 < h12 < 128:
-                q11 = p + h12
-                e3.host = str(b[p + 1:q11], 'utf-8')
+                q11 = p + n10
+                e3.host = str(b[p:q11], 'utf-8')
                 p = q11
-            else:
-                p += 1
-                n10 = h12 - 1
-                if n10 > 126:
-                    n10, p = _uvt(b, p, n10 + 1)
-                    n10 -= 1
-                if n10 < 0:
-                    raise DecodeError('AclCreation.Host: null where not nullable')
-                else:
-                    q11 = p + n10
-                    e3.host = str(b[p:q11], 'utf-8')
-                    p = q11
-            e3.operation, e3.permission_type, = _S2.unpack_from(b, p)
-            p += 2
-            if b[p] == 0:  # no tagged fields, the common case
-                e3.unknown_tagged_fields = None
-                p += 1
-            else:
-                p = _t_CreateAclsRequest_AclCreation_0(b, p, e3)
-            xs2.append(e3)
-        o.creations = xs2
+        e3.operation, e3.permission_type, = _S2.unpack_from(b, p)
+        p += 2
+        if b[p] == 0:  # no tagged fields, the common case
+            e3.unknown_tagged_fields = None
+            p += 1
+        else:
+            p = _t_CreateAclsRequest_AclCreation_0(b, p, e3)
+        xs2.append(e3)
+    o.creations = xs2
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         p += 1
@@ -517,44 +520,46 @@ def _r_CreateAclsResponse_1(b, p):
     o = _new(CreateAclsResponse)
     o.throttle_time_ms, h1, = _S8.unpack_from(b, p)
     p += 5
-    n2 = h1 - 1
-    if n2 > 126:
-        n2, p = _uvt(b, p, n2 + 1)
-        n2 -= 1
-    if n2 < 0:
-        raise DecodeError('CreateAclsResponse.Results: null where not nullable')
+    if 0 < h1 < 128:
+        n2 = h1 - 1
     else:
+        n2 = h1 - 1
+        if n2 > 126:
+            n2, p = _uvt(b, p, n2 + 1)
+            n2 -= 1
+        if n2 < 0:
+            raise DecodeError('CreateAclsResponse.Results: null where not nullable')
         if n2 > bl - p:
             raise DecodeError('CreateAclsResponse.Results: count ' + str(n2) + ' past the end')
-        xs3 = []
-        for _ in range(n2):
-            e4 = _new(_CreateAclsResponse_AclCreationResult)
-            e4.error_code, h5, = _S9.unpack_from(b, p)
-            p += 3
-            if 0 < h5 < 128:
-                q7 = p + h5 - 1
-                e4.error_message = str(b[p:q7], 'utf-8')
-                p = q7
-            elif h5 == 0:
+    xs3 = []
+    for _ in range(n2):
+        e4 = _new(_CreateAclsResponse_AclCreationResult)
+        e4.error_code, h5, = _S9.unpack_from(b, p)
+        p += 3
+        if 0 < h5 < 128:
+            q7 = p + h5 - 1
+            e4.error_message = str(b[p:q7], 'utf-8')
+            p = q7
+        elif h5 == 0:
+            e4.error_message = None
+        else:
+            n6 = h5 - 1
+            if n6 > 126:
+                n6, p = _uvt(b, p, n6 + 1)
+                n6 -= 1
+            if n6 < 0:
                 e4.error_message = None
             else:
-                n6 = h5 - 1
-                if n6 > 126:
-                    n6, p = _uvt(b, p, n6 + 1)
-                    n6 -= 1
-                if n6 < 0:
-                    e4.error_message = None
-                else:
-                    q7 = p + n6
-                    e4.error_message = str(b[p:q7], 'utf-8')
-                    p = q7
-            if b[p] == 0:  # no tagged fields, the common case
-                e4.unknown_tagged_fields = None
-                p += 1
-            else:
-                p = _t_CreateAclsResponse_AclCreationResult_0(b, p, e4)
-            xs3.append(e4)
-        o.results = xs3
+                q7 = p + n6
+                e4.error_message = str(b[p:q7], 'utf-8')
+                p = q7
+        if b[p] == 0:  # no tagged fields, the common case
+            e4.unknown_tagged_fields = None
+            p += 1
+        else:
+            p = _t_CreateAclsResponse_AclCreationResult_0(b, p, e4)
+        xs3.append(e4)
+    o.results = xs3
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         p += 1

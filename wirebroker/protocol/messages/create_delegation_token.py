@@ -203,60 +203,63 @@ def _t_CreateDelegationTokenRequest_0(b, p, o):
 def _r_CreateDelegationTokenRequest_1(b, p):
     bl = len(b)
     o = _new(CreateDelegationTokenRequest)
-    n1 = b[p] - 1
+    h10 = b[p]
     p += 1
-    if n1 > 126:
-        n1, p = _uvt(b, p, n1 + 1)
-        n1 -= 1
-    if n1 < 0:
-        raise DecodeError('CreateDelegationTokenRequest.Renewers: null where not nullable')
+    if 0 < h10 < 128:
+        n1 = h10 - 1
     else:
+        n1 = h10 - 1
+        if n1 > 126:
+            n1, p = _uvt(b, p, n1 + 1)
+            n1 -= 1
+        if n1 < 0:
+            raise DecodeError('CreateDelegationTokenRequest.Renewers: null where not nullable')
         if n1 > bl - p:
             raise DecodeError('CreateDelegationTokenRequest.Renewers: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3 = _new(_CreateDelegationTokenRequest_CreatableRenewers)
-            h6 = b[p]
-            if 0 < h6 < 128:
-                q5 = p + h6
-                e3.principal_type = str(b[p + 1:q5], 'utf-8')
+    xs2 = []
+    for _ in range(n1):
+        e3 = _new(_CreateDelegationTokenRequest_CreatableRenewers)
+        h6 = b[p]
+        if 0 < h6 < 128:
+            q5 = p + h6
+            e3.principal_type = str(b[p + 1:q5], 'utf-8')
+            p = q5
+        else:
+            p += 1
+            n4 = h6 - 1
+            if n4 > 126:
+                n4, p = _uvt(b, p, n4 + 1)
+                n4 -= 1
+            if n4 < 0:
+                raise DecodeError('CreatableRenewers.PrincipalType: null where not nullable')
+            else:
+                q5 = p + n4
+                e3.principal_type = str(b[p:q5], 'utf-8')
                 p = q5
+        h9 = b[p]
+        if 0 < h9 < 128:
+            q8 = p + h9
+            e3.principal_name = str(b[p + 1:q8], 'utf-8')
+            p = q8
+        else:
+            p += 1
+            n7 = h9 - 1
+            if n7 > 126:
+                n7, p = _uvt(b, p, n7 + 1)
+                n7 -= 1
+            if n7 < 0:
+                raise DecodeError('CreatableRenewers.PrincipalName: null where not nullable')
             else:
-                p += 1
-                n4 = h6 - 1
-                if n4 > 126:
-                    n4, p = _uvt(b, p, n4 + 1)
-                    n4 -= 1
-                if n4 < 0:
-                    raise DecodeError('CreatableRenewers.PrincipalType: null where not nullable')
-                else:
-                    q5 = p + n4
-                    e3.principal_type = str(b[p:q5], 'utf-8')
-                    p = q5
-            h9 = b[p]
-            if 0 < h9 < 128:
-                q8 = p + h9
-                e3.principal_name = str(b[p + 1:q8], 'utf-8')
+                q8 = p + n7
+                e3.principal_name = str(b[p:q8], 'utf-8')
                 p = q8
-            else:
-                p += 1
-                n7 = h9 - 1
-                if n7 > 126:
-                    n7, p = _uvt(b, p, n7 + 1)
-                    n7 -= 1
-                if n7 < 0:
-                    raise DecodeError('CreatableRenewers.PrincipalName: null where not nullable')
-                else:
-                    q8 = p + n7
-                    e3.principal_name = str(b[p:q8], 'utf-8')
-                    p = q8
-            if b[p] == 0:  # no tagged fields, the common case
-                e3.unknown_tagged_fields = None
-                p += 1
-            else:
-                p = _t_CreateDelegationTokenRequest_CreatableRenewers_0(b, p, e3)
-            xs2.append(e3)
-        o.renewers = xs2
+        if b[p] == 0:  # no tagged fields, the common case
+            e3.unknown_tagged_fields = None
+            p += 1
+        else:
+            p = _t_CreateDelegationTokenRequest_CreatableRenewers_0(b, p, e3)
+        xs2.append(e3)
+    o.renewers = xs2
     o.max_lifetime_ms, = _S2.unpack_from(b, p)
     p += 8
     o.owner_principal_type = ''
@@ -353,60 +356,63 @@ def _r_CreateDelegationTokenRequest_2(b, p):
             q5 = p + n4
             o.owner_principal_name = str(b[p:q5], 'utf-8')
             p = q5
-    n7 = b[p] - 1
+    h16 = b[p]
     p += 1
-    if n7 > 126:
-        n7, p = _uvt(b, p, n7 + 1)
-        n7 -= 1
-    if n7 < 0:
-        raise DecodeError('CreateDelegationTokenRequest.Renewers: null where not nullable')
+    if 0 < h16 < 128:
+        n7 = h16 - 1
     else:
+        n7 = h16 - 1
+        if n7 > 126:
+            n7, p = _uvt(b, p, n7 + 1)
+            n7 -= 1
+        if n7 < 0:
+            raise DecodeError('CreateDelegationTokenRequest.Renewers: null where not nullable')
         if n7 > bl - p:
             raise DecodeError('CreateDelegationTokenRequest.Renewers: count ' + str(n7) + ' past the end')
-        xs8 = []
-        for _ in range(n7):
-            e9 = _new(_CreateDelegationTokenRequest_CreatableRenewers)
-            h12 = b[p]
-            if 0 < h12 < 128:
-                q11 = p + h12
-                e9.principal_type = str(b[p + 1:q11], 'utf-8')
+    xs8 = []
+    for _ in range(n7):
+        e9 = _new(_CreateDelegationTokenRequest_CreatableRenewers)
+        h12 = b[p]
+        if 0 < h12 < 128:
+            q11 = p + h12
+            e9.principal_type = str(b[p + 1:q11], 'utf-8')
+            p = q11
+        else:
+            p += 1
+            n10 = h12 - 1
+            if n10 > 126:
+                n10, p = _uvt(b, p, n10 + 1)
+                n10 -= 1
+            if n10 < 0:
+                raise DecodeError('CreatableRenewers.PrincipalType: null where not nullable')
+            else:
+                q11 = p + n10
+                e9.principal_type = str(b[p:q11], 'utf-8')
                 p = q11
+        h15 = b[p]
+        if 0 < h15 < 128:
+            q14 = p + h15
+            e9.principal_name = str(b[p + 1:q14], 'utf-8')
+            p = q14
+        else:
+            p += 1
+            n13 = h15 - 1
+            if n13 > 126:
+                n13, p = _uvt(b, p, n13 + 1)
+                n13 -= 1
+            if n13 < 0:
+                raise DecodeError('CreatableRenewers.PrincipalName: null where not nullable')
             else:
-                p += 1
-                n10 = h12 - 1
-                if n10 > 126:
-                    n10, p = _uvt(b, p, n10 + 1)
-                    n10 -= 1
-                if n10 < 0:
-                    raise DecodeError('CreatableRenewers.PrincipalType: null where not nullable')
-                else:
-                    q11 = p + n10
-                    e9.principal_type = str(b[p:q11], 'utf-8')
-                    p = q11
-            h15 = b[p]
-            if 0 < h15 < 128:
-                q14 = p + h15
-                e9.principal_name = str(b[p + 1:q14], 'utf-8')
+                q14 = p + n13
+                e9.principal_name = str(b[p:q14], 'utf-8')
                 p = q14
-            else:
-                p += 1
-                n13 = h15 - 1
-                if n13 > 126:
-                    n13, p = _uvt(b, p, n13 + 1)
-                    n13 -= 1
-                if n13 < 0:
-                    raise DecodeError('CreatableRenewers.PrincipalName: null where not nullable')
-                else:
-                    q14 = p + n13
-                    e9.principal_name = str(b[p:q14], 'utf-8')
-                    p = q14
-            if b[p] == 0:  # no tagged fields, the common case
-                e9.unknown_tagged_fields = None
-                p += 1
-            else:
-                p = _t_CreateDelegationTokenRequest_CreatableRenewers_0(b, p, e9)
-            xs8.append(e9)
-        o.renewers = xs8
+        if b[p] == 0:  # no tagged fields, the common case
+            e9.unknown_tagged_fields = None
+            p += 1
+        else:
+            p = _t_CreateDelegationTokenRequest_CreatableRenewers_0(b, p, e9)
+        xs8.append(e9)
+    o.renewers = xs8
     o.max_lifetime_ms, = _S2.unpack_from(b, p)
     p += 8
     if b[p] == 0:  # no tagged fields, the common case

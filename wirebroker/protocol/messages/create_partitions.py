@@ -261,87 +261,90 @@ def _t_CreatePartitionsRequest_0(b, p, o):
 def _r_CreatePartitionsRequest_1(b, p):
     bl = len(b)
     o = _new(CreatePartitionsRequest)
-    n1 = b[p] - 1
+    h13 = b[p]
     p += 1
-    if n1 > 126:
-        n1, p = _uvt(b, p, n1 + 1)
-        n1 -= 1
-    if n1 < 0:
-        raise DecodeError('CreatePartitionsRequest.Topics: null where not nullable')
+    if 0 < h13 < 128:
+        n1 = h13 - 1
     else:
+        n1 = h13 - 1
+        if n1 > 126:
+            n1, p = _uvt(b, p, n1 + 1)
+            n1 -= 1
+        if n1 < 0:
+            raise DecodeError('CreatePartitionsRequest.Topics: null where not nullable')
         if n1 > bl - p:
             raise DecodeError('CreatePartitionsRequest.Topics: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3 = _new(_CreatePartitionsRequest_CreatePartitionsTopic)
-            h6 = b[p]
-            if 0 < h6 < 128:
-                q5 = p + h6
-                e3.name = str(b[p + 1:q5], 'utf-8')
-                p = q5
+    xs2 = []
+    for _ in range(n1):
+        e3 = _new(_CreatePartitionsRequest_CreatePartitionsTopic)
+        h6 = b[p]
+        if 0 < h6 < 128:
+            q5 = p + h6
+            e3.name = str(b[p + 1:q5], 'utf-8')
+            p = q5
+        else:
+            p += 1
+            n4 = h6 - 1
+            if n4 > 126:
+                n4, p = _uvt(b, p, n4 + 1)
+                n4 -= 1
+            if n4 < 0:
+                raise DecodeError('CreatePartitionsTopic.Name: null where not nullable')
             else:
-                p += 1
-                n4 = h6 - 1
-                if n4 > 126:
-                    n4, p = _uvt(b, p, n4 + 1)
-                    n4 -= 1
-                if n4 < 0:
-                    raise DecodeError('CreatePartitionsTopic.Name: null where not nullable')
-                else:
-                    q5 = p + n4
-                    e3.name = str(b[p:q5], 'utf-8')
-                    p = q5
-            e3.count, h7, = _S4.unpack_from(b, p)
-            p += 5
-            if h7 == 0:
+                q5 = p + n4
+                e3.name = str(b[p:q5], 'utf-8')
+                p = q5
+        e3.count, h7, = _S4.unpack_from(b, p)
+        p += 5
+        if h7 == 0:
+            e3.assignments = None
+        else:
+            n8 = h7 - 1
+            if n8 > 126:
+                n8, p = _uvt(b, p, n8 + 1)
+                n8 -= 1
+            if n8 < 0:
                 e3.assignments = None
             else:
-                n8 = h7 - 1
-                if n8 > 126:
-                    n8, p = _uvt(b, p, n8 + 1)
-                    n8 -= 1
-                if n8 < 0:
-                    e3.assignments = None
-                else:
-                    if n8 > bl - p:
-                        raise DecodeError('CreatePartitionsTopic.Assignments: count ' + str(n8) + ' past the end')
-                    xs9 = []
-                    for _ in range(n8):
-                        e10 = _new(_CreatePartitionsRequest_CreatePartitionsAssignment)
-                        h12 = b[p]
-                        if 0 < h12 < 65:
-                            e10.broker_ids = [*_UNPACK_i[h12](b, p + 1)]
-                            p += 4 * h12 - 3
+                if n8 > bl - p:
+                    raise DecodeError('CreatePartitionsTopic.Assignments: count ' + str(n8) + ' past the end')
+                xs9 = []
+                for _ in range(n8):
+                    e10 = _new(_CreatePartitionsRequest_CreatePartitionsAssignment)
+                    h12 = b[p]
+                    if 0 < h12 < 65:
+                        e10.broker_ids = [*_UNPACK_i[h12](b, p + 1)]
+                        p += 4 * h12 - 3
+                    else:
+                        p += 1
+                        n11 = h12 - 1
+                        if n11 > 126:
+                            n11, p = _uvt(b, p, n11 + 1)
+                            n11 -= 1
+                        if n11 < 0:
+                            raise DecodeError('CreatePartitionsAssignment.BrokerIds: null where not nullable')
+                        elif n11 < 64:
+                            e10.broker_ids = [*_ARRAY_i[n11].unpack_from(b, p)]
+                            p += 4 * n11
                         else:
-                            p += 1
-                            n11 = h12 - 1
-                            if n11 > 126:
-                                n11, p = _uvt(b, p, n11 + 1)
-                                n11 -= 1
-                            if n11 < 0:
-                                raise DecodeError('CreatePartitionsAssignment.BrokerIds: null where not nullable')
-                            elif n11 < 64:
-                                e10.broker_ids = [*_ARRAY_i[n11].unpack_from(b, p)]
-                                p += 4 * n11
-                            else:
-                                if n11 > bl - p:
-                                    raise DecodeError('CreatePartitionsAssignment.BrokerIds: count ' + str(n11) + ' past the end')
-                                e10.broker_ids = [*_struct.Struct('>' + str(n11) + 'i').unpack_from(b, p)]
-                                p += 4 * n11
-                        if b[p] == 0:  # no tagged fields, the common case
-                            e10.unknown_tagged_fields = None
-                            p += 1
-                        else:
-                            p = _t_CreatePartitionsRequest_CreatePartitionsAssignment_0(b, p, e10)
-                        xs9.append(e10)
-                    e3.assignments = xs9
-            if b[p] == 0:  # no tagged fields, the common case
-                e3.unknown_tagged_fields = None
-                p += 1
-            else:
-                p = _t_CreatePartitionsRequest_CreatePartitionsTopic_0(b, p, e3)
-            xs2.append(e3)
-        o.topics = xs2
+                            if n11 > bl - p:
+                                raise DecodeError('CreatePartitionsAssignment.BrokerIds: count ' + str(n11) + ' past the end')
+                            e10.broker_ids = [*_struct.Struct('>' + str(n11) + 'i').unpack_from(b, p)]
+                            p += 4 * n11
+                    if b[p] == 0:  # no tagged fields, the common case
+                        e10.unknown_tagged_fields = None
+                        p += 1
+                    else:
+                        p = _t_CreatePartitionsRequest_CreatePartitionsAssignment_0(b, p, e10)
+                    xs9.append(e10)
+                e3.assignments = xs9
+        if b[p] == 0:  # no tagged fields, the common case
+            e3.unknown_tagged_fields = None
+            p += 1
+        else:
+            p = _t_CreatePartitionsRequest_CreatePartitionsTopic_0(b, p, e3)
+        xs2.append(e3)
+    o.topics = xs2
     o.timeout_ms, o.validate_only, = _S3.unpack_from(b, p)
     p += 5
     if b[p] == 0:  # no tagged fields, the common case
@@ -516,61 +519,63 @@ def _r_CreatePartitionsResponse_1(b, p):
     o = _new(CreatePartitionsResponse)
     o.throttle_time_ms, h1, = _S4.unpack_from(b, p)
     p += 5
-    n2 = h1 - 1
-    if n2 > 126:
-        n2, p = _uvt(b, p, n2 + 1)
-        n2 -= 1
-    if n2 < 0:
-        raise DecodeError('CreatePartitionsResponse.Results: null where not nullable')
+    if 0 < h1 < 128:
+        n2 = h1 - 1
     else:
+        n2 = h1 - 1
+        if n2 > 126:
+            n2, p = _uvt(b, p, n2 + 1)
+            n2 -= 1
+        if n2 < 0:
+            raise DecodeError('CreatePartitionsResponse.Results: null where not nullable')
         if n2 > bl - p:
             raise DecodeError('CreatePartitionsResponse.Results: count ' + str(n2) + ' past the end')
-        xs3 = []
-        for _ in range(n2):
-            e4 = _new(_CreatePartitionsResponse_CreatePartitionsTopicResult)
-            h7 = b[p]
-            if 0 < h7 < 128:
-                q6 = p + h7
-                e4.name = str(b[p + 1:q6], 'utf-8')
-                p = q6
+    xs3 = []
+    for _ in range(n2):
+        e4 = _new(_CreatePartitionsResponse_CreatePartitionsTopicResult)
+        h7 = b[p]
+        if 0 < h7 < 128:
+            q6 = p + h7
+            e4.name = str(b[p + 1:q6], 'utf-8')
+            p = q6
+        else:
+            p += 1
+            n5 = h7 - 1
+            if n5 > 126:
+                n5, p = _uvt(b, p, n5 + 1)
+                n5 -= 1
+            if n5 < 0:
+                raise DecodeError('CreatePartitionsTopicResult.Name: null where not nullable')
             else:
-                p += 1
-                n5 = h7 - 1
-                if n5 > 126:
-                    n5, p = _uvt(b, p, n5 + 1)
-                    n5 -= 1
-                if n5 < 0:
-                    raise DecodeError('CreatePartitionsTopicResult.Name: null where not nullable')
-                else:
-                    q6 = p + n5
-                    e4.name = str(b[p:q6], 'utf-8')
-                    p = q6
-            e4.error_code, h8, = _S6.unpack_from(b, p)
-            p += 3
-            if 0 < h8 < 128:
-                q10 = p + h8 - 1
-                e4.error_message = str(b[p:q10], 'utf-8')
-                p = q10
-            elif h8 == 0:
+                q6 = p + n5
+                e4.name = str(b[p:q6], 'utf-8')
+                p = q6
+        e4.error_code, h8, = _S6.unpack_from(b, p)
+        p += 3
+        if 0 < h8 < 128:
+            q10 = p + h8 - 1
+            e4.error_message = str(b[p:q10], 'utf-8')
+            p = q10
+        elif h8 == 0:
+            e4.error_message = None
+        else:
+            n9 = h8 - 1
+            if n9 > 126:
+                n9, p = _uvt(b, p, n9 + 1)
+                n9 -= 1
+            if n9 < 0:
                 e4.error_message = None
             else:
-                n9 = h8 - 1
-                if n9 > 126:
-                    n9, p = _uvt(b, p, n9 + 1)
-                    n9 -= 1
-                if n9 < 0:
-                    e4.error_message = None
-                else:
-                    q10 = p + n9
-                    e4.error_message = str(b[p:q10], 'utf-8')
-                    p = q10
-            if b[p] == 0:  # no tagged fields, the common case
-                e4.unknown_tagged_fields = None
-                p += 1
-            else:
-                p = _t_CreatePartitionsResponse_CreatePartitionsTopicResult_0(b, p, e4)
-            xs3.append(e4)
-        o.results = xs3
+                q10 = p + n9
+                e4.error_message = str(b[p:q10], 'utf-8')
+                p = q10
+        if b[p] == 0:  # no tagged fields, the common case
+            e4.unknown_tagged_fields = None
+            p += 1
+        else:
+            p = _t_CreatePartitionsResponse_CreatePartitionsTopicResult_0(b, p, e4)
+        xs3.append(e4)
+    o.results = xs3
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         p += 1

@@ -492,141 +492,149 @@ def _t_CreateTopicsRequest_0(b, p, o):
 def _r_CreateTopicsRequest_2(b, p):
     bl = len(b)
     o = _new(CreateTopicsRequest)
-    n1 = b[p] - 1
+    h23 = b[p]
     p += 1
-    if n1 > 126:
-        n1, p = _uvt(b, p, n1 + 1)
-        n1 -= 1
-    if n1 < 0:
-        raise DecodeError('CreateTopicsRequest.Topics: null where not nullable')
+    if 0 < h23 < 128:
+        n1 = h23 - 1
     else:
+        n1 = h23 - 1
+        if n1 > 126:
+            n1, p = _uvt(b, p, n1 + 1)
+            n1 -= 1
+        if n1 < 0:
+            raise DecodeError('CreateTopicsRequest.Topics: null where not nullable')
         if n1 > bl - p:
             raise DecodeError('CreateTopicsRequest.Topics: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3 = _new(_CreateTopicsRequest_CreatableTopic)
-            h6 = b[p]
-            if 0 < h6 < 128:
-                q5 = p + h6
-                e3.name = str(b[p + 1:q5], 'utf-8')
-                p = q5
+    xs2 = []
+    for _ in range(n1):
+        e3 = _new(_CreateTopicsRequest_CreatableTopic)
+        h6 = b[p]
+        if 0 < h6 < 128:
+            q5 = p + h6
+            e3.name = str(b[p + 1:q5], 'utf-8')
+            p = q5
+        else:
+            p += 1
+            n4 = h6 - 1
+            if n4 > 126:
+                n4, p = _uvt(b, p, n4 + 1)
+                n4 -= 1
+            if n4 < 0:
+                raise DecodeError('CreatableTopic.Name: null where not nullable')
             else:
-                p += 1
-                n4 = h6 - 1
-                if n4 > 126:
-                    n4, p = _uvt(b, p, n4 + 1)
-                    n4 -= 1
-                if n4 < 0:
-                    raise DecodeError('CreatableTopic.Name: null where not nullable')
-                else:
-                    q5 = p + n4
-                    e3.name = str(b[p:q5], 'utf-8')
-                    p = q5
-            e3.num_partitions, e3.replication_factor, h7, = _S6.unpack_from(b, p)
-            p += 7
+                q5 = p + n4
+                e3.name = str(b[p:q5], 'utf-8')
+                p = q5
+        e3.num_partitions, e3.replication_factor, h7, = _S6.unpack_from(b, p)
+        p += 7
+        if 0 < h7 < 128:
+            n8 = h7 - 1
+        else:
             n8 = h7 - 1
             if n8 > 126:
                 n8, p = _uvt(b, p, n8 + 1)
                 n8 -= 1
             if n8 < 0:
                 raise DecodeError('CreatableTopic.Assignments: null where not nullable')
+            if n8 > bl - p:
+                raise DecodeError('CreatableTopic.Assignments: count ' + str(n8) + ' past the end')
+        xs9 = []
+        for _ in range(n8):
+            e10 = _new(_CreateTopicsRequest_CreatableReplicaAssignment)
+            e10.partition_index, h11, = _S7.unpack_from(b, p)
+            p += 5
+            if 0 < h11 < 65:
+                e10.broker_ids = [*_UNPACK_i[h11](b, p)]
+                p += 4 * h11 - 4
             else:
-                if n8 > bl - p:
-                    raise DecodeError('CreatableTopic.Assignments: count ' + str(n8) + ' past the end')
-                xs9 = []
-                for _ in range(n8):
-                    e10 = _new(_CreateTopicsRequest_CreatableReplicaAssignment)
-                    e10.partition_index, h11, = _S7.unpack_from(b, p)
-                    p += 5
-                    if 0 < h11 < 65:
-                        e10.broker_ids = [*_UNPACK_i[h11](b, p)]
-                        p += 4 * h11 - 4
-                    else:
-                        n12 = h11 - 1
-                        if n12 > 126:
-                            n12, p = _uvt(b, p, n12 + 1)
-                            n12 -= 1
-                        if n12 < 0:
-                            raise DecodeError('CreatableReplicaAssignment.BrokerIds: null where not nullable')
-                        elif n12 < 64:
-                            e10.broker_ids = [*_ARRAY_i[n12].unpack_from(b, p)]
-                            p += 4 * n12
-                        else:
-                            if n12 > bl - p:
-                                raise DecodeError('CreatableReplicaAssignment.BrokerIds: count ' + str(n12) + ' past the end')
-                            e10.broker_ids = [*_struct.Struct('>' + str(n12) + 'i').unpack_from(b, p)]
-                            p += 4 * n12
-                    if b[p] == 0:  # no tagged fields, the common case
-                        e10.unknown_tagged_fields = None
-                        p += 1
-                    else:
-                        p = _t_CreateTopicsRequest_CreatableReplicaAssignment_0(b, p, e10)
-                    xs9.append(e10)
-                e3.assignments = xs9
-            n13 = b[p] - 1
-            p += 1
+                n12 = h11 - 1
+                if n12 > 126:
+                    n12, p = _uvt(b, p, n12 + 1)
+                    n12 -= 1
+                if n12 < 0:
+                    raise DecodeError('CreatableReplicaAssignment.BrokerIds: null where not nullable')
+                elif n12 < 64:
+                    e10.broker_ids = [*_ARRAY_i[n12].unpack_from(b, p)]
+                    p += 4 * n12
+                else:
+                    if n12 > bl - p:
+                        raise DecodeError('CreatableReplicaAssignment.BrokerIds: count ' + str(n12) + ' past the end')
+                    e10.broker_ids = [*_struct.Struct('>' + str(n12) + 'i').unpack_from(b, p)]
+                    p += 4 * n12
+            if b[p] == 0:  # no tagged fields, the common case
+                e10.unknown_tagged_fields = None
+                p += 1
+            else:
+                p = _t_CreateTopicsRequest_CreatableReplicaAssignment_0(b, p, e10)
+            xs9.append(e10)
+        e3.assignments = xs9
+        h22 = b[p]
+        p += 1
+        if 0 < h22 < 128:
+            n13 = h22 - 1
+        else:
+            n13 = h22 - 1
             if n13 > 126:
                 n13, p = _uvt(b, p, n13 + 1)
                 n13 -= 1
             if n13 < 0:
                 raise DecodeError('CreatableTopic.Configs: null where not nullable')
+            if n13 > bl - p:
+                raise DecodeError('CreatableTopic.Configs: count ' + str(n13) + ' past the end')
+        xs14 = []
+        for _ in range(n13):
+            e15 = _new(_CreateTopicsRequest_CreatableTopicConfig)
+            h18 = b[p]
+            if 0 < h18 < 128:
+                q17 = p + h18
+                e15.name = str(b[p + 1:q17], 'utf-8')
+                p = q17
             else:
-                if n13 > bl - p:
-                    raise DecodeError('CreatableTopic.Configs: count ' + str(n13) + ' past the end')
-                xs14 = []
-                for _ in range(n13):
-                    e15 = _new(_CreateTopicsRequest_CreatableTopicConfig)
-                    h18 = b[p]
-                    if 0 < h18 < 128:
-                        q17 = p + h18
-                        e15.name = str(b[p + 1:q17], 'utf-8')
-                        p = q17
-                    else:
-                        p += 1
-                        n16 = h18 - 1
-                        if n16 > 126:
-                            n16, p = _uvt(b, p, n16 + 1)
-                            n16 -= 1
-                        if n16 < 0:
-                            raise DecodeError('CreatableTopicConfig.Name: null where not nullable')
-                        else:
-                            q17 = p + n16
-                            e15.name = str(b[p:q17], 'utf-8')
-                            p = q17
-                    h21 = b[p]
-                    if 0 < h21 < 128:
-                        q20 = p + h21
-                        e15.value = str(b[p + 1:q20], 'utf-8')
-                        p = q20
-                    elif h21 == 0:
-                        e15.value = None
-                        p += 1
-                    else:
-                        p += 1
-                        n19 = h21 - 1
-                        if n19 > 126:
-                            n19, p = _uvt(b, p, n19 + 1)
-                            n19 -= 1
-                        if n19 < 0:
-                            e15.value = None
-                        else:
-                            q20 = p + n19
-                            e15.value = str(b[p:q20], 'utf-8')
-                            p = q20
-                    if b[p] == 0:  # no tagged fields, the common case
-                        e15.unknown_tagged_fields = None
-                        p += 1
-                    else:
-                        p = _t_CreateTopicsRequest_CreatableTopicConfig_0(b, p, e15)
-                    xs14.append(e15)
-                e3.configs = xs14
-            if b[p] == 0:  # no tagged fields, the common case
-                e3.unknown_tagged_fields = None
+                p += 1
+                n16 = h18 - 1
+                if n16 > 126:
+                    n16, p = _uvt(b, p, n16 + 1)
+                    n16 -= 1
+                if n16 < 0:
+                    raise DecodeError('CreatableTopicConfig.Name: null where not nullable')
+                else:
+                    q17 = p + n16
+                    e15.name = str(b[p:q17], 'utf-8')
+                    p = q17
+            h21 = b[p]
+            if 0 < h21 < 128:
+                q20 = p + h21
+                e15.value = str(b[p + 1:q20], 'utf-8')
+                p = q20
+            elif h21 == 0:
+                e15.value = None
                 p += 1
             else:
-                p = _t_CreateTopicsRequest_CreatableTopic_0(b, p, e3)
-            xs2.append(e3)
-        o.topics = xs2
+                p += 1
+                n19 = h21 - 1
+                if n19 > 126:
+                    n19, p = _uvt(b, p, n19 + 1)
+                    n19 -= 1
+                if n19 < 0:
+                    e15.value = None
+                else:
+                    q20 = p + n19
+                    e15.value = str(b[p:q20], 'utf-8')
+                    p = q20
+            if b[p] == 0:  # no tagged fields, the common case
+                e15.unknown_tagged_fields = None
+                p += 1
+            else:
+                p = _t_CreateTopicsRequest_CreatableTopicConfig_0(b, p, e15)
+            xs14.append(e15)
+        e3.configs = xs14
+        if b[p] == 0:  # no tagged fields, the common case
+            e3.unknown_tagged_fields = None
+            p += 1
+        else:
+            p = _t_CreateTopicsRequest_CreatableTopic_0(b, p, e3)
+        xs2.append(e3)
+    o.topics = xs2
     o.timeout_ms, o.validate_only, = _S5.unpack_from(b, p)
     p += 5
     if b[p] == 0:  # no tagged fields, the common case
@@ -974,126 +982,128 @@ def _r_CreateTopicsResponse_3(b, p):
     o = _new(CreateTopicsResponse)
     o.throttle_time_ms, h1, = _S7.unpack_from(b, p)
     p += 5
-    n2 = h1 - 1
-    if n2 > 126:
-        n2, p = _uvt(b, p, n2 + 1)
-        n2 -= 1
-    if n2 < 0:
-        raise DecodeError('CreateTopicsResponse.Topics: null where not nullable')
+    if 0 < h1 < 128:
+        n2 = h1 - 1
     else:
+        n2 = h1 - 1
+        if n2 > 126:
+            n2, p = _uvt(b, p, n2 + 1)
+            n2 -= 1
+        if n2 < 0:
+            raise DecodeError('CreateTopicsResponse.Topics: null where not nullable')
         if n2 > bl - p:
             raise DecodeError('CreateTopicsResponse.Topics: count ' + str(n2) + ' past the end')
-        xs3 = []
-        for _ in range(n2):
-            e4 = _new(_CreateTopicsResponse_CreatableTopicResult)
-            h7 = b[p]
-            if 0 < h7 < 128:
-                q6 = p + h7
-                e4.name = str(b[p + 1:q6], 'utf-8')
-                p = q6
+    xs3 = []
+    for _ in range(n2):
+        e4 = _new(_CreateTopicsResponse_CreatableTopicResult)
+        h7 = b[p]
+        if 0 < h7 < 128:
+            q6 = p + h7
+            e4.name = str(b[p + 1:q6], 'utf-8')
+            p = q6
+        else:
+            p += 1
+            n5 = h7 - 1
+            if n5 > 126:
+                n5, p = _uvt(b, p, n5 + 1)
+                n5 -= 1
+            if n5 < 0:
+                raise DecodeError('CreatableTopicResult.Name: null where not nullable')
             else:
-                p += 1
-                n5 = h7 - 1
-                if n5 > 126:
-                    n5, p = _uvt(b, p, n5 + 1)
-                    n5 -= 1
-                if n5 < 0:
-                    raise DecodeError('CreatableTopicResult.Name: null where not nullable')
-                else:
-                    q6 = p + n5
-                    e4.name = str(b[p:q6], 'utf-8')
-                    p = q6
-            e4.error_code, h8, = _S9.unpack_from(b, p)
-            p += 3
-            if 0 < h8 < 128:
-                q10 = p + h8 - 1
-                e4.error_message = str(b[p:q10], 'utf-8')
-                p = q10
-            elif h8 == 0:
+                q6 = p + n5
+                e4.name = str(b[p:q6], 'utf-8')
+                p = q6
+        e4.error_code, h8, = _S9.unpack_from(b, p)
+        p += 3
+        if 0 < h8 < 128:
+            q10 = p + h8 - 1
+            e4.error_message = str(b[p:q10], 'utf-8')
+            p = q10
+        elif h8 == 0:
+            e4.error_message = None
+        else:
+            n9 = h8 - 1
+            if n9 > 126:
+                n9, p = _uvt(b, p, n9 + 1)
+                n9 -= 1
+            if n9 < 0:
                 e4.error_message = None
             else:
-                n9 = h8 - 1
-                if n9 > 126:
-                    n9, p = _uvt(b, p, n9 + 1)
-                    n9 -= 1
-                if n9 < 0:
-                    e4.error_message = None
-                else:
-                    q10 = p + n9
-                    e4.error_message = str(b[p:q10], 'utf-8')
-                    p = q10
-            e4.num_partitions, e4.replication_factor, h11, = _S6.unpack_from(b, p)
-            p += 7
-            if h11 == 0:
+                q10 = p + n9
+                e4.error_message = str(b[p:q10], 'utf-8')
+                p = q10
+        e4.num_partitions, e4.replication_factor, h11, = _S6.unpack_from(b, p)
+        p += 7
+        if h11 == 0:
+            e4.configs = None
+        else:
+            n12 = h11 - 1
+            if n12 > 126:
+                n12, p = _uvt(b, p, n12 + 1)
+                n12 -= 1
+            if n12 < 0:
                 e4.configs = None
             else:
-                n12 = h11 - 1
-                if n12 > 126:
-                    n12, p = _uvt(b, p, n12 + 1)
-                    n12 -= 1
-                if n12 < 0:
-                    e4.configs = None
-                else:
-                    if n12 > bl - p:
-                        raise DecodeError('CreatableTopicResult.Configs: count ' + str(n12) + ' past the end')
-                    xs13 = []
-                    for _ in range(n12):
-                        e14 = _new(_CreateTopicsResponse_CreatableTopicConfigs)
-                        h17 = b[p]
-                        if 0 < h17 < 128:
-                            q16 = p + h17
-                            e14.name = str(b[p + 1:q16], 'utf-8')
+                if n12 > bl - p:
+                    raise DecodeError('CreatableTopicResult.Configs: count ' + str(n12) + ' past the end')
+                xs13 = []
+                for _ in range(n12):
+                    e14 = _new(_CreateTopicsResponse_CreatableTopicConfigs)
+                    h17 = b[p]
+                    if 0 < h17 < 128:
+                        q16 = p + h17
+                        e14.name = str(b[p + 1:q16], 'utf-8')
+                        p = q16
+                    else:
+                        p += 1
+                        n15 = h17 - 1
+                        if n15 > 126:
+                            n15, p = _uvt(b, p, n15 + 1)
+                            n15 -= 1
+                        if n15 < 0:
+                            raise DecodeError('CreatableTopicConfigs.Name: null where not nullable')
+                        else:
+                            q16 = p + n15
+                            e14.name = str(b[p:q16], 'utf-8')
                             p = q16
-                        else:
-                            p += 1
-                            n15 = h17 - 1
-                            if n15 > 126:
-                                n15, p = _uvt(b, p, n15 + 1)
-                                n15 -= 1
-                            if n15 < 0:
-                                raise DecodeError('CreatableTopicConfigs.Name: null where not nullable')
-                            else:
-                                q16 = p + n15
-                                e14.name = str(b[p:q16], 'utf-8')
-                                p = q16
-                        h20 = b[p]
-                        if 0 < h20 < 128:
-                            q19 = p + h20
-                            e14.value = str(b[p + 1:q19], 'utf-8')
-                            p = q19
-                        elif h20 == 0:
+                    h20 = b[p]
+                    if 0 < h20 < 128:
+                        q19 = p + h20
+                        e14.value = str(b[p + 1:q19], 'utf-8')
+                        p = q19
+                    elif h20 == 0:
+                        e14.value = None
+                        p += 1
+                    else:
+                        p += 1
+                        n18 = h20 - 1
+                        if n18 > 126:
+                            n18, p = _uvt(b, p, n18 + 1)
+                            n18 -= 1
+                        if n18 < 0:
                             e14.value = None
-                            p += 1
                         else:
-                            p += 1
-                            n18 = h20 - 1
-                            if n18 > 126:
-                                n18, p = _uvt(b, p, n18 + 1)
-                                n18 -= 1
-                            if n18 < 0:
-                                e14.value = None
-                            else:
-                                q19 = p + n18
-                                e14.value = str(b[p:q19], 'utf-8')
-                                p = q19
-                        e14.read_only, e14.config_source, e14.is_sensitive, = _S10.unpack_from(b, p)
-                        p += 3
-                        if b[p] == 0:  # no tagged fields, the common case
-                            e14.unknown_tagged_fields = None
-                            p += 1
-                        else:
-                            p = _t_CreateTopicsResponse_CreatableTopicConfigs_0(b, p, e14)
-                        xs13.append(e14)
-                    e4.configs = xs13
-            e4.topic_id = UUID_ZERO
-            e4.topic_config_error_code = 0
-            if b[p] == 0:  # no tagged fields, the common case
-                e4.unknown_tagged_fields = None
-                p += 1
-            else:
-                p = _t_CreateTopicsResponse_CreatableTopicResult_0(b, p, e4)
-            xs3.append(e4)
-        o.topics = xs3
+                            q19 = p + n18
+                            e14.value = str(b[p:q19], 'utf-8')
+                            p = q19
+                    e14.read_only, e14.config_source, e14.is_sensitive, = _S10.unpack_from(b, p)
+                    p += 3
+                    if b[p] == 0:  # no tagged fields, the common case
+                        e14.unknown_tagged_fields = None
+                        p += 1
+                    else:
+                        p = _t_CreateTopicsResponse_CreatableTopicConfigs_0(b, p, e14)
+                    xs13.append(e14)
+                e4.configs = xs13
+        e4.topic_id = UUID_ZERO
+        e4.topic_config_error_code = 0
+        if b[p] == 0:  # no tagged fields, the common case
+            e4.unknown_tagged_fields = None
+            p += 1
+        else:
+            p = _t_CreateTopicsResponse_CreatableTopicResult_0(b, p, e4)
+        xs3.append(e4)
+    o.topics = xs3
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         p += 1
@@ -1190,125 +1200,127 @@ def _r_CreateTopicsResponse_4(b, p):
     o = _new(CreateTopicsResponse)
     o.throttle_time_ms, h1, = _S7.unpack_from(b, p)
     p += 5
-    n2 = h1 - 1
-    if n2 > 126:
-        n2, p = _uvt(b, p, n2 + 1)
-        n2 -= 1
-    if n2 < 0:
-        raise DecodeError('CreateTopicsResponse.Topics: null where not nullable')
+    if 0 < h1 < 128:
+        n2 = h1 - 1
     else:
+        n2 = h1 - 1
+        if n2 > 126:
+            n2, p = _uvt(b, p, n2 + 1)
+            n2 -= 1
+        if n2 < 0:
+            raise DecodeError('CreateTopicsResponse.Topics: null where not nullable')
         if n2 > bl - p:
             raise DecodeError('CreateTopicsResponse.Topics: count ' + str(n2) + ' past the end')
-        xs3 = []
-        for _ in range(n2):
-            e4 = _new(_CreateTopicsResponse_CreatableTopicResult)
-            h7 = b[p]
-            if 0 < h7 < 128:
-                q6 = p + h7
-                e4.name = str(b[p + 1:q6], 'utf-8')
-                p = q6
+    xs3 = []
+    for _ in range(n2):
+        e4 = _new(_CreateTopicsResponse_CreatableTopicResult)
+        h7 = b[p]
+        if 0 < h7 < 128:
+            q6 = p + h7
+            e4.name = str(b[p + 1:q6], 'utf-8')
+            p = q6
+        else:
+            p += 1
+            n5 = h7 - 1
+            if n5 > 126:
+                n5, p = _uvt(b, p, n5 + 1)
+                n5 -= 1
+            if n5 < 0:
+                raise DecodeError('CreatableTopicResult.Name: null where not nullable')
             else:
-                p += 1
-                n5 = h7 - 1
-                if n5 > 126:
-                    n5, p = _uvt(b, p, n5 + 1)
-                    n5 -= 1
-                if n5 < 0:
-                    raise DecodeError('CreatableTopicResult.Name: null where not nullable')
-                else:
-                    q6 = p + n5
-                    e4.name = str(b[p:q6], 'utf-8')
-                    p = q6
-            e4.topic_id, e4.error_code, h8, = _S11.unpack_from(b, p)
-            p += 19
-            if 0 < h8 < 128:
-                q10 = p + h8 - 1
-                e4.error_message = str(b[p:q10], 'utf-8')
-                p = q10
-            elif h8 == 0:
+                q6 = p + n5
+                e4.name = str(b[p:q6], 'utf-8')
+                p = q6
+        e4.topic_id, e4.error_code, h8, = _S11.unpack_from(b, p)
+        p += 19
+        if 0 < h8 < 128:
+            q10 = p + h8 - 1
+            e4.error_message = str(b[p:q10], 'utf-8')
+            p = q10
+        elif h8 == 0:
+            e4.error_message = None
+        else:
+            n9 = h8 - 1
+            if n9 > 126:
+                n9, p = _uvt(b, p, n9 + 1)
+                n9 -= 1
+            if n9 < 0:
                 e4.error_message = None
             else:
-                n9 = h8 - 1
-                if n9 > 126:
-                    n9, p = _uvt(b, p, n9 + 1)
-                    n9 -= 1
-                if n9 < 0:
-                    e4.error_message = None
-                else:
-                    q10 = p + n9
-                    e4.error_message = str(b[p:q10], 'utf-8')
-                    p = q10
-            e4.num_partitions, e4.replication_factor, h11, = _S6.unpack_from(b, p)
-            p += 7
-            if h11 == 0:
+                q10 = p + n9
+                e4.error_message = str(b[p:q10], 'utf-8')
+                p = q10
+        e4.num_partitions, e4.replication_factor, h11, = _S6.unpack_from(b, p)
+        p += 7
+        if h11 == 0:
+            e4.configs = None
+        else:
+            n12 = h11 - 1
+            if n12 > 126:
+                n12, p = _uvt(b, p, n12 + 1)
+                n12 -= 1
+            if n12 < 0:
                 e4.configs = None
             else:
-                n12 = h11 - 1
-                if n12 > 126:
-                    n12, p = _uvt(b, p, n12 + 1)
-                    n12 -= 1
-                if n12 < 0:
-                    e4.configs = None
-                else:
-                    if n12 > bl - p:
-                        raise DecodeError('CreatableTopicResult.Configs: count ' + str(n12) + ' past the end')
-                    xs13 = []
-                    for _ in range(n12):
-                        e14 = _new(_CreateTopicsResponse_CreatableTopicConfigs)
-                        h17 = b[p]
-                        if 0 < h17 < 128:
-                            q16 = p + h17
-                            e14.name = str(b[p + 1:q16], 'utf-8')
+                if n12 > bl - p:
+                    raise DecodeError('CreatableTopicResult.Configs: count ' + str(n12) + ' past the end')
+                xs13 = []
+                for _ in range(n12):
+                    e14 = _new(_CreateTopicsResponse_CreatableTopicConfigs)
+                    h17 = b[p]
+                    if 0 < h17 < 128:
+                        q16 = p + h17
+                        e14.name = str(b[p + 1:q16], 'utf-8')
+                        p = q16
+                    else:
+                        p += 1
+                        n15 = h17 - 1
+                        if n15 > 126:
+                            n15, p = _uvt(b, p, n15 + 1)
+                            n15 -= 1
+                        if n15 < 0:
+                            raise DecodeError('CreatableTopicConfigs.Name: null where not nullable')
+                        else:
+                            q16 = p + n15
+                            e14.name = str(b[p:q16], 'utf-8')
                             p = q16
-                        else:
-                            p += 1
-                            n15 = h17 - 1
-                            if n15 > 126:
-                                n15, p = _uvt(b, p, n15 + 1)
-                                n15 -= 1
-                            if n15 < 0:
-                                raise DecodeError('CreatableTopicConfigs.Name: null where not nullable')
-                            else:
-                                q16 = p + n15
-                                e14.name = str(b[p:q16], 'utf-8')
-                                p = q16
-                        h20 = b[p]
-                        if 0 < h20 < 128:
-                            q19 = p + h20
-                            e14.value = str(b[p + 1:q19], 'utf-8')
-                            p = q19
-                        elif h20 == 0:
+                    h20 = b[p]
+                    if 0 < h20 < 128:
+                        q19 = p + h20
+                        e14.value = str(b[p + 1:q19], 'utf-8')
+                        p = q19
+                    elif h20 == 0:
+                        e14.value = None
+                        p += 1
+                    else:
+                        p += 1
+                        n18 = h20 - 1
+                        if n18 > 126:
+                            n18, p = _uvt(b, p, n18 + 1)
+                            n18 -= 1
+                        if n18 < 0:
                             e14.value = None
-                            p += 1
                         else:
-                            p += 1
-                            n18 = h20 - 1
-                            if n18 > 126:
-                                n18, p = _uvt(b, p, n18 + 1)
-                                n18 -= 1
-                            if n18 < 0:
-                                e14.value = None
-                            else:
-                                q19 = p + n18
-                                e14.value = str(b[p:q19], 'utf-8')
-                                p = q19
-                        e14.read_only, e14.config_source, e14.is_sensitive, = _S10.unpack_from(b, p)
-                        p += 3
-                        if b[p] == 0:  # no tagged fields, the common case
-                            e14.unknown_tagged_fields = None
-                            p += 1
-                        else:
-                            p = _t_CreateTopicsResponse_CreatableTopicConfigs_0(b, p, e14)
-                        xs13.append(e14)
-                    e4.configs = xs13
-            e4.topic_config_error_code = 0
-            if b[p] == 0:  # no tagged fields, the common case
-                e4.unknown_tagged_fields = None
-                p += 1
-            else:
-                p = _t_CreateTopicsResponse_CreatableTopicResult_0(b, p, e4)
-            xs3.append(e4)
-        o.topics = xs3
+                            q19 = p + n18
+                            e14.value = str(b[p:q19], 'utf-8')
+                            p = q19
+                    e14.read_only, e14.config_source, e14.is_sensitive, = _S10.unpack_from(b, p)
+                    p += 3
+                    if b[p] == 0:  # no tagged fields, the common case
+                        e14.unknown_tagged_fields = None
+                        p += 1
+                    else:
+                        p = _t_CreateTopicsResponse_CreatableTopicConfigs_0(b, p, e14)
+                    xs13.append(e14)
+                e4.configs = xs13
+        e4.topic_config_error_code = 0
+        if b[p] == 0:  # no tagged fields, the common case
+            e4.unknown_tagged_fields = None
+            p += 1
+        else:
+            p = _t_CreateTopicsResponse_CreatableTopicResult_0(b, p, e4)
+        xs3.append(e4)
+    o.topics = xs3
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         p += 1

@@ -328,86 +328,89 @@ def _t_DeleteAclsRequest_0(b, p, o):
 def _r_DeleteAclsRequest_2(b, p):
     bl = len(b)
     o = _new(DeleteAclsRequest)
-    n1 = b[p] - 1
+    h13 = b[p]
     p += 1
-    if n1 > 126:
-        n1, p = _uvt(b, p, n1 + 1)
-        n1 -= 1
-    if n1 < 0:
-        raise DecodeError('DeleteAclsRequest.Filters: null where not nullable')
+    if 0 < h13 < 128:
+        n1 = h13 - 1
     else:
+        n1 = h13 - 1
+        if n1 > 126:
+            n1, p = _uvt(b, p, n1 + 1)
+            n1 -= 1
+        if n1 < 0:
+            raise DecodeError('DeleteAclsRequest.Filters: null where not nullable')
         if n1 > bl - p:
             raise DecodeError('DeleteAclsRequest.Filters: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3 = _new(_DeleteAclsRequest_DeleteAclsFilter)
-            e3.resource_type_filter, h4, = _S5.unpack_from(b, p)
-            p += 2
-            if 0 < h4 < 128:
-                q6 = p + h4 - 1
-                e3.resource_name_filter = str(b[p:q6], 'utf-8')
-                p = q6
-            elif h4 == 0:
+    xs2 = []
+    for _ in range(n1):
+        e3 = _new(_DeleteAclsRequest_DeleteAclsFilter)
+        e3.resource_type_filter, h4, = _S5.unpack_from(b, p)
+        p += 2
+        if 0 < h4 < 128:
+            q6 = p + h4 - 1
+            e3.resource_name_filter = str(b[p:q6], 'utf-8')
+            p = q6
+        elif h4 == 0:
+            e3.resource_name_filter = None
+        else:
+            n5 = h4 - 1
+            if n5 > 126:
+                n5, p = _uvt(b, p, n5 + 1)
+                n5 -= 1
+            if n5 < 0:
                 e3.resource_name_filter = None
             else:
-                n5 = h4 - 1
-                if n5 > 126:
-                    n5, p = _uvt(b, p, n5 + 1)
-                    n5 -= 1
-                if n5 < 0:
-                    e3.resource_name_filter = None
-                else:
-                    q6 = p + n5
-                    e3.resource_name_filter = str(b[p:q6], 'utf-8')
-                    p = q6
-            e3.pattern_type_filter, h7, = _S5.unpack_from(b, p)
-            p += 2
-            if 0 < h7 < 128:
-                q9 = p + h7 - 1
-                e3.principal_filter = str(b[p:q9], 'utf-8')
-                p = q9
-            elif h7 == 0:
+                q6 = p + n5
+                e3.resource_name_filter = str(b[p:q6], 'utf-8')
+                p = q6
+        e3.pattern_type_filter, h7, = _S5.unpack_from(b, p)
+        p += 2
+        if 0 < h7 < 128:
+            q9 = p + h7 - 1
+            e3.principal_filter = str(b[p:q9], 'utf-8')
+            p = q9
+        elif h7 == 0:
+            e3.principal_filter = None
+        else:
+            n8 = h7 - 1
+            if n8 > 126:
+                n8, p = _uvt(b, p, n8 + 1)
+                n8 -= 1
+            if n8 < 0:
                 e3.principal_filter = None
             else:
-                n8 = h7 - 1
-                if n8 > 126:
-                    n8, p = _uvt(b, p, n8 + 1)
-                    n8 -= 1
-                if n8 < 0:
-                    e3.principal_filter = None
-                else:
-                    q9 = p + n8
-                    e3.principal_filter = str(b[p:q9], 'utf-8')
-                    p = q9
-            h12 = b[p]
-            if 0 < h12 < 128:
-                q11 = p + h12
-                e3.host_filter = str(b[p + 1:q11], 'utf-8')
-                p = q11
-            elif h12 == 0:
+                q9 = p + n8
+                e3.principal_filter = str(b[p:q9], 'utf-8')
+                p = q9
+        h12 = b[p]
+        if 0 < h12 < 128:
+            q11 = p + h12
+            e3.host_filter = str(b[p + 1:q11], 'utf-8')
+            p = q11
+        elif h12 == 0:
+            e3.host_filter = None
+            p += 1
+        else:
+            p += 1
+            n10 = h12 - 1
+            if n10 > 126:
+                n10, p = _uvt(b, p, n10 + 1)
+                n10 -= 1
+            if n10 < 0:
                 e3.host_filter = None
-                p += 1
             else:
-                p += 1
-                n10 = h12 - 1
-                if n10 > 126:
-                    n10, p = _uvt(b, p, n10 + 1)
-                    n10 -= 1
-                if n10 < 0:
-                    e3.host_filter = None
-                else:
-                    q11 = p + n10
-                    e3.host_filter = str(b[p:q11], 'utf-8')
-                    p = q11
-            e3.operation, e3.permission_type, = _S2.unpack_from(b, p)
-            p += 2
-            if b[p] == 0:  # no tagged fields, the common case
-                e3.unknown_tagged_fields = None
-                p += 1
-            else:
-                p = _t_DeleteAclsRequest_DeleteAclsFilter_0(b, p, e3)
-            xs2.append(e3)
-        o.filters = xs2
+                q11 = p + n10
+                e3.host_filter = str(b[p:q11], 'utf-8')
+                p = q11
+        e3.operation, e3.permission_type, = _S2.unpack_from(b, p)
+        p += 2
+        if b[p] == 0:  # no tagged fields, the common case
+            e3.unknown_tagged_fields = None
+            p += 1
+        else:
+            p = _t_DeleteAclsRequest_DeleteAclsFilter_0(b, p, e3)
+        xs2.append(e3)
+    o.filters = xs2
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         p += 1
@@ -793,136 +796,141 @@ def _r_DeleteAclsResponse_2(b, p):
     o = _new(DeleteAclsResponse)
     o.throttle_time_ms, h1, = _S8.unpack_from(b, p)
     p += 5
-    n2 = h1 - 1
-    if n2 > 126:
-        n2, p = _uvt(b, p, n2 + 1)
-        n2 -= 1
-    if n2 < 0:
-        raise DecodeError('DeleteAclsResponse.FilterResults: null where not nullable')
+    if 0 < h1 < 128:
+        n2 = h1 - 1
     else:
+        n2 = h1 - 1
+        if n2 > 126:
+            n2, p = _uvt(b, p, n2 + 1)
+            n2 -= 1
+        if n2 < 0:
+            raise DecodeError('DeleteAclsResponse.FilterResults: null where not nullable')
         if n2 > bl - p:
             raise DecodeError('DeleteAclsResponse.FilterResults: count ' + str(n2) + ' past the end')
-        xs3 = []
-        for _ in range(n2):
-            e4 = _new(_DeleteAclsResponse_DeleteAclsFilterResult)
-            e4.error_code, h5, = _S9.unpack_from(b, p)
-            p += 3
-            if 0 < h5 < 128:
-                q7 = p + h5 - 1
-                e4.error_message = str(b[p:q7], 'utf-8')
-                p = q7
-            elif h5 == 0:
+    xs3 = []
+    for _ in range(n2):
+        e4 = _new(_DeleteAclsResponse_DeleteAclsFilterResult)
+        e4.error_code, h5, = _S9.unpack_from(b, p)
+        p += 3
+        if 0 < h5 < 128:
+            q7 = p + h5 - 1
+            e4.error_message = str(b[p:q7], 'utf-8')
+            p = q7
+        elif h5 == 0:
+            e4.error_message = None
+        else:
+            n6 = h5 - 1
+            if n6 > 126:
+                n6, p = _uvt(b, p, n6 + 1)
+                n6 -= 1
+            if n6 < 0:
                 e4.error_message = None
             else:
-                n6 = h5 - 1
-                if n6 > 126:
-                    n6, p = _uvt(b, p, n6 + 1)
-                    n6 -= 1
-                if n6 < 0:
-                    e4.error_message = None
-                else:
-                    q7 = p + n6
-                    e4.error_message = str(b[p:q7], 'utf-8')
-                    p = q7
-            n8 = b[p] - 1
-            p += 1
+                q7 = p + n6
+                e4.error_message = str(b[p:q7], 'utf-8')
+                p = q7
+        h23 = b[p]
+        p += 1
+        if 0 < h23 < 128:
+            n8 = h23 - 1
+        else:
+            n8 = h23 - 1
             if n8 > 126:
                 n8, p = _uvt(b, p, n8 + 1)
                 n8 -= 1
             if n8 < 0:
                 raise DecodeError('DeleteAclsFilterResult.MatchingAcls: null where not nullable')
+            if n8 > bl - p:
+                raise DecodeError('DeleteAclsFilterResult.MatchingAcls: count ' + str(n8) + ' past the end')
+        xs9 = []
+        for _ in range(n8):
+            e10 = _new(_DeleteAclsResponse_DeleteAclsMatchingAcl)
+            e10.error_code, h11, = _S9.unpack_from(b, p)
+            p += 3
+            if 0 < h11 < 128:
+                q13 = p + h11 - 1
+                e10.error_message = str(b[p:q13], 'utf-8')
+                p = q13
+            elif h11 == 0:
+                e10.error_message = None
             else:
-                if n8 > bl - p:
-                    raise DecodeError('DeleteAclsFilterResult.MatchingAcls: count ' + str(n8) + ' past the end')
-                xs9 = []
-                for _ in range(n8):
-                    e10 = _new(_DeleteAclsResponse_DeleteAclsMatchingAcl)
-                    e10.error_code, h11, = _S9.unpack_from(b, p)
-                    p += 3
-                    if 0 < h11 < 128:
-                        q13 = p + h11 - 1
-                        e10.error_message = str(b[p:q13], 'utf-8')
-                        p = q13
-                    elif h11 == 0:
-                        e10.error_message = None
-                    else:
-                        n12 = h11 - 1
-                        if n12 > 126:
-                            n12, p = _uvt(b, p, n12 + 1)
-                            n12 -= 1
-                        if n12 < 0:
-                            e10.error_message = None
-                        else:
-                            q13 = p + n12
-                            e10.error_message = str(b[p:q13], 'utf-8')
-                            p = q13
-                    e10.resource_type, h14, = _S5.unpack_from(b, p)
-                    p += 2
-                    if 0 < h14 < 128:
-                        q16 = p + h14 - 1
-                        e10.resource_name = str(b[p:q16], 'utf-8')
-                        p = q16
-                    else:
-                        n15 = h14 - 1
-                        if n15 > 126:
-                            n15, p = _uvt(b, p, n15 + 1)
-                            n15 -= 1
-                        if n15 < 0:
-                            raise DecodeError('DeleteAclsMatchingAcl.ResourceName: null where not nullable')
-                        else:
-                            q16 = p + n15
-                            e10.resource_name = str(b[p:q16], 'utf-8')
-                            p = q16
-                    e10.pattern_type, h17, = _S5.unpack_from(b, p)
-                    p += 2
-                    if 0 < h17 < 128:
-                        q19 = p + h17 - 1
-                        e10.principal = str(b[p:q19], 'utf-8')
-                        p = q19
-                    else:
-                        n18 = h17 - 1
-                        if n18 > 126:
-                            n18, p = _uvt(b, p, n18 + 1)
-                            n18 -= 1
-                        if n18 < 0:
-                            raise DecodeError('DeleteAclsMatchingAcl.Principal: null where not nullable')
-                        else:
-                            q19 = p + n18
-                            e10.principal = str(b[p:q19], 'utf-8')
-                            p = q19
-                    h22 = b[p]
-                    if 0 < h22 < 128:
-                        q21 = p + h22
-                        e10.host = str(b[p + 1:q21], 'utf-8')
-                        p = q21
-                    else:
-                        p += 1
-                        n20 = h22 - 1
-                        if n20 > 126:
-                            n20, p = _uvt(b, p, n20 + 1)
-                            n20 -= 1
-                        if n20 < 0:
-                            raise DecodeError('DeleteAclsMatchingAcl.Host: null where not nullable')
-                        else:
-                            q21 = p + n20
-                            e10.host = str(b[p:q21], 'utf-8')
-                            p = q21
-                    e10.operation, e10.permission_type, = _S2.unpack_from(b, p)
-                    p += 2
-                    if b[p] == 0:  # no tagged fields, the common case
-                        e10.unknown_tagged_fields = None
-                        p += 1
-                    else:
-                        p = _t_DeleteAclsResponse_DeleteAclsMatchingAcl_0(b, p, e10)
-                    xs9.append(e10)
-                e4.matching_acls = xs9
+                n12 = h11 - 1
+                if n12 > 126:
+                    n12, p = _uvt(b, p, n12 + 1)
+                    n12 -= 1
+                if n12 < 0:
+                    e10.error_message = None
+                else:
+                    q13 = p + n12
+                    e10.error_message = str(b[p:q13], 'utf-8')
+                    p = q13
+            e10.resource_type, h14, = _S5.unpack_from(b, p)
+            p += 2
+            if 0 < h14 < 128:
+                q16 = p + h14 - 1
+                e10.resource_name = str(b[p:q16], 'utf-8')
+                p = q16
+            else:
+                n15 = h14 - 1
+                if n15 > 126:
+                    n15, p = _uvt(b, p, n15 + 1)
+                    n15 -= 1
+                if n15 < 0:
+                    raise DecodeError('DeleteAclsMatchingAcl.ResourceName: null where not nullable')
+                else:
+                    q16 = p + n15
+                    e10.resource_name = str(b[p:q16], 'utf-8')
+                    p = q16
+            e10.pattern_type, h17, = _S5.unpack_from(b, p)
+            p += 2
+            if 0 < h17 < 128:
+                q19 = p + h17 - 1
+                e10.principal = str(b[p:q19], 'utf-8')
+                p = q19
+            else:
+                n18 = h17 - 1
+                if n18 > 126:
+                    n18, p = _uvt(b, p, n18 + 1)
+                    n18 -= 1
+                if n18 < 0:
+                    raise DecodeError('DeleteAclsMatchingAcl.Principal: null where not nullable')
+                else:
+                    q19 = p + n18
+                    e10.principal = str(b[p:q19], 'utf-8')
+                    p = q19
+            h22 = b[p]
+            if 0 < h22 < 128:
+                q21 = p + h22
+                e10.host = str(b[p + 1:q21], 'utf-8')
+                p = q21
+            else:
+                p += 1
+                n20 = h22 - 1
+                if n20 > 126:
+                    n20, p = _uvt(b, p, n20 + 1)
+                    n20 -= 1
+                if n20 < 0:
+                    raise DecodeError('DeleteAclsMatchingAcl.Host: null where not nullable')
+                else:
+                    q21 = p + n20
+                    e10.host = str(b[p:q21], 'utf-8')
+                    p = q21
+            e10.operation, e10.permission_type, = _S2.unpack_from(b, p)
+            p += 2
             if b[p] == 0:  # no tagged fields, the common case
-                e4.unknown_tagged_fields = None
+                e10.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_DeleteAclsResponse_DeleteAclsFilterResult_0(b, p, e4)
-            xs3.append(e4)
-        o.filter_results = xs3
+                p = _t_DeleteAclsResponse_DeleteAclsMatchingAcl_0(b, p, e10)
+            xs9.append(e10)
+        e4.matching_acls = xs9
+        if b[p] == 0:  # no tagged fields, the common case
+            e4.unknown_tagged_fields = None
+            p += 1
+        else:
+            p = _t_DeleteAclsResponse_DeleteAclsFilterResult_0(b, p, e4)
+        xs3.append(e4)
+    o.filter_results = xs3
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         p += 1

@@ -141,37 +141,40 @@ def _t_DeleteGroupsRequest_0(b, p, o):
 def _r_DeleteGroupsRequest_1(b, p):
     bl = len(b)
     o = _new(DeleteGroupsRequest)
-    n1 = b[p] - 1
+    h7 = b[p]
     p += 1
-    if n1 > 126:
-        n1, p = _uvt(b, p, n1 + 1)
-        n1 -= 1
-    if n1 < 0:
-        raise DecodeError('DeleteGroupsRequest.GroupsNames: null where not nullable')
+    if 0 < h7 < 128:
+        n1 = h7 - 1
     else:
+        n1 = h7 - 1
+        if n1 > 126:
+            n1, p = _uvt(b, p, n1 + 1)
+            n1 -= 1
+        if n1 < 0:
+            raise DecodeError('DeleteGroupsRequest.GroupsNames: null where not nullable')
         if n1 > bl - p:
             raise DecodeError('DeleteGroupsRequest.GroupsNames: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            h6 = b[p]
-            if 0 < h6 < 128:
-                q5 = p + h6
-                e3 = str(b[p + 1:q5], 'utf-8')
-                p = q5
+    xs2 = []
+    for _ in range(n1):
+        h6 = b[p]
+        if 0 < h6 < 128:
+            q5 = p + h6
+            e3 = str(b[p + 1:q5], 'utf-8')
+            p = q5
+        else:
+            p += 1
+            n4 = h6 - 1
+            if n4 > 126:
+                n4, p = _uvt(b, p, n4 + 1)
+                n4 -= 1
+            if n4 < 0:
+                raise DecodeError('DeleteGroupsRequest.GroupsNames: null element')
             else:
-                p += 1
-                n4 = h6 - 1
-                if n4 > 126:
-                    n4, p = _uvt(b, p, n4 + 1)
-                    n4 -= 1
-                if n4 < 0:
-                    raise DecodeError('DeleteGroupsRequest.GroupsNames: null element')
-                else:
-                    q5 = p + n4
-                    e3 = str(b[p:q5], 'utf-8')
-                    p = q5
-            xs2.append(e3)
-        o.groups_names = xs2
+                q5 = p + n4
+                e3 = str(b[p:q5], 'utf-8')
+                p = q5
+        xs2.append(e3)
+    o.groups_names = xs2
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         p += 1
@@ -300,44 +303,46 @@ def _r_DeleteGroupsResponse_1(b, p):
     o = _new(DeleteGroupsResponse)
     o.throttle_time_ms, h1, = _S3.unpack_from(b, p)
     p += 5
-    n2 = h1 - 1
-    if n2 > 126:
-        n2, p = _uvt(b, p, n2 + 1)
-        n2 -= 1
-    if n2 < 0:
-        raise DecodeError('DeleteGroupsResponse.Results: null where not nullable')
+    if 0 < h1 < 128:
+        n2 = h1 - 1
     else:
+        n2 = h1 - 1
+        if n2 > 126:
+            n2, p = _uvt(b, p, n2 + 1)
+            n2 -= 1
+        if n2 < 0:
+            raise DecodeError('DeleteGroupsResponse.Results: null where not nullable')
         if n2 > bl - p:
             raise DecodeError('DeleteGroupsResponse.Results: count ' + str(n2) + ' past the end')
-        xs3 = []
-        for _ in range(n2):
-            e4 = _new(_DeleteGroupsResponse_DeletableGroupResult)
-            h7 = b[p]
-            if 0 < h7 < 128:
-                q6 = p + h7
-                e4.group_id = str(b[p + 1:q6], 'utf-8')
+    xs3 = []
+    for _ in range(n2):
+        e4 = _new(_DeleteGroupsResponse_DeletableGroupResult)
+        h7 = b[p]
+        if 0 < h7 < 128:
+            q6 = p + h7
+            e4.group_id = str(b[p + 1:q6], 'utf-8')
+            p = q6
+        else:
+            p += 1
+            n5 = h7 - 1
+            if n5 > 126:
+                n5, p = _uvt(b, p, n5 + 1)
+                n5 -= 1
+            if n5 < 0:
+                raise DecodeError('DeletableGroupResult.GroupId: null where not nullable')
+            else:
+                q6 = p + n5
+                e4.group_id = str(b[p:q6], 'utf-8')
                 p = q6
-            else:
-                p += 1
-                n5 = h7 - 1
-                if n5 > 126:
-                    n5, p = _uvt(b, p, n5 + 1)
-                    n5 -= 1
-                if n5 < 0:
-                    raise DecodeError('DeletableGroupResult.GroupId: null where not nullable')
-                else:
-                    q6 = p + n5
-                    e4.group_id = str(b[p:q6], 'utf-8')
-                    p = q6
-            e4.error_code, = _S0.unpack_from(b, p)
-            p += 2
-            if b[p] == 0:  # no tagged fields, the common case
-                e4.unknown_tagged_fields = None
-                p += 1
-            else:
-                p = _t_DeleteGroupsResponse_DeletableGroupResult_0(b, p, e4)
-            xs3.append(e4)
-        o.results = xs3
+        e4.error_code, = _S0.unpack_from(b, p)
+        p += 2
+        if b[p] == 0:  # no tagged fields, the common case
+            e4.unknown_tagged_fields = None
+            p += 1
+        else:
+            p = _t_DeleteGroupsResponse_DeletableGroupResult_0(b, p, e4)
+        xs3.append(e4)
+    o.results = xs3
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         p += 1

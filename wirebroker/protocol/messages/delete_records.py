@@ -248,65 +248,71 @@ def _t_DeleteRecordsRequest_0(b, p, o):
 def _r_DeleteRecordsRequest_1(b, p):
     bl = len(b)
     o = _new(DeleteRecordsRequest)
-    n1 = b[p] - 1
+    h11 = b[p]
     p += 1
-    if n1 > 126:
-        n1, p = _uvt(b, p, n1 + 1)
-        n1 -= 1
-    if n1 < 0:
-        raise DecodeError('DeleteRecordsRequest.Topics: null where not nullable')
+    if 0 < h11 < 128:
+        n1 = h11 - 1
     else:
+        n1 = h11 - 1
+        if n1 > 126:
+            n1, p = _uvt(b, p, n1 + 1)
+            n1 -= 1
+        if n1 < 0:
+            raise DecodeError('DeleteRecordsRequest.Topics: null where not nullable')
         if n1 > bl - p:
             raise DecodeError('DeleteRecordsRequest.Topics: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3 = _new(_DeleteRecordsRequest_DeleteRecordsTopic)
-            h6 = b[p]
-            if 0 < h6 < 128:
-                q5 = p + h6
-                e3.name = str(b[p + 1:q5], 'utf-8')
-                p = q5
-            else:
-                p += 1
-                n4 = h6 - 1
-                if n4 > 126:
-                    n4, p = _uvt(b, p, n4 + 1)
-                    n4 -= 1
-                if n4 < 0:
-                    raise DecodeError('DeleteRecordsTopic.Name: null where not nullable')
-                else:
-                    q5 = p + n4
-                    e3.name = str(b[p:q5], 'utf-8')
-                    p = q5
-            n7 = b[p] - 1
+    xs2 = []
+    for _ in range(n1):
+        e3 = _new(_DeleteRecordsRequest_DeleteRecordsTopic)
+        h6 = b[p]
+        if 0 < h6 < 128:
+            q5 = p + h6
+            e3.name = str(b[p + 1:q5], 'utf-8')
+            p = q5
+        else:
             p += 1
+            n4 = h6 - 1
+            if n4 > 126:
+                n4, p = _uvt(b, p, n4 + 1)
+                n4 -= 1
+            if n4 < 0:
+                raise DecodeError('DeleteRecordsTopic.Name: null where not nullable')
+            else:
+                q5 = p + n4
+                e3.name = str(b[p:q5], 'utf-8')
+                p = q5
+        h10 = b[p]
+        p += 1
+        if 0 < h10 < 128:
+            n7 = h10 - 1
+        else:
+            n7 = h10 - 1
             if n7 > 126:
                 n7, p = _uvt(b, p, n7 + 1)
                 n7 -= 1
             if n7 < 0:
                 raise DecodeError('DeleteRecordsTopic.Partitions: null where not nullable')
-            else:
-                if n7 > bl - p:
-                    raise DecodeError('DeleteRecordsTopic.Partitions: count ' + str(n7) + ' past the end')
-                xs8 = []
-                for _ in range(n7):
-                    e9 = _new(_DeleteRecordsRequest_DeleteRecordsPartition)
-                    e9.partition_index, e9.offset, = _S1.unpack_from(b, p)
-                    p += 12
-                    if b[p] == 0:  # no tagged fields, the common case
-                        e9.unknown_tagged_fields = None
-                        p += 1
-                    else:
-                        p = _t_DeleteRecordsRequest_DeleteRecordsPartition_0(b, p, e9)
-                    xs8.append(e9)
-                e3.partitions = xs8
+            if n7 > bl - p:
+                raise DecodeError('DeleteRecordsTopic.Partitions: count ' + str(n7) + ' past the end')
+        xs8 = []
+        for _ in range(n7):
+            e9 = _new(_DeleteRecordsRequest_DeleteRecordsPartition)
+            e9.partition_index, e9.offset, = _S1.unpack_from(b, p)
+            p += 12
             if b[p] == 0:  # no tagged fields, the common case
-                e3.unknown_tagged_fields = None
+                e9.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_DeleteRecordsRequest_DeleteRecordsTopic_0(b, p, e3)
-            xs2.append(e3)
-        o.topics = xs2
+                p = _t_DeleteRecordsRequest_DeleteRecordsPartition_0(b, p, e9)
+            xs8.append(e9)
+        e3.partitions = xs8
+        if b[p] == 0:  # no tagged fields, the common case
+            e3.unknown_tagged_fields = None
+            p += 1
+        else:
+            p = _t_DeleteRecordsRequest_DeleteRecordsTopic_0(b, p, e3)
+        xs2.append(e3)
+    o.topics = xs2
     o.timeout_ms, = _S2.unpack_from(b, p)
     p += 4
     if b[p] == 0:  # no tagged fields, the common case
@@ -493,64 +499,69 @@ def _r_DeleteRecordsResponse_1(b, p):
     o = _new(DeleteRecordsResponse)
     o.throttle_time_ms, h1, = _S5.unpack_from(b, p)
     p += 5
-    n2 = h1 - 1
-    if n2 > 126:
-        n2, p = _uvt(b, p, n2 + 1)
-        n2 -= 1
-    if n2 < 0:
-        raise DecodeError('DeleteRecordsResponse.Topics: null where not nullable')
+    if 0 < h1 < 128:
+        n2 = h1 - 1
     else:
+        n2 = h1 - 1
+        if n2 > 126:
+            n2, p = _uvt(b, p, n2 + 1)
+            n2 -= 1
+        if n2 < 0:
+            raise DecodeError('DeleteRecordsResponse.Topics: null where not nullable')
         if n2 > bl - p:
             raise DecodeError('DeleteRecordsResponse.Topics: count ' + str(n2) + ' past the end')
-        xs3 = []
-        for _ in range(n2):
-            e4 = _new(_DeleteRecordsResponse_DeleteRecordsTopicResult)
-            h7 = b[p]
-            if 0 < h7 < 128:
-                q6 = p + h7
-                e4.name = str(b[p + 1:q6], 'utf-8')
-                p = q6
-            else:
-                p += 1
-                n5 = h7 - 1
-                if n5 > 126:
-                    n5, p = _uvt(b, p, n5 + 1)
-                    n5 -= 1
-                if n5 < 0:
-                    raise DecodeError('DeleteRecordsTopicResult.Name: null where not nullable')
-                else:
-                    q6 = p + n5
-                    e4.name = str(b[p:q6], 'utf-8')
-                    p = q6
-            n8 = b[p] - 1
+    xs3 = []
+    for _ in range(n2):
+        e4 = _new(_DeleteRecordsResponse_DeleteRecordsTopicResult)
+        h7 = b[p]
+        if 0 < h7 < 128:
+            q6 = p + h7
+            e4.name = str(b[p + 1:q6], 'utf-8')
+            p = q6
+        else:
             p += 1
+            n5 = h7 - 1
+            if n5 > 126:
+                n5, p = _uvt(b, p, n5 + 1)
+                n5 -= 1
+            if n5 < 0:
+                raise DecodeError('DeleteRecordsTopicResult.Name: null where not nullable')
+            else:
+                q6 = p + n5
+                e4.name = str(b[p:q6], 'utf-8')
+                p = q6
+        h11 = b[p]
+        p += 1
+        if 0 < h11 < 128:
+            n8 = h11 - 1
+        else:
+            n8 = h11 - 1
             if n8 > 126:
                 n8, p = _uvt(b, p, n8 + 1)
                 n8 -= 1
             if n8 < 0:
                 raise DecodeError('DeleteRecordsTopicResult.Partitions: null where not nullable')
-            else:
-                if n8 > bl - p:
-                    raise DecodeError('DeleteRecordsTopicResult.Partitions: count ' + str(n8) + ' past the end')
-                xs9 = []
-                for _ in range(n8):
-                    e10 = _new(_DeleteRecordsResponse_DeleteRecordsPartitionResult)
-                    e10.partition_index, e10.low_watermark, e10.error_code, = _S4.unpack_from(b, p)
-                    p += 14
-                    if b[p] == 0:  # no tagged fields, the common case
-                        e10.unknown_tagged_fields = None
-                        p += 1
-                    else:
-                        p = _t_DeleteRecordsResponse_DeleteRecordsPartitionResult_0(b, p, e10)
-                    xs9.append(e10)
-                e4.partitions = xs9
+            if n8 > bl - p:
+                raise DecodeError('DeleteRecordsTopicResult.Partitions: count ' + str(n8) + ' past the end')
+        xs9 = []
+        for _ in range(n8):
+            e10 = _new(_DeleteRecordsResponse_DeleteRecordsPartitionResult)
+            e10.partition_index, e10.low_watermark, e10.error_code, = _S4.unpack_from(b, p)
+            p += 14
             if b[p] == 0:  # no tagged fields, the common case
-                e4.unknown_tagged_fields = None
+                e10.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_DeleteRecordsResponse_DeleteRecordsTopicResult_0(b, p, e4)
-            xs3.append(e4)
-        o.topics = xs3
+                p = _t_DeleteRecordsResponse_DeleteRecordsPartitionResult_0(b, p, e10)
+            xs9.append(e10)
+        e4.partitions = xs9
+        if b[p] == 0:  # no tagged fields, the common case
+            e4.unknown_tagged_fields = None
+            p += 1
+        else:
+            p = _t_DeleteRecordsResponse_DeleteRecordsTopicResult_0(b, p, e4)
+        xs3.append(e4)
+    o.topics = xs3
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         p += 1

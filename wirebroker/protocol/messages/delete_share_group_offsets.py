@@ -158,43 +158,46 @@ def _r_DeleteShareGroupOffsetsRequest_0(b, p):
             q2 = p + n1
             o.group_id = str(b[p:q2], 'utf-8')
             p = q2
-    n4 = b[p] - 1
+    h10 = b[p]
     p += 1
-    if n4 > 126:
-        n4, p = _uvt(b, p, n4 + 1)
-        n4 -= 1
-    if n4 < 0:
-        raise DecodeError('DeleteShareGroupOffsetsRequest.Topics: null where not nullable')
+    if 0 < h10 < 128:
+        n4 = h10 - 1
     else:
+        n4 = h10 - 1
+        if n4 > 126:
+            n4, p = _uvt(b, p, n4 + 1)
+            n4 -= 1
+        if n4 < 0:
+            raise DecodeError('DeleteShareGroupOffsetsRequest.Topics: null where not nullable')
         if n4 > bl - p:
             raise DecodeError('DeleteShareGroupOffsetsRequest.Topics: count ' + str(n4) + ' past the end')
-        xs5 = []
-        for _ in range(n4):
-            e6 = _new(_DeleteShareGroupOffsetsRequest_DeleteShareGroupOffsetsRequestTopic)
-            h9 = b[p]
-            if 0 < h9 < 128:
-                q8 = p + h9
-                e6.topic_name = str(b[p + 1:q8], 'utf-8')
+    xs5 = []
+    for _ in range(n4):
+        e6 = _new(_DeleteShareGroupOffsetsRequest_DeleteShareGroupOffsetsRequestTopic)
+        h9 = b[p]
+        if 0 < h9 < 128:
+            q8 = p + h9
+            e6.topic_name = str(b[p + 1:q8], 'utf-8')
+            p = q8
+        else:
+            p += 1
+            n7 = h9 - 1
+            if n7 > 126:
+                n7, p = _uvt(b, p, n7 + 1)
+                n7 -= 1
+            if n7 < 0:
+                raise DecodeError('DeleteShareGroupOffsetsRequestTopic.TopicName: null where not nullable')
+            else:
+                q8 = p + n7
+                e6.topic_name = str(b[p:q8], 'utf-8')
                 p = q8
-            else:
-                p += 1
-                n7 = h9 - 1
-                if n7 > 126:
-                    n7, p = _uvt(b, p, n7 + 1)
-                    n7 -= 1
-                if n7 < 0:
-                    raise DecodeError('DeleteShareGroupOffsetsRequestTopic.TopicName: null where not nullable')
-                else:
-                    q8 = p + n7
-                    e6.topic_name = str(b[p:q8], 'utf-8')
-                    p = q8
-            if b[p] == 0:  # no tagged fields, the common case
-                e6.unknown_tagged_fields = None
-                p += 1
-            else:
-                p = _t_DeleteShareGroupOffsetsRequest_DeleteShareGroupOffsetsRequestTopic_0(b, p, e6)
-            xs5.append(e6)
-        o.topics = xs5
+        if b[p] == 0:  # no tagged fields, the common case
+            e6.unknown_tagged_fields = None
+            p += 1
+        else:
+            p = _t_DeleteShareGroupOffsetsRequest_DeleteShareGroupOffsetsRequestTopic_0(b, p, e6)
+        xs5.append(e6)
+    o.topics = xs5
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         p += 1
@@ -307,62 +310,65 @@ def _r_DeleteShareGroupOffsetsResponse_0(b, p):
             q3 = p + n2
             o.error_message = str(b[p:q3], 'utf-8')
             p = q3
-    n4 = b[p] - 1
+    h13 = b[p]
     p += 1
-    if n4 > 126:
-        n4, p = _uvt(b, p, n4 + 1)
-        n4 -= 1
-    if n4 < 0:
-        raise DecodeError('DeleteShareGroupOffsetsResponse.Responses: null where not nullable')
+    if 0 < h13 < 128:
+        n4 = h13 - 1
     else:
+        n4 = h13 - 1
+        if n4 > 126:
+            n4, p = _uvt(b, p, n4 + 1)
+            n4 -= 1
+        if n4 < 0:
+            raise DecodeError('DeleteShareGroupOffsetsResponse.Responses: null where not nullable')
         if n4 > bl - p:
             raise DecodeError('DeleteShareGroupOffsetsResponse.Responses: count ' + str(n4) + ' past the end')
-        xs5 = []
-        for _ in range(n4):
-            e6 = _new(_DeleteShareGroupOffsetsResponse_DeleteShareGroupOffsetsResponseTopic)
-            h9 = b[p]
-            if 0 < h9 < 128:
-                q8 = p + h9
-                e6.topic_name = str(b[p + 1:q8], 'utf-8')
-                p = q8
+    xs5 = []
+    for _ in range(n4):
+        e6 = _new(_DeleteShareGroupOffsetsResponse_DeleteShareGroupOffsetsResponseTopic)
+        h9 = b[p]
+        if 0 < h9 < 128:
+            q8 = p + h9
+            e6.topic_name = str(b[p + 1:q8], 'utf-8')
+            p = q8
+        else:
+            p += 1
+            n7 = h9 - 1
+            if n7 > 126:
+                n7, p = _uvt(b, p, n7 + 1)
+                n7 -= 1
+            if n7 < 0:
+                raise DecodeError('DeleteShareGroupOffsetsResponseTopic.TopicName: null where not nullable')
             else:
-                p += 1
-                n7 = h9 - 1
-                if n7 > 126:
-                    n7, p = _uvt(b, p, n7 + 1)
-                    n7 -= 1
-                if n7 < 0:
-                    raise DecodeError('DeleteShareGroupOffsetsResponseTopic.TopicName: null where not nullable')
-                else:
-                    q8 = p + n7
-                    e6.topic_name = str(b[p:q8], 'utf-8')
-                    p = q8
-            e6.topic_id, e6.error_code, h10, = _S1.unpack_from(b, p)
-            p += 19
-            if 0 < h10 < 128:
-                q12 = p + h10 - 1
-                e6.error_message = str(b[p:q12], 'utf-8')
-                p = q12
-            elif h10 == 0:
+                q8 = p + n7
+                e6.topic_name = str(b[p:q8], 'utf-8')
+                p = q8
+        e6.topic_id, e6.error_code, h10, = _S1.unpack_from(b, p)
+        p += 19
+        if 0 < h10 < 128:
+            q12 = p + h10 - 1
+            e6.error_message = str(b[p:q12], 'utf-8')
+            p = q12
+        elif h10 == 0:
+            e6.error_message = None
+        else:
+            n11 = h10 - 1
+            if n11 > 126:
+                n11, p = _uvt(b, p, n11 + 1)
+                n11 -= 1
+            if n11 < 0:
                 e6.error_message = None
             else:
-                n11 = h10 - 1
-                if n11 > 126:
-                    n11, p = _uvt(b, p, n11 + 1)
-                    n11 -= 1
-                if n11 < 0:
-                    e6.error_message = None
-                else:
-                    q12 = p + n11
-                    e6.error_message = str(b[p:q12], 'utf-8')
-                    p = q12
-            if b[p] == 0:  # no tagged fields, the common case
-                e6.unknown_tagged_fields = None
-                p += 1
-            else:
-                p = _t_DeleteShareGroupOffsetsResponse_DeleteShareGroupOffsetsResponseTopic_0(b, p, e6)
-            xs5.append(e6)
-        o.responses = xs5
+                q12 = p + n11
+                e6.error_message = str(b[p:q12], 'utf-8')
+                p = q12
+        if b[p] == 0:  # no tagged fields, the common case
+            e6.unknown_tagged_fields = None
+            p += 1
+        else:
+            p = _t_DeleteShareGroupOffsetsResponse_DeleteShareGroupOffsetsResponseTopic_0(b, p, e6)
+        xs5.append(e6)
+    o.responses = xs5
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         p += 1

@@ -166,37 +166,40 @@ def _t_DeleteTopicsRequest_0(b, p, o):
 def _r_DeleteTopicsRequest_1(b, p):
     bl = len(b)
     o = _new(DeleteTopicsRequest)
-    n1 = b[p] - 1
+    h7 = b[p]
     p += 1
-    if n1 > 126:
-        n1, p = _uvt(b, p, n1 + 1)
-        n1 -= 1
-    if n1 < 0:
-        raise DecodeError('DeleteTopicsRequest.TopicNames: null where not nullable')
+    if 0 < h7 < 128:
+        n1 = h7 - 1
     else:
+        n1 = h7 - 1
+        if n1 > 126:
+            n1, p = _uvt(b, p, n1 + 1)
+            n1 -= 1
+        if n1 < 0:
+            raise DecodeError('DeleteTopicsRequest.TopicNames: null where not nullable')
         if n1 > bl - p:
             raise DecodeError('DeleteTopicsRequest.TopicNames: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            h6 = b[p]
-            if 0 < h6 < 128:
-                q5 = p + h6
-                e3 = str(b[p + 1:q5], 'utf-8')
-                p = q5
+    xs2 = []
+    for _ in range(n1):
+        h6 = b[p]
+        if 0 < h6 < 128:
+            q5 = p + h6
+            e3 = str(b[p + 1:q5], 'utf-8')
+            p = q5
+        else:
+            p += 1
+            n4 = h6 - 1
+            if n4 > 126:
+                n4, p = _uvt(b, p, n4 + 1)
+                n4 -= 1
+            if n4 < 0:
+                raise DecodeError('DeleteTopicsRequest.TopicNames: null element')
             else:
-                p += 1
-                n4 = h6 - 1
-                if n4 > 126:
-                    n4, p = _uvt(b, p, n4 + 1)
-                    n4 -= 1
-                if n4 < 0:
-                    raise DecodeError('DeleteTopicsRequest.TopicNames: null element')
-                else:
-                    q5 = p + n4
-                    e3 = str(b[p:q5], 'utf-8')
-                    p = q5
-            xs2.append(e3)
-        o.topic_names = xs2
+                q5 = p + n4
+                e3 = str(b[p:q5], 'utf-8')
+                p = q5
+        xs2.append(e3)
+    o.topic_names = xs2
     o.timeout_ms, = _S1.unpack_from(b, p)
     p += 4
     o.topics = []
@@ -261,48 +264,51 @@ def _t_DeleteTopicsRequest_DeleteTopicState_0(b, p, o):
 def _r_DeleteTopicsRequest_2(b, p):
     bl = len(b)
     o = _new(DeleteTopicsRequest)
-    n1 = b[p] - 1
+    h7 = b[p]
     p += 1
-    if n1 > 126:
-        n1, p = _uvt(b, p, n1 + 1)
-        n1 -= 1
-    if n1 < 0:
-        raise DecodeError('DeleteTopicsRequest.Topics: null where not nullable')
+    if 0 < h7 < 128:
+        n1 = h7 - 1
     else:
+        n1 = h7 - 1
+        if n1 > 126:
+            n1, p = _uvt(b, p, n1 + 1)
+            n1 -= 1
+        if n1 < 0:
+            raise DecodeError('DeleteTopicsRequest.Topics: null where not nullable')
         if n1 > bl - p:
             raise DecodeError('DeleteTopicsRequest.Topics: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3 = _new(_DeleteTopicsRequest_DeleteTopicState)
-            h6 = b[p]
-            if 0 < h6 < 128:
-                q5 = p + h6
-                e3.name = str(b[p + 1:q5], 'utf-8')
-                p = q5
-            elif h6 == 0:
+    xs2 = []
+    for _ in range(n1):
+        e3 = _new(_DeleteTopicsRequest_DeleteTopicState)
+        h6 = b[p]
+        if 0 < h6 < 128:
+            q5 = p + h6
+            e3.name = str(b[p + 1:q5], 'utf-8')
+            p = q5
+        elif h6 == 0:
+            e3.name = None
+            p += 1
+        else:
+            p += 1
+            n4 = h6 - 1
+            if n4 > 126:
+                n4, p = _uvt(b, p, n4 + 1)
+                n4 -= 1
+            if n4 < 0:
                 e3.name = None
-                p += 1
             else:
-                p += 1
-                n4 = h6 - 1
-                if n4 > 126:
-                    n4, p = _uvt(b, p, n4 + 1)
-                    n4 -= 1
-                if n4 < 0:
-                    e3.name = None
-                else:
-                    q5 = p + n4
-                    e3.name = str(b[p:q5], 'utf-8')
-                    p = q5
-            e3.topic_id, = _S2.unpack_from(b, p)
-            p += 16
-            if b[p] == 0:  # no tagged fields, the common case
-                e3.unknown_tagged_fields = None
-                p += 1
-            else:
-                p = _t_DeleteTopicsRequest_DeleteTopicState_0(b, p, e3)
-            xs2.append(e3)
-        o.topics = xs2
+                q5 = p + n4
+                e3.name = str(b[p:q5], 'utf-8')
+                p = q5
+        e3.topic_id, = _S2.unpack_from(b, p)
+        p += 16
+        if b[p] == 0:  # no tagged fields, the common case
+            e3.unknown_tagged_fields = None
+            p += 1
+        else:
+            p = _t_DeleteTopicsRequest_DeleteTopicState_0(b, p, e3)
+        xs2.append(e3)
+    o.topics = xs2
     o.timeout_ms, = _S1.unpack_from(b, p)
     p += 4
     o.topic_names = []
@@ -491,46 +497,48 @@ def _r_DeleteTopicsResponse_2(b, p):
     o = _new(DeleteTopicsResponse)
     o.throttle_time_ms, h1, = _S4.unpack_from(b, p)
     p += 5
-    n2 = h1 - 1
-    if n2 > 126:
-        n2, p = _uvt(b, p, n2 + 1)
-        n2 -= 1
-    if n2 < 0:
-        raise DecodeError('DeleteTopicsResponse.Responses: null where not nullable')
+    if 0 < h1 < 128:
+        n2 = h1 - 1
     else:
+        n2 = h1 - 1
+        if n2 > 126:
+            n2, p = _uvt(b, p, n2 + 1)
+            n2 -= 1
+        if n2 < 0:
+            raise DecodeError('DeleteTopicsResponse.Responses: null where not nullable')
         if n2 > bl - p:
             raise DecodeError('DeleteTopicsResponse.Responses: count ' + str(n2) + ' past the end')
-        xs3 = []
-        for _ in range(n2):
-            e4 = _new(_DeleteTopicsResponse_DeletableTopicResult)
-            h7 = b[p]
-            if 0 < h7 < 128:
-                q6 = p + h7
-                e4.name = str(b[p + 1:q6], 'utf-8')
+    xs3 = []
+    for _ in range(n2):
+        e4 = _new(_DeleteTopicsResponse_DeletableTopicResult)
+        h7 = b[p]
+        if 0 < h7 < 128:
+            q6 = p + h7
+            e4.name = str(b[p + 1:q6], 'utf-8')
+            p = q6
+        else:
+            p += 1
+            n5 = h7 - 1
+            if n5 > 126:
+                n5, p = _uvt(b, p, n5 + 1)
+                n5 -= 1
+            if n5 < 0:
+                raise DecodeError('DeletableTopicResult.Name: null where not nullable')
+            else:
+                q6 = p + n5
+                e4.name = str(b[p:q6], 'utf-8')
                 p = q6
-            else:
-                p += 1
-                n5 = h7 - 1
-                if n5 > 126:
-                    n5, p = _uvt(b, p, n5 + 1)
-                    n5 -= 1
-                if n5 < 0:
-                    raise DecodeError('DeletableTopicResult.Name: null where not nullable')
-                else:
-                    q6 = p + n5
-                    e4.name = str(b[p:q6], 'utf-8')
-                    p = q6
-            e4.error_code, = _S0.unpack_from(b, p)
-            p += 2
-            e4.topic_id = UUID_ZERO
-            e4.error_message = None
-            if b[p] == 0:  # no tagged fields, the common case
-                e4.unknown_tagged_fields = None
-                p += 1
-            else:
-                p = _t_DeleteTopicsResponse_DeletableTopicResult_0(b, p, e4)
-            xs3.append(e4)
-        o.responses = xs3
+        e4.error_code, = _S0.unpack_from(b, p)
+        p += 2
+        e4.topic_id = UUID_ZERO
+        e4.error_message = None
+        if b[p] == 0:  # no tagged fields, the common case
+            e4.unknown_tagged_fields = None
+            p += 1
+        else:
+            p = _t_DeleteTopicsResponse_DeletableTopicResult_0(b, p, e4)
+        xs3.append(e4)
+    o.responses = xs3
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         p += 1
@@ -574,62 +582,64 @@ def _r_DeleteTopicsResponse_3(b, p):
     o = _new(DeleteTopicsResponse)
     o.throttle_time_ms, h1, = _S4.unpack_from(b, p)
     p += 5
-    n2 = h1 - 1
-    if n2 > 126:
-        n2, p = _uvt(b, p, n2 + 1)
-        n2 -= 1
-    if n2 < 0:
-        raise DecodeError('DeleteTopicsResponse.Responses: null where not nullable')
+    if 0 < h1 < 128:
+        n2 = h1 - 1
     else:
+        n2 = h1 - 1
+        if n2 > 126:
+            n2, p = _uvt(b, p, n2 + 1)
+            n2 -= 1
+        if n2 < 0:
+            raise DecodeError('DeleteTopicsResponse.Responses: null where not nullable')
         if n2 > bl - p:
             raise DecodeError('DeleteTopicsResponse.Responses: count ' + str(n2) + ' past the end')
-        xs3 = []
-        for _ in range(n2):
-            e4 = _new(_DeleteTopicsResponse_DeletableTopicResult)
-            h7 = b[p]
-            if 0 < h7 < 128:
-                q6 = p + h7
-                e4.name = str(b[p + 1:q6], 'utf-8')
-                p = q6
+    xs3 = []
+    for _ in range(n2):
+        e4 = _new(_DeleteTopicsResponse_DeletableTopicResult)
+        h7 = b[p]
+        if 0 < h7 < 128:
+            q6 = p + h7
+            e4.name = str(b[p + 1:q6], 'utf-8')
+            p = q6
+        else:
+            p += 1
+            n5 = h7 - 1
+            if n5 > 126:
+                n5, p = _uvt(b, p, n5 + 1)
+                n5 -= 1
+            if n5 < 0:
+                raise DecodeError('DeletableTopicResult.Name: null where not nullable')
             else:
-                p += 1
-                n5 = h7 - 1
-                if n5 > 126:
-                    n5, p = _uvt(b, p, n5 + 1)
-                    n5 -= 1
-                if n5 < 0:
-                    raise DecodeError('DeletableTopicResult.Name: null where not nullable')
-                else:
-                    q6 = p + n5
-                    e4.name = str(b[p:q6], 'utf-8')
-                    p = q6
-            e4.error_code, h8, = _S5.unpack_from(b, p)
-            p += 3
-            if 0 < h8 < 128:
-                q10 = p + h8 - 1
-                e4.error_message = str(b[p:q10], 'utf-8')
-                p = q10
-            elif h8 == 0:
+                q6 = p + n5
+                e4.name = str(b[p:q6], 'utf-8')
+                p = q6
+        e4.error_code, h8, = _S5.unpack_from(b, p)
+        p += 3
+        if 0 < h8 < 128:
+            q10 = p + h8 - 1
+            e4.error_message = str(b[p:q10], 'utf-8')
+            p = q10
+        elif h8 == 0:
+            e4.error_message = None
+        else:
+            n9 = h8 - 1
+            if n9 > 126:
+                n9, p = _uvt(b, p, n9 + 1)
+                n9 -= 1
+            if n9 < 0:
                 e4.error_message = None
             else:
-                n9 = h8 - 1
-                if n9 > 126:
-                    n9, p = _uvt(b, p, n9 + 1)
-                    n9 -= 1
-                if n9 < 0:
-                    e4.error_message = None
-                else:
-                    q10 = p + n9
-                    e4.error_message = str(b[p:q10], 'utf-8')
-                    p = q10
-            e4.topic_id = UUID_ZERO
-            if b[p] == 0:  # no tagged fields, the common case
-                e4.unknown_tagged_fields = None
-                p += 1
-            else:
-                p = _t_DeleteTopicsResponse_DeletableTopicResult_0(b, p, e4)
-            xs3.append(e4)
-        o.responses = xs3
+                q10 = p + n9
+                e4.error_message = str(b[p:q10], 'utf-8')
+                p = q10
+        e4.topic_id = UUID_ZERO
+        if b[p] == 0:  # no tagged fields, the common case
+            e4.unknown_tagged_fields = None
+            p += 1
+        else:
+            p = _t_DeleteTopicsResponse_DeletableTopicResult_0(b, p, e4)
+        xs3.append(e4)
+    o.responses = xs3
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         p += 1
@@ -684,64 +694,66 @@ def _r_DeleteTopicsResponse_4(b, p):
     o = _new(DeleteTopicsResponse)
     o.throttle_time_ms, h1, = _S4.unpack_from(b, p)
     p += 5
-    n2 = h1 - 1
-    if n2 > 126:
-        n2, p = _uvt(b, p, n2 + 1)
-        n2 -= 1
-    if n2 < 0:
-        raise DecodeError('DeleteTopicsResponse.Responses: null where not nullable')
+    if 0 < h1 < 128:
+        n2 = h1 - 1
     else:
+        n2 = h1 - 1
+        if n2 > 126:
+            n2, p = _uvt(b, p, n2 + 1)
+            n2 -= 1
+        if n2 < 0:
+            raise DecodeError('DeleteTopicsResponse.Responses: null where not nullable')
         if n2 > bl - p:
             raise DecodeError('DeleteTopicsResponse.Responses: count ' + str(n2) + ' past the end')
-        xs3 = []
-        for _ in range(n2):
-            e4 = _new(_DeleteTopicsResponse_DeletableTopicResult)
-            h7 = b[p]
-            if 0 < h7 < 128:
-                q6 = p + h7
-                e4.name = str(b[p + 1:q6], 'utf-8')
-                p = q6
-            elif h7 == 0:
+    xs3 = []
+    for _ in range(n2):
+        e4 = _new(_DeleteTopicsResponse_DeletableTopicResult)
+        h7 = b[p]
+        if 0 < h7 < 128:
+            q6 = p + h7
+            e4.name = str(b[p + 1:q6], 'utf-8')
+            p = q6
+        elif h7 == 0:
+            e4.name = None
+            p += 1
+        else:
+            p += 1
+            n5 = h7 - 1
+            if n5 > 126:
+                n5, p = _uvt(b, p, n5 + 1)
+                n5 -= 1
+            if n5 < 0:
                 e4.name = None
-                p += 1
             else:
-                p += 1
-                n5 = h7 - 1
-                if n5 > 126:
-                    n5, p = _uvt(b, p, n5 + 1)
-                    n5 -= 1
-                if n5 < 0:
-                    e4.name = None
-                else:
-                    q6 = p + n5
-                    e4.name = str(b[p:q6], 'utf-8')
-                    p = q6
-            e4.topic_id, e4.error_code, h8, = _S6.unpack_from(b, p)
-            p += 19
-            if 0 < h8 < 128:
-                q10 = p + h8 - 1
-                e4.error_message = str(b[p:q10], 'utf-8')
-                p = q10
-            elif h8 == 0:
+                q6 = p + n5
+                e4.name = str(b[p:q6], 'utf-8')
+                p = q6
+        e4.topic_id, e4.error_code, h8, = _S6.unpack_from(b, p)
+        p += 19
+        if 0 < h8 < 128:
+            q10 = p + h8 - 1
+            e4.error_message = str(b[p:q10], 'utf-8')
+            p = q10
+        elif h8 == 0:
+            e4.error_message = None
+        else:
+            n9 = h8 - 1
+            if n9 > 126:
+                n9, p = _uvt(b, p, n9 + 1)
+                n9 -= 1
+            if n9 < 0:
                 e4.error_message = None
             else:
-                n9 = h8 - 1
-                if n9 > 126:
-                    n9, p = _uvt(b, p, n9 + 1)
-                    n9 -= 1
-                if n9 < 0:
-                    e4.error_message = None
-                else:
-                    q10 = p + n9
-                    e4.error_message = str(b[p:q10], 'utf-8')
-                    p = q10
-            if b[p] == 0:  # no tagged fields, the common case
-                e4.unknown_tagged_fields = None
-                p += 1
-            else:
-                p = _t_DeleteTopicsResponse_DeletableTopicResult_0(b, p, e4)
-            xs3.append(e4)
-        o.responses = xs3
+                q10 = p + n9
+                e4.error_message = str(b[p:q10], 'utf-8')
+                p = q10
+        if b[p] == 0:  # no tagged fields, the common case
+            e4.unknown_tagged_fields = None
+            p += 1
+        else:
+            p = _t_DeleteTopicsResponse_DeletableTopicResult_0(b, p, e4)
+        xs3.append(e4)
+    o.responses = xs3
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         p += 1

@@ -674,100 +674,105 @@ def _r_DescribeAclsResponse_2(b, p):
             q3 = p + n2
             o.error_message = str(b[p:q3], 'utf-8')
             p = q3
-    n4 = b[p] - 1
+    h20 = b[p]
     p += 1
-    if n4 > 126:
-        n4, p = _uvt(b, p, n4 + 1)
-        n4 -= 1
-    if n4 < 0:
-        raise DecodeError('DescribeAclsResponse.Resources: null where not nullable')
+    if 0 < h20 < 128:
+        n4 = h20 - 1
     else:
+        n4 = h20 - 1
+        if n4 > 126:
+            n4, p = _uvt(b, p, n4 + 1)
+            n4 -= 1
+        if n4 < 0:
+            raise DecodeError('DescribeAclsResponse.Resources: null where not nullable')
         if n4 > bl - p:
             raise DecodeError('DescribeAclsResponse.Resources: count ' + str(n4) + ' past the end')
-        xs5 = []
-        for _ in range(n4):
-            e6 = _new(_DescribeAclsResponse_DescribeAclsResource)
-            e6.resource_type, h7, = _S4.unpack_from(b, p)
-            p += 2
-            if 0 < h7 < 128:
-                q9 = p + h7 - 1
+    xs5 = []
+    for _ in range(n4):
+        e6 = _new(_DescribeAclsResponse_DescribeAclsResource)
+        e6.resource_type, h7, = _S4.unpack_from(b, p)
+        p += 2
+        if 0 < h7 < 128:
+            q9 = p + h7 - 1
+            e6.resource_name = str(b[p:q9], 'utf-8')
+            p = q9
+        else:
+            n8 = h7 - 1
+            if n8 > 126:
+                n8, p = _uvt(b, p, n8 + 1)
+                n8 -= 1
+            if n8 < 0:
+                raise DecodeError('DescribeAclsResource.ResourceName: null where not nullable')
+            else:
+                q9 = p + n8
                 e6.resource_name = str(b[p:q9], 'utf-8')
                 p = q9
-            else:
-                n8 = h7 - 1
-                if n8 > 126:
-                    n8, p = _uvt(b, p, n8 + 1)
-                    n8 -= 1
-                if n8 < 0:
-                    raise DecodeError('DescribeAclsResource.ResourceName: null where not nullable')
-                else:
-                    q9 = p + n8
-                    e6.resource_name = str(b[p:q9], 'utf-8')
-                    p = q9
-            e6.pattern_type, h10, = _S4.unpack_from(b, p)
-            p += 2
+        e6.pattern_type, h10, = _S4.unpack_from(b, p)
+        p += 2
+        if 0 < h10 < 128:
+            n11 = h10 - 1
+        else:
             n11 = h10 - 1
             if n11 > 126:
                 n11, p = _uvt(b, p, n11 + 1)
                 n11 -= 1
             if n11 < 0:
                 raise DecodeError('DescribeAclsResource.Acls: null where not nullable')
+            if n11 > bl - p:
+                raise DecodeError('DescribeAclsResource.Acls: count ' + str(n11) + ' past the end')
+        xs12 = []
+        for _ in range(n11):
+            e13 = _new(_DescribeAclsResponse_AclDescription)
+            h16 = b[p]
+            if 0 < h16 < 128:
+                q15 = p + h16
+                e13.principal = str(b[p + 1:q15], 'utf-8')
+                p = q15
             else:
-                if n11 > bl - p:
-                    raise DecodeError('DescribeAclsResource.Acls: count ' + str(n11) + ' past the end')
-                xs12 = []
-                for _ in range(n11):
-                    e13 = _new(_DescribeAclsResponse_AclDescription)
-                    h16 = b[p]
-                    if 0 < h16 < 128:
-                        q15 = p + h16
-                        e13.principal = str(b[p + 1:q15], 'utf-8')
-                        p = q15
-                    else:
-                        p += 1
-                        n14 = h16 - 1
-                        if n14 > 126:
-                            n14, p = _uvt(b, p, n14 + 1)
-                            n14 -= 1
-                        if n14 < 0:
-                            raise DecodeError('AclDescription.Principal: null where not nullable')
-                        else:
-                            q15 = p + n14
-                            e13.principal = str(b[p:q15], 'utf-8')
-                            p = q15
-                    h19 = b[p]
-                    if 0 < h19 < 128:
-                        q18 = p + h19
-                        e13.host = str(b[p + 1:q18], 'utf-8')
-                        p = q18
-                    else:
-                        p += 1
-                        n17 = h19 - 1
-                        if n17 > 126:
-                            n17, p = _uvt(b, p, n17 + 1)
-                            n17 -= 1
-                        if n17 < 0:
-                            raise DecodeError('AclDescription.Host: null where not nullable')
-                        else:
-                            q18 = p + n17
-                            e13.host = str(b[p:q18], 'utf-8')
-                            p = q18
-                    e13.operation, e13.permission_type, = _S2.unpack_from(b, p)
-                    p += 2
-                    if b[p] == 0:  # no tagged fields, the common case
-                        e13.unknown_tagged_fields = None
-                        p += 1
-                    else:
-                        p = _t_DescribeAclsResponse_AclDescription_0(b, p, e13)
-                    xs12.append(e13)
-                e6.acls = xs12
+                p += 1
+                n14 = h16 - 1
+                if n14 > 126:
+                    n14, p = _uvt(b, p, n14 + 1)
+                    n14 -= 1
+                if n14 < 0:
+                    raise DecodeError('AclDescription.Principal: null where not nullable')
+                else:
+                    q15 = p + n14
+                    e13.principal = str(b[p:q15], 'utf-8')
+                    p = q15
+            h19 = b[p]
+            if 0 < h19 < 128:
+                q18 = p + h19
+                e13.host = str(b[p + 1:q18], 'utf-8')
+                p = q18
+            else:
+                p += 1
+                n17 = h19 - 1
+                if n17 > 126:
+                    n17, p = _uvt(b, p, n17 + 1)
+                    n17 -= 1
+                if n17 < 0:
+                    raise DecodeError('AclDescription.Host: null where not nullable')
+                else:
+                    q18 = p + n17
+                    e13.host = str(b[p:q18], 'utf-8')
+                    p = q18
+            e13.operation, e13.permission_type, = _S2.unpack_from(b, p)
+            p += 2
             if b[p] == 0:  # no tagged fields, the common case
-                e6.unknown_tagged_fields = None
+                e13.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_DescribeAclsResponse_DescribeAclsResource_0(b, p, e6)
-            xs5.append(e6)
-        o.resources = xs5
+                p = _t_DescribeAclsResponse_AclDescription_0(b, p, e13)
+            xs12.append(e13)
+        e6.acls = xs12
+        if b[p] == 0:  # no tagged fields, the common case
+            e6.unknown_tagged_fields = None
+            p += 1
+        else:
+            p = _t_DescribeAclsResponse_DescribeAclsResource_0(b, p, e6)
+        xs5.append(e6)
+    o.resources = xs5
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         p += 1

@@ -229,62 +229,65 @@ def _t_DescribeClientQuotasRequest_0(b, p, o):
 def _r_DescribeClientQuotasRequest_1(b, p):
     bl = len(b)
     o = _new(DescribeClientQuotasRequest)
-    n1 = b[p] - 1
+    h10 = b[p]
     p += 1
-    if n1 > 126:
-        n1, p = _uvt(b, p, n1 + 1)
-        n1 -= 1
-    if n1 < 0:
-        raise DecodeError('DescribeClientQuotasRequest.Components: null where not nullable')
+    if 0 < h10 < 128:
+        n1 = h10 - 1
     else:
+        n1 = h10 - 1
+        if n1 > 126:
+            n1, p = _uvt(b, p, n1 + 1)
+            n1 -= 1
+        if n1 < 0:
+            raise DecodeError('DescribeClientQuotasRequest.Components: null where not nullable')
         if n1 > bl - p:
             raise DecodeError('DescribeClientQuotasRequest.Components: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3 = _new(_DescribeClientQuotasRequest_ComponentData)
-            h6 = b[p]
-            if 0 < h6 < 128:
-                q5 = p + h6
-                e3.entity_type = str(b[p + 1:q5], 'utf-8')
-                p = q5
+    xs2 = []
+    for _ in range(n1):
+        e3 = _new(_DescribeClientQuotasRequest_ComponentData)
+        h6 = b[p]
+        if 0 < h6 < 128:
+            q5 = p + h6
+            e3.entity_type = str(b[p + 1:q5], 'utf-8')
+            p = q5
+        else:
+            p += 1
+            n4 = h6 - 1
+            if n4 > 126:
+                n4, p = _uvt(b, p, n4 + 1)
+                n4 -= 1
+            if n4 < 0:
+                raise DecodeError('ComponentData.EntityType: null where not nullable')
             else:
-                p += 1
-                n4 = h6 - 1
-                if n4 > 126:
-                    n4, p = _uvt(b, p, n4 + 1)
-                    n4 -= 1
-                if n4 < 0:
-                    raise DecodeError('ComponentData.EntityType: null where not nullable')
-                else:
-                    q5 = p + n4
-                    e3.entity_type = str(b[p:q5], 'utf-8')
-                    p = q5
-            e3.match_type, h7, = _S5.unpack_from(b, p)
-            p += 2
-            if 0 < h7 < 128:
-                q9 = p + h7 - 1
-                e3.match = str(b[p:q9], 'utf-8')
-                p = q9
-            elif h7 == 0:
+                q5 = p + n4
+                e3.entity_type = str(b[p:q5], 'utf-8')
+                p = q5
+        e3.match_type, h7, = _S5.unpack_from(b, p)
+        p += 2
+        if 0 < h7 < 128:
+            q9 = p + h7 - 1
+            e3.match = str(b[p:q9], 'utf-8')
+            p = q9
+        elif h7 == 0:
+            e3.match = None
+        else:
+            n8 = h7 - 1
+            if n8 > 126:
+                n8, p = _uvt(b, p, n8 + 1)
+                n8 -= 1
+            if n8 < 0:
                 e3.match = None
             else:
-                n8 = h7 - 1
-                if n8 > 126:
-                    n8, p = _uvt(b, p, n8 + 1)
-                    n8 -= 1
-                if n8 < 0:
-                    e3.match = None
-                else:
-                    q9 = p + n8
-                    e3.match = str(b[p:q9], 'utf-8')
-                    p = q9
-            if b[p] == 0:  # no tagged fields, the common case
-                e3.unknown_tagged_fields = None
-                p += 1
-            else:
-                p = _t_DescribeClientQuotasRequest_ComponentData_0(b, p, e3)
-            xs2.append(e3)
-        o.components = xs2
+                q9 = p + n8
+                e3.match = str(b[p:q9], 'utf-8')
+                p = q9
+        if b[p] == 0:  # no tagged fields, the common case
+            e3.unknown_tagged_fields = None
+            p += 1
+        else:
+            p = _t_DescribeClientQuotasRequest_ComponentData_0(b, p, e3)
+        xs2.append(e3)
+    o.components = xs2
     o.strict, = _S3.unpack_from(b, p)
     p += 1
     if b[p] == 0:  # no tagged fields, the common case
@@ -572,13 +575,13 @@ def _r_DescribeClientQuotasResponse_1(b, p):
             q3 = p + n2
             o.error_message = str(b[p:q3], 'utf-8')
             p = q3
-    h22 = b[p]
-    if h22 == 0:
+    h24 = b[p]
+    if h24 == 0:
         o.entries = None
         p += 1
     else:
         p += 1
-        n4 = h22 - 1
+        n4 = h24 - 1
         if n4 > 126:
             n4, p = _uvt(b, p, n4 + 1)
             n4 -= 1
@@ -590,102 +593,108 @@ def _r_DescribeClientQuotasResponse_1(b, p):
             xs5 = []
             for _ in range(n4):
                 e6 = _new(_DescribeClientQuotasResponse_EntryData)
-                n7 = b[p] - 1
+                h16 = b[p]
                 p += 1
-                if n7 > 126:
-                    n7, p = _uvt(b, p, n7 + 1)
-                    n7 -= 1
-                if n7 < 0:
-                    raise DecodeError('EntryData.Entity: null where not nullable')
+                if 0 < h16 < 128:
+                    n7 = h16 - 1
                 else:
+                    n7 = h16 - 1
+                    if n7 > 126:
+                        n7, p = _uvt(b, p, n7 + 1)
+                        n7 -= 1
+                    if n7 < 0:
+                        raise DecodeError('EntryData.Entity: null where not nullable')
                     if n7 > bl - p:
                         raise DecodeError('EntryData.Entity: count ' + str(n7) + ' past the end')
-                    xs8 = []
-                    for _ in range(n7):
-                        e9 = _new(_DescribeClientQuotasResponse_EntityData)
-                        h12 = b[p]
-                        if 0 < h12 < 128:
-                            q11 = p + h12
-                            e9.entity_type = str(b[p + 1:q11], 'utf-8')
+                xs8 = []
+                for _ in range(n7):
+                    e9 = _new(_DescribeClientQuotasResponse_EntityData)
+                    h12 = b[p]
+                    if 0 < h12 < 128:
+                        q11 = p + h12
+                        e9.entity_type = str(b[p + 1:q11], 'utf-8')
+                        p = q11
+                    else:
+                        p += 1
+                        n10 = h12 - 1
+                        if n10 > 126:
+                            n10, p = _uvt(b, p, n10 + 1)
+                            n10 -= 1
+                        if n10 < 0:
+                            raise DecodeError('EntityData.EntityType: null where not nullable')
+                        else:
+                            q11 = p + n10
+                            e9.entity_type = str(b[p:q11], 'utf-8')
                             p = q11
-                        else:
-                            p += 1
-                            n10 = h12 - 1
-                            if n10 > 126:
-                                n10, p = _uvt(b, p, n10 + 1)
-                                n10 -= 1
-                            if n10 < 0:
-                                raise DecodeError('EntityData.EntityType: null where not nullable')
-                            else:
-                                q11 = p + n10
-                                e9.entity_type = str(b[p:q11], 'utf-8')
-                                p = q11
-                        h15 = b[p]
-                        if 0 < h15 < 128:
-                            q14 = p + h15
-                            e9.entity_name = str(b[p + 1:q14], 'utf-8')
-                            p = q14
-                        elif h15 == 0:
+                    h15 = b[p]
+                    if 0 < h15 < 128:
+                        q14 = p + h15
+                        e9.entity_name = str(b[p + 1:q14], 'utf-8')
+                        p = q14
+                    elif h15 == 0:
+                        e9.entity_name = None
+                        p += 1
+                    else:
+                        p += 1
+                        n13 = h15 - 1
+                        if n13 > 126:
+                            n13, p = _uvt(b, p, n13 + 1)
+                            n13 -= 1
+                        if n13 < 0:
                             e9.entity_name = None
-                            p += 1
                         else:
-                            p += 1
-                            n13 = h15 - 1
-                            if n13 > 126:
-                                n13, p = _uvt(b, p, n13 + 1)
-                                n13 -= 1
-                            if n13 < 0:
-                                e9.entity_name = None
-                            else:
-                                q14 = p + n13
-                                e9.entity_name = str(b[p:q14], 'utf-8')
-                                p = q14
-                        if b[p] == 0:  # no tagged fields, the common case
-                            e9.unknown_tagged_fields = None
-                            p += 1
-                        else:
-                            p = _t_DescribeClientQuotasResponse_EntityData_0(b, p, e9)
-                        xs8.append(e9)
-                    e6.entity = xs8
-                n16 = b[p] - 1
+                            q14 = p + n13
+                            e9.entity_name = str(b[p:q14], 'utf-8')
+                            p = q14
+                    if b[p] == 0:  # no tagged fields, the common case
+                        e9.unknown_tagged_fields = None
+                        p += 1
+                    else:
+                        p = _t_DescribeClientQuotasResponse_EntityData_0(b, p, e9)
+                    xs8.append(e9)
+                e6.entity = xs8
+                h23 = b[p]
                 p += 1
-                if n16 > 126:
-                    n16, p = _uvt(b, p, n16 + 1)
-                    n16 -= 1
-                if n16 < 0:
-                    raise DecodeError('EntryData.Values: null where not nullable')
+                if 0 < h23 < 128:
+                    n17 = h23 - 1
                 else:
-                    if n16 > bl - p:
-                        raise DecodeError('EntryData.Values: count ' + str(n16) + ' past the end')
-                    xs17 = []
-                    for _ in range(n16):
-                        e18 = _new(_DescribeClientQuotasResponse_ValueData)
-                        h21 = b[p]
-                        if 0 < h21 < 128:
-                            q20 = p + h21
-                            e18.key = str(b[p + 1:q20], 'utf-8')
-                            p = q20
+                    n17 = h23 - 1
+                    if n17 > 126:
+                        n17, p = _uvt(b, p, n17 + 1)
+                        n17 -= 1
+                    if n17 < 0:
+                        raise DecodeError('EntryData.Values: null where not nullable')
+                    if n17 > bl - p:
+                        raise DecodeError('EntryData.Values: count ' + str(n17) + ' past the end')
+                xs18 = []
+                for _ in range(n17):
+                    e19 = _new(_DescribeClientQuotasResponse_ValueData)
+                    h22 = b[p]
+                    if 0 < h22 < 128:
+                        q21 = p + h22
+                        e19.key = str(b[p + 1:q21], 'utf-8')
+                        p = q21
+                    else:
+                        p += 1
+                        n20 = h22 - 1
+                        if n20 > 126:
+                            n20, p = _uvt(b, p, n20 + 1)
+                            n20 -= 1
+                        if n20 < 0:
+                            raise DecodeError('ValueData.Key: null where not nullable')
                         else:
-                            p += 1
-                            n19 = h21 - 1
-                            if n19 > 126:
-                                n19, p = _uvt(b, p, n19 + 1)
-                                n19 -= 1
-                            if n19 < 0:
-                                raise DecodeError('ValueData.Key: null where not nullable')
-                            else:
-                                q20 = p + n19
-                                e18.key = str(b[p:q20], 'utf-8')
-                                p = q20
-                        e18.value, = _S7.unpack_from(b, p)
-                        p += 8
-                        if b[p] == 0:  # no tagged fields, the common case
-                            e18.unknown_tagged_fields = None
-                            p += 1
-                        else:
-                            p = _t_DescribeClientQuotasResponse_ValueData_0(b, p, e18)
-                        xs17.append(e18)
-                    e6.values = xs17
+                            q21 = p + n20
+                            e19.key = str(b[p:q21], 'utf-8')
+                            p = q21
+                    e19.value, = _S7.unpack_from(b, p)
+                    p += 8
+                    if b[p] == 0:  # no tagged fields, the common case
+                        e19.unknown_tagged_fields = None
+                        p += 1
+                    else:
+                        p = _t_DescribeClientQuotasResponse_ValueData_0(b, p, e19)
+                    xs18.append(e19)
+                e6.values = xs18
                 if b[p] == 0:  # no tagged fields, the common case
                     e6.unknown_tagged_fields = None
                     p += 1

@@ -281,62 +281,64 @@ def _r_DescribeClusterResponse_0(b, p):
             p = q5
     o.controller_id, h7, = _S4.unpack_from(b, p)
     p += 5
-    n8 = h7 - 1
-    if n8 > 126:
-        n8, p = _uvt(b, p, n8 + 1)
-        n8 -= 1
-    if n8 < 0:
-        raise DecodeError('DescribeClusterResponse.Brokers: null where not nullable')
+    if 0 < h7 < 128:
+        n8 = h7 - 1
     else:
+        n8 = h7 - 1
+        if n8 > 126:
+            n8, p = _uvt(b, p, n8 + 1)
+            n8 -= 1
+        if n8 < 0:
+            raise DecodeError('DescribeClusterResponse.Brokers: null where not nullable')
         if n8 > bl - p:
             raise DecodeError('DescribeClusterResponse.Brokers: count ' + str(n8) + ' past the end')
-        xs9 = []
-        for _ in range(n8):
-            e10 = _new(_DescribeClusterResponse_DescribeClusterBroker)
-            e10.broker_id, h11, = _S4.unpack_from(b, p)
-            p += 5
-            if 0 < h11 < 128:
-                q13 = p + h11 - 1
+    xs9 = []
+    for _ in range(n8):
+        e10 = _new(_DescribeClusterResponse_DescribeClusterBroker)
+        e10.broker_id, h11, = _S4.unpack_from(b, p)
+        p += 5
+        if 0 < h11 < 128:
+            q13 = p + h11 - 1
+            e10.host = str(b[p:q13], 'utf-8')
+            p = q13
+        else:
+            n12 = h11 - 1
+            if n12 > 126:
+                n12, p = _uvt(b, p, n12 + 1)
+                n12 -= 1
+            if n12 < 0:
+                raise DecodeError('DescribeClusterBroker.Host: null where not nullable')
+            else:
+                q13 = p + n12
                 e10.host = str(b[p:q13], 'utf-8')
                 p = q13
-            else:
-                n12 = h11 - 1
-                if n12 > 126:
-                    n12, p = _uvt(b, p, n12 + 1)
-                    n12 -= 1
-                if n12 < 0:
-                    raise DecodeError('DescribeClusterBroker.Host: null where not nullable')
-                else:
-                    q13 = p + n12
-                    e10.host = str(b[p:q13], 'utf-8')
-                    p = q13
-            e10.port, h14, = _S4.unpack_from(b, p)
-            p += 5
-            if 0 < h14 < 128:
-                q16 = p + h14 - 1
-                e10.rack = str(b[p:q16], 'utf-8')
-                p = q16
-            elif h14 == 0:
+        e10.port, h14, = _S4.unpack_from(b, p)
+        p += 5
+        if 0 < h14 < 128:
+            q16 = p + h14 - 1
+            e10.rack = str(b[p:q16], 'utf-8')
+            p = q16
+        elif h14 == 0:
+            e10.rack = None
+        else:
+            n15 = h14 - 1
+            if n15 > 126:
+                n15, p = _uvt(b, p, n15 + 1)
+                n15 -= 1
+            if n15 < 0:
                 e10.rack = None
             else:
-                n15 = h14 - 1
-                if n15 > 126:
-                    n15, p = _uvt(b, p, n15 + 1)
-                    n15 -= 1
-                if n15 < 0:
-                    e10.rack = None
-                else:
-                    q16 = p + n15
-                    e10.rack = str(b[p:q16], 'utf-8')
-                    p = q16
-            e10.is_fenced = False
-            if b[p] == 0:  # no tagged fields, the common case
-                e10.unknown_tagged_fields = None
-                p += 1
-            else:
-                p = _t_DescribeClusterResponse_DescribeClusterBroker_0(b, p, e10)
-            xs9.append(e10)
-        o.brokers = xs9
+                q16 = p + n15
+                e10.rack = str(b[p:q16], 'utf-8')
+                p = q16
+        e10.is_fenced = False
+        if b[p] == 0:  # no tagged fields, the common case
+            e10.unknown_tagged_fields = None
+            p += 1
+        else:
+            p = _t_DescribeClusterResponse_DescribeClusterBroker_0(b, p, e10)
+        xs9.append(e10)
+    o.brokers = xs9
     o.cluster_authorized_operations, = _S5.unpack_from(b, p)
     p += 4
     o.endpoint_type = 1
@@ -456,62 +458,64 @@ def _r_DescribeClusterResponse_1(b, p):
             p = q6
     o.controller_id, h7, = _S4.unpack_from(b, p)
     p += 5
-    n8 = h7 - 1
-    if n8 > 126:
-        n8, p = _uvt(b, p, n8 + 1)
-        n8 -= 1
-    if n8 < 0:
-        raise DecodeError('DescribeClusterResponse.Brokers: null where not nullable')
+    if 0 < h7 < 128:
+        n8 = h7 - 1
     else:
+        n8 = h7 - 1
+        if n8 > 126:
+            n8, p = _uvt(b, p, n8 + 1)
+            n8 -= 1
+        if n8 < 0:
+            raise DecodeError('DescribeClusterResponse.Brokers: null where not nullable')
         if n8 > bl - p:
             raise DecodeError('DescribeClusterResponse.Brokers: count ' + str(n8) + ' past the end')
-        xs9 = []
-        for _ in range(n8):
-            e10 = _new(_DescribeClusterResponse_DescribeClusterBroker)
-            e10.broker_id, h11, = _S4.unpack_from(b, p)
-            p += 5
-            if 0 < h11 < 128:
-                q13 = p + h11 - 1
+    xs9 = []
+    for _ in range(n8):
+        e10 = _new(_DescribeClusterResponse_DescribeClusterBroker)
+        e10.broker_id, h11, = _S4.unpack_from(b, p)
+        p += 5
+        if 0 < h11 < 128:
+            q13 = p + h11 - 1
+            e10.host = str(b[p:q13], 'utf-8')
+            p = q13
+        else:
+            n12 = h11 - 1
+            if n12 > 126:
+                n12, p = _uvt(b, p, n12 + 1)
+                n12 -= 1
+            if n12 < 0:
+                raise DecodeError('DescribeClusterBroker.Host: null where not nullable')
+            else:
+                q13 = p + n12
                 e10.host = str(b[p:q13], 'utf-8')
                 p = q13
-            else:
-                n12 = h11 - 1
-                if n12 > 126:
-                    n12, p = _uvt(b, p, n12 + 1)
-                    n12 -= 1
-                if n12 < 0:
-                    raise DecodeError('DescribeClusterBroker.Host: null where not nullable')
-                else:
-                    q13 = p + n12
-                    e10.host = str(b[p:q13], 'utf-8')
-                    p = q13
-            e10.port, h14, = _S4.unpack_from(b, p)
-            p += 5
-            if 0 < h14 < 128:
-                q16 = p + h14 - 1
-                e10.rack = str(b[p:q16], 'utf-8')
-                p = q16
-            elif h14 == 0:
+        e10.port, h14, = _S4.unpack_from(b, p)
+        p += 5
+        if 0 < h14 < 128:
+            q16 = p + h14 - 1
+            e10.rack = str(b[p:q16], 'utf-8')
+            p = q16
+        elif h14 == 0:
+            e10.rack = None
+        else:
+            n15 = h14 - 1
+            if n15 > 126:
+                n15, p = _uvt(b, p, n15 + 1)
+                n15 -= 1
+            if n15 < 0:
                 e10.rack = None
             else:
-                n15 = h14 - 1
-                if n15 > 126:
-                    n15, p = _uvt(b, p, n15 + 1)
-                    n15 -= 1
-                if n15 < 0:
-                    e10.rack = None
-                else:
-                    q16 = p + n15
-                    e10.rack = str(b[p:q16], 'utf-8')
-                    p = q16
-            e10.is_fenced = False
-            if b[p] == 0:  # no tagged fields, the common case
-                e10.unknown_tagged_fields = None
-                p += 1
-            else:
-                p = _t_DescribeClusterResponse_DescribeClusterBroker_0(b, p, e10)
-            xs9.append(e10)
-        o.brokers = xs9
+                q16 = p + n15
+                e10.rack = str(b[p:q16], 'utf-8')
+                p = q16
+        e10.is_fenced = False
+        if b[p] == 0:  # no tagged fields, the common case
+            e10.unknown_tagged_fields = None
+            p += 1
+        else:
+            p = _t_DescribeClusterResponse_DescribeClusterBroker_0(b, p, e10)
+        xs9.append(e10)
+    o.brokers = xs9
     o.cluster_authorized_operations, = _S5.unpack_from(b, p)
     p += 4
     if b[p] == 0:  # no tagged fields, the common case
@@ -629,63 +633,65 @@ def _r_DescribeClusterResponse_2(b, p):
             p = q6
     o.controller_id, h7, = _S4.unpack_from(b, p)
     p += 5
-    n8 = h7 - 1
-    if n8 > 126:
-        n8, p = _uvt(b, p, n8 + 1)
-        n8 -= 1
-    if n8 < 0:
-        raise DecodeError('DescribeClusterResponse.Brokers: null where not nullable')
+    if 0 < h7 < 128:
+        n8 = h7 - 1
     else:
+        n8 = h7 - 1
+        if n8 > 126:
+            n8, p = _uvt(b, p, n8 + 1)
+            n8 -= 1
+        if n8 < 0:
+            raise DecodeError('DescribeClusterResponse.Brokers: null where not nullable')
         if n8 > bl - p:
             raise DecodeError('DescribeClusterResponse.Brokers: count ' + str(n8) + ' past the end')
-        xs9 = []
-        for _ in range(n8):
-            e10 = _new(_DescribeClusterResponse_DescribeClusterBroker)
-            e10.broker_id, h11, = _S4.unpack_from(b, p)
-            p += 5
-            if 0 < h11 < 128:
-                q13 = p + h11 - 1
+    xs9 = []
+    for _ in range(n8):
+        e10 = _new(_DescribeClusterResponse_DescribeClusterBroker)
+        e10.broker_id, h11, = _S4.unpack_from(b, p)
+        p += 5
+        if 0 < h11 < 128:
+            q13 = p + h11 - 1
+            e10.host = str(b[p:q13], 'utf-8')
+            p = q13
+        else:
+            n12 = h11 - 1
+            if n12 > 126:
+                n12, p = _uvt(b, p, n12 + 1)
+                n12 -= 1
+            if n12 < 0:
+                raise DecodeError('DescribeClusterBroker.Host: null where not nullable')
+            else:
+                q13 = p + n12
                 e10.host = str(b[p:q13], 'utf-8')
                 p = q13
-            else:
-                n12 = h11 - 1
-                if n12 > 126:
-                    n12, p = _uvt(b, p, n12 + 1)
-                    n12 -= 1
-                if n12 < 0:
-                    raise DecodeError('DescribeClusterBroker.Host: null where not nullable')
-                else:
-                    q13 = p + n12
-                    e10.host = str(b[p:q13], 'utf-8')
-                    p = q13
-            e10.port, h14, = _S4.unpack_from(b, p)
-            p += 5
-            if 0 < h14 < 128:
-                q16 = p + h14 - 1
-                e10.rack = str(b[p:q16], 'utf-8')
-                p = q16
-            elif h14 == 0:
+        e10.port, h14, = _S4.unpack_from(b, p)
+        p += 5
+        if 0 < h14 < 128:
+            q16 = p + h14 - 1
+            e10.rack = str(b[p:q16], 'utf-8')
+            p = q16
+        elif h14 == 0:
+            e10.rack = None
+        else:
+            n15 = h14 - 1
+            if n15 > 126:
+                n15, p = _uvt(b, p, n15 + 1)
+                n15 -= 1
+            if n15 < 0:
                 e10.rack = None
             else:
-                n15 = h14 - 1
-                if n15 > 126:
-                    n15, p = _uvt(b, p, n15 + 1)
-                    n15 -= 1
-                if n15 < 0:
-                    e10.rack = None
-                else:
-                    q16 = p + n15
-                    e10.rack = str(b[p:q16], 'utf-8')
-                    p = q16
-            e10.is_fenced, = _S0.unpack_from(b, p)
+                q16 = p + n15
+                e10.rack = str(b[p:q16], 'utf-8')
+                p = q16
+        e10.is_fenced, = _S0.unpack_from(b, p)
+        p += 1
+        if b[p] == 0:  # no tagged fields, the common case
+            e10.unknown_tagged_fields = None
             p += 1
-            if b[p] == 0:  # no tagged fields, the common case
-                e10.unknown_tagged_fields = None
-                p += 1
-            else:
-                p = _t_DescribeClusterResponse_DescribeClusterBroker_0(b, p, e10)
-            xs9.append(e10)
-        o.brokers = xs9
+        else:
+            p = _t_DescribeClusterResponse_DescribeClusterBroker_0(b, p, e10)
+        xs9.append(e10)
+    o.brokers = xs9
     o.cluster_authorized_operations, = _S5.unpack_from(b, p)
     p += 4
     if b[p] == 0:  # no tagged fields, the common case

@@ -412,79 +412,82 @@ def _t_DescribeConfigsRequest_0(b, p, o):
 def _r_DescribeConfigsRequest_3(b, p):
     bl = len(b)
     o = _new(DescribeConfigsRequest)
-    n1 = b[p] - 1
+    h14 = b[p]
     p += 1
-    if n1 > 126:
-        n1, p = _uvt(b, p, n1 + 1)
-        n1 -= 1
-    if n1 < 0:
-        raise DecodeError('DescribeConfigsRequest.Resources: null where not nullable')
+    if 0 < h14 < 128:
+        n1 = h14 - 1
     else:
+        n1 = h14 - 1
+        if n1 > 126:
+            n1, p = _uvt(b, p, n1 + 1)
+            n1 -= 1
+        if n1 < 0:
+            raise DecodeError('DescribeConfigsRequest.Resources: null where not nullable')
         if n1 > bl - p:
             raise DecodeError('DescribeConfigsRequest.Resources: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3 = _new(_DescribeConfigsRequest_DescribeConfigsResource)
-            e3.resource_type, h4, = _S6.unpack_from(b, p)
-            p += 2
-            if 0 < h4 < 128:
-                q6 = p + h4 - 1
+    xs2 = []
+    for _ in range(n1):
+        e3 = _new(_DescribeConfigsRequest_DescribeConfigsResource)
+        e3.resource_type, h4, = _S6.unpack_from(b, p)
+        p += 2
+        if 0 < h4 < 128:
+            q6 = p + h4 - 1
+            e3.resource_name = str(b[p:q6], 'utf-8')
+            p = q6
+        else:
+            n5 = h4 - 1
+            if n5 > 126:
+                n5, p = _uvt(b, p, n5 + 1)
+                n5 -= 1
+            if n5 < 0:
+                raise DecodeError('DescribeConfigsResource.ResourceName: null where not nullable')
+            else:
+                q6 = p + n5
                 e3.resource_name = str(b[p:q6], 'utf-8')
                 p = q6
-            else:
-                n5 = h4 - 1
-                if n5 > 126:
-                    n5, p = _uvt(b, p, n5 + 1)
-                    n5 -= 1
-                if n5 < 0:
-                    raise DecodeError('DescribeConfigsResource.ResourceName: null where not nullable')
-                else:
-                    q6 = p + n5
-                    e3.resource_name = str(b[p:q6], 'utf-8')
-                    p = q6
-            h13 = b[p]
-            if h13 == 0:
+        h13 = b[p]
+        if h13 == 0:
+            e3.configuration_keys = None
+            p += 1
+        else:
+            p += 1
+            n7 = h13 - 1
+            if n7 > 126:
+                n7, p = _uvt(b, p, n7 + 1)
+                n7 -= 1
+            if n7 < 0:
                 e3.configuration_keys = None
-                p += 1
             else:
-                p += 1
-                n7 = h13 - 1
-                if n7 > 126:
-                    n7, p = _uvt(b, p, n7 + 1)
-                    n7 -= 1
-                if n7 < 0:
-                    e3.configuration_keys = None
-                else:
-                    if n7 > bl - p:
-                        raise DecodeError('DescribeConfigsResource.ConfigurationKeys: count ' + str(n7) + ' past the end')
-                    xs8 = []
-                    for _ in range(n7):
-                        h12 = b[p]
-                        if 0 < h12 < 128:
-                            q11 = p + h12
-                            e9 = str(b[p + 1:q11], 'utf-8')
-                            p = q11
+                if n7 > bl - p:
+                    raise DecodeError('DescribeConfigsResource.ConfigurationKeys: count ' + str(n7) + ' past the end')
+                xs8 = []
+                for _ in range(n7):
+                    h12 = b[p]
+                    if 0 < h12 < 128:
+                        q11 = p + h12
+                        e9 = str(b[p + 1:q11], 'utf-8')
+                        p = q11
+                    else:
+                        p += 1
+                        n10 = h12 - 1
+                        if n10 > 126:
+                            n10, p = _uvt(b, p, n10 + 1)
+                            n10 -= 1
+                        if n10 < 0:
+                            raise DecodeError('DescribeConfigsResource.ConfigurationKeys: null element')
                         else:
-                            p += 1
-                            n10 = h12 - 1
-                            if n10 > 126:
-                                n10, p = _uvt(b, p, n10 + 1)
-                                n10 -= 1
-                            if n10 < 0:
-                                raise DecodeError('DescribeConfigsResource.ConfigurationKeys: null element')
-                            else:
-                                q11 = p + n10
-                                e9 = str(b[p:q11], 'utf-8')
-                                p = q11
-                        xs8.append(e9)
-                    e3.configuration_keys = xs8
-            if b[p] == 0:  # no tagged fields, the common case
-                e3.unknown_tagged_fields = None
-                p += 1
-            else:
-                p = _t_DescribeConfigsRequest_DescribeConfigsResource_0(b, p, e3)
-            xs2.append(e3)
-        o.resources = xs2
+                            q11 = p + n10
+                            e9 = str(b[p:q11], 'utf-8')
+                            p = q11
+                    xs8.append(e9)
+                e3.configuration_keys = xs8
+        if b[p] == 0:  # no tagged fields, the common case
+            e3.unknown_tagged_fields = None
+            p += 1
+        else:
+            p = _t_DescribeConfigsRequest_DescribeConfigsResource_0(b, p, e3)
+        xs2.append(e3)
+    o.resources = xs2
     o.include_synonyms, o.include_documentation, = _S5.unpack_from(b, p)
     p += 2
     if b[p] == 0:  # no tagged fields, the common case
@@ -1080,198 +1083,205 @@ def _r_DescribeConfigsResponse_3(b, p):
     o = _new(DescribeConfigsResponse)
     o.throttle_time_ms, h1, = _S12.unpack_from(b, p)
     p += 5
-    n2 = h1 - 1
-    if n2 > 126:
-        n2, p = _uvt(b, p, n2 + 1)
-        n2 -= 1
-    if n2 < 0:
-        raise DecodeError('DescribeConfigsResponse.Results: null where not nullable')
+    if 0 < h1 < 128:
+        n2 = h1 - 1
     else:
+        n2 = h1 - 1
+        if n2 > 126:
+            n2, p = _uvt(b, p, n2 + 1)
+            n2 -= 1
+        if n2 < 0:
+            raise DecodeError('DescribeConfigsResponse.Results: null where not nullable')
         if n2 > bl - p:
             raise DecodeError('DescribeConfigsResponse.Results: count ' + str(n2) + ' past the end')
-        xs3 = []
-        for _ in range(n2):
-            e4 = _new(_DescribeConfigsResponse_DescribeConfigsResult)
-            e4.error_code, h5, = _S13.unpack_from(b, p)
-            p += 3
-            if 0 < h5 < 128:
-                q7 = p + h5 - 1
-                e4.error_message = str(b[p:q7], 'utf-8')
-                p = q7
-            elif h5 == 0:
+    xs3 = []
+    for _ in range(n2):
+        e4 = _new(_DescribeConfigsResponse_DescribeConfigsResult)
+        e4.error_code, h5, = _S13.unpack_from(b, p)
+        p += 3
+        if 0 < h5 < 128:
+            q7 = p + h5 - 1
+            e4.error_message = str(b[p:q7], 'utf-8')
+            p = q7
+        elif h5 == 0:
+            e4.error_message = None
+        else:
+            n6 = h5 - 1
+            if n6 > 126:
+                n6, p = _uvt(b, p, n6 + 1)
+                n6 -= 1
+            if n6 < 0:
                 e4.error_message = None
             else:
-                n6 = h5 - 1
-                if n6 > 126:
-                    n6, p = _uvt(b, p, n6 + 1)
-                    n6 -= 1
-                if n6 < 0:
-                    e4.error_message = None
-                else:
-                    q7 = p + n6
-                    e4.error_message = str(b[p:q7], 'utf-8')
-                    p = q7
-            e4.resource_type, h8, = _S6.unpack_from(b, p)
-            p += 2
-            if 0 < h8 < 128:
-                q10 = p + h8 - 1
+                q7 = p + n6
+                e4.error_message = str(b[p:q7], 'utf-8')
+                p = q7
+        e4.resource_type, h8, = _S6.unpack_from(b, p)
+        p += 2
+        if 0 < h8 < 128:
+            q10 = p + h8 - 1
+            e4.resource_name = str(b[p:q10], 'utf-8')
+            p = q10
+        else:
+            n9 = h8 - 1
+            if n9 > 126:
+                n9, p = _uvt(b, p, n9 + 1)
+                n9 -= 1
+            if n9 < 0:
+                raise DecodeError('DescribeConfigsResult.ResourceName: null where not nullable')
+            else:
+                q10 = p + n9
                 e4.resource_name = str(b[p:q10], 'utf-8')
                 p = q10
-            else:
-                n9 = h8 - 1
-                if n9 > 126:
-                    n9, p = _uvt(b, p, n9 + 1)
-                    n9 -= 1
-                if n9 < 0:
-                    raise DecodeError('DescribeConfigsResult.ResourceName: null where not nullable')
-                else:
-                    q10 = p + n9
-                    e4.resource_name = str(b[p:q10], 'utf-8')
-                    p = q10
-            n11 = b[p] - 1
-            p += 1
+        h33 = b[p]
+        p += 1
+        if 0 < h33 < 128:
+            n11 = h33 - 1
+        else:
+            n11 = h33 - 1
             if n11 > 126:
                 n11, p = _uvt(b, p, n11 + 1)
                 n11 -= 1
             if n11 < 0:
                 raise DecodeError('DescribeConfigsResult.Configs: null where not nullable')
+            if n11 > bl - p:
+                raise DecodeError('DescribeConfigsResult.Configs: count ' + str(n11) + ' past the end')
+        xs12 = []
+        for _ in range(n11):
+            e13 = _new(_DescribeConfigsResponse_DescribeConfigsResourceResult)
+            h16 = b[p]
+            if 0 < h16 < 128:
+                q15 = p + h16
+                e13.name = str(b[p + 1:q15], 'utf-8')
+                p = q15
             else:
-                if n11 > bl - p:
-                    raise DecodeError('DescribeConfigsResult.Configs: count ' + str(n11) + ' past the end')
-                xs12 = []
-                for _ in range(n11):
-                    e13 = _new(_DescribeConfigsResponse_DescribeConfigsResourceResult)
-                    h16 = b[p]
-                    if 0 < h16 < 128:
-                        q15 = p + h16
-                        e13.name = str(b[p + 1:q15], 'utf-8')
-                        p = q15
-                    else:
-                        p += 1
-                        n14 = h16 - 1
-                        if n14 > 126:
-                            n14, p = _uvt(b, p, n14 + 1)
-                            n14 -= 1
-                        if n14 < 0:
-                            raise DecodeError('DescribeConfigsResourceResult.Name: null where not nullable')
-                        else:
-                            q15 = p + n14
-                            e13.name = str(b[p:q15], 'utf-8')
-                            p = q15
-                    h19 = b[p]
-                    if 0 < h19 < 128:
-                        q18 = p + h19
-                        e13.value = str(b[p + 1:q18], 'utf-8')
-                        p = q18
-                    elif h19 == 0:
-                        e13.value = None
-                        p += 1
-                    else:
-                        p += 1
-                        n17 = h19 - 1
-                        if n17 > 126:
-                            n17, p = _uvt(b, p, n17 + 1)
-                            n17 -= 1
-                        if n17 < 0:
-                            e13.value = None
-                        else:
-                            q18 = p + n17
-                            e13.value = str(b[p:q18], 'utf-8')
-                            p = q18
-                    e13.read_only, e13.config_source, e13.is_sensitive, h20, = _S14.unpack_from(b, p)
-                    p += 4
-                    n21 = h20 - 1
-                    if n21 > 126:
-                        n21, p = _uvt(b, p, n21 + 1)
-                        n21 -= 1
-                    if n21 < 0:
-                        raise DecodeError('DescribeConfigsResourceResult.Synonyms: null where not nullable')
-                    else:
-                        if n21 > bl - p:
-                            raise DecodeError('DescribeConfigsResourceResult.Synonyms: count ' + str(n21) + ' past the end')
-                        xs22 = []
-                        for _ in range(n21):
-                            e23 = _new(_DescribeConfigsResponse_DescribeConfigsSynonym)
-                            h26 = b[p]
-                            if 0 < h26 < 128:
-                                q25 = p + h26
-                                e23.name = str(b[p + 1:q25], 'utf-8')
-                                p = q25
-                            else:
-                                p += 1
-                                n24 = h26 - 1
-                                if n24 > 126:
-                                    n24, p = _uvt(b, p, n24 + 1)
-                                    n24 -= 1
-                                if n24 < 0:
-                                    raise DecodeError('DescribeConfigsSynonym.Name: null where not nullable')
-                                else:
-                                    q25 = p + n24
-                                    e23.name = str(b[p:q25], 'utf-8')
-                                    p = q25
-                            h29 = b[p]
-                            if 0 < h29 < 128:
-                                q28 = p + h29
-                                e23.value = str(b[p + 1:q28], 'utf-8')
-                                p = q28
-                            elif h29 == 0:
-                                e23.value = None
-                                p += 1
-                            else:
-                                p += 1
-                                n27 = h29 - 1
-                                if n27 > 126:
-                                    n27, p = _uvt(b, p, n27 + 1)
-                                    n27 -= 1
-                                if n27 < 0:
-                                    e23.value = None
-                                else:
-                                    q28 = p + n27
-                                    e23.value = str(b[p:q28], 'utf-8')
-                                    p = q28
-                            e23.source, = _S3.unpack_from(b, p)
-                            p += 1
-                            if b[p] == 0:  # no tagged fields, the common case
-                                e23.unknown_tagged_fields = None
-                                p += 1
-                            else:
-                                p = _t_DescribeConfigsResponse_DescribeConfigsSynonym_0(b, p, e23)
-                            xs22.append(e23)
-                        e13.synonyms = xs22
-                    e13.config_type, h30, = _S6.unpack_from(b, p)
-                    p += 2
-                    if 0 < h30 < 128:
-                        q32 = p + h30 - 1
-                        e13.documentation = str(b[p:q32], 'utf-8')
-                        p = q32
-                    elif h30 == 0:
-                        e13.documentation = None
-                    else:
-                        n31 = h30 - 1
-                        if n31 > 126:
-                            n31, p = _uvt(b, p, n31 + 1)
-                            n31 -= 1
-                        if n31 < 0:
-                            e13.documentation = None
-                        else:
-                            q32 = p + n31
-                            e13.documentation = str(b[p:q32], 'utf-8')
-                            p = q32
-                    e13.is_default = False
-                    if b[p] == 0:  # no tagged fields, the common case
-                        e13.unknown_tagged_fields = None
-                        p += 1
-                    else:
-                        p = _t_DescribeConfigsResponse_DescribeConfigsResourceResult_0(b, p, e13)
-                    xs12.append(e13)
-                e4.configs = xs12
-            if b[p] == 0:  # no tagged fields, the common case
-                e4.unknown_tagged_fields = None
+                p += 1
+                n14 = h16 - 1
+                if n14 > 126:
+                    n14, p = _uvt(b, p, n14 + 1)
+                    n14 -= 1
+                if n14 < 0:
+                    raise DecodeError('DescribeConfigsResourceResult.Name: null where not nullable')
+                else:
+                    q15 = p + n14
+                    e13.name = str(b[p:q15], 'utf-8')
+                    p = q15
+            h19 = b[p]
+            if 0 < h19 < 128:
+                q18 = p + h19
+                e13.value = str(b[p + 1:q18], 'utf-8')
+                p = q18
+            elif h19 == 0:
+                e13.value = None
                 p += 1
             else:
-                p = _t_DescribeConfigsResponse_DescribeConfigsResult_0(b, p, e4)
-            xs3.append(e4)
-        o.results = xs3
+                p += 1
+                n17 = h19 - 1
+                if n17 > 126:
+                    n17, p = _uvt(b, p, n17 + 1)
+                    n17 -= 1
+                if n17 < 0:
+                    e13.value = None
+                else:
+                    q18 = p + n17
+                    e13.value = str(b[p:q18], 'utf-8')
+                    p = q18
+            e13.read_only, e13.config_source, e13.is_sensitive, h20, = _S14.unpack_from(b, p)
+            p += 4
+            if 0 < h20 < 128:
+                n21 = h20 - 1
+            else:
+                n21 = h20 - 1
+                if n21 > 126:
+                    n21, p = _uvt(b, p, n21 + 1)
+                    n21 -= 1
+                if n21 < 0:
+                    raise DecodeError('DescribeConfigsResourceResult.Synonyms: null where not nullable')
+                if n21 > bl - p:
+                    raise DecodeError('DescribeConfigsResourceResult.Synonyms: count ' + str(n21) + ' past the end')
+            xs22 = []
+            for _ in range(n21):
+                e23 = _new(_DescribeConfigsResponse_DescribeConfigsSynonym)
+                h26 = b[p]
+                if 0 < h26 < 128:
+                    q25 = p + h26
+                    e23.name = str(b[p + 1:q25], 'utf-8')
+                    p = q25
+                else:
+                    p += 1
+                    n24 = h26 - 1
+                    if n24 > 126:
+                        n24, p = _uvt(b, p, n24 + 1)
+                        n24 -= 1
+                    if n24 < 0:
+                        raise DecodeError('DescribeConfigsSynonym.Name: null where not nullable')
+                    else:
+                        q25 = p + n24
+                        e23.name = str(b[p:q25], 'utf-8')
+                        p = q25
+                h29 = b[p]
+                if 0 < h29 < 128:
+                    q28 = p + h29
+                    e23.value = str(b[p + 1:q28], 'utf-8')
+                    p = q28
+                elif h29 == 0:
+                    e23.value = None
+                    p += 1
+                else:
+                    p += 1
+                    n27 = h29 - 1
+                    if n27 > 126:
+                        n27, p = _uvt(b, p, n27 + 1)
+                        n27 -= 1
+                    if n27 < 0:
+                        e23.value = None
+                    else:
+                        q28 = p + n27
+                        e23.value = str(b[p:q28], 'utf-8')
+                        p = q28
+                e23.source, = _S3.unpack_from(b, p)
+                p += 1
+                if b[p] == 0:  # no tagged fields, the common case
+                    e23.unknown_tagged_fields = None
+                    p += 1
+                else:
+                    p = _t_DescribeConfigsResponse_DescribeConfigsSynonym_0(b, p, e23)
+                xs22.append(e23)
+            e13.synonyms = xs22
+            e13.config_type, h30, = _S6.unpack_from(b, p)
+            p += 2
+            if 0 < h30 < 128:
+                q32 = p + h30 - 1
+                e13.documentation = str(b[p:q32], 'utf-8')
+                p = q32
+            elif h30 == 0:
+                e13.documentation = None
+            else:
+                n31 = h30 - 1
+                if n31 > 126:
+                    n31, p = _uvt(b, p, n31 + 1)
+                    n31 -= 1
+                if n31 < 0:
+                    e13.documentation = None
+                else:
+                    q32 = p + n31
+                    e13.documentation = str(b[p:q32], 'utf-8')
+                    p = q32
+            e13.is_default = False
+            if b[p] == 0:  # no tagged fields, the common case
+                e13.unknown_tagged_fields = None
+                p += 1
+            else:
+                p = _t_DescribeConfigsResponse_DescribeConfigsResourceResult_0(b, p, e13)
+            xs12.append(e13)
+        e4.configs = xs12
+        if b[p] == 0:  # no tagged fields, the common case
+            e4.unknown_tagged_fields = None
+            p += 1
+        else:
+            p = _t_DescribeConfigsResponse_DescribeConfigsResult_0(b, p, e4)
+        xs3.append(e4)
+    o.results = xs3
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         p += 1

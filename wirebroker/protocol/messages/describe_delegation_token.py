@@ -523,149 +523,154 @@ def _r_DescribeDelegationTokenResponse_1(b, p):
     o = _new(DescribeDelegationTokenResponse)
     o.error_code, h1, = _S5.unpack_from(b, p)
     p += 3
-    n2 = h1 - 1
-    if n2 > 126:
-        n2, p = _uvt(b, p, n2 + 1)
-        n2 -= 1
-    if n2 < 0:
-        raise DecodeError('DescribeDelegationTokenResponse.Tokens: null where not nullable')
+    if 0 < h1 < 128:
+        n2 = h1 - 1
     else:
+        n2 = h1 - 1
+        if n2 > 126:
+            n2, p = _uvt(b, p, n2 + 1)
+            n2 -= 1
+        if n2 < 0:
+            raise DecodeError('DescribeDelegationTokenResponse.Tokens: null where not nullable')
         if n2 > bl - p:
             raise DecodeError('DescribeDelegationTokenResponse.Tokens: count ' + str(n2) + ' past the end')
-        xs3 = []
-        for _ in range(n2):
-            e4 = _new(_DescribeDelegationTokenResponse_DescribedDelegationToken)
-            h7 = b[p]
-            if 0 < h7 < 128:
-                q6 = p + h7
-                e4.principal_type = str(b[p + 1:q6], 'utf-8')
+    xs3 = []
+    for _ in range(n2):
+        e4 = _new(_DescribeDelegationTokenResponse_DescribedDelegationToken)
+        h7 = b[p]
+        if 0 < h7 < 128:
+            q6 = p + h7
+            e4.principal_type = str(b[p + 1:q6], 'utf-8')
+            p = q6
+        else:
+            p += 1
+            n5 = h7 - 1
+            if n5 > 126:
+                n5, p = _uvt(b, p, n5 + 1)
+                n5 -= 1
+            if n5 < 0:
+                raise DecodeError('DescribedDelegationToken.PrincipalType: null where not nullable')
+            else:
+                q6 = p + n5
+                e4.principal_type = str(b[p:q6], 'utf-8')
                 p = q6
+        h10 = b[p]
+        if 0 < h10 < 128:
+            q9 = p + h10
+            e4.principal_name = str(b[p + 1:q9], 'utf-8')
+            p = q9
+        else:
+            p += 1
+            n8 = h10 - 1
+            if n8 > 126:
+                n8, p = _uvt(b, p, n8 + 1)
+                n8 -= 1
+            if n8 < 0:
+                raise DecodeError('DescribedDelegationToken.PrincipalName: null where not nullable')
             else:
-                p += 1
-                n5 = h7 - 1
-                if n5 > 126:
-                    n5, p = _uvt(b, p, n5 + 1)
-                    n5 -= 1
-                if n5 < 0:
-                    raise DecodeError('DescribedDelegationToken.PrincipalType: null where not nullable')
-                else:
-                    q6 = p + n5
-                    e4.principal_type = str(b[p:q6], 'utf-8')
-                    p = q6
-            h10 = b[p]
-            if 0 < h10 < 128:
-                q9 = p + h10
-                e4.principal_name = str(b[p + 1:q9], 'utf-8')
+                q9 = p + n8
+                e4.principal_name = str(b[p:q9], 'utf-8')
                 p = q9
+        e4.issue_timestamp, e4.expiry_timestamp, e4.max_timestamp, h11, = _S6.unpack_from(b, p)
+        p += 25
+        if 0 < h11 < 128:
+            q13 = p + h11 - 1
+            e4.token_id = str(b[p:q13], 'utf-8')
+            p = q13
+        else:
+            n12 = h11 - 1
+            if n12 > 126:
+                n12, p = _uvt(b, p, n12 + 1)
+                n12 -= 1
+            if n12 < 0:
+                raise DecodeError('DescribedDelegationToken.TokenId: null where not nullable')
             else:
-                p += 1
-                n8 = h10 - 1
-                if n8 > 126:
-                    n8, p = _uvt(b, p, n8 + 1)
-                    n8 -= 1
-                if n8 < 0:
-                    raise DecodeError('DescribedDelegationToken.PrincipalName: null where not nullable')
-                else:
-                    q9 = p + n8
-                    e4.principal_name = str(b[p:q9], 'utf-8')
-                    p = q9
-            e4.issue_timestamp, e4.expiry_timestamp, e4.max_timestamp, h11, = _S6.unpack_from(b, p)
-            p += 25
-            if 0 < h11 < 128:
-                q13 = p + h11 - 1
+                q13 = p + n12
                 e4.token_id = str(b[p:q13], 'utf-8')
                 p = q13
-            else:
-                n12 = h11 - 1
-                if n12 > 126:
-                    n12, p = _uvt(b, p, n12 + 1)
-                    n12 -= 1
-                if n12 < 0:
-                    raise DecodeError('DescribedDelegationToken.TokenId: null where not nullable')
-                else:
-                    q13 = p + n12
-                    e4.token_id = str(b[p:q13], 'utf-8')
-                    p = q13
-            h16 = b[p]
-            if 0 < h16 < 128:
-                q15 = p + h16
-                e4.hmac = bytes(b[p + 1:q15])
-                p = q15
-            else:
-                p += 1
-                n14 = h16 - 1
-                if n14 > 126:
-                    n14, p = _uvt(b, p, n14 + 1)
-                    n14 -= 1
-                if n14 < 0:
-                    raise DecodeError('DescribedDelegationToken.Hmac: null where not nullable')
-                else:
-                    q15 = p + n14
-                    e4.hmac = bytes(b[p:q15])
-                    p = q15
-            n17 = b[p] - 1
+        h16 = b[p]
+        if 0 < h16 < 128:
+            q15 = p + h16
+            e4.hmac = bytes(b[p + 1:q15])
+            p = q15
+        else:
             p += 1
+            n14 = h16 - 1
+            if n14 > 126:
+                n14, p = _uvt(b, p, n14 + 1)
+                n14 -= 1
+            if n14 < 0:
+                raise DecodeError('DescribedDelegationToken.Hmac: null where not nullable')
+            else:
+                q15 = p + n14
+                e4.hmac = bytes(b[p:q15])
+                p = q15
+        h26 = b[p]
+        p += 1
+        if 0 < h26 < 128:
+            n17 = h26 - 1
+        else:
+            n17 = h26 - 1
             if n17 > 126:
                 n17, p = _uvt(b, p, n17 + 1)
                 n17 -= 1
             if n17 < 0:
                 raise DecodeError('DescribedDelegationToken.Renewers: null where not nullable')
+            if n17 > bl - p:
+                raise DecodeError('DescribedDelegationToken.Renewers: count ' + str(n17) + ' past the end')
+        xs18 = []
+        for _ in range(n17):
+            e19 = _new(_DescribeDelegationTokenResponse_DescribedDelegationTokenRenewer)
+            h22 = b[p]
+            if 0 < h22 < 128:
+                q21 = p + h22
+                e19.principal_type = str(b[p + 1:q21], 'utf-8')
+                p = q21
             else:
-                if n17 > bl - p:
-                    raise DecodeError('DescribedDelegationToken.Renewers: count ' + str(n17) + ' past the end')
-                xs18 = []
-                for _ in range(n17):
-                    e19 = _new(_DescribeDelegationTokenResponse_DescribedDelegationTokenRenewer)
-                    h22 = b[p]
-                    if 0 < h22 < 128:
-                        q21 = p + h22
-                        e19.principal_type = str(b[p + 1:q21], 'utf-8')
-                        p = q21
-                    else:
-                        p += 1
-                        n20 = h22 - 1
-                        if n20 > 126:
-                            n20, p = _uvt(b, p, n20 + 1)
-                            n20 -= 1
-                        if n20 < 0:
-                            raise DecodeError('DescribedDelegationTokenRenewer.PrincipalType: null where not nullable')
-                        else:
-                            q21 = p + n20
-                            e19.principal_type = str(b[p:q21], 'utf-8')
-                            p = q21
-                    h25 = b[p]
-                    if 0 < h25 < 128:
-                        q24 = p + h25
-                        e19.principal_name = str(b[p + 1:q24], 'utf-8')
-                        p = q24
-                    else:
-                        p += 1
-                        n23 = h25 - 1
-                        if n23 > 126:
-                            n23, p = _uvt(b, p, n23 + 1)
-                            n23 -= 1
-                        if n23 < 0:
-                            raise DecodeError('DescribedDelegationTokenRenewer.PrincipalName: null where not nullable')
-                        else:
-                            q24 = p + n23
-                            e19.principal_name = str(b[p:q24], 'utf-8')
-                            p = q24
-                    if b[p] == 0:  # no tagged fields, the common case
-                        e19.unknown_tagged_fields = None
-                        p += 1
-                    else:
-                        p = _t_DescribeDelegationTokenResponse_DescribedDelegationTokenRenewer_0(b, p, e19)
-                    xs18.append(e19)
-                e4.renewers = xs18
-            e4.token_requester_principal_type = ''
-            e4.token_requester_principal_name = ''
+                p += 1
+                n20 = h22 - 1
+                if n20 > 126:
+                    n20, p = _uvt(b, p, n20 + 1)
+                    n20 -= 1
+                if n20 < 0:
+                    raise DecodeError('DescribedDelegationTokenRenewer.PrincipalType: null where not nullable')
+                else:
+                    q21 = p + n20
+                    e19.principal_type = str(b[p:q21], 'utf-8')
+                    p = q21
+            h25 = b[p]
+            if 0 < h25 < 128:
+                q24 = p + h25
+                e19.principal_name = str(b[p + 1:q24], 'utf-8')
+                p = q24
+            else:
+                p += 1
+                n23 = h25 - 1
+                if n23 > 126:
+                    n23, p = _uvt(b, p, n23 + 1)
+                    n23 -= 1
+                if n23 < 0:
+                    raise DecodeError('DescribedDelegationTokenRenewer.PrincipalName: null where not nullable')
+                else:
+                    q24 = p + n23
+                    e19.principal_name = str(b[p:q24], 'utf-8')
+                    p = q24
             if b[p] == 0:  # no tagged fields, the common case
-                e4.unknown_tagged_fields = None
+                e19.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_DescribeDelegationTokenResponse_DescribedDelegationToken_0(b, p, e4)
-            xs3.append(e4)
-        o.tokens = xs3
+                p = _t_DescribeDelegationTokenResponse_DescribedDelegationTokenRenewer_0(b, p, e19)
+            xs18.append(e19)
+        e4.renewers = xs18
+        e4.token_requester_principal_type = ''
+        e4.token_requester_principal_name = ''
+        if b[p] == 0:  # no tagged fields, the common case
+            e4.unknown_tagged_fields = None
+            p += 1
+        else:
+            p = _t_DescribeDelegationTokenResponse_DescribedDelegationToken_0(b, p, e4)
+        xs3.append(e4)
+    o.tokens = xs3
     o.throttle_time_ms, = _S1.unpack_from(b, p)
     p += 4
     if b[p] == 0:  # no tagged fields, the common case
@@ -766,181 +771,186 @@ def _r_DescribeDelegationTokenResponse_2(b, p):
     o = _new(DescribeDelegationTokenResponse)
     o.error_code, h1, = _S5.unpack_from(b, p)
     p += 3
-    n2 = h1 - 1
-    if n2 > 126:
-        n2, p = _uvt(b, p, n2 + 1)
-        n2 -= 1
-    if n2 < 0:
-        raise DecodeError('DescribeDelegationTokenResponse.Tokens: null where not nullable')
+    if 0 < h1 < 128:
+        n2 = h1 - 1
     else:
+        n2 = h1 - 1
+        if n2 > 126:
+            n2, p = _uvt(b, p, n2 + 1)
+            n2 -= 1
+        if n2 < 0:
+            raise DecodeError('DescribeDelegationTokenResponse.Tokens: null where not nullable')
         if n2 > bl - p:
             raise DecodeError('DescribeDelegationTokenResponse.Tokens: count ' + str(n2) + ' past the end')
-        xs3 = []
-        for _ in range(n2):
-            e4 = _new(_DescribeDelegationTokenResponse_DescribedDelegationToken)
-            h7 = b[p]
-            if 0 < h7 < 128:
-                q6 = p + h7
-                e4.principal_type = str(b[p + 1:q6], 'utf-8')
+    xs3 = []
+    for _ in range(n2):
+        e4 = _new(_DescribeDelegationTokenResponse_DescribedDelegationToken)
+        h7 = b[p]
+        if 0 < h7 < 128:
+            q6 = p + h7
+            e4.principal_type = str(b[p + 1:q6], 'utf-8')
+            p = q6
+        else:
+            p += 1
+            n5 = h7 - 1
+            if n5 > 126:
+                n5, p = _uvt(b, p, n5 + 1)
+                n5 -= 1
+            if n5 < 0:
+                raise DecodeError('DescribedDelegationToken.PrincipalType: null where not nullable')
+            else:
+                q6 = p + n5
+                e4.principal_type = str(b[p:q6], 'utf-8')
                 p = q6
+        h10 = b[p]
+        if 0 < h10 < 128:
+            q9 = p + h10
+            e4.principal_name = str(b[p + 1:q9], 'utf-8')
+            p = q9
+        else:
+            p += 1
+            n8 = h10 - 1
+            if n8 > 126:
+                n8, p = _uvt(b, p, n8 + 1)
+                n8 -= 1
+            if n8 < 0:
+                raise DecodeError('DescribedDelegationToken.PrincipalName: null where not nullable')
             else:
-                p += 1
-                n5 = h7 - 1
-                if n5 > 126:
-                    n5, p = _uvt(b, p, n5 + 1)
-                    n5 -= 1
-                if n5 < 0:
-                    raise DecodeError('DescribedDelegationToken.PrincipalType: null where not nullable')
-                else:
-                    q6 = p + n5
-                    e4.principal_type = str(b[p:q6], 'utf-8')
-                    p = q6
-            h10 = b[p]
-            if 0 < h10 < 128:
-                q9 = p + h10
-                e4.principal_name = str(b[p + 1:q9], 'utf-8')
+                q9 = p + n8
+                e4.principal_name = str(b[p:q9], 'utf-8')
                 p = q9
+        h13 = b[p]
+        if 0 < h13 < 128:
+            q12 = p + h13
+            e4.token_requester_principal_type = str(b[p + 1:q12], 'utf-8')
+            p = q12
+        else:
+            p += 1
+            n11 = h13 - 1
+            if n11 > 126:
+                n11, p = _uvt(b, p, n11 + 1)
+                n11 -= 1
+            if n11 < 0:
+                raise DecodeError('DescribedDelegationToken.TokenRequesterPrincipalType: null where not nullable')
             else:
-                p += 1
-                n8 = h10 - 1
-                if n8 > 126:
-                    n8, p = _uvt(b, p, n8 + 1)
-                    n8 -= 1
-                if n8 < 0:
-                    raise DecodeError('DescribedDelegationToken.PrincipalName: null where not nullable')
-                else:
-                    q9 = p + n8
-                    e4.principal_name = str(b[p:q9], 'utf-8')
-                    p = q9
-            h13 = b[p]
-            if 0 < h13 < 128:
-                q12 = p + h13
-                e4.token_requester_principal_type = str(b[p + 1:q12], 'utf-8')
+                q12 = p + n11
+                e4.token_requester_principal_type = str(b[p:q12], 'utf-8')
                 p = q12
+        h16 = b[p]
+        if 0 < h16 < 128:
+            q15 = p + h16
+            e4.token_requester_principal_name = str(b[p + 1:q15], 'utf-8')
+            p = q15
+        else:
+            p += 1
+            n14 = h16 - 1
+            if n14 > 126:
+                n14, p = _uvt(b, p, n14 + 1)
+                n14 -= 1
+            if n14 < 0:
+                raise DecodeError('DescribedDelegationToken.TokenRequesterPrincipalName: null where not nullable')
             else:
-                p += 1
-                n11 = h13 - 1
-                if n11 > 126:
-                    n11, p = _uvt(b, p, n11 + 1)
-                    n11 -= 1
-                if n11 < 0:
-                    raise DecodeError('DescribedDelegationToken.TokenRequesterPrincipalType: null where not nullable')
-                else:
-                    q12 = p + n11
-                    e4.token_requester_principal_type = str(b[p:q12], 'utf-8')
-                    p = q12
-            h16 = b[p]
-            if 0 < h16 < 128:
-                q15 = p + h16
-                e4.token_requester_principal_name = str(b[p + 1:q15], 'utf-8')
+                q15 = p + n14
+                e4.token_requester_principal_name = str(b[p:q15], 'utf-8')
                 p = q15
+        e4.issue_timestamp, e4.expiry_timestamp, e4.max_timestamp, h17, = _S6.unpack_from(b, p)
+        p += 25
+        if 0 < h17 < 128:
+            q19 = p + h17 - 1
+            e4.token_id = str(b[p:q19], 'utf-8')
+            p = q19
+        else:
+            n18 = h17 - 1
+            if n18 > 126:
+                n18, p = _uvt(b, p, n18 + 1)
+                n18 -= 1
+            if n18 < 0:
+                raise DecodeError('DescribedDelegationToken.TokenId: null where not nullable')
             else:
-                p += 1
-                n14 = h16 - 1
-                if n14 > 126:
-                    n14, p = _uvt(b, p, n14 + 1)
-                    n14 -= 1
-                if n14 < 0:
-                    raise DecodeError('DescribedDelegationToken.TokenRequesterPrincipalName: null where not nullable')
-                else:
-                    q15 = p + n14
-                    e4.token_requester_principal_name = str(b[p:q15], 'utf-8')
-                    p = q15
-            e4.issue_timestamp, e4.expiry_timestamp, e4.max_timestamp, h17, = _S6.unpack_from(b, p)
-            p += 25
-            if 0 < h17 < 128:
-                q19 = p + h17 - 1
+                q19 = p + n18
                 e4.token_id = str(b[p:q19], 'utf-8')
                 p = q19
-            else:
-                n18 = h17 - 1
-                if n18 > 126:
-                    n18, p = _uvt(b, p, n18 + 1)
-                    n18 -= 1
-                if n18 < 0:
-                    raise DecodeError('DescribedDelegationToken.TokenId: null where not nullable')
-                else:
-                    q19 = p + n18
-                    e4.token_id = str(b[p:q19], 'utf-8')
-                    p = q19
-            h22 = b[p]
-            if 0 < h22 < 128:
-                q21 = p + h22
-                e4.hmac = bytes(b[p + 1:q21])
-                p = q21
-            else:
-                p += 1
-                n20 = h22 - 1
-                if n20 > 126:
-                    n20, p = _uvt(b, p, n20 + 1)
-                    n20 -= 1
-                if n20 < 0:
-                    raise DecodeError('DescribedDelegationToken.Hmac: null where not nullable')
-                else:
-                    q21 = p + n20
-                    e4.hmac = bytes(b[p:q21])
-                    p = q21
-            n23 = b[p] - 1
+        h22 = b[p]
+        if 0 < h22 < 128:
+            q21 = p + h22
+            e4.hmac = bytes(b[p + 1:q21])
+            p = q21
+        else:
             p += 1
+            n20 = h22 - 1
+            if n20 > 126:
+                n20, p = _uvt(b, p, n20 + 1)
+                n20 -= 1
+            if n20 < 0:
+                raise DecodeError('DescribedDelegationToken.Hmac: null where not nullable')
+            else:
+                q21 = p + n20
+                e4.hmac = bytes(b[p:q21])
+                p = q21
+        h32 = b[p]
+        p += 1
+        if 0 < h32 < 128:
+            n23 = h32 - 1
+        else:
+            n23 = h32 - 1
             if n23 > 126:
                 n23, p = _uvt(b, p, n23 + 1)
                 n23 -= 1
             if n23 < 0:
                 raise DecodeError('DescribedDelegationToken.Renewers: null where not nullable')
+            if n23 > bl - p:
+                raise DecodeError('DescribedDelegationToken.Renewers: count ' + str(n23) + ' past the end')
+        xs24 = []
+        for _ in range(n23):
+            e25 = _new(_DescribeDelegationTokenResponse_DescribedDelegationTokenRenewer)
+            h28 = b[p]
+            if 0 < h28 < 128:
+                q27 = p + h28
+                e25.principal_type = str(b[p + 1:q27], 'utf-8')
+                p = q27
             else:
-                if n23 > bl - p:
-                    raise DecodeError('DescribedDelegationToken.Renewers: count ' + str(n23) + ' past the end')
-                xs24 = []
-                for _ in range(n23):
-                    e25 = _new(_DescribeDelegationTokenResponse_DescribedDelegationTokenRenewer)
-                    h28 = b[p]
-                    if 0 < h28 < 128:
-                        q27 = p + h28
-                        e25.principal_type = str(b[p + 1:q27], 'utf-8')
-                        p = q27
-                    else:
-                        p += 1
-                        n26 = h28 - 1
-                        if n26 > 126:
-                            n26, p = _uvt(b, p, n26 + 1)
-                            n26 -= 1
-                        if n26 < 0:
-                            raise DecodeError('DescribedDelegationTokenRenewer.PrincipalType: null where not nullable')
-                        else:
-                            q27 = p + n26
-                            e25.principal_type = str(b[p:q27], 'utf-8')
-                            p = q27
-                    h31 = b[p]
-                    if 0 < h31 < 128:
-                        q30 = p + h31
-                        e25.principal_name = str(b[p + 1:q30], 'utf-8')
-                        p = q30
-                    else:
-                        p += 1
-                        n29 = h31 - 1
-                        if n29 > 126:
-                            n29, p = _uvt(b, p, n29 + 1)
-                            n29 -= 1
-                        if n29 < 0:
-                            raise DecodeError('DescribedDelegationTokenRenewer.PrincipalName: null where not nullable')
-                        else:
-                            q30 = p + n29
-                            e25.principal_name = str(b[p:q30], 'utf-8')
-                            p = q30
-                    if b[p] == 0:  # no tagged fields, the common case
-                        e25.unknown_tagged_fields = None
-                        p += 1
-                    else:
-                        p = _t_DescribeDelegationTokenResponse_DescribedDelegationTokenRenewer_0(b, p, e25)
-                    xs24.append(e25)
-                e4.renewers = xs24
+                p += 1
+                n26 = h28 - 1
+                if n26 > 126:
+                    n26, p = _uvt(b, p, n26 + 1)
+                    n26 -= 1
+                if n26 < 0:
+                    raise DecodeError('DescribedDelegationTokenRenewer.PrincipalType: null where not nullable')
+                else:
+                    q27 = p + n26
+                    e25.principal_type = str(b[p:q27], 'utf-8')
+                    p = q27
+            h31 = b[p]
+            if 0 < h31 < 128:
+                q30 = p + h31
+                e25.principal_name = str(b[p + 1:q30], 'utf-8')
+                p = q30
+            else:
+                p += 1
+                n29 = h31 - 1
+                if n29 > 126:
+                    n29, p = _uvt(b, p, n29 + 1)
+                    n29 -= 1
+                if n29 < 0:
+                    raise DecodeError('DescribedDelegationTokenRenewer.PrincipalName: null where not nullable')
+                else:
+                    q30 = p + n29
+                    e25.principal_name = str(b[p:q30], 'utf-8')
+                    p = q30
             if b[p] == 0:  # no tagged fields, the common case
-                e4.unknown_tagged_fields = None
+                e25.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_DescribeDelegationTokenResponse_DescribedDelegationToken_0(b, p, e4)
-            xs3.append(e4)
-        o.tokens = xs3
+                p = _t_DescribeDelegationTokenResponse_DescribedDelegationTokenRenewer_0(b, p, e25)
+            xs24.append(e25)
+        e4.renewers = xs24
+        if b[p] == 0:  # no tagged fields, the common case
+            e4.unknown_tagged_fields = None
+            p += 1
+        else:
+            p = _t_DescribeDelegationTokenResponse_DescribedDelegationToken_0(b, p, e4)
+        xs3.append(e4)
+    o.tokens = xs3
     o.throttle_time_ms, = _S1.unpack_from(b, p)
     p += 4
     if b[p] == 0:  # no tagged fields, the common case

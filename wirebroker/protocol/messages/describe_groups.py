@@ -210,37 +210,40 @@ def _t_DescribeGroupsRequest_0(b, p, o):
 def _r_DescribeGroupsRequest_2(b, p):
     bl = len(b)
     o = _new(DescribeGroupsRequest)
-    n1 = b[p] - 1
+    h7 = b[p]
     p += 1
-    if n1 > 126:
-        n1, p = _uvt(b, p, n1 + 1)
-        n1 -= 1
-    if n1 < 0:
-        raise DecodeError('DescribeGroupsRequest.Groups: null where not nullable')
+    if 0 < h7 < 128:
+        n1 = h7 - 1
     else:
+        n1 = h7 - 1
+        if n1 > 126:
+            n1, p = _uvt(b, p, n1 + 1)
+            n1 -= 1
+        if n1 < 0:
+            raise DecodeError('DescribeGroupsRequest.Groups: null where not nullable')
         if n1 > bl - p:
             raise DecodeError('DescribeGroupsRequest.Groups: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            h6 = b[p]
-            if 0 < h6 < 128:
-                q5 = p + h6
-                e3 = str(b[p + 1:q5], 'utf-8')
-                p = q5
+    xs2 = []
+    for _ in range(n1):
+        h6 = b[p]
+        if 0 < h6 < 128:
+            q5 = p + h6
+            e3 = str(b[p + 1:q5], 'utf-8')
+            p = q5
+        else:
+            p += 1
+            n4 = h6 - 1
+            if n4 > 126:
+                n4, p = _uvt(b, p, n4 + 1)
+                n4 -= 1
+            if n4 < 0:
+                raise DecodeError('DescribeGroupsRequest.Groups: null element')
             else:
-                p += 1
-                n4 = h6 - 1
-                if n4 > 126:
-                    n4, p = _uvt(b, p, n4 + 1)
-                    n4 -= 1
-                if n4 < 0:
-                    raise DecodeError('DescribeGroupsRequest.Groups: null element')
-                else:
-                    q5 = p + n4
-                    e3 = str(b[p:q5], 'utf-8')
-                    p = q5
-            xs2.append(e3)
-        o.groups = xs2
+                q5 = p + n4
+                e3 = str(b[p:q5], 'utf-8')
+                p = q5
+        xs2.append(e3)
+    o.groups = xs2
     o.include_authorized_operations, = _S2.unpack_from(b, p)
     p += 1
     if b[p] == 0:  # no tagged fields, the common case
@@ -1007,221 +1010,226 @@ def _r_DescribeGroupsResponse_4(b, p):
     o = _new(DescribeGroupsResponse)
     o.throttle_time_ms, h1, = _S5.unpack_from(b, p)
     p += 5
-    n2 = h1 - 1
-    if n2 > 126:
-        n2, p = _uvt(b, p, n2 + 1)
-        n2 -= 1
-    if n2 < 0:
-        raise DecodeError('DescribeGroupsResponse.Groups: null where not nullable')
+    if 0 < h1 < 128:
+        n2 = h1 - 1
     else:
+        n2 = h1 - 1
+        if n2 > 126:
+            n2, p = _uvt(b, p, n2 + 1)
+            n2 -= 1
+        if n2 < 0:
+            raise DecodeError('DescribeGroupsResponse.Groups: null where not nullable')
         if n2 > bl - p:
             raise DecodeError('DescribeGroupsResponse.Groups: count ' + str(n2) + ' past the end')
-        xs3 = []
-        for _ in range(n2):
-            e4 = _new(_DescribeGroupsResponse_DescribedGroup)
-            e4.error_code, h5, = _S6.unpack_from(b, p)
-            p += 3
-            if 0 < h5 < 128:
-                q7 = p + h5 - 1
+    xs3 = []
+    for _ in range(n2):
+        e4 = _new(_DescribeGroupsResponse_DescribedGroup)
+        e4.error_code, h5, = _S6.unpack_from(b, p)
+        p += 3
+        if 0 < h5 < 128:
+            q7 = p + h5 - 1
+            e4.group_id = str(b[p:q7], 'utf-8')
+            p = q7
+        else:
+            n6 = h5 - 1
+            if n6 > 126:
+                n6, p = _uvt(b, p, n6 + 1)
+                n6 -= 1
+            if n6 < 0:
+                raise DecodeError('DescribedGroup.GroupId: null where not nullable')
+            else:
+                q7 = p + n6
                 e4.group_id = str(b[p:q7], 'utf-8')
                 p = q7
-            else:
-                n6 = h5 - 1
-                if n6 > 126:
-                    n6, p = _uvt(b, p, n6 + 1)
-                    n6 -= 1
-                if n6 < 0:
-                    raise DecodeError('DescribedGroup.GroupId: null where not nullable')
-                else:
-                    q7 = p + n6
-                    e4.group_id = str(b[p:q7], 'utf-8')
-                    p = q7
-            h10 = b[p]
-            if 0 < h10 < 128:
-                q9 = p + h10
-                e4.group_state = str(b[p + 1:q9], 'utf-8')
-                p = q9
-            else:
-                p += 1
-                n8 = h10 - 1
-                if n8 > 126:
-                    n8, p = _uvt(b, p, n8 + 1)
-                    n8 -= 1
-                if n8 < 0:
-                    raise DecodeError('DescribedGroup.GroupState: null where not nullable')
-                else:
-                    q9 = p + n8
-                    e4.group_state = str(b[p:q9], 'utf-8')
-                    p = q9
-            h13 = b[p]
-            if 0 < h13 < 128:
-                q12 = p + h13
-                e4.protocol_type = str(b[p + 1:q12], 'utf-8')
-                p = q12
-            else:
-                p += 1
-                n11 = h13 - 1
-                if n11 > 126:
-                    n11, p = _uvt(b, p, n11 + 1)
-                    n11 -= 1
-                if n11 < 0:
-                    raise DecodeError('DescribedGroup.ProtocolType: null where not nullable')
-                else:
-                    q12 = p + n11
-                    e4.protocol_type = str(b[p:q12], 'utf-8')
-                    p = q12
-            h16 = b[p]
-            if 0 < h16 < 128:
-                q15 = p + h16
-                e4.protocol_data = str(b[p + 1:q15], 'utf-8')
-                p = q15
-            else:
-                p += 1
-                n14 = h16 - 1
-                if n14 > 126:
-                    n14, p = _uvt(b, p, n14 + 1)
-                    n14 -= 1
-                if n14 < 0:
-                    raise DecodeError('DescribedGroup.ProtocolData: null where not nullable')
-                else:
-                    q15 = p + n14
-                    e4.protocol_data = str(b[p:q15], 'utf-8')
-                    p = q15
-            n17 = b[p] - 1
+        h10 = b[p]
+        if 0 < h10 < 128:
+            q9 = p + h10
+            e4.group_state = str(b[p + 1:q9], 'utf-8')
+            p = q9
+        else:
             p += 1
+            n8 = h10 - 1
+            if n8 > 126:
+                n8, p = _uvt(b, p, n8 + 1)
+                n8 -= 1
+            if n8 < 0:
+                raise DecodeError('DescribedGroup.GroupState: null where not nullable')
+            else:
+                q9 = p + n8
+                e4.group_state = str(b[p:q9], 'utf-8')
+                p = q9
+        h13 = b[p]
+        if 0 < h13 < 128:
+            q12 = p + h13
+            e4.protocol_type = str(b[p + 1:q12], 'utf-8')
+            p = q12
+        else:
+            p += 1
+            n11 = h13 - 1
+            if n11 > 126:
+                n11, p = _uvt(b, p, n11 + 1)
+                n11 -= 1
+            if n11 < 0:
+                raise DecodeError('DescribedGroup.ProtocolType: null where not nullable')
+            else:
+                q12 = p + n11
+                e4.protocol_type = str(b[p:q12], 'utf-8')
+                p = q12
+        h16 = b[p]
+        if 0 < h16 < 128:
+            q15 = p + h16
+            e4.protocol_data = str(b[p + 1:q15], 'utf-8')
+            p = q15
+        else:
+            p += 1
+            n14 = h16 - 1
+            if n14 > 126:
+                n14, p = _uvt(b, p, n14 + 1)
+                n14 -= 1
+            if n14 < 0:
+                raise DecodeError('DescribedGroup.ProtocolData: null where not nullable')
+            else:
+                q15 = p + n14
+                e4.protocol_data = str(b[p:q15], 'utf-8')
+                p = q15
+        h38 = b[p]
+        p += 1
+        if 0 < h38 < 128:
+            n17 = h38 - 1
+        else:
+            n17 = h38 - 1
             if n17 > 126:
                 n17, p = _uvt(b, p, n17 + 1)
                 n17 -= 1
             if n17 < 0:
                 raise DecodeError('DescribedGroup.Members: null where not nullable')
+            if n17 > bl - p:
+                raise DecodeError('DescribedGroup.Members: count ' + str(n17) + ' past the end')
+        xs18 = []
+        for _ in range(n17):
+            e19 = _new(_DescribeGroupsResponse_DescribedGroupMember)
+            h22 = b[p]
+            if 0 < h22 < 128:
+                q21 = p + h22
+                e19.member_id = str(b[p + 1:q21], 'utf-8')
+                p = q21
             else:
-                if n17 > bl - p:
-                    raise DecodeError('DescribedGroup.Members: count ' + str(n17) + ' past the end')
-                xs18 = []
-                for _ in range(n17):
-                    e19 = _new(_DescribeGroupsResponse_DescribedGroupMember)
-                    h22 = b[p]
-                    if 0 < h22 < 128:
-                        q21 = p + h22
-                        e19.member_id = str(b[p + 1:q21], 'utf-8')
-                        p = q21
-                    else:
-                        p += 1
-                        n20 = h22 - 1
-                        if n20 > 126:
-                            n20, p = _uvt(b, p, n20 + 1)
-                            n20 -= 1
-                        if n20 < 0:
-                            raise DecodeError('DescribedGroupMember.MemberId: null where not nullable')
-                        else:
-                            q21 = p + n20
-                            e19.member_id = str(b[p:q21], 'utf-8')
-                            p = q21
-                    h25 = b[p]
-                    if 0 < h25 < 128:
-                        q24 = p + h25
-                        e19.group_instance_id = str(b[p + 1:q24], 'utf-8')
-                        p = q24
-                    elif h25 == 0:
-                        e19.group_instance_id = None
-                        p += 1
-                    else:
-                        p += 1
-                        n23 = h25 - 1
-                        if n23 > 126:
-                            n23, p = _uvt(b, p, n23 + 1)
-                            n23 -= 1
-                        if n23 < 0:
-                            e19.group_instance_id = None
-                        else:
-                            q24 = p + n23
-                            e19.group_instance_id = str(b[p:q24], 'utf-8')
-                            p = q24
-                    h28 = b[p]
-                    if 0 < h28 < 128:
-                        q27 = p + h28
-                        e19.client_id = str(b[p + 1:q27], 'utf-8')
-                        p = q27
-                    else:
-                        p += 1
-                        n26 = h28 - 1
-                        if n26 > 126:
-                            n26, p = _uvt(b, p, n26 + 1)
-                            n26 -= 1
-                        if n26 < 0:
-                            raise DecodeError('DescribedGroupMember.ClientId: null where not nullable')
-                        else:
-                            q27 = p + n26
-                            e19.client_id = str(b[p:q27], 'utf-8')
-                            p = q27
-                    h31 = b[p]
-                    if 0 < h31 < 128:
-                        q30 = p + h31
-                        e19.client_host = str(b[p + 1:q30], 'utf-8')
-                        p = q30
-                    else:
-                        p += 1
-                        n29 = h31 - 1
-                        if n29 > 126:
-                            n29, p = _uvt(b, p, n29 + 1)
-                            n29 -= 1
-                        if n29 < 0:
-                            raise DecodeError('DescribedGroupMember.ClientHost: null where not nullable')
-                        else:
-                            q30 = p + n29
-                            e19.client_host = str(b[p:q30], 'utf-8')
-                            p = q30
-                    h34 = b[p]
-                    if 0 < h34 < 128:
-                        q33 = p + h34
-                        e19.member_metadata = bytes(b[p + 1:q33])
-                        p = q33
-                    else:
-                        p += 1
-                        n32 = h34 - 1
-                        if n32 > 126:
-                            n32, p = _uvt(b, p, n32 + 1)
-                            n32 -= 1
-                        if n32 < 0:
-                            raise DecodeError('DescribedGroupMember.MemberMetadata: null where not nullable')
-                        else:
-                            q33 = p + n32
-                            e19.member_metadata = bytes(b[p:q33])
-                            p = q33
-                    h37 = b[p]
-                    if 0 < h37 < 128:
-                        q36 = p + h37
-                        e19.member_assignment = bytes(b[p + 1:q36])
-                        p = q36
-                    else:
-                        p += 1
-                        n35 = h37 - 1
-                        if n35 > 126:
-                            n35, p = _uvt(b, p, n35 + 1)
-                            n35 -= 1
-                        if n35 < 0:
-                            raise DecodeError('DescribedGroupMember.MemberAssignment: null where not nullable')
-                        else:
-                            q36 = p + n35
-                            e19.member_assignment = bytes(b[p:q36])
-                            p = q36
-                    if b[p] == 0:  # no tagged fields, the common case
-                        e19.unknown_tagged_fields = None
-                        p += 1
-                    else:
-                        p = _t_DescribeGroupsResponse_DescribedGroupMember_0(b, p, e19)
-                    xs18.append(e19)
-                e4.members = xs18
-            e4.authorized_operations, = _S1.unpack_from(b, p)
-            p += 4
-            e4.error_message = None
-            if b[p] == 0:  # no tagged fields, the common case
-                e4.unknown_tagged_fields = None
+                p += 1
+                n20 = h22 - 1
+                if n20 > 126:
+                    n20, p = _uvt(b, p, n20 + 1)
+                    n20 -= 1
+                if n20 < 0:
+                    raise DecodeError('DescribedGroupMember.MemberId: null where not nullable')
+                else:
+                    q21 = p + n20
+                    e19.member_id = str(b[p:q21], 'utf-8')
+                    p = q21
+            h25 = b[p]
+            if 0 < h25 < 128:
+                q24 = p + h25
+                e19.group_instance_id = str(b[p + 1:q24], 'utf-8')
+                p = q24
+            elif h25 == 0:
+                e19.group_instance_id = None
                 p += 1
             else:
-                p = _t_DescribeGroupsResponse_DescribedGroup_0(b, p, e4)
-            xs3.append(e4)
-        o.groups = xs3
+                p += 1
+                n23 = h25 - 1
+                if n23 > 126:
+                    n23, p = _uvt(b, p, n23 + 1)
+                    n23 -= 1
+                if n23 < 0:
+                    e19.group_instance_id = None
+                else:
+                    q24 = p + n23
+                    e19.group_instance_id = str(b[p:q24], 'utf-8')
+                    p = q24
+            h28 = b[p]
+            if 0 < h28 < 128:
+                q27 = p + h28
+                e19.client_id = str(b[p + 1:q27], 'utf-8')
+                p = q27
+            else:
+                p += 1
+                n26 = h28 - 1
+                if n26 > 126:
+                    n26, p = _uvt(b, p, n26 + 1)
+                    n26 -= 1
+                if n26 < 0:
+                    raise DecodeError('DescribedGroupMember.ClientId: null where not nullable')
+                else:
+                    q27 = p + n26
+                    e19.client_id = str(b[p:q27], 'utf-8')
+                    p = q27
+            h31 = b[p]
+            if 0 < h31 < 128:
+                q30 = p + h31
+                e19.client_host = str(b[p + 1:q30], 'utf-8')
+                p = q30
+            else:
+                p += 1
+                n29 = h31 - 1
+                if n29 > 126:
+                    n29, p = _uvt(b, p, n29 + 1)
+                    n29 -= 1
+                if n29 < 0:
+                    raise DecodeError('DescribedGroupMember.ClientHost: null where not nullable')
+                else:
+                    q30 = p + n29
+                    e19.client_host = str(b[p:q30], 'utf-8')
+                    p = q30
+            h34 = b[p]
+            if 0 < h34 < 128:
+                q33 = p + h34
+                e19.member_metadata = bytes(b[p + 1:q33])
+                p = q33
+            else:
+                p += 1
+                n32 = h34 - 1
+                if n32 > 126:
+                    n32, p = _uvt(b, p, n32 + 1)
+                    n32 -= 1
+                if n32 < 0:
+                    raise DecodeError('DescribedGroupMember.MemberMetadata: null where not nullable')
+                else:
+                    q33 = p + n32
+                    e19.member_metadata = bytes(b[p:q33])
+                    p = q33
+            h37 = b[p]
+            if 0 < h37 < 128:
+                q36 = p + h37
+                e19.member_assignment = bytes(b[p + 1:q36])
+                p = q36
+            else:
+                p += 1
+                n35 = h37 - 1
+                if n35 > 126:
+                    n35, p = _uvt(b, p, n35 + 1)
+                    n35 -= 1
+                if n35 < 0:
+                    raise DecodeError('DescribedGroupMember.MemberAssignment: null where not nullable')
+                else:
+                    q36 = p + n35
+                    e19.member_assignment = bytes(b[p:q36])
+                    p = q36
+            if b[p] == 0:  # no tagged fields, the common case
+                e19.unknown_tagged_fields = None
+                p += 1
+            else:
+                p = _t_DescribeGroupsResponse_DescribedGroupMember_0(b, p, e19)
+            xs18.append(e19)
+        e4.members = xs18
+        e4.authorized_operations, = _S1.unpack_from(b, p)
+        p += 4
+        e4.error_message = None
+        if b[p] == 0:  # no tagged fields, the common case
+            e4.unknown_tagged_fields = None
+            p += 1
+        else:
+            p = _t_DescribeGroupsResponse_DescribedGroup_0(b, p, e4)
+        xs3.append(e4)
+    o.groups = xs3
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         p += 1
@@ -1352,239 +1360,244 @@ def _r_DescribeGroupsResponse_5(b, p):
     o = _new(DescribeGroupsResponse)
     o.throttle_time_ms, h1, = _S5.unpack_from(b, p)
     p += 5
-    n2 = h1 - 1
-    if n2 > 126:
-        n2, p = _uvt(b, p, n2 + 1)
-        n2 -= 1
-    if n2 < 0:
-        raise DecodeError('DescribeGroupsResponse.Groups: null where not nullable')
+    if 0 < h1 < 128:
+        n2 = h1 - 1
     else:
+        n2 = h1 - 1
+        if n2 > 126:
+            n2, p = _uvt(b, p, n2 + 1)
+            n2 -= 1
+        if n2 < 0:
+            raise DecodeError('DescribeGroupsResponse.Groups: null where not nullable')
         if n2 > bl - p:
             raise DecodeError('DescribeGroupsResponse.Groups: count ' + str(n2) + ' past the end')
-        xs3 = []
-        for _ in range(n2):
-            e4 = _new(_DescribeGroupsResponse_DescribedGroup)
-            e4.error_code, h5, = _S6.unpack_from(b, p)
-            p += 3
-            if 0 < h5 < 128:
-                q7 = p + h5 - 1
-                e4.error_message = str(b[p:q7], 'utf-8')
-                p = q7
-            elif h5 == 0:
+    xs3 = []
+    for _ in range(n2):
+        e4 = _new(_DescribeGroupsResponse_DescribedGroup)
+        e4.error_code, h5, = _S6.unpack_from(b, p)
+        p += 3
+        if 0 < h5 < 128:
+            q7 = p + h5 - 1
+            e4.error_message = str(b[p:q7], 'utf-8')
+            p = q7
+        elif h5 == 0:
+            e4.error_message = None
+        else:
+            n6 = h5 - 1
+            if n6 > 126:
+                n6, p = _uvt(b, p, n6 + 1)
+                n6 -= 1
+            if n6 < 0:
                 e4.error_message = None
             else:
-                n6 = h5 - 1
-                if n6 > 126:
-                    n6, p = _uvt(b, p, n6 + 1)
-                    n6 -= 1
-                if n6 < 0:
-                    e4.error_message = None
-                else:
-                    q7 = p + n6
-                    e4.error_message = str(b[p:q7], 'utf-8')
-                    p = q7
-            h10 = b[p]
-            if 0 < h10 < 128:
-                q9 = p + h10
-                e4.group_id = str(b[p + 1:q9], 'utf-8')
-                p = q9
-            else:
-                p += 1
-                n8 = h10 - 1
-                if n8 > 126:
-                    n8, p = _uvt(b, p, n8 + 1)
-                    n8 -= 1
-                if n8 < 0:
-                    raise DecodeError('DescribedGroup.GroupId: null where not nullable')
-                else:
-                    q9 = p + n8
-                    e4.group_id = str(b[p:q9], 'utf-8')
-                    p = q9
-            h13 = b[p]
-            if 0 < h13 < 128:
-                q12 = p + h13
-                e4.group_state = str(b[p + 1:q12], 'utf-8')
-                p = q12
-            else:
-                p += 1
-                n11 = h13 - 1
-                if n11 > 126:
-                    n11, p = _uvt(b, p, n11 + 1)
-                    n11 -= 1
-                if n11 < 0:
-                    raise DecodeError('DescribedGroup.GroupState: null where not nullable')
-                else:
-                    q12 = p + n11
-                    e4.group_state = str(b[p:q12], 'utf-8')
-                    p = q12
-            h16 = b[p]
-            if 0 < h16 < 128:
-                q15 = p + h16
-                e4.protocol_type = str(b[p + 1:q15], 'utf-8')
-                p = q15
-            else:
-                p += 1
-                n14 = h16 - 1
-                if n14 > 126:
-                    n14, p = _uvt(b, p, n14 + 1)
-                    n14 -= 1
-                if n14 < 0:
-                    raise DecodeError('DescribedGroup.ProtocolType: null where not nullable')
-                else:
-                    q15 = p + n14
-                    e4.protocol_type = str(b[p:q15], 'utf-8')
-                    p = q15
-            h19 = b[p]
-            if 0 < h19 < 128:
-                q18 = p + h19
-                e4.protocol_data = str(b[p + 1:q18], 'utf-8')
-                p = q18
-            else:
-                p += 1
-                n17 = h19 - 1
-                if n17 > 126:
-                    n17, p = _uvt(b, p, n17 + 1)
-                    n17 -= 1
-                if n17 < 0:
-                    raise DecodeError('DescribedGroup.ProtocolData: null where not nullable')
-                else:
-                    q18 = p + n17
-                    e4.protocol_data = str(b[p:q18], 'utf-8')
-                    p = q18
-            n20 = b[p] - 1
+                q7 = p + n6
+                e4.error_message = str(b[p:q7], 'utf-8')
+                p = q7
+        h10 = b[p]
+        if 0 < h10 < 128:
+            q9 = p + h10
+            e4.group_id = str(b[p + 1:q9], 'utf-8')
+            p = q9
+        else:
             p += 1
+            n8 = h10 - 1
+            if n8 > 126:
+                n8, p = _uvt(b, p, n8 + 1)
+                n8 -= 1
+            if n8 < 0:
+                raise DecodeError('DescribedGroup.GroupId: null where not nullable')
+            else:
+                q9 = p + n8
+                e4.group_id = str(b[p:q9], 'utf-8')
+                p = q9
+        h13 = b[p]
+        if 0 < h13 < 128:
+            q12 = p + h13
+            e4.group_state = str(b[p + 1:q12], 'utf-8')
+            p = q12
+        else:
+            p += 1
+            n11 = h13 - 1
+            if n11 > 126:
+                n11, p = _uvt(b, p, n11 + 1)
+                n11 -= 1
+            if n11 < 0:
+                raise DecodeError('DescribedGroup.GroupState: null where not nullable')
+            else:
+                q12 = p + n11
+                e4.group_state = str(b[p:q12], 'utf-8')
+                p = q12
+        h16 = b[p]
+        if 0 < h16 < 128:
+            q15 = p + h16
+            e4.protocol_type = str(b[p + 1:q15], 'utf-8')
+            p = q15
+        else:
+            p += 1
+            n14 = h16 - 1
+            if n14 > 126:
+                n14, p = _uvt(b, p, n14 + 1)
+                n14 -= 1
+            if n14 < 0:
+                raise DecodeError('DescribedGroup.ProtocolType: null where not nullable')
+            else:
+                q15 = p + n14
+                e4.protocol_type = str(b[p:q15], 'utf-8')
+                p = q15
+        h19 = b[p]
+        if 0 < h19 < 128:
+            q18 = p + h19
+            e4.protocol_data = str(b[p + 1:q18], 'utf-8')
+            p = q18
+        else:
+            p += 1
+            n17 = h19 - 1
+            if n17 > 126:
+                n17, p = _uvt(b, p, n17 + 1)
+                n17 -= 1
+            if n17 < 0:
+                raise DecodeError('DescribedGroup.ProtocolData: null where not nullable')
+            else:
+                q18 = p + n17
+                e4.protocol_data = str(b[p:q18], 'utf-8')
+                p = q18
+        h41 = b[p]
+        p += 1
+        if 0 < h41 < 128:
+            n20 = h41 - 1
+        else:
+            n20 = h41 - 1
             if n20 > 126:
                 n20, p = _uvt(b, p, n20 + 1)
                 n20 -= 1
             if n20 < 0:
                 raise DecodeError('DescribedGroup.Members: null where not nullable')
+            if n20 > bl - p:
+                raise DecodeError('DescribedGroup.Members: count ' + str(n20) + ' past the end')
+        xs21 = []
+        for _ in range(n20):
+            e22 = _new(_DescribeGroupsResponse_DescribedGroupMember)
+            h25 = b[p]
+            if 0 < h25 < 128:
+                q24 = p + h25
+                e22.member_id = str(b[p + 1:q24], 'utf-8')
+                p = q24
             else:
-                if n20 > bl - p:
-                    raise DecodeError('DescribedGroup.Members: count ' + str(n20) + ' past the end')
-                xs21 = []
-                for _ in range(n20):
-                    e22 = _new(_DescribeGroupsResponse_DescribedGroupMember)
-                    h25 = b[p]
-                    if 0 < h25 < 128:
-                        q24 = p + h25
-                        e22.member_id = str(b[p + 1:q24], 'utf-8')
-                        p = q24
-                    else:
-                        p += 1
-                        n23 = h25 - 1
-                        if n23 > 126:
-                            n23, p = _uvt(b, p, n23 + 1)
-                            n23 -= 1
-                        if n23 < 0:
-                            raise DecodeError('DescribedGroupMember.MemberId: null where not nullable')
-                        else:
-                            q24 = p + n23
-                            e22.member_id = str(b[p:q24], 'utf-8')
-                            p = q24
-                    h28 = b[p]
-                    if 0 < h28 < 128:
-                        q27 = p + h28
-                        e22.group_instance_id = str(b[p + 1:q27], 'utf-8')
-                        p = q27
-                    elif h28 == 0:
-                        e22.group_instance_id = None
-                        p += 1
-                    else:
-                        p += 1
-                        n26 = h28 - 1
-                        if n26 > 126:
-                            n26, p = _uvt(b, p, n26 + 1)
-                            n26 -= 1
-                        if n26 < 0:
-                            e22.group_instance_id = None
-                        else:
-                            q27 = p + n26
-                            e22.group_instance_id = str(b[p:q27], 'utf-8')
-                            p = q27
-                    h31 = b[p]
-                    if 0 < h31 < 128:
-                        q30 = p + h31
-                        e22.client_id = str(b[p + 1:q30], 'utf-8')
-                        p = q30
-                    else:
-                        p += 1
-                        n29 = h31 - 1
-                        if n29 > 126:
-                            n29, p = _uvt(b, p, n29 + 1)
-                            n29 -= 1
-                        if n29 < 0:
-                            raise DecodeError('DescribedGroupMember.ClientId: null where not nullable')
-                        else:
-                            q30 = p + n29
-                            e22.client_id = str(b[p:q30], 'utf-8')
-                            p = q30
-                    h34 = b[p]
-                    if 0 < h34 < 128:
-                        q33 = p + h34
-                        e22.client_host = str(b[p + 1:q33], 'utf-8')
-                        p = q33
-                    else:
-                        p += 1
-                        n32 = h34 - 1
-                        if n32 > 126:
-                            n32, p = _uvt(b, p, n32 + 1)
-                            n32 -= 1
-                        if n32 < 0:
-                            raise DecodeError('DescribedGroupMember.ClientHost: null where not nullable')
-                        else:
-                            q33 = p + n32
-                            e22.client_host = str(b[p:q33], 'utf-8')
-                            p = q33
-                    h37 = b[p]
-                    if 0 < h37 < 128:
-                        q36 = p + h37
-                        e22.member_metadata = bytes(b[p + 1:q36])
-                        p = q36
-                    else:
-                        p += 1
-                        n35 = h37 - 1
-                        if n35 > 126:
-                            n35, p = _uvt(b, p, n35 + 1)
-                            n35 -= 1
-                        if n35 < 0:
-                            raise DecodeError('DescribedGroupMember.MemberMetadata: null where not nullable')
-                        else:
-                            q36 = p + n35
-                            e22.member_metadata = bytes(b[p:q36])
-                            p = q36
-                    h40 = b[p]
-                    if 0 < h40 < 128:
-                        q39 = p + h40
-                        e22.member_assignment = bytes(b[p + 1:q39])
-                        p = q39
-                    else:
-                        p += 1
-                        n38 = h40 - 1
-                        if n38 > 126:
-                            n38, p = _uvt(b, p, n38 + 1)
-                            n38 -= 1
-                        if n38 < 0:
-                            raise DecodeError('DescribedGroupMember.MemberAssignment: null where not nullable')
-                        else:
-                            q39 = p + n38
-                            e22.member_assignment = bytes(b[p:q39])
-                            p = q39
-                    if b[p] == 0:  # no tagged fields, the common case
-                        e22.unknown_tagged_fields = None
-                        p += 1
-                    else:
-                        p = _t_DescribeGroupsResponse_DescribedGroupMember_0(b, p, e22)
-                    xs21.append(e22)
-                e4.members = xs21
-            e4.authorized_operations, = _S1.unpack_from(b, p)
-            p += 4
-            if b[p] == 0:  # no tagged fields, the common case
-                e4.unknown_tagged_fields = None
+                p += 1
+                n23 = h25 - 1
+                if n23 > 126:
+                    n23, p = _uvt(b, p, n23 + 1)
+                    n23 -= 1
+                if n23 < 0:
+                    raise DecodeError('DescribedGroupMember.MemberId: null where not nullable')
+                else:
+                    q24 = p + n23
+                    e22.member_id = str(b[p:q24], 'utf-8')
+                    p = q24
+            h28 = b[p]
+            if 0 < h28 < 128:
+                q27 = p + h28
+                e22.group_instance_id = str(b[p + 1:q27], 'utf-8')
+                p = q27
+            elif h28 == 0:
+                e22.group_instance_id = None
                 p += 1
             else:
-                p = _t_DescribeGroupsResponse_DescribedGroup_0(b, p, e4)
-            xs3.append(e4)
-        o.groups = xs3
+                p += 1
+                n26 = h28 - 1
+                if n26 > 126:
+                    n26, p = _uvt(b, p, n26 + 1)
+                    n26 -= 1
+                if n26 < 0:
+                    e22.group_instance_id = None
+                else:
+                    q27 = p + n26
+                    e22.group_instance_id = str(b[p:q27], 'utf-8')
+                    p = q27
+            h31 = b[p]
+            if 0 < h31 < 128:
+                q30 = p + h31
+                e22.client_id = str(b[p + 1:q30], 'utf-8')
+                p = q30
+            else:
+                p += 1
+                n29 = h31 - 1
+                if n29 > 126:
+                    n29, p = _uvt(b, p, n29 + 1)
+                    n29 -= 1
+                if n29 < 0:
+                    raise DecodeError('DescribedGroupMember.ClientId: null where not nullable')
+                else:
+                    q30 = p + n29
+                    e22.client_id = str(b[p:q30], 'utf-8')
+                    p = q30
+            h34 = b[p]
+            if 0 < h34 < 128:
+                q33 = p + h34
+                e22.client_host = str(b[p + 1:q33], 'utf-8')
+                p = q33
+            else:
+                p += 1
+                n32 = h34 - 1
+                if n32 > 126:
+                    n32, p = _uvt(b, p, n32 + 1)
+                    n32 -= 1
+                if n32 < 0:
+                    raise DecodeError('DescribedGroupMember.ClientHost: null where not nullable')
+                else:
+                    q33 = p + n32
+                    e22.client_host = str(b[p:q33], 'utf-8')
+                    p = q33
+            h37 = b[p]
+            if 0 < h37 < 128:
+                q36 = p + h37
+                e22.member_metadata = bytes(b[p + 1:q36])
+                p = q36
+            else:
+                p += 1
+                n35 = h37 - 1
+                if n35 > 126:
+                    n35, p = _uvt(b, p, n35 + 1)
+                    n35 -= 1
+                if n35 < 0:
+                    raise DecodeError('DescribedGroupMember.MemberMetadata: null where not nullable')
+                else:
+                    q36 = p + n35
+                    e22.member_metadata = bytes(b[p:q36])
+                    p = q36
+            h40 = b[p]
+            if 0 < h40 < 128:
+                q39 = p + h40
+                e22.member_assignment = bytes(b[p + 1:q39])
+                p = q39
+            else:
+                p += 1
+                n38 = h40 - 1
+                if n38 > 126:
+                    n38, p = _uvt(b, p, n38 + 1)
+                    n38 -= 1
+                if n38 < 0:
+                    raise DecodeError('DescribedGroupMember.MemberAssignment: null where not nullable')
+                else:
+                    q39 = p + n38
+                    e22.member_assignment = bytes(b[p:q39])
+                    p = q39
+            if b[p] == 0:  # no tagged fields, the common case
+                e22.unknown_tagged_fields = None
+                p += 1
+            else:
+                p = _t_DescribeGroupsResponse_DescribedGroupMember_0(b, p, e22)
+            xs21.append(e22)
+        e4.members = xs21
+        e4.authorized_operations, = _S1.unpack_from(b, p)
+        p += 4
+        if b[p] == 0:  # no tagged fields, the common case
+            e4.unknown_tagged_fields = None
+            p += 1
+        else:
+            p = _t_DescribeGroupsResponse_DescribedGroup_0(b, p, e4)
+        xs3.append(e4)
+    o.groups = xs3
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         p += 1

@@ -539,104 +539,112 @@ def _r_DescribeLogDirsResponse_1(b, p):
     o = _new(DescribeLogDirsResponse)
     o.throttle_time_ms, h1, = _S5.unpack_from(b, p)
     p += 5
-    n2 = h1 - 1
-    if n2 > 126:
-        n2, p = _uvt(b, p, n2 + 1)
-        n2 -= 1
-    if n2 < 0:
-        raise DecodeError('DescribeLogDirsResponse.Results: null where not nullable')
+    if 0 < h1 < 128:
+        n2 = h1 - 1
     else:
+        n2 = h1 - 1
+        if n2 > 126:
+            n2, p = _uvt(b, p, n2 + 1)
+            n2 -= 1
+        if n2 < 0:
+            raise DecodeError('DescribeLogDirsResponse.Results: null where not nullable')
         if n2 > bl - p:
             raise DecodeError('DescribeLogDirsResponse.Results: count ' + str(n2) + ' past the end')
-        xs3 = []
-        for _ in range(n2):
-            e4 = _new(_DescribeLogDirsResponse_DescribeLogDirsResult)
-            e4.error_code, h5, = _S6.unpack_from(b, p)
-            p += 3
-            if 0 < h5 < 128:
-                q7 = p + h5 - 1
+    xs3 = []
+    for _ in range(n2):
+        e4 = _new(_DescribeLogDirsResponse_DescribeLogDirsResult)
+        e4.error_code, h5, = _S6.unpack_from(b, p)
+        p += 3
+        if 0 < h5 < 128:
+            q7 = p + h5 - 1
+            e4.log_dir = str(b[p:q7], 'utf-8')
+            p = q7
+        else:
+            n6 = h5 - 1
+            if n6 > 126:
+                n6, p = _uvt(b, p, n6 + 1)
+                n6 -= 1
+            if n6 < 0:
+                raise DecodeError('DescribeLogDirsResult.LogDir: null where not nullable')
+            else:
+                q7 = p + n6
                 e4.log_dir = str(b[p:q7], 'utf-8')
                 p = q7
-            else:
-                n6 = h5 - 1
-                if n6 > 126:
-                    n6, p = _uvt(b, p, n6 + 1)
-                    n6 -= 1
-                if n6 < 0:
-                    raise DecodeError('DescribeLogDirsResult.LogDir: null where not nullable')
-                else:
-                    q7 = p + n6
-                    e4.log_dir = str(b[p:q7], 'utf-8')
-                    p = q7
-            n8 = b[p] - 1
-            p += 1
+        h18 = b[p]
+        p += 1
+        if 0 < h18 < 128:
+            n8 = h18 - 1
+        else:
+            n8 = h18 - 1
             if n8 > 126:
                 n8, p = _uvt(b, p, n8 + 1)
                 n8 -= 1
             if n8 < 0:
                 raise DecodeError('DescribeLogDirsResult.Topics: null where not nullable')
+            if n8 > bl - p:
+                raise DecodeError('DescribeLogDirsResult.Topics: count ' + str(n8) + ' past the end')
+        xs9 = []
+        for _ in range(n8):
+            e10 = _new(_DescribeLogDirsResponse_DescribeLogDirsTopic)
+            h13 = b[p]
+            if 0 < h13 < 128:
+                q12 = p + h13
+                e10.name = str(b[p + 1:q12], 'utf-8')
+                p = q12
             else:
-                if n8 > bl - p:
-                    raise DecodeError('DescribeLogDirsResult.Topics: count ' + str(n8) + ' past the end')
-                xs9 = []
-                for _ in range(n8):
-                    e10 = _new(_DescribeLogDirsResponse_DescribeLogDirsTopic)
-                    h13 = b[p]
-                    if 0 < h13 < 128:
-                        q12 = p + h13
-                        e10.name = str(b[p + 1:q12], 'utf-8')
-                        p = q12
-                    else:
-                        p += 1
-                        n11 = h13 - 1
-                        if n11 > 126:
-                            n11, p = _uvt(b, p, n11 + 1)
-                            n11 -= 1
-                        if n11 < 0:
-                            raise DecodeError('DescribeLogDirsTopic.Name: null where not nullable')
-                        else:
-                            q12 = p + n11
-                            e10.name = str(b[p:q12], 'utf-8')
-                            p = q12
-                    n14 = b[p] - 1
+                p += 1
+                n11 = h13 - 1
+                if n11 > 126:
+                    n11, p = _uvt(b, p, n11 + 1)
+                    n11 -= 1
+                if n11 < 0:
+                    raise DecodeError('DescribeLogDirsTopic.Name: null where not nullable')
+                else:
+                    q12 = p + n11
+                    e10.name = str(b[p:q12], 'utf-8')
+                    p = q12
+            h17 = b[p]
+            p += 1
+            if 0 < h17 < 128:
+                n14 = h17 - 1
+            else:
+                n14 = h17 - 1
+                if n14 > 126:
+                    n14, p = _uvt(b, p, n14 + 1)
+                    n14 -= 1
+                if n14 < 0:
+                    raise DecodeError('DescribeLogDirsTopic.Partitions: null where not nullable')
+                if n14 > bl - p:
+                    raise DecodeError('DescribeLogDirsTopic.Partitions: count ' + str(n14) + ' past the end')
+            xs15 = []
+            for _ in range(n14):
+                e16 = _new(_DescribeLogDirsResponse_DescribeLogDirsPartition)
+                e16.partition_index, e16.partition_size, e16.offset_lag, e16.is_future_key, = _S4.unpack_from(b, p)
+                p += 21
+                if b[p] == 0:  # no tagged fields, the common case
+                    e16.unknown_tagged_fields = None
                     p += 1
-                    if n14 > 126:
-                        n14, p = _uvt(b, p, n14 + 1)
-                        n14 -= 1
-                    if n14 < 0:
-                        raise DecodeError('DescribeLogDirsTopic.Partitions: null where not nullable')
-                    else:
-                        if n14 > bl - p:
-                            raise DecodeError('DescribeLogDirsTopic.Partitions: count ' + str(n14) + ' past the end')
-                        xs15 = []
-                        for _ in range(n14):
-                            e16 = _new(_DescribeLogDirsResponse_DescribeLogDirsPartition)
-                            e16.partition_index, e16.partition_size, e16.offset_lag, e16.is_future_key, = _S4.unpack_from(b, p)
-                            p += 21
-                            if b[p] == 0:  # no tagged fields, the common case
-                                e16.unknown_tagged_fields = None
-                                p += 1
-                            else:
-                                p = _t_DescribeLogDirsResponse_DescribeLogDirsPartition_0(b, p, e16)
-                            xs15.append(e16)
-                        e10.partitions = xs15
-                    if b[p] == 0:  # no tagged fields, the common case
-                        e10.unknown_tagged_fields = None
-                        p += 1
-                    else:
-                        p = _t_DescribeLogDirsResponse_DescribeLogDirsTopic_0(b, p, e10)
-                    xs9.append(e10)
-                e4.topics = xs9
-            e4.total_bytes = -1
-            e4.usable_bytes = -1
-            e4.is_cordoned = False
+                else:
+                    p = _t_DescribeLogDirsResponse_DescribeLogDirsPartition_0(b, p, e16)
+                xs15.append(e16)
+            e10.partitions = xs15
             if b[p] == 0:  # no tagged fields, the common case
-                e4.unknown_tagged_fields = None
+                e10.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_DescribeLogDirsResponse_DescribeLogDirsResult_0(b, p, e4)
-            xs3.append(e4)
-        o.results = xs3
+                p = _t_DescribeLogDirsResponse_DescribeLogDirsTopic_0(b, p, e10)
+            xs9.append(e10)
+        e4.topics = xs9
+        e4.total_bytes = -1
+        e4.usable_bytes = -1
+        e4.is_cordoned = False
+        if b[p] == 0:  # no tagged fields, the common case
+            e4.unknown_tagged_fields = None
+            p += 1
+        else:
+            p = _t_DescribeLogDirsResponse_DescribeLogDirsResult_0(b, p, e4)
+        xs3.append(e4)
+    o.results = xs3
     o.error_code = 0
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
@@ -712,104 +720,112 @@ def _r_DescribeLogDirsResponse_2(b, p):
     o = _new(DescribeLogDirsResponse)
     o.throttle_time_ms, o.error_code, h1, = _S7.unpack_from(b, p)
     p += 7
-    n2 = h1 - 1
-    if n2 > 126:
-        n2, p = _uvt(b, p, n2 + 1)
-        n2 -= 1
-    if n2 < 0:
-        raise DecodeError('DescribeLogDirsResponse.Results: null where not nullable')
+    if 0 < h1 < 128:
+        n2 = h1 - 1
     else:
+        n2 = h1 - 1
+        if n2 > 126:
+            n2, p = _uvt(b, p, n2 + 1)
+            n2 -= 1
+        if n2 < 0:
+            raise DecodeError('DescribeLogDirsResponse.Results: null where not nullable')
         if n2 > bl - p:
             raise DecodeError('DescribeLogDirsResponse.Results: count ' + str(n2) + ' past the end')
-        xs3 = []
-        for _ in range(n2):
-            e4 = _new(_DescribeLogDirsResponse_DescribeLogDirsResult)
-            e4.error_code, h5, = _S6.unpack_from(b, p)
-            p += 3
-            if 0 < h5 < 128:
-                q7 = p + h5 - 1
+    xs3 = []
+    for _ in range(n2):
+        e4 = _new(_DescribeLogDirsResponse_DescribeLogDirsResult)
+        e4.error_code, h5, = _S6.unpack_from(b, p)
+        p += 3
+        if 0 < h5 < 128:
+            q7 = p + h5 - 1
+            e4.log_dir = str(b[p:q7], 'utf-8')
+            p = q7
+        else:
+            n6 = h5 - 1
+            if n6 > 126:
+                n6, p = _uvt(b, p, n6 + 1)
+                n6 -= 1
+            if n6 < 0:
+                raise DecodeError('DescribeLogDirsResult.LogDir: null where not nullable')
+            else:
+                q7 = p + n6
                 e4.log_dir = str(b[p:q7], 'utf-8')
                 p = q7
-            else:
-                n6 = h5 - 1
-                if n6 > 126:
-                    n6, p = _uvt(b, p, n6 + 1)
-                    n6 -= 1
-                if n6 < 0:
-                    raise DecodeError('DescribeLogDirsResult.LogDir: null where not nullable')
-                else:
-                    q7 = p + n6
-                    e4.log_dir = str(b[p:q7], 'utf-8')
-                    p = q7
-            n8 = b[p] - 1
-            p += 1
+        h18 = b[p]
+        p += 1
+        if 0 < h18 < 128:
+            n8 = h18 - 1
+        else:
+            n8 = h18 - 1
             if n8 > 126:
                 n8, p = _uvt(b, p, n8 + 1)
                 n8 -= 1
             if n8 < 0:
                 raise DecodeError('DescribeLogDirsResult.Topics: null where not nullable')
+            if n8 > bl - p:
+                raise DecodeError('DescribeLogDirsResult.Topics: count ' + str(n8) + ' past the end')
+        xs9 = []
+        for _ in range(n8):
+            e10 = _new(_DescribeLogDirsResponse_DescribeLogDirsTopic)
+            h13 = b[p]
+            if 0 < h13 < 128:
+                q12 = p + h13
+                e10.name = str(b[p + 1:q12], 'utf-8')
+                p = q12
             else:
-                if n8 > bl - p:
-                    raise DecodeError('DescribeLogDirsResult.Topics: count ' + str(n8) + ' past the end')
-                xs9 = []
-                for _ in range(n8):
-                    e10 = _new(_DescribeLogDirsResponse_DescribeLogDirsTopic)
-                    h13 = b[p]
-                    if 0 < h13 < 128:
-                        q12 = p + h13
-                        e10.name = str(b[p + 1:q12], 'utf-8')
-                        p = q12
-                    else:
-                        p += 1
-                        n11 = h13 - 1
-                        if n11 > 126:
-                            n11, p = _uvt(b, p, n11 + 1)
-                            n11 -= 1
-                        if n11 < 0:
-                            raise DecodeError('DescribeLogDirsTopic.Name: null where not nullable')
-                        else:
-                            q12 = p + n11
-                            e10.name = str(b[p:q12], 'utf-8')
-                            p = q12
-                    n14 = b[p] - 1
+                p += 1
+                n11 = h13 - 1
+                if n11 > 126:
+                    n11, p = _uvt(b, p, n11 + 1)
+                    n11 -= 1
+                if n11 < 0:
+                    raise DecodeError('DescribeLogDirsTopic.Name: null where not nullable')
+                else:
+                    q12 = p + n11
+                    e10.name = str(b[p:q12], 'utf-8')
+                    p = q12
+            h17 = b[p]
+            p += 1
+            if 0 < h17 < 128:
+                n14 = h17 - 1
+            else:
+                n14 = h17 - 1
+                if n14 > 126:
+                    n14, p = _uvt(b, p, n14 + 1)
+                    n14 -= 1
+                if n14 < 0:
+                    raise DecodeError('DescribeLogDirsTopic.Partitions: null where not nullable')
+                if n14 > bl - p:
+                    raise DecodeError('DescribeLogDirsTopic.Partitions: count ' + str(n14) + ' past the end')
+            xs15 = []
+            for _ in range(n14):
+                e16 = _new(_DescribeLogDirsResponse_DescribeLogDirsPartition)
+                e16.partition_index, e16.partition_size, e16.offset_lag, e16.is_future_key, = _S4.unpack_from(b, p)
+                p += 21
+                if b[p] == 0:  # no tagged fields, the common case
+                    e16.unknown_tagged_fields = None
                     p += 1
-                    if n14 > 126:
-                        n14, p = _uvt(b, p, n14 + 1)
-                        n14 -= 1
-                    if n14 < 0:
-                        raise DecodeError('DescribeLogDirsTopic.Partitions: null where not nullable')
-                    else:
-                        if n14 > bl - p:
-                            raise DecodeError('DescribeLogDirsTopic.Partitions: count ' + str(n14) + ' past the end')
-                        xs15 = []
-                        for _ in range(n14):
-                            e16 = _new(_DescribeLogDirsResponse_DescribeLogDirsPartition)
-                            e16.partition_index, e16.partition_size, e16.offset_lag, e16.is_future_key, = _S4.unpack_from(b, p)
-                            p += 21
-                            if b[p] == 0:  # no tagged fields, the common case
-                                e16.unknown_tagged_fields = None
-                                p += 1
-                            else:
-                                p = _t_DescribeLogDirsResponse_DescribeLogDirsPartition_0(b, p, e16)
-                            xs15.append(e16)
-                        e10.partitions = xs15
-                    if b[p] == 0:  # no tagged fields, the common case
-                        e10.unknown_tagged_fields = None
-                        p += 1
-                    else:
-                        p = _t_DescribeLogDirsResponse_DescribeLogDirsTopic_0(b, p, e10)
-                    xs9.append(e10)
-                e4.topics = xs9
-            e4.total_bytes = -1
-            e4.usable_bytes = -1
-            e4.is_cordoned = False
+                else:
+                    p = _t_DescribeLogDirsResponse_DescribeLogDirsPartition_0(b, p, e16)
+                xs15.append(e16)
+            e10.partitions = xs15
             if b[p] == 0:  # no tagged fields, the common case
-                e4.unknown_tagged_fields = None
+                e10.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_DescribeLogDirsResponse_DescribeLogDirsResult_0(b, p, e4)
-            xs3.append(e4)
-        o.results = xs3
+                p = _t_DescribeLogDirsResponse_DescribeLogDirsTopic_0(b, p, e10)
+            xs9.append(e10)
+        e4.topics = xs9
+        e4.total_bytes = -1
+        e4.usable_bytes = -1
+        e4.is_cordoned = False
+        if b[p] == 0:  # no tagged fields, the common case
+            e4.unknown_tagged_fields = None
+            p += 1
+        else:
+            p = _t_DescribeLogDirsResponse_DescribeLogDirsResult_0(b, p, e4)
+        xs3.append(e4)
+    o.results = xs3
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         p += 1
@@ -884,104 +900,112 @@ def _r_DescribeLogDirsResponse_3(b, p):
     o = _new(DescribeLogDirsResponse)
     o.throttle_time_ms, o.error_code, h1, = _S7.unpack_from(b, p)
     p += 7
-    n2 = h1 - 1
-    if n2 > 126:
-        n2, p = _uvt(b, p, n2 + 1)
-        n2 -= 1
-    if n2 < 0:
-        raise DecodeError('DescribeLogDirsResponse.Results: null where not nullable')
+    if 0 < h1 < 128:
+        n2 = h1 - 1
     else:
+        n2 = h1 - 1
+        if n2 > 126:
+            n2, p = _uvt(b, p, n2 + 1)
+            n2 -= 1
+        if n2 < 0:
+            raise DecodeError('DescribeLogDirsResponse.Results: null where not nullable')
         if n2 > bl - p:
             raise DecodeError('DescribeLogDirsResponse.Results: count ' + str(n2) + ' past the end')
-        xs3 = []
-        for _ in range(n2):
-            e4 = _new(_DescribeLogDirsResponse_DescribeLogDirsResult)
-            e4.error_code, h5, = _S6.unpack_from(b, p)
-            p += 3
-            if 0 < h5 < 128:
-                q7 = p + h5 - 1
+    xs3 = []
+    for _ in range(n2):
+        e4 = _new(_DescribeLogDirsResponse_DescribeLogDirsResult)
+        e4.error_code, h5, = _S6.unpack_from(b, p)
+        p += 3
+        if 0 < h5 < 128:
+            q7 = p + h5 - 1
+            e4.log_dir = str(b[p:q7], 'utf-8')
+            p = q7
+        else:
+            n6 = h5 - 1
+            if n6 > 126:
+                n6, p = _uvt(b, p, n6 + 1)
+                n6 -= 1
+            if n6 < 0:
+                raise DecodeError('DescribeLogDirsResult.LogDir: null where not nullable')
+            else:
+                q7 = p + n6
                 e4.log_dir = str(b[p:q7], 'utf-8')
                 p = q7
-            else:
-                n6 = h5 - 1
-                if n6 > 126:
-                    n6, p = _uvt(b, p, n6 + 1)
-                    n6 -= 1
-                if n6 < 0:
-                    raise DecodeError('DescribeLogDirsResult.LogDir: null where not nullable')
-                else:
-                    q7 = p + n6
-                    e4.log_dir = str(b[p:q7], 'utf-8')
-                    p = q7
-            n8 = b[p] - 1
-            p += 1
+        h18 = b[p]
+        p += 1
+        if 0 < h18 < 128:
+            n8 = h18 - 1
+        else:
+            n8 = h18 - 1
             if n8 > 126:
                 n8, p = _uvt(b, p, n8 + 1)
                 n8 -= 1
             if n8 < 0:
                 raise DecodeError('DescribeLogDirsResult.Topics: null where not nullable')
+            if n8 > bl - p:
+                raise DecodeError('DescribeLogDirsResult.Topics: count ' + str(n8) + ' past the end')
+        xs9 = []
+        for _ in range(n8):
+            e10 = _new(_DescribeLogDirsResponse_DescribeLogDirsTopic)
+            h13 = b[p]
+            if 0 < h13 < 128:
+                q12 = p + h13
+                e10.name = str(b[p + 1:q12], 'utf-8')
+                p = q12
             else:
-                if n8 > bl - p:
-                    raise DecodeError('DescribeLogDirsResult.Topics: count ' + str(n8) + ' past the end')
-                xs9 = []
-                for _ in range(n8):
-                    e10 = _new(_DescribeLogDirsResponse_DescribeLogDirsTopic)
-                    h13 = b[p]
-                    if 0 < h13 < 128:
-                        q12 = p + h13
-                        e10.name = str(b[p + 1:q12], 'utf-8')
-                        p = q12
-                    else:
-                        p += 1
-                        n11 = h13 - 1
-                        if n11 > 126:
-                            n11, p = _uvt(b, p, n11 + 1)
-                            n11 -= 1
-                        if n11 < 0:
-                            raise DecodeError('DescribeLogDirsTopic.Name: null where not nullable')
-                        else:
-                            q12 = p + n11
-                            e10.name = str(b[p:q12], 'utf-8')
-                            p = q12
-                    n14 = b[p] - 1
+                p += 1
+                n11 = h13 - 1
+                if n11 > 126:
+                    n11, p = _uvt(b, p, n11 + 1)
+                    n11 -= 1
+                if n11 < 0:
+                    raise DecodeError('DescribeLogDirsTopic.Name: null where not nullable')
+                else:
+                    q12 = p + n11
+                    e10.name = str(b[p:q12], 'utf-8')
+                    p = q12
+            h17 = b[p]
+            p += 1
+            if 0 < h17 < 128:
+                n14 = h17 - 1
+            else:
+                n14 = h17 - 1
+                if n14 > 126:
+                    n14, p = _uvt(b, p, n14 + 1)
+                    n14 -= 1
+                if n14 < 0:
+                    raise DecodeError('DescribeLogDirsTopic.Partitions: null where not nullable')
+                if n14 > bl - p:
+                    raise DecodeError('DescribeLogDirsTopic.Partitions: count ' + str(n14) + ' past the end')
+            xs15 = []
+            for _ in range(n14):
+                e16 = _new(_DescribeLogDirsResponse_DescribeLogDirsPartition)
+                e16.partition_index, e16.partition_size, e16.offset_lag, e16.is_future_key, = _S4.unpack_from(b, p)
+                p += 21
+                if b[p] == 0:  # no tagged fields, the common case
+                    e16.unknown_tagged_fields = None
                     p += 1
-                    if n14 > 126:
-                        n14, p = _uvt(b, p, n14 + 1)
-                        n14 -= 1
-                    if n14 < 0:
-                        raise DecodeError('DescribeLogDirsTopic.Partitions: null where not nullable')
-                    else:
-                        if n14 > bl - p:
-                            raise DecodeError('DescribeLogDirsTopic.Partitions: count ' + str(n14) + ' past the end')
-                        xs15 = []
-                        for _ in range(n14):
-                            e16 = _new(_DescribeLogDirsResponse_DescribeLogDirsPartition)
-                            e16.partition_index, e16.partition_size, e16.offset_lag, e16.is_future_key, = _S4.unpack_from(b, p)
-                            p += 21
-                            if b[p] == 0:  # no tagged fields, the common case
-                                e16.unknown_tagged_fields = None
-                                p += 1
-                            else:
-                                p = _t_DescribeLogDirsResponse_DescribeLogDirsPartition_0(b, p, e16)
-                            xs15.append(e16)
-                        e10.partitions = xs15
-                    if b[p] == 0:  # no tagged fields, the common case
-                        e10.unknown_tagged_fields = None
-                        p += 1
-                    else:
-                        p = _t_DescribeLogDirsResponse_DescribeLogDirsTopic_0(b, p, e10)
-                    xs9.append(e10)
-                e4.topics = xs9
-            e4.total_bytes, e4.usable_bytes, = _S9.unpack_from(b, p)
-            p += 16
-            e4.is_cordoned = False
+                else:
+                    p = _t_DescribeLogDirsResponse_DescribeLogDirsPartition_0(b, p, e16)
+                xs15.append(e16)
+            e10.partitions = xs15
             if b[p] == 0:  # no tagged fields, the common case
-                e4.unknown_tagged_fields = None
+                e10.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_DescribeLogDirsResponse_DescribeLogDirsResult_0(b, p, e4)
-            xs3.append(e4)
-        o.results = xs3
+                p = _t_DescribeLogDirsResponse_DescribeLogDirsTopic_0(b, p, e10)
+            xs9.append(e10)
+        e4.topics = xs9
+        e4.total_bytes, e4.usable_bytes, = _S9.unpack_from(b, p)
+        p += 16
+        e4.is_cordoned = False
+        if b[p] == 0:  # no tagged fields, the common case
+            e4.unknown_tagged_fields = None
+            p += 1
+        else:
+            p = _t_DescribeLogDirsResponse_DescribeLogDirsResult_0(b, p, e4)
+        xs3.append(e4)
+    o.results = xs3
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         p += 1
@@ -1057,103 +1081,111 @@ def _r_DescribeLogDirsResponse_4(b, p):
     o = _new(DescribeLogDirsResponse)
     o.throttle_time_ms, o.error_code, h1, = _S7.unpack_from(b, p)
     p += 7
-    n2 = h1 - 1
-    if n2 > 126:
-        n2, p = _uvt(b, p, n2 + 1)
-        n2 -= 1
-    if n2 < 0:
-        raise DecodeError('DescribeLogDirsResponse.Results: null where not nullable')
+    if 0 < h1 < 128:
+        n2 = h1 - 1
     else:
+        n2 = h1 - 1
+        if n2 > 126:
+            n2, p = _uvt(b, p, n2 + 1)
+            n2 -= 1
+        if n2 < 0:
+            raise DecodeError('DescribeLogDirsResponse.Results: null where not nullable')
         if n2 > bl - p:
             raise DecodeError('DescribeLogDirsResponse.Results: count ' + str(n2) + ' past the end')
-        xs3 = []
-        for _ in range(n2):
-            e4 = _new(_DescribeLogDirsResponse_DescribeLogDirsResult)
-            e4.error_code, h5, = _S6.unpack_from(b, p)
-            p += 3
-            if 0 < h5 < 128:
-                q7 = p + h5 - 1
+    xs3 = []
+    for _ in range(n2):
+        e4 = _new(_DescribeLogDirsResponse_DescribeLogDirsResult)
+        e4.error_code, h5, = _S6.unpack_from(b, p)
+        p += 3
+        if 0 < h5 < 128:
+            q7 = p + h5 - 1
+            e4.log_dir = str(b[p:q7], 'utf-8')
+            p = q7
+        else:
+            n6 = h5 - 1
+            if n6 > 126:
+                n6, p = _uvt(b, p, n6 + 1)
+                n6 -= 1
+            if n6 < 0:
+                raise DecodeError('DescribeLogDirsResult.LogDir: null where not nullable')
+            else:
+                q7 = p + n6
                 e4.log_dir = str(b[p:q7], 'utf-8')
                 p = q7
-            else:
-                n6 = h5 - 1
-                if n6 > 126:
-                    n6, p = _uvt(b, p, n6 + 1)
-                    n6 -= 1
-                if n6 < 0:
-                    raise DecodeError('DescribeLogDirsResult.LogDir: null where not nullable')
-                else:
-                    q7 = p + n6
-                    e4.log_dir = str(b[p:q7], 'utf-8')
-                    p = q7
-            n8 = b[p] - 1
-            p += 1
+        h18 = b[p]
+        p += 1
+        if 0 < h18 < 128:
+            n8 = h18 - 1
+        else:
+            n8 = h18 - 1
             if n8 > 126:
                 n8, p = _uvt(b, p, n8 + 1)
                 n8 -= 1
             if n8 < 0:
                 raise DecodeError('DescribeLogDirsResult.Topics: null where not nullable')
+            if n8 > bl - p:
+                raise DecodeError('DescribeLogDirsResult.Topics: count ' + str(n8) + ' past the end')
+        xs9 = []
+        for _ in range(n8):
+            e10 = _new(_DescribeLogDirsResponse_DescribeLogDirsTopic)
+            h13 = b[p]
+            if 0 < h13 < 128:
+                q12 = p + h13
+                e10.name = str(b[p + 1:q12], 'utf-8')
+                p = q12
             else:
-                if n8 > bl - p:
-                    raise DecodeError('DescribeLogDirsResult.Topics: count ' + str(n8) + ' past the end')
-                xs9 = []
-                for _ in range(n8):
-                    e10 = _new(_DescribeLogDirsResponse_DescribeLogDirsTopic)
-                    h13 = b[p]
-                    if 0 < h13 < 128:
-                        q12 = p + h13
-                        e10.name = str(b[p + 1:q12], 'utf-8')
-                        p = q12
-                    else:
-                        p += 1
-                        n11 = h13 - 1
-                        if n11 > 126:
-                            n11, p = _uvt(b, p, n11 + 1)
-                            n11 -= 1
-                        if n11 < 0:
-                            raise DecodeError('DescribeLogDirsTopic.Name: null where not nullable')
-                        else:
-                            q12 = p + n11
-                            e10.name = str(b[p:q12], 'utf-8')
-                            p = q12
-                    n14 = b[p] - 1
+                p += 1
+                n11 = h13 - 1
+                if n11 > 126:
+                    n11, p = _uvt(b, p, n11 + 1)
+                    n11 -= 1
+                if n11 < 0:
+                    raise DecodeError('DescribeLogDirsTopic.Name: null where not nullable')
+                else:
+                    q12 = p + n11
+                    e10.name = str(b[p:q12], 'utf-8')
+                    p = q12
+            h17 = b[p]
+            p += 1
+            if 0 < h17 < 128:
+                n14 = h17 - 1
+            else:
+                n14 = h17 - 1
+                if n14 > 126:
+                    n14, p = _uvt(b, p, n14 + 1)
+                    n14 -= 1
+                if n14 < 0:
+                    raise DecodeError('DescribeLogDirsTopic.Partitions: null where not nullable')
+                if n14 > bl - p:
+                    raise DecodeError('DescribeLogDirsTopic.Partitions: count ' + str(n14) + ' past the end')
+            xs15 = []
+            for _ in range(n14):
+                e16 = _new(_DescribeLogDirsResponse_DescribeLogDirsPartition)
+                e16.partition_index, e16.partition_size, e16.offset_lag, e16.is_future_key, = _S4.unpack_from(b, p)
+                p += 21
+                if b[p] == 0:  # no tagged fields, the common case
+                    e16.unknown_tagged_fields = None
                     p += 1
-                    if n14 > 126:
-                        n14, p = _uvt(b, p, n14 + 1)
-                        n14 -= 1
-                    if n14 < 0:
-                        raise DecodeError('DescribeLogDirsTopic.Partitions: null where not nullable')
-                    else:
-                        if n14 > bl - p:
-                            raise DecodeError('DescribeLogDirsTopic.Partitions: count ' + str(n14) + ' past the end')
-                        xs15 = []
-                        for _ in range(n14):
-                            e16 = _new(_DescribeLogDirsResponse_DescribeLogDirsPartition)
-                            e16.partition_index, e16.partition_size, e16.offset_lag, e16.is_future_key, = _S4.unpack_from(b, p)
-                            p += 21
-                            if b[p] == 0:  # no tagged fields, the common case
-                                e16.unknown_tagged_fields = None
-                                p += 1
-                            else:
-                                p = _t_DescribeLogDirsResponse_DescribeLogDirsPartition_0(b, p, e16)
-                            xs15.append(e16)
-                        e10.partitions = xs15
-                    if b[p] == 0:  # no tagged fields, the common case
-                        e10.unknown_tagged_fields = None
-                        p += 1
-                    else:
-                        p = _t_DescribeLogDirsResponse_DescribeLogDirsTopic_0(b, p, e10)
-                    xs9.append(e10)
-                e4.topics = xs9
-            e4.total_bytes, e4.usable_bytes, e4.is_cordoned, = _S10.unpack_from(b, p)
-            p += 17
+                else:
+                    p = _t_DescribeLogDirsResponse_DescribeLogDirsPartition_0(b, p, e16)
+                xs15.append(e16)
+            e10.partitions = xs15
             if b[p] == 0:  # no tagged fields, the common case
-                e4.unknown_tagged_fields = None
+                e10.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_DescribeLogDirsResponse_DescribeLogDirsResult_0(b, p, e4)
-            xs3.append(e4)
-        o.results = xs3
+                p = _t_DescribeLogDirsResponse_DescribeLogDirsTopic_0(b, p, e10)
+            xs9.append(e10)
+        e4.topics = xs9
+        e4.total_bytes, e4.usable_bytes, e4.is_cordoned, = _S10.unpack_from(b, p)
+        p += 17
+        if b[p] == 0:  # no tagged fields, the common case
+            e4.unknown_tagged_fields = None
+            p += 1
+        else:
+            p = _t_DescribeLogDirsResponse_DescribeLogDirsResult_0(b, p, e4)
+        xs3.append(e4)
+    o.results = xs3
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         p += 1

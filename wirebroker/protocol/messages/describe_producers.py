@@ -168,63 +168,66 @@ def _t_DescribeProducersRequest_0(b, p, o):
 def _r_DescribeProducersRequest_0(b, p):
     bl = len(b)
     o = _new(DescribeProducersRequest)
-    n1 = b[p] - 1
+    h9 = b[p]
     p += 1
-    if n1 > 126:
-        n1, p = _uvt(b, p, n1 + 1)
-        n1 -= 1
-    if n1 < 0:
-        raise DecodeError('DescribeProducersRequest.Topics: null where not nullable')
+    if 0 < h9 < 128:
+        n1 = h9 - 1
     else:
+        n1 = h9 - 1
+        if n1 > 126:
+            n1, p = _uvt(b, p, n1 + 1)
+            n1 -= 1
+        if n1 < 0:
+            raise DecodeError('DescribeProducersRequest.Topics: null where not nullable')
         if n1 > bl - p:
             raise DecodeError('DescribeProducersRequest.Topics: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3 = _new(_DescribeProducersRequest_TopicRequest)
-            h6 = b[p]
-            if 0 < h6 < 128:
-                q5 = p + h6
-                e3.name = str(b[p + 1:q5], 'utf-8')
+    xs2 = []
+    for _ in range(n1):
+        e3 = _new(_DescribeProducersRequest_TopicRequest)
+        h6 = b[p]
+        if 0 < h6 < 128:
+            q5 = p + h6
+            e3.name = str(b[p + 1:q5], 'utf-8')
+            p = q5
+        else:
+            p += 1
+            n4 = h6 - 1
+            if n4 > 126:
+                n4, p = _uvt(b, p, n4 + 1)
+                n4 -= 1
+            if n4 < 0:
+                raise DecodeError('TopicRequest.Name: null where not nullable')
+            else:
+                q5 = p + n4
+                e3.name = str(b[p:q5], 'utf-8')
                 p = q5
+        h8 = b[p]
+        if 0 < h8 < 65:
+            e3.partition_indexes = [*_UNPACK_i[h8](b, p + 1)]
+            p += 4 * h8 - 3
+        else:
+            p += 1
+            n7 = h8 - 1
+            if n7 > 126:
+                n7, p = _uvt(b, p, n7 + 1)
+                n7 -= 1
+            if n7 < 0:
+                raise DecodeError('TopicRequest.PartitionIndexes: null where not nullable')
+            elif n7 < 64:
+                e3.partition_indexes = [*_ARRAY_i[n7].unpack_from(b, p)]
+                p += 4 * n7
             else:
-                p += 1
-                n4 = h6 - 1
-                if n4 > 126:
-                    n4, p = _uvt(b, p, n4 + 1)
-                    n4 -= 1
-                if n4 < 0:
-                    raise DecodeError('TopicRequest.Name: null where not nullable')
-                else:
-                    q5 = p + n4
-                    e3.name = str(b[p:q5], 'utf-8')
-                    p = q5
-            h8 = b[p]
-            if 0 < h8 < 65:
-                e3.partition_indexes = [*_UNPACK_i[h8](b, p + 1)]
-                p += 4 * h8 - 3
-            else:
-                p += 1
-                n7 = h8 - 1
-                if n7 > 126:
-                    n7, p = _uvt(b, p, n7 + 1)
-                    n7 -= 1
-                if n7 < 0:
-                    raise DecodeError('TopicRequest.PartitionIndexes: null where not nullable')
-                elif n7 < 64:
-                    e3.partition_indexes = [*_ARRAY_i[n7].unpack_from(b, p)]
-                    p += 4 * n7
-                else:
-                    if n7 > bl - p:
-                        raise DecodeError('TopicRequest.PartitionIndexes: count ' + str(n7) + ' past the end')
-                    e3.partition_indexes = [*_struct.Struct('>' + str(n7) + 'i').unpack_from(b, p)]
-                    p += 4 * n7
-            if b[p] == 0:  # no tagged fields, the common case
-                e3.unknown_tagged_fields = None
-                p += 1
-            else:
-                p = _t_DescribeProducersRequest_TopicRequest_0(b, p, e3)
-            xs2.append(e3)
-        o.topics = xs2
+                if n7 > bl - p:
+                    raise DecodeError('TopicRequest.PartitionIndexes: count ' + str(n7) + ' past the end')
+                e3.partition_indexes = [*_struct.Struct('>' + str(n7) + 'i').unpack_from(b, p)]
+                p += 4 * n7
+        if b[p] == 0:  # no tagged fields, the common case
+            e3.unknown_tagged_fields = None
+            p += 1
+        else:
+            p = _t_DescribeProducersRequest_TopicRequest_0(b, p, e3)
+        xs2.append(e3)
+    o.topics = xs2
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         p += 1
@@ -368,103 +371,111 @@ def _r_DescribeProducersResponse_0(b, p):
     o = _new(DescribeProducersResponse)
     o.throttle_time_ms, h1, = _S0.unpack_from(b, p)
     p += 5
-    n2 = h1 - 1
-    if n2 > 126:
-        n2, p = _uvt(b, p, n2 + 1)
-        n2 -= 1
-    if n2 < 0:
-        raise DecodeError('DescribeProducersResponse.Topics: null where not nullable')
+    if 0 < h1 < 128:
+        n2 = h1 - 1
     else:
+        n2 = h1 - 1
+        if n2 > 126:
+            n2, p = _uvt(b, p, n2 + 1)
+            n2 -= 1
+        if n2 < 0:
+            raise DecodeError('DescribeProducersResponse.Topics: null where not nullable')
         if n2 > bl - p:
             raise DecodeError('DescribeProducersResponse.Topics: count ' + str(n2) + ' past the end')
-        xs3 = []
-        for _ in range(n2):
-            e4 = _new(_DescribeProducersResponse_TopicResponse)
-            h7 = b[p]
-            if 0 < h7 < 128:
-                q6 = p + h7
-                e4.name = str(b[p + 1:q6], 'utf-8')
-                p = q6
-            else:
-                p += 1
-                n5 = h7 - 1
-                if n5 > 126:
-                    n5, p = _uvt(b, p, n5 + 1)
-                    n5 -= 1
-                if n5 < 0:
-                    raise DecodeError('TopicResponse.Name: null where not nullable')
-                else:
-                    q6 = p + n5
-                    e4.name = str(b[p:q6], 'utf-8')
-                    p = q6
-            n8 = b[p] - 1
+    xs3 = []
+    for _ in range(n2):
+        e4 = _new(_DescribeProducersResponse_TopicResponse)
+        h7 = b[p]
+        if 0 < h7 < 128:
+            q6 = p + h7
+            e4.name = str(b[p + 1:q6], 'utf-8')
+            p = q6
+        else:
             p += 1
+            n5 = h7 - 1
+            if n5 > 126:
+                n5, p = _uvt(b, p, n5 + 1)
+                n5 -= 1
+            if n5 < 0:
+                raise DecodeError('TopicResponse.Name: null where not nullable')
+            else:
+                q6 = p + n5
+                e4.name = str(b[p:q6], 'utf-8')
+                p = q6
+        h18 = b[p]
+        p += 1
+        if 0 < h18 < 128:
+            n8 = h18 - 1
+        else:
+            n8 = h18 - 1
             if n8 > 126:
                 n8, p = _uvt(b, p, n8 + 1)
                 n8 -= 1
             if n8 < 0:
                 raise DecodeError('TopicResponse.Partitions: null where not nullable')
+            if n8 > bl - p:
+                raise DecodeError('TopicResponse.Partitions: count ' + str(n8) + ' past the end')
+        xs9 = []
+        for _ in range(n8):
+            e10 = _new(_DescribeProducersResponse_PartitionResponse)
+            e10.partition_index, e10.error_code, h11, = _S1.unpack_from(b, p)
+            p += 7
+            if 0 < h11 < 128:
+                q13 = p + h11 - 1
+                e10.error_message = str(b[p:q13], 'utf-8')
+                p = q13
+            elif h11 == 0:
+                e10.error_message = None
             else:
-                if n8 > bl - p:
-                    raise DecodeError('TopicResponse.Partitions: count ' + str(n8) + ' past the end')
-                xs9 = []
-                for _ in range(n8):
-                    e10 = _new(_DescribeProducersResponse_PartitionResponse)
-                    e10.partition_index, e10.error_code, h11, = _S1.unpack_from(b, p)
-                    p += 7
-                    if 0 < h11 < 128:
-                        q13 = p + h11 - 1
-                        e10.error_message = str(b[p:q13], 'utf-8')
-                        p = q13
-                    elif h11 == 0:
-                        e10.error_message = None
-                    else:
-                        n12 = h11 - 1
-                        if n12 > 126:
-                            n12, p = _uvt(b, p, n12 + 1)
-                            n12 -= 1
-                        if n12 < 0:
-                            e10.error_message = None
-                        else:
-                            q13 = p + n12
-                            e10.error_message = str(b[p:q13], 'utf-8')
-                            p = q13
-                    n14 = b[p] - 1
+                n12 = h11 - 1
+                if n12 > 126:
+                    n12, p = _uvt(b, p, n12 + 1)
+                    n12 -= 1
+                if n12 < 0:
+                    e10.error_message = None
+                else:
+                    q13 = p + n12
+                    e10.error_message = str(b[p:q13], 'utf-8')
+                    p = q13
+            h17 = b[p]
+            p += 1
+            if 0 < h17 < 128:
+                n14 = h17 - 1
+            else:
+                n14 = h17 - 1
+                if n14 > 126:
+                    n14, p = _uvt(b, p, n14 + 1)
+                    n14 -= 1
+                if n14 < 0:
+                    raise DecodeError('PartitionResponse.ActiveProducers: null where not nullable')
+                if n14 > bl - p:
+                    raise DecodeError('PartitionResponse.ActiveProducers: count ' + str(n14) + ' past the end')
+            xs15 = []
+            for _ in range(n14):
+                e16 = _new(_DescribeProducersResponse_ProducerState)
+                e16.producer_id, e16.producer_epoch, e16.last_sequence, e16.last_timestamp, e16.coordinator_epoch, e16.current_txn_start_offset, = _S2.unpack_from(b, p)
+                p += 36
+                if b[p] == 0:  # no tagged fields, the common case
+                    e16.unknown_tagged_fields = None
                     p += 1
-                    if n14 > 126:
-                        n14, p = _uvt(b, p, n14 + 1)
-                        n14 -= 1
-                    if n14 < 0:
-                        raise DecodeError('PartitionResponse.ActiveProducers: null where not nullable')
-                    else:
-                        if n14 > bl - p:
-                            raise DecodeError('PartitionResponse.ActiveProducers: count ' + str(n14) + ' past the end')
-                        xs15 = []
-                        for _ in range(n14):
-                            e16 = _new(_DescribeProducersResponse_ProducerState)
-                            e16.producer_id, e16.producer_epoch, e16.last_sequence, e16.last_timestamp, e16.coordinator_epoch, e16.current_txn_start_offset, = _S2.unpack_from(b, p)
-                            p += 36
-                            if b[p] == 0:  # no tagged fields, the common case
-                                e16.unknown_tagged_fields = None
-                                p += 1
-                            else:
-                                p = _t_DescribeProducersResponse_ProducerState_0(b, p, e16)
-                            xs15.append(e16)
-                        e10.active_producers = xs15
-                    if b[p] == 0:  # no tagged fields, the common case
-                        e10.unknown_tagged_fields = None
-                        p += 1
-                    else:
-                        p = _t_DescribeProducersResponse_PartitionResponse_0(b, p, e10)
-                    xs9.append(e10)
-                e4.partitions = xs9
+                else:
+                    p = _t_DescribeProducersResponse_ProducerState_0(b, p, e16)
+                xs15.append(e16)
+            e10.active_producers = xs15
             if b[p] == 0:  # no tagged fields, the common case
-                e4.unknown_tagged_fields = None
+                e10.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_DescribeProducersResponse_TopicResponse_0(b, p, e4)
-            xs3.append(e4)
-        o.topics = xs3
+                p = _t_DescribeProducersResponse_PartitionResponse_0(b, p, e10)
+            xs9.append(e10)
+        e4.partitions = xs9
+        if b[p] == 0:  # no tagged fields, the common case
+            e4.unknown_tagged_fields = None
+            p += 1
+        else:
+            p = _t_DescribeProducersResponse_TopicResponse_0(b, p, e4)
+        xs3.append(e4)
+    o.topics = xs3
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         p += 1

@@ -236,65 +236,71 @@ def _t_DescribeQuorumRequest_0(b, p, o):
 def _r_DescribeQuorumRequest_0(b, p):
     bl = len(b)
     o = _new(DescribeQuorumRequest)
-    n1 = b[p] - 1
+    h11 = b[p]
     p += 1
-    if n1 > 126:
-        n1, p = _uvt(b, p, n1 + 1)
-        n1 -= 1
-    if n1 < 0:
-        raise DecodeError('DescribeQuorumRequest.Topics: null where not nullable')
+    if 0 < h11 < 128:
+        n1 = h11 - 1
     else:
+        n1 = h11 - 1
+        if n1 > 126:
+            n1, p = _uvt(b, p, n1 + 1)
+            n1 -= 1
+        if n1 < 0:
+            raise DecodeError('DescribeQuorumRequest.Topics: null where not nullable')
         if n1 > bl - p:
             raise DecodeError('DescribeQuorumRequest.Topics: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3 = _new(_DescribeQuorumRequest_TopicData)
-            h6 = b[p]
-            if 0 < h6 < 128:
-                q5 = p + h6
-                e3.topic_name = str(b[p + 1:q5], 'utf-8')
-                p = q5
-            else:
-                p += 1
-                n4 = h6 - 1
-                if n4 > 126:
-                    n4, p = _uvt(b, p, n4 + 1)
-                    n4 -= 1
-                if n4 < 0:
-                    raise DecodeError('TopicData.TopicName: null where not nullable')
-                else:
-                    q5 = p + n4
-                    e3.topic_name = str(b[p:q5], 'utf-8')
-                    p = q5
-            n7 = b[p] - 1
+    xs2 = []
+    for _ in range(n1):
+        e3 = _new(_DescribeQuorumRequest_TopicData)
+        h6 = b[p]
+        if 0 < h6 < 128:
+            q5 = p + h6
+            e3.topic_name = str(b[p + 1:q5], 'utf-8')
+            p = q5
+        else:
             p += 1
+            n4 = h6 - 1
+            if n4 > 126:
+                n4, p = _uvt(b, p, n4 + 1)
+                n4 -= 1
+            if n4 < 0:
+                raise DecodeError('TopicData.TopicName: null where not nullable')
+            else:
+                q5 = p + n4
+                e3.topic_name = str(b[p:q5], 'utf-8')
+                p = q5
+        h10 = b[p]
+        p += 1
+        if 0 < h10 < 128:
+            n7 = h10 - 1
+        else:
+            n7 = h10 - 1
             if n7 > 126:
                 n7, p = _uvt(b, p, n7 + 1)
                 n7 -= 1
             if n7 < 0:
                 raise DecodeError('TopicData.Partitions: null where not nullable')
-            else:
-                if n7 > bl - p:
-                    raise DecodeError('TopicData.Partitions: count ' + str(n7) + ' past the end')
-                xs8 = []
-                for _ in range(n7):
-                    e9 = _new(_DescribeQuorumRequest_PartitionData)
-                    e9.partition_index, = _S0.unpack_from(b, p)
-                    p += 4
-                    if b[p] == 0:  # no tagged fields, the common case
-                        e9.unknown_tagged_fields = None
-                        p += 1
-                    else:
-                        p = _t_DescribeQuorumRequest_PartitionData_0(b, p, e9)
-                    xs8.append(e9)
-                e3.partitions = xs8
+            if n7 > bl - p:
+                raise DecodeError('TopicData.Partitions: count ' + str(n7) + ' past the end')
+        xs8 = []
+        for _ in range(n7):
+            e9 = _new(_DescribeQuorumRequest_PartitionData)
+            e9.partition_index, = _S0.unpack_from(b, p)
+            p += 4
             if b[p] == 0:  # no tagged fields, the common case
-                e3.unknown_tagged_fields = None
+                e9.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_DescribeQuorumRequest_TopicData_0(b, p, e3)
-            xs2.append(e3)
-        o.topics = xs2
+                p = _t_DescribeQuorumRequest_PartitionData_0(b, p, e9)
+            xs8.append(e9)
+        e3.partitions = xs8
+        if b[p] == 0:  # no tagged fields, the common case
+            e3.unknown_tagged_fields = None
+            p += 1
+        else:
+            p = _t_DescribeQuorumRequest_TopicData_0(b, p, e3)
+        xs2.append(e3)
+    o.topics = xs2
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         p += 1
@@ -394,114 +400,124 @@ def _r_DescribeQuorumResponse_0(b, p):
     o = _new(DescribeQuorumResponse)
     o.error_code, h1, = _S1.unpack_from(b, p)
     p += 3
-    n2 = h1 - 1
-    if n2 > 126:
-        n2, p = _uvt(b, p, n2 + 1)
-        n2 -= 1
-    if n2 < 0:
-        raise DecodeError('DescribeQuorumResponse.Topics: null where not nullable')
+    if 0 < h1 < 128:
+        n2 = h1 - 1
     else:
+        n2 = h1 - 1
+        if n2 > 126:
+            n2, p = _uvt(b, p, n2 + 1)
+            n2 -= 1
+        if n2 < 0:
+            raise DecodeError('DescribeQuorumResponse.Topics: null where not nullable')
         if n2 > bl - p:
             raise DecodeError('DescribeQuorumResponse.Topics: count ' + str(n2) + ' past the end')
-        xs3 = []
-        for _ in range(n2):
-            e4 = _new(_DescribeQuorumResponse_TopicData)
-            h7 = b[p]
-            if 0 < h7 < 128:
-                q6 = p + h7
-                e4.topic_name = str(b[p + 1:q6], 'utf-8')
-                p = q6
-            else:
-                p += 1
-                n5 = h7 - 1
-                if n5 > 126:
-                    n5, p = _uvt(b, p, n5 + 1)
-                    n5 -= 1
-                if n5 < 0:
-                    raise DecodeError('TopicData.TopicName: null where not nullable')
-                else:
-                    q6 = p + n5
-                    e4.topic_name = str(b[p:q6], 'utf-8')
-                    p = q6
-            n8 = b[p] - 1
+    xs3 = []
+    for _ in range(n2):
+        e4 = _new(_DescribeQuorumResponse_TopicData)
+        h7 = b[p]
+        if 0 < h7 < 128:
+            q6 = p + h7
+            e4.topic_name = str(b[p + 1:q6], 'utf-8')
+            p = q6
+        else:
             p += 1
+            n5 = h7 - 1
+            if n5 > 126:
+                n5, p = _uvt(b, p, n5 + 1)
+                n5 -= 1
+            if n5 < 0:
+                raise DecodeError('TopicData.TopicName: null where not nullable')
+            else:
+                q6 = p + n5
+                e4.topic_name = str(b[p:q6], 'utf-8')
+                p = q6
+        h19 = b[p]
+        p += 1
+        if 0 < h19 < 128:
+            n8 = h19 - 1
+        else:
+            n8 = h19 - 1
             if n8 > 126:
                 n8, p = _uvt(b, p, n8 + 1)
                 n8 -= 1
             if n8 < 0:
                 raise DecodeError('TopicData.Partitions: null where not nullable')
+            if n8 > bl - p:
+                raise DecodeError('TopicData.Partitions: count ' + str(n8) + ' past the end')
+        xs9 = []
+        for _ in range(n8):
+            e10 = _new(_DescribeQuorumResponse_PartitionData)
+            e10.partition_index, e10.error_code, e10.leader_id, e10.leader_epoch, e10.high_watermark, h11, = _S2.unpack_from(b, p)
+            p += 23
+            if 0 < h11 < 128:
+                n12 = h11 - 1
             else:
-                if n8 > bl - p:
-                    raise DecodeError('TopicData.Partitions: count ' + str(n8) + ' past the end')
-                xs9 = []
-                for _ in range(n8):
-                    e10 = _new(_DescribeQuorumResponse_PartitionData)
-                    e10.partition_index, e10.error_code, e10.leader_id, e10.leader_epoch, e10.high_watermark, h11, = _S2.unpack_from(b, p)
-                    p += 23
-                    n12 = h11 - 1
-                    if n12 > 126:
-                        n12, p = _uvt(b, p, n12 + 1)
-                        n12 -= 1
-                    if n12 < 0:
-                        raise DecodeError('PartitionData.CurrentVoters: null where not nullable')
-                    else:
-                        if n12 > bl - p:
-                            raise DecodeError('PartitionData.CurrentVoters: count ' + str(n12) + ' past the end')
-                        xs13 = []
-                        for _ in range(n12):
-                            e14 = _new(_DescribeQuorumResponse_ReplicaState)
-                            e14.replica_id, e14.log_end_offset, = _S3.unpack_from(b, p)
-                            p += 12
-                            e14.replica_directory_id = UUID_ZERO
-                            e14.last_fetch_timestamp = -1
-                            e14.last_caught_up_timestamp = -1
-                            if b[p] == 0:  # no tagged fields, the common case
-                                e14.unknown_tagged_fields = None
-                                p += 1
-                            else:
-                                p = _t_DescribeQuorumResponse_ReplicaState_0(b, p, e14)
-                            xs13.append(e14)
-                        e10.current_voters = xs13
-                    n15 = b[p] - 1
+                n12 = h11 - 1
+                if n12 > 126:
+                    n12, p = _uvt(b, p, n12 + 1)
+                    n12 -= 1
+                if n12 < 0:
+                    raise DecodeError('PartitionData.CurrentVoters: null where not nullable')
+                if n12 > bl - p:
+                    raise DecodeError('PartitionData.CurrentVoters: count ' + str(n12) + ' past the end')
+            xs13 = []
+            for _ in range(n12):
+                e14 = _new(_DescribeQuorumResponse_ReplicaState)
+                e14.replica_id, e14.log_end_offset, = _S3.unpack_from(b, p)
+                p += 12
+                e14.replica_directory_id = UUID_ZERO
+                e14.last_fetch_timestamp = -1
+                e14.last_caught_up_timestamp = -1
+                if b[p] == 0:  # no tagged fields, the common case
+                    e14.unknown_tagged_fields = None
                     p += 1
-                    if n15 > 126:
-                        n15, p = _uvt(b, p, n15 + 1)
-                        n15 -= 1
-                    if n15 < 0:
-                        raise DecodeError('PartitionData.Observers: null where not nullable')
-                    else:
-                        if n15 > bl - p:
-                            raise DecodeError('PartitionData.Observers: count ' + str(n15) + ' past the end')
-                        xs16 = []
-                        for _ in range(n15):
-                            e17 = _new(_DescribeQuorumResponse_ReplicaState)
-                            e17.replica_id, e17.log_end_offset, = _S3.unpack_from(b, p)
-                            p += 12
-                            e17.replica_directory_id = UUID_ZERO
-                            e17.last_fetch_timestamp = -1
-                            e17.last_caught_up_timestamp = -1
-                            if b[p] == 0:  # no tagged fields, the common case
-                                e17.unknown_tagged_fields = None
-                                p += 1
-                            else:
-                                p = _t_DescribeQuorumResponse_ReplicaState_0(b, p, e17)
-                            xs16.append(e17)
-                        e10.observers = xs16
-                    e10.error_message = ''
-                    if b[p] == 0:  # no tagged fields, the common case
-                        e10.unknown_tagged_fields = None
-                        p += 1
-                    else:
-                        p = _t_DescribeQuorumRequest_PartitionData_0(b, p, e10)
-                    xs9.append(e10)
-                e4.partitions = xs9
+                else:
+                    p = _t_DescribeQuorumResponse_ReplicaState_0(b, p, e14)
+                xs13.append(e14)
+            e10.current_voters = xs13
+            h18 = b[p]
+            p += 1
+            if 0 < h18 < 128:
+                n15 = h18 - 1
+            else:
+                n15 = h18 - 1
+                if n15 > 126:
+                    n15, p = _uvt(b, p, n15 + 1)
+                    n15 -= 1
+                if n15 < 0:
+                    raise DecodeError('PartitionData.Observers: null where not nullable')
+                if n15 > bl - p:
+                    raise DecodeError('PartitionData.Observers: count ' + str(n15) + ' past the end')
+            xs16 = []
+            for _ in range(n15):
+                e17 = _new(_DescribeQuorumResponse_ReplicaState)
+                e17.replica_id, e17.log_end_offset, = _S3.unpack_from(b, p)
+                p += 12
+                e17.replica_directory_id = UUID_ZERO
+                e17.last_fetch_timestamp = -1
+                e17.last_caught_up_timestamp = -1
+                if b[p] == 0:  # no tagged fields, the common case
+                    e17.unknown_tagged_fields = None
+                    p += 1
+                else:
+                    p = _t_DescribeQuorumResponse_ReplicaState_0(b, p, e17)
+                xs16.append(e17)
+            e10.observers = xs16
+            e10.error_message = ''
             if b[p] == 0:  # no tagged fields, the common case
-                e4.unknown_tagged_fields = None
+                e10.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_DescribeQuorumRequest_TopicData_0(b, p, e4)
-            xs3.append(e4)
-        o.topics = xs3
+                p = _t_DescribeQuorumRequest_PartitionData_0(b, p, e10)
+            xs9.append(e10)
+        e4.partitions = xs9
+        if b[p] == 0:  # no tagged fields, the common case
+            e4.unknown_tagged_fields = None
+            p += 1
+        else:
+            p = _t_DescribeQuorumRequest_TopicData_0(b, p, e4)
+        xs3.append(e4)
+    o.topics = xs3
     o.error_message = ''
     o.nodes = []
     if b[p] == 0:  # no tagged fields, the common case
@@ -588,110 +604,120 @@ def _r_DescribeQuorumResponse_1(b, p):
     o = _new(DescribeQuorumResponse)
     o.error_code, h1, = _S1.unpack_from(b, p)
     p += 3
-    n2 = h1 - 1
-    if n2 > 126:
-        n2, p = _uvt(b, p, n2 + 1)
-        n2 -= 1
-    if n2 < 0:
-        raise DecodeError('DescribeQuorumResponse.Topics: null where not nullable')
+    if 0 < h1 < 128:
+        n2 = h1 - 1
     else:
+        n2 = h1 - 1
+        if n2 > 126:
+            n2, p = _uvt(b, p, n2 + 1)
+            n2 -= 1
+        if n2 < 0:
+            raise DecodeError('DescribeQuorumResponse.Topics: null where not nullable')
         if n2 > bl - p:
             raise DecodeError('DescribeQuorumResponse.Topics: count ' + str(n2) + ' past the end')
-        xs3 = []
-        for _ in range(n2):
-            e4 = _new(_DescribeQuorumResponse_TopicData)
-            h7 = b[p]
-            if 0 < h7 < 128:
-                q6 = p + h7
-                e4.topic_name = str(b[p + 1:q6], 'utf-8')
-                p = q6
-            else:
-                p += 1
-                n5 = h7 - 1
-                if n5 > 126:
-                    n5, p = _uvt(b, p, n5 + 1)
-                    n5 -= 1
-                if n5 < 0:
-                    raise DecodeError('TopicData.TopicName: null where not nullable')
-                else:
-                    q6 = p + n5
-                    e4.topic_name = str(b[p:q6], 'utf-8')
-                    p = q6
-            n8 = b[p] - 1
+    xs3 = []
+    for _ in range(n2):
+        e4 = _new(_DescribeQuorumResponse_TopicData)
+        h7 = b[p]
+        if 0 < h7 < 128:
+            q6 = p + h7
+            e4.topic_name = str(b[p + 1:q6], 'utf-8')
+            p = q6
+        else:
             p += 1
+            n5 = h7 - 1
+            if n5 > 126:
+                n5, p = _uvt(b, p, n5 + 1)
+                n5 -= 1
+            if n5 < 0:
+                raise DecodeError('TopicData.TopicName: null where not nullable')
+            else:
+                q6 = p + n5
+                e4.topic_name = str(b[p:q6], 'utf-8')
+                p = q6
+        h19 = b[p]
+        p += 1
+        if 0 < h19 < 128:
+            n8 = h19 - 1
+        else:
+            n8 = h19 - 1
             if n8 > 126:
                 n8, p = _uvt(b, p, n8 + 1)
                 n8 -= 1
             if n8 < 0:
                 raise DecodeError('TopicData.Partitions: null where not nullable')
+            if n8 > bl - p:
+                raise DecodeError('TopicData.Partitions: count ' + str(n8) + ' past the end')
+        xs9 = []
+        for _ in range(n8):
+            e10 = _new(_DescribeQuorumResponse_PartitionData)
+            e10.partition_index, e10.error_code, e10.leader_id, e10.leader_epoch, e10.high_watermark, h11, = _S2.unpack_from(b, p)
+            p += 23
+            if 0 < h11 < 128:
+                n12 = h11 - 1
             else:
-                if n8 > bl - p:
-                    raise DecodeError('TopicData.Partitions: count ' + str(n8) + ' past the end')
-                xs9 = []
-                for _ in range(n8):
-                    e10 = _new(_DescribeQuorumResponse_PartitionData)
-                    e10.partition_index, e10.error_code, e10.leader_id, e10.leader_epoch, e10.high_watermark, h11, = _S2.unpack_from(b, p)
-                    p += 23
-                    n12 = h11 - 1
-                    if n12 > 126:
-                        n12, p = _uvt(b, p, n12 + 1)
-                        n12 -= 1
-                    if n12 < 0:
-                        raise DecodeError('PartitionData.CurrentVoters: null where not nullable')
-                    else:
-                        if n12 > bl - p:
-                            raise DecodeError('PartitionData.CurrentVoters: count ' + str(n12) + ' past the end')
-                        xs13 = []
-                        for _ in range(n12):
-                            e14 = _new(_DescribeQuorumResponse_ReplicaState)
-                            e14.replica_id, e14.log_end_offset, e14.last_fetch_timestamp, e14.last_caught_up_timestamp, = _S6.unpack_from(b, p)
-                            p += 28
-                            e14.replica_directory_id = UUID_ZERO
-                            if b[p] == 0:  # no tagged fields, the common case
-                                e14.unknown_tagged_fields = None
-                                p += 1
-                            else:
-                                p = _t_DescribeQuorumResponse_ReplicaState_0(b, p, e14)
-                            xs13.append(e14)
-                        e10.current_voters = xs13
-                    n15 = b[p] - 1
+                n12 = h11 - 1
+                if n12 > 126:
+                    n12, p = _uvt(b, p, n12 + 1)
+                    n12 -= 1
+                if n12 < 0:
+                    raise DecodeError('PartitionData.CurrentVoters: null where not nullable')
+                if n12 > bl - p:
+                    raise DecodeError('PartitionData.CurrentVoters: count ' + str(n12) + ' past the end')
+            xs13 = []
+            for _ in range(n12):
+                e14 = _new(_DescribeQuorumResponse_ReplicaState)
+                e14.replica_id, e14.log_end_offset, e14.last_fetch_timestamp, e14.last_caught_up_timestamp, = _S6.unpack_from(b, p)
+                p += 28
+                e14.replica_directory_id = UUID_ZERO
+                if b[p] == 0:  # no tagged fields, the common case
+                    e14.unknown_tagged_fields = None
                     p += 1
-                    if n15 > 126:
-                        n15, p = _uvt(b, p, n15 + 1)
-                        n15 -= 1
-                    if n15 < 0:
-                        raise DecodeError('PartitionData.Observers: null where not nullable')
-                    else:
-                        if n15 > bl - p:
-                            raise DecodeError('PartitionData.Observers: count ' + str(n15) + ' past the end')
-                        xs16 = []
-                        for _ in range(n15):
-                            e17 = _new(_DescribeQuorumResponse_ReplicaState)
-                            e17.replica_id, e17.log_end_offset, e17.last_fetch_timestamp, e17.last_caught_up_timestamp, = _S6.unpack_from(b, p)
-                            p += 28
-                            e17.replica_directory_id = UUID_ZERO
-                            if b[p] == 0:  # no tagged fields, the common case
-                                e17.unknown_tagged_fields = None
-                                p += 1
-                            else:
-                                p = _t_DescribeQuorumResponse_ReplicaState_0(b, p, e17)
-                            xs16.append(e17)
-                        e10.observers = xs16
-                    e10.error_message = ''
-                    if b[p] == 0:  # no tagged fields, the common case
-                        e10.unknown_tagged_fields = None
-                        p += 1
-                    else:
-                        p = _t_DescribeQuorumRequest_PartitionData_0(b, p, e10)
-                    xs9.append(e10)
-                e4.partitions = xs9
+                else:
+                    p = _t_DescribeQuorumResponse_ReplicaState_0(b, p, e14)
+                xs13.append(e14)
+            e10.current_voters = xs13
+            h18 = b[p]
+            p += 1
+            if 0 < h18 < 128:
+                n15 = h18 - 1
+            else:
+                n15 = h18 - 1
+                if n15 > 126:
+                    n15, p = _uvt(b, p, n15 + 1)
+                    n15 -= 1
+                if n15 < 0:
+                    raise DecodeError('PartitionData.Observers: null where not nullable')
+                if n15 > bl - p:
+                    raise DecodeError('PartitionData.Observers: count ' + str(n15) + ' past the end')
+            xs16 = []
+            for _ in range(n15):
+                e17 = _new(_DescribeQuorumResponse_ReplicaState)
+                e17.replica_id, e17.log_end_offset, e17.last_fetch_timestamp, e17.last_caught_up_timestamp, = _S6.unpack_from(b, p)
+                p += 28
+                e17.replica_directory_id = UUID_ZERO
+                if b[p] == 0:  # no tagged fields, the common case
+                    e17.unknown_tagged_fields = None
+                    p += 1
+                else:
+                    p = _t_DescribeQuorumResponse_ReplicaState_0(b, p, e17)
+                xs16.append(e17)
+            e10.observers = xs16
+            e10.error_message = ''
             if b[p] == 0:  # no tagged fields, the common case
-                e4.unknown_tagged_fields = None
+                e10.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_DescribeQuorumRequest_TopicData_0(b, p, e4)
-            xs3.append(e4)
-        o.topics = xs3
+                p = _t_DescribeQuorumRequest_PartitionData_0(b, p, e10)
+            xs9.append(e10)
+        e4.partitions = xs9
+        if b[p] == 0:  # no tagged fields, the common case
+            e4.unknown_tagged_fields = None
+            p += 1
+        else:
+            p = _t_DescribeQuorumRequest_TopicData_0(b, p, e4)
+        xs3.append(e4)
+    o.topics = xs3
     o.error_message = ''
     o.nodes = []
     if b[p] == 0:  # no tagged fields, the common case
@@ -841,204 +867,220 @@ def _r_DescribeQuorumResponse_2(b, p):
             q3 = p + n2
             o.error_message = str(b[p:q3], 'utf-8')
             p = q3
-    n4 = b[p] - 1
+    h25 = b[p]
     p += 1
-    if n4 > 126:
-        n4, p = _uvt(b, p, n4 + 1)
-        n4 -= 1
-    if n4 < 0:
-        raise DecodeError('DescribeQuorumResponse.Topics: null where not nullable')
+    if 0 < h25 < 128:
+        n4 = h25 - 1
     else:
+        n4 = h25 - 1
+        if n4 > 126:
+            n4, p = _uvt(b, p, n4 + 1)
+            n4 -= 1
+        if n4 < 0:
+            raise DecodeError('DescribeQuorumResponse.Topics: null where not nullable')
         if n4 > bl - p:
             raise DecodeError('DescribeQuorumResponse.Topics: count ' + str(n4) + ' past the end')
-        xs5 = []
-        for _ in range(n4):
-            e6 = _new(_DescribeQuorumResponse_TopicData)
-            h9 = b[p]
-            if 0 < h9 < 128:
-                q8 = p + h9
-                e6.topic_name = str(b[p + 1:q8], 'utf-8')
-                p = q8
-            else:
-                p += 1
-                n7 = h9 - 1
-                if n7 > 126:
-                    n7, p = _uvt(b, p, n7 + 1)
-                    n7 -= 1
-                if n7 < 0:
-                    raise DecodeError('TopicData.TopicName: null where not nullable')
-                else:
-                    q8 = p + n7
-                    e6.topic_name = str(b[p:q8], 'utf-8')
-                    p = q8
-            n10 = b[p] - 1
+    xs5 = []
+    for _ in range(n4):
+        e6 = _new(_DescribeQuorumResponse_TopicData)
+        h9 = b[p]
+        if 0 < h9 < 128:
+            q8 = p + h9
+            e6.topic_name = str(b[p + 1:q8], 'utf-8')
+            p = q8
+        else:
             p += 1
+            n7 = h9 - 1
+            if n7 > 126:
+                n7, p = _uvt(b, p, n7 + 1)
+                n7 -= 1
+            if n7 < 0:
+                raise DecodeError('TopicData.TopicName: null where not nullable')
+            else:
+                q8 = p + n7
+                e6.topic_name = str(b[p:q8], 'utf-8')
+                p = q8
+        h24 = b[p]
+        p += 1
+        if 0 < h24 < 128:
+            n10 = h24 - 1
+        else:
+            n10 = h24 - 1
             if n10 > 126:
                 n10, p = _uvt(b, p, n10 + 1)
                 n10 -= 1
             if n10 < 0:
                 raise DecodeError('TopicData.Partitions: null where not nullable')
+            if n10 > bl - p:
+                raise DecodeError('TopicData.Partitions: count ' + str(n10) + ' past the end')
+        xs11 = []
+        for _ in range(n10):
+            e12 = _new(_DescribeQuorumResponse_PartitionData)
+            e12.partition_index, e12.error_code, h13, = _S7.unpack_from(b, p)
+            p += 7
+            if 0 < h13 < 128:
+                q15 = p + h13 - 1
+                e12.error_message = str(b[p:q15], 'utf-8')
+                p = q15
+            elif h13 == 0:
+                e12.error_message = None
             else:
-                if n10 > bl - p:
-                    raise DecodeError('TopicData.Partitions: count ' + str(n10) + ' past the end')
-                xs11 = []
-                for _ in range(n10):
-                    e12 = _new(_DescribeQuorumResponse_PartitionData)
-                    e12.partition_index, e12.error_code, h13, = _S7.unpack_from(b, p)
-                    p += 7
-                    if 0 < h13 < 128:
-                        q15 = p + h13 - 1
-                        e12.error_message = str(b[p:q15], 'utf-8')
-                        p = q15
-                    elif h13 == 0:
-                        e12.error_message = None
-                    else:
-                        n14 = h13 - 1
-                        if n14 > 126:
-                            n14, p = _uvt(b, p, n14 + 1)
-                            n14 -= 1
-                        if n14 < 0:
-                            e12.error_message = None
-                        else:
-                            q15 = p + n14
-                            e12.error_message = str(b[p:q15], 'utf-8')
-                            p = q15
-                    e12.leader_id, e12.leader_epoch, e12.high_watermark, h16, = _S8.unpack_from(b, p)
-                    p += 17
-                    n17 = h16 - 1
-                    if n17 > 126:
-                        n17, p = _uvt(b, p, n17 + 1)
-                        n17 -= 1
-                    if n17 < 0:
-                        raise DecodeError('PartitionData.CurrentVoters: null where not nullable')
-                    else:
-                        if n17 > bl - p:
-                            raise DecodeError('PartitionData.CurrentVoters: count ' + str(n17) + ' past the end')
-                        xs18 = []
-                        for _ in range(n17):
-                            e19 = _new(_DescribeQuorumResponse_ReplicaState)
-                            e19.replica_id, e19.replica_directory_id, e19.log_end_offset, e19.last_fetch_timestamp, e19.last_caught_up_timestamp, = _S9.unpack_from(b, p)
-                            p += 44
-                            if b[p] == 0:  # no tagged fields, the common case
-                                e19.unknown_tagged_fields = None
-                                p += 1
-                            else:
-                                p = _t_DescribeQuorumResponse_ReplicaState_0(b, p, e19)
-                            xs18.append(e19)
-                        e12.current_voters = xs18
-                    n20 = b[p] - 1
+                n14 = h13 - 1
+                if n14 > 126:
+                    n14, p = _uvt(b, p, n14 + 1)
+                    n14 -= 1
+                if n14 < 0:
+                    e12.error_message = None
+                else:
+                    q15 = p + n14
+                    e12.error_message = str(b[p:q15], 'utf-8')
+                    p = q15
+            e12.leader_id, e12.leader_epoch, e12.high_watermark, h16, = _S8.unpack_from(b, p)
+            p += 17
+            if 0 < h16 < 128:
+                n17 = h16 - 1
+            else:
+                n17 = h16 - 1
+                if n17 > 126:
+                    n17, p = _uvt(b, p, n17 + 1)
+                    n17 -= 1
+                if n17 < 0:
+                    raise DecodeError('PartitionData.CurrentVoters: null where not nullable')
+                if n17 > bl - p:
+                    raise DecodeError('PartitionData.CurrentVoters: count ' + str(n17) + ' past the end')
+            xs18 = []
+            for _ in range(n17):
+                e19 = _new(_DescribeQuorumResponse_ReplicaState)
+                e19.replica_id, e19.replica_directory_id, e19.log_end_offset, e19.last_fetch_timestamp, e19.last_caught_up_timestamp, = _S9.unpack_from(b, p)
+                p += 44
+                if b[p] == 0:  # no tagged fields, the common case
+                    e19.unknown_tagged_fields = None
                     p += 1
-                    if n20 > 126:
-                        n20, p = _uvt(b, p, n20 + 1)
-                        n20 -= 1
-                    if n20 < 0:
-                        raise DecodeError('PartitionData.Observers: null where not nullable')
-                    else:
-                        if n20 > bl - p:
-                            raise DecodeError('PartitionData.Observers: count ' + str(n20) + ' past the end')
-                        xs21 = []
-                        for _ in range(n20):
-                            e22 = _new(_DescribeQuorumResponse_ReplicaState)
-                            e22.replica_id, e22.replica_directory_id, e22.log_end_offset, e22.last_fetch_timestamp, e22.last_caught_up_timestamp, = _S9.unpack_from(b, p)
-                            p += 44
-                            if b[p] == 0:  # no tagged fields, the common case
-                                e22.unknown_tagged_fields = None
-                                p += 1
-                            else:
-                                p = _t_DescribeQuorumResponse_ReplicaState_0(b, p, e22)
-                            xs21.append(e22)
-                        e12.observers = xs21
-                    if b[p] == 0:  # no tagged fields, the common case
-                        e12.unknown_tagged_fields = None
-                        p += 1
-                    else:
-                        p = _t_DescribeQuorumRequest_PartitionData_0(b, p, e12)
-                    xs11.append(e12)
-                e6.partitions = xs11
+                else:
+                    p = _t_DescribeQuorumResponse_ReplicaState_0(b, p, e19)
+                xs18.append(e19)
+            e12.current_voters = xs18
+            h23 = b[p]
+            p += 1
+            if 0 < h23 < 128:
+                n20 = h23 - 1
+            else:
+                n20 = h23 - 1
+                if n20 > 126:
+                    n20, p = _uvt(b, p, n20 + 1)
+                    n20 -= 1
+                if n20 < 0:
+                    raise DecodeError('PartitionData.Observers: null where not nullable')
+                if n20 > bl - p:
+                    raise DecodeError('PartitionData.Observers: count ' + str(n20) + ' past the end')
+            xs21 = []
+            for _ in range(n20):
+                e22 = _new(_DescribeQuorumResponse_ReplicaState)
+                e22.replica_id, e22.replica_directory_id, e22.log_end_offset, e22.last_fetch_timestamp, e22.last_caught_up_timestamp, = _S9.unpack_from(b, p)
+                p += 44
+                if b[p] == 0:  # no tagged fields, the common case
+                    e22.unknown_tagged_fields = None
+                    p += 1
+                else:
+                    p = _t_DescribeQuorumResponse_ReplicaState_0(b, p, e22)
+                xs21.append(e22)
+            e12.observers = xs21
             if b[p] == 0:  # no tagged fields, the common case
-                e6.unknown_tagged_fields = None
+                e12.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_DescribeQuorumRequest_TopicData_0(b, p, e6)
-            xs5.append(e6)
-        o.topics = xs5
-    n23 = b[p] - 1
+                p = _t_DescribeQuorumRequest_PartitionData_0(b, p, e12)
+            xs11.append(e12)
+        e6.partitions = xs11
+        if b[p] == 0:  # no tagged fields, the common case
+            e6.unknown_tagged_fields = None
+            p += 1
+        else:
+            p = _t_DescribeQuorumRequest_TopicData_0(b, p, e6)
+        xs5.append(e6)
+    o.topics = xs5
+    h39 = b[p]
     p += 1
-    if n23 > 126:
-        n23, p = _uvt(b, p, n23 + 1)
-        n23 -= 1
-    if n23 < 0:
-        raise DecodeError('DescribeQuorumResponse.Nodes: null where not nullable')
+    if 0 < h39 < 128:
+        n26 = h39 - 1
     else:
-        if n23 > bl - p:
-            raise DecodeError('DescribeQuorumResponse.Nodes: count ' + str(n23) + ' past the end')
-        xs24 = []
-        for _ in range(n23):
-            e25 = _new(_DescribeQuorumResponse_Node)
-            e25.node_id, h26, = _S10.unpack_from(b, p)
-            p += 5
-            n27 = h26 - 1
-            if n27 > 126:
-                n27, p = _uvt(b, p, n27 + 1)
-                n27 -= 1
-            if n27 < 0:
+        n26 = h39 - 1
+        if n26 > 126:
+            n26, p = _uvt(b, p, n26 + 1)
+            n26 -= 1
+        if n26 < 0:
+            raise DecodeError('DescribeQuorumResponse.Nodes: null where not nullable')
+        if n26 > bl - p:
+            raise DecodeError('DescribeQuorumResponse.Nodes: count ' + str(n26) + ' past the end')
+    xs27 = []
+    for _ in range(n26):
+        e28 = _new(_DescribeQuorumResponse_Node)
+        e28.node_id, h29, = _S10.unpack_from(b, p)
+        p += 5
+        if 0 < h29 < 128:
+            n30 = h29 - 1
+        else:
+            n30 = h29 - 1
+            if n30 > 126:
+                n30, p = _uvt(b, p, n30 + 1)
+                n30 -= 1
+            if n30 < 0:
                 raise DecodeError('Node.Listeners: null where not nullable')
+            if n30 > bl - p:
+                raise DecodeError('Node.Listeners: count ' + str(n30) + ' past the end')
+        xs31 = []
+        for _ in range(n30):
+            e32 = _new(_DescribeQuorumResponse_Listener)
+            h35 = b[p]
+            if 0 < h35 < 128:
+                q34 = p + h35
+                e32.name = str(b[p + 1:q34], 'utf-8')
+                p = q34
             else:
-                if n27 > bl - p:
-                    raise DecodeError('Node.Listeners: count ' + str(n27) + ' past the end')
-                xs28 = []
-                for _ in range(n27):
-                    e29 = _new(_DescribeQuorumResponse_Listener)
-                    h32 = b[p]
-                    if 0 < h32 < 128:
-                        q31 = p + h32
-                        e29.name = str(b[p + 1:q31], 'utf-8')
-                        p = q31
-                    else:
-                        p += 1
-                        n30 = h32 - 1
-                        if n30 > 126:
-                            n30, p = _uvt(b, p, n30 + 1)
-                            n30 -= 1
-                        if n30 < 0:
-                            raise DecodeError('Listener.Name: null where not nullable')
-                        else:
-                            q31 = p + n30
-                            e29.name = str(b[p:q31], 'utf-8')
-                            p = q31
-                    h35 = b[p]
-                    if 0 < h35 < 128:
-                        q34 = p + h35
-                        e29.host = str(b[p + 1:q34], 'utf-8')
-                        p = q34
-                    else:
-                        p += 1
-                        n33 = h35 - 1
-                        if n33 > 126:
-                            n33, p = _uvt(b, p, n33 + 1)
-                            n33 -= 1
-                        if n33 < 0:
-                            raise DecodeError('Listener.Host: null where not nullable')
-                        else:
-                            q34 = p + n33
-                            e29.host = str(b[p:q34], 'utf-8')
-                            p = q34
-                    e29.port, = _S11.unpack_from(b, p)
-                    p += 2
-                    if b[p] == 0:  # no tagged fields, the common case
-                        e29.unknown_tagged_fields = None
-                        p += 1
-                    else:
-                        p = _t_DescribeQuorumResponse_Listener_0(b, p, e29)
-                    xs28.append(e29)
-                e25.listeners = xs28
+                p += 1
+                n33 = h35 - 1
+                if n33 > 126:
+                    n33, p = _uvt(b, p, n33 + 1)
+                    n33 -= 1
+                if n33 < 0:
+                    raise DecodeError('Listener.Name: null where not nullable')
+                else:
+                    q34 = p + n33
+                    e32.name = str(b[p:q34], 'utf-8')
+                    p = q34
+            h38 = b[p]
+            if 0 < h38 < 128:
+                q37 = p + h38
+                e32.host = str(b[p + 1:q37], 'utf-8')
+                p = q37
+            else:
+                p += 1
+                n36 = h38 - 1
+                if n36 > 126:
+                    n36, p = _uvt(b, p, n36 + 1)
+                    n36 -= 1
+                if n36 < 0:
+                    raise DecodeError('Listener.Host: null where not nullable')
+                else:
+                    q37 = p + n36
+                    e32.host = str(b[p:q37], 'utf-8')
+                    p = q37
+            e32.port, = _S11.unpack_from(b, p)
+            p += 2
             if b[p] == 0:  # no tagged fields, the common case
-                e25.unknown_tagged_fields = None
+                e32.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_DescribeQuorumResponse_Node_0(b, p, e25)
-            xs24.append(e25)
-        o.nodes = xs24
+                p = _t_DescribeQuorumResponse_Listener_0(b, p, e32)
+            xs31.append(e32)
+        e28.listeners = xs31
+        if b[p] == 0:  # no tagged fields, the common case
+            e28.unknown_tagged_fields = None
+            p += 1
+        else:
+            p = _t_DescribeQuorumResponse_Node_0(b, p, e28)
+        xs27.append(e28)
+    o.nodes = xs27
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         p += 1

@@ -208,105 +208,108 @@ def _t_DescribeShareGroupOffsetsRequest_0(b, p, o):
 def _r_DescribeShareGroupOffsetsRequest_0(b, p):
     bl = len(b)
     o = _new(DescribeShareGroupOffsetsRequest)
-    n1 = b[p] - 1
+    h16 = b[p]
     p += 1
-    if n1 > 126:
-        n1, p = _uvt(b, p, n1 + 1)
-        n1 -= 1
-    if n1 < 0:
-        raise DecodeError('DescribeShareGroupOffsetsRequest.Groups: null where not nullable')
+    if 0 < h16 < 128:
+        n1 = h16 - 1
     else:
+        n1 = h16 - 1
+        if n1 > 126:
+            n1, p = _uvt(b, p, n1 + 1)
+            n1 -= 1
+        if n1 < 0:
+            raise DecodeError('DescribeShareGroupOffsetsRequest.Groups: null where not nullable')
         if n1 > bl - p:
             raise DecodeError('DescribeShareGroupOffsetsRequest.Groups: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3 = _new(_DescribeShareGroupOffsetsRequest_DescribeShareGroupOffsetsRequestGroup)
-            h6 = b[p]
-            if 0 < h6 < 128:
-                q5 = p + h6
-                e3.group_id = str(b[p + 1:q5], 'utf-8')
+    xs2 = []
+    for _ in range(n1):
+        e3 = _new(_DescribeShareGroupOffsetsRequest_DescribeShareGroupOffsetsRequestGroup)
+        h6 = b[p]
+        if 0 < h6 < 128:
+            q5 = p + h6
+            e3.group_id = str(b[p + 1:q5], 'utf-8')
+            p = q5
+        else:
+            p += 1
+            n4 = h6 - 1
+            if n4 > 126:
+                n4, p = _uvt(b, p, n4 + 1)
+                n4 -= 1
+            if n4 < 0:
+                raise DecodeError('DescribeShareGroupOffsetsRequestGroup.GroupId: null where not nullable')
+            else:
+                q5 = p + n4
+                e3.group_id = str(b[p:q5], 'utf-8')
                 p = q5
-            else:
-                p += 1
-                n4 = h6 - 1
-                if n4 > 126:
-                    n4, p = _uvt(b, p, n4 + 1)
-                    n4 -= 1
-                if n4 < 0:
-                    raise DecodeError('DescribeShareGroupOffsetsRequestGroup.GroupId: null where not nullable')
-                else:
-                    q5 = p + n4
-                    e3.group_id = str(b[p:q5], 'utf-8')
-                    p = q5
-            h15 = b[p]
-            if h15 == 0:
+        h15 = b[p]
+        if h15 == 0:
+            e3.topics = None
+            p += 1
+        else:
+            p += 1
+            n7 = h15 - 1
+            if n7 > 126:
+                n7, p = _uvt(b, p, n7 + 1)
+                n7 -= 1
+            if n7 < 0:
                 e3.topics = None
-                p += 1
             else:
-                p += 1
-                n7 = h15 - 1
-                if n7 > 126:
-                    n7, p = _uvt(b, p, n7 + 1)
-                    n7 -= 1
-                if n7 < 0:
-                    e3.topics = None
-                else:
-                    if n7 > bl - p:
-                        raise DecodeError('DescribeShareGroupOffsetsRequestGroup.Topics: count ' + str(n7) + ' past the end')
-                    xs8 = []
-                    for _ in range(n7):
-                        e9 = _new(_DescribeShareGroupOffsetsRequest_DescribeShareGroupOffsetsRequestTopic)
-                        h12 = b[p]
-                        if 0 < h12 < 128:
-                            q11 = p + h12
-                            e9.topic_name = str(b[p + 1:q11], 'utf-8')
+                if n7 > bl - p:
+                    raise DecodeError('DescribeShareGroupOffsetsRequestGroup.Topics: count ' + str(n7) + ' past the end')
+                xs8 = []
+                for _ in range(n7):
+                    e9 = _new(_DescribeShareGroupOffsetsRequest_DescribeShareGroupOffsetsRequestTopic)
+                    h12 = b[p]
+                    if 0 < h12 < 128:
+                        q11 = p + h12
+                        e9.topic_name = str(b[p + 1:q11], 'utf-8')
+                        p = q11
+                    else:
+                        p += 1
+                        n10 = h12 - 1
+                        if n10 > 126:
+                            n10, p = _uvt(b, p, n10 + 1)
+                            n10 -= 1
+                        if n10 < 0:
+                            raise DecodeError('DescribeShareGroupOffsetsRequestTopic.TopicName: null where not nullable')
+                        else:
+                            q11 = p + n10
+                            e9.topic_name = str(b[p:q11], 'utf-8')
                             p = q11
+                    h14 = b[p]
+                    if 0 < h14 < 65:
+                        e9.partitions = [*_UNPACK_i[h14](b, p + 1)]
+                        p += 4 * h14 - 3
+                    else:
+                        p += 1
+                        n13 = h14 - 1
+                        if n13 > 126:
+                            n13, p = _uvt(b, p, n13 + 1)
+                            n13 -= 1
+                        if n13 < 0:
+                            raise DecodeError('DescribeShareGroupOffsetsRequestTopic.Partitions: null where not nullable')
+                        elif n13 < 64:
+                            e9.partitions = [*_ARRAY_i[n13].unpack_from(b, p)]
+                            p += 4 * n13
                         else:
-                            p += 1
-                            n10 = h12 - 1
-                            if n10 > 126:
-                                n10, p = _uvt(b, p, n10 + 1)
-                                n10 -= 1
-                            if n10 < 0:
-                                raise DecodeError('DescribeShareGroupOffsetsRequestTopic.TopicName: null where not nullable')
-                            else:
-                                q11 = p + n10
-                                e9.topic_name = str(b[p:q11], 'utf-8')
-                                p = q11
-                        h14 = b[p]
-                        if 0 < h14 < 65:
-                            e9.partitions = [*_UNPACK_i[h14](b, p + 1)]
-                            p += 4 * h14 - 3
-                        else:
-                            p += 1
-                            n13 = h14 - 1
-                            if n13 > 126:
-                                n13, p = _uvt(b, p, n13 + 1)
-                                n13 -= 1
-                            if n13 < 0:
-                                raise DecodeError('DescribeShareGroupOffsetsRequestTopic.Partitions: null where not nullable')
-                            elif n13 < 64:
-                                e9.partitions = [*_ARRAY_i[n13].unpack_from(b, p)]
-                                p += 4 * n13
-                            else:
-                                if n13 > bl - p:
-                                    raise DecodeError('DescribeShareGroupOffsetsRequestTopic.Partitions: count ' + str(n13) + ' past the end')
-                                e9.partitions = [*_struct.Struct('>' + str(n13) + 'i').unpack_from(b, p)]
-                                p += 4 * n13
-                        if b[p] == 0:  # no tagged fields, the common case
-                            e9.unknown_tagged_fields = None
-                            p += 1
-                        else:
-                            p = _t_DescribeShareGroupOffsetsRequest_DescribeShareGroupOffsetsRequestTopic_0(b, p, e9)
-                        xs8.append(e9)
-                    e3.topics = xs8
-            if b[p] == 0:  # no tagged fields, the common case
-                e3.unknown_tagged_fields = None
-                p += 1
-            else:
-                p = _t_DescribeShareGroupOffsetsRequest_DescribeShareGroupOffsetsRequestGroup_0(b, p, e3)
-            xs2.append(e3)
-        o.groups = xs2
+                            if n13 > bl - p:
+                                raise DecodeError('DescribeShareGroupOffsetsRequestTopic.Partitions: count ' + str(n13) + ' past the end')
+                            e9.partitions = [*_struct.Struct('>' + str(n13) + 'i').unpack_from(b, p)]
+                            p += 4 * n13
+                    if b[p] == 0:  # no tagged fields, the common case
+                        e9.unknown_tagged_fields = None
+                        p += 1
+                    else:
+                        p = _t_DescribeShareGroupOffsetsRequest_DescribeShareGroupOffsetsRequestTopic_0(b, p, e9)
+                    xs8.append(e9)
+                e3.topics = xs8
+        if b[p] == 0:  # no tagged fields, the common case
+            e3.unknown_tagged_fields = None
+            p += 1
+        else:
+            p = _t_DescribeShareGroupOffsetsRequest_DescribeShareGroupOffsetsRequestGroup_0(b, p, e3)
+        xs2.append(e3)
+    o.groups = xs2
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         p += 1
@@ -472,139 +475,146 @@ def _r_DescribeShareGroupOffsetsResponse_0(b, p):
     o = _new(DescribeShareGroupOffsetsResponse)
     o.throttle_time_ms, h1, = _S0.unpack_from(b, p)
     p += 5
-    n2 = h1 - 1
-    if n2 > 126:
-        n2, p = _uvt(b, p, n2 + 1)
-        n2 -= 1
-    if n2 < 0:
-        raise DecodeError('DescribeShareGroupOffsetsResponse.Groups: null where not nullable')
+    if 0 < h1 < 128:
+        n2 = h1 - 1
     else:
+        n2 = h1 - 1
+        if n2 > 126:
+            n2, p = _uvt(b, p, n2 + 1)
+            n2 -= 1
+        if n2 < 0:
+            raise DecodeError('DescribeShareGroupOffsetsResponse.Groups: null where not nullable')
         if n2 > bl - p:
             raise DecodeError('DescribeShareGroupOffsetsResponse.Groups: count ' + str(n2) + ' past the end')
-        xs3 = []
-        for _ in range(n2):
-            e4 = _new(_DescribeShareGroupOffsetsResponse_DescribeShareGroupOffsetsResponseGroup)
-            h7 = b[p]
-            if 0 < h7 < 128:
-                q6 = p + h7
-                e4.group_id = str(b[p + 1:q6], 'utf-8')
-                p = q6
-            else:
-                p += 1
-                n5 = h7 - 1
-                if n5 > 126:
-                    n5, p = _uvt(b, p, n5 + 1)
-                    n5 -= 1
-                if n5 < 0:
-                    raise DecodeError('DescribeShareGroupOffsetsResponseGroup.GroupId: null where not nullable')
-                else:
-                    q6 = p + n5
-                    e4.group_id = str(b[p:q6], 'utf-8')
-                    p = q6
-            n8 = b[p] - 1
+    xs3 = []
+    for _ in range(n2):
+        e4 = _new(_DescribeShareGroupOffsetsResponse_DescribeShareGroupOffsetsResponseGroup)
+        h7 = b[p]
+        if 0 < h7 < 128:
+            q6 = p + h7
+            e4.group_id = str(b[p + 1:q6], 'utf-8')
+            p = q6
+        else:
             p += 1
+            n5 = h7 - 1
+            if n5 > 126:
+                n5, p = _uvt(b, p, n5 + 1)
+                n5 -= 1
+            if n5 < 0:
+                raise DecodeError('DescribeShareGroupOffsetsResponseGroup.GroupId: null where not nullable')
+            else:
+                q6 = p + n5
+                e4.group_id = str(b[p:q6], 'utf-8')
+                p = q6
+        h21 = b[p]
+        p += 1
+        if 0 < h21 < 128:
+            n8 = h21 - 1
+        else:
+            n8 = h21 - 1
             if n8 > 126:
                 n8, p = _uvt(b, p, n8 + 1)
                 n8 -= 1
             if n8 < 0:
                 raise DecodeError('DescribeShareGroupOffsetsResponseGroup.Topics: null where not nullable')
+            if n8 > bl - p:
+                raise DecodeError('DescribeShareGroupOffsetsResponseGroup.Topics: count ' + str(n8) + ' past the end')
+        xs9 = []
+        for _ in range(n8):
+            e10 = _new(_DescribeShareGroupOffsetsResponse_DescribeShareGroupOffsetsResponseTopic)
+            h13 = b[p]
+            if 0 < h13 < 128:
+                q12 = p + h13
+                e10.topic_name = str(b[p + 1:q12], 'utf-8')
+                p = q12
             else:
-                if n8 > bl - p:
-                    raise DecodeError('DescribeShareGroupOffsetsResponseGroup.Topics: count ' + str(n8) + ' past the end')
-                xs9 = []
-                for _ in range(n8):
-                    e10 = _new(_DescribeShareGroupOffsetsResponse_DescribeShareGroupOffsetsResponseTopic)
-                    h13 = b[p]
-                    if 0 < h13 < 128:
-                        q12 = p + h13
-                        e10.topic_name = str(b[p + 1:q12], 'utf-8')
-                        p = q12
-                    else:
-                        p += 1
-                        n11 = h13 - 1
-                        if n11 > 126:
-                            n11, p = _uvt(b, p, n11 + 1)
-                            n11 -= 1
-                        if n11 < 0:
-                            raise DecodeError('DescribeShareGroupOffsetsResponseTopic.TopicName: null where not nullable')
-                        else:
-                            q12 = p + n11
-                            e10.topic_name = str(b[p:q12], 'utf-8')
-                            p = q12
-                    e10.topic_id, h14, = _S1.unpack_from(b, p)
-                    p += 17
-                    n15 = h14 - 1
-                    if n15 > 126:
-                        n15, p = _uvt(b, p, n15 + 1)
-                        n15 -= 1
-                    if n15 < 0:
-                        raise DecodeError('DescribeShareGroupOffsetsResponseTopic.Partitions: null where not nullable')
-                    else:
-                        if n15 > bl - p:
-                            raise DecodeError('DescribeShareGroupOffsetsResponseTopic.Partitions: count ' + str(n15) + ' past the end')
-                        xs16 = []
-                        for _ in range(n15):
-                            e17 = _new(_DescribeShareGroupOffsetsResponse_DescribeShareGroupOffsetsResponsePartition)
-                            e17.partition_index, e17.start_offset, e17.leader_epoch, e17.error_code, h18, = _S2.unpack_from(b, p)
-                            p += 19
-                            if 0 < h18 < 128:
-                                q20 = p + h18 - 1
-                                e17.error_message = str(b[p:q20], 'utf-8')
-                                p = q20
-                            elif h18 == 0:
-                                e17.error_message = None
-                            else:
-                                n19 = h18 - 1
-                                if n19 > 126:
-                                    n19, p = _uvt(b, p, n19 + 1)
-                                    n19 -= 1
-                                if n19 < 0:
-                                    e17.error_message = None
-                                else:
-                                    q20 = p + n19
-                                    e17.error_message = str(b[p:q20], 'utf-8')
-                                    p = q20
-                            e17.lag = -1
-                            if b[p] == 0:  # no tagged fields, the common case
-                                e17.unknown_tagged_fields = None
-                                p += 1
-                            else:
-                                p = _t_DescribeShareGroupOffsetsResponse_DescribeShareGroupOffsetsResponsePartition_0(b, p, e17)
-                            xs16.append(e17)
-                        e10.partitions = xs16
-                    if b[p] == 0:  # no tagged fields, the common case
-                        e10.unknown_tagged_fields = None
-                        p += 1
-                    else:
-                        p = _t_DescribeShareGroupOffsetsResponse_DescribeShareGroupOffsetsResponseTopic_0(b, p, e10)
-                    xs9.append(e10)
-                e4.topics = xs9
-            e4.error_code, h21, = _S3.unpack_from(b, p)
-            p += 3
-            if 0 < h21 < 128:
-                q23 = p + h21 - 1
-                e4.error_message = str(b[p:q23], 'utf-8')
-                p = q23
-            elif h21 == 0:
-                e4.error_message = None
-            else:
-                n22 = h21 - 1
-                if n22 > 126:
-                    n22, p = _uvt(b, p, n22 + 1)
-                    n22 -= 1
-                if n22 < 0:
-                    e4.error_message = None
+                p += 1
+                n11 = h13 - 1
+                if n11 > 126:
+                    n11, p = _uvt(b, p, n11 + 1)
+                    n11 -= 1
+                if n11 < 0:
+                    raise DecodeError('DescribeShareGroupOffsetsResponseTopic.TopicName: null where not nullable')
                 else:
-                    q23 = p + n22
-                    e4.error_message = str(b[p:q23], 'utf-8')
-                    p = q23
+                    q12 = p + n11
+                    e10.topic_name = str(b[p:q12], 'utf-8')
+                    p = q12
+            e10.topic_id, h14, = _S1.unpack_from(b, p)
+            p += 17
+            if 0 < h14 < 128:
+                n15 = h14 - 1
+            else:
+                n15 = h14 - 1
+                if n15 > 126:
+                    n15, p = _uvt(b, p, n15 + 1)
+                    n15 -= 1
+                if n15 < 0:
+                    raise DecodeError('DescribeShareGroupOffsetsResponseTopic.Partitions: null where not nullable')
+                if n15 > bl - p:
+                    raise DecodeError('DescribeShareGroupOffsetsResponseTopic.Partitions: count ' + str(n15) + ' past the end')
+            xs16 = []
+            for _ in range(n15):
+                e17 = _new(_DescribeShareGroupOffsetsResponse_DescribeShareGroupOffsetsResponsePartition)
+                e17.partition_index, e17.start_offset, e17.leader_epoch, e17.error_code, h18, = _S2.unpack_from(b, p)
+                p += 19
+                if 0 < h18 < 128:
+                    q20 = p + h18 - 1
+                    e17.error_message = str(b[p:q20], 'utf-8')
+                    p = q20
+                elif h18 == 0:
+                    e17.error_message = None
+                else:
+                    n19 = h18 - 1
+                    if n19 > 126:
+                        n19, p = _uvt(b, p, n19 + 1)
+                        n19 -= 1
+                    if n19 < 0:
+                        e17.error_message = None
+                    else:
+                        q20 = p + n19
+                        e17.error_message = str(b[p:q20], 'utf-8')
+                        p = q20
+                e17.lag = -1
+                if b[p] == 0:  # no tagged fields, the common case
+                    e17.unknown_tagged_fields = None
+                    p += 1
+                else:
+                    p = _t_DescribeShareGroupOffsetsResponse_DescribeShareGroupOffsetsResponsePartition_0(b, p, e17)
+                xs16.append(e17)
+            e10.partitions = xs16
             if b[p] == 0:  # no tagged fields, the common case
-                e4.unknown_tagged_fields = None
+                e10.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_DescribeShareGroupOffsetsResponse_DescribeShareGroupOffsetsResponseGroup_0(b, p, e4)
-            xs3.append(e4)
-        o.groups = xs3
+                p = _t_DescribeShareGroupOffsetsResponse_DescribeShareGroupOffsetsResponseTopic_0(b, p, e10)
+            xs9.append(e10)
+        e4.topics = xs9
+        e4.error_code, h22, = _S3.unpack_from(b, p)
+        p += 3
+        if 0 < h22 < 128:
+            q24 = p + h22 - 1
+            e4.error_message = str(b[p:q24], 'utf-8')
+            p = q24
+        elif h22 == 0:
+            e4.error_message = None
+        else:
+            n23 = h22 - 1
+            if n23 > 126:
+                n23, p = _uvt(b, p, n23 + 1)
+                n23 -= 1
+            if n23 < 0:
+                e4.error_message = None
+            else:
+                q24 = p + n23
+                e4.error_message = str(b[p:q24], 'utf-8')
+                p = q24
+        if b[p] == 0:  # no tagged fields, the common case
+            e4.unknown_tagged_fields = None
+            p += 1
+        else:
+            p = _t_DescribeShareGroupOffsetsResponse_DescribeShareGroupOffsetsResponseGroup_0(b, p, e4)
+        xs3.append(e4)
+    o.groups = xs3
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         p += 1
@@ -702,138 +712,145 @@ def _r_DescribeShareGroupOffsetsResponse_1(b, p):
     o = _new(DescribeShareGroupOffsetsResponse)
     o.throttle_time_ms, h1, = _S0.unpack_from(b, p)
     p += 5
-    n2 = h1 - 1
-    if n2 > 126:
-        n2, p = _uvt(b, p, n2 + 1)
-        n2 -= 1
-    if n2 < 0:
-        raise DecodeError('DescribeShareGroupOffsetsResponse.Groups: null where not nullable')
+    if 0 < h1 < 128:
+        n2 = h1 - 1
     else:
+        n2 = h1 - 1
+        if n2 > 126:
+            n2, p = _uvt(b, p, n2 + 1)
+            n2 -= 1
+        if n2 < 0:
+            raise DecodeError('DescribeShareGroupOffsetsResponse.Groups: null where not nullable')
         if n2 > bl - p:
             raise DecodeError('DescribeShareGroupOffsetsResponse.Groups: count ' + str(n2) + ' past the end')
-        xs3 = []
-        for _ in range(n2):
-            e4 = _new(_DescribeShareGroupOffsetsResponse_DescribeShareGroupOffsetsResponseGroup)
-            h7 = b[p]
-            if 0 < h7 < 128:
-                q6 = p + h7
-                e4.group_id = str(b[p + 1:q6], 'utf-8')
-                p = q6
-            else:
-                p += 1
-                n5 = h7 - 1
-                if n5 > 126:
-                    n5, p = _uvt(b, p, n5 + 1)
-                    n5 -= 1
-                if n5 < 0:
-                    raise DecodeError('DescribeShareGroupOffsetsResponseGroup.GroupId: null where not nullable')
-                else:
-                    q6 = p + n5
-                    e4.group_id = str(b[p:q6], 'utf-8')
-                    p = q6
-            n8 = b[p] - 1
+    xs3 = []
+    for _ in range(n2):
+        e4 = _new(_DescribeShareGroupOffsetsResponse_DescribeShareGroupOffsetsResponseGroup)
+        h7 = b[p]
+        if 0 < h7 < 128:
+            q6 = p + h7
+            e4.group_id = str(b[p + 1:q6], 'utf-8')
+            p = q6
+        else:
             p += 1
+            n5 = h7 - 1
+            if n5 > 126:
+                n5, p = _uvt(b, p, n5 + 1)
+                n5 -= 1
+            if n5 < 0:
+                raise DecodeError('DescribeShareGroupOffsetsResponseGroup.GroupId: null where not nullable')
+            else:
+                q6 = p + n5
+                e4.group_id = str(b[p:q6], 'utf-8')
+                p = q6
+        h21 = b[p]
+        p += 1
+        if 0 < h21 < 128:
+            n8 = h21 - 1
+        else:
+            n8 = h21 - 1
             if n8 > 126:
                 n8, p = _uvt(b, p, n8 + 1)
                 n8 -= 1
             if n8 < 0:
                 raise DecodeError('DescribeShareGroupOffsetsResponseGroup.Topics: null where not nullable')
+            if n8 > bl - p:
+                raise DecodeError('DescribeShareGroupOffsetsResponseGroup.Topics: count ' + str(n8) + ' past the end')
+        xs9 = []
+        for _ in range(n8):
+            e10 = _new(_DescribeShareGroupOffsetsResponse_DescribeShareGroupOffsetsResponseTopic)
+            h13 = b[p]
+            if 0 < h13 < 128:
+                q12 = p + h13
+                e10.topic_name = str(b[p + 1:q12], 'utf-8')
+                p = q12
             else:
-                if n8 > bl - p:
-                    raise DecodeError('DescribeShareGroupOffsetsResponseGroup.Topics: count ' + str(n8) + ' past the end')
-                xs9 = []
-                for _ in range(n8):
-                    e10 = _new(_DescribeShareGroupOffsetsResponse_DescribeShareGroupOffsetsResponseTopic)
-                    h13 = b[p]
-                    if 0 < h13 < 128:
-                        q12 = p + h13
-                        e10.topic_name = str(b[p + 1:q12], 'utf-8')
-                        p = q12
-                    else:
-                        p += 1
-                        n11 = h13 - 1
-                        if n11 > 126:
-                            n11, p = _uvt(b, p, n11 + 1)
-                            n11 -= 1
-                        if n11 < 0:
-                            raise DecodeError('DescribeShareGroupOffsetsResponseTopic.TopicName: null where not nullable')
-                        else:
-                            q12 = p + n11
-                            e10.topic_name = str(b[p:q12], 'utf-8')
-                            p = q12
-                    e10.topic_id, h14, = _S1.unpack_from(b, p)
-                    p += 17
-                    n15 = h14 - 1
-                    if n15 > 126:
-                        n15, p = _uvt(b, p, n15 + 1)
-                        n15 -= 1
-                    if n15 < 0:
-                        raise DecodeError('DescribeShareGroupOffsetsResponseTopic.Partitions: null where not nullable')
-                    else:
-                        if n15 > bl - p:
-                            raise DecodeError('DescribeShareGroupOffsetsResponseTopic.Partitions: count ' + str(n15) + ' past the end')
-                        xs16 = []
-                        for _ in range(n15):
-                            e17 = _new(_DescribeShareGroupOffsetsResponse_DescribeShareGroupOffsetsResponsePartition)
-                            e17.partition_index, e17.start_offset, e17.leader_epoch, e17.lag, e17.error_code, h18, = _S8.unpack_from(b, p)
-                            p += 27
-                            if 0 < h18 < 128:
-                                q20 = p + h18 - 1
-                                e17.error_message = str(b[p:q20], 'utf-8')
-                                p = q20
-                            elif h18 == 0:
-                                e17.error_message = None
-                            else:
-                                n19 = h18 - 1
-                                if n19 > 126:
-                                    n19, p = _uvt(b, p, n19 + 1)
-                                    n19 -= 1
-                                if n19 < 0:
-                                    e17.error_message = None
-                                else:
-                                    q20 = p + n19
-                                    e17.error_message = str(b[p:q20], 'utf-8')
-                                    p = q20
-                            if b[p] == 0:  # no tagged fields, the common case
-                                e17.unknown_tagged_fields = None
-                                p += 1
-                            else:
-                                p = _t_DescribeShareGroupOffsetsResponse_DescribeShareGroupOffsetsResponsePartition_0(b, p, e17)
-                            xs16.append(e17)
-                        e10.partitions = xs16
-                    if b[p] == 0:  # no tagged fields, the common case
-                        e10.unknown_tagged_fields = None
-                        p += 1
-                    else:
-                        p = _t_DescribeShareGroupOffsetsResponse_DescribeShareGroupOffsetsResponseTopic_0(b, p, e10)
-                    xs9.append(e10)
-                e4.topics = xs9
-            e4.error_code, h21, = _S3.unpack_from(b, p)
-            p += 3
-            if 0 < h21 < 128:
-                q23 = p + h21 - 1
-                e4.error_message = str(b[p:q23], 'utf-8')
-                p = q23
-            elif h21 == 0:
-                e4.error_message = None
-            else:
-                n22 = h21 - 1
-                if n22 > 126:
-                    n22, p = _uvt(b, p, n22 + 1)
-                    n22 -= 1
-                if n22 < 0:
-                    e4.error_message = None
+                p += 1
+                n11 = h13 - 1
+                if n11 > 126:
+                    n11, p = _uvt(b, p, n11 + 1)
+                    n11 -= 1
+                if n11 < 0:
+                    raise DecodeError('DescribeShareGroupOffsetsResponseTopic.TopicName: null where not nullable')
                 else:
-                    q23 = p + n22
-                    e4.error_message = str(b[p:q23], 'utf-8')
-                    p = q23
+                    q12 = p + n11
+                    e10.topic_name = str(b[p:q12], 'utf-8')
+                    p = q12
+            e10.topic_id, h14, = _S1.unpack_from(b, p)
+            p += 17
+            if 0 < h14 < 128:
+                n15 = h14 - 1
+            else:
+                n15 = h14 - 1
+                if n15 > 126:
+                    n15, p = _uvt(b, p, n15 + 1)
+                    n15 -= 1
+                if n15 < 0:
+                    raise DecodeError('DescribeShareGroupOffsetsResponseTopic.Partitions: null where not nullable')
+                if n15 > bl - p:
+                    raise DecodeError('DescribeShareGroupOffsetsResponseTopic.Partitions: count ' + str(n15) + ' past the end')
+            xs16 = []
+            for _ in range(n15):
+                e17 = _new(_DescribeShareGroupOffsetsResponse_DescribeShareGroupOffsetsResponsePartition)
+                e17.partition_index, e17.start_offset, e17.leader_epoch, e17.lag, e17.error_code, h18, = _S8.unpack_from(b, p)
+                p += 27
+                if 0 < h18 < 128:
+                    q20 = p + h18 - 1
+                    e17.error_message = str(b[p:q20], 'utf-8')
+                    p = q20
+                elif h18 == 0:
+                    e17.error_message = None
+                else:
+                    n19 = h18 - 1
+                    if n19 > 126:
+                        n19, p = _uvt(b, p, n19 + 1)
+                        n19 -= 1
+                    if n19 < 0:
+                        e17.error_message = None
+                    else:
+                        q20 = p + n19
+                        e17.error_message = str(b[p:q20], 'utf-8')
+                        p = q20
+                if b[p] == 0:  # no tagged fields, the common case
+                    e17.unknown_tagged_fields = None
+                    p += 1
+                else:
+                    p = _t_DescribeShareGroupOffsetsResponse_DescribeShareGroupOffsetsResponsePartition_0(b, p, e17)
+                xs16.append(e17)
+            e10.partitions = xs16
             if b[p] == 0:  # no tagged fields, the common case
-                e4.unknown_tagged_fields = None
+                e10.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_DescribeShareGroupOffsetsResponse_DescribeShareGroupOffsetsResponseGroup_0(b, p, e4)
-            xs3.append(e4)
-        o.groups = xs3
+                p = _t_DescribeShareGroupOffsetsResponse_DescribeShareGroupOffsetsResponseTopic_0(b, p, e10)
+            xs9.append(e10)
+        e4.topics = xs9
+        e4.error_code, h22, = _S3.unpack_from(b, p)
+        p += 3
+        if 0 < h22 < 128:
+            q24 = p + h22 - 1
+            e4.error_message = str(b[p:q24], 'utf-8')
+            p = q24
+        elif h22 == 0:
+            e4.error_message = None
+        else:
+            n23 = h22 - 1
+            if n23 > 126:
+                n23, p = _uvt(b, p, n23 + 1)
+                n23 -= 1
+            if n23 < 0:
+                e4.error_message = None
+            else:
+                q24 = p + n23
+                e4.error_message = str(b[p:q24], 'utf-8')
+                p = q24
+        if b[p] == 0:  # no tagged fields, the common case
+            e4.unknown_tagged_fields = None
+            p += 1
+        else:
+            p = _t_DescribeShareGroupOffsetsResponse_DescribeShareGroupOffsetsResponseGroup_0(b, p, e4)
+        xs3.append(e4)
+    o.groups = xs3
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         p += 1

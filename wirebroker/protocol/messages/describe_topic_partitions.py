@@ -212,43 +212,46 @@ def _t_DescribeTopicPartitionsRequest_0(b, p, o):
 def _r_DescribeTopicPartitionsRequest_0(b, p):
     bl = len(b)
     o = _new(DescribeTopicPartitionsRequest)
-    n1 = b[p] - 1
+    h7 = b[p]
     p += 1
-    if n1 > 126:
-        n1, p = _uvt(b, p, n1 + 1)
-        n1 -= 1
-    if n1 < 0:
-        raise DecodeError('DescribeTopicPartitionsRequest.Topics: null where not nullable')
+    if 0 < h7 < 128:
+        n1 = h7 - 1
     else:
+        n1 = h7 - 1
+        if n1 > 126:
+            n1, p = _uvt(b, p, n1 + 1)
+            n1 -= 1
+        if n1 < 0:
+            raise DecodeError('DescribeTopicPartitionsRequest.Topics: null where not nullable')
         if n1 > bl - p:
             raise DecodeError('DescribeTopicPartitionsRequest.Topics: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3 = _new(_DescribeTopicPartitionsRequest_TopicRequest)
-            h6 = b[p]
-            if 0 < h6 < 128:
-                q5 = p + h6
-                e3.name = str(b[p + 1:q5], 'utf-8')
+    xs2 = []
+    for _ in range(n1):
+        e3 = _new(_DescribeTopicPartitionsRequest_TopicRequest)
+        h6 = b[p]
+        if 0 < h6 < 128:
+            q5 = p + h6
+            e3.name = str(b[p + 1:q5], 'utf-8')
+            p = q5
+        else:
+            p += 1
+            n4 = h6 - 1
+            if n4 > 126:
+                n4, p = _uvt(b, p, n4 + 1)
+                n4 -= 1
+            if n4 < 0:
+                raise DecodeError('TopicRequest.Name: null where not nullable')
+            else:
+                q5 = p + n4
+                e3.name = str(b[p:q5], 'utf-8')
                 p = q5
-            else:
-                p += 1
-                n4 = h6 - 1
-                if n4 > 126:
-                    n4, p = _uvt(b, p, n4 + 1)
-                    n4 -= 1
-                if n4 < 0:
-                    raise DecodeError('TopicRequest.Name: null where not nullable')
-                else:
-                    q5 = p + n4
-                    e3.name = str(b[p:q5], 'utf-8')
-                    p = q5
-            if b[p] == 0:  # no tagged fields, the common case
-                e3.unknown_tagged_fields = None
-                p += 1
-            else:
-                p = _t_DescribeTopicPartitionsRequest_TopicRequest_0(b, p, e3)
-            xs2.append(e3)
-        o.topics = xs2
+        if b[p] == 0:  # no tagged fields, the common case
+            e3.unknown_tagged_fields = None
+            p += 1
+        else:
+            p = _t_DescribeTopicPartitionsRequest_TopicRequest_0(b, p, e3)
+        xs2.append(e3)
+    o.topics = xs2
     o.response_partition_limit, = _S0.unpack_from(b, p)
     p += 4
     if b[p] > 127:
@@ -256,32 +259,32 @@ def _r_DescribeTopicPartitionsRequest_0(b, p):
         p += 1
     else:
         p += 1
-        s7 = _new(_DescribeTopicPartitionsRequest_Cursor)
-        h10 = b[p]
-        if 0 < h10 < 128:
-            q9 = p + h10
-            s7.topic_name = str(b[p + 1:q9], 'utf-8')
-            p = q9
+        s8 = _new(_DescribeTopicPartitionsRequest_Cursor)
+        h11 = b[p]
+        if 0 < h11 < 128:
+            q10 = p + h11
+            s8.topic_name = str(b[p + 1:q10], 'utf-8')
+            p = q10
         else:
             p += 1
-            n8 = h10 - 1
-            if n8 > 126:
-                n8, p = _uvt(b, p, n8 + 1)
-                n8 -= 1
-            if n8 < 0:
+            n9 = h11 - 1
+            if n9 > 126:
+                n9, p = _uvt(b, p, n9 + 1)
+                n9 -= 1
+            if n9 < 0:
                 raise DecodeError('Cursor.TopicName: null where not nullable')
             else:
-                q9 = p + n8
-                s7.topic_name = str(b[p:q9], 'utf-8')
-                p = q9
-        s7.partition_index, = _S0.unpack_from(b, p)
+                q10 = p + n9
+                s8.topic_name = str(b[p:q10], 'utf-8')
+                p = q10
+        s8.partition_index, = _S0.unpack_from(b, p)
         p += 4
         if b[p] == 0:  # no tagged fields, the common case
-            s7.unknown_tagged_fields = None
+            s8.unknown_tagged_fields = None
             p += 1
         else:
-            p = _t_DescribeTopicPartitionsRequest_Cursor_0(b, p, s7)
-        o.cursor = s7
+            p = _t_DescribeTopicPartitionsRequest_Cursor_0(b, p, s8)
+        o.cursor = s8
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         p += 1
@@ -411,173 +414,177 @@ def _r_DescribeTopicPartitionsResponse_0(b, p):
     o = _new(DescribeTopicPartitionsResponse)
     o.throttle_time_ms, h1, = _S1.unpack_from(b, p)
     p += 5
-    n2 = h1 - 1
-    if n2 > 126:
-        n2, p = _uvt(b, p, n2 + 1)
-        n2 -= 1
-    if n2 < 0:
-        raise DecodeError('DescribeTopicPartitionsResponse.Topics: null where not nullable')
+    if 0 < h1 < 128:
+        n2 = h1 - 1
     else:
+        n2 = h1 - 1
+        if n2 > 126:
+            n2, p = _uvt(b, p, n2 + 1)
+            n2 -= 1
+        if n2 < 0:
+            raise DecodeError('DescribeTopicPartitionsResponse.Topics: null where not nullable')
         if n2 > bl - p:
             raise DecodeError('DescribeTopicPartitionsResponse.Topics: count ' + str(n2) + ' past the end')
-        xs3 = []
-        for _ in range(n2):
-            e4 = _new(_DescribeTopicPartitionsResponse_DescribeTopicPartitionsResponseTopic)
-            e4.error_code, h5, = _S2.unpack_from(b, p)
-            p += 3
-            if 0 < h5 < 128:
-                q7 = p + h5 - 1
-                e4.name = str(b[p:q7], 'utf-8')
-                p = q7
-            elif h5 == 0:
+    xs3 = []
+    for _ in range(n2):
+        e4 = _new(_DescribeTopicPartitionsResponse_DescribeTopicPartitionsResponseTopic)
+        e4.error_code, h5, = _S2.unpack_from(b, p)
+        p += 3
+        if 0 < h5 < 128:
+            q7 = p + h5 - 1
+            e4.name = str(b[p:q7], 'utf-8')
+            p = q7
+        elif h5 == 0:
+            e4.name = None
+        else:
+            n6 = h5 - 1
+            if n6 > 126:
+                n6, p = _uvt(b, p, n6 + 1)
+                n6 -= 1
+            if n6 < 0:
                 e4.name = None
             else:
-                n6 = h5 - 1
-                if n6 > 126:
-                    n6, p = _uvt(b, p, n6 + 1)
-                    n6 -= 1
-                if n6 < 0:
-                    e4.name = None
-                else:
-                    q7 = p + n6
-                    e4.name = str(b[p:q7], 'utf-8')
-                    p = q7
-            e4.topic_id, e4.is_internal, h8, = _S3.unpack_from(b, p)
-            p += 18
+                q7 = p + n6
+                e4.name = str(b[p:q7], 'utf-8')
+                p = q7
+        e4.topic_id, e4.is_internal, h8, = _S3.unpack_from(b, p)
+        p += 18
+        if 0 < h8 < 128:
+            n9 = h8 - 1
+        else:
             n9 = h8 - 1
             if n9 > 126:
                 n9, p = _uvt(b, p, n9 + 1)
                 n9 -= 1
             if n9 < 0:
                 raise DecodeError('DescribeTopicPartitionsResponseTopic.Partitions: null where not nullable')
+            if n9 > bl - p:
+                raise DecodeError('DescribeTopicPartitionsResponseTopic.Partitions: count ' + str(n9) + ' past the end')
+        xs10 = []
+        for _ in range(n9):
+            e11 = _new(_DescribeTopicPartitionsResponse_DescribeTopicPartitionsResponsePartition)
+            e11.error_code, e11.partition_index, e11.leader_id, e11.leader_epoch, h12, = _S4.unpack_from(b, p)
+            p += 15
+            if 0 < h12 < 65:
+                e11.replica_nodes = [*_UNPACK_i[h12](b, p)]
+                p += 4 * h12 - 4
             else:
-                if n9 > bl - p:
-                    raise DecodeError('DescribeTopicPartitionsResponseTopic.Partitions: count ' + str(n9) + ' past the end')
-                xs10 = []
-                for _ in range(n9):
-                    e11 = _new(_DescribeTopicPartitionsResponse_DescribeTopicPartitionsResponsePartition)
-                    e11.error_code, e11.partition_index, e11.leader_id, e11.leader_epoch, h12, = _S4.unpack_from(b, p)
-                    p += 15
-                    if 0 < h12 < 65:
-                        e11.replica_nodes = [*_UNPACK_i[h12](b, p)]
-                        p += 4 * h12 - 4
-                    else:
-                        n13 = h12 - 1
-                        if n13 > 126:
-                            n13, p = _uvt(b, p, n13 + 1)
-                            n13 -= 1
-                        if n13 < 0:
-                            raise DecodeError('DescribeTopicPartitionsResponsePartition.ReplicaNodes: null where not nullable')
-                        elif n13 < 64:
-                            e11.replica_nodes = [*_ARRAY_i[n13].unpack_from(b, p)]
-                            p += 4 * n13
-                        else:
-                            if n13 > bl - p:
-                                raise DecodeError('DescribeTopicPartitionsResponsePartition.ReplicaNodes: count ' + str(n13) + ' past the end')
-                            e11.replica_nodes = [*_struct.Struct('>' + str(n13) + 'i').unpack_from(b, p)]
-                            p += 4 * n13
-                    h15 = b[p]
-                    if 0 < h15 < 65:
-                        e11.isr_nodes = [*_UNPACK_i[h15](b, p + 1)]
-                        p += 4 * h15 - 3
-                    else:
-                        p += 1
-                        n14 = h15 - 1
-                        if n14 > 126:
-                            n14, p = _uvt(b, p, n14 + 1)
-                            n14 -= 1
-                        if n14 < 0:
-                            raise DecodeError('DescribeTopicPartitionsResponsePartition.IsrNodes: null where not nullable')
-                        elif n14 < 64:
-                            e11.isr_nodes = [*_ARRAY_i[n14].unpack_from(b, p)]
-                            p += 4 * n14
-                        else:
-                            if n14 > bl - p:
-                                raise DecodeError('DescribeTopicPartitionsResponsePartition.IsrNodes: count ' + str(n14) + ' past the end')
-                            e11.isr_nodes = [*_struct.Struct('>' + str(n14) + 'i').unpack_from(b, p)]
-                            p += 4 * n14
-                    h17 = b[p]
-                    if 0 < h17 < 65:
-                        e11.eligible_leader_replicas = [*_UNPACK_i[h17](b, p + 1)]
-                        p += 4 * h17 - 3
-                    elif h17 == 0:
-                        e11.eligible_leader_replicas = None
-                        p += 1
-                    else:
-                        p += 1
-                        n16 = h17 - 1
-                        if n16 > 126:
-                            n16, p = _uvt(b, p, n16 + 1)
-                            n16 -= 1
-                        if n16 < 0:
-                            e11.eligible_leader_replicas = None
-                        elif n16 < 64:
-                            e11.eligible_leader_replicas = [*_ARRAY_i[n16].unpack_from(b, p)]
-                            p += 4 * n16
-                        else:
-                            if n16 > bl - p:
-                                raise DecodeError('DescribeTopicPartitionsResponsePartition.EligibleLeaderReplicas: count ' + str(n16) + ' past the end')
-                            e11.eligible_leader_replicas = [*_struct.Struct('>' + str(n16) + 'i').unpack_from(b, p)]
-                            p += 4 * n16
-                    h19 = b[p]
-                    if 0 < h19 < 65:
-                        e11.last_known_elr = [*_UNPACK_i[h19](b, p + 1)]
-                        p += 4 * h19 - 3
-                    elif h19 == 0:
-                        e11.last_known_elr = None
-                        p += 1
-                    else:
-                        p += 1
-                        n18 = h19 - 1
-                        if n18 > 126:
-                            n18, p = _uvt(b, p, n18 + 1)
-                            n18 -= 1
-                        if n18 < 0:
-                            e11.last_known_elr = None
-                        elif n18 < 64:
-                            e11.last_known_elr = [*_ARRAY_i[n18].unpack_from(b, p)]
-                            p += 4 * n18
-                        else:
-                            if n18 > bl - p:
-                                raise DecodeError('DescribeTopicPartitionsResponsePartition.LastKnownElr: count ' + str(n18) + ' past the end')
-                            e11.last_known_elr = [*_struct.Struct('>' + str(n18) + 'i').unpack_from(b, p)]
-                            p += 4 * n18
-                    h21 = b[p]
-                    if 0 < h21 < 65:
-                        e11.offline_replicas = [*_UNPACK_i[h21](b, p + 1)]
-                        p += 4 * h21 - 3
-                    else:
-                        p += 1
-                        n20 = h21 - 1
-                        if n20 > 126:
-                            n20, p = _uvt(b, p, n20 + 1)
-                            n20 -= 1
-                        if n20 < 0:
-                            raise DecodeError('DescribeTopicPartitionsResponsePartition.OfflineReplicas: null where not nullable')
-                        elif n20 < 64:
-                            e11.offline_replicas = [*_ARRAY_i[n20].unpack_from(b, p)]
-                            p += 4 * n20
-                        else:
-                            if n20 > bl - p:
-                                raise DecodeError('DescribeTopicPartitionsResponsePartition.OfflineReplicas: count ' + str(n20) + ' past the end')
-                            e11.offline_replicas = [*_struct.Struct('>' + str(n20) + 'i').unpack_from(b, p)]
-                            p += 4 * n20
-                    if b[p] == 0:  # no tagged fields, the common case
-                        e11.unknown_tagged_fields = None
-                        p += 1
-                    else:
-                        p = _t_DescribeTopicPartitionsResponse_DescribeTopicPartitionsResponsePartition_0(b, p, e11)
-                    xs10.append(e11)
-                e4.partitions = xs10
-            e4.topic_authorized_operations, = _S0.unpack_from(b, p)
-            p += 4
-            if b[p] == 0:  # no tagged fields, the common case
-                e4.unknown_tagged_fields = None
+                n13 = h12 - 1
+                if n13 > 126:
+                    n13, p = _uvt(b, p, n13 + 1)
+                    n13 -= 1
+                if n13 < 0:
+                    raise DecodeError('DescribeTopicPartitionsResponsePartition.ReplicaNodes: null where not nullable')
+                elif n13 < 64:
+                    e11.replica_nodes = [*_ARRAY_i[n13].unpack_from(b, p)]
+                    p += 4 * n13
+                else:
+                    if n13 > bl - p:
+                        raise DecodeError('DescribeTopicPartitionsResponsePartition.ReplicaNodes: count ' + str(n13) + ' past the end')
+                    e11.replica_nodes = [*_struct.Struct('>' + str(n13) + 'i').unpack_from(b, p)]
+                    p += 4 * n13
+            h15 = b[p]
+            if 0 < h15 < 65:
+                e11.isr_nodes = [*_UNPACK_i[h15](b, p + 1)]
+                p += 4 * h15 - 3
+            else:
+                p += 1
+                n14 = h15 - 1
+                if n14 > 126:
+                    n14, p = _uvt(b, p, n14 + 1)
+                    n14 -= 1
+                if n14 < 0:
+                    raise DecodeError('DescribeTopicPartitionsResponsePartition.IsrNodes: null where not nullable')
+                elif n14 < 64:
+                    e11.isr_nodes = [*_ARRAY_i[n14].unpack_from(b, p)]
+                    p += 4 * n14
+                else:
+                    if n14 > bl - p:
+                        raise DecodeError('DescribeTopicPartitionsResponsePartition.IsrNodes: count ' + str(n14) + ' past the end')
+                    e11.isr_nodes = [*_struct.Struct('>' + str(n14) + 'i').unpack_from(b, p)]
+                    p += 4 * n14
+            h17 = b[p]
+            if 0 < h17 < 65:
+                e11.eligible_leader_replicas = [*_UNPACK_i[h17](b, p + 1)]
+                p += 4 * h17 - 3
+            elif h17 == 0:
+                e11.eligible_leader_replicas = None
                 p += 1
             else:
-                p = _t_DescribeTopicPartitionsResponse_DescribeTopicPartitionsResponseTopic_0(b, p, e4)
-            xs3.append(e4)
-        o.topics = xs3
+                p += 1
+                n16 = h17 - 1
+                if n16 > 126:
+                    n16, p = _uvt(b, p, n16 + 1)
+                    n16 -= 1
+                if n16 < 0:
+                    e11.eligible_leader_replicas = None
+                elif n16 < 64:
+                    e11.eligible_leader_replicas = [*_ARRAY_i[n16].unpack_from(b, p)]
+                    p += 4 * n16
+                else:
+                    if n16 > bl - p:
+                        raise DecodeError('DescribeTopicPartitionsResponsePartition.EligibleLeaderReplicas: count ' + str(n16) + ' past the end')
+                    e11.eligible_leader_replicas = [*_struct.Struct('>' + str(n16) + 'i').unpack_from(b, p)]
+                    p += 4 * n16
+            h19 = b[p]
+            if 0 < h19 < 65:
+                e11.last_known_elr = [*_UNPACK_i[h19](b, p + 1)]
+                p += 4 * h19 - 3
+            elif h19 == 0:
+                e11.last_known_elr = None
+                p += 1
+            else:
+                p += 1
+                n18 = h19 - 1
+                if n18 > 126:
+                    n18, p = _uvt(b, p, n18 + 1)
+                    n18 -= 1
+                if n18 < 0:
+                    e11.last_known_elr = None
+                elif n18 < 64:
+                    e11.last_known_elr = [*_ARRAY_i[n18].unpack_from(b, p)]
+                    p += 4 * n18
+                else:
+                    if n18 > bl - p:
+                        raise DecodeError('DescribeTopicPartitionsResponsePartition.LastKnownElr: count ' + str(n18) + ' past the end')
+                    e11.last_known_elr = [*_struct.Struct('>' + str(n18) + 'i').unpack_from(b, p)]
+                    p += 4 * n18
+            h21 = b[p]
+            if 0 < h21 < 65:
+                e11.offline_replicas = [*_UNPACK_i[h21](b, p + 1)]
+                p += 4 * h21 - 3
+            else:
+                p += 1
+                n20 = h21 - 1
+                if n20 > 126:
+                    n20, p = _uvt(b, p, n20 + 1)
+                    n20 -= 1
+                if n20 < 0:
+                    raise DecodeError('DescribeTopicPartitionsResponsePartition.OfflineReplicas: null where not nullable')
+                elif n20 < 64:
+                    e11.offline_replicas = [*_ARRAY_i[n20].unpack_from(b, p)]
+                    p += 4 * n20
+                else:
+                    if n20 > bl - p:
+                        raise DecodeError('DescribeTopicPartitionsResponsePartition.OfflineReplicas: count ' + str(n20) + ' past the end')
+                    e11.offline_replicas = [*_struct.Struct('>' + str(n20) + 'i').unpack_from(b, p)]
+                    p += 4 * n20
+            if b[p] == 0:  # no tagged fields, the common case
+                e11.unknown_tagged_fields = None
+                p += 1
+            else:
+                p = _t_DescribeTopicPartitionsResponse_DescribeTopicPartitionsResponsePartition_0(b, p, e11)
+            xs10.append(e11)
+        e4.partitions = xs10
+        e4.topic_authorized_operations, = _S0.unpack_from(b, p)
+        p += 4
+        if b[p] == 0:  # no tagged fields, the common case
+            e4.unknown_tagged_fields = None
+            p += 1
+        else:
+            p = _t_DescribeTopicPartitionsResponse_DescribeTopicPartitionsResponseTopic_0(b, p, e4)
+        xs3.append(e4)
+    o.topics = xs3
     if b[p] > 127:
         o.next_cursor = None
         p += 1

@@ -124,37 +124,40 @@ def _t_DescribeTransactionsRequest_0(b, p, o):
 def _r_DescribeTransactionsRequest_0(b, p):
     bl = len(b)
     o = _new(DescribeTransactionsRequest)
-    n1 = b[p] - 1
+    h7 = b[p]
     p += 1
-    if n1 > 126:
-        n1, p = _uvt(b, p, n1 + 1)
-        n1 -= 1
-    if n1 < 0:
-        raise DecodeError('DescribeTransactionsRequest.TransactionalIds: null where not nullable')
+    if 0 < h7 < 128:
+        n1 = h7 - 1
     else:
+        n1 = h7 - 1
+        if n1 > 126:
+            n1, p = _uvt(b, p, n1 + 1)
+            n1 -= 1
+        if n1 < 0:
+            raise DecodeError('DescribeTransactionsRequest.TransactionalIds: null where not nullable')
         if n1 > bl - p:
             raise DecodeError('DescribeTransactionsRequest.TransactionalIds: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            h6 = b[p]
-            if 0 < h6 < 128:
-                q5 = p + h6
-                e3 = str(b[p + 1:q5], 'utf-8')
-                p = q5
+    xs2 = []
+    for _ in range(n1):
+        h6 = b[p]
+        if 0 < h6 < 128:
+            q5 = p + h6
+            e3 = str(b[p + 1:q5], 'utf-8')
+            p = q5
+        else:
+            p += 1
+            n4 = h6 - 1
+            if n4 > 126:
+                n4, p = _uvt(b, p, n4 + 1)
+                n4 -= 1
+            if n4 < 0:
+                raise DecodeError('DescribeTransactionsRequest.TransactionalIds: null element')
             else:
-                p += 1
-                n4 = h6 - 1
-                if n4 > 126:
-                    n4, p = _uvt(b, p, n4 + 1)
-                    n4 -= 1
-                if n4 < 0:
-                    raise DecodeError('DescribeTransactionsRequest.TransactionalIds: null element')
-                else:
-                    q5 = p + n4
-                    e3 = str(b[p:q5], 'utf-8')
-                    p = q5
-            xs2.append(e3)
-        o.transactional_ids = xs2
+                q5 = p + n4
+                e3 = str(b[p:q5], 'utf-8')
+                p = q5
+        xs2.append(e3)
+    o.transactional_ids = xs2
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         p += 1
@@ -261,117 +264,121 @@ def _r_DescribeTransactionsResponse_0(b, p):
     o = _new(DescribeTransactionsResponse)
     o.throttle_time_ms, h1, = _S0.unpack_from(b, p)
     p += 5
-    n2 = h1 - 1
-    if n2 > 126:
-        n2, p = _uvt(b, p, n2 + 1)
-        n2 -= 1
-    if n2 < 0:
-        raise DecodeError('DescribeTransactionsResponse.TransactionStates: null where not nullable')
+    if 0 < h1 < 128:
+        n2 = h1 - 1
     else:
+        n2 = h1 - 1
+        if n2 > 126:
+            n2, p = _uvt(b, p, n2 + 1)
+            n2 -= 1
+        if n2 < 0:
+            raise DecodeError('DescribeTransactionsResponse.TransactionStates: null where not nullable')
         if n2 > bl - p:
             raise DecodeError('DescribeTransactionsResponse.TransactionStates: count ' + str(n2) + ' past the end')
-        xs3 = []
-        for _ in range(n2):
-            e4 = _new(_DescribeTransactionsResponse_TransactionState)
-            e4.error_code, h5, = _S1.unpack_from(b, p)
-            p += 3
-            if 0 < h5 < 128:
-                q7 = p + h5 - 1
+    xs3 = []
+    for _ in range(n2):
+        e4 = _new(_DescribeTransactionsResponse_TransactionState)
+        e4.error_code, h5, = _S1.unpack_from(b, p)
+        p += 3
+        if 0 < h5 < 128:
+            q7 = p + h5 - 1
+            e4.transactional_id = str(b[p:q7], 'utf-8')
+            p = q7
+        else:
+            n6 = h5 - 1
+            if n6 > 126:
+                n6, p = _uvt(b, p, n6 + 1)
+                n6 -= 1
+            if n6 < 0:
+                raise DecodeError('TransactionState.TransactionalId: null where not nullable')
+            else:
+                q7 = p + n6
                 e4.transactional_id = str(b[p:q7], 'utf-8')
                 p = q7
+        h10 = b[p]
+        if 0 < h10 < 128:
+            q9 = p + h10
+            e4.transaction_state = str(b[p + 1:q9], 'utf-8')
+            p = q9
+        else:
+            p += 1
+            n8 = h10 - 1
+            if n8 > 126:
+                n8, p = _uvt(b, p, n8 + 1)
+                n8 -= 1
+            if n8 < 0:
+                raise DecodeError('TransactionState.TransactionState: null where not nullable')
             else:
-                n6 = h5 - 1
-                if n6 > 126:
-                    n6, p = _uvt(b, p, n6 + 1)
-                    n6 -= 1
-                if n6 < 0:
-                    raise DecodeError('TransactionState.TransactionalId: null where not nullable')
-                else:
-                    q7 = p + n6
-                    e4.transactional_id = str(b[p:q7], 'utf-8')
-                    p = q7
-            h10 = b[p]
-            if 0 < h10 < 128:
-                q9 = p + h10
-                e4.transaction_state = str(b[p + 1:q9], 'utf-8')
+                q9 = p + n8
+                e4.transaction_state = str(b[p:q9], 'utf-8')
                 p = q9
-            else:
-                p += 1
-                n8 = h10 - 1
-                if n8 > 126:
-                    n8, p = _uvt(b, p, n8 + 1)
-                    n8 -= 1
-                if n8 < 0:
-                    raise DecodeError('TransactionState.TransactionState: null where not nullable')
-                else:
-                    q9 = p + n8
-                    e4.transaction_state = str(b[p:q9], 'utf-8')
-                    p = q9
-            e4.transaction_timeout_ms, e4.transaction_start_time_ms, e4.producer_id, e4.producer_epoch, h11, = _S2.unpack_from(b, p)
-            p += 23
+        e4.transaction_timeout_ms, e4.transaction_start_time_ms, e4.producer_id, e4.producer_epoch, h11, = _S2.unpack_from(b, p)
+        p += 23
+        if 0 < h11 < 128:
+            n12 = h11 - 1
+        else:
             n12 = h11 - 1
             if n12 > 126:
                 n12, p = _uvt(b, p, n12 + 1)
                 n12 -= 1
             if n12 < 0:
                 raise DecodeError('TransactionState.Topics: null where not nullable')
+            if n12 > bl - p:
+                raise DecodeError('TransactionState.Topics: count ' + str(n12) + ' past the end')
+        xs13 = []
+        for _ in range(n12):
+            e14 = _new(_DescribeTransactionsResponse_TopicData)
+            h17 = b[p]
+            if 0 < h17 < 128:
+                q16 = p + h17
+                e14.topic = str(b[p + 1:q16], 'utf-8')
+                p = q16
             else:
-                if n12 > bl - p:
-                    raise DecodeError('TransactionState.Topics: count ' + str(n12) + ' past the end')
-                xs13 = []
-                for _ in range(n12):
-                    e14 = _new(_DescribeTransactionsResponse_TopicData)
-                    h17 = b[p]
-                    if 0 < h17 < 128:
-                        q16 = p + h17
-                        e14.topic = str(b[p + 1:q16], 'utf-8')
-                        p = q16
-                    else:
-                        p += 1
-                        n15 = h17 - 1
-                        if n15 > 126:
-                            n15, p = _uvt(b, p, n15 + 1)
-                            n15 -= 1
-                        if n15 < 0:
-                            raise DecodeError('TopicData.Topic: null where not nullable')
-                        else:
-                            q16 = p + n15
-                            e14.topic = str(b[p:q16], 'utf-8')
-                            p = q16
-                    h19 = b[p]
-                    if 0 < h19 < 65:
-                        e14.partitions = [*_UNPACK_i[h19](b, p + 1)]
-                        p += 4 * h19 - 3
-                    else:
-                        p += 1
-                        n18 = h19 - 1
-                        if n18 > 126:
-                            n18, p = _uvt(b, p, n18 + 1)
-                            n18 -= 1
-                        if n18 < 0:
-                            raise DecodeError('TopicData.Partitions: null where not nullable')
-                        elif n18 < 64:
-                            e14.partitions = [*_ARRAY_i[n18].unpack_from(b, p)]
-                            p += 4 * n18
-                        else:
-                            if n18 > bl - p:
-                                raise DecodeError('TopicData.Partitions: count ' + str(n18) + ' past the end')
-                            e14.partitions = [*_struct.Struct('>' + str(n18) + 'i').unpack_from(b, p)]
-                            p += 4 * n18
-                    if b[p] == 0:  # no tagged fields, the common case
-                        e14.unknown_tagged_fields = None
-                        p += 1
-                    else:
-                        p = _t_DescribeTransactionsResponse_TopicData_0(b, p, e14)
-                    xs13.append(e14)
-                e4.topics = xs13
+                p += 1
+                n15 = h17 - 1
+                if n15 > 126:
+                    n15, p = _uvt(b, p, n15 + 1)
+                    n15 -= 1
+                if n15 < 0:
+                    raise DecodeError('TopicData.Topic: null where not nullable')
+                else:
+                    q16 = p + n15
+                    e14.topic = str(b[p:q16], 'utf-8')
+                    p = q16
+            h19 = b[p]
+            if 0 < h19 < 65:
+                e14.partitions = [*_UNPACK_i[h19](b, p + 1)]
+                p += 4 * h19 - 3
+            else:
+                p += 1
+                n18 = h19 - 1
+                if n18 > 126:
+                    n18, p = _uvt(b, p, n18 + 1)
+                    n18 -= 1
+                if n18 < 0:
+                    raise DecodeError('TopicData.Partitions: null where not nullable')
+                elif n18 < 64:
+                    e14.partitions = [*_ARRAY_i[n18].unpack_from(b, p)]
+                    p += 4 * n18
+                else:
+                    if n18 > bl - p:
+                        raise DecodeError('TopicData.Partitions: count ' + str(n18) + ' past the end')
+                    e14.partitions = [*_struct.Struct('>' + str(n18) + 'i').unpack_from(b, p)]
+                    p += 4 * n18
             if b[p] == 0:  # no tagged fields, the common case
-                e4.unknown_tagged_fields = None
+                e14.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_DescribeTransactionsResponse_TransactionState_0(b, p, e4)
-            xs3.append(e4)
-        o.transaction_states = xs3
+                p = _t_DescribeTransactionsResponse_TopicData_0(b, p, e14)
+            xs13.append(e14)
+        e4.topics = xs13
+        if b[p] == 0:  # no tagged fields, the common case
+            e4.unknown_tagged_fields = None
+            p += 1
+        else:
+            p = _t_DescribeTransactionsResponse_TransactionState_0(b, p, e4)
+        xs3.append(e4)
+    o.transaction_states = xs3
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         p += 1

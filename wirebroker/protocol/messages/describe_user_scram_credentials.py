@@ -324,84 +324,90 @@ def _r_DescribeUserScramCredentialsResponse_0(b, p):
             q3 = p + n2
             o.error_message = str(b[p:q3], 'utf-8')
             p = q3
-    n4 = b[p] - 1
+    h17 = b[p]
     p += 1
-    if n4 > 126:
-        n4, p = _uvt(b, p, n4 + 1)
-        n4 -= 1
-    if n4 < 0:
-        raise DecodeError('DescribeUserScramCredentialsResponse.Results: null where not nullable')
+    if 0 < h17 < 128:
+        n4 = h17 - 1
     else:
+        n4 = h17 - 1
+        if n4 > 126:
+            n4, p = _uvt(b, p, n4 + 1)
+            n4 -= 1
+        if n4 < 0:
+            raise DecodeError('DescribeUserScramCredentialsResponse.Results: null where not nullable')
         if n4 > bl - p:
             raise DecodeError('DescribeUserScramCredentialsResponse.Results: count ' + str(n4) + ' past the end')
-        xs5 = []
-        for _ in range(n4):
-            e6 = _new(_DescribeUserScramCredentialsResponse_DescribeUserScramCredentialsResult)
-            h9 = b[p]
-            if 0 < h9 < 128:
-                q8 = p + h9
-                e6.user = str(b[p + 1:q8], 'utf-8')
-                p = q8
+    xs5 = []
+    for _ in range(n4):
+        e6 = _new(_DescribeUserScramCredentialsResponse_DescribeUserScramCredentialsResult)
+        h9 = b[p]
+        if 0 < h9 < 128:
+            q8 = p + h9
+            e6.user = str(b[p + 1:q8], 'utf-8')
+            p = q8
+        else:
+            p += 1
+            n7 = h9 - 1
+            if n7 > 126:
+                n7, p = _uvt(b, p, n7 + 1)
+                n7 -= 1
+            if n7 < 0:
+                raise DecodeError('DescribeUserScramCredentialsResult.User: null where not nullable')
             else:
-                p += 1
-                n7 = h9 - 1
-                if n7 > 126:
-                    n7, p = _uvt(b, p, n7 + 1)
-                    n7 -= 1
-                if n7 < 0:
-                    raise DecodeError('DescribeUserScramCredentialsResult.User: null where not nullable')
-                else:
-                    q8 = p + n7
-                    e6.user = str(b[p:q8], 'utf-8')
-                    p = q8
-            e6.error_code, h10, = _S1.unpack_from(b, p)
-            p += 3
-            if 0 < h10 < 128:
-                q12 = p + h10 - 1
-                e6.error_message = str(b[p:q12], 'utf-8')
-                p = q12
-            elif h10 == 0:
+                q8 = p + n7
+                e6.user = str(b[p:q8], 'utf-8')
+                p = q8
+        e6.error_code, h10, = _S1.unpack_from(b, p)
+        p += 3
+        if 0 < h10 < 128:
+            q12 = p + h10 - 1
+            e6.error_message = str(b[p:q12], 'utf-8')
+            p = q12
+        elif h10 == 0:
+            e6.error_message = None
+        else:
+            n11 = h10 - 1
+            if n11 > 126:
+                n11, p = _uvt(b, p, n11 + 1)
+                n11 -= 1
+            if n11 < 0:
                 e6.error_message = None
             else:
-                n11 = h10 - 1
-                if n11 > 126:
-                    n11, p = _uvt(b, p, n11 + 1)
-                    n11 -= 1
-                if n11 < 0:
-                    e6.error_message = None
-                else:
-                    q12 = p + n11
-                    e6.error_message = str(b[p:q12], 'utf-8')
-                    p = q12
-            n13 = b[p] - 1
-            p += 1
+                q12 = p + n11
+                e6.error_message = str(b[p:q12], 'utf-8')
+                p = q12
+        h16 = b[p]
+        p += 1
+        if 0 < h16 < 128:
+            n13 = h16 - 1
+        else:
+            n13 = h16 - 1
             if n13 > 126:
                 n13, p = _uvt(b, p, n13 + 1)
                 n13 -= 1
             if n13 < 0:
                 raise DecodeError('DescribeUserScramCredentialsResult.CredentialInfos: null where not nullable')
-            else:
-                if n13 > bl - p:
-                    raise DecodeError('DescribeUserScramCredentialsResult.CredentialInfos: count ' + str(n13) + ' past the end')
-                xs14 = []
-                for _ in range(n13):
-                    e15 = _new(_DescribeUserScramCredentialsResponse_CredentialInfo)
-                    e15.mechanism, e15.iterations, = _S2.unpack_from(b, p)
-                    p += 5
-                    if b[p] == 0:  # no tagged fields, the common case
-                        e15.unknown_tagged_fields = None
-                        p += 1
-                    else:
-                        p = _t_DescribeUserScramCredentialsResponse_CredentialInfo_0(b, p, e15)
-                    xs14.append(e15)
-                e6.credential_infos = xs14
+            if n13 > bl - p:
+                raise DecodeError('DescribeUserScramCredentialsResult.CredentialInfos: count ' + str(n13) + ' past the end')
+        xs14 = []
+        for _ in range(n13):
+            e15 = _new(_DescribeUserScramCredentialsResponse_CredentialInfo)
+            e15.mechanism, e15.iterations, = _S2.unpack_from(b, p)
+            p += 5
             if b[p] == 0:  # no tagged fields, the common case
-                e6.unknown_tagged_fields = None
+                e15.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_DescribeUserScramCredentialsResponse_DescribeUserScramCredentialsResult_0(b, p, e6)
-            xs5.append(e6)
-        o.results = xs5
+                p = _t_DescribeUserScramCredentialsResponse_CredentialInfo_0(b, p, e15)
+            xs14.append(e15)
+        e6.credential_infos = xs14
+        if b[p] == 0:  # no tagged fields, the common case
+            e6.unknown_tagged_fields = None
+            p += 1
+        else:
+            p = _t_DescribeUserScramCredentialsResponse_DescribeUserScramCredentialsResult_0(b, p, e6)
+        xs5.append(e6)
+    o.results = xs5
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         p += 1

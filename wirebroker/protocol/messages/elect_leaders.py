@@ -634,81 +634,86 @@ def _r_ElectLeadersResponse_2(b, p):
     o = _new(ElectLeadersResponse)
     o.throttle_time_ms, o.error_code, h1, = _S9.unpack_from(b, p)
     p += 7
-    n2 = h1 - 1
-    if n2 > 126:
-        n2, p = _uvt(b, p, n2 + 1)
-        n2 -= 1
-    if n2 < 0:
-        raise DecodeError('ElectLeadersResponse.ReplicaElectionResults: null where not nullable')
+    if 0 < h1 < 128:
+        n2 = h1 - 1
     else:
+        n2 = h1 - 1
+        if n2 > 126:
+            n2, p = _uvt(b, p, n2 + 1)
+            n2 -= 1
+        if n2 < 0:
+            raise DecodeError('ElectLeadersResponse.ReplicaElectionResults: null where not nullable')
         if n2 > bl - p:
             raise DecodeError('ElectLeadersResponse.ReplicaElectionResults: count ' + str(n2) + ' past the end')
-        xs3 = []
-        for _ in range(n2):
-            e4 = _new(_ElectLeadersResponse_ReplicaElectionResult)
-            h7 = b[p]
-            if 0 < h7 < 128:
-                q6 = p + h7
-                e4.topic = str(b[p + 1:q6], 'utf-8')
-                p = q6
-            else:
-                p += 1
-                n5 = h7 - 1
-                if n5 > 126:
-                    n5, p = _uvt(b, p, n5 + 1)
-                    n5 -= 1
-                if n5 < 0:
-                    raise DecodeError('ReplicaElectionResult.Topic: null where not nullable')
-                else:
-                    q6 = p + n5
-                    e4.topic = str(b[p:q6], 'utf-8')
-                    p = q6
-            n8 = b[p] - 1
+    xs3 = []
+    for _ in range(n2):
+        e4 = _new(_ElectLeadersResponse_ReplicaElectionResult)
+        h7 = b[p]
+        if 0 < h7 < 128:
+            q6 = p + h7
+            e4.topic = str(b[p + 1:q6], 'utf-8')
+            p = q6
+        else:
             p += 1
+            n5 = h7 - 1
+            if n5 > 126:
+                n5, p = _uvt(b, p, n5 + 1)
+                n5 -= 1
+            if n5 < 0:
+                raise DecodeError('ReplicaElectionResult.Topic: null where not nullable')
+            else:
+                q6 = p + n5
+                e4.topic = str(b[p:q6], 'utf-8')
+                p = q6
+        h14 = b[p]
+        p += 1
+        if 0 < h14 < 128:
+            n8 = h14 - 1
+        else:
+            n8 = h14 - 1
             if n8 > 126:
                 n8, p = _uvt(b, p, n8 + 1)
                 n8 -= 1
             if n8 < 0:
                 raise DecodeError('ReplicaElectionResult.PartitionResult: null where not nullable')
+            if n8 > bl - p:
+                raise DecodeError('ReplicaElectionResult.PartitionResult: count ' + str(n8) + ' past the end')
+        xs9 = []
+        for _ in range(n8):
+            e10 = _new(_ElectLeadersResponse_PartitionResult)
+            e10.partition_id, e10.error_code, h11, = _S9.unpack_from(b, p)
+            p += 7
+            if 0 < h11 < 128:
+                q13 = p + h11 - 1
+                e10.error_message = str(b[p:q13], 'utf-8')
+                p = q13
+            elif h11 == 0:
+                e10.error_message = None
             else:
-                if n8 > bl - p:
-                    raise DecodeError('ReplicaElectionResult.PartitionResult: count ' + str(n8) + ' past the end')
-                xs9 = []
-                for _ in range(n8):
-                    e10 = _new(_ElectLeadersResponse_PartitionResult)
-                    e10.partition_id, e10.error_code, h11, = _S9.unpack_from(b, p)
-                    p += 7
-                    if 0 < h11 < 128:
-                        q13 = p + h11 - 1
-                        e10.error_message = str(b[p:q13], 'utf-8')
-                        p = q13
-                    elif h11 == 0:
-                        e10.error_message = None
-                    else:
-                        n12 = h11 - 1
-                        if n12 > 126:
-                            n12, p = _uvt(b, p, n12 + 1)
-                            n12 -= 1
-                        if n12 < 0:
-                            e10.error_message = None
-                        else:
-                            q13 = p + n12
-                            e10.error_message = str(b[p:q13], 'utf-8')
-                            p = q13
-                    if b[p] == 0:  # no tagged fields, the common case
-                        e10.unknown_tagged_fields = None
-                        p += 1
-                    else:
-                        p = _t_ElectLeadersResponse_PartitionResult_0(b, p, e10)
-                    xs9.append(e10)
-                e4.partition_result = xs9
+                n12 = h11 - 1
+                if n12 > 126:
+                    n12, p = _uvt(b, p, n12 + 1)
+                    n12 -= 1
+                if n12 < 0:
+                    e10.error_message = None
+                else:
+                    q13 = p + n12
+                    e10.error_message = str(b[p:q13], 'utf-8')
+                    p = q13
             if b[p] == 0:  # no tagged fields, the common case
-                e4.unknown_tagged_fields = None
+                e10.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_ElectLeadersResponse_ReplicaElectionResult_0(b, p, e4)
-            xs3.append(e4)
-        o.replica_election_results = xs3
+                p = _t_ElectLeadersResponse_PartitionResult_0(b, p, e10)
+            xs9.append(e10)
+        e4.partition_result = xs9
+        if b[p] == 0:  # no tagged fields, the common case
+            e4.unknown_tagged_fields = None
+            p += 1
+        else:
+            p = _t_ElectLeadersResponse_ReplicaElectionResult_0(b, p, e4)
+        xs3.append(e4)
+    o.replica_election_results = xs3
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         p += 1

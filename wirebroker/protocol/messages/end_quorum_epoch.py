@@ -393,143 +393,154 @@ def _r_EndQuorumEpochRequest_1(b, p):
             q2 = p + n1
             o.cluster_id = str(b[p:q2], 'utf-8')
             p = q2
-    n4 = b[p] - 1
+    h18 = b[p]
     p += 1
-    if n4 > 126:
-        n4, p = _uvt(b, p, n4 + 1)
-        n4 -= 1
-    if n4 < 0:
-        raise DecodeError('EndQuorumEpochRequest.Topics: null where not nullable')
+    if 0 < h18 < 128:
+        n4 = h18 - 1
     else:
+        n4 = h18 - 1
+        if n4 > 126:
+            n4, p = _uvt(b, p, n4 + 1)
+            n4 -= 1
+        if n4 < 0:
+            raise DecodeError('EndQuorumEpochRequest.Topics: null where not nullable')
         if n4 > bl - p:
             raise DecodeError('EndQuorumEpochRequest.Topics: count ' + str(n4) + ' past the end')
-        xs5 = []
-        for _ in range(n4):
-            e6 = _new(_EndQuorumEpochRequest_TopicData)
-            h9 = b[p]
-            if 0 < h9 < 128:
-                q8 = p + h9
-                e6.topic_name = str(b[p + 1:q8], 'utf-8')
-                p = q8
-            else:
-                p += 1
-                n7 = h9 - 1
-                if n7 > 126:
-                    n7, p = _uvt(b, p, n7 + 1)
-                    n7 -= 1
-                if n7 < 0:
-                    raise DecodeError('TopicData.TopicName: null where not nullable')
-                else:
-                    q8 = p + n7
-                    e6.topic_name = str(b[p:q8], 'utf-8')
-                    p = q8
-            n10 = b[p] - 1
+    xs5 = []
+    for _ in range(n4):
+        e6 = _new(_EndQuorumEpochRequest_TopicData)
+        h9 = b[p]
+        if 0 < h9 < 128:
+            q8 = p + h9
+            e6.topic_name = str(b[p + 1:q8], 'utf-8')
+            p = q8
+        else:
             p += 1
+            n7 = h9 - 1
+            if n7 > 126:
+                n7, p = _uvt(b, p, n7 + 1)
+                n7 -= 1
+            if n7 < 0:
+                raise DecodeError('TopicData.TopicName: null where not nullable')
+            else:
+                q8 = p + n7
+                e6.topic_name = str(b[p:q8], 'utf-8')
+                p = q8
+        h17 = b[p]
+        p += 1
+        if 0 < h17 < 128:
+            n10 = h17 - 1
+        else:
+            n10 = h17 - 1
             if n10 > 126:
                 n10, p = _uvt(b, p, n10 + 1)
                 n10 -= 1
             if n10 < 0:
                 raise DecodeError('TopicData.Partitions: null where not nullable')
+            if n10 > bl - p:
+                raise DecodeError('TopicData.Partitions: count ' + str(n10) + ' past the end')
+        xs11 = []
+        for _ in range(n10):
+            e12 = _new(_EndQuorumEpochRequest_PartitionData)
+            e12.partition_index, e12.leader_id, e12.leader_epoch, h13, = _S4.unpack_from(b, p)
+            p += 13
+            if 0 < h13 < 128:
+                n14 = h13 - 1
             else:
-                if n10 > bl - p:
-                    raise DecodeError('TopicData.Partitions: count ' + str(n10) + ' past the end')
-                xs11 = []
-                for _ in range(n10):
-                    e12 = _new(_EndQuorumEpochRequest_PartitionData)
-                    e12.partition_index, e12.leader_id, e12.leader_epoch, h13, = _S4.unpack_from(b, p)
-                    p += 13
-                    n14 = h13 - 1
-                    if n14 > 126:
-                        n14, p = _uvt(b, p, n14 + 1)
-                        n14 -= 1
-                    if n14 < 0:
-                        raise DecodeError('PartitionData.PreferredCandidates: null where not nullable')
-                    else:
-                        if n14 > bl - p:
-                            raise DecodeError('PartitionData.PreferredCandidates: count ' + str(n14) + ' past the end')
-                        xs15 = []
-                        for _ in range(n14):
-                            e16 = _new(_EndQuorumEpochRequest_ReplicaInfo)
-                            e16.candidate_id, e16.candidate_directory_id, = _S5.unpack_from(b, p)
-                            p += 20
-                            if b[p] == 0:  # no tagged fields, the common case
-                                e16.unknown_tagged_fields = None
-                                p += 1
-                            else:
-                                p = _t_EndQuorumEpochRequest_ReplicaInfo_0(b, p, e16)
-                            xs15.append(e16)
-                        e12.preferred_candidates = xs15
-                    e12.preferred_successors = []
-                    if b[p] == 0:  # no tagged fields, the common case
-                        e12.unknown_tagged_fields = None
-                        p += 1
-                    else:
-                        p = _t_EndQuorumEpochRequest_PartitionData_0(b, p, e12)
-                    xs11.append(e12)
-                e6.partitions = xs11
+                n14 = h13 - 1
+                if n14 > 126:
+                    n14, p = _uvt(b, p, n14 + 1)
+                    n14 -= 1
+                if n14 < 0:
+                    raise DecodeError('PartitionData.PreferredCandidates: null where not nullable')
+                if n14 > bl - p:
+                    raise DecodeError('PartitionData.PreferredCandidates: count ' + str(n14) + ' past the end')
+            xs15 = []
+            for _ in range(n14):
+                e16 = _new(_EndQuorumEpochRequest_ReplicaInfo)
+                e16.candidate_id, e16.candidate_directory_id, = _S5.unpack_from(b, p)
+                p += 20
+                if b[p] == 0:  # no tagged fields, the common case
+                    e16.unknown_tagged_fields = None
+                    p += 1
+                else:
+                    p = _t_EndQuorumEpochRequest_ReplicaInfo_0(b, p, e16)
+                xs15.append(e16)
+            e12.preferred_candidates = xs15
+            e12.preferred_successors = []
             if b[p] == 0:  # no tagged fields, the common case
-                e6.unknown_tagged_fields = None
+                e12.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_EndQuorumEpochRequest_TopicData_0(b, p, e6)
-            xs5.append(e6)
-        o.topics = xs5
-    n17 = b[p] - 1
+                p = _t_EndQuorumEpochRequest_PartitionData_0(b, p, e12)
+            xs11.append(e12)
+        e6.partitions = xs11
+        if b[p] == 0:  # no tagged fields, the common case
+            e6.unknown_tagged_fields = None
+            p += 1
+        else:
+            p = _t_EndQuorumEpochRequest_TopicData_0(b, p, e6)
+        xs5.append(e6)
+    o.topics = xs5
+    h28 = b[p]
     p += 1
-    if n17 > 126:
-        n17, p = _uvt(b, p, n17 + 1)
-        n17 -= 1
-    if n17 < 0:
-        raise DecodeError('EndQuorumEpochRequest.LeaderEndpoints: null where not nullable')
+    if 0 < h28 < 128:
+        n19 = h28 - 1
     else:
-        if n17 > bl - p:
-            raise DecodeError('EndQuorumEpochRequest.LeaderEndpoints: count ' + str(n17) + ' past the end')
-        xs18 = []
-        for _ in range(n17):
-            e19 = _new(_EndQuorumEpochRequest_LeaderEndpoint)
-            h22 = b[p]
-            if 0 < h22 < 128:
-                q21 = p + h22
-                e19.name = str(b[p + 1:q21], 'utf-8')
-                p = q21
+        n19 = h28 - 1
+        if n19 > 126:
+            n19, p = _uvt(b, p, n19 + 1)
+            n19 -= 1
+        if n19 < 0:
+            raise DecodeError('EndQuorumEpochRequest.LeaderEndpoints: null where not nullable')
+        if n19 > bl - p:
+            raise DecodeError('EndQuorumEpochRequest.LeaderEndpoints: count ' + str(n19) + ' past the end')
+    xs20 = []
+    for _ in range(n19):
+        e21 = _new(_EndQuorumEpochRequest_LeaderEndpoint)
+        h24 = b[p]
+        if 0 < h24 < 128:
+            q23 = p + h24
+            e21.name = str(b[p + 1:q23], 'utf-8')
+            p = q23
+        else:
+            p += 1
+            n22 = h24 - 1
+            if n22 > 126:
+                n22, p = _uvt(b, p, n22 + 1)
+                n22 -= 1
+            if n22 < 0:
+                raise DecodeError('LeaderEndpoint.Name: null where not nullable')
             else:
-                p += 1
-                n20 = h22 - 1
-                if n20 > 126:
-                    n20, p = _uvt(b, p, n20 + 1)
-                    n20 -= 1
-                if n20 < 0:
-                    raise DecodeError('LeaderEndpoint.Name: null where not nullable')
-                else:
-                    q21 = p + n20
-                    e19.name = str(b[p:q21], 'utf-8')
-                    p = q21
-            h25 = b[p]
-            if 0 < h25 < 128:
-                q24 = p + h25
-                e19.host = str(b[p + 1:q24], 'utf-8')
-                p = q24
+                q23 = p + n22
+                e21.name = str(b[p:q23], 'utf-8')
+                p = q23
+        h27 = b[p]
+        if 0 < h27 < 128:
+            q26 = p + h27
+            e21.host = str(b[p + 1:q26], 'utf-8')
+            p = q26
+        else:
+            p += 1
+            n25 = h27 - 1
+            if n25 > 126:
+                n25, p = _uvt(b, p, n25 + 1)
+                n25 -= 1
+            if n25 < 0:
+                raise DecodeError('LeaderEndpoint.Host: null where not nullable')
             else:
-                p += 1
-                n23 = h25 - 1
-                if n23 > 126:
-                    n23, p = _uvt(b, p, n23 + 1)
-                    n23 -= 1
-                if n23 < 0:
-                    raise DecodeError('LeaderEndpoint.Host: null where not nullable')
-                else:
-                    q24 = p + n23
-                    e19.host = str(b[p:q24], 'utf-8')
-                    p = q24
-            e19.port, = _S6.unpack_from(b, p)
-            p += 2
-            if b[p] == 0:  # no tagged fields, the common case
-                e19.unknown_tagged_fields = None
-                p += 1
-            else:
-                p = _t_EndQuorumEpochRequest_LeaderEndpoint_0(b, p, e19)
-            xs18.append(e19)
-        o.leader_endpoints = xs18
+                q26 = p + n25
+                e21.host = str(b[p:q26], 'utf-8')
+                p = q26
+        e21.port, = _S6.unpack_from(b, p)
+        p += 2
+        if b[p] == 0:  # no tagged fields, the common case
+            e21.unknown_tagged_fields = None
+            p += 1
+        else:
+            p = _t_EndQuorumEpochRequest_LeaderEndpoint_0(b, p, e21)
+        xs20.append(e21)
+    o.leader_endpoints = xs20
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         p += 1
@@ -780,64 +791,69 @@ def _r_EndQuorumEpochResponse_1(b, p):
     o = _new(EndQuorumEpochResponse)
     o.error_code, h1, = _S9.unpack_from(b, p)
     p += 3
-    n2 = h1 - 1
-    if n2 > 126:
-        n2, p = _uvt(b, p, n2 + 1)
-        n2 -= 1
-    if n2 < 0:
-        raise DecodeError('EndQuorumEpochResponse.Topics: null where not nullable')
+    if 0 < h1 < 128:
+        n2 = h1 - 1
     else:
+        n2 = h1 - 1
+        if n2 > 126:
+            n2, p = _uvt(b, p, n2 + 1)
+            n2 -= 1
+        if n2 < 0:
+            raise DecodeError('EndQuorumEpochResponse.Topics: null where not nullable')
         if n2 > bl - p:
             raise DecodeError('EndQuorumEpochResponse.Topics: count ' + str(n2) + ' past the end')
-        xs3 = []
-        for _ in range(n2):
-            e4 = _new(_EndQuorumEpochResponse_TopicData)
-            h7 = b[p]
-            if 0 < h7 < 128:
-                q6 = p + h7
-                e4.topic_name = str(b[p + 1:q6], 'utf-8')
-                p = q6
-            else:
-                p += 1
-                n5 = h7 - 1
-                if n5 > 126:
-                    n5, p = _uvt(b, p, n5 + 1)
-                    n5 -= 1
-                if n5 < 0:
-                    raise DecodeError('TopicData.TopicName: null where not nullable')
-                else:
-                    q6 = p + n5
-                    e4.topic_name = str(b[p:q6], 'utf-8')
-                    p = q6
-            n8 = b[p] - 1
+    xs3 = []
+    for _ in range(n2):
+        e4 = _new(_EndQuorumEpochResponse_TopicData)
+        h7 = b[p]
+        if 0 < h7 < 128:
+            q6 = p + h7
+            e4.topic_name = str(b[p + 1:q6], 'utf-8')
+            p = q6
+        else:
             p += 1
+            n5 = h7 - 1
+            if n5 > 126:
+                n5, p = _uvt(b, p, n5 + 1)
+                n5 -= 1
+            if n5 < 0:
+                raise DecodeError('TopicData.TopicName: null where not nullable')
+            else:
+                q6 = p + n5
+                e4.topic_name = str(b[p:q6], 'utf-8')
+                p = q6
+        h11 = b[p]
+        p += 1
+        if 0 < h11 < 128:
+            n8 = h11 - 1
+        else:
+            n8 = h11 - 1
             if n8 > 126:
                 n8, p = _uvt(b, p, n8 + 1)
                 n8 -= 1
             if n8 < 0:
                 raise DecodeError('TopicData.Partitions: null where not nullable')
-            else:
-                if n8 > bl - p:
-                    raise DecodeError('TopicData.Partitions: count ' + str(n8) + ' past the end')
-                xs9 = []
-                for _ in range(n8):
-                    e10 = _new(_EndQuorumEpochResponse_PartitionData)
-                    e10.partition_index, e10.error_code, e10.leader_id, e10.leader_epoch, = _S8.unpack_from(b, p)
-                    p += 14
-                    if b[p] == 0:  # no tagged fields, the common case
-                        e10.unknown_tagged_fields = None
-                        p += 1
-                    else:
-                        p = _t_EndQuorumEpochRequest_PartitionData_0(b, p, e10)
-                    xs9.append(e10)
-                e4.partitions = xs9
+            if n8 > bl - p:
+                raise DecodeError('TopicData.Partitions: count ' + str(n8) + ' past the end')
+        xs9 = []
+        for _ in range(n8):
+            e10 = _new(_EndQuorumEpochResponse_PartitionData)
+            e10.partition_index, e10.error_code, e10.leader_id, e10.leader_epoch, = _S8.unpack_from(b, p)
+            p += 14
             if b[p] == 0:  # no tagged fields, the common case
-                e4.unknown_tagged_fields = None
+                e10.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_EndQuorumEpochRequest_TopicData_0(b, p, e4)
-            xs3.append(e4)
-        o.topics = xs3
+                p = _t_EndQuorumEpochRequest_PartitionData_0(b, p, e10)
+            xs9.append(e10)
+        e4.partitions = xs9
+        if b[p] == 0:  # no tagged fields, the common case
+            e4.unknown_tagged_fields = None
+            p += 1
+        else:
+            p = _t_EndQuorumEpochRequest_TopicData_0(b, p, e4)
+        xs3.append(e4)
+    o.topics = xs3
     o.node_endpoints = []
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None

@@ -90,11 +90,12 @@ def _t_EnvelopeRequest_0(b, p, o):
 
 def _r_EnvelopeRequest_0(b, p):
     bl = len(b)
+    mv = b if type(b) is memoryview else memoryview(b)
     o = _new(EnvelopeRequest)
     h3 = b[p]
     if 0 < h3 < 128:
         q2 = p + h3
-        o.request_data = b[p + 1:q2]
+        o.request_data = mv[p + 1:q2]
         p = q2
     else:
         p += 1
@@ -106,7 +107,7 @@ def _r_EnvelopeRequest_0(b, p):
             raise DecodeError('EnvelopeRequest.RequestData: null where not nullable')
         else:
             q2 = p + n1
-            o.request_data = b[p:q2]
+            o.request_data = mv[p:q2]
             p = q2
     h6 = b[p]
     if 0 < h6 < 128:
@@ -211,11 +212,12 @@ def _t_EnvelopeResponse_0(b, p, o):
 
 def _r_EnvelopeResponse_0(b, p):
     bl = len(b)
+    mv = b if type(b) is memoryview else memoryview(b)
     o = _new(EnvelopeResponse)
     h3 = b[p]
     if 0 < h3 < 128:
         q2 = p + h3
-        o.response_data = b[p + 1:q2]
+        o.response_data = mv[p + 1:q2]
         p = q2
     elif h3 == 0:
         o.response_data = None
@@ -230,7 +232,7 @@ def _r_EnvelopeResponse_0(b, p):
             o.response_data = None
         else:
             q2 = p + n1
-            o.response_data = b[p:q2]
+            o.response_data = mv[p:q2]
             p = q2
     o.error_code, = _S0.unpack_from(b, p)
     p += 2

@@ -1042,142 +1042,150 @@ def _r_FetchRequest_7(b, p):
     o = _new(FetchRequest)
     o.replica_id, o.max_wait_ms, o.min_bytes, o.max_bytes, o.isolation_level, o.session_id, o.session_epoch, h1, = _S12.unpack_from(b, p)
     p += 26
-    n2 = h1 - 1
-    if n2 > 126:
-        n2, p = _uvt(b, p, n2 + 1)
-        n2 -= 1
-    if n2 < 0:
-        raise DecodeError('FetchRequest.Topics: null where not nullable')
+    if 0 < h1 < 128:
+        n2 = h1 - 1
     else:
+        n2 = h1 - 1
+        if n2 > 126:
+            n2, p = _uvt(b, p, n2 + 1)
+            n2 -= 1
+        if n2 < 0:
+            raise DecodeError('FetchRequest.Topics: null where not nullable')
         if n2 > bl - p:
             raise DecodeError('FetchRequest.Topics: count ' + str(n2) + ' past the end')
-        xs3 = []
-        for _ in range(n2):
-            e4 = _new(_FetchRequest_FetchTopic)
-            h7 = b[p]
-            if 0 < h7 < 128:
-                q6 = p + h7
-                e4.topic = str(b[p + 1:q6], 'utf-8')
-                p = q6
-            else:
-                p += 1
-                n5 = h7 - 1
-                if n5 > 126:
-                    n5, p = _uvt(b, p, n5 + 1)
-                    n5 -= 1
-                if n5 < 0:
-                    raise DecodeError('FetchTopic.Topic: null where not nullable')
-                else:
-                    q6 = p + n5
-                    e4.topic = str(b[p:q6], 'utf-8')
-                    p = q6
-            n8 = b[p] - 1
+    xs3 = []
+    for _ in range(n2):
+        e4 = _new(_FetchRequest_FetchTopic)
+        h7 = b[p]
+        if 0 < h7 < 128:
+            q6 = p + h7
+            e4.topic = str(b[p + 1:q6], 'utf-8')
+            p = q6
+        else:
             p += 1
+            n5 = h7 - 1
+            if n5 > 126:
+                n5, p = _uvt(b, p, n5 + 1)
+                n5 -= 1
+            if n5 < 0:
+                raise DecodeError('FetchTopic.Topic: null where not nullable')
+            else:
+                q6 = p + n5
+                e4.topic = str(b[p:q6], 'utf-8')
+                p = q6
+        h11 = b[p]
+        p += 1
+        if 0 < h11 < 128:
+            n8 = h11 - 1
+        else:
+            n8 = h11 - 1
             if n8 > 126:
                 n8, p = _uvt(b, p, n8 + 1)
                 n8 -= 1
             if n8 < 0:
                 raise DecodeError('FetchTopic.Partitions: null where not nullable')
-            else:
-                if n8 > bl - p:
-                    raise DecodeError('FetchTopic.Partitions: count ' + str(n8) + ' past the end')
-                xs9 = []
-                for _ in range(n8):
-                    e10 = _new(_FetchRequest_FetchPartition)
-                    e10.partition, e10.current_leader_epoch, e10.fetch_offset, e10.last_fetched_epoch, e10.log_start_offset, e10.partition_max_bytes, = _S13.unpack_from(b, p)
-                    p += 32
-                    e10.replica_directory_id = UUID_ZERO
-                    e10.high_watermark = 9223372036854775807
-                    if b[p] == 0:  # no tagged fields, the common case
-                        e10.unknown_tagged_fields = None
-                        p += 1
-                    else:
-                        p = _t_FetchRequest_FetchPartition_0(b, p, e10)
-                    xs9.append(e10)
-                e4.partitions = xs9
-            e4.topic_id = UUID_ZERO
+            if n8 > bl - p:
+                raise DecodeError('FetchTopic.Partitions: count ' + str(n8) + ' past the end')
+        xs9 = []
+        for _ in range(n8):
+            e10 = _new(_FetchRequest_FetchPartition)
+            e10.partition, e10.current_leader_epoch, e10.fetch_offset, e10.last_fetched_epoch, e10.log_start_offset, e10.partition_max_bytes, = _S13.unpack_from(b, p)
+            p += 32
+            e10.replica_directory_id = UUID_ZERO
+            e10.high_watermark = 9223372036854775807
             if b[p] == 0:  # no tagged fields, the common case
-                e4.unknown_tagged_fields = None
+                e10.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_FetchRequest_FetchTopic_0(b, p, e4)
-            xs3.append(e4)
-        o.topics = xs3
-    n11 = b[p] - 1
+                p = _t_FetchRequest_FetchPartition_0(b, p, e10)
+            xs9.append(e10)
+        e4.partitions = xs9
+        e4.topic_id = UUID_ZERO
+        if b[p] == 0:  # no tagged fields, the common case
+            e4.unknown_tagged_fields = None
+            p += 1
+        else:
+            p = _t_FetchRequest_FetchTopic_0(b, p, e4)
+        xs3.append(e4)
+    o.topics = xs3
+    h20 = b[p]
     p += 1
-    if n11 > 126:
-        n11, p = _uvt(b, p, n11 + 1)
-        n11 -= 1
-    if n11 < 0:
-        raise DecodeError('FetchRequest.ForgottenTopicsData: null where not nullable')
+    if 0 < h20 < 128:
+        n12 = h20 - 1
     else:
-        if n11 > bl - p:
-            raise DecodeError('FetchRequest.ForgottenTopicsData: count ' + str(n11) + ' past the end')
-        xs12 = []
-        for _ in range(n11):
-            e13 = _new(_FetchRequest_ForgottenTopic)
-            h16 = b[p]
-            if 0 < h16 < 128:
-                q15 = p + h16
-                e13.topic = str(b[p + 1:q15], 'utf-8')
-                p = q15
+        n12 = h20 - 1
+        if n12 > 126:
+            n12, p = _uvt(b, p, n12 + 1)
+            n12 -= 1
+        if n12 < 0:
+            raise DecodeError('FetchRequest.ForgottenTopicsData: null where not nullable')
+        if n12 > bl - p:
+            raise DecodeError('FetchRequest.ForgottenTopicsData: count ' + str(n12) + ' past the end')
+    xs13 = []
+    for _ in range(n12):
+        e14 = _new(_FetchRequest_ForgottenTopic)
+        h17 = b[p]
+        if 0 < h17 < 128:
+            q16 = p + h17
+            e14.topic = str(b[p + 1:q16], 'utf-8')
+            p = q16
+        else:
+            p += 1
+            n15 = h17 - 1
+            if n15 > 126:
+                n15, p = _uvt(b, p, n15 + 1)
+                n15 -= 1
+            if n15 < 0:
+                raise DecodeError('ForgottenTopic.Topic: null where not nullable')
             else:
-                p += 1
-                n14 = h16 - 1
-                if n14 > 126:
-                    n14, p = _uvt(b, p, n14 + 1)
-                    n14 -= 1
-                if n14 < 0:
-                    raise DecodeError('ForgottenTopic.Topic: null where not nullable')
-                else:
-                    q15 = p + n14
-                    e13.topic = str(b[p:q15], 'utf-8')
-                    p = q15
-            h18 = b[p]
-            if 0 < h18 < 65:
-                e13.partitions = [*_UNPACK_i[h18](b, p + 1)]
-                p += 4 * h18 - 3
+                q16 = p + n15
+                e14.topic = str(b[p:q16], 'utf-8')
+                p = q16
+        h19 = b[p]
+        if 0 < h19 < 65:
+            e14.partitions = [*_UNPACK_i[h19](b, p + 1)]
+            p += 4 * h19 - 3
+        else:
+            p += 1
+            n18 = h19 - 1
+            if n18 > 126:
+                n18, p = _uvt(b, p, n18 + 1)
+                n18 -= 1
+            if n18 < 0:
+                raise DecodeError('ForgottenTopic.Partitions: null where not nullable')
+            elif n18 < 64:
+                e14.partitions = [*_ARRAY_i[n18].unpack_from(b, p)]
+                p += 4 * n18
             else:
-                p += 1
-                n17 = h18 - 1
-                if n17 > 126:
-                    n17, p = _uvt(b, p, n17 + 1)
-                    n17 -= 1
-                if n17 < 0:
-                    raise DecodeError('ForgottenTopic.Partitions: null where not nullable')
-                elif n17 < 64:
-                    e13.partitions = [*_ARRAY_i[n17].unpack_from(b, p)]
-                    p += 4 * n17
-                else:
-                    if n17 > bl - p:
-                        raise DecodeError('ForgottenTopic.Partitions: count ' + str(n17) + ' past the end')
-                    e13.partitions = [*_struct.Struct('>' + str(n17) + 'i').unpack_from(b, p)]
-                    p += 4 * n17
-            e13.topic_id = UUID_ZERO
-            if b[p] == 0:  # no tagged fields, the common case
-                e13.unknown_tagged_fields = None
-                p += 1
-            else:
-                p = _t_FetchRequest_ForgottenTopic_0(b, p, e13)
-            xs12.append(e13)
-        o.forgotten_topics_data = xs12
-    h21 = b[p]
-    if 0 < h21 < 128:
-        q20 = p + h21
-        o.rack_id = str(b[p + 1:q20], 'utf-8')
-        p = q20
+                if n18 > bl - p:
+                    raise DecodeError('ForgottenTopic.Partitions: count ' + str(n18) + ' past the end')
+                e14.partitions = [*_struct.Struct('>' + str(n18) + 'i').unpack_from(b, p)]
+                p += 4 * n18
+        e14.topic_id = UUID_ZERO
+        if b[p] == 0:  # no tagged fields, the common case
+            e14.unknown_tagged_fields = None
+            p += 1
+        else:
+            p = _t_FetchRequest_ForgottenTopic_0(b, p, e14)
+        xs13.append(e14)
+    o.forgotten_topics_data = xs13
+    h23 = b[p]
+    if 0 < h23 < 128:
+        q22 = p + h23
+        o.rack_id = str(b[p + 1:q22], 'utf-8')
+        p = q22
     else:
         p += 1
-        n19 = h21 - 1
-        if n19 > 126:
-            n19, p = _uvt(b, p, n19 + 1)
-            n19 -= 1
-        if n19 < 0:
+        n21 = h23 - 1
+        if n21 > 126:
+            n21, p = _uvt(b, p, n21 + 1)
+            n21 -= 1
+        if n21 < 0:
             raise DecodeError('FetchRequest.RackId: null where not nullable')
         else:
-            q20 = p + n19
-            o.rack_id = str(b[p:q20], 'utf-8')
-            p = q20
+            q22 = p + n21
+            o.rack_id = str(b[p:q22], 'utf-8')
+            p = q22
     o.replica_state = _DEFAULT_FetchRequest_ReplicaState
     o.cluster_id = None
     if b[p] == 0:  # no tagged fields, the common case
@@ -1288,109 +1296,116 @@ def _r_FetchRequest_8(b, p):
     o = _new(FetchRequest)
     o.replica_id, o.max_wait_ms, o.min_bytes, o.max_bytes, o.isolation_level, o.session_id, o.session_epoch, h1, = _S12.unpack_from(b, p)
     p += 26
-    n2 = h1 - 1
-    if n2 > 126:
-        n2, p = _uvt(b, p, n2 + 1)
-        n2 -= 1
-    if n2 < 0:
-        raise DecodeError('FetchRequest.Topics: null where not nullable')
+    if 0 < h1 < 128:
+        n2 = h1 - 1
     else:
+        n2 = h1 - 1
+        if n2 > 126:
+            n2, p = _uvt(b, p, n2 + 1)
+            n2 -= 1
+        if n2 < 0:
+            raise DecodeError('FetchRequest.Topics: null where not nullable')
         if n2 > bl - p:
             raise DecodeError('FetchRequest.Topics: count ' + str(n2) + ' past the end')
-        xs3 = []
-        for _ in range(n2):
-            e4 = _new(_FetchRequest_FetchTopic)
-            e4.topic_id, h5, = _S14.unpack_from(b, p)
-            p += 17
+    xs3 = []
+    for _ in range(n2):
+        e4 = _new(_FetchRequest_FetchTopic)
+        e4.topic_id, h5, = _S14.unpack_from(b, p)
+        p += 17
+        if 0 < h5 < 128:
+            n6 = h5 - 1
+        else:
             n6 = h5 - 1
             if n6 > 126:
                 n6, p = _uvt(b, p, n6 + 1)
                 n6 -= 1
             if n6 < 0:
                 raise DecodeError('FetchTopic.Partitions: null where not nullable')
-            else:
-                if n6 > bl - p:
-                    raise DecodeError('FetchTopic.Partitions: count ' + str(n6) + ' past the end')
-                xs7 = []
-                for _ in range(n6):
-                    e8 = _new(_FetchRequest_FetchPartition)
-                    e8.partition, e8.current_leader_epoch, e8.fetch_offset, e8.last_fetched_epoch, e8.log_start_offset, e8.partition_max_bytes, = _S13.unpack_from(b, p)
-                    p += 32
-                    e8.replica_directory_id = UUID_ZERO
-                    e8.high_watermark = 9223372036854775807
-                    if b[p] == 0:  # no tagged fields, the common case
-                        e8.unknown_tagged_fields = None
-                        p += 1
-                    else:
-                        p = _t_FetchRequest_FetchPartition_0(b, p, e8)
-                    xs7.append(e8)
-                e4.partitions = xs7
-            e4.topic = ''
+            if n6 > bl - p:
+                raise DecodeError('FetchTopic.Partitions: count ' + str(n6) + ' past the end')
+        xs7 = []
+        for _ in range(n6):
+            e8 = _new(_FetchRequest_FetchPartition)
+            e8.partition, e8.current_leader_epoch, e8.fetch_offset, e8.last_fetched_epoch, e8.log_start_offset, e8.partition_max_bytes, = _S13.unpack_from(b, p)
+            p += 32
+            e8.replica_directory_id = UUID_ZERO
+            e8.high_watermark = 9223372036854775807
             if b[p] == 0:  # no tagged fields, the common case
-                e4.unknown_tagged_fields = None
+                e8.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_FetchRequest_FetchTopic_0(b, p, e4)
-            xs3.append(e4)
-        o.topics = xs3
-    n9 = b[p] - 1
+                p = _t_FetchRequest_FetchPartition_0(b, p, e8)
+            xs7.append(e8)
+        e4.partitions = xs7
+        e4.topic = ''
+        if b[p] == 0:  # no tagged fields, the common case
+            e4.unknown_tagged_fields = None
+            p += 1
+        else:
+            p = _t_FetchRequest_FetchTopic_0(b, p, e4)
+        xs3.append(e4)
+    o.topics = xs3
+    h14 = b[p]
     p += 1
-    if n9 > 126:
-        n9, p = _uvt(b, p, n9 + 1)
-        n9 -= 1
-    if n9 < 0:
-        raise DecodeError('FetchRequest.ForgottenTopicsData: null where not nullable')
+    if 0 < h14 < 128:
+        n9 = h14 - 1
     else:
+        n9 = h14 - 1
+        if n9 > 126:
+            n9, p = _uvt(b, p, n9 + 1)
+            n9 -= 1
+        if n9 < 0:
+            raise DecodeError('FetchRequest.ForgottenTopicsData: null where not nullable')
         if n9 > bl - p:
             raise DecodeError('FetchRequest.ForgottenTopicsData: count ' + str(n9) + ' past the end')
-        xs10 = []
-        for _ in range(n9):
-            e11 = _new(_FetchRequest_ForgottenTopic)
-            e11.topic_id, h12, = _S14.unpack_from(b, p)
-            p += 17
-            if 0 < h12 < 65:
-                e11.partitions = [*_UNPACK_i[h12](b, p)]
-                p += 4 * h12 - 4
+    xs10 = []
+    for _ in range(n9):
+        e11 = _new(_FetchRequest_ForgottenTopic)
+        e11.topic_id, h12, = _S14.unpack_from(b, p)
+        p += 17
+        if 0 < h12 < 65:
+            e11.partitions = [*_UNPACK_i[h12](b, p)]
+            p += 4 * h12 - 4
+        else:
+            n13 = h12 - 1
+            if n13 > 126:
+                n13, p = _uvt(b, p, n13 + 1)
+                n13 -= 1
+            if n13 < 0:
+                raise DecodeError('ForgottenTopic.Partitions: null where not nullable')
+            elif n13 < 64:
+                e11.partitions = [*_ARRAY_i[n13].unpack_from(b, p)]
+                p += 4 * n13
             else:
-                n13 = h12 - 1
-                if n13 > 126:
-                    n13, p = _uvt(b, p, n13 + 1)
-                    n13 -= 1
-                if n13 < 0:
-                    raise DecodeError('ForgottenTopic.Partitions: null where not nullable')
-                elif n13 < 64:
-                    e11.partitions = [*_ARRAY_i[n13].unpack_from(b, p)]
-                    p += 4 * n13
-                else:
-                    if n13 > bl - p:
-                        raise DecodeError('ForgottenTopic.Partitions: count ' + str(n13) + ' past the end')
-                    e11.partitions = [*_struct.Struct('>' + str(n13) + 'i').unpack_from(b, p)]
-                    p += 4 * n13
-            e11.topic = ''
-            if b[p] == 0:  # no tagged fields, the common case
-                e11.unknown_tagged_fields = None
-                p += 1
-            else:
-                p = _t_FetchRequest_ForgottenTopic_0(b, p, e11)
-            xs10.append(e11)
-        o.forgotten_topics_data = xs10
-    h16 = b[p]
-    if 0 < h16 < 128:
-        q15 = p + h16
-        o.rack_id = str(b[p + 1:q15], 'utf-8')
-        p = q15
+                if n13 > bl - p:
+                    raise DecodeError('ForgottenTopic.Partitions: count ' + str(n13) + ' past the end')
+                e11.partitions = [*_struct.Struct('>' + str(n13) + 'i').unpack_from(b, p)]
+                p += 4 * n13
+        e11.topic = ''
+        if b[p] == 0:  # no tagged fields, the common case
+            e11.unknown_tagged_fields = None
+            p += 1
+        else:
+            p = _t_FetchRequest_ForgottenTopic_0(b, p, e11)
+        xs10.append(e11)
+    o.forgotten_topics_data = xs10
+    h17 = b[p]
+    if 0 < h17 < 128:
+        q16 = p + h17
+        o.rack_id = str(b[p + 1:q16], 'utf-8')
+        p = q16
     else:
         p += 1
-        n14 = h16 - 1
-        if n14 > 126:
-            n14, p = _uvt(b, p, n14 + 1)
-            n14 -= 1
-        if n14 < 0:
+        n15 = h17 - 1
+        if n15 > 126:
+            n15, p = _uvt(b, p, n15 + 1)
+            n15 -= 1
+        if n15 < 0:
             raise DecodeError('FetchRequest.RackId: null where not nullable')
         else:
-            q15 = p + n14
-            o.rack_id = str(b[p:q15], 'utf-8')
-            p = q15
+            q16 = p + n15
+            o.rack_id = str(b[p:q16], 'utf-8')
+            p = q16
     o.replica_state = _DEFAULT_FetchRequest_ReplicaState
     o.cluster_id = None
     if b[p] == 0:  # no tagged fields, the common case
@@ -1558,109 +1573,116 @@ def _r_FetchRequest_9(b, p):
     o = _new(FetchRequest)
     o.max_wait_ms, o.min_bytes, o.max_bytes, o.isolation_level, o.session_id, o.session_epoch, h1, = _S16.unpack_from(b, p)
     p += 22
-    n2 = h1 - 1
-    if n2 > 126:
-        n2, p = _uvt(b, p, n2 + 1)
-        n2 -= 1
-    if n2 < 0:
-        raise DecodeError('FetchRequest.Topics: null where not nullable')
+    if 0 < h1 < 128:
+        n2 = h1 - 1
     else:
+        n2 = h1 - 1
+        if n2 > 126:
+            n2, p = _uvt(b, p, n2 + 1)
+            n2 -= 1
+        if n2 < 0:
+            raise DecodeError('FetchRequest.Topics: null where not nullable')
         if n2 > bl - p:
             raise DecodeError('FetchRequest.Topics: count ' + str(n2) + ' past the end')
-        xs3 = []
-        for _ in range(n2):
-            e4 = _new(_FetchRequest_FetchTopic)
-            e4.topic_id, h5, = _S14.unpack_from(b, p)
-            p += 17
+    xs3 = []
+    for _ in range(n2):
+        e4 = _new(_FetchRequest_FetchTopic)
+        e4.topic_id, h5, = _S14.unpack_from(b, p)
+        p += 17
+        if 0 < h5 < 128:
+            n6 = h5 - 1
+        else:
             n6 = h5 - 1
             if n6 > 126:
                 n6, p = _uvt(b, p, n6 + 1)
                 n6 -= 1
             if n6 < 0:
                 raise DecodeError('FetchTopic.Partitions: null where not nullable')
-            else:
-                if n6 > bl - p:
-                    raise DecodeError('FetchTopic.Partitions: count ' + str(n6) + ' past the end')
-                xs7 = []
-                for _ in range(n6):
-                    e8 = _new(_FetchRequest_FetchPartition)
-                    e8.partition, e8.current_leader_epoch, e8.fetch_offset, e8.last_fetched_epoch, e8.log_start_offset, e8.partition_max_bytes, = _S13.unpack_from(b, p)
-                    p += 32
-                    e8.replica_directory_id = UUID_ZERO
-                    e8.high_watermark = 9223372036854775807
-                    if b[p] == 0:  # no tagged fields, the common case
-                        e8.unknown_tagged_fields = None
-                        p += 1
-                    else:
-                        p = _t_FetchRequest_FetchPartition_0(b, p, e8)
-                    xs7.append(e8)
-                e4.partitions = xs7
-            e4.topic = ''
+            if n6 > bl - p:
+                raise DecodeError('FetchTopic.Partitions: count ' + str(n6) + ' past the end')
+        xs7 = []
+        for _ in range(n6):
+            e8 = _new(_FetchRequest_FetchPartition)
+            e8.partition, e8.current_leader_epoch, e8.fetch_offset, e8.last_fetched_epoch, e8.log_start_offset, e8.partition_max_bytes, = _S13.unpack_from(b, p)
+            p += 32
+            e8.replica_directory_id = UUID_ZERO
+            e8.high_watermark = 9223372036854775807
             if b[p] == 0:  # no tagged fields, the common case
-                e4.unknown_tagged_fields = None
+                e8.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_FetchRequest_FetchTopic_0(b, p, e4)
-            xs3.append(e4)
-        o.topics = xs3
-    n9 = b[p] - 1
+                p = _t_FetchRequest_FetchPartition_0(b, p, e8)
+            xs7.append(e8)
+        e4.partitions = xs7
+        e4.topic = ''
+        if b[p] == 0:  # no tagged fields, the common case
+            e4.unknown_tagged_fields = None
+            p += 1
+        else:
+            p = _t_FetchRequest_FetchTopic_0(b, p, e4)
+        xs3.append(e4)
+    o.topics = xs3
+    h14 = b[p]
     p += 1
-    if n9 > 126:
-        n9, p = _uvt(b, p, n9 + 1)
-        n9 -= 1
-    if n9 < 0:
-        raise DecodeError('FetchRequest.ForgottenTopicsData: null where not nullable')
+    if 0 < h14 < 128:
+        n9 = h14 - 1
     else:
+        n9 = h14 - 1
+        if n9 > 126:
+            n9, p = _uvt(b, p, n9 + 1)
+            n9 -= 1
+        if n9 < 0:
+            raise DecodeError('FetchRequest.ForgottenTopicsData: null where not nullable')
         if n9 > bl - p:
             raise DecodeError('FetchRequest.ForgottenTopicsData: count ' + str(n9) + ' past the end')
-        xs10 = []
-        for _ in range(n9):
-            e11 = _new(_FetchRequest_ForgottenTopic)
-            e11.topic_id, h12, = _S14.unpack_from(b, p)
-            p += 17
-            if 0 < h12 < 65:
-                e11.partitions = [*_UNPACK_i[h12](b, p)]
-                p += 4 * h12 - 4
+    xs10 = []
+    for _ in range(n9):
+        e11 = _new(_FetchRequest_ForgottenTopic)
+        e11.topic_id, h12, = _S14.unpack_from(b, p)
+        p += 17
+        if 0 < h12 < 65:
+            e11.partitions = [*_UNPACK_i[h12](b, p)]
+            p += 4 * h12 - 4
+        else:
+            n13 = h12 - 1
+            if n13 > 126:
+                n13, p = _uvt(b, p, n13 + 1)
+                n13 -= 1
+            if n13 < 0:
+                raise DecodeError('ForgottenTopic.Partitions: null where not nullable')
+            elif n13 < 64:
+                e11.partitions = [*_ARRAY_i[n13].unpack_from(b, p)]
+                p += 4 * n13
             else:
-                n13 = h12 - 1
-                if n13 > 126:
-                    n13, p = _uvt(b, p, n13 + 1)
-                    n13 -= 1
-                if n13 < 0:
-                    raise DecodeError('ForgottenTopic.Partitions: null where not nullable')
-                elif n13 < 64:
-                    e11.partitions = [*_ARRAY_i[n13].unpack_from(b, p)]
-                    p += 4 * n13
-                else:
-                    if n13 > bl - p:
-                        raise DecodeError('ForgottenTopic.Partitions: count ' + str(n13) + ' past the end')
-                    e11.partitions = [*_struct.Struct('>' + str(n13) + 'i').unpack_from(b, p)]
-                    p += 4 * n13
-            e11.topic = ''
-            if b[p] == 0:  # no tagged fields, the common case
-                e11.unknown_tagged_fields = None
-                p += 1
-            else:
-                p = _t_FetchRequest_ForgottenTopic_0(b, p, e11)
-            xs10.append(e11)
-        o.forgotten_topics_data = xs10
-    h16 = b[p]
-    if 0 < h16 < 128:
-        q15 = p + h16
-        o.rack_id = str(b[p + 1:q15], 'utf-8')
-        p = q15
+                if n13 > bl - p:
+                    raise DecodeError('ForgottenTopic.Partitions: count ' + str(n13) + ' past the end')
+                e11.partitions = [*_struct.Struct('>' + str(n13) + 'i').unpack_from(b, p)]
+                p += 4 * n13
+        e11.topic = ''
+        if b[p] == 0:  # no tagged fields, the common case
+            e11.unknown_tagged_fields = None
+            p += 1
+        else:
+            p = _t_FetchRequest_ForgottenTopic_0(b, p, e11)
+        xs10.append(e11)
+    o.forgotten_topics_data = xs10
+    h17 = b[p]
+    if 0 < h17 < 128:
+        q16 = p + h17
+        o.rack_id = str(b[p + 1:q16], 'utf-8')
+        p = q16
     else:
         p += 1
-        n14 = h16 - 1
-        if n14 > 126:
-            n14, p = _uvt(b, p, n14 + 1)
-            n14 -= 1
-        if n14 < 0:
+        n15 = h17 - 1
+        if n15 > 126:
+            n15, p = _uvt(b, p, n15 + 1)
+            n15 -= 1
+        if n15 < 0:
             raise DecodeError('FetchRequest.RackId: null where not nullable')
         else:
-            q15 = p + n14
-            o.rack_id = str(b[p:q15], 'utf-8')
-            p = q15
+            q16 = p + n15
+            o.rack_id = str(b[p:q16], 'utf-8')
+            p = q16
     o.replica_id = -1
     o.cluster_id = None
     o.replica_state = _DEFAULT_FetchRequest_ReplicaState
@@ -1796,109 +1818,116 @@ def _r_FetchRequest_10(b, p):
     o = _new(FetchRequest)
     o.max_wait_ms, o.min_bytes, o.max_bytes, o.isolation_level, o.session_id, o.session_epoch, h1, = _S16.unpack_from(b, p)
     p += 22
-    n2 = h1 - 1
-    if n2 > 126:
-        n2, p = _uvt(b, p, n2 + 1)
-        n2 -= 1
-    if n2 < 0:
-        raise DecodeError('FetchRequest.Topics: null where not nullable')
+    if 0 < h1 < 128:
+        n2 = h1 - 1
     else:
+        n2 = h1 - 1
+        if n2 > 126:
+            n2, p = _uvt(b, p, n2 + 1)
+            n2 -= 1
+        if n2 < 0:
+            raise DecodeError('FetchRequest.Topics: null where not nullable')
         if n2 > bl - p:
             raise DecodeError('FetchRequest.Topics: count ' + str(n2) + ' past the end')
-        xs3 = []
-        for _ in range(n2):
-            e4 = _new(_FetchRequest_FetchTopic)
-            e4.topic_id, h5, = _S14.unpack_from(b, p)
-            p += 17
+    xs3 = []
+    for _ in range(n2):
+        e4 = _new(_FetchRequest_FetchTopic)
+        e4.topic_id, h5, = _S14.unpack_from(b, p)
+        p += 17
+        if 0 < h5 < 128:
+            n6 = h5 - 1
+        else:
             n6 = h5 - 1
             if n6 > 126:
                 n6, p = _uvt(b, p, n6 + 1)
                 n6 -= 1
             if n6 < 0:
                 raise DecodeError('FetchTopic.Partitions: null where not nullable')
-            else:
-                if n6 > bl - p:
-                    raise DecodeError('FetchTopic.Partitions: count ' + str(n6) + ' past the end')
-                xs7 = []
-                for _ in range(n6):
-                    e8 = _new(_FetchRequest_FetchPartition)
-                    e8.partition, e8.current_leader_epoch, e8.fetch_offset, e8.last_fetched_epoch, e8.log_start_offset, e8.partition_max_bytes, = _S13.unpack_from(b, p)
-                    p += 32
-                    e8.high_watermark = 9223372036854775807
-                    e8.replica_directory_id = UUID_ZERO
-                    if b[p] == 0:  # no tagged fields, the common case
-                        e8.unknown_tagged_fields = None
-                        p += 1
-                    else:
-                        p = _t_FetchRequest_FetchPartition_1(b, p, e8)
-                    xs7.append(e8)
-                e4.partitions = xs7
-            e4.topic = ''
+            if n6 > bl - p:
+                raise DecodeError('FetchTopic.Partitions: count ' + str(n6) + ' past the end')
+        xs7 = []
+        for _ in range(n6):
+            e8 = _new(_FetchRequest_FetchPartition)
+            e8.partition, e8.current_leader_epoch, e8.fetch_offset, e8.last_fetched_epoch, e8.log_start_offset, e8.partition_max_bytes, = _S13.unpack_from(b, p)
+            p += 32
+            e8.high_watermark = 9223372036854775807
+            e8.replica_directory_id = UUID_ZERO
             if b[p] == 0:  # no tagged fields, the common case
-                e4.unknown_tagged_fields = None
+                e8.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_FetchRequest_FetchTopic_0(b, p, e4)
-            xs3.append(e4)
-        o.topics = xs3
-    n9 = b[p] - 1
+                p = _t_FetchRequest_FetchPartition_1(b, p, e8)
+            xs7.append(e8)
+        e4.partitions = xs7
+        e4.topic = ''
+        if b[p] == 0:  # no tagged fields, the common case
+            e4.unknown_tagged_fields = None
+            p += 1
+        else:
+            p = _t_FetchRequest_FetchTopic_0(b, p, e4)
+        xs3.append(e4)
+    o.topics = xs3
+    h14 = b[p]
     p += 1
-    if n9 > 126:
-        n9, p = _uvt(b, p, n9 + 1)
-        n9 -= 1
-    if n9 < 0:
-        raise DecodeError('FetchRequest.ForgottenTopicsData: null where not nullable')
+    if 0 < h14 < 128:
+        n9 = h14 - 1
     else:
+        n9 = h14 - 1
+        if n9 > 126:
+            n9, p = _uvt(b, p, n9 + 1)
+            n9 -= 1
+        if n9 < 0:
+            raise DecodeError('FetchRequest.ForgottenTopicsData: null where not nullable')
         if n9 > bl - p:
             raise DecodeError('FetchRequest.ForgottenTopicsData: count ' + str(n9) + ' past the end')
-        xs10 = []
-        for _ in range(n9):
-            e11 = _new(_FetchRequest_ForgottenTopic)
-            e11.topic_id, h12, = _S14.unpack_from(b, p)
-            p += 17
-            if 0 < h12 < 65:
-                e11.partitions = [*_UNPACK_i[h12](b, p)]
-                p += 4 * h12 - 4
+    xs10 = []
+    for _ in range(n9):
+        e11 = _new(_FetchRequest_ForgottenTopic)
+        e11.topic_id, h12, = _S14.unpack_from(b, p)
+        p += 17
+        if 0 < h12 < 65:
+            e11.partitions = [*_UNPACK_i[h12](b, p)]
+            p += 4 * h12 - 4
+        else:
+            n13 = h12 - 1
+            if n13 > 126:
+                n13, p = _uvt(b, p, n13 + 1)
+                n13 -= 1
+            if n13 < 0:
+                raise DecodeError('ForgottenTopic.Partitions: null where not nullable')
+            elif n13 < 64:
+                e11.partitions = [*_ARRAY_i[n13].unpack_from(b, p)]
+                p += 4 * n13
             else:
-                n13 = h12 - 1
-                if n13 > 126:
-                    n13, p = _uvt(b, p, n13 + 1)
-                    n13 -= 1
-                if n13 < 0:
-                    raise DecodeError('ForgottenTopic.Partitions: null where not nullable')
-                elif n13 < 64:
-                    e11.partitions = [*_ARRAY_i[n13].unpack_from(b, p)]
-                    p += 4 * n13
-                else:
-                    if n13 > bl - p:
-                        raise DecodeError('ForgottenTopic.Partitions: count ' + str(n13) + ' past the end')
-                    e11.partitions = [*_struct.Struct('>' + str(n13) + 'i').unpack_from(b, p)]
-                    p += 4 * n13
-            e11.topic = ''
-            if b[p] == 0:  # no tagged fields, the common case
-                e11.unknown_tagged_fields = None
-                p += 1
-            else:
-                p = _t_FetchRequest_ForgottenTopic_0(b, p, e11)
-            xs10.append(e11)
-        o.forgotten_topics_data = xs10
-    h16 = b[p]
-    if 0 < h16 < 128:
-        q15 = p + h16
-        o.rack_id = str(b[p + 1:q15], 'utf-8')
-        p = q15
+                if n13 > bl - p:
+                    raise DecodeError('ForgottenTopic.Partitions: count ' + str(n13) + ' past the end')
+                e11.partitions = [*_struct.Struct('>' + str(n13) + 'i').unpack_from(b, p)]
+                p += 4 * n13
+        e11.topic = ''
+        if b[p] == 0:  # no tagged fields, the common case
+            e11.unknown_tagged_fields = None
+            p += 1
+        else:
+            p = _t_FetchRequest_ForgottenTopic_0(b, p, e11)
+        xs10.append(e11)
+    o.forgotten_topics_data = xs10
+    h17 = b[p]
+    if 0 < h17 < 128:
+        q16 = p + h17
+        o.rack_id = str(b[p + 1:q16], 'utf-8')
+        p = q16
     else:
         p += 1
-        n14 = h16 - 1
-        if n14 > 126:
-            n14, p = _uvt(b, p, n14 + 1)
-            n14 -= 1
-        if n14 < 0:
+        n15 = h17 - 1
+        if n15 > 126:
+            n15, p = _uvt(b, p, n15 + 1)
+            n15 -= 1
+        if n15 < 0:
             raise DecodeError('FetchRequest.RackId: null where not nullable')
         else:
-            q15 = p + n14
-            o.rack_id = str(b[p:q15], 'utf-8')
-            p = q15
+            q16 = p + n15
+            o.rack_id = str(b[p:q16], 'utf-8')
+            p = q16
     o.replica_id = -1
     o.cluster_id = None
     o.replica_state = _DEFAULT_FetchRequest_ReplicaState
@@ -2044,109 +2073,116 @@ def _r_FetchRequest_11(b, p):
     o = _new(FetchRequest)
     o.max_wait_ms, o.min_bytes, o.max_bytes, o.isolation_level, o.session_id, o.session_epoch, h1, = _S16.unpack_from(b, p)
     p += 22
-    n2 = h1 - 1
-    if n2 > 126:
-        n2, p = _uvt(b, p, n2 + 1)
-        n2 -= 1
-    if n2 < 0:
-        raise DecodeError('FetchRequest.Topics: null where not nullable')
+    if 0 < h1 < 128:
+        n2 = h1 - 1
     else:
+        n2 = h1 - 1
+        if n2 > 126:
+            n2, p = _uvt(b, p, n2 + 1)
+            n2 -= 1
+        if n2 < 0:
+            raise DecodeError('FetchRequest.Topics: null where not nullable')
         if n2 > bl - p:
             raise DecodeError('FetchRequest.Topics: count ' + str(n2) + ' past the end')
-        xs3 = []
-        for _ in range(n2):
-            e4 = _new(_FetchRequest_FetchTopic)
-            e4.topic_id, h5, = _S14.unpack_from(b, p)
-            p += 17
+    xs3 = []
+    for _ in range(n2):
+        e4 = _new(_FetchRequest_FetchTopic)
+        e4.topic_id, h5, = _S14.unpack_from(b, p)
+        p += 17
+        if 0 < h5 < 128:
+            n6 = h5 - 1
+        else:
             n6 = h5 - 1
             if n6 > 126:
                 n6, p = _uvt(b, p, n6 + 1)
                 n6 -= 1
             if n6 < 0:
                 raise DecodeError('FetchTopic.Partitions: null where not nullable')
-            else:
-                if n6 > bl - p:
-                    raise DecodeError('FetchTopic.Partitions: count ' + str(n6) + ' past the end')
-                xs7 = []
-                for _ in range(n6):
-                    e8 = _new(_FetchRequest_FetchPartition)
-                    e8.partition, e8.current_leader_epoch, e8.fetch_offset, e8.last_fetched_epoch, e8.log_start_offset, e8.partition_max_bytes, = _S13.unpack_from(b, p)
-                    p += 32
-                    e8.replica_directory_id = UUID_ZERO
-                    e8.high_watermark = 9223372036854775807
-                    if b[p] == 0:  # no tagged fields, the common case
-                        e8.unknown_tagged_fields = None
-                        p += 1
-                    else:
-                        p = _t_FetchRequest_FetchPartition_2(b, p, e8)
-                    xs7.append(e8)
-                e4.partitions = xs7
-            e4.topic = ''
+            if n6 > bl - p:
+                raise DecodeError('FetchTopic.Partitions: count ' + str(n6) + ' past the end')
+        xs7 = []
+        for _ in range(n6):
+            e8 = _new(_FetchRequest_FetchPartition)
+            e8.partition, e8.current_leader_epoch, e8.fetch_offset, e8.last_fetched_epoch, e8.log_start_offset, e8.partition_max_bytes, = _S13.unpack_from(b, p)
+            p += 32
+            e8.replica_directory_id = UUID_ZERO
+            e8.high_watermark = 9223372036854775807
             if b[p] == 0:  # no tagged fields, the common case
-                e4.unknown_tagged_fields = None
+                e8.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_FetchRequest_FetchTopic_0(b, p, e4)
-            xs3.append(e4)
-        o.topics = xs3
-    n9 = b[p] - 1
+                p = _t_FetchRequest_FetchPartition_2(b, p, e8)
+            xs7.append(e8)
+        e4.partitions = xs7
+        e4.topic = ''
+        if b[p] == 0:  # no tagged fields, the common case
+            e4.unknown_tagged_fields = None
+            p += 1
+        else:
+            p = _t_FetchRequest_FetchTopic_0(b, p, e4)
+        xs3.append(e4)
+    o.topics = xs3
+    h14 = b[p]
     p += 1
-    if n9 > 126:
-        n9, p = _uvt(b, p, n9 + 1)
-        n9 -= 1
-    if n9 < 0:
-        raise DecodeError('FetchRequest.ForgottenTopicsData: null where not nullable')
+    if 0 < h14 < 128:
+        n9 = h14 - 1
     else:
+        n9 = h14 - 1
+        if n9 > 126:
+            n9, p = _uvt(b, p, n9 + 1)
+            n9 -= 1
+        if n9 < 0:
+            raise DecodeError('FetchRequest.ForgottenTopicsData: null where not nullable')
         if n9 > bl - p:
             raise DecodeError('FetchRequest.ForgottenTopicsData: count ' + str(n9) + ' past the end')
-        xs10 = []
-        for _ in range(n9):
-            e11 = _new(_FetchRequest_ForgottenTopic)
-            e11.topic_id, h12, = _S14.unpack_from(b, p)
-            p += 17
-            if 0 < h12 < 65:
-                e11.partitions = [*_UNPACK_i[h12](b, p)]
-                p += 4 * h12 - 4
+    xs10 = []
+    for _ in range(n9):
+        e11 = _new(_FetchRequest_ForgottenTopic)
+        e11.topic_id, h12, = _S14.unpack_from(b, p)
+        p += 17
+        if 0 < h12 < 65:
+            e11.partitions = [*_UNPACK_i[h12](b, p)]
+            p += 4 * h12 - 4
+        else:
+            n13 = h12 - 1
+            if n13 > 126:
+                n13, p = _uvt(b, p, n13 + 1)
+                n13 -= 1
+            if n13 < 0:
+                raise DecodeError('ForgottenTopic.Partitions: null where not nullable')
+            elif n13 < 64:
+                e11.partitions = [*_ARRAY_i[n13].unpack_from(b, p)]
+                p += 4 * n13
             else:
-                n13 = h12 - 1
-                if n13 > 126:
-                    n13, p = _uvt(b, p, n13 + 1)
-                    n13 -= 1
-                if n13 < 0:
-                    raise DecodeError('ForgottenTopic.Partitions: null where not nullable')
-                elif n13 < 64:
-                    e11.partitions = [*_ARRAY_i[n13].unpack_from(b, p)]
-                    p += 4 * n13
-                else:
-                    if n13 > bl - p:
-                        raise DecodeError('ForgottenTopic.Partitions: count ' + str(n13) + ' past the end')
-                    e11.partitions = [*_struct.Struct('>' + str(n13) + 'i').unpack_from(b, p)]
-                    p += 4 * n13
-            e11.topic = ''
-            if b[p] == 0:  # no tagged fields, the common case
-                e11.unknown_tagged_fields = None
-                p += 1
-            else:
-                p = _t_FetchRequest_ForgottenTopic_0(b, p, e11)
-            xs10.append(e11)
-        o.forgotten_topics_data = xs10
-    h16 = b[p]
-    if 0 < h16 < 128:
-        q15 = p + h16
-        o.rack_id = str(b[p + 1:q15], 'utf-8')
-        p = q15
+                if n13 > bl - p:
+                    raise DecodeError('ForgottenTopic.Partitions: count ' + str(n13) + ' past the end')
+                e11.partitions = [*_struct.Struct('>' + str(n13) + 'i').unpack_from(b, p)]
+                p += 4 * n13
+        e11.topic = ''
+        if b[p] == 0:  # no tagged fields, the common case
+            e11.unknown_tagged_fields = None
+            p += 1
+        else:
+            p = _t_FetchRequest_ForgottenTopic_0(b, p, e11)
+        xs10.append(e11)
+    o.forgotten_topics_data = xs10
+    h17 = b[p]
+    if 0 < h17 < 128:
+        q16 = p + h17
+        o.rack_id = str(b[p + 1:q16], 'utf-8')
+        p = q16
     else:
         p += 1
-        n14 = h16 - 1
-        if n14 > 126:
-            n14, p = _uvt(b, p, n14 + 1)
-            n14 -= 1
-        if n14 < 0:
+        n15 = h17 - 1
+        if n15 > 126:
+            n15, p = _uvt(b, p, n15 + 1)
+            n15 -= 1
+        if n15 < 0:
             raise DecodeError('FetchRequest.RackId: null where not nullable')
         else:
-            q15 = p + n14
-            o.rack_id = str(b[p:q15], 'utf-8')
-            p = q15
+            q16 = p + n15
+            o.rack_id = str(b[p:q16], 'utf-8')
+            p = q16
     o.replica_id = -1
     o.cluster_id = None
     o.replica_state = _DEFAULT_FetchRequest_ReplicaState
@@ -2263,6 +2299,7 @@ def _w_FetchRequest_11(o, w):
 
 def _r_FetchResponse_0(b, p):
     bl = len(b)
+    mv = b if type(b) is memoryview else memoryview(b)
     o = _new(FetchResponse)
     n1, = _S3.unpack_from(b, p)
     p += 4
@@ -2299,7 +2336,7 @@ def _r_FetchResponse_0(b, p):
                         e8.records = None
                     else:
                         q11 = p + n10
-                        e8.records = b[p:q11]
+                        e8.records = mv[p:q11]
                         p = q11
                     e8.last_stable_offset = -1
                     e8.log_start_offset = -1
@@ -2351,6 +2388,7 @@ def _w_FetchResponse_0(o, w):
 
 def _r_FetchResponse_1(b, p):
     bl = len(b)
+    mv = b if type(b) is memoryview else memoryview(b)
     o = _new(FetchResponse)
     o.throttle_time_ms, h1, = _S22.unpack_from(b, p)
     p += 8
@@ -2388,7 +2426,7 @@ def _r_FetchResponse_1(b, p):
                         e9.records = None
                     else:
                         q12 = p + n11
-                        e9.records = b[p:q12]
+                        e9.records = mv[p:q12]
                         p = q12
                     e9.last_stable_offset = -1
                     e9.log_start_offset = -1
@@ -2440,6 +2478,7 @@ def _w_FetchResponse_1(o, w):
 
 def _r_FetchResponse_2(b, p):
     bl = len(b)
+    mv = b if type(b) is memoryview else memoryview(b)
     o = _new(FetchResponse)
     o.throttle_time_ms, h1, = _S22.unpack_from(b, p)
     p += 8
@@ -2492,7 +2531,7 @@ def _r_FetchResponse_2(b, p):
                         e9.records = None
                     else:
                         q15 = p + n14
-                        e9.records = b[p:q15]
+                        e9.records = mv[p:q15]
                         p = q15
                     e9.log_start_offset = -1
                     e9.diverging_epoch = _DEFAULT_FetchResponse_EpochEndOffset
@@ -2549,6 +2588,7 @@ def _w_FetchResponse_2(o, w):
 
 def _r_FetchResponse_3(b, p):
     bl = len(b)
+    mv = b if type(b) is memoryview else memoryview(b)
     o = _new(FetchResponse)
     o.throttle_time_ms, h1, = _S22.unpack_from(b, p)
     p += 8
@@ -2601,7 +2641,7 @@ def _r_FetchResponse_3(b, p):
                         e9.records = None
                     else:
                         q15 = p + n14
-                        e9.records = b[p:q15]
+                        e9.records = mv[p:q15]
                         p = q15
                     e9.diverging_epoch = _DEFAULT_FetchResponse_EpochEndOffset
                     e9.current_leader = _DEFAULT_FetchResponse_LeaderIdAndEpoch
@@ -2657,6 +2697,7 @@ def _w_FetchResponse_3(o, w):
 
 def _r_FetchResponse_4(b, p):
     bl = len(b)
+    mv = b if type(b) is memoryview else memoryview(b)
     o = _new(FetchResponse)
     o.throttle_time_ms, o.error_code, o.session_id, h1, = _S28.unpack_from(b, p)
     p += 14
@@ -2709,7 +2750,7 @@ def _r_FetchResponse_4(b, p):
                         e9.records = None
                     else:
                         q15 = p + n14
-                        e9.records = b[p:q15]
+                        e9.records = mv[p:q15]
                         p = q15
                     e9.diverging_epoch = _DEFAULT_FetchResponse_EpochEndOffset
                     e9.current_leader = _DEFAULT_FetchResponse_LeaderIdAndEpoch
@@ -2761,6 +2802,7 @@ def _w_FetchResponse_4(o, w):
 
 def _r_FetchResponse_5(b, p):
     bl = len(b)
+    mv = b if type(b) is memoryview else memoryview(b)
     o = _new(FetchResponse)
     o.throttle_time_ms, o.error_code, o.session_id, h1, = _S28.unpack_from(b, p)
     p += 14
@@ -2814,7 +2856,7 @@ def _r_FetchResponse_5(b, p):
                         e9.records = None
                     else:
                         q16 = p + n15
-                        e9.records = b[p:q16]
+                        e9.records = mv[p:q16]
                         p = q16
                     e9.diverging_epoch = _DEFAULT_FetchResponse_EpochEndOffset
                     e9.current_leader = _DEFAULT_FetchResponse_LeaderIdAndEpoch
@@ -3056,107 +3098,113 @@ def _t_FetchResponse_0(b, p, o):
 
 def _r_FetchResponse_6(b, p):
     bl = len(b)
+    mv = b if type(b) is memoryview else memoryview(b)
     o = _new(FetchResponse)
     o.throttle_time_ms, o.error_code, o.session_id, h1, = _S30.unpack_from(b, p)
     p += 11
-    n2 = h1 - 1
-    if n2 > 126:
-        n2, p = _uvt(b, p, n2 + 1)
-        n2 -= 1
-    if n2 < 0:
-        raise DecodeError('FetchResponse.Responses: null where not nullable')
+    if 0 < h1 < 128:
+        n2 = h1 - 1
     else:
+        n2 = h1 - 1
+        if n2 > 126:
+            n2, p = _uvt(b, p, n2 + 1)
+            n2 -= 1
+        if n2 < 0:
+            raise DecodeError('FetchResponse.Responses: null where not nullable')
         if n2 > bl - p:
             raise DecodeError('FetchResponse.Responses: count ' + str(n2) + ' past the end')
-        xs3 = []
-        for _ in range(n2):
-            e4 = _new(_FetchResponse_FetchableTopicResponse)
-            h7 = b[p]
-            if 0 < h7 < 128:
-                q6 = p + h7
-                e4.topic = str(b[p + 1:q6], 'utf-8')
-                p = q6
-            else:
-                p += 1
-                n5 = h7 - 1
-                if n5 > 126:
-                    n5, p = _uvt(b, p, n5 + 1)
-                    n5 -= 1
-                if n5 < 0:
-                    raise DecodeError('FetchableTopicResponse.Topic: null where not nullable')
-                else:
-                    q6 = p + n5
-                    e4.topic = str(b[p:q6], 'utf-8')
-                    p = q6
-            n8 = b[p] - 1
+    xs3 = []
+    for _ in range(n2):
+        e4 = _new(_FetchResponse_FetchableTopicResponse)
+        h7 = b[p]
+        if 0 < h7 < 128:
+            q6 = p + h7
+            e4.topic = str(b[p + 1:q6], 'utf-8')
+            p = q6
+        else:
             p += 1
+            n5 = h7 - 1
+            if n5 > 126:
+                n5, p = _uvt(b, p, n5 + 1)
+                n5 -= 1
+            if n5 < 0:
+                raise DecodeError('FetchableTopicResponse.Topic: null where not nullable')
+            else:
+                q6 = p + n5
+                e4.topic = str(b[p:q6], 'utf-8')
+                p = q6
+        h18 = b[p]
+        p += 1
+        if 0 < h18 < 128:
+            n8 = h18 - 1
+        else:
+            n8 = h18 - 1
             if n8 > 126:
                 n8, p = _uvt(b, p, n8 + 1)
                 n8 -= 1
             if n8 < 0:
                 raise DecodeError('FetchableTopicResponse.Partitions: null where not nullable')
+            if n8 > bl - p:
+                raise DecodeError('FetchableTopicResponse.Partitions: count ' + str(n8) + ' past the end')
+        xs9 = []
+        for _ in range(n8):
+            e10 = _new(_FetchResponse_PartitionData)
+            e10.partition_index, e10.error_code, e10.high_watermark, e10.last_stable_offset, e10.log_start_offset, h11, = _S31.unpack_from(b, p)
+            p += 31
+            if h11 == 0:
+                e10.aborted_transactions = None
             else:
-                if n8 > bl - p:
-                    raise DecodeError('FetchableTopicResponse.Partitions: count ' + str(n8) + ' past the end')
-                xs9 = []
-                for _ in range(n8):
-                    e10 = _new(_FetchResponse_PartitionData)
-                    e10.partition_index, e10.error_code, e10.high_watermark, e10.last_stable_offset, e10.log_start_offset, h11, = _S31.unpack_from(b, p)
-                    p += 31
-                    if h11 == 0:
-                        e10.aborted_transactions = None
-                    else:
-                        n12 = h11 - 1
-                        if n12 > 126:
-                            n12, p = _uvt(b, p, n12 + 1)
-                            n12 -= 1
-                        if n12 < 0:
-                            e10.aborted_transactions = None
+                n12 = h11 - 1
+                if n12 > 126:
+                    n12, p = _uvt(b, p, n12 + 1)
+                    n12 -= 1
+                if n12 < 0:
+                    e10.aborted_transactions = None
+                else:
+                    if n12 > bl - p:
+                        raise DecodeError('PartitionData.AbortedTransactions: count ' + str(n12) + ' past the end')
+                    xs13 = []
+                    for _ in range(n12):
+                        e14 = _new(_FetchResponse_AbortedTransaction)
+                        e14.producer_id, e14.first_offset, = _S24.unpack_from(b, p)
+                        p += 16
+                        if b[p] == 0:  # no tagged fields, the common case
+                            e14.unknown_tagged_fields = None
+                            p += 1
                         else:
-                            if n12 > bl - p:
-                                raise DecodeError('PartitionData.AbortedTransactions: count ' + str(n12) + ' past the end')
-                            xs13 = []
-                            for _ in range(n12):
-                                e14 = _new(_FetchResponse_AbortedTransaction)
-                                e14.producer_id, e14.first_offset, = _S24.unpack_from(b, p)
-                                p += 16
-                                if b[p] == 0:  # no tagged fields, the common case
-                                    e14.unknown_tagged_fields = None
-                                    p += 1
-                                else:
-                                    p = _t_FetchResponse_AbortedTransaction_0(b, p, e14)
-                                xs13.append(e14)
-                            e10.aborted_transactions = xs13
-                    e10.preferred_read_replica, h15, = _S32.unpack_from(b, p)
-                    p += 5
-                    n16 = h15 - 1
-                    if n16 > 126:
-                        n16, p = _uvt(b, p, n16 + 1)
-                        n16 -= 1
-                    if n16 < 0:
-                        e10.records = None
-                    else:
-                        q17 = p + n16
-                        e10.records = b[p:q17]
-                        p = q17
-                    e10.diverging_epoch = _DEFAULT_FetchResponse_EpochEndOffset
-                    e10.current_leader = _DEFAULT_FetchResponse_LeaderIdAndEpoch
-                    e10.snapshot_id = _DEFAULT_FetchResponse_SnapshotId
-                    if b[p] == 0:  # no tagged fields, the common case
-                        e10.unknown_tagged_fields = None
-                        p += 1
-                    else:
-                        p = _t_FetchResponse_PartitionData_0(b, p, e10)
-                    xs9.append(e10)
-                e4.partitions = xs9
-            e4.topic_id = UUID_ZERO
+                            p = _t_FetchResponse_AbortedTransaction_0(b, p, e14)
+                        xs13.append(e14)
+                    e10.aborted_transactions = xs13
+            e10.preferred_read_replica, h15, = _S32.unpack_from(b, p)
+            p += 5
+            n16 = h15 - 1
+            if n16 > 126:
+                n16, p = _uvt(b, p, n16 + 1)
+                n16 -= 1
+            if n16 < 0:
+                e10.records = None
+            else:
+                q17 = p + n16
+                e10.records = mv[p:q17]
+                p = q17
+            e10.diverging_epoch = _DEFAULT_FetchResponse_EpochEndOffset
+            e10.current_leader = _DEFAULT_FetchResponse_LeaderIdAndEpoch
+            e10.snapshot_id = _DEFAULT_FetchResponse_SnapshotId
             if b[p] == 0:  # no tagged fields, the common case
-                e4.unknown_tagged_fields = None
+                e10.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_FetchResponse_FetchableTopicResponse_0(b, p, e4)
-            xs3.append(e4)
-        o.responses = xs3
+                p = _t_FetchResponse_PartitionData_0(b, p, e10)
+            xs9.append(e10)
+        e4.partitions = xs9
+        e4.topic_id = UUID_ZERO
+        if b[p] == 0:  # no tagged fields, the common case
+            e4.unknown_tagged_fields = None
+            p += 1
+        else:
+            p = _t_FetchResponse_FetchableTopicResponse_0(b, p, e4)
+        xs3.append(e4)
+    o.responses = xs3
     o.node_endpoints = []
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
@@ -3265,91 +3313,96 @@ def _w_FetchResponse_6(o, w):
 
 def _r_FetchResponse_7(b, p):
     bl = len(b)
+    mv = b if type(b) is memoryview else memoryview(b)
     o = _new(FetchResponse)
     o.throttle_time_ms, o.error_code, o.session_id, h1, = _S30.unpack_from(b, p)
     p += 11
-    n2 = h1 - 1
-    if n2 > 126:
-        n2, p = _uvt(b, p, n2 + 1)
-        n2 -= 1
-    if n2 < 0:
-        raise DecodeError('FetchResponse.Responses: null where not nullable')
+    if 0 < h1 < 128:
+        n2 = h1 - 1
     else:
+        n2 = h1 - 1
+        if n2 > 126:
+            n2, p = _uvt(b, p, n2 + 1)
+            n2 -= 1
+        if n2 < 0:
+            raise DecodeError('FetchResponse.Responses: null where not nullable')
         if n2 > bl - p:
             raise DecodeError('FetchResponse.Responses: count ' + str(n2) + ' past the end')
-        xs3 = []
-        for _ in range(n2):
-            e4 = _new(_FetchResponse_FetchableTopicResponse)
-            e4.topic_id, h5, = _S14.unpack_from(b, p)
-            p += 17
+    xs3 = []
+    for _ in range(n2):
+        e4 = _new(_FetchResponse_FetchableTopicResponse)
+        e4.topic_id, h5, = _S14.unpack_from(b, p)
+        p += 17
+        if 0 < h5 < 128:
+            n6 = h5 - 1
+        else:
             n6 = h5 - 1
             if n6 > 126:
                 n6, p = _uvt(b, p, n6 + 1)
                 n6 -= 1
             if n6 < 0:
                 raise DecodeError('FetchableTopicResponse.Partitions: null where not nullable')
+            if n6 > bl - p:
+                raise DecodeError('FetchableTopicResponse.Partitions: count ' + str(n6) + ' past the end')
+        xs7 = []
+        for _ in range(n6):
+            e8 = _new(_FetchResponse_PartitionData)
+            e8.partition_index, e8.error_code, e8.high_watermark, e8.last_stable_offset, e8.log_start_offset, h9, = _S31.unpack_from(b, p)
+            p += 31
+            if h9 == 0:
+                e8.aborted_transactions = None
             else:
-                if n6 > bl - p:
-                    raise DecodeError('FetchableTopicResponse.Partitions: count ' + str(n6) + ' past the end')
-                xs7 = []
-                for _ in range(n6):
-                    e8 = _new(_FetchResponse_PartitionData)
-                    e8.partition_index, e8.error_code, e8.high_watermark, e8.last_stable_offset, e8.log_start_offset, h9, = _S31.unpack_from(b, p)
-                    p += 31
-                    if h9 == 0:
-                        e8.aborted_transactions = None
-                    else:
-                        n10 = h9 - 1
-                        if n10 > 126:
-                            n10, p = _uvt(b, p, n10 + 1)
-                            n10 -= 1
-                        if n10 < 0:
-                            e8.aborted_transactions = None
+                n10 = h9 - 1
+                if n10 > 126:
+                    n10, p = _uvt(b, p, n10 + 1)
+                    n10 -= 1
+                if n10 < 0:
+                    e8.aborted_transactions = None
+                else:
+                    if n10 > bl - p:
+                        raise DecodeError('PartitionData.AbortedTransactions: count ' + str(n10) + ' past the end')
+                    xs11 = []
+                    for _ in range(n10):
+                        e12 = _new(_FetchResponse_AbortedTransaction)
+                        e12.producer_id, e12.first_offset, = _S24.unpack_from(b, p)
+                        p += 16
+                        if b[p] == 0:  # no tagged fields, the common case
+                            e12.unknown_tagged_fields = None
+                            p += 1
                         else:
-                            if n10 > bl - p:
-                                raise DecodeError('PartitionData.AbortedTransactions: count ' + str(n10) + ' past the end')
-                            xs11 = []
-                            for _ in range(n10):
-                                e12 = _new(_FetchResponse_AbortedTransaction)
-                                e12.producer_id, e12.first_offset, = _S24.unpack_from(b, p)
-                                p += 16
-                                if b[p] == 0:  # no tagged fields, the common case
-                                    e12.unknown_tagged_fields = None
-                                    p += 1
-                                else:
-                                    p = _t_FetchResponse_AbortedTransaction_0(b, p, e12)
-                                xs11.append(e12)
-                            e8.aborted_transactions = xs11
-                    e8.preferred_read_replica, h13, = _S32.unpack_from(b, p)
-                    p += 5
-                    n14 = h13 - 1
-                    if n14 > 126:
-                        n14, p = _uvt(b, p, n14 + 1)
-                        n14 -= 1
-                    if n14 < 0:
-                        e8.records = None
-                    else:
-                        q15 = p + n14
-                        e8.records = b[p:q15]
-                        p = q15
-                    e8.diverging_epoch = _DEFAULT_FetchResponse_EpochEndOffset
-                    e8.current_leader = _DEFAULT_FetchResponse_LeaderIdAndEpoch
-                    e8.snapshot_id = _DEFAULT_FetchResponse_SnapshotId
-                    if b[p] == 0:  # no tagged fields, the common case
-                        e8.unknown_tagged_fields = None
-                        p += 1
-                    else:
-                        p = _t_FetchResponse_PartitionData_0(b, p, e8)
-                    xs7.append(e8)
-                e4.partitions = xs7
-            e4.topic = ''
+                            p = _t_FetchResponse_AbortedTransaction_0(b, p, e12)
+                        xs11.append(e12)
+                    e8.aborted_transactions = xs11
+            e8.preferred_read_replica, h13, = _S32.unpack_from(b, p)
+            p += 5
+            n14 = h13 - 1
+            if n14 > 126:
+                n14, p = _uvt(b, p, n14 + 1)
+                n14 -= 1
+            if n14 < 0:
+                e8.records = None
+            else:
+                q15 = p + n14
+                e8.records = mv[p:q15]
+                p = q15
+            e8.diverging_epoch = _DEFAULT_FetchResponse_EpochEndOffset
+            e8.current_leader = _DEFAULT_FetchResponse_LeaderIdAndEpoch
+            e8.snapshot_id = _DEFAULT_FetchResponse_SnapshotId
             if b[p] == 0:  # no tagged fields, the common case
-                e4.unknown_tagged_fields = None
+                e8.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_FetchResponse_FetchableTopicResponse_0(b, p, e4)
-            xs3.append(e4)
-        o.responses = xs3
+                p = _t_FetchResponse_PartitionData_0(b, p, e8)
+            xs7.append(e8)
+        e4.partitions = xs7
+        e4.topic = ''
+        if b[p] == 0:  # no tagged fields, the common case
+            e4.unknown_tagged_fields = None
+            p += 1
+        else:
+            p = _t_FetchResponse_FetchableTopicResponse_0(b, p, e4)
+        xs3.append(e4)
+    o.responses = xs3
     o.node_endpoints = []
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
@@ -3547,91 +3600,96 @@ def _t_FetchResponse_1(b, p, o):
 
 def _r_FetchResponse_8(b, p):
     bl = len(b)
+    mv = b if type(b) is memoryview else memoryview(b)
     o = _new(FetchResponse)
     o.throttle_time_ms, o.error_code, o.session_id, h1, = _S30.unpack_from(b, p)
     p += 11
-    n2 = h1 - 1
-    if n2 > 126:
-        n2, p = _uvt(b, p, n2 + 1)
-        n2 -= 1
-    if n2 < 0:
-        raise DecodeError('FetchResponse.Responses: null where not nullable')
+    if 0 < h1 < 128:
+        n2 = h1 - 1
     else:
+        n2 = h1 - 1
+        if n2 > 126:
+            n2, p = _uvt(b, p, n2 + 1)
+            n2 -= 1
+        if n2 < 0:
+            raise DecodeError('FetchResponse.Responses: null where not nullable')
         if n2 > bl - p:
             raise DecodeError('FetchResponse.Responses: count ' + str(n2) + ' past the end')
-        xs3 = []
-        for _ in range(n2):
-            e4 = _new(_FetchResponse_FetchableTopicResponse)
-            e4.topic_id, h5, = _S14.unpack_from(b, p)
-            p += 17
+    xs3 = []
+    for _ in range(n2):
+        e4 = _new(_FetchResponse_FetchableTopicResponse)
+        e4.topic_id, h5, = _S14.unpack_from(b, p)
+        p += 17
+        if 0 < h5 < 128:
+            n6 = h5 - 1
+        else:
             n6 = h5 - 1
             if n6 > 126:
                 n6, p = _uvt(b, p, n6 + 1)
                 n6 -= 1
             if n6 < 0:
                 raise DecodeError('FetchableTopicResponse.Partitions: null where not nullable')
+            if n6 > bl - p:
+                raise DecodeError('FetchableTopicResponse.Partitions: count ' + str(n6) + ' past the end')
+        xs7 = []
+        for _ in range(n6):
+            e8 = _new(_FetchResponse_PartitionData)
+            e8.partition_index, e8.error_code, e8.high_watermark, e8.last_stable_offset, e8.log_start_offset, h9, = _S31.unpack_from(b, p)
+            p += 31
+            if h9 == 0:
+                e8.aborted_transactions = None
             else:
-                if n6 > bl - p:
-                    raise DecodeError('FetchableTopicResponse.Partitions: count ' + str(n6) + ' past the end')
-                xs7 = []
-                for _ in range(n6):
-                    e8 = _new(_FetchResponse_PartitionData)
-                    e8.partition_index, e8.error_code, e8.high_watermark, e8.last_stable_offset, e8.log_start_offset, h9, = _S31.unpack_from(b, p)
-                    p += 31
-                    if h9 == 0:
-                        e8.aborted_transactions = None
-                    else:
-                        n10 = h9 - 1
-                        if n10 > 126:
-                            n10, p = _uvt(b, p, n10 + 1)
-                            n10 -= 1
-                        if n10 < 0:
-                            e8.aborted_transactions = None
+                n10 = h9 - 1
+                if n10 > 126:
+                    n10, p = _uvt(b, p, n10 + 1)
+                    n10 -= 1
+                if n10 < 0:
+                    e8.aborted_transactions = None
+                else:
+                    if n10 > bl - p:
+                        raise DecodeError('PartitionData.AbortedTransactions: count ' + str(n10) + ' past the end')
+                    xs11 = []
+                    for _ in range(n10):
+                        e12 = _new(_FetchResponse_AbortedTransaction)
+                        e12.producer_id, e12.first_offset, = _S24.unpack_from(b, p)
+                        p += 16
+                        if b[p] == 0:  # no tagged fields, the common case
+                            e12.unknown_tagged_fields = None
+                            p += 1
                         else:
-                            if n10 > bl - p:
-                                raise DecodeError('PartitionData.AbortedTransactions: count ' + str(n10) + ' past the end')
-                            xs11 = []
-                            for _ in range(n10):
-                                e12 = _new(_FetchResponse_AbortedTransaction)
-                                e12.producer_id, e12.first_offset, = _S24.unpack_from(b, p)
-                                p += 16
-                                if b[p] == 0:  # no tagged fields, the common case
-                                    e12.unknown_tagged_fields = None
-                                    p += 1
-                                else:
-                                    p = _t_FetchResponse_AbortedTransaction_0(b, p, e12)
-                                xs11.append(e12)
-                            e8.aborted_transactions = xs11
-                    e8.preferred_read_replica, h13, = _S32.unpack_from(b, p)
-                    p += 5
-                    n14 = h13 - 1
-                    if n14 > 126:
-                        n14, p = _uvt(b, p, n14 + 1)
-                        n14 -= 1
-                    if n14 < 0:
-                        e8.records = None
-                    else:
-                        q15 = p + n14
-                        e8.records = b[p:q15]
-                        p = q15
-                    e8.diverging_epoch = _DEFAULT_FetchResponse_EpochEndOffset
-                    e8.current_leader = _DEFAULT_FetchResponse_LeaderIdAndEpoch
-                    e8.snapshot_id = _DEFAULT_FetchResponse_SnapshotId
-                    if b[p] == 0:  # no tagged fields, the common case
-                        e8.unknown_tagged_fields = None
-                        p += 1
-                    else:
-                        p = _t_FetchResponse_PartitionData_0(b, p, e8)
-                    xs7.append(e8)
-                e4.partitions = xs7
-            e4.topic = ''
+                            p = _t_FetchResponse_AbortedTransaction_0(b, p, e12)
+                        xs11.append(e12)
+                    e8.aborted_transactions = xs11
+            e8.preferred_read_replica, h13, = _S32.unpack_from(b, p)
+            p += 5
+            n14 = h13 - 1
+            if n14 > 126:
+                n14, p = _uvt(b, p, n14 + 1)
+                n14 -= 1
+            if n14 < 0:
+                e8.records = None
+            else:
+                q15 = p + n14
+                e8.records = mv[p:q15]
+                p = q15
+            e8.diverging_epoch = _DEFAULT_FetchResponse_EpochEndOffset
+            e8.current_leader = _DEFAULT_FetchResponse_LeaderIdAndEpoch
+            e8.snapshot_id = _DEFAULT_FetchResponse_SnapshotId
             if b[p] == 0:  # no tagged fields, the common case
-                e4.unknown_tagged_fields = None
+                e8.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_FetchResponse_FetchableTopicResponse_0(b, p, e4)
-            xs3.append(e4)
-        o.responses = xs3
+                p = _t_FetchResponse_PartitionData_0(b, p, e8)
+            xs7.append(e8)
+        e4.partitions = xs7
+        e4.topic = ''
+        if b[p] == 0:  # no tagged fields, the common case
+            e4.unknown_tagged_fields = None
+            p += 1
+        else:
+            p = _t_FetchResponse_FetchableTopicResponse_0(b, p, e4)
+        xs3.append(e4)
+    o.responses = xs3
     o.node_endpoints = []
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None

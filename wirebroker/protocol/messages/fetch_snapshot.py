@@ -291,76 +291,81 @@ def _r_FetchSnapshotRequest_0(b, p):
     o = _new(FetchSnapshotRequest)
     o.replica_id, o.max_bytes, h1, = _S0.unpack_from(b, p)
     p += 9
-    n2 = h1 - 1
-    if n2 > 126:
-        n2, p = _uvt(b, p, n2 + 1)
-        n2 -= 1
-    if n2 < 0:
-        raise DecodeError('FetchSnapshotRequest.Topics: null where not nullable')
+    if 0 < h1 < 128:
+        n2 = h1 - 1
     else:
+        n2 = h1 - 1
+        if n2 > 126:
+            n2, p = _uvt(b, p, n2 + 1)
+            n2 -= 1
+        if n2 < 0:
+            raise DecodeError('FetchSnapshotRequest.Topics: null where not nullable')
         if n2 > bl - p:
             raise DecodeError('FetchSnapshotRequest.Topics: count ' + str(n2) + ' past the end')
-        xs3 = []
-        for _ in range(n2):
-            e4 = _new(_FetchSnapshotRequest_TopicSnapshot)
-            h7 = b[p]
-            if 0 < h7 < 128:
-                q6 = p + h7
-                e4.name = str(b[p + 1:q6], 'utf-8')
-                p = q6
-            else:
-                p += 1
-                n5 = h7 - 1
-                if n5 > 126:
-                    n5, p = _uvt(b, p, n5 + 1)
-                    n5 -= 1
-                if n5 < 0:
-                    raise DecodeError('TopicSnapshot.Name: null where not nullable')
-                else:
-                    q6 = p + n5
-                    e4.name = str(b[p:q6], 'utf-8')
-                    p = q6
-            n8 = b[p] - 1
+    xs3 = []
+    for _ in range(n2):
+        e4 = _new(_FetchSnapshotRequest_TopicSnapshot)
+        h7 = b[p]
+        if 0 < h7 < 128:
+            q6 = p + h7
+            e4.name = str(b[p + 1:q6], 'utf-8')
+            p = q6
+        else:
             p += 1
+            n5 = h7 - 1
+            if n5 > 126:
+                n5, p = _uvt(b, p, n5 + 1)
+                n5 -= 1
+            if n5 < 0:
+                raise DecodeError('TopicSnapshot.Name: null where not nullable')
+            else:
+                q6 = p + n5
+                e4.name = str(b[p:q6], 'utf-8')
+                p = q6
+        h12 = b[p]
+        p += 1
+        if 0 < h12 < 128:
+            n8 = h12 - 1
+        else:
+            n8 = h12 - 1
             if n8 > 126:
                 n8, p = _uvt(b, p, n8 + 1)
                 n8 -= 1
             if n8 < 0:
                 raise DecodeError('TopicSnapshot.Partitions: null where not nullable')
-            else:
-                if n8 > bl - p:
-                    raise DecodeError('TopicSnapshot.Partitions: count ' + str(n8) + ' past the end')
-                xs9 = []
-                for _ in range(n8):
-                    e10 = _new(_FetchSnapshotRequest_PartitionSnapshot)
-                    e10.partition, e10.current_leader_epoch, = _S1.unpack_from(b, p)
-                    p += 8
-                    s11 = _new(_FetchSnapshotRequest_SnapshotId)
-                    s11.end_offset, s11.epoch, = _S2.unpack_from(b, p)
-                    p += 12
-                    if b[p] == 0:  # no tagged fields, the common case
-                        s11.unknown_tagged_fields = None
-                        p += 1
-                    else:
-                        p = _t_FetchSnapshotRequest_SnapshotId_0(b, p, s11)
-                    e10.snapshot_id = s11
-                    e10.position, = _S3.unpack_from(b, p)
-                    p += 8
-                    e10.replica_directory_id = UUID_ZERO
-                    if b[p] == 0:  # no tagged fields, the common case
-                        e10.unknown_tagged_fields = None
-                        p += 1
-                    else:
-                        p = _t_FetchSnapshotRequest_PartitionSnapshot_0(b, p, e10)
-                    xs9.append(e10)
-                e4.partitions = xs9
+            if n8 > bl - p:
+                raise DecodeError('TopicSnapshot.Partitions: count ' + str(n8) + ' past the end')
+        xs9 = []
+        for _ in range(n8):
+            e10 = _new(_FetchSnapshotRequest_PartitionSnapshot)
+            e10.partition, e10.current_leader_epoch, = _S1.unpack_from(b, p)
+            p += 8
+            s11 = _new(_FetchSnapshotRequest_SnapshotId)
+            s11.end_offset, s11.epoch, = _S2.unpack_from(b, p)
+            p += 12
             if b[p] == 0:  # no tagged fields, the common case
-                e4.unknown_tagged_fields = None
+                s11.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_FetchSnapshotRequest_TopicSnapshot_0(b, p, e4)
-            xs3.append(e4)
-        o.topics = xs3
+                p = _t_FetchSnapshotRequest_SnapshotId_0(b, p, s11)
+            e10.snapshot_id = s11
+            e10.position, = _S3.unpack_from(b, p)
+            p += 8
+            e10.replica_directory_id = UUID_ZERO
+            if b[p] == 0:  # no tagged fields, the common case
+                e10.unknown_tagged_fields = None
+                p += 1
+            else:
+                p = _t_FetchSnapshotRequest_PartitionSnapshot_0(b, p, e10)
+            xs9.append(e10)
+        e4.partitions = xs9
+        if b[p] == 0:  # no tagged fields, the common case
+            e4.unknown_tagged_fields = None
+            p += 1
+        else:
+            p = _t_FetchSnapshotRequest_TopicSnapshot_0(b, p, e4)
+        xs3.append(e4)
+    o.topics = xs3
     o.cluster_id = None
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
@@ -467,76 +472,81 @@ def _r_FetchSnapshotRequest_1(b, p):
     o = _new(FetchSnapshotRequest)
     o.replica_id, o.max_bytes, h1, = _S0.unpack_from(b, p)
     p += 9
-    n2 = h1 - 1
-    if n2 > 126:
-        n2, p = _uvt(b, p, n2 + 1)
-        n2 -= 1
-    if n2 < 0:
-        raise DecodeError('FetchSnapshotRequest.Topics: null where not nullable')
+    if 0 < h1 < 128:
+        n2 = h1 - 1
     else:
+        n2 = h1 - 1
+        if n2 > 126:
+            n2, p = _uvt(b, p, n2 + 1)
+            n2 -= 1
+        if n2 < 0:
+            raise DecodeError('FetchSnapshotRequest.Topics: null where not nullable')
         if n2 > bl - p:
             raise DecodeError('FetchSnapshotRequest.Topics: count ' + str(n2) + ' past the end')
-        xs3 = []
-        for _ in range(n2):
-            e4 = _new(_FetchSnapshotRequest_TopicSnapshot)
-            h7 = b[p]
-            if 0 < h7 < 128:
-                q6 = p + h7
-                e4.name = str(b[p + 1:q6], 'utf-8')
-                p = q6
-            else:
-                p += 1
-                n5 = h7 - 1
-                if n5 > 126:
-                    n5, p = _uvt(b, p, n5 + 1)
-                    n5 -= 1
-                if n5 < 0:
-                    raise DecodeError('TopicSnapshot.Name: null where not nullable')
-                else:
-                    q6 = p + n5
-                    e4.name = str(b[p:q6], 'utf-8')
-                    p = q6
-            n8 = b[p] - 1
+    xs3 = []
+    for _ in range(n2):
+        e4 = _new(_FetchSnapshotRequest_TopicSnapshot)
+        h7 = b[p]
+        if 0 < h7 < 128:
+            q6 = p + h7
+            e4.name = str(b[p + 1:q6], 'utf-8')
+            p = q6
+        else:
             p += 1
+            n5 = h7 - 1
+            if n5 > 126:
+                n5, p = _uvt(b, p, n5 + 1)
+                n5 -= 1
+            if n5 < 0:
+                raise DecodeError('TopicSnapshot.Name: null where not nullable')
+            else:
+                q6 = p + n5
+                e4.name = str(b[p:q6], 'utf-8')
+                p = q6
+        h12 = b[p]
+        p += 1
+        if 0 < h12 < 128:
+            n8 = h12 - 1
+        else:
+            n8 = h12 - 1
             if n8 > 126:
                 n8, p = _uvt(b, p, n8 + 1)
                 n8 -= 1
             if n8 < 0:
                 raise DecodeError('TopicSnapshot.Partitions: null where not nullable')
-            else:
-                if n8 > bl - p:
-                    raise DecodeError('TopicSnapshot.Partitions: count ' + str(n8) + ' past the end')
-                xs9 = []
-                for _ in range(n8):
-                    e10 = _new(_FetchSnapshotRequest_PartitionSnapshot)
-                    e10.partition, e10.current_leader_epoch, = _S1.unpack_from(b, p)
-                    p += 8
-                    s11 = _new(_FetchSnapshotRequest_SnapshotId)
-                    s11.end_offset, s11.epoch, = _S2.unpack_from(b, p)
-                    p += 12
-                    if b[p] == 0:  # no tagged fields, the common case
-                        s11.unknown_tagged_fields = None
-                        p += 1
-                    else:
-                        p = _t_FetchSnapshotRequest_SnapshotId_0(b, p, s11)
-                    e10.snapshot_id = s11
-                    e10.position, = _S3.unpack_from(b, p)
-                    p += 8
-                    e10.replica_directory_id = UUID_ZERO
-                    if b[p] == 0:  # no tagged fields, the common case
-                        e10.unknown_tagged_fields = None
-                        p += 1
-                    else:
-                        p = _t_FetchSnapshotRequest_PartitionSnapshot_1(b, p, e10)
-                    xs9.append(e10)
-                e4.partitions = xs9
+            if n8 > bl - p:
+                raise DecodeError('TopicSnapshot.Partitions: count ' + str(n8) + ' past the end')
+        xs9 = []
+        for _ in range(n8):
+            e10 = _new(_FetchSnapshotRequest_PartitionSnapshot)
+            e10.partition, e10.current_leader_epoch, = _S1.unpack_from(b, p)
+            p += 8
+            s11 = _new(_FetchSnapshotRequest_SnapshotId)
+            s11.end_offset, s11.epoch, = _S2.unpack_from(b, p)
+            p += 12
             if b[p] == 0:  # no tagged fields, the common case
-                e4.unknown_tagged_fields = None
+                s11.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_FetchSnapshotRequest_TopicSnapshot_0(b, p, e4)
-            xs3.append(e4)
-        o.topics = xs3
+                p = _t_FetchSnapshotRequest_SnapshotId_0(b, p, s11)
+            e10.snapshot_id = s11
+            e10.position, = _S3.unpack_from(b, p)
+            p += 8
+            e10.replica_directory_id = UUID_ZERO
+            if b[p] == 0:  # no tagged fields, the common case
+                e10.unknown_tagged_fields = None
+                p += 1
+            else:
+                p = _t_FetchSnapshotRequest_PartitionSnapshot_1(b, p, e10)
+            xs9.append(e10)
+        e4.partitions = xs9
+        if b[p] == 0:  # no tagged fields, the common case
+            e4.unknown_tagged_fields = None
+            p += 1
+        else:
+            p = _t_FetchSnapshotRequest_TopicSnapshot_0(b, p, e4)
+        xs3.append(e4)
+    o.topics = xs3
     o.cluster_id = None
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
@@ -700,89 +710,95 @@ def _t_FetchSnapshotResponse_0(b, p, o):
 
 def _r_FetchSnapshotResponse_0(b, p):
     bl = len(b)
+    mv = b if type(b) is memoryview else memoryview(b)
     o = _new(FetchSnapshotResponse)
     o.throttle_time_ms, o.error_code, h1, = _S5.unpack_from(b, p)
     p += 7
-    n2 = h1 - 1
-    if n2 > 126:
-        n2, p = _uvt(b, p, n2 + 1)
-        n2 -= 1
-    if n2 < 0:
-        raise DecodeError('FetchSnapshotResponse.Topics: null where not nullable')
+    if 0 < h1 < 128:
+        n2 = h1 - 1
     else:
+        n2 = h1 - 1
+        if n2 > 126:
+            n2, p = _uvt(b, p, n2 + 1)
+            n2 -= 1
+        if n2 < 0:
+            raise DecodeError('FetchSnapshotResponse.Topics: null where not nullable')
         if n2 > bl - p:
             raise DecodeError('FetchSnapshotResponse.Topics: count ' + str(n2) + ' past the end')
-        xs3 = []
-        for _ in range(n2):
-            e4 = _new(_FetchSnapshotResponse_TopicSnapshot)
-            h7 = b[p]
-            if 0 < h7 < 128:
-                q6 = p + h7
-                e4.name = str(b[p + 1:q6], 'utf-8')
-                p = q6
-            else:
-                p += 1
-                n5 = h7 - 1
-                if n5 > 126:
-                    n5, p = _uvt(b, p, n5 + 1)
-                    n5 -= 1
-                if n5 < 0:
-                    raise DecodeError('TopicSnapshot.Name: null where not nullable')
-                else:
-                    q6 = p + n5
-                    e4.name = str(b[p:q6], 'utf-8')
-                    p = q6
-            n8 = b[p] - 1
+    xs3 = []
+    for _ in range(n2):
+        e4 = _new(_FetchSnapshotResponse_TopicSnapshot)
+        h7 = b[p]
+        if 0 < h7 < 128:
+            q6 = p + h7
+            e4.name = str(b[p + 1:q6], 'utf-8')
+            p = q6
+        else:
             p += 1
+            n5 = h7 - 1
+            if n5 > 126:
+                n5, p = _uvt(b, p, n5 + 1)
+                n5 -= 1
+            if n5 < 0:
+                raise DecodeError('TopicSnapshot.Name: null where not nullable')
+            else:
+                q6 = p + n5
+                e4.name = str(b[p:q6], 'utf-8')
+                p = q6
+        h15 = b[p]
+        p += 1
+        if 0 < h15 < 128:
+            n8 = h15 - 1
+        else:
+            n8 = h15 - 1
             if n8 > 126:
                 n8, p = _uvt(b, p, n8 + 1)
                 n8 -= 1
             if n8 < 0:
                 raise DecodeError('TopicSnapshot.Partitions: null where not nullable')
-            else:
-                if n8 > bl - p:
-                    raise DecodeError('TopicSnapshot.Partitions: count ' + str(n8) + ' past the end')
-                xs9 = []
-                for _ in range(n8):
-                    e10 = _new(_FetchSnapshotResponse_PartitionSnapshot)
-                    e10.index, e10.error_code, = _S6.unpack_from(b, p)
-                    p += 6
-                    s11 = _new(_FetchSnapshotResponse_SnapshotId)
-                    s11.end_offset, s11.epoch, = _S2.unpack_from(b, p)
-                    p += 12
-                    if b[p] == 0:  # no tagged fields, the common case
-                        s11.unknown_tagged_fields = None
-                        p += 1
-                    else:
-                        p = _t_FetchSnapshotRequest_SnapshotId_0(b, p, s11)
-                    e10.snapshot_id = s11
-                    e10.size, e10.position, h12, = _S7.unpack_from(b, p)
-                    p += 17
-                    n13 = h12 - 1
-                    if n13 > 126:
-                        n13, p = _uvt(b, p, n13 + 1)
-                        n13 -= 1
-                    if n13 < 0:
-                        raise DecodeError('PartitionSnapshot.UnalignedRecords: null where not nullable')
-                    else:
-                        q14 = p + n13
-                        e10.unaligned_records = b[p:q14]
-                        p = q14
-                    e10.current_leader = _DEFAULT_FetchSnapshotResponse_LeaderIdAndEpoch
-                    if b[p] == 0:  # no tagged fields, the common case
-                        e10.unknown_tagged_fields = None
-                        p += 1
-                    else:
-                        p = _t_FetchSnapshotResponse_PartitionSnapshot_0(b, p, e10)
-                    xs9.append(e10)
-                e4.partitions = xs9
+            if n8 > bl - p:
+                raise DecodeError('TopicSnapshot.Partitions: count ' + str(n8) + ' past the end')
+        xs9 = []
+        for _ in range(n8):
+            e10 = _new(_FetchSnapshotResponse_PartitionSnapshot)
+            e10.index, e10.error_code, = _S6.unpack_from(b, p)
+            p += 6
+            s11 = _new(_FetchSnapshotResponse_SnapshotId)
+            s11.end_offset, s11.epoch, = _S2.unpack_from(b, p)
+            p += 12
             if b[p] == 0:  # no tagged fields, the common case
-                e4.unknown_tagged_fields = None
+                s11.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_FetchSnapshotRequest_TopicSnapshot_0(b, p, e4)
-            xs3.append(e4)
-        o.topics = xs3
+                p = _t_FetchSnapshotRequest_SnapshotId_0(b, p, s11)
+            e10.snapshot_id = s11
+            e10.size, e10.position, h12, = _S7.unpack_from(b, p)
+            p += 17
+            n13 = h12 - 1
+            if n13 > 126:
+                n13, p = _uvt(b, p, n13 + 1)
+                n13 -= 1
+            if n13 < 0:
+                raise DecodeError('PartitionSnapshot.UnalignedRecords: null where not nullable')
+            else:
+                q14 = p + n13
+                e10.unaligned_records = mv[p:q14]
+                p = q14
+            e10.current_leader = _DEFAULT_FetchSnapshotResponse_LeaderIdAndEpoch
+            if b[p] == 0:  # no tagged fields, the common case
+                e10.unknown_tagged_fields = None
+                p += 1
+            else:
+                p = _t_FetchSnapshotResponse_PartitionSnapshot_0(b, p, e10)
+            xs9.append(e10)
+        e4.partitions = xs9
+        if b[p] == 0:  # no tagged fields, the common case
+            e4.unknown_tagged_fields = None
+            p += 1
+        else:
+            p = _t_FetchSnapshotRequest_TopicSnapshot_0(b, p, e4)
+        xs3.append(e4)
+    o.topics = xs3
     o.node_endpoints = []
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
@@ -945,89 +961,95 @@ def _t_FetchSnapshotResponse_1(b, p, o):
 
 def _r_FetchSnapshotResponse_1(b, p):
     bl = len(b)
+    mv = b if type(b) is memoryview else memoryview(b)
     o = _new(FetchSnapshotResponse)
     o.throttle_time_ms, o.error_code, h1, = _S5.unpack_from(b, p)
     p += 7
-    n2 = h1 - 1
-    if n2 > 126:
-        n2, p = _uvt(b, p, n2 + 1)
-        n2 -= 1
-    if n2 < 0:
-        raise DecodeError('FetchSnapshotResponse.Topics: null where not nullable')
+    if 0 < h1 < 128:
+        n2 = h1 - 1
     else:
+        n2 = h1 - 1
+        if n2 > 126:
+            n2, p = _uvt(b, p, n2 + 1)
+            n2 -= 1
+        if n2 < 0:
+            raise DecodeError('FetchSnapshotResponse.Topics: null where not nullable')
         if n2 > bl - p:
             raise DecodeError('FetchSnapshotResponse.Topics: count ' + str(n2) + ' past the end')
-        xs3 = []
-        for _ in range(n2):
-            e4 = _new(_FetchSnapshotResponse_TopicSnapshot)
-            h7 = b[p]
-            if 0 < h7 < 128:
-                q6 = p + h7
-                e4.name = str(b[p + 1:q6], 'utf-8')
-                p = q6
-            else:
-                p += 1
-                n5 = h7 - 1
-                if n5 > 126:
-                    n5, p = _uvt(b, p, n5 + 1)
-                    n5 -= 1
-                if n5 < 0:
-                    raise DecodeError('TopicSnapshot.Name: null where not nullable')
-                else:
-                    q6 = p + n5
-                    e4.name = str(b[p:q6], 'utf-8')
-                    p = q6
-            n8 = b[p] - 1
+    xs3 = []
+    for _ in range(n2):
+        e4 = _new(_FetchSnapshotResponse_TopicSnapshot)
+        h7 = b[p]
+        if 0 < h7 < 128:
+            q6 = p + h7
+            e4.name = str(b[p + 1:q6], 'utf-8')
+            p = q6
+        else:
             p += 1
+            n5 = h7 - 1
+            if n5 > 126:
+                n5, p = _uvt(b, p, n5 + 1)
+                n5 -= 1
+            if n5 < 0:
+                raise DecodeError('TopicSnapshot.Name: null where not nullable')
+            else:
+                q6 = p + n5
+                e4.name = str(b[p:q6], 'utf-8')
+                p = q6
+        h15 = b[p]
+        p += 1
+        if 0 < h15 < 128:
+            n8 = h15 - 1
+        else:
+            n8 = h15 - 1
             if n8 > 126:
                 n8, p = _uvt(b, p, n8 + 1)
                 n8 -= 1
             if n8 < 0:
                 raise DecodeError('TopicSnapshot.Partitions: null where not nullable')
-            else:
-                if n8 > bl - p:
-                    raise DecodeError('TopicSnapshot.Partitions: count ' + str(n8) + ' past the end')
-                xs9 = []
-                for _ in range(n8):
-                    e10 = _new(_FetchSnapshotResponse_PartitionSnapshot)
-                    e10.index, e10.error_code, = _S6.unpack_from(b, p)
-                    p += 6
-                    s11 = _new(_FetchSnapshotResponse_SnapshotId)
-                    s11.end_offset, s11.epoch, = _S2.unpack_from(b, p)
-                    p += 12
-                    if b[p] == 0:  # no tagged fields, the common case
-                        s11.unknown_tagged_fields = None
-                        p += 1
-                    else:
-                        p = _t_FetchSnapshotRequest_SnapshotId_0(b, p, s11)
-                    e10.snapshot_id = s11
-                    e10.size, e10.position, h12, = _S7.unpack_from(b, p)
-                    p += 17
-                    n13 = h12 - 1
-                    if n13 > 126:
-                        n13, p = _uvt(b, p, n13 + 1)
-                        n13 -= 1
-                    if n13 < 0:
-                        raise DecodeError('PartitionSnapshot.UnalignedRecords: null where not nullable')
-                    else:
-                        q14 = p + n13
-                        e10.unaligned_records = b[p:q14]
-                        p = q14
-                    e10.current_leader = _DEFAULT_FetchSnapshotResponse_LeaderIdAndEpoch
-                    if b[p] == 0:  # no tagged fields, the common case
-                        e10.unknown_tagged_fields = None
-                        p += 1
-                    else:
-                        p = _t_FetchSnapshotResponse_PartitionSnapshot_0(b, p, e10)
-                    xs9.append(e10)
-                e4.partitions = xs9
+            if n8 > bl - p:
+                raise DecodeError('TopicSnapshot.Partitions: count ' + str(n8) + ' past the end')
+        xs9 = []
+        for _ in range(n8):
+            e10 = _new(_FetchSnapshotResponse_PartitionSnapshot)
+            e10.index, e10.error_code, = _S6.unpack_from(b, p)
+            p += 6
+            s11 = _new(_FetchSnapshotResponse_SnapshotId)
+            s11.end_offset, s11.epoch, = _S2.unpack_from(b, p)
+            p += 12
             if b[p] == 0:  # no tagged fields, the common case
-                e4.unknown_tagged_fields = None
+                s11.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_FetchSnapshotRequest_TopicSnapshot_0(b, p, e4)
-            xs3.append(e4)
-        o.topics = xs3
+                p = _t_FetchSnapshotRequest_SnapshotId_0(b, p, s11)
+            e10.snapshot_id = s11
+            e10.size, e10.position, h12, = _S7.unpack_from(b, p)
+            p += 17
+            n13 = h12 - 1
+            if n13 > 126:
+                n13, p = _uvt(b, p, n13 + 1)
+                n13 -= 1
+            if n13 < 0:
+                raise DecodeError('PartitionSnapshot.UnalignedRecords: null where not nullable')
+            else:
+                q14 = p + n13
+                e10.unaligned_records = mv[p:q14]
+                p = q14
+            e10.current_leader = _DEFAULT_FetchSnapshotResponse_LeaderIdAndEpoch
+            if b[p] == 0:  # no tagged fields, the common case
+                e10.unknown_tagged_fields = None
+                p += 1
+            else:
+                p = _t_FetchSnapshotResponse_PartitionSnapshot_0(b, p, e10)
+            xs9.append(e10)
+        e4.partitions = xs9
+        if b[p] == 0:  # no tagged fields, the common case
+            e4.unknown_tagged_fields = None
+            p += 1
+        else:
+            p = _t_FetchSnapshotRequest_TopicSnapshot_0(b, p, e4)
+        xs3.append(e4)
+    o.topics = xs3
     o.node_endpoints = []
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None

@@ -233,36 +233,38 @@ def _r_FindCoordinatorRequest_3(b, p):
     o = _new(FindCoordinatorRequest)
     o.key_type, h1, = _S2.unpack_from(b, p)
     p += 2
-    n2 = h1 - 1
-    if n2 > 126:
-        n2, p = _uvt(b, p, n2 + 1)
-        n2 -= 1
-    if n2 < 0:
-        raise DecodeError('FindCoordinatorRequest.CoordinatorKeys: null where not nullable')
+    if 0 < h1 < 128:
+        n2 = h1 - 1
     else:
+        n2 = h1 - 1
+        if n2 > 126:
+            n2, p = _uvt(b, p, n2 + 1)
+            n2 -= 1
+        if n2 < 0:
+            raise DecodeError('FindCoordinatorRequest.CoordinatorKeys: null where not nullable')
         if n2 > bl - p:
             raise DecodeError('FindCoordinatorRequest.CoordinatorKeys: count ' + str(n2) + ' past the end')
-        xs3 = []
-        for _ in range(n2):
-            h7 = b[p]
-            if 0 < h7 < 128:
-                q6 = p + h7
-                e4 = str(b[p + 1:q6], 'utf-8')
-                p = q6
+    xs3 = []
+    for _ in range(n2):
+        h7 = b[p]
+        if 0 < h7 < 128:
+            q6 = p + h7
+            e4 = str(b[p + 1:q6], 'utf-8')
+            p = q6
+        else:
+            p += 1
+            n5 = h7 - 1
+            if n5 > 126:
+                n5, p = _uvt(b, p, n5 + 1)
+                n5 -= 1
+            if n5 < 0:
+                raise DecodeError('FindCoordinatorRequest.CoordinatorKeys: null element')
             else:
-                p += 1
-                n5 = h7 - 1
-                if n5 > 126:
-                    n5, p = _uvt(b, p, n5 + 1)
-                    n5 -= 1
-                if n5 < 0:
-                    raise DecodeError('FindCoordinatorRequest.CoordinatorKeys: null element')
-                else:
-                    q6 = p + n5
-                    e4 = str(b[p:q6], 'utf-8')
-                    p = q6
-            xs3.append(e4)
-        o.coordinator_keys = xs3
+                q6 = p + n5
+                e4 = str(b[p:q6], 'utf-8')
+                p = q6
+        xs3.append(e4)
+    o.coordinator_keys = xs3
     o.key = ''
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
@@ -516,78 +518,80 @@ def _r_FindCoordinatorResponse_3(b, p):
     o = _new(FindCoordinatorResponse)
     o.throttle_time_ms, h1, = _S9.unpack_from(b, p)
     p += 5
-    n2 = h1 - 1
-    if n2 > 126:
-        n2, p = _uvt(b, p, n2 + 1)
-        n2 -= 1
-    if n2 < 0:
-        raise DecodeError('FindCoordinatorResponse.Coordinators: null where not nullable')
+    if 0 < h1 < 128:
+        n2 = h1 - 1
     else:
+        n2 = h1 - 1
+        if n2 > 126:
+            n2, p = _uvt(b, p, n2 + 1)
+            n2 -= 1
+        if n2 < 0:
+            raise DecodeError('FindCoordinatorResponse.Coordinators: null where not nullable')
         if n2 > bl - p:
             raise DecodeError('FindCoordinatorResponse.Coordinators: count ' + str(n2) + ' past the end')
-        xs3 = []
-        for _ in range(n2):
-            e4 = _new(_FindCoordinatorResponse_Coordinator)
-            h7 = b[p]
-            if 0 < h7 < 128:
-                q6 = p + h7
-                e4.key = str(b[p + 1:q6], 'utf-8')
-                p = q6
+    xs3 = []
+    for _ in range(n2):
+        e4 = _new(_FindCoordinatorResponse_Coordinator)
+        h7 = b[p]
+        if 0 < h7 < 128:
+            q6 = p + h7
+            e4.key = str(b[p + 1:q6], 'utf-8')
+            p = q6
+        else:
+            p += 1
+            n5 = h7 - 1
+            if n5 > 126:
+                n5, p = _uvt(b, p, n5 + 1)
+                n5 -= 1
+            if n5 < 0:
+                raise DecodeError('Coordinator.Key: null where not nullable')
             else:
-                p += 1
-                n5 = h7 - 1
-                if n5 > 126:
-                    n5, p = _uvt(b, p, n5 + 1)
-                    n5 -= 1
-                if n5 < 0:
-                    raise DecodeError('Coordinator.Key: null where not nullable')
-                else:
-                    q6 = p + n5
-                    e4.key = str(b[p:q6], 'utf-8')
-                    p = q6
-            e4.node_id, h8, = _S9.unpack_from(b, p)
-            p += 5
-            if 0 < h8 < 128:
-                q10 = p + h8 - 1
+                q6 = p + n5
+                e4.key = str(b[p:q6], 'utf-8')
+                p = q6
+        e4.node_id, h8, = _S9.unpack_from(b, p)
+        p += 5
+        if 0 < h8 < 128:
+            q10 = p + h8 - 1
+            e4.host = str(b[p:q10], 'utf-8')
+            p = q10
+        else:
+            n9 = h8 - 1
+            if n9 > 126:
+                n9, p = _uvt(b, p, n9 + 1)
+                n9 -= 1
+            if n9 < 0:
+                raise DecodeError('Coordinator.Host: null where not nullable')
+            else:
+                q10 = p + n9
                 e4.host = str(b[p:q10], 'utf-8')
                 p = q10
-            else:
-                n9 = h8 - 1
-                if n9 > 126:
-                    n9, p = _uvt(b, p, n9 + 1)
-                    n9 -= 1
-                if n9 < 0:
-                    raise DecodeError('Coordinator.Host: null where not nullable')
-                else:
-                    q10 = p + n9
-                    e4.host = str(b[p:q10], 'utf-8')
-                    p = q10
-            e4.port, e4.error_code, h11, = _S8.unpack_from(b, p)
-            p += 7
-            if 0 < h11 < 128:
-                q13 = p + h11 - 1
-                e4.error_message = str(b[p:q13], 'utf-8')
-                p = q13
-            elif h11 == 0:
+        e4.port, e4.error_code, h11, = _S8.unpack_from(b, p)
+        p += 7
+        if 0 < h11 < 128:
+            q13 = p + h11 - 1
+            e4.error_message = str(b[p:q13], 'utf-8')
+            p = q13
+        elif h11 == 0:
+            e4.error_message = None
+        else:
+            n12 = h11 - 1
+            if n12 > 126:
+                n12, p = _uvt(b, p, n12 + 1)
+                n12 -= 1
+            if n12 < 0:
                 e4.error_message = None
             else:
-                n12 = h11 - 1
-                if n12 > 126:
-                    n12, p = _uvt(b, p, n12 + 1)
-                    n12 -= 1
-                if n12 < 0:
-                    e4.error_message = None
-                else:
-                    q13 = p + n12
-                    e4.error_message = str(b[p:q13], 'utf-8')
-                    p = q13
-            if b[p] == 0:  # no tagged fields, the common case
-                e4.unknown_tagged_fields = None
-                p += 1
-            else:
-                p = _t_FindCoordinatorResponse_Coordinator_0(b, p, e4)
-            xs3.append(e4)
-        o.coordinators = xs3
+                q13 = p + n12
+                e4.error_message = str(b[p:q13], 'utf-8')
+                p = q13
+        if b[p] == 0:  # no tagged fields, the common case
+            e4.unknown_tagged_fields = None
+            p += 1
+        else:
+            p = _t_FindCoordinatorResponse_Coordinator_0(b, p, e4)
+        xs3.append(e4)
+    o.coordinators = xs3
     o.error_code = 0
     o.error_message = ''
     o.node_id = 0

@@ -170,36 +170,38 @@ def _r_GetTelemetrySubscriptionsResponse_0(b, p):
             p += 1 * n2
     o.push_interval_ms, o.telemetry_max_bytes, o.delta_temporality, h3, = _S2.unpack_from(b, p)
     p += 10
-    n4 = h3 - 1
-    if n4 > 126:
-        n4, p = _uvt(b, p, n4 + 1)
-        n4 -= 1
-    if n4 < 0:
-        raise DecodeError('GetTelemetrySubscriptionsResponse.RequestedMetrics: null where not nullable')
+    if 0 < h3 < 128:
+        n4 = h3 - 1
     else:
+        n4 = h3 - 1
+        if n4 > 126:
+            n4, p = _uvt(b, p, n4 + 1)
+            n4 -= 1
+        if n4 < 0:
+            raise DecodeError('GetTelemetrySubscriptionsResponse.RequestedMetrics: null where not nullable')
         if n4 > bl - p:
             raise DecodeError('GetTelemetrySubscriptionsResponse.RequestedMetrics: count ' + str(n4) + ' past the end')
-        xs5 = []
-        for _ in range(n4):
-            h9 = b[p]
-            if 0 < h9 < 128:
-                q8 = p + h9
-                e6 = str(b[p + 1:q8], 'utf-8')
-                p = q8
+    xs5 = []
+    for _ in range(n4):
+        h9 = b[p]
+        if 0 < h9 < 128:
+            q8 = p + h9
+            e6 = str(b[p + 1:q8], 'utf-8')
+            p = q8
+        else:
+            p += 1
+            n7 = h9 - 1
+            if n7 > 126:
+                n7, p = _uvt(b, p, n7 + 1)
+                n7 -= 1
+            if n7 < 0:
+                raise DecodeError('GetTelemetrySubscriptionsResponse.RequestedMetrics: null element')
             else:
-                p += 1
-                n7 = h9 - 1
-                if n7 > 126:
-                    n7, p = _uvt(b, p, n7 + 1)
-                    n7 -= 1
-                if n7 < 0:
-                    raise DecodeError('GetTelemetrySubscriptionsResponse.RequestedMetrics: null element')
-                else:
-                    q8 = p + n7
-                    e6 = str(b[p:q8], 'utf-8')
-                    p = q8
-            xs5.append(e6)
-        o.requested_metrics = xs5
+                q8 = p + n7
+                e6 = str(b[p:q8], 'utf-8')
+                p = q8
+        xs5.append(e6)
+    o.requested_metrics = xs5
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         p += 1

@@ -738,130 +738,132 @@ def _r_GroupMetadataValue_4(b, p):
             p = q8
     o.current_state_timestamp, h10, = _S8.unpack_from(b, p)
     p += 9
-    n11 = h10 - 1
-    if n11 > 126:
-        n11, p = _uvt(b, p, n11 + 1)
-        n11 -= 1
-    if n11 < 0:
-        raise DecodeError('GroupMetadataValue.members: null where not nullable')
+    if 0 < h10 < 128:
+        n11 = h10 - 1
     else:
+        n11 = h10 - 1
+        if n11 > 126:
+            n11, p = _uvt(b, p, n11 + 1)
+            n11 -= 1
+        if n11 < 0:
+            raise DecodeError('GroupMetadataValue.members: null where not nullable')
         if n11 > bl - p:
             raise DecodeError('GroupMetadataValue.members: count ' + str(n11) + ' past the end')
-        xs12 = []
-        for _ in range(n11):
-            e13 = _new(_GroupMetadataValue_MemberMetadata)
-            h16 = b[p]
-            if 0 < h16 < 128:
-                q15 = p + h16
-                e13.member_id = str(b[p + 1:q15], 'utf-8')
+    xs12 = []
+    for _ in range(n11):
+        e13 = _new(_GroupMetadataValue_MemberMetadata)
+        h16 = b[p]
+        if 0 < h16 < 128:
+            q15 = p + h16
+            e13.member_id = str(b[p + 1:q15], 'utf-8')
+            p = q15
+        else:
+            p += 1
+            n14 = h16 - 1
+            if n14 > 126:
+                n14, p = _uvt(b, p, n14 + 1)
+                n14 -= 1
+            if n14 < 0:
+                raise DecodeError('MemberMetadata.memberId: null where not nullable')
+            else:
+                q15 = p + n14
+                e13.member_id = str(b[p:q15], 'utf-8')
                 p = q15
-            else:
-                p += 1
-                n14 = h16 - 1
-                if n14 > 126:
-                    n14, p = _uvt(b, p, n14 + 1)
-                    n14 -= 1
-                if n14 < 0:
-                    raise DecodeError('MemberMetadata.memberId: null where not nullable')
-                else:
-                    q15 = p + n14
-                    e13.member_id = str(b[p:q15], 'utf-8')
-                    p = q15
-            h19 = b[p]
-            if 0 < h19 < 128:
-                q18 = p + h19
-                e13.group_instance_id = str(b[p + 1:q18], 'utf-8')
-                p = q18
-            elif h19 == 0:
+        h19 = b[p]
+        if 0 < h19 < 128:
+            q18 = p + h19
+            e13.group_instance_id = str(b[p + 1:q18], 'utf-8')
+            p = q18
+        elif h19 == 0:
+            e13.group_instance_id = None
+            p += 1
+        else:
+            p += 1
+            n17 = h19 - 1
+            if n17 > 126:
+                n17, p = _uvt(b, p, n17 + 1)
+                n17 -= 1
+            if n17 < 0:
                 e13.group_instance_id = None
-                p += 1
             else:
-                p += 1
-                n17 = h19 - 1
-                if n17 > 126:
-                    n17, p = _uvt(b, p, n17 + 1)
-                    n17 -= 1
-                if n17 < 0:
-                    e13.group_instance_id = None
-                else:
-                    q18 = p + n17
-                    e13.group_instance_id = str(b[p:q18], 'utf-8')
-                    p = q18
-            h22 = b[p]
-            if 0 < h22 < 128:
-                q21 = p + h22
-                e13.client_id = str(b[p + 1:q21], 'utf-8')
+                q18 = p + n17
+                e13.group_instance_id = str(b[p:q18], 'utf-8')
+                p = q18
+        h22 = b[p]
+        if 0 < h22 < 128:
+            q21 = p + h22
+            e13.client_id = str(b[p + 1:q21], 'utf-8')
+            p = q21
+        else:
+            p += 1
+            n20 = h22 - 1
+            if n20 > 126:
+                n20, p = _uvt(b, p, n20 + 1)
+                n20 -= 1
+            if n20 < 0:
+                raise DecodeError('MemberMetadata.clientId: null where not nullable')
+            else:
+                q21 = p + n20
+                e13.client_id = str(b[p:q21], 'utf-8')
                 p = q21
+        h25 = b[p]
+        if 0 < h25 < 128:
+            q24 = p + h25
+            e13.client_host = str(b[p + 1:q24], 'utf-8')
+            p = q24
+        else:
+            p += 1
+            n23 = h25 - 1
+            if n23 > 126:
+                n23, p = _uvt(b, p, n23 + 1)
+                n23 -= 1
+            if n23 < 0:
+                raise DecodeError('MemberMetadata.clientHost: null where not nullable')
             else:
-                p += 1
-                n20 = h22 - 1
-                if n20 > 126:
-                    n20, p = _uvt(b, p, n20 + 1)
-                    n20 -= 1
-                if n20 < 0:
-                    raise DecodeError('MemberMetadata.clientId: null where not nullable')
-                else:
-                    q21 = p + n20
-                    e13.client_id = str(b[p:q21], 'utf-8')
-                    p = q21
-            h25 = b[p]
-            if 0 < h25 < 128:
-                q24 = p + h25
-                e13.client_host = str(b[p + 1:q24], 'utf-8')
+                q24 = p + n23
+                e13.client_host = str(b[p:q24], 'utf-8')
                 p = q24
+        e13.rebalance_timeout, e13.session_timeout, h26, = _S9.unpack_from(b, p)
+        p += 9
+        if 0 < h26 < 128:
+            q28 = p + h26 - 1
+            e13.subscription = bytes(b[p:q28])
+            p = q28
+        else:
+            n27 = h26 - 1
+            if n27 > 126:
+                n27, p = _uvt(b, p, n27 + 1)
+                n27 -= 1
+            if n27 < 0:
+                raise DecodeError('MemberMetadata.subscription: null where not nullable')
             else:
-                p += 1
-                n23 = h25 - 1
-                if n23 > 126:
-                    n23, p = _uvt(b, p, n23 + 1)
-                    n23 -= 1
-                if n23 < 0:
-                    raise DecodeError('MemberMetadata.clientHost: null where not nullable')
-                else:
-                    q24 = p + n23
-                    e13.client_host = str(b[p:q24], 'utf-8')
-                    p = q24
-            e13.rebalance_timeout, e13.session_timeout, h26, = _S9.unpack_from(b, p)
-            p += 9
-            if 0 < h26 < 128:
-                q28 = p + h26 - 1
+                q28 = p + n27
                 e13.subscription = bytes(b[p:q28])
                 p = q28
+        h31 = b[p]
+        if 0 < h31 < 128:
+            q30 = p + h31
+            e13.assignment = bytes(b[p + 1:q30])
+            p = q30
+        else:
+            p += 1
+            n29 = h31 - 1
+            if n29 > 126:
+                n29, p = _uvt(b, p, n29 + 1)
+                n29 -= 1
+            if n29 < 0:
+                raise DecodeError('MemberMetadata.assignment: null where not nullable')
             else:
-                n27 = h26 - 1
-                if n27 > 126:
-                    n27, p = _uvt(b, p, n27 + 1)
-                    n27 -= 1
-                if n27 < 0:
-                    raise DecodeError('MemberMetadata.subscription: null where not nullable')
-                else:
-                    q28 = p + n27
-                    e13.subscription = bytes(b[p:q28])
-                    p = q28
-            h31 = b[p]
-            if 0 < h31 < 128:
-                q30 = p + h31
-                e13.assignment = bytes(b[p + 1:q30])
+                q30 = p + n29
+                e13.assignment = bytes(b[p:q30])
                 p = q30
-            else:
-                p += 1
-                n29 = h31 - 1
-                if n29 > 126:
-                    n29, p = _uvt(b, p, n29 + 1)
-                    n29 -= 1
-                if n29 < 0:
-                    raise DecodeError('MemberMetadata.assignment: null where not nullable')
-                else:
-                    q30 = p + n29
-                    e13.assignment = bytes(b[p:q30])
-                    p = q30
-            if b[p] == 0:  # no tagged fields, the common case
-                e13.unknown_tagged_fields = None
-                p += 1
-            else:
-                p = _t_GroupMetadataValue_MemberMetadata_0(b, p, e13)
-            xs12.append(e13)
-        o.members = xs12
+        if b[p] == 0:  # no tagged fields, the common case
+            e13.unknown_tagged_fields = None
+            p += 1
+        else:
+            p = _t_GroupMetadataValue_MemberMetadata_0(b, p, e13)
+        xs12.append(e13)
+    o.members = xs12
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         p += 1

@@ -272,99 +272,105 @@ def _t_IncrementalAlterConfigsRequest_0(b, p, o):
 def _r_IncrementalAlterConfigsRequest_1(b, p):
     bl = len(b)
     o = _new(IncrementalAlterConfigsRequest)
-    n1 = b[p] - 1
+    h17 = b[p]
     p += 1
-    if n1 > 126:
-        n1, p = _uvt(b, p, n1 + 1)
-        n1 -= 1
-    if n1 < 0:
-        raise DecodeError('IncrementalAlterConfigsRequest.Resources: null where not nullable')
+    if 0 < h17 < 128:
+        n1 = h17 - 1
     else:
+        n1 = h17 - 1
+        if n1 > 126:
+            n1, p = _uvt(b, p, n1 + 1)
+            n1 -= 1
+        if n1 < 0:
+            raise DecodeError('IncrementalAlterConfigsRequest.Resources: null where not nullable')
         if n1 > bl - p:
             raise DecodeError('IncrementalAlterConfigsRequest.Resources: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3 = _new(_IncrementalAlterConfigsRequest_AlterConfigsResource)
-            e3.resource_type, h4, = _S5.unpack_from(b, p)
-            p += 2
-            if 0 < h4 < 128:
-                q6 = p + h4 - 1
+    xs2 = []
+    for _ in range(n1):
+        e3 = _new(_IncrementalAlterConfigsRequest_AlterConfigsResource)
+        e3.resource_type, h4, = _S5.unpack_from(b, p)
+        p += 2
+        if 0 < h4 < 128:
+            q6 = p + h4 - 1
+            e3.resource_name = str(b[p:q6], 'utf-8')
+            p = q6
+        else:
+            n5 = h4 - 1
+            if n5 > 126:
+                n5, p = _uvt(b, p, n5 + 1)
+                n5 -= 1
+            if n5 < 0:
+                raise DecodeError('AlterConfigsResource.ResourceName: null where not nullable')
+            else:
+                q6 = p + n5
                 e3.resource_name = str(b[p:q6], 'utf-8')
                 p = q6
-            else:
-                n5 = h4 - 1
-                if n5 > 126:
-                    n5, p = _uvt(b, p, n5 + 1)
-                    n5 -= 1
-                if n5 < 0:
-                    raise DecodeError('AlterConfigsResource.ResourceName: null where not nullable')
-                else:
-                    q6 = p + n5
-                    e3.resource_name = str(b[p:q6], 'utf-8')
-                    p = q6
-            n7 = b[p] - 1
-            p += 1
+        h16 = b[p]
+        p += 1
+        if 0 < h16 < 128:
+            n7 = h16 - 1
+        else:
+            n7 = h16 - 1
             if n7 > 126:
                 n7, p = _uvt(b, p, n7 + 1)
                 n7 -= 1
             if n7 < 0:
                 raise DecodeError('AlterConfigsResource.Configs: null where not nullable')
+            if n7 > bl - p:
+                raise DecodeError('AlterConfigsResource.Configs: count ' + str(n7) + ' past the end')
+        xs8 = []
+        for _ in range(n7):
+            e9 = _new(_IncrementalAlterConfigsRequest_AlterableConfig)
+            h12 = b[p]
+            if 0 < h12 < 128:
+                q11 = p + h12
+                e9.name = str(b[p + 1:q11], 'utf-8')
+                p = q11
             else:
-                if n7 > bl - p:
-                    raise DecodeError('AlterConfigsResource.Configs: count ' + str(n7) + ' past the end')
-                xs8 = []
-                for _ in range(n7):
-                    e9 = _new(_IncrementalAlterConfigsRequest_AlterableConfig)
-                    h12 = b[p]
-                    if 0 < h12 < 128:
-                        q11 = p + h12
-                        e9.name = str(b[p + 1:q11], 'utf-8')
-                        p = q11
-                    else:
-                        p += 1
-                        n10 = h12 - 1
-                        if n10 > 126:
-                            n10, p = _uvt(b, p, n10 + 1)
-                            n10 -= 1
-                        if n10 < 0:
-                            raise DecodeError('AlterableConfig.Name: null where not nullable')
-                        else:
-                            q11 = p + n10
-                            e9.name = str(b[p:q11], 'utf-8')
-                            p = q11
-                    e9.config_operation, h13, = _S5.unpack_from(b, p)
-                    p += 2
-                    if 0 < h13 < 128:
-                        q15 = p + h13 - 1
-                        e9.value = str(b[p:q15], 'utf-8')
-                        p = q15
-                    elif h13 == 0:
-                        e9.value = None
-                    else:
-                        n14 = h13 - 1
-                        if n14 > 126:
-                            n14, p = _uvt(b, p, n14 + 1)
-                            n14 -= 1
-                        if n14 < 0:
-                            e9.value = None
-                        else:
-                            q15 = p + n14
-                            e9.value = str(b[p:q15], 'utf-8')
-                            p = q15
-                    if b[p] == 0:  # no tagged fields, the common case
-                        e9.unknown_tagged_fields = None
-                        p += 1
-                    else:
-                        p = _t_IncrementalAlterConfigsRequest_AlterableConfig_0(b, p, e9)
-                    xs8.append(e9)
-                e3.configs = xs8
+                p += 1
+                n10 = h12 - 1
+                if n10 > 126:
+                    n10, p = _uvt(b, p, n10 + 1)
+                    n10 -= 1
+                if n10 < 0:
+                    raise DecodeError('AlterableConfig.Name: null where not nullable')
+                else:
+                    q11 = p + n10
+                    e9.name = str(b[p:q11], 'utf-8')
+                    p = q11
+            e9.config_operation, h13, = _S5.unpack_from(b, p)
+            p += 2
+            if 0 < h13 < 128:
+                q15 = p + h13 - 1
+                e9.value = str(b[p:q15], 'utf-8')
+                p = q15
+            elif h13 == 0:
+                e9.value = None
+            else:
+                n14 = h13 - 1
+                if n14 > 126:
+                    n14, p = _uvt(b, p, n14 + 1)
+                    n14 -= 1
+                if n14 < 0:
+                    e9.value = None
+                else:
+                    q15 = p + n14
+                    e9.value = str(b[p:q15], 'utf-8')
+                    p = q15
             if b[p] == 0:  # no tagged fields, the common case
-                e3.unknown_tagged_fields = None
+                e9.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_IncrementalAlterConfigsRequest_AlterConfigsResource_0(b, p, e3)
-            xs2.append(e3)
-        o.resources = xs2
+                p = _t_IncrementalAlterConfigsRequest_AlterableConfig_0(b, p, e9)
+            xs8.append(e9)
+        e3.configs = xs8
+        if b[p] == 0:  # no tagged fields, the common case
+            e3.unknown_tagged_fields = None
+            p += 1
+        else:
+            p = _t_IncrementalAlterConfigsRequest_AlterConfigsResource_0(b, p, e3)
+        xs2.append(e3)
+    o.resources = xs2
     o.validate_only, = _S3.unpack_from(b, p)
     p += 1
     if b[p] == 0:  # no tagged fields, the common case
@@ -548,61 +554,63 @@ def _r_IncrementalAlterConfigsResponse_1(b, p):
     o = _new(IncrementalAlterConfigsResponse)
     o.throttle_time_ms, h1, = _S8.unpack_from(b, p)
     p += 5
-    n2 = h1 - 1
-    if n2 > 126:
-        n2, p = _uvt(b, p, n2 + 1)
-        n2 -= 1
-    if n2 < 0:
-        raise DecodeError('IncrementalAlterConfigsResponse.Responses: null where not nullable')
+    if 0 < h1 < 128:
+        n2 = h1 - 1
     else:
+        n2 = h1 - 1
+        if n2 > 126:
+            n2, p = _uvt(b, p, n2 + 1)
+            n2 -= 1
+        if n2 < 0:
+            raise DecodeError('IncrementalAlterConfigsResponse.Responses: null where not nullable')
         if n2 > bl - p:
             raise DecodeError('IncrementalAlterConfigsResponse.Responses: count ' + str(n2) + ' past the end')
-        xs3 = []
-        for _ in range(n2):
-            e4 = _new(_IncrementalAlterConfigsResponse_AlterConfigsResourceResponse)
-            e4.error_code, h5, = _S9.unpack_from(b, p)
-            p += 3
-            if 0 < h5 < 128:
-                q7 = p + h5 - 1
-                e4.error_message = str(b[p:q7], 'utf-8')
-                p = q7
-            elif h5 == 0:
+    xs3 = []
+    for _ in range(n2):
+        e4 = _new(_IncrementalAlterConfigsResponse_AlterConfigsResourceResponse)
+        e4.error_code, h5, = _S9.unpack_from(b, p)
+        p += 3
+        if 0 < h5 < 128:
+            q7 = p + h5 - 1
+            e4.error_message = str(b[p:q7], 'utf-8')
+            p = q7
+        elif h5 == 0:
+            e4.error_message = None
+        else:
+            n6 = h5 - 1
+            if n6 > 126:
+                n6, p = _uvt(b, p, n6 + 1)
+                n6 -= 1
+            if n6 < 0:
                 e4.error_message = None
             else:
-                n6 = h5 - 1
-                if n6 > 126:
-                    n6, p = _uvt(b, p, n6 + 1)
-                    n6 -= 1
-                if n6 < 0:
-                    e4.error_message = None
-                else:
-                    q7 = p + n6
-                    e4.error_message = str(b[p:q7], 'utf-8')
-                    p = q7
-            e4.resource_type, h8, = _S5.unpack_from(b, p)
-            p += 2
-            if 0 < h8 < 128:
-                q10 = p + h8 - 1
+                q7 = p + n6
+                e4.error_message = str(b[p:q7], 'utf-8')
+                p = q7
+        e4.resource_type, h8, = _S5.unpack_from(b, p)
+        p += 2
+        if 0 < h8 < 128:
+            q10 = p + h8 - 1
+            e4.resource_name = str(b[p:q10], 'utf-8')
+            p = q10
+        else:
+            n9 = h8 - 1
+            if n9 > 126:
+                n9, p = _uvt(b, p, n9 + 1)
+                n9 -= 1
+            if n9 < 0:
+                raise DecodeError('AlterConfigsResourceResponse.ResourceName: null where not nullable')
+            else:
+                q10 = p + n9
                 e4.resource_name = str(b[p:q10], 'utf-8')
                 p = q10
-            else:
-                n9 = h8 - 1
-                if n9 > 126:
-                    n9, p = _uvt(b, p, n9 + 1)
-                    n9 -= 1
-                if n9 < 0:
-                    raise DecodeError('AlterConfigsResourceResponse.ResourceName: null where not nullable')
-                else:
-                    q10 = p + n9
-                    e4.resource_name = str(b[p:q10], 'utf-8')
-                    p = q10
-            if b[p] == 0:  # no tagged fields, the common case
-                e4.unknown_tagged_fields = None
-                p += 1
-            else:
-                p = _t_IncrementalAlterConfigsResponse_AlterConfigsResourceResponse_0(b, p, e4)
-            xs3.append(e4)
-        o.responses = xs3
+        if b[p] == 0:  # no tagged fields, the common case
+            e4.unknown_tagged_fields = None
+            p += 1
+        else:
+            p = _t_IncrementalAlterConfigsResponse_AlterConfigsResourceResponse_0(b, p, e4)
+        xs3.append(e4)
+    o.responses = xs3
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         p += 1

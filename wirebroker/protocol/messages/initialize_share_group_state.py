@@ -202,49 +202,54 @@ def _r_InitializeShareGroupStateRequest_0(b, p):
             q2 = p + n1
             o.group_id = str(b[p:q2], 'utf-8')
             p = q2
-    n4 = b[p] - 1
+    h11 = b[p]
     p += 1
-    if n4 > 126:
-        n4, p = _uvt(b, p, n4 + 1)
-        n4 -= 1
-    if n4 < 0:
-        raise DecodeError('InitializeShareGroupStateRequest.Topics: null where not nullable')
+    if 0 < h11 < 128:
+        n4 = h11 - 1
     else:
+        n4 = h11 - 1
+        if n4 > 126:
+            n4, p = _uvt(b, p, n4 + 1)
+            n4 -= 1
+        if n4 < 0:
+            raise DecodeError('InitializeShareGroupStateRequest.Topics: null where not nullable')
         if n4 > bl - p:
             raise DecodeError('InitializeShareGroupStateRequest.Topics: count ' + str(n4) + ' past the end')
-        xs5 = []
-        for _ in range(n4):
-            e6 = _new(_InitializeShareGroupStateRequest_InitializeStateData)
-            e6.topic_id, h7, = _S0.unpack_from(b, p)
-            p += 17
+    xs5 = []
+    for _ in range(n4):
+        e6 = _new(_InitializeShareGroupStateRequest_InitializeStateData)
+        e6.topic_id, h7, = _S0.unpack_from(b, p)
+        p += 17
+        if 0 < h7 < 128:
+            n8 = h7 - 1
+        else:
             n8 = h7 - 1
             if n8 > 126:
                 n8, p = _uvt(b, p, n8 + 1)
                 n8 -= 1
             if n8 < 0:
                 raise DecodeError('InitializeStateData.Partitions: null where not nullable')
-            else:
-                if n8 > bl - p:
-                    raise DecodeError('InitializeStateData.Partitions: count ' + str(n8) + ' past the end')
-                xs9 = []
-                for _ in range(n8):
-                    e10 = _new(_InitializeShareGroupStateRequest_PartitionData)
-                    e10.partition, e10.state_epoch, e10.start_offset, = _S1.unpack_from(b, p)
-                    p += 16
-                    if b[p] == 0:  # no tagged fields, the common case
-                        e10.unknown_tagged_fields = None
-                        p += 1
-                    else:
-                        p = _t_InitializeShareGroupStateRequest_PartitionData_0(b, p, e10)
-                    xs9.append(e10)
-                e6.partitions = xs9
+            if n8 > bl - p:
+                raise DecodeError('InitializeStateData.Partitions: count ' + str(n8) + ' past the end')
+        xs9 = []
+        for _ in range(n8):
+            e10 = _new(_InitializeShareGroupStateRequest_PartitionData)
+            e10.partition, e10.state_epoch, e10.start_offset, = _S1.unpack_from(b, p)
+            p += 16
             if b[p] == 0:  # no tagged fields, the common case
-                e6.unknown_tagged_fields = None
+                e10.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_InitializeShareGroupStateRequest_InitializeStateData_0(b, p, e6)
-            xs5.append(e6)
-        o.topics = xs5
+                p = _t_InitializeShareGroupStateRequest_PartitionData_0(b, p, e10)
+            xs9.append(e10)
+        e6.partitions = xs9
+        if b[p] == 0:  # no tagged fields, the common case
+            e6.unknown_tagged_fields = None
+            p += 1
+        else:
+            p = _t_InitializeShareGroupStateRequest_InitializeStateData_0(b, p, e6)
+        xs5.append(e6)
+    o.topics = xs5
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         p += 1
@@ -366,66 +371,71 @@ def _t_InitializeShareGroupStateResponse_0(b, p, o):
 def _r_InitializeShareGroupStateResponse_0(b, p):
     bl = len(b)
     o = _new(InitializeShareGroupStateResponse)
-    n1 = b[p] - 1
+    h11 = b[p]
     p += 1
-    if n1 > 126:
-        n1, p = _uvt(b, p, n1 + 1)
-        n1 -= 1
-    if n1 < 0:
-        raise DecodeError('InitializeShareGroupStateResponse.Results: null where not nullable')
+    if 0 < h11 < 128:
+        n1 = h11 - 1
     else:
+        n1 = h11 - 1
+        if n1 > 126:
+            n1, p = _uvt(b, p, n1 + 1)
+            n1 -= 1
+        if n1 < 0:
+            raise DecodeError('InitializeShareGroupStateResponse.Results: null where not nullable')
         if n1 > bl - p:
             raise DecodeError('InitializeShareGroupStateResponse.Results: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3 = _new(_InitializeShareGroupStateResponse_InitializeStateResult)
-            e3.topic_id, h4, = _S0.unpack_from(b, p)
-            p += 17
+    xs2 = []
+    for _ in range(n1):
+        e3 = _new(_InitializeShareGroupStateResponse_InitializeStateResult)
+        e3.topic_id, h4, = _S0.unpack_from(b, p)
+        p += 17
+        if 0 < h4 < 128:
+            n5 = h4 - 1
+        else:
             n5 = h4 - 1
             if n5 > 126:
                 n5, p = _uvt(b, p, n5 + 1)
                 n5 -= 1
             if n5 < 0:
                 raise DecodeError('InitializeStateResult.Partitions: null where not nullable')
+            if n5 > bl - p:
+                raise DecodeError('InitializeStateResult.Partitions: count ' + str(n5) + ' past the end')
+        xs6 = []
+        for _ in range(n5):
+            e7 = _new(_InitializeShareGroupStateResponse_PartitionResult)
+            e7.partition, e7.error_code, h8, = _S3.unpack_from(b, p)
+            p += 7
+            if 0 < h8 < 128:
+                q10 = p + h8 - 1
+                e7.error_message = str(b[p:q10], 'utf-8')
+                p = q10
+            elif h8 == 0:
+                e7.error_message = None
             else:
-                if n5 > bl - p:
-                    raise DecodeError('InitializeStateResult.Partitions: count ' + str(n5) + ' past the end')
-                xs6 = []
-                for _ in range(n5):
-                    e7 = _new(_InitializeShareGroupStateResponse_PartitionResult)
-                    e7.partition, e7.error_code, h8, = _S3.unpack_from(b, p)
-                    p += 7
-                    if 0 < h8 < 128:
-                        q10 = p + h8 - 1
-                        e7.error_message = str(b[p:q10], 'utf-8')
-                        p = q10
-                    elif h8 == 0:
-                        e7.error_message = None
-                    else:
-                        n9 = h8 - 1
-                        if n9 > 126:
-                            n9, p = _uvt(b, p, n9 + 1)
-                            n9 -= 1
-                        if n9 < 0:
-                            e7.error_message = None
-                        else:
-                            q10 = p + n9
-                            e7.error_message = str(b[p:q10], 'utf-8')
-                            p = q10
-                    if b[p] == 0:  # no tagged fields, the common case
-                        e7.unknown_tagged_fields = None
-                        p += 1
-                    else:
-                        p = _t_InitializeShareGroupStateResponse_PartitionResult_0(b, p, e7)
-                    xs6.append(e7)
-                e3.partitions = xs6
+                n9 = h8 - 1
+                if n9 > 126:
+                    n9, p = _uvt(b, p, n9 + 1)
+                    n9 -= 1
+                if n9 < 0:
+                    e7.error_message = None
+                else:
+                    q10 = p + n9
+                    e7.error_message = str(b[p:q10], 'utf-8')
+                    p = q10
             if b[p] == 0:  # no tagged fields, the common case
-                e3.unknown_tagged_fields = None
+                e7.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_InitializeShareGroupStateResponse_InitializeStateResult_0(b, p, e3)
-            xs2.append(e3)
-        o.results = xs2
+                p = _t_InitializeShareGroupStateResponse_PartitionResult_0(b, p, e7)
+            xs6.append(e7)
+        e3.partitions = xs6
+        if b[p] == 0:  # no tagged fields, the common case
+            e3.unknown_tagged_fields = None
+            p += 1
+        else:
+            p = _t_InitializeShareGroupStateResponse_InitializeStateResult_0(b, p, e3)
+        xs2.append(e3)
+    o.results = xs2
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         p += 1

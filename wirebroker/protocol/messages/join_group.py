@@ -524,60 +524,63 @@ def _r_JoinGroupRequest_3(b, p):
             q11 = p + n10
             o.protocol_type = str(b[p:q11], 'utf-8')
             p = q11
-    n13 = b[p] - 1
+    h22 = b[p]
     p += 1
-    if n13 > 126:
-        n13, p = _uvt(b, p, n13 + 1)
-        n13 -= 1
-    if n13 < 0:
-        raise DecodeError('JoinGroupRequest.Protocols: null where not nullable')
+    if 0 < h22 < 128:
+        n13 = h22 - 1
     else:
+        n13 = h22 - 1
+        if n13 > 126:
+            n13, p = _uvt(b, p, n13 + 1)
+            n13 -= 1
+        if n13 < 0:
+            raise DecodeError('JoinGroupRequest.Protocols: null where not nullable')
         if n13 > bl - p:
             raise DecodeError('JoinGroupRequest.Protocols: count ' + str(n13) + ' past the end')
-        xs14 = []
-        for _ in range(n13):
-            e15 = _new(_JoinGroupRequest_JoinGroupRequestProtocol)
-            h18 = b[p]
-            if 0 < h18 < 128:
-                q17 = p + h18
-                e15.name = str(b[p + 1:q17], 'utf-8')
+    xs14 = []
+    for _ in range(n13):
+        e15 = _new(_JoinGroupRequest_JoinGroupRequestProtocol)
+        h18 = b[p]
+        if 0 < h18 < 128:
+            q17 = p + h18
+            e15.name = str(b[p + 1:q17], 'utf-8')
+            p = q17
+        else:
+            p += 1
+            n16 = h18 - 1
+            if n16 > 126:
+                n16, p = _uvt(b, p, n16 + 1)
+                n16 -= 1
+            if n16 < 0:
+                raise DecodeError('JoinGroupRequestProtocol.Name: null where not nullable')
+            else:
+                q17 = p + n16
+                e15.name = str(b[p:q17], 'utf-8')
                 p = q17
+        h21 = b[p]
+        if 0 < h21 < 128:
+            q20 = p + h21
+            e15.metadata = bytes(b[p + 1:q20])
+            p = q20
+        else:
+            p += 1
+            n19 = h21 - 1
+            if n19 > 126:
+                n19, p = _uvt(b, p, n19 + 1)
+                n19 -= 1
+            if n19 < 0:
+                raise DecodeError('JoinGroupRequestProtocol.Metadata: null where not nullable')
             else:
-                p += 1
-                n16 = h18 - 1
-                if n16 > 126:
-                    n16, p = _uvt(b, p, n16 + 1)
-                    n16 -= 1
-                if n16 < 0:
-                    raise DecodeError('JoinGroupRequestProtocol.Name: null where not nullable')
-                else:
-                    q17 = p + n16
-                    e15.name = str(b[p:q17], 'utf-8')
-                    p = q17
-            h21 = b[p]
-            if 0 < h21 < 128:
-                q20 = p + h21
-                e15.metadata = bytes(b[p + 1:q20])
+                q20 = p + n19
+                e15.metadata = bytes(b[p:q20])
                 p = q20
-            else:
-                p += 1
-                n19 = h21 - 1
-                if n19 > 126:
-                    n19, p = _uvt(b, p, n19 + 1)
-                    n19 -= 1
-                if n19 < 0:
-                    raise DecodeError('JoinGroupRequestProtocol.Metadata: null where not nullable')
-                else:
-                    q20 = p + n19
-                    e15.metadata = bytes(b[p:q20])
-                    p = q20
-            if b[p] == 0:  # no tagged fields, the common case
-                e15.unknown_tagged_fields = None
-                p += 1
-            else:
-                p = _t_JoinGroupRequest_JoinGroupRequestProtocol_0(b, p, e15)
-            xs14.append(e15)
-        o.protocols = xs14
+        if b[p] == 0:  # no tagged fields, the common case
+            e15.unknown_tagged_fields = None
+            p += 1
+        else:
+            p = _t_JoinGroupRequest_JoinGroupRequestProtocol_0(b, p, e15)
+        xs14.append(e15)
+    o.protocols = xs14
     o.reason = None
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
@@ -732,80 +735,83 @@ def _r_JoinGroupRequest_4(b, p):
             q11 = p + n10
             o.protocol_type = str(b[p:q11], 'utf-8')
             p = q11
-    n13 = b[p] - 1
+    h22 = b[p]
     p += 1
-    if n13 > 126:
-        n13, p = _uvt(b, p, n13 + 1)
-        n13 -= 1
-    if n13 < 0:
-        raise DecodeError('JoinGroupRequest.Protocols: null where not nullable')
+    if 0 < h22 < 128:
+        n13 = h22 - 1
     else:
+        n13 = h22 - 1
+        if n13 > 126:
+            n13, p = _uvt(b, p, n13 + 1)
+            n13 -= 1
+        if n13 < 0:
+            raise DecodeError('JoinGroupRequest.Protocols: null where not nullable')
         if n13 > bl - p:
             raise DecodeError('JoinGroupRequest.Protocols: count ' + str(n13) + ' past the end')
-        xs14 = []
-        for _ in range(n13):
-            e15 = _new(_JoinGroupRequest_JoinGroupRequestProtocol)
-            h18 = b[p]
-            if 0 < h18 < 128:
-                q17 = p + h18
-                e15.name = str(b[p + 1:q17], 'utf-8')
+    xs14 = []
+    for _ in range(n13):
+        e15 = _new(_JoinGroupRequest_JoinGroupRequestProtocol)
+        h18 = b[p]
+        if 0 < h18 < 128:
+            q17 = p + h18
+            e15.name = str(b[p + 1:q17], 'utf-8')
+            p = q17
+        else:
+            p += 1
+            n16 = h18 - 1
+            if n16 > 126:
+                n16, p = _uvt(b, p, n16 + 1)
+                n16 -= 1
+            if n16 < 0:
+                raise DecodeError('JoinGroupRequestProtocol.Name: null where not nullable')
+            else:
+                q17 = p + n16
+                e15.name = str(b[p:q17], 'utf-8')
                 p = q17
+        h21 = b[p]
+        if 0 < h21 < 128:
+            q20 = p + h21
+            e15.metadata = bytes(b[p + 1:q20])
+            p = q20
+        else:
+            p += 1
+            n19 = h21 - 1
+            if n19 > 126:
+                n19, p = _uvt(b, p, n19 + 1)
+                n19 -= 1
+            if n19 < 0:
+                raise DecodeError('JoinGroupRequestProtocol.Metadata: null where not nullable')
             else:
-                p += 1
-                n16 = h18 - 1
-                if n16 > 126:
-                    n16, p = _uvt(b, p, n16 + 1)
-                    n16 -= 1
-                if n16 < 0:
-                    raise DecodeError('JoinGroupRequestProtocol.Name: null where not nullable')
-                else:
-                    q17 = p + n16
-                    e15.name = str(b[p:q17], 'utf-8')
-                    p = q17
-            h21 = b[p]
-            if 0 < h21 < 128:
-                q20 = p + h21
-                e15.metadata = bytes(b[p + 1:q20])
+                q20 = p + n19
+                e15.metadata = bytes(b[p:q20])
                 p = q20
-            else:
-                p += 1
-                n19 = h21 - 1
-                if n19 > 126:
-                    n19, p = _uvt(b, p, n19 + 1)
-                    n19 -= 1
-                if n19 < 0:
-                    raise DecodeError('JoinGroupRequestProtocol.Metadata: null where not nullable')
-                else:
-                    q20 = p + n19
-                    e15.metadata = bytes(b[p:q20])
-                    p = q20
-            if b[p] == 0:  # no tagged fields, the common case
-                e15.unknown_tagged_fields = None
-                p += 1
-            else:
-                p = _t_JoinGroupRequest_JoinGroupRequestProtocol_0(b, p, e15)
-            xs14.append(e15)
-        o.protocols = xs14
-    h24 = b[p]
-    if 0 < h24 < 128:
-        q23 = p + h24
-        o.reason = str(b[p + 1:q23], 'utf-8')
-        p = q23
-    elif h24 == 0:
+        if b[p] == 0:  # no tagged fields, the common case
+            e15.unknown_tagged_fields = None
+            p += 1
+        else:
+            p = _t_JoinGroupRequest_JoinGroupRequestProtocol_0(b, p, e15)
+        xs14.append(e15)
+    o.protocols = xs14
+    h25 = b[p]
+    if 0 < h25 < 128:
+        q24 = p + h25
+        o.reason = str(b[p + 1:q24], 'utf-8')
+        p = q24
+    elif h25 == 0:
         o.reason = None
         p += 1
     else:
         p += 1
-        n22 = h24 - 1
-        if n22 > 126:
-            n22, p = _uvt(b, p, n22 + 1)
-            n22 -= 1
-        if n22 < 0:
+        n23 = h25 - 1
+        if n23 > 126:
+            n23, p = _uvt(b, p, n23 + 1)
+            n23 -= 1
+        if n23 < 0:
             o.reason = None
         else:
-            q23 = p + n22
-            o.reason = str(b[p:q23], 'utf-8')
-            p = q23
+            q24 = p + n23
+            o.reason = str(b[p:q24], 'utf-8')
+            p = q24
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         p += 1
@@ -1293,80 +1299,83 @@ def _r_JoinGroupResponse_3(b, p):
             q8 = p + n7
             o.member_id = str(b[p:q8], 'utf-8')
             p = q8
-    n10 = b[p] - 1
+    h22 = b[p]
     p += 1
-    if n10 > 126:
-        n10, p = _uvt(b, p, n10 + 1)
-        n10 -= 1
-    if n10 < 0:
-        raise DecodeError('JoinGroupResponse.Members: null where not nullable')
+    if 0 < h22 < 128:
+        n10 = h22 - 1
     else:
+        n10 = h22 - 1
+        if n10 > 126:
+            n10, p = _uvt(b, p, n10 + 1)
+            n10 -= 1
+        if n10 < 0:
+            raise DecodeError('JoinGroupResponse.Members: null where not nullable')
         if n10 > bl - p:
             raise DecodeError('JoinGroupResponse.Members: count ' + str(n10) + ' past the end')
-        xs11 = []
-        for _ in range(n10):
-            e12 = _new(_JoinGroupResponse_JoinGroupResponseMember)
-            h15 = b[p]
-            if 0 < h15 < 128:
-                q14 = p + h15
-                e12.member_id = str(b[p + 1:q14], 'utf-8')
+    xs11 = []
+    for _ in range(n10):
+        e12 = _new(_JoinGroupResponse_JoinGroupResponseMember)
+        h15 = b[p]
+        if 0 < h15 < 128:
+            q14 = p + h15
+            e12.member_id = str(b[p + 1:q14], 'utf-8')
+            p = q14
+        else:
+            p += 1
+            n13 = h15 - 1
+            if n13 > 126:
+                n13, p = _uvt(b, p, n13 + 1)
+                n13 -= 1
+            if n13 < 0:
+                raise DecodeError('JoinGroupResponseMember.MemberId: null where not nullable')
+            else:
+                q14 = p + n13
+                e12.member_id = str(b[p:q14], 'utf-8')
                 p = q14
-            else:
-                p += 1
-                n13 = h15 - 1
-                if n13 > 126:
-                    n13, p = _uvt(b, p, n13 + 1)
-                    n13 -= 1
-                if n13 < 0:
-                    raise DecodeError('JoinGroupResponseMember.MemberId: null where not nullable')
-                else:
-                    q14 = p + n13
-                    e12.member_id = str(b[p:q14], 'utf-8')
-                    p = q14
-            h18 = b[p]
-            if 0 < h18 < 128:
-                q17 = p + h18
-                e12.group_instance_id = str(b[p + 1:q17], 'utf-8')
-                p = q17
-            elif h18 == 0:
+        h18 = b[p]
+        if 0 < h18 < 128:
+            q17 = p + h18
+            e12.group_instance_id = str(b[p + 1:q17], 'utf-8')
+            p = q17
+        elif h18 == 0:
+            e12.group_instance_id = None
+            p += 1
+        else:
+            p += 1
+            n16 = h18 - 1
+            if n16 > 126:
+                n16, p = _uvt(b, p, n16 + 1)
+                n16 -= 1
+            if n16 < 0:
                 e12.group_instance_id = None
-                p += 1
             else:
-                p += 1
-                n16 = h18 - 1
-                if n16 > 126:
-                    n16, p = _uvt(b, p, n16 + 1)
-                    n16 -= 1
-                if n16 < 0:
-                    e12.group_instance_id = None
-                else:
-                    q17 = p + n16
-                    e12.group_instance_id = str(b[p:q17], 'utf-8')
-                    p = q17
-            h21 = b[p]
-            if 0 < h21 < 128:
-                q20 = p + h21
-                e12.metadata = bytes(b[p + 1:q20])
+                q17 = p + n16
+                e12.group_instance_id = str(b[p:q17], 'utf-8')
+                p = q17
+        h21 = b[p]
+        if 0 < h21 < 128:
+            q20 = p + h21
+            e12.metadata = bytes(b[p + 1:q20])
+            p = q20
+        else:
+            p += 1
+            n19 = h21 - 1
+            if n19 > 126:
+                n19, p = _uvt(b, p, n19 + 1)
+                n19 -= 1
+            if n19 < 0:
+                raise DecodeError('JoinGroupResponseMember.Metadata: null where not nullable')
+            else:
+                q20 = p + n19
+                e12.metadata = bytes(b[p:q20])
                 p = q20
-            else:
-                p += 1
-                n19 = h21 - 1
-                if n19 > 126:
-                    n19, p = _uvt(b, p, n19 + 1)
-                    n19 -= 1
-                if n19 < 0:
-                    raise DecodeError('JoinGroupResponseMember.Metadata: null where not nullable')
-                else:
-                    q20 = p + n19
-                    e12.metadata = bytes(b[p:q20])
-                    p = q20
-            if b[p] == 0:  # no tagged fields, the common case
-                e12.unknown_tagged_fields = None
-                p += 1
-            else:
-                p = _t_JoinGroupResponse_JoinGroupResponseMember_0(b, p, e12)
-            xs11.append(e12)
-        o.members = xs11
+        if b[p] == 0:  # no tagged fields, the common case
+            e12.unknown_tagged_fields = None
+            p += 1
+        else:
+            p = _t_JoinGroupResponse_JoinGroupResponseMember_0(b, p, e12)
+        xs11.append(e12)
+    o.members = xs11
     o.protocol_type = None
     o.skip_assignment = False
     if b[p] == 0:  # no tagged fields, the common case
@@ -1526,80 +1535,83 @@ def _r_JoinGroupResponse_4(b, p):
             q11 = p + n10
             o.member_id = str(b[p:q11], 'utf-8')
             p = q11
-    n13 = b[p] - 1
+    h25 = b[p]
     p += 1
-    if n13 > 126:
-        n13, p = _uvt(b, p, n13 + 1)
-        n13 -= 1
-    if n13 < 0:
-        raise DecodeError('JoinGroupResponse.Members: null where not nullable')
+    if 0 < h25 < 128:
+        n13 = h25 - 1
     else:
+        n13 = h25 - 1
+        if n13 > 126:
+            n13, p = _uvt(b, p, n13 + 1)
+            n13 -= 1
+        if n13 < 0:
+            raise DecodeError('JoinGroupResponse.Members: null where not nullable')
         if n13 > bl - p:
             raise DecodeError('JoinGroupResponse.Members: count ' + str(n13) + ' past the end')
-        xs14 = []
-        for _ in range(n13):
-            e15 = _new(_JoinGroupResponse_JoinGroupResponseMember)
-            h18 = b[p]
-            if 0 < h18 < 128:
-                q17 = p + h18
-                e15.member_id = str(b[p + 1:q17], 'utf-8')
+    xs14 = []
+    for _ in range(n13):
+        e15 = _new(_JoinGroupResponse_JoinGroupResponseMember)
+        h18 = b[p]
+        if 0 < h18 < 128:
+            q17 = p + h18
+            e15.member_id = str(b[p + 1:q17], 'utf-8')
+            p = q17
+        else:
+            p += 1
+            n16 = h18 - 1
+            if n16 > 126:
+                n16, p = _uvt(b, p, n16 + 1)
+                n16 -= 1
+            if n16 < 0:
+                raise DecodeError('JoinGroupResponseMember.MemberId: null where not nullable')
+            else:
+                q17 = p + n16
+                e15.member_id = str(b[p:q17], 'utf-8')
                 p = q17
-            else:
-                p += 1
-                n16 = h18 - 1
-                if n16 > 126:
-                    n16, p = _uvt(b, p, n16 + 1)
-                    n16 -= 1
-                if n16 < 0:
-                    raise DecodeError('JoinGroupResponseMember.MemberId: null where not nullable')
-                else:
-                    q17 = p + n16
-                    e15.member_id = str(b[p:q17], 'utf-8')
-                    p = q17
-            h21 = b[p]
-            if 0 < h21 < 128:
-                q20 = p + h21
-                e15.group_instance_id = str(b[p + 1:q20], 'utf-8')
-                p = q20
-            elif h21 == 0:
+        h21 = b[p]
+        if 0 < h21 < 128:
+            q20 = p + h21
+            e15.group_instance_id = str(b[p + 1:q20], 'utf-8')
+            p = q20
+        elif h21 == 0:
+            e15.group_instance_id = None
+            p += 1
+        else:
+            p += 1
+            n19 = h21 - 1
+            if n19 > 126:
+                n19, p = _uvt(b, p, n19 + 1)
+                n19 -= 1
+            if n19 < 0:
                 e15.group_instance_id = None
-                p += 1
             else:
-                p += 1
-                n19 = h21 - 1
-                if n19 > 126:
-                    n19, p = _uvt(b, p, n19 + 1)
-                    n19 -= 1
-                if n19 < 0:
-                    e15.group_instance_id = None
-                else:
-                    q20 = p + n19
-                    e15.group_instance_id = str(b[p:q20], 'utf-8')
-                    p = q20
-            h24 = b[p]
-            if 0 < h24 < 128:
-                q23 = p + h24
-                e15.metadata = bytes(b[p + 1:q23])
+                q20 = p + n19
+                e15.group_instance_id = str(b[p:q20], 'utf-8')
+                p = q20
+        h24 = b[p]
+        if 0 < h24 < 128:
+            q23 = p + h24
+            e15.metadata = bytes(b[p + 1:q23])
+            p = q23
+        else:
+            p += 1
+            n22 = h24 - 1
+            if n22 > 126:
+                n22, p = _uvt(b, p, n22 + 1)
+                n22 -= 1
+            if n22 < 0:
+                raise DecodeError('JoinGroupResponseMember.Metadata: null where not nullable')
+            else:
+                q23 = p + n22
+                e15.metadata = bytes(b[p:q23])
                 p = q23
-            else:
-                p += 1
-                n22 = h24 - 1
-                if n22 > 126:
-                    n22, p = _uvt(b, p, n22 + 1)
-                    n22 -= 1
-                if n22 < 0:
-                    raise DecodeError('JoinGroupResponseMember.Metadata: null where not nullable')
-                else:
-                    q23 = p + n22
-                    e15.metadata = bytes(b[p:q23])
-                    p = q23
-            if b[p] == 0:  # no tagged fields, the common case
-                e15.unknown_tagged_fields = None
-                p += 1
-            else:
-                p = _t_JoinGroupResponse_JoinGroupResponseMember_0(b, p, e15)
-            xs14.append(e15)
-        o.members = xs14
+        if b[p] == 0:  # no tagged fields, the common case
+            e15.unknown_tagged_fields = None
+            p += 1
+        else:
+            p = _t_JoinGroupResponse_JoinGroupResponseMember_0(b, p, e15)
+        xs14.append(e15)
+    o.members = xs14
     o.skip_assignment = False
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
@@ -1772,80 +1784,83 @@ def _r_JoinGroupResponse_5(b, p):
             q12 = p + n11
             o.member_id = str(b[p:q12], 'utf-8')
             p = q12
-    n13 = b[p] - 1
+    h25 = b[p]
     p += 1
-    if n13 > 126:
-        n13, p = _uvt(b, p, n13 + 1)
-        n13 -= 1
-    if n13 < 0:
-        raise DecodeError('JoinGroupResponse.Members: null where not nullable')
+    if 0 < h25 < 128:
+        n13 = h25 - 1
     else:
+        n13 = h25 - 1
+        if n13 > 126:
+            n13, p = _uvt(b, p, n13 + 1)
+            n13 -= 1
+        if n13 < 0:
+            raise DecodeError('JoinGroupResponse.Members: null where not nullable')
         if n13 > bl - p:
             raise DecodeError('JoinGroupResponse.Members: count ' + str(n13) + ' past the end')
-        xs14 = []
-        for _ in range(n13):
-            e15 = _new(_JoinGroupResponse_JoinGroupResponseMember)
-            h18 = b[p]
-            if 0 < h18 < 128:
-                q17 = p + h18
-                e15.member_id = str(b[p + 1:q17], 'utf-8')
+    xs14 = []
+    for _ in range(n13):
+        e15 = _new(_JoinGroupResponse_JoinGroupResponseMember)
+        h18 = b[p]
+        if 0 < h18 < 128:
+            q17 = p + h18
+            e15.member_id = str(b[p + 1:q17], 'utf-8')
+            p = q17
+        else:
+            p += 1
+            n16 = h18 - 1
+            if n16 > 126:
+                n16, p = _uvt(b, p, n16 + 1)
+                n16 -= 1
+            if n16 < 0:
+                raise DecodeError('JoinGroupResponseMember.MemberId: null where not nullable')
+            else:
+                q17 = p + n16
+                e15.member_id = str(b[p:q17], 'utf-8')
                 p = q17
-            else:
-                p += 1
-                n16 = h18 - 1
-                if n16 > 126:
-                    n16, p = _uvt(b, p, n16 + 1)
-                    n16 -= 1
-                if n16 < 0:
-                    raise DecodeError('JoinGroupResponseMember.MemberId: null where not nullable')
-                else:
-                    q17 = p + n16
-                    e15.member_id = str(b[p:q17], 'utf-8')
-                    p = q17
-            h21 = b[p]
-            if 0 < h21 < 128:
-                q20 = p + h21
-                e15.group_instance_id = str(b[p + 1:q20], 'utf-8')
-                p = q20
-            elif h21 == 0:
+        h21 = b[p]
+        if 0 < h21 < 128:
+            q20 = p + h21
+            e15.group_instance_id = str(b[p + 1:q20], 'utf-8')
+            p = q20
+        elif h21 == 0:
+            e15.group_instance_id = None
+            p += 1
+        else:
+            p += 1
+            n19 = h21 - 1
+            if n19 > 126:
+                n19, p = _uvt(b, p, n19 + 1)
+                n19 -= 1
+            if n19 < 0:
                 e15.group_instance_id = None
-                p += 1
             else:
-                p += 1
-                n19 = h21 - 1
-                if n19 > 126:
-                    n19, p = _uvt(b, p, n19 + 1)
-                    n19 -= 1
-                if n19 < 0:
-                    e15.group_instance_id = None
-                else:
-                    q20 = p + n19
-                    e15.group_instance_id = str(b[p:q20], 'utf-8')
-                    p = q20
-            h24 = b[p]
-            if 0 < h24 < 128:
-                q23 = p + h24
-                e15.metadata = bytes(b[p + 1:q23])
+                q20 = p + n19
+                e15.group_instance_id = str(b[p:q20], 'utf-8')
+                p = q20
+        h24 = b[p]
+        if 0 < h24 < 128:
+            q23 = p + h24
+            e15.metadata = bytes(b[p + 1:q23])
+            p = q23
+        else:
+            p += 1
+            n22 = h24 - 1
+            if n22 > 126:
+                n22, p = _uvt(b, p, n22 + 1)
+                n22 -= 1
+            if n22 < 0:
+                raise DecodeError('JoinGroupResponseMember.Metadata: null where not nullable')
+            else:
+                q23 = p + n22
+                e15.metadata = bytes(b[p:q23])
                 p = q23
-            else:
-                p += 1
-                n22 = h24 - 1
-                if n22 > 126:
-                    n22, p = _uvt(b, p, n22 + 1)
-                    n22 -= 1
-                if n22 < 0:
-                    raise DecodeError('JoinGroupResponseMember.Metadata: null where not nullable')
-                else:
-                    q23 = p + n22
-                    e15.metadata = bytes(b[p:q23])
-                    p = q23
-            if b[p] == 0:  # no tagged fields, the common case
-                e15.unknown_tagged_fields = None
-                p += 1
-            else:
-                p = _t_JoinGroupResponse_JoinGroupResponseMember_0(b, p, e15)
-            xs14.append(e15)
-        o.members = xs14
+        if b[p] == 0:  # no tagged fields, the common case
+            e15.unknown_tagged_fields = None
+            p += 1
+        else:
+            p = _t_JoinGroupResponse_JoinGroupResponseMember_0(b, p, e15)
+        xs14.append(e15)
+    o.members = xs14
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         p += 1

@@ -857,186 +857,194 @@ def _r_LeaderAndIsrRequest_4(b, p):
     o = _new(LeaderAndIsrRequest)
     o.controller_id, o.controller_epoch, o.broker_epoch, h1, = _S10.unpack_from(b, p)
     p += 17
-    n2 = h1 - 1
-    if n2 > 126:
-        n2, p = _uvt(b, p, n2 + 1)
-        n2 -= 1
-    if n2 < 0:
-        raise DecodeError('LeaderAndIsrRequest.TopicStates: null where not nullable')
+    if 0 < h1 < 128:
+        n2 = h1 - 1
     else:
+        n2 = h1 - 1
+        if n2 > 126:
+            n2, p = _uvt(b, p, n2 + 1)
+            n2 -= 1
+        if n2 < 0:
+            raise DecodeError('LeaderAndIsrRequest.TopicStates: null where not nullable')
         if n2 > bl - p:
             raise DecodeError('LeaderAndIsrRequest.TopicStates: count ' + str(n2) + ' past the end')
-        xs3 = []
-        for _ in range(n2):
-            e4 = _new(_LeaderAndIsrRequest_LeaderAndIsrTopicState)
-            h7 = b[p]
-            if 0 < h7 < 128:
-                q6 = p + h7
-                e4.topic_name = str(b[p + 1:q6], 'utf-8')
-                p = q6
-            else:
-                p += 1
-                n5 = h7 - 1
-                if n5 > 126:
-                    n5, p = _uvt(b, p, n5 + 1)
-                    n5 -= 1
-                if n5 < 0:
-                    raise DecodeError('LeaderAndIsrTopicState.TopicName: null where not nullable')
-                else:
-                    q6 = p + n5
-                    e4.topic_name = str(b[p:q6], 'utf-8')
-                    p = q6
-            n8 = b[p] - 1
+    xs3 = []
+    for _ in range(n2):
+        e4 = _new(_LeaderAndIsrRequest_LeaderAndIsrTopicState)
+        h7 = b[p]
+        if 0 < h7 < 128:
+            q6 = p + h7
+            e4.topic_name = str(b[p + 1:q6], 'utf-8')
+            p = q6
+        else:
             p += 1
+            n5 = h7 - 1
+            if n5 > 126:
+                n5, p = _uvt(b, p, n5 + 1)
+                n5 -= 1
+            if n5 < 0:
+                raise DecodeError('LeaderAndIsrTopicState.TopicName: null where not nullable')
+            else:
+                q6 = p + n5
+                e4.topic_name = str(b[p:q6], 'utf-8')
+                p = q6
+        h19 = b[p]
+        p += 1
+        if 0 < h19 < 128:
+            n8 = h19 - 1
+        else:
+            n8 = h19 - 1
             if n8 > 126:
                 n8, p = _uvt(b, p, n8 + 1)
                 n8 -= 1
             if n8 < 0:
                 raise DecodeError('LeaderAndIsrTopicState.PartitionStates: null where not nullable')
+            if n8 > bl - p:
+                raise DecodeError('LeaderAndIsrTopicState.PartitionStates: count ' + str(n8) + ' past the end')
+        xs9 = []
+        for _ in range(n8):
+            e10 = _new(_LeaderAndIsrRequest_LeaderAndIsrPartitionState)
+            e10.partition_index, e10.controller_epoch, e10.leader, e10.leader_epoch, h11, = _S11.unpack_from(b, p)
+            p += 17
+            if 0 < h11 < 65:
+                e10.isr = [*_UNPACK_i[h11](b, p)]
+                p += 4 * h11 - 4
             else:
-                if n8 > bl - p:
-                    raise DecodeError('LeaderAndIsrTopicState.PartitionStates: count ' + str(n8) + ' past the end')
-                xs9 = []
-                for _ in range(n8):
-                    e10 = _new(_LeaderAndIsrRequest_LeaderAndIsrPartitionState)
-                    e10.partition_index, e10.controller_epoch, e10.leader, e10.leader_epoch, h11, = _S11.unpack_from(b, p)
-                    p += 17
-                    if 0 < h11 < 65:
-                        e10.isr = [*_UNPACK_i[h11](b, p)]
-                        p += 4 * h11 - 4
-                    else:
-                        n12 = h11 - 1
-                        if n12 > 126:
-                            n12, p = _uvt(b, p, n12 + 1)
-                            n12 -= 1
-                        if n12 < 0:
-                            raise DecodeError('LeaderAndIsrPartitionState.Isr: null where not nullable')
-                        elif n12 < 64:
-                            e10.isr = [*_ARRAY_i[n12].unpack_from(b, p)]
-                            p += 4 * n12
-                        else:
-                            if n12 > bl - p:
-                                raise DecodeError('LeaderAndIsrPartitionState.Isr: count ' + str(n12) + ' past the end')
-                            e10.isr = [*_struct.Struct('>' + str(n12) + 'i').unpack_from(b, p)]
-                            p += 4 * n12
-                    e10.partition_epoch, h13, = _S12.unpack_from(b, p)
-                    p += 5
-                    if 0 < h13 < 65:
-                        e10.replicas = [*_UNPACK_i[h13](b, p)]
-                        p += 4 * h13 - 4
-                    else:
-                        n14 = h13 - 1
-                        if n14 > 126:
-                            n14, p = _uvt(b, p, n14 + 1)
-                            n14 -= 1
-                        if n14 < 0:
-                            raise DecodeError('LeaderAndIsrPartitionState.Replicas: null where not nullable')
-                        elif n14 < 64:
-                            e10.replicas = [*_ARRAY_i[n14].unpack_from(b, p)]
-                            p += 4 * n14
-                        else:
-                            if n14 > bl - p:
-                                raise DecodeError('LeaderAndIsrPartitionState.Replicas: count ' + str(n14) + ' past the end')
-                            e10.replicas = [*_struct.Struct('>' + str(n14) + 'i').unpack_from(b, p)]
-                            p += 4 * n14
-                    h16 = b[p]
-                    if 0 < h16 < 65:
-                        e10.adding_replicas = [*_UNPACK_i[h16](b, p + 1)]
-                        p += 4 * h16 - 3
-                    else:
-                        p += 1
-                        n15 = h16 - 1
-                        if n15 > 126:
-                            n15, p = _uvt(b, p, n15 + 1)
-                            n15 -= 1
-                        if n15 < 0:
-                            raise DecodeError('LeaderAndIsrPartitionState.AddingReplicas: null where not nullable')
-                        elif n15 < 64:
-                            e10.adding_replicas = [*_ARRAY_i[n15].unpack_from(b, p)]
-                            p += 4 * n15
-                        else:
-                            if n15 > bl - p:
-                                raise DecodeError('LeaderAndIsrPartitionState.AddingReplicas: count ' + str(n15) + ' past the end')
-                            e10.adding_replicas = [*_struct.Struct('>' + str(n15) + 'i').unpack_from(b, p)]
-                            p += 4 * n15
-                    h18 = b[p]
-                    if 0 < h18 < 65:
-                        e10.removing_replicas = [*_UNPACK_i[h18](b, p + 1)]
-                        p += 4 * h18 - 3
-                    else:
-                        p += 1
-                        n17 = h18 - 1
-                        if n17 > 126:
-                            n17, p = _uvt(b, p, n17 + 1)
-                            n17 -= 1
-                        if n17 < 0:
-                            raise DecodeError('LeaderAndIsrPartitionState.RemovingReplicas: null where not nullable')
-                        elif n17 < 64:
-                            e10.removing_replicas = [*_ARRAY_i[n17].unpack_from(b, p)]
-                            p += 4 * n17
-                        else:
-                            if n17 > bl - p:
-                                raise DecodeError('LeaderAndIsrPartitionState.RemovingReplicas: count ' + str(n17) + ' past the end')
-                            e10.removing_replicas = [*_struct.Struct('>' + str(n17) + 'i').unpack_from(b, p)]
-                            p += 4 * n17
-                    e10.is_new, = _S7.unpack_from(b, p)
-                    p += 1
-                    e10.topic_name = ''
-                    e10.leader_recovery_state = 0
-                    if b[p] == 0:  # no tagged fields, the common case
-                        e10.unknown_tagged_fields = None
-                        p += 1
-                    else:
-                        p = _t_LeaderAndIsrRequest_LeaderAndIsrPartitionState_0(b, p, e10)
-                    xs9.append(e10)
-                e4.partition_states = xs9
-            e4.topic_id = UUID_ZERO
-            if b[p] == 0:  # no tagged fields, the common case
-                e4.unknown_tagged_fields = None
-                p += 1
-            else:
-                p = _t_LeaderAndIsrRequest_LeaderAndIsrTopicState_0(b, p, e4)
-            xs3.append(e4)
-        o.topic_states = xs3
-    n19 = b[p] - 1
-    p += 1
-    if n19 > 126:
-        n19, p = _uvt(b, p, n19 + 1)
-        n19 -= 1
-    if n19 < 0:
-        raise DecodeError('LeaderAndIsrRequest.LiveLeaders: null where not nullable')
-    else:
-        if n19 > bl - p:
-            raise DecodeError('LeaderAndIsrRequest.LiveLeaders: count ' + str(n19) + ' past the end')
-        xs20 = []
-        for _ in range(n19):
-            e21 = _new(_LeaderAndIsrRequest_LeaderAndIsrLiveLeader)
-            e21.broker_id, h22, = _S12.unpack_from(b, p)
-            p += 5
-            if 0 < h22 < 128:
-                q24 = p + h22 - 1
-                e21.host_name = str(b[p:q24], 'utf-8')
-                p = q24
-            else:
-                n23 = h22 - 1
-                if n23 > 126:
-                    n23, p = _uvt(b, p, n23 + 1)
-                    n23 -= 1
-                if n23 < 0:
-                    raise DecodeError('LeaderAndIsrLiveLeader.HostName: null where not nullable')
+                n12 = h11 - 1
+                if n12 > 126:
+                    n12, p = _uvt(b, p, n12 + 1)
+                    n12 -= 1
+                if n12 < 0:
+                    raise DecodeError('LeaderAndIsrPartitionState.Isr: null where not nullable')
+                elif n12 < 64:
+                    e10.isr = [*_ARRAY_i[n12].unpack_from(b, p)]
+                    p += 4 * n12
                 else:
-                    q24 = p + n23
-                    e21.host_name = str(b[p:q24], 'utf-8')
-                    p = q24
-            e21.port, = _S5.unpack_from(b, p)
-            p += 4
+                    if n12 > bl - p:
+                        raise DecodeError('LeaderAndIsrPartitionState.Isr: count ' + str(n12) + ' past the end')
+                    e10.isr = [*_struct.Struct('>' + str(n12) + 'i').unpack_from(b, p)]
+                    p += 4 * n12
+            e10.partition_epoch, h13, = _S12.unpack_from(b, p)
+            p += 5
+            if 0 < h13 < 65:
+                e10.replicas = [*_UNPACK_i[h13](b, p)]
+                p += 4 * h13 - 4
+            else:
+                n14 = h13 - 1
+                if n14 > 126:
+                    n14, p = _uvt(b, p, n14 + 1)
+                    n14 -= 1
+                if n14 < 0:
+                    raise DecodeError('LeaderAndIsrPartitionState.Replicas: null where not nullable')
+                elif n14 < 64:
+                    e10.replicas = [*_ARRAY_i[n14].unpack_from(b, p)]
+                    p += 4 * n14
+                else:
+                    if n14 > bl - p:
+                        raise DecodeError('LeaderAndIsrPartitionState.Replicas: count ' + str(n14) + ' past the end')
+                    e10.replicas = [*_struct.Struct('>' + str(n14) + 'i').unpack_from(b, p)]
+                    p += 4 * n14
+            h16 = b[p]
+            if 0 < h16 < 65:
+                e10.adding_replicas = [*_UNPACK_i[h16](b, p + 1)]
+                p += 4 * h16 - 3
+            else:
+                p += 1
+                n15 = h16 - 1
+                if n15 > 126:
+                    n15, p = _uvt(b, p, n15 + 1)
+                    n15 -= 1
+                if n15 < 0:
+                    raise DecodeError('LeaderAndIsrPartitionState.AddingReplicas: null where not nullable')
+                elif n15 < 64:
+                    e10.adding_replicas = [*_ARRAY_i[n15].unpack_from(b, p)]
+                    p += 4 * n15
+                else:
+                    if n15 > bl - p:
+                        raise DecodeError('LeaderAndIsrPartitionState.AddingReplicas: count ' + str(n15) + ' past the end')
+                    e10.adding_replicas = [*_struct.Struct('>' + str(n15) + 'i').unpack_from(b, p)]
+                    p += 4 * n15
+            h18 = b[p]
+            if 0 < h18 < 65:
+                e10.removing_replicas = [*_UNPACK_i[h18](b, p + 1)]
+                p += 4 * h18 - 3
+            else:
+                p += 1
+                n17 = h18 - 1
+                if n17 > 126:
+                    n17, p = _uvt(b, p, n17 + 1)
+                    n17 -= 1
+                if n17 < 0:
+                    raise DecodeError('LeaderAndIsrPartitionState.RemovingReplicas: null where not nullable')
+                elif n17 < 64:
+                    e10.removing_replicas = [*_ARRAY_i[n17].unpack_from(b, p)]
+                    p += 4 * n17
+                else:
+                    if n17 > bl - p:
+                        raise DecodeError('LeaderAndIsrPartitionState.RemovingReplicas: count ' + str(n17) + ' past the end')
+                    e10.removing_replicas = [*_struct.Struct('>' + str(n17) + 'i').unpack_from(b, p)]
+                    p += 4 * n17
+            e10.is_new, = _S7.unpack_from(b, p)
+            p += 1
+            e10.topic_name = ''
+            e10.leader_recovery_state = 0
             if b[p] == 0:  # no tagged fields, the common case
-                e21.unknown_tagged_fields = None
+                e10.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_LeaderAndIsrRequest_LeaderAndIsrLiveLeader_0(b, p, e21)
-            xs20.append(e21)
-        o.live_leaders = xs20
+                p = _t_LeaderAndIsrRequest_LeaderAndIsrPartitionState_0(b, p, e10)
+            xs9.append(e10)
+        e4.partition_states = xs9
+        e4.topic_id = UUID_ZERO
+        if b[p] == 0:  # no tagged fields, the common case
+            e4.unknown_tagged_fields = None
+            p += 1
+        else:
+            p = _t_LeaderAndIsrRequest_LeaderAndIsrTopicState_0(b, p, e4)
+        xs3.append(e4)
+    o.topic_states = xs3
+    h26 = b[p]
+    p += 1
+    if 0 < h26 < 128:
+        n20 = h26 - 1
+    else:
+        n20 = h26 - 1
+        if n20 > 126:
+            n20, p = _uvt(b, p, n20 + 1)
+            n20 -= 1
+        if n20 < 0:
+            raise DecodeError('LeaderAndIsrRequest.LiveLeaders: null where not nullable')
+        if n20 > bl - p:
+            raise DecodeError('LeaderAndIsrRequest.LiveLeaders: count ' + str(n20) + ' past the end')
+    xs21 = []
+    for _ in range(n20):
+        e22 = _new(_LeaderAndIsrRequest_LeaderAndIsrLiveLeader)
+        e22.broker_id, h23, = _S12.unpack_from(b, p)
+        p += 5
+        if 0 < h23 < 128:
+            q25 = p + h23 - 1
+            e22.host_name = str(b[p:q25], 'utf-8')
+            p = q25
+        else:
+            n24 = h23 - 1
+            if n24 > 126:
+                n24, p = _uvt(b, p, n24 + 1)
+                n24 -= 1
+            if n24 < 0:
+                raise DecodeError('LeaderAndIsrLiveLeader.HostName: null where not nullable')
+            else:
+                q25 = p + n24
+                e22.host_name = str(b[p:q25], 'utf-8')
+                p = q25
+        e22.port, = _S5.unpack_from(b, p)
+        p += 4
+        if b[p] == 0:  # no tagged fields, the common case
+            e22.unknown_tagged_fields = None
+            p += 1
+        else:
+            p = _t_LeaderAndIsrRequest_LeaderAndIsrLiveLeader_0(b, p, e22)
+        xs21.append(e22)
+    o.live_leaders = xs21
     o.is_k_raft_controller = False
     o.type = 0
     o.ungrouped_partition_states = []
@@ -1165,186 +1173,193 @@ def _r_LeaderAndIsrRequest_5(b, p):
     o = _new(LeaderAndIsrRequest)
     o.controller_id, o.controller_epoch, o.broker_epoch, o.type, h1, = _S13.unpack_from(b, p)
     p += 18
-    n2 = h1 - 1
-    if n2 > 126:
-        n2, p = _uvt(b, p, n2 + 1)
-        n2 -= 1
-    if n2 < 0:
-        raise DecodeError('LeaderAndIsrRequest.TopicStates: null where not nullable')
+    if 0 < h1 < 128:
+        n2 = h1 - 1
     else:
+        n2 = h1 - 1
+        if n2 > 126:
+            n2, p = _uvt(b, p, n2 + 1)
+            n2 -= 1
+        if n2 < 0:
+            raise DecodeError('LeaderAndIsrRequest.TopicStates: null where not nullable')
         if n2 > bl - p:
             raise DecodeError('LeaderAndIsrRequest.TopicStates: count ' + str(n2) + ' past the end')
-        xs3 = []
-        for _ in range(n2):
-            e4 = _new(_LeaderAndIsrRequest_LeaderAndIsrTopicState)
-            h7 = b[p]
-            if 0 < h7 < 128:
-                q6 = p + h7
-                e4.topic_name = str(b[p + 1:q6], 'utf-8')
-                p = q6
+    xs3 = []
+    for _ in range(n2):
+        e4 = _new(_LeaderAndIsrRequest_LeaderAndIsrTopicState)
+        h7 = b[p]
+        if 0 < h7 < 128:
+            q6 = p + h7
+            e4.topic_name = str(b[p + 1:q6], 'utf-8')
+            p = q6
+        else:
+            p += 1
+            n5 = h7 - 1
+            if n5 > 126:
+                n5, p = _uvt(b, p, n5 + 1)
+                n5 -= 1
+            if n5 < 0:
+                raise DecodeError('LeaderAndIsrTopicState.TopicName: null where not nullable')
             else:
-                p += 1
-                n5 = h7 - 1
-                if n5 > 126:
-                    n5, p = _uvt(b, p, n5 + 1)
-                    n5 -= 1
-                if n5 < 0:
-                    raise DecodeError('LeaderAndIsrTopicState.TopicName: null where not nullable')
-                else:
-                    q6 = p + n5
-                    e4.topic_name = str(b[p:q6], 'utf-8')
-                    p = q6
-            e4.topic_id, h8, = _S14.unpack_from(b, p)
-            p += 17
+                q6 = p + n5
+                e4.topic_name = str(b[p:q6], 'utf-8')
+                p = q6
+        e4.topic_id, h8, = _S14.unpack_from(b, p)
+        p += 17
+        if 0 < h8 < 128:
+            n9 = h8 - 1
+        else:
             n9 = h8 - 1
             if n9 > 126:
                 n9, p = _uvt(b, p, n9 + 1)
                 n9 -= 1
             if n9 < 0:
                 raise DecodeError('LeaderAndIsrTopicState.PartitionStates: null where not nullable')
+            if n9 > bl - p:
+                raise DecodeError('LeaderAndIsrTopicState.PartitionStates: count ' + str(n9) + ' past the end')
+        xs10 = []
+        for _ in range(n9):
+            e11 = _new(_LeaderAndIsrRequest_LeaderAndIsrPartitionState)
+            e11.partition_index, e11.controller_epoch, e11.leader, e11.leader_epoch, h12, = _S11.unpack_from(b, p)
+            p += 17
+            if 0 < h12 < 65:
+                e11.isr = [*_UNPACK_i[h12](b, p)]
+                p += 4 * h12 - 4
             else:
-                if n9 > bl - p:
-                    raise DecodeError('LeaderAndIsrTopicState.PartitionStates: count ' + str(n9) + ' past the end')
-                xs10 = []
-                for _ in range(n9):
-                    e11 = _new(_LeaderAndIsrRequest_LeaderAndIsrPartitionState)
-                    e11.partition_index, e11.controller_epoch, e11.leader, e11.leader_epoch, h12, = _S11.unpack_from(b, p)
-                    p += 17
-                    if 0 < h12 < 65:
-                        e11.isr = [*_UNPACK_i[h12](b, p)]
-                        p += 4 * h12 - 4
-                    else:
-                        n13 = h12 - 1
-                        if n13 > 126:
-                            n13, p = _uvt(b, p, n13 + 1)
-                            n13 -= 1
-                        if n13 < 0:
-                            raise DecodeError('LeaderAndIsrPartitionState.Isr: null where not nullable')
-                        elif n13 < 64:
-                            e11.isr = [*_ARRAY_i[n13].unpack_from(b, p)]
-                            p += 4 * n13
-                        else:
-                            if n13 > bl - p:
-                                raise DecodeError('LeaderAndIsrPartitionState.Isr: count ' + str(n13) + ' past the end')
-                            e11.isr = [*_struct.Struct('>' + str(n13) + 'i').unpack_from(b, p)]
-                            p += 4 * n13
-                    e11.partition_epoch, h14, = _S12.unpack_from(b, p)
-                    p += 5
-                    if 0 < h14 < 65:
-                        e11.replicas = [*_UNPACK_i[h14](b, p)]
-                        p += 4 * h14 - 4
-                    else:
-                        n15 = h14 - 1
-                        if n15 > 126:
-                            n15, p = _uvt(b, p, n15 + 1)
-                            n15 -= 1
-                        if n15 < 0:
-                            raise DecodeError('LeaderAndIsrPartitionState.Replicas: null where not nullable')
-                        elif n15 < 64:
-                            e11.replicas = [*_ARRAY_i[n15].unpack_from(b, p)]
-                            p += 4 * n15
-                        else:
-                            if n15 > bl - p:
-                                raise DecodeError('LeaderAndIsrPartitionState.Replicas: count ' + str(n15) + ' past the end')
-                            e11.replicas = [*_struct.Struct('>' + str(n15) + 'i').unpack_from(b, p)]
-                            p += 4 * n15
-                    h17 = b[p]
-                    if 0 < h17 < 65:
-                        e11.adding_replicas = [*_UNPACK_i[h17](b, p + 1)]
-                        p += 4 * h17 - 3
-                    else:
-                        p += 1
-                        n16 = h17 - 1
-                        if n16 > 126:
-                            n16, p = _uvt(b, p, n16 + 1)
-                            n16 -= 1
-                        if n16 < 0:
-                            raise DecodeError('LeaderAndIsrPartitionState.AddingReplicas: null where not nullable')
-                        elif n16 < 64:
-                            e11.adding_replicas = [*_ARRAY_i[n16].unpack_from(b, p)]
-                            p += 4 * n16
-                        else:
-                            if n16 > bl - p:
-                                raise DecodeError('LeaderAndIsrPartitionState.AddingReplicas: count ' + str(n16) + ' past the end')
-                            e11.adding_replicas = [*_struct.Struct('>' + str(n16) + 'i').unpack_from(b, p)]
-                            p += 4 * n16
-                    h19 = b[p]
-                    if 0 < h19 < 65:
-                        e11.removing_replicas = [*_UNPACK_i[h19](b, p + 1)]
-                        p += 4 * h19 - 3
-                    else:
-                        p += 1
-                        n18 = h19 - 1
-                        if n18 > 126:
-                            n18, p = _uvt(b, p, n18 + 1)
-                            n18 -= 1
-                        if n18 < 0:
-                            raise DecodeError('LeaderAndIsrPartitionState.RemovingReplicas: null where not nullable')
-                        elif n18 < 64:
-                            e11.removing_replicas = [*_ARRAY_i[n18].unpack_from(b, p)]
-                            p += 4 * n18
-                        else:
-                            if n18 > bl - p:
-                                raise DecodeError('LeaderAndIsrPartitionState.RemovingReplicas: count ' + str(n18) + ' past the end')
-                            e11.removing_replicas = [*_struct.Struct('>' + str(n18) + 'i').unpack_from(b, p)]
-                            p += 4 * n18
-                    e11.is_new, = _S7.unpack_from(b, p)
-                    p += 1
-                    e11.topic_name = ''
-                    e11.leader_recovery_state = 0
-                    if b[p] == 0:  # no tagged fields, the common case
-                        e11.unknown_tagged_fields = None
-                        p += 1
-                    else:
-                        p = _t_LeaderAndIsrRequest_LeaderAndIsrPartitionState_0(b, p, e11)
-                    xs10.append(e11)
-                e4.partition_states = xs10
+                n13 = h12 - 1
+                if n13 > 126:
+                    n13, p = _uvt(b, p, n13 + 1)
+                    n13 -= 1
+                if n13 < 0:
+                    raise DecodeError('LeaderAndIsrPartitionState.Isr: null where not nullable')
+                elif n13 < 64:
+                    e11.isr = [*_ARRAY_i[n13].unpack_from(b, p)]
+                    p += 4 * n13
+                else:
+                    if n13 > bl - p:
+                        raise DecodeError('LeaderAndIsrPartitionState.Isr: count ' + str(n13) + ' past the end')
+                    e11.isr = [*_struct.Struct('>' + str(n13) + 'i').unpack_from(b, p)]
+                    p += 4 * n13
+            e11.partition_epoch, h14, = _S12.unpack_from(b, p)
+            p += 5
+            if 0 < h14 < 65:
+                e11.replicas = [*_UNPACK_i[h14](b, p)]
+                p += 4 * h14 - 4
+            else:
+                n15 = h14 - 1
+                if n15 > 126:
+                    n15, p = _uvt(b, p, n15 + 1)
+                    n15 -= 1
+                if n15 < 0:
+                    raise DecodeError('LeaderAndIsrPartitionState.Replicas: null where not nullable')
+                elif n15 < 64:
+                    e11.replicas = [*_ARRAY_i[n15].unpack_from(b, p)]
+                    p += 4 * n15
+                else:
+                    if n15 > bl - p:
+                        raise DecodeError('LeaderAndIsrPartitionState.Replicas: count ' + str(n15) + ' past the end')
+                    e11.replicas = [*_struct.Struct('>' + str(n15) + 'i').unpack_from(b, p)]
+                    p += 4 * n15
+            h17 = b[p]
+            if 0 < h17 < 65:
+                e11.adding_replicas = [*_UNPACK_i[h17](b, p + 1)]
+                p += 4 * h17 - 3
+            else:
+                p += 1
+                n16 = h17 - 1
+                if n16 > 126:
+                    n16, p = _uvt(b, p, n16 + 1)
+                    n16 -= 1
+                if n16 < 0:
+                    raise DecodeError('LeaderAndIsrPartitionState.AddingReplicas: null where not nullable')
+                elif n16 < 64:
+                    e11.adding_replicas = [*_ARRAY_i[n16].unpack_from(b, p)]
+                    p += 4 * n16
+                else:
+                    if n16 > bl - p:
+                        raise DecodeError('LeaderAndIsrPartitionState.AddingReplicas: count ' + str(n16) + ' past the end')
+                    e11.adding_replicas = [*_struct.Struct('>' + str(n16) + 'i').unpack_from(b, p)]
+                    p += 4 * n16
+            h19 = b[p]
+            if 0 < h19 < 65:
+                e11.removing_replicas = [*_UNPACK_i[h19](b, p + 1)]
+                p += 4 * h19 - 3
+            else:
+                p += 1
+                n18 = h19 - 1
+                if n18 > 126:
+                    n18, p = _uvt(b, p, n18 + 1)
+                    n18 -= 1
+                if n18 < 0:
+                    raise DecodeError('LeaderAndIsrPartitionState.RemovingReplicas: null where not nullable')
+                elif n18 < 64:
+                    e11.removing_replicas = [*_ARRAY_i[n18].unpack_from(b, p)]
+                    p += 4 * n18
+                else:
+                    if n18 > bl - p:
+                        raise DecodeError('LeaderAndIsrPartitionState.RemovingReplicas: count ' + str(n18) + ' past the end')
+                    e11.removing_replicas = [*_struct.Struct('>' + str(n18) + 'i').unpack_from(b, p)]
+                    p += 4 * n18
+            e11.is_new, = _S7.unpack_from(b, p)
+            p += 1
+            e11.topic_name = ''
+            e11.leader_recovery_state = 0
             if b[p] == 0:  # no tagged fields, the common case
-                e4.unknown_tagged_fields = None
+                e11.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_LeaderAndIsrRequest_LeaderAndIsrTopicState_0(b, p, e4)
-            xs3.append(e4)
-        o.topic_states = xs3
-    n20 = b[p] - 1
+                p = _t_LeaderAndIsrRequest_LeaderAndIsrPartitionState_0(b, p, e11)
+            xs10.append(e11)
+        e4.partition_states = xs10
+        if b[p] == 0:  # no tagged fields, the common case
+            e4.unknown_tagged_fields = None
+            p += 1
+        else:
+            p = _t_LeaderAndIsrRequest_LeaderAndIsrTopicState_0(b, p, e4)
+        xs3.append(e4)
+    o.topic_states = xs3
+    h26 = b[p]
     p += 1
-    if n20 > 126:
-        n20, p = _uvt(b, p, n20 + 1)
-        n20 -= 1
-    if n20 < 0:
-        raise DecodeError('LeaderAndIsrRequest.LiveLeaders: null where not nullable')
+    if 0 < h26 < 128:
+        n20 = h26 - 1
     else:
+        n20 = h26 - 1
+        if n20 > 126:
+            n20, p = _uvt(b, p, n20 + 1)
+            n20 -= 1
+        if n20 < 0:
+            raise DecodeError('LeaderAndIsrRequest.LiveLeaders: null where not nullable')
         if n20 > bl - p:
             raise DecodeError('LeaderAndIsrRequest.LiveLeaders: count ' + str(n20) + ' past the end')
-        xs21 = []
-        for _ in range(n20):
-            e22 = _new(_LeaderAndIsrRequest_LeaderAndIsrLiveLeader)
-            e22.broker_id, h23, = _S12.unpack_from(b, p)
-            p += 5
-            if 0 < h23 < 128:
-                q25 = p + h23 - 1
+    xs21 = []
+    for _ in range(n20):
+        e22 = _new(_LeaderAndIsrRequest_LeaderAndIsrLiveLeader)
+        e22.broker_id, h23, = _S12.unpack_from(b, p)
+        p += 5
+        if 0 < h23 < 128:
+            q25 = p + h23 - 1
+            e22.host_name = str(b[p:q25], 'utf-8')
+            p = q25
+        else:
+            n24 = h23 - 1
+            if n24 > 126:
+                n24, p = _uvt(b, p, n24 + 1)
+                n24 -= 1
+            if n24 < 0:
+                raise DecodeError('LeaderAndIsrLiveLeader.HostName: null where not nullable')
+            else:
+                q25 = p + n24
                 e22.host_name = str(b[p:q25], 'utf-8')
                 p = q25
-            else:
-                n24 = h23 - 1
-                if n24 > 126:
-                    n24, p = _uvt(b, p, n24 + 1)
-                    n24 -= 1
-                if n24 < 0:
-                    raise DecodeError('LeaderAndIsrLiveLeader.HostName: null where not nullable')
-                else:
-                    q25 = p + n24
-                    e22.host_name = str(b[p:q25], 'utf-8')
-                    p = q25
-            e22.port, = _S5.unpack_from(b, p)
-            p += 4
-            if b[p] == 0:  # no tagged fields, the common case
-                e22.unknown_tagged_fields = None
-                p += 1
-            else:
-                p = _t_LeaderAndIsrRequest_LeaderAndIsrLiveLeader_0(b, p, e22)
-            xs21.append(e22)
-        o.live_leaders = xs21
+        e22.port, = _S5.unpack_from(b, p)
+        p += 4
+        if b[p] == 0:  # no tagged fields, the common case
+            e22.unknown_tagged_fields = None
+            p += 1
+        else:
+            p = _t_LeaderAndIsrRequest_LeaderAndIsrLiveLeader_0(b, p, e22)
+        xs21.append(e22)
+    o.live_leaders = xs21
     o.is_k_raft_controller = False
     o.ungrouped_partition_states = []
     if b[p] == 0:  # no tagged fields, the common case
@@ -1471,185 +1486,192 @@ def _r_LeaderAndIsrRequest_6(b, p):
     o = _new(LeaderAndIsrRequest)
     o.controller_id, o.controller_epoch, o.broker_epoch, o.type, h1, = _S13.unpack_from(b, p)
     p += 18
-    n2 = h1 - 1
-    if n2 > 126:
-        n2, p = _uvt(b, p, n2 + 1)
-        n2 -= 1
-    if n2 < 0:
-        raise DecodeError('LeaderAndIsrRequest.TopicStates: null where not nullable')
+    if 0 < h1 < 128:
+        n2 = h1 - 1
     else:
+        n2 = h1 - 1
+        if n2 > 126:
+            n2, p = _uvt(b, p, n2 + 1)
+            n2 -= 1
+        if n2 < 0:
+            raise DecodeError('LeaderAndIsrRequest.TopicStates: null where not nullable')
         if n2 > bl - p:
             raise DecodeError('LeaderAndIsrRequest.TopicStates: count ' + str(n2) + ' past the end')
-        xs3 = []
-        for _ in range(n2):
-            e4 = _new(_LeaderAndIsrRequest_LeaderAndIsrTopicState)
-            h7 = b[p]
-            if 0 < h7 < 128:
-                q6 = p + h7
-                e4.topic_name = str(b[p + 1:q6], 'utf-8')
-                p = q6
+    xs3 = []
+    for _ in range(n2):
+        e4 = _new(_LeaderAndIsrRequest_LeaderAndIsrTopicState)
+        h7 = b[p]
+        if 0 < h7 < 128:
+            q6 = p + h7
+            e4.topic_name = str(b[p + 1:q6], 'utf-8')
+            p = q6
+        else:
+            p += 1
+            n5 = h7 - 1
+            if n5 > 126:
+                n5, p = _uvt(b, p, n5 + 1)
+                n5 -= 1
+            if n5 < 0:
+                raise DecodeError('LeaderAndIsrTopicState.TopicName: null where not nullable')
             else:
-                p += 1
-                n5 = h7 - 1
-                if n5 > 126:
-                    n5, p = _uvt(b, p, n5 + 1)
-                    n5 -= 1
-                if n5 < 0:
-                    raise DecodeError('LeaderAndIsrTopicState.TopicName: null where not nullable')
-                else:
-                    q6 = p + n5
-                    e4.topic_name = str(b[p:q6], 'utf-8')
-                    p = q6
-            e4.topic_id, h8, = _S14.unpack_from(b, p)
-            p += 17
+                q6 = p + n5
+                e4.topic_name = str(b[p:q6], 'utf-8')
+                p = q6
+        e4.topic_id, h8, = _S14.unpack_from(b, p)
+        p += 17
+        if 0 < h8 < 128:
+            n9 = h8 - 1
+        else:
             n9 = h8 - 1
             if n9 > 126:
                 n9, p = _uvt(b, p, n9 + 1)
                 n9 -= 1
             if n9 < 0:
                 raise DecodeError('LeaderAndIsrTopicState.PartitionStates: null where not nullable')
+            if n9 > bl - p:
+                raise DecodeError('LeaderAndIsrTopicState.PartitionStates: count ' + str(n9) + ' past the end')
+        xs10 = []
+        for _ in range(n9):
+            e11 = _new(_LeaderAndIsrRequest_LeaderAndIsrPartitionState)
+            e11.partition_index, e11.controller_epoch, e11.leader, e11.leader_epoch, h12, = _S11.unpack_from(b, p)
+            p += 17
+            if 0 < h12 < 65:
+                e11.isr = [*_UNPACK_i[h12](b, p)]
+                p += 4 * h12 - 4
             else:
-                if n9 > bl - p:
-                    raise DecodeError('LeaderAndIsrTopicState.PartitionStates: count ' + str(n9) + ' past the end')
-                xs10 = []
-                for _ in range(n9):
-                    e11 = _new(_LeaderAndIsrRequest_LeaderAndIsrPartitionState)
-                    e11.partition_index, e11.controller_epoch, e11.leader, e11.leader_epoch, h12, = _S11.unpack_from(b, p)
-                    p += 17
-                    if 0 < h12 < 65:
-                        e11.isr = [*_UNPACK_i[h12](b, p)]
-                        p += 4 * h12 - 4
-                    else:
-                        n13 = h12 - 1
-                        if n13 > 126:
-                            n13, p = _uvt(b, p, n13 + 1)
-                            n13 -= 1
-                        if n13 < 0:
-                            raise DecodeError('LeaderAndIsrPartitionState.Isr: null where not nullable')
-                        elif n13 < 64:
-                            e11.isr = [*_ARRAY_i[n13].unpack_from(b, p)]
-                            p += 4 * n13
-                        else:
-                            if n13 > bl - p:
-                                raise DecodeError('LeaderAndIsrPartitionState.Isr: count ' + str(n13) + ' past the end')
-                            e11.isr = [*_struct.Struct('>' + str(n13) + 'i').unpack_from(b, p)]
-                            p += 4 * n13
-                    e11.partition_epoch, h14, = _S12.unpack_from(b, p)
-                    p += 5
-                    if 0 < h14 < 65:
-                        e11.replicas = [*_UNPACK_i[h14](b, p)]
-                        p += 4 * h14 - 4
-                    else:
-                        n15 = h14 - 1
-                        if n15 > 126:
-                            n15, p = _uvt(b, p, n15 + 1)
-                            n15 -= 1
-                        if n15 < 0:
-                            raise DecodeError('LeaderAndIsrPartitionState.Replicas: null where not nullable')
-                        elif n15 < 64:
-                            e11.replicas = [*_ARRAY_i[n15].unpack_from(b, p)]
-                            p += 4 * n15
-                        else:
-                            if n15 > bl - p:
-                                raise DecodeError('LeaderAndIsrPartitionState.Replicas: count ' + str(n15) + ' past the end')
-                            e11.replicas = [*_struct.Struct('>' + str(n15) + 'i').unpack_from(b, p)]
-                            p += 4 * n15
-                    h17 = b[p]
-                    if 0 < h17 < 65:
-                        e11.adding_replicas = [*_UNPACK_i[h17](b, p + 1)]
-                        p += 4 * h17 - 3
-                    else:
-                        p += 1
-                        n16 = h17 - 1
-                        if n16 > 126:
-                            n16, p = _uvt(b, p, n16 + 1)
-                            n16 -= 1
-                        if n16 < 0:
-                            raise DecodeError('LeaderAndIsrPartitionState.AddingReplicas: null where not nullable')
-                        elif n16 < 64:
-                            e11.adding_replicas = [*_ARRAY_i[n16].unpack_from(b, p)]
-                            p += 4 * n16
-                        else:
-                            if n16 > bl - p:
-                                raise DecodeError('LeaderAndIsrPartitionState.AddingReplicas: count ' + str(n16) + ' past the end')
-                            e11.adding_replicas = [*_struct.Struct('>' + str(n16) + 'i').unpack_from(b, p)]
-                            p += 4 * n16
-                    h19 = b[p]
-                    if 0 < h19 < 65:
-                        e11.removing_replicas = [*_UNPACK_i[h19](b, p + 1)]
-                        p += 4 * h19 - 3
-                    else:
-                        p += 1
-                        n18 = h19 - 1
-                        if n18 > 126:
-                            n18, p = _uvt(b, p, n18 + 1)
-                            n18 -= 1
-                        if n18 < 0:
-                            raise DecodeError('LeaderAndIsrPartitionState.RemovingReplicas: null where not nullable')
-                        elif n18 < 64:
-                            e11.removing_replicas = [*_ARRAY_i[n18].unpack_from(b, p)]
-                            p += 4 * n18
-                        else:
-                            if n18 > bl - p:
-                                raise DecodeError('LeaderAndIsrPartitionState.RemovingReplicas: count ' + str(n18) + ' past the end')
-                            e11.removing_replicas = [*_struct.Struct('>' + str(n18) + 'i').unpack_from(b, p)]
-                            p += 4 * n18
-                    e11.is_new, e11.leader_recovery_state, = _S17.unpack_from(b, p)
-                    p += 2
-                    e11.topic_name = ''
-                    if b[p] == 0:  # no tagged fields, the common case
-                        e11.unknown_tagged_fields = None
-                        p += 1
-                    else:
-                        p = _t_LeaderAndIsrRequest_LeaderAndIsrPartitionState_0(b, p, e11)
-                    xs10.append(e11)
-                e4.partition_states = xs10
+                n13 = h12 - 1
+                if n13 > 126:
+                    n13, p = _uvt(b, p, n13 + 1)
+                    n13 -= 1
+                if n13 < 0:
+                    raise DecodeError('LeaderAndIsrPartitionState.Isr: null where not nullable')
+                elif n13 < 64:
+                    e11.isr = [*_ARRAY_i[n13].unpack_from(b, p)]
+                    p += 4 * n13
+                else:
+                    if n13 > bl - p:
+                        raise DecodeError('LeaderAndIsrPartitionState.Isr: count ' + str(n13) + ' past the end')
+                    e11.isr = [*_struct.Struct('>' + str(n13) + 'i').unpack_from(b, p)]
+                    p += 4 * n13
+            e11.partition_epoch, h14, = _S12.unpack_from(b, p)
+            p += 5
+            if 0 < h14 < 65:
+                e11.replicas = [*_UNPACK_i[h14](b, p)]
+                p += 4 * h14 - 4
+            else:
+                n15 = h14 - 1
+                if n15 > 126:
+                    n15, p = _uvt(b, p, n15 + 1)
+                    n15 -= 1
+                if n15 < 0:
+                    raise DecodeError('LeaderAndIsrPartitionState.Replicas: null where not nullable')
+                elif n15 < 64:
+                    e11.replicas = [*_ARRAY_i[n15].unpack_from(b, p)]
+                    p += 4 * n15
+                else:
+                    if n15 > bl - p:
+                        raise DecodeError('LeaderAndIsrPartitionState.Replicas: count ' + str(n15) + ' past the end')
+                    e11.replicas = [*_struct.Struct('>' + str(n15) + 'i').unpack_from(b, p)]
+                    p += 4 * n15
+            h17 = b[p]
+            if 0 < h17 < 65:
+                e11.adding_replicas = [*_UNPACK_i[h17](b, p + 1)]
+                p += 4 * h17 - 3
+            else:
+                p += 1
+                n16 = h17 - 1
+                if n16 > 126:
+                    n16, p = _uvt(b, p, n16 + 1)
+                    n16 -= 1
+                if n16 < 0:
+                    raise DecodeError('LeaderAndIsrPartitionState.AddingReplicas: null where not nullable')
+                elif n16 < 64:
+                    e11.adding_replicas = [*_ARRAY_i[n16].unpack_from(b, p)]
+                    p += 4 * n16
+                else:
+                    if n16 > bl - p:
+                        raise DecodeError('LeaderAndIsrPartitionState.AddingReplicas: count ' + str(n16) + ' past the end')
+                    e11.adding_replicas = [*_struct.Struct('>' + str(n16) + 'i').unpack_from(b, p)]
+                    p += 4 * n16
+            h19 = b[p]
+            if 0 < h19 < 65:
+                e11.removing_replicas = [*_UNPACK_i[h19](b, p + 1)]
+                p += 4 * h19 - 3
+            else:
+                p += 1
+                n18 = h19 - 1
+                if n18 > 126:
+                    n18, p = _uvt(b, p, n18 + 1)
+                    n18 -= 1
+                if n18 < 0:
+                    raise DecodeError('LeaderAndIsrPartitionState.RemovingReplicas: null where not nullable')
+                elif n18 < 64:
+                    e11.removing_replicas = [*_ARRAY_i[n18].unpack_from(b, p)]
+                    p += 4 * n18
+                else:
+                    if n18 > bl - p:
+                        raise DecodeError('LeaderAndIsrPartitionState.RemovingReplicas: count ' + str(n18) + ' past the end')
+                    e11.removing_replicas = [*_struct.Struct('>' + str(n18) + 'i').unpack_from(b, p)]
+                    p += 4 * n18
+            e11.is_new, e11.leader_recovery_state, = _S17.unpack_from(b, p)
+            p += 2
+            e11.topic_name = ''
             if b[p] == 0:  # no tagged fields, the common case
-                e4.unknown_tagged_fields = None
+                e11.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_LeaderAndIsrRequest_LeaderAndIsrTopicState_0(b, p, e4)
-            xs3.append(e4)
-        o.topic_states = xs3
-    n20 = b[p] - 1
+                p = _t_LeaderAndIsrRequest_LeaderAndIsrPartitionState_0(b, p, e11)
+            xs10.append(e11)
+        e4.partition_states = xs10
+        if b[p] == 0:  # no tagged fields, the common case
+            e4.unknown_tagged_fields = None
+            p += 1
+        else:
+            p = _t_LeaderAndIsrRequest_LeaderAndIsrTopicState_0(b, p, e4)
+        xs3.append(e4)
+    o.topic_states = xs3
+    h26 = b[p]
     p += 1
-    if n20 > 126:
-        n20, p = _uvt(b, p, n20 + 1)
-        n20 -= 1
-    if n20 < 0:
-        raise DecodeError('LeaderAndIsrRequest.LiveLeaders: null where not nullable')
+    if 0 < h26 < 128:
+        n20 = h26 - 1
     else:
+        n20 = h26 - 1
+        if n20 > 126:
+            n20, p = _uvt(b, p, n20 + 1)
+            n20 -= 1
+        if n20 < 0:
+            raise DecodeError('LeaderAndIsrRequest.LiveLeaders: null where not nullable')
         if n20 > bl - p:
             raise DecodeError('LeaderAndIsrRequest.LiveLeaders: count ' + str(n20) + ' past the end')
-        xs21 = []
-        for _ in range(n20):
-            e22 = _new(_LeaderAndIsrRequest_LeaderAndIsrLiveLeader)
-            e22.broker_id, h23, = _S12.unpack_from(b, p)
-            p += 5
-            if 0 < h23 < 128:
-                q25 = p + h23 - 1
+    xs21 = []
+    for _ in range(n20):
+        e22 = _new(_LeaderAndIsrRequest_LeaderAndIsrLiveLeader)
+        e22.broker_id, h23, = _S12.unpack_from(b, p)
+        p += 5
+        if 0 < h23 < 128:
+            q25 = p + h23 - 1
+            e22.host_name = str(b[p:q25], 'utf-8')
+            p = q25
+        else:
+            n24 = h23 - 1
+            if n24 > 126:
+                n24, p = _uvt(b, p, n24 + 1)
+                n24 -= 1
+            if n24 < 0:
+                raise DecodeError('LeaderAndIsrLiveLeader.HostName: null where not nullable')
+            else:
+                q25 = p + n24
                 e22.host_name = str(b[p:q25], 'utf-8')
                 p = q25
-            else:
-                n24 = h23 - 1
-                if n24 > 126:
-                    n24, p = _uvt(b, p, n24 + 1)
-                    n24 -= 1
-                if n24 < 0:
-                    raise DecodeError('LeaderAndIsrLiveLeader.HostName: null where not nullable')
-                else:
-                    q25 = p + n24
-                    e22.host_name = str(b[p:q25], 'utf-8')
-                    p = q25
-            e22.port, = _S5.unpack_from(b, p)
-            p += 4
-            if b[p] == 0:  # no tagged fields, the common case
-                e22.unknown_tagged_fields = None
-                p += 1
-            else:
-                p = _t_LeaderAndIsrRequest_LeaderAndIsrLiveLeader_0(b, p, e22)
-            xs21.append(e22)
-        o.live_leaders = xs21
+        e22.port, = _S5.unpack_from(b, p)
+        p += 4
+        if b[p] == 0:  # no tagged fields, the common case
+            e22.unknown_tagged_fields = None
+            p += 1
+        else:
+            p = _t_LeaderAndIsrRequest_LeaderAndIsrLiveLeader_0(b, p, e22)
+        xs21.append(e22)
+    o.live_leaders = xs21
     o.is_k_raft_controller = False
     o.ungrouped_partition_states = []
     if b[p] == 0:  # no tagged fields, the common case
@@ -1774,185 +1796,192 @@ def _r_LeaderAndIsrRequest_7(b, p):
     o = _new(LeaderAndIsrRequest)
     o.controller_id, o.is_k_raft_controller, o.controller_epoch, o.broker_epoch, o.type, h1, = _S18.unpack_from(b, p)
     p += 19
-    n2 = h1 - 1
-    if n2 > 126:
-        n2, p = _uvt(b, p, n2 + 1)
-        n2 -= 1
-    if n2 < 0:
-        raise DecodeError('LeaderAndIsrRequest.TopicStates: null where not nullable')
+    if 0 < h1 < 128:
+        n2 = h1 - 1
     else:
+        n2 = h1 - 1
+        if n2 > 126:
+            n2, p = _uvt(b, p, n2 + 1)
+            n2 -= 1
+        if n2 < 0:
+            raise DecodeError('LeaderAndIsrRequest.TopicStates: null where not nullable')
         if n2 > bl - p:
             raise DecodeError('LeaderAndIsrRequest.TopicStates: count ' + str(n2) + ' past the end')
-        xs3 = []
-        for _ in range(n2):
-            e4 = _new(_LeaderAndIsrRequest_LeaderAndIsrTopicState)
-            h7 = b[p]
-            if 0 < h7 < 128:
-                q6 = p + h7
-                e4.topic_name = str(b[p + 1:q6], 'utf-8')
-                p = q6
+    xs3 = []
+    for _ in range(n2):
+        e4 = _new(_LeaderAndIsrRequest_LeaderAndIsrTopicState)
+        h7 = b[p]
+        if 0 < h7 < 128:
+            q6 = p + h7
+            e4.topic_name = str(b[p + 1:q6], 'utf-8')
+            p = q6
+        else:
+            p += 1
+            n5 = h7 - 1
+            if n5 > 126:
+                n5, p = _uvt(b, p, n5 + 1)
+                n5 -= 1
+            if n5 < 0:
+                raise DecodeError('LeaderAndIsrTopicState.TopicName: null where not nullable')
             else:
-                p += 1
-                n5 = h7 - 1
-                if n5 > 126:
-                    n5, p = _uvt(b, p, n5 + 1)
-                    n5 -= 1
-                if n5 < 0:
-                    raise DecodeError('LeaderAndIsrTopicState.TopicName: null where not nullable')
-                else:
-                    q6 = p + n5
-                    e4.topic_name = str(b[p:q6], 'utf-8')
-                    p = q6
-            e4.topic_id, h8, = _S14.unpack_from(b, p)
-            p += 17
+                q6 = p + n5
+                e4.topic_name = str(b[p:q6], 'utf-8')
+                p = q6
+        e4.topic_id, h8, = _S14.unpack_from(b, p)
+        p += 17
+        if 0 < h8 < 128:
+            n9 = h8 - 1
+        else:
             n9 = h8 - 1
             if n9 > 126:
                 n9, p = _uvt(b, p, n9 + 1)
                 n9 -= 1
             if n9 < 0:
                 raise DecodeError('LeaderAndIsrTopicState.PartitionStates: null where not nullable')
+            if n9 > bl - p:
+                raise DecodeError('LeaderAndIsrTopicState.PartitionStates: count ' + str(n9) + ' past the end')
+        xs10 = []
+        for _ in range(n9):
+            e11 = _new(_LeaderAndIsrRequest_LeaderAndIsrPartitionState)
+            e11.partition_index, e11.controller_epoch, e11.leader, e11.leader_epoch, h12, = _S11.unpack_from(b, p)
+            p += 17
+            if 0 < h12 < 65:
+                e11.isr = [*_UNPACK_i[h12](b, p)]
+                p += 4 * h12 - 4
             else:
-                if n9 > bl - p:
-                    raise DecodeError('LeaderAndIsrTopicState.PartitionStates: count ' + str(n9) + ' past the end')
-                xs10 = []
-                for _ in range(n9):
-                    e11 = _new(_LeaderAndIsrRequest_LeaderAndIsrPartitionState)
-                    e11.partition_index, e11.controller_epoch, e11.leader, e11.leader_epoch, h12, = _S11.unpack_from(b, p)
-                    p += 17
-                    if 0 < h12 < 65:
-                        e11.isr = [*_UNPACK_i[h12](b, p)]
-                        p += 4 * h12 - 4
-                    else:
-                        n13 = h12 - 1
-                        if n13 > 126:
-                            n13, p = _uvt(b, p, n13 + 1)
-                            n13 -= 1
-                        if n13 < 0:
-                            raise DecodeError('LeaderAndIsrPartitionState.Isr: null where not nullable')
-                        elif n13 < 64:
-                            e11.isr = [*_ARRAY_i[n13].unpack_from(b, p)]
-                            p += 4 * n13
-                        else:
-                            if n13 > bl - p:
-                                raise DecodeError('LeaderAndIsrPartitionState.Isr: count ' + str(n13) + ' past the end')
-                            e11.isr = [*_struct.Struct('>' + str(n13) + 'i').unpack_from(b, p)]
-                            p += 4 * n13
-                    e11.partition_epoch, h14, = _S12.unpack_from(b, p)
-                    p += 5
-                    if 0 < h14 < 65:
-                        e11.replicas = [*_UNPACK_i[h14](b, p)]
-                        p += 4 * h14 - 4
-                    else:
-                        n15 = h14 - 1
-                        if n15 > 126:
-                            n15, p = _uvt(b, p, n15 + 1)
-                            n15 -= 1
-                        if n15 < 0:
-                            raise DecodeError('LeaderAndIsrPartitionState.Replicas: null where not nullable')
-                        elif n15 < 64:
-                            e11.replicas = [*_ARRAY_i[n15].unpack_from(b, p)]
-                            p += 4 * n15
-                        else:
-                            if n15 > bl - p:
-                                raise DecodeError('LeaderAndIsrPartitionState.Replicas: count ' + str(n15) + ' past the end')
-                            e11.replicas = [*_struct.Struct('>' + str(n15) + 'i').unpack_from(b, p)]
-                            p += 4 * n15
-                    h17 = b[p]
-                    if 0 < h17 < 65:
-                        e11.adding_replicas = [*_UNPACK_i[h17](b, p + 1)]
-                        p += 4 * h17 - 3
-                    else:
-                        p += 1
-                        n16 = h17 - 1
-                        if n16 > 126:
-                            n16, p = _uvt(b, p, n16 + 1)
-                            n16 -= 1
-                        if n16 < 0:
-                            raise DecodeError('LeaderAndIsrPartitionState.AddingReplicas: null where not nullable')
-                        elif n16 < 64:
-                            e11.adding_replicas = [*_ARRAY_i[n16].unpack_from(b, p)]
-                            p += 4 * n16
-                        else:
-                            if n16 > bl - p:
-                                raise DecodeError('LeaderAndIsrPartitionState.AddingReplicas: count ' + str(n16) + ' past the end')
-                            e11.adding_replicas = [*_struct.Struct('>' + str(n16) + 'i').unpack_from(b, p)]
-                            p += 4 * n16
-                    h19 = b[p]
-                    if 0 < h19 < 65:
-                        e11.removing_replicas = [*_UNPACK_i[h19](b, p + 1)]
-                        p += 4 * h19 - 3
-                    else:
-                        p += 1
-                        n18 = h19 - 1
-                        if n18 > 126:
-                            n18, p = _uvt(b, p, n18 + 1)
-                            n18 -= 1
-                        if n18 < 0:
-                            raise DecodeError('LeaderAndIsrPartitionState.RemovingReplicas: null where not nullable')
-                        elif n18 < 64:
-                            e11.removing_replicas = [*_ARRAY_i[n18].unpack_from(b, p)]
-                            p += 4 * n18
-                        else:
-                            if n18 > bl - p:
-                                raise DecodeError('LeaderAndIsrPartitionState.RemovingReplicas: count ' + str(n18) + ' past the end')
-                            e11.removing_replicas = [*_struct.Struct('>' + str(n18) + 'i').unpack_from(b, p)]
-                            p += 4 * n18
-                    e11.is_new, e11.leader_recovery_state, = _S17.unpack_from(b, p)
-                    p += 2
-                    e11.topic_name = ''
-                    if b[p] == 0:  # no tagged fields, the common case
-                        e11.unknown_tagged_fields = None
-                        p += 1
-                    else:
-                        p = _t_LeaderAndIsrRequest_LeaderAndIsrPartitionState_0(b, p, e11)
-                    xs10.append(e11)
-                e4.partition_states = xs10
+                n13 = h12 - 1
+                if n13 > 126:
+                    n13, p = _uvt(b, p, n13 + 1)
+                    n13 -= 1
+                if n13 < 0:
+                    raise DecodeError('LeaderAndIsrPartitionState.Isr: null where not nullable')
+                elif n13 < 64:
+                    e11.isr = [*_ARRAY_i[n13].unpack_from(b, p)]
+                    p += 4 * n13
+                else:
+                    if n13 > bl - p:
+                        raise DecodeError('LeaderAndIsrPartitionState.Isr: count ' + str(n13) + ' past the end')
+                    e11.isr = [*_struct.Struct('>' + str(n13) + 'i').unpack_from(b, p)]
+                    p += 4 * n13
+            e11.partition_epoch, h14, = _S12.unpack_from(b, p)
+            p += 5
+            if 0 < h14 < 65:
+                e11.replicas = [*_UNPACK_i[h14](b, p)]
+                p += 4 * h14 - 4
+            else:
+                n15 = h14 - 1
+                if n15 > 126:
+                    n15, p = _uvt(b, p, n15 + 1)
+                    n15 -= 1
+                if n15 < 0:
+                    raise DecodeError('LeaderAndIsrPartitionState.Replicas: null where not nullable')
+                elif n15 < 64:
+                    e11.replicas = [*_ARRAY_i[n15].unpack_from(b, p)]
+                    p += 4 * n15
+                else:
+                    if n15 > bl - p:
+                        raise DecodeError('LeaderAndIsrPartitionState.Replicas: count ' + str(n15) + ' past the end')
+                    e11.replicas = [*_struct.Struct('>' + str(n15) + 'i').unpack_from(b, p)]
+                    p += 4 * n15
+            h17 = b[p]
+            if 0 < h17 < 65:
+                e11.adding_replicas = [*_UNPACK_i[h17](b, p + 1)]
+                p += 4 * h17 - 3
+            else:
+                p += 1
+                n16 = h17 - 1
+                if n16 > 126:
+                    n16, p = _uvt(b, p, n16 + 1)
+                    n16 -= 1
+                if n16 < 0:
+                    raise DecodeError('LeaderAndIsrPartitionState.AddingReplicas: null where not nullable')
+                elif n16 < 64:
+                    e11.adding_replicas = [*_ARRAY_i[n16].unpack_from(b, p)]
+                    p += 4 * n16
+                else:
+                    if n16 > bl - p:
+                        raise DecodeError('LeaderAndIsrPartitionState.AddingReplicas: count ' + str(n16) + ' past the end')
+                    e11.adding_replicas = [*_struct.Struct('>' + str(n16) + 'i').unpack_from(b, p)]
+                    p += 4 * n16
+            h19 = b[p]
+            if 0 < h19 < 65:
+                e11.removing_replicas = [*_UNPACK_i[h19](b, p + 1)]
+                p += 4 * h19 - 3
+            else:
+                p += 1
+                n18 = h19 - 1
+                if n18 > 126:
+                    n18, p = _uvt(b, p, n18 + 1)
+                    n18 -= 1
+                if n18 < 0:
+                    raise DecodeError('LeaderAndIsrPartitionState.RemovingReplicas: null where not nullable')
+                elif n18 < 64:
+                    e11.removing_replicas = [*_ARRAY_i[n18].unpack_from(b, p)]
+                    p += 4 * n18
+                else:
+                    if n18 > bl - p:
+                        raise DecodeError('LeaderAndIsrPartitionState.RemovingReplicas: count ' + str(n18) + ' past the end')
+                    e11.removing_replicas = [*_struct.Struct('>' + str(n18) + 'i').unpack_from(b, p)]
+                    p += 4 * n18
+            e11.is_new, e11.leader_recovery_state, = _S17.unpack_from(b, p)
+            p += 2
+            e11.topic_name = ''
             if b[p] == 0:  # no tagged fields, the common case
-                e4.unknown_tagged_fields = None
+                e11.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_LeaderAndIsrRequest_LeaderAndIsrTopicState_0(b, p, e4)
-            xs3.append(e4)
-        o.topic_states = xs3
-    n20 = b[p] - 1
+                p = _t_LeaderAndIsrRequest_LeaderAndIsrPartitionState_0(b, p, e11)
+            xs10.append(e11)
+        e4.partition_states = xs10
+        if b[p] == 0:  # no tagged fields, the common case
+            e4.unknown_tagged_fields = None
+            p += 1
+        else:
+            p = _t_LeaderAndIsrRequest_LeaderAndIsrTopicState_0(b, p, e4)
+        xs3.append(e4)
+    o.topic_states = xs3
+    h26 = b[p]
     p += 1
-    if n20 > 126:
-        n20, p = _uvt(b, p, n20 + 1)
-        n20 -= 1
-    if n20 < 0:
-        raise DecodeError('LeaderAndIsrRequest.LiveLeaders: null where not nullable')
+    if 0 < h26 < 128:
+        n20 = h26 - 1
     else:
+        n20 = h26 - 1
+        if n20 > 126:
+            n20, p = _uvt(b, p, n20 + 1)
+            n20 -= 1
+        if n20 < 0:
+            raise DecodeError('LeaderAndIsrRequest.LiveLeaders: null where not nullable')
         if n20 > bl - p:
             raise DecodeError('LeaderAndIsrRequest.LiveLeaders: count ' + str(n20) + ' past the end')
-        xs21 = []
-        for _ in range(n20):
-            e22 = _new(_LeaderAndIsrRequest_LeaderAndIsrLiveLeader)
-            e22.broker_id, h23, = _S12.unpack_from(b, p)
-            p += 5
-            if 0 < h23 < 128:
-                q25 = p + h23 - 1
+    xs21 = []
+    for _ in range(n20):
+        e22 = _new(_LeaderAndIsrRequest_LeaderAndIsrLiveLeader)
+        e22.broker_id, h23, = _S12.unpack_from(b, p)
+        p += 5
+        if 0 < h23 < 128:
+            q25 = p + h23 - 1
+            e22.host_name = str(b[p:q25], 'utf-8')
+            p = q25
+        else:
+            n24 = h23 - 1
+            if n24 > 126:
+                n24, p = _uvt(b, p, n24 + 1)
+                n24 -= 1
+            if n24 < 0:
+                raise DecodeError('LeaderAndIsrLiveLeader.HostName: null where not nullable')
+            else:
+                q25 = p + n24
                 e22.host_name = str(b[p:q25], 'utf-8')
                 p = q25
-            else:
-                n24 = h23 - 1
-                if n24 > 126:
-                    n24, p = _uvt(b, p, n24 + 1)
-                    n24 -= 1
-                if n24 < 0:
-                    raise DecodeError('LeaderAndIsrLiveLeader.HostName: null where not nullable')
-                else:
-                    q25 = p + n24
-                    e22.host_name = str(b[p:q25], 'utf-8')
-                    p = q25
-            e22.port, = _S5.unpack_from(b, p)
-            p += 4
-            if b[p] == 0:  # no tagged fields, the common case
-                e22.unknown_tagged_fields = None
-                p += 1
-            else:
-                p = _t_LeaderAndIsrRequest_LeaderAndIsrLiveLeader_0(b, p, e22)
-            xs21.append(e22)
-        o.live_leaders = xs21
+        e22.port, = _S5.unpack_from(b, p)
+        p += 4
+        if b[p] == 0:  # no tagged fields, the common case
+            e22.unknown_tagged_fields = None
+            p += 1
+        else:
+            p = _t_LeaderAndIsrRequest_LeaderAndIsrLiveLeader_0(b, p, e22)
+        xs21.append(e22)
+    o.live_leaders = xs21
     o.ungrouped_partition_states = []
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
@@ -2168,44 +2197,46 @@ def _r_LeaderAndIsrResponse_1(b, p):
     o = _new(LeaderAndIsrResponse)
     o.error_code, h1, = _S21.unpack_from(b, p)
     p += 3
-    n2 = h1 - 1
-    if n2 > 126:
-        n2, p = _uvt(b, p, n2 + 1)
-        n2 -= 1
-    if n2 < 0:
-        raise DecodeError('LeaderAndIsrResponse.PartitionErrors: null where not nullable')
+    if 0 < h1 < 128:
+        n2 = h1 - 1
     else:
+        n2 = h1 - 1
+        if n2 > 126:
+            n2, p = _uvt(b, p, n2 + 1)
+            n2 -= 1
+        if n2 < 0:
+            raise DecodeError('LeaderAndIsrResponse.PartitionErrors: null where not nullable')
         if n2 > bl - p:
             raise DecodeError('LeaderAndIsrResponse.PartitionErrors: count ' + str(n2) + ' past the end')
-        xs3 = []
-        for _ in range(n2):
-            e4 = _new(_LeaderAndIsrResponse_LeaderAndIsrPartitionError)
-            h7 = b[p]
-            if 0 < h7 < 128:
-                q6 = p + h7
-                e4.topic_name = str(b[p + 1:q6], 'utf-8')
+    xs3 = []
+    for _ in range(n2):
+        e4 = _new(_LeaderAndIsrResponse_LeaderAndIsrPartitionError)
+        h7 = b[p]
+        if 0 < h7 < 128:
+            q6 = p + h7
+            e4.topic_name = str(b[p + 1:q6], 'utf-8')
+            p = q6
+        else:
+            p += 1
+            n5 = h7 - 1
+            if n5 > 126:
+                n5, p = _uvt(b, p, n5 + 1)
+                n5 -= 1
+            if n5 < 0:
+                raise DecodeError('LeaderAndIsrPartitionError.TopicName: null where not nullable')
+            else:
+                q6 = p + n5
+                e4.topic_name = str(b[p:q6], 'utf-8')
                 p = q6
-            else:
-                p += 1
-                n5 = h7 - 1
-                if n5 > 126:
-                    n5, p = _uvt(b, p, n5 + 1)
-                    n5 -= 1
-                if n5 < 0:
-                    raise DecodeError('LeaderAndIsrPartitionError.TopicName: null where not nullable')
-                else:
-                    q6 = p + n5
-                    e4.topic_name = str(b[p:q6], 'utf-8')
-                    p = q6
-            e4.partition_index, e4.error_code, = _S4.unpack_from(b, p)
-            p += 6
-            if b[p] == 0:  # no tagged fields, the common case
-                e4.unknown_tagged_fields = None
-                p += 1
-            else:
-                p = _t_LeaderAndIsrResponse_LeaderAndIsrPartitionError_0(b, p, e4)
-            xs3.append(e4)
-        o.partition_errors = xs3
+        e4.partition_index, e4.error_code, = _S4.unpack_from(b, p)
+        p += 6
+        if b[p] == 0:  # no tagged fields, the common case
+            e4.unknown_tagged_fields = None
+            p += 1
+        else:
+            p = _t_LeaderAndIsrResponse_LeaderAndIsrPartitionError_0(b, p, e4)
+        xs3.append(e4)
+    o.partition_errors = xs3
     o.topics = []
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
@@ -2275,49 +2306,53 @@ def _r_LeaderAndIsrResponse_2(b, p):
     o = _new(LeaderAndIsrResponse)
     o.error_code, h1, = _S21.unpack_from(b, p)
     p += 3
-    n2 = h1 - 1
-    if n2 > 126:
-        n2, p = _uvt(b, p, n2 + 1)
-        n2 -= 1
-    if n2 < 0:
-        raise DecodeError('LeaderAndIsrResponse.Topics: null where not nullable')
+    if 0 < h1 < 128:
+        n2 = h1 - 1
     else:
+        n2 = h1 - 1
+        if n2 > 126:
+            n2, p = _uvt(b, p, n2 + 1)
+            n2 -= 1
+        if n2 < 0:
+            raise DecodeError('LeaderAndIsrResponse.Topics: null where not nullable')
         if n2 > bl - p:
             raise DecodeError('LeaderAndIsrResponse.Topics: count ' + str(n2) + ' past the end')
-        xs3 = []
-        for _ in range(n2):
-            e4 = _new(_LeaderAndIsrResponse_LeaderAndIsrTopicError)
-            e4.topic_id, h5, = _S14.unpack_from(b, p)
-            p += 17
+    xs3 = []
+    for _ in range(n2):
+        e4 = _new(_LeaderAndIsrResponse_LeaderAndIsrTopicError)
+        e4.topic_id, h5, = _S14.unpack_from(b, p)
+        p += 17
+        if 0 < h5 < 128:
+            n6 = h5 - 1
+        else:
             n6 = h5 - 1
             if n6 > 126:
                 n6, p = _uvt(b, p, n6 + 1)
                 n6 -= 1
             if n6 < 0:
                 raise DecodeError('LeaderAndIsrTopicError.PartitionErrors: null where not nullable')
-            else:
-                if n6 > bl - p:
-                    raise DecodeError('LeaderAndIsrTopicError.PartitionErrors: count ' + str(n6) + ' past the end')
-                xs7 = []
-                for _ in range(n6):
-                    e8 = _new(_LeaderAndIsrResponse_LeaderAndIsrPartitionError)
-                    e8.partition_index, e8.error_code, = _S4.unpack_from(b, p)
-                    p += 6
-                    e8.topic_name = ''
-                    if b[p] == 0:  # no tagged fields, the common case
-                        e8.unknown_tagged_fields = None
-                        p += 1
-                    else:
-                        p = _t_LeaderAndIsrResponse_LeaderAndIsrPartitionError_0(b, p, e8)
-                    xs7.append(e8)
-                e4.partition_errors = xs7
+            if n6 > bl - p:
+                raise DecodeError('LeaderAndIsrTopicError.PartitionErrors: count ' + str(n6) + ' past the end')
+        xs7 = []
+        for _ in range(n6):
+            e8 = _new(_LeaderAndIsrResponse_LeaderAndIsrPartitionError)
+            e8.partition_index, e8.error_code, = _S4.unpack_from(b, p)
+            p += 6
+            e8.topic_name = ''
             if b[p] == 0:  # no tagged fields, the common case
-                e4.unknown_tagged_fields = None
+                e8.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_LeaderAndIsrResponse_LeaderAndIsrTopicError_0(b, p, e4)
-            xs3.append(e4)
-        o.topics = xs3
+                p = _t_LeaderAndIsrResponse_LeaderAndIsrPartitionError_0(b, p, e8)
+            xs7.append(e8)
+        e4.partition_errors = xs7
+        if b[p] == 0:  # no tagged fields, the common case
+            e4.unknown_tagged_fields = None
+            p += 1
+        else:
+            p = _t_LeaderAndIsrResponse_LeaderAndIsrTopicError_0(b, p, e4)
+        xs3.append(e4)
+    o.topics = xs3
     o.partition_errors = []
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None

@@ -115,51 +115,56 @@ def _r_LeaderChangeMessage_0(b, p):
     o = _new(LeaderChangeMessage)
     o.version, o.leader_id, h1, = _S0.unpack_from(b, p)
     p += 7
-    n2 = h1 - 1
-    if n2 > 126:
-        n2, p = _uvt(b, p, n2 + 1)
-        n2 -= 1
-    if n2 < 0:
-        raise DecodeError('LeaderChangeMessage.Voters: null where not nullable')
+    if 0 < h1 < 128:
+        n2 = h1 - 1
     else:
+        n2 = h1 - 1
+        if n2 > 126:
+            n2, p = _uvt(b, p, n2 + 1)
+            n2 -= 1
+        if n2 < 0:
+            raise DecodeError('LeaderChangeMessage.Voters: null where not nullable')
         if n2 > bl - p:
             raise DecodeError('LeaderChangeMessage.Voters: count ' + str(n2) + ' past the end')
-        xs3 = []
-        for _ in range(n2):
-            e4 = _new(_LeaderChangeMessage_Voter)
-            e4.voter_id, = _S1.unpack_from(b, p)
-            p += 4
-            e4.voter_directory_id = UUID_ZERO
-            if b[p] == 0:  # no tagged fields, the common case
-                e4.unknown_tagged_fields = None
-                p += 1
-            else:
-                p = _t_LeaderChangeMessage_Voter_0(b, p, e4)
-            xs3.append(e4)
-        o.voters = xs3
-    n5 = b[p] - 1
+    xs3 = []
+    for _ in range(n2):
+        e4 = _new(_LeaderChangeMessage_Voter)
+        e4.voter_id, = _S1.unpack_from(b, p)
+        p += 4
+        e4.voter_directory_id = UUID_ZERO
+        if b[p] == 0:  # no tagged fields, the common case
+            e4.unknown_tagged_fields = None
+            p += 1
+        else:
+            p = _t_LeaderChangeMessage_Voter_0(b, p, e4)
+        xs3.append(e4)
+    o.voters = xs3
+    h8 = b[p]
     p += 1
-    if n5 > 126:
-        n5, p = _uvt(b, p, n5 + 1)
-        n5 -= 1
-    if n5 < 0:
-        raise DecodeError('LeaderChangeMessage.GrantingVoters: null where not nullable')
+    if 0 < h8 < 128:
+        n5 = h8 - 1
     else:
+        n5 = h8 - 1
+        if n5 > 126:
+            n5, p = _uvt(b, p, n5 + 1)
+            n5 -= 1
+        if n5 < 0:
+            raise DecodeError('LeaderChangeMessage.GrantingVoters: null where not nullable')
         if n5 > bl - p:
             raise DecodeError('LeaderChangeMessage.GrantingVoters: count ' + str(n5) + ' past the end')
-        xs6 = []
-        for _ in range(n5):
-            e7 = _new(_LeaderChangeMessage_Voter)
-            e7.voter_id, = _S1.unpack_from(b, p)
-            p += 4
-            e7.voter_directory_id = UUID_ZERO
-            if b[p] == 0:  # no tagged fields, the common case
-                e7.unknown_tagged_fields = None
-                p += 1
-            else:
-                p = _t_LeaderChangeMessage_Voter_0(b, p, e7)
-            xs6.append(e7)
-        o.granting_voters = xs6
+    xs6 = []
+    for _ in range(n5):
+        e7 = _new(_LeaderChangeMessage_Voter)
+        e7.voter_id, = _S1.unpack_from(b, p)
+        p += 4
+        e7.voter_directory_id = UUID_ZERO
+        if b[p] == 0:  # no tagged fields, the common case
+            e7.unknown_tagged_fields = None
+            p += 1
+        else:
+            p = _t_LeaderChangeMessage_Voter_0(b, p, e7)
+        xs6.append(e7)
+    o.granting_voters = xs6
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         p += 1
@@ -211,49 +216,54 @@ def _r_LeaderChangeMessage_1(b, p):
     o = _new(LeaderChangeMessage)
     o.version, o.leader_id, h1, = _S0.unpack_from(b, p)
     p += 7
-    n2 = h1 - 1
-    if n2 > 126:
-        n2, p = _uvt(b, p, n2 + 1)
-        n2 -= 1
-    if n2 < 0:
-        raise DecodeError('LeaderChangeMessage.Voters: null where not nullable')
+    if 0 < h1 < 128:
+        n2 = h1 - 1
     else:
+        n2 = h1 - 1
+        if n2 > 126:
+            n2, p = _uvt(b, p, n2 + 1)
+            n2 -= 1
+        if n2 < 0:
+            raise DecodeError('LeaderChangeMessage.Voters: null where not nullable')
         if n2 > bl - p:
             raise DecodeError('LeaderChangeMessage.Voters: count ' + str(n2) + ' past the end')
-        xs3 = []
-        for _ in range(n2):
-            e4 = _new(_LeaderChangeMessage_Voter)
-            e4.voter_id, e4.voter_directory_id, = _S3.unpack_from(b, p)
-            p += 20
-            if b[p] == 0:  # no tagged fields, the common case
-                e4.unknown_tagged_fields = None
-                p += 1
-            else:
-                p = _t_LeaderChangeMessage_Voter_0(b, p, e4)
-            xs3.append(e4)
-        o.voters = xs3
-    n5 = b[p] - 1
+    xs3 = []
+    for _ in range(n2):
+        e4 = _new(_LeaderChangeMessage_Voter)
+        e4.voter_id, e4.voter_directory_id, = _S3.unpack_from(b, p)
+        p += 20
+        if b[p] == 0:  # no tagged fields, the common case
+            e4.unknown_tagged_fields = None
+            p += 1
+        else:
+            p = _t_LeaderChangeMessage_Voter_0(b, p, e4)
+        xs3.append(e4)
+    o.voters = xs3
+    h8 = b[p]
     p += 1
-    if n5 > 126:
-        n5, p = _uvt(b, p, n5 + 1)
-        n5 -= 1
-    if n5 < 0:
-        raise DecodeError('LeaderChangeMessage.GrantingVoters: null where not nullable')
+    if 0 < h8 < 128:
+        n5 = h8 - 1
     else:
+        n5 = h8 - 1
+        if n5 > 126:
+            n5, p = _uvt(b, p, n5 + 1)
+            n5 -= 1
+        if n5 < 0:
+            raise DecodeError('LeaderChangeMessage.GrantingVoters: null where not nullable')
         if n5 > bl - p:
             raise DecodeError('LeaderChangeMessage.GrantingVoters: count ' + str(n5) + ' past the end')
-        xs6 = []
-        for _ in range(n5):
-            e7 = _new(_LeaderChangeMessage_Voter)
-            e7.voter_id, e7.voter_directory_id, = _S3.unpack_from(b, p)
-            p += 20
-            if b[p] == 0:  # no tagged fields, the common case
-                e7.unknown_tagged_fields = None
-                p += 1
-            else:
-                p = _t_LeaderChangeMessage_Voter_0(b, p, e7)
-            xs6.append(e7)
-        o.granting_voters = xs6
+    xs6 = []
+    for _ in range(n5):
+        e7 = _new(_LeaderChangeMessage_Voter)
+        e7.voter_id, e7.voter_directory_id, = _S3.unpack_from(b, p)
+        p += 20
+        if b[p] == 0:  # no tagged fields, the common case
+            e7.unknown_tagged_fields = None
+            p += 1
+        else:
+            p = _t_LeaderChangeMessage_Voter_0(b, p, e7)
+        xs6.append(e7)
+    o.granting_voters = xs6
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         p += 1

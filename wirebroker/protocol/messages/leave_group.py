@@ -270,64 +270,67 @@ def _r_LeaveGroupRequest_2(b, p):
             q2 = p + n1
             o.group_id = str(b[p:q2], 'utf-8')
             p = q2
-    n4 = b[p] - 1
+    h13 = b[p]
     p += 1
-    if n4 > 126:
-        n4, p = _uvt(b, p, n4 + 1)
-        n4 -= 1
-    if n4 < 0:
-        raise DecodeError('LeaveGroupRequest.Members: null where not nullable')
+    if 0 < h13 < 128:
+        n4 = h13 - 1
     else:
+        n4 = h13 - 1
+        if n4 > 126:
+            n4, p = _uvt(b, p, n4 + 1)
+            n4 -= 1
+        if n4 < 0:
+            raise DecodeError('LeaveGroupRequest.Members: null where not nullable')
         if n4 > bl - p:
             raise DecodeError('LeaveGroupRequest.Members: count ' + str(n4) + ' past the end')
-        xs5 = []
-        for _ in range(n4):
-            e6 = _new(_LeaveGroupRequest_MemberIdentity)
-            h9 = b[p]
-            if 0 < h9 < 128:
-                q8 = p + h9
-                e6.member_id = str(b[p + 1:q8], 'utf-8')
+    xs5 = []
+    for _ in range(n4):
+        e6 = _new(_LeaveGroupRequest_MemberIdentity)
+        h9 = b[p]
+        if 0 < h9 < 128:
+            q8 = p + h9
+            e6.member_id = str(b[p + 1:q8], 'utf-8')
+            p = q8
+        else:
+            p += 1
+            n7 = h9 - 1
+            if n7 > 126:
+                n7, p = _uvt(b, p, n7 + 1)
+                n7 -= 1
+            if n7 < 0:
+                raise DecodeError('MemberIdentity.MemberId: null where not nullable')
+            else:
+                q8 = p + n7
+                e6.member_id = str(b[p:q8], 'utf-8')
                 p = q8
-            else:
-                p += 1
-                n7 = h9 - 1
-                if n7 > 126:
-                    n7, p = _uvt(b, p, n7 + 1)
-                    n7 -= 1
-                if n7 < 0:
-                    raise DecodeError('MemberIdentity.MemberId: null where not nullable')
-                else:
-                    q8 = p + n7
-                    e6.member_id = str(b[p:q8], 'utf-8')
-                    p = q8
-            h12 = b[p]
-            if 0 < h12 < 128:
-                q11 = p + h12
-                e6.group_instance_id = str(b[p + 1:q11], 'utf-8')
-                p = q11
-            elif h12 == 0:
+        h12 = b[p]
+        if 0 < h12 < 128:
+            q11 = p + h12
+            e6.group_instance_id = str(b[p + 1:q11], 'utf-8')
+            p = q11
+        elif h12 == 0:
+            e6.group_instance_id = None
+            p += 1
+        else:
+            p += 1
+            n10 = h12 - 1
+            if n10 > 126:
+                n10, p = _uvt(b, p, n10 + 1)
+                n10 -= 1
+            if n10 < 0:
                 e6.group_instance_id = None
-                p += 1
             else:
-                p += 1
-                n10 = h12 - 1
-                if n10 > 126:
-                    n10, p = _uvt(b, p, n10 + 1)
-                    n10 -= 1
-                if n10 < 0:
-                    e6.group_instance_id = None
-                else:
-                    q11 = p + n10
-                    e6.group_instance_id = str(b[p:q11], 'utf-8')
-                    p = q11
-            e6.reason = None
-            if b[p] == 0:  # no tagged fields, the common case
-                e6.unknown_tagged_fields = None
-                p += 1
-            else:
-                p = _t_LeaveGroupRequest_MemberIdentity_0(b, p, e6)
-            xs5.append(e6)
-        o.members = xs5
+                q11 = p + n10
+                e6.group_instance_id = str(b[p:q11], 'utf-8')
+                p = q11
+        e6.reason = None
+        if b[p] == 0:  # no tagged fields, the common case
+            e6.unknown_tagged_fields = None
+            p += 1
+        else:
+            p = _t_LeaveGroupRequest_MemberIdentity_0(b, p, e6)
+        xs5.append(e6)
+    o.members = xs5
     o.member_id = ''
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
@@ -406,83 +409,86 @@ def _r_LeaveGroupRequest_3(b, p):
             q2 = p + n1
             o.group_id = str(b[p:q2], 'utf-8')
             p = q2
-    n4 = b[p] - 1
+    h16 = b[p]
     p += 1
-    if n4 > 126:
-        n4, p = _uvt(b, p, n4 + 1)
-        n4 -= 1
-    if n4 < 0:
-        raise DecodeError('LeaveGroupRequest.Members: null where not nullable')
+    if 0 < h16 < 128:
+        n4 = h16 - 1
     else:
+        n4 = h16 - 1
+        if n4 > 126:
+            n4, p = _uvt(b, p, n4 + 1)
+            n4 -= 1
+        if n4 < 0:
+            raise DecodeError('LeaveGroupRequest.Members: null where not nullable')
         if n4 > bl - p:
             raise DecodeError('LeaveGroupRequest.Members: count ' + str(n4) + ' past the end')
-        xs5 = []
-        for _ in range(n4):
-            e6 = _new(_LeaveGroupRequest_MemberIdentity)
-            h9 = b[p]
-            if 0 < h9 < 128:
-                q8 = p + h9
-                e6.member_id = str(b[p + 1:q8], 'utf-8')
+    xs5 = []
+    for _ in range(n4):
+        e6 = _new(_LeaveGroupRequest_MemberIdentity)
+        h9 = b[p]
+        if 0 < h9 < 128:
+            q8 = p + h9
+            e6.member_id = str(b[p + 1:q8], 'utf-8')
+            p = q8
+        else:
+            p += 1
+            n7 = h9 - 1
+            if n7 > 126:
+                n7, p = _uvt(b, p, n7 + 1)
+                n7 -= 1
+            if n7 < 0:
+                raise DecodeError('MemberIdentity.MemberId: null where not nullable')
+            else:
+                q8 = p + n7
+                e6.member_id = str(b[p:q8], 'utf-8')
                 p = q8
-            else:
-                p += 1
-                n7 = h9 - 1
-                if n7 > 126:
-                    n7, p = _uvt(b, p, n7 + 1)
-                    n7 -= 1
-                if n7 < 0:
-                    raise DecodeError('MemberIdentity.MemberId: null where not nullable')
-                else:
-                    q8 = p + n7
-                    e6.member_id = str(b[p:q8], 'utf-8')
-                    p = q8
-            h12 = b[p]
-            if 0 < h12 < 128:
-                q11 = p + h12
-                e6.group_instance_id = str(b[p + 1:q11], 'utf-8')
-                p = q11
-            elif h12 == 0:
+        h12 = b[p]
+        if 0 < h12 < 128:
+            q11 = p + h12
+            e6.group_instance_id = str(b[p + 1:q11], 'utf-8')
+            p = q11
+        elif h12 == 0:
+            e6.group_instance_id = None
+            p += 1
+        else:
+            p += 1
+            n10 = h12 - 1
+            if n10 > 126:
+                n10, p = _uvt(b, p, n10 + 1)
+                n10 -= 1
+            if n10 < 0:
                 e6.group_instance_id = None
-                p += 1
             else:
-                p += 1
-                n10 = h12 - 1
-                if n10 > 126:
-                    n10, p = _uvt(b, p, n10 + 1)
-                    n10 -= 1
-                if n10 < 0:
-                    e6.group_instance_id = None
-                else:
-                    q11 = p + n10
-                    e6.group_instance_id = str(b[p:q11], 'utf-8')
-                    p = q11
-            h15 = b[p]
-            if 0 < h15 < 128:
-                q14 = p + h15
-                e6.reason = str(b[p + 1:q14], 'utf-8')
-                p = q14
-            elif h15 == 0:
+                q11 = p + n10
+                e6.group_instance_id = str(b[p:q11], 'utf-8')
+                p = q11
+        h15 = b[p]
+        if 0 < h15 < 128:
+            q14 = p + h15
+            e6.reason = str(b[p + 1:q14], 'utf-8')
+            p = q14
+        elif h15 == 0:
+            e6.reason = None
+            p += 1
+        else:
+            p += 1
+            n13 = h15 - 1
+            if n13 > 126:
+                n13, p = _uvt(b, p, n13 + 1)
+                n13 -= 1
+            if n13 < 0:
                 e6.reason = None
-                p += 1
             else:
-                p += 1
-                n13 = h15 - 1
-                if n13 > 126:
-                    n13, p = _uvt(b, p, n13 + 1)
-                    n13 -= 1
-                if n13 < 0:
-                    e6.reason = None
-                else:
-                    q14 = p + n13
-                    e6.reason = str(b[p:q14], 'utf-8')
-                    p = q14
-            if b[p] == 0:  # no tagged fields, the common case
-                e6.unknown_tagged_fields = None
-                p += 1
-            else:
-                p = _t_LeaveGroupRequest_MemberIdentity_0(b, p, e6)
-            xs5.append(e6)
-        o.members = xs5
+                q14 = p + n13
+                e6.reason = str(b[p:q14], 'utf-8')
+                p = q14
+        if b[p] == 0:  # no tagged fields, the common case
+            e6.unknown_tagged_fields = None
+            p += 1
+        else:
+            p = _t_LeaveGroupRequest_MemberIdentity_0(b, p, e6)
+        xs5.append(e6)
+    o.members = xs5
     o.member_id = ''
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
@@ -700,64 +706,66 @@ def _r_LeaveGroupResponse_3(b, p):
     o = _new(LeaveGroupResponse)
     o.throttle_time_ms, o.error_code, h1, = _S4.unpack_from(b, p)
     p += 7
-    n2 = h1 - 1
-    if n2 > 126:
-        n2, p = _uvt(b, p, n2 + 1)
-        n2 -= 1
-    if n2 < 0:
-        raise DecodeError('LeaveGroupResponse.Members: null where not nullable')
+    if 0 < h1 < 128:
+        n2 = h1 - 1
     else:
+        n2 = h1 - 1
+        if n2 > 126:
+            n2, p = _uvt(b, p, n2 + 1)
+            n2 -= 1
+        if n2 < 0:
+            raise DecodeError('LeaveGroupResponse.Members: null where not nullable')
         if n2 > bl - p:
             raise DecodeError('LeaveGroupResponse.Members: count ' + str(n2) + ' past the end')
-        xs3 = []
-        for _ in range(n2):
-            e4 = _new(_LeaveGroupResponse_MemberResponse)
-            h7 = b[p]
-            if 0 < h7 < 128:
-                q6 = p + h7
-                e4.member_id = str(b[p + 1:q6], 'utf-8')
+    xs3 = []
+    for _ in range(n2):
+        e4 = _new(_LeaveGroupResponse_MemberResponse)
+        h7 = b[p]
+        if 0 < h7 < 128:
+            q6 = p + h7
+            e4.member_id = str(b[p + 1:q6], 'utf-8')
+            p = q6
+        else:
+            p += 1
+            n5 = h7 - 1
+            if n5 > 126:
+                n5, p = _uvt(b, p, n5 + 1)
+                n5 -= 1
+            if n5 < 0:
+                raise DecodeError('MemberResponse.MemberId: null where not nullable')
+            else:
+                q6 = p + n5
+                e4.member_id = str(b[p:q6], 'utf-8')
                 p = q6
-            else:
-                p += 1
-                n5 = h7 - 1
-                if n5 > 126:
-                    n5, p = _uvt(b, p, n5 + 1)
-                    n5 -= 1
-                if n5 < 0:
-                    raise DecodeError('MemberResponse.MemberId: null where not nullable')
-                else:
-                    q6 = p + n5
-                    e4.member_id = str(b[p:q6], 'utf-8')
-                    p = q6
-            h10 = b[p]
-            if 0 < h10 < 128:
-                q9 = p + h10
-                e4.group_instance_id = str(b[p + 1:q9], 'utf-8')
-                p = q9
-            elif h10 == 0:
+        h10 = b[p]
+        if 0 < h10 < 128:
+            q9 = p + h10
+            e4.group_instance_id = str(b[p + 1:q9], 'utf-8')
+            p = q9
+        elif h10 == 0:
+            e4.group_instance_id = None
+            p += 1
+        else:
+            p += 1
+            n8 = h10 - 1
+            if n8 > 126:
+                n8, p = _uvt(b, p, n8 + 1)
+                n8 -= 1
+            if n8 < 0:
                 e4.group_instance_id = None
-                p += 1
             else:
-                p += 1
-                n8 = h10 - 1
-                if n8 > 126:
-                    n8, p = _uvt(b, p, n8 + 1)
-                    n8 -= 1
-                if n8 < 0:
-                    e4.group_instance_id = None
-                else:
-                    q9 = p + n8
-                    e4.group_instance_id = str(b[p:q9], 'utf-8')
-                    p = q9
-            e4.error_code, = _S0.unpack_from(b, p)
-            p += 2
-            if b[p] == 0:  # no tagged fields, the common case
-                e4.unknown_tagged_fields = None
-                p += 1
-            else:
-                p = _t_LeaveGroupResponse_MemberResponse_0(b, p, e4)
-            xs3.append(e4)
-        o.members = xs3
+                q9 = p + n8
+                e4.group_instance_id = str(b[p:q9], 'utf-8')
+                p = q9
+        e4.error_code, = _S0.unpack_from(b, p)
+        p += 2
+        if b[p] == 0:  # no tagged fields, the common case
+            e4.unknown_tagged_fields = None
+            p += 1
+        else:
+            p = _t_LeaveGroupResponse_MemberResponse_0(b, p, e4)
+        xs3.append(e4)
+    o.members = xs3
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         p += 1

@@ -226,43 +226,45 @@ def _r_ListConfigResourcesResponse_0(b, p):
     o = _new(ListConfigResourcesResponse)
     o.throttle_time_ms, o.error_code, h1, = _S0.unpack_from(b, p)
     p += 7
-    n2 = h1 - 1
-    if n2 > 126:
-        n2, p = _uvt(b, p, n2 + 1)
-        n2 -= 1
-    if n2 < 0:
-        raise DecodeError('ListConfigResourcesResponse.ConfigResources: null where not nullable')
+    if 0 < h1 < 128:
+        n2 = h1 - 1
     else:
+        n2 = h1 - 1
+        if n2 > 126:
+            n2, p = _uvt(b, p, n2 + 1)
+            n2 -= 1
+        if n2 < 0:
+            raise DecodeError('ListConfigResourcesResponse.ConfigResources: null where not nullable')
         if n2 > bl - p:
             raise DecodeError('ListConfigResourcesResponse.ConfigResources: count ' + str(n2) + ' past the end')
-        xs3 = []
-        for _ in range(n2):
-            e4 = _new(_ListConfigResourcesResponse_ConfigResource)
-            h7 = b[p]
-            if 0 < h7 < 128:
-                q6 = p + h7
-                e4.resource_name = str(b[p + 1:q6], 'utf-8')
+    xs3 = []
+    for _ in range(n2):
+        e4 = _new(_ListConfigResourcesResponse_ConfigResource)
+        h7 = b[p]
+        if 0 < h7 < 128:
+            q6 = p + h7
+            e4.resource_name = str(b[p + 1:q6], 'utf-8')
+            p = q6
+        else:
+            p += 1
+            n5 = h7 - 1
+            if n5 > 126:
+                n5, p = _uvt(b, p, n5 + 1)
+                n5 -= 1
+            if n5 < 0:
+                raise DecodeError('ConfigResource.ResourceName: null where not nullable')
+            else:
+                q6 = p + n5
+                e4.resource_name = str(b[p:q6], 'utf-8')
                 p = q6
-            else:
-                p += 1
-                n5 = h7 - 1
-                if n5 > 126:
-                    n5, p = _uvt(b, p, n5 + 1)
-                    n5 -= 1
-                if n5 < 0:
-                    raise DecodeError('ConfigResource.ResourceName: null where not nullable')
-                else:
-                    q6 = p + n5
-                    e4.resource_name = str(b[p:q6], 'utf-8')
-                    p = q6
-            e4.resource_type = 16
-            if b[p] == 0:  # no tagged fields, the common case
-                e4.unknown_tagged_fields = None
-                p += 1
-            else:
-                p = _t_ListConfigResourcesResponse_ConfigResource_0(b, p, e4)
-            xs3.append(e4)
-        o.config_resources = xs3
+        e4.resource_type = 16
+        if b[p] == 0:  # no tagged fields, the common case
+            e4.unknown_tagged_fields = None
+            p += 1
+        else:
+            p = _t_ListConfigResourcesResponse_ConfigResource_0(b, p, e4)
+        xs3.append(e4)
+    o.config_resources = xs3
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         p += 1
@@ -305,44 +307,46 @@ def _r_ListConfigResourcesResponse_1(b, p):
     o = _new(ListConfigResourcesResponse)
     o.throttle_time_ms, o.error_code, h1, = _S0.unpack_from(b, p)
     p += 7
-    n2 = h1 - 1
-    if n2 > 126:
-        n2, p = _uvt(b, p, n2 + 1)
-        n2 -= 1
-    if n2 < 0:
-        raise DecodeError('ListConfigResourcesResponse.ConfigResources: null where not nullable')
+    if 0 < h1 < 128:
+        n2 = h1 - 1
     else:
+        n2 = h1 - 1
+        if n2 > 126:
+            n2, p = _uvt(b, p, n2 + 1)
+            n2 -= 1
+        if n2 < 0:
+            raise DecodeError('ListConfigResourcesResponse.ConfigResources: null where not nullable')
         if n2 > bl - p:
             raise DecodeError('ListConfigResourcesResponse.ConfigResources: count ' + str(n2) + ' past the end')
-        xs3 = []
-        for _ in range(n2):
-            e4 = _new(_ListConfigResourcesResponse_ConfigResource)
-            h7 = b[p]
-            if 0 < h7 < 128:
-                q6 = p + h7
-                e4.resource_name = str(b[p + 1:q6], 'utf-8')
-                p = q6
-            else:
-                p += 1
-                n5 = h7 - 1
-                if n5 > 126:
-                    n5, p = _uvt(b, p, n5 + 1)
-                    n5 -= 1
-                if n5 < 0:
-                    raise DecodeError('ConfigResource.ResourceName: null where not nullable')
-                else:
-                    q6 = p + n5
-                    e4.resource_name = str(b[p:q6], 'utf-8')
-                    p = q6
-            e4.resource_type, = _S2.unpack_from(b, p)
+    xs3 = []
+    for _ in range(n2):
+        e4 = _new(_ListConfigResourcesResponse_ConfigResource)
+        h7 = b[p]
+        if 0 < h7 < 128:
+            q6 = p + h7
+            e4.resource_name = str(b[p + 1:q6], 'utf-8')
+            p = q6
+        else:
             p += 1
-            if b[p] == 0:  # no tagged fields, the common case
-                e4.unknown_tagged_fields = None
-                p += 1
+            n5 = h7 - 1
+            if n5 > 126:
+                n5, p = _uvt(b, p, n5 + 1)
+                n5 -= 1
+            if n5 < 0:
+                raise DecodeError('ConfigResource.ResourceName: null where not nullable')
             else:
-                p = _t_ListConfigResourcesResponse_ConfigResource_0(b, p, e4)
-            xs3.append(e4)
-        o.config_resources = xs3
+                q6 = p + n5
+                e4.resource_name = str(b[p:q6], 'utf-8')
+                p = q6
+        e4.resource_type, = _S2.unpack_from(b, p)
+        p += 1
+        if b[p] == 0:  # no tagged fields, the common case
+            e4.unknown_tagged_fields = None
+            p += 1
+        else:
+            p = _t_ListConfigResourcesResponse_ConfigResource_0(b, p, e4)
+        xs3.append(e4)
+    o.config_resources = xs3
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         p += 1

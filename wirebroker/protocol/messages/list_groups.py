@@ -153,37 +153,40 @@ def _w_ListGroupsRequest_1(o, w):
 def _r_ListGroupsRequest_2(b, p):
     bl = len(b)
     o = _new(ListGroupsRequest)
-    n1 = b[p] - 1
+    h7 = b[p]
     p += 1
-    if n1 > 126:
-        n1, p = _uvt(b, p, n1 + 1)
-        n1 -= 1
-    if n1 < 0:
-        raise DecodeError('ListGroupsRequest.StatesFilter: null where not nullable')
+    if 0 < h7 < 128:
+        n1 = h7 - 1
     else:
+        n1 = h7 - 1
+        if n1 > 126:
+            n1, p = _uvt(b, p, n1 + 1)
+            n1 -= 1
+        if n1 < 0:
+            raise DecodeError('ListGroupsRequest.StatesFilter: null where not nullable')
         if n1 > bl - p:
             raise DecodeError('ListGroupsRequest.StatesFilter: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            h6 = b[p]
-            if 0 < h6 < 128:
-                q5 = p + h6
-                e3 = str(b[p + 1:q5], 'utf-8')
-                p = q5
+    xs2 = []
+    for _ in range(n1):
+        h6 = b[p]
+        if 0 < h6 < 128:
+            q5 = p + h6
+            e3 = str(b[p + 1:q5], 'utf-8')
+            p = q5
+        else:
+            p += 1
+            n4 = h6 - 1
+            if n4 > 126:
+                n4, p = _uvt(b, p, n4 + 1)
+                n4 -= 1
+            if n4 < 0:
+                raise DecodeError('ListGroupsRequest.StatesFilter: null element')
             else:
-                p += 1
-                n4 = h6 - 1
-                if n4 > 126:
-                    n4, p = _uvt(b, p, n4 + 1)
-                    n4 -= 1
-                if n4 < 0:
-                    raise DecodeError('ListGroupsRequest.StatesFilter: null element')
-                else:
-                    q5 = p + n4
-                    e3 = str(b[p:q5], 'utf-8')
-                    p = q5
-            xs2.append(e3)
-        o.states_filter = xs2
+                q5 = p + n4
+                e3 = str(b[p:q5], 'utf-8')
+                p = q5
+        xs2.append(e3)
+    o.states_filter = xs2
     o.types_filter = []
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
@@ -222,68 +225,74 @@ def _w_ListGroupsRequest_2(o, w):
 def _r_ListGroupsRequest_3(b, p):
     bl = len(b)
     o = _new(ListGroupsRequest)
-    n1 = b[p] - 1
+    h7 = b[p]
     p += 1
-    if n1 > 126:
-        n1, p = _uvt(b, p, n1 + 1)
-        n1 -= 1
-    if n1 < 0:
-        raise DecodeError('ListGroupsRequest.StatesFilter: null where not nullable')
+    if 0 < h7 < 128:
+        n1 = h7 - 1
     else:
+        n1 = h7 - 1
+        if n1 > 126:
+            n1, p = _uvt(b, p, n1 + 1)
+            n1 -= 1
+        if n1 < 0:
+            raise DecodeError('ListGroupsRequest.StatesFilter: null where not nullable')
         if n1 > bl - p:
             raise DecodeError('ListGroupsRequest.StatesFilter: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            h6 = b[p]
-            if 0 < h6 < 128:
-                q5 = p + h6
-                e3 = str(b[p + 1:q5], 'utf-8')
+    xs2 = []
+    for _ in range(n1):
+        h6 = b[p]
+        if 0 < h6 < 128:
+            q5 = p + h6
+            e3 = str(b[p + 1:q5], 'utf-8')
+            p = q5
+        else:
+            p += 1
+            n4 = h6 - 1
+            if n4 > 126:
+                n4, p = _uvt(b, p, n4 + 1)
+                n4 -= 1
+            if n4 < 0:
+                raise DecodeError('ListGroupsRequest.StatesFilter: null element')
+            else:
+                q5 = p + n4
+                e3 = str(b[p:q5], 'utf-8')
                 p = q5
-            else:
-                p += 1
-                n4 = h6 - 1
-                if n4 > 126:
-                    n4, p = _uvt(b, p, n4 + 1)
-                    n4 -= 1
-                if n4 < 0:
-                    raise DecodeError('ListGroupsRequest.StatesFilter: null element')
-                else:
-                    q5 = p + n4
-                    e3 = str(b[p:q5], 'utf-8')
-                    p = q5
-            xs2.append(e3)
-        o.states_filter = xs2
-    n7 = b[p] - 1
+        xs2.append(e3)
+    o.states_filter = xs2
+    h14 = b[p]
     p += 1
-    if n7 > 126:
-        n7, p = _uvt(b, p, n7 + 1)
-        n7 -= 1
-    if n7 < 0:
-        raise DecodeError('ListGroupsRequest.TypesFilter: null where not nullable')
+    if 0 < h14 < 128:
+        n8 = h14 - 1
     else:
-        if n7 > bl - p:
-            raise DecodeError('ListGroupsRequest.TypesFilter: count ' + str(n7) + ' past the end')
-        xs8 = []
-        for _ in range(n7):
-            h12 = b[p]
-            if 0 < h12 < 128:
-                q11 = p + h12
-                e9 = str(b[p + 1:q11], 'utf-8')
-                p = q11
+        n8 = h14 - 1
+        if n8 > 126:
+            n8, p = _uvt(b, p, n8 + 1)
+            n8 -= 1
+        if n8 < 0:
+            raise DecodeError('ListGroupsRequest.TypesFilter: null where not nullable')
+        if n8 > bl - p:
+            raise DecodeError('ListGroupsRequest.TypesFilter: count ' + str(n8) + ' past the end')
+    xs9 = []
+    for _ in range(n8):
+        h13 = b[p]
+        if 0 < h13 < 128:
+            q12 = p + h13
+            e10 = str(b[p + 1:q12], 'utf-8')
+            p = q12
+        else:
+            p += 1
+            n11 = h13 - 1
+            if n11 > 126:
+                n11, p = _uvt(b, p, n11 + 1)
+                n11 -= 1
+            if n11 < 0:
+                raise DecodeError('ListGroupsRequest.TypesFilter: null element')
             else:
-                p += 1
-                n10 = h12 - 1
-                if n10 > 126:
-                    n10, p = _uvt(b, p, n10 + 1)
-                    n10 -= 1
-                if n10 < 0:
-                    raise DecodeError('ListGroupsRequest.TypesFilter: null element')
-                else:
-                    q11 = p + n10
-                    e9 = str(b[p:q11], 'utf-8')
-                    p = q11
-            xs8.append(e9)
-        o.types_filter = xs8
+                q12 = p + n11
+                e10 = str(b[p:q12], 'utf-8')
+                p = q12
+        xs9.append(e10)
+    o.types_filter = xs9
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         p += 1
@@ -495,61 +504,63 @@ def _r_ListGroupsResponse_2(b, p):
     o = _new(ListGroupsResponse)
     o.throttle_time_ms, o.error_code, h1, = _S5.unpack_from(b, p)
     p += 7
-    n2 = h1 - 1
-    if n2 > 126:
-        n2, p = _uvt(b, p, n2 + 1)
-        n2 -= 1
-    if n2 < 0:
-        raise DecodeError('ListGroupsResponse.Groups: null where not nullable')
+    if 0 < h1 < 128:
+        n2 = h1 - 1
     else:
+        n2 = h1 - 1
+        if n2 > 126:
+            n2, p = _uvt(b, p, n2 + 1)
+            n2 -= 1
+        if n2 < 0:
+            raise DecodeError('ListGroupsResponse.Groups: null where not nullable')
         if n2 > bl - p:
             raise DecodeError('ListGroupsResponse.Groups: count ' + str(n2) + ' past the end')
-        xs3 = []
-        for _ in range(n2):
-            e4 = _new(_ListGroupsResponse_ListedGroup)
-            h7 = b[p]
-            if 0 < h7 < 128:
-                q6 = p + h7
-                e4.group_id = str(b[p + 1:q6], 'utf-8')
+    xs3 = []
+    for _ in range(n2):
+        e4 = _new(_ListGroupsResponse_ListedGroup)
+        h7 = b[p]
+        if 0 < h7 < 128:
+            q6 = p + h7
+            e4.group_id = str(b[p + 1:q6], 'utf-8')
+            p = q6
+        else:
+            p += 1
+            n5 = h7 - 1
+            if n5 > 126:
+                n5, p = _uvt(b, p, n5 + 1)
+                n5 -= 1
+            if n5 < 0:
+                raise DecodeError('ListedGroup.GroupId: null where not nullable')
+            else:
+                q6 = p + n5
+                e4.group_id = str(b[p:q6], 'utf-8')
                 p = q6
+        h10 = b[p]
+        if 0 < h10 < 128:
+            q9 = p + h10
+            e4.protocol_type = str(b[p + 1:q9], 'utf-8')
+            p = q9
+        else:
+            p += 1
+            n8 = h10 - 1
+            if n8 > 126:
+                n8, p = _uvt(b, p, n8 + 1)
+                n8 -= 1
+            if n8 < 0:
+                raise DecodeError('ListedGroup.ProtocolType: null where not nullable')
             else:
-                p += 1
-                n5 = h7 - 1
-                if n5 > 126:
-                    n5, p = _uvt(b, p, n5 + 1)
-                    n5 -= 1
-                if n5 < 0:
-                    raise DecodeError('ListedGroup.GroupId: null where not nullable')
-                else:
-                    q6 = p + n5
-                    e4.group_id = str(b[p:q6], 'utf-8')
-                    p = q6
-            h10 = b[p]
-            if 0 < h10 < 128:
-                q9 = p + h10
-                e4.protocol_type = str(b[p + 1:q9], 'utf-8')
+                q9 = p + n8
+                e4.protocol_type = str(b[p:q9], 'utf-8')
                 p = q9
-            else:
-                p += 1
-                n8 = h10 - 1
-                if n8 > 126:
-                    n8, p = _uvt(b, p, n8 + 1)
-                    n8 -= 1
-                if n8 < 0:
-                    raise DecodeError('ListedGroup.ProtocolType: null where not nullable')
-                else:
-                    q9 = p + n8
-                    e4.protocol_type = str(b[p:q9], 'utf-8')
-                    p = q9
-            e4.group_state = ''
-            e4.group_type = ''
-            if b[p] == 0:  # no tagged fields, the common case
-                e4.unknown_tagged_fields = None
-                p += 1
-            else:
-                p = _t_ListGroupsResponse_ListedGroup_0(b, p, e4)
-            xs3.append(e4)
-        o.groups = xs3
+        e4.group_state = ''
+        e4.group_type = ''
+        if b[p] == 0:  # no tagged fields, the common case
+            e4.unknown_tagged_fields = None
+            p += 1
+        else:
+            p = _t_ListGroupsResponse_ListedGroup_0(b, p, e4)
+        xs3.append(e4)
+    o.groups = xs3
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         p += 1
@@ -600,77 +611,79 @@ def _r_ListGroupsResponse_3(b, p):
     o = _new(ListGroupsResponse)
     o.throttle_time_ms, o.error_code, h1, = _S5.unpack_from(b, p)
     p += 7
-    n2 = h1 - 1
-    if n2 > 126:
-        n2, p = _uvt(b, p, n2 + 1)
-        n2 -= 1
-    if n2 < 0:
-        raise DecodeError('ListGroupsResponse.Groups: null where not nullable')
+    if 0 < h1 < 128:
+        n2 = h1 - 1
     else:
+        n2 = h1 - 1
+        if n2 > 126:
+            n2, p = _uvt(b, p, n2 + 1)
+            n2 -= 1
+        if n2 < 0:
+            raise DecodeError('ListGroupsResponse.Groups: null where not nullable')
         if n2 > bl - p:
             raise DecodeError('ListGroupsResponse.Groups: count ' + str(n2) + ' past the end')
-        xs3 = []
-        for _ in range(n2):
-            e4 = _new(_ListGroupsResponse_ListedGroup)
-            h7 = b[p]
-            if 0 < h7 < 128:
-                q6 = p + h7
-                e4.group_id = str(b[p + 1:q6], 'utf-8')
+    xs3 = []
+    for _ in range(n2):
+        e4 = _new(_ListGroupsResponse_ListedGroup)
+        h7 = b[p]
+        if 0 < h7 < 128:
+            q6 = p + h7
+            e4.group_id = str(b[p + 1:q6], 'utf-8')
+            p = q6
+        else:
+            p += 1
+            n5 = h7 - 1
+            if n5 > 126:
+                n5, p = _uvt(b, p, n5 + 1)
+                n5 -= 1
+            if n5 < 0:
+                raise DecodeError('ListedGroup.GroupId: null where not nullable')
+            else:
+                q6 = p + n5
+                e4.group_id = str(b[p:q6], 'utf-8')
                 p = q6
+        h10 = b[p]
+        if 0 < h10 < 128:
+            q9 = p + h10
+            e4.protocol_type = str(b[p + 1:q9], 'utf-8')
+            p = q9
+        else:
+            p += 1
+            n8 = h10 - 1
+            if n8 > 126:
+                n8, p = _uvt(b, p, n8 + 1)
+                n8 -= 1
+            if n8 < 0:
+                raise DecodeError('ListedGroup.ProtocolType: null where not nullable')
             else:
-                p += 1
-                n5 = h7 - 1
-                if n5 > 126:
-                    n5, p = _uvt(b, p, n5 + 1)
-                    n5 -= 1
-                if n5 < 0:
-                    raise DecodeError('ListedGroup.GroupId: null where not nullable')
-                else:
-                    q6 = p + n5
-                    e4.group_id = str(b[p:q6], 'utf-8')
-                    p = q6
-            h10 = b[p]
-            if 0 < h10 < 128:
-                q9 = p + h10
-                e4.protocol_type = str(b[p + 1:q9], 'utf-8')
+                q9 = p + n8
+                e4.protocol_type = str(b[p:q9], 'utf-8')
                 p = q9
+        h13 = b[p]
+        if 0 < h13 < 128:
+            q12 = p + h13
+            e4.group_state = str(b[p + 1:q12], 'utf-8')
+            p = q12
+        else:
+            p += 1
+            n11 = h13 - 1
+            if n11 > 126:
+                n11, p = _uvt(b, p, n11 + 1)
+                n11 -= 1
+            if n11 < 0:
+                raise DecodeError('ListedGroup.GroupState: null where not nullable')
             else:
-                p += 1
-                n8 = h10 - 1
-                if n8 > 126:
-                    n8, p = _uvt(b, p, n8 + 1)
-                    n8 -= 1
-                if n8 < 0:
-                    raise DecodeError('ListedGroup.ProtocolType: null where not nullable')
-                else:
-                    q9 = p + n8
-                    e4.protocol_type = str(b[p:q9], 'utf-8')
-                    p = q9
-            h13 = b[p]
-            if 0 < h13 < 128:
-                q12 = p + h13
-                e4.group_state = str(b[p + 1:q12], 'utf-8')
+                q12 = p + n11
+                e4.group_state = str(b[p:q12], 'utf-8')
                 p = q12
-            else:
-                p += 1
-                n11 = h13 - 1
-                if n11 > 126:
-                    n11, p = _uvt(b, p, n11 + 1)
-                    n11 -= 1
-                if n11 < 0:
-                    raise DecodeError('ListedGroup.GroupState: null where not nullable')
-                else:
-                    q12 = p + n11
-                    e4.group_state = str(b[p:q12], 'utf-8')
-                    p = q12
-            e4.group_type = ''
-            if b[p] == 0:  # no tagged fields, the common case
-                e4.unknown_tagged_fields = None
-                p += 1
-            else:
-                p = _t_ListGroupsResponse_ListedGroup_0(b, p, e4)
-            xs3.append(e4)
-        o.groups = xs3
+        e4.group_type = ''
+        if b[p] == 0:  # no tagged fields, the common case
+            e4.unknown_tagged_fields = None
+            p += 1
+        else:
+            p = _t_ListGroupsResponse_ListedGroup_0(b, p, e4)
+        xs3.append(e4)
+    o.groups = xs3
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         p += 1
@@ -729,93 +742,95 @@ def _r_ListGroupsResponse_4(b, p):
     o = _new(ListGroupsResponse)
     o.throttle_time_ms, o.error_code, h1, = _S5.unpack_from(b, p)
     p += 7
-    n2 = h1 - 1
-    if n2 > 126:
-        n2, p = _uvt(b, p, n2 + 1)
-        n2 -= 1
-    if n2 < 0:
-        raise DecodeError('ListGroupsResponse.Groups: null where not nullable')
+    if 0 < h1 < 128:
+        n2 = h1 - 1
     else:
+        n2 = h1 - 1
+        if n2 > 126:
+            n2, p = _uvt(b, p, n2 + 1)
+            n2 -= 1
+        if n2 < 0:
+            raise DecodeError('ListGroupsResponse.Groups: null where not nullable')
         if n2 > bl - p:
             raise DecodeError('ListGroupsResponse.Groups: count ' + str(n2) + ' past the end')
-        xs3 = []
-        for _ in range(n2):
-            e4 = _new(_ListGroupsResponse_ListedGroup)
-            h7 = b[p]
-            if 0 < h7 < 128:
-                q6 = p + h7
-                e4.group_id = str(b[p + 1:q6], 'utf-8')
+    xs3 = []
+    for _ in range(n2):
+        e4 = _new(_ListGroupsResponse_ListedGroup)
+        h7 = b[p]
+        if 0 < h7 < 128:
+            q6 = p + h7
+            e4.group_id = str(b[p + 1:q6], 'utf-8')
+            p = q6
+        else:
+            p += 1
+            n5 = h7 - 1
+            if n5 > 126:
+                n5, p = _uvt(b, p, n5 + 1)
+                n5 -= 1
+            if n5 < 0:
+                raise DecodeError('ListedGroup.GroupId: null where not nullable')
+            else:
+                q6 = p + n5
+                e4.group_id = str(b[p:q6], 'utf-8')
                 p = q6
+        h10 = b[p]
+        if 0 < h10 < 128:
+            q9 = p + h10
+            e4.protocol_type = str(b[p + 1:q9], 'utf-8')
+            p = q9
+        else:
+            p += 1
+            n8 = h10 - 1
+            if n8 > 126:
+                n8, p = _uvt(b, p, n8 + 1)
+                n8 -= 1
+            if n8 < 0:
+                raise DecodeError('ListedGroup.ProtocolType: null where not nullable')
             else:
-                p += 1
-                n5 = h7 - 1
-                if n5 > 126:
-                    n5, p = _uvt(b, p, n5 + 1)
-                    n5 -= 1
-                if n5 < 0:
-                    raise DecodeError('ListedGroup.GroupId: null where not nullable')
-                else:
-                    q6 = p + n5
-                    e4.group_id = str(b[p:q6], 'utf-8')
-                    p = q6
-            h10 = b[p]
-            if 0 < h10 < 128:
-                q9 = p + h10
-                e4.protocol_type = str(b[p + 1:q9], 'utf-8')
+                q9 = p + n8
+                e4.protocol_type = str(b[p:q9], 'utf-8')
                 p = q9
+        h13 = b[p]
+        if 0 < h13 < 128:
+            q12 = p + h13
+            e4.group_state = str(b[p + 1:q12], 'utf-8')
+            p = q12
+        else:
+            p += 1
+            n11 = h13 - 1
+            if n11 > 126:
+                n11, p = _uvt(b, p, n11 + 1)
+                n11 -= 1
+            if n11 < 0:
+                raise DecodeError('ListedGroup.GroupState: null where not nullable')
             else:
-                p += 1
-                n8 = h10 - 1
-                if n8 > 126:
-                    n8, p = _uvt(b, p, n8 + 1)
-                    n8 -= 1
-                if n8 < 0:
-                    raise DecodeError('ListedGroup.ProtocolType: null where not nullable')
-                else:
-                    q9 = p + n8
-                    e4.protocol_type = str(b[p:q9], 'utf-8')
-                    p = q9
-            h13 = b[p]
-            if 0 < h13 < 128:
-                q12 = p + h13
-                e4.group_state = str(b[p + 1:q12], 'utf-8')
+                q12 = p + n11
+                e4.group_state = str(b[p:q12], 'utf-8')
                 p = q12
+        h16 = b[p]
+        if 0 < h16 < 128:
+            q15 = p + h16
+            e4.group_type = str(b[p + 1:q15], 'utf-8')
+            p = q15
+        else:
+            p += 1
+            n14 = h16 - 1
+            if n14 > 126:
+                n14, p = _uvt(b, p, n14 + 1)
+                n14 -= 1
+            if n14 < 0:
+                raise DecodeError('ListedGroup.GroupType: null where not nullable')
             else:
-                p += 1
-                n11 = h13 - 1
-                if n11 > 126:
-                    n11, p = _uvt(b, p, n11 + 1)
-                    n11 -= 1
-                if n11 < 0:
-                    raise DecodeError('ListedGroup.GroupState: null where not nullable')
-                else:
-                    q12 = p + n11
-                    e4.group_state = str(b[p:q12], 'utf-8')
-                    p = q12
-            h16 = b[p]
-            if 0 < h16 < 128:
-                q15 = p + h16
-                e4.group_type = str(b[p + 1:q15], 'utf-8')
+                q15 = p + n14
+                e4.group_type = str(b[p:q15], 'utf-8')
                 p = q15
-            else:
-                p += 1
-                n14 = h16 - 1
-                if n14 > 126:
-                    n14, p = _uvt(b, p, n14 + 1)
-                    n14 -= 1
-                if n14 < 0:
-                    raise DecodeError('ListedGroup.GroupType: null where not nullable')
-                else:
-                    q15 = p + n14
-                    e4.group_type = str(b[p:q15], 'utf-8')
-                    p = q15
-            if b[p] == 0:  # no tagged fields, the common case
-                e4.unknown_tagged_fields = None
-                p += 1
-            else:
-                p = _t_ListGroupsResponse_ListedGroup_0(b, p, e4)
-            xs3.append(e4)
-        o.groups = xs3
+        if b[p] == 0:  # no tagged fields, the common case
+            e4.unknown_tagged_fields = None
+            p += 1
+        else:
+            p = _t_ListGroupsResponse_ListedGroup_0(b, p, e4)
+        xs3.append(e4)
+    o.groups = xs3
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         p += 1

@@ -471,65 +471,70 @@ def _r_ListOffsetsRequest_4(b, p):
     o = _new(ListOffsetsRequest)
     o.replica_id, o.isolation_level, h1, = _S8.unpack_from(b, p)
     p += 6
-    n2 = h1 - 1
-    if n2 > 126:
-        n2, p = _uvt(b, p, n2 + 1)
-        n2 -= 1
-    if n2 < 0:
-        raise DecodeError('ListOffsetsRequest.Topics: null where not nullable')
+    if 0 < h1 < 128:
+        n2 = h1 - 1
     else:
+        n2 = h1 - 1
+        if n2 > 126:
+            n2, p = _uvt(b, p, n2 + 1)
+            n2 -= 1
+        if n2 < 0:
+            raise DecodeError('ListOffsetsRequest.Topics: null where not nullable')
         if n2 > bl - p:
             raise DecodeError('ListOffsetsRequest.Topics: count ' + str(n2) + ' past the end')
-        xs3 = []
-        for _ in range(n2):
-            e4 = _new(_ListOffsetsRequest_ListOffsetsTopic)
-            h7 = b[p]
-            if 0 < h7 < 128:
-                q6 = p + h7
-                e4.name = str(b[p + 1:q6], 'utf-8')
-                p = q6
-            else:
-                p += 1
-                n5 = h7 - 1
-                if n5 > 126:
-                    n5, p = _uvt(b, p, n5 + 1)
-                    n5 -= 1
-                if n5 < 0:
-                    raise DecodeError('ListOffsetsTopic.Name: null where not nullable')
-                else:
-                    q6 = p + n5
-                    e4.name = str(b[p:q6], 'utf-8')
-                    p = q6
-            n8 = b[p] - 1
+    xs3 = []
+    for _ in range(n2):
+        e4 = _new(_ListOffsetsRequest_ListOffsetsTopic)
+        h7 = b[p]
+        if 0 < h7 < 128:
+            q6 = p + h7
+            e4.name = str(b[p + 1:q6], 'utf-8')
+            p = q6
+        else:
             p += 1
+            n5 = h7 - 1
+            if n5 > 126:
+                n5, p = _uvt(b, p, n5 + 1)
+                n5 -= 1
+            if n5 < 0:
+                raise DecodeError('ListOffsetsTopic.Name: null where not nullable')
+            else:
+                q6 = p + n5
+                e4.name = str(b[p:q6], 'utf-8')
+                p = q6
+        h11 = b[p]
+        p += 1
+        if 0 < h11 < 128:
+            n8 = h11 - 1
+        else:
+            n8 = h11 - 1
             if n8 > 126:
                 n8, p = _uvt(b, p, n8 + 1)
                 n8 -= 1
             if n8 < 0:
                 raise DecodeError('ListOffsetsTopic.Partitions: null where not nullable')
-            else:
-                if n8 > bl - p:
-                    raise DecodeError('ListOffsetsTopic.Partitions: count ' + str(n8) + ' past the end')
-                xs9 = []
-                for _ in range(n8):
-                    e10 = _new(_ListOffsetsRequest_ListOffsetsPartition)
-                    e10.partition_index, e10.current_leader_epoch, e10.timestamp, = _S7.unpack_from(b, p)
-                    p += 16
-                    e10.max_num_offsets = 1
-                    if b[p] == 0:  # no tagged fields, the common case
-                        e10.unknown_tagged_fields = None
-                        p += 1
-                    else:
-                        p = _t_ListOffsetsRequest_ListOffsetsPartition_0(b, p, e10)
-                    xs9.append(e10)
-                e4.partitions = xs9
+            if n8 > bl - p:
+                raise DecodeError('ListOffsetsTopic.Partitions: count ' + str(n8) + ' past the end')
+        xs9 = []
+        for _ in range(n8):
+            e10 = _new(_ListOffsetsRequest_ListOffsetsPartition)
+            e10.partition_index, e10.current_leader_epoch, e10.timestamp, = _S7.unpack_from(b, p)
+            p += 16
+            e10.max_num_offsets = 1
             if b[p] == 0:  # no tagged fields, the common case
-                e4.unknown_tagged_fields = None
+                e10.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_ListOffsetsRequest_ListOffsetsTopic_0(b, p, e4)
-            xs3.append(e4)
-        o.topics = xs3
+                p = _t_ListOffsetsRequest_ListOffsetsPartition_0(b, p, e10)
+            xs9.append(e10)
+        e4.partitions = xs9
+        if b[p] == 0:  # no tagged fields, the common case
+            e4.unknown_tagged_fields = None
+            p += 1
+        else:
+            p = _t_ListOffsetsRequest_ListOffsetsTopic_0(b, p, e4)
+        xs3.append(e4)
+    o.topics = xs3
     o.timeout_ms = 0
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
@@ -587,65 +592,70 @@ def _r_ListOffsetsRequest_5(b, p):
     o = _new(ListOffsetsRequest)
     o.replica_id, o.isolation_level, h1, = _S8.unpack_from(b, p)
     p += 6
-    n2 = h1 - 1
-    if n2 > 126:
-        n2, p = _uvt(b, p, n2 + 1)
-        n2 -= 1
-    if n2 < 0:
-        raise DecodeError('ListOffsetsRequest.Topics: null where not nullable')
+    if 0 < h1 < 128:
+        n2 = h1 - 1
     else:
+        n2 = h1 - 1
+        if n2 > 126:
+            n2, p = _uvt(b, p, n2 + 1)
+            n2 -= 1
+        if n2 < 0:
+            raise DecodeError('ListOffsetsRequest.Topics: null where not nullable')
         if n2 > bl - p:
             raise DecodeError('ListOffsetsRequest.Topics: count ' + str(n2) + ' past the end')
-        xs3 = []
-        for _ in range(n2):
-            e4 = _new(_ListOffsetsRequest_ListOffsetsTopic)
-            h7 = b[p]
-            if 0 < h7 < 128:
-                q6 = p + h7
-                e4.name = str(b[p + 1:q6], 'utf-8')
-                p = q6
-            else:
-                p += 1
-                n5 = h7 - 1
-                if n5 > 126:
-                    n5, p = _uvt(b, p, n5 + 1)
-                    n5 -= 1
-                if n5 < 0:
-                    raise DecodeError('ListOffsetsTopic.Name: null where not nullable')
-                else:
-                    q6 = p + n5
-                    e4.name = str(b[p:q6], 'utf-8')
-                    p = q6
-            n8 = b[p] - 1
+    xs3 = []
+    for _ in range(n2):
+        e4 = _new(_ListOffsetsRequest_ListOffsetsTopic)
+        h7 = b[p]
+        if 0 < h7 < 128:
+            q6 = p + h7
+            e4.name = str(b[p + 1:q6], 'utf-8')
+            p = q6
+        else:
             p += 1
+            n5 = h7 - 1
+            if n5 > 126:
+                n5, p = _uvt(b, p, n5 + 1)
+                n5 -= 1
+            if n5 < 0:
+                raise DecodeError('ListOffsetsTopic.Name: null where not nullable')
+            else:
+                q6 = p + n5
+                e4.name = str(b[p:q6], 'utf-8')
+                p = q6
+        h11 = b[p]
+        p += 1
+        if 0 < h11 < 128:
+            n8 = h11 - 1
+        else:
+            n8 = h11 - 1
             if n8 > 126:
                 n8, p = _uvt(b, p, n8 + 1)
                 n8 -= 1
             if n8 < 0:
                 raise DecodeError('ListOffsetsTopic.Partitions: null where not nullable')
-            else:
-                if n8 > bl - p:
-                    raise DecodeError('ListOffsetsTopic.Partitions: count ' + str(n8) + ' past the end')
-                xs9 = []
-                for _ in range(n8):
-                    e10 = _new(_ListOffsetsRequest_ListOffsetsPartition)
-                    e10.partition_index, e10.current_leader_epoch, e10.timestamp, = _S7.unpack_from(b, p)
-                    p += 16
-                    e10.max_num_offsets = 1
-                    if b[p] == 0:  # no tagged fields, the common case
-                        e10.unknown_tagged_fields = None
-                        p += 1
-                    else:
-                        p = _t_ListOffsetsRequest_ListOffsetsPartition_0(b, p, e10)
-                    xs9.append(e10)
-                e4.partitions = xs9
+            if n8 > bl - p:
+                raise DecodeError('ListOffsetsTopic.Partitions: count ' + str(n8) + ' past the end')
+        xs9 = []
+        for _ in range(n8):
+            e10 = _new(_ListOffsetsRequest_ListOffsetsPartition)
+            e10.partition_index, e10.current_leader_epoch, e10.timestamp, = _S7.unpack_from(b, p)
+            p += 16
+            e10.max_num_offsets = 1
             if b[p] == 0:  # no tagged fields, the common case
-                e4.unknown_tagged_fields = None
+                e10.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_ListOffsetsRequest_ListOffsetsTopic_0(b, p, e4)
-            xs3.append(e4)
-        o.topics = xs3
+                p = _t_ListOffsetsRequest_ListOffsetsPartition_0(b, p, e10)
+            xs9.append(e10)
+        e4.partitions = xs9
+        if b[p] == 0:  # no tagged fields, the common case
+            e4.unknown_tagged_fields = None
+            p += 1
+        else:
+            p = _t_ListOffsetsRequest_ListOffsetsTopic_0(b, p, e4)
+        xs3.append(e4)
+    o.topics = xs3
     o.timeout_ms, = _S3.unpack_from(b, p)
     p += 4
     if b[p] == 0:  # no tagged fields, the common case
@@ -1057,65 +1067,70 @@ def _r_ListOffsetsResponse_4(b, p):
     o = _new(ListOffsetsResponse)
     o.throttle_time_ms, h1, = _S13.unpack_from(b, p)
     p += 5
-    n2 = h1 - 1
-    if n2 > 126:
-        n2, p = _uvt(b, p, n2 + 1)
-        n2 -= 1
-    if n2 < 0:
-        raise DecodeError('ListOffsetsResponse.Topics: null where not nullable')
+    if 0 < h1 < 128:
+        n2 = h1 - 1
     else:
+        n2 = h1 - 1
+        if n2 > 126:
+            n2, p = _uvt(b, p, n2 + 1)
+            n2 -= 1
+        if n2 < 0:
+            raise DecodeError('ListOffsetsResponse.Topics: null where not nullable')
         if n2 > bl - p:
             raise DecodeError('ListOffsetsResponse.Topics: count ' + str(n2) + ' past the end')
-        xs3 = []
-        for _ in range(n2):
-            e4 = _new(_ListOffsetsResponse_ListOffsetsTopicResponse)
-            h7 = b[p]
-            if 0 < h7 < 128:
-                q6 = p + h7
-                e4.name = str(b[p + 1:q6], 'utf-8')
-                p = q6
-            else:
-                p += 1
-                n5 = h7 - 1
-                if n5 > 126:
-                    n5, p = _uvt(b, p, n5 + 1)
-                    n5 -= 1
-                if n5 < 0:
-                    raise DecodeError('ListOffsetsTopicResponse.Name: null where not nullable')
-                else:
-                    q6 = p + n5
-                    e4.name = str(b[p:q6], 'utf-8')
-                    p = q6
-            n8 = b[p] - 1
+    xs3 = []
+    for _ in range(n2):
+        e4 = _new(_ListOffsetsResponse_ListOffsetsTopicResponse)
+        h7 = b[p]
+        if 0 < h7 < 128:
+            q6 = p + h7
+            e4.name = str(b[p + 1:q6], 'utf-8')
+            p = q6
+        else:
             p += 1
+            n5 = h7 - 1
+            if n5 > 126:
+                n5, p = _uvt(b, p, n5 + 1)
+                n5 -= 1
+            if n5 < 0:
+                raise DecodeError('ListOffsetsTopicResponse.Name: null where not nullable')
+            else:
+                q6 = p + n5
+                e4.name = str(b[p:q6], 'utf-8')
+                p = q6
+        h11 = b[p]
+        p += 1
+        if 0 < h11 < 128:
+            n8 = h11 - 1
+        else:
+            n8 = h11 - 1
             if n8 > 126:
                 n8, p = _uvt(b, p, n8 + 1)
                 n8 -= 1
             if n8 < 0:
                 raise DecodeError('ListOffsetsTopicResponse.Partitions: null where not nullable')
-            else:
-                if n8 > bl - p:
-                    raise DecodeError('ListOffsetsTopicResponse.Partitions: count ' + str(n8) + ' past the end')
-                xs9 = []
-                for _ in range(n8):
-                    e10 = _new(_ListOffsetsResponse_ListOffsetsPartitionResponse)
-                    e10.partition_index, e10.error_code, e10.timestamp, e10.offset, e10.leader_epoch, = _S12.unpack_from(b, p)
-                    p += 26
-                    e10.old_style_offsets = []
-                    if b[p] == 0:  # no tagged fields, the common case
-                        e10.unknown_tagged_fields = None
-                        p += 1
-                    else:
-                        p = _t_ListOffsetsResponse_ListOffsetsPartitionResponse_0(b, p, e10)
-                    xs9.append(e10)
-                e4.partitions = xs9
+            if n8 > bl - p:
+                raise DecodeError('ListOffsetsTopicResponse.Partitions: count ' + str(n8) + ' past the end')
+        xs9 = []
+        for _ in range(n8):
+            e10 = _new(_ListOffsetsResponse_ListOffsetsPartitionResponse)
+            e10.partition_index, e10.error_code, e10.timestamp, e10.offset, e10.leader_epoch, = _S12.unpack_from(b, p)
+            p += 26
+            e10.old_style_offsets = []
             if b[p] == 0:  # no tagged fields, the common case
-                e4.unknown_tagged_fields = None
+                e10.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_ListOffsetsResponse_ListOffsetsTopicResponse_0(b, p, e4)
-            xs3.append(e4)
-        o.topics = xs3
+                p = _t_ListOffsetsResponse_ListOffsetsPartitionResponse_0(b, p, e10)
+            xs9.append(e10)
+        e4.partitions = xs9
+        if b[p] == 0:  # no tagged fields, the common case
+            e4.unknown_tagged_fields = None
+            p += 1
+        else:
+            p = _t_ListOffsetsResponse_ListOffsetsTopicResponse_0(b, p, e4)
+        xs3.append(e4)
+    o.topics = xs3
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         p += 1

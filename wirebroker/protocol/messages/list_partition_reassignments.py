@@ -357,123 +357,129 @@ def _r_ListPartitionReassignmentsResponse_0(b, p):
             q3 = p + n2
             o.error_message = str(b[p:q3], 'utf-8')
             p = q3
-    n4 = b[p] - 1
+    h20 = b[p]
     p += 1
-    if n4 > 126:
-        n4, p = _uvt(b, p, n4 + 1)
-        n4 -= 1
-    if n4 < 0:
-        raise DecodeError('ListPartitionReassignmentsResponse.Topics: null where not nullable')
+    if 0 < h20 < 128:
+        n4 = h20 - 1
     else:
+        n4 = h20 - 1
+        if n4 > 126:
+            n4, p = _uvt(b, p, n4 + 1)
+            n4 -= 1
+        if n4 < 0:
+            raise DecodeError('ListPartitionReassignmentsResponse.Topics: null where not nullable')
         if n4 > bl - p:
             raise DecodeError('ListPartitionReassignmentsResponse.Topics: count ' + str(n4) + ' past the end')
-        xs5 = []
-        for _ in range(n4):
-            e6 = _new(_ListPartitionReassignmentsResponse_OngoingTopicReassignment)
-            h9 = b[p]
-            if 0 < h9 < 128:
-                q8 = p + h9
-                e6.name = str(b[p + 1:q8], 'utf-8')
-                p = q8
-            else:
-                p += 1
-                n7 = h9 - 1
-                if n7 > 126:
-                    n7, p = _uvt(b, p, n7 + 1)
-                    n7 -= 1
-                if n7 < 0:
-                    raise DecodeError('OngoingTopicReassignment.Name: null where not nullable')
-                else:
-                    q8 = p + n7
-                    e6.name = str(b[p:q8], 'utf-8')
-                    p = q8
-            n10 = b[p] - 1
+    xs5 = []
+    for _ in range(n4):
+        e6 = _new(_ListPartitionReassignmentsResponse_OngoingTopicReassignment)
+        h9 = b[p]
+        if 0 < h9 < 128:
+            q8 = p + h9
+            e6.name = str(b[p + 1:q8], 'utf-8')
+            p = q8
+        else:
             p += 1
+            n7 = h9 - 1
+            if n7 > 126:
+                n7, p = _uvt(b, p, n7 + 1)
+                n7 -= 1
+            if n7 < 0:
+                raise DecodeError('OngoingTopicReassignment.Name: null where not nullable')
+            else:
+                q8 = p + n7
+                e6.name = str(b[p:q8], 'utf-8')
+                p = q8
+        h19 = b[p]
+        p += 1
+        if 0 < h19 < 128:
+            n10 = h19 - 1
+        else:
+            n10 = h19 - 1
             if n10 > 126:
                 n10, p = _uvt(b, p, n10 + 1)
                 n10 -= 1
             if n10 < 0:
                 raise DecodeError('OngoingTopicReassignment.Partitions: null where not nullable')
+            if n10 > bl - p:
+                raise DecodeError('OngoingTopicReassignment.Partitions: count ' + str(n10) + ' past the end')
+        xs11 = []
+        for _ in range(n10):
+            e12 = _new(_ListPartitionReassignmentsResponse_OngoingPartitionReassignment)
+            e12.partition_index, h13, = _S0.unpack_from(b, p)
+            p += 5
+            if 0 < h13 < 65:
+                e12.replicas = [*_UNPACK_i[h13](b, p)]
+                p += 4 * h13 - 4
             else:
-                if n10 > bl - p:
-                    raise DecodeError('OngoingTopicReassignment.Partitions: count ' + str(n10) + ' past the end')
-                xs11 = []
-                for _ in range(n10):
-                    e12 = _new(_ListPartitionReassignmentsResponse_OngoingPartitionReassignment)
-                    e12.partition_index, h13, = _S0.unpack_from(b, p)
-                    p += 5
-                    if 0 < h13 < 65:
-                        e12.replicas = [*_UNPACK_i[h13](b, p)]
-                        p += 4 * h13 - 4
-                    else:
-                        n14 = h13 - 1
-                        if n14 > 126:
-                            n14, p = _uvt(b, p, n14 + 1)
-                            n14 -= 1
-                        if n14 < 0:
-                            raise DecodeError('OngoingPartitionReassignment.Replicas: null where not nullable')
-                        elif n14 < 64:
-                            e12.replicas = [*_ARRAY_i[n14].unpack_from(b, p)]
-                            p += 4 * n14
-                        else:
-                            if n14 > bl - p:
-                                raise DecodeError('OngoingPartitionReassignment.Replicas: count ' + str(n14) + ' past the end')
-                            e12.replicas = [*_struct.Struct('>' + str(n14) + 'i').unpack_from(b, p)]
-                            p += 4 * n14
-                    h16 = b[p]
-                    if 0 < h16 < 65:
-                        e12.adding_replicas = [*_UNPACK_i[h16](b, p + 1)]
-                        p += 4 * h16 - 3
-                    else:
-                        p += 1
-                        n15 = h16 - 1
-                        if n15 > 126:
-                            n15, p = _uvt(b, p, n15 + 1)
-                            n15 -= 1
-                        if n15 < 0:
-                            raise DecodeError('OngoingPartitionReassignment.AddingReplicas: null where not nullable')
-                        elif n15 < 64:
-                            e12.adding_replicas = [*_ARRAY_i[n15].unpack_from(b, p)]
-                            p += 4 * n15
-                        else:
-                            if n15 > bl - p:
-                                raise DecodeError('OngoingPartitionReassignment.AddingReplicas: count ' + str(n15) + ' past the end')
-                            e12.adding_replicas = [*_struct.Struct('>' + str(n15) + 'i').unpack_from(b, p)]
-                            p += 4 * n15
-                    h18 = b[p]
-                    if 0 < h18 < 65:
-                        e12.removing_replicas = [*_UNPACK_i[h18](b, p + 1)]
-                        p += 4 * h18 - 3
-                    else:
-                        p += 1
-                        n17 = h18 - 1
-                        if n17 > 126:
-                            n17, p = _uvt(b, p, n17 + 1)
-                            n17 -= 1
-                        if n17 < 0:
-                            raise DecodeError('OngoingPartitionReassignment.RemovingReplicas: null where not nullable')
-                        elif n17 < 64:
-                            e12.removing_replicas = [*_ARRAY_i[n17].unpack_from(b, p)]
-                            p += 4 * n17
-                        else:
-                            if n17 > bl - p:
-                                raise DecodeError('OngoingPartitionReassignment.RemovingReplicas: count ' + str(n17) + ' past the end')
-                            e12.removing_replicas = [*_struct.Struct('>' + str(n17) + 'i').unpack_from(b, p)]
-                            p += 4 * n17
-                    if b[p] == 0:  # no tagged fields, the common case
-                        e12.unknown_tagged_fields = None
-                        p += 1
-                    else:
-                        p = _t_ListPartitionReassignmentsResponse_OngoingPartitionReassignment_0(b, p, e12)
-                    xs11.append(e12)
-                e6.partitions = xs11
+                n14 = h13 - 1
+                if n14 > 126:
+                    n14, p = _uvt(b, p, n14 + 1)
+                    n14 -= 1
+                if n14 < 0:
+                    raise DecodeError('OngoingPartitionReassignment.Replicas: null where not nullable')
+                elif n14 < 64:
+                    e12.replicas = [*_ARRAY_i[n14].unpack_from(b, p)]
+                    p += 4 * n14
+                else:
+                    if n14 > bl - p:
+                        raise DecodeError('OngoingPartitionReassignment.Replicas: count ' + str(n14) + ' past the end')
+                    e12.replicas = [*_struct.Struct('>' + str(n14) + 'i').unpack_from(b, p)]
+                    p += 4 * n14
+            h16 = b[p]
+            if 0 < h16 < 65:
+                e12.adding_replicas = [*_UNPACK_i[h16](b, p + 1)]
+                p += 4 * h16 - 3
+            else:
+                p += 1
+                n15 = h16 - 1
+                if n15 > 126:
+                    n15, p = _uvt(b, p, n15 + 1)
+                    n15 -= 1
+                if n15 < 0:
+                    raise DecodeError('OngoingPartitionReassignment.AddingReplicas: null where not nullable')
+                elif n15 < 64:
+                    e12.adding_replicas = [*_ARRAY_i[n15].unpack_from(b, p)]
+                    p += 4 * n15
+                else:
+                    if n15 > bl - p:
+                        raise DecodeError('OngoingPartitionReassignment.AddingReplicas: count ' + str(n15) + ' past the end')
+                    e12.adding_replicas = [*_struct.Struct('>' + str(n15) + 'i').unpack_from(b, p)]
+                    p += 4 * n15
+            h18 = b[p]
+            if 0 < h18 < 65:
+                e12.removing_replicas = [*_UNPACK_i[h18](b, p + 1)]
+                p += 4 * h18 - 3
+            else:
+                p += 1
+                n17 = h18 - 1
+                if n17 > 126:
+                    n17, p = _uvt(b, p, n17 + 1)
+                    n17 -= 1
+                if n17 < 0:
+                    raise DecodeError('OngoingPartitionReassignment.RemovingReplicas: null where not nullable')
+                elif n17 < 64:
+                    e12.removing_replicas = [*_ARRAY_i[n17].unpack_from(b, p)]
+                    p += 4 * n17
+                else:
+                    if n17 > bl - p:
+                        raise DecodeError('OngoingPartitionReassignment.RemovingReplicas: count ' + str(n17) + ' past the end')
+                    e12.removing_replicas = [*_struct.Struct('>' + str(n17) + 'i').unpack_from(b, p)]
+                    p += 4 * n17
             if b[p] == 0:  # no tagged fields, the common case
-                e6.unknown_tagged_fields = None
+                e12.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_ListPartitionReassignmentsResponse_OngoingTopicReassignment_0(b, p, e6)
-            xs5.append(e6)
-        o.topics = xs5
+                p = _t_ListPartitionReassignmentsResponse_OngoingPartitionReassignment_0(b, p, e12)
+            xs11.append(e12)
+        e6.partitions = xs11
+        if b[p] == 0:  # no tagged fields, the common case
+            e6.unknown_tagged_fields = None
+            p += 1
+        else:
+            p = _t_ListPartitionReassignmentsResponse_OngoingTopicReassignment_0(b, p, e6)
+        xs5.append(e6)
+    o.topics = xs5
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         p += 1

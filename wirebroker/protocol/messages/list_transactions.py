@@ -111,57 +111,60 @@ def _t_ListTransactionsRequest_0(b, p, o):
 def _r_ListTransactionsRequest_0(b, p):
     bl = len(b)
     o = _new(ListTransactionsRequest)
-    n1 = b[p] - 1
+    h7 = b[p]
     p += 1
-    if n1 > 126:
-        n1, p = _uvt(b, p, n1 + 1)
-        n1 -= 1
-    if n1 < 0:
-        raise DecodeError('ListTransactionsRequest.StateFilters: null where not nullable')
+    if 0 < h7 < 128:
+        n1 = h7 - 1
     else:
+        n1 = h7 - 1
+        if n1 > 126:
+            n1, p = _uvt(b, p, n1 + 1)
+            n1 -= 1
+        if n1 < 0:
+            raise DecodeError('ListTransactionsRequest.StateFilters: null where not nullable')
         if n1 > bl - p:
             raise DecodeError('ListTransactionsRequest.StateFilters: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            h6 = b[p]
-            if 0 < h6 < 128:
-                q5 = p + h6
-                e3 = str(b[p + 1:q5], 'utf-8')
-                p = q5
+    xs2 = []
+    for _ in range(n1):
+        h6 = b[p]
+        if 0 < h6 < 128:
+            q5 = p + h6
+            e3 = str(b[p + 1:q5], 'utf-8')
+            p = q5
+        else:
+            p += 1
+            n4 = h6 - 1
+            if n4 > 126:
+                n4, p = _uvt(b, p, n4 + 1)
+                n4 -= 1
+            if n4 < 0:
+                raise DecodeError('ListTransactionsRequest.StateFilters: null element')
             else:
-                p += 1
-                n4 = h6 - 1
-                if n4 > 126:
-                    n4, p = _uvt(b, p, n4 + 1)
-                    n4 -= 1
-                if n4 < 0:
-                    raise DecodeError('ListTransactionsRequest.StateFilters: null element')
-                else:
-                    q5 = p + n4
-                    e3 = str(b[p:q5], 'utf-8')
-                    p = q5
-            xs2.append(e3)
-        o.state_filters = xs2
-    h8 = b[p]
-    if 0 < h8 < 65:
-        o.producer_id_filters = [*_UNPACK_q[h8](b, p + 1)]
-        p += 8 * h8 - 7
+                q5 = p + n4
+                e3 = str(b[p:q5], 'utf-8')
+                p = q5
+        xs2.append(e3)
+    o.state_filters = xs2
+    h9 = b[p]
+    if 0 < h9 < 65:
+        o.producer_id_filters = [*_UNPACK_q[h9](b, p + 1)]
+        p += 8 * h9 - 7
     else:
         p += 1
-        n7 = h8 - 1
-        if n7 > 126:
-            n7, p = _uvt(b, p, n7 + 1)
-            n7 -= 1
-        if n7 < 0:
+        n8 = h9 - 1
+        if n8 > 126:
+            n8, p = _uvt(b, p, n8 + 1)
+            n8 -= 1
+        if n8 < 0:
             raise DecodeError('ListTransactionsRequest.ProducerIdFilters: null where not nullable')
-        elif n7 < 64:
-            o.producer_id_filters = [*_ARRAY_q[n7].unpack_from(b, p)]
-            p += 8 * n7
+        elif n8 < 64:
+            o.producer_id_filters = [*_ARRAY_q[n8].unpack_from(b, p)]
+            p += 8 * n8
         else:
-            if n7 > bl - p:
-                raise DecodeError('ListTransactionsRequest.ProducerIdFilters: count ' + str(n7) + ' past the end')
-            o.producer_id_filters = [*_struct.Struct('>' + str(n7) + 'q').unpack_from(b, p)]
-            p += 8 * n7
+            if n8 > bl - p:
+                raise DecodeError('ListTransactionsRequest.ProducerIdFilters: count ' + str(n8) + ' past the end')
+            o.producer_id_filters = [*_struct.Struct('>' + str(n8) + 'q').unpack_from(b, p)]
+            p += 8 * n8
     o.duration_filter = -1
     o.transactional_id_pattern = None
     if b[p] == 0:  # no tagged fields, the common case
@@ -213,57 +216,60 @@ def _w_ListTransactionsRequest_0(o, w):
 def _r_ListTransactionsRequest_1(b, p):
     bl = len(b)
     o = _new(ListTransactionsRequest)
-    n1 = b[p] - 1
+    h7 = b[p]
     p += 1
-    if n1 > 126:
-        n1, p = _uvt(b, p, n1 + 1)
-        n1 -= 1
-    if n1 < 0:
-        raise DecodeError('ListTransactionsRequest.StateFilters: null where not nullable')
+    if 0 < h7 < 128:
+        n1 = h7 - 1
     else:
+        n1 = h7 - 1
+        if n1 > 126:
+            n1, p = _uvt(b, p, n1 + 1)
+            n1 -= 1
+        if n1 < 0:
+            raise DecodeError('ListTransactionsRequest.StateFilters: null where not nullable')
         if n1 > bl - p:
             raise DecodeError('ListTransactionsRequest.StateFilters: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            h6 = b[p]
-            if 0 < h6 < 128:
-                q5 = p + h6
-                e3 = str(b[p + 1:q5], 'utf-8')
-                p = q5
+    xs2 = []
+    for _ in range(n1):
+        h6 = b[p]
+        if 0 < h6 < 128:
+            q5 = p + h6
+            e3 = str(b[p + 1:q5], 'utf-8')
+            p = q5
+        else:
+            p += 1
+            n4 = h6 - 1
+            if n4 > 126:
+                n4, p = _uvt(b, p, n4 + 1)
+                n4 -= 1
+            if n4 < 0:
+                raise DecodeError('ListTransactionsRequest.StateFilters: null element')
             else:
-                p += 1
-                n4 = h6 - 1
-                if n4 > 126:
-                    n4, p = _uvt(b, p, n4 + 1)
-                    n4 -= 1
-                if n4 < 0:
-                    raise DecodeError('ListTransactionsRequest.StateFilters: null element')
-                else:
-                    q5 = p + n4
-                    e3 = str(b[p:q5], 'utf-8')
-                    p = q5
-            xs2.append(e3)
-        o.state_filters = xs2
-    h8 = b[p]
-    if 0 < h8 < 65:
-        o.producer_id_filters = [*_UNPACK_q[h8](b, p + 1)]
-        p += 8 * h8 - 7
+                q5 = p + n4
+                e3 = str(b[p:q5], 'utf-8')
+                p = q5
+        xs2.append(e3)
+    o.state_filters = xs2
+    h9 = b[p]
+    if 0 < h9 < 65:
+        o.producer_id_filters = [*_UNPACK_q[h9](b, p + 1)]
+        p += 8 * h9 - 7
     else:
         p += 1
-        n7 = h8 - 1
-        if n7 > 126:
-            n7, p = _uvt(b, p, n7 + 1)
-            n7 -= 1
-        if n7 < 0:
+        n8 = h9 - 1
+        if n8 > 126:
+            n8, p = _uvt(b, p, n8 + 1)
+            n8 -= 1
+        if n8 < 0:
             raise DecodeError('ListTransactionsRequest.ProducerIdFilters: null where not nullable')
-        elif n7 < 64:
-            o.producer_id_filters = [*_ARRAY_q[n7].unpack_from(b, p)]
-            p += 8 * n7
+        elif n8 < 64:
+            o.producer_id_filters = [*_ARRAY_q[n8].unpack_from(b, p)]
+            p += 8 * n8
         else:
-            if n7 > bl - p:
-                raise DecodeError('ListTransactionsRequest.ProducerIdFilters: count ' + str(n7) + ' past the end')
-            o.producer_id_filters = [*_struct.Struct('>' + str(n7) + 'q').unpack_from(b, p)]
-            p += 8 * n7
+            if n8 > bl - p:
+                raise DecodeError('ListTransactionsRequest.ProducerIdFilters: count ' + str(n8) + ' past the end')
+            o.producer_id_filters = [*_struct.Struct('>' + str(n8) + 'q').unpack_from(b, p)]
+            p += 8 * n8
     o.duration_filter, = _S0.unpack_from(b, p)
     p += 8
     o.transactional_id_pattern = None
@@ -315,76 +321,79 @@ def _w_ListTransactionsRequest_1(o, w):
 def _r_ListTransactionsRequest_2(b, p):
     bl = len(b)
     o = _new(ListTransactionsRequest)
-    n1 = b[p] - 1
+    h7 = b[p]
     p += 1
-    if n1 > 126:
-        n1, p = _uvt(b, p, n1 + 1)
-        n1 -= 1
-    if n1 < 0:
-        raise DecodeError('ListTransactionsRequest.StateFilters: null where not nullable')
+    if 0 < h7 < 128:
+        n1 = h7 - 1
     else:
+        n1 = h7 - 1
+        if n1 > 126:
+            n1, p = _uvt(b, p, n1 + 1)
+            n1 -= 1
+        if n1 < 0:
+            raise DecodeError('ListTransactionsRequest.StateFilters: null where not nullable')
         if n1 > bl - p:
             raise DecodeError('ListTransactionsRequest.StateFilters: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            h6 = b[p]
-            if 0 < h6 < 128:
-                q5 = p + h6
-                e3 = str(b[p + 1:q5], 'utf-8')
-                p = q5
+    xs2 = []
+    for _ in range(n1):
+        h6 = b[p]
+        if 0 < h6 < 128:
+            q5 = p + h6
+            e3 = str(b[p + 1:q5], 'utf-8')
+            p = q5
+        else:
+            p += 1
+            n4 = h6 - 1
+            if n4 > 126:
+                n4, p = _uvt(b, p, n4 + 1)
+                n4 -= 1
+            if n4 < 0:
+                raise DecodeError('ListTransactionsRequest.StateFilters: null element')
             else:
-                p += 1
-                n4 = h6 - 1
-                if n4 > 126:
-                    n4, p = _uvt(b, p, n4 + 1)
-                    n4 -= 1
-                if n4 < 0:
-                    raise DecodeError('ListTransactionsRequest.StateFilters: null element')
-                else:
-                    q5 = p + n4
-                    e3 = str(b[p:q5], 'utf-8')
-                    p = q5
-            xs2.append(e3)
-        o.state_filters = xs2
-    h8 = b[p]
-    if 0 < h8 < 65:
-        o.producer_id_filters = [*_UNPACK_q[h8](b, p + 1)]
-        p += 8 * h8 - 7
+                q5 = p + n4
+                e3 = str(b[p:q5], 'utf-8')
+                p = q5
+        xs2.append(e3)
+    o.state_filters = xs2
+    h9 = b[p]
+    if 0 < h9 < 65:
+        o.producer_id_filters = [*_UNPACK_q[h9](b, p + 1)]
+        p += 8 * h9 - 7
     else:
         p += 1
-        n7 = h8 - 1
-        if n7 > 126:
-            n7, p = _uvt(b, p, n7 + 1)
-            n7 -= 1
-        if n7 < 0:
+        n8 = h9 - 1
+        if n8 > 126:
+            n8, p = _uvt(b, p, n8 + 1)
+            n8 -= 1
+        if n8 < 0:
             raise DecodeError('ListTransactionsRequest.ProducerIdFilters: null where not nullable')
-        elif n7 < 64:
-            o.producer_id_filters = [*_ARRAY_q[n7].unpack_from(b, p)]
-            p += 8 * n7
+        elif n8 < 64:
+            o.producer_id_filters = [*_ARRAY_q[n8].unpack_from(b, p)]
+            p += 8 * n8
         else:
-            if n7 > bl - p:
-                raise DecodeError('ListTransactionsRequest.ProducerIdFilters: count ' + str(n7) + ' past the end')
-            o.producer_id_filters = [*_struct.Struct('>' + str(n7) + 'q').unpack_from(b, p)]
-            p += 8 * n7
-    o.duration_filter, h9, = _S1.unpack_from(b, p)
+            if n8 > bl - p:
+                raise DecodeError('ListTransactionsRequest.ProducerIdFilters: count ' + str(n8) + ' past the end')
+            o.producer_id_filters = [*_struct.Struct('>' + str(n8) + 'q').unpack_from(b, p)]
+            p += 8 * n8
+    o.duration_filter, h10, = _S1.unpack_from(b, p)
     p += 9
-    if 0 < h9 < 128:
-        q11 = p + h9 - 1
-        o.transactional_id_pattern = str(b[p:q11], 'utf-8')
-        p = q11
-    elif h9 == 0:
+    if 0 < h10 < 128:
+        q12 = p + h10 - 1
+        o.transactional_id_pattern = str(b[p:q12], 'utf-8')
+        p = q12
+    elif h10 == 0:
         o.transactional_id_pattern = None
     else:
-        n10 = h9 - 1
-        if n10 > 126:
-            n10, p = _uvt(b, p, n10 + 1)
-            n10 -= 1
-        if n10 < 0:
+        n11 = h10 - 1
+        if n11 > 126:
+            n11, p = _uvt(b, p, n11 + 1)
+            n11 -= 1
+        if n11 < 0:
             o.transactional_id_pattern = None
         else:
-            q11 = p + n10
-            o.transactional_id_pattern = str(b[p:q11], 'utf-8')
-            p = q11
+            q12 = p + n11
+            o.transactional_id_pattern = str(b[p:q12], 'utf-8')
+            p = q12
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         p += 1
@@ -490,90 +499,95 @@ def _r_ListTransactionsResponse_0(b, p):
     o = _new(ListTransactionsResponse)
     o.throttle_time_ms, o.error_code, h1, = _S2.unpack_from(b, p)
     p += 7
-    n2 = h1 - 1
-    if n2 > 126:
-        n2, p = _uvt(b, p, n2 + 1)
-        n2 -= 1
-    if n2 < 0:
-        raise DecodeError('ListTransactionsResponse.UnknownStateFilters: null where not nullable')
+    if 0 < h1 < 128:
+        n2 = h1 - 1
     else:
+        n2 = h1 - 1
+        if n2 > 126:
+            n2, p = _uvt(b, p, n2 + 1)
+            n2 -= 1
+        if n2 < 0:
+            raise DecodeError('ListTransactionsResponse.UnknownStateFilters: null where not nullable')
         if n2 > bl - p:
             raise DecodeError('ListTransactionsResponse.UnknownStateFilters: count ' + str(n2) + ' past the end')
-        xs3 = []
-        for _ in range(n2):
-            h7 = b[p]
-            if 0 < h7 < 128:
-                q6 = p + h7
-                e4 = str(b[p + 1:q6], 'utf-8')
-                p = q6
+    xs3 = []
+    for _ in range(n2):
+        h7 = b[p]
+        if 0 < h7 < 128:
+            q6 = p + h7
+            e4 = str(b[p + 1:q6], 'utf-8')
+            p = q6
+        else:
+            p += 1
+            n5 = h7 - 1
+            if n5 > 126:
+                n5, p = _uvt(b, p, n5 + 1)
+                n5 -= 1
+            if n5 < 0:
+                raise DecodeError('ListTransactionsResponse.UnknownStateFilters: null element')
             else:
-                p += 1
-                n5 = h7 - 1
-                if n5 > 126:
-                    n5, p = _uvt(b, p, n5 + 1)
-                    n5 -= 1
-                if n5 < 0:
-                    raise DecodeError('ListTransactionsResponse.UnknownStateFilters: null element')
-                else:
-                    q6 = p + n5
-                    e4 = str(b[p:q6], 'utf-8')
-                    p = q6
-            xs3.append(e4)
-        o.unknown_state_filters = xs3
-    n8 = b[p] - 1
+                q6 = p + n5
+                e4 = str(b[p:q6], 'utf-8')
+                p = q6
+        xs3.append(e4)
+    o.unknown_state_filters = xs3
+    h17 = b[p]
     p += 1
-    if n8 > 126:
-        n8, p = _uvt(b, p, n8 + 1)
-        n8 -= 1
-    if n8 < 0:
-        raise DecodeError('ListTransactionsResponse.TransactionStates: null where not nullable')
+    if 0 < h17 < 128:
+        n8 = h17 - 1
     else:
+        n8 = h17 - 1
+        if n8 > 126:
+            n8, p = _uvt(b, p, n8 + 1)
+            n8 -= 1
+        if n8 < 0:
+            raise DecodeError('ListTransactionsResponse.TransactionStates: null where not nullable')
         if n8 > bl - p:
             raise DecodeError('ListTransactionsResponse.TransactionStates: count ' + str(n8) + ' past the end')
-        xs9 = []
-        for _ in range(n8):
-            e10 = _new(_ListTransactionsResponse_TransactionState)
-            h13 = b[p]
-            if 0 < h13 < 128:
-                q12 = p + h13
-                e10.transactional_id = str(b[p + 1:q12], 'utf-8')
-                p = q12
+    xs9 = []
+    for _ in range(n8):
+        e10 = _new(_ListTransactionsResponse_TransactionState)
+        h13 = b[p]
+        if 0 < h13 < 128:
+            q12 = p + h13
+            e10.transactional_id = str(b[p + 1:q12], 'utf-8')
+            p = q12
+        else:
+            p += 1
+            n11 = h13 - 1
+            if n11 > 126:
+                n11, p = _uvt(b, p, n11 + 1)
+                n11 -= 1
+            if n11 < 0:
+                raise DecodeError('TransactionState.TransactionalId: null where not nullable')
             else:
-                p += 1
-                n11 = h13 - 1
-                if n11 > 126:
-                    n11, p = _uvt(b, p, n11 + 1)
-                    n11 -= 1
-                if n11 < 0:
-                    raise DecodeError('TransactionState.TransactionalId: null where not nullable')
-                else:
-                    q12 = p + n11
-                    e10.transactional_id = str(b[p:q12], 'utf-8')
-                    p = q12
-            e10.producer_id, h14, = _S1.unpack_from(b, p)
-            p += 9
-            if 0 < h14 < 128:
-                q16 = p + h14 - 1
+                q12 = p + n11
+                e10.transactional_id = str(b[p:q12], 'utf-8')
+                p = q12
+        e10.producer_id, h14, = _S1.unpack_from(b, p)
+        p += 9
+        if 0 < h14 < 128:
+            q16 = p + h14 - 1
+            e10.transaction_state = str(b[p:q16], 'utf-8')
+            p = q16
+        else:
+            n15 = h14 - 1
+            if n15 > 126:
+                n15, p = _uvt(b, p, n15 + 1)
+                n15 -= 1
+            if n15 < 0:
+                raise DecodeError('TransactionState.TransactionState: null where not nullable')
+            else:
+                q16 = p + n15
                 e10.transaction_state = str(b[p:q16], 'utf-8')
                 p = q16
-            else:
-                n15 = h14 - 1
-                if n15 > 126:
-                    n15, p = _uvt(b, p, n15 + 1)
-                    n15 -= 1
-                if n15 < 0:
-                    raise DecodeError('TransactionState.TransactionState: null where not nullable')
-                else:
-                    q16 = p + n15
-                    e10.transaction_state = str(b[p:q16], 'utf-8')
-                    p = q16
-            if b[p] == 0:  # no tagged fields, the common case
-                e10.unknown_tagged_fields = None
-                p += 1
-            else:
-                p = _t_ListTransactionsResponse_TransactionState_0(b, p, e10)
-            xs9.append(e10)
-        o.transaction_states = xs9
+        if b[p] == 0:  # no tagged fields, the common case
+            e10.unknown_tagged_fields = None
+            p += 1
+        else:
+            p = _t_ListTransactionsResponse_TransactionState_0(b, p, e10)
+        xs9.append(e10)
+    o.transaction_states = xs9
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         p += 1

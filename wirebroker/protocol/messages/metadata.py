@@ -1991,61 +1991,63 @@ def _r_MetadataResponse_7(b, p):
     o = _new(MetadataResponse)
     o.throttle_time_ms, h1, = _S14.unpack_from(b, p)
     p += 5
-    n2 = h1 - 1
-    if n2 > 126:
-        n2, p = _uvt(b, p, n2 + 1)
-        n2 -= 1
-    if n2 < 0:
-        raise DecodeError('MetadataResponse.Brokers: null where not nullable')
+    if 0 < h1 < 128:
+        n2 = h1 - 1
     else:
+        n2 = h1 - 1
+        if n2 > 126:
+            n2, p = _uvt(b, p, n2 + 1)
+            n2 -= 1
+        if n2 < 0:
+            raise DecodeError('MetadataResponse.Brokers: null where not nullable')
         if n2 > bl - p:
             raise DecodeError('MetadataResponse.Brokers: count ' + str(n2) + ' past the end')
-        xs3 = []
-        for _ in range(n2):
-            e4 = _new(_MetadataResponse_MetadataResponseBroker)
-            e4.node_id, h5, = _S14.unpack_from(b, p)
-            p += 5
-            if 0 < h5 < 128:
-                q7 = p + h5 - 1
+    xs3 = []
+    for _ in range(n2):
+        e4 = _new(_MetadataResponse_MetadataResponseBroker)
+        e4.node_id, h5, = _S14.unpack_from(b, p)
+        p += 5
+        if 0 < h5 < 128:
+            q7 = p + h5 - 1
+            e4.host = str(b[p:q7], 'utf-8')
+            p = q7
+        else:
+            n6 = h5 - 1
+            if n6 > 126:
+                n6, p = _uvt(b, p, n6 + 1)
+                n6 -= 1
+            if n6 < 0:
+                raise DecodeError('MetadataResponseBroker.Host: null where not nullable')
+            else:
+                q7 = p + n6
                 e4.host = str(b[p:q7], 'utf-8')
                 p = q7
-            else:
-                n6 = h5 - 1
-                if n6 > 126:
-                    n6, p = _uvt(b, p, n6 + 1)
-                    n6 -= 1
-                if n6 < 0:
-                    raise DecodeError('MetadataResponseBroker.Host: null where not nullable')
-                else:
-                    q7 = p + n6
-                    e4.host = str(b[p:q7], 'utf-8')
-                    p = q7
-            e4.port, h8, = _S14.unpack_from(b, p)
-            p += 5
-            if 0 < h8 < 128:
-                q10 = p + h8 - 1
-                e4.rack = str(b[p:q10], 'utf-8')
-                p = q10
-            elif h8 == 0:
+        e4.port, h8, = _S14.unpack_from(b, p)
+        p += 5
+        if 0 < h8 < 128:
+            q10 = p + h8 - 1
+            e4.rack = str(b[p:q10], 'utf-8')
+            p = q10
+        elif h8 == 0:
+            e4.rack = None
+        else:
+            n9 = h8 - 1
+            if n9 > 126:
+                n9, p = _uvt(b, p, n9 + 1)
+                n9 -= 1
+            if n9 < 0:
                 e4.rack = None
             else:
-                n9 = h8 - 1
-                if n9 > 126:
-                    n9, p = _uvt(b, p, n9 + 1)
-                    n9 -= 1
-                if n9 < 0:
-                    e4.rack = None
-                else:
-                    q10 = p + n9
-                    e4.rack = str(b[p:q10], 'utf-8')
-                    p = q10
-            if b[p] == 0:  # no tagged fields, the common case
-                e4.unknown_tagged_fields = None
-                p += 1
-            else:
-                p = _t_MetadataResponse_MetadataResponseBroker_0(b, p, e4)
-            xs3.append(e4)
-        o.brokers = xs3
+                q10 = p + n9
+                e4.rack = str(b[p:q10], 'utf-8')
+                p = q10
+        if b[p] == 0:  # no tagged fields, the common case
+            e4.unknown_tagged_fields = None
+            p += 1
+        else:
+            p = _t_MetadataResponse_MetadataResponseBroker_0(b, p, e4)
+        xs3.append(e4)
+    o.brokers = xs3
     h13 = b[p]
     if 0 < h13 < 128:
         q12 = p + h13
@@ -2068,126 +2070,130 @@ def _r_MetadataResponse_7(b, p):
             p = q12
     o.controller_id, h14, = _S14.unpack_from(b, p)
     p += 5
-    n15 = h14 - 1
-    if n15 > 126:
-        n15, p = _uvt(b, p, n15 + 1)
-        n15 -= 1
-    if n15 < 0:
-        raise DecodeError('MetadataResponse.Topics: null where not nullable')
+    if 0 < h14 < 128:
+        n15 = h14 - 1
     else:
+        n15 = h14 - 1
+        if n15 > 126:
+            n15, p = _uvt(b, p, n15 + 1)
+            n15 -= 1
+        if n15 < 0:
+            raise DecodeError('MetadataResponse.Topics: null where not nullable')
         if n15 > bl - p:
             raise DecodeError('MetadataResponse.Topics: count ' + str(n15) + ' past the end')
-        xs16 = []
-        for _ in range(n15):
-            e17 = _new(_MetadataResponse_MetadataResponseTopic)
-            e17.error_code, h18, = _S15.unpack_from(b, p)
-            p += 3
-            if 0 < h18 < 128:
-                q20 = p + h18 - 1
+    xs16 = []
+    for _ in range(n15):
+        e17 = _new(_MetadataResponse_MetadataResponseTopic)
+        e17.error_code, h18, = _S15.unpack_from(b, p)
+        p += 3
+        if 0 < h18 < 128:
+            q20 = p + h18 - 1
+            e17.name = str(b[p:q20], 'utf-8')
+            p = q20
+        else:
+            n19 = h18 - 1
+            if n19 > 126:
+                n19, p = _uvt(b, p, n19 + 1)
+                n19 -= 1
+            if n19 < 0:
+                raise DecodeError('MetadataResponseTopic.Name: null where not nullable')
+            else:
+                q20 = p + n19
                 e17.name = str(b[p:q20], 'utf-8')
                 p = q20
-            else:
-                n19 = h18 - 1
-                if n19 > 126:
-                    n19, p = _uvt(b, p, n19 + 1)
-                    n19 -= 1
-                if n19 < 0:
-                    raise DecodeError('MetadataResponseTopic.Name: null where not nullable')
-                else:
-                    q20 = p + n19
-                    e17.name = str(b[p:q20], 'utf-8')
-                    p = q20
-            e17.is_internal, h21, = _S16.unpack_from(b, p)
-            p += 2
+        e17.is_internal, h21, = _S16.unpack_from(b, p)
+        p += 2
+        if 0 < h21 < 128:
+            n22 = h21 - 1
+        else:
             n22 = h21 - 1
             if n22 > 126:
                 n22, p = _uvt(b, p, n22 + 1)
                 n22 -= 1
             if n22 < 0:
                 raise DecodeError('MetadataResponseTopic.Partitions: null where not nullable')
+            if n22 > bl - p:
+                raise DecodeError('MetadataResponseTopic.Partitions: count ' + str(n22) + ' past the end')
+        xs23 = []
+        for _ in range(n22):
+            e24 = _new(_MetadataResponse_MetadataResponsePartition)
+            e24.error_code, e24.partition_index, e24.leader_id, e24.leader_epoch, h25, = _S17.unpack_from(b, p)
+            p += 15
+            if 0 < h25 < 65:
+                e24.replica_nodes = [*_UNPACK_i[h25](b, p)]
+                p += 4 * h25 - 4
             else:
-                if n22 > bl - p:
-                    raise DecodeError('MetadataResponseTopic.Partitions: count ' + str(n22) + ' past the end')
-                xs23 = []
-                for _ in range(n22):
-                    e24 = _new(_MetadataResponse_MetadataResponsePartition)
-                    e24.error_code, e24.partition_index, e24.leader_id, e24.leader_epoch, h25, = _S17.unpack_from(b, p)
-                    p += 15
-                    if 0 < h25 < 65:
-                        e24.replica_nodes = [*_UNPACK_i[h25](b, p)]
-                        p += 4 * h25 - 4
-                    else:
-                        n26 = h25 - 1
-                        if n26 > 126:
-                            n26, p = _uvt(b, p, n26 + 1)
-                            n26 -= 1
-                        if n26 < 0:
-                            raise DecodeError('MetadataResponsePartition.ReplicaNodes: null where not nullable')
-                        elif n26 < 64:
-                            e24.replica_nodes = [*_ARRAY_i[n26].unpack_from(b, p)]
-                            p += 4 * n26
-                        else:
-                            if n26 > bl - p:
-                                raise DecodeError('MetadataResponsePartition.ReplicaNodes: count ' + str(n26) + ' past the end')
-                            e24.replica_nodes = [*_struct.Struct('>' + str(n26) + 'i').unpack_from(b, p)]
-                            p += 4 * n26
-                    h28 = b[p]
-                    if 0 < h28 < 65:
-                        e24.isr_nodes = [*_UNPACK_i[h28](b, p + 1)]
-                        p += 4 * h28 - 3
-                    else:
-                        p += 1
-                        n27 = h28 - 1
-                        if n27 > 126:
-                            n27, p = _uvt(b, p, n27 + 1)
-                            n27 -= 1
-                        if n27 < 0:
-                            raise DecodeError('MetadataResponsePartition.IsrNodes: null where not nullable')
-                        elif n27 < 64:
-                            e24.isr_nodes = [*_ARRAY_i[n27].unpack_from(b, p)]
-                            p += 4 * n27
-                        else:
-                            if n27 > bl - p:
-                                raise DecodeError('MetadataResponsePartition.IsrNodes: count ' + str(n27) + ' past the end')
-                            e24.isr_nodes = [*_struct.Struct('>' + str(n27) + 'i').unpack_from(b, p)]
-                            p += 4 * n27
-                    h30 = b[p]
-                    if 0 < h30 < 65:
-                        e24.offline_replicas = [*_UNPACK_i[h30](b, p + 1)]
-                        p += 4 * h30 - 3
-                    else:
-                        p += 1
-                        n29 = h30 - 1
-                        if n29 > 126:
-                            n29, p = _uvt(b, p, n29 + 1)
-                            n29 -= 1
-                        if n29 < 0:
-                            raise DecodeError('MetadataResponsePartition.OfflineReplicas: null where not nullable')
-                        elif n29 < 64:
-                            e24.offline_replicas = [*_ARRAY_i[n29].unpack_from(b, p)]
-                            p += 4 * n29
-                        else:
-                            if n29 > bl - p:
-                                raise DecodeError('MetadataResponsePartition.OfflineReplicas: count ' + str(n29) + ' past the end')
-                            e24.offline_replicas = [*_struct.Struct('>' + str(n29) + 'i').unpack_from(b, p)]
-                            p += 4 * n29
-                    if b[p] == 0:  # no tagged fields, the common case
-                        e24.unknown_tagged_fields = None
-                        p += 1
-                    else:
-                        p = _t_MetadataResponse_MetadataResponsePartition_0(b, p, e24)
-                    xs23.append(e24)
-                e17.partitions = xs23
-            e17.topic_authorized_operations, = _S1.unpack_from(b, p)
-            p += 4
-            e17.topic_id = UUID_ZERO
+                n26 = h25 - 1
+                if n26 > 126:
+                    n26, p = _uvt(b, p, n26 + 1)
+                    n26 -= 1
+                if n26 < 0:
+                    raise DecodeError('MetadataResponsePartition.ReplicaNodes: null where not nullable')
+                elif n26 < 64:
+                    e24.replica_nodes = [*_ARRAY_i[n26].unpack_from(b, p)]
+                    p += 4 * n26
+                else:
+                    if n26 > bl - p:
+                        raise DecodeError('MetadataResponsePartition.ReplicaNodes: count ' + str(n26) + ' past the end')
+                    e24.replica_nodes = [*_struct.Struct('>' + str(n26) + 'i').unpack_from(b, p)]
+                    p += 4 * n26
+            h28 = b[p]
+            if 0 < h28 < 65:
+                e24.isr_nodes = [*_UNPACK_i[h28](b, p + 1)]
+                p += 4 * h28 - 3
+            else:
+                p += 1
+                n27 = h28 - 1
+                if n27 > 126:
+                    n27, p = _uvt(b, p, n27 + 1)
+                    n27 -= 1
+                if n27 < 0:
+                    raise DecodeError('MetadataResponsePartition.IsrNodes: null where not nullable')
+                elif n27 < 64:
+                    e24.isr_nodes = [*_ARRAY_i[n27].unpack_from(b, p)]
+                    p += 4 * n27
+                else:
+                    if n27 > bl - p:
+                        raise DecodeError('MetadataResponsePartition.IsrNodes: count ' + str(n27) + ' past the end')
+                    e24.isr_nodes = [*_struct.Struct('>' + str(n27) + 'i').unpack_from(b, p)]
+                    p += 4 * n27
+            h30 = b[p]
+            if 0 < h30 < 65:
+                e24.offline_replicas = [*_UNPACK_i[h30](b, p + 1)]
+                p += 4 * h30 - 3
+            else:
+                p += 1
+                n29 = h30 - 1
+                if n29 > 126:
+                    n29, p = _uvt(b, p, n29 + 1)
+                    n29 -= 1
+                if n29 < 0:
+                    raise DecodeError('MetadataResponsePartition.OfflineReplicas: null where not nullable')
+                elif n29 < 64:
+                    e24.offline_replicas = [*_ARRAY_i[n29].unpack_from(b, p)]
+                    p += 4 * n29
+                else:
+                    if n29 > bl - p:
+                        raise DecodeError('MetadataResponsePartition.OfflineReplicas: count ' + str(n29) + ' past the end')
+                    e24.offline_replicas = [*_struct.Struct('>' + str(n29) + 'i').unpack_from(b, p)]
+                    p += 4 * n29
             if b[p] == 0:  # no tagged fields, the common case
-                e17.unknown_tagged_fields = None
+                e24.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_MetadataResponse_MetadataResponseTopic_0(b, p, e17)
-            xs16.append(e17)
-        o.topics = xs16
+                p = _t_MetadataResponse_MetadataResponsePartition_0(b, p, e24)
+            xs23.append(e24)
+        e17.partitions = xs23
+        e17.topic_authorized_operations, = _S1.unpack_from(b, p)
+        p += 4
+        e17.topic_id = UUID_ZERO
+        if b[p] == 0:  # no tagged fields, the common case
+            e17.unknown_tagged_fields = None
+            p += 1
+        else:
+            p = _t_MetadataResponse_MetadataResponseTopic_0(b, p, e17)
+        xs16.append(e17)
+    o.topics = xs16
     o.cluster_authorized_operations, = _S1.unpack_from(b, p)
     p += 4
     o.error_code = 0
@@ -2323,61 +2329,63 @@ def _r_MetadataResponse_8(b, p):
     o = _new(MetadataResponse)
     o.throttle_time_ms, h1, = _S14.unpack_from(b, p)
     p += 5
-    n2 = h1 - 1
-    if n2 > 126:
-        n2, p = _uvt(b, p, n2 + 1)
-        n2 -= 1
-    if n2 < 0:
-        raise DecodeError('MetadataResponse.Brokers: null where not nullable')
+    if 0 < h1 < 128:
+        n2 = h1 - 1
     else:
+        n2 = h1 - 1
+        if n2 > 126:
+            n2, p = _uvt(b, p, n2 + 1)
+            n2 -= 1
+        if n2 < 0:
+            raise DecodeError('MetadataResponse.Brokers: null where not nullable')
         if n2 > bl - p:
             raise DecodeError('MetadataResponse.Brokers: count ' + str(n2) + ' past the end')
-        xs3 = []
-        for _ in range(n2):
-            e4 = _new(_MetadataResponse_MetadataResponseBroker)
-            e4.node_id, h5, = _S14.unpack_from(b, p)
-            p += 5
-            if 0 < h5 < 128:
-                q7 = p + h5 - 1
+    xs3 = []
+    for _ in range(n2):
+        e4 = _new(_MetadataResponse_MetadataResponseBroker)
+        e4.node_id, h5, = _S14.unpack_from(b, p)
+        p += 5
+        if 0 < h5 < 128:
+            q7 = p + h5 - 1
+            e4.host = str(b[p:q7], 'utf-8')
+            p = q7
+        else:
+            n6 = h5 - 1
+            if n6 > 126:
+                n6, p = _uvt(b, p, n6 + 1)
+                n6 -= 1
+            if n6 < 0:
+                raise DecodeError('MetadataResponseBroker.Host: null where not nullable')
+            else:
+                q7 = p + n6
                 e4.host = str(b[p:q7], 'utf-8')
                 p = q7
-            else:
-                n6 = h5 - 1
-                if n6 > 126:
-                    n6, p = _uvt(b, p, n6 + 1)
-                    n6 -= 1
-                if n6 < 0:
-                    raise DecodeError('MetadataResponseBroker.Host: null where not nullable')
-                else:
-                    q7 = p + n6
-                    e4.host = str(b[p:q7], 'utf-8')
-                    p = q7
-            e4.port, h8, = _S14.unpack_from(b, p)
-            p += 5
-            if 0 < h8 < 128:
-                q10 = p + h8 - 1
-                e4.rack = str(b[p:q10], 'utf-8')
-                p = q10
-            elif h8 == 0:
+        e4.port, h8, = _S14.unpack_from(b, p)
+        p += 5
+        if 0 < h8 < 128:
+            q10 = p + h8 - 1
+            e4.rack = str(b[p:q10], 'utf-8')
+            p = q10
+        elif h8 == 0:
+            e4.rack = None
+        else:
+            n9 = h8 - 1
+            if n9 > 126:
+                n9, p = _uvt(b, p, n9 + 1)
+                n9 -= 1
+            if n9 < 0:
                 e4.rack = None
             else:
-                n9 = h8 - 1
-                if n9 > 126:
-                    n9, p = _uvt(b, p, n9 + 1)
-                    n9 -= 1
-                if n9 < 0:
-                    e4.rack = None
-                else:
-                    q10 = p + n9
-                    e4.rack = str(b[p:q10], 'utf-8')
-                    p = q10
-            if b[p] == 0:  # no tagged fields, the common case
-                e4.unknown_tagged_fields = None
-                p += 1
-            else:
-                p = _t_MetadataResponse_MetadataResponseBroker_0(b, p, e4)
-            xs3.append(e4)
-        o.brokers = xs3
+                q10 = p + n9
+                e4.rack = str(b[p:q10], 'utf-8')
+                p = q10
+        if b[p] == 0:  # no tagged fields, the common case
+            e4.unknown_tagged_fields = None
+            p += 1
+        else:
+            p = _t_MetadataResponse_MetadataResponseBroker_0(b, p, e4)
+        xs3.append(e4)
+    o.brokers = xs3
     h13 = b[p]
     if 0 < h13 < 128:
         q12 = p + h13
@@ -2400,125 +2408,129 @@ def _r_MetadataResponse_8(b, p):
             p = q12
     o.controller_id, h14, = _S14.unpack_from(b, p)
     p += 5
-    n15 = h14 - 1
-    if n15 > 126:
-        n15, p = _uvt(b, p, n15 + 1)
-        n15 -= 1
-    if n15 < 0:
-        raise DecodeError('MetadataResponse.Topics: null where not nullable')
+    if 0 < h14 < 128:
+        n15 = h14 - 1
     else:
+        n15 = h14 - 1
+        if n15 > 126:
+            n15, p = _uvt(b, p, n15 + 1)
+            n15 -= 1
+        if n15 < 0:
+            raise DecodeError('MetadataResponse.Topics: null where not nullable')
         if n15 > bl - p:
             raise DecodeError('MetadataResponse.Topics: count ' + str(n15) + ' past the end')
-        xs16 = []
-        for _ in range(n15):
-            e17 = _new(_MetadataResponse_MetadataResponseTopic)
-            e17.error_code, h18, = _S15.unpack_from(b, p)
-            p += 3
-            if 0 < h18 < 128:
-                q20 = p + h18 - 1
+    xs16 = []
+    for _ in range(n15):
+        e17 = _new(_MetadataResponse_MetadataResponseTopic)
+        e17.error_code, h18, = _S15.unpack_from(b, p)
+        p += 3
+        if 0 < h18 < 128:
+            q20 = p + h18 - 1
+            e17.name = str(b[p:q20], 'utf-8')
+            p = q20
+        else:
+            n19 = h18 - 1
+            if n19 > 126:
+                n19, p = _uvt(b, p, n19 + 1)
+                n19 -= 1
+            if n19 < 0:
+                raise DecodeError('MetadataResponseTopic.Name: null where not nullable')
+            else:
+                q20 = p + n19
                 e17.name = str(b[p:q20], 'utf-8')
                 p = q20
-            else:
-                n19 = h18 - 1
-                if n19 > 126:
-                    n19, p = _uvt(b, p, n19 + 1)
-                    n19 -= 1
-                if n19 < 0:
-                    raise DecodeError('MetadataResponseTopic.Name: null where not nullable')
-                else:
-                    q20 = p + n19
-                    e17.name = str(b[p:q20], 'utf-8')
-                    p = q20
-            e17.topic_id, e17.is_internal, h21, = _S18.unpack_from(b, p)
-            p += 18
+        e17.topic_id, e17.is_internal, h21, = _S18.unpack_from(b, p)
+        p += 18
+        if 0 < h21 < 128:
+            n22 = h21 - 1
+        else:
             n22 = h21 - 1
             if n22 > 126:
                 n22, p = _uvt(b, p, n22 + 1)
                 n22 -= 1
             if n22 < 0:
                 raise DecodeError('MetadataResponseTopic.Partitions: null where not nullable')
+            if n22 > bl - p:
+                raise DecodeError('MetadataResponseTopic.Partitions: count ' + str(n22) + ' past the end')
+        xs23 = []
+        for _ in range(n22):
+            e24 = _new(_MetadataResponse_MetadataResponsePartition)
+            e24.error_code, e24.partition_index, e24.leader_id, e24.leader_epoch, h25, = _S17.unpack_from(b, p)
+            p += 15
+            if 0 < h25 < 65:
+                e24.replica_nodes = [*_UNPACK_i[h25](b, p)]
+                p += 4 * h25 - 4
             else:
-                if n22 > bl - p:
-                    raise DecodeError('MetadataResponseTopic.Partitions: count ' + str(n22) + ' past the end')
-                xs23 = []
-                for _ in range(n22):
-                    e24 = _new(_MetadataResponse_MetadataResponsePartition)
-                    e24.error_code, e24.partition_index, e24.leader_id, e24.leader_epoch, h25, = _S17.unpack_from(b, p)
-                    p += 15
-                    if 0 < h25 < 65:
-                        e24.replica_nodes = [*_UNPACK_i[h25](b, p)]
-                        p += 4 * h25 - 4
-                    else:
-                        n26 = h25 - 1
-                        if n26 > 126:
-                            n26, p = _uvt(b, p, n26 + 1)
-                            n26 -= 1
-                        if n26 < 0:
-                            raise DecodeError('MetadataResponsePartition.ReplicaNodes: null where not nullable')
-                        elif n26 < 64:
-                            e24.replica_nodes = [*_ARRAY_i[n26].unpack_from(b, p)]
-                            p += 4 * n26
-                        else:
-                            if n26 > bl - p:
-                                raise DecodeError('MetadataResponsePartition.ReplicaNodes: count ' + str(n26) + ' past the end')
-                            e24.replica_nodes = [*_struct.Struct('>' + str(n26) + 'i').unpack_from(b, p)]
-                            p += 4 * n26
-                    h28 = b[p]
-                    if 0 < h28 < 65:
-                        e24.isr_nodes = [*_UNPACK_i[h28](b, p + 1)]
-                        p += 4 * h28 - 3
-                    else:
-                        p += 1
-                        n27 = h28 - 1
-                        if n27 > 126:
-                            n27, p = _uvt(b, p, n27 + 1)
-                            n27 -= 1
-                        if n27 < 0:
-                            raise DecodeError('MetadataResponsePartition.IsrNodes: null where not nullable')
-                        elif n27 < 64:
-                            e24.isr_nodes = [*_ARRAY_i[n27].unpack_from(b, p)]
-                            p += 4 * n27
-                        else:
-                            if n27 > bl - p:
-                                raise DecodeError('MetadataResponsePartition.IsrNodes: count ' + str(n27) + ' past the end')
-                            e24.isr_nodes = [*_struct.Struct('>' + str(n27) + 'i').unpack_from(b, p)]
-                            p += 4 * n27
-                    h30 = b[p]
-                    if 0 < h30 < 65:
-                        e24.offline_replicas = [*_UNPACK_i[h30](b, p + 1)]
-                        p += 4 * h30 - 3
-                    else:
-                        p += 1
-                        n29 = h30 - 1
-                        if n29 > 126:
-                            n29, p = _uvt(b, p, n29 + 1)
-                            n29 -= 1
-                        if n29 < 0:
-                            raise DecodeError('MetadataResponsePartition.OfflineReplicas: null where not nullable')
-                        elif n29 < 64:
-                            e24.offline_replicas = [*_ARRAY_i[n29].unpack_from(b, p)]
-                            p += 4 * n29
-                        else:
-                            if n29 > bl - p:
-                                raise DecodeError('MetadataResponsePartition.OfflineReplicas: count ' + str(n29) + ' past the end')
-                            e24.offline_replicas = [*_struct.Struct('>' + str(n29) + 'i').unpack_from(b, p)]
-                            p += 4 * n29
-                    if b[p] == 0:  # no tagged fields, the common case
-                        e24.unknown_tagged_fields = None
-                        p += 1
-                    else:
-                        p = _t_MetadataResponse_MetadataResponsePartition_0(b, p, e24)
-                    xs23.append(e24)
-                e17.partitions = xs23
-            e17.topic_authorized_operations, = _S1.unpack_from(b, p)
-            p += 4
+                n26 = h25 - 1
+                if n26 > 126:
+                    n26, p = _uvt(b, p, n26 + 1)
+                    n26 -= 1
+                if n26 < 0:
+                    raise DecodeError('MetadataResponsePartition.ReplicaNodes: null where not nullable')
+                elif n26 < 64:
+                    e24.replica_nodes = [*_ARRAY_i[n26].unpack_from(b, p)]
+                    p += 4 * n26
+                else:
+                    if n26 > bl - p:
+                        raise DecodeError('MetadataResponsePartition.ReplicaNodes: count ' + str(n26) + ' past the end')
+                    e24.replica_nodes = [*_struct.Struct('>' + str(n26) + 'i').unpack_from(b, p)]
+                    p += 4 * n26
+            h28 = b[p]
+            if 0 < h28 < 65:
+                e24.isr_nodes = [*_UNPACK_i[h28](b, p + 1)]
+                p += 4 * h28 - 3
+            else:
+                p += 1
+                n27 = h28 - 1
+                if n27 > 126:
+                    n27, p = _uvt(b, p, n27 + 1)
+                    n27 -= 1
+                if n27 < 0:
+                    raise DecodeError('MetadataResponsePartition.IsrNodes: null where not nullable')
+                elif n27 < 64:
+                    e24.isr_nodes = [*_ARRAY_i[n27].unpack_from(b, p)]
+                    p += 4 * n27
+                else:
+                    if n27 > bl - p:
+                        raise DecodeError('MetadataResponsePartition.IsrNodes: count ' + str(n27) + ' past the end')
+                    e24.isr_nodes = [*_struct.Struct('>' + str(n27) + 'i').unpack_from(b, p)]
+                    p += 4 * n27
+            h30 = b[p]
+            if 0 < h30 < 65:
+                e24.offline_replicas = [*_UNPACK_i[h30](b, p + 1)]
+                p += 4 * h30 - 3
+            else:
+                p += 1
+                n29 = h30 - 1
+                if n29 > 126:
+                    n29, p = _uvt(b, p, n29 + 1)
+                    n29 -= 1
+                if n29 < 0:
+                    raise DecodeError('MetadataResponsePartition.OfflineReplicas: null where not nullable')
+                elif n29 < 64:
+                    e24.offline_replicas = [*_ARRAY_i[n29].unpack_from(b, p)]
+                    p += 4 * n29
+                else:
+                    if n29 > bl - p:
+                        raise DecodeError('MetadataResponsePartition.OfflineReplicas: count ' + str(n29) + ' past the end')
+                    e24.offline_replicas = [*_struct.Struct('>' + str(n29) + 'i').unpack_from(b, p)]
+                    p += 4 * n29
             if b[p] == 0:  # no tagged fields, the common case
-                e17.unknown_tagged_fields = None
+                e24.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_MetadataResponse_MetadataResponseTopic_0(b, p, e17)
-            xs16.append(e17)
-        o.topics = xs16
+                p = _t_MetadataResponse_MetadataResponsePartition_0(b, p, e24)
+            xs23.append(e24)
+        e17.partitions = xs23
+        e17.topic_authorized_operations, = _S1.unpack_from(b, p)
+        p += 4
+        if b[p] == 0:  # no tagged fields, the common case
+            e17.unknown_tagged_fields = None
+            p += 1
+        else:
+            p = _t_MetadataResponse_MetadataResponseTopic_0(b, p, e17)
+        xs16.append(e17)
+    o.topics = xs16
     o.cluster_authorized_operations, = _S1.unpack_from(b, p)
     p += 4
     o.error_code = 0
@@ -2654,61 +2666,63 @@ def _r_MetadataResponse_9(b, p):
     o = _new(MetadataResponse)
     o.throttle_time_ms, h1, = _S14.unpack_from(b, p)
     p += 5
-    n2 = h1 - 1
-    if n2 > 126:
-        n2, p = _uvt(b, p, n2 + 1)
-        n2 -= 1
-    if n2 < 0:
-        raise DecodeError('MetadataResponse.Brokers: null where not nullable')
+    if 0 < h1 < 128:
+        n2 = h1 - 1
     else:
+        n2 = h1 - 1
+        if n2 > 126:
+            n2, p = _uvt(b, p, n2 + 1)
+            n2 -= 1
+        if n2 < 0:
+            raise DecodeError('MetadataResponse.Brokers: null where not nullable')
         if n2 > bl - p:
             raise DecodeError('MetadataResponse.Brokers: count ' + str(n2) + ' past the end')
-        xs3 = []
-        for _ in range(n2):
-            e4 = _new(_MetadataResponse_MetadataResponseBroker)
-            e4.node_id, h5, = _S14.unpack_from(b, p)
-            p += 5
-            if 0 < h5 < 128:
-                q7 = p + h5 - 1
+    xs3 = []
+    for _ in range(n2):
+        e4 = _new(_MetadataResponse_MetadataResponseBroker)
+        e4.node_id, h5, = _S14.unpack_from(b, p)
+        p += 5
+        if 0 < h5 < 128:
+            q7 = p + h5 - 1
+            e4.host = str(b[p:q7], 'utf-8')
+            p = q7
+        else:
+            n6 = h5 - 1
+            if n6 > 126:
+                n6, p = _uvt(b, p, n6 + 1)
+                n6 -= 1
+            if n6 < 0:
+                raise DecodeError('MetadataResponseBroker.Host: null where not nullable')
+            else:
+                q7 = p + n6
                 e4.host = str(b[p:q7], 'utf-8')
                 p = q7
-            else:
-                n6 = h5 - 1
-                if n6 > 126:
-                    n6, p = _uvt(b, p, n6 + 1)
-                    n6 -= 1
-                if n6 < 0:
-                    raise DecodeError('MetadataResponseBroker.Host: null where not nullable')
-                else:
-                    q7 = p + n6
-                    e4.host = str(b[p:q7], 'utf-8')
-                    p = q7
-            e4.port, h8, = _S14.unpack_from(b, p)
-            p += 5
-            if 0 < h8 < 128:
-                q10 = p + h8 - 1
-                e4.rack = str(b[p:q10], 'utf-8')
-                p = q10
-            elif h8 == 0:
+        e4.port, h8, = _S14.unpack_from(b, p)
+        p += 5
+        if 0 < h8 < 128:
+            q10 = p + h8 - 1
+            e4.rack = str(b[p:q10], 'utf-8')
+            p = q10
+        elif h8 == 0:
+            e4.rack = None
+        else:
+            n9 = h8 - 1
+            if n9 > 126:
+                n9, p = _uvt(b, p, n9 + 1)
+                n9 -= 1
+            if n9 < 0:
                 e4.rack = None
             else:
-                n9 = h8 - 1
-                if n9 > 126:
-                    n9, p = _uvt(b, p, n9 + 1)
-                    n9 -= 1
-                if n9 < 0:
-                    e4.rack = None
-                else:
-                    q10 = p + n9
-                    e4.rack = str(b[p:q10], 'utf-8')
-                    p = q10
-            if b[p] == 0:  # no tagged fields, the common case
-                e4.unknown_tagged_fields = None
-                p += 1
-            else:
-                p = _t_MetadataResponse_MetadataResponseBroker_0(b, p, e4)
-            xs3.append(e4)
-        o.brokers = xs3
+                q10 = p + n9
+                e4.rack = str(b[p:q10], 'utf-8')
+                p = q10
+        if b[p] == 0:  # no tagged fields, the common case
+            e4.unknown_tagged_fields = None
+            p += 1
+        else:
+            p = _t_MetadataResponse_MetadataResponseBroker_0(b, p, e4)
+        xs3.append(e4)
+    o.brokers = xs3
     h13 = b[p]
     if 0 < h13 < 128:
         q12 = p + h13
@@ -2731,125 +2745,129 @@ def _r_MetadataResponse_9(b, p):
             p = q12
     o.controller_id, h14, = _S14.unpack_from(b, p)
     p += 5
-    n15 = h14 - 1
-    if n15 > 126:
-        n15, p = _uvt(b, p, n15 + 1)
-        n15 -= 1
-    if n15 < 0:
-        raise DecodeError('MetadataResponse.Topics: null where not nullable')
+    if 0 < h14 < 128:
+        n15 = h14 - 1
     else:
+        n15 = h14 - 1
+        if n15 > 126:
+            n15, p = _uvt(b, p, n15 + 1)
+            n15 -= 1
+        if n15 < 0:
+            raise DecodeError('MetadataResponse.Topics: null where not nullable')
         if n15 > bl - p:
             raise DecodeError('MetadataResponse.Topics: count ' + str(n15) + ' past the end')
-        xs16 = []
-        for _ in range(n15):
-            e17 = _new(_MetadataResponse_MetadataResponseTopic)
-            e17.error_code, h18, = _S15.unpack_from(b, p)
-            p += 3
-            if 0 < h18 < 128:
-                q20 = p + h18 - 1
+    xs16 = []
+    for _ in range(n15):
+        e17 = _new(_MetadataResponse_MetadataResponseTopic)
+        e17.error_code, h18, = _S15.unpack_from(b, p)
+        p += 3
+        if 0 < h18 < 128:
+            q20 = p + h18 - 1
+            e17.name = str(b[p:q20], 'utf-8')
+            p = q20
+        else:
+            n19 = h18 - 1
+            if n19 > 126:
+                n19, p = _uvt(b, p, n19 + 1)
+                n19 -= 1
+            if n19 < 0:
+                raise DecodeError('MetadataResponseTopic.Name: null where not nullable')
+            else:
+                q20 = p + n19
                 e17.name = str(b[p:q20], 'utf-8')
                 p = q20
-            else:
-                n19 = h18 - 1
-                if n19 > 126:
-                    n19, p = _uvt(b, p, n19 + 1)
-                    n19 -= 1
-                if n19 < 0:
-                    raise DecodeError('MetadataResponseTopic.Name: null where not nullable')
-                else:
-                    q20 = p + n19
-                    e17.name = str(b[p:q20], 'utf-8')
-                    p = q20
-            e17.topic_id, e17.is_internal, h21, = _S18.unpack_from(b, p)
-            p += 18
+        e17.topic_id, e17.is_internal, h21, = _S18.unpack_from(b, p)
+        p += 18
+        if 0 < h21 < 128:
+            n22 = h21 - 1
+        else:
             n22 = h21 - 1
             if n22 > 126:
                 n22, p = _uvt(b, p, n22 + 1)
                 n22 -= 1
             if n22 < 0:
                 raise DecodeError('MetadataResponseTopic.Partitions: null where not nullable')
+            if n22 > bl - p:
+                raise DecodeError('MetadataResponseTopic.Partitions: count ' + str(n22) + ' past the end')
+        xs23 = []
+        for _ in range(n22):
+            e24 = _new(_MetadataResponse_MetadataResponsePartition)
+            e24.error_code, e24.partition_index, e24.leader_id, e24.leader_epoch, h25, = _S17.unpack_from(b, p)
+            p += 15
+            if 0 < h25 < 65:
+                e24.replica_nodes = [*_UNPACK_i[h25](b, p)]
+                p += 4 * h25 - 4
             else:
-                if n22 > bl - p:
-                    raise DecodeError('MetadataResponseTopic.Partitions: count ' + str(n22) + ' past the end')
-                xs23 = []
-                for _ in range(n22):
-                    e24 = _new(_MetadataResponse_MetadataResponsePartition)
-                    e24.error_code, e24.partition_index, e24.leader_id, e24.leader_epoch, h25, = _S17.unpack_from(b, p)
-                    p += 15
-                    if 0 < h25 < 65:
-                        e24.replica_nodes = [*_UNPACK_i[h25](b, p)]
-                        p += 4 * h25 - 4
-                    else:
-                        n26 = h25 - 1
-                        if n26 > 126:
-                            n26, p = _uvt(b, p, n26 + 1)
-                            n26 -= 1
-                        if n26 < 0:
-                            raise DecodeError('MetadataResponsePartition.ReplicaNodes: null where not nullable')
-                        elif n26 < 64:
-                            e24.replica_nodes = [*_ARRAY_i[n26].unpack_from(b, p)]
-                            p += 4 * n26
-                        else:
-                            if n26 > bl - p:
-                                raise DecodeError('MetadataResponsePartition.ReplicaNodes: count ' + str(n26) + ' past the end')
-                            e24.replica_nodes = [*_struct.Struct('>' + str(n26) + 'i').unpack_from(b, p)]
-                            p += 4 * n26
-                    h28 = b[p]
-                    if 0 < h28 < 65:
-                        e24.isr_nodes = [*_UNPACK_i[h28](b, p + 1)]
-                        p += 4 * h28 - 3
-                    else:
-                        p += 1
-                        n27 = h28 - 1
-                        if n27 > 126:
-                            n27, p = _uvt(b, p, n27 + 1)
-                            n27 -= 1
-                        if n27 < 0:
-                            raise DecodeError('MetadataResponsePartition.IsrNodes: null where not nullable')
-                        elif n27 < 64:
-                            e24.isr_nodes = [*_ARRAY_i[n27].unpack_from(b, p)]
-                            p += 4 * n27
-                        else:
-                            if n27 > bl - p:
-                                raise DecodeError('MetadataResponsePartition.IsrNodes: count ' + str(n27) + ' past the end')
-                            e24.isr_nodes = [*_struct.Struct('>' + str(n27) + 'i').unpack_from(b, p)]
-                            p += 4 * n27
-                    h30 = b[p]
-                    if 0 < h30 < 65:
-                        e24.offline_replicas = [*_UNPACK_i[h30](b, p + 1)]
-                        p += 4 * h30 - 3
-                    else:
-                        p += 1
-                        n29 = h30 - 1
-                        if n29 > 126:
-                            n29, p = _uvt(b, p, n29 + 1)
-                            n29 -= 1
-                        if n29 < 0:
-                            raise DecodeError('MetadataResponsePartition.OfflineReplicas: null where not nullable')
-                        elif n29 < 64:
-                            e24.offline_replicas = [*_ARRAY_i[n29].unpack_from(b, p)]
-                            p += 4 * n29
-                        else:
-                            if n29 > bl - p:
-                                raise DecodeError('MetadataResponsePartition.OfflineReplicas: count ' + str(n29) + ' past the end')
-                            e24.offline_replicas = [*_struct.Struct('>' + str(n29) + 'i').unpack_from(b, p)]
-                            p += 4 * n29
-                    if b[p] == 0:  # no tagged fields, the common case
-                        e24.unknown_tagged_fields = None
-                        p += 1
-                    else:
-                        p = _t_MetadataResponse_MetadataResponsePartition_0(b, p, e24)
-                    xs23.append(e24)
-                e17.partitions = xs23
-            e17.topic_authorized_operations, = _S1.unpack_from(b, p)
-            p += 4
+                n26 = h25 - 1
+                if n26 > 126:
+                    n26, p = _uvt(b, p, n26 + 1)
+                    n26 -= 1
+                if n26 < 0:
+                    raise DecodeError('MetadataResponsePartition.ReplicaNodes: null where not nullable')
+                elif n26 < 64:
+                    e24.replica_nodes = [*_ARRAY_i[n26].unpack_from(b, p)]
+                    p += 4 * n26
+                else:
+                    if n26 > bl - p:
+                        raise DecodeError('MetadataResponsePartition.ReplicaNodes: count ' + str(n26) + ' past the end')
+                    e24.replica_nodes = [*_struct.Struct('>' + str(n26) + 'i').unpack_from(b, p)]
+                    p += 4 * n26
+            h28 = b[p]
+            if 0 < h28 < 65:
+                e24.isr_nodes = [*_UNPACK_i[h28](b, p + 1)]
+                p += 4 * h28 - 3
+            else:
+                p += 1
+                n27 = h28 - 1
+                if n27 > 126:
+                    n27, p = _uvt(b, p, n27 + 1)
+                    n27 -= 1
+                if n27 < 0:
+                    raise DecodeError('MetadataResponsePartition.IsrNodes: null where not nullable')
+                elif n27 < 64:
+                    e24.isr_nodes = [*_ARRAY_i[n27].unpack_from(b, p)]
+                    p += 4 * n27
+                else:
+                    if n27 > bl - p:
+                        raise DecodeError('MetadataResponsePartition.IsrNodes: count ' + str(n27) + ' past the end')
+                    e24.isr_nodes = [*_struct.Struct('>' + str(n27) + 'i').unpack_from(b, p)]
+                    p += 4 * n27
+            h30 = b[p]
+            if 0 < h30 < 65:
+                e24.offline_replicas = [*_UNPACK_i[h30](b, p + 1)]
+                p += 4 * h30 - 3
+            else:
+                p += 1
+                n29 = h30 - 1
+                if n29 > 126:
+                    n29, p = _uvt(b, p, n29 + 1)
+                    n29 -= 1
+                if n29 < 0:
+                    raise DecodeError('MetadataResponsePartition.OfflineReplicas: null where not nullable')
+                elif n29 < 64:
+                    e24.offline_replicas = [*_ARRAY_i[n29].unpack_from(b, p)]
+                    p += 4 * n29
+                else:
+                    if n29 > bl - p:
+                        raise DecodeError('MetadataResponsePartition.OfflineReplicas: count ' + str(n29) + ' past the end')
+                    e24.offline_replicas = [*_struct.Struct('>' + str(n29) + 'i').unpack_from(b, p)]
+                    p += 4 * n29
             if b[p] == 0:  # no tagged fields, the common case
-                e17.unknown_tagged_fields = None
+                e24.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_MetadataResponse_MetadataResponseTopic_0(b, p, e17)
-            xs16.append(e17)
-        o.topics = xs16
+                p = _t_MetadataResponse_MetadataResponsePartition_0(b, p, e24)
+            xs23.append(e24)
+        e17.partitions = xs23
+        e17.topic_authorized_operations, = _S1.unpack_from(b, p)
+        p += 4
+        if b[p] == 0:  # no tagged fields, the common case
+            e17.unknown_tagged_fields = None
+            p += 1
+        else:
+            p = _t_MetadataResponse_MetadataResponseTopic_0(b, p, e17)
+        xs16.append(e17)
+    o.topics = xs16
     o.cluster_authorized_operations = -2147483648
     o.error_code = 0
     if b[p] == 0:  # no tagged fields, the common case
@@ -2985,61 +3003,63 @@ def _r_MetadataResponse_10(b, p):
     o = _new(MetadataResponse)
     o.throttle_time_ms, h1, = _S14.unpack_from(b, p)
     p += 5
-    n2 = h1 - 1
-    if n2 > 126:
-        n2, p = _uvt(b, p, n2 + 1)
-        n2 -= 1
-    if n2 < 0:
-        raise DecodeError('MetadataResponse.Brokers: null where not nullable')
+    if 0 < h1 < 128:
+        n2 = h1 - 1
     else:
+        n2 = h1 - 1
+        if n2 > 126:
+            n2, p = _uvt(b, p, n2 + 1)
+            n2 -= 1
+        if n2 < 0:
+            raise DecodeError('MetadataResponse.Brokers: null where not nullable')
         if n2 > bl - p:
             raise DecodeError('MetadataResponse.Brokers: count ' + str(n2) + ' past the end')
-        xs3 = []
-        for _ in range(n2):
-            e4 = _new(_MetadataResponse_MetadataResponseBroker)
-            e4.node_id, h5, = _S14.unpack_from(b, p)
-            p += 5
-            if 0 < h5 < 128:
-                q7 = p + h5 - 1
+    xs3 = []
+    for _ in range(n2):
+        e4 = _new(_MetadataResponse_MetadataResponseBroker)
+        e4.node_id, h5, = _S14.unpack_from(b, p)
+        p += 5
+        if 0 < h5 < 128:
+            q7 = p + h5 - 1
+            e4.host = str(b[p:q7], 'utf-8')
+            p = q7
+        else:
+            n6 = h5 - 1
+            if n6 > 126:
+                n6, p = _uvt(b, p, n6 + 1)
+                n6 -= 1
+            if n6 < 0:
+                raise DecodeError('MetadataResponseBroker.Host: null where not nullable')
+            else:
+                q7 = p + n6
                 e4.host = str(b[p:q7], 'utf-8')
                 p = q7
-            else:
-                n6 = h5 - 1
-                if n6 > 126:
-                    n6, p = _uvt(b, p, n6 + 1)
-                    n6 -= 1
-                if n6 < 0:
-                    raise DecodeError('MetadataResponseBroker.Host: null where not nullable')
-                else:
-                    q7 = p + n6
-                    e4.host = str(b[p:q7], 'utf-8')
-                    p = q7
-            e4.port, h8, = _S14.unpack_from(b, p)
-            p += 5
-            if 0 < h8 < 128:
-                q10 = p + h8 - 1
-                e4.rack = str(b[p:q10], 'utf-8')
-                p = q10
-            elif h8 == 0:
+        e4.port, h8, = _S14.unpack_from(b, p)
+        p += 5
+        if 0 < h8 < 128:
+            q10 = p + h8 - 1
+            e4.rack = str(b[p:q10], 'utf-8')
+            p = q10
+        elif h8 == 0:
+            e4.rack = None
+        else:
+            n9 = h8 - 1
+            if n9 > 126:
+                n9, p = _uvt(b, p, n9 + 1)
+                n9 -= 1
+            if n9 < 0:
                 e4.rack = None
             else:
-                n9 = h8 - 1
-                if n9 > 126:
-                    n9, p = _uvt(b, p, n9 + 1)
-                    n9 -= 1
-                if n9 < 0:
-                    e4.rack = None
-                else:
-                    q10 = p + n9
-                    e4.rack = str(b[p:q10], 'utf-8')
-                    p = q10
-            if b[p] == 0:  # no tagged fields, the common case
-                e4.unknown_tagged_fields = None
-                p += 1
-            else:
-                p = _t_MetadataResponse_MetadataResponseBroker_0(b, p, e4)
-            xs3.append(e4)
-        o.brokers = xs3
+                q10 = p + n9
+                e4.rack = str(b[p:q10], 'utf-8')
+                p = q10
+        if b[p] == 0:  # no tagged fields, the common case
+            e4.unknown_tagged_fields = None
+            p += 1
+        else:
+            p = _t_MetadataResponse_MetadataResponseBroker_0(b, p, e4)
+        xs3.append(e4)
+    o.brokers = xs3
     h13 = b[p]
     if 0 < h13 < 128:
         q12 = p + h13
@@ -3062,127 +3082,131 @@ def _r_MetadataResponse_10(b, p):
             p = q12
     o.controller_id, h14, = _S14.unpack_from(b, p)
     p += 5
-    n15 = h14 - 1
-    if n15 > 126:
-        n15, p = _uvt(b, p, n15 + 1)
-        n15 -= 1
-    if n15 < 0:
-        raise DecodeError('MetadataResponse.Topics: null where not nullable')
+    if 0 < h14 < 128:
+        n15 = h14 - 1
     else:
+        n15 = h14 - 1
+        if n15 > 126:
+            n15, p = _uvt(b, p, n15 + 1)
+            n15 -= 1
+        if n15 < 0:
+            raise DecodeError('MetadataResponse.Topics: null where not nullable')
         if n15 > bl - p:
             raise DecodeError('MetadataResponse.Topics: count ' + str(n15) + ' past the end')
-        xs16 = []
-        for _ in range(n15):
-            e17 = _new(_MetadataResponse_MetadataResponseTopic)
-            e17.error_code, h18, = _S15.unpack_from(b, p)
-            p += 3
-            if 0 < h18 < 128:
-                q20 = p + h18 - 1
-                e17.name = str(b[p:q20], 'utf-8')
-                p = q20
-            elif h18 == 0:
+    xs16 = []
+    for _ in range(n15):
+        e17 = _new(_MetadataResponse_MetadataResponseTopic)
+        e17.error_code, h18, = _S15.unpack_from(b, p)
+        p += 3
+        if 0 < h18 < 128:
+            q20 = p + h18 - 1
+            e17.name = str(b[p:q20], 'utf-8')
+            p = q20
+        elif h18 == 0:
+            e17.name = None
+        else:
+            n19 = h18 - 1
+            if n19 > 126:
+                n19, p = _uvt(b, p, n19 + 1)
+                n19 -= 1
+            if n19 < 0:
                 e17.name = None
             else:
-                n19 = h18 - 1
-                if n19 > 126:
-                    n19, p = _uvt(b, p, n19 + 1)
-                    n19 -= 1
-                if n19 < 0:
-                    e17.name = None
-                else:
-                    q20 = p + n19
-                    e17.name = str(b[p:q20], 'utf-8')
-                    p = q20
-            e17.topic_id, e17.is_internal, h21, = _S18.unpack_from(b, p)
-            p += 18
+                q20 = p + n19
+                e17.name = str(b[p:q20], 'utf-8')
+                p = q20
+        e17.topic_id, e17.is_internal, h21, = _S18.unpack_from(b, p)
+        p += 18
+        if 0 < h21 < 128:
+            n22 = h21 - 1
+        else:
             n22 = h21 - 1
             if n22 > 126:
                 n22, p = _uvt(b, p, n22 + 1)
                 n22 -= 1
             if n22 < 0:
                 raise DecodeError('MetadataResponseTopic.Partitions: null where not nullable')
+            if n22 > bl - p:
+                raise DecodeError('MetadataResponseTopic.Partitions: count ' + str(n22) + ' past the end')
+        xs23 = []
+        for _ in range(n22):
+            e24 = _new(_MetadataResponse_MetadataResponsePartition)
+            e24.error_code, e24.partition_index, e24.leader_id, e24.leader_epoch, h25, = _S17.unpack_from(b, p)
+            p += 15
+            if 0 < h25 < 65:
+                e24.replica_nodes = [*_UNPACK_i[h25](b, p)]
+                p += 4 * h25 - 4
             else:
-                if n22 > bl - p:
-                    raise DecodeError('MetadataResponseTopic.Partitions: count ' + str(n22) + ' past the end')
-                xs23 = []
-                for _ in range(n22):
-                    e24 = _new(_MetadataResponse_MetadataResponsePartition)
-                    e24.error_code, e24.partition_index, e24.leader_id, e24.leader_epoch, h25, = _S17.unpack_from(b, p)
-                    p += 15
-                    if 0 < h25 < 65:
-                        e24.replica_nodes = [*_UNPACK_i[h25](b, p)]
-                        p += 4 * h25 - 4
-                    else:
-                        n26 = h25 - 1
-                        if n26 > 126:
-                            n26, p = _uvt(b, p, n26 + 1)
-                            n26 -= 1
-                        if n26 < 0:
-                            raise DecodeError('MetadataResponsePartition.ReplicaNodes: null where not nullable')
-                        elif n26 < 64:
-                            e24.replica_nodes = [*_ARRAY_i[n26].unpack_from(b, p)]
-                            p += 4 * n26
-                        else:
-                            if n26 > bl - p:
-                                raise DecodeError('MetadataResponsePartition.ReplicaNodes: count ' + str(n26) + ' past the end')
-                            e24.replica_nodes = [*_struct.Struct('>' + str(n26) + 'i').unpack_from(b, p)]
-                            p += 4 * n26
-                    h28 = b[p]
-                    if 0 < h28 < 65:
-                        e24.isr_nodes = [*_UNPACK_i[h28](b, p + 1)]
-                        p += 4 * h28 - 3
-                    else:
-                        p += 1
-                        n27 = h28 - 1
-                        if n27 > 126:
-                            n27, p = _uvt(b, p, n27 + 1)
-                            n27 -= 1
-                        if n27 < 0:
-                            raise DecodeError('MetadataResponsePartition.IsrNodes: null where not nullable')
-                        elif n27 < 64:
-                            e24.isr_nodes = [*_ARRAY_i[n27].unpack_from(b, p)]
-                            p += 4 * n27
-                        else:
-                            if n27 > bl - p:
-                                raise DecodeError('MetadataResponsePartition.IsrNodes: count ' + str(n27) + ' past the end')
-                            e24.isr_nodes = [*_struct.Struct('>' + str(n27) + 'i').unpack_from(b, p)]
-                            p += 4 * n27
-                    h30 = b[p]
-                    if 0 < h30 < 65:
-                        e24.offline_replicas = [*_UNPACK_i[h30](b, p + 1)]
-                        p += 4 * h30 - 3
-                    else:
-                        p += 1
-                        n29 = h30 - 1
-                        if n29 > 126:
-                            n29, p = _uvt(b, p, n29 + 1)
-                            n29 -= 1
-                        if n29 < 0:
-                            raise DecodeError('MetadataResponsePartition.OfflineReplicas: null where not nullable')
-                        elif n29 < 64:
-                            e24.offline_replicas = [*_ARRAY_i[n29].unpack_from(b, p)]
-                            p += 4 * n29
-                        else:
-                            if n29 > bl - p:
-                                raise DecodeError('MetadataResponsePartition.OfflineReplicas: count ' + str(n29) + ' past the end')
-                            e24.offline_replicas = [*_struct.Struct('>' + str(n29) + 'i').unpack_from(b, p)]
-                            p += 4 * n29
-                    if b[p] == 0:  # no tagged fields, the common case
-                        e24.unknown_tagged_fields = None
-                        p += 1
-                    else:
-                        p = _t_MetadataResponse_MetadataResponsePartition_0(b, p, e24)
-                    xs23.append(e24)
-                e17.partitions = xs23
-            e17.topic_authorized_operations, = _S1.unpack_from(b, p)
-            p += 4
+                n26 = h25 - 1
+                if n26 > 126:
+                    n26, p = _uvt(b, p, n26 + 1)
+                    n26 -= 1
+                if n26 < 0:
+                    raise DecodeError('MetadataResponsePartition.ReplicaNodes: null where not nullable')
+                elif n26 < 64:
+                    e24.replica_nodes = [*_ARRAY_i[n26].unpack_from(b, p)]
+                    p += 4 * n26
+                else:
+                    if n26 > bl - p:
+                        raise DecodeError('MetadataResponsePartition.ReplicaNodes: count ' + str(n26) + ' past the end')
+                    e24.replica_nodes = [*_struct.Struct('>' + str(n26) + 'i').unpack_from(b, p)]
+                    p += 4 * n26
+            h28 = b[p]
+            if 0 < h28 < 65:
+                e24.isr_nodes = [*_UNPACK_i[h28](b, p + 1)]
+                p += 4 * h28 - 3
+            else:
+                p += 1
+                n27 = h28 - 1
+                if n27 > 126:
+                    n27, p = _uvt(b, p, n27 + 1)
+                    n27 -= 1
+                if n27 < 0:
+                    raise DecodeError('MetadataResponsePartition.IsrNodes: null where not nullable')
+                elif n27 < 64:
+                    e24.isr_nodes = [*_ARRAY_i[n27].unpack_from(b, p)]
+                    p += 4 * n27
+                else:
+                    if n27 > bl - p:
+                        raise DecodeError('MetadataResponsePartition.IsrNodes: count ' + str(n27) + ' past the end')
+                    e24.isr_nodes = [*_struct.Struct('>' + str(n27) + 'i').unpack_from(b, p)]
+                    p += 4 * n27
+            h30 = b[p]
+            if 0 < h30 < 65:
+                e24.offline_replicas = [*_UNPACK_i[h30](b, p + 1)]
+                p += 4 * h30 - 3
+            else:
+                p += 1
+                n29 = h30 - 1
+                if n29 > 126:
+                    n29, p = _uvt(b, p, n29 + 1)
+                    n29 -= 1
+                if n29 < 0:
+                    raise DecodeError('MetadataResponsePartition.OfflineReplicas: null where not nullable')
+                elif n29 < 64:
+                    e24.offline_replicas = [*_ARRAY_i[n29].unpack_from(b, p)]
+                    p += 4 * n29
+                else:
+                    if n29 > bl - p:
+                        raise DecodeError('MetadataResponsePartition.OfflineReplicas: count ' + str(n29) + ' past the end')
+                    e24.offline_replicas = [*_struct.Struct('>' + str(n29) + 'i').unpack_from(b, p)]
+                    p += 4 * n29
             if b[p] == 0:  # no tagged fields, the common case
-                e17.unknown_tagged_fields = None
+                e24.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_MetadataResponse_MetadataResponseTopic_0(b, p, e17)
-            xs16.append(e17)
-        o.topics = xs16
+                p = _t_MetadataResponse_MetadataResponsePartition_0(b, p, e24)
+            xs23.append(e24)
+        e17.partitions = xs23
+        e17.topic_authorized_operations, = _S1.unpack_from(b, p)
+        p += 4
+        if b[p] == 0:  # no tagged fields, the common case
+            e17.unknown_tagged_fields = None
+            p += 1
+        else:
+            p = _t_MetadataResponse_MetadataResponseTopic_0(b, p, e17)
+        xs16.append(e17)
+    o.topics = xs16
     o.cluster_authorized_operations = -2147483648
     o.error_code = 0
     if b[p] == 0:  # no tagged fields, the common case
@@ -3321,61 +3345,63 @@ def _r_MetadataResponse_11(b, p):
     o = _new(MetadataResponse)
     o.throttle_time_ms, h1, = _S14.unpack_from(b, p)
     p += 5
-    n2 = h1 - 1
-    if n2 > 126:
-        n2, p = _uvt(b, p, n2 + 1)
-        n2 -= 1
-    if n2 < 0:
-        raise DecodeError('MetadataResponse.Brokers: null where not nullable')
+    if 0 < h1 < 128:
+        n2 = h1 - 1
     else:
+        n2 = h1 - 1
+        if n2 > 126:
+            n2, p = _uvt(b, p, n2 + 1)
+            n2 -= 1
+        if n2 < 0:
+            raise DecodeError('MetadataResponse.Brokers: null where not nullable')
         if n2 > bl - p:
             raise DecodeError('MetadataResponse.Brokers: count ' + str(n2) + ' past the end')
-        xs3 = []
-        for _ in range(n2):
-            e4 = _new(_MetadataResponse_MetadataResponseBroker)
-            e4.node_id, h5, = _S14.unpack_from(b, p)
-            p += 5
-            if 0 < h5 < 128:
-                q7 = p + h5 - 1
+    xs3 = []
+    for _ in range(n2):
+        e4 = _new(_MetadataResponse_MetadataResponseBroker)
+        e4.node_id, h5, = _S14.unpack_from(b, p)
+        p += 5
+        if 0 < h5 < 128:
+            q7 = p + h5 - 1
+            e4.host = str(b[p:q7], 'utf-8')
+            p = q7
+        else:
+            n6 = h5 - 1
+            if n6 > 126:
+                n6, p = _uvt(b, p, n6 + 1)
+                n6 -= 1
+            if n6 < 0:
+                raise DecodeError('MetadataResponseBroker.Host: null where not nullable')
+            else:
+                q7 = p + n6
                 e4.host = str(b[p:q7], 'utf-8')
                 p = q7
-            else:
-                n6 = h5 - 1
-                if n6 > 126:
-                    n6, p = _uvt(b, p, n6 + 1)
-                    n6 -= 1
-                if n6 < 0:
-                    raise DecodeError('MetadataResponseBroker.Host: null where not nullable')
-                else:
-                    q7 = p + n6
-                    e4.host = str(b[p:q7], 'utf-8')
-                    p = q7
-            e4.port, h8, = _S14.unpack_from(b, p)
-            p += 5
-            if 0 < h8 < 128:
-                q10 = p + h8 - 1
-                e4.rack = str(b[p:q10], 'utf-8')
-                p = q10
-            elif h8 == 0:
+        e4.port, h8, = _S14.unpack_from(b, p)
+        p += 5
+        if 0 < h8 < 128:
+            q10 = p + h8 - 1
+            e4.rack = str(b[p:q10], 'utf-8')
+            p = q10
+        elif h8 == 0:
+            e4.rack = None
+        else:
+            n9 = h8 - 1
+            if n9 > 126:
+                n9, p = _uvt(b, p, n9 + 1)
+                n9 -= 1
+            if n9 < 0:
                 e4.rack = None
             else:
-                n9 = h8 - 1
-                if n9 > 126:
-                    n9, p = _uvt(b, p, n9 + 1)
-                    n9 -= 1
-                if n9 < 0:
-                    e4.rack = None
-                else:
-                    q10 = p + n9
-                    e4.rack = str(b[p:q10], 'utf-8')
-                    p = q10
-            if b[p] == 0:  # no tagged fields, the common case
-                e4.unknown_tagged_fields = None
-                p += 1
-            else:
-                p = _t_MetadataResponse_MetadataResponseBroker_0(b, p, e4)
-            xs3.append(e4)
-        o.brokers = xs3
+                q10 = p + n9
+                e4.rack = str(b[p:q10], 'utf-8')
+                p = q10
+        if b[p] == 0:  # no tagged fields, the common case
+            e4.unknown_tagged_fields = None
+            p += 1
+        else:
+            p = _t_MetadataResponse_MetadataResponseBroker_0(b, p, e4)
+        xs3.append(e4)
+    o.brokers = xs3
     h13 = b[p]
     if 0 < h13 < 128:
         q12 = p + h13
@@ -3398,127 +3424,131 @@ def _r_MetadataResponse_11(b, p):
             p = q12
     o.controller_id, h14, = _S14.unpack_from(b, p)
     p += 5
-    n15 = h14 - 1
-    if n15 > 126:
-        n15, p = _uvt(b, p, n15 + 1)
-        n15 -= 1
-    if n15 < 0:
-        raise DecodeError('MetadataResponse.Topics: null where not nullable')
+    if 0 < h14 < 128:
+        n15 = h14 - 1
     else:
+        n15 = h14 - 1
+        if n15 > 126:
+            n15, p = _uvt(b, p, n15 + 1)
+            n15 -= 1
+        if n15 < 0:
+            raise DecodeError('MetadataResponse.Topics: null where not nullable')
         if n15 > bl - p:
             raise DecodeError('MetadataResponse.Topics: count ' + str(n15) + ' past the end')
-        xs16 = []
-        for _ in range(n15):
-            e17 = _new(_MetadataResponse_MetadataResponseTopic)
-            e17.error_code, h18, = _S15.unpack_from(b, p)
-            p += 3
-            if 0 < h18 < 128:
-                q20 = p + h18 - 1
-                e17.name = str(b[p:q20], 'utf-8')
-                p = q20
-            elif h18 == 0:
+    xs16 = []
+    for _ in range(n15):
+        e17 = _new(_MetadataResponse_MetadataResponseTopic)
+        e17.error_code, h18, = _S15.unpack_from(b, p)
+        p += 3
+        if 0 < h18 < 128:
+            q20 = p + h18 - 1
+            e17.name = str(b[p:q20], 'utf-8')
+            p = q20
+        elif h18 == 0:
+            e17.name = None
+        else:
+            n19 = h18 - 1
+            if n19 > 126:
+                n19, p = _uvt(b, p, n19 + 1)
+                n19 -= 1
+            if n19 < 0:
                 e17.name = None
             else:
-                n19 = h18 - 1
-                if n19 > 126:
-                    n19, p = _uvt(b, p, n19 + 1)
-                    n19 -= 1
-                if n19 < 0:
-                    e17.name = None
-                else:
-                    q20 = p + n19
-                    e17.name = str(b[p:q20], 'utf-8')
-                    p = q20
-            e17.topic_id, e17.is_internal, h21, = _S18.unpack_from(b, p)
-            p += 18
+                q20 = p + n19
+                e17.name = str(b[p:q20], 'utf-8')
+                p = q20
+        e17.topic_id, e17.is_internal, h21, = _S18.unpack_from(b, p)
+        p += 18
+        if 0 < h21 < 128:
+            n22 = h21 - 1
+        else:
             n22 = h21 - 1
             if n22 > 126:
                 n22, p = _uvt(b, p, n22 + 1)
                 n22 -= 1
             if n22 < 0:
                 raise DecodeError('MetadataResponseTopic.Partitions: null where not nullable')
+            if n22 > bl - p:
+                raise DecodeError('MetadataResponseTopic.Partitions: count ' + str(n22) + ' past the end')
+        xs23 = []
+        for _ in range(n22):
+            e24 = _new(_MetadataResponse_MetadataResponsePartition)
+            e24.error_code, e24.partition_index, e24.leader_id, e24.leader_epoch, h25, = _S17.unpack_from(b, p)
+            p += 15
+            if 0 < h25 < 65:
+                e24.replica_nodes = [*_UNPACK_i[h25](b, p)]
+                p += 4 * h25 - 4
             else:
-                if n22 > bl - p:
-                    raise DecodeError('MetadataResponseTopic.Partitions: count ' + str(n22) + ' past the end')
-                xs23 = []
-                for _ in range(n22):
-                    e24 = _new(_MetadataResponse_MetadataResponsePartition)
-                    e24.error_code, e24.partition_index, e24.leader_id, e24.leader_epoch, h25, = _S17.unpack_from(b, p)
-                    p += 15
-                    if 0 < h25 < 65:
-                        e24.replica_nodes = [*_UNPACK_i[h25](b, p)]
-                        p += 4 * h25 - 4
-                    else:
-                        n26 = h25 - 1
-                        if n26 > 126:
-                            n26, p = _uvt(b, p, n26 + 1)
-                            n26 -= 1
-                        if n26 < 0:
-                            raise DecodeError('MetadataResponsePartition.ReplicaNodes: null where not nullable')
-                        elif n26 < 64:
-                            e24.replica_nodes = [*_ARRAY_i[n26].unpack_from(b, p)]
-                            p += 4 * n26
-                        else:
-                            if n26 > bl - p:
-                                raise DecodeError('MetadataResponsePartition.ReplicaNodes: count ' + str(n26) + ' past the end')
-                            e24.replica_nodes = [*_struct.Struct('>' + str(n26) + 'i').unpack_from(b, p)]
-                            p += 4 * n26
-                    h28 = b[p]
-                    if 0 < h28 < 65:
-                        e24.isr_nodes = [*_UNPACK_i[h28](b, p + 1)]
-                        p += 4 * h28 - 3
-                    else:
-                        p += 1
-                        n27 = h28 - 1
-                        if n27 > 126:
-                            n27, p = _uvt(b, p, n27 + 1)
-                            n27 -= 1
-                        if n27 < 0:
-                            raise DecodeError('MetadataResponsePartition.IsrNodes: null where not nullable')
-                        elif n27 < 64:
-                            e24.isr_nodes = [*_ARRAY_i[n27].unpack_from(b, p)]
-                            p += 4 * n27
-                        else:
-                            if n27 > bl - p:
-                                raise DecodeError('MetadataResponsePartition.IsrNodes: count ' + str(n27) + ' past the end')
-                            e24.isr_nodes = [*_struct.Struct('>' + str(n27) + 'i').unpack_from(b, p)]
-                            p += 4 * n27
-                    h30 = b[p]
-                    if 0 < h30 < 65:
-                        e24.offline_replicas = [*_UNPACK_i[h30](b, p + 1)]
-                        p += 4 * h30 - 3
-                    else:
-                        p += 1
-                        n29 = h30 - 1
-                        if n29 > 126:
-                            n29, p = _uvt(b, p, n29 + 1)
-                            n29 -= 1
-                        if n29 < 0:
-                            raise DecodeError('MetadataResponsePartition.OfflineReplicas: null where not nullable')
-                        elif n29 < 64:
-                            e24.offline_replicas = [*_ARRAY_i[n29].unpack_from(b, p)]
-                            p += 4 * n29
-                        else:
-                            if n29 > bl - p:
-                                raise DecodeError('MetadataResponsePartition.OfflineReplicas: count ' + str(n29) + ' past the end')
-                            e24.offline_replicas = [*_struct.Struct('>' + str(n29) + 'i').unpack_from(b, p)]
-                            p += 4 * n29
-                    if b[p] == 0:  # no tagged fields, the common case
-                        e24.unknown_tagged_fields = None
-                        p += 1
-                    else:
-                        p = _t_MetadataResponse_MetadataResponsePartition_0(b, p, e24)
-                    xs23.append(e24)
-                e17.partitions = xs23
-            e17.topic_authorized_operations, = _S1.unpack_from(b, p)
-            p += 4
+                n26 = h25 - 1
+                if n26 > 126:
+                    n26, p = _uvt(b, p, n26 + 1)
+                    n26 -= 1
+                if n26 < 0:
+                    raise DecodeError('MetadataResponsePartition.ReplicaNodes: null where not nullable')
+                elif n26 < 64:
+                    e24.replica_nodes = [*_ARRAY_i[n26].unpack_from(b, p)]
+                    p += 4 * n26
+                else:
+                    if n26 > bl - p:
+                        raise DecodeError('MetadataResponsePartition.ReplicaNodes: count ' + str(n26) + ' past the end')
+                    e24.replica_nodes = [*_struct.Struct('>' + str(n26) + 'i').unpack_from(b, p)]
+                    p += 4 * n26
+            h28 = b[p]
+            if 0 < h28 < 65:
+                e24.isr_nodes = [*_UNPACK_i[h28](b, p + 1)]
+                p += 4 * h28 - 3
+            else:
+                p += 1
+                n27 = h28 - 1
+                if n27 > 126:
+                    n27, p = _uvt(b, p, n27 + 1)
+                    n27 -= 1
+                if n27 < 0:
+                    raise DecodeError('MetadataResponsePartition.IsrNodes: null where not nullable')
+                elif n27 < 64:
+                    e24.isr_nodes = [*_ARRAY_i[n27].unpack_from(b, p)]
+                    p += 4 * n27
+                else:
+                    if n27 > bl - p:
+                        raise DecodeError('MetadataResponsePartition.IsrNodes: count ' + str(n27) + ' past the end')
+                    e24.isr_nodes = [*_struct.Struct('>' + str(n27) + 'i').unpack_from(b, p)]
+                    p += 4 * n27
+            h30 = b[p]
+            if 0 < h30 < 65:
+                e24.offline_replicas = [*_UNPACK_i[h30](b, p + 1)]
+                p += 4 * h30 - 3
+            else:
+                p += 1
+                n29 = h30 - 1
+                if n29 > 126:
+                    n29, p = _uvt(b, p, n29 + 1)
+                    n29 -= 1
+                if n29 < 0:
+                    raise DecodeError('MetadataResponsePartition.OfflineReplicas: null where not nullable')
+                elif n29 < 64:
+                    e24.offline_replicas = [*_ARRAY_i[n29].unpack_from(b, p)]
+                    p += 4 * n29
+                else:
+                    if n29 > bl - p:
+                        raise DecodeError('MetadataResponsePartition.OfflineReplicas: count ' + str(n29) + ' past the end')
+                    e24.offline_replicas = [*_struct.Struct('>' + str(n29) + 'i').unpack_from(b, p)]
+                    p += 4 * n29
             if b[p] == 0:  # no tagged fields, the common case
-                e17.unknown_tagged_fields = None
+                e24.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_MetadataResponse_MetadataResponseTopic_0(b, p, e17)
-            xs16.append(e17)
-        o.topics = xs16
+                p = _t_MetadataResponse_MetadataResponsePartition_0(b, p, e24)
+            xs23.append(e24)
+        e17.partitions = xs23
+        e17.topic_authorized_operations, = _S1.unpack_from(b, p)
+        p += 4
+        if b[p] == 0:  # no tagged fields, the common case
+            e17.unknown_tagged_fields = None
+            p += 1
+        else:
+            p = _t_MetadataResponse_MetadataResponseTopic_0(b, p, e17)
+        xs16.append(e17)
+    o.topics = xs16
     o.error_code, = _S0.unpack_from(b, p)
     p += 2
     o.cluster_authorized_operations = -2147483648

@@ -902,84 +902,90 @@ def _r_OffsetCommitRequest_6(b, p):
             q8 = p + n7
             o.group_instance_id = str(b[p:q8], 'utf-8')
             p = q8
-    n10 = b[p] - 1
+    h23 = b[p]
     p += 1
-    if n10 > 126:
-        n10, p = _uvt(b, p, n10 + 1)
-        n10 -= 1
-    if n10 < 0:
-        raise DecodeError('OffsetCommitRequest.Topics: null where not nullable')
+    if 0 < h23 < 128:
+        n10 = h23 - 1
     else:
+        n10 = h23 - 1
+        if n10 > 126:
+            n10, p = _uvt(b, p, n10 + 1)
+            n10 -= 1
+        if n10 < 0:
+            raise DecodeError('OffsetCommitRequest.Topics: null where not nullable')
         if n10 > bl - p:
             raise DecodeError('OffsetCommitRequest.Topics: count ' + str(n10) + ' past the end')
-        xs11 = []
-        for _ in range(n10):
-            e12 = _new(_OffsetCommitRequest_OffsetCommitRequestTopic)
-            h15 = b[p]
-            if 0 < h15 < 128:
-                q14 = p + h15
-                e12.name = str(b[p + 1:q14], 'utf-8')
-                p = q14
-            else:
-                p += 1
-                n13 = h15 - 1
-                if n13 > 126:
-                    n13, p = _uvt(b, p, n13 + 1)
-                    n13 -= 1
-                if n13 < 0:
-                    raise DecodeError('OffsetCommitRequestTopic.Name: null where not nullable')
-                else:
-                    q14 = p + n13
-                    e12.name = str(b[p:q14], 'utf-8')
-                    p = q14
-            n16 = b[p] - 1
+    xs11 = []
+    for _ in range(n10):
+        e12 = _new(_OffsetCommitRequest_OffsetCommitRequestTopic)
+        h15 = b[p]
+        if 0 < h15 < 128:
+            q14 = p + h15
+            e12.name = str(b[p + 1:q14], 'utf-8')
+            p = q14
+        else:
             p += 1
+            n13 = h15 - 1
+            if n13 > 126:
+                n13, p = _uvt(b, p, n13 + 1)
+                n13 -= 1
+            if n13 < 0:
+                raise DecodeError('OffsetCommitRequestTopic.Name: null where not nullable')
+            else:
+                q14 = p + n13
+                e12.name = str(b[p:q14], 'utf-8')
+                p = q14
+        h22 = b[p]
+        p += 1
+        if 0 < h22 < 128:
+            n16 = h22 - 1
+        else:
+            n16 = h22 - 1
             if n16 > 126:
                 n16, p = _uvt(b, p, n16 + 1)
                 n16 -= 1
             if n16 < 0:
                 raise DecodeError('OffsetCommitRequestTopic.Partitions: null where not nullable')
+            if n16 > bl - p:
+                raise DecodeError('OffsetCommitRequestTopic.Partitions: count ' + str(n16) + ' past the end')
+        xs17 = []
+        for _ in range(n16):
+            e18 = _new(_OffsetCommitRequest_OffsetCommitRequestPartition)
+            e18.partition_index, e18.committed_offset, e18.committed_leader_epoch, h19, = _S12.unpack_from(b, p)
+            p += 17
+            if 0 < h19 < 128:
+                q21 = p + h19 - 1
+                e18.committed_metadata = str(b[p:q21], 'utf-8')
+                p = q21
+            elif h19 == 0:
+                e18.committed_metadata = None
             else:
-                if n16 > bl - p:
-                    raise DecodeError('OffsetCommitRequestTopic.Partitions: count ' + str(n16) + ' past the end')
-                xs17 = []
-                for _ in range(n16):
-                    e18 = _new(_OffsetCommitRequest_OffsetCommitRequestPartition)
-                    e18.partition_index, e18.committed_offset, e18.committed_leader_epoch, h19, = _S12.unpack_from(b, p)
-                    p += 17
-                    if 0 < h19 < 128:
-                        q21 = p + h19 - 1
-                        e18.committed_metadata = str(b[p:q21], 'utf-8')
-                        p = q21
-                    elif h19 == 0:
-                        e18.committed_metadata = None
-                    else:
-                        n20 = h19 - 1
-                        if n20 > 126:
-                            n20, p = _uvt(b, p, n20 + 1)
-                            n20 -= 1
-                        if n20 < 0:
-                            e18.committed_metadata = None
-                        else:
-                            q21 = p + n20
-                            e18.committed_metadata = str(b[p:q21], 'utf-8')
-                            p = q21
-                    e18.commit_timestamp = -1
-                    if b[p] == 0:  # no tagged fields, the common case
-                        e18.unknown_tagged_fields = None
-                        p += 1
-                    else:
-                        p = _t_OffsetCommitRequest_OffsetCommitRequestPartition_0(b, p, e18)
-                    xs17.append(e18)
-                e12.partitions = xs17
-            e12.topic_id = UUID_ZERO
+                n20 = h19 - 1
+                if n20 > 126:
+                    n20, p = _uvt(b, p, n20 + 1)
+                    n20 -= 1
+                if n20 < 0:
+                    e18.committed_metadata = None
+                else:
+                    q21 = p + n20
+                    e18.committed_metadata = str(b[p:q21], 'utf-8')
+                    p = q21
+            e18.commit_timestamp = -1
             if b[p] == 0:  # no tagged fields, the common case
-                e12.unknown_tagged_fields = None
+                e18.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_OffsetCommitRequest_OffsetCommitRequestTopic_0(b, p, e12)
-            xs11.append(e12)
-        o.topics = xs11
+                p = _t_OffsetCommitRequest_OffsetCommitRequestPartition_0(b, p, e18)
+            xs17.append(e18)
+        e12.partitions = xs17
+        e12.topic_id = UUID_ZERO
+        if b[p] == 0:  # no tagged fields, the common case
+            e12.unknown_tagged_fields = None
+            p += 1
+        else:
+            p = _t_OffsetCommitRequest_OffsetCommitRequestTopic_0(b, p, e12)
+        xs11.append(e12)
+    o.topics = xs11
     o.retention_time_ms = -1
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
@@ -1127,68 +1133,73 @@ def _r_OffsetCommitRequest_7(b, p):
             q8 = p + n7
             o.group_instance_id = str(b[p:q8], 'utf-8')
             p = q8
-    n10 = b[p] - 1
+    h20 = b[p]
     p += 1
-    if n10 > 126:
-        n10, p = _uvt(b, p, n10 + 1)
-        n10 -= 1
-    if n10 < 0:
-        raise DecodeError('OffsetCommitRequest.Topics: null where not nullable')
+    if 0 < h20 < 128:
+        n10 = h20 - 1
     else:
+        n10 = h20 - 1
+        if n10 > 126:
+            n10, p = _uvt(b, p, n10 + 1)
+            n10 -= 1
+        if n10 < 0:
+            raise DecodeError('OffsetCommitRequest.Topics: null where not nullable')
         if n10 > bl - p:
             raise DecodeError('OffsetCommitRequest.Topics: count ' + str(n10) + ' past the end')
-        xs11 = []
-        for _ in range(n10):
-            e12 = _new(_OffsetCommitRequest_OffsetCommitRequestTopic)
-            e12.topic_id, h13, = _S13.unpack_from(b, p)
-            p += 17
+    xs11 = []
+    for _ in range(n10):
+        e12 = _new(_OffsetCommitRequest_OffsetCommitRequestTopic)
+        e12.topic_id, h13, = _S13.unpack_from(b, p)
+        p += 17
+        if 0 < h13 < 128:
+            n14 = h13 - 1
+        else:
             n14 = h13 - 1
             if n14 > 126:
                 n14, p = _uvt(b, p, n14 + 1)
                 n14 -= 1
             if n14 < 0:
                 raise DecodeError('OffsetCommitRequestTopic.Partitions: null where not nullable')
+            if n14 > bl - p:
+                raise DecodeError('OffsetCommitRequestTopic.Partitions: count ' + str(n14) + ' past the end')
+        xs15 = []
+        for _ in range(n14):
+            e16 = _new(_OffsetCommitRequest_OffsetCommitRequestPartition)
+            e16.partition_index, e16.committed_offset, e16.committed_leader_epoch, h17, = _S12.unpack_from(b, p)
+            p += 17
+            if 0 < h17 < 128:
+                q19 = p + h17 - 1
+                e16.committed_metadata = str(b[p:q19], 'utf-8')
+                p = q19
+            elif h17 == 0:
+                e16.committed_metadata = None
             else:
-                if n14 > bl - p:
-                    raise DecodeError('OffsetCommitRequestTopic.Partitions: count ' + str(n14) + ' past the end')
-                xs15 = []
-                for _ in range(n14):
-                    e16 = _new(_OffsetCommitRequest_OffsetCommitRequestPartition)
-                    e16.partition_index, e16.committed_offset, e16.committed_leader_epoch, h17, = _S12.unpack_from(b, p)
-                    p += 17
-                    if 0 < h17 < 128:
-                        q19 = p + h17 - 1
-                        e16.committed_metadata = str(b[p:q19], 'utf-8')
-                        p = q19
-                    elif h17 == 0:
-                        e16.committed_metadata = None
-                    else:
-                        n18 = h17 - 1
-                        if n18 > 126:
-                            n18, p = _uvt(b, p, n18 + 1)
-                            n18 -= 1
-                        if n18 < 0:
-                            e16.committed_metadata = None
-                        else:
-                            q19 = p + n18
-                            e16.committed_metadata = str(b[p:q19], 'utf-8')
-                            p = q19
-                    e16.commit_timestamp = -1
-                    if b[p] == 0:  # no tagged fields, the common case
-                        e16.unknown_tagged_fields = None
-                        p += 1
-                    else:
-                        p = _t_OffsetCommitRequest_OffsetCommitRequestPartition_0(b, p, e16)
-                    xs15.append(e16)
-                e12.partitions = xs15
-            e12.name = ''
+                n18 = h17 - 1
+                if n18 > 126:
+                    n18, p = _uvt(b, p, n18 + 1)
+                    n18 -= 1
+                if n18 < 0:
+                    e16.committed_metadata = None
+                else:
+                    q19 = p + n18
+                    e16.committed_metadata = str(b[p:q19], 'utf-8')
+                    p = q19
+            e16.commit_timestamp = -1
             if b[p] == 0:  # no tagged fields, the common case
-                e12.unknown_tagged_fields = None
+                e16.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_OffsetCommitRequest_OffsetCommitRequestTopic_0(b, p, e12)
-            xs11.append(e12)
-        o.topics = xs11
+                p = _t_OffsetCommitRequest_OffsetCommitRequestPartition_0(b, p, e16)
+            xs15.append(e16)
+        e12.partitions = xs15
+        e12.name = ''
+        if b[p] == 0:  # no tagged fields, the common case
+            e12.unknown_tagged_fields = None
+            p += 1
+        else:
+            p = _t_OffsetCommitRequest_OffsetCommitRequestTopic_0(b, p, e12)
+        xs11.append(e12)
+    o.topics = xs11
     o.retention_time_ms = -1
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
@@ -1469,65 +1480,70 @@ def _r_OffsetCommitResponse_2(b, p):
     o = _new(OffsetCommitResponse)
     o.throttle_time_ms, h1, = _S11.unpack_from(b, p)
     p += 5
-    n2 = h1 - 1
-    if n2 > 126:
-        n2, p = _uvt(b, p, n2 + 1)
-        n2 -= 1
-    if n2 < 0:
-        raise DecodeError('OffsetCommitResponse.Topics: null where not nullable')
+    if 0 < h1 < 128:
+        n2 = h1 - 1
     else:
+        n2 = h1 - 1
+        if n2 > 126:
+            n2, p = _uvt(b, p, n2 + 1)
+            n2 -= 1
+        if n2 < 0:
+            raise DecodeError('OffsetCommitResponse.Topics: null where not nullable')
         if n2 > bl - p:
             raise DecodeError('OffsetCommitResponse.Topics: count ' + str(n2) + ' past the end')
-        xs3 = []
-        for _ in range(n2):
-            e4 = _new(_OffsetCommitResponse_OffsetCommitResponseTopic)
-            h7 = b[p]
-            if 0 < h7 < 128:
-                q6 = p + h7
-                e4.name = str(b[p + 1:q6], 'utf-8')
-                p = q6
-            else:
-                p += 1
-                n5 = h7 - 1
-                if n5 > 126:
-                    n5, p = _uvt(b, p, n5 + 1)
-                    n5 -= 1
-                if n5 < 0:
-                    raise DecodeError('OffsetCommitResponseTopic.Name: null where not nullable')
-                else:
-                    q6 = p + n5
-                    e4.name = str(b[p:q6], 'utf-8')
-                    p = q6
-            n8 = b[p] - 1
+    xs3 = []
+    for _ in range(n2):
+        e4 = _new(_OffsetCommitResponse_OffsetCommitResponseTopic)
+        h7 = b[p]
+        if 0 < h7 < 128:
+            q6 = p + h7
+            e4.name = str(b[p + 1:q6], 'utf-8')
+            p = q6
+        else:
             p += 1
+            n5 = h7 - 1
+            if n5 > 126:
+                n5, p = _uvt(b, p, n5 + 1)
+                n5 -= 1
+            if n5 < 0:
+                raise DecodeError('OffsetCommitResponseTopic.Name: null where not nullable')
+            else:
+                q6 = p + n5
+                e4.name = str(b[p:q6], 'utf-8')
+                p = q6
+        h11 = b[p]
+        p += 1
+        if 0 < h11 < 128:
+            n8 = h11 - 1
+        else:
+            n8 = h11 - 1
             if n8 > 126:
                 n8, p = _uvt(b, p, n8 + 1)
                 n8 -= 1
             if n8 < 0:
                 raise DecodeError('OffsetCommitResponseTopic.Partitions: null where not nullable')
-            else:
-                if n8 > bl - p:
-                    raise DecodeError('OffsetCommitResponseTopic.Partitions: count ' + str(n8) + ' past the end')
-                xs9 = []
-                for _ in range(n8):
-                    e10 = _new(_OffsetCommitResponse_OffsetCommitResponsePartition)
-                    e10.partition_index, e10.error_code, = _S4.unpack_from(b, p)
-                    p += 6
-                    if b[p] == 0:  # no tagged fields, the common case
-                        e10.unknown_tagged_fields = None
-                        p += 1
-                    else:
-                        p = _t_OffsetCommitResponse_OffsetCommitResponsePartition_0(b, p, e10)
-                    xs9.append(e10)
-                e4.partitions = xs9
-            e4.topic_id = UUID_ZERO
+            if n8 > bl - p:
+                raise DecodeError('OffsetCommitResponseTopic.Partitions: count ' + str(n8) + ' past the end')
+        xs9 = []
+        for _ in range(n8):
+            e10 = _new(_OffsetCommitResponse_OffsetCommitResponsePartition)
+            e10.partition_index, e10.error_code, = _S4.unpack_from(b, p)
+            p += 6
             if b[p] == 0:  # no tagged fields, the common case
-                e4.unknown_tagged_fields = None
+                e10.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_OffsetCommitResponse_OffsetCommitResponseTopic_0(b, p, e4)
-            xs3.append(e4)
-        o.topics = xs3
+                p = _t_OffsetCommitResponse_OffsetCommitResponsePartition_0(b, p, e10)
+            xs9.append(e10)
+        e4.partitions = xs9
+        e4.topic_id = UUID_ZERO
+        if b[p] == 0:  # no tagged fields, the common case
+            e4.unknown_tagged_fields = None
+            p += 1
+        else:
+            p = _t_OffsetCommitResponse_OffsetCommitResponseTopic_0(b, p, e4)
+        xs3.append(e4)
+    o.topics = xs3
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         p += 1
@@ -1582,49 +1598,53 @@ def _r_OffsetCommitResponse_3(b, p):
     o = _new(OffsetCommitResponse)
     o.throttle_time_ms, h1, = _S11.unpack_from(b, p)
     p += 5
-    n2 = h1 - 1
-    if n2 > 126:
-        n2, p = _uvt(b, p, n2 + 1)
-        n2 -= 1
-    if n2 < 0:
-        raise DecodeError('OffsetCommitResponse.Topics: null where not nullable')
+    if 0 < h1 < 128:
+        n2 = h1 - 1
     else:
+        n2 = h1 - 1
+        if n2 > 126:
+            n2, p = _uvt(b, p, n2 + 1)
+            n2 -= 1
+        if n2 < 0:
+            raise DecodeError('OffsetCommitResponse.Topics: null where not nullable')
         if n2 > bl - p:
             raise DecodeError('OffsetCommitResponse.Topics: count ' + str(n2) + ' past the end')
-        xs3 = []
-        for _ in range(n2):
-            e4 = _new(_OffsetCommitResponse_OffsetCommitResponseTopic)
-            e4.topic_id, h5, = _S13.unpack_from(b, p)
-            p += 17
+    xs3 = []
+    for _ in range(n2):
+        e4 = _new(_OffsetCommitResponse_OffsetCommitResponseTopic)
+        e4.topic_id, h5, = _S13.unpack_from(b, p)
+        p += 17
+        if 0 < h5 < 128:
+            n6 = h5 - 1
+        else:
             n6 = h5 - 1
             if n6 > 126:
                 n6, p = _uvt(b, p, n6 + 1)
                 n6 -= 1
             if n6 < 0:
                 raise DecodeError('OffsetCommitResponseTopic.Partitions: null where not nullable')
-            else:
-                if n6 > bl - p:
-                    raise DecodeError('OffsetCommitResponseTopic.Partitions: count ' + str(n6) + ' past the end')
-                xs7 = []
-                for _ in range(n6):
-                    e8 = _new(_OffsetCommitResponse_OffsetCommitResponsePartition)
-                    e8.partition_index, e8.error_code, = _S4.unpack_from(b, p)
-                    p += 6
-                    if b[p] == 0:  # no tagged fields, the common case
-                        e8.unknown_tagged_fields = None
-                        p += 1
-                    else:
-                        p = _t_OffsetCommitResponse_OffsetCommitResponsePartition_0(b, p, e8)
-                    xs7.append(e8)
-                e4.partitions = xs7
-            e4.name = ''
+            if n6 > bl - p:
+                raise DecodeError('OffsetCommitResponseTopic.Partitions: count ' + str(n6) + ' past the end')
+        xs7 = []
+        for _ in range(n6):
+            e8 = _new(_OffsetCommitResponse_OffsetCommitResponsePartition)
+            e8.partition_index, e8.error_code, = _S4.unpack_from(b, p)
+            p += 6
             if b[p] == 0:  # no tagged fields, the common case
-                e4.unknown_tagged_fields = None
+                e8.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_OffsetCommitResponse_OffsetCommitResponseTopic_0(b, p, e4)
-            xs3.append(e4)
-        o.topics = xs3
+                p = _t_OffsetCommitResponse_OffsetCommitResponsePartition_0(b, p, e8)
+            xs7.append(e8)
+        e4.partitions = xs7
+        e4.name = ''
+        if b[p] == 0:  # no tagged fields, the common case
+            e4.unknown_tagged_fields = None
+            p += 1
+        else:
+            p = _t_OffsetCommitResponse_OffsetCommitResponseTopic_0(b, p, e4)
+        xs3.append(e4)
+    o.topics = xs3
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         p += 1

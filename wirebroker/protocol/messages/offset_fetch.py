@@ -720,108 +720,111 @@ def _t_OffsetFetchRequest_OffsetFetchRequestGroup_0(b, p, o):
 def _r_OffsetFetchRequest_4(b, p):
     bl = len(b)
     o = _new(OffsetFetchRequest)
-    n1 = b[p] - 1
+    h16 = b[p]
     p += 1
-    if n1 > 126:
-        n1, p = _uvt(b, p, n1 + 1)
-        n1 -= 1
-    if n1 < 0:
-        raise DecodeError('OffsetFetchRequest.Groups: null where not nullable')
+    if 0 < h16 < 128:
+        n1 = h16 - 1
     else:
+        n1 = h16 - 1
+        if n1 > 126:
+            n1, p = _uvt(b, p, n1 + 1)
+            n1 -= 1
+        if n1 < 0:
+            raise DecodeError('OffsetFetchRequest.Groups: null where not nullable')
         if n1 > bl - p:
             raise DecodeError('OffsetFetchRequest.Groups: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3 = _new(_OffsetFetchRequest_OffsetFetchRequestGroup)
-            h6 = b[p]
-            if 0 < h6 < 128:
-                q5 = p + h6
-                e3.group_id = str(b[p + 1:q5], 'utf-8')
+    xs2 = []
+    for _ in range(n1):
+        e3 = _new(_OffsetFetchRequest_OffsetFetchRequestGroup)
+        h6 = b[p]
+        if 0 < h6 < 128:
+            q5 = p + h6
+            e3.group_id = str(b[p + 1:q5], 'utf-8')
+            p = q5
+        else:
+            p += 1
+            n4 = h6 - 1
+            if n4 > 126:
+                n4, p = _uvt(b, p, n4 + 1)
+                n4 -= 1
+            if n4 < 0:
+                raise DecodeError('OffsetFetchRequestGroup.GroupId: null where not nullable')
+            else:
+                q5 = p + n4
+                e3.group_id = str(b[p:q5], 'utf-8')
                 p = q5
-            else:
-                p += 1
-                n4 = h6 - 1
-                if n4 > 126:
-                    n4, p = _uvt(b, p, n4 + 1)
-                    n4 -= 1
-                if n4 < 0:
-                    raise DecodeError('OffsetFetchRequestGroup.GroupId: null where not nullable')
-                else:
-                    q5 = p + n4
-                    e3.group_id = str(b[p:q5], 'utf-8')
-                    p = q5
-            h15 = b[p]
-            if h15 == 0:
+        h15 = b[p]
+        if h15 == 0:
+            e3.topics = None
+            p += 1
+        else:
+            p += 1
+            n7 = h15 - 1
+            if n7 > 126:
+                n7, p = _uvt(b, p, n7 + 1)
+                n7 -= 1
+            if n7 < 0:
                 e3.topics = None
-                p += 1
             else:
-                p += 1
-                n7 = h15 - 1
-                if n7 > 126:
-                    n7, p = _uvt(b, p, n7 + 1)
-                    n7 -= 1
-                if n7 < 0:
-                    e3.topics = None
-                else:
-                    if n7 > bl - p:
-                        raise DecodeError('OffsetFetchRequestGroup.Topics: count ' + str(n7) + ' past the end')
-                    xs8 = []
-                    for _ in range(n7):
-                        e9 = _new(_OffsetFetchRequest_OffsetFetchRequestTopics)
-                        h12 = b[p]
-                        if 0 < h12 < 128:
-                            q11 = p + h12
-                            e9.name = str(b[p + 1:q11], 'utf-8')
+                if n7 > bl - p:
+                    raise DecodeError('OffsetFetchRequestGroup.Topics: count ' + str(n7) + ' past the end')
+                xs8 = []
+                for _ in range(n7):
+                    e9 = _new(_OffsetFetchRequest_OffsetFetchRequestTopics)
+                    h12 = b[p]
+                    if 0 < h12 < 128:
+                        q11 = p + h12
+                        e9.name = str(b[p + 1:q11], 'utf-8')
+                        p = q11
+                    else:
+                        p += 1
+                        n10 = h12 - 1
+                        if n10 > 126:
+                            n10, p = _uvt(b, p, n10 + 1)
+                            n10 -= 1
+                        if n10 < 0:
+                            raise DecodeError('OffsetFetchRequestTopics.Name: null where not nullable')
+                        else:
+                            q11 = p + n10
+                            e9.name = str(b[p:q11], 'utf-8')
                             p = q11
+                    h14 = b[p]
+                    if 0 < h14 < 65:
+                        e9.partition_indexes = [*_UNPACK_i[h14](b, p + 1)]
+                        p += 4 * h14 - 3
+                    else:
+                        p += 1
+                        n13 = h14 - 1
+                        if n13 > 126:
+                            n13, p = _uvt(b, p, n13 + 1)
+                            n13 -= 1
+                        if n13 < 0:
+                            raise DecodeError('OffsetFetchRequestTopics.PartitionIndexes: null where not nullable')
+                        elif n13 < 64:
+                            e9.partition_indexes = [*_ARRAY_i[n13].unpack_from(b, p)]
+                            p += 4 * n13
                         else:
-                            p += 1
-                            n10 = h12 - 1
-                            if n10 > 126:
-                                n10, p = _uvt(b, p, n10 + 1)
-                                n10 -= 1
-                            if n10 < 0:
-                                raise DecodeError('OffsetFetchRequestTopics.Name: null where not nullable')
-                            else:
-                                q11 = p + n10
-                                e9.name = str(b[p:q11], 'utf-8')
-                                p = q11
-                        h14 = b[p]
-                        if 0 < h14 < 65:
-                            e9.partition_indexes = [*_UNPACK_i[h14](b, p + 1)]
-                            p += 4 * h14 - 3
-                        else:
-                            p += 1
-                            n13 = h14 - 1
-                            if n13 > 126:
-                                n13, p = _uvt(b, p, n13 + 1)
-                                n13 -= 1
-                            if n13 < 0:
-                                raise DecodeError('OffsetFetchRequestTopics.PartitionIndexes: null where not nullable')
-                            elif n13 < 64:
-                                e9.partition_indexes = [*_ARRAY_i[n13].unpack_from(b, p)]
-                                p += 4 * n13
-                            else:
-                                if n13 > bl - p:
-                                    raise DecodeError('OffsetFetchRequestTopics.PartitionIndexes: count ' + str(n13) + ' past the end')
-                                e9.partition_indexes = [*_struct.Struct('>' + str(n13) + 'i').unpack_from(b, p)]
-                                p += 4 * n13
-                        e9.topic_id = UUID_ZERO
-                        if b[p] == 0:  # no tagged fields, the common case
-                            e9.unknown_tagged_fields = None
-                            p += 1
-                        else:
-                            p = _t_OffsetFetchRequest_OffsetFetchRequestTopics_0(b, p, e9)
-                        xs8.append(e9)
-                    e3.topics = xs8
-            e3.member_id = None
-            e3.member_epoch = -1
-            if b[p] == 0:  # no tagged fields, the common case
-                e3.unknown_tagged_fields = None
-                p += 1
-            else:
-                p = _t_OffsetFetchRequest_OffsetFetchRequestGroup_0(b, p, e3)
-            xs2.append(e3)
-        o.groups = xs2
+                            if n13 > bl - p:
+                                raise DecodeError('OffsetFetchRequestTopics.PartitionIndexes: count ' + str(n13) + ' past the end')
+                            e9.partition_indexes = [*_struct.Struct('>' + str(n13) + 'i').unpack_from(b, p)]
+                            p += 4 * n13
+                    e9.topic_id = UUID_ZERO
+                    if b[p] == 0:  # no tagged fields, the common case
+                        e9.unknown_tagged_fields = None
+                        p += 1
+                    else:
+                        p = _t_OffsetFetchRequest_OffsetFetchRequestTopics_0(b, p, e9)
+                    xs8.append(e9)
+                e3.topics = xs8
+        e3.member_id = None
+        e3.member_epoch = -1
+        if b[p] == 0:  # no tagged fields, the common case
+            e3.unknown_tagged_fields = None
+            p += 1
+        else:
+            p = _t_OffsetFetchRequest_OffsetFetchRequestGroup_0(b, p, e3)
+        xs2.append(e3)
+    o.groups = xs2
     o.require_stable, = _S2.unpack_from(b, p)
     p += 1
     o.group_id = ''
@@ -902,125 +905,128 @@ def _w_OffsetFetchRequest_4(o, w):
 def _r_OffsetFetchRequest_5(b, p):
     bl = len(b)
     o = _new(OffsetFetchRequest)
-    n1 = b[p] - 1
+    h19 = b[p]
     p += 1
-    if n1 > 126:
-        n1, p = _uvt(b, p, n1 + 1)
-        n1 -= 1
-    if n1 < 0:
-        raise DecodeError('OffsetFetchRequest.Groups: null where not nullable')
+    if 0 < h19 < 128:
+        n1 = h19 - 1
     else:
+        n1 = h19 - 1
+        if n1 > 126:
+            n1, p = _uvt(b, p, n1 + 1)
+            n1 -= 1
+        if n1 < 0:
+            raise DecodeError('OffsetFetchRequest.Groups: null where not nullable')
         if n1 > bl - p:
             raise DecodeError('OffsetFetchRequest.Groups: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3 = _new(_OffsetFetchRequest_OffsetFetchRequestGroup)
-            h6 = b[p]
-            if 0 < h6 < 128:
-                q5 = p + h6
-                e3.group_id = str(b[p + 1:q5], 'utf-8')
+    xs2 = []
+    for _ in range(n1):
+        e3 = _new(_OffsetFetchRequest_OffsetFetchRequestGroup)
+        h6 = b[p]
+        if 0 < h6 < 128:
+            q5 = p + h6
+            e3.group_id = str(b[p + 1:q5], 'utf-8')
+            p = q5
+        else:
+            p += 1
+            n4 = h6 - 1
+            if n4 > 126:
+                n4, p = _uvt(b, p, n4 + 1)
+                n4 -= 1
+            if n4 < 0:
+                raise DecodeError('OffsetFetchRequestGroup.GroupId: null where not nullable')
+            else:
+                q5 = p + n4
+                e3.group_id = str(b[p:q5], 'utf-8')
                 p = q5
-            else:
-                p += 1
-                n4 = h6 - 1
-                if n4 > 126:
-                    n4, p = _uvt(b, p, n4 + 1)
-                    n4 -= 1
-                if n4 < 0:
-                    raise DecodeError('OffsetFetchRequestGroup.GroupId: null where not nullable')
-                else:
-                    q5 = p + n4
-                    e3.group_id = str(b[p:q5], 'utf-8')
-                    p = q5
-            h9 = b[p]
-            if 0 < h9 < 128:
-                q8 = p + h9
-                e3.member_id = str(b[p + 1:q8], 'utf-8')
-                p = q8
-            elif h9 == 0:
+        h9 = b[p]
+        if 0 < h9 < 128:
+            q8 = p + h9
+            e3.member_id = str(b[p + 1:q8], 'utf-8')
+            p = q8
+        elif h9 == 0:
+            e3.member_id = None
+            p += 1
+        else:
+            p += 1
+            n7 = h9 - 1
+            if n7 > 126:
+                n7, p = _uvt(b, p, n7 + 1)
+                n7 -= 1
+            if n7 < 0:
                 e3.member_id = None
-                p += 1
             else:
-                p += 1
-                n7 = h9 - 1
-                if n7 > 126:
-                    n7, p = _uvt(b, p, n7 + 1)
-                    n7 -= 1
-                if n7 < 0:
-                    e3.member_id = None
-                else:
-                    q8 = p + n7
-                    e3.member_id = str(b[p:q8], 'utf-8')
-                    p = q8
-            e3.member_epoch, h10, = _S3.unpack_from(b, p)
-            p += 5
-            if h10 == 0:
+                q8 = p + n7
+                e3.member_id = str(b[p:q8], 'utf-8')
+                p = q8
+        e3.member_epoch, h10, = _S3.unpack_from(b, p)
+        p += 5
+        if h10 == 0:
+            e3.topics = None
+        else:
+            n11 = h10 - 1
+            if n11 > 126:
+                n11, p = _uvt(b, p, n11 + 1)
+                n11 -= 1
+            if n11 < 0:
                 e3.topics = None
             else:
-                n11 = h10 - 1
-                if n11 > 126:
-                    n11, p = _uvt(b, p, n11 + 1)
-                    n11 -= 1
-                if n11 < 0:
-                    e3.topics = None
-                else:
-                    if n11 > bl - p:
-                        raise DecodeError('OffsetFetchRequestGroup.Topics: count ' + str(n11) + ' past the end')
-                    xs12 = []
-                    for _ in range(n11):
-                        e13 = _new(_OffsetFetchRequest_OffsetFetchRequestTopics)
-                        h16 = b[p]
-                        if 0 < h16 < 128:
-                            q15 = p + h16
-                            e13.name = str(b[p + 1:q15], 'utf-8')
+                if n11 > bl - p:
+                    raise DecodeError('OffsetFetchRequestGroup.Topics: count ' + str(n11) + ' past the end')
+                xs12 = []
+                for _ in range(n11):
+                    e13 = _new(_OffsetFetchRequest_OffsetFetchRequestTopics)
+                    h16 = b[p]
+                    if 0 < h16 < 128:
+                        q15 = p + h16
+                        e13.name = str(b[p + 1:q15], 'utf-8')
+                        p = q15
+                    else:
+                        p += 1
+                        n14 = h16 - 1
+                        if n14 > 126:
+                            n14, p = _uvt(b, p, n14 + 1)
+                            n14 -= 1
+                        if n14 < 0:
+                            raise DecodeError('OffsetFetchRequestTopics.Name: null where not nullable')
+                        else:
+                            q15 = p + n14
+                            e13.name = str(b[p:q15], 'utf-8')
                             p = q15
+                    h18 = b[p]
+                    if 0 < h18 < 65:
+                        e13.partition_indexes = [*_UNPACK_i[h18](b, p + 1)]
+                        p += 4 * h18 - 3
+                    else:
+                        p += 1
+                        n17 = h18 - 1
+                        if n17 > 126:
+                            n17, p = _uvt(b, p, n17 + 1)
+                            n17 -= 1
+                        if n17 < 0:
+                            raise DecodeError('OffsetFetchRequestTopics.PartitionIndexes: null where not nullable')
+                        elif n17 < 64:
+                            e13.partition_indexes = [*_ARRAY_i[n17].unpack_from(b, p)]
+                            p += 4 * n17
                         else:
-                            p += 1
-                            n14 = h16 - 1
-                            if n14 > 126:
-                                n14, p = _uvt(b, p, n14 + 1)
-                                n14 -= 1
-                            if n14 < 0:
-                                raise DecodeError('OffsetFetchRequestTopics.Name: null where not nullable')
-                            else:
-                                q15 = p + n14
-                                e13.name = str(b[p:q15], 'utf-8')
-                                p = q15
-                        h18 = b[p]
-                        if 0 < h18 < 65:
-                            e13.partition_indexes = [*_UNPACK_i[h18](b, p + 1)]
-                            p += 4 * h18 - 3
-                        else:
-                            p += 1
-                            n17 = h18 - 1
-                            if n17 > 126:
-                                n17, p = _uvt(b, p, n17 + 1)
-                                n17 -= 1
-                            if n17 < 0:
-                                raise DecodeError('OffsetFetchRequestTopics.PartitionIndexes: null where not nullable')
-                            elif n17 < 64:
-                                e13.partition_indexes = [*_ARRAY_i[n17].unpack_from(b, p)]
-                                p += 4 * n17
-                            else:
-                                if n17 > bl - p:
-                                    raise DecodeError('OffsetFetchRequestTopics.PartitionIndexes: count ' + str(n17) + ' past the end')
-                                e13.partition_indexes = [*_struct.Struct('>' + str(n17) + 'i').unpack_from(b, p)]
-                                p += 4 * n17
-                        e13.topic_id = UUID_ZERO
-                        if b[p] == 0:  # no tagged fields, the common case
-                            e13.unknown_tagged_fields = None
-                            p += 1
-                        else:
-                            p = _t_OffsetFetchRequest_OffsetFetchRequestTopics_0(b, p, e13)
-                        xs12.append(e13)
-                    e3.topics = xs12
-            if b[p] == 0:  # no tagged fields, the common case
-                e3.unknown_tagged_fields = None
-                p += 1
-            else:
-                p = _t_OffsetFetchRequest_OffsetFetchRequestGroup_0(b, p, e3)
-            xs2.append(e3)
-        o.groups = xs2
+                            if n17 > bl - p:
+                                raise DecodeError('OffsetFetchRequestTopics.PartitionIndexes: count ' + str(n17) + ' past the end')
+                            e13.partition_indexes = [*_struct.Struct('>' + str(n17) + 'i').unpack_from(b, p)]
+                            p += 4 * n17
+                    e13.topic_id = UUID_ZERO
+                    if b[p] == 0:  # no tagged fields, the common case
+                        e13.unknown_tagged_fields = None
+                        p += 1
+                    else:
+                        p = _t_OffsetFetchRequest_OffsetFetchRequestTopics_0(b, p, e13)
+                    xs12.append(e13)
+                e3.topics = xs12
+        if b[p] == 0:  # no tagged fields, the common case
+            e3.unknown_tagged_fields = None
+            p += 1
+        else:
+            p = _t_OffsetFetchRequest_OffsetFetchRequestGroup_0(b, p, e3)
+        xs2.append(e3)
+    o.groups = xs2
     o.require_stable, = _S2.unpack_from(b, p)
     p += 1
     o.group_id = ''
@@ -1113,108 +1119,111 @@ def _w_OffsetFetchRequest_5(o, w):
 def _r_OffsetFetchRequest_6(b, p):
     bl = len(b)
     o = _new(OffsetFetchRequest)
-    n1 = b[p] - 1
+    h16 = b[p]
     p += 1
-    if n1 > 126:
-        n1, p = _uvt(b, p, n1 + 1)
-        n1 -= 1
-    if n1 < 0:
-        raise DecodeError('OffsetFetchRequest.Groups: null where not nullable')
+    if 0 < h16 < 128:
+        n1 = h16 - 1
     else:
+        n1 = h16 - 1
+        if n1 > 126:
+            n1, p = _uvt(b, p, n1 + 1)
+            n1 -= 1
+        if n1 < 0:
+            raise DecodeError('OffsetFetchRequest.Groups: null where not nullable')
         if n1 > bl - p:
             raise DecodeError('OffsetFetchRequest.Groups: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3 = _new(_OffsetFetchRequest_OffsetFetchRequestGroup)
-            h6 = b[p]
-            if 0 < h6 < 128:
-                q5 = p + h6
-                e3.group_id = str(b[p + 1:q5], 'utf-8')
+    xs2 = []
+    for _ in range(n1):
+        e3 = _new(_OffsetFetchRequest_OffsetFetchRequestGroup)
+        h6 = b[p]
+        if 0 < h6 < 128:
+            q5 = p + h6
+            e3.group_id = str(b[p + 1:q5], 'utf-8')
+            p = q5
+        else:
+            p += 1
+            n4 = h6 - 1
+            if n4 > 126:
+                n4, p = _uvt(b, p, n4 + 1)
+                n4 -= 1
+            if n4 < 0:
+                raise DecodeError('OffsetFetchRequestGroup.GroupId: null where not nullable')
+            else:
+                q5 = p + n4
+                e3.group_id = str(b[p:q5], 'utf-8')
                 p = q5
-            else:
-                p += 1
-                n4 = h6 - 1
-                if n4 > 126:
-                    n4, p = _uvt(b, p, n4 + 1)
-                    n4 -= 1
-                if n4 < 0:
-                    raise DecodeError('OffsetFetchRequestGroup.GroupId: null where not nullable')
-                else:
-                    q5 = p + n4
-                    e3.group_id = str(b[p:q5], 'utf-8')
-                    p = q5
-            h9 = b[p]
-            if 0 < h9 < 128:
-                q8 = p + h9
-                e3.member_id = str(b[p + 1:q8], 'utf-8')
-                p = q8
-            elif h9 == 0:
+        h9 = b[p]
+        if 0 < h9 < 128:
+            q8 = p + h9
+            e3.member_id = str(b[p + 1:q8], 'utf-8')
+            p = q8
+        elif h9 == 0:
+            e3.member_id = None
+            p += 1
+        else:
+            p += 1
+            n7 = h9 - 1
+            if n7 > 126:
+                n7, p = _uvt(b, p, n7 + 1)
+                n7 -= 1
+            if n7 < 0:
                 e3.member_id = None
-                p += 1
             else:
-                p += 1
-                n7 = h9 - 1
-                if n7 > 126:
-                    n7, p = _uvt(b, p, n7 + 1)
-                    n7 -= 1
-                if n7 < 0:
-                    e3.member_id = None
-                else:
-                    q8 = p + n7
-                    e3.member_id = str(b[p:q8], 'utf-8')
-                    p = q8
-            e3.member_epoch, h10, = _S3.unpack_from(b, p)
-            p += 5
-            if h10 == 0:
+                q8 = p + n7
+                e3.member_id = str(b[p:q8], 'utf-8')
+                p = q8
+        e3.member_epoch, h10, = _S3.unpack_from(b, p)
+        p += 5
+        if h10 == 0:
+            e3.topics = None
+        else:
+            n11 = h10 - 1
+            if n11 > 126:
+                n11, p = _uvt(b, p, n11 + 1)
+                n11 -= 1
+            if n11 < 0:
                 e3.topics = None
             else:
-                n11 = h10 - 1
-                if n11 > 126:
-                    n11, p = _uvt(b, p, n11 + 1)
-                    n11 -= 1
-                if n11 < 0:
-                    e3.topics = None
-                else:
-                    if n11 > bl - p:
-                        raise DecodeError('OffsetFetchRequestGroup.Topics: count ' + str(n11) + ' past the end')
-                    xs12 = []
-                    for _ in range(n11):
-                        e13 = _new(_OffsetFetchRequest_OffsetFetchRequestTopics)
-                        e13.topic_id, h14, = _S4.unpack_from(b, p)
-                        p += 17
-                        if 0 < h14 < 65:
-                            e13.partition_indexes = [*_UNPACK_i[h14](b, p)]
-                            p += 4 * h14 - 4
+                if n11 > bl - p:
+                    raise DecodeError('OffsetFetchRequestGroup.Topics: count ' + str(n11) + ' past the end')
+                xs12 = []
+                for _ in range(n11):
+                    e13 = _new(_OffsetFetchRequest_OffsetFetchRequestTopics)
+                    e13.topic_id, h14, = _S4.unpack_from(b, p)
+                    p += 17
+                    if 0 < h14 < 65:
+                        e13.partition_indexes = [*_UNPACK_i[h14](b, p)]
+                        p += 4 * h14 - 4
+                    else:
+                        n15 = h14 - 1
+                        if n15 > 126:
+                            n15, p = _uvt(b, p, n15 + 1)
+                            n15 -= 1
+                        if n15 < 0:
+                            raise DecodeError('OffsetFetchRequestTopics.PartitionIndexes: null where not nullable')
+                        elif n15 < 64:
+                            e13.partition_indexes = [*_ARRAY_i[n15].unpack_from(b, p)]
+                            p += 4 * n15
                         else:
-                            n15 = h14 - 1
-                            if n15 > 126:
-                                n15, p = _uvt(b, p, n15 + 1)
-                                n15 -= 1
-                            if n15 < 0:
-                                raise DecodeError('OffsetFetchRequestTopics.PartitionIndexes: null where not nullable')
-                            elif n15 < 64:
-                                e13.partition_indexes = [*_ARRAY_i[n15].unpack_from(b, p)]
-                                p += 4 * n15
-                            else:
-                                if n15 > bl - p:
-                                    raise DecodeError('OffsetFetchRequestTopics.PartitionIndexes: count ' + str(n15) + ' past the end')
-                                e13.partition_indexes = [*_struct.Struct('>' + str(n15) + 'i').unpack_from(b, p)]
-                                p += 4 * n15
-                        e13.name = ''
-                        if b[p] == 0:  # no tagged fields, the common case
-                            e13.unknown_tagged_fields = None
-                            p += 1
-                        else:
-                            p = _t_OffsetFetchRequest_OffsetFetchRequestTopics_0(b, p, e13)
-                        xs12.append(e13)
-                    e3.topics = xs12
-            if b[p] == 0:  # no tagged fields, the common case
-                e3.unknown_tagged_fields = None
-                p += 1
-            else:
-                p = _t_OffsetFetchRequest_OffsetFetchRequestGroup_0(b, p, e3)
-            xs2.append(e3)
-        o.groups = xs2
+                            if n15 > bl - p:
+                                raise DecodeError('OffsetFetchRequestTopics.PartitionIndexes: count ' + str(n15) + ' past the end')
+                            e13.partition_indexes = [*_struct.Struct('>' + str(n15) + 'i').unpack_from(b, p)]
+                            p += 4 * n15
+                    e13.name = ''
+                    if b[p] == 0:  # no tagged fields, the common case
+                        e13.unknown_tagged_fields = None
+                        p += 1
+                    else:
+                        p = _t_OffsetFetchRequest_OffsetFetchRequestTopics_0(b, p, e13)
+                    xs12.append(e13)
+                e3.topics = xs12
+        if b[p] == 0:  # no tagged fields, the common case
+            e3.unknown_tagged_fields = None
+            p += 1
+        else:
+            p = _t_OffsetFetchRequest_OffsetFetchRequestGroup_0(b, p, e3)
+        xs2.append(e3)
+    o.groups = xs2
     o.require_stable, = _S2.unpack_from(b, p)
     p += 1
     o.group_id = ''
@@ -1706,83 +1715,88 @@ def _r_OffsetFetchResponse_4(b, p):
     o = _new(OffsetFetchResponse)
     o.throttle_time_ms, h1, = _S3.unpack_from(b, p)
     p += 5
-    n2 = h1 - 1
-    if n2 > 126:
-        n2, p = _uvt(b, p, n2 + 1)
-        n2 -= 1
-    if n2 < 0:
-        raise DecodeError('OffsetFetchResponse.Topics: null where not nullable')
+    if 0 < h1 < 128:
+        n2 = h1 - 1
     else:
+        n2 = h1 - 1
+        if n2 > 126:
+            n2, p = _uvt(b, p, n2 + 1)
+            n2 -= 1
+        if n2 < 0:
+            raise DecodeError('OffsetFetchResponse.Topics: null where not nullable')
         if n2 > bl - p:
             raise DecodeError('OffsetFetchResponse.Topics: count ' + str(n2) + ' past the end')
-        xs3 = []
-        for _ in range(n2):
-            e4 = _new(_OffsetFetchResponse_OffsetFetchResponseTopic)
-            h7 = b[p]
-            if 0 < h7 < 128:
-                q6 = p + h7
-                e4.name = str(b[p + 1:q6], 'utf-8')
-                p = q6
-            else:
-                p += 1
-                n5 = h7 - 1
-                if n5 > 126:
-                    n5, p = _uvt(b, p, n5 + 1)
-                    n5 -= 1
-                if n5 < 0:
-                    raise DecodeError('OffsetFetchResponseTopic.Name: null where not nullable')
-                else:
-                    q6 = p + n5
-                    e4.name = str(b[p:q6], 'utf-8')
-                    p = q6
-            n8 = b[p] - 1
+    xs3 = []
+    for _ in range(n2):
+        e4 = _new(_OffsetFetchResponse_OffsetFetchResponseTopic)
+        h7 = b[p]
+        if 0 < h7 < 128:
+            q6 = p + h7
+            e4.name = str(b[p + 1:q6], 'utf-8')
+            p = q6
+        else:
             p += 1
+            n5 = h7 - 1
+            if n5 > 126:
+                n5, p = _uvt(b, p, n5 + 1)
+                n5 -= 1
+            if n5 < 0:
+                raise DecodeError('OffsetFetchResponseTopic.Name: null where not nullable')
+            else:
+                q6 = p + n5
+                e4.name = str(b[p:q6], 'utf-8')
+                p = q6
+        h14 = b[p]
+        p += 1
+        if 0 < h14 < 128:
+            n8 = h14 - 1
+        else:
+            n8 = h14 - 1
             if n8 > 126:
                 n8, p = _uvt(b, p, n8 + 1)
                 n8 -= 1
             if n8 < 0:
                 raise DecodeError('OffsetFetchResponseTopic.Partitions: null where not nullable')
+            if n8 > bl - p:
+                raise DecodeError('OffsetFetchResponseTopic.Partitions: count ' + str(n8) + ' past the end')
+        xs9 = []
+        for _ in range(n8):
+            e10 = _new(_OffsetFetchResponse_OffsetFetchResponsePartition)
+            e10.partition_index, e10.committed_offset, e10.committed_leader_epoch, h11, = _S11.unpack_from(b, p)
+            p += 17
+            if 0 < h11 < 128:
+                q13 = p + h11 - 1
+                e10.metadata = str(b[p:q13], 'utf-8')
+                p = q13
+            elif h11 == 0:
+                e10.metadata = None
             else:
-                if n8 > bl - p:
-                    raise DecodeError('OffsetFetchResponseTopic.Partitions: count ' + str(n8) + ' past the end')
-                xs9 = []
-                for _ in range(n8):
-                    e10 = _new(_OffsetFetchResponse_OffsetFetchResponsePartition)
-                    e10.partition_index, e10.committed_offset, e10.committed_leader_epoch, h11, = _S11.unpack_from(b, p)
-                    p += 17
-                    if 0 < h11 < 128:
-                        q13 = p + h11 - 1
-                        e10.metadata = str(b[p:q13], 'utf-8')
-                        p = q13
-                    elif h11 == 0:
-                        e10.metadata = None
-                    else:
-                        n12 = h11 - 1
-                        if n12 > 126:
-                            n12, p = _uvt(b, p, n12 + 1)
-                            n12 -= 1
-                        if n12 < 0:
-                            e10.metadata = None
-                        else:
-                            q13 = p + n12
-                            e10.metadata = str(b[p:q13], 'utf-8')
-                            p = q13
-                    e10.error_code, = _S0.unpack_from(b, p)
-                    p += 2
-                    if b[p] == 0:  # no tagged fields, the common case
-                        e10.unknown_tagged_fields = None
-                        p += 1
-                    else:
-                        p = _t_OffsetFetchResponse_OffsetFetchResponsePartition_0(b, p, e10)
-                    xs9.append(e10)
-                e4.partitions = xs9
+                n12 = h11 - 1
+                if n12 > 126:
+                    n12, p = _uvt(b, p, n12 + 1)
+                    n12 -= 1
+                if n12 < 0:
+                    e10.metadata = None
+                else:
+                    q13 = p + n12
+                    e10.metadata = str(b[p:q13], 'utf-8')
+                    p = q13
+            e10.error_code, = _S0.unpack_from(b, p)
+            p += 2
             if b[p] == 0:  # no tagged fields, the common case
-                e4.unknown_tagged_fields = None
+                e10.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_OffsetFetchResponse_OffsetFetchResponseTopic_0(b, p, e4)
-            xs3.append(e4)
-        o.topics = xs3
+                p = _t_OffsetFetchResponse_OffsetFetchResponsePartition_0(b, p, e10)
+            xs9.append(e10)
+        e4.partitions = xs9
+        if b[p] == 0:  # no tagged fields, the common case
+            e4.unknown_tagged_fields = None
+            p += 1
+        else:
+            p = _t_OffsetFetchResponse_OffsetFetchResponseTopic_0(b, p, e4)
+        xs3.append(e4)
+    o.topics = xs3
     o.error_code, = _S0.unpack_from(b, p)
     p += 2
     o.groups = []
@@ -1924,123 +1938,131 @@ def _r_OffsetFetchResponse_5(b, p):
     o = _new(OffsetFetchResponse)
     o.throttle_time_ms, h1, = _S3.unpack_from(b, p)
     p += 5
-    n2 = h1 - 1
-    if n2 > 126:
-        n2, p = _uvt(b, p, n2 + 1)
-        n2 -= 1
-    if n2 < 0:
-        raise DecodeError('OffsetFetchResponse.Groups: null where not nullable')
+    if 0 < h1 < 128:
+        n2 = h1 - 1
     else:
+        n2 = h1 - 1
+        if n2 > 126:
+            n2, p = _uvt(b, p, n2 + 1)
+            n2 -= 1
+        if n2 < 0:
+            raise DecodeError('OffsetFetchResponse.Groups: null where not nullable')
         if n2 > bl - p:
             raise DecodeError('OffsetFetchResponse.Groups: count ' + str(n2) + ' past the end')
-        xs3 = []
-        for _ in range(n2):
-            e4 = _new(_OffsetFetchResponse_OffsetFetchResponseGroup)
-            h7 = b[p]
-            if 0 < h7 < 128:
-                q6 = p + h7
-                e4.group_id = str(b[p + 1:q6], 'utf-8')
-                p = q6
-            else:
-                p += 1
-                n5 = h7 - 1
-                if n5 > 126:
-                    n5, p = _uvt(b, p, n5 + 1)
-                    n5 -= 1
-                if n5 < 0:
-                    raise DecodeError('OffsetFetchResponseGroup.GroupId: null where not nullable')
-                else:
-                    q6 = p + n5
-                    e4.group_id = str(b[p:q6], 'utf-8')
-                    p = q6
-            n8 = b[p] - 1
+    xs3 = []
+    for _ in range(n2):
+        e4 = _new(_OffsetFetchResponse_OffsetFetchResponseGroup)
+        h7 = b[p]
+        if 0 < h7 < 128:
+            q6 = p + h7
+            e4.group_id = str(b[p + 1:q6], 'utf-8')
+            p = q6
+        else:
             p += 1
+            n5 = h7 - 1
+            if n5 > 126:
+                n5, p = _uvt(b, p, n5 + 1)
+                n5 -= 1
+            if n5 < 0:
+                raise DecodeError('OffsetFetchResponseGroup.GroupId: null where not nullable')
+            else:
+                q6 = p + n5
+                e4.group_id = str(b[p:q6], 'utf-8')
+                p = q6
+        h21 = b[p]
+        p += 1
+        if 0 < h21 < 128:
+            n8 = h21 - 1
+        else:
+            n8 = h21 - 1
             if n8 > 126:
                 n8, p = _uvt(b, p, n8 + 1)
                 n8 -= 1
             if n8 < 0:
                 raise DecodeError('OffsetFetchResponseGroup.Topics: null where not nullable')
+            if n8 > bl - p:
+                raise DecodeError('OffsetFetchResponseGroup.Topics: count ' + str(n8) + ' past the end')
+        xs9 = []
+        for _ in range(n8):
+            e10 = _new(_OffsetFetchResponse_OffsetFetchResponseTopics)
+            h13 = b[p]
+            if 0 < h13 < 128:
+                q12 = p + h13
+                e10.name = str(b[p + 1:q12], 'utf-8')
+                p = q12
             else:
-                if n8 > bl - p:
-                    raise DecodeError('OffsetFetchResponseGroup.Topics: count ' + str(n8) + ' past the end')
-                xs9 = []
-                for _ in range(n8):
-                    e10 = _new(_OffsetFetchResponse_OffsetFetchResponseTopics)
-                    h13 = b[p]
-                    if 0 < h13 < 128:
-                        q12 = p + h13
-                        e10.name = str(b[p + 1:q12], 'utf-8')
-                        p = q12
+                p += 1
+                n11 = h13 - 1
+                if n11 > 126:
+                    n11, p = _uvt(b, p, n11 + 1)
+                    n11 -= 1
+                if n11 < 0:
+                    raise DecodeError('OffsetFetchResponseTopics.Name: null where not nullable')
+                else:
+                    q12 = p + n11
+                    e10.name = str(b[p:q12], 'utf-8')
+                    p = q12
+            h20 = b[p]
+            p += 1
+            if 0 < h20 < 128:
+                n14 = h20 - 1
+            else:
+                n14 = h20 - 1
+                if n14 > 126:
+                    n14, p = _uvt(b, p, n14 + 1)
+                    n14 -= 1
+                if n14 < 0:
+                    raise DecodeError('OffsetFetchResponseTopics.Partitions: null where not nullable')
+                if n14 > bl - p:
+                    raise DecodeError('OffsetFetchResponseTopics.Partitions: count ' + str(n14) + ' past the end')
+            xs15 = []
+            for _ in range(n14):
+                e16 = _new(_OffsetFetchResponse_OffsetFetchResponsePartitions)
+                e16.partition_index, e16.committed_offset, e16.committed_leader_epoch, h17, = _S11.unpack_from(b, p)
+                p += 17
+                if 0 < h17 < 128:
+                    q19 = p + h17 - 1
+                    e16.metadata = str(b[p:q19], 'utf-8')
+                    p = q19
+                elif h17 == 0:
+                    e16.metadata = None
+                else:
+                    n18 = h17 - 1
+                    if n18 > 126:
+                        n18, p = _uvt(b, p, n18 + 1)
+                        n18 -= 1
+                    if n18 < 0:
+                        e16.metadata = None
                     else:
-                        p += 1
-                        n11 = h13 - 1
-                        if n11 > 126:
-                            n11, p = _uvt(b, p, n11 + 1)
-                            n11 -= 1
-                        if n11 < 0:
-                            raise DecodeError('OffsetFetchResponseTopics.Name: null where not nullable')
-                        else:
-                            q12 = p + n11
-                            e10.name = str(b[p:q12], 'utf-8')
-                            p = q12
-                    n14 = b[p] - 1
+                        q19 = p + n18
+                        e16.metadata = str(b[p:q19], 'utf-8')
+                        p = q19
+                e16.error_code, = _S0.unpack_from(b, p)
+                p += 2
+                if b[p] == 0:  # no tagged fields, the common case
+                    e16.unknown_tagged_fields = None
                     p += 1
-                    if n14 > 126:
-                        n14, p = _uvt(b, p, n14 + 1)
-                        n14 -= 1
-                    if n14 < 0:
-                        raise DecodeError('OffsetFetchResponseTopics.Partitions: null where not nullable')
-                    else:
-                        if n14 > bl - p:
-                            raise DecodeError('OffsetFetchResponseTopics.Partitions: count ' + str(n14) + ' past the end')
-                        xs15 = []
-                        for _ in range(n14):
-                            e16 = _new(_OffsetFetchResponse_OffsetFetchResponsePartitions)
-                            e16.partition_index, e16.committed_offset, e16.committed_leader_epoch, h17, = _S11.unpack_from(b, p)
-                            p += 17
-                            if 0 < h17 < 128:
-                                q19 = p + h17 - 1
-                                e16.metadata = str(b[p:q19], 'utf-8')
-                                p = q19
-                            elif h17 == 0:
-                                e16.metadata = None
-                            else:
-                                n18 = h17 - 1
-                                if n18 > 126:
-                                    n18, p = _uvt(b, p, n18 + 1)
-                                    n18 -= 1
-                                if n18 < 0:
-                                    e16.metadata = None
-                                else:
-                                    q19 = p + n18
-                                    e16.metadata = str(b[p:q19], 'utf-8')
-                                    p = q19
-                            e16.error_code, = _S0.unpack_from(b, p)
-                            p += 2
-                            if b[p] == 0:  # no tagged fields, the common case
-                                e16.unknown_tagged_fields = None
-                                p += 1
-                            else:
-                                p = _t_OffsetFetchResponse_OffsetFetchResponsePartitions_0(b, p, e16)
-                            xs15.append(e16)
-                        e10.partitions = xs15
-                    e10.topic_id = UUID_ZERO
-                    if b[p] == 0:  # no tagged fields, the common case
-                        e10.unknown_tagged_fields = None
-                        p += 1
-                    else:
-                        p = _t_OffsetFetchResponse_OffsetFetchResponseTopics_0(b, p, e10)
-                    xs9.append(e10)
-                e4.topics = xs9
-            e4.error_code, = _S0.unpack_from(b, p)
-            p += 2
+                else:
+                    p = _t_OffsetFetchResponse_OffsetFetchResponsePartitions_0(b, p, e16)
+                xs15.append(e16)
+            e10.partitions = xs15
+            e10.topic_id = UUID_ZERO
             if b[p] == 0:  # no tagged fields, the common case
-                e4.unknown_tagged_fields = None
+                e10.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_OffsetFetchResponse_OffsetFetchResponseGroup_0(b, p, e4)
-            xs3.append(e4)
-        o.groups = xs3
+                p = _t_OffsetFetchResponse_OffsetFetchResponseTopics_0(b, p, e10)
+            xs9.append(e10)
+        e4.topics = xs9
+        e4.error_code, = _S0.unpack_from(b, p)
+        p += 2
+        if b[p] == 0:  # no tagged fields, the common case
+            e4.unknown_tagged_fields = None
+            p += 1
+        else:
+            p = _t_OffsetFetchResponse_OffsetFetchResponseGroup_0(b, p, e4)
+        xs3.append(e4)
+    o.groups = xs3
     o.topics = []
     o.error_code = 0
     if b[p] == 0:  # no tagged fields, the common case
@@ -2131,107 +2153,114 @@ def _r_OffsetFetchResponse_6(b, p):
     o = _new(OffsetFetchResponse)
     o.throttle_time_ms, h1, = _S3.unpack_from(b, p)
     p += 5
-    n2 = h1 - 1
-    if n2 > 126:
-        n2, p = _uvt(b, p, n2 + 1)
-        n2 -= 1
-    if n2 < 0:
-        raise DecodeError('OffsetFetchResponse.Groups: null where not nullable')
+    if 0 < h1 < 128:
+        n2 = h1 - 1
     else:
+        n2 = h1 - 1
+        if n2 > 126:
+            n2, p = _uvt(b, p, n2 + 1)
+            n2 -= 1
+        if n2 < 0:
+            raise DecodeError('OffsetFetchResponse.Groups: null where not nullable')
         if n2 > bl - p:
             raise DecodeError('OffsetFetchResponse.Groups: count ' + str(n2) + ' past the end')
-        xs3 = []
-        for _ in range(n2):
-            e4 = _new(_OffsetFetchResponse_OffsetFetchResponseGroup)
-            h7 = b[p]
-            if 0 < h7 < 128:
-                q6 = p + h7
-                e4.group_id = str(b[p + 1:q6], 'utf-8')
-                p = q6
-            else:
-                p += 1
-                n5 = h7 - 1
-                if n5 > 126:
-                    n5, p = _uvt(b, p, n5 + 1)
-                    n5 -= 1
-                if n5 < 0:
-                    raise DecodeError('OffsetFetchResponseGroup.GroupId: null where not nullable')
-                else:
-                    q6 = p + n5
-                    e4.group_id = str(b[p:q6], 'utf-8')
-                    p = q6
-            n8 = b[p] - 1
+    xs3 = []
+    for _ in range(n2):
+        e4 = _new(_OffsetFetchResponse_OffsetFetchResponseGroup)
+        h7 = b[p]
+        if 0 < h7 < 128:
+            q6 = p + h7
+            e4.group_id = str(b[p + 1:q6], 'utf-8')
+            p = q6
+        else:
             p += 1
+            n5 = h7 - 1
+            if n5 > 126:
+                n5, p = _uvt(b, p, n5 + 1)
+                n5 -= 1
+            if n5 < 0:
+                raise DecodeError('OffsetFetchResponseGroup.GroupId: null where not nullable')
+            else:
+                q6 = p + n5
+                e4.group_id = str(b[p:q6], 'utf-8')
+                p = q6
+        h18 = b[p]
+        p += 1
+        if 0 < h18 < 128:
+            n8 = h18 - 1
+        else:
+            n8 = h18 - 1
             if n8 > 126:
                 n8, p = _uvt(b, p, n8 + 1)
                 n8 -= 1
             if n8 < 0:
                 raise DecodeError('OffsetFetchResponseGroup.Topics: null where not nullable')
+            if n8 > bl - p:
+                raise DecodeError('OffsetFetchResponseGroup.Topics: count ' + str(n8) + ' past the end')
+        xs9 = []
+        for _ in range(n8):
+            e10 = _new(_OffsetFetchResponse_OffsetFetchResponseTopics)
+            e10.topic_id, h11, = _S4.unpack_from(b, p)
+            p += 17
+            if 0 < h11 < 128:
+                n12 = h11 - 1
             else:
-                if n8 > bl - p:
-                    raise DecodeError('OffsetFetchResponseGroup.Topics: count ' + str(n8) + ' past the end')
-                xs9 = []
-                for _ in range(n8):
-                    e10 = _new(_OffsetFetchResponse_OffsetFetchResponseTopics)
-                    e10.topic_id, h11, = _S4.unpack_from(b, p)
-                    p += 17
-                    n12 = h11 - 1
-                    if n12 > 126:
-                        n12, p = _uvt(b, p, n12 + 1)
-                        n12 -= 1
-                    if n12 < 0:
-                        raise DecodeError('OffsetFetchResponseTopics.Partitions: null where not nullable')
+                n12 = h11 - 1
+                if n12 > 126:
+                    n12, p = _uvt(b, p, n12 + 1)
+                    n12 -= 1
+                if n12 < 0:
+                    raise DecodeError('OffsetFetchResponseTopics.Partitions: null where not nullable')
+                if n12 > bl - p:
+                    raise DecodeError('OffsetFetchResponseTopics.Partitions: count ' + str(n12) + ' past the end')
+            xs13 = []
+            for _ in range(n12):
+                e14 = _new(_OffsetFetchResponse_OffsetFetchResponsePartitions)
+                e14.partition_index, e14.committed_offset, e14.committed_leader_epoch, h15, = _S11.unpack_from(b, p)
+                p += 17
+                if 0 < h15 < 128:
+                    q17 = p + h15 - 1
+                    e14.metadata = str(b[p:q17], 'utf-8')
+                    p = q17
+                elif h15 == 0:
+                    e14.metadata = None
+                else:
+                    n16 = h15 - 1
+                    if n16 > 126:
+                        n16, p = _uvt(b, p, n16 + 1)
+                        n16 -= 1
+                    if n16 < 0:
+                        e14.metadata = None
                     else:
-                        if n12 > bl - p:
-                            raise DecodeError('OffsetFetchResponseTopics.Partitions: count ' + str(n12) + ' past the end')
-                        xs13 = []
-                        for _ in range(n12):
-                            e14 = _new(_OffsetFetchResponse_OffsetFetchResponsePartitions)
-                            e14.partition_index, e14.committed_offset, e14.committed_leader_epoch, h15, = _S11.unpack_from(b, p)
-                            p += 17
-                            if 0 < h15 < 128:
-                                q17 = p + h15 - 1
-                                e14.metadata = str(b[p:q17], 'utf-8')
-                                p = q17
-                            elif h15 == 0:
-                                e14.metadata = None
-                            else:
-                                n16 = h15 - 1
-                                if n16 > 126:
-                                    n16, p = _uvt(b, p, n16 + 1)
-                                    n16 -= 1
-                                if n16 < 0:
-                                    e14.metadata = None
-                                else:
-                                    q17 = p + n16
-                                    e14.metadata = str(b[p:q17], 'utf-8')
-                                    p = q17
-                            e14.error_code, = _S0.unpack_from(b, p)
-                            p += 2
-                            if b[p] == 0:  # no tagged fields, the common case
-                                e14.unknown_tagged_fields = None
-                                p += 1
-                            else:
-                                p = _t_OffsetFetchResponse_OffsetFetchResponsePartitions_0(b, p, e14)
-                            xs13.append(e14)
-                        e10.partitions = xs13
-                    e10.name = ''
-                    if b[p] == 0:  # no tagged fields, the common case
-                        e10.unknown_tagged_fields = None
-                        p += 1
-                    else:
-                        p = _t_OffsetFetchResponse_OffsetFetchResponseTopics_0(b, p, e10)
-                    xs9.append(e10)
-                e4.topics = xs9
-            e4.error_code, = _S0.unpack_from(b, p)
-            p += 2
+                        q17 = p + n16
+                        e14.metadata = str(b[p:q17], 'utf-8')
+                        p = q17
+                e14.error_code, = _S0.unpack_from(b, p)
+                p += 2
+                if b[p] == 0:  # no tagged fields, the common case
+                    e14.unknown_tagged_fields = None
+                    p += 1
+                else:
+                    p = _t_OffsetFetchResponse_OffsetFetchResponsePartitions_0(b, p, e14)
+                xs13.append(e14)
+            e10.partitions = xs13
+            e10.name = ''
             if b[p] == 0:  # no tagged fields, the common case
-                e4.unknown_tagged_fields = None
+                e10.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_OffsetFetchResponse_OffsetFetchResponseGroup_0(b, p, e4)
-            xs3.append(e4)
-        o.groups = xs3
+                p = _t_OffsetFetchResponse_OffsetFetchResponseTopics_0(b, p, e10)
+            xs9.append(e10)
+        e4.topics = xs9
+        e4.error_code, = _S0.unpack_from(b, p)
+        p += 2
+        if b[p] == 0:  # no tagged fields, the common case
+            e4.unknown_tagged_fields = None
+            p += 1
+        else:
+            p = _t_OffsetFetchResponse_OffsetFetchResponseGroup_0(b, p, e4)
+        xs3.append(e4)
+    o.groups = xs3
     o.topics = []
     o.error_code = 0
     if b[p] == 0:  # no tagged fields, the common case

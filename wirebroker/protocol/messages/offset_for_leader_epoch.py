@@ -373,64 +373,69 @@ def _r_OffsetForLeaderEpochRequest_3(b, p):
     o = _new(OffsetForLeaderEpochRequest)
     o.replica_id, h1, = _S4.unpack_from(b, p)
     p += 5
-    n2 = h1 - 1
-    if n2 > 126:
-        n2, p = _uvt(b, p, n2 + 1)
-        n2 -= 1
-    if n2 < 0:
-        raise DecodeError('OffsetForLeaderEpochRequest.Topics: null where not nullable')
+    if 0 < h1 < 128:
+        n2 = h1 - 1
     else:
+        n2 = h1 - 1
+        if n2 > 126:
+            n2, p = _uvt(b, p, n2 + 1)
+            n2 -= 1
+        if n2 < 0:
+            raise DecodeError('OffsetForLeaderEpochRequest.Topics: null where not nullable')
         if n2 > bl - p:
             raise DecodeError('OffsetForLeaderEpochRequest.Topics: count ' + str(n2) + ' past the end')
-        xs3 = []
-        for _ in range(n2):
-            e4 = _new(_OffsetForLeaderEpochRequest_OffsetForLeaderTopic)
-            h7 = b[p]
-            if 0 < h7 < 128:
-                q6 = p + h7
-                e4.topic = str(b[p + 1:q6], 'utf-8')
-                p = q6
-            else:
-                p += 1
-                n5 = h7 - 1
-                if n5 > 126:
-                    n5, p = _uvt(b, p, n5 + 1)
-                    n5 -= 1
-                if n5 < 0:
-                    raise DecodeError('OffsetForLeaderTopic.Topic: null where not nullable')
-                else:
-                    q6 = p + n5
-                    e4.topic = str(b[p:q6], 'utf-8')
-                    p = q6
-            n8 = b[p] - 1
+    xs3 = []
+    for _ in range(n2):
+        e4 = _new(_OffsetForLeaderEpochRequest_OffsetForLeaderTopic)
+        h7 = b[p]
+        if 0 < h7 < 128:
+            q6 = p + h7
+            e4.topic = str(b[p + 1:q6], 'utf-8')
+            p = q6
+        else:
             p += 1
+            n5 = h7 - 1
+            if n5 > 126:
+                n5, p = _uvt(b, p, n5 + 1)
+                n5 -= 1
+            if n5 < 0:
+                raise DecodeError('OffsetForLeaderTopic.Topic: null where not nullable')
+            else:
+                q6 = p + n5
+                e4.topic = str(b[p:q6], 'utf-8')
+                p = q6
+        h11 = b[p]
+        p += 1
+        if 0 < h11 < 128:
+            n8 = h11 - 1
+        else:
+            n8 = h11 - 1
             if n8 > 126:
                 n8, p = _uvt(b, p, n8 + 1)
                 n8 -= 1
             if n8 < 0:
                 raise DecodeError('OffsetForLeaderTopic.Partitions: null where not nullable')
-            else:
-                if n8 > bl - p:
-                    raise DecodeError('OffsetForLeaderTopic.Partitions: count ' + str(n8) + ' past the end')
-                xs9 = []
-                for _ in range(n8):
-                    e10 = _new(_OffsetForLeaderEpochRequest_OffsetForLeaderPartition)
-                    e10.partition, e10.current_leader_epoch, e10.leader_epoch, = _S3.unpack_from(b, p)
-                    p += 12
-                    if b[p] == 0:  # no tagged fields, the common case
-                        e10.unknown_tagged_fields = None
-                        p += 1
-                    else:
-                        p = _t_OffsetForLeaderEpochRequest_OffsetForLeaderPartition_0(b, p, e10)
-                    xs9.append(e10)
-                e4.partitions = xs9
+            if n8 > bl - p:
+                raise DecodeError('OffsetForLeaderTopic.Partitions: count ' + str(n8) + ' past the end')
+        xs9 = []
+        for _ in range(n8):
+            e10 = _new(_OffsetForLeaderEpochRequest_OffsetForLeaderPartition)
+            e10.partition, e10.current_leader_epoch, e10.leader_epoch, = _S3.unpack_from(b, p)
+            p += 12
             if b[p] == 0:  # no tagged fields, the common case
-                e4.unknown_tagged_fields = None
+                e10.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_OffsetForLeaderEpochRequest_OffsetForLeaderTopic_0(b, p, e4)
-            xs3.append(e4)
-        o.topics = xs3
+                p = _t_OffsetForLeaderEpochRequest_OffsetForLeaderPartition_0(b, p, e10)
+            xs9.append(e10)
+        e4.partitions = xs9
+        if b[p] == 0:  # no tagged fields, the common case
+            e4.unknown_tagged_fields = None
+            p += 1
+        else:
+            p = _t_OffsetForLeaderEpochRequest_OffsetForLeaderTopic_0(b, p, e4)
+        xs3.append(e4)
+    o.topics = xs3
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         p += 1
@@ -736,64 +741,69 @@ def _r_OffsetForLeaderEpochResponse_3(b, p):
     o = _new(OffsetForLeaderEpochResponse)
     o.throttle_time_ms, h1, = _S4.unpack_from(b, p)
     p += 5
-    n2 = h1 - 1
-    if n2 > 126:
-        n2, p = _uvt(b, p, n2 + 1)
-        n2 -= 1
-    if n2 < 0:
-        raise DecodeError('OffsetForLeaderEpochResponse.Topics: null where not nullable')
+    if 0 < h1 < 128:
+        n2 = h1 - 1
     else:
+        n2 = h1 - 1
+        if n2 > 126:
+            n2, p = _uvt(b, p, n2 + 1)
+            n2 -= 1
+        if n2 < 0:
+            raise DecodeError('OffsetForLeaderEpochResponse.Topics: null where not nullable')
         if n2 > bl - p:
             raise DecodeError('OffsetForLeaderEpochResponse.Topics: count ' + str(n2) + ' past the end')
-        xs3 = []
-        for _ in range(n2):
-            e4 = _new(_OffsetForLeaderEpochResponse_OffsetForLeaderTopicResult)
-            h7 = b[p]
-            if 0 < h7 < 128:
-                q6 = p + h7
-                e4.topic = str(b[p + 1:q6], 'utf-8')
-                p = q6
-            else:
-                p += 1
-                n5 = h7 - 1
-                if n5 > 126:
-                    n5, p = _uvt(b, p, n5 + 1)
-                    n5 -= 1
-                if n5 < 0:
-                    raise DecodeError('OffsetForLeaderTopicResult.Topic: null where not nullable')
-                else:
-                    q6 = p + n5
-                    e4.topic = str(b[p:q6], 'utf-8')
-                    p = q6
-            n8 = b[p] - 1
+    xs3 = []
+    for _ in range(n2):
+        e4 = _new(_OffsetForLeaderEpochResponse_OffsetForLeaderTopicResult)
+        h7 = b[p]
+        if 0 < h7 < 128:
+            q6 = p + h7
+            e4.topic = str(b[p + 1:q6], 'utf-8')
+            p = q6
+        else:
             p += 1
+            n5 = h7 - 1
+            if n5 > 126:
+                n5, p = _uvt(b, p, n5 + 1)
+                n5 -= 1
+            if n5 < 0:
+                raise DecodeError('OffsetForLeaderTopicResult.Topic: null where not nullable')
+            else:
+                q6 = p + n5
+                e4.topic = str(b[p:q6], 'utf-8')
+                p = q6
+        h11 = b[p]
+        p += 1
+        if 0 < h11 < 128:
+            n8 = h11 - 1
+        else:
+            n8 = h11 - 1
             if n8 > 126:
                 n8, p = _uvt(b, p, n8 + 1)
                 n8 -= 1
             if n8 < 0:
                 raise DecodeError('OffsetForLeaderTopicResult.Partitions: null where not nullable')
-            else:
-                if n8 > bl - p:
-                    raise DecodeError('OffsetForLeaderTopicResult.Partitions: count ' + str(n8) + ' past the end')
-                xs9 = []
-                for _ in range(n8):
-                    e10 = _new(_OffsetForLeaderEpochResponse_EpochEndOffset)
-                    e10.error_code, e10.partition, e10.leader_epoch, e10.end_offset, = _S6.unpack_from(b, p)
-                    p += 18
-                    if b[p] == 0:  # no tagged fields, the common case
-                        e10.unknown_tagged_fields = None
-                        p += 1
-                    else:
-                        p = _t_OffsetForLeaderEpochResponse_EpochEndOffset_0(b, p, e10)
-                    xs9.append(e10)
-                e4.partitions = xs9
+            if n8 > bl - p:
+                raise DecodeError('OffsetForLeaderTopicResult.Partitions: count ' + str(n8) + ' past the end')
+        xs9 = []
+        for _ in range(n8):
+            e10 = _new(_OffsetForLeaderEpochResponse_EpochEndOffset)
+            e10.error_code, e10.partition, e10.leader_epoch, e10.end_offset, = _S6.unpack_from(b, p)
+            p += 18
             if b[p] == 0:  # no tagged fields, the common case
-                e4.unknown_tagged_fields = None
+                e10.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_OffsetForLeaderEpochResponse_OffsetForLeaderTopicResult_0(b, p, e4)
-            xs3.append(e4)
-        o.topics = xs3
+                p = _t_OffsetForLeaderEpochResponse_EpochEndOffset_0(b, p, e10)
+            xs9.append(e10)
+        e4.partitions = xs9
+        if b[p] == 0:  # no tagged fields, the common case
+            e4.unknown_tagged_fields = None
+            p += 1
+        else:
+            p = _t_OffsetForLeaderEpochResponse_OffsetForLeaderTopicResult_0(b, p, e4)
+        xs3.append(e4)
+    o.topics = xs3
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         p += 1

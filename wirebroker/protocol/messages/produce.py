@@ -171,6 +171,7 @@ _DEFAULT_ProduceResponse_LeaderIdAndEpoch = _shared_default(_ProduceResponse_Lea
 
 def _r_ProduceRequest_0(b, p):
     bl = len(b)
+    mv = b if type(b) is memoryview else memoryview(b)
     o = _new(ProduceRequest)
     o.acks, o.timeout_ms, h1, = _S0.unpack_from(b, p)
     p += 10
@@ -208,7 +209,7 @@ def _r_ProduceRequest_0(b, p):
                         e9.records = None
                     else:
                         q12 = p + n11
-                        e9.records = b[p:q12]
+                        e9.records = mv[p:q12]
                         p = q12
                     e9.unknown_tagged_fields = None
                     xs8.append(e9)
@@ -249,6 +250,7 @@ def _w_ProduceRequest_0(o, w):
 
 def _r_ProduceRequest_1(b, p):
     bl = len(b)
+    mv = b if type(b) is memoryview else memoryview(b)
     o = _new(ProduceRequest)
     n1, = _S1.unpack_from(b, p)
     p += 2
@@ -294,7 +296,7 @@ def _r_ProduceRequest_1(b, p):
                         e11.records = None
                     else:
                         q14 = p + n13
-                        e11.records = b[p:q14]
+                        e11.records = mv[p:q14]
                         p = q14
                     e11.unknown_tagged_fields = None
                     xs10.append(e11)
@@ -408,6 +410,7 @@ def _t_ProduceRequest_0(b, p, o):
 
 def _r_ProduceRequest_2(b, p):
     bl = len(b)
+    mv = b if type(b) is memoryview else memoryview(b)
     o = _new(ProduceRequest)
     h3 = b[p]
     if 0 < h3 < 128:
@@ -431,75 +434,80 @@ def _r_ProduceRequest_2(b, p):
             p = q2
     o.acks, o.timeout_ms, h4, = _S5.unpack_from(b, p)
     p += 7
-    n5 = h4 - 1
-    if n5 > 126:
-        n5, p = _uvt(b, p, n5 + 1)
-        n5 -= 1
-    if n5 < 0:
-        raise DecodeError('ProduceRequest.TopicData: null where not nullable')
+    if 0 < h4 < 128:
+        n5 = h4 - 1
     else:
+        n5 = h4 - 1
+        if n5 > 126:
+            n5, p = _uvt(b, p, n5 + 1)
+            n5 -= 1
+        if n5 < 0:
+            raise DecodeError('ProduceRequest.TopicData: null where not nullable')
         if n5 > bl - p:
             raise DecodeError('ProduceRequest.TopicData: count ' + str(n5) + ' past the end')
-        xs6 = []
-        for _ in range(n5):
-            e7 = _new(_ProduceRequest_TopicProduceData)
-            h10 = b[p]
-            if 0 < h10 < 128:
-                q9 = p + h10
-                e7.name = str(b[p + 1:q9], 'utf-8')
-                p = q9
-            else:
-                p += 1
-                n8 = h10 - 1
-                if n8 > 126:
-                    n8, p = _uvt(b, p, n8 + 1)
-                    n8 -= 1
-                if n8 < 0:
-                    raise DecodeError('TopicProduceData.Name: null where not nullable')
-                else:
-                    q9 = p + n8
-                    e7.name = str(b[p:q9], 'utf-8')
-                    p = q9
-            n11 = b[p] - 1
+    xs6 = []
+    for _ in range(n5):
+        e7 = _new(_ProduceRequest_TopicProduceData)
+        h10 = b[p]
+        if 0 < h10 < 128:
+            q9 = p + h10
+            e7.name = str(b[p + 1:q9], 'utf-8')
+            p = q9
+        else:
             p += 1
+            n8 = h10 - 1
+            if n8 > 126:
+                n8, p = _uvt(b, p, n8 + 1)
+                n8 -= 1
+            if n8 < 0:
+                raise DecodeError('TopicProduceData.Name: null where not nullable')
+            else:
+                q9 = p + n8
+                e7.name = str(b[p:q9], 'utf-8')
+                p = q9
+        h17 = b[p]
+        p += 1
+        if 0 < h17 < 128:
+            n11 = h17 - 1
+        else:
+            n11 = h17 - 1
             if n11 > 126:
                 n11, p = _uvt(b, p, n11 + 1)
                 n11 -= 1
             if n11 < 0:
                 raise DecodeError('TopicProduceData.PartitionData: null where not nullable')
+            if n11 > bl - p:
+                raise DecodeError('TopicProduceData.PartitionData: count ' + str(n11) + ' past the end')
+        xs12 = []
+        for _ in range(n11):
+            e13 = _new(_ProduceRequest_PartitionProduceData)
+            e13.index, h14, = _S6.unpack_from(b, p)
+            p += 5
+            n15 = h14 - 1
+            if n15 > 126:
+                n15, p = _uvt(b, p, n15 + 1)
+                n15 -= 1
+            if n15 < 0:
+                e13.records = None
             else:
-                if n11 > bl - p:
-                    raise DecodeError('TopicProduceData.PartitionData: count ' + str(n11) + ' past the end')
-                xs12 = []
-                for _ in range(n11):
-                    e13 = _new(_ProduceRequest_PartitionProduceData)
-                    e13.index, h14, = _S6.unpack_from(b, p)
-                    p += 5
-                    n15 = h14 - 1
-                    if n15 > 126:
-                        n15, p = _uvt(b, p, n15 + 1)
-                        n15 -= 1
-                    if n15 < 0:
-                        e13.records = None
-                    else:
-                        q16 = p + n15
-                        e13.records = b[p:q16]
-                        p = q16
-                    if b[p] == 0:  # no tagged fields, the common case
-                        e13.unknown_tagged_fields = None
-                        p += 1
-                    else:
-                        p = _t_ProduceRequest_PartitionProduceData_0(b, p, e13)
-                    xs12.append(e13)
-                e7.partition_data = xs12
-            e7.topic_id = UUID_ZERO
+                q16 = p + n15
+                e13.records = mv[p:q16]
+                p = q16
             if b[p] == 0:  # no tagged fields, the common case
-                e7.unknown_tagged_fields = None
+                e13.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_ProduceRequest_TopicProduceData_0(b, p, e7)
-            xs6.append(e7)
-        o.topic_data = xs6
+                p = _t_ProduceRequest_PartitionProduceData_0(b, p, e13)
+            xs12.append(e13)
+        e7.partition_data = xs12
+        e7.topic_id = UUID_ZERO
+        if b[p] == 0:  # no tagged fields, the common case
+            e7.unknown_tagged_fields = None
+            p += 1
+        else:
+            p = _t_ProduceRequest_TopicProduceData_0(b, p, e7)
+        xs6.append(e7)
+    o.topic_data = xs6
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         p += 1
@@ -572,6 +580,7 @@ def _w_ProduceRequest_2(o, w):
 
 def _r_ProduceRequest_3(b, p):
     bl = len(b)
+    mv = b if type(b) is memoryview else memoryview(b)
     o = _new(ProduceRequest)
     h3 = b[p]
     if 0 < h3 < 128:
@@ -595,59 +604,63 @@ def _r_ProduceRequest_3(b, p):
             p = q2
     o.acks, o.timeout_ms, h4, = _S5.unpack_from(b, p)
     p += 7
-    n5 = h4 - 1
-    if n5 > 126:
-        n5, p = _uvt(b, p, n5 + 1)
-        n5 -= 1
-    if n5 < 0:
-        raise DecodeError('ProduceRequest.TopicData: null where not nullable')
+    if 0 < h4 < 128:
+        n5 = h4 - 1
     else:
+        n5 = h4 - 1
+        if n5 > 126:
+            n5, p = _uvt(b, p, n5 + 1)
+            n5 -= 1
+        if n5 < 0:
+            raise DecodeError('ProduceRequest.TopicData: null where not nullable')
         if n5 > bl - p:
             raise DecodeError('ProduceRequest.TopicData: count ' + str(n5) + ' past the end')
-        xs6 = []
-        for _ in range(n5):
-            e7 = _new(_ProduceRequest_TopicProduceData)
-            e7.topic_id, h8, = _S7.unpack_from(b, p)
-            p += 17
+    xs6 = []
+    for _ in range(n5):
+        e7 = _new(_ProduceRequest_TopicProduceData)
+        e7.topic_id, h8, = _S7.unpack_from(b, p)
+        p += 17
+        if 0 < h8 < 128:
+            n9 = h8 - 1
+        else:
             n9 = h8 - 1
             if n9 > 126:
                 n9, p = _uvt(b, p, n9 + 1)
                 n9 -= 1
             if n9 < 0:
                 raise DecodeError('TopicProduceData.PartitionData: null where not nullable')
+            if n9 > bl - p:
+                raise DecodeError('TopicProduceData.PartitionData: count ' + str(n9) + ' past the end')
+        xs10 = []
+        for _ in range(n9):
+            e11 = _new(_ProduceRequest_PartitionProduceData)
+            e11.index, h12, = _S6.unpack_from(b, p)
+            p += 5
+            n13 = h12 - 1
+            if n13 > 126:
+                n13, p = _uvt(b, p, n13 + 1)
+                n13 -= 1
+            if n13 < 0:
+                e11.records = None
             else:
-                if n9 > bl - p:
-                    raise DecodeError('TopicProduceData.PartitionData: count ' + str(n9) + ' past the end')
-                xs10 = []
-                for _ in range(n9):
-                    e11 = _new(_ProduceRequest_PartitionProduceData)
-                    e11.index, h12, = _S6.unpack_from(b, p)
-                    p += 5
-                    n13 = h12 - 1
-                    if n13 > 126:
-                        n13, p = _uvt(b, p, n13 + 1)
-                        n13 -= 1
-                    if n13 < 0:
-                        e11.records = None
-                    else:
-                        q14 = p + n13
-                        e11.records = b[p:q14]
-                        p = q14
-                    if b[p] == 0:  # no tagged fields, the common case
-                        e11.unknown_tagged_fields = None
-                        p += 1
-                    else:
-                        p = _t_ProduceRequest_PartitionProduceData_0(b, p, e11)
-                    xs10.append(e11)
-                e7.partition_data = xs10
-            e7.name = ''
+                q14 = p + n13
+                e11.records = mv[p:q14]
+                p = q14
             if b[p] == 0:  # no tagged fields, the common case
-                e7.unknown_tagged_fields = None
+                e11.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_ProduceRequest_TopicProduceData_0(b, p, e7)
-            xs6.append(e7)
-        o.topic_data = xs6
+                p = _t_ProduceRequest_PartitionProduceData_0(b, p, e11)
+            xs10.append(e11)
+        e7.partition_data = xs10
+        e7.name = ''
+        if b[p] == 0:  # no tagged fields, the common case
+            e7.unknown_tagged_fields = None
+            p += 1
+        else:
+            p = _t_ProduceRequest_TopicProduceData_0(b, p, e7)
+        xs6.append(e7)
+    o.topic_data = xs6
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         p += 1
@@ -1189,125 +1202,133 @@ def _t_ProduceResponse_0(b, p, o):
 def _r_ProduceResponse_5(b, p):
     bl = len(b)
     o = _new(ProduceResponse)
-    n1 = b[p] - 1
+    h21 = b[p]
     p += 1
-    if n1 > 126:
-        n1, p = _uvt(b, p, n1 + 1)
-        n1 -= 1
-    if n1 < 0:
-        raise DecodeError('ProduceResponse.Responses: null where not nullable')
+    if 0 < h21 < 128:
+        n1 = h21 - 1
     else:
+        n1 = h21 - 1
+        if n1 > 126:
+            n1, p = _uvt(b, p, n1 + 1)
+            n1 -= 1
+        if n1 < 0:
+            raise DecodeError('ProduceResponse.Responses: null where not nullable')
         if n1 > bl - p:
             raise DecodeError('ProduceResponse.Responses: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3 = _new(_ProduceResponse_TopicProduceResponse)
-            h6 = b[p]
-            if 0 < h6 < 128:
-                q5 = p + h6
-                e3.name = str(b[p + 1:q5], 'utf-8')
-                p = q5
-            else:
-                p += 1
-                n4 = h6 - 1
-                if n4 > 126:
-                    n4, p = _uvt(b, p, n4 + 1)
-                    n4 -= 1
-                if n4 < 0:
-                    raise DecodeError('TopicProduceResponse.Name: null where not nullable')
-                else:
-                    q5 = p + n4
-                    e3.name = str(b[p:q5], 'utf-8')
-                    p = q5
-            n7 = b[p] - 1
+    xs2 = []
+    for _ in range(n1):
+        e3 = _new(_ProduceResponse_TopicProduceResponse)
+        h6 = b[p]
+        if 0 < h6 < 128:
+            q5 = p + h6
+            e3.name = str(b[p + 1:q5], 'utf-8')
+            p = q5
+        else:
             p += 1
+            n4 = h6 - 1
+            if n4 > 126:
+                n4, p = _uvt(b, p, n4 + 1)
+                n4 -= 1
+            if n4 < 0:
+                raise DecodeError('TopicProduceResponse.Name: null where not nullable')
+            else:
+                q5 = p + n4
+                e3.name = str(b[p:q5], 'utf-8')
+                p = q5
+        h20 = b[p]
+        p += 1
+        if 0 < h20 < 128:
+            n7 = h20 - 1
+        else:
+            n7 = h20 - 1
             if n7 > 126:
                 n7, p = _uvt(b, p, n7 + 1)
                 n7 -= 1
             if n7 < 0:
                 raise DecodeError('TopicProduceResponse.PartitionResponses: null where not nullable')
+            if n7 > bl - p:
+                raise DecodeError('TopicProduceResponse.PartitionResponses: count ' + str(n7) + ' past the end')
+        xs8 = []
+        for _ in range(n7):
+            e9 = _new(_ProduceResponse_PartitionProduceResponse)
+            e9.index, e9.error_code, e9.base_offset, e9.log_append_time_ms, e9.log_start_offset, h10, = _S14.unpack_from(b, p)
+            p += 31
+            if 0 < h10 < 128:
+                n11 = h10 - 1
             else:
-                if n7 > bl - p:
-                    raise DecodeError('TopicProduceResponse.PartitionResponses: count ' + str(n7) + ' past the end')
-                xs8 = []
-                for _ in range(n7):
-                    e9 = _new(_ProduceResponse_PartitionProduceResponse)
-                    e9.index, e9.error_code, e9.base_offset, e9.log_append_time_ms, e9.log_start_offset, h10, = _S14.unpack_from(b, p)
-                    p += 31
-                    n11 = h10 - 1
-                    if n11 > 126:
-                        n11, p = _uvt(b, p, n11 + 1)
-                        n11 -= 1
-                    if n11 < 0:
-                        raise DecodeError('PartitionProduceResponse.RecordErrors: null where not nullable')
+                n11 = h10 - 1
+                if n11 > 126:
+                    n11, p = _uvt(b, p, n11 + 1)
+                    n11 -= 1
+                if n11 < 0:
+                    raise DecodeError('PartitionProduceResponse.RecordErrors: null where not nullable')
+                if n11 > bl - p:
+                    raise DecodeError('PartitionProduceResponse.RecordErrors: count ' + str(n11) + ' past the end')
+            xs12 = []
+            for _ in range(n11):
+                e13 = _new(_ProduceResponse_BatchIndexAndErrorMessage)
+                e13.batch_index, h14, = _S6.unpack_from(b, p)
+                p += 5
+                if 0 < h14 < 128:
+                    q16 = p + h14 - 1
+                    e13.batch_index_error_message = str(b[p:q16], 'utf-8')
+                    p = q16
+                elif h14 == 0:
+                    e13.batch_index_error_message = None
+                else:
+                    n15 = h14 - 1
+                    if n15 > 126:
+                        n15, p = _uvt(b, p, n15 + 1)
+                        n15 -= 1
+                    if n15 < 0:
+                        e13.batch_index_error_message = None
                     else:
-                        if n11 > bl - p:
-                            raise DecodeError('PartitionProduceResponse.RecordErrors: count ' + str(n11) + ' past the end')
-                        xs12 = []
-                        for _ in range(n11):
-                            e13 = _new(_ProduceResponse_BatchIndexAndErrorMessage)
-                            e13.batch_index, h14, = _S6.unpack_from(b, p)
-                            p += 5
-                            if 0 < h14 < 128:
-                                q16 = p + h14 - 1
-                                e13.batch_index_error_message = str(b[p:q16], 'utf-8')
-                                p = q16
-                            elif h14 == 0:
-                                e13.batch_index_error_message = None
-                            else:
-                                n15 = h14 - 1
-                                if n15 > 126:
-                                    n15, p = _uvt(b, p, n15 + 1)
-                                    n15 -= 1
-                                if n15 < 0:
-                                    e13.batch_index_error_message = None
-                                else:
-                                    q16 = p + n15
-                                    e13.batch_index_error_message = str(b[p:q16], 'utf-8')
-                                    p = q16
-                            if b[p] == 0:  # no tagged fields, the common case
-                                e13.unknown_tagged_fields = None
-                                p += 1
-                            else:
-                                p = _t_ProduceResponse_BatchIndexAndErrorMessage_0(b, p, e13)
-                            xs12.append(e13)
-                        e9.record_errors = xs12
-                    h19 = b[p]
-                    if 0 < h19 < 128:
-                        q18 = p + h19
-                        e9.error_message = str(b[p + 1:q18], 'utf-8')
-                        p = q18
-                    elif h19 == 0:
-                        e9.error_message = None
-                        p += 1
-                    else:
-                        p += 1
-                        n17 = h19 - 1
-                        if n17 > 126:
-                            n17, p = _uvt(b, p, n17 + 1)
-                            n17 -= 1
-                        if n17 < 0:
-                            e9.error_message = None
-                        else:
-                            q18 = p + n17
-                            e9.error_message = str(b[p:q18], 'utf-8')
-                            p = q18
-                    e9.current_leader = _DEFAULT_ProduceResponse_LeaderIdAndEpoch
-                    if b[p] == 0:  # no tagged fields, the common case
-                        e9.unknown_tagged_fields = None
-                        p += 1
-                    else:
-                        p = _t_ProduceResponse_PartitionProduceResponse_0(b, p, e9)
-                    xs8.append(e9)
-                e3.partition_responses = xs8
-            e3.topic_id = UUID_ZERO
-            if b[p] == 0:  # no tagged fields, the common case
-                e3.unknown_tagged_fields = None
+                        q16 = p + n15
+                        e13.batch_index_error_message = str(b[p:q16], 'utf-8')
+                        p = q16
+                if b[p] == 0:  # no tagged fields, the common case
+                    e13.unknown_tagged_fields = None
+                    p += 1
+                else:
+                    p = _t_ProduceResponse_BatchIndexAndErrorMessage_0(b, p, e13)
+                xs12.append(e13)
+            e9.record_errors = xs12
+            h19 = b[p]
+            if 0 < h19 < 128:
+                q18 = p + h19
+                e9.error_message = str(b[p + 1:q18], 'utf-8')
+                p = q18
+            elif h19 == 0:
+                e9.error_message = None
                 p += 1
             else:
-                p = _t_ProduceResponse_TopicProduceResponse_0(b, p, e3)
-            xs2.append(e3)
-        o.responses = xs2
+                p += 1
+                n17 = h19 - 1
+                if n17 > 126:
+                    n17, p = _uvt(b, p, n17 + 1)
+                    n17 -= 1
+                if n17 < 0:
+                    e9.error_message = None
+                else:
+                    q18 = p + n17
+                    e9.error_message = str(b[p:q18], 'utf-8')
+                    p = q18
+            e9.current_leader = _DEFAULT_ProduceResponse_LeaderIdAndEpoch
+            if b[p] == 0:  # no tagged fields, the common case
+                e9.unknown_tagged_fields = None
+                p += 1
+            else:
+                p = _t_ProduceResponse_PartitionProduceResponse_0(b, p, e9)
+            xs8.append(e9)
+        e3.partition_responses = xs8
+        e3.topic_id = UUID_ZERO
+        if b[p] == 0:  # no tagged fields, the common case
+            e3.unknown_tagged_fields = None
+            p += 1
+        else:
+            p = _t_ProduceResponse_TopicProduceResponse_0(b, p, e3)
+        xs2.append(e3)
+    o.responses = xs2
     o.throttle_time_ms, = _S3.unpack_from(b, p)
     p += 4
     o.node_endpoints = []
@@ -1550,125 +1571,133 @@ def _t_ProduceResponse_1(b, p, o):
 def _r_ProduceResponse_6(b, p):
     bl = len(b)
     o = _new(ProduceResponse)
-    n1 = b[p] - 1
+    h21 = b[p]
     p += 1
-    if n1 > 126:
-        n1, p = _uvt(b, p, n1 + 1)
-        n1 -= 1
-    if n1 < 0:
-        raise DecodeError('ProduceResponse.Responses: null where not nullable')
+    if 0 < h21 < 128:
+        n1 = h21 - 1
     else:
+        n1 = h21 - 1
+        if n1 > 126:
+            n1, p = _uvt(b, p, n1 + 1)
+            n1 -= 1
+        if n1 < 0:
+            raise DecodeError('ProduceResponse.Responses: null where not nullable')
         if n1 > bl - p:
             raise DecodeError('ProduceResponse.Responses: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3 = _new(_ProduceResponse_TopicProduceResponse)
-            h6 = b[p]
-            if 0 < h6 < 128:
-                q5 = p + h6
-                e3.name = str(b[p + 1:q5], 'utf-8')
-                p = q5
-            else:
-                p += 1
-                n4 = h6 - 1
-                if n4 > 126:
-                    n4, p = _uvt(b, p, n4 + 1)
-                    n4 -= 1
-                if n4 < 0:
-                    raise DecodeError('TopicProduceResponse.Name: null where not nullable')
-                else:
-                    q5 = p + n4
-                    e3.name = str(b[p:q5], 'utf-8')
-                    p = q5
-            n7 = b[p] - 1
+    xs2 = []
+    for _ in range(n1):
+        e3 = _new(_ProduceResponse_TopicProduceResponse)
+        h6 = b[p]
+        if 0 < h6 < 128:
+            q5 = p + h6
+            e3.name = str(b[p + 1:q5], 'utf-8')
+            p = q5
+        else:
             p += 1
+            n4 = h6 - 1
+            if n4 > 126:
+                n4, p = _uvt(b, p, n4 + 1)
+                n4 -= 1
+            if n4 < 0:
+                raise DecodeError('TopicProduceResponse.Name: null where not nullable')
+            else:
+                q5 = p + n4
+                e3.name = str(b[p:q5], 'utf-8')
+                p = q5
+        h20 = b[p]
+        p += 1
+        if 0 < h20 < 128:
+            n7 = h20 - 1
+        else:
+            n7 = h20 - 1
             if n7 > 126:
                 n7, p = _uvt(b, p, n7 + 1)
                 n7 -= 1
             if n7 < 0:
                 raise DecodeError('TopicProduceResponse.PartitionResponses: null where not nullable')
+            if n7 > bl - p:
+                raise DecodeError('TopicProduceResponse.PartitionResponses: count ' + str(n7) + ' past the end')
+        xs8 = []
+        for _ in range(n7):
+            e9 = _new(_ProduceResponse_PartitionProduceResponse)
+            e9.index, e9.error_code, e9.base_offset, e9.log_append_time_ms, e9.log_start_offset, h10, = _S14.unpack_from(b, p)
+            p += 31
+            if 0 < h10 < 128:
+                n11 = h10 - 1
             else:
-                if n7 > bl - p:
-                    raise DecodeError('TopicProduceResponse.PartitionResponses: count ' + str(n7) + ' past the end')
-                xs8 = []
-                for _ in range(n7):
-                    e9 = _new(_ProduceResponse_PartitionProduceResponse)
-                    e9.index, e9.error_code, e9.base_offset, e9.log_append_time_ms, e9.log_start_offset, h10, = _S14.unpack_from(b, p)
-                    p += 31
-                    n11 = h10 - 1
-                    if n11 > 126:
-                        n11, p = _uvt(b, p, n11 + 1)
-                        n11 -= 1
-                    if n11 < 0:
-                        raise DecodeError('PartitionProduceResponse.RecordErrors: null where not nullable')
+                n11 = h10 - 1
+                if n11 > 126:
+                    n11, p = _uvt(b, p, n11 + 1)
+                    n11 -= 1
+                if n11 < 0:
+                    raise DecodeError('PartitionProduceResponse.RecordErrors: null where not nullable')
+                if n11 > bl - p:
+                    raise DecodeError('PartitionProduceResponse.RecordErrors: count ' + str(n11) + ' past the end')
+            xs12 = []
+            for _ in range(n11):
+                e13 = _new(_ProduceResponse_BatchIndexAndErrorMessage)
+                e13.batch_index, h14, = _S6.unpack_from(b, p)
+                p += 5
+                if 0 < h14 < 128:
+                    q16 = p + h14 - 1
+                    e13.batch_index_error_message = str(b[p:q16], 'utf-8')
+                    p = q16
+                elif h14 == 0:
+                    e13.batch_index_error_message = None
+                else:
+                    n15 = h14 - 1
+                    if n15 > 126:
+                        n15, p = _uvt(b, p, n15 + 1)
+                        n15 -= 1
+                    if n15 < 0:
+                        e13.batch_index_error_message = None
                     else:
-                        if n11 > bl - p:
-                            raise DecodeError('PartitionProduceResponse.RecordErrors: count ' + str(n11) + ' past the end')
-                        xs12 = []
-                        for _ in range(n11):
-                            e13 = _new(_ProduceResponse_BatchIndexAndErrorMessage)
-                            e13.batch_index, h14, = _S6.unpack_from(b, p)
-                            p += 5
-                            if 0 < h14 < 128:
-                                q16 = p + h14 - 1
-                                e13.batch_index_error_message = str(b[p:q16], 'utf-8')
-                                p = q16
-                            elif h14 == 0:
-                                e13.batch_index_error_message = None
-                            else:
-                                n15 = h14 - 1
-                                if n15 > 126:
-                                    n15, p = _uvt(b, p, n15 + 1)
-                                    n15 -= 1
-                                if n15 < 0:
-                                    e13.batch_index_error_message = None
-                                else:
-                                    q16 = p + n15
-                                    e13.batch_index_error_message = str(b[p:q16], 'utf-8')
-                                    p = q16
-                            if b[p] == 0:  # no tagged fields, the common case
-                                e13.unknown_tagged_fields = None
-                                p += 1
-                            else:
-                                p = _t_ProduceResponse_BatchIndexAndErrorMessage_0(b, p, e13)
-                            xs12.append(e13)
-                        e9.record_errors = xs12
-                    h19 = b[p]
-                    if 0 < h19 < 128:
-                        q18 = p + h19
-                        e9.error_message = str(b[p + 1:q18], 'utf-8')
-                        p = q18
-                    elif h19 == 0:
-                        e9.error_message = None
-                        p += 1
-                    else:
-                        p += 1
-                        n17 = h19 - 1
-                        if n17 > 126:
-                            n17, p = _uvt(b, p, n17 + 1)
-                            n17 -= 1
-                        if n17 < 0:
-                            e9.error_message = None
-                        else:
-                            q18 = p + n17
-                            e9.error_message = str(b[p:q18], 'utf-8')
-                            p = q18
-                    e9.current_leader = _DEFAULT_ProduceResponse_LeaderIdAndEpoch
-                    if b[p] == 0:  # no tagged fields, the common case
-                        e9.unknown_tagged_fields = None
-                        p += 1
-                    else:
-                        p = _t_ProduceResponse_PartitionProduceResponse_1(b, p, e9)
-                    xs8.append(e9)
-                e3.partition_responses = xs8
-            e3.topic_id = UUID_ZERO
-            if b[p] == 0:  # no tagged fields, the common case
-                e3.unknown_tagged_fields = None
+                        q16 = p + n15
+                        e13.batch_index_error_message = str(b[p:q16], 'utf-8')
+                        p = q16
+                if b[p] == 0:  # no tagged fields, the common case
+                    e13.unknown_tagged_fields = None
+                    p += 1
+                else:
+                    p = _t_ProduceResponse_BatchIndexAndErrorMessage_0(b, p, e13)
+                xs12.append(e13)
+            e9.record_errors = xs12
+            h19 = b[p]
+            if 0 < h19 < 128:
+                q18 = p + h19
+                e9.error_message = str(b[p + 1:q18], 'utf-8')
+                p = q18
+            elif h19 == 0:
+                e9.error_message = None
                 p += 1
             else:
-                p = _t_ProduceResponse_TopicProduceResponse_0(b, p, e3)
-            xs2.append(e3)
-        o.responses = xs2
+                p += 1
+                n17 = h19 - 1
+                if n17 > 126:
+                    n17, p = _uvt(b, p, n17 + 1)
+                    n17 -= 1
+                if n17 < 0:
+                    e9.error_message = None
+                else:
+                    q18 = p + n17
+                    e9.error_message = str(b[p:q18], 'utf-8')
+                    p = q18
+            e9.current_leader = _DEFAULT_ProduceResponse_LeaderIdAndEpoch
+            if b[p] == 0:  # no tagged fields, the common case
+                e9.unknown_tagged_fields = None
+                p += 1
+            else:
+                p = _t_ProduceResponse_PartitionProduceResponse_1(b, p, e9)
+            xs8.append(e9)
+        e3.partition_responses = xs8
+        e3.topic_id = UUID_ZERO
+        if b[p] == 0:  # no tagged fields, the common case
+            e3.unknown_tagged_fields = None
+            p += 1
+        else:
+            p = _t_ProduceResponse_TopicProduceResponse_0(b, p, e3)
+        xs2.append(e3)
+    o.responses = xs2
     o.throttle_time_ms, = _S3.unpack_from(b, p)
     p += 4
     o.node_endpoints = []
@@ -1808,109 +1837,116 @@ def _w_ProduceResponse_6(o, w):
 def _r_ProduceResponse_7(b, p):
     bl = len(b)
     o = _new(ProduceResponse)
-    n1 = b[p] - 1
+    h18 = b[p]
     p += 1
-    if n1 > 126:
-        n1, p = _uvt(b, p, n1 + 1)
-        n1 -= 1
-    if n1 < 0:
-        raise DecodeError('ProduceResponse.Responses: null where not nullable')
+    if 0 < h18 < 128:
+        n1 = h18 - 1
     else:
+        n1 = h18 - 1
+        if n1 > 126:
+            n1, p = _uvt(b, p, n1 + 1)
+            n1 -= 1
+        if n1 < 0:
+            raise DecodeError('ProduceResponse.Responses: null where not nullable')
         if n1 > bl - p:
             raise DecodeError('ProduceResponse.Responses: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3 = _new(_ProduceResponse_TopicProduceResponse)
-            e3.topic_id, h4, = _S7.unpack_from(b, p)
-            p += 17
+    xs2 = []
+    for _ in range(n1):
+        e3 = _new(_ProduceResponse_TopicProduceResponse)
+        e3.topic_id, h4, = _S7.unpack_from(b, p)
+        p += 17
+        if 0 < h4 < 128:
+            n5 = h4 - 1
+        else:
             n5 = h4 - 1
             if n5 > 126:
                 n5, p = _uvt(b, p, n5 + 1)
                 n5 -= 1
             if n5 < 0:
                 raise DecodeError('TopicProduceResponse.PartitionResponses: null where not nullable')
+            if n5 > bl - p:
+                raise DecodeError('TopicProduceResponse.PartitionResponses: count ' + str(n5) + ' past the end')
+        xs6 = []
+        for _ in range(n5):
+            e7 = _new(_ProduceResponse_PartitionProduceResponse)
+            e7.index, e7.error_code, e7.base_offset, e7.log_append_time_ms, e7.log_start_offset, h8, = _S14.unpack_from(b, p)
+            p += 31
+            if 0 < h8 < 128:
+                n9 = h8 - 1
             else:
-                if n5 > bl - p:
-                    raise DecodeError('TopicProduceResponse.PartitionResponses: count ' + str(n5) + ' past the end')
-                xs6 = []
-                for _ in range(n5):
-                    e7 = _new(_ProduceResponse_PartitionProduceResponse)
-                    e7.index, e7.error_code, e7.base_offset, e7.log_append_time_ms, e7.log_start_offset, h8, = _S14.unpack_from(b, p)
-                    p += 31
-                    n9 = h8 - 1
-                    if n9 > 126:
-                        n9, p = _uvt(b, p, n9 + 1)
-                        n9 -= 1
-                    if n9 < 0:
-                        raise DecodeError('PartitionProduceResponse.RecordErrors: null where not nullable')
+                n9 = h8 - 1
+                if n9 > 126:
+                    n9, p = _uvt(b, p, n9 + 1)
+                    n9 -= 1
+                if n9 < 0:
+                    raise DecodeError('PartitionProduceResponse.RecordErrors: null where not nullable')
+                if n9 > bl - p:
+                    raise DecodeError('PartitionProduceResponse.RecordErrors: count ' + str(n9) + ' past the end')
+            xs10 = []
+            for _ in range(n9):
+                e11 = _new(_ProduceResponse_BatchIndexAndErrorMessage)
+                e11.batch_index, h12, = _S6.unpack_from(b, p)
+                p += 5
+                if 0 < h12 < 128:
+                    q14 = p + h12 - 1
+                    e11.batch_index_error_message = str(b[p:q14], 'utf-8')
+                    p = q14
+                elif h12 == 0:
+                    e11.batch_index_error_message = None
+                else:
+                    n13 = h12 - 1
+                    if n13 > 126:
+                        n13, p = _uvt(b, p, n13 + 1)
+                        n13 -= 1
+                    if n13 < 0:
+                        e11.batch_index_error_message = None
                     else:
-                        if n9 > bl - p:
-                            raise DecodeError('PartitionProduceResponse.RecordErrors: count ' + str(n9) + ' past the end')
-                        xs10 = []
-                        for _ in range(n9):
-                            e11 = _new(_ProduceResponse_BatchIndexAndErrorMessage)
-                            e11.batch_index, h12, = _S6.unpack_from(b, p)
-                            p += 5
-                            if 0 < h12 < 128:
-                                q14 = p + h12 - 1
-                                e11.batch_index_error_message = str(b[p:q14], 'utf-8')
-                                p = q14
-                            elif h12 == 0:
-                                e11.batch_index_error_message = None
-                            else:
-                                n13 = h12 - 1
-                                if n13 > 126:
-                                    n13, p = _uvt(b, p, n13 + 1)
-                                    n13 -= 1
-                                if n13 < 0:
-                                    e11.batch_index_error_message = None
-                                else:
-                                    q14 = p + n13
-                                    e11.batch_index_error_message = str(b[p:q14], 'utf-8')
-                                    p = q14
-                            if b[p] == 0:  # no tagged fields, the common case
-                                e11.unknown_tagged_fields = None
-                                p += 1
-                            else:
-                                p = _t_ProduceResponse_BatchIndexAndErrorMessage_0(b, p, e11)
-                            xs10.append(e11)
-                        e7.record_errors = xs10
-                    h17 = b[p]
-                    if 0 < h17 < 128:
-                        q16 = p + h17
-                        e7.error_message = str(b[p + 1:q16], 'utf-8')
-                        p = q16
-                    elif h17 == 0:
-                        e7.error_message = None
-                        p += 1
-                    else:
-                        p += 1
-                        n15 = h17 - 1
-                        if n15 > 126:
-                            n15, p = _uvt(b, p, n15 + 1)
-                            n15 -= 1
-                        if n15 < 0:
-                            e7.error_message = None
-                        else:
-                            q16 = p + n15
-                            e7.error_message = str(b[p:q16], 'utf-8')
-                            p = q16
-                    e7.current_leader = _DEFAULT_ProduceResponse_LeaderIdAndEpoch
-                    if b[p] == 0:  # no tagged fields, the common case
-                        e7.unknown_tagged_fields = None
-                        p += 1
-                    else:
-                        p = _t_ProduceResponse_PartitionProduceResponse_1(b, p, e7)
-                    xs6.append(e7)
-                e3.partition_responses = xs6
-            e3.name = ''
-            if b[p] == 0:  # no tagged fields, the common case
-                e3.unknown_tagged_fields = None
+                        q14 = p + n13
+                        e11.batch_index_error_message = str(b[p:q14], 'utf-8')
+                        p = q14
+                if b[p] == 0:  # no tagged fields, the common case
+                    e11.unknown_tagged_fields = None
+                    p += 1
+                else:
+                    p = _t_ProduceResponse_BatchIndexAndErrorMessage_0(b, p, e11)
+                xs10.append(e11)
+            e7.record_errors = xs10
+            h17 = b[p]
+            if 0 < h17 < 128:
+                q16 = p + h17
+                e7.error_message = str(b[p + 1:q16], 'utf-8')
+                p = q16
+            elif h17 == 0:
+                e7.error_message = None
                 p += 1
             else:
-                p = _t_ProduceResponse_TopicProduceResponse_0(b, p, e3)
-            xs2.append(e3)
-        o.responses = xs2
+                p += 1
+                n15 = h17 - 1
+                if n15 > 126:
+                    n15, p = _uvt(b, p, n15 + 1)
+                    n15 -= 1
+                if n15 < 0:
+                    e7.error_message = None
+                else:
+                    q16 = p + n15
+                    e7.error_message = str(b[p:q16], 'utf-8')
+                    p = q16
+            e7.current_leader = _DEFAULT_ProduceResponse_LeaderIdAndEpoch
+            if b[p] == 0:  # no tagged fields, the common case
+                e7.unknown_tagged_fields = None
+                p += 1
+            else:
+                p = _t_ProduceResponse_PartitionProduceResponse_1(b, p, e7)
+            xs6.append(e7)
+        e3.partition_responses = xs6
+        e3.name = ''
+        if b[p] == 0:  # no tagged fields, the common case
+            e3.unknown_tagged_fields = None
+            p += 1
+        else:
+            p = _t_ProduceResponse_TopicProduceResponse_0(b, p, e3)
+        xs2.append(e3)
+    o.responses = xs2
     o.throttle_time_ms, = _S3.unpack_from(b, p)
     p += 4
     o.node_endpoints = []

@@ -94,12 +94,13 @@ def _t_PushTelemetryRequest_0(b, p, o):
 
 def _r_PushTelemetryRequest_0(b, p):
     bl = len(b)
+    mv = b if type(b) is memoryview else memoryview(b)
     o = _new(PushTelemetryRequest)
     o.client_instance_id, o.subscription_id, o.terminating, o.compression_type, h1, = _S0.unpack_from(b, p)
     p += 23
     if 0 < h1 < 128:
         q3 = p + h1 - 1
-        o.metrics = b[p:q3]
+        o.metrics = mv[p:q3]
         p = q3
     else:
         n2 = h1 - 1
@@ -110,7 +111,7 @@ def _r_PushTelemetryRequest_0(b, p):
             raise DecodeError('PushTelemetryRequest.Metrics: null where not nullable')
         else:
             q3 = p + n2
-            o.metrics = b[p:q3]
+            o.metrics = mv[p:q3]
             p = q3
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None

@@ -236,27 +236,29 @@ def _r_RemoteLogSegmentMetadataRecord_0(b, p):
     o.remote_log_segment_id = s1
     o.start_offset, o.end_offset, o.broker_id, o.max_timestamp_ms, o.event_timestamp_ms, h6, = _S2.unpack_from(b, p)
     p += 37
-    n7 = h6 - 1
-    if n7 > 126:
-        n7, p = _uvt(b, p, n7 + 1)
-        n7 -= 1
-    if n7 < 0:
-        raise DecodeError('RemoteLogSegmentMetadataRecord.SegmentLeaderEpochs: null where not nullable')
+    if 0 < h6 < 128:
+        n7 = h6 - 1
     else:
+        n7 = h6 - 1
+        if n7 > 126:
+            n7, p = _uvt(b, p, n7 + 1)
+            n7 -= 1
+        if n7 < 0:
+            raise DecodeError('RemoteLogSegmentMetadataRecord.SegmentLeaderEpochs: null where not nullable')
         if n7 > bl - p:
             raise DecodeError('RemoteLogSegmentMetadataRecord.SegmentLeaderEpochs: count ' + str(n7) + ' past the end')
-        xs8 = []
-        for _ in range(n7):
-            e9 = _new(_RemoteLogSegmentMetadataRecord_SegmentLeaderEpochEntry)
-            e9.leader_epoch, e9.offset, = _S3.unpack_from(b, p)
-            p += 12
-            if b[p] == 0:  # no tagged fields, the common case
-                e9.unknown_tagged_fields = None
-                p += 1
-            else:
-                p = _t_RemoteLogSegmentMetadataRecord_SegmentLeaderEpochEntry_0(b, p, e9)
-            xs8.append(e9)
-        o.segment_leader_epochs = xs8
+    xs8 = []
+    for _ in range(n7):
+        e9 = _new(_RemoteLogSegmentMetadataRecord_SegmentLeaderEpochEntry)
+        e9.leader_epoch, e9.offset, = _S3.unpack_from(b, p)
+        p += 12
+        if b[p] == 0:  # no tagged fields, the common case
+            e9.unknown_tagged_fields = None
+            p += 1
+        else:
+            p = _t_RemoteLogSegmentMetadataRecord_SegmentLeaderEpochEntry_0(b, p, e9)
+        xs8.append(e9)
+    o.segment_leader_epochs = xs8
     o.segment_size_in_bytes, h10, = _S4.unpack_from(b, p)
     p += 5
     if 0 < h10 < 128:

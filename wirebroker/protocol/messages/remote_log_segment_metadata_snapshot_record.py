@@ -129,27 +129,29 @@ def _r_RemoteLogSegmentMetadataSnapshotRecord_0(b, p):
     o = _new(RemoteLogSegmentMetadataSnapshotRecord)
     o.segment_id, o.start_offset, o.end_offset, o.broker_id, o.max_timestamp_ms, o.event_timestamp_ms, h1, = _S0.unpack_from(b, p)
     p += 53
-    n2 = h1 - 1
-    if n2 > 126:
-        n2, p = _uvt(b, p, n2 + 1)
-        n2 -= 1
-    if n2 < 0:
-        raise DecodeError('RemoteLogSegmentMetadataSnapshotRecord.SegmentLeaderEpochs: null where not nullable')
+    if 0 < h1 < 128:
+        n2 = h1 - 1
     else:
+        n2 = h1 - 1
+        if n2 > 126:
+            n2, p = _uvt(b, p, n2 + 1)
+            n2 -= 1
+        if n2 < 0:
+            raise DecodeError('RemoteLogSegmentMetadataSnapshotRecord.SegmentLeaderEpochs: null where not nullable')
         if n2 > bl - p:
             raise DecodeError('RemoteLogSegmentMetadataSnapshotRecord.SegmentLeaderEpochs: count ' + str(n2) + ' past the end')
-        xs3 = []
-        for _ in range(n2):
-            e4 = _new(_RemoteLogSegmentMetadataSnapshotRecord_SegmentLeaderEpochEntry)
-            e4.leader_epoch, e4.offset, = _S1.unpack_from(b, p)
-            p += 12
-            if b[p] == 0:  # no tagged fields, the common case
-                e4.unknown_tagged_fields = None
-                p += 1
-            else:
-                p = _t_RemoteLogSegmentMetadataSnapshotRecord_SegmentLeaderEpochEntry_0(b, p, e4)
-            xs3.append(e4)
-        o.segment_leader_epochs = xs3
+    xs3 = []
+    for _ in range(n2):
+        e4 = _new(_RemoteLogSegmentMetadataSnapshotRecord_SegmentLeaderEpochEntry)
+        e4.leader_epoch, e4.offset, = _S1.unpack_from(b, p)
+        p += 12
+        if b[p] == 0:  # no tagged fields, the common case
+            e4.unknown_tagged_fields = None
+            p += 1
+        else:
+            p = _t_RemoteLogSegmentMetadataSnapshotRecord_SegmentLeaderEpochEntry_0(b, p, e4)
+        xs3.append(e4)
+    o.segment_leader_epochs = xs3
     o.segment_size_in_bytes, h5, = _S2.unpack_from(b, p)
     p += 5
     if 0 < h5 < 128:

@@ -303,87 +303,93 @@ def _r_ShareAcknowledgeRequest_0(b, p):
             p = q5
     o.share_session_epoch, h7, = _S0.unpack_from(b, p)
     p += 5
-    n8 = h7 - 1
-    if n8 > 126:
-        n8, p = _uvt(b, p, n8 + 1)
-        n8 -= 1
-    if n8 < 0:
-        raise DecodeError('ShareAcknowledgeRequest.Topics: null where not nullable')
+    if 0 < h7 < 128:
+        n8 = h7 - 1
     else:
+        n8 = h7 - 1
+        if n8 > 126:
+            n8, p = _uvt(b, p, n8 + 1)
+            n8 -= 1
+        if n8 < 0:
+            raise DecodeError('ShareAcknowledgeRequest.Topics: null where not nullable')
         if n8 > bl - p:
             raise DecodeError('ShareAcknowledgeRequest.Topics: count ' + str(n8) + ' past the end')
-        xs9 = []
-        for _ in range(n8):
-            e10 = _new(_ShareAcknowledgeRequest_AcknowledgeTopic)
-            e10.topic_id, h11, = _S1.unpack_from(b, p)
-            p += 17
+    xs9 = []
+    for _ in range(n8):
+        e10 = _new(_ShareAcknowledgeRequest_AcknowledgeTopic)
+        e10.topic_id, h11, = _S1.unpack_from(b, p)
+        p += 17
+        if 0 < h11 < 128:
+            n12 = h11 - 1
+        else:
             n12 = h11 - 1
             if n12 > 126:
                 n12, p = _uvt(b, p, n12 + 1)
                 n12 -= 1
             if n12 < 0:
                 raise DecodeError('AcknowledgeTopic.Partitions: null where not nullable')
+            if n12 > bl - p:
+                raise DecodeError('AcknowledgeTopic.Partitions: count ' + str(n12) + ' past the end')
+        xs13 = []
+        for _ in range(n12):
+            e14 = _new(_ShareAcknowledgeRequest_AcknowledgePartition)
+            e14.partition_index, h15, = _S0.unpack_from(b, p)
+            p += 5
+            if 0 < h15 < 128:
+                n16 = h15 - 1
             else:
-                if n12 > bl - p:
-                    raise DecodeError('AcknowledgeTopic.Partitions: count ' + str(n12) + ' past the end')
-                xs13 = []
-                for _ in range(n12):
-                    e14 = _new(_ShareAcknowledgeRequest_AcknowledgePartition)
-                    e14.partition_index, h15, = _S0.unpack_from(b, p)
-                    p += 5
-                    n16 = h15 - 1
-                    if n16 > 126:
-                        n16, p = _uvt(b, p, n16 + 1)
-                        n16 -= 1
-                    if n16 < 0:
-                        raise DecodeError('AcknowledgePartition.AcknowledgementBatches: null where not nullable')
+                n16 = h15 - 1
+                if n16 > 126:
+                    n16, p = _uvt(b, p, n16 + 1)
+                    n16 -= 1
+                if n16 < 0:
+                    raise DecodeError('AcknowledgePartition.AcknowledgementBatches: null where not nullable')
+                if n16 > bl - p:
+                    raise DecodeError('AcknowledgePartition.AcknowledgementBatches: count ' + str(n16) + ' past the end')
+            xs17 = []
+            for _ in range(n16):
+                e18 = _new(_ShareAcknowledgeRequest_AcknowledgementBatch)
+                e18.first_offset, e18.last_offset, h19, = _S2.unpack_from(b, p)
+                p += 17
+                if 0 < h19 < 65:
+                    e18.acknowledge_types = [*_UNPACK_b[h19](b, p)]
+                    p += 1 * h19 - 1
+                else:
+                    n20 = h19 - 1
+                    if n20 > 126:
+                        n20, p = _uvt(b, p, n20 + 1)
+                        n20 -= 1
+                    if n20 < 0:
+                        raise DecodeError('AcknowledgementBatch.AcknowledgeTypes: null where not nullable')
+                    elif n20 < 64:
+                        e18.acknowledge_types = [*_ARRAY_b[n20].unpack_from(b, p)]
+                        p += 1 * n20
                     else:
-                        if n16 > bl - p:
-                            raise DecodeError('AcknowledgePartition.AcknowledgementBatches: count ' + str(n16) + ' past the end')
-                        xs17 = []
-                        for _ in range(n16):
-                            e18 = _new(_ShareAcknowledgeRequest_AcknowledgementBatch)
-                            e18.first_offset, e18.last_offset, h19, = _S2.unpack_from(b, p)
-                            p += 17
-                            if 0 < h19 < 65:
-                                e18.acknowledge_types = [*_UNPACK_b[h19](b, p)]
-                                p += 1 * h19 - 1
-                            else:
-                                n20 = h19 - 1
-                                if n20 > 126:
-                                    n20, p = _uvt(b, p, n20 + 1)
-                                    n20 -= 1
-                                if n20 < 0:
-                                    raise DecodeError('AcknowledgementBatch.AcknowledgeTypes: null where not nullable')
-                                elif n20 < 64:
-                                    e18.acknowledge_types = [*_ARRAY_b[n20].unpack_from(b, p)]
-                                    p += 1 * n20
-                                else:
-                                    if n20 > bl - p:
-                                        raise DecodeError('AcknowledgementBatch.AcknowledgeTypes: count ' + str(n20) + ' past the end')
-                                    e18.acknowledge_types = [*_struct.Struct('>' + str(n20) + 'b').unpack_from(b, p)]
-                                    p += 1 * n20
-                            if b[p] == 0:  # no tagged fields, the common case
-                                e18.unknown_tagged_fields = None
-                                p += 1
-                            else:
-                                p = _t_ShareAcknowledgeRequest_AcknowledgementBatch_0(b, p, e18)
-                            xs17.append(e18)
-                        e14.acknowledgement_batches = xs17
-                    if b[p] == 0:  # no tagged fields, the common case
-                        e14.unknown_tagged_fields = None
-                        p += 1
-                    else:
-                        p = _t_ShareAcknowledgeRequest_AcknowledgePartition_0(b, p, e14)
-                    xs13.append(e14)
-                e10.partitions = xs13
+                        if n20 > bl - p:
+                            raise DecodeError('AcknowledgementBatch.AcknowledgeTypes: count ' + str(n20) + ' past the end')
+                        e18.acknowledge_types = [*_struct.Struct('>' + str(n20) + 'b').unpack_from(b, p)]
+                        p += 1 * n20
+                if b[p] == 0:  # no tagged fields, the common case
+                    e18.unknown_tagged_fields = None
+                    p += 1
+                else:
+                    p = _t_ShareAcknowledgeRequest_AcknowledgementBatch_0(b, p, e18)
+                xs17.append(e18)
+            e14.acknowledgement_batches = xs17
             if b[p] == 0:  # no tagged fields, the common case
-                e10.unknown_tagged_fields = None
+                e14.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_ShareAcknowledgeRequest_AcknowledgeTopic_0(b, p, e10)
-            xs9.append(e10)
-        o.topics = xs9
+                p = _t_ShareAcknowledgeRequest_AcknowledgePartition_0(b, p, e14)
+            xs13.append(e14)
+        e10.partitions = xs13
+        if b[p] == 0:  # no tagged fields, the common case
+            e10.unknown_tagged_fields = None
+            p += 1
+        else:
+            p = _t_ShareAcknowledgeRequest_AcknowledgeTopic_0(b, p, e10)
+        xs9.append(e10)
+    o.topics = xs9
     o.is_renew_ack = False
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
@@ -518,87 +524,93 @@ def _r_ShareAcknowledgeRequest_1(b, p):
             p = q5
     o.share_session_epoch, o.is_renew_ack, h7, = _S6.unpack_from(b, p)
     p += 6
-    n8 = h7 - 1
-    if n8 > 126:
-        n8, p = _uvt(b, p, n8 + 1)
-        n8 -= 1
-    if n8 < 0:
-        raise DecodeError('ShareAcknowledgeRequest.Topics: null where not nullable')
+    if 0 < h7 < 128:
+        n8 = h7 - 1
     else:
+        n8 = h7 - 1
+        if n8 > 126:
+            n8, p = _uvt(b, p, n8 + 1)
+            n8 -= 1
+        if n8 < 0:
+            raise DecodeError('ShareAcknowledgeRequest.Topics: null where not nullable')
         if n8 > bl - p:
             raise DecodeError('ShareAcknowledgeRequest.Topics: count ' + str(n8) + ' past the end')
-        xs9 = []
-        for _ in range(n8):
-            e10 = _new(_ShareAcknowledgeRequest_AcknowledgeTopic)
-            e10.topic_id, h11, = _S1.unpack_from(b, p)
-            p += 17
+    xs9 = []
+    for _ in range(n8):
+        e10 = _new(_ShareAcknowledgeRequest_AcknowledgeTopic)
+        e10.topic_id, h11, = _S1.unpack_from(b, p)
+        p += 17
+        if 0 < h11 < 128:
+            n12 = h11 - 1
+        else:
             n12 = h11 - 1
             if n12 > 126:
                 n12, p = _uvt(b, p, n12 + 1)
                 n12 -= 1
             if n12 < 0:
                 raise DecodeError('AcknowledgeTopic.Partitions: null where not nullable')
+            if n12 > bl - p:
+                raise DecodeError('AcknowledgeTopic.Partitions: count ' + str(n12) + ' past the end')
+        xs13 = []
+        for _ in range(n12):
+            e14 = _new(_ShareAcknowledgeRequest_AcknowledgePartition)
+            e14.partition_index, h15, = _S0.unpack_from(b, p)
+            p += 5
+            if 0 < h15 < 128:
+                n16 = h15 - 1
             else:
-                if n12 > bl - p:
-                    raise DecodeError('AcknowledgeTopic.Partitions: count ' + str(n12) + ' past the end')
-                xs13 = []
-                for _ in range(n12):
-                    e14 = _new(_ShareAcknowledgeRequest_AcknowledgePartition)
-                    e14.partition_index, h15, = _S0.unpack_from(b, p)
-                    p += 5
-                    n16 = h15 - 1
-                    if n16 > 126:
-                        n16, p = _uvt(b, p, n16 + 1)
-                        n16 -= 1
-                    if n16 < 0:
-                        raise DecodeError('AcknowledgePartition.AcknowledgementBatches: null where not nullable')
+                n16 = h15 - 1
+                if n16 > 126:
+                    n16, p = _uvt(b, p, n16 + 1)
+                    n16 -= 1
+                if n16 < 0:
+                    raise DecodeError('AcknowledgePartition.AcknowledgementBatches: null where not nullable')
+                if n16 > bl - p:
+                    raise DecodeError('AcknowledgePartition.AcknowledgementBatches: count ' + str(n16) + ' past the end')
+            xs17 = []
+            for _ in range(n16):
+                e18 = _new(_ShareAcknowledgeRequest_AcknowledgementBatch)
+                e18.first_offset, e18.last_offset, h19, = _S2.unpack_from(b, p)
+                p += 17
+                if 0 < h19 < 65:
+                    e18.acknowledge_types = [*_UNPACK_b[h19](b, p)]
+                    p += 1 * h19 - 1
+                else:
+                    n20 = h19 - 1
+                    if n20 > 126:
+                        n20, p = _uvt(b, p, n20 + 1)
+                        n20 -= 1
+                    if n20 < 0:
+                        raise DecodeError('AcknowledgementBatch.AcknowledgeTypes: null where not nullable')
+                    elif n20 < 64:
+                        e18.acknowledge_types = [*_ARRAY_b[n20].unpack_from(b, p)]
+                        p += 1 * n20
                     else:
-                        if n16 > bl - p:
-                            raise DecodeError('AcknowledgePartition.AcknowledgementBatches: count ' + str(n16) + ' past the end')
-                        xs17 = []
-                        for _ in range(n16):
-                            e18 = _new(_ShareAcknowledgeRequest_AcknowledgementBatch)
-                            e18.first_offset, e18.last_offset, h19, = _S2.unpack_from(b, p)
-                            p += 17
-                            if 0 < h19 < 65:
-                                e18.acknowledge_types = [*_UNPACK_b[h19](b, p)]
-                                p += 1 * h19 - 1
-                            else:
-                                n20 = h19 - 1
-                                if n20 > 126:
-                                    n20, p = _uvt(b, p, n20 + 1)
-                                    n20 -= 1
-                                if n20 < 0:
-                                    raise DecodeError('AcknowledgementBatch.AcknowledgeTypes: null where not nullable')
-                                elif n20 < 64:
-                                    e18.acknowledge_types = [*_ARRAY_b[n20].unpack_from(b, p)]
-                                    p += 1 * n20
-                                else:
-                                    if n20 > bl - p:
-                                        raise DecodeError('AcknowledgementBatch.AcknowledgeTypes: count ' + str(n20) + ' past the end')
-                                    e18.acknowledge_types = [*_struct.Struct('>' + str(n20) + 'b').unpack_from(b, p)]
-                                    p += 1 * n20
-                            if b[p] == 0:  # no tagged fields, the common case
-                                e18.unknown_tagged_fields = None
-                                p += 1
-                            else:
-                                p = _t_ShareAcknowledgeRequest_AcknowledgementBatch_0(b, p, e18)
-                            xs17.append(e18)
-                        e14.acknowledgement_batches = xs17
-                    if b[p] == 0:  # no tagged fields, the common case
-                        e14.unknown_tagged_fields = None
-                        p += 1
-                    else:
-                        p = _t_ShareAcknowledgeRequest_AcknowledgePartition_0(b, p, e14)
-                    xs13.append(e14)
-                e10.partitions = xs13
+                        if n20 > bl - p:
+                            raise DecodeError('AcknowledgementBatch.AcknowledgeTypes: count ' + str(n20) + ' past the end')
+                        e18.acknowledge_types = [*_struct.Struct('>' + str(n20) + 'b').unpack_from(b, p)]
+                        p += 1 * n20
+                if b[p] == 0:  # no tagged fields, the common case
+                    e18.unknown_tagged_fields = None
+                    p += 1
+                else:
+                    p = _t_ShareAcknowledgeRequest_AcknowledgementBatch_0(b, p, e18)
+                xs17.append(e18)
+            e14.acknowledgement_batches = xs17
             if b[p] == 0:  # no tagged fields, the common case
-                e10.unknown_tagged_fields = None
+                e14.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_ShareAcknowledgeRequest_AcknowledgeTopic_0(b, p, e10)
-            xs9.append(e10)
-        o.topics = xs9
+                p = _t_ShareAcknowledgeRequest_AcknowledgePartition_0(b, p, e14)
+            xs13.append(e14)
+        e10.partitions = xs13
+        if b[p] == 0:  # no tagged fields, the common case
+            e10.unknown_tagged_fields = None
+            p += 1
+        else:
+            p = _t_ShareAcknowledgeRequest_AcknowledgeTopic_0(b, p, e10)
+        xs9.append(e10)
+    o.topics = xs9
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         p += 1
@@ -822,131 +834,139 @@ def _r_ShareAcknowledgeResponse_0(b, p):
             q3 = p + n2
             o.error_message = str(b[p:q3], 'utf-8')
             p = q3
-    n4 = b[p] - 1
+    h15 = b[p]
     p += 1
-    if n4 > 126:
-        n4, p = _uvt(b, p, n4 + 1)
-        n4 -= 1
-    if n4 < 0:
-        raise DecodeError('ShareAcknowledgeResponse.Responses: null where not nullable')
+    if 0 < h15 < 128:
+        n4 = h15 - 1
     else:
+        n4 = h15 - 1
+        if n4 > 126:
+            n4, p = _uvt(b, p, n4 + 1)
+            n4 -= 1
+        if n4 < 0:
+            raise DecodeError('ShareAcknowledgeResponse.Responses: null where not nullable')
         if n4 > bl - p:
             raise DecodeError('ShareAcknowledgeResponse.Responses: count ' + str(n4) + ' past the end')
-        xs5 = []
-        for _ in range(n4):
-            e6 = _new(_ShareAcknowledgeResponse_ShareAcknowledgeTopicResponse)
-            e6.topic_id, h7, = _S1.unpack_from(b, p)
-            p += 17
+    xs5 = []
+    for _ in range(n4):
+        e6 = _new(_ShareAcknowledgeResponse_ShareAcknowledgeTopicResponse)
+        e6.topic_id, h7, = _S1.unpack_from(b, p)
+        p += 17
+        if 0 < h7 < 128:
+            n8 = h7 - 1
+        else:
             n8 = h7 - 1
             if n8 > 126:
                 n8, p = _uvt(b, p, n8 + 1)
                 n8 -= 1
             if n8 < 0:
                 raise DecodeError('ShareAcknowledgeTopicResponse.Partitions: null where not nullable')
+            if n8 > bl - p:
+                raise DecodeError('ShareAcknowledgeTopicResponse.Partitions: count ' + str(n8) + ' past the end')
+        xs9 = []
+        for _ in range(n8):
+            e10 = _new(_ShareAcknowledgeResponse_PartitionData)
+            e10.partition_index, e10.error_code, h11, = _S8.unpack_from(b, p)
+            p += 7
+            if 0 < h11 < 128:
+                q13 = p + h11 - 1
+                e10.error_message = str(b[p:q13], 'utf-8')
+                p = q13
+            elif h11 == 0:
+                e10.error_message = None
             else:
-                if n8 > bl - p:
-                    raise DecodeError('ShareAcknowledgeTopicResponse.Partitions: count ' + str(n8) + ' past the end')
-                xs9 = []
-                for _ in range(n8):
-                    e10 = _new(_ShareAcknowledgeResponse_PartitionData)
-                    e10.partition_index, e10.error_code, h11, = _S8.unpack_from(b, p)
-                    p += 7
-                    if 0 < h11 < 128:
-                        q13 = p + h11 - 1
-                        e10.error_message = str(b[p:q13], 'utf-8')
-                        p = q13
-                    elif h11 == 0:
-                        e10.error_message = None
-                    else:
-                        n12 = h11 - 1
-                        if n12 > 126:
-                            n12, p = _uvt(b, p, n12 + 1)
-                            n12 -= 1
-                        if n12 < 0:
-                            e10.error_message = None
-                        else:
-                            q13 = p + n12
-                            e10.error_message = str(b[p:q13], 'utf-8')
-                            p = q13
-                    s14 = _new(_ShareAcknowledgeResponse_LeaderIdAndEpoch)
-                    s14.leader_id, s14.leader_epoch, = _S9.unpack_from(b, p)
-                    p += 8
-                    if b[p] == 0:  # no tagged fields, the common case
-                        s14.unknown_tagged_fields = None
-                        p += 1
-                    else:
-                        p = _t_ShareAcknowledgeResponse_LeaderIdAndEpoch_0(b, p, s14)
-                    e10.current_leader = s14
-                    if b[p] == 0:  # no tagged fields, the common case
-                        e10.unknown_tagged_fields = None
-                        p += 1
-                    else:
-                        p = _t_ShareAcknowledgeResponse_PartitionData_0(b, p, e10)
-                    xs9.append(e10)
-                e6.partitions = xs9
+                n12 = h11 - 1
+                if n12 > 126:
+                    n12, p = _uvt(b, p, n12 + 1)
+                    n12 -= 1
+                if n12 < 0:
+                    e10.error_message = None
+                else:
+                    q13 = p + n12
+                    e10.error_message = str(b[p:q13], 'utf-8')
+                    p = q13
+            s14 = _new(_ShareAcknowledgeResponse_LeaderIdAndEpoch)
+            s14.leader_id, s14.leader_epoch, = _S9.unpack_from(b, p)
+            p += 8
             if b[p] == 0:  # no tagged fields, the common case
-                e6.unknown_tagged_fields = None
+                s14.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_ShareAcknowledgeResponse_ShareAcknowledgeTopicResponse_0(b, p, e6)
-            xs5.append(e6)
-        o.responses = xs5
-    n15 = b[p] - 1
+                p = _t_ShareAcknowledgeResponse_LeaderIdAndEpoch_0(b, p, s14)
+            e10.current_leader = s14
+            if b[p] == 0:  # no tagged fields, the common case
+                e10.unknown_tagged_fields = None
+                p += 1
+            else:
+                p = _t_ShareAcknowledgeResponse_PartitionData_0(b, p, e10)
+            xs9.append(e10)
+        e6.partitions = xs9
+        if b[p] == 0:  # no tagged fields, the common case
+            e6.unknown_tagged_fields = None
+            p += 1
+        else:
+            p = _t_ShareAcknowledgeResponse_ShareAcknowledgeTopicResponse_0(b, p, e6)
+        xs5.append(e6)
+    o.responses = xs5
+    h25 = b[p]
     p += 1
-    if n15 > 126:
-        n15, p = _uvt(b, p, n15 + 1)
-        n15 -= 1
-    if n15 < 0:
-        raise DecodeError('ShareAcknowledgeResponse.NodeEndpoints: null where not nullable')
+    if 0 < h25 < 128:
+        n16 = h25 - 1
     else:
-        if n15 > bl - p:
-            raise DecodeError('ShareAcknowledgeResponse.NodeEndpoints: count ' + str(n15) + ' past the end')
-        xs16 = []
-        for _ in range(n15):
-            e17 = _new(_ShareAcknowledgeResponse_NodeEndpoint)
-            e17.node_id, h18, = _S0.unpack_from(b, p)
-            p += 5
-            if 0 < h18 < 128:
-                q20 = p + h18 - 1
-                e17.host = str(b[p:q20], 'utf-8')
-                p = q20
+        n16 = h25 - 1
+        if n16 > 126:
+            n16, p = _uvt(b, p, n16 + 1)
+            n16 -= 1
+        if n16 < 0:
+            raise DecodeError('ShareAcknowledgeResponse.NodeEndpoints: null where not nullable')
+        if n16 > bl - p:
+            raise DecodeError('ShareAcknowledgeResponse.NodeEndpoints: count ' + str(n16) + ' past the end')
+    xs17 = []
+    for _ in range(n16):
+        e18 = _new(_ShareAcknowledgeResponse_NodeEndpoint)
+        e18.node_id, h19, = _S0.unpack_from(b, p)
+        p += 5
+        if 0 < h19 < 128:
+            q21 = p + h19 - 1
+            e18.host = str(b[p:q21], 'utf-8')
+            p = q21
+        else:
+            n20 = h19 - 1
+            if n20 > 126:
+                n20, p = _uvt(b, p, n20 + 1)
+                n20 -= 1
+            if n20 < 0:
+                raise DecodeError('NodeEndpoint.Host: null where not nullable')
             else:
-                n19 = h18 - 1
-                if n19 > 126:
-                    n19, p = _uvt(b, p, n19 + 1)
-                    n19 -= 1
-                if n19 < 0:
-                    raise DecodeError('NodeEndpoint.Host: null where not nullable')
-                else:
-                    q20 = p + n19
-                    e17.host = str(b[p:q20], 'utf-8')
-                    p = q20
-            e17.port, h21, = _S0.unpack_from(b, p)
-            p += 5
-            if 0 < h21 < 128:
-                q23 = p + h21 - 1
-                e17.rack = str(b[p:q23], 'utf-8')
-                p = q23
-            elif h21 == 0:
-                e17.rack = None
+                q21 = p + n20
+                e18.host = str(b[p:q21], 'utf-8')
+                p = q21
+        e18.port, h22, = _S0.unpack_from(b, p)
+        p += 5
+        if 0 < h22 < 128:
+            q24 = p + h22 - 1
+            e18.rack = str(b[p:q24], 'utf-8')
+            p = q24
+        elif h22 == 0:
+            e18.rack = None
+        else:
+            n23 = h22 - 1
+            if n23 > 126:
+                n23, p = _uvt(b, p, n23 + 1)
+                n23 -= 1
+            if n23 < 0:
+                e18.rack = None
             else:
-                n22 = h21 - 1
-                if n22 > 126:
-                    n22, p = _uvt(b, p, n22 + 1)
-                    n22 -= 1
-                if n22 < 0:
-                    e17.rack = None
-                else:
-                    q23 = p + n22
-                    e17.rack = str(b[p:q23], 'utf-8')
-                    p = q23
-            if b[p] == 0:  # no tagged fields, the common case
-                e17.unknown_tagged_fields = None
-                p += 1
-            else:
-                p = _t_ShareAcknowledgeResponse_NodeEndpoint_0(b, p, e17)
-            xs16.append(e17)
-        o.node_endpoints = xs16
+                q24 = p + n23
+                e18.rack = str(b[p:q24], 'utf-8')
+                p = q24
+        if b[p] == 0:  # no tagged fields, the common case
+            e18.unknown_tagged_fields = None
+            p += 1
+        else:
+            p = _t_ShareAcknowledgeResponse_NodeEndpoint_0(b, p, e18)
+        xs17.append(e18)
+    o.node_endpoints = xs17
     o.acquisition_lock_timeout_ms = 0
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
@@ -1074,130 +1094,137 @@ def _r_ShareAcknowledgeResponse_1(b, p):
             p = q3
     o.acquisition_lock_timeout_ms, h4, = _S0.unpack_from(b, p)
     p += 5
-    n5 = h4 - 1
-    if n5 > 126:
-        n5, p = _uvt(b, p, n5 + 1)
-        n5 -= 1
-    if n5 < 0:
-        raise DecodeError('ShareAcknowledgeResponse.Responses: null where not nullable')
+    if 0 < h4 < 128:
+        n5 = h4 - 1
     else:
+        n5 = h4 - 1
+        if n5 > 126:
+            n5, p = _uvt(b, p, n5 + 1)
+            n5 -= 1
+        if n5 < 0:
+            raise DecodeError('ShareAcknowledgeResponse.Responses: null where not nullable')
         if n5 > bl - p:
             raise DecodeError('ShareAcknowledgeResponse.Responses: count ' + str(n5) + ' past the end')
-        xs6 = []
-        for _ in range(n5):
-            e7 = _new(_ShareAcknowledgeResponse_ShareAcknowledgeTopicResponse)
-            e7.topic_id, h8, = _S1.unpack_from(b, p)
-            p += 17
+    xs6 = []
+    for _ in range(n5):
+        e7 = _new(_ShareAcknowledgeResponse_ShareAcknowledgeTopicResponse)
+        e7.topic_id, h8, = _S1.unpack_from(b, p)
+        p += 17
+        if 0 < h8 < 128:
+            n9 = h8 - 1
+        else:
             n9 = h8 - 1
             if n9 > 126:
                 n9, p = _uvt(b, p, n9 + 1)
                 n9 -= 1
             if n9 < 0:
                 raise DecodeError('ShareAcknowledgeTopicResponse.Partitions: null where not nullable')
+            if n9 > bl - p:
+                raise DecodeError('ShareAcknowledgeTopicResponse.Partitions: count ' + str(n9) + ' past the end')
+        xs10 = []
+        for _ in range(n9):
+            e11 = _new(_ShareAcknowledgeResponse_PartitionData)
+            e11.partition_index, e11.error_code, h12, = _S8.unpack_from(b, p)
+            p += 7
+            if 0 < h12 < 128:
+                q14 = p + h12 - 1
+                e11.error_message = str(b[p:q14], 'utf-8')
+                p = q14
+            elif h12 == 0:
+                e11.error_message = None
             else:
-                if n9 > bl - p:
-                    raise DecodeError('ShareAcknowledgeTopicResponse.Partitions: count ' + str(n9) + ' past the end')
-                xs10 = []
-                for _ in range(n9):
-                    e11 = _new(_ShareAcknowledgeResponse_PartitionData)
-                    e11.partition_index, e11.error_code, h12, = _S8.unpack_from(b, p)
-                    p += 7
-                    if 0 < h12 < 128:
-                        q14 = p + h12 - 1
-                        e11.error_message = str(b[p:q14], 'utf-8')
-                        p = q14
-                    elif h12 == 0:
-                        e11.error_message = None
-                    else:
-                        n13 = h12 - 1
-                        if n13 > 126:
-                            n13, p = _uvt(b, p, n13 + 1)
-                            n13 -= 1
-                        if n13 < 0:
-                            e11.error_message = None
-                        else:
-                            q14 = p + n13
-                            e11.error_message = str(b[p:q14], 'utf-8')
-                            p = q14
-                    s15 = _new(_ShareAcknowledgeResponse_LeaderIdAndEpoch)
-                    s15.leader_id, s15.leader_epoch, = _S9.unpack_from(b, p)
-                    p += 8
-                    if b[p] == 0:  # no tagged fields, the common case
-                        s15.unknown_tagged_fields = None
-                        p += 1
-                    else:
-                        p = _t_ShareAcknowledgeResponse_LeaderIdAndEpoch_0(b, p, s15)
-                    e11.current_leader = s15
-                    if b[p] == 0:  # no tagged fields, the common case
-                        e11.unknown_tagged_fields = None
-                        p += 1
-                    else:
-                        p = _t_ShareAcknowledgeResponse_PartitionData_0(b, p, e11)
-                    xs10.append(e11)
-                e7.partitions = xs10
+                n13 = h12 - 1
+                if n13 > 126:
+                    n13, p = _uvt(b, p, n13 + 1)
+                    n13 -= 1
+                if n13 < 0:
+                    e11.error_message = None
+                else:
+                    q14 = p + n13
+                    e11.error_message = str(b[p:q14], 'utf-8')
+                    p = q14
+            s15 = _new(_ShareAcknowledgeResponse_LeaderIdAndEpoch)
+            s15.leader_id, s15.leader_epoch, = _S9.unpack_from(b, p)
+            p += 8
             if b[p] == 0:  # no tagged fields, the common case
-                e7.unknown_tagged_fields = None
+                s15.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_ShareAcknowledgeResponse_ShareAcknowledgeTopicResponse_0(b, p, e7)
-            xs6.append(e7)
-        o.responses = xs6
-    n16 = b[p] - 1
+                p = _t_ShareAcknowledgeResponse_LeaderIdAndEpoch_0(b, p, s15)
+            e11.current_leader = s15
+            if b[p] == 0:  # no tagged fields, the common case
+                e11.unknown_tagged_fields = None
+                p += 1
+            else:
+                p = _t_ShareAcknowledgeResponse_PartitionData_0(b, p, e11)
+            xs10.append(e11)
+        e7.partitions = xs10
+        if b[p] == 0:  # no tagged fields, the common case
+            e7.unknown_tagged_fields = None
+            p += 1
+        else:
+            p = _t_ShareAcknowledgeResponse_ShareAcknowledgeTopicResponse_0(b, p, e7)
+        xs6.append(e7)
+    o.responses = xs6
+    h25 = b[p]
     p += 1
-    if n16 > 126:
-        n16, p = _uvt(b, p, n16 + 1)
-        n16 -= 1
-    if n16 < 0:
-        raise DecodeError('ShareAcknowledgeResponse.NodeEndpoints: null where not nullable')
+    if 0 < h25 < 128:
+        n16 = h25 - 1
     else:
+        n16 = h25 - 1
+        if n16 > 126:
+            n16, p = _uvt(b, p, n16 + 1)
+            n16 -= 1
+        if n16 < 0:
+            raise DecodeError('ShareAcknowledgeResponse.NodeEndpoints: null where not nullable')
         if n16 > bl - p:
             raise DecodeError('ShareAcknowledgeResponse.NodeEndpoints: count ' + str(n16) + ' past the end')
-        xs17 = []
-        for _ in range(n16):
-            e18 = _new(_ShareAcknowledgeResponse_NodeEndpoint)
-            e18.node_id, h19, = _S0.unpack_from(b, p)
-            p += 5
-            if 0 < h19 < 128:
-                q21 = p + h19 - 1
+    xs17 = []
+    for _ in range(n16):
+        e18 = _new(_ShareAcknowledgeResponse_NodeEndpoint)
+        e18.node_id, h19, = _S0.unpack_from(b, p)
+        p += 5
+        if 0 < h19 < 128:
+            q21 = p + h19 - 1
+            e18.host = str(b[p:q21], 'utf-8')
+            p = q21
+        else:
+            n20 = h19 - 1
+            if n20 > 126:
+                n20, p = _uvt(b, p, n20 + 1)
+                n20 -= 1
+            if n20 < 0:
+                raise DecodeError('NodeEndpoint.Host: null where not nullable')
+            else:
+                q21 = p + n20
                 e18.host = str(b[p:q21], 'utf-8')
                 p = q21
-            else:
-                n20 = h19 - 1
-                if n20 > 126:
-                    n20, p = _uvt(b, p, n20 + 1)
-                    n20 -= 1
-                if n20 < 0:
-                    raise DecodeError('NodeEndpoint.Host: null where not nullable')
-                else:
-                    q21 = p + n20
-                    e18.host = str(b[p:q21], 'utf-8')
-                    p = q21
-            e18.port, h22, = _S0.unpack_from(b, p)
-            p += 5
-            if 0 < h22 < 128:
-                q24 = p + h22 - 1
-                e18.rack = str(b[p:q24], 'utf-8')
-                p = q24
-            elif h22 == 0:
+        e18.port, h22, = _S0.unpack_from(b, p)
+        p += 5
+        if 0 < h22 < 128:
+            q24 = p + h22 - 1
+            e18.rack = str(b[p:q24], 'utf-8')
+            p = q24
+        elif h22 == 0:
+            e18.rack = None
+        else:
+            n23 = h22 - 1
+            if n23 > 126:
+                n23, p = _uvt(b, p, n23 + 1)
+                n23 -= 1
+            if n23 < 0:
                 e18.rack = None
             else:
-                n23 = h22 - 1
-                if n23 > 126:
-                    n23, p = _uvt(b, p, n23 + 1)
-                    n23 -= 1
-                if n23 < 0:
-                    e18.rack = None
-                else:
-                    q24 = p + n23
-                    e18.rack = str(b[p:q24], 'utf-8')
-                    p = q24
-            if b[p] == 0:  # no tagged fields, the common case
-                e18.unknown_tagged_fields = None
-                p += 1
-            else:
-                p = _t_ShareAcknowledgeResponse_NodeEndpoint_0(b, p, e18)
-            xs17.append(e18)
-        o.node_endpoints = xs17
+                q24 = p + n23
+                e18.rack = str(b[p:q24], 'utf-8')
+                p = q24
+        if b[p] == 0:  # no tagged fields, the common case
+            e18.unknown_tagged_fields = None
+            p += 1
+        else:
+            p = _t_ShareAcknowledgeResponse_NodeEndpoint_0(b, p, e18)
+        xs17.append(e18)
+    o.node_endpoints = xs17
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         p += 1

@@ -368,128 +368,137 @@ def _r_ShareFetchRequest_0(b, p):
             p = q5
     o.share_session_epoch, o.max_wait_ms, o.min_bytes, o.max_bytes, o.max_records, o.batch_size, h7, = _S0.unpack_from(b, p)
     p += 25
-    n8 = h7 - 1
-    if n8 > 126:
-        n8, p = _uvt(b, p, n8 + 1)
-        n8 -= 1
-    if n8 < 0:
-        raise DecodeError('ShareFetchRequest.Topics: null where not nullable')
+    if 0 < h7 < 128:
+        n8 = h7 - 1
     else:
+        n8 = h7 - 1
+        if n8 > 126:
+            n8, p = _uvt(b, p, n8 + 1)
+            n8 -= 1
+        if n8 < 0:
+            raise DecodeError('ShareFetchRequest.Topics: null where not nullable')
         if n8 > bl - p:
             raise DecodeError('ShareFetchRequest.Topics: count ' + str(n8) + ' past the end')
-        xs9 = []
-        for _ in range(n8):
-            e10 = _new(_ShareFetchRequest_FetchTopic)
-            e10.topic_id, h11, = _S1.unpack_from(b, p)
-            p += 17
+    xs9 = []
+    for _ in range(n8):
+        e10 = _new(_ShareFetchRequest_FetchTopic)
+        e10.topic_id, h11, = _S1.unpack_from(b, p)
+        p += 17
+        if 0 < h11 < 128:
+            n12 = h11 - 1
+        else:
             n12 = h11 - 1
             if n12 > 126:
                 n12, p = _uvt(b, p, n12 + 1)
                 n12 -= 1
             if n12 < 0:
                 raise DecodeError('FetchTopic.Partitions: null where not nullable')
+            if n12 > bl - p:
+                raise DecodeError('FetchTopic.Partitions: count ' + str(n12) + ' past the end')
+        xs13 = []
+        for _ in range(n12):
+            e14 = _new(_ShareFetchRequest_FetchPartition)
+            e14.partition_index, h15, = _S2.unpack_from(b, p)
+            p += 5
+            if 0 < h15 < 128:
+                n16 = h15 - 1
             else:
-                if n12 > bl - p:
-                    raise DecodeError('FetchTopic.Partitions: count ' + str(n12) + ' past the end')
-                xs13 = []
-                for _ in range(n12):
-                    e14 = _new(_ShareFetchRequest_FetchPartition)
-                    e14.partition_index, h15, = _S2.unpack_from(b, p)
-                    p += 5
-                    n16 = h15 - 1
-                    if n16 > 126:
-                        n16, p = _uvt(b, p, n16 + 1)
-                        n16 -= 1
-                    if n16 < 0:
-                        raise DecodeError('FetchPartition.AcknowledgementBatches: null where not nullable')
+                n16 = h15 - 1
+                if n16 > 126:
+                    n16, p = _uvt(b, p, n16 + 1)
+                    n16 -= 1
+                if n16 < 0:
+                    raise DecodeError('FetchPartition.AcknowledgementBatches: null where not nullable')
+                if n16 > bl - p:
+                    raise DecodeError('FetchPartition.AcknowledgementBatches: count ' + str(n16) + ' past the end')
+            xs17 = []
+            for _ in range(n16):
+                e18 = _new(_ShareFetchRequest_AcknowledgementBatch)
+                e18.first_offset, e18.last_offset, h19, = _S3.unpack_from(b, p)
+                p += 17
+                if 0 < h19 < 65:
+                    e18.acknowledge_types = [*_UNPACK_b[h19](b, p)]
+                    p += 1 * h19 - 1
+                else:
+                    n20 = h19 - 1
+                    if n20 > 126:
+                        n20, p = _uvt(b, p, n20 + 1)
+                        n20 -= 1
+                    if n20 < 0:
+                        raise DecodeError('AcknowledgementBatch.AcknowledgeTypes: null where not nullable')
+                    elif n20 < 64:
+                        e18.acknowledge_types = [*_ARRAY_b[n20].unpack_from(b, p)]
+                        p += 1 * n20
                     else:
-                        if n16 > bl - p:
-                            raise DecodeError('FetchPartition.AcknowledgementBatches: count ' + str(n16) + ' past the end')
-                        xs17 = []
-                        for _ in range(n16):
-                            e18 = _new(_ShareFetchRequest_AcknowledgementBatch)
-                            e18.first_offset, e18.last_offset, h19, = _S3.unpack_from(b, p)
-                            p += 17
-                            if 0 < h19 < 65:
-                                e18.acknowledge_types = [*_UNPACK_b[h19](b, p)]
-                                p += 1 * h19 - 1
-                            else:
-                                n20 = h19 - 1
-                                if n20 > 126:
-                                    n20, p = _uvt(b, p, n20 + 1)
-                                    n20 -= 1
-                                if n20 < 0:
-                                    raise DecodeError('AcknowledgementBatch.AcknowledgeTypes: null where not nullable')
-                                elif n20 < 64:
-                                    e18.acknowledge_types = [*_ARRAY_b[n20].unpack_from(b, p)]
-                                    p += 1 * n20
-                                else:
-                                    if n20 > bl - p:
-                                        raise DecodeError('AcknowledgementBatch.AcknowledgeTypes: count ' + str(n20) + ' past the end')
-                                    e18.acknowledge_types = [*_struct.Struct('>' + str(n20) + 'b').unpack_from(b, p)]
-                                    p += 1 * n20
-                            if b[p] == 0:  # no tagged fields, the common case
-                                e18.unknown_tagged_fields = None
-                                p += 1
-                            else:
-                                p = _t_ShareFetchRequest_AcknowledgementBatch_0(b, p, e18)
-                            xs17.append(e18)
-                        e14.acknowledgement_batches = xs17
-                    e14.partition_max_bytes = 0
-                    if b[p] == 0:  # no tagged fields, the common case
-                        e14.unknown_tagged_fields = None
-                        p += 1
-                    else:
-                        p = _t_ShareFetchRequest_FetchPartition_0(b, p, e14)
-                    xs13.append(e14)
-                e10.partitions = xs13
+                        if n20 > bl - p:
+                            raise DecodeError('AcknowledgementBatch.AcknowledgeTypes: count ' + str(n20) + ' past the end')
+                        e18.acknowledge_types = [*_struct.Struct('>' + str(n20) + 'b').unpack_from(b, p)]
+                        p += 1 * n20
+                if b[p] == 0:  # no tagged fields, the common case
+                    e18.unknown_tagged_fields = None
+                    p += 1
+                else:
+                    p = _t_ShareFetchRequest_AcknowledgementBatch_0(b, p, e18)
+                xs17.append(e18)
+            e14.acknowledgement_batches = xs17
+            e14.partition_max_bytes = 0
             if b[p] == 0:  # no tagged fields, the common case
-                e10.unknown_tagged_fields = None
+                e14.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_ShareFetchRequest_FetchTopic_0(b, p, e10)
-            xs9.append(e10)
-        o.topics = xs9
-    n21 = b[p] - 1
+                p = _t_ShareFetchRequest_FetchPartition_0(b, p, e14)
+            xs13.append(e14)
+        e10.partitions = xs13
+        if b[p] == 0:  # no tagged fields, the common case
+            e10.unknown_tagged_fields = None
+            p += 1
+        else:
+            p = _t_ShareFetchRequest_FetchTopic_0(b, p, e10)
+        xs9.append(e10)
+    o.topics = xs9
+    h26 = b[p]
     p += 1
-    if n21 > 126:
-        n21, p = _uvt(b, p, n21 + 1)
-        n21 -= 1
-    if n21 < 0:
-        raise DecodeError('ShareFetchRequest.ForgottenTopicsData: null where not nullable')
+    if 0 < h26 < 128:
+        n21 = h26 - 1
     else:
+        n21 = h26 - 1
+        if n21 > 126:
+            n21, p = _uvt(b, p, n21 + 1)
+            n21 -= 1
+        if n21 < 0:
+            raise DecodeError('ShareFetchRequest.ForgottenTopicsData: null where not nullable')
         if n21 > bl - p:
             raise DecodeError('ShareFetchRequest.ForgottenTopicsData: count ' + str(n21) + ' past the end')
-        xs22 = []
-        for _ in range(n21):
-            e23 = _new(_ShareFetchRequest_ForgottenTopic)
-            e23.topic_id, h24, = _S1.unpack_from(b, p)
-            p += 17
-            if 0 < h24 < 65:
-                e23.partitions = [*_UNPACK_i[h24](b, p)]
-                p += 4 * h24 - 4
+    xs22 = []
+    for _ in range(n21):
+        e23 = _new(_ShareFetchRequest_ForgottenTopic)
+        e23.topic_id, h24, = _S1.unpack_from(b, p)
+        p += 17
+        if 0 < h24 < 65:
+            e23.partitions = [*_UNPACK_i[h24](b, p)]
+            p += 4 * h24 - 4
+        else:
+            n25 = h24 - 1
+            if n25 > 126:
+                n25, p = _uvt(b, p, n25 + 1)
+                n25 -= 1
+            if n25 < 0:
+                raise DecodeError('ForgottenTopic.Partitions: null where not nullable')
+            elif n25 < 64:
+                e23.partitions = [*_ARRAY_i[n25].unpack_from(b, p)]
+                p += 4 * n25
             else:
-                n25 = h24 - 1
-                if n25 > 126:
-                    n25, p = _uvt(b, p, n25 + 1)
-                    n25 -= 1
-                if n25 < 0:
-                    raise DecodeError('ForgottenTopic.Partitions: null where not nullable')
-                elif n25 < 64:
-                    e23.partitions = [*_ARRAY_i[n25].unpack_from(b, p)]
-                    p += 4 * n25
-                else:
-                    if n25 > bl - p:
-                        raise DecodeError('ForgottenTopic.Partitions: count ' + str(n25) + ' past the end')
-                    e23.partitions = [*_struct.Struct('>' + str(n25) + 'i').unpack_from(b, p)]
-                    p += 4 * n25
-            if b[p] == 0:  # no tagged fields, the common case
-                e23.unknown_tagged_fields = None
-                p += 1
-            else:
-                p = _t_ShareFetchRequest_ForgottenTopic_0(b, p, e23)
-            xs22.append(e23)
-        o.forgotten_topics_data = xs22
+                if n25 > bl - p:
+                    raise DecodeError('ForgottenTopic.Partitions: count ' + str(n25) + ' past the end')
+                e23.partitions = [*_struct.Struct('>' + str(n25) + 'i').unpack_from(b, p)]
+                p += 4 * n25
+        if b[p] == 0:  # no tagged fields, the common case
+            e23.unknown_tagged_fields = None
+            p += 1
+        else:
+            p = _t_ShareFetchRequest_ForgottenTopic_0(b, p, e23)
+        xs22.append(e23)
+    o.forgotten_topics_data = xs22
     o.share_acquire_mode = 0
     o.is_renew_ack = False
     if b[p] == 0:  # no tagged fields, the common case
@@ -649,128 +658,137 @@ def _r_ShareFetchRequest_1(b, p):
             p = q5
     o.share_session_epoch, o.max_wait_ms, o.min_bytes, o.max_bytes, o.max_records, o.batch_size, o.share_acquire_mode, o.is_renew_ack, h7, = _S8.unpack_from(b, p)
     p += 27
-    n8 = h7 - 1
-    if n8 > 126:
-        n8, p = _uvt(b, p, n8 + 1)
-        n8 -= 1
-    if n8 < 0:
-        raise DecodeError('ShareFetchRequest.Topics: null where not nullable')
+    if 0 < h7 < 128:
+        n8 = h7 - 1
     else:
+        n8 = h7 - 1
+        if n8 > 126:
+            n8, p = _uvt(b, p, n8 + 1)
+            n8 -= 1
+        if n8 < 0:
+            raise DecodeError('ShareFetchRequest.Topics: null where not nullable')
         if n8 > bl - p:
             raise DecodeError('ShareFetchRequest.Topics: count ' + str(n8) + ' past the end')
-        xs9 = []
-        for _ in range(n8):
-            e10 = _new(_ShareFetchRequest_FetchTopic)
-            e10.topic_id, h11, = _S1.unpack_from(b, p)
-            p += 17
+    xs9 = []
+    for _ in range(n8):
+        e10 = _new(_ShareFetchRequest_FetchTopic)
+        e10.topic_id, h11, = _S1.unpack_from(b, p)
+        p += 17
+        if 0 < h11 < 128:
+            n12 = h11 - 1
+        else:
             n12 = h11 - 1
             if n12 > 126:
                 n12, p = _uvt(b, p, n12 + 1)
                 n12 -= 1
             if n12 < 0:
                 raise DecodeError('FetchTopic.Partitions: null where not nullable')
+            if n12 > bl - p:
+                raise DecodeError('FetchTopic.Partitions: count ' + str(n12) + ' past the end')
+        xs13 = []
+        for _ in range(n12):
+            e14 = _new(_ShareFetchRequest_FetchPartition)
+            e14.partition_index, h15, = _S2.unpack_from(b, p)
+            p += 5
+            if 0 < h15 < 128:
+                n16 = h15 - 1
             else:
-                if n12 > bl - p:
-                    raise DecodeError('FetchTopic.Partitions: count ' + str(n12) + ' past the end')
-                xs13 = []
-                for _ in range(n12):
-                    e14 = _new(_ShareFetchRequest_FetchPartition)
-                    e14.partition_index, h15, = _S2.unpack_from(b, p)
-                    p += 5
-                    n16 = h15 - 1
-                    if n16 > 126:
-                        n16, p = _uvt(b, p, n16 + 1)
-                        n16 -= 1
-                    if n16 < 0:
-                        raise DecodeError('FetchPartition.AcknowledgementBatches: null where not nullable')
+                n16 = h15 - 1
+                if n16 > 126:
+                    n16, p = _uvt(b, p, n16 + 1)
+                    n16 -= 1
+                if n16 < 0:
+                    raise DecodeError('FetchPartition.AcknowledgementBatches: null where not nullable')
+                if n16 > bl - p:
+                    raise DecodeError('FetchPartition.AcknowledgementBatches: count ' + str(n16) + ' past the end')
+            xs17 = []
+            for _ in range(n16):
+                e18 = _new(_ShareFetchRequest_AcknowledgementBatch)
+                e18.first_offset, e18.last_offset, h19, = _S3.unpack_from(b, p)
+                p += 17
+                if 0 < h19 < 65:
+                    e18.acknowledge_types = [*_UNPACK_b[h19](b, p)]
+                    p += 1 * h19 - 1
+                else:
+                    n20 = h19 - 1
+                    if n20 > 126:
+                        n20, p = _uvt(b, p, n20 + 1)
+                        n20 -= 1
+                    if n20 < 0:
+                        raise DecodeError('AcknowledgementBatch.AcknowledgeTypes: null where not nullable')
+                    elif n20 < 64:
+                        e18.acknowledge_types = [*_ARRAY_b[n20].unpack_from(b, p)]
+                        p += 1 * n20
                     else:
-                        if n16 > bl - p:
-                            raise DecodeError('FetchPartition.AcknowledgementBatches: count ' + str(n16) + ' past the end')
-                        xs17 = []
-                        for _ in range(n16):
-                            e18 = _new(_ShareFetchRequest_AcknowledgementBatch)
-                            e18.first_offset, e18.last_offset, h19, = _S3.unpack_from(b, p)
-                            p += 17
-                            if 0 < h19 < 65:
-                                e18.acknowledge_types = [*_UNPACK_b[h19](b, p)]
-                                p += 1 * h19 - 1
-                            else:
-                                n20 = h19 - 1
-                                if n20 > 126:
-                                    n20, p = _uvt(b, p, n20 + 1)
-                                    n20 -= 1
-                                if n20 < 0:
-                                    raise DecodeError('AcknowledgementBatch.AcknowledgeTypes: null where not nullable')
-                                elif n20 < 64:
-                                    e18.acknowledge_types = [*_ARRAY_b[n20].unpack_from(b, p)]
-                                    p += 1 * n20
-                                else:
-                                    if n20 > bl - p:
-                                        raise DecodeError('AcknowledgementBatch.AcknowledgeTypes: count ' + str(n20) + ' past the end')
-                                    e18.acknowledge_types = [*_struct.Struct('>' + str(n20) + 'b').unpack_from(b, p)]
-                                    p += 1 * n20
-                            if b[p] == 0:  # no tagged fields, the common case
-                                e18.unknown_tagged_fields = None
-                                p += 1
-                            else:
-                                p = _t_ShareFetchRequest_AcknowledgementBatch_0(b, p, e18)
-                            xs17.append(e18)
-                        e14.acknowledgement_batches = xs17
-                    e14.partition_max_bytes = 0
-                    if b[p] == 0:  # no tagged fields, the common case
-                        e14.unknown_tagged_fields = None
-                        p += 1
-                    else:
-                        p = _t_ShareFetchRequest_FetchPartition_0(b, p, e14)
-                    xs13.append(e14)
-                e10.partitions = xs13
+                        if n20 > bl - p:
+                            raise DecodeError('AcknowledgementBatch.AcknowledgeTypes: count ' + str(n20) + ' past the end')
+                        e18.acknowledge_types = [*_struct.Struct('>' + str(n20) + 'b').unpack_from(b, p)]
+                        p += 1 * n20
+                if b[p] == 0:  # no tagged fields, the common case
+                    e18.unknown_tagged_fields = None
+                    p += 1
+                else:
+                    p = _t_ShareFetchRequest_AcknowledgementBatch_0(b, p, e18)
+                xs17.append(e18)
+            e14.acknowledgement_batches = xs17
+            e14.partition_max_bytes = 0
             if b[p] == 0:  # no tagged fields, the common case
-                e10.unknown_tagged_fields = None
+                e14.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_ShareFetchRequest_FetchTopic_0(b, p, e10)
-            xs9.append(e10)
-        o.topics = xs9
-    n21 = b[p] - 1
+                p = _t_ShareFetchRequest_FetchPartition_0(b, p, e14)
+            xs13.append(e14)
+        e10.partitions = xs13
+        if b[p] == 0:  # no tagged fields, the common case
+            e10.unknown_tagged_fields = None
+            p += 1
+        else:
+            p = _t_ShareFetchRequest_FetchTopic_0(b, p, e10)
+        xs9.append(e10)
+    o.topics = xs9
+    h26 = b[p]
     p += 1
-    if n21 > 126:
-        n21, p = _uvt(b, p, n21 + 1)
-        n21 -= 1
-    if n21 < 0:
-        raise DecodeError('ShareFetchRequest.ForgottenTopicsData: null where not nullable')
+    if 0 < h26 < 128:
+        n21 = h26 - 1
     else:
+        n21 = h26 - 1
+        if n21 > 126:
+            n21, p = _uvt(b, p, n21 + 1)
+            n21 -= 1
+        if n21 < 0:
+            raise DecodeError('ShareFetchRequest.ForgottenTopicsData: null where not nullable')
         if n21 > bl - p:
             raise DecodeError('ShareFetchRequest.ForgottenTopicsData: count ' + str(n21) + ' past the end')
-        xs22 = []
-        for _ in range(n21):
-            e23 = _new(_ShareFetchRequest_ForgottenTopic)
-            e23.topic_id, h24, = _S1.unpack_from(b, p)
-            p += 17
-            if 0 < h24 < 65:
-                e23.partitions = [*_UNPACK_i[h24](b, p)]
-                p += 4 * h24 - 4
+    xs22 = []
+    for _ in range(n21):
+        e23 = _new(_ShareFetchRequest_ForgottenTopic)
+        e23.topic_id, h24, = _S1.unpack_from(b, p)
+        p += 17
+        if 0 < h24 < 65:
+            e23.partitions = [*_UNPACK_i[h24](b, p)]
+            p += 4 * h24 - 4
+        else:
+            n25 = h24 - 1
+            if n25 > 126:
+                n25, p = _uvt(b, p, n25 + 1)
+                n25 -= 1
+            if n25 < 0:
+                raise DecodeError('ForgottenTopic.Partitions: null where not nullable')
+            elif n25 < 64:
+                e23.partitions = [*_ARRAY_i[n25].unpack_from(b, p)]
+                p += 4 * n25
             else:
-                n25 = h24 - 1
-                if n25 > 126:
-                    n25, p = _uvt(b, p, n25 + 1)
-                    n25 -= 1
-                if n25 < 0:
-                    raise DecodeError('ForgottenTopic.Partitions: null where not nullable')
-                elif n25 < 64:
-                    e23.partitions = [*_ARRAY_i[n25].unpack_from(b, p)]
-                    p += 4 * n25
-                else:
-                    if n25 > bl - p:
-                        raise DecodeError('ForgottenTopic.Partitions: count ' + str(n25) + ' past the end')
-                    e23.partitions = [*_struct.Struct('>' + str(n25) + 'i').unpack_from(b, p)]
-                    p += 4 * n25
-            if b[p] == 0:  # no tagged fields, the common case
-                e23.unknown_tagged_fields = None
-                p += 1
-            else:
-                p = _t_ShareFetchRequest_ForgottenTopic_0(b, p, e23)
-            xs22.append(e23)
-        o.forgotten_topics_data = xs22
+                if n25 > bl - p:
+                    raise DecodeError('ForgottenTopic.Partitions: count ' + str(n25) + ' past the end')
+                e23.partitions = [*_struct.Struct('>' + str(n25) + 'i').unpack_from(b, p)]
+                p += 4 * n25
+        if b[p] == 0:  # no tagged fields, the common case
+            e23.unknown_tagged_fields = None
+            p += 1
+        else:
+            p = _t_ShareFetchRequest_ForgottenTopic_0(b, p, e23)
+        xs22.append(e23)
+    o.forgotten_topics_data = xs22
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         p += 1
@@ -1021,6 +1039,7 @@ def _t_ShareFetchResponse_0(b, p, o):
 
 def _r_ShareFetchResponse_0(b, p):
     bl = len(b)
+    mv = b if type(b) is memoryview else memoryview(b)
     o = _new(ShareFetchResponse)
     o.throttle_time_ms, o.error_code, h1, = _S10.unpack_from(b, p)
     p += 7
@@ -1043,182 +1062,192 @@ def _r_ShareFetchResponse_0(b, p):
             p = q3
     o.acquisition_lock_timeout_ms, h4, = _S2.unpack_from(b, p)
     p += 5
-    n5 = h4 - 1
-    if n5 > 126:
-        n5, p = _uvt(b, p, n5 + 1)
-        n5 -= 1
-    if n5 < 0:
-        raise DecodeError('ShareFetchResponse.Responses: null where not nullable')
+    if 0 < h4 < 128:
+        n5 = h4 - 1
     else:
+        n5 = h4 - 1
+        if n5 > 126:
+            n5, p = _uvt(b, p, n5 + 1)
+            n5 -= 1
+        if n5 < 0:
+            raise DecodeError('ShareFetchResponse.Responses: null where not nullable')
         if n5 > bl - p:
             raise DecodeError('ShareFetchResponse.Responses: count ' + str(n5) + ' past the end')
-        xs6 = []
-        for _ in range(n5):
-            e7 = _new(_ShareFetchResponse_ShareFetchableTopicResponse)
-            e7.topic_id, h8, = _S1.unpack_from(b, p)
-            p += 17
+    xs6 = []
+    for _ in range(n5):
+        e7 = _new(_ShareFetchResponse_ShareFetchableTopicResponse)
+        e7.topic_id, h8, = _S1.unpack_from(b, p)
+        p += 17
+        if 0 < h8 < 128:
+            n9 = h8 - 1
+        else:
             n9 = h8 - 1
             if n9 > 126:
                 n9, p = _uvt(b, p, n9 + 1)
                 n9 -= 1
             if n9 < 0:
                 raise DecodeError('ShareFetchableTopicResponse.Partitions: null where not nullable')
+            if n9 > bl - p:
+                raise DecodeError('ShareFetchableTopicResponse.Partitions: count ' + str(n9) + ' past the end')
+        xs10 = []
+        for _ in range(n9):
+            e11 = _new(_ShareFetchResponse_PartitionData)
+            e11.partition_index, e11.error_code, h12, = _S10.unpack_from(b, p)
+            p += 7
+            if 0 < h12 < 128:
+                q14 = p + h12 - 1
+                e11.error_message = str(b[p:q14], 'utf-8')
+                p = q14
+            elif h12 == 0:
+                e11.error_message = None
             else:
-                if n9 > bl - p:
-                    raise DecodeError('ShareFetchableTopicResponse.Partitions: count ' + str(n9) + ' past the end')
-                xs10 = []
-                for _ in range(n9):
-                    e11 = _new(_ShareFetchResponse_PartitionData)
-                    e11.partition_index, e11.error_code, h12, = _S10.unpack_from(b, p)
-                    p += 7
-                    if 0 < h12 < 128:
-                        q14 = p + h12 - 1
-                        e11.error_message = str(b[p:q14], 'utf-8')
-                        p = q14
-                    elif h12 == 0:
-                        e11.error_message = None
-                    else:
-                        n13 = h12 - 1
-                        if n13 > 126:
-                            n13, p = _uvt(b, p, n13 + 1)
-                            n13 -= 1
-                        if n13 < 0:
-                            e11.error_message = None
-                        else:
-                            q14 = p + n13
-                            e11.error_message = str(b[p:q14], 'utf-8')
-                            p = q14
-                    e11.acknowledge_error_code, h15, = _S11.unpack_from(b, p)
-                    p += 3
-                    if 0 < h15 < 128:
-                        q17 = p + h15 - 1
-                        e11.acknowledge_error_message = str(b[p:q17], 'utf-8')
-                        p = q17
-                    elif h15 == 0:
-                        e11.acknowledge_error_message = None
-                    else:
-                        n16 = h15 - 1
-                        if n16 > 126:
-                            n16, p = _uvt(b, p, n16 + 1)
-                            n16 -= 1
-                        if n16 < 0:
-                            e11.acknowledge_error_message = None
-                        else:
-                            q17 = p + n16
-                            e11.acknowledge_error_message = str(b[p:q17], 'utf-8')
-                            p = q17
-                    s18 = _new(_ShareFetchResponse_LeaderIdAndEpoch)
-                    s18.leader_id, s18.leader_epoch, = _S12.unpack_from(b, p)
-                    p += 8
-                    if b[p] == 0:  # no tagged fields, the common case
-                        s18.unknown_tagged_fields = None
-                        p += 1
-                    else:
-                        p = _t_ShareFetchResponse_LeaderIdAndEpoch_0(b, p, s18)
-                    e11.current_leader = s18
-                    n19 = b[p] - 1
-                    p += 1
-                    if n19 > 126:
-                        n19, p = _uvt(b, p, n19 + 1)
-                        n19 -= 1
-                    if n19 < 0:
-                        raise DecodeError('PartitionData.Records: null where not nullable')
-                    else:
-                        q20 = p + n19
-                        e11.records = b[p:q20]
-                        p = q20
-                    n21 = b[p] - 1
-                    p += 1
-                    if n21 > 126:
-                        n21, p = _uvt(b, p, n21 + 1)
-                        n21 -= 1
-                    if n21 < 0:
-                        raise DecodeError('PartitionData.AcquiredRecords: null where not nullable')
-                    else:
-                        if n21 > bl - p:
-                            raise DecodeError('PartitionData.AcquiredRecords: count ' + str(n21) + ' past the end')
-                        xs22 = []
-                        for _ in range(n21):
-                            e23 = _new(_ShareFetchResponse_AcquiredRecords)
-                            e23.first_offset, e23.last_offset, e23.delivery_count, = _S13.unpack_from(b, p)
-                            p += 18
-                            if b[p] == 0:  # no tagged fields, the common case
-                                e23.unknown_tagged_fields = None
-                                p += 1
-                            else:
-                                p = _t_ShareFetchResponse_AcquiredRecords_0(b, p, e23)
-                            xs22.append(e23)
-                        e11.acquired_records = xs22
-                    if b[p] == 0:  # no tagged fields, the common case
-                        e11.unknown_tagged_fields = None
-                        p += 1
-                    else:
-                        p = _t_ShareFetchResponse_PartitionData_0(b, p, e11)
-                    xs10.append(e11)
-                e7.partitions = xs10
+                n13 = h12 - 1
+                if n13 > 126:
+                    n13, p = _uvt(b, p, n13 + 1)
+                    n13 -= 1
+                if n13 < 0:
+                    e11.error_message = None
+                else:
+                    q14 = p + n13
+                    e11.error_message = str(b[p:q14], 'utf-8')
+                    p = q14
+            e11.acknowledge_error_code, h15, = _S11.unpack_from(b, p)
+            p += 3
+            if 0 < h15 < 128:
+                q17 = p + h15 - 1
+                e11.acknowledge_error_message = str(b[p:q17], 'utf-8')
+                p = q17
+            elif h15 == 0:
+                e11.acknowledge_error_message = None
+            else:
+                n16 = h15 - 1
+                if n16 > 126:
+                    n16, p = _uvt(b, p, n16 + 1)
+                    n16 -= 1
+                if n16 < 0:
+                    e11.acknowledge_error_message = None
+                else:
+                    q17 = p + n16
+                    e11.acknowledge_error_message = str(b[p:q17], 'utf-8')
+                    p = q17
+            s18 = _new(_ShareFetchResponse_LeaderIdAndEpoch)
+            s18.leader_id, s18.leader_epoch, = _S12.unpack_from(b, p)
+            p += 8
             if b[p] == 0:  # no tagged fields, the common case
-                e7.unknown_tagged_fields = None
+                s18.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_ShareFetchResponse_ShareFetchableTopicResponse_0(b, p, e7)
-            xs6.append(e7)
-        o.responses = xs6
-    n24 = b[p] - 1
+                p = _t_ShareFetchResponse_LeaderIdAndEpoch_0(b, p, s18)
+            e11.current_leader = s18
+            n19 = b[p] - 1
+            p += 1
+            if n19 > 126:
+                n19, p = _uvt(b, p, n19 + 1)
+                n19 -= 1
+            if n19 < 0:
+                raise DecodeError('PartitionData.Records: null where not nullable')
+            else:
+                q20 = p + n19
+                e11.records = mv[p:q20]
+                p = q20
+            h24 = b[p]
+            p += 1
+            if 0 < h24 < 128:
+                n21 = h24 - 1
+            else:
+                n21 = h24 - 1
+                if n21 > 126:
+                    n21, p = _uvt(b, p, n21 + 1)
+                    n21 -= 1
+                if n21 < 0:
+                    raise DecodeError('PartitionData.AcquiredRecords: null where not nullable')
+                if n21 > bl - p:
+                    raise DecodeError('PartitionData.AcquiredRecords: count ' + str(n21) + ' past the end')
+            xs22 = []
+            for _ in range(n21):
+                e23 = _new(_ShareFetchResponse_AcquiredRecords)
+                e23.first_offset, e23.last_offset, e23.delivery_count, = _S13.unpack_from(b, p)
+                p += 18
+                if b[p] == 0:  # no tagged fields, the common case
+                    e23.unknown_tagged_fields = None
+                    p += 1
+                else:
+                    p = _t_ShareFetchResponse_AcquiredRecords_0(b, p, e23)
+                xs22.append(e23)
+            e11.acquired_records = xs22
+            if b[p] == 0:  # no tagged fields, the common case
+                e11.unknown_tagged_fields = None
+                p += 1
+            else:
+                p = _t_ShareFetchResponse_PartitionData_0(b, p, e11)
+            xs10.append(e11)
+        e7.partitions = xs10
+        if b[p] == 0:  # no tagged fields, the common case
+            e7.unknown_tagged_fields = None
+            p += 1
+        else:
+            p = _t_ShareFetchResponse_ShareFetchableTopicResponse_0(b, p, e7)
+        xs6.append(e7)
+    o.responses = xs6
+    h34 = b[p]
     p += 1
-    if n24 > 126:
-        n24, p = _uvt(b, p, n24 + 1)
-        n24 -= 1
-    if n24 < 0:
-        raise DecodeError('ShareFetchResponse.NodeEndpoints: null where not nullable')
+    if 0 < h34 < 128:
+        n25 = h34 - 1
     else:
-        if n24 > bl - p:
-            raise DecodeError('ShareFetchResponse.NodeEndpoints: count ' + str(n24) + ' past the end')
-        xs25 = []
-        for _ in range(n24):
-            e26 = _new(_ShareFetchResponse_NodeEndpoint)
-            e26.node_id, h27, = _S2.unpack_from(b, p)
-            p += 5
-            if 0 < h27 < 128:
-                q29 = p + h27 - 1
-                e26.host = str(b[p:q29], 'utf-8')
-                p = q29
+        n25 = h34 - 1
+        if n25 > 126:
+            n25, p = _uvt(b, p, n25 + 1)
+            n25 -= 1
+        if n25 < 0:
+            raise DecodeError('ShareFetchResponse.NodeEndpoints: null where not nullable')
+        if n25 > bl - p:
+            raise DecodeError('ShareFetchResponse.NodeEndpoints: count ' + str(n25) + ' past the end')
+    xs26 = []
+    for _ in range(n25):
+        e27 = _new(_ShareFetchResponse_NodeEndpoint)
+        e27.node_id, h28, = _S2.unpack_from(b, p)
+        p += 5
+        if 0 < h28 < 128:
+            q30 = p + h28 - 1
+            e27.host = str(b[p:q30], 'utf-8')
+            p = q30
+        else:
+            n29 = h28 - 1
+            if n29 > 126:
+                n29, p = _uvt(b, p, n29 + 1)
+                n29 -= 1
+            if n29 < 0:
+                raise DecodeError('NodeEndpoint.Host: null where not nullable')
             else:
-                n28 = h27 - 1
-                if n28 > 126:
-                    n28, p = _uvt(b, p, n28 + 1)
-                    n28 -= 1
-                if n28 < 0:
-                    raise DecodeError('NodeEndpoint.Host: null where not nullable')
-                else:
-                    q29 = p + n28
-                    e26.host = str(b[p:q29], 'utf-8')
-                    p = q29
-            e26.port, h30, = _S2.unpack_from(b, p)
-            p += 5
-            if 0 < h30 < 128:
-                q32 = p + h30 - 1
-                e26.rack = str(b[p:q32], 'utf-8')
-                p = q32
-            elif h30 == 0:
-                e26.rack = None
+                q30 = p + n29
+                e27.host = str(b[p:q30], 'utf-8')
+                p = q30
+        e27.port, h31, = _S2.unpack_from(b, p)
+        p += 5
+        if 0 < h31 < 128:
+            q33 = p + h31 - 1
+            e27.rack = str(b[p:q33], 'utf-8')
+            p = q33
+        elif h31 == 0:
+            e27.rack = None
+        else:
+            n32 = h31 - 1
+            if n32 > 126:
+                n32, p = _uvt(b, p, n32 + 1)
+                n32 -= 1
+            if n32 < 0:
+                e27.rack = None
             else:
-                n31 = h30 - 1
-                if n31 > 126:
-                    n31, p = _uvt(b, p, n31 + 1)
-                    n31 -= 1
-                if n31 < 0:
-                    e26.rack = None
-                else:
-                    q32 = p + n31
-                    e26.rack = str(b[p:q32], 'utf-8')
-                    p = q32
-            if b[p] == 0:  # no tagged fields, the common case
-                e26.unknown_tagged_fields = None
-                p += 1
-            else:
-                p = _t_ShareFetchResponse_NodeEndpoint_0(b, p, e26)
-            xs25.append(e26)
-        o.node_endpoints = xs25
+                q33 = p + n32
+                e27.rack = str(b[p:q33], 'utf-8')
+                p = q33
+        if b[p] == 0:  # no tagged fields, the common case
+            e27.unknown_tagged_fields = None
+            p += 1
+        else:
+            p = _t_ShareFetchResponse_NodeEndpoint_0(b, p, e27)
+        xs26.append(e27)
+    o.node_endpoints = xs26
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         p += 1

@@ -117,45 +117,47 @@ def _r_ShareGroupCurrentMemberAssignmentValue_0(b, p):
     o = _new(ShareGroupCurrentMemberAssignmentValue)
     o.member_epoch, o.previous_member_epoch, o.state, h1, = _S0.unpack_from(b, p)
     p += 10
-    n2 = h1 - 1
-    if n2 > 126:
-        n2, p = _uvt(b, p, n2 + 1)
-        n2 -= 1
-    if n2 < 0:
-        raise DecodeError('ShareGroupCurrentMemberAssignmentValue.AssignedPartitions: null where not nullable')
+    if 0 < h1 < 128:
+        n2 = h1 - 1
     else:
+        n2 = h1 - 1
+        if n2 > 126:
+            n2, p = _uvt(b, p, n2 + 1)
+            n2 -= 1
+        if n2 < 0:
+            raise DecodeError('ShareGroupCurrentMemberAssignmentValue.AssignedPartitions: null where not nullable')
         if n2 > bl - p:
             raise DecodeError('ShareGroupCurrentMemberAssignmentValue.AssignedPartitions: count ' + str(n2) + ' past the end')
-        xs3 = []
-        for _ in range(n2):
-            e4 = _new(_ShareGroupCurrentMemberAssignmentValue_TopicPartitions)
-            e4.topic_id, h5, = _S1.unpack_from(b, p)
-            p += 17
-            if 0 < h5 < 65:
-                e4.partitions = [*_UNPACK_i[h5](b, p)]
-                p += 4 * h5 - 4
+    xs3 = []
+    for _ in range(n2):
+        e4 = _new(_ShareGroupCurrentMemberAssignmentValue_TopicPartitions)
+        e4.topic_id, h5, = _S1.unpack_from(b, p)
+        p += 17
+        if 0 < h5 < 65:
+            e4.partitions = [*_UNPACK_i[h5](b, p)]
+            p += 4 * h5 - 4
+        else:
+            n6 = h5 - 1
+            if n6 > 126:
+                n6, p = _uvt(b, p, n6 + 1)
+                n6 -= 1
+            if n6 < 0:
+                raise DecodeError('TopicPartitions.Partitions: null where not nullable')
+            elif n6 < 64:
+                e4.partitions = [*_ARRAY_i[n6].unpack_from(b, p)]
+                p += 4 * n6
             else:
-                n6 = h5 - 1
-                if n6 > 126:
-                    n6, p = _uvt(b, p, n6 + 1)
-                    n6 -= 1
-                if n6 < 0:
-                    raise DecodeError('TopicPartitions.Partitions: null where not nullable')
-                elif n6 < 64:
-                    e4.partitions = [*_ARRAY_i[n6].unpack_from(b, p)]
-                    p += 4 * n6
-                else:
-                    if n6 > bl - p:
-                        raise DecodeError('TopicPartitions.Partitions: count ' + str(n6) + ' past the end')
-                    e4.partitions = [*_struct.Struct('>' + str(n6) + 'i').unpack_from(b, p)]
-                    p += 4 * n6
-            if b[p] == 0:  # no tagged fields, the common case
-                e4.unknown_tagged_fields = None
-                p += 1
-            else:
-                p = _t_ShareGroupCurrentMemberAssignmentValue_TopicPartitions_0(b, p, e4)
-            xs3.append(e4)
-        o.assigned_partitions = xs3
+                if n6 > bl - p:
+                    raise DecodeError('TopicPartitions.Partitions: count ' + str(n6) + ' past the end')
+                e4.partitions = [*_struct.Struct('>' + str(n6) + 'i').unpack_from(b, p)]
+                p += 4 * n6
+        if b[p] == 0:  # no tagged fields, the common case
+            e4.unknown_tagged_fields = None
+            p += 1
+        else:
+            p = _t_ShareGroupCurrentMemberAssignmentValue_TopicPartitions_0(b, p, e4)
+        xs3.append(e4)
+    o.assigned_partitions = xs3
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         p += 1

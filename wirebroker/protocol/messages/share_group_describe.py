@@ -156,37 +156,40 @@ def _t_ShareGroupDescribeRequest_0(b, p, o):
 def _r_ShareGroupDescribeRequest_0(b, p):
     bl = len(b)
     o = _new(ShareGroupDescribeRequest)
-    n1 = b[p] - 1
+    h7 = b[p]
     p += 1
-    if n1 > 126:
-        n1, p = _uvt(b, p, n1 + 1)
-        n1 -= 1
-    if n1 < 0:
-        raise DecodeError('ShareGroupDescribeRequest.GroupIds: null where not nullable')
+    if 0 < h7 < 128:
+        n1 = h7 - 1
     else:
+        n1 = h7 - 1
+        if n1 > 126:
+            n1, p = _uvt(b, p, n1 + 1)
+            n1 -= 1
+        if n1 < 0:
+            raise DecodeError('ShareGroupDescribeRequest.GroupIds: null where not nullable')
         if n1 > bl - p:
             raise DecodeError('ShareGroupDescribeRequest.GroupIds: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            h6 = b[p]
-            if 0 < h6 < 128:
-                q5 = p + h6
-                e3 = str(b[p + 1:q5], 'utf-8')
-                p = q5
+    xs2 = []
+    for _ in range(n1):
+        h6 = b[p]
+        if 0 < h6 < 128:
+            q5 = p + h6
+            e3 = str(b[p + 1:q5], 'utf-8')
+            p = q5
+        else:
+            p += 1
+            n4 = h6 - 1
+            if n4 > 126:
+                n4, p = _uvt(b, p, n4 + 1)
+                n4 -= 1
+            if n4 < 0:
+                raise DecodeError('ShareGroupDescribeRequest.GroupIds: null element')
             else:
-                p += 1
-                n4 = h6 - 1
-                if n4 > 126:
-                    n4, p = _uvt(b, p, n4 + 1)
-                    n4 -= 1
-                if n4 < 0:
-                    raise DecodeError('ShareGroupDescribeRequest.GroupIds: null element')
-                else:
-                    q5 = p + n4
-                    e3 = str(b[p:q5], 'utf-8')
-                    p = q5
-            xs2.append(e3)
-        o.group_ids = xs2
+                q5 = p + n4
+                e3 = str(b[p:q5], 'utf-8')
+                p = q5
+        xs2.append(e3)
+    o.group_ids = xs2
     o.include_authorized_operations, = _S0.unpack_from(b, p)
     p += 1
     if b[p] == 0:  # no tagged fields, the common case
@@ -342,283 +345,294 @@ def _r_ShareGroupDescribeResponse_0(b, p):
     o = _new(ShareGroupDescribeResponse)
     o.throttle_time_ms, h1, = _S1.unpack_from(b, p)
     p += 5
-    n2 = h1 - 1
-    if n2 > 126:
-        n2, p = _uvt(b, p, n2 + 1)
-        n2 -= 1
-    if n2 < 0:
-        raise DecodeError('ShareGroupDescribeResponse.Groups: null where not nullable')
+    if 0 < h1 < 128:
+        n2 = h1 - 1
     else:
+        n2 = h1 - 1
+        if n2 > 126:
+            n2, p = _uvt(b, p, n2 + 1)
+            n2 -= 1
+        if n2 < 0:
+            raise DecodeError('ShareGroupDescribeResponse.Groups: null where not nullable')
         if n2 > bl - p:
             raise DecodeError('ShareGroupDescribeResponse.Groups: count ' + str(n2) + ' past the end')
-        xs3 = []
-        for _ in range(n2):
-            e4 = _new(_ShareGroupDescribeResponse_DescribedGroup)
-            e4.error_code, h5, = _S2.unpack_from(b, p)
-            p += 3
-            if 0 < h5 < 128:
-                q7 = p + h5 - 1
-                e4.error_message = str(b[p:q7], 'utf-8')
-                p = q7
-            elif h5 == 0:
+    xs3 = []
+    for _ in range(n2):
+        e4 = _new(_ShareGroupDescribeResponse_DescribedGroup)
+        e4.error_code, h5, = _S2.unpack_from(b, p)
+        p += 3
+        if 0 < h5 < 128:
+            q7 = p + h5 - 1
+            e4.error_message = str(b[p:q7], 'utf-8')
+            p = q7
+        elif h5 == 0:
+            e4.error_message = None
+        else:
+            n6 = h5 - 1
+            if n6 > 126:
+                n6, p = _uvt(b, p, n6 + 1)
+                n6 -= 1
+            if n6 < 0:
                 e4.error_message = None
             else:
-                n6 = h5 - 1
-                if n6 > 126:
-                    n6, p = _uvt(b, p, n6 + 1)
-                    n6 -= 1
-                if n6 < 0:
-                    e4.error_message = None
-                else:
-                    q7 = p + n6
-                    e4.error_message = str(b[p:q7], 'utf-8')
-                    p = q7
-            h10 = b[p]
-            if 0 < h10 < 128:
-                q9 = p + h10
-                e4.group_id = str(b[p + 1:q9], 'utf-8')
+                q7 = p + n6
+                e4.error_message = str(b[p:q7], 'utf-8')
+                p = q7
+        h10 = b[p]
+        if 0 < h10 < 128:
+            q9 = p + h10
+            e4.group_id = str(b[p + 1:q9], 'utf-8')
+            p = q9
+        else:
+            p += 1
+            n8 = h10 - 1
+            if n8 > 126:
+                n8, p = _uvt(b, p, n8 + 1)
+                n8 -= 1
+            if n8 < 0:
+                raise DecodeError('DescribedGroup.GroupId: null where not nullable')
+            else:
+                q9 = p + n8
+                e4.group_id = str(b[p:q9], 'utf-8')
                 p = q9
+        h13 = b[p]
+        if 0 < h13 < 128:
+            q12 = p + h13
+            e4.group_state = str(b[p + 1:q12], 'utf-8')
+            p = q12
+        else:
+            p += 1
+            n11 = h13 - 1
+            if n11 > 126:
+                n11, p = _uvt(b, p, n11 + 1)
+                n11 -= 1
+            if n11 < 0:
+                raise DecodeError('DescribedGroup.GroupState: null where not nullable')
             else:
-                p += 1
-                n8 = h10 - 1
-                if n8 > 126:
-                    n8, p = _uvt(b, p, n8 + 1)
-                    n8 -= 1
-                if n8 < 0:
-                    raise DecodeError('DescribedGroup.GroupId: null where not nullable')
-                else:
-                    q9 = p + n8
-                    e4.group_id = str(b[p:q9], 'utf-8')
-                    p = q9
-            h13 = b[p]
-            if 0 < h13 < 128:
-                q12 = p + h13
-                e4.group_state = str(b[p + 1:q12], 'utf-8')
+                q12 = p + n11
+                e4.group_state = str(b[p:q12], 'utf-8')
                 p = q12
+        e4.group_epoch, e4.assignment_epoch, h14, = _S3.unpack_from(b, p)
+        p += 9
+        if 0 < h14 < 128:
+            q16 = p + h14 - 1
+            e4.assignor_name = str(b[p:q16], 'utf-8')
+            p = q16
+        else:
+            n15 = h14 - 1
+            if n15 > 126:
+                n15, p = _uvt(b, p, n15 + 1)
+                n15 -= 1
+            if n15 < 0:
+                raise DecodeError('DescribedGroup.AssignorName: null where not nullable')
             else:
-                p += 1
-                n11 = h13 - 1
-                if n11 > 126:
-                    n11, p = _uvt(b, p, n11 + 1)
-                    n11 -= 1
-                if n11 < 0:
-                    raise DecodeError('DescribedGroup.GroupState: null where not nullable')
-                else:
-                    q12 = p + n11
-                    e4.group_state = str(b[p:q12], 'utf-8')
-                    p = q12
-            e4.group_epoch, e4.assignment_epoch, h14, = _S3.unpack_from(b, p)
-            p += 9
-            if 0 < h14 < 128:
-                q16 = p + h14 - 1
+                q16 = p + n15
                 e4.assignor_name = str(b[p:q16], 'utf-8')
                 p = q16
-            else:
-                n15 = h14 - 1
-                if n15 > 126:
-                    n15, p = _uvt(b, p, n15 + 1)
-                    n15 -= 1
-                if n15 < 0:
-                    raise DecodeError('DescribedGroup.AssignorName: null where not nullable')
-                else:
-                    q16 = p + n15
-                    e4.assignor_name = str(b[p:q16], 'utf-8')
-                    p = q16
-            n17 = b[p] - 1
-            p += 1
+        h49 = b[p]
+        p += 1
+        if 0 < h49 < 128:
+            n17 = h49 - 1
+        else:
+            n17 = h49 - 1
             if n17 > 126:
                 n17, p = _uvt(b, p, n17 + 1)
                 n17 -= 1
             if n17 < 0:
                 raise DecodeError('DescribedGroup.Members: null where not nullable')
+            if n17 > bl - p:
+                raise DecodeError('DescribedGroup.Members: count ' + str(n17) + ' past the end')
+        xs18 = []
+        for _ in range(n17):
+            e19 = _new(_ShareGroupDescribeResponse_Member)
+            h22 = b[p]
+            if 0 < h22 < 128:
+                q21 = p + h22
+                e19.member_id = str(b[p + 1:q21], 'utf-8')
+                p = q21
             else:
-                if n17 > bl - p:
-                    raise DecodeError('DescribedGroup.Members: count ' + str(n17) + ' past the end')
-                xs18 = []
-                for _ in range(n17):
-                    e19 = _new(_ShareGroupDescribeResponse_Member)
-                    h22 = b[p]
-                    if 0 < h22 < 128:
-                        q21 = p + h22
-                        e19.member_id = str(b[p + 1:q21], 'utf-8')
-                        p = q21
-                    else:
-                        p += 1
-                        n20 = h22 - 1
-                        if n20 > 126:
-                            n20, p = _uvt(b, p, n20 + 1)
-                            n20 -= 1
-                        if n20 < 0:
-                            raise DecodeError('Member.MemberId: null where not nullable')
-                        else:
-                            q21 = p + n20
-                            e19.member_id = str(b[p:q21], 'utf-8')
-                            p = q21
-                    h25 = b[p]
-                    if 0 < h25 < 128:
-                        q24 = p + h25
-                        e19.rack_id = str(b[p + 1:q24], 'utf-8')
-                        p = q24
-                    elif h25 == 0:
-                        e19.rack_id = None
-                        p += 1
-                    else:
-                        p += 1
-                        n23 = h25 - 1
-                        if n23 > 126:
-                            n23, p = _uvt(b, p, n23 + 1)
-                            n23 -= 1
-                        if n23 < 0:
-                            e19.rack_id = None
-                        else:
-                            q24 = p + n23
-                            e19.rack_id = str(b[p:q24], 'utf-8')
-                            p = q24
-                    e19.member_epoch, h26, = _S1.unpack_from(b, p)
-                    p += 5
-                    if 0 < h26 < 128:
-                        q28 = p + h26 - 1
-                        e19.client_id = str(b[p:q28], 'utf-8')
-                        p = q28
-                    else:
-                        n27 = h26 - 1
-                        if n27 > 126:
-                            n27, p = _uvt(b, p, n27 + 1)
-                            n27 -= 1
-                        if n27 < 0:
-                            raise DecodeError('Member.ClientId: null where not nullable')
-                        else:
-                            q28 = p + n27
-                            e19.client_id = str(b[p:q28], 'utf-8')
-                            p = q28
-                    h31 = b[p]
-                    if 0 < h31 < 128:
-                        q30 = p + h31
-                        e19.client_host = str(b[p + 1:q30], 'utf-8')
-                        p = q30
-                    else:
-                        p += 1
-                        n29 = h31 - 1
-                        if n29 > 126:
-                            n29, p = _uvt(b, p, n29 + 1)
-                            n29 -= 1
-                        if n29 < 0:
-                            raise DecodeError('Member.ClientHost: null where not nullable')
-                        else:
-                            q30 = p + n29
-                            e19.client_host = str(b[p:q30], 'utf-8')
-                            p = q30
-                    n32 = b[p] - 1
-                    p += 1
-                    if n32 > 126:
-                        n32, p = _uvt(b, p, n32 + 1)
-                        n32 -= 1
-                    if n32 < 0:
-                        raise DecodeError('Member.SubscribedTopicNames: null where not nullable')
-                    else:
-                        if n32 > bl - p:
-                            raise DecodeError('Member.SubscribedTopicNames: count ' + str(n32) + ' past the end')
-                        xs33 = []
-                        for _ in range(n32):
-                            h37 = b[p]
-                            if 0 < h37 < 128:
-                                q36 = p + h37
-                                e34 = str(b[p + 1:q36], 'utf-8')
-                                p = q36
-                            else:
-                                p += 1
-                                n35 = h37 - 1
-                                if n35 > 126:
-                                    n35, p = _uvt(b, p, n35 + 1)
-                                    n35 -= 1
-                                if n35 < 0:
-                                    raise DecodeError('Member.SubscribedTopicNames: null element')
-                                else:
-                                    q36 = p + n35
-                                    e34 = str(b[p:q36], 'utf-8')
-                                    p = q36
-                            xs33.append(e34)
-                        e19.subscribed_topic_names = xs33
-                    s38 = _new(_ShareGroupDescribeResponse_Assignment)
-                    n39 = b[p] - 1
-                    p += 1
-                    if n39 > 126:
-                        n39, p = _uvt(b, p, n39 + 1)
-                        n39 -= 1
-                    if n39 < 0:
-                        raise DecodeError('Assignment.TopicPartitions: null where not nullable')
-                    else:
-                        if n39 > bl - p:
-                            raise DecodeError('Assignment.TopicPartitions: count ' + str(n39) + ' past the end')
-                        xs40 = []
-                        for _ in range(n39):
-                            e41 = _new(_ShareGroupDescribeResponse_TopicPartitions)
-                            e41.topic_id, h42, = _S4.unpack_from(b, p)
-                            p += 17
-                            if 0 < h42 < 128:
-                                q44 = p + h42 - 1
-                                e41.topic_name = str(b[p:q44], 'utf-8')
-                                p = q44
-                            else:
-                                n43 = h42 - 1
-                                if n43 > 126:
-                                    n43, p = _uvt(b, p, n43 + 1)
-                                    n43 -= 1
-                                if n43 < 0:
-                                    raise DecodeError('TopicPartitions.TopicName: null where not nullable')
-                                else:
-                                    q44 = p + n43
-                                    e41.topic_name = str(b[p:q44], 'utf-8')
-                                    p = q44
-                            h46 = b[p]
-                            if 0 < h46 < 65:
-                                e41.partitions = [*_UNPACK_i[h46](b, p + 1)]
-                                p += 4 * h46 - 3
-                            else:
-                                p += 1
-                                n45 = h46 - 1
-                                if n45 > 126:
-                                    n45, p = _uvt(b, p, n45 + 1)
-                                    n45 -= 1
-                                if n45 < 0:
-                                    raise DecodeError('TopicPartitions.Partitions: null where not nullable')
-                                elif n45 < 64:
-                                    e41.partitions = [*_ARRAY_i[n45].unpack_from(b, p)]
-                                    p += 4 * n45
-                                else:
-                                    if n45 > bl - p:
-                                        raise DecodeError('TopicPartitions.Partitions: count ' + str(n45) + ' past the end')
-                                    e41.partitions = [*_struct.Struct('>' + str(n45) + 'i').unpack_from(b, p)]
-                                    p += 4 * n45
-                            if b[p] == 0:  # no tagged fields, the common case
-                                e41.unknown_tagged_fields = None
-                                p += 1
-                            else:
-                                p = _t_ShareGroupDescribeResponse_TopicPartitions_0(b, p, e41)
-                            xs40.append(e41)
-                        s38.topic_partitions = xs40
-                    if b[p] == 0:  # no tagged fields, the common case
-                        s38.unknown_tagged_fields = None
-                        p += 1
-                    else:
-                        p = _t_ShareGroupDescribeResponse_Assignment_0(b, p, s38)
-                    e19.assignment = s38
-                    if b[p] == 0:  # no tagged fields, the common case
-                        e19.unknown_tagged_fields = None
-                        p += 1
-                    else:
-                        p = _t_ShareGroupDescribeResponse_Member_0(b, p, e19)
-                    xs18.append(e19)
-                e4.members = xs18
-            e4.authorized_operations, = _S5.unpack_from(b, p)
-            p += 4
-            if b[p] == 0:  # no tagged fields, the common case
-                e4.unknown_tagged_fields = None
+                p += 1
+                n20 = h22 - 1
+                if n20 > 126:
+                    n20, p = _uvt(b, p, n20 + 1)
+                    n20 -= 1
+                if n20 < 0:
+                    raise DecodeError('Member.MemberId: null where not nullable')
+                else:
+                    q21 = p + n20
+                    e19.member_id = str(b[p:q21], 'utf-8')
+                    p = q21
+            h25 = b[p]
+            if 0 < h25 < 128:
+                q24 = p + h25
+                e19.rack_id = str(b[p + 1:q24], 'utf-8')
+                p = q24
+            elif h25 == 0:
+                e19.rack_id = None
                 p += 1
             else:
-                p = _t_ShareGroupDescribeResponse_DescribedGroup_0(b, p, e4)
-            xs3.append(e4)
-        o.groups = xs3
+                p += 1
+                n23 = h25 - 1
+                if n23 > 126:
+                    n23, p = _uvt(b, p, n23 + 1)
+                    n23 -= 1
+                if n23 < 0:
+                    e19.rack_id = None
+                else:
+                    q24 = p + n23
+                    e19.rack_id = str(b[p:q24], 'utf-8')
+                    p = q24
+            e19.member_epoch, h26, = _S1.unpack_from(b, p)
+            p += 5
+            if 0 < h26 < 128:
+                q28 = p + h26 - 1
+                e19.client_id = str(b[p:q28], 'utf-8')
+                p = q28
+            else:
+                n27 = h26 - 1
+                if n27 > 126:
+                    n27, p = _uvt(b, p, n27 + 1)
+                    n27 -= 1
+                if n27 < 0:
+                    raise DecodeError('Member.ClientId: null where not nullable')
+                else:
+                    q28 = p + n27
+                    e19.client_id = str(b[p:q28], 'utf-8')
+                    p = q28
+            h31 = b[p]
+            if 0 < h31 < 128:
+                q30 = p + h31
+                e19.client_host = str(b[p + 1:q30], 'utf-8')
+                p = q30
+            else:
+                p += 1
+                n29 = h31 - 1
+                if n29 > 126:
+                    n29, p = _uvt(b, p, n29 + 1)
+                    n29 -= 1
+                if n29 < 0:
+                    raise DecodeError('Member.ClientHost: null where not nullable')
+                else:
+                    q30 = p + n29
+                    e19.client_host = str(b[p:q30], 'utf-8')
+                    p = q30
+            h38 = b[p]
+            p += 1
+            if 0 < h38 < 128:
+                n32 = h38 - 1
+            else:
+                n32 = h38 - 1
+                if n32 > 126:
+                    n32, p = _uvt(b, p, n32 + 1)
+                    n32 -= 1
+                if n32 < 0:
+                    raise DecodeError('Member.SubscribedTopicNames: null where not nullable')
+                if n32 > bl - p:
+                    raise DecodeError('Member.SubscribedTopicNames: count ' + str(n32) + ' past the end')
+            xs33 = []
+            for _ in range(n32):
+                h37 = b[p]
+                if 0 < h37 < 128:
+                    q36 = p + h37
+                    e34 = str(b[p + 1:q36], 'utf-8')
+                    p = q36
+                else:
+                    p += 1
+                    n35 = h37 - 1
+                    if n35 > 126:
+                        n35, p = _uvt(b, p, n35 + 1)
+                        n35 -= 1
+                    if n35 < 0:
+                        raise DecodeError('Member.SubscribedTopicNames: null element')
+                    else:
+                        q36 = p + n35
+                        e34 = str(b[p:q36], 'utf-8')
+                        p = q36
+                xs33.append(e34)
+            e19.subscribed_topic_names = xs33
+            s39 = _new(_ShareGroupDescribeResponse_Assignment)
+            h48 = b[p]
+            p += 1
+            if 0 < h48 < 128:
+                n40 = h48 - 1
+            else:
+                n40 = h48 - 1
+                if n40 > 126:
+                    n40, p = _uvt(b, p, n40 + 1)
+                    n40 -= 1
+                if n40 < 0:
+                    raise DecodeError('Assignment.TopicPartitions: null where not nullable')
+                if n40 > bl - p:
+                    raise DecodeError('Assignment.TopicPartitions: count ' + str(n40) + ' past the end')
+            xs41 = []
+            for _ in range(n40):
+                e42 = _new(_ShareGroupDescribeResponse_TopicPartitions)
+                e42.topic_id, h43, = _S4.unpack_from(b, p)
+                p += 17
+                if 0 < h43 < 128:
+                    q45 = p + h43 - 1
+                    e42.topic_name = str(b[p:q45], 'utf-8')
+                    p = q45
+                else:
+                    n44 = h43 - 1
+                    if n44 > 126:
+                        n44, p = _uvt(b, p, n44 + 1)
+                        n44 -= 1
+                    if n44 < 0:
+                        raise DecodeError('TopicPartitions.TopicName: null where not nullable')
+                    else:
+                        q45 = p + n44
+                        e42.topic_name = str(b[p:q45], 'utf-8')
+                        p = q45
+                h47 = b[p]
+                if 0 < h47 < 65:
+                    e42.partitions = [*_UNPACK_i[h47](b, p + 1)]
+                    p += 4 * h47 - 3
+                else:
+                    p += 1
+                    n46 = h47 - 1
+                    if n46 > 126:
+                        n46, p = _uvt(b, p, n46 + 1)
+                        n46 -= 1
+                    if n46 < 0:
+                        raise DecodeError('TopicPartitions.Partitions: null where not nullable')
+                    elif n46 < 64:
+                        e42.partitions = [*_ARRAY_i[n46].unpack_from(b, p)]
+                        p += 4 * n46
+                    else:
+                        if n46 > bl - p:
+                            raise DecodeError('TopicPartitions.Partitions: count ' + str(n46) + ' past the end')
+                        e42.partitions = [*_struct.Struct('>' + str(n46) + 'i').unpack_from(b, p)]
+                        p += 4 * n46
+                if b[p] == 0:  # no tagged fields, the common case
+                    e42.unknown_tagged_fields = None
+                    p += 1
+                else:
+                    p = _t_ShareGroupDescribeResponse_TopicPartitions_0(b, p, e42)
+                xs41.append(e42)
+            s39.topic_partitions = xs41
+            if b[p] == 0:  # no tagged fields, the common case
+                s39.unknown_tagged_fields = None
+                p += 1
+            else:
+                p = _t_ShareGroupDescribeResponse_Assignment_0(b, p, s39)
+            e19.assignment = s39
+            if b[p] == 0:  # no tagged fields, the common case
+                e19.unknown_tagged_fields = None
+                p += 1
+            else:
+                p = _t_ShareGroupDescribeResponse_Member_0(b, p, e19)
+            xs18.append(e19)
+        e4.members = xs18
+        e4.authorized_operations, = _S5.unpack_from(b, p)
+        p += 4
+        if b[p] == 0:  # no tagged fields, the common case
+            e4.unknown_tagged_fields = None
+            p += 1
+        else:
+            p = _t_ShareGroupDescribeResponse_DescribedGroup_0(b, p, e4)
+        xs3.append(e4)
+    o.groups = xs3
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         p += 1

@@ -398,46 +398,49 @@ def _r_ShareGroupHeartbeatResponse_0(b, p):
     else:
         p += 1
         s7 = _new(_ShareGroupHeartbeatResponse_Assignment)
-        n8 = b[p] - 1
+        h13 = b[p]
         p += 1
-        if n8 > 126:
-            n8, p = _uvt(b, p, n8 + 1)
-            n8 -= 1
-        if n8 < 0:
-            raise DecodeError('Assignment.TopicPartitions: null where not nullable')
+        if 0 < h13 < 128:
+            n8 = h13 - 1
         else:
+            n8 = h13 - 1
+            if n8 > 126:
+                n8, p = _uvt(b, p, n8 + 1)
+                n8 -= 1
+            if n8 < 0:
+                raise DecodeError('Assignment.TopicPartitions: null where not nullable')
             if n8 > bl - p:
                 raise DecodeError('Assignment.TopicPartitions: count ' + str(n8) + ' past the end')
-            xs9 = []
-            for _ in range(n8):
-                e10 = _new(_ShareGroupHeartbeatResponse_TopicPartitions)
-                e10.topic_id, h11, = _S4.unpack_from(b, p)
-                p += 17
-                if 0 < h11 < 65:
-                    e10.partitions = [*_UNPACK_i[h11](b, p)]
-                    p += 4 * h11 - 4
+        xs9 = []
+        for _ in range(n8):
+            e10 = _new(_ShareGroupHeartbeatResponse_TopicPartitions)
+            e10.topic_id, h11, = _S4.unpack_from(b, p)
+            p += 17
+            if 0 < h11 < 65:
+                e10.partitions = [*_UNPACK_i[h11](b, p)]
+                p += 4 * h11 - 4
+            else:
+                n12 = h11 - 1
+                if n12 > 126:
+                    n12, p = _uvt(b, p, n12 + 1)
+                    n12 -= 1
+                if n12 < 0:
+                    raise DecodeError('TopicPartitions.Partitions: null where not nullable')
+                elif n12 < 64:
+                    e10.partitions = [*_ARRAY_i[n12].unpack_from(b, p)]
+                    p += 4 * n12
                 else:
-                    n12 = h11 - 1
-                    if n12 > 126:
-                        n12, p = _uvt(b, p, n12 + 1)
-                        n12 -= 1
-                    if n12 < 0:
-                        raise DecodeError('TopicPartitions.Partitions: null where not nullable')
-                    elif n12 < 64:
-                        e10.partitions = [*_ARRAY_i[n12].unpack_from(b, p)]
-                        p += 4 * n12
-                    else:
-                        if n12 > bl - p:
-                            raise DecodeError('TopicPartitions.Partitions: count ' + str(n12) + ' past the end')
-                        e10.partitions = [*_struct.Struct('>' + str(n12) + 'i').unpack_from(b, p)]
-                        p += 4 * n12
-                if b[p] == 0:  # no tagged fields, the common case
-                    e10.unknown_tagged_fields = None
-                    p += 1
-                else:
-                    p = _t_ShareGroupHeartbeatResponse_TopicPartitions_0(b, p, e10)
-                xs9.append(e10)
-            s7.topic_partitions = xs9
+                    if n12 > bl - p:
+                        raise DecodeError('TopicPartitions.Partitions: count ' + str(n12) + ' past the end')
+                    e10.partitions = [*_struct.Struct('>' + str(n12) + 'i').unpack_from(b, p)]
+                    p += 4 * n12
+            if b[p] == 0:  # no tagged fields, the common case
+                e10.unknown_tagged_fields = None
+                p += 1
+            else:
+                p = _t_ShareGroupHeartbeatResponse_TopicPartitions_0(b, p, e10)
+            xs9.append(e10)
+        s7.topic_partitions = xs9
         if b[p] == 0:  # no tagged fields, the common case
             s7.unknown_tagged_fields = None
             p += 1

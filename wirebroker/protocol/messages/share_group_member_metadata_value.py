@@ -129,37 +129,40 @@ def _r_ShareGroupMemberMetadataValue_0(b, p):
             q8 = p + n7
             o.client_host = str(b[p:q8], 'utf-8')
             p = q8
-    n10 = b[p] - 1
+    h16 = b[p]
     p += 1
-    if n10 > 126:
-        n10, p = _uvt(b, p, n10 + 1)
-        n10 -= 1
-    if n10 < 0:
-        raise DecodeError('ShareGroupMemberMetadataValue.SubscribedTopicNames: null where not nullable')
+    if 0 < h16 < 128:
+        n10 = h16 - 1
     else:
+        n10 = h16 - 1
+        if n10 > 126:
+            n10, p = _uvt(b, p, n10 + 1)
+            n10 -= 1
+        if n10 < 0:
+            raise DecodeError('ShareGroupMemberMetadataValue.SubscribedTopicNames: null where not nullable')
         if n10 > bl - p:
             raise DecodeError('ShareGroupMemberMetadataValue.SubscribedTopicNames: count ' + str(n10) + ' past the end')
-        xs11 = []
-        for _ in range(n10):
-            h15 = b[p]
-            if 0 < h15 < 128:
-                q14 = p + h15
-                e12 = str(b[p + 1:q14], 'utf-8')
-                p = q14
+    xs11 = []
+    for _ in range(n10):
+        h15 = b[p]
+        if 0 < h15 < 128:
+            q14 = p + h15
+            e12 = str(b[p + 1:q14], 'utf-8')
+            p = q14
+        else:
+            p += 1
+            n13 = h15 - 1
+            if n13 > 126:
+                n13, p = _uvt(b, p, n13 + 1)
+                n13 -= 1
+            if n13 < 0:
+                raise DecodeError('ShareGroupMemberMetadataValue.SubscribedTopicNames: null element')
             else:
-                p += 1
-                n13 = h15 - 1
-                if n13 > 126:
-                    n13, p = _uvt(b, p, n13 + 1)
-                    n13 -= 1
-                if n13 < 0:
-                    raise DecodeError('ShareGroupMemberMetadataValue.SubscribedTopicNames: null element')
-                else:
-                    q14 = p + n13
-                    e12 = str(b[p:q14], 'utf-8')
-                    p = q14
-            xs11.append(e12)
-        o.subscribed_topic_names = xs11
+                q14 = p + n13
+                e12 = str(b[p:q14], 'utf-8')
+                p = q14
+        xs11.append(e12)
+    o.subscribed_topic_names = xs11
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         p += 1

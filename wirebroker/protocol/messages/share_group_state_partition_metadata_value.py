@@ -147,157 +147,166 @@ def _t_ShareGroupStatePartitionMetadataValue_0(b, p, o):
 def _r_ShareGroupStatePartitionMetadataValue_0(b, p):
     bl = len(b)
     o = _new(ShareGroupStatePartitionMetadataValue)
-    n1 = b[p] - 1
+    h9 = b[p]
     p += 1
-    if n1 > 126:
-        n1, p = _uvt(b, p, n1 + 1)
-        n1 -= 1
-    if n1 < 0:
-        raise DecodeError('ShareGroupStatePartitionMetadataValue.InitializingTopics: null where not nullable')
+    if 0 < h9 < 128:
+        n1 = h9 - 1
     else:
+        n1 = h9 - 1
+        if n1 > 126:
+            n1, p = _uvt(b, p, n1 + 1)
+            n1 -= 1
+        if n1 < 0:
+            raise DecodeError('ShareGroupStatePartitionMetadataValue.InitializingTopics: null where not nullable')
         if n1 > bl - p:
             raise DecodeError('ShareGroupStatePartitionMetadataValue.InitializingTopics: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3 = _new(_ShareGroupStatePartitionMetadataValue_TopicPartitionsInfo)
-            e3.topic_id, h4, = _S0.unpack_from(b, p)
-            p += 17
-            if 0 < h4 < 128:
-                q6 = p + h4 - 1
+    xs2 = []
+    for _ in range(n1):
+        e3 = _new(_ShareGroupStatePartitionMetadataValue_TopicPartitionsInfo)
+        e3.topic_id, h4, = _S0.unpack_from(b, p)
+        p += 17
+        if 0 < h4 < 128:
+            q6 = p + h4 - 1
+            e3.topic_name = str(b[p:q6], 'utf-8')
+            p = q6
+        else:
+            n5 = h4 - 1
+            if n5 > 126:
+                n5, p = _uvt(b, p, n5 + 1)
+                n5 -= 1
+            if n5 < 0:
+                raise DecodeError('TopicPartitionsInfo.TopicName: null where not nullable')
+            else:
+                q6 = p + n5
                 e3.topic_name = str(b[p:q6], 'utf-8')
                 p = q6
+        h8 = b[p]
+        if 0 < h8 < 65:
+            e3.partitions = [*_UNPACK_i[h8](b, p + 1)]
+            p += 4 * h8 - 3
+        else:
+            p += 1
+            n7 = h8 - 1
+            if n7 > 126:
+                n7, p = _uvt(b, p, n7 + 1)
+                n7 -= 1
+            if n7 < 0:
+                raise DecodeError('TopicPartitionsInfo.Partitions: null where not nullable')
+            elif n7 < 64:
+                e3.partitions = [*_ARRAY_i[n7].unpack_from(b, p)]
+                p += 4 * n7
             else:
-                n5 = h4 - 1
-                if n5 > 126:
-                    n5, p = _uvt(b, p, n5 + 1)
-                    n5 -= 1
-                if n5 < 0:
-                    raise DecodeError('TopicPartitionsInfo.TopicName: null where not nullable')
-                else:
-                    q6 = p + n5
-                    e3.topic_name = str(b[p:q6], 'utf-8')
-                    p = q6
-            h8 = b[p]
-            if 0 < h8 < 65:
-                e3.partitions = [*_UNPACK_i[h8](b, p + 1)]
-                p += 4 * h8 - 3
-            else:
-                p += 1
-                n7 = h8 - 1
-                if n7 > 126:
-                    n7, p = _uvt(b, p, n7 + 1)
-                    n7 -= 1
-                if n7 < 0:
-                    raise DecodeError('TopicPartitionsInfo.Partitions: null where not nullable')
-                elif n7 < 64:
-                    e3.partitions = [*_ARRAY_i[n7].unpack_from(b, p)]
-                    p += 4 * n7
-                else:
-                    if n7 > bl - p:
-                        raise DecodeError('TopicPartitionsInfo.Partitions: count ' + str(n7) + ' past the end')
-                    e3.partitions = [*_struct.Struct('>' + str(n7) + 'i').unpack_from(b, p)]
-                    p += 4 * n7
-            if b[p] == 0:  # no tagged fields, the common case
-                e3.unknown_tagged_fields = None
-                p += 1
-            else:
-                p = _t_ShareGroupStatePartitionMetadataValue_TopicPartitionsInfo_0(b, p, e3)
-            xs2.append(e3)
-        o.initializing_topics = xs2
-    n9 = b[p] - 1
+                if n7 > bl - p:
+                    raise DecodeError('TopicPartitionsInfo.Partitions: count ' + str(n7) + ' past the end')
+                e3.partitions = [*_struct.Struct('>' + str(n7) + 'i').unpack_from(b, p)]
+                p += 4 * n7
+        if b[p] == 0:  # no tagged fields, the common case
+            e3.unknown_tagged_fields = None
+            p += 1
+        else:
+            p = _t_ShareGroupStatePartitionMetadataValue_TopicPartitionsInfo_0(b, p, e3)
+        xs2.append(e3)
+    o.initializing_topics = xs2
+    h18 = b[p]
     p += 1
-    if n9 > 126:
-        n9, p = _uvt(b, p, n9 + 1)
-        n9 -= 1
-    if n9 < 0:
-        raise DecodeError('ShareGroupStatePartitionMetadataValue.InitializedTopics: null where not nullable')
+    if 0 < h18 < 128:
+        n10 = h18 - 1
     else:
-        if n9 > bl - p:
-            raise DecodeError('ShareGroupStatePartitionMetadataValue.InitializedTopics: count ' + str(n9) + ' past the end')
-        xs10 = []
-        for _ in range(n9):
-            e11 = _new(_ShareGroupStatePartitionMetadataValue_TopicPartitionsInfo)
-            e11.topic_id, h12, = _S0.unpack_from(b, p)
-            p += 17
-            if 0 < h12 < 128:
-                q14 = p + h12 - 1
-                e11.topic_name = str(b[p:q14], 'utf-8')
-                p = q14
+        n10 = h18 - 1
+        if n10 > 126:
+            n10, p = _uvt(b, p, n10 + 1)
+            n10 -= 1
+        if n10 < 0:
+            raise DecodeError('ShareGroupStatePartitionMetadataValue.InitializedTopics: null where not nullable')
+        if n10 > bl - p:
+            raise DecodeError('ShareGroupStatePartitionMetadataValue.InitializedTopics: count ' + str(n10) + ' past the end')
+    xs11 = []
+    for _ in range(n10):
+        e12 = _new(_ShareGroupStatePartitionMetadataValue_TopicPartitionsInfo)
+        e12.topic_id, h13, = _S0.unpack_from(b, p)
+        p += 17
+        if 0 < h13 < 128:
+            q15 = p + h13 - 1
+            e12.topic_name = str(b[p:q15], 'utf-8')
+            p = q15
+        else:
+            n14 = h13 - 1
+            if n14 > 126:
+                n14, p = _uvt(b, p, n14 + 1)
+                n14 -= 1
+            if n14 < 0:
+                raise DecodeError('TopicPartitionsInfo.TopicName: null where not nullable')
             else:
-                n13 = h12 - 1
-                if n13 > 126:
-                    n13, p = _uvt(b, p, n13 + 1)
-                    n13 -= 1
-                if n13 < 0:
-                    raise DecodeError('TopicPartitionsInfo.TopicName: null where not nullable')
-                else:
-                    q14 = p + n13
-                    e11.topic_name = str(b[p:q14], 'utf-8')
-                    p = q14
-            h16 = b[p]
-            if 0 < h16 < 65:
-                e11.partitions = [*_UNPACK_i[h16](b, p + 1)]
-                p += 4 * h16 - 3
+                q15 = p + n14
+                e12.topic_name = str(b[p:q15], 'utf-8')
+                p = q15
+        h17 = b[p]
+        if 0 < h17 < 65:
+            e12.partitions = [*_UNPACK_i[h17](b, p + 1)]
+            p += 4 * h17 - 3
+        else:
+            p += 1
+            n16 = h17 - 1
+            if n16 > 126:
+                n16, p = _uvt(b, p, n16 + 1)
+                n16 -= 1
+            if n16 < 0:
+                raise DecodeError('TopicPartitionsInfo.Partitions: null where not nullable')
+            elif n16 < 64:
+                e12.partitions = [*_ARRAY_i[n16].unpack_from(b, p)]
+                p += 4 * n16
             else:
-                p += 1
-                n15 = h16 - 1
-                if n15 > 126:
-                    n15, p = _uvt(b, p, n15 + 1)
-                    n15 -= 1
-                if n15 < 0:
-                    raise DecodeError('TopicPartitionsInfo.Partitions: null where not nullable')
-                elif n15 < 64:
-                    e11.partitions = [*_ARRAY_i[n15].unpack_from(b, p)]
-                    p += 4 * n15
-                else:
-                    if n15 > bl - p:
-                        raise DecodeError('TopicPartitionsInfo.Partitions: count ' + str(n15) + ' past the end')
-                    e11.partitions = [*_struct.Struct('>' + str(n15) + 'i').unpack_from(b, p)]
-                    p += 4 * n15
-            if b[p] == 0:  # no tagged fields, the common case
-                e11.unknown_tagged_fields = None
-                p += 1
-            else:
-                p = _t_ShareGroupStatePartitionMetadataValue_TopicPartitionsInfo_0(b, p, e11)
-            xs10.append(e11)
-        o.initialized_topics = xs10
-    n17 = b[p] - 1
+                if n16 > bl - p:
+                    raise DecodeError('TopicPartitionsInfo.Partitions: count ' + str(n16) + ' past the end')
+                e12.partitions = [*_struct.Struct('>' + str(n16) + 'i').unpack_from(b, p)]
+                p += 4 * n16
+        if b[p] == 0:  # no tagged fields, the common case
+            e12.unknown_tagged_fields = None
+            p += 1
+        else:
+            p = _t_ShareGroupStatePartitionMetadataValue_TopicPartitionsInfo_0(b, p, e12)
+        xs11.append(e12)
+    o.initialized_topics = xs11
+    h25 = b[p]
     p += 1
-    if n17 > 126:
-        n17, p = _uvt(b, p, n17 + 1)
-        n17 -= 1
-    if n17 < 0:
-        raise DecodeError('ShareGroupStatePartitionMetadataValue.DeletingTopics: null where not nullable')
+    if 0 < h25 < 128:
+        n19 = h25 - 1
     else:
-        if n17 > bl - p:
-            raise DecodeError('ShareGroupStatePartitionMetadataValue.DeletingTopics: count ' + str(n17) + ' past the end')
-        xs18 = []
-        for _ in range(n17):
-            e19 = _new(_ShareGroupStatePartitionMetadataValue_TopicInfo)
-            e19.topic_id, h20, = _S0.unpack_from(b, p)
-            p += 17
-            if 0 < h20 < 128:
-                q22 = p + h20 - 1
-                e19.topic_name = str(b[p:q22], 'utf-8')
-                p = q22
+        n19 = h25 - 1
+        if n19 > 126:
+            n19, p = _uvt(b, p, n19 + 1)
+            n19 -= 1
+        if n19 < 0:
+            raise DecodeError('ShareGroupStatePartitionMetadataValue.DeletingTopics: null where not nullable')
+        if n19 > bl - p:
+            raise DecodeError('ShareGroupStatePartitionMetadataValue.DeletingTopics: count ' + str(n19) + ' past the end')
+    xs20 = []
+    for _ in range(n19):
+        e21 = _new(_ShareGroupStatePartitionMetadataValue_TopicInfo)
+        e21.topic_id, h22, = _S0.unpack_from(b, p)
+        p += 17
+        if 0 < h22 < 128:
+            q24 = p + h22 - 1
+            e21.topic_name = str(b[p:q24], 'utf-8')
+            p = q24
+        else:
+            n23 = h22 - 1
+            if n23 > 126:
+                n23, p = _uvt(b, p, n23 + 1)
+                n23 -= 1
+            if n23 < 0:
+                raise DecodeError('TopicInfo.TopicName: null where not nullable')
             else:
-                n21 = h20 - 1
-                if n21 > 126:
-                    n21, p = _uvt(b, p, n21 + 1)
-                    n21 -= 1
-                if n21 < 0:
-                    raise DecodeError('TopicInfo.TopicName: null where not nullable')
-                else:
-                    q22 = p + n21
-                    e19.topic_name = str(b[p:q22], 'utf-8')
-                    p = q22
-            if b[p] == 0:  # no tagged fields, the common case
-                e19.unknown_tagged_fields = None
-                p += 1
-            else:
-                p = _t_ShareGroupStatePartitionMetadataValue_TopicInfo_0(b, p, e19)
-            xs18.append(e19)
-        o.deleting_topics = xs18
+                q24 = p + n23
+                e21.topic_name = str(b[p:q24], 'utf-8')
+                p = q24
+        if b[p] == 0:  # no tagged fields, the common case
+            e21.unknown_tagged_fields = None
+            p += 1
+        else:
+            p = _t_ShareGroupStatePartitionMetadataValue_TopicInfo_0(b, p, e21)
+        xs20.append(e21)
+    o.deleting_topics = xs20
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         p += 1

@@ -122,27 +122,29 @@ def _r_ShareUpdateValue_0(b, p):
     o = _new(ShareUpdateValue)
     o.snapshot_epoch, o.leader_epoch, o.start_offset, h1, = _S0.unpack_from(b, p)
     p += 17
-    n2 = h1 - 1
-    if n2 > 126:
-        n2, p = _uvt(b, p, n2 + 1)
-        n2 -= 1
-    if n2 < 0:
-        raise DecodeError('ShareUpdateValue.StateBatches: null where not nullable')
+    if 0 < h1 < 128:
+        n2 = h1 - 1
     else:
+        n2 = h1 - 1
+        if n2 > 126:
+            n2, p = _uvt(b, p, n2 + 1)
+            n2 -= 1
+        if n2 < 0:
+            raise DecodeError('ShareUpdateValue.StateBatches: null where not nullable')
         if n2 > bl - p:
             raise DecodeError('ShareUpdateValue.StateBatches: count ' + str(n2) + ' past the end')
-        xs3 = []
-        for _ in range(n2):
-            e4 = _new(_ShareUpdateValue_StateBatch)
-            e4.first_offset, e4.last_offset, e4.delivery_state, e4.delivery_count, = _S1.unpack_from(b, p)
-            p += 19
-            if b[p] == 0:  # no tagged fields, the common case
-                e4.unknown_tagged_fields = None
-                p += 1
-            else:
-                p = _t_ShareUpdateValue_StateBatch_0(b, p, e4)
-            xs3.append(e4)
-        o.state_batches = xs3
+    xs3 = []
+    for _ in range(n2):
+        e4 = _new(_ShareUpdateValue_StateBatch)
+        e4.first_offset, e4.last_offset, e4.delivery_state, e4.delivery_count, = _S1.unpack_from(b, p)
+        p += 19
+        if b[p] == 0:  # no tagged fields, the common case
+            e4.unknown_tagged_fields = None
+            p += 1
+        else:
+            p = _t_ShareUpdateValue_StateBatch_0(b, p, e4)
+        xs3.append(e4)
+    o.state_batches = xs3
     o.delivery_complete_count = -1
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None

@@ -317,62 +317,64 @@ def _r_StopReplicaRequest_2(b, p):
     o = _new(StopReplicaRequest)
     o.controller_id, o.controller_epoch, o.broker_epoch, o.delete_partitions, h1, = _S6.unpack_from(b, p)
     p += 18
-    n2 = h1 - 1
-    if n2 > 126:
-        n2, p = _uvt(b, p, n2 + 1)
-        n2 -= 1
-    if n2 < 0:
-        raise DecodeError('StopReplicaRequest.Topics: null where not nullable')
+    if 0 < h1 < 128:
+        n2 = h1 - 1
     else:
+        n2 = h1 - 1
+        if n2 > 126:
+            n2, p = _uvt(b, p, n2 + 1)
+            n2 -= 1
+        if n2 < 0:
+            raise DecodeError('StopReplicaRequest.Topics: null where not nullable')
         if n2 > bl - p:
             raise DecodeError('StopReplicaRequest.Topics: count ' + str(n2) + ' past the end')
-        xs3 = []
-        for _ in range(n2):
-            e4 = _new(_StopReplicaRequest_StopReplicaTopicV1)
-            h7 = b[p]
-            if 0 < h7 < 128:
-                q6 = p + h7
-                e4.name = str(b[p + 1:q6], 'utf-8')
+    xs3 = []
+    for _ in range(n2):
+        e4 = _new(_StopReplicaRequest_StopReplicaTopicV1)
+        h7 = b[p]
+        if 0 < h7 < 128:
+            q6 = p + h7
+            e4.name = str(b[p + 1:q6], 'utf-8')
+            p = q6
+        else:
+            p += 1
+            n5 = h7 - 1
+            if n5 > 126:
+                n5, p = _uvt(b, p, n5 + 1)
+                n5 -= 1
+            if n5 < 0:
+                raise DecodeError('StopReplicaTopicV1.Name: null where not nullable')
+            else:
+                q6 = p + n5
+                e4.name = str(b[p:q6], 'utf-8')
                 p = q6
+        h9 = b[p]
+        if 0 < h9 < 65:
+            e4.partition_indexes = [*_UNPACK_i[h9](b, p + 1)]
+            p += 4 * h9 - 3
+        else:
+            p += 1
+            n8 = h9 - 1
+            if n8 > 126:
+                n8, p = _uvt(b, p, n8 + 1)
+                n8 -= 1
+            if n8 < 0:
+                raise DecodeError('StopReplicaTopicV1.PartitionIndexes: null where not nullable')
+            elif n8 < 64:
+                e4.partition_indexes = [*_ARRAY_i[n8].unpack_from(b, p)]
+                p += 4 * n8
             else:
-                p += 1
-                n5 = h7 - 1
-                if n5 > 126:
-                    n5, p = _uvt(b, p, n5 + 1)
-                    n5 -= 1
-                if n5 < 0:
-                    raise DecodeError('StopReplicaTopicV1.Name: null where not nullable')
-                else:
-                    q6 = p + n5
-                    e4.name = str(b[p:q6], 'utf-8')
-                    p = q6
-            h9 = b[p]
-            if 0 < h9 < 65:
-                e4.partition_indexes = [*_UNPACK_i[h9](b, p + 1)]
-                p += 4 * h9 - 3
-            else:
-                p += 1
-                n8 = h9 - 1
-                if n8 > 126:
-                    n8, p = _uvt(b, p, n8 + 1)
-                    n8 -= 1
-                if n8 < 0:
-                    raise DecodeError('StopReplicaTopicV1.PartitionIndexes: null where not nullable')
-                elif n8 < 64:
-                    e4.partition_indexes = [*_ARRAY_i[n8].unpack_from(b, p)]
-                    p += 4 * n8
-                else:
-                    if n8 > bl - p:
-                        raise DecodeError('StopReplicaTopicV1.PartitionIndexes: count ' + str(n8) + ' past the end')
-                    e4.partition_indexes = [*_struct.Struct('>' + str(n8) + 'i').unpack_from(b, p)]
-                    p += 4 * n8
-            if b[p] == 0:  # no tagged fields, the common case
-                e4.unknown_tagged_fields = None
-                p += 1
-            else:
-                p = _t_StopReplicaRequest_StopReplicaTopicV1_0(b, p, e4)
-            xs3.append(e4)
-        o.topics = xs3
+                if n8 > bl - p:
+                    raise DecodeError('StopReplicaTopicV1.PartitionIndexes: count ' + str(n8) + ' past the end')
+                e4.partition_indexes = [*_struct.Struct('>' + str(n8) + 'i').unpack_from(b, p)]
+                p += 4 * n8
+        if b[p] == 0:  # no tagged fields, the common case
+            e4.unknown_tagged_fields = None
+            p += 1
+        else:
+            p = _t_StopReplicaRequest_StopReplicaTopicV1_0(b, p, e4)
+        xs3.append(e4)
+    o.topics = xs3
     o.is_k_raft_controller = False
     o.ungrouped_partitions = []
     o.topic_states = []
@@ -480,64 +482,69 @@ def _r_StopReplicaRequest_3(b, p):
     o = _new(StopReplicaRequest)
     o.controller_id, o.controller_epoch, o.broker_epoch, h1, = _S7.unpack_from(b, p)
     p += 17
-    n2 = h1 - 1
-    if n2 > 126:
-        n2, p = _uvt(b, p, n2 + 1)
-        n2 -= 1
-    if n2 < 0:
-        raise DecodeError('StopReplicaRequest.TopicStates: null where not nullable')
+    if 0 < h1 < 128:
+        n2 = h1 - 1
     else:
+        n2 = h1 - 1
+        if n2 > 126:
+            n2, p = _uvt(b, p, n2 + 1)
+            n2 -= 1
+        if n2 < 0:
+            raise DecodeError('StopReplicaRequest.TopicStates: null where not nullable')
         if n2 > bl - p:
             raise DecodeError('StopReplicaRequest.TopicStates: count ' + str(n2) + ' past the end')
-        xs3 = []
-        for _ in range(n2):
-            e4 = _new(_StopReplicaRequest_StopReplicaTopicState)
-            h7 = b[p]
-            if 0 < h7 < 128:
-                q6 = p + h7
-                e4.topic_name = str(b[p + 1:q6], 'utf-8')
-                p = q6
-            else:
-                p += 1
-                n5 = h7 - 1
-                if n5 > 126:
-                    n5, p = _uvt(b, p, n5 + 1)
-                    n5 -= 1
-                if n5 < 0:
-                    raise DecodeError('StopReplicaTopicState.TopicName: null where not nullable')
-                else:
-                    q6 = p + n5
-                    e4.topic_name = str(b[p:q6], 'utf-8')
-                    p = q6
-            n8 = b[p] - 1
+    xs3 = []
+    for _ in range(n2):
+        e4 = _new(_StopReplicaRequest_StopReplicaTopicState)
+        h7 = b[p]
+        if 0 < h7 < 128:
+            q6 = p + h7
+            e4.topic_name = str(b[p + 1:q6], 'utf-8')
+            p = q6
+        else:
             p += 1
+            n5 = h7 - 1
+            if n5 > 126:
+                n5, p = _uvt(b, p, n5 + 1)
+                n5 -= 1
+            if n5 < 0:
+                raise DecodeError('StopReplicaTopicState.TopicName: null where not nullable')
+            else:
+                q6 = p + n5
+                e4.topic_name = str(b[p:q6], 'utf-8')
+                p = q6
+        h11 = b[p]
+        p += 1
+        if 0 < h11 < 128:
+            n8 = h11 - 1
+        else:
+            n8 = h11 - 1
             if n8 > 126:
                 n8, p = _uvt(b, p, n8 + 1)
                 n8 -= 1
             if n8 < 0:
                 raise DecodeError('StopReplicaTopicState.PartitionStates: null where not nullable')
-            else:
-                if n8 > bl - p:
-                    raise DecodeError('StopReplicaTopicState.PartitionStates: count ' + str(n8) + ' past the end')
-                xs9 = []
-                for _ in range(n8):
-                    e10 = _new(_StopReplicaRequest_StopReplicaPartitionState)
-                    e10.partition_index, e10.leader_epoch, e10.delete_partition, = _S3.unpack_from(b, p)
-                    p += 9
-                    if b[p] == 0:  # no tagged fields, the common case
-                        e10.unknown_tagged_fields = None
-                        p += 1
-                    else:
-                        p = _t_StopReplicaRequest_StopReplicaPartitionState_0(b, p, e10)
-                    xs9.append(e10)
-                e4.partition_states = xs9
+            if n8 > bl - p:
+                raise DecodeError('StopReplicaTopicState.PartitionStates: count ' + str(n8) + ' past the end')
+        xs9 = []
+        for _ in range(n8):
+            e10 = _new(_StopReplicaRequest_StopReplicaPartitionState)
+            e10.partition_index, e10.leader_epoch, e10.delete_partition, = _S3.unpack_from(b, p)
+            p += 9
             if b[p] == 0:  # no tagged fields, the common case
-                e4.unknown_tagged_fields = None
+                e10.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_StopReplicaRequest_StopReplicaTopicState_0(b, p, e4)
-            xs3.append(e4)
-        o.topic_states = xs3
+                p = _t_StopReplicaRequest_StopReplicaPartitionState_0(b, p, e10)
+            xs9.append(e10)
+        e4.partition_states = xs9
+        if b[p] == 0:  # no tagged fields, the common case
+            e4.unknown_tagged_fields = None
+            p += 1
+        else:
+            p = _t_StopReplicaRequest_StopReplicaTopicState_0(b, p, e4)
+        xs3.append(e4)
+    o.topic_states = xs3
     o.is_k_raft_controller = False
     o.delete_partitions = False
     o.ungrouped_partitions = []
@@ -604,64 +611,69 @@ def _r_StopReplicaRequest_4(b, p):
     o = _new(StopReplicaRequest)
     o.controller_id, o.is_k_raft_controller, o.controller_epoch, o.broker_epoch, h1, = _S9.unpack_from(b, p)
     p += 18
-    n2 = h1 - 1
-    if n2 > 126:
-        n2, p = _uvt(b, p, n2 + 1)
-        n2 -= 1
-    if n2 < 0:
-        raise DecodeError('StopReplicaRequest.TopicStates: null where not nullable')
+    if 0 < h1 < 128:
+        n2 = h1 - 1
     else:
+        n2 = h1 - 1
+        if n2 > 126:
+            n2, p = _uvt(b, p, n2 + 1)
+            n2 -= 1
+        if n2 < 0:
+            raise DecodeError('StopReplicaRequest.TopicStates: null where not nullable')
         if n2 > bl - p:
             raise DecodeError('StopReplicaRequest.TopicStates: count ' + str(n2) + ' past the end')
-        xs3 = []
-        for _ in range(n2):
-            e4 = _new(_StopReplicaRequest_StopReplicaTopicState)
-            h7 = b[p]
-            if 0 < h7 < 128:
-                q6 = p + h7
-                e4.topic_name = str(b[p + 1:q6], 'utf-8')
-                p = q6
-            else:
-                p += 1
-                n5 = h7 - 1
-                if n5 > 126:
-                    n5, p = _uvt(b, p, n5 + 1)
-                    n5 -= 1
-                if n5 < 0:
-                    raise DecodeError('StopReplicaTopicState.TopicName: null where not nullable')
-                else:
-                    q6 = p + n5
-                    e4.topic_name = str(b[p:q6], 'utf-8')
-                    p = q6
-            n8 = b[p] - 1
+    xs3 = []
+    for _ in range(n2):
+        e4 = _new(_StopReplicaRequest_StopReplicaTopicState)
+        h7 = b[p]
+        if 0 < h7 < 128:
+            q6 = p + h7
+            e4.topic_name = str(b[p + 1:q6], 'utf-8')
+            p = q6
+        else:
             p += 1
+            n5 = h7 - 1
+            if n5 > 126:
+                n5, p = _uvt(b, p, n5 + 1)
+                n5 -= 1
+            if n5 < 0:
+                raise DecodeError('StopReplicaTopicState.TopicName: null where not nullable')
+            else:
+                q6 = p + n5
+                e4.topic_name = str(b[p:q6], 'utf-8')
+                p = q6
+        h11 = b[p]
+        p += 1
+        if 0 < h11 < 128:
+            n8 = h11 - 1
+        else:
+            n8 = h11 - 1
             if n8 > 126:
                 n8, p = _uvt(b, p, n8 + 1)
                 n8 -= 1
             if n8 < 0:
                 raise DecodeError('StopReplicaTopicState.PartitionStates: null where not nullable')
-            else:
-                if n8 > bl - p:
-                    raise DecodeError('StopReplicaTopicState.PartitionStates: count ' + str(n8) + ' past the end')
-                xs9 = []
-                for _ in range(n8):
-                    e10 = _new(_StopReplicaRequest_StopReplicaPartitionState)
-                    e10.partition_index, e10.leader_epoch, e10.delete_partition, = _S3.unpack_from(b, p)
-                    p += 9
-                    if b[p] == 0:  # no tagged fields, the common case
-                        e10.unknown_tagged_fields = None
-                        p += 1
-                    else:
-                        p = _t_StopReplicaRequest_StopReplicaPartitionState_0(b, p, e10)
-                    xs9.append(e10)
-                e4.partition_states = xs9
+            if n8 > bl - p:
+                raise DecodeError('StopReplicaTopicState.PartitionStates: count ' + str(n8) + ' past the end')
+        xs9 = []
+        for _ in range(n8):
+            e10 = _new(_StopReplicaRequest_StopReplicaPartitionState)
+            e10.partition_index, e10.leader_epoch, e10.delete_partition, = _S3.unpack_from(b, p)
+            p += 9
             if b[p] == 0:  # no tagged fields, the common case
-                e4.unknown_tagged_fields = None
+                e10.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_StopReplicaRequest_StopReplicaTopicState_0(b, p, e4)
-            xs3.append(e4)
-        o.topic_states = xs3
+                p = _t_StopReplicaRequest_StopReplicaPartitionState_0(b, p, e10)
+            xs9.append(e10)
+        e4.partition_states = xs9
+        if b[p] == 0:  # no tagged fields, the common case
+            e4.unknown_tagged_fields = None
+            p += 1
+        else:
+            p = _t_StopReplicaRequest_StopReplicaTopicState_0(b, p, e4)
+        xs3.append(e4)
+    o.topic_states = xs3
     o.delete_partitions = False
     o.ungrouped_partitions = []
     o.topics = []
@@ -816,44 +828,46 @@ def _r_StopReplicaResponse_1(b, p):
     o = _new(StopReplicaResponse)
     o.error_code, h1, = _S13.unpack_from(b, p)
     p += 3
-    n2 = h1 - 1
-    if n2 > 126:
-        n2, p = _uvt(b, p, n2 + 1)
-        n2 -= 1
-    if n2 < 0:
-        raise DecodeError('StopReplicaResponse.PartitionErrors: null where not nullable')
+    if 0 < h1 < 128:
+        n2 = h1 - 1
     else:
+        n2 = h1 - 1
+        if n2 > 126:
+            n2, p = _uvt(b, p, n2 + 1)
+            n2 -= 1
+        if n2 < 0:
+            raise DecodeError('StopReplicaResponse.PartitionErrors: null where not nullable')
         if n2 > bl - p:
             raise DecodeError('StopReplicaResponse.PartitionErrors: count ' + str(n2) + ' past the end')
-        xs3 = []
-        for _ in range(n2):
-            e4 = _new(_StopReplicaResponse_StopReplicaPartitionError)
-            h7 = b[p]
-            if 0 < h7 < 128:
-                q6 = p + h7
-                e4.topic_name = str(b[p + 1:q6], 'utf-8')
+    xs3 = []
+    for _ in range(n2):
+        e4 = _new(_StopReplicaResponse_StopReplicaPartitionError)
+        h7 = b[p]
+        if 0 < h7 < 128:
+            q6 = p + h7
+            e4.topic_name = str(b[p + 1:q6], 'utf-8')
+            p = q6
+        else:
+            p += 1
+            n5 = h7 - 1
+            if n5 > 126:
+                n5, p = _uvt(b, p, n5 + 1)
+                n5 -= 1
+            if n5 < 0:
+                raise DecodeError('StopReplicaPartitionError.TopicName: null where not nullable')
+            else:
+                q6 = p + n5
+                e4.topic_name = str(b[p:q6], 'utf-8')
                 p = q6
-            else:
-                p += 1
-                n5 = h7 - 1
-                if n5 > 126:
-                    n5, p = _uvt(b, p, n5 + 1)
-                    n5 -= 1
-                if n5 < 0:
-                    raise DecodeError('StopReplicaPartitionError.TopicName: null where not nullable')
-                else:
-                    q6 = p + n5
-                    e4.topic_name = str(b[p:q6], 'utf-8')
-                    p = q6
-            e4.partition_index, e4.error_code, = _S12.unpack_from(b, p)
-            p += 6
-            if b[p] == 0:  # no tagged fields, the common case
-                e4.unknown_tagged_fields = None
-                p += 1
-            else:
-                p = _t_StopReplicaResponse_StopReplicaPartitionError_0(b, p, e4)
-            xs3.append(e4)
-        o.partition_errors = xs3
+        e4.partition_index, e4.error_code, = _S12.unpack_from(b, p)
+        p += 6
+        if b[p] == 0:  # no tagged fields, the common case
+            e4.unknown_tagged_fields = None
+            p += 1
+        else:
+            p = _t_StopReplicaResponse_StopReplicaPartitionError_0(b, p, e4)
+        xs3.append(e4)
+    o.partition_errors = xs3
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         p += 1

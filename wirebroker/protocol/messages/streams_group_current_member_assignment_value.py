@@ -138,353 +138,370 @@ def _r_StreamsGroupCurrentMemberAssignmentValue_0(b, p):
     o = _new(StreamsGroupCurrentMemberAssignmentValue)
     o.member_epoch, o.previous_member_epoch, o.state, h1, = _S0.unpack_from(b, p)
     p += 10
-    n2 = h1 - 1
-    if n2 > 126:
-        n2, p = _uvt(b, p, n2 + 1)
-        n2 -= 1
-    if n2 < 0:
-        raise DecodeError('StreamsGroupCurrentMemberAssignmentValue.ActiveTasks: null where not nullable')
+    if 0 < h1 < 128:
+        n2 = h1 - 1
     else:
+        n2 = h1 - 1
+        if n2 > 126:
+            n2, p = _uvt(b, p, n2 + 1)
+            n2 -= 1
+        if n2 < 0:
+            raise DecodeError('StreamsGroupCurrentMemberAssignmentValue.ActiveTasks: null where not nullable')
         if n2 > bl - p:
             raise DecodeError('StreamsGroupCurrentMemberAssignmentValue.ActiveTasks: count ' + str(n2) + ' past the end')
-        xs3 = []
-        for _ in range(n2):
-            e4 = _new(_StreamsGroupCurrentMemberAssignmentValue_TaskIds)
-            h7 = b[p]
-            if 0 < h7 < 128:
-                q6 = p + h7
-                e4.subtopology_id = str(b[p + 1:q6], 'utf-8')
+    xs3 = []
+    for _ in range(n2):
+        e4 = _new(_StreamsGroupCurrentMemberAssignmentValue_TaskIds)
+        h7 = b[p]
+        if 0 < h7 < 128:
+            q6 = p + h7
+            e4.subtopology_id = str(b[p + 1:q6], 'utf-8')
+            p = q6
+        else:
+            p += 1
+            n5 = h7 - 1
+            if n5 > 126:
+                n5, p = _uvt(b, p, n5 + 1)
+                n5 -= 1
+            if n5 < 0:
+                raise DecodeError('TaskIds.SubtopologyId: null where not nullable')
+            else:
+                q6 = p + n5
+                e4.subtopology_id = str(b[p:q6], 'utf-8')
                 p = q6
+        h9 = b[p]
+        if 0 < h9 < 65:
+            e4.partitions = [*_UNPACK_i[h9](b, p + 1)]
+            p += 4 * h9 - 3
+        else:
+            p += 1
+            n8 = h9 - 1
+            if n8 > 126:
+                n8, p = _uvt(b, p, n8 + 1)
+                n8 -= 1
+            if n8 < 0:
+                raise DecodeError('TaskIds.Partitions: null where not nullable')
+            elif n8 < 64:
+                e4.partitions = [*_ARRAY_i[n8].unpack_from(b, p)]
+                p += 4 * n8
             else:
-                p += 1
-                n5 = h7 - 1
-                if n5 > 126:
-                    n5, p = _uvt(b, p, n5 + 1)
-                    n5 -= 1
-                if n5 < 0:
-                    raise DecodeError('TaskIds.SubtopologyId: null where not nullable')
-                else:
-                    q6 = p + n5
-                    e4.subtopology_id = str(b[p:q6], 'utf-8')
-                    p = q6
-            h9 = b[p]
-            if 0 < h9 < 65:
-                e4.partitions = [*_UNPACK_i[h9](b, p + 1)]
-                p += 4 * h9 - 3
-            else:
-                p += 1
-                n8 = h9 - 1
-                if n8 > 126:
-                    n8, p = _uvt(b, p, n8 + 1)
-                    n8 -= 1
-                if n8 < 0:
-                    raise DecodeError('TaskIds.Partitions: null where not nullable')
-                elif n8 < 64:
-                    e4.partitions = [*_ARRAY_i[n8].unpack_from(b, p)]
-                    p += 4 * n8
-                else:
-                    if n8 > bl - p:
-                        raise DecodeError('TaskIds.Partitions: count ' + str(n8) + ' past the end')
-                    e4.partitions = [*_struct.Struct('>' + str(n8) + 'i').unpack_from(b, p)]
-                    p += 4 * n8
-            e4.assignment_epochs = None
-            if b[p] == 0:  # no tagged fields, the common case
-                e4.unknown_tagged_fields = None
-                p += 1
-            else:
-                p = _t_StreamsGroupCurrentMemberAssignmentValue_TaskIds_0(b, p, e4)
-            xs3.append(e4)
-        o.active_tasks = xs3
-    n10 = b[p] - 1
+                if n8 > bl - p:
+                    raise DecodeError('TaskIds.Partitions: count ' + str(n8) + ' past the end')
+                e4.partitions = [*_struct.Struct('>' + str(n8) + 'i').unpack_from(b, p)]
+                p += 4 * n8
+        e4.assignment_epochs = None
+        if b[p] == 0:  # no tagged fields, the common case
+            e4.unknown_tagged_fields = None
+            p += 1
+        else:
+            p = _t_StreamsGroupCurrentMemberAssignmentValue_TaskIds_0(b, p, e4)
+        xs3.append(e4)
+    o.active_tasks = xs3
+    h18 = b[p]
     p += 1
-    if n10 > 126:
-        n10, p = _uvt(b, p, n10 + 1)
-        n10 -= 1
-    if n10 < 0:
-        raise DecodeError('StreamsGroupCurrentMemberAssignmentValue.StandbyTasks: null where not nullable')
+    if 0 < h18 < 128:
+        n10 = h18 - 1
     else:
+        n10 = h18 - 1
+        if n10 > 126:
+            n10, p = _uvt(b, p, n10 + 1)
+            n10 -= 1
+        if n10 < 0:
+            raise DecodeError('StreamsGroupCurrentMemberAssignmentValue.StandbyTasks: null where not nullable')
         if n10 > bl - p:
             raise DecodeError('StreamsGroupCurrentMemberAssignmentValue.StandbyTasks: count ' + str(n10) + ' past the end')
-        xs11 = []
-        for _ in range(n10):
-            e12 = _new(_StreamsGroupCurrentMemberAssignmentValue_TaskIds)
-            h15 = b[p]
-            if 0 < h15 < 128:
-                q14 = p + h15
-                e12.subtopology_id = str(b[p + 1:q14], 'utf-8')
+    xs11 = []
+    for _ in range(n10):
+        e12 = _new(_StreamsGroupCurrentMemberAssignmentValue_TaskIds)
+        h15 = b[p]
+        if 0 < h15 < 128:
+            q14 = p + h15
+            e12.subtopology_id = str(b[p + 1:q14], 'utf-8')
+            p = q14
+        else:
+            p += 1
+            n13 = h15 - 1
+            if n13 > 126:
+                n13, p = _uvt(b, p, n13 + 1)
+                n13 -= 1
+            if n13 < 0:
+                raise DecodeError('TaskIds.SubtopologyId: null where not nullable')
+            else:
+                q14 = p + n13
+                e12.subtopology_id = str(b[p:q14], 'utf-8')
                 p = q14
+        h17 = b[p]
+        if 0 < h17 < 65:
+            e12.partitions = [*_UNPACK_i[h17](b, p + 1)]
+            p += 4 * h17 - 3
+        else:
+            p += 1
+            n16 = h17 - 1
+            if n16 > 126:
+                n16, p = _uvt(b, p, n16 + 1)
+                n16 -= 1
+            if n16 < 0:
+                raise DecodeError('TaskIds.Partitions: null where not nullable')
+            elif n16 < 64:
+                e12.partitions = [*_ARRAY_i[n16].unpack_from(b, p)]
+                p += 4 * n16
             else:
-                p += 1
-                n13 = h15 - 1
-                if n13 > 126:
-                    n13, p = _uvt(b, p, n13 + 1)
-                    n13 -= 1
-                if n13 < 0:
-                    raise DecodeError('TaskIds.SubtopologyId: null where not nullable')
-                else:
-                    q14 = p + n13
-                    e12.subtopology_id = str(b[p:q14], 'utf-8')
-                    p = q14
-            h17 = b[p]
-            if 0 < h17 < 65:
-                e12.partitions = [*_UNPACK_i[h17](b, p + 1)]
-                p += 4 * h17 - 3
-            else:
-                p += 1
-                n16 = h17 - 1
-                if n16 > 126:
-                    n16, p = _uvt(b, p, n16 + 1)
-                    n16 -= 1
-                if n16 < 0:
-                    raise DecodeError('TaskIds.Partitions: null where not nullable')
-                elif n16 < 64:
-                    e12.partitions = [*_ARRAY_i[n16].unpack_from(b, p)]
-                    p += 4 * n16
-                else:
-                    if n16 > bl - p:
-                        raise DecodeError('TaskIds.Partitions: count ' + str(n16) + ' past the end')
-                    e12.partitions = [*_struct.Struct('>' + str(n16) + 'i').unpack_from(b, p)]
-                    p += 4 * n16
-            e12.assignment_epochs = None
-            if b[p] == 0:  # no tagged fields, the common case
-                e12.unknown_tagged_fields = None
-                p += 1
-            else:
-                p = _t_StreamsGroupCurrentMemberAssignmentValue_TaskIds_0(b, p, e12)
-            xs11.append(e12)
-        o.standby_tasks = xs11
-    n18 = b[p] - 1
+                if n16 > bl - p:
+                    raise DecodeError('TaskIds.Partitions: count ' + str(n16) + ' past the end')
+                e12.partitions = [*_struct.Struct('>' + str(n16) + 'i').unpack_from(b, p)]
+                p += 4 * n16
+        e12.assignment_epochs = None
+        if b[p] == 0:  # no tagged fields, the common case
+            e12.unknown_tagged_fields = None
+            p += 1
+        else:
+            p = _t_StreamsGroupCurrentMemberAssignmentValue_TaskIds_0(b, p, e12)
+        xs11.append(e12)
+    o.standby_tasks = xs11
+    h27 = b[p]
     p += 1
-    if n18 > 126:
-        n18, p = _uvt(b, p, n18 + 1)
-        n18 -= 1
-    if n18 < 0:
-        raise DecodeError('StreamsGroupCurrentMemberAssignmentValue.WarmupTasks: null where not nullable')
+    if 0 < h27 < 128:
+        n19 = h27 - 1
     else:
-        if n18 > bl - p:
-            raise DecodeError('StreamsGroupCurrentMemberAssignmentValue.WarmupTasks: count ' + str(n18) + ' past the end')
-        xs19 = []
-        for _ in range(n18):
-            e20 = _new(_StreamsGroupCurrentMemberAssignmentValue_TaskIds)
-            h23 = b[p]
-            if 0 < h23 < 128:
-                q22 = p + h23
-                e20.subtopology_id = str(b[p + 1:q22], 'utf-8')
-                p = q22
+        n19 = h27 - 1
+        if n19 > 126:
+            n19, p = _uvt(b, p, n19 + 1)
+            n19 -= 1
+        if n19 < 0:
+            raise DecodeError('StreamsGroupCurrentMemberAssignmentValue.WarmupTasks: null where not nullable')
+        if n19 > bl - p:
+            raise DecodeError('StreamsGroupCurrentMemberAssignmentValue.WarmupTasks: count ' + str(n19) + ' past the end')
+    xs20 = []
+    for _ in range(n19):
+        e21 = _new(_StreamsGroupCurrentMemberAssignmentValue_TaskIds)
+        h24 = b[p]
+        if 0 < h24 < 128:
+            q23 = p + h24
+            e21.subtopology_id = str(b[p + 1:q23], 'utf-8')
+            p = q23
+        else:
+            p += 1
+            n22 = h24 - 1
+            if n22 > 126:
+                n22, p = _uvt(b, p, n22 + 1)
+                n22 -= 1
+            if n22 < 0:
+                raise DecodeError('TaskIds.SubtopologyId: null where not nullable')
             else:
-                p += 1
-                n21 = h23 - 1
-                if n21 > 126:
-                    n21, p = _uvt(b, p, n21 + 1)
-                    n21 -= 1
-                if n21 < 0:
-                    raise DecodeError('TaskIds.SubtopologyId: null where not nullable')
-                else:
-                    q22 = p + n21
-                    e20.subtopology_id = str(b[p:q22], 'utf-8')
-                    p = q22
-            h25 = b[p]
-            if 0 < h25 < 65:
-                e20.partitions = [*_UNPACK_i[h25](b, p + 1)]
-                p += 4 * h25 - 3
+                q23 = p + n22
+                e21.subtopology_id = str(b[p:q23], 'utf-8')
+                p = q23
+        h26 = b[p]
+        if 0 < h26 < 65:
+            e21.partitions = [*_UNPACK_i[h26](b, p + 1)]
+            p += 4 * h26 - 3
+        else:
+            p += 1
+            n25 = h26 - 1
+            if n25 > 126:
+                n25, p = _uvt(b, p, n25 + 1)
+                n25 -= 1
+            if n25 < 0:
+                raise DecodeError('TaskIds.Partitions: null where not nullable')
+            elif n25 < 64:
+                e21.partitions = [*_ARRAY_i[n25].unpack_from(b, p)]
+                p += 4 * n25
             else:
-                p += 1
-                n24 = h25 - 1
-                if n24 > 126:
-                    n24, p = _uvt(b, p, n24 + 1)
-                    n24 -= 1
-                if n24 < 0:
-                    raise DecodeError('TaskIds.Partitions: null where not nullable')
-                elif n24 < 64:
-                    e20.partitions = [*_ARRAY_i[n24].unpack_from(b, p)]
-                    p += 4 * n24
-                else:
-                    if n24 > bl - p:
-                        raise DecodeError('TaskIds.Partitions: count ' + str(n24) + ' past the end')
-                    e20.partitions = [*_struct.Struct('>' + str(n24) + 'i').unpack_from(b, p)]
-                    p += 4 * n24
-            e20.assignment_epochs = None
-            if b[p] == 0:  # no tagged fields, the common case
-                e20.unknown_tagged_fields = None
-                p += 1
-            else:
-                p = _t_StreamsGroupCurrentMemberAssignmentValue_TaskIds_0(b, p, e20)
-            xs19.append(e20)
-        o.warmup_tasks = xs19
-    n26 = b[p] - 1
+                if n25 > bl - p:
+                    raise DecodeError('TaskIds.Partitions: count ' + str(n25) + ' past the end')
+                e21.partitions = [*_struct.Struct('>' + str(n25) + 'i').unpack_from(b, p)]
+                p += 4 * n25
+        e21.assignment_epochs = None
+        if b[p] == 0:  # no tagged fields, the common case
+            e21.unknown_tagged_fields = None
+            p += 1
+        else:
+            p = _t_StreamsGroupCurrentMemberAssignmentValue_TaskIds_0(b, p, e21)
+        xs20.append(e21)
+    o.warmup_tasks = xs20
+    h36 = b[p]
     p += 1
-    if n26 > 126:
-        n26, p = _uvt(b, p, n26 + 1)
-        n26 -= 1
-    if n26 < 0:
-        raise DecodeError('StreamsGroupCurrentMemberAssignmentValue.ActiveTasksPendingRevocation: null where not nullable')
+    if 0 < h36 < 128:
+        n28 = h36 - 1
     else:
-        if n26 > bl - p:
-            raise DecodeError('StreamsGroupCurrentMemberAssignmentValue.ActiveTasksPendingRevocation: count ' + str(n26) + ' past the end')
-        xs27 = []
-        for _ in range(n26):
-            e28 = _new(_StreamsGroupCurrentMemberAssignmentValue_TaskIds)
-            h31 = b[p]
-            if 0 < h31 < 128:
-                q30 = p + h31
-                e28.subtopology_id = str(b[p + 1:q30], 'utf-8')
-                p = q30
+        n28 = h36 - 1
+        if n28 > 126:
+            n28, p = _uvt(b, p, n28 + 1)
+            n28 -= 1
+        if n28 < 0:
+            raise DecodeError('StreamsGroupCurrentMemberAssignmentValue.ActiveTasksPendingRevocation: null where not nullable')
+        if n28 > bl - p:
+            raise DecodeError('StreamsGroupCurrentMemberAssignmentValue.ActiveTasksPendingRevocation: count ' + str(n28) + ' past the end')
+    xs29 = []
+    for _ in range(n28):
+        e30 = _new(_StreamsGroupCurrentMemberAssignmentValue_TaskIds)
+        h33 = b[p]
+        if 0 < h33 < 128:
+            q32 = p + h33
+            e30.subtopology_id = str(b[p + 1:q32], 'utf-8')
+            p = q32
+        else:
+            p += 1
+            n31 = h33 - 1
+            if n31 > 126:
+                n31, p = _uvt(b, p, n31 + 1)
+                n31 -= 1
+            if n31 < 0:
+                raise DecodeError('TaskIds.SubtopologyId: null where not nullable')
             else:
-                p += 1
-                n29 = h31 - 1
-                if n29 > 126:
-                    n29, p = _uvt(b, p, n29 + 1)
-                    n29 -= 1
-                if n29 < 0:
-                    raise DecodeError('TaskIds.SubtopologyId: null where not nullable')
-                else:
-                    q30 = p + n29
-                    e28.subtopology_id = str(b[p:q30], 'utf-8')
-                    p = q30
-            h33 = b[p]
-            if 0 < h33 < 65:
-                e28.partitions = [*_UNPACK_i[h33](b, p + 1)]
-                p += 4 * h33 - 3
+                q32 = p + n31
+                e30.subtopology_id = str(b[p:q32], 'utf-8')
+                p = q32
+        h35 = b[p]
+        if 0 < h35 < 65:
+            e30.partitions = [*_UNPACK_i[h35](b, p + 1)]
+            p += 4 * h35 - 3
+        else:
+            p += 1
+            n34 = h35 - 1
+            if n34 > 126:
+                n34, p = _uvt(b, p, n34 + 1)
+                n34 -= 1
+            if n34 < 0:
+                raise DecodeError('TaskIds.Partitions: null where not nullable')
+            elif n34 < 64:
+                e30.partitions = [*_ARRAY_i[n34].unpack_from(b, p)]
+                p += 4 * n34
             else:
-                p += 1
-                n32 = h33 - 1
-                if n32 > 126:
-                    n32, p = _uvt(b, p, n32 + 1)
-                    n32 -= 1
-                if n32 < 0:
-                    raise DecodeError('TaskIds.Partitions: null where not nullable')
-                elif n32 < 64:
-                    e28.partitions = [*_ARRAY_i[n32].unpack_from(b, p)]
-                    p += 4 * n32
-                else:
-                    if n32 > bl - p:
-                        raise DecodeError('TaskIds.Partitions: count ' + str(n32) + ' past the end')
-                    e28.partitions = [*_struct.Struct('>' + str(n32) + 'i').unpack_from(b, p)]
-                    p += 4 * n32
-            e28.assignment_epochs = None
-            if b[p] == 0:  # no tagged fields, the common case
-                e28.unknown_tagged_fields = None
-                p += 1
-            else:
-                p = _t_StreamsGroupCurrentMemberAssignmentValue_TaskIds_0(b, p, e28)
-            xs27.append(e28)
-        o.active_tasks_pending_revocation = xs27
-    n34 = b[p] - 1
+                if n34 > bl - p:
+                    raise DecodeError('TaskIds.Partitions: count ' + str(n34) + ' past the end')
+                e30.partitions = [*_struct.Struct('>' + str(n34) + 'i').unpack_from(b, p)]
+                p += 4 * n34
+        e30.assignment_epochs = None
+        if b[p] == 0:  # no tagged fields, the common case
+            e30.unknown_tagged_fields = None
+            p += 1
+        else:
+            p = _t_StreamsGroupCurrentMemberAssignmentValue_TaskIds_0(b, p, e30)
+        xs29.append(e30)
+    o.active_tasks_pending_revocation = xs29
+    h45 = b[p]
     p += 1
-    if n34 > 126:
-        n34, p = _uvt(b, p, n34 + 1)
-        n34 -= 1
-    if n34 < 0:
-        raise DecodeError('StreamsGroupCurrentMemberAssignmentValue.StandbyTasksPendingRevocation: null where not nullable')
+    if 0 < h45 < 128:
+        n37 = h45 - 1
     else:
-        if n34 > bl - p:
-            raise DecodeError('StreamsGroupCurrentMemberAssignmentValue.StandbyTasksPendingRevocation: count ' + str(n34) + ' past the end')
-        xs35 = []
-        for _ in range(n34):
-            e36 = _new(_StreamsGroupCurrentMemberAssignmentValue_TaskIds)
-            h39 = b[p]
-            if 0 < h39 < 128:
-                q38 = p + h39
-                e36.subtopology_id = str(b[p + 1:q38], 'utf-8')
-                p = q38
+        n37 = h45 - 1
+        if n37 > 126:
+            n37, p = _uvt(b, p, n37 + 1)
+            n37 -= 1
+        if n37 < 0:
+            raise DecodeError('StreamsGroupCurrentMemberAssignmentValue.StandbyTasksPendingRevocation: null where not nullable')
+        if n37 > bl - p:
+            raise DecodeError('StreamsGroupCurrentMemberAssignmentValue.StandbyTasksPendingRevocation: count ' + str(n37) + ' past the end')
+    xs38 = []
+    for _ in range(n37):
+        e39 = _new(_StreamsGroupCurrentMemberAssignmentValue_TaskIds)
+        h42 = b[p]
+        if 0 < h42 < 128:
+            q41 = p + h42
+            e39.subtopology_id = str(b[p + 1:q41], 'utf-8')
+            p = q41
+        else:
+            p += 1
+            n40 = h42 - 1
+            if n40 > 126:
+                n40, p = _uvt(b, p, n40 + 1)
+                n40 -= 1
+            if n40 < 0:
+                raise DecodeError('TaskIds.SubtopologyId: null where not nullable')
             else:
-                p += 1
-                n37 = h39 - 1
-                if n37 > 126:
-                    n37, p = _uvt(b, p, n37 + 1)
-                    n37 -= 1
-                if n37 < 0:
-                    raise DecodeError('TaskIds.SubtopologyId: null where not nullable')
-                else:
-                    q38 = p + n37
-                    e36.subtopology_id = str(b[p:q38], 'utf-8')
-                    p = q38
-            h41 = b[p]
-            if 0 < h41 < 65:
-                e36.partitions = [*_UNPACK_i[h41](b, p + 1)]
-                p += 4 * h41 - 3
+                q41 = p + n40
+                e39.subtopology_id = str(b[p:q41], 'utf-8')
+                p = q41
+        h44 = b[p]
+        if 0 < h44 < 65:
+            e39.partitions = [*_UNPACK_i[h44](b, p + 1)]
+            p += 4 * h44 - 3
+        else:
+            p += 1
+            n43 = h44 - 1
+            if n43 > 126:
+                n43, p = _uvt(b, p, n43 + 1)
+                n43 -= 1
+            if n43 < 0:
+                raise DecodeError('TaskIds.Partitions: null where not nullable')
+            elif n43 < 64:
+                e39.partitions = [*_ARRAY_i[n43].unpack_from(b, p)]
+                p += 4 * n43
             else:
-                p += 1
-                n40 = h41 - 1
-                if n40 > 126:
-                    n40, p = _uvt(b, p, n40 + 1)
-                    n40 -= 1
-                if n40 < 0:
-                    raise DecodeError('TaskIds.Partitions: null where not nullable')
-                elif n40 < 64:
-                    e36.partitions = [*_ARRAY_i[n40].unpack_from(b, p)]
-                    p += 4 * n40
-                else:
-                    if n40 > bl - p:
-                        raise DecodeError('TaskIds.Partitions: count ' + str(n40) + ' past the end')
-                    e36.partitions = [*_struct.Struct('>' + str(n40) + 'i').unpack_from(b, p)]
-                    p += 4 * n40
-            e36.assignment_epochs = None
-            if b[p] == 0:  # no tagged fields, the common case
-                e36.unknown_tagged_fields = None
-                p += 1
-            else:
-                p = _t_StreamsGroupCurrentMemberAssignmentValue_TaskIds_0(b, p, e36)
-            xs35.append(e36)
-        o.standby_tasks_pending_revocation = xs35
-    n42 = b[p] - 1
+                if n43 > bl - p:
+                    raise DecodeError('TaskIds.Partitions: count ' + str(n43) + ' past the end')
+                e39.partitions = [*_struct.Struct('>' + str(n43) + 'i').unpack_from(b, p)]
+                p += 4 * n43
+        e39.assignment_epochs = None
+        if b[p] == 0:  # no tagged fields, the common case
+            e39.unknown_tagged_fields = None
+            p += 1
+        else:
+            p = _t_StreamsGroupCurrentMemberAssignmentValue_TaskIds_0(b, p, e39)
+        xs38.append(e39)
+    o.standby_tasks_pending_revocation = xs38
+    h54 = b[p]
     p += 1
-    if n42 > 126:
-        n42, p = _uvt(b, p, n42 + 1)
-        n42 -= 1
-    if n42 < 0:
-        raise DecodeError('StreamsGroupCurrentMemberAssignmentValue.WarmupTasksPendingRevocation: null where not nullable')
+    if 0 < h54 < 128:
+        n46 = h54 - 1
     else:
-        if n42 > bl - p:
-            raise DecodeError('StreamsGroupCurrentMemberAssignmentValue.WarmupTasksPendingRevocation: count ' + str(n42) + ' past the end')
-        xs43 = []
-        for _ in range(n42):
-            e44 = _new(_StreamsGroupCurrentMemberAssignmentValue_TaskIds)
-            h47 = b[p]
-            if 0 < h47 < 128:
-                q46 = p + h47
-                e44.subtopology_id = str(b[p + 1:q46], 'utf-8')
-                p = q46
+        n46 = h54 - 1
+        if n46 > 126:
+            n46, p = _uvt(b, p, n46 + 1)
+            n46 -= 1
+        if n46 < 0:
+            raise DecodeError('StreamsGroupCurrentMemberAssignmentValue.WarmupTasksPendingRevocation: null where not nullable')
+        if n46 > bl - p:
+            raise DecodeError('StreamsGroupCurrentMemberAssignmentValue.WarmupTasksPendingRevocation: count ' + str(n46) + ' past the end')
+    xs47 = []
+    for _ in range(n46):
+        e48 = _new(_StreamsGroupCurrentMemberAssignmentValue_TaskIds)
+        h51 = b[p]
+        if 0 < h51 < 128:
+            q50 = p + h51
+            e48.subtopology_id = str(b[p + 1:q50], 'utf-8')
+            p = q50
+        else:
+            p += 1
+            n49 = h51 - 1
+            if n49 > 126:
+                n49, p = _uvt(b, p, n49 + 1)
+                n49 -= 1
+            if n49 < 0:
+                raise DecodeError('TaskIds.SubtopologyId: null where not nullable')
             else:
-                p += 1
-                n45 = h47 - 1
-                if n45 > 126:
-                    n45, p = _uvt(b, p, n45 + 1)
-                    n45 -= 1
-                if n45 < 0:
-                    raise DecodeError('TaskIds.SubtopologyId: null where not nullable')
-                else:
-                    q46 = p + n45
-                    e44.subtopology_id = str(b[p:q46], 'utf-8')
-                    p = q46
-            h49 = b[p]
-            if 0 < h49 < 65:
-                e44.partitions = [*_UNPACK_i[h49](b, p + 1)]
-                p += 4 * h49 - 3
+                q50 = p + n49
+                e48.subtopology_id = str(b[p:q50], 'utf-8')
+                p = q50
+        h53 = b[p]
+        if 0 < h53 < 65:
+            e48.partitions = [*_UNPACK_i[h53](b, p + 1)]
+            p += 4 * h53 - 3
+        else:
+            p += 1
+            n52 = h53 - 1
+            if n52 > 126:
+                n52, p = _uvt(b, p, n52 + 1)
+                n52 -= 1
+            if n52 < 0:
+                raise DecodeError('TaskIds.Partitions: null where not nullable')
+            elif n52 < 64:
+                e48.partitions = [*_ARRAY_i[n52].unpack_from(b, p)]
+                p += 4 * n52
             else:
-                p += 1
-                n48 = h49 - 1
-                if n48 > 126:
-                    n48, p = _uvt(b, p, n48 + 1)
-                    n48 -= 1
-                if n48 < 0:
-                    raise DecodeError('TaskIds.Partitions: null where not nullable')
-                elif n48 < 64:
-                    e44.partitions = [*_ARRAY_i[n48].unpack_from(b, p)]
-                    p += 4 * n48
-                else:
-                    if n48 > bl - p:
-                        raise DecodeError('TaskIds.Partitions: count ' + str(n48) + ' past the end')
-                    e44.partitions = [*_struct.Struct('>' + str(n48) + 'i').unpack_from(b, p)]
-                    p += 4 * n48
-            e44.assignment_epochs = None
-            if b[p] == 0:  # no tagged fields, the common case
-                e44.unknown_tagged_fields = None
-                p += 1
-            else:
-                p = _t_StreamsGroupCurrentMemberAssignmentValue_TaskIds_0(b, p, e44)
-            xs43.append(e44)
-        o.warmup_tasks_pending_revocation = xs43
+                if n52 > bl - p:
+                    raise DecodeError('TaskIds.Partitions: count ' + str(n52) + ' past the end')
+                e48.partitions = [*_struct.Struct('>' + str(n52) + 'i').unpack_from(b, p)]
+                p += 4 * n52
+        e48.assignment_epochs = None
+        if b[p] == 0:  # no tagged fields, the common case
+            e48.unknown_tagged_fields = None
+            p += 1
+        else:
+            p = _t_StreamsGroupCurrentMemberAssignmentValue_TaskIds_0(b, p, e48)
+        xs47.append(e48)
+    o.warmup_tasks_pending_revocation = xs47
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         p += 1

@@ -238,37 +238,40 @@ def _t_StreamsGroupDescribeRequest_0(b, p, o):
 def _r_StreamsGroupDescribeRequest_0(b, p):
     bl = len(b)
     o = _new(StreamsGroupDescribeRequest)
-    n1 = b[p] - 1
+    h7 = b[p]
     p += 1
-    if n1 > 126:
-        n1, p = _uvt(b, p, n1 + 1)
-        n1 -= 1
-    if n1 < 0:
-        raise DecodeError('StreamsGroupDescribeRequest.GroupIds: null where not nullable')
+    if 0 < h7 < 128:
+        n1 = h7 - 1
     else:
+        n1 = h7 - 1
+        if n1 > 126:
+            n1, p = _uvt(b, p, n1 + 1)
+            n1 -= 1
+        if n1 < 0:
+            raise DecodeError('StreamsGroupDescribeRequest.GroupIds: null where not nullable')
         if n1 > bl - p:
             raise DecodeError('StreamsGroupDescribeRequest.GroupIds: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            h6 = b[p]
-            if 0 < h6 < 128:
-                q5 = p + h6
-                e3 = str(b[p + 1:q5], 'utf-8')
-                p = q5
+    xs2 = []
+    for _ in range(n1):
+        h6 = b[p]
+        if 0 < h6 < 128:
+            q5 = p + h6
+            e3 = str(b[p + 1:q5], 'utf-8')
+            p = q5
+        else:
+            p += 1
+            n4 = h6 - 1
+            if n4 > 126:
+                n4, p = _uvt(b, p, n4 + 1)
+                n4 -= 1
+            if n4 < 0:
+                raise DecodeError('StreamsGroupDescribeRequest.GroupIds: null element')
             else:
-                p += 1
-                n4 = h6 - 1
-                if n4 > 126:
-                    n4, p = _uvt(b, p, n4 + 1)
-                    n4 -= 1
-                if n4 < 0:
-                    raise DecodeError('StreamsGroupDescribeRequest.GroupIds: null element')
-                else:
-                    q5 = p + n4
-                    e3 = str(b[p:q5], 'utf-8')
-                    p = q5
-            xs2.append(e3)
-        o.group_ids = xs2
+                q5 = p + n4
+                e3 = str(b[p:q5], 'utf-8')
+                p = q5
+        xs2.append(e3)
+    o.group_ids = xs2
     o.include_authorized_operations, = _S0.unpack_from(b, p)
     p += 1
     if b[p] == 0:  # no tagged fields, the common case
@@ -562,1029 +565,1077 @@ def _r_StreamsGroupDescribeResponse_0(b, p):
     o = _new(StreamsGroupDescribeResponse)
     o.throttle_time_ms, h1, = _S1.unpack_from(b, p)
     p += 5
-    n2 = h1 - 1
-    if n2 > 126:
-        n2, p = _uvt(b, p, n2 + 1)
-        n2 -= 1
-    if n2 < 0:
-        raise DecodeError('StreamsGroupDescribeResponse.Groups: null where not nullable')
+    if 0 < h1 < 128:
+        n2 = h1 - 1
     else:
+        n2 = h1 - 1
+        if n2 > 126:
+            n2, p = _uvt(b, p, n2 + 1)
+            n2 -= 1
+        if n2 < 0:
+            raise DecodeError('StreamsGroupDescribeResponse.Groups: null where not nullable')
         if n2 > bl - p:
             raise DecodeError('StreamsGroupDescribeResponse.Groups: count ' + str(n2) + ' past the end')
-        xs3 = []
-        for _ in range(n2):
-            e4 = _new(_StreamsGroupDescribeResponse_DescribedGroup)
-            e4.error_code, h5, = _S2.unpack_from(b, p)
-            p += 3
-            if 0 < h5 < 128:
-                q7 = p + h5 - 1
-                e4.error_message = str(b[p:q7], 'utf-8')
-                p = q7
-            elif h5 == 0:
+    xs3 = []
+    for _ in range(n2):
+        e4 = _new(_StreamsGroupDescribeResponse_DescribedGroup)
+        e4.error_code, h5, = _S2.unpack_from(b, p)
+        p += 3
+        if 0 < h5 < 128:
+            q7 = p + h5 - 1
+            e4.error_message = str(b[p:q7], 'utf-8')
+            p = q7
+        elif h5 == 0:
+            e4.error_message = None
+        else:
+            n6 = h5 - 1
+            if n6 > 126:
+                n6, p = _uvt(b, p, n6 + 1)
+                n6 -= 1
+            if n6 < 0:
                 e4.error_message = None
             else:
-                n6 = h5 - 1
-                if n6 > 126:
-                    n6, p = _uvt(b, p, n6 + 1)
-                    n6 -= 1
-                if n6 < 0:
-                    e4.error_message = None
-                else:
-                    q7 = p + n6
-                    e4.error_message = str(b[p:q7], 'utf-8')
-                    p = q7
-            h10 = b[p]
-            if 0 < h10 < 128:
-                q9 = p + h10
-                e4.group_id = str(b[p + 1:q9], 'utf-8')
+                q7 = p + n6
+                e4.error_message = str(b[p:q7], 'utf-8')
+                p = q7
+        h10 = b[p]
+        if 0 < h10 < 128:
+            q9 = p + h10
+            e4.group_id = str(b[p + 1:q9], 'utf-8')
+            p = q9
+        else:
+            p += 1
+            n8 = h10 - 1
+            if n8 > 126:
+                n8, p = _uvt(b, p, n8 + 1)
+                n8 -= 1
+            if n8 < 0:
+                raise DecodeError('DescribedGroup.GroupId: null where not nullable')
+            else:
+                q9 = p + n8
+                e4.group_id = str(b[p:q9], 'utf-8')
                 p = q9
+        h13 = b[p]
+        if 0 < h13 < 128:
+            q12 = p + h13
+            e4.group_state = str(b[p + 1:q12], 'utf-8')
+            p = q12
+        else:
+            p += 1
+            n11 = h13 - 1
+            if n11 > 126:
+                n11, p = _uvt(b, p, n11 + 1)
+                n11 -= 1
+            if n11 < 0:
+                raise DecodeError('DescribedGroup.GroupState: null where not nullable')
             else:
-                p += 1
-                n8 = h10 - 1
-                if n8 > 126:
-                    n8, p = _uvt(b, p, n8 + 1)
-                    n8 -= 1
-                if n8 < 0:
-                    raise DecodeError('DescribedGroup.GroupId: null where not nullable')
-                else:
-                    q9 = p + n8
-                    e4.group_id = str(b[p:q9], 'utf-8')
-                    p = q9
-            h13 = b[p]
-            if 0 < h13 < 128:
-                q12 = p + h13
-                e4.group_state = str(b[p + 1:q12], 'utf-8')
+                q12 = p + n11
+                e4.group_state = str(b[p:q12], 'utf-8')
                 p = q12
+        e4.group_epoch, e4.assignment_epoch, = _S3.unpack_from(b, p)
+        p += 8
+        if b[p] > 127:
+            e4.topology = None
+            p += 1
+        else:
+            p += 1
+            s14 = _new(_StreamsGroupDescribeResponse_Topology)
+            s14.epoch, h15, = _S1.unpack_from(b, p)
+            p += 5
+            if h15 == 0:
+                s14.subtopologies = None
             else:
-                p += 1
-                n11 = h13 - 1
-                if n11 > 126:
-                    n11, p = _uvt(b, p, n11 + 1)
-                    n11 -= 1
-                if n11 < 0:
-                    raise DecodeError('DescribedGroup.GroupState: null where not nullable')
-                else:
-                    q12 = p + n11
-                    e4.group_state = str(b[p:q12], 'utf-8')
-                    p = q12
-            e4.group_epoch, e4.assignment_epoch, = _S3.unpack_from(b, p)
-            p += 8
-            if b[p] > 127:
-                e4.topology = None
-                p += 1
-            else:
-                p += 1
-                s14 = _new(_StreamsGroupDescribeResponse_Topology)
-                s14.epoch, h15, = _S1.unpack_from(b, p)
-                p += 5
-                if h15 == 0:
+                n16 = h15 - 1
+                if n16 > 126:
+                    n16, p = _uvt(b, p, n16 + 1)
+                    n16 -= 1
+                if n16 < 0:
                     s14.subtopologies = None
                 else:
-                    n16 = h15 - 1
-                    if n16 > 126:
-                        n16, p = _uvt(b, p, n16 + 1)
-                        n16 -= 1
-                    if n16 < 0:
-                        s14.subtopologies = None
-                    else:
-                        if n16 > bl - p:
-                            raise DecodeError('Topology.Subtopologies: count ' + str(n16) + ' past the end')
-                        xs17 = []
-                        for _ in range(n16):
-                            e18 = _new(_StreamsGroupDescribeResponse_Subtopology)
-                            h21 = b[p]
-                            if 0 < h21 < 128:
-                                q20 = p + h21
-                                e18.subtopology_id = str(b[p + 1:q20], 'utf-8')
-                                p = q20
-                            else:
-                                p += 1
-                                n19 = h21 - 1
-                                if n19 > 126:
-                                    n19, p = _uvt(b, p, n19 + 1)
-                                    n19 -= 1
-                                if n19 < 0:
-                                    raise DecodeError('Subtopology.SubtopologyId: null where not nullable')
-                                else:
-                                    q20 = p + n19
-                                    e18.subtopology_id = str(b[p:q20], 'utf-8')
-                                    p = q20
-                            n22 = b[p] - 1
+                    if n16 > bl - p:
+                        raise DecodeError('Topology.Subtopologies: count ' + str(n16) + ' past the end')
+                    xs17 = []
+                    for _ in range(n16):
+                        e18 = _new(_StreamsGroupDescribeResponse_Subtopology)
+                        h21 = b[p]
+                        if 0 < h21 < 128:
+                            q20 = p + h21
+                            e18.subtopology_id = str(b[p + 1:q20], 'utf-8')
+                            p = q20
+                        else:
                             p += 1
+                            n19 = h21 - 1
+                            if n19 > 126:
+                                n19, p = _uvt(b, p, n19 + 1)
+                                n19 -= 1
+                            if n19 < 0:
+                                raise DecodeError('Subtopology.SubtopologyId: null where not nullable')
+                            else:
+                                q20 = p + n19
+                                e18.subtopology_id = str(b[p:q20], 'utf-8')
+                                p = q20
+                        h28 = b[p]
+                        p += 1
+                        if 0 < h28 < 128:
+                            n22 = h28 - 1
+                        else:
+                            n22 = h28 - 1
                             if n22 > 126:
                                 n22, p = _uvt(b, p, n22 + 1)
                                 n22 -= 1
                             if n22 < 0:
                                 raise DecodeError('Subtopology.SourceTopics: null where not nullable')
+                            if n22 > bl - p:
+                                raise DecodeError('Subtopology.SourceTopics: count ' + str(n22) + ' past the end')
+                        xs23 = []
+                        for _ in range(n22):
+                            h27 = b[p]
+                            if 0 < h27 < 128:
+                                q26 = p + h27
+                                e24 = str(b[p + 1:q26], 'utf-8')
+                                p = q26
                             else:
-                                if n22 > bl - p:
-                                    raise DecodeError('Subtopology.SourceTopics: count ' + str(n22) + ' past the end')
-                                xs23 = []
-                                for _ in range(n22):
-                                    h27 = b[p]
-                                    if 0 < h27 < 128:
-                                        q26 = p + h27
-                                        e24 = str(b[p + 1:q26], 'utf-8')
-                                        p = q26
-                                    else:
-                                        p += 1
-                                        n25 = h27 - 1
-                                        if n25 > 126:
-                                            n25, p = _uvt(b, p, n25 + 1)
-                                            n25 -= 1
-                                        if n25 < 0:
-                                            raise DecodeError('Subtopology.SourceTopics: null element')
-                                        else:
-                                            q26 = p + n25
-                                            e24 = str(b[p:q26], 'utf-8')
-                                            p = q26
-                                    xs23.append(e24)
-                                e18.source_topics = xs23
-                            n28 = b[p] - 1
-                            p += 1
-                            if n28 > 126:
-                                n28, p = _uvt(b, p, n28 + 1)
-                                n28 -= 1
-                            if n28 < 0:
+                                p += 1
+                                n25 = h27 - 1
+                                if n25 > 126:
+                                    n25, p = _uvt(b, p, n25 + 1)
+                                    n25 -= 1
+                                if n25 < 0:
+                                    raise DecodeError('Subtopology.SourceTopics: null element')
+                                else:
+                                    q26 = p + n25
+                                    e24 = str(b[p:q26], 'utf-8')
+                                    p = q26
+                            xs23.append(e24)
+                        e18.source_topics = xs23
+                        h35 = b[p]
+                        p += 1
+                        if 0 < h35 < 128:
+                            n29 = h35 - 1
+                        else:
+                            n29 = h35 - 1
+                            if n29 > 126:
+                                n29, p = _uvt(b, p, n29 + 1)
+                                n29 -= 1
+                            if n29 < 0:
                                 raise DecodeError('Subtopology.RepartitionSinkTopics: null where not nullable')
+                            if n29 > bl - p:
+                                raise DecodeError('Subtopology.RepartitionSinkTopics: count ' + str(n29) + ' past the end')
+                        xs30 = []
+                        for _ in range(n29):
+                            h34 = b[p]
+                            if 0 < h34 < 128:
+                                q33 = p + h34
+                                e31 = str(b[p + 1:q33], 'utf-8')
+                                p = q33
                             else:
-                                if n28 > bl - p:
-                                    raise DecodeError('Subtopology.RepartitionSinkTopics: count ' + str(n28) + ' past the end')
-                                xs29 = []
-                                for _ in range(n28):
-                                    h33 = b[p]
-                                    if 0 < h33 < 128:
-                                        q32 = p + h33
-                                        e30 = str(b[p + 1:q32], 'utf-8')
-                                        p = q32
-                                    else:
-                                        p += 1
-                                        n31 = h33 - 1
-                                        if n31 > 126:
-                                            n31, p = _uvt(b, p, n31 + 1)
-                                            n31 -= 1
-                                        if n31 < 0:
-                                            raise DecodeError('Subtopology.RepartitionSinkTopics: null element')
-                                        else:
-                                            q32 = p + n31
-                                            e30 = str(b[p:q32], 'utf-8')
-                                            p = q32
-                                    xs29.append(e30)
-                                e18.repartition_sink_topics = xs29
-                            n34 = b[p] - 1
-                            p += 1
-                            if n34 > 126:
-                                n34, p = _uvt(b, p, n34 + 1)
-                                n34 -= 1
-                            if n34 < 0:
+                                p += 1
+                                n32 = h34 - 1
+                                if n32 > 126:
+                                    n32, p = _uvt(b, p, n32 + 1)
+                                    n32 -= 1
+                                if n32 < 0:
+                                    raise DecodeError('Subtopology.RepartitionSinkTopics: null element')
+                                else:
+                                    q33 = p + n32
+                                    e31 = str(b[p:q33], 'utf-8')
+                                    p = q33
+                            xs30.append(e31)
+                        e18.repartition_sink_topics = xs30
+                        h52 = b[p]
+                        p += 1
+                        if 0 < h52 < 128:
+                            n36 = h52 - 1
+                        else:
+                            n36 = h52 - 1
+                            if n36 > 126:
+                                n36, p = _uvt(b, p, n36 + 1)
+                                n36 -= 1
+                            if n36 < 0:
                                 raise DecodeError('Subtopology.StateChangelogTopics: null where not nullable')
+                            if n36 > bl - p:
+                                raise DecodeError('Subtopology.StateChangelogTopics: count ' + str(n36) + ' past the end')
+                        xs37 = []
+                        for _ in range(n36):
+                            e38 = _new(_StreamsGroupDescribeResponse_TopicInfo)
+                            h41 = b[p]
+                            if 0 < h41 < 128:
+                                q40 = p + h41
+                                e38.name = str(b[p + 1:q40], 'utf-8')
+                                p = q40
                             else:
-                                if n34 > bl - p:
-                                    raise DecodeError('Subtopology.StateChangelogTopics: count ' + str(n34) + ' past the end')
-                                xs35 = []
-                                for _ in range(n34):
-                                    e36 = _new(_StreamsGroupDescribeResponse_TopicInfo)
-                                    h39 = b[p]
-                                    if 0 < h39 < 128:
-                                        q38 = p + h39
-                                        e36.name = str(b[p + 1:q38], 'utf-8')
-                                        p = q38
-                                    else:
-                                        p += 1
-                                        n37 = h39 - 1
-                                        if n37 > 126:
-                                            n37, p = _uvt(b, p, n37 + 1)
-                                            n37 -= 1
-                                        if n37 < 0:
-                                            raise DecodeError('TopicInfo.Name: null where not nullable')
-                                        else:
-                                            q38 = p + n37
-                                            e36.name = str(b[p:q38], 'utf-8')
-                                            p = q38
-                                    e36.partitions, e36.replication_factor, h40, = _S4.unpack_from(b, p)
-                                    p += 7
-                                    n41 = h40 - 1
-                                    if n41 > 126:
-                                        n41, p = _uvt(b, p, n41 + 1)
-                                        n41 -= 1
-                                    if n41 < 0:
-                                        raise DecodeError('TopicInfo.TopicConfigs: null where not nullable')
-                                    else:
-                                        if n41 > bl - p:
-                                            raise DecodeError('TopicInfo.TopicConfigs: count ' + str(n41) + ' past the end')
-                                        xs42 = []
-                                        for _ in range(n41):
-                                            e43 = _new(_StreamsGroupDescribeResponse_KeyValue)
-                                            h46 = b[p]
-                                            if 0 < h46 < 128:
-                                                q45 = p + h46
-                                                e43.key = str(b[p + 1:q45], 'utf-8')
-                                                p = q45
-                                            else:
-                                                p += 1
-                                                n44 = h46 - 1
-                                                if n44 > 126:
-                                                    n44, p = _uvt(b, p, n44 + 1)
-                                                    n44 -= 1
-                                                if n44 < 0:
-                                                    raise DecodeError('KeyValue.Key: null where not nullable')
-                                                else:
-                                                    q45 = p + n44
-                                                    e43.key = str(b[p:q45], 'utf-8')
-                                                    p = q45
-                                            h49 = b[p]
-                                            if 0 < h49 < 128:
-                                                q48 = p + h49
-                                                e43.value = str(b[p + 1:q48], 'utf-8')
-                                                p = q48
-                                            else:
-                                                p += 1
-                                                n47 = h49 - 1
-                                                if n47 > 126:
-                                                    n47, p = _uvt(b, p, n47 + 1)
-                                                    n47 -= 1
-                                                if n47 < 0:
-                                                    raise DecodeError('KeyValue.Value: null where not nullable')
-                                                else:
-                                                    q48 = p + n47
-                                                    e43.value = str(b[p:q48], 'utf-8')
-                                                    p = q48
-                                            if b[p] == 0:  # no tagged fields, the common case
-                                                e43.unknown_tagged_fields = None
-                                                p += 1
-                                            else:
-                                                p = _t_StreamsGroupDescribeResponse_KeyValue_0(b, p, e43)
-                                            xs42.append(e43)
-                                        e36.topic_configs = xs42
-                                    if b[p] == 0:  # no tagged fields, the common case
-                                        e36.unknown_tagged_fields = None
-                                        p += 1
-                                    else:
-                                        p = _t_StreamsGroupDescribeResponse_TopicInfo_0(b, p, e36)
-                                    xs35.append(e36)
-                                e18.state_changelog_topics = xs35
-                            n50 = b[p] - 1
-                            p += 1
-                            if n50 > 126:
-                                n50, p = _uvt(b, p, n50 + 1)
-                                n50 -= 1
-                            if n50 < 0:
-                                raise DecodeError('Subtopology.RepartitionSourceTopics: null where not nullable')
+                                p += 1
+                                n39 = h41 - 1
+                                if n39 > 126:
+                                    n39, p = _uvt(b, p, n39 + 1)
+                                    n39 -= 1
+                                if n39 < 0:
+                                    raise DecodeError('TopicInfo.Name: null where not nullable')
+                                else:
+                                    q40 = p + n39
+                                    e38.name = str(b[p:q40], 'utf-8')
+                                    p = q40
+                            e38.partitions, e38.replication_factor, h42, = _S4.unpack_from(b, p)
+                            p += 7
+                            if 0 < h42 < 128:
+                                n43 = h42 - 1
                             else:
-                                if n50 > bl - p:
-                                    raise DecodeError('Subtopology.RepartitionSourceTopics: count ' + str(n50) + ' past the end')
-                                xs51 = []
-                                for _ in range(n50):
-                                    e52 = _new(_StreamsGroupDescribeResponse_TopicInfo)
-                                    h55 = b[p]
-                                    if 0 < h55 < 128:
-                                        q54 = p + h55
-                                        e52.name = str(b[p + 1:q54], 'utf-8')
-                                        p = q54
+                                n43 = h42 - 1
+                                if n43 > 126:
+                                    n43, p = _uvt(b, p, n43 + 1)
+                                    n43 -= 1
+                                if n43 < 0:
+                                    raise DecodeError('TopicInfo.TopicConfigs: null where not nullable')
+                                if n43 > bl - p:
+                                    raise DecodeError('TopicInfo.TopicConfigs: count ' + str(n43) + ' past the end')
+                            xs44 = []
+                            for _ in range(n43):
+                                e45 = _new(_StreamsGroupDescribeResponse_KeyValue)
+                                h48 = b[p]
+                                if 0 < h48 < 128:
+                                    q47 = p + h48
+                                    e45.key = str(b[p + 1:q47], 'utf-8')
+                                    p = q47
+                                else:
+                                    p += 1
+                                    n46 = h48 - 1
+                                    if n46 > 126:
+                                        n46, p = _uvt(b, p, n46 + 1)
+                                        n46 -= 1
+                                    if n46 < 0:
+                                        raise DecodeError('KeyValue.Key: null where not nullable')
                                     else:
-                                        p += 1
-                                        n53 = h55 - 1
-                                        if n53 > 126:
-                                            n53, p = _uvt(b, p, n53 + 1)
-                                            n53 -= 1
-                                        if n53 < 0:
-                                            raise DecodeError('TopicInfo.Name: null where not nullable')
-                                        else:
-                                            q54 = p + n53
-                                            e52.name = str(b[p:q54], 'utf-8')
-                                            p = q54
-                                    e52.partitions, e52.replication_factor, h56, = _S4.unpack_from(b, p)
-                                    p += 7
-                                    n57 = h56 - 1
-                                    if n57 > 126:
-                                        n57, p = _uvt(b, p, n57 + 1)
-                                        n57 -= 1
-                                    if n57 < 0:
-                                        raise DecodeError('TopicInfo.TopicConfigs: null where not nullable')
+                                        q47 = p + n46
+                                        e45.key = str(b[p:q47], 'utf-8')
+                                        p = q47
+                                h51 = b[p]
+                                if 0 < h51 < 128:
+                                    q50 = p + h51
+                                    e45.value = str(b[p + 1:q50], 'utf-8')
+                                    p = q50
+                                else:
+                                    p += 1
+                                    n49 = h51 - 1
+                                    if n49 > 126:
+                                        n49, p = _uvt(b, p, n49 + 1)
+                                        n49 -= 1
+                                    if n49 < 0:
+                                        raise DecodeError('KeyValue.Value: null where not nullable')
                                     else:
-                                        if n57 > bl - p:
-                                            raise DecodeError('TopicInfo.TopicConfigs: count ' + str(n57) + ' past the end')
-                                        xs58 = []
-                                        for _ in range(n57):
-                                            e59 = _new(_StreamsGroupDescribeResponse_KeyValue)
-                                            h62 = b[p]
-                                            if 0 < h62 < 128:
-                                                q61 = p + h62
-                                                e59.key = str(b[p + 1:q61], 'utf-8')
-                                                p = q61
-                                            else:
-                                                p += 1
-                                                n60 = h62 - 1
-                                                if n60 > 126:
-                                                    n60, p = _uvt(b, p, n60 + 1)
-                                                    n60 -= 1
-                                                if n60 < 0:
-                                                    raise DecodeError('KeyValue.Key: null where not nullable')
-                                                else:
-                                                    q61 = p + n60
-                                                    e59.key = str(b[p:q61], 'utf-8')
-                                                    p = q61
-                                            h65 = b[p]
-                                            if 0 < h65 < 128:
-                                                q64 = p + h65
-                                                e59.value = str(b[p + 1:q64], 'utf-8')
-                                                p = q64
-                                            else:
-                                                p += 1
-                                                n63 = h65 - 1
-                                                if n63 > 126:
-                                                    n63, p = _uvt(b, p, n63 + 1)
-                                                    n63 -= 1
-                                                if n63 < 0:
-                                                    raise DecodeError('KeyValue.Value: null where not nullable')
-                                                else:
-                                                    q64 = p + n63
-                                                    e59.value = str(b[p:q64], 'utf-8')
-                                                    p = q64
-                                            if b[p] == 0:  # no tagged fields, the common case
-                                                e59.unknown_tagged_fields = None
-                                                p += 1
-                                            else:
-                                                p = _t_StreamsGroupDescribeResponse_KeyValue_0(b, p, e59)
-                                            xs58.append(e59)
-                                        e52.topic_configs = xs58
-                                    if b[p] == 0:  # no tagged fields, the common case
-                                        e52.unknown_tagged_fields = None
-                                        p += 1
-                                    else:
-                                        p = _t_StreamsGroupDescribeResponse_TopicInfo_0(b, p, e52)
-                                    xs51.append(e52)
-                                e18.repartition_source_topics = xs51
+                                        q50 = p + n49
+                                        e45.value = str(b[p:q50], 'utf-8')
+                                        p = q50
+                                if b[p] == 0:  # no tagged fields, the common case
+                                    e45.unknown_tagged_fields = None
+                                    p += 1
+                                else:
+                                    p = _t_StreamsGroupDescribeResponse_KeyValue_0(b, p, e45)
+                                xs44.append(e45)
+                            e38.topic_configs = xs44
                             if b[p] == 0:  # no tagged fields, the common case
-                                e18.unknown_tagged_fields = None
+                                e38.unknown_tagged_fields = None
                                 p += 1
                             else:
-                                p = _t_StreamsGroupDescribeResponse_Subtopology_0(b, p, e18)
-                            xs17.append(e18)
-                        s14.subtopologies = xs17
+                                p = _t_StreamsGroupDescribeResponse_TopicInfo_0(b, p, e38)
+                            xs37.append(e38)
+                        e18.state_changelog_topics = xs37
+                        h69 = b[p]
+                        p += 1
+                        if 0 < h69 < 128:
+                            n53 = h69 - 1
+                        else:
+                            n53 = h69 - 1
+                            if n53 > 126:
+                                n53, p = _uvt(b, p, n53 + 1)
+                                n53 -= 1
+                            if n53 < 0:
+                                raise DecodeError('Subtopology.RepartitionSourceTopics: null where not nullable')
+                            if n53 > bl - p:
+                                raise DecodeError('Subtopology.RepartitionSourceTopics: count ' + str(n53) + ' past the end')
+                        xs54 = []
+                        for _ in range(n53):
+                            e55 = _new(_StreamsGroupDescribeResponse_TopicInfo)
+                            h58 = b[p]
+                            if 0 < h58 < 128:
+                                q57 = p + h58
+                                e55.name = str(b[p + 1:q57], 'utf-8')
+                                p = q57
+                            else:
+                                p += 1
+                                n56 = h58 - 1
+                                if n56 > 126:
+                                    n56, p = _uvt(b, p, n56 + 1)
+                                    n56 -= 1
+                                if n56 < 0:
+                                    raise DecodeError('TopicInfo.Name: null where not nullable')
+                                else:
+                                    q57 = p + n56
+                                    e55.name = str(b[p:q57], 'utf-8')
+                                    p = q57
+                            e55.partitions, e55.replication_factor, h59, = _S4.unpack_from(b, p)
+                            p += 7
+                            if 0 < h59 < 128:
+                                n60 = h59 - 1
+                            else:
+                                n60 = h59 - 1
+                                if n60 > 126:
+                                    n60, p = _uvt(b, p, n60 + 1)
+                                    n60 -= 1
+                                if n60 < 0:
+                                    raise DecodeError('TopicInfo.TopicConfigs: null where not nullable')
+                                if n60 > bl - p:
+                                    raise DecodeError('TopicInfo.TopicConfigs: count ' + str(n60) + ' past the end')
+                            xs61 = []
+                            for _ in range(n60):
+                                e62 = _new(_StreamsGroupDescribeResponse_KeyValue)
+                                h65 = b[p]
+                                if 0 < h65 < 128:
+                                    q64 = p + h65
+                                    e62.key = str(b[p + 1:q64], 'utf-8')
+                                    p = q64
+                                else:
+                                    p += 1
+                                    n63 = h65 - 1
+                                    if n63 > 126:
+                                        n63, p = _uvt(b, p, n63 + 1)
+                                        n63 -= 1
+                                    if n63 < 0:
+                                        raise DecodeError('KeyValue.Key: null where not nullable')
+                                    else:
+                                        q64 = p + n63
+                                        e62.key = str(b[p:q64], 'utf-8')
+                                        p = q64
+                                h68 = b[p]
+                                if 0 < h68 < 128:
+                                    q67 = p + h68
+                                    e62.value = str(b[p + 1:q67], 'utf-8')
+                                    p = q67
+                                else:
+                                    p += 1
+                                    n66 = h68 - 1
+                                    if n66 > 126:
+                                        n66, p = _uvt(b, p, n66 + 1)
+                                        n66 -= 1
+                                    if n66 < 0:
+                                        raise DecodeError('KeyValue.Value: null where not nullable')
+                                    else:
+                                        q67 = p + n66
+                                        e62.value = str(b[p:q67], 'utf-8')
+                                        p = q67
+                                if b[p] == 0:  # no tagged fields, the common case
+                                    e62.unknown_tagged_fields = None
+                                    p += 1
+                                else:
+                                    p = _t_StreamsGroupDescribeResponse_KeyValue_0(b, p, e62)
+                                xs61.append(e62)
+                            e55.topic_configs = xs61
+                            if b[p] == 0:  # no tagged fields, the common case
+                                e55.unknown_tagged_fields = None
+                                p += 1
+                            else:
+                                p = _t_StreamsGroupDescribeResponse_TopicInfo_0(b, p, e55)
+                            xs54.append(e55)
+                        e18.repartition_source_topics = xs54
+                        if b[p] == 0:  # no tagged fields, the common case
+                            e18.unknown_tagged_fields = None
+                            p += 1
+                        else:
+                            p = _t_StreamsGroupDescribeResponse_Subtopology_0(b, p, e18)
+                        xs17.append(e18)
+                    s14.subtopologies = xs17
+            if b[p] == 0:  # no tagged fields, the common case
+                s14.unknown_tagged_fields = None
+                p += 1
+            else:
+                p = _t_StreamsGroupDescribeResponse_Topology_0(b, p, s14)
+            e4.topology = s14
+        h175 = b[p]
+        p += 1
+        if 0 < h175 < 128:
+            n70 = h175 - 1
+        else:
+            n70 = h175 - 1
+            if n70 > 126:
+                n70, p = _uvt(b, p, n70 + 1)
+                n70 -= 1
+            if n70 < 0:
+                raise DecodeError('DescribedGroup.Members: null where not nullable')
+            if n70 > bl - p:
+                raise DecodeError('DescribedGroup.Members: count ' + str(n70) + ' past the end')
+        xs71 = []
+        for _ in range(n70):
+            e72 = _new(_StreamsGroupDescribeResponse_Member)
+            h75 = b[p]
+            if 0 < h75 < 128:
+                q74 = p + h75
+                e72.member_id = str(b[p + 1:q74], 'utf-8')
+                p = q74
+            else:
+                p += 1
+                n73 = h75 - 1
+                if n73 > 126:
+                    n73, p = _uvt(b, p, n73 + 1)
+                    n73 -= 1
+                if n73 < 0:
+                    raise DecodeError('Member.MemberId: null where not nullable')
+                else:
+                    q74 = p + n73
+                    e72.member_id = str(b[p:q74], 'utf-8')
+                    p = q74
+            e72.member_epoch, h76, = _S1.unpack_from(b, p)
+            p += 5
+            if 0 < h76 < 128:
+                q78 = p + h76 - 1
+                e72.instance_id = str(b[p:q78], 'utf-8')
+                p = q78
+            elif h76 == 0:
+                e72.instance_id = None
+            else:
+                n77 = h76 - 1
+                if n77 > 126:
+                    n77, p = _uvt(b, p, n77 + 1)
+                    n77 -= 1
+                if n77 < 0:
+                    e72.instance_id = None
+                else:
+                    q78 = p + n77
+                    e72.instance_id = str(b[p:q78], 'utf-8')
+                    p = q78
+            h81 = b[p]
+            if 0 < h81 < 128:
+                q80 = p + h81
+                e72.rack_id = str(b[p + 1:q80], 'utf-8')
+                p = q80
+            elif h81 == 0:
+                e72.rack_id = None
+                p += 1
+            else:
+                p += 1
+                n79 = h81 - 1
+                if n79 > 126:
+                    n79, p = _uvt(b, p, n79 + 1)
+                    n79 -= 1
+                if n79 < 0:
+                    e72.rack_id = None
+                else:
+                    q80 = p + n79
+                    e72.rack_id = str(b[p:q80], 'utf-8')
+                    p = q80
+            h84 = b[p]
+            if 0 < h84 < 128:
+                q83 = p + h84
+                e72.client_id = str(b[p + 1:q83], 'utf-8')
+                p = q83
+            else:
+                p += 1
+                n82 = h84 - 1
+                if n82 > 126:
+                    n82, p = _uvt(b, p, n82 + 1)
+                    n82 -= 1
+                if n82 < 0:
+                    raise DecodeError('Member.ClientId: null where not nullable')
+                else:
+                    q83 = p + n82
+                    e72.client_id = str(b[p:q83], 'utf-8')
+                    p = q83
+            h87 = b[p]
+            if 0 < h87 < 128:
+                q86 = p + h87
+                e72.client_host = str(b[p + 1:q86], 'utf-8')
+                p = q86
+            else:
+                p += 1
+                n85 = h87 - 1
+                if n85 > 126:
+                    n85, p = _uvt(b, p, n85 + 1)
+                    n85 -= 1
+                if n85 < 0:
+                    raise DecodeError('Member.ClientHost: null where not nullable')
+                else:
+                    q86 = p + n85
+                    e72.client_host = str(b[p:q86], 'utf-8')
+                    p = q86
+            e72.topology_epoch, h88, = _S1.unpack_from(b, p)
+            p += 5
+            if 0 < h88 < 128:
+                q90 = p + h88 - 1
+                e72.process_id = str(b[p:q90], 'utf-8')
+                p = q90
+            else:
+                n89 = h88 - 1
+                if n89 > 126:
+                    n89, p = _uvt(b, p, n89 + 1)
+                    n89 -= 1
+                if n89 < 0:
+                    raise DecodeError('Member.ProcessId: null where not nullable')
+                else:
+                    q90 = p + n89
+                    e72.process_id = str(b[p:q90], 'utf-8')
+                    p = q90
+            if b[p] > 127:
+                e72.user_endpoint = None
+                p += 1
+            else:
+                p += 1
+                s91 = _new(_StreamsGroupDescribeResponse_Endpoint)
+                h94 = b[p]
+                if 0 < h94 < 128:
+                    q93 = p + h94
+                    s91.host = str(b[p + 1:q93], 'utf-8')
+                    p = q93
+                else:
+                    p += 1
+                    n92 = h94 - 1
+                    if n92 > 126:
+                        n92, p = _uvt(b, p, n92 + 1)
+                        n92 -= 1
+                    if n92 < 0:
+                        raise DecodeError('Endpoint.Host: null where not nullable')
+                    else:
+                        q93 = p + n92
+                        s91.host = str(b[p:q93], 'utf-8')
+                        p = q93
+                s91.port, = _S5.unpack_from(b, p)
+                p += 2
                 if b[p] == 0:  # no tagged fields, the common case
-                    s14.unknown_tagged_fields = None
+                    s91.unknown_tagged_fields = None
                     p += 1
                 else:
-                    p = _t_StreamsGroupDescribeResponse_Topology_0(b, p, s14)
-                e4.topology = s14
-            n66 = b[p] - 1
+                    p = _t_StreamsGroupDescribeResponse_Endpoint_0(b, p, s91)
+                e72.user_endpoint = s91
+            h104 = b[p]
             p += 1
-            if n66 > 126:
-                n66, p = _uvt(b, p, n66 + 1)
-                n66 -= 1
-            if n66 < 0:
-                raise DecodeError('DescribedGroup.Members: null where not nullable')
+            if 0 < h104 < 128:
+                n95 = h104 - 1
             else:
-                if n66 > bl - p:
-                    raise DecodeError('DescribedGroup.Members: count ' + str(n66) + ' past the end')
-                xs67 = []
-                for _ in range(n66):
-                    e68 = _new(_StreamsGroupDescribeResponse_Member)
-                    h71 = b[p]
-                    if 0 < h71 < 128:
-                        q70 = p + h71
-                        e68.member_id = str(b[p + 1:q70], 'utf-8')
-                        p = q70
-                    else:
-                        p += 1
-                        n69 = h71 - 1
-                        if n69 > 126:
-                            n69, p = _uvt(b, p, n69 + 1)
-                            n69 -= 1
-                        if n69 < 0:
-                            raise DecodeError('Member.MemberId: null where not nullable')
-                        else:
-                            q70 = p + n69
-                            e68.member_id = str(b[p:q70], 'utf-8')
-                            p = q70
-                    e68.member_epoch, h72, = _S1.unpack_from(b, p)
-                    p += 5
-                    if 0 < h72 < 128:
-                        q74 = p + h72 - 1
-                        e68.instance_id = str(b[p:q74], 'utf-8')
-                        p = q74
-                    elif h72 == 0:
-                        e68.instance_id = None
-                    else:
-                        n73 = h72 - 1
-                        if n73 > 126:
-                            n73, p = _uvt(b, p, n73 + 1)
-                            n73 -= 1
-                        if n73 < 0:
-                            e68.instance_id = None
-                        else:
-                            q74 = p + n73
-                            e68.instance_id = str(b[p:q74], 'utf-8')
-                            p = q74
-                    h77 = b[p]
-                    if 0 < h77 < 128:
-                        q76 = p + h77
-                        e68.rack_id = str(b[p + 1:q76], 'utf-8')
-                        p = q76
-                    elif h77 == 0:
-                        e68.rack_id = None
-                        p += 1
-                    else:
-                        p += 1
-                        n75 = h77 - 1
-                        if n75 > 126:
-                            n75, p = _uvt(b, p, n75 + 1)
-                            n75 -= 1
-                        if n75 < 0:
-                            e68.rack_id = None
-                        else:
-                            q76 = p + n75
-                            e68.rack_id = str(b[p:q76], 'utf-8')
-                            p = q76
-                    h80 = b[p]
-                    if 0 < h80 < 128:
-                        q79 = p + h80
-                        e68.client_id = str(b[p + 1:q79], 'utf-8')
-                        p = q79
-                    else:
-                        p += 1
-                        n78 = h80 - 1
-                        if n78 > 126:
-                            n78, p = _uvt(b, p, n78 + 1)
-                            n78 -= 1
-                        if n78 < 0:
-                            raise DecodeError('Member.ClientId: null where not nullable')
-                        else:
-                            q79 = p + n78
-                            e68.client_id = str(b[p:q79], 'utf-8')
-                            p = q79
-                    h83 = b[p]
-                    if 0 < h83 < 128:
-                        q82 = p + h83
-                        e68.client_host = str(b[p + 1:q82], 'utf-8')
-                        p = q82
-                    else:
-                        p += 1
-                        n81 = h83 - 1
-                        if n81 > 126:
-                            n81, p = _uvt(b, p, n81 + 1)
-                            n81 -= 1
-                        if n81 < 0:
-                            raise DecodeError('Member.ClientHost: null where not nullable')
-                        else:
-                            q82 = p + n81
-                            e68.client_host = str(b[p:q82], 'utf-8')
-                            p = q82
-                    e68.topology_epoch, h84, = _S1.unpack_from(b, p)
-                    p += 5
-                    if 0 < h84 < 128:
-                        q86 = p + h84 - 1
-                        e68.process_id = str(b[p:q86], 'utf-8')
-                        p = q86
-                    else:
-                        n85 = h84 - 1
-                        if n85 > 126:
-                            n85, p = _uvt(b, p, n85 + 1)
-                            n85 -= 1
-                        if n85 < 0:
-                            raise DecodeError('Member.ProcessId: null where not nullable')
-                        else:
-                            q86 = p + n85
-                            e68.process_id = str(b[p:q86], 'utf-8')
-                            p = q86
-                    if b[p] > 127:
-                        e68.user_endpoint = None
-                        p += 1
-                    else:
-                        p += 1
-                        s87 = _new(_StreamsGroupDescribeResponse_Endpoint)
-                        h90 = b[p]
-                        if 0 < h90 < 128:
-                            q89 = p + h90
-                            s87.host = str(b[p + 1:q89], 'utf-8')
-                            p = q89
-                        else:
-                            p += 1
-                            n88 = h90 - 1
-                            if n88 > 126:
-                                n88, p = _uvt(b, p, n88 + 1)
-                                n88 -= 1
-                            if n88 < 0:
-                                raise DecodeError('Endpoint.Host: null where not nullable')
-                            else:
-                                q89 = p + n88
-                                s87.host = str(b[p:q89], 'utf-8')
-                                p = q89
-                        s87.port, = _S5.unpack_from(b, p)
-                        p += 2
-                        if b[p] == 0:  # no tagged fields, the common case
-                            s87.unknown_tagged_fields = None
-                            p += 1
-                        else:
-                            p = _t_StreamsGroupDescribeResponse_Endpoint_0(b, p, s87)
-                        e68.user_endpoint = s87
-                    n91 = b[p] - 1
+                n95 = h104 - 1
+                if n95 > 126:
+                    n95, p = _uvt(b, p, n95 + 1)
+                    n95 -= 1
+                if n95 < 0:
+                    raise DecodeError('Member.ClientTags: null where not nullable')
+                if n95 > bl - p:
+                    raise DecodeError('Member.ClientTags: count ' + str(n95) + ' past the end')
+            xs96 = []
+            for _ in range(n95):
+                e97 = _new(_StreamsGroupDescribeResponse_KeyValue)
+                h100 = b[p]
+                if 0 < h100 < 128:
+                    q99 = p + h100
+                    e97.key = str(b[p + 1:q99], 'utf-8')
+                    p = q99
+                else:
                     p += 1
-                    if n91 > 126:
-                        n91, p = _uvt(b, p, n91 + 1)
-                        n91 -= 1
-                    if n91 < 0:
-                        raise DecodeError('Member.ClientTags: null where not nullable')
+                    n98 = h100 - 1
+                    if n98 > 126:
+                        n98, p = _uvt(b, p, n98 + 1)
+                        n98 -= 1
+                    if n98 < 0:
+                        raise DecodeError('KeyValue.Key: null where not nullable')
                     else:
-                        if n91 > bl - p:
-                            raise DecodeError('Member.ClientTags: count ' + str(n91) + ' past the end')
-                        xs92 = []
-                        for _ in range(n91):
-                            e93 = _new(_StreamsGroupDescribeResponse_KeyValue)
-                            h96 = b[p]
-                            if 0 < h96 < 128:
-                                q95 = p + h96
-                                e93.key = str(b[p + 1:q95], 'utf-8')
-                                p = q95
-                            else:
-                                p += 1
-                                n94 = h96 - 1
-                                if n94 > 126:
-                                    n94, p = _uvt(b, p, n94 + 1)
-                                    n94 -= 1
-                                if n94 < 0:
-                                    raise DecodeError('KeyValue.Key: null where not nullable')
-                                else:
-                                    q95 = p + n94
-                                    e93.key = str(b[p:q95], 'utf-8')
-                                    p = q95
-                            h99 = b[p]
-                            if 0 < h99 < 128:
-                                q98 = p + h99
-                                e93.value = str(b[p + 1:q98], 'utf-8')
-                                p = q98
-                            else:
-                                p += 1
-                                n97 = h99 - 1
-                                if n97 > 126:
-                                    n97, p = _uvt(b, p, n97 + 1)
-                                    n97 -= 1
-                                if n97 < 0:
-                                    raise DecodeError('KeyValue.Value: null where not nullable')
-                                else:
-                                    q98 = p + n97
-                                    e93.value = str(b[p:q98], 'utf-8')
-                                    p = q98
-                            if b[p] == 0:  # no tagged fields, the common case
-                                e93.unknown_tagged_fields = None
-                                p += 1
-                            else:
-                                p = _t_StreamsGroupDescribeResponse_KeyValue_0(b, p, e93)
-                            xs92.append(e93)
-                        e68.client_tags = xs92
-                    n100 = b[p] - 1
+                        q99 = p + n98
+                        e97.key = str(b[p:q99], 'utf-8')
+                        p = q99
+                h103 = b[p]
+                if 0 < h103 < 128:
+                    q102 = p + h103
+                    e97.value = str(b[p + 1:q102], 'utf-8')
+                    p = q102
+                else:
                     p += 1
-                    if n100 > 126:
-                        n100, p = _uvt(b, p, n100 + 1)
-                        n100 -= 1
-                    if n100 < 0:
-                        raise DecodeError('Member.TaskOffsets: null where not nullable')
+                    n101 = h103 - 1
+                    if n101 > 126:
+                        n101, p = _uvt(b, p, n101 + 1)
+                        n101 -= 1
+                    if n101 < 0:
+                        raise DecodeError('KeyValue.Value: null where not nullable')
                     else:
-                        if n100 > bl - p:
-                            raise DecodeError('Member.TaskOffsets: count ' + str(n100) + ' past the end')
-                        xs101 = []
-                        for _ in range(n100):
-                            e102 = _new(_StreamsGroupDescribeResponse_TaskOffset)
-                            h105 = b[p]
-                            if 0 < h105 < 128:
-                                q104 = p + h105
-                                e102.subtopology_id = str(b[p + 1:q104], 'utf-8')
-                                p = q104
-                            else:
-                                p += 1
-                                n103 = h105 - 1
-                                if n103 > 126:
-                                    n103, p = _uvt(b, p, n103 + 1)
-                                    n103 -= 1
-                                if n103 < 0:
-                                    raise DecodeError('TaskOffset.SubtopologyId: null where not nullable')
-                                else:
-                                    q104 = p + n103
-                                    e102.subtopology_id = str(b[p:q104], 'utf-8')
-                                    p = q104
-                            e102.partition, e102.offset, = _S6.unpack_from(b, p)
-                            p += 12
-                            if b[p] == 0:  # no tagged fields, the common case
-                                e102.unknown_tagged_fields = None
-                                p += 1
-                            else:
-                                p = _t_StreamsGroupDescribeResponse_TaskOffset_0(b, p, e102)
-                            xs101.append(e102)
-                        e68.task_offsets = xs101
-                    n106 = b[p] - 1
+                        q102 = p + n101
+                        e97.value = str(b[p:q102], 'utf-8')
+                        p = q102
+                if b[p] == 0:  # no tagged fields, the common case
+                    e97.unknown_tagged_fields = None
                     p += 1
-                    if n106 > 126:
-                        n106, p = _uvt(b, p, n106 + 1)
-                        n106 -= 1
-                    if n106 < 0:
-                        raise DecodeError('Member.TaskEndOffsets: null where not nullable')
-                    else:
-                        if n106 > bl - p:
-                            raise DecodeError('Member.TaskEndOffsets: count ' + str(n106) + ' past the end')
-                        xs107 = []
-                        for _ in range(n106):
-                            e108 = _new(_StreamsGroupDescribeResponse_TaskOffset)
-                            h111 = b[p]
-                            if 0 < h111 < 128:
-                                q110 = p + h111
-                                e108.subtopology_id = str(b[p + 1:q110], 'utf-8')
-                                p = q110
-                            else:
-                                p += 1
-                                n109 = h111 - 1
-                                if n109 > 126:
-                                    n109, p = _uvt(b, p, n109 + 1)
-                                    n109 -= 1
-                                if n109 < 0:
-                                    raise DecodeError('TaskOffset.SubtopologyId: null where not nullable')
-                                else:
-                                    q110 = p + n109
-                                    e108.subtopology_id = str(b[p:q110], 'utf-8')
-                                    p = q110
-                            e108.partition, e108.offset, = _S6.unpack_from(b, p)
-                            p += 12
-                            if b[p] == 0:  # no tagged fields, the common case
-                                e108.unknown_tagged_fields = None
-                                p += 1
-                            else:
-                                p = _t_StreamsGroupDescribeResponse_TaskOffset_0(b, p, e108)
-                            xs107.append(e108)
-                        e68.task_end_offsets = xs107
-                    s112 = _new(_StreamsGroupDescribeResponse_Assignment)
-                    n113 = b[p] - 1
+                else:
+                    p = _t_StreamsGroupDescribeResponse_KeyValue_0(b, p, e97)
+                xs96.append(e97)
+            e72.client_tags = xs96
+            h111 = b[p]
+            p += 1
+            if 0 < h111 < 128:
+                n105 = h111 - 1
+            else:
+                n105 = h111 - 1
+                if n105 > 126:
+                    n105, p = _uvt(b, p, n105 + 1)
+                    n105 -= 1
+                if n105 < 0:
+                    raise DecodeError('Member.TaskOffsets: null where not nullable')
+                if n105 > bl - p:
+                    raise DecodeError('Member.TaskOffsets: count ' + str(n105) + ' past the end')
+            xs106 = []
+            for _ in range(n105):
+                e107 = _new(_StreamsGroupDescribeResponse_TaskOffset)
+                h110 = b[p]
+                if 0 < h110 < 128:
+                    q109 = p + h110
+                    e107.subtopology_id = str(b[p + 1:q109], 'utf-8')
+                    p = q109
+                else:
                     p += 1
-                    if n113 > 126:
-                        n113, p = _uvt(b, p, n113 + 1)
-                        n113 -= 1
-                    if n113 < 0:
-                        raise DecodeError('Assignment.ActiveTasks: null where not nullable')
+                    n108 = h110 - 1
+                    if n108 > 126:
+                        n108, p = _uvt(b, p, n108 + 1)
+                        n108 -= 1
+                    if n108 < 0:
+                        raise DecodeError('TaskOffset.SubtopologyId: null where not nullable')
                     else:
-                        if n113 > bl - p:
-                            raise DecodeError('Assignment.ActiveTasks: count ' + str(n113) + ' past the end')
-                        xs114 = []
-                        for _ in range(n113):
-                            e115 = _new(_StreamsGroupDescribeResponse_TaskIds)
-                            h118 = b[p]
-                            if 0 < h118 < 128:
-                                q117 = p + h118
-                                e115.subtopology_id = str(b[p + 1:q117], 'utf-8')
-                                p = q117
-                            else:
-                                p += 1
-                                n116 = h118 - 1
-                                if n116 > 126:
-                                    n116, p = _uvt(b, p, n116 + 1)
-                                    n116 -= 1
-                                if n116 < 0:
-                                    raise DecodeError('TaskIds.SubtopologyId: null where not nullable')
-                                else:
-                                    q117 = p + n116
-                                    e115.subtopology_id = str(b[p:q117], 'utf-8')
-                                    p = q117
-                            h120 = b[p]
-                            if 0 < h120 < 65:
-                                e115.partitions = [*_UNPACK_i[h120](b, p + 1)]
-                                p += 4 * h120 - 3
-                            else:
-                                p += 1
-                                n119 = h120 - 1
-                                if n119 > 126:
-                                    n119, p = _uvt(b, p, n119 + 1)
-                                    n119 -= 1
-                                if n119 < 0:
-                                    raise DecodeError('TaskIds.Partitions: null where not nullable')
-                                elif n119 < 64:
-                                    e115.partitions = [*_ARRAY_i[n119].unpack_from(b, p)]
-                                    p += 4 * n119
-                                else:
-                                    if n119 > bl - p:
-                                        raise DecodeError('TaskIds.Partitions: count ' + str(n119) + ' past the end')
-                                    e115.partitions = [*_struct.Struct('>' + str(n119) + 'i').unpack_from(b, p)]
-                                    p += 4 * n119
-                            if b[p] == 0:  # no tagged fields, the common case
-                                e115.unknown_tagged_fields = None
-                                p += 1
-                            else:
-                                p = _t_StreamsGroupDescribeResponse_TaskIds_0(b, p, e115)
-                            xs114.append(e115)
-                        s112.active_tasks = xs114
-                    n121 = b[p] - 1
+                        q109 = p + n108
+                        e107.subtopology_id = str(b[p:q109], 'utf-8')
+                        p = q109
+                e107.partition, e107.offset, = _S6.unpack_from(b, p)
+                p += 12
+                if b[p] == 0:  # no tagged fields, the common case
+                    e107.unknown_tagged_fields = None
                     p += 1
-                    if n121 > 126:
-                        n121, p = _uvt(b, p, n121 + 1)
-                        n121 -= 1
-                    if n121 < 0:
-                        raise DecodeError('Assignment.StandbyTasks: null where not nullable')
-                    else:
-                        if n121 > bl - p:
-                            raise DecodeError('Assignment.StandbyTasks: count ' + str(n121) + ' past the end')
-                        xs122 = []
-                        for _ in range(n121):
-                            e123 = _new(_StreamsGroupDescribeResponse_TaskIds)
-                            h126 = b[p]
-                            if 0 < h126 < 128:
-                                q125 = p + h126
-                                e123.subtopology_id = str(b[p + 1:q125], 'utf-8')
-                                p = q125
-                            else:
-                                p += 1
-                                n124 = h126 - 1
-                                if n124 > 126:
-                                    n124, p = _uvt(b, p, n124 + 1)
-                                    n124 -= 1
-                                if n124 < 0:
-                                    raise DecodeError('TaskIds.SubtopologyId: null where not nullable')
-                                else:
-                                    q125 = p + n124
-                                    e123.subtopology_id = str(b[p:q125], 'utf-8')
-                                    p = q125
-                            h128 = b[p]
-                            if 0 < h128 < 65:
-                                e123.partitions = [*_UNPACK_i[h128](b, p + 1)]
-                                p += 4 * h128 - 3
-                            else:
-                                p += 1
-                                n127 = h128 - 1
-                                if n127 > 126:
-                                    n127, p = _uvt(b, p, n127 + 1)
-                                    n127 -= 1
-                                if n127 < 0:
-                                    raise DecodeError('TaskIds.Partitions: null where not nullable')
-                                elif n127 < 64:
-                                    e123.partitions = [*_ARRAY_i[n127].unpack_from(b, p)]
-                                    p += 4 * n127
-                                else:
-                                    if n127 > bl - p:
-                                        raise DecodeError('TaskIds.Partitions: count ' + str(n127) + ' past the end')
-                                    e123.partitions = [*_struct.Struct('>' + str(n127) + 'i').unpack_from(b, p)]
-                                    p += 4 * n127
-                            if b[p] == 0:  # no tagged fields, the common case
-                                e123.unknown_tagged_fields = None
-                                p += 1
-                            else:
-                                p = _t_StreamsGroupDescribeResponse_TaskIds_0(b, p, e123)
-                            xs122.append(e123)
-                        s112.standby_tasks = xs122
-                    n129 = b[p] - 1
+                else:
+                    p = _t_StreamsGroupDescribeResponse_TaskOffset_0(b, p, e107)
+                xs106.append(e107)
+            e72.task_offsets = xs106
+            h118 = b[p]
+            p += 1
+            if 0 < h118 < 128:
+                n112 = h118 - 1
+            else:
+                n112 = h118 - 1
+                if n112 > 126:
+                    n112, p = _uvt(b, p, n112 + 1)
+                    n112 -= 1
+                if n112 < 0:
+                    raise DecodeError('Member.TaskEndOffsets: null where not nullable')
+                if n112 > bl - p:
+                    raise DecodeError('Member.TaskEndOffsets: count ' + str(n112) + ' past the end')
+            xs113 = []
+            for _ in range(n112):
+                e114 = _new(_StreamsGroupDescribeResponse_TaskOffset)
+                h117 = b[p]
+                if 0 < h117 < 128:
+                    q116 = p + h117
+                    e114.subtopology_id = str(b[p + 1:q116], 'utf-8')
+                    p = q116
+                else:
                     p += 1
-                    if n129 > 126:
-                        n129, p = _uvt(b, p, n129 + 1)
-                        n129 -= 1
-                    if n129 < 0:
-                        raise DecodeError('Assignment.WarmupTasks: null where not nullable')
+                    n115 = h117 - 1
+                    if n115 > 126:
+                        n115, p = _uvt(b, p, n115 + 1)
+                        n115 -= 1
+                    if n115 < 0:
+                        raise DecodeError('TaskOffset.SubtopologyId: null where not nullable')
                     else:
-                        if n129 > bl - p:
-                            raise DecodeError('Assignment.WarmupTasks: count ' + str(n129) + ' past the end')
-                        xs130 = []
-                        for _ in range(n129):
-                            e131 = _new(_StreamsGroupDescribeResponse_TaskIds)
-                            h134 = b[p]
-                            if 0 < h134 < 128:
-                                q133 = p + h134
-                                e131.subtopology_id = str(b[p + 1:q133], 'utf-8')
-                                p = q133
-                            else:
-                                p += 1
-                                n132 = h134 - 1
-                                if n132 > 126:
-                                    n132, p = _uvt(b, p, n132 + 1)
-                                    n132 -= 1
-                                if n132 < 0:
-                                    raise DecodeError('TaskIds.SubtopologyId: null where not nullable')
-                                else:
-                                    q133 = p + n132
-                                    e131.subtopology_id = str(b[p:q133], 'utf-8')
-                                    p = q133
-                            h136 = b[p]
-                            if 0 < h136 < 65:
-                                e131.partitions = [*_UNPACK_i[h136](b, p + 1)]
-                                p += 4 * h136 - 3
-                            else:
-                                p += 1
-                                n135 = h136 - 1
-                                if n135 > 126:
-                                    n135, p = _uvt(b, p, n135 + 1)
-                                    n135 -= 1
-                                if n135 < 0:
-                                    raise DecodeError('TaskIds.Partitions: null where not nullable')
-                                elif n135 < 64:
-                                    e131.partitions = [*_ARRAY_i[n135].unpack_from(b, p)]
-                                    p += 4 * n135
-                                else:
-                                    if n135 > bl - p:
-                                        raise DecodeError('TaskIds.Partitions: count ' + str(n135) + ' past the end')
-                                    e131.partitions = [*_struct.Struct('>' + str(n135) + 'i').unpack_from(b, p)]
-                                    p += 4 * n135
-                            if b[p] == 0:  # no tagged fields, the common case
-                                e131.unknown_tagged_fields = None
-                                p += 1
-                            else:
-                                p = _t_StreamsGroupDescribeResponse_TaskIds_0(b, p, e131)
-                            xs130.append(e131)
-                        s112.warmup_tasks = xs130
-                    if b[p] == 0:  # no tagged fields, the common case
-                        s112.unknown_tagged_fields = None
-                        p += 1
-                    else:
-                        p = _t_StreamsGroupDescribeResponse_Assignment_0(b, p, s112)
-                    e68.assignment = s112
-                    s137 = _new(_StreamsGroupDescribeResponse_Assignment)
-                    n138 = b[p] - 1
+                        q116 = p + n115
+                        e114.subtopology_id = str(b[p:q116], 'utf-8')
+                        p = q116
+                e114.partition, e114.offset, = _S6.unpack_from(b, p)
+                p += 12
+                if b[p] == 0:  # no tagged fields, the common case
+                    e114.unknown_tagged_fields = None
                     p += 1
-                    if n138 > 126:
-                        n138, p = _uvt(b, p, n138 + 1)
-                        n138 -= 1
-                    if n138 < 0:
-                        raise DecodeError('Assignment.ActiveTasks: null where not nullable')
-                    else:
-                        if n138 > bl - p:
-                            raise DecodeError('Assignment.ActiveTasks: count ' + str(n138) + ' past the end')
-                        xs139 = []
-                        for _ in range(n138):
-                            e140 = _new(_StreamsGroupDescribeResponse_TaskIds)
-                            h143 = b[p]
-                            if 0 < h143 < 128:
-                                q142 = p + h143
-                                e140.subtopology_id = str(b[p + 1:q142], 'utf-8')
-                                p = q142
-                            else:
-                                p += 1
-                                n141 = h143 - 1
-                                if n141 > 126:
-                                    n141, p = _uvt(b, p, n141 + 1)
-                                    n141 -= 1
-                                if n141 < 0:
-                                    raise DecodeError('TaskIds.SubtopologyId: null where not nullable')
-                                else:
-                                    q142 = p + n141
-                                    e140.subtopology_id = str(b[p:q142], 'utf-8')
-                                    p = q142
-                            h145 = b[p]
-                            if 0 < h145 < 65:
-                                e140.partitions = [*_UNPACK_i[h145](b, p + 1)]
-                                p += 4 * h145 - 3
-                            else:
-                                p += 1
-                                n144 = h145 - 1
-                                if n144 > 126:
-                                    n144, p = _uvt(b, p, n144 + 1)
-                                    n144 -= 1
-                                if n144 < 0:
-                                    raise DecodeError('TaskIds.Partitions: null where not nullable')
-                                elif n144 < 64:
-                                    e140.partitions = [*_ARRAY_i[n144].unpack_from(b, p)]
-                                    p += 4 * n144
-                                else:
-                                    if n144 > bl - p:
-                                        raise DecodeError('TaskIds.Partitions: count ' + str(n144) + ' past the end')
-                                    e140.partitions = [*_struct.Struct('>' + str(n144) + 'i').unpack_from(b, p)]
-                                    p += 4 * n144
-                            if b[p] == 0:  # no tagged fields, the common case
-                                e140.unknown_tagged_fields = None
-                                p += 1
-                            else:
-                                p = _t_StreamsGroupDescribeResponse_TaskIds_0(b, p, e140)
-                            xs139.append(e140)
-                        s137.active_tasks = xs139
-                    n146 = b[p] - 1
+                else:
+                    p = _t_StreamsGroupDescribeResponse_TaskOffset_0(b, p, e114)
+                xs113.append(e114)
+            e72.task_end_offsets = xs113
+            s119 = _new(_StreamsGroupDescribeResponse_Assignment)
+            h128 = b[p]
+            p += 1
+            if 0 < h128 < 128:
+                n120 = h128 - 1
+            else:
+                n120 = h128 - 1
+                if n120 > 126:
+                    n120, p = _uvt(b, p, n120 + 1)
+                    n120 -= 1
+                if n120 < 0:
+                    raise DecodeError('Assignment.ActiveTasks: null where not nullable')
+                if n120 > bl - p:
+                    raise DecodeError('Assignment.ActiveTasks: count ' + str(n120) + ' past the end')
+            xs121 = []
+            for _ in range(n120):
+                e122 = _new(_StreamsGroupDescribeResponse_TaskIds)
+                h125 = b[p]
+                if 0 < h125 < 128:
+                    q124 = p + h125
+                    e122.subtopology_id = str(b[p + 1:q124], 'utf-8')
+                    p = q124
+                else:
                     p += 1
-                    if n146 > 126:
-                        n146, p = _uvt(b, p, n146 + 1)
-                        n146 -= 1
-                    if n146 < 0:
-                        raise DecodeError('Assignment.StandbyTasks: null where not nullable')
+                    n123 = h125 - 1
+                    if n123 > 126:
+                        n123, p = _uvt(b, p, n123 + 1)
+                        n123 -= 1
+                    if n123 < 0:
+                        raise DecodeError('TaskIds.SubtopologyId: null where not nullable')
                     else:
-                        if n146 > bl - p:
-                            raise DecodeError('Assignment.StandbyTasks: count ' + str(n146) + ' past the end')
-                        xs147 = []
-                        for _ in range(n146):
-                            e148 = _new(_StreamsGroupDescribeResponse_TaskIds)
-                            h151 = b[p]
-                            if 0 < h151 < 128:
-                                q150 = p + h151
-                                e148.subtopology_id = str(b[p + 1:q150], 'utf-8')
-                                p = q150
-                            else:
-                                p += 1
-                                n149 = h151 - 1
-                                if n149 > 126:
-                                    n149, p = _uvt(b, p, n149 + 1)
-                                    n149 -= 1
-                                if n149 < 0:
-                                    raise DecodeError('TaskIds.SubtopologyId: null where not nullable')
-                                else:
-                                    q150 = p + n149
-                                    e148.subtopology_id = str(b[p:q150], 'utf-8')
-                                    p = q150
-                            h153 = b[p]
-                            if 0 < h153 < 65:
-                                e148.partitions = [*_UNPACK_i[h153](b, p + 1)]
-                                p += 4 * h153 - 3
-                            else:
-                                p += 1
-                                n152 = h153 - 1
-                                if n152 > 126:
-                                    n152, p = _uvt(b, p, n152 + 1)
-                                    n152 -= 1
-                                if n152 < 0:
-                                    raise DecodeError('TaskIds.Partitions: null where not nullable')
-                                elif n152 < 64:
-                                    e148.partitions = [*_ARRAY_i[n152].unpack_from(b, p)]
-                                    p += 4 * n152
-                                else:
-                                    if n152 > bl - p:
-                                        raise DecodeError('TaskIds.Partitions: count ' + str(n152) + ' past the end')
-                                    e148.partitions = [*_struct.Struct('>' + str(n152) + 'i').unpack_from(b, p)]
-                                    p += 4 * n152
-                            if b[p] == 0:  # no tagged fields, the common case
-                                e148.unknown_tagged_fields = None
-                                p += 1
-                            else:
-                                p = _t_StreamsGroupDescribeResponse_TaskIds_0(b, p, e148)
-                            xs147.append(e148)
-                        s137.standby_tasks = xs147
-                    n154 = b[p] - 1
+                        q124 = p + n123
+                        e122.subtopology_id = str(b[p:q124], 'utf-8')
+                        p = q124
+                h127 = b[p]
+                if 0 < h127 < 65:
+                    e122.partitions = [*_UNPACK_i[h127](b, p + 1)]
+                    p += 4 * h127 - 3
+                else:
                     p += 1
+                    n126 = h127 - 1
+                    if n126 > 126:
+                        n126, p = _uvt(b, p, n126 + 1)
+                        n126 -= 1
+                    if n126 < 0:
+                        raise DecodeError('TaskIds.Partitions: null where not nullable')
+                    elif n126 < 64:
+                        e122.partitions = [*_ARRAY_i[n126].unpack_from(b, p)]
+                        p += 4 * n126
+                    else:
+                        if n126 > bl - p:
+                            raise DecodeError('TaskIds.Partitions: count ' + str(n126) + ' past the end')
+                        e122.partitions = [*_struct.Struct('>' + str(n126) + 'i').unpack_from(b, p)]
+                        p += 4 * n126
+                if b[p] == 0:  # no tagged fields, the common case
+                    e122.unknown_tagged_fields = None
+                    p += 1
+                else:
+                    p = _t_StreamsGroupDescribeResponse_TaskIds_0(b, p, e122)
+                xs121.append(e122)
+            s119.active_tasks = xs121
+            h137 = b[p]
+            p += 1
+            if 0 < h137 < 128:
+                n129 = h137 - 1
+            else:
+                n129 = h137 - 1
+                if n129 > 126:
+                    n129, p = _uvt(b, p, n129 + 1)
+                    n129 -= 1
+                if n129 < 0:
+                    raise DecodeError('Assignment.StandbyTasks: null where not nullable')
+                if n129 > bl - p:
+                    raise DecodeError('Assignment.StandbyTasks: count ' + str(n129) + ' past the end')
+            xs130 = []
+            for _ in range(n129):
+                e131 = _new(_StreamsGroupDescribeResponse_TaskIds)
+                h134 = b[p]
+                if 0 < h134 < 128:
+                    q133 = p + h134
+                    e131.subtopology_id = str(b[p + 1:q133], 'utf-8')
+                    p = q133
+                else:
+                    p += 1
+                    n132 = h134 - 1
+                    if n132 > 126:
+                        n132, p = _uvt(b, p, n132 + 1)
+                        n132 -= 1
+                    if n132 < 0:
+                        raise DecodeError('TaskIds.SubtopologyId: null where not nullable')
+                    else:
+                        q133 = p + n132
+                        e131.subtopology_id = str(b[p:q133], 'utf-8')
+                        p = q133
+                h136 = b[p]
+                if 0 < h136 < 65:
+                    e131.partitions = [*_UNPACK_i[h136](b, p + 1)]
+                    p += 4 * h136 - 3
+                else:
+                    p += 1
+                    n135 = h136 - 1
+                    if n135 > 126:
+                        n135, p = _uvt(b, p, n135 + 1)
+                        n135 -= 1
+                    if n135 < 0:
+                        raise DecodeError('TaskIds.Partitions: null where not nullable')
+                    elif n135 < 64:
+                        e131.partitions = [*_ARRAY_i[n135].unpack_from(b, p)]
+                        p += 4 * n135
+                    else:
+                        if n135 > bl - p:
+                            raise DecodeError('TaskIds.Partitions: count ' + str(n135) + ' past the end')
+                        e131.partitions = [*_struct.Struct('>' + str(n135) + 'i').unpack_from(b, p)]
+                        p += 4 * n135
+                if b[p] == 0:  # no tagged fields, the common case
+                    e131.unknown_tagged_fields = None
+                    p += 1
+                else:
+                    p = _t_StreamsGroupDescribeResponse_TaskIds_0(b, p, e131)
+                xs130.append(e131)
+            s119.standby_tasks = xs130
+            h146 = b[p]
+            p += 1
+            if 0 < h146 < 128:
+                n138 = h146 - 1
+            else:
+                n138 = h146 - 1
+                if n138 > 126:
+                    n138, p = _uvt(b, p, n138 + 1)
+                    n138 -= 1
+                if n138 < 0:
+                    raise DecodeError('Assignment.WarmupTasks: null where not nullable')
+                if n138 > bl - p:
+                    raise DecodeError('Assignment.WarmupTasks: count ' + str(n138) + ' past the end')
+            xs139 = []
+            for _ in range(n138):
+                e140 = _new(_StreamsGroupDescribeResponse_TaskIds)
+                h143 = b[p]
+                if 0 < h143 < 128:
+                    q142 = p + h143
+                    e140.subtopology_id = str(b[p + 1:q142], 'utf-8')
+                    p = q142
+                else:
+                    p += 1
+                    n141 = h143 - 1
+                    if n141 > 126:
+                        n141, p = _uvt(b, p, n141 + 1)
+                        n141 -= 1
+                    if n141 < 0:
+                        raise DecodeError('TaskIds.SubtopologyId: null where not nullable')
+                    else:
+                        q142 = p + n141
+                        e140.subtopology_id = str(b[p:q142], 'utf-8')
+                        p = q142
+                h145 = b[p]
+                if 0 < h145 < 65:
+                    e140.partitions = [*_UNPACK_i[h145](b, p + 1)]
+                    p += 4 * h145 - 3
+                else:
+                    p += 1
+                    n144 = h145 - 1
+                    if n144 > 126:
+                        n144, p = _uvt(b, p, n144 + 1)
+                        n144 -= 1
+                    if n144 < 0:
+                        raise DecodeError('TaskIds.Partitions: null where not nullable')
+                    elif n144 < 64:
+                        e140.partitions = [*_ARRAY_i[n144].unpack_from(b, p)]
+                        p += 4 * n144
+                    else:
+                        if n144 > bl - p:
+                            raise DecodeError('TaskIds.Partitions: count ' + str(n144) + ' past the end')
+                        e140.partitions = [*_struct.Struct('>' + str(n144) + 'i').unpack_from(b, p)]
+                        p += 4 * n144
+                if b[p] == 0:  # no tagged fields, the common case
+                    e140.unknown_tagged_fields = None
+                    p += 1
+                else:
+                    p = _t_StreamsGroupDescribeResponse_TaskIds_0(b, p, e140)
+                xs139.append(e140)
+            s119.warmup_tasks = xs139
+            if b[p] == 0:  # no tagged fields, the common case
+                s119.unknown_tagged_fields = None
+                p += 1
+            else:
+                p = _t_StreamsGroupDescribeResponse_Assignment_0(b, p, s119)
+            e72.assignment = s119
+            s147 = _new(_StreamsGroupDescribeResponse_Assignment)
+            h156 = b[p]
+            p += 1
+            if 0 < h156 < 128:
+                n148 = h156 - 1
+            else:
+                n148 = h156 - 1
+                if n148 > 126:
+                    n148, p = _uvt(b, p, n148 + 1)
+                    n148 -= 1
+                if n148 < 0:
+                    raise DecodeError('Assignment.ActiveTasks: null where not nullable')
+                if n148 > bl - p:
+                    raise DecodeError('Assignment.ActiveTasks: count ' + str(n148) + ' past the end')
+            xs149 = []
+            for _ in range(n148):
+                e150 = _new(_StreamsGroupDescribeResponse_TaskIds)
+                h153 = b[p]
+                if 0 < h153 < 128:
+                    q152 = p + h153
+                    e150.subtopology_id = str(b[p + 1:q152], 'utf-8')
+                    p = q152
+                else:
+                    p += 1
+                    n151 = h153 - 1
+                    if n151 > 126:
+                        n151, p = _uvt(b, p, n151 + 1)
+                        n151 -= 1
+                    if n151 < 0:
+                        raise DecodeError('TaskIds.SubtopologyId: null where not nullable')
+                    else:
+                        q152 = p + n151
+                        e150.subtopology_id = str(b[p:q152], 'utf-8')
+                        p = q152
+                h155 = b[p]
+                if 0 < h155 < 65:
+                    e150.partitions = [*_UNPACK_i[h155](b, p + 1)]
+                    p += 4 * h155 - 3
+                else:
+                    p += 1
+                    n154 = h155 - 1
                     if n154 > 126:
                         n154, p = _uvt(b, p, n154 + 1)
                         n154 -= 1
                     if n154 < 0:
-                        raise DecodeError('Assignment.WarmupTasks: null where not nullable')
+                        raise DecodeError('TaskIds.Partitions: null where not nullable')
+                    elif n154 < 64:
+                        e150.partitions = [*_ARRAY_i[n154].unpack_from(b, p)]
+                        p += 4 * n154
                     else:
                         if n154 > bl - p:
-                            raise DecodeError('Assignment.WarmupTasks: count ' + str(n154) + ' past the end')
-                        xs155 = []
-                        for _ in range(n154):
-                            e156 = _new(_StreamsGroupDescribeResponse_TaskIds)
-                            h159 = b[p]
-                            if 0 < h159 < 128:
-                                q158 = p + h159
-                                e156.subtopology_id = str(b[p + 1:q158], 'utf-8')
-                                p = q158
-                            else:
-                                p += 1
-                                n157 = h159 - 1
-                                if n157 > 126:
-                                    n157, p = _uvt(b, p, n157 + 1)
-                                    n157 -= 1
-                                if n157 < 0:
-                                    raise DecodeError('TaskIds.SubtopologyId: null where not nullable')
-                                else:
-                                    q158 = p + n157
-                                    e156.subtopology_id = str(b[p:q158], 'utf-8')
-                                    p = q158
-                            h161 = b[p]
-                            if 0 < h161 < 65:
-                                e156.partitions = [*_UNPACK_i[h161](b, p + 1)]
-                                p += 4 * h161 - 3
-                            else:
-                                p += 1
-                                n160 = h161 - 1
-                                if n160 > 126:
-                                    n160, p = _uvt(b, p, n160 + 1)
-                                    n160 -= 1
-                                if n160 < 0:
-                                    raise DecodeError('TaskIds.Partitions: null where not nullable')
-                                elif n160 < 64:
-                                    e156.partitions = [*_ARRAY_i[n160].unpack_from(b, p)]
-                                    p += 4 * n160
-                                else:
-                                    if n160 > bl - p:
-                                        raise DecodeError('TaskIds.Partitions: count ' + str(n160) + ' past the end')
-                                    e156.partitions = [*_struct.Struct('>' + str(n160) + 'i').unpack_from(b, p)]
-                                    p += 4 * n160
-                            if b[p] == 0:  # no tagged fields, the common case
-                                e156.unknown_tagged_fields = None
-                                p += 1
-                            else:
-                                p = _t_StreamsGroupDescribeResponse_TaskIds_0(b, p, e156)
-                            xs155.append(e156)
-                        s137.warmup_tasks = xs155
-                    if b[p] == 0:  # no tagged fields, the common case
-                        s137.unknown_tagged_fields = None
-                        p += 1
-                    else:
-                        p = _t_StreamsGroupDescribeResponse_Assignment_0(b, p, s137)
-                    e68.target_assignment = s137
-                    e68.is_classic, = _S0.unpack_from(b, p)
+                            raise DecodeError('TaskIds.Partitions: count ' + str(n154) + ' past the end')
+                        e150.partitions = [*_struct.Struct('>' + str(n154) + 'i').unpack_from(b, p)]
+                        p += 4 * n154
+                if b[p] == 0:  # no tagged fields, the common case
+                    e150.unknown_tagged_fields = None
                     p += 1
-                    if b[p] == 0:  # no tagged fields, the common case
-                        e68.unknown_tagged_fields = None
-                        p += 1
+                else:
+                    p = _t_StreamsGroupDescribeResponse_TaskIds_0(b, p, e150)
+                xs149.append(e150)
+            s147.active_tasks = xs149
+            h165 = b[p]
+            p += 1
+            if 0 < h165 < 128:
+                n157 = h165 - 1
+            else:
+                n157 = h165 - 1
+                if n157 > 126:
+                    n157, p = _uvt(b, p, n157 + 1)
+                    n157 -= 1
+                if n157 < 0:
+                    raise DecodeError('Assignment.StandbyTasks: null where not nullable')
+                if n157 > bl - p:
+                    raise DecodeError('Assignment.StandbyTasks: count ' + str(n157) + ' past the end')
+            xs158 = []
+            for _ in range(n157):
+                e159 = _new(_StreamsGroupDescribeResponse_TaskIds)
+                h162 = b[p]
+                if 0 < h162 < 128:
+                    q161 = p + h162
+                    e159.subtopology_id = str(b[p + 1:q161], 'utf-8')
+                    p = q161
+                else:
+                    p += 1
+                    n160 = h162 - 1
+                    if n160 > 126:
+                        n160, p = _uvt(b, p, n160 + 1)
+                        n160 -= 1
+                    if n160 < 0:
+                        raise DecodeError('TaskIds.SubtopologyId: null where not nullable')
                     else:
-                        p = _t_StreamsGroupDescribeResponse_Member_0(b, p, e68)
-                    xs67.append(e68)
-                e4.members = xs67
-            e4.authorized_operations, = _S7.unpack_from(b, p)
-            p += 4
+                        q161 = p + n160
+                        e159.subtopology_id = str(b[p:q161], 'utf-8')
+                        p = q161
+                h164 = b[p]
+                if 0 < h164 < 65:
+                    e159.partitions = [*_UNPACK_i[h164](b, p + 1)]
+                    p += 4 * h164 - 3
+                else:
+                    p += 1
+                    n163 = h164 - 1
+                    if n163 > 126:
+                        n163, p = _uvt(b, p, n163 + 1)
+                        n163 -= 1
+                    if n163 < 0:
+                        raise DecodeError('TaskIds.Partitions: null where not nullable')
+                    elif n163 < 64:
+                        e159.partitions = [*_ARRAY_i[n163].unpack_from(b, p)]
+                        p += 4 * n163
+                    else:
+                        if n163 > bl - p:
+                            raise DecodeError('TaskIds.Partitions: count ' + str(n163) + ' past the end')
+                        e159.partitions = [*_struct.Struct('>' + str(n163) + 'i').unpack_from(b, p)]
+                        p += 4 * n163
+                if b[p] == 0:  # no tagged fields, the common case
+                    e159.unknown_tagged_fields = None
+                    p += 1
+                else:
+                    p = _t_StreamsGroupDescribeResponse_TaskIds_0(b, p, e159)
+                xs158.append(e159)
+            s147.standby_tasks = xs158
+            h174 = b[p]
+            p += 1
+            if 0 < h174 < 128:
+                n166 = h174 - 1
+            else:
+                n166 = h174 - 1
+                if n166 > 126:
+                    n166, p = _uvt(b, p, n166 + 1)
+                    n166 -= 1
+                if n166 < 0:
+                    raise DecodeError('Assignment.WarmupTasks: null where not nullable')
+                if n166 > bl - p:
+                    raise DecodeError('Assignment.WarmupTasks: count ' + str(n166) + ' past the end')
+            xs167 = []
+            for _ in range(n166):
+                e168 = _new(_StreamsGroupDescribeResponse_TaskIds)
+                h171 = b[p]
+                if 0 < h171 < 128:
+                    q170 = p + h171
+                    e168.subtopology_id = str(b[p + 1:q170], 'utf-8')
+                    p = q170
+                else:
+                    p += 1
+                    n169 = h171 - 1
+                    if n169 > 126:
+                        n169, p = _uvt(b, p, n169 + 1)
+                        n169 -= 1
+                    if n169 < 0:
+                        raise DecodeError('TaskIds.SubtopologyId: null where not nullable')
+                    else:
+                        q170 = p + n169
+                        e168.subtopology_id = str(b[p:q170], 'utf-8')
+                        p = q170
+                h173 = b[p]
+                if 0 < h173 < 65:
+                    e168.partitions = [*_UNPACK_i[h173](b, p + 1)]
+                    p += 4 * h173 - 3
+                else:
+                    p += 1
+                    n172 = h173 - 1
+                    if n172 > 126:
+                        n172, p = _uvt(b, p, n172 + 1)
+                        n172 -= 1
+                    if n172 < 0:
+                        raise DecodeError('TaskIds.Partitions: null where not nullable')
+                    elif n172 < 64:
+                        e168.partitions = [*_ARRAY_i[n172].unpack_from(b, p)]
+                        p += 4 * n172
+                    else:
+                        if n172 > bl - p:
+                            raise DecodeError('TaskIds.Partitions: count ' + str(n172) + ' past the end')
+                        e168.partitions = [*_struct.Struct('>' + str(n172) + 'i').unpack_from(b, p)]
+                        p += 4 * n172
+                if b[p] == 0:  # no tagged fields, the common case
+                    e168.unknown_tagged_fields = None
+                    p += 1
+                else:
+                    p = _t_StreamsGroupDescribeResponse_TaskIds_0(b, p, e168)
+                xs167.append(e168)
+            s147.warmup_tasks = xs167
             if b[p] == 0:  # no tagged fields, the common case
-                e4.unknown_tagged_fields = None
+                s147.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_StreamsGroupDescribeResponse_DescribedGroup_0(b, p, e4)
-            xs3.append(e4)
-        o.groups = xs3
+                p = _t_StreamsGroupDescribeResponse_Assignment_0(b, p, s147)
+            e72.target_assignment = s147
+            e72.is_classic, = _S0.unpack_from(b, p)
+            p += 1
+            if b[p] == 0:  # no tagged fields, the common case
+                e72.unknown_tagged_fields = None
+                p += 1
+            else:
+                p = _t_StreamsGroupDescribeResponse_Member_0(b, p, e72)
+            xs71.append(e72)
+        e4.members = xs71
+        e4.authorized_operations, = _S7.unpack_from(b, p)
+        p += 4
+        if b[p] == 0:  # no tagged fields, the common case
+            e4.unknown_tagged_fields = None
+            p += 1
+        else:
+            p = _t_StreamsGroupDescribeResponse_DescribedGroup_0(b, p, e4)
+        xs3.append(e4)
+    o.groups = xs3
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         p += 1

@@ -554,789 +554,813 @@ def _r_StreamsGroupHeartbeatRequest_0(b, p):
         s13 = _new(_StreamsGroupHeartbeatRequest_Topology)
         s13.epoch, h14, = _S2.unpack_from(b, p)
         p += 5
-        n15 = h14 - 1
-        if n15 > 126:
-            n15, p = _uvt(b, p, n15 + 1)
-            n15 -= 1
-        if n15 < 0:
-            raise DecodeError('Topology.Subtopologies: null where not nullable')
+        if 0 < h14 < 128:
+            n15 = h14 - 1
         else:
+            n15 = h14 - 1
+            if n15 > 126:
+                n15, p = _uvt(b, p, n15 + 1)
+                n15 -= 1
+            if n15 < 0:
+                raise DecodeError('Topology.Subtopologies: null where not nullable')
             if n15 > bl - p:
                 raise DecodeError('Topology.Subtopologies: count ' + str(n15) + ' past the end')
-            xs16 = []
-            for _ in range(n15):
-                e17 = _new(_StreamsGroupHeartbeatRequest_Subtopology)
-                h20 = b[p]
-                if 0 < h20 < 128:
-                    q19 = p + h20
-                    e17.subtopology_id = str(b[p + 1:q19], 'utf-8')
-                    p = q19
-                else:
-                    p += 1
-                    n18 = h20 - 1
-                    if n18 > 126:
-                        n18, p = _uvt(b, p, n18 + 1)
-                        n18 -= 1
-                    if n18 < 0:
-                        raise DecodeError('Subtopology.SubtopologyId: null where not nullable')
-                    else:
-                        q19 = p + n18
-                        e17.subtopology_id = str(b[p:q19], 'utf-8')
-                        p = q19
-                n21 = b[p] - 1
+        xs16 = []
+        for _ in range(n15):
+            e17 = _new(_StreamsGroupHeartbeatRequest_Subtopology)
+            h20 = b[p]
+            if 0 < h20 < 128:
+                q19 = p + h20
+                e17.subtopology_id = str(b[p + 1:q19], 'utf-8')
+                p = q19
+            else:
                 p += 1
+                n18 = h20 - 1
+                if n18 > 126:
+                    n18, p = _uvt(b, p, n18 + 1)
+                    n18 -= 1
+                if n18 < 0:
+                    raise DecodeError('Subtopology.SubtopologyId: null where not nullable')
+                else:
+                    q19 = p + n18
+                    e17.subtopology_id = str(b[p:q19], 'utf-8')
+                    p = q19
+            h27 = b[p]
+            p += 1
+            if 0 < h27 < 128:
+                n21 = h27 - 1
+            else:
+                n21 = h27 - 1
                 if n21 > 126:
                     n21, p = _uvt(b, p, n21 + 1)
                     n21 -= 1
                 if n21 < 0:
                     raise DecodeError('Subtopology.SourceTopics: null where not nullable')
+                if n21 > bl - p:
+                    raise DecodeError('Subtopology.SourceTopics: count ' + str(n21) + ' past the end')
+            xs22 = []
+            for _ in range(n21):
+                h26 = b[p]
+                if 0 < h26 < 128:
+                    q25 = p + h26
+                    e23 = str(b[p + 1:q25], 'utf-8')
+                    p = q25
                 else:
-                    if n21 > bl - p:
-                        raise DecodeError('Subtopology.SourceTopics: count ' + str(n21) + ' past the end')
-                    xs22 = []
-                    for _ in range(n21):
-                        h26 = b[p]
-                        if 0 < h26 < 128:
-                            q25 = p + h26
-                            e23 = str(b[p + 1:q25], 'utf-8')
-                            p = q25
-                        else:
-                            p += 1
-                            n24 = h26 - 1
-                            if n24 > 126:
-                                n24, p = _uvt(b, p, n24 + 1)
-                                n24 -= 1
-                            if n24 < 0:
-                                raise DecodeError('Subtopology.SourceTopics: null element')
-                            else:
-                                q25 = p + n24
-                                e23 = str(b[p:q25], 'utf-8')
-                                p = q25
-                        xs22.append(e23)
-                    e17.source_topics = xs22
-                n27 = b[p] - 1
-                p += 1
-                if n27 > 126:
-                    n27, p = _uvt(b, p, n27 + 1)
-                    n27 -= 1
-                if n27 < 0:
+                    p += 1
+                    n24 = h26 - 1
+                    if n24 > 126:
+                        n24, p = _uvt(b, p, n24 + 1)
+                        n24 -= 1
+                    if n24 < 0:
+                        raise DecodeError('Subtopology.SourceTopics: null element')
+                    else:
+                        q25 = p + n24
+                        e23 = str(b[p:q25], 'utf-8')
+                        p = q25
+                xs22.append(e23)
+            e17.source_topics = xs22
+            h34 = b[p]
+            p += 1
+            if 0 < h34 < 128:
+                n28 = h34 - 1
+            else:
+                n28 = h34 - 1
+                if n28 > 126:
+                    n28, p = _uvt(b, p, n28 + 1)
+                    n28 -= 1
+                if n28 < 0:
                     raise DecodeError('Subtopology.SourceTopicRegex: null where not nullable')
+                if n28 > bl - p:
+                    raise DecodeError('Subtopology.SourceTopicRegex: count ' + str(n28) + ' past the end')
+            xs29 = []
+            for _ in range(n28):
+                h33 = b[p]
+                if 0 < h33 < 128:
+                    q32 = p + h33
+                    e30 = str(b[p + 1:q32], 'utf-8')
+                    p = q32
                 else:
-                    if n27 > bl - p:
-                        raise DecodeError('Subtopology.SourceTopicRegex: count ' + str(n27) + ' past the end')
-                    xs28 = []
-                    for _ in range(n27):
-                        h32 = b[p]
-                        if 0 < h32 < 128:
-                            q31 = p + h32
-                            e29 = str(b[p + 1:q31], 'utf-8')
-                            p = q31
-                        else:
-                            p += 1
-                            n30 = h32 - 1
-                            if n30 > 126:
-                                n30, p = _uvt(b, p, n30 + 1)
-                                n30 -= 1
-                            if n30 < 0:
-                                raise DecodeError('Subtopology.SourceTopicRegex: null element')
-                            else:
-                                q31 = p + n30
-                                e29 = str(b[p:q31], 'utf-8')
-                                p = q31
-                        xs28.append(e29)
-                    e17.source_topic_regex = xs28
-                n33 = b[p] - 1
-                p += 1
-                if n33 > 126:
-                    n33, p = _uvt(b, p, n33 + 1)
-                    n33 -= 1
-                if n33 < 0:
+                    p += 1
+                    n31 = h33 - 1
+                    if n31 > 126:
+                        n31, p = _uvt(b, p, n31 + 1)
+                        n31 -= 1
+                    if n31 < 0:
+                        raise DecodeError('Subtopology.SourceTopicRegex: null element')
+                    else:
+                        q32 = p + n31
+                        e30 = str(b[p:q32], 'utf-8')
+                        p = q32
+                xs29.append(e30)
+            e17.source_topic_regex = xs29
+            h51 = b[p]
+            p += 1
+            if 0 < h51 < 128:
+                n35 = h51 - 1
+            else:
+                n35 = h51 - 1
+                if n35 > 126:
+                    n35, p = _uvt(b, p, n35 + 1)
+                    n35 -= 1
+                if n35 < 0:
                     raise DecodeError('Subtopology.StateChangelogTopics: null where not nullable')
+                if n35 > bl - p:
+                    raise DecodeError('Subtopology.StateChangelogTopics: count ' + str(n35) + ' past the end')
+            xs36 = []
+            for _ in range(n35):
+                e37 = _new(_StreamsGroupHeartbeatRequest_TopicInfo)
+                h40 = b[p]
+                if 0 < h40 < 128:
+                    q39 = p + h40
+                    e37.name = str(b[p + 1:q39], 'utf-8')
+                    p = q39
                 else:
-                    if n33 > bl - p:
-                        raise DecodeError('Subtopology.StateChangelogTopics: count ' + str(n33) + ' past the end')
-                    xs34 = []
-                    for _ in range(n33):
-                        e35 = _new(_StreamsGroupHeartbeatRequest_TopicInfo)
-                        h38 = b[p]
-                        if 0 < h38 < 128:
-                            q37 = p + h38
-                            e35.name = str(b[p + 1:q37], 'utf-8')
-                            p = q37
-                        else:
-                            p += 1
-                            n36 = h38 - 1
-                            if n36 > 126:
-                                n36, p = _uvt(b, p, n36 + 1)
-                                n36 -= 1
-                            if n36 < 0:
-                                raise DecodeError('TopicInfo.Name: null where not nullable')
-                            else:
-                                q37 = p + n36
-                                e35.name = str(b[p:q37], 'utf-8')
-                                p = q37
-                        e35.partitions, e35.replication_factor, h39, = _S3.unpack_from(b, p)
-                        p += 7
-                        n40 = h39 - 1
-                        if n40 > 126:
-                            n40, p = _uvt(b, p, n40 + 1)
-                            n40 -= 1
-                        if n40 < 0:
-                            raise DecodeError('TopicInfo.TopicConfigs: null where not nullable')
-                        else:
-                            if n40 > bl - p:
-                                raise DecodeError('TopicInfo.TopicConfigs: count ' + str(n40) + ' past the end')
-                            xs41 = []
-                            for _ in range(n40):
-                                e42 = _new(_StreamsGroupHeartbeatRequest_KeyValue)
-                                h45 = b[p]
-                                if 0 < h45 < 128:
-                                    q44 = p + h45
-                                    e42.key = str(b[p + 1:q44], 'utf-8')
-                                    p = q44
-                                else:
-                                    p += 1
-                                    n43 = h45 - 1
-                                    if n43 > 126:
-                                        n43, p = _uvt(b, p, n43 + 1)
-                                        n43 -= 1
-                                    if n43 < 0:
-                                        raise DecodeError('KeyValue.Key: null where not nullable')
-                                    else:
-                                        q44 = p + n43
-                                        e42.key = str(b[p:q44], 'utf-8')
-                                        p = q44
-                                h48 = b[p]
-                                if 0 < h48 < 128:
-                                    q47 = p + h48
-                                    e42.value = str(b[p + 1:q47], 'utf-8')
-                                    p = q47
-                                else:
-                                    p += 1
-                                    n46 = h48 - 1
-                                    if n46 > 126:
-                                        n46, p = _uvt(b, p, n46 + 1)
-                                        n46 -= 1
-                                    if n46 < 0:
-                                        raise DecodeError('KeyValue.Value: null where not nullable')
-                                    else:
-                                        q47 = p + n46
-                                        e42.value = str(b[p:q47], 'utf-8')
-                                        p = q47
-                                if b[p] == 0:  # no tagged fields, the common case
-                                    e42.unknown_tagged_fields = None
-                                    p += 1
-                                else:
-                                    p = _t_StreamsGroupHeartbeatRequest_KeyValue_0(b, p, e42)
-                                xs41.append(e42)
-                            e35.topic_configs = xs41
-                        if b[p] == 0:  # no tagged fields, the common case
-                            e35.unknown_tagged_fields = None
-                            p += 1
-                        else:
-                            p = _t_StreamsGroupHeartbeatRequest_TopicInfo_0(b, p, e35)
-                        xs34.append(e35)
-                    e17.state_changelog_topics = xs34
-                n49 = b[p] - 1
-                p += 1
-                if n49 > 126:
-                    n49, p = _uvt(b, p, n49 + 1)
-                    n49 -= 1
-                if n49 < 0:
-                    raise DecodeError('Subtopology.RepartitionSinkTopics: null where not nullable')
+                    p += 1
+                    n38 = h40 - 1
+                    if n38 > 126:
+                        n38, p = _uvt(b, p, n38 + 1)
+                        n38 -= 1
+                    if n38 < 0:
+                        raise DecodeError('TopicInfo.Name: null where not nullable')
+                    else:
+                        q39 = p + n38
+                        e37.name = str(b[p:q39], 'utf-8')
+                        p = q39
+                e37.partitions, e37.replication_factor, h41, = _S3.unpack_from(b, p)
+                p += 7
+                if 0 < h41 < 128:
+                    n42 = h41 - 1
                 else:
-                    if n49 > bl - p:
-                        raise DecodeError('Subtopology.RepartitionSinkTopics: count ' + str(n49) + ' past the end')
-                    xs50 = []
-                    for _ in range(n49):
-                        h54 = b[p]
-                        if 0 < h54 < 128:
-                            q53 = p + h54
-                            e51 = str(b[p + 1:q53], 'utf-8')
-                            p = q53
+                    n42 = h41 - 1
+                    if n42 > 126:
+                        n42, p = _uvt(b, p, n42 + 1)
+                        n42 -= 1
+                    if n42 < 0:
+                        raise DecodeError('TopicInfo.TopicConfigs: null where not nullable')
+                    if n42 > bl - p:
+                        raise DecodeError('TopicInfo.TopicConfigs: count ' + str(n42) + ' past the end')
+                xs43 = []
+                for _ in range(n42):
+                    e44 = _new(_StreamsGroupHeartbeatRequest_KeyValue)
+                    h47 = b[p]
+                    if 0 < h47 < 128:
+                        q46 = p + h47
+                        e44.key = str(b[p + 1:q46], 'utf-8')
+                        p = q46
+                    else:
+                        p += 1
+                        n45 = h47 - 1
+                        if n45 > 126:
+                            n45, p = _uvt(b, p, n45 + 1)
+                            n45 -= 1
+                        if n45 < 0:
+                            raise DecodeError('KeyValue.Key: null where not nullable')
                         else:
-                            p += 1
-                            n52 = h54 - 1
-                            if n52 > 126:
-                                n52, p = _uvt(b, p, n52 + 1)
-                                n52 -= 1
-                            if n52 < 0:
-                                raise DecodeError('Subtopology.RepartitionSinkTopics: null element')
-                            else:
-                                q53 = p + n52
-                                e51 = str(b[p:q53], 'utf-8')
-                                p = q53
-                        xs50.append(e51)
-                    e17.repartition_sink_topics = xs50
-                n55 = b[p] - 1
-                p += 1
-                if n55 > 126:
-                    n55, p = _uvt(b, p, n55 + 1)
-                    n55 -= 1
-                if n55 < 0:
-                    raise DecodeError('Subtopology.RepartitionSourceTopics: null where not nullable')
-                else:
-                    if n55 > bl - p:
-                        raise DecodeError('Subtopology.RepartitionSourceTopics: count ' + str(n55) + ' past the end')
-                    xs56 = []
-                    for _ in range(n55):
-                        e57 = _new(_StreamsGroupHeartbeatRequest_TopicInfo)
-                        h60 = b[p]
-                        if 0 < h60 < 128:
-                            q59 = p + h60
-                            e57.name = str(b[p + 1:q59], 'utf-8')
-                            p = q59
+                            q46 = p + n45
+                            e44.key = str(b[p:q46], 'utf-8')
+                            p = q46
+                    h50 = b[p]
+                    if 0 < h50 < 128:
+                        q49 = p + h50
+                        e44.value = str(b[p + 1:q49], 'utf-8')
+                        p = q49
+                    else:
+                        p += 1
+                        n48 = h50 - 1
+                        if n48 > 126:
+                            n48, p = _uvt(b, p, n48 + 1)
+                            n48 -= 1
+                        if n48 < 0:
+                            raise DecodeError('KeyValue.Value: null where not nullable')
                         else:
-                            p += 1
-                            n58 = h60 - 1
-                            if n58 > 126:
-                                n58, p = _uvt(b, p, n58 + 1)
-                                n58 -= 1
-                            if n58 < 0:
-                                raise DecodeError('TopicInfo.Name: null where not nullable')
-                            else:
-                                q59 = p + n58
-                                e57.name = str(b[p:q59], 'utf-8')
-                                p = q59
-                        e57.partitions, e57.replication_factor, h61, = _S3.unpack_from(b, p)
-                        p += 7
-                        n62 = h61 - 1
-                        if n62 > 126:
-                            n62, p = _uvt(b, p, n62 + 1)
-                            n62 -= 1
-                        if n62 < 0:
-                            raise DecodeError('TopicInfo.TopicConfigs: null where not nullable')
-                        else:
-                            if n62 > bl - p:
-                                raise DecodeError('TopicInfo.TopicConfigs: count ' + str(n62) + ' past the end')
-                            xs63 = []
-                            for _ in range(n62):
-                                e64 = _new(_StreamsGroupHeartbeatRequest_KeyValue)
-                                h67 = b[p]
-                                if 0 < h67 < 128:
-                                    q66 = p + h67
-                                    e64.key = str(b[p + 1:q66], 'utf-8')
-                                    p = q66
-                                else:
-                                    p += 1
-                                    n65 = h67 - 1
-                                    if n65 > 126:
-                                        n65, p = _uvt(b, p, n65 + 1)
-                                        n65 -= 1
-                                    if n65 < 0:
-                                        raise DecodeError('KeyValue.Key: null where not nullable')
-                                    else:
-                                        q66 = p + n65
-                                        e64.key = str(b[p:q66], 'utf-8')
-                                        p = q66
-                                h70 = b[p]
-                                if 0 < h70 < 128:
-                                    q69 = p + h70
-                                    e64.value = str(b[p + 1:q69], 'utf-8')
-                                    p = q69
-                                else:
-                                    p += 1
-                                    n68 = h70 - 1
-                                    if n68 > 126:
-                                        n68, p = _uvt(b, p, n68 + 1)
-                                        n68 -= 1
-                                    if n68 < 0:
-                                        raise DecodeError('KeyValue.Value: null where not nullable')
-                                    else:
-                                        q69 = p + n68
-                                        e64.value = str(b[p:q69], 'utf-8')
-                                        p = q69
-                                if b[p] == 0:  # no tagged fields, the common case
-                                    e64.unknown_tagged_fields = None
-                                    p += 1
-                                else:
-                                    p = _t_StreamsGroupHeartbeatRequest_KeyValue_0(b, p, e64)
-                                xs63.append(e64)
-                            e57.topic_configs = xs63
-                        if b[p] == 0:  # no tagged fields, the common case
-                            e57.unknown_tagged_fields = None
-                            p += 1
-                        else:
-                            p = _t_StreamsGroupHeartbeatRequest_TopicInfo_0(b, p, e57)
-                        xs56.append(e57)
-                    e17.repartition_source_topics = xs56
-                n71 = b[p] - 1
-                p += 1
-                if n71 > 126:
-                    n71, p = _uvt(b, p, n71 + 1)
-                    n71 -= 1
-                if n71 < 0:
-                    raise DecodeError('Subtopology.CopartitionGroups: null where not nullable')
-                else:
-                    if n71 > bl - p:
-                        raise DecodeError('Subtopology.CopartitionGroups: count ' + str(n71) + ' past the end')
-                    xs72 = []
-                    for _ in range(n71):
-                        e73 = _new(_StreamsGroupHeartbeatRequest_CopartitionGroup)
-                        h75 = b[p]
-                        if 0 < h75 < 65:
-                            e73.source_topics = [*_UNPACK_h[h75](b, p + 1)]
-                            p += 2 * h75 - 1
-                        else:
-                            p += 1
-                            n74 = h75 - 1
-                            if n74 > 126:
-                                n74, p = _uvt(b, p, n74 + 1)
-                                n74 -= 1
-                            if n74 < 0:
-                                raise DecodeError('CopartitionGroup.SourceTopics: null where not nullable')
-                            elif n74 < 64:
-                                e73.source_topics = [*_ARRAY_h[n74].unpack_from(b, p)]
-                                p += 2 * n74
-                            else:
-                                if n74 > bl - p:
-                                    raise DecodeError('CopartitionGroup.SourceTopics: count ' + str(n74) + ' past the end')
-                                e73.source_topics = [*_struct.Struct('>' + str(n74) + 'h').unpack_from(b, p)]
-                                p += 2 * n74
-                        h77 = b[p]
-                        if 0 < h77 < 65:
-                            e73.source_topic_regex = [*_UNPACK_h[h77](b, p + 1)]
-                            p += 2 * h77 - 1
-                        else:
-                            p += 1
-                            n76 = h77 - 1
-                            if n76 > 126:
-                                n76, p = _uvt(b, p, n76 + 1)
-                                n76 -= 1
-                            if n76 < 0:
-                                raise DecodeError('CopartitionGroup.SourceTopicRegex: null where not nullable')
-                            elif n76 < 64:
-                                e73.source_topic_regex = [*_ARRAY_h[n76].unpack_from(b, p)]
-                                p += 2 * n76
-                            else:
-                                if n76 > bl - p:
-                                    raise DecodeError('CopartitionGroup.SourceTopicRegex: count ' + str(n76) + ' past the end')
-                                e73.source_topic_regex = [*_struct.Struct('>' + str(n76) + 'h').unpack_from(b, p)]
-                                p += 2 * n76
-                        h79 = b[p]
-                        if 0 < h79 < 65:
-                            e73.repartition_source_topics = [*_UNPACK_h[h79](b, p + 1)]
-                            p += 2 * h79 - 1
-                        else:
-                            p += 1
-                            n78 = h79 - 1
-                            if n78 > 126:
-                                n78, p = _uvt(b, p, n78 + 1)
-                                n78 -= 1
-                            if n78 < 0:
-                                raise DecodeError('CopartitionGroup.RepartitionSourceTopics: null where not nullable')
-                            elif n78 < 64:
-                                e73.repartition_source_topics = [*_ARRAY_h[n78].unpack_from(b, p)]
-                                p += 2 * n78
-                            else:
-                                if n78 > bl - p:
-                                    raise DecodeError('CopartitionGroup.RepartitionSourceTopics: count ' + str(n78) + ' past the end')
-                                e73.repartition_source_topics = [*_struct.Struct('>' + str(n78) + 'h').unpack_from(b, p)]
-                                p += 2 * n78
-                        if b[p] == 0:  # no tagged fields, the common case
-                            e73.unknown_tagged_fields = None
-                            p += 1
-                        else:
-                            p = _t_StreamsGroupHeartbeatRequest_CopartitionGroup_0(b, p, e73)
-                        xs72.append(e73)
-                    e17.copartition_groups = xs72
+                            q49 = p + n48
+                            e44.value = str(b[p:q49], 'utf-8')
+                            p = q49
+                    if b[p] == 0:  # no tagged fields, the common case
+                        e44.unknown_tagged_fields = None
+                        p += 1
+                    else:
+                        p = _t_StreamsGroupHeartbeatRequest_KeyValue_0(b, p, e44)
+                    xs43.append(e44)
+                e37.topic_configs = xs43
                 if b[p] == 0:  # no tagged fields, the common case
-                    e17.unknown_tagged_fields = None
+                    e37.unknown_tagged_fields = None
                     p += 1
                 else:
-                    p = _t_StreamsGroupHeartbeatRequest_Subtopology_0(b, p, e17)
-                xs16.append(e17)
-            s13.subtopologies = xs16
+                    p = _t_StreamsGroupHeartbeatRequest_TopicInfo_0(b, p, e37)
+                xs36.append(e37)
+            e17.state_changelog_topics = xs36
+            h58 = b[p]
+            p += 1
+            if 0 < h58 < 128:
+                n52 = h58 - 1
+            else:
+                n52 = h58 - 1
+                if n52 > 126:
+                    n52, p = _uvt(b, p, n52 + 1)
+                    n52 -= 1
+                if n52 < 0:
+                    raise DecodeError('Subtopology.RepartitionSinkTopics: null where not nullable')
+                if n52 > bl - p:
+                    raise DecodeError('Subtopology.RepartitionSinkTopics: count ' + str(n52) + ' past the end')
+            xs53 = []
+            for _ in range(n52):
+                h57 = b[p]
+                if 0 < h57 < 128:
+                    q56 = p + h57
+                    e54 = str(b[p + 1:q56], 'utf-8')
+                    p = q56
+                else:
+                    p += 1
+                    n55 = h57 - 1
+                    if n55 > 126:
+                        n55, p = _uvt(b, p, n55 + 1)
+                        n55 -= 1
+                    if n55 < 0:
+                        raise DecodeError('Subtopology.RepartitionSinkTopics: null element')
+                    else:
+                        q56 = p + n55
+                        e54 = str(b[p:q56], 'utf-8')
+                        p = q56
+                xs53.append(e54)
+            e17.repartition_sink_topics = xs53
+            h75 = b[p]
+            p += 1
+            if 0 < h75 < 128:
+                n59 = h75 - 1
+            else:
+                n59 = h75 - 1
+                if n59 > 126:
+                    n59, p = _uvt(b, p, n59 + 1)
+                    n59 -= 1
+                if n59 < 0:
+                    raise DecodeError('Subtopology.RepartitionSourceTopics: null where not nullable')
+                if n59 > bl - p:
+                    raise DecodeError('Subtopology.RepartitionSourceTopics: count ' + str(n59) + ' past the end')
+            xs60 = []
+            for _ in range(n59):
+                e61 = _new(_StreamsGroupHeartbeatRequest_TopicInfo)
+                h64 = b[p]
+                if 0 < h64 < 128:
+                    q63 = p + h64
+                    e61.name = str(b[p + 1:q63], 'utf-8')
+                    p = q63
+                else:
+                    p += 1
+                    n62 = h64 - 1
+                    if n62 > 126:
+                        n62, p = _uvt(b, p, n62 + 1)
+                        n62 -= 1
+                    if n62 < 0:
+                        raise DecodeError('TopicInfo.Name: null where not nullable')
+                    else:
+                        q63 = p + n62
+                        e61.name = str(b[p:q63], 'utf-8')
+                        p = q63
+                e61.partitions, e61.replication_factor, h65, = _S3.unpack_from(b, p)
+                p += 7
+                if 0 < h65 < 128:
+                    n66 = h65 - 1
+                else:
+                    n66 = h65 - 1
+                    if n66 > 126:
+                        n66, p = _uvt(b, p, n66 + 1)
+                        n66 -= 1
+                    if n66 < 0:
+                        raise DecodeError('TopicInfo.TopicConfigs: null where not nullable')
+                    if n66 > bl - p:
+                        raise DecodeError('TopicInfo.TopicConfigs: count ' + str(n66) + ' past the end')
+                xs67 = []
+                for _ in range(n66):
+                    e68 = _new(_StreamsGroupHeartbeatRequest_KeyValue)
+                    h71 = b[p]
+                    if 0 < h71 < 128:
+                        q70 = p + h71
+                        e68.key = str(b[p + 1:q70], 'utf-8')
+                        p = q70
+                    else:
+                        p += 1
+                        n69 = h71 - 1
+                        if n69 > 126:
+                            n69, p = _uvt(b, p, n69 + 1)
+                            n69 -= 1
+                        if n69 < 0:
+                            raise DecodeError('KeyValue.Key: null where not nullable')
+                        else:
+                            q70 = p + n69
+                            e68.key = str(b[p:q70], 'utf-8')
+                            p = q70
+                    h74 = b[p]
+                    if 0 < h74 < 128:
+                        q73 = p + h74
+                        e68.value = str(b[p + 1:q73], 'utf-8')
+                        p = q73
+                    else:
+                        p += 1
+                        n72 = h74 - 1
+                        if n72 > 126:
+                            n72, p = _uvt(b, p, n72 + 1)
+                            n72 -= 1
+                        if n72 < 0:
+                            raise DecodeError('KeyValue.Value: null where not nullable')
+                        else:
+                            q73 = p + n72
+                            e68.value = str(b[p:q73], 'utf-8')
+                            p = q73
+                    if b[p] == 0:  # no tagged fields, the common case
+                        e68.unknown_tagged_fields = None
+                        p += 1
+                    else:
+                        p = _t_StreamsGroupHeartbeatRequest_KeyValue_0(b, p, e68)
+                    xs67.append(e68)
+                e61.topic_configs = xs67
+                if b[p] == 0:  # no tagged fields, the common case
+                    e61.unknown_tagged_fields = None
+                    p += 1
+                else:
+                    p = _t_StreamsGroupHeartbeatRequest_TopicInfo_0(b, p, e61)
+                xs60.append(e61)
+            e17.repartition_source_topics = xs60
+            h85 = b[p]
+            p += 1
+            if 0 < h85 < 128:
+                n76 = h85 - 1
+            else:
+                n76 = h85 - 1
+                if n76 > 126:
+                    n76, p = _uvt(b, p, n76 + 1)
+                    n76 -= 1
+                if n76 < 0:
+                    raise DecodeError('Subtopology.CopartitionGroups: null where not nullable')
+                if n76 > bl - p:
+                    raise DecodeError('Subtopology.CopartitionGroups: count ' + str(n76) + ' past the end')
+            xs77 = []
+            for _ in range(n76):
+                e78 = _new(_StreamsGroupHeartbeatRequest_CopartitionGroup)
+                h80 = b[p]
+                if 0 < h80 < 65:
+                    e78.source_topics = [*_UNPACK_h[h80](b, p + 1)]
+                    p += 2 * h80 - 1
+                else:
+                    p += 1
+                    n79 = h80 - 1
+                    if n79 > 126:
+                        n79, p = _uvt(b, p, n79 + 1)
+                        n79 -= 1
+                    if n79 < 0:
+                        raise DecodeError('CopartitionGroup.SourceTopics: null where not nullable')
+                    elif n79 < 64:
+                        e78.source_topics = [*_ARRAY_h[n79].unpack_from(b, p)]
+                        p += 2 * n79
+                    else:
+                        if n79 > bl - p:
+                            raise DecodeError('CopartitionGroup.SourceTopics: count ' + str(n79) + ' past the end')
+                        e78.source_topics = [*_struct.Struct('>' + str(n79) + 'h').unpack_from(b, p)]
+                        p += 2 * n79
+                h82 = b[p]
+                if 0 < h82 < 65:
+                    e78.source_topic_regex = [*_UNPACK_h[h82](b, p + 1)]
+                    p += 2 * h82 - 1
+                else:
+                    p += 1
+                    n81 = h82 - 1
+                    if n81 > 126:
+                        n81, p = _uvt(b, p, n81 + 1)
+                        n81 -= 1
+                    if n81 < 0:
+                        raise DecodeError('CopartitionGroup.SourceTopicRegex: null where not nullable')
+                    elif n81 < 64:
+                        e78.source_topic_regex = [*_ARRAY_h[n81].unpack_from(b, p)]
+                        p += 2 * n81
+                    else:
+                        if n81 > bl - p:
+                            raise DecodeError('CopartitionGroup.SourceTopicRegex: count ' + str(n81) + ' past the end')
+                        e78.source_topic_regex = [*_struct.Struct('>' + str(n81) + 'h').unpack_from(b, p)]
+                        p += 2 * n81
+                h84 = b[p]
+                if 0 < h84 < 65:
+                    e78.repartition_source_topics = [*_UNPACK_h[h84](b, p + 1)]
+                    p += 2 * h84 - 1
+                else:
+                    p += 1
+                    n83 = h84 - 1
+                    if n83 > 126:
+                        n83, p = _uvt(b, p, n83 + 1)
+                        n83 -= 1
+                    if n83 < 0:
+                        raise DecodeError('CopartitionGroup.RepartitionSourceTopics: null where not nullable')
+                    elif n83 < 64:
+                        e78.repartition_source_topics = [*_ARRAY_h[n83].unpack_from(b, p)]
+                        p += 2 * n83
+                    else:
+                        if n83 > bl - p:
+                            raise DecodeError('CopartitionGroup.RepartitionSourceTopics: count ' + str(n83) + ' past the end')
+                        e78.repartition_source_topics = [*_struct.Struct('>' + str(n83) + 'h').unpack_from(b, p)]
+                        p += 2 * n83
+                if b[p] == 0:  # no tagged fields, the common case
+                    e78.unknown_tagged_fields = None
+                    p += 1
+                else:
+                    p = _t_StreamsGroupHeartbeatRequest_CopartitionGroup_0(b, p, e78)
+                xs77.append(e78)
+            e17.copartition_groups = xs77
+            if b[p] == 0:  # no tagged fields, the common case
+                e17.unknown_tagged_fields = None
+                p += 1
+            else:
+                p = _t_StreamsGroupHeartbeatRequest_Subtopology_0(b, p, e17)
+            xs16.append(e17)
+        s13.subtopologies = xs16
         if b[p] == 0:  # no tagged fields, the common case
             s13.unknown_tagged_fields = None
             p += 1
         else:
             p = _t_StreamsGroupHeartbeatRequest_Topology_0(b, p, s13)
         o.topology = s13
-    h88 = b[p]
-    if h88 == 0:
+    h94 = b[p]
+    if h94 == 0:
         o.active_tasks = None
         p += 1
     else:
         p += 1
-        n80 = h88 - 1
-        if n80 > 126:
-            n80, p = _uvt(b, p, n80 + 1)
-            n80 -= 1
-        if n80 < 0:
+        n86 = h94 - 1
+        if n86 > 126:
+            n86, p = _uvt(b, p, n86 + 1)
+            n86 -= 1
+        if n86 < 0:
             o.active_tasks = None
         else:
-            if n80 > bl - p:
-                raise DecodeError('StreamsGroupHeartbeatRequest.ActiveTasks: count ' + str(n80) + ' past the end')
-            xs81 = []
-            for _ in range(n80):
-                e82 = _new(_StreamsGroupHeartbeatRequest_TaskIds)
-                h85 = b[p]
-                if 0 < h85 < 128:
-                    q84 = p + h85
-                    e82.subtopology_id = str(b[p + 1:q84], 'utf-8')
-                    p = q84
+            if n86 > bl - p:
+                raise DecodeError('StreamsGroupHeartbeatRequest.ActiveTasks: count ' + str(n86) + ' past the end')
+            xs87 = []
+            for _ in range(n86):
+                e88 = _new(_StreamsGroupHeartbeatRequest_TaskIds)
+                h91 = b[p]
+                if 0 < h91 < 128:
+                    q90 = p + h91
+                    e88.subtopology_id = str(b[p + 1:q90], 'utf-8')
+                    p = q90
                 else:
                     p += 1
-                    n83 = h85 - 1
-                    if n83 > 126:
-                        n83, p = _uvt(b, p, n83 + 1)
-                        n83 -= 1
-                    if n83 < 0:
+                    n89 = h91 - 1
+                    if n89 > 126:
+                        n89, p = _uvt(b, p, n89 + 1)
+                        n89 -= 1
+                    if n89 < 0:
                         raise DecodeError('TaskIds.SubtopologyId: null where not nullable')
                     else:
-                        q84 = p + n83
-                        e82.subtopology_id = str(b[p:q84], 'utf-8')
-                        p = q84
-                h87 = b[p]
-                if 0 < h87 < 65:
-                    e82.partitions = [*_UNPACK_i[h87](b, p + 1)]
-                    p += 4 * h87 - 3
+                        q90 = p + n89
+                        e88.subtopology_id = str(b[p:q90], 'utf-8')
+                        p = q90
+                h93 = b[p]
+                if 0 < h93 < 65:
+                    e88.partitions = [*_UNPACK_i[h93](b, p + 1)]
+                    p += 4 * h93 - 3
                 else:
                     p += 1
-                    n86 = h87 - 1
-                    if n86 > 126:
-                        n86, p = _uvt(b, p, n86 + 1)
-                        n86 -= 1
-                    if n86 < 0:
-                        raise DecodeError('TaskIds.Partitions: null where not nullable')
-                    elif n86 < 64:
-                        e82.partitions = [*_ARRAY_i[n86].unpack_from(b, p)]
-                        p += 4 * n86
-                    else:
-                        if n86 > bl - p:
-                            raise DecodeError('TaskIds.Partitions: count ' + str(n86) + ' past the end')
-                        e82.partitions = [*_struct.Struct('>' + str(n86) + 'i').unpack_from(b, p)]
-                        p += 4 * n86
-                if b[p] == 0:  # no tagged fields, the common case
-                    e82.unknown_tagged_fields = None
-                    p += 1
-                else:
-                    p = _t_StreamsGroupHeartbeatRequest_TaskIds_0(b, p, e82)
-                xs81.append(e82)
-            o.active_tasks = xs81
-    h97 = b[p]
-    if h97 == 0:
-        o.standby_tasks = None
-        p += 1
-    else:
-        p += 1
-        n89 = h97 - 1
-        if n89 > 126:
-            n89, p = _uvt(b, p, n89 + 1)
-            n89 -= 1
-        if n89 < 0:
-            o.standby_tasks = None
-        else:
-            if n89 > bl - p:
-                raise DecodeError('StreamsGroupHeartbeatRequest.StandbyTasks: count ' + str(n89) + ' past the end')
-            xs90 = []
-            for _ in range(n89):
-                e91 = _new(_StreamsGroupHeartbeatRequest_TaskIds)
-                h94 = b[p]
-                if 0 < h94 < 128:
-                    q93 = p + h94
-                    e91.subtopology_id = str(b[p + 1:q93], 'utf-8')
-                    p = q93
-                else:
-                    p += 1
-                    n92 = h94 - 1
+                    n92 = h93 - 1
                     if n92 > 126:
                         n92, p = _uvt(b, p, n92 + 1)
                         n92 -= 1
                     if n92 < 0:
-                        raise DecodeError('TaskIds.SubtopologyId: null where not nullable')
-                    else:
-                        q93 = p + n92
-                        e91.subtopology_id = str(b[p:q93], 'utf-8')
-                        p = q93
-                h96 = b[p]
-                if 0 < h96 < 65:
-                    e91.partitions = [*_UNPACK_i[h96](b, p + 1)]
-                    p += 4 * h96 - 3
-                else:
-                    p += 1
-                    n95 = h96 - 1
-                    if n95 > 126:
-                        n95, p = _uvt(b, p, n95 + 1)
-                        n95 -= 1
-                    if n95 < 0:
                         raise DecodeError('TaskIds.Partitions: null where not nullable')
-                    elif n95 < 64:
-                        e91.partitions = [*_ARRAY_i[n95].unpack_from(b, p)]
-                        p += 4 * n95
+                    elif n92 < 64:
+                        e88.partitions = [*_ARRAY_i[n92].unpack_from(b, p)]
+                        p += 4 * n92
                     else:
-                        if n95 > bl - p:
-                            raise DecodeError('TaskIds.Partitions: count ' + str(n95) + ' past the end')
-                        e91.partitions = [*_struct.Struct('>' + str(n95) + 'i').unpack_from(b, p)]
-                        p += 4 * n95
+                        if n92 > bl - p:
+                            raise DecodeError('TaskIds.Partitions: count ' + str(n92) + ' past the end')
+                        e88.partitions = [*_struct.Struct('>' + str(n92) + 'i').unpack_from(b, p)]
+                        p += 4 * n92
                 if b[p] == 0:  # no tagged fields, the common case
-                    e91.unknown_tagged_fields = None
+                    e88.unknown_tagged_fields = None
                     p += 1
                 else:
-                    p = _t_StreamsGroupHeartbeatRequest_TaskIds_0(b, p, e91)
-                xs90.append(e91)
-            o.standby_tasks = xs90
-    h106 = b[p]
-    if h106 == 0:
-        o.warmup_tasks = None
+                    p = _t_StreamsGroupHeartbeatRequest_TaskIds_0(b, p, e88)
+                xs87.append(e88)
+            o.active_tasks = xs87
+    h103 = b[p]
+    if h103 == 0:
+        o.standby_tasks = None
         p += 1
     else:
         p += 1
-        n98 = h106 - 1
-        if n98 > 126:
-            n98, p = _uvt(b, p, n98 + 1)
-            n98 -= 1
-        if n98 < 0:
-            o.warmup_tasks = None
+        n95 = h103 - 1
+        if n95 > 126:
+            n95, p = _uvt(b, p, n95 + 1)
+            n95 -= 1
+        if n95 < 0:
+            o.standby_tasks = None
         else:
-            if n98 > bl - p:
-                raise DecodeError('StreamsGroupHeartbeatRequest.WarmupTasks: count ' + str(n98) + ' past the end')
-            xs99 = []
-            for _ in range(n98):
-                e100 = _new(_StreamsGroupHeartbeatRequest_TaskIds)
-                h103 = b[p]
-                if 0 < h103 < 128:
-                    q102 = p + h103
-                    e100.subtopology_id = str(b[p + 1:q102], 'utf-8')
-                    p = q102
+            if n95 > bl - p:
+                raise DecodeError('StreamsGroupHeartbeatRequest.StandbyTasks: count ' + str(n95) + ' past the end')
+            xs96 = []
+            for _ in range(n95):
+                e97 = _new(_StreamsGroupHeartbeatRequest_TaskIds)
+                h100 = b[p]
+                if 0 < h100 < 128:
+                    q99 = p + h100
+                    e97.subtopology_id = str(b[p + 1:q99], 'utf-8')
+                    p = q99
                 else:
                     p += 1
-                    n101 = h103 - 1
+                    n98 = h100 - 1
+                    if n98 > 126:
+                        n98, p = _uvt(b, p, n98 + 1)
+                        n98 -= 1
+                    if n98 < 0:
+                        raise DecodeError('TaskIds.SubtopologyId: null where not nullable')
+                    else:
+                        q99 = p + n98
+                        e97.subtopology_id = str(b[p:q99], 'utf-8')
+                        p = q99
+                h102 = b[p]
+                if 0 < h102 < 65:
+                    e97.partitions = [*_UNPACK_i[h102](b, p + 1)]
+                    p += 4 * h102 - 3
+                else:
+                    p += 1
+                    n101 = h102 - 1
                     if n101 > 126:
                         n101, p = _uvt(b, p, n101 + 1)
                         n101 -= 1
                     if n101 < 0:
+                        raise DecodeError('TaskIds.Partitions: null where not nullable')
+                    elif n101 < 64:
+                        e97.partitions = [*_ARRAY_i[n101].unpack_from(b, p)]
+                        p += 4 * n101
+                    else:
+                        if n101 > bl - p:
+                            raise DecodeError('TaskIds.Partitions: count ' + str(n101) + ' past the end')
+                        e97.partitions = [*_struct.Struct('>' + str(n101) + 'i').unpack_from(b, p)]
+                        p += 4 * n101
+                if b[p] == 0:  # no tagged fields, the common case
+                    e97.unknown_tagged_fields = None
+                    p += 1
+                else:
+                    p = _t_StreamsGroupHeartbeatRequest_TaskIds_0(b, p, e97)
+                xs96.append(e97)
+            o.standby_tasks = xs96
+    h112 = b[p]
+    if h112 == 0:
+        o.warmup_tasks = None
+        p += 1
+    else:
+        p += 1
+        n104 = h112 - 1
+        if n104 > 126:
+            n104, p = _uvt(b, p, n104 + 1)
+            n104 -= 1
+        if n104 < 0:
+            o.warmup_tasks = None
+        else:
+            if n104 > bl - p:
+                raise DecodeError('StreamsGroupHeartbeatRequest.WarmupTasks: count ' + str(n104) + ' past the end')
+            xs105 = []
+            for _ in range(n104):
+                e106 = _new(_StreamsGroupHeartbeatRequest_TaskIds)
+                h109 = b[p]
+                if 0 < h109 < 128:
+                    q108 = p + h109
+                    e106.subtopology_id = str(b[p + 1:q108], 'utf-8')
+                    p = q108
+                else:
+                    p += 1
+                    n107 = h109 - 1
+                    if n107 > 126:
+                        n107, p = _uvt(b, p, n107 + 1)
+                        n107 -= 1
+                    if n107 < 0:
                         raise DecodeError('TaskIds.SubtopologyId: null where not nullable')
                     else:
-                        q102 = p + n101
-                        e100.subtopology_id = str(b[p:q102], 'utf-8')
-                        p = q102
-                h105 = b[p]
-                if 0 < h105 < 65:
-                    e100.partitions = [*_UNPACK_i[h105](b, p + 1)]
-                    p += 4 * h105 - 3
+                        q108 = p + n107
+                        e106.subtopology_id = str(b[p:q108], 'utf-8')
+                        p = q108
+                h111 = b[p]
+                if 0 < h111 < 65:
+                    e106.partitions = [*_UNPACK_i[h111](b, p + 1)]
+                    p += 4 * h111 - 3
                 else:
                     p += 1
-                    n104 = h105 - 1
-                    if n104 > 126:
-                        n104, p = _uvt(b, p, n104 + 1)
-                        n104 -= 1
-                    if n104 < 0:
+                    n110 = h111 - 1
+                    if n110 > 126:
+                        n110, p = _uvt(b, p, n110 + 1)
+                        n110 -= 1
+                    if n110 < 0:
                         raise DecodeError('TaskIds.Partitions: null where not nullable')
-                    elif n104 < 64:
-                        e100.partitions = [*_ARRAY_i[n104].unpack_from(b, p)]
-                        p += 4 * n104
+                    elif n110 < 64:
+                        e106.partitions = [*_ARRAY_i[n110].unpack_from(b, p)]
+                        p += 4 * n110
                     else:
-                        if n104 > bl - p:
-                            raise DecodeError('TaskIds.Partitions: count ' + str(n104) + ' past the end')
-                        e100.partitions = [*_struct.Struct('>' + str(n104) + 'i').unpack_from(b, p)]
-                        p += 4 * n104
+                        if n110 > bl - p:
+                            raise DecodeError('TaskIds.Partitions: count ' + str(n110) + ' past the end')
+                        e106.partitions = [*_struct.Struct('>' + str(n110) + 'i').unpack_from(b, p)]
+                        p += 4 * n110
                 if b[p] == 0:  # no tagged fields, the common case
-                    e100.unknown_tagged_fields = None
+                    e106.unknown_tagged_fields = None
                     p += 1
                 else:
-                    p = _t_StreamsGroupHeartbeatRequest_TaskIds_0(b, p, e100)
-                xs99.append(e100)
-            o.warmup_tasks = xs99
-    h109 = b[p]
-    if 0 < h109 < 128:
-        q108 = p + h109
-        o.process_id = str(b[p + 1:q108], 'utf-8')
-        p = q108
-    elif h109 == 0:
+                    p = _t_StreamsGroupHeartbeatRequest_TaskIds_0(b, p, e106)
+                xs105.append(e106)
+            o.warmup_tasks = xs105
+    h115 = b[p]
+    if 0 < h115 < 128:
+        q114 = p + h115
+        o.process_id = str(b[p + 1:q114], 'utf-8')
+        p = q114
+    elif h115 == 0:
         o.process_id = None
         p += 1
     else:
         p += 1
-        n107 = h109 - 1
-        if n107 > 126:
-            n107, p = _uvt(b, p, n107 + 1)
-            n107 -= 1
-        if n107 < 0:
+        n113 = h115 - 1
+        if n113 > 126:
+            n113, p = _uvt(b, p, n113 + 1)
+            n113 -= 1
+        if n113 < 0:
             o.process_id = None
         else:
-            q108 = p + n107
-            o.process_id = str(b[p:q108], 'utf-8')
-            p = q108
+            q114 = p + n113
+            o.process_id = str(b[p:q114], 'utf-8')
+            p = q114
     if b[p] > 127:
         o.user_endpoint = None
         p += 1
     else:
         p += 1
-        s110 = _new(_StreamsGroupHeartbeatRequest_Endpoint)
-        h113 = b[p]
-        if 0 < h113 < 128:
-            q112 = p + h113
-            s110.host = str(b[p + 1:q112], 'utf-8')
-            p = q112
+        s116 = _new(_StreamsGroupHeartbeatRequest_Endpoint)
+        h119 = b[p]
+        if 0 < h119 < 128:
+            q118 = p + h119
+            s116.host = str(b[p + 1:q118], 'utf-8')
+            p = q118
         else:
             p += 1
-            n111 = h113 - 1
-            if n111 > 126:
-                n111, p = _uvt(b, p, n111 + 1)
-                n111 -= 1
-            if n111 < 0:
+            n117 = h119 - 1
+            if n117 > 126:
+                n117, p = _uvt(b, p, n117 + 1)
+                n117 -= 1
+            if n117 < 0:
                 raise DecodeError('Endpoint.Host: null where not nullable')
             else:
-                q112 = p + n111
-                s110.host = str(b[p:q112], 'utf-8')
-                p = q112
-        s110.port, = _S4.unpack_from(b, p)
+                q118 = p + n117
+                s116.host = str(b[p:q118], 'utf-8')
+                p = q118
+        s116.port, = _S4.unpack_from(b, p)
         p += 2
         if b[p] == 0:  # no tagged fields, the common case
-            s110.unknown_tagged_fields = None
+            s116.unknown_tagged_fields = None
             p += 1
         else:
-            p = _t_StreamsGroupHeartbeatRequest_Endpoint_0(b, p, s110)
-        o.user_endpoint = s110
-    h123 = b[p]
-    if h123 == 0:
+            p = _t_StreamsGroupHeartbeatRequest_Endpoint_0(b, p, s116)
+        o.user_endpoint = s116
+    h129 = b[p]
+    if h129 == 0:
         o.client_tags = None
         p += 1
     else:
         p += 1
-        n114 = h123 - 1
-        if n114 > 126:
-            n114, p = _uvt(b, p, n114 + 1)
-            n114 -= 1
-        if n114 < 0:
+        n120 = h129 - 1
+        if n120 > 126:
+            n120, p = _uvt(b, p, n120 + 1)
+            n120 -= 1
+        if n120 < 0:
             o.client_tags = None
         else:
-            if n114 > bl - p:
-                raise DecodeError('StreamsGroupHeartbeatRequest.ClientTags: count ' + str(n114) + ' past the end')
-            xs115 = []
-            for _ in range(n114):
-                e116 = _new(_StreamsGroupHeartbeatRequest_KeyValue)
-                h119 = b[p]
-                if 0 < h119 < 128:
-                    q118 = p + h119
-                    e116.key = str(b[p + 1:q118], 'utf-8')
-                    p = q118
+            if n120 > bl - p:
+                raise DecodeError('StreamsGroupHeartbeatRequest.ClientTags: count ' + str(n120) + ' past the end')
+            xs121 = []
+            for _ in range(n120):
+                e122 = _new(_StreamsGroupHeartbeatRequest_KeyValue)
+                h125 = b[p]
+                if 0 < h125 < 128:
+                    q124 = p + h125
+                    e122.key = str(b[p + 1:q124], 'utf-8')
+                    p = q124
                 else:
                     p += 1
-                    n117 = h119 - 1
-                    if n117 > 126:
-                        n117, p = _uvt(b, p, n117 + 1)
-                        n117 -= 1
-                    if n117 < 0:
+                    n123 = h125 - 1
+                    if n123 > 126:
+                        n123, p = _uvt(b, p, n123 + 1)
+                        n123 -= 1
+                    if n123 < 0:
                         raise DecodeError('KeyValue.Key: null where not nullable')
                     else:
-                        q118 = p + n117
-                        e116.key = str(b[p:q118], 'utf-8')
-                        p = q118
-                h122 = b[p]
-                if 0 < h122 < 128:
-                    q121 = p + h122
-                    e116.value = str(b[p + 1:q121], 'utf-8')
-                    p = q121
+                        q124 = p + n123
+                        e122.key = str(b[p:q124], 'utf-8')
+                        p = q124
+                h128 = b[p]
+                if 0 < h128 < 128:
+                    q127 = p + h128
+                    e122.value = str(b[p + 1:q127], 'utf-8')
+                    p = q127
                 else:
                     p += 1
-                    n120 = h122 - 1
-                    if n120 > 126:
-                        n120, p = _uvt(b, p, n120 + 1)
-                        n120 -= 1
-                    if n120 < 0:
+                    n126 = h128 - 1
+                    if n126 > 126:
+                        n126, p = _uvt(b, p, n126 + 1)
+                        n126 -= 1
+                    if n126 < 0:
                         raise DecodeError('KeyValue.Value: null where not nullable')
                     else:
-                        q121 = p + n120
-                        e116.value = str(b[p:q121], 'utf-8')
-                        p = q121
+                        q127 = p + n126
+                        e122.value = str(b[p:q127], 'utf-8')
+                        p = q127
                 if b[p] == 0:  # no tagged fields, the common case
-                    e116.unknown_tagged_fields = None
+                    e122.unknown_tagged_fields = None
                     p += 1
                 else:
-                    p = _t_StreamsGroupHeartbeatRequest_KeyValue_0(b, p, e116)
-                xs115.append(e116)
-            o.client_tags = xs115
-    h130 = b[p]
-    if h130 == 0:
+                    p = _t_StreamsGroupHeartbeatRequest_KeyValue_0(b, p, e122)
+                xs121.append(e122)
+            o.client_tags = xs121
+    h136 = b[p]
+    if h136 == 0:
         o.task_offsets = None
         p += 1
     else:
         p += 1
-        n124 = h130 - 1
-        if n124 > 126:
-            n124, p = _uvt(b, p, n124 + 1)
-            n124 -= 1
-        if n124 < 0:
+        n130 = h136 - 1
+        if n130 > 126:
+            n130, p = _uvt(b, p, n130 + 1)
+            n130 -= 1
+        if n130 < 0:
             o.task_offsets = None
         else:
-            if n124 > bl - p:
-                raise DecodeError('StreamsGroupHeartbeatRequest.TaskOffsets: count ' + str(n124) + ' past the end')
-            xs125 = []
-            for _ in range(n124):
-                e126 = _new(_StreamsGroupHeartbeatRequest_TaskOffset)
-                h129 = b[p]
-                if 0 < h129 < 128:
-                    q128 = p + h129
-                    e126.subtopology_id = str(b[p + 1:q128], 'utf-8')
-                    p = q128
+            if n130 > bl - p:
+                raise DecodeError('StreamsGroupHeartbeatRequest.TaskOffsets: count ' + str(n130) + ' past the end')
+            xs131 = []
+            for _ in range(n130):
+                e132 = _new(_StreamsGroupHeartbeatRequest_TaskOffset)
+                h135 = b[p]
+                if 0 < h135 < 128:
+                    q134 = p + h135
+                    e132.subtopology_id = str(b[p + 1:q134], 'utf-8')
+                    p = q134
                 else:
                     p += 1
-                    n127 = h129 - 1
-                    if n127 > 126:
-                        n127, p = _uvt(b, p, n127 + 1)
-                        n127 -= 1
-                    if n127 < 0:
+                    n133 = h135 - 1
+                    if n133 > 126:
+                        n133, p = _uvt(b, p, n133 + 1)
+                        n133 -= 1
+                    if n133 < 0:
                         raise DecodeError('TaskOffset.SubtopologyId: null where not nullable')
                     else:
-                        q128 = p + n127
-                        e126.subtopology_id = str(b[p:q128], 'utf-8')
-                        p = q128
-                e126.partition, e126.offset, = _S5.unpack_from(b, p)
+                        q134 = p + n133
+                        e132.subtopology_id = str(b[p:q134], 'utf-8')
+                        p = q134
+                e132.partition, e132.offset, = _S5.unpack_from(b, p)
                 p += 12
                 if b[p] == 0:  # no tagged fields, the common case
-                    e126.unknown_tagged_fields = None
+                    e132.unknown_tagged_fields = None
                     p += 1
                 else:
-                    p = _t_StreamsGroupHeartbeatRequest_TaskOffset_0(b, p, e126)
-                xs125.append(e126)
-            o.task_offsets = xs125
-    h137 = b[p]
-    if h137 == 0:
+                    p = _t_StreamsGroupHeartbeatRequest_TaskOffset_0(b, p, e132)
+                xs131.append(e132)
+            o.task_offsets = xs131
+    h143 = b[p]
+    if h143 == 0:
         o.task_end_offsets = None
         p += 1
     else:
         p += 1
-        n131 = h137 - 1
-        if n131 > 126:
-            n131, p = _uvt(b, p, n131 + 1)
-            n131 -= 1
-        if n131 < 0:
+        n137 = h143 - 1
+        if n137 > 126:
+            n137, p = _uvt(b, p, n137 + 1)
+            n137 -= 1
+        if n137 < 0:
             o.task_end_offsets = None
         else:
-            if n131 > bl - p:
-                raise DecodeError('StreamsGroupHeartbeatRequest.TaskEndOffsets: count ' + str(n131) + ' past the end')
-            xs132 = []
-            for _ in range(n131):
-                e133 = _new(_StreamsGroupHeartbeatRequest_TaskOffset)
-                h136 = b[p]
-                if 0 < h136 < 128:
-                    q135 = p + h136
-                    e133.subtopology_id = str(b[p + 1:q135], 'utf-8')
-                    p = q135
+            if n137 > bl - p:
+                raise DecodeError('StreamsGroupHeartbeatRequest.TaskEndOffsets: count ' + str(n137) + ' past the end')
+            xs138 = []
+            for _ in range(n137):
+                e139 = _new(_StreamsGroupHeartbeatRequest_TaskOffset)
+                h142 = b[p]
+                if 0 < h142 < 128:
+                    q141 = p + h142
+                    e139.subtopology_id = str(b[p + 1:q141], 'utf-8')
+                    p = q141
                 else:
                     p += 1
-                    n134 = h136 - 1
-                    if n134 > 126:
-                        n134, p = _uvt(b, p, n134 + 1)
-                        n134 -= 1
-                    if n134 < 0:
+                    n140 = h142 - 1
+                    if n140 > 126:
+                        n140, p = _uvt(b, p, n140 + 1)
+                        n140 -= 1
+                    if n140 < 0:
                         raise DecodeError('TaskOffset.SubtopologyId: null where not nullable')
                     else:
-                        q135 = p + n134
-                        e133.subtopology_id = str(b[p:q135], 'utf-8')
-                        p = q135
-                e133.partition, e133.offset, = _S5.unpack_from(b, p)
+                        q141 = p + n140
+                        e139.subtopology_id = str(b[p:q141], 'utf-8')
+                        p = q141
+                e139.partition, e139.offset, = _S5.unpack_from(b, p)
                 p += 12
                 if b[p] == 0:  # no tagged fields, the common case
-                    e133.unknown_tagged_fields = None
+                    e139.unknown_tagged_fields = None
                     p += 1
                 else:
-                    p = _t_StreamsGroupHeartbeatRequest_TaskOffset_0(b, p, e133)
-                xs132.append(e133)
-            o.task_end_offsets = xs132
+                    p = _t_StreamsGroupHeartbeatRequest_TaskOffset_0(b, p, e139)
+                xs138.append(e139)
+            o.task_end_offsets = xs138
     o.shutdown_application, = _S6.unpack_from(b, p)
     p += 1
     if b[p] == 0:  # no tagged fields, the common case
@@ -2208,120 +2232,126 @@ def _r_StreamsGroupHeartbeatResponse_0(b, p):
                 else:
                     p = _t_StreamsGroupHeartbeatRequest_Endpoint_0(b, p, s45)
                 e44.user_endpoint = s45
-                n49 = b[p] - 1
+                h57 = b[p]
                 p += 1
-                if n49 > 126:
-                    n49, p = _uvt(b, p, n49 + 1)
-                    n49 -= 1
-                if n49 < 0:
-                    raise DecodeError('EndpointToPartitions.ActivePartitions: null where not nullable')
+                if 0 < h57 < 128:
+                    n49 = h57 - 1
                 else:
+                    n49 = h57 - 1
+                    if n49 > 126:
+                        n49, p = _uvt(b, p, n49 + 1)
+                        n49 -= 1
+                    if n49 < 0:
+                        raise DecodeError('EndpointToPartitions.ActivePartitions: null where not nullable')
                     if n49 > bl - p:
                         raise DecodeError('EndpointToPartitions.ActivePartitions: count ' + str(n49) + ' past the end')
-                    xs50 = []
-                    for _ in range(n49):
-                        e51 = _new(_StreamsGroupHeartbeatResponse_TopicPartition)
-                        h54 = b[p]
-                        if 0 < h54 < 128:
-                            q53 = p + h54
-                            e51.topic = str(b[p + 1:q53], 'utf-8')
+                xs50 = []
+                for _ in range(n49):
+                    e51 = _new(_StreamsGroupHeartbeatResponse_TopicPartition)
+                    h54 = b[p]
+                    if 0 < h54 < 128:
+                        q53 = p + h54
+                        e51.topic = str(b[p + 1:q53], 'utf-8')
+                        p = q53
+                    else:
+                        p += 1
+                        n52 = h54 - 1
+                        if n52 > 126:
+                            n52, p = _uvt(b, p, n52 + 1)
+                            n52 -= 1
+                        if n52 < 0:
+                            raise DecodeError('TopicPartition.Topic: null where not nullable')
+                        else:
+                            q53 = p + n52
+                            e51.topic = str(b[p:q53], 'utf-8')
                             p = q53
+                    h56 = b[p]
+                    if 0 < h56 < 65:
+                        e51.partitions = [*_UNPACK_i[h56](b, p + 1)]
+                        p += 4 * h56 - 3
+                    else:
+                        p += 1
+                        n55 = h56 - 1
+                        if n55 > 126:
+                            n55, p = _uvt(b, p, n55 + 1)
+                            n55 -= 1
+                        if n55 < 0:
+                            raise DecodeError('TopicPartition.Partitions: null where not nullable')
+                        elif n55 < 64:
+                            e51.partitions = [*_ARRAY_i[n55].unpack_from(b, p)]
+                            p += 4 * n55
                         else:
-                            p += 1
-                            n52 = h54 - 1
-                            if n52 > 126:
-                                n52, p = _uvt(b, p, n52 + 1)
-                                n52 -= 1
-                            if n52 < 0:
-                                raise DecodeError('TopicPartition.Topic: null where not nullable')
-                            else:
-                                q53 = p + n52
-                                e51.topic = str(b[p:q53], 'utf-8')
-                                p = q53
-                        h56 = b[p]
-                        if 0 < h56 < 65:
-                            e51.partitions = [*_UNPACK_i[h56](b, p + 1)]
-                            p += 4 * h56 - 3
-                        else:
-                            p += 1
-                            n55 = h56 - 1
-                            if n55 > 126:
-                                n55, p = _uvt(b, p, n55 + 1)
-                                n55 -= 1
-                            if n55 < 0:
-                                raise DecodeError('TopicPartition.Partitions: null where not nullable')
-                            elif n55 < 64:
-                                e51.partitions = [*_ARRAY_i[n55].unpack_from(b, p)]
-                                p += 4 * n55
-                            else:
-                                if n55 > bl - p:
-                                    raise DecodeError('TopicPartition.Partitions: count ' + str(n55) + ' past the end')
-                                e51.partitions = [*_struct.Struct('>' + str(n55) + 'i').unpack_from(b, p)]
-                                p += 4 * n55
-                        if b[p] == 0:  # no tagged fields, the common case
-                            e51.unknown_tagged_fields = None
-                            p += 1
-                        else:
-                            p = _t_StreamsGroupHeartbeatResponse_TopicPartition_0(b, p, e51)
-                        xs50.append(e51)
-                    e44.active_partitions = xs50
-                n57 = b[p] - 1
+                            if n55 > bl - p:
+                                raise DecodeError('TopicPartition.Partitions: count ' + str(n55) + ' past the end')
+                            e51.partitions = [*_struct.Struct('>' + str(n55) + 'i').unpack_from(b, p)]
+                            p += 4 * n55
+                    if b[p] == 0:  # no tagged fields, the common case
+                        e51.unknown_tagged_fields = None
+                        p += 1
+                    else:
+                        p = _t_StreamsGroupHeartbeatResponse_TopicPartition_0(b, p, e51)
+                    xs50.append(e51)
+                e44.active_partitions = xs50
+                h66 = b[p]
                 p += 1
-                if n57 > 126:
-                    n57, p = _uvt(b, p, n57 + 1)
-                    n57 -= 1
-                if n57 < 0:
-                    raise DecodeError('EndpointToPartitions.StandbyPartitions: null where not nullable')
+                if 0 < h66 < 128:
+                    n58 = h66 - 1
                 else:
-                    if n57 > bl - p:
-                        raise DecodeError('EndpointToPartitions.StandbyPartitions: count ' + str(n57) + ' past the end')
-                    xs58 = []
-                    for _ in range(n57):
-                        e59 = _new(_StreamsGroupHeartbeatResponse_TopicPartition)
-                        h62 = b[p]
-                        if 0 < h62 < 128:
-                            q61 = p + h62
-                            e59.topic = str(b[p + 1:q61], 'utf-8')
-                            p = q61
+                    n58 = h66 - 1
+                    if n58 > 126:
+                        n58, p = _uvt(b, p, n58 + 1)
+                        n58 -= 1
+                    if n58 < 0:
+                        raise DecodeError('EndpointToPartitions.StandbyPartitions: null where not nullable')
+                    if n58 > bl - p:
+                        raise DecodeError('EndpointToPartitions.StandbyPartitions: count ' + str(n58) + ' past the end')
+                xs59 = []
+                for _ in range(n58):
+                    e60 = _new(_StreamsGroupHeartbeatResponse_TopicPartition)
+                    h63 = b[p]
+                    if 0 < h63 < 128:
+                        q62 = p + h63
+                        e60.topic = str(b[p + 1:q62], 'utf-8')
+                        p = q62
+                    else:
+                        p += 1
+                        n61 = h63 - 1
+                        if n61 > 126:
+                            n61, p = _uvt(b, p, n61 + 1)
+                            n61 -= 1
+                        if n61 < 0:
+                            raise DecodeError('TopicPartition.Topic: null where not nullable')
                         else:
-                            p += 1
-                            n60 = h62 - 1
-                            if n60 > 126:
-                                n60, p = _uvt(b, p, n60 + 1)
-                                n60 -= 1
-                            if n60 < 0:
-                                raise DecodeError('TopicPartition.Topic: null where not nullable')
-                            else:
-                                q61 = p + n60
-                                e59.topic = str(b[p:q61], 'utf-8')
-                                p = q61
-                        h64 = b[p]
-                        if 0 < h64 < 65:
-                            e59.partitions = [*_UNPACK_i[h64](b, p + 1)]
-                            p += 4 * h64 - 3
+                            q62 = p + n61
+                            e60.topic = str(b[p:q62], 'utf-8')
+                            p = q62
+                    h65 = b[p]
+                    if 0 < h65 < 65:
+                        e60.partitions = [*_UNPACK_i[h65](b, p + 1)]
+                        p += 4 * h65 - 3
+                    else:
+                        p += 1
+                        n64 = h65 - 1
+                        if n64 > 126:
+                            n64, p = _uvt(b, p, n64 + 1)
+                            n64 -= 1
+                        if n64 < 0:
+                            raise DecodeError('TopicPartition.Partitions: null where not nullable')
+                        elif n64 < 64:
+                            e60.partitions = [*_ARRAY_i[n64].unpack_from(b, p)]
+                            p += 4 * n64
                         else:
-                            p += 1
-                            n63 = h64 - 1
-                            if n63 > 126:
-                                n63, p = _uvt(b, p, n63 + 1)
-                                n63 -= 1
-                            if n63 < 0:
-                                raise DecodeError('TopicPartition.Partitions: null where not nullable')
-                            elif n63 < 64:
-                                e59.partitions = [*_ARRAY_i[n63].unpack_from(b, p)]
-                                p += 4 * n63
-                            else:
-                                if n63 > bl - p:
-                                    raise DecodeError('TopicPartition.Partitions: count ' + str(n63) + ' past the end')
-                                e59.partitions = [*_struct.Struct('>' + str(n63) + 'i').unpack_from(b, p)]
-                                p += 4 * n63
-                        if b[p] == 0:  # no tagged fields, the common case
-                            e59.unknown_tagged_fields = None
-                            p += 1
-                        else:
-                            p = _t_StreamsGroupHeartbeatResponse_TopicPartition_0(b, p, e59)
-                        xs58.append(e59)
-                    e44.standby_partitions = xs58
+                            if n64 > bl - p:
+                                raise DecodeError('TopicPartition.Partitions: count ' + str(n64) + ' past the end')
+                            e60.partitions = [*_struct.Struct('>' + str(n64) + 'i').unpack_from(b, p)]
+                            p += 4 * n64
+                    if b[p] == 0:  # no tagged fields, the common case
+                        e60.unknown_tagged_fields = None
+                        p += 1
+                    else:
+                        p = _t_StreamsGroupHeartbeatResponse_TopicPartition_0(b, p, e60)
+                    xs59.append(e60)
+                e44.standby_partitions = xs59
                 if b[p] == 0:  # no tagged fields, the common case
                     e44.unknown_tagged_fields = None
                     p += 1

@@ -273,60 +273,63 @@ def _r_StreamsGroupMemberMetadataValue_0(b, p):
         else:
             p = _t_StreamsGroupMemberMetadataValue_Endpoint_0(b, p, s16)
         o.user_endpoint = s16
-    n20 = b[p] - 1
+    h29 = b[p]
     p += 1
-    if n20 > 126:
-        n20, p = _uvt(b, p, n20 + 1)
-        n20 -= 1
-    if n20 < 0:
-        raise DecodeError('StreamsGroupMemberMetadataValue.ClientTags: null where not nullable')
+    if 0 < h29 < 128:
+        n20 = h29 - 1
     else:
+        n20 = h29 - 1
+        if n20 > 126:
+            n20, p = _uvt(b, p, n20 + 1)
+            n20 -= 1
+        if n20 < 0:
+            raise DecodeError('StreamsGroupMemberMetadataValue.ClientTags: null where not nullable')
         if n20 > bl - p:
             raise DecodeError('StreamsGroupMemberMetadataValue.ClientTags: count ' + str(n20) + ' past the end')
-        xs21 = []
-        for _ in range(n20):
-            e22 = _new(_StreamsGroupMemberMetadataValue_KeyValue)
-            h25 = b[p]
-            if 0 < h25 < 128:
-                q24 = p + h25
-                e22.key = str(b[p + 1:q24], 'utf-8')
+    xs21 = []
+    for _ in range(n20):
+        e22 = _new(_StreamsGroupMemberMetadataValue_KeyValue)
+        h25 = b[p]
+        if 0 < h25 < 128:
+            q24 = p + h25
+            e22.key = str(b[p + 1:q24], 'utf-8')
+            p = q24
+        else:
+            p += 1
+            n23 = h25 - 1
+            if n23 > 126:
+                n23, p = _uvt(b, p, n23 + 1)
+                n23 -= 1
+            if n23 < 0:
+                raise DecodeError('KeyValue.Key: null where not nullable')
+            else:
+                q24 = p + n23
+                e22.key = str(b[p:q24], 'utf-8')
                 p = q24
+        h28 = b[p]
+        if 0 < h28 < 128:
+            q27 = p + h28
+            e22.value = str(b[p + 1:q27], 'utf-8')
+            p = q27
+        else:
+            p += 1
+            n26 = h28 - 1
+            if n26 > 126:
+                n26, p = _uvt(b, p, n26 + 1)
+                n26 -= 1
+            if n26 < 0:
+                raise DecodeError('KeyValue.Value: null where not nullable')
             else:
-                p += 1
-                n23 = h25 - 1
-                if n23 > 126:
-                    n23, p = _uvt(b, p, n23 + 1)
-                    n23 -= 1
-                if n23 < 0:
-                    raise DecodeError('KeyValue.Key: null where not nullable')
-                else:
-                    q24 = p + n23
-                    e22.key = str(b[p:q24], 'utf-8')
-                    p = q24
-            h28 = b[p]
-            if 0 < h28 < 128:
-                q27 = p + h28
-                e22.value = str(b[p + 1:q27], 'utf-8')
+                q27 = p + n26
+                e22.value = str(b[p:q27], 'utf-8')
                 p = q27
-            else:
-                p += 1
-                n26 = h28 - 1
-                if n26 > 126:
-                    n26, p = _uvt(b, p, n26 + 1)
-                    n26 -= 1
-                if n26 < 0:
-                    raise DecodeError('KeyValue.Value: null where not nullable')
-                else:
-                    q27 = p + n26
-                    e22.value = str(b[p:q27], 'utf-8')
-                    p = q27
-            if b[p] == 0:  # no tagged fields, the common case
-                e22.unknown_tagged_fields = None
-                p += 1
-            else:
-                p = _t_StreamsGroupMemberMetadataValue_KeyValue_0(b, p, e22)
-            xs21.append(e22)
-        o.client_tags = xs21
+        if b[p] == 0:  # no tagged fields, the common case
+            e22.unknown_tagged_fields = None
+            p += 1
+        else:
+            p = _t_StreamsGroupMemberMetadataValue_KeyValue_0(b, p, e22)
+        xs21.append(e22)
+    o.client_tags = xs21
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         p += 1

@@ -110,177 +110,186 @@ def _t_StreamsGroupTargetAssignmentMemberValue_0(b, p, o):
 def _r_StreamsGroupTargetAssignmentMemberValue_0(b, p):
     bl = len(b)
     o = _new(StreamsGroupTargetAssignmentMemberValue)
-    n1 = b[p] - 1
+    h9 = b[p]
     p += 1
-    if n1 > 126:
-        n1, p = _uvt(b, p, n1 + 1)
-        n1 -= 1
-    if n1 < 0:
-        raise DecodeError('StreamsGroupTargetAssignmentMemberValue.ActiveTasks: null where not nullable')
+    if 0 < h9 < 128:
+        n1 = h9 - 1
     else:
+        n1 = h9 - 1
+        if n1 > 126:
+            n1, p = _uvt(b, p, n1 + 1)
+            n1 -= 1
+        if n1 < 0:
+            raise DecodeError('StreamsGroupTargetAssignmentMemberValue.ActiveTasks: null where not nullable')
         if n1 > bl - p:
             raise DecodeError('StreamsGroupTargetAssignmentMemberValue.ActiveTasks: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3 = _new(_StreamsGroupTargetAssignmentMemberValue_TaskIds)
-            h6 = b[p]
-            if 0 < h6 < 128:
-                q5 = p + h6
-                e3.subtopology_id = str(b[p + 1:q5], 'utf-8')
+    xs2 = []
+    for _ in range(n1):
+        e3 = _new(_StreamsGroupTargetAssignmentMemberValue_TaskIds)
+        h6 = b[p]
+        if 0 < h6 < 128:
+            q5 = p + h6
+            e3.subtopology_id = str(b[p + 1:q5], 'utf-8')
+            p = q5
+        else:
+            p += 1
+            n4 = h6 - 1
+            if n4 > 126:
+                n4, p = _uvt(b, p, n4 + 1)
+                n4 -= 1
+            if n4 < 0:
+                raise DecodeError('TaskIds.SubtopologyId: null where not nullable')
+            else:
+                q5 = p + n4
+                e3.subtopology_id = str(b[p:q5], 'utf-8')
                 p = q5
+        h8 = b[p]
+        if 0 < h8 < 65:
+            e3.partitions = [*_UNPACK_i[h8](b, p + 1)]
+            p += 4 * h8 - 3
+        else:
+            p += 1
+            n7 = h8 - 1
+            if n7 > 126:
+                n7, p = _uvt(b, p, n7 + 1)
+                n7 -= 1
+            if n7 < 0:
+                raise DecodeError('TaskIds.Partitions: null where not nullable')
+            elif n7 < 64:
+                e3.partitions = [*_ARRAY_i[n7].unpack_from(b, p)]
+                p += 4 * n7
             else:
-                p += 1
-                n4 = h6 - 1
-                if n4 > 126:
-                    n4, p = _uvt(b, p, n4 + 1)
-                    n4 -= 1
-                if n4 < 0:
-                    raise DecodeError('TaskIds.SubtopologyId: null where not nullable')
-                else:
-                    q5 = p + n4
-                    e3.subtopology_id = str(b[p:q5], 'utf-8')
-                    p = q5
-            h8 = b[p]
-            if 0 < h8 < 65:
-                e3.partitions = [*_UNPACK_i[h8](b, p + 1)]
-                p += 4 * h8 - 3
-            else:
-                p += 1
-                n7 = h8 - 1
-                if n7 > 126:
-                    n7, p = _uvt(b, p, n7 + 1)
-                    n7 -= 1
-                if n7 < 0:
-                    raise DecodeError('TaskIds.Partitions: null where not nullable')
-                elif n7 < 64:
-                    e3.partitions = [*_ARRAY_i[n7].unpack_from(b, p)]
-                    p += 4 * n7
-                else:
-                    if n7 > bl - p:
-                        raise DecodeError('TaskIds.Partitions: count ' + str(n7) + ' past the end')
-                    e3.partitions = [*_struct.Struct('>' + str(n7) + 'i').unpack_from(b, p)]
-                    p += 4 * n7
-            if b[p] == 0:  # no tagged fields, the common case
-                e3.unknown_tagged_fields = None
-                p += 1
-            else:
-                p = _t_StreamsGroupTargetAssignmentMemberValue_TaskIds_0(b, p, e3)
-            xs2.append(e3)
-        o.active_tasks = xs2
-    n9 = b[p] - 1
+                if n7 > bl - p:
+                    raise DecodeError('TaskIds.Partitions: count ' + str(n7) + ' past the end')
+                e3.partitions = [*_struct.Struct('>' + str(n7) + 'i').unpack_from(b, p)]
+                p += 4 * n7
+        if b[p] == 0:  # no tagged fields, the common case
+            e3.unknown_tagged_fields = None
+            p += 1
+        else:
+            p = _t_StreamsGroupTargetAssignmentMemberValue_TaskIds_0(b, p, e3)
+        xs2.append(e3)
+    o.active_tasks = xs2
+    h18 = b[p]
     p += 1
-    if n9 > 126:
-        n9, p = _uvt(b, p, n9 + 1)
-        n9 -= 1
-    if n9 < 0:
-        raise DecodeError('StreamsGroupTargetAssignmentMemberValue.StandbyTasks: null where not nullable')
+    if 0 < h18 < 128:
+        n10 = h18 - 1
     else:
-        if n9 > bl - p:
-            raise DecodeError('StreamsGroupTargetAssignmentMemberValue.StandbyTasks: count ' + str(n9) + ' past the end')
-        xs10 = []
-        for _ in range(n9):
-            e11 = _new(_StreamsGroupTargetAssignmentMemberValue_TaskIds)
-            h14 = b[p]
-            if 0 < h14 < 128:
-                q13 = p + h14
-                e11.subtopology_id = str(b[p + 1:q13], 'utf-8')
-                p = q13
+        n10 = h18 - 1
+        if n10 > 126:
+            n10, p = _uvt(b, p, n10 + 1)
+            n10 -= 1
+        if n10 < 0:
+            raise DecodeError('StreamsGroupTargetAssignmentMemberValue.StandbyTasks: null where not nullable')
+        if n10 > bl - p:
+            raise DecodeError('StreamsGroupTargetAssignmentMemberValue.StandbyTasks: count ' + str(n10) + ' past the end')
+    xs11 = []
+    for _ in range(n10):
+        e12 = _new(_StreamsGroupTargetAssignmentMemberValue_TaskIds)
+        h15 = b[p]
+        if 0 < h15 < 128:
+            q14 = p + h15
+            e12.subtopology_id = str(b[p + 1:q14], 'utf-8')
+            p = q14
+        else:
+            p += 1
+            n13 = h15 - 1
+            if n13 > 126:
+                n13, p = _uvt(b, p, n13 + 1)
+                n13 -= 1
+            if n13 < 0:
+                raise DecodeError('TaskIds.SubtopologyId: null where not nullable')
             else:
-                p += 1
-                n12 = h14 - 1
-                if n12 > 126:
-                    n12, p = _uvt(b, p, n12 + 1)
-                    n12 -= 1
-                if n12 < 0:
-                    raise DecodeError('TaskIds.SubtopologyId: null where not nullable')
-                else:
-                    q13 = p + n12
-                    e11.subtopology_id = str(b[p:q13], 'utf-8')
-                    p = q13
-            h16 = b[p]
-            if 0 < h16 < 65:
-                e11.partitions = [*_UNPACK_i[h16](b, p + 1)]
-                p += 4 * h16 - 3
+                q14 = p + n13
+                e12.subtopology_id = str(b[p:q14], 'utf-8')
+                p = q14
+        h17 = b[p]
+        if 0 < h17 < 65:
+            e12.partitions = [*_UNPACK_i[h17](b, p + 1)]
+            p += 4 * h17 - 3
+        else:
+            p += 1
+            n16 = h17 - 1
+            if n16 > 126:
+                n16, p = _uvt(b, p, n16 + 1)
+                n16 -= 1
+            if n16 < 0:
+                raise DecodeError('TaskIds.Partitions: null where not nullable')
+            elif n16 < 64:
+                e12.partitions = [*_ARRAY_i[n16].unpack_from(b, p)]
+                p += 4 * n16
             else:
-                p += 1
-                n15 = h16 - 1
-                if n15 > 126:
-                    n15, p = _uvt(b, p, n15 + 1)
-                    n15 -= 1
-                if n15 < 0:
-                    raise DecodeError('TaskIds.Partitions: null where not nullable')
-                elif n15 < 64:
-                    e11.partitions = [*_ARRAY_i[n15].unpack_from(b, p)]
-                    p += 4 * n15
-                else:
-                    if n15 > bl - p:
-                        raise DecodeError('TaskIds.Partitions: count ' + str(n15) + ' past the end')
-                    e11.partitions = [*_struct.Struct('>' + str(n15) + 'i').unpack_from(b, p)]
-                    p += 4 * n15
-            if b[p] == 0:  # no tagged fields, the common case
-                e11.unknown_tagged_fields = None
-                p += 1
-            else:
-                p = _t_StreamsGroupTargetAssignmentMemberValue_TaskIds_0(b, p, e11)
-            xs10.append(e11)
-        o.standby_tasks = xs10
-    n17 = b[p] - 1
+                if n16 > bl - p:
+                    raise DecodeError('TaskIds.Partitions: count ' + str(n16) + ' past the end')
+                e12.partitions = [*_struct.Struct('>' + str(n16) + 'i').unpack_from(b, p)]
+                p += 4 * n16
+        if b[p] == 0:  # no tagged fields, the common case
+            e12.unknown_tagged_fields = None
+            p += 1
+        else:
+            p = _t_StreamsGroupTargetAssignmentMemberValue_TaskIds_0(b, p, e12)
+        xs11.append(e12)
+    o.standby_tasks = xs11
+    h27 = b[p]
     p += 1
-    if n17 > 126:
-        n17, p = _uvt(b, p, n17 + 1)
-        n17 -= 1
-    if n17 < 0:
-        raise DecodeError('StreamsGroupTargetAssignmentMemberValue.WarmupTasks: null where not nullable')
+    if 0 < h27 < 128:
+        n19 = h27 - 1
     else:
-        if n17 > bl - p:
-            raise DecodeError('StreamsGroupTargetAssignmentMemberValue.WarmupTasks: count ' + str(n17) + ' past the end')
-        xs18 = []
-        for _ in range(n17):
-            e19 = _new(_StreamsGroupTargetAssignmentMemberValue_TaskIds)
-            h22 = b[p]
-            if 0 < h22 < 128:
-                q21 = p + h22
-                e19.subtopology_id = str(b[p + 1:q21], 'utf-8')
-                p = q21
+        n19 = h27 - 1
+        if n19 > 126:
+            n19, p = _uvt(b, p, n19 + 1)
+            n19 -= 1
+        if n19 < 0:
+            raise DecodeError('StreamsGroupTargetAssignmentMemberValue.WarmupTasks: null where not nullable')
+        if n19 > bl - p:
+            raise DecodeError('StreamsGroupTargetAssignmentMemberValue.WarmupTasks: count ' + str(n19) + ' past the end')
+    xs20 = []
+    for _ in range(n19):
+        e21 = _new(_StreamsGroupTargetAssignmentMemberValue_TaskIds)
+        h24 = b[p]
+        if 0 < h24 < 128:
+            q23 = p + h24
+            e21.subtopology_id = str(b[p + 1:q23], 'utf-8')
+            p = q23
+        else:
+            p += 1
+            n22 = h24 - 1
+            if n22 > 126:
+                n22, p = _uvt(b, p, n22 + 1)
+                n22 -= 1
+            if n22 < 0:
+                raise DecodeError('TaskIds.SubtopologyId: null where not nullable')
             else:
-                p += 1
-                n20 = h22 - 1
-                if n20 > 126:
-                    n20, p = _uvt(b, p, n20 + 1)
-                    n20 -= 1
-                if n20 < 0:
-                    raise DecodeError('TaskIds.SubtopologyId: null where not nullable')
-                else:
-                    q21 = p + n20
-                    e19.subtopology_id = str(b[p:q21], 'utf-8')
-                    p = q21
-            h24 = b[p]
-            if 0 < h24 < 65:
-                e19.partitions = [*_UNPACK_i[h24](b, p + 1)]
-                p += 4 * h24 - 3
+                q23 = p + n22
+                e21.subtopology_id = str(b[p:q23], 'utf-8')
+                p = q23
+        h26 = b[p]
+        if 0 < h26 < 65:
+            e21.partitions = [*_UNPACK_i[h26](b, p + 1)]
+            p += 4 * h26 - 3
+        else:
+            p += 1
+            n25 = h26 - 1
+            if n25 > 126:
+                n25, p = _uvt(b, p, n25 + 1)
+                n25 -= 1
+            if n25 < 0:
+                raise DecodeError('TaskIds.Partitions: null where not nullable')
+            elif n25 < 64:
+                e21.partitions = [*_ARRAY_i[n25].unpack_from(b, p)]
+                p += 4 * n25
             else:
-                p += 1
-                n23 = h24 - 1
-                if n23 > 126:
-                    n23, p = _uvt(b, p, n23 + 1)
-                    n23 -= 1
-                if n23 < 0:
-                    raise DecodeError('TaskIds.Partitions: null where not nullable')
-                elif n23 < 64:
-                    e19.partitions = [*_ARRAY_i[n23].unpack_from(b, p)]
-                    p += 4 * n23
-                else:
-                    if n23 > bl - p:
-                        raise DecodeError('TaskIds.Partitions: count ' + str(n23) + ' past the end')
-                    e19.partitions = [*_struct.Struct('>' + str(n23) + 'i').unpack_from(b, p)]
-                    p += 4 * n23
-            if b[p] == 0:  # no tagged fields, the common case
-                e19.unknown_tagged_fields = None
-                p += 1
-            else:
-                p = _t_StreamsGroupTargetAssignmentMemberValue_TaskIds_0(b, p, e19)
-            xs18.append(e19)
-        o.warmup_tasks = xs18
+                if n25 > bl - p:
+                    raise DecodeError('TaskIds.Partitions: count ' + str(n25) + ' past the end')
+                e21.partitions = [*_struct.Struct('>' + str(n25) + 'i').unpack_from(b, p)]
+                p += 4 * n25
+        if b[p] == 0:  # no tagged fields, the common case
+            e21.unknown_tagged_fields = None
+            p += 1
+        else:
+            p = _t_StreamsGroupTargetAssignmentMemberValue_TaskIds_0(b, p, e21)
+        xs20.append(e21)
+    o.warmup_tasks = xs20
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         p += 1

@@ -225,399 +225,423 @@ def _r_StreamsGroupTopologyValue_0(b, p):
     o = _new(StreamsGroupTopologyValue)
     o.epoch, h1, = _S0.unpack_from(b, p)
     p += 5
-    n2 = h1 - 1
-    if n2 > 126:
-        n2, p = _uvt(b, p, n2 + 1)
-        n2 -= 1
-    if n2 < 0:
-        raise DecodeError('StreamsGroupTopologyValue.Subtopologies: null where not nullable')
+    if 0 < h1 < 128:
+        n2 = h1 - 1
     else:
+        n2 = h1 - 1
+        if n2 > 126:
+            n2, p = _uvt(b, p, n2 + 1)
+            n2 -= 1
+        if n2 < 0:
+            raise DecodeError('StreamsGroupTopologyValue.Subtopologies: null where not nullable')
         if n2 > bl - p:
             raise DecodeError('StreamsGroupTopologyValue.Subtopologies: count ' + str(n2) + ' past the end')
-        xs3 = []
-        for _ in range(n2):
-            e4 = _new(_StreamsGroupTopologyValue_Subtopology)
-            h7 = b[p]
-            if 0 < h7 < 128:
-                q6 = p + h7
-                e4.subtopology_id = str(b[p + 1:q6], 'utf-8')
-                p = q6
-            else:
-                p += 1
-                n5 = h7 - 1
-                if n5 > 126:
-                    n5, p = _uvt(b, p, n5 + 1)
-                    n5 -= 1
-                if n5 < 0:
-                    raise DecodeError('Subtopology.SubtopologyId: null where not nullable')
-                else:
-                    q6 = p + n5
-                    e4.subtopology_id = str(b[p:q6], 'utf-8')
-                    p = q6
-            n8 = b[p] - 1
+    xs3 = []
+    for _ in range(n2):
+        e4 = _new(_StreamsGroupTopologyValue_Subtopology)
+        h7 = b[p]
+        if 0 < h7 < 128:
+            q6 = p + h7
+            e4.subtopology_id = str(b[p + 1:q6], 'utf-8')
+            p = q6
+        else:
             p += 1
+            n5 = h7 - 1
+            if n5 > 126:
+                n5, p = _uvt(b, p, n5 + 1)
+                n5 -= 1
+            if n5 < 0:
+                raise DecodeError('Subtopology.SubtopologyId: null where not nullable')
+            else:
+                q6 = p + n5
+                e4.subtopology_id = str(b[p:q6], 'utf-8')
+                p = q6
+        h14 = b[p]
+        p += 1
+        if 0 < h14 < 128:
+            n8 = h14 - 1
+        else:
+            n8 = h14 - 1
             if n8 > 126:
                 n8, p = _uvt(b, p, n8 + 1)
                 n8 -= 1
             if n8 < 0:
                 raise DecodeError('Subtopology.SourceTopics: null where not nullable')
+            if n8 > bl - p:
+                raise DecodeError('Subtopology.SourceTopics: count ' + str(n8) + ' past the end')
+        xs9 = []
+        for _ in range(n8):
+            h13 = b[p]
+            if 0 < h13 < 128:
+                q12 = p + h13
+                e10 = str(b[p + 1:q12], 'utf-8')
+                p = q12
             else:
-                if n8 > bl - p:
-                    raise DecodeError('Subtopology.SourceTopics: count ' + str(n8) + ' past the end')
-                xs9 = []
-                for _ in range(n8):
-                    h13 = b[p]
-                    if 0 < h13 < 128:
-                        q12 = p + h13
-                        e10 = str(b[p + 1:q12], 'utf-8')
-                        p = q12
-                    else:
-                        p += 1
-                        n11 = h13 - 1
-                        if n11 > 126:
-                            n11, p = _uvt(b, p, n11 + 1)
-                            n11 -= 1
-                        if n11 < 0:
-                            raise DecodeError('Subtopology.SourceTopics: null element')
-                        else:
-                            q12 = p + n11
-                            e10 = str(b[p:q12], 'utf-8')
-                            p = q12
-                    xs9.append(e10)
-                e4.source_topics = xs9
-            n14 = b[p] - 1
-            p += 1
-            if n14 > 126:
-                n14, p = _uvt(b, p, n14 + 1)
-                n14 -= 1
-            if n14 < 0:
+                p += 1
+                n11 = h13 - 1
+                if n11 > 126:
+                    n11, p = _uvt(b, p, n11 + 1)
+                    n11 -= 1
+                if n11 < 0:
+                    raise DecodeError('Subtopology.SourceTopics: null element')
+                else:
+                    q12 = p + n11
+                    e10 = str(b[p:q12], 'utf-8')
+                    p = q12
+            xs9.append(e10)
+        e4.source_topics = xs9
+        h21 = b[p]
+        p += 1
+        if 0 < h21 < 128:
+            n15 = h21 - 1
+        else:
+            n15 = h21 - 1
+            if n15 > 126:
+                n15, p = _uvt(b, p, n15 + 1)
+                n15 -= 1
+            if n15 < 0:
                 raise DecodeError('Subtopology.SourceTopicRegex: null where not nullable')
+            if n15 > bl - p:
+                raise DecodeError('Subtopology.SourceTopicRegex: count ' + str(n15) + ' past the end')
+        xs16 = []
+        for _ in range(n15):
+            h20 = b[p]
+            if 0 < h20 < 128:
+                q19 = p + h20
+                e17 = str(b[p + 1:q19], 'utf-8')
+                p = q19
             else:
-                if n14 > bl - p:
-                    raise DecodeError('Subtopology.SourceTopicRegex: count ' + str(n14) + ' past the end')
-                xs15 = []
-                for _ in range(n14):
-                    h19 = b[p]
-                    if 0 < h19 < 128:
-                        q18 = p + h19
-                        e16 = str(b[p + 1:q18], 'utf-8')
-                        p = q18
-                    else:
-                        p += 1
-                        n17 = h19 - 1
-                        if n17 > 126:
-                            n17, p = _uvt(b, p, n17 + 1)
-                            n17 -= 1
-                        if n17 < 0:
-                            raise DecodeError('Subtopology.SourceTopicRegex: null element')
-                        else:
-                            q18 = p + n17
-                            e16 = str(b[p:q18], 'utf-8')
-                            p = q18
-                    xs15.append(e16)
-                e4.source_topic_regex = xs15
-            n20 = b[p] - 1
-            p += 1
-            if n20 > 126:
-                n20, p = _uvt(b, p, n20 + 1)
-                n20 -= 1
-            if n20 < 0:
+                p += 1
+                n18 = h20 - 1
+                if n18 > 126:
+                    n18, p = _uvt(b, p, n18 + 1)
+                    n18 -= 1
+                if n18 < 0:
+                    raise DecodeError('Subtopology.SourceTopicRegex: null element')
+                else:
+                    q19 = p + n18
+                    e17 = str(b[p:q19], 'utf-8')
+                    p = q19
+            xs16.append(e17)
+        e4.source_topic_regex = xs16
+        h38 = b[p]
+        p += 1
+        if 0 < h38 < 128:
+            n22 = h38 - 1
+        else:
+            n22 = h38 - 1
+            if n22 > 126:
+                n22, p = _uvt(b, p, n22 + 1)
+                n22 -= 1
+            if n22 < 0:
                 raise DecodeError('Subtopology.StateChangelogTopics: null where not nullable')
+            if n22 > bl - p:
+                raise DecodeError('Subtopology.StateChangelogTopics: count ' + str(n22) + ' past the end')
+        xs23 = []
+        for _ in range(n22):
+            e24 = _new(_StreamsGroupTopologyValue_TopicInfo)
+            h27 = b[p]
+            if 0 < h27 < 128:
+                q26 = p + h27
+                e24.name = str(b[p + 1:q26], 'utf-8')
+                p = q26
             else:
-                if n20 > bl - p:
-                    raise DecodeError('Subtopology.StateChangelogTopics: count ' + str(n20) + ' past the end')
-                xs21 = []
-                for _ in range(n20):
-                    e22 = _new(_StreamsGroupTopologyValue_TopicInfo)
-                    h25 = b[p]
-                    if 0 < h25 < 128:
-                        q24 = p + h25
-                        e22.name = str(b[p + 1:q24], 'utf-8')
-                        p = q24
-                    else:
-                        p += 1
-                        n23 = h25 - 1
-                        if n23 > 126:
-                            n23, p = _uvt(b, p, n23 + 1)
-                            n23 -= 1
-                        if n23 < 0:
-                            raise DecodeError('TopicInfo.Name: null where not nullable')
-                        else:
-                            q24 = p + n23
-                            e22.name = str(b[p:q24], 'utf-8')
-                            p = q24
-                    e22.partitions, e22.replication_factor, h26, = _S1.unpack_from(b, p)
-                    p += 7
-                    n27 = h26 - 1
-                    if n27 > 126:
-                        n27, p = _uvt(b, p, n27 + 1)
-                        n27 -= 1
-                    if n27 < 0:
-                        raise DecodeError('TopicInfo.TopicConfigs: null where not nullable')
-                    else:
-                        if n27 > bl - p:
-                            raise DecodeError('TopicInfo.TopicConfigs: count ' + str(n27) + ' past the end')
-                        xs28 = []
-                        for _ in range(n27):
-                            e29 = _new(_StreamsGroupTopologyValue_TopicConfig)
-                            h32 = b[p]
-                            if 0 < h32 < 128:
-                                q31 = p + h32
-                                e29.key = str(b[p + 1:q31], 'utf-8')
-                                p = q31
-                            else:
-                                p += 1
-                                n30 = h32 - 1
-                                if n30 > 126:
-                                    n30, p = _uvt(b, p, n30 + 1)
-                                    n30 -= 1
-                                if n30 < 0:
-                                    raise DecodeError('TopicConfig.key: null where not nullable')
-                                else:
-                                    q31 = p + n30
-                                    e29.key = str(b[p:q31], 'utf-8')
-                                    p = q31
-                            h35 = b[p]
-                            if 0 < h35 < 128:
-                                q34 = p + h35
-                                e29.value = str(b[p + 1:q34], 'utf-8')
-                                p = q34
-                            else:
-                                p += 1
-                                n33 = h35 - 1
-                                if n33 > 126:
-                                    n33, p = _uvt(b, p, n33 + 1)
-                                    n33 -= 1
-                                if n33 < 0:
-                                    raise DecodeError('TopicConfig.value: null where not nullable')
-                                else:
-                                    q34 = p + n33
-                                    e29.value = str(b[p:q34], 'utf-8')
-                                    p = q34
-                            if b[p] == 0:  # no tagged fields, the common case
-                                e29.unknown_tagged_fields = None
-                                p += 1
-                            else:
-                                p = _t_StreamsGroupTopologyValue_TopicConfig_0(b, p, e29)
-                            xs28.append(e29)
-                        e22.topic_configs = xs28
-                    if b[p] == 0:  # no tagged fields, the common case
-                        e22.unknown_tagged_fields = None
-                        p += 1
-                    else:
-                        p = _t_StreamsGroupTopologyValue_TopicInfo_0(b, p, e22)
-                    xs21.append(e22)
-                e4.state_changelog_topics = xs21
-            n36 = b[p] - 1
-            p += 1
-            if n36 > 126:
-                n36, p = _uvt(b, p, n36 + 1)
-                n36 -= 1
-            if n36 < 0:
-                raise DecodeError('Subtopology.RepartitionSinkTopics: null where not nullable')
+                p += 1
+                n25 = h27 - 1
+                if n25 > 126:
+                    n25, p = _uvt(b, p, n25 + 1)
+                    n25 -= 1
+                if n25 < 0:
+                    raise DecodeError('TopicInfo.Name: null where not nullable')
+                else:
+                    q26 = p + n25
+                    e24.name = str(b[p:q26], 'utf-8')
+                    p = q26
+            e24.partitions, e24.replication_factor, h28, = _S1.unpack_from(b, p)
+            p += 7
+            if 0 < h28 < 128:
+                n29 = h28 - 1
             else:
-                if n36 > bl - p:
-                    raise DecodeError('Subtopology.RepartitionSinkTopics: count ' + str(n36) + ' past the end')
-                xs37 = []
-                for _ in range(n36):
-                    h41 = b[p]
-                    if 0 < h41 < 128:
-                        q40 = p + h41
-                        e38 = str(b[p + 1:q40], 'utf-8')
-                        p = q40
+                n29 = h28 - 1
+                if n29 > 126:
+                    n29, p = _uvt(b, p, n29 + 1)
+                    n29 -= 1
+                if n29 < 0:
+                    raise DecodeError('TopicInfo.TopicConfigs: null where not nullable')
+                if n29 > bl - p:
+                    raise DecodeError('TopicInfo.TopicConfigs: count ' + str(n29) + ' past the end')
+            xs30 = []
+            for _ in range(n29):
+                e31 = _new(_StreamsGroupTopologyValue_TopicConfig)
+                h34 = b[p]
+                if 0 < h34 < 128:
+                    q33 = p + h34
+                    e31.key = str(b[p + 1:q33], 'utf-8')
+                    p = q33
+                else:
+                    p += 1
+                    n32 = h34 - 1
+                    if n32 > 126:
+                        n32, p = _uvt(b, p, n32 + 1)
+                        n32 -= 1
+                    if n32 < 0:
+                        raise DecodeError('TopicConfig.key: null where not nullable')
                     else:
-                        p += 1
-                        n39 = h41 - 1
-                        if n39 > 126:
-                            n39, p = _uvt(b, p, n39 + 1)
-                            n39 -= 1
-                        if n39 < 0:
-                            raise DecodeError('Subtopology.RepartitionSinkTopics: null element')
-                        else:
-                            q40 = p + n39
-                            e38 = str(b[p:q40], 'utf-8')
-                            p = q40
-                    xs37.append(e38)
-                e4.repartition_sink_topics = xs37
-            n42 = b[p] - 1
-            p += 1
-            if n42 > 126:
-                n42, p = _uvt(b, p, n42 + 1)
-                n42 -= 1
-            if n42 < 0:
-                raise DecodeError('Subtopology.RepartitionSourceTopics: null where not nullable')
-            else:
-                if n42 > bl - p:
-                    raise DecodeError('Subtopology.RepartitionSourceTopics: count ' + str(n42) + ' past the end')
-                xs43 = []
-                for _ in range(n42):
-                    e44 = _new(_StreamsGroupTopologyValue_TopicInfo)
-                    h47 = b[p]
-                    if 0 < h47 < 128:
-                        q46 = p + h47
-                        e44.name = str(b[p + 1:q46], 'utf-8')
-                        p = q46
+                        q33 = p + n32
+                        e31.key = str(b[p:q33], 'utf-8')
+                        p = q33
+                h37 = b[p]
+                if 0 < h37 < 128:
+                    q36 = p + h37
+                    e31.value = str(b[p + 1:q36], 'utf-8')
+                    p = q36
+                else:
+                    p += 1
+                    n35 = h37 - 1
+                    if n35 > 126:
+                        n35, p = _uvt(b, p, n35 + 1)
+                        n35 -= 1
+                    if n35 < 0:
+                        raise DecodeError('TopicConfig.value: null where not nullable')
                     else:
-                        p += 1
-                        n45 = h47 - 1
-                        if n45 > 126:
-                            n45, p = _uvt(b, p, n45 + 1)
-                            n45 -= 1
-                        if n45 < 0:
-                            raise DecodeError('TopicInfo.Name: null where not nullable')
-                        else:
-                            q46 = p + n45
-                            e44.name = str(b[p:q46], 'utf-8')
-                            p = q46
-                    e44.partitions, e44.replication_factor, h48, = _S1.unpack_from(b, p)
-                    p += 7
-                    n49 = h48 - 1
-                    if n49 > 126:
-                        n49, p = _uvt(b, p, n49 + 1)
-                        n49 -= 1
-                    if n49 < 0:
-                        raise DecodeError('TopicInfo.TopicConfigs: null where not nullable')
-                    else:
-                        if n49 > bl - p:
-                            raise DecodeError('TopicInfo.TopicConfigs: count ' + str(n49) + ' past the end')
-                        xs50 = []
-                        for _ in range(n49):
-                            e51 = _new(_StreamsGroupTopologyValue_TopicConfig)
-                            h54 = b[p]
-                            if 0 < h54 < 128:
-                                q53 = p + h54
-                                e51.key = str(b[p + 1:q53], 'utf-8')
-                                p = q53
-                            else:
-                                p += 1
-                                n52 = h54 - 1
-                                if n52 > 126:
-                                    n52, p = _uvt(b, p, n52 + 1)
-                                    n52 -= 1
-                                if n52 < 0:
-                                    raise DecodeError('TopicConfig.key: null where not nullable')
-                                else:
-                                    q53 = p + n52
-                                    e51.key = str(b[p:q53], 'utf-8')
-                                    p = q53
-                            h57 = b[p]
-                            if 0 < h57 < 128:
-                                q56 = p + h57
-                                e51.value = str(b[p + 1:q56], 'utf-8')
-                                p = q56
-                            else:
-                                p += 1
-                                n55 = h57 - 1
-                                if n55 > 126:
-                                    n55, p = _uvt(b, p, n55 + 1)
-                                    n55 -= 1
-                                if n55 < 0:
-                                    raise DecodeError('TopicConfig.value: null where not nullable')
-                                else:
-                                    q56 = p + n55
-                                    e51.value = str(b[p:q56], 'utf-8')
-                                    p = q56
-                            if b[p] == 0:  # no tagged fields, the common case
-                                e51.unknown_tagged_fields = None
-                                p += 1
-                            else:
-                                p = _t_StreamsGroupTopologyValue_TopicConfig_0(b, p, e51)
-                            xs50.append(e51)
-                        e44.topic_configs = xs50
-                    if b[p] == 0:  # no tagged fields, the common case
-                        e44.unknown_tagged_fields = None
-                        p += 1
-                    else:
-                        p = _t_StreamsGroupTopologyValue_TopicInfo_0(b, p, e44)
-                    xs43.append(e44)
-                e4.repartition_source_topics = xs43
-            n58 = b[p] - 1
-            p += 1
-            if n58 > 126:
-                n58, p = _uvt(b, p, n58 + 1)
-                n58 -= 1
-            if n58 < 0:
-                raise DecodeError('Subtopology.CopartitionGroups: null where not nullable')
-            else:
-                if n58 > bl - p:
-                    raise DecodeError('Subtopology.CopartitionGroups: count ' + str(n58) + ' past the end')
-                xs59 = []
-                for _ in range(n58):
-                    e60 = _new(_StreamsGroupTopologyValue_CopartitionGroup)
-                    h62 = b[p]
-                    if 0 < h62 < 65:
-                        e60.source_topics = [*_UNPACK_h[h62](b, p + 1)]
-                        p += 2 * h62 - 1
-                    else:
-                        p += 1
-                        n61 = h62 - 1
-                        if n61 > 126:
-                            n61, p = _uvt(b, p, n61 + 1)
-                            n61 -= 1
-                        if n61 < 0:
-                            raise DecodeError('CopartitionGroup.SourceTopics: null where not nullable')
-                        elif n61 < 64:
-                            e60.source_topics = [*_ARRAY_h[n61].unpack_from(b, p)]
-                            p += 2 * n61
-                        else:
-                            if n61 > bl - p:
-                                raise DecodeError('CopartitionGroup.SourceTopics: count ' + str(n61) + ' past the end')
-                            e60.source_topics = [*_struct.Struct('>' + str(n61) + 'h').unpack_from(b, p)]
-                            p += 2 * n61
-                    h64 = b[p]
-                    if 0 < h64 < 65:
-                        e60.source_topic_regex = [*_UNPACK_h[h64](b, p + 1)]
-                        p += 2 * h64 - 1
-                    else:
-                        p += 1
-                        n63 = h64 - 1
-                        if n63 > 126:
-                            n63, p = _uvt(b, p, n63 + 1)
-                            n63 -= 1
-                        if n63 < 0:
-                            raise DecodeError('CopartitionGroup.SourceTopicRegex: null where not nullable')
-                        elif n63 < 64:
-                            e60.source_topic_regex = [*_ARRAY_h[n63].unpack_from(b, p)]
-                            p += 2 * n63
-                        else:
-                            if n63 > bl - p:
-                                raise DecodeError('CopartitionGroup.SourceTopicRegex: count ' + str(n63) + ' past the end')
-                            e60.source_topic_regex = [*_struct.Struct('>' + str(n63) + 'h').unpack_from(b, p)]
-                            p += 2 * n63
-                    h66 = b[p]
-                    if 0 < h66 < 65:
-                        e60.repartition_source_topics = [*_UNPACK_h[h66](b, p + 1)]
-                        p += 2 * h66 - 1
-                    else:
-                        p += 1
-                        n65 = h66 - 1
-                        if n65 > 126:
-                            n65, p = _uvt(b, p, n65 + 1)
-                            n65 -= 1
-                        if n65 < 0:
-                            raise DecodeError('CopartitionGroup.RepartitionSourceTopics: null where not nullable')
-                        elif n65 < 64:
-                            e60.repartition_source_topics = [*_ARRAY_h[n65].unpack_from(b, p)]
-                            p += 2 * n65
-                        else:
-                            if n65 > bl - p:
-                                raise DecodeError('CopartitionGroup.RepartitionSourceTopics: count ' + str(n65) + ' past the end')
-                            e60.repartition_source_topics = [*_struct.Struct('>' + str(n65) + 'h').unpack_from(b, p)]
-                            p += 2 * n65
-                    if b[p] == 0:  # no tagged fields, the common case
-                        e60.unknown_tagged_fields = None
-                        p += 1
-                    else:
-                        p = _t_StreamsGroupTopologyValue_CopartitionGroup_0(b, p, e60)
-                    xs59.append(e60)
-                e4.copartition_groups = xs59
+                        q36 = p + n35
+                        e31.value = str(b[p:q36], 'utf-8')
+                        p = q36
+                if b[p] == 0:  # no tagged fields, the common case
+                    e31.unknown_tagged_fields = None
+                    p += 1
+                else:
+                    p = _t_StreamsGroupTopologyValue_TopicConfig_0(b, p, e31)
+                xs30.append(e31)
+            e24.topic_configs = xs30
             if b[p] == 0:  # no tagged fields, the common case
-                e4.unknown_tagged_fields = None
+                e24.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_StreamsGroupTopologyValue_Subtopology_0(b, p, e4)
-            xs3.append(e4)
-        o.subtopologies = xs3
+                p = _t_StreamsGroupTopologyValue_TopicInfo_0(b, p, e24)
+            xs23.append(e24)
+        e4.state_changelog_topics = xs23
+        h45 = b[p]
+        p += 1
+        if 0 < h45 < 128:
+            n39 = h45 - 1
+        else:
+            n39 = h45 - 1
+            if n39 > 126:
+                n39, p = _uvt(b, p, n39 + 1)
+                n39 -= 1
+            if n39 < 0:
+                raise DecodeError('Subtopology.RepartitionSinkTopics: null where not nullable')
+            if n39 > bl - p:
+                raise DecodeError('Subtopology.RepartitionSinkTopics: count ' + str(n39) + ' past the end')
+        xs40 = []
+        for _ in range(n39):
+            h44 = b[p]
+            if 0 < h44 < 128:
+                q43 = p + h44
+                e41 = str(b[p + 1:q43], 'utf-8')
+                p = q43
+            else:
+                p += 1
+                n42 = h44 - 1
+                if n42 > 126:
+                    n42, p = _uvt(b, p, n42 + 1)
+                    n42 -= 1
+                if n42 < 0:
+                    raise DecodeError('Subtopology.RepartitionSinkTopics: null element')
+                else:
+                    q43 = p + n42
+                    e41 = str(b[p:q43], 'utf-8')
+                    p = q43
+            xs40.append(e41)
+        e4.repartition_sink_topics = xs40
+        h62 = b[p]
+        p += 1
+        if 0 < h62 < 128:
+            n46 = h62 - 1
+        else:
+            n46 = h62 - 1
+            if n46 > 126:
+                n46, p = _uvt(b, p, n46 + 1)
+                n46 -= 1
+            if n46 < 0:
+                raise DecodeError('Subtopology.RepartitionSourceTopics: null where not nullable')
+            if n46 > bl - p:
+                raise DecodeError('Subtopology.RepartitionSourceTopics: count ' + str(n46) + ' past the end')
+        xs47 = []
+        for _ in range(n46):
+            e48 = _new(_StreamsGroupTopologyValue_TopicInfo)
+            h51 = b[p]
+            if 0 < h51 < 128:
+                q50 = p + h51
+                e48.name = str(b[p + 1:q50], 'utf-8')
+                p = q50
+            else:
+                p += 1
+                n49 = h51 - 1
+                if n49 > 126:
+                    n49, p = _uvt(b, p, n49 + 1)
+                    n49 -= 1
+                if n49 < 0:
+                    raise DecodeError('TopicInfo.Name: null where not nullable')
+                else:
+                    q50 = p + n49
+                    e48.name = str(b[p:q50], 'utf-8')
+                    p = q50
+            e48.partitions, e48.replication_factor, h52, = _S1.unpack_from(b, p)
+            p += 7
+            if 0 < h52 < 128:
+                n53 = h52 - 1
+            else:
+                n53 = h52 - 1
+                if n53 > 126:
+                    n53, p = _uvt(b, p, n53 + 1)
+                    n53 -= 1
+                if n53 < 0:
+                    raise DecodeError('TopicInfo.TopicConfigs: null where not nullable')
+                if n53 > bl - p:
+                    raise DecodeError('TopicInfo.TopicConfigs: count ' + str(n53) + ' past the end')
+            xs54 = []
+            for _ in range(n53):
+                e55 = _new(_StreamsGroupTopologyValue_TopicConfig)
+                h58 = b[p]
+                if 0 < h58 < 128:
+                    q57 = p + h58
+                    e55.key = str(b[p + 1:q57], 'utf-8')
+                    p = q57
+                else:
+                    p += 1
+                    n56 = h58 - 1
+                    if n56 > 126:
+                        n56, p = _uvt(b, p, n56 + 1)
+                        n56 -= 1
+                    if n56 < 0:
+                        raise DecodeError('TopicConfig.key: null where not nullable')
+                    else:
+                        q57 = p + n56
+                        e55.key = str(b[p:q57], 'utf-8')
+                        p = q57
+                h61 = b[p]
+                if 0 < h61 < 128:
+                    q60 = p + h61
+                    e55.value = str(b[p + 1:q60], 'utf-8')
+                    p = q60
+                else:
+                    p += 1
+                    n59 = h61 - 1
+                    if n59 > 126:
+                        n59, p = _uvt(b, p, n59 + 1)
+                        n59 -= 1
+                    if n59 < 0:
+                        raise DecodeError('TopicConfig.value: null where not nullable')
+                    else:
+                        q60 = p + n59
+                        e55.value = str(b[p:q60], 'utf-8')
+                        p = q60
+                if b[p] == 0:  # no tagged fields, the common case
+                    e55.unknown_tagged_fields = None
+                    p += 1
+                else:
+                    p = _t_StreamsGroupTopologyValue_TopicConfig_0(b, p, e55)
+                xs54.append(e55)
+            e48.topic_configs = xs54
+            if b[p] == 0:  # no tagged fields, the common case
+                e48.unknown_tagged_fields = None
+                p += 1
+            else:
+                p = _t_StreamsGroupTopologyValue_TopicInfo_0(b, p, e48)
+            xs47.append(e48)
+        e4.repartition_source_topics = xs47
+        h72 = b[p]
+        p += 1
+        if 0 < h72 < 128:
+            n63 = h72 - 1
+        else:
+            n63 = h72 - 1
+            if n63 > 126:
+                n63, p = _uvt(b, p, n63 + 1)
+                n63 -= 1
+            if n63 < 0:
+                raise DecodeError('Subtopology.CopartitionGroups: null where not nullable')
+            if n63 > bl - p:
+                raise DecodeError('Subtopology.CopartitionGroups: count ' + str(n63) + ' past the end')
+        xs64 = []
+        for _ in range(n63):
+            e65 = _new(_StreamsGroupTopologyValue_CopartitionGroup)
+            h67 = b[p]
+            if 0 < h67 < 65:
+                e65.source_topics = [*_UNPACK_h[h67](b, p + 1)]
+                p += 2 * h67 - 1
+            else:
+                p += 1
+                n66 = h67 - 1
+                if n66 > 126:
+                    n66, p = _uvt(b, p, n66 + 1)
+                    n66 -= 1
+                if n66 < 0:
+                    raise DecodeError('CopartitionGroup.SourceTopics: null where not nullable')
+                elif n66 < 64:
+                    e65.source_topics = [*_ARRAY_h[n66].unpack_from(b, p)]
+                    p += 2 * n66
+                else:
+                    if n66 > bl - p:
+                        raise DecodeError('CopartitionGroup.SourceTopics: count ' + str(n66) + ' past the end')
+                    e65.source_topics = [*_struct.Struct('>' + str(n66) + 'h').unpack_from(b, p)]
+                    p += 2 * n66
+            h69 = b[p]
+            if 0 < h69 < 65:
+                e65.source_topic_regex = [*_UNPACK_h[h69](b, p + 1)]
+                p += 2 * h69 - 1
+            else:
+                p += 1
+                n68 = h69 - 1
+                if n68 > 126:
+                    n68, p = _uvt(b, p, n68 + 1)
+                    n68 -= 1
+                if n68 < 0:
+                    raise DecodeError('CopartitionGroup.SourceTopicRegex: null where not nullable')
+                elif n68 < 64:
+                    e65.source_topic_regex = [*_ARRAY_h[n68].unpack_from(b, p)]
+                    p += 2 * n68
+                else:
+                    if n68 > bl - p:
+                        raise DecodeError('CopartitionGroup.SourceTopicRegex: count ' + str(n68) + ' past the end')
+                    e65.source_topic_regex = [*_struct.Struct('>' + str(n68) + 'h').unpack_from(b, p)]
+                    p += 2 * n68
+            h71 = b[p]
+            if 0 < h71 < 65:
+                e65.repartition_source_topics = [*_UNPACK_h[h71](b, p + 1)]
+                p += 2 * h71 - 1
+            else:
+                p += 1
+                n70 = h71 - 1
+                if n70 > 126:
+                    n70, p = _uvt(b, p, n70 + 1)
+                    n70 -= 1
+                if n70 < 0:
+                    raise DecodeError('CopartitionGroup.RepartitionSourceTopics: null where not nullable')
+                elif n70 < 64:
+                    e65.repartition_source_topics = [*_ARRAY_h[n70].unpack_from(b, p)]
+                    p += 2 * n70
+                else:
+                    if n70 > bl - p:
+                        raise DecodeError('CopartitionGroup.RepartitionSourceTopics: count ' + str(n70) + ' past the end')
+                    e65.repartition_source_topics = [*_struct.Struct('>' + str(n70) + 'h').unpack_from(b, p)]
+                    p += 2 * n70
+            if b[p] == 0:  # no tagged fields, the common case
+                e65.unknown_tagged_fields = None
+                p += 1
+            else:
+                p = _t_StreamsGroupTopologyValue_CopartitionGroup_0(b, p, e65)
+            xs64.append(e65)
+        e4.copartition_groups = xs64
+        if b[p] == 0:  # no tagged fields, the common case
+            e4.unknown_tagged_fields = None
+            p += 1
+        else:
+            p = _t_StreamsGroupTopologyValue_Subtopology_0(b, p, e4)
+        xs3.append(e4)
+    o.subtopologies = xs3
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         p += 1

@@ -368,60 +368,63 @@ def _r_SyncGroupRequest_2(b, p):
             q8 = p + n7
             o.group_instance_id = str(b[p:q8], 'utf-8')
             p = q8
-    n10 = b[p] - 1
+    h19 = b[p]
     p += 1
-    if n10 > 126:
-        n10, p = _uvt(b, p, n10 + 1)
-        n10 -= 1
-    if n10 < 0:
-        raise DecodeError('SyncGroupRequest.Assignments: null where not nullable')
+    if 0 < h19 < 128:
+        n10 = h19 - 1
     else:
+        n10 = h19 - 1
+        if n10 > 126:
+            n10, p = _uvt(b, p, n10 + 1)
+            n10 -= 1
+        if n10 < 0:
+            raise DecodeError('SyncGroupRequest.Assignments: null where not nullable')
         if n10 > bl - p:
             raise DecodeError('SyncGroupRequest.Assignments: count ' + str(n10) + ' past the end')
-        xs11 = []
-        for _ in range(n10):
-            e12 = _new(_SyncGroupRequest_SyncGroupRequestAssignment)
-            h15 = b[p]
-            if 0 < h15 < 128:
-                q14 = p + h15
-                e12.member_id = str(b[p + 1:q14], 'utf-8')
+    xs11 = []
+    for _ in range(n10):
+        e12 = _new(_SyncGroupRequest_SyncGroupRequestAssignment)
+        h15 = b[p]
+        if 0 < h15 < 128:
+            q14 = p + h15
+            e12.member_id = str(b[p + 1:q14], 'utf-8')
+            p = q14
+        else:
+            p += 1
+            n13 = h15 - 1
+            if n13 > 126:
+                n13, p = _uvt(b, p, n13 + 1)
+                n13 -= 1
+            if n13 < 0:
+                raise DecodeError('SyncGroupRequestAssignment.MemberId: null where not nullable')
+            else:
+                q14 = p + n13
+                e12.member_id = str(b[p:q14], 'utf-8')
                 p = q14
+        h18 = b[p]
+        if 0 < h18 < 128:
+            q17 = p + h18
+            e12.assignment = bytes(b[p + 1:q17])
+            p = q17
+        else:
+            p += 1
+            n16 = h18 - 1
+            if n16 > 126:
+                n16, p = _uvt(b, p, n16 + 1)
+                n16 -= 1
+            if n16 < 0:
+                raise DecodeError('SyncGroupRequestAssignment.Assignment: null where not nullable')
             else:
-                p += 1
-                n13 = h15 - 1
-                if n13 > 126:
-                    n13, p = _uvt(b, p, n13 + 1)
-                    n13 -= 1
-                if n13 < 0:
-                    raise DecodeError('SyncGroupRequestAssignment.MemberId: null where not nullable')
-                else:
-                    q14 = p + n13
-                    e12.member_id = str(b[p:q14], 'utf-8')
-                    p = q14
-            h18 = b[p]
-            if 0 < h18 < 128:
-                q17 = p + h18
-                e12.assignment = bytes(b[p + 1:q17])
+                q17 = p + n16
+                e12.assignment = bytes(b[p:q17])
                 p = q17
-            else:
-                p += 1
-                n16 = h18 - 1
-                if n16 > 126:
-                    n16, p = _uvt(b, p, n16 + 1)
-                    n16 -= 1
-                if n16 < 0:
-                    raise DecodeError('SyncGroupRequestAssignment.Assignment: null where not nullable')
-                else:
-                    q17 = p + n16
-                    e12.assignment = bytes(b[p:q17])
-                    p = q17
-            if b[p] == 0:  # no tagged fields, the common case
-                e12.unknown_tagged_fields = None
-                p += 1
-            else:
-                p = _t_SyncGroupRequest_SyncGroupRequestAssignment_0(b, p, e12)
-            xs11.append(e12)
-        o.assignments = xs11
+        if b[p] == 0:  # no tagged fields, the common case
+            e12.unknown_tagged_fields = None
+            p += 1
+        else:
+            p = _t_SyncGroupRequest_SyncGroupRequestAssignment_0(b, p, e12)
+        xs11.append(e12)
+    o.assignments = xs11
     o.protocol_type = None
     o.protocol_name = None
     if b[p] == 0:  # no tagged fields, the common case
@@ -592,60 +595,63 @@ def _r_SyncGroupRequest_3(b, p):
             q14 = p + n13
             o.protocol_name = str(b[p:q14], 'utf-8')
             p = q14
-    n16 = b[p] - 1
+    h25 = b[p]
     p += 1
-    if n16 > 126:
-        n16, p = _uvt(b, p, n16 + 1)
-        n16 -= 1
-    if n16 < 0:
-        raise DecodeError('SyncGroupRequest.Assignments: null where not nullable')
+    if 0 < h25 < 128:
+        n16 = h25 - 1
     else:
+        n16 = h25 - 1
+        if n16 > 126:
+            n16, p = _uvt(b, p, n16 + 1)
+            n16 -= 1
+        if n16 < 0:
+            raise DecodeError('SyncGroupRequest.Assignments: null where not nullable')
         if n16 > bl - p:
             raise DecodeError('SyncGroupRequest.Assignments: count ' + str(n16) + ' past the end')
-        xs17 = []
-        for _ in range(n16):
-            e18 = _new(_SyncGroupRequest_SyncGroupRequestAssignment)
-            h21 = b[p]
-            if 0 < h21 < 128:
-                q20 = p + h21
-                e18.member_id = str(b[p + 1:q20], 'utf-8')
+    xs17 = []
+    for _ in range(n16):
+        e18 = _new(_SyncGroupRequest_SyncGroupRequestAssignment)
+        h21 = b[p]
+        if 0 < h21 < 128:
+            q20 = p + h21
+            e18.member_id = str(b[p + 1:q20], 'utf-8')
+            p = q20
+        else:
+            p += 1
+            n19 = h21 - 1
+            if n19 > 126:
+                n19, p = _uvt(b, p, n19 + 1)
+                n19 -= 1
+            if n19 < 0:
+                raise DecodeError('SyncGroupRequestAssignment.MemberId: null where not nullable')
+            else:
+                q20 = p + n19
+                e18.member_id = str(b[p:q20], 'utf-8')
                 p = q20
+        h24 = b[p]
+        if 0 < h24 < 128:
+            q23 = p + h24
+            e18.assignment = bytes(b[p + 1:q23])
+            p = q23
+        else:
+            p += 1
+            n22 = h24 - 1
+            if n22 > 126:
+                n22, p = _uvt(b, p, n22 + 1)
+                n22 -= 1
+            if n22 < 0:
+                raise DecodeError('SyncGroupRequestAssignment.Assignment: null where not nullable')
             else:
-                p += 1
-                n19 = h21 - 1
-                if n19 > 126:
-                    n19, p = _uvt(b, p, n19 + 1)
-                    n19 -= 1
-                if n19 < 0:
-                    raise DecodeError('SyncGroupRequestAssignment.MemberId: null where not nullable')
-                else:
-                    q20 = p + n19
-                    e18.member_id = str(b[p:q20], 'utf-8')
-                    p = q20
-            h24 = b[p]
-            if 0 < h24 < 128:
-                q23 = p + h24
-                e18.assignment = bytes(b[p + 1:q23])
+                q23 = p + n22
+                e18.assignment = bytes(b[p:q23])
                 p = q23
-            else:
-                p += 1
-                n22 = h24 - 1
-                if n22 > 126:
-                    n22, p = _uvt(b, p, n22 + 1)
-                    n22 -= 1
-                if n22 < 0:
-                    raise DecodeError('SyncGroupRequestAssignment.Assignment: null where not nullable')
-                else:
-                    q23 = p + n22
-                    e18.assignment = bytes(b[p:q23])
-                    p = q23
-            if b[p] == 0:  # no tagged fields, the common case
-                e18.unknown_tagged_fields = None
-                p += 1
-            else:
-                p = _t_SyncGroupRequest_SyncGroupRequestAssignment_0(b, p, e18)
-            xs17.append(e18)
-        o.assignments = xs17
+        if b[p] == 0:  # no tagged fields, the common case
+            e18.unknown_tagged_fields = None
+            p += 1
+        else:
+            p = _t_SyncGroupRequest_SyncGroupRequestAssignment_0(b, p, e18)
+        xs17.append(e18)
+    o.assignments = xs17
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         p += 1

@@ -488,82 +488,88 @@ def _r_TxnOffsetCommitRequest_2(b, p):
             q11 = p + n10
             o.group_instance_id = str(b[p:q11], 'utf-8')
             p = q11
-    n13 = b[p] - 1
+    h26 = b[p]
     p += 1
-    if n13 > 126:
-        n13, p = _uvt(b, p, n13 + 1)
-        n13 -= 1
-    if n13 < 0:
-        raise DecodeError('TxnOffsetCommitRequest.Topics: null where not nullable')
+    if 0 < h26 < 128:
+        n13 = h26 - 1
     else:
+        n13 = h26 - 1
+        if n13 > 126:
+            n13, p = _uvt(b, p, n13 + 1)
+            n13 -= 1
+        if n13 < 0:
+            raise DecodeError('TxnOffsetCommitRequest.Topics: null where not nullable')
         if n13 > bl - p:
             raise DecodeError('TxnOffsetCommitRequest.Topics: count ' + str(n13) + ' past the end')
-        xs14 = []
-        for _ in range(n13):
-            e15 = _new(_TxnOffsetCommitRequest_TxnOffsetCommitRequestTopic)
-            h18 = b[p]
-            if 0 < h18 < 128:
-                q17 = p + h18
-                e15.name = str(b[p + 1:q17], 'utf-8')
-                p = q17
-            else:
-                p += 1
-                n16 = h18 - 1
-                if n16 > 126:
-                    n16, p = _uvt(b, p, n16 + 1)
-                    n16 -= 1
-                if n16 < 0:
-                    raise DecodeError('TxnOffsetCommitRequestTopic.Name: null where not nullable')
-                else:
-                    q17 = p + n16
-                    e15.name = str(b[p:q17], 'utf-8')
-                    p = q17
-            n19 = b[p] - 1
+    xs14 = []
+    for _ in range(n13):
+        e15 = _new(_TxnOffsetCommitRequest_TxnOffsetCommitRequestTopic)
+        h18 = b[p]
+        if 0 < h18 < 128:
+            q17 = p + h18
+            e15.name = str(b[p + 1:q17], 'utf-8')
+            p = q17
+        else:
             p += 1
+            n16 = h18 - 1
+            if n16 > 126:
+                n16, p = _uvt(b, p, n16 + 1)
+                n16 -= 1
+            if n16 < 0:
+                raise DecodeError('TxnOffsetCommitRequestTopic.Name: null where not nullable')
+            else:
+                q17 = p + n16
+                e15.name = str(b[p:q17], 'utf-8')
+                p = q17
+        h25 = b[p]
+        p += 1
+        if 0 < h25 < 128:
+            n19 = h25 - 1
+        else:
+            n19 = h25 - 1
             if n19 > 126:
                 n19, p = _uvt(b, p, n19 + 1)
                 n19 -= 1
             if n19 < 0:
                 raise DecodeError('TxnOffsetCommitRequestTopic.Partitions: null where not nullable')
+            if n19 > bl - p:
+                raise DecodeError('TxnOffsetCommitRequestTopic.Partitions: count ' + str(n19) + ' past the end')
+        xs20 = []
+        for _ in range(n19):
+            e21 = _new(_TxnOffsetCommitRequest_TxnOffsetCommitRequestPartition)
+            e21.partition_index, e21.committed_offset, e21.committed_leader_epoch, h22, = _S9.unpack_from(b, p)
+            p += 17
+            if 0 < h22 < 128:
+                q24 = p + h22 - 1
+                e21.committed_metadata = str(b[p:q24], 'utf-8')
+                p = q24
+            elif h22 == 0:
+                e21.committed_metadata = None
             else:
-                if n19 > bl - p:
-                    raise DecodeError('TxnOffsetCommitRequestTopic.Partitions: count ' + str(n19) + ' past the end')
-                xs20 = []
-                for _ in range(n19):
-                    e21 = _new(_TxnOffsetCommitRequest_TxnOffsetCommitRequestPartition)
-                    e21.partition_index, e21.committed_offset, e21.committed_leader_epoch, h22, = _S9.unpack_from(b, p)
-                    p += 17
-                    if 0 < h22 < 128:
-                        q24 = p + h22 - 1
-                        e21.committed_metadata = str(b[p:q24], 'utf-8')
-                        p = q24
-                    elif h22 == 0:
-                        e21.committed_metadata = None
-                    else:
-                        n23 = h22 - 1
-                        if n23 > 126:
-                            n23, p = _uvt(b, p, n23 + 1)
-                            n23 -= 1
-                        if n23 < 0:
-                            e21.committed_metadata = None
-                        else:
-                            q24 = p + n23
-                            e21.committed_metadata = str(b[p:q24], 'utf-8')
-                            p = q24
-                    if b[p] == 0:  # no tagged fields, the common case
-                        e21.unknown_tagged_fields = None
-                        p += 1
-                    else:
-                        p = _t_TxnOffsetCommitRequest_TxnOffsetCommitRequestPartition_0(b, p, e21)
-                    xs20.append(e21)
-                e15.partitions = xs20
+                n23 = h22 - 1
+                if n23 > 126:
+                    n23, p = _uvt(b, p, n23 + 1)
+                    n23 -= 1
+                if n23 < 0:
+                    e21.committed_metadata = None
+                else:
+                    q24 = p + n23
+                    e21.committed_metadata = str(b[p:q24], 'utf-8')
+                    p = q24
             if b[p] == 0:  # no tagged fields, the common case
-                e15.unknown_tagged_fields = None
+                e21.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_TxnOffsetCommitRequest_TxnOffsetCommitRequestTopic_0(b, p, e15)
-            xs14.append(e15)
-        o.topics = xs14
+                p = _t_TxnOffsetCommitRequest_TxnOffsetCommitRequestPartition_0(b, p, e21)
+            xs20.append(e21)
+        e15.partitions = xs20
+        if b[p] == 0:  # no tagged fields, the common case
+            e15.unknown_tagged_fields = None
+            p += 1
+        else:
+            p = _t_TxnOffsetCommitRequest_TxnOffsetCommitRequestTopic_0(b, p, e15)
+        xs14.append(e15)
+    o.topics = xs14
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         p += 1
@@ -794,64 +800,69 @@ def _r_TxnOffsetCommitResponse_1(b, p):
     o = _new(TxnOffsetCommitResponse)
     o.throttle_time_ms, h1, = _S12.unpack_from(b, p)
     p += 5
-    n2 = h1 - 1
-    if n2 > 126:
-        n2, p = _uvt(b, p, n2 + 1)
-        n2 -= 1
-    if n2 < 0:
-        raise DecodeError('TxnOffsetCommitResponse.Topics: null where not nullable')
+    if 0 < h1 < 128:
+        n2 = h1 - 1
     else:
+        n2 = h1 - 1
+        if n2 > 126:
+            n2, p = _uvt(b, p, n2 + 1)
+            n2 -= 1
+        if n2 < 0:
+            raise DecodeError('TxnOffsetCommitResponse.Topics: null where not nullable')
         if n2 > bl - p:
             raise DecodeError('TxnOffsetCommitResponse.Topics: count ' + str(n2) + ' past the end')
-        xs3 = []
-        for _ in range(n2):
-            e4 = _new(_TxnOffsetCommitResponse_TxnOffsetCommitResponseTopic)
-            h7 = b[p]
-            if 0 < h7 < 128:
-                q6 = p + h7
-                e4.name = str(b[p + 1:q6], 'utf-8')
-                p = q6
-            else:
-                p += 1
-                n5 = h7 - 1
-                if n5 > 126:
-                    n5, p = _uvt(b, p, n5 + 1)
-                    n5 -= 1
-                if n5 < 0:
-                    raise DecodeError('TxnOffsetCommitResponseTopic.Name: null where not nullable')
-                else:
-                    q6 = p + n5
-                    e4.name = str(b[p:q6], 'utf-8')
-                    p = q6
-            n8 = b[p] - 1
+    xs3 = []
+    for _ in range(n2):
+        e4 = _new(_TxnOffsetCommitResponse_TxnOffsetCommitResponseTopic)
+        h7 = b[p]
+        if 0 < h7 < 128:
+            q6 = p + h7
+            e4.name = str(b[p + 1:q6], 'utf-8')
+            p = q6
+        else:
             p += 1
+            n5 = h7 - 1
+            if n5 > 126:
+                n5, p = _uvt(b, p, n5 + 1)
+                n5 -= 1
+            if n5 < 0:
+                raise DecodeError('TxnOffsetCommitResponseTopic.Name: null where not nullable')
+            else:
+                q6 = p + n5
+                e4.name = str(b[p:q6], 'utf-8')
+                p = q6
+        h11 = b[p]
+        p += 1
+        if 0 < h11 < 128:
+            n8 = h11 - 1
+        else:
+            n8 = h11 - 1
             if n8 > 126:
                 n8, p = _uvt(b, p, n8 + 1)
                 n8 -= 1
             if n8 < 0:
                 raise DecodeError('TxnOffsetCommitResponseTopic.Partitions: null where not nullable')
-            else:
-                if n8 > bl - p:
-                    raise DecodeError('TxnOffsetCommitResponseTopic.Partitions: count ' + str(n8) + ' past the end')
-                xs9 = []
-                for _ in range(n8):
-                    e10 = _new(_TxnOffsetCommitResponse_TxnOffsetCommitResponsePartition)
-                    e10.partition_index, e10.error_code, = _S11.unpack_from(b, p)
-                    p += 6
-                    if b[p] == 0:  # no tagged fields, the common case
-                        e10.unknown_tagged_fields = None
-                        p += 1
-                    else:
-                        p = _t_TxnOffsetCommitResponse_TxnOffsetCommitResponsePartition_0(b, p, e10)
-                    xs9.append(e10)
-                e4.partitions = xs9
+            if n8 > bl - p:
+                raise DecodeError('TxnOffsetCommitResponseTopic.Partitions: count ' + str(n8) + ' past the end')
+        xs9 = []
+        for _ in range(n8):
+            e10 = _new(_TxnOffsetCommitResponse_TxnOffsetCommitResponsePartition)
+            e10.partition_index, e10.error_code, = _S11.unpack_from(b, p)
+            p += 6
             if b[p] == 0:  # no tagged fields, the common case
-                e4.unknown_tagged_fields = None
+                e10.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_TxnOffsetCommitResponse_TxnOffsetCommitResponseTopic_0(b, p, e4)
-            xs3.append(e4)
-        o.topics = xs3
+                p = _t_TxnOffsetCommitResponse_TxnOffsetCommitResponsePartition_0(b, p, e10)
+            xs9.append(e10)
+        e4.partitions = xs9
+        if b[p] == 0:  # no tagged fields, the common case
+            e4.unknown_tagged_fields = None
+            p += 1
+        else:
+            p = _t_TxnOffsetCommitResponse_TxnOffsetCommitResponseTopic_0(b, p, e4)
+        xs3.append(e4)
+    o.topics = xs3
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         p += 1

@@ -151,45 +151,47 @@ def _r_UpdateFeaturesRequest_0(b, p):
     o = _new(UpdateFeaturesRequest)
     o.timeout_ms, h1, = _S0.unpack_from(b, p)
     p += 5
-    n2 = h1 - 1
-    if n2 > 126:
-        n2, p = _uvt(b, p, n2 + 1)
-        n2 -= 1
-    if n2 < 0:
-        raise DecodeError('UpdateFeaturesRequest.FeatureUpdates: null where not nullable')
+    if 0 < h1 < 128:
+        n2 = h1 - 1
     else:
+        n2 = h1 - 1
+        if n2 > 126:
+            n2, p = _uvt(b, p, n2 + 1)
+            n2 -= 1
+        if n2 < 0:
+            raise DecodeError('UpdateFeaturesRequest.FeatureUpdates: null where not nullable')
         if n2 > bl - p:
             raise DecodeError('UpdateFeaturesRequest.FeatureUpdates: count ' + str(n2) + ' past the end')
-        xs3 = []
-        for _ in range(n2):
-            e4 = _new(_UpdateFeaturesRequest_FeatureUpdateKey)
-            h7 = b[p]
-            if 0 < h7 < 128:
-                q6 = p + h7
-                e4.feature = str(b[p + 1:q6], 'utf-8')
+    xs3 = []
+    for _ in range(n2):
+        e4 = _new(_UpdateFeaturesRequest_FeatureUpdateKey)
+        h7 = b[p]
+        if 0 < h7 < 128:
+            q6 = p + h7
+            e4.feature = str(b[p + 1:q6], 'utf-8')
+            p = q6
+        else:
+            p += 1
+            n5 = h7 - 1
+            if n5 > 126:
+                n5, p = _uvt(b, p, n5 + 1)
+                n5 -= 1
+            if n5 < 0:
+                raise DecodeError('FeatureUpdateKey.Feature: null where not nullable')
+            else:
+                q6 = p + n5
+                e4.feature = str(b[p:q6], 'utf-8')
                 p = q6
-            else:
-                p += 1
-                n5 = h7 - 1
-                if n5 > 126:
-                    n5, p = _uvt(b, p, n5 + 1)
-                    n5 -= 1
-                if n5 < 0:
-                    raise DecodeError('FeatureUpdateKey.Feature: null where not nullable')
-                else:
-                    q6 = p + n5
-                    e4.feature = str(b[p:q6], 'utf-8')
-                    p = q6
-            e4.max_version_level, e4.allow_downgrade, = _S1.unpack_from(b, p)
-            p += 3
-            e4.upgrade_type = 1
-            if b[p] == 0:  # no tagged fields, the common case
-                e4.unknown_tagged_fields = None
-                p += 1
-            else:
-                p = _t_UpdateFeaturesRequest_FeatureUpdateKey_0(b, p, e4)
-            xs3.append(e4)
-        o.feature_updates = xs3
+        e4.max_version_level, e4.allow_downgrade, = _S1.unpack_from(b, p)
+        p += 3
+        e4.upgrade_type = 1
+        if b[p] == 0:  # no tagged fields, the common case
+            e4.unknown_tagged_fields = None
+            p += 1
+        else:
+            p = _t_UpdateFeaturesRequest_FeatureUpdateKey_0(b, p, e4)
+        xs3.append(e4)
+    o.feature_updates = xs3
     o.validate_only = False
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
@@ -238,45 +240,47 @@ def _r_UpdateFeaturesRequest_1(b, p):
     o = _new(UpdateFeaturesRequest)
     o.timeout_ms, h1, = _S0.unpack_from(b, p)
     p += 5
-    n2 = h1 - 1
-    if n2 > 126:
-        n2, p = _uvt(b, p, n2 + 1)
-        n2 -= 1
-    if n2 < 0:
-        raise DecodeError('UpdateFeaturesRequest.FeatureUpdates: null where not nullable')
+    if 0 < h1 < 128:
+        n2 = h1 - 1
     else:
+        n2 = h1 - 1
+        if n2 > 126:
+            n2, p = _uvt(b, p, n2 + 1)
+            n2 -= 1
+        if n2 < 0:
+            raise DecodeError('UpdateFeaturesRequest.FeatureUpdates: null where not nullable')
         if n2 > bl - p:
             raise DecodeError('UpdateFeaturesRequest.FeatureUpdates: count ' + str(n2) + ' past the end')
-        xs3 = []
-        for _ in range(n2):
-            e4 = _new(_UpdateFeaturesRequest_FeatureUpdateKey)
-            h7 = b[p]
-            if 0 < h7 < 128:
-                q6 = p + h7
-                e4.feature = str(b[p + 1:q6], 'utf-8')
+    xs3 = []
+    for _ in range(n2):
+        e4 = _new(_UpdateFeaturesRequest_FeatureUpdateKey)
+        h7 = b[p]
+        if 0 < h7 < 128:
+            q6 = p + h7
+            e4.feature = str(b[p + 1:q6], 'utf-8')
+            p = q6
+        else:
+            p += 1
+            n5 = h7 - 1
+            if n5 > 126:
+                n5, p = _uvt(b, p, n5 + 1)
+                n5 -= 1
+            if n5 < 0:
+                raise DecodeError('FeatureUpdateKey.Feature: null where not nullable')
+            else:
+                q6 = p + n5
+                e4.feature = str(b[p:q6], 'utf-8')
                 p = q6
-            else:
-                p += 1
-                n5 = h7 - 1
-                if n5 > 126:
-                    n5, p = _uvt(b, p, n5 + 1)
-                    n5 -= 1
-                if n5 < 0:
-                    raise DecodeError('FeatureUpdateKey.Feature: null where not nullable')
-                else:
-                    q6 = p + n5
-                    e4.feature = str(b[p:q6], 'utf-8')
-                    p = q6
-            e4.max_version_level, e4.upgrade_type, = _S3.unpack_from(b, p)
-            p += 3
-            e4.allow_downgrade = False
-            if b[p] == 0:  # no tagged fields, the common case
-                e4.unknown_tagged_fields = None
-                p += 1
-            else:
-                p = _t_UpdateFeaturesRequest_FeatureUpdateKey_0(b, p, e4)
-            xs3.append(e4)
-        o.feature_updates = xs3
+        e4.max_version_level, e4.upgrade_type, = _S3.unpack_from(b, p)
+        p += 3
+        e4.allow_downgrade = False
+        if b[p] == 0:  # no tagged fields, the common case
+            e4.unknown_tagged_fields = None
+            p += 1
+        else:
+            p = _t_UpdateFeaturesRequest_FeatureUpdateKey_0(b, p, e4)
+        xs3.append(e4)
+    o.feature_updates = xs3
     o.validate_only, = _S4.unpack_from(b, p)
     p += 1
     if b[p] == 0:  # no tagged fields, the common case
@@ -388,62 +392,65 @@ def _r_UpdateFeaturesResponse_0(b, p):
             q3 = p + n2
             o.error_message = str(b[p:q3], 'utf-8')
             p = q3
-    n4 = b[p] - 1
+    h13 = b[p]
     p += 1
-    if n4 > 126:
-        n4, p = _uvt(b, p, n4 + 1)
-        n4 -= 1
-    if n4 < 0:
-        raise DecodeError('UpdateFeaturesResponse.Results: null where not nullable')
+    if 0 < h13 < 128:
+        n4 = h13 - 1
     else:
+        n4 = h13 - 1
+        if n4 > 126:
+            n4, p = _uvt(b, p, n4 + 1)
+            n4 -= 1
+        if n4 < 0:
+            raise DecodeError('UpdateFeaturesResponse.Results: null where not nullable')
         if n4 > bl - p:
             raise DecodeError('UpdateFeaturesResponse.Results: count ' + str(n4) + ' past the end')
-        xs5 = []
-        for _ in range(n4):
-            e6 = _new(_UpdateFeaturesResponse_UpdatableFeatureResult)
-            h9 = b[p]
-            if 0 < h9 < 128:
-                q8 = p + h9
-                e6.feature = str(b[p + 1:q8], 'utf-8')
-                p = q8
+    xs5 = []
+    for _ in range(n4):
+        e6 = _new(_UpdateFeaturesResponse_UpdatableFeatureResult)
+        h9 = b[p]
+        if 0 < h9 < 128:
+            q8 = p + h9
+            e6.feature = str(b[p + 1:q8], 'utf-8')
+            p = q8
+        else:
+            p += 1
+            n7 = h9 - 1
+            if n7 > 126:
+                n7, p = _uvt(b, p, n7 + 1)
+                n7 -= 1
+            if n7 < 0:
+                raise DecodeError('UpdatableFeatureResult.Feature: null where not nullable')
             else:
-                p += 1
-                n7 = h9 - 1
-                if n7 > 126:
-                    n7, p = _uvt(b, p, n7 + 1)
-                    n7 -= 1
-                if n7 < 0:
-                    raise DecodeError('UpdatableFeatureResult.Feature: null where not nullable')
-                else:
-                    q8 = p + n7
-                    e6.feature = str(b[p:q8], 'utf-8')
-                    p = q8
-            e6.error_code, h10, = _S6.unpack_from(b, p)
-            p += 3
-            if 0 < h10 < 128:
-                q12 = p + h10 - 1
-                e6.error_message = str(b[p:q12], 'utf-8')
-                p = q12
-            elif h10 == 0:
+                q8 = p + n7
+                e6.feature = str(b[p:q8], 'utf-8')
+                p = q8
+        e6.error_code, h10, = _S6.unpack_from(b, p)
+        p += 3
+        if 0 < h10 < 128:
+            q12 = p + h10 - 1
+            e6.error_message = str(b[p:q12], 'utf-8')
+            p = q12
+        elif h10 == 0:
+            e6.error_message = None
+        else:
+            n11 = h10 - 1
+            if n11 > 126:
+                n11, p = _uvt(b, p, n11 + 1)
+                n11 -= 1
+            if n11 < 0:
                 e6.error_message = None
             else:
-                n11 = h10 - 1
-                if n11 > 126:
-                    n11, p = _uvt(b, p, n11 + 1)
-                    n11 -= 1
-                if n11 < 0:
-                    e6.error_message = None
-                else:
-                    q12 = p + n11
-                    e6.error_message = str(b[p:q12], 'utf-8')
-                    p = q12
-            if b[p] == 0:  # no tagged fields, the common case
-                e6.unknown_tagged_fields = None
-                p += 1
-            else:
-                p = _t_UpdateFeaturesResponse_UpdatableFeatureResult_0(b, p, e6)
-            xs5.append(e6)
-        o.results = xs5
+                q12 = p + n11
+                e6.error_message = str(b[p:q12], 'utf-8')
+                p = q12
+        if b[p] == 0:  # no tagged fields, the common case
+            e6.unknown_tagged_fields = None
+            p += 1
+        else:
+            p = _t_UpdateFeaturesResponse_UpdatableFeatureResult_0(b, p, e6)
+        xs5.append(e6)
+    o.results = xs5
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         p += 1

@@ -1260,223 +1260,233 @@ def _r_UpdateMetadataRequest_6(b, p):
     o = _new(UpdateMetadataRequest)
     o.controller_id, o.controller_epoch, o.broker_epoch, h1, = _S9.unpack_from(b, p)
     p += 17
-    n2 = h1 - 1
-    if n2 > 126:
-        n2, p = _uvt(b, p, n2 + 1)
-        n2 -= 1
-    if n2 < 0:
-        raise DecodeError('UpdateMetadataRequest.TopicStates: null where not nullable')
+    if 0 < h1 < 128:
+        n2 = h1 - 1
     else:
+        n2 = h1 - 1
+        if n2 > 126:
+            n2, p = _uvt(b, p, n2 + 1)
+            n2 -= 1
+        if n2 < 0:
+            raise DecodeError('UpdateMetadataRequest.TopicStates: null where not nullable')
         if n2 > bl - p:
             raise DecodeError('UpdateMetadataRequest.TopicStates: count ' + str(n2) + ' past the end')
-        xs3 = []
-        for _ in range(n2):
-            e4 = _new(_UpdateMetadataRequest_UpdateMetadataTopicState)
-            h7 = b[p]
-            if 0 < h7 < 128:
-                q6 = p + h7
-                e4.topic_name = str(b[p + 1:q6], 'utf-8')
-                p = q6
-            else:
-                p += 1
-                n5 = h7 - 1
-                if n5 > 126:
-                    n5, p = _uvt(b, p, n5 + 1)
-                    n5 -= 1
-                if n5 < 0:
-                    raise DecodeError('UpdateMetadataTopicState.TopicName: null where not nullable')
-                else:
-                    q6 = p + n5
-                    e4.topic_name = str(b[p:q6], 'utf-8')
-                    p = q6
-            n8 = b[p] - 1
+    xs3 = []
+    for _ in range(n2):
+        e4 = _new(_UpdateMetadataRequest_UpdateMetadataTopicState)
+        h7 = b[p]
+        if 0 < h7 < 128:
+            q6 = p + h7
+            e4.topic_name = str(b[p + 1:q6], 'utf-8')
+            p = q6
+        else:
             p += 1
+            n5 = h7 - 1
+            if n5 > 126:
+                n5, p = _uvt(b, p, n5 + 1)
+                n5 -= 1
+            if n5 < 0:
+                raise DecodeError('UpdateMetadataTopicState.TopicName: null where not nullable')
+            else:
+                q6 = p + n5
+                e4.topic_name = str(b[p:q6], 'utf-8')
+                p = q6
+        h17 = b[p]
+        p += 1
+        if 0 < h17 < 128:
+            n8 = h17 - 1
+        else:
+            n8 = h17 - 1
             if n8 > 126:
                 n8, p = _uvt(b, p, n8 + 1)
                 n8 -= 1
             if n8 < 0:
                 raise DecodeError('UpdateMetadataTopicState.PartitionStates: null where not nullable')
+            if n8 > bl - p:
+                raise DecodeError('UpdateMetadataTopicState.PartitionStates: count ' + str(n8) + ' past the end')
+        xs9 = []
+        for _ in range(n8):
+            e10 = _new(_UpdateMetadataRequest_UpdateMetadataPartitionState)
+            e10.partition_index, e10.controller_epoch, e10.leader, e10.leader_epoch, h11, = _S10.unpack_from(b, p)
+            p += 17
+            if 0 < h11 < 65:
+                e10.isr = [*_UNPACK_i[h11](b, p)]
+                p += 4 * h11 - 4
             else:
-                if n8 > bl - p:
-                    raise DecodeError('UpdateMetadataTopicState.PartitionStates: count ' + str(n8) + ' past the end')
-                xs9 = []
-                for _ in range(n8):
-                    e10 = _new(_UpdateMetadataRequest_UpdateMetadataPartitionState)
-                    e10.partition_index, e10.controller_epoch, e10.leader, e10.leader_epoch, h11, = _S10.unpack_from(b, p)
-                    p += 17
-                    if 0 < h11 < 65:
-                        e10.isr = [*_UNPACK_i[h11](b, p)]
-                        p += 4 * h11 - 4
-                    else:
-                        n12 = h11 - 1
-                        if n12 > 126:
-                            n12, p = _uvt(b, p, n12 + 1)
-                            n12 -= 1
-                        if n12 < 0:
-                            raise DecodeError('UpdateMetadataPartitionState.Isr: null where not nullable')
-                        elif n12 < 64:
-                            e10.isr = [*_ARRAY_i[n12].unpack_from(b, p)]
-                            p += 4 * n12
-                        else:
-                            if n12 > bl - p:
-                                raise DecodeError('UpdateMetadataPartitionState.Isr: count ' + str(n12) + ' past the end')
-                            e10.isr = [*_struct.Struct('>' + str(n12) + 'i').unpack_from(b, p)]
-                            p += 4 * n12
-                    e10.zk_version, h13, = _S11.unpack_from(b, p)
-                    p += 5
-                    if 0 < h13 < 65:
-                        e10.replicas = [*_UNPACK_i[h13](b, p)]
-                        p += 4 * h13 - 4
-                    else:
-                        n14 = h13 - 1
-                        if n14 > 126:
-                            n14, p = _uvt(b, p, n14 + 1)
-                            n14 -= 1
-                        if n14 < 0:
-                            raise DecodeError('UpdateMetadataPartitionState.Replicas: null where not nullable')
-                        elif n14 < 64:
-                            e10.replicas = [*_ARRAY_i[n14].unpack_from(b, p)]
-                            p += 4 * n14
-                        else:
-                            if n14 > bl - p:
-                                raise DecodeError('UpdateMetadataPartitionState.Replicas: count ' + str(n14) + ' past the end')
-                            e10.replicas = [*_struct.Struct('>' + str(n14) + 'i').unpack_from(b, p)]
-                            p += 4 * n14
-                    h16 = b[p]
-                    if 0 < h16 < 65:
-                        e10.offline_replicas = [*_UNPACK_i[h16](b, p + 1)]
-                        p += 4 * h16 - 3
-                    else:
-                        p += 1
-                        n15 = h16 - 1
-                        if n15 > 126:
-                            n15, p = _uvt(b, p, n15 + 1)
-                            n15 -= 1
-                        if n15 < 0:
-                            raise DecodeError('UpdateMetadataPartitionState.OfflineReplicas: null where not nullable')
-                        elif n15 < 64:
-                            e10.offline_replicas = [*_ARRAY_i[n15].unpack_from(b, p)]
-                            p += 4 * n15
-                        else:
-                            if n15 > bl - p:
-                                raise DecodeError('UpdateMetadataPartitionState.OfflineReplicas: count ' + str(n15) + ' past the end')
-                            e10.offline_replicas = [*_struct.Struct('>' + str(n15) + 'i').unpack_from(b, p)]
-                            p += 4 * n15
-                    e10.topic_name = ''
-                    if b[p] == 0:  # no tagged fields, the common case
-                        e10.unknown_tagged_fields = None
-                        p += 1
-                    else:
-                        p = _t_UpdateMetadataRequest_UpdateMetadataPartitionState_0(b, p, e10)
-                    xs9.append(e10)
-                e4.partition_states = xs9
-            e4.topic_id = UUID_ZERO
-            if b[p] == 0:  # no tagged fields, the common case
-                e4.unknown_tagged_fields = None
-                p += 1
-            else:
-                p = _t_UpdateMetadataRequest_UpdateMetadataTopicState_0(b, p, e4)
-            xs3.append(e4)
-        o.topic_states = xs3
-    n17 = b[p] - 1
-    p += 1
-    if n17 > 126:
-        n17, p = _uvt(b, p, n17 + 1)
-        n17 -= 1
-    if n17 < 0:
-        raise DecodeError('UpdateMetadataRequest.LiveBrokers: null where not nullable')
-    else:
-        if n17 > bl - p:
-            raise DecodeError('UpdateMetadataRequest.LiveBrokers: count ' + str(n17) + ' past the end')
-        xs18 = []
-        for _ in range(n17):
-            e19 = _new(_UpdateMetadataRequest_UpdateMetadataBroker)
-            e19.id, h20, = _S11.unpack_from(b, p)
-            p += 5
-            n21 = h20 - 1
-            if n21 > 126:
-                n21, p = _uvt(b, p, n21 + 1)
-                n21 -= 1
-            if n21 < 0:
-                raise DecodeError('UpdateMetadataBroker.Endpoints: null where not nullable')
-            else:
-                if n21 > bl - p:
-                    raise DecodeError('UpdateMetadataBroker.Endpoints: count ' + str(n21) + ' past the end')
-                xs22 = []
-                for _ in range(n21):
-                    e23 = _new(_UpdateMetadataRequest_UpdateMetadataEndpoint)
-                    e23.port, h24, = _S11.unpack_from(b, p)
-                    p += 5
-                    if 0 < h24 < 128:
-                        q26 = p + h24 - 1
-                        e23.host = str(b[p:q26], 'utf-8')
-                        p = q26
-                    else:
-                        n25 = h24 - 1
-                        if n25 > 126:
-                            n25, p = _uvt(b, p, n25 + 1)
-                            n25 -= 1
-                        if n25 < 0:
-                            raise DecodeError('UpdateMetadataEndpoint.Host: null where not nullable')
-                        else:
-                            q26 = p + n25
-                            e23.host = str(b[p:q26], 'utf-8')
-                            p = q26
-                    h29 = b[p]
-                    if 0 < h29 < 128:
-                        q28 = p + h29
-                        e23.listener = str(b[p + 1:q28], 'utf-8')
-                        p = q28
-                    else:
-                        p += 1
-                        n27 = h29 - 1
-                        if n27 > 126:
-                            n27, p = _uvt(b, p, n27 + 1)
-                            n27 -= 1
-                        if n27 < 0:
-                            raise DecodeError('UpdateMetadataEndpoint.Listener: null where not nullable')
-                        else:
-                            q28 = p + n27
-                            e23.listener = str(b[p:q28], 'utf-8')
-                            p = q28
-                    e23.security_protocol, = _S1.unpack_from(b, p)
-                    p += 2
-                    if b[p] == 0:  # no tagged fields, the common case
-                        e23.unknown_tagged_fields = None
-                        p += 1
-                    else:
-                        p = _t_UpdateMetadataRequest_UpdateMetadataEndpoint_0(b, p, e23)
-                    xs22.append(e23)
-                e19.endpoints = xs22
-            h32 = b[p]
-            if 0 < h32 < 128:
-                q31 = p + h32
-                e19.rack = str(b[p + 1:q31], 'utf-8')
-                p = q31
-            elif h32 == 0:
-                e19.rack = None
-                p += 1
-            else:
-                p += 1
-                n30 = h32 - 1
-                if n30 > 126:
-                    n30, p = _uvt(b, p, n30 + 1)
-                    n30 -= 1
-                if n30 < 0:
-                    e19.rack = None
+                n12 = h11 - 1
+                if n12 > 126:
+                    n12, p = _uvt(b, p, n12 + 1)
+                    n12 -= 1
+                if n12 < 0:
+                    raise DecodeError('UpdateMetadataPartitionState.Isr: null where not nullable')
+                elif n12 < 64:
+                    e10.isr = [*_ARRAY_i[n12].unpack_from(b, p)]
+                    p += 4 * n12
                 else:
-                    q31 = p + n30
-                    e19.rack = str(b[p:q31], 'utf-8')
-                    p = q31
-            e19.v0_host = ''
-            e19.v0_port = 0
+                    if n12 > bl - p:
+                        raise DecodeError('UpdateMetadataPartitionState.Isr: count ' + str(n12) + ' past the end')
+                    e10.isr = [*_struct.Struct('>' + str(n12) + 'i').unpack_from(b, p)]
+                    p += 4 * n12
+            e10.zk_version, h13, = _S11.unpack_from(b, p)
+            p += 5
+            if 0 < h13 < 65:
+                e10.replicas = [*_UNPACK_i[h13](b, p)]
+                p += 4 * h13 - 4
+            else:
+                n14 = h13 - 1
+                if n14 > 126:
+                    n14, p = _uvt(b, p, n14 + 1)
+                    n14 -= 1
+                if n14 < 0:
+                    raise DecodeError('UpdateMetadataPartitionState.Replicas: null where not nullable')
+                elif n14 < 64:
+                    e10.replicas = [*_ARRAY_i[n14].unpack_from(b, p)]
+                    p += 4 * n14
+                else:
+                    if n14 > bl - p:
+                        raise DecodeError('UpdateMetadataPartitionState.Replicas: count ' + str(n14) + ' past the end')
+                    e10.replicas = [*_struct.Struct('>' + str(n14) + 'i').unpack_from(b, p)]
+                    p += 4 * n14
+            h16 = b[p]
+            if 0 < h16 < 65:
+                e10.offline_replicas = [*_UNPACK_i[h16](b, p + 1)]
+                p += 4 * h16 - 3
+            else:
+                p += 1
+                n15 = h16 - 1
+                if n15 > 126:
+                    n15, p = _uvt(b, p, n15 + 1)
+                    n15 -= 1
+                if n15 < 0:
+                    raise DecodeError('UpdateMetadataPartitionState.OfflineReplicas: null where not nullable')
+                elif n15 < 64:
+                    e10.offline_replicas = [*_ARRAY_i[n15].unpack_from(b, p)]
+                    p += 4 * n15
+                else:
+                    if n15 > bl - p:
+                        raise DecodeError('UpdateMetadataPartitionState.OfflineReplicas: count ' + str(n15) + ' past the end')
+                    e10.offline_replicas = [*_struct.Struct('>' + str(n15) + 'i').unpack_from(b, p)]
+                    p += 4 * n15
+            e10.topic_name = ''
             if b[p] == 0:  # no tagged fields, the common case
-                e19.unknown_tagged_fields = None
+                e10.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_UpdateMetadataRequest_UpdateMetadataBroker_0(b, p, e19)
-            xs18.append(e19)
-        o.live_brokers = xs18
+                p = _t_UpdateMetadataRequest_UpdateMetadataPartitionState_0(b, p, e10)
+            xs9.append(e10)
+        e4.partition_states = xs9
+        e4.topic_id = UUID_ZERO
+        if b[p] == 0:  # no tagged fields, the common case
+            e4.unknown_tagged_fields = None
+            p += 1
+        else:
+            p = _t_UpdateMetadataRequest_UpdateMetadataTopicState_0(b, p, e4)
+        xs3.append(e4)
+    o.topic_states = xs3
+    h34 = b[p]
+    p += 1
+    if 0 < h34 < 128:
+        n18 = h34 - 1
+    else:
+        n18 = h34 - 1
+        if n18 > 126:
+            n18, p = _uvt(b, p, n18 + 1)
+            n18 -= 1
+        if n18 < 0:
+            raise DecodeError('UpdateMetadataRequest.LiveBrokers: null where not nullable')
+        if n18 > bl - p:
+            raise DecodeError('UpdateMetadataRequest.LiveBrokers: count ' + str(n18) + ' past the end')
+    xs19 = []
+    for _ in range(n18):
+        e20 = _new(_UpdateMetadataRequest_UpdateMetadataBroker)
+        e20.id, h21, = _S11.unpack_from(b, p)
+        p += 5
+        if 0 < h21 < 128:
+            n22 = h21 - 1
+        else:
+            n22 = h21 - 1
+            if n22 > 126:
+                n22, p = _uvt(b, p, n22 + 1)
+                n22 -= 1
+            if n22 < 0:
+                raise DecodeError('UpdateMetadataBroker.Endpoints: null where not nullable')
+            if n22 > bl - p:
+                raise DecodeError('UpdateMetadataBroker.Endpoints: count ' + str(n22) + ' past the end')
+        xs23 = []
+        for _ in range(n22):
+            e24 = _new(_UpdateMetadataRequest_UpdateMetadataEndpoint)
+            e24.port, h25, = _S11.unpack_from(b, p)
+            p += 5
+            if 0 < h25 < 128:
+                q27 = p + h25 - 1
+                e24.host = str(b[p:q27], 'utf-8')
+                p = q27
+            else:
+                n26 = h25 - 1
+                if n26 > 126:
+                    n26, p = _uvt(b, p, n26 + 1)
+                    n26 -= 1
+                if n26 < 0:
+                    raise DecodeError('UpdateMetadataEndpoint.Host: null where not nullable')
+                else:
+                    q27 = p + n26
+                    e24.host = str(b[p:q27], 'utf-8')
+                    p = q27
+            h30 = b[p]
+            if 0 < h30 < 128:
+                q29 = p + h30
+                e24.listener = str(b[p + 1:q29], 'utf-8')
+                p = q29
+            else:
+                p += 1
+                n28 = h30 - 1
+                if n28 > 126:
+                    n28, p = _uvt(b, p, n28 + 1)
+                    n28 -= 1
+                if n28 < 0:
+                    raise DecodeError('UpdateMetadataEndpoint.Listener: null where not nullable')
+                else:
+                    q29 = p + n28
+                    e24.listener = str(b[p:q29], 'utf-8')
+                    p = q29
+            e24.security_protocol, = _S1.unpack_from(b, p)
+            p += 2
+            if b[p] == 0:  # no tagged fields, the common case
+                e24.unknown_tagged_fields = None
+                p += 1
+            else:
+                p = _t_UpdateMetadataRequest_UpdateMetadataEndpoint_0(b, p, e24)
+            xs23.append(e24)
+        e20.endpoints = xs23
+        h33 = b[p]
+        if 0 < h33 < 128:
+            q32 = p + h33
+            e20.rack = str(b[p + 1:q32], 'utf-8')
+            p = q32
+        elif h33 == 0:
+            e20.rack = None
+            p += 1
+        else:
+            p += 1
+            n31 = h33 - 1
+            if n31 > 126:
+                n31, p = _uvt(b, p, n31 + 1)
+                n31 -= 1
+            if n31 < 0:
+                e20.rack = None
+            else:
+                q32 = p + n31
+                e20.rack = str(b[p:q32], 'utf-8')
+                p = q32
+        e20.v0_host = ''
+        e20.v0_port = 0
+        if b[p] == 0:  # no tagged fields, the common case
+            e20.unknown_tagged_fields = None
+            p += 1
+        else:
+            p = _t_UpdateMetadataRequest_UpdateMetadataBroker_0(b, p, e20)
+        xs19.append(e20)
+    o.live_brokers = xs19
     o.is_k_raft_controller = False
     o.type = 0
     o.ungrouped_partition_states = []
@@ -1621,223 +1631,232 @@ def _r_UpdateMetadataRequest_7(b, p):
     o = _new(UpdateMetadataRequest)
     o.controller_id, o.controller_epoch, o.broker_epoch, h1, = _S9.unpack_from(b, p)
     p += 17
-    n2 = h1 - 1
-    if n2 > 126:
-        n2, p = _uvt(b, p, n2 + 1)
-        n2 -= 1
-    if n2 < 0:
-        raise DecodeError('UpdateMetadataRequest.TopicStates: null where not nullable')
+    if 0 < h1 < 128:
+        n2 = h1 - 1
     else:
+        n2 = h1 - 1
+        if n2 > 126:
+            n2, p = _uvt(b, p, n2 + 1)
+            n2 -= 1
+        if n2 < 0:
+            raise DecodeError('UpdateMetadataRequest.TopicStates: null where not nullable')
         if n2 > bl - p:
             raise DecodeError('UpdateMetadataRequest.TopicStates: count ' + str(n2) + ' past the end')
-        xs3 = []
-        for _ in range(n2):
-            e4 = _new(_UpdateMetadataRequest_UpdateMetadataTopicState)
-            h7 = b[p]
-            if 0 < h7 < 128:
-                q6 = p + h7
-                e4.topic_name = str(b[p + 1:q6], 'utf-8')
-                p = q6
+    xs3 = []
+    for _ in range(n2):
+        e4 = _new(_UpdateMetadataRequest_UpdateMetadataTopicState)
+        h7 = b[p]
+        if 0 < h7 < 128:
+            q6 = p + h7
+            e4.topic_name = str(b[p + 1:q6], 'utf-8')
+            p = q6
+        else:
+            p += 1
+            n5 = h7 - 1
+            if n5 > 126:
+                n5, p = _uvt(b, p, n5 + 1)
+                n5 -= 1
+            if n5 < 0:
+                raise DecodeError('UpdateMetadataTopicState.TopicName: null where not nullable')
             else:
-                p += 1
-                n5 = h7 - 1
-                if n5 > 126:
-                    n5, p = _uvt(b, p, n5 + 1)
-                    n5 -= 1
-                if n5 < 0:
-                    raise DecodeError('UpdateMetadataTopicState.TopicName: null where not nullable')
-                else:
-                    q6 = p + n5
-                    e4.topic_name = str(b[p:q6], 'utf-8')
-                    p = q6
-            e4.topic_id, h8, = _S12.unpack_from(b, p)
-            p += 17
+                q6 = p + n5
+                e4.topic_name = str(b[p:q6], 'utf-8')
+                p = q6
+        e4.topic_id, h8, = _S12.unpack_from(b, p)
+        p += 17
+        if 0 < h8 < 128:
+            n9 = h8 - 1
+        else:
             n9 = h8 - 1
             if n9 > 126:
                 n9, p = _uvt(b, p, n9 + 1)
                 n9 -= 1
             if n9 < 0:
                 raise DecodeError('UpdateMetadataTopicState.PartitionStates: null where not nullable')
+            if n9 > bl - p:
+                raise DecodeError('UpdateMetadataTopicState.PartitionStates: count ' + str(n9) + ' past the end')
+        xs10 = []
+        for _ in range(n9):
+            e11 = _new(_UpdateMetadataRequest_UpdateMetadataPartitionState)
+            e11.partition_index, e11.controller_epoch, e11.leader, e11.leader_epoch, h12, = _S10.unpack_from(b, p)
+            p += 17
+            if 0 < h12 < 65:
+                e11.isr = [*_UNPACK_i[h12](b, p)]
+                p += 4 * h12 - 4
             else:
-                if n9 > bl - p:
-                    raise DecodeError('UpdateMetadataTopicState.PartitionStates: count ' + str(n9) + ' past the end')
-                xs10 = []
-                for _ in range(n9):
-                    e11 = _new(_UpdateMetadataRequest_UpdateMetadataPartitionState)
-                    e11.partition_index, e11.controller_epoch, e11.leader, e11.leader_epoch, h12, = _S10.unpack_from(b, p)
-                    p += 17
-                    if 0 < h12 < 65:
-                        e11.isr = [*_UNPACK_i[h12](b, p)]
-                        p += 4 * h12 - 4
-                    else:
-                        n13 = h12 - 1
-                        if n13 > 126:
-                            n13, p = _uvt(b, p, n13 + 1)
-                            n13 -= 1
-                        if n13 < 0:
-                            raise DecodeError('UpdateMetadataPartitionState.Isr: null where not nullable')
-                        elif n13 < 64:
-                            e11.isr = [*_ARRAY_i[n13].unpack_from(b, p)]
-                            p += 4 * n13
-                        else:
-                            if n13 > bl - p:
-                                raise DecodeError('UpdateMetadataPartitionState.Isr: count ' + str(n13) + ' past the end')
-                            e11.isr = [*_struct.Struct('>' + str(n13) + 'i').unpack_from(b, p)]
-                            p += 4 * n13
-                    e11.zk_version, h14, = _S11.unpack_from(b, p)
-                    p += 5
-                    if 0 < h14 < 65:
-                        e11.replicas = [*_UNPACK_i[h14](b, p)]
-                        p += 4 * h14 - 4
-                    else:
-                        n15 = h14 - 1
-                        if n15 > 126:
-                            n15, p = _uvt(b, p, n15 + 1)
-                            n15 -= 1
-                        if n15 < 0:
-                            raise DecodeError('UpdateMetadataPartitionState.Replicas: null where not nullable')
-                        elif n15 < 64:
-                            e11.replicas = [*_ARRAY_i[n15].unpack_from(b, p)]
-                            p += 4 * n15
-                        else:
-                            if n15 > bl - p:
-                                raise DecodeError('UpdateMetadataPartitionState.Replicas: count ' + str(n15) + ' past the end')
-                            e11.replicas = [*_struct.Struct('>' + str(n15) + 'i').unpack_from(b, p)]
-                            p += 4 * n15
-                    h17 = b[p]
-                    if 0 < h17 < 65:
-                        e11.offline_replicas = [*_UNPACK_i[h17](b, p + 1)]
-                        p += 4 * h17 - 3
-                    else:
-                        p += 1
-                        n16 = h17 - 1
-                        if n16 > 126:
-                            n16, p = _uvt(b, p, n16 + 1)
-                            n16 -= 1
-                        if n16 < 0:
-                            raise DecodeError('UpdateMetadataPartitionState.OfflineReplicas: null where not nullable')
-                        elif n16 < 64:
-                            e11.offline_replicas = [*_ARRAY_i[n16].unpack_from(b, p)]
-                            p += 4 * n16
-                        else:
-                            if n16 > bl - p:
-                                raise DecodeError('UpdateMetadataPartitionState.OfflineReplicas: count ' + str(n16) + ' past the end')
-                            e11.offline_replicas = [*_struct.Struct('>' + str(n16) + 'i').unpack_from(b, p)]
-                            p += 4 * n16
-                    e11.topic_name = ''
-                    if b[p] == 0:  # no tagged fields, the common case
-                        e11.unknown_tagged_fields = None
-                        p += 1
-                    else:
-                        p = _t_UpdateMetadataRequest_UpdateMetadataPartitionState_0(b, p, e11)
-                    xs10.append(e11)
-                e4.partition_states = xs10
+                n13 = h12 - 1
+                if n13 > 126:
+                    n13, p = _uvt(b, p, n13 + 1)
+                    n13 -= 1
+                if n13 < 0:
+                    raise DecodeError('UpdateMetadataPartitionState.Isr: null where not nullable')
+                elif n13 < 64:
+                    e11.isr = [*_ARRAY_i[n13].unpack_from(b, p)]
+                    p += 4 * n13
+                else:
+                    if n13 > bl - p:
+                        raise DecodeError('UpdateMetadataPartitionState.Isr: count ' + str(n13) + ' past the end')
+                    e11.isr = [*_struct.Struct('>' + str(n13) + 'i').unpack_from(b, p)]
+                    p += 4 * n13
+            e11.zk_version, h14, = _S11.unpack_from(b, p)
+            p += 5
+            if 0 < h14 < 65:
+                e11.replicas = [*_UNPACK_i[h14](b, p)]
+                p += 4 * h14 - 4
+            else:
+                n15 = h14 - 1
+                if n15 > 126:
+                    n15, p = _uvt(b, p, n15 + 1)
+                    n15 -= 1
+                if n15 < 0:
+                    raise DecodeError('UpdateMetadataPartitionState.Replicas: null where not nullable')
+                elif n15 < 64:
+                    e11.replicas = [*_ARRAY_i[n15].unpack_from(b, p)]
+                    p += 4 * n15
+                else:
+                    if n15 > bl - p:
+                        raise DecodeError('UpdateMetadataPartitionState.Replicas: count ' + str(n15) + ' past the end')
+                    e11.replicas = [*_struct.Struct('>' + str(n15) + 'i').unpack_from(b, p)]
+                    p += 4 * n15
+            h17 = b[p]
+            if 0 < h17 < 65:
+                e11.offline_replicas = [*_UNPACK_i[h17](b, p + 1)]
+                p += 4 * h17 - 3
+            else:
+                p += 1
+                n16 = h17 - 1
+                if n16 > 126:
+                    n16, p = _uvt(b, p, n16 + 1)
+                    n16 -= 1
+                if n16 < 0:
+                    raise DecodeError('UpdateMetadataPartitionState.OfflineReplicas: null where not nullable')
+                elif n16 < 64:
+                    e11.offline_replicas = [*_ARRAY_i[n16].unpack_from(b, p)]
+                    p += 4 * n16
+                else:
+                    if n16 > bl - p:
+                        raise DecodeError('UpdateMetadataPartitionState.OfflineReplicas: count ' + str(n16) + ' past the end')
+                    e11.offline_replicas = [*_struct.Struct('>' + str(n16) + 'i').unpack_from(b, p)]
+                    p += 4 * n16
+            e11.topic_name = ''
             if b[p] == 0:  # no tagged fields, the common case
-                e4.unknown_tagged_fields = None
+                e11.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_UpdateMetadataRequest_UpdateMetadataTopicState_0(b, p, e4)
-            xs3.append(e4)
-        o.topic_states = xs3
-    n18 = b[p] - 1
+                p = _t_UpdateMetadataRequest_UpdateMetadataPartitionState_0(b, p, e11)
+            xs10.append(e11)
+        e4.partition_states = xs10
+        if b[p] == 0:  # no tagged fields, the common case
+            e4.unknown_tagged_fields = None
+            p += 1
+        else:
+            p = _t_UpdateMetadataRequest_UpdateMetadataTopicState_0(b, p, e4)
+        xs3.append(e4)
+    o.topic_states = xs3
+    h34 = b[p]
     p += 1
-    if n18 > 126:
-        n18, p = _uvt(b, p, n18 + 1)
-        n18 -= 1
-    if n18 < 0:
-        raise DecodeError('UpdateMetadataRequest.LiveBrokers: null where not nullable')
+    if 0 < h34 < 128:
+        n18 = h34 - 1
     else:
+        n18 = h34 - 1
+        if n18 > 126:
+            n18, p = _uvt(b, p, n18 + 1)
+            n18 -= 1
+        if n18 < 0:
+            raise DecodeError('UpdateMetadataRequest.LiveBrokers: null where not nullable')
         if n18 > bl - p:
             raise DecodeError('UpdateMetadataRequest.LiveBrokers: count ' + str(n18) + ' past the end')
-        xs19 = []
-        for _ in range(n18):
-            e20 = _new(_UpdateMetadataRequest_UpdateMetadataBroker)
-            e20.id, h21, = _S11.unpack_from(b, p)
-            p += 5
+    xs19 = []
+    for _ in range(n18):
+        e20 = _new(_UpdateMetadataRequest_UpdateMetadataBroker)
+        e20.id, h21, = _S11.unpack_from(b, p)
+        p += 5
+        if 0 < h21 < 128:
+            n22 = h21 - 1
+        else:
             n22 = h21 - 1
             if n22 > 126:
                 n22, p = _uvt(b, p, n22 + 1)
                 n22 -= 1
             if n22 < 0:
                 raise DecodeError('UpdateMetadataBroker.Endpoints: null where not nullable')
+            if n22 > bl - p:
+                raise DecodeError('UpdateMetadataBroker.Endpoints: count ' + str(n22) + ' past the end')
+        xs23 = []
+        for _ in range(n22):
+            e24 = _new(_UpdateMetadataRequest_UpdateMetadataEndpoint)
+            e24.port, h25, = _S11.unpack_from(b, p)
+            p += 5
+            if 0 < h25 < 128:
+                q27 = p + h25 - 1
+                e24.host = str(b[p:q27], 'utf-8')
+                p = q27
             else:
-                if n22 > bl - p:
-                    raise DecodeError('UpdateMetadataBroker.Endpoints: count ' + str(n22) + ' past the end')
-                xs23 = []
-                for _ in range(n22):
-                    e24 = _new(_UpdateMetadataRequest_UpdateMetadataEndpoint)
-                    e24.port, h25, = _S11.unpack_from(b, p)
-                    p += 5
-                    if 0 < h25 < 128:
-                        q27 = p + h25 - 1
-                        e24.host = str(b[p:q27], 'utf-8')
-                        p = q27
-                    else:
-                        n26 = h25 - 1
-                        if n26 > 126:
-                            n26, p = _uvt(b, p, n26 + 1)
-                            n26 -= 1
-                        if n26 < 0:
-                            raise DecodeError('UpdateMetadataEndpoint.Host: null where not nullable')
-                        else:
-                            q27 = p + n26
-                            e24.host = str(b[p:q27], 'utf-8')
-                            p = q27
-                    h30 = b[p]
-                    if 0 < h30 < 128:
-                        q29 = p + h30
-                        e24.listener = str(b[p + 1:q29], 'utf-8')
-                        p = q29
-                    else:
-                        p += 1
-                        n28 = h30 - 1
-                        if n28 > 126:
-                            n28, p = _uvt(b, p, n28 + 1)
-                            n28 -= 1
-                        if n28 < 0:
-                            raise DecodeError('UpdateMetadataEndpoint.Listener: null where not nullable')
-                        else:
-                            q29 = p + n28
-                            e24.listener = str(b[p:q29], 'utf-8')
-                            p = q29
-                    e24.security_protocol, = _S1.unpack_from(b, p)
-                    p += 2
-                    if b[p] == 0:  # no tagged fields, the common case
-                        e24.unknown_tagged_fields = None
-                        p += 1
-                    else:
-                        p = _t_UpdateMetadataRequest_UpdateMetadataEndpoint_0(b, p, e24)
-                    xs23.append(e24)
-                e20.endpoints = xs23
-            h33 = b[p]
-            if 0 < h33 < 128:
-                q32 = p + h33
-                e20.rack = str(b[p + 1:q32], 'utf-8')
-                p = q32
-            elif h33 == 0:
-                e20.rack = None
-                p += 1
-            else:
-                p += 1
-                n31 = h33 - 1
-                if n31 > 126:
-                    n31, p = _uvt(b, p, n31 + 1)
-                    n31 -= 1
-                if n31 < 0:
-                    e20.rack = None
+                n26 = h25 - 1
+                if n26 > 126:
+                    n26, p = _uvt(b, p, n26 + 1)
+                    n26 -= 1
+                if n26 < 0:
+                    raise DecodeError('UpdateMetadataEndpoint.Host: null where not nullable')
                 else:
-                    q32 = p + n31
-                    e20.rack = str(b[p:q32], 'utf-8')
-                    p = q32
-            e20.v0_host = ''
-            e20.v0_port = 0
+                    q27 = p + n26
+                    e24.host = str(b[p:q27], 'utf-8')
+                    p = q27
+            h30 = b[p]
+            if 0 < h30 < 128:
+                q29 = p + h30
+                e24.listener = str(b[p + 1:q29], 'utf-8')
+                p = q29
+            else:
+                p += 1
+                n28 = h30 - 1
+                if n28 > 126:
+                    n28, p = _uvt(b, p, n28 + 1)
+                    n28 -= 1
+                if n28 < 0:
+                    raise DecodeError('UpdateMetadataEndpoint.Listener: null where not nullable')
+                else:
+                    q29 = p + n28
+                    e24.listener = str(b[p:q29], 'utf-8')
+                    p = q29
+            e24.security_protocol, = _S1.unpack_from(b, p)
+            p += 2
             if b[p] == 0:  # no tagged fields, the common case
-                e20.unknown_tagged_fields = None
+                e24.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_UpdateMetadataRequest_UpdateMetadataBroker_0(b, p, e20)
-            xs19.append(e20)
-        o.live_brokers = xs19
+                p = _t_UpdateMetadataRequest_UpdateMetadataEndpoint_0(b, p, e24)
+            xs23.append(e24)
+        e20.endpoints = xs23
+        h33 = b[p]
+        if 0 < h33 < 128:
+            q32 = p + h33
+            e20.rack = str(b[p + 1:q32], 'utf-8')
+            p = q32
+        elif h33 == 0:
+            e20.rack = None
+            p += 1
+        else:
+            p += 1
+            n31 = h33 - 1
+            if n31 > 126:
+                n31, p = _uvt(b, p, n31 + 1)
+                n31 -= 1
+            if n31 < 0:
+                e20.rack = None
+            else:
+                q32 = p + n31
+                e20.rack = str(b[p:q32], 'utf-8')
+                p = q32
+        e20.v0_host = ''
+        e20.v0_port = 0
+        if b[p] == 0:  # no tagged fields, the common case
+            e20.unknown_tagged_fields = None
+            p += 1
+        else:
+            p = _t_UpdateMetadataRequest_UpdateMetadataBroker_0(b, p, e20)
+        xs19.append(e20)
+    o.live_brokers = xs19
     o.is_k_raft_controller = False
     o.type = 0
     o.ungrouped_partition_states = []
@@ -2010,223 +2029,232 @@ def _r_UpdateMetadataRequest_8(b, p):
     o = _new(UpdateMetadataRequest)
     o.controller_id, o.is_k_raft_controller, o.controller_epoch, o.broker_epoch, h1, = _S14.unpack_from(b, p)
     p += 18
-    n2 = h1 - 1
-    if n2 > 126:
-        n2, p = _uvt(b, p, n2 + 1)
-        n2 -= 1
-    if n2 < 0:
-        raise DecodeError('UpdateMetadataRequest.TopicStates: null where not nullable')
+    if 0 < h1 < 128:
+        n2 = h1 - 1
     else:
+        n2 = h1 - 1
+        if n2 > 126:
+            n2, p = _uvt(b, p, n2 + 1)
+            n2 -= 1
+        if n2 < 0:
+            raise DecodeError('UpdateMetadataRequest.TopicStates: null where not nullable')
         if n2 > bl - p:
             raise DecodeError('UpdateMetadataRequest.TopicStates: count ' + str(n2) + ' past the end')
-        xs3 = []
-        for _ in range(n2):
-            e4 = _new(_UpdateMetadataRequest_UpdateMetadataTopicState)
-            h7 = b[p]
-            if 0 < h7 < 128:
-                q6 = p + h7
-                e4.topic_name = str(b[p + 1:q6], 'utf-8')
-                p = q6
+    xs3 = []
+    for _ in range(n2):
+        e4 = _new(_UpdateMetadataRequest_UpdateMetadataTopicState)
+        h7 = b[p]
+        if 0 < h7 < 128:
+            q6 = p + h7
+            e4.topic_name = str(b[p + 1:q6], 'utf-8')
+            p = q6
+        else:
+            p += 1
+            n5 = h7 - 1
+            if n5 > 126:
+                n5, p = _uvt(b, p, n5 + 1)
+                n5 -= 1
+            if n5 < 0:
+                raise DecodeError('UpdateMetadataTopicState.TopicName: null where not nullable')
             else:
-                p += 1
-                n5 = h7 - 1
-                if n5 > 126:
-                    n5, p = _uvt(b, p, n5 + 1)
-                    n5 -= 1
-                if n5 < 0:
-                    raise DecodeError('UpdateMetadataTopicState.TopicName: null where not nullable')
-                else:
-                    q6 = p + n5
-                    e4.topic_name = str(b[p:q6], 'utf-8')
-                    p = q6
-            e4.topic_id, h8, = _S12.unpack_from(b, p)
-            p += 17
+                q6 = p + n5
+                e4.topic_name = str(b[p:q6], 'utf-8')
+                p = q6
+        e4.topic_id, h8, = _S12.unpack_from(b, p)
+        p += 17
+        if 0 < h8 < 128:
+            n9 = h8 - 1
+        else:
             n9 = h8 - 1
             if n9 > 126:
                 n9, p = _uvt(b, p, n9 + 1)
                 n9 -= 1
             if n9 < 0:
                 raise DecodeError('UpdateMetadataTopicState.PartitionStates: null where not nullable')
+            if n9 > bl - p:
+                raise DecodeError('UpdateMetadataTopicState.PartitionStates: count ' + str(n9) + ' past the end')
+        xs10 = []
+        for _ in range(n9):
+            e11 = _new(_UpdateMetadataRequest_UpdateMetadataPartitionState)
+            e11.partition_index, e11.controller_epoch, e11.leader, e11.leader_epoch, h12, = _S10.unpack_from(b, p)
+            p += 17
+            if 0 < h12 < 65:
+                e11.isr = [*_UNPACK_i[h12](b, p)]
+                p += 4 * h12 - 4
             else:
-                if n9 > bl - p:
-                    raise DecodeError('UpdateMetadataTopicState.PartitionStates: count ' + str(n9) + ' past the end')
-                xs10 = []
-                for _ in range(n9):
-                    e11 = _new(_UpdateMetadataRequest_UpdateMetadataPartitionState)
-                    e11.partition_index, e11.controller_epoch, e11.leader, e11.leader_epoch, h12, = _S10.unpack_from(b, p)
-                    p += 17
-                    if 0 < h12 < 65:
-                        e11.isr = [*_UNPACK_i[h12](b, p)]
-                        p += 4 * h12 - 4
-                    else:
-                        n13 = h12 - 1
-                        if n13 > 126:
-                            n13, p = _uvt(b, p, n13 + 1)
-                            n13 -= 1
-                        if n13 < 0:
-                            raise DecodeError('UpdateMetadataPartitionState.Isr: null where not nullable')
-                        elif n13 < 64:
-                            e11.isr = [*_ARRAY_i[n13].unpack_from(b, p)]
-                            p += 4 * n13
-                        else:
-                            if n13 > bl - p:
-                                raise DecodeError('UpdateMetadataPartitionState.Isr: count ' + str(n13) + ' past the end')
-                            e11.isr = [*_struct.Struct('>' + str(n13) + 'i').unpack_from(b, p)]
-                            p += 4 * n13
-                    e11.zk_version, h14, = _S11.unpack_from(b, p)
-                    p += 5
-                    if 0 < h14 < 65:
-                        e11.replicas = [*_UNPACK_i[h14](b, p)]
-                        p += 4 * h14 - 4
-                    else:
-                        n15 = h14 - 1
-                        if n15 > 126:
-                            n15, p = _uvt(b, p, n15 + 1)
-                            n15 -= 1
-                        if n15 < 0:
-                            raise DecodeError('UpdateMetadataPartitionState.Replicas: null where not nullable')
-                        elif n15 < 64:
-                            e11.replicas = [*_ARRAY_i[n15].unpack_from(b, p)]
-                            p += 4 * n15
-                        else:
-                            if n15 > bl - p:
-                                raise DecodeError('UpdateMetadataPartitionState.Replicas: count ' + str(n15) + ' past the end')
-                            e11.replicas = [*_struct.Struct('>' + str(n15) + 'i').unpack_from(b, p)]
-                            p += 4 * n15
-                    h17 = b[p]
-                    if 0 < h17 < 65:
-                        e11.offline_replicas = [*_UNPACK_i[h17](b, p + 1)]
-                        p += 4 * h17 - 3
-                    else:
-                        p += 1
-                        n16 = h17 - 1
-                        if n16 > 126:
-                            n16, p = _uvt(b, p, n16 + 1)
-                            n16 -= 1
-                        if n16 < 0:
-                            raise DecodeError('UpdateMetadataPartitionState.OfflineReplicas: null where not nullable')
-                        elif n16 < 64:
-                            e11.offline_replicas = [*_ARRAY_i[n16].unpack_from(b, p)]
-                            p += 4 * n16
-                        else:
-                            if n16 > bl - p:
-                                raise DecodeError('UpdateMetadataPartitionState.OfflineReplicas: count ' + str(n16) + ' past the end')
-                            e11.offline_replicas = [*_struct.Struct('>' + str(n16) + 'i').unpack_from(b, p)]
-                            p += 4 * n16
-                    e11.topic_name = ''
-                    if b[p] == 0:  # no tagged fields, the common case
-                        e11.unknown_tagged_fields = None
-                        p += 1
-                    else:
-                        p = _t_UpdateMetadataRequest_UpdateMetadataPartitionState_0(b, p, e11)
-                    xs10.append(e11)
-                e4.partition_states = xs10
+                n13 = h12 - 1
+                if n13 > 126:
+                    n13, p = _uvt(b, p, n13 + 1)
+                    n13 -= 1
+                if n13 < 0:
+                    raise DecodeError('UpdateMetadataPartitionState.Isr: null where not nullable')
+                elif n13 < 64:
+                    e11.isr = [*_ARRAY_i[n13].unpack_from(b, p)]
+                    p += 4 * n13
+                else:
+                    if n13 > bl - p:
+                        raise DecodeError('UpdateMetadataPartitionState.Isr: count ' + str(n13) + ' past the end')
+                    e11.isr = [*_struct.Struct('>' + str(n13) + 'i').unpack_from(b, p)]
+                    p += 4 * n13
+            e11.zk_version, h14, = _S11.unpack_from(b, p)
+            p += 5
+            if 0 < h14 < 65:
+                e11.replicas = [*_UNPACK_i[h14](b, p)]
+                p += 4 * h14 - 4
+            else:
+                n15 = h14 - 1
+                if n15 > 126:
+                    n15, p = _uvt(b, p, n15 + 1)
+                    n15 -= 1
+                if n15 < 0:
+                    raise DecodeError('UpdateMetadataPartitionState.Replicas: null where not nullable')
+                elif n15 < 64:
+                    e11.replicas = [*_ARRAY_i[n15].unpack_from(b, p)]
+                    p += 4 * n15
+                else:
+                    if n15 > bl - p:
+                        raise DecodeError('UpdateMetadataPartitionState.Replicas: count ' + str(n15) + ' past the end')
+                    e11.replicas = [*_struct.Struct('>' + str(n15) + 'i').unpack_from(b, p)]
+                    p += 4 * n15
+            h17 = b[p]
+            if 0 < h17 < 65:
+                e11.offline_replicas = [*_UNPACK_i[h17](b, p + 1)]
+                p += 4 * h17 - 3
+            else:
+                p += 1
+                n16 = h17 - 1
+                if n16 > 126:
+                    n16, p = _uvt(b, p, n16 + 1)
+                    n16 -= 1
+                if n16 < 0:
+                    raise DecodeError('UpdateMetadataPartitionState.OfflineReplicas: null where not nullable')
+                elif n16 < 64:
+                    e11.offline_replicas = [*_ARRAY_i[n16].unpack_from(b, p)]
+                    p += 4 * n16
+                else:
+                    if n16 > bl - p:
+                        raise DecodeError('UpdateMetadataPartitionState.OfflineReplicas: count ' + str(n16) + ' past the end')
+                    e11.offline_replicas = [*_struct.Struct('>' + str(n16) + 'i').unpack_from(b, p)]
+                    p += 4 * n16
+            e11.topic_name = ''
             if b[p] == 0:  # no tagged fields, the common case
-                e4.unknown_tagged_fields = None
+                e11.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_UpdateMetadataRequest_UpdateMetadataTopicState_0(b, p, e4)
-            xs3.append(e4)
-        o.topic_states = xs3
-    n18 = b[p] - 1
+                p = _t_UpdateMetadataRequest_UpdateMetadataPartitionState_0(b, p, e11)
+            xs10.append(e11)
+        e4.partition_states = xs10
+        if b[p] == 0:  # no tagged fields, the common case
+            e4.unknown_tagged_fields = None
+            p += 1
+        else:
+            p = _t_UpdateMetadataRequest_UpdateMetadataTopicState_0(b, p, e4)
+        xs3.append(e4)
+    o.topic_states = xs3
+    h34 = b[p]
     p += 1
-    if n18 > 126:
-        n18, p = _uvt(b, p, n18 + 1)
-        n18 -= 1
-    if n18 < 0:
-        raise DecodeError('UpdateMetadataRequest.LiveBrokers: null where not nullable')
+    if 0 < h34 < 128:
+        n18 = h34 - 1
     else:
+        n18 = h34 - 1
+        if n18 > 126:
+            n18, p = _uvt(b, p, n18 + 1)
+            n18 -= 1
+        if n18 < 0:
+            raise DecodeError('UpdateMetadataRequest.LiveBrokers: null where not nullable')
         if n18 > bl - p:
             raise DecodeError('UpdateMetadataRequest.LiveBrokers: count ' + str(n18) + ' past the end')
-        xs19 = []
-        for _ in range(n18):
-            e20 = _new(_UpdateMetadataRequest_UpdateMetadataBroker)
-            e20.id, h21, = _S11.unpack_from(b, p)
-            p += 5
+    xs19 = []
+    for _ in range(n18):
+        e20 = _new(_UpdateMetadataRequest_UpdateMetadataBroker)
+        e20.id, h21, = _S11.unpack_from(b, p)
+        p += 5
+        if 0 < h21 < 128:
+            n22 = h21 - 1
+        else:
             n22 = h21 - 1
             if n22 > 126:
                 n22, p = _uvt(b, p, n22 + 1)
                 n22 -= 1
             if n22 < 0:
                 raise DecodeError('UpdateMetadataBroker.Endpoints: null where not nullable')
+            if n22 > bl - p:
+                raise DecodeError('UpdateMetadataBroker.Endpoints: count ' + str(n22) + ' past the end')
+        xs23 = []
+        for _ in range(n22):
+            e24 = _new(_UpdateMetadataRequest_UpdateMetadataEndpoint)
+            e24.port, h25, = _S11.unpack_from(b, p)
+            p += 5
+            if 0 < h25 < 128:
+                q27 = p + h25 - 1
+                e24.host = str(b[p:q27], 'utf-8')
+                p = q27
             else:
-                if n22 > bl - p:
-                    raise DecodeError('UpdateMetadataBroker.Endpoints: count ' + str(n22) + ' past the end')
-                xs23 = []
-                for _ in range(n22):
-                    e24 = _new(_UpdateMetadataRequest_UpdateMetadataEndpoint)
-                    e24.port, h25, = _S11.unpack_from(b, p)
-                    p += 5
-                    if 0 < h25 < 128:
-                        q27 = p + h25 - 1
-                        e24.host = str(b[p:q27], 'utf-8')
-                        p = q27
-                    else:
-                        n26 = h25 - 1
-                        if n26 > 126:
-                            n26, p = _uvt(b, p, n26 + 1)
-                            n26 -= 1
-                        if n26 < 0:
-                            raise DecodeError('UpdateMetadataEndpoint.Host: null where not nullable')
-                        else:
-                            q27 = p + n26
-                            e24.host = str(b[p:q27], 'utf-8')
-                            p = q27
-                    h30 = b[p]
-                    if 0 < h30 < 128:
-                        q29 = p + h30
-                        e24.listener = str(b[p + 1:q29], 'utf-8')
-                        p = q29
-                    else:
-                        p += 1
-                        n28 = h30 - 1
-                        if n28 > 126:
-                            n28, p = _uvt(b, p, n28 + 1)
-                            n28 -= 1
-                        if n28 < 0:
-                            raise DecodeError('UpdateMetadataEndpoint.Listener: null where not nullable')
-                        else:
-                            q29 = p + n28
-                            e24.listener = str(b[p:q29], 'utf-8')
-                            p = q29
-                    e24.security_protocol, = _S1.unpack_from(b, p)
-                    p += 2
-                    if b[p] == 0:  # no tagged fields, the common case
-                        e24.unknown_tagged_fields = None
-                        p += 1
-                    else:
-                        p = _t_UpdateMetadataRequest_UpdateMetadataEndpoint_0(b, p, e24)
-                    xs23.append(e24)
-                e20.endpoints = xs23
-            h33 = b[p]
-            if 0 < h33 < 128:
-                q32 = p + h33
-                e20.rack = str(b[p + 1:q32], 'utf-8')
-                p = q32
-            elif h33 == 0:
-                e20.rack = None
-                p += 1
-            else:
-                p += 1
-                n31 = h33 - 1
-                if n31 > 126:
-                    n31, p = _uvt(b, p, n31 + 1)
-                    n31 -= 1
-                if n31 < 0:
-                    e20.rack = None
+                n26 = h25 - 1
+                if n26 > 126:
+                    n26, p = _uvt(b, p, n26 + 1)
+                    n26 -= 1
+                if n26 < 0:
+                    raise DecodeError('UpdateMetadataEndpoint.Host: null where not nullable')
                 else:
-                    q32 = p + n31
-                    e20.rack = str(b[p:q32], 'utf-8')
-                    p = q32
-            e20.v0_host = ''
-            e20.v0_port = 0
+                    q27 = p + n26
+                    e24.host = str(b[p:q27], 'utf-8')
+                    p = q27
+            h30 = b[p]
+            if 0 < h30 < 128:
+                q29 = p + h30
+                e24.listener = str(b[p + 1:q29], 'utf-8')
+                p = q29
+            else:
+                p += 1
+                n28 = h30 - 1
+                if n28 > 126:
+                    n28, p = _uvt(b, p, n28 + 1)
+                    n28 -= 1
+                if n28 < 0:
+                    raise DecodeError('UpdateMetadataEndpoint.Listener: null where not nullable')
+                else:
+                    q29 = p + n28
+                    e24.listener = str(b[p:q29], 'utf-8')
+                    p = q29
+            e24.security_protocol, = _S1.unpack_from(b, p)
+            p += 2
             if b[p] == 0:  # no tagged fields, the common case
-                e20.unknown_tagged_fields = None
+                e24.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_UpdateMetadataRequest_UpdateMetadataBroker_0(b, p, e20)
-            xs19.append(e20)
-        o.live_brokers = xs19
+                p = _t_UpdateMetadataRequest_UpdateMetadataEndpoint_0(b, p, e24)
+            xs23.append(e24)
+        e20.endpoints = xs23
+        h33 = b[p]
+        if 0 < h33 < 128:
+            q32 = p + h33
+            e20.rack = str(b[p + 1:q32], 'utf-8')
+            p = q32
+        elif h33 == 0:
+            e20.rack = None
+            p += 1
+        else:
+            p += 1
+            n31 = h33 - 1
+            if n31 > 126:
+                n31, p = _uvt(b, p, n31 + 1)
+                n31 -= 1
+            if n31 < 0:
+                e20.rack = None
+            else:
+                q32 = p + n31
+                e20.rack = str(b[p:q32], 'utf-8')
+                p = q32
+        e20.v0_host = ''
+        e20.v0_port = 0
+        if b[p] == 0:  # no tagged fields, the common case
+            e20.unknown_tagged_fields = None
+            p += 1
+        else:
+            p = _t_UpdateMetadataRequest_UpdateMetadataBroker_0(b, p, e20)
+        xs19.append(e20)
+    o.live_brokers = xs19
     o.ungrouped_partition_states = []
     o.type = 0
     if b[p] == 0:  # no tagged fields, the common case

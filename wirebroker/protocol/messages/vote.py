@@ -231,68 +231,74 @@ def _r_VoteRequest_0(b, p):
             q2 = p + n1
             o.cluster_id = str(b[p:q2], 'utf-8')
             p = q2
-    n4 = b[p] - 1
+    h14 = b[p]
     p += 1
-    if n4 > 126:
-        n4, p = _uvt(b, p, n4 + 1)
-        n4 -= 1
-    if n4 < 0:
-        raise DecodeError('VoteRequest.Topics: null where not nullable')
+    if 0 < h14 < 128:
+        n4 = h14 - 1
     else:
+        n4 = h14 - 1
+        if n4 > 126:
+            n4, p = _uvt(b, p, n4 + 1)
+            n4 -= 1
+        if n4 < 0:
+            raise DecodeError('VoteRequest.Topics: null where not nullable')
         if n4 > bl - p:
             raise DecodeError('VoteRequest.Topics: count ' + str(n4) + ' past the end')
-        xs5 = []
-        for _ in range(n4):
-            e6 = _new(_VoteRequest_TopicData)
-            h9 = b[p]
-            if 0 < h9 < 128:
-                q8 = p + h9
-                e6.topic_name = str(b[p + 1:q8], 'utf-8')
-                p = q8
-            else:
-                p += 1
-                n7 = h9 - 1
-                if n7 > 126:
-                    n7, p = _uvt(b, p, n7 + 1)
-                    n7 -= 1
-                if n7 < 0:
-                    raise DecodeError('TopicData.TopicName: null where not nullable')
-                else:
-                    q8 = p + n7
-                    e6.topic_name = str(b[p:q8], 'utf-8')
-                    p = q8
-            n10 = b[p] - 1
+    xs5 = []
+    for _ in range(n4):
+        e6 = _new(_VoteRequest_TopicData)
+        h9 = b[p]
+        if 0 < h9 < 128:
+            q8 = p + h9
+            e6.topic_name = str(b[p + 1:q8], 'utf-8')
+            p = q8
+        else:
             p += 1
+            n7 = h9 - 1
+            if n7 > 126:
+                n7, p = _uvt(b, p, n7 + 1)
+                n7 -= 1
+            if n7 < 0:
+                raise DecodeError('TopicData.TopicName: null where not nullable')
+            else:
+                q8 = p + n7
+                e6.topic_name = str(b[p:q8], 'utf-8')
+                p = q8
+        h13 = b[p]
+        p += 1
+        if 0 < h13 < 128:
+            n10 = h13 - 1
+        else:
+            n10 = h13 - 1
             if n10 > 126:
                 n10, p = _uvt(b, p, n10 + 1)
                 n10 -= 1
             if n10 < 0:
                 raise DecodeError('TopicData.Partitions: null where not nullable')
-            else:
-                if n10 > bl - p:
-                    raise DecodeError('TopicData.Partitions: count ' + str(n10) + ' past the end')
-                xs11 = []
-                for _ in range(n10):
-                    e12 = _new(_VoteRequest_PartitionData)
-                    e12.partition_index, e12.replica_epoch, e12.replica_id, e12.last_offset_epoch, e12.last_offset, = _S0.unpack_from(b, p)
-                    p += 24
-                    e12.replica_directory_id = UUID_ZERO
-                    e12.voter_directory_id = UUID_ZERO
-                    e12.pre_vote = False
-                    if b[p] == 0:  # no tagged fields, the common case
-                        e12.unknown_tagged_fields = None
-                        p += 1
-                    else:
-                        p = _t_VoteRequest_PartitionData_0(b, p, e12)
-                    xs11.append(e12)
-                e6.partitions = xs11
+            if n10 > bl - p:
+                raise DecodeError('TopicData.Partitions: count ' + str(n10) + ' past the end')
+        xs11 = []
+        for _ in range(n10):
+            e12 = _new(_VoteRequest_PartitionData)
+            e12.partition_index, e12.replica_epoch, e12.replica_id, e12.last_offset_epoch, e12.last_offset, = _S0.unpack_from(b, p)
+            p += 24
+            e12.replica_directory_id = UUID_ZERO
+            e12.voter_directory_id = UUID_ZERO
+            e12.pre_vote = False
             if b[p] == 0:  # no tagged fields, the common case
-                e6.unknown_tagged_fields = None
+                e12.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_VoteRequest_TopicData_0(b, p, e6)
-            xs5.append(e6)
-        o.topics = xs5
+                p = _t_VoteRequest_PartitionData_0(b, p, e12)
+            xs11.append(e12)
+        e6.partitions = xs11
+        if b[p] == 0:  # no tagged fields, the common case
+            e6.unknown_tagged_fields = None
+            p += 1
+        else:
+            p = _t_VoteRequest_TopicData_0(b, p, e6)
+        xs5.append(e6)
+    o.topics = xs5
     o.voter_id = -1
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
@@ -380,65 +386,70 @@ def _r_VoteRequest_1(b, p):
             p = q2
     o.voter_id, h4, = _S1.unpack_from(b, p)
     p += 5
-    n5 = h4 - 1
-    if n5 > 126:
-        n5, p = _uvt(b, p, n5 + 1)
-        n5 -= 1
-    if n5 < 0:
-        raise DecodeError('VoteRequest.Topics: null where not nullable')
+    if 0 < h4 < 128:
+        n5 = h4 - 1
     else:
+        n5 = h4 - 1
+        if n5 > 126:
+            n5, p = _uvt(b, p, n5 + 1)
+            n5 -= 1
+        if n5 < 0:
+            raise DecodeError('VoteRequest.Topics: null where not nullable')
         if n5 > bl - p:
             raise DecodeError('VoteRequest.Topics: count ' + str(n5) + ' past the end')
-        xs6 = []
-        for _ in range(n5):
-            e7 = _new(_VoteRequest_TopicData)
-            h10 = b[p]
-            if 0 < h10 < 128:
-                q9 = p + h10
-                e7.topic_name = str(b[p + 1:q9], 'utf-8')
-                p = q9
-            else:
-                p += 1
-                n8 = h10 - 1
-                if n8 > 126:
-                    n8, p = _uvt(b, p, n8 + 1)
-                    n8 -= 1
-                if n8 < 0:
-                    raise DecodeError('TopicData.TopicName: null where not nullable')
-                else:
-                    q9 = p + n8
-                    e7.topic_name = str(b[p:q9], 'utf-8')
-                    p = q9
-            n11 = b[p] - 1
+    xs6 = []
+    for _ in range(n5):
+        e7 = _new(_VoteRequest_TopicData)
+        h10 = b[p]
+        if 0 < h10 < 128:
+            q9 = p + h10
+            e7.topic_name = str(b[p + 1:q9], 'utf-8')
+            p = q9
+        else:
             p += 1
+            n8 = h10 - 1
+            if n8 > 126:
+                n8, p = _uvt(b, p, n8 + 1)
+                n8 -= 1
+            if n8 < 0:
+                raise DecodeError('TopicData.TopicName: null where not nullable')
+            else:
+                q9 = p + n8
+                e7.topic_name = str(b[p:q9], 'utf-8')
+                p = q9
+        h14 = b[p]
+        p += 1
+        if 0 < h14 < 128:
+            n11 = h14 - 1
+        else:
+            n11 = h14 - 1
             if n11 > 126:
                 n11, p = _uvt(b, p, n11 + 1)
                 n11 -= 1
             if n11 < 0:
                 raise DecodeError('TopicData.Partitions: null where not nullable')
-            else:
-                if n11 > bl - p:
-                    raise DecodeError('TopicData.Partitions: count ' + str(n11) + ' past the end')
-                xs12 = []
-                for _ in range(n11):
-                    e13 = _new(_VoteRequest_PartitionData)
-                    e13.partition_index, e13.replica_epoch, e13.replica_id, e13.replica_directory_id, e13.voter_directory_id, e13.last_offset_epoch, e13.last_offset, = _S2.unpack_from(b, p)
-                    p += 56
-                    e13.pre_vote = False
-                    if b[p] == 0:  # no tagged fields, the common case
-                        e13.unknown_tagged_fields = None
-                        p += 1
-                    else:
-                        p = _t_VoteRequest_PartitionData_0(b, p, e13)
-                    xs12.append(e13)
-                e7.partitions = xs12
+            if n11 > bl - p:
+                raise DecodeError('TopicData.Partitions: count ' + str(n11) + ' past the end')
+        xs12 = []
+        for _ in range(n11):
+            e13 = _new(_VoteRequest_PartitionData)
+            e13.partition_index, e13.replica_epoch, e13.replica_id, e13.replica_directory_id, e13.voter_directory_id, e13.last_offset_epoch, e13.last_offset, = _S2.unpack_from(b, p)
+            p += 56
+            e13.pre_vote = False
             if b[p] == 0:  # no tagged fields, the common case
-                e7.unknown_tagged_fields = None
+                e13.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_VoteRequest_TopicData_0(b, p, e7)
-            xs6.append(e7)
-        o.topics = xs6
+                p = _t_VoteRequest_PartitionData_0(b, p, e13)
+            xs12.append(e13)
+        e7.partitions = xs12
+        if b[p] == 0:  # no tagged fields, the common case
+            e7.unknown_tagged_fields = None
+            p += 1
+        else:
+            p = _t_VoteRequest_TopicData_0(b, p, e7)
+        xs6.append(e7)
+    o.topics = xs6
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         p += 1
@@ -526,64 +537,69 @@ def _r_VoteRequest_2(b, p):
             p = q2
     o.voter_id, h4, = _S1.unpack_from(b, p)
     p += 5
-    n5 = h4 - 1
-    if n5 > 126:
-        n5, p = _uvt(b, p, n5 + 1)
-        n5 -= 1
-    if n5 < 0:
-        raise DecodeError('VoteRequest.Topics: null where not nullable')
+    if 0 < h4 < 128:
+        n5 = h4 - 1
     else:
+        n5 = h4 - 1
+        if n5 > 126:
+            n5, p = _uvt(b, p, n5 + 1)
+            n5 -= 1
+        if n5 < 0:
+            raise DecodeError('VoteRequest.Topics: null where not nullable')
         if n5 > bl - p:
             raise DecodeError('VoteRequest.Topics: count ' + str(n5) + ' past the end')
-        xs6 = []
-        for _ in range(n5):
-            e7 = _new(_VoteRequest_TopicData)
-            h10 = b[p]
-            if 0 < h10 < 128:
-                q9 = p + h10
-                e7.topic_name = str(b[p + 1:q9], 'utf-8')
-                p = q9
-            else:
-                p += 1
-                n8 = h10 - 1
-                if n8 > 126:
-                    n8, p = _uvt(b, p, n8 + 1)
-                    n8 -= 1
-                if n8 < 0:
-                    raise DecodeError('TopicData.TopicName: null where not nullable')
-                else:
-                    q9 = p + n8
-                    e7.topic_name = str(b[p:q9], 'utf-8')
-                    p = q9
-            n11 = b[p] - 1
+    xs6 = []
+    for _ in range(n5):
+        e7 = _new(_VoteRequest_TopicData)
+        h10 = b[p]
+        if 0 < h10 < 128:
+            q9 = p + h10
+            e7.topic_name = str(b[p + 1:q9], 'utf-8')
+            p = q9
+        else:
             p += 1
+            n8 = h10 - 1
+            if n8 > 126:
+                n8, p = _uvt(b, p, n8 + 1)
+                n8 -= 1
+            if n8 < 0:
+                raise DecodeError('TopicData.TopicName: null where not nullable')
+            else:
+                q9 = p + n8
+                e7.topic_name = str(b[p:q9], 'utf-8')
+                p = q9
+        h14 = b[p]
+        p += 1
+        if 0 < h14 < 128:
+            n11 = h14 - 1
+        else:
+            n11 = h14 - 1
             if n11 > 126:
                 n11, p = _uvt(b, p, n11 + 1)
                 n11 -= 1
             if n11 < 0:
                 raise DecodeError('TopicData.Partitions: null where not nullable')
-            else:
-                if n11 > bl - p:
-                    raise DecodeError('TopicData.Partitions: count ' + str(n11) + ' past the end')
-                xs12 = []
-                for _ in range(n11):
-                    e13 = _new(_VoteRequest_PartitionData)
-                    e13.partition_index, e13.replica_epoch, e13.replica_id, e13.replica_directory_id, e13.voter_directory_id, e13.last_offset_epoch, e13.last_offset, e13.pre_vote, = _S4.unpack_from(b, p)
-                    p += 57
-                    if b[p] == 0:  # no tagged fields, the common case
-                        e13.unknown_tagged_fields = None
-                        p += 1
-                    else:
-                        p = _t_VoteRequest_PartitionData_0(b, p, e13)
-                    xs12.append(e13)
-                e7.partitions = xs12
+            if n11 > bl - p:
+                raise DecodeError('TopicData.Partitions: count ' + str(n11) + ' past the end')
+        xs12 = []
+        for _ in range(n11):
+            e13 = _new(_VoteRequest_PartitionData)
+            e13.partition_index, e13.replica_epoch, e13.replica_id, e13.replica_directory_id, e13.voter_directory_id, e13.last_offset_epoch, e13.last_offset, e13.pre_vote, = _S4.unpack_from(b, p)
+            p += 57
             if b[p] == 0:  # no tagged fields, the common case
-                e7.unknown_tagged_fields = None
+                e13.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_VoteRequest_TopicData_0(b, p, e7)
-            xs6.append(e7)
-        o.topics = xs6
+                p = _t_VoteRequest_PartitionData_0(b, p, e13)
+            xs12.append(e13)
+        e7.partitions = xs12
+        if b[p] == 0:  # no tagged fields, the common case
+            e7.unknown_tagged_fields = None
+            p += 1
+        else:
+            p = _t_VoteRequest_TopicData_0(b, p, e7)
+        xs6.append(e7)
+    o.topics = xs6
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         p += 1
@@ -672,64 +688,69 @@ def _r_VoteResponse_0(b, p):
     o = _new(VoteResponse)
     o.error_code, h1, = _S5.unpack_from(b, p)
     p += 3
-    n2 = h1 - 1
-    if n2 > 126:
-        n2, p = _uvt(b, p, n2 + 1)
-        n2 -= 1
-    if n2 < 0:
-        raise DecodeError('VoteResponse.Topics: null where not nullable')
+    if 0 < h1 < 128:
+        n2 = h1 - 1
     else:
+        n2 = h1 - 1
+        if n2 > 126:
+            n2, p = _uvt(b, p, n2 + 1)
+            n2 -= 1
+        if n2 < 0:
+            raise DecodeError('VoteResponse.Topics: null where not nullable')
         if n2 > bl - p:
             raise DecodeError('VoteResponse.Topics: count ' + str(n2) + ' past the end')
-        xs3 = []
-        for _ in range(n2):
-            e4 = _new(_VoteResponse_TopicData)
-            h7 = b[p]
-            if 0 < h7 < 128:
-                q6 = p + h7
-                e4.topic_name = str(b[p + 1:q6], 'utf-8')
-                p = q6
-            else:
-                p += 1
-                n5 = h7 - 1
-                if n5 > 126:
-                    n5, p = _uvt(b, p, n5 + 1)
-                    n5 -= 1
-                if n5 < 0:
-                    raise DecodeError('TopicData.TopicName: null where not nullable')
-                else:
-                    q6 = p + n5
-                    e4.topic_name = str(b[p:q6], 'utf-8')
-                    p = q6
-            n8 = b[p] - 1
+    xs3 = []
+    for _ in range(n2):
+        e4 = _new(_VoteResponse_TopicData)
+        h7 = b[p]
+        if 0 < h7 < 128:
+            q6 = p + h7
+            e4.topic_name = str(b[p + 1:q6], 'utf-8')
+            p = q6
+        else:
             p += 1
+            n5 = h7 - 1
+            if n5 > 126:
+                n5, p = _uvt(b, p, n5 + 1)
+                n5 -= 1
+            if n5 < 0:
+                raise DecodeError('TopicData.TopicName: null where not nullable')
+            else:
+                q6 = p + n5
+                e4.topic_name = str(b[p:q6], 'utf-8')
+                p = q6
+        h11 = b[p]
+        p += 1
+        if 0 < h11 < 128:
+            n8 = h11 - 1
+        else:
+            n8 = h11 - 1
             if n8 > 126:
                 n8, p = _uvt(b, p, n8 + 1)
                 n8 -= 1
             if n8 < 0:
                 raise DecodeError('TopicData.Partitions: null where not nullable')
-            else:
-                if n8 > bl - p:
-                    raise DecodeError('TopicData.Partitions: count ' + str(n8) + ' past the end')
-                xs9 = []
-                for _ in range(n8):
-                    e10 = _new(_VoteResponse_PartitionData)
-                    e10.partition_index, e10.error_code, e10.leader_id, e10.leader_epoch, e10.vote_granted, = _S6.unpack_from(b, p)
-                    p += 15
-                    if b[p] == 0:  # no tagged fields, the common case
-                        e10.unknown_tagged_fields = None
-                        p += 1
-                    else:
-                        p = _t_VoteRequest_PartitionData_0(b, p, e10)
-                    xs9.append(e10)
-                e4.partitions = xs9
+            if n8 > bl - p:
+                raise DecodeError('TopicData.Partitions: count ' + str(n8) + ' past the end')
+        xs9 = []
+        for _ in range(n8):
+            e10 = _new(_VoteResponse_PartitionData)
+            e10.partition_index, e10.error_code, e10.leader_id, e10.leader_epoch, e10.vote_granted, = _S6.unpack_from(b, p)
+            p += 15
             if b[p] == 0:  # no tagged fields, the common case
-                e4.unknown_tagged_fields = None
+                e10.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_VoteRequest_TopicData_0(b, p, e4)
-            xs3.append(e4)
-        o.topics = xs3
+                p = _t_VoteRequest_PartitionData_0(b, p, e10)
+            xs9.append(e10)
+        e4.partitions = xs9
+        if b[p] == 0:  # no tagged fields, the common case
+            e4.unknown_tagged_fields = None
+            p += 1
+        else:
+            p = _t_VoteRequest_TopicData_0(b, p, e4)
+        xs3.append(e4)
+    o.topics = xs3
     o.node_endpoints = []
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
@@ -869,64 +890,69 @@ def _r_VoteResponse_1(b, p):
     o = _new(VoteResponse)
     o.error_code, h1, = _S5.unpack_from(b, p)
     p += 3
-    n2 = h1 - 1
-    if n2 > 126:
-        n2, p = _uvt(b, p, n2 + 1)
-        n2 -= 1
-    if n2 < 0:
-        raise DecodeError('VoteResponse.Topics: null where not nullable')
+    if 0 < h1 < 128:
+        n2 = h1 - 1
     else:
+        n2 = h1 - 1
+        if n2 > 126:
+            n2, p = _uvt(b, p, n2 + 1)
+            n2 -= 1
+        if n2 < 0:
+            raise DecodeError('VoteResponse.Topics: null where not nullable')
         if n2 > bl - p:
             raise DecodeError('VoteResponse.Topics: count ' + str(n2) + ' past the end')
-        xs3 = []
-        for _ in range(n2):
-            e4 = _new(_VoteResponse_TopicData)
-            h7 = b[p]
-            if 0 < h7 < 128:
-                q6 = p + h7
-                e4.topic_name = str(b[p + 1:q6], 'utf-8')
-                p = q6
-            else:
-                p += 1
-                n5 = h7 - 1
-                if n5 > 126:
-                    n5, p = _uvt(b, p, n5 + 1)
-                    n5 -= 1
-                if n5 < 0:
-                    raise DecodeError('TopicData.TopicName: null where not nullable')
-                else:
-                    q6 = p + n5
-                    e4.topic_name = str(b[p:q6], 'utf-8')
-                    p = q6
-            n8 = b[p] - 1
+    xs3 = []
+    for _ in range(n2):
+        e4 = _new(_VoteResponse_TopicData)
+        h7 = b[p]
+        if 0 < h7 < 128:
+            q6 = p + h7
+            e4.topic_name = str(b[p + 1:q6], 'utf-8')
+            p = q6
+        else:
             p += 1
+            n5 = h7 - 1
+            if n5 > 126:
+                n5, p = _uvt(b, p, n5 + 1)
+                n5 -= 1
+            if n5 < 0:
+                raise DecodeError('TopicData.TopicName: null where not nullable')
+            else:
+                q6 = p + n5
+                e4.topic_name = str(b[p:q6], 'utf-8')
+                p = q6
+        h11 = b[p]
+        p += 1
+        if 0 < h11 < 128:
+            n8 = h11 - 1
+        else:
+            n8 = h11 - 1
             if n8 > 126:
                 n8, p = _uvt(b, p, n8 + 1)
                 n8 -= 1
             if n8 < 0:
                 raise DecodeError('TopicData.Partitions: null where not nullable')
-            else:
-                if n8 > bl - p:
-                    raise DecodeError('TopicData.Partitions: count ' + str(n8) + ' past the end')
-                xs9 = []
-                for _ in range(n8):
-                    e10 = _new(_VoteResponse_PartitionData)
-                    e10.partition_index, e10.error_code, e10.leader_id, e10.leader_epoch, e10.vote_granted, = _S6.unpack_from(b, p)
-                    p += 15
-                    if b[p] == 0:  # no tagged fields, the common case
-                        e10.unknown_tagged_fields = None
-                        p += 1
-                    else:
-                        p = _t_VoteRequest_PartitionData_0(b, p, e10)
-                    xs9.append(e10)
-                e4.partitions = xs9
+            if n8 > bl - p:
+                raise DecodeError('TopicData.Partitions: count ' + str(n8) + ' past the end')
+        xs9 = []
+        for _ in range(n8):
+            e10 = _new(_VoteResponse_PartitionData)
+            e10.partition_index, e10.error_code, e10.leader_id, e10.leader_epoch, e10.vote_granted, = _S6.unpack_from(b, p)
+            p += 15
             if b[p] == 0:  # no tagged fields, the common case
-                e4.unknown_tagged_fields = None
+                e10.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_VoteRequest_TopicData_0(b, p, e4)
-            xs3.append(e4)
-        o.topics = xs3
+                p = _t_VoteRequest_PartitionData_0(b, p, e10)
+            xs9.append(e10)
+        e4.partitions = xs9
+        if b[p] == 0:  # no tagged fields, the common case
+            e4.unknown_tagged_fields = None
+            p += 1
+        else:
+            p = _t_VoteRequest_TopicData_0(b, p, e4)
+        xs3.append(e4)
+    o.topics = xs3
     o.node_endpoints = []
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None

@@ -187,91 +187,95 @@ def _r_VotersRecord_0(b, p):
     o = _new(VotersRecord)
     o.version, h1, = _S0.unpack_from(b, p)
     p += 3
-    n2 = h1 - 1
-    if n2 > 126:
-        n2, p = _uvt(b, p, n2 + 1)
-        n2 -= 1
-    if n2 < 0:
-        raise DecodeError('VotersRecord.Voters: null where not nullable')
+    if 0 < h1 < 128:
+        n2 = h1 - 1
     else:
+        n2 = h1 - 1
+        if n2 > 126:
+            n2, p = _uvt(b, p, n2 + 1)
+            n2 -= 1
+        if n2 < 0:
+            raise DecodeError('VotersRecord.Voters: null where not nullable')
         if n2 > bl - p:
             raise DecodeError('VotersRecord.Voters: count ' + str(n2) + ' past the end')
-        xs3 = []
-        for _ in range(n2):
-            e4 = _new(_VotersRecord_Voter)
-            e4.voter_id, e4.voter_directory_id, h5, = _S1.unpack_from(b, p)
-            p += 21
+    xs3 = []
+    for _ in range(n2):
+        e4 = _new(_VotersRecord_Voter)
+        e4.voter_id, e4.voter_directory_id, h5, = _S1.unpack_from(b, p)
+        p += 21
+        if 0 < h5 < 128:
+            n6 = h5 - 1
+        else:
             n6 = h5 - 1
             if n6 > 126:
                 n6, p = _uvt(b, p, n6 + 1)
                 n6 -= 1
             if n6 < 0:
                 raise DecodeError('Voter.Endpoints: null where not nullable')
+            if n6 > bl - p:
+                raise DecodeError('Voter.Endpoints: count ' + str(n6) + ' past the end')
+        xs7 = []
+        for _ in range(n6):
+            e8 = _new(_VotersRecord_Endpoint)
+            h11 = b[p]
+            if 0 < h11 < 128:
+                q10 = p + h11
+                e8.name = str(b[p + 1:q10], 'utf-8')
+                p = q10
             else:
-                if n6 > bl - p:
-                    raise DecodeError('Voter.Endpoints: count ' + str(n6) + ' past the end')
-                xs7 = []
-                for _ in range(n6):
-                    e8 = _new(_VotersRecord_Endpoint)
-                    h11 = b[p]
-                    if 0 < h11 < 128:
-                        q10 = p + h11
-                        e8.name = str(b[p + 1:q10], 'utf-8')
-                        p = q10
-                    else:
-                        p += 1
-                        n9 = h11 - 1
-                        if n9 > 126:
-                            n9, p = _uvt(b, p, n9 + 1)
-                            n9 -= 1
-                        if n9 < 0:
-                            raise DecodeError('Endpoint.Name: null where not nullable')
-                        else:
-                            q10 = p + n9
-                            e8.name = str(b[p:q10], 'utf-8')
-                            p = q10
-                    h14 = b[p]
-                    if 0 < h14 < 128:
-                        q13 = p + h14
-                        e8.host = str(b[p + 1:q13], 'utf-8')
-                        p = q13
-                    else:
-                        p += 1
-                        n12 = h14 - 1
-                        if n12 > 126:
-                            n12, p = _uvt(b, p, n12 + 1)
-                            n12 -= 1
-                        if n12 < 0:
-                            raise DecodeError('Endpoint.Host: null where not nullable')
-                        else:
-                            q13 = p + n12
-                            e8.host = str(b[p:q13], 'utf-8')
-                            p = q13
-                    e8.port, = _S2.unpack_from(b, p)
-                    p += 2
-                    if b[p] == 0:  # no tagged fields, the common case
-                        e8.unknown_tagged_fields = None
-                        p += 1
-                    else:
-                        p = _t_VotersRecord_Endpoint_0(b, p, e8)
-                    xs7.append(e8)
-                e4.endpoints = xs7
-            s15 = _new(_VotersRecord_KRaftVersionFeature)
-            s15.min_supported_version, s15.max_supported_version, = _S3.unpack_from(b, p)
-            p += 4
+                p += 1
+                n9 = h11 - 1
+                if n9 > 126:
+                    n9, p = _uvt(b, p, n9 + 1)
+                    n9 -= 1
+                if n9 < 0:
+                    raise DecodeError('Endpoint.Name: null where not nullable')
+                else:
+                    q10 = p + n9
+                    e8.name = str(b[p:q10], 'utf-8')
+                    p = q10
+            h14 = b[p]
+            if 0 < h14 < 128:
+                q13 = p + h14
+                e8.host = str(b[p + 1:q13], 'utf-8')
+                p = q13
+            else:
+                p += 1
+                n12 = h14 - 1
+                if n12 > 126:
+                    n12, p = _uvt(b, p, n12 + 1)
+                    n12 -= 1
+                if n12 < 0:
+                    raise DecodeError('Endpoint.Host: null where not nullable')
+                else:
+                    q13 = p + n12
+                    e8.host = str(b[p:q13], 'utf-8')
+                    p = q13
+            e8.port, = _S2.unpack_from(b, p)
+            p += 2
             if b[p] == 0:  # no tagged fields, the common case
-                s15.unknown_tagged_fields = None
+                e8.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_VotersRecord_KRaftVersionFeature_0(b, p, s15)
-            e4.k_raft_version_feature = s15
-            if b[p] == 0:  # no tagged fields, the common case
-                e4.unknown_tagged_fields = None
-                p += 1
-            else:
-                p = _t_VotersRecord_Voter_0(b, p, e4)
-            xs3.append(e4)
-        o.voters = xs3
+                p = _t_VotersRecord_Endpoint_0(b, p, e8)
+            xs7.append(e8)
+        e4.endpoints = xs7
+        s15 = _new(_VotersRecord_KRaftVersionFeature)
+        s15.min_supported_version, s15.max_supported_version, = _S3.unpack_from(b, p)
+        p += 4
+        if b[p] == 0:  # no tagged fields, the common case
+            s15.unknown_tagged_fields = None
+            p += 1
+        else:
+            p = _t_VotersRecord_KRaftVersionFeature_0(b, p, s15)
+        e4.k_raft_version_feature = s15
+        if b[p] == 0:  # no tagged fields, the common case
+            e4.unknown_tagged_fields = None
+            p += 1
+        else:
+            p = _t_VotersRecord_Voter_0(b, p, e4)
+        xs3.append(e4)
+    o.voters = xs3
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         p += 1

@@ -245,71 +245,78 @@ def _r_WriteShareGroupStateRequest_0(b, p):
             q2 = p + n1
             o.group_id = str(b[p:q2], 'utf-8')
             p = q2
-    n4 = b[p] - 1
+    h15 = b[p]
     p += 1
-    if n4 > 126:
-        n4, p = _uvt(b, p, n4 + 1)
-        n4 -= 1
-    if n4 < 0:
-        raise DecodeError('WriteShareGroupStateRequest.Topics: null where not nullable')
+    if 0 < h15 < 128:
+        n4 = h15 - 1
     else:
+        n4 = h15 - 1
+        if n4 > 126:
+            n4, p = _uvt(b, p, n4 + 1)
+            n4 -= 1
+        if n4 < 0:
+            raise DecodeError('WriteShareGroupStateRequest.Topics: null where not nullable')
         if n4 > bl - p:
             raise DecodeError('WriteShareGroupStateRequest.Topics: count ' + str(n4) + ' past the end')
-        xs5 = []
-        for _ in range(n4):
-            e6 = _new(_WriteShareGroupStateRequest_WriteStateData)
-            e6.topic_id, h7, = _S0.unpack_from(b, p)
-            p += 17
+    xs5 = []
+    for _ in range(n4):
+        e6 = _new(_WriteShareGroupStateRequest_WriteStateData)
+        e6.topic_id, h7, = _S0.unpack_from(b, p)
+        p += 17
+        if 0 < h7 < 128:
+            n8 = h7 - 1
+        else:
             n8 = h7 - 1
             if n8 > 126:
                 n8, p = _uvt(b, p, n8 + 1)
                 n8 -= 1
             if n8 < 0:
                 raise DecodeError('WriteStateData.Partitions: null where not nullable')
+            if n8 > bl - p:
+                raise DecodeError('WriteStateData.Partitions: count ' + str(n8) + ' past the end')
+        xs9 = []
+        for _ in range(n8):
+            e10 = _new(_WriteShareGroupStateRequest_PartitionData)
+            e10.partition, e10.state_epoch, e10.leader_epoch, e10.start_offset, h11, = _S1.unpack_from(b, p)
+            p += 21
+            if 0 < h11 < 128:
+                n12 = h11 - 1
             else:
-                if n8 > bl - p:
-                    raise DecodeError('WriteStateData.Partitions: count ' + str(n8) + ' past the end')
-                xs9 = []
-                for _ in range(n8):
-                    e10 = _new(_WriteShareGroupStateRequest_PartitionData)
-                    e10.partition, e10.state_epoch, e10.leader_epoch, e10.start_offset, h11, = _S1.unpack_from(b, p)
-                    p += 21
-                    n12 = h11 - 1
-                    if n12 > 126:
-                        n12, p = _uvt(b, p, n12 + 1)
-                        n12 -= 1
-                    if n12 < 0:
-                        raise DecodeError('PartitionData.StateBatches: null where not nullable')
-                    else:
-                        if n12 > bl - p:
-                            raise DecodeError('PartitionData.StateBatches: count ' + str(n12) + ' past the end')
-                        xs13 = []
-                        for _ in range(n12):
-                            e14 = _new(_WriteShareGroupStateRequest_StateBatch)
-                            e14.first_offset, e14.last_offset, e14.delivery_state, e14.delivery_count, = _S2.unpack_from(b, p)
-                            p += 19
-                            if b[p] == 0:  # no tagged fields, the common case
-                                e14.unknown_tagged_fields = None
-                                p += 1
-                            else:
-                                p = _t_WriteShareGroupStateRequest_StateBatch_0(b, p, e14)
-                            xs13.append(e14)
-                        e10.state_batches = xs13
-                    e10.delivery_complete_count = -1
-                    if b[p] == 0:  # no tagged fields, the common case
-                        e10.unknown_tagged_fields = None
-                        p += 1
-                    else:
-                        p = _t_WriteShareGroupStateRequest_PartitionData_0(b, p, e10)
-                    xs9.append(e10)
-                e6.partitions = xs9
+                n12 = h11 - 1
+                if n12 > 126:
+                    n12, p = _uvt(b, p, n12 + 1)
+                    n12 -= 1
+                if n12 < 0:
+                    raise DecodeError('PartitionData.StateBatches: null where not nullable')
+                if n12 > bl - p:
+                    raise DecodeError('PartitionData.StateBatches: count ' + str(n12) + ' past the end')
+            xs13 = []
+            for _ in range(n12):
+                e14 = _new(_WriteShareGroupStateRequest_StateBatch)
+                e14.first_offset, e14.last_offset, e14.delivery_state, e14.delivery_count, = _S2.unpack_from(b, p)
+                p += 19
+                if b[p] == 0:  # no tagged fields, the common case
+                    e14.unknown_tagged_fields = None
+                    p += 1
+                else:
+                    p = _t_WriteShareGroupStateRequest_StateBatch_0(b, p, e14)
+                xs13.append(e14)
+            e10.state_batches = xs13
+            e10.delivery_complete_count = -1
             if b[p] == 0:  # no tagged fields, the common case
-                e6.unknown_tagged_fields = None
+                e10.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_WriteShareGroupStateRequest_WriteStateData_0(b, p, e6)
-            xs5.append(e6)
-        o.topics = xs5
+                p = _t_WriteShareGroupStateRequest_PartitionData_0(b, p, e10)
+            xs9.append(e10)
+        e6.partitions = xs9
+        if b[p] == 0:  # no tagged fields, the common case
+            e6.unknown_tagged_fields = None
+            p += 1
+        else:
+            p = _t_WriteShareGroupStateRequest_WriteStateData_0(b, p, e6)
+        xs5.append(e6)
+    o.topics = xs5
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         p += 1
@@ -391,70 +398,77 @@ def _r_WriteShareGroupStateRequest_1(b, p):
             q2 = p + n1
             o.group_id = str(b[p:q2], 'utf-8')
             p = q2
-    n4 = b[p] - 1
+    h15 = b[p]
     p += 1
-    if n4 > 126:
-        n4, p = _uvt(b, p, n4 + 1)
-        n4 -= 1
-    if n4 < 0:
-        raise DecodeError('WriteShareGroupStateRequest.Topics: null where not nullable')
+    if 0 < h15 < 128:
+        n4 = h15 - 1
     else:
+        n4 = h15 - 1
+        if n4 > 126:
+            n4, p = _uvt(b, p, n4 + 1)
+            n4 -= 1
+        if n4 < 0:
+            raise DecodeError('WriteShareGroupStateRequest.Topics: null where not nullable')
         if n4 > bl - p:
             raise DecodeError('WriteShareGroupStateRequest.Topics: count ' + str(n4) + ' past the end')
-        xs5 = []
-        for _ in range(n4):
-            e6 = _new(_WriteShareGroupStateRequest_WriteStateData)
-            e6.topic_id, h7, = _S0.unpack_from(b, p)
-            p += 17
+    xs5 = []
+    for _ in range(n4):
+        e6 = _new(_WriteShareGroupStateRequest_WriteStateData)
+        e6.topic_id, h7, = _S0.unpack_from(b, p)
+        p += 17
+        if 0 < h7 < 128:
+            n8 = h7 - 1
+        else:
             n8 = h7 - 1
             if n8 > 126:
                 n8, p = _uvt(b, p, n8 + 1)
                 n8 -= 1
             if n8 < 0:
                 raise DecodeError('WriteStateData.Partitions: null where not nullable')
+            if n8 > bl - p:
+                raise DecodeError('WriteStateData.Partitions: count ' + str(n8) + ' past the end')
+        xs9 = []
+        for _ in range(n8):
+            e10 = _new(_WriteShareGroupStateRequest_PartitionData)
+            e10.partition, e10.state_epoch, e10.leader_epoch, e10.start_offset, e10.delivery_complete_count, h11, = _S5.unpack_from(b, p)
+            p += 25
+            if 0 < h11 < 128:
+                n12 = h11 - 1
             else:
-                if n8 > bl - p:
-                    raise DecodeError('WriteStateData.Partitions: count ' + str(n8) + ' past the end')
-                xs9 = []
-                for _ in range(n8):
-                    e10 = _new(_WriteShareGroupStateRequest_PartitionData)
-                    e10.partition, e10.state_epoch, e10.leader_epoch, e10.start_offset, e10.delivery_complete_count, h11, = _S5.unpack_from(b, p)
-                    p += 25
-                    n12 = h11 - 1
-                    if n12 > 126:
-                        n12, p = _uvt(b, p, n12 + 1)
-                        n12 -= 1
-                    if n12 < 0:
-                        raise DecodeError('PartitionData.StateBatches: null where not nullable')
-                    else:
-                        if n12 > bl - p:
-                            raise DecodeError('PartitionData.StateBatches: count ' + str(n12) + ' past the end')
-                        xs13 = []
-                        for _ in range(n12):
-                            e14 = _new(_WriteShareGroupStateRequest_StateBatch)
-                            e14.first_offset, e14.last_offset, e14.delivery_state, e14.delivery_count, = _S2.unpack_from(b, p)
-                            p += 19
-                            if b[p] == 0:  # no tagged fields, the common case
-                                e14.unknown_tagged_fields = None
-                                p += 1
-                            else:
-                                p = _t_WriteShareGroupStateRequest_StateBatch_0(b, p, e14)
-                            xs13.append(e14)
-                        e10.state_batches = xs13
-                    if b[p] == 0:  # no tagged fields, the common case
-                        e10.unknown_tagged_fields = None
-                        p += 1
-                    else:
-                        p = _t_WriteShareGroupStateRequest_PartitionData_0(b, p, e10)
-                    xs9.append(e10)
-                e6.partitions = xs9
+                n12 = h11 - 1
+                if n12 > 126:
+                    n12, p = _uvt(b, p, n12 + 1)
+                    n12 -= 1
+                if n12 < 0:
+                    raise DecodeError('PartitionData.StateBatches: null where not nullable')
+                if n12 > bl - p:
+                    raise DecodeError('PartitionData.StateBatches: count ' + str(n12) + ' past the end')
+            xs13 = []
+            for _ in range(n12):
+                e14 = _new(_WriteShareGroupStateRequest_StateBatch)
+                e14.first_offset, e14.last_offset, e14.delivery_state, e14.delivery_count, = _S2.unpack_from(b, p)
+                p += 19
+                if b[p] == 0:  # no tagged fields, the common case
+                    e14.unknown_tagged_fields = None
+                    p += 1
+                else:
+                    p = _t_WriteShareGroupStateRequest_StateBatch_0(b, p, e14)
+                xs13.append(e14)
+            e10.state_batches = xs13
             if b[p] == 0:  # no tagged fields, the common case
-                e6.unknown_tagged_fields = None
+                e10.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_WriteShareGroupStateRequest_WriteStateData_0(b, p, e6)
-            xs5.append(e6)
-        o.topics = xs5
+                p = _t_WriteShareGroupStateRequest_PartitionData_0(b, p, e10)
+            xs9.append(e10)
+        e6.partitions = xs9
+        if b[p] == 0:  # no tagged fields, the common case
+            e6.unknown_tagged_fields = None
+            p += 1
+        else:
+            p = _t_WriteShareGroupStateRequest_WriteStateData_0(b, p, e6)
+        xs5.append(e6)
+    o.topics = xs5
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         p += 1
@@ -588,66 +602,71 @@ def _t_WriteShareGroupStateResponse_0(b, p, o):
 def _r_WriteShareGroupStateResponse_0(b, p):
     bl = len(b)
     o = _new(WriteShareGroupStateResponse)
-    n1 = b[p] - 1
+    h11 = b[p]
     p += 1
-    if n1 > 126:
-        n1, p = _uvt(b, p, n1 + 1)
-        n1 -= 1
-    if n1 < 0:
-        raise DecodeError('WriteShareGroupStateResponse.Results: null where not nullable')
+    if 0 < h11 < 128:
+        n1 = h11 - 1
     else:
+        n1 = h11 - 1
+        if n1 > 126:
+            n1, p = _uvt(b, p, n1 + 1)
+            n1 -= 1
+        if n1 < 0:
+            raise DecodeError('WriteShareGroupStateResponse.Results: null where not nullable')
         if n1 > bl - p:
             raise DecodeError('WriteShareGroupStateResponse.Results: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3 = _new(_WriteShareGroupStateResponse_WriteStateResult)
-            e3.topic_id, h4, = _S0.unpack_from(b, p)
-            p += 17
+    xs2 = []
+    for _ in range(n1):
+        e3 = _new(_WriteShareGroupStateResponse_WriteStateResult)
+        e3.topic_id, h4, = _S0.unpack_from(b, p)
+        p += 17
+        if 0 < h4 < 128:
+            n5 = h4 - 1
+        else:
             n5 = h4 - 1
             if n5 > 126:
                 n5, p = _uvt(b, p, n5 + 1)
                 n5 -= 1
             if n5 < 0:
                 raise DecodeError('WriteStateResult.Partitions: null where not nullable')
+            if n5 > bl - p:
+                raise DecodeError('WriteStateResult.Partitions: count ' + str(n5) + ' past the end')
+        xs6 = []
+        for _ in range(n5):
+            e7 = _new(_WriteShareGroupStateResponse_PartitionResult)
+            e7.partition, e7.error_code, h8, = _S7.unpack_from(b, p)
+            p += 7
+            if 0 < h8 < 128:
+                q10 = p + h8 - 1
+                e7.error_message = str(b[p:q10], 'utf-8')
+                p = q10
+            elif h8 == 0:
+                e7.error_message = None
             else:
-                if n5 > bl - p:
-                    raise DecodeError('WriteStateResult.Partitions: count ' + str(n5) + ' past the end')
-                xs6 = []
-                for _ in range(n5):
-                    e7 = _new(_WriteShareGroupStateResponse_PartitionResult)
-                    e7.partition, e7.error_code, h8, = _S7.unpack_from(b, p)
-                    p += 7
-                    if 0 < h8 < 128:
-                        q10 = p + h8 - 1
-                        e7.error_message = str(b[p:q10], 'utf-8')
-                        p = q10
-                    elif h8 == 0:
-                        e7.error_message = None
-                    else:
-                        n9 = h8 - 1
-                        if n9 > 126:
-                            n9, p = _uvt(b, p, n9 + 1)
-                            n9 -= 1
-                        if n9 < 0:
-                            e7.error_message = None
-                        else:
-                            q10 = p + n9
-                            e7.error_message = str(b[p:q10], 'utf-8')
-                            p = q10
-                    if b[p] == 0:  # no tagged fields, the common case
-                        e7.unknown_tagged_fields = None
-                        p += 1
-                    else:
-                        p = _t_WriteShareGroupStateResponse_PartitionResult_0(b, p, e7)
-                    xs6.append(e7)
-                e3.partitions = xs6
+                n9 = h8 - 1
+                if n9 > 126:
+                    n9, p = _uvt(b, p, n9 + 1)
+                    n9 -= 1
+                if n9 < 0:
+                    e7.error_message = None
+                else:
+                    q10 = p + n9
+                    e7.error_message = str(b[p:q10], 'utf-8')
+                    p = q10
             if b[p] == 0:  # no tagged fields, the common case
-                e3.unknown_tagged_fields = None
+                e7.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_WriteShareGroupStateResponse_WriteStateResult_0(b, p, e3)
-            xs2.append(e3)
-        o.results = xs2
+                p = _t_WriteShareGroupStateResponse_PartitionResult_0(b, p, e7)
+            xs6.append(e7)
+        e3.partitions = xs6
+        if b[p] == 0:  # no tagged fields, the common case
+            e3.unknown_tagged_fields = None
+            p += 1
+        else:
+            p = _t_WriteShareGroupStateResponse_WriteStateResult_0(b, p, e3)
+        xs2.append(e3)
+    o.results = xs2
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         p += 1

@@ -284,87 +284,92 @@ def _t_WriteTxnMarkersRequest_0(b, p, o):
 def _r_WriteTxnMarkersRequest_1(b, p):
     bl = len(b)
     o = _new(WriteTxnMarkersRequest)
-    n1 = b[p] - 1
+    h13 = b[p]
     p += 1
-    if n1 > 126:
-        n1, p = _uvt(b, p, n1 + 1)
-        n1 -= 1
-    if n1 < 0:
-        raise DecodeError('WriteTxnMarkersRequest.Markers: null where not nullable')
+    if 0 < h13 < 128:
+        n1 = h13 - 1
     else:
+        n1 = h13 - 1
+        if n1 > 126:
+            n1, p = _uvt(b, p, n1 + 1)
+            n1 -= 1
+        if n1 < 0:
+            raise DecodeError('WriteTxnMarkersRequest.Markers: null where not nullable')
         if n1 > bl - p:
             raise DecodeError('WriteTxnMarkersRequest.Markers: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3 = _new(_WriteTxnMarkersRequest_WritableTxnMarker)
-            e3.producer_id, e3.producer_epoch, e3.transaction_result, h4, = _S4.unpack_from(b, p)
-            p += 12
+    xs2 = []
+    for _ in range(n1):
+        e3 = _new(_WriteTxnMarkersRequest_WritableTxnMarker)
+        e3.producer_id, e3.producer_epoch, e3.transaction_result, h4, = _S4.unpack_from(b, p)
+        p += 12
+        if 0 < h4 < 128:
+            n5 = h4 - 1
+        else:
             n5 = h4 - 1
             if n5 > 126:
                 n5, p = _uvt(b, p, n5 + 1)
                 n5 -= 1
             if n5 < 0:
                 raise DecodeError('WritableTxnMarker.Topics: null where not nullable')
+            if n5 > bl - p:
+                raise DecodeError('WritableTxnMarker.Topics: count ' + str(n5) + ' past the end')
+        xs6 = []
+        for _ in range(n5):
+            e7 = _new(_WriteTxnMarkersRequest_WritableTxnMarkerTopic)
+            h10 = b[p]
+            if 0 < h10 < 128:
+                q9 = p + h10
+                e7.name = str(b[p + 1:q9], 'utf-8')
+                p = q9
             else:
-                if n5 > bl - p:
-                    raise DecodeError('WritableTxnMarker.Topics: count ' + str(n5) + ' past the end')
-                xs6 = []
-                for _ in range(n5):
-                    e7 = _new(_WriteTxnMarkersRequest_WritableTxnMarkerTopic)
-                    h10 = b[p]
-                    if 0 < h10 < 128:
-                        q9 = p + h10
-                        e7.name = str(b[p + 1:q9], 'utf-8')
-                        p = q9
-                    else:
-                        p += 1
-                        n8 = h10 - 1
-                        if n8 > 126:
-                            n8, p = _uvt(b, p, n8 + 1)
-                            n8 -= 1
-                        if n8 < 0:
-                            raise DecodeError('WritableTxnMarkerTopic.Name: null where not nullable')
-                        else:
-                            q9 = p + n8
-                            e7.name = str(b[p:q9], 'utf-8')
-                            p = q9
-                    h12 = b[p]
-                    if 0 < h12 < 65:
-                        e7.partition_indexes = [*_UNPACK_i[h12](b, p + 1)]
-                        p += 4 * h12 - 3
-                    else:
-                        p += 1
-                        n11 = h12 - 1
-                        if n11 > 126:
-                            n11, p = _uvt(b, p, n11 + 1)
-                            n11 -= 1
-                        if n11 < 0:
-                            raise DecodeError('WritableTxnMarkerTopic.PartitionIndexes: null where not nullable')
-                        elif n11 < 64:
-                            e7.partition_indexes = [*_ARRAY_i[n11].unpack_from(b, p)]
-                            p += 4 * n11
-                        else:
-                            if n11 > bl - p:
-                                raise DecodeError('WritableTxnMarkerTopic.PartitionIndexes: count ' + str(n11) + ' past the end')
-                            e7.partition_indexes = [*_struct.Struct('>' + str(n11) + 'i').unpack_from(b, p)]
-                            p += 4 * n11
-                    if b[p] == 0:  # no tagged fields, the common case
-                        e7.unknown_tagged_fields = None
-                        p += 1
-                    else:
-                        p = _t_WriteTxnMarkersRequest_WritableTxnMarkerTopic_0(b, p, e7)
-                    xs6.append(e7)
-                e3.topics = xs6
-            e3.coordinator_epoch, = _S2.unpack_from(b, p)
-            p += 4
-            e3.transaction_version = 0
+                p += 1
+                n8 = h10 - 1
+                if n8 > 126:
+                    n8, p = _uvt(b, p, n8 + 1)
+                    n8 -= 1
+                if n8 < 0:
+                    raise DecodeError('WritableTxnMarkerTopic.Name: null where not nullable')
+                else:
+                    q9 = p + n8
+                    e7.name = str(b[p:q9], 'utf-8')
+                    p = q9
+            h12 = b[p]
+            if 0 < h12 < 65:
+                e7.partition_indexes = [*_UNPACK_i[h12](b, p + 1)]
+                p += 4 * h12 - 3
+            else:
+                p += 1
+                n11 = h12 - 1
+                if n11 > 126:
+                    n11, p = _uvt(b, p, n11 + 1)
+                    n11 -= 1
+                if n11 < 0:
+                    raise DecodeError('WritableTxnMarkerTopic.PartitionIndexes: null where not nullable')
+                elif n11 < 64:
+                    e7.partition_indexes = [*_ARRAY_i[n11].unpack_from(b, p)]
+                    p += 4 * n11
+                else:
+                    if n11 > bl - p:
+                        raise DecodeError('WritableTxnMarkerTopic.PartitionIndexes: count ' + str(n11) + ' past the end')
+                    e7.partition_indexes = [*_struct.Struct('>' + str(n11) + 'i').unpack_from(b, p)]
+                    p += 4 * n11
             if b[p] == 0:  # no tagged fields, the common case
-                e3.unknown_tagged_fields = None
+                e7.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_WriteTxnMarkersRequest_WritableTxnMarker_0(b, p, e3)
-            xs2.append(e3)
-        o.markers = xs2
+                p = _t_WriteTxnMarkersRequest_WritableTxnMarkerTopic_0(b, p, e7)
+            xs6.append(e7)
+        e3.topics = xs6
+        e3.coordinator_epoch, = _S2.unpack_from(b, p)
+        p += 4
+        e3.transaction_version = 0
+        if b[p] == 0:  # no tagged fields, the common case
+            e3.unknown_tagged_fields = None
+            p += 1
+        else:
+            p = _t_WriteTxnMarkersRequest_WritableTxnMarker_0(b, p, e3)
+        xs2.append(e3)
+    o.markers = xs2
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         p += 1
@@ -427,86 +432,91 @@ def _w_WriteTxnMarkersRequest_1(o, w):
 def _r_WriteTxnMarkersRequest_2(b, p):
     bl = len(b)
     o = _new(WriteTxnMarkersRequest)
-    n1 = b[p] - 1
+    h13 = b[p]
     p += 1
-    if n1 > 126:
-        n1, p = _uvt(b, p, n1 + 1)
-        n1 -= 1
-    if n1 < 0:
-        raise DecodeError('WriteTxnMarkersRequest.Markers: null where not nullable')
+    if 0 < h13 < 128:
+        n1 = h13 - 1
     else:
+        n1 = h13 - 1
+        if n1 > 126:
+            n1, p = _uvt(b, p, n1 + 1)
+            n1 -= 1
+        if n1 < 0:
+            raise DecodeError('WriteTxnMarkersRequest.Markers: null where not nullable')
         if n1 > bl - p:
             raise DecodeError('WriteTxnMarkersRequest.Markers: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3 = _new(_WriteTxnMarkersRequest_WritableTxnMarker)
-            e3.producer_id, e3.producer_epoch, e3.transaction_result, h4, = _S4.unpack_from(b, p)
-            p += 12
+    xs2 = []
+    for _ in range(n1):
+        e3 = _new(_WriteTxnMarkersRequest_WritableTxnMarker)
+        e3.producer_id, e3.producer_epoch, e3.transaction_result, h4, = _S4.unpack_from(b, p)
+        p += 12
+        if 0 < h4 < 128:
+            n5 = h4 - 1
+        else:
             n5 = h4 - 1
             if n5 > 126:
                 n5, p = _uvt(b, p, n5 + 1)
                 n5 -= 1
             if n5 < 0:
                 raise DecodeError('WritableTxnMarker.Topics: null where not nullable')
+            if n5 > bl - p:
+                raise DecodeError('WritableTxnMarker.Topics: count ' + str(n5) + ' past the end')
+        xs6 = []
+        for _ in range(n5):
+            e7 = _new(_WriteTxnMarkersRequest_WritableTxnMarkerTopic)
+            h10 = b[p]
+            if 0 < h10 < 128:
+                q9 = p + h10
+                e7.name = str(b[p + 1:q9], 'utf-8')
+                p = q9
             else:
-                if n5 > bl - p:
-                    raise DecodeError('WritableTxnMarker.Topics: count ' + str(n5) + ' past the end')
-                xs6 = []
-                for _ in range(n5):
-                    e7 = _new(_WriteTxnMarkersRequest_WritableTxnMarkerTopic)
-                    h10 = b[p]
-                    if 0 < h10 < 128:
-                        q9 = p + h10
-                        e7.name = str(b[p + 1:q9], 'utf-8')
-                        p = q9
-                    else:
-                        p += 1
-                        n8 = h10 - 1
-                        if n8 > 126:
-                            n8, p = _uvt(b, p, n8 + 1)
-                            n8 -= 1
-                        if n8 < 0:
-                            raise DecodeError('WritableTxnMarkerTopic.Name: null where not nullable')
-                        else:
-                            q9 = p + n8
-                            e7.name = str(b[p:q9], 'utf-8')
-                            p = q9
-                    h12 = b[p]
-                    if 0 < h12 < 65:
-                        e7.partition_indexes = [*_UNPACK_i[h12](b, p + 1)]
-                        p += 4 * h12 - 3
-                    else:
-                        p += 1
-                        n11 = h12 - 1
-                        if n11 > 126:
-                            n11, p = _uvt(b, p, n11 + 1)
-                            n11 -= 1
-                        if n11 < 0:
-                            raise DecodeError('WritableTxnMarkerTopic.PartitionIndexes: null where not nullable')
-                        elif n11 < 64:
-                            e7.partition_indexes = [*_ARRAY_i[n11].unpack_from(b, p)]
-                            p += 4 * n11
-                        else:
-                            if n11 > bl - p:
-                                raise DecodeError('WritableTxnMarkerTopic.PartitionIndexes: count ' + str(n11) + ' past the end')
-                            e7.partition_indexes = [*_struct.Struct('>' + str(n11) + 'i').unpack_from(b, p)]
-                            p += 4 * n11
-                    if b[p] == 0:  # no tagged fields, the common case
-                        e7.unknown_tagged_fields = None
-                        p += 1
-                    else:
-                        p = _t_WriteTxnMarkersRequest_WritableTxnMarkerTopic_0(b, p, e7)
-                    xs6.append(e7)
-                e3.topics = xs6
-            e3.coordinator_epoch, e3.transaction_version, = _S5.unpack_from(b, p)
-            p += 5
+                p += 1
+                n8 = h10 - 1
+                if n8 > 126:
+                    n8, p = _uvt(b, p, n8 + 1)
+                    n8 -= 1
+                if n8 < 0:
+                    raise DecodeError('WritableTxnMarkerTopic.Name: null where not nullable')
+                else:
+                    q9 = p + n8
+                    e7.name = str(b[p:q9], 'utf-8')
+                    p = q9
+            h12 = b[p]
+            if 0 < h12 < 65:
+                e7.partition_indexes = [*_UNPACK_i[h12](b, p + 1)]
+                p += 4 * h12 - 3
+            else:
+                p += 1
+                n11 = h12 - 1
+                if n11 > 126:
+                    n11, p = _uvt(b, p, n11 + 1)
+                    n11 -= 1
+                if n11 < 0:
+                    raise DecodeError('WritableTxnMarkerTopic.PartitionIndexes: null where not nullable')
+                elif n11 < 64:
+                    e7.partition_indexes = [*_ARRAY_i[n11].unpack_from(b, p)]
+                    p += 4 * n11
+                else:
+                    if n11 > bl - p:
+                        raise DecodeError('WritableTxnMarkerTopic.PartitionIndexes: count ' + str(n11) + ' past the end')
+                    e7.partition_indexes = [*_struct.Struct('>' + str(n11) + 'i').unpack_from(b, p)]
+                    p += 4 * n11
             if b[p] == 0:  # no tagged fields, the common case
-                e3.unknown_tagged_fields = None
+                e7.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_WriteTxnMarkersRequest_WritableTxnMarker_0(b, p, e3)
-            xs2.append(e3)
-        o.markers = xs2
+                p = _t_WriteTxnMarkersRequest_WritableTxnMarkerTopic_0(b, p, e7)
+            xs6.append(e7)
+        e3.topics = xs6
+        e3.coordinator_epoch, e3.transaction_version, = _S5.unpack_from(b, p)
+        p += 5
+        if b[p] == 0:  # no tagged fields, the common case
+            e3.unknown_tagged_fields = None
+            p += 1
+        else:
+            p = _t_WriteTxnMarkersRequest_WritableTxnMarker_0(b, p, e3)
+        xs2.append(e3)
+    o.markers = xs2
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         p += 1
@@ -738,86 +748,94 @@ def _t_WriteTxnMarkersResponse_0(b, p, o):
 def _r_WriteTxnMarkersResponse_1(b, p):
     bl = len(b)
     o = _new(WriteTxnMarkersResponse)
-    n1 = b[p] - 1
+    h15 = b[p]
     p += 1
-    if n1 > 126:
-        n1, p = _uvt(b, p, n1 + 1)
-        n1 -= 1
-    if n1 < 0:
-        raise DecodeError('WriteTxnMarkersResponse.Markers: null where not nullable')
+    if 0 < h15 < 128:
+        n1 = h15 - 1
     else:
+        n1 = h15 - 1
+        if n1 > 126:
+            n1, p = _uvt(b, p, n1 + 1)
+            n1 -= 1
+        if n1 < 0:
+            raise DecodeError('WriteTxnMarkersResponse.Markers: null where not nullable')
         if n1 > bl - p:
             raise DecodeError('WriteTxnMarkersResponse.Markers: count ' + str(n1) + ' past the end')
-        xs2 = []
-        for _ in range(n1):
-            e3 = _new(_WriteTxnMarkersResponse_WritableTxnMarkerResult)
-            e3.producer_id, h4, = _S9.unpack_from(b, p)
-            p += 9
+    xs2 = []
+    for _ in range(n1):
+        e3 = _new(_WriteTxnMarkersResponse_WritableTxnMarkerResult)
+        e3.producer_id, h4, = _S9.unpack_from(b, p)
+        p += 9
+        if 0 < h4 < 128:
+            n5 = h4 - 1
+        else:
             n5 = h4 - 1
             if n5 > 126:
                 n5, p = _uvt(b, p, n5 + 1)
                 n5 -= 1
             if n5 < 0:
                 raise DecodeError('WritableTxnMarkerResult.Topics: null where not nullable')
+            if n5 > bl - p:
+                raise DecodeError('WritableTxnMarkerResult.Topics: count ' + str(n5) + ' past the end')
+        xs6 = []
+        for _ in range(n5):
+            e7 = _new(_WriteTxnMarkersResponse_WritableTxnMarkerTopicResult)
+            h10 = b[p]
+            if 0 < h10 < 128:
+                q9 = p + h10
+                e7.name = str(b[p + 1:q9], 'utf-8')
+                p = q9
             else:
-                if n5 > bl - p:
-                    raise DecodeError('WritableTxnMarkerResult.Topics: count ' + str(n5) + ' past the end')
-                xs6 = []
-                for _ in range(n5):
-                    e7 = _new(_WriteTxnMarkersResponse_WritableTxnMarkerTopicResult)
-                    h10 = b[p]
-                    if 0 < h10 < 128:
-                        q9 = p + h10
-                        e7.name = str(b[p + 1:q9], 'utf-8')
-                        p = q9
-                    else:
-                        p += 1
-                        n8 = h10 - 1
-                        if n8 > 126:
-                            n8, p = _uvt(b, p, n8 + 1)
-                            n8 -= 1
-                        if n8 < 0:
-                            raise DecodeError('WritableTxnMarkerTopicResult.Name: null where not nullable')
-                        else:
-                            q9 = p + n8
-                            e7.name = str(b[p:q9], 'utf-8')
-                            p = q9
-                    n11 = b[p] - 1
+                p += 1
+                n8 = h10 - 1
+                if n8 > 126:
+                    n8, p = _uvt(b, p, n8 + 1)
+                    n8 -= 1
+                if n8 < 0:
+                    raise DecodeError('WritableTxnMarkerTopicResult.Name: null where not nullable')
+                else:
+                    q9 = p + n8
+                    e7.name = str(b[p:q9], 'utf-8')
+                    p = q9
+            h14 = b[p]
+            p += 1
+            if 0 < h14 < 128:
+                n11 = h14 - 1
+            else:
+                n11 = h14 - 1
+                if n11 > 126:
+                    n11, p = _uvt(b, p, n11 + 1)
+                    n11 -= 1
+                if n11 < 0:
+                    raise DecodeError('WritableTxnMarkerTopicResult.Partitions: null where not nullable')
+                if n11 > bl - p:
+                    raise DecodeError('WritableTxnMarkerTopicResult.Partitions: count ' + str(n11) + ' past the end')
+            xs12 = []
+            for _ in range(n11):
+                e13 = _new(_WriteTxnMarkersResponse_WritableTxnMarkerPartitionResult)
+                e13.partition_index, e13.error_code, = _S7.unpack_from(b, p)
+                p += 6
+                if b[p] == 0:  # no tagged fields, the common case
+                    e13.unknown_tagged_fields = None
                     p += 1
-                    if n11 > 126:
-                        n11, p = _uvt(b, p, n11 + 1)
-                        n11 -= 1
-                    if n11 < 0:
-                        raise DecodeError('WritableTxnMarkerTopicResult.Partitions: null where not nullable')
-                    else:
-                        if n11 > bl - p:
-                            raise DecodeError('WritableTxnMarkerTopicResult.Partitions: count ' + str(n11) + ' past the end')
-                        xs12 = []
-                        for _ in range(n11):
-                            e13 = _new(_WriteTxnMarkersResponse_WritableTxnMarkerPartitionResult)
-                            e13.partition_index, e13.error_code, = _S7.unpack_from(b, p)
-                            p += 6
-                            if b[p] == 0:  # no tagged fields, the common case
-                                e13.unknown_tagged_fields = None
-                                p += 1
-                            else:
-                                p = _t_WriteTxnMarkersResponse_WritableTxnMarkerPartitionResult_0(b, p, e13)
-                            xs12.append(e13)
-                        e7.partitions = xs12
-                    if b[p] == 0:  # no tagged fields, the common case
-                        e7.unknown_tagged_fields = None
-                        p += 1
-                    else:
-                        p = _t_WriteTxnMarkersResponse_WritableTxnMarkerTopicResult_0(b, p, e7)
-                    xs6.append(e7)
-                e3.topics = xs6
+                else:
+                    p = _t_WriteTxnMarkersResponse_WritableTxnMarkerPartitionResult_0(b, p, e13)
+                xs12.append(e13)
+            e7.partitions = xs12
             if b[p] == 0:  # no tagged fields, the common case
-                e3.unknown_tagged_fields = None
+                e7.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_WriteTxnMarkersResponse_WritableTxnMarkerResult_0(b, p, e3)
-            xs2.append(e3)
-        o.markers = xs2
+                p = _t_WriteTxnMarkersResponse_WritableTxnMarkerTopicResult_0(b, p, e7)
+            xs6.append(e7)
+        e3.topics = xs6
+        if b[p] == 0:  # no tagged fields, the common case
+            e3.unknown_tagged_fields = None
+            p += 1
+        else:
+            p = _t_WriteTxnMarkersResponse_WritableTxnMarkerResult_0(b, p, e3)
+        xs2.append(e3)
+    o.markers = xs2
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         p += 1
