@@ -1,6 +1,7 @@
 """Beyond one core (issue 18 item 4): what wirebroker gains from several broker processes instead of one.
 
-    python -m bench.processes_experiment [--rounds 3] [--layouts single,zk1,zk2] [--scale 0.5] [--out DIR]
+    python -m bench.processes_experiment [--rounds 3] [--layouts single,zk1,zk2] [--scale 0.5] [--workloads A,B]
+                                         [--out DIR]
     python -m bench.processes_experiment --reuseport [--rounds 9] [--connections 8] [--requests 1500]
 
 Under the GIL one broker process runs Python on one core at a time. Two ways to use more cores:
@@ -151,7 +152,8 @@ def run_workload(workload: Workload, layout: Layout, jars: Path, topic: str) -> 
     with QuietnessSampler((os.getpid(),)) as quietness:  # the brokers, ZooKeeper and the tools are our children
         figures = run_load(workload, layout.bootstrap, jars, topic)
     per_process = [cpu_seconds(pid) - before for pid, before in zip(pids, brokers_before)]
-    moved = (figures["records"] * workload.record_size if workload.kind == "produce" else figures["mb"] * MIB) / GB
+    produced = workload.kind in ("produce", "producers")
+    moved = (figures["records"] * workload.record_size if produced else figures["mb"] * MIB) / GB
     entry.update(figures=figures, wall_s=time.monotonic() - started_at, gb_moved=moved,
                  broker_cpu_s=sum(per_process), broker_cpu_s_per_process=per_process,
                  zookeeper_cpu_s=(cpu_seconds(zookeeper_pid) - zookeeper_before) if zookeeper_pid else 0.0,
@@ -163,10 +165,10 @@ def run_workload(workload: Workload, layout: Layout, jars: Path, topic: str) -> 
     return entry
 
 
-def scaled_workloads(scale: float) -> list[Workload]:
+def scaled_workloads(scale: float, names: tuple[str, ...] | list[str] = WORKLOADS) -> list[Workload]:
+    """The suite's workloads of these names, with `scale` of their records."""
     by_name = {workload.name: workload for workload in suite("full")}
-    return [dataclasses.replace(by_name[name], num_records=int(by_name[name].num_records * scale))
-            for name in WORKLOADS]
+    return [dataclasses.replace(by_name[name], num_records=int(by_name[name].num_records * scale)) for name in names]
 
 
 def measure_layouts(layouts: list[str], workloads: list[Workload], rounds: int, jars: Path) -> dict[str, list[dict]]:
@@ -321,7 +323,8 @@ def main(argv: list[str] | None = None) -> int:
         name, table = "reuseport", render_reuseport(result)
     else:
         jars = install_jars()
-        result = measure_layouts(args.layouts.split(","), scaled_workloads(args.scale), args.rounds, jars)
+        workloads = scaled_workloads(args.scale, args.workloads.split(","))
+        result = measure_layouts(args.layouts.split(","), workloads, args.rounds, jars)
         name, table = "processes", render_layouts(result)
     document = {**header, "load_average_after": os.getloadavg(), "runs": result}
     (args.out / f"{name}.json").write_text(json.dumps(document, indent=2) + "\n")
@@ -335,6 +338,8 @@ def _parser() -> argparse.ArgumentParser:
                                      description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=3, help="rounds (layouts) or chunks per setting (--reuseport)")
     parser.add_argument("--layouts", default=",".join(DEFAULT_LAYOUTS), help="comma-separated: single, zk1, zk2, ...")
+    parser.add_argument("--workloads", default=",".join(WORKLOADS),
+                        help="comma-separated names of the suite's produce/producers/consume workloads")
     parser.add_argument("--scale", type=float, default=0.5, help="fraction of each workload's full record count")
     parser.add_argument("--reuseport", action="store_true", help="the shared-port measurement instead of layouts")
     parser.add_argument("--connections", type=int, default=8)
