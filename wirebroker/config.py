@@ -129,6 +129,9 @@ BROKER_KEYS: dict[str, BrokerKey] = {
     "transaction.state.log.segment.bytes": BrokerKey(INT, str(100 * 1024 * 1024)),
     "transaction.abort.timed.out.transaction.cleanup.interval.ms": BrokerKey(INT, "10000"),
     "transaction.remove.expired.transaction.cleanup.interval.ms": BrokerKey(INT, "3600000"),
+    # KIP-890 part 1: a transactional Produce up to v11 is appended only if the coordinator has its partition in the
+    # transaction (apis/produce.py); dynamic in Kafka, read at each request here but set at start only
+    "transaction.partition.verification.enable": BrokerKey(BOOLEAN, "true"),
     "request.timeout.ms": BrokerKey(INT, "30000"),  # the transaction coordinator's writes and markers wait this long
     "group.initial.rebalance.delay.ms": BrokerKey(INT, "3000"),
     "group.min.session.timeout.ms": BrokerKey(INT, "6000"),
