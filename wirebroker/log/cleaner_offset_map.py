@@ -12,8 +12,6 @@ configuration cleans the same ranges.
 
 from __future__ import annotations
 
-import hashlib
-
 HASH_SIZE = 16  # MD5, Kafka's default hash algorithm for the map
 BYTES_PER_ENTRY = HASH_SIZE + 8  # the hash and a long offset
 
@@ -23,6 +21,11 @@ class SkimpyOffsetMap:
         self.slots = memory // BYTES_PER_ENTRY
         if self.slots < 1:
             raise ValueError(f"An offset map of {memory} bytes holds no entry (each takes {BYTES_PER_ENTRY} bytes)")
+        # imported with the first map (a cleaning, in the cleaner process): hashlib loads OpenSSL, ~3 ms that a
+        # broker's start-up need not pay
+        import hashlib
+
+        self._md5 = hashlib.md5
         self._offsets: dict[bytes, int] = {}
         self.latest_offset = -1
         self.start_offset = 0  # the first offset whose keys were mapped (the first dirty offset)
@@ -33,13 +36,13 @@ class SkimpyOffsetMap:
 
     def put(self, key: bytes, offset: int) -> None:
         """Record that `key` was last seen at `offset` (offsets arrive in increasing order)."""
-        self._offsets[hashlib.md5(key).digest()] = offset
+        self._offsets[self._md5(key).digest()] = offset
         self.latest_offset = offset
         self._latest_offsets = None
 
     def get(self, key: bytes) -> int:
         """The latest offset of `key`, or -1 if the map has not seen it."""
-        return self._offsets.get(hashlib.md5(key).digest(), -1)
+        return self._offsets.get(self._md5(key).digest(), -1)
 
     def update_latest_offset(self, offset: int) -> None:
         """Move the end of the mapped range past records without keys (control batches, gaps)."""
