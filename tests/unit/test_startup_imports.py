@@ -62,8 +62,9 @@ def test_a_broker_with_plaintext_listeners_loads_nothing_of_tls_or_sasl():
     assert [m for m in _single_node_imports()["modules"] if m.startswith(SECURED_LISTENERS_ONLY)] == []
 
 
-# loaded when the log cleaner first has a log to clean: its process (issue 13) and what starts and talks to it
-CLEANING_ONLY = ("wirebroker.log.cleaner_process", "multiprocessing")
+# loaded when the log cleaner first has a log to clean: its process (issue 13) and what starts and talks to it, and
+# the offset map's hashlib (OpenSSL)
+CLEANING_ONLY = ("wirebroker.log.cleaner_process", "multiprocessing", "hashlib", "_hashlib")
 
 
 def test_a_broker_loads_the_cleaner_process_at_its_first_cleaning_not_at_start():
