@@ -11,9 +11,10 @@ Behaviour (coordinator/share_partition_manager.py):
 - Then the session's partitions are read and what is available is acquired for the member (at most MaxRecords
   offsets, whole batches as Kafka's batch-optimised mode), waiting for MinBytes up to MaxWaitMs. Each partition
   answers the log's batches and the AcquiredRecords ranges with their delivery counts; the client keeps only those.
-- The answer lists only the partitions with records, an error or an acknowledgement error (and once more one whose
-  last answer was an error), as Kafka's share session context prunes it; a partition whose leader moved names the
-  new leader, whose endpoint the answer carries.
+- The answer of a new session (epoch 0) lists every partition; a later one only those acknowledged in the request,
+  with records, an error or an acknowledgement error (and once more one whose last answer was an error), as
+  Kafka's share session context prunes it; a partition whose leader moved names the new leader, whose endpoint the
+  answer carries.
 - AcquisitionLockTimeoutMs: the group's share.record.lock.duration.ms (else group.share.record.lock.duration.ms).
 - In a cluster it runs on the share-partition threads, never a network thread (apis/share_services.py).
 Authorization (with an authorizer): READ on the group, else GROUP_AUTHORIZATION_FAILED; READ on each topic, else

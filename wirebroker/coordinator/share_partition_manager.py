@@ -26,9 +26,10 @@ purgatory for min_bytes up to max_wait_ms, as a Fetch does), and what is AVAILAB
 for the member, at most max_records offsets, under an acquisition lock of `share.record.lock.duration.ms` (the
 group's config, else `group.share.record.lock.duration.ms`). With the group's `share.isolation.level=read_committed`
 the reads stop at the last stable offset and the batches of aborted transactions are archived, never delivered. A lock
-expiring releases what it still holds, and the change is persisted. The answer lists only the partitions with
-records, an error or an acknowledgement error, and once more a partition whose previous answer was an error (Kafka's
-CachedSharePartition.maybeUpdateResponseData). Locks run on the group coordinator's timer thread; every change takes
+expiring releases what it still holds, and the change is persisted. The answer of a new session lists every
+partition; a later one only the partitions acknowledged in the request or with records, an error or an
+acknowledgement error, and once more a partition whose previous answer was an error (Kafka's ShareSessionContext
+and CachedSharePartition.maybeUpdateResponseData; checked against Kafka 4.3.1). Locks run on the group coordinator's timer thread; every change takes
 this manager's lock.
 """
 
@@ -228,6 +229,8 @@ class SharePartitionManager:
                     self._close(group_id, member_id)
                 respond(ErrorCode.NONE, None, list(results.values()))
                 return
+            # listed whatever comes of the fetch: the partitions acknowledged, every partition of a new session
+            listed = set(results) if epoch != INITIAL_EPOCH else set(session.partitions)
             reads: list[tuple[PartitionResult, Any, int]] = []
             for topic_id, index in session.partitions:
                 result = results.setdefault((topic_id, index), PartitionResult(topic_id, index))
@@ -251,8 +254,8 @@ class SharePartitionManager:
                     elif read.data is not None and remaining > 0:
                         self._acquire(group_id, member_id, result, read, remaining, record_limit)
                         remaining -= sum(r.last_offset - r.first_offset + 1 for r in result.acquired)
-                listed = _must_respond(session, answered)
-            respond(ErrorCode.NONE, None, listed)
+                answer = _must_respond(session, answered, listed)
+            respond(ErrorCode.NONE, None, answer)
 
         if not reads:
             if max_wait_ms > 0 and not any(r.error_code or r.acknowledge_error_code for r in answered):
@@ -430,15 +433,17 @@ class SharePartitionManager:
             self._drop(keys)
 
 
-def _must_respond(session: ShareSession, results: list[PartitionResult]) -> list[PartitionResult]:
-    """The partitions a ShareFetch answer lists (Kafka's CachedSharePartition.maybeUpdateResponseData): those with
-    records, an error or an acknowledgement error, and, once, one answered with an error last time (so that the
-    client sees it cleared)."""
+def _must_respond(session: ShareSession, results: list[PartitionResult], always: set[tuple[bytes, int]]
+                  ) -> list[PartitionResult]:
+    """The partitions a ShareFetch answer lists (Kafka's ShareSessionContext and
+    CachedSharePartition.maybeUpdateResponseData): those `always` listed (acknowledged in the request, or all of a
+    new session), those with records, an error or an acknowledgement error, and, once, one answered with an error
+    last time (so that the client sees it cleared)."""
     listed = []
     for result in results:
         tp = (result.topic_id, result.partition)
         failed = bool(result.error_code or result.acknowledge_error_code)
-        if result.acquired or failed or tp in session.errored:
+        if result.acquired or failed or tp in session.errored or tp in always:
             listed.append(result)
         if failed:
             session.errored.add(tp)
