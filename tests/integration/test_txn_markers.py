@@ -14,6 +14,7 @@ from tests.integration.txn_raw import (
     RawTransactions,
     create_topic,
     latest_offset,
+    unverified_broker,  # noqa: F401  (the broker fixture)
     write_txn_marker,
 )
 from wirebroker.protocol.errors import ErrorCode

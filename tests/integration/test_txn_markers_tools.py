@@ -15,6 +15,7 @@ from tests.integration.txn_raw import (
     RawTransactions,
     create_topic,
     latest_offset,
+    unverified_broker,  # noqa: F401  (the broker fixture)
 )
 
 TRANSACTIONS_COMMAND = "org.apache.kafka.tools.TransactionsCommand"

@@ -1,11 +1,16 @@
 """A transaction by hand, on a real broker, without a transaction coordinator: an idempotent producer id from
 InitProducerId, transactional batches produced with it, and the COMMIT/ABORT markers sent as WriteTxnMarkers, as a
-transaction coordinator would send them."""
+transaction coordinator would send them. Such batches are in no transaction the coordinator knows, so the partition
+leader's verification (KIP-890 part 1) would refuse them: tests of them use the `broker` fixture here, a broker with
+transaction.partition.verification.enable false (as Kafka brokers before 3.6, where hanging transactions came from)."""
 
 from __future__ import annotations
 
 import time
 
+import pytest
+
+from tests.integration.broker_process import BrokerProcess
 from tests.integration.raw_client import RawClient
 from wirebroker.protocol import records
 from wirebroker.protocol.errors import ErrorCode
@@ -17,6 +22,13 @@ from wirebroker.protocol.messages.write_txn_markers import WriteTxnMarkersReques
 PRODUCE, LIST_OFFSETS, METADATA, INIT_PRODUCER_ID, WRITE_TXN_MARKERS = 0, 2, 3, 22, 27
 READ_UNCOMMITTED, READ_COMMITTED = 0, 1
 LATEST = -1
+UNVERIFIED = {"transaction.partition.verification.enable": "false"}
+
+
+@pytest.fixture(name="broker")
+def unverified_broker(broker_factory) -> BrokerProcess:
+    """A broker that appends transactional batches without asking the coordinator (import it as the `broker`)."""
+    return broker_factory(**UNVERIFIED)
 
 
 def create_topic(client: RawClient, name: str) -> None:

@@ -32,9 +32,15 @@ Transactional records at v12+ (Kafka's TransactionSupportedOperation ADD_PARTITI
   the transaction"); NETWORK_EXCEPTION, COORDINATOR_NOT_AVAILABLE, COORDINATOR_LOAD_IN_PROGRESS and NOT_COORDINATOR
   as NOT_ENOUGH_REPLICAS, which every producer retries; CONCURRENT_TRANSACTIONS (retried for 100 ms by the broker
   first) and INVALID_PRODUCER_EPOCH (PRODUCER_FENCED at the coordinator) as they are. Two producers in one request:
-  INVALID_PRODUCER_ID_MAPPING everywhere. Up to v11 a transactional append is not checked against the coordinator
-  (Kafka's transaction.partition.verification.enable, KIP-890 part 1, is not implemented): the producer's own
-  AddPartitionsToTxn put the partition in the transaction.
+  INVALID_PRODUCER_ID_MAPPING everywhere.
+Transactional records up to v11 (KIP-890 part 1, transaction.partition.verification.enable, default true; Kafka's
+  operations DEFAULT_ERROR and GENERIC_ERROR_SUPPORTED): the producer's own AddPartitionsToTxn should have put the
+  partition in the transaction; the same first-batch check as above asks the coordinator only to verify that it did
+  (AddPartitionsToTxn verify_only), so a late or stray batch cannot open a transaction the coordinator will never end
+  (a hanging transaction). A partition not in the ongoing transaction is refused, nothing appended: v11
+  TRANSACTION_ABORTABLE, older versions INVALID_TXN_STATE ("Partition was not added to the transaction");
+  CONCURRENT_TRANSACTIONS is not retried and answered NOT_ENOUGH_REPLICAS like the other coordinator trouble. With
+  the key false such records are appended unchecked, as before KIP-890.
 """
 
 from __future__ import annotations
@@ -58,10 +64,12 @@ API_KEY = 0
 FIRST_V2_FORMAT_VERSION = 3
 VALID_ACKS = (-1, 0, 1)
 FIRST_CURRENT_LEADER_VERSION = 10  # KIP-951
+FIRST_TRANSACTION_ABORTABLE_VERSION = 11  # KIP-890: TRANSACTION_ABORTABLE reaches the producer
 FIRST_IMPLICIT_ADD_VERSION = 12  # KIP-890 part 2: the leader adds a transaction's partitions
 FIRST_TOPIC_ID_VERSION = 13  # KIP-516
 _REFUSED_UNKNOWN_ID = AppendResult(ErrorCode.UNKNOWN_TOPIC_ID)
 _REFUSED_UNAUTHORIZED = AppendResult(ErrorCode.TOPIC_AUTHORIZATION_FAILED)
+VERIFICATION_KEY = "transaction.partition.verification.enable"  # KIP-890 part 1
 _RETRIED_AS_NOT_ENOUGH_REPLICAS = frozenset({ErrorCode.NETWORK_EXCEPTION, ErrorCode.COORDINATOR_LOAD_IN_PROGRESS,
                                              ErrorCode.COORDINATOR_NOT_AVAILABLE, ErrorCode.NOT_COORDINATOR})
 
@@ -89,7 +97,7 @@ def handle(ctx: RequestContext, request: ProduceRequest) -> None:
         refused = [None if topic in writable
                    else _REFUSED_UNKNOWN_ID if topic is None else _REFUSED_UNAUTHORIZED
                    for topic, _, _ in entries]
-        if transactional and ctx.api_version >= FIRST_IMPLICIT_ADD_VERSION:
+        if transactional and (ctx.api_version >= FIRST_IMPLICIT_ADD_VERSION or ctx.broker.config[VERIFICATION_KEY]):
             _add_then_append(ctx, request, entries, refused)
         else:
             _append(ctx, request, entries, refused)
@@ -104,8 +112,9 @@ def _append(ctx: RequestContext, request: ProduceRequest, entries: list[tuple[st
 
 def _add_then_append(ctx: RequestContext, request: ProduceRequest, entries: list[tuple[str | None, int, Any]],
                      refused: list[AppendResult | None]) -> None:
-    """KIP-890 part 2: the partitions of the transaction not yet open here are added at the coordinator, then the
-    records are appended (those of a partition the add refused are not)."""
+    """KIP-890: the partitions of the transaction not yet open here are added at the coordinator (part 2, v12+) or
+    verified to be in the transaction there (part 1, up to v11), then the records are appended (those of a partition
+    the add or the verification refused are not)."""
     replica_manager = ctx.broker.replica_manager
     try:
         producer = transactional_producer(records for (_, _, records), refusal in zip(entries, refused, strict=True)
@@ -129,18 +138,24 @@ def _add_then_append(ctx: RequestContext, request: ProduceRequest, entries: list
     def added(errors: dict[tuple[str, int], int]) -> None:
         for tp, position in to_add.items():
             if tp in errors:
-                refused[position] = _add_refusal(errors[tp])
+                refused[position] = _add_refusal(errors[tp], ctx.api_version)
         _append(ctx, request, entries, refused)
 
-    ctx.broker.transaction_partition_adds.add(request.transactional_id, *producer, list(to_add), added)
+    ctx.broker.transaction_partition_adds.add(request.transactional_id, *producer, list(to_add), added,
+                                              verify_only=ctx.api_version < FIRST_IMPLICIT_ADD_VERSION)
 
 
-def _add_refusal(code: int) -> AppendResult:
-    """A coordinator's refusal of an implicit add as the producer gets it (Kafka's handleProduceAppend): retriable
-    coordinator trouble as NOT_ENOUGH_REPLICAS, which every producer retries without a metadata refresh."""
+def _add_refusal(code: int, version: int) -> AppendResult:
+    """A coordinator's refusal of an implicit add or a verification as the producer gets it (Kafka's
+    AddPartitionsToTxnManager, then handleProduceAppend): TRANSACTION_ABORTABLE as INVALID_TXN_STATE before v11;
+    retriable coordinator trouble as NOT_ENOUGH_REPLICAS, which every producer retries without a metadata refresh,
+    and so CONCURRENT_TRANSACTIONS of a verification (an add's is answered as it is, after the broker's retries)."""
+    if code == ErrorCode.TRANSACTION_ABORTABLE and version < FIRST_TRANSACTION_ABORTABLE_VERSION:
+        code = ErrorCode.INVALID_TXN_STATE
     if code == ErrorCode.INVALID_TXN_STATE:
         return AppendResult(code, "Partition was not added to the transaction")
-    if code in _RETRIED_AS_NOT_ENOUGH_REPLICAS:
+    if code in _RETRIED_AS_NOT_ENOUGH_REPLICAS or (
+            code == ErrorCode.CONCURRENT_TRANSACTIONS and version < FIRST_IMPLICIT_ADD_VERSION):
         return AppendResult(ErrorCode.NOT_ENOUGH_REPLICAS, "Unable to verify the partition has been added to the "
                                                            f"transaction. Underlying error: {ErrorCode(code).name}")
     return AppendResult(code)

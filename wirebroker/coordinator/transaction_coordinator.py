@@ -379,6 +379,8 @@ class TransactionCoordinator:
                 raise InvalidProducerIdMappingError(f"producer id {producer_id} is not the one of {transactional_id}")
             if metadata.producer_epoch != producer_epoch:
                 raise ProducerFencedError(f"epoch {producer_epoch} of {transactional_id} is fenced")
+            if metadata.state in (_S.PREPARE_COMMIT, _S.PREPARE_ABORT):  # a pending write is not looked at (Kafka)
+                raise ConcurrentTransactionsError(f"transactional id {transactional_id} is completing a transaction")
             return {tp: metadata.state is _S.ONGOING and tp in metadata.partitions for tp in partitions}
 
     def end_transaction(self, transactional_id: str, producer_id: int, producer_epoch: int, commit: bool,

@@ -1,5 +1,6 @@
 """Partitions a partition leader adds to a transaction (Kafka's AddPartitionsToTxnManager with the operation
-ADD_PARTITION, KIP-890 part 2).
+ADD_PARTITION, KIP-890 part 2), or only verifies are in it (its operations DEFAULT_ERROR and GENERIC_ERROR_SUPPORTED,
+KIP-890 part 1).
 
 A producer of transaction protocol 2 (transaction.version 2: Produce v12+, TxnOffsetCommit v5) sends neither
 AddPartitionsToTxn nor AddOffsetsToTxn: the leader of the partition its transactional records (or its offsets) go to
@@ -18,10 +19,16 @@ written), is retried every add.partitions.to.txn.retry.backoff.ms (20 ms) for up
 add.partitions.to.txn.retry.backoff.max.ms (100 ms), Kafka's defaults, as its maybeRetryOnConcurrentTransactions;
 then it is the answer.
 
-Adds run on worker threads of their own, started on the first add (a broker whose producers are not transactional,
-or use protocol 1, never starts them): a coordinator's write waits for its followers, a remote coordinator for the
+`verify_only` (a producer of transaction protocol 1, whose own AddPartitionsToTxn should have put the partition in
+the transaction; transaction.partition.verification.enable) asks the same coordinator, in process or by
+AddPartitionsToTxn v5 with verify_only true, whether the partitions are in the ongoing transaction, writing nothing:
+a partition that is not is TRANSACTION_ABORTABLE (the caller tells older producers INVALID_TXN_STATE), and
+CONCURRENT_TRANSACTIONS is not retried (Kafka retries only the adds).
+
+Adds and verifications run on worker threads of their own, started on the first (a broker whose producers are not
+transactional never starts them): a coordinator's write waits for its followers, a remote coordinator for the
 network, neither on a request thread. `on_done` is called on the worker with the error of each partition that was
-not added (empty: all are in the transaction).
+not added, or not verified (empty: all are in the transaction).
 """
 
 from __future__ import annotations
@@ -70,10 +77,11 @@ class AddPartitionsToTxnManager:
         self._clients: dict[tuple[int, str, int], tuple[BrokerClient, threading.Lock]] = {}
 
     def add(self, transactional_id: str, producer_id: int, producer_epoch: int,
-            partitions: Collection[TopicPartition], on_done: AddCallback) -> None:
-        """Add the partitions to the producer's transaction, then call `on_done` (on a worker thread)."""
+            partitions: Collection[TopicPartition], on_done: AddCallback, verify_only: bool = False) -> None:
+        """Add the partitions to the producer's transaction (with `verify_only`, only ask whether they are in it),
+        then call `on_done` (on a worker thread)."""
         self._executor().submit(self._add_with_retries, transactional_id, producer_id, producer_epoch,
-                                frozenset(partitions), on_done)
+                                frozenset(partitions), on_done, verify_only)
 
     def shutdown(self) -> None:
         with self._lock:
@@ -87,26 +95,28 @@ class AddPartitionsToTxnManager:
     def _executor(self) -> ThreadPoolExecutor:
         with self._lock:
             if self._workers is None:
-                # only a broker with producers of transaction protocol 2 loads and starts them
+                # only a broker with transactional producers loads and starts them
                 from concurrent.futures import ThreadPoolExecutor
 
                 self._workers = ThreadPoolExecutor(max_workers=WORKERS, thread_name_prefix="AddPartitionsToTxnSender")
             return self._workers
 
     def _add_with_retries(self, transactional_id: str, producer_id: int, producer_epoch: int,
-                          partitions: frozenset[TopicPartition], on_done: AddCallback) -> None:
+                          partitions: frozenset[TopicPartition], on_done: AddCallback, verify_only: bool) -> None:
         deadline = time.monotonic() + min(RETRY_BACKOFF_MAX_S, self._request_timeout_s)
         try:
             while True:
-                errors = self._add_once(transactional_id, producer_id, producer_epoch, partitions)
-                if ErrorCode.CONCURRENT_TRANSACTIONS not in errors.values() or time.monotonic() >= deadline:
+                errors = self._add_once(transactional_id, producer_id, producer_epoch, partitions, verify_only)
+                if (verify_only or ErrorCode.CONCURRENT_TRANSACTIONS not in errors.values()
+                        or time.monotonic() >= deadline):
                     break
                 time.sleep(RETRY_BACKOFF_S)
         except Exception:  # a bug must not leave the produce unanswered
             log.exception("Adding %s to the transaction of %r failed", sorted(partitions), transactional_id)
             errors = dict.fromkeys(partitions, ErrorCode.UNKNOWN_SERVER_ERROR)
         if errors:
-            log.debug("Adding %s to the transaction of %r (producer id %d, epoch %d): %s", sorted(partitions),
+            log.debug("%s %s in the transaction of %r (producer id %d, epoch %d): %s",
+                      "Verifying" if verify_only else "Adding", sorted(partitions),
                       transactional_id, producer_id, producer_epoch,
                       {tp: ErrorCode(code).name for tp, code in errors.items()})
         try:
@@ -116,21 +126,27 @@ class AddPartitionsToTxnManager:
                           transactional_id)
 
     def _add_once(self, transactional_id: str, producer_id: int, producer_epoch: int,
-                  partitions: frozenset[TopicPartition]) -> dict[TopicPartition, int]:
+                  partitions: frozenset[TopicPartition], verify_only: bool) -> dict[TopicPartition, int]:
         coordinator = self._coordinator_of(self._coordinator.state_log.partition_for(transactional_id))
         if coordinator is None:
             return dict.fromkeys(partitions, ErrorCode.COORDINATOR_NOT_AVAILABLE)
-        if coordinator[0] == self._node_id:
-            try:
-                self._coordinator.add_partitions(transactional_id, producer_id, producer_epoch, set(partitions),
-                                                 TRANSACTION_VERSION_2)
-            except KafkaError as exc:
-                return dict.fromkeys(partitions, _as_produce_error(exc.code))
-            return {}
-        return self._add_remotely(coordinator, transactional_id, producer_id, producer_epoch, partitions)
+        if coordinator[0] != self._node_id:
+            return self._add_remotely(coordinator, transactional_id, producer_id, producer_epoch, partitions,
+                                      verify_only)
+        try:
+            if verify_only:
+                found = self._coordinator.verify_partitions(transactional_id, producer_id, producer_epoch,
+                                                            set(partitions))
+                return {tp: ErrorCode.TRANSACTION_ABORTABLE for tp, included in found.items() if not included}
+            self._coordinator.add_partitions(transactional_id, producer_id, producer_epoch, set(partitions),
+                                             TRANSACTION_VERSION_2)
+        except KafkaError as exc:
+            return dict.fromkeys(partitions, _as_produce_error(exc.code))
+        return {}
 
     def _add_remotely(self, coordinator: tuple[int, str, int], transactional_id: str, producer_id: int,
-                      producer_epoch: int, partitions: frozenset[TopicPartition]) -> dict[TopicPartition, int]:
+                      producer_epoch: int, partitions: frozenset[TopicPartition],
+                      verify_only: bool) -> dict[TopicPartition, int]:
         # the codec loads with the first add to another broker: a single broker never needs it
         from wirebroker.protocol.messages.add_partitions_to_txn import (
             AddPartitionsToTxnRequest,
@@ -142,15 +158,15 @@ class AddPartitionsToTxnManager:
             by_topic.setdefault(topic, []).append(index)
         request = AddPartitionsToTxnRequest(transactions=[AddPartitionsToTxnRequest.AddPartitionsToTxnTransaction(
             transactional_id=transactional_id, producer_id=producer_id, producer_epoch=producer_epoch,
-            verify_only=False, topics=[AddPartitionsToTxnRequest.AddPartitionsToTxnTopic(name=name, partitions=indexes)
+            verify_only=verify_only, topics=[AddPartitionsToTxnRequest.AddPartitionsToTxnTopic(name=name, partitions=indexes)
                                        for name, indexes in by_topic.items()])])
         client, lock = self._client(coordinator)
         try:
             with lock:
                 response: Any = client.send(request, ADD_PARTITIONS_TO_TXN_VERSION)
         except BrokerUnreachable as exc:
-            log.warning("Cannot add %s to the transaction of %r at its coordinator, broker %d (%s)",
-                        sorted(partitions), transactional_id, coordinator[0], exc)
+            log.warning("Cannot %s %s in the transaction of %r at its coordinator, broker %d (%s)",
+                        "verify" if verify_only else "add", sorted(partitions), transactional_id, coordinator[0], exc)
             return dict.fromkeys(partitions, ErrorCode.NETWORK_EXCEPTION)
         assert isinstance(response, AddPartitionsToTxnResponse)
         if response.error_code != ErrorCode.NONE:
