@@ -3,6 +3,7 @@
     python -m bench.processes_experiment [--rounds 3] [--layouts single,zk1,zk2] [--scale 0.5] [--workloads A,B]
                                          [--out DIR]
     python -m bench.processes_experiment --reuseport [--rounds 9] [--connections 8] [--requests 1500]
+    python -m bench.processes_experiment --pings [--rounds 9] [--pingers 2] [--connections 4] [--requests 1000]
 
 Under the GIL one broker process runs Python on one core at a time. Two ways to use more cores:
 - **a process per partition owner, each its own broker** (layout `zkN`): ZooKeeper (Debian's package) and N
@@ -17,13 +18,18 @@ Under the GIL one broker process runs Python on one core at a time. Two ways to 
   broker each one met: a Kafka client routes a partition's requests by the leader's node id to its address, and
   behind a shared port that address is a different broker from one connection to the next.
 
+With `--pings` the broker, not its clients, is the bound: closed-loop Produce requests of one 1 KB record
+(bench/ping.py) from several client processes, each to a single-partition topic of its own and to that topic's
+leader, against `single` (every topic on the one broker) and `zk2` (the topics' leaders alternate between the two
+brokers), the two layouts taking turns chunk by chunk.
+
 Each `zkN`/`single` round starts every layout afresh (its own temp dir) and runs the workloads (the suite's, with
 `--scale` of their records) with Kafka's ProducerPerformance / ConsumerPerformance, the layouts taking turns and
 their order flipping every round, so that the shared machine's changing load falls on each alike. Per run: the
 tool's figures, broker CPU (all broker processes, from /proc) and ZooKeeper's, the load generator's CPU, the
 leaders per broker, others' share of the cores (bench/quietness.py) and the load averages. The 2 cores carry the
 brokers and the load generator's JVM alike: a second broker process can only use what the JVM leaves.
-Writes <out>/processes.json or reuseport.json (every run) and the matching .md (medians).
+Writes <out>/processes.json, reuseport.json or owner-pings.json (every run) and the matching .md (medians).
 """
 
 from __future__ import annotations
@@ -37,6 +43,7 @@ import os
 import socket
 import statistics
 import struct
+import subprocess
 import sys
 import tempfile
 import time
@@ -206,6 +213,93 @@ def render_layouts(runs: dict[str, list[dict]]) -> str:
             "ConsumerPerformance's fetch figures (without the group join).\n\n" + "\n".join(lines) + "\n")
 
 
+# ---- small requests, where the broker is the bound ---------------------------------------------------------
+
+# A client process: connects and warms up, says "ready", waits for a line on stdin, then pings and prints its figures.
+PINGER = """
+import json, sys
+from bench import ping
+address, topic, requests, connections = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
+ping.ping(address, "produce", topic, 1, connections)
+print("ready", flush=True)
+sys.stdin.readline()
+print(json.dumps(ping.ping(address, "produce", topic, requests, connections)), flush=True)
+"""
+TOPIC_TRIES = 8
+
+
+def topics_led_by(layout: Layout, nodes: list[int]) -> dict[str, str]:
+    """One single-partition topic led by each of `nodes` (in order; a node may repeat): {topic: leader's address}."""
+    address = {int(broker.settings.get("node.id", 0)): broker.bootstrap for broker in layout.brokers}
+    led: dict[int, list[str]] = {}
+    for attempt in range(TOPIC_TRIES * len(nodes)):
+        topic = f"ping-{attempt}"
+        create_topic(layout.bootstrap, topic, 1)
+        (leader,) = (int(node) for node in leaders_per_broker(layout.bootstrap, topic))
+        led.setdefault(leader, []).append(topic)
+        if all(len(led.get(node, ())) >= nodes.count(node) for node in nodes):
+            return {led[node].pop(): address[node] for node in nodes}
+    raise RuntimeError(f"no topic led by each of {nodes} after {TOPIC_TRIES * len(nodes)} topics: {led}")
+
+
+def owner_pings(layout: Layout, targets: dict[str, str], connections: int, requests: int) -> dict:
+    """One client process per topic pinging its leader, all released at once; requests/s is every request the
+    broker(s) answered from the release to the last answer."""
+    pingers = [subprocess.Popen([sys.executable, "-c", PINGER, address, topic, str(requests), str(connections)],
+                                stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+               for topic, address in targets.items()]
+    for pinger in pingers:
+        if pinger.stdout.readline().strip() != "ready":
+            raise RuntimeError(f"a pinger did not start: exit status {pinger.wait()}")
+    pids = layout.broker_pids
+    before = [cpu_seconds(pid) for pid in pids]
+    with QuietnessSampler((os.getpid(),)) as quietness:
+        released = time.monotonic()
+        for pinger in pingers:
+            pinger.stdin.write("go\n")
+            pinger.stdin.flush()
+        results = [json.loads(pinger.communicate()[0]) for pinger in pingers]
+        seconds = time.monotonic() - released
+    spent = [cpu_seconds(pid) - cpu for pid, cpu in zip(pids, before)]
+    answered = sum(r["requests_sent"] for r in results)
+    return {"requests_per_s": answered / seconds, "p50_us": statistics.median(r["p50_us"] for r in results),
+            "cpu_us_per_request": sum(spent) / answered * 1e6, "cpu_s_per_process": spent,
+            "others_share": quietness.result.others_share, "load_average": os.getloadavg()}
+
+
+def measure_owner_pings(rounds: int, pingers: int, connections: int, requests: int) -> dict:
+    """Produce pings of `pingers` clients on one broker (`single`) and spread over brokers (`zk2`), taking turns."""
+    with contextlib.ExitStack() as stack:
+        layouts, targets = {}, {}
+        for name in ("single", "zk2"):
+            work_dir = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix=f"bench-pings-{name}-")))
+            layouts[name] = stack.enter_context(started(name, work_dir))
+            nodes = [int(b.settings.get("node.id", 0)) for b in layouts[name].brokers]
+            targets[name] = topics_led_by(layouts[name], [nodes[i % len(nodes)] for i in range(pingers)])
+            owner_pings(layouts[name], targets[name], connections, ping.WARMUP_REQUESTS)
+        chunks: dict[str, list[dict]] = {name: [] for name in layouts}
+        for chunk in range(rounds):
+            for name in ("single", "zk2") if chunk % 2 == 0 else ("zk2", "single"):
+                chunks[name].append(owner_pings(layouts[name], targets[name], connections, requests))
+    return {"pingers": pingers, "connections_per_pinger": connections, "requests_per_connection": requests,
+            "targets": targets, "chunks": chunks}
+
+
+def render_owner_pings(result: dict) -> str:
+    lines = [(f"Produce v9 pings (one 1 KB record, acks=1) from {result['pingers']} client processes x "
+              f"{result['connections_per_pinger']} connections, {result['requests_per_connection']} requests each "
+              f"per chunk, each client to its topic's leader; medians of {len(result['chunks']['single'])} chunks "
+              "(min-max)."), "",
+             "| layout | requests/s | p50 µs | broker CPU µs per request | others' share |", "|---|---|---|---|---|"]
+    for name, chunks in result["chunks"].items():
+        cells = []
+        for key in ("requests_per_s", "p50_us", "cpu_us_per_request", "others_share"):
+            values = [c[key] for c in chunks]
+            cells.append(f"{statistics.median(values):,.2f} ({min(values):,.2f}-{max(values):,.2f})")
+        lines.append(f"| {name} | " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
 # ---- SO_REUSEPORT ---------------------------------------------------------------------------------------------
 
 
@@ -321,6 +415,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.reuseport:
         result = measure_reuseport(args.rounds, args.connections, args.requests)
         name, table = "reuseport", render_reuseport(result)
+    elif args.pings:
+        result = measure_owner_pings(args.rounds, args.pingers, args.connections, args.requests)
+        name, table = "owner-pings", render_owner_pings(result)
     else:
         jars = install_jars()
         workloads = scaled_workloads(args.scale, args.workloads.split(","))
@@ -342,7 +439,10 @@ def _parser() -> argparse.ArgumentParser:
                         help="comma-separated names of the suite's produce/producers/consume workloads")
     parser.add_argument("--scale", type=float, default=0.5, help="fraction of each workload's full record count")
     parser.add_argument("--reuseport", action="store_true", help="the shared-port measurement instead of layouts")
-    parser.add_argument("--connections", type=int, default=8)
+    parser.add_argument("--pings", action="store_true",
+                        help="produce pings from --pingers clients to their topics' leaders: single against zk2")
+    parser.add_argument("--pingers", type=int, default=2, help="client processes of --pings")
+    parser.add_argument("--connections", type=int, default=8, help="connections (of each client with --pings)")
     parser.add_argument("--requests", type=int, default=1500, help="ApiVersions per connection and chunk")
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
     return parser

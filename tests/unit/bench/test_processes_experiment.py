@@ -61,3 +61,12 @@ def test_render_reuseport_names_each_setting_and_the_brokers_met():
     table = experiment.render_reuseport(result)
     assert "| 2 | 5,000.00 (5,000.00-5,000.00) |" in table
     assert "- 2 process(es): {'0': 19, '1': 21}" in table
+
+
+def test_render_owner_pings_gives_one_row_per_layout():
+    chunk = {"requests_per_s": 6000.0, "p50_us": 400.0, "cpu_us_per_request": 100.0, "others_share": 0.5}
+    result = {"pingers": 2, "connections_per_pinger": 4, "requests_per_connection": 100,
+              "chunks": {"single": [chunk], "zk2": [chunk, chunk]}}
+    table = experiment.render_owner_pings(result)
+    assert "from 2 client processes x 4 connections" in table
+    assert "| zk2 | 6,000.00 (6,000.00-6,000.00) | 400.00" in table
