@@ -31,7 +31,7 @@ FULL = os.environ.get("WIREBROKER_RELIABILITY") == "full"
 RECORDS = 6000 if FULL else 600
 TOPIC = "work"
 PARTITIONS = 3
-FIND_COORDINATOR, GROUP_KEY, SHARE_KEY, DESCRIBE_SHARE_GROUP_OFFSETS = 10, 0, 2, 90
+FIND_COORDINATOR, GROUP_KEY, SHARE_KEY, DESCRIBE_SHARE_GROUP_OFFSETS, SHARE_GROUP_DESCRIBE = 10, 0, 2, 90, 77
 SETTLE_S = 2.0  # after the last record: time for a redelivery, had an acknowledged record come back, to show
 BROKER = {"share.coordinator.state.topic.num.partitions": "6", "offsets.topic.num.partitions": "6"}
 
@@ -131,6 +131,17 @@ def _offsets(cluster: ClusterProcess, layout: Layout) -> dict[int, tuple[int, in
     return {p.partition_index: (p.start_offset, p.lag) for t in group.topics for p in t.partitions}
 
 
+def _both_assigned(cluster: ClusterProcess, layout: Layout) -> bool:
+    """The group is Stable with two members, each told its partitions (so each record goes to the one assigned)."""
+    coordinator = layout.group_coordinator()
+    if coordinator not in cluster.alive():
+        return False
+    with RawClient(cluster.broker(coordinator).bootstrap) as client:
+        group = client.request(SHARE_GROUP_DESCRIBE, 1, group_ids=[layout.group]).groups[0]
+    return (group.error_code == ErrorCode.NONE and group.group_state == "Stable" and len(group.members) == 2
+            and all(m.assignment.topic_partitions for m in group.members))
+
+
 def _kill_and_settle(cluster: ClusterProcess, layout: Layout, victim: int) -> None:
     cluster.kill(victim)
     cluster.wait_until(lambda: layout.settled_without(victim), 60, f"the parts broker {victim} led taken over")
@@ -152,6 +163,7 @@ def test_two_members_share_a_replicated_topic_across_brokers_and_a_broker_kill(t
         try:
             for consumer in consumers:
                 consumer.wait_for("ready", 90)
+            cluster.wait_until(lambda: _both_assigned(cluster, layout), 60, "both members assigned their partitions")
             third = RECORDS // 3
             run("produce", cluster.bootstrap, TOPIC, str(third))
             _wait_for_all(cluster, consumers, third, 90)

@@ -7,8 +7,9 @@ as Kafka's persister RPCs, over the inter-broker listener, as Kafka's share-part
 themselves too, over loopback, when they lead that partition):
 - the coordinator is found with FindCoordinator (key type SHARE = 2, asked of this broker, which creates
   `__share_group_state` on the first ask) and remembered per key;
-- ReadShareGroupState (a never-initialised key answers start offset -1: None here), WriteShareGroupState (the
-  share-partition's whole in-flight window, which the coordinator merges into its state), InitializeShareGroupState
+- ReadShareGroupState (a never-initialised key is INVALID_REQUEST, as Kafka answers it: None here),
+  WriteShareGroupState (the share-partition's whole in-flight window, which the coordinator merges into its state),
+  InitializeShareGroupState
   (a fresh state, the admin's reset with the next state epoch), DeleteShareGroupState, ReadShareGroupStateSummary;
 - NOT_COORDINATOR, COORDINATOR_NOT_AVAILABLE and an unreachable coordinator forget it and find it again;
   COORDINATOR_LOAD_IN_PROGRESS and UNKNOWN_TOPIC_OR_PARTITION (its metadata behind a topic just created) ask the
@@ -76,6 +77,7 @@ MAX_ATTEMPTS = 5  # its MAX_FIND_COORD_ATTEMPTS and maxRPCRetryAttempts
 FIND_AGAIN = frozenset({ErrorCode.NOT_COORDINATOR, ErrorCode.COORDINATOR_NOT_AVAILABLE})
 # the coordinator's metadata may not name a topic created a moment ago yet
 ASK_AGAIN = frozenset({ErrorCode.COORDINATOR_LOAD_IN_PROGRESS, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION})
+UNINITIALIZED = frozenset({ErrorCode.INVALID_REQUEST})  # ReadShareGroupState's answer for a key never initialised
 
 Endpoint = tuple[int, str, int]  # node id, host, port on the inter-broker listener
 
@@ -111,8 +113,8 @@ class RemoteStatePersister:
         result = self._call(key, ReadShareGroupStateRequest(group_id=group_id, topics=[
             ReadShareGroupStateRequest.ReadStateData(topic_id=topic_id, partitions=[
                 ReadShareGroupStateRequest.PartitionData(partition=partition, leader_epoch=leader_epoch)])]),
-            STATE_VERSION)
-        if result.start_offset == UNINITIALIZED_START_OFFSET:
+            STATE_VERSION, answered=UNINITIALIZED)
+        if result.error_code in UNINITIALIZED:
             return None
         return ShareState(result.start_offset, result.state_epoch, tuple(
             StateBatch(b.first_offset, b.last_offset, b.delivery_state, b.delivery_count)
@@ -160,14 +162,15 @@ class RemoteStatePersister:
 
     # ---- one RPC, with its coordinator found and its retries ---------------------------------------------------
 
-    def _call(self, key: ShareKey, request: Message, version: int) -> Any:
-        """The key's partition result, once its coordinator answers without a retriable error."""
+    def _call(self, key: ShareKey, request: Message, version: int, answered: frozenset[int] = frozenset()) -> Any:
+        """The key's partition result, once its coordinator answers without a retriable error (or with one of the
+        `answered` errors, which the caller reads)."""
         name = coordinator_key(key)
         backoff = self._backoff_s
         for attempt in range(1, MAX_ATTEMPTS + 1):
             try:
                 with self._lock:
-                    return self._attempt(name, request, version)
+                    return self._attempt(name, request, version, answered)
             except _Again as again:
                 if attempt == MAX_ATTEMPTS:
                     log.warning("%s for share-partition %s failed %d times (last: %s); giving up", type(request).__name__,
@@ -180,7 +183,7 @@ class RemoteStatePersister:
             backoff = min(backoff * 2, REQUEST_BACKOFF_MAX_MS / 1000)
         raise AssertionError("unreachable")
 
-    def _attempt(self, name: str, request: Message, version: int) -> Any:
+    def _attempt(self, name: str, request: Message, version: int, answered: frozenset[int]) -> Any:
         coordinator = self._coordinators.get(name) or self._find(name)
         try:
             response = self._client(coordinator).send(request, version, self._timeout_s)
@@ -188,7 +191,7 @@ class RemoteStatePersister:
             self._coordinators.pop(name, None)
             raise _Again(f"broker {coordinator[0]} unreachable ({exc})") from None
         result = response.results[0].partitions[0]
-        if result.error_code == ErrorCode.NONE:
+        if result.error_code == ErrorCode.NONE or result.error_code in answered:
             return result
         if result.error_code in FIND_AGAIN:
             self._coordinators.pop(name, None)
