@@ -11,6 +11,7 @@ import pytest
 
 from tests.integration.broker_process import BrokerProcess
 from tests.integration.raw_client import RawClient
+from tests.integration.txn_raw import UNVERIFIED
 from wirebroker.cluster.acls import (
     CLUSTER_RESOURCE_NAME,
     AclBinding,
@@ -125,7 +126,8 @@ def test_a_fetch_posing_as_a_follower_needs_cluster_action(secured):
 def test_transactional_produce_needs_write_on_its_transactional_id(secured):
     """CVE-2018-17196: transactional records are refused unless the producer may WRITE its transactional id."""
     broker = secured(cluster(OP.CREATE), acl(TYPE.TOPIC, "orders", OP.ALL),
-                     acl(TYPE.TRANSACTIONAL_ID, "allowed-", OP.WRITE, prefixed=True))
+                     acl(TYPE.TRANSACTIONAL_ID, "allowed-", OP.WRITE, prefixed=True),
+                     **UNVERIFIED)  # a transaction by hand: no coordinator to verify it (KIP-890 part 1)
     with RawClient(broker.bootstrap) as client:
         assert create_topics(client, "orders") == {"orders": ErrorCode.NONE}
         assert init_producer_id(client, "other-txn") == ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED
