@@ -70,7 +70,7 @@ from wirebroker.protocol.messages.request_header import RequestHeader
 
 log = logging.getLogger(__name__)
 
-DEFAULT_OUT = Path(__file__).resolve().parent / "results"
+DEFAULT_OUT = Path(__file__).resolve().parent / "results" / "processes"
 DEFAULT_LAYOUTS = ("single", "zk1", "zk2")
 WORKLOADS = ("produce-1kb-batch64k-acks1-p10", "produce-1kb-default-acks1-p10", "consume-1kb-p10")
 # Every layout gets these, so that only the number of processes differs: one replica of everything (a layout of 1
