@@ -2,7 +2,8 @@
 the wire, raw requests on a real broker: a transactional Produce up to v11 to a partition the producer did not add
 with AddPartitionsToTxn is refused (v11 TRANSACTION_ABORTABLE, older versions INVALID_TXN_STATE) and nothing is
 appended; once added it is appended, and the transaction's later batches there are not asked about; an unknown
-transactional id is refused; with the key false such records are appended unchecked, as before KIP-890."""
+transactional id is refused; with the key false such records are appended unchecked, as before KIP-890. TxnOffsetCommit
+up to v4 likewise needs the group's offsets partition added (AddOffsetsToTxn)."""
 
 from __future__ import annotations
 
@@ -15,9 +16,11 @@ from wirebroker.protocol import records
 from wirebroker.protocol.errors import ErrorCode
 from wirebroker.protocol.messages.add_partitions_to_txn import AddPartitionsToTxnRequest
 from wirebroker.protocol.messages.produce import ProduceRequest
+from wirebroker.protocol.messages.txn_offset_commit import TxnOffsetCommitRequest
 
-PRODUCE, INIT_PRODUCER_ID, ADD_PARTITIONS_TO_TXN, END_TXN = 0, 22, 24, 26
-TOPIC, TXN_ID = "verified", "tv2-producer"  # test_transactions_tv2's id, for its `end`
+PRODUCE, FIND_COORDINATOR, INIT_PRODUCER_ID, ADD_PARTITIONS_TO_TXN, ADD_OFFSETS_TO_TXN, TXN_OFFSET_COMMIT = (
+    0, 10, 22, 24, 25, 28)
+TOPIC, TXN_ID, GROUP = "verified", "tv2-producer", "verified-group"  # test_transactions_tv2's id, for its `end`
 PARTITIONS = {"num.partitions": "3"}  # the topic's, created by Metadata
 
 
@@ -48,6 +51,15 @@ def produce(client: RawClient, version: int, producer_id: int, epoch: int, seque
                                       base_sequence=sequence, is_transactional=True))
                                   for index in partitions])])
     return {p.index: (p.error_code, p.error_message) for p in response.responses[0].partition_responses}
+
+
+def commit_offset(client: RawClient, version: int, producer_id: int, epoch: int) -> int:
+    response = client.request(TXN_OFFSET_COMMIT, version, transactional_id=TXN_ID, group_id=GROUP,
+                              producer_id=producer_id, producer_epoch=epoch, generation_id=-1, member_id="",
+                              group_instance_id=None, topics=[TxnOffsetCommitRequest.TxnOffsetCommitRequestTopic(
+                                  name=TOPIC, partitions=[TxnOffsetCommitRequest.TxnOffsetCommitRequestPartition(
+                                      partition_index=0, committed_offset=1, committed_leader_epoch=-1)])])
+    return response.topics[0].partitions[0].error_code
 
 
 def ends(client: RawClient, partitions: list[int]) -> list[int]:
@@ -103,3 +115,18 @@ def test_without_verification_a_partition_not_added_is_appended(broker_factory):
         assert ends(client, [0]) == [1]
         # protocol 2 still adds the partition itself (v12 is not verification but its add)
         assert produce(client, 12, producer_id, epoch, 0, [1]) == {1: (ErrorCode.NONE, None)}
+
+
+def test_txn_offset_commit_up_to_v4_needs_the_offsets_partition_added(broker_factory):
+    broker = broker_factory(**PARTITIONS)
+    with RawClient(broker.bootstrap) as client:
+        create_topic(client, TOPIC)
+        assert client.request(FIND_COORDINATOR, 1, key=GROUP, key_type=0).error_code == ErrorCode.NONE
+        producer_id, epoch = init(client)
+        assert commit_offset(client, 3, producer_id, epoch) == ErrorCode.INVALID_TXN_STATE
+        assert commit_offset(client, 4, producer_id, epoch) == ErrorCode.TRANSACTION_ABORTABLE
+        added = client.request(ADD_OFFSETS_TO_TXN, 3, transactional_id=TXN_ID, producer_id=producer_id,
+                               producer_epoch=epoch, group_id=GROUP)
+        assert added.error_code == ErrorCode.NONE
+        assert commit_offset(client, 3, producer_id, epoch) == ErrorCode.NONE
+        assert end(client, producer_id, epoch, commit=True, version=3).error_code == ErrorCode.NONE

@@ -9,7 +9,12 @@ import re
 
 from compat_tests.reference_kafka import install_jars, run_tool
 from tests.integration.raw_client import RawClient
-from tests.integration.txn_raw import create_topic, init_producer_id, write_txn_marker
+from tests.integration.txn_raw import (  # noqa: F401  (unverified_broker: the broker fixture)
+    create_topic,
+    init_producer_id,
+    unverified_broker,
+    write_txn_marker,
+)
 from wirebroker.coordinator.group import partition_for
 from wirebroker.protocol.errors import ErrorCode
 from wirebroker.protocol.messages.offset_fetch import OffsetFetchRequest

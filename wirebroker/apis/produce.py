@@ -51,6 +51,10 @@ from wirebroker.apis.context import NO_RESPONSE, CloseConnection, RequestContext
 from wirebroker.apis.current_leader import point_to_leaders
 from wirebroker.apis.registry import serve
 from wirebroker.cluster.acls import AclOperation, ResourceType
+from wirebroker.coordinator.transaction_partition_adds import (
+    VERIFICATION_KEY,
+    operation_for_version,
+)
 from wirebroker.protocol.errors import ErrorCode, KafkaError
 from wirebroker.protocol.messages.produce import ProduceRequest, ProduceResponse
 from wirebroker.protocol.records import read_header
@@ -69,7 +73,6 @@ FIRST_IMPLICIT_ADD_VERSION = 12  # KIP-890 part 2: the leader adds a transaction
 FIRST_TOPIC_ID_VERSION = 13  # KIP-516
 _REFUSED_UNKNOWN_ID = AppendResult(ErrorCode.UNKNOWN_TOPIC_ID)
 _REFUSED_UNAUTHORIZED = AppendResult(ErrorCode.TOPIC_AUTHORIZATION_FAILED)
-VERIFICATION_KEY = "transaction.partition.verification.enable"  # KIP-890 part 1
 _RETRIED_AS_NOT_ENOUGH_REPLICAS = frozenset({ErrorCode.NETWORK_EXCEPTION, ErrorCode.COORDINATOR_LOAD_IN_PROGRESS,
                                              ErrorCode.COORDINATOR_NOT_AVAILABLE, ErrorCode.NOT_COORDINATOR})
 
@@ -141,17 +144,15 @@ def _add_then_append(ctx: RequestContext, request: ProduceRequest, entries: list
                 refused[position] = _add_refusal(errors[tp], ctx.api_version)
         _append(ctx, request, entries, refused)
 
-    ctx.broker.transaction_partition_adds.add(request.transactional_id, *producer, list(to_add), added,
-                                              verify_only=ctx.api_version < FIRST_IMPLICIT_ADD_VERSION)
+    operation = operation_for_version(ctx.api_version, FIRST_TRANSACTION_ABORTABLE_VERSION, FIRST_IMPLICIT_ADD_VERSION)
+    ctx.broker.transaction_partition_adds.add(request.transactional_id, *producer, list(to_add), added, operation)
 
 
 def _add_refusal(code: int, version: int) -> AppendResult:
     """A coordinator's refusal of an implicit add or a verification as the producer gets it (Kafka's
-    AddPartitionsToTxnManager, then handleProduceAppend): TRANSACTION_ABORTABLE as INVALID_TXN_STATE before v11;
-    retriable coordinator trouble as NOT_ENOUGH_REPLICAS, which every producer retries without a metadata refresh,
-    and so CONCURRENT_TRANSACTIONS of a verification (an add's is answered as it is, after the broker's retries)."""
-    if code == ErrorCode.TRANSACTION_ABORTABLE and version < FIRST_TRANSACTION_ABORTABLE_VERSION:
-        code = ErrorCode.INVALID_TXN_STATE
+    handleProduceAppend): retriable coordinator trouble as NOT_ENOUGH_REPLICAS, which every producer retries without
+    a metadata refresh, and so CONCURRENT_TRANSACTIONS of a verification (an add's is answered as it is, after the
+    broker's retries)."""
     if code == ErrorCode.INVALID_TXN_STATE:
         return AppendResult(code, "Partition was not added to the transaction")
     if code in _RETRIED_AS_NOT_ENOUGH_REPLICAS or (

@@ -15,8 +15,10 @@ Behaviour (Kafka's GroupCoordinatorService.commitTransactionalOffsets, OffsetMet
 Version notes:
 - v0-1: COORDINATOR_LOAD_IN_PROGRESS is answered COORDINATOR_NOT_AVAILABLE (producers before 2.0 did not expect it,
   KAFKA-7296, as Kafka does); v2+ committed_leader_epoch; v3+ flexible, generation_id, member_id, group_instance_id
-  (KIP-447); v4 marks KIP-890 part 1's verification (not implemented: the producer's AddOffsetsToTxn put the
-  offsets partition in the transaction); v5 comes from a producer of transaction protocol 2 (KIP-890 part 2), which
+  (KIP-447); up to v4 (KIP-890 part 1, transaction.partition.verification.enable, default true) the offsets
+  partition the producer's AddOffsetsToTxn should have put in the transaction is verified to be in it at the
+  transaction coordinator first, as for a v5 add below (nothing to verify when open there): a partition not in the
+  ongoing transaction is every partition's TRANSACTION_ABORTABLE at v4, INVALID_TXN_STATE before; v5 comes from a producer of transaction protocol 2 (KIP-890 part 2), which
   sends no AddOffsetsToTxn: the group's `__consumer_offsets` partition is added to the transaction at the
   transaction coordinator first (as Kafka's group coordinator does with the operation ADD_PARTITION; nothing to add
   when the partition already has the producer's transaction open at its epoch), and the offsets are written only
@@ -37,6 +39,10 @@ from wirebroker.apis.registry import serve
 from wirebroker.cluster.acls import AclOperation, ResourceType
 from wirebroker.coordinator.offset_metadata_manager import PartitionCommit
 from wirebroker.coordinator.offsets_topic import OFFSETS_TOPIC
+from wirebroker.coordinator.transaction_partition_adds import (
+    VERIFICATION_KEY,
+    operation_for_version,
+)
 from wirebroker.protocol.errors import ErrorCode, KafkaError
 from wirebroker.protocol.messages.txn_offset_commit import (
     TxnOffsetCommitRequest,
@@ -46,6 +52,7 @@ from wirebroker.replica.txn_verification import in_transaction_here
 
 API_KEY = 28
 FIRST_LOAD_IN_PROGRESS_VERSION = 2
+FIRST_TRANSACTION_ABORTABLE_VERSION = 4  # KIP-890
 FIRST_IMPLICIT_ADD_VERSION = 5  # KIP-890 part 2: the offsets partition joins the transaction with the commit
 # An add's refusal as the group coordinator answers it (Kafka's GroupCoordinatorService.handleOperationException).
 _ADD_ERRORS = {ErrorCode.NOT_ENOUGH_REPLICAS: ErrorCode.COORDINATOR_NOT_AVAILABLE,
@@ -61,7 +68,8 @@ def handle(ctx: RequestContext, request: TxnOffsetCommitRequest) -> TxnOffsetCom
         return _answer(request, dict.fromkeys(((t.name, p.partition_index) for t in request.topics
                                                for p in t.partitions), refusal))
     readable = ctx.authorized(AclOperation.READ, ResourceType.TOPIC, (topic.name for topic in request.topics))
-    if ctx.api_version >= FIRST_IMPLICIT_ADD_VERSION and any(topic.name in readable for topic in request.topics):
+    if ((ctx.api_version >= FIRST_IMPLICIT_ADD_VERSION or ctx.broker.config[VERIFICATION_KEY])
+            and any(topic.name in readable for topic in request.topics)):
         offsets_partition = (OFFSETS_TOPIC, ctx.broker.offsets_topic.partition_for(request.group_id))
         try:
             added = in_transaction_here(ctx.broker.replica_manager, *offsets_partition, request.producer_id,
@@ -71,7 +79,8 @@ def handle(ctx: RequestContext, request: TxnOffsetCommitRequest) -> TxnOffsetCom
         if not added:
             ctx.broker.transaction_partition_adds.add(
                 request.transactional_id, request.producer_id, request.producer_epoch, [offsets_partition],
-                lambda errors: _commit_once_added(ctx, request, readable, errors.get(offsets_partition)))
+                lambda errors: _commit_once_added(ctx, request, readable, errors.get(offsets_partition)),
+                operation_for_version(ctx.api_version, FIRST_TRANSACTION_ABORTABLE_VERSION, FIRST_IMPLICIT_ADD_VERSION))
             return None
     return _commit(ctx, request, readable)
 

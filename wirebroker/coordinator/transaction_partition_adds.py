@@ -19,11 +19,11 @@ written), is retried every add.partitions.to.txn.retry.backoff.ms (20 ms) for up
 add.partitions.to.txn.retry.backoff.max.ms (100 ms), Kafka's defaults, as its maybeRetryOnConcurrentTransactions;
 then it is the answer.
 
-`verify_only` (a producer of transaction protocol 1, whose own AddPartitionsToTxn should have put the partition in
-the transaction; transaction.partition.verification.enable) asks the same coordinator, in process or by
-AddPartitionsToTxn v5 with verify_only true, whether the partitions are in the ongoing transaction, writing nothing:
-a partition that is not is TRANSACTION_ABORTABLE (the caller tells older producers INVALID_TXN_STATE), and
-CONCURRENT_TRANSACTIONS is not retried (Kafka retries only the adds).
+The other operations only verify (a producer of transaction protocol 1, whose own AddPartitionsToTxn or
+AddOffsetsToTxn should have put the partition in the transaction; transaction.partition.verification.enable): they
+ask the same coordinator, in process or by AddPartitionsToTxn v5 with verify_only true, whether the partitions are in
+the ongoing transaction, writing nothing. A partition that is not is TRANSACTION_ABORTABLE, or INVALID_TXN_STATE for
+requests older than that error (DEFAULT_ERROR); CONCURRENT_TRANSACTIONS is not retried (Kafka retries only the adds).
 
 Adds and verifications run on worker threads of their own, started on the first (a broker whose producers are not
 transactional never starts them): a coordinator's write waits for its followers, a remote coordinator for the
@@ -37,6 +37,7 @@ import logging
 import threading
 import time
 from collections.abc import Callable, Collection
+from enum import Enum
 from typing import TYPE_CHECKING, Any
 
 from wirebroker.coordinator.transaction_state import (
@@ -57,7 +58,29 @@ log = logging.getLogger(__name__)
 ADD_PARTITIONS_TO_TXN_VERSION = 5  # the broker form Kafka 4.3.1's brokers send (v4+: batched; v5 TRANSACTION_ABORTABLE)
 RETRY_BACKOFF_S = 0.020  # add.partitions.to.txn.retry.backoff.ms, Kafka's default
 RETRY_BACKOFF_MAX_S = 0.100  # add.partitions.to.txn.retry.backoff.max.ms, Kafka's default
+# KIP-890 part 1: a producer of transaction protocol 1's partitions are verified (Kafka's key, default true)
+VERIFICATION_KEY = "transaction.partition.verification.enable"
 WORKERS = 4  # adds in flight at once (each holds its worker while the coordinator writes)
+
+
+
+class TransactionSupportedOperation(Enum):
+    """What a partition leader does for a transactional request, by its version (Kafka's enum of that name)."""
+    DEFAULT_ERROR = "verify; a partition not in the transaction is INVALID_TXN_STATE"
+    GENERIC_ERROR_SUPPORTED = "verify; a partition not in the transaction is TRANSACTION_ABORTABLE (KIP-890)"
+    ADD_PARTITION = "add the partitions to the transaction (KIP-890 part 2)"
+
+
+def operation_for_version(version: int, first_abortable_version: int,
+                          first_add_version: int) -> TransactionSupportedOperation:
+    """Kafka's produceRequestVersionToTransactionSupportedOperation (Produce: 11, 12) and its TxnOffsetCommit twin
+    (4, 5)."""
+    if version >= first_add_version:
+        return TransactionSupportedOperation.ADD_PARTITION
+    if version >= first_abortable_version:
+        return TransactionSupportedOperation.GENERIC_ERROR_SUPPORTED
+    return TransactionSupportedOperation.DEFAULT_ERROR
+
 
 AddCallback = Callable[[dict[TopicPartition, int]], None]
 # a `__transaction_state` partition -> its leader (node id, host, port) on the inter-broker listener, None: no leader
@@ -77,11 +100,12 @@ class AddPartitionsToTxnManager:
         self._clients: dict[tuple[int, str, int], tuple[BrokerClient, threading.Lock]] = {}
 
     def add(self, transactional_id: str, producer_id: int, producer_epoch: int,
-            partitions: Collection[TopicPartition], on_done: AddCallback, verify_only: bool = False) -> None:
-        """Add the partitions to the producer's transaction (with `verify_only`, only ask whether they are in it),
-        then call `on_done` (on a worker thread)."""
+            partitions: Collection[TopicPartition], on_done: AddCallback,
+            operation: TransactionSupportedOperation = TransactionSupportedOperation.ADD_PARTITION) -> None:
+        """Add the partitions to the producer's transaction (or, for the other operations, only ask whether they
+        are in it), then call `on_done` (on a worker thread)."""
         self._executor().submit(self._add_with_retries, transactional_id, producer_id, producer_epoch,
-                                frozenset(partitions), on_done, verify_only)
+                                frozenset(partitions), on_done, operation)
 
     def shutdown(self) -> None:
         with self._lock:
@@ -102,7 +126,9 @@ class AddPartitionsToTxnManager:
             return self._workers
 
     def _add_with_retries(self, transactional_id: str, producer_id: int, producer_epoch: int,
-                          partitions: frozenset[TopicPartition], on_done: AddCallback, verify_only: bool) -> None:
+                          partitions: frozenset[TopicPartition], on_done: AddCallback,
+                          operation: TransactionSupportedOperation) -> None:
+        verify_only = operation is not TransactionSupportedOperation.ADD_PARTITION
         deadline = time.monotonic() + min(RETRY_BACKOFF_MAX_S, self._request_timeout_s)
         try:
             while True:
@@ -114,6 +140,9 @@ class AddPartitionsToTxnManager:
         except Exception:  # a bug must not leave the produce unanswered
             log.exception("Adding %s to the transaction of %r failed", sorted(partitions), transactional_id)
             errors = dict.fromkeys(partitions, ErrorCode.UNKNOWN_SERVER_ERROR)
+        if operation is TransactionSupportedOperation.DEFAULT_ERROR:  # the request predates TRANSACTION_ABORTABLE
+            errors = {tp: ErrorCode.INVALID_TXN_STATE if code == ErrorCode.TRANSACTION_ABORTABLE else code
+                      for tp, code in errors.items()}
         if errors:
             log.debug("%s %s in the transaction of %r (producer id %d, epoch %d): %s",
                       "Verifying" if verify_only else "Adding", sorted(partitions),

@@ -15,12 +15,15 @@ from tests.unit.coordinator.test_transaction_partition_adds import manager  # no
 from wirebroker.coordinator.transaction_partition_adds import (
     RETRY_BACKOFF_MAX_S,
     AddPartitionsToTxnManager,
+    TransactionSupportedOperation,
+    operation_for_version,
 )
 from wirebroker.coordinator.transaction_state import TransactionState
 from wirebroker.protocol.errors import ErrorCode
 
 
-def verify(manager: AddPartitionsToTxnManager, *args) -> dict:  # noqa: F811
+def verify(adds: AddPartitionsToTxnManager, *args,
+           operation: TransactionSupportedOperation = TransactionSupportedOperation.GENERIC_ERROR_SUPPORTED) -> dict:
     """Run one verification to its answer."""
     answered = threading.Event()
     result: dict = {}
@@ -29,7 +32,7 @@ def verify(manager: AddPartitionsToTxnManager, *args) -> dict:  # noqa: F811
         result.update(errors)
         answered.set()
 
-    manager.add(*args, on_done, verify_only=True)
+    adds.add(*args, on_done, operation)
     assert answered.wait(5)
     return result
 
@@ -46,6 +49,19 @@ def test_only_the_added_partitions_are_verified_and_nothing_is_written(env, mana
     assert verify(manager, "t", pid, epoch, [("a", 0), ("a", 1)]) == {("a", 1): ErrorCode.TRANSACTION_ABORTABLE}
     assert coordinator.describe("t").partitions == {("a", 0)}
     assert verify(manager, "t", pid, epoch, [("a", 0)]) == {}
+
+
+def test_a_request_older_than_transaction_abortable_is_told_invalid_txn_state(env, manager):  # noqa: F811
+    coordinator = env[0]
+    pid, epoch = coordinator.init_producer_id("t", TIMEOUT)
+    assert verify(manager, "t", pid, epoch, [("a", 0)], operation=TransactionSupportedOperation.DEFAULT_ERROR) == {
+        ("a", 0): ErrorCode.INVALID_TXN_STATE}
+
+
+@pytest.mark.parametrize(("version", "operation"), [(10, "DEFAULT_ERROR"), (11, "GENERIC_ERROR_SUPPORTED"),
+                                                    (12, "ADD_PARTITION"), (13, "ADD_PARTITION")])
+def test_the_operation_of_a_produce_version(version, operation):
+    assert operation_for_version(version, 11, 12) is TransactionSupportedOperation[operation]
 
 
 def test_refusals_are_answered_as_a_produce_expects_them(env, manager):  # noqa: F811
