@@ -61,6 +61,15 @@ class _SharedDefault:
         raise AttributeError(f"{type(self).__qualname__} is a shared default value: assign a new struct to the "
                              f"field instead of changing this one")
 
+    def __copy__(self) -> Any:  # read-only: a copy may be the same object, as for a tuple
+        return self
+
+    def __deepcopy__(self, memo: dict) -> Any:
+        return self
+
+    def __reduce__(self) -> tuple:  # unpickled as a fresh default of the generated class
+        return self._VALUE_TYPE, ()
+
 
 def shared_default(cls: type[S]) -> S:
     """The one read-only instance of `cls` with every field at its default, which the fields whose default it is
