@@ -1,10 +1,11 @@
 """What a partition leader knows of a producer's transaction before its records are appended (Kafka's
 ReplicaManager.handleProduceAppend and UnifiedLog.maybeStartTransactionVerification, KIP-890).
 
-A transactional append of a producer of transaction protocol 2 needs its partition in the transaction at the
-coordinator; the partition's own producer state tells whether it already is: a transaction of this producer id open
-here at this very epoch was added before (its first batch went through the add), so only the first append of each
-transaction on a partition asks the coordinator. An epoch older than the partition has seen is refused at once
+A transactional append needs its partition in the transaction at the coordinator: a producer of transaction
+protocol 2 has the leader add it there, one of protocol 1 has it verified there (transaction.partition.verification
+.enable). The partition's own producer state tells whether that was done: a transaction of this producer id open
+here at this very epoch was added or verified before (its first batch went through the coordinator), so only the
+first append of each transaction on a partition asks the coordinator (Kafka's hasOngoingTransaction). An epoch older than the partition has seen is refused at once
 (INVALID_PRODUCER_EPOCH), as Kafka does before asking anyone.
 """
 
