@@ -40,7 +40,9 @@ Transactional records up to v11 (KIP-890 part 1, transaction.partition.verificat
   (a hanging transaction). A partition not in the ongoing transaction is refused, nothing appended: v11
   TRANSACTION_ABORTABLE, older versions INVALID_TXN_STATE ("Partition was not added to the transaction");
   CONCURRENT_TRANSACTIONS is not retried and answered NOT_ENOUGH_REPLICAS like the other coordinator trouble. With
-  the key false such records are appended unchecked, as before KIP-890.
+  the key false such records are appended unchecked, as before KIP-890. Unlike Kafka, no VerificationGuard is kept
+  in the producer state: a marker that ends the transaction between the coordinator's answer and the append does
+  not void the verification (a window of one worker-to-append hop).
 """
 
 from __future__ import annotations
