@@ -51,8 +51,9 @@ GAP_REASONS = {
     "AlterClientQuotas": _SECURITY,
     "DescribeUserScramCredentials": _SECURITY,
     "AlterUserScramCredentials": _SECURITY,
-    "UpdateFeatures": ("no issue: the levels this broker finalizes (share.version and group.version at 1, "
-                       "emulation.OWN_FEATURE_LEVELS) are the only ones it serves, so there are none to update"),
+    "UpdateFeatures": ("no issue yet: the finalized levels are fixed at a fresh Kafka 4.3.1 cluster's (group.version "
+                       "and share.version 1, transaction.version 2; emulation.OWN_FEATURE_LEVELS), so "
+                       "kafka-features.sh cannot upgrade or downgrade them"),
     "UnregisterBroker": _KRAFT,
     "AddRaftVoter": _KRAFT,
     "RemoveRaftVoter": _KRAFT,
