@@ -317,26 +317,31 @@ class StructCodec:
             return self.compact_fast_path(f, target, temps, prefix, fast, general, ARRAY_TABLE_SIZE + 1, True)
         items = temps("xs")
         item = temps("e")
-        loop = [f"{items} = []", f"for _ in range({n}):"]
         if f.is_struct:
-            loop += _indent(self.child(f.struct).read_struct_into(item, temps))
+            element_lines = self.child(f.struct).read_struct_into(item, temps)
         else:
-            loop += _indent(self.read_value(f, item, temps, element=True))
-        loop += [f"    {items}.append({item})", f"{target} = {items}"]
+            element_lines = self.read_value(f, item, temps, element=True)
+
+        def loop(over: str) -> list[str]:
+            return [f"{items} = []", f"for _ in {over}:", *_indent(element_lines), f"    {items}.append({item})",
+                    f"{target} = {items}"]
 
         def general_elements(prefix: str | None) -> list[str]:
             return [*self.read_length(f, n, "int32", prefix), *self.null_branch(f, target, n),
-                    *_indent([*past_end, *loop])]
+                    *_indent([*past_end, *loop(f"range({n})")])]
 
         if not self._compact(f) or self.bounded:
             return general_elements(prefix)
         if self._nullable(f):  # a null array: one test
             return self.compact_fast_path(f, target, temps, prefix, None, general_elements, 0, True)
-        # A one-byte count (under 127 elements) needs neither the varint path nor the count check; the loop is shared.
+        # A one-byte count (under 127 elements) needs neither the varint path nor the count check, and loops over a
+        # prebuilt range (_counts, indexed by that byte); the loop is shared with the general path.
         h = prefix or temps("h")
-        general = [*self.read_length(f, n, "int32", h), *self.null_branch(f, target, n)[:-1], *past_end]
+        over = temps("r")
+        general = [*self.read_length(f, n, "int32", h), *self.null_branch(f, target, n)[:-1], *past_end,
+                   f"{over} = range({n})"]
         first = [] if prefix else [f"{h} = b[p]", "p += 1"]
-        return [*first, f"if 0 < {h} < 128:", f"    {n} = {h} - 1", "else:", *_indent(general), *loop]
+        return [*first, f"if 0 < {h} < 128:", f"    {over} = _counts[{h}]", "else:", *_indent(general), *loop(over)]
 
     def read_struct(self, f: Field, target: str, temps: Temps) -> list[str]:
         item = temps("s")

@@ -11,6 +11,7 @@ import struct as _struct
 from wirebroker.protocol.message import UNSET, Message, Struct
 from wirebroker.protocol.message import shared_default as _shared_default
 from wirebroker.protocol.primitives import (
+    COMPACT_COUNT_RANGES as _counts,
     UUID_ZERO,
     DecodeError,
     UnsupportedFieldError,
@@ -283,7 +284,7 @@ def _r_AddPartitionsToTxnRequest_1(b, p):
     o.v3_and_below_producer_id, o.v3_and_below_producer_epoch, h4, = _S4.unpack_from(b, p)
     p += 11
     if 0 < h4 < 128:
-        n5 = h4 - 1
+        r13 = _counts[h4]
     else:
         n5 = h4 - 1
         if n5 > 126:
@@ -293,8 +294,9 @@ def _r_AddPartitionsToTxnRequest_1(b, p):
             raise DecodeError('AddPartitionsToTxnRequest.V3AndBelowTopics: null where not nullable')
         if n5 > bl - p:
             raise DecodeError('AddPartitionsToTxnRequest.V3AndBelowTopics: count ' + str(n5) + ' past the end')
+        r13 = range(n5)
     xs6 = []
-    for _ in range(n5):
+    for _ in r13:
         e7 = _new(_AddPartitionsToTxnRequest_AddPartitionsToTxnTopic)
         h10 = b[p]
         if 0 < h10 < 128:
@@ -424,12 +426,12 @@ def _t_AddPartitionsToTxnRequest_AddPartitionsToTxnTransaction_0(b, p, o):
 def _r_AddPartitionsToTxnRequest_2(b, p):
     bl = len(b)
     o = _new(AddPartitionsToTxnRequest)
-    h16 = b[p]
+    h17 = b[p]
     p += 1
-    if 0 < h16 < 128:
-        n1 = h16 - 1
+    if 0 < h17 < 128:
+        r18 = _counts[h17]
     else:
-        n1 = h16 - 1
+        n1 = h17 - 1
         if n1 > 126:
             n1, p = _uvt(b, p, n1 + 1)
             n1 -= 1
@@ -437,8 +439,9 @@ def _r_AddPartitionsToTxnRequest_2(b, p):
             raise DecodeError('AddPartitionsToTxnRequest.Transactions: null where not nullable')
         if n1 > bl - p:
             raise DecodeError('AddPartitionsToTxnRequest.Transactions: count ' + str(n1) + ' past the end')
+        r18 = range(n1)
     xs2 = []
-    for _ in range(n1):
+    for _ in r18:
         e3 = _new(_AddPartitionsToTxnRequest_AddPartitionsToTxnTransaction)
         h6 = b[p]
         if 0 < h6 < 128:
@@ -460,7 +463,7 @@ def _r_AddPartitionsToTxnRequest_2(b, p):
         e3.producer_id, e3.producer_epoch, e3.verify_only, h7, = _S5.unpack_from(b, p)
         p += 12
         if 0 < h7 < 128:
-            n8 = h7 - 1
+            r16 = _counts[h7]
         else:
             n8 = h7 - 1
             if n8 > 126:
@@ -470,8 +473,9 @@ def _r_AddPartitionsToTxnRequest_2(b, p):
                 raise DecodeError('AddPartitionsToTxnTransaction.Topics: null where not nullable')
             if n8 > bl - p:
                 raise DecodeError('AddPartitionsToTxnTransaction.Topics: count ' + str(n8) + ' past the end')
+            r16 = range(n8)
         xs9 = []
-        for _ in range(n8):
+        for _ in r16:
             e10 = _new(_AddPartitionsToTxnRequest_AddPartitionsToTxnTopic)
             h13 = b[p]
             if 0 < h13 < 128:
@@ -742,7 +746,7 @@ def _r_AddPartitionsToTxnResponse_1(b, p):
     o.throttle_time_ms, h1, = _S9.unpack_from(b, p)
     p += 5
     if 0 < h1 < 128:
-        n2 = h1 - 1
+        r13 = _counts[h1]
     else:
         n2 = h1 - 1
         if n2 > 126:
@@ -752,8 +756,9 @@ def _r_AddPartitionsToTxnResponse_1(b, p):
             raise DecodeError('AddPartitionsToTxnResponse.ResultsByTopicV3AndBelow: null where not nullable')
         if n2 > bl - p:
             raise DecodeError('AddPartitionsToTxnResponse.ResultsByTopicV3AndBelow: count ' + str(n2) + ' past the end')
+        r13 = range(n2)
     xs3 = []
-    for _ in range(n2):
+    for _ in r13:
         e4 = _new(_AddPartitionsToTxnResponse_AddPartitionsToTxnTopicResult)
         h7 = b[p]
         if 0 < h7 < 128:
@@ -775,7 +780,7 @@ def _r_AddPartitionsToTxnResponse_1(b, p):
         h11 = b[p]
         p += 1
         if 0 < h11 < 128:
-            n8 = h11 - 1
+            r12 = _counts[h11]
         else:
             n8 = h11 - 1
             if n8 > 126:
@@ -785,8 +790,9 @@ def _r_AddPartitionsToTxnResponse_1(b, p):
                 raise DecodeError('AddPartitionsToTxnTopicResult.ResultsByPartition: null where not nullable')
             if n8 > bl - p:
                 raise DecodeError('AddPartitionsToTxnTopicResult.ResultsByPartition: count ' + str(n8) + ' past the end')
+            r12 = range(n8)
         xs9 = []
-        for _ in range(n8):
+        for _ in r12:
             e10 = _new(_AddPartitionsToTxnResponse_AddPartitionsToTxnPartitionResult)
             e10.partition_index, e10.partition_error_code, = _S8.unpack_from(b, p)
             p += 6
@@ -886,7 +892,7 @@ def _r_AddPartitionsToTxnResponse_2(b, p):
     o.throttle_time_ms, o.error_code, h1, = _S10.unpack_from(b, p)
     p += 7
     if 0 < h1 < 128:
-        n2 = h1 - 1
+        r21 = _counts[h1]
     else:
         n2 = h1 - 1
         if n2 > 126:
@@ -896,8 +902,9 @@ def _r_AddPartitionsToTxnResponse_2(b, p):
             raise DecodeError('AddPartitionsToTxnResponse.ResultsByTransaction: null where not nullable')
         if n2 > bl - p:
             raise DecodeError('AddPartitionsToTxnResponse.ResultsByTransaction: count ' + str(n2) + ' past the end')
+        r21 = range(n2)
     xs3 = []
-    for _ in range(n2):
+    for _ in r21:
         e4 = _new(_AddPartitionsToTxnResponse_AddPartitionsToTxnResult)
         h7 = b[p]
         if 0 < h7 < 128:
@@ -916,12 +923,12 @@ def _r_AddPartitionsToTxnResponse_2(b, p):
                 q6 = p + n5
                 e4.transactional_id = str(b[p:q6], 'utf-8')
                 p = q6
-        h18 = b[p]
+        h19 = b[p]
         p += 1
-        if 0 < h18 < 128:
-            n8 = h18 - 1
+        if 0 < h19 < 128:
+            r20 = _counts[h19]
         else:
-            n8 = h18 - 1
+            n8 = h19 - 1
             if n8 > 126:
                 n8, p = _uvt(b, p, n8 + 1)
                 n8 -= 1
@@ -929,8 +936,9 @@ def _r_AddPartitionsToTxnResponse_2(b, p):
                 raise DecodeError('AddPartitionsToTxnResult.TopicResults: null where not nullable')
             if n8 > bl - p:
                 raise DecodeError('AddPartitionsToTxnResult.TopicResults: count ' + str(n8) + ' past the end')
+            r20 = range(n8)
         xs9 = []
-        for _ in range(n8):
+        for _ in r20:
             e10 = _new(_AddPartitionsToTxnResponse_AddPartitionsToTxnTopicResult)
             h13 = b[p]
             if 0 < h13 < 128:
@@ -952,7 +960,7 @@ def _r_AddPartitionsToTxnResponse_2(b, p):
             h17 = b[p]
             p += 1
             if 0 < h17 < 128:
-                n14 = h17 - 1
+                r18 = _counts[h17]
             else:
                 n14 = h17 - 1
                 if n14 > 126:
@@ -962,8 +970,9 @@ def _r_AddPartitionsToTxnResponse_2(b, p):
                     raise DecodeError('AddPartitionsToTxnTopicResult.ResultsByPartition: null where not nullable')
                 if n14 > bl - p:
                     raise DecodeError('AddPartitionsToTxnTopicResult.ResultsByPartition: count ' + str(n14) + ' past the end')
+                r18 = range(n14)
             xs15 = []
-            for _ in range(n14):
+            for _ in r18:
                 e16 = _new(_AddPartitionsToTxnResponse_AddPartitionsToTxnPartitionResult)
                 e16.partition_index, e16.partition_error_code, = _S8.unpack_from(b, p)
                 p += 6

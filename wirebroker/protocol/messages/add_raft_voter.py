@@ -11,6 +11,7 @@ import struct as _struct
 from wirebroker.protocol.message import UNSET, Message, Struct
 from wirebroker.protocol.message import shared_default as _shared_default
 from wirebroker.protocol.primitives import (
+    COMPACT_COUNT_RANGES as _counts,
     UUID_ZERO,
     DecodeError,
     UnsupportedFieldError,
@@ -158,7 +159,7 @@ def _r_AddRaftVoterRequest_0(b, p):
     o.timeout_ms, o.voter_id, o.voter_directory_id, h4, = _S0.unpack_from(b, p)
     p += 25
     if 0 < h4 < 128:
-        n5 = h4 - 1
+        r14 = _counts[h4]
     else:
         n5 = h4 - 1
         if n5 > 126:
@@ -168,8 +169,9 @@ def _r_AddRaftVoterRequest_0(b, p):
             raise DecodeError('AddRaftVoterRequest.Listeners: null where not nullable')
         if n5 > bl - p:
             raise DecodeError('AddRaftVoterRequest.Listeners: count ' + str(n5) + ' past the end')
+        r14 = range(n5)
     xs6 = []
-    for _ in range(n5):
+    for _ in r14:
         e7 = _new(_AddRaftVoterRequest_Listener)
         h10 = b[p]
         if 0 < h10 < 128:
@@ -300,7 +302,7 @@ def _r_AddRaftVoterRequest_1(b, p):
     o.timeout_ms, o.voter_id, o.voter_directory_id, h4, = _S0.unpack_from(b, p)
     p += 25
     if 0 < h4 < 128:
-        n5 = h4 - 1
+        r14 = _counts[h4]
     else:
         n5 = h4 - 1
         if n5 > 126:
@@ -310,8 +312,9 @@ def _r_AddRaftVoterRequest_1(b, p):
             raise DecodeError('AddRaftVoterRequest.Listeners: null where not nullable')
         if n5 > bl - p:
             raise DecodeError('AddRaftVoterRequest.Listeners: count ' + str(n5) + ' past the end')
+        r14 = range(n5)
     xs6 = []
-    for _ in range(n5):
+    for _ in r14:
         e7 = _new(_AddRaftVoterRequest_Listener)
         h10 = b[p]
         if 0 < h10 < 128:

@@ -11,6 +11,7 @@ import struct as _struct
 from wirebroker.protocol.message import UNSET, Message, Struct
 from wirebroker.protocol.message import shared_default as _shared_default
 from wirebroker.protocol.primitives import (
+    COMPACT_COUNT_RANGES as _counts,
     UUID_ZERO,
     DecodeError,
     UnsupportedFieldError,
@@ -328,12 +329,12 @@ def _t_AlterClientQuotasRequest_0(b, p, o):
 def _r_AlterClientQuotasRequest_1(b, p):
     bl = len(b)
     o = _new(AlterClientQuotasRequest)
-    h21 = b[p]
+    h23 = b[p]
     p += 1
-    if 0 < h21 < 128:
-        n1 = h21 - 1
+    if 0 < h23 < 128:
+        r24 = _counts[h23]
     else:
-        n1 = h21 - 1
+        n1 = h23 - 1
         if n1 > 126:
             n1, p = _uvt(b, p, n1 + 1)
             n1 -= 1
@@ -341,13 +342,14 @@ def _r_AlterClientQuotasRequest_1(b, p):
             raise DecodeError('AlterClientQuotasRequest.Entries: null where not nullable')
         if n1 > bl - p:
             raise DecodeError('AlterClientQuotasRequest.Entries: count ' + str(n1) + ' past the end')
+        r24 = range(n1)
     xs2 = []
-    for _ in range(n1):
+    for _ in r24:
         e3 = _new(_AlterClientQuotasRequest_EntryData)
         h13 = b[p]
         p += 1
         if 0 < h13 < 128:
-            n4 = h13 - 1
+            r14 = _counts[h13]
         else:
             n4 = h13 - 1
             if n4 > 126:
@@ -357,8 +359,9 @@ def _r_AlterClientQuotasRequest_1(b, p):
                 raise DecodeError('EntryData.Entity: null where not nullable')
             if n4 > bl - p:
                 raise DecodeError('EntryData.Entity: count ' + str(n4) + ' past the end')
+            r14 = range(n4)
         xs5 = []
-        for _ in range(n4):
+        for _ in r14:
             e6 = _new(_AlterClientQuotasRequest_EntityData)
             h9 = b[p]
             if 0 < h9 < 128:
@@ -404,48 +407,49 @@ def _r_AlterClientQuotasRequest_1(b, p):
                 p = _t_AlterClientQuotasRequest_EntityData_0(b, p, e6)
             xs5.append(e6)
         e3.entity = xs5
-        h20 = b[p]
+        h21 = b[p]
         p += 1
-        if 0 < h20 < 128:
-            n14 = h20 - 1
+        if 0 < h21 < 128:
+            r22 = _counts[h21]
         else:
-            n14 = h20 - 1
-            if n14 > 126:
-                n14, p = _uvt(b, p, n14 + 1)
-                n14 -= 1
-            if n14 < 0:
+            n15 = h21 - 1
+            if n15 > 126:
+                n15, p = _uvt(b, p, n15 + 1)
+                n15 -= 1
+            if n15 < 0:
                 raise DecodeError('EntryData.Ops: null where not nullable')
-            if n14 > bl - p:
-                raise DecodeError('EntryData.Ops: count ' + str(n14) + ' past the end')
-        xs15 = []
-        for _ in range(n14):
-            e16 = _new(_AlterClientQuotasRequest_OpData)
-            h19 = b[p]
-            if 0 < h19 < 128:
-                q18 = p + h19
-                e16.key = str(b[p + 1:q18], 'utf-8')
-                p = q18
+            if n15 > bl - p:
+                raise DecodeError('EntryData.Ops: count ' + str(n15) + ' past the end')
+            r22 = range(n15)
+        xs16 = []
+        for _ in r22:
+            e17 = _new(_AlterClientQuotasRequest_OpData)
+            h20 = b[p]
+            if 0 < h20 < 128:
+                q19 = p + h20
+                e17.key = str(b[p + 1:q19], 'utf-8')
+                p = q19
             else:
                 p += 1
-                n17 = h19 - 1
-                if n17 > 126:
-                    n17, p = _uvt(b, p, n17 + 1)
-                    n17 -= 1
-                if n17 < 0:
+                n18 = h20 - 1
+                if n18 > 126:
+                    n18, p = _uvt(b, p, n18 + 1)
+                    n18 -= 1
+                if n18 < 0:
                     raise DecodeError('OpData.Key: null where not nullable')
                 else:
-                    q18 = p + n17
-                    e16.key = str(b[p:q18], 'utf-8')
-                    p = q18
-            e16.value, e16.remove, = _S2.unpack_from(b, p)
+                    q19 = p + n18
+                    e17.key = str(b[p:q19], 'utf-8')
+                    p = q19
+            e17.value, e17.remove, = _S2.unpack_from(b, p)
             p += 9
             if b[p] == 0:  # no tagged fields, the common case
-                e16.unknown_tagged_fields = None
+                e17.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_AlterClientQuotasRequest_OpData_0(b, p, e16)
-            xs15.append(e16)
-        e3.ops = xs15
+                p = _t_AlterClientQuotasRequest_OpData_0(b, p, e17)
+            xs16.append(e17)
+        e3.ops = xs16
         if b[p] == 0:  # no tagged fields, the common case
             e3.unknown_tagged_fields = None
             p += 1
@@ -653,7 +657,7 @@ def _r_AlterClientQuotasResponse_1(b, p):
     o.throttle_time_ms, h1, = _S6.unpack_from(b, p)
     p += 5
     if 0 < h1 < 128:
-        n2 = h1 - 1
+        r19 = _counts[h1]
     else:
         n2 = h1 - 1
         if n2 > 126:
@@ -663,8 +667,9 @@ def _r_AlterClientQuotasResponse_1(b, p):
             raise DecodeError('AlterClientQuotasResponse.Entries: null where not nullable')
         if n2 > bl - p:
             raise DecodeError('AlterClientQuotasResponse.Entries: count ' + str(n2) + ' past the end')
+        r19 = range(n2)
     xs3 = []
-    for _ in range(n2):
+    for _ in r19:
         e4 = _new(_AlterClientQuotasResponse_EntryData)
         e4.error_code, h5, = _S7.unpack_from(b, p)
         p += 3
@@ -688,7 +693,7 @@ def _r_AlterClientQuotasResponse_1(b, p):
         h17 = b[p]
         p += 1
         if 0 < h17 < 128:
-            n8 = h17 - 1
+            r18 = _counts[h17]
         else:
             n8 = h17 - 1
             if n8 > 126:
@@ -698,8 +703,9 @@ def _r_AlterClientQuotasResponse_1(b, p):
                 raise DecodeError('EntryData.Entity: null where not nullable')
             if n8 > bl - p:
                 raise DecodeError('EntryData.Entity: count ' + str(n8) + ' past the end')
+            r18 = range(n8)
         xs9 = []
-        for _ in range(n8):
+        for _ in r18:
             e10 = _new(_AlterClientQuotasResponse_EntityData)
             h13 = b[p]
             if 0 < h13 < 128:

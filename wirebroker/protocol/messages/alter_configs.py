@@ -11,6 +11,7 @@ import struct as _struct
 from wirebroker.protocol.message import UNSET, Message, Struct
 from wirebroker.protocol.message import shared_default as _shared_default
 from wirebroker.protocol.primitives import (
+    COMPACT_COUNT_RANGES as _counts,
     UUID_ZERO,
     DecodeError,
     UnsupportedFieldError,
@@ -269,12 +270,12 @@ def _t_AlterConfigsRequest_0(b, p, o):
 def _r_AlterConfigsRequest_1(b, p):
     bl = len(b)
     o = _new(AlterConfigsRequest)
-    h17 = b[p]
+    h18 = b[p]
     p += 1
-    if 0 < h17 < 128:
-        n1 = h17 - 1
+    if 0 < h18 < 128:
+        r19 = _counts[h18]
     else:
-        n1 = h17 - 1
+        n1 = h18 - 1
         if n1 > 126:
             n1, p = _uvt(b, p, n1 + 1)
             n1 -= 1
@@ -282,8 +283,9 @@ def _r_AlterConfigsRequest_1(b, p):
             raise DecodeError('AlterConfigsRequest.Resources: null where not nullable')
         if n1 > bl - p:
             raise DecodeError('AlterConfigsRequest.Resources: count ' + str(n1) + ' past the end')
+        r19 = range(n1)
     xs2 = []
-    for _ in range(n1):
+    for _ in r19:
         e3 = _new(_AlterConfigsRequest_AlterConfigsResource)
         e3.resource_type, h4, = _S5.unpack_from(b, p)
         p += 2
@@ -305,7 +307,7 @@ def _r_AlterConfigsRequest_1(b, p):
         h16 = b[p]
         p += 1
         if 0 < h16 < 128:
-            n7 = h16 - 1
+            r17 = _counts[h16]
         else:
             n7 = h16 - 1
             if n7 > 126:
@@ -315,8 +317,9 @@ def _r_AlterConfigsRequest_1(b, p):
                 raise DecodeError('AlterConfigsResource.Configs: null where not nullable')
             if n7 > bl - p:
                 raise DecodeError('AlterConfigsResource.Configs: count ' + str(n7) + ' past the end')
+            r17 = range(n7)
         xs8 = []
-        for _ in range(n7):
+        for _ in r17:
             e9 = _new(_AlterConfigsRequest_AlterableConfig)
             h12 = b[p]
             if 0 < h12 < 128:
@@ -552,7 +555,7 @@ def _r_AlterConfigsResponse_1(b, p):
     o.throttle_time_ms, h1, = _S8.unpack_from(b, p)
     p += 5
     if 0 < h1 < 128:
-        n2 = h1 - 1
+        r11 = _counts[h1]
     else:
         n2 = h1 - 1
         if n2 > 126:
@@ -562,8 +565,9 @@ def _r_AlterConfigsResponse_1(b, p):
             raise DecodeError('AlterConfigsResponse.Responses: null where not nullable')
         if n2 > bl - p:
             raise DecodeError('AlterConfigsResponse.Responses: count ' + str(n2) + ' past the end')
+        r11 = range(n2)
     xs3 = []
-    for _ in range(n2):
+    for _ in r11:
         e4 = _new(_AlterConfigsResponse_AlterConfigsResourceResponse)
         e4.error_code, h5, = _S9.unpack_from(b, p)
         p += 3

@@ -11,6 +11,7 @@ import struct as _struct
 from wirebroker.protocol.message import UNSET, Message, Struct
 from wirebroker.protocol.message import shared_default as _shared_default
 from wirebroker.protocol.primitives import (
+    COMPACT_COUNT_RANGES as _counts,
     UUID_ZERO,
     DecodeError,
     UnsupportedFieldError,
@@ -220,7 +221,7 @@ def _r_AlterPartitionRequest_0(b, p):
     o.broker_id, o.broker_epoch, h1, = _S0.unpack_from(b, p)
     p += 13
     if 0 < h1 < 128:
-        n2 = h1 - 1
+        r15 = _counts[h1]
     else:
         n2 = h1 - 1
         if n2 > 126:
@@ -230,8 +231,9 @@ def _r_AlterPartitionRequest_0(b, p):
             raise DecodeError('AlterPartitionRequest.Topics: null where not nullable')
         if n2 > bl - p:
             raise DecodeError('AlterPartitionRequest.Topics: count ' + str(n2) + ' past the end')
+        r15 = range(n2)
     xs3 = []
-    for _ in range(n2):
+    for _ in r15:
         e4 = _new(_AlterPartitionRequest_TopicData)
         h7 = b[p]
         if 0 < h7 < 128:
@@ -253,7 +255,7 @@ def _r_AlterPartitionRequest_0(b, p):
         h13 = b[p]
         p += 1
         if 0 < h13 < 128:
-            n8 = h13 - 1
+            r14 = _counts[h13]
         else:
             n8 = h13 - 1
             if n8 > 126:
@@ -263,8 +265,9 @@ def _r_AlterPartitionRequest_0(b, p):
                 raise DecodeError('TopicData.Partitions: null where not nullable')
             if n8 > bl - p:
                 raise DecodeError('TopicData.Partitions: count ' + str(n8) + ' past the end')
+            r14 = range(n8)
         xs9 = []
-        for _ in range(n8):
+        for _ in r14:
             e10 = _new(_AlterPartitionRequest_PartitionData)
             e10.partition_index, e10.leader_epoch, h11, = _S1.unpack_from(b, p)
             p += 9
@@ -375,7 +378,7 @@ def _r_AlterPartitionRequest_1(b, p):
     o.broker_id, o.broker_epoch, h1, = _S0.unpack_from(b, p)
     p += 13
     if 0 < h1 < 128:
-        n2 = h1 - 1
+        r15 = _counts[h1]
     else:
         n2 = h1 - 1
         if n2 > 126:
@@ -385,8 +388,9 @@ def _r_AlterPartitionRequest_1(b, p):
             raise DecodeError('AlterPartitionRequest.Topics: null where not nullable')
         if n2 > bl - p:
             raise DecodeError('AlterPartitionRequest.Topics: count ' + str(n2) + ' past the end')
+        r15 = range(n2)
     xs3 = []
-    for _ in range(n2):
+    for _ in r15:
         e4 = _new(_AlterPartitionRequest_TopicData)
         h7 = b[p]
         if 0 < h7 < 128:
@@ -408,7 +412,7 @@ def _r_AlterPartitionRequest_1(b, p):
         h13 = b[p]
         p += 1
         if 0 < h13 < 128:
-            n8 = h13 - 1
+            r14 = _counts[h13]
         else:
             n8 = h13 - 1
             if n8 > 126:
@@ -418,8 +422,9 @@ def _r_AlterPartitionRequest_1(b, p):
                 raise DecodeError('TopicData.Partitions: null where not nullable')
             if n8 > bl - p:
                 raise DecodeError('TopicData.Partitions: count ' + str(n8) + ' past the end')
+            r14 = range(n8)
         xs9 = []
-        for _ in range(n8):
+        for _ in r14:
             e10 = _new(_AlterPartitionRequest_PartitionData)
             e10.partition_index, e10.leader_epoch, h11, = _S1.unpack_from(b, p)
             p += 9
@@ -527,7 +532,7 @@ def _r_AlterPartitionRequest_2(b, p):
     o.broker_id, o.broker_epoch, h1, = _S0.unpack_from(b, p)
     p += 13
     if 0 < h1 < 128:
-        n2 = h1 - 1
+        r12 = _counts[h1]
     else:
         n2 = h1 - 1
         if n2 > 126:
@@ -537,13 +542,14 @@ def _r_AlterPartitionRequest_2(b, p):
             raise DecodeError('AlterPartitionRequest.Topics: null where not nullable')
         if n2 > bl - p:
             raise DecodeError('AlterPartitionRequest.Topics: count ' + str(n2) + ' past the end')
+        r12 = range(n2)
     xs3 = []
-    for _ in range(n2):
+    for _ in r12:
         e4 = _new(_AlterPartitionRequest_TopicData)
         e4.topic_id, h5, = _S6.unpack_from(b, p)
         p += 17
         if 0 < h5 < 128:
-            n6 = h5 - 1
+            r11 = _counts[h5]
         else:
             n6 = h5 - 1
             if n6 > 126:
@@ -553,8 +559,9 @@ def _r_AlterPartitionRequest_2(b, p):
                 raise DecodeError('TopicData.Partitions: null where not nullable')
             if n6 > bl - p:
                 raise DecodeError('TopicData.Partitions: count ' + str(n6) + ' past the end')
+            r11 = range(n6)
         xs7 = []
-        for _ in range(n6):
+        for _ in r11:
             e8 = _new(_AlterPartitionRequest_PartitionData)
             e8.partition_index, e8.leader_epoch, h9, = _S1.unpack_from(b, p)
             p += 9
@@ -678,7 +685,7 @@ def _r_AlterPartitionRequest_3(b, p):
     o.broker_id, o.broker_epoch, h1, = _S0.unpack_from(b, p)
     p += 13
     if 0 < h1 < 128:
-        n2 = h1 - 1
+        r15 = _counts[h1]
     else:
         n2 = h1 - 1
         if n2 > 126:
@@ -688,13 +695,14 @@ def _r_AlterPartitionRequest_3(b, p):
             raise DecodeError('AlterPartitionRequest.Topics: null where not nullable')
         if n2 > bl - p:
             raise DecodeError('AlterPartitionRequest.Topics: count ' + str(n2) + ' past the end')
+        r15 = range(n2)
     xs3 = []
-    for _ in range(n2):
+    for _ in r15:
         e4 = _new(_AlterPartitionRequest_TopicData)
         e4.topic_id, h5, = _S6.unpack_from(b, p)
         p += 17
         if 0 < h5 < 128:
-            n6 = h5 - 1
+            r14 = _counts[h5]
         else:
             n6 = h5 - 1
             if n6 > 126:
@@ -704,13 +712,14 @@ def _r_AlterPartitionRequest_3(b, p):
                 raise DecodeError('TopicData.Partitions: null where not nullable')
             if n6 > bl - p:
                 raise DecodeError('TopicData.Partitions: count ' + str(n6) + ' past the end')
+            r14 = range(n6)
         xs7 = []
-        for _ in range(n6):
+        for _ in r14:
             e8 = _new(_AlterPartitionRequest_PartitionData)
             e8.partition_index, e8.leader_epoch, h9, = _S1.unpack_from(b, p)
             p += 9
             if 0 < h9 < 128:
-                n10 = h9 - 1
+                r13 = _counts[h9]
             else:
                 n10 = h9 - 1
                 if n10 > 126:
@@ -720,8 +729,9 @@ def _r_AlterPartitionRequest_3(b, p):
                     raise DecodeError('PartitionData.NewIsrWithEpochs: null where not nullable')
                 if n10 > bl - p:
                     raise DecodeError('PartitionData.NewIsrWithEpochs: count ' + str(n10) + ' past the end')
+                r13 = range(n10)
             xs11 = []
-            for _ in range(n10):
+            for _ in r13:
                 e12 = _new(_AlterPartitionRequest_BrokerState)
                 e12.broker_id, e12.broker_epoch, = _S3.unpack_from(b, p)
                 p += 12
@@ -836,7 +846,7 @@ def _r_AlterPartitionResponse_0(b, p):
     o.throttle_time_ms, o.error_code, h1, = _S8.unpack_from(b, p)
     p += 7
     if 0 < h1 < 128:
-        n2 = h1 - 1
+        r15 = _counts[h1]
     else:
         n2 = h1 - 1
         if n2 > 126:
@@ -846,8 +856,9 @@ def _r_AlterPartitionResponse_0(b, p):
             raise DecodeError('AlterPartitionResponse.Topics: null where not nullable')
         if n2 > bl - p:
             raise DecodeError('AlterPartitionResponse.Topics: count ' + str(n2) + ' past the end')
+        r15 = range(n2)
     xs3 = []
-    for _ in range(n2):
+    for _ in r15:
         e4 = _new(_AlterPartitionResponse_TopicData)
         h7 = b[p]
         if 0 < h7 < 128:
@@ -869,7 +880,7 @@ def _r_AlterPartitionResponse_0(b, p):
         h13 = b[p]
         p += 1
         if 0 < h13 < 128:
-            n8 = h13 - 1
+            r14 = _counts[h13]
         else:
             n8 = h13 - 1
             if n8 > 126:
@@ -879,8 +890,9 @@ def _r_AlterPartitionResponse_0(b, p):
                 raise DecodeError('TopicData.Partitions: null where not nullable')
             if n8 > bl - p:
                 raise DecodeError('TopicData.Partitions: count ' + str(n8) + ' past the end')
+            r14 = range(n8)
         xs9 = []
-        for _ in range(n8):
+        for _ in r14:
             e10 = _new(_AlterPartitionResponse_PartitionData)
             e10.partition_index, e10.error_code, e10.leader_id, e10.leader_epoch, h11, = _S9.unpack_from(b, p)
             p += 15
@@ -986,7 +998,7 @@ def _r_AlterPartitionResponse_1(b, p):
     o.throttle_time_ms, o.error_code, h1, = _S8.unpack_from(b, p)
     p += 7
     if 0 < h1 < 128:
-        n2 = h1 - 1
+        r15 = _counts[h1]
     else:
         n2 = h1 - 1
         if n2 > 126:
@@ -996,8 +1008,9 @@ def _r_AlterPartitionResponse_1(b, p):
             raise DecodeError('AlterPartitionResponse.Topics: null where not nullable')
         if n2 > bl - p:
             raise DecodeError('AlterPartitionResponse.Topics: count ' + str(n2) + ' past the end')
+        r15 = range(n2)
     xs3 = []
-    for _ in range(n2):
+    for _ in r15:
         e4 = _new(_AlterPartitionResponse_TopicData)
         h7 = b[p]
         if 0 < h7 < 128:
@@ -1019,7 +1032,7 @@ def _r_AlterPartitionResponse_1(b, p):
         h13 = b[p]
         p += 1
         if 0 < h13 < 128:
-            n8 = h13 - 1
+            r14 = _counts[h13]
         else:
             n8 = h13 - 1
             if n8 > 126:
@@ -1029,8 +1042,9 @@ def _r_AlterPartitionResponse_1(b, p):
                 raise DecodeError('TopicData.Partitions: null where not nullable')
             if n8 > bl - p:
                 raise DecodeError('TopicData.Partitions: count ' + str(n8) + ' past the end')
+            r14 = range(n8)
         xs9 = []
-        for _ in range(n8):
+        for _ in r14:
             e10 = _new(_AlterPartitionResponse_PartitionData)
             e10.partition_index, e10.error_code, e10.leader_id, e10.leader_epoch, h11, = _S9.unpack_from(b, p)
             p += 15
@@ -1135,7 +1149,7 @@ def _r_AlterPartitionResponse_2(b, p):
     o.throttle_time_ms, o.error_code, h1, = _S8.unpack_from(b, p)
     p += 7
     if 0 < h1 < 128:
-        n2 = h1 - 1
+        r12 = _counts[h1]
     else:
         n2 = h1 - 1
         if n2 > 126:
@@ -1145,13 +1159,14 @@ def _r_AlterPartitionResponse_2(b, p):
             raise DecodeError('AlterPartitionResponse.Topics: null where not nullable')
         if n2 > bl - p:
             raise DecodeError('AlterPartitionResponse.Topics: count ' + str(n2) + ' past the end')
+        r12 = range(n2)
     xs3 = []
-    for _ in range(n2):
+    for _ in r12:
         e4 = _new(_AlterPartitionResponse_TopicData)
         e4.topic_id, h5, = _S6.unpack_from(b, p)
         p += 17
         if 0 < h5 < 128:
-            n6 = h5 - 1
+            r11 = _counts[h5]
         else:
             n6 = h5 - 1
             if n6 > 126:
@@ -1161,8 +1176,9 @@ def _r_AlterPartitionResponse_2(b, p):
                 raise DecodeError('TopicData.Partitions: null where not nullable')
             if n6 > bl - p:
                 raise DecodeError('TopicData.Partitions: count ' + str(n6) + ' past the end')
+            r11 = range(n6)
         xs7 = []
-        for _ in range(n6):
+        for _ in r11:
             e8 = _new(_AlterPartitionResponse_PartitionData)
             e8.partition_index, e8.error_code, e8.leader_id, e8.leader_epoch, h9, = _S9.unpack_from(b, p)
             p += 15

@@ -11,6 +11,7 @@ import struct as _struct
 from wirebroker.protocol.message import UNSET, Message, Struct
 from wirebroker.protocol.message import shared_default as _shared_default
 from wirebroker.protocol.primitives import (
+    COMPACT_COUNT_RANGES as _counts,
     UUID_ZERO,
     DecodeError,
     UnsupportedFieldError,
@@ -197,7 +198,7 @@ def _r_AlterPartitionReassignmentsRequest_0(b, p):
     o.timeout_ms, h1, = _S0.unpack_from(b, p)
     p += 5
     if 0 < h1 < 128:
-        n2 = h1 - 1
+        r15 = _counts[h1]
     else:
         n2 = h1 - 1
         if n2 > 126:
@@ -207,8 +208,9 @@ def _r_AlterPartitionReassignmentsRequest_0(b, p):
             raise DecodeError('AlterPartitionReassignmentsRequest.Topics: null where not nullable')
         if n2 > bl - p:
             raise DecodeError('AlterPartitionReassignmentsRequest.Topics: count ' + str(n2) + ' past the end')
+        r15 = range(n2)
     xs3 = []
-    for _ in range(n2):
+    for _ in r15:
         e4 = _new(_AlterPartitionReassignmentsRequest_ReassignableTopic)
         h7 = b[p]
         if 0 < h7 < 128:
@@ -230,7 +232,7 @@ def _r_AlterPartitionReassignmentsRequest_0(b, p):
         h13 = b[p]
         p += 1
         if 0 < h13 < 128:
-            n8 = h13 - 1
+            r14 = _counts[h13]
         else:
             n8 = h13 - 1
             if n8 > 126:
@@ -240,8 +242,9 @@ def _r_AlterPartitionReassignmentsRequest_0(b, p):
                 raise DecodeError('ReassignableTopic.Partitions: null where not nullable')
             if n8 > bl - p:
                 raise DecodeError('ReassignableTopic.Partitions: count ' + str(n8) + ' past the end')
+            r14 = range(n8)
         xs9 = []
-        for _ in range(n8):
+        for _ in r14:
             e10 = _new(_AlterPartitionReassignmentsRequest_ReassignablePartition)
             e10.partition_index, h11, = _S0.unpack_from(b, p)
             p += 5
@@ -350,7 +353,7 @@ def _r_AlterPartitionReassignmentsRequest_1(b, p):
     o.timeout_ms, o.allow_replication_factor_change, h1, = _S2.unpack_from(b, p)
     p += 6
     if 0 < h1 < 128:
-        n2 = h1 - 1
+        r15 = _counts[h1]
     else:
         n2 = h1 - 1
         if n2 > 126:
@@ -360,8 +363,9 @@ def _r_AlterPartitionReassignmentsRequest_1(b, p):
             raise DecodeError('AlterPartitionReassignmentsRequest.Topics: null where not nullable')
         if n2 > bl - p:
             raise DecodeError('AlterPartitionReassignmentsRequest.Topics: count ' + str(n2) + ' past the end')
+        r15 = range(n2)
     xs3 = []
-    for _ in range(n2):
+    for _ in r15:
         e4 = _new(_AlterPartitionReassignmentsRequest_ReassignableTopic)
         h7 = b[p]
         if 0 < h7 < 128:
@@ -383,7 +387,7 @@ def _r_AlterPartitionReassignmentsRequest_1(b, p):
         h13 = b[p]
         p += 1
         if 0 < h13 < 128:
-            n8 = h13 - 1
+            r14 = _counts[h13]
         else:
             n8 = h13 - 1
             if n8 > 126:
@@ -393,8 +397,9 @@ def _r_AlterPartitionReassignmentsRequest_1(b, p):
                 raise DecodeError('ReassignableTopic.Partitions: null where not nullable')
             if n8 > bl - p:
                 raise DecodeError('ReassignableTopic.Partitions: count ' + str(n8) + ' past the end')
+            r14 = range(n8)
         xs9 = []
-        for _ in range(n8):
+        for _ in r14:
             e10 = _new(_AlterPartitionReassignmentsRequest_ReassignablePartition)
             e10.partition_index, h11, = _S0.unpack_from(b, p)
             p += 5
@@ -585,12 +590,12 @@ def _r_AlterPartitionReassignmentsResponse_0(b, p):
             q3 = p + n2
             o.error_message = str(b[p:q3], 'utf-8')
             p = q3
-    h17 = b[p]
+    h18 = b[p]
     p += 1
-    if 0 < h17 < 128:
-        n4 = h17 - 1
+    if 0 < h18 < 128:
+        r19 = _counts[h18]
     else:
-        n4 = h17 - 1
+        n4 = h18 - 1
         if n4 > 126:
             n4, p = _uvt(b, p, n4 + 1)
             n4 -= 1
@@ -598,8 +603,9 @@ def _r_AlterPartitionReassignmentsResponse_0(b, p):
             raise DecodeError('AlterPartitionReassignmentsResponse.Responses: null where not nullable')
         if n4 > bl - p:
             raise DecodeError('AlterPartitionReassignmentsResponse.Responses: count ' + str(n4) + ' past the end')
+        r19 = range(n4)
     xs5 = []
-    for _ in range(n4):
+    for _ in r19:
         e6 = _new(_AlterPartitionReassignmentsResponse_ReassignableTopicResponse)
         h9 = b[p]
         if 0 < h9 < 128:
@@ -621,7 +627,7 @@ def _r_AlterPartitionReassignmentsResponse_0(b, p):
         h16 = b[p]
         p += 1
         if 0 < h16 < 128:
-            n10 = h16 - 1
+            r17 = _counts[h16]
         else:
             n10 = h16 - 1
             if n10 > 126:
@@ -631,8 +637,9 @@ def _r_AlterPartitionReassignmentsResponse_0(b, p):
                 raise DecodeError('ReassignableTopicResponse.Partitions: null where not nullable')
             if n10 > bl - p:
                 raise DecodeError('ReassignableTopicResponse.Partitions: count ' + str(n10) + ' past the end')
+            r17 = range(n10)
         xs11 = []
-        for _ in range(n10):
+        for _ in r17:
             e12 = _new(_AlterPartitionReassignmentsResponse_ReassignablePartitionResponse)
             e12.partition_index, e12.error_code, h13, = _S4.unpack_from(b, p)
             p += 7
@@ -761,12 +768,12 @@ def _r_AlterPartitionReassignmentsResponse_1(b, p):
             q3 = p + n2
             o.error_message = str(b[p:q3], 'utf-8')
             p = q3
-    h17 = b[p]
+    h18 = b[p]
     p += 1
-    if 0 < h17 < 128:
-        n4 = h17 - 1
+    if 0 < h18 < 128:
+        r19 = _counts[h18]
     else:
-        n4 = h17 - 1
+        n4 = h18 - 1
         if n4 > 126:
             n4, p = _uvt(b, p, n4 + 1)
             n4 -= 1
@@ -774,8 +781,9 @@ def _r_AlterPartitionReassignmentsResponse_1(b, p):
             raise DecodeError('AlterPartitionReassignmentsResponse.Responses: null where not nullable')
         if n4 > bl - p:
             raise DecodeError('AlterPartitionReassignmentsResponse.Responses: count ' + str(n4) + ' past the end')
+        r19 = range(n4)
     xs5 = []
-    for _ in range(n4):
+    for _ in r19:
         e6 = _new(_AlterPartitionReassignmentsResponse_ReassignableTopicResponse)
         h9 = b[p]
         if 0 < h9 < 128:
@@ -797,7 +805,7 @@ def _r_AlterPartitionReassignmentsResponse_1(b, p):
         h16 = b[p]
         p += 1
         if 0 < h16 < 128:
-            n10 = h16 - 1
+            r17 = _counts[h16]
         else:
             n10 = h16 - 1
             if n10 > 126:
@@ -807,8 +815,9 @@ def _r_AlterPartitionReassignmentsResponse_1(b, p):
                 raise DecodeError('ReassignableTopicResponse.Partitions: null where not nullable')
             if n10 > bl - p:
                 raise DecodeError('ReassignableTopicResponse.Partitions: count ' + str(n10) + ' past the end')
+            r17 = range(n10)
         xs11 = []
-        for _ in range(n10):
+        for _ in r17:
             e12 = _new(_AlterPartitionReassignmentsResponse_ReassignablePartitionResponse)
             e12.partition_index, e12.error_code, h13, = _S4.unpack_from(b, p)
             p += 7

@@ -11,6 +11,7 @@ import struct as _struct
 from wirebroker.protocol.message import UNSET, Message, Struct
 from wirebroker.protocol.message import shared_default as _shared_default
 from wirebroker.protocol.primitives import (
+    COMPACT_COUNT_RANGES as _counts,
     UUID_ZERO,
     DecodeError,
     UnsupportedFieldError,
@@ -271,12 +272,12 @@ def _t_AlterReplicaLogDirsRequest_0(b, p, o):
 def _r_AlterReplicaLogDirsRequest_1(b, p):
     bl = len(b)
     o = _new(AlterReplicaLogDirsRequest)
-    h16 = b[p]
+    h17 = b[p]
     p += 1
-    if 0 < h16 < 128:
-        n1 = h16 - 1
+    if 0 < h17 < 128:
+        r18 = _counts[h17]
     else:
-        n1 = h16 - 1
+        n1 = h17 - 1
         if n1 > 126:
             n1, p = _uvt(b, p, n1 + 1)
             n1 -= 1
@@ -284,8 +285,9 @@ def _r_AlterReplicaLogDirsRequest_1(b, p):
             raise DecodeError('AlterReplicaLogDirsRequest.Dirs: null where not nullable')
         if n1 > bl - p:
             raise DecodeError('AlterReplicaLogDirsRequest.Dirs: count ' + str(n1) + ' past the end')
+        r18 = range(n1)
     xs2 = []
-    for _ in range(n1):
+    for _ in r18:
         e3 = _new(_AlterReplicaLogDirsRequest_AlterReplicaLogDir)
         h6 = b[p]
         if 0 < h6 < 128:
@@ -307,7 +309,7 @@ def _r_AlterReplicaLogDirsRequest_1(b, p):
         h15 = b[p]
         p += 1
         if 0 < h15 < 128:
-            n7 = h15 - 1
+            r16 = _counts[h15]
         else:
             n7 = h15 - 1
             if n7 > 126:
@@ -317,8 +319,9 @@ def _r_AlterReplicaLogDirsRequest_1(b, p):
                 raise DecodeError('AlterReplicaLogDir.Topics: null where not nullable')
             if n7 > bl - p:
                 raise DecodeError('AlterReplicaLogDir.Topics: count ' + str(n7) + ' past the end')
+            r16 = range(n7)
         xs8 = []
-        for _ in range(n7):
+        for _ in r16:
             e9 = _new(_AlterReplicaLogDirsRequest_AlterReplicaLogDirTopic)
             h12 = b[p]
             if 0 < h12 < 128:
@@ -572,7 +575,7 @@ def _r_AlterReplicaLogDirsResponse_1(b, p):
     o.throttle_time_ms, h1, = _S4.unpack_from(b, p)
     p += 5
     if 0 < h1 < 128:
-        n2 = h1 - 1
+        r13 = _counts[h1]
     else:
         n2 = h1 - 1
         if n2 > 126:
@@ -582,8 +585,9 @@ def _r_AlterReplicaLogDirsResponse_1(b, p):
             raise DecodeError('AlterReplicaLogDirsResponse.Results: null where not nullable')
         if n2 > bl - p:
             raise DecodeError('AlterReplicaLogDirsResponse.Results: count ' + str(n2) + ' past the end')
+        r13 = range(n2)
     xs3 = []
-    for _ in range(n2):
+    for _ in r13:
         e4 = _new(_AlterReplicaLogDirsResponse_AlterReplicaLogDirTopicResult)
         h7 = b[p]
         if 0 < h7 < 128:
@@ -605,7 +609,7 @@ def _r_AlterReplicaLogDirsResponse_1(b, p):
         h11 = b[p]
         p += 1
         if 0 < h11 < 128:
-            n8 = h11 - 1
+            r12 = _counts[h11]
         else:
             n8 = h11 - 1
             if n8 > 126:
@@ -615,8 +619,9 @@ def _r_AlterReplicaLogDirsResponse_1(b, p):
                 raise DecodeError('AlterReplicaLogDirTopicResult.Partitions: null where not nullable')
             if n8 > bl - p:
                 raise DecodeError('AlterReplicaLogDirTopicResult.Partitions: count ' + str(n8) + ' past the end')
+            r12 = range(n8)
         xs9 = []
-        for _ in range(n8):
+        for _ in r12:
             e10 = _new(_AlterReplicaLogDirsResponse_AlterReplicaLogDirPartitionResult)
             e10.partition_index, e10.error_code, = _S3.unpack_from(b, p)
             p += 6

@@ -11,6 +11,7 @@ import struct as _struct
 from wirebroker.protocol.message import UNSET, Message, Struct
 from wirebroker.protocol.message import shared_default as _shared_default
 from wirebroker.protocol.primitives import (
+    COMPACT_COUNT_RANGES as _counts,
     UUID_ZERO,
     DecodeError,
     UnsupportedFieldError,
@@ -205,12 +206,12 @@ def _r_AlterShareGroupOffsetsRequest_0(b, p):
             q2 = p + n1
             o.group_id = str(b[p:q2], 'utf-8')
             p = q2
-    h14 = b[p]
+    h15 = b[p]
     p += 1
-    if 0 < h14 < 128:
-        n4 = h14 - 1
+    if 0 < h15 < 128:
+        r16 = _counts[h15]
     else:
-        n4 = h14 - 1
+        n4 = h15 - 1
         if n4 > 126:
             n4, p = _uvt(b, p, n4 + 1)
             n4 -= 1
@@ -218,8 +219,9 @@ def _r_AlterShareGroupOffsetsRequest_0(b, p):
             raise DecodeError('AlterShareGroupOffsetsRequest.Topics: null where not nullable')
         if n4 > bl - p:
             raise DecodeError('AlterShareGroupOffsetsRequest.Topics: count ' + str(n4) + ' past the end')
+        r16 = range(n4)
     xs5 = []
-    for _ in range(n4):
+    for _ in r16:
         e6 = _new(_AlterShareGroupOffsetsRequest_AlterShareGroupOffsetsRequestTopic)
         h9 = b[p]
         if 0 < h9 < 128:
@@ -241,7 +243,7 @@ def _r_AlterShareGroupOffsetsRequest_0(b, p):
         h13 = b[p]
         p += 1
         if 0 < h13 < 128:
-            n10 = h13 - 1
+            r14 = _counts[h13]
         else:
             n10 = h13 - 1
             if n10 > 126:
@@ -251,8 +253,9 @@ def _r_AlterShareGroupOffsetsRequest_0(b, p):
                 raise DecodeError('AlterShareGroupOffsetsRequestTopic.Partitions: null where not nullable')
             if n10 > bl - p:
                 raise DecodeError('AlterShareGroupOffsetsRequestTopic.Partitions: count ' + str(n10) + ' past the end')
+            r14 = range(n10)
         xs11 = []
-        for _ in range(n10):
+        for _ in r14:
             e12 = _new(_AlterShareGroupOffsetsRequest_AlterShareGroupOffsetsRequestPartition)
             e12.partition_index, e12.start_offset, = _S0.unpack_from(b, p)
             p += 12
@@ -417,12 +420,12 @@ def _r_AlterShareGroupOffsetsResponse_0(b, p):
             q3 = p + n2
             o.error_message = str(b[p:q3], 'utf-8')
             p = q3
-    h17 = b[p]
+    h18 = b[p]
     p += 1
-    if 0 < h17 < 128:
-        n4 = h17 - 1
+    if 0 < h18 < 128:
+        r19 = _counts[h18]
     else:
-        n4 = h17 - 1
+        n4 = h18 - 1
         if n4 > 126:
             n4, p = _uvt(b, p, n4 + 1)
             n4 -= 1
@@ -430,8 +433,9 @@ def _r_AlterShareGroupOffsetsResponse_0(b, p):
             raise DecodeError('AlterShareGroupOffsetsResponse.Responses: null where not nullable')
         if n4 > bl - p:
             raise DecodeError('AlterShareGroupOffsetsResponse.Responses: count ' + str(n4) + ' past the end')
+        r19 = range(n4)
     xs5 = []
-    for _ in range(n4):
+    for _ in r19:
         e6 = _new(_AlterShareGroupOffsetsResponse_AlterShareGroupOffsetsResponseTopic)
         h9 = b[p]
         if 0 < h9 < 128:
@@ -453,7 +457,7 @@ def _r_AlterShareGroupOffsetsResponse_0(b, p):
         e6.topic_id, h10, = _S2.unpack_from(b, p)
         p += 17
         if 0 < h10 < 128:
-            n11 = h10 - 1
+            r17 = _counts[h10]
         else:
             n11 = h10 - 1
             if n11 > 126:
@@ -463,8 +467,9 @@ def _r_AlterShareGroupOffsetsResponse_0(b, p):
                 raise DecodeError('AlterShareGroupOffsetsResponseTopic.Partitions: null where not nullable')
             if n11 > bl - p:
                 raise DecodeError('AlterShareGroupOffsetsResponseTopic.Partitions: count ' + str(n11) + ' past the end')
+            r17 = range(n11)
         xs12 = []
-        for _ in range(n11):
+        for _ in r17:
             e13 = _new(_AlterShareGroupOffsetsResponse_AlterShareGroupOffsetsResponsePartition)
             e13.partition_index, e13.error_code, h14, = _S1.unpack_from(b, p)
             p += 7

@@ -11,6 +11,7 @@ import struct as _struct
 from wirebroker.protocol.message import UNSET, Message, Struct
 from wirebroker.protocol.message import shared_default as _shared_default
 from wirebroker.protocol.primitives import (
+    COMPACT_COUNT_RANGES as _counts,
     UUID_ZERO,
     DecodeError,
     UnsupportedFieldError,
@@ -182,7 +183,7 @@ def _r_AlterUserScramCredentialsRequest_0(b, p):
     h7 = b[p]
     p += 1
     if 0 < h7 < 128:
-        n1 = h7 - 1
+        r8 = _counts[h7]
     else:
         n1 = h7 - 1
         if n1 > 126:
@@ -192,8 +193,9 @@ def _r_AlterUserScramCredentialsRequest_0(b, p):
             raise DecodeError('AlterUserScramCredentialsRequest.Deletions: null where not nullable')
         if n1 > bl - p:
             raise DecodeError('AlterUserScramCredentialsRequest.Deletions: count ' + str(n1) + ' past the end')
+        r8 = range(n1)
     xs2 = []
-    for _ in range(n1):
+    for _ in r8:
         e3 = _new(_AlterUserScramCredentialsRequest_ScramCredentialDeletion)
         h6 = b[p]
         if 0 < h6 < 128:
@@ -221,80 +223,81 @@ def _r_AlterUserScramCredentialsRequest_0(b, p):
             p = _t_AlterUserScramCredentialsRequest_ScramCredentialDeletion_0(b, p, e3)
         xs2.append(e3)
     o.deletions = xs2
-    h20 = b[p]
+    h21 = b[p]
     p += 1
-    if 0 < h20 < 128:
-        n8 = h20 - 1
+    if 0 < h21 < 128:
+        r22 = _counts[h21]
     else:
-        n8 = h20 - 1
-        if n8 > 126:
-            n8, p = _uvt(b, p, n8 + 1)
-            n8 -= 1
-        if n8 < 0:
+        n9 = h21 - 1
+        if n9 > 126:
+            n9, p = _uvt(b, p, n9 + 1)
+            n9 -= 1
+        if n9 < 0:
             raise DecodeError('AlterUserScramCredentialsRequest.Upsertions: null where not nullable')
-        if n8 > bl - p:
-            raise DecodeError('AlterUserScramCredentialsRequest.Upsertions: count ' + str(n8) + ' past the end')
-    xs9 = []
-    for _ in range(n8):
-        e10 = _new(_AlterUserScramCredentialsRequest_ScramCredentialUpsertion)
-        h13 = b[p]
-        if 0 < h13 < 128:
-            q12 = p + h13
-            e10.name = str(b[p + 1:q12], 'utf-8')
-            p = q12
+        if n9 > bl - p:
+            raise DecodeError('AlterUserScramCredentialsRequest.Upsertions: count ' + str(n9) + ' past the end')
+        r22 = range(n9)
+    xs10 = []
+    for _ in r22:
+        e11 = _new(_AlterUserScramCredentialsRequest_ScramCredentialUpsertion)
+        h14 = b[p]
+        if 0 < h14 < 128:
+            q13 = p + h14
+            e11.name = str(b[p + 1:q13], 'utf-8')
+            p = q13
         else:
             p += 1
-            n11 = h13 - 1
-            if n11 > 126:
-                n11, p = _uvt(b, p, n11 + 1)
-                n11 -= 1
-            if n11 < 0:
+            n12 = h14 - 1
+            if n12 > 126:
+                n12, p = _uvt(b, p, n12 + 1)
+                n12 -= 1
+            if n12 < 0:
                 raise DecodeError('ScramCredentialUpsertion.Name: null where not nullable')
             else:
-                q12 = p + n11
-                e10.name = str(b[p:q12], 'utf-8')
-                p = q12
-        e10.mechanism, e10.iterations, h14, = _S1.unpack_from(b, p)
+                q13 = p + n12
+                e11.name = str(b[p:q13], 'utf-8')
+                p = q13
+        e11.mechanism, e11.iterations, h15, = _S1.unpack_from(b, p)
         p += 6
-        if 0 < h14 < 128:
-            q16 = p + h14 - 1
-            e10.salt = bytes(b[p:q16])
-            p = q16
+        if 0 < h15 < 128:
+            q17 = p + h15 - 1
+            e11.salt = bytes(b[p:q17])
+            p = q17
         else:
-            n15 = h14 - 1
-            if n15 > 126:
-                n15, p = _uvt(b, p, n15 + 1)
-                n15 -= 1
-            if n15 < 0:
+            n16 = h15 - 1
+            if n16 > 126:
+                n16, p = _uvt(b, p, n16 + 1)
+                n16 -= 1
+            if n16 < 0:
                 raise DecodeError('ScramCredentialUpsertion.Salt: null where not nullable')
             else:
-                q16 = p + n15
-                e10.salt = bytes(b[p:q16])
-                p = q16
-        h19 = b[p]
-        if 0 < h19 < 128:
-            q18 = p + h19
-            e10.salted_password = bytes(b[p + 1:q18])
-            p = q18
+                q17 = p + n16
+                e11.salt = bytes(b[p:q17])
+                p = q17
+        h20 = b[p]
+        if 0 < h20 < 128:
+            q19 = p + h20
+            e11.salted_password = bytes(b[p + 1:q19])
+            p = q19
         else:
             p += 1
-            n17 = h19 - 1
-            if n17 > 126:
-                n17, p = _uvt(b, p, n17 + 1)
-                n17 -= 1
-            if n17 < 0:
+            n18 = h20 - 1
+            if n18 > 126:
+                n18, p = _uvt(b, p, n18 + 1)
+                n18 -= 1
+            if n18 < 0:
                 raise DecodeError('ScramCredentialUpsertion.SaltedPassword: null where not nullable')
             else:
-                q18 = p + n17
-                e10.salted_password = bytes(b[p:q18])
-                p = q18
+                q19 = p + n18
+                e11.salted_password = bytes(b[p:q19])
+                p = q19
         if b[p] == 0:  # no tagged fields, the common case
-            e10.unknown_tagged_fields = None
+            e11.unknown_tagged_fields = None
             p += 1
         else:
-            p = _t_AlterUserScramCredentialsRequest_ScramCredentialUpsertion_0(b, p, e10)
-        xs9.append(e10)
-    o.upsertions = xs9
+            p = _t_AlterUserScramCredentialsRequest_ScramCredentialUpsertion_0(b, p, e11)
+        xs10.append(e11)
+    o.upsertions = xs10
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         p += 1
@@ -418,7 +421,7 @@ def _r_AlterUserScramCredentialsResponse_0(b, p):
     o.throttle_time_ms, h1, = _S3.unpack_from(b, p)
     p += 5
     if 0 < h1 < 128:
-        n2 = h1 - 1
+        r11 = _counts[h1]
     else:
         n2 = h1 - 1
         if n2 > 126:
@@ -428,8 +431,9 @@ def _r_AlterUserScramCredentialsResponse_0(b, p):
             raise DecodeError('AlterUserScramCredentialsResponse.Results: null where not nullable')
         if n2 > bl - p:
             raise DecodeError('AlterUserScramCredentialsResponse.Results: count ' + str(n2) + ' past the end')
+        r11 = range(n2)
     xs3 = []
-    for _ in range(n2):
+    for _ in r11:
         e4 = _new(_AlterUserScramCredentialsResponse_AlterUserScramCredentialsResult)
         h7 = b[p]
         if 0 < h7 < 128:

@@ -11,6 +11,7 @@ import struct as _struct
 from wirebroker.protocol.message import UNSET, Message, Struct
 from wirebroker.protocol.message import shared_default as _shared_default
 from wirebroker.protocol.primitives import (
+    COMPACT_COUNT_RANGES as _counts,
     UUID_ZERO,
     DecodeError,
     UnsupportedFieldError,
@@ -475,7 +476,7 @@ def _r_ApiVersionsResponse_2(b, p):
     o.error_code, h1, = _S4.unpack_from(b, p)
     p += 3
     if 0 < h1 < 128:
-        n2 = h1 - 1
+        r5 = _counts[h1]
     else:
         n2 = h1 - 1
         if n2 > 126:
@@ -485,8 +486,9 @@ def _r_ApiVersionsResponse_2(b, p):
             raise DecodeError('ApiVersionsResponse.ApiKeys: null where not nullable')
         if n2 > bl - p:
             raise DecodeError('ApiVersionsResponse.ApiKeys: count ' + str(n2) + ' past the end')
+        r5 = range(n2)
     xs3 = []
-    for _ in range(n2):
+    for _ in r5:
         e4 = _new(_ApiVersionsResponse_ApiVersion)
         e4.api_key, e4.min_version, e4.max_version, = _S1.unpack_from(b, p)
         p += 6

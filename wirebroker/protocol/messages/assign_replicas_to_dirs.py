@@ -11,6 +11,7 @@ import struct as _struct
 from wirebroker.protocol.message import UNSET, Message, Struct
 from wirebroker.protocol.message import shared_default as _shared_default
 from wirebroker.protocol.primitives import (
+    COMPACT_COUNT_RANGES as _counts,
     UUID_ZERO,
     DecodeError,
     UnsupportedFieldError,
@@ -235,7 +236,7 @@ def _r_AssignReplicasToDirsRequest_0(b, p):
     o.broker_id, o.broker_epoch, h1, = _S0.unpack_from(b, p)
     p += 13
     if 0 < h1 < 128:
-        n2 = h1 - 1
+        r15 = _counts[h1]
     else:
         n2 = h1 - 1
         if n2 > 126:
@@ -245,13 +246,14 @@ def _r_AssignReplicasToDirsRequest_0(b, p):
             raise DecodeError('AssignReplicasToDirsRequest.Directories: null where not nullable')
         if n2 > bl - p:
             raise DecodeError('AssignReplicasToDirsRequest.Directories: count ' + str(n2) + ' past the end')
+        r15 = range(n2)
     xs3 = []
-    for _ in range(n2):
+    for _ in r15:
         e4 = _new(_AssignReplicasToDirsRequest_DirectoryData)
         e4.id, h5, = _S1.unpack_from(b, p)
         p += 17
         if 0 < h5 < 128:
-            n6 = h5 - 1
+            r14 = _counts[h5]
         else:
             n6 = h5 - 1
             if n6 > 126:
@@ -261,13 +263,14 @@ def _r_AssignReplicasToDirsRequest_0(b, p):
                 raise DecodeError('DirectoryData.Topics: null where not nullable')
             if n6 > bl - p:
                 raise DecodeError('DirectoryData.Topics: count ' + str(n6) + ' past the end')
+            r14 = range(n6)
         xs7 = []
-        for _ in range(n6):
+        for _ in r14:
             e8 = _new(_AssignReplicasToDirsRequest_TopicData)
             e8.topic_id, h9, = _S1.unpack_from(b, p)
             p += 17
             if 0 < h9 < 128:
-                n10 = h9 - 1
+                r13 = _counts[h9]
             else:
                 n10 = h9 - 1
                 if n10 > 126:
@@ -277,8 +280,9 @@ def _r_AssignReplicasToDirsRequest_0(b, p):
                     raise DecodeError('TopicData.Partitions: null where not nullable')
                 if n10 > bl - p:
                     raise DecodeError('TopicData.Partitions: count ' + str(n10) + ' past the end')
+                r13 = range(n10)
             xs11 = []
-            for _ in range(n10):
+            for _ in r13:
                 e12 = _new(_AssignReplicasToDirsRequest_PartitionData)
                 e12.partition_index, = _S2.unpack_from(b, p)
                 p += 4
@@ -386,7 +390,7 @@ def _r_AssignReplicasToDirsResponse_0(b, p):
     o.throttle_time_ms, o.error_code, h1, = _S5.unpack_from(b, p)
     p += 7
     if 0 < h1 < 128:
-        n2 = h1 - 1
+        r15 = _counts[h1]
     else:
         n2 = h1 - 1
         if n2 > 126:
@@ -396,13 +400,14 @@ def _r_AssignReplicasToDirsResponse_0(b, p):
             raise DecodeError('AssignReplicasToDirsResponse.Directories: null where not nullable')
         if n2 > bl - p:
             raise DecodeError('AssignReplicasToDirsResponse.Directories: count ' + str(n2) + ' past the end')
+        r15 = range(n2)
     xs3 = []
-    for _ in range(n2):
+    for _ in r15:
         e4 = _new(_AssignReplicasToDirsResponse_DirectoryData)
         e4.id, h5, = _S1.unpack_from(b, p)
         p += 17
         if 0 < h5 < 128:
-            n6 = h5 - 1
+            r14 = _counts[h5]
         else:
             n6 = h5 - 1
             if n6 > 126:
@@ -412,13 +417,14 @@ def _r_AssignReplicasToDirsResponse_0(b, p):
                 raise DecodeError('DirectoryData.Topics: null where not nullable')
             if n6 > bl - p:
                 raise DecodeError('DirectoryData.Topics: count ' + str(n6) + ' past the end')
+            r14 = range(n6)
         xs7 = []
-        for _ in range(n6):
+        for _ in r14:
             e8 = _new(_AssignReplicasToDirsResponse_TopicData)
             e8.topic_id, h9, = _S1.unpack_from(b, p)
             p += 17
             if 0 < h9 < 128:
-                n10 = h9 - 1
+                r13 = _counts[h9]
             else:
                 n10 = h9 - 1
                 if n10 > 126:
@@ -428,8 +434,9 @@ def _r_AssignReplicasToDirsResponse_0(b, p):
                     raise DecodeError('TopicData.Partitions: null where not nullable')
                 if n10 > bl - p:
                     raise DecodeError('TopicData.Partitions: count ' + str(n10) + ' past the end')
+                r13 = range(n10)
             xs11 = []
-            for _ in range(n10):
+            for _ in r13:
                 e12 = _new(_AssignReplicasToDirsResponse_PartitionData)
                 e12.partition_index, e12.error_code, = _S6.unpack_from(b, p)
                 p += 6

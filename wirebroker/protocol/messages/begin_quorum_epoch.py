@@ -11,6 +11,7 @@ import struct as _struct
 from wirebroker.protocol.message import UNSET, Message, Struct
 from wirebroker.protocol.message import shared_default as _shared_default
 from wirebroker.protocol.primitives import (
+    COMPACT_COUNT_RANGES as _counts,
     UUID_ZERO,
     DecodeError,
     UnsupportedFieldError,
@@ -342,7 +343,7 @@ def _r_BeginQuorumEpochRequest_1(b, p):
     o.voter_id, h4, = _S3.unpack_from(b, p)
     p += 5
     if 0 < h4 < 128:
-        n5 = h4 - 1
+        r16 = _counts[h4]
     else:
         n5 = h4 - 1
         if n5 > 126:
@@ -352,8 +353,9 @@ def _r_BeginQuorumEpochRequest_1(b, p):
             raise DecodeError('BeginQuorumEpochRequest.Topics: null where not nullable')
         if n5 > bl - p:
             raise DecodeError('BeginQuorumEpochRequest.Topics: count ' + str(n5) + ' past the end')
+        r16 = range(n5)
     xs6 = []
-    for _ in range(n5):
+    for _ in r16:
         e7 = _new(_BeginQuorumEpochRequest_TopicData)
         h10 = b[p]
         if 0 < h10 < 128:
@@ -375,7 +377,7 @@ def _r_BeginQuorumEpochRequest_1(b, p):
         h14 = b[p]
         p += 1
         if 0 < h14 < 128:
-            n11 = h14 - 1
+            r15 = _counts[h14]
         else:
             n11 = h14 - 1
             if n11 > 126:
@@ -385,8 +387,9 @@ def _r_BeginQuorumEpochRequest_1(b, p):
                 raise DecodeError('TopicData.Partitions: null where not nullable')
             if n11 > bl - p:
                 raise DecodeError('TopicData.Partitions: count ' + str(n11) + ' past the end')
+            r15 = range(n11)
         xs12 = []
-        for _ in range(n11):
+        for _ in r15:
             e13 = _new(_BeginQuorumEpochRequest_PartitionData)
             e13.partition_index, e13.voter_directory_id, e13.leader_id, e13.leader_epoch, = _S4.unpack_from(b, p)
             p += 28
@@ -404,65 +407,66 @@ def _r_BeginQuorumEpochRequest_1(b, p):
             p = _t_BeginQuorumEpochRequest_TopicData_0(b, p, e7)
         xs6.append(e7)
     o.topics = xs6
-    h24 = b[p]
+    h26 = b[p]
     p += 1
-    if 0 < h24 < 128:
-        n15 = h24 - 1
+    if 0 < h26 < 128:
+        r27 = _counts[h26]
     else:
-        n15 = h24 - 1
-        if n15 > 126:
-            n15, p = _uvt(b, p, n15 + 1)
-            n15 -= 1
-        if n15 < 0:
+        n17 = h26 - 1
+        if n17 > 126:
+            n17, p = _uvt(b, p, n17 + 1)
+            n17 -= 1
+        if n17 < 0:
             raise DecodeError('BeginQuorumEpochRequest.LeaderEndpoints: null where not nullable')
-        if n15 > bl - p:
-            raise DecodeError('BeginQuorumEpochRequest.LeaderEndpoints: count ' + str(n15) + ' past the end')
-    xs16 = []
-    for _ in range(n15):
-        e17 = _new(_BeginQuorumEpochRequest_LeaderEndpoint)
-        h20 = b[p]
-        if 0 < h20 < 128:
-            q19 = p + h20
-            e17.name = str(b[p + 1:q19], 'utf-8')
-            p = q19
+        if n17 > bl - p:
+            raise DecodeError('BeginQuorumEpochRequest.LeaderEndpoints: count ' + str(n17) + ' past the end')
+        r27 = range(n17)
+    xs18 = []
+    for _ in r27:
+        e19 = _new(_BeginQuorumEpochRequest_LeaderEndpoint)
+        h22 = b[p]
+        if 0 < h22 < 128:
+            q21 = p + h22
+            e19.name = str(b[p + 1:q21], 'utf-8')
+            p = q21
         else:
             p += 1
-            n18 = h20 - 1
-            if n18 > 126:
-                n18, p = _uvt(b, p, n18 + 1)
-                n18 -= 1
-            if n18 < 0:
+            n20 = h22 - 1
+            if n20 > 126:
+                n20, p = _uvt(b, p, n20 + 1)
+                n20 -= 1
+            if n20 < 0:
                 raise DecodeError('LeaderEndpoint.Name: null where not nullable')
             else:
-                q19 = p + n18
-                e17.name = str(b[p:q19], 'utf-8')
-                p = q19
-        h23 = b[p]
-        if 0 < h23 < 128:
-            q22 = p + h23
-            e17.host = str(b[p + 1:q22], 'utf-8')
-            p = q22
+                q21 = p + n20
+                e19.name = str(b[p:q21], 'utf-8')
+                p = q21
+        h25 = b[p]
+        if 0 < h25 < 128:
+            q24 = p + h25
+            e19.host = str(b[p + 1:q24], 'utf-8')
+            p = q24
         else:
             p += 1
-            n21 = h23 - 1
-            if n21 > 126:
-                n21, p = _uvt(b, p, n21 + 1)
-                n21 -= 1
-            if n21 < 0:
+            n23 = h25 - 1
+            if n23 > 126:
+                n23, p = _uvt(b, p, n23 + 1)
+                n23 -= 1
+            if n23 < 0:
                 raise DecodeError('LeaderEndpoint.Host: null where not nullable')
             else:
-                q22 = p + n21
-                e17.host = str(b[p:q22], 'utf-8')
-                p = q22
-        e17.port, = _S5.unpack_from(b, p)
+                q24 = p + n23
+                e19.host = str(b[p:q24], 'utf-8')
+                p = q24
+        e19.port, = _S5.unpack_from(b, p)
         p += 2
         if b[p] == 0:  # no tagged fields, the common case
-            e17.unknown_tagged_fields = None
+            e19.unknown_tagged_fields = None
             p += 1
         else:
-            p = _t_BeginQuorumEpochRequest_LeaderEndpoint_0(b, p, e17)
-        xs16.append(e17)
-    o.leader_endpoints = xs16
+            p = _t_BeginQuorumEpochRequest_LeaderEndpoint_0(b, p, e19)
+        xs18.append(e19)
+    o.leader_endpoints = xs18
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         p += 1
@@ -703,7 +707,7 @@ def _r_BeginQuorumEpochResponse_1(b, p):
     o.error_code, h1, = _S8.unpack_from(b, p)
     p += 3
     if 0 < h1 < 128:
-        n2 = h1 - 1
+        r13 = _counts[h1]
     else:
         n2 = h1 - 1
         if n2 > 126:
@@ -713,8 +717,9 @@ def _r_BeginQuorumEpochResponse_1(b, p):
             raise DecodeError('BeginQuorumEpochResponse.Topics: null where not nullable')
         if n2 > bl - p:
             raise DecodeError('BeginQuorumEpochResponse.Topics: count ' + str(n2) + ' past the end')
+        r13 = range(n2)
     xs3 = []
-    for _ in range(n2):
+    for _ in r13:
         e4 = _new(_BeginQuorumEpochResponse_TopicData)
         h7 = b[p]
         if 0 < h7 < 128:
@@ -736,7 +741,7 @@ def _r_BeginQuorumEpochResponse_1(b, p):
         h11 = b[p]
         p += 1
         if 0 < h11 < 128:
-            n8 = h11 - 1
+            r12 = _counts[h11]
         else:
             n8 = h11 - 1
             if n8 > 126:
@@ -746,8 +751,9 @@ def _r_BeginQuorumEpochResponse_1(b, p):
                 raise DecodeError('TopicData.Partitions: null where not nullable')
             if n8 > bl - p:
                 raise DecodeError('TopicData.Partitions: count ' + str(n8) + ' past the end')
+            r12 = range(n8)
         xs9 = []
-        for _ in range(n8):
+        for _ in r12:
             e10 = _new(_BeginQuorumEpochResponse_PartitionData)
             e10.partition_index, e10.error_code, e10.leader_id, e10.leader_epoch, = _S7.unpack_from(b, p)
             p += 14

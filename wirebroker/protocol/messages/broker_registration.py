@@ -11,6 +11,7 @@ import struct as _struct
 from wirebroker.protocol.message import UNSET, Message, Struct
 from wirebroker.protocol.message import shared_default as _shared_default
 from wirebroker.protocol.primitives import (
+    COMPACT_COUNT_RANGES as _counts,
     UUID_ZERO,
     DecodeError,
     UnsupportedFieldError,
@@ -198,7 +199,7 @@ def _r_BrokerRegistrationRequest_0(b, p):
     o.incarnation_id, h4, = _S1.unpack_from(b, p)
     p += 17
     if 0 < h4 < 128:
-        n5 = h4 - 1
+        r14 = _counts[h4]
     else:
         n5 = h4 - 1
         if n5 > 126:
@@ -208,8 +209,9 @@ def _r_BrokerRegistrationRequest_0(b, p):
             raise DecodeError('BrokerRegistrationRequest.Listeners: null where not nullable')
         if n5 > bl - p:
             raise DecodeError('BrokerRegistrationRequest.Listeners: count ' + str(n5) + ' past the end')
+        r14 = range(n5)
     xs6 = []
-    for _ in range(n5):
+    for _ in r14:
         e7 = _new(_BrokerRegistrationRequest_Listener)
         h10 = b[p]
         if 0 < h10 < 128:
@@ -254,68 +256,69 @@ def _r_BrokerRegistrationRequest_0(b, p):
             p = _t_BrokerRegistrationRequest_Listener_0(b, p, e7)
         xs6.append(e7)
     o.listeners = xs6
-    h20 = b[p]
+    h21 = b[p]
     p += 1
-    if 0 < h20 < 128:
-        n14 = h20 - 1
+    if 0 < h21 < 128:
+        r22 = _counts[h21]
     else:
-        n14 = h20 - 1
-        if n14 > 126:
-            n14, p = _uvt(b, p, n14 + 1)
-            n14 -= 1
-        if n14 < 0:
+        n15 = h21 - 1
+        if n15 > 126:
+            n15, p = _uvt(b, p, n15 + 1)
+            n15 -= 1
+        if n15 < 0:
             raise DecodeError('BrokerRegistrationRequest.Features: null where not nullable')
-        if n14 > bl - p:
-            raise DecodeError('BrokerRegistrationRequest.Features: count ' + str(n14) + ' past the end')
-    xs15 = []
-    for _ in range(n14):
-        e16 = _new(_BrokerRegistrationRequest_Feature)
-        h19 = b[p]
-        if 0 < h19 < 128:
-            q18 = p + h19
-            e16.name = str(b[p + 1:q18], 'utf-8')
-            p = q18
+        if n15 > bl - p:
+            raise DecodeError('BrokerRegistrationRequest.Features: count ' + str(n15) + ' past the end')
+        r22 = range(n15)
+    xs16 = []
+    for _ in r22:
+        e17 = _new(_BrokerRegistrationRequest_Feature)
+        h20 = b[p]
+        if 0 < h20 < 128:
+            q19 = p + h20
+            e17.name = str(b[p + 1:q19], 'utf-8')
+            p = q19
         else:
             p += 1
-            n17 = h19 - 1
-            if n17 > 126:
-                n17, p = _uvt(b, p, n17 + 1)
-                n17 -= 1
-            if n17 < 0:
+            n18 = h20 - 1
+            if n18 > 126:
+                n18, p = _uvt(b, p, n18 + 1)
+                n18 -= 1
+            if n18 < 0:
                 raise DecodeError('Feature.Name: null where not nullable')
             else:
-                q18 = p + n17
-                e16.name = str(b[p:q18], 'utf-8')
-                p = q18
-        e16.min_supported_version, e16.max_supported_version, = _S3.unpack_from(b, p)
+                q19 = p + n18
+                e17.name = str(b[p:q19], 'utf-8')
+                p = q19
+        e17.min_supported_version, e17.max_supported_version, = _S3.unpack_from(b, p)
         p += 4
         if b[p] == 0:  # no tagged fields, the common case
-            e16.unknown_tagged_fields = None
+            e17.unknown_tagged_fields = None
             p += 1
         else:
-            p = _t_BrokerRegistrationRequest_Feature_0(b, p, e16)
-        xs15.append(e16)
-    o.features = xs15
-    h23 = b[p]
-    if 0 < h23 < 128:
-        q22 = p + h23
-        o.rack = str(b[p + 1:q22], 'utf-8')
-        p = q22
-    elif h23 == 0:
+            p = _t_BrokerRegistrationRequest_Feature_0(b, p, e17)
+        xs16.append(e17)
+    o.features = xs16
+    h25 = b[p]
+    if 0 < h25 < 128:
+        q24 = p + h25
+        o.rack = str(b[p + 1:q24], 'utf-8')
+        p = q24
+    elif h25 == 0:
         o.rack = None
         p += 1
     else:
         p += 1
-        n21 = h23 - 1
-        if n21 > 126:
-            n21, p = _uvt(b, p, n21 + 1)
-            n21 -= 1
-        if n21 < 0:
+        n23 = h25 - 1
+        if n23 > 126:
+            n23, p = _uvt(b, p, n23 + 1)
+            n23 -= 1
+        if n23 < 0:
             o.rack = None
         else:
-            q22 = p + n21
-            o.rack = str(b[p:q22], 'utf-8')
-            p = q22
+            q24 = p + n23
+            o.rack = str(b[p:q24], 'utf-8')
+            p = q24
     o.is_migrating_zk_broker = False
     o.log_dirs = []
     o.previous_broker_epoch = -1
@@ -430,7 +433,7 @@ def _r_BrokerRegistrationRequest_1(b, p):
     o.incarnation_id, h4, = _S1.unpack_from(b, p)
     p += 17
     if 0 < h4 < 128:
-        n5 = h4 - 1
+        r14 = _counts[h4]
     else:
         n5 = h4 - 1
         if n5 > 126:
@@ -440,8 +443,9 @@ def _r_BrokerRegistrationRequest_1(b, p):
             raise DecodeError('BrokerRegistrationRequest.Listeners: null where not nullable')
         if n5 > bl - p:
             raise DecodeError('BrokerRegistrationRequest.Listeners: count ' + str(n5) + ' past the end')
+        r14 = range(n5)
     xs6 = []
-    for _ in range(n5):
+    for _ in r14:
         e7 = _new(_BrokerRegistrationRequest_Listener)
         h10 = b[p]
         if 0 < h10 < 128:
@@ -486,68 +490,69 @@ def _r_BrokerRegistrationRequest_1(b, p):
             p = _t_BrokerRegistrationRequest_Listener_0(b, p, e7)
         xs6.append(e7)
     o.listeners = xs6
-    h20 = b[p]
+    h21 = b[p]
     p += 1
-    if 0 < h20 < 128:
-        n14 = h20 - 1
+    if 0 < h21 < 128:
+        r22 = _counts[h21]
     else:
-        n14 = h20 - 1
-        if n14 > 126:
-            n14, p = _uvt(b, p, n14 + 1)
-            n14 -= 1
-        if n14 < 0:
+        n15 = h21 - 1
+        if n15 > 126:
+            n15, p = _uvt(b, p, n15 + 1)
+            n15 -= 1
+        if n15 < 0:
             raise DecodeError('BrokerRegistrationRequest.Features: null where not nullable')
-        if n14 > bl - p:
-            raise DecodeError('BrokerRegistrationRequest.Features: count ' + str(n14) + ' past the end')
-    xs15 = []
-    for _ in range(n14):
-        e16 = _new(_BrokerRegistrationRequest_Feature)
-        h19 = b[p]
-        if 0 < h19 < 128:
-            q18 = p + h19
-            e16.name = str(b[p + 1:q18], 'utf-8')
-            p = q18
+        if n15 > bl - p:
+            raise DecodeError('BrokerRegistrationRequest.Features: count ' + str(n15) + ' past the end')
+        r22 = range(n15)
+    xs16 = []
+    for _ in r22:
+        e17 = _new(_BrokerRegistrationRequest_Feature)
+        h20 = b[p]
+        if 0 < h20 < 128:
+            q19 = p + h20
+            e17.name = str(b[p + 1:q19], 'utf-8')
+            p = q19
         else:
             p += 1
-            n17 = h19 - 1
-            if n17 > 126:
-                n17, p = _uvt(b, p, n17 + 1)
-                n17 -= 1
-            if n17 < 0:
+            n18 = h20 - 1
+            if n18 > 126:
+                n18, p = _uvt(b, p, n18 + 1)
+                n18 -= 1
+            if n18 < 0:
                 raise DecodeError('Feature.Name: null where not nullable')
             else:
-                q18 = p + n17
-                e16.name = str(b[p:q18], 'utf-8')
-                p = q18
-        e16.min_supported_version, e16.max_supported_version, = _S3.unpack_from(b, p)
+                q19 = p + n18
+                e17.name = str(b[p:q19], 'utf-8')
+                p = q19
+        e17.min_supported_version, e17.max_supported_version, = _S3.unpack_from(b, p)
         p += 4
         if b[p] == 0:  # no tagged fields, the common case
-            e16.unknown_tagged_fields = None
+            e17.unknown_tagged_fields = None
             p += 1
         else:
-            p = _t_BrokerRegistrationRequest_Feature_0(b, p, e16)
-        xs15.append(e16)
-    o.features = xs15
-    h23 = b[p]
-    if 0 < h23 < 128:
-        q22 = p + h23
-        o.rack = str(b[p + 1:q22], 'utf-8')
-        p = q22
-    elif h23 == 0:
+            p = _t_BrokerRegistrationRequest_Feature_0(b, p, e17)
+        xs16.append(e17)
+    o.features = xs16
+    h25 = b[p]
+    if 0 < h25 < 128:
+        q24 = p + h25
+        o.rack = str(b[p + 1:q24], 'utf-8')
+        p = q24
+    elif h25 == 0:
         o.rack = None
         p += 1
     else:
         p += 1
-        n21 = h23 - 1
-        if n21 > 126:
-            n21, p = _uvt(b, p, n21 + 1)
-            n21 -= 1
-        if n21 < 0:
+        n23 = h25 - 1
+        if n23 > 126:
+            n23, p = _uvt(b, p, n23 + 1)
+            n23 -= 1
+        if n23 < 0:
             o.rack = None
         else:
-            q22 = p + n21
-            o.rack = str(b[p:q22], 'utf-8')
-            p = q22
+            q24 = p + n23
+            o.rack = str(b[p:q24], 'utf-8')
+            p = q24
     o.is_migrating_zk_broker, = _S6.unpack_from(b, p)
     p += 1
     o.log_dirs = []
@@ -662,7 +667,7 @@ def _r_BrokerRegistrationRequest_2(b, p):
     o.incarnation_id, h4, = _S1.unpack_from(b, p)
     p += 17
     if 0 < h4 < 128:
-        n5 = h4 - 1
+        r14 = _counts[h4]
     else:
         n5 = h4 - 1
         if n5 > 126:
@@ -672,8 +677,9 @@ def _r_BrokerRegistrationRequest_2(b, p):
             raise DecodeError('BrokerRegistrationRequest.Listeners: null where not nullable')
         if n5 > bl - p:
             raise DecodeError('BrokerRegistrationRequest.Listeners: count ' + str(n5) + ' past the end')
+        r14 = range(n5)
     xs6 = []
-    for _ in range(n5):
+    for _ in r14:
         e7 = _new(_BrokerRegistrationRequest_Listener)
         h10 = b[p]
         if 0 < h10 < 128:
@@ -718,87 +724,89 @@ def _r_BrokerRegistrationRequest_2(b, p):
             p = _t_BrokerRegistrationRequest_Listener_0(b, p, e7)
         xs6.append(e7)
     o.listeners = xs6
-    h20 = b[p]
+    h21 = b[p]
     p += 1
-    if 0 < h20 < 128:
-        n14 = h20 - 1
+    if 0 < h21 < 128:
+        r22 = _counts[h21]
     else:
-        n14 = h20 - 1
-        if n14 > 126:
-            n14, p = _uvt(b, p, n14 + 1)
-            n14 -= 1
-        if n14 < 0:
+        n15 = h21 - 1
+        if n15 > 126:
+            n15, p = _uvt(b, p, n15 + 1)
+            n15 -= 1
+        if n15 < 0:
             raise DecodeError('BrokerRegistrationRequest.Features: null where not nullable')
-        if n14 > bl - p:
-            raise DecodeError('BrokerRegistrationRequest.Features: count ' + str(n14) + ' past the end')
-    xs15 = []
-    for _ in range(n14):
-        e16 = _new(_BrokerRegistrationRequest_Feature)
-        h19 = b[p]
-        if 0 < h19 < 128:
-            q18 = p + h19
-            e16.name = str(b[p + 1:q18], 'utf-8')
-            p = q18
+        if n15 > bl - p:
+            raise DecodeError('BrokerRegistrationRequest.Features: count ' + str(n15) + ' past the end')
+        r22 = range(n15)
+    xs16 = []
+    for _ in r22:
+        e17 = _new(_BrokerRegistrationRequest_Feature)
+        h20 = b[p]
+        if 0 < h20 < 128:
+            q19 = p + h20
+            e17.name = str(b[p + 1:q19], 'utf-8')
+            p = q19
         else:
             p += 1
-            n17 = h19 - 1
-            if n17 > 126:
-                n17, p = _uvt(b, p, n17 + 1)
-                n17 -= 1
-            if n17 < 0:
+            n18 = h20 - 1
+            if n18 > 126:
+                n18, p = _uvt(b, p, n18 + 1)
+                n18 -= 1
+            if n18 < 0:
                 raise DecodeError('Feature.Name: null where not nullable')
             else:
-                q18 = p + n17
-                e16.name = str(b[p:q18], 'utf-8')
-                p = q18
-        e16.min_supported_version, e16.max_supported_version, = _S3.unpack_from(b, p)
+                q19 = p + n18
+                e17.name = str(b[p:q19], 'utf-8')
+                p = q19
+        e17.min_supported_version, e17.max_supported_version, = _S3.unpack_from(b, p)
         p += 4
         if b[p] == 0:  # no tagged fields, the common case
-            e16.unknown_tagged_fields = None
+            e17.unknown_tagged_fields = None
             p += 1
         else:
-            p = _t_BrokerRegistrationRequest_Feature_0(b, p, e16)
-        xs15.append(e16)
-    o.features = xs15
-    h23 = b[p]
-    if 0 < h23 < 128:
-        q22 = p + h23
-        o.rack = str(b[p + 1:q22], 'utf-8')
-        p = q22
-    elif h23 == 0:
+            p = _t_BrokerRegistrationRequest_Feature_0(b, p, e17)
+        xs16.append(e17)
+    o.features = xs16
+    h25 = b[p]
+    if 0 < h25 < 128:
+        q24 = p + h25
+        o.rack = str(b[p + 1:q24], 'utf-8')
+        p = q24
+    elif h25 == 0:
         o.rack = None
         p += 1
     else:
         p += 1
-        n21 = h23 - 1
-        if n21 > 126:
-            n21, p = _uvt(b, p, n21 + 1)
-            n21 -= 1
-        if n21 < 0:
+        n23 = h25 - 1
+        if n23 > 126:
+            n23, p = _uvt(b, p, n23 + 1)
+            n23 -= 1
+        if n23 < 0:
             o.rack = None
         else:
-            q22 = p + n21
-            o.rack = str(b[p:q22], 'utf-8')
-            p = q22
-    o.is_migrating_zk_broker, h24, = _S7.unpack_from(b, p)
+            q24 = p + n23
+            o.rack = str(b[p:q24], 'utf-8')
+            p = q24
+    o.is_migrating_zk_broker, h26, = _S7.unpack_from(b, p)
     p += 2
-    if 0 < h24 < 128:
-        n25 = h24 - 1
+    if 0 < h26 < 128:
+        r30 = _counts[h26]
     else:
-        n25 = h24 - 1
-        if n25 > 126:
-            n25, p = _uvt(b, p, n25 + 1)
-            n25 -= 1
-        if n25 < 0:
+        n27 = h26 - 1
+        if n27 > 126:
+            n27, p = _uvt(b, p, n27 + 1)
+            n27 -= 1
+        if n27 < 0:
             raise DecodeError('BrokerRegistrationRequest.LogDirs: null where not nullable')
-        if n25 > bl - p:
-            raise DecodeError('BrokerRegistrationRequest.LogDirs: count ' + str(n25) + ' past the end')
-    xs26 = []
-    for _ in range(n25):
-        e27, = _S5.unpack_from(b, p)
+        if n27 > bl - p:
+            raise DecodeError('BrokerRegistrationRequest.LogDirs: count ' + str(n27) + ' past the end')
+        r30 = range(n27)
+    xs28 = []
+    for _ in r30:
+        e29, = _S5.unpack_from(b, p)
         p += 16
-        xs26.append(e27)
-    o.log_dirs = xs26
+        xs28.append(e29)
+    o.log_dirs = xs28
     o.previous_broker_epoch = -1
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
@@ -918,7 +926,7 @@ def _r_BrokerRegistrationRequest_3(b, p):
     o.incarnation_id, h4, = _S1.unpack_from(b, p)
     p += 17
     if 0 < h4 < 128:
-        n5 = h4 - 1
+        r14 = _counts[h4]
     else:
         n5 = h4 - 1
         if n5 > 126:
@@ -928,8 +936,9 @@ def _r_BrokerRegistrationRequest_3(b, p):
             raise DecodeError('BrokerRegistrationRequest.Listeners: null where not nullable')
         if n5 > bl - p:
             raise DecodeError('BrokerRegistrationRequest.Listeners: count ' + str(n5) + ' past the end')
+        r14 = range(n5)
     xs6 = []
-    for _ in range(n5):
+    for _ in r14:
         e7 = _new(_BrokerRegistrationRequest_Listener)
         h10 = b[p]
         if 0 < h10 < 128:
@@ -974,87 +983,89 @@ def _r_BrokerRegistrationRequest_3(b, p):
             p = _t_BrokerRegistrationRequest_Listener_0(b, p, e7)
         xs6.append(e7)
     o.listeners = xs6
-    h20 = b[p]
+    h21 = b[p]
     p += 1
-    if 0 < h20 < 128:
-        n14 = h20 - 1
+    if 0 < h21 < 128:
+        r22 = _counts[h21]
     else:
-        n14 = h20 - 1
-        if n14 > 126:
-            n14, p = _uvt(b, p, n14 + 1)
-            n14 -= 1
-        if n14 < 0:
+        n15 = h21 - 1
+        if n15 > 126:
+            n15, p = _uvt(b, p, n15 + 1)
+            n15 -= 1
+        if n15 < 0:
             raise DecodeError('BrokerRegistrationRequest.Features: null where not nullable')
-        if n14 > bl - p:
-            raise DecodeError('BrokerRegistrationRequest.Features: count ' + str(n14) + ' past the end')
-    xs15 = []
-    for _ in range(n14):
-        e16 = _new(_BrokerRegistrationRequest_Feature)
-        h19 = b[p]
-        if 0 < h19 < 128:
-            q18 = p + h19
-            e16.name = str(b[p + 1:q18], 'utf-8')
-            p = q18
+        if n15 > bl - p:
+            raise DecodeError('BrokerRegistrationRequest.Features: count ' + str(n15) + ' past the end')
+        r22 = range(n15)
+    xs16 = []
+    for _ in r22:
+        e17 = _new(_BrokerRegistrationRequest_Feature)
+        h20 = b[p]
+        if 0 < h20 < 128:
+            q19 = p + h20
+            e17.name = str(b[p + 1:q19], 'utf-8')
+            p = q19
         else:
             p += 1
-            n17 = h19 - 1
-            if n17 > 126:
-                n17, p = _uvt(b, p, n17 + 1)
-                n17 -= 1
-            if n17 < 0:
+            n18 = h20 - 1
+            if n18 > 126:
+                n18, p = _uvt(b, p, n18 + 1)
+                n18 -= 1
+            if n18 < 0:
                 raise DecodeError('Feature.Name: null where not nullable')
             else:
-                q18 = p + n17
-                e16.name = str(b[p:q18], 'utf-8')
-                p = q18
-        e16.min_supported_version, e16.max_supported_version, = _S3.unpack_from(b, p)
+                q19 = p + n18
+                e17.name = str(b[p:q19], 'utf-8')
+                p = q19
+        e17.min_supported_version, e17.max_supported_version, = _S3.unpack_from(b, p)
         p += 4
         if b[p] == 0:  # no tagged fields, the common case
-            e16.unknown_tagged_fields = None
+            e17.unknown_tagged_fields = None
             p += 1
         else:
-            p = _t_BrokerRegistrationRequest_Feature_0(b, p, e16)
-        xs15.append(e16)
-    o.features = xs15
-    h23 = b[p]
-    if 0 < h23 < 128:
-        q22 = p + h23
-        o.rack = str(b[p + 1:q22], 'utf-8')
-        p = q22
-    elif h23 == 0:
+            p = _t_BrokerRegistrationRequest_Feature_0(b, p, e17)
+        xs16.append(e17)
+    o.features = xs16
+    h25 = b[p]
+    if 0 < h25 < 128:
+        q24 = p + h25
+        o.rack = str(b[p + 1:q24], 'utf-8')
+        p = q24
+    elif h25 == 0:
         o.rack = None
         p += 1
     else:
         p += 1
-        n21 = h23 - 1
-        if n21 > 126:
-            n21, p = _uvt(b, p, n21 + 1)
-            n21 -= 1
-        if n21 < 0:
+        n23 = h25 - 1
+        if n23 > 126:
+            n23, p = _uvt(b, p, n23 + 1)
+            n23 -= 1
+        if n23 < 0:
             o.rack = None
         else:
-            q22 = p + n21
-            o.rack = str(b[p:q22], 'utf-8')
-            p = q22
-    o.is_migrating_zk_broker, h24, = _S7.unpack_from(b, p)
+            q24 = p + n23
+            o.rack = str(b[p:q24], 'utf-8')
+            p = q24
+    o.is_migrating_zk_broker, h26, = _S7.unpack_from(b, p)
     p += 2
-    if 0 < h24 < 128:
-        n25 = h24 - 1
+    if 0 < h26 < 128:
+        r30 = _counts[h26]
     else:
-        n25 = h24 - 1
-        if n25 > 126:
-            n25, p = _uvt(b, p, n25 + 1)
-            n25 -= 1
-        if n25 < 0:
+        n27 = h26 - 1
+        if n27 > 126:
+            n27, p = _uvt(b, p, n27 + 1)
+            n27 -= 1
+        if n27 < 0:
             raise DecodeError('BrokerRegistrationRequest.LogDirs: null where not nullable')
-        if n25 > bl - p:
-            raise DecodeError('BrokerRegistrationRequest.LogDirs: count ' + str(n25) + ' past the end')
-    xs26 = []
-    for _ in range(n25):
-        e27, = _S5.unpack_from(b, p)
+        if n27 > bl - p:
+            raise DecodeError('BrokerRegistrationRequest.LogDirs: count ' + str(n27) + ' past the end')
+        r30 = range(n27)
+    xs28 = []
+    for _ in r30:
+        e29, = _S5.unpack_from(b, p)
         p += 16
-        xs26.append(e27)
-    o.log_dirs = xs26
+        xs28.append(e29)
+    o.log_dirs = xs28
     o.previous_broker_epoch, = _S8.unpack_from(b, p)
     p += 8
     if b[p] == 0:  # no tagged fields, the common case

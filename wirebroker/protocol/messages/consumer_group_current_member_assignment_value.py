@@ -11,6 +11,7 @@ import struct as _struct
 from wirebroker.protocol.message import UNSET, Message, Struct
 from wirebroker.protocol.message import shared_default as _shared_default
 from wirebroker.protocol.primitives import (
+    COMPACT_COUNT_RANGES as _counts,
     UUID_ZERO,
     DecodeError,
     UnsupportedFieldError,
@@ -137,7 +138,7 @@ def _r_ConsumerGroupCurrentMemberAssignmentValue_0(b, p):
     o.member_epoch, o.previous_member_epoch, o.state, h1, = _S0.unpack_from(b, p)
     p += 10
     if 0 < h1 < 128:
-        n2 = h1 - 1
+        r7 = _counts[h1]
     else:
         n2 = h1 - 1
         if n2 > 126:
@@ -147,8 +148,9 @@ def _r_ConsumerGroupCurrentMemberAssignmentValue_0(b, p):
             raise DecodeError('ConsumerGroupCurrentMemberAssignmentValue.AssignedPartitions: null where not nullable')
         if n2 > bl - p:
             raise DecodeError('ConsumerGroupCurrentMemberAssignmentValue.AssignedPartitions: count ' + str(n2) + ' past the end')
+        r7 = range(n2)
     xs3 = []
-    for _ in range(n2):
+    for _ in r7:
         e4 = _new(_ConsumerGroupCurrentMemberAssignmentValue_TopicPartitions)
         e4.topic_id, h5, = _S1.unpack_from(b, p)
         p += 17
@@ -178,50 +180,51 @@ def _r_ConsumerGroupCurrentMemberAssignmentValue_0(b, p):
             p = _t_ConsumerGroupCurrentMemberAssignmentValue_TopicPartitions_0(b, p, e4)
         xs3.append(e4)
     o.assigned_partitions = xs3
-    h12 = b[p]
+    h13 = b[p]
     p += 1
-    if 0 < h12 < 128:
-        n7 = h12 - 1
+    if 0 < h13 < 128:
+        r14 = _counts[h13]
     else:
-        n7 = h12 - 1
-        if n7 > 126:
-            n7, p = _uvt(b, p, n7 + 1)
-            n7 -= 1
-        if n7 < 0:
+        n8 = h13 - 1
+        if n8 > 126:
+            n8, p = _uvt(b, p, n8 + 1)
+            n8 -= 1
+        if n8 < 0:
             raise DecodeError('ConsumerGroupCurrentMemberAssignmentValue.PartitionsPendingRevocation: null where not nullable')
-        if n7 > bl - p:
-            raise DecodeError('ConsumerGroupCurrentMemberAssignmentValue.PartitionsPendingRevocation: count ' + str(n7) + ' past the end')
-    xs8 = []
-    for _ in range(n7):
-        e9 = _new(_ConsumerGroupCurrentMemberAssignmentValue_TopicPartitions)
-        e9.topic_id, h10, = _S1.unpack_from(b, p)
+        if n8 > bl - p:
+            raise DecodeError('ConsumerGroupCurrentMemberAssignmentValue.PartitionsPendingRevocation: count ' + str(n8) + ' past the end')
+        r14 = range(n8)
+    xs9 = []
+    for _ in r14:
+        e10 = _new(_ConsumerGroupCurrentMemberAssignmentValue_TopicPartitions)
+        e10.topic_id, h11, = _S1.unpack_from(b, p)
         p += 17
-        if 0 < h10 < 65:
-            e9.partitions = [*_UNPACK_i[h10](b, p)]
-            p += 4 * h10 - 4
+        if 0 < h11 < 65:
+            e10.partitions = [*_UNPACK_i[h11](b, p)]
+            p += 4 * h11 - 4
         else:
-            n11 = h10 - 1
-            if n11 > 126:
-                n11, p = _uvt(b, p, n11 + 1)
-                n11 -= 1
-            if n11 < 0:
+            n12 = h11 - 1
+            if n12 > 126:
+                n12, p = _uvt(b, p, n12 + 1)
+                n12 -= 1
+            if n12 < 0:
                 raise DecodeError('TopicPartitions.Partitions: null where not nullable')
-            elif n11 < 64:
-                e9.partitions = [*_ARRAY_i[n11].unpack_from(b, p)]
-                p += 4 * n11
+            elif n12 < 64:
+                e10.partitions = [*_ARRAY_i[n12].unpack_from(b, p)]
+                p += 4 * n12
             else:
-                if n11 > bl - p:
-                    raise DecodeError('TopicPartitions.Partitions: count ' + str(n11) + ' past the end')
-                e9.partitions = [*_struct.Struct('>' + str(n11) + 'i').unpack_from(b, p)]
-                p += 4 * n11
-        e9.assignment_epochs = None
+                if n12 > bl - p:
+                    raise DecodeError('TopicPartitions.Partitions: count ' + str(n12) + ' past the end')
+                e10.partitions = [*_struct.Struct('>' + str(n12) + 'i').unpack_from(b, p)]
+                p += 4 * n12
+        e10.assignment_epochs = None
         if b[p] == 0:  # no tagged fields, the common case
-            e9.unknown_tagged_fields = None
+            e10.unknown_tagged_fields = None
             p += 1
         else:
-            p = _t_ConsumerGroupCurrentMemberAssignmentValue_TopicPartitions_0(b, p, e9)
-        xs8.append(e9)
-    o.partitions_pending_revocation = xs8
+            p = _t_ConsumerGroupCurrentMemberAssignmentValue_TopicPartitions_0(b, p, e10)
+        xs9.append(e10)
+    o.partitions_pending_revocation = xs9
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         p += 1

@@ -11,6 +11,7 @@ import struct as _struct
 from wirebroker.protocol.message import UNSET, Message, Struct
 from wirebroker.protocol.message import shared_default as _shared_default
 from wirebroker.protocol.primitives import (
+    COMPACT_COUNT_RANGES as _counts,
     UUID_ZERO,
     DecodeError,
     UnsupportedFieldError,
@@ -164,7 +165,7 @@ def _r_ConsumerGroupDescribeRequest_0(b, p):
     h7 = b[p]
     p += 1
     if 0 < h7 < 128:
-        n1 = h7 - 1
+        r8 = _counts[h7]
     else:
         n1 = h7 - 1
         if n1 > 126:
@@ -174,8 +175,9 @@ def _r_ConsumerGroupDescribeRequest_0(b, p):
             raise DecodeError('ConsumerGroupDescribeRequest.GroupIds: null where not nullable')
         if n1 > bl - p:
             raise DecodeError('ConsumerGroupDescribeRequest.GroupIds: count ' + str(n1) + ' past the end')
+        r8 = range(n1)
     xs2 = []
-    for _ in range(n1):
+    for _ in r8:
         h6 = b[p]
         if 0 < h6 < 128:
             q5 = p + h6
@@ -351,7 +353,7 @@ def _r_ConsumerGroupDescribeResponse_0(b, p):
     o.throttle_time_ms, h1, = _S1.unpack_from(b, p)
     p += 5
     if 0 < h1 < 128:
-        n2 = h1 - 1
+        r70 = _counts[h1]
     else:
         n2 = h1 - 1
         if n2 > 126:
@@ -361,8 +363,9 @@ def _r_ConsumerGroupDescribeResponse_0(b, p):
             raise DecodeError('ConsumerGroupDescribeResponse.Groups: null where not nullable')
         if n2 > bl - p:
             raise DecodeError('ConsumerGroupDescribeResponse.Groups: count ' + str(n2) + ' past the end')
+        r70 = range(n2)
     xs3 = []
-    for _ in range(n2):
+    for _ in r70:
         e4 = _new(_ConsumerGroupDescribeResponse_DescribedGroup)
         e4.error_code, h5, = _S2.unpack_from(b, p)
         p += 3
@@ -434,12 +437,12 @@ def _r_ConsumerGroupDescribeResponse_0(b, p):
                 q16 = p + n15
                 e4.assignor_name = str(b[p:q16], 'utf-8')
                 p = q16
-        h65 = b[p]
+        h68 = b[p]
         p += 1
-        if 0 < h65 < 128:
-            n17 = h65 - 1
+        if 0 < h68 < 128:
+            r69 = _counts[h68]
         else:
-            n17 = h65 - 1
+            n17 = h68 - 1
             if n17 > 126:
                 n17, p = _uvt(b, p, n17 + 1)
                 n17 -= 1
@@ -447,8 +450,9 @@ def _r_ConsumerGroupDescribeResponse_0(b, p):
                 raise DecodeError('DescribedGroup.Members: null where not nullable')
             if n17 > bl - p:
                 raise DecodeError('DescribedGroup.Members: count ' + str(n17) + ' past the end')
+            r69 = range(n17)
         xs18 = []
-        for _ in range(n17):
+        for _ in r69:
             e19 = _new(_ConsumerGroupDescribeResponse_Member)
             h22 = b[p]
             if 0 < h22 < 128:
@@ -544,7 +548,7 @@ def _r_ConsumerGroupDescribeResponse_0(b, p):
             h41 = b[p]
             p += 1
             if 0 < h41 < 128:
-                n35 = h41 - 1
+                r42 = _counts[h41]
             else:
                 n35 = h41 - 1
                 if n35 > 126:
@@ -554,8 +558,9 @@ def _r_ConsumerGroupDescribeResponse_0(b, p):
                     raise DecodeError('Member.SubscribedTopicNames: null where not nullable')
                 if n35 > bl - p:
                     raise DecodeError('Member.SubscribedTopicNames: count ' + str(n35) + ' past the end')
+                r42 = range(n35)
             xs36 = []
-            for _ in range(n35):
+            for _ in r42:
                 h40 = b[p]
                 if 0 < h40 < 128:
                     q39 = p + h40
@@ -575,160 +580,162 @@ def _r_ConsumerGroupDescribeResponse_0(b, p):
                         p = q39
                 xs36.append(e37)
             e19.subscribed_topic_names = xs36
-            h44 = b[p]
-            if 0 < h44 < 128:
-                q43 = p + h44
-                e19.subscribed_topic_regex = str(b[p + 1:q43], 'utf-8')
-                p = q43
-            elif h44 == 0:
+            h45 = b[p]
+            if 0 < h45 < 128:
+                q44 = p + h45
+                e19.subscribed_topic_regex = str(b[p + 1:q44], 'utf-8')
+                p = q44
+            elif h45 == 0:
                 e19.subscribed_topic_regex = None
                 p += 1
             else:
                 p += 1
-                n42 = h44 - 1
-                if n42 > 126:
-                    n42, p = _uvt(b, p, n42 + 1)
-                    n42 -= 1
-                if n42 < 0:
+                n43 = h45 - 1
+                if n43 > 126:
+                    n43, p = _uvt(b, p, n43 + 1)
+                    n43 -= 1
+                if n43 < 0:
                     e19.subscribed_topic_regex = None
                 else:
-                    q43 = p + n42
-                    e19.subscribed_topic_regex = str(b[p:q43], 'utf-8')
-                    p = q43
-            s45 = _new(_ConsumerGroupDescribeResponse_Assignment)
-            h54 = b[p]
+                    q44 = p + n43
+                    e19.subscribed_topic_regex = str(b[p:q44], 'utf-8')
+                    p = q44
+            s46 = _new(_ConsumerGroupDescribeResponse_Assignment)
+            h55 = b[p]
             p += 1
-            if 0 < h54 < 128:
-                n46 = h54 - 1
+            if 0 < h55 < 128:
+                r56 = _counts[h55]
             else:
-                n46 = h54 - 1
-                if n46 > 126:
-                    n46, p = _uvt(b, p, n46 + 1)
-                    n46 -= 1
-                if n46 < 0:
+                n47 = h55 - 1
+                if n47 > 126:
+                    n47, p = _uvt(b, p, n47 + 1)
+                    n47 -= 1
+                if n47 < 0:
                     raise DecodeError('Assignment.TopicPartitions: null where not nullable')
-                if n46 > bl - p:
-                    raise DecodeError('Assignment.TopicPartitions: count ' + str(n46) + ' past the end')
-            xs47 = []
-            for _ in range(n46):
-                e48 = _new(_ConsumerGroupDescribeResponse_TopicPartitions)
-                e48.topic_id, h49, = _S4.unpack_from(b, p)
+                if n47 > bl - p:
+                    raise DecodeError('Assignment.TopicPartitions: count ' + str(n47) + ' past the end')
+                r56 = range(n47)
+            xs48 = []
+            for _ in r56:
+                e49 = _new(_ConsumerGroupDescribeResponse_TopicPartitions)
+                e49.topic_id, h50, = _S4.unpack_from(b, p)
                 p += 17
-                if 0 < h49 < 128:
-                    q51 = p + h49 - 1
-                    e48.topic_name = str(b[p:q51], 'utf-8')
-                    p = q51
+                if 0 < h50 < 128:
+                    q52 = p + h50 - 1
+                    e49.topic_name = str(b[p:q52], 'utf-8')
+                    p = q52
                 else:
-                    n50 = h49 - 1
-                    if n50 > 126:
-                        n50, p = _uvt(b, p, n50 + 1)
-                        n50 -= 1
-                    if n50 < 0:
+                    n51 = h50 - 1
+                    if n51 > 126:
+                        n51, p = _uvt(b, p, n51 + 1)
+                        n51 -= 1
+                    if n51 < 0:
                         raise DecodeError('TopicPartitions.TopicName: null where not nullable')
                     else:
-                        q51 = p + n50
-                        e48.topic_name = str(b[p:q51], 'utf-8')
-                        p = q51
-                h53 = b[p]
-                if 0 < h53 < 65:
-                    e48.partitions = [*_UNPACK_i[h53](b, p + 1)]
-                    p += 4 * h53 - 3
+                        q52 = p + n51
+                        e49.topic_name = str(b[p:q52], 'utf-8')
+                        p = q52
+                h54 = b[p]
+                if 0 < h54 < 65:
+                    e49.partitions = [*_UNPACK_i[h54](b, p + 1)]
+                    p += 4 * h54 - 3
                 else:
                     p += 1
-                    n52 = h53 - 1
-                    if n52 > 126:
-                        n52, p = _uvt(b, p, n52 + 1)
-                        n52 -= 1
-                    if n52 < 0:
+                    n53 = h54 - 1
+                    if n53 > 126:
+                        n53, p = _uvt(b, p, n53 + 1)
+                        n53 -= 1
+                    if n53 < 0:
                         raise DecodeError('TopicPartitions.Partitions: null where not nullable')
-                    elif n52 < 64:
-                        e48.partitions = [*_ARRAY_i[n52].unpack_from(b, p)]
-                        p += 4 * n52
+                    elif n53 < 64:
+                        e49.partitions = [*_ARRAY_i[n53].unpack_from(b, p)]
+                        p += 4 * n53
                     else:
-                        if n52 > bl - p:
-                            raise DecodeError('TopicPartitions.Partitions: count ' + str(n52) + ' past the end')
-                        e48.partitions = [*_struct.Struct('>' + str(n52) + 'i').unpack_from(b, p)]
-                        p += 4 * n52
+                        if n53 > bl - p:
+                            raise DecodeError('TopicPartitions.Partitions: count ' + str(n53) + ' past the end')
+                        e49.partitions = [*_struct.Struct('>' + str(n53) + 'i').unpack_from(b, p)]
+                        p += 4 * n53
                 if b[p] == 0:  # no tagged fields, the common case
-                    e48.unknown_tagged_fields = None
+                    e49.unknown_tagged_fields = None
                     p += 1
                 else:
-                    p = _t_ConsumerGroupDescribeResponse_TopicPartitions_0(b, p, e48)
-                xs47.append(e48)
-            s45.topic_partitions = xs47
+                    p = _t_ConsumerGroupDescribeResponse_TopicPartitions_0(b, p, e49)
+                xs48.append(e49)
+            s46.topic_partitions = xs48
             if b[p] == 0:  # no tagged fields, the common case
-                s45.unknown_tagged_fields = None
+                s46.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_ConsumerGroupDescribeResponse_Assignment_0(b, p, s45)
-            e19.assignment = s45
-            s55 = _new(_ConsumerGroupDescribeResponse_Assignment)
-            h64 = b[p]
+                p = _t_ConsumerGroupDescribeResponse_Assignment_0(b, p, s46)
+            e19.assignment = s46
+            s57 = _new(_ConsumerGroupDescribeResponse_Assignment)
+            h66 = b[p]
             p += 1
-            if 0 < h64 < 128:
-                n56 = h64 - 1
+            if 0 < h66 < 128:
+                r67 = _counts[h66]
             else:
-                n56 = h64 - 1
-                if n56 > 126:
-                    n56, p = _uvt(b, p, n56 + 1)
-                    n56 -= 1
-                if n56 < 0:
+                n58 = h66 - 1
+                if n58 > 126:
+                    n58, p = _uvt(b, p, n58 + 1)
+                    n58 -= 1
+                if n58 < 0:
                     raise DecodeError('Assignment.TopicPartitions: null where not nullable')
-                if n56 > bl - p:
-                    raise DecodeError('Assignment.TopicPartitions: count ' + str(n56) + ' past the end')
-            xs57 = []
-            for _ in range(n56):
-                e58 = _new(_ConsumerGroupDescribeResponse_TopicPartitions)
-                e58.topic_id, h59, = _S4.unpack_from(b, p)
+                if n58 > bl - p:
+                    raise DecodeError('Assignment.TopicPartitions: count ' + str(n58) + ' past the end')
+                r67 = range(n58)
+            xs59 = []
+            for _ in r67:
+                e60 = _new(_ConsumerGroupDescribeResponse_TopicPartitions)
+                e60.topic_id, h61, = _S4.unpack_from(b, p)
                 p += 17
-                if 0 < h59 < 128:
-                    q61 = p + h59 - 1
-                    e58.topic_name = str(b[p:q61], 'utf-8')
-                    p = q61
+                if 0 < h61 < 128:
+                    q63 = p + h61 - 1
+                    e60.topic_name = str(b[p:q63], 'utf-8')
+                    p = q63
                 else:
-                    n60 = h59 - 1
-                    if n60 > 126:
-                        n60, p = _uvt(b, p, n60 + 1)
-                        n60 -= 1
-                    if n60 < 0:
-                        raise DecodeError('TopicPartitions.TopicName: null where not nullable')
-                    else:
-                        q61 = p + n60
-                        e58.topic_name = str(b[p:q61], 'utf-8')
-                        p = q61
-                h63 = b[p]
-                if 0 < h63 < 65:
-                    e58.partitions = [*_UNPACK_i[h63](b, p + 1)]
-                    p += 4 * h63 - 3
-                else:
-                    p += 1
-                    n62 = h63 - 1
+                    n62 = h61 - 1
                     if n62 > 126:
                         n62, p = _uvt(b, p, n62 + 1)
                         n62 -= 1
                     if n62 < 0:
-                        raise DecodeError('TopicPartitions.Partitions: null where not nullable')
-                    elif n62 < 64:
-                        e58.partitions = [*_ARRAY_i[n62].unpack_from(b, p)]
-                        p += 4 * n62
+                        raise DecodeError('TopicPartitions.TopicName: null where not nullable')
                     else:
-                        if n62 > bl - p:
-                            raise DecodeError('TopicPartitions.Partitions: count ' + str(n62) + ' past the end')
-                        e58.partitions = [*_struct.Struct('>' + str(n62) + 'i').unpack_from(b, p)]
-                        p += 4 * n62
+                        q63 = p + n62
+                        e60.topic_name = str(b[p:q63], 'utf-8')
+                        p = q63
+                h65 = b[p]
+                if 0 < h65 < 65:
+                    e60.partitions = [*_UNPACK_i[h65](b, p + 1)]
+                    p += 4 * h65 - 3
+                else:
+                    p += 1
+                    n64 = h65 - 1
+                    if n64 > 126:
+                        n64, p = _uvt(b, p, n64 + 1)
+                        n64 -= 1
+                    if n64 < 0:
+                        raise DecodeError('TopicPartitions.Partitions: null where not nullable')
+                    elif n64 < 64:
+                        e60.partitions = [*_ARRAY_i[n64].unpack_from(b, p)]
+                        p += 4 * n64
+                    else:
+                        if n64 > bl - p:
+                            raise DecodeError('TopicPartitions.Partitions: count ' + str(n64) + ' past the end')
+                        e60.partitions = [*_struct.Struct('>' + str(n64) + 'i').unpack_from(b, p)]
+                        p += 4 * n64
                 if b[p] == 0:  # no tagged fields, the common case
-                    e58.unknown_tagged_fields = None
+                    e60.unknown_tagged_fields = None
                     p += 1
                 else:
-                    p = _t_ConsumerGroupDescribeResponse_TopicPartitions_0(b, p, e58)
-                xs57.append(e58)
-            s55.topic_partitions = xs57
+                    p = _t_ConsumerGroupDescribeResponse_TopicPartitions_0(b, p, e60)
+                xs59.append(e60)
+            s57.topic_partitions = xs59
             if b[p] == 0:  # no tagged fields, the common case
-                s55.unknown_tagged_fields = None
+                s57.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_ConsumerGroupDescribeResponse_Assignment_0(b, p, s55)
-            e19.target_assignment = s55
+                p = _t_ConsumerGroupDescribeResponse_Assignment_0(b, p, s57)
+            e19.target_assignment = s57
             e19.member_type = -1
             if b[p] == 0:  # no tagged fields, the common case
                 e19.unknown_tagged_fields = None
@@ -973,7 +980,7 @@ def _r_ConsumerGroupDescribeResponse_1(b, p):
     o.throttle_time_ms, h1, = _S1.unpack_from(b, p)
     p += 5
     if 0 < h1 < 128:
-        n2 = h1 - 1
+        r70 = _counts[h1]
     else:
         n2 = h1 - 1
         if n2 > 126:
@@ -983,8 +990,9 @@ def _r_ConsumerGroupDescribeResponse_1(b, p):
             raise DecodeError('ConsumerGroupDescribeResponse.Groups: null where not nullable')
         if n2 > bl - p:
             raise DecodeError('ConsumerGroupDescribeResponse.Groups: count ' + str(n2) + ' past the end')
+        r70 = range(n2)
     xs3 = []
-    for _ in range(n2):
+    for _ in r70:
         e4 = _new(_ConsumerGroupDescribeResponse_DescribedGroup)
         e4.error_code, h5, = _S2.unpack_from(b, p)
         p += 3
@@ -1056,12 +1064,12 @@ def _r_ConsumerGroupDescribeResponse_1(b, p):
                 q16 = p + n15
                 e4.assignor_name = str(b[p:q16], 'utf-8')
                 p = q16
-        h65 = b[p]
+        h68 = b[p]
         p += 1
-        if 0 < h65 < 128:
-            n17 = h65 - 1
+        if 0 < h68 < 128:
+            r69 = _counts[h68]
         else:
-            n17 = h65 - 1
+            n17 = h68 - 1
             if n17 > 126:
                 n17, p = _uvt(b, p, n17 + 1)
                 n17 -= 1
@@ -1069,8 +1077,9 @@ def _r_ConsumerGroupDescribeResponse_1(b, p):
                 raise DecodeError('DescribedGroup.Members: null where not nullable')
             if n17 > bl - p:
                 raise DecodeError('DescribedGroup.Members: count ' + str(n17) + ' past the end')
+            r69 = range(n17)
         xs18 = []
-        for _ in range(n17):
+        for _ in r69:
             e19 = _new(_ConsumerGroupDescribeResponse_Member)
             h22 = b[p]
             if 0 < h22 < 128:
@@ -1166,7 +1175,7 @@ def _r_ConsumerGroupDescribeResponse_1(b, p):
             h41 = b[p]
             p += 1
             if 0 < h41 < 128:
-                n35 = h41 - 1
+                r42 = _counts[h41]
             else:
                 n35 = h41 - 1
                 if n35 > 126:
@@ -1176,8 +1185,9 @@ def _r_ConsumerGroupDescribeResponse_1(b, p):
                     raise DecodeError('Member.SubscribedTopicNames: null where not nullable')
                 if n35 > bl - p:
                     raise DecodeError('Member.SubscribedTopicNames: count ' + str(n35) + ' past the end')
+                r42 = range(n35)
             xs36 = []
-            for _ in range(n35):
+            for _ in r42:
                 h40 = b[p]
                 if 0 < h40 < 128:
                     q39 = p + h40
@@ -1197,160 +1207,162 @@ def _r_ConsumerGroupDescribeResponse_1(b, p):
                         p = q39
                 xs36.append(e37)
             e19.subscribed_topic_names = xs36
-            h44 = b[p]
-            if 0 < h44 < 128:
-                q43 = p + h44
-                e19.subscribed_topic_regex = str(b[p + 1:q43], 'utf-8')
-                p = q43
-            elif h44 == 0:
+            h45 = b[p]
+            if 0 < h45 < 128:
+                q44 = p + h45
+                e19.subscribed_topic_regex = str(b[p + 1:q44], 'utf-8')
+                p = q44
+            elif h45 == 0:
                 e19.subscribed_topic_regex = None
                 p += 1
             else:
                 p += 1
-                n42 = h44 - 1
-                if n42 > 126:
-                    n42, p = _uvt(b, p, n42 + 1)
-                    n42 -= 1
-                if n42 < 0:
+                n43 = h45 - 1
+                if n43 > 126:
+                    n43, p = _uvt(b, p, n43 + 1)
+                    n43 -= 1
+                if n43 < 0:
                     e19.subscribed_topic_regex = None
                 else:
-                    q43 = p + n42
-                    e19.subscribed_topic_regex = str(b[p:q43], 'utf-8')
-                    p = q43
-            s45 = _new(_ConsumerGroupDescribeResponse_Assignment)
-            h54 = b[p]
+                    q44 = p + n43
+                    e19.subscribed_topic_regex = str(b[p:q44], 'utf-8')
+                    p = q44
+            s46 = _new(_ConsumerGroupDescribeResponse_Assignment)
+            h55 = b[p]
             p += 1
-            if 0 < h54 < 128:
-                n46 = h54 - 1
+            if 0 < h55 < 128:
+                r56 = _counts[h55]
             else:
-                n46 = h54 - 1
-                if n46 > 126:
-                    n46, p = _uvt(b, p, n46 + 1)
-                    n46 -= 1
-                if n46 < 0:
+                n47 = h55 - 1
+                if n47 > 126:
+                    n47, p = _uvt(b, p, n47 + 1)
+                    n47 -= 1
+                if n47 < 0:
                     raise DecodeError('Assignment.TopicPartitions: null where not nullable')
-                if n46 > bl - p:
-                    raise DecodeError('Assignment.TopicPartitions: count ' + str(n46) + ' past the end')
-            xs47 = []
-            for _ in range(n46):
-                e48 = _new(_ConsumerGroupDescribeResponse_TopicPartitions)
-                e48.topic_id, h49, = _S4.unpack_from(b, p)
+                if n47 > bl - p:
+                    raise DecodeError('Assignment.TopicPartitions: count ' + str(n47) + ' past the end')
+                r56 = range(n47)
+            xs48 = []
+            for _ in r56:
+                e49 = _new(_ConsumerGroupDescribeResponse_TopicPartitions)
+                e49.topic_id, h50, = _S4.unpack_from(b, p)
                 p += 17
-                if 0 < h49 < 128:
-                    q51 = p + h49 - 1
-                    e48.topic_name = str(b[p:q51], 'utf-8')
-                    p = q51
+                if 0 < h50 < 128:
+                    q52 = p + h50 - 1
+                    e49.topic_name = str(b[p:q52], 'utf-8')
+                    p = q52
                 else:
-                    n50 = h49 - 1
-                    if n50 > 126:
-                        n50, p = _uvt(b, p, n50 + 1)
-                        n50 -= 1
-                    if n50 < 0:
+                    n51 = h50 - 1
+                    if n51 > 126:
+                        n51, p = _uvt(b, p, n51 + 1)
+                        n51 -= 1
+                    if n51 < 0:
                         raise DecodeError('TopicPartitions.TopicName: null where not nullable')
                     else:
-                        q51 = p + n50
-                        e48.topic_name = str(b[p:q51], 'utf-8')
-                        p = q51
-                h53 = b[p]
-                if 0 < h53 < 65:
-                    e48.partitions = [*_UNPACK_i[h53](b, p + 1)]
-                    p += 4 * h53 - 3
+                        q52 = p + n51
+                        e49.topic_name = str(b[p:q52], 'utf-8')
+                        p = q52
+                h54 = b[p]
+                if 0 < h54 < 65:
+                    e49.partitions = [*_UNPACK_i[h54](b, p + 1)]
+                    p += 4 * h54 - 3
                 else:
                     p += 1
-                    n52 = h53 - 1
-                    if n52 > 126:
-                        n52, p = _uvt(b, p, n52 + 1)
-                        n52 -= 1
-                    if n52 < 0:
+                    n53 = h54 - 1
+                    if n53 > 126:
+                        n53, p = _uvt(b, p, n53 + 1)
+                        n53 -= 1
+                    if n53 < 0:
                         raise DecodeError('TopicPartitions.Partitions: null where not nullable')
-                    elif n52 < 64:
-                        e48.partitions = [*_ARRAY_i[n52].unpack_from(b, p)]
-                        p += 4 * n52
+                    elif n53 < 64:
+                        e49.partitions = [*_ARRAY_i[n53].unpack_from(b, p)]
+                        p += 4 * n53
                     else:
-                        if n52 > bl - p:
-                            raise DecodeError('TopicPartitions.Partitions: count ' + str(n52) + ' past the end')
-                        e48.partitions = [*_struct.Struct('>' + str(n52) + 'i').unpack_from(b, p)]
-                        p += 4 * n52
+                        if n53 > bl - p:
+                            raise DecodeError('TopicPartitions.Partitions: count ' + str(n53) + ' past the end')
+                        e49.partitions = [*_struct.Struct('>' + str(n53) + 'i').unpack_from(b, p)]
+                        p += 4 * n53
                 if b[p] == 0:  # no tagged fields, the common case
-                    e48.unknown_tagged_fields = None
+                    e49.unknown_tagged_fields = None
                     p += 1
                 else:
-                    p = _t_ConsumerGroupDescribeResponse_TopicPartitions_0(b, p, e48)
-                xs47.append(e48)
-            s45.topic_partitions = xs47
+                    p = _t_ConsumerGroupDescribeResponse_TopicPartitions_0(b, p, e49)
+                xs48.append(e49)
+            s46.topic_partitions = xs48
             if b[p] == 0:  # no tagged fields, the common case
-                s45.unknown_tagged_fields = None
+                s46.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_ConsumerGroupDescribeResponse_Assignment_0(b, p, s45)
-            e19.assignment = s45
-            s55 = _new(_ConsumerGroupDescribeResponse_Assignment)
-            h64 = b[p]
+                p = _t_ConsumerGroupDescribeResponse_Assignment_0(b, p, s46)
+            e19.assignment = s46
+            s57 = _new(_ConsumerGroupDescribeResponse_Assignment)
+            h66 = b[p]
             p += 1
-            if 0 < h64 < 128:
-                n56 = h64 - 1
+            if 0 < h66 < 128:
+                r67 = _counts[h66]
             else:
-                n56 = h64 - 1
-                if n56 > 126:
-                    n56, p = _uvt(b, p, n56 + 1)
-                    n56 -= 1
-                if n56 < 0:
+                n58 = h66 - 1
+                if n58 > 126:
+                    n58, p = _uvt(b, p, n58 + 1)
+                    n58 -= 1
+                if n58 < 0:
                     raise DecodeError('Assignment.TopicPartitions: null where not nullable')
-                if n56 > bl - p:
-                    raise DecodeError('Assignment.TopicPartitions: count ' + str(n56) + ' past the end')
-            xs57 = []
-            for _ in range(n56):
-                e58 = _new(_ConsumerGroupDescribeResponse_TopicPartitions)
-                e58.topic_id, h59, = _S4.unpack_from(b, p)
+                if n58 > bl - p:
+                    raise DecodeError('Assignment.TopicPartitions: count ' + str(n58) + ' past the end')
+                r67 = range(n58)
+            xs59 = []
+            for _ in r67:
+                e60 = _new(_ConsumerGroupDescribeResponse_TopicPartitions)
+                e60.topic_id, h61, = _S4.unpack_from(b, p)
                 p += 17
-                if 0 < h59 < 128:
-                    q61 = p + h59 - 1
-                    e58.topic_name = str(b[p:q61], 'utf-8')
-                    p = q61
+                if 0 < h61 < 128:
+                    q63 = p + h61 - 1
+                    e60.topic_name = str(b[p:q63], 'utf-8')
+                    p = q63
                 else:
-                    n60 = h59 - 1
-                    if n60 > 126:
-                        n60, p = _uvt(b, p, n60 + 1)
-                        n60 -= 1
-                    if n60 < 0:
-                        raise DecodeError('TopicPartitions.TopicName: null where not nullable')
-                    else:
-                        q61 = p + n60
-                        e58.topic_name = str(b[p:q61], 'utf-8')
-                        p = q61
-                h63 = b[p]
-                if 0 < h63 < 65:
-                    e58.partitions = [*_UNPACK_i[h63](b, p + 1)]
-                    p += 4 * h63 - 3
-                else:
-                    p += 1
-                    n62 = h63 - 1
+                    n62 = h61 - 1
                     if n62 > 126:
                         n62, p = _uvt(b, p, n62 + 1)
                         n62 -= 1
                     if n62 < 0:
-                        raise DecodeError('TopicPartitions.Partitions: null where not nullable')
-                    elif n62 < 64:
-                        e58.partitions = [*_ARRAY_i[n62].unpack_from(b, p)]
-                        p += 4 * n62
+                        raise DecodeError('TopicPartitions.TopicName: null where not nullable')
                     else:
-                        if n62 > bl - p:
-                            raise DecodeError('TopicPartitions.Partitions: count ' + str(n62) + ' past the end')
-                        e58.partitions = [*_struct.Struct('>' + str(n62) + 'i').unpack_from(b, p)]
-                        p += 4 * n62
+                        q63 = p + n62
+                        e60.topic_name = str(b[p:q63], 'utf-8')
+                        p = q63
+                h65 = b[p]
+                if 0 < h65 < 65:
+                    e60.partitions = [*_UNPACK_i[h65](b, p + 1)]
+                    p += 4 * h65 - 3
+                else:
+                    p += 1
+                    n64 = h65 - 1
+                    if n64 > 126:
+                        n64, p = _uvt(b, p, n64 + 1)
+                        n64 -= 1
+                    if n64 < 0:
+                        raise DecodeError('TopicPartitions.Partitions: null where not nullable')
+                    elif n64 < 64:
+                        e60.partitions = [*_ARRAY_i[n64].unpack_from(b, p)]
+                        p += 4 * n64
+                    else:
+                        if n64 > bl - p:
+                            raise DecodeError('TopicPartitions.Partitions: count ' + str(n64) + ' past the end')
+                        e60.partitions = [*_struct.Struct('>' + str(n64) + 'i').unpack_from(b, p)]
+                        p += 4 * n64
                 if b[p] == 0:  # no tagged fields, the common case
-                    e58.unknown_tagged_fields = None
+                    e60.unknown_tagged_fields = None
                     p += 1
                 else:
-                    p = _t_ConsumerGroupDescribeResponse_TopicPartitions_0(b, p, e58)
-                xs57.append(e58)
-            s55.topic_partitions = xs57
+                    p = _t_ConsumerGroupDescribeResponse_TopicPartitions_0(b, p, e60)
+                xs59.append(e60)
+            s57.topic_partitions = xs59
             if b[p] == 0:  # no tagged fields, the common case
-                s55.unknown_tagged_fields = None
+                s57.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_ConsumerGroupDescribeResponse_Assignment_0(b, p, s55)
-            e19.target_assignment = s55
+                p = _t_ConsumerGroupDescribeResponse_Assignment_0(b, p, s57)
+            e19.target_assignment = s57
             e19.member_type, = _S9.unpack_from(b, p)
             p += 1
             if b[p] == 0:  # no tagged fields, the common case

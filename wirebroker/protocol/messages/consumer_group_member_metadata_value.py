@@ -11,6 +11,7 @@ import struct as _struct
 from wirebroker.protocol.message import UNSET, Message, Struct
 from wirebroker.protocol.message import shared_default as _shared_default
 from wirebroker.protocol.primitives import (
+    COMPACT_COUNT_RANGES as _counts,
     UUID_ZERO,
     DecodeError,
     UnsupportedFieldError,
@@ -288,7 +289,7 @@ def _r_ConsumerGroupMemberMetadataValue_0(b, p):
     h19 = b[p]
     p += 1
     if 0 < h19 < 128:
-        n13 = h19 - 1
+        r20 = _counts[h19]
     else:
         n13 = h19 - 1
         if n13 > 126:
@@ -298,8 +299,9 @@ def _r_ConsumerGroupMemberMetadataValue_0(b, p):
             raise DecodeError('ConsumerGroupMemberMetadataValue.SubscribedTopicNames: null where not nullable')
         if n13 > bl - p:
             raise DecodeError('ConsumerGroupMemberMetadataValue.SubscribedTopicNames: count ' + str(n13) + ' past the end')
+        r20 = range(n13)
     xs14 = []
-    for _ in range(n13):
+    for _ in r20:
         h18 = b[p]
         if 0 < h18 < 128:
             q17 = p + h18
@@ -319,45 +321,45 @@ def _r_ConsumerGroupMemberMetadataValue_0(b, p):
                 p = q17
         xs14.append(e15)
     o.subscribed_topic_names = xs14
-    h22 = b[p]
-    if 0 < h22 < 128:
-        q21 = p + h22
-        o.subscribed_topic_regex = str(b[p + 1:q21], 'utf-8')
-        p = q21
-    elif h22 == 0:
+    h23 = b[p]
+    if 0 < h23 < 128:
+        q22 = p + h23
+        o.subscribed_topic_regex = str(b[p + 1:q22], 'utf-8')
+        p = q22
+    elif h23 == 0:
         o.subscribed_topic_regex = None
         p += 1
     else:
         p += 1
-        n20 = h22 - 1
-        if n20 > 126:
-            n20, p = _uvt(b, p, n20 + 1)
-            n20 -= 1
-        if n20 < 0:
+        n21 = h23 - 1
+        if n21 > 126:
+            n21, p = _uvt(b, p, n21 + 1)
+            n21 -= 1
+        if n21 < 0:
             o.subscribed_topic_regex = None
         else:
-            q21 = p + n20
-            o.subscribed_topic_regex = str(b[p:q21], 'utf-8')
-            p = q21
-    o.rebalance_timeout_ms, h23, = _S0.unpack_from(b, p)
+            q22 = p + n21
+            o.subscribed_topic_regex = str(b[p:q22], 'utf-8')
+            p = q22
+    o.rebalance_timeout_ms, h24, = _S0.unpack_from(b, p)
     p += 5
-    if 0 < h23 < 128:
-        q25 = p + h23 - 1
-        o.server_assignor = str(b[p:q25], 'utf-8')
-        p = q25
-    elif h23 == 0:
+    if 0 < h24 < 128:
+        q26 = p + h24 - 1
+        o.server_assignor = str(b[p:q26], 'utf-8')
+        p = q26
+    elif h24 == 0:
         o.server_assignor = None
     else:
-        n24 = h23 - 1
-        if n24 > 126:
-            n24, p = _uvt(b, p, n24 + 1)
-            n24 -= 1
-        if n24 < 0:
+        n25 = h24 - 1
+        if n25 > 126:
+            n25, p = _uvt(b, p, n25 + 1)
+            n25 -= 1
+        if n25 < 0:
             o.server_assignor = None
         else:
-            q25 = p + n24
-            o.server_assignor = str(b[p:q25], 'utf-8')
-            p = q25
+            q26 = p + n25
+            o.server_assignor = str(b[p:q26], 'utf-8')
+            p = q26
     o.classic_member_metadata = None
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None

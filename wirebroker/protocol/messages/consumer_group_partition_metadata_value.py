@@ -11,6 +11,7 @@ import struct as _struct
 from wirebroker.protocol.message import UNSET, Message, Struct
 from wirebroker.protocol.message import shared_default as _shared_default
 from wirebroker.protocol.primitives import (
+    COMPACT_COUNT_RANGES as _counts,
     UUID_ZERO,
     DecodeError,
     UnsupportedFieldError,
@@ -146,12 +147,12 @@ def _t_ConsumerGroupPartitionMetadataValue_0(b, p, o):
 def _r_ConsumerGroupPartitionMetadataValue_0(b, p):
     bl = len(b)
     o = _new(ConsumerGroupPartitionMetadataValue)
-    h18 = b[p]
+    h20 = b[p]
     p += 1
-    if 0 < h18 < 128:
-        n1 = h18 - 1
+    if 0 < h20 < 128:
+        r21 = _counts[h20]
     else:
-        n1 = h18 - 1
+        n1 = h20 - 1
         if n1 > 126:
             n1, p = _uvt(b, p, n1 + 1)
             n1 -= 1
@@ -159,8 +160,9 @@ def _r_ConsumerGroupPartitionMetadataValue_0(b, p):
             raise DecodeError('ConsumerGroupPartitionMetadataValue.Topics: null where not nullable')
         if n1 > bl - p:
             raise DecodeError('ConsumerGroupPartitionMetadataValue.Topics: count ' + str(n1) + ' past the end')
+        r21 = range(n1)
     xs2 = []
-    for _ in range(n1):
+    for _ in r21:
         e3 = _new(_ConsumerGroupPartitionMetadataValue_TopicMetadata)
         e3.topic_id, h4, = _S0.unpack_from(b, p)
         p += 17
@@ -182,7 +184,7 @@ def _r_ConsumerGroupPartitionMetadataValue_0(b, p):
         e3.num_partitions, h7, = _S1.unpack_from(b, p)
         p += 5
         if 0 < h7 < 128:
-            n8 = h7 - 1
+            r19 = _counts[h7]
         else:
             n8 = h7 - 1
             if n8 > 126:
@@ -192,13 +194,14 @@ def _r_ConsumerGroupPartitionMetadataValue_0(b, p):
                 raise DecodeError('TopicMetadata.PartitionMetadata: null where not nullable')
             if n8 > bl - p:
                 raise DecodeError('TopicMetadata.PartitionMetadata: count ' + str(n8) + ' past the end')
+            r19 = range(n8)
         xs9 = []
-        for _ in range(n8):
+        for _ in r19:
             e10 = _new(_ConsumerGroupPartitionMetadataValue_PartitionMetadata)
             e10.partition, h11, = _S1.unpack_from(b, p)
             p += 5
             if 0 < h11 < 128:
-                n12 = h11 - 1
+                r18 = _counts[h11]
             else:
                 n12 = h11 - 1
                 if n12 > 126:
@@ -208,8 +211,9 @@ def _r_ConsumerGroupPartitionMetadataValue_0(b, p):
                     raise DecodeError('PartitionMetadata.Racks: null where not nullable')
                 if n12 > bl - p:
                     raise DecodeError('PartitionMetadata.Racks: count ' + str(n12) + ' past the end')
+                r18 = range(n12)
             xs13 = []
-            for _ in range(n12):
+            for _ in r18:
                 h17 = b[p]
                 if 0 < h17 < 128:
                     q16 = p + h17

@@ -11,6 +11,7 @@ import struct as _struct
 from wirebroker.protocol.message import UNSET, Message, Struct
 from wirebroker.protocol.message import shared_default as _shared_default
 from wirebroker.protocol.primitives import (
+    COMPACT_COUNT_RANGES as _counts,
     UUID_ZERO,
     DecodeError,
     UnsupportedFieldError,
@@ -78,7 +79,7 @@ def _r_ConsumerGroupRegularExpressionValue_0(b, p):
     h7 = b[p]
     p += 1
     if 0 < h7 < 128:
-        n1 = h7 - 1
+        r8 = _counts[h7]
     else:
         n1 = h7 - 1
         if n1 > 126:
@@ -88,8 +89,9 @@ def _r_ConsumerGroupRegularExpressionValue_0(b, p):
             raise DecodeError('ConsumerGroupRegularExpressionValue.Topics: null where not nullable')
         if n1 > bl - p:
             raise DecodeError('ConsumerGroupRegularExpressionValue.Topics: count ' + str(n1) + ' past the end')
+        r8 = range(n1)
     xs2 = []
-    for _ in range(n1):
+    for _ in r8:
         h6 = b[p]
         if 0 < h6 < 128:
             q5 = p + h6

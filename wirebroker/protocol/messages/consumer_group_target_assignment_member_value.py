@@ -11,6 +11,7 @@ import struct as _struct
 from wirebroker.protocol.message import UNSET, Message, Struct
 from wirebroker.protocol.message import shared_default as _shared_default
 from wirebroker.protocol.primitives import (
+    COMPACT_COUNT_RANGES as _counts,
     UUID_ZERO,
     DecodeError,
     UnsupportedFieldError,
@@ -113,7 +114,7 @@ def _r_ConsumerGroupTargetAssignmentMemberValue_0(b, p):
     h6 = b[p]
     p += 1
     if 0 < h6 < 128:
-        n1 = h6 - 1
+        r7 = _counts[h6]
     else:
         n1 = h6 - 1
         if n1 > 126:
@@ -123,8 +124,9 @@ def _r_ConsumerGroupTargetAssignmentMemberValue_0(b, p):
             raise DecodeError('ConsumerGroupTargetAssignmentMemberValue.TopicPartitions: null where not nullable')
         if n1 > bl - p:
             raise DecodeError('ConsumerGroupTargetAssignmentMemberValue.TopicPartitions: count ' + str(n1) + ' past the end')
+        r7 = range(n1)
     xs2 = []
-    for _ in range(n1):
+    for _ in r7:
         e3 = _new(_ConsumerGroupTargetAssignmentMemberValue_TopicPartition)
         e3.topic_id, h4, = _S0.unpack_from(b, p)
         p += 17

@@ -11,6 +11,7 @@ import struct as _struct
 from wirebroker.protocol.message import UNSET, Message, Struct
 from wirebroker.protocol.message import shared_default as _shared_default
 from wirebroker.protocol.primitives import (
+    COMPACT_COUNT_RANGES as _counts,
     UUID_ZERO,
     DecodeError,
     UnsupportedFieldError,
@@ -253,7 +254,7 @@ def _r_ControlledShutdownResponse_1(b, p):
     o.error_code, h1, = _S4.unpack_from(b, p)
     p += 3
     if 0 < h1 < 128:
-        n2 = h1 - 1
+        r8 = _counts[h1]
     else:
         n2 = h1 - 1
         if n2 > 126:
@@ -263,8 +264,9 @@ def _r_ControlledShutdownResponse_1(b, p):
             raise DecodeError('ControlledShutdownResponse.RemainingPartitions: null where not nullable')
         if n2 > bl - p:
             raise DecodeError('ControlledShutdownResponse.RemainingPartitions: count ' + str(n2) + ' past the end')
+        r8 = range(n2)
     xs3 = []
-    for _ in range(n2):
+    for _ in r8:
         e4 = _new(_ControlledShutdownResponse_RemainingPartition)
         h7 = b[p]
         if 0 < h7 < 128:

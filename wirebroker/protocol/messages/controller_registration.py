@@ -11,6 +11,7 @@ import struct as _struct
 from wirebroker.protocol.message import UNSET, Message, Struct
 from wirebroker.protocol.message import shared_default as _shared_default
 from wirebroker.protocol.primitives import (
+    COMPACT_COUNT_RANGES as _counts,
     UUID_ZERO,
     DecodeError,
     UnsupportedFieldError,
@@ -173,7 +174,7 @@ def _r_ControllerRegistrationRequest_0(b, p):
     o.controller_id, o.incarnation_id, o.zk_migration_ready, h1, = _S0.unpack_from(b, p)
     p += 22
     if 0 < h1 < 128:
-        n2 = h1 - 1
+        r11 = _counts[h1]
     else:
         n2 = h1 - 1
         if n2 > 126:
@@ -183,8 +184,9 @@ def _r_ControllerRegistrationRequest_0(b, p):
             raise DecodeError('ControllerRegistrationRequest.Listeners: null where not nullable')
         if n2 > bl - p:
             raise DecodeError('ControllerRegistrationRequest.Listeners: count ' + str(n2) + ' past the end')
+        r11 = range(n2)
     xs3 = []
-    for _ in range(n2):
+    for _ in r11:
         e4 = _new(_ControllerRegistrationRequest_Listener)
         h7 = b[p]
         if 0 < h7 < 128:
@@ -229,48 +231,49 @@ def _r_ControllerRegistrationRequest_0(b, p):
             p = _t_ControllerRegistrationRequest_Listener_0(b, p, e4)
         xs3.append(e4)
     o.listeners = xs3
-    h17 = b[p]
+    h18 = b[p]
     p += 1
-    if 0 < h17 < 128:
-        n11 = h17 - 1
+    if 0 < h18 < 128:
+        r19 = _counts[h18]
     else:
-        n11 = h17 - 1
-        if n11 > 126:
-            n11, p = _uvt(b, p, n11 + 1)
-            n11 -= 1
-        if n11 < 0:
+        n12 = h18 - 1
+        if n12 > 126:
+            n12, p = _uvt(b, p, n12 + 1)
+            n12 -= 1
+        if n12 < 0:
             raise DecodeError('ControllerRegistrationRequest.Features: null where not nullable')
-        if n11 > bl - p:
-            raise DecodeError('ControllerRegistrationRequest.Features: count ' + str(n11) + ' past the end')
-    xs12 = []
-    for _ in range(n11):
-        e13 = _new(_ControllerRegistrationRequest_Feature)
-        h16 = b[p]
-        if 0 < h16 < 128:
-            q15 = p + h16
-            e13.name = str(b[p + 1:q15], 'utf-8')
-            p = q15
+        if n12 > bl - p:
+            raise DecodeError('ControllerRegistrationRequest.Features: count ' + str(n12) + ' past the end')
+        r19 = range(n12)
+    xs13 = []
+    for _ in r19:
+        e14 = _new(_ControllerRegistrationRequest_Feature)
+        h17 = b[p]
+        if 0 < h17 < 128:
+            q16 = p + h17
+            e14.name = str(b[p + 1:q16], 'utf-8')
+            p = q16
         else:
             p += 1
-            n14 = h16 - 1
-            if n14 > 126:
-                n14, p = _uvt(b, p, n14 + 1)
-                n14 -= 1
-            if n14 < 0:
+            n15 = h17 - 1
+            if n15 > 126:
+                n15, p = _uvt(b, p, n15 + 1)
+                n15 -= 1
+            if n15 < 0:
                 raise DecodeError('Feature.Name: null where not nullable')
             else:
-                q15 = p + n14
-                e13.name = str(b[p:q15], 'utf-8')
-                p = q15
-        e13.min_supported_version, e13.max_supported_version, = _S2.unpack_from(b, p)
+                q16 = p + n15
+                e14.name = str(b[p:q16], 'utf-8')
+                p = q16
+        e14.min_supported_version, e14.max_supported_version, = _S2.unpack_from(b, p)
         p += 4
         if b[p] == 0:  # no tagged fields, the common case
-            e13.unknown_tagged_fields = None
+            e14.unknown_tagged_fields = None
             p += 1
         else:
-            p = _t_ControllerRegistrationRequest_Feature_0(b, p, e13)
-        xs12.append(e13)
-    o.features = xs12
+            p = _t_ControllerRegistrationRequest_Feature_0(b, p, e14)
+        xs13.append(e14)
+    o.features = xs13
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         p += 1

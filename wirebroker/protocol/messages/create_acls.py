@@ -11,6 +11,7 @@ import struct as _struct
 from wirebroker.protocol.message import UNSET, Message, Struct
 from wirebroker.protocol.message import shared_default as _shared_default
 from wirebroker.protocol.primitives import (
+    COMPACT_COUNT_RANGES as _counts,
     UUID_ZERO,
     DecodeError,
     UnsupportedFieldError,
@@ -294,7 +295,7 @@ def _r_CreateAclsRequest_2(b, p):
     h13 = b[p]
     p += 1
     if 0 < h13 < 128:
-        n1 = h13 - 1
+        r14 = _counts[h13]
     else:
         n1 = h13 - 1
         if n1 > 126:
@@ -304,8 +305,9 @@ def _r_CreateAclsRequest_2(b, p):
             raise DecodeError('CreateAclsRequest.Creations: null where not nullable')
         if n1 > bl - p:
             raise DecodeError('CreateAclsRequest.Creations: count ' + str(n1) + ' past the end')
+        r14 = range(n1)
     xs2 = []
-    for _ in range(n1):
+    for _ in r14:
         e3 = _new(_CreateAclsRequest_AclCreation)
         e3.resource_type, h4, = _S5.unpack_from(b, p)
         p += 2
@@ -521,7 +523,7 @@ def _r_CreateAclsResponse_1(b, p):
     o.throttle_time_ms, h1, = _S8.unpack_from(b, p)
     p += 5
     if 0 < h1 < 128:
-        n2 = h1 - 1
+        r8 = _counts[h1]
     else:
         n2 = h1 - 1
         if n2 > 126:
@@ -531,8 +533,9 @@ def _r_CreateAclsResponse_1(b, p):
             raise DecodeError('CreateAclsResponse.Results: null where not nullable')
         if n2 > bl - p:
             raise DecodeError('CreateAclsResponse.Results: count ' + str(n2) + ' past the end')
+        r8 = range(n2)
     xs3 = []
-    for _ in range(n2):
+    for _ in r8:
         e4 = _new(_CreateAclsResponse_AclCreationResult)
         e4.error_code, h5, = _S9.unpack_from(b, p)
         p += 3

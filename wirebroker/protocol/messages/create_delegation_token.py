@@ -11,6 +11,7 @@ import struct as _struct
 from wirebroker.protocol.message import UNSET, Message, Struct
 from wirebroker.protocol.message import shared_default as _shared_default
 from wirebroker.protocol.primitives import (
+    COMPACT_COUNT_RANGES as _counts,
     UUID_ZERO,
     DecodeError,
     UnsupportedFieldError,
@@ -206,7 +207,7 @@ def _r_CreateDelegationTokenRequest_1(b, p):
     h10 = b[p]
     p += 1
     if 0 < h10 < 128:
-        n1 = h10 - 1
+        r11 = _counts[h10]
     else:
         n1 = h10 - 1
         if n1 > 126:
@@ -216,8 +217,9 @@ def _r_CreateDelegationTokenRequest_1(b, p):
             raise DecodeError('CreateDelegationTokenRequest.Renewers: null where not nullable')
         if n1 > bl - p:
             raise DecodeError('CreateDelegationTokenRequest.Renewers: count ' + str(n1) + ' past the end')
+        r11 = range(n1)
     xs2 = []
-    for _ in range(n1):
+    for _ in r11:
         e3 = _new(_CreateDelegationTokenRequest_CreatableRenewers)
         h6 = b[p]
         if 0 < h6 < 128:
@@ -359,7 +361,7 @@ def _r_CreateDelegationTokenRequest_2(b, p):
     h16 = b[p]
     p += 1
     if 0 < h16 < 128:
-        n7 = h16 - 1
+        r17 = _counts[h16]
     else:
         n7 = h16 - 1
         if n7 > 126:
@@ -369,8 +371,9 @@ def _r_CreateDelegationTokenRequest_2(b, p):
             raise DecodeError('CreateDelegationTokenRequest.Renewers: null where not nullable')
         if n7 > bl - p:
             raise DecodeError('CreateDelegationTokenRequest.Renewers: count ' + str(n7) + ' past the end')
+        r17 = range(n7)
     xs8 = []
-    for _ in range(n7):
+    for _ in r17:
         e9 = _new(_CreateDelegationTokenRequest_CreatableRenewers)
         h12 = b[p]
         if 0 < h12 < 128:

@@ -11,6 +11,7 @@ import struct as _struct
 from wirebroker.protocol.message import UNSET, Message, Struct
 from wirebroker.protocol.message import shared_default as _shared_default
 from wirebroker.protocol.primitives import (
+    COMPACT_COUNT_RANGES as _counts,
     UUID_ZERO,
     DecodeError,
     UnsupportedFieldError,
@@ -264,7 +265,7 @@ def _r_CreatePartitionsRequest_1(b, p):
     h13 = b[p]
     p += 1
     if 0 < h13 < 128:
-        n1 = h13 - 1
+        r14 = _counts[h13]
     else:
         n1 = h13 - 1
         if n1 > 126:
@@ -274,8 +275,9 @@ def _r_CreatePartitionsRequest_1(b, p):
             raise DecodeError('CreatePartitionsRequest.Topics: null where not nullable')
         if n1 > bl - p:
             raise DecodeError('CreatePartitionsRequest.Topics: count ' + str(n1) + ' past the end')
+        r14 = range(n1)
     xs2 = []
-    for _ in range(n1):
+    for _ in r14:
         e3 = _new(_CreatePartitionsRequest_CreatePartitionsTopic)
         h6 = b[p]
         if 0 < h6 < 128:
@@ -520,7 +522,7 @@ def _r_CreatePartitionsResponse_1(b, p):
     o.throttle_time_ms, h1, = _S4.unpack_from(b, p)
     p += 5
     if 0 < h1 < 128:
-        n2 = h1 - 1
+        r11 = _counts[h1]
     else:
         n2 = h1 - 1
         if n2 > 126:
@@ -530,8 +532,9 @@ def _r_CreatePartitionsResponse_1(b, p):
             raise DecodeError('CreatePartitionsResponse.Results: null where not nullable')
         if n2 > bl - p:
             raise DecodeError('CreatePartitionsResponse.Results: count ' + str(n2) + ' past the end')
+        r11 = range(n2)
     xs3 = []
-    for _ in range(n2):
+    for _ in r11:
         e4 = _new(_CreatePartitionsResponse_CreatePartitionsTopicResult)
         h7 = b[p]
         if 0 < h7 < 128:

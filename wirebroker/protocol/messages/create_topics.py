@@ -11,6 +11,7 @@ import struct as _struct
 from wirebroker.protocol.message import UNSET, Message, Struct
 from wirebroker.protocol.message import shared_default as _shared_default
 from wirebroker.protocol.primitives import (
+    COMPACT_COUNT_RANGES as _counts,
     UUID_ZERO,
     DecodeError,
     UnsupportedFieldError,
@@ -492,12 +493,12 @@ def _t_CreateTopicsRequest_0(b, p, o):
 def _r_CreateTopicsRequest_2(b, p):
     bl = len(b)
     o = _new(CreateTopicsRequest)
-    h23 = b[p]
+    h25 = b[p]
     p += 1
-    if 0 < h23 < 128:
-        n1 = h23 - 1
+    if 0 < h25 < 128:
+        r26 = _counts[h25]
     else:
-        n1 = h23 - 1
+        n1 = h25 - 1
         if n1 > 126:
             n1, p = _uvt(b, p, n1 + 1)
             n1 -= 1
@@ -505,8 +506,9 @@ def _r_CreateTopicsRequest_2(b, p):
             raise DecodeError('CreateTopicsRequest.Topics: null where not nullable')
         if n1 > bl - p:
             raise DecodeError('CreateTopicsRequest.Topics: count ' + str(n1) + ' past the end')
+        r26 = range(n1)
     xs2 = []
-    for _ in range(n1):
+    for _ in r26:
         e3 = _new(_CreateTopicsRequest_CreatableTopic)
         h6 = b[p]
         if 0 < h6 < 128:
@@ -528,7 +530,7 @@ def _r_CreateTopicsRequest_2(b, p):
         e3.num_partitions, e3.replication_factor, h7, = _S6.unpack_from(b, p)
         p += 7
         if 0 < h7 < 128:
-            n8 = h7 - 1
+            r13 = _counts[h7]
         else:
             n8 = h7 - 1
             if n8 > 126:
@@ -538,8 +540,9 @@ def _r_CreateTopicsRequest_2(b, p):
                 raise DecodeError('CreatableTopic.Assignments: null where not nullable')
             if n8 > bl - p:
                 raise DecodeError('CreatableTopic.Assignments: count ' + str(n8) + ' past the end')
+            r13 = range(n8)
         xs9 = []
-        for _ in range(n8):
+        for _ in r13:
             e10 = _new(_CreateTopicsRequest_CreatableReplicaAssignment)
             e10.partition_index, h11, = _S7.unpack_from(b, p)
             p += 5
@@ -568,66 +571,67 @@ def _r_CreateTopicsRequest_2(b, p):
                 p = _t_CreateTopicsRequest_CreatableReplicaAssignment_0(b, p, e10)
             xs9.append(e10)
         e3.assignments = xs9
-        h22 = b[p]
+        h23 = b[p]
         p += 1
-        if 0 < h22 < 128:
-            n13 = h22 - 1
+        if 0 < h23 < 128:
+            r24 = _counts[h23]
         else:
-            n13 = h22 - 1
-            if n13 > 126:
-                n13, p = _uvt(b, p, n13 + 1)
-                n13 -= 1
-            if n13 < 0:
+            n14 = h23 - 1
+            if n14 > 126:
+                n14, p = _uvt(b, p, n14 + 1)
+                n14 -= 1
+            if n14 < 0:
                 raise DecodeError('CreatableTopic.Configs: null where not nullable')
-            if n13 > bl - p:
-                raise DecodeError('CreatableTopic.Configs: count ' + str(n13) + ' past the end')
-        xs14 = []
-        for _ in range(n13):
-            e15 = _new(_CreateTopicsRequest_CreatableTopicConfig)
-            h18 = b[p]
-            if 0 < h18 < 128:
-                q17 = p + h18
-                e15.name = str(b[p + 1:q17], 'utf-8')
-                p = q17
+            if n14 > bl - p:
+                raise DecodeError('CreatableTopic.Configs: count ' + str(n14) + ' past the end')
+            r24 = range(n14)
+        xs15 = []
+        for _ in r24:
+            e16 = _new(_CreateTopicsRequest_CreatableTopicConfig)
+            h19 = b[p]
+            if 0 < h19 < 128:
+                q18 = p + h19
+                e16.name = str(b[p + 1:q18], 'utf-8')
+                p = q18
             else:
                 p += 1
-                n16 = h18 - 1
-                if n16 > 126:
-                    n16, p = _uvt(b, p, n16 + 1)
-                    n16 -= 1
-                if n16 < 0:
+                n17 = h19 - 1
+                if n17 > 126:
+                    n17, p = _uvt(b, p, n17 + 1)
+                    n17 -= 1
+                if n17 < 0:
                     raise DecodeError('CreatableTopicConfig.Name: null where not nullable')
                 else:
-                    q17 = p + n16
-                    e15.name = str(b[p:q17], 'utf-8')
-                    p = q17
-            h21 = b[p]
-            if 0 < h21 < 128:
-                q20 = p + h21
-                e15.value = str(b[p + 1:q20], 'utf-8')
-                p = q20
-            elif h21 == 0:
-                e15.value = None
+                    q18 = p + n17
+                    e16.name = str(b[p:q18], 'utf-8')
+                    p = q18
+            h22 = b[p]
+            if 0 < h22 < 128:
+                q21 = p + h22
+                e16.value = str(b[p + 1:q21], 'utf-8')
+                p = q21
+            elif h22 == 0:
+                e16.value = None
                 p += 1
             else:
                 p += 1
-                n19 = h21 - 1
-                if n19 > 126:
-                    n19, p = _uvt(b, p, n19 + 1)
-                    n19 -= 1
-                if n19 < 0:
-                    e15.value = None
+                n20 = h22 - 1
+                if n20 > 126:
+                    n20, p = _uvt(b, p, n20 + 1)
+                    n20 -= 1
+                if n20 < 0:
+                    e16.value = None
                 else:
-                    q20 = p + n19
-                    e15.value = str(b[p:q20], 'utf-8')
-                    p = q20
+                    q21 = p + n20
+                    e16.value = str(b[p:q21], 'utf-8')
+                    p = q21
             if b[p] == 0:  # no tagged fields, the common case
-                e15.unknown_tagged_fields = None
+                e16.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_CreateTopicsRequest_CreatableTopicConfig_0(b, p, e15)
-            xs14.append(e15)
-        e3.configs = xs14
+                p = _t_CreateTopicsRequest_CreatableTopicConfig_0(b, p, e16)
+            xs15.append(e16)
+        e3.configs = xs15
         if b[p] == 0:  # no tagged fields, the common case
             e3.unknown_tagged_fields = None
             p += 1
@@ -983,7 +987,7 @@ def _r_CreateTopicsResponse_3(b, p):
     o.throttle_time_ms, h1, = _S7.unpack_from(b, p)
     p += 5
     if 0 < h1 < 128:
-        n2 = h1 - 1
+        r21 = _counts[h1]
     else:
         n2 = h1 - 1
         if n2 > 126:
@@ -993,8 +997,9 @@ def _r_CreateTopicsResponse_3(b, p):
             raise DecodeError('CreateTopicsResponse.Topics: null where not nullable')
         if n2 > bl - p:
             raise DecodeError('CreateTopicsResponse.Topics: count ' + str(n2) + ' past the end')
+        r21 = range(n2)
     xs3 = []
-    for _ in range(n2):
+    for _ in r21:
         e4 = _new(_CreateTopicsResponse_CreatableTopicResult)
         h7 = b[p]
         if 0 < h7 < 128:
@@ -1201,7 +1206,7 @@ def _r_CreateTopicsResponse_4(b, p):
     o.throttle_time_ms, h1, = _S7.unpack_from(b, p)
     p += 5
     if 0 < h1 < 128:
-        n2 = h1 - 1
+        r21 = _counts[h1]
     else:
         n2 = h1 - 1
         if n2 > 126:
@@ -1211,8 +1216,9 @@ def _r_CreateTopicsResponse_4(b, p):
             raise DecodeError('CreateTopicsResponse.Topics: null where not nullable')
         if n2 > bl - p:
             raise DecodeError('CreateTopicsResponse.Topics: count ' + str(n2) + ' past the end')
+        r21 = range(n2)
     xs3 = []
-    for _ in range(n2):
+    for _ in r21:
         e4 = _new(_CreateTopicsResponse_CreatableTopicResult)
         h7 = b[p]
         if 0 < h7 < 128:

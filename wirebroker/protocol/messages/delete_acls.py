@@ -11,6 +11,7 @@ import struct as _struct
 from wirebroker.protocol.message import UNSET, Message, Struct
 from wirebroker.protocol.message import shared_default as _shared_default
 from wirebroker.protocol.primitives import (
+    COMPACT_COUNT_RANGES as _counts,
     UUID_ZERO,
     DecodeError,
     UnsupportedFieldError,
@@ -331,7 +332,7 @@ def _r_DeleteAclsRequest_2(b, p):
     h13 = b[p]
     p += 1
     if 0 < h13 < 128:
-        n1 = h13 - 1
+        r14 = _counts[h13]
     else:
         n1 = h13 - 1
         if n1 > 126:
@@ -341,8 +342,9 @@ def _r_DeleteAclsRequest_2(b, p):
             raise DecodeError('DeleteAclsRequest.Filters: null where not nullable')
         if n1 > bl - p:
             raise DecodeError('DeleteAclsRequest.Filters: count ' + str(n1) + ' past the end')
+        r14 = range(n1)
     xs2 = []
-    for _ in range(n1):
+    for _ in r14:
         e3 = _new(_DeleteAclsRequest_DeleteAclsFilter)
         e3.resource_type_filter, h4, = _S5.unpack_from(b, p)
         p += 2
@@ -797,7 +799,7 @@ def _r_DeleteAclsResponse_2(b, p):
     o.throttle_time_ms, h1, = _S8.unpack_from(b, p)
     p += 5
     if 0 < h1 < 128:
-        n2 = h1 - 1
+        r25 = _counts[h1]
     else:
         n2 = h1 - 1
         if n2 > 126:
@@ -807,8 +809,9 @@ def _r_DeleteAclsResponse_2(b, p):
             raise DecodeError('DeleteAclsResponse.FilterResults: null where not nullable')
         if n2 > bl - p:
             raise DecodeError('DeleteAclsResponse.FilterResults: count ' + str(n2) + ' past the end')
+        r25 = range(n2)
     xs3 = []
-    for _ in range(n2):
+    for _ in r25:
         e4 = _new(_DeleteAclsResponse_DeleteAclsFilterResult)
         e4.error_code, h5, = _S9.unpack_from(b, p)
         p += 3
@@ -832,7 +835,7 @@ def _r_DeleteAclsResponse_2(b, p):
         h23 = b[p]
         p += 1
         if 0 < h23 < 128:
-            n8 = h23 - 1
+            r24 = _counts[h23]
         else:
             n8 = h23 - 1
             if n8 > 126:
@@ -842,8 +845,9 @@ def _r_DeleteAclsResponse_2(b, p):
                 raise DecodeError('DeleteAclsFilterResult.MatchingAcls: null where not nullable')
             if n8 > bl - p:
                 raise DecodeError('DeleteAclsFilterResult.MatchingAcls: count ' + str(n8) + ' past the end')
+            r24 = range(n8)
         xs9 = []
-        for _ in range(n8):
+        for _ in r24:
             e10 = _new(_DeleteAclsResponse_DeleteAclsMatchingAcl)
             e10.error_code, h11, = _S9.unpack_from(b, p)
             p += 3

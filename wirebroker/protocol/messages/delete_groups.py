@@ -11,6 +11,7 @@ import struct as _struct
 from wirebroker.protocol.message import UNSET, Message, Struct
 from wirebroker.protocol.message import shared_default as _shared_default
 from wirebroker.protocol.primitives import (
+    COMPACT_COUNT_RANGES as _counts,
     UUID_ZERO,
     DecodeError,
     UnsupportedFieldError,
@@ -144,7 +145,7 @@ def _r_DeleteGroupsRequest_1(b, p):
     h7 = b[p]
     p += 1
     if 0 < h7 < 128:
-        n1 = h7 - 1
+        r8 = _counts[h7]
     else:
         n1 = h7 - 1
         if n1 > 126:
@@ -154,8 +155,9 @@ def _r_DeleteGroupsRequest_1(b, p):
             raise DecodeError('DeleteGroupsRequest.GroupsNames: null where not nullable')
         if n1 > bl - p:
             raise DecodeError('DeleteGroupsRequest.GroupsNames: count ' + str(n1) + ' past the end')
+        r8 = range(n1)
     xs2 = []
-    for _ in range(n1):
+    for _ in r8:
         h6 = b[p]
         if 0 < h6 < 128:
             q5 = p + h6
@@ -304,7 +306,7 @@ def _r_DeleteGroupsResponse_1(b, p):
     o.throttle_time_ms, h1, = _S3.unpack_from(b, p)
     p += 5
     if 0 < h1 < 128:
-        n2 = h1 - 1
+        r8 = _counts[h1]
     else:
         n2 = h1 - 1
         if n2 > 126:
@@ -314,8 +316,9 @@ def _r_DeleteGroupsResponse_1(b, p):
             raise DecodeError('DeleteGroupsResponse.Results: null where not nullable')
         if n2 > bl - p:
             raise DecodeError('DeleteGroupsResponse.Results: count ' + str(n2) + ' past the end')
+        r8 = range(n2)
     xs3 = []
-    for _ in range(n2):
+    for _ in r8:
         e4 = _new(_DeleteGroupsResponse_DeletableGroupResult)
         h7 = b[p]
         if 0 < h7 < 128:

@@ -11,6 +11,7 @@ import struct as _struct
 from wirebroker.protocol.message import UNSET, Message, Struct
 from wirebroker.protocol.message import shared_default as _shared_default
 from wirebroker.protocol.primitives import (
+    COMPACT_COUNT_RANGES as _counts,
     UUID_ZERO,
     DecodeError,
     UnsupportedFieldError,
@@ -248,12 +249,12 @@ def _t_DeleteRecordsRequest_0(b, p, o):
 def _r_DeleteRecordsRequest_1(b, p):
     bl = len(b)
     o = _new(DeleteRecordsRequest)
-    h11 = b[p]
+    h12 = b[p]
     p += 1
-    if 0 < h11 < 128:
-        n1 = h11 - 1
+    if 0 < h12 < 128:
+        r13 = _counts[h12]
     else:
-        n1 = h11 - 1
+        n1 = h12 - 1
         if n1 > 126:
             n1, p = _uvt(b, p, n1 + 1)
             n1 -= 1
@@ -261,8 +262,9 @@ def _r_DeleteRecordsRequest_1(b, p):
             raise DecodeError('DeleteRecordsRequest.Topics: null where not nullable')
         if n1 > bl - p:
             raise DecodeError('DeleteRecordsRequest.Topics: count ' + str(n1) + ' past the end')
+        r13 = range(n1)
     xs2 = []
-    for _ in range(n1):
+    for _ in r13:
         e3 = _new(_DeleteRecordsRequest_DeleteRecordsTopic)
         h6 = b[p]
         if 0 < h6 < 128:
@@ -284,7 +286,7 @@ def _r_DeleteRecordsRequest_1(b, p):
         h10 = b[p]
         p += 1
         if 0 < h10 < 128:
-            n7 = h10 - 1
+            r11 = _counts[h10]
         else:
             n7 = h10 - 1
             if n7 > 126:
@@ -294,8 +296,9 @@ def _r_DeleteRecordsRequest_1(b, p):
                 raise DecodeError('DeleteRecordsTopic.Partitions: null where not nullable')
             if n7 > bl - p:
                 raise DecodeError('DeleteRecordsTopic.Partitions: count ' + str(n7) + ' past the end')
+            r11 = range(n7)
         xs8 = []
-        for _ in range(n7):
+        for _ in r11:
             e9 = _new(_DeleteRecordsRequest_DeleteRecordsPartition)
             e9.partition_index, e9.offset, = _S1.unpack_from(b, p)
             p += 12
@@ -500,7 +503,7 @@ def _r_DeleteRecordsResponse_1(b, p):
     o.throttle_time_ms, h1, = _S5.unpack_from(b, p)
     p += 5
     if 0 < h1 < 128:
-        n2 = h1 - 1
+        r13 = _counts[h1]
     else:
         n2 = h1 - 1
         if n2 > 126:
@@ -510,8 +513,9 @@ def _r_DeleteRecordsResponse_1(b, p):
             raise DecodeError('DeleteRecordsResponse.Topics: null where not nullable')
         if n2 > bl - p:
             raise DecodeError('DeleteRecordsResponse.Topics: count ' + str(n2) + ' past the end')
+        r13 = range(n2)
     xs3 = []
-    for _ in range(n2):
+    for _ in r13:
         e4 = _new(_DeleteRecordsResponse_DeleteRecordsTopicResult)
         h7 = b[p]
         if 0 < h7 < 128:
@@ -533,7 +537,7 @@ def _r_DeleteRecordsResponse_1(b, p):
         h11 = b[p]
         p += 1
         if 0 < h11 < 128:
-            n8 = h11 - 1
+            r12 = _counts[h11]
         else:
             n8 = h11 - 1
             if n8 > 126:
@@ -543,8 +547,9 @@ def _r_DeleteRecordsResponse_1(b, p):
                 raise DecodeError('DeleteRecordsTopicResult.Partitions: null where not nullable')
             if n8 > bl - p:
                 raise DecodeError('DeleteRecordsTopicResult.Partitions: count ' + str(n8) + ' past the end')
+            r12 = range(n8)
         xs9 = []
-        for _ in range(n8):
+        for _ in r12:
             e10 = _new(_DeleteRecordsResponse_DeleteRecordsPartitionResult)
             e10.partition_index, e10.low_watermark, e10.error_code, = _S4.unpack_from(b, p)
             p += 14

@@ -11,6 +11,7 @@ import struct as _struct
 from wirebroker.protocol.message import UNSET, Message, Struct
 from wirebroker.protocol.message import shared_default as _shared_default
 from wirebroker.protocol.primitives import (
+    COMPACT_COUNT_RANGES as _counts,
     UUID_ZERO,
     DecodeError,
     UnsupportedFieldError,
@@ -161,7 +162,7 @@ def _r_DeleteShareGroupOffsetsRequest_0(b, p):
     h10 = b[p]
     p += 1
     if 0 < h10 < 128:
-        n4 = h10 - 1
+        r11 = _counts[h10]
     else:
         n4 = h10 - 1
         if n4 > 126:
@@ -171,8 +172,9 @@ def _r_DeleteShareGroupOffsetsRequest_0(b, p):
             raise DecodeError('DeleteShareGroupOffsetsRequest.Topics: null where not nullable')
         if n4 > bl - p:
             raise DecodeError('DeleteShareGroupOffsetsRequest.Topics: count ' + str(n4) + ' past the end')
+        r11 = range(n4)
     xs5 = []
-    for _ in range(n4):
+    for _ in r11:
         e6 = _new(_DeleteShareGroupOffsetsRequest_DeleteShareGroupOffsetsRequestTopic)
         h9 = b[p]
         if 0 < h9 < 128:
@@ -313,7 +315,7 @@ def _r_DeleteShareGroupOffsetsResponse_0(b, p):
     h13 = b[p]
     p += 1
     if 0 < h13 < 128:
-        n4 = h13 - 1
+        r14 = _counts[h13]
     else:
         n4 = h13 - 1
         if n4 > 126:
@@ -323,8 +325,9 @@ def _r_DeleteShareGroupOffsetsResponse_0(b, p):
             raise DecodeError('DeleteShareGroupOffsetsResponse.Responses: null where not nullable')
         if n4 > bl - p:
             raise DecodeError('DeleteShareGroupOffsetsResponse.Responses: count ' + str(n4) + ' past the end')
+        r14 = range(n4)
     xs5 = []
-    for _ in range(n4):
+    for _ in r14:
         e6 = _new(_DeleteShareGroupOffsetsResponse_DeleteShareGroupOffsetsResponseTopic)
         h9 = b[p]
         if 0 < h9 < 128:

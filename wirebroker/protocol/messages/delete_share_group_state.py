@@ -11,6 +11,7 @@ import struct as _struct
 from wirebroker.protocol.message import UNSET, Message, Struct
 from wirebroker.protocol.message import shared_default as _shared_default
 from wirebroker.protocol.primitives import (
+    COMPACT_COUNT_RANGES as _counts,
     UUID_ZERO,
     DecodeError,
     UnsupportedFieldError,
@@ -200,12 +201,12 @@ def _r_DeleteShareGroupStateRequest_0(b, p):
             q2 = p + n1
             o.group_id = str(b[p:q2], 'utf-8')
             p = q2
-    h11 = b[p]
+    h12 = b[p]
     p += 1
-    if 0 < h11 < 128:
-        n4 = h11 - 1
+    if 0 < h12 < 128:
+        r13 = _counts[h12]
     else:
-        n4 = h11 - 1
+        n4 = h12 - 1
         if n4 > 126:
             n4, p = _uvt(b, p, n4 + 1)
             n4 -= 1
@@ -213,13 +214,14 @@ def _r_DeleteShareGroupStateRequest_0(b, p):
             raise DecodeError('DeleteShareGroupStateRequest.Topics: null where not nullable')
         if n4 > bl - p:
             raise DecodeError('DeleteShareGroupStateRequest.Topics: count ' + str(n4) + ' past the end')
+        r13 = range(n4)
     xs5 = []
-    for _ in range(n4):
+    for _ in r13:
         e6 = _new(_DeleteShareGroupStateRequest_DeleteStateData)
         e6.topic_id, h7, = _S0.unpack_from(b, p)
         p += 17
         if 0 < h7 < 128:
-            n8 = h7 - 1
+            r11 = _counts[h7]
         else:
             n8 = h7 - 1
             if n8 > 126:
@@ -229,8 +231,9 @@ def _r_DeleteShareGroupStateRequest_0(b, p):
                 raise DecodeError('DeleteStateData.Partitions: null where not nullable')
             if n8 > bl - p:
                 raise DecodeError('DeleteStateData.Partitions: count ' + str(n8) + ' past the end')
+            r11 = range(n8)
         xs9 = []
-        for _ in range(n8):
+        for _ in r11:
             e10 = _new(_DeleteShareGroupStateRequest_PartitionData)
             e10.partition, = _S1.unpack_from(b, p)
             p += 4
@@ -369,12 +372,12 @@ def _t_DeleteShareGroupStateResponse_0(b, p, o):
 def _r_DeleteShareGroupStateResponse_0(b, p):
     bl = len(b)
     o = _new(DeleteShareGroupStateResponse)
-    h11 = b[p]
+    h12 = b[p]
     p += 1
-    if 0 < h11 < 128:
-        n1 = h11 - 1
+    if 0 < h12 < 128:
+        r13 = _counts[h12]
     else:
-        n1 = h11 - 1
+        n1 = h12 - 1
         if n1 > 126:
             n1, p = _uvt(b, p, n1 + 1)
             n1 -= 1
@@ -382,13 +385,14 @@ def _r_DeleteShareGroupStateResponse_0(b, p):
             raise DecodeError('DeleteShareGroupStateResponse.Results: null where not nullable')
         if n1 > bl - p:
             raise DecodeError('DeleteShareGroupStateResponse.Results: count ' + str(n1) + ' past the end')
+        r13 = range(n1)
     xs2 = []
-    for _ in range(n1):
+    for _ in r13:
         e3 = _new(_DeleteShareGroupStateResponse_DeleteStateResult)
         e3.topic_id, h4, = _S0.unpack_from(b, p)
         p += 17
         if 0 < h4 < 128:
-            n5 = h4 - 1
+            r11 = _counts[h4]
         else:
             n5 = h4 - 1
             if n5 > 126:
@@ -398,8 +402,9 @@ def _r_DeleteShareGroupStateResponse_0(b, p):
                 raise DecodeError('DeleteStateResult.Partitions: null where not nullable')
             if n5 > bl - p:
                 raise DecodeError('DeleteStateResult.Partitions: count ' + str(n5) + ' past the end')
+            r11 = range(n5)
         xs6 = []
-        for _ in range(n5):
+        for _ in r11:
             e7 = _new(_DeleteShareGroupStateResponse_PartitionResult)
             e7.partition, e7.error_code, h8, = _S3.unpack_from(b, p)
             p += 7

@@ -11,6 +11,7 @@ import struct as _struct
 from wirebroker.protocol.message import UNSET, Message, Struct
 from wirebroker.protocol.message import shared_default as _shared_default
 from wirebroker.protocol.primitives import (
+    COMPACT_COUNT_RANGES as _counts,
     UUID_ZERO,
     DecodeError,
     UnsupportedFieldError,
@@ -169,7 +170,7 @@ def _r_DeleteTopicsRequest_1(b, p):
     h7 = b[p]
     p += 1
     if 0 < h7 < 128:
-        n1 = h7 - 1
+        r8 = _counts[h7]
     else:
         n1 = h7 - 1
         if n1 > 126:
@@ -179,8 +180,9 @@ def _r_DeleteTopicsRequest_1(b, p):
             raise DecodeError('DeleteTopicsRequest.TopicNames: null where not nullable')
         if n1 > bl - p:
             raise DecodeError('DeleteTopicsRequest.TopicNames: count ' + str(n1) + ' past the end')
+        r8 = range(n1)
     xs2 = []
-    for _ in range(n1):
+    for _ in r8:
         h6 = b[p]
         if 0 < h6 < 128:
             q5 = p + h6
@@ -267,7 +269,7 @@ def _r_DeleteTopicsRequest_2(b, p):
     h7 = b[p]
     p += 1
     if 0 < h7 < 128:
-        n1 = h7 - 1
+        r8 = _counts[h7]
     else:
         n1 = h7 - 1
         if n1 > 126:
@@ -277,8 +279,9 @@ def _r_DeleteTopicsRequest_2(b, p):
             raise DecodeError('DeleteTopicsRequest.Topics: null where not nullable')
         if n1 > bl - p:
             raise DecodeError('DeleteTopicsRequest.Topics: count ' + str(n1) + ' past the end')
+        r8 = range(n1)
     xs2 = []
-    for _ in range(n1):
+    for _ in r8:
         e3 = _new(_DeleteTopicsRequest_DeleteTopicState)
         h6 = b[p]
         if 0 < h6 < 128:
@@ -498,7 +501,7 @@ def _r_DeleteTopicsResponse_2(b, p):
     o.throttle_time_ms, h1, = _S4.unpack_from(b, p)
     p += 5
     if 0 < h1 < 128:
-        n2 = h1 - 1
+        r8 = _counts[h1]
     else:
         n2 = h1 - 1
         if n2 > 126:
@@ -508,8 +511,9 @@ def _r_DeleteTopicsResponse_2(b, p):
             raise DecodeError('DeleteTopicsResponse.Responses: null where not nullable')
         if n2 > bl - p:
             raise DecodeError('DeleteTopicsResponse.Responses: count ' + str(n2) + ' past the end')
+        r8 = range(n2)
     xs3 = []
-    for _ in range(n2):
+    for _ in r8:
         e4 = _new(_DeleteTopicsResponse_DeletableTopicResult)
         h7 = b[p]
         if 0 < h7 < 128:
@@ -583,7 +587,7 @@ def _r_DeleteTopicsResponse_3(b, p):
     o.throttle_time_ms, h1, = _S4.unpack_from(b, p)
     p += 5
     if 0 < h1 < 128:
-        n2 = h1 - 1
+        r11 = _counts[h1]
     else:
         n2 = h1 - 1
         if n2 > 126:
@@ -593,8 +597,9 @@ def _r_DeleteTopicsResponse_3(b, p):
             raise DecodeError('DeleteTopicsResponse.Responses: null where not nullable')
         if n2 > bl - p:
             raise DecodeError('DeleteTopicsResponse.Responses: count ' + str(n2) + ' past the end')
+        r11 = range(n2)
     xs3 = []
-    for _ in range(n2):
+    for _ in r11:
         e4 = _new(_DeleteTopicsResponse_DeletableTopicResult)
         h7 = b[p]
         if 0 < h7 < 128:
@@ -695,7 +700,7 @@ def _r_DeleteTopicsResponse_4(b, p):
     o.throttle_time_ms, h1, = _S4.unpack_from(b, p)
     p += 5
     if 0 < h1 < 128:
-        n2 = h1 - 1
+        r11 = _counts[h1]
     else:
         n2 = h1 - 1
         if n2 > 126:
@@ -705,8 +710,9 @@ def _r_DeleteTopicsResponse_4(b, p):
             raise DecodeError('DeleteTopicsResponse.Responses: null where not nullable')
         if n2 > bl - p:
             raise DecodeError('DeleteTopicsResponse.Responses: count ' + str(n2) + ' past the end')
+        r11 = range(n2)
     xs3 = []
-    for _ in range(n2):
+    for _ in r11:
         e4 = _new(_DeleteTopicsResponse_DeletableTopicResult)
         h7 = b[p]
         if 0 < h7 < 128:

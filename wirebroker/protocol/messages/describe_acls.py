@@ -11,6 +11,7 @@ import struct as _struct
 from wirebroker.protocol.message import UNSET, Message, Struct
 from wirebroker.protocol.message import shared_default as _shared_default
 from wirebroker.protocol.primitives import (
+    COMPACT_COUNT_RANGES as _counts,
     UUID_ZERO,
     DecodeError,
     UnsupportedFieldError,
@@ -674,12 +675,12 @@ def _r_DescribeAclsResponse_2(b, p):
             q3 = p + n2
             o.error_message = str(b[p:q3], 'utf-8')
             p = q3
-    h20 = b[p]
+    h21 = b[p]
     p += 1
-    if 0 < h20 < 128:
-        n4 = h20 - 1
+    if 0 < h21 < 128:
+        r22 = _counts[h21]
     else:
-        n4 = h20 - 1
+        n4 = h21 - 1
         if n4 > 126:
             n4, p = _uvt(b, p, n4 + 1)
             n4 -= 1
@@ -687,8 +688,9 @@ def _r_DescribeAclsResponse_2(b, p):
             raise DecodeError('DescribeAclsResponse.Resources: null where not nullable')
         if n4 > bl - p:
             raise DecodeError('DescribeAclsResponse.Resources: count ' + str(n4) + ' past the end')
+        r22 = range(n4)
     xs5 = []
-    for _ in range(n4):
+    for _ in r22:
         e6 = _new(_DescribeAclsResponse_DescribeAclsResource)
         e6.resource_type, h7, = _S4.unpack_from(b, p)
         p += 2
@@ -710,7 +712,7 @@ def _r_DescribeAclsResponse_2(b, p):
         e6.pattern_type, h10, = _S4.unpack_from(b, p)
         p += 2
         if 0 < h10 < 128:
-            n11 = h10 - 1
+            r20 = _counts[h10]
         else:
             n11 = h10 - 1
             if n11 > 126:
@@ -720,8 +722,9 @@ def _r_DescribeAclsResponse_2(b, p):
                 raise DecodeError('DescribeAclsResource.Acls: null where not nullable')
             if n11 > bl - p:
                 raise DecodeError('DescribeAclsResource.Acls: count ' + str(n11) + ' past the end')
+            r20 = range(n11)
         xs12 = []
-        for _ in range(n11):
+        for _ in r20:
             e13 = _new(_DescribeAclsResponse_AclDescription)
             h16 = b[p]
             if 0 < h16 < 128:

@@ -11,6 +11,7 @@ import struct as _struct
 from wirebroker.protocol.message import UNSET, Message, Struct
 from wirebroker.protocol.message import shared_default as _shared_default
 from wirebroker.protocol.primitives import (
+    COMPACT_COUNT_RANGES as _counts,
     UUID_ZERO,
     DecodeError,
     UnsupportedFieldError,
@@ -232,7 +233,7 @@ def _r_DescribeClientQuotasRequest_1(b, p):
     h10 = b[p]
     p += 1
     if 0 < h10 < 128:
-        n1 = h10 - 1
+        r11 = _counts[h10]
     else:
         n1 = h10 - 1
         if n1 > 126:
@@ -242,8 +243,9 @@ def _r_DescribeClientQuotasRequest_1(b, p):
             raise DecodeError('DescribeClientQuotasRequest.Components: null where not nullable')
         if n1 > bl - p:
             raise DecodeError('DescribeClientQuotasRequest.Components: count ' + str(n1) + ' past the end')
+        r11 = range(n1)
     xs2 = []
-    for _ in range(n1):
+    for _ in r11:
         e3 = _new(_DescribeClientQuotasRequest_ComponentData)
         h6 = b[p]
         if 0 < h6 < 128:
@@ -575,13 +577,13 @@ def _r_DescribeClientQuotasResponse_1(b, p):
             q3 = p + n2
             o.error_message = str(b[p:q3], 'utf-8')
             p = q3
-    h24 = b[p]
-    if h24 == 0:
+    h26 = b[p]
+    if h26 == 0:
         o.entries = None
         p += 1
     else:
         p += 1
-        n4 = h24 - 1
+        n4 = h26 - 1
         if n4 > 126:
             n4, p = _uvt(b, p, n4 + 1)
             n4 -= 1
@@ -596,7 +598,7 @@ def _r_DescribeClientQuotasResponse_1(b, p):
                 h16 = b[p]
                 p += 1
                 if 0 < h16 < 128:
-                    n7 = h16 - 1
+                    r17 = _counts[h16]
                 else:
                     n7 = h16 - 1
                     if n7 > 126:
@@ -606,8 +608,9 @@ def _r_DescribeClientQuotasResponse_1(b, p):
                         raise DecodeError('EntryData.Entity: null where not nullable')
                     if n7 > bl - p:
                         raise DecodeError('EntryData.Entity: count ' + str(n7) + ' past the end')
+                    r17 = range(n7)
                 xs8 = []
-                for _ in range(n7):
+                for _ in r17:
                     e9 = _new(_DescribeClientQuotasResponse_EntityData)
                     h12 = b[p]
                     if 0 < h12 < 128:
@@ -653,48 +656,49 @@ def _r_DescribeClientQuotasResponse_1(b, p):
                         p = _t_DescribeClientQuotasResponse_EntityData_0(b, p, e9)
                     xs8.append(e9)
                 e6.entity = xs8
-                h23 = b[p]
+                h24 = b[p]
                 p += 1
-                if 0 < h23 < 128:
-                    n17 = h23 - 1
+                if 0 < h24 < 128:
+                    r25 = _counts[h24]
                 else:
-                    n17 = h23 - 1
-                    if n17 > 126:
-                        n17, p = _uvt(b, p, n17 + 1)
-                        n17 -= 1
-                    if n17 < 0:
+                    n18 = h24 - 1
+                    if n18 > 126:
+                        n18, p = _uvt(b, p, n18 + 1)
+                        n18 -= 1
+                    if n18 < 0:
                         raise DecodeError('EntryData.Values: null where not nullable')
-                    if n17 > bl - p:
-                        raise DecodeError('EntryData.Values: count ' + str(n17) + ' past the end')
-                xs18 = []
-                for _ in range(n17):
-                    e19 = _new(_DescribeClientQuotasResponse_ValueData)
-                    h22 = b[p]
-                    if 0 < h22 < 128:
-                        q21 = p + h22
-                        e19.key = str(b[p + 1:q21], 'utf-8')
-                        p = q21
+                    if n18 > bl - p:
+                        raise DecodeError('EntryData.Values: count ' + str(n18) + ' past the end')
+                    r25 = range(n18)
+                xs19 = []
+                for _ in r25:
+                    e20 = _new(_DescribeClientQuotasResponse_ValueData)
+                    h23 = b[p]
+                    if 0 < h23 < 128:
+                        q22 = p + h23
+                        e20.key = str(b[p + 1:q22], 'utf-8')
+                        p = q22
                     else:
                         p += 1
-                        n20 = h22 - 1
-                        if n20 > 126:
-                            n20, p = _uvt(b, p, n20 + 1)
-                            n20 -= 1
-                        if n20 < 0:
+                        n21 = h23 - 1
+                        if n21 > 126:
+                            n21, p = _uvt(b, p, n21 + 1)
+                            n21 -= 1
+                        if n21 < 0:
                             raise DecodeError('ValueData.Key: null where not nullable')
                         else:
-                            q21 = p + n20
-                            e19.key = str(b[p:q21], 'utf-8')
-                            p = q21
-                    e19.value, = _S7.unpack_from(b, p)
+                            q22 = p + n21
+                            e20.key = str(b[p:q22], 'utf-8')
+                            p = q22
+                    e20.value, = _S7.unpack_from(b, p)
                     p += 8
                     if b[p] == 0:  # no tagged fields, the common case
-                        e19.unknown_tagged_fields = None
+                        e20.unknown_tagged_fields = None
                         p += 1
                     else:
-                        p = _t_DescribeClientQuotasResponse_ValueData_0(b, p, e19)
-                    xs18.append(e19)
-                e6.values = xs18
+                        p = _t_DescribeClientQuotasResponse_ValueData_0(b, p, e20)
+                    xs19.append(e20)
+                e6.values = xs19
                 if b[p] == 0:  # no tagged fields, the common case
                     e6.unknown_tagged_fields = None
                     p += 1

@@ -11,6 +11,7 @@ import struct as _struct
 from wirebroker.protocol.message import UNSET, Message, Struct
 from wirebroker.protocol.message import shared_default as _shared_default
 from wirebroker.protocol.primitives import (
+    COMPACT_COUNT_RANGES as _counts,
     UUID_ZERO,
     DecodeError,
     UnsupportedFieldError,
@@ -282,7 +283,7 @@ def _r_DescribeClusterResponse_0(b, p):
     o.controller_id, h7, = _S4.unpack_from(b, p)
     p += 5
     if 0 < h7 < 128:
-        n8 = h7 - 1
+        r17 = _counts[h7]
     else:
         n8 = h7 - 1
         if n8 > 126:
@@ -292,8 +293,9 @@ def _r_DescribeClusterResponse_0(b, p):
             raise DecodeError('DescribeClusterResponse.Brokers: null where not nullable')
         if n8 > bl - p:
             raise DecodeError('DescribeClusterResponse.Brokers: count ' + str(n8) + ' past the end')
+        r17 = range(n8)
     xs9 = []
-    for _ in range(n8):
+    for _ in r17:
         e10 = _new(_DescribeClusterResponse_DescribeClusterBroker)
         e10.broker_id, h11, = _S4.unpack_from(b, p)
         p += 5
@@ -459,7 +461,7 @@ def _r_DescribeClusterResponse_1(b, p):
     o.controller_id, h7, = _S4.unpack_from(b, p)
     p += 5
     if 0 < h7 < 128:
-        n8 = h7 - 1
+        r17 = _counts[h7]
     else:
         n8 = h7 - 1
         if n8 > 126:
@@ -469,8 +471,9 @@ def _r_DescribeClusterResponse_1(b, p):
             raise DecodeError('DescribeClusterResponse.Brokers: null where not nullable')
         if n8 > bl - p:
             raise DecodeError('DescribeClusterResponse.Brokers: count ' + str(n8) + ' past the end')
+        r17 = range(n8)
     xs9 = []
-    for _ in range(n8):
+    for _ in r17:
         e10 = _new(_DescribeClusterResponse_DescribeClusterBroker)
         e10.broker_id, h11, = _S4.unpack_from(b, p)
         p += 5
@@ -634,7 +637,7 @@ def _r_DescribeClusterResponse_2(b, p):
     o.controller_id, h7, = _S4.unpack_from(b, p)
     p += 5
     if 0 < h7 < 128:
-        n8 = h7 - 1
+        r17 = _counts[h7]
     else:
         n8 = h7 - 1
         if n8 > 126:
@@ -644,8 +647,9 @@ def _r_DescribeClusterResponse_2(b, p):
             raise DecodeError('DescribeClusterResponse.Brokers: null where not nullable')
         if n8 > bl - p:
             raise DecodeError('DescribeClusterResponse.Brokers: count ' + str(n8) + ' past the end')
+        r17 = range(n8)
     xs9 = []
-    for _ in range(n8):
+    for _ in r17:
         e10 = _new(_DescribeClusterResponse_DescribeClusterBroker)
         e10.broker_id, h11, = _S4.unpack_from(b, p)
         p += 5

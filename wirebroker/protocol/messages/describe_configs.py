@@ -11,6 +11,7 @@ import struct as _struct
 from wirebroker.protocol.message import UNSET, Message, Struct
 from wirebroker.protocol.message import shared_default as _shared_default
 from wirebroker.protocol.primitives import (
+    COMPACT_COUNT_RANGES as _counts,
     UUID_ZERO,
     DecodeError,
     UnsupportedFieldError,
@@ -415,7 +416,7 @@ def _r_DescribeConfigsRequest_3(b, p):
     h14 = b[p]
     p += 1
     if 0 < h14 < 128:
-        n1 = h14 - 1
+        r15 = _counts[h14]
     else:
         n1 = h14 - 1
         if n1 > 126:
@@ -425,8 +426,9 @@ def _r_DescribeConfigsRequest_3(b, p):
             raise DecodeError('DescribeConfigsRequest.Resources: null where not nullable')
         if n1 > bl - p:
             raise DecodeError('DescribeConfigsRequest.Resources: count ' + str(n1) + ' past the end')
+        r15 = range(n1)
     xs2 = []
-    for _ in range(n1):
+    for _ in r15:
         e3 = _new(_DescribeConfigsRequest_DescribeConfigsResource)
         e3.resource_type, h4, = _S6.unpack_from(b, p)
         p += 2
@@ -1084,7 +1086,7 @@ def _r_DescribeConfigsResponse_3(b, p):
     o.throttle_time_ms, h1, = _S12.unpack_from(b, p)
     p += 5
     if 0 < h1 < 128:
-        n2 = h1 - 1
+        r36 = _counts[h1]
     else:
         n2 = h1 - 1
         if n2 > 126:
@@ -1094,8 +1096,9 @@ def _r_DescribeConfigsResponse_3(b, p):
             raise DecodeError('DescribeConfigsResponse.Results: null where not nullable')
         if n2 > bl - p:
             raise DecodeError('DescribeConfigsResponse.Results: count ' + str(n2) + ' past the end')
+        r36 = range(n2)
     xs3 = []
-    for _ in range(n2):
+    for _ in r36:
         e4 = _new(_DescribeConfigsResponse_DescribeConfigsResult)
         e4.error_code, h5, = _S13.unpack_from(b, p)
         p += 3
@@ -1133,12 +1136,12 @@ def _r_DescribeConfigsResponse_3(b, p):
                 q10 = p + n9
                 e4.resource_name = str(b[p:q10], 'utf-8')
                 p = q10
-        h33 = b[p]
+        h34 = b[p]
         p += 1
-        if 0 < h33 < 128:
-            n11 = h33 - 1
+        if 0 < h34 < 128:
+            r35 = _counts[h34]
         else:
-            n11 = h33 - 1
+            n11 = h34 - 1
             if n11 > 126:
                 n11, p = _uvt(b, p, n11 + 1)
                 n11 -= 1
@@ -1146,8 +1149,9 @@ def _r_DescribeConfigsResponse_3(b, p):
                 raise DecodeError('DescribeConfigsResult.Configs: null where not nullable')
             if n11 > bl - p:
                 raise DecodeError('DescribeConfigsResult.Configs: count ' + str(n11) + ' past the end')
+            r35 = range(n11)
         xs12 = []
-        for _ in range(n11):
+        for _ in r35:
             e13 = _new(_DescribeConfigsResponse_DescribeConfigsResourceResult)
             h16 = b[p]
             if 0 < h16 < 128:
@@ -1189,7 +1193,7 @@ def _r_DescribeConfigsResponse_3(b, p):
             e13.read_only, e13.config_source, e13.is_sensitive, h20, = _S14.unpack_from(b, p)
             p += 4
             if 0 < h20 < 128:
-                n21 = h20 - 1
+                r30 = _counts[h20]
             else:
                 n21 = h20 - 1
                 if n21 > 126:
@@ -1199,8 +1203,9 @@ def _r_DescribeConfigsResponse_3(b, p):
                     raise DecodeError('DescribeConfigsResourceResult.Synonyms: null where not nullable')
                 if n21 > bl - p:
                     raise DecodeError('DescribeConfigsResourceResult.Synonyms: count ' + str(n21) + ' past the end')
+                r30 = range(n21)
             xs22 = []
-            for _ in range(n21):
+            for _ in r30:
                 e23 = _new(_DescribeConfigsResponse_DescribeConfigsSynonym)
                 h26 = b[p]
                 if 0 < h26 < 128:
@@ -1248,25 +1253,25 @@ def _r_DescribeConfigsResponse_3(b, p):
                     p = _t_DescribeConfigsResponse_DescribeConfigsSynonym_0(b, p, e23)
                 xs22.append(e23)
             e13.synonyms = xs22
-            e13.config_type, h30, = _S6.unpack_from(b, p)
+            e13.config_type, h31, = _S6.unpack_from(b, p)
             p += 2
-            if 0 < h30 < 128:
-                q32 = p + h30 - 1
-                e13.documentation = str(b[p:q32], 'utf-8')
-                p = q32
-            elif h30 == 0:
+            if 0 < h31 < 128:
+                q33 = p + h31 - 1
+                e13.documentation = str(b[p:q33], 'utf-8')
+                p = q33
+            elif h31 == 0:
                 e13.documentation = None
             else:
-                n31 = h30 - 1
-                if n31 > 126:
-                    n31, p = _uvt(b, p, n31 + 1)
-                    n31 -= 1
-                if n31 < 0:
+                n32 = h31 - 1
+                if n32 > 126:
+                    n32, p = _uvt(b, p, n32 + 1)
+                    n32 -= 1
+                if n32 < 0:
                     e13.documentation = None
                 else:
-                    q32 = p + n31
-                    e13.documentation = str(b[p:q32], 'utf-8')
-                    p = q32
+                    q33 = p + n32
+                    e13.documentation = str(b[p:q33], 'utf-8')
+                    p = q33
             e13.is_default = False
             if b[p] == 0:  # no tagged fields, the common case
                 e13.unknown_tagged_fields = None

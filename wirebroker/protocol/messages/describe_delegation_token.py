@@ -11,6 +11,7 @@ import struct as _struct
 from wirebroker.protocol.message import UNSET, Message, Struct
 from wirebroker.protocol.message import shared_default as _shared_default
 from wirebroker.protocol.primitives import (
+    COMPACT_COUNT_RANGES as _counts,
     UUID_ZERO,
     DecodeError,
     UnsupportedFieldError,
@@ -524,7 +525,7 @@ def _r_DescribeDelegationTokenResponse_1(b, p):
     o.error_code, h1, = _S5.unpack_from(b, p)
     p += 3
     if 0 < h1 < 128:
-        n2 = h1 - 1
+        r28 = _counts[h1]
     else:
         n2 = h1 - 1
         if n2 > 126:
@@ -534,8 +535,9 @@ def _r_DescribeDelegationTokenResponse_1(b, p):
             raise DecodeError('DescribeDelegationTokenResponse.Tokens: null where not nullable')
         if n2 > bl - p:
             raise DecodeError('DescribeDelegationTokenResponse.Tokens: count ' + str(n2) + ' past the end')
+        r28 = range(n2)
     xs3 = []
-    for _ in range(n2):
+    for _ in r28:
         e4 = _new(_DescribeDelegationTokenResponse_DescribedDelegationToken)
         h7 = b[p]
         if 0 < h7 < 128:
@@ -608,7 +610,7 @@ def _r_DescribeDelegationTokenResponse_1(b, p):
         h26 = b[p]
         p += 1
         if 0 < h26 < 128:
-            n17 = h26 - 1
+            r27 = _counts[h26]
         else:
             n17 = h26 - 1
             if n17 > 126:
@@ -618,8 +620,9 @@ def _r_DescribeDelegationTokenResponse_1(b, p):
                 raise DecodeError('DescribedDelegationToken.Renewers: null where not nullable')
             if n17 > bl - p:
                 raise DecodeError('DescribedDelegationToken.Renewers: count ' + str(n17) + ' past the end')
+            r27 = range(n17)
         xs18 = []
-        for _ in range(n17):
+        for _ in r27:
             e19 = _new(_DescribeDelegationTokenResponse_DescribedDelegationTokenRenewer)
             h22 = b[p]
             if 0 < h22 < 128:
@@ -772,7 +775,7 @@ def _r_DescribeDelegationTokenResponse_2(b, p):
     o.error_code, h1, = _S5.unpack_from(b, p)
     p += 3
     if 0 < h1 < 128:
-        n2 = h1 - 1
+        r34 = _counts[h1]
     else:
         n2 = h1 - 1
         if n2 > 126:
@@ -782,8 +785,9 @@ def _r_DescribeDelegationTokenResponse_2(b, p):
             raise DecodeError('DescribeDelegationTokenResponse.Tokens: null where not nullable')
         if n2 > bl - p:
             raise DecodeError('DescribeDelegationTokenResponse.Tokens: count ' + str(n2) + ' past the end')
+        r34 = range(n2)
     xs3 = []
-    for _ in range(n2):
+    for _ in r34:
         e4 = _new(_DescribeDelegationTokenResponse_DescribedDelegationToken)
         h7 = b[p]
         if 0 < h7 < 128:
@@ -890,7 +894,7 @@ def _r_DescribeDelegationTokenResponse_2(b, p):
         h32 = b[p]
         p += 1
         if 0 < h32 < 128:
-            n23 = h32 - 1
+            r33 = _counts[h32]
         else:
             n23 = h32 - 1
             if n23 > 126:
@@ -900,8 +904,9 @@ def _r_DescribeDelegationTokenResponse_2(b, p):
                 raise DecodeError('DescribedDelegationToken.Renewers: null where not nullable')
             if n23 > bl - p:
                 raise DecodeError('DescribedDelegationToken.Renewers: count ' + str(n23) + ' past the end')
+            r33 = range(n23)
         xs24 = []
-        for _ in range(n23):
+        for _ in r33:
             e25 = _new(_DescribeDelegationTokenResponse_DescribedDelegationTokenRenewer)
             h28 = b[p]
             if 0 < h28 < 128:

@@ -11,6 +11,7 @@ import struct as _struct
 from wirebroker.protocol.message import UNSET, Message, Struct
 from wirebroker.protocol.message import shared_default as _shared_default
 from wirebroker.protocol.primitives import (
+    COMPACT_COUNT_RANGES as _counts,
     UUID_ZERO,
     DecodeError,
     UnsupportedFieldError,
@@ -213,7 +214,7 @@ def _r_DescribeGroupsRequest_2(b, p):
     h7 = b[p]
     p += 1
     if 0 < h7 < 128:
-        n1 = h7 - 1
+        r8 = _counts[h7]
     else:
         n1 = h7 - 1
         if n1 > 126:
@@ -223,8 +224,9 @@ def _r_DescribeGroupsRequest_2(b, p):
             raise DecodeError('DescribeGroupsRequest.Groups: null where not nullable')
         if n1 > bl - p:
             raise DecodeError('DescribeGroupsRequest.Groups: count ' + str(n1) + ' past the end')
+        r8 = range(n1)
     xs2 = []
-    for _ in range(n1):
+    for _ in r8:
         h6 = b[p]
         if 0 < h6 < 128:
             q5 = p + h6
@@ -1011,7 +1013,7 @@ def _r_DescribeGroupsResponse_4(b, p):
     o.throttle_time_ms, h1, = _S5.unpack_from(b, p)
     p += 5
     if 0 < h1 < 128:
-        n2 = h1 - 1
+        r40 = _counts[h1]
     else:
         n2 = h1 - 1
         if n2 > 126:
@@ -1021,8 +1023,9 @@ def _r_DescribeGroupsResponse_4(b, p):
             raise DecodeError('DescribeGroupsResponse.Groups: null where not nullable')
         if n2 > bl - p:
             raise DecodeError('DescribeGroupsResponse.Groups: count ' + str(n2) + ' past the end')
+        r40 = range(n2)
     xs3 = []
-    for _ in range(n2):
+    for _ in r40:
         e4 = _new(_DescribeGroupsResponse_DescribedGroup)
         e4.error_code, h5, = _S6.unpack_from(b, p)
         p += 3
@@ -1095,7 +1098,7 @@ def _r_DescribeGroupsResponse_4(b, p):
         h38 = b[p]
         p += 1
         if 0 < h38 < 128:
-            n17 = h38 - 1
+            r39 = _counts[h38]
         else:
             n17 = h38 - 1
             if n17 > 126:
@@ -1105,8 +1108,9 @@ def _r_DescribeGroupsResponse_4(b, p):
                 raise DecodeError('DescribedGroup.Members: null where not nullable')
             if n17 > bl - p:
                 raise DecodeError('DescribedGroup.Members: count ' + str(n17) + ' past the end')
+            r39 = range(n17)
         xs18 = []
-        for _ in range(n17):
+        for _ in r39:
             e19 = _new(_DescribeGroupsResponse_DescribedGroupMember)
             h22 = b[p]
             if 0 < h22 < 128:
@@ -1361,7 +1365,7 @@ def _r_DescribeGroupsResponse_5(b, p):
     o.throttle_time_ms, h1, = _S5.unpack_from(b, p)
     p += 5
     if 0 < h1 < 128:
-        n2 = h1 - 1
+        r43 = _counts[h1]
     else:
         n2 = h1 - 1
         if n2 > 126:
@@ -1371,8 +1375,9 @@ def _r_DescribeGroupsResponse_5(b, p):
             raise DecodeError('DescribeGroupsResponse.Groups: null where not nullable')
         if n2 > bl - p:
             raise DecodeError('DescribeGroupsResponse.Groups: count ' + str(n2) + ' past the end')
+        r43 = range(n2)
     xs3 = []
-    for _ in range(n2):
+    for _ in r43:
         e4 = _new(_DescribeGroupsResponse_DescribedGroup)
         e4.error_code, h5, = _S6.unpack_from(b, p)
         p += 3
@@ -1464,7 +1469,7 @@ def _r_DescribeGroupsResponse_5(b, p):
         h41 = b[p]
         p += 1
         if 0 < h41 < 128:
-            n20 = h41 - 1
+            r42 = _counts[h41]
         else:
             n20 = h41 - 1
             if n20 > 126:
@@ -1474,8 +1479,9 @@ def _r_DescribeGroupsResponse_5(b, p):
                 raise DecodeError('DescribedGroup.Members: null where not nullable')
             if n20 > bl - p:
                 raise DecodeError('DescribedGroup.Members: count ' + str(n20) + ' past the end')
+            r42 = range(n20)
         xs21 = []
-        for _ in range(n20):
+        for _ in r42:
             e22 = _new(_DescribeGroupsResponse_DescribedGroupMember)
             h25 = b[p]
             if 0 < h25 < 128:

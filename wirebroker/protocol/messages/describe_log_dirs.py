@@ -11,6 +11,7 @@ import struct as _struct
 from wirebroker.protocol.message import UNSET, Message, Struct
 from wirebroker.protocol.message import shared_default as _shared_default
 from wirebroker.protocol.primitives import (
+    COMPACT_COUNT_RANGES as _counts,
     UUID_ZERO,
     DecodeError,
     UnsupportedFieldError,
@@ -540,7 +541,7 @@ def _r_DescribeLogDirsResponse_1(b, p):
     o.throttle_time_ms, h1, = _S5.unpack_from(b, p)
     p += 5
     if 0 < h1 < 128:
-        n2 = h1 - 1
+        r21 = _counts[h1]
     else:
         n2 = h1 - 1
         if n2 > 126:
@@ -550,8 +551,9 @@ def _r_DescribeLogDirsResponse_1(b, p):
             raise DecodeError('DescribeLogDirsResponse.Results: null where not nullable')
         if n2 > bl - p:
             raise DecodeError('DescribeLogDirsResponse.Results: count ' + str(n2) + ' past the end')
+        r21 = range(n2)
     xs3 = []
-    for _ in range(n2):
+    for _ in r21:
         e4 = _new(_DescribeLogDirsResponse_DescribeLogDirsResult)
         e4.error_code, h5, = _S6.unpack_from(b, p)
         p += 3
@@ -570,12 +572,12 @@ def _r_DescribeLogDirsResponse_1(b, p):
                 q7 = p + n6
                 e4.log_dir = str(b[p:q7], 'utf-8')
                 p = q7
-        h18 = b[p]
+        h19 = b[p]
         p += 1
-        if 0 < h18 < 128:
-            n8 = h18 - 1
+        if 0 < h19 < 128:
+            r20 = _counts[h19]
         else:
-            n8 = h18 - 1
+            n8 = h19 - 1
             if n8 > 126:
                 n8, p = _uvt(b, p, n8 + 1)
                 n8 -= 1
@@ -583,8 +585,9 @@ def _r_DescribeLogDirsResponse_1(b, p):
                 raise DecodeError('DescribeLogDirsResult.Topics: null where not nullable')
             if n8 > bl - p:
                 raise DecodeError('DescribeLogDirsResult.Topics: count ' + str(n8) + ' past the end')
+            r20 = range(n8)
         xs9 = []
-        for _ in range(n8):
+        for _ in r20:
             e10 = _new(_DescribeLogDirsResponse_DescribeLogDirsTopic)
             h13 = b[p]
             if 0 < h13 < 128:
@@ -606,7 +609,7 @@ def _r_DescribeLogDirsResponse_1(b, p):
             h17 = b[p]
             p += 1
             if 0 < h17 < 128:
-                n14 = h17 - 1
+                r18 = _counts[h17]
             else:
                 n14 = h17 - 1
                 if n14 > 126:
@@ -616,8 +619,9 @@ def _r_DescribeLogDirsResponse_1(b, p):
                     raise DecodeError('DescribeLogDirsTopic.Partitions: null where not nullable')
                 if n14 > bl - p:
                     raise DecodeError('DescribeLogDirsTopic.Partitions: count ' + str(n14) + ' past the end')
+                r18 = range(n14)
             xs15 = []
-            for _ in range(n14):
+            for _ in r18:
                 e16 = _new(_DescribeLogDirsResponse_DescribeLogDirsPartition)
                 e16.partition_index, e16.partition_size, e16.offset_lag, e16.is_future_key, = _S4.unpack_from(b, p)
                 p += 21
@@ -721,7 +725,7 @@ def _r_DescribeLogDirsResponse_2(b, p):
     o.throttle_time_ms, o.error_code, h1, = _S7.unpack_from(b, p)
     p += 7
     if 0 < h1 < 128:
-        n2 = h1 - 1
+        r21 = _counts[h1]
     else:
         n2 = h1 - 1
         if n2 > 126:
@@ -731,8 +735,9 @@ def _r_DescribeLogDirsResponse_2(b, p):
             raise DecodeError('DescribeLogDirsResponse.Results: null where not nullable')
         if n2 > bl - p:
             raise DecodeError('DescribeLogDirsResponse.Results: count ' + str(n2) + ' past the end')
+        r21 = range(n2)
     xs3 = []
-    for _ in range(n2):
+    for _ in r21:
         e4 = _new(_DescribeLogDirsResponse_DescribeLogDirsResult)
         e4.error_code, h5, = _S6.unpack_from(b, p)
         p += 3
@@ -751,12 +756,12 @@ def _r_DescribeLogDirsResponse_2(b, p):
                 q7 = p + n6
                 e4.log_dir = str(b[p:q7], 'utf-8')
                 p = q7
-        h18 = b[p]
+        h19 = b[p]
         p += 1
-        if 0 < h18 < 128:
-            n8 = h18 - 1
+        if 0 < h19 < 128:
+            r20 = _counts[h19]
         else:
-            n8 = h18 - 1
+            n8 = h19 - 1
             if n8 > 126:
                 n8, p = _uvt(b, p, n8 + 1)
                 n8 -= 1
@@ -764,8 +769,9 @@ def _r_DescribeLogDirsResponse_2(b, p):
                 raise DecodeError('DescribeLogDirsResult.Topics: null where not nullable')
             if n8 > bl - p:
                 raise DecodeError('DescribeLogDirsResult.Topics: count ' + str(n8) + ' past the end')
+            r20 = range(n8)
         xs9 = []
-        for _ in range(n8):
+        for _ in r20:
             e10 = _new(_DescribeLogDirsResponse_DescribeLogDirsTopic)
             h13 = b[p]
             if 0 < h13 < 128:
@@ -787,7 +793,7 @@ def _r_DescribeLogDirsResponse_2(b, p):
             h17 = b[p]
             p += 1
             if 0 < h17 < 128:
-                n14 = h17 - 1
+                r18 = _counts[h17]
             else:
                 n14 = h17 - 1
                 if n14 > 126:
@@ -797,8 +803,9 @@ def _r_DescribeLogDirsResponse_2(b, p):
                     raise DecodeError('DescribeLogDirsTopic.Partitions: null where not nullable')
                 if n14 > bl - p:
                     raise DecodeError('DescribeLogDirsTopic.Partitions: count ' + str(n14) + ' past the end')
+                r18 = range(n14)
             xs15 = []
-            for _ in range(n14):
+            for _ in r18:
                 e16 = _new(_DescribeLogDirsResponse_DescribeLogDirsPartition)
                 e16.partition_index, e16.partition_size, e16.offset_lag, e16.is_future_key, = _S4.unpack_from(b, p)
                 p += 21
@@ -901,7 +908,7 @@ def _r_DescribeLogDirsResponse_3(b, p):
     o.throttle_time_ms, o.error_code, h1, = _S7.unpack_from(b, p)
     p += 7
     if 0 < h1 < 128:
-        n2 = h1 - 1
+        r21 = _counts[h1]
     else:
         n2 = h1 - 1
         if n2 > 126:
@@ -911,8 +918,9 @@ def _r_DescribeLogDirsResponse_3(b, p):
             raise DecodeError('DescribeLogDirsResponse.Results: null where not nullable')
         if n2 > bl - p:
             raise DecodeError('DescribeLogDirsResponse.Results: count ' + str(n2) + ' past the end')
+        r21 = range(n2)
     xs3 = []
-    for _ in range(n2):
+    for _ in r21:
         e4 = _new(_DescribeLogDirsResponse_DescribeLogDirsResult)
         e4.error_code, h5, = _S6.unpack_from(b, p)
         p += 3
@@ -931,12 +939,12 @@ def _r_DescribeLogDirsResponse_3(b, p):
                 q7 = p + n6
                 e4.log_dir = str(b[p:q7], 'utf-8')
                 p = q7
-        h18 = b[p]
+        h19 = b[p]
         p += 1
-        if 0 < h18 < 128:
-            n8 = h18 - 1
+        if 0 < h19 < 128:
+            r20 = _counts[h19]
         else:
-            n8 = h18 - 1
+            n8 = h19 - 1
             if n8 > 126:
                 n8, p = _uvt(b, p, n8 + 1)
                 n8 -= 1
@@ -944,8 +952,9 @@ def _r_DescribeLogDirsResponse_3(b, p):
                 raise DecodeError('DescribeLogDirsResult.Topics: null where not nullable')
             if n8 > bl - p:
                 raise DecodeError('DescribeLogDirsResult.Topics: count ' + str(n8) + ' past the end')
+            r20 = range(n8)
         xs9 = []
-        for _ in range(n8):
+        for _ in r20:
             e10 = _new(_DescribeLogDirsResponse_DescribeLogDirsTopic)
             h13 = b[p]
             if 0 < h13 < 128:
@@ -967,7 +976,7 @@ def _r_DescribeLogDirsResponse_3(b, p):
             h17 = b[p]
             p += 1
             if 0 < h17 < 128:
-                n14 = h17 - 1
+                r18 = _counts[h17]
             else:
                 n14 = h17 - 1
                 if n14 > 126:
@@ -977,8 +986,9 @@ def _r_DescribeLogDirsResponse_3(b, p):
                     raise DecodeError('DescribeLogDirsTopic.Partitions: null where not nullable')
                 if n14 > bl - p:
                     raise DecodeError('DescribeLogDirsTopic.Partitions: count ' + str(n14) + ' past the end')
+                r18 = range(n14)
             xs15 = []
-            for _ in range(n14):
+            for _ in r18:
                 e16 = _new(_DescribeLogDirsResponse_DescribeLogDirsPartition)
                 e16.partition_index, e16.partition_size, e16.offset_lag, e16.is_future_key, = _S4.unpack_from(b, p)
                 p += 21
@@ -1082,7 +1092,7 @@ def _r_DescribeLogDirsResponse_4(b, p):
     o.throttle_time_ms, o.error_code, h1, = _S7.unpack_from(b, p)
     p += 7
     if 0 < h1 < 128:
-        n2 = h1 - 1
+        r21 = _counts[h1]
     else:
         n2 = h1 - 1
         if n2 > 126:
@@ -1092,8 +1102,9 @@ def _r_DescribeLogDirsResponse_4(b, p):
             raise DecodeError('DescribeLogDirsResponse.Results: null where not nullable')
         if n2 > bl - p:
             raise DecodeError('DescribeLogDirsResponse.Results: count ' + str(n2) + ' past the end')
+        r21 = range(n2)
     xs3 = []
-    for _ in range(n2):
+    for _ in r21:
         e4 = _new(_DescribeLogDirsResponse_DescribeLogDirsResult)
         e4.error_code, h5, = _S6.unpack_from(b, p)
         p += 3
@@ -1112,12 +1123,12 @@ def _r_DescribeLogDirsResponse_4(b, p):
                 q7 = p + n6
                 e4.log_dir = str(b[p:q7], 'utf-8')
                 p = q7
-        h18 = b[p]
+        h19 = b[p]
         p += 1
-        if 0 < h18 < 128:
-            n8 = h18 - 1
+        if 0 < h19 < 128:
+            r20 = _counts[h19]
         else:
-            n8 = h18 - 1
+            n8 = h19 - 1
             if n8 > 126:
                 n8, p = _uvt(b, p, n8 + 1)
                 n8 -= 1
@@ -1125,8 +1136,9 @@ def _r_DescribeLogDirsResponse_4(b, p):
                 raise DecodeError('DescribeLogDirsResult.Topics: null where not nullable')
             if n8 > bl - p:
                 raise DecodeError('DescribeLogDirsResult.Topics: count ' + str(n8) + ' past the end')
+            r20 = range(n8)
         xs9 = []
-        for _ in range(n8):
+        for _ in r20:
             e10 = _new(_DescribeLogDirsResponse_DescribeLogDirsTopic)
             h13 = b[p]
             if 0 < h13 < 128:
@@ -1148,7 +1160,7 @@ def _r_DescribeLogDirsResponse_4(b, p):
             h17 = b[p]
             p += 1
             if 0 < h17 < 128:
-                n14 = h17 - 1
+                r18 = _counts[h17]
             else:
                 n14 = h17 - 1
                 if n14 > 126:
@@ -1158,8 +1170,9 @@ def _r_DescribeLogDirsResponse_4(b, p):
                     raise DecodeError('DescribeLogDirsTopic.Partitions: null where not nullable')
                 if n14 > bl - p:
                     raise DecodeError('DescribeLogDirsTopic.Partitions: count ' + str(n14) + ' past the end')
+                r18 = range(n14)
             xs15 = []
-            for _ in range(n14):
+            for _ in r18:
                 e16 = _new(_DescribeLogDirsResponse_DescribeLogDirsPartition)
                 e16.partition_index, e16.partition_size, e16.offset_lag, e16.is_future_key, = _S4.unpack_from(b, p)
                 p += 21

@@ -11,6 +11,7 @@ import struct as _struct
 from wirebroker.protocol.message import UNSET, Message, Struct
 from wirebroker.protocol.message import shared_default as _shared_default
 from wirebroker.protocol.primitives import (
+    COMPACT_COUNT_RANGES as _counts,
     UUID_ZERO,
     DecodeError,
     UnsupportedFieldError,
@@ -171,7 +172,7 @@ def _r_DescribeProducersRequest_0(b, p):
     h9 = b[p]
     p += 1
     if 0 < h9 < 128:
-        n1 = h9 - 1
+        r10 = _counts[h9]
     else:
         n1 = h9 - 1
         if n1 > 126:
@@ -181,8 +182,9 @@ def _r_DescribeProducersRequest_0(b, p):
             raise DecodeError('DescribeProducersRequest.Topics: null where not nullable')
         if n1 > bl - p:
             raise DecodeError('DescribeProducersRequest.Topics: count ' + str(n1) + ' past the end')
+        r10 = range(n1)
     xs2 = []
-    for _ in range(n1):
+    for _ in r10:
         e3 = _new(_DescribeProducersRequest_TopicRequest)
         h6 = b[p]
         if 0 < h6 < 128:
@@ -372,7 +374,7 @@ def _r_DescribeProducersResponse_0(b, p):
     o.throttle_time_ms, h1, = _S0.unpack_from(b, p)
     p += 5
     if 0 < h1 < 128:
-        n2 = h1 - 1
+        r21 = _counts[h1]
     else:
         n2 = h1 - 1
         if n2 > 126:
@@ -382,8 +384,9 @@ def _r_DescribeProducersResponse_0(b, p):
             raise DecodeError('DescribeProducersResponse.Topics: null where not nullable')
         if n2 > bl - p:
             raise DecodeError('DescribeProducersResponse.Topics: count ' + str(n2) + ' past the end')
+        r21 = range(n2)
     xs3 = []
-    for _ in range(n2):
+    for _ in r21:
         e4 = _new(_DescribeProducersResponse_TopicResponse)
         h7 = b[p]
         if 0 < h7 < 128:
@@ -402,12 +405,12 @@ def _r_DescribeProducersResponse_0(b, p):
                 q6 = p + n5
                 e4.name = str(b[p:q6], 'utf-8')
                 p = q6
-        h18 = b[p]
+        h19 = b[p]
         p += 1
-        if 0 < h18 < 128:
-            n8 = h18 - 1
+        if 0 < h19 < 128:
+            r20 = _counts[h19]
         else:
-            n8 = h18 - 1
+            n8 = h19 - 1
             if n8 > 126:
                 n8, p = _uvt(b, p, n8 + 1)
                 n8 -= 1
@@ -415,8 +418,9 @@ def _r_DescribeProducersResponse_0(b, p):
                 raise DecodeError('TopicResponse.Partitions: null where not nullable')
             if n8 > bl - p:
                 raise DecodeError('TopicResponse.Partitions: count ' + str(n8) + ' past the end')
+            r20 = range(n8)
         xs9 = []
-        for _ in range(n8):
+        for _ in r20:
             e10 = _new(_DescribeProducersResponse_PartitionResponse)
             e10.partition_index, e10.error_code, h11, = _S1.unpack_from(b, p)
             p += 7
@@ -440,7 +444,7 @@ def _r_DescribeProducersResponse_0(b, p):
             h17 = b[p]
             p += 1
             if 0 < h17 < 128:
-                n14 = h17 - 1
+                r18 = _counts[h17]
             else:
                 n14 = h17 - 1
                 if n14 > 126:
@@ -450,8 +454,9 @@ def _r_DescribeProducersResponse_0(b, p):
                     raise DecodeError('PartitionResponse.ActiveProducers: null where not nullable')
                 if n14 > bl - p:
                     raise DecodeError('PartitionResponse.ActiveProducers: count ' + str(n14) + ' past the end')
+                r18 = range(n14)
             xs15 = []
-            for _ in range(n14):
+            for _ in r18:
                 e16 = _new(_DescribeProducersResponse_ProducerState)
                 e16.producer_id, e16.producer_epoch, e16.last_sequence, e16.last_timestamp, e16.coordinator_epoch, e16.current_txn_start_offset, = _S2.unpack_from(b, p)
                 p += 36

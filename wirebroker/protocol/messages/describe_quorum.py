@@ -11,6 +11,7 @@ import struct as _struct
 from wirebroker.protocol.message import UNSET, Message, Struct
 from wirebroker.protocol.message import shared_default as _shared_default
 from wirebroker.protocol.primitives import (
+    COMPACT_COUNT_RANGES as _counts,
     UUID_ZERO,
     DecodeError,
     UnsupportedFieldError,
@@ -236,12 +237,12 @@ def _t_DescribeQuorumRequest_0(b, p, o):
 def _r_DescribeQuorumRequest_0(b, p):
     bl = len(b)
     o = _new(DescribeQuorumRequest)
-    h11 = b[p]
+    h12 = b[p]
     p += 1
-    if 0 < h11 < 128:
-        n1 = h11 - 1
+    if 0 < h12 < 128:
+        r13 = _counts[h12]
     else:
-        n1 = h11 - 1
+        n1 = h12 - 1
         if n1 > 126:
             n1, p = _uvt(b, p, n1 + 1)
             n1 -= 1
@@ -249,8 +250,9 @@ def _r_DescribeQuorumRequest_0(b, p):
             raise DecodeError('DescribeQuorumRequest.Topics: null where not nullable')
         if n1 > bl - p:
             raise DecodeError('DescribeQuorumRequest.Topics: count ' + str(n1) + ' past the end')
+        r13 = range(n1)
     xs2 = []
-    for _ in range(n1):
+    for _ in r13:
         e3 = _new(_DescribeQuorumRequest_TopicData)
         h6 = b[p]
         if 0 < h6 < 128:
@@ -272,7 +274,7 @@ def _r_DescribeQuorumRequest_0(b, p):
         h10 = b[p]
         p += 1
         if 0 < h10 < 128:
-            n7 = h10 - 1
+            r11 = _counts[h10]
         else:
             n7 = h10 - 1
             if n7 > 126:
@@ -282,8 +284,9 @@ def _r_DescribeQuorumRequest_0(b, p):
                 raise DecodeError('TopicData.Partitions: null where not nullable')
             if n7 > bl - p:
                 raise DecodeError('TopicData.Partitions: count ' + str(n7) + ' past the end')
+            r11 = range(n7)
         xs8 = []
-        for _ in range(n7):
+        for _ in r11:
             e9 = _new(_DescribeQuorumRequest_PartitionData)
             e9.partition_index, = _S0.unpack_from(b, p)
             p += 4
@@ -401,7 +404,7 @@ def _r_DescribeQuorumResponse_0(b, p):
     o.error_code, h1, = _S1.unpack_from(b, p)
     p += 3
     if 0 < h1 < 128:
-        n2 = h1 - 1
+        r23 = _counts[h1]
     else:
         n2 = h1 - 1
         if n2 > 126:
@@ -411,8 +414,9 @@ def _r_DescribeQuorumResponse_0(b, p):
             raise DecodeError('DescribeQuorumResponse.Topics: null where not nullable')
         if n2 > bl - p:
             raise DecodeError('DescribeQuorumResponse.Topics: count ' + str(n2) + ' past the end')
+        r23 = range(n2)
     xs3 = []
-    for _ in range(n2):
+    for _ in r23:
         e4 = _new(_DescribeQuorumResponse_TopicData)
         h7 = b[p]
         if 0 < h7 < 128:
@@ -431,12 +435,12 @@ def _r_DescribeQuorumResponse_0(b, p):
                 q6 = p + n5
                 e4.topic_name = str(b[p:q6], 'utf-8')
                 p = q6
-        h19 = b[p]
+        h21 = b[p]
         p += 1
-        if 0 < h19 < 128:
-            n8 = h19 - 1
+        if 0 < h21 < 128:
+            r22 = _counts[h21]
         else:
-            n8 = h19 - 1
+            n8 = h21 - 1
             if n8 > 126:
                 n8, p = _uvt(b, p, n8 + 1)
                 n8 -= 1
@@ -444,13 +448,14 @@ def _r_DescribeQuorumResponse_0(b, p):
                 raise DecodeError('TopicData.Partitions: null where not nullable')
             if n8 > bl - p:
                 raise DecodeError('TopicData.Partitions: count ' + str(n8) + ' past the end')
+            r22 = range(n8)
         xs9 = []
-        for _ in range(n8):
+        for _ in r22:
             e10 = _new(_DescribeQuorumResponse_PartitionData)
             e10.partition_index, e10.error_code, e10.leader_id, e10.leader_epoch, e10.high_watermark, h11, = _S2.unpack_from(b, p)
             p += 23
             if 0 < h11 < 128:
-                n12 = h11 - 1
+                r15 = _counts[h11]
             else:
                 n12 = h11 - 1
                 if n12 > 126:
@@ -460,8 +465,9 @@ def _r_DescribeQuorumResponse_0(b, p):
                     raise DecodeError('PartitionData.CurrentVoters: null where not nullable')
                 if n12 > bl - p:
                     raise DecodeError('PartitionData.CurrentVoters: count ' + str(n12) + ' past the end')
+                r15 = range(n12)
             xs13 = []
-            for _ in range(n12):
+            for _ in r15:
                 e14 = _new(_DescribeQuorumResponse_ReplicaState)
                 e14.replica_id, e14.log_end_offset, = _S3.unpack_from(b, p)
                 p += 12
@@ -475,34 +481,35 @@ def _r_DescribeQuorumResponse_0(b, p):
                     p = _t_DescribeQuorumResponse_ReplicaState_0(b, p, e14)
                 xs13.append(e14)
             e10.current_voters = xs13
-            h18 = b[p]
+            h19 = b[p]
             p += 1
-            if 0 < h18 < 128:
-                n15 = h18 - 1
+            if 0 < h19 < 128:
+                r20 = _counts[h19]
             else:
-                n15 = h18 - 1
-                if n15 > 126:
-                    n15, p = _uvt(b, p, n15 + 1)
-                    n15 -= 1
-                if n15 < 0:
+                n16 = h19 - 1
+                if n16 > 126:
+                    n16, p = _uvt(b, p, n16 + 1)
+                    n16 -= 1
+                if n16 < 0:
                     raise DecodeError('PartitionData.Observers: null where not nullable')
-                if n15 > bl - p:
-                    raise DecodeError('PartitionData.Observers: count ' + str(n15) + ' past the end')
-            xs16 = []
-            for _ in range(n15):
-                e17 = _new(_DescribeQuorumResponse_ReplicaState)
-                e17.replica_id, e17.log_end_offset, = _S3.unpack_from(b, p)
+                if n16 > bl - p:
+                    raise DecodeError('PartitionData.Observers: count ' + str(n16) + ' past the end')
+                r20 = range(n16)
+            xs17 = []
+            for _ in r20:
+                e18 = _new(_DescribeQuorumResponse_ReplicaState)
+                e18.replica_id, e18.log_end_offset, = _S3.unpack_from(b, p)
                 p += 12
-                e17.replica_directory_id = UUID_ZERO
-                e17.last_fetch_timestamp = -1
-                e17.last_caught_up_timestamp = -1
+                e18.replica_directory_id = UUID_ZERO
+                e18.last_fetch_timestamp = -1
+                e18.last_caught_up_timestamp = -1
                 if b[p] == 0:  # no tagged fields, the common case
-                    e17.unknown_tagged_fields = None
+                    e18.unknown_tagged_fields = None
                     p += 1
                 else:
-                    p = _t_DescribeQuorumResponse_ReplicaState_0(b, p, e17)
-                xs16.append(e17)
-            e10.observers = xs16
+                    p = _t_DescribeQuorumResponse_ReplicaState_0(b, p, e18)
+                xs17.append(e18)
+            e10.observers = xs17
             e10.error_message = ''
             if b[p] == 0:  # no tagged fields, the common case
                 e10.unknown_tagged_fields = None
@@ -605,7 +612,7 @@ def _r_DescribeQuorumResponse_1(b, p):
     o.error_code, h1, = _S1.unpack_from(b, p)
     p += 3
     if 0 < h1 < 128:
-        n2 = h1 - 1
+        r23 = _counts[h1]
     else:
         n2 = h1 - 1
         if n2 > 126:
@@ -615,8 +622,9 @@ def _r_DescribeQuorumResponse_1(b, p):
             raise DecodeError('DescribeQuorumResponse.Topics: null where not nullable')
         if n2 > bl - p:
             raise DecodeError('DescribeQuorumResponse.Topics: count ' + str(n2) + ' past the end')
+        r23 = range(n2)
     xs3 = []
-    for _ in range(n2):
+    for _ in r23:
         e4 = _new(_DescribeQuorumResponse_TopicData)
         h7 = b[p]
         if 0 < h7 < 128:
@@ -635,12 +643,12 @@ def _r_DescribeQuorumResponse_1(b, p):
                 q6 = p + n5
                 e4.topic_name = str(b[p:q6], 'utf-8')
                 p = q6
-        h19 = b[p]
+        h21 = b[p]
         p += 1
-        if 0 < h19 < 128:
-            n8 = h19 - 1
+        if 0 < h21 < 128:
+            r22 = _counts[h21]
         else:
-            n8 = h19 - 1
+            n8 = h21 - 1
             if n8 > 126:
                 n8, p = _uvt(b, p, n8 + 1)
                 n8 -= 1
@@ -648,13 +656,14 @@ def _r_DescribeQuorumResponse_1(b, p):
                 raise DecodeError('TopicData.Partitions: null where not nullable')
             if n8 > bl - p:
                 raise DecodeError('TopicData.Partitions: count ' + str(n8) + ' past the end')
+            r22 = range(n8)
         xs9 = []
-        for _ in range(n8):
+        for _ in r22:
             e10 = _new(_DescribeQuorumResponse_PartitionData)
             e10.partition_index, e10.error_code, e10.leader_id, e10.leader_epoch, e10.high_watermark, h11, = _S2.unpack_from(b, p)
             p += 23
             if 0 < h11 < 128:
-                n12 = h11 - 1
+                r15 = _counts[h11]
             else:
                 n12 = h11 - 1
                 if n12 > 126:
@@ -664,8 +673,9 @@ def _r_DescribeQuorumResponse_1(b, p):
                     raise DecodeError('PartitionData.CurrentVoters: null where not nullable')
                 if n12 > bl - p:
                     raise DecodeError('PartitionData.CurrentVoters: count ' + str(n12) + ' past the end')
+                r15 = range(n12)
             xs13 = []
-            for _ in range(n12):
+            for _ in r15:
                 e14 = _new(_DescribeQuorumResponse_ReplicaState)
                 e14.replica_id, e14.log_end_offset, e14.last_fetch_timestamp, e14.last_caught_up_timestamp, = _S6.unpack_from(b, p)
                 p += 28
@@ -677,32 +687,33 @@ def _r_DescribeQuorumResponse_1(b, p):
                     p = _t_DescribeQuorumResponse_ReplicaState_0(b, p, e14)
                 xs13.append(e14)
             e10.current_voters = xs13
-            h18 = b[p]
+            h19 = b[p]
             p += 1
-            if 0 < h18 < 128:
-                n15 = h18 - 1
+            if 0 < h19 < 128:
+                r20 = _counts[h19]
             else:
-                n15 = h18 - 1
-                if n15 > 126:
-                    n15, p = _uvt(b, p, n15 + 1)
-                    n15 -= 1
-                if n15 < 0:
+                n16 = h19 - 1
+                if n16 > 126:
+                    n16, p = _uvt(b, p, n16 + 1)
+                    n16 -= 1
+                if n16 < 0:
                     raise DecodeError('PartitionData.Observers: null where not nullable')
-                if n15 > bl - p:
-                    raise DecodeError('PartitionData.Observers: count ' + str(n15) + ' past the end')
-            xs16 = []
-            for _ in range(n15):
-                e17 = _new(_DescribeQuorumResponse_ReplicaState)
-                e17.replica_id, e17.log_end_offset, e17.last_fetch_timestamp, e17.last_caught_up_timestamp, = _S6.unpack_from(b, p)
+                if n16 > bl - p:
+                    raise DecodeError('PartitionData.Observers: count ' + str(n16) + ' past the end')
+                r20 = range(n16)
+            xs17 = []
+            for _ in r20:
+                e18 = _new(_DescribeQuorumResponse_ReplicaState)
+                e18.replica_id, e18.log_end_offset, e18.last_fetch_timestamp, e18.last_caught_up_timestamp, = _S6.unpack_from(b, p)
                 p += 28
-                e17.replica_directory_id = UUID_ZERO
+                e18.replica_directory_id = UUID_ZERO
                 if b[p] == 0:  # no tagged fields, the common case
-                    e17.unknown_tagged_fields = None
+                    e18.unknown_tagged_fields = None
                     p += 1
                 else:
-                    p = _t_DescribeQuorumResponse_ReplicaState_0(b, p, e17)
-                xs16.append(e17)
-            e10.observers = xs16
+                    p = _t_DescribeQuorumResponse_ReplicaState_0(b, p, e18)
+                xs17.append(e18)
+            e10.observers = xs17
             e10.error_message = ''
             if b[p] == 0:  # no tagged fields, the common case
                 e10.unknown_tagged_fields = None
@@ -867,12 +878,12 @@ def _r_DescribeQuorumResponse_2(b, p):
             q3 = p + n2
             o.error_message = str(b[p:q3], 'utf-8')
             p = q3
-    h25 = b[p]
+    h28 = b[p]
     p += 1
-    if 0 < h25 < 128:
-        n4 = h25 - 1
+    if 0 < h28 < 128:
+        r29 = _counts[h28]
     else:
-        n4 = h25 - 1
+        n4 = h28 - 1
         if n4 > 126:
             n4, p = _uvt(b, p, n4 + 1)
             n4 -= 1
@@ -880,8 +891,9 @@ def _r_DescribeQuorumResponse_2(b, p):
             raise DecodeError('DescribeQuorumResponse.Topics: null where not nullable')
         if n4 > bl - p:
             raise DecodeError('DescribeQuorumResponse.Topics: count ' + str(n4) + ' past the end')
+        r29 = range(n4)
     xs5 = []
-    for _ in range(n4):
+    for _ in r29:
         e6 = _new(_DescribeQuorumResponse_TopicData)
         h9 = b[p]
         if 0 < h9 < 128:
@@ -900,12 +912,12 @@ def _r_DescribeQuorumResponse_2(b, p):
                 q8 = p + n7
                 e6.topic_name = str(b[p:q8], 'utf-8')
                 p = q8
-        h24 = b[p]
+        h26 = b[p]
         p += 1
-        if 0 < h24 < 128:
-            n10 = h24 - 1
+        if 0 < h26 < 128:
+            r27 = _counts[h26]
         else:
-            n10 = h24 - 1
+            n10 = h26 - 1
             if n10 > 126:
                 n10, p = _uvt(b, p, n10 + 1)
                 n10 -= 1
@@ -913,8 +925,9 @@ def _r_DescribeQuorumResponse_2(b, p):
                 raise DecodeError('TopicData.Partitions: null where not nullable')
             if n10 > bl - p:
                 raise DecodeError('TopicData.Partitions: count ' + str(n10) + ' past the end')
+            r27 = range(n10)
         xs11 = []
-        for _ in range(n10):
+        for _ in r27:
             e12 = _new(_DescribeQuorumResponse_PartitionData)
             e12.partition_index, e12.error_code, h13, = _S7.unpack_from(b, p)
             p += 7
@@ -938,7 +951,7 @@ def _r_DescribeQuorumResponse_2(b, p):
             e12.leader_id, e12.leader_epoch, e12.high_watermark, h16, = _S8.unpack_from(b, p)
             p += 17
             if 0 < h16 < 128:
-                n17 = h16 - 1
+                r20 = _counts[h16]
             else:
                 n17 = h16 - 1
                 if n17 > 126:
@@ -948,8 +961,9 @@ def _r_DescribeQuorumResponse_2(b, p):
                     raise DecodeError('PartitionData.CurrentVoters: null where not nullable')
                 if n17 > bl - p:
                     raise DecodeError('PartitionData.CurrentVoters: count ' + str(n17) + ' past the end')
+                r20 = range(n17)
             xs18 = []
-            for _ in range(n17):
+            for _ in r20:
                 e19 = _new(_DescribeQuorumResponse_ReplicaState)
                 e19.replica_id, e19.replica_directory_id, e19.log_end_offset, e19.last_fetch_timestamp, e19.last_caught_up_timestamp, = _S9.unpack_from(b, p)
                 p += 44
@@ -960,31 +974,32 @@ def _r_DescribeQuorumResponse_2(b, p):
                     p = _t_DescribeQuorumResponse_ReplicaState_0(b, p, e19)
                 xs18.append(e19)
             e12.current_voters = xs18
-            h23 = b[p]
+            h24 = b[p]
             p += 1
-            if 0 < h23 < 128:
-                n20 = h23 - 1
+            if 0 < h24 < 128:
+                r25 = _counts[h24]
             else:
-                n20 = h23 - 1
-                if n20 > 126:
-                    n20, p = _uvt(b, p, n20 + 1)
-                    n20 -= 1
-                if n20 < 0:
+                n21 = h24 - 1
+                if n21 > 126:
+                    n21, p = _uvt(b, p, n21 + 1)
+                    n21 -= 1
+                if n21 < 0:
                     raise DecodeError('PartitionData.Observers: null where not nullable')
-                if n20 > bl - p:
-                    raise DecodeError('PartitionData.Observers: count ' + str(n20) + ' past the end')
-            xs21 = []
-            for _ in range(n20):
-                e22 = _new(_DescribeQuorumResponse_ReplicaState)
-                e22.replica_id, e22.replica_directory_id, e22.log_end_offset, e22.last_fetch_timestamp, e22.last_caught_up_timestamp, = _S9.unpack_from(b, p)
+                if n21 > bl - p:
+                    raise DecodeError('PartitionData.Observers: count ' + str(n21) + ' past the end')
+                r25 = range(n21)
+            xs22 = []
+            for _ in r25:
+                e23 = _new(_DescribeQuorumResponse_ReplicaState)
+                e23.replica_id, e23.replica_directory_id, e23.log_end_offset, e23.last_fetch_timestamp, e23.last_caught_up_timestamp, = _S9.unpack_from(b, p)
                 p += 44
                 if b[p] == 0:  # no tagged fields, the common case
-                    e22.unknown_tagged_fields = None
+                    e23.unknown_tagged_fields = None
                     p += 1
                 else:
-                    p = _t_DescribeQuorumResponse_ReplicaState_0(b, p, e22)
-                xs21.append(e22)
-            e12.observers = xs21
+                    p = _t_DescribeQuorumResponse_ReplicaState_0(b, p, e23)
+                xs22.append(e23)
+            e12.observers = xs22
             if b[p] == 0:  # no tagged fields, the common case
                 e12.unknown_tagged_fields = None
                 p += 1
@@ -999,88 +1014,90 @@ def _r_DescribeQuorumResponse_2(b, p):
             p = _t_DescribeQuorumRequest_TopicData_0(b, p, e6)
         xs5.append(e6)
     o.topics = xs5
-    h39 = b[p]
+    h44 = b[p]
     p += 1
-    if 0 < h39 < 128:
-        n26 = h39 - 1
+    if 0 < h44 < 128:
+        r45 = _counts[h44]
     else:
-        n26 = h39 - 1
-        if n26 > 126:
-            n26, p = _uvt(b, p, n26 + 1)
-            n26 -= 1
-        if n26 < 0:
+        n30 = h44 - 1
+        if n30 > 126:
+            n30, p = _uvt(b, p, n30 + 1)
+            n30 -= 1
+        if n30 < 0:
             raise DecodeError('DescribeQuorumResponse.Nodes: null where not nullable')
-        if n26 > bl - p:
-            raise DecodeError('DescribeQuorumResponse.Nodes: count ' + str(n26) + ' past the end')
-    xs27 = []
-    for _ in range(n26):
-        e28 = _new(_DescribeQuorumResponse_Node)
-        e28.node_id, h29, = _S10.unpack_from(b, p)
+        if n30 > bl - p:
+            raise DecodeError('DescribeQuorumResponse.Nodes: count ' + str(n30) + ' past the end')
+        r45 = range(n30)
+    xs31 = []
+    for _ in r45:
+        e32 = _new(_DescribeQuorumResponse_Node)
+        e32.node_id, h33, = _S10.unpack_from(b, p)
         p += 5
-        if 0 < h29 < 128:
-            n30 = h29 - 1
+        if 0 < h33 < 128:
+            r43 = _counts[h33]
         else:
-            n30 = h29 - 1
-            if n30 > 126:
-                n30, p = _uvt(b, p, n30 + 1)
-                n30 -= 1
-            if n30 < 0:
+            n34 = h33 - 1
+            if n34 > 126:
+                n34, p = _uvt(b, p, n34 + 1)
+                n34 -= 1
+            if n34 < 0:
                 raise DecodeError('Node.Listeners: null where not nullable')
-            if n30 > bl - p:
-                raise DecodeError('Node.Listeners: count ' + str(n30) + ' past the end')
-        xs31 = []
-        for _ in range(n30):
-            e32 = _new(_DescribeQuorumResponse_Listener)
-            h35 = b[p]
-            if 0 < h35 < 128:
-                q34 = p + h35
-                e32.name = str(b[p + 1:q34], 'utf-8')
-                p = q34
+            if n34 > bl - p:
+                raise DecodeError('Node.Listeners: count ' + str(n34) + ' past the end')
+            r43 = range(n34)
+        xs35 = []
+        for _ in r43:
+            e36 = _new(_DescribeQuorumResponse_Listener)
+            h39 = b[p]
+            if 0 < h39 < 128:
+                q38 = p + h39
+                e36.name = str(b[p + 1:q38], 'utf-8')
+                p = q38
             else:
                 p += 1
-                n33 = h35 - 1
-                if n33 > 126:
-                    n33, p = _uvt(b, p, n33 + 1)
-                    n33 -= 1
-                if n33 < 0:
+                n37 = h39 - 1
+                if n37 > 126:
+                    n37, p = _uvt(b, p, n37 + 1)
+                    n37 -= 1
+                if n37 < 0:
                     raise DecodeError('Listener.Name: null where not nullable')
                 else:
-                    q34 = p + n33
-                    e32.name = str(b[p:q34], 'utf-8')
-                    p = q34
-            h38 = b[p]
-            if 0 < h38 < 128:
-                q37 = p + h38
-                e32.host = str(b[p + 1:q37], 'utf-8')
-                p = q37
+                    q38 = p + n37
+                    e36.name = str(b[p:q38], 'utf-8')
+                    p = q38
+            h42 = b[p]
+            if 0 < h42 < 128:
+                q41 = p + h42
+                e36.host = str(b[p + 1:q41], 'utf-8')
+                p = q41
             else:
                 p += 1
-                n36 = h38 - 1
-                if n36 > 126:
-                    n36, p = _uvt(b, p, n36 + 1)
-                    n36 -= 1
-                if n36 < 0:
+                n40 = h42 - 1
+                if n40 > 126:
+                    n40, p = _uvt(b, p, n40 + 1)
+                    n40 -= 1
+                if n40 < 0:
                     raise DecodeError('Listener.Host: null where not nullable')
                 else:
-                    q37 = p + n36
-                    e32.host = str(b[p:q37], 'utf-8')
-                    p = q37
-            e32.port, = _S11.unpack_from(b, p)
+                    q41 = p + n40
+                    e36.host = str(b[p:q41], 'utf-8')
+                    p = q41
+            e36.port, = _S11.unpack_from(b, p)
             p += 2
             if b[p] == 0:  # no tagged fields, the common case
-                e32.unknown_tagged_fields = None
+                e36.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_DescribeQuorumResponse_Listener_0(b, p, e32)
-            xs31.append(e32)
-        e28.listeners = xs31
+                p = _t_DescribeQuorumResponse_Listener_0(b, p, e36)
+            xs35.append(e36)
+        e32.listeners = xs35
         if b[p] == 0:  # no tagged fields, the common case
-            e28.unknown_tagged_fields = None
+            e32.unknown_tagged_fields = None
             p += 1
         else:
-            p = _t_DescribeQuorumResponse_Node_0(b, p, e28)
-        xs27.append(e28)
-    o.nodes = xs27
+            p = _t_DescribeQuorumResponse_Node_0(b, p, e32)
+        xs31.append(e32)
+    o.nodes = xs31
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         p += 1

@@ -11,6 +11,7 @@ import struct as _struct
 from wirebroker.protocol.message import UNSET, Message, Struct
 from wirebroker.protocol.message import shared_default as _shared_default
 from wirebroker.protocol.primitives import (
+    COMPACT_COUNT_RANGES as _counts,
     UUID_ZERO,
     DecodeError,
     UnsupportedFieldError,
@@ -211,7 +212,7 @@ def _r_DescribeShareGroupOffsetsRequest_0(b, p):
     h16 = b[p]
     p += 1
     if 0 < h16 < 128:
-        n1 = h16 - 1
+        r17 = _counts[h16]
     else:
         n1 = h16 - 1
         if n1 > 126:
@@ -221,8 +222,9 @@ def _r_DescribeShareGroupOffsetsRequest_0(b, p):
             raise DecodeError('DescribeShareGroupOffsetsRequest.Groups: null where not nullable')
         if n1 > bl - p:
             raise DecodeError('DescribeShareGroupOffsetsRequest.Groups: count ' + str(n1) + ' past the end')
+        r17 = range(n1)
     xs2 = []
-    for _ in range(n1):
+    for _ in r17:
         e3 = _new(_DescribeShareGroupOffsetsRequest_DescribeShareGroupOffsetsRequestGroup)
         h6 = b[p]
         if 0 < h6 < 128:
@@ -476,7 +478,7 @@ def _r_DescribeShareGroupOffsetsResponse_0(b, p):
     o.throttle_time_ms, h1, = _S0.unpack_from(b, p)
     p += 5
     if 0 < h1 < 128:
-        n2 = h1 - 1
+        r27 = _counts[h1]
     else:
         n2 = h1 - 1
         if n2 > 126:
@@ -486,8 +488,9 @@ def _r_DescribeShareGroupOffsetsResponse_0(b, p):
             raise DecodeError('DescribeShareGroupOffsetsResponse.Groups: null where not nullable')
         if n2 > bl - p:
             raise DecodeError('DescribeShareGroupOffsetsResponse.Groups: count ' + str(n2) + ' past the end')
+        r27 = range(n2)
     xs3 = []
-    for _ in range(n2):
+    for _ in r27:
         e4 = _new(_DescribeShareGroupOffsetsResponse_DescribeShareGroupOffsetsResponseGroup)
         h7 = b[p]
         if 0 < h7 < 128:
@@ -506,12 +509,12 @@ def _r_DescribeShareGroupOffsetsResponse_0(b, p):
                 q6 = p + n5
                 e4.group_id = str(b[p:q6], 'utf-8')
                 p = q6
-        h21 = b[p]
+        h22 = b[p]
         p += 1
-        if 0 < h21 < 128:
-            n8 = h21 - 1
+        if 0 < h22 < 128:
+            r23 = _counts[h22]
         else:
-            n8 = h21 - 1
+            n8 = h22 - 1
             if n8 > 126:
                 n8, p = _uvt(b, p, n8 + 1)
                 n8 -= 1
@@ -519,8 +522,9 @@ def _r_DescribeShareGroupOffsetsResponse_0(b, p):
                 raise DecodeError('DescribeShareGroupOffsetsResponseGroup.Topics: null where not nullable')
             if n8 > bl - p:
                 raise DecodeError('DescribeShareGroupOffsetsResponseGroup.Topics: count ' + str(n8) + ' past the end')
+            r23 = range(n8)
         xs9 = []
-        for _ in range(n8):
+        for _ in r23:
             e10 = _new(_DescribeShareGroupOffsetsResponse_DescribeShareGroupOffsetsResponseTopic)
             h13 = b[p]
             if 0 < h13 < 128:
@@ -542,7 +546,7 @@ def _r_DescribeShareGroupOffsetsResponse_0(b, p):
             e10.topic_id, h14, = _S1.unpack_from(b, p)
             p += 17
             if 0 < h14 < 128:
-                n15 = h14 - 1
+                r21 = _counts[h14]
             else:
                 n15 = h14 - 1
                 if n15 > 126:
@@ -552,8 +556,9 @@ def _r_DescribeShareGroupOffsetsResponse_0(b, p):
                     raise DecodeError('DescribeShareGroupOffsetsResponseTopic.Partitions: null where not nullable')
                 if n15 > bl - p:
                     raise DecodeError('DescribeShareGroupOffsetsResponseTopic.Partitions: count ' + str(n15) + ' past the end')
+                r21 = range(n15)
             xs16 = []
-            for _ in range(n15):
+            for _ in r21:
                 e17 = _new(_DescribeShareGroupOffsetsResponse_DescribeShareGroupOffsetsResponsePartition)
                 e17.partition_index, e17.start_offset, e17.leader_epoch, e17.error_code, h18, = _S2.unpack_from(b, p)
                 p += 19
@@ -589,25 +594,25 @@ def _r_DescribeShareGroupOffsetsResponse_0(b, p):
                 p = _t_DescribeShareGroupOffsetsResponse_DescribeShareGroupOffsetsResponseTopic_0(b, p, e10)
             xs9.append(e10)
         e4.topics = xs9
-        e4.error_code, h22, = _S3.unpack_from(b, p)
+        e4.error_code, h24, = _S3.unpack_from(b, p)
         p += 3
-        if 0 < h22 < 128:
-            q24 = p + h22 - 1
-            e4.error_message = str(b[p:q24], 'utf-8')
-            p = q24
-        elif h22 == 0:
+        if 0 < h24 < 128:
+            q26 = p + h24 - 1
+            e4.error_message = str(b[p:q26], 'utf-8')
+            p = q26
+        elif h24 == 0:
             e4.error_message = None
         else:
-            n23 = h22 - 1
-            if n23 > 126:
-                n23, p = _uvt(b, p, n23 + 1)
-                n23 -= 1
-            if n23 < 0:
+            n25 = h24 - 1
+            if n25 > 126:
+                n25, p = _uvt(b, p, n25 + 1)
+                n25 -= 1
+            if n25 < 0:
                 e4.error_message = None
             else:
-                q24 = p + n23
-                e4.error_message = str(b[p:q24], 'utf-8')
-                p = q24
+                q26 = p + n25
+                e4.error_message = str(b[p:q26], 'utf-8')
+                p = q26
         if b[p] == 0:  # no tagged fields, the common case
             e4.unknown_tagged_fields = None
             p += 1
@@ -713,7 +718,7 @@ def _r_DescribeShareGroupOffsetsResponse_1(b, p):
     o.throttle_time_ms, h1, = _S0.unpack_from(b, p)
     p += 5
     if 0 < h1 < 128:
-        n2 = h1 - 1
+        r27 = _counts[h1]
     else:
         n2 = h1 - 1
         if n2 > 126:
@@ -723,8 +728,9 @@ def _r_DescribeShareGroupOffsetsResponse_1(b, p):
             raise DecodeError('DescribeShareGroupOffsetsResponse.Groups: null where not nullable')
         if n2 > bl - p:
             raise DecodeError('DescribeShareGroupOffsetsResponse.Groups: count ' + str(n2) + ' past the end')
+        r27 = range(n2)
     xs3 = []
-    for _ in range(n2):
+    for _ in r27:
         e4 = _new(_DescribeShareGroupOffsetsResponse_DescribeShareGroupOffsetsResponseGroup)
         h7 = b[p]
         if 0 < h7 < 128:
@@ -743,12 +749,12 @@ def _r_DescribeShareGroupOffsetsResponse_1(b, p):
                 q6 = p + n5
                 e4.group_id = str(b[p:q6], 'utf-8')
                 p = q6
-        h21 = b[p]
+        h22 = b[p]
         p += 1
-        if 0 < h21 < 128:
-            n8 = h21 - 1
+        if 0 < h22 < 128:
+            r23 = _counts[h22]
         else:
-            n8 = h21 - 1
+            n8 = h22 - 1
             if n8 > 126:
                 n8, p = _uvt(b, p, n8 + 1)
                 n8 -= 1
@@ -756,8 +762,9 @@ def _r_DescribeShareGroupOffsetsResponse_1(b, p):
                 raise DecodeError('DescribeShareGroupOffsetsResponseGroup.Topics: null where not nullable')
             if n8 > bl - p:
                 raise DecodeError('DescribeShareGroupOffsetsResponseGroup.Topics: count ' + str(n8) + ' past the end')
+            r23 = range(n8)
         xs9 = []
-        for _ in range(n8):
+        for _ in r23:
             e10 = _new(_DescribeShareGroupOffsetsResponse_DescribeShareGroupOffsetsResponseTopic)
             h13 = b[p]
             if 0 < h13 < 128:
@@ -779,7 +786,7 @@ def _r_DescribeShareGroupOffsetsResponse_1(b, p):
             e10.topic_id, h14, = _S1.unpack_from(b, p)
             p += 17
             if 0 < h14 < 128:
-                n15 = h14 - 1
+                r21 = _counts[h14]
             else:
                 n15 = h14 - 1
                 if n15 > 126:
@@ -789,8 +796,9 @@ def _r_DescribeShareGroupOffsetsResponse_1(b, p):
                     raise DecodeError('DescribeShareGroupOffsetsResponseTopic.Partitions: null where not nullable')
                 if n15 > bl - p:
                     raise DecodeError('DescribeShareGroupOffsetsResponseTopic.Partitions: count ' + str(n15) + ' past the end')
+                r21 = range(n15)
             xs16 = []
-            for _ in range(n15):
+            for _ in r21:
                 e17 = _new(_DescribeShareGroupOffsetsResponse_DescribeShareGroupOffsetsResponsePartition)
                 e17.partition_index, e17.start_offset, e17.leader_epoch, e17.lag, e17.error_code, h18, = _S8.unpack_from(b, p)
                 p += 27
@@ -825,25 +833,25 @@ def _r_DescribeShareGroupOffsetsResponse_1(b, p):
                 p = _t_DescribeShareGroupOffsetsResponse_DescribeShareGroupOffsetsResponseTopic_0(b, p, e10)
             xs9.append(e10)
         e4.topics = xs9
-        e4.error_code, h22, = _S3.unpack_from(b, p)
+        e4.error_code, h24, = _S3.unpack_from(b, p)
         p += 3
-        if 0 < h22 < 128:
-            q24 = p + h22 - 1
-            e4.error_message = str(b[p:q24], 'utf-8')
-            p = q24
-        elif h22 == 0:
+        if 0 < h24 < 128:
+            q26 = p + h24 - 1
+            e4.error_message = str(b[p:q26], 'utf-8')
+            p = q26
+        elif h24 == 0:
             e4.error_message = None
         else:
-            n23 = h22 - 1
-            if n23 > 126:
-                n23, p = _uvt(b, p, n23 + 1)
-                n23 -= 1
-            if n23 < 0:
+            n25 = h24 - 1
+            if n25 > 126:
+                n25, p = _uvt(b, p, n25 + 1)
+                n25 -= 1
+            if n25 < 0:
                 e4.error_message = None
             else:
-                q24 = p + n23
-                e4.error_message = str(b[p:q24], 'utf-8')
-                p = q24
+                q26 = p + n25
+                e4.error_message = str(b[p:q26], 'utf-8')
+                p = q26
         if b[p] == 0:  # no tagged fields, the common case
             e4.unknown_tagged_fields = None
             p += 1

@@ -11,6 +11,7 @@ import struct as _struct
 from wirebroker.protocol.message import UNSET, Message, Struct
 from wirebroker.protocol.message import shared_default as _shared_default
 from wirebroker.protocol.primitives import (
+    COMPACT_COUNT_RANGES as _counts,
     UUID_ZERO,
     DecodeError,
     UnsupportedFieldError,
@@ -215,7 +216,7 @@ def _r_DescribeTopicPartitionsRequest_0(b, p):
     h7 = b[p]
     p += 1
     if 0 < h7 < 128:
-        n1 = h7 - 1
+        r8 = _counts[h7]
     else:
         n1 = h7 - 1
         if n1 > 126:
@@ -225,8 +226,9 @@ def _r_DescribeTopicPartitionsRequest_0(b, p):
             raise DecodeError('DescribeTopicPartitionsRequest.Topics: null where not nullable')
         if n1 > bl - p:
             raise DecodeError('DescribeTopicPartitionsRequest.Topics: count ' + str(n1) + ' past the end')
+        r8 = range(n1)
     xs2 = []
-    for _ in range(n1):
+    for _ in r8:
         e3 = _new(_DescribeTopicPartitionsRequest_TopicRequest)
         h6 = b[p]
         if 0 < h6 < 128:
@@ -259,32 +261,32 @@ def _r_DescribeTopicPartitionsRequest_0(b, p):
         p += 1
     else:
         p += 1
-        s8 = _new(_DescribeTopicPartitionsRequest_Cursor)
-        h11 = b[p]
-        if 0 < h11 < 128:
-            q10 = p + h11
-            s8.topic_name = str(b[p + 1:q10], 'utf-8')
-            p = q10
+        s9 = _new(_DescribeTopicPartitionsRequest_Cursor)
+        h12 = b[p]
+        if 0 < h12 < 128:
+            q11 = p + h12
+            s9.topic_name = str(b[p + 1:q11], 'utf-8')
+            p = q11
         else:
             p += 1
-            n9 = h11 - 1
-            if n9 > 126:
-                n9, p = _uvt(b, p, n9 + 1)
-                n9 -= 1
-            if n9 < 0:
+            n10 = h12 - 1
+            if n10 > 126:
+                n10, p = _uvt(b, p, n10 + 1)
+                n10 -= 1
+            if n10 < 0:
                 raise DecodeError('Cursor.TopicName: null where not nullable')
             else:
-                q10 = p + n9
-                s8.topic_name = str(b[p:q10], 'utf-8')
-                p = q10
-        s8.partition_index, = _S0.unpack_from(b, p)
+                q11 = p + n10
+                s9.topic_name = str(b[p:q11], 'utf-8')
+                p = q11
+        s9.partition_index, = _S0.unpack_from(b, p)
         p += 4
         if b[p] == 0:  # no tagged fields, the common case
-            s8.unknown_tagged_fields = None
+            s9.unknown_tagged_fields = None
             p += 1
         else:
-            p = _t_DescribeTopicPartitionsRequest_Cursor_0(b, p, s8)
-        o.cursor = s8
+            p = _t_DescribeTopicPartitionsRequest_Cursor_0(b, p, s9)
+        o.cursor = s9
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         p += 1
@@ -415,7 +417,7 @@ def _r_DescribeTopicPartitionsResponse_0(b, p):
     o.throttle_time_ms, h1, = _S1.unpack_from(b, p)
     p += 5
     if 0 < h1 < 128:
-        n2 = h1 - 1
+        r23 = _counts[h1]
     else:
         n2 = h1 - 1
         if n2 > 126:
@@ -425,8 +427,9 @@ def _r_DescribeTopicPartitionsResponse_0(b, p):
             raise DecodeError('DescribeTopicPartitionsResponse.Topics: null where not nullable')
         if n2 > bl - p:
             raise DecodeError('DescribeTopicPartitionsResponse.Topics: count ' + str(n2) + ' past the end')
+        r23 = range(n2)
     xs3 = []
-    for _ in range(n2):
+    for _ in r23:
         e4 = _new(_DescribeTopicPartitionsResponse_DescribeTopicPartitionsResponseTopic)
         e4.error_code, h5, = _S2.unpack_from(b, p)
         p += 3
@@ -450,7 +453,7 @@ def _r_DescribeTopicPartitionsResponse_0(b, p):
         e4.topic_id, e4.is_internal, h8, = _S3.unpack_from(b, p)
         p += 18
         if 0 < h8 < 128:
-            n9 = h8 - 1
+            r22 = _counts[h8]
         else:
             n9 = h8 - 1
             if n9 > 126:
@@ -460,8 +463,9 @@ def _r_DescribeTopicPartitionsResponse_0(b, p):
                 raise DecodeError('DescribeTopicPartitionsResponseTopic.Partitions: null where not nullable')
             if n9 > bl - p:
                 raise DecodeError('DescribeTopicPartitionsResponseTopic.Partitions: count ' + str(n9) + ' past the end')
+            r22 = range(n9)
         xs10 = []
-        for _ in range(n9):
+        for _ in r22:
             e11 = _new(_DescribeTopicPartitionsResponse_DescribeTopicPartitionsResponsePartition)
             e11.error_code, e11.partition_index, e11.leader_id, e11.leader_epoch, h12, = _S4.unpack_from(b, p)
             p += 15
@@ -590,32 +594,32 @@ def _r_DescribeTopicPartitionsResponse_0(b, p):
         p += 1
     else:
         p += 1
-        s22 = _new(_DescribeTopicPartitionsResponse_Cursor)
-        h25 = b[p]
-        if 0 < h25 < 128:
-            q24 = p + h25
-            s22.topic_name = str(b[p + 1:q24], 'utf-8')
-            p = q24
+        s24 = _new(_DescribeTopicPartitionsResponse_Cursor)
+        h27 = b[p]
+        if 0 < h27 < 128:
+            q26 = p + h27
+            s24.topic_name = str(b[p + 1:q26], 'utf-8')
+            p = q26
         else:
             p += 1
-            n23 = h25 - 1
-            if n23 > 126:
-                n23, p = _uvt(b, p, n23 + 1)
-                n23 -= 1
-            if n23 < 0:
+            n25 = h27 - 1
+            if n25 > 126:
+                n25, p = _uvt(b, p, n25 + 1)
+                n25 -= 1
+            if n25 < 0:
                 raise DecodeError('Cursor.TopicName: null where not nullable')
             else:
-                q24 = p + n23
-                s22.topic_name = str(b[p:q24], 'utf-8')
-                p = q24
-        s22.partition_index, = _S0.unpack_from(b, p)
+                q26 = p + n25
+                s24.topic_name = str(b[p:q26], 'utf-8')
+                p = q26
+        s24.partition_index, = _S0.unpack_from(b, p)
         p += 4
         if b[p] == 0:  # no tagged fields, the common case
-            s22.unknown_tagged_fields = None
+            s24.unknown_tagged_fields = None
             p += 1
         else:
-            p = _t_DescribeTopicPartitionsRequest_Cursor_0(b, p, s22)
-        o.next_cursor = s22
+            p = _t_DescribeTopicPartitionsRequest_Cursor_0(b, p, s24)
+        o.next_cursor = s24
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         p += 1

@@ -11,6 +11,7 @@ import struct as _struct
 from wirebroker.protocol.message import UNSET, Message, Struct
 from wirebroker.protocol.message import shared_default as _shared_default
 from wirebroker.protocol.primitives import (
+    COMPACT_COUNT_RANGES as _counts,
     UUID_ZERO,
     DecodeError,
     UnsupportedFieldError,
@@ -127,7 +128,7 @@ def _r_DescribeTransactionsRequest_0(b, p):
     h7 = b[p]
     p += 1
     if 0 < h7 < 128:
-        n1 = h7 - 1
+        r8 = _counts[h7]
     else:
         n1 = h7 - 1
         if n1 > 126:
@@ -137,8 +138,9 @@ def _r_DescribeTransactionsRequest_0(b, p):
             raise DecodeError('DescribeTransactionsRequest.TransactionalIds: null where not nullable')
         if n1 > bl - p:
             raise DecodeError('DescribeTransactionsRequest.TransactionalIds: count ' + str(n1) + ' past the end')
+        r8 = range(n1)
     xs2 = []
-    for _ in range(n1):
+    for _ in r8:
         h6 = b[p]
         if 0 < h6 < 128:
             q5 = p + h6
@@ -265,7 +267,7 @@ def _r_DescribeTransactionsResponse_0(b, p):
     o.throttle_time_ms, h1, = _S0.unpack_from(b, p)
     p += 5
     if 0 < h1 < 128:
-        n2 = h1 - 1
+        r21 = _counts[h1]
     else:
         n2 = h1 - 1
         if n2 > 126:
@@ -275,8 +277,9 @@ def _r_DescribeTransactionsResponse_0(b, p):
             raise DecodeError('DescribeTransactionsResponse.TransactionStates: null where not nullable')
         if n2 > bl - p:
             raise DecodeError('DescribeTransactionsResponse.TransactionStates: count ' + str(n2) + ' past the end')
+        r21 = range(n2)
     xs3 = []
-    for _ in range(n2):
+    for _ in r21:
         e4 = _new(_DescribeTransactionsResponse_TransactionState)
         e4.error_code, h5, = _S1.unpack_from(b, p)
         p += 3
@@ -315,7 +318,7 @@ def _r_DescribeTransactionsResponse_0(b, p):
         e4.transaction_timeout_ms, e4.transaction_start_time_ms, e4.producer_id, e4.producer_epoch, h11, = _S2.unpack_from(b, p)
         p += 23
         if 0 < h11 < 128:
-            n12 = h11 - 1
+            r20 = _counts[h11]
         else:
             n12 = h11 - 1
             if n12 > 126:
@@ -325,8 +328,9 @@ def _r_DescribeTransactionsResponse_0(b, p):
                 raise DecodeError('TransactionState.Topics: null where not nullable')
             if n12 > bl - p:
                 raise DecodeError('TransactionState.Topics: count ' + str(n12) + ' past the end')
+            r20 = range(n12)
         xs13 = []
-        for _ in range(n12):
+        for _ in r20:
             e14 = _new(_DescribeTransactionsResponse_TopicData)
             h17 = b[p]
             if 0 < h17 < 128:

@@ -11,6 +11,7 @@ import struct as _struct
 from wirebroker.protocol.message import UNSET, Message, Struct
 from wirebroker.protocol.message import shared_default as _shared_default
 from wirebroker.protocol.primitives import (
+    COMPACT_COUNT_RANGES as _counts,
     UUID_ZERO,
     DecodeError,
     UnsupportedFieldError,
@@ -324,12 +325,12 @@ def _r_DescribeUserScramCredentialsResponse_0(b, p):
             q3 = p + n2
             o.error_message = str(b[p:q3], 'utf-8')
             p = q3
-    h17 = b[p]
+    h18 = b[p]
     p += 1
-    if 0 < h17 < 128:
-        n4 = h17 - 1
+    if 0 < h18 < 128:
+        r19 = _counts[h18]
     else:
-        n4 = h17 - 1
+        n4 = h18 - 1
         if n4 > 126:
             n4, p = _uvt(b, p, n4 + 1)
             n4 -= 1
@@ -337,8 +338,9 @@ def _r_DescribeUserScramCredentialsResponse_0(b, p):
             raise DecodeError('DescribeUserScramCredentialsResponse.Results: null where not nullable')
         if n4 > bl - p:
             raise DecodeError('DescribeUserScramCredentialsResponse.Results: count ' + str(n4) + ' past the end')
+        r19 = range(n4)
     xs5 = []
-    for _ in range(n4):
+    for _ in r19:
         e6 = _new(_DescribeUserScramCredentialsResponse_DescribeUserScramCredentialsResult)
         h9 = b[p]
         if 0 < h9 < 128:
@@ -379,7 +381,7 @@ def _r_DescribeUserScramCredentialsResponse_0(b, p):
         h16 = b[p]
         p += 1
         if 0 < h16 < 128:
-            n13 = h16 - 1
+            r17 = _counts[h16]
         else:
             n13 = h16 - 1
             if n13 > 126:
@@ -389,8 +391,9 @@ def _r_DescribeUserScramCredentialsResponse_0(b, p):
                 raise DecodeError('DescribeUserScramCredentialsResult.CredentialInfos: null where not nullable')
             if n13 > bl - p:
                 raise DecodeError('DescribeUserScramCredentialsResult.CredentialInfos: count ' + str(n13) + ' past the end')
+            r17 = range(n13)
         xs14 = []
-        for _ in range(n13):
+        for _ in r17:
             e15 = _new(_DescribeUserScramCredentialsResponse_CredentialInfo)
             e15.mechanism, e15.iterations, = _S2.unpack_from(b, p)
             p += 5

@@ -11,6 +11,7 @@ import struct as _struct
 from wirebroker.protocol.message import UNSET, Message, Struct
 from wirebroker.protocol.message import shared_default as _shared_default
 from wirebroker.protocol.primitives import (
+    COMPACT_COUNT_RANGES as _counts,
     UUID_ZERO,
     DecodeError,
     UnsupportedFieldError,
@@ -635,7 +636,7 @@ def _r_ElectLeadersResponse_2(b, p):
     o.throttle_time_ms, o.error_code, h1, = _S9.unpack_from(b, p)
     p += 7
     if 0 < h1 < 128:
-        n2 = h1 - 1
+        r16 = _counts[h1]
     else:
         n2 = h1 - 1
         if n2 > 126:
@@ -645,8 +646,9 @@ def _r_ElectLeadersResponse_2(b, p):
             raise DecodeError('ElectLeadersResponse.ReplicaElectionResults: null where not nullable')
         if n2 > bl - p:
             raise DecodeError('ElectLeadersResponse.ReplicaElectionResults: count ' + str(n2) + ' past the end')
+        r16 = range(n2)
     xs3 = []
-    for _ in range(n2):
+    for _ in r16:
         e4 = _new(_ElectLeadersResponse_ReplicaElectionResult)
         h7 = b[p]
         if 0 < h7 < 128:
@@ -668,7 +670,7 @@ def _r_ElectLeadersResponse_2(b, p):
         h14 = b[p]
         p += 1
         if 0 < h14 < 128:
-            n8 = h14 - 1
+            r15 = _counts[h14]
         else:
             n8 = h14 - 1
             if n8 > 126:
@@ -678,8 +680,9 @@ def _r_ElectLeadersResponse_2(b, p):
                 raise DecodeError('ReplicaElectionResult.PartitionResult: null where not nullable')
             if n8 > bl - p:
                 raise DecodeError('ReplicaElectionResult.PartitionResult: count ' + str(n8) + ' past the end')
+            r15 = range(n8)
         xs9 = []
-        for _ in range(n8):
+        for _ in r15:
             e10 = _new(_ElectLeadersResponse_PartitionResult)
             e10.partition_id, e10.error_code, h11, = _S9.unpack_from(b, p)
             p += 7

@@ -11,6 +11,7 @@ import struct as _struct
 from wirebroker.protocol.message import UNSET, Message, Struct
 from wirebroker.protocol.message import shared_default as _shared_default
 from wirebroker.protocol.primitives import (
+    COMPACT_COUNT_RANGES as _counts,
     UUID_ZERO,
     DecodeError,
     UnsupportedFieldError,
@@ -393,12 +394,12 @@ def _r_EndQuorumEpochRequest_1(b, p):
             q2 = p + n1
             o.cluster_id = str(b[p:q2], 'utf-8')
             p = q2
-    h18 = b[p]
+    h20 = b[p]
     p += 1
-    if 0 < h18 < 128:
-        n4 = h18 - 1
+    if 0 < h20 < 128:
+        r21 = _counts[h20]
     else:
-        n4 = h18 - 1
+        n4 = h20 - 1
         if n4 > 126:
             n4, p = _uvt(b, p, n4 + 1)
             n4 -= 1
@@ -406,8 +407,9 @@ def _r_EndQuorumEpochRequest_1(b, p):
             raise DecodeError('EndQuorumEpochRequest.Topics: null where not nullable')
         if n4 > bl - p:
             raise DecodeError('EndQuorumEpochRequest.Topics: count ' + str(n4) + ' past the end')
+        r21 = range(n4)
     xs5 = []
-    for _ in range(n4):
+    for _ in r21:
         e6 = _new(_EndQuorumEpochRequest_TopicData)
         h9 = b[p]
         if 0 < h9 < 128:
@@ -426,12 +428,12 @@ def _r_EndQuorumEpochRequest_1(b, p):
                 q8 = p + n7
                 e6.topic_name = str(b[p:q8], 'utf-8')
                 p = q8
-        h17 = b[p]
+        h18 = b[p]
         p += 1
-        if 0 < h17 < 128:
-            n10 = h17 - 1
+        if 0 < h18 < 128:
+            r19 = _counts[h18]
         else:
-            n10 = h17 - 1
+            n10 = h18 - 1
             if n10 > 126:
                 n10, p = _uvt(b, p, n10 + 1)
                 n10 -= 1
@@ -439,13 +441,14 @@ def _r_EndQuorumEpochRequest_1(b, p):
                 raise DecodeError('TopicData.Partitions: null where not nullable')
             if n10 > bl - p:
                 raise DecodeError('TopicData.Partitions: count ' + str(n10) + ' past the end')
+            r19 = range(n10)
         xs11 = []
-        for _ in range(n10):
+        for _ in r19:
             e12 = _new(_EndQuorumEpochRequest_PartitionData)
             e12.partition_index, e12.leader_id, e12.leader_epoch, h13, = _S4.unpack_from(b, p)
             p += 13
             if 0 < h13 < 128:
-                n14 = h13 - 1
+                r17 = _counts[h13]
             else:
                 n14 = h13 - 1
                 if n14 > 126:
@@ -455,8 +458,9 @@ def _r_EndQuorumEpochRequest_1(b, p):
                     raise DecodeError('PartitionData.PreferredCandidates: null where not nullable')
                 if n14 > bl - p:
                     raise DecodeError('PartitionData.PreferredCandidates: count ' + str(n14) + ' past the end')
+                r17 = range(n14)
             xs15 = []
-            for _ in range(n14):
+            for _ in r17:
                 e16 = _new(_EndQuorumEpochRequest_ReplicaInfo)
                 e16.candidate_id, e16.candidate_directory_id, = _S5.unpack_from(b, p)
                 p += 20
@@ -482,43 +486,27 @@ def _r_EndQuorumEpochRequest_1(b, p):
             p = _t_EndQuorumEpochRequest_TopicData_0(b, p, e6)
         xs5.append(e6)
     o.topics = xs5
-    h28 = b[p]
+    h31 = b[p]
     p += 1
-    if 0 < h28 < 128:
-        n19 = h28 - 1
+    if 0 < h31 < 128:
+        r32 = _counts[h31]
     else:
-        n19 = h28 - 1
-        if n19 > 126:
-            n19, p = _uvt(b, p, n19 + 1)
-            n19 -= 1
-        if n19 < 0:
+        n22 = h31 - 1
+        if n22 > 126:
+            n22, p = _uvt(b, p, n22 + 1)
+            n22 -= 1
+        if n22 < 0:
             raise DecodeError('EndQuorumEpochRequest.LeaderEndpoints: null where not nullable')
-        if n19 > bl - p:
-            raise DecodeError('EndQuorumEpochRequest.LeaderEndpoints: count ' + str(n19) + ' past the end')
-    xs20 = []
-    for _ in range(n19):
-        e21 = _new(_EndQuorumEpochRequest_LeaderEndpoint)
-        h24 = b[p]
-        if 0 < h24 < 128:
-            q23 = p + h24
-            e21.name = str(b[p + 1:q23], 'utf-8')
-            p = q23
-        else:
-            p += 1
-            n22 = h24 - 1
-            if n22 > 126:
-                n22, p = _uvt(b, p, n22 + 1)
-                n22 -= 1
-            if n22 < 0:
-                raise DecodeError('LeaderEndpoint.Name: null where not nullable')
-            else:
-                q23 = p + n22
-                e21.name = str(b[p:q23], 'utf-8')
-                p = q23
+        if n22 > bl - p:
+            raise DecodeError('EndQuorumEpochRequest.LeaderEndpoints: count ' + str(n22) + ' past the end')
+        r32 = range(n22)
+    xs23 = []
+    for _ in r32:
+        e24 = _new(_EndQuorumEpochRequest_LeaderEndpoint)
         h27 = b[p]
         if 0 < h27 < 128:
             q26 = p + h27
-            e21.host = str(b[p + 1:q26], 'utf-8')
+            e24.name = str(b[p + 1:q26], 'utf-8')
             p = q26
         else:
             p += 1
@@ -527,20 +515,37 @@ def _r_EndQuorumEpochRequest_1(b, p):
                 n25, p = _uvt(b, p, n25 + 1)
                 n25 -= 1
             if n25 < 0:
-                raise DecodeError('LeaderEndpoint.Host: null where not nullable')
+                raise DecodeError('LeaderEndpoint.Name: null where not nullable')
             else:
                 q26 = p + n25
-                e21.host = str(b[p:q26], 'utf-8')
+                e24.name = str(b[p:q26], 'utf-8')
                 p = q26
-        e21.port, = _S6.unpack_from(b, p)
+        h30 = b[p]
+        if 0 < h30 < 128:
+            q29 = p + h30
+            e24.host = str(b[p + 1:q29], 'utf-8')
+            p = q29
+        else:
+            p += 1
+            n28 = h30 - 1
+            if n28 > 126:
+                n28, p = _uvt(b, p, n28 + 1)
+                n28 -= 1
+            if n28 < 0:
+                raise DecodeError('LeaderEndpoint.Host: null where not nullable')
+            else:
+                q29 = p + n28
+                e24.host = str(b[p:q29], 'utf-8')
+                p = q29
+        e24.port, = _S6.unpack_from(b, p)
         p += 2
         if b[p] == 0:  # no tagged fields, the common case
-            e21.unknown_tagged_fields = None
+            e24.unknown_tagged_fields = None
             p += 1
         else:
-            p = _t_EndQuorumEpochRequest_LeaderEndpoint_0(b, p, e21)
-        xs20.append(e21)
-    o.leader_endpoints = xs20
+            p = _t_EndQuorumEpochRequest_LeaderEndpoint_0(b, p, e24)
+        xs23.append(e24)
+    o.leader_endpoints = xs23
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         p += 1
@@ -792,7 +797,7 @@ def _r_EndQuorumEpochResponse_1(b, p):
     o.error_code, h1, = _S9.unpack_from(b, p)
     p += 3
     if 0 < h1 < 128:
-        n2 = h1 - 1
+        r13 = _counts[h1]
     else:
         n2 = h1 - 1
         if n2 > 126:
@@ -802,8 +807,9 @@ def _r_EndQuorumEpochResponse_1(b, p):
             raise DecodeError('EndQuorumEpochResponse.Topics: null where not nullable')
         if n2 > bl - p:
             raise DecodeError('EndQuorumEpochResponse.Topics: count ' + str(n2) + ' past the end')
+        r13 = range(n2)
     xs3 = []
-    for _ in range(n2):
+    for _ in r13:
         e4 = _new(_EndQuorumEpochResponse_TopicData)
         h7 = b[p]
         if 0 < h7 < 128:
@@ -825,7 +831,7 @@ def _r_EndQuorumEpochResponse_1(b, p):
         h11 = b[p]
         p += 1
         if 0 < h11 < 128:
-            n8 = h11 - 1
+            r12 = _counts[h11]
         else:
             n8 = h11 - 1
             if n8 > 126:
@@ -835,8 +841,9 @@ def _r_EndQuorumEpochResponse_1(b, p):
                 raise DecodeError('TopicData.Partitions: null where not nullable')
             if n8 > bl - p:
                 raise DecodeError('TopicData.Partitions: count ' + str(n8) + ' past the end')
+            r12 = range(n8)
         xs9 = []
-        for _ in range(n8):
+        for _ in r12:
             e10 = _new(_EndQuorumEpochResponse_PartitionData)
             e10.partition_index, e10.error_code, e10.leader_id, e10.leader_epoch, = _S8.unpack_from(b, p)
             p += 14

@@ -11,6 +11,7 @@ import struct as _struct
 from wirebroker.protocol.message import UNSET, Message, Struct
 from wirebroker.protocol.message import shared_default as _shared_default
 from wirebroker.protocol.primitives import (
+    COMPACT_COUNT_RANGES as _counts,
     UUID_ZERO,
     DecodeError,
     UnsupportedFieldError,
@@ -1043,7 +1044,7 @@ def _r_FetchRequest_7(b, p):
     o.replica_id, o.max_wait_ms, o.min_bytes, o.max_bytes, o.isolation_level, o.session_id, o.session_epoch, h1, = _S12.unpack_from(b, p)
     p += 26
     if 0 < h1 < 128:
-        n2 = h1 - 1
+        r13 = _counts[h1]
     else:
         n2 = h1 - 1
         if n2 > 126:
@@ -1053,8 +1054,9 @@ def _r_FetchRequest_7(b, p):
             raise DecodeError('FetchRequest.Topics: null where not nullable')
         if n2 > bl - p:
             raise DecodeError('FetchRequest.Topics: count ' + str(n2) + ' past the end')
+        r13 = range(n2)
     xs3 = []
-    for _ in range(n2):
+    for _ in r13:
         e4 = _new(_FetchRequest_FetchTopic)
         h7 = b[p]
         if 0 < h7 < 128:
@@ -1076,7 +1078,7 @@ def _r_FetchRequest_7(b, p):
         h11 = b[p]
         p += 1
         if 0 < h11 < 128:
-            n8 = h11 - 1
+            r12 = _counts[h11]
         else:
             n8 = h11 - 1
             if n8 > 126:
@@ -1086,8 +1088,9 @@ def _r_FetchRequest_7(b, p):
                 raise DecodeError('FetchTopic.Partitions: null where not nullable')
             if n8 > bl - p:
                 raise DecodeError('FetchTopic.Partitions: count ' + str(n8) + ' past the end')
+            r12 = range(n8)
         xs9 = []
-        for _ in range(n8):
+        for _ in r12:
             e10 = _new(_FetchRequest_FetchPartition)
             e10.partition, e10.current_leader_epoch, e10.fetch_offset, e10.last_fetched_epoch, e10.log_start_offset, e10.partition_max_bytes, = _S13.unpack_from(b, p)
             p += 32
@@ -1108,84 +1111,85 @@ def _r_FetchRequest_7(b, p):
             p = _t_FetchRequest_FetchTopic_0(b, p, e4)
         xs3.append(e4)
     o.topics = xs3
-    h20 = b[p]
+    h22 = b[p]
     p += 1
-    if 0 < h20 < 128:
-        n12 = h20 - 1
+    if 0 < h22 < 128:
+        r23 = _counts[h22]
     else:
-        n12 = h20 - 1
-        if n12 > 126:
-            n12, p = _uvt(b, p, n12 + 1)
-            n12 -= 1
-        if n12 < 0:
+        n14 = h22 - 1
+        if n14 > 126:
+            n14, p = _uvt(b, p, n14 + 1)
+            n14 -= 1
+        if n14 < 0:
             raise DecodeError('FetchRequest.ForgottenTopicsData: null where not nullable')
-        if n12 > bl - p:
-            raise DecodeError('FetchRequest.ForgottenTopicsData: count ' + str(n12) + ' past the end')
-    xs13 = []
-    for _ in range(n12):
-        e14 = _new(_FetchRequest_ForgottenTopic)
-        h17 = b[p]
-        if 0 < h17 < 128:
-            q16 = p + h17
-            e14.topic = str(b[p + 1:q16], 'utf-8')
-            p = q16
+        if n14 > bl - p:
+            raise DecodeError('FetchRequest.ForgottenTopicsData: count ' + str(n14) + ' past the end')
+        r23 = range(n14)
+    xs15 = []
+    for _ in r23:
+        e16 = _new(_FetchRequest_ForgottenTopic)
+        h19 = b[p]
+        if 0 < h19 < 128:
+            q18 = p + h19
+            e16.topic = str(b[p + 1:q18], 'utf-8')
+            p = q18
         else:
             p += 1
-            n15 = h17 - 1
-            if n15 > 126:
-                n15, p = _uvt(b, p, n15 + 1)
-                n15 -= 1
-            if n15 < 0:
+            n17 = h19 - 1
+            if n17 > 126:
+                n17, p = _uvt(b, p, n17 + 1)
+                n17 -= 1
+            if n17 < 0:
                 raise DecodeError('ForgottenTopic.Topic: null where not nullable')
             else:
-                q16 = p + n15
-                e14.topic = str(b[p:q16], 'utf-8')
-                p = q16
-        h19 = b[p]
-        if 0 < h19 < 65:
-            e14.partitions = [*_UNPACK_i[h19](b, p + 1)]
-            p += 4 * h19 - 3
+                q18 = p + n17
+                e16.topic = str(b[p:q18], 'utf-8')
+                p = q18
+        h21 = b[p]
+        if 0 < h21 < 65:
+            e16.partitions = [*_UNPACK_i[h21](b, p + 1)]
+            p += 4 * h21 - 3
         else:
             p += 1
-            n18 = h19 - 1
-            if n18 > 126:
-                n18, p = _uvt(b, p, n18 + 1)
-                n18 -= 1
-            if n18 < 0:
+            n20 = h21 - 1
+            if n20 > 126:
+                n20, p = _uvt(b, p, n20 + 1)
+                n20 -= 1
+            if n20 < 0:
                 raise DecodeError('ForgottenTopic.Partitions: null where not nullable')
-            elif n18 < 64:
-                e14.partitions = [*_ARRAY_i[n18].unpack_from(b, p)]
-                p += 4 * n18
+            elif n20 < 64:
+                e16.partitions = [*_ARRAY_i[n20].unpack_from(b, p)]
+                p += 4 * n20
             else:
-                if n18 > bl - p:
-                    raise DecodeError('ForgottenTopic.Partitions: count ' + str(n18) + ' past the end')
-                e14.partitions = [*_struct.Struct('>' + str(n18) + 'i').unpack_from(b, p)]
-                p += 4 * n18
-        e14.topic_id = UUID_ZERO
+                if n20 > bl - p:
+                    raise DecodeError('ForgottenTopic.Partitions: count ' + str(n20) + ' past the end')
+                e16.partitions = [*_struct.Struct('>' + str(n20) + 'i').unpack_from(b, p)]
+                p += 4 * n20
+        e16.topic_id = UUID_ZERO
         if b[p] == 0:  # no tagged fields, the common case
-            e14.unknown_tagged_fields = None
+            e16.unknown_tagged_fields = None
             p += 1
         else:
-            p = _t_FetchRequest_ForgottenTopic_0(b, p, e14)
-        xs13.append(e14)
-    o.forgotten_topics_data = xs13
-    h23 = b[p]
-    if 0 < h23 < 128:
-        q22 = p + h23
-        o.rack_id = str(b[p + 1:q22], 'utf-8')
-        p = q22
+            p = _t_FetchRequest_ForgottenTopic_0(b, p, e16)
+        xs15.append(e16)
+    o.forgotten_topics_data = xs15
+    h26 = b[p]
+    if 0 < h26 < 128:
+        q25 = p + h26
+        o.rack_id = str(b[p + 1:q25], 'utf-8')
+        p = q25
     else:
         p += 1
-        n21 = h23 - 1
-        if n21 > 126:
-            n21, p = _uvt(b, p, n21 + 1)
-            n21 -= 1
-        if n21 < 0:
+        n24 = h26 - 1
+        if n24 > 126:
+            n24, p = _uvt(b, p, n24 + 1)
+            n24 -= 1
+        if n24 < 0:
             raise DecodeError('FetchRequest.RackId: null where not nullable')
         else:
-            q22 = p + n21
-            o.rack_id = str(b[p:q22], 'utf-8')
-            p = q22
+            q25 = p + n24
+            o.rack_id = str(b[p:q25], 'utf-8')
+            p = q25
     o.replica_state = _DEFAULT_FetchRequest_ReplicaState
     o.cluster_id = None
     if b[p] == 0:  # no tagged fields, the common case
@@ -1297,7 +1301,7 @@ def _r_FetchRequest_8(b, p):
     o.replica_id, o.max_wait_ms, o.min_bytes, o.max_bytes, o.isolation_level, o.session_id, o.session_epoch, h1, = _S12.unpack_from(b, p)
     p += 26
     if 0 < h1 < 128:
-        n2 = h1 - 1
+        r10 = _counts[h1]
     else:
         n2 = h1 - 1
         if n2 > 126:
@@ -1307,13 +1311,14 @@ def _r_FetchRequest_8(b, p):
             raise DecodeError('FetchRequest.Topics: null where not nullable')
         if n2 > bl - p:
             raise DecodeError('FetchRequest.Topics: count ' + str(n2) + ' past the end')
+        r10 = range(n2)
     xs3 = []
-    for _ in range(n2):
+    for _ in r10:
         e4 = _new(_FetchRequest_FetchTopic)
         e4.topic_id, h5, = _S14.unpack_from(b, p)
         p += 17
         if 0 < h5 < 128:
-            n6 = h5 - 1
+            r9 = _counts[h5]
         else:
             n6 = h5 - 1
             if n6 > 126:
@@ -1323,8 +1328,9 @@ def _r_FetchRequest_8(b, p):
                 raise DecodeError('FetchTopic.Partitions: null where not nullable')
             if n6 > bl - p:
                 raise DecodeError('FetchTopic.Partitions: count ' + str(n6) + ' past the end')
+            r9 = range(n6)
         xs7 = []
-        for _ in range(n6):
+        for _ in r9:
             e8 = _new(_FetchRequest_FetchPartition)
             e8.partition, e8.current_leader_epoch, e8.fetch_offset, e8.last_fetched_epoch, e8.log_start_offset, e8.partition_max_bytes, = _S13.unpack_from(b, p)
             p += 32
@@ -1345,67 +1351,68 @@ def _r_FetchRequest_8(b, p):
             p = _t_FetchRequest_FetchTopic_0(b, p, e4)
         xs3.append(e4)
     o.topics = xs3
-    h14 = b[p]
+    h16 = b[p]
     p += 1
-    if 0 < h14 < 128:
-        n9 = h14 - 1
+    if 0 < h16 < 128:
+        r17 = _counts[h16]
     else:
-        n9 = h14 - 1
-        if n9 > 126:
-            n9, p = _uvt(b, p, n9 + 1)
-            n9 -= 1
-        if n9 < 0:
+        n11 = h16 - 1
+        if n11 > 126:
+            n11, p = _uvt(b, p, n11 + 1)
+            n11 -= 1
+        if n11 < 0:
             raise DecodeError('FetchRequest.ForgottenTopicsData: null where not nullable')
-        if n9 > bl - p:
-            raise DecodeError('FetchRequest.ForgottenTopicsData: count ' + str(n9) + ' past the end')
-    xs10 = []
-    for _ in range(n9):
-        e11 = _new(_FetchRequest_ForgottenTopic)
-        e11.topic_id, h12, = _S14.unpack_from(b, p)
+        if n11 > bl - p:
+            raise DecodeError('FetchRequest.ForgottenTopicsData: count ' + str(n11) + ' past the end')
+        r17 = range(n11)
+    xs12 = []
+    for _ in r17:
+        e13 = _new(_FetchRequest_ForgottenTopic)
+        e13.topic_id, h14, = _S14.unpack_from(b, p)
         p += 17
-        if 0 < h12 < 65:
-            e11.partitions = [*_UNPACK_i[h12](b, p)]
-            p += 4 * h12 - 4
+        if 0 < h14 < 65:
+            e13.partitions = [*_UNPACK_i[h14](b, p)]
+            p += 4 * h14 - 4
         else:
-            n13 = h12 - 1
-            if n13 > 126:
-                n13, p = _uvt(b, p, n13 + 1)
-                n13 -= 1
-            if n13 < 0:
+            n15 = h14 - 1
+            if n15 > 126:
+                n15, p = _uvt(b, p, n15 + 1)
+                n15 -= 1
+            if n15 < 0:
                 raise DecodeError('ForgottenTopic.Partitions: null where not nullable')
-            elif n13 < 64:
-                e11.partitions = [*_ARRAY_i[n13].unpack_from(b, p)]
-                p += 4 * n13
+            elif n15 < 64:
+                e13.partitions = [*_ARRAY_i[n15].unpack_from(b, p)]
+                p += 4 * n15
             else:
-                if n13 > bl - p:
-                    raise DecodeError('ForgottenTopic.Partitions: count ' + str(n13) + ' past the end')
-                e11.partitions = [*_struct.Struct('>' + str(n13) + 'i').unpack_from(b, p)]
-                p += 4 * n13
-        e11.topic = ''
+                if n15 > bl - p:
+                    raise DecodeError('ForgottenTopic.Partitions: count ' + str(n15) + ' past the end')
+                e13.partitions = [*_struct.Struct('>' + str(n15) + 'i').unpack_from(b, p)]
+                p += 4 * n15
+        e13.topic = ''
         if b[p] == 0:  # no tagged fields, the common case
-            e11.unknown_tagged_fields = None
+            e13.unknown_tagged_fields = None
             p += 1
         else:
-            p = _t_FetchRequest_ForgottenTopic_0(b, p, e11)
-        xs10.append(e11)
-    o.forgotten_topics_data = xs10
-    h17 = b[p]
-    if 0 < h17 < 128:
-        q16 = p + h17
-        o.rack_id = str(b[p + 1:q16], 'utf-8')
-        p = q16
+            p = _t_FetchRequest_ForgottenTopic_0(b, p, e13)
+        xs12.append(e13)
+    o.forgotten_topics_data = xs12
+    h20 = b[p]
+    if 0 < h20 < 128:
+        q19 = p + h20
+        o.rack_id = str(b[p + 1:q19], 'utf-8')
+        p = q19
     else:
         p += 1
-        n15 = h17 - 1
-        if n15 > 126:
-            n15, p = _uvt(b, p, n15 + 1)
-            n15 -= 1
-        if n15 < 0:
+        n18 = h20 - 1
+        if n18 > 126:
+            n18, p = _uvt(b, p, n18 + 1)
+            n18 -= 1
+        if n18 < 0:
             raise DecodeError('FetchRequest.RackId: null where not nullable')
         else:
-            q16 = p + n15
-            o.rack_id = str(b[p:q16], 'utf-8')
-            p = q16
+            q19 = p + n18
+            o.rack_id = str(b[p:q19], 'utf-8')
+            p = q19
     o.replica_state = _DEFAULT_FetchRequest_ReplicaState
     o.cluster_id = None
     if b[p] == 0:  # no tagged fields, the common case
@@ -1574,7 +1581,7 @@ def _r_FetchRequest_9(b, p):
     o.max_wait_ms, o.min_bytes, o.max_bytes, o.isolation_level, o.session_id, o.session_epoch, h1, = _S16.unpack_from(b, p)
     p += 22
     if 0 < h1 < 128:
-        n2 = h1 - 1
+        r10 = _counts[h1]
     else:
         n2 = h1 - 1
         if n2 > 126:
@@ -1584,13 +1591,14 @@ def _r_FetchRequest_9(b, p):
             raise DecodeError('FetchRequest.Topics: null where not nullable')
         if n2 > bl - p:
             raise DecodeError('FetchRequest.Topics: count ' + str(n2) + ' past the end')
+        r10 = range(n2)
     xs3 = []
-    for _ in range(n2):
+    for _ in r10:
         e4 = _new(_FetchRequest_FetchTopic)
         e4.topic_id, h5, = _S14.unpack_from(b, p)
         p += 17
         if 0 < h5 < 128:
-            n6 = h5 - 1
+            r9 = _counts[h5]
         else:
             n6 = h5 - 1
             if n6 > 126:
@@ -1600,8 +1608,9 @@ def _r_FetchRequest_9(b, p):
                 raise DecodeError('FetchTopic.Partitions: null where not nullable')
             if n6 > bl - p:
                 raise DecodeError('FetchTopic.Partitions: count ' + str(n6) + ' past the end')
+            r9 = range(n6)
         xs7 = []
-        for _ in range(n6):
+        for _ in r9:
             e8 = _new(_FetchRequest_FetchPartition)
             e8.partition, e8.current_leader_epoch, e8.fetch_offset, e8.last_fetched_epoch, e8.log_start_offset, e8.partition_max_bytes, = _S13.unpack_from(b, p)
             p += 32
@@ -1622,67 +1631,68 @@ def _r_FetchRequest_9(b, p):
             p = _t_FetchRequest_FetchTopic_0(b, p, e4)
         xs3.append(e4)
     o.topics = xs3
-    h14 = b[p]
+    h16 = b[p]
     p += 1
-    if 0 < h14 < 128:
-        n9 = h14 - 1
+    if 0 < h16 < 128:
+        r17 = _counts[h16]
     else:
-        n9 = h14 - 1
-        if n9 > 126:
-            n9, p = _uvt(b, p, n9 + 1)
-            n9 -= 1
-        if n9 < 0:
+        n11 = h16 - 1
+        if n11 > 126:
+            n11, p = _uvt(b, p, n11 + 1)
+            n11 -= 1
+        if n11 < 0:
             raise DecodeError('FetchRequest.ForgottenTopicsData: null where not nullable')
-        if n9 > bl - p:
-            raise DecodeError('FetchRequest.ForgottenTopicsData: count ' + str(n9) + ' past the end')
-    xs10 = []
-    for _ in range(n9):
-        e11 = _new(_FetchRequest_ForgottenTopic)
-        e11.topic_id, h12, = _S14.unpack_from(b, p)
+        if n11 > bl - p:
+            raise DecodeError('FetchRequest.ForgottenTopicsData: count ' + str(n11) + ' past the end')
+        r17 = range(n11)
+    xs12 = []
+    for _ in r17:
+        e13 = _new(_FetchRequest_ForgottenTopic)
+        e13.topic_id, h14, = _S14.unpack_from(b, p)
         p += 17
-        if 0 < h12 < 65:
-            e11.partitions = [*_UNPACK_i[h12](b, p)]
-            p += 4 * h12 - 4
+        if 0 < h14 < 65:
+            e13.partitions = [*_UNPACK_i[h14](b, p)]
+            p += 4 * h14 - 4
         else:
-            n13 = h12 - 1
-            if n13 > 126:
-                n13, p = _uvt(b, p, n13 + 1)
-                n13 -= 1
-            if n13 < 0:
+            n15 = h14 - 1
+            if n15 > 126:
+                n15, p = _uvt(b, p, n15 + 1)
+                n15 -= 1
+            if n15 < 0:
                 raise DecodeError('ForgottenTopic.Partitions: null where not nullable')
-            elif n13 < 64:
-                e11.partitions = [*_ARRAY_i[n13].unpack_from(b, p)]
-                p += 4 * n13
+            elif n15 < 64:
+                e13.partitions = [*_ARRAY_i[n15].unpack_from(b, p)]
+                p += 4 * n15
             else:
-                if n13 > bl - p:
-                    raise DecodeError('ForgottenTopic.Partitions: count ' + str(n13) + ' past the end')
-                e11.partitions = [*_struct.Struct('>' + str(n13) + 'i').unpack_from(b, p)]
-                p += 4 * n13
-        e11.topic = ''
+                if n15 > bl - p:
+                    raise DecodeError('ForgottenTopic.Partitions: count ' + str(n15) + ' past the end')
+                e13.partitions = [*_struct.Struct('>' + str(n15) + 'i').unpack_from(b, p)]
+                p += 4 * n15
+        e13.topic = ''
         if b[p] == 0:  # no tagged fields, the common case
-            e11.unknown_tagged_fields = None
+            e13.unknown_tagged_fields = None
             p += 1
         else:
-            p = _t_FetchRequest_ForgottenTopic_0(b, p, e11)
-        xs10.append(e11)
-    o.forgotten_topics_data = xs10
-    h17 = b[p]
-    if 0 < h17 < 128:
-        q16 = p + h17
-        o.rack_id = str(b[p + 1:q16], 'utf-8')
-        p = q16
+            p = _t_FetchRequest_ForgottenTopic_0(b, p, e13)
+        xs12.append(e13)
+    o.forgotten_topics_data = xs12
+    h20 = b[p]
+    if 0 < h20 < 128:
+        q19 = p + h20
+        o.rack_id = str(b[p + 1:q19], 'utf-8')
+        p = q19
     else:
         p += 1
-        n15 = h17 - 1
-        if n15 > 126:
-            n15, p = _uvt(b, p, n15 + 1)
-            n15 -= 1
-        if n15 < 0:
+        n18 = h20 - 1
+        if n18 > 126:
+            n18, p = _uvt(b, p, n18 + 1)
+            n18 -= 1
+        if n18 < 0:
             raise DecodeError('FetchRequest.RackId: null where not nullable')
         else:
-            q16 = p + n15
-            o.rack_id = str(b[p:q16], 'utf-8')
-            p = q16
+            q19 = p + n18
+            o.rack_id = str(b[p:q19], 'utf-8')
+            p = q19
     o.replica_id = -1
     o.cluster_id = None
     o.replica_state = _DEFAULT_FetchRequest_ReplicaState
@@ -1819,7 +1829,7 @@ def _r_FetchRequest_10(b, p):
     o.max_wait_ms, o.min_bytes, o.max_bytes, o.isolation_level, o.session_id, o.session_epoch, h1, = _S16.unpack_from(b, p)
     p += 22
     if 0 < h1 < 128:
-        n2 = h1 - 1
+        r10 = _counts[h1]
     else:
         n2 = h1 - 1
         if n2 > 126:
@@ -1829,13 +1839,14 @@ def _r_FetchRequest_10(b, p):
             raise DecodeError('FetchRequest.Topics: null where not nullable')
         if n2 > bl - p:
             raise DecodeError('FetchRequest.Topics: count ' + str(n2) + ' past the end')
+        r10 = range(n2)
     xs3 = []
-    for _ in range(n2):
+    for _ in r10:
         e4 = _new(_FetchRequest_FetchTopic)
         e4.topic_id, h5, = _S14.unpack_from(b, p)
         p += 17
         if 0 < h5 < 128:
-            n6 = h5 - 1
+            r9 = _counts[h5]
         else:
             n6 = h5 - 1
             if n6 > 126:
@@ -1845,8 +1856,9 @@ def _r_FetchRequest_10(b, p):
                 raise DecodeError('FetchTopic.Partitions: null where not nullable')
             if n6 > bl - p:
                 raise DecodeError('FetchTopic.Partitions: count ' + str(n6) + ' past the end')
+            r9 = range(n6)
         xs7 = []
-        for _ in range(n6):
+        for _ in r9:
             e8 = _new(_FetchRequest_FetchPartition)
             e8.partition, e8.current_leader_epoch, e8.fetch_offset, e8.last_fetched_epoch, e8.log_start_offset, e8.partition_max_bytes, = _S13.unpack_from(b, p)
             p += 32
@@ -1867,67 +1879,68 @@ def _r_FetchRequest_10(b, p):
             p = _t_FetchRequest_FetchTopic_0(b, p, e4)
         xs3.append(e4)
     o.topics = xs3
-    h14 = b[p]
+    h16 = b[p]
     p += 1
-    if 0 < h14 < 128:
-        n9 = h14 - 1
+    if 0 < h16 < 128:
+        r17 = _counts[h16]
     else:
-        n9 = h14 - 1
-        if n9 > 126:
-            n9, p = _uvt(b, p, n9 + 1)
-            n9 -= 1
-        if n9 < 0:
+        n11 = h16 - 1
+        if n11 > 126:
+            n11, p = _uvt(b, p, n11 + 1)
+            n11 -= 1
+        if n11 < 0:
             raise DecodeError('FetchRequest.ForgottenTopicsData: null where not nullable')
-        if n9 > bl - p:
-            raise DecodeError('FetchRequest.ForgottenTopicsData: count ' + str(n9) + ' past the end')
-    xs10 = []
-    for _ in range(n9):
-        e11 = _new(_FetchRequest_ForgottenTopic)
-        e11.topic_id, h12, = _S14.unpack_from(b, p)
+        if n11 > bl - p:
+            raise DecodeError('FetchRequest.ForgottenTopicsData: count ' + str(n11) + ' past the end')
+        r17 = range(n11)
+    xs12 = []
+    for _ in r17:
+        e13 = _new(_FetchRequest_ForgottenTopic)
+        e13.topic_id, h14, = _S14.unpack_from(b, p)
         p += 17
-        if 0 < h12 < 65:
-            e11.partitions = [*_UNPACK_i[h12](b, p)]
-            p += 4 * h12 - 4
+        if 0 < h14 < 65:
+            e13.partitions = [*_UNPACK_i[h14](b, p)]
+            p += 4 * h14 - 4
         else:
-            n13 = h12 - 1
-            if n13 > 126:
-                n13, p = _uvt(b, p, n13 + 1)
-                n13 -= 1
-            if n13 < 0:
+            n15 = h14 - 1
+            if n15 > 126:
+                n15, p = _uvt(b, p, n15 + 1)
+                n15 -= 1
+            if n15 < 0:
                 raise DecodeError('ForgottenTopic.Partitions: null where not nullable')
-            elif n13 < 64:
-                e11.partitions = [*_ARRAY_i[n13].unpack_from(b, p)]
-                p += 4 * n13
+            elif n15 < 64:
+                e13.partitions = [*_ARRAY_i[n15].unpack_from(b, p)]
+                p += 4 * n15
             else:
-                if n13 > bl - p:
-                    raise DecodeError('ForgottenTopic.Partitions: count ' + str(n13) + ' past the end')
-                e11.partitions = [*_struct.Struct('>' + str(n13) + 'i').unpack_from(b, p)]
-                p += 4 * n13
-        e11.topic = ''
+                if n15 > bl - p:
+                    raise DecodeError('ForgottenTopic.Partitions: count ' + str(n15) + ' past the end')
+                e13.partitions = [*_struct.Struct('>' + str(n15) + 'i').unpack_from(b, p)]
+                p += 4 * n15
+        e13.topic = ''
         if b[p] == 0:  # no tagged fields, the common case
-            e11.unknown_tagged_fields = None
+            e13.unknown_tagged_fields = None
             p += 1
         else:
-            p = _t_FetchRequest_ForgottenTopic_0(b, p, e11)
-        xs10.append(e11)
-    o.forgotten_topics_data = xs10
-    h17 = b[p]
-    if 0 < h17 < 128:
-        q16 = p + h17
-        o.rack_id = str(b[p + 1:q16], 'utf-8')
-        p = q16
+            p = _t_FetchRequest_ForgottenTopic_0(b, p, e13)
+        xs12.append(e13)
+    o.forgotten_topics_data = xs12
+    h20 = b[p]
+    if 0 < h20 < 128:
+        q19 = p + h20
+        o.rack_id = str(b[p + 1:q19], 'utf-8')
+        p = q19
     else:
         p += 1
-        n15 = h17 - 1
-        if n15 > 126:
-            n15, p = _uvt(b, p, n15 + 1)
-            n15 -= 1
-        if n15 < 0:
+        n18 = h20 - 1
+        if n18 > 126:
+            n18, p = _uvt(b, p, n18 + 1)
+            n18 -= 1
+        if n18 < 0:
             raise DecodeError('FetchRequest.RackId: null where not nullable')
         else:
-            q16 = p + n15
-            o.rack_id = str(b[p:q16], 'utf-8')
-            p = q16
+            q19 = p + n18
+            o.rack_id = str(b[p:q19], 'utf-8')
+            p = q19
     o.replica_id = -1
     o.cluster_id = None
     o.replica_state = _DEFAULT_FetchRequest_ReplicaState
@@ -2074,7 +2087,7 @@ def _r_FetchRequest_11(b, p):
     o.max_wait_ms, o.min_bytes, o.max_bytes, o.isolation_level, o.session_id, o.session_epoch, h1, = _S16.unpack_from(b, p)
     p += 22
     if 0 < h1 < 128:
-        n2 = h1 - 1
+        r10 = _counts[h1]
     else:
         n2 = h1 - 1
         if n2 > 126:
@@ -2084,13 +2097,14 @@ def _r_FetchRequest_11(b, p):
             raise DecodeError('FetchRequest.Topics: null where not nullable')
         if n2 > bl - p:
             raise DecodeError('FetchRequest.Topics: count ' + str(n2) + ' past the end')
+        r10 = range(n2)
     xs3 = []
-    for _ in range(n2):
+    for _ in r10:
         e4 = _new(_FetchRequest_FetchTopic)
         e4.topic_id, h5, = _S14.unpack_from(b, p)
         p += 17
         if 0 < h5 < 128:
-            n6 = h5 - 1
+            r9 = _counts[h5]
         else:
             n6 = h5 - 1
             if n6 > 126:
@@ -2100,8 +2114,9 @@ def _r_FetchRequest_11(b, p):
                 raise DecodeError('FetchTopic.Partitions: null where not nullable')
             if n6 > bl - p:
                 raise DecodeError('FetchTopic.Partitions: count ' + str(n6) + ' past the end')
+            r9 = range(n6)
         xs7 = []
-        for _ in range(n6):
+        for _ in r9:
             e8 = _new(_FetchRequest_FetchPartition)
             e8.partition, e8.current_leader_epoch, e8.fetch_offset, e8.last_fetched_epoch, e8.log_start_offset, e8.partition_max_bytes, = _S13.unpack_from(b, p)
             p += 32
@@ -2122,67 +2137,68 @@ def _r_FetchRequest_11(b, p):
             p = _t_FetchRequest_FetchTopic_0(b, p, e4)
         xs3.append(e4)
     o.topics = xs3
-    h14 = b[p]
+    h16 = b[p]
     p += 1
-    if 0 < h14 < 128:
-        n9 = h14 - 1
+    if 0 < h16 < 128:
+        r17 = _counts[h16]
     else:
-        n9 = h14 - 1
-        if n9 > 126:
-            n9, p = _uvt(b, p, n9 + 1)
-            n9 -= 1
-        if n9 < 0:
+        n11 = h16 - 1
+        if n11 > 126:
+            n11, p = _uvt(b, p, n11 + 1)
+            n11 -= 1
+        if n11 < 0:
             raise DecodeError('FetchRequest.ForgottenTopicsData: null where not nullable')
-        if n9 > bl - p:
-            raise DecodeError('FetchRequest.ForgottenTopicsData: count ' + str(n9) + ' past the end')
-    xs10 = []
-    for _ in range(n9):
-        e11 = _new(_FetchRequest_ForgottenTopic)
-        e11.topic_id, h12, = _S14.unpack_from(b, p)
+        if n11 > bl - p:
+            raise DecodeError('FetchRequest.ForgottenTopicsData: count ' + str(n11) + ' past the end')
+        r17 = range(n11)
+    xs12 = []
+    for _ in r17:
+        e13 = _new(_FetchRequest_ForgottenTopic)
+        e13.topic_id, h14, = _S14.unpack_from(b, p)
         p += 17
-        if 0 < h12 < 65:
-            e11.partitions = [*_UNPACK_i[h12](b, p)]
-            p += 4 * h12 - 4
+        if 0 < h14 < 65:
+            e13.partitions = [*_UNPACK_i[h14](b, p)]
+            p += 4 * h14 - 4
         else:
-            n13 = h12 - 1
-            if n13 > 126:
-                n13, p = _uvt(b, p, n13 + 1)
-                n13 -= 1
-            if n13 < 0:
+            n15 = h14 - 1
+            if n15 > 126:
+                n15, p = _uvt(b, p, n15 + 1)
+                n15 -= 1
+            if n15 < 0:
                 raise DecodeError('ForgottenTopic.Partitions: null where not nullable')
-            elif n13 < 64:
-                e11.partitions = [*_ARRAY_i[n13].unpack_from(b, p)]
-                p += 4 * n13
+            elif n15 < 64:
+                e13.partitions = [*_ARRAY_i[n15].unpack_from(b, p)]
+                p += 4 * n15
             else:
-                if n13 > bl - p:
-                    raise DecodeError('ForgottenTopic.Partitions: count ' + str(n13) + ' past the end')
-                e11.partitions = [*_struct.Struct('>' + str(n13) + 'i').unpack_from(b, p)]
-                p += 4 * n13
-        e11.topic = ''
+                if n15 > bl - p:
+                    raise DecodeError('ForgottenTopic.Partitions: count ' + str(n15) + ' past the end')
+                e13.partitions = [*_struct.Struct('>' + str(n15) + 'i').unpack_from(b, p)]
+                p += 4 * n15
+        e13.topic = ''
         if b[p] == 0:  # no tagged fields, the common case
-            e11.unknown_tagged_fields = None
+            e13.unknown_tagged_fields = None
             p += 1
         else:
-            p = _t_FetchRequest_ForgottenTopic_0(b, p, e11)
-        xs10.append(e11)
-    o.forgotten_topics_data = xs10
-    h17 = b[p]
-    if 0 < h17 < 128:
-        q16 = p + h17
-        o.rack_id = str(b[p + 1:q16], 'utf-8')
-        p = q16
+            p = _t_FetchRequest_ForgottenTopic_0(b, p, e13)
+        xs12.append(e13)
+    o.forgotten_topics_data = xs12
+    h20 = b[p]
+    if 0 < h20 < 128:
+        q19 = p + h20
+        o.rack_id = str(b[p + 1:q19], 'utf-8')
+        p = q19
     else:
         p += 1
-        n15 = h17 - 1
-        if n15 > 126:
-            n15, p = _uvt(b, p, n15 + 1)
-            n15 -= 1
-        if n15 < 0:
+        n18 = h20 - 1
+        if n18 > 126:
+            n18, p = _uvt(b, p, n18 + 1)
+            n18 -= 1
+        if n18 < 0:
             raise DecodeError('FetchRequest.RackId: null where not nullable')
         else:
-            q16 = p + n15
-            o.rack_id = str(b[p:q16], 'utf-8')
-            p = q16
+            q19 = p + n18
+            o.rack_id = str(b[p:q19], 'utf-8')
+            p = q19
     o.replica_id = -1
     o.cluster_id = None
     o.replica_state = _DEFAULT_FetchRequest_ReplicaState
@@ -3103,7 +3119,7 @@ def _r_FetchResponse_6(b, p):
     o.throttle_time_ms, o.error_code, o.session_id, h1, = _S30.unpack_from(b, p)
     p += 11
     if 0 < h1 < 128:
-        n2 = h1 - 1
+        r20 = _counts[h1]
     else:
         n2 = h1 - 1
         if n2 > 126:
@@ -3113,8 +3129,9 @@ def _r_FetchResponse_6(b, p):
             raise DecodeError('FetchResponse.Responses: null where not nullable')
         if n2 > bl - p:
             raise DecodeError('FetchResponse.Responses: count ' + str(n2) + ' past the end')
+        r20 = range(n2)
     xs3 = []
-    for _ in range(n2):
+    for _ in r20:
         e4 = _new(_FetchResponse_FetchableTopicResponse)
         h7 = b[p]
         if 0 < h7 < 128:
@@ -3136,7 +3153,7 @@ def _r_FetchResponse_6(b, p):
         h18 = b[p]
         p += 1
         if 0 < h18 < 128:
-            n8 = h18 - 1
+            r19 = _counts[h18]
         else:
             n8 = h18 - 1
             if n8 > 126:
@@ -3146,8 +3163,9 @@ def _r_FetchResponse_6(b, p):
                 raise DecodeError('FetchableTopicResponse.Partitions: null where not nullable')
             if n8 > bl - p:
                 raise DecodeError('FetchableTopicResponse.Partitions: count ' + str(n8) + ' past the end')
+            r19 = range(n8)
         xs9 = []
-        for _ in range(n8):
+        for _ in r19:
             e10 = _new(_FetchResponse_PartitionData)
             e10.partition_index, e10.error_code, e10.high_watermark, e10.last_stable_offset, e10.log_start_offset, h11, = _S31.unpack_from(b, p)
             p += 31
@@ -3318,7 +3336,7 @@ def _r_FetchResponse_7(b, p):
     o.throttle_time_ms, o.error_code, o.session_id, h1, = _S30.unpack_from(b, p)
     p += 11
     if 0 < h1 < 128:
-        n2 = h1 - 1
+        r17 = _counts[h1]
     else:
         n2 = h1 - 1
         if n2 > 126:
@@ -3328,13 +3346,14 @@ def _r_FetchResponse_7(b, p):
             raise DecodeError('FetchResponse.Responses: null where not nullable')
         if n2 > bl - p:
             raise DecodeError('FetchResponse.Responses: count ' + str(n2) + ' past the end')
+        r17 = range(n2)
     xs3 = []
-    for _ in range(n2):
+    for _ in r17:
         e4 = _new(_FetchResponse_FetchableTopicResponse)
         e4.topic_id, h5, = _S14.unpack_from(b, p)
         p += 17
         if 0 < h5 < 128:
-            n6 = h5 - 1
+            r16 = _counts[h5]
         else:
             n6 = h5 - 1
             if n6 > 126:
@@ -3344,8 +3363,9 @@ def _r_FetchResponse_7(b, p):
                 raise DecodeError('FetchableTopicResponse.Partitions: null where not nullable')
             if n6 > bl - p:
                 raise DecodeError('FetchableTopicResponse.Partitions: count ' + str(n6) + ' past the end')
+            r16 = range(n6)
         xs7 = []
-        for _ in range(n6):
+        for _ in r16:
             e8 = _new(_FetchResponse_PartitionData)
             e8.partition_index, e8.error_code, e8.high_watermark, e8.last_stable_offset, e8.log_start_offset, h9, = _S31.unpack_from(b, p)
             p += 31
@@ -3605,7 +3625,7 @@ def _r_FetchResponse_8(b, p):
     o.throttle_time_ms, o.error_code, o.session_id, h1, = _S30.unpack_from(b, p)
     p += 11
     if 0 < h1 < 128:
-        n2 = h1 - 1
+        r17 = _counts[h1]
     else:
         n2 = h1 - 1
         if n2 > 126:
@@ -3615,13 +3635,14 @@ def _r_FetchResponse_8(b, p):
             raise DecodeError('FetchResponse.Responses: null where not nullable')
         if n2 > bl - p:
             raise DecodeError('FetchResponse.Responses: count ' + str(n2) + ' past the end')
+        r17 = range(n2)
     xs3 = []
-    for _ in range(n2):
+    for _ in r17:
         e4 = _new(_FetchResponse_FetchableTopicResponse)
         e4.topic_id, h5, = _S14.unpack_from(b, p)
         p += 17
         if 0 < h5 < 128:
-            n6 = h5 - 1
+            r16 = _counts[h5]
         else:
             n6 = h5 - 1
             if n6 > 126:
@@ -3631,8 +3652,9 @@ def _r_FetchResponse_8(b, p):
                 raise DecodeError('FetchableTopicResponse.Partitions: null where not nullable')
             if n6 > bl - p:
                 raise DecodeError('FetchableTopicResponse.Partitions: count ' + str(n6) + ' past the end')
+            r16 = range(n6)
         xs7 = []
-        for _ in range(n6):
+        for _ in r16:
             e8 = _new(_FetchResponse_PartitionData)
             e8.partition_index, e8.error_code, e8.high_watermark, e8.last_stable_offset, e8.log_start_offset, h9, = _S31.unpack_from(b, p)
             p += 31

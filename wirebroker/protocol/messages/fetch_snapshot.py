@@ -11,6 +11,7 @@ import struct as _struct
 from wirebroker.protocol.message import UNSET, Message, Struct
 from wirebroker.protocol.message import shared_default as _shared_default
 from wirebroker.protocol.primitives import (
+    COMPACT_COUNT_RANGES as _counts,
     UUID_ZERO,
     DecodeError,
     UnsupportedFieldError,
@@ -292,7 +293,7 @@ def _r_FetchSnapshotRequest_0(b, p):
     o.replica_id, o.max_bytes, h1, = _S0.unpack_from(b, p)
     p += 9
     if 0 < h1 < 128:
-        n2 = h1 - 1
+        r14 = _counts[h1]
     else:
         n2 = h1 - 1
         if n2 > 126:
@@ -302,8 +303,9 @@ def _r_FetchSnapshotRequest_0(b, p):
             raise DecodeError('FetchSnapshotRequest.Topics: null where not nullable')
         if n2 > bl - p:
             raise DecodeError('FetchSnapshotRequest.Topics: count ' + str(n2) + ' past the end')
+        r14 = range(n2)
     xs3 = []
-    for _ in range(n2):
+    for _ in r14:
         e4 = _new(_FetchSnapshotRequest_TopicSnapshot)
         h7 = b[p]
         if 0 < h7 < 128:
@@ -325,7 +327,7 @@ def _r_FetchSnapshotRequest_0(b, p):
         h12 = b[p]
         p += 1
         if 0 < h12 < 128:
-            n8 = h12 - 1
+            r13 = _counts[h12]
         else:
             n8 = h12 - 1
             if n8 > 126:
@@ -335,8 +337,9 @@ def _r_FetchSnapshotRequest_0(b, p):
                 raise DecodeError('TopicSnapshot.Partitions: null where not nullable')
             if n8 > bl - p:
                 raise DecodeError('TopicSnapshot.Partitions: count ' + str(n8) + ' past the end')
+            r13 = range(n8)
         xs9 = []
-        for _ in range(n8):
+        for _ in r13:
             e10 = _new(_FetchSnapshotRequest_PartitionSnapshot)
             e10.partition, e10.current_leader_epoch, = _S1.unpack_from(b, p)
             p += 8
@@ -473,7 +476,7 @@ def _r_FetchSnapshotRequest_1(b, p):
     o.replica_id, o.max_bytes, h1, = _S0.unpack_from(b, p)
     p += 9
     if 0 < h1 < 128:
-        n2 = h1 - 1
+        r14 = _counts[h1]
     else:
         n2 = h1 - 1
         if n2 > 126:
@@ -483,8 +486,9 @@ def _r_FetchSnapshotRequest_1(b, p):
             raise DecodeError('FetchSnapshotRequest.Topics: null where not nullable')
         if n2 > bl - p:
             raise DecodeError('FetchSnapshotRequest.Topics: count ' + str(n2) + ' past the end')
+        r14 = range(n2)
     xs3 = []
-    for _ in range(n2):
+    for _ in r14:
         e4 = _new(_FetchSnapshotRequest_TopicSnapshot)
         h7 = b[p]
         if 0 < h7 < 128:
@@ -506,7 +510,7 @@ def _r_FetchSnapshotRequest_1(b, p):
         h12 = b[p]
         p += 1
         if 0 < h12 < 128:
-            n8 = h12 - 1
+            r13 = _counts[h12]
         else:
             n8 = h12 - 1
             if n8 > 126:
@@ -516,8 +520,9 @@ def _r_FetchSnapshotRequest_1(b, p):
                 raise DecodeError('TopicSnapshot.Partitions: null where not nullable')
             if n8 > bl - p:
                 raise DecodeError('TopicSnapshot.Partitions: count ' + str(n8) + ' past the end')
+            r13 = range(n8)
         xs9 = []
-        for _ in range(n8):
+        for _ in r13:
             e10 = _new(_FetchSnapshotRequest_PartitionSnapshot)
             e10.partition, e10.current_leader_epoch, = _S1.unpack_from(b, p)
             p += 8
@@ -715,7 +720,7 @@ def _r_FetchSnapshotResponse_0(b, p):
     o.throttle_time_ms, o.error_code, h1, = _S5.unpack_from(b, p)
     p += 7
     if 0 < h1 < 128:
-        n2 = h1 - 1
+        r17 = _counts[h1]
     else:
         n2 = h1 - 1
         if n2 > 126:
@@ -725,8 +730,9 @@ def _r_FetchSnapshotResponse_0(b, p):
             raise DecodeError('FetchSnapshotResponse.Topics: null where not nullable')
         if n2 > bl - p:
             raise DecodeError('FetchSnapshotResponse.Topics: count ' + str(n2) + ' past the end')
+        r17 = range(n2)
     xs3 = []
-    for _ in range(n2):
+    for _ in r17:
         e4 = _new(_FetchSnapshotResponse_TopicSnapshot)
         h7 = b[p]
         if 0 < h7 < 128:
@@ -748,7 +754,7 @@ def _r_FetchSnapshotResponse_0(b, p):
         h15 = b[p]
         p += 1
         if 0 < h15 < 128:
-            n8 = h15 - 1
+            r16 = _counts[h15]
         else:
             n8 = h15 - 1
             if n8 > 126:
@@ -758,8 +764,9 @@ def _r_FetchSnapshotResponse_0(b, p):
                 raise DecodeError('TopicSnapshot.Partitions: null where not nullable')
             if n8 > bl - p:
                 raise DecodeError('TopicSnapshot.Partitions: count ' + str(n8) + ' past the end')
+            r16 = range(n8)
         xs9 = []
-        for _ in range(n8):
+        for _ in r16:
             e10 = _new(_FetchSnapshotResponse_PartitionSnapshot)
             e10.index, e10.error_code, = _S6.unpack_from(b, p)
             p += 6
@@ -966,7 +973,7 @@ def _r_FetchSnapshotResponse_1(b, p):
     o.throttle_time_ms, o.error_code, h1, = _S5.unpack_from(b, p)
     p += 7
     if 0 < h1 < 128:
-        n2 = h1 - 1
+        r17 = _counts[h1]
     else:
         n2 = h1 - 1
         if n2 > 126:
@@ -976,8 +983,9 @@ def _r_FetchSnapshotResponse_1(b, p):
             raise DecodeError('FetchSnapshotResponse.Topics: null where not nullable')
         if n2 > bl - p:
             raise DecodeError('FetchSnapshotResponse.Topics: count ' + str(n2) + ' past the end')
+        r17 = range(n2)
     xs3 = []
-    for _ in range(n2):
+    for _ in r17:
         e4 = _new(_FetchSnapshotResponse_TopicSnapshot)
         h7 = b[p]
         if 0 < h7 < 128:
@@ -999,7 +1007,7 @@ def _r_FetchSnapshotResponse_1(b, p):
         h15 = b[p]
         p += 1
         if 0 < h15 < 128:
-            n8 = h15 - 1
+            r16 = _counts[h15]
         else:
             n8 = h15 - 1
             if n8 > 126:
@@ -1009,8 +1017,9 @@ def _r_FetchSnapshotResponse_1(b, p):
                 raise DecodeError('TopicSnapshot.Partitions: null where not nullable')
             if n8 > bl - p:
                 raise DecodeError('TopicSnapshot.Partitions: count ' + str(n8) + ' past the end')
+            r16 = range(n8)
         xs9 = []
-        for _ in range(n8):
+        for _ in r16:
             e10 = _new(_FetchSnapshotResponse_PartitionSnapshot)
             e10.index, e10.error_code, = _S6.unpack_from(b, p)
             p += 6

@@ -11,6 +11,7 @@ import struct as _struct
 from wirebroker.protocol.message import UNSET, Message, Struct
 from wirebroker.protocol.message import shared_default as _shared_default
 from wirebroker.protocol.primitives import (
+    COMPACT_COUNT_RANGES as _counts,
     UUID_ZERO,
     DecodeError,
     UnsupportedFieldError,
@@ -234,7 +235,7 @@ def _r_FindCoordinatorRequest_3(b, p):
     o.key_type, h1, = _S2.unpack_from(b, p)
     p += 2
     if 0 < h1 < 128:
-        n2 = h1 - 1
+        r8 = _counts[h1]
     else:
         n2 = h1 - 1
         if n2 > 126:
@@ -244,8 +245,9 @@ def _r_FindCoordinatorRequest_3(b, p):
             raise DecodeError('FindCoordinatorRequest.CoordinatorKeys: null where not nullable')
         if n2 > bl - p:
             raise DecodeError('FindCoordinatorRequest.CoordinatorKeys: count ' + str(n2) + ' past the end')
+        r8 = range(n2)
     xs3 = []
-    for _ in range(n2):
+    for _ in r8:
         h7 = b[p]
         if 0 < h7 < 128:
             q6 = p + h7
@@ -519,7 +521,7 @@ def _r_FindCoordinatorResponse_3(b, p):
     o.throttle_time_ms, h1, = _S9.unpack_from(b, p)
     p += 5
     if 0 < h1 < 128:
-        n2 = h1 - 1
+        r14 = _counts[h1]
     else:
         n2 = h1 - 1
         if n2 > 126:
@@ -529,8 +531,9 @@ def _r_FindCoordinatorResponse_3(b, p):
             raise DecodeError('FindCoordinatorResponse.Coordinators: null where not nullable')
         if n2 > bl - p:
             raise DecodeError('FindCoordinatorResponse.Coordinators: count ' + str(n2) + ' past the end')
+        r14 = range(n2)
     xs3 = []
-    for _ in range(n2):
+    for _ in r14:
         e4 = _new(_FindCoordinatorResponse_Coordinator)
         h7 = b[p]
         if 0 < h7 < 128:

@@ -11,6 +11,7 @@ import struct as _struct
 from wirebroker.protocol.message import UNSET, Message, Struct
 from wirebroker.protocol.message import shared_default as _shared_default
 from wirebroker.protocol.primitives import (
+    COMPACT_COUNT_RANGES as _counts,
     UUID_ZERO,
     DecodeError,
     UnsupportedFieldError,
@@ -171,7 +172,7 @@ def _r_GetTelemetrySubscriptionsResponse_0(b, p):
     o.push_interval_ms, o.telemetry_max_bytes, o.delta_temporality, h3, = _S2.unpack_from(b, p)
     p += 10
     if 0 < h3 < 128:
-        n4 = h3 - 1
+        r10 = _counts[h3]
     else:
         n4 = h3 - 1
         if n4 > 126:
@@ -181,8 +182,9 @@ def _r_GetTelemetrySubscriptionsResponse_0(b, p):
             raise DecodeError('GetTelemetrySubscriptionsResponse.RequestedMetrics: null where not nullable')
         if n4 > bl - p:
             raise DecodeError('GetTelemetrySubscriptionsResponse.RequestedMetrics: count ' + str(n4) + ' past the end')
+        r10 = range(n4)
     xs5 = []
-    for _ in range(n4):
+    for _ in r10:
         h9 = b[p]
         if 0 < h9 < 128:
             q8 = p + h9

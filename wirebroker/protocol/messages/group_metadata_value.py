@@ -11,6 +11,7 @@ import struct as _struct
 from wirebroker.protocol.message import UNSET, Message, Struct
 from wirebroker.protocol.message import shared_default as _shared_default
 from wirebroker.protocol.primitives import (
+    COMPACT_COUNT_RANGES as _counts,
     UUID_ZERO,
     DecodeError,
     UnsupportedFieldError,
@@ -739,7 +740,7 @@ def _r_GroupMetadataValue_4(b, p):
     o.current_state_timestamp, h10, = _S8.unpack_from(b, p)
     p += 9
     if 0 < h10 < 128:
-        n11 = h10 - 1
+        r32 = _counts[h10]
     else:
         n11 = h10 - 1
         if n11 > 126:
@@ -749,8 +750,9 @@ def _r_GroupMetadataValue_4(b, p):
             raise DecodeError('GroupMetadataValue.members: null where not nullable')
         if n11 > bl - p:
             raise DecodeError('GroupMetadataValue.members: count ' + str(n11) + ' past the end')
+        r32 = range(n11)
     xs12 = []
-    for _ in range(n11):
+    for _ in r32:
         e13 = _new(_GroupMetadataValue_MemberMetadata)
         h16 = b[p]
         if 0 < h16 < 128:

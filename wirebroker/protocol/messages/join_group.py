@@ -11,6 +11,7 @@ import struct as _struct
 from wirebroker.protocol.message import UNSET, Message, Struct
 from wirebroker.protocol.message import shared_default as _shared_default
 from wirebroker.protocol.primitives import (
+    COMPACT_COUNT_RANGES as _counts,
     UUID_ZERO,
     DecodeError,
     UnsupportedFieldError,
@@ -527,7 +528,7 @@ def _r_JoinGroupRequest_3(b, p):
     h22 = b[p]
     p += 1
     if 0 < h22 < 128:
-        n13 = h22 - 1
+        r23 = _counts[h22]
     else:
         n13 = h22 - 1
         if n13 > 126:
@@ -537,8 +538,9 @@ def _r_JoinGroupRequest_3(b, p):
             raise DecodeError('JoinGroupRequest.Protocols: null where not nullable')
         if n13 > bl - p:
             raise DecodeError('JoinGroupRequest.Protocols: count ' + str(n13) + ' past the end')
+        r23 = range(n13)
     xs14 = []
-    for _ in range(n13):
+    for _ in r23:
         e15 = _new(_JoinGroupRequest_JoinGroupRequestProtocol)
         h18 = b[p]
         if 0 < h18 < 128:
@@ -738,7 +740,7 @@ def _r_JoinGroupRequest_4(b, p):
     h22 = b[p]
     p += 1
     if 0 < h22 < 128:
-        n13 = h22 - 1
+        r23 = _counts[h22]
     else:
         n13 = h22 - 1
         if n13 > 126:
@@ -748,8 +750,9 @@ def _r_JoinGroupRequest_4(b, p):
             raise DecodeError('JoinGroupRequest.Protocols: null where not nullable')
         if n13 > bl - p:
             raise DecodeError('JoinGroupRequest.Protocols: count ' + str(n13) + ' past the end')
+        r23 = range(n13)
     xs14 = []
-    for _ in range(n13):
+    for _ in r23:
         e15 = _new(_JoinGroupRequest_JoinGroupRequestProtocol)
         h18 = b[p]
         if 0 < h18 < 128:
@@ -792,26 +795,26 @@ def _r_JoinGroupRequest_4(b, p):
             p = _t_JoinGroupRequest_JoinGroupRequestProtocol_0(b, p, e15)
         xs14.append(e15)
     o.protocols = xs14
-    h25 = b[p]
-    if 0 < h25 < 128:
-        q24 = p + h25
-        o.reason = str(b[p + 1:q24], 'utf-8')
-        p = q24
-    elif h25 == 0:
+    h26 = b[p]
+    if 0 < h26 < 128:
+        q25 = p + h26
+        o.reason = str(b[p + 1:q25], 'utf-8')
+        p = q25
+    elif h26 == 0:
         o.reason = None
         p += 1
     else:
         p += 1
-        n23 = h25 - 1
-        if n23 > 126:
-            n23, p = _uvt(b, p, n23 + 1)
-            n23 -= 1
-        if n23 < 0:
+        n24 = h26 - 1
+        if n24 > 126:
+            n24, p = _uvt(b, p, n24 + 1)
+            n24 -= 1
+        if n24 < 0:
             o.reason = None
         else:
-            q24 = p + n23
-            o.reason = str(b[p:q24], 'utf-8')
-            p = q24
+            q25 = p + n24
+            o.reason = str(b[p:q25], 'utf-8')
+            p = q25
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         p += 1
@@ -1302,7 +1305,7 @@ def _r_JoinGroupResponse_3(b, p):
     h22 = b[p]
     p += 1
     if 0 < h22 < 128:
-        n10 = h22 - 1
+        r23 = _counts[h22]
     else:
         n10 = h22 - 1
         if n10 > 126:
@@ -1312,8 +1315,9 @@ def _r_JoinGroupResponse_3(b, p):
             raise DecodeError('JoinGroupResponse.Members: null where not nullable')
         if n10 > bl - p:
             raise DecodeError('JoinGroupResponse.Members: count ' + str(n10) + ' past the end')
+        r23 = range(n10)
     xs11 = []
-    for _ in range(n10):
+    for _ in r23:
         e12 = _new(_JoinGroupResponse_JoinGroupResponseMember)
         h15 = b[p]
         if 0 < h15 < 128:
@@ -1538,7 +1542,7 @@ def _r_JoinGroupResponse_4(b, p):
     h25 = b[p]
     p += 1
     if 0 < h25 < 128:
-        n13 = h25 - 1
+        r26 = _counts[h25]
     else:
         n13 = h25 - 1
         if n13 > 126:
@@ -1548,8 +1552,9 @@ def _r_JoinGroupResponse_4(b, p):
             raise DecodeError('JoinGroupResponse.Members: null where not nullable')
         if n13 > bl - p:
             raise DecodeError('JoinGroupResponse.Members: count ' + str(n13) + ' past the end')
+        r26 = range(n13)
     xs14 = []
-    for _ in range(n13):
+    for _ in r26:
         e15 = _new(_JoinGroupResponse_JoinGroupResponseMember)
         h18 = b[p]
         if 0 < h18 < 128:
@@ -1787,7 +1792,7 @@ def _r_JoinGroupResponse_5(b, p):
     h25 = b[p]
     p += 1
     if 0 < h25 < 128:
-        n13 = h25 - 1
+        r26 = _counts[h25]
     else:
         n13 = h25 - 1
         if n13 > 126:
@@ -1797,8 +1802,9 @@ def _r_JoinGroupResponse_5(b, p):
             raise DecodeError('JoinGroupResponse.Members: null where not nullable')
         if n13 > bl - p:
             raise DecodeError('JoinGroupResponse.Members: count ' + str(n13) + ' past the end')
+        r26 = range(n13)
     xs14 = []
-    for _ in range(n13):
+    for _ in r26:
         e15 = _new(_JoinGroupResponse_JoinGroupResponseMember)
         h18 = b[p]
         if 0 < h18 < 128:

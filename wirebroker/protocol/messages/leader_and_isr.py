@@ -11,6 +11,7 @@ import struct as _struct
 from wirebroker.protocol.message import UNSET, Message, Struct
 from wirebroker.protocol.message import shared_default as _shared_default
 from wirebroker.protocol.primitives import (
+    COMPACT_COUNT_RANGES as _counts,
     UUID_ZERO,
     DecodeError,
     UnsupportedFieldError,
@@ -858,7 +859,7 @@ def _r_LeaderAndIsrRequest_4(b, p):
     o.controller_id, o.controller_epoch, o.broker_epoch, h1, = _S10.unpack_from(b, p)
     p += 17
     if 0 < h1 < 128:
-        n2 = h1 - 1
+        r21 = _counts[h1]
     else:
         n2 = h1 - 1
         if n2 > 126:
@@ -868,8 +869,9 @@ def _r_LeaderAndIsrRequest_4(b, p):
             raise DecodeError('LeaderAndIsrRequest.TopicStates: null where not nullable')
         if n2 > bl - p:
             raise DecodeError('LeaderAndIsrRequest.TopicStates: count ' + str(n2) + ' past the end')
+        r21 = range(n2)
     xs3 = []
-    for _ in range(n2):
+    for _ in r21:
         e4 = _new(_LeaderAndIsrRequest_LeaderAndIsrTopicState)
         h7 = b[p]
         if 0 < h7 < 128:
@@ -891,7 +893,7 @@ def _r_LeaderAndIsrRequest_4(b, p):
         h19 = b[p]
         p += 1
         if 0 < h19 < 128:
-            n8 = h19 - 1
+            r20 = _counts[h19]
         else:
             n8 = h19 - 1
             if n8 > 126:
@@ -901,8 +903,9 @@ def _r_LeaderAndIsrRequest_4(b, p):
                 raise DecodeError('LeaderAndIsrTopicState.PartitionStates: null where not nullable')
             if n8 > bl - p:
                 raise DecodeError('LeaderAndIsrTopicState.PartitionStates: count ' + str(n8) + ' past the end')
+            r20 = range(n8)
         xs9 = []
-        for _ in range(n8):
+        for _ in r20:
             e10 = _new(_LeaderAndIsrRequest_LeaderAndIsrPartitionState)
             e10.partition_index, e10.controller_epoch, e10.leader, e10.leader_epoch, h11, = _S11.unpack_from(b, p)
             p += 17
@@ -1003,48 +1006,49 @@ def _r_LeaderAndIsrRequest_4(b, p):
             p = _t_LeaderAndIsrRequest_LeaderAndIsrTopicState_0(b, p, e4)
         xs3.append(e4)
     o.topic_states = xs3
-    h26 = b[p]
+    h28 = b[p]
     p += 1
-    if 0 < h26 < 128:
-        n20 = h26 - 1
+    if 0 < h28 < 128:
+        r29 = _counts[h28]
     else:
-        n20 = h26 - 1
-        if n20 > 126:
-            n20, p = _uvt(b, p, n20 + 1)
-            n20 -= 1
-        if n20 < 0:
+        n22 = h28 - 1
+        if n22 > 126:
+            n22, p = _uvt(b, p, n22 + 1)
+            n22 -= 1
+        if n22 < 0:
             raise DecodeError('LeaderAndIsrRequest.LiveLeaders: null where not nullable')
-        if n20 > bl - p:
-            raise DecodeError('LeaderAndIsrRequest.LiveLeaders: count ' + str(n20) + ' past the end')
-    xs21 = []
-    for _ in range(n20):
-        e22 = _new(_LeaderAndIsrRequest_LeaderAndIsrLiveLeader)
-        e22.broker_id, h23, = _S12.unpack_from(b, p)
+        if n22 > bl - p:
+            raise DecodeError('LeaderAndIsrRequest.LiveLeaders: count ' + str(n22) + ' past the end')
+        r29 = range(n22)
+    xs23 = []
+    for _ in r29:
+        e24 = _new(_LeaderAndIsrRequest_LeaderAndIsrLiveLeader)
+        e24.broker_id, h25, = _S12.unpack_from(b, p)
         p += 5
-        if 0 < h23 < 128:
-            q25 = p + h23 - 1
-            e22.host_name = str(b[p:q25], 'utf-8')
-            p = q25
+        if 0 < h25 < 128:
+            q27 = p + h25 - 1
+            e24.host_name = str(b[p:q27], 'utf-8')
+            p = q27
         else:
-            n24 = h23 - 1
-            if n24 > 126:
-                n24, p = _uvt(b, p, n24 + 1)
-                n24 -= 1
-            if n24 < 0:
+            n26 = h25 - 1
+            if n26 > 126:
+                n26, p = _uvt(b, p, n26 + 1)
+                n26 -= 1
+            if n26 < 0:
                 raise DecodeError('LeaderAndIsrLiveLeader.HostName: null where not nullable')
             else:
-                q25 = p + n24
-                e22.host_name = str(b[p:q25], 'utf-8')
-                p = q25
-        e22.port, = _S5.unpack_from(b, p)
+                q27 = p + n26
+                e24.host_name = str(b[p:q27], 'utf-8')
+                p = q27
+        e24.port, = _S5.unpack_from(b, p)
         p += 4
         if b[p] == 0:  # no tagged fields, the common case
-            e22.unknown_tagged_fields = None
+            e24.unknown_tagged_fields = None
             p += 1
         else:
-            p = _t_LeaderAndIsrRequest_LeaderAndIsrLiveLeader_0(b, p, e22)
-        xs21.append(e22)
-    o.live_leaders = xs21
+            p = _t_LeaderAndIsrRequest_LeaderAndIsrLiveLeader_0(b, p, e24)
+        xs23.append(e24)
+    o.live_leaders = xs23
     o.is_k_raft_controller = False
     o.type = 0
     o.ungrouped_partition_states = []
@@ -1174,7 +1178,7 @@ def _r_LeaderAndIsrRequest_5(b, p):
     o.controller_id, o.controller_epoch, o.broker_epoch, o.type, h1, = _S13.unpack_from(b, p)
     p += 18
     if 0 < h1 < 128:
-        n2 = h1 - 1
+        r21 = _counts[h1]
     else:
         n2 = h1 - 1
         if n2 > 126:
@@ -1184,8 +1188,9 @@ def _r_LeaderAndIsrRequest_5(b, p):
             raise DecodeError('LeaderAndIsrRequest.TopicStates: null where not nullable')
         if n2 > bl - p:
             raise DecodeError('LeaderAndIsrRequest.TopicStates: count ' + str(n2) + ' past the end')
+        r21 = range(n2)
     xs3 = []
-    for _ in range(n2):
+    for _ in r21:
         e4 = _new(_LeaderAndIsrRequest_LeaderAndIsrTopicState)
         h7 = b[p]
         if 0 < h7 < 128:
@@ -1207,7 +1212,7 @@ def _r_LeaderAndIsrRequest_5(b, p):
         e4.topic_id, h8, = _S14.unpack_from(b, p)
         p += 17
         if 0 < h8 < 128:
-            n9 = h8 - 1
+            r20 = _counts[h8]
         else:
             n9 = h8 - 1
             if n9 > 126:
@@ -1217,8 +1222,9 @@ def _r_LeaderAndIsrRequest_5(b, p):
                 raise DecodeError('LeaderAndIsrTopicState.PartitionStates: null where not nullable')
             if n9 > bl - p:
                 raise DecodeError('LeaderAndIsrTopicState.PartitionStates: count ' + str(n9) + ' past the end')
+            r20 = range(n9)
         xs10 = []
-        for _ in range(n9):
+        for _ in r20:
             e11 = _new(_LeaderAndIsrRequest_LeaderAndIsrPartitionState)
             e11.partition_index, e11.controller_epoch, e11.leader, e11.leader_epoch, h12, = _S11.unpack_from(b, p)
             p += 17
@@ -1318,48 +1324,49 @@ def _r_LeaderAndIsrRequest_5(b, p):
             p = _t_LeaderAndIsrRequest_LeaderAndIsrTopicState_0(b, p, e4)
         xs3.append(e4)
     o.topic_states = xs3
-    h26 = b[p]
+    h28 = b[p]
     p += 1
-    if 0 < h26 < 128:
-        n20 = h26 - 1
+    if 0 < h28 < 128:
+        r29 = _counts[h28]
     else:
-        n20 = h26 - 1
-        if n20 > 126:
-            n20, p = _uvt(b, p, n20 + 1)
-            n20 -= 1
-        if n20 < 0:
+        n22 = h28 - 1
+        if n22 > 126:
+            n22, p = _uvt(b, p, n22 + 1)
+            n22 -= 1
+        if n22 < 0:
             raise DecodeError('LeaderAndIsrRequest.LiveLeaders: null where not nullable')
-        if n20 > bl - p:
-            raise DecodeError('LeaderAndIsrRequest.LiveLeaders: count ' + str(n20) + ' past the end')
-    xs21 = []
-    for _ in range(n20):
-        e22 = _new(_LeaderAndIsrRequest_LeaderAndIsrLiveLeader)
-        e22.broker_id, h23, = _S12.unpack_from(b, p)
+        if n22 > bl - p:
+            raise DecodeError('LeaderAndIsrRequest.LiveLeaders: count ' + str(n22) + ' past the end')
+        r29 = range(n22)
+    xs23 = []
+    for _ in r29:
+        e24 = _new(_LeaderAndIsrRequest_LeaderAndIsrLiveLeader)
+        e24.broker_id, h25, = _S12.unpack_from(b, p)
         p += 5
-        if 0 < h23 < 128:
-            q25 = p + h23 - 1
-            e22.host_name = str(b[p:q25], 'utf-8')
-            p = q25
+        if 0 < h25 < 128:
+            q27 = p + h25 - 1
+            e24.host_name = str(b[p:q27], 'utf-8')
+            p = q27
         else:
-            n24 = h23 - 1
-            if n24 > 126:
-                n24, p = _uvt(b, p, n24 + 1)
-                n24 -= 1
-            if n24 < 0:
+            n26 = h25 - 1
+            if n26 > 126:
+                n26, p = _uvt(b, p, n26 + 1)
+                n26 -= 1
+            if n26 < 0:
                 raise DecodeError('LeaderAndIsrLiveLeader.HostName: null where not nullable')
             else:
-                q25 = p + n24
-                e22.host_name = str(b[p:q25], 'utf-8')
-                p = q25
-        e22.port, = _S5.unpack_from(b, p)
+                q27 = p + n26
+                e24.host_name = str(b[p:q27], 'utf-8')
+                p = q27
+        e24.port, = _S5.unpack_from(b, p)
         p += 4
         if b[p] == 0:  # no tagged fields, the common case
-            e22.unknown_tagged_fields = None
+            e24.unknown_tagged_fields = None
             p += 1
         else:
-            p = _t_LeaderAndIsrRequest_LeaderAndIsrLiveLeader_0(b, p, e22)
-        xs21.append(e22)
-    o.live_leaders = xs21
+            p = _t_LeaderAndIsrRequest_LeaderAndIsrLiveLeader_0(b, p, e24)
+        xs23.append(e24)
+    o.live_leaders = xs23
     o.is_k_raft_controller = False
     o.ungrouped_partition_states = []
     if b[p] == 0:  # no tagged fields, the common case
@@ -1487,7 +1494,7 @@ def _r_LeaderAndIsrRequest_6(b, p):
     o.controller_id, o.controller_epoch, o.broker_epoch, o.type, h1, = _S13.unpack_from(b, p)
     p += 18
     if 0 < h1 < 128:
-        n2 = h1 - 1
+        r21 = _counts[h1]
     else:
         n2 = h1 - 1
         if n2 > 126:
@@ -1497,8 +1504,9 @@ def _r_LeaderAndIsrRequest_6(b, p):
             raise DecodeError('LeaderAndIsrRequest.TopicStates: null where not nullable')
         if n2 > bl - p:
             raise DecodeError('LeaderAndIsrRequest.TopicStates: count ' + str(n2) + ' past the end')
+        r21 = range(n2)
     xs3 = []
-    for _ in range(n2):
+    for _ in r21:
         e4 = _new(_LeaderAndIsrRequest_LeaderAndIsrTopicState)
         h7 = b[p]
         if 0 < h7 < 128:
@@ -1520,7 +1528,7 @@ def _r_LeaderAndIsrRequest_6(b, p):
         e4.topic_id, h8, = _S14.unpack_from(b, p)
         p += 17
         if 0 < h8 < 128:
-            n9 = h8 - 1
+            r20 = _counts[h8]
         else:
             n9 = h8 - 1
             if n9 > 126:
@@ -1530,8 +1538,9 @@ def _r_LeaderAndIsrRequest_6(b, p):
                 raise DecodeError('LeaderAndIsrTopicState.PartitionStates: null where not nullable')
             if n9 > bl - p:
                 raise DecodeError('LeaderAndIsrTopicState.PartitionStates: count ' + str(n9) + ' past the end')
+            r20 = range(n9)
         xs10 = []
-        for _ in range(n9):
+        for _ in r20:
             e11 = _new(_LeaderAndIsrRequest_LeaderAndIsrPartitionState)
             e11.partition_index, e11.controller_epoch, e11.leader, e11.leader_epoch, h12, = _S11.unpack_from(b, p)
             p += 17
@@ -1630,48 +1639,49 @@ def _r_LeaderAndIsrRequest_6(b, p):
             p = _t_LeaderAndIsrRequest_LeaderAndIsrTopicState_0(b, p, e4)
         xs3.append(e4)
     o.topic_states = xs3
-    h26 = b[p]
+    h28 = b[p]
     p += 1
-    if 0 < h26 < 128:
-        n20 = h26 - 1
+    if 0 < h28 < 128:
+        r29 = _counts[h28]
     else:
-        n20 = h26 - 1
-        if n20 > 126:
-            n20, p = _uvt(b, p, n20 + 1)
-            n20 -= 1
-        if n20 < 0:
+        n22 = h28 - 1
+        if n22 > 126:
+            n22, p = _uvt(b, p, n22 + 1)
+            n22 -= 1
+        if n22 < 0:
             raise DecodeError('LeaderAndIsrRequest.LiveLeaders: null where not nullable')
-        if n20 > bl - p:
-            raise DecodeError('LeaderAndIsrRequest.LiveLeaders: count ' + str(n20) + ' past the end')
-    xs21 = []
-    for _ in range(n20):
-        e22 = _new(_LeaderAndIsrRequest_LeaderAndIsrLiveLeader)
-        e22.broker_id, h23, = _S12.unpack_from(b, p)
+        if n22 > bl - p:
+            raise DecodeError('LeaderAndIsrRequest.LiveLeaders: count ' + str(n22) + ' past the end')
+        r29 = range(n22)
+    xs23 = []
+    for _ in r29:
+        e24 = _new(_LeaderAndIsrRequest_LeaderAndIsrLiveLeader)
+        e24.broker_id, h25, = _S12.unpack_from(b, p)
         p += 5
-        if 0 < h23 < 128:
-            q25 = p + h23 - 1
-            e22.host_name = str(b[p:q25], 'utf-8')
-            p = q25
+        if 0 < h25 < 128:
+            q27 = p + h25 - 1
+            e24.host_name = str(b[p:q27], 'utf-8')
+            p = q27
         else:
-            n24 = h23 - 1
-            if n24 > 126:
-                n24, p = _uvt(b, p, n24 + 1)
-                n24 -= 1
-            if n24 < 0:
+            n26 = h25 - 1
+            if n26 > 126:
+                n26, p = _uvt(b, p, n26 + 1)
+                n26 -= 1
+            if n26 < 0:
                 raise DecodeError('LeaderAndIsrLiveLeader.HostName: null where not nullable')
             else:
-                q25 = p + n24
-                e22.host_name = str(b[p:q25], 'utf-8')
-                p = q25
-        e22.port, = _S5.unpack_from(b, p)
+                q27 = p + n26
+                e24.host_name = str(b[p:q27], 'utf-8')
+                p = q27
+        e24.port, = _S5.unpack_from(b, p)
         p += 4
         if b[p] == 0:  # no tagged fields, the common case
-            e22.unknown_tagged_fields = None
+            e24.unknown_tagged_fields = None
             p += 1
         else:
-            p = _t_LeaderAndIsrRequest_LeaderAndIsrLiveLeader_0(b, p, e22)
-        xs21.append(e22)
-    o.live_leaders = xs21
+            p = _t_LeaderAndIsrRequest_LeaderAndIsrLiveLeader_0(b, p, e24)
+        xs23.append(e24)
+    o.live_leaders = xs23
     o.is_k_raft_controller = False
     o.ungrouped_partition_states = []
     if b[p] == 0:  # no tagged fields, the common case
@@ -1797,7 +1807,7 @@ def _r_LeaderAndIsrRequest_7(b, p):
     o.controller_id, o.is_k_raft_controller, o.controller_epoch, o.broker_epoch, o.type, h1, = _S18.unpack_from(b, p)
     p += 19
     if 0 < h1 < 128:
-        n2 = h1 - 1
+        r21 = _counts[h1]
     else:
         n2 = h1 - 1
         if n2 > 126:
@@ -1807,8 +1817,9 @@ def _r_LeaderAndIsrRequest_7(b, p):
             raise DecodeError('LeaderAndIsrRequest.TopicStates: null where not nullable')
         if n2 > bl - p:
             raise DecodeError('LeaderAndIsrRequest.TopicStates: count ' + str(n2) + ' past the end')
+        r21 = range(n2)
     xs3 = []
-    for _ in range(n2):
+    for _ in r21:
         e4 = _new(_LeaderAndIsrRequest_LeaderAndIsrTopicState)
         h7 = b[p]
         if 0 < h7 < 128:
@@ -1830,7 +1841,7 @@ def _r_LeaderAndIsrRequest_7(b, p):
         e4.topic_id, h8, = _S14.unpack_from(b, p)
         p += 17
         if 0 < h8 < 128:
-            n9 = h8 - 1
+            r20 = _counts[h8]
         else:
             n9 = h8 - 1
             if n9 > 126:
@@ -1840,8 +1851,9 @@ def _r_LeaderAndIsrRequest_7(b, p):
                 raise DecodeError('LeaderAndIsrTopicState.PartitionStates: null where not nullable')
             if n9 > bl - p:
                 raise DecodeError('LeaderAndIsrTopicState.PartitionStates: count ' + str(n9) + ' past the end')
+            r20 = range(n9)
         xs10 = []
-        for _ in range(n9):
+        for _ in r20:
             e11 = _new(_LeaderAndIsrRequest_LeaderAndIsrPartitionState)
             e11.partition_index, e11.controller_epoch, e11.leader, e11.leader_epoch, h12, = _S11.unpack_from(b, p)
             p += 17
@@ -1940,48 +1952,49 @@ def _r_LeaderAndIsrRequest_7(b, p):
             p = _t_LeaderAndIsrRequest_LeaderAndIsrTopicState_0(b, p, e4)
         xs3.append(e4)
     o.topic_states = xs3
-    h26 = b[p]
+    h28 = b[p]
     p += 1
-    if 0 < h26 < 128:
-        n20 = h26 - 1
+    if 0 < h28 < 128:
+        r29 = _counts[h28]
     else:
-        n20 = h26 - 1
-        if n20 > 126:
-            n20, p = _uvt(b, p, n20 + 1)
-            n20 -= 1
-        if n20 < 0:
+        n22 = h28 - 1
+        if n22 > 126:
+            n22, p = _uvt(b, p, n22 + 1)
+            n22 -= 1
+        if n22 < 0:
             raise DecodeError('LeaderAndIsrRequest.LiveLeaders: null where not nullable')
-        if n20 > bl - p:
-            raise DecodeError('LeaderAndIsrRequest.LiveLeaders: count ' + str(n20) + ' past the end')
-    xs21 = []
-    for _ in range(n20):
-        e22 = _new(_LeaderAndIsrRequest_LeaderAndIsrLiveLeader)
-        e22.broker_id, h23, = _S12.unpack_from(b, p)
+        if n22 > bl - p:
+            raise DecodeError('LeaderAndIsrRequest.LiveLeaders: count ' + str(n22) + ' past the end')
+        r29 = range(n22)
+    xs23 = []
+    for _ in r29:
+        e24 = _new(_LeaderAndIsrRequest_LeaderAndIsrLiveLeader)
+        e24.broker_id, h25, = _S12.unpack_from(b, p)
         p += 5
-        if 0 < h23 < 128:
-            q25 = p + h23 - 1
-            e22.host_name = str(b[p:q25], 'utf-8')
-            p = q25
+        if 0 < h25 < 128:
+            q27 = p + h25 - 1
+            e24.host_name = str(b[p:q27], 'utf-8')
+            p = q27
         else:
-            n24 = h23 - 1
-            if n24 > 126:
-                n24, p = _uvt(b, p, n24 + 1)
-                n24 -= 1
-            if n24 < 0:
+            n26 = h25 - 1
+            if n26 > 126:
+                n26, p = _uvt(b, p, n26 + 1)
+                n26 -= 1
+            if n26 < 0:
                 raise DecodeError('LeaderAndIsrLiveLeader.HostName: null where not nullable')
             else:
-                q25 = p + n24
-                e22.host_name = str(b[p:q25], 'utf-8')
-                p = q25
-        e22.port, = _S5.unpack_from(b, p)
+                q27 = p + n26
+                e24.host_name = str(b[p:q27], 'utf-8')
+                p = q27
+        e24.port, = _S5.unpack_from(b, p)
         p += 4
         if b[p] == 0:  # no tagged fields, the common case
-            e22.unknown_tagged_fields = None
+            e24.unknown_tagged_fields = None
             p += 1
         else:
-            p = _t_LeaderAndIsrRequest_LeaderAndIsrLiveLeader_0(b, p, e22)
-        xs21.append(e22)
-    o.live_leaders = xs21
+            p = _t_LeaderAndIsrRequest_LeaderAndIsrLiveLeader_0(b, p, e24)
+        xs23.append(e24)
+    o.live_leaders = xs23
     o.ungrouped_partition_states = []
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
@@ -2198,7 +2211,7 @@ def _r_LeaderAndIsrResponse_1(b, p):
     o.error_code, h1, = _S21.unpack_from(b, p)
     p += 3
     if 0 < h1 < 128:
-        n2 = h1 - 1
+        r8 = _counts[h1]
     else:
         n2 = h1 - 1
         if n2 > 126:
@@ -2208,8 +2221,9 @@ def _r_LeaderAndIsrResponse_1(b, p):
             raise DecodeError('LeaderAndIsrResponse.PartitionErrors: null where not nullable')
         if n2 > bl - p:
             raise DecodeError('LeaderAndIsrResponse.PartitionErrors: count ' + str(n2) + ' past the end')
+        r8 = range(n2)
     xs3 = []
-    for _ in range(n2):
+    for _ in r8:
         e4 = _new(_LeaderAndIsrResponse_LeaderAndIsrPartitionError)
         h7 = b[p]
         if 0 < h7 < 128:
@@ -2307,7 +2321,7 @@ def _r_LeaderAndIsrResponse_2(b, p):
     o.error_code, h1, = _S21.unpack_from(b, p)
     p += 3
     if 0 < h1 < 128:
-        n2 = h1 - 1
+        r10 = _counts[h1]
     else:
         n2 = h1 - 1
         if n2 > 126:
@@ -2317,13 +2331,14 @@ def _r_LeaderAndIsrResponse_2(b, p):
             raise DecodeError('LeaderAndIsrResponse.Topics: null where not nullable')
         if n2 > bl - p:
             raise DecodeError('LeaderAndIsrResponse.Topics: count ' + str(n2) + ' past the end')
+        r10 = range(n2)
     xs3 = []
-    for _ in range(n2):
+    for _ in r10:
         e4 = _new(_LeaderAndIsrResponse_LeaderAndIsrTopicError)
         e4.topic_id, h5, = _S14.unpack_from(b, p)
         p += 17
         if 0 < h5 < 128:
-            n6 = h5 - 1
+            r9 = _counts[h5]
         else:
             n6 = h5 - 1
             if n6 > 126:
@@ -2333,8 +2348,9 @@ def _r_LeaderAndIsrResponse_2(b, p):
                 raise DecodeError('LeaderAndIsrTopicError.PartitionErrors: null where not nullable')
             if n6 > bl - p:
                 raise DecodeError('LeaderAndIsrTopicError.PartitionErrors: count ' + str(n6) + ' past the end')
+            r9 = range(n6)
         xs7 = []
-        for _ in range(n6):
+        for _ in r9:
             e8 = _new(_LeaderAndIsrResponse_LeaderAndIsrPartitionError)
             e8.partition_index, e8.error_code, = _S4.unpack_from(b, p)
             p += 6

@@ -11,6 +11,7 @@ import struct as _struct
 from wirebroker.protocol.message import UNSET, Message, Struct
 from wirebroker.protocol.message import shared_default as _shared_default
 from wirebroker.protocol.primitives import (
+    COMPACT_COUNT_RANGES as _counts,
     UUID_ZERO,
     DecodeError,
     UnsupportedFieldError,
@@ -116,7 +117,7 @@ def _r_LeaderChangeMessage_0(b, p):
     o.version, o.leader_id, h1, = _S0.unpack_from(b, p)
     p += 7
     if 0 < h1 < 128:
-        n2 = h1 - 1
+        r5 = _counts[h1]
     else:
         n2 = h1 - 1
         if n2 > 126:
@@ -126,8 +127,9 @@ def _r_LeaderChangeMessage_0(b, p):
             raise DecodeError('LeaderChangeMessage.Voters: null where not nullable')
         if n2 > bl - p:
             raise DecodeError('LeaderChangeMessage.Voters: count ' + str(n2) + ' past the end')
+        r5 = range(n2)
     xs3 = []
-    for _ in range(n2):
+    for _ in r5:
         e4 = _new(_LeaderChangeMessage_Voter)
         e4.voter_id, = _S1.unpack_from(b, p)
         p += 4
@@ -139,32 +141,33 @@ def _r_LeaderChangeMessage_0(b, p):
             p = _t_LeaderChangeMessage_Voter_0(b, p, e4)
         xs3.append(e4)
     o.voters = xs3
-    h8 = b[p]
+    h9 = b[p]
     p += 1
-    if 0 < h8 < 128:
-        n5 = h8 - 1
+    if 0 < h9 < 128:
+        r10 = _counts[h9]
     else:
-        n5 = h8 - 1
-        if n5 > 126:
-            n5, p = _uvt(b, p, n5 + 1)
-            n5 -= 1
-        if n5 < 0:
+        n6 = h9 - 1
+        if n6 > 126:
+            n6, p = _uvt(b, p, n6 + 1)
+            n6 -= 1
+        if n6 < 0:
             raise DecodeError('LeaderChangeMessage.GrantingVoters: null where not nullable')
-        if n5 > bl - p:
-            raise DecodeError('LeaderChangeMessage.GrantingVoters: count ' + str(n5) + ' past the end')
-    xs6 = []
-    for _ in range(n5):
-        e7 = _new(_LeaderChangeMessage_Voter)
-        e7.voter_id, = _S1.unpack_from(b, p)
+        if n6 > bl - p:
+            raise DecodeError('LeaderChangeMessage.GrantingVoters: count ' + str(n6) + ' past the end')
+        r10 = range(n6)
+    xs7 = []
+    for _ in r10:
+        e8 = _new(_LeaderChangeMessage_Voter)
+        e8.voter_id, = _S1.unpack_from(b, p)
         p += 4
-        e7.voter_directory_id = UUID_ZERO
+        e8.voter_directory_id = UUID_ZERO
         if b[p] == 0:  # no tagged fields, the common case
-            e7.unknown_tagged_fields = None
+            e8.unknown_tagged_fields = None
             p += 1
         else:
-            p = _t_LeaderChangeMessage_Voter_0(b, p, e7)
-        xs6.append(e7)
-    o.granting_voters = xs6
+            p = _t_LeaderChangeMessage_Voter_0(b, p, e8)
+        xs7.append(e8)
+    o.granting_voters = xs7
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         p += 1
@@ -217,7 +220,7 @@ def _r_LeaderChangeMessage_1(b, p):
     o.version, o.leader_id, h1, = _S0.unpack_from(b, p)
     p += 7
     if 0 < h1 < 128:
-        n2 = h1 - 1
+        r5 = _counts[h1]
     else:
         n2 = h1 - 1
         if n2 > 126:
@@ -227,8 +230,9 @@ def _r_LeaderChangeMessage_1(b, p):
             raise DecodeError('LeaderChangeMessage.Voters: null where not nullable')
         if n2 > bl - p:
             raise DecodeError('LeaderChangeMessage.Voters: count ' + str(n2) + ' past the end')
+        r5 = range(n2)
     xs3 = []
-    for _ in range(n2):
+    for _ in r5:
         e4 = _new(_LeaderChangeMessage_Voter)
         e4.voter_id, e4.voter_directory_id, = _S3.unpack_from(b, p)
         p += 20
@@ -239,31 +243,32 @@ def _r_LeaderChangeMessage_1(b, p):
             p = _t_LeaderChangeMessage_Voter_0(b, p, e4)
         xs3.append(e4)
     o.voters = xs3
-    h8 = b[p]
+    h9 = b[p]
     p += 1
-    if 0 < h8 < 128:
-        n5 = h8 - 1
+    if 0 < h9 < 128:
+        r10 = _counts[h9]
     else:
-        n5 = h8 - 1
-        if n5 > 126:
-            n5, p = _uvt(b, p, n5 + 1)
-            n5 -= 1
-        if n5 < 0:
+        n6 = h9 - 1
+        if n6 > 126:
+            n6, p = _uvt(b, p, n6 + 1)
+            n6 -= 1
+        if n6 < 0:
             raise DecodeError('LeaderChangeMessage.GrantingVoters: null where not nullable')
-        if n5 > bl - p:
-            raise DecodeError('LeaderChangeMessage.GrantingVoters: count ' + str(n5) + ' past the end')
-    xs6 = []
-    for _ in range(n5):
-        e7 = _new(_LeaderChangeMessage_Voter)
-        e7.voter_id, e7.voter_directory_id, = _S3.unpack_from(b, p)
+        if n6 > bl - p:
+            raise DecodeError('LeaderChangeMessage.GrantingVoters: count ' + str(n6) + ' past the end')
+        r10 = range(n6)
+    xs7 = []
+    for _ in r10:
+        e8 = _new(_LeaderChangeMessage_Voter)
+        e8.voter_id, e8.voter_directory_id, = _S3.unpack_from(b, p)
         p += 20
         if b[p] == 0:  # no tagged fields, the common case
-            e7.unknown_tagged_fields = None
+            e8.unknown_tagged_fields = None
             p += 1
         else:
-            p = _t_LeaderChangeMessage_Voter_0(b, p, e7)
-        xs6.append(e7)
-    o.granting_voters = xs6
+            p = _t_LeaderChangeMessage_Voter_0(b, p, e8)
+        xs7.append(e8)
+    o.granting_voters = xs7
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         p += 1

@@ -11,6 +11,7 @@ import struct as _struct
 from wirebroker.protocol.message import UNSET, Message, Struct
 from wirebroker.protocol.message import shared_default as _shared_default
 from wirebroker.protocol.primitives import (
+    COMPACT_COUNT_RANGES as _counts,
     UUID_ZERO,
     DecodeError,
     UnsupportedFieldError,
@@ -273,7 +274,7 @@ def _r_LeaveGroupRequest_2(b, p):
     h13 = b[p]
     p += 1
     if 0 < h13 < 128:
-        n4 = h13 - 1
+        r14 = _counts[h13]
     else:
         n4 = h13 - 1
         if n4 > 126:
@@ -283,8 +284,9 @@ def _r_LeaveGroupRequest_2(b, p):
             raise DecodeError('LeaveGroupRequest.Members: null where not nullable')
         if n4 > bl - p:
             raise DecodeError('LeaveGroupRequest.Members: count ' + str(n4) + ' past the end')
+        r14 = range(n4)
     xs5 = []
-    for _ in range(n4):
+    for _ in r14:
         e6 = _new(_LeaveGroupRequest_MemberIdentity)
         h9 = b[p]
         if 0 < h9 < 128:
@@ -412,7 +414,7 @@ def _r_LeaveGroupRequest_3(b, p):
     h16 = b[p]
     p += 1
     if 0 < h16 < 128:
-        n4 = h16 - 1
+        r17 = _counts[h16]
     else:
         n4 = h16 - 1
         if n4 > 126:
@@ -422,8 +424,9 @@ def _r_LeaveGroupRequest_3(b, p):
             raise DecodeError('LeaveGroupRequest.Members: null where not nullable')
         if n4 > bl - p:
             raise DecodeError('LeaveGroupRequest.Members: count ' + str(n4) + ' past the end')
+        r17 = range(n4)
     xs5 = []
-    for _ in range(n4):
+    for _ in r17:
         e6 = _new(_LeaveGroupRequest_MemberIdentity)
         h9 = b[p]
         if 0 < h9 < 128:
@@ -707,7 +710,7 @@ def _r_LeaveGroupResponse_3(b, p):
     o.throttle_time_ms, o.error_code, h1, = _S4.unpack_from(b, p)
     p += 7
     if 0 < h1 < 128:
-        n2 = h1 - 1
+        r11 = _counts[h1]
     else:
         n2 = h1 - 1
         if n2 > 126:
@@ -717,8 +720,9 @@ def _r_LeaveGroupResponse_3(b, p):
             raise DecodeError('LeaveGroupResponse.Members: null where not nullable')
         if n2 > bl - p:
             raise DecodeError('LeaveGroupResponse.Members: count ' + str(n2) + ' past the end')
+        r11 = range(n2)
     xs3 = []
-    for _ in range(n2):
+    for _ in r11:
         e4 = _new(_LeaveGroupResponse_MemberResponse)
         h7 = b[p]
         if 0 < h7 < 128:

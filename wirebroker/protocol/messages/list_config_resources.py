@@ -11,6 +11,7 @@ import struct as _struct
 from wirebroker.protocol.message import UNSET, Message, Struct
 from wirebroker.protocol.message import shared_default as _shared_default
 from wirebroker.protocol.primitives import (
+    COMPACT_COUNT_RANGES as _counts,
     UUID_ZERO,
     DecodeError,
     UnsupportedFieldError,
@@ -227,7 +228,7 @@ def _r_ListConfigResourcesResponse_0(b, p):
     o.throttle_time_ms, o.error_code, h1, = _S0.unpack_from(b, p)
     p += 7
     if 0 < h1 < 128:
-        n2 = h1 - 1
+        r8 = _counts[h1]
     else:
         n2 = h1 - 1
         if n2 > 126:
@@ -237,8 +238,9 @@ def _r_ListConfigResourcesResponse_0(b, p):
             raise DecodeError('ListConfigResourcesResponse.ConfigResources: null where not nullable')
         if n2 > bl - p:
             raise DecodeError('ListConfigResourcesResponse.ConfigResources: count ' + str(n2) + ' past the end')
+        r8 = range(n2)
     xs3 = []
-    for _ in range(n2):
+    for _ in r8:
         e4 = _new(_ListConfigResourcesResponse_ConfigResource)
         h7 = b[p]
         if 0 < h7 < 128:
@@ -308,7 +310,7 @@ def _r_ListConfigResourcesResponse_1(b, p):
     o.throttle_time_ms, o.error_code, h1, = _S0.unpack_from(b, p)
     p += 7
     if 0 < h1 < 128:
-        n2 = h1 - 1
+        r8 = _counts[h1]
     else:
         n2 = h1 - 1
         if n2 > 126:
@@ -318,8 +320,9 @@ def _r_ListConfigResourcesResponse_1(b, p):
             raise DecodeError('ListConfigResourcesResponse.ConfigResources: null where not nullable')
         if n2 > bl - p:
             raise DecodeError('ListConfigResourcesResponse.ConfigResources: count ' + str(n2) + ' past the end')
+        r8 = range(n2)
     xs3 = []
-    for _ in range(n2):
+    for _ in r8:
         e4 = _new(_ListConfigResourcesResponse_ConfigResource)
         h7 = b[p]
         if 0 < h7 < 128:

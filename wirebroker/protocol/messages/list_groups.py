@@ -11,6 +11,7 @@ import struct as _struct
 from wirebroker.protocol.message import UNSET, Message, Struct
 from wirebroker.protocol.message import shared_default as _shared_default
 from wirebroker.protocol.primitives import (
+    COMPACT_COUNT_RANGES as _counts,
     UUID_ZERO,
     DecodeError,
     UnsupportedFieldError,
@@ -156,7 +157,7 @@ def _r_ListGroupsRequest_2(b, p):
     h7 = b[p]
     p += 1
     if 0 < h7 < 128:
-        n1 = h7 - 1
+        r8 = _counts[h7]
     else:
         n1 = h7 - 1
         if n1 > 126:
@@ -166,8 +167,9 @@ def _r_ListGroupsRequest_2(b, p):
             raise DecodeError('ListGroupsRequest.StatesFilter: null where not nullable')
         if n1 > bl - p:
             raise DecodeError('ListGroupsRequest.StatesFilter: count ' + str(n1) + ' past the end')
+        r8 = range(n1)
     xs2 = []
-    for _ in range(n1):
+    for _ in r8:
         h6 = b[p]
         if 0 < h6 < 128:
             q5 = p + h6
@@ -228,7 +230,7 @@ def _r_ListGroupsRequest_3(b, p):
     h7 = b[p]
     p += 1
     if 0 < h7 < 128:
-        n1 = h7 - 1
+        r8 = _counts[h7]
     else:
         n1 = h7 - 1
         if n1 > 126:
@@ -238,8 +240,9 @@ def _r_ListGroupsRequest_3(b, p):
             raise DecodeError('ListGroupsRequest.StatesFilter: null where not nullable')
         if n1 > bl - p:
             raise DecodeError('ListGroupsRequest.StatesFilter: count ' + str(n1) + ' past the end')
+        r8 = range(n1)
     xs2 = []
-    for _ in range(n1):
+    for _ in r8:
         h6 = b[p]
         if 0 < h6 < 128:
             q5 = p + h6
@@ -259,40 +262,41 @@ def _r_ListGroupsRequest_3(b, p):
                 p = q5
         xs2.append(e3)
     o.states_filter = xs2
-    h14 = b[p]
+    h15 = b[p]
     p += 1
-    if 0 < h14 < 128:
-        n8 = h14 - 1
+    if 0 < h15 < 128:
+        r16 = _counts[h15]
     else:
-        n8 = h14 - 1
-        if n8 > 126:
-            n8, p = _uvt(b, p, n8 + 1)
-            n8 -= 1
-        if n8 < 0:
+        n9 = h15 - 1
+        if n9 > 126:
+            n9, p = _uvt(b, p, n9 + 1)
+            n9 -= 1
+        if n9 < 0:
             raise DecodeError('ListGroupsRequest.TypesFilter: null where not nullable')
-        if n8 > bl - p:
-            raise DecodeError('ListGroupsRequest.TypesFilter: count ' + str(n8) + ' past the end')
-    xs9 = []
-    for _ in range(n8):
-        h13 = b[p]
-        if 0 < h13 < 128:
-            q12 = p + h13
-            e10 = str(b[p + 1:q12], 'utf-8')
-            p = q12
+        if n9 > bl - p:
+            raise DecodeError('ListGroupsRequest.TypesFilter: count ' + str(n9) + ' past the end')
+        r16 = range(n9)
+    xs10 = []
+    for _ in r16:
+        h14 = b[p]
+        if 0 < h14 < 128:
+            q13 = p + h14
+            e11 = str(b[p + 1:q13], 'utf-8')
+            p = q13
         else:
             p += 1
-            n11 = h13 - 1
-            if n11 > 126:
-                n11, p = _uvt(b, p, n11 + 1)
-                n11 -= 1
-            if n11 < 0:
+            n12 = h14 - 1
+            if n12 > 126:
+                n12, p = _uvt(b, p, n12 + 1)
+                n12 -= 1
+            if n12 < 0:
                 raise DecodeError('ListGroupsRequest.TypesFilter: null element')
             else:
-                q12 = p + n11
-                e10 = str(b[p:q12], 'utf-8')
-                p = q12
-        xs9.append(e10)
-    o.types_filter = xs9
+                q13 = p + n12
+                e11 = str(b[p:q13], 'utf-8')
+                p = q13
+        xs10.append(e11)
+    o.types_filter = xs10
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         p += 1
@@ -505,7 +509,7 @@ def _r_ListGroupsResponse_2(b, p):
     o.throttle_time_ms, o.error_code, h1, = _S5.unpack_from(b, p)
     p += 7
     if 0 < h1 < 128:
-        n2 = h1 - 1
+        r11 = _counts[h1]
     else:
         n2 = h1 - 1
         if n2 > 126:
@@ -515,8 +519,9 @@ def _r_ListGroupsResponse_2(b, p):
             raise DecodeError('ListGroupsResponse.Groups: null where not nullable')
         if n2 > bl - p:
             raise DecodeError('ListGroupsResponse.Groups: count ' + str(n2) + ' past the end')
+        r11 = range(n2)
     xs3 = []
-    for _ in range(n2):
+    for _ in r11:
         e4 = _new(_ListGroupsResponse_ListedGroup)
         h7 = b[p]
         if 0 < h7 < 128:
@@ -612,7 +617,7 @@ def _r_ListGroupsResponse_3(b, p):
     o.throttle_time_ms, o.error_code, h1, = _S5.unpack_from(b, p)
     p += 7
     if 0 < h1 < 128:
-        n2 = h1 - 1
+        r14 = _counts[h1]
     else:
         n2 = h1 - 1
         if n2 > 126:
@@ -622,8 +627,9 @@ def _r_ListGroupsResponse_3(b, p):
             raise DecodeError('ListGroupsResponse.Groups: null where not nullable')
         if n2 > bl - p:
             raise DecodeError('ListGroupsResponse.Groups: count ' + str(n2) + ' past the end')
+        r14 = range(n2)
     xs3 = []
-    for _ in range(n2):
+    for _ in r14:
         e4 = _new(_ListGroupsResponse_ListedGroup)
         h7 = b[p]
         if 0 < h7 < 128:
@@ -743,7 +749,7 @@ def _r_ListGroupsResponse_4(b, p):
     o.throttle_time_ms, o.error_code, h1, = _S5.unpack_from(b, p)
     p += 7
     if 0 < h1 < 128:
-        n2 = h1 - 1
+        r17 = _counts[h1]
     else:
         n2 = h1 - 1
         if n2 > 126:
@@ -753,8 +759,9 @@ def _r_ListGroupsResponse_4(b, p):
             raise DecodeError('ListGroupsResponse.Groups: null where not nullable')
         if n2 > bl - p:
             raise DecodeError('ListGroupsResponse.Groups: count ' + str(n2) + ' past the end')
+        r17 = range(n2)
     xs3 = []
-    for _ in range(n2):
+    for _ in r17:
         e4 = _new(_ListGroupsResponse_ListedGroup)
         h7 = b[p]
         if 0 < h7 < 128:

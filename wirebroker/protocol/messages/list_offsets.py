@@ -11,6 +11,7 @@ import struct as _struct
 from wirebroker.protocol.message import UNSET, Message, Struct
 from wirebroker.protocol.message import shared_default as _shared_default
 from wirebroker.protocol.primitives import (
+    COMPACT_COUNT_RANGES as _counts,
     UUID_ZERO,
     DecodeError,
     UnsupportedFieldError,
@@ -472,7 +473,7 @@ def _r_ListOffsetsRequest_4(b, p):
     o.replica_id, o.isolation_level, h1, = _S8.unpack_from(b, p)
     p += 6
     if 0 < h1 < 128:
-        n2 = h1 - 1
+        r13 = _counts[h1]
     else:
         n2 = h1 - 1
         if n2 > 126:
@@ -482,8 +483,9 @@ def _r_ListOffsetsRequest_4(b, p):
             raise DecodeError('ListOffsetsRequest.Topics: null where not nullable')
         if n2 > bl - p:
             raise DecodeError('ListOffsetsRequest.Topics: count ' + str(n2) + ' past the end')
+        r13 = range(n2)
     xs3 = []
-    for _ in range(n2):
+    for _ in r13:
         e4 = _new(_ListOffsetsRequest_ListOffsetsTopic)
         h7 = b[p]
         if 0 < h7 < 128:
@@ -505,7 +507,7 @@ def _r_ListOffsetsRequest_4(b, p):
         h11 = b[p]
         p += 1
         if 0 < h11 < 128:
-            n8 = h11 - 1
+            r12 = _counts[h11]
         else:
             n8 = h11 - 1
             if n8 > 126:
@@ -515,8 +517,9 @@ def _r_ListOffsetsRequest_4(b, p):
                 raise DecodeError('ListOffsetsTopic.Partitions: null where not nullable')
             if n8 > bl - p:
                 raise DecodeError('ListOffsetsTopic.Partitions: count ' + str(n8) + ' past the end')
+            r12 = range(n8)
         xs9 = []
-        for _ in range(n8):
+        for _ in r12:
             e10 = _new(_ListOffsetsRequest_ListOffsetsPartition)
             e10.partition_index, e10.current_leader_epoch, e10.timestamp, = _S7.unpack_from(b, p)
             p += 16
@@ -593,7 +596,7 @@ def _r_ListOffsetsRequest_5(b, p):
     o.replica_id, o.isolation_level, h1, = _S8.unpack_from(b, p)
     p += 6
     if 0 < h1 < 128:
-        n2 = h1 - 1
+        r13 = _counts[h1]
     else:
         n2 = h1 - 1
         if n2 > 126:
@@ -603,8 +606,9 @@ def _r_ListOffsetsRequest_5(b, p):
             raise DecodeError('ListOffsetsRequest.Topics: null where not nullable')
         if n2 > bl - p:
             raise DecodeError('ListOffsetsRequest.Topics: count ' + str(n2) + ' past the end')
+        r13 = range(n2)
     xs3 = []
-    for _ in range(n2):
+    for _ in r13:
         e4 = _new(_ListOffsetsRequest_ListOffsetsTopic)
         h7 = b[p]
         if 0 < h7 < 128:
@@ -626,7 +630,7 @@ def _r_ListOffsetsRequest_5(b, p):
         h11 = b[p]
         p += 1
         if 0 < h11 < 128:
-            n8 = h11 - 1
+            r12 = _counts[h11]
         else:
             n8 = h11 - 1
             if n8 > 126:
@@ -636,8 +640,9 @@ def _r_ListOffsetsRequest_5(b, p):
                 raise DecodeError('ListOffsetsTopic.Partitions: null where not nullable')
             if n8 > bl - p:
                 raise DecodeError('ListOffsetsTopic.Partitions: count ' + str(n8) + ' past the end')
+            r12 = range(n8)
         xs9 = []
-        for _ in range(n8):
+        for _ in r12:
             e10 = _new(_ListOffsetsRequest_ListOffsetsPartition)
             e10.partition_index, e10.current_leader_epoch, e10.timestamp, = _S7.unpack_from(b, p)
             p += 16
@@ -1068,7 +1073,7 @@ def _r_ListOffsetsResponse_4(b, p):
     o.throttle_time_ms, h1, = _S13.unpack_from(b, p)
     p += 5
     if 0 < h1 < 128:
-        n2 = h1 - 1
+        r13 = _counts[h1]
     else:
         n2 = h1 - 1
         if n2 > 126:
@@ -1078,8 +1083,9 @@ def _r_ListOffsetsResponse_4(b, p):
             raise DecodeError('ListOffsetsResponse.Topics: null where not nullable')
         if n2 > bl - p:
             raise DecodeError('ListOffsetsResponse.Topics: count ' + str(n2) + ' past the end')
+        r13 = range(n2)
     xs3 = []
-    for _ in range(n2):
+    for _ in r13:
         e4 = _new(_ListOffsetsResponse_ListOffsetsTopicResponse)
         h7 = b[p]
         if 0 < h7 < 128:
@@ -1101,7 +1107,7 @@ def _r_ListOffsetsResponse_4(b, p):
         h11 = b[p]
         p += 1
         if 0 < h11 < 128:
-            n8 = h11 - 1
+            r12 = _counts[h11]
         else:
             n8 = h11 - 1
             if n8 > 126:
@@ -1111,8 +1117,9 @@ def _r_ListOffsetsResponse_4(b, p):
                 raise DecodeError('ListOffsetsTopicResponse.Partitions: null where not nullable')
             if n8 > bl - p:
                 raise DecodeError('ListOffsetsTopicResponse.Partitions: count ' + str(n8) + ' past the end')
+            r12 = range(n8)
         xs9 = []
-        for _ in range(n8):
+        for _ in r12:
             e10 = _new(_ListOffsetsResponse_ListOffsetsPartitionResponse)
             e10.partition_index, e10.error_code, e10.timestamp, e10.offset, e10.leader_epoch, = _S12.unpack_from(b, p)
             p += 26

@@ -11,6 +11,7 @@ import struct as _struct
 from wirebroker.protocol.message import UNSET, Message, Struct
 from wirebroker.protocol.message import shared_default as _shared_default
 from wirebroker.protocol.primitives import (
+    COMPACT_COUNT_RANGES as _counts,
     UUID_ZERO,
     DecodeError,
     UnsupportedFieldError,
@@ -357,12 +358,12 @@ def _r_ListPartitionReassignmentsResponse_0(b, p):
             q3 = p + n2
             o.error_message = str(b[p:q3], 'utf-8')
             p = q3
-    h20 = b[p]
+    h21 = b[p]
     p += 1
-    if 0 < h20 < 128:
-        n4 = h20 - 1
+    if 0 < h21 < 128:
+        r22 = _counts[h21]
     else:
-        n4 = h20 - 1
+        n4 = h21 - 1
         if n4 > 126:
             n4, p = _uvt(b, p, n4 + 1)
             n4 -= 1
@@ -370,8 +371,9 @@ def _r_ListPartitionReassignmentsResponse_0(b, p):
             raise DecodeError('ListPartitionReassignmentsResponse.Topics: null where not nullable')
         if n4 > bl - p:
             raise DecodeError('ListPartitionReassignmentsResponse.Topics: count ' + str(n4) + ' past the end')
+        r22 = range(n4)
     xs5 = []
-    for _ in range(n4):
+    for _ in r22:
         e6 = _new(_ListPartitionReassignmentsResponse_OngoingTopicReassignment)
         h9 = b[p]
         if 0 < h9 < 128:
@@ -393,7 +395,7 @@ def _r_ListPartitionReassignmentsResponse_0(b, p):
         h19 = b[p]
         p += 1
         if 0 < h19 < 128:
-            n10 = h19 - 1
+            r20 = _counts[h19]
         else:
             n10 = h19 - 1
             if n10 > 126:
@@ -403,8 +405,9 @@ def _r_ListPartitionReassignmentsResponse_0(b, p):
                 raise DecodeError('OngoingTopicReassignment.Partitions: null where not nullable')
             if n10 > bl - p:
                 raise DecodeError('OngoingTopicReassignment.Partitions: count ' + str(n10) + ' past the end')
+            r20 = range(n10)
         xs11 = []
-        for _ in range(n10):
+        for _ in r20:
             e12 = _new(_ListPartitionReassignmentsResponse_OngoingPartitionReassignment)
             e12.partition_index, h13, = _S0.unpack_from(b, p)
             p += 5

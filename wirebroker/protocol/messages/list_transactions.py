@@ -11,6 +11,7 @@ import struct as _struct
 from wirebroker.protocol.message import UNSET, Message, Struct
 from wirebroker.protocol.message import shared_default as _shared_default
 from wirebroker.protocol.primitives import (
+    COMPACT_COUNT_RANGES as _counts,
     UUID_ZERO,
     DecodeError,
     UnsupportedFieldError,
@@ -114,7 +115,7 @@ def _r_ListTransactionsRequest_0(b, p):
     h7 = b[p]
     p += 1
     if 0 < h7 < 128:
-        n1 = h7 - 1
+        r8 = _counts[h7]
     else:
         n1 = h7 - 1
         if n1 > 126:
@@ -124,8 +125,9 @@ def _r_ListTransactionsRequest_0(b, p):
             raise DecodeError('ListTransactionsRequest.StateFilters: null where not nullable')
         if n1 > bl - p:
             raise DecodeError('ListTransactionsRequest.StateFilters: count ' + str(n1) + ' past the end')
+        r8 = range(n1)
     xs2 = []
-    for _ in range(n1):
+    for _ in r8:
         h6 = b[p]
         if 0 < h6 < 128:
             q5 = p + h6
@@ -145,26 +147,26 @@ def _r_ListTransactionsRequest_0(b, p):
                 p = q5
         xs2.append(e3)
     o.state_filters = xs2
-    h9 = b[p]
-    if 0 < h9 < 65:
-        o.producer_id_filters = [*_UNPACK_q[h9](b, p + 1)]
-        p += 8 * h9 - 7
+    h10 = b[p]
+    if 0 < h10 < 65:
+        o.producer_id_filters = [*_UNPACK_q[h10](b, p + 1)]
+        p += 8 * h10 - 7
     else:
         p += 1
-        n8 = h9 - 1
-        if n8 > 126:
-            n8, p = _uvt(b, p, n8 + 1)
-            n8 -= 1
-        if n8 < 0:
+        n9 = h10 - 1
+        if n9 > 126:
+            n9, p = _uvt(b, p, n9 + 1)
+            n9 -= 1
+        if n9 < 0:
             raise DecodeError('ListTransactionsRequest.ProducerIdFilters: null where not nullable')
-        elif n8 < 64:
-            o.producer_id_filters = [*_ARRAY_q[n8].unpack_from(b, p)]
-            p += 8 * n8
+        elif n9 < 64:
+            o.producer_id_filters = [*_ARRAY_q[n9].unpack_from(b, p)]
+            p += 8 * n9
         else:
-            if n8 > bl - p:
-                raise DecodeError('ListTransactionsRequest.ProducerIdFilters: count ' + str(n8) + ' past the end')
-            o.producer_id_filters = [*_struct.Struct('>' + str(n8) + 'q').unpack_from(b, p)]
-            p += 8 * n8
+            if n9 > bl - p:
+                raise DecodeError('ListTransactionsRequest.ProducerIdFilters: count ' + str(n9) + ' past the end')
+            o.producer_id_filters = [*_struct.Struct('>' + str(n9) + 'q').unpack_from(b, p)]
+            p += 8 * n9
     o.duration_filter = -1
     o.transactional_id_pattern = None
     if b[p] == 0:  # no tagged fields, the common case
@@ -219,7 +221,7 @@ def _r_ListTransactionsRequest_1(b, p):
     h7 = b[p]
     p += 1
     if 0 < h7 < 128:
-        n1 = h7 - 1
+        r8 = _counts[h7]
     else:
         n1 = h7 - 1
         if n1 > 126:
@@ -229,8 +231,9 @@ def _r_ListTransactionsRequest_1(b, p):
             raise DecodeError('ListTransactionsRequest.StateFilters: null where not nullable')
         if n1 > bl - p:
             raise DecodeError('ListTransactionsRequest.StateFilters: count ' + str(n1) + ' past the end')
+        r8 = range(n1)
     xs2 = []
-    for _ in range(n1):
+    for _ in r8:
         h6 = b[p]
         if 0 < h6 < 128:
             q5 = p + h6
@@ -250,26 +253,26 @@ def _r_ListTransactionsRequest_1(b, p):
                 p = q5
         xs2.append(e3)
     o.state_filters = xs2
-    h9 = b[p]
-    if 0 < h9 < 65:
-        o.producer_id_filters = [*_UNPACK_q[h9](b, p + 1)]
-        p += 8 * h9 - 7
+    h10 = b[p]
+    if 0 < h10 < 65:
+        o.producer_id_filters = [*_UNPACK_q[h10](b, p + 1)]
+        p += 8 * h10 - 7
     else:
         p += 1
-        n8 = h9 - 1
-        if n8 > 126:
-            n8, p = _uvt(b, p, n8 + 1)
-            n8 -= 1
-        if n8 < 0:
+        n9 = h10 - 1
+        if n9 > 126:
+            n9, p = _uvt(b, p, n9 + 1)
+            n9 -= 1
+        if n9 < 0:
             raise DecodeError('ListTransactionsRequest.ProducerIdFilters: null where not nullable')
-        elif n8 < 64:
-            o.producer_id_filters = [*_ARRAY_q[n8].unpack_from(b, p)]
-            p += 8 * n8
+        elif n9 < 64:
+            o.producer_id_filters = [*_ARRAY_q[n9].unpack_from(b, p)]
+            p += 8 * n9
         else:
-            if n8 > bl - p:
-                raise DecodeError('ListTransactionsRequest.ProducerIdFilters: count ' + str(n8) + ' past the end')
-            o.producer_id_filters = [*_struct.Struct('>' + str(n8) + 'q').unpack_from(b, p)]
-            p += 8 * n8
+            if n9 > bl - p:
+                raise DecodeError('ListTransactionsRequest.ProducerIdFilters: count ' + str(n9) + ' past the end')
+            o.producer_id_filters = [*_struct.Struct('>' + str(n9) + 'q').unpack_from(b, p)]
+            p += 8 * n9
     o.duration_filter, = _S0.unpack_from(b, p)
     p += 8
     o.transactional_id_pattern = None
@@ -324,7 +327,7 @@ def _r_ListTransactionsRequest_2(b, p):
     h7 = b[p]
     p += 1
     if 0 < h7 < 128:
-        n1 = h7 - 1
+        r8 = _counts[h7]
     else:
         n1 = h7 - 1
         if n1 > 126:
@@ -334,8 +337,9 @@ def _r_ListTransactionsRequest_2(b, p):
             raise DecodeError('ListTransactionsRequest.StateFilters: null where not nullable')
         if n1 > bl - p:
             raise DecodeError('ListTransactionsRequest.StateFilters: count ' + str(n1) + ' past the end')
+        r8 = range(n1)
     xs2 = []
-    for _ in range(n1):
+    for _ in r8:
         h6 = b[p]
         if 0 < h6 < 128:
             q5 = p + h6
@@ -355,45 +359,45 @@ def _r_ListTransactionsRequest_2(b, p):
                 p = q5
         xs2.append(e3)
     o.state_filters = xs2
-    h9 = b[p]
-    if 0 < h9 < 65:
-        o.producer_id_filters = [*_UNPACK_q[h9](b, p + 1)]
-        p += 8 * h9 - 7
+    h10 = b[p]
+    if 0 < h10 < 65:
+        o.producer_id_filters = [*_UNPACK_q[h10](b, p + 1)]
+        p += 8 * h10 - 7
     else:
         p += 1
-        n8 = h9 - 1
-        if n8 > 126:
-            n8, p = _uvt(b, p, n8 + 1)
-            n8 -= 1
-        if n8 < 0:
+        n9 = h10 - 1
+        if n9 > 126:
+            n9, p = _uvt(b, p, n9 + 1)
+            n9 -= 1
+        if n9 < 0:
             raise DecodeError('ListTransactionsRequest.ProducerIdFilters: null where not nullable')
-        elif n8 < 64:
-            o.producer_id_filters = [*_ARRAY_q[n8].unpack_from(b, p)]
-            p += 8 * n8
+        elif n9 < 64:
+            o.producer_id_filters = [*_ARRAY_q[n9].unpack_from(b, p)]
+            p += 8 * n9
         else:
-            if n8 > bl - p:
-                raise DecodeError('ListTransactionsRequest.ProducerIdFilters: count ' + str(n8) + ' past the end')
-            o.producer_id_filters = [*_struct.Struct('>' + str(n8) + 'q').unpack_from(b, p)]
-            p += 8 * n8
-    o.duration_filter, h10, = _S1.unpack_from(b, p)
+            if n9 > bl - p:
+                raise DecodeError('ListTransactionsRequest.ProducerIdFilters: count ' + str(n9) + ' past the end')
+            o.producer_id_filters = [*_struct.Struct('>' + str(n9) + 'q').unpack_from(b, p)]
+            p += 8 * n9
+    o.duration_filter, h11, = _S1.unpack_from(b, p)
     p += 9
-    if 0 < h10 < 128:
-        q12 = p + h10 - 1
-        o.transactional_id_pattern = str(b[p:q12], 'utf-8')
-        p = q12
-    elif h10 == 0:
+    if 0 < h11 < 128:
+        q13 = p + h11 - 1
+        o.transactional_id_pattern = str(b[p:q13], 'utf-8')
+        p = q13
+    elif h11 == 0:
         o.transactional_id_pattern = None
     else:
-        n11 = h10 - 1
-        if n11 > 126:
-            n11, p = _uvt(b, p, n11 + 1)
-            n11 -= 1
-        if n11 < 0:
+        n12 = h11 - 1
+        if n12 > 126:
+            n12, p = _uvt(b, p, n12 + 1)
+            n12 -= 1
+        if n12 < 0:
             o.transactional_id_pattern = None
         else:
-            q12 = p + n11
-            o.transactional_id_pattern = str(b[p:q12], 'utf-8')
-            p = q12
+            q13 = p + n12
+            o.transactional_id_pattern = str(b[p:q13], 'utf-8')
+            p = q13
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         p += 1
@@ -500,7 +504,7 @@ def _r_ListTransactionsResponse_0(b, p):
     o.throttle_time_ms, o.error_code, h1, = _S2.unpack_from(b, p)
     p += 7
     if 0 < h1 < 128:
-        n2 = h1 - 1
+        r8 = _counts[h1]
     else:
         n2 = h1 - 1
         if n2 > 126:
@@ -510,8 +514,9 @@ def _r_ListTransactionsResponse_0(b, p):
             raise DecodeError('ListTransactionsResponse.UnknownStateFilters: null where not nullable')
         if n2 > bl - p:
             raise DecodeError('ListTransactionsResponse.UnknownStateFilters: count ' + str(n2) + ' past the end')
+        r8 = range(n2)
     xs3 = []
-    for _ in range(n2):
+    for _ in r8:
         h7 = b[p]
         if 0 < h7 < 128:
             q6 = p + h7
@@ -531,63 +536,64 @@ def _r_ListTransactionsResponse_0(b, p):
                 p = q6
         xs3.append(e4)
     o.unknown_state_filters = xs3
-    h17 = b[p]
+    h18 = b[p]
     p += 1
-    if 0 < h17 < 128:
-        n8 = h17 - 1
+    if 0 < h18 < 128:
+        r19 = _counts[h18]
     else:
-        n8 = h17 - 1
-        if n8 > 126:
-            n8, p = _uvt(b, p, n8 + 1)
-            n8 -= 1
-        if n8 < 0:
+        n9 = h18 - 1
+        if n9 > 126:
+            n9, p = _uvt(b, p, n9 + 1)
+            n9 -= 1
+        if n9 < 0:
             raise DecodeError('ListTransactionsResponse.TransactionStates: null where not nullable')
-        if n8 > bl - p:
-            raise DecodeError('ListTransactionsResponse.TransactionStates: count ' + str(n8) + ' past the end')
-    xs9 = []
-    for _ in range(n8):
-        e10 = _new(_ListTransactionsResponse_TransactionState)
-        h13 = b[p]
-        if 0 < h13 < 128:
-            q12 = p + h13
-            e10.transactional_id = str(b[p + 1:q12], 'utf-8')
-            p = q12
+        if n9 > bl - p:
+            raise DecodeError('ListTransactionsResponse.TransactionStates: count ' + str(n9) + ' past the end')
+        r19 = range(n9)
+    xs10 = []
+    for _ in r19:
+        e11 = _new(_ListTransactionsResponse_TransactionState)
+        h14 = b[p]
+        if 0 < h14 < 128:
+            q13 = p + h14
+            e11.transactional_id = str(b[p + 1:q13], 'utf-8')
+            p = q13
         else:
             p += 1
-            n11 = h13 - 1
-            if n11 > 126:
-                n11, p = _uvt(b, p, n11 + 1)
-                n11 -= 1
-            if n11 < 0:
+            n12 = h14 - 1
+            if n12 > 126:
+                n12, p = _uvt(b, p, n12 + 1)
+                n12 -= 1
+            if n12 < 0:
                 raise DecodeError('TransactionState.TransactionalId: null where not nullable')
             else:
-                q12 = p + n11
-                e10.transactional_id = str(b[p:q12], 'utf-8')
-                p = q12
-        e10.producer_id, h14, = _S1.unpack_from(b, p)
+                q13 = p + n12
+                e11.transactional_id = str(b[p:q13], 'utf-8')
+                p = q13
+        e11.producer_id, h15, = _S1.unpack_from(b, p)
         p += 9
-        if 0 < h14 < 128:
-            q16 = p + h14 - 1
-            e10.transaction_state = str(b[p:q16], 'utf-8')
-            p = q16
+        if 0 < h15 < 128:
+            q17 = p + h15 - 1
+            e11.transaction_state = str(b[p:q17], 'utf-8')
+            p = q17
         else:
-            n15 = h14 - 1
-            if n15 > 126:
-                n15, p = _uvt(b, p, n15 + 1)
-                n15 -= 1
-            if n15 < 0:
+            n16 = h15 - 1
+            if n16 > 126:
+                n16, p = _uvt(b, p, n16 + 1)
+                n16 -= 1
+            if n16 < 0:
                 raise DecodeError('TransactionState.TransactionState: null where not nullable')
             else:
-                q16 = p + n15
-                e10.transaction_state = str(b[p:q16], 'utf-8')
-                p = q16
+                q17 = p + n16
+                e11.transaction_state = str(b[p:q17], 'utf-8')
+                p = q17
         if b[p] == 0:  # no tagged fields, the common case
-            e10.unknown_tagged_fields = None
+            e11.unknown_tagged_fields = None
             p += 1
         else:
-            p = _t_ListTransactionsResponse_TransactionState_0(b, p, e10)
-        xs9.append(e10)
-    o.transaction_states = xs9
+            p = _t_ListTransactionsResponse_TransactionState_0(b, p, e11)
+        xs10.append(e11)
+    o.transaction_states = xs10
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         p += 1

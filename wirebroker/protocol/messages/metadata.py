@@ -11,6 +11,7 @@ import struct as _struct
 from wirebroker.protocol.message import UNSET, Message, Struct
 from wirebroker.protocol.message import shared_default as _shared_default
 from wirebroker.protocol.primitives import (
+    COMPACT_COUNT_RANGES as _counts,
     UUID_ZERO,
     DecodeError,
     UnsupportedFieldError,
@@ -1992,7 +1993,7 @@ def _r_MetadataResponse_7(b, p):
     o.throttle_time_ms, h1, = _S14.unpack_from(b, p)
     p += 5
     if 0 < h1 < 128:
-        n2 = h1 - 1
+        r11 = _counts[h1]
     else:
         n2 = h1 - 1
         if n2 > 126:
@@ -2002,8 +2003,9 @@ def _r_MetadataResponse_7(b, p):
             raise DecodeError('MetadataResponse.Brokers: null where not nullable')
         if n2 > bl - p:
             raise DecodeError('MetadataResponse.Brokers: count ' + str(n2) + ' past the end')
+        r11 = range(n2)
     xs3 = []
-    for _ in range(n2):
+    for _ in r11:
         e4 = _new(_MetadataResponse_MetadataResponseBroker)
         e4.node_id, h5, = _S14.unpack_from(b, p)
         p += 5
@@ -2048,152 +2050,154 @@ def _r_MetadataResponse_7(b, p):
             p = _t_MetadataResponse_MetadataResponseBroker_0(b, p, e4)
         xs3.append(e4)
     o.brokers = xs3
-    h13 = b[p]
-    if 0 < h13 < 128:
-        q12 = p + h13
-        o.cluster_id = str(b[p + 1:q12], 'utf-8')
-        p = q12
-    elif h13 == 0:
+    h14 = b[p]
+    if 0 < h14 < 128:
+        q13 = p + h14
+        o.cluster_id = str(b[p + 1:q13], 'utf-8')
+        p = q13
+    elif h14 == 0:
         o.cluster_id = None
         p += 1
     else:
         p += 1
-        n11 = h13 - 1
-        if n11 > 126:
-            n11, p = _uvt(b, p, n11 + 1)
-            n11 -= 1
-        if n11 < 0:
+        n12 = h14 - 1
+        if n12 > 126:
+            n12, p = _uvt(b, p, n12 + 1)
+            n12 -= 1
+        if n12 < 0:
             o.cluster_id = None
         else:
-            q12 = p + n11
-            o.cluster_id = str(b[p:q12], 'utf-8')
-            p = q12
-    o.controller_id, h14, = _S14.unpack_from(b, p)
+            q13 = p + n12
+            o.cluster_id = str(b[p:q13], 'utf-8')
+            p = q13
+    o.controller_id, h15, = _S14.unpack_from(b, p)
     p += 5
-    if 0 < h14 < 128:
-        n15 = h14 - 1
+    if 0 < h15 < 128:
+        r33 = _counts[h15]
     else:
-        n15 = h14 - 1
-        if n15 > 126:
-            n15, p = _uvt(b, p, n15 + 1)
-            n15 -= 1
-        if n15 < 0:
+        n16 = h15 - 1
+        if n16 > 126:
+            n16, p = _uvt(b, p, n16 + 1)
+            n16 -= 1
+        if n16 < 0:
             raise DecodeError('MetadataResponse.Topics: null where not nullable')
-        if n15 > bl - p:
-            raise DecodeError('MetadataResponse.Topics: count ' + str(n15) + ' past the end')
-    xs16 = []
-    for _ in range(n15):
-        e17 = _new(_MetadataResponse_MetadataResponseTopic)
-        e17.error_code, h18, = _S15.unpack_from(b, p)
+        if n16 > bl - p:
+            raise DecodeError('MetadataResponse.Topics: count ' + str(n16) + ' past the end')
+        r33 = range(n16)
+    xs17 = []
+    for _ in r33:
+        e18 = _new(_MetadataResponse_MetadataResponseTopic)
+        e18.error_code, h19, = _S15.unpack_from(b, p)
         p += 3
-        if 0 < h18 < 128:
-            q20 = p + h18 - 1
-            e17.name = str(b[p:q20], 'utf-8')
-            p = q20
+        if 0 < h19 < 128:
+            q21 = p + h19 - 1
+            e18.name = str(b[p:q21], 'utf-8')
+            p = q21
         else:
-            n19 = h18 - 1
-            if n19 > 126:
-                n19, p = _uvt(b, p, n19 + 1)
-                n19 -= 1
-            if n19 < 0:
+            n20 = h19 - 1
+            if n20 > 126:
+                n20, p = _uvt(b, p, n20 + 1)
+                n20 -= 1
+            if n20 < 0:
                 raise DecodeError('MetadataResponseTopic.Name: null where not nullable')
             else:
-                q20 = p + n19
-                e17.name = str(b[p:q20], 'utf-8')
-                p = q20
-        e17.is_internal, h21, = _S16.unpack_from(b, p)
+                q21 = p + n20
+                e18.name = str(b[p:q21], 'utf-8')
+                p = q21
+        e18.is_internal, h22, = _S16.unpack_from(b, p)
         p += 2
-        if 0 < h21 < 128:
-            n22 = h21 - 1
+        if 0 < h22 < 128:
+            r32 = _counts[h22]
         else:
-            n22 = h21 - 1
-            if n22 > 126:
-                n22, p = _uvt(b, p, n22 + 1)
-                n22 -= 1
-            if n22 < 0:
+            n23 = h22 - 1
+            if n23 > 126:
+                n23, p = _uvt(b, p, n23 + 1)
+                n23 -= 1
+            if n23 < 0:
                 raise DecodeError('MetadataResponseTopic.Partitions: null where not nullable')
-            if n22 > bl - p:
-                raise DecodeError('MetadataResponseTopic.Partitions: count ' + str(n22) + ' past the end')
-        xs23 = []
-        for _ in range(n22):
-            e24 = _new(_MetadataResponse_MetadataResponsePartition)
-            e24.error_code, e24.partition_index, e24.leader_id, e24.leader_epoch, h25, = _S17.unpack_from(b, p)
+            if n23 > bl - p:
+                raise DecodeError('MetadataResponseTopic.Partitions: count ' + str(n23) + ' past the end')
+            r32 = range(n23)
+        xs24 = []
+        for _ in r32:
+            e25 = _new(_MetadataResponse_MetadataResponsePartition)
+            e25.error_code, e25.partition_index, e25.leader_id, e25.leader_epoch, h26, = _S17.unpack_from(b, p)
             p += 15
-            if 0 < h25 < 65:
-                e24.replica_nodes = [*_UNPACK_i[h25](b, p)]
-                p += 4 * h25 - 4
+            if 0 < h26 < 65:
+                e25.replica_nodes = [*_UNPACK_i[h26](b, p)]
+                p += 4 * h26 - 4
             else:
-                n26 = h25 - 1
-                if n26 > 126:
-                    n26, p = _uvt(b, p, n26 + 1)
-                    n26 -= 1
-                if n26 < 0:
-                    raise DecodeError('MetadataResponsePartition.ReplicaNodes: null where not nullable')
-                elif n26 < 64:
-                    e24.replica_nodes = [*_ARRAY_i[n26].unpack_from(b, p)]
-                    p += 4 * n26
-                else:
-                    if n26 > bl - p:
-                        raise DecodeError('MetadataResponsePartition.ReplicaNodes: count ' + str(n26) + ' past the end')
-                    e24.replica_nodes = [*_struct.Struct('>' + str(n26) + 'i').unpack_from(b, p)]
-                    p += 4 * n26
-            h28 = b[p]
-            if 0 < h28 < 65:
-                e24.isr_nodes = [*_UNPACK_i[h28](b, p + 1)]
-                p += 4 * h28 - 3
-            else:
-                p += 1
-                n27 = h28 - 1
+                n27 = h26 - 1
                 if n27 > 126:
                     n27, p = _uvt(b, p, n27 + 1)
                     n27 -= 1
                 if n27 < 0:
-                    raise DecodeError('MetadataResponsePartition.IsrNodes: null where not nullable')
+                    raise DecodeError('MetadataResponsePartition.ReplicaNodes: null where not nullable')
                 elif n27 < 64:
-                    e24.isr_nodes = [*_ARRAY_i[n27].unpack_from(b, p)]
+                    e25.replica_nodes = [*_ARRAY_i[n27].unpack_from(b, p)]
                     p += 4 * n27
                 else:
                     if n27 > bl - p:
-                        raise DecodeError('MetadataResponsePartition.IsrNodes: count ' + str(n27) + ' past the end')
-                    e24.isr_nodes = [*_struct.Struct('>' + str(n27) + 'i').unpack_from(b, p)]
+                        raise DecodeError('MetadataResponsePartition.ReplicaNodes: count ' + str(n27) + ' past the end')
+                    e25.replica_nodes = [*_struct.Struct('>' + str(n27) + 'i').unpack_from(b, p)]
                     p += 4 * n27
-            h30 = b[p]
-            if 0 < h30 < 65:
-                e24.offline_replicas = [*_UNPACK_i[h30](b, p + 1)]
-                p += 4 * h30 - 3
+            h29 = b[p]
+            if 0 < h29 < 65:
+                e25.isr_nodes = [*_UNPACK_i[h29](b, p + 1)]
+                p += 4 * h29 - 3
             else:
                 p += 1
-                n29 = h30 - 1
-                if n29 > 126:
-                    n29, p = _uvt(b, p, n29 + 1)
-                    n29 -= 1
-                if n29 < 0:
-                    raise DecodeError('MetadataResponsePartition.OfflineReplicas: null where not nullable')
-                elif n29 < 64:
-                    e24.offline_replicas = [*_ARRAY_i[n29].unpack_from(b, p)]
-                    p += 4 * n29
+                n28 = h29 - 1
+                if n28 > 126:
+                    n28, p = _uvt(b, p, n28 + 1)
+                    n28 -= 1
+                if n28 < 0:
+                    raise DecodeError('MetadataResponsePartition.IsrNodes: null where not nullable')
+                elif n28 < 64:
+                    e25.isr_nodes = [*_ARRAY_i[n28].unpack_from(b, p)]
+                    p += 4 * n28
                 else:
-                    if n29 > bl - p:
-                        raise DecodeError('MetadataResponsePartition.OfflineReplicas: count ' + str(n29) + ' past the end')
-                    e24.offline_replicas = [*_struct.Struct('>' + str(n29) + 'i').unpack_from(b, p)]
-                    p += 4 * n29
+                    if n28 > bl - p:
+                        raise DecodeError('MetadataResponsePartition.IsrNodes: count ' + str(n28) + ' past the end')
+                    e25.isr_nodes = [*_struct.Struct('>' + str(n28) + 'i').unpack_from(b, p)]
+                    p += 4 * n28
+            h31 = b[p]
+            if 0 < h31 < 65:
+                e25.offline_replicas = [*_UNPACK_i[h31](b, p + 1)]
+                p += 4 * h31 - 3
+            else:
+                p += 1
+                n30 = h31 - 1
+                if n30 > 126:
+                    n30, p = _uvt(b, p, n30 + 1)
+                    n30 -= 1
+                if n30 < 0:
+                    raise DecodeError('MetadataResponsePartition.OfflineReplicas: null where not nullable')
+                elif n30 < 64:
+                    e25.offline_replicas = [*_ARRAY_i[n30].unpack_from(b, p)]
+                    p += 4 * n30
+                else:
+                    if n30 > bl - p:
+                        raise DecodeError('MetadataResponsePartition.OfflineReplicas: count ' + str(n30) + ' past the end')
+                    e25.offline_replicas = [*_struct.Struct('>' + str(n30) + 'i').unpack_from(b, p)]
+                    p += 4 * n30
             if b[p] == 0:  # no tagged fields, the common case
-                e24.unknown_tagged_fields = None
+                e25.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_MetadataResponse_MetadataResponsePartition_0(b, p, e24)
-            xs23.append(e24)
-        e17.partitions = xs23
-        e17.topic_authorized_operations, = _S1.unpack_from(b, p)
+                p = _t_MetadataResponse_MetadataResponsePartition_0(b, p, e25)
+            xs24.append(e25)
+        e18.partitions = xs24
+        e18.topic_authorized_operations, = _S1.unpack_from(b, p)
         p += 4
-        e17.topic_id = UUID_ZERO
+        e18.topic_id = UUID_ZERO
         if b[p] == 0:  # no tagged fields, the common case
-            e17.unknown_tagged_fields = None
+            e18.unknown_tagged_fields = None
             p += 1
         else:
-            p = _t_MetadataResponse_MetadataResponseTopic_0(b, p, e17)
-        xs16.append(e17)
-    o.topics = xs16
+            p = _t_MetadataResponse_MetadataResponseTopic_0(b, p, e18)
+        xs17.append(e18)
+    o.topics = xs17
     o.cluster_authorized_operations, = _S1.unpack_from(b, p)
     p += 4
     o.error_code = 0
@@ -2330,7 +2334,7 @@ def _r_MetadataResponse_8(b, p):
     o.throttle_time_ms, h1, = _S14.unpack_from(b, p)
     p += 5
     if 0 < h1 < 128:
-        n2 = h1 - 1
+        r11 = _counts[h1]
     else:
         n2 = h1 - 1
         if n2 > 126:
@@ -2340,8 +2344,9 @@ def _r_MetadataResponse_8(b, p):
             raise DecodeError('MetadataResponse.Brokers: null where not nullable')
         if n2 > bl - p:
             raise DecodeError('MetadataResponse.Brokers: count ' + str(n2) + ' past the end')
+        r11 = range(n2)
     xs3 = []
-    for _ in range(n2):
+    for _ in r11:
         e4 = _new(_MetadataResponse_MetadataResponseBroker)
         e4.node_id, h5, = _S14.unpack_from(b, p)
         p += 5
@@ -2386,151 +2391,153 @@ def _r_MetadataResponse_8(b, p):
             p = _t_MetadataResponse_MetadataResponseBroker_0(b, p, e4)
         xs3.append(e4)
     o.brokers = xs3
-    h13 = b[p]
-    if 0 < h13 < 128:
-        q12 = p + h13
-        o.cluster_id = str(b[p + 1:q12], 'utf-8')
-        p = q12
-    elif h13 == 0:
+    h14 = b[p]
+    if 0 < h14 < 128:
+        q13 = p + h14
+        o.cluster_id = str(b[p + 1:q13], 'utf-8')
+        p = q13
+    elif h14 == 0:
         o.cluster_id = None
         p += 1
     else:
         p += 1
-        n11 = h13 - 1
-        if n11 > 126:
-            n11, p = _uvt(b, p, n11 + 1)
-            n11 -= 1
-        if n11 < 0:
+        n12 = h14 - 1
+        if n12 > 126:
+            n12, p = _uvt(b, p, n12 + 1)
+            n12 -= 1
+        if n12 < 0:
             o.cluster_id = None
         else:
-            q12 = p + n11
-            o.cluster_id = str(b[p:q12], 'utf-8')
-            p = q12
-    o.controller_id, h14, = _S14.unpack_from(b, p)
+            q13 = p + n12
+            o.cluster_id = str(b[p:q13], 'utf-8')
+            p = q13
+    o.controller_id, h15, = _S14.unpack_from(b, p)
     p += 5
-    if 0 < h14 < 128:
-        n15 = h14 - 1
+    if 0 < h15 < 128:
+        r33 = _counts[h15]
     else:
-        n15 = h14 - 1
-        if n15 > 126:
-            n15, p = _uvt(b, p, n15 + 1)
-            n15 -= 1
-        if n15 < 0:
+        n16 = h15 - 1
+        if n16 > 126:
+            n16, p = _uvt(b, p, n16 + 1)
+            n16 -= 1
+        if n16 < 0:
             raise DecodeError('MetadataResponse.Topics: null where not nullable')
-        if n15 > bl - p:
-            raise DecodeError('MetadataResponse.Topics: count ' + str(n15) + ' past the end')
-    xs16 = []
-    for _ in range(n15):
-        e17 = _new(_MetadataResponse_MetadataResponseTopic)
-        e17.error_code, h18, = _S15.unpack_from(b, p)
+        if n16 > bl - p:
+            raise DecodeError('MetadataResponse.Topics: count ' + str(n16) + ' past the end')
+        r33 = range(n16)
+    xs17 = []
+    for _ in r33:
+        e18 = _new(_MetadataResponse_MetadataResponseTopic)
+        e18.error_code, h19, = _S15.unpack_from(b, p)
         p += 3
-        if 0 < h18 < 128:
-            q20 = p + h18 - 1
-            e17.name = str(b[p:q20], 'utf-8')
-            p = q20
+        if 0 < h19 < 128:
+            q21 = p + h19 - 1
+            e18.name = str(b[p:q21], 'utf-8')
+            p = q21
         else:
-            n19 = h18 - 1
-            if n19 > 126:
-                n19, p = _uvt(b, p, n19 + 1)
-                n19 -= 1
-            if n19 < 0:
+            n20 = h19 - 1
+            if n20 > 126:
+                n20, p = _uvt(b, p, n20 + 1)
+                n20 -= 1
+            if n20 < 0:
                 raise DecodeError('MetadataResponseTopic.Name: null where not nullable')
             else:
-                q20 = p + n19
-                e17.name = str(b[p:q20], 'utf-8')
-                p = q20
-        e17.topic_id, e17.is_internal, h21, = _S18.unpack_from(b, p)
+                q21 = p + n20
+                e18.name = str(b[p:q21], 'utf-8')
+                p = q21
+        e18.topic_id, e18.is_internal, h22, = _S18.unpack_from(b, p)
         p += 18
-        if 0 < h21 < 128:
-            n22 = h21 - 1
+        if 0 < h22 < 128:
+            r32 = _counts[h22]
         else:
-            n22 = h21 - 1
-            if n22 > 126:
-                n22, p = _uvt(b, p, n22 + 1)
-                n22 -= 1
-            if n22 < 0:
+            n23 = h22 - 1
+            if n23 > 126:
+                n23, p = _uvt(b, p, n23 + 1)
+                n23 -= 1
+            if n23 < 0:
                 raise DecodeError('MetadataResponseTopic.Partitions: null where not nullable')
-            if n22 > bl - p:
-                raise DecodeError('MetadataResponseTopic.Partitions: count ' + str(n22) + ' past the end')
-        xs23 = []
-        for _ in range(n22):
-            e24 = _new(_MetadataResponse_MetadataResponsePartition)
-            e24.error_code, e24.partition_index, e24.leader_id, e24.leader_epoch, h25, = _S17.unpack_from(b, p)
+            if n23 > bl - p:
+                raise DecodeError('MetadataResponseTopic.Partitions: count ' + str(n23) + ' past the end')
+            r32 = range(n23)
+        xs24 = []
+        for _ in r32:
+            e25 = _new(_MetadataResponse_MetadataResponsePartition)
+            e25.error_code, e25.partition_index, e25.leader_id, e25.leader_epoch, h26, = _S17.unpack_from(b, p)
             p += 15
-            if 0 < h25 < 65:
-                e24.replica_nodes = [*_UNPACK_i[h25](b, p)]
-                p += 4 * h25 - 4
+            if 0 < h26 < 65:
+                e25.replica_nodes = [*_UNPACK_i[h26](b, p)]
+                p += 4 * h26 - 4
             else:
-                n26 = h25 - 1
-                if n26 > 126:
-                    n26, p = _uvt(b, p, n26 + 1)
-                    n26 -= 1
-                if n26 < 0:
-                    raise DecodeError('MetadataResponsePartition.ReplicaNodes: null where not nullable')
-                elif n26 < 64:
-                    e24.replica_nodes = [*_ARRAY_i[n26].unpack_from(b, p)]
-                    p += 4 * n26
-                else:
-                    if n26 > bl - p:
-                        raise DecodeError('MetadataResponsePartition.ReplicaNodes: count ' + str(n26) + ' past the end')
-                    e24.replica_nodes = [*_struct.Struct('>' + str(n26) + 'i').unpack_from(b, p)]
-                    p += 4 * n26
-            h28 = b[p]
-            if 0 < h28 < 65:
-                e24.isr_nodes = [*_UNPACK_i[h28](b, p + 1)]
-                p += 4 * h28 - 3
-            else:
-                p += 1
-                n27 = h28 - 1
+                n27 = h26 - 1
                 if n27 > 126:
                     n27, p = _uvt(b, p, n27 + 1)
                     n27 -= 1
                 if n27 < 0:
-                    raise DecodeError('MetadataResponsePartition.IsrNodes: null where not nullable')
+                    raise DecodeError('MetadataResponsePartition.ReplicaNodes: null where not nullable')
                 elif n27 < 64:
-                    e24.isr_nodes = [*_ARRAY_i[n27].unpack_from(b, p)]
+                    e25.replica_nodes = [*_ARRAY_i[n27].unpack_from(b, p)]
                     p += 4 * n27
                 else:
                     if n27 > bl - p:
-                        raise DecodeError('MetadataResponsePartition.IsrNodes: count ' + str(n27) + ' past the end')
-                    e24.isr_nodes = [*_struct.Struct('>' + str(n27) + 'i').unpack_from(b, p)]
+                        raise DecodeError('MetadataResponsePartition.ReplicaNodes: count ' + str(n27) + ' past the end')
+                    e25.replica_nodes = [*_struct.Struct('>' + str(n27) + 'i').unpack_from(b, p)]
                     p += 4 * n27
-            h30 = b[p]
-            if 0 < h30 < 65:
-                e24.offline_replicas = [*_UNPACK_i[h30](b, p + 1)]
-                p += 4 * h30 - 3
+            h29 = b[p]
+            if 0 < h29 < 65:
+                e25.isr_nodes = [*_UNPACK_i[h29](b, p + 1)]
+                p += 4 * h29 - 3
             else:
                 p += 1
-                n29 = h30 - 1
-                if n29 > 126:
-                    n29, p = _uvt(b, p, n29 + 1)
-                    n29 -= 1
-                if n29 < 0:
-                    raise DecodeError('MetadataResponsePartition.OfflineReplicas: null where not nullable')
-                elif n29 < 64:
-                    e24.offline_replicas = [*_ARRAY_i[n29].unpack_from(b, p)]
-                    p += 4 * n29
+                n28 = h29 - 1
+                if n28 > 126:
+                    n28, p = _uvt(b, p, n28 + 1)
+                    n28 -= 1
+                if n28 < 0:
+                    raise DecodeError('MetadataResponsePartition.IsrNodes: null where not nullable')
+                elif n28 < 64:
+                    e25.isr_nodes = [*_ARRAY_i[n28].unpack_from(b, p)]
+                    p += 4 * n28
                 else:
-                    if n29 > bl - p:
-                        raise DecodeError('MetadataResponsePartition.OfflineReplicas: count ' + str(n29) + ' past the end')
-                    e24.offline_replicas = [*_struct.Struct('>' + str(n29) + 'i').unpack_from(b, p)]
-                    p += 4 * n29
+                    if n28 > bl - p:
+                        raise DecodeError('MetadataResponsePartition.IsrNodes: count ' + str(n28) + ' past the end')
+                    e25.isr_nodes = [*_struct.Struct('>' + str(n28) + 'i').unpack_from(b, p)]
+                    p += 4 * n28
+            h31 = b[p]
+            if 0 < h31 < 65:
+                e25.offline_replicas = [*_UNPACK_i[h31](b, p + 1)]
+                p += 4 * h31 - 3
+            else:
+                p += 1
+                n30 = h31 - 1
+                if n30 > 126:
+                    n30, p = _uvt(b, p, n30 + 1)
+                    n30 -= 1
+                if n30 < 0:
+                    raise DecodeError('MetadataResponsePartition.OfflineReplicas: null where not nullable')
+                elif n30 < 64:
+                    e25.offline_replicas = [*_ARRAY_i[n30].unpack_from(b, p)]
+                    p += 4 * n30
+                else:
+                    if n30 > bl - p:
+                        raise DecodeError('MetadataResponsePartition.OfflineReplicas: count ' + str(n30) + ' past the end')
+                    e25.offline_replicas = [*_struct.Struct('>' + str(n30) + 'i').unpack_from(b, p)]
+                    p += 4 * n30
             if b[p] == 0:  # no tagged fields, the common case
-                e24.unknown_tagged_fields = None
+                e25.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_MetadataResponse_MetadataResponsePartition_0(b, p, e24)
-            xs23.append(e24)
-        e17.partitions = xs23
-        e17.topic_authorized_operations, = _S1.unpack_from(b, p)
+                p = _t_MetadataResponse_MetadataResponsePartition_0(b, p, e25)
+            xs24.append(e25)
+        e18.partitions = xs24
+        e18.topic_authorized_operations, = _S1.unpack_from(b, p)
         p += 4
         if b[p] == 0:  # no tagged fields, the common case
-            e17.unknown_tagged_fields = None
+            e18.unknown_tagged_fields = None
             p += 1
         else:
-            p = _t_MetadataResponse_MetadataResponseTopic_0(b, p, e17)
-        xs16.append(e17)
-    o.topics = xs16
+            p = _t_MetadataResponse_MetadataResponseTopic_0(b, p, e18)
+        xs17.append(e18)
+    o.topics = xs17
     o.cluster_authorized_operations, = _S1.unpack_from(b, p)
     p += 4
     o.error_code = 0
@@ -2667,7 +2674,7 @@ def _r_MetadataResponse_9(b, p):
     o.throttle_time_ms, h1, = _S14.unpack_from(b, p)
     p += 5
     if 0 < h1 < 128:
-        n2 = h1 - 1
+        r11 = _counts[h1]
     else:
         n2 = h1 - 1
         if n2 > 126:
@@ -2677,8 +2684,9 @@ def _r_MetadataResponse_9(b, p):
             raise DecodeError('MetadataResponse.Brokers: null where not nullable')
         if n2 > bl - p:
             raise DecodeError('MetadataResponse.Brokers: count ' + str(n2) + ' past the end')
+        r11 = range(n2)
     xs3 = []
-    for _ in range(n2):
+    for _ in r11:
         e4 = _new(_MetadataResponse_MetadataResponseBroker)
         e4.node_id, h5, = _S14.unpack_from(b, p)
         p += 5
@@ -2723,151 +2731,153 @@ def _r_MetadataResponse_9(b, p):
             p = _t_MetadataResponse_MetadataResponseBroker_0(b, p, e4)
         xs3.append(e4)
     o.brokers = xs3
-    h13 = b[p]
-    if 0 < h13 < 128:
-        q12 = p + h13
-        o.cluster_id = str(b[p + 1:q12], 'utf-8')
-        p = q12
-    elif h13 == 0:
+    h14 = b[p]
+    if 0 < h14 < 128:
+        q13 = p + h14
+        o.cluster_id = str(b[p + 1:q13], 'utf-8')
+        p = q13
+    elif h14 == 0:
         o.cluster_id = None
         p += 1
     else:
         p += 1
-        n11 = h13 - 1
-        if n11 > 126:
-            n11, p = _uvt(b, p, n11 + 1)
-            n11 -= 1
-        if n11 < 0:
+        n12 = h14 - 1
+        if n12 > 126:
+            n12, p = _uvt(b, p, n12 + 1)
+            n12 -= 1
+        if n12 < 0:
             o.cluster_id = None
         else:
-            q12 = p + n11
-            o.cluster_id = str(b[p:q12], 'utf-8')
-            p = q12
-    o.controller_id, h14, = _S14.unpack_from(b, p)
+            q13 = p + n12
+            o.cluster_id = str(b[p:q13], 'utf-8')
+            p = q13
+    o.controller_id, h15, = _S14.unpack_from(b, p)
     p += 5
-    if 0 < h14 < 128:
-        n15 = h14 - 1
+    if 0 < h15 < 128:
+        r33 = _counts[h15]
     else:
-        n15 = h14 - 1
-        if n15 > 126:
-            n15, p = _uvt(b, p, n15 + 1)
-            n15 -= 1
-        if n15 < 0:
+        n16 = h15 - 1
+        if n16 > 126:
+            n16, p = _uvt(b, p, n16 + 1)
+            n16 -= 1
+        if n16 < 0:
             raise DecodeError('MetadataResponse.Topics: null where not nullable')
-        if n15 > bl - p:
-            raise DecodeError('MetadataResponse.Topics: count ' + str(n15) + ' past the end')
-    xs16 = []
-    for _ in range(n15):
-        e17 = _new(_MetadataResponse_MetadataResponseTopic)
-        e17.error_code, h18, = _S15.unpack_from(b, p)
+        if n16 > bl - p:
+            raise DecodeError('MetadataResponse.Topics: count ' + str(n16) + ' past the end')
+        r33 = range(n16)
+    xs17 = []
+    for _ in r33:
+        e18 = _new(_MetadataResponse_MetadataResponseTopic)
+        e18.error_code, h19, = _S15.unpack_from(b, p)
         p += 3
-        if 0 < h18 < 128:
-            q20 = p + h18 - 1
-            e17.name = str(b[p:q20], 'utf-8')
-            p = q20
+        if 0 < h19 < 128:
+            q21 = p + h19 - 1
+            e18.name = str(b[p:q21], 'utf-8')
+            p = q21
         else:
-            n19 = h18 - 1
-            if n19 > 126:
-                n19, p = _uvt(b, p, n19 + 1)
-                n19 -= 1
-            if n19 < 0:
+            n20 = h19 - 1
+            if n20 > 126:
+                n20, p = _uvt(b, p, n20 + 1)
+                n20 -= 1
+            if n20 < 0:
                 raise DecodeError('MetadataResponseTopic.Name: null where not nullable')
             else:
-                q20 = p + n19
-                e17.name = str(b[p:q20], 'utf-8')
-                p = q20
-        e17.topic_id, e17.is_internal, h21, = _S18.unpack_from(b, p)
+                q21 = p + n20
+                e18.name = str(b[p:q21], 'utf-8')
+                p = q21
+        e18.topic_id, e18.is_internal, h22, = _S18.unpack_from(b, p)
         p += 18
-        if 0 < h21 < 128:
-            n22 = h21 - 1
+        if 0 < h22 < 128:
+            r32 = _counts[h22]
         else:
-            n22 = h21 - 1
-            if n22 > 126:
-                n22, p = _uvt(b, p, n22 + 1)
-                n22 -= 1
-            if n22 < 0:
+            n23 = h22 - 1
+            if n23 > 126:
+                n23, p = _uvt(b, p, n23 + 1)
+                n23 -= 1
+            if n23 < 0:
                 raise DecodeError('MetadataResponseTopic.Partitions: null where not nullable')
-            if n22 > bl - p:
-                raise DecodeError('MetadataResponseTopic.Partitions: count ' + str(n22) + ' past the end')
-        xs23 = []
-        for _ in range(n22):
-            e24 = _new(_MetadataResponse_MetadataResponsePartition)
-            e24.error_code, e24.partition_index, e24.leader_id, e24.leader_epoch, h25, = _S17.unpack_from(b, p)
+            if n23 > bl - p:
+                raise DecodeError('MetadataResponseTopic.Partitions: count ' + str(n23) + ' past the end')
+            r32 = range(n23)
+        xs24 = []
+        for _ in r32:
+            e25 = _new(_MetadataResponse_MetadataResponsePartition)
+            e25.error_code, e25.partition_index, e25.leader_id, e25.leader_epoch, h26, = _S17.unpack_from(b, p)
             p += 15
-            if 0 < h25 < 65:
-                e24.replica_nodes = [*_UNPACK_i[h25](b, p)]
-                p += 4 * h25 - 4
+            if 0 < h26 < 65:
+                e25.replica_nodes = [*_UNPACK_i[h26](b, p)]
+                p += 4 * h26 - 4
             else:
-                n26 = h25 - 1
-                if n26 > 126:
-                    n26, p = _uvt(b, p, n26 + 1)
-                    n26 -= 1
-                if n26 < 0:
-                    raise DecodeError('MetadataResponsePartition.ReplicaNodes: null where not nullable')
-                elif n26 < 64:
-                    e24.replica_nodes = [*_ARRAY_i[n26].unpack_from(b, p)]
-                    p += 4 * n26
-                else:
-                    if n26 > bl - p:
-                        raise DecodeError('MetadataResponsePartition.ReplicaNodes: count ' + str(n26) + ' past the end')
-                    e24.replica_nodes = [*_struct.Struct('>' + str(n26) + 'i').unpack_from(b, p)]
-                    p += 4 * n26
-            h28 = b[p]
-            if 0 < h28 < 65:
-                e24.isr_nodes = [*_UNPACK_i[h28](b, p + 1)]
-                p += 4 * h28 - 3
-            else:
-                p += 1
-                n27 = h28 - 1
+                n27 = h26 - 1
                 if n27 > 126:
                     n27, p = _uvt(b, p, n27 + 1)
                     n27 -= 1
                 if n27 < 0:
-                    raise DecodeError('MetadataResponsePartition.IsrNodes: null where not nullable')
+                    raise DecodeError('MetadataResponsePartition.ReplicaNodes: null where not nullable')
                 elif n27 < 64:
-                    e24.isr_nodes = [*_ARRAY_i[n27].unpack_from(b, p)]
+                    e25.replica_nodes = [*_ARRAY_i[n27].unpack_from(b, p)]
                     p += 4 * n27
                 else:
                     if n27 > bl - p:
-                        raise DecodeError('MetadataResponsePartition.IsrNodes: count ' + str(n27) + ' past the end')
-                    e24.isr_nodes = [*_struct.Struct('>' + str(n27) + 'i').unpack_from(b, p)]
+                        raise DecodeError('MetadataResponsePartition.ReplicaNodes: count ' + str(n27) + ' past the end')
+                    e25.replica_nodes = [*_struct.Struct('>' + str(n27) + 'i').unpack_from(b, p)]
                     p += 4 * n27
-            h30 = b[p]
-            if 0 < h30 < 65:
-                e24.offline_replicas = [*_UNPACK_i[h30](b, p + 1)]
-                p += 4 * h30 - 3
+            h29 = b[p]
+            if 0 < h29 < 65:
+                e25.isr_nodes = [*_UNPACK_i[h29](b, p + 1)]
+                p += 4 * h29 - 3
             else:
                 p += 1
-                n29 = h30 - 1
-                if n29 > 126:
-                    n29, p = _uvt(b, p, n29 + 1)
-                    n29 -= 1
-                if n29 < 0:
-                    raise DecodeError('MetadataResponsePartition.OfflineReplicas: null where not nullable')
-                elif n29 < 64:
-                    e24.offline_replicas = [*_ARRAY_i[n29].unpack_from(b, p)]
-                    p += 4 * n29
+                n28 = h29 - 1
+                if n28 > 126:
+                    n28, p = _uvt(b, p, n28 + 1)
+                    n28 -= 1
+                if n28 < 0:
+                    raise DecodeError('MetadataResponsePartition.IsrNodes: null where not nullable')
+                elif n28 < 64:
+                    e25.isr_nodes = [*_ARRAY_i[n28].unpack_from(b, p)]
+                    p += 4 * n28
                 else:
-                    if n29 > bl - p:
-                        raise DecodeError('MetadataResponsePartition.OfflineReplicas: count ' + str(n29) + ' past the end')
-                    e24.offline_replicas = [*_struct.Struct('>' + str(n29) + 'i').unpack_from(b, p)]
-                    p += 4 * n29
+                    if n28 > bl - p:
+                        raise DecodeError('MetadataResponsePartition.IsrNodes: count ' + str(n28) + ' past the end')
+                    e25.isr_nodes = [*_struct.Struct('>' + str(n28) + 'i').unpack_from(b, p)]
+                    p += 4 * n28
+            h31 = b[p]
+            if 0 < h31 < 65:
+                e25.offline_replicas = [*_UNPACK_i[h31](b, p + 1)]
+                p += 4 * h31 - 3
+            else:
+                p += 1
+                n30 = h31 - 1
+                if n30 > 126:
+                    n30, p = _uvt(b, p, n30 + 1)
+                    n30 -= 1
+                if n30 < 0:
+                    raise DecodeError('MetadataResponsePartition.OfflineReplicas: null where not nullable')
+                elif n30 < 64:
+                    e25.offline_replicas = [*_ARRAY_i[n30].unpack_from(b, p)]
+                    p += 4 * n30
+                else:
+                    if n30 > bl - p:
+                        raise DecodeError('MetadataResponsePartition.OfflineReplicas: count ' + str(n30) + ' past the end')
+                    e25.offline_replicas = [*_struct.Struct('>' + str(n30) + 'i').unpack_from(b, p)]
+                    p += 4 * n30
             if b[p] == 0:  # no tagged fields, the common case
-                e24.unknown_tagged_fields = None
+                e25.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_MetadataResponse_MetadataResponsePartition_0(b, p, e24)
-            xs23.append(e24)
-        e17.partitions = xs23
-        e17.topic_authorized_operations, = _S1.unpack_from(b, p)
+                p = _t_MetadataResponse_MetadataResponsePartition_0(b, p, e25)
+            xs24.append(e25)
+        e18.partitions = xs24
+        e18.topic_authorized_operations, = _S1.unpack_from(b, p)
         p += 4
         if b[p] == 0:  # no tagged fields, the common case
-            e17.unknown_tagged_fields = None
+            e18.unknown_tagged_fields = None
             p += 1
         else:
-            p = _t_MetadataResponse_MetadataResponseTopic_0(b, p, e17)
-        xs16.append(e17)
-    o.topics = xs16
+            p = _t_MetadataResponse_MetadataResponseTopic_0(b, p, e18)
+        xs17.append(e18)
+    o.topics = xs17
     o.cluster_authorized_operations = -2147483648
     o.error_code = 0
     if b[p] == 0:  # no tagged fields, the common case
@@ -3004,7 +3014,7 @@ def _r_MetadataResponse_10(b, p):
     o.throttle_time_ms, h1, = _S14.unpack_from(b, p)
     p += 5
     if 0 < h1 < 128:
-        n2 = h1 - 1
+        r11 = _counts[h1]
     else:
         n2 = h1 - 1
         if n2 > 126:
@@ -3014,8 +3024,9 @@ def _r_MetadataResponse_10(b, p):
             raise DecodeError('MetadataResponse.Brokers: null where not nullable')
         if n2 > bl - p:
             raise DecodeError('MetadataResponse.Brokers: count ' + str(n2) + ' past the end')
+        r11 = range(n2)
     xs3 = []
-    for _ in range(n2):
+    for _ in r11:
         e4 = _new(_MetadataResponse_MetadataResponseBroker)
         e4.node_id, h5, = _S14.unpack_from(b, p)
         p += 5
@@ -3060,153 +3071,155 @@ def _r_MetadataResponse_10(b, p):
             p = _t_MetadataResponse_MetadataResponseBroker_0(b, p, e4)
         xs3.append(e4)
     o.brokers = xs3
-    h13 = b[p]
-    if 0 < h13 < 128:
-        q12 = p + h13
-        o.cluster_id = str(b[p + 1:q12], 'utf-8')
-        p = q12
-    elif h13 == 0:
+    h14 = b[p]
+    if 0 < h14 < 128:
+        q13 = p + h14
+        o.cluster_id = str(b[p + 1:q13], 'utf-8')
+        p = q13
+    elif h14 == 0:
         o.cluster_id = None
         p += 1
     else:
         p += 1
-        n11 = h13 - 1
-        if n11 > 126:
-            n11, p = _uvt(b, p, n11 + 1)
-            n11 -= 1
-        if n11 < 0:
+        n12 = h14 - 1
+        if n12 > 126:
+            n12, p = _uvt(b, p, n12 + 1)
+            n12 -= 1
+        if n12 < 0:
             o.cluster_id = None
         else:
-            q12 = p + n11
-            o.cluster_id = str(b[p:q12], 'utf-8')
-            p = q12
-    o.controller_id, h14, = _S14.unpack_from(b, p)
+            q13 = p + n12
+            o.cluster_id = str(b[p:q13], 'utf-8')
+            p = q13
+    o.controller_id, h15, = _S14.unpack_from(b, p)
     p += 5
-    if 0 < h14 < 128:
-        n15 = h14 - 1
+    if 0 < h15 < 128:
+        r33 = _counts[h15]
     else:
-        n15 = h14 - 1
-        if n15 > 126:
-            n15, p = _uvt(b, p, n15 + 1)
-            n15 -= 1
-        if n15 < 0:
+        n16 = h15 - 1
+        if n16 > 126:
+            n16, p = _uvt(b, p, n16 + 1)
+            n16 -= 1
+        if n16 < 0:
             raise DecodeError('MetadataResponse.Topics: null where not nullable')
-        if n15 > bl - p:
-            raise DecodeError('MetadataResponse.Topics: count ' + str(n15) + ' past the end')
-    xs16 = []
-    for _ in range(n15):
-        e17 = _new(_MetadataResponse_MetadataResponseTopic)
-        e17.error_code, h18, = _S15.unpack_from(b, p)
+        if n16 > bl - p:
+            raise DecodeError('MetadataResponse.Topics: count ' + str(n16) + ' past the end')
+        r33 = range(n16)
+    xs17 = []
+    for _ in r33:
+        e18 = _new(_MetadataResponse_MetadataResponseTopic)
+        e18.error_code, h19, = _S15.unpack_from(b, p)
         p += 3
-        if 0 < h18 < 128:
-            q20 = p + h18 - 1
-            e17.name = str(b[p:q20], 'utf-8')
-            p = q20
-        elif h18 == 0:
-            e17.name = None
+        if 0 < h19 < 128:
+            q21 = p + h19 - 1
+            e18.name = str(b[p:q21], 'utf-8')
+            p = q21
+        elif h19 == 0:
+            e18.name = None
         else:
-            n19 = h18 - 1
-            if n19 > 126:
-                n19, p = _uvt(b, p, n19 + 1)
-                n19 -= 1
-            if n19 < 0:
-                e17.name = None
+            n20 = h19 - 1
+            if n20 > 126:
+                n20, p = _uvt(b, p, n20 + 1)
+                n20 -= 1
+            if n20 < 0:
+                e18.name = None
             else:
-                q20 = p + n19
-                e17.name = str(b[p:q20], 'utf-8')
-                p = q20
-        e17.topic_id, e17.is_internal, h21, = _S18.unpack_from(b, p)
+                q21 = p + n20
+                e18.name = str(b[p:q21], 'utf-8')
+                p = q21
+        e18.topic_id, e18.is_internal, h22, = _S18.unpack_from(b, p)
         p += 18
-        if 0 < h21 < 128:
-            n22 = h21 - 1
+        if 0 < h22 < 128:
+            r32 = _counts[h22]
         else:
-            n22 = h21 - 1
-            if n22 > 126:
-                n22, p = _uvt(b, p, n22 + 1)
-                n22 -= 1
-            if n22 < 0:
+            n23 = h22 - 1
+            if n23 > 126:
+                n23, p = _uvt(b, p, n23 + 1)
+                n23 -= 1
+            if n23 < 0:
                 raise DecodeError('MetadataResponseTopic.Partitions: null where not nullable')
-            if n22 > bl - p:
-                raise DecodeError('MetadataResponseTopic.Partitions: count ' + str(n22) + ' past the end')
-        xs23 = []
-        for _ in range(n22):
-            e24 = _new(_MetadataResponse_MetadataResponsePartition)
-            e24.error_code, e24.partition_index, e24.leader_id, e24.leader_epoch, h25, = _S17.unpack_from(b, p)
+            if n23 > bl - p:
+                raise DecodeError('MetadataResponseTopic.Partitions: count ' + str(n23) + ' past the end')
+            r32 = range(n23)
+        xs24 = []
+        for _ in r32:
+            e25 = _new(_MetadataResponse_MetadataResponsePartition)
+            e25.error_code, e25.partition_index, e25.leader_id, e25.leader_epoch, h26, = _S17.unpack_from(b, p)
             p += 15
-            if 0 < h25 < 65:
-                e24.replica_nodes = [*_UNPACK_i[h25](b, p)]
-                p += 4 * h25 - 4
+            if 0 < h26 < 65:
+                e25.replica_nodes = [*_UNPACK_i[h26](b, p)]
+                p += 4 * h26 - 4
             else:
-                n26 = h25 - 1
-                if n26 > 126:
-                    n26, p = _uvt(b, p, n26 + 1)
-                    n26 -= 1
-                if n26 < 0:
-                    raise DecodeError('MetadataResponsePartition.ReplicaNodes: null where not nullable')
-                elif n26 < 64:
-                    e24.replica_nodes = [*_ARRAY_i[n26].unpack_from(b, p)]
-                    p += 4 * n26
-                else:
-                    if n26 > bl - p:
-                        raise DecodeError('MetadataResponsePartition.ReplicaNodes: count ' + str(n26) + ' past the end')
-                    e24.replica_nodes = [*_struct.Struct('>' + str(n26) + 'i').unpack_from(b, p)]
-                    p += 4 * n26
-            h28 = b[p]
-            if 0 < h28 < 65:
-                e24.isr_nodes = [*_UNPACK_i[h28](b, p + 1)]
-                p += 4 * h28 - 3
-            else:
-                p += 1
-                n27 = h28 - 1
+                n27 = h26 - 1
                 if n27 > 126:
                     n27, p = _uvt(b, p, n27 + 1)
                     n27 -= 1
                 if n27 < 0:
-                    raise DecodeError('MetadataResponsePartition.IsrNodes: null where not nullable')
+                    raise DecodeError('MetadataResponsePartition.ReplicaNodes: null where not nullable')
                 elif n27 < 64:
-                    e24.isr_nodes = [*_ARRAY_i[n27].unpack_from(b, p)]
+                    e25.replica_nodes = [*_ARRAY_i[n27].unpack_from(b, p)]
                     p += 4 * n27
                 else:
                     if n27 > bl - p:
-                        raise DecodeError('MetadataResponsePartition.IsrNodes: count ' + str(n27) + ' past the end')
-                    e24.isr_nodes = [*_struct.Struct('>' + str(n27) + 'i').unpack_from(b, p)]
+                        raise DecodeError('MetadataResponsePartition.ReplicaNodes: count ' + str(n27) + ' past the end')
+                    e25.replica_nodes = [*_struct.Struct('>' + str(n27) + 'i').unpack_from(b, p)]
                     p += 4 * n27
-            h30 = b[p]
-            if 0 < h30 < 65:
-                e24.offline_replicas = [*_UNPACK_i[h30](b, p + 1)]
-                p += 4 * h30 - 3
+            h29 = b[p]
+            if 0 < h29 < 65:
+                e25.isr_nodes = [*_UNPACK_i[h29](b, p + 1)]
+                p += 4 * h29 - 3
             else:
                 p += 1
-                n29 = h30 - 1
-                if n29 > 126:
-                    n29, p = _uvt(b, p, n29 + 1)
-                    n29 -= 1
-                if n29 < 0:
-                    raise DecodeError('MetadataResponsePartition.OfflineReplicas: null where not nullable')
-                elif n29 < 64:
-                    e24.offline_replicas = [*_ARRAY_i[n29].unpack_from(b, p)]
-                    p += 4 * n29
+                n28 = h29 - 1
+                if n28 > 126:
+                    n28, p = _uvt(b, p, n28 + 1)
+                    n28 -= 1
+                if n28 < 0:
+                    raise DecodeError('MetadataResponsePartition.IsrNodes: null where not nullable')
+                elif n28 < 64:
+                    e25.isr_nodes = [*_ARRAY_i[n28].unpack_from(b, p)]
+                    p += 4 * n28
                 else:
-                    if n29 > bl - p:
-                        raise DecodeError('MetadataResponsePartition.OfflineReplicas: count ' + str(n29) + ' past the end')
-                    e24.offline_replicas = [*_struct.Struct('>' + str(n29) + 'i').unpack_from(b, p)]
-                    p += 4 * n29
+                    if n28 > bl - p:
+                        raise DecodeError('MetadataResponsePartition.IsrNodes: count ' + str(n28) + ' past the end')
+                    e25.isr_nodes = [*_struct.Struct('>' + str(n28) + 'i').unpack_from(b, p)]
+                    p += 4 * n28
+            h31 = b[p]
+            if 0 < h31 < 65:
+                e25.offline_replicas = [*_UNPACK_i[h31](b, p + 1)]
+                p += 4 * h31 - 3
+            else:
+                p += 1
+                n30 = h31 - 1
+                if n30 > 126:
+                    n30, p = _uvt(b, p, n30 + 1)
+                    n30 -= 1
+                if n30 < 0:
+                    raise DecodeError('MetadataResponsePartition.OfflineReplicas: null where not nullable')
+                elif n30 < 64:
+                    e25.offline_replicas = [*_ARRAY_i[n30].unpack_from(b, p)]
+                    p += 4 * n30
+                else:
+                    if n30 > bl - p:
+                        raise DecodeError('MetadataResponsePartition.OfflineReplicas: count ' + str(n30) + ' past the end')
+                    e25.offline_replicas = [*_struct.Struct('>' + str(n30) + 'i').unpack_from(b, p)]
+                    p += 4 * n30
             if b[p] == 0:  # no tagged fields, the common case
-                e24.unknown_tagged_fields = None
+                e25.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_MetadataResponse_MetadataResponsePartition_0(b, p, e24)
-            xs23.append(e24)
-        e17.partitions = xs23
-        e17.topic_authorized_operations, = _S1.unpack_from(b, p)
+                p = _t_MetadataResponse_MetadataResponsePartition_0(b, p, e25)
+            xs24.append(e25)
+        e18.partitions = xs24
+        e18.topic_authorized_operations, = _S1.unpack_from(b, p)
         p += 4
         if b[p] == 0:  # no tagged fields, the common case
-            e17.unknown_tagged_fields = None
+            e18.unknown_tagged_fields = None
             p += 1
         else:
-            p = _t_MetadataResponse_MetadataResponseTopic_0(b, p, e17)
-        xs16.append(e17)
-    o.topics = xs16
+            p = _t_MetadataResponse_MetadataResponseTopic_0(b, p, e18)
+        xs17.append(e18)
+    o.topics = xs17
     o.cluster_authorized_operations = -2147483648
     o.error_code = 0
     if b[p] == 0:  # no tagged fields, the common case
@@ -3346,7 +3359,7 @@ def _r_MetadataResponse_11(b, p):
     o.throttle_time_ms, h1, = _S14.unpack_from(b, p)
     p += 5
     if 0 < h1 < 128:
-        n2 = h1 - 1
+        r11 = _counts[h1]
     else:
         n2 = h1 - 1
         if n2 > 126:
@@ -3356,8 +3369,9 @@ def _r_MetadataResponse_11(b, p):
             raise DecodeError('MetadataResponse.Brokers: null where not nullable')
         if n2 > bl - p:
             raise DecodeError('MetadataResponse.Brokers: count ' + str(n2) + ' past the end')
+        r11 = range(n2)
     xs3 = []
-    for _ in range(n2):
+    for _ in r11:
         e4 = _new(_MetadataResponse_MetadataResponseBroker)
         e4.node_id, h5, = _S14.unpack_from(b, p)
         p += 5
@@ -3402,153 +3416,155 @@ def _r_MetadataResponse_11(b, p):
             p = _t_MetadataResponse_MetadataResponseBroker_0(b, p, e4)
         xs3.append(e4)
     o.brokers = xs3
-    h13 = b[p]
-    if 0 < h13 < 128:
-        q12 = p + h13
-        o.cluster_id = str(b[p + 1:q12], 'utf-8')
-        p = q12
-    elif h13 == 0:
+    h14 = b[p]
+    if 0 < h14 < 128:
+        q13 = p + h14
+        o.cluster_id = str(b[p + 1:q13], 'utf-8')
+        p = q13
+    elif h14 == 0:
         o.cluster_id = None
         p += 1
     else:
         p += 1
-        n11 = h13 - 1
-        if n11 > 126:
-            n11, p = _uvt(b, p, n11 + 1)
-            n11 -= 1
-        if n11 < 0:
+        n12 = h14 - 1
+        if n12 > 126:
+            n12, p = _uvt(b, p, n12 + 1)
+            n12 -= 1
+        if n12 < 0:
             o.cluster_id = None
         else:
-            q12 = p + n11
-            o.cluster_id = str(b[p:q12], 'utf-8')
-            p = q12
-    o.controller_id, h14, = _S14.unpack_from(b, p)
+            q13 = p + n12
+            o.cluster_id = str(b[p:q13], 'utf-8')
+            p = q13
+    o.controller_id, h15, = _S14.unpack_from(b, p)
     p += 5
-    if 0 < h14 < 128:
-        n15 = h14 - 1
+    if 0 < h15 < 128:
+        r33 = _counts[h15]
     else:
-        n15 = h14 - 1
-        if n15 > 126:
-            n15, p = _uvt(b, p, n15 + 1)
-            n15 -= 1
-        if n15 < 0:
+        n16 = h15 - 1
+        if n16 > 126:
+            n16, p = _uvt(b, p, n16 + 1)
+            n16 -= 1
+        if n16 < 0:
             raise DecodeError('MetadataResponse.Topics: null where not nullable')
-        if n15 > bl - p:
-            raise DecodeError('MetadataResponse.Topics: count ' + str(n15) + ' past the end')
-    xs16 = []
-    for _ in range(n15):
-        e17 = _new(_MetadataResponse_MetadataResponseTopic)
-        e17.error_code, h18, = _S15.unpack_from(b, p)
+        if n16 > bl - p:
+            raise DecodeError('MetadataResponse.Topics: count ' + str(n16) + ' past the end')
+        r33 = range(n16)
+    xs17 = []
+    for _ in r33:
+        e18 = _new(_MetadataResponse_MetadataResponseTopic)
+        e18.error_code, h19, = _S15.unpack_from(b, p)
         p += 3
-        if 0 < h18 < 128:
-            q20 = p + h18 - 1
-            e17.name = str(b[p:q20], 'utf-8')
-            p = q20
-        elif h18 == 0:
-            e17.name = None
+        if 0 < h19 < 128:
+            q21 = p + h19 - 1
+            e18.name = str(b[p:q21], 'utf-8')
+            p = q21
+        elif h19 == 0:
+            e18.name = None
         else:
-            n19 = h18 - 1
-            if n19 > 126:
-                n19, p = _uvt(b, p, n19 + 1)
-                n19 -= 1
-            if n19 < 0:
-                e17.name = None
+            n20 = h19 - 1
+            if n20 > 126:
+                n20, p = _uvt(b, p, n20 + 1)
+                n20 -= 1
+            if n20 < 0:
+                e18.name = None
             else:
-                q20 = p + n19
-                e17.name = str(b[p:q20], 'utf-8')
-                p = q20
-        e17.topic_id, e17.is_internal, h21, = _S18.unpack_from(b, p)
+                q21 = p + n20
+                e18.name = str(b[p:q21], 'utf-8')
+                p = q21
+        e18.topic_id, e18.is_internal, h22, = _S18.unpack_from(b, p)
         p += 18
-        if 0 < h21 < 128:
-            n22 = h21 - 1
+        if 0 < h22 < 128:
+            r32 = _counts[h22]
         else:
-            n22 = h21 - 1
-            if n22 > 126:
-                n22, p = _uvt(b, p, n22 + 1)
-                n22 -= 1
-            if n22 < 0:
+            n23 = h22 - 1
+            if n23 > 126:
+                n23, p = _uvt(b, p, n23 + 1)
+                n23 -= 1
+            if n23 < 0:
                 raise DecodeError('MetadataResponseTopic.Partitions: null where not nullable')
-            if n22 > bl - p:
-                raise DecodeError('MetadataResponseTopic.Partitions: count ' + str(n22) + ' past the end')
-        xs23 = []
-        for _ in range(n22):
-            e24 = _new(_MetadataResponse_MetadataResponsePartition)
-            e24.error_code, e24.partition_index, e24.leader_id, e24.leader_epoch, h25, = _S17.unpack_from(b, p)
+            if n23 > bl - p:
+                raise DecodeError('MetadataResponseTopic.Partitions: count ' + str(n23) + ' past the end')
+            r32 = range(n23)
+        xs24 = []
+        for _ in r32:
+            e25 = _new(_MetadataResponse_MetadataResponsePartition)
+            e25.error_code, e25.partition_index, e25.leader_id, e25.leader_epoch, h26, = _S17.unpack_from(b, p)
             p += 15
-            if 0 < h25 < 65:
-                e24.replica_nodes = [*_UNPACK_i[h25](b, p)]
-                p += 4 * h25 - 4
+            if 0 < h26 < 65:
+                e25.replica_nodes = [*_UNPACK_i[h26](b, p)]
+                p += 4 * h26 - 4
             else:
-                n26 = h25 - 1
-                if n26 > 126:
-                    n26, p = _uvt(b, p, n26 + 1)
-                    n26 -= 1
-                if n26 < 0:
-                    raise DecodeError('MetadataResponsePartition.ReplicaNodes: null where not nullable')
-                elif n26 < 64:
-                    e24.replica_nodes = [*_ARRAY_i[n26].unpack_from(b, p)]
-                    p += 4 * n26
-                else:
-                    if n26 > bl - p:
-                        raise DecodeError('MetadataResponsePartition.ReplicaNodes: count ' + str(n26) + ' past the end')
-                    e24.replica_nodes = [*_struct.Struct('>' + str(n26) + 'i').unpack_from(b, p)]
-                    p += 4 * n26
-            h28 = b[p]
-            if 0 < h28 < 65:
-                e24.isr_nodes = [*_UNPACK_i[h28](b, p + 1)]
-                p += 4 * h28 - 3
-            else:
-                p += 1
-                n27 = h28 - 1
+                n27 = h26 - 1
                 if n27 > 126:
                     n27, p = _uvt(b, p, n27 + 1)
                     n27 -= 1
                 if n27 < 0:
-                    raise DecodeError('MetadataResponsePartition.IsrNodes: null where not nullable')
+                    raise DecodeError('MetadataResponsePartition.ReplicaNodes: null where not nullable')
                 elif n27 < 64:
-                    e24.isr_nodes = [*_ARRAY_i[n27].unpack_from(b, p)]
+                    e25.replica_nodes = [*_ARRAY_i[n27].unpack_from(b, p)]
                     p += 4 * n27
                 else:
                     if n27 > bl - p:
-                        raise DecodeError('MetadataResponsePartition.IsrNodes: count ' + str(n27) + ' past the end')
-                    e24.isr_nodes = [*_struct.Struct('>' + str(n27) + 'i').unpack_from(b, p)]
+                        raise DecodeError('MetadataResponsePartition.ReplicaNodes: count ' + str(n27) + ' past the end')
+                    e25.replica_nodes = [*_struct.Struct('>' + str(n27) + 'i').unpack_from(b, p)]
                     p += 4 * n27
-            h30 = b[p]
-            if 0 < h30 < 65:
-                e24.offline_replicas = [*_UNPACK_i[h30](b, p + 1)]
-                p += 4 * h30 - 3
+            h29 = b[p]
+            if 0 < h29 < 65:
+                e25.isr_nodes = [*_UNPACK_i[h29](b, p + 1)]
+                p += 4 * h29 - 3
             else:
                 p += 1
-                n29 = h30 - 1
-                if n29 > 126:
-                    n29, p = _uvt(b, p, n29 + 1)
-                    n29 -= 1
-                if n29 < 0:
-                    raise DecodeError('MetadataResponsePartition.OfflineReplicas: null where not nullable')
-                elif n29 < 64:
-                    e24.offline_replicas = [*_ARRAY_i[n29].unpack_from(b, p)]
-                    p += 4 * n29
+                n28 = h29 - 1
+                if n28 > 126:
+                    n28, p = _uvt(b, p, n28 + 1)
+                    n28 -= 1
+                if n28 < 0:
+                    raise DecodeError('MetadataResponsePartition.IsrNodes: null where not nullable')
+                elif n28 < 64:
+                    e25.isr_nodes = [*_ARRAY_i[n28].unpack_from(b, p)]
+                    p += 4 * n28
                 else:
-                    if n29 > bl - p:
-                        raise DecodeError('MetadataResponsePartition.OfflineReplicas: count ' + str(n29) + ' past the end')
-                    e24.offline_replicas = [*_struct.Struct('>' + str(n29) + 'i').unpack_from(b, p)]
-                    p += 4 * n29
+                    if n28 > bl - p:
+                        raise DecodeError('MetadataResponsePartition.IsrNodes: count ' + str(n28) + ' past the end')
+                    e25.isr_nodes = [*_struct.Struct('>' + str(n28) + 'i').unpack_from(b, p)]
+                    p += 4 * n28
+            h31 = b[p]
+            if 0 < h31 < 65:
+                e25.offline_replicas = [*_UNPACK_i[h31](b, p + 1)]
+                p += 4 * h31 - 3
+            else:
+                p += 1
+                n30 = h31 - 1
+                if n30 > 126:
+                    n30, p = _uvt(b, p, n30 + 1)
+                    n30 -= 1
+                if n30 < 0:
+                    raise DecodeError('MetadataResponsePartition.OfflineReplicas: null where not nullable')
+                elif n30 < 64:
+                    e25.offline_replicas = [*_ARRAY_i[n30].unpack_from(b, p)]
+                    p += 4 * n30
+                else:
+                    if n30 > bl - p:
+                        raise DecodeError('MetadataResponsePartition.OfflineReplicas: count ' + str(n30) + ' past the end')
+                    e25.offline_replicas = [*_struct.Struct('>' + str(n30) + 'i').unpack_from(b, p)]
+                    p += 4 * n30
             if b[p] == 0:  # no tagged fields, the common case
-                e24.unknown_tagged_fields = None
+                e25.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_MetadataResponse_MetadataResponsePartition_0(b, p, e24)
-            xs23.append(e24)
-        e17.partitions = xs23
-        e17.topic_authorized_operations, = _S1.unpack_from(b, p)
+                p = _t_MetadataResponse_MetadataResponsePartition_0(b, p, e25)
+            xs24.append(e25)
+        e18.partitions = xs24
+        e18.topic_authorized_operations, = _S1.unpack_from(b, p)
         p += 4
         if b[p] == 0:  # no tagged fields, the common case
-            e17.unknown_tagged_fields = None
+            e18.unknown_tagged_fields = None
             p += 1
         else:
-            p = _t_MetadataResponse_MetadataResponseTopic_0(b, p, e17)
-        xs16.append(e17)
-    o.topics = xs16
+            p = _t_MetadataResponse_MetadataResponseTopic_0(b, p, e18)
+        xs17.append(e18)
+    o.topics = xs17
     o.error_code, = _S0.unpack_from(b, p)
     p += 2
     o.cluster_authorized_operations = -2147483648

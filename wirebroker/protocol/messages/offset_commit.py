@@ -11,6 +11,7 @@ import struct as _struct
 from wirebroker.protocol.message import UNSET, Message, Struct
 from wirebroker.protocol.message import shared_default as _shared_default
 from wirebroker.protocol.primitives import (
+    COMPACT_COUNT_RANGES as _counts,
     UUID_ZERO,
     DecodeError,
     UnsupportedFieldError,
@@ -902,12 +903,12 @@ def _r_OffsetCommitRequest_6(b, p):
             q8 = p + n7
             o.group_instance_id = str(b[p:q8], 'utf-8')
             p = q8
-    h23 = b[p]
+    h24 = b[p]
     p += 1
-    if 0 < h23 < 128:
-        n10 = h23 - 1
+    if 0 < h24 < 128:
+        r25 = _counts[h24]
     else:
-        n10 = h23 - 1
+        n10 = h24 - 1
         if n10 > 126:
             n10, p = _uvt(b, p, n10 + 1)
             n10 -= 1
@@ -915,8 +916,9 @@ def _r_OffsetCommitRequest_6(b, p):
             raise DecodeError('OffsetCommitRequest.Topics: null where not nullable')
         if n10 > bl - p:
             raise DecodeError('OffsetCommitRequest.Topics: count ' + str(n10) + ' past the end')
+        r25 = range(n10)
     xs11 = []
-    for _ in range(n10):
+    for _ in r25:
         e12 = _new(_OffsetCommitRequest_OffsetCommitRequestTopic)
         h15 = b[p]
         if 0 < h15 < 128:
@@ -938,7 +940,7 @@ def _r_OffsetCommitRequest_6(b, p):
         h22 = b[p]
         p += 1
         if 0 < h22 < 128:
-            n16 = h22 - 1
+            r23 = _counts[h22]
         else:
             n16 = h22 - 1
             if n16 > 126:
@@ -948,8 +950,9 @@ def _r_OffsetCommitRequest_6(b, p):
                 raise DecodeError('OffsetCommitRequestTopic.Partitions: null where not nullable')
             if n16 > bl - p:
                 raise DecodeError('OffsetCommitRequestTopic.Partitions: count ' + str(n16) + ' past the end')
+            r23 = range(n16)
         xs17 = []
-        for _ in range(n16):
+        for _ in r23:
             e18 = _new(_OffsetCommitRequest_OffsetCommitRequestPartition)
             e18.partition_index, e18.committed_offset, e18.committed_leader_epoch, h19, = _S12.unpack_from(b, p)
             p += 17
@@ -1133,12 +1136,12 @@ def _r_OffsetCommitRequest_7(b, p):
             q8 = p + n7
             o.group_instance_id = str(b[p:q8], 'utf-8')
             p = q8
-    h20 = b[p]
+    h21 = b[p]
     p += 1
-    if 0 < h20 < 128:
-        n10 = h20 - 1
+    if 0 < h21 < 128:
+        r22 = _counts[h21]
     else:
-        n10 = h20 - 1
+        n10 = h21 - 1
         if n10 > 126:
             n10, p = _uvt(b, p, n10 + 1)
             n10 -= 1
@@ -1146,13 +1149,14 @@ def _r_OffsetCommitRequest_7(b, p):
             raise DecodeError('OffsetCommitRequest.Topics: null where not nullable')
         if n10 > bl - p:
             raise DecodeError('OffsetCommitRequest.Topics: count ' + str(n10) + ' past the end')
+        r22 = range(n10)
     xs11 = []
-    for _ in range(n10):
+    for _ in r22:
         e12 = _new(_OffsetCommitRequest_OffsetCommitRequestTopic)
         e12.topic_id, h13, = _S13.unpack_from(b, p)
         p += 17
         if 0 < h13 < 128:
-            n14 = h13 - 1
+            r20 = _counts[h13]
         else:
             n14 = h13 - 1
             if n14 > 126:
@@ -1162,8 +1166,9 @@ def _r_OffsetCommitRequest_7(b, p):
                 raise DecodeError('OffsetCommitRequestTopic.Partitions: null where not nullable')
             if n14 > bl - p:
                 raise DecodeError('OffsetCommitRequestTopic.Partitions: count ' + str(n14) + ' past the end')
+            r20 = range(n14)
         xs15 = []
-        for _ in range(n14):
+        for _ in r20:
             e16 = _new(_OffsetCommitRequest_OffsetCommitRequestPartition)
             e16.partition_index, e16.committed_offset, e16.committed_leader_epoch, h17, = _S12.unpack_from(b, p)
             p += 17
@@ -1481,7 +1486,7 @@ def _r_OffsetCommitResponse_2(b, p):
     o.throttle_time_ms, h1, = _S11.unpack_from(b, p)
     p += 5
     if 0 < h1 < 128:
-        n2 = h1 - 1
+        r13 = _counts[h1]
     else:
         n2 = h1 - 1
         if n2 > 126:
@@ -1491,8 +1496,9 @@ def _r_OffsetCommitResponse_2(b, p):
             raise DecodeError('OffsetCommitResponse.Topics: null where not nullable')
         if n2 > bl - p:
             raise DecodeError('OffsetCommitResponse.Topics: count ' + str(n2) + ' past the end')
+        r13 = range(n2)
     xs3 = []
-    for _ in range(n2):
+    for _ in r13:
         e4 = _new(_OffsetCommitResponse_OffsetCommitResponseTopic)
         h7 = b[p]
         if 0 < h7 < 128:
@@ -1514,7 +1520,7 @@ def _r_OffsetCommitResponse_2(b, p):
         h11 = b[p]
         p += 1
         if 0 < h11 < 128:
-            n8 = h11 - 1
+            r12 = _counts[h11]
         else:
             n8 = h11 - 1
             if n8 > 126:
@@ -1524,8 +1530,9 @@ def _r_OffsetCommitResponse_2(b, p):
                 raise DecodeError('OffsetCommitResponseTopic.Partitions: null where not nullable')
             if n8 > bl - p:
                 raise DecodeError('OffsetCommitResponseTopic.Partitions: count ' + str(n8) + ' past the end')
+            r12 = range(n8)
         xs9 = []
-        for _ in range(n8):
+        for _ in r12:
             e10 = _new(_OffsetCommitResponse_OffsetCommitResponsePartition)
             e10.partition_index, e10.error_code, = _S4.unpack_from(b, p)
             p += 6
@@ -1599,7 +1606,7 @@ def _r_OffsetCommitResponse_3(b, p):
     o.throttle_time_ms, h1, = _S11.unpack_from(b, p)
     p += 5
     if 0 < h1 < 128:
-        n2 = h1 - 1
+        r10 = _counts[h1]
     else:
         n2 = h1 - 1
         if n2 > 126:
@@ -1609,13 +1616,14 @@ def _r_OffsetCommitResponse_3(b, p):
             raise DecodeError('OffsetCommitResponse.Topics: null where not nullable')
         if n2 > bl - p:
             raise DecodeError('OffsetCommitResponse.Topics: count ' + str(n2) + ' past the end')
+        r10 = range(n2)
     xs3 = []
-    for _ in range(n2):
+    for _ in r10:
         e4 = _new(_OffsetCommitResponse_OffsetCommitResponseTopic)
         e4.topic_id, h5, = _S13.unpack_from(b, p)
         p += 17
         if 0 < h5 < 128:
-            n6 = h5 - 1
+            r9 = _counts[h5]
         else:
             n6 = h5 - 1
             if n6 > 126:
@@ -1625,8 +1633,9 @@ def _r_OffsetCommitResponse_3(b, p):
                 raise DecodeError('OffsetCommitResponseTopic.Partitions: null where not nullable')
             if n6 > bl - p:
                 raise DecodeError('OffsetCommitResponseTopic.Partitions: count ' + str(n6) + ' past the end')
+            r9 = range(n6)
         xs7 = []
-        for _ in range(n6):
+        for _ in r9:
             e8 = _new(_OffsetCommitResponse_OffsetCommitResponsePartition)
             e8.partition_index, e8.error_code, = _S4.unpack_from(b, p)
             p += 6

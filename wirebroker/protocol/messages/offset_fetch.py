@@ -11,6 +11,7 @@ import struct as _struct
 from wirebroker.protocol.message import UNSET, Message, Struct
 from wirebroker.protocol.message import shared_default as _shared_default
 from wirebroker.protocol.primitives import (
+    COMPACT_COUNT_RANGES as _counts,
     UUID_ZERO,
     DecodeError,
     UnsupportedFieldError,
@@ -723,7 +724,7 @@ def _r_OffsetFetchRequest_4(b, p):
     h16 = b[p]
     p += 1
     if 0 < h16 < 128:
-        n1 = h16 - 1
+        r17 = _counts[h16]
     else:
         n1 = h16 - 1
         if n1 > 126:
@@ -733,8 +734,9 @@ def _r_OffsetFetchRequest_4(b, p):
             raise DecodeError('OffsetFetchRequest.Groups: null where not nullable')
         if n1 > bl - p:
             raise DecodeError('OffsetFetchRequest.Groups: count ' + str(n1) + ' past the end')
+        r17 = range(n1)
     xs2 = []
-    for _ in range(n1):
+    for _ in r17:
         e3 = _new(_OffsetFetchRequest_OffsetFetchRequestGroup)
         h6 = b[p]
         if 0 < h6 < 128:
@@ -908,7 +910,7 @@ def _r_OffsetFetchRequest_5(b, p):
     h19 = b[p]
     p += 1
     if 0 < h19 < 128:
-        n1 = h19 - 1
+        r20 = _counts[h19]
     else:
         n1 = h19 - 1
         if n1 > 126:
@@ -918,8 +920,9 @@ def _r_OffsetFetchRequest_5(b, p):
             raise DecodeError('OffsetFetchRequest.Groups: null where not nullable')
         if n1 > bl - p:
             raise DecodeError('OffsetFetchRequest.Groups: count ' + str(n1) + ' past the end')
+        r20 = range(n1)
     xs2 = []
-    for _ in range(n1):
+    for _ in r20:
         e3 = _new(_OffsetFetchRequest_OffsetFetchRequestGroup)
         h6 = b[p]
         if 0 < h6 < 128:
@@ -1122,7 +1125,7 @@ def _r_OffsetFetchRequest_6(b, p):
     h16 = b[p]
     p += 1
     if 0 < h16 < 128:
-        n1 = h16 - 1
+        r17 = _counts[h16]
     else:
         n1 = h16 - 1
         if n1 > 126:
@@ -1132,8 +1135,9 @@ def _r_OffsetFetchRequest_6(b, p):
             raise DecodeError('OffsetFetchRequest.Groups: null where not nullable')
         if n1 > bl - p:
             raise DecodeError('OffsetFetchRequest.Groups: count ' + str(n1) + ' past the end')
+        r17 = range(n1)
     xs2 = []
-    for _ in range(n1):
+    for _ in r17:
         e3 = _new(_OffsetFetchRequest_OffsetFetchRequestGroup)
         h6 = b[p]
         if 0 < h6 < 128:
@@ -1716,7 +1720,7 @@ def _r_OffsetFetchResponse_4(b, p):
     o.throttle_time_ms, h1, = _S3.unpack_from(b, p)
     p += 5
     if 0 < h1 < 128:
-        n2 = h1 - 1
+        r16 = _counts[h1]
     else:
         n2 = h1 - 1
         if n2 > 126:
@@ -1726,8 +1730,9 @@ def _r_OffsetFetchResponse_4(b, p):
             raise DecodeError('OffsetFetchResponse.Topics: null where not nullable')
         if n2 > bl - p:
             raise DecodeError('OffsetFetchResponse.Topics: count ' + str(n2) + ' past the end')
+        r16 = range(n2)
     xs3 = []
-    for _ in range(n2):
+    for _ in r16:
         e4 = _new(_OffsetFetchResponse_OffsetFetchResponseTopic)
         h7 = b[p]
         if 0 < h7 < 128:
@@ -1749,7 +1754,7 @@ def _r_OffsetFetchResponse_4(b, p):
         h14 = b[p]
         p += 1
         if 0 < h14 < 128:
-            n8 = h14 - 1
+            r15 = _counts[h14]
         else:
             n8 = h14 - 1
             if n8 > 126:
@@ -1759,8 +1764,9 @@ def _r_OffsetFetchResponse_4(b, p):
                 raise DecodeError('OffsetFetchResponseTopic.Partitions: null where not nullable')
             if n8 > bl - p:
                 raise DecodeError('OffsetFetchResponseTopic.Partitions: count ' + str(n8) + ' past the end')
+            r15 = range(n8)
         xs9 = []
-        for _ in range(n8):
+        for _ in r15:
             e10 = _new(_OffsetFetchResponse_OffsetFetchResponsePartition)
             e10.partition_index, e10.committed_offset, e10.committed_leader_epoch, h11, = _S11.unpack_from(b, p)
             p += 17
@@ -1939,7 +1945,7 @@ def _r_OffsetFetchResponse_5(b, p):
     o.throttle_time_ms, h1, = _S3.unpack_from(b, p)
     p += 5
     if 0 < h1 < 128:
-        n2 = h1 - 1
+        r24 = _counts[h1]
     else:
         n2 = h1 - 1
         if n2 > 126:
@@ -1949,8 +1955,9 @@ def _r_OffsetFetchResponse_5(b, p):
             raise DecodeError('OffsetFetchResponse.Groups: null where not nullable')
         if n2 > bl - p:
             raise DecodeError('OffsetFetchResponse.Groups: count ' + str(n2) + ' past the end')
+        r24 = range(n2)
     xs3 = []
-    for _ in range(n2):
+    for _ in r24:
         e4 = _new(_OffsetFetchResponse_OffsetFetchResponseGroup)
         h7 = b[p]
         if 0 < h7 < 128:
@@ -1969,12 +1976,12 @@ def _r_OffsetFetchResponse_5(b, p):
                 q6 = p + n5
                 e4.group_id = str(b[p:q6], 'utf-8')
                 p = q6
-        h21 = b[p]
+        h22 = b[p]
         p += 1
-        if 0 < h21 < 128:
-            n8 = h21 - 1
+        if 0 < h22 < 128:
+            r23 = _counts[h22]
         else:
-            n8 = h21 - 1
+            n8 = h22 - 1
             if n8 > 126:
                 n8, p = _uvt(b, p, n8 + 1)
                 n8 -= 1
@@ -1982,8 +1989,9 @@ def _r_OffsetFetchResponse_5(b, p):
                 raise DecodeError('OffsetFetchResponseGroup.Topics: null where not nullable')
             if n8 > bl - p:
                 raise DecodeError('OffsetFetchResponseGroup.Topics: count ' + str(n8) + ' past the end')
+            r23 = range(n8)
         xs9 = []
-        for _ in range(n8):
+        for _ in r23:
             e10 = _new(_OffsetFetchResponse_OffsetFetchResponseTopics)
             h13 = b[p]
             if 0 < h13 < 128:
@@ -2005,7 +2013,7 @@ def _r_OffsetFetchResponse_5(b, p):
             h20 = b[p]
             p += 1
             if 0 < h20 < 128:
-                n14 = h20 - 1
+                r21 = _counts[h20]
             else:
                 n14 = h20 - 1
                 if n14 > 126:
@@ -2015,8 +2023,9 @@ def _r_OffsetFetchResponse_5(b, p):
                     raise DecodeError('OffsetFetchResponseTopics.Partitions: null where not nullable')
                 if n14 > bl - p:
                     raise DecodeError('OffsetFetchResponseTopics.Partitions: count ' + str(n14) + ' past the end')
+                r21 = range(n14)
             xs15 = []
-            for _ in range(n14):
+            for _ in r21:
                 e16 = _new(_OffsetFetchResponse_OffsetFetchResponsePartitions)
                 e16.partition_index, e16.committed_offset, e16.committed_leader_epoch, h17, = _S11.unpack_from(b, p)
                 p += 17
@@ -2154,7 +2163,7 @@ def _r_OffsetFetchResponse_6(b, p):
     o.throttle_time_ms, h1, = _S3.unpack_from(b, p)
     p += 5
     if 0 < h1 < 128:
-        n2 = h1 - 1
+        r21 = _counts[h1]
     else:
         n2 = h1 - 1
         if n2 > 126:
@@ -2164,8 +2173,9 @@ def _r_OffsetFetchResponse_6(b, p):
             raise DecodeError('OffsetFetchResponse.Groups: null where not nullable')
         if n2 > bl - p:
             raise DecodeError('OffsetFetchResponse.Groups: count ' + str(n2) + ' past the end')
+        r21 = range(n2)
     xs3 = []
-    for _ in range(n2):
+    for _ in r21:
         e4 = _new(_OffsetFetchResponse_OffsetFetchResponseGroup)
         h7 = b[p]
         if 0 < h7 < 128:
@@ -2184,12 +2194,12 @@ def _r_OffsetFetchResponse_6(b, p):
                 q6 = p + n5
                 e4.group_id = str(b[p:q6], 'utf-8')
                 p = q6
-        h18 = b[p]
+        h19 = b[p]
         p += 1
-        if 0 < h18 < 128:
-            n8 = h18 - 1
+        if 0 < h19 < 128:
+            r20 = _counts[h19]
         else:
-            n8 = h18 - 1
+            n8 = h19 - 1
             if n8 > 126:
                 n8, p = _uvt(b, p, n8 + 1)
                 n8 -= 1
@@ -2197,13 +2207,14 @@ def _r_OffsetFetchResponse_6(b, p):
                 raise DecodeError('OffsetFetchResponseGroup.Topics: null where not nullable')
             if n8 > bl - p:
                 raise DecodeError('OffsetFetchResponseGroup.Topics: count ' + str(n8) + ' past the end')
+            r20 = range(n8)
         xs9 = []
-        for _ in range(n8):
+        for _ in r20:
             e10 = _new(_OffsetFetchResponse_OffsetFetchResponseTopics)
             e10.topic_id, h11, = _S4.unpack_from(b, p)
             p += 17
             if 0 < h11 < 128:
-                n12 = h11 - 1
+                r18 = _counts[h11]
             else:
                 n12 = h11 - 1
                 if n12 > 126:
@@ -2213,8 +2224,9 @@ def _r_OffsetFetchResponse_6(b, p):
                     raise DecodeError('OffsetFetchResponseTopics.Partitions: null where not nullable')
                 if n12 > bl - p:
                     raise DecodeError('OffsetFetchResponseTopics.Partitions: count ' + str(n12) + ' past the end')
+                r18 = range(n12)
             xs13 = []
-            for _ in range(n12):
+            for _ in r18:
                 e14 = _new(_OffsetFetchResponse_OffsetFetchResponsePartitions)
                 e14.partition_index, e14.committed_offset, e14.committed_leader_epoch, h15, = _S11.unpack_from(b, p)
                 p += 17

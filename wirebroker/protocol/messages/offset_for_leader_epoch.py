@@ -11,6 +11,7 @@ import struct as _struct
 from wirebroker.protocol.message import UNSET, Message, Struct
 from wirebroker.protocol.message import shared_default as _shared_default
 from wirebroker.protocol.primitives import (
+    COMPACT_COUNT_RANGES as _counts,
     UUID_ZERO,
     DecodeError,
     UnsupportedFieldError,
@@ -374,7 +375,7 @@ def _r_OffsetForLeaderEpochRequest_3(b, p):
     o.replica_id, h1, = _S4.unpack_from(b, p)
     p += 5
     if 0 < h1 < 128:
-        n2 = h1 - 1
+        r13 = _counts[h1]
     else:
         n2 = h1 - 1
         if n2 > 126:
@@ -384,8 +385,9 @@ def _r_OffsetForLeaderEpochRequest_3(b, p):
             raise DecodeError('OffsetForLeaderEpochRequest.Topics: null where not nullable')
         if n2 > bl - p:
             raise DecodeError('OffsetForLeaderEpochRequest.Topics: count ' + str(n2) + ' past the end')
+        r13 = range(n2)
     xs3 = []
-    for _ in range(n2):
+    for _ in r13:
         e4 = _new(_OffsetForLeaderEpochRequest_OffsetForLeaderTopic)
         h7 = b[p]
         if 0 < h7 < 128:
@@ -407,7 +409,7 @@ def _r_OffsetForLeaderEpochRequest_3(b, p):
         h11 = b[p]
         p += 1
         if 0 < h11 < 128:
-            n8 = h11 - 1
+            r12 = _counts[h11]
         else:
             n8 = h11 - 1
             if n8 > 126:
@@ -417,8 +419,9 @@ def _r_OffsetForLeaderEpochRequest_3(b, p):
                 raise DecodeError('OffsetForLeaderTopic.Partitions: null where not nullable')
             if n8 > bl - p:
                 raise DecodeError('OffsetForLeaderTopic.Partitions: count ' + str(n8) + ' past the end')
+            r12 = range(n8)
         xs9 = []
-        for _ in range(n8):
+        for _ in r12:
             e10 = _new(_OffsetForLeaderEpochRequest_OffsetForLeaderPartition)
             e10.partition, e10.current_leader_epoch, e10.leader_epoch, = _S3.unpack_from(b, p)
             p += 12
@@ -742,7 +745,7 @@ def _r_OffsetForLeaderEpochResponse_3(b, p):
     o.throttle_time_ms, h1, = _S4.unpack_from(b, p)
     p += 5
     if 0 < h1 < 128:
-        n2 = h1 - 1
+        r13 = _counts[h1]
     else:
         n2 = h1 - 1
         if n2 > 126:
@@ -752,8 +755,9 @@ def _r_OffsetForLeaderEpochResponse_3(b, p):
             raise DecodeError('OffsetForLeaderEpochResponse.Topics: null where not nullable')
         if n2 > bl - p:
             raise DecodeError('OffsetForLeaderEpochResponse.Topics: count ' + str(n2) + ' past the end')
+        r13 = range(n2)
     xs3 = []
-    for _ in range(n2):
+    for _ in r13:
         e4 = _new(_OffsetForLeaderEpochResponse_OffsetForLeaderTopicResult)
         h7 = b[p]
         if 0 < h7 < 128:
@@ -775,7 +779,7 @@ def _r_OffsetForLeaderEpochResponse_3(b, p):
         h11 = b[p]
         p += 1
         if 0 < h11 < 128:
-            n8 = h11 - 1
+            r12 = _counts[h11]
         else:
             n8 = h11 - 1
             if n8 > 126:
@@ -785,8 +789,9 @@ def _r_OffsetForLeaderEpochResponse_3(b, p):
                 raise DecodeError('OffsetForLeaderTopicResult.Partitions: null where not nullable')
             if n8 > bl - p:
                 raise DecodeError('OffsetForLeaderTopicResult.Partitions: count ' + str(n8) + ' past the end')
+            r12 = range(n8)
         xs9 = []
-        for _ in range(n8):
+        for _ in r12:
             e10 = _new(_OffsetForLeaderEpochResponse_EpochEndOffset)
             e10.error_code, e10.partition, e10.leader_epoch, e10.end_offset, = _S6.unpack_from(b, p)
             p += 18

@@ -11,6 +11,7 @@ import struct as _struct
 from wirebroker.protocol.message import UNSET, Message, Struct
 from wirebroker.protocol.message import shared_default as _shared_default
 from wirebroker.protocol.primitives import (
+    COMPACT_COUNT_RANGES as _counts,
     UUID_ZERO,
     DecodeError,
     UnsupportedFieldError,
@@ -435,7 +436,7 @@ def _r_ProduceRequest_2(b, p):
     o.acks, o.timeout_ms, h4, = _S5.unpack_from(b, p)
     p += 7
     if 0 < h4 < 128:
-        n5 = h4 - 1
+        r19 = _counts[h4]
     else:
         n5 = h4 - 1
         if n5 > 126:
@@ -445,8 +446,9 @@ def _r_ProduceRequest_2(b, p):
             raise DecodeError('ProduceRequest.TopicData: null where not nullable')
         if n5 > bl - p:
             raise DecodeError('ProduceRequest.TopicData: count ' + str(n5) + ' past the end')
+        r19 = range(n5)
     xs6 = []
-    for _ in range(n5):
+    for _ in r19:
         e7 = _new(_ProduceRequest_TopicProduceData)
         h10 = b[p]
         if 0 < h10 < 128:
@@ -468,7 +470,7 @@ def _r_ProduceRequest_2(b, p):
         h17 = b[p]
         p += 1
         if 0 < h17 < 128:
-            n11 = h17 - 1
+            r18 = _counts[h17]
         else:
             n11 = h17 - 1
             if n11 > 126:
@@ -478,8 +480,9 @@ def _r_ProduceRequest_2(b, p):
                 raise DecodeError('TopicProduceData.PartitionData: null where not nullable')
             if n11 > bl - p:
                 raise DecodeError('TopicProduceData.PartitionData: count ' + str(n11) + ' past the end')
+            r18 = range(n11)
         xs12 = []
-        for _ in range(n11):
+        for _ in r18:
             e13 = _new(_ProduceRequest_PartitionProduceData)
             e13.index, h14, = _S6.unpack_from(b, p)
             p += 5
@@ -605,7 +608,7 @@ def _r_ProduceRequest_3(b, p):
     o.acks, o.timeout_ms, h4, = _S5.unpack_from(b, p)
     p += 7
     if 0 < h4 < 128:
-        n5 = h4 - 1
+        r16 = _counts[h4]
     else:
         n5 = h4 - 1
         if n5 > 126:
@@ -615,13 +618,14 @@ def _r_ProduceRequest_3(b, p):
             raise DecodeError('ProduceRequest.TopicData: null where not nullable')
         if n5 > bl - p:
             raise DecodeError('ProduceRequest.TopicData: count ' + str(n5) + ' past the end')
+        r16 = range(n5)
     xs6 = []
-    for _ in range(n5):
+    for _ in r16:
         e7 = _new(_ProduceRequest_TopicProduceData)
         e7.topic_id, h8, = _S7.unpack_from(b, p)
         p += 17
         if 0 < h8 < 128:
-            n9 = h8 - 1
+            r15 = _counts[h8]
         else:
             n9 = h8 - 1
             if n9 > 126:
@@ -631,8 +635,9 @@ def _r_ProduceRequest_3(b, p):
                 raise DecodeError('TopicProduceData.PartitionData: null where not nullable')
             if n9 > bl - p:
                 raise DecodeError('TopicProduceData.PartitionData: count ' + str(n9) + ' past the end')
+            r15 = range(n9)
         xs10 = []
-        for _ in range(n9):
+        for _ in r15:
             e11 = _new(_ProduceRequest_PartitionProduceData)
             e11.index, h12, = _S6.unpack_from(b, p)
             p += 5
@@ -1202,12 +1207,12 @@ def _t_ProduceResponse_0(b, p, o):
 def _r_ProduceResponse_5(b, p):
     bl = len(b)
     o = _new(ProduceResponse)
-    h21 = b[p]
+    h23 = b[p]
     p += 1
-    if 0 < h21 < 128:
-        n1 = h21 - 1
+    if 0 < h23 < 128:
+        r24 = _counts[h23]
     else:
-        n1 = h21 - 1
+        n1 = h23 - 1
         if n1 > 126:
             n1, p = _uvt(b, p, n1 + 1)
             n1 -= 1
@@ -1215,8 +1220,9 @@ def _r_ProduceResponse_5(b, p):
             raise DecodeError('ProduceResponse.Responses: null where not nullable')
         if n1 > bl - p:
             raise DecodeError('ProduceResponse.Responses: count ' + str(n1) + ' past the end')
+        r24 = range(n1)
     xs2 = []
-    for _ in range(n1):
+    for _ in r24:
         e3 = _new(_ProduceResponse_TopicProduceResponse)
         h6 = b[p]
         if 0 < h6 < 128:
@@ -1235,12 +1241,12 @@ def _r_ProduceResponse_5(b, p):
                 q5 = p + n4
                 e3.name = str(b[p:q5], 'utf-8')
                 p = q5
-        h20 = b[p]
+        h21 = b[p]
         p += 1
-        if 0 < h20 < 128:
-            n7 = h20 - 1
+        if 0 < h21 < 128:
+            r22 = _counts[h21]
         else:
-            n7 = h20 - 1
+            n7 = h21 - 1
             if n7 > 126:
                 n7, p = _uvt(b, p, n7 + 1)
                 n7 -= 1
@@ -1248,13 +1254,14 @@ def _r_ProduceResponse_5(b, p):
                 raise DecodeError('TopicProduceResponse.PartitionResponses: null where not nullable')
             if n7 > bl - p:
                 raise DecodeError('TopicProduceResponse.PartitionResponses: count ' + str(n7) + ' past the end')
+            r22 = range(n7)
         xs8 = []
-        for _ in range(n7):
+        for _ in r22:
             e9 = _new(_ProduceResponse_PartitionProduceResponse)
             e9.index, e9.error_code, e9.base_offset, e9.log_append_time_ms, e9.log_start_offset, h10, = _S14.unpack_from(b, p)
             p += 31
             if 0 < h10 < 128:
-                n11 = h10 - 1
+                r17 = _counts[h10]
             else:
                 n11 = h10 - 1
                 if n11 > 126:
@@ -1264,8 +1271,9 @@ def _r_ProduceResponse_5(b, p):
                     raise DecodeError('PartitionProduceResponse.RecordErrors: null where not nullable')
                 if n11 > bl - p:
                     raise DecodeError('PartitionProduceResponse.RecordErrors: count ' + str(n11) + ' past the end')
+                r17 = range(n11)
             xs12 = []
-            for _ in range(n11):
+            for _ in r17:
                 e13 = _new(_ProduceResponse_BatchIndexAndErrorMessage)
                 e13.batch_index, h14, = _S6.unpack_from(b, p)
                 p += 5
@@ -1293,26 +1301,26 @@ def _r_ProduceResponse_5(b, p):
                     p = _t_ProduceResponse_BatchIndexAndErrorMessage_0(b, p, e13)
                 xs12.append(e13)
             e9.record_errors = xs12
-            h19 = b[p]
-            if 0 < h19 < 128:
-                q18 = p + h19
-                e9.error_message = str(b[p + 1:q18], 'utf-8')
-                p = q18
-            elif h19 == 0:
+            h20 = b[p]
+            if 0 < h20 < 128:
+                q19 = p + h20
+                e9.error_message = str(b[p + 1:q19], 'utf-8')
+                p = q19
+            elif h20 == 0:
                 e9.error_message = None
                 p += 1
             else:
                 p += 1
-                n17 = h19 - 1
-                if n17 > 126:
-                    n17, p = _uvt(b, p, n17 + 1)
-                    n17 -= 1
-                if n17 < 0:
+                n18 = h20 - 1
+                if n18 > 126:
+                    n18, p = _uvt(b, p, n18 + 1)
+                    n18 -= 1
+                if n18 < 0:
                     e9.error_message = None
                 else:
-                    q18 = p + n17
-                    e9.error_message = str(b[p:q18], 'utf-8')
-                    p = q18
+                    q19 = p + n18
+                    e9.error_message = str(b[p:q19], 'utf-8')
+                    p = q19
             e9.current_leader = _DEFAULT_ProduceResponse_LeaderIdAndEpoch
             if b[p] == 0:  # no tagged fields, the common case
                 e9.unknown_tagged_fields = None
@@ -1571,12 +1579,12 @@ def _t_ProduceResponse_1(b, p, o):
 def _r_ProduceResponse_6(b, p):
     bl = len(b)
     o = _new(ProduceResponse)
-    h21 = b[p]
+    h23 = b[p]
     p += 1
-    if 0 < h21 < 128:
-        n1 = h21 - 1
+    if 0 < h23 < 128:
+        r24 = _counts[h23]
     else:
-        n1 = h21 - 1
+        n1 = h23 - 1
         if n1 > 126:
             n1, p = _uvt(b, p, n1 + 1)
             n1 -= 1
@@ -1584,8 +1592,9 @@ def _r_ProduceResponse_6(b, p):
             raise DecodeError('ProduceResponse.Responses: null where not nullable')
         if n1 > bl - p:
             raise DecodeError('ProduceResponse.Responses: count ' + str(n1) + ' past the end')
+        r24 = range(n1)
     xs2 = []
-    for _ in range(n1):
+    for _ in r24:
         e3 = _new(_ProduceResponse_TopicProduceResponse)
         h6 = b[p]
         if 0 < h6 < 128:
@@ -1604,12 +1613,12 @@ def _r_ProduceResponse_6(b, p):
                 q5 = p + n4
                 e3.name = str(b[p:q5], 'utf-8')
                 p = q5
-        h20 = b[p]
+        h21 = b[p]
         p += 1
-        if 0 < h20 < 128:
-            n7 = h20 - 1
+        if 0 < h21 < 128:
+            r22 = _counts[h21]
         else:
-            n7 = h20 - 1
+            n7 = h21 - 1
             if n7 > 126:
                 n7, p = _uvt(b, p, n7 + 1)
                 n7 -= 1
@@ -1617,13 +1626,14 @@ def _r_ProduceResponse_6(b, p):
                 raise DecodeError('TopicProduceResponse.PartitionResponses: null where not nullable')
             if n7 > bl - p:
                 raise DecodeError('TopicProduceResponse.PartitionResponses: count ' + str(n7) + ' past the end')
+            r22 = range(n7)
         xs8 = []
-        for _ in range(n7):
+        for _ in r22:
             e9 = _new(_ProduceResponse_PartitionProduceResponse)
             e9.index, e9.error_code, e9.base_offset, e9.log_append_time_ms, e9.log_start_offset, h10, = _S14.unpack_from(b, p)
             p += 31
             if 0 < h10 < 128:
-                n11 = h10 - 1
+                r17 = _counts[h10]
             else:
                 n11 = h10 - 1
                 if n11 > 126:
@@ -1633,8 +1643,9 @@ def _r_ProduceResponse_6(b, p):
                     raise DecodeError('PartitionProduceResponse.RecordErrors: null where not nullable')
                 if n11 > bl - p:
                     raise DecodeError('PartitionProduceResponse.RecordErrors: count ' + str(n11) + ' past the end')
+                r17 = range(n11)
             xs12 = []
-            for _ in range(n11):
+            for _ in r17:
                 e13 = _new(_ProduceResponse_BatchIndexAndErrorMessage)
                 e13.batch_index, h14, = _S6.unpack_from(b, p)
                 p += 5
@@ -1662,26 +1673,26 @@ def _r_ProduceResponse_6(b, p):
                     p = _t_ProduceResponse_BatchIndexAndErrorMessage_0(b, p, e13)
                 xs12.append(e13)
             e9.record_errors = xs12
-            h19 = b[p]
-            if 0 < h19 < 128:
-                q18 = p + h19
-                e9.error_message = str(b[p + 1:q18], 'utf-8')
-                p = q18
-            elif h19 == 0:
+            h20 = b[p]
+            if 0 < h20 < 128:
+                q19 = p + h20
+                e9.error_message = str(b[p + 1:q19], 'utf-8')
+                p = q19
+            elif h20 == 0:
                 e9.error_message = None
                 p += 1
             else:
                 p += 1
-                n17 = h19 - 1
-                if n17 > 126:
-                    n17, p = _uvt(b, p, n17 + 1)
-                    n17 -= 1
-                if n17 < 0:
+                n18 = h20 - 1
+                if n18 > 126:
+                    n18, p = _uvt(b, p, n18 + 1)
+                    n18 -= 1
+                if n18 < 0:
                     e9.error_message = None
                 else:
-                    q18 = p + n17
-                    e9.error_message = str(b[p:q18], 'utf-8')
-                    p = q18
+                    q19 = p + n18
+                    e9.error_message = str(b[p:q19], 'utf-8')
+                    p = q19
             e9.current_leader = _DEFAULT_ProduceResponse_LeaderIdAndEpoch
             if b[p] == 0:  # no tagged fields, the common case
                 e9.unknown_tagged_fields = None
@@ -1837,12 +1848,12 @@ def _w_ProduceResponse_6(o, w):
 def _r_ProduceResponse_7(b, p):
     bl = len(b)
     o = _new(ProduceResponse)
-    h18 = b[p]
+    h20 = b[p]
     p += 1
-    if 0 < h18 < 128:
-        n1 = h18 - 1
+    if 0 < h20 < 128:
+        r21 = _counts[h20]
     else:
-        n1 = h18 - 1
+        n1 = h20 - 1
         if n1 > 126:
             n1, p = _uvt(b, p, n1 + 1)
             n1 -= 1
@@ -1850,13 +1861,14 @@ def _r_ProduceResponse_7(b, p):
             raise DecodeError('ProduceResponse.Responses: null where not nullable')
         if n1 > bl - p:
             raise DecodeError('ProduceResponse.Responses: count ' + str(n1) + ' past the end')
+        r21 = range(n1)
     xs2 = []
-    for _ in range(n1):
+    for _ in r21:
         e3 = _new(_ProduceResponse_TopicProduceResponse)
         e3.topic_id, h4, = _S7.unpack_from(b, p)
         p += 17
         if 0 < h4 < 128:
-            n5 = h4 - 1
+            r19 = _counts[h4]
         else:
             n5 = h4 - 1
             if n5 > 126:
@@ -1866,13 +1878,14 @@ def _r_ProduceResponse_7(b, p):
                 raise DecodeError('TopicProduceResponse.PartitionResponses: null where not nullable')
             if n5 > bl - p:
                 raise DecodeError('TopicProduceResponse.PartitionResponses: count ' + str(n5) + ' past the end')
+            r19 = range(n5)
         xs6 = []
-        for _ in range(n5):
+        for _ in r19:
             e7 = _new(_ProduceResponse_PartitionProduceResponse)
             e7.index, e7.error_code, e7.base_offset, e7.log_append_time_ms, e7.log_start_offset, h8, = _S14.unpack_from(b, p)
             p += 31
             if 0 < h8 < 128:
-                n9 = h8 - 1
+                r15 = _counts[h8]
             else:
                 n9 = h8 - 1
                 if n9 > 126:
@@ -1882,8 +1895,9 @@ def _r_ProduceResponse_7(b, p):
                     raise DecodeError('PartitionProduceResponse.RecordErrors: null where not nullable')
                 if n9 > bl - p:
                     raise DecodeError('PartitionProduceResponse.RecordErrors: count ' + str(n9) + ' past the end')
+                r15 = range(n9)
             xs10 = []
-            for _ in range(n9):
+            for _ in r15:
                 e11 = _new(_ProduceResponse_BatchIndexAndErrorMessage)
                 e11.batch_index, h12, = _S6.unpack_from(b, p)
                 p += 5
@@ -1911,26 +1925,26 @@ def _r_ProduceResponse_7(b, p):
                     p = _t_ProduceResponse_BatchIndexAndErrorMessage_0(b, p, e11)
                 xs10.append(e11)
             e7.record_errors = xs10
-            h17 = b[p]
-            if 0 < h17 < 128:
-                q16 = p + h17
-                e7.error_message = str(b[p + 1:q16], 'utf-8')
-                p = q16
-            elif h17 == 0:
+            h18 = b[p]
+            if 0 < h18 < 128:
+                q17 = p + h18
+                e7.error_message = str(b[p + 1:q17], 'utf-8')
+                p = q17
+            elif h18 == 0:
                 e7.error_message = None
                 p += 1
             else:
                 p += 1
-                n15 = h17 - 1
-                if n15 > 126:
-                    n15, p = _uvt(b, p, n15 + 1)
-                    n15 -= 1
-                if n15 < 0:
+                n16 = h18 - 1
+                if n16 > 126:
+                    n16, p = _uvt(b, p, n16 + 1)
+                    n16 -= 1
+                if n16 < 0:
                     e7.error_message = None
                 else:
-                    q16 = p + n15
-                    e7.error_message = str(b[p:q16], 'utf-8')
-                    p = q16
+                    q17 = p + n16
+                    e7.error_message = str(b[p:q17], 'utf-8')
+                    p = q17
             e7.current_leader = _DEFAULT_ProduceResponse_LeaderIdAndEpoch
             if b[p] == 0:  # no tagged fields, the common case
                 e7.unknown_tagged_fields = None

@@ -11,6 +11,7 @@ import struct as _struct
 from wirebroker.protocol.message import UNSET, Message, Struct
 from wirebroker.protocol.message import shared_default as _shared_default
 from wirebroker.protocol.primitives import (
+    COMPACT_COUNT_RANGES as _counts,
     UUID_ZERO,
     DecodeError,
     UnsupportedFieldError,
@@ -220,12 +221,12 @@ def _r_ReadShareGroupStateRequest_0(b, p):
             q2 = p + n1
             o.group_id = str(b[p:q2], 'utf-8')
             p = q2
-    h11 = b[p]
+    h12 = b[p]
     p += 1
-    if 0 < h11 < 128:
-        n4 = h11 - 1
+    if 0 < h12 < 128:
+        r13 = _counts[h12]
     else:
-        n4 = h11 - 1
+        n4 = h12 - 1
         if n4 > 126:
             n4, p = _uvt(b, p, n4 + 1)
             n4 -= 1
@@ -233,13 +234,14 @@ def _r_ReadShareGroupStateRequest_0(b, p):
             raise DecodeError('ReadShareGroupStateRequest.Topics: null where not nullable')
         if n4 > bl - p:
             raise DecodeError('ReadShareGroupStateRequest.Topics: count ' + str(n4) + ' past the end')
+        r13 = range(n4)
     xs5 = []
-    for _ in range(n4):
+    for _ in r13:
         e6 = _new(_ReadShareGroupStateRequest_ReadStateData)
         e6.topic_id, h7, = _S0.unpack_from(b, p)
         p += 17
         if 0 < h7 < 128:
-            n8 = h7 - 1
+            r11 = _counts[h7]
         else:
             n8 = h7 - 1
             if n8 > 126:
@@ -249,8 +251,9 @@ def _r_ReadShareGroupStateRequest_0(b, p):
                 raise DecodeError('ReadStateData.Partitions: null where not nullable')
             if n8 > bl - p:
                 raise DecodeError('ReadStateData.Partitions: count ' + str(n8) + ' past the end')
+            r11 = range(n8)
         xs9 = []
-        for _ in range(n8):
+        for _ in r11:
             e10 = _new(_ReadShareGroupStateRequest_PartitionData)
             e10.partition, e10.leader_epoch, = _S1.unpack_from(b, p)
             p += 8
@@ -412,12 +415,12 @@ def _t_ReadShareGroupStateResponse_0(b, p, o):
 def _r_ReadShareGroupStateResponse_0(b, p):
     bl = len(b)
     o = _new(ReadShareGroupStateResponse)
-    h15 = b[p]
+    h17 = b[p]
     p += 1
-    if 0 < h15 < 128:
-        n1 = h15 - 1
+    if 0 < h17 < 128:
+        r18 = _counts[h17]
     else:
-        n1 = h15 - 1
+        n1 = h17 - 1
         if n1 > 126:
             n1, p = _uvt(b, p, n1 + 1)
             n1 -= 1
@@ -425,13 +428,14 @@ def _r_ReadShareGroupStateResponse_0(b, p):
             raise DecodeError('ReadShareGroupStateResponse.Results: null where not nullable')
         if n1 > bl - p:
             raise DecodeError('ReadShareGroupStateResponse.Results: count ' + str(n1) + ' past the end')
+        r18 = range(n1)
     xs2 = []
-    for _ in range(n1):
+    for _ in r18:
         e3 = _new(_ReadShareGroupStateResponse_ReadStateResult)
         e3.topic_id, h4, = _S0.unpack_from(b, p)
         p += 17
         if 0 < h4 < 128:
-            n5 = h4 - 1
+            r16 = _counts[h4]
         else:
             n5 = h4 - 1
             if n5 > 126:
@@ -441,8 +445,9 @@ def _r_ReadShareGroupStateResponse_0(b, p):
                 raise DecodeError('ReadStateResult.Partitions: null where not nullable')
             if n5 > bl - p:
                 raise DecodeError('ReadStateResult.Partitions: count ' + str(n5) + ' past the end')
+            r16 = range(n5)
         xs6 = []
-        for _ in range(n5):
+        for _ in r16:
             e7 = _new(_ReadShareGroupStateResponse_PartitionResult)
             e7.partition, e7.error_code, h8, = _S3.unpack_from(b, p)
             p += 7
@@ -466,7 +471,7 @@ def _r_ReadShareGroupStateResponse_0(b, p):
             e7.state_epoch, e7.start_offset, h11, = _S4.unpack_from(b, p)
             p += 13
             if 0 < h11 < 128:
-                n12 = h11 - 1
+                r15 = _counts[h11]
             else:
                 n12 = h11 - 1
                 if n12 > 126:
@@ -476,8 +481,9 @@ def _r_ReadShareGroupStateResponse_0(b, p):
                     raise DecodeError('PartitionResult.StateBatches: null where not nullable')
                 if n12 > bl - p:
                     raise DecodeError('PartitionResult.StateBatches: count ' + str(n12) + ' past the end')
+                r15 = range(n12)
             xs13 = []
-            for _ in range(n12):
+            for _ in r15:
                 e14 = _new(_ReadShareGroupStateResponse_StateBatch)
                 e14.first_offset, e14.last_offset, e14.delivery_state, e14.delivery_count, = _S5.unpack_from(b, p)
                 p += 19

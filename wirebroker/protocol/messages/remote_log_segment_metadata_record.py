@@ -11,6 +11,7 @@ import struct as _struct
 from wirebroker.protocol.message import UNSET, Message, Struct
 from wirebroker.protocol.message import shared_default as _shared_default
 from wirebroker.protocol.primitives import (
+    COMPACT_COUNT_RANGES as _counts,
     UUID_ZERO,
     DecodeError,
     UnsupportedFieldError,
@@ -237,7 +238,7 @@ def _r_RemoteLogSegmentMetadataRecord_0(b, p):
     o.start_offset, o.end_offset, o.broker_id, o.max_timestamp_ms, o.event_timestamp_ms, h6, = _S2.unpack_from(b, p)
     p += 37
     if 0 < h6 < 128:
-        n7 = h6 - 1
+        r10 = _counts[h6]
     else:
         n7 = h6 - 1
         if n7 > 126:
@@ -247,8 +248,9 @@ def _r_RemoteLogSegmentMetadataRecord_0(b, p):
             raise DecodeError('RemoteLogSegmentMetadataRecord.SegmentLeaderEpochs: null where not nullable')
         if n7 > bl - p:
             raise DecodeError('RemoteLogSegmentMetadataRecord.SegmentLeaderEpochs: count ' + str(n7) + ' past the end')
+        r10 = range(n7)
     xs8 = []
-    for _ in range(n7):
+    for _ in r10:
         e9 = _new(_RemoteLogSegmentMetadataRecord_SegmentLeaderEpochEntry)
         e9.leader_epoch, e9.offset, = _S3.unpack_from(b, p)
         p += 12
@@ -259,25 +261,25 @@ def _r_RemoteLogSegmentMetadataRecord_0(b, p):
             p = _t_RemoteLogSegmentMetadataRecord_SegmentLeaderEpochEntry_0(b, p, e9)
         xs8.append(e9)
     o.segment_leader_epochs = xs8
-    o.segment_size_in_bytes, h10, = _S4.unpack_from(b, p)
+    o.segment_size_in_bytes, h11, = _S4.unpack_from(b, p)
     p += 5
-    if 0 < h10 < 128:
-        q12 = p + h10 - 1
-        o.custom_metadata = bytes(b[p:q12])
-        p = q12
-    elif h10 == 0:
+    if 0 < h11 < 128:
+        q13 = p + h11 - 1
+        o.custom_metadata = bytes(b[p:q13])
+        p = q13
+    elif h11 == 0:
         o.custom_metadata = None
     else:
-        n11 = h10 - 1
-        if n11 > 126:
-            n11, p = _uvt(b, p, n11 + 1)
-            n11 -= 1
-        if n11 < 0:
+        n12 = h11 - 1
+        if n12 > 126:
+            n12, p = _uvt(b, p, n12 + 1)
+            n12 -= 1
+        if n12 < 0:
             o.custom_metadata = None
         else:
-            q12 = p + n11
-            o.custom_metadata = bytes(b[p:q12])
-            p = q12
+            q13 = p + n12
+            o.custom_metadata = bytes(b[p:q13])
+            p = q13
     o.remote_log_segment_state, = _S5.unpack_from(b, p)
     p += 1
     o.txn_index_empty = False

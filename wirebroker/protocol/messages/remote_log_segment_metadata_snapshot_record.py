@@ -11,6 +11,7 @@ import struct as _struct
 from wirebroker.protocol.message import UNSET, Message, Struct
 from wirebroker.protocol.message import shared_default as _shared_default
 from wirebroker.protocol.primitives import (
+    COMPACT_COUNT_RANGES as _counts,
     UUID_ZERO,
     DecodeError,
     UnsupportedFieldError,
@@ -130,7 +131,7 @@ def _r_RemoteLogSegmentMetadataSnapshotRecord_0(b, p):
     o.segment_id, o.start_offset, o.end_offset, o.broker_id, o.max_timestamp_ms, o.event_timestamp_ms, h1, = _S0.unpack_from(b, p)
     p += 53
     if 0 < h1 < 128:
-        n2 = h1 - 1
+        r5 = _counts[h1]
     else:
         n2 = h1 - 1
         if n2 > 126:
@@ -140,8 +141,9 @@ def _r_RemoteLogSegmentMetadataSnapshotRecord_0(b, p):
             raise DecodeError('RemoteLogSegmentMetadataSnapshotRecord.SegmentLeaderEpochs: null where not nullable')
         if n2 > bl - p:
             raise DecodeError('RemoteLogSegmentMetadataSnapshotRecord.SegmentLeaderEpochs: count ' + str(n2) + ' past the end')
+        r5 = range(n2)
     xs3 = []
-    for _ in range(n2):
+    for _ in r5:
         e4 = _new(_RemoteLogSegmentMetadataSnapshotRecord_SegmentLeaderEpochEntry)
         e4.leader_epoch, e4.offset, = _S1.unpack_from(b, p)
         p += 12
@@ -152,25 +154,25 @@ def _r_RemoteLogSegmentMetadataSnapshotRecord_0(b, p):
             p = _t_RemoteLogSegmentMetadataSnapshotRecord_SegmentLeaderEpochEntry_0(b, p, e4)
         xs3.append(e4)
     o.segment_leader_epochs = xs3
-    o.segment_size_in_bytes, h5, = _S2.unpack_from(b, p)
+    o.segment_size_in_bytes, h6, = _S2.unpack_from(b, p)
     p += 5
-    if 0 < h5 < 128:
-        q7 = p + h5 - 1
-        o.custom_metadata = bytes(b[p:q7])
-        p = q7
-    elif h5 == 0:
+    if 0 < h6 < 128:
+        q8 = p + h6 - 1
+        o.custom_metadata = bytes(b[p:q8])
+        p = q8
+    elif h6 == 0:
         o.custom_metadata = None
     else:
-        n6 = h5 - 1
-        if n6 > 126:
-            n6, p = _uvt(b, p, n6 + 1)
-            n6 -= 1
-        if n6 < 0:
+        n7 = h6 - 1
+        if n7 > 126:
+            n7, p = _uvt(b, p, n7 + 1)
+            n7 -= 1
+        if n7 < 0:
             o.custom_metadata = None
         else:
-            q7 = p + n6
-            o.custom_metadata = bytes(b[p:q7])
-            p = q7
+            q8 = p + n7
+            o.custom_metadata = bytes(b[p:q8])
+            p = q8
     o.remote_log_segment_state, = _S3.unpack_from(b, p)
     p += 1
     o.txn_index_empty = False

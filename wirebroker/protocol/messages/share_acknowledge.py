@@ -11,6 +11,7 @@ import struct as _struct
 from wirebroker.protocol.message import UNSET, Message, Struct
 from wirebroker.protocol.message import shared_default as _shared_default
 from wirebroker.protocol.primitives import (
+    COMPACT_COUNT_RANGES as _counts,
     UUID_ZERO,
     DecodeError,
     UnsupportedFieldError,
@@ -304,7 +305,7 @@ def _r_ShareAcknowledgeRequest_0(b, p):
     o.share_session_epoch, h7, = _S0.unpack_from(b, p)
     p += 5
     if 0 < h7 < 128:
-        n8 = h7 - 1
+        r23 = _counts[h7]
     else:
         n8 = h7 - 1
         if n8 > 126:
@@ -314,13 +315,14 @@ def _r_ShareAcknowledgeRequest_0(b, p):
             raise DecodeError('ShareAcknowledgeRequest.Topics: null where not nullable')
         if n8 > bl - p:
             raise DecodeError('ShareAcknowledgeRequest.Topics: count ' + str(n8) + ' past the end')
+        r23 = range(n8)
     xs9 = []
-    for _ in range(n8):
+    for _ in r23:
         e10 = _new(_ShareAcknowledgeRequest_AcknowledgeTopic)
         e10.topic_id, h11, = _S1.unpack_from(b, p)
         p += 17
         if 0 < h11 < 128:
-            n12 = h11 - 1
+            r22 = _counts[h11]
         else:
             n12 = h11 - 1
             if n12 > 126:
@@ -330,13 +332,14 @@ def _r_ShareAcknowledgeRequest_0(b, p):
                 raise DecodeError('AcknowledgeTopic.Partitions: null where not nullable')
             if n12 > bl - p:
                 raise DecodeError('AcknowledgeTopic.Partitions: count ' + str(n12) + ' past the end')
+            r22 = range(n12)
         xs13 = []
-        for _ in range(n12):
+        for _ in r22:
             e14 = _new(_ShareAcknowledgeRequest_AcknowledgePartition)
             e14.partition_index, h15, = _S0.unpack_from(b, p)
             p += 5
             if 0 < h15 < 128:
-                n16 = h15 - 1
+                r21 = _counts[h15]
             else:
                 n16 = h15 - 1
                 if n16 > 126:
@@ -346,8 +349,9 @@ def _r_ShareAcknowledgeRequest_0(b, p):
                     raise DecodeError('AcknowledgePartition.AcknowledgementBatches: null where not nullable')
                 if n16 > bl - p:
                     raise DecodeError('AcknowledgePartition.AcknowledgementBatches: count ' + str(n16) + ' past the end')
+                r21 = range(n16)
             xs17 = []
-            for _ in range(n16):
+            for _ in r21:
                 e18 = _new(_ShareAcknowledgeRequest_AcknowledgementBatch)
                 e18.first_offset, e18.last_offset, h19, = _S2.unpack_from(b, p)
                 p += 17
@@ -525,7 +529,7 @@ def _r_ShareAcknowledgeRequest_1(b, p):
     o.share_session_epoch, o.is_renew_ack, h7, = _S6.unpack_from(b, p)
     p += 6
     if 0 < h7 < 128:
-        n8 = h7 - 1
+        r23 = _counts[h7]
     else:
         n8 = h7 - 1
         if n8 > 126:
@@ -535,13 +539,14 @@ def _r_ShareAcknowledgeRequest_1(b, p):
             raise DecodeError('ShareAcknowledgeRequest.Topics: null where not nullable')
         if n8 > bl - p:
             raise DecodeError('ShareAcknowledgeRequest.Topics: count ' + str(n8) + ' past the end')
+        r23 = range(n8)
     xs9 = []
-    for _ in range(n8):
+    for _ in r23:
         e10 = _new(_ShareAcknowledgeRequest_AcknowledgeTopic)
         e10.topic_id, h11, = _S1.unpack_from(b, p)
         p += 17
         if 0 < h11 < 128:
-            n12 = h11 - 1
+            r22 = _counts[h11]
         else:
             n12 = h11 - 1
             if n12 > 126:
@@ -551,13 +556,14 @@ def _r_ShareAcknowledgeRequest_1(b, p):
                 raise DecodeError('AcknowledgeTopic.Partitions: null where not nullable')
             if n12 > bl - p:
                 raise DecodeError('AcknowledgeTopic.Partitions: count ' + str(n12) + ' past the end')
+            r22 = range(n12)
         xs13 = []
-        for _ in range(n12):
+        for _ in r22:
             e14 = _new(_ShareAcknowledgeRequest_AcknowledgePartition)
             e14.partition_index, h15, = _S0.unpack_from(b, p)
             p += 5
             if 0 < h15 < 128:
-                n16 = h15 - 1
+                r21 = _counts[h15]
             else:
                 n16 = h15 - 1
                 if n16 > 126:
@@ -567,8 +573,9 @@ def _r_ShareAcknowledgeRequest_1(b, p):
                     raise DecodeError('AcknowledgePartition.AcknowledgementBatches: null where not nullable')
                 if n16 > bl - p:
                     raise DecodeError('AcknowledgePartition.AcknowledgementBatches: count ' + str(n16) + ' past the end')
+                r21 = range(n16)
             xs17 = []
-            for _ in range(n16):
+            for _ in r21:
                 e18 = _new(_ShareAcknowledgeRequest_AcknowledgementBatch)
                 e18.first_offset, e18.last_offset, h19, = _S2.unpack_from(b, p)
                 p += 17
@@ -834,12 +841,12 @@ def _r_ShareAcknowledgeResponse_0(b, p):
             q3 = p + n2
             o.error_message = str(b[p:q3], 'utf-8')
             p = q3
-    h15 = b[p]
+    h16 = b[p]
     p += 1
-    if 0 < h15 < 128:
-        n4 = h15 - 1
+    if 0 < h16 < 128:
+        r17 = _counts[h16]
     else:
-        n4 = h15 - 1
+        n4 = h16 - 1
         if n4 > 126:
             n4, p = _uvt(b, p, n4 + 1)
             n4 -= 1
@@ -847,13 +854,14 @@ def _r_ShareAcknowledgeResponse_0(b, p):
             raise DecodeError('ShareAcknowledgeResponse.Responses: null where not nullable')
         if n4 > bl - p:
             raise DecodeError('ShareAcknowledgeResponse.Responses: count ' + str(n4) + ' past the end')
+        r17 = range(n4)
     xs5 = []
-    for _ in range(n4):
+    for _ in r17:
         e6 = _new(_ShareAcknowledgeResponse_ShareAcknowledgeTopicResponse)
         e6.topic_id, h7, = _S1.unpack_from(b, p)
         p += 17
         if 0 < h7 < 128:
-            n8 = h7 - 1
+            r15 = _counts[h7]
         else:
             n8 = h7 - 1
             if n8 > 126:
@@ -863,8 +871,9 @@ def _r_ShareAcknowledgeResponse_0(b, p):
                 raise DecodeError('ShareAcknowledgeTopicResponse.Partitions: null where not nullable')
             if n8 > bl - p:
                 raise DecodeError('ShareAcknowledgeTopicResponse.Partitions: count ' + str(n8) + ' past the end')
+            r15 = range(n8)
         xs9 = []
-        for _ in range(n8):
+        for _ in r15:
             e10 = _new(_ShareAcknowledgeResponse_PartitionData)
             e10.partition_index, e10.error_code, h11, = _S8.unpack_from(b, p)
             p += 7
@@ -908,65 +917,66 @@ def _r_ShareAcknowledgeResponse_0(b, p):
             p = _t_ShareAcknowledgeResponse_ShareAcknowledgeTopicResponse_0(b, p, e6)
         xs5.append(e6)
     o.responses = xs5
-    h25 = b[p]
+    h27 = b[p]
     p += 1
-    if 0 < h25 < 128:
-        n16 = h25 - 1
+    if 0 < h27 < 128:
+        r28 = _counts[h27]
     else:
-        n16 = h25 - 1
-        if n16 > 126:
-            n16, p = _uvt(b, p, n16 + 1)
-            n16 -= 1
-        if n16 < 0:
+        n18 = h27 - 1
+        if n18 > 126:
+            n18, p = _uvt(b, p, n18 + 1)
+            n18 -= 1
+        if n18 < 0:
             raise DecodeError('ShareAcknowledgeResponse.NodeEndpoints: null where not nullable')
-        if n16 > bl - p:
-            raise DecodeError('ShareAcknowledgeResponse.NodeEndpoints: count ' + str(n16) + ' past the end')
-    xs17 = []
-    for _ in range(n16):
-        e18 = _new(_ShareAcknowledgeResponse_NodeEndpoint)
-        e18.node_id, h19, = _S0.unpack_from(b, p)
+        if n18 > bl - p:
+            raise DecodeError('ShareAcknowledgeResponse.NodeEndpoints: count ' + str(n18) + ' past the end')
+        r28 = range(n18)
+    xs19 = []
+    for _ in r28:
+        e20 = _new(_ShareAcknowledgeResponse_NodeEndpoint)
+        e20.node_id, h21, = _S0.unpack_from(b, p)
         p += 5
-        if 0 < h19 < 128:
-            q21 = p + h19 - 1
-            e18.host = str(b[p:q21], 'utf-8')
-            p = q21
+        if 0 < h21 < 128:
+            q23 = p + h21 - 1
+            e20.host = str(b[p:q23], 'utf-8')
+            p = q23
         else:
-            n20 = h19 - 1
-            if n20 > 126:
-                n20, p = _uvt(b, p, n20 + 1)
-                n20 -= 1
-            if n20 < 0:
+            n22 = h21 - 1
+            if n22 > 126:
+                n22, p = _uvt(b, p, n22 + 1)
+                n22 -= 1
+            if n22 < 0:
                 raise DecodeError('NodeEndpoint.Host: null where not nullable')
             else:
-                q21 = p + n20
-                e18.host = str(b[p:q21], 'utf-8')
-                p = q21
-        e18.port, h22, = _S0.unpack_from(b, p)
+                q23 = p + n22
+                e20.host = str(b[p:q23], 'utf-8')
+                p = q23
+        e20.port, h24, = _S0.unpack_from(b, p)
         p += 5
-        if 0 < h22 < 128:
-            q24 = p + h22 - 1
-            e18.rack = str(b[p:q24], 'utf-8')
-            p = q24
-        elif h22 == 0:
-            e18.rack = None
+        if 0 < h24 < 128:
+            q26 = p + h24 - 1
+            e20.rack = str(b[p:q26], 'utf-8')
+            p = q26
+        elif h24 == 0:
+            e20.rack = None
         else:
-            n23 = h22 - 1
-            if n23 > 126:
-                n23, p = _uvt(b, p, n23 + 1)
-                n23 -= 1
-            if n23 < 0:
-                e18.rack = None
+            n25 = h24 - 1
+            if n25 > 126:
+                n25, p = _uvt(b, p, n25 + 1)
+                n25 -= 1
+            if n25 < 0:
+                e20.rack = None
             else:
-                q24 = p + n23
-                e18.rack = str(b[p:q24], 'utf-8')
-                p = q24
+                q26 = p + n25
+                e20.rack = str(b[p:q26], 'utf-8')
+                p = q26
         if b[p] == 0:  # no tagged fields, the common case
-            e18.unknown_tagged_fields = None
+            e20.unknown_tagged_fields = None
             p += 1
         else:
-            p = _t_ShareAcknowledgeResponse_NodeEndpoint_0(b, p, e18)
-        xs17.append(e18)
-    o.node_endpoints = xs17
+            p = _t_ShareAcknowledgeResponse_NodeEndpoint_0(b, p, e20)
+        xs19.append(e20)
+    o.node_endpoints = xs19
     o.acquisition_lock_timeout_ms = 0
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
@@ -1095,7 +1105,7 @@ def _r_ShareAcknowledgeResponse_1(b, p):
     o.acquisition_lock_timeout_ms, h4, = _S0.unpack_from(b, p)
     p += 5
     if 0 < h4 < 128:
-        n5 = h4 - 1
+        r17 = _counts[h4]
     else:
         n5 = h4 - 1
         if n5 > 126:
@@ -1105,13 +1115,14 @@ def _r_ShareAcknowledgeResponse_1(b, p):
             raise DecodeError('ShareAcknowledgeResponse.Responses: null where not nullable')
         if n5 > bl - p:
             raise DecodeError('ShareAcknowledgeResponse.Responses: count ' + str(n5) + ' past the end')
+        r17 = range(n5)
     xs6 = []
-    for _ in range(n5):
+    for _ in r17:
         e7 = _new(_ShareAcknowledgeResponse_ShareAcknowledgeTopicResponse)
         e7.topic_id, h8, = _S1.unpack_from(b, p)
         p += 17
         if 0 < h8 < 128:
-            n9 = h8 - 1
+            r16 = _counts[h8]
         else:
             n9 = h8 - 1
             if n9 > 126:
@@ -1121,8 +1132,9 @@ def _r_ShareAcknowledgeResponse_1(b, p):
                 raise DecodeError('ShareAcknowledgeTopicResponse.Partitions: null where not nullable')
             if n9 > bl - p:
                 raise DecodeError('ShareAcknowledgeTopicResponse.Partitions: count ' + str(n9) + ' past the end')
+            r16 = range(n9)
         xs10 = []
-        for _ in range(n9):
+        for _ in r16:
             e11 = _new(_ShareAcknowledgeResponse_PartitionData)
             e11.partition_index, e11.error_code, h12, = _S8.unpack_from(b, p)
             p += 7
@@ -1166,65 +1178,66 @@ def _r_ShareAcknowledgeResponse_1(b, p):
             p = _t_ShareAcknowledgeResponse_ShareAcknowledgeTopicResponse_0(b, p, e7)
         xs6.append(e7)
     o.responses = xs6
-    h25 = b[p]
+    h27 = b[p]
     p += 1
-    if 0 < h25 < 128:
-        n16 = h25 - 1
+    if 0 < h27 < 128:
+        r28 = _counts[h27]
     else:
-        n16 = h25 - 1
-        if n16 > 126:
-            n16, p = _uvt(b, p, n16 + 1)
-            n16 -= 1
-        if n16 < 0:
+        n18 = h27 - 1
+        if n18 > 126:
+            n18, p = _uvt(b, p, n18 + 1)
+            n18 -= 1
+        if n18 < 0:
             raise DecodeError('ShareAcknowledgeResponse.NodeEndpoints: null where not nullable')
-        if n16 > bl - p:
-            raise DecodeError('ShareAcknowledgeResponse.NodeEndpoints: count ' + str(n16) + ' past the end')
-    xs17 = []
-    for _ in range(n16):
-        e18 = _new(_ShareAcknowledgeResponse_NodeEndpoint)
-        e18.node_id, h19, = _S0.unpack_from(b, p)
+        if n18 > bl - p:
+            raise DecodeError('ShareAcknowledgeResponse.NodeEndpoints: count ' + str(n18) + ' past the end')
+        r28 = range(n18)
+    xs19 = []
+    for _ in r28:
+        e20 = _new(_ShareAcknowledgeResponse_NodeEndpoint)
+        e20.node_id, h21, = _S0.unpack_from(b, p)
         p += 5
-        if 0 < h19 < 128:
-            q21 = p + h19 - 1
-            e18.host = str(b[p:q21], 'utf-8')
-            p = q21
+        if 0 < h21 < 128:
+            q23 = p + h21 - 1
+            e20.host = str(b[p:q23], 'utf-8')
+            p = q23
         else:
-            n20 = h19 - 1
-            if n20 > 126:
-                n20, p = _uvt(b, p, n20 + 1)
-                n20 -= 1
-            if n20 < 0:
+            n22 = h21 - 1
+            if n22 > 126:
+                n22, p = _uvt(b, p, n22 + 1)
+                n22 -= 1
+            if n22 < 0:
                 raise DecodeError('NodeEndpoint.Host: null where not nullable')
             else:
-                q21 = p + n20
-                e18.host = str(b[p:q21], 'utf-8')
-                p = q21
-        e18.port, h22, = _S0.unpack_from(b, p)
+                q23 = p + n22
+                e20.host = str(b[p:q23], 'utf-8')
+                p = q23
+        e20.port, h24, = _S0.unpack_from(b, p)
         p += 5
-        if 0 < h22 < 128:
-            q24 = p + h22 - 1
-            e18.rack = str(b[p:q24], 'utf-8')
-            p = q24
-        elif h22 == 0:
-            e18.rack = None
+        if 0 < h24 < 128:
+            q26 = p + h24 - 1
+            e20.rack = str(b[p:q26], 'utf-8')
+            p = q26
+        elif h24 == 0:
+            e20.rack = None
         else:
-            n23 = h22 - 1
-            if n23 > 126:
-                n23, p = _uvt(b, p, n23 + 1)
-                n23 -= 1
-            if n23 < 0:
-                e18.rack = None
+            n25 = h24 - 1
+            if n25 > 126:
+                n25, p = _uvt(b, p, n25 + 1)
+                n25 -= 1
+            if n25 < 0:
+                e20.rack = None
             else:
-                q24 = p + n23
-                e18.rack = str(b[p:q24], 'utf-8')
-                p = q24
+                q26 = p + n25
+                e20.rack = str(b[p:q26], 'utf-8')
+                p = q26
         if b[p] == 0:  # no tagged fields, the common case
-            e18.unknown_tagged_fields = None
+            e20.unknown_tagged_fields = None
             p += 1
         else:
-            p = _t_ShareAcknowledgeResponse_NodeEndpoint_0(b, p, e18)
-        xs17.append(e18)
-    o.node_endpoints = xs17
+            p = _t_ShareAcknowledgeResponse_NodeEndpoint_0(b, p, e20)
+        xs19.append(e20)
+    o.node_endpoints = xs19
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         p += 1

@@ -11,6 +11,7 @@ import struct as _struct
 from wirebroker.protocol.message import UNSET, Message, Struct
 from wirebroker.protocol.message import shared_default as _shared_default
 from wirebroker.protocol.primitives import (
+    COMPACT_COUNT_RANGES as _counts,
     UUID_ZERO,
     DecodeError,
     UnsupportedFieldError,
@@ -369,7 +370,7 @@ def _r_ShareFetchRequest_0(b, p):
     o.share_session_epoch, o.max_wait_ms, o.min_bytes, o.max_bytes, o.max_records, o.batch_size, h7, = _S0.unpack_from(b, p)
     p += 25
     if 0 < h7 < 128:
-        n8 = h7 - 1
+        r23 = _counts[h7]
     else:
         n8 = h7 - 1
         if n8 > 126:
@@ -379,13 +380,14 @@ def _r_ShareFetchRequest_0(b, p):
             raise DecodeError('ShareFetchRequest.Topics: null where not nullable')
         if n8 > bl - p:
             raise DecodeError('ShareFetchRequest.Topics: count ' + str(n8) + ' past the end')
+        r23 = range(n8)
     xs9 = []
-    for _ in range(n8):
+    for _ in r23:
         e10 = _new(_ShareFetchRequest_FetchTopic)
         e10.topic_id, h11, = _S1.unpack_from(b, p)
         p += 17
         if 0 < h11 < 128:
-            n12 = h11 - 1
+            r22 = _counts[h11]
         else:
             n12 = h11 - 1
             if n12 > 126:
@@ -395,13 +397,14 @@ def _r_ShareFetchRequest_0(b, p):
                 raise DecodeError('FetchTopic.Partitions: null where not nullable')
             if n12 > bl - p:
                 raise DecodeError('FetchTopic.Partitions: count ' + str(n12) + ' past the end')
+            r22 = range(n12)
         xs13 = []
-        for _ in range(n12):
+        for _ in r22:
             e14 = _new(_ShareFetchRequest_FetchPartition)
             e14.partition_index, h15, = _S2.unpack_from(b, p)
             p += 5
             if 0 < h15 < 128:
-                n16 = h15 - 1
+                r21 = _counts[h15]
             else:
                 n16 = h15 - 1
                 if n16 > 126:
@@ -411,8 +414,9 @@ def _r_ShareFetchRequest_0(b, p):
                     raise DecodeError('FetchPartition.AcknowledgementBatches: null where not nullable')
                 if n16 > bl - p:
                     raise DecodeError('FetchPartition.AcknowledgementBatches: count ' + str(n16) + ' past the end')
+                r21 = range(n16)
             xs17 = []
-            for _ in range(n16):
+            for _ in r21:
                 e18 = _new(_ShareFetchRequest_AcknowledgementBatch)
                 e18.first_offset, e18.last_offset, h19, = _S3.unpack_from(b, p)
                 p += 17
@@ -456,49 +460,50 @@ def _r_ShareFetchRequest_0(b, p):
             p = _t_ShareFetchRequest_FetchTopic_0(b, p, e10)
         xs9.append(e10)
     o.topics = xs9
-    h26 = b[p]
+    h29 = b[p]
     p += 1
-    if 0 < h26 < 128:
-        n21 = h26 - 1
+    if 0 < h29 < 128:
+        r30 = _counts[h29]
     else:
-        n21 = h26 - 1
-        if n21 > 126:
-            n21, p = _uvt(b, p, n21 + 1)
-            n21 -= 1
-        if n21 < 0:
+        n24 = h29 - 1
+        if n24 > 126:
+            n24, p = _uvt(b, p, n24 + 1)
+            n24 -= 1
+        if n24 < 0:
             raise DecodeError('ShareFetchRequest.ForgottenTopicsData: null where not nullable')
-        if n21 > bl - p:
-            raise DecodeError('ShareFetchRequest.ForgottenTopicsData: count ' + str(n21) + ' past the end')
-    xs22 = []
-    for _ in range(n21):
-        e23 = _new(_ShareFetchRequest_ForgottenTopic)
-        e23.topic_id, h24, = _S1.unpack_from(b, p)
+        if n24 > bl - p:
+            raise DecodeError('ShareFetchRequest.ForgottenTopicsData: count ' + str(n24) + ' past the end')
+        r30 = range(n24)
+    xs25 = []
+    for _ in r30:
+        e26 = _new(_ShareFetchRequest_ForgottenTopic)
+        e26.topic_id, h27, = _S1.unpack_from(b, p)
         p += 17
-        if 0 < h24 < 65:
-            e23.partitions = [*_UNPACK_i[h24](b, p)]
-            p += 4 * h24 - 4
+        if 0 < h27 < 65:
+            e26.partitions = [*_UNPACK_i[h27](b, p)]
+            p += 4 * h27 - 4
         else:
-            n25 = h24 - 1
-            if n25 > 126:
-                n25, p = _uvt(b, p, n25 + 1)
-                n25 -= 1
-            if n25 < 0:
+            n28 = h27 - 1
+            if n28 > 126:
+                n28, p = _uvt(b, p, n28 + 1)
+                n28 -= 1
+            if n28 < 0:
                 raise DecodeError('ForgottenTopic.Partitions: null where not nullable')
-            elif n25 < 64:
-                e23.partitions = [*_ARRAY_i[n25].unpack_from(b, p)]
-                p += 4 * n25
+            elif n28 < 64:
+                e26.partitions = [*_ARRAY_i[n28].unpack_from(b, p)]
+                p += 4 * n28
             else:
-                if n25 > bl - p:
-                    raise DecodeError('ForgottenTopic.Partitions: count ' + str(n25) + ' past the end')
-                e23.partitions = [*_struct.Struct('>' + str(n25) + 'i').unpack_from(b, p)]
-                p += 4 * n25
+                if n28 > bl - p:
+                    raise DecodeError('ForgottenTopic.Partitions: count ' + str(n28) + ' past the end')
+                e26.partitions = [*_struct.Struct('>' + str(n28) + 'i').unpack_from(b, p)]
+                p += 4 * n28
         if b[p] == 0:  # no tagged fields, the common case
-            e23.unknown_tagged_fields = None
+            e26.unknown_tagged_fields = None
             p += 1
         else:
-            p = _t_ShareFetchRequest_ForgottenTopic_0(b, p, e23)
-        xs22.append(e23)
-    o.forgotten_topics_data = xs22
+            p = _t_ShareFetchRequest_ForgottenTopic_0(b, p, e26)
+        xs25.append(e26)
+    o.forgotten_topics_data = xs25
     o.share_acquire_mode = 0
     o.is_renew_ack = False
     if b[p] == 0:  # no tagged fields, the common case
@@ -659,7 +664,7 @@ def _r_ShareFetchRequest_1(b, p):
     o.share_session_epoch, o.max_wait_ms, o.min_bytes, o.max_bytes, o.max_records, o.batch_size, o.share_acquire_mode, o.is_renew_ack, h7, = _S8.unpack_from(b, p)
     p += 27
     if 0 < h7 < 128:
-        n8 = h7 - 1
+        r23 = _counts[h7]
     else:
         n8 = h7 - 1
         if n8 > 126:
@@ -669,13 +674,14 @@ def _r_ShareFetchRequest_1(b, p):
             raise DecodeError('ShareFetchRequest.Topics: null where not nullable')
         if n8 > bl - p:
             raise DecodeError('ShareFetchRequest.Topics: count ' + str(n8) + ' past the end')
+        r23 = range(n8)
     xs9 = []
-    for _ in range(n8):
+    for _ in r23:
         e10 = _new(_ShareFetchRequest_FetchTopic)
         e10.topic_id, h11, = _S1.unpack_from(b, p)
         p += 17
         if 0 < h11 < 128:
-            n12 = h11 - 1
+            r22 = _counts[h11]
         else:
             n12 = h11 - 1
             if n12 > 126:
@@ -685,13 +691,14 @@ def _r_ShareFetchRequest_1(b, p):
                 raise DecodeError('FetchTopic.Partitions: null where not nullable')
             if n12 > bl - p:
                 raise DecodeError('FetchTopic.Partitions: count ' + str(n12) + ' past the end')
+            r22 = range(n12)
         xs13 = []
-        for _ in range(n12):
+        for _ in r22:
             e14 = _new(_ShareFetchRequest_FetchPartition)
             e14.partition_index, h15, = _S2.unpack_from(b, p)
             p += 5
             if 0 < h15 < 128:
-                n16 = h15 - 1
+                r21 = _counts[h15]
             else:
                 n16 = h15 - 1
                 if n16 > 126:
@@ -701,8 +708,9 @@ def _r_ShareFetchRequest_1(b, p):
                     raise DecodeError('FetchPartition.AcknowledgementBatches: null where not nullable')
                 if n16 > bl - p:
                     raise DecodeError('FetchPartition.AcknowledgementBatches: count ' + str(n16) + ' past the end')
+                r21 = range(n16)
             xs17 = []
-            for _ in range(n16):
+            for _ in r21:
                 e18 = _new(_ShareFetchRequest_AcknowledgementBatch)
                 e18.first_offset, e18.last_offset, h19, = _S3.unpack_from(b, p)
                 p += 17
@@ -746,49 +754,50 @@ def _r_ShareFetchRequest_1(b, p):
             p = _t_ShareFetchRequest_FetchTopic_0(b, p, e10)
         xs9.append(e10)
     o.topics = xs9
-    h26 = b[p]
+    h29 = b[p]
     p += 1
-    if 0 < h26 < 128:
-        n21 = h26 - 1
+    if 0 < h29 < 128:
+        r30 = _counts[h29]
     else:
-        n21 = h26 - 1
-        if n21 > 126:
-            n21, p = _uvt(b, p, n21 + 1)
-            n21 -= 1
-        if n21 < 0:
+        n24 = h29 - 1
+        if n24 > 126:
+            n24, p = _uvt(b, p, n24 + 1)
+            n24 -= 1
+        if n24 < 0:
             raise DecodeError('ShareFetchRequest.ForgottenTopicsData: null where not nullable')
-        if n21 > bl - p:
-            raise DecodeError('ShareFetchRequest.ForgottenTopicsData: count ' + str(n21) + ' past the end')
-    xs22 = []
-    for _ in range(n21):
-        e23 = _new(_ShareFetchRequest_ForgottenTopic)
-        e23.topic_id, h24, = _S1.unpack_from(b, p)
+        if n24 > bl - p:
+            raise DecodeError('ShareFetchRequest.ForgottenTopicsData: count ' + str(n24) + ' past the end')
+        r30 = range(n24)
+    xs25 = []
+    for _ in r30:
+        e26 = _new(_ShareFetchRequest_ForgottenTopic)
+        e26.topic_id, h27, = _S1.unpack_from(b, p)
         p += 17
-        if 0 < h24 < 65:
-            e23.partitions = [*_UNPACK_i[h24](b, p)]
-            p += 4 * h24 - 4
+        if 0 < h27 < 65:
+            e26.partitions = [*_UNPACK_i[h27](b, p)]
+            p += 4 * h27 - 4
         else:
-            n25 = h24 - 1
-            if n25 > 126:
-                n25, p = _uvt(b, p, n25 + 1)
-                n25 -= 1
-            if n25 < 0:
+            n28 = h27 - 1
+            if n28 > 126:
+                n28, p = _uvt(b, p, n28 + 1)
+                n28 -= 1
+            if n28 < 0:
                 raise DecodeError('ForgottenTopic.Partitions: null where not nullable')
-            elif n25 < 64:
-                e23.partitions = [*_ARRAY_i[n25].unpack_from(b, p)]
-                p += 4 * n25
+            elif n28 < 64:
+                e26.partitions = [*_ARRAY_i[n28].unpack_from(b, p)]
+                p += 4 * n28
             else:
-                if n25 > bl - p:
-                    raise DecodeError('ForgottenTopic.Partitions: count ' + str(n25) + ' past the end')
-                e23.partitions = [*_struct.Struct('>' + str(n25) + 'i').unpack_from(b, p)]
-                p += 4 * n25
+                if n28 > bl - p:
+                    raise DecodeError('ForgottenTopic.Partitions: count ' + str(n28) + ' past the end')
+                e26.partitions = [*_struct.Struct('>' + str(n28) + 'i').unpack_from(b, p)]
+                p += 4 * n28
         if b[p] == 0:  # no tagged fields, the common case
-            e23.unknown_tagged_fields = None
+            e26.unknown_tagged_fields = None
             p += 1
         else:
-            p = _t_ShareFetchRequest_ForgottenTopic_0(b, p, e23)
-        xs22.append(e23)
-    o.forgotten_topics_data = xs22
+            p = _t_ShareFetchRequest_ForgottenTopic_0(b, p, e26)
+        xs25.append(e26)
+    o.forgotten_topics_data = xs25
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         p += 1
@@ -1063,7 +1072,7 @@ def _r_ShareFetchResponse_0(b, p):
     o.acquisition_lock_timeout_ms, h4, = _S2.unpack_from(b, p)
     p += 5
     if 0 < h4 < 128:
-        n5 = h4 - 1
+        r27 = _counts[h4]
     else:
         n5 = h4 - 1
         if n5 > 126:
@@ -1073,13 +1082,14 @@ def _r_ShareFetchResponse_0(b, p):
             raise DecodeError('ShareFetchResponse.Responses: null where not nullable')
         if n5 > bl - p:
             raise DecodeError('ShareFetchResponse.Responses: count ' + str(n5) + ' past the end')
+        r27 = range(n5)
     xs6 = []
-    for _ in range(n5):
+    for _ in r27:
         e7 = _new(_ShareFetchResponse_ShareFetchableTopicResponse)
         e7.topic_id, h8, = _S1.unpack_from(b, p)
         p += 17
         if 0 < h8 < 128:
-            n9 = h8 - 1
+            r26 = _counts[h8]
         else:
             n9 = h8 - 1
             if n9 > 126:
@@ -1089,8 +1099,9 @@ def _r_ShareFetchResponse_0(b, p):
                 raise DecodeError('ShareFetchableTopicResponse.Partitions: null where not nullable')
             if n9 > bl - p:
                 raise DecodeError('ShareFetchableTopicResponse.Partitions: count ' + str(n9) + ' past the end')
+            r26 = range(n9)
         xs10 = []
-        for _ in range(n9):
+        for _ in r26:
             e11 = _new(_ShareFetchResponse_PartitionData)
             e11.partition_index, e11.error_code, h12, = _S10.unpack_from(b, p)
             p += 7
@@ -1153,7 +1164,7 @@ def _r_ShareFetchResponse_0(b, p):
             h24 = b[p]
             p += 1
             if 0 < h24 < 128:
-                n21 = h24 - 1
+                r25 = _counts[h24]
             else:
                 n21 = h24 - 1
                 if n21 > 126:
@@ -1163,8 +1174,9 @@ def _r_ShareFetchResponse_0(b, p):
                     raise DecodeError('PartitionData.AcquiredRecords: null where not nullable')
                 if n21 > bl - p:
                     raise DecodeError('PartitionData.AcquiredRecords: count ' + str(n21) + ' past the end')
+                r25 = range(n21)
             xs22 = []
-            for _ in range(n21):
+            for _ in r25:
                 e23 = _new(_ShareFetchResponse_AcquiredRecords)
                 e23.first_offset, e23.last_offset, e23.delivery_count, = _S13.unpack_from(b, p)
                 p += 18
@@ -1189,65 +1201,66 @@ def _r_ShareFetchResponse_0(b, p):
             p = _t_ShareFetchResponse_ShareFetchableTopicResponse_0(b, p, e7)
         xs6.append(e7)
     o.responses = xs6
-    h34 = b[p]
+    h37 = b[p]
     p += 1
-    if 0 < h34 < 128:
-        n25 = h34 - 1
+    if 0 < h37 < 128:
+        r38 = _counts[h37]
     else:
-        n25 = h34 - 1
-        if n25 > 126:
-            n25, p = _uvt(b, p, n25 + 1)
-            n25 -= 1
-        if n25 < 0:
+        n28 = h37 - 1
+        if n28 > 126:
+            n28, p = _uvt(b, p, n28 + 1)
+            n28 -= 1
+        if n28 < 0:
             raise DecodeError('ShareFetchResponse.NodeEndpoints: null where not nullable')
-        if n25 > bl - p:
-            raise DecodeError('ShareFetchResponse.NodeEndpoints: count ' + str(n25) + ' past the end')
-    xs26 = []
-    for _ in range(n25):
-        e27 = _new(_ShareFetchResponse_NodeEndpoint)
-        e27.node_id, h28, = _S2.unpack_from(b, p)
-        p += 5
-        if 0 < h28 < 128:
-            q30 = p + h28 - 1
-            e27.host = str(b[p:q30], 'utf-8')
-            p = q30
-        else:
-            n29 = h28 - 1
-            if n29 > 126:
-                n29, p = _uvt(b, p, n29 + 1)
-                n29 -= 1
-            if n29 < 0:
-                raise DecodeError('NodeEndpoint.Host: null where not nullable')
-            else:
-                q30 = p + n29
-                e27.host = str(b[p:q30], 'utf-8')
-                p = q30
-        e27.port, h31, = _S2.unpack_from(b, p)
+        if n28 > bl - p:
+            raise DecodeError('ShareFetchResponse.NodeEndpoints: count ' + str(n28) + ' past the end')
+        r38 = range(n28)
+    xs29 = []
+    for _ in r38:
+        e30 = _new(_ShareFetchResponse_NodeEndpoint)
+        e30.node_id, h31, = _S2.unpack_from(b, p)
         p += 5
         if 0 < h31 < 128:
             q33 = p + h31 - 1
-            e27.rack = str(b[p:q33], 'utf-8')
+            e30.host = str(b[p:q33], 'utf-8')
             p = q33
-        elif h31 == 0:
-            e27.rack = None
         else:
             n32 = h31 - 1
             if n32 > 126:
                 n32, p = _uvt(b, p, n32 + 1)
                 n32 -= 1
             if n32 < 0:
-                e27.rack = None
+                raise DecodeError('NodeEndpoint.Host: null where not nullable')
             else:
                 q33 = p + n32
-                e27.rack = str(b[p:q33], 'utf-8')
+                e30.host = str(b[p:q33], 'utf-8')
                 p = q33
+        e30.port, h34, = _S2.unpack_from(b, p)
+        p += 5
+        if 0 < h34 < 128:
+            q36 = p + h34 - 1
+            e30.rack = str(b[p:q36], 'utf-8')
+            p = q36
+        elif h34 == 0:
+            e30.rack = None
+        else:
+            n35 = h34 - 1
+            if n35 > 126:
+                n35, p = _uvt(b, p, n35 + 1)
+                n35 -= 1
+            if n35 < 0:
+                e30.rack = None
+            else:
+                q36 = p + n35
+                e30.rack = str(b[p:q36], 'utf-8')
+                p = q36
         if b[p] == 0:  # no tagged fields, the common case
-            e27.unknown_tagged_fields = None
+            e30.unknown_tagged_fields = None
             p += 1
         else:
-            p = _t_ShareFetchResponse_NodeEndpoint_0(b, p, e27)
-        xs26.append(e27)
-    o.node_endpoints = xs26
+            p = _t_ShareFetchResponse_NodeEndpoint_0(b, p, e30)
+        xs29.append(e30)
+    o.node_endpoints = xs29
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         p += 1

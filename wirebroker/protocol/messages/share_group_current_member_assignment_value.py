@@ -11,6 +11,7 @@ import struct as _struct
 from wirebroker.protocol.message import UNSET, Message, Struct
 from wirebroker.protocol.message import shared_default as _shared_default
 from wirebroker.protocol.primitives import (
+    COMPACT_COUNT_RANGES as _counts,
     UUID_ZERO,
     DecodeError,
     UnsupportedFieldError,
@@ -118,7 +119,7 @@ def _r_ShareGroupCurrentMemberAssignmentValue_0(b, p):
     o.member_epoch, o.previous_member_epoch, o.state, h1, = _S0.unpack_from(b, p)
     p += 10
     if 0 < h1 < 128:
-        n2 = h1 - 1
+        r7 = _counts[h1]
     else:
         n2 = h1 - 1
         if n2 > 126:
@@ -128,8 +129,9 @@ def _r_ShareGroupCurrentMemberAssignmentValue_0(b, p):
             raise DecodeError('ShareGroupCurrentMemberAssignmentValue.AssignedPartitions: null where not nullable')
         if n2 > bl - p:
             raise DecodeError('ShareGroupCurrentMemberAssignmentValue.AssignedPartitions: count ' + str(n2) + ' past the end')
+        r7 = range(n2)
     xs3 = []
-    for _ in range(n2):
+    for _ in r7:
         e4 = _new(_ShareGroupCurrentMemberAssignmentValue_TopicPartitions)
         e4.topic_id, h5, = _S1.unpack_from(b, p)
         p += 17

@@ -11,6 +11,7 @@ import struct as _struct
 from wirebroker.protocol.message import UNSET, Message, Struct
 from wirebroker.protocol.message import shared_default as _shared_default
 from wirebroker.protocol.primitives import (
+    COMPACT_COUNT_RANGES as _counts,
     UUID_ZERO,
     DecodeError,
     UnsupportedFieldError,
@@ -159,7 +160,7 @@ def _r_ShareGroupDescribeRequest_0(b, p):
     h7 = b[p]
     p += 1
     if 0 < h7 < 128:
-        n1 = h7 - 1
+        r8 = _counts[h7]
     else:
         n1 = h7 - 1
         if n1 > 126:
@@ -169,8 +170,9 @@ def _r_ShareGroupDescribeRequest_0(b, p):
             raise DecodeError('ShareGroupDescribeRequest.GroupIds: null where not nullable')
         if n1 > bl - p:
             raise DecodeError('ShareGroupDescribeRequest.GroupIds: count ' + str(n1) + ' past the end')
+        r8 = range(n1)
     xs2 = []
-    for _ in range(n1):
+    for _ in r8:
         h6 = b[p]
         if 0 < h6 < 128:
             q5 = p + h6
@@ -346,7 +348,7 @@ def _r_ShareGroupDescribeResponse_0(b, p):
     o.throttle_time_ms, h1, = _S1.unpack_from(b, p)
     p += 5
     if 0 < h1 < 128:
-        n2 = h1 - 1
+        r53 = _counts[h1]
     else:
         n2 = h1 - 1
         if n2 > 126:
@@ -356,8 +358,9 @@ def _r_ShareGroupDescribeResponse_0(b, p):
             raise DecodeError('ShareGroupDescribeResponse.Groups: null where not nullable')
         if n2 > bl - p:
             raise DecodeError('ShareGroupDescribeResponse.Groups: count ' + str(n2) + ' past the end')
+        r53 = range(n2)
     xs3 = []
-    for _ in range(n2):
+    for _ in r53:
         e4 = _new(_ShareGroupDescribeResponse_DescribedGroup)
         e4.error_code, h5, = _S2.unpack_from(b, p)
         p += 3
@@ -429,12 +432,12 @@ def _r_ShareGroupDescribeResponse_0(b, p):
                 q16 = p + n15
                 e4.assignor_name = str(b[p:q16], 'utf-8')
                 p = q16
-        h49 = b[p]
+        h51 = b[p]
         p += 1
-        if 0 < h49 < 128:
-            n17 = h49 - 1
+        if 0 < h51 < 128:
+            r52 = _counts[h51]
         else:
-            n17 = h49 - 1
+            n17 = h51 - 1
             if n17 > 126:
                 n17, p = _uvt(b, p, n17 + 1)
                 n17 -= 1
@@ -442,8 +445,9 @@ def _r_ShareGroupDescribeResponse_0(b, p):
                 raise DecodeError('DescribedGroup.Members: null where not nullable')
             if n17 > bl - p:
                 raise DecodeError('DescribedGroup.Members: count ' + str(n17) + ' past the end')
+            r52 = range(n17)
         xs18 = []
-        for _ in range(n17):
+        for _ in r52:
             e19 = _new(_ShareGroupDescribeResponse_Member)
             h22 = b[p]
             if 0 < h22 < 128:
@@ -519,7 +523,7 @@ def _r_ShareGroupDescribeResponse_0(b, p):
             h38 = b[p]
             p += 1
             if 0 < h38 < 128:
-                n32 = h38 - 1
+                r39 = _counts[h38]
             else:
                 n32 = h38 - 1
                 if n32 > 126:
@@ -529,8 +533,9 @@ def _r_ShareGroupDescribeResponse_0(b, p):
                     raise DecodeError('Member.SubscribedTopicNames: null where not nullable')
                 if n32 > bl - p:
                     raise DecodeError('Member.SubscribedTopicNames: count ' + str(n32) + ' past the end')
+                r39 = range(n32)
             xs33 = []
-            for _ in range(n32):
+            for _ in r39:
                 h37 = b[p]
                 if 0 < h37 < 128:
                     q36 = p + h37
@@ -550,73 +555,74 @@ def _r_ShareGroupDescribeResponse_0(b, p):
                         p = q36
                 xs33.append(e34)
             e19.subscribed_topic_names = xs33
-            s39 = _new(_ShareGroupDescribeResponse_Assignment)
-            h48 = b[p]
+            s40 = _new(_ShareGroupDescribeResponse_Assignment)
+            h49 = b[p]
             p += 1
-            if 0 < h48 < 128:
-                n40 = h48 - 1
+            if 0 < h49 < 128:
+                r50 = _counts[h49]
             else:
-                n40 = h48 - 1
-                if n40 > 126:
-                    n40, p = _uvt(b, p, n40 + 1)
-                    n40 -= 1
-                if n40 < 0:
+                n41 = h49 - 1
+                if n41 > 126:
+                    n41, p = _uvt(b, p, n41 + 1)
+                    n41 -= 1
+                if n41 < 0:
                     raise DecodeError('Assignment.TopicPartitions: null where not nullable')
-                if n40 > bl - p:
-                    raise DecodeError('Assignment.TopicPartitions: count ' + str(n40) + ' past the end')
-            xs41 = []
-            for _ in range(n40):
-                e42 = _new(_ShareGroupDescribeResponse_TopicPartitions)
-                e42.topic_id, h43, = _S4.unpack_from(b, p)
+                if n41 > bl - p:
+                    raise DecodeError('Assignment.TopicPartitions: count ' + str(n41) + ' past the end')
+                r50 = range(n41)
+            xs42 = []
+            for _ in r50:
+                e43 = _new(_ShareGroupDescribeResponse_TopicPartitions)
+                e43.topic_id, h44, = _S4.unpack_from(b, p)
                 p += 17
-                if 0 < h43 < 128:
-                    q45 = p + h43 - 1
-                    e42.topic_name = str(b[p:q45], 'utf-8')
-                    p = q45
+                if 0 < h44 < 128:
+                    q46 = p + h44 - 1
+                    e43.topic_name = str(b[p:q46], 'utf-8')
+                    p = q46
                 else:
-                    n44 = h43 - 1
-                    if n44 > 126:
-                        n44, p = _uvt(b, p, n44 + 1)
-                        n44 -= 1
-                    if n44 < 0:
+                    n45 = h44 - 1
+                    if n45 > 126:
+                        n45, p = _uvt(b, p, n45 + 1)
+                        n45 -= 1
+                    if n45 < 0:
                         raise DecodeError('TopicPartitions.TopicName: null where not nullable')
                     else:
-                        q45 = p + n44
-                        e42.topic_name = str(b[p:q45], 'utf-8')
-                        p = q45
-                h47 = b[p]
-                if 0 < h47 < 65:
-                    e42.partitions = [*_UNPACK_i[h47](b, p + 1)]
-                    p += 4 * h47 - 3
+                        q46 = p + n45
+                        e43.topic_name = str(b[p:q46], 'utf-8')
+                        p = q46
+                h48 = b[p]
+                if 0 < h48 < 65:
+                    e43.partitions = [*_UNPACK_i[h48](b, p + 1)]
+                    p += 4 * h48 - 3
                 else:
                     p += 1
-                    n46 = h47 - 1
-                    if n46 > 126:
-                        n46, p = _uvt(b, p, n46 + 1)
-                        n46 -= 1
-                    if n46 < 0:
+                    n47 = h48 - 1
+                    if n47 > 126:
+                        n47, p = _uvt(b, p, n47 + 1)
+                        n47 -= 1
+                    if n47 < 0:
                         raise DecodeError('TopicPartitions.Partitions: null where not nullable')
-                    elif n46 < 64:
-                        e42.partitions = [*_ARRAY_i[n46].unpack_from(b, p)]
-                        p += 4 * n46
+                    elif n47 < 64:
+                        e43.partitions = [*_ARRAY_i[n47].unpack_from(b, p)]
+                        p += 4 * n47
                     else:
-                        if n46 > bl - p:
-                            raise DecodeError('TopicPartitions.Partitions: count ' + str(n46) + ' past the end')
-                        e42.partitions = [*_struct.Struct('>' + str(n46) + 'i').unpack_from(b, p)]
-                        p += 4 * n46
+                        if n47 > bl - p:
+                            raise DecodeError('TopicPartitions.Partitions: count ' + str(n47) + ' past the end')
+                        e43.partitions = [*_struct.Struct('>' + str(n47) + 'i').unpack_from(b, p)]
+                        p += 4 * n47
                 if b[p] == 0:  # no tagged fields, the common case
-                    e42.unknown_tagged_fields = None
+                    e43.unknown_tagged_fields = None
                     p += 1
                 else:
-                    p = _t_ShareGroupDescribeResponse_TopicPartitions_0(b, p, e42)
-                xs41.append(e42)
-            s39.topic_partitions = xs41
+                    p = _t_ShareGroupDescribeResponse_TopicPartitions_0(b, p, e43)
+                xs42.append(e43)
+            s40.topic_partitions = xs42
             if b[p] == 0:  # no tagged fields, the common case
-                s39.unknown_tagged_fields = None
+                s40.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_ShareGroupDescribeResponse_Assignment_0(b, p, s39)
-            e19.assignment = s39
+                p = _t_ShareGroupDescribeResponse_Assignment_0(b, p, s40)
+            e19.assignment = s40
             if b[p] == 0:  # no tagged fields, the common case
                 e19.unknown_tagged_fields = None
                 p += 1

@@ -11,6 +11,7 @@ import struct as _struct
 from wirebroker.protocol.message import UNSET, Message, Struct
 from wirebroker.protocol.message import shared_default as _shared_default
 from wirebroker.protocol.primitives import (
+    COMPACT_COUNT_RANGES as _counts,
     UUID_ZERO,
     DecodeError,
     UnsupportedFieldError,
@@ -401,7 +402,7 @@ def _r_ShareGroupHeartbeatResponse_0(b, p):
         h13 = b[p]
         p += 1
         if 0 < h13 < 128:
-            n8 = h13 - 1
+            r14 = _counts[h13]
         else:
             n8 = h13 - 1
             if n8 > 126:
@@ -411,8 +412,9 @@ def _r_ShareGroupHeartbeatResponse_0(b, p):
                 raise DecodeError('Assignment.TopicPartitions: null where not nullable')
             if n8 > bl - p:
                 raise DecodeError('Assignment.TopicPartitions: count ' + str(n8) + ' past the end')
+            r14 = range(n8)
         xs9 = []
-        for _ in range(n8):
+        for _ in r14:
             e10 = _new(_ShareGroupHeartbeatResponse_TopicPartitions)
             e10.topic_id, h11, = _S4.unpack_from(b, p)
             p += 17

@@ -11,6 +11,7 @@ import struct as _struct
 from wirebroker.protocol.message import UNSET, Message, Struct
 from wirebroker.protocol.message import shared_default as _shared_default
 from wirebroker.protocol.primitives import (
+    COMPACT_COUNT_RANGES as _counts,
     UUID_ZERO,
     DecodeError,
     UnsupportedFieldError,
@@ -132,7 +133,7 @@ def _r_ShareGroupMemberMetadataValue_0(b, p):
     h16 = b[p]
     p += 1
     if 0 < h16 < 128:
-        n10 = h16 - 1
+        r17 = _counts[h16]
     else:
         n10 = h16 - 1
         if n10 > 126:
@@ -142,8 +143,9 @@ def _r_ShareGroupMemberMetadataValue_0(b, p):
             raise DecodeError('ShareGroupMemberMetadataValue.SubscribedTopicNames: null where not nullable')
         if n10 > bl - p:
             raise DecodeError('ShareGroupMemberMetadataValue.SubscribedTopicNames: count ' + str(n10) + ' past the end')
+        r17 = range(n10)
     xs11 = []
-    for _ in range(n10):
+    for _ in r17:
         h15 = b[p]
         if 0 < h15 < 128:
             q14 = p + h15

@@ -11,6 +11,7 @@ import struct as _struct
 from wirebroker.protocol.message import UNSET, Message, Struct
 from wirebroker.protocol.message import shared_default as _shared_default
 from wirebroker.protocol.primitives import (
+    COMPACT_COUNT_RANGES as _counts,
     UUID_ZERO,
     DecodeError,
     UnsupportedFieldError,
@@ -150,7 +151,7 @@ def _r_ShareGroupStatePartitionMetadataValue_0(b, p):
     h9 = b[p]
     p += 1
     if 0 < h9 < 128:
-        n1 = h9 - 1
+        r10 = _counts[h9]
     else:
         n1 = h9 - 1
         if n1 > 126:
@@ -160,8 +161,9 @@ def _r_ShareGroupStatePartitionMetadataValue_0(b, p):
             raise DecodeError('ShareGroupStatePartitionMetadataValue.InitializingTopics: null where not nullable')
         if n1 > bl - p:
             raise DecodeError('ShareGroupStatePartitionMetadataValue.InitializingTopics: count ' + str(n1) + ' past the end')
+        r10 = range(n1)
     xs2 = []
-    for _ in range(n1):
+    for _ in r10:
         e3 = _new(_ShareGroupStatePartitionMetadataValue_TopicPartitionsInfo)
         e3.topic_id, h4, = _S0.unpack_from(b, p)
         p += 17
@@ -207,106 +209,108 @@ def _r_ShareGroupStatePartitionMetadataValue_0(b, p):
             p = _t_ShareGroupStatePartitionMetadataValue_TopicPartitionsInfo_0(b, p, e3)
         xs2.append(e3)
     o.initializing_topics = xs2
-    h18 = b[p]
+    h19 = b[p]
     p += 1
-    if 0 < h18 < 128:
-        n10 = h18 - 1
+    if 0 < h19 < 128:
+        r20 = _counts[h19]
     else:
-        n10 = h18 - 1
-        if n10 > 126:
-            n10, p = _uvt(b, p, n10 + 1)
-            n10 -= 1
-        if n10 < 0:
+        n11 = h19 - 1
+        if n11 > 126:
+            n11, p = _uvt(b, p, n11 + 1)
+            n11 -= 1
+        if n11 < 0:
             raise DecodeError('ShareGroupStatePartitionMetadataValue.InitializedTopics: null where not nullable')
-        if n10 > bl - p:
-            raise DecodeError('ShareGroupStatePartitionMetadataValue.InitializedTopics: count ' + str(n10) + ' past the end')
-    xs11 = []
-    for _ in range(n10):
-        e12 = _new(_ShareGroupStatePartitionMetadataValue_TopicPartitionsInfo)
-        e12.topic_id, h13, = _S0.unpack_from(b, p)
+        if n11 > bl - p:
+            raise DecodeError('ShareGroupStatePartitionMetadataValue.InitializedTopics: count ' + str(n11) + ' past the end')
+        r20 = range(n11)
+    xs12 = []
+    for _ in r20:
+        e13 = _new(_ShareGroupStatePartitionMetadataValue_TopicPartitionsInfo)
+        e13.topic_id, h14, = _S0.unpack_from(b, p)
         p += 17
-        if 0 < h13 < 128:
-            q15 = p + h13 - 1
-            e12.topic_name = str(b[p:q15], 'utf-8')
-            p = q15
+        if 0 < h14 < 128:
+            q16 = p + h14 - 1
+            e13.topic_name = str(b[p:q16], 'utf-8')
+            p = q16
         else:
-            n14 = h13 - 1
-            if n14 > 126:
-                n14, p = _uvt(b, p, n14 + 1)
-                n14 -= 1
-            if n14 < 0:
+            n15 = h14 - 1
+            if n15 > 126:
+                n15, p = _uvt(b, p, n15 + 1)
+                n15 -= 1
+            if n15 < 0:
                 raise DecodeError('TopicPartitionsInfo.TopicName: null where not nullable')
             else:
-                q15 = p + n14
-                e12.topic_name = str(b[p:q15], 'utf-8')
-                p = q15
-        h17 = b[p]
-        if 0 < h17 < 65:
-            e12.partitions = [*_UNPACK_i[h17](b, p + 1)]
-            p += 4 * h17 - 3
+                q16 = p + n15
+                e13.topic_name = str(b[p:q16], 'utf-8')
+                p = q16
+        h18 = b[p]
+        if 0 < h18 < 65:
+            e13.partitions = [*_UNPACK_i[h18](b, p + 1)]
+            p += 4 * h18 - 3
         else:
             p += 1
-            n16 = h17 - 1
-            if n16 > 126:
-                n16, p = _uvt(b, p, n16 + 1)
-                n16 -= 1
-            if n16 < 0:
+            n17 = h18 - 1
+            if n17 > 126:
+                n17, p = _uvt(b, p, n17 + 1)
+                n17 -= 1
+            if n17 < 0:
                 raise DecodeError('TopicPartitionsInfo.Partitions: null where not nullable')
-            elif n16 < 64:
-                e12.partitions = [*_ARRAY_i[n16].unpack_from(b, p)]
-                p += 4 * n16
+            elif n17 < 64:
+                e13.partitions = [*_ARRAY_i[n17].unpack_from(b, p)]
+                p += 4 * n17
             else:
-                if n16 > bl - p:
-                    raise DecodeError('TopicPartitionsInfo.Partitions: count ' + str(n16) + ' past the end')
-                e12.partitions = [*_struct.Struct('>' + str(n16) + 'i').unpack_from(b, p)]
-                p += 4 * n16
+                if n17 > bl - p:
+                    raise DecodeError('TopicPartitionsInfo.Partitions: count ' + str(n17) + ' past the end')
+                e13.partitions = [*_struct.Struct('>' + str(n17) + 'i').unpack_from(b, p)]
+                p += 4 * n17
         if b[p] == 0:  # no tagged fields, the common case
-            e12.unknown_tagged_fields = None
+            e13.unknown_tagged_fields = None
             p += 1
         else:
-            p = _t_ShareGroupStatePartitionMetadataValue_TopicPartitionsInfo_0(b, p, e12)
-        xs11.append(e12)
-    o.initialized_topics = xs11
-    h25 = b[p]
+            p = _t_ShareGroupStatePartitionMetadataValue_TopicPartitionsInfo_0(b, p, e13)
+        xs12.append(e13)
+    o.initialized_topics = xs12
+    h27 = b[p]
     p += 1
-    if 0 < h25 < 128:
-        n19 = h25 - 1
+    if 0 < h27 < 128:
+        r28 = _counts[h27]
     else:
-        n19 = h25 - 1
-        if n19 > 126:
-            n19, p = _uvt(b, p, n19 + 1)
-            n19 -= 1
-        if n19 < 0:
+        n21 = h27 - 1
+        if n21 > 126:
+            n21, p = _uvt(b, p, n21 + 1)
+            n21 -= 1
+        if n21 < 0:
             raise DecodeError('ShareGroupStatePartitionMetadataValue.DeletingTopics: null where not nullable')
-        if n19 > bl - p:
-            raise DecodeError('ShareGroupStatePartitionMetadataValue.DeletingTopics: count ' + str(n19) + ' past the end')
-    xs20 = []
-    for _ in range(n19):
-        e21 = _new(_ShareGroupStatePartitionMetadataValue_TopicInfo)
-        e21.topic_id, h22, = _S0.unpack_from(b, p)
+        if n21 > bl - p:
+            raise DecodeError('ShareGroupStatePartitionMetadataValue.DeletingTopics: count ' + str(n21) + ' past the end')
+        r28 = range(n21)
+    xs22 = []
+    for _ in r28:
+        e23 = _new(_ShareGroupStatePartitionMetadataValue_TopicInfo)
+        e23.topic_id, h24, = _S0.unpack_from(b, p)
         p += 17
-        if 0 < h22 < 128:
-            q24 = p + h22 - 1
-            e21.topic_name = str(b[p:q24], 'utf-8')
-            p = q24
+        if 0 < h24 < 128:
+            q26 = p + h24 - 1
+            e23.topic_name = str(b[p:q26], 'utf-8')
+            p = q26
         else:
-            n23 = h22 - 1
-            if n23 > 126:
-                n23, p = _uvt(b, p, n23 + 1)
-                n23 -= 1
-            if n23 < 0:
+            n25 = h24 - 1
+            if n25 > 126:
+                n25, p = _uvt(b, p, n25 + 1)
+                n25 -= 1
+            if n25 < 0:
                 raise DecodeError('TopicInfo.TopicName: null where not nullable')
             else:
-                q24 = p + n23
-                e21.topic_name = str(b[p:q24], 'utf-8')
-                p = q24
+                q26 = p + n25
+                e23.topic_name = str(b[p:q26], 'utf-8')
+                p = q26
         if b[p] == 0:  # no tagged fields, the common case
-            e21.unknown_tagged_fields = None
+            e23.unknown_tagged_fields = None
             p += 1
         else:
-            p = _t_ShareGroupStatePartitionMetadataValue_TopicInfo_0(b, p, e21)
-        xs20.append(e21)
-    o.deleting_topics = xs20
+            p = _t_ShareGroupStatePartitionMetadataValue_TopicInfo_0(b, p, e23)
+        xs22.append(e23)
+    o.deleting_topics = xs22
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         p += 1

@@ -11,6 +11,7 @@ import struct as _struct
 from wirebroker.protocol.message import UNSET, Message, Struct
 from wirebroker.protocol.message import shared_default as _shared_default
 from wirebroker.protocol.primitives import (
+    COMPACT_COUNT_RANGES as _counts,
     UUID_ZERO,
     DecodeError,
     UnsupportedFieldError,
@@ -123,7 +124,7 @@ def _r_ShareUpdateValue_0(b, p):
     o.snapshot_epoch, o.leader_epoch, o.start_offset, h1, = _S0.unpack_from(b, p)
     p += 17
     if 0 < h1 < 128:
-        n2 = h1 - 1
+        r5 = _counts[h1]
     else:
         n2 = h1 - 1
         if n2 > 126:
@@ -133,8 +134,9 @@ def _r_ShareUpdateValue_0(b, p):
             raise DecodeError('ShareUpdateValue.StateBatches: null where not nullable')
         if n2 > bl - p:
             raise DecodeError('ShareUpdateValue.StateBatches: count ' + str(n2) + ' past the end')
+        r5 = range(n2)
     xs3 = []
-    for _ in range(n2):
+    for _ in r5:
         e4 = _new(_ShareUpdateValue_StateBatch)
         e4.first_offset, e4.last_offset, e4.delivery_state, e4.delivery_count, = _S1.unpack_from(b, p)
         p += 19

@@ -11,6 +11,7 @@ import struct as _struct
 from wirebroker.protocol.message import UNSET, Message, Struct
 from wirebroker.protocol.message import shared_default as _shared_default
 from wirebroker.protocol.primitives import (
+    COMPACT_COUNT_RANGES as _counts,
     UUID_ZERO,
     DecodeError,
     UnsupportedFieldError,
@@ -318,7 +319,7 @@ def _r_StopReplicaRequest_2(b, p):
     o.controller_id, o.controller_epoch, o.broker_epoch, o.delete_partitions, h1, = _S6.unpack_from(b, p)
     p += 18
     if 0 < h1 < 128:
-        n2 = h1 - 1
+        r10 = _counts[h1]
     else:
         n2 = h1 - 1
         if n2 > 126:
@@ -328,8 +329,9 @@ def _r_StopReplicaRequest_2(b, p):
             raise DecodeError('StopReplicaRequest.Topics: null where not nullable')
         if n2 > bl - p:
             raise DecodeError('StopReplicaRequest.Topics: count ' + str(n2) + ' past the end')
+        r10 = range(n2)
     xs3 = []
-    for _ in range(n2):
+    for _ in r10:
         e4 = _new(_StopReplicaRequest_StopReplicaTopicV1)
         h7 = b[p]
         if 0 < h7 < 128:
@@ -483,7 +485,7 @@ def _r_StopReplicaRequest_3(b, p):
     o.controller_id, o.controller_epoch, o.broker_epoch, h1, = _S7.unpack_from(b, p)
     p += 17
     if 0 < h1 < 128:
-        n2 = h1 - 1
+        r13 = _counts[h1]
     else:
         n2 = h1 - 1
         if n2 > 126:
@@ -493,8 +495,9 @@ def _r_StopReplicaRequest_3(b, p):
             raise DecodeError('StopReplicaRequest.TopicStates: null where not nullable')
         if n2 > bl - p:
             raise DecodeError('StopReplicaRequest.TopicStates: count ' + str(n2) + ' past the end')
+        r13 = range(n2)
     xs3 = []
-    for _ in range(n2):
+    for _ in r13:
         e4 = _new(_StopReplicaRequest_StopReplicaTopicState)
         h7 = b[p]
         if 0 < h7 < 128:
@@ -516,7 +519,7 @@ def _r_StopReplicaRequest_3(b, p):
         h11 = b[p]
         p += 1
         if 0 < h11 < 128:
-            n8 = h11 - 1
+            r12 = _counts[h11]
         else:
             n8 = h11 - 1
             if n8 > 126:
@@ -526,8 +529,9 @@ def _r_StopReplicaRequest_3(b, p):
                 raise DecodeError('StopReplicaTopicState.PartitionStates: null where not nullable')
             if n8 > bl - p:
                 raise DecodeError('StopReplicaTopicState.PartitionStates: count ' + str(n8) + ' past the end')
+            r12 = range(n8)
         xs9 = []
-        for _ in range(n8):
+        for _ in r12:
             e10 = _new(_StopReplicaRequest_StopReplicaPartitionState)
             e10.partition_index, e10.leader_epoch, e10.delete_partition, = _S3.unpack_from(b, p)
             p += 9
@@ -612,7 +616,7 @@ def _r_StopReplicaRequest_4(b, p):
     o.controller_id, o.is_k_raft_controller, o.controller_epoch, o.broker_epoch, h1, = _S9.unpack_from(b, p)
     p += 18
     if 0 < h1 < 128:
-        n2 = h1 - 1
+        r13 = _counts[h1]
     else:
         n2 = h1 - 1
         if n2 > 126:
@@ -622,8 +626,9 @@ def _r_StopReplicaRequest_4(b, p):
             raise DecodeError('StopReplicaRequest.TopicStates: null where not nullable')
         if n2 > bl - p:
             raise DecodeError('StopReplicaRequest.TopicStates: count ' + str(n2) + ' past the end')
+        r13 = range(n2)
     xs3 = []
-    for _ in range(n2):
+    for _ in r13:
         e4 = _new(_StopReplicaRequest_StopReplicaTopicState)
         h7 = b[p]
         if 0 < h7 < 128:
@@ -645,7 +650,7 @@ def _r_StopReplicaRequest_4(b, p):
         h11 = b[p]
         p += 1
         if 0 < h11 < 128:
-            n8 = h11 - 1
+            r12 = _counts[h11]
         else:
             n8 = h11 - 1
             if n8 > 126:
@@ -655,8 +660,9 @@ def _r_StopReplicaRequest_4(b, p):
                 raise DecodeError('StopReplicaTopicState.PartitionStates: null where not nullable')
             if n8 > bl - p:
                 raise DecodeError('StopReplicaTopicState.PartitionStates: count ' + str(n8) + ' past the end')
+            r12 = range(n8)
         xs9 = []
-        for _ in range(n8):
+        for _ in r12:
             e10 = _new(_StopReplicaRequest_StopReplicaPartitionState)
             e10.partition_index, e10.leader_epoch, e10.delete_partition, = _S3.unpack_from(b, p)
             p += 9
@@ -829,7 +835,7 @@ def _r_StopReplicaResponse_1(b, p):
     o.error_code, h1, = _S13.unpack_from(b, p)
     p += 3
     if 0 < h1 < 128:
-        n2 = h1 - 1
+        r8 = _counts[h1]
     else:
         n2 = h1 - 1
         if n2 > 126:
@@ -839,8 +845,9 @@ def _r_StopReplicaResponse_1(b, p):
             raise DecodeError('StopReplicaResponse.PartitionErrors: null where not nullable')
         if n2 > bl - p:
             raise DecodeError('StopReplicaResponse.PartitionErrors: count ' + str(n2) + ' past the end')
+        r8 = range(n2)
     xs3 = []
-    for _ in range(n2):
+    for _ in r8:
         e4 = _new(_StopReplicaResponse_StopReplicaPartitionError)
         h7 = b[p]
         if 0 < h7 < 128:

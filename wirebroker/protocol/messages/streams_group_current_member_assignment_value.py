@@ -11,6 +11,7 @@ import struct as _struct
 from wirebroker.protocol.message import UNSET, Message, Struct
 from wirebroker.protocol.message import shared_default as _shared_default
 from wirebroker.protocol.primitives import (
+    COMPACT_COUNT_RANGES as _counts,
     UUID_ZERO,
     DecodeError,
     UnsupportedFieldError,
@@ -139,7 +140,7 @@ def _r_StreamsGroupCurrentMemberAssignmentValue_0(b, p):
     o.member_epoch, o.previous_member_epoch, o.state, h1, = _S0.unpack_from(b, p)
     p += 10
     if 0 < h1 < 128:
-        n2 = h1 - 1
+        r10 = _counts[h1]
     else:
         n2 = h1 - 1
         if n2 > 126:
@@ -149,8 +150,9 @@ def _r_StreamsGroupCurrentMemberAssignmentValue_0(b, p):
             raise DecodeError('StreamsGroupCurrentMemberAssignmentValue.ActiveTasks: null where not nullable')
         if n2 > bl - p:
             raise DecodeError('StreamsGroupCurrentMemberAssignmentValue.ActiveTasks: count ' + str(n2) + ' past the end')
+        r10 = range(n2)
     xs3 = []
-    for _ in range(n2):
+    for _ in r10:
         e4 = _new(_StreamsGroupCurrentMemberAssignmentValue_TaskIds)
         h7 = b[p]
         if 0 < h7 < 128:
@@ -197,311 +199,316 @@ def _r_StreamsGroupCurrentMemberAssignmentValue_0(b, p):
             p = _t_StreamsGroupCurrentMemberAssignmentValue_TaskIds_0(b, p, e4)
         xs3.append(e4)
     o.active_tasks = xs3
-    h18 = b[p]
+    h19 = b[p]
     p += 1
-    if 0 < h18 < 128:
-        n10 = h18 - 1
+    if 0 < h19 < 128:
+        r20 = _counts[h19]
     else:
-        n10 = h18 - 1
-        if n10 > 126:
-            n10, p = _uvt(b, p, n10 + 1)
-            n10 -= 1
-        if n10 < 0:
+        n11 = h19 - 1
+        if n11 > 126:
+            n11, p = _uvt(b, p, n11 + 1)
+            n11 -= 1
+        if n11 < 0:
             raise DecodeError('StreamsGroupCurrentMemberAssignmentValue.StandbyTasks: null where not nullable')
-        if n10 > bl - p:
-            raise DecodeError('StreamsGroupCurrentMemberAssignmentValue.StandbyTasks: count ' + str(n10) + ' past the end')
-    xs11 = []
-    for _ in range(n10):
-        e12 = _new(_StreamsGroupCurrentMemberAssignmentValue_TaskIds)
-        h15 = b[p]
-        if 0 < h15 < 128:
-            q14 = p + h15
-            e12.subtopology_id = str(b[p + 1:q14], 'utf-8')
-            p = q14
+        if n11 > bl - p:
+            raise DecodeError('StreamsGroupCurrentMemberAssignmentValue.StandbyTasks: count ' + str(n11) + ' past the end')
+        r20 = range(n11)
+    xs12 = []
+    for _ in r20:
+        e13 = _new(_StreamsGroupCurrentMemberAssignmentValue_TaskIds)
+        h16 = b[p]
+        if 0 < h16 < 128:
+            q15 = p + h16
+            e13.subtopology_id = str(b[p + 1:q15], 'utf-8')
+            p = q15
         else:
             p += 1
-            n13 = h15 - 1
-            if n13 > 126:
-                n13, p = _uvt(b, p, n13 + 1)
-                n13 -= 1
-            if n13 < 0:
+            n14 = h16 - 1
+            if n14 > 126:
+                n14, p = _uvt(b, p, n14 + 1)
+                n14 -= 1
+            if n14 < 0:
                 raise DecodeError('TaskIds.SubtopologyId: null where not nullable')
             else:
-                q14 = p + n13
-                e12.subtopology_id = str(b[p:q14], 'utf-8')
-                p = q14
-        h17 = b[p]
-        if 0 < h17 < 65:
-            e12.partitions = [*_UNPACK_i[h17](b, p + 1)]
-            p += 4 * h17 - 3
+                q15 = p + n14
+                e13.subtopology_id = str(b[p:q15], 'utf-8')
+                p = q15
+        h18 = b[p]
+        if 0 < h18 < 65:
+            e13.partitions = [*_UNPACK_i[h18](b, p + 1)]
+            p += 4 * h18 - 3
         else:
             p += 1
-            n16 = h17 - 1
-            if n16 > 126:
-                n16, p = _uvt(b, p, n16 + 1)
-                n16 -= 1
-            if n16 < 0:
+            n17 = h18 - 1
+            if n17 > 126:
+                n17, p = _uvt(b, p, n17 + 1)
+                n17 -= 1
+            if n17 < 0:
                 raise DecodeError('TaskIds.Partitions: null where not nullable')
-            elif n16 < 64:
-                e12.partitions = [*_ARRAY_i[n16].unpack_from(b, p)]
-                p += 4 * n16
+            elif n17 < 64:
+                e13.partitions = [*_ARRAY_i[n17].unpack_from(b, p)]
+                p += 4 * n17
             else:
-                if n16 > bl - p:
-                    raise DecodeError('TaskIds.Partitions: count ' + str(n16) + ' past the end')
-                e12.partitions = [*_struct.Struct('>' + str(n16) + 'i').unpack_from(b, p)]
-                p += 4 * n16
-        e12.assignment_epochs = None
+                if n17 > bl - p:
+                    raise DecodeError('TaskIds.Partitions: count ' + str(n17) + ' past the end')
+                e13.partitions = [*_struct.Struct('>' + str(n17) + 'i').unpack_from(b, p)]
+                p += 4 * n17
+        e13.assignment_epochs = None
         if b[p] == 0:  # no tagged fields, the common case
-            e12.unknown_tagged_fields = None
+            e13.unknown_tagged_fields = None
             p += 1
         else:
-            p = _t_StreamsGroupCurrentMemberAssignmentValue_TaskIds_0(b, p, e12)
-        xs11.append(e12)
-    o.standby_tasks = xs11
-    h27 = b[p]
+            p = _t_StreamsGroupCurrentMemberAssignmentValue_TaskIds_0(b, p, e13)
+        xs12.append(e13)
+    o.standby_tasks = xs12
+    h29 = b[p]
     p += 1
-    if 0 < h27 < 128:
-        n19 = h27 - 1
+    if 0 < h29 < 128:
+        r30 = _counts[h29]
     else:
-        n19 = h27 - 1
-        if n19 > 126:
-            n19, p = _uvt(b, p, n19 + 1)
-            n19 -= 1
-        if n19 < 0:
+        n21 = h29 - 1
+        if n21 > 126:
+            n21, p = _uvt(b, p, n21 + 1)
+            n21 -= 1
+        if n21 < 0:
             raise DecodeError('StreamsGroupCurrentMemberAssignmentValue.WarmupTasks: null where not nullable')
-        if n19 > bl - p:
-            raise DecodeError('StreamsGroupCurrentMemberAssignmentValue.WarmupTasks: count ' + str(n19) + ' past the end')
-    xs20 = []
-    for _ in range(n19):
-        e21 = _new(_StreamsGroupCurrentMemberAssignmentValue_TaskIds)
-        h24 = b[p]
-        if 0 < h24 < 128:
-            q23 = p + h24
-            e21.subtopology_id = str(b[p + 1:q23], 'utf-8')
-            p = q23
-        else:
-            p += 1
-            n22 = h24 - 1
-            if n22 > 126:
-                n22, p = _uvt(b, p, n22 + 1)
-                n22 -= 1
-            if n22 < 0:
-                raise DecodeError('TaskIds.SubtopologyId: null where not nullable')
-            else:
-                q23 = p + n22
-                e21.subtopology_id = str(b[p:q23], 'utf-8')
-                p = q23
+        if n21 > bl - p:
+            raise DecodeError('StreamsGroupCurrentMemberAssignmentValue.WarmupTasks: count ' + str(n21) + ' past the end')
+        r30 = range(n21)
+    xs22 = []
+    for _ in r30:
+        e23 = _new(_StreamsGroupCurrentMemberAssignmentValue_TaskIds)
         h26 = b[p]
-        if 0 < h26 < 65:
-            e21.partitions = [*_UNPACK_i[h26](b, p + 1)]
-            p += 4 * h26 - 3
+        if 0 < h26 < 128:
+            q25 = p + h26
+            e23.subtopology_id = str(b[p + 1:q25], 'utf-8')
+            p = q25
         else:
             p += 1
-            n25 = h26 - 1
-            if n25 > 126:
-                n25, p = _uvt(b, p, n25 + 1)
-                n25 -= 1
-            if n25 < 0:
-                raise DecodeError('TaskIds.Partitions: null where not nullable')
-            elif n25 < 64:
-                e21.partitions = [*_ARRAY_i[n25].unpack_from(b, p)]
-                p += 4 * n25
-            else:
-                if n25 > bl - p:
-                    raise DecodeError('TaskIds.Partitions: count ' + str(n25) + ' past the end')
-                e21.partitions = [*_struct.Struct('>' + str(n25) + 'i').unpack_from(b, p)]
-                p += 4 * n25
-        e21.assignment_epochs = None
-        if b[p] == 0:  # no tagged fields, the common case
-            e21.unknown_tagged_fields = None
-            p += 1
-        else:
-            p = _t_StreamsGroupCurrentMemberAssignmentValue_TaskIds_0(b, p, e21)
-        xs20.append(e21)
-    o.warmup_tasks = xs20
-    h36 = b[p]
-    p += 1
-    if 0 < h36 < 128:
-        n28 = h36 - 1
-    else:
-        n28 = h36 - 1
-        if n28 > 126:
-            n28, p = _uvt(b, p, n28 + 1)
-            n28 -= 1
-        if n28 < 0:
-            raise DecodeError('StreamsGroupCurrentMemberAssignmentValue.ActiveTasksPendingRevocation: null where not nullable')
-        if n28 > bl - p:
-            raise DecodeError('StreamsGroupCurrentMemberAssignmentValue.ActiveTasksPendingRevocation: count ' + str(n28) + ' past the end')
-    xs29 = []
-    for _ in range(n28):
-        e30 = _new(_StreamsGroupCurrentMemberAssignmentValue_TaskIds)
-        h33 = b[p]
-        if 0 < h33 < 128:
-            q32 = p + h33
-            e30.subtopology_id = str(b[p + 1:q32], 'utf-8')
-            p = q32
-        else:
-            p += 1
-            n31 = h33 - 1
-            if n31 > 126:
-                n31, p = _uvt(b, p, n31 + 1)
-                n31 -= 1
-            if n31 < 0:
+            n24 = h26 - 1
+            if n24 > 126:
+                n24, p = _uvt(b, p, n24 + 1)
+                n24 -= 1
+            if n24 < 0:
                 raise DecodeError('TaskIds.SubtopologyId: null where not nullable')
             else:
-                q32 = p + n31
-                e30.subtopology_id = str(b[p:q32], 'utf-8')
-                p = q32
-        h35 = b[p]
-        if 0 < h35 < 65:
-            e30.partitions = [*_UNPACK_i[h35](b, p + 1)]
-            p += 4 * h35 - 3
+                q25 = p + n24
+                e23.subtopology_id = str(b[p:q25], 'utf-8')
+                p = q25
+        h28 = b[p]
+        if 0 < h28 < 65:
+            e23.partitions = [*_UNPACK_i[h28](b, p + 1)]
+            p += 4 * h28 - 3
         else:
             p += 1
-            n34 = h35 - 1
+            n27 = h28 - 1
+            if n27 > 126:
+                n27, p = _uvt(b, p, n27 + 1)
+                n27 -= 1
+            if n27 < 0:
+                raise DecodeError('TaskIds.Partitions: null where not nullable')
+            elif n27 < 64:
+                e23.partitions = [*_ARRAY_i[n27].unpack_from(b, p)]
+                p += 4 * n27
+            else:
+                if n27 > bl - p:
+                    raise DecodeError('TaskIds.Partitions: count ' + str(n27) + ' past the end')
+                e23.partitions = [*_struct.Struct('>' + str(n27) + 'i').unpack_from(b, p)]
+                p += 4 * n27
+        e23.assignment_epochs = None
+        if b[p] == 0:  # no tagged fields, the common case
+            e23.unknown_tagged_fields = None
+            p += 1
+        else:
+            p = _t_StreamsGroupCurrentMemberAssignmentValue_TaskIds_0(b, p, e23)
+        xs22.append(e23)
+    o.warmup_tasks = xs22
+    h39 = b[p]
+    p += 1
+    if 0 < h39 < 128:
+        r40 = _counts[h39]
+    else:
+        n31 = h39 - 1
+        if n31 > 126:
+            n31, p = _uvt(b, p, n31 + 1)
+            n31 -= 1
+        if n31 < 0:
+            raise DecodeError('StreamsGroupCurrentMemberAssignmentValue.ActiveTasksPendingRevocation: null where not nullable')
+        if n31 > bl - p:
+            raise DecodeError('StreamsGroupCurrentMemberAssignmentValue.ActiveTasksPendingRevocation: count ' + str(n31) + ' past the end')
+        r40 = range(n31)
+    xs32 = []
+    for _ in r40:
+        e33 = _new(_StreamsGroupCurrentMemberAssignmentValue_TaskIds)
+        h36 = b[p]
+        if 0 < h36 < 128:
+            q35 = p + h36
+            e33.subtopology_id = str(b[p + 1:q35], 'utf-8')
+            p = q35
+        else:
+            p += 1
+            n34 = h36 - 1
             if n34 > 126:
                 n34, p = _uvt(b, p, n34 + 1)
                 n34 -= 1
             if n34 < 0:
-                raise DecodeError('TaskIds.Partitions: null where not nullable')
-            elif n34 < 64:
-                e30.partitions = [*_ARRAY_i[n34].unpack_from(b, p)]
-                p += 4 * n34
+                raise DecodeError('TaskIds.SubtopologyId: null where not nullable')
             else:
-                if n34 > bl - p:
-                    raise DecodeError('TaskIds.Partitions: count ' + str(n34) + ' past the end')
-                e30.partitions = [*_struct.Struct('>' + str(n34) + 'i').unpack_from(b, p)]
-                p += 4 * n34
-        e30.assignment_epochs = None
+                q35 = p + n34
+                e33.subtopology_id = str(b[p:q35], 'utf-8')
+                p = q35
+        h38 = b[p]
+        if 0 < h38 < 65:
+            e33.partitions = [*_UNPACK_i[h38](b, p + 1)]
+            p += 4 * h38 - 3
+        else:
+            p += 1
+            n37 = h38 - 1
+            if n37 > 126:
+                n37, p = _uvt(b, p, n37 + 1)
+                n37 -= 1
+            if n37 < 0:
+                raise DecodeError('TaskIds.Partitions: null where not nullable')
+            elif n37 < 64:
+                e33.partitions = [*_ARRAY_i[n37].unpack_from(b, p)]
+                p += 4 * n37
+            else:
+                if n37 > bl - p:
+                    raise DecodeError('TaskIds.Partitions: count ' + str(n37) + ' past the end')
+                e33.partitions = [*_struct.Struct('>' + str(n37) + 'i').unpack_from(b, p)]
+                p += 4 * n37
+        e33.assignment_epochs = None
         if b[p] == 0:  # no tagged fields, the common case
-            e30.unknown_tagged_fields = None
+            e33.unknown_tagged_fields = None
             p += 1
         else:
-            p = _t_StreamsGroupCurrentMemberAssignmentValue_TaskIds_0(b, p, e30)
-        xs29.append(e30)
-    o.active_tasks_pending_revocation = xs29
-    h45 = b[p]
+            p = _t_StreamsGroupCurrentMemberAssignmentValue_TaskIds_0(b, p, e33)
+        xs32.append(e33)
+    o.active_tasks_pending_revocation = xs32
+    h49 = b[p]
     p += 1
-    if 0 < h45 < 128:
-        n37 = h45 - 1
+    if 0 < h49 < 128:
+        r50 = _counts[h49]
     else:
-        n37 = h45 - 1
-        if n37 > 126:
-            n37, p = _uvt(b, p, n37 + 1)
-            n37 -= 1
-        if n37 < 0:
+        n41 = h49 - 1
+        if n41 > 126:
+            n41, p = _uvt(b, p, n41 + 1)
+            n41 -= 1
+        if n41 < 0:
             raise DecodeError('StreamsGroupCurrentMemberAssignmentValue.StandbyTasksPendingRevocation: null where not nullable')
-        if n37 > bl - p:
-            raise DecodeError('StreamsGroupCurrentMemberAssignmentValue.StandbyTasksPendingRevocation: count ' + str(n37) + ' past the end')
-    xs38 = []
-    for _ in range(n37):
-        e39 = _new(_StreamsGroupCurrentMemberAssignmentValue_TaskIds)
-        h42 = b[p]
-        if 0 < h42 < 128:
-            q41 = p + h42
-            e39.subtopology_id = str(b[p + 1:q41], 'utf-8')
-            p = q41
+        if n41 > bl - p:
+            raise DecodeError('StreamsGroupCurrentMemberAssignmentValue.StandbyTasksPendingRevocation: count ' + str(n41) + ' past the end')
+        r50 = range(n41)
+    xs42 = []
+    for _ in r50:
+        e43 = _new(_StreamsGroupCurrentMemberAssignmentValue_TaskIds)
+        h46 = b[p]
+        if 0 < h46 < 128:
+            q45 = p + h46
+            e43.subtopology_id = str(b[p + 1:q45], 'utf-8')
+            p = q45
         else:
             p += 1
-            n40 = h42 - 1
-            if n40 > 126:
-                n40, p = _uvt(b, p, n40 + 1)
-                n40 -= 1
-            if n40 < 0:
+            n44 = h46 - 1
+            if n44 > 126:
+                n44, p = _uvt(b, p, n44 + 1)
+                n44 -= 1
+            if n44 < 0:
                 raise DecodeError('TaskIds.SubtopologyId: null where not nullable')
             else:
-                q41 = p + n40
-                e39.subtopology_id = str(b[p:q41], 'utf-8')
-                p = q41
-        h44 = b[p]
-        if 0 < h44 < 65:
-            e39.partitions = [*_UNPACK_i[h44](b, p + 1)]
-            p += 4 * h44 - 3
+                q45 = p + n44
+                e43.subtopology_id = str(b[p:q45], 'utf-8')
+                p = q45
+        h48 = b[p]
+        if 0 < h48 < 65:
+            e43.partitions = [*_UNPACK_i[h48](b, p + 1)]
+            p += 4 * h48 - 3
         else:
             p += 1
-            n43 = h44 - 1
-            if n43 > 126:
-                n43, p = _uvt(b, p, n43 + 1)
-                n43 -= 1
-            if n43 < 0:
+            n47 = h48 - 1
+            if n47 > 126:
+                n47, p = _uvt(b, p, n47 + 1)
+                n47 -= 1
+            if n47 < 0:
                 raise DecodeError('TaskIds.Partitions: null where not nullable')
-            elif n43 < 64:
-                e39.partitions = [*_ARRAY_i[n43].unpack_from(b, p)]
-                p += 4 * n43
+            elif n47 < 64:
+                e43.partitions = [*_ARRAY_i[n47].unpack_from(b, p)]
+                p += 4 * n47
             else:
-                if n43 > bl - p:
-                    raise DecodeError('TaskIds.Partitions: count ' + str(n43) + ' past the end')
-                e39.partitions = [*_struct.Struct('>' + str(n43) + 'i').unpack_from(b, p)]
-                p += 4 * n43
-        e39.assignment_epochs = None
+                if n47 > bl - p:
+                    raise DecodeError('TaskIds.Partitions: count ' + str(n47) + ' past the end')
+                e43.partitions = [*_struct.Struct('>' + str(n47) + 'i').unpack_from(b, p)]
+                p += 4 * n47
+        e43.assignment_epochs = None
         if b[p] == 0:  # no tagged fields, the common case
-            e39.unknown_tagged_fields = None
+            e43.unknown_tagged_fields = None
             p += 1
         else:
-            p = _t_StreamsGroupCurrentMemberAssignmentValue_TaskIds_0(b, p, e39)
-        xs38.append(e39)
-    o.standby_tasks_pending_revocation = xs38
-    h54 = b[p]
+            p = _t_StreamsGroupCurrentMemberAssignmentValue_TaskIds_0(b, p, e43)
+        xs42.append(e43)
+    o.standby_tasks_pending_revocation = xs42
+    h59 = b[p]
     p += 1
-    if 0 < h54 < 128:
-        n46 = h54 - 1
+    if 0 < h59 < 128:
+        r60 = _counts[h59]
     else:
-        n46 = h54 - 1
-        if n46 > 126:
-            n46, p = _uvt(b, p, n46 + 1)
-            n46 -= 1
-        if n46 < 0:
+        n51 = h59 - 1
+        if n51 > 126:
+            n51, p = _uvt(b, p, n51 + 1)
+            n51 -= 1
+        if n51 < 0:
             raise DecodeError('StreamsGroupCurrentMemberAssignmentValue.WarmupTasksPendingRevocation: null where not nullable')
-        if n46 > bl - p:
-            raise DecodeError('StreamsGroupCurrentMemberAssignmentValue.WarmupTasksPendingRevocation: count ' + str(n46) + ' past the end')
-    xs47 = []
-    for _ in range(n46):
-        e48 = _new(_StreamsGroupCurrentMemberAssignmentValue_TaskIds)
-        h51 = b[p]
-        if 0 < h51 < 128:
-            q50 = p + h51
-            e48.subtopology_id = str(b[p + 1:q50], 'utf-8')
-            p = q50
+        if n51 > bl - p:
+            raise DecodeError('StreamsGroupCurrentMemberAssignmentValue.WarmupTasksPendingRevocation: count ' + str(n51) + ' past the end')
+        r60 = range(n51)
+    xs52 = []
+    for _ in r60:
+        e53 = _new(_StreamsGroupCurrentMemberAssignmentValue_TaskIds)
+        h56 = b[p]
+        if 0 < h56 < 128:
+            q55 = p + h56
+            e53.subtopology_id = str(b[p + 1:q55], 'utf-8')
+            p = q55
         else:
             p += 1
-            n49 = h51 - 1
-            if n49 > 126:
-                n49, p = _uvt(b, p, n49 + 1)
-                n49 -= 1
-            if n49 < 0:
+            n54 = h56 - 1
+            if n54 > 126:
+                n54, p = _uvt(b, p, n54 + 1)
+                n54 -= 1
+            if n54 < 0:
                 raise DecodeError('TaskIds.SubtopologyId: null where not nullable')
             else:
-                q50 = p + n49
-                e48.subtopology_id = str(b[p:q50], 'utf-8')
-                p = q50
-        h53 = b[p]
-        if 0 < h53 < 65:
-            e48.partitions = [*_UNPACK_i[h53](b, p + 1)]
-            p += 4 * h53 - 3
+                q55 = p + n54
+                e53.subtopology_id = str(b[p:q55], 'utf-8')
+                p = q55
+        h58 = b[p]
+        if 0 < h58 < 65:
+            e53.partitions = [*_UNPACK_i[h58](b, p + 1)]
+            p += 4 * h58 - 3
         else:
             p += 1
-            n52 = h53 - 1
-            if n52 > 126:
-                n52, p = _uvt(b, p, n52 + 1)
-                n52 -= 1
-            if n52 < 0:
+            n57 = h58 - 1
+            if n57 > 126:
+                n57, p = _uvt(b, p, n57 + 1)
+                n57 -= 1
+            if n57 < 0:
                 raise DecodeError('TaskIds.Partitions: null where not nullable')
-            elif n52 < 64:
-                e48.partitions = [*_ARRAY_i[n52].unpack_from(b, p)]
-                p += 4 * n52
+            elif n57 < 64:
+                e53.partitions = [*_ARRAY_i[n57].unpack_from(b, p)]
+                p += 4 * n57
             else:
-                if n52 > bl - p:
-                    raise DecodeError('TaskIds.Partitions: count ' + str(n52) + ' past the end')
-                e48.partitions = [*_struct.Struct('>' + str(n52) + 'i').unpack_from(b, p)]
-                p += 4 * n52
-        e48.assignment_epochs = None
+                if n57 > bl - p:
+                    raise DecodeError('TaskIds.Partitions: count ' + str(n57) + ' past the end')
+                e53.partitions = [*_struct.Struct('>' + str(n57) + 'i').unpack_from(b, p)]
+                p += 4 * n57
+        e53.assignment_epochs = None
         if b[p] == 0:  # no tagged fields, the common case
-            e48.unknown_tagged_fields = None
+            e53.unknown_tagged_fields = None
             p += 1
         else:
-            p = _t_StreamsGroupCurrentMemberAssignmentValue_TaskIds_0(b, p, e48)
-        xs47.append(e48)
-    o.warmup_tasks_pending_revocation = xs47
+            p = _t_StreamsGroupCurrentMemberAssignmentValue_TaskIds_0(b, p, e53)
+        xs52.append(e53)
+    o.warmup_tasks_pending_revocation = xs52
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         p += 1

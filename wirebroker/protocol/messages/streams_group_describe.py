@@ -11,6 +11,7 @@ import struct as _struct
 from wirebroker.protocol.message import UNSET, Message, Struct
 from wirebroker.protocol.message import shared_default as _shared_default
 from wirebroker.protocol.primitives import (
+    COMPACT_COUNT_RANGES as _counts,
     UUID_ZERO,
     DecodeError,
     UnsupportedFieldError,
@@ -241,7 +242,7 @@ def _r_StreamsGroupDescribeRequest_0(b, p):
     h7 = b[p]
     p += 1
     if 0 < h7 < 128:
-        n1 = h7 - 1
+        r8 = _counts[h7]
     else:
         n1 = h7 - 1
         if n1 > 126:
@@ -251,8 +252,9 @@ def _r_StreamsGroupDescribeRequest_0(b, p):
             raise DecodeError('StreamsGroupDescribeRequest.GroupIds: null where not nullable')
         if n1 > bl - p:
             raise DecodeError('StreamsGroupDescribeRequest.GroupIds: count ' + str(n1) + ' past the end')
+        r8 = range(n1)
     xs2 = []
-    for _ in range(n1):
+    for _ in r8:
         h6 = b[p]
         if 0 < h6 < 128:
             q5 = p + h6
@@ -566,7 +568,7 @@ def _r_StreamsGroupDescribeResponse_0(b, p):
     o.throttle_time_ms, h1, = _S1.unpack_from(b, p)
     p += 5
     if 0 < h1 < 128:
-        n2 = h1 - 1
+        r192 = _counts[h1]
     else:
         n2 = h1 - 1
         if n2 > 126:
@@ -576,8 +578,9 @@ def _r_StreamsGroupDescribeResponse_0(b, p):
             raise DecodeError('StreamsGroupDescribeResponse.Groups: null where not nullable')
         if n2 > bl - p:
             raise DecodeError('StreamsGroupDescribeResponse.Groups: count ' + str(n2) + ' past the end')
+        r192 = range(n2)
     xs3 = []
-    for _ in range(n2):
+    for _ in r192:
         e4 = _new(_StreamsGroupDescribeResponse_DescribedGroup)
         e4.error_code, h5, = _S2.unpack_from(b, p)
         p += 3
@@ -677,7 +680,7 @@ def _r_StreamsGroupDescribeResponse_0(b, p):
                         h28 = b[p]
                         p += 1
                         if 0 < h28 < 128:
-                            n22 = h28 - 1
+                            r29 = _counts[h28]
                         else:
                             n22 = h28 - 1
                             if n22 > 126:
@@ -687,8 +690,9 @@ def _r_StreamsGroupDescribeResponse_0(b, p):
                                 raise DecodeError('Subtopology.SourceTopics: null where not nullable')
                             if n22 > bl - p:
                                 raise DecodeError('Subtopology.SourceTopics: count ' + str(n22) + ' past the end')
+                            r29 = range(n22)
                         xs23 = []
-                        for _ in range(n22):
+                        for _ in r29:
                             h27 = b[p]
                             if 0 < h27 < 128:
                                 q26 = p + h27
@@ -708,234 +712,239 @@ def _r_StreamsGroupDescribeResponse_0(b, p):
                                     p = q26
                             xs23.append(e24)
                         e18.source_topics = xs23
-                        h35 = b[p]
+                        h36 = b[p]
                         p += 1
-                        if 0 < h35 < 128:
-                            n29 = h35 - 1
+                        if 0 < h36 < 128:
+                            r37 = _counts[h36]
                         else:
-                            n29 = h35 - 1
-                            if n29 > 126:
-                                n29, p = _uvt(b, p, n29 + 1)
-                                n29 -= 1
-                            if n29 < 0:
+                            n30 = h36 - 1
+                            if n30 > 126:
+                                n30, p = _uvt(b, p, n30 + 1)
+                                n30 -= 1
+                            if n30 < 0:
                                 raise DecodeError('Subtopology.RepartitionSinkTopics: null where not nullable')
-                            if n29 > bl - p:
-                                raise DecodeError('Subtopology.RepartitionSinkTopics: count ' + str(n29) + ' past the end')
-                        xs30 = []
-                        for _ in range(n29):
-                            h34 = b[p]
-                            if 0 < h34 < 128:
-                                q33 = p + h34
-                                e31 = str(b[p + 1:q33], 'utf-8')
-                                p = q33
+                            if n30 > bl - p:
+                                raise DecodeError('Subtopology.RepartitionSinkTopics: count ' + str(n30) + ' past the end')
+                            r37 = range(n30)
+                        xs31 = []
+                        for _ in r37:
+                            h35 = b[p]
+                            if 0 < h35 < 128:
+                                q34 = p + h35
+                                e32 = str(b[p + 1:q34], 'utf-8')
+                                p = q34
                             else:
                                 p += 1
-                                n32 = h34 - 1
-                                if n32 > 126:
-                                    n32, p = _uvt(b, p, n32 + 1)
-                                    n32 -= 1
-                                if n32 < 0:
+                                n33 = h35 - 1
+                                if n33 > 126:
+                                    n33, p = _uvt(b, p, n33 + 1)
+                                    n33 -= 1
+                                if n33 < 0:
                                     raise DecodeError('Subtopology.RepartitionSinkTopics: null element')
                                 else:
-                                    q33 = p + n32
-                                    e31 = str(b[p:q33], 'utf-8')
-                                    p = q33
-                            xs30.append(e31)
-                        e18.repartition_sink_topics = xs30
-                        h52 = b[p]
+                                    q34 = p + n33
+                                    e32 = str(b[p:q34], 'utf-8')
+                                    p = q34
+                            xs31.append(e32)
+                        e18.repartition_sink_topics = xs31
+                        h55 = b[p]
                         p += 1
-                        if 0 < h52 < 128:
-                            n36 = h52 - 1
+                        if 0 < h55 < 128:
+                            r56 = _counts[h55]
                         else:
-                            n36 = h52 - 1
-                            if n36 > 126:
-                                n36, p = _uvt(b, p, n36 + 1)
-                                n36 -= 1
-                            if n36 < 0:
+                            n38 = h55 - 1
+                            if n38 > 126:
+                                n38, p = _uvt(b, p, n38 + 1)
+                                n38 -= 1
+                            if n38 < 0:
                                 raise DecodeError('Subtopology.StateChangelogTopics: null where not nullable')
-                            if n36 > bl - p:
-                                raise DecodeError('Subtopology.StateChangelogTopics: count ' + str(n36) + ' past the end')
-                        xs37 = []
-                        for _ in range(n36):
-                            e38 = _new(_StreamsGroupDescribeResponse_TopicInfo)
-                            h41 = b[p]
-                            if 0 < h41 < 128:
-                                q40 = p + h41
-                                e38.name = str(b[p + 1:q40], 'utf-8')
-                                p = q40
+                            if n38 > bl - p:
+                                raise DecodeError('Subtopology.StateChangelogTopics: count ' + str(n38) + ' past the end')
+                            r56 = range(n38)
+                        xs39 = []
+                        for _ in r56:
+                            e40 = _new(_StreamsGroupDescribeResponse_TopicInfo)
+                            h43 = b[p]
+                            if 0 < h43 < 128:
+                                q42 = p + h43
+                                e40.name = str(b[p + 1:q42], 'utf-8')
+                                p = q42
                             else:
                                 p += 1
-                                n39 = h41 - 1
-                                if n39 > 126:
-                                    n39, p = _uvt(b, p, n39 + 1)
-                                    n39 -= 1
-                                if n39 < 0:
+                                n41 = h43 - 1
+                                if n41 > 126:
+                                    n41, p = _uvt(b, p, n41 + 1)
+                                    n41 -= 1
+                                if n41 < 0:
                                     raise DecodeError('TopicInfo.Name: null where not nullable')
                                 else:
-                                    q40 = p + n39
-                                    e38.name = str(b[p:q40], 'utf-8')
-                                    p = q40
-                            e38.partitions, e38.replication_factor, h42, = _S4.unpack_from(b, p)
+                                    q42 = p + n41
+                                    e40.name = str(b[p:q42], 'utf-8')
+                                    p = q42
+                            e40.partitions, e40.replication_factor, h44, = _S4.unpack_from(b, p)
                             p += 7
-                            if 0 < h42 < 128:
-                                n43 = h42 - 1
+                            if 0 < h44 < 128:
+                                r54 = _counts[h44]
                             else:
-                                n43 = h42 - 1
-                                if n43 > 126:
-                                    n43, p = _uvt(b, p, n43 + 1)
-                                    n43 -= 1
-                                if n43 < 0:
+                                n45 = h44 - 1
+                                if n45 > 126:
+                                    n45, p = _uvt(b, p, n45 + 1)
+                                    n45 -= 1
+                                if n45 < 0:
                                     raise DecodeError('TopicInfo.TopicConfigs: null where not nullable')
-                                if n43 > bl - p:
-                                    raise DecodeError('TopicInfo.TopicConfigs: count ' + str(n43) + ' past the end')
-                            xs44 = []
-                            for _ in range(n43):
-                                e45 = _new(_StreamsGroupDescribeResponse_KeyValue)
-                                h48 = b[p]
-                                if 0 < h48 < 128:
-                                    q47 = p + h48
-                                    e45.key = str(b[p + 1:q47], 'utf-8')
-                                    p = q47
+                                if n45 > bl - p:
+                                    raise DecodeError('TopicInfo.TopicConfigs: count ' + str(n45) + ' past the end')
+                                r54 = range(n45)
+                            xs46 = []
+                            for _ in r54:
+                                e47 = _new(_StreamsGroupDescribeResponse_KeyValue)
+                                h50 = b[p]
+                                if 0 < h50 < 128:
+                                    q49 = p + h50
+                                    e47.key = str(b[p + 1:q49], 'utf-8')
+                                    p = q49
                                 else:
                                     p += 1
-                                    n46 = h48 - 1
-                                    if n46 > 126:
-                                        n46, p = _uvt(b, p, n46 + 1)
-                                        n46 -= 1
-                                    if n46 < 0:
+                                    n48 = h50 - 1
+                                    if n48 > 126:
+                                        n48, p = _uvt(b, p, n48 + 1)
+                                        n48 -= 1
+                                    if n48 < 0:
                                         raise DecodeError('KeyValue.Key: null where not nullable')
                                     else:
-                                        q47 = p + n46
-                                        e45.key = str(b[p:q47], 'utf-8')
-                                        p = q47
-                                h51 = b[p]
-                                if 0 < h51 < 128:
-                                    q50 = p + h51
-                                    e45.value = str(b[p + 1:q50], 'utf-8')
-                                    p = q50
+                                        q49 = p + n48
+                                        e47.key = str(b[p:q49], 'utf-8')
+                                        p = q49
+                                h53 = b[p]
+                                if 0 < h53 < 128:
+                                    q52 = p + h53
+                                    e47.value = str(b[p + 1:q52], 'utf-8')
+                                    p = q52
                                 else:
                                     p += 1
-                                    n49 = h51 - 1
-                                    if n49 > 126:
-                                        n49, p = _uvt(b, p, n49 + 1)
-                                        n49 -= 1
-                                    if n49 < 0:
+                                    n51 = h53 - 1
+                                    if n51 > 126:
+                                        n51, p = _uvt(b, p, n51 + 1)
+                                        n51 -= 1
+                                    if n51 < 0:
                                         raise DecodeError('KeyValue.Value: null where not nullable')
                                     else:
-                                        q50 = p + n49
-                                        e45.value = str(b[p:q50], 'utf-8')
-                                        p = q50
+                                        q52 = p + n51
+                                        e47.value = str(b[p:q52], 'utf-8')
+                                        p = q52
                                 if b[p] == 0:  # no tagged fields, the common case
-                                    e45.unknown_tagged_fields = None
+                                    e47.unknown_tagged_fields = None
                                     p += 1
                                 else:
-                                    p = _t_StreamsGroupDescribeResponse_KeyValue_0(b, p, e45)
-                                xs44.append(e45)
-                            e38.topic_configs = xs44
+                                    p = _t_StreamsGroupDescribeResponse_KeyValue_0(b, p, e47)
+                                xs46.append(e47)
+                            e40.topic_configs = xs46
                             if b[p] == 0:  # no tagged fields, the common case
-                                e38.unknown_tagged_fields = None
+                                e40.unknown_tagged_fields = None
                                 p += 1
                             else:
-                                p = _t_StreamsGroupDescribeResponse_TopicInfo_0(b, p, e38)
-                            xs37.append(e38)
-                        e18.state_changelog_topics = xs37
-                        h69 = b[p]
+                                p = _t_StreamsGroupDescribeResponse_TopicInfo_0(b, p, e40)
+                            xs39.append(e40)
+                        e18.state_changelog_topics = xs39
+                        h74 = b[p]
                         p += 1
-                        if 0 < h69 < 128:
-                            n53 = h69 - 1
+                        if 0 < h74 < 128:
+                            r75 = _counts[h74]
                         else:
-                            n53 = h69 - 1
-                            if n53 > 126:
-                                n53, p = _uvt(b, p, n53 + 1)
-                                n53 -= 1
-                            if n53 < 0:
+                            n57 = h74 - 1
+                            if n57 > 126:
+                                n57, p = _uvt(b, p, n57 + 1)
+                                n57 -= 1
+                            if n57 < 0:
                                 raise DecodeError('Subtopology.RepartitionSourceTopics: null where not nullable')
-                            if n53 > bl - p:
-                                raise DecodeError('Subtopology.RepartitionSourceTopics: count ' + str(n53) + ' past the end')
-                        xs54 = []
-                        for _ in range(n53):
-                            e55 = _new(_StreamsGroupDescribeResponse_TopicInfo)
-                            h58 = b[p]
-                            if 0 < h58 < 128:
-                                q57 = p + h58
-                                e55.name = str(b[p + 1:q57], 'utf-8')
-                                p = q57
+                            if n57 > bl - p:
+                                raise DecodeError('Subtopology.RepartitionSourceTopics: count ' + str(n57) + ' past the end')
+                            r75 = range(n57)
+                        xs58 = []
+                        for _ in r75:
+                            e59 = _new(_StreamsGroupDescribeResponse_TopicInfo)
+                            h62 = b[p]
+                            if 0 < h62 < 128:
+                                q61 = p + h62
+                                e59.name = str(b[p + 1:q61], 'utf-8')
+                                p = q61
                             else:
                                 p += 1
-                                n56 = h58 - 1
-                                if n56 > 126:
-                                    n56, p = _uvt(b, p, n56 + 1)
-                                    n56 -= 1
-                                if n56 < 0:
-                                    raise DecodeError('TopicInfo.Name: null where not nullable')
-                                else:
-                                    q57 = p + n56
-                                    e55.name = str(b[p:q57], 'utf-8')
-                                    p = q57
-                            e55.partitions, e55.replication_factor, h59, = _S4.unpack_from(b, p)
-                            p += 7
-                            if 0 < h59 < 128:
-                                n60 = h59 - 1
-                            else:
-                                n60 = h59 - 1
+                                n60 = h62 - 1
                                 if n60 > 126:
                                     n60, p = _uvt(b, p, n60 + 1)
                                     n60 -= 1
                                 if n60 < 0:
+                                    raise DecodeError('TopicInfo.Name: null where not nullable')
+                                else:
+                                    q61 = p + n60
+                                    e59.name = str(b[p:q61], 'utf-8')
+                                    p = q61
+                            e59.partitions, e59.replication_factor, h63, = _S4.unpack_from(b, p)
+                            p += 7
+                            if 0 < h63 < 128:
+                                r73 = _counts[h63]
+                            else:
+                                n64 = h63 - 1
+                                if n64 > 126:
+                                    n64, p = _uvt(b, p, n64 + 1)
+                                    n64 -= 1
+                                if n64 < 0:
                                     raise DecodeError('TopicInfo.TopicConfigs: null where not nullable')
-                                if n60 > bl - p:
-                                    raise DecodeError('TopicInfo.TopicConfigs: count ' + str(n60) + ' past the end')
-                            xs61 = []
-                            for _ in range(n60):
-                                e62 = _new(_StreamsGroupDescribeResponse_KeyValue)
-                                h65 = b[p]
-                                if 0 < h65 < 128:
-                                    q64 = p + h65
-                                    e62.key = str(b[p + 1:q64], 'utf-8')
-                                    p = q64
+                                if n64 > bl - p:
+                                    raise DecodeError('TopicInfo.TopicConfigs: count ' + str(n64) + ' past the end')
+                                r73 = range(n64)
+                            xs65 = []
+                            for _ in r73:
+                                e66 = _new(_StreamsGroupDescribeResponse_KeyValue)
+                                h69 = b[p]
+                                if 0 < h69 < 128:
+                                    q68 = p + h69
+                                    e66.key = str(b[p + 1:q68], 'utf-8')
+                                    p = q68
                                 else:
                                     p += 1
-                                    n63 = h65 - 1
-                                    if n63 > 126:
-                                        n63, p = _uvt(b, p, n63 + 1)
-                                        n63 -= 1
-                                    if n63 < 0:
+                                    n67 = h69 - 1
+                                    if n67 > 126:
+                                        n67, p = _uvt(b, p, n67 + 1)
+                                        n67 -= 1
+                                    if n67 < 0:
                                         raise DecodeError('KeyValue.Key: null where not nullable')
                                     else:
-                                        q64 = p + n63
-                                        e62.key = str(b[p:q64], 'utf-8')
-                                        p = q64
-                                h68 = b[p]
-                                if 0 < h68 < 128:
-                                    q67 = p + h68
-                                    e62.value = str(b[p + 1:q67], 'utf-8')
-                                    p = q67
+                                        q68 = p + n67
+                                        e66.key = str(b[p:q68], 'utf-8')
+                                        p = q68
+                                h72 = b[p]
+                                if 0 < h72 < 128:
+                                    q71 = p + h72
+                                    e66.value = str(b[p + 1:q71], 'utf-8')
+                                    p = q71
                                 else:
                                     p += 1
-                                    n66 = h68 - 1
-                                    if n66 > 126:
-                                        n66, p = _uvt(b, p, n66 + 1)
-                                        n66 -= 1
-                                    if n66 < 0:
+                                    n70 = h72 - 1
+                                    if n70 > 126:
+                                        n70, p = _uvt(b, p, n70 + 1)
+                                        n70 -= 1
+                                    if n70 < 0:
                                         raise DecodeError('KeyValue.Value: null where not nullable')
                                     else:
-                                        q67 = p + n66
-                                        e62.value = str(b[p:q67], 'utf-8')
-                                        p = q67
+                                        q71 = p + n70
+                                        e66.value = str(b[p:q71], 'utf-8')
+                                        p = q71
                                 if b[p] == 0:  # no tagged fields, the common case
-                                    e62.unknown_tagged_fields = None
+                                    e66.unknown_tagged_fields = None
                                     p += 1
                                 else:
-                                    p = _t_StreamsGroupDescribeResponse_KeyValue_0(b, p, e62)
-                                xs61.append(e62)
-                            e55.topic_configs = xs61
+                                    p = _t_StreamsGroupDescribeResponse_KeyValue_0(b, p, e66)
+                                xs65.append(e66)
+                            e59.topic_configs = xs65
                             if b[p] == 0:  # no tagged fields, the common case
-                                e55.unknown_tagged_fields = None
+                                e59.unknown_tagged_fields = None
                                 p += 1
                             else:
-                                p = _t_StreamsGroupDescribeResponse_TopicInfo_0(b, p, e55)
-                            xs54.append(e55)
-                        e18.repartition_source_topics = xs54
+                                p = _t_StreamsGroupDescribeResponse_TopicInfo_0(b, p, e59)
+                            xs58.append(e59)
+                        e18.repartition_source_topics = xs58
                         if b[p] == 0:  # no tagged fields, the common case
                             e18.unknown_tagged_fields = None
                             p += 1
@@ -949,66 +958,28 @@ def _r_StreamsGroupDescribeResponse_0(b, p):
             else:
                 p = _t_StreamsGroupDescribeResponse_Topology_0(b, p, s14)
             e4.topology = s14
-        h175 = b[p]
+        h190 = b[p]
         p += 1
-        if 0 < h175 < 128:
-            n70 = h175 - 1
+        if 0 < h190 < 128:
+            r191 = _counts[h190]
         else:
-            n70 = h175 - 1
-            if n70 > 126:
-                n70, p = _uvt(b, p, n70 + 1)
-                n70 -= 1
-            if n70 < 0:
+            n76 = h190 - 1
+            if n76 > 126:
+                n76, p = _uvt(b, p, n76 + 1)
+                n76 -= 1
+            if n76 < 0:
                 raise DecodeError('DescribedGroup.Members: null where not nullable')
-            if n70 > bl - p:
-                raise DecodeError('DescribedGroup.Members: count ' + str(n70) + ' past the end')
-        xs71 = []
-        for _ in range(n70):
-            e72 = _new(_StreamsGroupDescribeResponse_Member)
-            h75 = b[p]
-            if 0 < h75 < 128:
-                q74 = p + h75
-                e72.member_id = str(b[p + 1:q74], 'utf-8')
-                p = q74
-            else:
-                p += 1
-                n73 = h75 - 1
-                if n73 > 126:
-                    n73, p = _uvt(b, p, n73 + 1)
-                    n73 -= 1
-                if n73 < 0:
-                    raise DecodeError('Member.MemberId: null where not nullable')
-                else:
-                    q74 = p + n73
-                    e72.member_id = str(b[p:q74], 'utf-8')
-                    p = q74
-            e72.member_epoch, h76, = _S1.unpack_from(b, p)
-            p += 5
-            if 0 < h76 < 128:
-                q78 = p + h76 - 1
-                e72.instance_id = str(b[p:q78], 'utf-8')
-                p = q78
-            elif h76 == 0:
-                e72.instance_id = None
-            else:
-                n77 = h76 - 1
-                if n77 > 126:
-                    n77, p = _uvt(b, p, n77 + 1)
-                    n77 -= 1
-                if n77 < 0:
-                    e72.instance_id = None
-                else:
-                    q78 = p + n77
-                    e72.instance_id = str(b[p:q78], 'utf-8')
-                    p = q78
+            if n76 > bl - p:
+                raise DecodeError('DescribedGroup.Members: count ' + str(n76) + ' past the end')
+            r191 = range(n76)
+        xs77 = []
+        for _ in r191:
+            e78 = _new(_StreamsGroupDescribeResponse_Member)
             h81 = b[p]
             if 0 < h81 < 128:
                 q80 = p + h81
-                e72.rack_id = str(b[p + 1:q80], 'utf-8')
+                e78.member_id = str(b[p + 1:q80], 'utf-8')
                 p = q80
-            elif h81 == 0:
-                e72.rack_id = None
-                p += 1
             else:
                 p += 1
                 n79 = h81 - 1
@@ -1016,33 +987,38 @@ def _r_StreamsGroupDescribeResponse_0(b, p):
                     n79, p = _uvt(b, p, n79 + 1)
                     n79 -= 1
                 if n79 < 0:
-                    e72.rack_id = None
+                    raise DecodeError('Member.MemberId: null where not nullable')
                 else:
                     q80 = p + n79
-                    e72.rack_id = str(b[p:q80], 'utf-8')
+                    e78.member_id = str(b[p:q80], 'utf-8')
                     p = q80
-            h84 = b[p]
-            if 0 < h84 < 128:
-                q83 = p + h84
-                e72.client_id = str(b[p + 1:q83], 'utf-8')
-                p = q83
+            e78.member_epoch, h82, = _S1.unpack_from(b, p)
+            p += 5
+            if 0 < h82 < 128:
+                q84 = p + h82 - 1
+                e78.instance_id = str(b[p:q84], 'utf-8')
+                p = q84
+            elif h82 == 0:
+                e78.instance_id = None
             else:
-                p += 1
-                n82 = h84 - 1
-                if n82 > 126:
-                    n82, p = _uvt(b, p, n82 + 1)
-                    n82 -= 1
-                if n82 < 0:
-                    raise DecodeError('Member.ClientId: null where not nullable')
+                n83 = h82 - 1
+                if n83 > 126:
+                    n83, p = _uvt(b, p, n83 + 1)
+                    n83 -= 1
+                if n83 < 0:
+                    e78.instance_id = None
                 else:
-                    q83 = p + n82
-                    e72.client_id = str(b[p:q83], 'utf-8')
-                    p = q83
+                    q84 = p + n83
+                    e78.instance_id = str(b[p:q84], 'utf-8')
+                    p = q84
             h87 = b[p]
             if 0 < h87 < 128:
                 q86 = p + h87
-                e72.client_host = str(b[p + 1:q86], 'utf-8')
+                e78.rack_id = str(b[p + 1:q86], 'utf-8')
                 p = q86
+            elif h87 == 0:
+                e78.rack_id = None
+                p += 1
             else:
                 p += 1
                 n85 = h87 - 1
@@ -1050,79 +1026,72 @@ def _r_StreamsGroupDescribeResponse_0(b, p):
                     n85, p = _uvt(b, p, n85 + 1)
                     n85 -= 1
                 if n85 < 0:
-                    raise DecodeError('Member.ClientHost: null where not nullable')
+                    e78.rack_id = None
                 else:
                     q86 = p + n85
-                    e72.client_host = str(b[p:q86], 'utf-8')
+                    e78.rack_id = str(b[p:q86], 'utf-8')
                     p = q86
-            e72.topology_epoch, h88, = _S1.unpack_from(b, p)
+            h90 = b[p]
+            if 0 < h90 < 128:
+                q89 = p + h90
+                e78.client_id = str(b[p + 1:q89], 'utf-8')
+                p = q89
+            else:
+                p += 1
+                n88 = h90 - 1
+                if n88 > 126:
+                    n88, p = _uvt(b, p, n88 + 1)
+                    n88 -= 1
+                if n88 < 0:
+                    raise DecodeError('Member.ClientId: null where not nullable')
+                else:
+                    q89 = p + n88
+                    e78.client_id = str(b[p:q89], 'utf-8')
+                    p = q89
+            h93 = b[p]
+            if 0 < h93 < 128:
+                q92 = p + h93
+                e78.client_host = str(b[p + 1:q92], 'utf-8')
+                p = q92
+            else:
+                p += 1
+                n91 = h93 - 1
+                if n91 > 126:
+                    n91, p = _uvt(b, p, n91 + 1)
+                    n91 -= 1
+                if n91 < 0:
+                    raise DecodeError('Member.ClientHost: null where not nullable')
+                else:
+                    q92 = p + n91
+                    e78.client_host = str(b[p:q92], 'utf-8')
+                    p = q92
+            e78.topology_epoch, h94, = _S1.unpack_from(b, p)
             p += 5
-            if 0 < h88 < 128:
-                q90 = p + h88 - 1
-                e72.process_id = str(b[p:q90], 'utf-8')
-                p = q90
+            if 0 < h94 < 128:
+                q96 = p + h94 - 1
+                e78.process_id = str(b[p:q96], 'utf-8')
+                p = q96
             else:
-                n89 = h88 - 1
-                if n89 > 126:
-                    n89, p = _uvt(b, p, n89 + 1)
-                    n89 -= 1
-                if n89 < 0:
-                    raise DecodeError('Member.ProcessId: null where not nullable')
-                else:
-                    q90 = p + n89
-                    e72.process_id = str(b[p:q90], 'utf-8')
-                    p = q90
-            if b[p] > 127:
-                e72.user_endpoint = None
-                p += 1
-            else:
-                p += 1
-                s91 = _new(_StreamsGroupDescribeResponse_Endpoint)
-                h94 = b[p]
-                if 0 < h94 < 128:
-                    q93 = p + h94
-                    s91.host = str(b[p + 1:q93], 'utf-8')
-                    p = q93
-                else:
-                    p += 1
-                    n92 = h94 - 1
-                    if n92 > 126:
-                        n92, p = _uvt(b, p, n92 + 1)
-                        n92 -= 1
-                    if n92 < 0:
-                        raise DecodeError('Endpoint.Host: null where not nullable')
-                    else:
-                        q93 = p + n92
-                        s91.host = str(b[p:q93], 'utf-8')
-                        p = q93
-                s91.port, = _S5.unpack_from(b, p)
-                p += 2
-                if b[p] == 0:  # no tagged fields, the common case
-                    s91.unknown_tagged_fields = None
-                    p += 1
-                else:
-                    p = _t_StreamsGroupDescribeResponse_Endpoint_0(b, p, s91)
-                e72.user_endpoint = s91
-            h104 = b[p]
-            p += 1
-            if 0 < h104 < 128:
-                n95 = h104 - 1
-            else:
-                n95 = h104 - 1
+                n95 = h94 - 1
                 if n95 > 126:
                     n95, p = _uvt(b, p, n95 + 1)
                     n95 -= 1
                 if n95 < 0:
-                    raise DecodeError('Member.ClientTags: null where not nullable')
-                if n95 > bl - p:
-                    raise DecodeError('Member.ClientTags: count ' + str(n95) + ' past the end')
-            xs96 = []
-            for _ in range(n95):
-                e97 = _new(_StreamsGroupDescribeResponse_KeyValue)
+                    raise DecodeError('Member.ProcessId: null where not nullable')
+                else:
+                    q96 = p + n95
+                    e78.process_id = str(b[p:q96], 'utf-8')
+                    p = q96
+            if b[p] > 127:
+                e78.user_endpoint = None
+                p += 1
+            else:
+                p += 1
+                s97 = _new(_StreamsGroupDescribeResponse_Endpoint)
                 h100 = b[p]
                 if 0 < h100 < 128:
                     q99 = p + h100
-                    e97.key = str(b[p + 1:q99], 'utf-8')
+                    s97.host = str(b[p + 1:q99], 'utf-8')
                     p = q99
                 else:
                     p += 1
@@ -1131,92 +1100,93 @@ def _r_StreamsGroupDescribeResponse_0(b, p):
                         n98, p = _uvt(b, p, n98 + 1)
                         n98 -= 1
                     if n98 < 0:
-                        raise DecodeError('KeyValue.Key: null where not nullable')
+                        raise DecodeError('Endpoint.Host: null where not nullable')
                     else:
                         q99 = p + n98
-                        e97.key = str(b[p:q99], 'utf-8')
+                        s97.host = str(b[p:q99], 'utf-8')
                         p = q99
-                h103 = b[p]
-                if 0 < h103 < 128:
-                    q102 = p + h103
-                    e97.value = str(b[p + 1:q102], 'utf-8')
-                    p = q102
+                s97.port, = _S5.unpack_from(b, p)
+                p += 2
+                if b[p] == 0:  # no tagged fields, the common case
+                    s97.unknown_tagged_fields = None
+                    p += 1
+                else:
+                    p = _t_StreamsGroupDescribeResponse_Endpoint_0(b, p, s97)
+                e78.user_endpoint = s97
+            h110 = b[p]
+            p += 1
+            if 0 < h110 < 128:
+                r111 = _counts[h110]
+            else:
+                n101 = h110 - 1
+                if n101 > 126:
+                    n101, p = _uvt(b, p, n101 + 1)
+                    n101 -= 1
+                if n101 < 0:
+                    raise DecodeError('Member.ClientTags: null where not nullable')
+                if n101 > bl - p:
+                    raise DecodeError('Member.ClientTags: count ' + str(n101) + ' past the end')
+                r111 = range(n101)
+            xs102 = []
+            for _ in r111:
+                e103 = _new(_StreamsGroupDescribeResponse_KeyValue)
+                h106 = b[p]
+                if 0 < h106 < 128:
+                    q105 = p + h106
+                    e103.key = str(b[p + 1:q105], 'utf-8')
+                    p = q105
                 else:
                     p += 1
-                    n101 = h103 - 1
-                    if n101 > 126:
-                        n101, p = _uvt(b, p, n101 + 1)
-                        n101 -= 1
-                    if n101 < 0:
+                    n104 = h106 - 1
+                    if n104 > 126:
+                        n104, p = _uvt(b, p, n104 + 1)
+                        n104 -= 1
+                    if n104 < 0:
+                        raise DecodeError('KeyValue.Key: null where not nullable')
+                    else:
+                        q105 = p + n104
+                        e103.key = str(b[p:q105], 'utf-8')
+                        p = q105
+                h109 = b[p]
+                if 0 < h109 < 128:
+                    q108 = p + h109
+                    e103.value = str(b[p + 1:q108], 'utf-8')
+                    p = q108
+                else:
+                    p += 1
+                    n107 = h109 - 1
+                    if n107 > 126:
+                        n107, p = _uvt(b, p, n107 + 1)
+                        n107 -= 1
+                    if n107 < 0:
                         raise DecodeError('KeyValue.Value: null where not nullable')
                     else:
-                        q102 = p + n101
-                        e97.value = str(b[p:q102], 'utf-8')
-                        p = q102
+                        q108 = p + n107
+                        e103.value = str(b[p:q108], 'utf-8')
+                        p = q108
                 if b[p] == 0:  # no tagged fields, the common case
-                    e97.unknown_tagged_fields = None
+                    e103.unknown_tagged_fields = None
                     p += 1
                 else:
-                    p = _t_StreamsGroupDescribeResponse_KeyValue_0(b, p, e97)
-                xs96.append(e97)
-            e72.client_tags = xs96
-            h111 = b[p]
-            p += 1
-            if 0 < h111 < 128:
-                n105 = h111 - 1
-            else:
-                n105 = h111 - 1
-                if n105 > 126:
-                    n105, p = _uvt(b, p, n105 + 1)
-                    n105 -= 1
-                if n105 < 0:
-                    raise DecodeError('Member.TaskOffsets: null where not nullable')
-                if n105 > bl - p:
-                    raise DecodeError('Member.TaskOffsets: count ' + str(n105) + ' past the end')
-            xs106 = []
-            for _ in range(n105):
-                e107 = _new(_StreamsGroupDescribeResponse_TaskOffset)
-                h110 = b[p]
-                if 0 < h110 < 128:
-                    q109 = p + h110
-                    e107.subtopology_id = str(b[p + 1:q109], 'utf-8')
-                    p = q109
-                else:
-                    p += 1
-                    n108 = h110 - 1
-                    if n108 > 126:
-                        n108, p = _uvt(b, p, n108 + 1)
-                        n108 -= 1
-                    if n108 < 0:
-                        raise DecodeError('TaskOffset.SubtopologyId: null where not nullable')
-                    else:
-                        q109 = p + n108
-                        e107.subtopology_id = str(b[p:q109], 'utf-8')
-                        p = q109
-                e107.partition, e107.offset, = _S6.unpack_from(b, p)
-                p += 12
-                if b[p] == 0:  # no tagged fields, the common case
-                    e107.unknown_tagged_fields = None
-                    p += 1
-                else:
-                    p = _t_StreamsGroupDescribeResponse_TaskOffset_0(b, p, e107)
-                xs106.append(e107)
-            e72.task_offsets = xs106
+                    p = _t_StreamsGroupDescribeResponse_KeyValue_0(b, p, e103)
+                xs102.append(e103)
+            e78.client_tags = xs102
             h118 = b[p]
             p += 1
             if 0 < h118 < 128:
-                n112 = h118 - 1
+                r119 = _counts[h118]
             else:
                 n112 = h118 - 1
                 if n112 > 126:
                     n112, p = _uvt(b, p, n112 + 1)
                     n112 -= 1
                 if n112 < 0:
-                    raise DecodeError('Member.TaskEndOffsets: null where not nullable')
+                    raise DecodeError('Member.TaskOffsets: null where not nullable')
                 if n112 > bl - p:
-                    raise DecodeError('Member.TaskEndOffsets: count ' + str(n112) + ' past the end')
+                    raise DecodeError('Member.TaskOffsets: count ' + str(n112) + ' past the end')
+                r119 = range(n112)
             xs113 = []
-            for _ in range(n112):
+            for _ in r119:
                 e114 = _new(_StreamsGroupDescribeResponse_TaskOffset)
                 h117 = b[p]
                 if 0 < h117 < 128:
@@ -1243,24 +1213,24 @@ def _r_StreamsGroupDescribeResponse_0(b, p):
                 else:
                     p = _t_StreamsGroupDescribeResponse_TaskOffset_0(b, p, e114)
                 xs113.append(e114)
-            e72.task_end_offsets = xs113
-            s119 = _new(_StreamsGroupDescribeResponse_Assignment)
-            h128 = b[p]
+            e78.task_offsets = xs113
+            h126 = b[p]
             p += 1
-            if 0 < h128 < 128:
-                n120 = h128 - 1
+            if 0 < h126 < 128:
+                r127 = _counts[h126]
             else:
-                n120 = h128 - 1
+                n120 = h126 - 1
                 if n120 > 126:
                     n120, p = _uvt(b, p, n120 + 1)
                     n120 -= 1
                 if n120 < 0:
-                    raise DecodeError('Assignment.ActiveTasks: null where not nullable')
+                    raise DecodeError('Member.TaskEndOffsets: null where not nullable')
                 if n120 > bl - p:
-                    raise DecodeError('Assignment.ActiveTasks: count ' + str(n120) + ' past the end')
+                    raise DecodeError('Member.TaskEndOffsets: count ' + str(n120) + ' past the end')
+                r127 = range(n120)
             xs121 = []
-            for _ in range(n120):
-                e122 = _new(_StreamsGroupDescribeResponse_TaskIds)
+            for _ in r127:
+                e122 = _new(_StreamsGroupDescribeResponse_TaskOffset)
                 h125 = b[p]
                 if 0 < h125 < 128:
                     q124 = p + h125
@@ -1273,53 +1243,37 @@ def _r_StreamsGroupDescribeResponse_0(b, p):
                         n123, p = _uvt(b, p, n123 + 1)
                         n123 -= 1
                     if n123 < 0:
-                        raise DecodeError('TaskIds.SubtopologyId: null where not nullable')
+                        raise DecodeError('TaskOffset.SubtopologyId: null where not nullable')
                     else:
                         q124 = p + n123
                         e122.subtopology_id = str(b[p:q124], 'utf-8')
                         p = q124
-                h127 = b[p]
-                if 0 < h127 < 65:
-                    e122.partitions = [*_UNPACK_i[h127](b, p + 1)]
-                    p += 4 * h127 - 3
-                else:
-                    p += 1
-                    n126 = h127 - 1
-                    if n126 > 126:
-                        n126, p = _uvt(b, p, n126 + 1)
-                        n126 -= 1
-                    if n126 < 0:
-                        raise DecodeError('TaskIds.Partitions: null where not nullable')
-                    elif n126 < 64:
-                        e122.partitions = [*_ARRAY_i[n126].unpack_from(b, p)]
-                        p += 4 * n126
-                    else:
-                        if n126 > bl - p:
-                            raise DecodeError('TaskIds.Partitions: count ' + str(n126) + ' past the end')
-                        e122.partitions = [*_struct.Struct('>' + str(n126) + 'i').unpack_from(b, p)]
-                        p += 4 * n126
+                e122.partition, e122.offset, = _S6.unpack_from(b, p)
+                p += 12
                 if b[p] == 0:  # no tagged fields, the common case
                     e122.unknown_tagged_fields = None
                     p += 1
                 else:
-                    p = _t_StreamsGroupDescribeResponse_TaskIds_0(b, p, e122)
+                    p = _t_StreamsGroupDescribeResponse_TaskOffset_0(b, p, e122)
                 xs121.append(e122)
-            s119.active_tasks = xs121
+            e78.task_end_offsets = xs121
+            s128 = _new(_StreamsGroupDescribeResponse_Assignment)
             h137 = b[p]
             p += 1
             if 0 < h137 < 128:
-                n129 = h137 - 1
+                r138 = _counts[h137]
             else:
                 n129 = h137 - 1
                 if n129 > 126:
                     n129, p = _uvt(b, p, n129 + 1)
                     n129 -= 1
                 if n129 < 0:
-                    raise DecodeError('Assignment.StandbyTasks: null where not nullable')
+                    raise DecodeError('Assignment.ActiveTasks: null where not nullable')
                 if n129 > bl - p:
-                    raise DecodeError('Assignment.StandbyTasks: count ' + str(n129) + ' past the end')
+                    raise DecodeError('Assignment.ActiveTasks: count ' + str(n129) + ' past the end')
+                r138 = range(n129)
             xs130 = []
-            for _ in range(n129):
+            for _ in r138:
                 e131 = _new(_StreamsGroupDescribeResponse_TaskIds)
                 h134 = b[p]
                 if 0 < h134 < 128:
@@ -1364,269 +1318,334 @@ def _r_StreamsGroupDescribeResponse_0(b, p):
                 else:
                     p = _t_StreamsGroupDescribeResponse_TaskIds_0(b, p, e131)
                 xs130.append(e131)
-            s119.standby_tasks = xs130
-            h146 = b[p]
+            s128.active_tasks = xs130
+            h147 = b[p]
             p += 1
-            if 0 < h146 < 128:
-                n138 = h146 - 1
+            if 0 < h147 < 128:
+                r148 = _counts[h147]
             else:
-                n138 = h146 - 1
-                if n138 > 126:
-                    n138, p = _uvt(b, p, n138 + 1)
-                    n138 -= 1
-                if n138 < 0:
-                    raise DecodeError('Assignment.WarmupTasks: null where not nullable')
-                if n138 > bl - p:
-                    raise DecodeError('Assignment.WarmupTasks: count ' + str(n138) + ' past the end')
-            xs139 = []
-            for _ in range(n138):
-                e140 = _new(_StreamsGroupDescribeResponse_TaskIds)
-                h143 = b[p]
-                if 0 < h143 < 128:
-                    q142 = p + h143
-                    e140.subtopology_id = str(b[p + 1:q142], 'utf-8')
-                    p = q142
+                n139 = h147 - 1
+                if n139 > 126:
+                    n139, p = _uvt(b, p, n139 + 1)
+                    n139 -= 1
+                if n139 < 0:
+                    raise DecodeError('Assignment.StandbyTasks: null where not nullable')
+                if n139 > bl - p:
+                    raise DecodeError('Assignment.StandbyTasks: count ' + str(n139) + ' past the end')
+                r148 = range(n139)
+            xs140 = []
+            for _ in r148:
+                e141 = _new(_StreamsGroupDescribeResponse_TaskIds)
+                h144 = b[p]
+                if 0 < h144 < 128:
+                    q143 = p + h144
+                    e141.subtopology_id = str(b[p + 1:q143], 'utf-8')
+                    p = q143
                 else:
                     p += 1
-                    n141 = h143 - 1
-                    if n141 > 126:
-                        n141, p = _uvt(b, p, n141 + 1)
-                        n141 -= 1
-                    if n141 < 0:
+                    n142 = h144 - 1
+                    if n142 > 126:
+                        n142, p = _uvt(b, p, n142 + 1)
+                        n142 -= 1
+                    if n142 < 0:
                         raise DecodeError('TaskIds.SubtopologyId: null where not nullable')
                     else:
-                        q142 = p + n141
-                        e140.subtopology_id = str(b[p:q142], 'utf-8')
-                        p = q142
-                h145 = b[p]
-                if 0 < h145 < 65:
-                    e140.partitions = [*_UNPACK_i[h145](b, p + 1)]
-                    p += 4 * h145 - 3
+                        q143 = p + n142
+                        e141.subtopology_id = str(b[p:q143], 'utf-8')
+                        p = q143
+                h146 = b[p]
+                if 0 < h146 < 65:
+                    e141.partitions = [*_UNPACK_i[h146](b, p + 1)]
+                    p += 4 * h146 - 3
                 else:
                     p += 1
-                    n144 = h145 - 1
-                    if n144 > 126:
-                        n144, p = _uvt(b, p, n144 + 1)
-                        n144 -= 1
-                    if n144 < 0:
+                    n145 = h146 - 1
+                    if n145 > 126:
+                        n145, p = _uvt(b, p, n145 + 1)
+                        n145 -= 1
+                    if n145 < 0:
                         raise DecodeError('TaskIds.Partitions: null where not nullable')
-                    elif n144 < 64:
-                        e140.partitions = [*_ARRAY_i[n144].unpack_from(b, p)]
-                        p += 4 * n144
+                    elif n145 < 64:
+                        e141.partitions = [*_ARRAY_i[n145].unpack_from(b, p)]
+                        p += 4 * n145
                     else:
-                        if n144 > bl - p:
-                            raise DecodeError('TaskIds.Partitions: count ' + str(n144) + ' past the end')
-                        e140.partitions = [*_struct.Struct('>' + str(n144) + 'i').unpack_from(b, p)]
-                        p += 4 * n144
+                        if n145 > bl - p:
+                            raise DecodeError('TaskIds.Partitions: count ' + str(n145) + ' past the end')
+                        e141.partitions = [*_struct.Struct('>' + str(n145) + 'i').unpack_from(b, p)]
+                        p += 4 * n145
                 if b[p] == 0:  # no tagged fields, the common case
-                    e140.unknown_tagged_fields = None
+                    e141.unknown_tagged_fields = None
                     p += 1
                 else:
-                    p = _t_StreamsGroupDescribeResponse_TaskIds_0(b, p, e140)
-                xs139.append(e140)
-            s119.warmup_tasks = xs139
+                    p = _t_StreamsGroupDescribeResponse_TaskIds_0(b, p, e141)
+                xs140.append(e141)
+            s128.standby_tasks = xs140
+            h157 = b[p]
+            p += 1
+            if 0 < h157 < 128:
+                r158 = _counts[h157]
+            else:
+                n149 = h157 - 1
+                if n149 > 126:
+                    n149, p = _uvt(b, p, n149 + 1)
+                    n149 -= 1
+                if n149 < 0:
+                    raise DecodeError('Assignment.WarmupTasks: null where not nullable')
+                if n149 > bl - p:
+                    raise DecodeError('Assignment.WarmupTasks: count ' + str(n149) + ' past the end')
+                r158 = range(n149)
+            xs150 = []
+            for _ in r158:
+                e151 = _new(_StreamsGroupDescribeResponse_TaskIds)
+                h154 = b[p]
+                if 0 < h154 < 128:
+                    q153 = p + h154
+                    e151.subtopology_id = str(b[p + 1:q153], 'utf-8')
+                    p = q153
+                else:
+                    p += 1
+                    n152 = h154 - 1
+                    if n152 > 126:
+                        n152, p = _uvt(b, p, n152 + 1)
+                        n152 -= 1
+                    if n152 < 0:
+                        raise DecodeError('TaskIds.SubtopologyId: null where not nullable')
+                    else:
+                        q153 = p + n152
+                        e151.subtopology_id = str(b[p:q153], 'utf-8')
+                        p = q153
+                h156 = b[p]
+                if 0 < h156 < 65:
+                    e151.partitions = [*_UNPACK_i[h156](b, p + 1)]
+                    p += 4 * h156 - 3
+                else:
+                    p += 1
+                    n155 = h156 - 1
+                    if n155 > 126:
+                        n155, p = _uvt(b, p, n155 + 1)
+                        n155 -= 1
+                    if n155 < 0:
+                        raise DecodeError('TaskIds.Partitions: null where not nullable')
+                    elif n155 < 64:
+                        e151.partitions = [*_ARRAY_i[n155].unpack_from(b, p)]
+                        p += 4 * n155
+                    else:
+                        if n155 > bl - p:
+                            raise DecodeError('TaskIds.Partitions: count ' + str(n155) + ' past the end')
+                        e151.partitions = [*_struct.Struct('>' + str(n155) + 'i').unpack_from(b, p)]
+                        p += 4 * n155
+                if b[p] == 0:  # no tagged fields, the common case
+                    e151.unknown_tagged_fields = None
+                    p += 1
+                else:
+                    p = _t_StreamsGroupDescribeResponse_TaskIds_0(b, p, e151)
+                xs150.append(e151)
+            s128.warmup_tasks = xs150
             if b[p] == 0:  # no tagged fields, the common case
-                s119.unknown_tagged_fields = None
+                s128.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_StreamsGroupDescribeResponse_Assignment_0(b, p, s119)
-            e72.assignment = s119
-            s147 = _new(_StreamsGroupDescribeResponse_Assignment)
-            h156 = b[p]
+                p = _t_StreamsGroupDescribeResponse_Assignment_0(b, p, s128)
+            e78.assignment = s128
+            s159 = _new(_StreamsGroupDescribeResponse_Assignment)
+            h168 = b[p]
             p += 1
-            if 0 < h156 < 128:
-                n148 = h156 - 1
+            if 0 < h168 < 128:
+                r169 = _counts[h168]
             else:
-                n148 = h156 - 1
-                if n148 > 126:
-                    n148, p = _uvt(b, p, n148 + 1)
-                    n148 -= 1
-                if n148 < 0:
+                n160 = h168 - 1
+                if n160 > 126:
+                    n160, p = _uvt(b, p, n160 + 1)
+                    n160 -= 1
+                if n160 < 0:
                     raise DecodeError('Assignment.ActiveTasks: null where not nullable')
-                if n148 > bl - p:
-                    raise DecodeError('Assignment.ActiveTasks: count ' + str(n148) + ' past the end')
-            xs149 = []
-            for _ in range(n148):
-                e150 = _new(_StreamsGroupDescribeResponse_TaskIds)
-                h153 = b[p]
-                if 0 < h153 < 128:
-                    q152 = p + h153
-                    e150.subtopology_id = str(b[p + 1:q152], 'utf-8')
-                    p = q152
+                if n160 > bl - p:
+                    raise DecodeError('Assignment.ActiveTasks: count ' + str(n160) + ' past the end')
+                r169 = range(n160)
+            xs161 = []
+            for _ in r169:
+                e162 = _new(_StreamsGroupDescribeResponse_TaskIds)
+                h165 = b[p]
+                if 0 < h165 < 128:
+                    q164 = p + h165
+                    e162.subtopology_id = str(b[p + 1:q164], 'utf-8')
+                    p = q164
                 else:
                     p += 1
-                    n151 = h153 - 1
-                    if n151 > 126:
-                        n151, p = _uvt(b, p, n151 + 1)
-                        n151 -= 1
-                    if n151 < 0:
-                        raise DecodeError('TaskIds.SubtopologyId: null where not nullable')
-                    else:
-                        q152 = p + n151
-                        e150.subtopology_id = str(b[p:q152], 'utf-8')
-                        p = q152
-                h155 = b[p]
-                if 0 < h155 < 65:
-                    e150.partitions = [*_UNPACK_i[h155](b, p + 1)]
-                    p += 4 * h155 - 3
-                else:
-                    p += 1
-                    n154 = h155 - 1
-                    if n154 > 126:
-                        n154, p = _uvt(b, p, n154 + 1)
-                        n154 -= 1
-                    if n154 < 0:
-                        raise DecodeError('TaskIds.Partitions: null where not nullable')
-                    elif n154 < 64:
-                        e150.partitions = [*_ARRAY_i[n154].unpack_from(b, p)]
-                        p += 4 * n154
-                    else:
-                        if n154 > bl - p:
-                            raise DecodeError('TaskIds.Partitions: count ' + str(n154) + ' past the end')
-                        e150.partitions = [*_struct.Struct('>' + str(n154) + 'i').unpack_from(b, p)]
-                        p += 4 * n154
-                if b[p] == 0:  # no tagged fields, the common case
-                    e150.unknown_tagged_fields = None
-                    p += 1
-                else:
-                    p = _t_StreamsGroupDescribeResponse_TaskIds_0(b, p, e150)
-                xs149.append(e150)
-            s147.active_tasks = xs149
-            h165 = b[p]
-            p += 1
-            if 0 < h165 < 128:
-                n157 = h165 - 1
-            else:
-                n157 = h165 - 1
-                if n157 > 126:
-                    n157, p = _uvt(b, p, n157 + 1)
-                    n157 -= 1
-                if n157 < 0:
-                    raise DecodeError('Assignment.StandbyTasks: null where not nullable')
-                if n157 > bl - p:
-                    raise DecodeError('Assignment.StandbyTasks: count ' + str(n157) + ' past the end')
-            xs158 = []
-            for _ in range(n157):
-                e159 = _new(_StreamsGroupDescribeResponse_TaskIds)
-                h162 = b[p]
-                if 0 < h162 < 128:
-                    q161 = p + h162
-                    e159.subtopology_id = str(b[p + 1:q161], 'utf-8')
-                    p = q161
-                else:
-                    p += 1
-                    n160 = h162 - 1
-                    if n160 > 126:
-                        n160, p = _uvt(b, p, n160 + 1)
-                        n160 -= 1
-                    if n160 < 0:
-                        raise DecodeError('TaskIds.SubtopologyId: null where not nullable')
-                    else:
-                        q161 = p + n160
-                        e159.subtopology_id = str(b[p:q161], 'utf-8')
-                        p = q161
-                h164 = b[p]
-                if 0 < h164 < 65:
-                    e159.partitions = [*_UNPACK_i[h164](b, p + 1)]
-                    p += 4 * h164 - 3
-                else:
-                    p += 1
-                    n163 = h164 - 1
+                    n163 = h165 - 1
                     if n163 > 126:
                         n163, p = _uvt(b, p, n163 + 1)
                         n163 -= 1
                     if n163 < 0:
-                        raise DecodeError('TaskIds.Partitions: null where not nullable')
-                    elif n163 < 64:
-                        e159.partitions = [*_ARRAY_i[n163].unpack_from(b, p)]
-                        p += 4 * n163
-                    else:
-                        if n163 > bl - p:
-                            raise DecodeError('TaskIds.Partitions: count ' + str(n163) + ' past the end')
-                        e159.partitions = [*_struct.Struct('>' + str(n163) + 'i').unpack_from(b, p)]
-                        p += 4 * n163
-                if b[p] == 0:  # no tagged fields, the common case
-                    e159.unknown_tagged_fields = None
-                    p += 1
-                else:
-                    p = _t_StreamsGroupDescribeResponse_TaskIds_0(b, p, e159)
-                xs158.append(e159)
-            s147.standby_tasks = xs158
-            h174 = b[p]
-            p += 1
-            if 0 < h174 < 128:
-                n166 = h174 - 1
-            else:
-                n166 = h174 - 1
-                if n166 > 126:
-                    n166, p = _uvt(b, p, n166 + 1)
-                    n166 -= 1
-                if n166 < 0:
-                    raise DecodeError('Assignment.WarmupTasks: null where not nullable')
-                if n166 > bl - p:
-                    raise DecodeError('Assignment.WarmupTasks: count ' + str(n166) + ' past the end')
-            xs167 = []
-            for _ in range(n166):
-                e168 = _new(_StreamsGroupDescribeResponse_TaskIds)
-                h171 = b[p]
-                if 0 < h171 < 128:
-                    q170 = p + h171
-                    e168.subtopology_id = str(b[p + 1:q170], 'utf-8')
-                    p = q170
-                else:
-                    p += 1
-                    n169 = h171 - 1
-                    if n169 > 126:
-                        n169, p = _uvt(b, p, n169 + 1)
-                        n169 -= 1
-                    if n169 < 0:
                         raise DecodeError('TaskIds.SubtopologyId: null where not nullable')
                     else:
-                        q170 = p + n169
-                        e168.subtopology_id = str(b[p:q170], 'utf-8')
-                        p = q170
-                h173 = b[p]
-                if 0 < h173 < 65:
-                    e168.partitions = [*_UNPACK_i[h173](b, p + 1)]
-                    p += 4 * h173 - 3
+                        q164 = p + n163
+                        e162.subtopology_id = str(b[p:q164], 'utf-8')
+                        p = q164
+                h167 = b[p]
+                if 0 < h167 < 65:
+                    e162.partitions = [*_UNPACK_i[h167](b, p + 1)]
+                    p += 4 * h167 - 3
                 else:
                     p += 1
-                    n172 = h173 - 1
-                    if n172 > 126:
-                        n172, p = _uvt(b, p, n172 + 1)
-                        n172 -= 1
-                    if n172 < 0:
+                    n166 = h167 - 1
+                    if n166 > 126:
+                        n166, p = _uvt(b, p, n166 + 1)
+                        n166 -= 1
+                    if n166 < 0:
                         raise DecodeError('TaskIds.Partitions: null where not nullable')
-                    elif n172 < 64:
-                        e168.partitions = [*_ARRAY_i[n172].unpack_from(b, p)]
-                        p += 4 * n172
+                    elif n166 < 64:
+                        e162.partitions = [*_ARRAY_i[n166].unpack_from(b, p)]
+                        p += 4 * n166
                     else:
-                        if n172 > bl - p:
-                            raise DecodeError('TaskIds.Partitions: count ' + str(n172) + ' past the end')
-                        e168.partitions = [*_struct.Struct('>' + str(n172) + 'i').unpack_from(b, p)]
-                        p += 4 * n172
+                        if n166 > bl - p:
+                            raise DecodeError('TaskIds.Partitions: count ' + str(n166) + ' past the end')
+                        e162.partitions = [*_struct.Struct('>' + str(n166) + 'i').unpack_from(b, p)]
+                        p += 4 * n166
                 if b[p] == 0:  # no tagged fields, the common case
-                    e168.unknown_tagged_fields = None
+                    e162.unknown_tagged_fields = None
                     p += 1
                 else:
-                    p = _t_StreamsGroupDescribeResponse_TaskIds_0(b, p, e168)
-                xs167.append(e168)
-            s147.warmup_tasks = xs167
+                    p = _t_StreamsGroupDescribeResponse_TaskIds_0(b, p, e162)
+                xs161.append(e162)
+            s159.active_tasks = xs161
+            h178 = b[p]
+            p += 1
+            if 0 < h178 < 128:
+                r179 = _counts[h178]
+            else:
+                n170 = h178 - 1
+                if n170 > 126:
+                    n170, p = _uvt(b, p, n170 + 1)
+                    n170 -= 1
+                if n170 < 0:
+                    raise DecodeError('Assignment.StandbyTasks: null where not nullable')
+                if n170 > bl - p:
+                    raise DecodeError('Assignment.StandbyTasks: count ' + str(n170) + ' past the end')
+                r179 = range(n170)
+            xs171 = []
+            for _ in r179:
+                e172 = _new(_StreamsGroupDescribeResponse_TaskIds)
+                h175 = b[p]
+                if 0 < h175 < 128:
+                    q174 = p + h175
+                    e172.subtopology_id = str(b[p + 1:q174], 'utf-8')
+                    p = q174
+                else:
+                    p += 1
+                    n173 = h175 - 1
+                    if n173 > 126:
+                        n173, p = _uvt(b, p, n173 + 1)
+                        n173 -= 1
+                    if n173 < 0:
+                        raise DecodeError('TaskIds.SubtopologyId: null where not nullable')
+                    else:
+                        q174 = p + n173
+                        e172.subtopology_id = str(b[p:q174], 'utf-8')
+                        p = q174
+                h177 = b[p]
+                if 0 < h177 < 65:
+                    e172.partitions = [*_UNPACK_i[h177](b, p + 1)]
+                    p += 4 * h177 - 3
+                else:
+                    p += 1
+                    n176 = h177 - 1
+                    if n176 > 126:
+                        n176, p = _uvt(b, p, n176 + 1)
+                        n176 -= 1
+                    if n176 < 0:
+                        raise DecodeError('TaskIds.Partitions: null where not nullable')
+                    elif n176 < 64:
+                        e172.partitions = [*_ARRAY_i[n176].unpack_from(b, p)]
+                        p += 4 * n176
+                    else:
+                        if n176 > bl - p:
+                            raise DecodeError('TaskIds.Partitions: count ' + str(n176) + ' past the end')
+                        e172.partitions = [*_struct.Struct('>' + str(n176) + 'i').unpack_from(b, p)]
+                        p += 4 * n176
+                if b[p] == 0:  # no tagged fields, the common case
+                    e172.unknown_tagged_fields = None
+                    p += 1
+                else:
+                    p = _t_StreamsGroupDescribeResponse_TaskIds_0(b, p, e172)
+                xs171.append(e172)
+            s159.standby_tasks = xs171
+            h188 = b[p]
+            p += 1
+            if 0 < h188 < 128:
+                r189 = _counts[h188]
+            else:
+                n180 = h188 - 1
+                if n180 > 126:
+                    n180, p = _uvt(b, p, n180 + 1)
+                    n180 -= 1
+                if n180 < 0:
+                    raise DecodeError('Assignment.WarmupTasks: null where not nullable')
+                if n180 > bl - p:
+                    raise DecodeError('Assignment.WarmupTasks: count ' + str(n180) + ' past the end')
+                r189 = range(n180)
+            xs181 = []
+            for _ in r189:
+                e182 = _new(_StreamsGroupDescribeResponse_TaskIds)
+                h185 = b[p]
+                if 0 < h185 < 128:
+                    q184 = p + h185
+                    e182.subtopology_id = str(b[p + 1:q184], 'utf-8')
+                    p = q184
+                else:
+                    p += 1
+                    n183 = h185 - 1
+                    if n183 > 126:
+                        n183, p = _uvt(b, p, n183 + 1)
+                        n183 -= 1
+                    if n183 < 0:
+                        raise DecodeError('TaskIds.SubtopologyId: null where not nullable')
+                    else:
+                        q184 = p + n183
+                        e182.subtopology_id = str(b[p:q184], 'utf-8')
+                        p = q184
+                h187 = b[p]
+                if 0 < h187 < 65:
+                    e182.partitions = [*_UNPACK_i[h187](b, p + 1)]
+                    p += 4 * h187 - 3
+                else:
+                    p += 1
+                    n186 = h187 - 1
+                    if n186 > 126:
+                        n186, p = _uvt(b, p, n186 + 1)
+                        n186 -= 1
+                    if n186 < 0:
+                        raise DecodeError('TaskIds.Partitions: null where not nullable')
+                    elif n186 < 64:
+                        e182.partitions = [*_ARRAY_i[n186].unpack_from(b, p)]
+                        p += 4 * n186
+                    else:
+                        if n186 > bl - p:
+                            raise DecodeError('TaskIds.Partitions: count ' + str(n186) + ' past the end')
+                        e182.partitions = [*_struct.Struct('>' + str(n186) + 'i').unpack_from(b, p)]
+                        p += 4 * n186
+                if b[p] == 0:  # no tagged fields, the common case
+                    e182.unknown_tagged_fields = None
+                    p += 1
+                else:
+                    p = _t_StreamsGroupDescribeResponse_TaskIds_0(b, p, e182)
+                xs181.append(e182)
+            s159.warmup_tasks = xs181
             if b[p] == 0:  # no tagged fields, the common case
-                s147.unknown_tagged_fields = None
+                s159.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_StreamsGroupDescribeResponse_Assignment_0(b, p, s147)
-            e72.target_assignment = s147
-            e72.is_classic, = _S0.unpack_from(b, p)
+                p = _t_StreamsGroupDescribeResponse_Assignment_0(b, p, s159)
+            e78.target_assignment = s159
+            e78.is_classic, = _S0.unpack_from(b, p)
             p += 1
             if b[p] == 0:  # no tagged fields, the common case
-                e72.unknown_tagged_fields = None
+                e78.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_StreamsGroupDescribeResponse_Member_0(b, p, e72)
-            xs71.append(e72)
-        e4.members = xs71
+                p = _t_StreamsGroupDescribeResponse_Member_0(b, p, e78)
+            xs77.append(e78)
+        e4.members = xs77
         e4.authorized_operations, = _S7.unpack_from(b, p)
         p += 4
         if b[p] == 0:  # no tagged fields, the common case

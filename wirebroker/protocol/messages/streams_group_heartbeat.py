@@ -11,6 +11,7 @@ import struct as _struct
 from wirebroker.protocol.message import UNSET, Message, Struct
 from wirebroker.protocol.message import shared_default as _shared_default
 from wirebroker.protocol.primitives import (
+    COMPACT_COUNT_RANGES as _counts,
     UUID_ZERO,
     DecodeError,
     UnsupportedFieldError,
@@ -555,7 +556,7 @@ def _r_StreamsGroupHeartbeatRequest_0(b, p):
         s13.epoch, h14, = _S2.unpack_from(b, p)
         p += 5
         if 0 < h14 < 128:
-            n15 = h14 - 1
+            r94 = _counts[h14]
         else:
             n15 = h14 - 1
             if n15 > 126:
@@ -565,8 +566,9 @@ def _r_StreamsGroupHeartbeatRequest_0(b, p):
                 raise DecodeError('Topology.Subtopologies: null where not nullable')
             if n15 > bl - p:
                 raise DecodeError('Topology.Subtopologies: count ' + str(n15) + ' past the end')
+            r94 = range(n15)
         xs16 = []
-        for _ in range(n15):
+        for _ in r94:
             e17 = _new(_StreamsGroupHeartbeatRequest_Subtopology)
             h20 = b[p]
             if 0 < h20 < 128:
@@ -588,7 +590,7 @@ def _r_StreamsGroupHeartbeatRequest_0(b, p):
             h27 = b[p]
             p += 1
             if 0 < h27 < 128:
-                n21 = h27 - 1
+                r28 = _counts[h27]
             else:
                 n21 = h27 - 1
                 if n21 > 126:
@@ -598,8 +600,9 @@ def _r_StreamsGroupHeartbeatRequest_0(b, p):
                     raise DecodeError('Subtopology.SourceTopics: null where not nullable')
                 if n21 > bl - p:
                     raise DecodeError('Subtopology.SourceTopics: count ' + str(n21) + ' past the end')
+                r28 = range(n21)
             xs22 = []
-            for _ in range(n21):
+            for _ in r28:
                 h26 = b[p]
                 if 0 < h26 < 128:
                     q25 = p + h26
@@ -619,351 +622,358 @@ def _r_StreamsGroupHeartbeatRequest_0(b, p):
                         p = q25
                 xs22.append(e23)
             e17.source_topics = xs22
-            h34 = b[p]
+            h35 = b[p]
             p += 1
-            if 0 < h34 < 128:
-                n28 = h34 - 1
+            if 0 < h35 < 128:
+                r36 = _counts[h35]
             else:
-                n28 = h34 - 1
-                if n28 > 126:
-                    n28, p = _uvt(b, p, n28 + 1)
-                    n28 -= 1
-                if n28 < 0:
+                n29 = h35 - 1
+                if n29 > 126:
+                    n29, p = _uvt(b, p, n29 + 1)
+                    n29 -= 1
+                if n29 < 0:
                     raise DecodeError('Subtopology.SourceTopicRegex: null where not nullable')
-                if n28 > bl - p:
-                    raise DecodeError('Subtopology.SourceTopicRegex: count ' + str(n28) + ' past the end')
-            xs29 = []
-            for _ in range(n28):
-                h33 = b[p]
-                if 0 < h33 < 128:
-                    q32 = p + h33
-                    e30 = str(b[p + 1:q32], 'utf-8')
-                    p = q32
+                if n29 > bl - p:
+                    raise DecodeError('Subtopology.SourceTopicRegex: count ' + str(n29) + ' past the end')
+                r36 = range(n29)
+            xs30 = []
+            for _ in r36:
+                h34 = b[p]
+                if 0 < h34 < 128:
+                    q33 = p + h34
+                    e31 = str(b[p + 1:q33], 'utf-8')
+                    p = q33
                 else:
                     p += 1
-                    n31 = h33 - 1
-                    if n31 > 126:
-                        n31, p = _uvt(b, p, n31 + 1)
-                        n31 -= 1
-                    if n31 < 0:
+                    n32 = h34 - 1
+                    if n32 > 126:
+                        n32, p = _uvt(b, p, n32 + 1)
+                        n32 -= 1
+                    if n32 < 0:
                         raise DecodeError('Subtopology.SourceTopicRegex: null element')
                     else:
-                        q32 = p + n31
-                        e30 = str(b[p:q32], 'utf-8')
-                        p = q32
-                xs29.append(e30)
-            e17.source_topic_regex = xs29
-            h51 = b[p]
+                        q33 = p + n32
+                        e31 = str(b[p:q33], 'utf-8')
+                        p = q33
+                xs30.append(e31)
+            e17.source_topic_regex = xs30
+            h54 = b[p]
             p += 1
-            if 0 < h51 < 128:
-                n35 = h51 - 1
+            if 0 < h54 < 128:
+                r55 = _counts[h54]
             else:
-                n35 = h51 - 1
-                if n35 > 126:
-                    n35, p = _uvt(b, p, n35 + 1)
-                    n35 -= 1
-                if n35 < 0:
+                n37 = h54 - 1
+                if n37 > 126:
+                    n37, p = _uvt(b, p, n37 + 1)
+                    n37 -= 1
+                if n37 < 0:
                     raise DecodeError('Subtopology.StateChangelogTopics: null where not nullable')
-                if n35 > bl - p:
-                    raise DecodeError('Subtopology.StateChangelogTopics: count ' + str(n35) + ' past the end')
-            xs36 = []
-            for _ in range(n35):
-                e37 = _new(_StreamsGroupHeartbeatRequest_TopicInfo)
-                h40 = b[p]
-                if 0 < h40 < 128:
-                    q39 = p + h40
-                    e37.name = str(b[p + 1:q39], 'utf-8')
-                    p = q39
+                if n37 > bl - p:
+                    raise DecodeError('Subtopology.StateChangelogTopics: count ' + str(n37) + ' past the end')
+                r55 = range(n37)
+            xs38 = []
+            for _ in r55:
+                e39 = _new(_StreamsGroupHeartbeatRequest_TopicInfo)
+                h42 = b[p]
+                if 0 < h42 < 128:
+                    q41 = p + h42
+                    e39.name = str(b[p + 1:q41], 'utf-8')
+                    p = q41
                 else:
                     p += 1
-                    n38 = h40 - 1
-                    if n38 > 126:
-                        n38, p = _uvt(b, p, n38 + 1)
-                        n38 -= 1
-                    if n38 < 0:
+                    n40 = h42 - 1
+                    if n40 > 126:
+                        n40, p = _uvt(b, p, n40 + 1)
+                        n40 -= 1
+                    if n40 < 0:
                         raise DecodeError('TopicInfo.Name: null where not nullable')
                     else:
-                        q39 = p + n38
-                        e37.name = str(b[p:q39], 'utf-8')
-                        p = q39
-                e37.partitions, e37.replication_factor, h41, = _S3.unpack_from(b, p)
+                        q41 = p + n40
+                        e39.name = str(b[p:q41], 'utf-8')
+                        p = q41
+                e39.partitions, e39.replication_factor, h43, = _S3.unpack_from(b, p)
                 p += 7
-                if 0 < h41 < 128:
-                    n42 = h41 - 1
+                if 0 < h43 < 128:
+                    r53 = _counts[h43]
                 else:
-                    n42 = h41 - 1
-                    if n42 > 126:
-                        n42, p = _uvt(b, p, n42 + 1)
-                        n42 -= 1
-                    if n42 < 0:
+                    n44 = h43 - 1
+                    if n44 > 126:
+                        n44, p = _uvt(b, p, n44 + 1)
+                        n44 -= 1
+                    if n44 < 0:
                         raise DecodeError('TopicInfo.TopicConfigs: null where not nullable')
-                    if n42 > bl - p:
-                        raise DecodeError('TopicInfo.TopicConfigs: count ' + str(n42) + ' past the end')
-                xs43 = []
-                for _ in range(n42):
-                    e44 = _new(_StreamsGroupHeartbeatRequest_KeyValue)
-                    h47 = b[p]
-                    if 0 < h47 < 128:
-                        q46 = p + h47
-                        e44.key = str(b[p + 1:q46], 'utf-8')
-                        p = q46
+                    if n44 > bl - p:
+                        raise DecodeError('TopicInfo.TopicConfigs: count ' + str(n44) + ' past the end')
+                    r53 = range(n44)
+                xs45 = []
+                for _ in r53:
+                    e46 = _new(_StreamsGroupHeartbeatRequest_KeyValue)
+                    h49 = b[p]
+                    if 0 < h49 < 128:
+                        q48 = p + h49
+                        e46.key = str(b[p + 1:q48], 'utf-8')
+                        p = q48
                     else:
                         p += 1
-                        n45 = h47 - 1
-                        if n45 > 126:
-                            n45, p = _uvt(b, p, n45 + 1)
-                            n45 -= 1
-                        if n45 < 0:
+                        n47 = h49 - 1
+                        if n47 > 126:
+                            n47, p = _uvt(b, p, n47 + 1)
+                            n47 -= 1
+                        if n47 < 0:
                             raise DecodeError('KeyValue.Key: null where not nullable')
                         else:
-                            q46 = p + n45
-                            e44.key = str(b[p:q46], 'utf-8')
-                            p = q46
-                    h50 = b[p]
-                    if 0 < h50 < 128:
-                        q49 = p + h50
-                        e44.value = str(b[p + 1:q49], 'utf-8')
-                        p = q49
+                            q48 = p + n47
+                            e46.key = str(b[p:q48], 'utf-8')
+                            p = q48
+                    h52 = b[p]
+                    if 0 < h52 < 128:
+                        q51 = p + h52
+                        e46.value = str(b[p + 1:q51], 'utf-8')
+                        p = q51
                     else:
                         p += 1
-                        n48 = h50 - 1
-                        if n48 > 126:
-                            n48, p = _uvt(b, p, n48 + 1)
-                            n48 -= 1
-                        if n48 < 0:
+                        n50 = h52 - 1
+                        if n50 > 126:
+                            n50, p = _uvt(b, p, n50 + 1)
+                            n50 -= 1
+                        if n50 < 0:
                             raise DecodeError('KeyValue.Value: null where not nullable')
                         else:
-                            q49 = p + n48
-                            e44.value = str(b[p:q49], 'utf-8')
-                            p = q49
+                            q51 = p + n50
+                            e46.value = str(b[p:q51], 'utf-8')
+                            p = q51
                     if b[p] == 0:  # no tagged fields, the common case
-                        e44.unknown_tagged_fields = None
+                        e46.unknown_tagged_fields = None
                         p += 1
                     else:
-                        p = _t_StreamsGroupHeartbeatRequest_KeyValue_0(b, p, e44)
-                    xs43.append(e44)
-                e37.topic_configs = xs43
+                        p = _t_StreamsGroupHeartbeatRequest_KeyValue_0(b, p, e46)
+                    xs45.append(e46)
+                e39.topic_configs = xs45
                 if b[p] == 0:  # no tagged fields, the common case
-                    e37.unknown_tagged_fields = None
+                    e39.unknown_tagged_fields = None
                     p += 1
                 else:
-                    p = _t_StreamsGroupHeartbeatRequest_TopicInfo_0(b, p, e37)
-                xs36.append(e37)
-            e17.state_changelog_topics = xs36
-            h58 = b[p]
+                    p = _t_StreamsGroupHeartbeatRequest_TopicInfo_0(b, p, e39)
+                xs38.append(e39)
+            e17.state_changelog_topics = xs38
+            h62 = b[p]
             p += 1
-            if 0 < h58 < 128:
-                n52 = h58 - 1
+            if 0 < h62 < 128:
+                r63 = _counts[h62]
             else:
-                n52 = h58 - 1
-                if n52 > 126:
-                    n52, p = _uvt(b, p, n52 + 1)
-                    n52 -= 1
-                if n52 < 0:
+                n56 = h62 - 1
+                if n56 > 126:
+                    n56, p = _uvt(b, p, n56 + 1)
+                    n56 -= 1
+                if n56 < 0:
                     raise DecodeError('Subtopology.RepartitionSinkTopics: null where not nullable')
-                if n52 > bl - p:
-                    raise DecodeError('Subtopology.RepartitionSinkTopics: count ' + str(n52) + ' past the end')
-            xs53 = []
-            for _ in range(n52):
-                h57 = b[p]
-                if 0 < h57 < 128:
-                    q56 = p + h57
-                    e54 = str(b[p + 1:q56], 'utf-8')
-                    p = q56
+                if n56 > bl - p:
+                    raise DecodeError('Subtopology.RepartitionSinkTopics: count ' + str(n56) + ' past the end')
+                r63 = range(n56)
+            xs57 = []
+            for _ in r63:
+                h61 = b[p]
+                if 0 < h61 < 128:
+                    q60 = p + h61
+                    e58 = str(b[p + 1:q60], 'utf-8')
+                    p = q60
                 else:
                     p += 1
-                    n55 = h57 - 1
-                    if n55 > 126:
-                        n55, p = _uvt(b, p, n55 + 1)
-                        n55 -= 1
-                    if n55 < 0:
+                    n59 = h61 - 1
+                    if n59 > 126:
+                        n59, p = _uvt(b, p, n59 + 1)
+                        n59 -= 1
+                    if n59 < 0:
                         raise DecodeError('Subtopology.RepartitionSinkTopics: null element')
                     else:
-                        q56 = p + n55
-                        e54 = str(b[p:q56], 'utf-8')
-                        p = q56
-                xs53.append(e54)
-            e17.repartition_sink_topics = xs53
-            h75 = b[p]
+                        q60 = p + n59
+                        e58 = str(b[p:q60], 'utf-8')
+                        p = q60
+                xs57.append(e58)
+            e17.repartition_sink_topics = xs57
+            h81 = b[p]
             p += 1
-            if 0 < h75 < 128:
-                n59 = h75 - 1
+            if 0 < h81 < 128:
+                r82 = _counts[h81]
             else:
-                n59 = h75 - 1
-                if n59 > 126:
-                    n59, p = _uvt(b, p, n59 + 1)
-                    n59 -= 1
-                if n59 < 0:
+                n64 = h81 - 1
+                if n64 > 126:
+                    n64, p = _uvt(b, p, n64 + 1)
+                    n64 -= 1
+                if n64 < 0:
                     raise DecodeError('Subtopology.RepartitionSourceTopics: null where not nullable')
-                if n59 > bl - p:
-                    raise DecodeError('Subtopology.RepartitionSourceTopics: count ' + str(n59) + ' past the end')
-            xs60 = []
-            for _ in range(n59):
-                e61 = _new(_StreamsGroupHeartbeatRequest_TopicInfo)
-                h64 = b[p]
-                if 0 < h64 < 128:
-                    q63 = p + h64
-                    e61.name = str(b[p + 1:q63], 'utf-8')
-                    p = q63
+                if n64 > bl - p:
+                    raise DecodeError('Subtopology.RepartitionSourceTopics: count ' + str(n64) + ' past the end')
+                r82 = range(n64)
+            xs65 = []
+            for _ in r82:
+                e66 = _new(_StreamsGroupHeartbeatRequest_TopicInfo)
+                h69 = b[p]
+                if 0 < h69 < 128:
+                    q68 = p + h69
+                    e66.name = str(b[p + 1:q68], 'utf-8')
+                    p = q68
                 else:
                     p += 1
-                    n62 = h64 - 1
-                    if n62 > 126:
-                        n62, p = _uvt(b, p, n62 + 1)
-                        n62 -= 1
-                    if n62 < 0:
+                    n67 = h69 - 1
+                    if n67 > 126:
+                        n67, p = _uvt(b, p, n67 + 1)
+                        n67 -= 1
+                    if n67 < 0:
                         raise DecodeError('TopicInfo.Name: null where not nullable')
                     else:
-                        q63 = p + n62
-                        e61.name = str(b[p:q63], 'utf-8')
-                        p = q63
-                e61.partitions, e61.replication_factor, h65, = _S3.unpack_from(b, p)
+                        q68 = p + n67
+                        e66.name = str(b[p:q68], 'utf-8')
+                        p = q68
+                e66.partitions, e66.replication_factor, h70, = _S3.unpack_from(b, p)
                 p += 7
-                if 0 < h65 < 128:
-                    n66 = h65 - 1
+                if 0 < h70 < 128:
+                    r80 = _counts[h70]
                 else:
-                    n66 = h65 - 1
-                    if n66 > 126:
-                        n66, p = _uvt(b, p, n66 + 1)
-                        n66 -= 1
-                    if n66 < 0:
+                    n71 = h70 - 1
+                    if n71 > 126:
+                        n71, p = _uvt(b, p, n71 + 1)
+                        n71 -= 1
+                    if n71 < 0:
                         raise DecodeError('TopicInfo.TopicConfigs: null where not nullable')
-                    if n66 > bl - p:
-                        raise DecodeError('TopicInfo.TopicConfigs: count ' + str(n66) + ' past the end')
-                xs67 = []
-                for _ in range(n66):
-                    e68 = _new(_StreamsGroupHeartbeatRequest_KeyValue)
-                    h71 = b[p]
-                    if 0 < h71 < 128:
-                        q70 = p + h71
-                        e68.key = str(b[p + 1:q70], 'utf-8')
-                        p = q70
+                    if n71 > bl - p:
+                        raise DecodeError('TopicInfo.TopicConfigs: count ' + str(n71) + ' past the end')
+                    r80 = range(n71)
+                xs72 = []
+                for _ in r80:
+                    e73 = _new(_StreamsGroupHeartbeatRequest_KeyValue)
+                    h76 = b[p]
+                    if 0 < h76 < 128:
+                        q75 = p + h76
+                        e73.key = str(b[p + 1:q75], 'utf-8')
+                        p = q75
                     else:
                         p += 1
-                        n69 = h71 - 1
-                        if n69 > 126:
-                            n69, p = _uvt(b, p, n69 + 1)
-                            n69 -= 1
-                        if n69 < 0:
+                        n74 = h76 - 1
+                        if n74 > 126:
+                            n74, p = _uvt(b, p, n74 + 1)
+                            n74 -= 1
+                        if n74 < 0:
                             raise DecodeError('KeyValue.Key: null where not nullable')
                         else:
-                            q70 = p + n69
-                            e68.key = str(b[p:q70], 'utf-8')
-                            p = q70
-                    h74 = b[p]
-                    if 0 < h74 < 128:
-                        q73 = p + h74
-                        e68.value = str(b[p + 1:q73], 'utf-8')
-                        p = q73
+                            q75 = p + n74
+                            e73.key = str(b[p:q75], 'utf-8')
+                            p = q75
+                    h79 = b[p]
+                    if 0 < h79 < 128:
+                        q78 = p + h79
+                        e73.value = str(b[p + 1:q78], 'utf-8')
+                        p = q78
                     else:
                         p += 1
-                        n72 = h74 - 1
-                        if n72 > 126:
-                            n72, p = _uvt(b, p, n72 + 1)
-                            n72 -= 1
-                        if n72 < 0:
+                        n77 = h79 - 1
+                        if n77 > 126:
+                            n77, p = _uvt(b, p, n77 + 1)
+                            n77 -= 1
+                        if n77 < 0:
                             raise DecodeError('KeyValue.Value: null where not nullable')
                         else:
-                            q73 = p + n72
-                            e68.value = str(b[p:q73], 'utf-8')
-                            p = q73
+                            q78 = p + n77
+                            e73.value = str(b[p:q78], 'utf-8')
+                            p = q78
                     if b[p] == 0:  # no tagged fields, the common case
-                        e68.unknown_tagged_fields = None
+                        e73.unknown_tagged_fields = None
                         p += 1
                     else:
-                        p = _t_StreamsGroupHeartbeatRequest_KeyValue_0(b, p, e68)
-                    xs67.append(e68)
-                e61.topic_configs = xs67
+                        p = _t_StreamsGroupHeartbeatRequest_KeyValue_0(b, p, e73)
+                    xs72.append(e73)
+                e66.topic_configs = xs72
                 if b[p] == 0:  # no tagged fields, the common case
-                    e61.unknown_tagged_fields = None
+                    e66.unknown_tagged_fields = None
                     p += 1
                 else:
-                    p = _t_StreamsGroupHeartbeatRequest_TopicInfo_0(b, p, e61)
-                xs60.append(e61)
-            e17.repartition_source_topics = xs60
-            h85 = b[p]
+                    p = _t_StreamsGroupHeartbeatRequest_TopicInfo_0(b, p, e66)
+                xs65.append(e66)
+            e17.repartition_source_topics = xs65
+            h92 = b[p]
             p += 1
-            if 0 < h85 < 128:
-                n76 = h85 - 1
+            if 0 < h92 < 128:
+                r93 = _counts[h92]
             else:
-                n76 = h85 - 1
-                if n76 > 126:
-                    n76, p = _uvt(b, p, n76 + 1)
-                    n76 -= 1
-                if n76 < 0:
+                n83 = h92 - 1
+                if n83 > 126:
+                    n83, p = _uvt(b, p, n83 + 1)
+                    n83 -= 1
+                if n83 < 0:
                     raise DecodeError('Subtopology.CopartitionGroups: null where not nullable')
-                if n76 > bl - p:
-                    raise DecodeError('Subtopology.CopartitionGroups: count ' + str(n76) + ' past the end')
-            xs77 = []
-            for _ in range(n76):
-                e78 = _new(_StreamsGroupHeartbeatRequest_CopartitionGroup)
-                h80 = b[p]
-                if 0 < h80 < 65:
-                    e78.source_topics = [*_UNPACK_h[h80](b, p + 1)]
-                    p += 2 * h80 - 1
+                if n83 > bl - p:
+                    raise DecodeError('Subtopology.CopartitionGroups: count ' + str(n83) + ' past the end')
+                r93 = range(n83)
+            xs84 = []
+            for _ in r93:
+                e85 = _new(_StreamsGroupHeartbeatRequest_CopartitionGroup)
+                h87 = b[p]
+                if 0 < h87 < 65:
+                    e85.source_topics = [*_UNPACK_h[h87](b, p + 1)]
+                    p += 2 * h87 - 1
                 else:
                     p += 1
-                    n79 = h80 - 1
-                    if n79 > 126:
-                        n79, p = _uvt(b, p, n79 + 1)
-                        n79 -= 1
-                    if n79 < 0:
+                    n86 = h87 - 1
+                    if n86 > 126:
+                        n86, p = _uvt(b, p, n86 + 1)
+                        n86 -= 1
+                    if n86 < 0:
                         raise DecodeError('CopartitionGroup.SourceTopics: null where not nullable')
-                    elif n79 < 64:
-                        e78.source_topics = [*_ARRAY_h[n79].unpack_from(b, p)]
-                        p += 2 * n79
+                    elif n86 < 64:
+                        e85.source_topics = [*_ARRAY_h[n86].unpack_from(b, p)]
+                        p += 2 * n86
                     else:
-                        if n79 > bl - p:
-                            raise DecodeError('CopartitionGroup.SourceTopics: count ' + str(n79) + ' past the end')
-                        e78.source_topics = [*_struct.Struct('>' + str(n79) + 'h').unpack_from(b, p)]
-                        p += 2 * n79
-                h82 = b[p]
-                if 0 < h82 < 65:
-                    e78.source_topic_regex = [*_UNPACK_h[h82](b, p + 1)]
-                    p += 2 * h82 - 1
+                        if n86 > bl - p:
+                            raise DecodeError('CopartitionGroup.SourceTopics: count ' + str(n86) + ' past the end')
+                        e85.source_topics = [*_struct.Struct('>' + str(n86) + 'h').unpack_from(b, p)]
+                        p += 2 * n86
+                h89 = b[p]
+                if 0 < h89 < 65:
+                    e85.source_topic_regex = [*_UNPACK_h[h89](b, p + 1)]
+                    p += 2 * h89 - 1
                 else:
                     p += 1
-                    n81 = h82 - 1
-                    if n81 > 126:
-                        n81, p = _uvt(b, p, n81 + 1)
-                        n81 -= 1
-                    if n81 < 0:
+                    n88 = h89 - 1
+                    if n88 > 126:
+                        n88, p = _uvt(b, p, n88 + 1)
+                        n88 -= 1
+                    if n88 < 0:
                         raise DecodeError('CopartitionGroup.SourceTopicRegex: null where not nullable')
-                    elif n81 < 64:
-                        e78.source_topic_regex = [*_ARRAY_h[n81].unpack_from(b, p)]
-                        p += 2 * n81
+                    elif n88 < 64:
+                        e85.source_topic_regex = [*_ARRAY_h[n88].unpack_from(b, p)]
+                        p += 2 * n88
                     else:
-                        if n81 > bl - p:
-                            raise DecodeError('CopartitionGroup.SourceTopicRegex: count ' + str(n81) + ' past the end')
-                        e78.source_topic_regex = [*_struct.Struct('>' + str(n81) + 'h').unpack_from(b, p)]
-                        p += 2 * n81
-                h84 = b[p]
-                if 0 < h84 < 65:
-                    e78.repartition_source_topics = [*_UNPACK_h[h84](b, p + 1)]
-                    p += 2 * h84 - 1
+                        if n88 > bl - p:
+                            raise DecodeError('CopartitionGroup.SourceTopicRegex: count ' + str(n88) + ' past the end')
+                        e85.source_topic_regex = [*_struct.Struct('>' + str(n88) + 'h').unpack_from(b, p)]
+                        p += 2 * n88
+                h91 = b[p]
+                if 0 < h91 < 65:
+                    e85.repartition_source_topics = [*_UNPACK_h[h91](b, p + 1)]
+                    p += 2 * h91 - 1
                 else:
                     p += 1
-                    n83 = h84 - 1
-                    if n83 > 126:
-                        n83, p = _uvt(b, p, n83 + 1)
-                        n83 -= 1
-                    if n83 < 0:
+                    n90 = h91 - 1
+                    if n90 > 126:
+                        n90, p = _uvt(b, p, n90 + 1)
+                        n90 -= 1
+                    if n90 < 0:
                         raise DecodeError('CopartitionGroup.RepartitionSourceTopics: null where not nullable')
-                    elif n83 < 64:
-                        e78.repartition_source_topics = [*_ARRAY_h[n83].unpack_from(b, p)]
-                        p += 2 * n83
+                    elif n90 < 64:
+                        e85.repartition_source_topics = [*_ARRAY_h[n90].unpack_from(b, p)]
+                        p += 2 * n90
                     else:
-                        if n83 > bl - p:
-                            raise DecodeError('CopartitionGroup.RepartitionSourceTopics: count ' + str(n83) + ' past the end')
-                        e78.repartition_source_topics = [*_struct.Struct('>' + str(n83) + 'h').unpack_from(b, p)]
-                        p += 2 * n83
+                        if n90 > bl - p:
+                            raise DecodeError('CopartitionGroup.RepartitionSourceTopics: count ' + str(n90) + ' past the end')
+                        e85.repartition_source_topics = [*_struct.Struct('>' + str(n90) + 'h').unpack_from(b, p)]
+                        p += 2 * n90
                 if b[p] == 0:  # no tagged fields, the common case
-                    e78.unknown_tagged_fields = None
+                    e85.unknown_tagged_fields = None
                     p += 1
                 else:
-                    p = _t_StreamsGroupHeartbeatRequest_CopartitionGroup_0(b, p, e78)
-                xs77.append(e78)
-            e17.copartition_groups = xs77
+                    p = _t_StreamsGroupHeartbeatRequest_CopartitionGroup_0(b, p, e85)
+                xs84.append(e85)
+            e17.copartition_groups = xs84
             if b[p] == 0:  # no tagged fields, the common case
                 e17.unknown_tagged_fields = None
                 p += 1
@@ -977,71 +987,9 @@ def _r_StreamsGroupHeartbeatRequest_0(b, p):
         else:
             p = _t_StreamsGroupHeartbeatRequest_Topology_0(b, p, s13)
         o.topology = s13
-    h94 = b[p]
-    if h94 == 0:
-        o.active_tasks = None
-        p += 1
-    else:
-        p += 1
-        n86 = h94 - 1
-        if n86 > 126:
-            n86, p = _uvt(b, p, n86 + 1)
-            n86 -= 1
-        if n86 < 0:
-            o.active_tasks = None
-        else:
-            if n86 > bl - p:
-                raise DecodeError('StreamsGroupHeartbeatRequest.ActiveTasks: count ' + str(n86) + ' past the end')
-            xs87 = []
-            for _ in range(n86):
-                e88 = _new(_StreamsGroupHeartbeatRequest_TaskIds)
-                h91 = b[p]
-                if 0 < h91 < 128:
-                    q90 = p + h91
-                    e88.subtopology_id = str(b[p + 1:q90], 'utf-8')
-                    p = q90
-                else:
-                    p += 1
-                    n89 = h91 - 1
-                    if n89 > 126:
-                        n89, p = _uvt(b, p, n89 + 1)
-                        n89 -= 1
-                    if n89 < 0:
-                        raise DecodeError('TaskIds.SubtopologyId: null where not nullable')
-                    else:
-                        q90 = p + n89
-                        e88.subtopology_id = str(b[p:q90], 'utf-8')
-                        p = q90
-                h93 = b[p]
-                if 0 < h93 < 65:
-                    e88.partitions = [*_UNPACK_i[h93](b, p + 1)]
-                    p += 4 * h93 - 3
-                else:
-                    p += 1
-                    n92 = h93 - 1
-                    if n92 > 126:
-                        n92, p = _uvt(b, p, n92 + 1)
-                        n92 -= 1
-                    if n92 < 0:
-                        raise DecodeError('TaskIds.Partitions: null where not nullable')
-                    elif n92 < 64:
-                        e88.partitions = [*_ARRAY_i[n92].unpack_from(b, p)]
-                        p += 4 * n92
-                    else:
-                        if n92 > bl - p:
-                            raise DecodeError('TaskIds.Partitions: count ' + str(n92) + ' past the end')
-                        e88.partitions = [*_struct.Struct('>' + str(n92) + 'i').unpack_from(b, p)]
-                        p += 4 * n92
-                if b[p] == 0:  # no tagged fields, the common case
-                    e88.unknown_tagged_fields = None
-                    p += 1
-                else:
-                    p = _t_StreamsGroupHeartbeatRequest_TaskIds_0(b, p, e88)
-                xs87.append(e88)
-            o.active_tasks = xs87
     h103 = b[p]
     if h103 == 0:
-        o.standby_tasks = None
+        o.active_tasks = None
         p += 1
     else:
         p += 1
@@ -1050,10 +998,10 @@ def _r_StreamsGroupHeartbeatRequest_0(b, p):
             n95, p = _uvt(b, p, n95 + 1)
             n95 -= 1
         if n95 < 0:
-            o.standby_tasks = None
+            o.active_tasks = None
         else:
             if n95 > bl - p:
-                raise DecodeError('StreamsGroupHeartbeatRequest.StandbyTasks: count ' + str(n95) + ' past the end')
+                raise DecodeError('StreamsGroupHeartbeatRequest.ActiveTasks: count ' + str(n95) + ' past the end')
             xs96 = []
             for _ in range(n95):
                 e97 = _new(_StreamsGroupHeartbeatRequest_TaskIds)
@@ -1100,10 +1048,10 @@ def _r_StreamsGroupHeartbeatRequest_0(b, p):
                 else:
                     p = _t_StreamsGroupHeartbeatRequest_TaskIds_0(b, p, e97)
                 xs96.append(e97)
-            o.standby_tasks = xs96
+            o.active_tasks = xs96
     h112 = b[p]
     if h112 == 0:
-        o.warmup_tasks = None
+        o.standby_tasks = None
         p += 1
     else:
         p += 1
@@ -1112,10 +1060,10 @@ def _r_StreamsGroupHeartbeatRequest_0(b, p):
             n104, p = _uvt(b, p, n104 + 1)
             n104 -= 1
         if n104 < 0:
-            o.warmup_tasks = None
+            o.standby_tasks = None
         else:
             if n104 > bl - p:
-                raise DecodeError('StreamsGroupHeartbeatRequest.WarmupTasks: count ' + str(n104) + ' past the end')
+                raise DecodeError('StreamsGroupHeartbeatRequest.StandbyTasks: count ' + str(n104) + ' past the end')
             xs105 = []
             for _ in range(n104):
                 e106 = _new(_StreamsGroupHeartbeatRequest_TaskIds)
@@ -1162,205 +1110,267 @@ def _r_StreamsGroupHeartbeatRequest_0(b, p):
                 else:
                     p = _t_StreamsGroupHeartbeatRequest_TaskIds_0(b, p, e106)
                 xs105.append(e106)
-            o.warmup_tasks = xs105
-    h115 = b[p]
-    if 0 < h115 < 128:
-        q114 = p + h115
-        o.process_id = str(b[p + 1:q114], 'utf-8')
-        p = q114
-    elif h115 == 0:
-        o.process_id = None
+            o.standby_tasks = xs105
+    h121 = b[p]
+    if h121 == 0:
+        o.warmup_tasks = None
         p += 1
     else:
         p += 1
-        n113 = h115 - 1
+        n113 = h121 - 1
         if n113 > 126:
             n113, p = _uvt(b, p, n113 + 1)
             n113 -= 1
         if n113 < 0:
+            o.warmup_tasks = None
+        else:
+            if n113 > bl - p:
+                raise DecodeError('StreamsGroupHeartbeatRequest.WarmupTasks: count ' + str(n113) + ' past the end')
+            xs114 = []
+            for _ in range(n113):
+                e115 = _new(_StreamsGroupHeartbeatRequest_TaskIds)
+                h118 = b[p]
+                if 0 < h118 < 128:
+                    q117 = p + h118
+                    e115.subtopology_id = str(b[p + 1:q117], 'utf-8')
+                    p = q117
+                else:
+                    p += 1
+                    n116 = h118 - 1
+                    if n116 > 126:
+                        n116, p = _uvt(b, p, n116 + 1)
+                        n116 -= 1
+                    if n116 < 0:
+                        raise DecodeError('TaskIds.SubtopologyId: null where not nullable')
+                    else:
+                        q117 = p + n116
+                        e115.subtopology_id = str(b[p:q117], 'utf-8')
+                        p = q117
+                h120 = b[p]
+                if 0 < h120 < 65:
+                    e115.partitions = [*_UNPACK_i[h120](b, p + 1)]
+                    p += 4 * h120 - 3
+                else:
+                    p += 1
+                    n119 = h120 - 1
+                    if n119 > 126:
+                        n119, p = _uvt(b, p, n119 + 1)
+                        n119 -= 1
+                    if n119 < 0:
+                        raise DecodeError('TaskIds.Partitions: null where not nullable')
+                    elif n119 < 64:
+                        e115.partitions = [*_ARRAY_i[n119].unpack_from(b, p)]
+                        p += 4 * n119
+                    else:
+                        if n119 > bl - p:
+                            raise DecodeError('TaskIds.Partitions: count ' + str(n119) + ' past the end')
+                        e115.partitions = [*_struct.Struct('>' + str(n119) + 'i').unpack_from(b, p)]
+                        p += 4 * n119
+                if b[p] == 0:  # no tagged fields, the common case
+                    e115.unknown_tagged_fields = None
+                    p += 1
+                else:
+                    p = _t_StreamsGroupHeartbeatRequest_TaskIds_0(b, p, e115)
+                xs114.append(e115)
+            o.warmup_tasks = xs114
+    h124 = b[p]
+    if 0 < h124 < 128:
+        q123 = p + h124
+        o.process_id = str(b[p + 1:q123], 'utf-8')
+        p = q123
+    elif h124 == 0:
+        o.process_id = None
+        p += 1
+    else:
+        p += 1
+        n122 = h124 - 1
+        if n122 > 126:
+            n122, p = _uvt(b, p, n122 + 1)
+            n122 -= 1
+        if n122 < 0:
             o.process_id = None
         else:
-            q114 = p + n113
-            o.process_id = str(b[p:q114], 'utf-8')
-            p = q114
+            q123 = p + n122
+            o.process_id = str(b[p:q123], 'utf-8')
+            p = q123
     if b[p] > 127:
         o.user_endpoint = None
         p += 1
     else:
         p += 1
-        s116 = _new(_StreamsGroupHeartbeatRequest_Endpoint)
-        h119 = b[p]
-        if 0 < h119 < 128:
-            q118 = p + h119
-            s116.host = str(b[p + 1:q118], 'utf-8')
-            p = q118
+        s125 = _new(_StreamsGroupHeartbeatRequest_Endpoint)
+        h128 = b[p]
+        if 0 < h128 < 128:
+            q127 = p + h128
+            s125.host = str(b[p + 1:q127], 'utf-8')
+            p = q127
         else:
             p += 1
-            n117 = h119 - 1
-            if n117 > 126:
-                n117, p = _uvt(b, p, n117 + 1)
-                n117 -= 1
-            if n117 < 0:
+            n126 = h128 - 1
+            if n126 > 126:
+                n126, p = _uvt(b, p, n126 + 1)
+                n126 -= 1
+            if n126 < 0:
                 raise DecodeError('Endpoint.Host: null where not nullable')
             else:
-                q118 = p + n117
-                s116.host = str(b[p:q118], 'utf-8')
-                p = q118
-        s116.port, = _S4.unpack_from(b, p)
+                q127 = p + n126
+                s125.host = str(b[p:q127], 'utf-8')
+                p = q127
+        s125.port, = _S4.unpack_from(b, p)
         p += 2
         if b[p] == 0:  # no tagged fields, the common case
-            s116.unknown_tagged_fields = None
+            s125.unknown_tagged_fields = None
             p += 1
         else:
-            p = _t_StreamsGroupHeartbeatRequest_Endpoint_0(b, p, s116)
-        o.user_endpoint = s116
-    h129 = b[p]
-    if h129 == 0:
+            p = _t_StreamsGroupHeartbeatRequest_Endpoint_0(b, p, s125)
+        o.user_endpoint = s125
+    h138 = b[p]
+    if h138 == 0:
         o.client_tags = None
         p += 1
     else:
         p += 1
-        n120 = h129 - 1
-        if n120 > 126:
-            n120, p = _uvt(b, p, n120 + 1)
-            n120 -= 1
-        if n120 < 0:
+        n129 = h138 - 1
+        if n129 > 126:
+            n129, p = _uvt(b, p, n129 + 1)
+            n129 -= 1
+        if n129 < 0:
             o.client_tags = None
         else:
-            if n120 > bl - p:
-                raise DecodeError('StreamsGroupHeartbeatRequest.ClientTags: count ' + str(n120) + ' past the end')
-            xs121 = []
-            for _ in range(n120):
-                e122 = _new(_StreamsGroupHeartbeatRequest_KeyValue)
-                h125 = b[p]
-                if 0 < h125 < 128:
-                    q124 = p + h125
-                    e122.key = str(b[p + 1:q124], 'utf-8')
-                    p = q124
+            if n129 > bl - p:
+                raise DecodeError('StreamsGroupHeartbeatRequest.ClientTags: count ' + str(n129) + ' past the end')
+            xs130 = []
+            for _ in range(n129):
+                e131 = _new(_StreamsGroupHeartbeatRequest_KeyValue)
+                h134 = b[p]
+                if 0 < h134 < 128:
+                    q133 = p + h134
+                    e131.key = str(b[p + 1:q133], 'utf-8')
+                    p = q133
                 else:
                     p += 1
-                    n123 = h125 - 1
-                    if n123 > 126:
-                        n123, p = _uvt(b, p, n123 + 1)
-                        n123 -= 1
-                    if n123 < 0:
+                    n132 = h134 - 1
+                    if n132 > 126:
+                        n132, p = _uvt(b, p, n132 + 1)
+                        n132 -= 1
+                    if n132 < 0:
                         raise DecodeError('KeyValue.Key: null where not nullable')
                     else:
-                        q124 = p + n123
-                        e122.key = str(b[p:q124], 'utf-8')
-                        p = q124
-                h128 = b[p]
-                if 0 < h128 < 128:
-                    q127 = p + h128
-                    e122.value = str(b[p + 1:q127], 'utf-8')
-                    p = q127
+                        q133 = p + n132
+                        e131.key = str(b[p:q133], 'utf-8')
+                        p = q133
+                h137 = b[p]
+                if 0 < h137 < 128:
+                    q136 = p + h137
+                    e131.value = str(b[p + 1:q136], 'utf-8')
+                    p = q136
                 else:
                     p += 1
-                    n126 = h128 - 1
-                    if n126 > 126:
-                        n126, p = _uvt(b, p, n126 + 1)
-                        n126 -= 1
-                    if n126 < 0:
+                    n135 = h137 - 1
+                    if n135 > 126:
+                        n135, p = _uvt(b, p, n135 + 1)
+                        n135 -= 1
+                    if n135 < 0:
                         raise DecodeError('KeyValue.Value: null where not nullable')
                     else:
-                        q127 = p + n126
-                        e122.value = str(b[p:q127], 'utf-8')
-                        p = q127
+                        q136 = p + n135
+                        e131.value = str(b[p:q136], 'utf-8')
+                        p = q136
                 if b[p] == 0:  # no tagged fields, the common case
-                    e122.unknown_tagged_fields = None
+                    e131.unknown_tagged_fields = None
                     p += 1
                 else:
-                    p = _t_StreamsGroupHeartbeatRequest_KeyValue_0(b, p, e122)
-                xs121.append(e122)
-            o.client_tags = xs121
-    h136 = b[p]
-    if h136 == 0:
+                    p = _t_StreamsGroupHeartbeatRequest_KeyValue_0(b, p, e131)
+                xs130.append(e131)
+            o.client_tags = xs130
+    h145 = b[p]
+    if h145 == 0:
         o.task_offsets = None
         p += 1
     else:
         p += 1
-        n130 = h136 - 1
-        if n130 > 126:
-            n130, p = _uvt(b, p, n130 + 1)
-            n130 -= 1
-        if n130 < 0:
+        n139 = h145 - 1
+        if n139 > 126:
+            n139, p = _uvt(b, p, n139 + 1)
+            n139 -= 1
+        if n139 < 0:
             o.task_offsets = None
         else:
-            if n130 > bl - p:
-                raise DecodeError('StreamsGroupHeartbeatRequest.TaskOffsets: count ' + str(n130) + ' past the end')
-            xs131 = []
-            for _ in range(n130):
-                e132 = _new(_StreamsGroupHeartbeatRequest_TaskOffset)
-                h135 = b[p]
-                if 0 < h135 < 128:
-                    q134 = p + h135
-                    e132.subtopology_id = str(b[p + 1:q134], 'utf-8')
-                    p = q134
+            if n139 > bl - p:
+                raise DecodeError('StreamsGroupHeartbeatRequest.TaskOffsets: count ' + str(n139) + ' past the end')
+            xs140 = []
+            for _ in range(n139):
+                e141 = _new(_StreamsGroupHeartbeatRequest_TaskOffset)
+                h144 = b[p]
+                if 0 < h144 < 128:
+                    q143 = p + h144
+                    e141.subtopology_id = str(b[p + 1:q143], 'utf-8')
+                    p = q143
                 else:
                     p += 1
-                    n133 = h135 - 1
-                    if n133 > 126:
-                        n133, p = _uvt(b, p, n133 + 1)
-                        n133 -= 1
-                    if n133 < 0:
+                    n142 = h144 - 1
+                    if n142 > 126:
+                        n142, p = _uvt(b, p, n142 + 1)
+                        n142 -= 1
+                    if n142 < 0:
                         raise DecodeError('TaskOffset.SubtopologyId: null where not nullable')
                     else:
-                        q134 = p + n133
-                        e132.subtopology_id = str(b[p:q134], 'utf-8')
-                        p = q134
-                e132.partition, e132.offset, = _S5.unpack_from(b, p)
+                        q143 = p + n142
+                        e141.subtopology_id = str(b[p:q143], 'utf-8')
+                        p = q143
+                e141.partition, e141.offset, = _S5.unpack_from(b, p)
                 p += 12
                 if b[p] == 0:  # no tagged fields, the common case
-                    e132.unknown_tagged_fields = None
+                    e141.unknown_tagged_fields = None
                     p += 1
                 else:
-                    p = _t_StreamsGroupHeartbeatRequest_TaskOffset_0(b, p, e132)
-                xs131.append(e132)
-            o.task_offsets = xs131
-    h143 = b[p]
-    if h143 == 0:
+                    p = _t_StreamsGroupHeartbeatRequest_TaskOffset_0(b, p, e141)
+                xs140.append(e141)
+            o.task_offsets = xs140
+    h152 = b[p]
+    if h152 == 0:
         o.task_end_offsets = None
         p += 1
     else:
         p += 1
-        n137 = h143 - 1
-        if n137 > 126:
-            n137, p = _uvt(b, p, n137 + 1)
-            n137 -= 1
-        if n137 < 0:
+        n146 = h152 - 1
+        if n146 > 126:
+            n146, p = _uvt(b, p, n146 + 1)
+            n146 -= 1
+        if n146 < 0:
             o.task_end_offsets = None
         else:
-            if n137 > bl - p:
-                raise DecodeError('StreamsGroupHeartbeatRequest.TaskEndOffsets: count ' + str(n137) + ' past the end')
-            xs138 = []
-            for _ in range(n137):
-                e139 = _new(_StreamsGroupHeartbeatRequest_TaskOffset)
-                h142 = b[p]
-                if 0 < h142 < 128:
-                    q141 = p + h142
-                    e139.subtopology_id = str(b[p + 1:q141], 'utf-8')
-                    p = q141
+            if n146 > bl - p:
+                raise DecodeError('StreamsGroupHeartbeatRequest.TaskEndOffsets: count ' + str(n146) + ' past the end')
+            xs147 = []
+            for _ in range(n146):
+                e148 = _new(_StreamsGroupHeartbeatRequest_TaskOffset)
+                h151 = b[p]
+                if 0 < h151 < 128:
+                    q150 = p + h151
+                    e148.subtopology_id = str(b[p + 1:q150], 'utf-8')
+                    p = q150
                 else:
                     p += 1
-                    n140 = h142 - 1
-                    if n140 > 126:
-                        n140, p = _uvt(b, p, n140 + 1)
-                        n140 -= 1
-                    if n140 < 0:
+                    n149 = h151 - 1
+                    if n149 > 126:
+                        n149, p = _uvt(b, p, n149 + 1)
+                        n149 -= 1
+                    if n149 < 0:
                         raise DecodeError('TaskOffset.SubtopologyId: null where not nullable')
                     else:
-                        q141 = p + n140
-                        e139.subtopology_id = str(b[p:q141], 'utf-8')
-                        p = q141
-                e139.partition, e139.offset, = _S5.unpack_from(b, p)
+                        q150 = p + n149
+                        e148.subtopology_id = str(b[p:q150], 'utf-8')
+                        p = q150
+                e148.partition, e148.offset, = _S5.unpack_from(b, p)
                 p += 12
                 if b[p] == 0:  # no tagged fields, the common case
-                    e139.unknown_tagged_fields = None
+                    e148.unknown_tagged_fields = None
                     p += 1
                 else:
-                    p = _t_StreamsGroupHeartbeatRequest_TaskOffset_0(b, p, e139)
-                xs138.append(e139)
-            o.task_end_offsets = xs138
+                    p = _t_StreamsGroupHeartbeatRequest_TaskOffset_0(b, p, e148)
+                xs147.append(e148)
+            o.task_end_offsets = xs147
     o.shutdown_application, = _S6.unpack_from(b, p)
     p += 1
     if b[p] == 0:  # no tagged fields, the common case
@@ -2235,7 +2245,7 @@ def _r_StreamsGroupHeartbeatResponse_0(b, p):
                 h57 = b[p]
                 p += 1
                 if 0 < h57 < 128:
-                    n49 = h57 - 1
+                    r58 = _counts[h57]
                 else:
                     n49 = h57 - 1
                     if n49 > 126:
@@ -2245,8 +2255,9 @@ def _r_StreamsGroupHeartbeatResponse_0(b, p):
                         raise DecodeError('EndpointToPartitions.ActivePartitions: null where not nullable')
                     if n49 > bl - p:
                         raise DecodeError('EndpointToPartitions.ActivePartitions: count ' + str(n49) + ' past the end')
+                    r58 = range(n49)
                 xs50 = []
-                for _ in range(n49):
+                for _ in r58:
                     e51 = _new(_StreamsGroupHeartbeatResponse_TopicPartition)
                     h54 = b[p]
                     if 0 < h54 < 128:
@@ -2292,66 +2303,67 @@ def _r_StreamsGroupHeartbeatResponse_0(b, p):
                         p = _t_StreamsGroupHeartbeatResponse_TopicPartition_0(b, p, e51)
                     xs50.append(e51)
                 e44.active_partitions = xs50
-                h66 = b[p]
+                h67 = b[p]
                 p += 1
-                if 0 < h66 < 128:
-                    n58 = h66 - 1
+                if 0 < h67 < 128:
+                    r68 = _counts[h67]
                 else:
-                    n58 = h66 - 1
-                    if n58 > 126:
-                        n58, p = _uvt(b, p, n58 + 1)
-                        n58 -= 1
-                    if n58 < 0:
+                    n59 = h67 - 1
+                    if n59 > 126:
+                        n59, p = _uvt(b, p, n59 + 1)
+                        n59 -= 1
+                    if n59 < 0:
                         raise DecodeError('EndpointToPartitions.StandbyPartitions: null where not nullable')
-                    if n58 > bl - p:
-                        raise DecodeError('EndpointToPartitions.StandbyPartitions: count ' + str(n58) + ' past the end')
-                xs59 = []
-                for _ in range(n58):
-                    e60 = _new(_StreamsGroupHeartbeatResponse_TopicPartition)
-                    h63 = b[p]
-                    if 0 < h63 < 128:
-                        q62 = p + h63
-                        e60.topic = str(b[p + 1:q62], 'utf-8')
-                        p = q62
+                    if n59 > bl - p:
+                        raise DecodeError('EndpointToPartitions.StandbyPartitions: count ' + str(n59) + ' past the end')
+                    r68 = range(n59)
+                xs60 = []
+                for _ in r68:
+                    e61 = _new(_StreamsGroupHeartbeatResponse_TopicPartition)
+                    h64 = b[p]
+                    if 0 < h64 < 128:
+                        q63 = p + h64
+                        e61.topic = str(b[p + 1:q63], 'utf-8')
+                        p = q63
                     else:
                         p += 1
-                        n61 = h63 - 1
-                        if n61 > 126:
-                            n61, p = _uvt(b, p, n61 + 1)
-                            n61 -= 1
-                        if n61 < 0:
+                        n62 = h64 - 1
+                        if n62 > 126:
+                            n62, p = _uvt(b, p, n62 + 1)
+                            n62 -= 1
+                        if n62 < 0:
                             raise DecodeError('TopicPartition.Topic: null where not nullable')
                         else:
-                            q62 = p + n61
-                            e60.topic = str(b[p:q62], 'utf-8')
-                            p = q62
-                    h65 = b[p]
-                    if 0 < h65 < 65:
-                        e60.partitions = [*_UNPACK_i[h65](b, p + 1)]
-                        p += 4 * h65 - 3
+                            q63 = p + n62
+                            e61.topic = str(b[p:q63], 'utf-8')
+                            p = q63
+                    h66 = b[p]
+                    if 0 < h66 < 65:
+                        e61.partitions = [*_UNPACK_i[h66](b, p + 1)]
+                        p += 4 * h66 - 3
                     else:
                         p += 1
-                        n64 = h65 - 1
-                        if n64 > 126:
-                            n64, p = _uvt(b, p, n64 + 1)
-                            n64 -= 1
-                        if n64 < 0:
+                        n65 = h66 - 1
+                        if n65 > 126:
+                            n65, p = _uvt(b, p, n65 + 1)
+                            n65 -= 1
+                        if n65 < 0:
                             raise DecodeError('TopicPartition.Partitions: null where not nullable')
-                        elif n64 < 64:
-                            e60.partitions = [*_ARRAY_i[n64].unpack_from(b, p)]
-                            p += 4 * n64
+                        elif n65 < 64:
+                            e61.partitions = [*_ARRAY_i[n65].unpack_from(b, p)]
+                            p += 4 * n65
                         else:
-                            if n64 > bl - p:
-                                raise DecodeError('TopicPartition.Partitions: count ' + str(n64) + ' past the end')
-                            e60.partitions = [*_struct.Struct('>' + str(n64) + 'i').unpack_from(b, p)]
-                            p += 4 * n64
+                            if n65 > bl - p:
+                                raise DecodeError('TopicPartition.Partitions: count ' + str(n65) + ' past the end')
+                            e61.partitions = [*_struct.Struct('>' + str(n65) + 'i').unpack_from(b, p)]
+                            p += 4 * n65
                     if b[p] == 0:  # no tagged fields, the common case
-                        e60.unknown_tagged_fields = None
+                        e61.unknown_tagged_fields = None
                         p += 1
                     else:
-                        p = _t_StreamsGroupHeartbeatResponse_TopicPartition_0(b, p, e60)
-                    xs59.append(e60)
-                e44.standby_partitions = xs59
+                        p = _t_StreamsGroupHeartbeatResponse_TopicPartition_0(b, p, e61)
+                    xs60.append(e61)
+                e44.standby_partitions = xs60
                 if b[p] == 0:  # no tagged fields, the common case
                     e44.unknown_tagged_fields = None
                     p += 1

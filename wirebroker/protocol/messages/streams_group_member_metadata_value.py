@@ -11,6 +11,7 @@ import struct as _struct
 from wirebroker.protocol.message import UNSET, Message, Struct
 from wirebroker.protocol.message import shared_default as _shared_default
 from wirebroker.protocol.primitives import (
+    COMPACT_COUNT_RANGES as _counts,
     UUID_ZERO,
     DecodeError,
     UnsupportedFieldError,
@@ -276,7 +277,7 @@ def _r_StreamsGroupMemberMetadataValue_0(b, p):
     h29 = b[p]
     p += 1
     if 0 < h29 < 128:
-        n20 = h29 - 1
+        r30 = _counts[h29]
     else:
         n20 = h29 - 1
         if n20 > 126:
@@ -286,8 +287,9 @@ def _r_StreamsGroupMemberMetadataValue_0(b, p):
             raise DecodeError('StreamsGroupMemberMetadataValue.ClientTags: null where not nullable')
         if n20 > bl - p:
             raise DecodeError('StreamsGroupMemberMetadataValue.ClientTags: count ' + str(n20) + ' past the end')
+        r30 = range(n20)
     xs21 = []
-    for _ in range(n20):
+    for _ in r30:
         e22 = _new(_StreamsGroupMemberMetadataValue_KeyValue)
         h25 = b[p]
         if 0 < h25 < 128:

@@ -11,6 +11,7 @@ import struct as _struct
 from wirebroker.protocol.message import UNSET, Message, Struct
 from wirebroker.protocol.message import shared_default as _shared_default
 from wirebroker.protocol.primitives import (
+    COMPACT_COUNT_RANGES as _counts,
     UUID_ZERO,
     DecodeError,
     UnsupportedFieldError,
@@ -113,7 +114,7 @@ def _r_StreamsGroupTargetAssignmentMemberValue_0(b, p):
     h9 = b[p]
     p += 1
     if 0 < h9 < 128:
-        n1 = h9 - 1
+        r10 = _counts[h9]
     else:
         n1 = h9 - 1
         if n1 > 126:
@@ -123,8 +124,9 @@ def _r_StreamsGroupTargetAssignmentMemberValue_0(b, p):
             raise DecodeError('StreamsGroupTargetAssignmentMemberValue.ActiveTasks: null where not nullable')
         if n1 > bl - p:
             raise DecodeError('StreamsGroupTargetAssignmentMemberValue.ActiveTasks: count ' + str(n1) + ' past the end')
+        r10 = range(n1)
     xs2 = []
-    for _ in range(n1):
+    for _ in r10:
         e3 = _new(_StreamsGroupTargetAssignmentMemberValue_TaskIds)
         h6 = b[p]
         if 0 < h6 < 128:
@@ -170,126 +172,128 @@ def _r_StreamsGroupTargetAssignmentMemberValue_0(b, p):
             p = _t_StreamsGroupTargetAssignmentMemberValue_TaskIds_0(b, p, e3)
         xs2.append(e3)
     o.active_tasks = xs2
-    h18 = b[p]
+    h19 = b[p]
     p += 1
-    if 0 < h18 < 128:
-        n10 = h18 - 1
+    if 0 < h19 < 128:
+        r20 = _counts[h19]
     else:
-        n10 = h18 - 1
-        if n10 > 126:
-            n10, p = _uvt(b, p, n10 + 1)
-            n10 -= 1
-        if n10 < 0:
+        n11 = h19 - 1
+        if n11 > 126:
+            n11, p = _uvt(b, p, n11 + 1)
+            n11 -= 1
+        if n11 < 0:
             raise DecodeError('StreamsGroupTargetAssignmentMemberValue.StandbyTasks: null where not nullable')
-        if n10 > bl - p:
-            raise DecodeError('StreamsGroupTargetAssignmentMemberValue.StandbyTasks: count ' + str(n10) + ' past the end')
-    xs11 = []
-    for _ in range(n10):
-        e12 = _new(_StreamsGroupTargetAssignmentMemberValue_TaskIds)
-        h15 = b[p]
-        if 0 < h15 < 128:
-            q14 = p + h15
-            e12.subtopology_id = str(b[p + 1:q14], 'utf-8')
-            p = q14
+        if n11 > bl - p:
+            raise DecodeError('StreamsGroupTargetAssignmentMemberValue.StandbyTasks: count ' + str(n11) + ' past the end')
+        r20 = range(n11)
+    xs12 = []
+    for _ in r20:
+        e13 = _new(_StreamsGroupTargetAssignmentMemberValue_TaskIds)
+        h16 = b[p]
+        if 0 < h16 < 128:
+            q15 = p + h16
+            e13.subtopology_id = str(b[p + 1:q15], 'utf-8')
+            p = q15
         else:
             p += 1
-            n13 = h15 - 1
-            if n13 > 126:
-                n13, p = _uvt(b, p, n13 + 1)
-                n13 -= 1
-            if n13 < 0:
+            n14 = h16 - 1
+            if n14 > 126:
+                n14, p = _uvt(b, p, n14 + 1)
+                n14 -= 1
+            if n14 < 0:
                 raise DecodeError('TaskIds.SubtopologyId: null where not nullable')
             else:
-                q14 = p + n13
-                e12.subtopology_id = str(b[p:q14], 'utf-8')
-                p = q14
-        h17 = b[p]
-        if 0 < h17 < 65:
-            e12.partitions = [*_UNPACK_i[h17](b, p + 1)]
-            p += 4 * h17 - 3
+                q15 = p + n14
+                e13.subtopology_id = str(b[p:q15], 'utf-8')
+                p = q15
+        h18 = b[p]
+        if 0 < h18 < 65:
+            e13.partitions = [*_UNPACK_i[h18](b, p + 1)]
+            p += 4 * h18 - 3
         else:
             p += 1
-            n16 = h17 - 1
-            if n16 > 126:
-                n16, p = _uvt(b, p, n16 + 1)
-                n16 -= 1
-            if n16 < 0:
+            n17 = h18 - 1
+            if n17 > 126:
+                n17, p = _uvt(b, p, n17 + 1)
+                n17 -= 1
+            if n17 < 0:
                 raise DecodeError('TaskIds.Partitions: null where not nullable')
-            elif n16 < 64:
-                e12.partitions = [*_ARRAY_i[n16].unpack_from(b, p)]
-                p += 4 * n16
+            elif n17 < 64:
+                e13.partitions = [*_ARRAY_i[n17].unpack_from(b, p)]
+                p += 4 * n17
             else:
-                if n16 > bl - p:
-                    raise DecodeError('TaskIds.Partitions: count ' + str(n16) + ' past the end')
-                e12.partitions = [*_struct.Struct('>' + str(n16) + 'i').unpack_from(b, p)]
-                p += 4 * n16
+                if n17 > bl - p:
+                    raise DecodeError('TaskIds.Partitions: count ' + str(n17) + ' past the end')
+                e13.partitions = [*_struct.Struct('>' + str(n17) + 'i').unpack_from(b, p)]
+                p += 4 * n17
         if b[p] == 0:  # no tagged fields, the common case
-            e12.unknown_tagged_fields = None
+            e13.unknown_tagged_fields = None
             p += 1
         else:
-            p = _t_StreamsGroupTargetAssignmentMemberValue_TaskIds_0(b, p, e12)
-        xs11.append(e12)
-    o.standby_tasks = xs11
-    h27 = b[p]
+            p = _t_StreamsGroupTargetAssignmentMemberValue_TaskIds_0(b, p, e13)
+        xs12.append(e13)
+    o.standby_tasks = xs12
+    h29 = b[p]
     p += 1
-    if 0 < h27 < 128:
-        n19 = h27 - 1
+    if 0 < h29 < 128:
+        r30 = _counts[h29]
     else:
-        n19 = h27 - 1
-        if n19 > 126:
-            n19, p = _uvt(b, p, n19 + 1)
-            n19 -= 1
-        if n19 < 0:
+        n21 = h29 - 1
+        if n21 > 126:
+            n21, p = _uvt(b, p, n21 + 1)
+            n21 -= 1
+        if n21 < 0:
             raise DecodeError('StreamsGroupTargetAssignmentMemberValue.WarmupTasks: null where not nullable')
-        if n19 > bl - p:
-            raise DecodeError('StreamsGroupTargetAssignmentMemberValue.WarmupTasks: count ' + str(n19) + ' past the end')
-    xs20 = []
-    for _ in range(n19):
-        e21 = _new(_StreamsGroupTargetAssignmentMemberValue_TaskIds)
-        h24 = b[p]
-        if 0 < h24 < 128:
-            q23 = p + h24
-            e21.subtopology_id = str(b[p + 1:q23], 'utf-8')
-            p = q23
+        if n21 > bl - p:
+            raise DecodeError('StreamsGroupTargetAssignmentMemberValue.WarmupTasks: count ' + str(n21) + ' past the end')
+        r30 = range(n21)
+    xs22 = []
+    for _ in r30:
+        e23 = _new(_StreamsGroupTargetAssignmentMemberValue_TaskIds)
+        h26 = b[p]
+        if 0 < h26 < 128:
+            q25 = p + h26
+            e23.subtopology_id = str(b[p + 1:q25], 'utf-8')
+            p = q25
         else:
             p += 1
-            n22 = h24 - 1
-            if n22 > 126:
-                n22, p = _uvt(b, p, n22 + 1)
-                n22 -= 1
-            if n22 < 0:
+            n24 = h26 - 1
+            if n24 > 126:
+                n24, p = _uvt(b, p, n24 + 1)
+                n24 -= 1
+            if n24 < 0:
                 raise DecodeError('TaskIds.SubtopologyId: null where not nullable')
             else:
-                q23 = p + n22
-                e21.subtopology_id = str(b[p:q23], 'utf-8')
-                p = q23
-        h26 = b[p]
-        if 0 < h26 < 65:
-            e21.partitions = [*_UNPACK_i[h26](b, p + 1)]
-            p += 4 * h26 - 3
+                q25 = p + n24
+                e23.subtopology_id = str(b[p:q25], 'utf-8')
+                p = q25
+        h28 = b[p]
+        if 0 < h28 < 65:
+            e23.partitions = [*_UNPACK_i[h28](b, p + 1)]
+            p += 4 * h28 - 3
         else:
             p += 1
-            n25 = h26 - 1
-            if n25 > 126:
-                n25, p = _uvt(b, p, n25 + 1)
-                n25 -= 1
-            if n25 < 0:
+            n27 = h28 - 1
+            if n27 > 126:
+                n27, p = _uvt(b, p, n27 + 1)
+                n27 -= 1
+            if n27 < 0:
                 raise DecodeError('TaskIds.Partitions: null where not nullable')
-            elif n25 < 64:
-                e21.partitions = [*_ARRAY_i[n25].unpack_from(b, p)]
-                p += 4 * n25
+            elif n27 < 64:
+                e23.partitions = [*_ARRAY_i[n27].unpack_from(b, p)]
+                p += 4 * n27
             else:
-                if n25 > bl - p:
-                    raise DecodeError('TaskIds.Partitions: count ' + str(n25) + ' past the end')
-                e21.partitions = [*_struct.Struct('>' + str(n25) + 'i').unpack_from(b, p)]
-                p += 4 * n25
+                if n27 > bl - p:
+                    raise DecodeError('TaskIds.Partitions: count ' + str(n27) + ' past the end')
+                e23.partitions = [*_struct.Struct('>' + str(n27) + 'i').unpack_from(b, p)]
+                p += 4 * n27
         if b[p] == 0:  # no tagged fields, the common case
-            e21.unknown_tagged_fields = None
+            e23.unknown_tagged_fields = None
             p += 1
         else:
-            p = _t_StreamsGroupTargetAssignmentMemberValue_TaskIds_0(b, p, e21)
-        xs20.append(e21)
-    o.warmup_tasks = xs20
+            p = _t_StreamsGroupTargetAssignmentMemberValue_TaskIds_0(b, p, e23)
+        xs22.append(e23)
+    o.warmup_tasks = xs22
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         p += 1

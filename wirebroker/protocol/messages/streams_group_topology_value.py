@@ -11,6 +11,7 @@ import struct as _struct
 from wirebroker.protocol.message import UNSET, Message, Struct
 from wirebroker.protocol.message import shared_default as _shared_default
 from wirebroker.protocol.primitives import (
+    COMPACT_COUNT_RANGES as _counts,
     UUID_ZERO,
     DecodeError,
     UnsupportedFieldError,
@@ -226,7 +227,7 @@ def _r_StreamsGroupTopologyValue_0(b, p):
     o.epoch, h1, = _S0.unpack_from(b, p)
     p += 5
     if 0 < h1 < 128:
-        n2 = h1 - 1
+        r81 = _counts[h1]
     else:
         n2 = h1 - 1
         if n2 > 126:
@@ -236,8 +237,9 @@ def _r_StreamsGroupTopologyValue_0(b, p):
             raise DecodeError('StreamsGroupTopologyValue.Subtopologies: null where not nullable')
         if n2 > bl - p:
             raise DecodeError('StreamsGroupTopologyValue.Subtopologies: count ' + str(n2) + ' past the end')
+        r81 = range(n2)
     xs3 = []
-    for _ in range(n2):
+    for _ in r81:
         e4 = _new(_StreamsGroupTopologyValue_Subtopology)
         h7 = b[p]
         if 0 < h7 < 128:
@@ -259,7 +261,7 @@ def _r_StreamsGroupTopologyValue_0(b, p):
         h14 = b[p]
         p += 1
         if 0 < h14 < 128:
-            n8 = h14 - 1
+            r15 = _counts[h14]
         else:
             n8 = h14 - 1
             if n8 > 126:
@@ -269,8 +271,9 @@ def _r_StreamsGroupTopologyValue_0(b, p):
                 raise DecodeError('Subtopology.SourceTopics: null where not nullable')
             if n8 > bl - p:
                 raise DecodeError('Subtopology.SourceTopics: count ' + str(n8) + ' past the end')
+            r15 = range(n8)
         xs9 = []
-        for _ in range(n8):
+        for _ in r15:
             h13 = b[p]
             if 0 < h13 < 128:
                 q12 = p + h13
@@ -290,351 +293,358 @@ def _r_StreamsGroupTopologyValue_0(b, p):
                     p = q12
             xs9.append(e10)
         e4.source_topics = xs9
-        h21 = b[p]
+        h22 = b[p]
         p += 1
-        if 0 < h21 < 128:
-            n15 = h21 - 1
+        if 0 < h22 < 128:
+            r23 = _counts[h22]
         else:
-            n15 = h21 - 1
-            if n15 > 126:
-                n15, p = _uvt(b, p, n15 + 1)
-                n15 -= 1
-            if n15 < 0:
+            n16 = h22 - 1
+            if n16 > 126:
+                n16, p = _uvt(b, p, n16 + 1)
+                n16 -= 1
+            if n16 < 0:
                 raise DecodeError('Subtopology.SourceTopicRegex: null where not nullable')
-            if n15 > bl - p:
-                raise DecodeError('Subtopology.SourceTopicRegex: count ' + str(n15) + ' past the end')
-        xs16 = []
-        for _ in range(n15):
-            h20 = b[p]
-            if 0 < h20 < 128:
-                q19 = p + h20
-                e17 = str(b[p + 1:q19], 'utf-8')
-                p = q19
+            if n16 > bl - p:
+                raise DecodeError('Subtopology.SourceTopicRegex: count ' + str(n16) + ' past the end')
+            r23 = range(n16)
+        xs17 = []
+        for _ in r23:
+            h21 = b[p]
+            if 0 < h21 < 128:
+                q20 = p + h21
+                e18 = str(b[p + 1:q20], 'utf-8')
+                p = q20
             else:
                 p += 1
-                n18 = h20 - 1
-                if n18 > 126:
-                    n18, p = _uvt(b, p, n18 + 1)
-                    n18 -= 1
-                if n18 < 0:
+                n19 = h21 - 1
+                if n19 > 126:
+                    n19, p = _uvt(b, p, n19 + 1)
+                    n19 -= 1
+                if n19 < 0:
                     raise DecodeError('Subtopology.SourceTopicRegex: null element')
                 else:
-                    q19 = p + n18
-                    e17 = str(b[p:q19], 'utf-8')
-                    p = q19
-            xs16.append(e17)
-        e4.source_topic_regex = xs16
-        h38 = b[p]
+                    q20 = p + n19
+                    e18 = str(b[p:q20], 'utf-8')
+                    p = q20
+            xs17.append(e18)
+        e4.source_topic_regex = xs17
+        h41 = b[p]
         p += 1
-        if 0 < h38 < 128:
-            n22 = h38 - 1
+        if 0 < h41 < 128:
+            r42 = _counts[h41]
         else:
-            n22 = h38 - 1
-            if n22 > 126:
-                n22, p = _uvt(b, p, n22 + 1)
-                n22 -= 1
-            if n22 < 0:
+            n24 = h41 - 1
+            if n24 > 126:
+                n24, p = _uvt(b, p, n24 + 1)
+                n24 -= 1
+            if n24 < 0:
                 raise DecodeError('Subtopology.StateChangelogTopics: null where not nullable')
-            if n22 > bl - p:
-                raise DecodeError('Subtopology.StateChangelogTopics: count ' + str(n22) + ' past the end')
-        xs23 = []
-        for _ in range(n22):
-            e24 = _new(_StreamsGroupTopologyValue_TopicInfo)
-            h27 = b[p]
-            if 0 < h27 < 128:
-                q26 = p + h27
-                e24.name = str(b[p + 1:q26], 'utf-8')
-                p = q26
+            if n24 > bl - p:
+                raise DecodeError('Subtopology.StateChangelogTopics: count ' + str(n24) + ' past the end')
+            r42 = range(n24)
+        xs25 = []
+        for _ in r42:
+            e26 = _new(_StreamsGroupTopologyValue_TopicInfo)
+            h29 = b[p]
+            if 0 < h29 < 128:
+                q28 = p + h29
+                e26.name = str(b[p + 1:q28], 'utf-8')
+                p = q28
             else:
                 p += 1
-                n25 = h27 - 1
-                if n25 > 126:
-                    n25, p = _uvt(b, p, n25 + 1)
-                    n25 -= 1
-                if n25 < 0:
+                n27 = h29 - 1
+                if n27 > 126:
+                    n27, p = _uvt(b, p, n27 + 1)
+                    n27 -= 1
+                if n27 < 0:
                     raise DecodeError('TopicInfo.Name: null where not nullable')
                 else:
-                    q26 = p + n25
-                    e24.name = str(b[p:q26], 'utf-8')
-                    p = q26
-            e24.partitions, e24.replication_factor, h28, = _S1.unpack_from(b, p)
+                    q28 = p + n27
+                    e26.name = str(b[p:q28], 'utf-8')
+                    p = q28
+            e26.partitions, e26.replication_factor, h30, = _S1.unpack_from(b, p)
             p += 7
-            if 0 < h28 < 128:
-                n29 = h28 - 1
+            if 0 < h30 < 128:
+                r40 = _counts[h30]
             else:
-                n29 = h28 - 1
-                if n29 > 126:
-                    n29, p = _uvt(b, p, n29 + 1)
-                    n29 -= 1
-                if n29 < 0:
+                n31 = h30 - 1
+                if n31 > 126:
+                    n31, p = _uvt(b, p, n31 + 1)
+                    n31 -= 1
+                if n31 < 0:
                     raise DecodeError('TopicInfo.TopicConfigs: null where not nullable')
-                if n29 > bl - p:
-                    raise DecodeError('TopicInfo.TopicConfigs: count ' + str(n29) + ' past the end')
-            xs30 = []
-            for _ in range(n29):
-                e31 = _new(_StreamsGroupTopologyValue_TopicConfig)
-                h34 = b[p]
-                if 0 < h34 < 128:
-                    q33 = p + h34
-                    e31.key = str(b[p + 1:q33], 'utf-8')
-                    p = q33
+                if n31 > bl - p:
+                    raise DecodeError('TopicInfo.TopicConfigs: count ' + str(n31) + ' past the end')
+                r40 = range(n31)
+            xs32 = []
+            for _ in r40:
+                e33 = _new(_StreamsGroupTopologyValue_TopicConfig)
+                h36 = b[p]
+                if 0 < h36 < 128:
+                    q35 = p + h36
+                    e33.key = str(b[p + 1:q35], 'utf-8')
+                    p = q35
                 else:
                     p += 1
-                    n32 = h34 - 1
-                    if n32 > 126:
-                        n32, p = _uvt(b, p, n32 + 1)
-                        n32 -= 1
-                    if n32 < 0:
+                    n34 = h36 - 1
+                    if n34 > 126:
+                        n34, p = _uvt(b, p, n34 + 1)
+                        n34 -= 1
+                    if n34 < 0:
                         raise DecodeError('TopicConfig.key: null where not nullable')
                     else:
-                        q33 = p + n32
-                        e31.key = str(b[p:q33], 'utf-8')
-                        p = q33
-                h37 = b[p]
-                if 0 < h37 < 128:
-                    q36 = p + h37
-                    e31.value = str(b[p + 1:q36], 'utf-8')
-                    p = q36
+                        q35 = p + n34
+                        e33.key = str(b[p:q35], 'utf-8')
+                        p = q35
+                h39 = b[p]
+                if 0 < h39 < 128:
+                    q38 = p + h39
+                    e33.value = str(b[p + 1:q38], 'utf-8')
+                    p = q38
                 else:
                     p += 1
-                    n35 = h37 - 1
-                    if n35 > 126:
-                        n35, p = _uvt(b, p, n35 + 1)
-                        n35 -= 1
-                    if n35 < 0:
+                    n37 = h39 - 1
+                    if n37 > 126:
+                        n37, p = _uvt(b, p, n37 + 1)
+                        n37 -= 1
+                    if n37 < 0:
                         raise DecodeError('TopicConfig.value: null where not nullable')
                     else:
-                        q36 = p + n35
-                        e31.value = str(b[p:q36], 'utf-8')
-                        p = q36
+                        q38 = p + n37
+                        e33.value = str(b[p:q38], 'utf-8')
+                        p = q38
                 if b[p] == 0:  # no tagged fields, the common case
-                    e31.unknown_tagged_fields = None
+                    e33.unknown_tagged_fields = None
                     p += 1
                 else:
-                    p = _t_StreamsGroupTopologyValue_TopicConfig_0(b, p, e31)
-                xs30.append(e31)
-            e24.topic_configs = xs30
+                    p = _t_StreamsGroupTopologyValue_TopicConfig_0(b, p, e33)
+                xs32.append(e33)
+            e26.topic_configs = xs32
             if b[p] == 0:  # no tagged fields, the common case
-                e24.unknown_tagged_fields = None
+                e26.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_StreamsGroupTopologyValue_TopicInfo_0(b, p, e24)
-            xs23.append(e24)
-        e4.state_changelog_topics = xs23
-        h45 = b[p]
+                p = _t_StreamsGroupTopologyValue_TopicInfo_0(b, p, e26)
+            xs25.append(e26)
+        e4.state_changelog_topics = xs25
+        h49 = b[p]
         p += 1
-        if 0 < h45 < 128:
-            n39 = h45 - 1
+        if 0 < h49 < 128:
+            r50 = _counts[h49]
         else:
-            n39 = h45 - 1
-            if n39 > 126:
-                n39, p = _uvt(b, p, n39 + 1)
-                n39 -= 1
-            if n39 < 0:
+            n43 = h49 - 1
+            if n43 > 126:
+                n43, p = _uvt(b, p, n43 + 1)
+                n43 -= 1
+            if n43 < 0:
                 raise DecodeError('Subtopology.RepartitionSinkTopics: null where not nullable')
-            if n39 > bl - p:
-                raise DecodeError('Subtopology.RepartitionSinkTopics: count ' + str(n39) + ' past the end')
-        xs40 = []
-        for _ in range(n39):
-            h44 = b[p]
-            if 0 < h44 < 128:
-                q43 = p + h44
-                e41 = str(b[p + 1:q43], 'utf-8')
-                p = q43
+            if n43 > bl - p:
+                raise DecodeError('Subtopology.RepartitionSinkTopics: count ' + str(n43) + ' past the end')
+            r50 = range(n43)
+        xs44 = []
+        for _ in r50:
+            h48 = b[p]
+            if 0 < h48 < 128:
+                q47 = p + h48
+                e45 = str(b[p + 1:q47], 'utf-8')
+                p = q47
             else:
                 p += 1
-                n42 = h44 - 1
-                if n42 > 126:
-                    n42, p = _uvt(b, p, n42 + 1)
-                    n42 -= 1
-                if n42 < 0:
+                n46 = h48 - 1
+                if n46 > 126:
+                    n46, p = _uvt(b, p, n46 + 1)
+                    n46 -= 1
+                if n46 < 0:
                     raise DecodeError('Subtopology.RepartitionSinkTopics: null element')
                 else:
-                    q43 = p + n42
-                    e41 = str(b[p:q43], 'utf-8')
-                    p = q43
-            xs40.append(e41)
-        e4.repartition_sink_topics = xs40
-        h62 = b[p]
+                    q47 = p + n46
+                    e45 = str(b[p:q47], 'utf-8')
+                    p = q47
+            xs44.append(e45)
+        e4.repartition_sink_topics = xs44
+        h68 = b[p]
         p += 1
-        if 0 < h62 < 128:
-            n46 = h62 - 1
+        if 0 < h68 < 128:
+            r69 = _counts[h68]
         else:
-            n46 = h62 - 1
-            if n46 > 126:
-                n46, p = _uvt(b, p, n46 + 1)
-                n46 -= 1
-            if n46 < 0:
+            n51 = h68 - 1
+            if n51 > 126:
+                n51, p = _uvt(b, p, n51 + 1)
+                n51 -= 1
+            if n51 < 0:
                 raise DecodeError('Subtopology.RepartitionSourceTopics: null where not nullable')
-            if n46 > bl - p:
-                raise DecodeError('Subtopology.RepartitionSourceTopics: count ' + str(n46) + ' past the end')
-        xs47 = []
-        for _ in range(n46):
-            e48 = _new(_StreamsGroupTopologyValue_TopicInfo)
-            h51 = b[p]
-            if 0 < h51 < 128:
-                q50 = p + h51
-                e48.name = str(b[p + 1:q50], 'utf-8')
-                p = q50
+            if n51 > bl - p:
+                raise DecodeError('Subtopology.RepartitionSourceTopics: count ' + str(n51) + ' past the end')
+            r69 = range(n51)
+        xs52 = []
+        for _ in r69:
+            e53 = _new(_StreamsGroupTopologyValue_TopicInfo)
+            h56 = b[p]
+            if 0 < h56 < 128:
+                q55 = p + h56
+                e53.name = str(b[p + 1:q55], 'utf-8')
+                p = q55
             else:
                 p += 1
-                n49 = h51 - 1
-                if n49 > 126:
-                    n49, p = _uvt(b, p, n49 + 1)
-                    n49 -= 1
-                if n49 < 0:
+                n54 = h56 - 1
+                if n54 > 126:
+                    n54, p = _uvt(b, p, n54 + 1)
+                    n54 -= 1
+                if n54 < 0:
                     raise DecodeError('TopicInfo.Name: null where not nullable')
                 else:
-                    q50 = p + n49
-                    e48.name = str(b[p:q50], 'utf-8')
-                    p = q50
-            e48.partitions, e48.replication_factor, h52, = _S1.unpack_from(b, p)
+                    q55 = p + n54
+                    e53.name = str(b[p:q55], 'utf-8')
+                    p = q55
+            e53.partitions, e53.replication_factor, h57, = _S1.unpack_from(b, p)
             p += 7
-            if 0 < h52 < 128:
-                n53 = h52 - 1
+            if 0 < h57 < 128:
+                r67 = _counts[h57]
             else:
-                n53 = h52 - 1
-                if n53 > 126:
-                    n53, p = _uvt(b, p, n53 + 1)
-                    n53 -= 1
-                if n53 < 0:
+                n58 = h57 - 1
+                if n58 > 126:
+                    n58, p = _uvt(b, p, n58 + 1)
+                    n58 -= 1
+                if n58 < 0:
                     raise DecodeError('TopicInfo.TopicConfigs: null where not nullable')
-                if n53 > bl - p:
-                    raise DecodeError('TopicInfo.TopicConfigs: count ' + str(n53) + ' past the end')
-            xs54 = []
-            for _ in range(n53):
-                e55 = _new(_StreamsGroupTopologyValue_TopicConfig)
-                h58 = b[p]
-                if 0 < h58 < 128:
-                    q57 = p + h58
-                    e55.key = str(b[p + 1:q57], 'utf-8')
-                    p = q57
+                if n58 > bl - p:
+                    raise DecodeError('TopicInfo.TopicConfigs: count ' + str(n58) + ' past the end')
+                r67 = range(n58)
+            xs59 = []
+            for _ in r67:
+                e60 = _new(_StreamsGroupTopologyValue_TopicConfig)
+                h63 = b[p]
+                if 0 < h63 < 128:
+                    q62 = p + h63
+                    e60.key = str(b[p + 1:q62], 'utf-8')
+                    p = q62
                 else:
                     p += 1
-                    n56 = h58 - 1
-                    if n56 > 126:
-                        n56, p = _uvt(b, p, n56 + 1)
-                        n56 -= 1
-                    if n56 < 0:
+                    n61 = h63 - 1
+                    if n61 > 126:
+                        n61, p = _uvt(b, p, n61 + 1)
+                        n61 -= 1
+                    if n61 < 0:
                         raise DecodeError('TopicConfig.key: null where not nullable')
                     else:
-                        q57 = p + n56
-                        e55.key = str(b[p:q57], 'utf-8')
-                        p = q57
-                h61 = b[p]
-                if 0 < h61 < 128:
-                    q60 = p + h61
-                    e55.value = str(b[p + 1:q60], 'utf-8')
-                    p = q60
+                        q62 = p + n61
+                        e60.key = str(b[p:q62], 'utf-8')
+                        p = q62
+                h66 = b[p]
+                if 0 < h66 < 128:
+                    q65 = p + h66
+                    e60.value = str(b[p + 1:q65], 'utf-8')
+                    p = q65
                 else:
                     p += 1
-                    n59 = h61 - 1
-                    if n59 > 126:
-                        n59, p = _uvt(b, p, n59 + 1)
-                        n59 -= 1
-                    if n59 < 0:
+                    n64 = h66 - 1
+                    if n64 > 126:
+                        n64, p = _uvt(b, p, n64 + 1)
+                        n64 -= 1
+                    if n64 < 0:
                         raise DecodeError('TopicConfig.value: null where not nullable')
                     else:
-                        q60 = p + n59
-                        e55.value = str(b[p:q60], 'utf-8')
-                        p = q60
+                        q65 = p + n64
+                        e60.value = str(b[p:q65], 'utf-8')
+                        p = q65
                 if b[p] == 0:  # no tagged fields, the common case
-                    e55.unknown_tagged_fields = None
+                    e60.unknown_tagged_fields = None
                     p += 1
                 else:
-                    p = _t_StreamsGroupTopologyValue_TopicConfig_0(b, p, e55)
-                xs54.append(e55)
-            e48.topic_configs = xs54
+                    p = _t_StreamsGroupTopologyValue_TopicConfig_0(b, p, e60)
+                xs59.append(e60)
+            e53.topic_configs = xs59
             if b[p] == 0:  # no tagged fields, the common case
-                e48.unknown_tagged_fields = None
+                e53.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_StreamsGroupTopologyValue_TopicInfo_0(b, p, e48)
-            xs47.append(e48)
-        e4.repartition_source_topics = xs47
-        h72 = b[p]
+                p = _t_StreamsGroupTopologyValue_TopicInfo_0(b, p, e53)
+            xs52.append(e53)
+        e4.repartition_source_topics = xs52
+        h79 = b[p]
         p += 1
-        if 0 < h72 < 128:
-            n63 = h72 - 1
+        if 0 < h79 < 128:
+            r80 = _counts[h79]
         else:
-            n63 = h72 - 1
-            if n63 > 126:
-                n63, p = _uvt(b, p, n63 + 1)
-                n63 -= 1
-            if n63 < 0:
+            n70 = h79 - 1
+            if n70 > 126:
+                n70, p = _uvt(b, p, n70 + 1)
+                n70 -= 1
+            if n70 < 0:
                 raise DecodeError('Subtopology.CopartitionGroups: null where not nullable')
-            if n63 > bl - p:
-                raise DecodeError('Subtopology.CopartitionGroups: count ' + str(n63) + ' past the end')
-        xs64 = []
-        for _ in range(n63):
-            e65 = _new(_StreamsGroupTopologyValue_CopartitionGroup)
-            h67 = b[p]
-            if 0 < h67 < 65:
-                e65.source_topics = [*_UNPACK_h[h67](b, p + 1)]
-                p += 2 * h67 - 1
+            if n70 > bl - p:
+                raise DecodeError('Subtopology.CopartitionGroups: count ' + str(n70) + ' past the end')
+            r80 = range(n70)
+        xs71 = []
+        for _ in r80:
+            e72 = _new(_StreamsGroupTopologyValue_CopartitionGroup)
+            h74 = b[p]
+            if 0 < h74 < 65:
+                e72.source_topics = [*_UNPACK_h[h74](b, p + 1)]
+                p += 2 * h74 - 1
             else:
                 p += 1
-                n66 = h67 - 1
-                if n66 > 126:
-                    n66, p = _uvt(b, p, n66 + 1)
-                    n66 -= 1
-                if n66 < 0:
+                n73 = h74 - 1
+                if n73 > 126:
+                    n73, p = _uvt(b, p, n73 + 1)
+                    n73 -= 1
+                if n73 < 0:
                     raise DecodeError('CopartitionGroup.SourceTopics: null where not nullable')
-                elif n66 < 64:
-                    e65.source_topics = [*_ARRAY_h[n66].unpack_from(b, p)]
-                    p += 2 * n66
+                elif n73 < 64:
+                    e72.source_topics = [*_ARRAY_h[n73].unpack_from(b, p)]
+                    p += 2 * n73
                 else:
-                    if n66 > bl - p:
-                        raise DecodeError('CopartitionGroup.SourceTopics: count ' + str(n66) + ' past the end')
-                    e65.source_topics = [*_struct.Struct('>' + str(n66) + 'h').unpack_from(b, p)]
-                    p += 2 * n66
-            h69 = b[p]
-            if 0 < h69 < 65:
-                e65.source_topic_regex = [*_UNPACK_h[h69](b, p + 1)]
-                p += 2 * h69 - 1
+                    if n73 > bl - p:
+                        raise DecodeError('CopartitionGroup.SourceTopics: count ' + str(n73) + ' past the end')
+                    e72.source_topics = [*_struct.Struct('>' + str(n73) + 'h').unpack_from(b, p)]
+                    p += 2 * n73
+            h76 = b[p]
+            if 0 < h76 < 65:
+                e72.source_topic_regex = [*_UNPACK_h[h76](b, p + 1)]
+                p += 2 * h76 - 1
             else:
                 p += 1
-                n68 = h69 - 1
-                if n68 > 126:
-                    n68, p = _uvt(b, p, n68 + 1)
-                    n68 -= 1
-                if n68 < 0:
+                n75 = h76 - 1
+                if n75 > 126:
+                    n75, p = _uvt(b, p, n75 + 1)
+                    n75 -= 1
+                if n75 < 0:
                     raise DecodeError('CopartitionGroup.SourceTopicRegex: null where not nullable')
-                elif n68 < 64:
-                    e65.source_topic_regex = [*_ARRAY_h[n68].unpack_from(b, p)]
-                    p += 2 * n68
+                elif n75 < 64:
+                    e72.source_topic_regex = [*_ARRAY_h[n75].unpack_from(b, p)]
+                    p += 2 * n75
                 else:
-                    if n68 > bl - p:
-                        raise DecodeError('CopartitionGroup.SourceTopicRegex: count ' + str(n68) + ' past the end')
-                    e65.source_topic_regex = [*_struct.Struct('>' + str(n68) + 'h').unpack_from(b, p)]
-                    p += 2 * n68
-            h71 = b[p]
-            if 0 < h71 < 65:
-                e65.repartition_source_topics = [*_UNPACK_h[h71](b, p + 1)]
-                p += 2 * h71 - 1
+                    if n75 > bl - p:
+                        raise DecodeError('CopartitionGroup.SourceTopicRegex: count ' + str(n75) + ' past the end')
+                    e72.source_topic_regex = [*_struct.Struct('>' + str(n75) + 'h').unpack_from(b, p)]
+                    p += 2 * n75
+            h78 = b[p]
+            if 0 < h78 < 65:
+                e72.repartition_source_topics = [*_UNPACK_h[h78](b, p + 1)]
+                p += 2 * h78 - 1
             else:
                 p += 1
-                n70 = h71 - 1
-                if n70 > 126:
-                    n70, p = _uvt(b, p, n70 + 1)
-                    n70 -= 1
-                if n70 < 0:
+                n77 = h78 - 1
+                if n77 > 126:
+                    n77, p = _uvt(b, p, n77 + 1)
+                    n77 -= 1
+                if n77 < 0:
                     raise DecodeError('CopartitionGroup.RepartitionSourceTopics: null where not nullable')
-                elif n70 < 64:
-                    e65.repartition_source_topics = [*_ARRAY_h[n70].unpack_from(b, p)]
-                    p += 2 * n70
+                elif n77 < 64:
+                    e72.repartition_source_topics = [*_ARRAY_h[n77].unpack_from(b, p)]
+                    p += 2 * n77
                 else:
-                    if n70 > bl - p:
-                        raise DecodeError('CopartitionGroup.RepartitionSourceTopics: count ' + str(n70) + ' past the end')
-                    e65.repartition_source_topics = [*_struct.Struct('>' + str(n70) + 'h').unpack_from(b, p)]
-                    p += 2 * n70
+                    if n77 > bl - p:
+                        raise DecodeError('CopartitionGroup.RepartitionSourceTopics: count ' + str(n77) + ' past the end')
+                    e72.repartition_source_topics = [*_struct.Struct('>' + str(n77) + 'h').unpack_from(b, p)]
+                    p += 2 * n77
             if b[p] == 0:  # no tagged fields, the common case
-                e65.unknown_tagged_fields = None
+                e72.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_StreamsGroupTopologyValue_CopartitionGroup_0(b, p, e65)
-            xs64.append(e65)
-        e4.copartition_groups = xs64
+                p = _t_StreamsGroupTopologyValue_CopartitionGroup_0(b, p, e72)
+            xs71.append(e72)
+        e4.copartition_groups = xs71
         if b[p] == 0:  # no tagged fields, the common case
             e4.unknown_tagged_fields = None
             p += 1

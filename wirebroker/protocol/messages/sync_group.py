@@ -11,6 +11,7 @@ import struct as _struct
 from wirebroker.protocol.message import UNSET, Message, Struct
 from wirebroker.protocol.message import shared_default as _shared_default
 from wirebroker.protocol.primitives import (
+    COMPACT_COUNT_RANGES as _counts,
     UUID_ZERO,
     DecodeError,
     UnsupportedFieldError,
@@ -371,7 +372,7 @@ def _r_SyncGroupRequest_2(b, p):
     h19 = b[p]
     p += 1
     if 0 < h19 < 128:
-        n10 = h19 - 1
+        r20 = _counts[h19]
     else:
         n10 = h19 - 1
         if n10 > 126:
@@ -381,8 +382,9 @@ def _r_SyncGroupRequest_2(b, p):
             raise DecodeError('SyncGroupRequest.Assignments: null where not nullable')
         if n10 > bl - p:
             raise DecodeError('SyncGroupRequest.Assignments: count ' + str(n10) + ' past the end')
+        r20 = range(n10)
     xs11 = []
-    for _ in range(n10):
+    for _ in r20:
         e12 = _new(_SyncGroupRequest_SyncGroupRequestAssignment)
         h15 = b[p]
         if 0 < h15 < 128:
@@ -598,7 +600,7 @@ def _r_SyncGroupRequest_3(b, p):
     h25 = b[p]
     p += 1
     if 0 < h25 < 128:
-        n16 = h25 - 1
+        r26 = _counts[h25]
     else:
         n16 = h25 - 1
         if n16 > 126:
@@ -608,8 +610,9 @@ def _r_SyncGroupRequest_3(b, p):
             raise DecodeError('SyncGroupRequest.Assignments: null where not nullable')
         if n16 > bl - p:
             raise DecodeError('SyncGroupRequest.Assignments: count ' + str(n16) + ' past the end')
+        r26 = range(n16)
     xs17 = []
-    for _ in range(n16):
+    for _ in r26:
         e18 = _new(_SyncGroupRequest_SyncGroupRequestAssignment)
         h21 = b[p]
         if 0 < h21 < 128:

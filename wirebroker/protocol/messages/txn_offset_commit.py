@@ -11,6 +11,7 @@ import struct as _struct
 from wirebroker.protocol.message import UNSET, Message, Struct
 from wirebroker.protocol.message import shared_default as _shared_default
 from wirebroker.protocol.primitives import (
+    COMPACT_COUNT_RANGES as _counts,
     UUID_ZERO,
     DecodeError,
     UnsupportedFieldError,
@@ -488,12 +489,12 @@ def _r_TxnOffsetCommitRequest_2(b, p):
             q11 = p + n10
             o.group_instance_id = str(b[p:q11], 'utf-8')
             p = q11
-    h26 = b[p]
+    h27 = b[p]
     p += 1
-    if 0 < h26 < 128:
-        n13 = h26 - 1
+    if 0 < h27 < 128:
+        r28 = _counts[h27]
     else:
-        n13 = h26 - 1
+        n13 = h27 - 1
         if n13 > 126:
             n13, p = _uvt(b, p, n13 + 1)
             n13 -= 1
@@ -501,8 +502,9 @@ def _r_TxnOffsetCommitRequest_2(b, p):
             raise DecodeError('TxnOffsetCommitRequest.Topics: null where not nullable')
         if n13 > bl - p:
             raise DecodeError('TxnOffsetCommitRequest.Topics: count ' + str(n13) + ' past the end')
+        r28 = range(n13)
     xs14 = []
-    for _ in range(n13):
+    for _ in r28:
         e15 = _new(_TxnOffsetCommitRequest_TxnOffsetCommitRequestTopic)
         h18 = b[p]
         if 0 < h18 < 128:
@@ -524,7 +526,7 @@ def _r_TxnOffsetCommitRequest_2(b, p):
         h25 = b[p]
         p += 1
         if 0 < h25 < 128:
-            n19 = h25 - 1
+            r26 = _counts[h25]
         else:
             n19 = h25 - 1
             if n19 > 126:
@@ -534,8 +536,9 @@ def _r_TxnOffsetCommitRequest_2(b, p):
                 raise DecodeError('TxnOffsetCommitRequestTopic.Partitions: null where not nullable')
             if n19 > bl - p:
                 raise DecodeError('TxnOffsetCommitRequestTopic.Partitions: count ' + str(n19) + ' past the end')
+            r26 = range(n19)
         xs20 = []
-        for _ in range(n19):
+        for _ in r26:
             e21 = _new(_TxnOffsetCommitRequest_TxnOffsetCommitRequestPartition)
             e21.partition_index, e21.committed_offset, e21.committed_leader_epoch, h22, = _S9.unpack_from(b, p)
             p += 17
@@ -801,7 +804,7 @@ def _r_TxnOffsetCommitResponse_1(b, p):
     o.throttle_time_ms, h1, = _S12.unpack_from(b, p)
     p += 5
     if 0 < h1 < 128:
-        n2 = h1 - 1
+        r13 = _counts[h1]
     else:
         n2 = h1 - 1
         if n2 > 126:
@@ -811,8 +814,9 @@ def _r_TxnOffsetCommitResponse_1(b, p):
             raise DecodeError('TxnOffsetCommitResponse.Topics: null where not nullable')
         if n2 > bl - p:
             raise DecodeError('TxnOffsetCommitResponse.Topics: count ' + str(n2) + ' past the end')
+        r13 = range(n2)
     xs3 = []
-    for _ in range(n2):
+    for _ in r13:
         e4 = _new(_TxnOffsetCommitResponse_TxnOffsetCommitResponseTopic)
         h7 = b[p]
         if 0 < h7 < 128:
@@ -834,7 +838,7 @@ def _r_TxnOffsetCommitResponse_1(b, p):
         h11 = b[p]
         p += 1
         if 0 < h11 < 128:
-            n8 = h11 - 1
+            r12 = _counts[h11]
         else:
             n8 = h11 - 1
             if n8 > 126:
@@ -844,8 +848,9 @@ def _r_TxnOffsetCommitResponse_1(b, p):
                 raise DecodeError('TxnOffsetCommitResponseTopic.Partitions: null where not nullable')
             if n8 > bl - p:
                 raise DecodeError('TxnOffsetCommitResponseTopic.Partitions: count ' + str(n8) + ' past the end')
+            r12 = range(n8)
         xs9 = []
-        for _ in range(n8):
+        for _ in r12:
             e10 = _new(_TxnOffsetCommitResponse_TxnOffsetCommitResponsePartition)
             e10.partition_index, e10.error_code, = _S11.unpack_from(b, p)
             p += 6

@@ -11,6 +11,7 @@ import struct as _struct
 from wirebroker.protocol.message import UNSET, Message, Struct
 from wirebroker.protocol.message import shared_default as _shared_default
 from wirebroker.protocol.primitives import (
+    COMPACT_COUNT_RANGES as _counts,
     UUID_ZERO,
     DecodeError,
     UnsupportedFieldError,
@@ -152,7 +153,7 @@ def _r_UpdateFeaturesRequest_0(b, p):
     o.timeout_ms, h1, = _S0.unpack_from(b, p)
     p += 5
     if 0 < h1 < 128:
-        n2 = h1 - 1
+        r8 = _counts[h1]
     else:
         n2 = h1 - 1
         if n2 > 126:
@@ -162,8 +163,9 @@ def _r_UpdateFeaturesRequest_0(b, p):
             raise DecodeError('UpdateFeaturesRequest.FeatureUpdates: null where not nullable')
         if n2 > bl - p:
             raise DecodeError('UpdateFeaturesRequest.FeatureUpdates: count ' + str(n2) + ' past the end')
+        r8 = range(n2)
     xs3 = []
-    for _ in range(n2):
+    for _ in r8:
         e4 = _new(_UpdateFeaturesRequest_FeatureUpdateKey)
         h7 = b[p]
         if 0 < h7 < 128:
@@ -241,7 +243,7 @@ def _r_UpdateFeaturesRequest_1(b, p):
     o.timeout_ms, h1, = _S0.unpack_from(b, p)
     p += 5
     if 0 < h1 < 128:
-        n2 = h1 - 1
+        r8 = _counts[h1]
     else:
         n2 = h1 - 1
         if n2 > 126:
@@ -251,8 +253,9 @@ def _r_UpdateFeaturesRequest_1(b, p):
             raise DecodeError('UpdateFeaturesRequest.FeatureUpdates: null where not nullable')
         if n2 > bl - p:
             raise DecodeError('UpdateFeaturesRequest.FeatureUpdates: count ' + str(n2) + ' past the end')
+        r8 = range(n2)
     xs3 = []
-    for _ in range(n2):
+    for _ in r8:
         e4 = _new(_UpdateFeaturesRequest_FeatureUpdateKey)
         h7 = b[p]
         if 0 < h7 < 128:
@@ -395,7 +398,7 @@ def _r_UpdateFeaturesResponse_0(b, p):
     h13 = b[p]
     p += 1
     if 0 < h13 < 128:
-        n4 = h13 - 1
+        r14 = _counts[h13]
     else:
         n4 = h13 - 1
         if n4 > 126:
@@ -405,8 +408,9 @@ def _r_UpdateFeaturesResponse_0(b, p):
             raise DecodeError('UpdateFeaturesResponse.Results: null where not nullable')
         if n4 > bl - p:
             raise DecodeError('UpdateFeaturesResponse.Results: count ' + str(n4) + ' past the end')
+        r14 = range(n4)
     xs5 = []
-    for _ in range(n4):
+    for _ in r14:
         e6 = _new(_UpdateFeaturesResponse_UpdatableFeatureResult)
         h9 = b[p]
         if 0 < h9 < 128:

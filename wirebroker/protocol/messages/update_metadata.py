@@ -11,6 +11,7 @@ import struct as _struct
 from wirebroker.protocol.message import UNSET, Message, Struct
 from wirebroker.protocol.message import shared_default as _shared_default
 from wirebroker.protocol.primitives import (
+    COMPACT_COUNT_RANGES as _counts,
     UUID_ZERO,
     DecodeError,
     UnsupportedFieldError,
@@ -1261,7 +1262,7 @@ def _r_UpdateMetadataRequest_6(b, p):
     o.controller_id, o.controller_epoch, o.broker_epoch, h1, = _S9.unpack_from(b, p)
     p += 17
     if 0 < h1 < 128:
-        n2 = h1 - 1
+        r19 = _counts[h1]
     else:
         n2 = h1 - 1
         if n2 > 126:
@@ -1271,8 +1272,9 @@ def _r_UpdateMetadataRequest_6(b, p):
             raise DecodeError('UpdateMetadataRequest.TopicStates: null where not nullable')
         if n2 > bl - p:
             raise DecodeError('UpdateMetadataRequest.TopicStates: count ' + str(n2) + ' past the end')
+        r19 = range(n2)
     xs3 = []
-    for _ in range(n2):
+    for _ in r19:
         e4 = _new(_UpdateMetadataRequest_UpdateMetadataTopicState)
         h7 = b[p]
         if 0 < h7 < 128:
@@ -1294,7 +1296,7 @@ def _r_UpdateMetadataRequest_6(b, p):
         h17 = b[p]
         p += 1
         if 0 < h17 < 128:
-            n8 = h17 - 1
+            r18 = _counts[h17]
         else:
             n8 = h17 - 1
             if n8 > 126:
@@ -1304,8 +1306,9 @@ def _r_UpdateMetadataRequest_6(b, p):
                 raise DecodeError('UpdateMetadataTopicState.PartitionStates: null where not nullable')
             if n8 > bl - p:
                 raise DecodeError('UpdateMetadataTopicState.PartitionStates: count ' + str(n8) + ' past the end')
+            r18 = range(n8)
         xs9 = []
-        for _ in range(n8):
+        for _ in r18:
             e10 = _new(_UpdateMetadataRequest_UpdateMetadataPartitionState)
             e10.partition_index, e10.controller_epoch, e10.leader, e10.leader_epoch, h11, = _S10.unpack_from(b, p)
             p += 17
@@ -1383,110 +1386,112 @@ def _r_UpdateMetadataRequest_6(b, p):
             p = _t_UpdateMetadataRequest_UpdateMetadataTopicState_0(b, p, e4)
         xs3.append(e4)
     o.topic_states = xs3
-    h34 = b[p]
+    h37 = b[p]
     p += 1
-    if 0 < h34 < 128:
-        n18 = h34 - 1
+    if 0 < h37 < 128:
+        r38 = _counts[h37]
     else:
-        n18 = h34 - 1
-        if n18 > 126:
-            n18, p = _uvt(b, p, n18 + 1)
-            n18 -= 1
-        if n18 < 0:
+        n20 = h37 - 1
+        if n20 > 126:
+            n20, p = _uvt(b, p, n20 + 1)
+            n20 -= 1
+        if n20 < 0:
             raise DecodeError('UpdateMetadataRequest.LiveBrokers: null where not nullable')
-        if n18 > bl - p:
-            raise DecodeError('UpdateMetadataRequest.LiveBrokers: count ' + str(n18) + ' past the end')
-    xs19 = []
-    for _ in range(n18):
-        e20 = _new(_UpdateMetadataRequest_UpdateMetadataBroker)
-        e20.id, h21, = _S11.unpack_from(b, p)
+        if n20 > bl - p:
+            raise DecodeError('UpdateMetadataRequest.LiveBrokers: count ' + str(n20) + ' past the end')
+        r38 = range(n20)
+    xs21 = []
+    for _ in r38:
+        e22 = _new(_UpdateMetadataRequest_UpdateMetadataBroker)
+        e22.id, h23, = _S11.unpack_from(b, p)
         p += 5
-        if 0 < h21 < 128:
-            n22 = h21 - 1
+        if 0 < h23 < 128:
+            r33 = _counts[h23]
         else:
-            n22 = h21 - 1
-            if n22 > 126:
-                n22, p = _uvt(b, p, n22 + 1)
-                n22 -= 1
-            if n22 < 0:
+            n24 = h23 - 1
+            if n24 > 126:
+                n24, p = _uvt(b, p, n24 + 1)
+                n24 -= 1
+            if n24 < 0:
                 raise DecodeError('UpdateMetadataBroker.Endpoints: null where not nullable')
-            if n22 > bl - p:
-                raise DecodeError('UpdateMetadataBroker.Endpoints: count ' + str(n22) + ' past the end')
-        xs23 = []
-        for _ in range(n22):
-            e24 = _new(_UpdateMetadataRequest_UpdateMetadataEndpoint)
-            e24.port, h25, = _S11.unpack_from(b, p)
+            if n24 > bl - p:
+                raise DecodeError('UpdateMetadataBroker.Endpoints: count ' + str(n24) + ' past the end')
+            r33 = range(n24)
+        xs25 = []
+        for _ in r33:
+            e26 = _new(_UpdateMetadataRequest_UpdateMetadataEndpoint)
+            e26.port, h27, = _S11.unpack_from(b, p)
             p += 5
-            if 0 < h25 < 128:
-                q27 = p + h25 - 1
-                e24.host = str(b[p:q27], 'utf-8')
-                p = q27
-            else:
-                n26 = h25 - 1
-                if n26 > 126:
-                    n26, p = _uvt(b, p, n26 + 1)
-                    n26 -= 1
-                if n26 < 0:
-                    raise DecodeError('UpdateMetadataEndpoint.Host: null where not nullable')
-                else:
-                    q27 = p + n26
-                    e24.host = str(b[p:q27], 'utf-8')
-                    p = q27
-            h30 = b[p]
-            if 0 < h30 < 128:
-                q29 = p + h30
-                e24.listener = str(b[p + 1:q29], 'utf-8')
+            if 0 < h27 < 128:
+                q29 = p + h27 - 1
+                e26.host = str(b[p:q29], 'utf-8')
                 p = q29
             else:
-                p += 1
-                n28 = h30 - 1
+                n28 = h27 - 1
                 if n28 > 126:
                     n28, p = _uvt(b, p, n28 + 1)
                     n28 -= 1
                 if n28 < 0:
-                    raise DecodeError('UpdateMetadataEndpoint.Listener: null where not nullable')
+                    raise DecodeError('UpdateMetadataEndpoint.Host: null where not nullable')
                 else:
                     q29 = p + n28
-                    e24.listener = str(b[p:q29], 'utf-8')
+                    e26.host = str(b[p:q29], 'utf-8')
                     p = q29
-            e24.security_protocol, = _S1.unpack_from(b, p)
+            h32 = b[p]
+            if 0 < h32 < 128:
+                q31 = p + h32
+                e26.listener = str(b[p + 1:q31], 'utf-8')
+                p = q31
+            else:
+                p += 1
+                n30 = h32 - 1
+                if n30 > 126:
+                    n30, p = _uvt(b, p, n30 + 1)
+                    n30 -= 1
+                if n30 < 0:
+                    raise DecodeError('UpdateMetadataEndpoint.Listener: null where not nullable')
+                else:
+                    q31 = p + n30
+                    e26.listener = str(b[p:q31], 'utf-8')
+                    p = q31
+            e26.security_protocol, = _S1.unpack_from(b, p)
             p += 2
             if b[p] == 0:  # no tagged fields, the common case
-                e24.unknown_tagged_fields = None
+                e26.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_UpdateMetadataRequest_UpdateMetadataEndpoint_0(b, p, e24)
-            xs23.append(e24)
-        e20.endpoints = xs23
-        h33 = b[p]
-        if 0 < h33 < 128:
-            q32 = p + h33
-            e20.rack = str(b[p + 1:q32], 'utf-8')
-            p = q32
-        elif h33 == 0:
-            e20.rack = None
+                p = _t_UpdateMetadataRequest_UpdateMetadataEndpoint_0(b, p, e26)
+            xs25.append(e26)
+        e22.endpoints = xs25
+        h36 = b[p]
+        if 0 < h36 < 128:
+            q35 = p + h36
+            e22.rack = str(b[p + 1:q35], 'utf-8')
+            p = q35
+        elif h36 == 0:
+            e22.rack = None
             p += 1
         else:
             p += 1
-            n31 = h33 - 1
-            if n31 > 126:
-                n31, p = _uvt(b, p, n31 + 1)
-                n31 -= 1
-            if n31 < 0:
-                e20.rack = None
+            n34 = h36 - 1
+            if n34 > 126:
+                n34, p = _uvt(b, p, n34 + 1)
+                n34 -= 1
+            if n34 < 0:
+                e22.rack = None
             else:
-                q32 = p + n31
-                e20.rack = str(b[p:q32], 'utf-8')
-                p = q32
-        e20.v0_host = ''
-        e20.v0_port = 0
+                q35 = p + n34
+                e22.rack = str(b[p:q35], 'utf-8')
+                p = q35
+        e22.v0_host = ''
+        e22.v0_port = 0
         if b[p] == 0:  # no tagged fields, the common case
-            e20.unknown_tagged_fields = None
+            e22.unknown_tagged_fields = None
             p += 1
         else:
-            p = _t_UpdateMetadataRequest_UpdateMetadataBroker_0(b, p, e20)
-        xs19.append(e20)
-    o.live_brokers = xs19
+            p = _t_UpdateMetadataRequest_UpdateMetadataBroker_0(b, p, e22)
+        xs21.append(e22)
+    o.live_brokers = xs21
     o.is_k_raft_controller = False
     o.type = 0
     o.ungrouped_partition_states = []
@@ -1632,7 +1637,7 @@ def _r_UpdateMetadataRequest_7(b, p):
     o.controller_id, o.controller_epoch, o.broker_epoch, h1, = _S9.unpack_from(b, p)
     p += 17
     if 0 < h1 < 128:
-        n2 = h1 - 1
+        r19 = _counts[h1]
     else:
         n2 = h1 - 1
         if n2 > 126:
@@ -1642,8 +1647,9 @@ def _r_UpdateMetadataRequest_7(b, p):
             raise DecodeError('UpdateMetadataRequest.TopicStates: null where not nullable')
         if n2 > bl - p:
             raise DecodeError('UpdateMetadataRequest.TopicStates: count ' + str(n2) + ' past the end')
+        r19 = range(n2)
     xs3 = []
-    for _ in range(n2):
+    for _ in r19:
         e4 = _new(_UpdateMetadataRequest_UpdateMetadataTopicState)
         h7 = b[p]
         if 0 < h7 < 128:
@@ -1665,7 +1671,7 @@ def _r_UpdateMetadataRequest_7(b, p):
         e4.topic_id, h8, = _S12.unpack_from(b, p)
         p += 17
         if 0 < h8 < 128:
-            n9 = h8 - 1
+            r18 = _counts[h8]
         else:
             n9 = h8 - 1
             if n9 > 126:
@@ -1675,8 +1681,9 @@ def _r_UpdateMetadataRequest_7(b, p):
                 raise DecodeError('UpdateMetadataTopicState.PartitionStates: null where not nullable')
             if n9 > bl - p:
                 raise DecodeError('UpdateMetadataTopicState.PartitionStates: count ' + str(n9) + ' past the end')
+            r18 = range(n9)
         xs10 = []
-        for _ in range(n9):
+        for _ in r18:
             e11 = _new(_UpdateMetadataRequest_UpdateMetadataPartitionState)
             e11.partition_index, e11.controller_epoch, e11.leader, e11.leader_epoch, h12, = _S10.unpack_from(b, p)
             p += 17
@@ -1753,110 +1760,112 @@ def _r_UpdateMetadataRequest_7(b, p):
             p = _t_UpdateMetadataRequest_UpdateMetadataTopicState_0(b, p, e4)
         xs3.append(e4)
     o.topic_states = xs3
-    h34 = b[p]
+    h37 = b[p]
     p += 1
-    if 0 < h34 < 128:
-        n18 = h34 - 1
+    if 0 < h37 < 128:
+        r38 = _counts[h37]
     else:
-        n18 = h34 - 1
-        if n18 > 126:
-            n18, p = _uvt(b, p, n18 + 1)
-            n18 -= 1
-        if n18 < 0:
+        n20 = h37 - 1
+        if n20 > 126:
+            n20, p = _uvt(b, p, n20 + 1)
+            n20 -= 1
+        if n20 < 0:
             raise DecodeError('UpdateMetadataRequest.LiveBrokers: null where not nullable')
-        if n18 > bl - p:
-            raise DecodeError('UpdateMetadataRequest.LiveBrokers: count ' + str(n18) + ' past the end')
-    xs19 = []
-    for _ in range(n18):
-        e20 = _new(_UpdateMetadataRequest_UpdateMetadataBroker)
-        e20.id, h21, = _S11.unpack_from(b, p)
+        if n20 > bl - p:
+            raise DecodeError('UpdateMetadataRequest.LiveBrokers: count ' + str(n20) + ' past the end')
+        r38 = range(n20)
+    xs21 = []
+    for _ in r38:
+        e22 = _new(_UpdateMetadataRequest_UpdateMetadataBroker)
+        e22.id, h23, = _S11.unpack_from(b, p)
         p += 5
-        if 0 < h21 < 128:
-            n22 = h21 - 1
+        if 0 < h23 < 128:
+            r33 = _counts[h23]
         else:
-            n22 = h21 - 1
-            if n22 > 126:
-                n22, p = _uvt(b, p, n22 + 1)
-                n22 -= 1
-            if n22 < 0:
+            n24 = h23 - 1
+            if n24 > 126:
+                n24, p = _uvt(b, p, n24 + 1)
+                n24 -= 1
+            if n24 < 0:
                 raise DecodeError('UpdateMetadataBroker.Endpoints: null where not nullable')
-            if n22 > bl - p:
-                raise DecodeError('UpdateMetadataBroker.Endpoints: count ' + str(n22) + ' past the end')
-        xs23 = []
-        for _ in range(n22):
-            e24 = _new(_UpdateMetadataRequest_UpdateMetadataEndpoint)
-            e24.port, h25, = _S11.unpack_from(b, p)
+            if n24 > bl - p:
+                raise DecodeError('UpdateMetadataBroker.Endpoints: count ' + str(n24) + ' past the end')
+            r33 = range(n24)
+        xs25 = []
+        for _ in r33:
+            e26 = _new(_UpdateMetadataRequest_UpdateMetadataEndpoint)
+            e26.port, h27, = _S11.unpack_from(b, p)
             p += 5
-            if 0 < h25 < 128:
-                q27 = p + h25 - 1
-                e24.host = str(b[p:q27], 'utf-8')
-                p = q27
-            else:
-                n26 = h25 - 1
-                if n26 > 126:
-                    n26, p = _uvt(b, p, n26 + 1)
-                    n26 -= 1
-                if n26 < 0:
-                    raise DecodeError('UpdateMetadataEndpoint.Host: null where not nullable')
-                else:
-                    q27 = p + n26
-                    e24.host = str(b[p:q27], 'utf-8')
-                    p = q27
-            h30 = b[p]
-            if 0 < h30 < 128:
-                q29 = p + h30
-                e24.listener = str(b[p + 1:q29], 'utf-8')
+            if 0 < h27 < 128:
+                q29 = p + h27 - 1
+                e26.host = str(b[p:q29], 'utf-8')
                 p = q29
             else:
-                p += 1
-                n28 = h30 - 1
+                n28 = h27 - 1
                 if n28 > 126:
                     n28, p = _uvt(b, p, n28 + 1)
                     n28 -= 1
                 if n28 < 0:
-                    raise DecodeError('UpdateMetadataEndpoint.Listener: null where not nullable')
+                    raise DecodeError('UpdateMetadataEndpoint.Host: null where not nullable')
                 else:
                     q29 = p + n28
-                    e24.listener = str(b[p:q29], 'utf-8')
+                    e26.host = str(b[p:q29], 'utf-8')
                     p = q29
-            e24.security_protocol, = _S1.unpack_from(b, p)
+            h32 = b[p]
+            if 0 < h32 < 128:
+                q31 = p + h32
+                e26.listener = str(b[p + 1:q31], 'utf-8')
+                p = q31
+            else:
+                p += 1
+                n30 = h32 - 1
+                if n30 > 126:
+                    n30, p = _uvt(b, p, n30 + 1)
+                    n30 -= 1
+                if n30 < 0:
+                    raise DecodeError('UpdateMetadataEndpoint.Listener: null where not nullable')
+                else:
+                    q31 = p + n30
+                    e26.listener = str(b[p:q31], 'utf-8')
+                    p = q31
+            e26.security_protocol, = _S1.unpack_from(b, p)
             p += 2
             if b[p] == 0:  # no tagged fields, the common case
-                e24.unknown_tagged_fields = None
+                e26.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_UpdateMetadataRequest_UpdateMetadataEndpoint_0(b, p, e24)
-            xs23.append(e24)
-        e20.endpoints = xs23
-        h33 = b[p]
-        if 0 < h33 < 128:
-            q32 = p + h33
-            e20.rack = str(b[p + 1:q32], 'utf-8')
-            p = q32
-        elif h33 == 0:
-            e20.rack = None
+                p = _t_UpdateMetadataRequest_UpdateMetadataEndpoint_0(b, p, e26)
+            xs25.append(e26)
+        e22.endpoints = xs25
+        h36 = b[p]
+        if 0 < h36 < 128:
+            q35 = p + h36
+            e22.rack = str(b[p + 1:q35], 'utf-8')
+            p = q35
+        elif h36 == 0:
+            e22.rack = None
             p += 1
         else:
             p += 1
-            n31 = h33 - 1
-            if n31 > 126:
-                n31, p = _uvt(b, p, n31 + 1)
-                n31 -= 1
-            if n31 < 0:
-                e20.rack = None
+            n34 = h36 - 1
+            if n34 > 126:
+                n34, p = _uvt(b, p, n34 + 1)
+                n34 -= 1
+            if n34 < 0:
+                e22.rack = None
             else:
-                q32 = p + n31
-                e20.rack = str(b[p:q32], 'utf-8')
-                p = q32
-        e20.v0_host = ''
-        e20.v0_port = 0
+                q35 = p + n34
+                e22.rack = str(b[p:q35], 'utf-8')
+                p = q35
+        e22.v0_host = ''
+        e22.v0_port = 0
         if b[p] == 0:  # no tagged fields, the common case
-            e20.unknown_tagged_fields = None
+            e22.unknown_tagged_fields = None
             p += 1
         else:
-            p = _t_UpdateMetadataRequest_UpdateMetadataBroker_0(b, p, e20)
-        xs19.append(e20)
-    o.live_brokers = xs19
+            p = _t_UpdateMetadataRequest_UpdateMetadataBroker_0(b, p, e22)
+        xs21.append(e22)
+    o.live_brokers = xs21
     o.is_k_raft_controller = False
     o.type = 0
     o.ungrouped_partition_states = []
@@ -2030,7 +2039,7 @@ def _r_UpdateMetadataRequest_8(b, p):
     o.controller_id, o.is_k_raft_controller, o.controller_epoch, o.broker_epoch, h1, = _S14.unpack_from(b, p)
     p += 18
     if 0 < h1 < 128:
-        n2 = h1 - 1
+        r19 = _counts[h1]
     else:
         n2 = h1 - 1
         if n2 > 126:
@@ -2040,8 +2049,9 @@ def _r_UpdateMetadataRequest_8(b, p):
             raise DecodeError('UpdateMetadataRequest.TopicStates: null where not nullable')
         if n2 > bl - p:
             raise DecodeError('UpdateMetadataRequest.TopicStates: count ' + str(n2) + ' past the end')
+        r19 = range(n2)
     xs3 = []
-    for _ in range(n2):
+    for _ in r19:
         e4 = _new(_UpdateMetadataRequest_UpdateMetadataTopicState)
         h7 = b[p]
         if 0 < h7 < 128:
@@ -2063,7 +2073,7 @@ def _r_UpdateMetadataRequest_8(b, p):
         e4.topic_id, h8, = _S12.unpack_from(b, p)
         p += 17
         if 0 < h8 < 128:
-            n9 = h8 - 1
+            r18 = _counts[h8]
         else:
             n9 = h8 - 1
             if n9 > 126:
@@ -2073,8 +2083,9 @@ def _r_UpdateMetadataRequest_8(b, p):
                 raise DecodeError('UpdateMetadataTopicState.PartitionStates: null where not nullable')
             if n9 > bl - p:
                 raise DecodeError('UpdateMetadataTopicState.PartitionStates: count ' + str(n9) + ' past the end')
+            r18 = range(n9)
         xs10 = []
-        for _ in range(n9):
+        for _ in r18:
             e11 = _new(_UpdateMetadataRequest_UpdateMetadataPartitionState)
             e11.partition_index, e11.controller_epoch, e11.leader, e11.leader_epoch, h12, = _S10.unpack_from(b, p)
             p += 17
@@ -2151,110 +2162,112 @@ def _r_UpdateMetadataRequest_8(b, p):
             p = _t_UpdateMetadataRequest_UpdateMetadataTopicState_0(b, p, e4)
         xs3.append(e4)
     o.topic_states = xs3
-    h34 = b[p]
+    h37 = b[p]
     p += 1
-    if 0 < h34 < 128:
-        n18 = h34 - 1
+    if 0 < h37 < 128:
+        r38 = _counts[h37]
     else:
-        n18 = h34 - 1
-        if n18 > 126:
-            n18, p = _uvt(b, p, n18 + 1)
-            n18 -= 1
-        if n18 < 0:
+        n20 = h37 - 1
+        if n20 > 126:
+            n20, p = _uvt(b, p, n20 + 1)
+            n20 -= 1
+        if n20 < 0:
             raise DecodeError('UpdateMetadataRequest.LiveBrokers: null where not nullable')
-        if n18 > bl - p:
-            raise DecodeError('UpdateMetadataRequest.LiveBrokers: count ' + str(n18) + ' past the end')
-    xs19 = []
-    for _ in range(n18):
-        e20 = _new(_UpdateMetadataRequest_UpdateMetadataBroker)
-        e20.id, h21, = _S11.unpack_from(b, p)
+        if n20 > bl - p:
+            raise DecodeError('UpdateMetadataRequest.LiveBrokers: count ' + str(n20) + ' past the end')
+        r38 = range(n20)
+    xs21 = []
+    for _ in r38:
+        e22 = _new(_UpdateMetadataRequest_UpdateMetadataBroker)
+        e22.id, h23, = _S11.unpack_from(b, p)
         p += 5
-        if 0 < h21 < 128:
-            n22 = h21 - 1
+        if 0 < h23 < 128:
+            r33 = _counts[h23]
         else:
-            n22 = h21 - 1
-            if n22 > 126:
-                n22, p = _uvt(b, p, n22 + 1)
-                n22 -= 1
-            if n22 < 0:
+            n24 = h23 - 1
+            if n24 > 126:
+                n24, p = _uvt(b, p, n24 + 1)
+                n24 -= 1
+            if n24 < 0:
                 raise DecodeError('UpdateMetadataBroker.Endpoints: null where not nullable')
-            if n22 > bl - p:
-                raise DecodeError('UpdateMetadataBroker.Endpoints: count ' + str(n22) + ' past the end')
-        xs23 = []
-        for _ in range(n22):
-            e24 = _new(_UpdateMetadataRequest_UpdateMetadataEndpoint)
-            e24.port, h25, = _S11.unpack_from(b, p)
+            if n24 > bl - p:
+                raise DecodeError('UpdateMetadataBroker.Endpoints: count ' + str(n24) + ' past the end')
+            r33 = range(n24)
+        xs25 = []
+        for _ in r33:
+            e26 = _new(_UpdateMetadataRequest_UpdateMetadataEndpoint)
+            e26.port, h27, = _S11.unpack_from(b, p)
             p += 5
-            if 0 < h25 < 128:
-                q27 = p + h25 - 1
-                e24.host = str(b[p:q27], 'utf-8')
-                p = q27
-            else:
-                n26 = h25 - 1
-                if n26 > 126:
-                    n26, p = _uvt(b, p, n26 + 1)
-                    n26 -= 1
-                if n26 < 0:
-                    raise DecodeError('UpdateMetadataEndpoint.Host: null where not nullable')
-                else:
-                    q27 = p + n26
-                    e24.host = str(b[p:q27], 'utf-8')
-                    p = q27
-            h30 = b[p]
-            if 0 < h30 < 128:
-                q29 = p + h30
-                e24.listener = str(b[p + 1:q29], 'utf-8')
+            if 0 < h27 < 128:
+                q29 = p + h27 - 1
+                e26.host = str(b[p:q29], 'utf-8')
                 p = q29
             else:
-                p += 1
-                n28 = h30 - 1
+                n28 = h27 - 1
                 if n28 > 126:
                     n28, p = _uvt(b, p, n28 + 1)
                     n28 -= 1
                 if n28 < 0:
-                    raise DecodeError('UpdateMetadataEndpoint.Listener: null where not nullable')
+                    raise DecodeError('UpdateMetadataEndpoint.Host: null where not nullable')
                 else:
                     q29 = p + n28
-                    e24.listener = str(b[p:q29], 'utf-8')
+                    e26.host = str(b[p:q29], 'utf-8')
                     p = q29
-            e24.security_protocol, = _S1.unpack_from(b, p)
+            h32 = b[p]
+            if 0 < h32 < 128:
+                q31 = p + h32
+                e26.listener = str(b[p + 1:q31], 'utf-8')
+                p = q31
+            else:
+                p += 1
+                n30 = h32 - 1
+                if n30 > 126:
+                    n30, p = _uvt(b, p, n30 + 1)
+                    n30 -= 1
+                if n30 < 0:
+                    raise DecodeError('UpdateMetadataEndpoint.Listener: null where not nullable')
+                else:
+                    q31 = p + n30
+                    e26.listener = str(b[p:q31], 'utf-8')
+                    p = q31
+            e26.security_protocol, = _S1.unpack_from(b, p)
             p += 2
             if b[p] == 0:  # no tagged fields, the common case
-                e24.unknown_tagged_fields = None
+                e26.unknown_tagged_fields = None
                 p += 1
             else:
-                p = _t_UpdateMetadataRequest_UpdateMetadataEndpoint_0(b, p, e24)
-            xs23.append(e24)
-        e20.endpoints = xs23
-        h33 = b[p]
-        if 0 < h33 < 128:
-            q32 = p + h33
-            e20.rack = str(b[p + 1:q32], 'utf-8')
-            p = q32
-        elif h33 == 0:
-            e20.rack = None
+                p = _t_UpdateMetadataRequest_UpdateMetadataEndpoint_0(b, p, e26)
+            xs25.append(e26)
+        e22.endpoints = xs25
+        h36 = b[p]
+        if 0 < h36 < 128:
+            q35 = p + h36
+            e22.rack = str(b[p + 1:q35], 'utf-8')
+            p = q35
+        elif h36 == 0:
+            e22.rack = None
             p += 1
         else:
             p += 1
-            n31 = h33 - 1
-            if n31 > 126:
-                n31, p = _uvt(b, p, n31 + 1)
-                n31 -= 1
-            if n31 < 0:
-                e20.rack = None
+            n34 = h36 - 1
+            if n34 > 126:
+                n34, p = _uvt(b, p, n34 + 1)
+                n34 -= 1
+            if n34 < 0:
+                e22.rack = None
             else:
-                q32 = p + n31
-                e20.rack = str(b[p:q32], 'utf-8')
-                p = q32
-        e20.v0_host = ''
-        e20.v0_port = 0
+                q35 = p + n34
+                e22.rack = str(b[p:q35], 'utf-8')
+                p = q35
+        e22.v0_host = ''
+        e22.v0_port = 0
         if b[p] == 0:  # no tagged fields, the common case
-            e20.unknown_tagged_fields = None
+            e22.unknown_tagged_fields = None
             p += 1
         else:
-            p = _t_UpdateMetadataRequest_UpdateMetadataBroker_0(b, p, e20)
-        xs19.append(e20)
-    o.live_brokers = xs19
+            p = _t_UpdateMetadataRequest_UpdateMetadataBroker_0(b, p, e22)
+        xs21.append(e22)
+    o.live_brokers = xs21
     o.ungrouped_partition_states = []
     o.type = 0
     if b[p] == 0:  # no tagged fields, the common case

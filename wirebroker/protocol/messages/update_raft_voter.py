@@ -11,6 +11,7 @@ import struct as _struct
 from wirebroker.protocol.message import UNSET, Message, Struct
 from wirebroker.protocol.message import shared_default as _shared_default
 from wirebroker.protocol.primitives import (
+    COMPACT_COUNT_RANGES as _counts,
     UUID_ZERO,
     DecodeError,
     UnsupportedFieldError,
@@ -209,7 +210,7 @@ def _r_UpdateRaftVoterRequest_0(b, p):
     o.current_leader_epoch, o.voter_id, o.voter_directory_id, h4, = _S0.unpack_from(b, p)
     p += 25
     if 0 < h4 < 128:
-        n5 = h4 - 1
+        r14 = _counts[h4]
     else:
         n5 = h4 - 1
         if n5 > 126:
@@ -219,8 +220,9 @@ def _r_UpdateRaftVoterRequest_0(b, p):
             raise DecodeError('UpdateRaftVoterRequest.Listeners: null where not nullable')
         if n5 > bl - p:
             raise DecodeError('UpdateRaftVoterRequest.Listeners: count ' + str(n5) + ' past the end')
+        r14 = range(n5)
     xs6 = []
-    for _ in range(n5):
+    for _ in r14:
         e7 = _new(_UpdateRaftVoterRequest_Listener)
         h10 = b[p]
         if 0 < h10 < 128:
@@ -265,15 +267,15 @@ def _r_UpdateRaftVoterRequest_0(b, p):
             p = _t_UpdateRaftVoterRequest_Listener_0(b, p, e7)
         xs6.append(e7)
     o.listeners = xs6
-    s14 = _new(_UpdateRaftVoterRequest_KRaftVersionFeature)
-    s14.min_supported_version, s14.max_supported_version, = _S2.unpack_from(b, p)
+    s15 = _new(_UpdateRaftVoterRequest_KRaftVersionFeature)
+    s15.min_supported_version, s15.max_supported_version, = _S2.unpack_from(b, p)
     p += 4
     if b[p] == 0:  # no tagged fields, the common case
-        s14.unknown_tagged_fields = None
+        s15.unknown_tagged_fields = None
         p += 1
     else:
-        p = _t_UpdateRaftVoterRequest_KRaftVersionFeature_0(b, p, s14)
-    o.k_raft_version_feature = s14
+        p = _t_UpdateRaftVoterRequest_KRaftVersionFeature_0(b, p, s15)
+    o.k_raft_version_feature = s15
     if b[p] == 0:  # no tagged fields, the common case
         o.unknown_tagged_fields = None
         p += 1

@@ -11,6 +11,7 @@ import struct as _struct
 from wirebroker.protocol.message import UNSET, Message, Struct
 from wirebroker.protocol.message import shared_default as _shared_default
 from wirebroker.protocol.primitives import (
+    COMPACT_COUNT_RANGES as _counts,
     UUID_ZERO,
     DecodeError,
     UnsupportedFieldError,
@@ -231,12 +232,12 @@ def _r_VoteRequest_0(b, p):
             q2 = p + n1
             o.cluster_id = str(b[p:q2], 'utf-8')
             p = q2
-    h14 = b[p]
+    h15 = b[p]
     p += 1
-    if 0 < h14 < 128:
-        n4 = h14 - 1
+    if 0 < h15 < 128:
+        r16 = _counts[h15]
     else:
-        n4 = h14 - 1
+        n4 = h15 - 1
         if n4 > 126:
             n4, p = _uvt(b, p, n4 + 1)
             n4 -= 1
@@ -244,8 +245,9 @@ def _r_VoteRequest_0(b, p):
             raise DecodeError('VoteRequest.Topics: null where not nullable')
         if n4 > bl - p:
             raise DecodeError('VoteRequest.Topics: count ' + str(n4) + ' past the end')
+        r16 = range(n4)
     xs5 = []
-    for _ in range(n4):
+    for _ in r16:
         e6 = _new(_VoteRequest_TopicData)
         h9 = b[p]
         if 0 < h9 < 128:
@@ -267,7 +269,7 @@ def _r_VoteRequest_0(b, p):
         h13 = b[p]
         p += 1
         if 0 < h13 < 128:
-            n10 = h13 - 1
+            r14 = _counts[h13]
         else:
             n10 = h13 - 1
             if n10 > 126:
@@ -277,8 +279,9 @@ def _r_VoteRequest_0(b, p):
                 raise DecodeError('TopicData.Partitions: null where not nullable')
             if n10 > bl - p:
                 raise DecodeError('TopicData.Partitions: count ' + str(n10) + ' past the end')
+            r14 = range(n10)
         xs11 = []
-        for _ in range(n10):
+        for _ in r14:
             e12 = _new(_VoteRequest_PartitionData)
             e12.partition_index, e12.replica_epoch, e12.replica_id, e12.last_offset_epoch, e12.last_offset, = _S0.unpack_from(b, p)
             p += 24
@@ -387,7 +390,7 @@ def _r_VoteRequest_1(b, p):
     o.voter_id, h4, = _S1.unpack_from(b, p)
     p += 5
     if 0 < h4 < 128:
-        n5 = h4 - 1
+        r16 = _counts[h4]
     else:
         n5 = h4 - 1
         if n5 > 126:
@@ -397,8 +400,9 @@ def _r_VoteRequest_1(b, p):
             raise DecodeError('VoteRequest.Topics: null where not nullable')
         if n5 > bl - p:
             raise DecodeError('VoteRequest.Topics: count ' + str(n5) + ' past the end')
+        r16 = range(n5)
     xs6 = []
-    for _ in range(n5):
+    for _ in r16:
         e7 = _new(_VoteRequest_TopicData)
         h10 = b[p]
         if 0 < h10 < 128:
@@ -420,7 +424,7 @@ def _r_VoteRequest_1(b, p):
         h14 = b[p]
         p += 1
         if 0 < h14 < 128:
-            n11 = h14 - 1
+            r15 = _counts[h14]
         else:
             n11 = h14 - 1
             if n11 > 126:
@@ -430,8 +434,9 @@ def _r_VoteRequest_1(b, p):
                 raise DecodeError('TopicData.Partitions: null where not nullable')
             if n11 > bl - p:
                 raise DecodeError('TopicData.Partitions: count ' + str(n11) + ' past the end')
+            r15 = range(n11)
         xs12 = []
-        for _ in range(n11):
+        for _ in r15:
             e13 = _new(_VoteRequest_PartitionData)
             e13.partition_index, e13.replica_epoch, e13.replica_id, e13.replica_directory_id, e13.voter_directory_id, e13.last_offset_epoch, e13.last_offset, = _S2.unpack_from(b, p)
             p += 56
@@ -538,7 +543,7 @@ def _r_VoteRequest_2(b, p):
     o.voter_id, h4, = _S1.unpack_from(b, p)
     p += 5
     if 0 < h4 < 128:
-        n5 = h4 - 1
+        r16 = _counts[h4]
     else:
         n5 = h4 - 1
         if n5 > 126:
@@ -548,8 +553,9 @@ def _r_VoteRequest_2(b, p):
             raise DecodeError('VoteRequest.Topics: null where not nullable')
         if n5 > bl - p:
             raise DecodeError('VoteRequest.Topics: count ' + str(n5) + ' past the end')
+        r16 = range(n5)
     xs6 = []
-    for _ in range(n5):
+    for _ in r16:
         e7 = _new(_VoteRequest_TopicData)
         h10 = b[p]
         if 0 < h10 < 128:
@@ -571,7 +577,7 @@ def _r_VoteRequest_2(b, p):
         h14 = b[p]
         p += 1
         if 0 < h14 < 128:
-            n11 = h14 - 1
+            r15 = _counts[h14]
         else:
             n11 = h14 - 1
             if n11 > 126:
@@ -581,8 +587,9 @@ def _r_VoteRequest_2(b, p):
                 raise DecodeError('TopicData.Partitions: null where not nullable')
             if n11 > bl - p:
                 raise DecodeError('TopicData.Partitions: count ' + str(n11) + ' past the end')
+            r15 = range(n11)
         xs12 = []
-        for _ in range(n11):
+        for _ in r15:
             e13 = _new(_VoteRequest_PartitionData)
             e13.partition_index, e13.replica_epoch, e13.replica_id, e13.replica_directory_id, e13.voter_directory_id, e13.last_offset_epoch, e13.last_offset, e13.pre_vote, = _S4.unpack_from(b, p)
             p += 57
@@ -689,7 +696,7 @@ def _r_VoteResponse_0(b, p):
     o.error_code, h1, = _S5.unpack_from(b, p)
     p += 3
     if 0 < h1 < 128:
-        n2 = h1 - 1
+        r13 = _counts[h1]
     else:
         n2 = h1 - 1
         if n2 > 126:
@@ -699,8 +706,9 @@ def _r_VoteResponse_0(b, p):
             raise DecodeError('VoteResponse.Topics: null where not nullable')
         if n2 > bl - p:
             raise DecodeError('VoteResponse.Topics: count ' + str(n2) + ' past the end')
+        r13 = range(n2)
     xs3 = []
-    for _ in range(n2):
+    for _ in r13:
         e4 = _new(_VoteResponse_TopicData)
         h7 = b[p]
         if 0 < h7 < 128:
@@ -722,7 +730,7 @@ def _r_VoteResponse_0(b, p):
         h11 = b[p]
         p += 1
         if 0 < h11 < 128:
-            n8 = h11 - 1
+            r12 = _counts[h11]
         else:
             n8 = h11 - 1
             if n8 > 126:
@@ -732,8 +740,9 @@ def _r_VoteResponse_0(b, p):
                 raise DecodeError('TopicData.Partitions: null where not nullable')
             if n8 > bl - p:
                 raise DecodeError('TopicData.Partitions: count ' + str(n8) + ' past the end')
+            r12 = range(n8)
         xs9 = []
-        for _ in range(n8):
+        for _ in r12:
             e10 = _new(_VoteResponse_PartitionData)
             e10.partition_index, e10.error_code, e10.leader_id, e10.leader_epoch, e10.vote_granted, = _S6.unpack_from(b, p)
             p += 15
@@ -891,7 +900,7 @@ def _r_VoteResponse_1(b, p):
     o.error_code, h1, = _S5.unpack_from(b, p)
     p += 3
     if 0 < h1 < 128:
-        n2 = h1 - 1
+        r13 = _counts[h1]
     else:
         n2 = h1 - 1
         if n2 > 126:
@@ -901,8 +910,9 @@ def _r_VoteResponse_1(b, p):
             raise DecodeError('VoteResponse.Topics: null where not nullable')
         if n2 > bl - p:
             raise DecodeError('VoteResponse.Topics: count ' + str(n2) + ' past the end')
+        r13 = range(n2)
     xs3 = []
-    for _ in range(n2):
+    for _ in r13:
         e4 = _new(_VoteResponse_TopicData)
         h7 = b[p]
         if 0 < h7 < 128:
@@ -924,7 +934,7 @@ def _r_VoteResponse_1(b, p):
         h11 = b[p]
         p += 1
         if 0 < h11 < 128:
-            n8 = h11 - 1
+            r12 = _counts[h11]
         else:
             n8 = h11 - 1
             if n8 > 126:
@@ -934,8 +944,9 @@ def _r_VoteResponse_1(b, p):
                 raise DecodeError('TopicData.Partitions: null where not nullable')
             if n8 > bl - p:
                 raise DecodeError('TopicData.Partitions: count ' + str(n8) + ' past the end')
+            r12 = range(n8)
         xs9 = []
-        for _ in range(n8):
+        for _ in r12:
             e10 = _new(_VoteResponse_PartitionData)
             e10.partition_index, e10.error_code, e10.leader_id, e10.leader_epoch, e10.vote_granted, = _S6.unpack_from(b, p)
             p += 15

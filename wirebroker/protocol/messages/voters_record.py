@@ -11,6 +11,7 @@ import struct as _struct
 from wirebroker.protocol.message import UNSET, Message, Struct
 from wirebroker.protocol.message import shared_default as _shared_default
 from wirebroker.protocol.primitives import (
+    COMPACT_COUNT_RANGES as _counts,
     UUID_ZERO,
     DecodeError,
     UnsupportedFieldError,
@@ -188,7 +189,7 @@ def _r_VotersRecord_0(b, p):
     o.version, h1, = _S0.unpack_from(b, p)
     p += 3
     if 0 < h1 < 128:
-        n2 = h1 - 1
+        r17 = _counts[h1]
     else:
         n2 = h1 - 1
         if n2 > 126:
@@ -198,13 +199,14 @@ def _r_VotersRecord_0(b, p):
             raise DecodeError('VotersRecord.Voters: null where not nullable')
         if n2 > bl - p:
             raise DecodeError('VotersRecord.Voters: count ' + str(n2) + ' past the end')
+        r17 = range(n2)
     xs3 = []
-    for _ in range(n2):
+    for _ in r17:
         e4 = _new(_VotersRecord_Voter)
         e4.voter_id, e4.voter_directory_id, h5, = _S1.unpack_from(b, p)
         p += 21
         if 0 < h5 < 128:
-            n6 = h5 - 1
+            r15 = _counts[h5]
         else:
             n6 = h5 - 1
             if n6 > 126:
@@ -214,8 +216,9 @@ def _r_VotersRecord_0(b, p):
                 raise DecodeError('Voter.Endpoints: null where not nullable')
             if n6 > bl - p:
                 raise DecodeError('Voter.Endpoints: count ' + str(n6) + ' past the end')
+            r15 = range(n6)
         xs7 = []
-        for _ in range(n6):
+        for _ in r15:
             e8 = _new(_VotersRecord_Endpoint)
             h11 = b[p]
             if 0 < h11 < 128:
@@ -260,15 +263,15 @@ def _r_VotersRecord_0(b, p):
                 p = _t_VotersRecord_Endpoint_0(b, p, e8)
             xs7.append(e8)
         e4.endpoints = xs7
-        s15 = _new(_VotersRecord_KRaftVersionFeature)
-        s15.min_supported_version, s15.max_supported_version, = _S3.unpack_from(b, p)
+        s16 = _new(_VotersRecord_KRaftVersionFeature)
+        s16.min_supported_version, s16.max_supported_version, = _S3.unpack_from(b, p)
         p += 4
         if b[p] == 0:  # no tagged fields, the common case
-            s15.unknown_tagged_fields = None
+            s16.unknown_tagged_fields = None
             p += 1
         else:
-            p = _t_VotersRecord_KRaftVersionFeature_0(b, p, s15)
-        e4.k_raft_version_feature = s15
+            p = _t_VotersRecord_KRaftVersionFeature_0(b, p, s16)
+        e4.k_raft_version_feature = s16
         if b[p] == 0:  # no tagged fields, the common case
             e4.unknown_tagged_fields = None
             p += 1

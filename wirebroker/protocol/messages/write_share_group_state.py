@@ -11,6 +11,7 @@ import struct as _struct
 from wirebroker.protocol.message import UNSET, Message, Struct
 from wirebroker.protocol.message import shared_default as _shared_default
 from wirebroker.protocol.primitives import (
+    COMPACT_COUNT_RANGES as _counts,
     UUID_ZERO,
     DecodeError,
     UnsupportedFieldError,
@@ -245,12 +246,12 @@ def _r_WriteShareGroupStateRequest_0(b, p):
             q2 = p + n1
             o.group_id = str(b[p:q2], 'utf-8')
             p = q2
-    h15 = b[p]
+    h17 = b[p]
     p += 1
-    if 0 < h15 < 128:
-        n4 = h15 - 1
+    if 0 < h17 < 128:
+        r18 = _counts[h17]
     else:
-        n4 = h15 - 1
+        n4 = h17 - 1
         if n4 > 126:
             n4, p = _uvt(b, p, n4 + 1)
             n4 -= 1
@@ -258,13 +259,14 @@ def _r_WriteShareGroupStateRequest_0(b, p):
             raise DecodeError('WriteShareGroupStateRequest.Topics: null where not nullable')
         if n4 > bl - p:
             raise DecodeError('WriteShareGroupStateRequest.Topics: count ' + str(n4) + ' past the end')
+        r18 = range(n4)
     xs5 = []
-    for _ in range(n4):
+    for _ in r18:
         e6 = _new(_WriteShareGroupStateRequest_WriteStateData)
         e6.topic_id, h7, = _S0.unpack_from(b, p)
         p += 17
         if 0 < h7 < 128:
-            n8 = h7 - 1
+            r16 = _counts[h7]
         else:
             n8 = h7 - 1
             if n8 > 126:
@@ -274,13 +276,14 @@ def _r_WriteShareGroupStateRequest_0(b, p):
                 raise DecodeError('WriteStateData.Partitions: null where not nullable')
             if n8 > bl - p:
                 raise DecodeError('WriteStateData.Partitions: count ' + str(n8) + ' past the end')
+            r16 = range(n8)
         xs9 = []
-        for _ in range(n8):
+        for _ in r16:
             e10 = _new(_WriteShareGroupStateRequest_PartitionData)
             e10.partition, e10.state_epoch, e10.leader_epoch, e10.start_offset, h11, = _S1.unpack_from(b, p)
             p += 21
             if 0 < h11 < 128:
-                n12 = h11 - 1
+                r15 = _counts[h11]
             else:
                 n12 = h11 - 1
                 if n12 > 126:
@@ -290,8 +293,9 @@ def _r_WriteShareGroupStateRequest_0(b, p):
                     raise DecodeError('PartitionData.StateBatches: null where not nullable')
                 if n12 > bl - p:
                     raise DecodeError('PartitionData.StateBatches: count ' + str(n12) + ' past the end')
+                r15 = range(n12)
             xs13 = []
-            for _ in range(n12):
+            for _ in r15:
                 e14 = _new(_WriteShareGroupStateRequest_StateBatch)
                 e14.first_offset, e14.last_offset, e14.delivery_state, e14.delivery_count, = _S2.unpack_from(b, p)
                 p += 19
@@ -398,12 +402,12 @@ def _r_WriteShareGroupStateRequest_1(b, p):
             q2 = p + n1
             o.group_id = str(b[p:q2], 'utf-8')
             p = q2
-    h15 = b[p]
+    h17 = b[p]
     p += 1
-    if 0 < h15 < 128:
-        n4 = h15 - 1
+    if 0 < h17 < 128:
+        r18 = _counts[h17]
     else:
-        n4 = h15 - 1
+        n4 = h17 - 1
         if n4 > 126:
             n4, p = _uvt(b, p, n4 + 1)
             n4 -= 1
@@ -411,13 +415,14 @@ def _r_WriteShareGroupStateRequest_1(b, p):
             raise DecodeError('WriteShareGroupStateRequest.Topics: null where not nullable')
         if n4 > bl - p:
             raise DecodeError('WriteShareGroupStateRequest.Topics: count ' + str(n4) + ' past the end')
+        r18 = range(n4)
     xs5 = []
-    for _ in range(n4):
+    for _ in r18:
         e6 = _new(_WriteShareGroupStateRequest_WriteStateData)
         e6.topic_id, h7, = _S0.unpack_from(b, p)
         p += 17
         if 0 < h7 < 128:
-            n8 = h7 - 1
+            r16 = _counts[h7]
         else:
             n8 = h7 - 1
             if n8 > 126:
@@ -427,13 +432,14 @@ def _r_WriteShareGroupStateRequest_1(b, p):
                 raise DecodeError('WriteStateData.Partitions: null where not nullable')
             if n8 > bl - p:
                 raise DecodeError('WriteStateData.Partitions: count ' + str(n8) + ' past the end')
+            r16 = range(n8)
         xs9 = []
-        for _ in range(n8):
+        for _ in r16:
             e10 = _new(_WriteShareGroupStateRequest_PartitionData)
             e10.partition, e10.state_epoch, e10.leader_epoch, e10.start_offset, e10.delivery_complete_count, h11, = _S5.unpack_from(b, p)
             p += 25
             if 0 < h11 < 128:
-                n12 = h11 - 1
+                r15 = _counts[h11]
             else:
                 n12 = h11 - 1
                 if n12 > 126:
@@ -443,8 +449,9 @@ def _r_WriteShareGroupStateRequest_1(b, p):
                     raise DecodeError('PartitionData.StateBatches: null where not nullable')
                 if n12 > bl - p:
                     raise DecodeError('PartitionData.StateBatches: count ' + str(n12) + ' past the end')
+                r15 = range(n12)
             xs13 = []
-            for _ in range(n12):
+            for _ in r15:
                 e14 = _new(_WriteShareGroupStateRequest_StateBatch)
                 e14.first_offset, e14.last_offset, e14.delivery_state, e14.delivery_count, = _S2.unpack_from(b, p)
                 p += 19
@@ -602,12 +609,12 @@ def _t_WriteShareGroupStateResponse_0(b, p, o):
 def _r_WriteShareGroupStateResponse_0(b, p):
     bl = len(b)
     o = _new(WriteShareGroupStateResponse)
-    h11 = b[p]
+    h12 = b[p]
     p += 1
-    if 0 < h11 < 128:
-        n1 = h11 - 1
+    if 0 < h12 < 128:
+        r13 = _counts[h12]
     else:
-        n1 = h11 - 1
+        n1 = h12 - 1
         if n1 > 126:
             n1, p = _uvt(b, p, n1 + 1)
             n1 -= 1
@@ -615,13 +622,14 @@ def _r_WriteShareGroupStateResponse_0(b, p):
             raise DecodeError('WriteShareGroupStateResponse.Results: null where not nullable')
         if n1 > bl - p:
             raise DecodeError('WriteShareGroupStateResponse.Results: count ' + str(n1) + ' past the end')
+        r13 = range(n1)
     xs2 = []
-    for _ in range(n1):
+    for _ in r13:
         e3 = _new(_WriteShareGroupStateResponse_WriteStateResult)
         e3.topic_id, h4, = _S0.unpack_from(b, p)
         p += 17
         if 0 < h4 < 128:
-            n5 = h4 - 1
+            r11 = _counts[h4]
         else:
             n5 = h4 - 1
             if n5 > 126:
@@ -631,8 +639,9 @@ def _r_WriteShareGroupStateResponse_0(b, p):
                 raise DecodeError('WriteStateResult.Partitions: null where not nullable')
             if n5 > bl - p:
                 raise DecodeError('WriteStateResult.Partitions: count ' + str(n5) + ' past the end')
+            r11 = range(n5)
         xs6 = []
-        for _ in range(n5):
+        for _ in r11:
             e7 = _new(_WriteShareGroupStateResponse_PartitionResult)
             e7.partition, e7.error_code, h8, = _S7.unpack_from(b, p)
             p += 7

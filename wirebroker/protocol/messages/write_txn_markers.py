@@ -11,6 +11,7 @@ import struct as _struct
 from wirebroker.protocol.message import UNSET, Message, Struct
 from wirebroker.protocol.message import shared_default as _shared_default
 from wirebroker.protocol.primitives import (
+    COMPACT_COUNT_RANGES as _counts,
     UUID_ZERO,
     DecodeError,
     UnsupportedFieldError,
@@ -284,12 +285,12 @@ def _t_WriteTxnMarkersRequest_0(b, p, o):
 def _r_WriteTxnMarkersRequest_1(b, p):
     bl = len(b)
     o = _new(WriteTxnMarkersRequest)
-    h13 = b[p]
+    h14 = b[p]
     p += 1
-    if 0 < h13 < 128:
-        n1 = h13 - 1
+    if 0 < h14 < 128:
+        r15 = _counts[h14]
     else:
-        n1 = h13 - 1
+        n1 = h14 - 1
         if n1 > 126:
             n1, p = _uvt(b, p, n1 + 1)
             n1 -= 1
@@ -297,13 +298,14 @@ def _r_WriteTxnMarkersRequest_1(b, p):
             raise DecodeError('WriteTxnMarkersRequest.Markers: null where not nullable')
         if n1 > bl - p:
             raise DecodeError('WriteTxnMarkersRequest.Markers: count ' + str(n1) + ' past the end')
+        r15 = range(n1)
     xs2 = []
-    for _ in range(n1):
+    for _ in r15:
         e3 = _new(_WriteTxnMarkersRequest_WritableTxnMarker)
         e3.producer_id, e3.producer_epoch, e3.transaction_result, h4, = _S4.unpack_from(b, p)
         p += 12
         if 0 < h4 < 128:
-            n5 = h4 - 1
+            r13 = _counts[h4]
         else:
             n5 = h4 - 1
             if n5 > 126:
@@ -313,8 +315,9 @@ def _r_WriteTxnMarkersRequest_1(b, p):
                 raise DecodeError('WritableTxnMarker.Topics: null where not nullable')
             if n5 > bl - p:
                 raise DecodeError('WritableTxnMarker.Topics: count ' + str(n5) + ' past the end')
+            r13 = range(n5)
         xs6 = []
-        for _ in range(n5):
+        for _ in r13:
             e7 = _new(_WriteTxnMarkersRequest_WritableTxnMarkerTopic)
             h10 = b[p]
             if 0 < h10 < 128:
@@ -432,12 +435,12 @@ def _w_WriteTxnMarkersRequest_1(o, w):
 def _r_WriteTxnMarkersRequest_2(b, p):
     bl = len(b)
     o = _new(WriteTxnMarkersRequest)
-    h13 = b[p]
+    h14 = b[p]
     p += 1
-    if 0 < h13 < 128:
-        n1 = h13 - 1
+    if 0 < h14 < 128:
+        r15 = _counts[h14]
     else:
-        n1 = h13 - 1
+        n1 = h14 - 1
         if n1 > 126:
             n1, p = _uvt(b, p, n1 + 1)
             n1 -= 1
@@ -445,13 +448,14 @@ def _r_WriteTxnMarkersRequest_2(b, p):
             raise DecodeError('WriteTxnMarkersRequest.Markers: null where not nullable')
         if n1 > bl - p:
             raise DecodeError('WriteTxnMarkersRequest.Markers: count ' + str(n1) + ' past the end')
+        r15 = range(n1)
     xs2 = []
-    for _ in range(n1):
+    for _ in r15:
         e3 = _new(_WriteTxnMarkersRequest_WritableTxnMarker)
         e3.producer_id, e3.producer_epoch, e3.transaction_result, h4, = _S4.unpack_from(b, p)
         p += 12
         if 0 < h4 < 128:
-            n5 = h4 - 1
+            r13 = _counts[h4]
         else:
             n5 = h4 - 1
             if n5 > 126:
@@ -461,8 +465,9 @@ def _r_WriteTxnMarkersRequest_2(b, p):
                 raise DecodeError('WritableTxnMarker.Topics: null where not nullable')
             if n5 > bl - p:
                 raise DecodeError('WritableTxnMarker.Topics: count ' + str(n5) + ' past the end')
+            r13 = range(n5)
         xs6 = []
-        for _ in range(n5):
+        for _ in r13:
             e7 = _new(_WriteTxnMarkersRequest_WritableTxnMarkerTopic)
             h10 = b[p]
             if 0 < h10 < 128:
@@ -748,12 +753,12 @@ def _t_WriteTxnMarkersResponse_0(b, p, o):
 def _r_WriteTxnMarkersResponse_1(b, p):
     bl = len(b)
     o = _new(WriteTxnMarkersResponse)
-    h15 = b[p]
+    h17 = b[p]
     p += 1
-    if 0 < h15 < 128:
-        n1 = h15 - 1
+    if 0 < h17 < 128:
+        r18 = _counts[h17]
     else:
-        n1 = h15 - 1
+        n1 = h17 - 1
         if n1 > 126:
             n1, p = _uvt(b, p, n1 + 1)
             n1 -= 1
@@ -761,13 +766,14 @@ def _r_WriteTxnMarkersResponse_1(b, p):
             raise DecodeError('WriteTxnMarkersResponse.Markers: null where not nullable')
         if n1 > bl - p:
             raise DecodeError('WriteTxnMarkersResponse.Markers: count ' + str(n1) + ' past the end')
+        r18 = range(n1)
     xs2 = []
-    for _ in range(n1):
+    for _ in r18:
         e3 = _new(_WriteTxnMarkersResponse_WritableTxnMarkerResult)
         e3.producer_id, h4, = _S9.unpack_from(b, p)
         p += 9
         if 0 < h4 < 128:
-            n5 = h4 - 1
+            r16 = _counts[h4]
         else:
             n5 = h4 - 1
             if n5 > 126:
@@ -777,8 +783,9 @@ def _r_WriteTxnMarkersResponse_1(b, p):
                 raise DecodeError('WritableTxnMarkerResult.Topics: null where not nullable')
             if n5 > bl - p:
                 raise DecodeError('WritableTxnMarkerResult.Topics: count ' + str(n5) + ' past the end')
+            r16 = range(n5)
         xs6 = []
-        for _ in range(n5):
+        for _ in r16:
             e7 = _new(_WriteTxnMarkersResponse_WritableTxnMarkerTopicResult)
             h10 = b[p]
             if 0 < h10 < 128:
@@ -800,7 +807,7 @@ def _r_WriteTxnMarkersResponse_1(b, p):
             h14 = b[p]
             p += 1
             if 0 < h14 < 128:
-                n11 = h14 - 1
+                r15 = _counts[h14]
             else:
                 n11 = h14 - 1
                 if n11 > 126:
@@ -810,8 +817,9 @@ def _r_WriteTxnMarkersResponse_1(b, p):
                     raise DecodeError('WritableTxnMarkerTopicResult.Partitions: null where not nullable')
                 if n11 > bl - p:
                     raise DecodeError('WritableTxnMarkerTopicResult.Partitions: count ' + str(n11) + ' past the end')
+                r15 = range(n11)
             xs12 = []
-            for _ in range(n11):
+            for _ in r15:
                 e13 = _new(_WriteTxnMarkersResponse_WritableTxnMarkerPartitionResult)
                 e13.partition_index, e13.error_code, = _S7.unpack_from(b, p)
                 p += 6
