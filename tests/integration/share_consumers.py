@@ -67,6 +67,11 @@ class ShareConsumer:
         assert self.process.returncode == 0, self.out.read_text()
         return self.lines()
 
+    def pause(self) -> None:
+        """SIGSTOP: the member hangs (a long GC pause, a stuck thread): its connection stays open and its client's
+        background thread stops fetching, so what it holds comes back only when the acquisition locks run out."""
+        self.process.send_signal(signal.SIGSTOP)
+
     def kill(self) -> None:
         if self.process.poll() is None:
             self.process.send_signal(signal.SIGKILL)

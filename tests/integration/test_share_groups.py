@@ -86,6 +86,9 @@ def test_records_held_too_long_come_back_when_their_lock_runs_out(share_broker, 
     holder = ShareConsumer(tmp_path / "holder.out", broker.bootstrap, "slow", "jobs", 0, "hold=20")
     try:
         holder.wait_for("holding")  # alive and connected, acknowledging nothing
+        # Hung, not just idle: a live KafkaShareConsumer keeps fetching in its background thread while the
+        # application sleeps, and could win the expired records back itself (a third delivery for the other member).
+        holder.pause()
         held_at = int(next(line[1] for line in holder.lines() if line[0] == "holding"))
         held = {int(line[1]) for line in holder.lines() if line[0] == "HOLD"}
         lines = ShareConsumer(tmp_path / "other.out", broker.bootstrap, "slow", "jobs", 6).finish()
@@ -96,7 +99,9 @@ def test_records_held_too_long_come_back_when_their_lock_runs_out(share_broker, 
     # acquisition lock (group.share.record.lock.duration.ms) ran out.
     redelivered = [line for line in lines if line[0] == "accept" and int(line[1]) in held]
     assert held and all(line[3] == "2" for line in redelivered)
-    assert min(int(line[4]) for line in redelivered) - held_at >= LOCK_MS - 500
+    # held_at is printed after the holder's fetch took the records (its lock's start): on a loaded machine the
+    # client takes a while between the two, hence the tolerance.
+    assert min(int(line[4]) for line in redelivered) - held_at >= LOCK_MS - 1000
 
 
 def test_a_killed_member_s_records_come_back_when_its_connection_closes(share_broker, tmp_path):
