@@ -11,6 +11,7 @@ from __future__ import annotations
 import logging
 import socket
 import threading
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from wirebroker.apis.emulation import api_table
@@ -60,6 +61,8 @@ class Broker:
         self.zk_mode: ZkMode | None = None  # with zookeeper.connect
         self.kafka_controller: KafkaController | None = None  # this broker's candidacy for controller, in ZooKeeper mode
         self.http_server: HttpServer | None = None  # with http.listener (server/web/)
+        # services made on first use (share groups) stop here, once no request handler runs, before the coordinators
+        self.shutdown_listeners: list[Callable[[], None]] = []
 
     # ---- lifecycle -----------------------------------------------------------------------------------------
 
@@ -202,6 +205,8 @@ class Broker:
             self.socket_server.shutdown()
         if self.handler_pool is not None:
             self.handler_pool.shutdown()
+        for stop in self.shutdown_listeners:
+            stop()
         if getattr(self, "topic_purgatory", None) is not None:
             self.topic_purgatory.shutdown()
         if getattr(self, "group_requests", None) is not None:
