@@ -40,9 +40,12 @@ Transactional records up to v11 (KIP-890 part 1, transaction.partition.verificat
   (a hanging transaction). A partition not in the ongoing transaction is refused, nothing appended: v11
   TRANSACTION_ABORTABLE, older versions INVALID_TXN_STATE ("Partition was not added to the transaction");
   CONCURRENT_TRANSACTIONS is not retried and answered NOT_ENOUGH_REPLICAS like the other coordinator trouble. With
-  the key false such records are appended unchecked, as before KIP-890. Unlike Kafka, no VerificationGuard is kept
-  in the producer state: a marker that ends the transaction between the coordinator's answer and the append does
-  not void the verification (a window of one worker-to-append hop).
+  the key false such records are appended unchecked, as before KIP-890.
+Both: the partition's producer state starts a verification (a VerificationGuard, log/verification_guard.py) before
+  the coordinator is asked, and every transactional append of the request carries its partition's guard (SENTINEL
+  where the transaction was open already). If the transaction ended (its marker was written) while the coordinator
+  answered or the other partitions were added, the log refuses the batch, INVALID_TXN_STATE "Record was not part of
+  an ongoing transaction", as Kafka's UnifiedLog does: the producer aborts instead of leaving a hanging transaction.
 """
 
 from __future__ import annotations
@@ -57,12 +60,13 @@ from wirebroker.coordinator.transaction_partition_adds import (
     VERIFICATION_KEY,
     operation_for_version,
 )
+from wirebroker.log.verification_guard import SENTINEL, VerificationGuard
 from wirebroker.protocol.errors import ErrorCode, KafkaError
 from wirebroker.protocol.messages.produce import ProduceRequest, ProduceResponse
 from wirebroker.protocol.records import read_header
 from wirebroker.replica.manager import AppendResult
 from wirebroker.replica.txn_verification import (
-    in_transaction_here,
+    start_verification,
     transactional_producer,
 )
 
@@ -109,17 +113,21 @@ def handle(ctx: RequestContext, request: ProduceRequest) -> None:
 
 
 def _append(ctx: RequestContext, request: ProduceRequest, entries: list[tuple[str | None, int, Any]],
-            refused: list[AppendResult | None]) -> None:
+            refused: list[AppendResult | None], guards: list[VerificationGuard] | None = None) -> None:
+    """Append the entries not refused; `guards` (one per entry) those of a verified transactional request."""
     ctx.broker.replica_manager.append_records(
         [e for e, refusal in zip(entries, refused, strict=True) if refusal is None], request.acks,
-        request.timeout_ms, lambda results: ctx.respond(_answer(ctx, request, _merged(refused, results))))
+        request.timeout_ms, lambda results: ctx.respond(_answer(ctx, request, _merged(refused, results))),
+        verification_guards=None if guards is None else [
+            guard for guard, refusal in zip(guards, refused, strict=True) if refusal is None])
 
 
 def _add_then_append(ctx: RequestContext, request: ProduceRequest, entries: list[tuple[str | None, int, Any]],
                      refused: list[AppendResult | None]) -> None:
     """KIP-890: the partitions of the transaction not yet open here are added at the coordinator (part 2, v12+) or
     verified to be in the transaction there (part 1, up to v11), then the records are appended (those of a partition
-    the add or the verification refused are not)."""
+    the add or the verification refused are not). Each append carries its partition's verification guard, so one
+    whose transaction ended in the meantime is refused by the log."""
     replica_manager = ctx.broker.replica_manager
     try:
         producer = transactional_producer(records for (_, _, records), refusal in zip(entries, refused, strict=True)
@@ -127,24 +135,30 @@ def _add_then_append(ctx: RequestContext, request: ProduceRequest, entries: list
     except KafkaError as exc:
         ctx.respond(_answer(ctx, request, [AppendResult(exc.code, str(exc))] * len(entries)))
         return
-    to_add: dict[tuple[str, int], int] = {}  # (topic, partition) -> position in entries
-    if producer is not None:
-        for position, ((topic, index, _), refusal) in enumerate(zip(entries, refused, strict=True)):
-            if refusal is None and topic is not None:
-                try:
-                    if not in_transaction_here(replica_manager, topic, index, *producer):
-                        to_add[(topic, index)] = position
-                except KafkaError as exc:
-                    refused[position] = AppendResult(exc.code)
-    if not to_add:
+    if producer is None:  # no partition's first batch is transactional (the log refuses the malformed ones)
         _append(ctx, request, entries, refused)
+        return
+    supports_epoch_bump = ctx.api_version >= FIRST_IMPLICIT_ADD_VERSION  # transaction protocol 2
+    guards = [SENTINEL] * len(entries)
+    to_add: dict[tuple[str, int], int] = {}  # (topic, partition) -> position in entries
+    for position, ((topic, index, _), refusal) in enumerate(zip(entries, refused, strict=True)):
+        if refusal is None and topic is not None:
+            try:
+                guards[position] = start_verification(replica_manager, topic, index, *producer, supports_epoch_bump)
+            except KafkaError as exc:
+                refused[position] = AppendResult(exc.code)
+                continue
+            if guards[position] is not SENTINEL:
+                to_add[(topic, index)] = position
+    if not to_add:
+        _append(ctx, request, entries, refused, guards)
         return
 
     def added(errors: dict[tuple[str, int], int]) -> None:
         for tp, position in to_add.items():
             if tp in errors:
                 refused[position] = _add_refusal(errors[tp], ctx.api_version)
-        _append(ctx, request, entries, refused)
+        _append(ctx, request, entries, refused, guards)
 
     operation = operation_for_version(ctx.api_version, FIRST_TRANSACTION_ABORTABLE_VERSION, FIRST_IMPLICIT_ADD_VERSION)
     ctx.broker.transaction_partition_adds.add(request.transactional_id, *producer, list(to_add), added, operation)

@@ -63,6 +63,7 @@ from wirebroker.log.validator import (
     follower_batches,
     scan_batches,
 )
+from wirebroker.log.verification_guard import SENTINEL, VerificationGuard
 from wirebroker.protocol.errors import OffsetOutOfRangeError, RecordListTooLargeError
 from wirebroker.protocol.records import validate_batches
 
@@ -217,10 +218,12 @@ class Log:
     # --- appending ---
 
     def append_as_leader(self, records: bytearray | memoryview, leader_epoch: int, now_ms: int | None = None,
-                         origin: AppendOrigin = AppendOrigin.CLIENT) -> LogAppendInfo:
+                         origin: AppendOrigin = AppendOrigin.CLIENT,
+                         verification_guard: VerificationGuard | None = None) -> LogAppendInfo:
         """Append a produce request's records for this partition as the leader.
 
-        `records` is modified in place (offsets, leader epoch, LogAppendTime) and written as it is."""
+        `records` is modified in place (offsets, leader epoch, LogAppendTime) and written as it is. A transactional
+        append verified at the coordinator carries the guard its verification started with (see validator)."""
         now = _now_if_none(now_ms)
         view = memoryview(records)
         headers = (validate_batches(view, self.config.max_message_bytes) if origin is AppendOrigin.CLIENT
@@ -238,7 +241,18 @@ class Log:
                 return LogAppendInfo(duplicate.first_offset, duplicate.last_offset, duplicate.timestamp,
                                      duplicate.last_offset, duplicate.timestamp, self._log_start_offset, 0, 0,
                                      batches[-1].header.partition_leader_epoch, is_duplicate=True)
-            return self._append_validated(view, batches, origin, now)
+            return self._append_validated(view, batches, origin, now, verification_guard)
+
+    def maybe_start_transaction_verification(self, producer_id: int, producer_epoch: int,
+                                             supports_epoch_bump: bool, now_ms: int | None = None) -> VerificationGuard:
+        """The guard a transactional append verified at the coordinator carries back here: SENTINEL when the
+        producer's transaction is open here at this epoch (nothing to verify), else its pending verification's
+        (Kafka's maybeStartTransactionVerification)."""
+        with self._lock:
+            if self.producer_state.has_ongoing_transaction(producer_id, producer_epoch):
+                return SENTINEL
+            return self.producer_state.maybe_create_verification_state_entry(
+                producer_id, producer_epoch, supports_epoch_bump, _now_if_none(now_ms)).guard
 
     def append_as_follower(self, records: bytes | memoryview) -> LogAppendInfo | None:
         """Append batches fetched from the leader with the leader's offsets, epochs and timestamps (Kafka's
@@ -249,7 +263,7 @@ class Log:
             return self._append_validated(view, batches, AppendOrigin.REPLICATION, now_ms()) if batches else None
 
     def _append_validated(self, view: memoryview, batches: list[ValidatedBatch], origin: AppendOrigin,
-                          now: int) -> LogAppendInfo:
+                          now: int, verification_guard: VerificationGuard | None = None) -> LogAppendInfo:
         """Write batches with offsets and epochs set (roll, producer state, leader epochs); the lock is held."""
         if len(view) > self.config.segment_size:
             raise RecordListTooLargeError(f"Message batch size is {len(view)} bytes in append to partition "
@@ -263,7 +277,7 @@ class Log:
         max_timestamp, offset_of_max_timestamp = max_header.max_timestamp, max_header.last_offset
         segment = self._maybe_roll(len(view), max_timestamp, last_offset, now)
         producer_updates, completed_txns = analyze_and_validate_producer_state(self.producer_state, view, batches,
-                                                                              origin)
+                                                                              origin, verification_guard)
         for header in headers:
             if header.partition_leader_epoch >= 0:
                 self.leader_epoch_cache.assign(header.partition_leader_epoch, header.base_offset)

@@ -44,6 +44,7 @@ from wirebroker.log.producer_snapshot import (
     read_snapshot,
     write_snapshot,
 )
+from wirebroker.log.verification_guard import SENTINEL, VerificationGuard, VerificationStateEntry
 from wirebroker.protocol.errors import (
     InvalidProducerEpochError,
     InvalidTxnStateError,
@@ -204,6 +205,7 @@ class ProducerAppendInfo:
         self._updated = current_entry.without_batches()
         self._partition = partition
         self.started_transactions: list[TxnMetadata] = []
+        self.marker_epoch: int | None = None  # the epoch of the last COMMIT/ABORT marker of this append
 
     def to_entry(self) -> ProducerStateEntry:
         return self._updated
@@ -237,6 +239,7 @@ class ProducerAppendInfo:
         """Close the producer's transaction; None if it had none open (nothing to index)."""
         self._check_producer_epoch(producer_epoch, offset)
         self._check_coordinator_epoch(marker, offset)
+        self.marker_epoch = producer_epoch
         first_offset = self._updated.current_txn_first_offset
         completed = None
         if first_offset is not None:
@@ -301,6 +304,7 @@ class ProducerStateManager:
         self.producers: dict[int, ProducerStateEntry] = {}
         self._ongoing_txns: dict[int, TxnMetadata] = {}  # by first offset
         self._unreplicated_txns: dict[int, TxnMetadata] = {}  # completed, marker above the high watermark
+        self._verification_states: dict[int, VerificationStateEntry] = {}  # by producer id
         self._snapshots: dict[int, str] = self._scan_snapshots()
         self.map_end_offset = 0
         self._last_snap_offset = 0
@@ -435,6 +439,8 @@ class ProducerStateManager:
             self.producers[append_info.producer_id] = updated
         for txn in append_info.started_transactions:
             self._ongoing_txns[txn.first_offset] = txn
+        if self._verification_states and (append_info.started_transactions or append_info.marker_epoch is not None):
+            self._clear_verification_after(append_info)
 
     def update_map_end_offset(self, offset: int) -> None:
         self.map_end_offset = offset
@@ -450,6 +456,42 @@ class ProducerStateManager:
         """The LSO to record with an aborted transaction: the first open transaction of another producer, if any."""
         other = [o for o, txn in self._ongoing_txns.items() if txn.producer_id != completed.producer_id]
         return min(other) if other else completed.last_offset + 1
+
+    # --- transaction verification (KIP-890 part 1) ---
+
+    def has_ongoing_transaction(self, producer_id: int, producer_epoch: int) -> bool:
+        """Whether the producer's transaction is open here at this very epoch (Kafka's hasOngoingTransaction)."""
+        entry = self.producers.get(producer_id)
+        return (entry is not None and entry.current_txn_first_offset is not None
+                and entry.producer_epoch == producer_epoch)
+
+    def maybe_create_verification_state_entry(self, producer_id: int, producer_epoch: int, supports_epoch_bump: bool,
+                                              now_ms: int) -> VerificationStateEntry:
+        """The producer's pending verification, a new one (with a fresh guard) if it has none."""
+        entry = self._verification_states.get(producer_id)
+        if entry is None:
+            entry = self._verification_states[producer_id] = VerificationStateEntry(now_ms, producer_epoch,
+                                                                                    supports_epoch_bump)
+        else:
+            entry.maybe_update_epoch(producer_epoch)
+        return entry
+
+    def verification_guard(self, producer_id: int) -> VerificationGuard:
+        """The guard of the producer's pending verification; SENTINEL (which verifies nothing) if it has none."""
+        entry = self._verification_states.get(producer_id)
+        return SENTINEL if entry is None else entry.guard
+
+    def _clear_verification_after(self, append_info: ProducerAppendInfo) -> None:
+        """The append started the producer's transaction or wrote its marker: its verification is used up. A marker of
+        transaction protocol 2 at the entry's epoch is kept: the verification is for the next transaction, as the
+        producer bumped its epoch when this one ended (Kafka's updateProducers)."""
+        entry = self._verification_states.get(append_info.producer_id)
+        if entry is None:
+            return
+        if (not append_info.started_transactions and entry.supports_epoch_bump
+                and append_info.marker_epoch == entry.epoch):
+            return
+        del self._verification_states[append_info.producer_id]
 
     # --- transactions and the last stable offset ---
 
@@ -486,6 +528,10 @@ class ProducerStateManager:
     def remove_expired_producers(self, now_ms: int) -> None:
         for producer_id in [pid for pid, entry in self.producers.items() if self._is_expired(now_ms, entry)]:
             del self.producers[producer_id]
+        # A verification whose append never came (the producer gave up) lingers no longer than an idle producer.
+        for producer_id in [pid for pid, entry in self._verification_states.items()
+                            if now_ms - entry.timestamp >= self.producer_id_expiration_ms]:
+            del self._verification_states[producer_id]
 
     def is_empty(self) -> bool:
         return not self.producers and not self._unreplicated_txns

@@ -29,8 +29,14 @@ from wirebroker.log.producer_state import (
     ProducerStateManager,
 )
 from wirebroker.log.batch_records import MAX_DECOMPRESSED_RECORDS_BYTES
+from wirebroker.log.verification_guard import VerificationGuard
 from wirebroker.protocol.batch_rewrite import scan_batch
-from wirebroker.protocol.errors import CorruptMessageError, InvalidRecordError, InvalidTimestampError
+from wirebroker.protocol.errors import (
+    CorruptMessageError,
+    InvalidRecordError,
+    InvalidTimestampError,
+    InvalidTxnStateError,
+)
 from wirebroker.protocol.records import (
     BATCH_HEADER_SIZE,
     BatchHeader,
@@ -152,15 +158,22 @@ def find_duplicate(producer_state: ProducerStateManager, batches: list[Validated
 
 def analyze_and_validate_producer_state(
         producer_state: ProducerStateManager, view: memoryview, batches: list[ValidatedBatch],
-        origin: AppendOrigin) -> tuple[dict[int, ProducerAppendInfo], list[CompletedTxn]]:
+        origin: AppendOrigin, verification_guard: VerificationGuard | None = None,
+) -> tuple[dict[int, ProducerAppendInfo], list[CompletedTxn]]:
     """Check each producer's epoch and sequences (and transaction markers) against producer state, without changing
-    it: the updates per producer id and the transactions the append completes, to apply once the bytes are written."""
+    it: the updates per producer id and the transactions the append completes, to apply once the bytes are written.
+
+    `verification_guard` is given for a client's transactional append when transaction verification is on (SENTINEL
+    when the partition needed no verification): a transactional batch is refused unless its transaction is open here
+    or the producer's pending verification still holds that very guard (Kafka's batchMissingRequiredVerification)."""
     updates: dict[int, ProducerAppendInfo] = {}
     completed = []
     for batch in batches:
         header = batch.header
         if header.producer_id == NO_PRODUCER_ID:
             continue
+        if verification_guard is not None and header.is_transactional and not header.is_control:
+            _check_verified(producer_state, header, verification_guard)
         append_info = updates.get(header.producer_id)
         if append_info is None:
             append_info = updates[header.producer_id] = producer_state.prepare_update(header.producer_id, origin)
@@ -168,3 +181,13 @@ def analyze_and_validate_producer_state(
         if completed_txn is not None:
             completed.append(completed_txn)
     return updates, completed
+
+
+def _check_verified(producer_state: ProducerStateManager, header: BatchHeader,
+                    request_guard: VerificationGuard) -> None:
+    """The transaction ended (its marker was written, or the verification expired) between the coordinator's answer
+    and this append: writing the batch would open a transaction the coordinator does not know of."""
+    if producer_state.has_ongoing_transaction(header.producer_id, header.producer_epoch):
+        return
+    if not producer_state.verification_guard(header.producer_id).verify(request_guard):
+        raise InvalidTxnStateError("Record was not part of an ongoing transaction")

@@ -25,6 +25,7 @@ import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from itertools import repeat
 from typing import TYPE_CHECKING
 
 from wirebroker.cluster.metadata import TopicMetadata
@@ -33,6 +34,7 @@ from wirebroker.log.fetch_data import FetchDataInfo
 from wirebroker.log.log import LogAppendInfo
 from wirebroker.log.manager import LogManager
 from wirebroker.log.producer_state import AppendOrigin
+from wirebroker.log.verification_guard import VerificationGuard
 from wirebroker.protocol.errors import (
     ErrorCode,
     InvalidRecordError,
@@ -271,10 +273,14 @@ class ReplicaManager:
         timeout_ms: int,
         respond: Callable[[list[AppendResult]], None],
         origin: AppendOrigin = AppendOrigin.CLIENT,
+        verification_guards: Sequence[VerificationGuard] | None = None,
     ) -> None:
         """Append each (topic, partition, records) and call `respond` with one AppendResult per entry, in order:
-        at once, or from the produce purgatory when acks=all has to wait for the high watermark."""
-        results = [self._append(topic, index, records, acks, origin) for topic, index, records in entries]
+        at once, or from the produce purgatory when acks=all has to wait for the high watermark.
+        `verification_guards`, one per entry, come with a transactional produce verified at the coordinator."""
+        guards = repeat(None) if verification_guards is None else verification_guards
+        results = [self._append(topic, index, records, acks, origin, guard)
+                   for (topic, index, records), guard in zip(entries, guards)]
         appended = [(entries[i], r) for i, r in enumerate(results) if r.error_code == ErrorCode.NONE]
         for (topic, index, _), _result in appended:
             self.fetch_purgatory.check_and_complete((topic, index))
@@ -317,12 +323,12 @@ class ReplicaManager:
         self.append_records(entries, ACKS_ALL, timeout_ms, answer, AppendOrigin.COORDINATOR)
 
     def _append(self, topic: str, index: int, records: memoryview | None, acks: int,
-                origin: AppendOrigin) -> AppendResult:
+                origin: AppendOrigin, verification_guard: VerificationGuard | None = None) -> AppendResult:
         try:
             partition = self.online_partition(topic, index)
             if records is None:
                 raise InvalidRecordError("the produce request carries no records for this partition")
-            info = partition.append_records_as_leader(records, acks, origin)
+            info = partition.append_records_as_leader(records, acks, origin, verification_guard)
             partition.bytes_in += len(records)
             partition.messages_in += info.num_messages
         except KafkaError as exc:

@@ -37,6 +37,7 @@ from typing import Protocol
 from wirebroker.log.fetch_data import FetchDataInfo
 from wirebroker.log.log import Log, LogAppendInfo
 from wirebroker.log.producer_state import AppendOrigin
+from wirebroker.log.verification_guard import VerificationGuard
 from wirebroker.protocol.errors import (
     ErrorCode,
     FencedLeaderEpochError,
@@ -212,9 +213,11 @@ class Partition:
     # ---- leader: appends and acknowledgements --------------------------------------------------------------
 
     def append_records_as_leader(self, records: memoryview, required_acks: int = 1,
-                                 origin: AppendOrigin = AppendOrigin.CLIENT) -> LogAppendInfo:
+                                 origin: AppendOrigin = AppendOrigin.CLIENT,
+                                 verification_guard: VerificationGuard | None = None) -> LogAppendInfo:
         """Append batches at our leader epoch (a produce request's, or the coordinators' and transaction markers'
-        with `origin` COORDINATOR); the high watermark moves if the ISR allows."""
+        with `origin` COORDINATOR); the high watermark moves if the ISR allows. `verification_guard`: that of a
+        transactional produce verified at the coordinator (Log.append_as_leader)."""
         with self._lock:
             self.check_leader()
             min_isr = self.log.config.min_insync_replicas
@@ -222,7 +225,7 @@ class Partition:
                 raise NotEnoughReplicasError(
                     f"The size of the current ISR {list(self.isr)} is insufficient to satisfy the min.isr "
                     f"requirement of {min_isr} for partition {self.topic}-{self.index}")
-            info = self.log.append_as_leader(records, self.leader_epoch, _now_ms(), origin)
+            info = self.log.append_as_leader(records, self.leader_epoch, _now_ms(), origin, verification_guard)
             moved = self._maybe_increment_high_watermark(_now_ms())
         if moved:
             self._state_changed()

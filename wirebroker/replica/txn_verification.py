@@ -7,6 +7,10 @@ protocol 2 has the leader add it there, one of protocol 1 has it verified there 
 here at this very epoch was added or verified before (its first batch went through the coordinator), so only the
 first append of each transaction on a partition asks the coordinator (Kafka's hasOngoingTransaction). An epoch older than the partition has seen is refused at once
 (INVALID_PRODUCER_EPOCH), as Kafka does before asking anyone.
+
+Asking the coordinator starts a verification in the partition's producer state: its guard (VerificationGuard) goes
+with the append, which the log refuses (INVALID_TXN_STATE) if the transaction ended meanwhile (see
+log/verification_guard.py).
 """
 
 from __future__ import annotations
@@ -22,6 +26,8 @@ from wirebroker.protocol.errors import (
 from wirebroker.protocol.records import read_header
 
 if TYPE_CHECKING:
+    from wirebroker.log.log import Log
+    from wirebroker.log.verification_guard import VerificationGuard
     from wirebroker.replica.manager import ReplicaManager
 
 
@@ -47,10 +53,24 @@ def in_transaction_here(replica_manager: ReplicaManager, topic: str, index: int,
     """Whether this partition has the producer's transaction open at this epoch (nothing to add). Raises what
     the partition lookup raises (NOT_LEADER_OR_FOLLOWER, UNKNOWN_TOPIC_OR_PARTITION) and INVALID_PRODUCER_EPOCH for
     an epoch below the one the partition has seen."""
-    entry = replica_manager.leader_partition(topic, index).log.producer_state.last_entry(producer_id)
-    if entry is None:
-        return False
-    if producer_epoch < entry.producer_epoch:
+    log = _leader_log_at_epoch(replica_manager, topic, index, producer_id, producer_epoch)
+    return log.producer_state.has_ongoing_transaction(producer_id, producer_epoch)
+
+
+def start_verification(replica_manager: ReplicaManager, topic: str, index: int, producer_id: int,
+                       producer_epoch: int, supports_epoch_bump: bool) -> VerificationGuard:
+    """The guard the append of this partition carries: SENTINEL if the transaction is open here (nothing to ask the
+    coordinator), else that of the verification started in the partition's producer state. Raises as
+    in_transaction_here does."""
+    log = _leader_log_at_epoch(replica_manager, topic, index, producer_id, producer_epoch)
+    return log.maybe_start_transaction_verification(producer_id, producer_epoch, supports_epoch_bump)
+
+
+def _leader_log_at_epoch(replica_manager: ReplicaManager, topic: str, index: int, producer_id: int,
+                         producer_epoch: int) -> Log:
+    log = replica_manager.leader_partition(topic, index).log
+    entry = log.producer_state.last_entry(producer_id)
+    if entry is not None and producer_epoch < entry.producer_epoch:
         raise InvalidProducerEpochError(f"Epoch of producer {producer_id} is {producer_epoch}, which is smaller than "
                                         f"the last seen epoch {entry.producer_epoch}")
-    return entry.current_txn_first_offset is not None and entry.producer_epoch == producer_epoch
+    return log
