@@ -18,6 +18,9 @@ In a cluster (KIP-932 across brokers, as Kafka runs it):
   `__share_group_state` partition (acks=all), whose fetches the network threads answer (apis/group_requests.py), and
   the two pools apart keep a share-partition leader waiting on its own coordinator (over loopback) from waiting on
   itself.
+
+They stop with the broker (its shutdown_listeners, once no request handler runs): the share threads take no new
+task, the manager's timers and persister stop, the coordinator's loads stop, and the tasks under way finish.
 """
 
 from __future__ import annotations
@@ -30,7 +33,7 @@ from typing import TYPE_CHECKING
 
 from wirebroker.apis.context import BrokerServices
 from wirebroker.apis.group_requests import Handler, off_network_thread
-from wirebroker.replica.manager import FetchRead, ReplicaManager
+from wirebroker.replica.manager import FetchRead, LeadershipListener, ReplicaManager
 from wirebroker.replica.partition import READ_COMMITTED, READ_UNCOMMITTED, Partition
 
 if TYPE_CHECKING:
@@ -120,15 +123,41 @@ def _make(broker: BrokerServices) -> ShareServices:
     channel = getattr(broker, "channel", None)  # the request channel (an embedded test broker may have none)
     if channel is not None:
         channel.connection_close_listeners.append(partitions.connection_closed)
+    follow = None
     if not in_cluster:
-        return ShareServices(coordinator, partitions, configs)
-    from concurrent.futures import ThreadPoolExecutor
+        services = ShareServices(coordinator, partitions, configs)
+    else:
+        from concurrent.futures import ThreadPoolExecutor
 
-    services = ShareServices(coordinator, partitions, configs,
-                             ThreadPoolExecutor(SHARE_PARTITION_THREADS, thread_name_prefix="share-partition-requests"),
-                             ThreadPoolExecutor(STATE_REQUEST_THREADS, thread_name_prefix="share-coordinator-requests"))
-    _follow_leadership(broker, services)
+        services = ShareServices(
+            coordinator, partitions, configs,
+            ThreadPoolExecutor(SHARE_PARTITION_THREADS, thread_name_prefix="share-partition-requests"),
+            ThreadPoolExecutor(STATE_REQUEST_THREADS, thread_name_prefix="share-coordinator-requests"))
+        follow = _follow_leadership(broker, services)
+    shutdown_listeners = getattr(broker, "shutdown_listeners", None)  # the broker's (an embedded test may have none)
+    if shutdown_listeners is not None:
+        shutdown_listeners.append(lambda: _shutdown(broker, services, follow))
     return services
+
+
+def _shutdown(broker: BrokerServices, services: ShareServices, follow: LeadershipListener | None) -> None:
+    """With the broker, once no request handler runs (Kafka's BrokerServer.shutdown: SharePartitionManager.close,
+    then the share coordinator): no new task on the share threads, the manager's timers and its persister stopped,
+    the coordinator's loads stopped, then the tasks still running finish and their threads end."""
+    _made.pop(broker, None)
+    if follow is not None:
+        broker.replica_manager.leadership_listeners.remove(follow)
+    channel = getattr(broker, "channel", None)
+    if channel is not None and services.partitions.connection_closed in channel.connection_close_listeners:
+        channel.connection_close_listeners.remove(services.partitions.connection_closed)
+    executors = [e for e in (services.partition_requests, services.state_requests) if e is not None]
+    for executor in executors:
+        executor.shutdown(wait=False, cancel_futures=True)
+    services.partitions.close()
+    if services.partitions.persister is not services.coordinator:
+        services.coordinator.shutdown()
+    for executor in executors:
+        executor.shutdown(wait=True)
 
 
 def _remote_persister(broker: BrokerServices) -> StatePersister:
@@ -150,7 +179,7 @@ def _remote_persister(broker: BrokerServices) -> StatePersister:
                                 candidates, getattr(broker, "inter_broker_security", None))
 
 
-def _follow_leadership(broker: BrokerServices, services: ShareServices) -> None:
+def _follow_leadership(broker: BrokerServices, services: ShareServices) -> LeadershipListener:
     """The share coordinator follows `__share_group_state` leadership, and a topic partition given up drops its
     share-partitions (Kafka's SharePartitionListener.onBecomingFollower), in order, on the coordinator's thread (a
     LeaderAndIsr never waits for a lock of theirs)."""
@@ -179,6 +208,7 @@ def _follow_leadership(broker: BrokerServices, services: ShareServices) -> None:
 
     broker.replica_manager.leadership_listeners.append(follow)
     run.submit(led_already)
+    return follow
 
 
 def on_share_partition_thread(handle: Handler) -> Handler:

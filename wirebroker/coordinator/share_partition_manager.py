@@ -70,6 +70,8 @@ FINAL_EPOCH = -1
 LATEST, EARLIEST = "latest", "earliest"
 READ_COMMITTED = "read_committed"  # share.isolation.level: records of aborted transactions are archived
 MAX_SHARE_SESSIONS = 2000  # Kafka's group.share.max.share.sessions default
+# the keys this manager puts on the group coordinator's timer start with one of these (close() cancels them)
+TIMER_KINDS = frozenset({"share-connection-closed", "share-fetch-wait", "share-lock"})
 
 # (topic id, partition) -> [(first offset, last offset, acknowledge types)]
 Acknowledgements = Mapping[tuple[bytes, int], list[tuple[int, int, list[int]]]]
@@ -103,6 +105,8 @@ class StatePersister(Protocol):
     def states_of(self, group_id: str) -> dict[tuple[bytes, int], ShareState]: ...
 
     def delete(self, keys: Iterable[ShareKey]) -> None: ...
+
+    def shutdown(self) -> None: ...
 
 
 @dataclass(slots=True)
@@ -205,6 +209,12 @@ class SharePartitionManager:
                 self._persist_quietly(key, partition, f"member {member_id} closed its share session")
         if not any(g == group_id for g, _ in self._sessions):
             self._drop(key for key in self._partitions if key[0] == group_id)
+
+    def close(self) -> None:
+        """The broker shuts down (Kafka's SharePartitionManager.close): no lock expiry or fetch wait of ours fires
+        any more, and the persister stops (its connections close)."""
+        self.timer.cancel_where(lambda key: isinstance(key, tuple) and key[0] in TIMER_KINDS)
+        self.persister.shutdown()
 
     # ---- the requests --------------------------------------------------------------------------------------------
 

@@ -21,13 +21,13 @@ themselves too, over loopback, when they lead that partition):
 
 The calls block: the share-partition manager makes them from the share request threads (never a network thread,
 whose follower fetches the coordinator's acks=all write may wait for) and from the group coordinator's timer.
+`shutdown` (with the broker, Kafka's persister stop) ends the retries at once and closes the connections.
 """
 
 from __future__ import annotations
 
 import logging
 import threading
-import time
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -99,8 +99,12 @@ class RemoteStatePersister:
         self._lock = threading.Lock()  # one request at a time on each connection
         self._clients: dict[Endpoint, BrokerClient] = {}
         self._coordinators: dict[str, Endpoint] = {}
+        self._stopped = threading.Event()  # set by shutdown: no retry waits out its backoff, no new request starts
 
     def shutdown(self) -> None:
+        """The broker shuts down: calls still retrying give up, and once the request in flight (if any) is
+        answered, the connections close."""
+        self._stopped.set()
         with self._lock:
             for client in self._clients.values():
                 client.close()
@@ -170,6 +174,8 @@ class RemoteStatePersister:
         for attempt in range(1, MAX_ATTEMPTS + 1):
             try:
                 with self._lock:
+                    if self._stopped.is_set():
+                        raise CoordinatorNotAvailableError(f"the broker is shutting down: no {type(request).__name__}")
                     return self._attempt(name, request, version, answered)
             except _Again as again:
                 if attempt == MAX_ATTEMPTS:
@@ -179,7 +185,7 @@ class RemoteStatePersister:
                                                        ) from None
                 log.info("%s for share-partition %s: %s; retrying in %d ms", type(request).__name__, name, again,
                          round(backoff * 1000))
-            time.sleep(backoff)
+            self._stopped.wait(backoff)
             backoff = min(backoff * 2, REQUEST_BACKOFF_MAX_MS / 1000)
         raise AssertionError("unreachable")
 
