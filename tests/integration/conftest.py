@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import shutil
+
 import pytest
 
 from tests.integration.broker_process import BrokerProcess
@@ -34,3 +36,12 @@ def broker_factory(tmp_path):
             process.stop()
         finally:
             process.kill()
+
+
+@pytest.fixture
+def jdk_and_maven() -> None:
+    """Tests that compile a Java client probe need javac and mvn: missing, they fail saying what to install."""
+    missing = [tool for tool in ("javac", "mvn") if shutil.which(tool) is None]
+    if missing:
+        pytest.fail(f"{' and '.join(missing)} missing: install a JDK 17 and Maven (apt-get install openjdk-17-jdk-headless "
+                    "maven)", pytrace=False)

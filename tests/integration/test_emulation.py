@@ -10,7 +10,6 @@ KIP-848 consumer protocol, which 3.6 does not offer.
 
 from __future__ import annotations
 
-import shutil
 import struct
 import subprocess
 from pathlib import Path
@@ -56,7 +55,7 @@ def test_a_request_above_the_emulated_release_gets_unsupported_version():
         assert v3.finalized_features_epoch > 0
 
 
-@pytest.mark.skipif(shutil.which("javac") is None or shutil.which("mvn") is None, reason="needs a JDK and Maven")
+@pytest.mark.usefixtures("jdk_and_maven")
 def test_java_clients_4_see_kafka_3_6(broker_factory):
     from compat_tests.cache import DEFAULT_CACHE_DIR
     from compat_tests.installers import DRIVER_JVM_OPTS, compile_java

@@ -9,7 +9,6 @@ raw Produce v12 to another broker's partition shows in the coordinator's Describ
 
 from __future__ import annotations
 
-import shutil
 import subprocess
 from collections.abc import Callable
 from pathlib import Path
@@ -27,8 +26,7 @@ from wirebroker.protocol import records
 from wirebroker.protocol.errors import ErrorCode
 from wirebroker.protocol.messages.produce import ProduceRequest
 
-pytestmark = pytest.mark.skipif(shutil.which("javac") is None or shutil.which("mvn") is None,
-                                reason="needs a JDK and Maven")
+pytestmark = pytest.mark.usefixtures("jdk_and_maven")
 
 PROBE_SOURCE = Path(__file__).parent / "java" / "TransactionsProbe.java"
 KAFKA_JARS = "kafka-4.3.1"  # Apache Kafka 4.3.1's classpath, kafka-clients-4.3.1.jar in it
