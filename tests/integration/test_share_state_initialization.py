@@ -4,7 +4,8 @@ initialises the states of the subscribed topics' partitions (InitializeShareGrou
 records them in `__consumer_offsets` (ShareGroupStatePartitionMetadata), and a later heartbeat assigns them.
 DescribeShareGroupOffsets lists those partitions before any fetch (start offset -1 until a leader resolves
 share.auto.offset.reset, as kafka-share-groups.sh shows them), and only those; a fetch of a partition the group
-never initialised is UNKNOWN_SERVER_ERROR; DeleteGroups deletes the states the group initialised.
+never initialised is UNKNOWN_SERVER_ERROR; DeleteShareGroupOffsets and DeleteGroups delete the states the group
+initialised, and the group no longer has them (a member joining again has them initialised again).
 
 On one broker (and on Apache Kafka 4.3.1 with WIREBROKER_RELIABILITY=full), and in a three-broker ZooKeeper cluster
 where the group's coordinator is killed (-9): the broker taking over loads the record and describes the same
@@ -30,6 +31,9 @@ from tests.integration.test_share_fetch_details import (
     _until,
 )
 from wirebroker.protocol.errors import ErrorCode
+from wirebroker.protocol.messages.delete_share_group_offsets import (
+    DeleteShareGroupOffsetsRequest,
+)
 from wirebroker.protocol.messages.describe_share_group_offsets import (
     DescribeShareGroupOffsetsRequest,
 )
@@ -38,7 +42,8 @@ from wirebroker.protocol.messages.read_share_group_state import (
 )
 
 FIND_COORDINATOR, GROUP_KEY, SHARE_KEY = 10, 0, 2
-SHARE_GROUP_HEARTBEAT, DESCRIBE_SHARE_GROUP_OFFSETS, DELETE_GROUPS, READ_SHARE_GROUP_STATE = 76, 90, 42, 84
+SHARE_GROUP_HEARTBEAT, DESCRIBE_SHARE_GROUP_OFFSETS, DELETE_SHARE_GROUP_OFFSETS = 76, 90, 92
+DELETE_GROUPS, READ_SHARE_GROUP_STATE = 42, 84
 UNINITIALIZED = -1
 
 
@@ -142,6 +147,21 @@ def test_a_heartbeat_initialises_the_share_partitions_that_describe_lists_and_de
         _fetch(client, group, member, -1)  # close the share session
         _heartbeat(client, group, member, -1)  # leave
         assert _read_state(client, group, subscribed_id, 0)[0] == ErrorCode.NONE
+
+        # DeleteShareGroupOffsets deletes the topic's states, and the group no longer has them: a member joining
+        # again has them initialised again.
+        deleted = _until(lambda: (r := client.request(DELETE_SHARE_GROUP_OFFSETS, 0, group_id=group, topics=[
+            DeleteShareGroupOffsetsRequest.DeleteShareGroupOffsetsRequestTopic(topic_name="init-subscribed")])
+        ).error_code != ErrorCode.NON_EMPTY_GROUP and r, "the group empty")
+        assert (deleted.error_code, [t.error_code for t in deleted.responses]) == (ErrorCode.NONE, [ErrorCode.NONE])
+        assert _described(client, group) == (ErrorCode.NONE, {})
+        assert {_read_state(client, group, subscribed_id, p) for p in (0, 1)} == {(ErrorCode.INVALID_REQUEST, None)}
+        again = _heartbeat(client, group, member, 0, ["init-subscribed"])
+        assert _until(lambda: _described(client, group) == (ErrorCode.NONE, expected) and expected,
+                      "initialised again")
+        _until_assigned(client, group, member, again.member_epoch)
+        _heartbeat(client, group, member, -1)
+
         assert _until(lambda: (r := client.request(DELETE_GROUPS, 2, groups_names=[group]).results[0].error_code)
                       != ErrorCode.NON_EMPTY_GROUP and r == ErrorCode.NONE, "the group deleted") is True
         assert {_read_state(client, group, subscribed_id, p) for p in (0, 1)} == {(ErrorCode.INVALID_REQUEST, None)}

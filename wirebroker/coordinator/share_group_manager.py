@@ -183,7 +183,11 @@ class ShareGroupManager:
         heartbeat's) the group epoch is bumped, so that the next heartbeat assigns them. A group deleted meanwhile
         is left alone."""
         group = self.runtime.groups.get(group_id)
-        if not isinstance(group, ShareGroup) or not partitions:
+        if not isinstance(group, ShareGroup):
+            return
+        if assign:  # a heartbeat's: only those still initialising (their state may have been deleted meanwhile)
+            partitions = [tp for tp in partitions if contains(group.initializing, *tp)]
+        if not partitions:
             return
         for tp in partitions:
             self._initializing_since.get(group_id, {}).pop(tp, None)

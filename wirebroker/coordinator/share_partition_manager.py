@@ -1,9 +1,11 @@
 """The share-partitions this broker leads and the share sessions of their consumers (KIP-932; Kafka's
 SharePartitionManager and ShareSessionCache): what ShareFetch and ShareAcknowledge act on.
 
-A share-partition (share_partition.py) is made at its group's first fetch: from the state the share coordinator
-persisted, else at `share.auto.offset.reset` of the group (latest: the high watermark; earliest: the log start
-offset), which is then persisted at once (InitializeShareGroupState). The state goes through a persister: the share
+A share-partition (share_partition.py) is made at its group's first fetch here, from the state the share coordinator
+persisted: the group's coordinator initialised it (share_state_initialization.py), at start offset -1 for a topic new
+to the group, which is resolved here with `share.auto.offset.reset` of the group (latest: the high watermark;
+earliest: the log start offset) and persisted with the first change. A share-partition with no state at all was
+never initialised by the group (a fetch of a partition never assigned): UNKNOWN_SERVER_ERROR, as Kafka answers. The state goes through a persister: the share
 coordinator itself on a single broker (share_coordinator.py), the persister RPCs to the key's share coordinator in a
 cluster (share_persister_remote.py). Every write carries the state epoch the share-partition was read at: one an
 admin reset since (AlterShareGroupOffsets) is FENCED_STATE_EPOCH, and so is FENCED_LEADER_EPOCH the write of a
@@ -50,6 +52,9 @@ from wirebroker.coordinator.share_partition import (
     SharePartition,
     StateBatch,
 )
+from wirebroker.coordinator.share_state_initialization import (
+    UNINITIALIZED_START_OFFSET,
+)
 from wirebroker.protocol.errors import (
     ErrorCode,
     FencedLeaderEpochError,
@@ -69,7 +74,6 @@ log = logging.getLogger(__name__)
 INITIAL_EPOCH = 0
 FINAL_EPOCH = -1
 LATEST, EARLIEST = "latest", "earliest"
-UNINITIALIZED_START_OFFSET = -1  # Kafka's PartitionFactory.UNINITIALIZED_START_OFFSET: share.auto.offset.reset decides
 READ_COMMITTED = "read_committed"  # share.isolation.level: records of aborted transactions are archived
 MAX_SHARE_SESSIONS = 2000  # Kafka's group.share.max.share.sessions default
 # the keys this manager puts on the group coordinator's timer start with one of these (close() cancels them)

@@ -20,7 +20,8 @@ themselves too, over loopback, when they lead that partition):
   FENCED_LEADER_EPOCH: a newer leader of the topic partition has read the state).
 
 The calls block: the share-partition manager makes them from the share request threads (never a network thread,
-whose follower fetches the coordinator's acks=all write may wait for) and from the group coordinator's timer.
+whose follower fetches the coordinator's acks=all write may wait for) and from the group coordinator's timer, and
+the group coordinator's initialisations from a thread of their own (apis/share_services.py).
 `shutdown` (with the broker, Kafka's persister stop) ends the retries at once and closes the connections.
 """
 
