@@ -22,6 +22,7 @@ def on_empty_share_group(ctx: RequestContext, group_id: str, operation: Callable
     """Run `operation` under the group coordinator's lock once `group_id` is an empty share group (made first if
     `create` and there is no group of that id)."""
     coordinator = ctx.broker.group_coordinator
+    share_services(ctx.broker)  # made before the lock is taken: making them takes it too, for their initialiser
 
     def checked() -> T:
         if not coordinator.share_group(group_id, create).is_empty():
