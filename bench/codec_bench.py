@@ -4,7 +4,10 @@
 
 Three messages a broker handles on its hot paths:
 
-- a Produce v9 request: one partition carrying a 16 KiB record batch (the batch stays opaque bytes);
+- a Produce v9 request: one partition carrying a 16 KiB record batch (the batch stays opaque bytes); decoded twice
+  on wirebroker's side: into the full ProduceRequest (what clients and tools use) and flat, as the broker reads it
+  (FlatProduceRequest, protocol/codegen/flat.py: one (topic, partition, records) tuple per partition, every byte
+  read and checked as by the full reader, nothing deferred);
 - a Fetch v12 response: one topic, 50 partitions, each with a small records payload;
 - a Metadata v12 response: 100 topics x 10 partitions, three brokers.
 
@@ -47,7 +50,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # `python bench/co
 
 from wirebroker.protocol.messages.fetch import FetchResponse  # noqa: E402
 from wirebroker.protocol.messages.metadata import MetadataResponse  # noqa: E402
-from wirebroker.protocol.messages.produce import ProduceRequest  # noqa: E402
+from wirebroker.protocol.messages.produce import FlatProduceRequest, ProduceRequest  # noqa: E402
 
 GOAL_RATIO = 3.0  # the speed-up over kafka-python the generated codecs aim for
 BATCH_BYTES = 16 * 1024
@@ -65,6 +68,7 @@ class Case:
     wb_cls: type
     kp_cls: type
     build: Callable[[], Any]
+    reader: type | None = None  # the class wirebroker decodes with, if not wb_cls (a flat reader)
 
 
 def produce_request() -> ProduceRequest:
@@ -103,6 +107,8 @@ def metadata_response() -> MetadataResponse:
 
 CASES = (
     Case("Produce v9 request, 1 partition, 16 KiB batch", 9, ProduceRequest, KpProduceRequest, produce_request),
+    Case("Produce v9 request, read flat as the broker does", 9, ProduceRequest, KpProduceRequest, produce_request,
+         FlatProduceRequest),
     Case("Fetch v12 response, 50 partitions", 12, FetchResponse, KpFetchResponse, fetch_response),
     Case("Metadata v12 response, 100 topics x 10 partitions", 12, MetadataResponse, KpMetadataResponse,
          metadata_response),
@@ -127,7 +133,7 @@ def measure(case: Case, repeat: int) -> dict[str, Any]:
     kp_message._header = None  # set by kafka-python's constructor, not by its decoder; encode() reads it
     if kp_message.encode(version=case.version) != wire:
         raise SystemExit(f"{case.name}: kafka-python encodes the message differently; the timings would not compare")
-    version, wb_cls, kp_cls = case.version, case.wb_cls, case.kp_cls
+    version, wb_cls, kp_cls = case.version, case.reader or case.wb_cls, case.kp_cls
     rounds = ops_per_second({
         "wb_decode": lambda: wb_cls.decode(wire, version),
         "kp_decode": lambda: kp_cls.decode(wire, version=version),

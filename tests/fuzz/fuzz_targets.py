@@ -13,7 +13,7 @@ import atheris
 
 with atheris.instrument_imports():
     from wirebroker.protocol import records
-    from wirebroker.protocol.api_messages import request_class
+    from wirebroker.protocol.api_messages import broker_request_class, request_class
     from wirebroker.protocol.errors import KafkaError
     from wirebroker.protocol.frames import FrameError, FrameReader
     from wirebroker.protocol.headers import read_request_header
@@ -22,7 +22,8 @@ with atheris.instrument_imports():
     from wirebroker.protocol.primitives import DecodeError
 
 MAX_FRAME = 1 << 20
-REQUEST_CLASSES = {key: request_class(key) for key in API_SPECS}
+# every request class, and the flat reader the broker reads Produce with (codegen/flat.py)
+REQUEST_CLASSES = {key: {request_class(key), broker_request_class(key)} for key in API_SPECS}
 
 
 def fuzz_frames(data: bytes) -> None:
@@ -41,9 +42,11 @@ def fuzz_requests(data: bytes) -> None:
     frame = memoryview(bytearray(data))
     try:
         header, position = read_request_header(frame)
-        cls = REQUEST_CLASSES.get(header.api_key)
-        if cls is not None:
-            cls.read(frame, position, header.api_version)
+        for cls in REQUEST_CLASSES.get(header.api_key, ()):
+            try:
+                cls.read(frame, position, header.api_version)
+            except DecodeError:
+                pass
     except (DecodeError, UnsupportedVersion):
         pass
 

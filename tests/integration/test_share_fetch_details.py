@@ -105,15 +105,25 @@ def _until(condition, what: str, timeout: float = 30):
 
 
 def _join(client: RawClient, group: str, member: str, topic: str) -> None:
-    """Join the share group (its coordinator found first) and wait until its share-partitions can be fetched:
-    Kafka's group coordinator initialises them (InitializeShareGroupState) after the assignment."""
+    """Join the share group (its coordinator found first) and wait until its share-partitions can be fetched: the
+    group coordinator initialises them (InitializeShareGroupState) after the first heartbeat, and a later heartbeat
+    assigns them, as Kafka 4.3.1 does."""
     _until(lambda: client.request(FIND_COORDINATOR, 6, key_type=0, coordinator_keys=[group]).coordinators[0]
            .error_code == ErrorCode.NONE, "the group coordinator")
     joined = _until(lambda: (r := client.request(SHARE_GROUP_HEARTBEAT, 1, group_id=group, member_id=member,
                                                  member_epoch=0, subscribed_topic_names=[topic])).error_code
                     == ErrorCode.NONE and r, "joined")
-    _until(lambda: client.request(SHARE_GROUP_HEARTBEAT, 1, group_id=group, member_id=member,
-                                  member_epoch=joined.member_epoch).error_code == ErrorCode.NONE, "heartbeat")
+    epoch = joined.member_epoch
+
+    def assigned() -> bool:
+        nonlocal epoch
+        response = client.request(SHARE_GROUP_HEARTBEAT, 1, group_id=group, member_id=member, member_epoch=epoch)
+        assert response.error_code == ErrorCode.NONE
+        epoch = response.member_epoch
+        return response.assignment is not None and bool(response.assignment.topic_partitions)
+
+    if not joined.assignment.topic_partitions:
+        _until(assigned, "the share-partitions initialised and assigned")
 
 
 def test_a_share_fetch_answer_lists_only_partitions_with_records_acknowledgements_or_errors(broker_factory):

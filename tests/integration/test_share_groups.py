@@ -208,10 +208,14 @@ def test_kafka_s_dump_log_segments_reads_our_share_state_records(broker_factory,
 
     snapshots = [(key["data"], value["data"]) for key, value in dump("__share_group_state", "--share-group-state-decoder")
                  if key["type"] == "0" and value is not None]
-    assert snapshots[0][0]["groupId"] == "decoded" and snapshots[0][1]["startOffset"] == 0
+    # first the group coordinator's initialisation (start -1: the leader resolves share.auto.offset.reset)
+    assert snapshots[0][0]["groupId"] == "decoded" and snapshots[0][1]["startOffset"] == -1
     assert snapshots[-1][1]["startOffset"] == 30 and snapshots[-1][1]["snapshotEpoch"] == len(snapshots) - 1
-    group_records = {key["type"] for key, _ in dump("__consumer_offsets", "--offsets-decoder")}
-    assert {"10", "11", "12", "13", "14"} <= group_records  # ShareGroup member, metadata, target and current records
+    group_records = dump("__consumer_offsets", "--offsets-decoder")
+    # ShareGroup member, metadata, target, current and state-partition records
+    assert {"10", "11", "12", "13", "14", "15"} <= {key["type"] for key, _ in group_records}
+    initialized = [value["data"]["initializedTopics"] for key, value in group_records if key["type"] == "15"]
+    assert [(t["topicName"], t["partitions"]) for t in initialized[-1]] == [("dumped", [0])]
 
 
 def test_read_committed_share_groups_never_see_aborted_records(share_broker, tmp_path):

@@ -3,7 +3,8 @@
 Behaviour:
 - Starts each named partition of an empty share group at the offset given: its share-partition state is written
   again in `__share_group_state` with that start offset, nothing in flight and the next state epoch, and the next
-  ShareFetch starts there.
+  ShareFetch starts there; the partitions are recorded as initialised by the group (its ShareGroupStatePartitionMetadata
+  record, as Kafka's initializeShareGroupState after an alter), so that a member joining is assigned them.
 - A group id that names no group creates an empty share group (a ShareGroupMetadata record at epoch 1), as Kafka's
   GroupMetadataManager.alterShareGroupOffsets does, so offsets can be set before the first member joins.
 - Group errors: GROUP_ID_NOT_FOUND (a group of another kind), NON_EMPTY_GROUP (members consume it),
@@ -65,6 +66,7 @@ def handle(ctx: RequestContext, request: AlterShareGroupOffsetsRequest) -> Alter
                     error_message=None if known else "This server does not host this topic-partition."))
             topics.append(answered)
         share_services(ctx.broker).partitions.reset(request.group_id, reset)
+        ctx.broker.group_coordinator.share_state_initialized(request.group_id, sorted(reset), assign=False)
         return AlterShareGroupOffsetsResponse(error_code=ErrorCode.NONE, responses=topics)
 
     def error(exc: KafkaError) -> AlterShareGroupOffsetsResponse:

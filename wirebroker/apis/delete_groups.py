@@ -2,7 +2,8 @@
 
 Behaviour:
 - Deletes each named group that has no members, with its committed offsets (tombstones in __consumer_offsets); a
-  share group's share-partition states go too (apis/share_group_admin.py).
+  share group's share-partition states go first (those its coordinator initialised, apis/share_group_admin.py),
+  and a group whose states could not be deleted stays, answered with the persister's error.
 - Per group: GROUP_ID_NOT_FOUND, NON_EMPTY_GROUP, COORDINATOR_LOAD_IN_PROGRESS.
 Version notes:
 - v1+ same as v0 (throttle behaviour, KIP-219); v2+ flexible.
@@ -27,9 +28,10 @@ API_KEY = 42
 
 def handle(ctx: RequestContext, request: DeleteGroupsRequest) -> DeleteGroupsResponse:
     deletable = ctx.authorized(AclOperation.DELETE, ResourceType.GROUP, request.groups_names)
-    share_groups = share_group_ids(ctx, deletable)
-    results = ctx.broker.group_coordinator.delete_groups([g for g in request.groups_names if g in deletable])
-    delete_share_states(ctx, (g for g, code in results if g in share_groups and code == ErrorCode.NONE))
+    kept = delete_share_states(ctx, share_group_ids(ctx, deletable))
+    results = ctx.broker.group_coordinator.delete_groups([g for g in request.groups_names
+                                                          if g in deletable and g not in kept])
+    results += list(kept.items())
     refused = dict.fromkeys(g for g in request.groups_names if g not in deletable)  # once each, in request order
     results += [(group_id, ErrorCode.GROUP_AUTHORIZATION_FAILED) for group_id in refused]
     return DeleteGroupsResponse(results=[DeleteGroupsResponse.DeletableGroupResult(group_id=group_id, error_code=code)

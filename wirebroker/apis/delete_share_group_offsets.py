@@ -2,7 +2,9 @@
 
 Behaviour:
 - Deletes the share-partition states of the named topics for an empty share group (tombstones in
-  `__share_group_state`): its next ShareFetch starts them again at share.auto.offset.reset.
+  `__share_group_state`), those its coordinator initialised: the group's record has them deleting, then neither
+  initialised nor deleting, so that its next member's heartbeat initialises them again at
+  share.auto.offset.reset. A topic the group never initialised has nothing to delete (NONE).
 - Group errors: GROUP_ID_NOT_FOUND (unknown, or a group of another kind), NON_EMPTY_GROUP, NOT_COORDINATOR,
   COORDINATOR_LOAD_IN_PROGRESS. An unknown topic answers UNKNOWN_TOPIC_OR_PARTITION.
 Authorization (with an authorizer): DELETE on the group, else GROUP_AUTHORIZATION_FAILED; READ on each topic, else
@@ -40,8 +42,10 @@ def handle(ctx: RequestContext, request: DeleteShareGroupOffsetsRequest) -> Dele
     readable = ctx.authorized(AclOperation.READ, ResourceType.TOPIC, (t.topic_name for t in request.topics))
 
     def delete() -> DeleteShareGroupOffsetsResponse:
+        coordinator = ctx.broker.group_coordinator
+        group = coordinator.share_group(request.group_id)
         topics = []
-        deleted = []
+        deleted: set[bytes] = set()
         for asked in request.topics:
             topic = ctx.broker.metadata.topic(asked.topic_name)
             if asked.topic_name not in readable:
@@ -53,9 +57,13 @@ def handle(ctx: RequestContext, request: DeleteShareGroupOffsetsRequest) -> Dele
                                      error_code=ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
                                      error_message="This server does not host this topic-partition."))
                 continue
-            deleted.append(topic.topic_id)
+            if topic.topic_id in group.initialized or topic.topic_id in group.initializing:
+                deleted.add(topic.topic_id)
             topics.append(_Topic(topic_name=asked.topic_name, topic_id=topic.topic_id, error_code=ErrorCode.NONE))
-        share_services(ctx.broker).partitions.delete_state(request.group_id, deleted)
+        if deleted:
+            coordinator.record_share_state_deletion(group, deleted, done=False)
+            share_services(ctx.broker).partitions.delete_state(request.group_id, group.partitions_with_state(deleted))
+            coordinator.record_share_state_deletion(group, deleted, done=True)
         return DeleteShareGroupOffsetsResponse(error_code=ErrorCode.NONE, responses=topics)
 
     def error(exc: KafkaError) -> DeleteShareGroupOffsetsResponse:

@@ -62,7 +62,7 @@ from wirebroker.coordinator.transaction_partition_adds import (
 )
 from wirebroker.log.verification_guard import SENTINEL, VerificationGuard
 from wirebroker.protocol.errors import ErrorCode, KafkaError
-from wirebroker.protocol.messages.produce import ProduceRequest, ProduceResponse
+from wirebroker.protocol.messages.produce import FlatProduceRequest, ProduceResponse
 from wirebroker.protocol.records import read_header
 from wirebroker.replica.manager import AppendResult
 from wirebroker.replica.txn_verification import (
@@ -86,21 +86,23 @@ _PartitionResponse = ProduceResponse.PartitionProduceResponse
 _TopicResponse = ProduceResponse.TopicProduceResponse
 
 
-def handle(ctx: RequestContext, request: ProduceRequest) -> None:
+def handle(ctx: RequestContext, request: FlatProduceRequest) -> None:
+    """`request.partition_data`: (topic name, or its id from v13, partition index, records) per partition, as the
+    dispatcher's flat reader reads them (codegen/flat.py); `entries` the same with the topic's name (None for an id
+    this broker does not know)."""
+    entries = request.partition_data
     if ctx.api_version >= FIRST_TOPIC_ID_VERSION:
-        view = ctx.broker.cluster_view
-        for topic in request.topic_data:
-            known = view.topic_by_id(topic.topic_id)
-            topic.name = known.name if known is not None else None
-    entries = [(topic.name, p.index, p.records) for topic in request.topic_data for p in topic.partition_data]
+        names = _names_of_ids(ctx, {topic_id for topic_id, _, _ in entries})
+        entries = [(names[topic_id], index, records) for topic_id, index, records in entries]
     if ctx.api_version < FIRST_V2_FORMAT_VERSION:
-        ctx.respond(_answer(ctx, request, [AppendResult(ErrorCode.UNSUPPORTED_VERSION)] * len(entries)))
+        ctx.respond(_answer(ctx, request, entries, [AppendResult(ErrorCode.UNSUPPORTED_VERSION)] * len(entries)))
     elif request.acks not in VALID_ACKS:
-        ctx.respond(_answer(ctx, request, [AppendResult(ErrorCode.INVALID_REQUIRED_ACKS)] * len(entries)))
+        ctx.respond(_answer(ctx, request, entries, [AppendResult(ErrorCode.INVALID_REQUIRED_ACKS)] * len(entries)))
     elif (transactional := _has_transactional_records(entries)) and not (
             request.transactional_id is not None
             and ctx.authorize(AclOperation.WRITE, ResourceType.TRANSACTIONAL_ID, request.transactional_id)):
-        ctx.respond(_answer(ctx, request, [AppendResult(ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED)] * len(entries)))
+        ctx.respond(_answer(ctx, request, entries,
+                            [AppendResult(ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED)] * len(entries)))
     else:
         writable = ctx.authorized(AclOperation.WRITE, ResourceType.TOPIC, (e[0] for e in entries if e[0] is not None))
         refused = [None if topic in writable
@@ -112,17 +114,23 @@ def handle(ctx: RequestContext, request: ProduceRequest) -> None:
             _append(ctx, request, entries, refused)
 
 
-def _append(ctx: RequestContext, request: ProduceRequest, entries: list[tuple[str | None, int, Any]],
+def _names_of_ids(ctx: RequestContext, topic_ids: set[bytes]) -> dict[bytes, str | None]:
+    view = ctx.broker.cluster_view
+    return {topic_id: known.name if (known := view.topic_by_id(topic_id)) is not None else None
+            for topic_id in topic_ids}
+
+
+def _append(ctx: RequestContext, request: FlatProduceRequest, entries: list[tuple[str | None, int, Any]],
             refused: list[AppendResult | None], guards: list[VerificationGuard] | None = None) -> None:
     """Append the entries not refused; `guards` (one per entry) those of a verified transactional request."""
     ctx.broker.replica_manager.append_records(
         [e for e, refusal in zip(entries, refused, strict=True) if refusal is None], request.acks,
-        request.timeout_ms, lambda results: ctx.respond(_answer(ctx, request, _merged(refused, results))),
+        request.timeout_ms, lambda results: ctx.respond(_answer(ctx, request, entries, _merged(refused, results))),
         verification_guards=None if guards is None else [
             guard for guard, refusal in zip(guards, refused, strict=True) if refusal is None])
 
 
-def _add_then_append(ctx: RequestContext, request: ProduceRequest, entries: list[tuple[str | None, int, Any]],
+def _add_then_append(ctx: RequestContext, request: FlatProduceRequest, entries: list[tuple[str | None, int, Any]],
                      refused: list[AppendResult | None]) -> None:
     """KIP-890: the partitions of the transaction not yet open here are added at the coordinator (part 2, v12+) or
     verified to be in the transaction there (part 1, up to v11), then the records are appended (those of a partition
@@ -133,7 +141,7 @@ def _add_then_append(ctx: RequestContext, request: ProduceRequest, entries: list
         producer = transactional_producer(records for (_, _, records), refusal in zip(entries, refused, strict=True)
                                           if refusal is None)
     except KafkaError as exc:
-        ctx.respond(_answer(ctx, request, [AppendResult(exc.code, str(exc))] * len(entries)))
+        ctx.respond(_answer(ctx, request, entries, [AppendResult(exc.code, str(exc))] * len(entries)))
         return
     if producer is None:  # no partition's first batch is transactional (the log refuses the malformed ones)
         _append(ctx, request, entries, refused)
@@ -197,7 +205,10 @@ def _merged(refused: list[AppendResult | None], appended: list[AppendResult]) ->
     return [next(results) if refusal is None else refusal for refusal in refused]
 
 
-def _answer(ctx: RequestContext, request: ProduceRequest, results: list[AppendResult]) -> ProduceResponse | object:
+def _answer(ctx: RequestContext, request: FlatProduceRequest, entries: list[tuple[str | None, int, Any]],
+            results: list[AppendResult]) -> ProduceResponse | object:
+    """The response: one topic per run of partitions of the same topic in the request (Kafka answers per topic
+    too), named as the request named it, by id from v13."""
     if request.acks == 0:
         failed = [r for r in results if r.error_code]
         if failed:
@@ -205,15 +216,17 @@ def _answer(ctx: RequestContext, request: ProduceRequest, results: list[AppendRe
                 f"produce with acks=0 failed ({ErrorCode(failed[0].error_code).name}: {failed[0].message})"
             )
         return NO_RESPONSE
-    responses = []
-    position = 0
-    for topic in request.topic_data:
-        partitions = []
-        for p in topic.partition_data:
-            partitions.append(_partition_response(p.index, results[position]))
-            position += 1
-        responses.append(_TopicResponse(name=topic.name or "", topic_id=topic.topic_id,
-                                        partition_responses=partitions))
+    responses: list[ProduceResponse.TopicProduceResponse] = []
+    by_id = ctx.api_version >= FIRST_TOPIC_ID_VERSION
+    partitions: list[ProduceResponse.PartitionProduceResponse] = []
+    previous = None
+    for (topic, index, _), (name, _, _), result in zip(request.partition_data, entries, results, strict=True):
+        if topic != previous:
+            partitions = []
+            responses.append(_TopicResponse(name=name or "", topic_id=topic if by_id else None,
+                                            partition_responses=partitions))
+            previous = topic
+        partitions.append(_partition_response(index, result))
     response = ProduceResponse(responses=responses)
     if ctx.api_version >= FIRST_CURRENT_LEADER_VERSION:
         response.node_endpoints = point_to_leaders(

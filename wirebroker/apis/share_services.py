@@ -4,7 +4,10 @@ use share groups imports none of their modules and creates no `__share_group_sta
 - the share coordinator (coordinator/share_coordinator.py) over the internal topic `__share_group_state`;
 - the share-partition manager (coordinator/share_partition_manager.py), on the group coordinator's timer;
 - the group configs of share groups (`share.auto.offset.reset`, `share.record.lock.duration.ms`, ...), set with
-  IncrementalAlterConfigs on GROUP resources (coordinator/share_group_configs.py).
+  IncrementalAlterConfigs on GROUP resources (coordinator/share_group_configs.py);
+- the group coordinator's initialisation of share-partition states (coordinator/share_state_initialization.py):
+  InitializeShareGroupState through the persister on a thread of its own, never under the group coordinator's
+  lock nor on a thread the persister's own RPCs may need, then reported back to the group coordinator.
 
 In a cluster (KIP-932 across brokers, as Kafka runs it):
 - the share-group coordinator is the group coordinator of the group id (its `__consumer_offsets` partition's leader);
@@ -25,6 +28,7 @@ task, the manager's timers and persister stop, the coordinator's loads stop, and
 
 from __future__ import annotations
 
+import logging
 import threading
 import weakref
 from collections.abc import Callable
@@ -39,6 +43,7 @@ from wirebroker.replica.partition import READ_COMMITTED, READ_UNCOMMITTED, Parti
 if TYPE_CHECKING:
     from concurrent.futures import Executor
 
+    from wirebroker.coordinator.group_coordinator import GroupCoordinator
     from wirebroker.coordinator.share_coordinator import ShareCoordinator
     from wirebroker.coordinator.share_group_configs import (
         ClusterShareGroupConfigs,
@@ -48,6 +53,11 @@ if TYPE_CHECKING:
         SharePartitionManager,
         StatePersister,
     )
+    from wirebroker.coordinator.share_state_initialization import (
+        InitializeShareState,
+    )
+
+log = logging.getLogger(__name__)
 
 SHARE_PARTITION_THREADS = 2  # ShareFetch/ShareAcknowledge in a cluster: they serialise on the manager's lock anyway
 STATE_REQUEST_THREADS = 1  # the persister RPCs in a cluster: Kafka's share.coordinator.threads default
@@ -77,6 +87,7 @@ class ShareServices:
     group_configs: ShareGroupConfigs | ClusterShareGroupConfigs
     partition_requests: Executor | None = None  # in a cluster: ShareFetch and ShareAcknowledge run here
     state_requests: Executor | None = None  # in a cluster: the persister RPCs and leadership changes run here
+    state_initializations: Executor | None = None  # the group coordinator's InitializeShareGroupState calls
 
 
 _made: weakref.WeakKeyDictionary[BrokerServices, ShareServices] = weakref.WeakKeyDictionary()
@@ -123,17 +134,20 @@ def _make(broker: BrokerServices) -> ShareServices:
     channel = getattr(broker, "channel", None)  # the request channel (an embedded test broker may have none)
     if channel is not None:
         channel.connection_close_listeners.append(partitions.connection_closed)
-    follow = None
-    if not in_cluster:
-        services = ShareServices(coordinator, partitions, configs)
-    else:
-        from concurrent.futures import ThreadPoolExecutor
+    from concurrent.futures import ThreadPoolExecutor
 
+    follow = None
+    initializations = ThreadPoolExecutor(1, thread_name_prefix="share-state-initializer")
+    if not in_cluster:
+        services = ShareServices(coordinator, partitions, configs, state_initializations=initializations)
+    else:
         services = ShareServices(
             coordinator, partitions, configs,
             ThreadPoolExecutor(SHARE_PARTITION_THREADS, thread_name_prefix="share-partition-requests"),
-            ThreadPoolExecutor(STATE_REQUEST_THREADS, thread_name_prefix="share-coordinator-requests"))
+            ThreadPoolExecutor(STATE_REQUEST_THREADS, thread_name_prefix="share-coordinator-requests"),
+            initializations)
         follow = _follow_leadership(broker, services)
+    group_coordinator.use_share_state_initializer(_initializer(group_coordinator, persister, initializations))
     shutdown_listeners = getattr(broker, "shutdown_listeners", None)  # the broker's (an embedded test may have none)
     if shutdown_listeners is not None:
         shutdown_listeners.append(lambda: _shutdown(broker, services, follow))
@@ -150,7 +164,8 @@ def _shutdown(broker: BrokerServices, services: ShareServices, follow: Leadershi
     channel = getattr(broker, "channel", None)
     if channel is not None and services.partitions.connection_closed in channel.connection_close_listeners:
         channel.connection_close_listeners.remove(services.partitions.connection_closed)
-    executors = [e for e in (services.partition_requests, services.state_requests) if e is not None]
+    executors = [e for e in (services.partition_requests, services.state_requests, services.state_initializations)
+                 if e is not None]
     for executor in executors:
         executor.shutdown(wait=False, cancel_futures=True)
     services.partitions.close()
@@ -158,6 +173,41 @@ def _shutdown(broker: BrokerServices, services: ShareServices, follow: Leadershi
         services.coordinator.shutdown()
     for executor in executors:
         executor.shutdown(wait=True)
+
+
+def _initializer(group_coordinator: GroupCoordinator, persister: StatePersister, executor: Executor
+                 ) -> Callable[[InitializeShareState], None]:
+    """Kafka's GroupCoordinatorService.persisterInitialize: each share-partition's state initialised through the
+    persister, then the outcome reported to the group coordinator (the partitions initialised are recorded; those
+    that failed stay initialising, tried again later)."""
+    from wirebroker.protocol.errors import KafkaError
+
+    def initialize(initialization: InitializeShareState) -> None:
+        group_id = initialization.group_id
+        done, failed, error = [], [], ""
+        for (topic_id, index), start_offset in initialization.start_offsets.items():
+            try:
+                persister.initialize((group_id, topic_id, index), initialization.state_epoch, start_offset)
+                done.append((topic_id, index))
+            except KafkaError as exc:
+                failed.append((topic_id, index))
+                error = f"{type(exc).__name__}: {exc}"
+            except Exception:
+                log.exception("initialising share-partition %s:%s:%d failed", group_id, topic_id.hex(), index)
+                failed.append((topic_id, index))
+                error = "an unexpected error"
+        if done:
+            group_coordinator.share_state_initialized(group_id, done)
+        if failed:
+            group_coordinator.share_state_not_initialized(group_id, failed, error)
+
+    def start(initialization: InitializeShareState) -> None:
+        try:
+            executor.submit(initialize, initialization)
+        except RuntimeError:  # shut down: the broker is stopping, and the partitions stay initialising
+            log.info("share group %s: no initialisation, the broker is shutting down", initialization.group_id)
+
+    return start
 
 
 def _remote_persister(broker: BrokerServices) -> StatePersister:
@@ -171,12 +221,8 @@ def _remote_persister(broker: BrokerServices) -> StatePersister:
         endpoint = broker.metadata_cache.endpoint(broker.node_id, listener)
         return (broker.node_id, *endpoint) if endpoint is not None else None
 
-    def candidates() -> list[tuple[bytes, int]]:
-        return [(topic.topic_id, index) for topic in broker.metadata.topics() if not topic.name.startswith("__")
-                for index in range(topic.partitions)]
-
     return RemoteStatePersister(own_endpoint, f"share-persister-{broker.node_id}", broker.config["request.timeout.ms"],
-                                candidates, getattr(broker, "inter_broker_security", None))
+                                getattr(broker, "inter_broker_security", None))
 
 
 def _follow_leadership(broker: BrokerServices, services: ShareServices) -> LeadershipListener:

@@ -89,6 +89,9 @@ from wirebroker.protocol.primitives import DecodeError
 if TYPE_CHECKING:  # share groups are imported at the first one (a broker with none never loads them)
     from wirebroker.coordinator.share_group import ShareGroup
     from wirebroker.coordinator.share_group_manager import ShareGroupManager
+    from wirebroker.coordinator.share_state_initialization import (
+        InitializeShareState,
+    )
     from wirebroker.protocol.messages.share_group_heartbeat import (
         ShareGroupHeartbeatRequest,
         ShareGroupHeartbeatResponse,
@@ -114,6 +117,7 @@ class GroupCoordinator:
         self._consumer = ConsumerGroupManager(self._runtime, self._classic)
         self._classic_in_consumer = ClassicMembersOfConsumerGroups(self._runtime, self._consumer)
         self._share_manager: ShareGroupManager | None = None
+        self._share_state_initializer: Callable[[InitializeShareState], None] = lambda initialization: None
 
     @property
     def groups(self) -> Mapping[str, Group]:
@@ -230,6 +234,8 @@ class GroupCoordinator:
         else:
             group_id = record.key.group_id
             group = groups.get(group_id)
+            if kind == records.SHARE_GROUP_STATE_PARTITION_METADATA and record.value is None and group is None:
+                return  # the tombstone of a group already deleted (Kafka writes it after the group's epoch's)
             if kind in records.SHARE_GROUP_RECORD_TYPES:
                 group = self._share.group(group_id, create=True)
             elif not isinstance(group, ConsumerGroup):
@@ -341,8 +347,36 @@ class GroupCoordinator:
         from wirebroker.protocol.messages.share_group_heartbeat import (
             ShareGroupHeartbeatResponse,
         )
-        return self._serve(request.group_id, lambda: self._share.heartbeat(request, client_id, client_host),
-                           lambda exc: ShareGroupHeartbeatResponse(error_code=exc.code, error_message=str(exc)))
+        response = self._serve(request.group_id, lambda: self._share.heartbeat(request, client_id, client_host),
+                               lambda exc: ShareGroupHeartbeatResponse(error_code=exc.code, error_message=str(exc)))
+        with self._lock:
+            started = self._share.take_initializations()
+        for initialization in started:  # outside the lock: the persister may be another broker
+            self._share_state_initializer(initialization)
+        return response
+
+    def use_share_state_initializer(self, start: Callable[[InitializeShareState], None]) -> None:
+        """What initialises share-partition states (the share services, off this lock): it reports back with
+        share_state_initialized or share_state_not_initialized."""
+        with self._lock:
+            self._share_state_initializer = start
+            self._share.initializes_state = True
+
+    def share_state_initialized(self, group_id: str, partitions: list[tuple[bytes, int]], assign: bool = True) -> None:
+        """The share-partitions' states are initialised: recorded (and, `assign`, the group epoch bumped to assign
+        them), unless this broker no longer coordinates the group."""
+        self._serve(group_id, lambda: self._share.state_initialized(group_id, partitions, assign), lambda exc: None)
+
+    def share_state_not_initialized(self, group_id: str, partitions: list[tuple[bytes, int]], error: str) -> None:
+        self._serve(group_id, lambda: self._share.state_not_initialized(group_id, partitions, error),
+                    lambda exc: None)
+
+    def record_share_state_deletion(self, group: ShareGroup, topic_ids: set[bytes], done: bool) -> None:
+        """DeleteShareGroupOffsets, within serve_share: the topics are written as deleting, then (`done`) gone."""
+        if done:
+            self._share.state_deleted(group, topic_ids)
+        else:
+            self._share.state_deleting(group, topic_ids)
 
     def use_share_group_configs(self, lookup: Callable[[str, str], str | None]) -> None:
         """Where share groups read their group configs ((group id, key) -> value): the share services' store."""

@@ -17,11 +17,12 @@ Every record of the topic is a key and a value (null for a tombstone, which dele
 | 7    | ConsumerGroupTargetAssignmentMemberKey  | ConsumerGroupTargetAssignmentMemberValue v0          |
 | 8    | ConsumerGroupCurrentMemberAssignmentKey | ConsumerGroupCurrentMemberAssignmentValue v0         |
 | 10-14| ShareGroup*Key (share_group.py)         | ShareGroup*Value v0 (KIP-932 share groups)           |
+| 15   | ShareGroupStatePartitionMetadataKey     | ShareGroupStatePartitionMetadataValue v0 (the share-partitions the group coordinator initialised) |
 
 The codecs are the ones generated from Kafka's own schemas (schemas/group-coordinator/), not hand-declared `construct`
 layouts: the KIP-848 values are flexible versions with tagged fields and nested arrays, exactly what the generator
 already writes and cross-checks, and a second description of the same bytes would be a twin to keep in step.
-Types this broker does not use (9, 15 and up: streams groups, share-partition metadata) are skipped on load with a log line, as Kafka's loader does
+Types this broker does not use (9, 16 and up: streams groups) are skipped on load with a log line, as Kafka's loader does
 for unknown types.
 """
 
@@ -88,6 +89,12 @@ from wirebroker.protocol.messages.share_group_metadata_key import ShareGroupMeta
 from wirebroker.protocol.messages.share_group_metadata_value import (
     ShareGroupMetadataValue,
 )
+from wirebroker.protocol.messages.share_group_state_partition_metadata_key import (
+    ShareGroupStatePartitionMetadataKey,
+)
+from wirebroker.protocol.messages.share_group_state_partition_metadata_value import (
+    ShareGroupStatePartitionMetadataValue,
+)
 from wirebroker.protocol.messages.share_group_target_assignment_member_key import (
     ShareGroupTargetAssignmentMemberKey,
 )
@@ -119,7 +126,8 @@ SHARE_GROUP_METADATA = 11
 SHARE_GROUP_TARGET_ASSIGNMENT_METADATA = 12
 SHARE_GROUP_TARGET_ASSIGNMENT_MEMBER = 13
 SHARE_GROUP_CURRENT_MEMBER_ASSIGNMENT = 14
-SHARE_GROUP_RECORD_TYPES = frozenset(range(SHARE_GROUP_MEMBER_METADATA, SHARE_GROUP_CURRENT_MEMBER_ASSIGNMENT + 1))
+SHARE_GROUP_STATE_PARTITION_METADATA = 15
+SHARE_GROUP_RECORD_TYPES = frozenset(range(SHARE_GROUP_MEMBER_METADATA, SHARE_GROUP_STATE_PARTITION_METADATA + 1))
 
 # record type -> (key class, value class)
 RECORD_TYPES: dict[int, tuple[type[Message], type[Message]]] = {
@@ -142,6 +150,8 @@ RECORD_TYPES: dict[int, tuple[type[Message], type[Message]]] = {
     SHARE_GROUP_TARGET_ASSIGNMENT_MEMBER: (ShareGroupTargetAssignmentMemberKey, ShareGroupTargetAssignmentMemberValue),
     SHARE_GROUP_CURRENT_MEMBER_ASSIGNMENT: (
         ShareGroupCurrentMemberAssignmentKey, ShareGroupCurrentMemberAssignmentValue),
+    SHARE_GROUP_STATE_PARTITION_METADATA: (
+        ShareGroupStatePartitionMetadataKey, ShareGroupStatePartitionMetadataValue),
 }
 
 KEY_VERSION = 0
@@ -227,7 +237,7 @@ def group_metadata_tombstone(group: str) -> CoordinatorRecord:
 
 def consumer_group_record(record_type: int, group_id: str, value: Message | None,
                           member_id: str | None = None) -> CoordinatorRecord:
-    """One of the KIP-848 or share-group records (types 3-8, 10-14), keyed by group and, for the per-member
+    """One of the KIP-848 or share-group records (types 3-8, 10-15), keyed by group and, for the per-member
     types, member."""
     key_class = RECORD_TYPES[record_type][0]
     key: Any = key_class(group_id=group_id) if member_id is None else key_class(group_id=group_id, member_id=member_id)

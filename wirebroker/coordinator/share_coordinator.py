@@ -239,11 +239,11 @@ class ShareCoordinator:
                                    leader_epoch=leader_epoch)
             return state
 
-    def states_of(self, group_id: str) -> dict[tuple[bytes, int], ShareState]:
-        """Every share-partition state of a group this broker holds, by (topic id, partition)."""
+    def summaries(self, group_id: str, partitions: Iterable[tuple[bytes, int]]) -> dict[tuple[bytes, int], ShareState]:
+        """The states of the group's share-partitions named that this broker holds, by (topic id, partition)."""
         self.load()
         with self._lock:
-            return {(t, p): s for (g, t, p), s in self._states.items() if g == group_id}
+            return {tp: state for tp in partitions if (state := self._states.get((group_id, *tp))) is not None}
 
     def write(self, key: ShareKey, start_offset: int, batches: Iterable[StateBatch], delivery_complete_count: int = -1,
               state_epoch: int | None = None, leader_epoch: int = NO_LEADER_EPOCH) -> ShareState:

@@ -11,6 +11,11 @@ first and applied by `replay`, the call that also rebuilds it at start-up:
 | 12   | ShareGroupTargetAssignmentMetadata    | the epoch of the target assignment              |
 | 13   | ShareGroupTargetAssignmentMember      | a member's target partitions                    |
 | 14   | ShareGroupCurrentMemberAssignment     | a member's epoch and partitions                 |
+| 15   | ShareGroupStatePartitionMetadata      | the share-partitions initialised, initialising  |
+|      |                                       | and the topics whose state is being deleted     |
+
+The last is Kafka's record of what the group coordinator initialised through the persister
+(share_state_initialization.py): only those share-partitions are assigned, described, altered and deleted.
 
 A partition may be assigned to several members at once, so nothing is revoked first: a member takes its target
 assignment, and the group epoch, at its next heartbeat (Kafka's ShareGroupAssignmentBuilder). The states are
@@ -33,6 +38,9 @@ from wirebroker.protocol.messages.share_group_member_metadata_value import (
 )
 from wirebroker.protocol.messages.share_group_metadata_value import (
     ShareGroupMetadataValue,
+)
+from wirebroker.protocol.messages.share_group_state_partition_metadata_value import (
+    ShareGroupStatePartitionMetadataValue,
 )
 from wirebroker.protocol.messages.share_group_target_assignment_member_value import (
     ShareGroupTargetAssignmentMemberValue,
@@ -114,6 +122,11 @@ class ShareGroup:
     target_assignment: dict[str, Assignment] = field(default_factory=dict)
     state_timestamp_ms: int = -1
     deleted: bool = False
+    # ShareGroupStatePartitionMetadata: topic id -> partitions, and the topic names the record carries
+    initializing: Assignment = field(default_factory=dict)
+    initialized: Assignment = field(default_factory=dict)
+    deleting: frozenset[bytes] = frozenset()
+    topic_names: dict[bytes, str] = field(default_factory=dict)
 
     type = GroupType.SHARE
     protocol_type = SHARE_PROTOCOL_TYPE
@@ -179,9 +192,35 @@ class ShareGroup:
             records.SHARE_GROUP_CURRENT_MEMBER_ASSIGNMENT, records.SHARE_GROUP_TARGET_ASSIGNMENT_MEMBER,
             records.SHARE_GROUP_MEMBER_METADATA)]
 
+    def state_partition_record(self, initializing: Assignment, initialized: Assignment, deleting: frozenset[bytes],
+                               topic_names: dict[bytes, str]) -> records.CoordinatorRecord:
+        """The whole ShareGroupStatePartitionMetadata value, as Kafka writes it at each change."""
+        info = ShareGroupStatePartitionMetadataValue.TopicPartitionsInfo
+        value = ShareGroupStatePartitionMetadataValue(
+            initializing_topics=[info(topic_id=t, topic_name=topic_names.get(t, ""), partitions=sorted(ps))
+                                 for t, ps in sorted(initializing.items()) if ps],
+            initialized_topics=[info(topic_id=t, topic_name=topic_names.get(t, ""), partitions=sorted(ps))
+                                for t, ps in sorted(initialized.items()) if ps],
+            deleting_topics=[ShareGroupStatePartitionMetadataValue.TopicInfo(topic_id=t,
+                                                                              topic_name=topic_names.get(t, ""))
+                             for t in sorted(deleting)])
+        return records.consumer_group_record(records.SHARE_GROUP_STATE_PARTITION_METADATA, self.group_id, value)
+
+    def initialized_partitions(self) -> list[tuple[bytes, int]]:
+        return sorted((t, p) for t, ps in self.initialized.items() for p in ps)
+
+    def partitions_with_state(self, topic_ids: set[bytes] | None = None) -> list[tuple[bytes, int]]:
+        """The share-partitions initialised or initialising (of the topics given, else all): those whose state a
+        deletion deletes."""
+        return sorted({(t, p) for assignment in (self.initialized, self.initializing) for t, ps in assignment.items()
+                       if topic_ids is None or t in topic_ids for p in ps})
+
     def group_tombstones(self) -> list[records.CoordinatorRecord]:
+        """The group's own records (its members' went first); the state-partition metadata before the epoch, so
+        that a load never meets a record of the group after the tombstone that ends it."""
         return [records.consumer_group_record(t, self.group_id, None) for t in (
-            records.SHARE_GROUP_TARGET_ASSIGNMENT_METADATA, records.SHARE_GROUP_METADATA)]
+            records.SHARE_GROUP_TARGET_ASSIGNMENT_METADATA, records.SHARE_GROUP_STATE_PARTITION_METADATA,
+            records.SHARE_GROUP_METADATA)]
 
     def replay(self, record: records.CoordinatorRecord) -> None:
         """Apply one ShareGroup* record (live or loaded)."""
@@ -206,6 +245,12 @@ class ShareGroup:
                 self.members[member_id] = replace(current, rack_id=value.rack_id, client_id=value.client_id,
                                                   client_host=value.client_host,
                                                   subscribed_topic_names=tuple(value.subscribed_topic_names))
+        elif kind == records.SHARE_GROUP_STATE_PARTITION_METADATA:
+            self.initializing = {} if value is None else _assignment(value.initializing_topics)
+            self.initialized = {} if value is None else _assignment(value.initialized_topics)
+            self.deleting = frozenset() if value is None else frozenset(t.topic_id for t in value.deleting_topics)
+            self.topic_names = {} if value is None else {t.topic_id: t.topic_name for t in (
+                *value.initializing_topics, *value.initialized_topics, *value.deleting_topics)}
         elif kind == records.SHARE_GROUP_CURRENT_MEMBER_ASSIGNMENT and value is not None:
             current = self.members.get(member_id) or ShareMember(member_id)
             self.members[member_id] = replace(current, member_epoch=value.member_epoch,

@@ -6,7 +6,9 @@ ShareGroupHeartbeat, member epoch:
 - -1: leave: the member goes and the group epoch is bumped, so the others take its partitions;
 - otherwise a heartbeat at the member's epoch (FENCED_MEMBER_EPOCH for another; UNKNOWN_MEMBER_ID for a stranger).
 Each heartbeat updates the member's subscription; when the group epoch moved, or the partitions of the subscribed
-topics changed, the target assignment is computed again (share_group.simple_assignment); the member then takes its
+topics changed, the target assignment is computed again (share_group.simple_assignment) over the partitions the
+group has initialised (share_state_initialization.py: the heartbeat starts the initialisation of the others, and
+their first heartbeat after it assigns them); the member then takes its
 target at once (share groups revoke nothing: a partition may be shared) and is answered with its epoch, the
 heartbeat interval (`group.share.heartbeat.interval.ms`) and its assignment when it changed or on a full request.
 A member silent for `share.session.timeout.ms` (the group's config, else `group.share.session.timeout.ms`) is removed
@@ -28,6 +30,15 @@ from wirebroker.coordinator.share_group import (
     ShareGroup,
     ShareMember,
     simple_assignment,
+)
+from wirebroker.coordinator.share_state_initialization import (
+    InitializeShareState,
+    TopicPartition,
+    contains,
+    to_initialize,
+    with_partitions,
+    without_partitions,
+    without_topics,
 )
 from wirebroker.protocol.errors import (
     ErrorCode,
@@ -59,6 +70,13 @@ class ShareGroupManager:
         # group id -> the (topic id, partition) list its target assignment was computed from (not persisted: a
         # loaded group computes it again at its first heartbeat)
         self._assigned_from: dict[str, list[tuple[bytes, int]]] = {}
+        # whether share-partition states can be initialised (the share services, which hold the persister, are
+        # made): until then nothing is initialised, so nothing is assigned
+        self.initializes_state = False
+        # group id -> (topic id, partition) -> when this coordinator started initialising it
+        self._initializing_since: dict[str, dict[TopicPartition, int]] = {}
+        # the initialisations heartbeats started, for the coordinator to hand to the persister once its lock is free
+        self._to_start: list[InitializeShareState] = []
 
     def heartbeat(self, request: ShareGroupHeartbeatRequest, client_id: str, client_host: str) -> _Response:
         try:
@@ -122,6 +140,7 @@ class ShareGroupManager:
             out.append(group.epoch_record(group.group_epoch + 1))
         self.runtime.write_consumer_group(group, out)
         self._update_target_assignment(group)
+        self._maybe_initialize(group)
         before = group.members[updated.member_id]
         reconciled = self._reconcile(group, before)
         self._schedule_session_timeout(group, reconciled.member_id)
@@ -135,6 +154,79 @@ class ShareGroupManager:
                 for topic_id, ps in sorted(reconciled.assigned.items()) if ps])
         return response
 
+    # ---- share-partition state initialisation (share_state_initialization.py) --------------------------------
+
+    def _maybe_initialize(self, group: ShareGroup) -> None:
+        """Kafka's maybeCreateInitializeShareGroupStateRequest: the subscribed partitions not initialised are
+        written as initialising, and their initialisation is queued (take_initializations)."""
+        if not self.initializes_state:
+            return
+        now = self.runtime.now_ms()
+        since = self._initializing_since.setdefault(group.group_id, {})
+        request = to_initialize(group, self._subscribed_partitions(group), now, since)
+        if request is None:
+            return
+        self._write_state_partitions(group, with_partitions(group.initializing, request.start_offsets),
+                                     group.initialized, group.deleting)
+        since.update(dict.fromkeys(request.start_offsets, now))
+        self._to_start.append(request)
+        log.info("share group %s initialises %d share-partitions at state epoch %d", group.group_id,
+                 len(request.start_offsets), request.state_epoch)
+
+    def take_initializations(self) -> list[InitializeShareState]:
+        taken, self._to_start = self._to_start, []
+        return taken
+
+    def state_initialized(self, group_id: str, partitions: list[TopicPartition], assign: bool = True) -> None:
+        """Kafka's initializeShareGroupState: the partitions' states are initialised (by a heartbeat's
+        initialisation or AlterShareGroupOffsets): they are written as initialised and (`assign`: after a
+        heartbeat's) the group epoch is bumped, so that the next heartbeat assigns them. A group deleted meanwhile
+        is left alone."""
+        group = self.runtime.groups.get(group_id)
+        if not isinstance(group, ShareGroup):
+            return
+        if assign:  # a heartbeat's: only those still initialising (their state may have been deleted meanwhile)
+            partitions = [tp for tp in partitions if contains(group.initializing, *tp)]
+        if not partitions:
+            return
+        for tp in partitions:
+            self._initializing_since.get(group_id, {}).pop(tp, None)
+        if all(contains(group.initialized, *tp) for tp in partitions):
+            return
+        self._write_state_partitions(group, without_partitions(group.initializing, partitions),
+                                     with_partitions(group.initialized, partitions), group.deleting)
+        if assign:
+            self.runtime.write_consumer_group(group, [group.epoch_record(group.group_epoch + 1)])
+        log.info("share group %s has initialised %d share-partitions (group epoch %d)", group_id, len(partitions),
+                 group.group_epoch)
+
+    def state_not_initialized(self, group_id: str, partitions: list[TopicPartition], error: str) -> None:
+        """The initialisation failed: the partitions stay initialising, tried again by a heartbeat after the retry
+        interval (Kafka's group.share.initialize.retry.interval.ms)."""
+        log.warning("share group %s could not initialise %d share-partitions (%s); a heartbeat tries again later",
+                    group_id, len(partitions), error)
+
+    def state_deleting(self, group: ShareGroup, topic_ids: set[bytes]) -> None:
+        """DeleteShareGroupOffsets, before the states go: the topics are written as deleting."""
+        self._write_state_partitions(group, group.initializing, group.initialized, group.deleting | topic_ids)
+
+    def state_deleted(self, group: ShareGroup, topic_ids: set[bytes]) -> None:
+        """The topics' states are deleted: they are neither initialised nor deleting any more (a member's next
+        heartbeat initialises them again)."""
+        self._write_state_partitions(group, without_topics(group.initializing, topic_ids),
+                                     without_topics(group.initialized, topic_ids), group.deleting - topic_ids)
+        self.runtime.write_consumer_group(group, [group.epoch_record(group.group_epoch + 1)])
+
+    def _write_state_partitions(self, group: ShareGroup, initializing: Assignment, initialized: Assignment,
+                                deleting: frozenset[bytes]) -> None:
+        names = dict(group.topic_names)
+        for topic_id in {*initializing, *initialized, *deleting}:
+            topic = self.runtime.topics.topic_by_id(topic_id)
+            if topic is not None:
+                names[topic_id] = topic.name
+        self.runtime.write_consumer_group(group, [group.state_partition_record(initializing, initialized, deleting,
+                                                                               names)])
+
     def _subscribed_partitions(self, group: ShareGroup) -> list[tuple[bytes, int]]:
         partitions = []
         for name in sorted(group.subscribed_topic_names()):
@@ -147,7 +239,7 @@ class ShareGroupManager:
         """Compute the target assignment again when the group epoch moved past it or the subscribed topics'
         partitions changed (a topic created, grown or deleted: a new group epoch). A group just loaded keeps its
         assignment if the partitions are those it was computed from."""
-        partitions = self._subscribed_partitions(group)
+        partitions = [tp for tp in self._subscribed_partitions(group) if contains(group.initialized, *tp)]
         target = simple_assignment(sorted(group.members), partitions)
         if group.group_epoch == group.assignment_epoch:
             if self._assigned_from.get(group.group_id) == partitions or target == {

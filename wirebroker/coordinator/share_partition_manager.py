@@ -1,9 +1,11 @@
 """The share-partitions this broker leads and the share sessions of their consumers (KIP-932; Kafka's
 SharePartitionManager and ShareSessionCache): what ShareFetch and ShareAcknowledge act on.
 
-A share-partition (share_partition.py) is made at its group's first fetch: from the state the share coordinator
-persisted, else at `share.auto.offset.reset` of the group (latest: the high watermark; earliest: the log start
-offset), which is then persisted at once (InitializeShareGroupState). The state goes through a persister: the share
+A share-partition (share_partition.py) is made at its group's first fetch here, from the state the share coordinator
+persisted: the group's coordinator initialised it (share_state_initialization.py), at start offset -1 for a topic new
+to the group, which is resolved here with `share.auto.offset.reset` of the group (latest: the high watermark;
+earliest: the log start offset) and persisted with the first change. A share-partition with no state at all was
+never initialised by the group (a fetch of a partition never assigned): UNKNOWN_SERVER_ERROR, as Kafka answers. The state goes through a persister: the share
 coordinator itself on a single broker (share_coordinator.py), the persister RPCs to the key's share coordinator in a
 cluster (share_persister_remote.py). Every write carries the state epoch the share-partition was read at: one an
 admin reset since (AlterShareGroupOffsets) is FENCED_STATE_EPOCH, and so is FENCED_LEADER_EPOCH the write of a
@@ -50,6 +52,9 @@ from wirebroker.coordinator.share_partition import (
     SharePartition,
     StateBatch,
 )
+from wirebroker.coordinator.share_state_initialization import (
+    UNINITIALIZED_START_OFFSET,
+)
 from wirebroker.protocol.errors import (
     ErrorCode,
     FencedLeaderEpochError,
@@ -59,6 +64,7 @@ from wirebroker.protocol.errors import (
     KafkaError,
     ShareSessionLimitReachedError,
     ShareSessionNotFoundError,
+    UnknownServerError,
     UnknownTopicIdError,
 )
 from wirebroker.protocol.records import BATCH_HEADER_SIZE, read_header
@@ -102,7 +108,8 @@ class StatePersister(Protocol):
 
     def initialize(self, key: ShareKey, state_epoch: int, start_offset: int) -> None: ...
 
-    def states_of(self, group_id: str) -> dict[tuple[bytes, int], ShareState]: ...
+    def summaries(self, group_id: str, partitions: Iterable[tuple[bytes, int]]
+                  ) -> dict[tuple[bytes, int], ShareState]: ...
 
     def delete(self, keys: Iterable[ShareKey]) -> None: ...
 
@@ -320,13 +327,19 @@ class SharePartitionManager:
         if partition is None:
             state = self.persister.read(key, log_partition.leader_epoch)
             if state is None:
+                # Kafka's leader gets the share coordinator's INVALID_REQUEST here, which its fetch answers as
+                # UNKNOWN_SERVER_ERROR (SharePartition.fetchPersisterError); a member is only ever assigned
+                # share-partitions its group coordinator initialised, so only a stray fetch meets this
+                log.info("share group %s fetched %s-%d, which its group coordinator has not initialised", group_id,
+                         topic.name, index)
+                raise UnknownServerError("Read operation on uninitialized share partition not allowed.")
+            if state.start_offset == UNINITIALIZED_START_OFFSET:
                 reset = self._group_config(group_id, "share.auto.offset.reset") or LATEST
                 start = log_partition.log_start_offset if reset == EARLIEST else log_partition.high_watermark
-                self.persister.initialize(key, 0, start)
                 log.info("share group %s starts %s-%d at offset %d (share.auto.offset.reset=%s)", group_id,
                          topic.name, index, start, reset)
                 partition = SharePartition(start, self._delivery_count_limit(group_id),
-                                           self.config.share_partition_max_record_locks)
+                                           self.config.share_partition_max_record_locks, (), state.state_epoch)
             else:
                 partition = SharePartition(state.start_offset, self._delivery_count_limit(group_id),
                                            self.config.share_partition_max_record_locks, state.batches,
@@ -395,13 +408,17 @@ class SharePartitionManager:
 
     # ---- admin (DescribeShareGroupOffsets, AlterShareGroupOffsets, DeleteShareGroupOffsets, DeleteGroups) ----------
 
-    def start_offsets(self, group_id: str) -> dict[tuple[bytes, int], tuple[int, int]]:
-        """(topic id, partition) -> (start offset, offsets done past it) of every share-partition of the group."""
+    def start_offsets(self, group_id: str, partitions: Iterable[tuple[bytes, int]]
+                      ) -> dict[tuple[bytes, int], tuple[int, int]]:
+        """(topic id, partition) -> (start offset, offsets done past it) of the group's share-partitions named that
+        have a state (the start offset -1 until the leader's first fetch resolves it)."""
+        wanted = list(partitions)
         with self._lock:
             offsets = {tp: (state.start_offset, max(state.delivery_complete_count, 0))
-                       for tp, state in self.persister.states_of(group_id).items()}
-            for (group, topic_id, index), partition in self._partitions.items():
-                if group == group_id:
+                       for tp, state in self.persister.summaries(group_id, wanted).items()}
+            for topic_id, index in wanted:
+                partition = self._partitions.get((group_id, topic_id, index))
+                if partition is not None:
                     offsets[(topic_id, index)] = (partition.start_offset, partition.delivery_complete_count())
             return offsets
 
@@ -433,12 +450,11 @@ class SharePartitionManager:
         for key in list(keys):
             self._partitions.pop(key, None)
 
-    def delete_state(self, group_id: str, topic_ids: Iterable[bytes] | None = None) -> None:
-        """Delete the group's share-partition states (of the topics given, else all): DeleteShareGroupState."""
-        wanted = None if topic_ids is None else set(topic_ids)
+    def delete_state(self, group_id: str, partitions: Iterable[tuple[bytes, int]]) -> None:
+        """Delete the group's share-partition states named (DeleteShareGroupState): those its group coordinator
+        initialised."""
         with self._lock:
-            keys = [(group_id, topic_id, index) for topic_id, index in self.persister.states_of(group_id)
-                    if wanted is None or topic_id in wanted]
+            keys = [(group_id, topic_id, index) for topic_id, index in partitions]
             self.persister.delete(keys)
             self._drop(keys)
 

@@ -20,7 +20,8 @@ themselves too, over loopback, when they lead that partition):
   FENCED_LEADER_EPOCH: a newer leader of the topic partition has read the state).
 
 The calls block: the share-partition manager makes them from the share request threads (never a network thread,
-whose follower fetches the coordinator's acks=all write may wait for) and from the group coordinator's timer.
+whose follower fetches the coordinator's acks=all write may wait for) and from the group coordinator's timer, and
+the group coordinator's initialisations from a thread of their own (apis/share_services.py).
 `shutdown` (with the broker, Kafka's persister stop) ends the retries at once and closes the connections.
 """
 
@@ -88,12 +89,11 @@ class _Again(Exception):
 
 class RemoteStatePersister:
     def __init__(self, own_endpoint: Callable[[], Endpoint | None], client_id: str, request_timeout_ms: int,
-                 candidates: Callable[[], Iterable[tuple[bytes, int]]], security: ClientSecurity | None = None,
+                 security: ClientSecurity | None = None,
                  backoff_ms: int = REQUEST_BACKOFF_MS) -> None:
         self._own_endpoint = own_endpoint  # this broker on the inter-broker listener: asked FindCoordinator
         self._client_id = client_id
         self._timeout_s = request_timeout_ms / 1000
-        self._candidates = candidates  # every (topic id, partition) a group may have state for (states_of)
         self._security = security
         self._backoff_s = backoff_ms / 1000
         self._lock = threading.Lock()  # one request at a time on each connection
@@ -143,18 +143,17 @@ class RemoteStatePersister:
                 InitializeShareGroupStateRequest.PartitionData(partition=partition, state_epoch=state_epoch,
                                                                start_offset=start_offset)])]), STATE_VERSION)
 
-    def states_of(self, group_id: str) -> dict[tuple[bytes, int], ShareState]:
-        """The start offset and done count of every share-partition of the group (ReadShareGroupStateSummary of
-        each partition of every topic: Kafka asks for those its group coordinator initialised)."""
+    def summaries(self, group_id: str, partitions: Iterable[tuple[bytes, int]]) -> dict[tuple[bytes, int], ShareState]:
+        """The start offset and done count of the group's share-partitions named (ReadShareGroupStateSummary of
+        each: the group coordinator names those it initialised, as Kafka's does); one without state is left out."""
         states = {}
-        for topic_id, partition in self._candidates():
+        for topic_id, partition in partitions:
             result = self._call((group_id, topic_id, partition), ReadShareGroupStateSummaryRequest(
                 group_id=group_id, topics=[ReadShareGroupStateSummaryRequest.ReadStateSummaryData(
                     topic_id=topic_id, partitions=[ReadShareGroupStateSummaryRequest.PartitionData(
                         partition=partition, leader_epoch=NO_LEADER_EPOCH)])]), SUMMARY_VERSION)
-            if result.start_offset != UNINITIALIZED_START_OFFSET:
-                states[(topic_id, partition)] = ShareState(result.start_offset, result.state_epoch,
-                                                           delivery_complete_count=result.delivery_complete_count)
+            states[(topic_id, partition)] = ShareState(result.start_offset, result.state_epoch,
+                                                       delivery_complete_count=result.delivery_complete_count)
         return states
 
     def delete(self, keys: Iterable[ShareKey]) -> None:

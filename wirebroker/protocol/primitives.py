@@ -170,6 +170,17 @@ class UnsupportedFieldError(ValueError):
     """A non-default value in a field the chosen version cannot carry (Kafka's UnsupportedVersionException)."""
 
 
+def skip_tagged_fields(buf: Any, pos: int) -> int:
+    """The position after a tagged-field section whose fields are not kept (a flat reader's, codegen/flat.py)."""
+    count, pos = read_uvarint(buf, pos)
+    check_count(count, pos, len(buf), "tagged fields")
+    for _ in range(count):
+        _, pos = read_uvarint(buf, pos)
+        size, pos = read_uvarint(buf, pos)
+        pos = check_length(size, pos, len(buf), "tagged field")
+    return pos
+
+
 def write_tagged_fields(out: bytearray, tags: list[tuple[int, bytes | bytearray]]) -> None:
     """The tagged-field section of a flexible struct: count, then (tag, size, bytes) in ascending tag order."""
     write_uvarint(out, len(tags))

@@ -23,7 +23,7 @@ from wirebroker.apis.context import NO_RESPONSE, BrokerServices, CloseConnection
 from wirebroker.apis.emulation import ApiTable, api_table
 from wirebroker.apis.registry import SERVED, Api
 from wirebroker.network.request_channel import Request, RequestChannel, Response
-from wirebroker.protocol.api_messages import request_class, response_class
+from wirebroker.protocol.api_messages import broker_request_class, response_class
 from wirebroker.protocol.encoded import EncodedAnswer
 from wirebroker.protocol.errors import ErrorCode, KafkaError
 from wirebroker.protocol.headers import (
@@ -116,7 +116,7 @@ class Dispatcher:
             return self._refuse(request, header)
         request_type = self._request_classes.get(header.api_key)
         if request_type is None:
-            request_type = self._request_classes[header.api_key] = request_class(header.api_key)
+            request_type = self._request_classes[header.api_key] = broker_request_class(header.api_key)
         try:
             body, _ = request_type.read(request.frame, body_start, header.api_version)
         except DecodeError as exc:

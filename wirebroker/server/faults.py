@@ -31,8 +31,9 @@ from weakref import WeakKeyDictionary
 
 from wirebroker.apis.registry import Api
 from wirebroker.network.request_channel import Request, Response
+from wirebroker.protocol.api_messages import request_class
 from wirebroker.protocol.error_codes import ErrorCode
-from wirebroker.protocol.headers import RequestHeader
+from wirebroker.protocol.headers import RequestHeader, read_request_header
 from wirebroker.protocol.message import Message
 from wirebroker.protocol.messages import API_SPECS
 from wirebroker.server import fault_responses
@@ -193,7 +194,8 @@ class FaultInjector:
 
     def dispatch(self, dispatcher: Dispatcher, request: Request, header: RequestHeader, api: Api,
                  body: Message) -> Response | None:
-        fired = self._fire(header, body, dispatcher)
+        whole = _whole(request, header, body)
+        fired = self._fire(header, whole, dispatcher)
         if fired is None:
             return dispatcher.handle(request, header, api, body)
         rule, targets = fired
@@ -207,7 +209,7 @@ class FaultInjector:
             return dispatcher.handle(request, header, api, body,
                                      finish=lambda answer: self._later(rule, dispatcher._response(request, header,
                                                                                                   answer)))
-        return self._answer_error(dispatcher, rule, targets, request, header, api, body)
+        return self._answer_error(dispatcher, rule, targets, request, header, api, body, whole)
 
     def _fire(self, header: RequestHeader, body: Message,
               dispatcher: Dispatcher) -> tuple[FaultRule, fault_responses.Targets] | None:
@@ -223,7 +225,8 @@ class FaultInjector:
         return None
 
     def _answer_error(self, dispatcher: Dispatcher, rule: FaultRule, targets: fault_responses.Targets,
-                      request: Request, header: RequestHeader, api: Api, body: Message) -> Response | None:
+                      request: Request, header: RequestHeader, api: Api, body: Message,
+                      whole: Message) -> Response | None:
         injected = fault_responses.error_answer(header.api_key, targets, rule.error)
         if injected is None:
             log.warning("fault injection: rule %d: %s has no error field for %s; closing the connection instead",
@@ -235,7 +238,9 @@ class FaultInjector:
         if not served_whole and not targets.partial:
             return self._later(rule, dispatcher._response(request, header, injected))
         if not served_whole:
-            fault_responses.split(header.api_key, body, targets)
+            fault_responses.split(header.api_key, whole, targets)
+            if body is not whole:  # read again, flat, for the handler
+                body = type(body).decode(whole.encode(header.api_version), header.api_version)
         return dispatcher.handle(request, header, api, body, finish=lambda answer: self._later(
             rule, dispatcher._response(request, header, fault_responses.merge(header.api_key, answer, injected))))
 
@@ -256,3 +261,13 @@ def _topic_name(dispatcher: Dispatcher, topic_id: bytes) -> str | None:
 
 _INJECTORS: WeakKeyDictionary[Dispatcher, FaultInjector] = WeakKeyDictionary()
 _INJECTORS_LOCK = threading.Lock()
+
+
+def _whole(request: Request, header: RequestHeader, body: Message) -> Message:
+    """The request as its full message, whose topics and partitions the rules match and split: a body the dispatcher
+    read flat for its handler (Produce, codegen/flat.py) is read again whole (fault injection is for tests only)."""
+    request_type = request_class(header.api_key)
+    if isinstance(body, request_type):
+        return body
+    _, start = read_request_header(request.frame)
+    return request_type.read(request.frame, start, header.api_version)[0]

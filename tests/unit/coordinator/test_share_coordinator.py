@@ -89,7 +89,7 @@ def test_a_deleted_state_stays_deleted_after_a_restart():
     coordinator = ShareCoordinator(topic)
     coordinator.write(KEY, 3, [])
     coordinator.delete([KEY])
-    assert coordinator.read(KEY) is None and coordinator.states_of("g") == {}
+    assert coordinator.read(KEY) is None and coordinator.summaries("g", [KEY[1:]]) == {}
     assert [value for _, value in topic.records[topic.partition_for(coordinator_key(KEY))]][-2:] == [None, None]
     assert ShareCoordinator(topic).read(KEY) is None
 

@@ -16,7 +16,7 @@ KEY = ("group", bytes(16), 0)
 
 def _persister() -> RemoteStatePersister:
     # no inter-broker endpoint yet: every attempt is retried after its back-off (1 s, then 2, 4, 8)
-    return RemoteStatePersister(lambda: None, "share-persister-test", 30_000, list)
+    return RemoteStatePersister(lambda: None, "share-persister-test", 30_000)
 
 
 def test_a_call_retrying_gives_up_when_the_broker_shuts_down():

@@ -175,14 +175,14 @@ class StructCodec:
 
     def read_struct_into(self, o: str, temps: Temps) -> list[str]:
         """Lines that read this struct at `p` into a new object named `o`, leaving `p` after it."""
-        lines = [f"{o} = _new({class_path(self.message, self.struct)})"]
+        lines = self.start_struct(o)
         groups = _fixed_runs(self.regular)
         prefix = None  # the next field's length or count, read by the fixed-width run before it
         for i, group in enumerate(groups):
             if isinstance(group, list):
                 code = "".join(_FIXED[f.type][0] for f in group)
                 size = sum(_FIXED[f.type][1] for f in group)
-                targets = [f"{o}.{f.attr}" for f in group]
+                targets = [self.attribute(o, f) for f in group]
                 following = self.length_code(groups[i + 1]) if i + 1 < len(groups) else None
                 if following:
                     prefix = temps("h")
@@ -190,10 +190,21 @@ class StructCodec:
                 lines.append(f"{', '.join(targets)}, = {self.module.fmt('>' + code)}.unpack_from(b, p)")
                 lines.append(f"p += {size}")
             else:
-                lines += self.read_value(group, f"{o}.{group.attr}", temps, prefix=prefix)
+                lines += self.read_value(group, self.attribute(o, group), temps, prefix=prefix)
                 prefix = None
-        for f in self.absent + self.tagged:
-            lines.append(f"{o}.{f.attr} = {default_expr(self.message, f)}")
+        return lines + self.finish_struct(o)
+
+    def start_struct(self, o: str) -> list[str]:
+        """Lines that make the object a struct's fields are read into."""
+        return [f"{o} = _new({class_path(self.message, self.struct)})"]
+
+    def attribute(self, o: str, f: Field) -> str:
+        """Where the reader puts a field's value."""
+        return f"{o}.{f.attr}"
+
+    def finish_struct(self, o: str) -> list[str]:
+        """Lines after a struct's regular fields: the defaults of those not read, then its tagged fields."""
+        lines = [f"{o}.{f.attr} = {default_expr(self.message, f)}" for f in self.absent + self.tagged]
         if not self.flexible:
             return lines + [f"{o}.unknown_tagged_fields = None"]
         stem = class_path(self.message, self.struct).lstrip("_")
@@ -323,8 +334,7 @@ class StructCodec:
             element_lines = self.read_value(f, item, temps, element=True)
 
         def loop(over: str) -> list[str]:
-            return [f"{items} = []", f"for _ in {over}:", *_indent(element_lines), f"    {items}.append({item})",
-                    f"{target} = {items}"]
+            return self.collect(f, over, items, item, element_lines, target)
 
         def general_elements(prefix: str | None) -> list[str]:
             return [*self.read_length(f, n, "int32", prefix), *self.null_branch(f, target, n),
@@ -342,6 +352,12 @@ class StructCodec:
                    f"{over} = range({n})"]
         first = [] if prefix else [f"{h} = b[p]", "p += 1"]
         return [*first, f"if 0 < {h} < 128:", f"    {over} = _counts[{h}]", "else:", *_indent(general), *loop(over)]
+
+    def collect(self, f: Field, over: str, items: str, item: str, element_lines: list[str],
+                target: str) -> list[str]:
+        """The loop over an array's elements (`over`, a range), each read by `element_lines` into `item`."""
+        return [f"{items} = []", f"for _ in {over}:", *_indent(element_lines), f"    {items}.append({item})",
+                f"{target} = {items}"]
 
     def read_struct(self, f: Field, target: str, temps: Temps) -> list[str]:
         item = temps("s")

@@ -17,10 +17,11 @@ class ApiSpec(NamedTuple):
     first_flexible_version: int | None
     latest_version_unstable: bool
     listeners: tuple[str, ...]
+    broker_request: str = ''  # the class the broker's handler reads, if not `request` (codegen/flat.py)
 
 
 API_SPECS: dict[int, ApiSpec] = {
-    0: ApiSpec('Produce', 'produce', 'ProduceRequest', 'ProduceResponse', 0, 13, 9, False, ('broker',)),
+    0: ApiSpec('Produce', 'produce', 'ProduceRequest', 'ProduceResponse', 0, 13, 9, False, ('broker',), 'FlatProduceRequest'),
     1: ApiSpec('Fetch', 'fetch', 'FetchRequest', 'FetchResponse', 0, 18, 12, False, ('broker', 'controller')),
     2: ApiSpec('ListOffsets', 'list_offsets', 'ListOffsetsRequest', 'ListOffsetsResponse', 0, 11, 6, False, ('broker',)),
     3: ApiSpec('Metadata', 'metadata', 'MetadataRequest', 'MetadataResponse', 0, 13, 9, False, ('broker',)),
