@@ -59,6 +59,7 @@ from wirebroker.protocol.errors import (
     ErrorCode,
     FencedLeaderEpochError,
     FencedStateEpochError,
+    InvalidRecordStateError,
     InvalidRequestError,
     InvalidShareSessionEpochError,
     KafkaError,
@@ -70,6 +71,10 @@ from wirebroker.protocol.errors import (
 from wirebroker.protocol.records import BATCH_HEADER_SIZE, read_header
 
 log = logging.getLogger(__name__)
+
+
+class UninitializedSharePartitionError(UnknownServerError, code=ErrorCode.UNKNOWN_SERVER_ERROR):
+    """A share-partition its group coordinator has not initialised (Kafka's fetch answers UNKNOWN_SERVER_ERROR)."""
 
 INITIAL_EPOCH = 0
 FINAL_EPOCH = -1
@@ -305,7 +310,7 @@ class SharePartitionManager:
             result = results[(topic_id, index)] = PartitionResult(topic_id, index)
             key = (group_id, topic_id, index)
             try:
-                partition, _ = self._share_partition(group_id, topic_id, index)
+                partition = self._acknowledged_partition(group_id, topic_id, index)
                 renewed = partition.acknowledge(member_id, batches)
                 if renewed:
                     self._schedule_lock(key, partition.renew_lock(renewed), self.lock_duration_ms(group_id))
@@ -313,6 +318,15 @@ class SharePartitionManager:
             except KafkaError as exc:
                 result.acknowledge_error_code, result.acknowledge_error_message = exc.code, str(exc)
         return results
+
+    def _acknowledged_partition(self, group_id: str, topic_id: bytes, index: int) -> SharePartition:
+        try:
+            return self._share_partition(group_id, topic_id, index)[0]
+        except UninitializedSharePartitionError:
+            # Kafka keeps a share-partition its fetch could not initialise in its cache, empty: an acknowledgement
+            # finds none of its offsets in flight (SharePartition.acknowledge, checked on Kafka 4.3.1)
+            raise InvalidRecordStateError(f"no offset of {topic_id.hex()}-{index} is in flight for group "
+                                          f"{group_id}: its group coordinator has not initialised it") from None
 
     # ---- share-partitions ----------------------------------------------------------------------------------------
 
@@ -332,7 +346,7 @@ class SharePartitionManager:
                 # share-partitions its group coordinator initialised, so only a stray fetch meets this
                 log.info("share group %s fetched %s-%d, which its group coordinator has not initialised", group_id,
                          topic.name, index)
-                raise UnknownServerError("Read operation on uninitialized share partition not allowed.")
+                raise UninitializedSharePartitionError("Read operation on uninitialized share partition not allowed.")
             if state.start_offset == UNINITIALIZED_START_OFFSET:
                 reset = self._group_config(group_id, "share.auto.offset.reset") or LATEST
                 start = log_partition.log_start_offset if reset == EARLIEST else log_partition.high_watermark
