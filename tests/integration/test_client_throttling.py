@@ -63,7 +63,9 @@ def test_a_producer_over_its_quota_slows_to_it_and_another_keeps_its_rate(broker
     free.join()
     # Requests carry a little more than the values (record and batch headers): the values' rate sits just under.
     assert 0.90 * QUOTA <= slow <= 1.10 * QUOTA, (slow, QUOTA)
-    assert results["free"] >= 0.7 * baseline, (results["free"], baseline)
+    # The other client is not held to the quota: well above it, and near its own rate alone (half of it at least: the
+    # baseline was taken seconds before, and other work on a shared machine may take a core meanwhile).
+    assert results["free"] >= max(2 * QUOTA, 0.5 * baseline), (results["free"], baseline)
 
 
 def test_throttle_time_ms_is_answered_and_the_connection_muted_that_long(broker):
