@@ -15,6 +15,7 @@ import subprocess
 import threading
 import time
 from collections import defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Self
@@ -81,9 +82,10 @@ class SteadyProducer:
                                   on_delivery=lambda err, msg, sent_at=sent_at: self._delivered(err, msg, sent_at))
             self.sent += 1
             self.producer.poll(0)
-            pause = started + self.sent / self.rate - time.monotonic()
-            if pause > 0:
-                self.producer.poll(pause)
+            # poll(timeout) returns as soon as it has served a delivery report: poll again until the next send is due
+            next_send = started + self.sent / self.rate
+            while (remaining := next_send - time.monotonic()) > 0 and not self._stop.is_set():
+                self.producer.poll(remaining)
 
     def _delivered(self, err: KafkaError | None, msg, sent_at: float) -> None:
         if err is not None:
@@ -181,17 +183,24 @@ class Verdict:
     duplicates: dict[str, int]
     out_of_order: list[str]
     misplaced: list[str]
+    duplicate_batches: list[str] = field(default_factory=list)  # from judge's `dump`, only when there are duplicates
 
     def problems(self) -> str:
         if not (self.lost or self.duplicates or self.out_of_order or self.misplaced):
             return ""
+        batches = "".join(f"\n  {line}" for line in self.duplicate_batches)
         return (f"{len(self.lost)} of {self.acknowledged} acknowledged records lost (first: {self.lost[:5]}); "
                 f"{len(self.duplicates)} values read more than once (first: {list(self.duplicates.items())[:5]}); "
-                f"out of order: {self.out_of_order[:5]}; acknowledged elsewhere than read: {self.misplaced[:5]}")
+                f"out of order: {self.out_of_order[:5]}; acknowledged elsewhere than read: {self.misplaced[:5]}"
+                + (f"\nrecord batches on disk holding a duplicated value:{batches}" if batches else ""))
 
 
-def judge(acks: list[Ack], records: list[Record]) -> Verdict:
-    """0 acknowledged records lost, 0 duplicates, each producer's order kept within each partition."""
+def judge(acks: list[Ack], records: list[Record], dump: Callable[[set[str]], list[str]] | None = None) -> Verdict:
+    """0 acknowledged records lost, 0 duplicates, each producer's order kept within each partition.
+
+    `dump` (batch_dump.duplicate_batches over a cluster) is called only when values were read twice, with those
+    values; its lines (the batches on disk holding them) go into the verdict's problems.
+    """
     read: dict[str, list[Record]] = defaultdict(list)
     for record in records:
         read[record.value].append(record)
@@ -209,7 +218,8 @@ def judge(acks: list[Ack], records: list[Record]) -> Verdict:
             out_of_order.append(f"{record.value} at {record.partition}/{record.offset} after "
                                 f"{producer} #{last_seen[key][0]} at offset {last_seen[key][1]}")
         last_seen[key] = (number, record.offset)
-    return Verdict(len(acks), lost, duplicates, out_of_order, misplaced)
+    batches = dump(set(duplicates)) if duplicates and dump is not None else []
+    return Verdict(len(acks), lost, duplicates, out_of_order, misplaced, batches)
 
 
 def _producer_and_number(value: str) -> tuple[str, int]:

@@ -31,6 +31,7 @@ from confluent_kafka import (
 )
 from confluent_kafka.admin import AdminClient, NewTopic
 
+from tests.integration.batch_dump import duplicate_batches
 from tests.integration.cluster_process import ClusterProcess
 from tests.integration.failover_workload import (
     JavaProducer,
@@ -138,7 +139,8 @@ def test_leader_kill_rounds_lose_no_acknowledged_record(tmp_path, size, capsys):
             wait_for_full_isr(cluster, topic, partitions)
             log, java_log = producer.stop(), java.stop()
             acks = log.acks + java_log.acks
-        verdict = judge(acks, read_all(cluster.bootstrap, topic, partitions))
+        verdict = judge(acks, read_all(cluster.bootstrap, topic, partitions),
+                        dump=lambda values: duplicate_batches(cluster, topic, partitions, values))
     assert log.errors == [] and java_log.errors == [], (log.errors[:5], java_log.errors[:5])
     assert java_log.acks, f"the Java producer acknowledged nothing: {java.stderr_path.read_text()[-2000:]}"
     assert not verdict.problems(), verdict.problems()
@@ -186,7 +188,8 @@ def test_both_followers_stopped_refuses_acks_all_and_recovers(tmp_path):
         cluster.wait_until(lambda: any(a.acked_at > resumed_at for a in list(producer.log.acks)), 60,
                            "an acknowledgement after SIGCONT")
         log = producer.stop()
-        verdict = judge(log.acks, [r for r in read_all(cluster.bootstrap, topic, 1) if r.value.startswith("steady")])
+        verdict = judge(log.acks, [r for r in read_all(cluster.bootstrap, topic, 1) if r.value.startswith("steady")],
+                        dump=lambda values: duplicate_batches(cluster, topic, 1, values))
     assert log.errors == []
     assert not verdict.problems(), verdict.problems()
 
