@@ -21,6 +21,7 @@ from wirebroker.config import EMULATE_KEY, EMULATED_KAFKA_VERSIONS, BrokerConfig
 log = logging.getLogger("wirebroker")
 
 EXIT_BAD_CONFIG = 2
+LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR")
 EXIT_CANNOT_START = 1
 
 
@@ -33,7 +34,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--emulate", choices=EMULATED_KAFKA_VERSIONS, metavar="KAFKA_VERSION",
                         help=f"advertise and serve only the API versions that this Apache Kafka release advertises "
                              f"({', '.join(EMULATED_KAFKA_VERSIONS)}); the same as -o {EMULATE_KEY}=VERSION")
-    parser.add_argument("--log-level", default="INFO", choices=["DEBUG", "INFO", "WARNING", "ERROR"])
+    parser.add_argument("--log-level", action="append", default=[], type=log_level, metavar="[LOGGER=]LEVEL",
+                        help="INFO (the default), DEBUG, WARNING or ERROR; LOGGER=LEVEL sets one logger's, e.g. "
+                             "wirebroker.request=DEBUG logs every request answered; repeatable")
     parser.add_argument("--version", action="version", version=f"wirebroker {__version__}")
     args = parser.parse_args(argv)
     if args.properties and args.config:
@@ -44,10 +47,27 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     return args
 
 
+def log_level(text: str) -> tuple[str, str]:
+    """`LEVEL` (the root logger's) or `LOGGER=LEVEL`, as (logger name, level); "" names the root logger."""
+    name, _, level = text.rpartition("=")
+    if level.upper() not in LOG_LEVELS:
+        raise argparse.ArgumentTypeError(f"{level!r} is not a level: use one of {', '.join(LOG_LEVELS)}")
+    return name, level.upper()
+
+
+def configure_logging(levels: list[tuple[str, str]]) -> None:
+    root_levels = [level for name, level in levels if not name]
+    logging.basicConfig(level=root_levels[-1] if root_levels else "INFO",
+                        format="[%(asctime)s] %(levelname)s %(name)s: %(message)s")
+    for name, level in levels:
+        if name:
+            logging.getLogger(name).setLevel(level)
+
+
 def main(argv: list[str] | None = None) -> int:
     started = time.monotonic()
     args = parse_args(argv)
-    logging.basicConfig(level=args.log_level, format="[%(asctime)s] %(levelname)s %(name)s: %(message)s")
+    configure_logging(args.log_level)
     try:
         config = BrokerConfig.load(args.config, args.override)
     except (ConfigError, OSError) as exc:

@@ -35,6 +35,7 @@ from wirebroker.protocol.headers import (
 from wirebroker.protocol.message import Message
 from wirebroker.protocol.messages import API_SPECS
 from wirebroker.protocol.primitives import DecodeError, UnsupportedFieldError
+from wirebroker.server import request_log
 
 log = logging.getLogger(__name__)
 
@@ -102,6 +103,7 @@ class Dispatcher:
         self.request_metrics: Any = None
         # ClientQuotaManagers (server/quota_managers.py) while a client quota is set (server/broker.py), else None.
         self.quotas: Any = None
+        self.log_requests = request_log.enabled()
 
     def __call__(self, request: Request) -> Response | None:
         try:
@@ -112,6 +114,8 @@ class Dispatcher:
         versions = self.table.served.get(header.api_key)
         if api is None or versions is None or not versions[0] <= header.api_version <= versions[1]:
             if header.api_key == API_VERSIONS_KEY:
+                if self.log_requests:
+                    request_log.log_completed(request, header)
                 return self._send(request, header, api_versions.unsupported_version_response(self.table), version=0)
             return self._refuse(request, header)
         request_type = self._request_classes.get(header.api_key)
@@ -160,6 +164,8 @@ class Dispatcher:
         with (a handler answering later, through `ctx.respond`, from a thread of its own)."""
         if self.request_metrics is not None:
             self.request_metrics.record(header.api_key, header.api_version, request.received_ns)
+        if self.log_requests:
+            request_log.log_completed(request, header)
         if answer is NO_RESPONSE:
             return Response(request, None)
         if isinstance(answer, CloseConnection):
