@@ -4,9 +4,10 @@ Behaviour:
 - Lists every API key this broker serves with the versions it serves (apis/registry.py, computed from the API
   modules and schemas/manifest.json, never typed here), or, when emulating an Apache Kafka release
   (`wirebroker.emulate.kafka.version`), that release's list narrowed to what this broker serves (apis/emulation.py).
-- A request at a version newer than the broker knows is answered at v0 with UNSUPPORTED_VERSION and the full list,
-  so the client can pick a version both sides speak (KIP-511). The dispatcher calls
-  `unsupported_version_response` for it, without decoding the body.
+- A request at a version newer than the broker knows is answered at v0 with UNSUPPORTED_VERSION and ApiVersions' own
+  range only, so the client asks again at a version both sides speak and gets the full answer, features included
+  (KIP-511; Kafka's ApiVersionsRequest.getErrorResponse). The dispatcher calls `unsupported_version_response` for
+  it, without decoding the body.
 - v3+: client_software_name/version must match Kafka's pattern, else INVALID_REQUEST (KIP-511).
 Version notes:
 - The answer depends only on the API table, the version and the error code: each is built and encoded once
@@ -47,8 +48,16 @@ def _encoded(table: ApiTable, error_code: int, version: int) -> EncodedAnswer:
     key = (id(table), version, error_code)
     entry = _ENCODED.get(key)
     if entry is None or entry[0] is not table:
-        entry = _ENCODED[key] = (table, EncodedMessage(_response(table, error_code, version), version))
+        response = (_unsupported_version(table) if error_code == ErrorCode.UNSUPPORTED_VERSION
+                    else _response(table, error_code, version))
+        entry = _ENCODED[key] = (table, EncodedMessage(response, version))
     return entry[1].answer()
+
+
+def _unsupported_version(table: ApiTable) -> ApiVersionsResponse:
+    low, high = table.advertised[API_KEY]
+    return ApiVersionsResponse(error_code=ErrorCode.UNSUPPORTED_VERSION, api_keys=[
+        ApiVersionsResponse.ApiVersion(api_key=API_KEY, min_version=low, max_version=high)])
 
 
 def _response(table: ApiTable, error_code: int, version: int) -> ApiVersionsResponse:
@@ -78,7 +87,7 @@ def handle(ctx: RequestContext, request: ApiVersionsRequest) -> EncodedAnswer:
 
 
 def unsupported_version_response(table: ApiTable) -> EncodedAnswer:
-    """The answer at v0 to a request at a version newer than the broker knows."""
+    """The answer at v0 to a request at a version newer than the broker knows: ApiVersions' own range."""
     return _encoded(table, ErrorCode.UNSUPPORTED_VERSION, 0)
 
 
