@@ -56,6 +56,18 @@ appender.file.layout.pattern = [%d] %p %m (%c)%n
 rootLogger.level = INFO
 rootLogger.appenderRef.file.ref = FILE
 """
+# Kafka's request logger at DEBUG: a "Completed request:{json}" line per request, in a file of its own.
+REQUEST_LOG4J2 = """\
+appender.requests.type = File
+appender.requests.name = REQUESTS
+appender.requests.fileName = {request_log_file}
+appender.requests.layout.type = PatternLayout
+appender.requests.layout.pattern = %m%n
+logger.request.name = kafka.request.logger
+logger.request.level = DEBUG
+logger.request.additivity = false
+logger.request.appenderRef.requests.ref = REQUESTS
+"""
 # Tools print their results on stdout; keep their logging on stderr and quiet.
 TOOLS_LOG4J2 = """\
 status = error
@@ -128,6 +140,7 @@ class ReferenceKafka(BrokerProcess):
     """Apache Kafka 4.3.1, single node, KRaft combined mode, PLAINTEXT on 127.0.0.1:<free port>.
 
     settings: extra server.properties entries (Kafka's keys), e.g. {"num.partitions": 4}.
+    log_requests: Kafka's request logger on, into work_dir/requests.log (it costs the broker CPU: not for benchmarks).
     """
 
     name = f"Apache Kafka {KAFKA_VERSION}"
@@ -135,8 +148,9 @@ class ReferenceKafka(BrokerProcess):
     def __init__(self, work_dir: Path, jars_dir: Path | None = None, *, port: int | None = None,
                  node_id: int = 0, settings: Mapping[str, object] | None = None,
                  controller_port: int | None = None, voters: str | None = None, cluster_id: str | None = None,
-                 jvm_opts: Sequence[str] = BROKER_JVM_OPTS) -> None:
+                 jvm_opts: Sequence[str] = BROKER_JVM_OPTS, log_requests: bool = False) -> None:
         super().__init__(work_dir, port)
+        self.log_requests = log_requests
         self.jars_dir = jars_dir or install_jars()
         self.controller_port = controller_port or free_port()
         self.node_id = node_id
@@ -147,6 +161,10 @@ class ReferenceKafka(BrokerProcess):
         self.jvm_opts = tuple(jvm_opts)
 
     @property
+    def request_log_path(self) -> Path:
+        return self.work_dir / "requests.log"
+
+    @property
     def properties_path(self) -> Path:
         return self.work_dir / "server.properties"
 
@@ -154,7 +172,10 @@ class ReferenceKafka(BrokerProcess):
         data_dir = self.work_dir / "data"
         self.properties_path.write_text(broker_properties(self.port, self.controller_port, data_dir,
                                                           self.node_id, self.settings, self.voters))
-        (self.work_dir / "log4j2.properties").write_text(BROKER_LOG4J2.format(log_file=self.log_path))
+        log4j = BROKER_LOG4J2.format(log_file=self.log_path)
+        if self.log_requests:
+            log4j += REQUEST_LOG4J2.format(request_log_file=self.request_log_path)
+        (self.work_dir / "log4j2.properties").write_text(log4j)
         if not (data_dir / "meta.properties").exists():
             self._format_storage()
 

@@ -25,7 +25,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Callable, Iterable, Sequence
 
-from compat_tests import cluster, installers, reference_kafka, suite_kafka_python
+from compat_tests import cluster, installers, negotiated, reference_kafka, suite_kafka_python
 from compat_tests.brokers import BrokerProcess
 from compat_tests.cache import DEFAULT_CACHE_DIR, InstallError
 from compat_tests.clients import CLIENTS, Client, Invocation
@@ -108,6 +108,9 @@ def run_matrix(brokers: Sequence[str] = BROKER_KEYS, clients: Iterable[str] | No
     finally:
         for broker in started_brokers.values():
             broker.stop()
+    client_ids = {c.name: negotiated.client_id(c.name, _prefix(run_id, c.name)) for c in chosen}
+    result.cells = negotiated.check_metadata_cells(result.cells, _request_logs(started_brokers, client_ids.values()),
+                                                   client_ids)
     cluster_scenarios = [s for s in result.scenarios if s in CLUSTER_SCENARIOS]
     for key in (k for k in brokers if k in CLUSTER_KEYS and cluster_scenarios):
         cluster_started = time.monotonic()
@@ -171,9 +174,9 @@ def _start_broker(key: str, work_dir: Path, cache_dir: Path, secured: bool = Fal
     """The broker of one column; `secured`: with the SASL_PLAINTEXT and SSL listeners of security_listeners.py."""
     if key == "kafka":
         broker = reference_kafka.ReferenceKafka(work_dir, reference_kafka.install_jars(cache_dir),
-                                                settings=COMMON_BROKER_SETTINGS)
+                                                settings=COMMON_BROKER_SETTINGS, log_requests=True)
     elif key == "wirebroker":
-        broker = Wirebroker(work_dir, settings=COMMON_BROKER_SETTINGS)
+        broker = Wirebroker(work_dir, settings=COMMON_BROKER_SETTINGS, log_requests=True)
     else:
         raise ValueError(f"unknown broker {key!r}; known: {', '.join(BROKER_KEYS)}")
     if not secured:
@@ -184,6 +187,18 @@ def _start_broker(key: str, work_dir: Path, cache_dir: Path, secured: bool = Fal
     security.create_scram_user(broker.bootstrap)
     broker.driver_env = security.driver_env()
     return broker
+
+
+def _request_logs(brokers: dict[str, BrokerProcess], client_ids: Iterable[str]
+                  ) -> dict[str, Iterable[tuple[str | None, int, int]]]:
+    """The requests each single broker logged from the metadata cells' clients (compat_tests/negotiated.py)."""
+    wanted = set(client_ids)
+    logs: dict[str, Iterable[tuple[str | None, int, int]]] = {}
+    if "wirebroker" in brokers:
+        logs["wirebroker"] = negotiated.wirebroker_requests(brokers["wirebroker"].log_path, wanted)
+    if "kafka" in brokers:
+        logs["kafka"] = negotiated.kafka_requests(brokers["kafka"].request_log_path, wanted)
+    return logs
 
 
 Task = tuple[float, Callable[[], object]]
@@ -249,12 +264,17 @@ def _tasks(brokers: dict[str, BrokerProcess], chosen: list[Client], scenarios: l
                 tasks.append((0.0, lambda k=key, c=client, n=names, e=error:
                               [Cell(k, c.name, s, False, e) for s in n]))
                 continue
-            prefix = f"c{run_id}.{client.name}"
+            prefix = _prefix(run_id, client.name)
             stderr_path = runs_dir / key / f"{client.name}.stderr"
             tasks.append((client.expected_seconds,
                           lambda k=key, b=broker.bootstrap, c=client, n=names, p=prefix, e=stderr_path, br=broker:
                           run_driver(_with_env(invocations[c.name], br), c, n, k, b, p, e)))
     return tasks
+
+
+def _prefix(run_id: str, client: str) -> str:
+    """What a driver's topics, and its metadata clients' ids, start with: the same on every broker of one run."""
+    return f"c{run_id}.{client}"
 
 
 def _with_env(invocation: Invocation, broker: BrokerProcess) -> Invocation:

@@ -8,7 +8,9 @@ from __future__ import annotations
 
 SCENARIOS: dict[str, str] = {
     "metadata": "create a 3-partition topic; Metadata lists exactly one broker at the bootstrap address and the "
-                "topic with a leader for each of its 3 partitions",
+                "topic with a leader for each of its 3 partitions; the client that lists them (client id "
+                "<prefix>.metadata) uses the same API versions as against Apache Kafka 4.3.1 (both brokers' request "
+                "logs, negotiated.py)",
     "roundtrip": "10 records with keys, every third value null, two headers (one empty); consumed back from "
                  "offset 0 with keys, null values, headers and offsets 0..9 intact",
     "compression_gzip": "200 compressible records produced with gzip, consumed back in order and intact",

@@ -2,7 +2,7 @@
 
     python3 -m wirebroker --override listeners=PLAINTEXT://127.0.0.1:PORT \
         --override advertised.listeners=PLAINTEXT://127.0.0.1:PORT --override log.dirs=DIR \
-        --override node.id=0 [--override key=value ...]
+        --override node.id=0 [--override key=value ...] [--log-level wirebroker.request=DEBUG]
 
 run from the repository root with the interpreter that runs the matrix. Its output goes to <work_dir>/broker.log.
 """
@@ -14,16 +14,22 @@ from typing import Mapping
 
 from compat_tests.brokers import BrokerProcess
 from compat_tests.cache import REPO_DIR
+from wirebroker.server import request_log
 
 
 class Wirebroker(BrokerProcess):
-    """wirebroker on 127.0.0.1:<free port> with a fresh log dir under work_dir; settings are extra overrides."""
+    """wirebroker on 127.0.0.1:<free port> with a fresh log dir under work_dir; settings are extra overrides.
+
+    log_requests: its request log on (a line per request in broker.log; it costs CPU: not for benchmarks).
+    """
 
     name = "wirebroker"
 
     def __init__(self, work_dir: Path, *, port: int | None = None,
-                 settings: Mapping[str, object] | None = None, python: str = sys.executable) -> None:
+                 settings: Mapping[str, object] | None = None, python: str = sys.executable,
+                 log_requests: bool = False) -> None:
         super().__init__(work_dir, port)
+        self.log_requests = log_requests
         self.settings = dict(settings or {})
         self.python = python
 
@@ -35,6 +41,8 @@ class Wirebroker(BrokerProcess):
         cmd = [self.python, "-m", "wirebroker"]
         for key, value in overrides.items():
             cmd += ["--override", f"{key}={value}"]
+        if self.log_requests:
+            cmd += ["--log-level", f"{request_log.LOGGER_NAME}=DEBUG"]
         return cmd
 
     def cwd(self) -> Path:

@@ -86,13 +86,12 @@ const stderrLog = () => ({ level, log }) => {
 };
 
 // security: kafkajs's ssl and sasl settings, for the secured listeners' cells (compat_tests/security_listeners.py).
-function kafka(bootstrap, security = {}) {
-  return new Kafka({ clientId: 'compat-kafkajs', brokers: [bootstrap], logLevel: logLevel.WARN, logCreator: stderrLog,
-    ...security });
+function kafka(bootstrap, security = {}, clientId = 'compat-kafkajs') {
+  return new Kafka({ clientId, brokers: [bootstrap], logLevel: logLevel.WARN, logCreator: stderrLog, ...security });
 }
 
-async function withAdmin(bootstrap, fn) {
-  const admin = kafka(bootstrap).admin();
+async function withAdmin(bootstrap, fn, clientId = undefined) {
+  const admin = kafka(bootstrap, {}, clientId).admin();
   await admin.connect();
   try {
     return await fn(admin);
@@ -155,6 +154,7 @@ const compressibleValue = (i) => Buffer.from(`compressible-${String(i).padStart(
 async function metadata(bootstrap, prefix) {
   const topic = `${prefix}.metadata`;
   await createTopic(bootstrap, topic, 3);
+  // The matrix finds this client's requests by its id in both brokers' request logs (compat_tests/negotiated.py).
   return withAdmin(bootstrap, async (admin) => {
     const cluster = await admin.describeCluster();
     expect(cluster.brokers.length === 1, `expected 1 broker, metadata lists ${cluster.brokers.length}`);
@@ -165,7 +165,7 @@ async function metadata(bootstrap, prefix) {
     expect(partitions.length === 3, `topic has ${partitions.length} partitions`);
     partitions.forEach((p) => expect(p.leader === broker.nodeId, `partition ${p.partitionId} leader ${p.leader}`));
     return `1 broker (node ${broker.nodeId} at ${broker.host}:${broker.port}); ${topic}: 3 partitions led by it`;
-  });
+  }, `${prefix}.metadata`);
 }
 
 async function roundtrip(bootstrap, prefix) {

@@ -17,8 +17,8 @@ from driver_common import expect
 TOPIC_ALREADY_EXISTS = 36
 
 
-async def admin_client(bootstrap: str) -> AIOKafkaAdminClient:
-    client = AIOKafkaAdminClient(bootstrap_servers=bootstrap)
+async def admin_client(bootstrap: str, **config) -> AIOKafkaAdminClient:
+    client = AIOKafkaAdminClient(bootstrap_servers=bootstrap, **config)
     await client.start()
     return client
 
@@ -79,7 +79,7 @@ async def described_partitions(client: AIOKafkaAdminClient, topic: str) -> list[
 async def metadata(bootstrap: str, prefix: str) -> str:
     topic = dc.topic_name(prefix, "metadata")
     await create_topic(bootstrap, topic, 3)
-    client = await admin_client(bootstrap)
+    client = await admin_client(bootstrap, client_id=dc.metadata_client_id(prefix))
     try:
         cluster = await client.describe_cluster()
         partitions = await described_partitions(client, topic)

@@ -55,7 +55,7 @@ def consume_assigned(bootstrap: str, topic: str, count: int, **config) -> list:
 def metadata(bootstrap: str, prefix: str) -> str:
     topic = dc.topic_name(prefix, "metadata")
     create_topic(bootstrap, topic, 3)
-    admin = AdminClient({"bootstrap.servers": bootstrap})
+    admin = AdminClient({"bootstrap.servers": bootstrap, "client.id": dc.metadata_client_id(prefix)})
     cluster = admin.list_topics(topic, timeout=30)
     expect(len(cluster.brokers) == 1, f"expected 1 broker, metadata lists {len(cluster.brokers)}")
     broker = next(iter(cluster.brokers.values()))

@@ -72,6 +72,12 @@ def topic_name(prefix: str, scenario: str, suffix: str = "") -> str:
     return f"{prefix}.{scenario}{'.' + suffix if suffix else ''}"
 
 
+def metadata_client_id(prefix: str) -> str:
+    """The client id of the metadata scenario's clients: the matrix finds their requests by it in both brokers'
+    request logs and compares the versions they used (compat_tests/negotiated.py)."""
+    return f"{prefix}.metadata"
+
+
 def deadline(seconds: float = SCENARIO_DEADLINE_S) -> float:
     return time.monotonic() + seconds
 

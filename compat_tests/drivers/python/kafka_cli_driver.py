@@ -58,12 +58,14 @@ def table(output: str) -> list[dict[str, str]]:
 def metadata(bootstrap: str, prefix: str) -> str:
     topic = dc.topic_name(prefix, "metadata")
     create_topic(bootstrap, topic, 3)
-    described = kt.run("topics", "--bootstrap-server", bootstrap, "--describe", "--topic", topic).stdout
+    named = kt.properties_file({"client.id": dc.metadata_client_id(prefix)})
+    described = kt.run("topics", "--bootstrap-server", bootstrap, "--command-config", named, "--describe", "--topic",
+                       topic).stdout
     partitions = [line for line in described.splitlines() if "Partition:" in line and "Leader:" in line]
     expect(len(partitions) == 3, f"describe shows {len(partitions)} partitions:\n{described}")
     leaders = {line.split("Leader:")[1].split()[0] for line in partitions}
     expect(leaders == {"0"}, f"partition leaders {leaders}")
-    listed = kt.run("topics", "--bootstrap-server", bootstrap, "--list").stdout.split()
+    listed = kt.run("topics", "--bootstrap-server", bootstrap, "--command-config", named, "--list").stdout.split()
     expect(topic in listed, f"--list does not show {topic}")
     return f"{topic}: created, listed, 3 partitions led by node 0"
 

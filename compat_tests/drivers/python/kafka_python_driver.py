@@ -44,7 +44,7 @@ def consume_assigned(bootstrap: str, topic: str, count: int, **config) -> list:
 def metadata(bootstrap: str, prefix: str) -> str:
     topic = dc.topic_name(prefix, "metadata")
     create_topic(bootstrap, topic, 3)
-    consumer = KafkaConsumer(bootstrap_servers=bootstrap)
+    consumer = KafkaConsumer(bootstrap_servers=bootstrap, client_id=dc.metadata_client_id(prefix))
     until = dc.deadline()
     while not dc.past(until):
         partitions = consumer.partitions_for_topic(topic)

@@ -72,6 +72,7 @@ def produce_and_verify(bootstrap: str, topic: str, count: int, settings: dict[st
 
 
 def metadata(bootstrap: str, prefix: str) -> str:
+    # The tool names its client admin-1 whatever client.id says: the matrix looks for that id (negotiated.py).
     out = kt.run("broker-api-versions", "--bootstrap-server", bootstrap).stdout
     brokers = re.findall(r"^(\S+) \(id: (\d+) rack", out, re.MULTILINE)
     expect(len(brokers) == 1 and brokers[0][0] == bootstrap, f"brokers listed: {brokers}")

@@ -35,11 +35,11 @@ def kcat(bootstrap: str, *args: str, stdin: str | None = None, timeout: float = 
     return proc.stdout
 
 
-def ensure_topic(bootstrap: str, topic: str) -> dict:
+def ensure_topic(bootstrap: str, topic: str, *args: str) -> dict:
     """Metadata for topic (auto-created by the broker on the first request), once every partition has a leader."""
     until = dc.deadline()
     while True:
-        meta = json.loads(kcat(bootstrap, "-L", "-J", "-t", topic))
+        meta = json.loads(kcat(bootstrap, "-L", "-J", "-t", topic, *args))
         partitions = meta["topics"][0]["partitions"]
         if partitions and all(p["leader"] >= 0 for p in partitions):
             return meta
@@ -59,7 +59,7 @@ def produce_lines(bootstrap: str, topic: str, lines: list[str], *args: str) -> N
 
 def metadata(bootstrap: str, prefix: str) -> str:
     topic = dc.topic_name(prefix, "metadata")
-    meta = ensure_topic(bootstrap, topic)
+    meta = ensure_topic(bootstrap, topic, "-X", f"client.id={dc.metadata_client_id(prefix)}")
     brokers = meta["brokers"]
     expect(len(brokers) == 1, f"expected 1 broker, metadata lists {len(brokers)}")
     expect(brokers[0]["name"] == bootstrap, f"broker at {brokers[0]['name']}, not {bootstrap}")

@@ -136,6 +136,10 @@ func Failf(format string, args ...any) error { return fmt.Errorf(format, args...
 // TopicName is <prefix>.<scenario>.
 func TopicName(prefix, scenario string) string { return prefix + "." + scenario }
 
+// MetadataClientID is the client id of the metadata scenario's clients: the matrix finds their requests by it in
+// both brokers' request logs and compares the versions they used (compat_tests/negotiated.py).
+func MetadataClientID(prefix string) string { return prefix + ".metadata" }
+
 // RoundtripRecord is one record of the roundtrip scenario: every third value null, one header empty.
 type RoundtripRecord struct {
 	Key, Value []byte

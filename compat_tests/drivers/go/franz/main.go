@@ -51,8 +51,8 @@ func client(bootstrap string, opts ...kgo.Opt) (*kgo.Client, error) {
 	return kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(strings.Split(bootstrap, ",")...)}, opts...)...)
 }
 
-func withAdmin(bootstrap string, f func(*kadm.Client) error) error {
-	cl, err := client(bootstrap)
+func withAdmin(bootstrap string, f func(*kadm.Client) error, opts ...kgo.Opt) error {
+	cl, err := client(bootstrap, opts...)
 	if err != nil {
 		return err
 	}
@@ -148,7 +148,7 @@ func metadata(bootstrap, prefix string) (string, error) {
 		}
 		detail = fmt.Sprintf("1 broker (node %d at %s:%d); %s: 3 partitions led by it", b.NodeID, b.Host, b.Port, topic)
 		return nil
-	})
+	}, kgo.ClientID(c.MetadataClientID(prefix)))
 	return detail, err
 }
 

@@ -47,7 +47,11 @@ func config() *sarama.Config {
 }
 
 func withAdmin(bootstrap string, f func(sarama.ClusterAdmin) error) error {
-	adm, err := sarama.NewClusterAdmin([]string{bootstrap}, config())
+	return withAdminConfig(bootstrap, config(), f)
+}
+
+func withAdminConfig(bootstrap string, cfg *sarama.Config, f func(sarama.ClusterAdmin) error) error {
+	adm, err := sarama.NewClusterAdmin([]string{bootstrap}, cfg)
 	if err != nil {
 		return err
 	}
@@ -122,7 +126,9 @@ func metadata(bootstrap, prefix string) (string, error) {
 		return "", err
 	}
 	var detail string
-	err := withAdmin(bootstrap, func(adm sarama.ClusterAdmin) error {
+	named := config()
+	named.ClientID = c.MetadataClientID(prefix)
+	err := withAdminConfig(bootstrap, named, func(adm sarama.ClusterAdmin) error {
 		brokers, _, err := adm.DescribeCluster()
 		if err != nil {
 			return err
