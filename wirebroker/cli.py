@@ -21,8 +21,8 @@ from wirebroker.config import EMULATE_KEY, EMULATED_KAFKA_VERSIONS, BrokerConfig
 log = logging.getLogger("wirebroker")
 
 EXIT_BAD_CONFIG = 2
-LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR")
 EXIT_CANNOT_START = 1
+LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR")
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:

@@ -48,19 +48,15 @@ def _encoded(table: ApiTable, error_code: int, version: int) -> EncodedAnswer:
     key = (id(table), version, error_code)
     entry = _ENCODED.get(key)
     if entry is None or entry[0] is not table:
-        response = (_unsupported_version(table) if error_code == ErrorCode.UNSUPPORTED_VERSION
-                    else _response(table, error_code, version))
-        entry = _ENCODED[key] = (table, EncodedMessage(response, version))
+        entry = _ENCODED[key] = (table, EncodedMessage(_response(table, error_code, version), version))
     return entry[1].answer()
 
 
-def _unsupported_version(table: ApiTable) -> ApiVersionsResponse:
-    low, high = table.advertised[API_KEY]
-    return ApiVersionsResponse(error_code=ErrorCode.UNSUPPORTED_VERSION, api_keys=[
-        ApiVersionsResponse.ApiVersion(api_key=API_KEY, min_version=low, max_version=high)])
-
-
 def _response(table: ApiTable, error_code: int, version: int) -> ApiVersionsResponse:
+    if error_code == ErrorCode.UNSUPPORTED_VERSION:  # ApiVersions' own range only: the client asks again
+        low, high = table.advertised[API_KEY]
+        return ApiVersionsResponse(error_code=error_code, api_keys=[
+            ApiVersionsResponse.ApiVersion(api_key=API_KEY, min_version=low, max_version=high)])
     supported = [f for f in table.supported_features if version >= HIDES_NO_FEATURE_VERSION or f.min_version > 0]
     return ApiVersionsResponse(
         error_code=error_code,
