@@ -387,6 +387,10 @@ def test_a_topic_deleted_while_a_replica_is_down_is_deleted_there_when_it_return
     absent = next(n for n in (1, 2, 3) if n != cluster.controller_id())
     cluster.kill(absent)
     cluster.wait_until(lambda: absent not in cluster.registered_brokers(), WAIT_S, "the broker's session expired")
+    # kafka-python's admin asks any broker that Metadata lists for the controller and does not retry a refused
+    # connection: wait until the controller's update has told every live broker that the absent one is gone.
+    cluster.wait_until(lambda: all(absent not in {b.node_id for b in cluster.metadata(via=n).brokers}
+                                   for n in cluster.alive()), WAIT_S, "the absent broker gone from every Metadata")
     admin = admin_client(cluster)
     try:
         admin.delete_topics([topic])
