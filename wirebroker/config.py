@@ -77,7 +77,9 @@ BROKER_KEYS: dict[str, BrokerKey] = {
     "socket.send.buffer.bytes": BrokerKey(INT, str(100 * 1024)),
     "socket.receive.buffer.bytes": BrokerKey(INT, str(100 * 1024)),
     "socket.listen.backlog.size": BrokerKey(INT, "50"),
-    "num.network.threads": BrokerKey(INT, "3"),
+    # Kafka: 3. Measured here (bench/ANALYSIS.md section 3): under the GIL more select loops only contend for it;
+    # one loop costs about half the CPU per small request with 8 connections, and no big workload gained from three.
+    "num.network.threads": BrokerKey(INT, "1"),
     # Kafka: 8. Measured here (bench/results/threads-ab.md): handling requests on the network thread costs less CPU
     # per request and gives a lower p99 than handing them to handler threads under the GIL.
     "num.io.threads": BrokerKey(INT, "0"),

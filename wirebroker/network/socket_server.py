@@ -31,7 +31,7 @@ from wirebroker.network.request_channel import RequestChannel
 
 log = logging.getLogger(__name__)
 
-NUM_NETWORK_THREADS = 3  # Kafka's default num.network.threads
+NUM_NETWORK_THREADS = 1  # the broker's num.network.threads (Kafka's is 3: see config.py)
 SOCKET_REQUEST_MAX_BYTES = 100 * 1024 * 1024  # Kafka's default socket.request.max.bytes
 CONNECTIONS_MAX_IDLE_MS = 10 * 60 * 1000  # Kafka's default connections.max.idle.ms
 SOCKET_SEND_BUFFER_BYTES = 100 * 1024  # Kafka's default socket.send.buffer.bytes (-1: the OS default)
