@@ -44,6 +44,7 @@ from wirebroker.protocol.records import (
     crc_is_valid,
     read_header,
     set_log_append_time,
+    with_offsets,
 )
 
 log = logging.getLogger(__name__)
@@ -131,7 +132,9 @@ def assign_offsets_and_epoch(view: memoryview, headers: list[BatchHeader], next_
         assign_offsets(view, position, next_offset, leader_epoch)
         if config.log_append_time:  # control batches too, as Kafka's LogValidator stamps every batch
             set_log_append_time(view, position, now)
-        assigned = read_header(view, position)
+            assigned = read_header(view, position)
+        else:
+            assigned = with_offsets(header, next_offset, leader_epoch)
         validated.append(ValidatedBatch(position, assigned))
         position += assigned.size
         next_offset = assigned.next_offset

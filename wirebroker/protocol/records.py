@@ -174,6 +174,7 @@ def _field_offset(name: str) -> int:
     return struct.calcsize(_HEADER.format[: 1 + BatchHeader._fields.index(name)])
 
 
+_new_header = tuple.__new__  # BatchHeader._make without its Python frame: a header is read per append
 LOG_OVERHEAD = _field_offset("partition_leader_epoch")  # baseOffset + batchLength, before the length-counted part
 BATCH_HEADER_SIZE = _HEADER.size
 _PARTITION_LEADER_EPOCH_OFFSET = _field_offset("partition_leader_epoch")
@@ -219,7 +220,7 @@ def read_header(buf: bytes | bytearray | memoryview, pos: int = 0) -> BatchHeade
     """
     if len(buf) - pos < BATCH_HEADER_SIZE:
         raise CorruptMessageError(f"{len(buf) - pos} bytes left at position {pos}, less than a batch header")
-    header = BatchHeader._make(_HEADER.unpack_from(buf, pos))
+    header = _new_header(BatchHeader, _HEADER.unpack_from(buf, pos))
     if header.magic < MAGIC:
         raise UnsupportedForMessageFormatError(f"record batch magic {header.magic}: only v2 is supported")
     if header.magic > MAGIC:
@@ -227,6 +228,11 @@ def read_header(buf: bytes | bytearray | memoryview, pos: int = 0) -> BatchHeade
     if header.batch_length < BATCH_HEADER_SIZE - LOG_OVERHEAD:
         raise CorruptMessageError(f"record batch length {header.batch_length} is smaller than its header")
     return header
+
+
+def with_offsets(header: BatchHeader, base_offset: int, partition_leader_epoch: int) -> BatchHeader:
+    """The header as `assign_offsets` leaves it in the buffer, without reading it again."""
+    return _new_header(BatchHeader, (base_offset, header[1], partition_leader_epoch, *header[3:]))
 
 
 def crc_is_valid(buf: bytes | bytearray | memoryview, pos: int, header: BatchHeader) -> bool:

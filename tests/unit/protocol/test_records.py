@@ -33,6 +33,7 @@ from wirebroker.protocol.records import (
     read_header,
     set_log_append_time,
     validate_batches,
+    with_offsets,
 )
 
 MiB = 1 << 20
@@ -214,6 +215,15 @@ def test_assign_offsets_on_a_memoryview_at_a_position():
     assert first.base_offset == 0
     assert (second.base_offset, second.partition_leader_epoch) == (5, 2)
     assert crc_is_valid(buf, len(GZIPPED), second)
+
+
+@given(base_offset=st.integers(0, 2**62), epoch=st.integers(-1, 2**31 - 1))
+def test_with_offsets_is_the_header_assign_offsets_leaves(base_offset, epoch):
+    buf = bytearray(PLAIN)
+    before = read_header(buf)
+    assign_offsets(buf, 0, base_offset, epoch)
+    assert with_offsets(before, base_offset, epoch) == read_header(buf)
+    assert type(with_offsets(before, base_offset, epoch)) is BatchHeader
 
 
 def test_set_log_append_time_rewrites_timestamps_and_recomputes_the_crc():
