@@ -1,8 +1,7 @@
 """`python -m bench.gc_watch_broker [wirebroker arguments]`: wirebroker that records its garbage collections.
 
 An experiment's launcher (bench/gc_experiment.py), not a broker feature. Every collection's generation and pause
-(ms, GIL held) is kept, and written as JSON to $GC_LOG each second: {"pauses": [[gen, ms], ...], "count": n,
-"tracked": objects the collector tracks}. $GC_THRESHOLD ("700,10,10") replaces the thresholds the broker sets.
+(ms, GIL held) is kept, and written as JSON to $GC_LOG each second: {"pauses": [[gen, ms], ...], "count": n}. $GC_THRESHOLD ("700,10,10") replaces the thresholds the broker sets.
 """
 
 from __future__ import annotations
@@ -35,7 +34,7 @@ def watch(path: str) -> None:
             time.sleep(WRITE_EVERY_S)
             count = len(pauses)
             with open(path + ".tmp", "w") as out:
-                json.dump({"pauses": pauses[-KEPT_PAUSES:], "count": count, "tracked": len(gc.get_objects())}, out)
+                json.dump({"pauses": pauses[-KEPT_PAUSES:], "count": count}, out)
             os.replace(path + ".tmp", path)
 
     gc.callbacks.append(on_collection)

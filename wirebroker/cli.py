@@ -24,10 +24,10 @@ log = logging.getLogger("wirebroker")
 EXIT_BAD_CONFIG = 2
 EXIT_CANNOT_START = 1
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR")
-# CPython collects its youngest generation every 700 net allocations, ~16 times a second under a 1,000 records/s
+# CPython collects its youngest generation every 700 net allocations, ~20 times a second under a 1,000 records/s
 # produce-and-consume load, and promotes what waits in queues and purgatories to the older generations, whose
-# collections then took 2-30 ms with the GIL held. Every 20,000: p99 produce-to-consume 6.2-7.7 ms against 10.7-11.7
-# ms, p99.9 13-21 against 27-30 ms, a third of the collector's time (bench/ANALYSIS.md, section 3).
+# collections then took 2-39 ms with the GIL held. Every 20,000: p99 produce-to-consume 6.2-7.8 ms against 10.2-13.5
+# ms, p99.9 13-21 against 25-33 ms, a third of the collector's time (bench/ANALYSIS.md, section 3).
 GC_YOUNGEST_THRESHOLD = 20_000
 
 
