@@ -1,7 +1,8 @@
 """`python -m bench.gc_watch_broker [wirebroker arguments]`: wirebroker that records its garbage collections.
 
 An experiment's launcher (bench/gc_experiment.py), not a broker feature. Every collection's generation and pause
-(ms, GIL held) is kept, and written as JSON to $GC_LOG each second: {"pauses": [[gen, ms], ...], "count": n}. $GC_THRESHOLD ("700,10,10") replaces the thresholds the broker sets.
+(ms, GIL held) is kept, and written as JSON to $GC_LOG each second: {"pauses": [[gen, ms], ...], "count": n}.
+$GC_THRESHOLD ("700,10,10") replaces the thresholds the broker sets.
 """
 
 from __future__ import annotations
