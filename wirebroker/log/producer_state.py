@@ -100,16 +100,21 @@ class BatchMetadata(NamedTuple):
         return self.last_offset - self.offset_delta
 
 
-@dataclass
+def _retained_batches() -> collections.deque[BatchMetadata]:
+    return collections.deque(maxlen=NUM_BATCHES_TO_RETAIN)
+
+
+@dataclass(slots=True)
 class ProducerStateEntry:
-    """The state of one producer id; `batch_metadata` runs from the oldest retained batch to the newest."""
+    """The state of one producer id; `batch_metadata` runs from the oldest retained batch to the newest (a bounded
+    deque: appending the sixth drops the oldest)."""
 
     producer_id: int
     producer_epoch: int = NO_PRODUCER_EPOCH
     coordinator_epoch: int = -1
     last_timestamp: int = NO_TIMESTAMP
     current_txn_first_offset: int | None = None
-    batch_metadata: collections.deque[BatchMetadata] = field(default_factory=collections.deque)
+    batch_metadata: collections.deque[BatchMetadata] = field(default_factory=_retained_batches)
 
     @property
     def is_empty(self) -> bool:
@@ -150,19 +155,13 @@ class ProducerStateEntry:
     def add_batch(self, producer_epoch: int, last_seq: int, last_offset: int, offset_delta: int,
                   timestamp: int) -> None:
         self.maybe_update_producer_epoch(producer_epoch)
-        self._add_batch_metadata(BatchMetadata(last_seq, last_offset, offset_delta, timestamp))
+        self.batch_metadata.append(BatchMetadata(last_seq, last_offset, offset_delta, timestamp))
         self.last_timestamp = timestamp
-
-    def _add_batch_metadata(self, batch: BatchMetadata) -> None:
-        if len(self.batch_metadata) == NUM_BATCHES_TO_RETAIN:
-            self.batch_metadata.popleft()
-        self.batch_metadata.append(batch)
 
     def update(self, newer: ProducerStateEntry) -> None:
         """Take in the state an append produced (see ProducerAppendInfo.to_entry)."""
         self.maybe_update_producer_epoch(newer.producer_epoch)
-        for batch in newer.batch_metadata:
-            self._add_batch_metadata(batch)
+        self.batch_metadata.extend(newer.batch_metadata)
         self.coordinator_epoch = newer.coordinator_epoch
         self.current_txn_first_offset = newer.current_txn_first_offset
         self.last_timestamp = newer.last_timestamp
@@ -177,7 +176,11 @@ class ProducerStateEntry:
         """The retained batch with exactly this epoch and sequence range: the original of a retried batch."""
         if producer_epoch != self.producer_epoch:
             return None
-        return next((b for b in self.batch_metadata if b.first_seq == first_seq and b.last_seq == last_seq), None)
+        # The stored last_seq first: first_seq is derived, and almost every batch is new (no last_seq matches).
+        for batch in self.batch_metadata:
+            if batch.last_seq == last_seq and batch.first_seq == first_seq:
+                return batch
+        return None
 
 
 class CompletedTxn(NamedTuple):
@@ -266,8 +269,8 @@ class ProducerAppendInfo:
                     f"partition {self._partition}: {producer_epoch} (request epoch), {first_seq} (seq. number), "
                     f"{self._updated.producer_epoch} (current producer epoch)")
             return
-        if not self._updated.is_empty:
-            current_last_seq = self._updated.last_seq
+        if self._updated.batch_metadata:
+            current_last_seq = self._updated.batch_metadata[-1].last_seq
         elif producer_epoch == self._current.producer_epoch:
             current_last_seq = self._current.last_seq
         else:
