@@ -96,6 +96,10 @@ class LeaderEpochFileCache:
     def assign(self, epoch: int, start_offset: int) -> None:
         """Record that `epoch` began at `start_offset`; entries that contradict it are dropped."""
         with self._lock:
+            epochs = self._epochs
+            # Nearly every append: its epoch is already the latest, begun at or before it (no entry built).
+            if epochs and epochs[-1].epoch == epoch and start_offset >= epochs[-1].start_offset:
+                return
             if self._assign(EpochEntry(epoch, start_offset)):
                 self._write()
 

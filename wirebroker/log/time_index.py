@@ -55,14 +55,14 @@ class TimeIndex(IndexFile):
             raise ValueError(f"Attempt to append to a full time index {self.path} (size = {self.entries})")
         last = self.last_raw_entry()
         if last is not None:
-            last_entry = self._parse(last)
-            if offset < last_entry.offset:
+            last_timestamp, last_offset = last[0], self.base_offset + last[1]
+            if offset < last_offset:
                 raise ValueError(f"Attempt to append an offset ({offset}) to time index {self.path} no larger than "
-                                 f"the last offset appended ({last_entry.offset})")
-            if timestamp < last_entry.timestamp:
+                                 f"the last offset appended ({last_offset})")
+            if timestamp < last_timestamp:
                 raise ValueError(f"Attempt to append a timestamp ({timestamp}) to time index {self.path} no larger "
-                                 f"than the last timestamp appended ({last_entry.timestamp})")
-            if timestamp == last_entry.timestamp:
+                                 f"than the last timestamp appended ({last_timestamp})")
+            if timestamp == last_timestamp:
                 return
         elif timestamp <= NO_TIMESTAMP:
             return

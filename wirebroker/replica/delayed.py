@@ -36,15 +36,16 @@ class DelayedProduce(DelayedOperation):
         self.respond = respond
 
     def try_complete(self) -> bool:
+        pending = False
         for status in self.statuses:
             if status.acks_pending:
                 done, error_code = status.partition.check_enough_replicas_reach_offset(status.required_offset)
                 if done or error_code:
                     status.acks_pending = False
                     status.error_code = error_code
-        if not any(status.acks_pending for status in self.statuses):
-            return self.force_complete()
-        return False
+                else:
+                    pending = True
+        return False if pending else self.force_complete()
 
     def on_expiration(self) -> None:
         for status in self.statuses:
