@@ -336,7 +336,8 @@ class ReplicaManager:
         except Exception:
             log.exception("appending to %s-%d failed; answering UNKNOWN_SERVER_ERROR", topic, index)
             return AppendResult(ErrorCode.UNKNOWN_SERVER_ERROR, "unexpected error appending to the log")
-        self.produce_purgatory.check_and_complete((topic, index))
+        # No produce purgatory check here: an acks=all wait ends only when the high watermark moves, and the
+        # partition's state-change callback checks both purgatories then (Kafka's addCompletePurgatoryAction).
         return AppendResult(ErrorCode.NONE, None, info)
 
     # ---- fetch ---------------------------------------------------------------------------------------------
