@@ -234,5 +234,20 @@ class ClusterProcess:
                  f"last {lines} lines of {b.log_path}:\n{log_tail(b.log_text(), lines)}"
                  for n, b in self.brokers.items()]
         parts.append(f"--- zookeeper, last {lines} lines:\n{log_tail(self.zookeeper.log_text(), lines)}")
+        parts.append(f"--- partition states in ZooKeeper:\n{self._partition_states()}")
         return "\n".join(parts)
+
+    def _partition_states(self) -> str:
+        """Every partition's leader, leader epoch and ISR as the controller last wrote them, one line each."""
+        try:
+            lines = []
+            for topic in sorted(self.zk().get_children("/brokers/topics")):
+                partitions = self.zk().get_children(f"/brokers/topics/{topic}/partitions") \
+                    if self.zk().exists(f"/brokers/topics/{topic}/partitions") else []
+                for partition in sorted(partitions, key=int):
+                    state = self.partition_state(topic, int(partition))
+                    lines.append(f"{topic}-{partition}: {state}")
+            return "\n".join(lines)
+        except Exception as exc:  # ZooKeeper down or stopping: the logs above are what is left
+            return f"(not read: {exc!r})"
 

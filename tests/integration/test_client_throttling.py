@@ -66,9 +66,11 @@ def test_a_producer_over_its_quota_slows_to_it_and_another_keeps_its_rate(broker
         free_rate = free.get(timeout=60)
     # Requests carry a little more than the values (record and batch headers): the values' rate sits just under.
     assert 0.90 * QUOTA <= slow <= 1.10 * QUOTA, (slow, QUOTA)
-    # The other client is not held to the quota: well above it, and near its own rate alone (half of it at least: the
-    # baseline was taken seconds before, and other work on a shared machine may take a core meanwhile).
-    assert free_rate >= max(2 * QUOTA, 0.5 * baseline), (free_rate, baseline)
+    # The other client is not held to the quota, nor stalled by the throttled one's muting: far above the quota, and
+    # a good share of its rate alone. Not more: on two cores the broker, both producers and CI's other work share
+    # the CPU (0.43 of the baseline seen in CI, 0.70 on a quiet machine), while a broker that throttled every client
+    # or slept on the network thread for the throttled one makes it a small fraction.
+    assert free_rate >= max(20 * QUOTA, 0.25 * baseline), (free_rate, baseline)
 
 
 def test_throttle_time_ms_is_answered_and_the_connection_muted_that_long(broker):

@@ -24,6 +24,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Properties;
 import java.util.Set;
+import java.util.concurrent.atomic.AtomicInteger;
 
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AlterConfigOp;
@@ -55,13 +56,26 @@ public final class ShareDriver {
         Properties props = new Properties();
         props.put("bootstrap.servers", bootstrap);
         props.put("linger.ms", "5");
+        // Under the tests' 120 s wait, so a record that cannot be written is reported (partition and error) rather
+        // than the process killed silently while its producer still retries.
+        props.put("delivery.timeout.ms", "90000");
+        AtomicInteger failed = new AtomicInteger();
         try (KafkaProducer<byte[], byte[]> producer =
                  new KafkaProducer<>(props, new ByteArraySerializer(), new ByteArraySerializer())) {
             for (int i = first; i < first + count; i++) {
                 byte[] value = Integer.toString(i).getBytes(StandardCharsets.UTF_8);
-                producer.send(new ProducerRecord<>(topic, value, value));
+                String name = Integer.toString(i);
+                producer.send(new ProducerRecord<>(topic, value, value), (metadata, error) -> {
+                    if (error != null && failed.getAndIncrement() < 10) {
+                        System.err.println("failed " + name + " to " + topic + "-" + metadata.partition() + ": " + error);
+                    }
+                });
             }
             producer.flush();
+        }
+        if (failed.get() > 0) {
+            System.err.println(failed.get() + " of " + count + " records not written");
+            System.exit(1);
         }
         System.out.println("produced " + count);
     }
