@@ -89,6 +89,22 @@ GOALS = [
 ]
 
 
+# Issue 18 item 2: wirebroker's own broker CPU per small request, bounds in µs rather than ratios to Kafka.
+PER_REQUEST_GOALS = [("Produce, one 1 KB record, acks=1, 8 connections", "ping-produce-1kb-c8", 100.0),
+                     ("Fetch of one 1 KB record, 8 connections", "ping-fetch-1kb-c8", 80.0),
+                     ("ApiVersions, 8 connections", "ping-apiversions-c8", 30.0)]
+
+
+def _per_request_section(wb: dict, kafka: dict) -> list[str]:
+    lines = ["## Broker CPU per small request (issue 18)", "",
+             "| request | wirebroker µs | Kafka µs | bound (wirebroker) | met |", "|---|---|---|---|---|"]
+    for label, name, bound in PER_REQUEST_GOALS:
+        mine, theirs = (r.get("workloads", {}).get(name, {}).get("cpu_us_per_request") for r in (wb, kafka))
+        met = "" if mine is None else ("yes" if mine <= bound else "**no**")
+        lines.append(f"| {label} | {_fmt(mine, 0)} | {_fmt(theirs, 0)} | ≤ {bound:g} | {met} |")
+    return [*lines, ""]
+
+
 def _workload_figure(result: dict, name: str, key: str) -> float | None:
     return result.get("workloads", {}).get(name, {}).get("figures", {}).get(key)
 
@@ -124,7 +140,8 @@ def render(results: dict[str, dict], chart: Path) -> str:
         bound = "≥" if goal.higher_is_better else "≤"
         lines.append(f"| {goal.label} | {_fmt(mine, 2)} | {_fmt(theirs, 2)} | {ratio_text} | {bound} "
                      f"{goal.target:g} | {met} |")
-    lines += ["", f"![throughput, latency, memory and start-up]({chart})", ""]
+    lines += ["", *_per_request_section(wb, kafka)]
+    lines += [f"![throughput, latency, memory and start-up]({chart})", ""]
     lines += _workload_sections(wb, kafka)
     lines += _memory_section(wb, kafka)
     lines += ["", *quietness_section({k: r for k, r in results.items() if r}, NAMES)]

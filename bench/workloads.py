@@ -36,7 +36,7 @@ LATENCY_RATE_PER_S = 1000
 LATENCY_SECONDS = {"full": 20.0, "quick": 5.0, "smoke": 2.0}
 LATENCY_WARMUP_S = {"full": 5.0, "quick": 1.0, "smoke": 0.5}
 E2E_RECORDS = {"full": 2000, "quick": 200, "smoke": 50}
-PING_REQUESTS = {"full": 5000, "quick": 500, "smoke": 100}  # per connection; ~1 s on one connection
+PING_REQUESTS = {"full": 5000, "quick": 500, "smoke": 100}  # per workload, shared by its connections
 PING_CONNECTIONS = (1, 8)
 STARTUP_REPEATS = {"full": 3, "quick": 1, "smoke": 1}
 # Workloads users run (issue 18): many partitions, many connections, a consumer group.
@@ -91,8 +91,9 @@ def suite(mode: str = "full") -> list[Workload]:
                                   acks=acks, rate_per_s=LATENCY_RATE_PER_S, seconds=LATENCY_SECONDS[mode],
                                   warmup_s=LATENCY_WARMUP_S[mode]))
     workloads.append(Workload("e2e-1kb-acks1-p1", "e2e", num_records=E2E_RECORDS[mode]))
-    workloads.append(Workload("ping-apiversions-c1", "ping", api="api_versions", connections=1,
-                              num_records=PING_REQUESTS[mode]))
+    for connections in PING_CONNECTIONS:  # ApiVersions costs a quarter of a Produce: 4x the requests, as long a run
+        workloads.append(Workload(f"ping-apiversions-c{connections}", "ping", api="api_versions",
+                                  connections=connections, num_records=4 * PING_REQUESTS[mode] // connections))
     for api in ("produce", "fetch"):
         for connections in PING_CONNECTIONS:
             workloads.append(Workload(f"ping-{api}-1kb-c{connections}", "ping", api=api, connections=connections,
