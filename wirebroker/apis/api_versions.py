@@ -74,12 +74,13 @@ def _response(table: ApiTable, error_code: int, version: int) -> ApiVersionsResp
 
 def handle(ctx: RequestContext, request: ApiVersionsRequest) -> EncodedAnswer:
     table = api_table(ctx.broker.config[EMULATE_KEY])
-    if ctx.api_version >= 3 and not (
+    version = ctx.header.api_version
+    if version >= 3 and not (
         _SOFTWARE_PATTERN.match(request.client_software_name)
         and _SOFTWARE_PATTERN.match(request.client_software_version)
     ):
-        return _encoded(table, ErrorCode.INVALID_REQUEST, ctx.api_version)
-    return _encoded(table, ErrorCode.NONE, ctx.api_version)
+        return _encoded(table, ErrorCode.INVALID_REQUEST, version)
+    return _encoded(table, ErrorCode.NONE, version)
 
 
 def unsupported_version_response(table: ApiTable) -> EncodedAnswer:

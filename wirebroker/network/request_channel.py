@@ -107,17 +107,17 @@ class RequestChannel:
 
     def send_request(self, request: Request) -> bool:
         """Hand a request to the handlers; False if the queue is full (the caller is woken when it has room)."""
+        inline = self._inline_handler  # set once as the handler pool starts and stops: read without the lock
+        if inline is not None:
+            inline(request)
+            return True
         with self._lock:
-            inline = self._inline_handler
-            if inline is None:
-                if len(self._queue) >= self.max_queued:
-                    self._waiting_processors.add(request.processor)
-                    return False
-                self._queue.append(request)
-                self._not_empty.notify()
-                return True
-        inline(request)
-        return True
+            if len(self._queue) >= self.max_queued:
+                self._waiting_processors.add(request.processor)
+                return False
+            self._queue.append(request)
+            self._not_empty.notify()
+            return True
 
     def receive_request(self, timeout: float | None = None) -> Request | None:
         """The oldest queued request; None on timeout or when this handler thread is asked to stop."""

@@ -32,8 +32,8 @@ class ResponseSend:
         self._parts: deque[Any] = deque()
         for part in parts:
             if isinstance(part, _BYTES_LIKE):
-                if len(part):
-                    self._parts.append(memoryview(part).cast("B"))
+                if len(part):  # a memoryview may have items wider than a byte: cast, so lengths count bytes
+                    self._parts.append(memoryview(part) if type(part) is not memoryview else part.cast("B"))
             elif part.size > 0:
                 self._parts.append(part)
         self._file_sent = 0  # bytes of the leading file part already sent

@@ -55,10 +55,10 @@ class Output(bytearray):
 
     def size_prefixed_parts(self) -> list[Any]:
         """The parts of a frame that began with 4 placeholder bytes, with the frame's size written into them."""
-        size = self.size() - 4
         if self._parts is None:
-            INT32.pack_into(self, 0, size)
+            INT32.pack_into(self, 0, len(self) - 4)
             return [self]
+        size = self.size() - 4
         first = bytearray(self._parts[0])
         INT32.pack_into(first, 0, size)
         return [first, *self._parts[1:], bytes(self)]
