@@ -99,14 +99,18 @@ def _per_request_section(wb: dict, kafka: dict) -> list[str]:
     lines = ["## Broker CPU per small request (issue 18)", "",
              "| request | wirebroker µs | Kafka µs | bound (wirebroker) | met |", "|---|---|---|---|---|"]
     for label, name, bound in PER_REQUEST_GOALS:
-        mine, theirs = (r.get("workloads", {}).get(name, {}).get("cpu_us_per_request") for r in (wb, kafka))
+        mine, theirs = (_workload_entry(r, name).get("cpu_us_per_request") for r in (wb, kafka))
         met = "" if mine is None else ("yes" if mine <= bound else "**no**")
         lines.append(f"| {label} | {_fmt(mine, 0)} | {_fmt(theirs, 0)} | ≤ {bound:g} | {met} |")
     return [*lines, ""]
 
 
+def _workload_entry(result: dict, name: str) -> dict:
+    return result.get("workloads", {}).get(name, {})
+
+
 def _workload_figure(result: dict, name: str, key: str) -> float | None:
-    return result.get("workloads", {}).get(name, {}).get("figures", {}).get(key)
+    return _workload_entry(result, name).get("figures", {}).get(key)
 
 
 def load_results(out: Path) -> dict[str, dict]:

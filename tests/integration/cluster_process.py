@@ -240,13 +240,11 @@ class ClusterProcess:
     def _partition_states(self) -> str:
         """Every partition's leader, leader epoch and ISR as the controller last wrote them, one line each."""
         try:
-            lines = []
-            for topic in sorted(self.zk().get_children("/brokers/topics")):
-                partitions = self.zk().get_children(f"/brokers/topics/{topic}/partitions") \
-                    if self.zk().exists(f"/brokers/topics/{topic}/partitions") else []
-                for partition in sorted(partitions, key=int):
-                    state = self.partition_state(topic, int(partition))
-                    lines.append(f"{topic}-{partition}: {state}")
+            zk, lines = self.zk(), []
+            for topic in sorted(zk.get_children("/brokers/topics")):
+                path = f"/brokers/topics/{topic}/partitions"
+                for partition in sorted(zk.get_children(path) if zk.exists(path) else [], key=int):
+                    lines.append(f"{topic}-{partition}: {self.partition_state(topic, int(partition))}")
             return "\n".join(lines)
         except Exception as exc:  # ZooKeeper down or stopping: the logs above are what is left
             return f"(not read: {exc!r})"

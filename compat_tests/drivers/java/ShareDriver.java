@@ -63,8 +63,8 @@ public final class ShareDriver {
         try (KafkaProducer<byte[], byte[]> producer =
                  new KafkaProducer<>(props, new ByteArraySerializer(), new ByteArraySerializer())) {
             for (int i = first; i < first + count; i++) {
-                byte[] value = Integer.toString(i).getBytes(StandardCharsets.UTF_8);
                 String name = Integer.toString(i);
+                byte[] value = name.getBytes(StandardCharsets.UTF_8);
                 producer.send(new ProducerRecord<>(topic, value, value), (metadata, error) -> {
                     if (error != null && failed.getAndIncrement() < 10) {
                         System.err.println("failed " + name + " to " + topic + "-" + metadata.partition() + ": " + error);
