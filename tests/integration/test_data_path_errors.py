@@ -117,6 +117,19 @@ def test_api_versions_newer_than_known_gets_its_own_range_at_v0_and_unsupported_
     assert [(k.api_key, k.min_version, k.max_version) for k in response.api_keys] == [(API_VERSIONS, 0, 4)]
 
 
+def test_api_versions_v3_refuses_a_software_name_kafka_would_refuse_every_time_it_is_asked(broker):
+    # KIP-511's pattern, as Kafka's ApiVersionsRequest.isValid; asked twice, the second answer comes from the cache.
+    with RawClient(broker.bootstrap) as client:
+        for _ in range(2):
+            for name, version in (("bad name", "1"), ("ok", "-1"), ("-x", "1")):
+                answer = client.request(API_VERSIONS, 3, client_software_name=name, client_software_version=version)
+                assert answer.error_code == ErrorCode.INVALID_REQUEST, (name, version)
+            answer = client.request(API_VERSIONS, 3, client_software_name="apache-kafka-java",
+                                    client_software_version="4.3.1")
+            assert answer.error_code == ErrorCode.NONE
+            assert answer.api_keys
+
+
 def test_garbage_and_oversized_frames_close_only_that_connection(broker):
     with RawClient(broker.bootstrap) as healthy:
         for bad in (b"\x7f\xff\xff\xff" + b"x" * 10,  # claims 2 GiB

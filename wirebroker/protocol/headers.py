@@ -8,6 +8,7 @@ it knows which versions the broker speaks. ControlledShutdown v0 alone used requ
 
 from __future__ import annotations
 
+import functools
 import struct
 from typing import Any, NamedTuple
 
@@ -20,6 +21,7 @@ CONTROLLED_SHUTDOWN_KEY = 7
 _KEY_VERSION_CORRELATION = struct.Struct(">hhi")
 _INT16 = struct.Struct(">h")
 _CORRELATION = struct.Struct(">i")
+_SIZE_AND_CORRELATION = struct.Struct(">ii")
 
 
 class RequestHeader(NamedTuple):
@@ -28,6 +30,10 @@ class RequestHeader(NamedTuple):
     correlation_id: int
     client_id: str | None
     header_version: int
+
+
+# Every request's header is built this way: a NamedTuple's own __new__ is a Python function, one call more.
+_new_header = functools.partial(tuple.__new__, RequestHeader)
 
 
 # API key -> its first flexible version, for the APIs that have one: asked twice per request (header in and out).
@@ -54,6 +60,14 @@ def response_header_version(api_key: int, api_version: int) -> int:
     return 1 if is_flexible(api_key, api_version) else 0
 
 
+# API key -> the header version of each of its known versions, from the two functions above: every request reads one
+# entry of each table instead of calling them (two calls each). A version past the table is asked of the function.
+_REQUEST_HEADER_VERSIONS = {key: tuple(request_header_version(key, v) for v in range(spec.max_version + 1))
+                            for key, spec in API_SPECS.items()}
+_RESPONSE_HEADER_VERSIONS = {key: tuple(response_header_version(key, v) for v in range(spec.max_version + 1))
+                             for key, spec in API_SPECS.items()}
+
+
 def read_request_header(frame: memoryview) -> tuple[RequestHeader, int]:
     """The header of a request frame and the position where its body starts.
 
@@ -61,7 +75,11 @@ def read_request_header(frame: memoryview) -> tuple[RequestHeader, int]:
     """
     try:
         api_key, api_version, correlation_id = _KEY_VERSION_CORRELATION.unpack_from(frame, 0)
-        version = request_header_version(api_key, api_version)
+        versions = _REQUEST_HEADER_VERSIONS.get(api_key)
+        if versions is not None and 0 <= api_version < len(versions):
+            version = versions[api_version]
+        else:
+            version = request_header_version(api_key, api_version)
         pos = 8
         client_id = None
         if version >= 1:
@@ -74,7 +92,7 @@ def read_request_header(frame: memoryview) -> tuple[RequestHeader, int]:
                 pos += length
         if version >= 2:
             if frame[pos] == 0:  # no tagged fields (no client sends any yet): skip the general loop
-                return RequestHeader(api_key, api_version, correlation_id, client_id, version), pos + 1
+                return _new_header((api_key, api_version, correlation_id, client_id, version)), pos + 1
             count, pos = read_uvarint(frame, pos)
             for _ in range(count):
                 _tag, pos = read_uvarint(frame, pos)
@@ -84,7 +102,7 @@ def read_request_header(frame: memoryview) -> tuple[RequestHeader, int]:
                 raise DecodeError("request header: tagged fields past the end")
     except (struct.error, IndexError, UnicodeDecodeError) as exc:
         raise DecodeError(f"request header: {exc}") from None
-    return RequestHeader(api_key, api_version, correlation_id, client_id, version), pos
+    return _new_header((api_key, api_version, correlation_id, client_id, version)), pos
 
 
 def response_header_bytes(correlation_id: int, header_version: int) -> bytes:
@@ -97,8 +115,15 @@ def response_frame_parts(header: RequestHeader, body: Any, version: int | None =
     """The size-prefixed response frame to `header`'s request as parts (bytes-like and file ranges), encoded once,
     copied never; `body` is a generated response message, written at `version` (default: the request's)."""
     version = header.api_version if version is None else version
+    api_key = header.api_key
+    versions = _RESPONSE_HEADER_VERSIONS.get(api_key)
+    if versions is not None and 0 <= version < len(versions):
+        header_version = versions[version]
+    else:
+        header_version = response_header_version(api_key, version)
     out = Output()
-    out += b"\x00\x00\x00\x00"  # the frame size, written once the body is encoded
-    out += response_header_bytes(header.correlation_id, response_header_version(header.api_key, version))
+    out += _SIZE_AND_CORRELATION.pack(0, header.correlation_id)  # the frame size is written once the body is encoded
+    if header_version >= 1:
+        out.append(0)  # no tagged fields
     body.write(out, version)
     return out.size_prefixed_parts()

@@ -34,11 +34,9 @@ class Output(bytearray):
     bytes-like, so it cannot be appended. `parts()` returns the chunks in wire order: bytes, file range, bytes, ...
     """
 
-    __slots__ = ("_parts",)
-
-    def __init__(self) -> None:
-        super().__init__()
-        self._parts: list[Any] | None = None
+    # A class default, not an __init__: every response builds one, and most never hold a file range (an instance
+    # gets its own list at its first one). No __slots__, which would forbid the default.
+    _parts: list[Any] | None = None
 
     def append_external(self, part: Any) -> None:
         """Append a non-bytes part (anything with `len()`), keeping wire order."""
