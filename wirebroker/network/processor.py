@@ -304,7 +304,8 @@ class Processor(threading.Thread):
         self._write(conn)
 
     def _write(self, conn: Connection) -> None:
-        self._touch(conn)
+        if conn.last_active != self._now:  # else its request was read in this same turn of the loop: touched then
+            self._touch(conn)
         if not conn.send.write_to(conn.sock):
             self._update_interest(conn)
             return
