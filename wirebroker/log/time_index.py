@@ -35,8 +35,9 @@ class TimeIndex(IndexFile):
     OFFSET_COLUMN = 1
 
     def is_full(self) -> bool:
-        # The last slot is kept for the entry appended on roll or close.
-        return self.entries >= self.max_entries - 1
+        # The last slot is kept for the entry appended on roll or close. Asked on every append (as IndexFile's):
+        # one load check, no property calls.
+        return len(self._loaded()[0]) >= self._length // self.ENTRY.size - 1
 
     def last_entry(self) -> TimestampOffset:
         last = self.last_raw_entry()
