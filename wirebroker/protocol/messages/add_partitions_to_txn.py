@@ -316,7 +316,10 @@ def _r_AddPartitionsToTxnRequest_1(b, p):
                 e7.name = str(b[p:q9], 'utf-8')
                 p = q9
         h12 = b[p]
-        if 0 < h12 < 65:
+        if h12 == 1:
+            e7.partitions = []
+            p += 1
+        elif 0 < h12 < 65:
             e7.partitions = [*_UNPACK_i[h12](b, p + 1)]
             p += 4 * h12 - 3
         else:
@@ -495,7 +498,10 @@ def _r_AddPartitionsToTxnRequest_2(b, p):
                     e10.name = str(b[p:q12], 'utf-8')
                     p = q12
             h15 = b[p]
-            if 0 < h15 < 65:
+            if h15 == 1:
+                e10.partitions = []
+                p += 1
+            elif 0 < h15 < 65:
                 e10.partitions = [*_UNPACK_i[h15](b, p + 1)]
                 p += 4 * h15 - 3
             else:

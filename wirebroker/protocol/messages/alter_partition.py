@@ -271,7 +271,9 @@ def _r_AlterPartitionRequest_0(b, p):
             e10 = _new(_AlterPartitionRequest_PartitionData)
             e10.partition_index, e10.leader_epoch, h11, = _S1.unpack_from(b, p)
             p += 9
-            if 0 < h11 < 65:
+            if h11 == 1:
+                e10.new_isr = []
+            elif 0 < h11 < 65:
                 e10.new_isr = [*_UNPACK_i[h11](b, p)]
                 p += 4 * h11 - 4
             else:
@@ -428,7 +430,9 @@ def _r_AlterPartitionRequest_1(b, p):
             e10 = _new(_AlterPartitionRequest_PartitionData)
             e10.partition_index, e10.leader_epoch, h11, = _S1.unpack_from(b, p)
             p += 9
-            if 0 < h11 < 65:
+            if h11 == 1:
+                e10.new_isr = []
+            elif 0 < h11 < 65:
                 e10.new_isr = [*_UNPACK_i[h11](b, p)]
                 p += 4 * h11 - 4
             else:
@@ -565,7 +569,9 @@ def _r_AlterPartitionRequest_2(b, p):
             e8 = _new(_AlterPartitionRequest_PartitionData)
             e8.partition_index, e8.leader_epoch, h9, = _S1.unpack_from(b, p)
             p += 9
-            if 0 < h9 < 65:
+            if h9 == 1:
+                e8.new_isr = []
+            elif 0 < h9 < 65:
                 e8.new_isr = [*_UNPACK_i[h9](b, p)]
                 p += 4 * h9 - 4
             else:
@@ -896,7 +902,9 @@ def _r_AlterPartitionResponse_0(b, p):
             e10 = _new(_AlterPartitionResponse_PartitionData)
             e10.partition_index, e10.error_code, e10.leader_id, e10.leader_epoch, h11, = _S9.unpack_from(b, p)
             p += 15
-            if 0 < h11 < 65:
+            if h11 == 1:
+                e10.isr = []
+            elif 0 < h11 < 65:
                 e10.isr = [*_UNPACK_i[h11](b, p)]
                 p += 4 * h11 - 4
             else:
@@ -1048,7 +1056,9 @@ def _r_AlterPartitionResponse_1(b, p):
             e10 = _new(_AlterPartitionResponse_PartitionData)
             e10.partition_index, e10.error_code, e10.leader_id, e10.leader_epoch, h11, = _S9.unpack_from(b, p)
             p += 15
-            if 0 < h11 < 65:
+            if h11 == 1:
+                e10.isr = []
+            elif 0 < h11 < 65:
                 e10.isr = [*_UNPACK_i[h11](b, p)]
                 p += 4 * h11 - 4
             else:
@@ -1182,7 +1192,9 @@ def _r_AlterPartitionResponse_2(b, p):
             e8 = _new(_AlterPartitionResponse_PartitionData)
             e8.partition_index, e8.error_code, e8.leader_id, e8.leader_epoch, h9, = _S9.unpack_from(b, p)
             p += 15
-            if 0 < h9 < 65:
+            if h9 == 1:
+                e8.isr = []
+            elif 0 < h9 < 65:
                 e8.isr = [*_UNPACK_i[h9](b, p)]
                 p += 4 * h9 - 4
             else:

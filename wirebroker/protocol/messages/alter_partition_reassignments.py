@@ -248,7 +248,9 @@ def _r_AlterPartitionReassignmentsRequest_0(b, p):
             e10 = _new(_AlterPartitionReassignmentsRequest_ReassignablePartition)
             e10.partition_index, h11, = _S0.unpack_from(b, p)
             p += 5
-            if 0 < h11 < 65:
+            if h11 == 1:
+                e10.replicas = []
+            elif 0 < h11 < 65:
                 e10.replicas = [*_UNPACK_i[h11](b, p)]
                 p += 4 * h11 - 4
             elif h11 == 0:
@@ -403,7 +405,9 @@ def _r_AlterPartitionReassignmentsRequest_1(b, p):
             e10 = _new(_AlterPartitionReassignmentsRequest_ReassignablePartition)
             e10.partition_index, h11, = _S0.unpack_from(b, p)
             p += 5
-            if 0 < h11 < 65:
+            if h11 == 1:
+                e10.replicas = []
+            elif 0 < h11 < 65:
                 e10.replicas = [*_UNPACK_i[h11](b, p)]
                 p += 4 * h11 - 4
             elif h11 == 0:

@@ -341,7 +341,10 @@ def _r_AlterReplicaLogDirsRequest_1(b, p):
                     e9.name = str(b[p:q11], 'utf-8')
                     p = q11
             h14 = b[p]
-            if 0 < h14 < 65:
+            if h14 == 1:
+                e9.partitions = []
+                p += 1
+            elif 0 < h14 < 65:
                 e9.partitions = [*_UNPACK_i[h14](b, p + 1)]
                 p += 4 * h14 - 3
             else:

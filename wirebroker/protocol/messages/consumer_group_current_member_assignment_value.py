@@ -154,7 +154,9 @@ def _r_ConsumerGroupCurrentMemberAssignmentValue_0(b, p):
         e4 = _new(_ConsumerGroupCurrentMemberAssignmentValue_TopicPartitions)
         e4.topic_id, h5, = _S1.unpack_from(b, p)
         p += 17
-        if 0 < h5 < 65:
+        if h5 == 1:
+            e4.partitions = []
+        elif 0 < h5 < 65:
             e4.partitions = [*_UNPACK_i[h5](b, p)]
             p += 4 * h5 - 4
         else:
@@ -199,7 +201,9 @@ def _r_ConsumerGroupCurrentMemberAssignmentValue_0(b, p):
         e10 = _new(_ConsumerGroupCurrentMemberAssignmentValue_TopicPartitions)
         e10.topic_id, h11, = _S1.unpack_from(b, p)
         p += 17
-        if 0 < h11 < 65:
+        if h11 == 1:
+            e10.partitions = []
+        elif 0 < h11 < 65:
             e10.partitions = [*_UNPACK_i[h11](b, p)]
             p += 4 * h11 - 4
         else:

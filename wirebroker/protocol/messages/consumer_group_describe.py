@@ -636,7 +636,10 @@ def _r_ConsumerGroupDescribeResponse_0(b, p):
                         e49.topic_name = str(b[p:q52], 'utf-8')
                         p = q52
                 h54 = b[p]
-                if 0 < h54 < 65:
+                if h54 == 1:
+                    e49.partitions = []
+                    p += 1
+                elif 0 < h54 < 65:
                     e49.partitions = [*_UNPACK_i[h54](b, p + 1)]
                     p += 4 * h54 - 3
                 else:
@@ -704,7 +707,10 @@ def _r_ConsumerGroupDescribeResponse_0(b, p):
                         e60.topic_name = str(b[p:q63], 'utf-8')
                         p = q63
                 h65 = b[p]
-                if 0 < h65 < 65:
+                if h65 == 1:
+                    e60.partitions = []
+                    p += 1
+                elif 0 < h65 < 65:
                     e60.partitions = [*_UNPACK_i[h65](b, p + 1)]
                     p += 4 * h65 - 3
                 else:
@@ -1263,7 +1269,10 @@ def _r_ConsumerGroupDescribeResponse_1(b, p):
                         e49.topic_name = str(b[p:q52], 'utf-8')
                         p = q52
                 h54 = b[p]
-                if 0 < h54 < 65:
+                if h54 == 1:
+                    e49.partitions = []
+                    p += 1
+                elif 0 < h54 < 65:
                     e49.partitions = [*_UNPACK_i[h54](b, p + 1)]
                     p += 4 * h54 - 3
                 else:
@@ -1331,7 +1340,10 @@ def _r_ConsumerGroupDescribeResponse_1(b, p):
                         e60.topic_name = str(b[p:q63], 'utf-8')
                         p = q63
                 h65 = b[p]
-                if 0 < h65 < 65:
+                if h65 == 1:
+                    e60.partitions = []
+                    p += 1
+                elif 0 < h65 < 65:
                     e60.partitions = [*_UNPACK_i[h65](b, p + 1)]
                     p += 4 * h65 - 3
                 else:

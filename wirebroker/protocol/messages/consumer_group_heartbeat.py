@@ -315,7 +315,9 @@ def _r_ConsumerGroupHeartbeatRequest_0(b, p):
                 e25 = _new(_ConsumerGroupHeartbeatRequest_TopicPartitions)
                 e25.topic_id, h26, = _S1.unpack_from(b, p)
                 p += 17
-                if 0 < h26 < 65:
+                if h26 == 1:
+                    e25.partitions = []
+                elif 0 < h26 < 65:
                     e25.partitions = [*_UNPACK_i[h26](b, p)]
                     p += 4 * h26 - 4
                 else:
@@ -625,7 +627,9 @@ def _r_ConsumerGroupHeartbeatRequest_1(b, p):
                 e28 = _new(_ConsumerGroupHeartbeatRequest_TopicPartitions)
                 e28.topic_id, h29, = _S1.unpack_from(b, p)
                 p += 17
-                if 0 < h29 < 65:
+                if h29 == 1:
+                    e28.partitions = []
+                elif 0 < h29 < 65:
                     e28.partitions = [*_UNPACK_i[h29](b, p)]
                     p += 4 * h29 - 4
                 else:
@@ -887,7 +891,9 @@ def _r_ConsumerGroupHeartbeatResponse_0(b, p):
             e10 = _new(_ConsumerGroupHeartbeatResponse_TopicPartitions)
             e10.topic_id, h11, = _S1.unpack_from(b, p)
             p += 17
-            if 0 < h11 < 65:
+            if h11 == 1:
+                e10.partitions = []
+            elif 0 < h11 < 65:
                 e10.partitions = [*_UNPACK_i[h11](b, p)]
                 p += 4 * h11 - 4
             else:

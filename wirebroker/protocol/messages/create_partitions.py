@@ -314,7 +314,10 @@ def _r_CreatePartitionsRequest_1(b, p):
                 for _ in range(n8):
                     e10 = _new(_CreatePartitionsRequest_CreatePartitionsAssignment)
                     h12 = b[p]
-                    if 0 < h12 < 65:
+                    if h12 == 1:
+                        e10.broker_ids = []
+                        p += 1
+                    elif 0 < h12 < 65:
                         e10.broker_ids = [*_UNPACK_i[h12](b, p + 1)]
                         p += 4 * h12 - 3
                     else:

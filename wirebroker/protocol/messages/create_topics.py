@@ -546,7 +546,9 @@ def _r_CreateTopicsRequest_2(b, p):
             e10 = _new(_CreateTopicsRequest_CreatableReplicaAssignment)
             e10.partition_index, h11, = _S7.unpack_from(b, p)
             p += 5
-            if 0 < h11 < 65:
+            if h11 == 1:
+                e10.broker_ids = []
+            elif 0 < h11 < 65:
                 e10.broker_ids = [*_UNPACK_i[h11](b, p)]
                 p += 4 * h11 - 4
             else:

@@ -273,7 +273,10 @@ def _r_DescribeLogDirsRequest_1(b, p):
                         e3.topic = str(b[p:q5], 'utf-8')
                         p = q5
                 h8 = b[p]
-                if 0 < h8 < 65:
+                if h8 == 1:
+                    e3.partitions = []
+                    p += 1
+                elif 0 < h8 < 65:
                     e3.partitions = [*_UNPACK_i[h8](b, p + 1)]
                     p += 4 * h8 - 3
                 else:

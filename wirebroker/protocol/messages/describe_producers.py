@@ -204,7 +204,10 @@ def _r_DescribeProducersRequest_0(b, p):
                 e3.name = str(b[p:q5], 'utf-8')
                 p = q5
         h8 = b[p]
-        if 0 < h8 < 65:
+        if h8 == 1:
+            e3.partition_indexes = []
+            p += 1
+        elif 0 < h8 < 65:
             e3.partition_indexes = [*_UNPACK_i[h8](b, p + 1)]
             p += 4 * h8 - 3
         else:

@@ -469,7 +469,9 @@ def _r_DescribeTopicPartitionsResponse_0(b, p):
             e11 = _new(_DescribeTopicPartitionsResponse_DescribeTopicPartitionsResponsePartition)
             e11.error_code, e11.partition_index, e11.leader_id, e11.leader_epoch, h12, = _S4.unpack_from(b, p)
             p += 15
-            if 0 < h12 < 65:
+            if h12 == 1:
+                e11.replica_nodes = []
+            elif 0 < h12 < 65:
                 e11.replica_nodes = [*_UNPACK_i[h12](b, p)]
                 p += 4 * h12 - 4
             else:
@@ -488,7 +490,10 @@ def _r_DescribeTopicPartitionsResponse_0(b, p):
                     e11.replica_nodes = [*_struct.Struct('>' + str(n13) + 'i').unpack_from(b, p)]
                     p += 4 * n13
             h15 = b[p]
-            if 0 < h15 < 65:
+            if h15 == 1:
+                e11.isr_nodes = []
+                p += 1
+            elif 0 < h15 < 65:
                 e11.isr_nodes = [*_UNPACK_i[h15](b, p + 1)]
                 p += 4 * h15 - 3
             else:
@@ -508,7 +513,10 @@ def _r_DescribeTopicPartitionsResponse_0(b, p):
                     e11.isr_nodes = [*_struct.Struct('>' + str(n14) + 'i').unpack_from(b, p)]
                     p += 4 * n14
             h17 = b[p]
-            if 0 < h17 < 65:
+            if h17 == 1:
+                e11.eligible_leader_replicas = []
+                p += 1
+            elif 0 < h17 < 65:
                 e11.eligible_leader_replicas = [*_UNPACK_i[h17](b, p + 1)]
                 p += 4 * h17 - 3
             elif h17 == 0:
@@ -531,7 +539,10 @@ def _r_DescribeTopicPartitionsResponse_0(b, p):
                     e11.eligible_leader_replicas = [*_struct.Struct('>' + str(n16) + 'i').unpack_from(b, p)]
                     p += 4 * n16
             h19 = b[p]
-            if 0 < h19 < 65:
+            if h19 == 1:
+                e11.last_known_elr = []
+                p += 1
+            elif 0 < h19 < 65:
                 e11.last_known_elr = [*_UNPACK_i[h19](b, p + 1)]
                 p += 4 * h19 - 3
             elif h19 == 0:
@@ -554,7 +565,10 @@ def _r_DescribeTopicPartitionsResponse_0(b, p):
                     e11.last_known_elr = [*_struct.Struct('>' + str(n18) + 'i').unpack_from(b, p)]
                     p += 4 * n18
             h21 = b[p]
-            if 0 < h21 < 65:
+            if h21 == 1:
+                e11.offline_replicas = []
+                p += 1
+            elif 0 < h21 < 65:
                 e11.offline_replicas = [*_UNPACK_i[h21](b, p + 1)]
                 p += 4 * h21 - 3
             else:

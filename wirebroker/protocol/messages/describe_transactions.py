@@ -350,7 +350,10 @@ def _r_DescribeTransactionsResponse_0(b, p):
                     e14.topic = str(b[p:q16], 'utf-8')
                     p = q16
             h19 = b[p]
-            if 0 < h19 < 65:
+            if h19 == 1:
+                e14.partitions = []
+                p += 1
+            elif 0 < h19 < 65:
                 e14.partitions = [*_UNPACK_i[h19](b, p + 1)]
                 p += 4 * h19 - 3
             else:

@@ -1146,7 +1146,10 @@ def _r_FetchRequest_7(b, p):
                 e16.topic = str(b[p:q18], 'utf-8')
                 p = q18
         h21 = b[p]
-        if 0 < h21 < 65:
+        if h21 == 1:
+            e16.partitions = []
+            p += 1
+        elif 0 < h21 < 65:
             e16.partitions = [*_UNPACK_i[h21](b, p + 1)]
             p += 4 * h21 - 3
         else:
@@ -1370,7 +1373,9 @@ def _r_FetchRequest_8(b, p):
         e13 = _new(_FetchRequest_ForgottenTopic)
         e13.topic_id, h14, = _S14.unpack_from(b, p)
         p += 17
-        if 0 < h14 < 65:
+        if h14 == 1:
+            e13.partitions = []
+        elif 0 < h14 < 65:
             e13.partitions = [*_UNPACK_i[h14](b, p)]
             p += 4 * h14 - 4
         else:
@@ -1650,7 +1655,9 @@ def _r_FetchRequest_9(b, p):
         e13 = _new(_FetchRequest_ForgottenTopic)
         e13.topic_id, h14, = _S14.unpack_from(b, p)
         p += 17
-        if 0 < h14 < 65:
+        if h14 == 1:
+            e13.partitions = []
+        elif 0 < h14 < 65:
             e13.partitions = [*_UNPACK_i[h14](b, p)]
             p += 4 * h14 - 4
         else:
@@ -1898,7 +1905,9 @@ def _r_FetchRequest_10(b, p):
         e13 = _new(_FetchRequest_ForgottenTopic)
         e13.topic_id, h14, = _S14.unpack_from(b, p)
         p += 17
-        if 0 < h14 < 65:
+        if h14 == 1:
+            e13.partitions = []
+        elif 0 < h14 < 65:
             e13.partitions = [*_UNPACK_i[h14](b, p)]
             p += 4 * h14 - 4
         else:
@@ -2156,7 +2165,9 @@ def _r_FetchRequest_11(b, p):
         e13 = _new(_FetchRequest_ForgottenTopic)
         e13.topic_id, h14, = _S14.unpack_from(b, p)
         p += 17
-        if 0 < h14 < 65:
+        if h14 == 1:
+            e13.partitions = []
+        elif 0 < h14 < 65:
             e13.partitions = [*_UNPACK_i[h14](b, p)]
             p += 4 * h14 - 4
         else:

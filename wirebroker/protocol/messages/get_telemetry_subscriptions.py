@@ -151,7 +151,9 @@ def _r_GetTelemetrySubscriptionsResponse_0(b, p):
     o = _new(GetTelemetrySubscriptionsResponse)
     o.throttle_time_ms, o.error_code, o.client_instance_id, o.subscription_id, h1, = _S1.unpack_from(b, p)
     p += 27
-    if 0 < h1 < 65:
+    if h1 == 1:
+        o.accepted_compression_types = []
+    elif 0 < h1 < 65:
         o.accepted_compression_types = [*_UNPACK_b[h1](b, p)]
         p += 1 * h1 - 1
     else:

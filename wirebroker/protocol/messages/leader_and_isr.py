@@ -909,7 +909,9 @@ def _r_LeaderAndIsrRequest_4(b, p):
             e10 = _new(_LeaderAndIsrRequest_LeaderAndIsrPartitionState)
             e10.partition_index, e10.controller_epoch, e10.leader, e10.leader_epoch, h11, = _S11.unpack_from(b, p)
             p += 17
-            if 0 < h11 < 65:
+            if h11 == 1:
+                e10.isr = []
+            elif 0 < h11 < 65:
                 e10.isr = [*_UNPACK_i[h11](b, p)]
                 p += 4 * h11 - 4
             else:
@@ -929,7 +931,9 @@ def _r_LeaderAndIsrRequest_4(b, p):
                     p += 4 * n12
             e10.partition_epoch, h13, = _S12.unpack_from(b, p)
             p += 5
-            if 0 < h13 < 65:
+            if h13 == 1:
+                e10.replicas = []
+            elif 0 < h13 < 65:
                 e10.replicas = [*_UNPACK_i[h13](b, p)]
                 p += 4 * h13 - 4
             else:
@@ -948,7 +952,10 @@ def _r_LeaderAndIsrRequest_4(b, p):
                     e10.replicas = [*_struct.Struct('>' + str(n14) + 'i').unpack_from(b, p)]
                     p += 4 * n14
             h16 = b[p]
-            if 0 < h16 < 65:
+            if h16 == 1:
+                e10.adding_replicas = []
+                p += 1
+            elif 0 < h16 < 65:
                 e10.adding_replicas = [*_UNPACK_i[h16](b, p + 1)]
                 p += 4 * h16 - 3
             else:
@@ -968,7 +975,10 @@ def _r_LeaderAndIsrRequest_4(b, p):
                     e10.adding_replicas = [*_struct.Struct('>' + str(n15) + 'i').unpack_from(b, p)]
                     p += 4 * n15
             h18 = b[p]
-            if 0 < h18 < 65:
+            if h18 == 1:
+                e10.removing_replicas = []
+                p += 1
+            elif 0 < h18 < 65:
                 e10.removing_replicas = [*_UNPACK_i[h18](b, p + 1)]
                 p += 4 * h18 - 3
             else:
@@ -1228,7 +1238,9 @@ def _r_LeaderAndIsrRequest_5(b, p):
             e11 = _new(_LeaderAndIsrRequest_LeaderAndIsrPartitionState)
             e11.partition_index, e11.controller_epoch, e11.leader, e11.leader_epoch, h12, = _S11.unpack_from(b, p)
             p += 17
-            if 0 < h12 < 65:
+            if h12 == 1:
+                e11.isr = []
+            elif 0 < h12 < 65:
                 e11.isr = [*_UNPACK_i[h12](b, p)]
                 p += 4 * h12 - 4
             else:
@@ -1248,7 +1260,9 @@ def _r_LeaderAndIsrRequest_5(b, p):
                     p += 4 * n13
             e11.partition_epoch, h14, = _S12.unpack_from(b, p)
             p += 5
-            if 0 < h14 < 65:
+            if h14 == 1:
+                e11.replicas = []
+            elif 0 < h14 < 65:
                 e11.replicas = [*_UNPACK_i[h14](b, p)]
                 p += 4 * h14 - 4
             else:
@@ -1267,7 +1281,10 @@ def _r_LeaderAndIsrRequest_5(b, p):
                     e11.replicas = [*_struct.Struct('>' + str(n15) + 'i').unpack_from(b, p)]
                     p += 4 * n15
             h17 = b[p]
-            if 0 < h17 < 65:
+            if h17 == 1:
+                e11.adding_replicas = []
+                p += 1
+            elif 0 < h17 < 65:
                 e11.adding_replicas = [*_UNPACK_i[h17](b, p + 1)]
                 p += 4 * h17 - 3
             else:
@@ -1287,7 +1304,10 @@ def _r_LeaderAndIsrRequest_5(b, p):
                     e11.adding_replicas = [*_struct.Struct('>' + str(n16) + 'i').unpack_from(b, p)]
                     p += 4 * n16
             h19 = b[p]
-            if 0 < h19 < 65:
+            if h19 == 1:
+                e11.removing_replicas = []
+                p += 1
+            elif 0 < h19 < 65:
                 e11.removing_replicas = [*_UNPACK_i[h19](b, p + 1)]
                 p += 4 * h19 - 3
             else:
@@ -1544,7 +1564,9 @@ def _r_LeaderAndIsrRequest_6(b, p):
             e11 = _new(_LeaderAndIsrRequest_LeaderAndIsrPartitionState)
             e11.partition_index, e11.controller_epoch, e11.leader, e11.leader_epoch, h12, = _S11.unpack_from(b, p)
             p += 17
-            if 0 < h12 < 65:
+            if h12 == 1:
+                e11.isr = []
+            elif 0 < h12 < 65:
                 e11.isr = [*_UNPACK_i[h12](b, p)]
                 p += 4 * h12 - 4
             else:
@@ -1564,7 +1586,9 @@ def _r_LeaderAndIsrRequest_6(b, p):
                     p += 4 * n13
             e11.partition_epoch, h14, = _S12.unpack_from(b, p)
             p += 5
-            if 0 < h14 < 65:
+            if h14 == 1:
+                e11.replicas = []
+            elif 0 < h14 < 65:
                 e11.replicas = [*_UNPACK_i[h14](b, p)]
                 p += 4 * h14 - 4
             else:
@@ -1583,7 +1607,10 @@ def _r_LeaderAndIsrRequest_6(b, p):
                     e11.replicas = [*_struct.Struct('>' + str(n15) + 'i').unpack_from(b, p)]
                     p += 4 * n15
             h17 = b[p]
-            if 0 < h17 < 65:
+            if h17 == 1:
+                e11.adding_replicas = []
+                p += 1
+            elif 0 < h17 < 65:
                 e11.adding_replicas = [*_UNPACK_i[h17](b, p + 1)]
                 p += 4 * h17 - 3
             else:
@@ -1603,7 +1630,10 @@ def _r_LeaderAndIsrRequest_6(b, p):
                     e11.adding_replicas = [*_struct.Struct('>' + str(n16) + 'i').unpack_from(b, p)]
                     p += 4 * n16
             h19 = b[p]
-            if 0 < h19 < 65:
+            if h19 == 1:
+                e11.removing_replicas = []
+                p += 1
+            elif 0 < h19 < 65:
                 e11.removing_replicas = [*_UNPACK_i[h19](b, p + 1)]
                 p += 4 * h19 - 3
             else:
@@ -1857,7 +1887,9 @@ def _r_LeaderAndIsrRequest_7(b, p):
             e11 = _new(_LeaderAndIsrRequest_LeaderAndIsrPartitionState)
             e11.partition_index, e11.controller_epoch, e11.leader, e11.leader_epoch, h12, = _S11.unpack_from(b, p)
             p += 17
-            if 0 < h12 < 65:
+            if h12 == 1:
+                e11.isr = []
+            elif 0 < h12 < 65:
                 e11.isr = [*_UNPACK_i[h12](b, p)]
                 p += 4 * h12 - 4
             else:
@@ -1877,7 +1909,9 @@ def _r_LeaderAndIsrRequest_7(b, p):
                     p += 4 * n13
             e11.partition_epoch, h14, = _S12.unpack_from(b, p)
             p += 5
-            if 0 < h14 < 65:
+            if h14 == 1:
+                e11.replicas = []
+            elif 0 < h14 < 65:
                 e11.replicas = [*_UNPACK_i[h14](b, p)]
                 p += 4 * h14 - 4
             else:
@@ -1896,7 +1930,10 @@ def _r_LeaderAndIsrRequest_7(b, p):
                     e11.replicas = [*_struct.Struct('>' + str(n15) + 'i').unpack_from(b, p)]
                     p += 4 * n15
             h17 = b[p]
-            if 0 < h17 < 65:
+            if h17 == 1:
+                e11.adding_replicas = []
+                p += 1
+            elif 0 < h17 < 65:
                 e11.adding_replicas = [*_UNPACK_i[h17](b, p + 1)]
                 p += 4 * h17 - 3
             else:
@@ -1916,7 +1953,10 @@ def _r_LeaderAndIsrRequest_7(b, p):
                     e11.adding_replicas = [*_struct.Struct('>' + str(n16) + 'i').unpack_from(b, p)]
                     p += 4 * n16
             h19 = b[p]
-            if 0 < h19 < 65:
+            if h19 == 1:
+                e11.removing_replicas = []
+                p += 1
+            elif 0 < h19 < 65:
                 e11.removing_replicas = [*_UNPACK_i[h19](b, p + 1)]
                 p += 4 * h19 - 3
             else:

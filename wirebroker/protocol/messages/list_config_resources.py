@@ -130,7 +130,10 @@ def _r_ListConfigResourcesRequest_1(b, p):
     bl = len(b)
     o = _new(ListConfigResourcesRequest)
     h2 = b[p]
-    if 0 < h2 < 65:
+    if h2 == 1:
+        o.resource_types = []
+        p += 1
+    elif 0 < h2 < 65:
         o.resource_types = [*_UNPACK_b[h2](b, p + 1)]
         p += 1 * h2
     else:

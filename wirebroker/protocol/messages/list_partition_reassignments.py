@@ -191,7 +191,10 @@ def _r_ListPartitionReassignmentsRequest_0(b, p):
                         e4.name = str(b[p:q6], 'utf-8')
                         p = q6
                 h9 = b[p]
-                if 0 < h9 < 65:
+                if h9 == 1:
+                    e4.partition_indexes = []
+                    p += 1
+                elif 0 < h9 < 65:
                     e4.partition_indexes = [*_UNPACK_i[h9](b, p + 1)]
                     p += 4 * h9 - 3
                 else:
@@ -411,7 +414,9 @@ def _r_ListPartitionReassignmentsResponse_0(b, p):
             e12 = _new(_ListPartitionReassignmentsResponse_OngoingPartitionReassignment)
             e12.partition_index, h13, = _S0.unpack_from(b, p)
             p += 5
-            if 0 < h13 < 65:
+            if h13 == 1:
+                e12.replicas = []
+            elif 0 < h13 < 65:
                 e12.replicas = [*_UNPACK_i[h13](b, p)]
                 p += 4 * h13 - 4
             else:
@@ -430,7 +435,10 @@ def _r_ListPartitionReassignmentsResponse_0(b, p):
                     e12.replicas = [*_struct.Struct('>' + str(n14) + 'i').unpack_from(b, p)]
                     p += 4 * n14
             h16 = b[p]
-            if 0 < h16 < 65:
+            if h16 == 1:
+                e12.adding_replicas = []
+                p += 1
+            elif 0 < h16 < 65:
                 e12.adding_replicas = [*_UNPACK_i[h16](b, p + 1)]
                 p += 4 * h16 - 3
             else:
@@ -450,7 +458,10 @@ def _r_ListPartitionReassignmentsResponse_0(b, p):
                     e12.adding_replicas = [*_struct.Struct('>' + str(n15) + 'i').unpack_from(b, p)]
                     p += 4 * n15
             h18 = b[p]
-            if 0 < h18 < 65:
+            if h18 == 1:
+                e12.removing_replicas = []
+                p += 1
+            elif 0 < h18 < 65:
                 e12.removing_replicas = [*_UNPACK_i[h18](b, p + 1)]
                 p += 4 * h18 - 3
             else:

@@ -148,7 +148,10 @@ def _r_ListTransactionsRequest_0(b, p):
         xs2.append(e3)
     o.state_filters = xs2
     h10 = b[p]
-    if 0 < h10 < 65:
+    if h10 == 1:
+        o.producer_id_filters = []
+        p += 1
+    elif 0 < h10 < 65:
         o.producer_id_filters = [*_UNPACK_q[h10](b, p + 1)]
         p += 8 * h10 - 7
     else:
@@ -254,7 +257,10 @@ def _r_ListTransactionsRequest_1(b, p):
         xs2.append(e3)
     o.state_filters = xs2
     h10 = b[p]
-    if 0 < h10 < 65:
+    if h10 == 1:
+        o.producer_id_filters = []
+        p += 1
+    elif 0 < h10 < 65:
         o.producer_id_filters = [*_UNPACK_q[h10](b, p + 1)]
         p += 8 * h10 - 7
     else:
@@ -360,7 +366,10 @@ def _r_ListTransactionsRequest_2(b, p):
         xs2.append(e3)
     o.state_filters = xs2
     h10 = b[p]
-    if 0 < h10 < 65:
+    if h10 == 1:
+        o.producer_id_filters = []
+        p += 1
+    elif 0 < h10 < 65:
         o.producer_id_filters = [*_UNPACK_q[h10](b, p + 1)]
         p += 8 * h10 - 7
     else:

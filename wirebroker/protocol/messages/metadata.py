@@ -2123,7 +2123,9 @@ def _r_MetadataResponse_7(b, p):
             e25 = _new(_MetadataResponse_MetadataResponsePartition)
             e25.error_code, e25.partition_index, e25.leader_id, e25.leader_epoch, h26, = _S17.unpack_from(b, p)
             p += 15
-            if 0 < h26 < 65:
+            if h26 == 1:
+                e25.replica_nodes = []
+            elif 0 < h26 < 65:
                 e25.replica_nodes = [*_UNPACK_i[h26](b, p)]
                 p += 4 * h26 - 4
             else:
@@ -2142,7 +2144,10 @@ def _r_MetadataResponse_7(b, p):
                     e25.replica_nodes = [*_struct.Struct('>' + str(n27) + 'i').unpack_from(b, p)]
                     p += 4 * n27
             h29 = b[p]
-            if 0 < h29 < 65:
+            if h29 == 1:
+                e25.isr_nodes = []
+                p += 1
+            elif 0 < h29 < 65:
                 e25.isr_nodes = [*_UNPACK_i[h29](b, p + 1)]
                 p += 4 * h29 - 3
             else:
@@ -2162,7 +2167,10 @@ def _r_MetadataResponse_7(b, p):
                     e25.isr_nodes = [*_struct.Struct('>' + str(n28) + 'i').unpack_from(b, p)]
                     p += 4 * n28
             h31 = b[p]
-            if 0 < h31 < 65:
+            if h31 == 1:
+                e25.offline_replicas = []
+                p += 1
+            elif 0 < h31 < 65:
                 e25.offline_replicas = [*_UNPACK_i[h31](b, p + 1)]
                 p += 4 * h31 - 3
             else:
@@ -2464,7 +2472,9 @@ def _r_MetadataResponse_8(b, p):
             e25 = _new(_MetadataResponse_MetadataResponsePartition)
             e25.error_code, e25.partition_index, e25.leader_id, e25.leader_epoch, h26, = _S17.unpack_from(b, p)
             p += 15
-            if 0 < h26 < 65:
+            if h26 == 1:
+                e25.replica_nodes = []
+            elif 0 < h26 < 65:
                 e25.replica_nodes = [*_UNPACK_i[h26](b, p)]
                 p += 4 * h26 - 4
             else:
@@ -2483,7 +2493,10 @@ def _r_MetadataResponse_8(b, p):
                     e25.replica_nodes = [*_struct.Struct('>' + str(n27) + 'i').unpack_from(b, p)]
                     p += 4 * n27
             h29 = b[p]
-            if 0 < h29 < 65:
+            if h29 == 1:
+                e25.isr_nodes = []
+                p += 1
+            elif 0 < h29 < 65:
                 e25.isr_nodes = [*_UNPACK_i[h29](b, p + 1)]
                 p += 4 * h29 - 3
             else:
@@ -2503,7 +2516,10 @@ def _r_MetadataResponse_8(b, p):
                     e25.isr_nodes = [*_struct.Struct('>' + str(n28) + 'i').unpack_from(b, p)]
                     p += 4 * n28
             h31 = b[p]
-            if 0 < h31 < 65:
+            if h31 == 1:
+                e25.offline_replicas = []
+                p += 1
+            elif 0 < h31 < 65:
                 e25.offline_replicas = [*_UNPACK_i[h31](b, p + 1)]
                 p += 4 * h31 - 3
             else:
@@ -2804,7 +2820,9 @@ def _r_MetadataResponse_9(b, p):
             e25 = _new(_MetadataResponse_MetadataResponsePartition)
             e25.error_code, e25.partition_index, e25.leader_id, e25.leader_epoch, h26, = _S17.unpack_from(b, p)
             p += 15
-            if 0 < h26 < 65:
+            if h26 == 1:
+                e25.replica_nodes = []
+            elif 0 < h26 < 65:
                 e25.replica_nodes = [*_UNPACK_i[h26](b, p)]
                 p += 4 * h26 - 4
             else:
@@ -2823,7 +2841,10 @@ def _r_MetadataResponse_9(b, p):
                     e25.replica_nodes = [*_struct.Struct('>' + str(n27) + 'i').unpack_from(b, p)]
                     p += 4 * n27
             h29 = b[p]
-            if 0 < h29 < 65:
+            if h29 == 1:
+                e25.isr_nodes = []
+                p += 1
+            elif 0 < h29 < 65:
                 e25.isr_nodes = [*_UNPACK_i[h29](b, p + 1)]
                 p += 4 * h29 - 3
             else:
@@ -2843,7 +2864,10 @@ def _r_MetadataResponse_9(b, p):
                     e25.isr_nodes = [*_struct.Struct('>' + str(n28) + 'i').unpack_from(b, p)]
                     p += 4 * n28
             h31 = b[p]
-            if 0 < h31 < 65:
+            if h31 == 1:
+                e25.offline_replicas = []
+                p += 1
+            elif 0 < h31 < 65:
                 e25.offline_replicas = [*_UNPACK_i[h31](b, p + 1)]
                 p += 4 * h31 - 3
             else:
@@ -3146,7 +3170,9 @@ def _r_MetadataResponse_10(b, p):
             e25 = _new(_MetadataResponse_MetadataResponsePartition)
             e25.error_code, e25.partition_index, e25.leader_id, e25.leader_epoch, h26, = _S17.unpack_from(b, p)
             p += 15
-            if 0 < h26 < 65:
+            if h26 == 1:
+                e25.replica_nodes = []
+            elif 0 < h26 < 65:
                 e25.replica_nodes = [*_UNPACK_i[h26](b, p)]
                 p += 4 * h26 - 4
             else:
@@ -3165,7 +3191,10 @@ def _r_MetadataResponse_10(b, p):
                     e25.replica_nodes = [*_struct.Struct('>' + str(n27) + 'i').unpack_from(b, p)]
                     p += 4 * n27
             h29 = b[p]
-            if 0 < h29 < 65:
+            if h29 == 1:
+                e25.isr_nodes = []
+                p += 1
+            elif 0 < h29 < 65:
                 e25.isr_nodes = [*_UNPACK_i[h29](b, p + 1)]
                 p += 4 * h29 - 3
             else:
@@ -3185,7 +3214,10 @@ def _r_MetadataResponse_10(b, p):
                     e25.isr_nodes = [*_struct.Struct('>' + str(n28) + 'i').unpack_from(b, p)]
                     p += 4 * n28
             h31 = b[p]
-            if 0 < h31 < 65:
+            if h31 == 1:
+                e25.offline_replicas = []
+                p += 1
+            elif 0 < h31 < 65:
                 e25.offline_replicas = [*_UNPACK_i[h31](b, p + 1)]
                 p += 4 * h31 - 3
             else:
@@ -3491,7 +3523,9 @@ def _r_MetadataResponse_11(b, p):
             e25 = _new(_MetadataResponse_MetadataResponsePartition)
             e25.error_code, e25.partition_index, e25.leader_id, e25.leader_epoch, h26, = _S17.unpack_from(b, p)
             p += 15
-            if 0 < h26 < 65:
+            if h26 == 1:
+                e25.replica_nodes = []
+            elif 0 < h26 < 65:
                 e25.replica_nodes = [*_UNPACK_i[h26](b, p)]
                 p += 4 * h26 - 4
             else:
@@ -3510,7 +3544,10 @@ def _r_MetadataResponse_11(b, p):
                     e25.replica_nodes = [*_struct.Struct('>' + str(n27) + 'i').unpack_from(b, p)]
                     p += 4 * n27
             h29 = b[p]
-            if 0 < h29 < 65:
+            if h29 == 1:
+                e25.isr_nodes = []
+                p += 1
+            elif 0 < h29 < 65:
                 e25.isr_nodes = [*_UNPACK_i[h29](b, p + 1)]
                 p += 4 * h29 - 3
             else:
@@ -3530,7 +3567,10 @@ def _r_MetadataResponse_11(b, p):
                     e25.isr_nodes = [*_struct.Struct('>' + str(n28) + 'i').unpack_from(b, p)]
                     p += 4 * n28
             h31 = b[p]
-            if 0 < h31 < 65:
+            if h31 == 1:
+                e25.offline_replicas = []
+                p += 1
+            elif 0 < h31 < 65:
                 e25.offline_replicas = [*_UNPACK_i[h31](b, p + 1)]
                 p += 4 * h31 - 3
             else:

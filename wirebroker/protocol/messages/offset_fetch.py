@@ -438,7 +438,10 @@ def _r_OffsetFetchRequest_2(b, p):
                         e6.name = str(b[p:q8], 'utf-8')
                         p = q8
                 h11 = b[p]
-                if 0 < h11 < 65:
+                if h11 == 1:
+                    e6.partition_indexes = []
+                    p += 1
+                elif 0 < h11 < 65:
                     e6.partition_indexes = [*_UNPACK_i[h11](b, p + 1)]
                     p += 4 * h11 - 3
                 else:
@@ -583,7 +586,10 @@ def _r_OffsetFetchRequest_3(b, p):
                         e6.name = str(b[p:q8], 'utf-8')
                         p = q8
                 h11 = b[p]
-                if 0 < h11 < 65:
+                if h11 == 1:
+                    e6.partition_indexes = []
+                    p += 1
+                elif 0 < h11 < 65:
                     e6.partition_indexes = [*_UNPACK_i[h11](b, p + 1)]
                     p += 4 * h11 - 3
                 else:
@@ -791,7 +797,10 @@ def _r_OffsetFetchRequest_4(b, p):
                             e9.name = str(b[p:q11], 'utf-8')
                             p = q11
                     h14 = b[p]
-                    if 0 < h14 < 65:
+                    if h14 == 1:
+                        e9.partition_indexes = []
+                        p += 1
+                    elif 0 < h14 < 65:
                         e9.partition_indexes = [*_UNPACK_i[h14](b, p + 1)]
                         p += 4 * h14 - 3
                     else:
@@ -996,7 +1005,10 @@ def _r_OffsetFetchRequest_5(b, p):
                             e13.name = str(b[p:q15], 'utf-8')
                             p = q15
                     h18 = b[p]
-                    if 0 < h18 < 65:
+                    if h18 == 1:
+                        e13.partition_indexes = []
+                        p += 1
+                    elif 0 < h18 < 65:
                         e13.partition_indexes = [*_UNPACK_i[h18](b, p + 1)]
                         p += 4 * h18 - 3
                     else:
@@ -1195,7 +1207,9 @@ def _r_OffsetFetchRequest_6(b, p):
                     e13 = _new(_OffsetFetchRequest_OffsetFetchRequestTopics)
                     e13.topic_id, h14, = _S4.unpack_from(b, p)
                     p += 17
-                    if 0 < h14 < 65:
+                    if h14 == 1:
+                        e13.partition_indexes = []
+                    elif 0 < h14 < 65:
                         e13.partition_indexes = [*_UNPACK_i[h14](b, p)]
                         p += 4 * h14 - 4
                     else:

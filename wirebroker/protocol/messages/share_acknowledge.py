@@ -355,7 +355,9 @@ def _r_ShareAcknowledgeRequest_0(b, p):
                 e18 = _new(_ShareAcknowledgeRequest_AcknowledgementBatch)
                 e18.first_offset, e18.last_offset, h19, = _S2.unpack_from(b, p)
                 p += 17
-                if 0 < h19 < 65:
+                if h19 == 1:
+                    e18.acknowledge_types = []
+                elif 0 < h19 < 65:
                     e18.acknowledge_types = [*_UNPACK_b[h19](b, p)]
                     p += 1 * h19 - 1
                 else:
@@ -579,7 +581,9 @@ def _r_ShareAcknowledgeRequest_1(b, p):
                 e18 = _new(_ShareAcknowledgeRequest_AcknowledgementBatch)
                 e18.first_offset, e18.last_offset, h19, = _S2.unpack_from(b, p)
                 p += 17
-                if 0 < h19 < 65:
+                if h19 == 1:
+                    e18.acknowledge_types = []
+                elif 0 < h19 < 65:
                     e18.acknowledge_types = [*_UNPACK_b[h19](b, p)]
                     p += 1 * h19 - 1
                 else:

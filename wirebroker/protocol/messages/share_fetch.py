@@ -420,7 +420,9 @@ def _r_ShareFetchRequest_0(b, p):
                 e18 = _new(_ShareFetchRequest_AcknowledgementBatch)
                 e18.first_offset, e18.last_offset, h19, = _S3.unpack_from(b, p)
                 p += 17
-                if 0 < h19 < 65:
+                if h19 == 1:
+                    e18.acknowledge_types = []
+                elif 0 < h19 < 65:
                     e18.acknowledge_types = [*_UNPACK_b[h19](b, p)]
                     p += 1 * h19 - 1
                 else:
@@ -479,7 +481,9 @@ def _r_ShareFetchRequest_0(b, p):
         e26 = _new(_ShareFetchRequest_ForgottenTopic)
         e26.topic_id, h27, = _S1.unpack_from(b, p)
         p += 17
-        if 0 < h27 < 65:
+        if h27 == 1:
+            e26.partitions = []
+        elif 0 < h27 < 65:
             e26.partitions = [*_UNPACK_i[h27](b, p)]
             p += 4 * h27 - 4
         else:
@@ -714,7 +718,9 @@ def _r_ShareFetchRequest_1(b, p):
                 e18 = _new(_ShareFetchRequest_AcknowledgementBatch)
                 e18.first_offset, e18.last_offset, h19, = _S3.unpack_from(b, p)
                 p += 17
-                if 0 < h19 < 65:
+                if h19 == 1:
+                    e18.acknowledge_types = []
+                elif 0 < h19 < 65:
                     e18.acknowledge_types = [*_UNPACK_b[h19](b, p)]
                     p += 1 * h19 - 1
                 else:
@@ -773,7 +779,9 @@ def _r_ShareFetchRequest_1(b, p):
         e26 = _new(_ShareFetchRequest_ForgottenTopic)
         e26.topic_id, h27, = _S1.unpack_from(b, p)
         p += 17
-        if 0 < h27 < 65:
+        if h27 == 1:
+            e26.partitions = []
+        elif 0 < h27 < 65:
             e26.partitions = [*_UNPACK_i[h27](b, p)]
             p += 4 * h27 - 4
         else:

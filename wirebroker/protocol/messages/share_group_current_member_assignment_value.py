@@ -135,7 +135,9 @@ def _r_ShareGroupCurrentMemberAssignmentValue_0(b, p):
         e4 = _new(_ShareGroupCurrentMemberAssignmentValue_TopicPartitions)
         e4.topic_id, h5, = _S1.unpack_from(b, p)
         p += 17
-        if 0 < h5 < 65:
+        if h5 == 1:
+            e4.partitions = []
+        elif 0 < h5 < 65:
             e4.partitions = [*_UNPACK_i[h5](b, p)]
             p += 4 * h5 - 4
         else:

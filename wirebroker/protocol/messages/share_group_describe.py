@@ -591,7 +591,10 @@ def _r_ShareGroupDescribeResponse_0(b, p):
                         e43.topic_name = str(b[p:q46], 'utf-8')
                         p = q46
                 h48 = b[p]
-                if 0 < h48 < 65:
+                if h48 == 1:
+                    e43.partitions = []
+                    p += 1
+                elif 0 < h48 < 65:
                     e43.partitions = [*_UNPACK_i[h48](b, p + 1)]
                     p += 4 * h48 - 3
                 else:

@@ -418,7 +418,9 @@ def _r_ShareGroupHeartbeatResponse_0(b, p):
             e10 = _new(_ShareGroupHeartbeatResponse_TopicPartitions)
             e10.topic_id, h11, = _S4.unpack_from(b, p)
             p += 17
-            if 0 < h11 < 65:
+            if h11 == 1:
+                e10.partitions = []
+            elif 0 < h11 < 65:
                 e10.partitions = [*_UNPACK_i[h11](b, p)]
                 p += 4 * h11 - 4
             else:

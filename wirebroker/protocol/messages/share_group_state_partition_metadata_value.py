@@ -183,7 +183,10 @@ def _r_ShareGroupStatePartitionMetadataValue_0(b, p):
                 e3.topic_name = str(b[p:q6], 'utf-8')
                 p = q6
         h8 = b[p]
-        if 0 < h8 < 65:
+        if h8 == 1:
+            e3.partitions = []
+            p += 1
+        elif 0 < h8 < 65:
             e3.partitions = [*_UNPACK_i[h8](b, p + 1)]
             p += 4 * h8 - 3
         else:
@@ -244,7 +247,10 @@ def _r_ShareGroupStatePartitionMetadataValue_0(b, p):
                 e13.topic_name = str(b[p:q16], 'utf-8')
                 p = q16
         h18 = b[p]
-        if 0 < h18 < 65:
+        if h18 == 1:
+            e13.partitions = []
+            p += 1
+        elif 0 < h18 < 65:
             e13.partitions = [*_UNPACK_i[h18](b, p + 1)]
             p += 4 * h18 - 3
         else:

@@ -130,7 +130,9 @@ def _r_ShareGroupTargetAssignmentMemberValue_0(b, p):
         e3 = _new(_ShareGroupTargetAssignmentMemberValue_TopicPartition)
         e3.topic_id, h4, = _S0.unpack_from(b, p)
         p += 17
-        if 0 < h4 < 65:
+        if h4 == 1:
+            e3.partitions = []
+        elif 0 < h4 < 65:
             e3.partitions = [*_UNPACK_i[h4](b, p)]
             p += 4 * h4 - 4
         else:

@@ -172,7 +172,10 @@ def _r_StreamsGroupCurrentMemberAssignmentValue_0(b, p):
                 e4.subtopology_id = str(b[p:q6], 'utf-8')
                 p = q6
         h9 = b[p]
-        if 0 < h9 < 65:
+        if h9 == 1:
+            e4.partitions = []
+            p += 1
+        elif 0 < h9 < 65:
             e4.partitions = [*_UNPACK_i[h9](b, p + 1)]
             p += 4 * h9 - 3
         else:
@@ -234,7 +237,10 @@ def _r_StreamsGroupCurrentMemberAssignmentValue_0(b, p):
                 e13.subtopology_id = str(b[p:q15], 'utf-8')
                 p = q15
         h18 = b[p]
-        if 0 < h18 < 65:
+        if h18 == 1:
+            e13.partitions = []
+            p += 1
+        elif 0 < h18 < 65:
             e13.partitions = [*_UNPACK_i[h18](b, p + 1)]
             p += 4 * h18 - 3
         else:
@@ -296,7 +302,10 @@ def _r_StreamsGroupCurrentMemberAssignmentValue_0(b, p):
                 e23.subtopology_id = str(b[p:q25], 'utf-8')
                 p = q25
         h28 = b[p]
-        if 0 < h28 < 65:
+        if h28 == 1:
+            e23.partitions = []
+            p += 1
+        elif 0 < h28 < 65:
             e23.partitions = [*_UNPACK_i[h28](b, p + 1)]
             p += 4 * h28 - 3
         else:
@@ -358,7 +367,10 @@ def _r_StreamsGroupCurrentMemberAssignmentValue_0(b, p):
                 e33.subtopology_id = str(b[p:q35], 'utf-8')
                 p = q35
         h38 = b[p]
-        if 0 < h38 < 65:
+        if h38 == 1:
+            e33.partitions = []
+            p += 1
+        elif 0 < h38 < 65:
             e33.partitions = [*_UNPACK_i[h38](b, p + 1)]
             p += 4 * h38 - 3
         else:
@@ -420,7 +432,10 @@ def _r_StreamsGroupCurrentMemberAssignmentValue_0(b, p):
                 e43.subtopology_id = str(b[p:q45], 'utf-8')
                 p = q45
         h48 = b[p]
-        if 0 < h48 < 65:
+        if h48 == 1:
+            e43.partitions = []
+            p += 1
+        elif 0 < h48 < 65:
             e43.partitions = [*_UNPACK_i[h48](b, p + 1)]
             p += 4 * h48 - 3
         else:
@@ -482,7 +497,10 @@ def _r_StreamsGroupCurrentMemberAssignmentValue_0(b, p):
                 e53.subtopology_id = str(b[p:q55], 'utf-8')
                 p = q55
         h58 = b[p]
-        if 0 < h58 < 65:
+        if h58 == 1:
+            e53.partitions = []
+            p += 1
+        elif 0 < h58 < 65:
             e53.partitions = [*_UNPACK_i[h58](b, p + 1)]
             p += 4 * h58 - 3
         else:

@@ -1293,7 +1293,10 @@ def _r_StreamsGroupDescribeResponse_0(b, p):
                         e131.subtopology_id = str(b[p:q133], 'utf-8')
                         p = q133
                 h136 = b[p]
-                if 0 < h136 < 65:
+                if h136 == 1:
+                    e131.partitions = []
+                    p += 1
+                elif 0 < h136 < 65:
                     e131.partitions = [*_UNPACK_i[h136](b, p + 1)]
                     p += 4 * h136 - 3
                 else:
@@ -1354,7 +1357,10 @@ def _r_StreamsGroupDescribeResponse_0(b, p):
                         e141.subtopology_id = str(b[p:q143], 'utf-8')
                         p = q143
                 h146 = b[p]
-                if 0 < h146 < 65:
+                if h146 == 1:
+                    e141.partitions = []
+                    p += 1
+                elif 0 < h146 < 65:
                     e141.partitions = [*_UNPACK_i[h146](b, p + 1)]
                     p += 4 * h146 - 3
                 else:
@@ -1415,7 +1421,10 @@ def _r_StreamsGroupDescribeResponse_0(b, p):
                         e151.subtopology_id = str(b[p:q153], 'utf-8')
                         p = q153
                 h156 = b[p]
-                if 0 < h156 < 65:
+                if h156 == 1:
+                    e151.partitions = []
+                    p += 1
+                elif 0 < h156 < 65:
                     e151.partitions = [*_UNPACK_i[h156](b, p + 1)]
                     p += 4 * h156 - 3
                 else:
@@ -1483,7 +1492,10 @@ def _r_StreamsGroupDescribeResponse_0(b, p):
                         e162.subtopology_id = str(b[p:q164], 'utf-8')
                         p = q164
                 h167 = b[p]
-                if 0 < h167 < 65:
+                if h167 == 1:
+                    e162.partitions = []
+                    p += 1
+                elif 0 < h167 < 65:
                     e162.partitions = [*_UNPACK_i[h167](b, p + 1)]
                     p += 4 * h167 - 3
                 else:
@@ -1544,7 +1556,10 @@ def _r_StreamsGroupDescribeResponse_0(b, p):
                         e172.subtopology_id = str(b[p:q174], 'utf-8')
                         p = q174
                 h177 = b[p]
-                if 0 < h177 < 65:
+                if h177 == 1:
+                    e172.partitions = []
+                    p += 1
+                elif 0 < h177 < 65:
                     e172.partitions = [*_UNPACK_i[h177](b, p + 1)]
                     p += 4 * h177 - 3
                 else:
@@ -1605,7 +1620,10 @@ def _r_StreamsGroupDescribeResponse_0(b, p):
                         e182.subtopology_id = str(b[p:q184], 'utf-8')
                         p = q184
                 h187 = b[p]
-                if 0 < h187 < 65:
+                if h187 == 1:
+                    e182.partitions = []
+                    p += 1
+                elif 0 < h187 < 65:
                     e182.partitions = [*_UNPACK_i[h187](b, p + 1)]
                     p += 4 * h187 - 3
                 else:

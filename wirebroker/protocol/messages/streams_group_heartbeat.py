@@ -908,7 +908,10 @@ def _r_StreamsGroupHeartbeatRequest_0(b, p):
             for _ in r93:
                 e85 = _new(_StreamsGroupHeartbeatRequest_CopartitionGroup)
                 h87 = b[p]
-                if 0 < h87 < 65:
+                if h87 == 1:
+                    e85.source_topics = []
+                    p += 1
+                elif 0 < h87 < 65:
                     e85.source_topics = [*_UNPACK_h[h87](b, p + 1)]
                     p += 2 * h87 - 1
                 else:
@@ -928,7 +931,10 @@ def _r_StreamsGroupHeartbeatRequest_0(b, p):
                         e85.source_topics = [*_struct.Struct('>' + str(n86) + 'h').unpack_from(b, p)]
                         p += 2 * n86
                 h89 = b[p]
-                if 0 < h89 < 65:
+                if h89 == 1:
+                    e85.source_topic_regex = []
+                    p += 1
+                elif 0 < h89 < 65:
                     e85.source_topic_regex = [*_UNPACK_h[h89](b, p + 1)]
                     p += 2 * h89 - 1
                 else:
@@ -948,7 +954,10 @@ def _r_StreamsGroupHeartbeatRequest_0(b, p):
                         e85.source_topic_regex = [*_struct.Struct('>' + str(n88) + 'h').unpack_from(b, p)]
                         p += 2 * n88
                 h91 = b[p]
-                if 0 < h91 < 65:
+                if h91 == 1:
+                    e85.repartition_source_topics = []
+                    p += 1
+                elif 0 < h91 < 65:
                     e85.repartition_source_topics = [*_UNPACK_h[h91](b, p + 1)]
                     p += 2 * h91 - 1
                 else:
@@ -1023,7 +1032,10 @@ def _r_StreamsGroupHeartbeatRequest_0(b, p):
                         e97.subtopology_id = str(b[p:q99], 'utf-8')
                         p = q99
                 h102 = b[p]
-                if 0 < h102 < 65:
+                if h102 == 1:
+                    e97.partitions = []
+                    p += 1
+                elif 0 < h102 < 65:
                     e97.partitions = [*_UNPACK_i[h102](b, p + 1)]
                     p += 4 * h102 - 3
                 else:
@@ -1085,7 +1097,10 @@ def _r_StreamsGroupHeartbeatRequest_0(b, p):
                         e106.subtopology_id = str(b[p:q108], 'utf-8')
                         p = q108
                 h111 = b[p]
-                if 0 < h111 < 65:
+                if h111 == 1:
+                    e106.partitions = []
+                    p += 1
+                elif 0 < h111 < 65:
                     e106.partitions = [*_UNPACK_i[h111](b, p + 1)]
                     p += 4 * h111 - 3
                 else:
@@ -1147,7 +1162,10 @@ def _r_StreamsGroupHeartbeatRequest_0(b, p):
                         e115.subtopology_id = str(b[p:q117], 'utf-8')
                         p = q117
                 h120 = b[p]
-                if 0 < h120 < 65:
+                if h120 == 1:
+                    e115.partitions = []
+                    p += 1
+                elif 0 < h120 < 65:
                     e115.partitions = [*_UNPACK_i[h120](b, p + 1)]
                     p += 4 * h120 - 3
                 else:
@@ -2049,7 +2067,10 @@ def _r_StreamsGroupHeartbeatResponse_0(b, p):
                         e16.subtopology_id = str(b[p:q18], 'utf-8')
                         p = q18
                 h21 = b[p]
-                if 0 < h21 < 65:
+                if h21 == 1:
+                    e16.partitions = []
+                    p += 1
+                elif 0 < h21 < 65:
                     e16.partitions = [*_UNPACK_i[h21](b, p + 1)]
                     p += 4 * h21 - 3
                 else:
@@ -2111,7 +2132,10 @@ def _r_StreamsGroupHeartbeatResponse_0(b, p):
                         e25.subtopology_id = str(b[p:q27], 'utf-8')
                         p = q27
                 h30 = b[p]
-                if 0 < h30 < 65:
+                if h30 == 1:
+                    e25.partitions = []
+                    p += 1
+                elif 0 < h30 < 65:
                     e25.partitions = [*_UNPACK_i[h30](b, p + 1)]
                     p += 4 * h30 - 3
                 else:
@@ -2173,7 +2197,10 @@ def _r_StreamsGroupHeartbeatResponse_0(b, p):
                         e34.subtopology_id = str(b[p:q36], 'utf-8')
                         p = q36
                 h39 = b[p]
-                if 0 < h39 < 65:
+                if h39 == 1:
+                    e34.partitions = []
+                    p += 1
+                elif 0 < h39 < 65:
                     e34.partitions = [*_UNPACK_i[h39](b, p + 1)]
                     p += 4 * h39 - 3
                 else:
@@ -2277,7 +2304,10 @@ def _r_StreamsGroupHeartbeatResponse_0(b, p):
                             e51.topic = str(b[p:q53], 'utf-8')
                             p = q53
                     h56 = b[p]
-                    if 0 < h56 < 65:
+                    if h56 == 1:
+                        e51.partitions = []
+                        p += 1
+                    elif 0 < h56 < 65:
                         e51.partitions = [*_UNPACK_i[h56](b, p + 1)]
                         p += 4 * h56 - 3
                     else:
@@ -2338,7 +2368,10 @@ def _r_StreamsGroupHeartbeatResponse_0(b, p):
                             e61.topic = str(b[p:q63], 'utf-8')
                             p = q63
                     h66 = b[p]
-                    if 0 < h66 < 65:
+                    if h66 == 1:
+                        e61.partitions = []
+                        p += 1
+                    elif 0 < h66 < 65:
                         e61.partitions = [*_UNPACK_i[h66](b, p + 1)]
                         p += 4 * h66 - 3
                     else:

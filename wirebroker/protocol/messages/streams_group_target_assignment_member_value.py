@@ -146,7 +146,10 @@ def _r_StreamsGroupTargetAssignmentMemberValue_0(b, p):
                 e3.subtopology_id = str(b[p:q5], 'utf-8')
                 p = q5
         h8 = b[p]
-        if 0 < h8 < 65:
+        if h8 == 1:
+            e3.partitions = []
+            p += 1
+        elif 0 < h8 < 65:
             e3.partitions = [*_UNPACK_i[h8](b, p + 1)]
             p += 4 * h8 - 3
         else:
@@ -207,7 +210,10 @@ def _r_StreamsGroupTargetAssignmentMemberValue_0(b, p):
                 e13.subtopology_id = str(b[p:q15], 'utf-8')
                 p = q15
         h18 = b[p]
-        if 0 < h18 < 65:
+        if h18 == 1:
+            e13.partitions = []
+            p += 1
+        elif 0 < h18 < 65:
             e13.partitions = [*_UNPACK_i[h18](b, p + 1)]
             p += 4 * h18 - 3
         else:
@@ -268,7 +274,10 @@ def _r_StreamsGroupTargetAssignmentMemberValue_0(b, p):
                 e23.subtopology_id = str(b[p:q25], 'utf-8')
                 p = q25
         h28 = b[p]
-        if 0 < h28 < 65:
+        if h28 == 1:
+            e23.partitions = []
+            p += 1
+        elif 0 < h28 < 65:
             e23.partitions = [*_UNPACK_i[h28](b, p + 1)]
             p += 4 * h28 - 3
         else:

@@ -579,7 +579,10 @@ def _r_StreamsGroupTopologyValue_0(b, p):
         for _ in r80:
             e72 = _new(_StreamsGroupTopologyValue_CopartitionGroup)
             h74 = b[p]
-            if 0 < h74 < 65:
+            if h74 == 1:
+                e72.source_topics = []
+                p += 1
+            elif 0 < h74 < 65:
                 e72.source_topics = [*_UNPACK_h[h74](b, p + 1)]
                 p += 2 * h74 - 1
             else:
@@ -599,7 +602,10 @@ def _r_StreamsGroupTopologyValue_0(b, p):
                     e72.source_topics = [*_struct.Struct('>' + str(n73) + 'h').unpack_from(b, p)]
                     p += 2 * n73
             h76 = b[p]
-            if 0 < h76 < 65:
+            if h76 == 1:
+                e72.source_topic_regex = []
+                p += 1
+            elif 0 < h76 < 65:
                 e72.source_topic_regex = [*_UNPACK_h[h76](b, p + 1)]
                 p += 2 * h76 - 1
             else:
@@ -619,7 +625,10 @@ def _r_StreamsGroupTopologyValue_0(b, p):
                     e72.source_topic_regex = [*_struct.Struct('>' + str(n75) + 'h').unpack_from(b, p)]
                     p += 2 * n75
             h78 = b[p]
-            if 0 < h78 < 65:
+            if h78 == 1:
+                e72.repartition_source_topics = []
+                p += 1
+            elif 0 < h78 < 65:
                 e72.repartition_source_topics = [*_UNPACK_h[h78](b, p + 1)]
                 p += 2 * h78 - 1
             else:

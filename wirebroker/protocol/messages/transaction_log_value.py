@@ -244,7 +244,10 @@ def _r_TransactionLogValue_1(b, p):
                         e4.topic = str(b[p:q6], 'utf-8')
                         p = q6
                 h9 = b[p]
-                if 0 < h9 < 65:
+                if h9 == 1:
+                    e4.partition_ids = []
+                    p += 1
+                elif 0 < h9 < 65:
                     e4.partition_ids = [*_UNPACK_i[h9](b, p + 1)]
                     p += 4 * h9 - 3
                 else:

@@ -1312,7 +1312,9 @@ def _r_UpdateMetadataRequest_6(b, p):
             e10 = _new(_UpdateMetadataRequest_UpdateMetadataPartitionState)
             e10.partition_index, e10.controller_epoch, e10.leader, e10.leader_epoch, h11, = _S10.unpack_from(b, p)
             p += 17
-            if 0 < h11 < 65:
+            if h11 == 1:
+                e10.isr = []
+            elif 0 < h11 < 65:
                 e10.isr = [*_UNPACK_i[h11](b, p)]
                 p += 4 * h11 - 4
             else:
@@ -1332,7 +1334,9 @@ def _r_UpdateMetadataRequest_6(b, p):
                     p += 4 * n12
             e10.zk_version, h13, = _S11.unpack_from(b, p)
             p += 5
-            if 0 < h13 < 65:
+            if h13 == 1:
+                e10.replicas = []
+            elif 0 < h13 < 65:
                 e10.replicas = [*_UNPACK_i[h13](b, p)]
                 p += 4 * h13 - 4
             else:
@@ -1351,7 +1355,10 @@ def _r_UpdateMetadataRequest_6(b, p):
                     e10.replicas = [*_struct.Struct('>' + str(n14) + 'i').unpack_from(b, p)]
                     p += 4 * n14
             h16 = b[p]
-            if 0 < h16 < 65:
+            if h16 == 1:
+                e10.offline_replicas = []
+                p += 1
+            elif 0 < h16 < 65:
                 e10.offline_replicas = [*_UNPACK_i[h16](b, p + 1)]
                 p += 4 * h16 - 3
             else:
@@ -1687,7 +1694,9 @@ def _r_UpdateMetadataRequest_7(b, p):
             e11 = _new(_UpdateMetadataRequest_UpdateMetadataPartitionState)
             e11.partition_index, e11.controller_epoch, e11.leader, e11.leader_epoch, h12, = _S10.unpack_from(b, p)
             p += 17
-            if 0 < h12 < 65:
+            if h12 == 1:
+                e11.isr = []
+            elif 0 < h12 < 65:
                 e11.isr = [*_UNPACK_i[h12](b, p)]
                 p += 4 * h12 - 4
             else:
@@ -1707,7 +1716,9 @@ def _r_UpdateMetadataRequest_7(b, p):
                     p += 4 * n13
             e11.zk_version, h14, = _S11.unpack_from(b, p)
             p += 5
-            if 0 < h14 < 65:
+            if h14 == 1:
+                e11.replicas = []
+            elif 0 < h14 < 65:
                 e11.replicas = [*_UNPACK_i[h14](b, p)]
                 p += 4 * h14 - 4
             else:
@@ -1726,7 +1737,10 @@ def _r_UpdateMetadataRequest_7(b, p):
                     e11.replicas = [*_struct.Struct('>' + str(n15) + 'i').unpack_from(b, p)]
                     p += 4 * n15
             h17 = b[p]
-            if 0 < h17 < 65:
+            if h17 == 1:
+                e11.offline_replicas = []
+                p += 1
+            elif 0 < h17 < 65:
                 e11.offline_replicas = [*_UNPACK_i[h17](b, p + 1)]
                 p += 4 * h17 - 3
             else:
@@ -2089,7 +2103,9 @@ def _r_UpdateMetadataRequest_8(b, p):
             e11 = _new(_UpdateMetadataRequest_UpdateMetadataPartitionState)
             e11.partition_index, e11.controller_epoch, e11.leader, e11.leader_epoch, h12, = _S10.unpack_from(b, p)
             p += 17
-            if 0 < h12 < 65:
+            if h12 == 1:
+                e11.isr = []
+            elif 0 < h12 < 65:
                 e11.isr = [*_UNPACK_i[h12](b, p)]
                 p += 4 * h12 - 4
             else:
@@ -2109,7 +2125,9 @@ def _r_UpdateMetadataRequest_8(b, p):
                     p += 4 * n13
             e11.zk_version, h14, = _S11.unpack_from(b, p)
             p += 5
-            if 0 < h14 < 65:
+            if h14 == 1:
+                e11.replicas = []
+            elif 0 < h14 < 65:
                 e11.replicas = [*_UNPACK_i[h14](b, p)]
                 p += 4 * h14 - 4
             else:
@@ -2128,7 +2146,10 @@ def _r_UpdateMetadataRequest_8(b, p):
                     e11.replicas = [*_struct.Struct('>' + str(n15) + 'i').unpack_from(b, p)]
                     p += 4 * n15
             h17 = b[p]
-            if 0 < h17 < 65:
+            if h17 == 1:
+                e11.offline_replicas = []
+                p += 1
+            elif 0 < h17 < 65:
                 e11.offline_replicas = [*_UNPACK_i[h17](b, p + 1)]
                 p += 4 * h17 - 3
             else:

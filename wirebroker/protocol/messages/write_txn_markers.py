@@ -337,7 +337,10 @@ def _r_WriteTxnMarkersRequest_1(b, p):
                     e7.name = str(b[p:q9], 'utf-8')
                     p = q9
             h12 = b[p]
-            if 0 < h12 < 65:
+            if h12 == 1:
+                e7.partition_indexes = []
+                p += 1
+            elif 0 < h12 < 65:
                 e7.partition_indexes = [*_UNPACK_i[h12](b, p + 1)]
                 p += 4 * h12 - 3
             else:
@@ -487,7 +490,10 @@ def _r_WriteTxnMarkersRequest_2(b, p):
                     e7.name = str(b[p:q9], 'utf-8')
                     p = q9
             h12 = b[p]
-            if 0 < h12 < 65:
+            if h12 == 1:
+                e7.partition_indexes = []
+                p += 1
+            elif 0 < h12 < 65:
                 e7.partition_indexes = [*_UNPACK_i[h12](b, p + 1)]
                 p += 4 * h12 - 3
             else:
